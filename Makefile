@@ -1,0 +1,40 @@
+# mnemo — the commands people type. CMake does the building underneath.
+#   make              build everything into build/ (CLI build/mnemo, build/libmnemo.so + .a)
+#   make run          install dependencies, build, and run the guided demo on the default database
+#   make test         install dependencies, build with ASan+UBSan (clang), run the whole suite
+#   make bench        build build/mnemo-bench
+#   make install PREFIX=/usr/local
+BUILD ?= build
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all run test bench install deps clean
+
+all:
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMNEMO_TESTS=OFF \
+	    -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+deps:
+	@scripts/install-deps
+
+run: deps all
+	@$(BUILD)/mnemo demo
+
+test: deps
+	@cmake -S . -B $(BUILD)/asan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DMNEMO_SANITIZE=ON \
+	    -DMNEMO_FUZZ=ON -DMNEMO_BENCH=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)/asan -j $(JOBS)
+	@cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    ctest --output-on-failure -j $(JOBS)
+
+bench:
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DMNEMO_BENCH=ON -DMNEMO_TESTS=OFF >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+install: all
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,2 @@
+#include "mnemo.h"
+int main(void) { return 0; }

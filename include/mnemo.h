@@ -1,0 +1,357 @@
+/*
+ * mnemo.h — the whole public API of libmnemo, a conversation memory engine for LLM agents.
+ *
+ * Conventions (every function below follows them unless its comment says otherwise):
+ *  - Functions return an mn_status. On failure a message naming the field and the limit is
+ *    available from mn_errmsg() on the calling thread until that thread's next mnemo call.
+ *  - Results come back through out-parameters, which are left NULL (or 0) on failure.
+ *  - A pointer handed to the caller is caller-owned and is released with the matching _free
+ *    function; every _free accepts NULL. Pointers inside a returned record are owned by that
+ *    record and live exactly as long as it does.
+ *  - Strings are UTF-8 and NUL-terminated. Invalid UTF-8 is refused with MN_INVALID.
+ *  - Times are milliseconds since the Unix epoch (UTC).
+ *  - An mn_db handle may be used from several threads at once; calls on one handle are
+ *    serialised internally. Several processes may open the same database file.
+ *  - The library never prints and never aborts: out of memory is MN_NOMEM. Diagnostics go to
+ *    the log callback (mn_set_log) when one is installed.
+ *  - Option structs start with a `size` member; initialise them with their _INIT macro so that
+ *    later versions can add fields without breaking callers.
+ */
+#ifndef MNEMO_H
+#define MNEMO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(MNEMO_BUILDING) && defined(__GNUC__)
+#define MN_API __attribute__((visibility("default")))
+#else
+#define MN_API
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Version. Same major version = ABI compatible; new behaviour arrives as new functions.
+ */
+#define MN_VERSION_MAJOR 0
+#define MN_VERSION_MINOR 1
+#define MN_VERSION_PATCH 0
+#define MN_VERSION_STRING "0.1.0"
+#define MN_VERSION_NUMBER (MN_VERSION_MAJOR * 10000 + MN_VERSION_MINOR * 100 + MN_VERSION_PATCH)
+
+/* The version of the library actually linked, as "MAJOR.MINOR.PATCH". Static string. */
+MN_API const char *mn_version(void);
+/* The same as a number, MAJOR*10000 + MINOR*100 + PATCH. */
+MN_API int mn_version_number(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Status codes. One table makes the enum, the names and the descriptions; codes are never
+ * renumbered. X(NAME, value, "short_name", "description")
+ */
+#define MN_STATUS_TABLE(X)                                                                     \
+    X(OK, 0, "ok", "success")                                                                  \
+    X(NOTFOUND, 1, "not_found", "no such session or message")                                  \
+    X(INVALID, 2, "invalid", "invalid argument")                                               \
+    X(BUSY, 3, "busy", "database is busy")                                                     \
+    X(EXPIRED, 4, "expired", "session has expired")                                            \
+    X(TOOBIG, 5, "too_big", "value exceeds a size limit")                                      \
+    X(IO, 6, "io", "input/output error")                                                       \
+    X(CORRUPT, 7, "corrupt", "data is corrupt or not a mnemo database")                        \
+    X(UNAVAILABLE, 8, "unavailable", "a required resource or provider is unavailable")         \
+    X(NOMEM, 9, "no_memory", "out of memory")                                                  \
+    X(MISUSE, 10, "misuse", "library used incorrectly")                                        \
+    X(CONFLICT, 11, "conflict", "conflicts with existing data")                                \
+    X(INTERNAL, 12, "internal", "internal error")
+
+typedef enum mn_status {
+#define MN__STATUS_ENUM(name, value, short_name, text) MN_##name = value,
+    MN_STATUS_TABLE(MN__STATUS_ENUM)
+#undef MN__STATUS_ENUM
+} mn_status;
+
+/* "not_found", "invalid", …; "unknown" for a value outside the table. Static string. */
+MN_API const char *mn_status_name(mn_status status);
+/* A one-line English description of the status. Static string. */
+MN_API const char *mn_status_str(mn_status status);
+/* The calling thread's last error message ("" when the last call succeeded). Borrowed: valid
+ * until the next mnemo call on this thread. Never NULL. Thread-safe (per-thread storage). */
+MN_API const char *mn_errmsg(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Logging. The library never prints; it hands diagnostics to one process-wide callback.
+ */
+typedef enum mn_log_level { MN_LOG_DEBUG = 0, MN_LOG_INFO = 1, MN_LOG_WARN = 2, MN_LOG_ERROR = 3 } mn_log_level;
+typedef void (*mn_log_fn)(void *user, mn_log_level level, const char *message);
+/* Installs fn (NULL removes it) for messages at min_level and above. `message` is
+ * callback-scoped. The callback may be called from any thread that calls into mnemo, so it must
+ * be thread-safe. Set it before opening databases; changing it while other threads run mnemo
+ * calls is not synchronised. */
+MN_API void mn_set_log(mn_log_fn fn, void *user, mn_log_level min_level);
+
+/* Frees a string or buffer that a mnemo function handed to the caller as `char *`. NULL is a
+ * no-op. */
+MN_API void mn_free(void *p);
+
+/* ---------------------------------------------------------------------------------------------
+ * Configuration: built-in defaults < user file < project file < environment < explicit settings.
+ * Keys are dotted YAML paths, e.g. "memory.storage_path". Each value remembers its source.
+ */
+typedef struct mn_config mn_config;
+
+/* Creates a configuration holding the built-in defaults. Caller frees with mn_config_free.
+ * Errors: MN_NOMEM. */
+MN_API mn_status mn_config_new(mn_config **out);
+/* Layers the configuration files and the environment over `cfg`, in precedence order:
+ * the user file ($XDG_CONFIG_HOME/mnemo/config.yaml, else ~/.config/mnemo/config.yaml), the
+ * project file (.mnemo/config.yaml in the current directory), then MNEMO_* variables. When
+ * `explicit_file` is not NULL it replaces both files and must exist. Unknown keys are reported
+ * to the log and ignored. Errors: MN_IO (explicit file unreadable), MN_INVALID (bad YAML or a
+ * bad value, naming file, line and key). Not thread-safe for one cfg. */
+MN_API mn_status mn_config_load(mn_config *cfg, const char *explicit_file);
+/* Sets `key` to `value` (text form, checked against the key's type) with the given source
+ * label ("flag" when NULL). Errors: MN_INVALID (unknown key or bad value). */
+MN_API mn_status mn_config_set(mn_config *cfg, const char *key, const char *value, const char *source);
+/* Looks up a key: *value and *source are borrowed from cfg (valid until it changes); either
+ * out-pointer may be NULL. Errors: MN_NOTFOUND (unknown key). */
+MN_API mn_status mn_config_get(const mn_config *cfg, const char *key, const char **value, const char **source);
+/* Number of known keys, and the i-th key name (borrowed, static; NULL past the end), in
+ * documentation order — for `mnemo config show`. */
+MN_API size_t mn_config_count(void);
+MN_API const char *mn_config_key(size_t i);
+/* Releases cfg. NULL is a no-op. */
+MN_API void mn_config_free(mn_config *cfg);
+
+/* ---------------------------------------------------------------------------------------------
+ * Database handle.
+ */
+typedef struct mn_db mn_db;
+
+/* Opens (creating when missing, with its directory) the database named by the configuration's
+ * memory.storage_path (a SQLite file path; "~/" is expanded), applies schema migrations, and
+ * loads the configured tokenizer. `cfg` may be NULL for defaults; the handle keeps its own copy.
+ * Caller closes with mn_close. Errors: MN_IO (cannot open or create the file, naming it),
+ * MN_CORRUPT (not a mnemo/SQLite database, or a newer schema), MN_BUSY, MN_INVALID, MN_NOMEM. */
+MN_API mn_status mn_open(const mn_config *cfg, mn_db **out);
+/* The same, with an explicit path overriding memory.storage_path. */
+MN_API mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out);
+/* Closes the handle; no call may be running on it. NULL is a no-op. */
+MN_API void mn_close(mn_db *db);
+/* The path or URL the handle was opened on. Borrowed from db. */
+MN_API const char *mn_db_path(const mn_db *db);
+/* The name of the tokenizer that counts tokens for this handle ("heuristic", …). Borrowed. */
+MN_API const char *mn_db_tokenizer(const mn_db *db);
+
+/* ---------------------------------------------------------------------------------------------
+ * Sessions. A session is one conversation with a UUIDv7 id.
+ */
+typedef struct mn_session {
+    const char *id;            /* canonical lower-case UUID */
+    const char *ns;            /* namespace (tenant/user); "default" unless set */
+    const char *title;         /* NULL until set or derived from the first user message */
+    const char *system_prompt; /* may be NULL */
+    const char *metadata;      /* JSON object text, "{}" when none */
+    const char *tool_name;     /* the tool that opened it; may be NULL */
+    const char *parent_id;     /* the session it was forked from; may be NULL */
+    int64_t created_at;
+    int64_t updated_at;
+    int64_t expires_at; /* 0 = never */
+    int64_t message_count;
+    int64_t token_count; /* sum of the stored token counts of its messages */
+} mn_session;
+
+typedef struct mn_sessions {
+    size_t count;
+    mn_session *items;
+} mn_sessions;
+
+typedef struct mn_session_opts {
+    size_t size;               /* sizeof(mn_session_opts) */
+    const char *id;            /* NULL: a new UUIDv7; else a UUID to use (MN_CONFLICT if taken) */
+    const char *ns;            /* NULL: "default"; 1-128 bytes of [A-Za-z0-9._:@-] */
+    const char *title;         /* NULL: derived from the first user message */
+    const char *system_prompt; /* NULL: none */
+    const char *metadata;      /* NULL: "{}"; must be a JSON object */
+    const char *tool_name;     /* NULL: none */
+} mn_session_opts;
+#define MN_SESSION_OPTS_INIT {sizeof(mn_session_opts), NULL, NULL, NULL, NULL, NULL, NULL}
+
+/* Creates a session. opts may be NULL for all defaults. *out (optional, may be NULL) receives
+ * the stored record; caller frees it with mn_session_free. Errors: MN_INVALID (bad id,
+ * namespace, metadata JSON, invalid UTF-8), MN_TOOBIG (system prompt or title over the size
+ * limit), MN_CONFLICT (id exists), MN_BUSY, MN_IO. */
+MN_API mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session **out);
+/* Reads one session. Caller frees *out with mn_session_free. Errors: MN_INVALID (not a UUID),
+ * MN_NOTFOUND. */
+MN_API mn_status mn_session_get(mn_db *db, const char *id, mn_session **out);
+/* Lists sessions, most recently updated first. ns NULL = every namespace. limit 0 = 20,
+ * at most 10000; offset skips that many. Caller frees *out with mn_sessions_free. */
+MN_API mn_status mn_session_list(mn_db *db, const char *ns, size_t limit, size_t offset, mn_sessions **out);
+/* Deletes a session and all its messages in one transaction. Errors: MN_NOTFOUND. */
+MN_API mn_status mn_session_delete(mn_db *db, const char *id);
+/* Deletes sessions not updated for `days` days (>= 1); *deleted (optional) gets the count. */
+MN_API mn_status mn_prune(mn_db *db, int days, int64_t *deleted);
+MN_API void mn_session_free(mn_session *s);
+MN_API void mn_sessions_free(mn_sessions *list);
+
+/* ---------------------------------------------------------------------------------------------
+ * Messages.
+ */
+typedef enum mn_role { MN_ROLE_SYSTEM = 0, MN_ROLE_USER = 1, MN_ROLE_ASSISTANT = 2, MN_ROLE_TOOL = 3 } mn_role;
+/* "system", "user", "assistant", "tool"; NULL for a value outside the enum. Static string. */
+MN_API const char *mn_role_name(mn_role role);
+/* Parses a role name (exact, lower case). Errors: MN_INVALID naming the accepted values. */
+MN_API mn_status mn_role_parse(const char *name, mn_role *out);
+
+typedef struct mn_message_in {
+    size_t size;                 /* sizeof(mn_message_in) */
+    mn_role role;
+    const char *content;         /* may be NULL only for an assistant message with tool_calls */
+    const char *tool_calls;      /* assistant only: JSON array of OpenAI tool calls
+                                    ({"id","type":"function","function":{"name","arguments"}}) */
+    const char *tool_call_id;    /* required for role tool */
+    const char *name;            /* optional participant or tool name */
+    const char *tool_name;       /* the tool (agent CLI) that produced the turn; optional */
+    const char *model;           /* the model that produced it; optional */
+    const char *files;           /* JSON array of path strings; optional */
+    const char *metadata;        /* JSON object; optional */
+    const char *idempotency_key; /* optional, 1-200 bytes: a retried append with the same key in
+                                    the same session returns the stored message */
+    int pinned;
+} mn_message_in;
+#define MN_MESSAGE_IN_INIT {sizeof(mn_message_in), MN_ROLE_USER, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+
+typedef struct mn_message {
+    int64_t id;          /* unique in the database, increasing */
+    const char *session_id;
+    int64_t seq;         /* 1, 2, … within the session */
+    mn_role role;
+    const char *content; /* NULL when stored without content */
+    const char *tool_calls;
+    const char *tool_call_id;
+    const char *name;
+    const char *tool_name;
+    const char *model;
+    const char *files;
+    const char *metadata; /* JSON object text, "{}" when none */
+    const char *idempotency_key;
+    int64_t tokens;       /* tokens of content + tool call JSON, by the handle's tokenizer */
+    int pinned;
+    int64_t created_at;
+} mn_message;
+
+typedef struct mn_messages {
+    size_t count;
+    mn_message *items;
+} mn_messages;
+
+enum mn_append_flags {
+    MN_APPEND_CREATE = 1 << 0 /* create the session (with that id) when it does not exist */
+};
+
+/* Appends one message as one durable transaction: when this returns MN_OK the message is
+ * committed (with memory.durability=full, it survives power loss). The session's title is
+ * derived from its first user message when it has none. *out (optional) receives the stored
+ * message; on an idempotent retry it is the message stored the first time. Caller frees with
+ * mn_message_free. Errors: MN_INVALID (naming the field: bad UTF-8 or JSON, role rules, bad
+ * id), MN_TOOBIG (content over memory.max_message_bytes), MN_NOTFOUND (unknown session without
+ * MN_APPEND_CREATE), MN_BUSY (database locked beyond memory.busy_timeout_ms), MN_IO. Nothing is
+ * written on failure. */
+MN_API mn_status mn_append(mn_db *db, const char *session_id, const mn_message_in *msg, unsigned flags,
+                           mn_message **out);
+/* Appends n messages (1..100000) to one session in one transaction: all or nothing. Every
+ * message is validated before anything is written. *out (optional) receives the stored
+ * messages in order. Errors as mn_append; the message names the index of the bad message. */
+MN_API mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n,
+                                 unsigned flags, mn_messages **out);
+
+typedef struct mn_history_opts {
+    size_t size;       /* sizeof(mn_history_opts) */
+    int64_t after_seq; /* only messages with seq > after_seq (0 = from the start) */
+    size_t limit;      /* 0 = no limit */
+    int tail;          /* with limit: the newest `limit` messages instead of the oldest */
+} mn_history_opts;
+#define MN_HISTORY_OPTS_INIT {sizeof(mn_history_opts), 0, 0, 0}
+
+/* Reads a session's messages, oldest to newest. opts may be NULL (everything). Caller frees
+ * *out with mn_messages_free. Errors: MN_INVALID, MN_NOTFOUND (unknown session). */
+MN_API mn_status mn_history(mn_db *db, const char *session_id, const mn_history_opts *opts, mn_messages **out);
+MN_API void mn_message_free(mn_message *m);
+MN_API void mn_messages_free(mn_messages *list);
+
+/* Renders a message as a JSON object (the documented `history --json` shape). Caller frees
+ * the string with mn_free. Errors: MN_NOMEM. */
+MN_API mn_status mn_message_to_json(const mn_message *m, char **out);
+/* Renders a session as a JSON object (the documented `session show --json` shape). */
+MN_API mn_status mn_session_to_json(const mn_session *s, char **out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Context: what to send the model next, within a token budget, and why.
+ */
+typedef enum mn_format { MN_FORMAT_OPENAI = 0, MN_FORMAT_ANTHROPIC = 1, MN_FORMAT_TEXT = 2 } mn_format;
+/* Parses "openai", "anthropic" or "text". Errors: MN_INVALID. */
+MN_API mn_status mn_format_parse(const char *name, mn_format *out);
+
+typedef struct mn_context_opts {
+    size_t size;          /* sizeof(mn_context_opts) */
+    const char *strategy; /* NULL: the configured memory.strategy; "window" */
+    int64_t max_tokens;   /* 0: memory.max_history_tokens; 1..100000000 */
+    mn_format format;
+} mn_context_opts;
+#define MN_CONTEXT_OPTS_INIT {sizeof(mn_context_opts), NULL, 0, MN_FORMAT_OPENAI}
+
+typedef struct mn_context {
+    const char *rendered; /* openai: JSON array of chat messages; anthropic: JSON object
+                             {"system": …, "messages": […]}; text: plain text */
+    const char *report;   /* JSON object: strategy, budget, tokens per part, kept and dropped
+                             messages and why (documented in docs/cli.md) */
+    int64_t tokens;       /* total tokens of the context, framing included */
+    size_t kept;          /* history messages included */
+    size_t dropped;       /* history messages left out */
+} mn_context;
+
+/* Builds the context for a session's next model call. The system prompt is always included and
+ * counted; a tool result never appears without the assistant message that called it, nor a
+ * tool call without all its results; the context never starts on a tool result. The same
+ * stored data and options give the same bytes. Caller frees *out with mn_context_free.
+ * Errors: MN_INVALID (unknown strategy, budget out of range), MN_NOTFOUND. */
+MN_API mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_opts *opts, mn_context **out);
+MN_API void mn_context_free(mn_context *ctx);
+
+/* ---------------------------------------------------------------------------------------------
+ * Export and import: JSON Lines (docs/format.md). A header line, then for each session one
+ * session line followed by its message lines.
+ */
+/* Receives `len` bytes of output (whole lines). Returns 0 to continue, non-zero to stop with
+ * MN_IO. The bytes are callback-scoped. */
+typedef int (*mn_write_fn)(void *user, const char *bytes, size_t len);
+/* Reads up to `cap` bytes into buf; returns the count, 0 at the end, -1 on error (MN_IO). */
+typedef long (*mn_read_fn)(void *user, char *buf, size_t cap);
+
+/* Exports the sessions named in ids (n of them), or every session when n is 0, oldest first.
+ * Errors: MN_NOTFOUND (a named session is missing; nothing is written), MN_IO. */
+MN_API mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn write, void *user);
+
+typedef struct mn_import_stats {
+    int64_t sessions_added, sessions_skipped; /* skipped: the id was already there */
+    int64_t messages_added, messages_skipped; /* skipped: that session already had that seq */
+} mn_import_stats;
+
+/* Imports an export stream in one transaction: on any error nothing is written. Idempotent on
+ * ids: sessions already present and messages whose (session, seq) is present are skipped.
+ * stats may be NULL. Errors: MN_INVALID / MN_CORRUPT (naming the line: bad JSON, bad field,
+ * missing or unknown-version header), MN_TOOBIG (a line over 64 MiB), MN_IO. */
+MN_API mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *stats);
+
+/* ---------------------------------------------------------------------------------------------
+ * Statistics as a JSON object: sessions, messages, tokens, bytes on disk, schema version,
+ * tokenizer. Caller frees with mn_free.
+ */
+MN_API mn_status mn_stats_json(mn_db *db, char **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MNEMO_H */

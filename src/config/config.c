@@ -1,0 +1,364 @@
+/*
+ * config.c — mnemo's configuration: a table of known keys with types, defaults and environment
+ * names; values layered from defaults, the user file, the project file, the environment and
+ * explicit settings, each remembering where it came from (mnemo config show).
+ * Reference: docs/config.md.
+ */
+#include "config/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "util/err.h"
+#include "util/banned.h"
+
+enum key_type { T_BOOL, T_INT, T_STRING, T_ENUM };
+
+struct key_def {
+    const char *key;
+    const char *env;
+    enum key_type type;
+    const char *def; /* NULL: computed (storage_path) */
+    int64_t min, max;
+    const char *choices; /* T_ENUM: space-separated */
+};
+
+/* The table: documentation order. docs/config.md describes each key. */
+static const struct key_def keys[] = {
+    {"memory.enabled", "MNEMO_ENABLED", T_BOOL, "true", 0, 0, NULL},
+    {"memory.storage_path", "MNEMO_DB", T_STRING, NULL, 0, 0, NULL},
+    {"memory.max_history_tokens", "MNEMO_MAX_HISTORY_TOKENS", T_INT, "4096", 1, 100000000, NULL},
+    {"memory.auto_prune_days", "MNEMO_AUTO_PRUNE_DAYS", T_INT, "0", 0, 36500, NULL},
+    {"memory.strategy", "MNEMO_STRATEGY", T_ENUM, "window", 0, 0, "window"},
+    {"memory.durability", "MNEMO_DURABILITY", T_ENUM, "full", 0, 0, "full normal"},
+    {"memory.busy_timeout_ms", "MNEMO_BUSY_TIMEOUT_MS", T_INT, "5000", 0, 600000, NULL},
+    {"memory.max_message_bytes", "MNEMO_MAX_MESSAGE_BYTES", T_INT, "1048576", 1, 67108864, NULL},
+    {"tokenizer.name", "MNEMO_TOKENIZER", T_ENUM, "auto", 0, 0, "auto heuristic cl100k_base o200k_base"},
+    {"tokenizer.data_dir", "MNEMO_DATA_DIR", T_STRING, "", 0, 0, NULL},
+};
+#define N_KEYS (sizeof keys / sizeof keys[0])
+
+struct value {
+    char *text;
+    char *source;
+};
+
+struct mn_config {
+    struct value v[N_KEYS];
+};
+
+size_t mn_config_count(void) { return N_KEYS; }
+
+const char *mn_config_key(size_t i) { return i < N_KEYS ? keys[i].key : NULL; }
+
+static int find_key(const char *key)
+{
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (strcmp(keys[i].key, key) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Checks `text` against the key's type; writes the canonical form into out. */
+static mn_status check_value(const struct key_def *k, const char *text, char *out, size_t cap)
+{
+    if (k->type == T_BOOL) {
+        static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no", "off", "0"};
+        for (int i = 0; i < 4; i++) {
+            if (strcmp(text, yes[i]) == 0)
+                return snprintf(out, cap, "true"), MN_OK;
+            if (strcmp(text, no[i]) == 0)
+                return snprintf(out, cap, "false"), MN_OK;
+        }
+        return mn__err(MN_INVALID, "%s: '%s' is not a boolean (true or false)", k->key, text);
+    }
+    if (k->type == T_INT) {
+        char *end;
+        errno = 0;
+        long long n = strtoll(text, &end, 10);
+        if (errno || end == text || *end || n < k->min || n > k->max)
+            return mn__err(MN_INVALID, "%s: '%s' is not a whole number from %lld to %lld", k->key, text,
+                           (long long)k->min, (long long)k->max);
+        snprintf(out, cap, "%lld", n);
+        return MN_OK;
+    }
+    if (k->type == T_ENUM) {
+        size_t len = strlen(text);
+        for (const char *p = k->choices; *p;) {
+            size_t w = strcspn(p, " ");
+            if (w == len && strncmp(p, text, len) == 0)
+                return snprintf(out, cap, "%s", text), MN_OK;
+            p += w + (p[w] == ' ');
+        }
+        return mn__err(MN_INVALID, "%s: '%s' is not one of: %s", k->key, text, k->choices);
+    }
+    if (strlen(text) >= cap)
+        return mn__err(MN_INVALID, "%s: value is longer than %zu bytes", k->key, cap - 1);
+    snprintf(out, cap, "%s", text);
+    return MN_OK;
+}
+
+static mn_status set_index(mn_config *cfg, int i, const char *text, const char *source)
+{
+    char canon[4096];
+    mn_status rc = check_value(&keys[i], text, canon, sizeof canon);
+    if (rc)
+        return rc;
+    char *t = strdup(canon), *s = strdup(source);
+    if (!t || !s) {
+        free(t);
+        free(s);
+        return mn__nomem();
+    }
+    free(cfg->v[i].text);
+    free(cfg->v[i].source);
+    cfg->v[i].text = t;
+    cfg->v[i].source = s;
+    return MN_OK;
+}
+
+static void default_storage_path(char *out, size_t cap)
+{
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg)
+        snprintf(out, cap, "%s/mnemo/memory.db", xdg);
+    else
+        snprintf(out, cap, "%s/.local/share/mnemo/memory.db", home && *home ? home : ".");
+}
+
+mn_status mn_config_new(mn_config **out)
+{
+    *out = NULL;
+    mn_config *cfg = calloc(1, sizeof *cfg);
+    if (!cfg)
+        return mn__nomem();
+    for (size_t i = 0; i < N_KEYS; i++) {
+        char path[4096];
+        const char *def = keys[i].def;
+        if (!def) {
+            default_storage_path(path, sizeof path);
+            def = path;
+        }
+        mn_status rc = set_index(cfg, (int)i, def, "default");
+        if (rc) {
+            mn_config_free(cfg);
+            return rc;
+        }
+    }
+    *out = cfg;
+    return MN_OK;
+}
+
+mn_status mn_config_set(mn_config *cfg, const char *key, const char *value, const char *source)
+{
+    int i = key ? find_key(key) : -1;
+    if (i < 0)
+        return mn__err(MN_INVALID, "config: unknown key '%s'", key ? key : "(null)");
+    if (!value)
+        return mn__err(MN_INVALID, "%s: value is missing", key);
+    return set_index(cfg, i, value, source ? source : "flag");
+}
+
+mn_status mn_config_get(const mn_config *cfg, const char *key, const char **value, const char **source)
+{
+    int i = key ? find_key(key) : -1;
+    if (i < 0)
+        return mn__err(MN_NOTFOUND, "config: unknown key '%s'", key ? key : "(null)");
+    if (value)
+        *value = cfg->v[i].text;
+    if (source)
+        *source = cfg->v[i].source;
+    return MN_OK;
+}
+
+const char *mn_config_str(const mn_config *cfg, const char *key)
+{
+    int i = find_key(key);
+    return i < 0 ? "" : cfg->v[i].text;
+}
+
+int64_t mn_config_int(const mn_config *cfg, const char *key) { return strtoll(mn_config_str(cfg, key), NULL, 10); }
+
+mn_status mn_config_copy(const mn_config *cfg, mn_config **out)
+{
+    mn_status rc = mn_config_new(out);
+    for (size_t i = 0; !rc && i < N_KEYS; i++)
+        rc = set_index(*out, (int)i, cfg->v[i].text, cfg->v[i].source);
+    if (rc) {
+        mn_config_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+void mn_config_free(mn_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (size_t i = 0; i < N_KEYS; i++) {
+        free(cfg->v[i].text);
+        free(cfg->v[i].source);
+    }
+    free(cfg);
+}
+
+/* ---- YAML ------------------------------------------------------------------------------------ */
+
+struct yaml_walk {
+    yaml_parser_t parser;
+    mn_config *cfg;
+    const char *file;
+    const char *source;
+};
+
+static mn_status yaml_fail(struct yaml_walk *w, const char *what)
+{
+    return mn__err(MN_INVALID, "%s: %s at line %zu column %zu", w->file, what, w->parser.problem_mark.line + 1,
+                   w->parser.problem_mark.column + 1);
+}
+
+/* Reads one node whose first event is `ev` (already taken); `path` is its dotted key. Scalars
+ * under known keys are set; everything else under unknown keys is skipped with a warning. */
+static mn_status walk_node(struct yaml_walk *w, yaml_event_t *ev, const char *path)
+{
+    if (ev->type == YAML_SCALAR_EVENT) {
+        if (!*path)
+            return mn__err(MN_INVALID, "%s: expected a mapping of settings at the top level", w->file);
+        int i = find_key(path);
+        if (i < 0) {
+            mn__log(MN_LOG_WARN, "%s: unknown setting '%s' ignored", w->file, path);
+            return MN_OK;
+        }
+        mn_status rc = set_index(w->cfg, i, (const char *)ev->data.scalar.value, w->source);
+        if (rc) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s: line %zu: %s", w->file, ev->start_mark.line + 1, mn_errmsg());
+            return mn__err(MN_INVALID, "%s", msg);
+        }
+        return MN_OK;
+    }
+    if (ev->type == YAML_SEQUENCE_START_EVENT || ev->type == YAML_MAPPING_START_EVENT) {
+        int mapping = ev->type == YAML_MAPPING_START_EVENT;
+        if (!mapping && find_key(path) >= 0)
+            return mn__err(MN_INVALID, "%s: line %zu: %s must be a single value, not a list", w->file,
+                           ev->start_mark.line + 1, path);
+        for (;;) {
+            yaml_event_t k;
+            if (!yaml_parser_parse(&w->parser, &k))
+                return yaml_fail(w, w->parser.problem ? w->parser.problem : "YAML error");
+            if (k.type == YAML_MAPPING_END_EVENT || k.type == YAML_SEQUENCE_END_EVENT) {
+                yaml_event_delete(&k);
+                return MN_OK;
+            }
+            char child[512];
+            yaml_event_t v;
+            mn_status rc = MN_OK;
+            if (mapping) {
+                if (k.type != YAML_SCALAR_EVENT) {
+                    yaml_event_delete(&k);
+                    return mn__err(MN_INVALID, "%s: mapping keys must be plain names", w->file);
+                }
+                snprintf(child, sizeof child, "%s%s%s", path, *path ? "." : "", (const char *)k.data.scalar.value);
+                yaml_event_delete(&k);
+                if (!yaml_parser_parse(&w->parser, &v))
+                    return yaml_fail(w, w->parser.problem ? w->parser.problem : "YAML error");
+                rc = walk_node(w, &v, child);
+                yaml_event_delete(&v);
+            } else {
+                snprintf(child, sizeof child, "%s[]", path);
+                rc = walk_node(w, &k, child);
+                yaml_event_delete(&k);
+            }
+            if (rc)
+                return rc;
+        }
+    }
+    if (ev->type == YAML_ALIAS_EVENT)
+        return mn__err(MN_INVALID, "%s: line %zu: aliases are not supported", w->file, ev->start_mark.line + 1);
+    return yaml_fail(w, "unexpected YAML content");
+}
+
+mn_status mn_config_load_file(mn_config *cfg, const char *file, const char *source)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return mn__err(MN_IO, "config file %s: %s", file, strerror(errno));
+    struct yaml_walk w = {.cfg = cfg, .file = file, .source = source};
+    yaml_parser_initialize(&w.parser);
+    yaml_parser_set_input_file(&w.parser, f);
+    mn_status rc = MN_OK;
+    for (int done = 0; !done && !rc;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&w.parser, &ev)) {
+            rc = yaml_fail(&w, w.parser.problem ? w.parser.problem : "YAML error");
+            break;
+        }
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT:
+            done = 1;
+            break;
+        case YAML_STREAM_START_EVENT:
+        case YAML_DOCUMENT_START_EVENT:
+        case YAML_DOCUMENT_END_EVENT:
+            break;
+        case YAML_SCALAR_EVENT:
+            /* an empty document parses as one empty scalar */
+            if (ev.data.scalar.length != 0)
+                rc = walk_node(&w, &ev, "");
+            break;
+        default:
+            rc = walk_node(&w, &ev, "");
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&w.parser);
+    fclose(f);
+    return rc;
+}
+
+static int file_exists(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f)
+        fclose(f);
+    return f != NULL;
+}
+
+mn_status mn_config_load(mn_config *cfg, const char *explicit_file)
+{
+    char buf[4200];
+    mn_status rc = MN_OK;
+    if (explicit_file) {
+        snprintf(buf, sizeof buf, "file %s", explicit_file);
+        rc = mn_config_load_file(cfg, explicit_file, buf);
+    } else {
+        char user[4000];
+        const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+        if (xdg && *xdg)
+            snprintf(user, sizeof user, "%s/mnemo/config.yaml", xdg);
+        else
+            snprintf(user, sizeof user, "%s/.config/mnemo/config.yaml", home && *home ? home : ".");
+        if (file_exists(user)) {
+            snprintf(buf, sizeof buf, "user file %s", user);
+            rc = mn_config_load_file(cfg, user, buf);
+        }
+        if (!rc && file_exists(".mnemo/config.yaml"))
+            rc = mn_config_load_file(cfg, ".mnemo/config.yaml", "project file .mnemo/config.yaml");
+    }
+    for (size_t i = 0; !rc && i < N_KEYS; i++) {
+        const char *v = getenv(keys[i].env);
+        if (v && *v) {
+            snprintf(buf, sizeof buf, "env %s", keys[i].env);
+            rc = set_index(cfg, (int)i, v, buf);
+            if (rc) {
+                char msg[1024];
+                snprintf(msg, sizeof msg, "environment %s: %s", keys[i].env, mn_errmsg());
+                rc = mn__err(MN_INVALID, "%s", msg);
+            }
+        }
+    }
+    return rc;
+}

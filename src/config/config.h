@@ -1,0 +1,21 @@
+/*
+ * config.h — typed access to the configuration for the library's own modules. The public
+ * functions (mn_config_new/load/set/get/…) are declared in mnemo.h.
+ */
+#ifndef MN_CONFIG_H
+#define MN_CONFIG_H
+
+#include <stdint.h>
+
+#include "mnemo.h"
+
+/* The value of a known key (never NULL); "" for an unknown key. Borrowed. */
+const char *mn_config_str(const mn_config *cfg, const char *key);
+/* The value of a known integer key. */
+int64_t mn_config_int(const mn_config *cfg, const char *key);
+/* A deep copy (the handle keeps one). */
+mn_status mn_config_copy(const mn_config *cfg, mn_config **out);
+/* Layers one YAML file; source labels its values. */
+mn_status mn_config_load_file(mn_config *cfg, const char *file, const char *source);
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * window.c — the `window` strategy: walk the history newest to oldest and keep whole units
+ * while they fit. A unit is one message, or an assistant tool call together with all of its
+ * results; a tool result without its call, or a call without all its results, is never sent
+ * (providers reject both) and is reported as dropped. The walk stops at the first unit that
+ * does not fit, so what is kept is always the recent end of the conversation.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "context/context.h"
+#include "store/records.h"
+#include "util/err.h"
+#include "util/json.h"
+#include "util/banned.h"
+
+int64_t mn_context_frame_tokens(const mn_message *m)
+{
+    return MN_FRAME_PER_MESSAGE + (m->name ? MN_FRAME_PER_NAME : 0);
+}
+
+struct scan {
+    struct mn_window *w;
+    int64_t left;
+    mn_message *pending; /* tool results met so far (newest first), waiting for their call */
+    size_t npending, cap_pending;
+    int64_t pending_cost;
+    int64_t scanned;
+    mn_status rc;
+};
+
+static int fail_nomem(struct scan *sc)
+{
+    sc->rc = mn__nomem();
+    return 1;
+}
+
+static int push(mn_message **items, size_t *count, size_t *cap, const mn_message *m)
+{
+    if (*count == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 32;
+        mn_message *n = realloc(*items, ncap * sizeof *n);
+        if (!n)
+            return -1;
+        *items = n;
+        *cap = ncap;
+    }
+    (*items)[(*count)++] = *m;
+    return 0;
+}
+
+static int64_t cost_of(const mn_message *m) { return m->tokens + mn_context_frame_tokens(m); }
+
+/* True when the ids of the pending results are exactly the ids of the call's tool_calls. */
+static int calls_answered(const mn_message *call, const mn_message *results, size_t n)
+{
+    json_t *calls = json_loads(call->tool_calls, 0, NULL);
+    int ok = json_is_array(calls) && json_array_size(calls) == n;
+    for (size_t i = 0; ok && i < n; i++) {
+        int found = 0;
+        for (size_t j = 0; j < n && !found; j++) {
+            json_t *id = json_object_get(json_array_get(calls, j), "id");
+            found = json_is_string(id) && strcmp(json_string_value(id), results[i].tool_call_id) == 0;
+        }
+        for (size_t k = 0; k < i && found; k++) /* the same id answered twice is not a match */
+            found = strcmp(results[k].tool_call_id, results[i].tool_call_id) != 0;
+        ok = found;
+    }
+    json_decref(calls);
+    return ok;
+}
+
+static int keep(struct scan *sc, const mn_message *m)
+{
+    struct mn_window *w = sc->w;
+    if (push(&w->items, &w->count, &w->cap, m))
+        return fail_nomem(sc);
+    w->message_tokens += m->tokens;
+    w->framing_tokens += mn_context_frame_tokens(m);
+    return 0;
+}
+
+static int visit(void *user, const mn_message *msg)
+{
+    struct scan *sc = user;
+    struct mn_window *w = sc->w;
+    mn_message m;
+    sc->scanned++;
+    if (mn_records_message_fill(&w->arena, &m, msg))
+        return fail_nomem(sc);
+    if (m.role == MN_ROLE_TOOL) {
+        if (push(&sc->pending, &sc->npending, &sc->cap_pending, &m))
+            return fail_nomem(sc);
+        sc->pending_cost += cost_of(&m);
+        return 0;
+    }
+    int is_call = m.role == MN_ROLE_ASSISTANT && m.tool_calls;
+    if (sc->npending) {
+        if (is_call && calls_answered(&m, sc->pending, sc->npending)) {
+            int64_t cost = cost_of(&m) + sc->pending_cost;
+            if (cost > sc->left)
+                return 1;
+            for (size_t i = 0; i < sc->npending; i++) /* results newest first, as the walk goes */
+                if (keep(sc, &sc->pending[i]))
+                    return 1;
+            if (keep(sc, &m))
+                return 1;
+            sc->left -= cost;
+            sc->npending = 0;
+            sc->pending_cost = 0;
+            return 0;
+        }
+        if (is_call) {
+            w->dropped_unmatched += (int64_t)sc->npending + 1;
+            sc->npending = 0;
+            sc->pending_cost = 0;
+            return 0;
+        }
+        w->dropped_orphan += (int64_t)sc->npending;
+        sc->npending = 0;
+        sc->pending_cost = 0;
+    }
+    if (is_call) { /* no results follow it (yet) */
+        w->dropped_unmatched++;
+        return 0;
+    }
+    int64_t cost = cost_of(&m);
+    if (cost > sc->left)
+        return 1;
+    sc->left -= cost;
+    return keep(sc, &m);
+}
+
+mn_status mn_window_build(mn_store *st, const mn_tokenizer *tk, const mn_session *s, int64_t max_tokens,
+                          struct mn_window *w)
+{
+    w->max_tokens = max_tokens;
+    w->total_messages = s->message_count;
+    if (s->system_prompt) {
+        w->system_prompt = mn_arena_strndup(&w->arena, s->system_prompt, strlen(s->system_prompt));
+        if (!w->system_prompt)
+            return mn__nomem();
+        w->system_tokens = (int64_t)mn_token_count(tk, s->system_prompt, strlen(s->system_prompt));
+        w->framing_tokens += MN_FRAME_PER_MESSAGE;
+    }
+    w->framing_tokens += MN_FRAME_REPLY;
+    struct scan sc = {.w = w, .left = max_tokens - w->system_tokens - w->framing_tokens};
+    mn_status rc = MN_OK;
+    if (sc.left < 0)
+        w->over_budget = 1;
+    else {
+        rc = st->ops->scan_newest(st, s->id, visit, &sc);
+        if (!rc)
+            rc = sc.rc;
+        /* results at the very start of the history have no call to go with */
+        w->dropped_orphan += (int64_t)sc.npending;
+    }
+    free(sc.pending);
+    if (rc)
+        return rc;
+    if (sc.scanned > w->total_messages)
+        w->total_messages = sc.scanned;
+    for (size_t i = 0, j = w->count; i + 1 < j; i++, j--) { /* oldest to newest */
+        mn_message t = w->items[i];
+        w->items[i] = w->items[j - 1];
+        w->items[j - 1] = t;
+    }
+    return MN_OK;
+}
+
+void mn_window_release(struct mn_window *w)
+{
+    free(w->items);
+    mn_arena_release(&w->arena);
+    memset(w, 0, sizeof *w);
+}

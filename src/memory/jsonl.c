@@ -1,0 +1,205 @@
+/*
+ * jsonl.c — the JSON shapes of sessions and messages, shared by `--json` output and the export
+ * format, and the strict parser for import lines (see jsonl.h, docs/format.md).
+ */
+#include "memory/jsonl.h"
+
+#include <string.h>
+
+#include "memory/message.h"
+#include "util/err.h"
+#include "util/json.h"
+#include "util/uuid.h"
+#include "util/banned.h"
+
+mn_status mn_check_namespace(const char *ns)
+{
+    size_t len = ns ? strlen(ns) : 0;
+    if (len == 0 || len > 128)
+        return mn__err(MN_INVALID, "namespace: must be 1 to 128 characters");
+    for (size_t i = 0; i < len; i++) {
+        char c = ns[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("._:@-", c)))
+            return mn__err(MN_INVALID, "namespace: '%s' has a character outside [A-Za-z0-9._:@-]", ns);
+    }
+    return MN_OK;
+}
+
+json_t *mn_jsonl_session(const mn_session *s, int with_type)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    if ((with_type && mn_json_set_str(o, "type", "session")) || mn_json_set_str(o, "id", s->id) ||
+        mn_json_set_str(o, "namespace", s->ns) || mn_json_set_str(o, "title", s->title) ||
+        mn_json_set_str(o, "system_prompt", s->system_prompt) || mn_json_set_raw(o, "metadata", s->metadata) ||
+        mn_json_set_str(o, "tool_name", s->tool_name) || mn_json_set_str(o, "parent_id", s->parent_id) ||
+        json_object_set_new(o, "created_at", json_integer(s->created_at)) ||
+        json_object_set_new(o, "updated_at", json_integer(s->updated_at)) ||
+        json_object_set_new(o, "expires_at", json_integer(s->expires_at))) {
+        json_decref(o);
+        return NULL;
+    }
+    if (!with_type && (json_object_set_new(o, "message_count", json_integer(s->message_count)) ||
+                       json_object_set_new(o, "token_count", json_integer(s->token_count)))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *mn_jsonl_message(const mn_message *m, int with_type)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    if ((with_type && mn_json_set_str(o, "type", "message")) ||
+        json_object_set_new(o, "id", json_integer(m->id)) || mn_json_set_str(o, "session_id", m->session_id) ||
+        json_object_set_new(o, "seq", json_integer(m->seq)) || mn_json_set_str(o, "role", mn_role_name(m->role)) ||
+        mn_json_set_str(o, "content", m->content) || mn_json_set_raw(o, "tool_calls", m->tool_calls) ||
+        mn_json_set_str(o, "tool_call_id", m->tool_call_id) || mn_json_set_str(o, "name", m->name) ||
+        mn_json_set_str(o, "tool_name", m->tool_name) || mn_json_set_str(o, "model", m->model) ||
+        mn_json_set_raw(o, "files", m->files) || mn_json_set_raw(o, "metadata", m->metadata) ||
+        mn_json_set_str(o, "idempotency_key", m->idempotency_key) ||
+        json_object_set_new(o, "tokens", json_integer(m->tokens)) ||
+        json_object_set_new(o, "pinned", json_boolean(m->pinned)) ||
+        json_object_set_new(o, "created_at", json_integer(m->created_at))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* ---- parsing --------------------------------------------------------------------------------- */
+
+/* An optional string member: absent or null → NULL; anything else must be a string. */
+static mn_status opt_str(json_t *o, const char *key, struct mn_arena *a, const char **out)
+{
+    json_t *v = json_object_get(o, key);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return MN_OK;
+    if (!json_is_string(v))
+        return mn__err(MN_INVALID, "%s: must be a string or null", key);
+    if (memchr(json_string_value(v), '\0', json_string_length(v)))
+        return mn__err(MN_INVALID, "%s: contains a NUL character", key);
+    *out = mn_arena_strndup(a, json_string_value(v), json_string_length(v));
+    return *out ? MN_OK : mn__nomem();
+}
+
+/* An optional JSON member kept as canonical text (arrays, objects). */
+static mn_status opt_json(json_t *o, const char *key, struct mn_arena *a, const char **out)
+{
+    json_t *v = json_object_get(o, key);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return MN_OK;
+    char *text = mn_json_dump(v);
+    if (!text)
+        return mn__nomem();
+    *out = mn_arena_strndup(a, text, strlen(text));
+    free(text);
+    return *out ? MN_OK : mn__nomem();
+}
+
+static mn_status req_int(json_t *o, const char *key, int64_t min, int64_t *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v) || json_integer_value(v) < min)
+        return mn__err(MN_INVALID, "%s: must be an integer >= %lld", key, (long long)min);
+    *out = json_integer_value(v);
+    return MN_OK;
+}
+
+static mn_status req_uuid(json_t *o, const char *key, struct mn_arena *a, const char **out)
+{
+    char canon[MN_UUID_LEN + 1];
+    json_t *v = json_object_get(o, key);
+    if (!json_is_string(v) || !mn_uuid_parse(json_string_value(v), canon))
+        return mn__err(MN_INVALID, "%s: must be a UUID", key);
+    *out = mn_arena_strndup(a, canon, MN_UUID_LEN);
+    return *out ? MN_OK : mn__nomem();
+}
+
+static mn_status parse_session(json_t *o, struct mn_arena *a, mn_session *s)
+{
+    mn_status rc;
+    const char *parent;
+    if ((rc = req_uuid(o, "id", a, &s->id)) || (rc = opt_str(o, "namespace", a, &s->ns)) ||
+        (rc = opt_str(o, "title", a, &s->title)) || (rc = opt_str(o, "system_prompt", a, &s->system_prompt)) ||
+        (rc = opt_json(o, "metadata", a, &s->metadata)) || (rc = opt_str(o, "tool_name", a, &s->tool_name)) ||
+        (rc = opt_str(o, "parent_id", a, &parent)) || (rc = req_int(o, "created_at", 0, &s->created_at)) ||
+        (rc = req_int(o, "updated_at", 0, &s->updated_at)) || (rc = req_int(o, "expires_at", 0, &s->expires_at)))
+        return rc;
+    if (!s->ns)
+        s->ns = "default";
+    if ((rc = mn_check_namespace(s->ns)))
+        return rc;
+    if (parent && !mn_uuid_parse(parent, NULL))
+        return mn__err(MN_INVALID, "parent_id: must be a UUID");
+    s->parent_id = parent;
+    json_t *md = json_object_get(o, "metadata");
+    if (md && !json_is_null(md) && !json_is_object(md))
+        return mn__err(MN_INVALID, "metadata: must be a JSON object");
+    if ((rc = mn_check_text("title", s->title, 4096, "")) || (rc = mn_check_text("tool_name", s->tool_name, 256, "")))
+        return rc;
+    return MN_OK;
+}
+
+static mn_status parse_message(json_t *o, size_t max_bytes, struct mn_arena *a, mn_message *m)
+{
+    mn_status rc;
+    const char *role;
+    int64_t tokens;
+    if ((rc = req_uuid(o, "session_id", a, &m->session_id)) || (rc = req_int(o, "id", 1, &m->id)) ||
+        (rc = req_int(o, "seq", 1, &m->seq)) || (rc = opt_str(o, "role", a, &role)) ||
+        (rc = opt_str(o, "content", a, &m->content)) || (rc = opt_json(o, "tool_calls", a, &m->tool_calls)) ||
+        (rc = opt_str(o, "tool_call_id", a, &m->tool_call_id)) || (rc = opt_str(o, "name", a, &m->name)) ||
+        (rc = opt_str(o, "tool_name", a, &m->tool_name)) || (rc = opt_str(o, "model", a, &m->model)) ||
+        (rc = opt_json(o, "files", a, &m->files)) || (rc = opt_json(o, "metadata", a, &m->metadata)) ||
+        (rc = opt_str(o, "idempotency_key", a, &m->idempotency_key)) || (rc = req_int(o, "tokens", 0, &tokens)) ||
+        (rc = req_int(o, "created_at", 0, &m->created_at)))
+        return rc;
+    if ((rc = mn_role_parse(role, &m->role)))
+        return rc;
+    m->tokens = tokens;
+    json_t *pinned = json_object_get(o, "pinned");
+    if (pinned && !json_is_boolean(pinned))
+        return mn__err(MN_INVALID, "pinned: must be true or false");
+    m->pinned = json_is_true(pinned);
+    return mn_message_check_row(m, max_bytes, "");
+}
+
+mn_status mn_jsonl_parse_line(const char *line, size_t len, size_t max_bytes, struct mn_arena *a,
+                              struct mn_jsonl_item *out)
+{
+    memset(out, 0, sizeof *out);
+    json_error_t e;
+    json_t *o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &e);
+    if (!o)
+        return mn__err(MN_INVALID, "malformed JSON: %s at column %d", e.text, e.column);
+    mn_status rc;
+    const char *type = json_string_value(json_object_get(o, "type"));
+    const char *format = json_string_value(json_object_get(o, "format"));
+    if (!json_is_object(o))
+        rc = mn__err(MN_INVALID, "each line must be a JSON object");
+    else if (format) {
+        json_t *version = json_object_get(o, "version");
+        out->kind = MN_JSONL_HEADER;
+        if (strcmp(format, MN_EXPORT_FORMAT) != 0)
+            rc = mn__err(MN_CORRUPT, "format: '%s' is not %s", format, MN_EXPORT_FORMAT);
+        else if (!json_is_integer(version) || json_integer_value(version) != MN_EXPORT_VERSION)
+            rc = mn__err(MN_CORRUPT, "version: this mnemo reads export version %d only", MN_EXPORT_VERSION);
+        else
+            rc = MN_OK;
+    } else if (type && strcmp(type, "session") == 0) {
+        out->kind = MN_JSONL_SESSION;
+        rc = parse_session(o, a, &out->session);
+    } else if (type && strcmp(type, "message") == 0) {
+        out->kind = MN_JSONL_MESSAGE;
+        rc = parse_message(o, max_bytes, a, &out->message);
+    } else
+        rc = mn__err(MN_INVALID, "type: must be \"session\" or \"message\"");
+    json_decref(o);
+    return rc;
+}

@@ -1,0 +1,39 @@
+/*
+ * jsonl.h — the export format (docs/format.md): JSON Lines, a header line
+ * {"format":"mnemo-export","version":1}, then each session line followed by its message lines.
+ * Parsing is strict and separate from storing, so that the fuzz target can drive it alone.
+ */
+#ifndef MN_MEMORY_JSONL_H
+#define MN_MEMORY_JSONL_H
+
+#include <jansson.h>
+
+#include "mnemo.h"
+#include "util/arena.h"
+
+#define MN_EXPORT_FORMAT "mnemo-export"
+#define MN_EXPORT_VERSION 1
+#define MN_IMPORT_MAX_LINE ((size_t)64 << 20)
+
+enum mn_jsonl_kind { MN_JSONL_HEADER, MN_JSONL_SESSION, MN_JSONL_MESSAGE };
+
+struct mn_jsonl_item {
+    enum mn_jsonl_kind kind;
+    mn_session session; /* MN_JSONL_SESSION */
+    mn_message message; /* MN_JSONL_MESSAGE */
+};
+
+/* The JSON objects of a session and a message (the `--json` and export shapes); with_type puts
+ * "type" first, as export lines have it. NULL on OOM. */
+json_t *mn_jsonl_session(const mn_session *s, int with_type);
+json_t *mn_jsonl_message(const mn_message *m, int with_type);
+
+/* Parses one line (without its newline) into *out; strings live in `a`. max_bytes is the
+ * content limit. Errors: MN_INVALID / MN_CORRUPT with a message naming the field. */
+mn_status mn_jsonl_parse_line(const char *line, size_t len, size_t max_bytes, struct mn_arena *a,
+                              struct mn_jsonl_item *out);
+
+/* Checks a namespace name: 1-128 bytes of [A-Za-z0-9._:@-]. */
+mn_status mn_check_namespace(const char *ns);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * message.h — the rules a message must satisfy before it is stored (roles, UTF-8, JSON fields,
+ * sizes), the row it becomes, and the title a session takes from its first user message.
+ */
+#ifndef MN_MEMORY_MESSAGE_H
+#define MN_MEMORY_MESSAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mnemo.h"
+#include "token/token.h"
+#include "util/arena.h"
+
+#define MN_TITLE_CHARS 100
+#define MN_MAX_NAME_BYTES 256
+#define MN_MAX_IDEM_BYTES 200
+#define MN_MAX_JSON_FIELD_BYTES (1 << 20)
+
+/* Checks `in` and fills `row` (strings borrowed from `in` or copied into `a` in canonical
+ * form), with its token count and time. On failure the message names the field; `label`
+ * (e.g. "message 3: ") is put before it. */
+mn_status mn_message_prepare(const mn_message_in *in, size_t max_bytes, const mn_tokenizer *tk, int64_t now_ms,
+                             struct mn_arena *a, const char *label, mn_message *row);
+/* Checks a stored-form message (from an import): the same rules as prepare, no rewriting. */
+mn_status mn_message_check_row(const mn_message *m, size_t max_bytes, const char *label);
+/* The title for a first user message: the first 100 characters, cut on a UTF-8 boundary, with
+ * line breaks turned into spaces. Arena-allocated; NULL on OOM. */
+char *mn_message_title(struct mn_arena *a, const char *content);
+
+/* Checks optional text fields shared with sessions: valid UTF-8, at most max bytes. */
+mn_status mn_check_text(const char *field, const char *s, size_t max, const char *label);
+/* Checks that text is a JSON object (metadata) and returns its canonical compact form in `a`. */
+mn_status mn_check_json_object(const char *field, const char *text, struct mn_arena *a, const char *label,
+                               const char **canon);
+
+#endif

@@ -1,0 +1,677 @@
+/*
+ * mnemo.c — the public functions of mnemo.h: check the handle and the arguments, dispatch to
+ * memory, context and store, and leave a message for mn_errmsg(). No SQL, no policy beyond
+ * argument checks lives here.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "context/context.h"
+#include "memory/jsonl.h"
+#include "memory/message.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "token/token.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/err.h"
+#include "util/json.h"
+#include "util/utf8.h"
+#include "util/uuid.h"
+#include "util/banned.h"
+
+#define DB_MAGIC 0x6D6E6462u /* "mndb" */
+#define MAX_BATCH 100000
+#define MAX_LIST 10000
+#define MAX_SYSTEM_PROMPT_BYTES (1 << 20)
+#define MAX_TITLE_BYTES 4096
+
+struct mn_db {
+    unsigned magic;
+    mn_config *cfg;
+    mn_store *store;
+    mn_tokenizer *tk;
+    char *path;
+    size_t max_message_bytes;
+};
+
+const char *mn_version(void) { return MN_VERSION_STRING; }
+
+int mn_version_number(void) { return MN_VERSION_NUMBER; }
+
+static mn_status check_db(const mn_db *db)
+{
+    mn__err_clear();
+    if (!db || db->magic != DB_MAGIC)
+        return mn__err(MN_MISUSE, "invalid mn_db handle");
+    return MN_OK;
+}
+
+static mn_status check_id(const char *id, char canon[MN_UUID_LEN + 1])
+{
+    if (!mn_uuid_parse(id, canon))
+        return mn__err(MN_INVALID, "session id: '%.64s' is not a UUID", id ? id : "(null)");
+    return MN_OK;
+}
+
+/* ---- open / close ---------------------------------------------------------------------------- */
+
+/* "~/x" → "$HOME/x". */
+static char *expand_path(const char *path)
+{
+    const char *home = getenv("HOME");
+    if (path[0] == '~' && path[1] == '/' && home) {
+        struct mn_buf b = MN_BUF_INIT;
+        if (mn_buf_adds(&b, home) || mn_buf_adds(&b, path + 1)) {
+            mn_buf_release(&b);
+            return NULL;
+        }
+        return mn_buf_detach(&b, NULL);
+    }
+    return strdup(path);
+}
+
+/* Finds the directory holding `name`.tiktoken: the configured one, the user's data directory,
+ * the installed one, then the build tree's. */
+static void find_data_dir(const mn_config *cfg, const char *name, char *out, size_t cap)
+{
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    char user[4096] = "";
+    if (xdg && *xdg)
+        snprintf(user, sizeof user, "%s/mnemo", xdg);
+    else if (home)
+        snprintf(user, sizeof user, "%s/.local/share/mnemo", home);
+    const char *candidates[] = {mn_config_str(cfg, "tokenizer.data_dir"), user, MNEMO_DATADIR, MNEMO_BUILD_DATADIR};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        if (!*candidates[i])
+            continue;
+        char file[4200];
+        snprintf(file, sizeof file, "%s/%s.tiktoken", candidates[i], name);
+        FILE *f = fopen(file, "rb");
+        if (f) {
+            fclose(f);
+            snprintf(out, cap, "%s", candidates[i]);
+            return;
+        }
+    }
+    snprintf(out, cap, "%s", *candidates[0] ? candidates[0] : user);
+}
+
+static mn_status open_tokenizer(mn_db *db)
+{
+    const char *name = mn_config_str(db->cfg, "tokenizer.name");
+    char dir[4096];
+    if (strcmp(name, "auto") == 0) { /* exact counts when the rank file is there, else the heuristic */
+        find_data_dir(db->cfg, "cl100k_base", dir, sizeof dir);
+        if (mn_token_open("cl100k_base", dir, &db->tk) == MN_OK)
+            return MN_OK;
+        mn__log(MN_LOG_INFO, "tokenizer: cl100k_base unavailable (%s); using the heuristic", mn_errmsg());
+        mn__err_clear();
+        return mn_token_open("heuristic", NULL, &db->tk);
+    }
+    find_data_dir(db->cfg, name, dir, sizeof dir);
+    return mn_token_open(name, dir, &db->tk);
+}
+
+/* The database remembers which tokenizer counted its messages; a change is worth a warning. */
+static mn_status note_tokenizer(mn_db *db)
+{
+    char *recorded = NULL;
+    mn_status rc = db->store->ops->meta_get(db->store, "tokenizer", &recorded);
+    if (rc)
+        return rc;
+    const char *now = mn_token_name(db->tk);
+    if (!recorded)
+        rc = db->store->ops->meta_set(db->store, "tokenizer", now);
+    else if (strcmp(recorded, now) != 0)
+        mn__log(MN_LOG_WARN, "%s: messages were counted with tokenizer %s, this handle counts with %s", db->path,
+                recorded, now);
+    free(recorded);
+    return rc;
+}
+
+mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out)
+{
+    mn__err_clear();
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_open: out is NULL");
+    *out = NULL;
+    mn_db *db = calloc(1, sizeof *db);
+    if (!db)
+        return mn__nomem();
+    mn_status rc = cfg ? mn_config_copy(cfg, &db->cfg) : mn_config_new(&db->cfg);
+    if (!rc && !(db->path = expand_path(path ? path : mn_config_str(db->cfg, "memory.storage_path"))))
+        rc = mn__nomem();
+    if (!rc) {
+        mn_store_opts so = {mn_config_int(db->cfg, "memory.busy_timeout_ms"),
+                            strcmp(mn_config_str(db->cfg, "memory.durability"), "full") == 0};
+        db->max_message_bytes = (size_t)mn_config_int(db->cfg, "memory.max_message_bytes");
+        rc = mn_store_open(db->path, &so, &db->store);
+    }
+    if (!rc)
+        rc = open_tokenizer(db);
+    if (!rc)
+        rc = note_tokenizer(db);
+    if (rc) {
+        db->magic = DB_MAGIC;
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", mn_errmsg());
+        mn_close(db);
+        return mn__err(rc, "%s", msg);
+    }
+    db->magic = DB_MAGIC;
+    *out = db;
+    return MN_OK;
+}
+
+mn_status mn_open(const mn_config *cfg, mn_db **out) { return mn_open_path(NULL, cfg, out); }
+
+void mn_close(mn_db *db)
+{
+    if (!db || db->magic != DB_MAGIC)
+        return;
+    db->magic = 0;
+    if (db->store)
+        db->store->ops->close(db->store);
+    mn_token_free(db->tk);
+    mn_config_free(db->cfg);
+    free(db->path);
+    free(db);
+}
+
+const char *mn_db_path(const mn_db *db) { return db && db->magic == DB_MAGIC ? db->path : NULL; }
+
+const char *mn_db_tokenizer(const mn_db *db) { return db && db->magic == DB_MAGIC ? mn_token_name(db->tk) : NULL; }
+
+/* ---- sessions -------------------------------------------------------------------------------- */
+
+/* Fills a new session row from opts; strings stay borrowed from opts or live in `a`. */
+static mn_status session_row(const mn_session_opts *o, struct mn_arena *a, char id[MN_UUID_LEN + 1], mn_session *s)
+{
+    static const mn_session_opts defaults = MN_SESSION_OPTS_INIT;
+    if (!o)
+        o = &defaults;
+    if (o->size < sizeof(mn_session_opts))
+        return mn__err(MN_MISUSE, "mn_session_opts.size is not set (use MN_SESSION_OPTS_INIT)");
+    memset(s, 0, sizeof *s);
+    int64_t now = mn_clock_now_ms();
+    mn_status rc = o->id ? check_id(o->id, id) : mn_uuid_v7(now, id);
+    if (rc)
+        return rc;
+    s->id = id;
+    s->ns = o->ns ? o->ns : "default";
+    if ((rc = mn_check_namespace(s->ns)) || (rc = mn_check_text("title", o->title, MAX_TITLE_BYTES, "")) ||
+        (rc = mn_check_text("system_prompt", o->system_prompt, MAX_SYSTEM_PROMPT_BYTES, "")) ||
+        (rc = mn_check_text("tool_name", o->tool_name, MN_MAX_NAME_BYTES, "")))
+        return rc;
+    s->metadata = "{}";
+    if (o->metadata && (rc = mn_check_json_object("metadata", o->metadata, a, "", &s->metadata)))
+        return rc;
+    s->title = o->title && *o->title ? o->title : NULL;
+    s->system_prompt = o->system_prompt;
+    s->tool_name = o->tool_name;
+    s->created_at = s->updated_at = now;
+    return MN_OK;
+}
+
+mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session **out)
+{
+    mn_status rc = check_db(db);
+    if (out)
+        *out = NULL;
+    if (rc)
+        return rc;
+    struct mn_arena a = MN_ARENA_INIT;
+    char id[MN_UUID_LEN + 1];
+    mn_session s;
+    rc = session_row(opts, &a, id, &s);
+    if (!rc)
+        rc = db->store->ops->session_insert(db->store, &s);
+    if (!rc && out)
+        rc = db->store->ops->session_get(db->store, id, out);
+    mn_arena_release(&a);
+    return rc;
+}
+
+mn_status mn_session_get(mn_db *db, const char *id, mn_session **out)
+{
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_session_get: out is NULL");
+    *out = NULL;
+    if (rc || (rc = check_id(id, canon)))
+        return rc;
+    return db->store->ops->session_get(db->store, canon, out);
+}
+
+mn_status mn_session_list(mn_db *db, const char *ns, size_t limit, size_t offset, mn_sessions **out)
+{
+    mn_status rc = check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_session_list: out is NULL");
+    *out = NULL;
+    if (rc || (ns && (rc = mn_check_namespace(ns))))
+        return rc;
+    if (limit > MAX_LIST)
+        return mn__err(MN_INVALID, "limit: %zu is over the maximum of %d", limit, MAX_LIST);
+    return db->store->ops->session_list(db->store, ns, limit ? limit : 20, offset, out);
+}
+
+mn_status mn_session_delete(mn_db *db, const char *id)
+{
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = check_db(db);
+    if (rc || (rc = check_id(id, canon)))
+        return rc;
+    return db->store->ops->session_delete(db->store, canon);
+}
+
+mn_status mn_prune(mn_db *db, int days, int64_t *deleted)
+{
+    mn_status rc = check_db(db);
+    int64_t n = 0;
+    if (deleted)
+        *deleted = 0;
+    if (rc)
+        return rc;
+    if (days < 1 || days > 36500)
+        return mn__err(MN_INVALID, "days: %d is not from 1 to 36500", days);
+    rc = db->store->ops->session_prune(db->store, mn_clock_now_ms() - (int64_t)days * 86400000, &n);
+    if (!rc && deleted)
+        *deleted = n;
+    return rc;
+}
+
+void mn_session_free(mn_session *s) { mn_records_session_free(s); }
+
+void mn_sessions_free(mn_sessions *list) { mn_records_session_list_free(list); }
+
+/* ---- messages -------------------------------------------------------------------------------- */
+
+mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
+                          mn_messages **out)
+{
+    char id[MN_UUID_LEN + 1];
+    mn_status rc = check_db(db);
+    if (out)
+        *out = NULL;
+    if (rc || (rc = check_id(session_id, id)))
+        return rc;
+    if (!msgs || n == 0 || n > MAX_BATCH)
+        return mn__err(MN_INVALID, "messages: a batch holds 1 to %d messages", MAX_BATCH);
+    if (flags & ~(unsigned)MN_APPEND_CREATE)
+        return mn__err(MN_INVALID, "flags: unknown bits 0x%x", flags & ~(unsigned)MN_APPEND_CREATE);
+    struct mn_arena a = MN_ARENA_INIT;
+    mn_message *rows = calloc(n, sizeof *rows);
+    if (!rows)
+        return mn__nomem();
+    int64_t now = mn_clock_now_ms();
+    const char *title = NULL;
+    for (size_t i = 0; i < n && !rc; i++) {
+        char label[48] = "";
+        if (n > 1)
+            snprintf(label, sizeof label, "message %zu: ", i);
+        rc = mn_message_prepare(&msgs[i], db->max_message_bytes, db->tk, now, &a, label, &rows[i]);
+        if (!rc && !title && rows[i].role == MN_ROLE_USER && rows[i].content) {
+            title = mn_message_title(&a, rows[i].content);
+            if (!title)
+                rc = mn__nomem();
+            else if (!*title)
+                title = NULL;
+        }
+    }
+    mn_session create;
+    if (!rc && (flags & MN_APPEND_CREATE)) {
+        memset(&create, 0, sizeof create);
+        create.id = id;
+        create.ns = "default";
+        create.metadata = "{}";
+        create.created_at = create.updated_at = now;
+    }
+    if (!rc) {
+        mn_store_append req = {rows, n, (flags & MN_APPEND_CREATE) ? &create : NULL, title, now};
+        rc = db->store->ops->append(db->store, id, &req, out);
+    }
+    free(rows);
+    mn_arena_release(&a);
+    return rc;
+}
+
+mn_status mn_append(mn_db *db, const char *session_id, const mn_message_in *msg, unsigned flags, mn_message **out)
+{
+    mn_messages *l = NULL;
+    if (out)
+        *out = NULL;
+    if (!msg) {
+        mn__err_clear();
+        return mn__err(MN_INVALID, "message: NULL");
+    }
+    mn_status rc = mn_append_batch(db, session_id, msg, 1, flags, out ? &l : NULL);
+    if (!rc && out) {
+        *out = mn_records_message_copy(&l->items[0]);
+        if (!*out)
+            rc = mn__nomem();
+    }
+    mn_messages_free(l);
+    return rc;
+}
+
+mn_status mn_history(mn_db *db, const char *session_id, const mn_history_opts *opts, mn_messages **out)
+{
+    static const mn_history_opts defaults = MN_HISTORY_OPTS_INIT;
+    char id[MN_UUID_LEN + 1];
+    mn_status rc = check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_history: out is NULL");
+    *out = NULL;
+    if (rc || (rc = check_id(session_id, id)))
+        return rc;
+    if (!opts)
+        opts = &defaults;
+    if (opts->size < sizeof(mn_history_opts))
+        return mn__err(MN_MISUSE, "mn_history_opts.size is not set (use MN_HISTORY_OPTS_INIT)");
+    if (opts->after_seq < 0)
+        return mn__err(MN_INVALID, "after_seq: must not be negative");
+    return db->store->ops->history(db->store, id, opts, out);
+}
+
+void mn_message_free(mn_message *m) { mn_records_message_free(m); }
+
+void mn_messages_free(mn_messages *list) { mn_records_message_list_free(list); }
+
+static mn_status to_json(json_t *v, char **out)
+{
+    *out = v ? mn_json_dump(v) : NULL;
+    json_decref(v);
+    return *out ? MN_OK : mn__nomem();
+}
+
+mn_status mn_message_to_json(const mn_message *m, char **out)
+{
+    mn__err_clear();
+    if (!m || !out)
+        return mn__err(MN_MISUSE, "mn_message_to_json: NULL argument");
+    return to_json(mn_jsonl_message(m, 0), out);
+}
+
+mn_status mn_session_to_json(const mn_session *s, char **out)
+{
+    mn__err_clear();
+    if (!s || !out)
+        return mn__err(MN_MISUSE, "mn_session_to_json: NULL argument");
+    return to_json(mn_jsonl_session(s, 0), out);
+}
+
+/* ---- context --------------------------------------------------------------------------------- */
+
+mn_status mn_format_parse(const char *name, mn_format *out)
+{
+    static const char *const names[] = {"openai", "anthropic", "text"};
+    for (int i = 0; name && i < 3; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = (mn_format)i;
+            return MN_OK;
+        }
+    return mn__err(MN_INVALID, "format: '%s' is not one of openai, anthropic, text", name ? name : "(null)");
+}
+
+struct context_impl {
+    mn_context pub;
+    char *rendered, *report;
+};
+
+mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_opts *opts, mn_context **out)
+{
+    static const mn_context_opts defaults = MN_CONTEXT_OPTS_INIT;
+    char id[MN_UUID_LEN + 1];
+    mn_status rc = check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_context_build: out is NULL");
+    *out = NULL;
+    if (rc || (rc = check_id(session_id, id)))
+        return rc;
+    if (!opts)
+        opts = &defaults;
+    if (opts->size < sizeof(mn_context_opts))
+        return mn__err(MN_MISUSE, "mn_context_opts.size is not set (use MN_CONTEXT_OPTS_INIT)");
+    const char *strategy = opts->strategy ? opts->strategy : mn_config_str(db->cfg, "memory.strategy");
+    if (strcmp(strategy, "window") != 0)
+        return mn__err(MN_INVALID, "strategy: '%s' is not one of: window", strategy);
+    int64_t max_tokens = opts->max_tokens ? opts->max_tokens : mn_config_int(db->cfg, "memory.max_history_tokens");
+    if (max_tokens < 1 || max_tokens > 100000000)
+        return mn__err(MN_INVALID, "max_tokens: %lld is not from 1 to 100000000", (long long)max_tokens);
+    if ((unsigned)opts->format > MN_FORMAT_TEXT)
+        return mn__err(MN_INVALID, "format: %d is not a format", (int)opts->format);
+    mn_session *s = NULL;
+    rc = db->store->ops->session_get(db->store, id, &s);
+    if (rc)
+        return rc;
+    struct mn_window w;
+    memset(&w, 0, sizeof w);
+    rc = mn_window_build(db->store, db->tk, s, max_tokens, &w);
+    struct context_impl *c = NULL;
+    if (!rc && !(c = calloc(1, sizeof *c)))
+        rc = mn__nomem();
+    if (!rc)
+        rc = mn_context_render(&w, strategy, mn_token_name(db->tk), opts->format, &c->rendered, &c->report);
+    if (!rc) {
+        c->pub.rendered = c->rendered;
+        c->pub.report = c->report;
+        c->pub.tokens = w.system_tokens + w.message_tokens + w.framing_tokens;
+        c->pub.kept = w.count;
+        c->pub.dropped = (size_t)(w.total_messages - (int64_t)w.count);
+        *out = &c->pub;
+    } else
+        free(c);
+    mn_window_release(&w);
+    mn_session_free(s);
+    return rc;
+}
+
+void mn_context_free(mn_context *ctx)
+{
+    if (!ctx)
+        return;
+    struct context_impl *c = (struct context_impl *)ctx;
+    free(c->rendered);
+    free(c->report);
+    free(c);
+}
+
+/* ---- export / import ------------------------------------------------------------------------- */
+
+struct export_state {
+    mn_write_fn write;
+    void *user;
+    struct mn_buf line;
+};
+
+static int emit(struct export_state *e, json_t *v)
+{
+    char *text = v ? mn_json_dump(v) : NULL;
+    json_decref(v);
+    if (!text)
+        return 1;
+    mn_buf_reset(&e->line);
+    int bad = mn_buf_adds(&e->line, text) || mn_buf_addc(&e->line, '\n');
+    free(text);
+    return bad || e->write(e->user, e->line.data, e->line.len) != 0;
+}
+
+static int export_session(void *user, const mn_session *s) { return emit(user, mn_jsonl_session(s, 1)); }
+
+static int export_message(void *user, const mn_message *m) { return emit(user, mn_jsonl_message(m, 1)); }
+
+mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn write, void *user)
+{
+    mn_status rc = check_db(db);
+    if (rc)
+        return rc;
+    if (!write || (n && !ids))
+        return mn__err(MN_MISUSE, "mn_export: NULL argument");
+    char(*canon)[MN_UUID_LEN + 1] = n ? calloc(n, sizeof *canon) : NULL;
+    const char **list = n ? calloc(n, sizeof *list) : NULL;
+    if (n && (!canon || !list))
+        rc = mn__nomem();
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = check_id(ids[i], canon[i]);
+        list[i] = canon[i];
+    }
+    struct export_state e = {write, user, MN_BUF_INIT};
+    for (size_t i = 0; i < n && !rc; i++) { /* nothing is written unless every named session exists */
+        mn_session *s = NULL;
+        rc = db->store->ops->session_get(db->store, list[i], &s);
+        mn_session_free(s);
+    }
+    if (!rc && emit(&e, json_pack("{s:s, s:i}", "format", MN_EXPORT_FORMAT, "version", MN_EXPORT_VERSION)))
+        rc = mn__err(MN_IO, "export: write failed");
+    if (!rc)
+        rc = db->store->ops->export_scan(db->store, list, n, export_session, export_message, &e);
+    mn_buf_release(&e.line);
+    free(canon);
+    free(list);
+    return rc;
+}
+
+/* Reads the stream in chunks and hands out complete lines. */
+struct line_reader {
+    mn_read_fn read;
+    void *user;
+    struct mn_buf buf;
+    size_t start; /* where the next line begins in buf */
+    int eof;
+    mn_status rc; /* why next_line returned -1 */
+};
+
+/* line, len: the next line without its newline; returns 0 at the end, 1 with a line, or a
+ * negative value after setting an error. */
+static int next_line(struct line_reader *r, const char **line, size_t *len)
+{
+    for (;;) {
+        char *nl = memchr(r->buf.data + r->start, '\n', r->buf.len - r->start);
+        if (nl || (r->eof && r->start < r->buf.len)) {
+            size_t end = nl ? (size_t)(nl - r->buf.data) : r->buf.len;
+            *line = r->buf.data + r->start;
+            *len = end - r->start;
+            r->start = nl ? end + 1 : end;
+            return 1;
+        }
+        if (r->eof)
+            return 0;
+        if (r->start > 0) { /* move the partial line to the front */
+            memmove(r->buf.data, r->buf.data + r->start, r->buf.len - r->start);
+            r->buf.len -= r->start;
+            r->buf.data[r->buf.len] = '\0';
+            r->start = 0;
+        }
+        if (r->buf.len > MN_IMPORT_MAX_LINE) {
+            r->rc = mn__err(MN_TOOBIG, "a line is longer than %zu bytes", MN_IMPORT_MAX_LINE);
+            return -1;
+        }
+        char chunk[65536];
+        long got = r->read(r->user, chunk, sizeof chunk);
+        if (got < 0) {
+            r->rc = mn__err(MN_IO, "read failed");
+            return -1;
+        }
+        if (got == 0)
+            r->eof = 1;
+        else if ((r->rc = mn_buf_add(&r->buf, chunk, (size_t)got)))
+            return -1;
+    }
+}
+
+static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats *st, int64_t *lineno)
+{
+    const char *line;
+    size_t len;
+    int got;
+    while ((got = next_line(r, &line, &len)) == 1) {
+        ++*lineno;
+        if (len == 0 || (len == 1 && line[0] == '\r'))
+            continue; /* blank lines are allowed */
+        struct mn_arena a = MN_ARENA_INIT;
+        struct mn_jsonl_item it;
+        int added = 0;
+        mn_status rc = mn_jsonl_parse_line(line, len, db->max_message_bytes, &a, &it);
+        if (!rc && (*lineno == 1) != (it.kind == MN_JSONL_HEADER))
+            rc = mn__err(MN_CORRUPT, *lineno == 1 ? "not a mnemo export: the first line must be the header"
+                                                  : "a header may only be the first line");
+        if (!rc && it.kind == MN_JSONL_SESSION) {
+            rc = db->store->ops->import_session(db->store, &it.session, &added);
+            st->sessions_added += added;
+            st->sessions_skipped += !added;
+        } else if (!rc && it.kind == MN_JSONL_MESSAGE) {
+            rc = db->store->ops->import_message(db->store, &it.message, &added);
+            if (rc == MN_NOTFOUND)
+                rc = mn__err(MN_INVALID, "message %lld belongs to session %s, which has no session line before it",
+                             (long long)it.message.id, it.message.session_id);
+            st->messages_added += added;
+            st->messages_skipped += !added;
+        }
+        mn_arena_release(&a);
+        if (rc)
+            return rc;
+    }
+    if (got < 0)
+        return r->rc;
+    if (*lineno == 0)
+        return mn__err(MN_CORRUPT, "not a mnemo export: the input is empty");
+    return MN_OK;
+}
+
+mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *stats)
+{
+    mn_status rc = check_db(db);
+    mn_import_stats st = {0, 0, 0, 0};
+    if (stats)
+        *stats = st;
+    if (rc)
+        return rc;
+    if (!read)
+        return mn__err(MN_MISUSE, "mn_import: read is NULL");
+    struct line_reader r = {read, user, MN_BUF_INIT, 0, 0, MN_OK};
+    mn_buf_init(&r.buf, MN_IMPORT_MAX_LINE + 65536);
+    int64_t lineno = 0;
+    rc = db->store->ops->begin(db->store);
+    if (!rc) {
+        rc = import_lines(db, &r, &st, &lineno);
+        if (rc) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "import line %lld: %s", (long long)lineno, mn_errmsg());
+            db->store->ops->rollback(db->store);
+            rc = mn__err(rc, "%s", msg);
+        } else
+            rc = db->store->ops->commit(db->store);
+    }
+    mn_buf_release(&r.buf);
+    if (!rc && stats)
+        *stats = st;
+    return rc;
+}
+
+/* ---- stats ----------------------------------------------------------------------------------- */
+
+mn_status mn_stats_json(mn_db *db, char **out)
+{
+    mn_status rc = check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_stats_json: out is NULL");
+    *out = NULL;
+    if (rc)
+        return rc;
+    mn_store_stats s;
+    memset(&s, 0, sizeof s);
+    if ((rc = db->store->ops->stats(db->store, &s)))
+        return rc;
+    double per_msg = s.messages ? (double)(s.db_bytes + s.wal_bytes) / (double)s.messages : 0.0;
+    return to_json(json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:f}", "path", db->path, "backend",
+                             db->store->ops->name, "schema_version", s.schema_version, "tokenizer",
+                             mn_token_name(db->tk), "sessions", (json_int_t)s.sessions, "messages",
+                             (json_int_t)s.messages, "tokens", (json_int_t)s.tokens, "db_bytes",
+                             (json_int_t)s.db_bytes, "wal_bytes", (json_int_t)s.wal_bytes, "bytes_per_message",
+                             per_msg),
+                   out);
+}

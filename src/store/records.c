@@ -1,0 +1,142 @@
+/*
+ * records.c — allocation of the public record types (see records.h). Lists grow their item
+ * arrays with realloc; strings live in the list's arena.
+ */
+#include "store/records.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/banned.h"
+
+struct mn_messages_impl *mn_records_message_list_new(void)
+{
+    return calloc(1, sizeof(struct mn_messages_impl));
+}
+
+struct mn_sessions_impl *mn_records_session_list_new(void)
+{
+    return calloc(1, sizeof(struct mn_sessions_impl));
+}
+
+#define PUSH(l, type)                                                                                                \
+    do {                                                                                                             \
+        if ((l)->pub.count == (l)->cap) {                                                                            \
+            size_t cap = (l)->cap ? (l)->cap * 2 : 16;                                                               \
+            type *items = realloc((l)->pub.items, cap * sizeof(type));                                               \
+            if (!items)                                                                                              \
+                return NULL;                                                                                         \
+            (l)->pub.items = items;                                                                                  \
+            (l)->cap = cap;                                                                                          \
+        }                                                                                                            \
+        type *it = &(l)->pub.items[(l)->pub.count++];                                                                \
+        memset(it, 0, sizeof *it);                                                                                   \
+        return it;                                                                                                   \
+    } while (0)
+
+mn_message *mn_records_message_push(struct mn_messages_impl *l) { PUSH(l, mn_message); }
+
+mn_session *mn_records_session_push(struct mn_sessions_impl *l) { PUSH(l, mn_session); }
+
+int mn_records_message_fill(struct mn_arena *a, mn_message *dst, const mn_message *src)
+{
+    int oom = 0;
+    *dst = *src;
+    dst->session_id = mn_arena_strdup(a, src->session_id, &oom);
+    dst->content = mn_arena_strdup(a, src->content, &oom);
+    dst->tool_calls = mn_arena_strdup(a, src->tool_calls, &oom);
+    dst->tool_call_id = mn_arena_strdup(a, src->tool_call_id, &oom);
+    dst->name = mn_arena_strdup(a, src->name, &oom);
+    dst->tool_name = mn_arena_strdup(a, src->tool_name, &oom);
+    dst->model = mn_arena_strdup(a, src->model, &oom);
+    dst->files = mn_arena_strdup(a, src->files, &oom);
+    dst->metadata = mn_arena_strdup(a, src->metadata ? src->metadata : "{}", &oom);
+    dst->idempotency_key = mn_arena_strdup(a, src->idempotency_key, &oom);
+    return oom;
+}
+
+int mn_records_session_fill(struct mn_arena *a, mn_session *dst, const mn_session *src)
+{
+    int oom = 0;
+    *dst = *src;
+    dst->id = mn_arena_strdup(a, src->id, &oom);
+    dst->ns = mn_arena_strdup(a, src->ns, &oom);
+    dst->title = mn_arena_strdup(a, src->title, &oom);
+    dst->system_prompt = mn_arena_strdup(a, src->system_prompt, &oom);
+    dst->metadata = mn_arena_strdup(a, src->metadata ? src->metadata : "{}", &oom);
+    dst->tool_name = mn_arena_strdup(a, src->tool_name, &oom);
+    dst->parent_id = mn_arena_strdup(a, src->parent_id, &oom);
+    return oom;
+}
+
+/* A standalone record: the struct first, then the arena holding its strings. */
+struct message_one {
+    mn_message pub;
+    struct mn_arena arena;
+};
+struct session_one {
+    mn_session pub;
+    struct mn_arena arena;
+};
+
+mn_message *mn_records_message_copy(const mn_message *m)
+{
+    struct message_one *one = calloc(1, sizeof *one);
+    if (!one)
+        return NULL;
+    if (mn_records_message_fill(&one->arena, &one->pub, m)) {
+        mn_records_message_free(&one->pub);
+        return NULL;
+    }
+    return &one->pub;
+}
+
+mn_session *mn_records_session_copy(const mn_session *s)
+{
+    struct session_one *one = calloc(1, sizeof *one);
+    if (!one)
+        return NULL;
+    if (mn_records_session_fill(&one->arena, &one->pub, s)) {
+        mn_records_session_free(&one->pub);
+        return NULL;
+    }
+    return &one->pub;
+}
+
+void mn_records_message_free(mn_message *m)
+{
+    if (!m)
+        return;
+    struct message_one *one = (struct message_one *)m;
+    mn_arena_release(&one->arena);
+    free(one);
+}
+
+void mn_records_session_free(mn_session *s)
+{
+    if (!s)
+        return;
+    struct session_one *one = (struct session_one *)s;
+    mn_arena_release(&one->arena);
+    free(one);
+}
+
+void mn_records_message_list_free(mn_messages *pub)
+{
+    if (!pub)
+        return;
+    struct mn_messages_impl *l = (struct mn_messages_impl *)pub;
+    mn_arena_release(&l->arena);
+    free(l->pub.items);
+    free(l);
+}
+
+void mn_records_session_list_free(mn_sessions *pub)
+{
+    if (!pub)
+        return;
+    struct mn_sessions_impl *l = (struct mn_sessions_impl *)pub;
+    mn_arena_release(&l->arena);
+    free(l->pub.items);
+    free(l);
+}

@@ -1,0 +1,43 @@
+/*
+ * records.h — building the caller-owned records of mnemo.h (mn_session, mn_message and their
+ * lists). Each record or list owns one arena that holds the struct(s) and every string, so the
+ * public _free functions release it in one step.
+ */
+#ifndef MN_STORE_RECORDS_H
+#define MN_STORE_RECORDS_H
+
+#include "mnemo.h"
+#include "util/arena.h"
+
+struct mn_messages_impl {
+    mn_messages pub; /* first: the public pointer is the impl pointer */
+    size_t cap;
+    struct mn_arena arena;
+};
+
+struct mn_sessions_impl {
+    mn_sessions pub;
+    size_t cap;
+    struct mn_arena arena;
+};
+
+struct mn_messages_impl *mn_records_message_list_new(void);
+/* A new zeroed item at the end; NULL on OOM. */
+mn_message *mn_records_message_push(struct mn_messages_impl *l);
+struct mn_sessions_impl *mn_records_session_list_new(void);
+mn_session *mn_records_session_push(struct mn_sessions_impl *l);
+
+/* Deep copies into a standalone record (one allocation); NULL on OOM. */
+mn_message *mn_records_message_copy(const mn_message *m);
+mn_session *mn_records_session_copy(const mn_session *s);
+/* Deep copy of src's strings into dst using arena a; returns non-zero on OOM. */
+int mn_records_message_fill(struct mn_arena *a, mn_message *dst, const mn_message *src);
+int mn_records_session_fill(struct mn_arena *a, mn_session *dst, const mn_session *src);
+
+/* Frees what mn_records_message_copy / mn_records_session_copy made (never a list item). */
+void mn_records_message_free(mn_message *m);
+void mn_records_session_free(mn_session *s);
+void mn_records_message_list_free(mn_messages *l);
+void mn_records_session_list_free(mn_sessions *l);
+
+#endif

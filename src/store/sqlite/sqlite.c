@@ -1,0 +1,1053 @@
+/*
+ * sqlite.c — the SQLite backend of store.h: one database file in WAL mode, foreign keys on,
+ * prepared statements kept for the life of the handle, writes in BEGIN IMMEDIATE transactions,
+ * and a busy handler that backs off exponentially up to the configured bound.
+ * Schema and migrations: schema.h. Format notes: docs/format.md.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/records.h"
+#include "store/sqlite/schema.h"
+#include "store/store.h"
+#include "util/clock.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+#define SESSION_COLS                                                                                                 \
+    "id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at, updated_at, expires_at,"     \
+    " message_count, token_count"
+#define MESSAGE_COLS                                                                                                 \
+    "id, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files, metadata, idem_key, tokens,"  \
+    " pinned, created_at"
+
+enum stmt_id {
+    S_BEGIN_WRITE,
+    S_BEGIN_READ,
+    S_COMMIT,
+    S_ROLLBACK,
+    S_SESSION_INSERT,
+    S_SESSION_GET,
+    S_SESSION_SID,
+    S_SESSION_APPENDED,
+    S_SESSION_LIST_NS,
+    S_SESSION_LIST_ALL,
+    S_SESSION_DELETE,
+    S_SESSION_PRUNE,
+    S_SESSION_ALL_BY_CREATED,
+    S_MESSAGE_INSERT,
+    S_MESSAGE_BY_IDEM,
+    S_MESSAGE_SCAN_DESC,
+    S_HISTORY_ASC,
+    S_HISTORY_TAIL,
+    S_MESSAGE_SEQ_EXISTS,
+    S_MESSAGE_ID_EXISTS,
+    S_MESSAGE_IMPORT,
+    S_SESSION_IMPORTED_MESSAGE,
+    S_STATS,
+    S_META_GET,
+    S_META_SET,
+    S_COUNT
+};
+
+static const char *const stmt_sql[S_COUNT] = {
+    [S_BEGIN_WRITE] = "BEGIN IMMEDIATE",
+    [S_BEGIN_READ] = "BEGIN",
+    [S_COMMIT] = "COMMIT",
+    [S_ROLLBACK] = "ROLLBACK",
+    [S_SESSION_INSERT] = "INSERT INTO sessions (id, namespace, title, system_prompt, metadata, tool_name, parent_id,"
+                         " created_at, updated_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [S_SESSION_GET] = "SELECT " SESSION_COLS " FROM sessions WHERE id = ?1",
+    [S_SESSION_SID] = "SELECT sid, last_seq FROM sessions WHERE id = ?1",
+    [S_SESSION_APPENDED] = "UPDATE sessions SET last_seq = ?2, message_count = message_count + ?3,"
+                           " token_count = token_count + ?4, updated_at = ?5,"
+                           " title = CASE WHEN title IS NULL THEN ?6 ELSE title END WHERE sid = ?1",
+    [S_SESSION_LIST_NS] = "SELECT " SESSION_COLS " FROM sessions WHERE namespace = ?1"
+                          " ORDER BY updated_at DESC, sid DESC LIMIT ?2 OFFSET ?3",
+    [S_SESSION_LIST_ALL] = "SELECT " SESSION_COLS " FROM sessions ORDER BY updated_at DESC, sid DESC LIMIT ?2 OFFSET ?3",
+    [S_SESSION_DELETE] = "DELETE FROM sessions WHERE id = ?1",
+    [S_SESSION_PRUNE] = "DELETE FROM sessions WHERE updated_at < ?1",
+    [S_SESSION_ALL_BY_CREATED] = "SELECT " SESSION_COLS " FROM sessions ORDER BY created_at, id",
+    [S_MESSAGE_INSERT] = "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name,"
+                         " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at)"
+                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    [S_MESSAGE_BY_IDEM] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND idem_key = ?2",
+    [S_MESSAGE_SCAN_DESC] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 ORDER BY seq DESC",
+    [S_HISTORY_ASC] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+    [S_HISTORY_TAIL] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND seq > ?2"
+                       " ORDER BY seq DESC LIMIT ?3",
+    [S_MESSAGE_SEQ_EXISTS] = "SELECT 1 FROM messages WHERE session_sid = ?1 AND seq = ?2",
+    [S_MESSAGE_ID_EXISTS] = "SELECT 1 FROM messages WHERE id = ?1",
+    [S_MESSAGE_IMPORT] = "INSERT INTO messages (id, session_sid, seq, role, content, tool_calls, tool_call_id, name,"
+                         " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at)"
+                         " VALUES (?16, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    [S_SESSION_IMPORTED_MESSAGE] = "UPDATE sessions SET last_seq = max(last_seq, ?2), message_count = message_count + 1,"
+                                   " token_count = token_count + ?3 WHERE sid = ?1",
+    [S_STATS] = "SELECT count(*), coalesce(sum(message_count), 0), coalesce(sum(token_count), 0) FROM sessions",
+    [S_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+    [S_META_SET] = "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+};
+
+struct sqlite_store {
+    struct mn_store base;
+    sqlite3 *db;
+    char *path;
+    pthread_mutex_t lock;
+    int64_t busy_timeout_ms;
+    int64_t busy_started_ns;
+    sqlite3_stmt *stmt[S_COUNT];
+};
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+
+static mn_status fail(struct sqlite_store *s, int rc, const char *what)
+{
+    int primary = rc & 0xFF;
+    const char *msg = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
+    switch (primary) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return mn__err(MN_BUSY, "%s: database %s is locked by another writer for more than %lld ms"
+                       " (memory.busy_timeout_ms)", what, s->path, (long long)s->busy_timeout_ms);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        return MN_CORRUPT_AT("%s: database %s is corrupt or not a SQLite database: %s", what, s->path, msg);
+    case SQLITE_NOMEM:
+        return mn__nomem();
+    case SQLITE_CONSTRAINT:
+        return mn__err(MN_CONFLICT, "%s: %s", what, msg);
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+        return mn__err(MN_IO, "%s: %s: %s", what, s->path, msg);
+    default:
+        return mn__err(MN_INTERNAL, "%s: %s (sqlite %d)", what, msg, rc);
+    }
+}
+
+/* ---- statements ------------------------------------------------------------------------------ */
+
+static mn_status prep(struct sqlite_store *s, enum stmt_id id, sqlite3_stmt **out)
+{
+    if (!s->stmt[id]) {
+        int rc = sqlite3_prepare_v3(s->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[id], NULL);
+        if (rc != SQLITE_OK)
+            return fail(s, rc, "prepare");
+    }
+    *out = s->stmt[id];
+    return MN_OK;
+}
+
+static void done(sqlite3_stmt *st)
+{
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+/* Runs a statement that returns no rows. */
+static mn_status run(struct sqlite_store *s, enum stmt_id id, const char *what)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, id, &st);
+    if (rc)
+        return rc;
+    int r = sqlite3_step(st);
+    done(st);
+    return r == SQLITE_DONE ? MN_OK : fail(s, r, what);
+}
+
+static mn_status begin_write(struct sqlite_store *s)
+{
+    s->busy_started_ns = 0;
+    return run(s, S_BEGIN_WRITE, "begin");
+}
+
+static mn_status commit(struct sqlite_store *s)
+{
+    mn_status rc = run(s, S_COMMIT, "commit");
+    if (rc && !sqlite3_get_autocommit(s->db))
+        run(s, S_ROLLBACK, "rollback");
+    return rc;
+}
+
+static void rollback(struct sqlite_store *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        run(s, S_ROLLBACK, "rollback");
+}
+
+/* ---- rows ------------------------------------------------------------------------------------ */
+
+static const char *col_text(sqlite3_stmt *st, int i) { return (const char *)sqlite3_column_text(st, i); }
+
+static void row_session(sqlite3_stmt *st, mn_session *out)
+{
+    memset(out, 0, sizeof *out);
+    out->id = col_text(st, 0);
+    out->ns = col_text(st, 1);
+    out->title = col_text(st, 2);
+    out->system_prompt = col_text(st, 3);
+    out->metadata = col_text(st, 4);
+    out->tool_name = col_text(st, 5);
+    out->parent_id = col_text(st, 6);
+    out->created_at = sqlite3_column_int64(st, 7);
+    out->updated_at = sqlite3_column_int64(st, 8);
+    out->expires_at = sqlite3_column_int64(st, 9);
+    out->message_count = sqlite3_column_int64(st, 10);
+    out->token_count = sqlite3_column_int64(st, 11);
+    if (!out->metadata)
+        out->metadata = "{}";
+}
+
+static mn_status row_message(struct sqlite_store *s, sqlite3_stmt *st, const char *session_id, mn_message *out)
+{
+    memset(out, 0, sizeof *out);
+    out->id = sqlite3_column_int64(st, 0);
+    out->session_id = session_id;
+    out->seq = sqlite3_column_int64(st, 1);
+    if (mn_role_parse(col_text(st, 2), &out->role) != MN_OK)
+        return MN_CORRUPT_AT("database %s: message %lld has an unknown role", s->path, (long long)out->id);
+    out->content = col_text(st, 3);
+    out->tool_calls = col_text(st, 4);
+    out->tool_call_id = col_text(st, 5);
+    out->name = col_text(st, 6);
+    out->tool_name = col_text(st, 7);
+    out->model = col_text(st, 8);
+    out->files = col_text(st, 9);
+    out->metadata = col_text(st, 10);
+    out->idempotency_key = col_text(st, 11);
+    out->tokens = sqlite3_column_int64(st, 12);
+    out->pinned = sqlite3_column_int(st, 13);
+    out->created_at = sqlite3_column_int64(st, 14);
+    if (!out->metadata)
+        out->metadata = "{}";
+    return MN_OK;
+}
+
+/* Looks up the internal sid and last seq of a session; MN_NOTFOUND when missing. */
+static mn_status session_sid(struct sqlite_store *s, const char *id, int64_t *sid, int64_t *last_seq)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, S_SESSION_SID, &st);
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        *sid = sqlite3_column_int64(st, 0);
+        if (last_seq)
+            *last_seq = sqlite3_column_int64(st, 1);
+        rc = MN_OK;
+    } else if (r == SQLITE_DONE)
+        rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+    else
+        rc = fail(s, r, "session lookup");
+    done(st);
+    return rc;
+}
+
+/* ---- operations ------------------------------------------------------------------------------ */
+
+#define LOCKED(s, expr)                                                                                              \
+    do {                                                                                                             \
+        pthread_mutex_lock(&(s)->lock);                                                                              \
+        mn_status rc_ = (expr);                                                                                      \
+        pthread_mutex_unlock(&(s)->lock);                                                                            \
+        return rc_;                                                                                                  \
+    } while (0)
+
+static mn_status insert_session(struct sqlite_store *s, const mn_session *in)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, S_SESSION_INSERT, &st);
+    if (rc)
+        return rc;
+    bind_text(st, 1, in->id);
+    bind_text(st, 2, in->ns);
+    bind_text(st, 3, in->title);
+    bind_text(st, 4, in->system_prompt);
+    bind_text(st, 5, in->metadata && strcmp(in->metadata, "{}") != 0 ? in->metadata : NULL);
+    bind_text(st, 6, in->tool_name);
+    bind_text(st, 7, in->parent_id);
+    sqlite3_bind_int64(st, 8, in->created_at);
+    sqlite3_bind_int64(st, 9, in->updated_at);
+    sqlite3_bind_int64(st, 10, in->expires_at);
+    int r = sqlite3_step(st);
+    done(st);
+    if (r == SQLITE_CONSTRAINT_UNIQUE || r == SQLITE_CONSTRAINT_PRIMARYKEY)
+        return mn__err(MN_CONFLICT, "session %s already exists", in->id);
+    return r == SQLITE_DONE ? MN_OK : fail(s, r, "session insert");
+}
+
+static mn_status session_insert_locked(struct sqlite_store *s, const mn_session *in)
+{
+    mn_status rc = begin_write(s);
+    if (rc)
+        return rc;
+    rc = insert_session(s, in);
+    if (rc) {
+        rollback(s);
+        return rc;
+    }
+    return commit(s);
+}
+
+static mn_status op_session_insert(mn_store *st, const mn_session *in)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, session_insert_locked(s, in));
+}
+
+static mn_status session_get_locked(struct sqlite_store *s, const char *id, mn_session **out)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, S_SESSION_GET, &st);
+    if (rc)
+        return rc;
+    bind_text(st, 1, id);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        mn_session row;
+        row_session(st, &row);
+        *out = mn_records_session_copy(&row);
+        rc = *out ? MN_OK : mn__nomem();
+    } else if (r == SQLITE_DONE)
+        rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+    else
+        rc = fail(s, r, "session get");
+    done(st);
+    return rc;
+}
+
+static mn_status op_session_get(mn_store *st, const char *id, mn_session **out)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, session_get_locked(s, id, out));
+}
+
+static mn_status session_list_locked(struct sqlite_store *s, const char *ns, size_t limit, size_t offset,
+                                     mn_sessions **out)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, ns ? S_SESSION_LIST_NS : S_SESSION_LIST_ALL, &st);
+    if (rc)
+        return rc;
+    struct mn_sessions_impl *l = mn_records_session_list_new();
+    if (!l)
+        return mn__nomem();
+    if (ns)
+        bind_text(st, 1, ns);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+    sqlite3_bind_int64(st, 3, offset > (size_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)offset);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        mn_session row, *it = mn_records_session_push(l);
+        row_session(st, &row);
+        if (!it || mn_records_session_fill(&l->arena, it, &row)) {
+            rc = mn__nomem();
+            break;
+        }
+    }
+    if (!rc && r != SQLITE_DONE)
+        rc = fail(s, r, "session list");
+    done(st);
+    if (rc) {
+        mn_records_session_list_free(&l->pub);
+        return rc;
+    }
+    *out = &l->pub;
+    return MN_OK;
+}
+
+static mn_status op_session_list(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, session_list_locked(s, ns, limit, offset, out));
+}
+
+static mn_status delete_locked(struct sqlite_store *s, enum stmt_id id, const char *text, int64_t num,
+                               int64_t *changes)
+{
+    mn_status rc = begin_write(s);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = prep(s, id, &st);
+    if (rc) {
+        rollback(s);
+        return rc;
+    }
+    if (text)
+        bind_text(st, 1, text);
+    else
+        sqlite3_bind_int64(st, 1, num);
+    int r = sqlite3_step(st);
+    done(st);
+    if (r != SQLITE_DONE) {
+        rc = fail(s, r, "delete");
+        rollback(s);
+        return rc;
+    }
+    *changes = sqlite3_changes64(s->db);
+    return commit(s);
+}
+
+static mn_status op_session_delete(mn_store *st, const char *id)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    int64_t n = 0;
+    pthread_mutex_lock(&s->lock);
+    mn_status rc = delete_locked(s, S_SESSION_DELETE, id, 0, &n);
+    pthread_mutex_unlock(&s->lock);
+    if (!rc && n == 0)
+        rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+    return rc;
+}
+
+static mn_status op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, delete_locked(s, S_SESSION_PRUNE, NULL, before_ms, deleted));
+}
+
+static void bind_message(sqlite3_stmt *st, int64_t sid, const mn_message *m)
+{
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, m->seq);
+    bind_text(st, 3, mn_role_name(m->role));
+    bind_text(st, 4, m->content);
+    bind_text(st, 5, m->tool_calls);
+    bind_text(st, 6, m->tool_call_id);
+    bind_text(st, 7, m->name);
+    bind_text(st, 8, m->tool_name);
+    bind_text(st, 9, m->model);
+    bind_text(st, 10, m->files);
+    bind_text(st, 11, m->metadata && strcmp(m->metadata, "{}") != 0 ? m->metadata : NULL);
+    bind_text(st, 12, m->idempotency_key);
+    sqlite3_bind_int64(st, 13, m->tokens);
+    sqlite3_bind_int(st, 14, m->pinned ? 1 : 0);
+    sqlite3_bind_int64(st, 15, m->created_at);
+}
+
+/* Finds a message already stored under an idempotency key; *found set when it exists. */
+static mn_status find_idem(struct sqlite_store *s, int64_t sid, const char *session_id, const char *key,
+                           struct mn_messages_impl *l, int *found)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, S_MESSAGE_BY_IDEM, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    bind_text(st, 2, key);
+    int r = sqlite3_step(st);
+    *found = r == SQLITE_ROW;
+    if (r == SQLITE_ROW) {
+        mn_message row;
+        rc = row_message(s, st, session_id, &row);
+        mn_message *it = rc ? NULL : mn_records_message_push(l);
+        if (!rc && (!it || mn_records_message_fill(&l->arena, it, &row)))
+            rc = mn__nomem();
+    } else if (r != SQLITE_DONE)
+        rc = fail(s, r, "idempotency lookup");
+    done(st);
+    return rc;
+}
+
+static mn_status append_in_txn(struct sqlite_store *s, const char *session_id, const mn_store_append *req,
+                               struct mn_messages_impl *l)
+{
+    int64_t sid = 0, last_seq = 0, added = 0, tokens = 0;
+    mn_status rc = session_sid(s, session_id, &sid, &last_seq);
+    if (rc == MN_NOTFOUND && req->create) {
+        rc = insert_session(s, req->create);
+        sid = sqlite3_last_insert_rowid(s->db);
+    }
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < req->n; i++) {
+        mn_message *m = &req->msgs[i];
+        if (m->idempotency_key) {
+            int found = 0;
+            rc = find_idem(s, sid, session_id, m->idempotency_key, l, &found);
+            if (rc)
+                return rc;
+            if (found)
+                continue;
+        }
+        m->seq = ++last_seq;
+        m->session_id = session_id;
+        sqlite3_stmt *st = NULL;
+        rc = prep(s, S_MESSAGE_INSERT, &st);
+        if (rc)
+            return rc;
+        bind_message(st, sid, m);
+        int r = sqlite3_step(st);
+        done(st);
+        if (r != SQLITE_DONE)
+            return fail(s, r, "message insert");
+        m->id = sqlite3_last_insert_rowid(s->db);
+        mn_message *it = mn_records_message_push(l);
+        if (!it || mn_records_message_fill(&l->arena, it, m))
+            return mn__nomem();
+        added++;
+        tokens += m->tokens;
+    }
+    if (added == 0)
+        return MN_OK;
+    sqlite3_stmt *st = NULL;
+    rc = prep(s, S_SESSION_APPENDED, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, last_seq);
+    sqlite3_bind_int64(st, 3, added);
+    sqlite3_bind_int64(st, 4, tokens);
+    sqlite3_bind_int64(st, 5, req->now_ms);
+    bind_text(st, 6, req->title);
+    int r = sqlite3_step(st);
+    done(st);
+    return r == SQLITE_DONE ? MN_OK : fail(s, r, "session update");
+}
+
+static mn_status append_locked(struct sqlite_store *s, const char *session_id, const mn_store_append *req,
+                               mn_messages **out)
+{
+    struct mn_messages_impl *l = mn_records_message_list_new();
+    if (!l)
+        return mn__nomem();
+    mn_status rc = begin_write(s);
+    if (!rc) {
+        rc = append_in_txn(s, session_id, req, l);
+        if (rc)
+            rollback(s);
+        else
+            rc = commit(s);
+    }
+    if (rc || !out) {
+        mn_records_message_list_free(&l->pub);
+        return rc;
+    }
+    *out = &l->pub;
+    return MN_OK;
+}
+
+static mn_status op_append(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, append_locked(s, session_id, req, out));
+}
+
+/* Runs fn inside a read transaction so that the session lookup and the scan see one snapshot. */
+static mn_status read_scan(struct sqlite_store *s, const char *session_id, enum stmt_id id, int64_t a2, int64_t a3,
+                           mn_store_message_fn fn, void *user)
+{
+    mn_status rc = run(s, S_BEGIN_READ, "begin");
+    if (rc)
+        return rc;
+    int64_t sid;
+    rc = session_sid(s, session_id, &sid, NULL);
+    sqlite3_stmt *st = NULL;
+    if (!rc)
+        rc = prep(s, id, &st);
+    if (!rc) {
+        sqlite3_bind_int64(st, 1, sid);
+        if (id != S_MESSAGE_SCAN_DESC) {
+            sqlite3_bind_int64(st, 2, a2);
+            sqlite3_bind_int64(st, 3, a3);
+        }
+        int r;
+        while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+            mn_message row;
+            rc = row_message(s, st, session_id, &row);
+            if (rc || fn(user, &row))
+                break;
+        }
+        if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
+            rc = fail(s, r, "message scan");
+        done(st);
+    }
+    run(s, S_COMMIT, "end read");
+    return rc;
+}
+
+static mn_status op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, read_scan(s, session_id, S_MESSAGE_SCAN_DESC, 0, 0, fn, user));
+}
+
+struct collect {
+    struct mn_messages_impl *l;
+    mn_status rc;
+};
+
+static int collect_message(void *user, const mn_message *m)
+{
+    struct collect *c = user;
+    mn_message *it = mn_records_message_push(c->l);
+    if (!it || mn_records_message_fill(&c->l->arena, it, m)) {
+        c->rc = mn__nomem();
+        return 1;
+    }
+    return 0;
+}
+
+static mn_status op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    struct collect c = {mn_records_message_list_new(), MN_OK};
+    if (!c.l)
+        return mn__nomem();
+    int64_t limit = o->limit == 0 || o->limit > (size_t)INT64_MAX ? -1 : (int64_t)o->limit;
+    int tail = o->tail && limit > 0;
+    pthread_mutex_lock(&s->lock);
+    mn_status rc = read_scan(s, session_id, tail ? S_HISTORY_TAIL : S_HISTORY_ASC, o->after_seq, limit,
+                             collect_message, &c);
+    pthread_mutex_unlock(&s->lock);
+    if (!rc)
+        rc = c.rc;
+    if (rc) {
+        mn_records_message_list_free(&c.l->pub);
+        return rc;
+    }
+    if (tail) { /* read newest first; hand back oldest to newest */
+        mn_message *items = c.l->pub.items;
+        for (size_t i = 0, j = c.l->pub.count; i + 1 < j; i++, j--) {
+            mn_message t = items[i];
+            items[i] = items[j - 1];
+            items[j - 1] = t;
+        }
+    }
+    *out = &c.l->pub;
+    return MN_OK;
+}
+
+/* ---- export and import ----------------------------------------------------------------------- */
+
+static mn_status export_one(struct sqlite_store *s, sqlite3_stmt *sess, mn_store_session_fn on_session,
+                            mn_store_message_fn on_message, void *user)
+{
+    mn_session row;
+    row_session(sess, &row);
+    if (on_session(user, &row))
+        return mn__err(MN_IO, "export: write failed");
+    int64_t sid;
+    mn_status rc = session_sid(s, row.id, &sid, NULL);
+    sqlite3_stmt *st = NULL;
+    if (!rc)
+        rc = prep(s, S_HISTORY_ASC, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, 0);
+    sqlite3_bind_int64(st, 3, -1);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        mn_message m;
+        rc = row_message(s, st, row.id, &m);
+        if (!rc && on_message(user, &m))
+            rc = mn__err(MN_IO, "export: write failed");
+        if (rc)
+            break;
+    }
+    if (!rc && r != SQLITE_DONE)
+        rc = fail(s, r, "export");
+    done(st);
+    return rc;
+}
+
+static mn_status export_locked(struct sqlite_store *s, const char *const *ids, size_t n,
+                               mn_store_session_fn on_session, mn_store_message_fn on_message, void *user)
+{
+    int64_t sid;
+    mn_status rc = MN_OK;
+    for (size_t i = 0; i < n && !rc; i++) /* every named session must exist before a byte is written */
+        rc = session_sid(s, ids[i], &sid, NULL);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    if (n == 0) {
+        rc = prep(s, S_SESSION_ALL_BY_CREATED, &st);
+        if (rc)
+            return rc;
+        int r;
+        while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
+            rc = export_one(s, st, on_session, on_message, user);
+        if (!rc && r != SQLITE_DONE)
+            rc = fail(s, r, "export");
+        done(st);
+        return rc;
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = prep(s, S_SESSION_GET, &st);
+        if (rc)
+            return rc;
+        bind_text(st, 1, ids[i]);
+        int r = sqlite3_step(st);
+        if (r == SQLITE_ROW)
+            rc = export_one(s, st, on_session, on_message, user);
+        else
+            rc = fail(s, r, "export");
+        done(st);
+    }
+    return rc;
+}
+
+static mn_status op_export_scan(mn_store *st, const char *const *ids, size_t n, mn_store_session_fn on_session,
+                                mn_store_message_fn on_message, void *user)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    pthread_mutex_lock(&s->lock);
+    mn_status rc = run(s, S_BEGIN_READ, "begin");
+    if (!rc) {
+        rc = export_locked(s, ids, n, on_session, on_message, user);
+        run(s, S_COMMIT, "end read");
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* Import holds the handle's lock from begin to commit/rollback, so the whole import is one
+ * transaction that no other thread's call can interleave with. */
+static mn_status op_begin(mn_store *st)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    pthread_mutex_lock(&s->lock);
+    mn_status rc = begin_write(s);
+    if (rc)
+        pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static mn_status op_commit(mn_store *st)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    mn_status rc = commit(s);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static void op_rollback(mn_store *st)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    rollback(s);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static mn_status op_import_session(mn_store *st, const mn_session *in, int *added)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    int64_t sid;
+    mn_status rc = session_sid(s, in->id, &sid, NULL);
+    *added = 0;
+    if (rc != MN_NOTFOUND)
+        return rc; /* present (skip) or a real error */
+    rc = insert_session(s, in);
+    *added = rc == MN_OK;
+    return rc;
+}
+
+static mn_status exists(struct sqlite_store *s, enum stmt_id id, int64_t a, int64_t b, int *yes)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, id, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, a);
+    if (id == S_MESSAGE_SEQ_EXISTS)
+        sqlite3_bind_int64(st, 2, b);
+    int r = sqlite3_step(st);
+    done(st);
+    if (r != SQLITE_ROW && r != SQLITE_DONE)
+        return fail(s, r, "lookup");
+    *yes = r == SQLITE_ROW;
+    return MN_OK;
+}
+
+static mn_status op_import_message(mn_store *st, const mn_message *m, int *added)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    int64_t sid;
+    int taken = 0;
+    *added = 0;
+    mn_status rc = session_sid(s, m->session_id, &sid, NULL);
+    if (!rc)
+        rc = exists(s, S_MESSAGE_SEQ_EXISTS, sid, m->seq, &taken);
+    if (rc || taken)
+        return rc;
+    rc = exists(s, S_MESSAGE_ID_EXISTS, m->id, 0, &taken);
+    sqlite3_stmt *ins = NULL;
+    if (!rc)
+        rc = prep(s, S_MESSAGE_IMPORT, &ins);
+    if (rc)
+        return rc;
+    bind_message(ins, sid, m);
+    if (taken) /* keep the exported id when it is free, else take a new one */
+        sqlite3_bind_null(ins, 16);
+    else
+        sqlite3_bind_int64(ins, 16, m->id);
+    int r = sqlite3_step(ins);
+    done(ins);
+    if (r != SQLITE_DONE)
+        return fail(s, r, "message import");
+    sqlite3_stmt *upd = NULL;
+    rc = prep(s, S_SESSION_IMPORTED_MESSAGE, &upd);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(upd, 1, sid);
+    sqlite3_bind_int64(upd, 2, m->seq);
+    sqlite3_bind_int64(upd, 3, m->tokens);
+    r = sqlite3_step(upd);
+    done(upd);
+    if (r != SQLITE_DONE)
+        return fail(s, r, "session update");
+    *added = 1;
+    return MN_OK;
+}
+
+/* ---- stats and meta -------------------------------------------------------------------------- */
+
+static int64_t file_size(const char *path, const char *suffix)
+{
+    char name[PATH_MAX];
+    struct stat sb;
+    snprintf(name, sizeof name, "%s%s", path, suffix);
+    return stat(name, &sb) == 0 ? (int64_t)sb.st_size : 0;
+}
+
+static mn_status stats_locked(struct sqlite_store *s, mn_store_stats *out)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, S_STATS, &st);
+    if (rc)
+        return rc;
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        out->sessions = sqlite3_column_int64(st, 0);
+        out->messages = sqlite3_column_int64(st, 1);
+        out->tokens = sqlite3_column_int64(st, 2);
+    } else
+        rc = fail(s, r, "stats");
+    done(st);
+    out->db_bytes = file_size(s->path, "");
+    out->wal_bytes = file_size(s->path, "-wal");
+    out->schema_version = MN_SQLITE_SCHEMA_VERSION;
+    return rc;
+}
+
+static mn_status op_stats(mn_store *st, mn_store_stats *out)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, stats_locked(s, out));
+}
+
+static mn_status meta_get_locked(struct sqlite_store *s, const char *key, char **value)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, S_META_GET, &st);
+    if (rc)
+        return rc;
+    bind_text(st, 1, key);
+    int r = sqlite3_step(st);
+    *value = NULL;
+    if (r == SQLITE_ROW) {
+        *value = strdup(col_text(st, 0));
+        if (!*value)
+            rc = mn__nomem();
+    } else if (r != SQLITE_DONE)
+        rc = fail(s, r, "meta get");
+    done(st);
+    return rc;
+}
+
+static mn_status op_meta_get(mn_store *st, const char *key, char **value)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, meta_get_locked(s, key, value));
+}
+
+static mn_status meta_set_locked(struct sqlite_store *s, const char *key, const char *value)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, S_META_SET, &st);
+    if (rc)
+        return rc;
+    bind_text(st, 1, key);
+    bind_text(st, 2, value);
+    int r = sqlite3_step(st);
+    done(st);
+    return r == SQLITE_DONE ? MN_OK : fail(s, r, "meta set");
+}
+
+static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, meta_set_locked(s, key, value));
+}
+
+/* ---- open, migrate, close -------------------------------------------------------------------- */
+
+static void op_close(mn_store *st)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    if (!s)
+        return;
+    for (int i = 0; i < S_COUNT; i++)
+        sqlite3_finalize(s->stmt[i]);
+    sqlite3_close(s->db);
+    pthread_mutex_destroy(&s->lock);
+    free(s->path);
+    free(s);
+}
+
+/* Exponential backoff, 1 ms doubling to 100 ms with jitter, until busy_timeout_ms in total. */
+static int busy_handler(void *user, int attempt)
+{
+    struct sqlite_store *s = user;
+    int64_t now = mn_clock_mono_ns();
+    if (attempt == 0 || s->busy_started_ns == 0)
+        s->busy_started_ns = now;
+    if ((now - s->busy_started_ns) / 1000000 >= s->busy_timeout_ms)
+        return 0;
+    int64_t delay = attempt < 7 ? (int64_t)1 << attempt : 100;
+    delay += (int64_t)(now % 1000) * delay / 2000; /* up to +50%, from the clock's low digits */
+    mn_clock_sleep_ms(delay);
+    return 1;
+}
+
+static mn_status pragma_int(struct sqlite_store *s, const char *sql, int *value)
+{
+    sqlite3_stmt *st = NULL;
+    int r = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (r != SQLITE_OK)
+        return fail(s, r, "open");
+    r = sqlite3_step(st);
+    *value = r == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : fail(s, r, "open");
+}
+
+static mn_status exec(struct sqlite_store *s, const char *sql)
+{
+    int r = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return r == SQLITE_OK ? MN_OK : fail(s, r, "open");
+}
+
+/* Checks the file is ours (or empty) and brings its schema up to date in one transaction. */
+static mn_status migrate(struct sqlite_store *s)
+{
+    mn_status rc = begin_write(s);
+    if (rc)
+        return rc;
+    int app_id = 0, version = 0, tables = 0;
+    if (!(rc = pragma_int(s, "PRAGMA application_id", &app_id)) &&
+        !(rc = pragma_int(s, "PRAGMA user_version", &version)))
+        rc = pragma_int(s, "SELECT count(*) FROM sqlite_schema", &tables);
+    if (!rc && app_id != MN_SQLITE_APPLICATION_ID && (app_id != 0 || tables > 0))
+        rc = mn__err(MN_CORRUPT, "%s is a SQLite database but not a mnemo database", s->path);
+    if (!rc && version > MN_SQLITE_SCHEMA_VERSION)
+        rc = mn__err(MN_CORRUPT, "%s has schema version %d, newer than this mnemo understands (%d)", s->path,
+                     version, MN_SQLITE_SCHEMA_VERSION);
+    for (int v = version; !rc && v < MN_SQLITE_SCHEMA_VERSION; v++) {
+        rc = exec(s, mn_sqlite_migrations[v]);
+        if (!rc)
+            mn__log(MN_LOG_INFO, "%s: migrated schema to version %d", s->path, v + 1);
+    }
+    if (!rc && version < MN_SQLITE_SCHEMA_VERSION) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d", MN_SQLITE_APPLICATION_ID,
+                 MN_SQLITE_SCHEMA_VERSION);
+        rc = exec(s, sql);
+    }
+    if (rc) {
+        rollback(s);
+        return rc;
+    }
+    return commit(s);
+}
+
+static mn_status make_parent_dirs(const char *path)
+{
+    char dir[PATH_MAX];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
+        return mn__err(MN_INVALID, "database path is longer than %d bytes", PATH_MAX - 1);
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+            return mn__err(MN_IO, "cannot create directory %s for the database: %s", dir, strerror(errno));
+        *p = '/';
+    }
+    return MN_OK;
+}
+
+mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out)
+{
+    static const struct mn_store_ops ops = {
+        "sqlite",          op_close,         op_session_insert, op_session_get, op_session_list, op_session_delete,
+        op_session_prune,  op_append,        op_history,        op_scan_newest, op_export_scan,  op_begin,
+        op_commit,         op_rollback,      op_import_session, op_import_message, op_stats,   op_meta_get,
+        op_meta_set,
+    };
+    *out = NULL;
+    if (!path || !*path)
+        return mn__err(MN_INVALID, "database path is empty");
+    mn_status rc = make_parent_dirs(path);
+    if (rc)
+        return rc;
+    struct sqlite_store *s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(path))) {
+        free(s);
+        return mn__nomem();
+    }
+    s->base.ops = &ops;
+    s->busy_timeout_ms = opts->busy_timeout_ms;
+    pthread_mutex_init(&s->lock, NULL);
+    int r = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (r != SQLITE_OK) {
+        rc = mn__err(MN_IO, "cannot open database %s: %s", path, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(r));
+        op_close(&s->base);
+        return rc;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_handler(s->db, busy_handler, s);
+    char sql[160];
+    snprintf(sql, sizeof sql, "PRAGMA foreign_keys = ON; PRAGMA synchronous = %s; PRAGMA trusted_schema = OFF",
+             opts->sync_full ? "FULL" : "NORMAL");
+    rc = exec(s, sql);
+    /* Switching to WAL needs a moment of exclusive access; when several processes open a new file
+     * at once, the loser sees SQLITE_BUSY without the busy handler, so retry here. */
+    for (int attempt = 0; !rc; attempt++) {
+        int wal = sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+        if (wal == SQLITE_OK)
+            break;
+        s->busy_started_ns = attempt == 0 ? 0 : s->busy_started_ns;
+        if ((wal & 0xFF) != SQLITE_BUSY || !busy_handler(s, attempt))
+            rc = fail(s, wal, "open");
+    }
+    if (!rc)
+        rc = migrate(s);
+    if (rc) {
+        op_close(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return MN_OK;
+}

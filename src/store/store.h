@@ -1,0 +1,86 @@
+/*
+ * store.h — the storage backend interface. Everything above src/store/ talks to a database only
+ * through these operations; sqlite/ implements them (postgres/ will). Policy — validation,
+ * titles, token counts, timestamps — is decided above; the store persists it atomically.
+ *
+ * Records in and out are the public types of mnemo.h. A backend handle serialises its own
+ * calls (it may be shared by threads). Callbacks run while the backend holds its lock and must
+ * not call back into the store.
+ */
+#ifndef MN_STORE_H
+#define MN_STORE_H
+
+#include <stdint.h>
+
+#include "mnemo.h"
+
+typedef struct mn_store mn_store;
+
+typedef struct mn_store_opts {
+    int64_t busy_timeout_ms; /* total backoff before MN_BUSY */
+    int sync_full;           /* 1: an acknowledged commit survives power loss */
+} mn_store_opts;
+
+/* One append request: the message rows to store (id, seq and session_id are assigned by the
+ * store), the session to create when missing (NULL: MN_NOTFOUND), and a title to set when the
+ * session has none (NULL: leave it). */
+typedef struct mn_store_append {
+    mn_message *msgs;
+    size_t n;
+    const mn_session *create;
+    const char *title;
+    int64_t now_ms;
+} mn_store_append;
+
+typedef struct mn_store_stats {
+    int64_t sessions, messages, tokens;
+    int64_t db_bytes, wal_bytes;
+    int schema_version;
+} mn_store_stats;
+
+/* Visitor for scans: return 0 to go on, 1 to stop early. The record is callback-scoped. */
+typedef int (*mn_store_message_fn)(void *user, const mn_message *m);
+typedef int (*mn_store_session_fn)(void *user, const mn_session *s);
+
+struct mn_store_ops {
+    const char *name;
+    void (*close)(mn_store *st);
+    mn_status (*session_insert)(mn_store *st, const mn_session *s);
+    mn_status (*session_get)(mn_store *st, const char *id, mn_session **out);
+    mn_status (*session_list)(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out);
+    mn_status (*session_delete)(mn_store *st, const char *id);
+    mn_status (*session_prune)(mn_store *st, int64_t updated_before_ms, int64_t *deleted);
+    /* All messages in one transaction; idempotency keys already stored return the stored row. */
+    mn_status (*append)(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out);
+    mn_status (*history)(mn_store *st, const char *session_id, const mn_history_opts *opts, mn_messages **out);
+    /* Newest to oldest. MN_NOTFOUND when the session does not exist. */
+    mn_status (*scan_newest)(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user);
+    /* Sessions in creation order (ids NULL: all), each followed by its messages in order. */
+    mn_status (*export_scan)(mn_store *st, const char *const *ids, size_t n, mn_store_session_fn on_session,
+                             mn_store_message_fn on_message, void *user);
+    /* Import runs inside begin/commit (rollback on any failure). *added is 0 when skipped. */
+    mn_status (*begin)(mn_store *st);
+    mn_status (*commit)(mn_store *st);
+    void (*rollback)(mn_store *st);
+    mn_status (*import_session)(mn_store *st, const mn_session *s, int *added);
+    mn_status (*import_message)(mn_store *st, const mn_message *m, int *added);
+    mn_status (*stats)(mn_store *st, mn_store_stats *out);
+    /* Database-wide settings (tokenizer name, …): NULL value when unset; *value caller frees. */
+    mn_status (*meta_get)(mn_store *st, const char *key, char **value);
+    mn_status (*meta_set)(mn_store *st, const char *key, const char *value);
+};
+
+/* Every backend's handle starts with this. */
+struct mn_store {
+    const struct mn_store_ops *ops;
+};
+
+/* Opens the backend the target names (a file path → sqlite). */
+mn_status mn_store_open(const char *target, const mn_store_opts *opts, mn_store **out);
+
+/* Backends. */
+mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out);
+
+#define MN_SCHEMA_VERSION 1
+
+#endif

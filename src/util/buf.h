@@ -1,0 +1,33 @@
+/*
+ * buf.h — the one string builder: never NULL data, always NUL-terminated, a hard size cap
+ * (MN_TOOBIG past it) and detach to hand the bytes to a caller.
+ */
+#ifndef MN_UTIL_BUF_H
+#define MN_UTIL_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "mnemo.h"
+
+struct mn_buf {
+    char *data; /* points at a static "" until the first append */
+    size_t len;
+    size_t cap;
+    size_t max; /* 0 = the default cap (1 GiB) */
+};
+
+#define MN_BUF_INIT {mn__buf_empty, 0, 0, 0}
+extern char mn__buf_empty[1];
+
+void mn_buf_init(struct mn_buf *b, size_t max);
+mn_status mn_buf_add(struct mn_buf *b, const void *data, size_t len);
+mn_status mn_buf_adds(struct mn_buf *b, const char *s);
+mn_status mn_buf_addc(struct mn_buf *b, char c);
+mn_status mn_buf_addf(struct mn_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mn_buf_reset(struct mn_buf *b);
+/* Hands the bytes (malloc'd, NUL-terminated) to the caller and leaves b empty; NULL on OOM. */
+char *mn_buf_detach(struct mn_buf *b, size_t *len);
+void mn_buf_release(struct mn_buf *b);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * json.c — jansson helpers shared by validation, rendering and export (see json.h).
+ */
+#include "util/json.h"
+
+#include <string.h>
+
+#include "util/err.h"
+#include "util/banned.h"
+
+mn_status mn_json_parse(const char *text, const char *field, json_t **out)
+{
+    json_error_t e;
+    *out = NULL;
+    json_t *v = json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e);
+    if (!v)
+        return mn__err(MN_INVALID, "%s: malformed JSON: %s at line %d column %d", field, e.text, e.line, e.column);
+    *out = v;
+    return MN_OK;
+}
+
+char *mn_json_dump(const json_t *v)
+{
+    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+mn_status mn_json_set_str(json_t *obj, const char *key, const char *s)
+{
+    json_t *v = s ? json_string(s) : json_null();
+    if (!v || json_object_set_new(obj, key, v) != 0)
+        return mn__nomem();
+    return MN_OK;
+}
+
+mn_status mn_json_set_raw(json_t *obj, const char *key, const char *json_text)
+{
+    json_t *v = json_text ? json_loads(json_text, JSON_DECODE_ANY, NULL) : json_null();
+    if (!v)
+        return mn__corrupt_at(__FILE__, __LINE__, "stored JSON in '%s' does not parse", key);
+    if (json_object_set_new(obj, key, v) != 0)
+        return mn__nomem();
+    return MN_OK;
+}

@@ -1,0 +1,22 @@
+/*
+ * json.h — small helpers over jansson: strict parsing of caller JSON with a message naming the
+ * field, and canonical compact serialisation (the same value always gives the same bytes).
+ */
+#ifndef MN_UTIL_JSON_H
+#define MN_UTIL_JSON_H
+
+#include <jansson.h>
+
+#include "mnemo.h"
+
+/* Parses text as JSON (strict: one value, valid UTF-8, no duplicate keys). On failure returns
+ * MN_INVALID with "<field>: <why> at line L column C". */
+mn_status mn_json_parse(const char *text, const char *field, json_t **out);
+/* Compact serialisation with keys in insertion order; NULL on OOM. Caller frees with free(). */
+char *mn_json_dump(const json_t *v);
+/* Adds a string member, or null when s is NULL. Returns MN_NOMEM on failure. */
+mn_status mn_json_set_str(json_t *obj, const char *key, const char *s);
+/* Adds a member parsed from JSON text (stored by mnemo, so already valid), or null when NULL. */
+mn_status mn_json_set_raw(json_t *obj, const char *key, const char *json_text);
+
+#endif
