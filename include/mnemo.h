@@ -346,9 +346,19 @@ typedef struct mn_import_stats {
 MN_API mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *stats);
 
 /* ---------------------------------------------------------------------------------------------
- * Statistics as a JSON object: sessions, messages, tokens, bytes on disk, schema version,
- * tokenizer. Caller frees with mn_free.
+ * Statistics.
  */
+typedef struct mn_stats {
+    int64_t sessions, messages, tokens;
+    int64_t db_bytes, wal_bytes; /* the database file and its write-ahead log, in bytes */
+    int schema_version;
+} mn_stats;
+
+/* Fills *out with counts from the session table (cheap: no scan of messages). Errors: MN_BUSY,
+ * MN_IO. */
+MN_API mn_status mn_stats_get(mn_db *db, mn_stats *out);
+/* The same plus path, backend, tokenizer and bytes_per_message as a JSON object. Caller frees
+ * with mn_free. */
 MN_API mn_status mn_stats_json(mn_db *db, char **out);
 
 #ifdef __cplusplus

@@ -654,6 +654,27 @@ mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *sta
 
 /* ---- stats ----------------------------------------------------------------------------------- */
 
+mn_status mn_stats_get(mn_db *db, mn_stats *out)
+{
+    mn_status rc = check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_stats_get: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (rc)
+        return rc;
+    mn_store_stats s;
+    memset(&s, 0, sizeof s);
+    if ((rc = db->store->ops->stats(db->store, &s)))
+        return rc;
+    out->sessions = s.sessions;
+    out->messages = s.messages;
+    out->tokens = s.tokens;
+    out->db_bytes = s.db_bytes;
+    out->wal_bytes = s.wal_bytes;
+    out->schema_version = s.schema_version;
+    return MN_OK;
+}
+
 mn_status mn_stats_json(mn_db *db, char **out)
 {
     mn_status rc = check_db(db);

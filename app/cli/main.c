@@ -1,2 +1,197 @@
-#include "mnemo.h"
-int main(void) { return 0; }
+/*
+ * main.c — the `mnemo` command: global flags, the command table with its help, dispatch.
+ * Exit status: 0 success, 2 usage error, 1 any other error (one line "mnemo: …" on stderr).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const struct cli_opt o_none[] = {{NULL, 0}};
+static const struct cli_opt o_session_new[] = {
+    {"title", 1}, {"system", 1}, {"metadata", 1}, {"namespace", 1}, {"id", 1}, {"tool", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_session_list[] = {
+    {"limit", 1}, {"offset", 1}, {"namespace", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_json[] = {{"json", 0}, {NULL, 0}};
+static const struct cli_opt o_add[] = {{"tool-calls", 1}, {"tool-call-id", 1}, {"name", 1}, {"metadata", 1},
+                                       {"key", 1},        {"create", 0},       {"files", 1}, {"model", 1},
+                                       {"tool", 1},       {"pin", 0},          {"json", 0},  {NULL, 0}};
+static const struct cli_opt o_history[] = {{"json", 0}, {"limit", 1}, {"after", 1}, {NULL, 0}};
+static const struct cli_opt o_context[] = {
+    {"max-tokens", 1}, {"strategy", 1}, {"format", 1}, {"report", 0}, {NULL, 0}};
+static const struct cli_opt o_export[] = {{"out", 1}, {NULL, 0}};
+static const struct cli_opt o_import[] = {{"json", 0}, {NULL, 0}};
+static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
+
+const struct cli_cmd cli_commands[] = {
+    {"session new", "[--title T] [--system TEXT] [--metadata JSON] [--namespace NS] [--id UUID] [--tool NAME]",
+     "create a session and print its id",
+     "  --title T         title (default: the first user message, cut at 100 characters)\n"
+     "  --system TEXT     system prompt, always part of the context\n"
+     "  --metadata JSON   a JSON object kept with the session\n"
+     "  --namespace NS    tenant or user the session belongs to (default: default)\n"
+     "  --id UUID         use this id instead of a new UUIDv7\n"
+     "  --tool NAME       the tool that opened the session\n"
+     "  --json            print the stored session as JSON\n",
+     o_session_new, 0, 0, cmd_session_new},
+    {"session list", "[--limit N] [--offset N] [--namespace NS] [--json]", "list sessions, most recently updated first",
+     "  --limit N         at most N sessions (default 20, at most 10000)\n"
+     "  --offset N        skip the first N\n"
+     "  --namespace NS    only this namespace\n"
+     "  --json            a JSON array of session objects (docs/cli.md)\n",
+     o_session_list, 0, 0, cmd_session_list},
+    {"session show", "ID [--json]", "show one session", "  --json            a JSON object (docs/cli.md)\n", o_json, 1, 1,
+     cmd_session_show},
+    {"session delete", "ID", "delete a session and all its messages", "", o_none, 1, 1, cmd_session_delete},
+    {"add", "ID ROLE [TEXT|-] [--tool-calls JSON] [--tool-call-id ID] [--name N] [--metadata JSON] [--key K] [--create]",
+     "append a message (one durable transaction) and print its id",
+     "  ROLE              system, user, assistant or tool\n"
+     "  TEXT              the content; - reads it from standard input\n"
+     "  --tool-calls JSON assistant tool calls, OpenAI form: [{\"id\",\"type\":\"function\",\"function\":{\"name\",\"arguments\"}}]\n"
+     "  --tool-call-id ID the call a tool message answers (required for role tool)\n"
+     "  --name N          participant or tool name\n"
+     "  --metadata JSON   a JSON object kept with the message\n"
+     "  --files JSON      a JSON array of file paths the message refers to\n"
+     "  --model M         the model that produced the message\n"
+     "  --tool NAME       the tool (agent CLI) that produced the message\n"
+     "  --pin             pin the message\n"
+     "  --key K           idempotency key: a retry with the same key stores nothing new\n"
+     "  --create          create the session when it does not exist (ID must be a UUID)\n"
+     "  --json            print the stored message as JSON\n",
+     o_add, 2, 3, cmd_add},
+    {"history", "ID [--json] [--limit N] [--after SEQ]", "print a session's messages, oldest to newest",
+     "  --limit N         only the newest N messages\n"
+     "  --after SEQ       only messages after sequence number SEQ\n"
+     "  --json            a JSON array of message objects (docs/cli.md)\n",
+     o_history, 1, 1, cmd_history},
+    {"context", "ID [--max-tokens N] [--strategy window] [--format openai|anthropic|text] [--report]",
+     "print the context for the next model call",
+     "  --max-tokens N    token budget (default: memory.max_history_tokens)\n"
+     "  --strategy S      window (default: memory.strategy)\n"
+     "  --format F        openai (JSON messages), anthropic ({system, messages}) or text\n"
+     "  --report          print {\"messages\": …, \"report\": {…}} with what was kept and dropped\n",
+     o_context, 1, 1, cmd_context},
+    {"export", "[ID...] [--out FILE]", "write sessions as JSON Lines (all sessions when no ID is given)",
+     "  --out FILE        write to FILE (atomically) instead of standard output\n", o_export, 0, -1, cmd_export},
+    {"import", "[FILE|-]", "read an export; all or nothing, skips what is already there",
+     "  FILE              the export to read (default: standard input)\n"
+     "  --json            print the counts as JSON\n",
+     o_import, 0, 1, cmd_import},
+    {"prune", "--days N", "delete sessions not updated for N days", "  --days N          1 to 36500\n", o_prune, 0, 0,
+     cmd_prune},
+    {"stats", "[--json]", "sessions, messages, tokens and bytes on disk", "", o_json, 0, 0, cmd_stats},
+    {"config show", "[--json]", "print each effective setting and where it came from", "", o_json, 0, 0,
+     cmd_config_show},
+    {"version", "", "print the version", "", o_none, 0, 0, cmd_version},
+    {"demo", "", "a short guided tour on the configured database", "", o_none, 0, 0, cmd_demo},
+    {NULL, NULL, NULL, NULL, NULL, 0, 0, NULL},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mnemo [--db PATH] [--config FILE] COMMAND [ARGS]\n\n"
+               "mnemo keeps an agent's conversations durable and builds the context for its next call.\n\n"
+               "commands:\n");
+    for (const struct cli_cmd *c = cli_commands; c->name; c++)
+        fprintf(f, "  %-15s %s\n", c->name, c->summary);
+    fprintf(f, "\nglobal options:\n"
+               "  --db PATH         the database file (also MNEMO_DB; default $XDG_DATA_HOME/mnemo/memory.db)\n"
+               "  --config FILE     read settings from FILE instead of the user and project files\n"
+               "  --help            this text; 'mnemo COMMAND --help' explains a command\n"
+               "  --version         print the version\n\n"
+               "exit status: 0 success, 1 error, 2 usage error. Documentation: docs/cli.md, man mnemo.\n");
+}
+
+static void command_help(const struct cli_cmd *c)
+{
+    printf("usage: mnemo %s %s\n\n%s\n", c->name, c->usage, c->summary);
+    if (c->help[0])
+        printf("\n%s", c->help);
+}
+
+/* Matches "session new" as two words or "add" as one; *used gets the word count. */
+static const struct cli_cmd *find_command(int argc, char **argv, int *used)
+{
+    for (const struct cli_cmd *c = cli_commands; c->name; c++) {
+        const char *space = strchr(c->name, ' ');
+        if (!space && argc >= 1 && strcmp(argv[0], c->name) == 0) {
+            *used = 1;
+            return c;
+        }
+        if (space && argc >= 2 && strncmp(argv[0], c->name, (size_t)(space - c->name)) == 0 &&
+            argv[0][space - c->name] == '\0' && strcmp(argv[1], space + 1) == 0) {
+            *used = 2;
+            return c;
+        }
+    }
+    return NULL;
+}
+
+static void group_help(const char *group)
+{
+    printf("usage:\n");
+    for (const struct cli_cmd *c = cli_commands; c->name; c++)
+        if (strncmp(c->name, group, strlen(group)) == 0 && c->name[strlen(group)] == ' ')
+            printf("  mnemo %s %s\n      %s\n", c->name, c->usage, c->summary);
+}
+
+int main(int argc, char **argv)
+{
+    struct cli_global g = {NULL, NULL};
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (strcmp(arg, "--version") == 0)
+            return cmd_version(&g, NULL);
+        const char **slot = strcmp(arg, "--db") == 0 ? &g.db : strcmp(arg, "--config") == 0 ? &g.config : NULL;
+        if (slot && i + 1 < argc) {
+            *slot = argv[++i];
+            continue;
+        }
+        if (strncmp(arg, "--db=", 5) == 0) {
+            g.db = arg + 5;
+            continue;
+        }
+        if (strncmp(arg, "--config=", 9) == 0) {
+            g.config = arg + 9;
+            continue;
+        }
+        if (slot)
+            return cli_usage_error("%s needs a value", arg);
+        return cli_usage_error("unknown option %s (see mnemo --help)", arg);
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    int used = 0;
+    const struct cli_cmd *cmd = find_command(argc - i, argv + i, &used);
+    if (!cmd) {
+        if (strcmp(argv[i], "session") == 0 || strcmp(argv[i], "config") == 0) {
+            if (i + 1 < argc && (strcmp(argv[i + 1], "--help") == 0 || strcmp(argv[i + 1], "-h") == 0)) {
+                group_help(argv[i]);
+                return 0;
+            }
+            return cli_usage_error("'%s' needs a subcommand: %s", argv[i],
+                                   strcmp(argv[i], "session") == 0 ? "new, list, show, delete" : "show");
+        }
+        return cli_usage_error("unknown command '%s' (see mnemo --help)", argv[i]);
+    }
+    for (int k = i + used; k < argc; k++) {
+        if (strcmp(argv[k], "--") == 0)
+            break;
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
+            command_help(cmd);
+            return 0;
+        }
+    }
+    struct cli_args a;
+    if (cli_parse(cmd, argc - i - used, argv + i + used, &a) != 0)
+        return EXIT_USAGE;
+    return cmd->run(&g, &a);
+}

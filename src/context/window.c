@@ -98,8 +98,10 @@ static int visit(void *user, const mn_message *msg)
     if (sc->npending) {
         if (is_call && calls_answered(&m, sc->pending, sc->npending)) {
             int64_t cost = cost_of(&m) + sc->pending_cost;
-            if (cost > sc->left)
+            if (cost > sc->left) {
+                sc->npending = 0; /* left out for the budget, with everything older */
                 return 1;
+            }
             for (size_t i = 0; i < sc->npending; i++) /* results newest first, as the walk goes */
                 if (keep(sc, &sc->pending[i]))
                     return 1;

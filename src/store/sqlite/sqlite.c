@@ -115,8 +115,9 @@ static mn_status fail(struct sqlite_store *s, int rc, const char *what)
     case SQLITE_LOCKED:
         return mn__err(MN_BUSY, "%s: database %s is locked by another writer for more than %lld ms"
                        " (memory.busy_timeout_ms)", what, s->path, (long long)s->busy_timeout_ms);
-    case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
+        return mn__err(MN_CORRUPT, "%s: %s is not a SQLite database (%s)", what, s->path, msg);
+    case SQLITE_CORRUPT:
         return MN_CORRUPT_AT("%s: database %s is corrupt or not a SQLite database: %s", what, s->path, msg);
     case SQLITE_NOMEM:
         return mn__nomem();

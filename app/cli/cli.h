@@ -1,0 +1,87 @@
+/*
+ * cli.h — shared pieces of the `mnemo` command: the command table, option parsing, opening the
+ * database from flags/config, and output helpers. The CLI uses include/mnemo.h only.
+ */
+#ifndef MNEMO_CLI_H
+#define MNEMO_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "mnemo.h"
+
+enum { EXIT_USAGE = 2 };
+
+/* One option a command accepts: "--name" with a value (takes_value) or a flag. */
+struct cli_opt {
+    const char *name;
+    int takes_value;
+};
+
+/* Parsed arguments of one command. */
+struct cli_args {
+    const char *values[16]; /* per declared option: its value, "" for a set flag, NULL if absent */
+    const char *pos[64];    /* positional arguments */
+    int npos;
+    const struct cli_opt *opts;
+};
+
+/* Global flags, set before the command runs. */
+struct cli_global {
+    const char *db;
+    const char *config;
+};
+
+struct cli_cmd {
+    const char *name;  /* "session new", "add", … */
+    const char *usage; /* the argument synopsis */
+    const char *summary;
+    const char *help; /* longer text: options explained */
+    const struct cli_opt *opts;
+    int min_pos, max_pos; /* max_pos -1: any */
+    int (*run)(const struct cli_global *g, struct cli_args *a);
+};
+
+extern const struct cli_cmd cli_commands[];
+
+/* Parses argv into a; prints a usage error and returns -1 on a bad option. */
+int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args *a);
+/* The value of option `name` (NULL when absent). */
+const char *cli_opt(const struct cli_args *a, const char *name);
+int cli_flag(const struct cli_args *a, const char *name);
+/* Parses a whole number option in [min, max]; prints a usage error and returns -1 if bad. */
+int cli_number(const struct cli_args *a, const char *name, long long min, long long max, long long *out);
+
+/* Loads the configuration (defaults, files, environment, flags); NULL after printing why. */
+mn_config *cli_config(const struct cli_global *g);
+/* Opens the database; NULL after printing why. */
+mn_db *cli_open(const struct cli_global *g);
+
+/* Prints "mnemo: <what>: <mn_errmsg()>" and returns 1 (or 2 for MN_INVALID usage-ish cases). */
+int cli_fail(mn_status rc);
+/* Prints "mnemo: <message>" and returns 2. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Reads all of stdin (or a file) into a NUL-terminated malloc'd string; NULL after printing. */
+char *cli_read_all(FILE *f, const char *what, size_t *len);
+/* "2026-11-22 01:02:03" UTC. */
+void cli_time(long long ms, char *out, size_t cap);
+/* The progress line on a terminal (stderr): "label done/total". */
+void cli_progress(const char *label, long long done, long long total);
+
+/* Commands. */
+int cmd_session_new(const struct cli_global *g, struct cli_args *a);
+int cmd_session_list(const struct cli_global *g, struct cli_args *a);
+int cmd_session_show(const struct cli_global *g, struct cli_args *a);
+int cmd_session_delete(const struct cli_global *g, struct cli_args *a);
+int cmd_add(const struct cli_global *g, struct cli_args *a);
+int cmd_history(const struct cli_global *g, struct cli_args *a);
+int cmd_context(const struct cli_global *g, struct cli_args *a);
+int cmd_export(const struct cli_global *g, struct cli_args *a);
+int cmd_import(const struct cli_global *g, struct cli_args *a);
+int cmd_prune(const struct cli_global *g, struct cli_args *a);
+int cmd_stats(const struct cli_global *g, struct cli_args *a);
+int cmd_config_show(const struct cli_global *g, struct cli_args *a);
+int cmd_version(const struct cli_global *g, struct cli_args *a);
+int cmd_demo(const struct cli_global *g, struct cli_args *a);
+
+#endif

@@ -1,0 +1,195 @@
+/*
+ * cmd_data.c — `mnemo export|import|prune|stats|config show|version`.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+static int write_file(void *user, const char *bytes, size_t len)
+{
+    return fwrite(bytes, 1, len, (FILE *)user) != len;
+}
+
+int cmd_export(const struct cli_global *g, struct cli_args *a)
+{
+    const char *out = cli_opt(a, "out");
+    char tmp[4096];
+    FILE *f = stdout;
+    if (out) { /* write aside, then rename: a failed export never leaves half a file */
+        if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid()) >= (int)sizeof tmp)
+            return cli_usage_error("--out: path too long");
+        if (!(f = fopen(tmp, "wb"))) {
+            fprintf(stderr, "mnemo: cannot write %s: %s\n", tmp, strerror(errno));
+            return 1;
+        }
+    }
+    int status = 1;
+    mn_db *db = cli_open(g);
+    if (db) {
+        mn_status rc = mn_export(db, a->pos, (size_t)a->npos, write_file, f);
+        status = rc ? cli_fail(rc) : 0;
+        mn_close(db);
+    }
+    if (fflush(f) != 0 || (out && fsync(fileno(f)) != 0)) {
+        if (!status)
+            fprintf(stderr, "mnemo: export: write failed: %s\n", strerror(errno));
+        status = 1;
+    }
+    if (out) {
+        fclose(f);
+        if (status == 0 && rename(tmp, out) != 0) {
+            fprintf(stderr, "mnemo: cannot rename %s to %s: %s\n", tmp, out, strerror(errno));
+            status = 1;
+        }
+        if (status)
+            unlink(tmp);
+    }
+    return status;
+}
+
+static long read_file(void *user, char *buf, size_t cap)
+{
+    size_t n = fread(buf, 1, cap, (FILE *)user);
+    return n == 0 && ferror((FILE *)user) ? -1 : (long)n;
+}
+
+int cmd_import(const struct cli_global *g, struct cli_args *a)
+{
+    const char *path = a->npos ? a->pos[0] : "-";
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "mnemo: cannot read %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    int status = 1;
+    mn_db *db = cli_open(g);
+    if (db) {
+        mn_import_stats st;
+        mn_status rc = mn_import(db, read_file, f, &st);
+        if (rc)
+            status = cli_fail(rc);
+        else {
+            if (cli_flag(a, "json"))
+                printf("{\"sessions_added\":%lld,\"sessions_skipped\":%lld,\"messages_added\":%lld,"
+                       "\"messages_skipped\":%lld}\n",
+                       (long long)st.sessions_added, (long long)st.sessions_skipped, (long long)st.messages_added,
+                       (long long)st.messages_skipped);
+            else
+                printf("imported %lld sessions (%lld already present), %lld messages (%lld already present)\n",
+                       (long long)st.sessions_added, (long long)st.sessions_skipped, (long long)st.messages_added,
+                       (long long)st.messages_skipped);
+            status = 0;
+        }
+        mn_close(db);
+    }
+    if (f != stdin)
+        fclose(f);
+    return status;
+}
+
+int cmd_prune(const struct cli_global *g, struct cli_args *a)
+{
+    long long days = 0;
+    if (!cli_opt(a, "days"))
+        return cli_usage_error("prune: --days N is required");
+    if (cli_number(a, "days", 1, 36500, &days))
+        return EXIT_USAGE;
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    int64_t n = 0;
+    mn_status rc = mn_prune(db, (int)days, &n);
+    mn_close(db);
+    if (rc)
+        return cli_fail(rc);
+    if (cli_flag(a, "json"))
+        printf("{\"deleted\":%lld}\n", (long long)n);
+    else
+        printf("deleted %lld sessions not updated for %lld days\n", (long long)n, days);
+    return 0;
+}
+
+int cmd_stats(const struct cli_global *g, struct cli_args *a)
+{
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    int status = 0;
+    if (cli_flag(a, "json")) {
+        char *json = NULL;
+        mn_status rc = mn_stats_json(db, &json);
+        status = rc ? cli_fail(rc) : (puts(json), 0);
+        mn_free(json);
+    } else {
+        mn_stats st;
+        mn_status rc = mn_stats_get(db, &st);
+        if (rc)
+            status = cli_fail(rc);
+        else {
+            printf("database:          %s\ntokenizer:         %s\nschema version:    %d\n", mn_db_path(db),
+                   mn_db_tokenizer(db), st.schema_version);
+            printf("sessions:          %lld\nmessages:          %lld\ntokens:            %lld\n",
+                   (long long)st.sessions, (long long)st.messages, (long long)st.tokens);
+            printf("bytes on disk:     %lld (+%lld in the write-ahead log)\n", (long long)st.db_bytes,
+                   (long long)st.wal_bytes);
+            if (st.messages)
+                printf("bytes per message: %.0f\n", (double)(st.db_bytes + st.wal_bytes) / (double)st.messages);
+        }
+    }
+    mn_close(db);
+    return status;
+}
+
+/* Prints s as a JSON string. */
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+int cmd_config_show(const struct cli_global *g, struct cli_args *a)
+{
+    mn_config *cfg = cli_config(g);
+    if (!cfg)
+        return 1;
+    int json = cli_flag(a, "json");
+    if (json)
+        fputc('{', stdout);
+    for (size_t i = 0; i < mn_config_count(); i++) {
+        const char *key = mn_config_key(i), *value = NULL, *source = NULL;
+        mn_config_get(cfg, key, &value, &source);
+        if (json) {
+            printf("%s\"%s\":{\"value\":", i ? "," : "", key);
+            json_str(value);
+            fputs(",\"source\":", stdout);
+            json_str(source);
+            putchar('}');
+        }
+        else
+            printf("%-28s %-40s (%s)\n", key, value, source);
+    }
+    if (json)
+        puts("}");
+    mn_config_free(cfg);
+    return 0;
+}
+
+int cmd_version(const struct cli_global *g, struct cli_args *a)
+{
+    (void)g;
+    (void)a;
+    printf("mnemo %s (library %s)\n", MN_VERSION_STRING, mn_version());
+    return 0;
+}

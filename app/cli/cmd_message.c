@@ -1,0 +1,139 @@
+/*
+ * cmd_message.c — `mnemo add`, `mnemo history` and `mnemo context`.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int cmd_add(const struct cli_global *g, struct cli_args *a)
+{
+    mn_message_in m = MN_MESSAGE_IN_INIT;
+    if (mn_role_parse(a->pos[1], &m.role) != MN_OK)
+        return cli_usage_error("%s", mn_errmsg());
+    char *stdin_text = NULL;
+    if (a->npos == 3 && strcmp(a->pos[2], "-") == 0) {
+        if (!(stdin_text = cli_read_all(stdin, "standard input", NULL)))
+            return 1;
+        m.content = stdin_text;
+    } else if (a->npos == 3)
+        m.content = a->pos[2];
+    m.tool_calls = cli_opt(a, "tool-calls");
+    m.tool_call_id = cli_opt(a, "tool-call-id");
+    m.name = cli_opt(a, "name");
+    m.metadata = cli_opt(a, "metadata");
+    m.idempotency_key = cli_opt(a, "key");
+    m.files = cli_opt(a, "files");
+    m.model = cli_opt(a, "model");
+    m.tool_name = cli_opt(a, "tool");
+    m.pinned = cli_flag(a, "pin");
+    int status = 1;
+    mn_db *db = cli_open(g);
+    if (db) {
+        mn_message *out = NULL;
+        mn_status rc = mn_append(db, a->pos[0], &m, cli_flag(a, "create") ? MN_APPEND_CREATE : 0, &out);
+        if (rc)
+            status = cli_fail(rc);
+        else if (cli_flag(a, "json")) {
+            char *json = NULL;
+            if ((rc = mn_message_to_json(out, &json)))
+                status = cli_fail(rc);
+            else {
+                puts(json);
+                status = 0;
+            }
+            mn_free(json);
+        } else {
+            printf("%lld\n", (long long)out->id);
+            status = 0;
+        }
+        mn_message_free(out);
+        mn_close(db);
+    }
+    free(stdin_text);
+    return status;
+}
+
+static void print_message(const mn_message *m)
+{
+    char when[32];
+    cli_time(m->created_at, when, sizeof when);
+    printf("#%lld %s %s", (long long)m->seq, when, mn_role_name(m->role));
+    if (m->name)
+        printf(" (%s)", m->name);
+    if (m->tool_call_id)
+        printf(" [result of %s]", m->tool_call_id);
+    if (m->tool_name)
+        printf(" via %s", m->tool_name);
+    printf(", %lld tokens%s\n", (long long)m->tokens, m->pinned ? ", pinned" : "");
+    if (m->content)
+        printf("%s\n", m->content);
+    if (m->tool_calls)
+        printf("tool calls: %s\n", m->tool_calls);
+    putchar('\n');
+}
+
+int cmd_history(const struct cli_global *g, struct cli_args *a)
+{
+    long long limit = 0, after = 0;
+    if (cli_number(a, "limit", 1, 1000000000, &limit) || cli_number(a, "after", 0, (long long)1 << 62, &after))
+        return EXIT_USAGE;
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    mn_history_opts o = MN_HISTORY_OPTS_INIT;
+    o.limit = (size_t)limit;
+    o.tail = 1;
+    o.after_seq = after;
+    mn_messages *l = NULL;
+    mn_status rc = mn_history(db, a->pos[0], &o, &l);
+    int status = 0;
+    if (rc)
+        status = cli_fail(rc);
+    else if (cli_flag(a, "json")) {
+        fputc('[', stdout);
+        for (size_t i = 0; i < l->count && !status; i++) {
+            char *json = NULL;
+            if ((rc = mn_message_to_json(&l->items[i], &json)))
+                status = cli_fail(rc);
+            else
+                printf("%s%s", i ? "," : "", json);
+            mn_free(json);
+        }
+        puts("]");
+    } else
+        for (size_t i = 0; i < l->count; i++)
+            print_message(&l->items[i]);
+    mn_messages_free(l);
+    mn_close(db);
+    return status;
+}
+
+int cmd_context(const struct cli_global *g, struct cli_args *a)
+{
+    mn_context_opts o = MN_CONTEXT_OPTS_INIT;
+    long long max_tokens = 0;
+    if (cli_number(a, "max-tokens", 1, 100000000, &max_tokens))
+        return EXIT_USAGE;
+    o.max_tokens = max_tokens;
+    o.strategy = cli_opt(a, "strategy");
+    if (cli_opt(a, "format") && mn_format_parse(cli_opt(a, "format"), &o.format) != MN_OK)
+        return cli_usage_error("%s", mn_errmsg());
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    mn_context *c = NULL;
+    mn_status rc = mn_context_build(db, a->pos[0], &o, &c);
+    int status = 0;
+    if (rc)
+        status = cli_fail(rc);
+    else if (!cli_flag(a, "report"))
+        printf("%s%s", c->rendered, o.format == MN_FORMAT_TEXT ? "" : "\n");
+    else if (o.format == MN_FORMAT_TEXT)
+        printf("%s--- report\n%s\n", c->rendered, c->report);
+    else
+        printf("{\"messages\":%s,\"report\":%s}\n", c->rendered, c->report);
+    mn_context_free(c);
+    mn_close(db);
+    return status;
+}

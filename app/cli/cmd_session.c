@@ -1,0 +1,127 @@
+/*
+ * cmd_session.c — `mnemo session new|list|show|delete`.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static int print_json_session(const mn_session *s)
+{
+    char *json = NULL;
+    mn_status rc = mn_session_to_json(s, &json);
+    if (rc)
+        return cli_fail(rc);
+    puts(json);
+    mn_free(json);
+    return 0;
+}
+
+int cmd_session_new(const struct cli_global *g, struct cli_args *a)
+{
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    mn_session_opts o = MN_SESSION_OPTS_INIT;
+    o.title = cli_opt(a, "title");
+    o.system_prompt = cli_opt(a, "system");
+    o.metadata = cli_opt(a, "metadata");
+    o.ns = cli_opt(a, "namespace");
+    o.id = cli_opt(a, "id");
+    o.tool_name = cli_opt(a, "tool");
+    mn_session *s = NULL;
+    mn_status rc = mn_session_create(db, &o, &s);
+    int status = 0;
+    if (rc)
+        status = cli_fail(rc);
+    else if (cli_flag(a, "json"))
+        status = print_json_session(s);
+    else
+        puts(s->id);
+    mn_session_free(s);
+    mn_close(db);
+    return status;
+}
+
+int cmd_session_list(const struct cli_global *g, struct cli_args *a)
+{
+    long long limit = 20, offset = 0;
+    if (cli_number(a, "limit", 1, 10000, &limit) || cli_number(a, "offset", 0, 1000000000, &offset))
+        return EXIT_USAGE;
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    mn_sessions *l = NULL;
+    mn_status rc = mn_session_list(db, cli_opt(a, "namespace"), (size_t)limit, (size_t)offset, &l);
+    int status = 0;
+    if (rc)
+        status = cli_fail(rc);
+    else if (cli_flag(a, "json")) {
+        fputc('[', stdout);
+        for (size_t i = 0; i < l->count; i++) {
+            char *json = NULL;
+            if ((rc = mn_session_to_json(&l->items[i], &json))) {
+                status = cli_fail(rc);
+                break;
+            }
+            printf("%s%s", i ? "," : "", json);
+            mn_free(json);
+        }
+        puts("]");
+    } else {
+        if (l->count)
+            printf("%-36s  %-19s  %6s  %8s  %s\n", "ID", "UPDATED (UTC)", "MSGS", "TOKENS", "TITLE");
+        for (size_t i = 0; i < l->count; i++) {
+            const mn_session *s = &l->items[i];
+            char when[32];
+            cli_time(s->updated_at, when, sizeof when);
+            printf("%-36s  %-19s  %6lld  %8lld  %s\n", s->id, when, (long long)s->message_count,
+                   (long long)s->token_count, s->title ? s->title : "");
+        }
+    }
+    mn_sessions_free(l);
+    mn_close(db);
+    return status;
+}
+
+int cmd_session_show(const struct cli_global *g, struct cli_args *a)
+{
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    mn_session *s = NULL;
+    mn_status rc = mn_session_get(db, a->pos[0], &s);
+    int status = 0;
+    if (rc)
+        status = cli_fail(rc);
+    else if (cli_flag(a, "json"))
+        status = print_json_session(s);
+    else {
+        char created[32], updated[32];
+        cli_time(s->created_at, created, sizeof created);
+        cli_time(s->updated_at, updated, sizeof updated);
+        printf("id:            %s\nnamespace:     %s\ntitle:         %s\n", s->id, s->ns, s->title ? s->title : "");
+        printf("created:       %s UTC\nupdated:       %s UTC\n", created, updated);
+        printf("messages:      %lld\ntokens:        %lld\n", (long long)s->message_count, (long long)s->token_count);
+        if (s->tool_name)
+            printf("tool:          %s\n", s->tool_name);
+        if (s->parent_id)
+            printf("parent:        %s\n", s->parent_id);
+        printf("metadata:      %s\n", s->metadata);
+        if (s->system_prompt)
+            printf("system prompt:\n%s\n", s->system_prompt);
+    }
+    mn_session_free(s);
+    mn_close(db);
+    return status;
+}
+
+int cmd_session_delete(const struct cli_global *g, struct cli_args *a)
+{
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    mn_status rc = mn_session_delete(db, a->pos[0]);
+    mn_close(db);
+    return rc ? cli_fail(rc) : 0;
+}

@@ -1,0 +1,196 @@
+/*
+ * util.c — option parsing, configuration and database opening, error printing and small
+ * output helpers shared by the CLI commands.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+int cli_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("mnemo: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+int cli_fail(mn_status rc)
+{
+    fprintf(stderr, "mnemo: %s\n", mn_errmsg()[0] ? mn_errmsg() : mn_status_str(rc));
+    return 1;
+}
+
+int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->opts = cmd->opts;
+    int only_positional = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!only_positional && strcmp(arg, "--") == 0) {
+            only_positional = 1;
+            continue;
+        }
+        if (!only_positional && arg[0] == '-' && arg[1] == '-') {
+            const char *name = arg + 2, *eq = strchr(name, '=');
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            int k = 0;
+            for (; cmd->opts[k].name; k++)
+                if (strlen(cmd->opts[k].name) == len && strncmp(cmd->opts[k].name, name, len) == 0)
+                    break;
+            if (!cmd->opts[k].name)
+                return cli_usage_error("%s: unknown option %s (see mnemo %s --help)", cmd->name, arg, cmd->name), -1;
+            if (cmd->opts[k].takes_value) {
+                if (eq)
+                    a->values[k] = eq + 1;
+                else if (i + 1 < argc)
+                    a->values[k] = argv[++i];
+                else
+                    return cli_usage_error("%s: option --%s needs a value", cmd->name, cmd->opts[k].name), -1;
+            } else {
+                if (eq)
+                    return cli_usage_error("%s: option --%s takes no value", cmd->name, cmd->opts[k].name), -1;
+                a->values[k] = "";
+            }
+            continue;
+        }
+        if (a->npos == (int)(sizeof a->pos / sizeof a->pos[0]))
+            return cli_usage_error("%s: too many arguments", cmd->name), -1;
+        a->pos[a->npos++] = arg;
+    }
+    if (a->npos < cmd->min_pos || (cmd->max_pos >= 0 && a->npos > cmd->max_pos))
+        return cli_usage_error("usage: mnemo %s %s", cmd->name, cmd->usage), -1;
+    return 0;
+}
+
+const char *cli_opt(const struct cli_args *a, const char *name)
+{
+    for (int k = 0; a->opts[k].name; k++)
+        if (strcmp(a->opts[k].name, name) == 0)
+            return a->values[k];
+    return NULL;
+}
+
+int cli_flag(const struct cli_args *a, const char *name) { return cli_opt(a, name) != NULL; }
+
+int cli_number(const struct cli_args *a, const char *name, long long min, long long max, long long *out)
+{
+    const char *v = cli_opt(a, name);
+    if (!v)
+        return 0;
+    char *end;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (errno || end == v || *end || n < min || n > max) {
+        cli_usage_error("--%s: '%s' is not a whole number from %lld to %lld", name, v, min, max);
+        return -1;
+    }
+    *out = n;
+    return 0;
+}
+
+mn_config *cli_config(const struct cli_global *g)
+{
+    mn_config *cfg = NULL;
+    mn_status rc = mn_config_new(&cfg);
+    if (!rc)
+        rc = mn_config_load(cfg, g->config);
+    if (!rc && g->db)
+        rc = mn_config_set(cfg, "memory.storage_path", g->db, "flag --db");
+    if (rc) {
+        cli_fail(rc);
+        mn_config_free(cfg);
+        return NULL;
+    }
+    return cfg;
+}
+
+static void log_to_stderr(void *user, mn_log_level level, const char *message)
+{
+    (void)user;
+    fprintf(stderr, "mnemo: %s: %s\n", level >= MN_LOG_ERROR ? "error" : "warning", message);
+}
+
+mn_db *cli_open(const struct cli_global *g)
+{
+    mn_set_log(log_to_stderr, NULL, MN_LOG_WARN);
+    mn_config *cfg = cli_config(g);
+    if (!cfg)
+        return NULL;
+    mn_db *db = NULL;
+    mn_status rc = mn_open(cfg, &db);
+    mn_config_free(cfg);
+    if (rc) {
+        cli_fail(rc);
+        return NULL;
+    }
+    return db;
+}
+
+char *cli_read_all(FILE *f, const char *what, size_t *len_out)
+{
+    size_t len = 0, cap = 65536;
+    char *buf = malloc(cap);
+    if (!buf) {
+        fprintf(stderr, "mnemo: out of memory\n");
+        return NULL;
+    }
+    for (;;) {
+        if (cap - len < 65536) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                fprintf(stderr, "mnemo: out of memory reading %s\n", what);
+                return NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        fprintf(stderr, "mnemo: cannot read %s: %s\n", what, strerror(errno));
+        return NULL;
+    }
+    buf[len] = '\0';
+    if (memchr(buf, '\0', len)) {
+        free(buf);
+        fprintf(stderr, "mnemo: %s contains a NUL byte; content must be UTF-8 text\n", what);
+        return NULL;
+    }
+    if (len_out)
+        *len_out = len;
+    return buf;
+}
+
+void cli_time(long long ms, char *out, size_t cap)
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+void cli_progress(const char *label, long long done, long long total)
+{
+    if (!isatty(STDERR_FILENO))
+        return;
+    if (total > 0)
+        fprintf(stderr, "\r%s %lld/%lld (%d%%)", label, done, total, (int)(done * 100 / total));
+    else
+        fprintf(stderr, "\r%s %lld", label, done);
+    if (done == total)
+        fputc('\n', stderr);
+}

@@ -1,0 +1,35 @@
+/*
+ * bpe.h — the byte-level BPE encodings cl100k_base and o200k_base (tiktoken-compatible), as
+ * tokenizer providers, plus what tests, benchmarks and fuzz targets need beyond token.h:
+ * decoding ids back to bytes and the memory a loaded encoding holds.
+ * Design notes and exactness evidence: docs/tokenizer.md.
+ */
+#ifndef MN_TOKEN_BPE_H
+#define MN_TOKEN_BPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "token/token.h"
+
+/* Opens encoding `name` ("cl100k_base" or "o200k_base") from `<data_dir>/<name>.tiktoken`.
+ * data_dir NULL: the installed data folder, then the build tree's build/share/mnemo.
+ * The file's SHA-256 must be the pinned one (see bpe.c) unless the environment has
+ * MNEMO_ACCEPT_UNKNOWN_RANKS=1. The tokenizer is immutable once open: count and encode may be
+ * called from any number of threads at once.
+ * Errors: MN_INVALID (unknown name), MN_UNAVAILABLE (no such file; the message names the path),
+ * MN_CORRUPT (unknown hash or a malformed file), MN_IO, MN_NOMEM. */
+mn_status mn_bpe_open(const char *name, const char *data_dir, mn_tokenizer **out);
+
+/* True when tk was opened by mn_bpe_open. */
+int mn_bpe_is(const mn_tokenizer *tk);
+
+/* The bytes of ids[0..n) into *out (caller frees with free(); NUL-terminated for convenience,
+ * *out_len excludes the NUL). decode(encode(x)) == x for all bytes x.
+ * Errors: MN_INVALID (tk is not a BPE tokenizer, or an id that is no token), MN_NOMEM. */
+mn_status mn_bpe_decode(const mn_tokenizer *tk, const uint32_t *ids, size_t n, char **out, size_t *out_len);
+
+/* Bytes of heap the loaded encoding holds (rank table, hash table, token bytes). */
+size_t mn_bpe_memory(const mn_tokenizer *tk);
+
+#endif
