@@ -281,14 +281,11 @@ static mn_status walk_node(struct yaml_walk *w, yaml_event_t *ev, const char *pa
     return yaml_fail(w, "unexpected YAML content");
 }
 
-mn_status mn_config_load_file(mn_config *cfg, const char *file, const char *source)
+mn_status mn_config_load_yaml(mn_config *cfg, const char *text, size_t len, const char *name, const char *source)
 {
-    FILE *f = fopen(file, "rb");
-    if (!f)
-        return mn__err(MN_IO, "config file %s: %s", file, strerror(errno));
-    struct yaml_walk w = {.cfg = cfg, .file = file, .source = source};
+    struct yaml_walk w = {.cfg = cfg, .file = name, .source = source};
     yaml_parser_initialize(&w.parser);
-    yaml_parser_set_input_file(&w.parser, f);
+    yaml_parser_set_input_string(&w.parser, (const unsigned char *)text, len);
     mn_status rc = MN_OK;
     for (int done = 0; !done && !rc;) {
         yaml_event_t ev;
@@ -304,18 +301,54 @@ mn_status mn_config_load_file(mn_config *cfg, const char *file, const char *sour
         case YAML_DOCUMENT_START_EVENT:
         case YAML_DOCUMENT_END_EVENT:
             break;
-        case YAML_SCALAR_EVENT:
-            /* an empty document parses as one empty scalar */
+        case YAML_SCALAR_EVENT: /* an empty document parses as one empty scalar */
             if (ev.data.scalar.length != 0)
-                rc = walk_node(&w, &ev, "");
+                rc = mn__err(MN_INVALID, "%s: expected a mapping of settings at the top level", name);
+            break;
+        case YAML_MAPPING_START_EVENT:
+            rc = walk_node(&w, &ev, "");
             break;
         default:
-            rc = walk_node(&w, &ev, "");
+            rc = mn__err(MN_INVALID, "%s: expected a mapping of settings at the top level", name);
         }
         yaml_event_delete(&ev);
     }
     yaml_parser_delete(&w.parser);
+    return rc;
+}
+
+mn_status mn_config_load_file(mn_config *cfg, const char *file, const char *source)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return mn__err(MN_IO, "config file %s: %s", file, strerror(errno));
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 > cap) {
+            if (cap >= ((size_t)1 << 20)) {
+                free(text);
+                fclose(f);
+                return mn__err(MN_TOOBIG, "config file %s: larger than 1 MiB", file);
+            }
+            char *n = realloc(text, cap = cap ? cap * 2 : 8192);
+            if (!n) {
+                free(text);
+                fclose(f);
+                return mn__nomem();
+            }
+            text = n;
+        }
+        size_t got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    int bad = ferror(f);
     fclose(f);
+    mn_status rc = bad ? mn__err(MN_IO, "config file %s: read error", file)
+                       : mn_config_load_yaml(cfg, text ? text : "", len, file, source);
+    free(text);
     return rc;
 }
 

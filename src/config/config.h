@@ -15,7 +15,9 @@ const char *mn_config_str(const mn_config *cfg, const char *key);
 int64_t mn_config_int(const mn_config *cfg, const char *key);
 /* A deep copy (the handle keeps one). */
 mn_status mn_config_copy(const mn_config *cfg, mn_config **out);
-/* Layers one YAML file; source labels its values. */
+/* Layers YAML text; `name` names it in messages, `source` labels its values. */
+mn_status mn_config_load_yaml(mn_config *cfg, const char *text, size_t len, const char *name, const char *source);
+/* Layers one YAML file (at most 1 MiB); source labels its values. */
 mn_status mn_config_load_file(mn_config *cfg, const char *file, const char *source);
 
 #endif

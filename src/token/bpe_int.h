@@ -87,7 +87,8 @@ uint32_t mn__bpe_lookup(const struct mn_bpe *bpe, const uint8_t *k, size_t len, 
 /* Byte-pair merges of one piece (len >= 2), as tiktoken's _byte_pair_merge: repeatedly merge
  * the adjacent pair whose concatenation has the lowest rank, leftmost first. Returns the number
  * of tokens; when ids is not NULL they are written there (room for len ids). Returns 0 only when
- * memory for a long piece cannot be had. `quadratic` forces the simple O(n^2) loop (tests). */
-size_t mn__bpe_merge(const struct mn_bpe *bpe, const uint8_t *piece, size_t len, uint32_t *ids, int quadratic);
+ * memory for a long piece cannot be had. Pieces up to 96 bytes use tiktoken's O(n^2) loop, longer
+ * ones a heap; `force_large` takes the heap for any length (tests compare the two). */
+size_t mn__bpe_merge(const struct mn_bpe *bpe, const uint8_t *piece, size_t len, uint32_t *ids, int force_large);
 
 #endif

@@ -3,11 +3,13 @@
  * fallback whenever no exact encoding is configured.
  */
 #include "token/token.h"
+#include "token/bpe.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/err.h"
+#include "util/banned.h"
 
 size_t mn_token_heuristic_count(const char *text, size_t len)
 {
@@ -48,6 +50,8 @@ static const struct {
     open_fn open;
 } providers[] = {
     {"heuristic", heuristic_open},
+    {"cl100k_base", mn_bpe_open},
+    {"o200k_base", mn_bpe_open},
 };
 
 mn_status mn_token_open(const char *name, const char *data_dir, mn_tokenizer **out)
@@ -56,7 +60,7 @@ mn_status mn_token_open(const char *name, const char *data_dir, mn_tokenizer **o
     for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++)
         if (strcmp(providers[i].name, name) == 0)
             return providers[i].open(name, data_dir, out);
-    return mn__err(MN_INVALID, "tokenizer: unknown name '%s' (known: heuristic)", name);
+    return mn__err(MN_INVALID, "tokenizer: unknown name '%s' (known: heuristic, cl100k_base, o200k_base)", name);
 }
 
 size_t mn_token_count(const mn_tokenizer *tk, const char *text, size_t len) { return tk->vt->count(tk, text, len); }

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "util/banned.h"
 
 static _Thread_local char errbuf[1024];
 

@@ -1,0 +1,715 @@
+/*
+ * bpe.c — tiktoken-compatible byte-level BPE (cl100k_base, o200k_base): loading and checking a
+ * ranks file, the rank hash table, the merge loop (tiktoken's leftmost-lowest-rank rule, O(n^2)
+ * on short pieces and O(n log n) with a heap on long ones), and the count/encode/decode entry
+ * points. Pre-tokenisation is in pretok.c; docs/tokenizer.md has the design and the evidence.
+ */
+#include "token/bpe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "token/bpe_int.h"
+#include "util/err.h"
+
+#include "util/banned.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "bpe.c packs token bytes into little-endian words"
+#endif
+
+/* The ranks files mnemo knows, with the SHA-256 of the files OpenAI publishes (and that
+ * gpt-tokenizer@4.0.0 ships byte-identical as data/<name>.tiktoken; scripts/fetch-ranks pins
+ * the same). */
+static const struct encoding {
+    const char *name;
+    enum mn_pretok_kind kind;
+    const char *sha256;
+} encodings[] = {
+    {"cl100k_base", MN_PRETOK_CL100K, "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"},
+    {"o200k_base", MN_PRETOK_O200K, "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"},
+};
+
+#define MAX_FILE_BYTES (64u << 20) /* the real files are 1.7 and 3.6 MB */
+#define MAX_RANK (1u << 24)
+#define MAX_TOKEN_BYTES 4096u
+#define SMALL_PIECE 96 /* pieces up to this many bytes use the O(n^2) loop */
+
+struct bpe_tokenizer {
+    struct mn_tokenizer base;
+    enum mn_pretok_kind kind;
+    struct mn_bpe bpe;
+};
+
+/* ---- hashing --------------------------------------------------------------------------------- */
+
+static inline uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 32;
+    x *= 0xd6e8feb86659fd93ULL;
+    x ^= x >> 32;
+    x *= 0xd6e8feb86659fd93ULL;
+    x ^= x >> 32;
+    return x;
+}
+
+/* Up to 8 bytes at k as a little-endian word, zero padded. */
+static inline uint64_t load_word(const uint8_t *k, size_t len, int padded)
+{
+    uint64_t v = 0;
+    if (len >= 8) {
+        memcpy(&v, k, 8);
+        return v;
+    }
+    if (padded) {
+        memcpy(&v, k, 8);
+        return v & ((UINT64_C(1) << (len * 8)) - 1);
+    }
+    for (size_t i = 0; i < len; i++)
+        v |= (uint64_t)k[i] << (8 * i);
+    return v;
+}
+
+static inline uint64_t hash_key(uint64_t head, const uint8_t *k, size_t len, int padded)
+{
+    uint64_t h = head ^ ((uint64_t)len << 56) ^ ((uint64_t)len * 0x9e3779b97f4a7c15ULL);
+    for (size_t j = 8; j < len; j += 8)
+        h = mix64(h) ^ load_word(k + j, len - j, padded);
+    return mix64(h);
+}
+
+uint32_t mn__bpe_lookup(const struct mn_bpe *bpe, const uint8_t *k, size_t len, int padded)
+{
+    if (len == 0 || len > bpe->max_len)
+        return MN_BPE_NO_RANK;
+    uint64_t head = load_word(k, len, padded);
+    uint64_t i = hash_key(head, k, len, padded) & bpe->mask;
+    for (;; i = (i + 1) & bpe->mask) {
+        const struct mn_bpe_slot *sl = &bpe->slots[i];
+        if (sl->rank == MN_BPE_NO_RANK)
+            return MN_BPE_NO_RANK;
+        if (sl->head == head && sl->len == len &&
+            (len <= 8 || memcmp(bpe->blob + bpe->tok_off[sl->rank] + 8, k + 8, len - 8) == 0))
+            return sl->rank;
+    }
+}
+
+/* ---- loading ----------------------------------------------------------------------------------- */
+
+/* base64 digit values; 64 = not a digit */
+static const uint8_t b64_digit[256] = {
+    ['A'] = 0,  ['B'] = 1,  ['C'] = 2,  ['D'] = 3,  ['E'] = 4,  ['F'] = 5,  ['G'] = 6,  ['H'] = 7,
+    ['I'] = 8,  ['J'] = 9,  ['K'] = 10, ['L'] = 11, ['M'] = 12, ['N'] = 13, ['O'] = 14, ['P'] = 15,
+    ['Q'] = 16, ['R'] = 17, ['S'] = 18, ['T'] = 19, ['U'] = 20, ['V'] = 21, ['W'] = 22, ['X'] = 23,
+    ['Y'] = 24, ['Z'] = 25, ['a'] = 26, ['b'] = 27, ['c'] = 28, ['d'] = 29, ['e'] = 30, ['f'] = 31,
+    ['g'] = 32, ['h'] = 33, ['i'] = 34, ['j'] = 35, ['k'] = 36, ['l'] = 37, ['m'] = 38, ['n'] = 39,
+    ['o'] = 40, ['p'] = 41, ['q'] = 42, ['r'] = 43, ['s'] = 44, ['t'] = 45, ['u'] = 46, ['v'] = 47,
+    ['w'] = 48, ['x'] = 49, ['y'] = 50, ['z'] = 51, ['0'] = 52, ['1'] = 53, ['2'] = 54, ['3'] = 55,
+    ['4'] = 56, ['5'] = 57, ['6'] = 58, ['7'] = 59, ['8'] = 60, ['9'] = 61, ['+'] = 62, ['/'] = 63,
+};
+
+/* b64_digit gives 0 for 'A' and for non-digits alike: tell them apart. */
+static inline int b64_value(uint8_t c) { return b64_digit[c] || c == 'A' ? b64_digit[c] : -1; }
+
+/* Strict standard base64 (length a multiple of 4, '=' only as padding) into out; returns the
+ * decoded length, or -1. */
+static long b64_decode(const uint8_t *in, size_t len, uint8_t *out)
+{
+    if (len == 0 || len % 4)
+        return -1;
+    size_t o = 0;
+    for (size_t i = 0; i < len; i += 4) {
+        int v[4];
+        int pad = 0;
+        for (int j = 0; j < 4; j++) {
+            if (in[i + j] == '=' && i + 4 == len && j >= 2) {
+                v[j] = 0;
+                pad++;
+            } else if (pad || (v[j] = b64_value(in[i + j])) < 0) {
+                return -1;
+            }
+        }
+        uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
+        out[o++] = (uint8_t)(w >> 16);
+        if (pad < 2)
+            out[o++] = (uint8_t)(w >> 8);
+        if (pad < 1)
+            out[o++] = (uint8_t)w;
+    }
+    return (long)o;
+}
+
+void mn__bpe_release(struct mn_bpe *bpe)
+{
+    free(bpe->tok_off);
+    free(bpe->blob);
+    free(bpe->slots);
+    free(bpe->pair_rank);
+    memset(bpe, 0, sizeof *bpe);
+}
+
+/* Inserts token `rank`; 0 when the same bytes are already in the table. */
+static int table_insert(struct mn_bpe *bpe, uint32_t rank)
+{
+    const uint8_t *k = bpe->blob + bpe->tok_off[rank];
+    size_t len = bpe->tok_off[rank + 1] - bpe->tok_off[rank];
+    uint64_t head = load_word(k, len, 1); /* the blob has 8 bytes of padding */
+    uint64_t i = hash_key(head, k, len, 1) & bpe->mask;
+    for (; bpe->slots[i].rank != MN_BPE_NO_RANK; i = (i + 1) & bpe->mask) {
+        const struct mn_bpe_slot *sl = &bpe->slots[i];
+        if (sl->head == head && sl->len == len && memcmp(bpe->blob + bpe->tok_off[sl->rank], k, len) == 0)
+            return 0;
+    }
+    bpe->slots[i] = (struct mn_bpe_slot){.head = head, .rank = rank, .len = (uint32_t)len};
+    return 1;
+}
+
+struct line_tok {
+    uint32_t rank, off, len;
+};
+
+mn_status mn__bpe_parse(struct mn_bpe *bpe, const uint8_t *data, size_t len, const char *path)
+{
+    memset(bpe, 0, sizeof *bpe);
+    mn_status st = MN_OK;
+    size_t n_lines = 0;
+    for (const uint8_t *p = data, *end = data + len; p < end; n_lines++) {
+        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    if (n_lines == 0 || n_lines > MAX_RANK)
+        return MN_CORRUPT_AT("%s: %zu lines, not a ranks file", path, n_lines);
+    struct line_tok *lines = malloc(n_lines * sizeof *lines);
+    uint8_t *tmp = malloc(len); /* decoded bytes are fewer than the base64 text */
+    if (!lines || !tmp) {
+        st = mn__nomem();
+        goto out;
+    }
+    size_t n_tok = 0, used = 0, line_no = 0;
+    uint32_t max_rank = 0;
+    for (const uint8_t *p = data, *end = data + len; p < end;) {
+        line_no++;
+        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
+        const uint8_t *le = nl ? nl : end;
+        if (le > p && le[-1] == '\r')
+            le--;
+        if (le == p && !nl) /* no final newline after the last line is fine */
+            break;
+        const uint8_t *sp = memchr(p, ' ', (size_t)(le - p));
+        if (!sp || sp == p || sp + 1 == le) {
+            st = MN_CORRUPT_AT("%s: line %zu is not '<base64> <rank>'", path, line_no);
+            goto out;
+        }
+        uint64_t rank = 0;
+        for (const uint8_t *q = sp + 1; q < le; q++) {
+            if (*q < '0' || *q > '9' || rank >= MAX_RANK) {
+                st = MN_CORRUPT_AT("%s: line %zu: bad rank", path, line_no);
+                goto out;
+            }
+            rank = rank * 10 + (uint64_t)(*q - '0');
+        }
+        if (rank >= MAX_RANK || (size_t)(sp - p) / 4 * 3 > MAX_TOKEN_BYTES) {
+            st = MN_CORRUPT_AT("%s: line %zu: rank or token too large", path, line_no);
+            goto out;
+        }
+        long dl = b64_decode(p, (size_t)(sp - p), tmp + used);
+        if (dl <= 0) {
+            st = MN_CORRUPT_AT("%s: line %zu: bad base64", path, line_no);
+            goto out;
+        }
+        lines[n_tok++] = (struct line_tok){(uint32_t)rank, (uint32_t)used, (uint32_t)dl};
+        used += (size_t)dl;
+        if (rank > max_rank)
+            max_rank = (uint32_t)rank;
+        p = nl ? nl + 1 : end;
+    }
+    if (n_tok == 0) {
+        st = MN_CORRUPT_AT("%s: no tokens", path);
+        goto out;
+    }
+
+    bpe->n_ranks = max_rank + 1;
+    bpe->n_tokens = (uint32_t)n_tok;
+    uint32_t *lens = calloc(bpe->n_ranks, sizeof *lens);
+    bpe->tok_off = malloc(((size_t)bpe->n_ranks + 1) * sizeof *bpe->tok_off);
+    bpe->blob = malloc(used + 8);
+    size_t cap = 1024;
+    while (cap < 2 * n_tok)
+        cap <<= 1;
+    bpe->mask = cap - 1;
+    bpe->slots = malloc(cap * sizeof *bpe->slots);
+    bpe->pair_rank = malloc(65536 * sizeof *bpe->pair_rank);
+    if (!lens || !bpe->tok_off || !bpe->blob || !bpe->slots || !bpe->pair_rank) {
+        free(lens);
+        st = mn__nomem();
+        goto out;
+    }
+    for (size_t i = 0; i < n_tok; i++) {
+        if (lens[lines[i].rank]) {
+            free(lens);
+            st = MN_CORRUPT_AT("%s: rank %u appears twice", path, lines[i].rank);
+            goto out;
+        }
+        lens[lines[i].rank] = lines[i].len;
+    }
+    uint32_t off = 0;
+    for (uint32_t r = 0; r < bpe->n_ranks; r++) {
+        bpe->tok_off[r] = off;
+        off += lens[r];
+        if (lens[r] > bpe->max_len)
+            bpe->max_len = lens[r];
+    }
+    bpe->tok_off[bpe->n_ranks] = off;
+    free(lens);
+    memset(bpe->blob + used, 0, 8);
+    for (size_t i = 0; i < n_tok; i++)
+        memcpy(bpe->blob + bpe->tok_off[lines[i].rank], tmp + lines[i].off, lines[i].len);
+
+    /* MN_BPE_NO_RANK is all ones */
+    memset(bpe->slots, 0xFF, cap * sizeof *bpe->slots);
+    memset(bpe->byte_rank, 0xFF, sizeof bpe->byte_rank);
+    memset(bpe->pair_rank, 0xFF, 65536 * sizeof *bpe->pair_rank);
+    for (uint32_t r = 0; r < bpe->n_ranks; r++) {
+        uint32_t l = bpe->tok_off[r + 1] - bpe->tok_off[r];
+        if (r + 16 < bpe->n_ranks) { /* the table is larger than the caches: fetch ahead */
+            uint32_t r2 = r + 16, l2 = bpe->tok_off[r2 + 1] - bpe->tok_off[r2];
+            const uint8_t *k2 = bpe->blob + bpe->tok_off[r2];
+            __builtin_prefetch(&bpe->slots[hash_key(load_word(k2, l2, 1), k2, l2, 1) & bpe->mask], 1);
+        }
+        if (l == 0)
+            continue;
+        const uint8_t *k = bpe->blob + bpe->tok_off[r];
+        if (!table_insert(bpe, r)) {
+            st = MN_CORRUPT_AT("%s: token of rank %u appears twice", path, r);
+            goto out;
+        }
+        if (l == 1)
+            bpe->byte_rank[k[0]] = r;
+        else if (l == 2)
+            bpe->pair_rank[k[0] << 8 | k[1]] = r;
+    }
+    for (int b = 0; b < 256; b++)
+        if (bpe->byte_rank[b] == MN_BPE_NO_RANK) {
+            st = MN_CORRUPT_AT("%s: byte 0x%02x has no rank", path, b);
+            goto out;
+        }
+    bpe->mem = ((size_t)bpe->n_ranks + 1) * sizeof *bpe->tok_off + used + 8 + cap * sizeof *bpe->slots +
+               65536 * sizeof *bpe->pair_rank;
+out:
+    free(lines);
+    free(tmp);
+    if (st != MN_OK)
+        mn__bpe_release(bpe);
+    return st;
+}
+
+/* ---- merging ----------------------------------------------------------------------------------- */
+
+/* tiktoken's loop on a short piece: parts in arrays, a linear scan for the lowest rank. */
+static size_t merge_small(const struct mn_bpe *bpe, const uint8_t *p, size_t n, uint32_t *ids, int padded)
+{
+    uint32_t pos[SMALL_PIECE + 1], rk[SMALL_PIECE], tok[SMALL_PIECE];
+    size_t m = n;
+    for (size_t i = 0; i < n; i++) {
+        pos[i] = (uint32_t)i;
+        tok[i] = bpe->byte_rank[p[i]];
+        rk[i] = i + 1 < n ? bpe->pair_rank[p[i] << 8 | p[i + 1]] : MN_BPE_NO_RANK;
+    }
+    pos[n] = (uint32_t)n;
+    for (;;) {
+        uint32_t best = MN_BPE_NO_RANK;
+        size_t bi = 0;
+        for (size_t i = 0; i + 1 < m; i++)
+            if (rk[i] < best) {
+                best = rk[i];
+                bi = i;
+            }
+        if (best == MN_BPE_NO_RANK)
+            break;
+        tok[bi] = best;
+        memmove(&pos[bi + 1], &pos[bi + 2], (m - bi - 1) * sizeof pos[0]);
+        memmove(&rk[bi + 1], &rk[bi + 2], (m - bi - 2) * sizeof rk[0]);
+        memmove(&tok[bi + 1], &tok[bi + 2], (m - bi - 2) * sizeof tok[0]);
+        m--;
+        rk[bi] = bi + 1 < m ? mn__bpe_lookup(bpe, p + pos[bi], pos[bi + 2] - pos[bi], padded) : MN_BPE_NO_RANK;
+        if (bi > 0)
+            rk[bi - 1] = mn__bpe_lookup(bpe, p + pos[bi - 1], pos[bi + 1] - pos[bi - 1], padded);
+    }
+    if (ids)
+        memcpy(ids, tok, m * sizeof *ids);
+    return m;
+}
+
+/* A min-heap of (rank, start) with lazy deletion: an entry is stale when the pair that starts
+ * at `start` is no longer the same bytes, which shows as a different current rank. */
+struct hent {
+    uint32_t rank, start;
+};
+
+static inline int hless(struct hent a, struct hent b) { return a.rank < b.rank || (a.rank == b.rank && a.start < b.start); }
+
+static void hpush(struct hent *h, size_t *n, struct hent e)
+{
+    size_t i = (*n)++;
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (!hless(e, h[up]))
+            break;
+        h[i] = h[up];
+        i = up;
+    }
+    h[i] = e;
+}
+
+static struct hent hpop(struct hent *h, size_t *n)
+{
+    struct hent top = h[0], last = h[--*n];
+    size_t i = 0, cnt = *n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= cnt)
+            break;
+        if (c + 1 < cnt && hless(h[c + 1], h[c]))
+            c++;
+        if (!hless(h[c], last))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (cnt)
+        h[i] = last;
+    return top;
+}
+
+/* The same merges on a long piece in O(n log n): parts as a linked list over their start
+ * offsets, candidate pairs in a heap ordered by (rank, start) — the lowest rank, leftmost first,
+ * exactly the pair tiktoken's scan picks. */
+static size_t merge_large(const struct mn_bpe *bpe, const uint8_t *p, size_t n, uint32_t *ids, int padded)
+{
+    if (n >= UINT32_MAX / 4)
+        return 0;
+    uint32_t *next = malloc((n + 1) * sizeof *next);
+    uint32_t *prev = malloc(n * sizeof *prev);
+    uint32_t *tok = malloc(n * sizeof *tok);
+    uint32_t *cur = malloc(n * sizeof *cur); /* current rank of the pair starting here */
+    struct hent *heap = malloc(3 * n * sizeof *heap);
+    size_t m = 0, hn = 0;
+    if (!next || !prev || !tok || !cur || !heap)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        next[i] = (uint32_t)(i + 1);
+        prev[i] = (uint32_t)i - 1; /* prev[0] unused */
+        tok[i] = bpe->byte_rank[p[i]];
+        cur[i] = i + 1 < n ? bpe->pair_rank[p[i] << 8 | p[i + 1]] : MN_BPE_NO_RANK;
+        if (cur[i] != MN_BPE_NO_RANK)
+            hpush(heap, &hn, (struct hent){cur[i], (uint32_t)i});
+    }
+    next[n] = (uint32_t)n;
+    m = n;
+    while (hn) {
+        struct hent e = hpop(heap, &hn);
+        uint32_t a = e.start;
+        if (cur[a] != e.rank) /* stale, or a was merged away (cur set to NO_RANK) */
+            continue;
+        uint32_t b = next[a];
+        tok[a] = e.rank;
+        next[a] = next[b];
+        cur[b] = MN_BPE_NO_RANK;
+        if (next[a] < n)
+            prev[next[a]] = a;
+        m--;
+        cur[a] = next[a] < n ? mn__bpe_lookup(bpe, p + a, next[next[a]] - a, padded) : MN_BPE_NO_RANK;
+        if (cur[a] != MN_BPE_NO_RANK)
+            hpush(heap, &hn, (struct hent){cur[a], a});
+        if (a > 0) {
+            uint32_t pa = prev[a];
+            cur[pa] = mn__bpe_lookup(bpe, p + pa, next[a] - pa, padded);
+            if (cur[pa] != MN_BPE_NO_RANK)
+                hpush(heap, &hn, (struct hent){cur[pa], pa});
+        }
+    }
+    if (ids)
+        for (size_t i = 0, k = 0; i < n; i = next[i])
+            ids[k++] = tok[i];
+out:
+    free(next);
+    free(prev);
+    free(tok);
+    free(cur);
+    free(heap);
+    return m;
+}
+
+size_t mn__bpe_merge(const struct mn_bpe *bpe, const uint8_t *piece, size_t len, uint32_t *ids, int force_large)
+{
+    if (force_large || len > SMALL_PIECE)
+        return merge_large(bpe, piece, len, ids, 0);
+    /* lookups read up to 8 bytes past a substring's start: give them a padded copy */
+    uint8_t buf[SMALL_PIECE + 8];
+    memcpy(buf, piece, len);
+    memset(buf + len, 0, 8);
+    return merge_small(bpe, buf, len, ids, 1);
+}
+
+/* ---- count, encode, decode --------------------------------------------------------------------- */
+
+/* Tokens of one piece; ids (room for len) may be NULL. 0 only when memory runs out. */
+static inline size_t piece_tokens(const struct mn_bpe *bpe, const uint8_t *p, size_t len, const uint8_t *text_end,
+                                  uint32_t *ids)
+{
+    if (len == 1) {
+        if (ids)
+            ids[0] = bpe->byte_rank[p[0]];
+        return 1;
+    }
+    int padded = (size_t)(text_end - p) >= len + 8;
+    if (len <= bpe->max_len) {
+        uint32_t r = mn__bpe_lookup(bpe, p, len, padded);
+        if (r != MN_BPE_NO_RANK) {
+            if (ids)
+                ids[0] = r;
+            return 1;
+        }
+    }
+    if (len <= SMALL_PIECE) {
+        if (padded)
+            return merge_small(bpe, p, len, ids, 1);
+        return mn__bpe_merge(bpe, p, len, ids, 0);
+    }
+    return merge_large(bpe, p, len, ids, padded);
+}
+
+static size_t bpe_count(const mn_tokenizer *tk, const char *text, size_t len)
+{
+    const struct bpe_tokenizer *t = (const struct bpe_tokenizer *)tk;
+    const uint8_t *s = (const uint8_t *)text, *end = s + len;
+    size_t total = 0;
+    for (size_t i = 0; i < len;) {
+        size_t j = mn__pretok_next(t->kind, s, len, i);
+        size_t k = piece_tokens(&t->bpe, s + i, j - i, end, NULL);
+        total += k ? k : j - i; /* out of memory on a huge piece: one token a byte, an upper bound */
+        i = j;
+    }
+    return total;
+}
+
+static mn_status bpe_encode(const mn_tokenizer *tk, const char *text, size_t len, uint32_t **ids_out, size_t *n_out)
+{
+    const struct bpe_tokenizer *t = (const struct bpe_tokenizer *)tk;
+    const uint8_t *s = (const uint8_t *)text, *end = s + len;
+    *ids_out = NULL;
+    *n_out = 0;
+    size_t cap = len / 3 + 16, n = 0;
+    uint32_t *ids = malloc(cap * sizeof *ids);
+    if (!ids)
+        return mn__nomem();
+    for (size_t i = 0; i < len;) {
+        size_t j = mn__pretok_next(t->kind, s, len, i);
+        if (n + (j - i) > cap) {
+            size_t ncap = cap * 2 > n + (j - i) ? cap * 2 : n + (j - i);
+            uint32_t *nids = realloc(ids, ncap * sizeof *ids);
+            if (!nids) {
+                free(ids);
+                return mn__nomem();
+            }
+            ids = nids;
+            cap = ncap;
+        }
+        size_t k = piece_tokens(&t->bpe, s + i, j - i, end, ids + n);
+        if (k == 0) {
+            free(ids);
+            return mn__nomem();
+        }
+        n += k;
+        i = j;
+    }
+    *ids_out = ids;
+    *n_out = n;
+    return MN_OK;
+}
+
+static void bpe_free(mn_tokenizer *tk)
+{
+    struct bpe_tokenizer *t = (struct bpe_tokenizer *)tk;
+    mn__bpe_release(&t->bpe);
+    free(t);
+}
+
+static const struct mn_tokenizer_vt bpe_vt = {bpe_count, bpe_encode, bpe_free};
+
+int mn_bpe_is(const mn_tokenizer *tk) { return tk && tk->vt == &bpe_vt; }
+
+size_t mn_bpe_memory(const mn_tokenizer *tk)
+{
+    return mn_bpe_is(tk) ? ((const struct bpe_tokenizer *)tk)->bpe.mem + sizeof(struct bpe_tokenizer) : 0;
+}
+
+mn_status mn_bpe_decode(const mn_tokenizer *tk, const uint32_t *ids, size_t n, char **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (!mn_bpe_is(tk))
+        return mn__err(MN_INVALID, "tokenizer: decode needs a BPE encoding");
+    const struct mn_bpe *bpe = &((const struct bpe_tokenizer *)tk)->bpe;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] >= bpe->n_ranks || bpe->tok_off[ids[i] + 1] == bpe->tok_off[ids[i]])
+            return mn__err(MN_INVALID, "tokenizer: id %u at %zu is not a token of %s", ids[i], i, tk->name);
+        total += bpe->tok_off[ids[i] + 1] - bpe->tok_off[ids[i]];
+    }
+    char *buf = malloc(total + 1);
+    if (!buf)
+        return mn__nomem();
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = bpe->tok_off[ids[i] + 1] - bpe->tok_off[ids[i]];
+        memcpy(buf + o, bpe->blob + bpe->tok_off[ids[i]], l);
+        o += l;
+    }
+    buf[o] = '\0';
+    *out = buf;
+    *out_len = o;
+    return MN_OK;
+}
+
+/* ---- opening ----------------------------------------------------------------------------------- */
+
+static void hex(const unsigned char *md, unsigned n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (unsigned i = 0; i < n; i++) {
+        out[2 * i] = digits[md[i] >> 4];
+        out[2 * i + 1] = digits[md[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+/* Reads the whole file; MN_UNAVAILABLE when it does not exist. */
+static mn_status read_file(const char *path, uint8_t **data, size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return mn__err(MN_UNAVAILABLE, "tokenizer: ranks file %s not found (run scripts/fetch-ranks)", path);
+        return mn__err(MN_IO, "tokenizer: cannot open %s: %s", path, strerror(errno));
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 || (uint64_t)sb.st_size > MAX_FILE_BYTES) {
+        close(fd);
+        return MN_CORRUPT_AT("tokenizer: %s is not a ranks file (size)", path);
+    }
+    size_t size = (size_t)sb.st_size, got = 0;
+    uint8_t *buf = malloc(size);
+    if (!buf) {
+        close(fd);
+        return mn__nomem();
+    }
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            int e = r < 0 ? errno : EIO;
+            free(buf);
+            close(fd);
+            return mn__err(MN_IO, "tokenizer: cannot read %s: %s", path, strerror(e));
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    *data = buf;
+    *len = size;
+    return MN_OK;
+}
+
+static mn_status open_file(const struct encoding *enc, const char *path, mn_tokenizer **out)
+{
+    uint8_t *data;
+    size_t len;
+    mn_status st = read_file(path, &data, &len);
+    if (st != MN_OK)
+        return st;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned md_len = 0;
+    char digest[2 * EVP_MAX_MD_SIZE + 1];
+    if (!EVP_Digest(data, len, md, &md_len, EVP_sha256(), NULL)) {
+        free(data);
+        return mn__err(MN_IO, "tokenizer: SHA-256 of %s failed", path);
+    }
+    hex(md, md_len, digest);
+    if (strcmp(digest, enc->sha256) != 0) {
+        const char *acc = getenv("MNEMO_ACCEPT_UNKNOWN_RANKS");
+        if (!acc || strcmp(acc, "1") != 0) {
+            free(data);
+            return MN_CORRUPT_AT("tokenizer: %s has SHA-256 %s, not the pinned %s for %s "
+                                 "(set MNEMO_ACCEPT_UNKNOWN_RANKS=1 to use it anyway)",
+                                 path, digest, enc->sha256, enc->name);
+        }
+        mn__log(MN_LOG_WARN, "tokenizer: using %s with unknown SHA-256 %s", path, digest);
+    }
+    struct bpe_tokenizer *t = calloc(1, sizeof *t);
+    if (!t) {
+        free(data);
+        return mn__nomem();
+    }
+    st = mn__bpe_parse(&t->bpe, data, len, path);
+    free(data);
+    if (st != MN_OK) {
+        free(t);
+        return st;
+    }
+    t->base.vt = &bpe_vt;
+    t->base.name = enc->name;
+    t->kind = enc->kind;
+    *out = &t->base;
+    return MN_OK;
+}
+
+mn_status mn_bpe_open(const char *name, const char *data_dir, mn_tokenizer **out)
+{
+    *out = NULL;
+    const struct encoding *enc = NULL;
+    for (size_t i = 0; i < sizeof encodings / sizeof encodings[0]; i++)
+        if (strcmp(encodings[i].name, name) == 0)
+            enc = &encodings[i];
+    if (!enc)
+        return mn__err(MN_INVALID, "tokenizer: unknown BPE encoding '%s' (known: cl100k_base, o200k_base)", name);
+    char path[4096];
+    if (data_dir) {
+        if ((size_t)snprintf(path, sizeof path, "%s/%s.tiktoken", data_dir, name) >= sizeof path)
+            return mn__err(MN_INVALID, "tokenizer: data folder path too long");
+        return open_file(enc, path, out);
+    }
+    /* no folder given: the installed data, then the build tree's */
+    static const char *const dirs[] = {
+#ifdef MNEMO_DATADIR
+        MNEMO_DATADIR,
+#endif
+#ifdef MNEMO_BUILD_DATADIR
+        MNEMO_BUILD_DATADIR,
+#endif
+        NULL,
+    };
+    char tried[2 * sizeof path + 16] = "";
+    for (size_t i = 0; dirs[i]; i++) {
+        if ((size_t)snprintf(path, sizeof path, "%s/%s.tiktoken", dirs[i], name) >= sizeof path)
+            continue;
+        mn_status st = open_file(enc, path, out);
+        if (st != MN_UNAVAILABLE)
+            return st;
+        size_t tl = strlen(tried);
+        if ((size_t)snprintf(tried + tl, sizeof tried - tl, "%s%s", tl ? ", " : "", path) >= sizeof tried - tl)
+            break;
+    }
+    return mn__err(MN_UNAVAILABLE, "tokenizer: ranks file for %s not found (tried %s; run scripts/fetch-ranks)",
+                   name, tried[0] ? tried : "no data folder configured");
+}

@@ -1,0 +1,191 @@
+# lib.sh — shared helpers for the end-to-end tests of the `mnemo` command (tests/cli/t*.sh).
+# Sourced by each script: . "$TESTS_DIR/cli/lib.sh"
+#
+# Environment (set by ctest, see tests/CMakeLists.txt):
+#   MNEMO           the mnemo binary under test
+#   MNEMO_TEST_TMP  a scratch directory; each script works in its own mktemp -d below it
+#   TESTS_DIR       the tests/ folder
+#
+# After sourcing:
+#   $T        this script's private temp dir (also the current directory, HOME and XDG_* root)
+#   $DB       a database path inside $T (not created yet)
+#   $OUT $ERR $RC   stdout, stderr and exit status of the last run/ok/fails
+#
+# Helpers:
+#   mn ARGS...                  "$MNEMO" --db "$DB" ARGS...
+#   run CMD...                  runs CMD, records OUT/ERR/RC, never counts
+#   ok CMD...                   expects exit 0 (and no sanitizer report); counts one check
+#   fails STATUS PATTERN CMD... expects exit STATUS and stderr matching the grep -E PATTERN
+#   eq ACTUAL EXPECTED MSG      string equality
+#   check MSG CMD...            passes when CMD (a test, a grep, python3 -c …) exits 0
+#   pass MSG / fail MSG         count one check by hand
+#   jget JSON PYEXPR            prints the python expression PYEXPR evaluated on j = json.loads(JSON)
+#   finish                      prints "N passed, M failed" and exits non-zero when M > 0
+# Every helper reads standard input from /dev/null unless the command redirects it itself.
+
+set -u
+
+: "${MNEMO:?MNEMO must name the mnemo binary}"
+: "${MNEMO_TEST_TMP:?MNEMO_TEST_TMP must name a scratch directory}"
+: "${TESTS_DIR:?TESTS_DIR must name the tests/ folder}"
+
+case $MNEMO in /*) ;; *) MNEMO=$(cd "$(dirname "$MNEMO")" && pwd)/$(basename "$MNEMO") ;; esac
+case $TESTS_DIR in /*) ;; *) TESTS_DIR=$(cd "$TESTS_DIR" && pwd) ;; esac
+
+mkdir -p "$MNEMO_TEST_TMP" || exit 99
+T=$(mktemp -d "$MNEMO_TEST_TMP/$(basename "$0" .sh).XXXXXX") || exit 99
+T=$(cd "$T" && pwd)
+cd "$T" || exit 99
+
+# Never read the user's configuration or data: everything lives under $T.
+HOME=$T/home
+XDG_CONFIG_HOME=$T/xdg-config
+XDG_DATA_HOME=$T/xdg-data
+XDG_CACHE_HOME=$T/xdg-cache
+XDG_STATE_HOME=$T/xdg-state
+export HOME XDG_CONFIG_HOME XDG_DATA_HOME XDG_CACHE_HOME XDG_STATE_HOME
+mkdir -p "$HOME"
+unset MNEMO_ENABLED MNEMO_DB MNEMO_MAX_HISTORY_TOKENS MNEMO_AUTO_PRUNE_DAYS MNEMO_STRATEGY MNEMO_DURABILITY \
+    MNEMO_BUSY_TIMEOUT_MS MNEMO_MAX_MESSAGE_BYTES MNEMO_TOKENIZER MNEMO_DATA_DIR
+LC_ALL=C.UTF-8
+export LC_ALL
+# Sanitizer builds: report leaks and UB; a report fails the check through the exit status or
+# the stderr scan in `ok`.
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+export ASAN_OPTIONS UBSAN_OPTIONS
+
+DB=$T/db.sqlite
+OUT=
+ERR=
+RC=0
+PASSED=0
+FAILED=0
+TEST_NAME=$(basename "$0" .sh)
+
+pass() { PASSED=$((PASSED + 1)); }
+fail() {
+    FAILED=$((FAILED + 1))
+    printf 'FAIL: %s\n' "$*" >&2
+}
+
+# Describes the last command for failure messages.
+_last() {
+    printf '    command: %s\n    exit: %s\n    stdout: %.600s\n    stderr: %.600s\n' "$_CMD" "$RC" "$OUT" "$ERR" >&2
+}
+
+mn() { "$MNEMO" --db "$DB" "$@"; }
+
+# run CMD...: records stdout in $OUT, stderr in $ERR, the status in $RC. Standard input is
+# /dev/null unless the caller redirects the whole `run` (then it is inherited).
+run() {
+    _CMD=$*
+    "$@" >"$T/.out" 2>"$T/.err"
+    RC=$?
+    OUT=$(cat "$T/.out")
+    ERR=$(cat "$T/.err")
+    return 0
+}
+
+_sanitizer_clean() {
+    if grep -Eq 'runtime error:|Sanitizer|LeakSanitizer|ERROR: ' "$T/.err"; then
+        fail "sanitizer report from: $_CMD"
+        _last
+        return 1
+    fi
+    return 0
+}
+
+ok() {
+    run "$@"
+    if [ "$RC" -eq 0 ] && _sanitizer_clean; then
+        pass
+        return 0
+    fi
+    [ "$RC" -eq 0 ] || { fail "expected exit 0: $*"; _last; }
+    return 1
+}
+
+fails() {
+    _want=$1
+    _pat=$2
+    shift 2
+    run "$@"
+    if [ "$RC" -ne "$_want" ]; then
+        fail "expected exit $_want: $*"
+        _last
+        return 1
+    fi
+    if ! grep -Eq -- "$_pat" "$T/.err"; then
+        fail "stderr does not match /$_pat/: $*"
+        _last
+        return 1
+    fi
+    if grep -Eq 'runtime error:|AddressSanitizer|LeakSanitizer' "$T/.err"; then
+        fail "sanitizer report from: $*"
+        _last
+        return 1
+    fi
+    pass
+    return 0
+}
+
+eq() {
+    if [ "$1" = "$2" ]; then
+        pass
+        return 0
+    fi
+    fail "$3"
+    printf '    actual:   %.600s\n    expected: %.600s\n' "$1" "$2" >&2
+    return 1
+}
+
+check() {
+    _msg=$1
+    shift
+    if "$@"; then
+        pass
+        return 0
+    fi
+    fail "$_msg"
+    return 1
+}
+
+# jget JSON PYEXPR: evaluates PYEXPR with j bound to the parsed JSON; prints str() of the
+# result (JSON text for lists, dicts, None and booleans).
+jget() {
+    python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+r = eval(sys.argv[2])
+print(r if isinstance(r, str) or (isinstance(r, int) and not isinstance(r, bool)) else json.dumps(r, ensure_ascii=False))
+' "$1" "$2"
+}
+
+# A canonical snapshot of the database's observable state: stats (minus file sizes, which a
+# read may change through the WAL) and the full export.
+snapshot() {
+    {
+        "$MNEMO" --db "$1" stats --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+for k in ("db_bytes", "wal_bytes", "bytes_per_message"):
+    j.pop(k, None)
+print(json.dumps(j, sort_keys=True))'
+        "$MNEMO" --db "$1" export
+    } 2>&1 </dev/null
+}
+
+sha256() { sha256sum "$1" | cut -d' ' -f1; }
+
+finish() {
+    echo "$PASSED passed, $FAILED failed"
+    if [ "$FAILED" -gt 0 ]; then
+        echo "($TEST_NAME: scratch files kept in $T)" >&2
+        exit 1
+    fi
+    rm -rf "$T"
+    exit 0
+}
+
+exec </dev/null

@@ -1,0 +1,167 @@
+#!/bin/sh
+# t0200-messages.sh — `mnemo add` (every role and option, content from stdin), `mnemo history`
+# (human and --json, --limit, --after) and idempotency keys.
+. "$TESTS_DIR/cli/lib.sh"
+
+ok mn session new --title messages
+S=$OUT
+
+CALLS='[{"id":"call_a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Lisbon\"}"}},{"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{}"}}]'
+
+# --- add: one message per role ----------------------------------------------------------------
+ok mn add "$S" system "You are a helpful assistant."
+M1=$OUT
+check "add prints the message id (a number), got '$M1'" sh -c 'printf "%s\n" "$1" | grep -Eq "^[0-9]+$"' - "$M1"
+ok mn add "$S" user "What's the weather in Lisbon, and the time?" --name alice --model human --tool claude-code \
+    --files '["src/a.c","docs/b.md"]' --metadata '{"lang":"en","n":[1,2]}' --pin
+M2=$OUT
+check "message ids increase" test "$M2" -gt "$M1"
+ok mn add "$S" assistant --tool-calls "$CALLS" --model gpt-4o --json
+J3=$OUT
+eq "$(jget "$J3" '[j["role"], j["content"], j["seq"], j["model"]]')" '["assistant", null, 3, "gpt-4o"]' \
+    "assistant message with tool calls and no content"
+eq "$(jget "$J3" 'j["tool_calls"]')" "$(jget "$CALLS" 'j')" "tool_calls come back as the same JSON array"
+ok mn add "$S" tool '{"high_c":17}' --tool-call-id call_a --name get_weather
+ok mn add "$S" tool "12:00" --tool-call-id call_b --name get_time
+ok mn add "$S" assistant "It is 17 °C and noon in Lisbon." --model gpt-4o
+M6=$OUT
+
+# --- history --json ---------------------------------------------------------------------------
+ok mn history "$S" --json
+H=$OUT
+check "history --json is a JSON array" python3 -c 'import json,sys; assert isinstance(json.loads(sys.argv[1]), list)' "$H"
+eq "$(jget "$H" 'len(j)')" 6 "history has 6 messages"
+for f in id session_id seq role content tool_calls tool_call_id name tokens created_at metadata; do
+    check "history --json: every message has field $f" \
+        python3 -c 'import json,sys; assert all(sys.argv[2] in m for m in json.loads(sys.argv[1]))' "$H" "$f"
+done
+eq "$(jget "$H" '[m["seq"] for m in j]')" "[1, 2, 3, 4, 5, 6]" "seq is 1..6, oldest to newest"
+eq "$(jget "$H" '[m["role"] for m in j]')" '["system", "user", "assistant", "tool", "tool", "assistant"]' "roles in order"
+eq "$(jget "$H" 'sorted(set(m["session_id"] for m in j))')" "[\"$S\"]" "session_id on every message"
+eq "$(jget "$H" '[m["id"] for m in j] == sorted(m["id"] for m in j)')" true "ids increase with seq"
+eq "$(jget "$H" 'j[0]["id"]')" "$M1" "add printed the id history shows (first)"
+eq "$(jget "$H" 'j[1]["id"]')" "$M2" "add printed the id history shows"
+eq "$(jget "$H" 'j[5]["id"]')" "$M6" "add printed the id of the last message"
+eq "$(jget "$H" '[type(m["tool_calls"]).__name__ for m in j]')" \
+    '["NoneType", "NoneType", "list", "NoneType", "NoneType", "NoneType"]' "tool_calls: an array on the calling message, null elsewhere"
+eq "$(jget "$H" '[c["id"] for c in j[2]["tool_calls"]]')" '["call_a", "call_b"]' "tool call ids kept"
+eq "$(jget "$H" 'j[2]["tool_calls"][0]["function"]["arguments"]')" '{"city":"Lisbon"}' "tool call arguments kept verbatim"
+eq "$(jget "$H" '[m["tool_call_id"] for m in j]')" '[null, null, null, "call_a", "call_b", null]' "tool_call_id"
+eq "$(jget "$H" '[m["name"] for m in j]')" '[null, "alice", null, "get_weather", "get_time", null]' "name"
+eq "$(jget "$H" 'j[1]["metadata"]')" '{"lang": "en", "n": [1, 2]}' "--metadata kept as an object"
+eq "$(jget "$H" '[m["metadata"] for m in j if m["seq"] != 2]')" '[{}, {}, {}, {}, {}]' "metadata defaults to {}"
+eq "$(jget "$H" 'j[1]["files"]')" '["src/a.c", "docs/b.md"]' "--files kept as an array"
+eq "$(jget "$H" '[j[1]["model"], j[2]["model"], j[5]["model"]]')" '["human", "gpt-4o", "gpt-4o"]' "--model"
+eq "$(jget "$H" 'j[1]["tool_name"]')" claude-code "--tool stored as tool_name"
+eq "$(jget "$H" '[m["pinned"] for m in j]')" '[false, true, false, false, false, false]' "--pin"
+eq "$(jget "$H" 'all(isinstance(m["tokens"], int) and m["tokens"] > 0 for m in j)')" true "every message has a token count"
+eq "$(jget "$H" 'all(isinstance(m["created_at"], int) and m["created_at"] > 1600000000000 for m in j)')" true "created_at in ms"
+eq "$(jget "$H" '[m["created_at"] for m in j] == sorted(m["created_at"] for m in j)')" true "created_at non-decreasing"
+eq "$(jget "$H" 'j[0]["content"]')" "You are a helpful assistant." "content kept"
+eq "$(jget "$H" 'j[5]["content"]')" "It is 17 °C and noon in Lisbon." "UTF-8 content kept"
+ok mn session show "$S" --json
+eq "$(jget "$OUT" 'j["message_count"]')" 6 "session message_count"
+eq "$(jget "$OUT" 'j["token_count"]')" "$(jget "$H" 'sum(m["tokens"] for m in j)')" "session token_count = sum of message tokens"
+
+# --- history (human) --------------------------------------------------------------------------
+ok mn history "$S"
+HH=$OUT
+for want in '^#1 .*system' '^#2 .*user \(alice\) via claude-code, [0-9]+ tokens, pinned' '^#3 .*assistant' \
+    'tool calls: .*call_a' '^#4 .*tool \(get_weather\) \[result of call_a\]' '^\{"high_c":17\}$' \
+    '^It is 17 °C and noon in Lisbon\.$' '^#6 '; do
+    check "history (human) has /$want/" sh -c 'printf "%s\n" "$1" | grep -Eq -- "$2"' - "$HH" "$want"
+done
+
+# --- --limit and --after ----------------------------------------------------------------------
+ok mn history "$S" --limit 2 --json
+eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[5, 6]" "--limit 2: the newest two, oldest first"
+ok mn history "$S" --limit 1 --json
+eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[6]" "--limit 1: the newest"
+ok mn history "$S" --limit 100 --json
+eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[1, 2, 3, 4, 5, 6]" "--limit larger than the history"
+ok mn history "$S" --after 4 --json
+eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[5, 6]" "--after 4"
+ok mn history "$S" --after 0 --json
+eq "$(jget "$OUT" 'len(j)')" 6 "--after 0: everything"
+ok mn history "$S" --after 6 --json
+eq "$OUT" "[]" "--after the last seq: empty array"
+ok mn history "$S" --after 1 --limit 2 --json
+eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[5, 6]" "--after 1 --limit 2: the newest two after seq 1"
+ok mn history "$S" --limit 2
+check "human history --limit 2 shows #5 and #6 only" sh -c \
+    'printf "%s\n" "$1" | grep -q "^#5 " && printf "%s\n" "$1" | grep -q "^#6 " && ! printf "%s\n" "$1" | grep -q "^#4 "' - "$OUT"
+fails 2 "limit" mn history "$S" --limit 0
+fails 2 "limit" mn history "$S" --limit abc
+fails 2 "after" mn history "$S" --after -1
+fails 1 "not found" mn history 0190abcd-0000-7000-8000-0000000000ff
+ok mn session new
+ok mn history "$OUT" --json
+eq "$OUT" "[]" "history of an empty session is []"
+
+# --- content from standard input ---------------------------------------------------------------
+ok mn session new
+SI=$OUT
+printf 'line one\nline "two" with \\ backslash\ttab\nüñïçødé ✓\n' >"$T/in.txt"
+ok mn add "$SI" user - <"$T/in.txt"
+ok mn history "$SI" --json
+eq "$(jget "$OUT" 'j[0]["content"]')" "$(cat "$T/in.txt")" "content from - equals the input"
+check "content from - is byte-exact (trailing newline kept)" python3 -c \
+    'import json,sys; assert json.loads(sys.argv[1])[0]["content"].encode() == open(sys.argv[2], "rb").read()' "$OUT" "$T/in.txt"
+python3 -c 'import sys; sys.stdout.write("x" * 200000)' >"$T/big.txt"
+ok mn add "$SI" assistant - <"$T/big.txt"
+ok mn history "$SI" --limit 1 --json
+eq "$(jget "$OUT" 'len(j[0]["content"])')" 200000 "a 200 kB content from stdin is stored whole"
+ok mn add "$SI" user -- "--looks-like-an-option"
+ok mn history "$SI" --limit 1 --json
+eq "$(jget "$OUT" 'j[0]["content"]')" "--looks-like-an-option" "content after -- is taken literally"
+
+# --- idempotency keys -------------------------------------------------------------------------
+ok mn session new
+SK=$OUT
+ok mn add "$SK" user "retry me" --key k-1
+K1=$OUT
+ok mn add "$SK" user "retry me" --key k-1
+eq "$OUT" "$K1" "the same --key twice prints the same message id"
+ok mn add "$SK" user "retry me" --key k-1 --json
+eq "$(jget "$OUT" '[j["id"], j["idempotency_key"], j["seq"]]')" "[$K1, \"k-1\", 1]" "the retry returns the stored message"
+ok mn history "$SK" --json
+eq "$(jget "$OUT" 'len(j)')" 1 "history has one copy"
+eq "$(jget "$OUT" 'j[0]["idempotency_key"]')" k-1 "idempotency_key shown in history"
+ok mn add "$SK" user "another" --key k-2
+check "a different key stores a new message" test "$OUT" != "$K1"
+ok mn add "$SK" user "no key"
+ok mn add "$SK" user "no key"
+ok mn history "$SK" --json
+eq "$(jget "$OUT" '[m["content"] for m in j]')" '["retry me", "another", "no key", "no key"]' \
+    "without --key every add stores a message"
+ok mn session show "$SK" --json
+eq "$(jget "$OUT" 'j["message_count"]')" 4 "message_count not inflated by the retry"
+ok mn session new
+SK2=$OUT
+ok mn add "$SK2" user "retry me" --key k-1
+check "the same key in another session is another message" test "$OUT" != "$K1"
+ok mn history "$SK2" --json
+eq "$(jget "$OUT" 'len(j)')" 1 "the other session has its own copy"
+fails 1 "idempotency|key" mn add "$SK" user "x" --key ""
+LONGKEY=$(python3 -c 'print("k" * 201)')
+fails 1 "idempotency|key|200" mn add "$SK" user "x" --key "$LONGKEY"
+ok mn history "$SK" --json
+eq "$(jget "$OUT" 'len(j)')" 4 "refused keys store nothing"
+
+# --- role rules -------------------------------------------------------------------------------
+fails 2 "role|system|user|assistant|tool" mn add "$S" robot "hi"
+fails 2 "role|user" mn add "$S" USER "hi"
+fails 1 "tool_call_id" mn add "$S" tool "result without an id"
+fails 1 "content" mn add "$S" user
+fails 1 "content" mn add "$S" assistant
+fails 1 "tool_calls" mn add "$S" user "x" --tool-calls "$CALLS"
+fails 1 "tool_calls" mn add "$S" assistant "x" --tool-calls '[]'
+fails 1 "files" mn add "$S" user "x" --files '{"a":1}'
+fails 1 "files" mn add "$S" user "x" --files '[1]'
+fails 1 "metadata" mn add "$S" user "x" --metadata '"str"'
+fails 2 "usage" mn add "$S"
+fails 2 "usage|too many" mn add "$S" user a b
+ok mn history "$S" --json
+eq "$(jget "$OUT" 'len(j)')" 6 "refused adds stored nothing"
+
+finish

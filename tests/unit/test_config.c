@@ -1,0 +1,129 @@
+/*
+ * test_config.c — unit tests of src/config: defaults, YAML layering with sources, type checks
+ * with messages naming file, line and key, environment precedence.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <string.h>
+
+#include "config/config.h"
+
+static mn_config *fresh(void)
+{
+    mn_config *cfg = NULL;
+    assert_int_equal(mn_config_new(&cfg), MN_OK);
+    return cfg;
+}
+
+static void defaults_have_sources(void **state)
+{
+    (void)state;
+    mn_config *cfg = fresh();
+    const char *v, *src;
+    assert_int_equal(mn_config_get(cfg, "memory.max_history_tokens", &v, &src), MN_OK);
+    assert_string_equal(v, "4096");
+    assert_string_equal(src, "default");
+    assert_int_equal(mn_config_get(cfg, "memory.durability", &v, NULL), MN_OK);
+    assert_string_equal(v, "full");
+    assert_int_equal(mn_config_get(cfg, "no.such.key", &v, NULL), MN_NOTFOUND);
+    assert_true(mn_config_count() >= 9);
+    assert_null(mn_config_key(mn_config_count()));
+    mn_config_free(cfg);
+}
+
+static void yaml_nested_and_flow(void **state)
+{
+    (void)state;
+    mn_config *cfg = fresh();
+    const char *y = "memory:\n  max_history_tokens: 2048\n  durability: normal\n"
+                    "  strategy: window\ntokenizer: {name: heuristic}\nvector_store:\n  dim: 384\n";
+    assert_int_equal(mn_config_load_yaml(cfg, y, strlen(y), "a.yaml", "file a.yaml"), MN_OK);
+    const char *v, *src;
+    mn_config_get(cfg, "memory.max_history_tokens", &v, &src);
+    assert_string_equal(v, "2048");
+    assert_string_equal(src, "file a.yaml");
+    assert_string_equal(mn_config_str(cfg, "tokenizer.name"), "heuristic");
+    assert_int_equal(mn_config_int(cfg, "memory.max_history_tokens"), 2048);
+    mn_config_free(cfg);
+}
+
+static void yaml_errors_name_line_and_key(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *yaml, *needle;
+    } cases[] = {
+        {"memory:\n  max_history_tokens: lots\n", "line 2"},
+        {"memory:\n  max_history_tokens: 0\n", "memory.max_history_tokens"},
+        {"memory:\n  durability: sometimes\n", "full normal"},
+        {"memory:\n  enabled: maybe\n", "boolean"},
+        {"memory: [1, 2\n", "b.yaml"},
+        {"memory:\n  storage_path: [a, b]\n", "single value"},
+        {"- a\n- b\n", "b.yaml"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mn_config *cfg = fresh();
+        mn_status rc = mn_config_load_yaml(cfg, cases[i].yaml, strlen(cases[i].yaml), "b.yaml", "file b.yaml");
+        assert_int_equal(rc, MN_INVALID);
+        if (!strstr(mn_errmsg(), cases[i].needle))
+            fail_msg("case %zu: '%s' does not mention '%s'", i, mn_errmsg(), cases[i].needle);
+        assert_string_equal(mn_config_str(cfg, "memory.durability"), "full"); /* valid keys still default */
+        mn_config_free(cfg);
+    }
+}
+
+static void environment_beats_files_and_flags_beat_environment(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mnemo-config-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char file[256];
+    snprintf(file, sizeof file, "%s/c.yaml", dir);
+    FILE *f = fopen(file, "w");
+    fputs("memory:\n  max_history_tokens: 1000\n  busy_timeout_ms: 10\n", f);
+    fclose(f);
+    setenv("MNEMO_MAX_HISTORY_TOKENS", "2000", 1);
+    mn_config *cfg = fresh();
+    assert_int_equal(mn_config_load(cfg, file), MN_OK);
+    const char *v, *src;
+    mn_config_get(cfg, "memory.max_history_tokens", &v, &src);
+    assert_string_equal(v, "2000");
+    assert_string_equal(src, "env MNEMO_MAX_HISTORY_TOKENS");
+    mn_config_get(cfg, "memory.busy_timeout_ms", &v, &src);
+    assert_string_equal(v, "10");
+    assert_true(strstr(src, "c.yaml") != NULL);
+    assert_int_equal(mn_config_set(cfg, "memory.max_history_tokens", "3000", NULL), MN_OK);
+    mn_config_get(cfg, "memory.max_history_tokens", &v, &src);
+    assert_string_equal(v, "3000");
+    assert_string_equal(src, "flag");
+    assert_int_equal(mn_config_set(cfg, "memory.max_history_tokens", "-1", NULL), MN_INVALID);
+    assert_int_equal(mn_config_set(cfg, "bogus", "1", NULL), MN_INVALID);
+    unsetenv("MNEMO_MAX_HISTORY_TOKENS");
+    setenv("MNEMO_DURABILITY", "never", 1);
+    mn_config *cfg2 = fresh();
+    assert_int_equal(mn_config_load(cfg2, file), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "MNEMO_DURABILITY"));
+    unsetenv("MNEMO_DURABILITY");
+    assert_int_equal(mn_config_load(cfg2, "/nonexistent/mnemo.yaml"), MN_IO);
+    mn_config_free(cfg2);
+    mn_config_free(cfg);
+    remove(file);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults_have_sources),
+        cmocka_unit_test(yaml_nested_and_flow),
+        cmocka_unit_test(yaml_errors_name_line_and_key),
+        cmocka_unit_test(environment_beats_files_and_flags_beat_environment),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,139 @@
+/*
+ * test_util.c — unit tests of src/util: UTF-8 validation and cutting, UUIDv7, the string
+ * builder's cap, arenas, status names.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/arena.h"
+#include "util/buf.h"
+#include "util/uuid.h"
+#include "util/utf8.h"
+
+static void utf8_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        size_t len;
+        int valid;
+        size_t bad_at;
+    } cases[] = {
+        {"", 0, 1, 0},
+        {"plain ascii", 11, 1, 0},
+        {"caf\xc3\xa9", 5, 1, 0},
+        {"\xe2\x82\xac", 3, 1, 0},                /* € */
+        {"\xf0\x9f\x98\x80", 4, 1, 0},            /* 😀 */
+        {"\xf4\x8f\xbf\xbf", 4, 1, 0},            /* U+10FFFF */
+        {"ab\xff", 3, 0, 2},                      /* never valid */
+        {"\xc0\xaf", 2, 0, 0},                    /* overlong / */
+        {"\xe0\x80\xaf", 3, 0, 0},                /* overlong */
+        {"\xed\xa0\x80", 3, 0, 0},                /* surrogate D800 */
+        {"\xf4\x90\x80\x80", 4, 0, 0},            /* past U+10FFFF */
+        {"x\xe2\x82", 3, 0, 1},                   /* truncated */
+        {"\xc3\x28", 2, 0, 0},                    /* bad continuation */
+        {"ok\x80", 3, 0, 2},                      /* lone continuation */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t bad = 99;
+        int v = mn_utf8_valid(cases[i].s, cases[i].len, &bad);
+        assert_int_equal(v, cases[i].valid);
+        if (!v)
+            assert_int_equal(bad, cases[i].bad_at);
+    }
+}
+
+static void utf8_prefix_cuts_on_boundary(void **state)
+{
+    (void)state;
+    const char *s = "\xc3\xa9\xc3\xa9\xc3\xa9"; /* ééé */
+    assert_int_equal(mn_utf8_prefix(s, 6, 2), 4);
+    assert_int_equal(mn_utf8_prefix(s, 6, 3), 6);
+    assert_int_equal(mn_utf8_prefix(s, 6, 10), 6);
+    assert_int_equal(mn_utf8_prefix(s, 6, 0), 0);
+    assert_int_equal(mn_utf8_chars(s, 6), 3);
+}
+
+static void uuid_v7_layout(void **state)
+{
+    (void)state;
+    char a[MN_UUID_LEN + 1], b[MN_UUID_LEN + 1], canon[MN_UUID_LEN + 1];
+    assert_int_equal(mn_uuid_v7(0x0123456789ABLL, a), MN_OK);
+    assert_int_equal(mn_uuid_v7(0x0123456789ABLL, b), MN_OK);
+    assert_int_equal(strlen(a), 36);
+    assert_memory_equal(a, "01234567-89ab-7", 15); /* timestamp, then version 7 */
+    assert_true(strchr("89ab", a[19]) != NULL);     /* RFC variant */
+    assert_string_not_equal(a, b);                  /* random bits differ */
+    assert_true(mn_uuid_parse(a, canon));
+    assert_string_equal(a, canon);
+    assert_true(mn_uuid_parse("01234567-89AB-7DEF-8000-00000000000A", canon));
+    assert_string_equal(canon, "01234567-89ab-7def-8000-00000000000a");
+    assert_false(mn_uuid_parse("01234567-89ab-7def-8000-00000000000", NULL));
+    assert_false(mn_uuid_parse("01234567x89ab-7def-8000-000000000000", NULL));
+    assert_false(mn_uuid_parse("g1234567-89ab-7def-8000-000000000000", NULL));
+    assert_false(mn_uuid_parse(NULL, NULL));
+}
+
+static void buf_cap_and_detach(void **state)
+{
+    (void)state;
+    struct mn_buf b = MN_BUF_INIT;
+    assert_string_equal(b.data, "");
+    mn_buf_init(&b, 8);
+    assert_int_equal(mn_buf_adds(&b, "12345"), MN_OK);
+    assert_int_equal(mn_buf_addf(&b, "%d", 678), MN_OK);
+    assert_string_equal(b.data, "12345678");
+    assert_int_equal(mn_buf_addc(&b, '9'), MN_TOOBIG);
+    assert_string_equal(b.data, "12345678"); /* unchanged on failure */
+    size_t len;
+    char *s = mn_buf_detach(&b, &len);
+    assert_string_equal(s, "12345678");
+    assert_int_equal(len, 8);
+    assert_string_equal(b.data, "");
+    free(s);
+    mn_buf_release(&b);
+}
+
+static void arena_many_allocations(void **state)
+{
+    (void)state;
+    struct mn_arena a = MN_ARENA_INIT;
+    char *first = mn_arena_strndup(&a, "hello", 5);
+    for (int i = 0; i < 10000; i++) {
+        char *p = mn_arena_alloc(&a, (size_t)(i % 300) + 1);
+        assert_non_null(p);
+        assert_int_equal(((uintptr_t)p) % 16, 0);
+    }
+    char *big = mn_arena_alloc(&a, 3 << 20); /* larger than a chunk */
+    assert_non_null(big);
+    big[(3 << 20) - 1] = 1;
+    assert_string_equal(first, "hello");
+    mn_arena_release(&a);
+    assert_null(a.head);
+}
+
+static void status_names(void **state)
+{
+    (void)state;
+    assert_string_equal(mn_status_name(MN_OK), "ok");
+    assert_string_equal(mn_status_name(MN_NOTFOUND), "not_found");
+    assert_string_equal(mn_status_name(MN_EXPIRED), "expired");
+    assert_string_equal(mn_status_name((mn_status)999), "unknown");
+    assert_string_equal(mn_status_str(MN_BUSY), "database is busy");
+    assert_int_equal(MN_INTERNAL, 12); /* codes are never renumbered */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(utf8_table),      cmocka_unit_test(utf8_prefix_cuts_on_boundary),
+        cmocka_unit_test(uuid_v7_layout),  cmocka_unit_test(buf_cap_and_detach),
+        cmocka_unit_test(arena_many_allocations), cmocka_unit_test(status_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
