@@ -639,10 +639,8 @@ mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *sta
     if (!rc) {
         rc = import_lines(db, &r, &st, &lineno);
         if (rc) {
-            char msg[1024];
-            snprintf(msg, sizeof msg, "import line %lld: %s", (long long)lineno, mn_errmsg());
+            rc = mn__err(rc, "import line %lld: %s", (long long)lineno, mn_errmsg());
             db->store->ops->rollback(db->store);
-            rc = mn__err(rc, "%s", msg);
         } else
             rc = db->store->ops->commit(db->store);
     }

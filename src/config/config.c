@@ -234,9 +234,7 @@ static mn_status walk_node(struct yaml_walk *w, yaml_event_t *ev, const char *pa
         }
         mn_status rc = set_index(w->cfg, i, (const char *)ev->data.scalar.value, w->source);
         if (rc) {
-            char msg[1024];
-            snprintf(msg, sizeof msg, "%s: line %zu: %s", w->file, ev->start_mark.line + 1, mn_errmsg());
-            return mn__err(MN_INVALID, "%s", msg);
+            return mn__err(MN_INVALID, "%s: line %zu: %s", w->file, ev->start_mark.line + 1, mn_errmsg());
         }
         return MN_OK;
     }
@@ -387,9 +385,7 @@ mn_status mn_config_load(mn_config *cfg, const char *explicit_file)
             snprintf(buf, sizeof buf, "env %s", keys[i].env);
             rc = set_index(cfg, (int)i, v, buf);
             if (rc) {
-                char msg[1024];
-                snprintf(msg, sizeof msg, "environment %s: %s", keys[i].env, mn_errmsg());
-                rc = mn__err(MN_INVALID, "%s", msg);
+                rc = mn__err(MN_INVALID, "environment %s: %s", keys[i].env, mn_errmsg());
             }
         }
     }

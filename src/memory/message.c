@@ -31,9 +31,7 @@ static mn_status parse_field(const char *field, const char *text, const char *la
         return rc;
     rc = mn_json_parse(text, field, out);
     if (rc) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s%s", label, mn_errmsg());
-        return mn__err(rc, "%s", msg);
+        return mn__err(rc, "%s%s", label, mn_errmsg());
     }
     return MN_OK;
 }

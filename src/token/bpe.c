@@ -546,6 +546,11 @@ static const struct mn_tokenizer_vt bpe_vt = {bpe_count, bpe_encode, bpe_free};
 
 int mn_bpe_is(const mn_tokenizer *tk) { return tk && tk->vt == &bpe_vt; }
 
+const struct mn_bpe *mn__bpe_of(const mn_tokenizer *tk)
+{
+    return mn_bpe_is(tk) ? &((const struct bpe_tokenizer *)tk)->bpe : NULL;
+}
+
 size_t mn_bpe_memory(const mn_tokenizer *tk)
 {
     return mn_bpe_is(tk) ? ((const struct bpe_tokenizer *)tk)->bpe.mem + sizeof(struct bpe_tokenizer) : 0;

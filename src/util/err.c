@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "util/banned.h"
 
 static _Thread_local char errbuf[1024];
@@ -21,10 +22,12 @@ void mn__err_clear(void) { errbuf[0] = '\0'; }
 
 mn_status mn__err(mn_status status, const char *fmt, ...)
 {
+    char msg[sizeof errbuf]; /* the arguments may include mn_errmsg() itself, to add context */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(errbuf, sizeof errbuf, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(errbuf, msg, sizeof errbuf);
     return status;
 }
 
@@ -51,10 +54,12 @@ void mn__log(mn_log_level level, const char *fmt, ...)
 
 mn_status mn__corrupt_at(const char *file, int line, const char *fmt, ...)
 {
+    char msg[sizeof errbuf];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(errbuf, sizeof errbuf, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(errbuf, msg, sizeof errbuf);
     mn__log(MN_LOG_ERROR, "corruption detected at %s:%d: %s", file, line, errbuf);
     return MN_CORRUPT;
 }

@@ -8,7 +8,8 @@
 
 #include "mnemo.h"
 
-/* Sets the calling thread's message (printf format) and returns `status`. */
+/* Sets the calling thread's message (printf format) and returns `status`. The arguments may
+ * include mn_errmsg(), to wrap the current message in more context. */
 mn_status mn__err(mn_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The usual out-of-memory failure. */
 mn_status mn__nomem(void);
