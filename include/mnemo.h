@@ -346,6 +346,29 @@ typedef struct mn_import_stats {
 MN_API mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *stats);
 
 /* ---------------------------------------------------------------------------------------------
+ * Tokens. Encodings: "cl100k_base" and "o200k_base" (exact, tiktoken-compatible; their rank
+ * files are looked up in MNEMO_DATA_DIR, $XDG_DATA_HOME/mnemo, the installed data directory,
+ * then the build tree) and "heuristic" (4 characters a token). Loaded encodings are cached for
+ * the life of the process and shared by all handles.
+ */
+
+/* Counts the tokens of text[0..len) (any bytes) in `encoding`. Errors: MN_INVALID (unknown
+ * encoding), MN_UNAVAILABLE (its rank file is missing), MN_CORRUPT (its rank file has an unknown
+ * SHA-256). Thread-safe. */
+MN_API mn_status mn_count_tokens(const char *encoding, const char *text, size_t len, size_t *count);
+/* The token ids of text[0..len). Caller frees *ids with mn_free. Errors as mn_count_tokens, and
+ * MN_INVALID for "heuristic", which has no ids. Thread-safe. */
+MN_API mn_status mn_encode_tokens(const char *encoding, const char *text, size_t len, uint32_t **ids, size_t *n);
+
+/* Called during long operations: `done` of `total` items so far. */
+typedef void (*mn_progress_fn)(void *user, int64_t done, int64_t total);
+/* Recounts the stored token count of every message with this handle's tokenizer (after a change
+ * of tokenizer), in batches of 1000 messages per transaction, and records the tokenizer in the
+ * database. progress may be NULL. *recounted (optional) gets the number of messages. Safe to
+ * interrupt and run again. Errors: MN_BUSY, MN_IO. */
+MN_API mn_status mn_reindex_tokens(mn_db *db, mn_progress_fn progress, void *user, int64_t *recounted);
+
+/* ---------------------------------------------------------------------------------------------
  * Statistics.
  */
 typedef struct mn_stats {

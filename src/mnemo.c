@@ -3,6 +3,8 @@
  * memory, context and store, and leave a message for mn_errmsg(). No SQL, no policy beyond
  * argument checks lives here.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,7 +76,7 @@ static char *expand_path(const char *path)
 
 /* Finds the directory holding `name`.tiktoken: the configured one, the user's data directory,
  * the installed one, then the build tree's. */
-static void find_data_dir(const mn_config *cfg, const char *name, char *out, size_t cap)
+static void find_data_dir(const char *configured, const char *name, char *out, size_t cap)
 {
     const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
     char user[4096] = "";
@@ -82,7 +84,7 @@ static void find_data_dir(const mn_config *cfg, const char *name, char *out, siz
         snprintf(user, sizeof user, "%s/mnemo", xdg);
     else if (home)
         snprintf(user, sizeof user, "%s/.local/share/mnemo", home);
-    const char *candidates[] = {mn_config_str(cfg, "tokenizer.data_dir"), user, MNEMO_DATADIR, MNEMO_BUILD_DATADIR};
+    const char *candidates[] = {configured ? configured : "", user, MNEMO_DATADIR, MNEMO_BUILD_DATADIR};
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
         if (!*candidates[i])
             continue;
@@ -98,20 +100,62 @@ static void find_data_dir(const mn_config *cfg, const char *name, char *out, siz
     snprintf(out, cap, "%s", *candidates[0] ? candidates[0] : user);
 }
 
-static mn_status open_tokenizer(mn_db *db)
-{
-    const char *name = mn_config_str(db->cfg, "tokenizer.name");
+/* Loaded tokenizers, shared by every handle for the life of the process: loading a rank file
+ * costs milliseconds and megabytes, and its tables never change. */
+static pthread_mutex_t tokenizers_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    char name[32];
     char dir[4096];
-    if (strcmp(name, "auto") == 0) { /* exact counts when the rank file is there, else the heuristic */
-        find_data_dir(db->cfg, "cl100k_base", dir, sizeof dir);
-        if (mn_token_open("cl100k_base", dir, &db->tk) == MN_OK)
+    mn_tokenizer *tk;
+} tokenizers[16];
+static size_t n_tokenizers;
+
+static mn_status shared_tokenizer(const char *name, const char *dir, mn_tokenizer **out)
+{
+    mn_status rc = MN_OK;
+    *out = NULL;
+    pthread_mutex_lock(&tokenizers_lock);
+    for (size_t i = 0; i < n_tokenizers && !*out; i++)
+        if (strcmp(tokenizers[i].name, name) == 0 && strcmp(tokenizers[i].dir, dir) == 0)
+            *out = tokenizers[i].tk;
+    if (!*out) {
+        if (strlen(name) >= sizeof tokenizers[0].name || strlen(dir) >= sizeof tokenizers[0].dir)
+            rc = mn__err(MN_INVALID, "tokenizer: name or data directory too long");
+        else if (n_tokenizers == sizeof tokenizers / sizeof tokenizers[0])
+            rc = mn__err(MN_UNAVAILABLE, "tokenizer: too many different encodings loaded");
+        else if (!(rc = mn_token_open(name, dir, out))) {
+            snprintf(tokenizers[n_tokenizers].name, sizeof tokenizers[0].name, "%s", name);
+            snprintf(tokenizers[n_tokenizers].dir, sizeof tokenizers[0].dir, "%s", dir);
+            tokenizers[n_tokenizers++].tk = *out;
+        }
+    }
+    pthread_mutex_unlock(&tokenizers_lock);
+    return rc;
+}
+
+/* The tokenizer for a configured name: "auto" is cl100k_base when its rank file is there, else
+ * the heuristic. */
+static mn_status resolve_tokenizer(const char *name, const char *configured_dir, mn_tokenizer **out)
+{
+    char dir[4096];
+    if (strcmp(name, "heuristic") == 0)
+        return shared_tokenizer(name, "", out);
+    if (strcmp(name, "auto") == 0) {
+        find_data_dir(configured_dir, "cl100k_base", dir, sizeof dir);
+        if (shared_tokenizer("cl100k_base", dir, out) == MN_OK)
             return MN_OK;
         mn__log(MN_LOG_INFO, "tokenizer: cl100k_base unavailable (%s); using the heuristic", mn_errmsg());
         mn__err_clear();
-        return mn_token_open("heuristic", NULL, &db->tk);
+        return shared_tokenizer("heuristic", "", out);
     }
-    find_data_dir(db->cfg, name, dir, sizeof dir);
-    return mn_token_open(name, dir, &db->tk);
+    find_data_dir(configured_dir, name, dir, sizeof dir);
+    return shared_tokenizer(name, dir, out);
+}
+
+static mn_status open_tokenizer(mn_db *db)
+{
+    return resolve_tokenizer(mn_config_str(db->cfg, "tokenizer.name"), mn_config_str(db->cfg, "tokenizer.data_dir"),
+                             &db->tk);
 }
 
 /* The database remembers which tokenizer counted its messages; a change is worth a warning. */
@@ -125,7 +169,7 @@ static mn_status note_tokenizer(mn_db *db)
     if (!recorded)
         rc = db->store->ops->meta_set(db->store, "tokenizer", now);
     else if (strcmp(recorded, now) != 0)
-        mn__log(MN_LOG_WARN, "%s: messages were counted with tokenizer %s, this handle counts with %s", db->path,
+        mn__log(MN_LOG_WARN, "%s: messages were counted with tokenizer %s, this handle counts with %s (mnemo reindex --tokens recounts)", db->path,
                 recorded, now);
     free(recorded);
     return rc;
@@ -174,8 +218,7 @@ void mn_close(mn_db *db)
     db->magic = 0;
     if (db->store)
         db->store->ops->close(db->store);
-    mn_token_free(db->tk);
-    mn_config_free(db->cfg);
+    mn_config_free(db->cfg); /* db->tk is shared: see shared_tokenizer */
     free(db->path);
     free(db);
 }
@@ -647,6 +690,86 @@ mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *sta
     mn_buf_release(&r.buf);
     if (!rc && stats)
         *stats = st;
+    return rc;
+}
+
+/* ---- tokens ---------------------------------------------------------------------------------- */
+
+static mn_status encoding_tokenizer(const char *encoding, mn_tokenizer **out)
+{
+    mn__err_clear();
+    if (!encoding)
+        return mn__err(MN_INVALID, "encoding: NULL");
+    if (strcmp(encoding, "auto") == 0)
+        return mn__err(MN_INVALID, "encoding: name one (cl100k_base, o200k_base or heuristic)");
+    return resolve_tokenizer(encoding, getenv("MNEMO_DATA_DIR"), out);
+}
+
+mn_status mn_count_tokens(const char *encoding, const char *text, size_t len, size_t *count)
+{
+    mn_tokenizer *tk;
+    if (!count || (!text && len))
+        return mn__err(MN_MISUSE, "mn_count_tokens: NULL argument");
+    *count = 0;
+    mn_status rc = encoding_tokenizer(encoding, &tk);
+    if (!rc)
+        *count = mn_token_count(tk, text ? text : "", len);
+    return rc;
+}
+
+mn_status mn_encode_tokens(const char *encoding, const char *text, size_t len, uint32_t **ids, size_t *n)
+{
+    mn_tokenizer *tk;
+    if (!ids || !n || (!text && len))
+        return mn__err(MN_MISUSE, "mn_encode_tokens: NULL argument");
+    *ids = NULL;
+    *n = 0;
+    mn_status rc = encoding_tokenizer(encoding, &tk);
+    if (rc)
+        return rc;
+    if (!tk->vt->encode)
+        return mn__err(MN_INVALID, "encoding: %s counts tokens but has no token ids", mn_token_name(tk));
+    return tk->vt->encode(tk, text ? text : "", len, ids, n);
+}
+
+struct recount {
+    const mn_tokenizer *tk;
+    mn_progress_fn progress;
+    void *user;
+};
+
+static int64_t recount_one(void *user, const char *content, const char *tool_calls)
+{
+    const struct recount *r = user;
+    int64_t n = 0;
+    if (content)
+        n += (int64_t)mn_token_count(r->tk, content, strlen(content));
+    if (tool_calls)
+        n += (int64_t)mn_token_count(r->tk, tool_calls, strlen(tool_calls));
+    return n;
+}
+
+static void recount_progress(void *user, int64_t done, int64_t total)
+{
+    const struct recount *r = user;
+    if (r->progress)
+        r->progress(r->user, done, total);
+}
+
+mn_status mn_reindex_tokens(mn_db *db, mn_progress_fn progress, void *user, int64_t *recounted)
+{
+    mn_status rc = check_db(db);
+    int64_t n = 0;
+    if (recounted)
+        *recounted = 0;
+    if (rc)
+        return rc;
+    struct recount r = {db->tk, progress, user};
+    rc = db->store->ops->recount_tokens(db->store, recount_one, &r, recount_progress, &n);
+    if (!rc)
+        rc = db->store->ops->meta_set(db->store, "tokenizer", mn_token_name(db->tk));
+    if (recounted)
+        *recounted = n;
     return rc;
 }
 

@@ -82,6 +82,8 @@ int cmd_prune(const struct cli_global *g, struct cli_args *a);
 int cmd_stats(const struct cli_global *g, struct cli_args *a);
 int cmd_config_show(const struct cli_global *g, struct cli_args *a);
 int cmd_version(const struct cli_global *g, struct cli_args *a);
+int cmd_tokens(const struct cli_global *g, struct cli_args *a);
+int cmd_reindex(const struct cli_global *g, struct cli_args *a);
 int cmd_demo(const struct cli_global *g, struct cli_args *a);
 
 #endif

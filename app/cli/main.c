@@ -22,6 +22,8 @@ static const struct cli_opt o_context[] = {
     {"max-tokens", 1}, {"strategy", 1}, {"format", 1}, {"report", 0}, {NULL, 0}};
 static const struct cli_opt o_export[] = {{"out", 1}, {NULL, 0}};
 static const struct cli_opt o_import[] = {{"json", 0}, {NULL, 0}};
+static const struct cli_opt o_tokens[] = {{"encoding", 1}, {"ids", 0}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_reindex[] = {{"tokens", 0}, {NULL, 0}};
 static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
 
 const struct cli_cmd cli_commands[] = {
@@ -80,6 +82,15 @@ const struct cli_cmd cli_commands[] = {
      o_import, 0, 1, cmd_import},
     {"prune", "--days N", "delete sessions not updated for N days", "  --days N          1 to 36500\n", o_prune, 0, 0,
      cmd_prune},
+    {"tokens", "[--encoding cl100k_base|o200k_base|heuristic] [FILE|-] [--ids] [--json]",
+     "count the tokens of a text (standard input by default)",
+     "  --encoding E      the encoding (default: the configured tokenizer.name)\n"
+     "  --ids             print the token ids instead of the count\n"
+     "  --json            print {\"encoding\", \"tokens\", \"bytes\"}\n",
+     o_tokens, 0, 1, cmd_tokens},
+    {"reindex", "--tokens", "recount every stored message with the configured tokenizer",
+     "  --tokens          recount token counts (after changing tokenizer.name); shows progress on a terminal\n",
+     o_reindex, 0, 0, cmd_reindex},
     {"stats", "[--json]", "sessions, messages, tokens and bytes on disk", "", o_json, 0, 0, cmd_stats},
     {"config show", "[--json]", "print each effective setting and where it came from", "", o_json, 0, 0,
      cmd_config_show},

@@ -53,6 +53,10 @@ enum stmt_id {
     S_STATS,
     S_META_GET,
     S_META_SET,
+    S_RECOUNT_READ,
+    S_RECOUNT_WRITE,
+    S_RECOUNT_SESSIONS,
+    S_MESSAGE_TOTAL,
     S_COUNT
 };
 
@@ -91,6 +95,11 @@ static const char *const stmt_sql[S_COUNT] = {
                                    " token_count = token_count + ?3 WHERE sid = ?1",
     [S_STATS] = "SELECT count(*), coalesce(sum(message_count), 0), coalesce(sum(token_count), 0) FROM sessions",
     [S_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+    [S_RECOUNT_READ] = "SELECT id, content, tool_calls FROM messages WHERE id > ?1 ORDER BY id LIMIT ?2",
+    [S_RECOUNT_WRITE] = "UPDATE messages SET tokens = ?2 WHERE id = ?1",
+    [S_RECOUNT_SESSIONS] = "UPDATE sessions SET token_count ="
+                           " (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = sessions.sid)",
+    [S_MESSAGE_TOTAL] = "SELECT count(*) FROM messages",
     [S_META_SET] = "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
 };
 
@@ -902,6 +911,77 @@ static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
     LOCKED(s, meta_set_locked(s, key, value));
 }
 
+/* One batch of the recount: up to `limit` messages after *after, in one transaction. */
+static mn_status recount_batch(struct sqlite_store *s, int64_t (*count)(void *, const char *, const char *),
+                               void *user, int64_t *after, int64_t limit, int64_t *n_done)
+{
+    mn_status rc = begin_write(s);
+    if (rc)
+        return rc;
+    sqlite3_stmt *rd = NULL, *wr = NULL;
+    if (!(rc = prep(s, S_RECOUNT_READ, &rd)) && !(rc = prep(s, S_RECOUNT_WRITE, &wr))) {
+        sqlite3_bind_int64(rd, 1, *after);
+        sqlite3_bind_int64(rd, 2, limit);
+        int r;
+        while ((r = sqlite3_step(rd)) == SQLITE_ROW) {
+            *after = sqlite3_column_int64(rd, 0);
+            sqlite3_bind_int64(wr, 1, *after);
+            sqlite3_bind_int64(wr, 2, count(user, col_text(rd, 1), col_text(rd, 2)));
+            int w = sqlite3_step(wr);
+            done(wr);
+            if (w != SQLITE_DONE) {
+                rc = fail(s, w, "recount");
+                break;
+            }
+            ++*n_done;
+        }
+        if (!rc && r != SQLITE_DONE)
+            rc = fail(s, r, "recount");
+        done(rd);
+    }
+    if (rc) {
+        rollback(s);
+        return rc;
+    }
+    return commit(s);
+}
+
+static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const char *, const char *), void *user,
+                                   void (*progress)(void *, int64_t, int64_t), int64_t *n)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    int64_t total = 0, after = 0, done_count = 0, before;
+    mn_status rc;
+    pthread_mutex_lock(&s->lock);
+    sqlite3_stmt *c = NULL;
+    if (!(rc = prep(s, S_MESSAGE_TOTAL, &c))) {
+        if (sqlite3_step(c) == SQLITE_ROW)
+            total = sqlite3_column_int64(c, 0);
+        done(c);
+    }
+    pthread_mutex_unlock(&s->lock);
+    do { /* the lock is let go between batches so that other threads' calls get through */
+        before = done_count;
+        pthread_mutex_lock(&s->lock);
+        if (!rc)
+            rc = recount_batch(s, count, user, &after, 1000, &done_count);
+        pthread_mutex_unlock(&s->lock);
+        if (!rc && progress)
+            progress(user, done_count, total > done_count ? total : done_count);
+    } while (!rc && done_count > before);
+    pthread_mutex_lock(&s->lock);
+    if (!rc && !(rc = begin_write(s))) {
+        rc = run(s, S_RECOUNT_SESSIONS, "recount sessions");
+        if (rc)
+            rollback(s);
+        else
+            rc = commit(s);
+    }
+    pthread_mutex_unlock(&s->lock);
+    *n = done_count;
+    return rc;
+}
+
 /* ---- open, migrate, close -------------------------------------------------------------------- */
 
 static void op_close(mn_store *st)
@@ -1002,10 +1082,26 @@ static mn_status make_parent_dirs(const char *path)
 mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out)
 {
     static const struct mn_store_ops ops = {
-        "sqlite",          op_close,         op_session_insert, op_session_get, op_session_list, op_session_delete,
-        op_session_prune,  op_append,        op_history,        op_scan_newest, op_export_scan,  op_begin,
-        op_commit,         op_rollback,      op_import_session, op_import_message, op_stats,   op_meta_get,
-        op_meta_set,
+        .name = "sqlite",
+        .close = op_close,
+        .session_insert = op_session_insert,
+        .session_get = op_session_get,
+        .session_list = op_session_list,
+        .session_delete = op_session_delete,
+        .session_prune = op_session_prune,
+        .append = op_append,
+        .history = op_history,
+        .scan_newest = op_scan_newest,
+        .export_scan = op_export_scan,
+        .begin = op_begin,
+        .commit = op_commit,
+        .rollback = op_rollback,
+        .import_session = op_import_session,
+        .import_message = op_import_message,
+        .stats = op_stats,
+        .recount_tokens = op_recount_tokens,
+        .meta_get = op_meta_get,
+        .meta_set = op_meta_set,
     };
     *out = NULL;
     if (!path || !*path)

@@ -1,0 +1,87 @@
+/*
+ * cmd_tokens.c — `mnemo tokens` (count or list the tokens of a text) and `mnemo reindex
+ * --tokens` (recount every stored message after a change of tokenizer).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int cmd_tokens(const struct cli_global *g, struct cli_args *a)
+{
+    const char *encoding = cli_opt(a, "encoding");
+    const char *path = a->npos ? a->pos[0] : "-";
+    char configured[64] = "";
+    if (!encoding) { /* the configured tokenizer, with "auto" resolved as a database handle would */
+        mn_config *cfg = cli_config(g);
+        if (!cfg)
+            return 1;
+        const char *name = NULL;
+        mn_config_get(cfg, "tokenizer.name", &name, NULL);
+        snprintf(configured, sizeof configured, "%s", name);
+        mn_config_free(cfg);
+        encoding = configured;
+        if (strcmp(encoding, "auto") == 0) {
+            size_t probe;
+            encoding = mn_count_tokens("cl100k_base", "", 0, &probe) == MN_OK ? "cl100k_base" : "heuristic";
+        }
+    }
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "mnemo: cannot read %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    size_t len = 0;
+    char *text = cli_read_all(f, strcmp(path, "-") == 0 ? "standard input" : path, &len);
+    if (f != stdin)
+        fclose(f);
+    if (!text)
+        return 1;
+    int status = 0;
+    if (cli_flag(a, "ids")) {
+        uint32_t *ids = NULL;
+        size_t n = 0;
+        mn_status rc = mn_encode_tokens(encoding, text, len, &ids, &n);
+        if (rc)
+            status = cli_fail(rc);
+        else {
+            for (size_t i = 0; i < n; i++)
+                printf("%s%u", i ? " " : "", ids[i]);
+            putchar('\n');
+        }
+        mn_free(ids);
+    } else {
+        size_t n = 0;
+        mn_status rc = mn_count_tokens(encoding, text, len, &n);
+        if (rc)
+            status = cli_fail(rc);
+        else if (cli_flag(a, "json"))
+            printf("{\"encoding\":\"%s\",\"tokens\":%zu,\"bytes\":%zu}\n", encoding, n, len);
+        else
+            printf("%zu\n", n);
+    }
+    free(text);
+    return status;
+}
+
+static void show_progress(void *user, int64_t done, int64_t total)
+{
+    (void)user;
+    cli_progress("recounting tokens:", (long long)done, (long long)total);
+}
+
+int cmd_reindex(const struct cli_global *g, struct cli_args *a)
+{
+    if (!cli_flag(a, "tokens"))
+        return cli_usage_error("reindex: say what to rebuild: --tokens");
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    int64_t n = 0;
+    mn_status rc = mn_reindex_tokens(db, show_progress, NULL, &n);
+    if (!rc)
+        printf("recounted %lld messages with %s\n", (long long)n, mn_db_tokenizer(db));
+    mn_close(db);
+    return rc ? cli_fail(rc) : 0;
+}
