@@ -26,8 +26,6 @@
 #define DB_MAGIC 0x6D6E6462u /* "mndb" */
 #define MAX_BATCH 100000
 #define MAX_LIST 10000
-#define MAX_SYSTEM_PROMPT_BYTES (1 << 20)
-#define MAX_TITLE_BYTES 4096
 
 struct mn_db {
     unsigned magic;
@@ -244,8 +242,8 @@ static mn_status session_row(const mn_session_opts *o, struct mn_arena *a, char 
         return rc;
     s->id = id;
     s->ns = o->ns ? o->ns : "default";
-    if ((rc = mn_check_namespace(s->ns)) || (rc = mn_check_text("title", o->title, MAX_TITLE_BYTES, "")) ||
-        (rc = mn_check_text("system_prompt", o->system_prompt, MAX_SYSTEM_PROMPT_BYTES, "")) ||
+    if ((rc = mn_check_namespace(s->ns)) || (rc = mn_check_text("title", o->title, MN_MAX_TITLE_BYTES, "")) ||
+        (rc = mn_check_text("system_prompt", o->system_prompt, MN_MAX_SYSTEM_PROMPT_BYTES, "")) ||
         (rc = mn_check_text("tool_name", o->tool_name, MN_MAX_NAME_BYTES, "")))
         return rc;
     s->metadata = "{}";
@@ -451,6 +449,7 @@ mn_status mn_session_to_json(const mn_session *s, char **out)
 
 mn_status mn_format_parse(const char *name, mn_format *out)
 {
+    mn__err_clear();
     static const char *const names[] = {"openai", "anthropic", "text"};
     for (int i = 0; name && i < 3; i++)
         if (strcmp(name, names[i]) == 0) {
@@ -630,7 +629,7 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
 {
     const char *line;
     size_t len;
-    int got;
+    int got, seen_header = 0;
     while ((got = next_line(r, &line, &len)) == 1) {
         ++*lineno;
         if (len == 0 || (len == 1 && line[0] == '\r'))
@@ -639,9 +638,12 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
         struct mn_jsonl_item it;
         int added = 0;
         mn_status rc = mn_jsonl_parse_line(line, len, db->max_message_bytes, &a, &it);
-        if (!rc && (*lineno == 1) != (it.kind == MN_JSONL_HEADER))
-            rc = mn__err(MN_CORRUPT, *lineno == 1 ? "not a mnemo export: the first line must be the header"
-                                                  : "a header may only be the first line");
+        if (!seen_header && (rc || it.kind != MN_JSONL_HEADER) && rc != MN_CORRUPT)
+            rc = mn__err(MN_CORRUPT, "not a mnemo export: the first line must be the header"
+                                     " {\"format\":\"%s\",\"version\":%d}", MN_EXPORT_FORMAT, MN_EXPORT_VERSION);
+        else if (!rc && seen_header && it.kind == MN_JSONL_HEADER)
+            rc = mn__err(MN_CORRUPT, "a header may only be the first line");
+        seen_header = 1;
         if (!rc && it.kind == MN_JSONL_SESSION) {
             rc = db->store->ops->import_session(db->store, &it.session, &added);
             st->sessions_added += added;
@@ -651,6 +653,10 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
             if (rc == MN_NOTFOUND)
                 rc = mn__err(MN_INVALID, "message %lld belongs to session %s, which has no session line before it",
                              (long long)it.message.id, it.message.session_id);
+            else if (rc == MN_CONFLICT)
+                rc = mn__err(MN_CONFLICT, "message %lld: idempotency_key '%s' is already used by another message"
+                             " of session %s", (long long)it.message.id, it.message.idempotency_key,
+                             it.message.session_id);
             st->messages_added += added;
             st->messages_skipped += !added;
         }
@@ -660,7 +666,7 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
     }
     if (got < 0)
         return r->rc;
-    if (*lineno == 0)
+    if (!seen_header)
         return mn__err(MN_CORRUPT, "not a mnemo export: the input is empty");
     return MN_OK;
 }
@@ -682,7 +688,8 @@ mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *sta
     if (!rc) {
         rc = import_lines(db, &r, &st, &lineno);
         if (rc) {
-            rc = mn__err(rc, "import line %lld: %s", (long long)lineno, mn_errmsg());
+            if (lineno > 0)
+                rc = mn__err(rc, "import line %lld: %s", (long long)lineno, mn_errmsg());
             db->store->ops->rollback(db->store);
         } else
             rc = db->store->ops->commit(db->store);
@@ -738,15 +745,10 @@ struct recount {
     void *user;
 };
 
-static int64_t recount_one(void *user, const char *content, const char *tool_calls)
+static int64_t recount_one(void *user, const mn_message *m)
 {
     const struct recount *r = user;
-    int64_t n = 0;
-    if (content)
-        n += (int64_t)mn_token_count(r->tk, content, strlen(content));
-    if (tool_calls)
-        n += (int64_t)mn_token_count(r->tk, tool_calls, strlen(tool_calls));
-    return n;
+    return mn_message_tokens(r->tk, m);
 }
 
 static void recount_progress(void *user, int64_t done, int64_t total)

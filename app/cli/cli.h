@@ -57,7 +57,7 @@ mn_config *cli_config(const struct cli_global *g);
 /* Opens the database; NULL after printing why. */
 mn_db *cli_open(const struct cli_global *g);
 
-/* Prints "mnemo: <what>: <mn_errmsg()>" and returns 1 (or 2 for MN_INVALID usage-ish cases). */
+/* Prints "mnemo: <mn_errmsg()>" and returns 1. */
 int cli_fail(mn_status rc);
 /* Prints "mnemo: <message>" and returns 2. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

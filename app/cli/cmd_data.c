@@ -93,10 +93,19 @@ int cmd_import(const struct cli_global *g, struct cli_args *a)
 int cmd_prune(const struct cli_global *g, struct cli_args *a)
 {
     long long days = 0;
-    if (!cli_opt(a, "days"))
-        return cli_usage_error("prune: --days N is required");
     if (cli_number(a, "days", 1, 36500, &days))
         return EXIT_USAGE;
+    if (!days) { /* no --days: memory.auto_prune_days, when set */
+        mn_config *cfg = cli_config(g);
+        const char *v = NULL;
+        if (!cfg)
+            return 1;
+        mn_config_get(cfg, "memory.auto_prune_days", &v, NULL);
+        days = strtoll(v, NULL, 10);
+        mn_config_free(cfg);
+        if (!days)
+            return cli_usage_error("prune: give --days N, or set memory.auto_prune_days");
+    }
     mn_db *db = cli_open(g);
     if (!db)
         return 1;
@@ -189,7 +198,9 @@ int cmd_config_show(const struct cli_global *g, struct cli_args *a)
 int cmd_version(const struct cli_global *g, struct cli_args *a)
 {
     (void)g;
-    (void)a;
-    printf("mnemo %s (library %s)\n", MN_VERSION_STRING, mn_version());
+    if (a && cli_flag(a, "json"))
+        printf("{\"version\":\"%s\",\"library\":\"%s\"}\n", MN_VERSION_STRING, mn_version());
+    else
+        printf("mnemo %s (library %s)\n", MN_VERSION_STRING, mn_version());
     return 0;
 }

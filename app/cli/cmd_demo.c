@@ -86,14 +86,19 @@ int cmd_demo(const struct cli_global *g, struct cli_args *a)
         printf("   %lld tokens; %zu messages kept, %zu older ones left out. The tool call and its result\n"
                "   travel together, and the system prompt is always there.\n\n",
                (long long)c->tokens, c->kept, c->dropped);
-        printf("5. The report, as `mnemo context %s --max-tokens %lld --report` prints it:\n%s\n\n", s->id,
-               (long long)co.max_tokens, c->report);
+        printf("5. Why, in the report that `mnemo context %s --max-tokens %lld --format text --report` prints:\n"
+               "%s\n\n",
+               s->id, (long long)co.max_tokens, c->report);
     }
     mn_context_free(c);
-    if (!rc)
-        printf("Try next:\n  mnemo history %s\n  mnemo context %s --format anthropic\n  mnemo session list\n"
-               "  mnemo export %s\n",
-               s->id, s->id, s->id);
+    if (!rc) {
+        char db_flag[4200] = "";
+        if (g->db)
+            snprintf(db_flag, sizeof db_flag, " --db %s", g->db);
+        printf("Try next:\n  mnemo%s history %s\n  mnemo%s context %s --format anthropic\n  mnemo%s session list\n"
+               "  mnemo%s export %s\n",
+               db_flag, s->id, db_flag, s->id, db_flag, db_flag, s->id);
+    }
     mn_session_free(s);
     mn_close(db);
     return rc ? cli_fail(rc) : 0;

@@ -123,5 +123,9 @@ int cmd_session_delete(const struct cli_global *g, struct cli_args *a)
         return 1;
     mn_status rc = mn_session_delete(db, a->pos[0]);
     mn_close(db);
-    return rc ? cli_fail(rc) : 0;
+    if (rc)
+        return cli_fail(rc);
+    if (cli_flag(a, "json"))
+        printf("{\"deleted\":\"%s\"}\n", a->pos[0]);
+    return 0;
 }

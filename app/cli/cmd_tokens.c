@@ -17,9 +17,12 @@ int cmd_tokens(const struct cli_global *g, struct cli_args *a)
         mn_config *cfg = cli_config(g);
         if (!cfg)
             return 1;
-        const char *name = NULL;
+        const char *name = NULL, *data_dir = NULL;
         mn_config_get(cfg, "tokenizer.name", &name, NULL);
+        mn_config_get(cfg, "tokenizer.data_dir", &data_dir, NULL);
         snprintf(configured, sizeof configured, "%s", name);
+        if (*data_dir) /* mn_count_tokens takes its data directory from the environment */
+            setenv("MNEMO_DATA_DIR", data_dir, 1);
         mn_config_free(cfg);
         encoding = configured;
         if (strcmp(encoding, "auto") == 0) {
@@ -80,7 +83,9 @@ int cmd_reindex(const struct cli_global *g, struct cli_args *a)
         return 1;
     int64_t n = 0;
     mn_status rc = mn_reindex_tokens(db, show_progress, NULL, &n);
-    if (!rc)
+    if (!rc && cli_flag(a, "json"))
+        printf("{\"recounted\":%lld,\"tokenizer\":\"%s\"}\n", (long long)n, mn_db_tokenizer(db));
+    else if (!rc)
         printf("recounted %lld messages with %s\n", (long long)n, mn_db_tokenizer(db));
     mn_close(db);
     return rc ? cli_fail(rc) : 0;

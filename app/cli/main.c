@@ -23,11 +23,11 @@ static const struct cli_opt o_context[] = {
 static const struct cli_opt o_export[] = {{"out", 1}, {NULL, 0}};
 static const struct cli_opt o_import[] = {{"json", 0}, {NULL, 0}};
 static const struct cli_opt o_tokens[] = {{"encoding", 1}, {"ids", 0}, {"json", 0}, {NULL, 0}};
-static const struct cli_opt o_reindex[] = {{"tokens", 0}, {NULL, 0}};
+static const struct cli_opt o_reindex[] = {{"tokens", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
 
 const struct cli_cmd cli_commands[] = {
-    {"session new", "[--title T] [--system TEXT] [--metadata JSON] [--namespace NS] [--id UUID] [--tool NAME]",
+    {"session new", "[--title T] [--system TEXT] [--metadata JSON] [--namespace NS] [--id UUID] [--tool NAME] [--json]",
      "create a session and print its id",
      "  --title T         title (default: the first user message, cut at 100 characters)\n"
      "  --system TEXT     system prompt, always part of the context\n"
@@ -45,8 +45,11 @@ const struct cli_cmd cli_commands[] = {
      o_session_list, 0, 0, cmd_session_list},
     {"session show", "ID [--json]", "show one session", "  --json            a JSON object (docs/cli.md)\n", o_json, 1, 1,
      cmd_session_show},
-    {"session delete", "ID", "delete a session and all its messages", "", o_none, 1, 1, cmd_session_delete},
-    {"add", "ID ROLE [TEXT|-] [--tool-calls JSON] [--tool-call-id ID] [--name N] [--metadata JSON] [--key K] [--create]",
+    {"session delete", "ID [--json]", "delete a session and all its messages",
+     "  --json            print {\"deleted\": ID}\n", o_json, 1, 1, cmd_session_delete},
+    {"add",
+     "ID ROLE [TEXT|-] [--tool-calls JSON] [--tool-call-id ID] [--name N] [--metadata JSON] [--files JSON]\n"
+     "       [--model M] [--tool NAME] [--pin] [--key K] [--create] [--json]",
      "append a message (one durable transaction) and print its id",
      "  ROLE              system, user, assistant or tool\n"
      "  TEXT              the content; - reads it from standard input\n"
@@ -80,21 +83,23 @@ const struct cli_cmd cli_commands[] = {
      "  FILE              the export to read (default: standard input)\n"
      "  --json            print the counts as JSON\n",
      o_import, 0, 1, cmd_import},
-    {"prune", "--days N", "delete sessions not updated for N days", "  --days N          1 to 36500\n", o_prune, 0, 0,
-     cmd_prune},
+    {"prune", "[--days N] [--json]", "delete sessions not updated for N days",
+     "  --days N          1 to 36500 (default: memory.auto_prune_days, when set)\n"
+     "  --json            print {\"deleted\": COUNT}\n",
+     o_prune, 0, 0, cmd_prune},
     {"tokens", "[--encoding cl100k_base|o200k_base|heuristic] [FILE|-] [--ids] [--json]",
      "count the tokens of a text (standard input by default)",
      "  --encoding E      the encoding (default: the configured tokenizer.name)\n"
      "  --ids             print the token ids instead of the count\n"
      "  --json            print {\"encoding\", \"tokens\", \"bytes\"}\n",
      o_tokens, 0, 1, cmd_tokens},
-    {"reindex", "--tokens", "recount every stored message with the configured tokenizer",
+    {"reindex", "--tokens [--json]", "recount every stored message with the configured tokenizer",
      "  --tokens          recount token counts (after changing tokenizer.name); shows progress on a terminal\n",
      o_reindex, 0, 0, cmd_reindex},
     {"stats", "[--json]", "sessions, messages, tokens and bytes on disk", "", o_json, 0, 0, cmd_stats},
     {"config show", "[--json]", "print each effective setting and where it came from", "", o_json, 0, 0,
      cmd_config_show},
-    {"version", "", "print the version", "", o_none, 0, 0, cmd_version},
+    {"version", "[--json]", "print the version", "", o_json, 0, 0, cmd_version},
     {"demo", "", "a short guided tour on the configured database", "", o_none, 0, 0, cmd_demo},
     {NULL, NULL, NULL, NULL, NULL, 0, 0, NULL},
 };
@@ -107,7 +112,8 @@ static void usage(FILE *f)
     for (const struct cli_cmd *c = cli_commands; c->name; c++)
         fprintf(f, "  %-15s %s\n", c->name, c->summary);
     fprintf(f, "\nglobal options:\n"
-               "  --db PATH         the database file (also MNEMO_DB; default $XDG_DATA_HOME/mnemo/memory.db)\n"
+               "  --db PATH         the database file (also MNEMO_DB; default $XDG_DATA_HOME/mnemo/memory.db,\n"
+               "                    or ~/.local/share/mnemo/memory.db when XDG_DATA_HOME is unset)\n"
                "  --config FILE     read settings from FILE instead of the user and project files\n"
                "  --help            this text; 'mnemo COMMAND --help' explains a command\n"
                "  --version         print the version\n\n"

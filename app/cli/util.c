@@ -97,8 +97,15 @@ int cli_number(const struct cli_args *a, const char *name, long long min, long l
     return 0;
 }
 
+static void log_to_stderr(void *user, mn_log_level level, const char *message)
+{
+    (void)user;
+    fprintf(stderr, "mnemo: %s: %s\n", level >= MN_LOG_ERROR ? "error" : "warning", message);
+}
+
 mn_config *cli_config(const struct cli_global *g)
 {
+    mn_set_log(log_to_stderr, NULL, MN_LOG_WARN);
     mn_config *cfg = NULL;
     mn_status rc = mn_config_new(&cfg);
     if (!rc)
@@ -113,15 +120,8 @@ mn_config *cli_config(const struct cli_global *g)
     return cfg;
 }
 
-static void log_to_stderr(void *user, mn_log_level level, const char *message)
-{
-    (void)user;
-    fprintf(stderr, "mnemo: %s: %s\n", level >= MN_LOG_ERROR ? "error" : "warning", message);
-}
-
 mn_db *cli_open(const struct cli_global *g)
 {
-    mn_set_log(log_to_stderr, NULL, MN_LOG_WARN);
     mn_config *cfg = cli_config(g);
     if (!cfg)
         return NULL;

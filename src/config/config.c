@@ -15,7 +15,7 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-enum key_type { T_BOOL, T_INT, T_STRING, T_ENUM };
+enum key_type { T_INT, T_STRING, T_ENUM };
 
 struct key_def {
     const char *key;
@@ -28,7 +28,6 @@ struct key_def {
 
 /* The table: documentation order. docs/config.md describes each key. */
 static const struct key_def keys[] = {
-    {"memory.enabled", "MNEMO_ENABLED", T_BOOL, "true", 0, 0, NULL},
     {"memory.storage_path", "MNEMO_DB", T_STRING, NULL, 0, 0, NULL},
     {"memory.max_history_tokens", "MNEMO_MAX_HISTORY_TOKENS", T_INT, "4096", 1, 100000000, NULL},
     {"memory.auto_prune_days", "MNEMO_AUTO_PRUNE_DAYS", T_INT, "0", 0, 36500, NULL},
@@ -65,16 +64,6 @@ static int find_key(const char *key)
 /* Checks `text` against the key's type; writes the canonical form into out. */
 static mn_status check_value(const struct key_def *k, const char *text, char *out, size_t cap)
 {
-    if (k->type == T_BOOL) {
-        static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no", "off", "0"};
-        for (int i = 0; i < 4; i++) {
-            if (strcmp(text, yes[i]) == 0)
-                return snprintf(out, cap, "true"), MN_OK;
-            if (strcmp(text, no[i]) == 0)
-                return snprintf(out, cap, "false"), MN_OK;
-        }
-        return mn__err(MN_INVALID, "%s: '%s' is not a boolean (true or false)", k->key, text);
-    }
     if (k->type == T_INT) {
         char *end;
         errno = 0;
@@ -131,6 +120,7 @@ static void default_storage_path(char *out, size_t cap)
 
 mn_status mn_config_new(mn_config **out)
 {
+    mn__err_clear();
     *out = NULL;
     mn_config *cfg = calloc(1, sizeof *cfg);
     if (!cfg)
@@ -154,6 +144,7 @@ mn_status mn_config_new(mn_config **out)
 
 mn_status mn_config_set(mn_config *cfg, const char *key, const char *value, const char *source)
 {
+    mn__err_clear();
     int i = key ? find_key(key) : -1;
     if (i < 0)
         return mn__err(MN_INVALID, "config: unknown key '%s'", key ? key : "(null)");
@@ -164,6 +155,7 @@ mn_status mn_config_set(mn_config *cfg, const char *key, const char *value, cons
 
 mn_status mn_config_get(const mn_config *cfg, const char *key, const char **value, const char **source)
 {
+    mn__err_clear();
     int i = key ? find_key(key) : -1;
     if (i < 0)
         return mn__err(MN_NOTFOUND, "config: unknown key '%s'", key ? key : "(null)");
@@ -360,6 +352,7 @@ static int file_exists(const char *path)
 
 mn_status mn_config_load(mn_config *cfg, const char *explicit_file)
 {
+    mn__err_clear();
     char buf[4200];
     mn_status rc = MN_OK;
     if (explicit_file) {

@@ -15,9 +15,11 @@
 #include "token/token.h"
 #include "util/arena.h"
 
-/* Framing per message in chat formats (role and separators), one more when a name is set, and
- * the reply priming once per context — the rule of OpenAI's token-counting guide. */
-#define MN_FRAME_PER_MESSAGE 3
+/* Framing per message in chat formats: 3 tokens of separators plus the role (one token in
+ * cl100k_base and o200k_base), one more when a name is set, and the reply priming once per
+ * context — the rule of OpenAI's token-counting guide. The name's own tokens are in the
+ * message's stored count (mn_message_tokens). */
+#define MN_FRAME_PER_MESSAGE 4
 #define MN_FRAME_PER_NAME 1
 #define MN_FRAME_REPLY 3
 

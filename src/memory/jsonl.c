@@ -135,13 +135,18 @@ static mn_status parse_session(json_t *o, struct mn_arena *a, mn_session *s)
         s->ns = "default";
     if ((rc = mn_check_namespace(s->ns)))
         return rc;
-    if (parent && !mn_uuid_parse(parent, NULL))
+    char canon_parent[MN_UUID_LEN + 1];
+    if (parent && !mn_uuid_parse(parent, canon_parent))
         return mn__err(MN_INVALID, "parent_id: must be a UUID");
-    s->parent_id = parent;
+    s->parent_id = parent ? mn_arena_strndup(a, canon_parent, MN_UUID_LEN) : NULL;
+    if (parent && !s->parent_id)
+        return mn__nomem();
     json_t *md = json_object_get(o, "metadata");
     if (md && !json_is_null(md) && !json_is_object(md))
         return mn__err(MN_INVALID, "metadata: must be a JSON object");
-    if ((rc = mn_check_text("title", s->title, 4096, "")) || (rc = mn_check_text("tool_name", s->tool_name, 256, "")))
+    if ((rc = mn_check_text("title", s->title, MN_MAX_TITLE_BYTES, "")) ||
+        (rc = mn_check_text("system_prompt", s->system_prompt, MN_MAX_SYSTEM_PROMPT_BYTES, "")) ||
+        (rc = mn_check_text("tool_name", s->tool_name, MN_MAX_NAME_BYTES, "")))
         return rc;
     return MN_OK;
 }

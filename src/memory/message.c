@@ -62,7 +62,8 @@ mn_status mn_check_json_object(const char *field, const char *text, struct mn_ar
 }
 
 /* OpenAI tool calls: a non-empty array of {"id", "type": "function", "function": {"name",
- * "arguments"}}; ids unique within the message. */
+ * "arguments"}}; ids unique within the message. A missing type or arguments is filled in
+ * ("function", "{}"), so that what is stored is what a provider accepts. */
 static mn_status check_tool_calls(json_t *v, const char *label)
 {
     if (!json_is_array(v) || json_array_size(v) == 0)
@@ -90,6 +91,9 @@ static mn_status check_tool_calls(json_t *v, const char *label)
             if (strcmp(json_string_value(json_object_get(json_array_get(v, j), "id")), json_string_value(id)) == 0)
                 return mn__err(MN_INVALID, "%stool_calls[%zu].id: '%s' appears twice", label, i,
                                json_string_value(id));
+        if ((!type && json_object_set_new(call, "type", json_string("function"))) ||
+            (!args && json_object_set_new(fn, "arguments", json_string("{}"))))
+            return mn__nomem();
     }
     return MN_OK;
 }
@@ -196,13 +200,18 @@ mn_status mn_message_prepare(const mn_message_in *in, size_t max_bytes, const mn
     row->idempotency_key = in->idempotency_key;
     row->pinned = in->pinned != 0;
     row->created_at = now_ms;
-    int64_t tokens = 0;
-    if (row->content)
-        tokens += (int64_t)mn_token_count(tk, row->content, strlen(row->content));
-    if (row->tool_calls)
-        tokens += (int64_t)mn_token_count(tk, row->tool_calls, strlen(row->tool_calls));
-    row->tokens = tokens;
+    row->tokens = mn_message_tokens(tk, row);
     return MN_OK;
+}
+
+int64_t mn_message_tokens(const mn_tokenizer *tk, const mn_message *m)
+{
+    const char *parts[] = {m->content, m->tool_calls, m->name, m->tool_call_id};
+    int64_t n = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i])
+            n += (int64_t)mn_token_count(tk, parts[i], strlen(parts[i]));
+    return n;
 }
 
 mn_status mn_message_check_row(const mn_message *m, size_t max_bytes, const char *label)

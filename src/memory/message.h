@@ -16,12 +16,18 @@
 #define MN_MAX_NAME_BYTES 256
 #define MN_MAX_IDEM_BYTES 200
 #define MN_MAX_JSON_FIELD_BYTES (1 << 20)
+#define MN_MAX_TITLE_BYTES 4096
+#define MN_MAX_SYSTEM_PROMPT_BYTES (1 << 20)
 
 /* Checks `in` and fills `row` (strings borrowed from `in` or copied into `a` in canonical
  * form), with its token count and time. On failure the message names the field; `label`
  * (e.g. "message 3: ") is put before it. */
 mn_status mn_message_prepare(const mn_message_in *in, size_t max_bytes, const mn_tokenizer *tk, int64_t now_ms,
                              struct mn_arena *a, const char *label, mn_message *row);
+/* The stored token count of a message: its content, tool-call JSON, name and tool_call_id —
+ * every text of the message a provider bills, except the per-message framing, which depends
+ * on the output format (context.h). */
+int64_t mn_message_tokens(const mn_tokenizer *tk, const mn_message *m);
 /* Checks a stored-form message (from an import): the same rules as prepare, no rewriting. */
 mn_status mn_message_check_row(const mn_message *m, size_t max_bytes, const char *label);
 /* The title for a first user message: the first 100 characters, cut on a UTF-8 boundary, with

@@ -65,10 +65,11 @@ struct mn_store_ops {
     mn_status (*import_session)(mn_store *st, const mn_session *s, int *added);
     mn_status (*import_message)(mn_store *st, const mn_message *m, int *added);
     mn_status (*stats)(mn_store *st, mn_store_stats *out);
-    /* Sets every message's tokens to count(user, content, tool_calls), a batch of messages per
-     * transaction, then each session's token_count to the sum; *n gets the messages done. */
-    mn_status (*recount_tokens)(mn_store *st, int64_t (*count)(void *user, const char *content, const char *tool_calls),
-                                void *user, void (*progress)(void *user, int64_t done, int64_t total), int64_t *n);
+    /* Sets every message's tokens to count(user, m) — m carries role, content, tool_calls, name
+     * and tool_call_id — a batch of messages per transaction, then each session's token_count
+     * to the sum; *n gets the messages done. */
+    mn_status (*recount_tokens)(mn_store *st, int64_t (*count)(void *user, const mn_message *m), void *user,
+                                void (*progress)(void *user, int64_t done, int64_t total), int64_t *n);
     /* Database-wide settings (tokenizer name, …): NULL value when unset; *value caller frees. */
     mn_status (*meta_get)(mn_store *st, const char *key, char **value);
     mn_status (*meta_set)(mn_store *st, const char *key, const char *value);

@@ -103,46 +103,48 @@ uint32_t mn__bpe_lookup(const struct mn_bpe *bpe, const uint8_t *k, size_t len, 
 
 /* ---- loading ----------------------------------------------------------------------------------- */
 
-/* base64 digit values; 64 = not a digit */
+/* base64 digit values plus one; 0 = not a digit */
+#define D(c, v) [c] = (v) + 1
 static const uint8_t b64_digit[256] = {
-    ['A'] = 0,  ['B'] = 1,  ['C'] = 2,  ['D'] = 3,  ['E'] = 4,  ['F'] = 5,  ['G'] = 6,  ['H'] = 7,
-    ['I'] = 8,  ['J'] = 9,  ['K'] = 10, ['L'] = 11, ['M'] = 12, ['N'] = 13, ['O'] = 14, ['P'] = 15,
-    ['Q'] = 16, ['R'] = 17, ['S'] = 18, ['T'] = 19, ['U'] = 20, ['V'] = 21, ['W'] = 22, ['X'] = 23,
-    ['Y'] = 24, ['Z'] = 25, ['a'] = 26, ['b'] = 27, ['c'] = 28, ['d'] = 29, ['e'] = 30, ['f'] = 31,
-    ['g'] = 32, ['h'] = 33, ['i'] = 34, ['j'] = 35, ['k'] = 36, ['l'] = 37, ['m'] = 38, ['n'] = 39,
-    ['o'] = 40, ['p'] = 41, ['q'] = 42, ['r'] = 43, ['s'] = 44, ['t'] = 45, ['u'] = 46, ['v'] = 47,
-    ['w'] = 48, ['x'] = 49, ['y'] = 50, ['z'] = 51, ['0'] = 52, ['1'] = 53, ['2'] = 54, ['3'] = 55,
-    ['4'] = 56, ['5'] = 57, ['6'] = 58, ['7'] = 59, ['8'] = 60, ['9'] = 61, ['+'] = 62, ['/'] = 63,
+    D('A', 0),  D('B', 1),  D('C', 2),  D('D', 3),  D('E', 4),  D('F', 5),  D('G', 6),  D('H', 7),
+    D('I', 8),  D('J', 9),  D('K', 10), D('L', 11), D('M', 12), D('N', 13), D('O', 14), D('P', 15),
+    D('Q', 16), D('R', 17), D('S', 18), D('T', 19), D('U', 20), D('V', 21), D('W', 22), D('X', 23),
+    D('Y', 24), D('Z', 25), D('a', 26), D('b', 27), D('c', 28), D('d', 29), D('e', 30), D('f', 31),
+    D('g', 32), D('h', 33), D('i', 34), D('j', 35), D('k', 36), D('l', 37), D('m', 38), D('n', 39),
+    D('o', 40), D('p', 41), D('q', 42), D('r', 43), D('s', 44), D('t', 45), D('u', 46), D('v', 47),
+    D('w', 48), D('x', 49), D('y', 50), D('z', 51), D('0', 52), D('1', 53), D('2', 54), D('3', 55),
+    D('4', 56), D('5', 57), D('6', 58), D('7', 59), D('8', 60), D('9', 61), D('+', 62), D('/', 63),
 };
+#undef D
 
-/* b64_digit gives 0 for 'A' and for non-digits alike: tell them apart. */
-static inline int b64_value(uint8_t c) { return b64_digit[c] || c == 'A' ? b64_digit[c] : -1; }
-
-/* Strict standard base64 (length a multiple of 4, '=' only as padding) into out; returns the
- * decoded length, or -1. */
+/* Strict standard base64 (length a multiple of 4, '=' only as the last one or two characters)
+ * into out; returns the decoded length, or -1. */
 static long b64_decode(const uint8_t *in, size_t len, uint8_t *out)
 {
     if (len == 0 || len % 4)
         return -1;
-    size_t o = 0;
-    for (size_t i = 0; i < len; i += 4) {
-        int v[4];
-        int pad = 0;
-        for (int j = 0; j < 4; j++) {
-            if (in[i + j] == '=' && i + 4 == len && j >= 2) {
-                v[j] = 0;
-                pad++;
-            } else if (pad || (v[j] = b64_value(in[i + j])) < 0) {
-                return -1;
-            }
-        }
-        uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-        out[o++] = (uint8_t)(w >> 16);
-        if (pad < 2)
-            out[o++] = (uint8_t)(w >> 8);
-        if (pad < 1)
-            out[o++] = (uint8_t)w;
+    size_t o = 0, i = 0;
+    for (; i + 4 < len; i += 4) {
+        unsigned a = b64_digit[in[i]], b = b64_digit[in[i + 1]], c = b64_digit[in[i + 2]], d = b64_digit[in[i + 3]];
+        if (!a || !b || !c || !d)
+            return -1;
+        uint32_t w = (a - 1) << 18 | (b - 1) << 12 | (c - 1) << 6 | (d - 1);
+        out[o] = (uint8_t)(w >> 16);
+        out[o + 1] = (uint8_t)(w >> 8);
+        out[o + 2] = (uint8_t)w;
+        o += 3;
     }
+    /* the last group, which may be padded */
+    unsigned a = b64_digit[in[i]], b = b64_digit[in[i + 1]], c = b64_digit[in[i + 2]], d = b64_digit[in[i + 3]];
+    int pad = in[i + 3] == '=' ? (in[i + 2] == '=' ? 2 : 1) : 0;
+    if (!a || !b || (pad < 2 && !c) || (pad < 1 && !d))
+        return -1;
+    uint32_t w = (a - 1) << 18 | (b - 1) << 12 | (pad < 2 ? c - 1 : 0) << 6 | (pad < 1 ? d - 1 : 0);
+    out[o++] = (uint8_t)(w >> 16);
+    if (pad < 2)
+        out[o++] = (uint8_t)(w >> 8);
+    if (pad < 1)
+        out[o++] = (uint8_t)w;
     return (long)o;
 }
 
@@ -171,10 +173,6 @@ static int table_insert(struct mn_bpe *bpe, uint32_t rank)
     return 1;
 }
 
-struct line_tok {
-    uint32_t rank, off, len;
-};
-
 mn_status mn__bpe_parse(struct mn_bpe *bpe, const uint8_t *data, size_t len, const char *path)
 {
     memset(bpe, 0, sizeof *bpe);
@@ -184,16 +182,21 @@ mn_status mn__bpe_parse(struct mn_bpe *bpe, const uint8_t *data, size_t len, con
         const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
         p = nl ? nl + 1 : end;
     }
-    if (n_lines == 0 || n_lines > MAX_RANK)
+    if (n_lines == 0 || n_lines > MAX_RANK || len > UINT32_MAX)
         return MN_CORRUPT_AT("%s: %zu lines, not a ranks file", path, n_lines);
-    struct line_tok *lines = malloc(n_lines * sizeof *lines);
-    uint8_t *tmp = malloc(len); /* decoded bytes are fewer than the base64 text */
-    if (!lines || !tmp) {
+    /* Pass 1 decodes every token into `blob` in file order, noting each line's rank and
+     * offset. The published files list ranks 0, 1, 2, ... in order, and then blob and offsets
+     * are already the final layout; otherwise pass 2 reorders them by rank. */
+    uint32_t *line_rank = malloc(n_lines * sizeof *line_rank);
+    uint32_t *line_off = malloc((n_lines + 1) * sizeof *line_off);
+    bpe->blob = malloc(len + 8); /* decoded bytes are fewer than the base64 text */
+    if (!line_rank || !line_off || !bpe->blob) {
         st = mn__nomem();
         goto out;
     }
     size_t n_tok = 0, used = 0, line_no = 0;
     uint32_t max_rank = 0;
+    int in_order = 1;
     for (const uint8_t *p = data, *end = data + len; p < end;) {
         line_no++;
         const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
@@ -207,71 +210,85 @@ mn_status mn__bpe_parse(struct mn_bpe *bpe, const uint8_t *data, size_t len, con
             st = MN_CORRUPT_AT("%s: line %zu is not '<base64> <rank>'", path, line_no);
             goto out;
         }
-        uint64_t rank = 0;
+        uint32_t rank = 0;
         for (const uint8_t *q = sp + 1; q < le; q++) {
             if (*q < '0' || *q > '9' || rank >= MAX_RANK) {
                 st = MN_CORRUPT_AT("%s: line %zu: bad rank", path, line_no);
                 goto out;
             }
-            rank = rank * 10 + (uint64_t)(*q - '0');
+            rank = rank * 10 + (uint32_t)(*q - '0');
         }
         if (rank >= MAX_RANK || (size_t)(sp - p) / 4 * 3 > MAX_TOKEN_BYTES) {
             st = MN_CORRUPT_AT("%s: line %zu: rank or token too large", path, line_no);
             goto out;
         }
-        long dl = b64_decode(p, (size_t)(sp - p), tmp + used);
+        long dl = b64_decode(p, (size_t)(sp - p), bpe->blob + used);
         if (dl <= 0) {
             st = MN_CORRUPT_AT("%s: line %zu: bad base64", path, line_no);
             goto out;
         }
-        lines[n_tok++] = (struct line_tok){(uint32_t)rank, (uint32_t)used, (uint32_t)dl};
+        in_order &= rank == n_tok;
+        line_rank[n_tok] = rank;
+        line_off[n_tok++] = (uint32_t)used;
         used += (size_t)dl;
         if (rank > max_rank)
-            max_rank = (uint32_t)rank;
+            max_rank = rank;
         p = nl ? nl + 1 : end;
     }
     if (n_tok == 0) {
         st = MN_CORRUPT_AT("%s: no tokens", path);
         goto out;
     }
-
+    line_off[n_tok] = (uint32_t)used;
     bpe->n_ranks = max_rank + 1;
     bpe->n_tokens = (uint32_t)n_tok;
-    uint32_t *lens = calloc(bpe->n_ranks, sizeof *lens);
-    bpe->tok_off = malloc(((size_t)bpe->n_ranks + 1) * sizeof *bpe->tok_off);
-    bpe->blob = malloc(used + 8);
+    if (in_order) {
+        bpe->tok_off = line_off;
+        line_off = NULL;
+    } else {
+        uint32_t *lens = calloc(bpe->n_ranks, sizeof *lens);
+        uint8_t *blob = malloc(used + 8);
+        bpe->tok_off = malloc(((size_t)bpe->n_ranks + 1) * sizeof *bpe->tok_off);
+        if (!lens || !blob || !bpe->tok_off) {
+            free(lens);
+            free(blob);
+            st = mn__nomem();
+            goto out;
+        }
+        for (size_t i = 0; i < n_tok && st == MN_OK; i++) {
+            if (lens[line_rank[i]])
+                st = MN_CORRUPT_AT("%s: rank %u appears twice", path, line_rank[i]);
+            lens[line_rank[i]] = line_off[i + 1] - line_off[i];
+        }
+        uint32_t off = 0;
+        for (uint32_t r = 0; r < bpe->n_ranks; r++) {
+            bpe->tok_off[r] = off;
+            off += lens[r];
+        }
+        bpe->tok_off[bpe->n_ranks] = off;
+        for (size_t i = 0; i < n_tok && st == MN_OK; i++)
+            memcpy(blob + bpe->tok_off[line_rank[i]], bpe->blob + line_off[i], line_off[i + 1] - line_off[i]);
+        free(lens);
+        free(bpe->blob);
+        bpe->blob = blob;
+        if (st != MN_OK)
+            goto out;
+    }
+    memset(bpe->blob + used, 0, 8); /* padding for word loads */
+    for (uint32_t r = 0; r < bpe->n_ranks; r++)
+        if (bpe->tok_off[r + 1] - bpe->tok_off[r] > bpe->max_len)
+            bpe->max_len = bpe->tok_off[r + 1] - bpe->tok_off[r];
+
     size_t cap = 1024;
     while (cap < 2 * n_tok)
         cap <<= 1;
     bpe->mask = cap - 1;
     bpe->slots = malloc(cap * sizeof *bpe->slots);
     bpe->pair_rank = malloc(65536 * sizeof *bpe->pair_rank);
-    if (!lens || !bpe->tok_off || !bpe->blob || !bpe->slots || !bpe->pair_rank) {
-        free(lens);
+    if (!bpe->slots || !bpe->pair_rank) {
         st = mn__nomem();
         goto out;
     }
-    for (size_t i = 0; i < n_tok; i++) {
-        if (lens[lines[i].rank]) {
-            free(lens);
-            st = MN_CORRUPT_AT("%s: rank %u appears twice", path, lines[i].rank);
-            goto out;
-        }
-        lens[lines[i].rank] = lines[i].len;
-    }
-    uint32_t off = 0;
-    for (uint32_t r = 0; r < bpe->n_ranks; r++) {
-        bpe->tok_off[r] = off;
-        off += lens[r];
-        if (lens[r] > bpe->max_len)
-            bpe->max_len = lens[r];
-    }
-    bpe->tok_off[bpe->n_ranks] = off;
-    free(lens);
-    memset(bpe->blob + used, 0, 8);
-    for (size_t i = 0; i < n_tok; i++)
-        memcpy(bpe->blob + bpe->tok_off[lines[i].rank], tmp + lines[i].off, lines[i].len);
-
     /* MN_BPE_NO_RANK is all ones */
     memset(bpe->slots, 0xFF, cap * sizeof *bpe->slots);
     memset(bpe->byte_rank, 0xFF, sizeof bpe->byte_rank);
@@ -300,11 +317,15 @@ mn_status mn__bpe_parse(struct mn_bpe *bpe, const uint8_t *data, size_t len, con
             st = MN_CORRUPT_AT("%s: byte 0x%02x has no rank", path, b);
             goto out;
         }
+    /* give back the unused tail of the blob (it was sized for the base64 text) */
+    uint8_t *shrunk = realloc(bpe->blob, used + 8);
+    if (shrunk)
+        bpe->blob = shrunk;
     bpe->mem = ((size_t)bpe->n_ranks + 1) * sizeof *bpe->tok_off + used + 8 + cap * sizeof *bpe->slots +
                65536 * sizeof *bpe->pair_rank;
 out:
-    free(lines);
-    free(tmp);
+    free(line_rank);
+    free(line_off);
     if (st != MN_OK)
         mn__bpe_release(bpe);
     return st;

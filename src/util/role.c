@@ -19,6 +19,7 @@ const char *mn_role_name(mn_role role)
 
 mn_status mn_role_parse(const char *name, mn_role *out)
 {
+    mn__err_clear();
     for (unsigned i = 0; name && i < sizeof role_names / sizeof role_names[0]; i++)
         if (strcmp(name, role_names[i]) == 0) {
             *out = (mn_role)i;

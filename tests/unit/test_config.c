@@ -62,7 +62,6 @@ static void yaml_errors_name_line_and_key(void **state)
         {"memory:\n  max_history_tokens: lots\n", "line 2"},
         {"memory:\n  max_history_tokens: 0\n", "memory.max_history_tokens"},
         {"memory:\n  durability: sometimes\n", "full normal"},
-        {"memory:\n  enabled: maybe\n", "boolean"},
         {"memory: [1, 2\n", "b.yaml"},
         {"memory:\n  storage_path: [a, b]\n", "single value"},
         {"- a\n- b\n", "b.yaml"},

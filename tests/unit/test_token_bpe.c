@@ -301,7 +301,8 @@ static void test_pretok_examples(void **state)
     expect_pieces(MN_PRETOK_O200K, "a//b\n/x!\n/y", (const char *const[]){"a", "//", "b", "\n", "/x", "!\n/", "y", NULL});
     expect_pieces(MN_PRETOK_O200K, " \xcc\x81!\xcc\x81", (const char *const[]){" \xcc\x81", "!\xcc\x81", NULL});
     /* invalid bytes split as one U+FFFD per maximal subpart: E2 82 is one, prefixing the word */
-    expect_pieces(MN_PRETOK_CL100K, "\xe2\x82" "abc\xff\xfe" "d", (const char *const[]){"\xe2\x82" "abc", "\xff\xfe" "d", NULL});
+    expect_pieces(MN_PRETOK_CL100K, "\xe2\x82" "abc\xff\xfe" " d\xff" "e",
+                  (const char *const[]){"\xe2\x82" "abc", "\xff\xfe", " d", "\xff" "e", NULL});
 }
 
 /* ---- loading and errors ----------------------------------------------------------------------- */
@@ -389,6 +390,21 @@ static void test_load_errors(void **state)
     assert_memory_equal(ids, want, sizeof want);
     free(ids);
     assert_int_equal(mn_token_count(tk, "abcabc abx", 10), 5);
+    mn_token_free(tk);
+    free(ok);
+
+    /* ranks out of order, and a gap (259..299 unused): the general loading path */
+    ok = small_ranks("YmM= 258\nYWJj 257\nYWI= 256\nYWJjYWJj 300\n", &len);
+    assert_int_equal(open_tmp(ok, len, &tk), MN_OK);
+    assert_int_equal(tk->vt->encode(tk, "abcabc abx", 10, &ids, &n), MN_OK);
+    uint32_t want2[] = {300, ' ', 256, 'x'};
+    assert_int_equal(n, 4);
+    assert_memory_equal(ids, want2, sizeof want2);
+    free(ids);
+    char *out;
+    size_t out_len;
+    uint32_t gap = 259;
+    assert_int_equal(mn_bpe_decode(tk, &gap, 1, &out, &out_len), MN_INVALID);
     mn_token_free(tk);
     free(ok);
 

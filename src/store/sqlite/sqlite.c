@@ -95,7 +95,7 @@ static const char *const stmt_sql[S_COUNT] = {
                                    " token_count = token_count + ?3 WHERE sid = ?1",
     [S_STATS] = "SELECT count(*), coalesce(sum(message_count), 0), coalesce(sum(token_count), 0) FROM sessions",
     [S_META_GET] = "SELECT value FROM meta WHERE key = ?1",
-    [S_RECOUNT_READ] = "SELECT id, content, tool_calls FROM messages WHERE id > ?1 ORDER BY id LIMIT ?2",
+    [S_RECOUNT_READ] = "SELECT id, content, tool_calls, name, tool_call_id FROM messages WHERE id > ?1 ORDER BY id LIMIT ?2",
     [S_RECOUNT_WRITE] = "UPDATE messages SET tokens = ?2 WHERE id = ?1",
     [S_RECOUNT_SESSIONS] = "UPDATE sessions SET token_count ="
                            " (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = sessions.sid)",
@@ -912,7 +912,7 @@ static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
 }
 
 /* One batch of the recount: up to `limit` messages after *after, in one transaction. */
-static mn_status recount_batch(struct sqlite_store *s, int64_t (*count)(void *, const char *, const char *),
+static mn_status recount_batch(struct sqlite_store *s, int64_t (*count)(void *, const mn_message *),
                                void *user, int64_t *after, int64_t limit, int64_t *n_done)
 {
     mn_status rc = begin_write(s);
@@ -924,9 +924,15 @@ static mn_status recount_batch(struct sqlite_store *s, int64_t (*count)(void *, 
         sqlite3_bind_int64(rd, 2, limit);
         int r;
         while ((r = sqlite3_step(rd)) == SQLITE_ROW) {
-            *after = sqlite3_column_int64(rd, 0);
+            mn_message m;
+            memset(&m, 0, sizeof m);
+            m.id = *after = sqlite3_column_int64(rd, 0);
+            m.content = col_text(rd, 1);
+            m.tool_calls = col_text(rd, 2);
+            m.name = col_text(rd, 3);
+            m.tool_call_id = col_text(rd, 4);
             sqlite3_bind_int64(wr, 1, *after);
-            sqlite3_bind_int64(wr, 2, count(user, col_text(rd, 1), col_text(rd, 2)));
+            sqlite3_bind_int64(wr, 2, count(user, &m));
             int w = sqlite3_step(wr);
             done(wr);
             if (w != SQLITE_DONE) {
@@ -946,7 +952,7 @@ static mn_status recount_batch(struct sqlite_store *s, int64_t (*count)(void *, 
     return commit(s);
 }
 
-static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const char *, const char *), void *user,
+static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const mn_message *), void *user,
                                    void (*progress)(void *, int64_t, int64_t), int64_t *n)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
