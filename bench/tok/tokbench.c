@@ -185,7 +185,8 @@ static int load(const char *enc, const char *dir, int reps)
     for (int r = 0; r < reps; r++) {
         long rss0 = rss_kb();
         mn_tokenizer *tk = open_enc(enc, dir, &ms[r]);
-        rss_delta = rss_kb() - rss0;
+        if (r == 0) /* later loads reuse freed pages */
+            rss_delta = rss_kb() - rss0;
         mem = mn_bpe_memory(tk);
         mn_token_free(tk);
     }

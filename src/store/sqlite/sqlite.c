@@ -570,7 +570,7 @@ static mn_status read_scan(struct sqlite_store *s, const char *session_id, enum 
     mn_status rc = run(s, S_BEGIN_READ, "begin");
     if (rc)
         return rc;
-    int64_t sid;
+    int64_t sid = 0;
     rc = session_sid(s, session_id, &sid, NULL);
     sqlite3_stmt *st = NULL;
     if (!rc)
@@ -657,7 +657,7 @@ static mn_status export_one(struct sqlite_store *s, sqlite3_stmt *sess, mn_store
     row_session(sess, &row);
     if (on_session(user, &row))
         return mn__err(MN_IO, "export: write failed");
-    int64_t sid;
+    int64_t sid = 0;
     mn_status rc = session_sid(s, row.id, &sid, NULL);
     sqlite3_stmt *st = NULL;
     if (!rc)
@@ -685,7 +685,7 @@ static mn_status export_one(struct sqlite_store *s, sqlite3_stmt *sess, mn_store
 static mn_status export_locked(struct sqlite_store *s, const char *const *ids, size_t n,
                                mn_store_session_fn on_session, mn_store_message_fn on_message, void *user)
 {
-    int64_t sid;
+    int64_t sid = 0;
     mn_status rc = MN_OK;
     for (size_t i = 0; i < n && !rc; i++) /* every named session must exist before a byte is written */
         rc = session_sid(s, ids[i], &sid, NULL);
@@ -763,7 +763,7 @@ static void op_rollback(mn_store *st)
 static mn_status op_import_session(mn_store *st, const mn_session *in, int *added)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    int64_t sid;
+    int64_t sid = 0;
     mn_status rc = session_sid(s, in->id, &sid, NULL);
     *added = 0;
     if (rc != MN_NOTFOUND)
@@ -793,7 +793,7 @@ static mn_status exists(struct sqlite_store *s, enum stmt_id id, int64_t a, int6
 static mn_status op_import_message(mn_store *st, const mn_message *m, int *added)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    int64_t sid;
+    int64_t sid = 0;
     int taken = 0;
     *added = 0;
     mn_status rc = session_sid(s, m->session_id, &sid, NULL);
