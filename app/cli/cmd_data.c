@@ -189,8 +189,23 @@ int cmd_config_show(const struct cli_global *g, struct cli_args *a)
         else
             printf("%-28s %-40s (%s)\n", key, value, source);
     }
+    /* which tokenizer "auto" (or a named one) resolves to here */
+    const char *name = NULL, *data_dir = NULL;
+    mn_config_get(cfg, "tokenizer.name", &name, NULL);
+    mn_config_get(cfg, "tokenizer.data_dir", &data_dir, NULL);
+    if (*data_dir)
+        setenv("MNEMO_DATA_DIR", data_dir, 1);
+    size_t probe;
+    const char *active = strcmp(name, "auto") != 0 ? name
+                         : mn_count_tokens("cl100k_base", "", 0, &probe) == MN_OK ? "cl100k_base"
+                                                                                : "heuristic";
+    if (strcmp(name, "auto") != 0 && mn_count_tokens(name, "", 0, &probe) != MN_OK)
+        active = "unavailable";
     if (json)
-        puts("}");
+        printf(",\"tokenizer.active\":{\"value\":\"%s\",\"source\":\"resolved\"}}\n", active);
+    else
+        printf("%-28s %-40s (%s)\n", "tokenizer.active", active,
+               strcmp(active, "unavailable") == 0 ? mn_errmsg() : "resolved from tokenizer.name");
     mn_config_free(cfg);
     return 0;
 }
