@@ -15,17 +15,14 @@
 
 #include "store/records.h"
 #include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_int.h"
 #include "store/store.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/banned.h"
 
-#define SESSION_COLS                                                                                                 \
-    "id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at, updated_at, expires_at,"     \
-    " message_count, token_count"
-#define MESSAGE_COLS                                                                                                 \
-    "id, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files, metadata, idem_key, tokens,"  \
-    " pinned, created_at"
+#define SESSION_COLS MN_SQLITE_SESSION_COLS
+#define MESSAGE_COLS MN_SQLITE_MESSAGE_COLS
 
 enum stmt_id {
     S_BEGIN_WRITE,
@@ -59,6 +56,7 @@ enum stmt_id {
     S_MESSAGE_TOTAL,
     S_COUNT
 };
+_Static_assert(S_COUNT <= MN_SQLITE_CORE_STMTS, "raise MN_SQLITE_CORE_STMTS");
 
 static const char *const stmt_sql[S_COUNT] = {
     [S_BEGIN_WRITE] = "BEGIN IMMEDIATE",
@@ -103,19 +101,11 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_META_SET] = "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
 };
 
-struct sqlite_store {
-    struct mn_store base;
-    sqlite3 *db;
-    char *path;
-    pthread_mutex_t lock;
-    int64_t busy_timeout_ms;
-    int64_t busy_started_ns;
-    sqlite3_stmt *stmt[S_COUNT];
-};
+
 
 /* ---- errors ---------------------------------------------------------------------------------- */
 
-static mn_status fail(struct sqlite_store *s, int rc, const char *what)
+mn_status mn_sqlite_fail(struct sqlite_store *s, int rc, const char *what)
 {
     int primary = rc & 0xFF;
     const char *msg = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
@@ -145,24 +135,52 @@ static mn_status fail(struct sqlite_store *s, int rc, const char *what)
 
 /* ---- statements ------------------------------------------------------------------------------ */
 
+mn_status mn_sqlite_stmt(struct sqlite_store *s, const char *sql, sqlite3_stmt **out)
+{
+    for (size_t i = 0; i < s->n_extra; i++)
+        if (s->extra[i].sql == sql) {
+            *out = s->extra[i].st;
+            return MN_OK;
+        }
+    if (s->n_extra == sizeof s->extra / sizeof s->extra[0])
+        return mn__err(MN_INTERNAL, "sqlite: statement cache full");
+    int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL);
+    if (rc != SQLITE_OK)
+        return mn_sqlite_fail(s, rc, "prepare");
+    s->extra[s->n_extra].sql = sql;
+    s->extra[s->n_extra++].st = *out;
+    return MN_OK;
+}
+
+mn_status mn_sqlite_exec_stmt(struct sqlite_store *s, const char *sql, const char *what)
+{
+    sqlite3_stmt *st;
+    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    if (rc)
+        return rc;
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, what);
+}
+
 static mn_status prep(struct sqlite_store *s, enum stmt_id id, sqlite3_stmt **out)
 {
     if (!s->stmt[id]) {
         int rc = sqlite3_prepare_v3(s->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[id], NULL);
         if (rc != SQLITE_OK)
-            return fail(s, rc, "prepare");
+            return mn_sqlite_fail(s, rc, "prepare");
     }
     *out = s->stmt[id];
     return MN_OK;
 }
 
-static void done(sqlite3_stmt *st)
+void mn_sqlite_done(sqlite3_stmt *st)
 {
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
 }
 
-static void bind_text(sqlite3_stmt *st, int i, const char *v)
+void mn_sqlite_bind_text(sqlite3_stmt *st, int i, const char *v)
 {
     if (v)
         sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
@@ -178,17 +196,17 @@ static mn_status run(struct sqlite_store *s, enum stmt_id id, const char *what)
     if (rc)
         return rc;
     int r = sqlite3_step(st);
-    done(st);
-    return r == SQLITE_DONE ? MN_OK : fail(s, r, what);
+    mn_sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, what);
 }
 
-static mn_status begin_write(struct sqlite_store *s)
+mn_status mn_sqlite_begin_write(struct sqlite_store *s)
 {
     s->busy_started_ns = 0;
     return run(s, S_BEGIN_WRITE, "begin");
 }
 
-static mn_status commit(struct sqlite_store *s)
+mn_status mn_sqlite_commit(struct sqlite_store *s)
 {
     mn_status rc = run(s, S_COMMIT, "commit");
     if (rc && !sqlite3_get_autocommit(s->db))
@@ -196,7 +214,7 @@ static mn_status commit(struct sqlite_store *s)
     return rc;
 }
 
-static void rollback(struct sqlite_store *s)
+void mn_sqlite_rollback(struct sqlite_store *s)
 {
     if (!sqlite3_get_autocommit(s->db))
         run(s, S_ROLLBACK, "rollback");
@@ -204,18 +222,18 @@ static void rollback(struct sqlite_store *s)
 
 /* ---- rows ------------------------------------------------------------------------------------ */
 
-static const char *col_text(sqlite3_stmt *st, int i) { return (const char *)sqlite3_column_text(st, i); }
+const char *mn_sqlite_col_text(sqlite3_stmt *st, int i) { return (const char *)sqlite3_column_text(st, i); }
 
-static void row_session(sqlite3_stmt *st, mn_session *out)
+void mn_sqlite_row_session(sqlite3_stmt *st, mn_session *out)
 {
     memset(out, 0, sizeof *out);
-    out->id = col_text(st, 0);
-    out->ns = col_text(st, 1);
-    out->title = col_text(st, 2);
-    out->system_prompt = col_text(st, 3);
-    out->metadata = col_text(st, 4);
-    out->tool_name = col_text(st, 5);
-    out->parent_id = col_text(st, 6);
+    out->id = mn_sqlite_col_text(st, 0);
+    out->ns = mn_sqlite_col_text(st, 1);
+    out->title = mn_sqlite_col_text(st, 2);
+    out->system_prompt = mn_sqlite_col_text(st, 3);
+    out->metadata = mn_sqlite_col_text(st, 4);
+    out->tool_name = mn_sqlite_col_text(st, 5);
+    out->parent_id = mn_sqlite_col_text(st, 6);
     out->created_at = sqlite3_column_int64(st, 7);
     out->updated_at = sqlite3_column_int64(st, 8);
     out->expires_at = sqlite3_column_int64(st, 9);
@@ -225,23 +243,23 @@ static void row_session(sqlite3_stmt *st, mn_session *out)
         out->metadata = "{}";
 }
 
-static mn_status row_message(struct sqlite_store *s, sqlite3_stmt *st, const char *session_id, mn_message *out)
+mn_status mn_sqlite_row_message(struct sqlite_store *s, sqlite3_stmt *st, const char *session_id, mn_message *out)
 {
     memset(out, 0, sizeof *out);
     out->id = sqlite3_column_int64(st, 0);
     out->session_id = session_id;
     out->seq = sqlite3_column_int64(st, 1);
-    if (mn_role_parse(col_text(st, 2), &out->role) != MN_OK)
+    if (mn_role_parse(mn_sqlite_col_text(st, 2), &out->role) != MN_OK)
         return MN_CORRUPT_AT("database %s: message %lld has an unknown role", s->path, (long long)out->id);
-    out->content = col_text(st, 3);
-    out->tool_calls = col_text(st, 4);
-    out->tool_call_id = col_text(st, 5);
-    out->name = col_text(st, 6);
-    out->tool_name = col_text(st, 7);
-    out->model = col_text(st, 8);
-    out->files = col_text(st, 9);
-    out->metadata = col_text(st, 10);
-    out->idempotency_key = col_text(st, 11);
+    out->content = mn_sqlite_col_text(st, 3);
+    out->tool_calls = mn_sqlite_col_text(st, 4);
+    out->tool_call_id = mn_sqlite_col_text(st, 5);
+    out->name = mn_sqlite_col_text(st, 6);
+    out->tool_name = mn_sqlite_col_text(st, 7);
+    out->model = mn_sqlite_col_text(st, 8);
+    out->files = mn_sqlite_col_text(st, 9);
+    out->metadata = mn_sqlite_col_text(st, 10);
+    out->idempotency_key = mn_sqlite_col_text(st, 11);
     out->tokens = sqlite3_column_int64(st, 12);
     out->pinned = sqlite3_column_int(st, 13);
     out->created_at = sqlite3_column_int64(st, 14);
@@ -251,13 +269,13 @@ static mn_status row_message(struct sqlite_store *s, sqlite3_stmt *st, const cha
 }
 
 /* Looks up the internal sid and last seq of a session; MN_NOTFOUND when missing. */
-static mn_status session_sid(struct sqlite_store *s, const char *id, int64_t *sid, int64_t *last_seq)
+mn_status mn_sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t *sid, int64_t *last_seq)
 {
     sqlite3_stmt *st = NULL;
     mn_status rc = prep(s, S_SESSION_SID, &st);
     if (rc)
         return rc;
-    bind_text(st, 1, id);
+    mn_sqlite_bind_text(st, 1, id);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         *sid = sqlite3_column_int64(st, 0);
@@ -267,8 +285,8 @@ static mn_status session_sid(struct sqlite_store *s, const char *id, int64_t *si
     } else if (r == SQLITE_DONE)
         rc = mn__err(MN_NOTFOUND, "session %s not found", id);
     else
-        rc = fail(s, r, "session lookup");
-    done(st);
+        rc = mn_sqlite_fail(s, r, "session lookup");
+    mn_sqlite_done(st);
     return rc;
 }
 
@@ -288,34 +306,34 @@ static mn_status insert_session(struct sqlite_store *s, const mn_session *in)
     mn_status rc = prep(s, S_SESSION_INSERT, &st);
     if (rc)
         return rc;
-    bind_text(st, 1, in->id);
-    bind_text(st, 2, in->ns);
-    bind_text(st, 3, in->title);
-    bind_text(st, 4, in->system_prompt);
-    bind_text(st, 5, in->metadata && strcmp(in->metadata, "{}") != 0 ? in->metadata : NULL);
-    bind_text(st, 6, in->tool_name);
-    bind_text(st, 7, in->parent_id);
+    mn_sqlite_bind_text(st, 1, in->id);
+    mn_sqlite_bind_text(st, 2, in->ns);
+    mn_sqlite_bind_text(st, 3, in->title);
+    mn_sqlite_bind_text(st, 4, in->system_prompt);
+    mn_sqlite_bind_text(st, 5, in->metadata && strcmp(in->metadata, "{}") != 0 ? in->metadata : NULL);
+    mn_sqlite_bind_text(st, 6, in->tool_name);
+    mn_sqlite_bind_text(st, 7, in->parent_id);
     sqlite3_bind_int64(st, 8, in->created_at);
     sqlite3_bind_int64(st, 9, in->updated_at);
     sqlite3_bind_int64(st, 10, in->expires_at);
     int r = sqlite3_step(st);
-    done(st);
+    mn_sqlite_done(st);
     if (r == SQLITE_CONSTRAINT_UNIQUE || r == SQLITE_CONSTRAINT_PRIMARYKEY)
         return mn__err(MN_CONFLICT, "session %s already exists", in->id);
-    return r == SQLITE_DONE ? MN_OK : fail(s, r, "session insert");
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "session insert");
 }
 
 static mn_status session_insert_locked(struct sqlite_store *s, const mn_session *in)
 {
-    mn_status rc = begin_write(s);
+    mn_status rc = mn_sqlite_begin_write(s);
     if (rc)
         return rc;
     rc = insert_session(s, in);
     if (rc) {
-        rollback(s);
+        mn_sqlite_rollback(s);
         return rc;
     }
-    return commit(s);
+    return mn_sqlite_commit(s);
 }
 
 static mn_status op_session_insert(mn_store *st, const mn_session *in)
@@ -330,18 +348,18 @@ static mn_status session_get_locked(struct sqlite_store *s, const char *id, mn_s
     mn_status rc = prep(s, S_SESSION_GET, &st);
     if (rc)
         return rc;
-    bind_text(st, 1, id);
+    mn_sqlite_bind_text(st, 1, id);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         mn_session row;
-        row_session(st, &row);
+        mn_sqlite_row_session(st, &row);
         *out = mn_records_session_copy(&row);
         rc = *out ? MN_OK : mn__nomem();
     } else if (r == SQLITE_DONE)
         rc = mn__err(MN_NOTFOUND, "session %s not found", id);
     else
-        rc = fail(s, r, "session get");
-    done(st);
+        rc = mn_sqlite_fail(s, r, "session get");
+    mn_sqlite_done(st);
     return rc;
 }
 
@@ -362,21 +380,21 @@ static mn_status session_list_locked(struct sqlite_store *s, const char *ns, siz
     if (!l)
         return mn__nomem();
     if (ns)
-        bind_text(st, 1, ns);
+        mn_sqlite_bind_text(st, 1, ns);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
     sqlite3_bind_int64(st, 3, offset > (size_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)offset);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         mn_session row, *it = mn_records_session_push(l);
-        row_session(st, &row);
+        mn_sqlite_row_session(st, &row);
         if (!it || mn_records_session_fill(&l->arena, it, &row)) {
             rc = mn__nomem();
             break;
         }
     }
     if (!rc && r != SQLITE_DONE)
-        rc = fail(s, r, "session list");
-    done(st);
+        rc = mn_sqlite_fail(s, r, "session list");
+    mn_sqlite_done(st);
     if (rc) {
         mn_records_session_list_free(&l->pub);
         return rc;
@@ -394,28 +412,28 @@ static mn_status op_session_list(mn_store *st, const char *ns, size_t limit, siz
 static mn_status delete_locked(struct sqlite_store *s, enum stmt_id id, const char *text, int64_t num,
                                int64_t *changes)
 {
-    mn_status rc = begin_write(s);
+    mn_status rc = mn_sqlite_begin_write(s);
     if (rc)
         return rc;
     sqlite3_stmt *st = NULL;
     rc = prep(s, id, &st);
     if (rc) {
-        rollback(s);
+        mn_sqlite_rollback(s);
         return rc;
     }
     if (text)
-        bind_text(st, 1, text);
+        mn_sqlite_bind_text(st, 1, text);
     else
         sqlite3_bind_int64(st, 1, num);
     int r = sqlite3_step(st);
-    done(st);
+    mn_sqlite_done(st);
     if (r != SQLITE_DONE) {
-        rc = fail(s, r, "delete");
-        rollback(s);
+        rc = mn_sqlite_fail(s, r, "delete");
+        mn_sqlite_rollback(s);
         return rc;
     }
     *changes = sqlite3_changes64(s->db);
-    return commit(s);
+    return mn_sqlite_commit(s);
 }
 
 static mn_status op_session_delete(mn_store *st, const char *id)
@@ -440,16 +458,16 @@ static void bind_message(sqlite3_stmt *st, int64_t sid, const mn_message *m)
 {
     sqlite3_bind_int64(st, 1, sid);
     sqlite3_bind_int64(st, 2, m->seq);
-    bind_text(st, 3, mn_role_name(m->role));
-    bind_text(st, 4, m->content);
-    bind_text(st, 5, m->tool_calls);
-    bind_text(st, 6, m->tool_call_id);
-    bind_text(st, 7, m->name);
-    bind_text(st, 8, m->tool_name);
-    bind_text(st, 9, m->model);
-    bind_text(st, 10, m->files);
-    bind_text(st, 11, m->metadata && strcmp(m->metadata, "{}") != 0 ? m->metadata : NULL);
-    bind_text(st, 12, m->idempotency_key);
+    mn_sqlite_bind_text(st, 3, mn_role_name(m->role));
+    mn_sqlite_bind_text(st, 4, m->content);
+    mn_sqlite_bind_text(st, 5, m->tool_calls);
+    mn_sqlite_bind_text(st, 6, m->tool_call_id);
+    mn_sqlite_bind_text(st, 7, m->name);
+    mn_sqlite_bind_text(st, 8, m->tool_name);
+    mn_sqlite_bind_text(st, 9, m->model);
+    mn_sqlite_bind_text(st, 10, m->files);
+    mn_sqlite_bind_text(st, 11, m->metadata && strcmp(m->metadata, "{}") != 0 ? m->metadata : NULL);
+    mn_sqlite_bind_text(st, 12, m->idempotency_key);
     sqlite3_bind_int64(st, 13, m->tokens);
     sqlite3_bind_int(st, 14, m->pinned ? 1 : 0);
     sqlite3_bind_int64(st, 15, m->created_at);
@@ -464,18 +482,18 @@ static mn_status find_idem(struct sqlite_store *s, int64_t sid, const char *sess
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, sid);
-    bind_text(st, 2, key);
+    mn_sqlite_bind_text(st, 2, key);
     int r = sqlite3_step(st);
     *found = r == SQLITE_ROW;
     if (r == SQLITE_ROW) {
         mn_message row;
-        rc = row_message(s, st, session_id, &row);
+        rc = mn_sqlite_row_message(s, st, session_id, &row);
         mn_message *it = rc ? NULL : mn_records_message_push(l);
         if (!rc && (!it || mn_records_message_fill(&l->arena, it, &row)))
             rc = mn__nomem();
     } else if (r != SQLITE_DONE)
-        rc = fail(s, r, "idempotency lookup");
-    done(st);
+        rc = mn_sqlite_fail(s, r, "idempotency lookup");
+    mn_sqlite_done(st);
     return rc;
 }
 
@@ -483,7 +501,7 @@ static mn_status append_in_txn(struct sqlite_store *s, const char *session_id, c
                                struct mn_messages_impl *l)
 {
     int64_t sid = 0, last_seq = 0, added = 0, tokens = 0;
-    mn_status rc = session_sid(s, session_id, &sid, &last_seq);
+    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, &last_seq);
     if (rc == MN_NOTFOUND && req->create) {
         rc = insert_session(s, req->create);
         sid = sqlite3_last_insert_rowid(s->db);
@@ -508,9 +526,9 @@ static mn_status append_in_txn(struct sqlite_store *s, const char *session_id, c
             return rc;
         bind_message(st, sid, m);
         int r = sqlite3_step(st);
-        done(st);
+        mn_sqlite_done(st);
         if (r != SQLITE_DONE)
-            return fail(s, r, "message insert");
+            return mn_sqlite_fail(s, r, "message insert");
         m->id = sqlite3_last_insert_rowid(s->db);
         mn_message *it = mn_records_message_push(l);
         if (!it || mn_records_message_fill(&l->arena, it, m))
@@ -529,10 +547,10 @@ static mn_status append_in_txn(struct sqlite_store *s, const char *session_id, c
     sqlite3_bind_int64(st, 3, added);
     sqlite3_bind_int64(st, 4, tokens);
     sqlite3_bind_int64(st, 5, req->now_ms);
-    bind_text(st, 6, req->title);
+    mn_sqlite_bind_text(st, 6, req->title);
     int r = sqlite3_step(st);
-    done(st);
-    return r == SQLITE_DONE ? MN_OK : fail(s, r, "session update");
+    mn_sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "session update");
 }
 
 static mn_status append_locked(struct sqlite_store *s, const char *session_id, const mn_store_append *req,
@@ -541,13 +559,13 @@ static mn_status append_locked(struct sqlite_store *s, const char *session_id, c
     struct mn_messages_impl *l = mn_records_message_list_new();
     if (!l)
         return mn__nomem();
-    mn_status rc = begin_write(s);
+    mn_status rc = mn_sqlite_begin_write(s);
     if (!rc) {
         rc = append_in_txn(s, session_id, req, l);
         if (rc)
-            rollback(s);
+            mn_sqlite_rollback(s);
         else
-            rc = commit(s);
+            rc = mn_sqlite_commit(s);
     }
     if (rc || !out) {
         mn_records_message_list_free(&l->pub);
@@ -571,7 +589,7 @@ static mn_status read_scan(struct sqlite_store *s, const char *session_id, enum 
     if (rc)
         return rc;
     int64_t sid = 0;
-    rc = session_sid(s, session_id, &sid, NULL);
+    rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
     sqlite3_stmt *st = NULL;
     if (!rc)
         rc = prep(s, id, &st);
@@ -584,13 +602,13 @@ static mn_status read_scan(struct sqlite_store *s, const char *session_id, enum 
         int r;
         while ((r = sqlite3_step(st)) == SQLITE_ROW) {
             mn_message row;
-            rc = row_message(s, st, session_id, &row);
+            rc = mn_sqlite_row_message(s, st, session_id, &row);
             if (rc || fn(user, &row))
                 break;
         }
         if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
-            rc = fail(s, r, "message scan");
-        done(st);
+            rc = mn_sqlite_fail(s, r, "message scan");
+        mn_sqlite_done(st);
     }
     run(s, S_COMMIT, "end read");
     return rc;
@@ -654,11 +672,11 @@ static mn_status export_one(struct sqlite_store *s, sqlite3_stmt *sess, mn_store
                             mn_store_message_fn on_message, void *user)
 {
     mn_session row;
-    row_session(sess, &row);
+    mn_sqlite_row_session(sess, &row);
     if (on_session(user, &row))
         return mn__err(MN_IO, "export: write failed");
     int64_t sid = 0;
-    mn_status rc = session_sid(s, row.id, &sid, NULL);
+    mn_status rc = mn_sqlite_session_sid(s, row.id, &sid, NULL);
     sqlite3_stmt *st = NULL;
     if (!rc)
         rc = prep(s, S_HISTORY_ASC, &st);
@@ -670,15 +688,15 @@ static mn_status export_one(struct sqlite_store *s, sqlite3_stmt *sess, mn_store
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         mn_message m;
-        rc = row_message(s, st, row.id, &m);
+        rc = mn_sqlite_row_message(s, st, row.id, &m);
         if (!rc && on_message(user, &m))
             rc = mn__err(MN_IO, "export: write failed");
         if (rc)
             break;
     }
     if (!rc && r != SQLITE_DONE)
-        rc = fail(s, r, "export");
-    done(st);
+        rc = mn_sqlite_fail(s, r, "export");
+    mn_sqlite_done(st);
     return rc;
 }
 
@@ -688,7 +706,7 @@ static mn_status export_locked(struct sqlite_store *s, const char *const *ids, s
     int64_t sid = 0;
     mn_status rc = MN_OK;
     for (size_t i = 0; i < n && !rc; i++) /* every named session must exist before a byte is written */
-        rc = session_sid(s, ids[i], &sid, NULL);
+        rc = mn_sqlite_session_sid(s, ids[i], &sid, NULL);
     if (rc)
         return rc;
     sqlite3_stmt *st = NULL;
@@ -700,21 +718,21 @@ static mn_status export_locked(struct sqlite_store *s, const char *const *ids, s
         while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
             rc = export_one(s, st, on_session, on_message, user);
         if (!rc && r != SQLITE_DONE)
-            rc = fail(s, r, "export");
-        done(st);
+            rc = mn_sqlite_fail(s, r, "export");
+        mn_sqlite_done(st);
         return rc;
     }
     for (size_t i = 0; i < n && !rc; i++) {
         rc = prep(s, S_SESSION_GET, &st);
         if (rc)
             return rc;
-        bind_text(st, 1, ids[i]);
+        mn_sqlite_bind_text(st, 1, ids[i]);
         int r = sqlite3_step(st);
         if (r == SQLITE_ROW)
             rc = export_one(s, st, on_session, on_message, user);
         else
-            rc = fail(s, r, "export");
-        done(st);
+            rc = mn_sqlite_fail(s, r, "export");
+        mn_sqlite_done(st);
     }
     return rc;
 }
@@ -739,7 +757,7 @@ static mn_status op_begin(mn_store *st)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     pthread_mutex_lock(&s->lock);
-    mn_status rc = begin_write(s);
+    mn_status rc = mn_sqlite_begin_write(s);
     if (rc)
         pthread_mutex_unlock(&s->lock);
     return rc;
@@ -748,7 +766,7 @@ static mn_status op_begin(mn_store *st)
 static mn_status op_commit(mn_store *st)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    mn_status rc = commit(s);
+    mn_status rc = mn_sqlite_commit(s);
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
@@ -756,7 +774,7 @@ static mn_status op_commit(mn_store *st)
 static void op_rollback(mn_store *st)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    rollback(s);
+    mn_sqlite_rollback(s);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -764,7 +782,7 @@ static mn_status op_import_session(mn_store *st, const mn_session *in, int *adde
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     int64_t sid = 0;
-    mn_status rc = session_sid(s, in->id, &sid, NULL);
+    mn_status rc = mn_sqlite_session_sid(s, in->id, &sid, NULL);
     *added = 0;
     if (rc != MN_NOTFOUND)
         return rc; /* present (skip) or a real error */
@@ -783,9 +801,9 @@ static mn_status exists(struct sqlite_store *s, enum stmt_id id, int64_t a, int6
     if (id == S_MESSAGE_SEQ_EXISTS)
         sqlite3_bind_int64(st, 2, b);
     int r = sqlite3_step(st);
-    done(st);
+    mn_sqlite_done(st);
     if (r != SQLITE_ROW && r != SQLITE_DONE)
-        return fail(s, r, "lookup");
+        return mn_sqlite_fail(s, r, "lookup");
     *yes = r == SQLITE_ROW;
     return MN_OK;
 }
@@ -796,7 +814,7 @@ static mn_status op_import_message(mn_store *st, const mn_message *m, int *added
     int64_t sid = 0;
     int taken = 0;
     *added = 0;
-    mn_status rc = session_sid(s, m->session_id, &sid, NULL);
+    mn_status rc = mn_sqlite_session_sid(s, m->session_id, &sid, NULL);
     if (!rc)
         rc = exists(s, S_MESSAGE_SEQ_EXISTS, sid, m->seq, &taken);
     if (rc || taken)
@@ -813,9 +831,9 @@ static mn_status op_import_message(mn_store *st, const mn_message *m, int *added
     else
         sqlite3_bind_int64(ins, 16, m->id);
     int r = sqlite3_step(ins);
-    done(ins);
+    mn_sqlite_done(ins);
     if (r != SQLITE_DONE)
-        return fail(s, r, "message import");
+        return mn_sqlite_fail(s, r, "message import");
     sqlite3_stmt *upd = NULL;
     rc = prep(s, S_SESSION_IMPORTED_MESSAGE, &upd);
     if (rc)
@@ -824,9 +842,9 @@ static mn_status op_import_message(mn_store *st, const mn_message *m, int *added
     sqlite3_bind_int64(upd, 2, m->seq);
     sqlite3_bind_int64(upd, 3, m->tokens);
     r = sqlite3_step(upd);
-    done(upd);
+    mn_sqlite_done(upd);
     if (r != SQLITE_DONE)
-        return fail(s, r, "session update");
+        return mn_sqlite_fail(s, r, "session update");
     *added = 1;
     return MN_OK;
 }
@@ -853,8 +871,8 @@ static mn_status stats_locked(struct sqlite_store *s, mn_store_stats *out)
         out->messages = sqlite3_column_int64(st, 1);
         out->tokens = sqlite3_column_int64(st, 2);
     } else
-        rc = fail(s, r, "stats");
-    done(st);
+        rc = mn_sqlite_fail(s, r, "stats");
+    mn_sqlite_done(st);
     out->db_bytes = file_size(s->path, "");
     out->wal_bytes = file_size(s->path, "-wal");
     out->schema_version = MN_SQLITE_SCHEMA_VERSION;
@@ -873,16 +891,16 @@ static mn_status meta_get_locked(struct sqlite_store *s, const char *key, char *
     mn_status rc = prep(s, S_META_GET, &st);
     if (rc)
         return rc;
-    bind_text(st, 1, key);
+    mn_sqlite_bind_text(st, 1, key);
     int r = sqlite3_step(st);
     *value = NULL;
     if (r == SQLITE_ROW) {
-        *value = strdup(col_text(st, 0));
+        *value = strdup(mn_sqlite_col_text(st, 0));
         if (!*value)
             rc = mn__nomem();
     } else if (r != SQLITE_DONE)
-        rc = fail(s, r, "meta get");
-    done(st);
+        rc = mn_sqlite_fail(s, r, "meta get");
+    mn_sqlite_done(st);
     return rc;
 }
 
@@ -898,11 +916,11 @@ static mn_status meta_set_locked(struct sqlite_store *s, const char *key, const 
     mn_status rc = prep(s, S_META_SET, &st);
     if (rc)
         return rc;
-    bind_text(st, 1, key);
-    bind_text(st, 2, value);
+    mn_sqlite_bind_text(st, 1, key);
+    mn_sqlite_bind_text(st, 2, value);
     int r = sqlite3_step(st);
-    done(st);
-    return r == SQLITE_DONE ? MN_OK : fail(s, r, "meta set");
+    mn_sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "meta set");
 }
 
 static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
@@ -915,7 +933,7 @@ static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
 static mn_status recount_batch(struct sqlite_store *s, int64_t (*count)(void *, const mn_message *),
                                void *user, int64_t *after, int64_t limit, int64_t *n_done)
 {
-    mn_status rc = begin_write(s);
+    mn_status rc = mn_sqlite_begin_write(s);
     if (rc)
         return rc;
     sqlite3_stmt *rd = NULL, *wr = NULL;
@@ -927,29 +945,29 @@ static mn_status recount_batch(struct sqlite_store *s, int64_t (*count)(void *, 
             mn_message m;
             memset(&m, 0, sizeof m);
             m.id = *after = sqlite3_column_int64(rd, 0);
-            m.content = col_text(rd, 1);
-            m.tool_calls = col_text(rd, 2);
-            m.name = col_text(rd, 3);
-            m.tool_call_id = col_text(rd, 4);
+            m.content = mn_sqlite_col_text(rd, 1);
+            m.tool_calls = mn_sqlite_col_text(rd, 2);
+            m.name = mn_sqlite_col_text(rd, 3);
+            m.tool_call_id = mn_sqlite_col_text(rd, 4);
             sqlite3_bind_int64(wr, 1, *after);
             sqlite3_bind_int64(wr, 2, count(user, &m));
             int w = sqlite3_step(wr);
-            done(wr);
+            mn_sqlite_done(wr);
             if (w != SQLITE_DONE) {
-                rc = fail(s, w, "recount");
+                rc = mn_sqlite_fail(s, w, "recount");
                 break;
             }
             ++*n_done;
         }
         if (!rc && r != SQLITE_DONE)
-            rc = fail(s, r, "recount");
-        done(rd);
+            rc = mn_sqlite_fail(s, r, "recount");
+        mn_sqlite_done(rd);
     }
     if (rc) {
-        rollback(s);
+        mn_sqlite_rollback(s);
         return rc;
     }
-    return commit(s);
+    return mn_sqlite_commit(s);
 }
 
 static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const mn_message *), void *user,
@@ -963,7 +981,7 @@ static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const 
     if (!(rc = prep(s, S_MESSAGE_TOTAL, &c))) {
         if (sqlite3_step(c) == SQLITE_ROW)
             total = sqlite3_column_int64(c, 0);
-        done(c);
+        mn_sqlite_done(c);
     }
     pthread_mutex_unlock(&s->lock);
     do { /* the lock is let go between batches so that other threads' calls get through */
@@ -976,12 +994,12 @@ static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const 
             progress(user, done_count, total > done_count ? total : done_count);
     } while (!rc && done_count > before);
     pthread_mutex_lock(&s->lock);
-    if (!rc && !(rc = begin_write(s))) {
+    if (!rc && !(rc = mn_sqlite_begin_write(s))) {
         rc = run(s, S_RECOUNT_SESSIONS, "recount sessions");
         if (rc)
-            rollback(s);
+            mn_sqlite_rollback(s);
         else
-            rc = commit(s);
+            rc = mn_sqlite_commit(s);
     }
     pthread_mutex_unlock(&s->lock);
     *n = done_count;
@@ -997,6 +1015,8 @@ static void op_close(mn_store *st)
         return;
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->stmt[i]);
+    for (size_t i = 0; i < s->n_extra; i++)
+        sqlite3_finalize(s->extra[i].st);
     sqlite3_close(s->db);
     pthread_mutex_destroy(&s->lock);
     free(s->path);
@@ -1023,23 +1043,23 @@ static mn_status pragma_int(struct sqlite_store *s, const char *sql, int *value)
     sqlite3_stmt *st = NULL;
     int r = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
     if (r != SQLITE_OK)
-        return fail(s, r, "open");
+        return mn_sqlite_fail(s, r, "open");
     r = sqlite3_step(st);
     *value = r == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
     sqlite3_finalize(st);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : fail(s, r, "open");
+    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "open");
 }
 
 static mn_status exec(struct sqlite_store *s, const char *sql)
 {
     int r = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-    return r == SQLITE_OK ? MN_OK : fail(s, r, "open");
+    return r == SQLITE_OK ? MN_OK : mn_sqlite_fail(s, r, "open");
 }
 
 /* Checks the file is ours (or empty) and brings its schema up to date in one transaction. */
 static mn_status migrate(struct sqlite_store *s)
 {
-    mn_status rc = begin_write(s);
+    mn_status rc = mn_sqlite_begin_write(s);
     if (rc)
         return rc;
     int app_id = 0, version = 0, tables = 0;
@@ -1063,10 +1083,10 @@ static mn_status migrate(struct sqlite_store *s)
         rc = exec(s, sql);
     }
     if (rc) {
-        rollback(s);
+        mn_sqlite_rollback(s);
         return rc;
     }
-    return commit(s);
+    return mn_sqlite_commit(s);
 }
 
 static mn_status make_parent_dirs(const char *path)
@@ -1143,7 +1163,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
             break;
         s->busy_started_ns = attempt == 0 ? 0 : s->busy_started_ns;
         if ((wal & 0xFF) != SQLITE_BUSY || !busy_handler(s, attempt))
-            rc = fail(s, wal, "open");
+            rc = mn_sqlite_fail(s, wal, "open");
     }
     if (!rc)
         rc = migrate(s);

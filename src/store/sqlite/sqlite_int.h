@@ -1,0 +1,59 @@
+/*
+ * sqlite_int.h — what the files of the SQLite backend share: the handle, the prepared-statement
+ * cache, error mapping and row readers. Only src/store/sqlite/ includes it.
+ */
+#ifndef MN_STORE_SQLITE_INT_H
+#define MN_STORE_SQLITE_INT_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+#define MN_SQLITE_CORE_STMTS 48
+
+struct sqlite_store {
+    struct mn_store base;
+    sqlite3 *db;
+    char *path;
+    pthread_mutex_t lock;
+    int64_t busy_timeout_ms;
+    int64_t busy_started_ns;
+    sqlite3_stmt *stmt[MN_SQLITE_CORE_STMTS]; /* sqlite.c's statements, by enum stmt_id */
+    struct {
+        const char *sql; /* identity: the address of a static SQL string */
+        sqlite3_stmt *st;
+    } extra[64]; /* statements of the other files of this backend */
+    size_t n_extra;
+};
+
+/* Maps a SQLite result code to a status with a message ("what: …"). */
+mn_status mn_sqlite_fail(struct sqlite_store *s, int rc, const char *what);
+/* The prepared statement for a static SQL string (cached by its address). */
+mn_status mn_sqlite_stmt(struct sqlite_store *s, const char *sql, sqlite3_stmt **out);
+/* Runs a static SQL statement that returns no rows. */
+mn_status mn_sqlite_exec_stmt(struct sqlite_store *s, const char *sql, const char *what);
+/* Resets a statement and clears its bindings after use. */
+void mn_sqlite_done(sqlite3_stmt *st);
+/* Binds text, or NULL when v is NULL (SQLITE_STATIC: v must outlive the step). */
+void mn_sqlite_bind_text(sqlite3_stmt *st, int i, const char *v);
+/* Write transactions: BEGIN IMMEDIATE, COMMIT (rolled back when it fails), ROLLBACK. */
+mn_status mn_sqlite_begin_write(struct sqlite_store *s);
+mn_status mn_sqlite_commit(struct sqlite_store *s);
+void mn_sqlite_rollback(struct sqlite_store *s);
+const char *mn_sqlite_col_text(sqlite3_stmt *st, int i);
+/* Row readers for SESSION_COLS / MESSAGE_COLS selects; strings are borrowed from the statement. */
+void mn_sqlite_row_session(sqlite3_stmt *st, mn_session *out);
+mn_status mn_sqlite_row_message(struct sqlite_store *s, sqlite3_stmt *st, const char *session_id, mn_message *out);
+/* The internal sid and last seq of a session; MN_NOTFOUND when missing. last_seq may be NULL. */
+mn_status mn_sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t *sid, int64_t *last_seq);
+
+#define MN_SQLITE_SESSION_COLS                                                                                       \
+    "id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at, updated_at, expires_at,"     \
+    " message_count, token_count"
+#define MN_SQLITE_MESSAGE_COLS                                                                                       \
+    "id, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files, metadata, idem_key, tokens,"  \
+    " pinned, created_at"
+
+#endif
