@@ -160,6 +160,9 @@ typedef struct mn_session {
     int64_t expires_at; /* 0 = never */
     int64_t message_count;
     int64_t token_count; /* sum of the stored token counts of its messages */
+    int64_t ttl_ms;      /* idle time after which it expires; 0 = never (plain sessions) */
+    int64_t max_turns;   /* turn limit; 0 = none */
+    int64_t turn_count;  /* user messages appended */
 } mn_session;
 
 typedef struct mn_sessions {
@@ -175,8 +178,12 @@ typedef struct mn_session_opts {
     const char *system_prompt; /* NULL: none */
     const char *metadata;      /* NULL: "{}"; must be a JSON object */
     const char *tool_name;     /* NULL: none */
+    int64_t ttl_ms;            /* 0: the default — threads.ttl_seconds when tool_name is set (a
+                                  thread), else none; -1: never expires; else 1000 .. 366 days */
+    int64_t max_turns;         /* 0: the default — threads.max_turns for a thread, else none;
+                                  -1: no limit; else 1 .. 1000000 */
 } mn_session_opts;
-#define MN_SESSION_OPTS_INIT {sizeof(mn_session_opts), NULL, NULL, NULL, NULL, NULL, NULL}
+#define MN_SESSION_OPTS_INIT {sizeof(mn_session_opts), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0}
 
 /* Creates a session. opts may be NULL for all defaults. *out (optional, may be NULL) receives
  * the stored record; caller frees it with mn_session_free. Errors: MN_INVALID (bad id,
@@ -240,6 +247,7 @@ typedef struct mn_message {
     int64_t tokens;       /* tokens of content + tool call JSON, by the handle's tokenizer */
     int pinned;
     int64_t created_at;
+    int active; /* 0: left the active history past the session's turn limit (kept for search) */
 } mn_message;
 
 typedef struct mn_messages {
@@ -272,8 +280,9 @@ typedef struct mn_history_opts {
     int64_t after_seq; /* only messages with seq > after_seq (0 = from the start) */
     size_t limit;      /* 0 = no limit */
     int tail;          /* with limit: the newest `limit` messages instead of the oldest */
+    int all;           /* also messages that left the active history (turn limit) */
 } mn_history_opts;
-#define MN_HISTORY_OPTS_INIT {sizeof(mn_history_opts), 0, 0, 0}
+#define MN_HISTORY_OPTS_INIT {sizeof(mn_history_opts), 0, 0, 0, 0}
 
 /* Reads a session's messages, oldest to newest. opts may be NULL (everything). Caller frees
  * *out with mn_messages_free. Errors: MN_INVALID, MN_NOTFOUND (unknown session). */
@@ -346,6 +355,63 @@ typedef struct mn_import_stats {
 MN_API mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *stats);
 
 /* ---------------------------------------------------------------------------------------------
+ * Threads: sessions opened with a TTL and a turn limit (mn_session_opts.ttl_ms, max_turns) that
+ * any tool may continue by id. Reads and appends on an expired thread fail with MN_EXPIRED and
+ * a message giving the time it expired; an append extends the thread's life by its TTL.
+ */
+
+/* The live session to continue: `id` when given (MN_EXPIRED / MN_NOTFOUND as mn_session_get),
+ * else the most recently updated session that has not expired, in namespace ns (NULL: any).
+ * Caller frees *out with mn_session_free. Errors: MN_NOTFOUND (nothing to resume). */
+MN_API mn_status mn_session_resume(mn_db *db, const char *ns, const char *id, mn_session **out);
+/* Copies a session's active messages up to seq upto_seq (0: all) into a new session whose
+ * parent_id is `id`, with the same namespace, system prompt, metadata and limits, in one
+ * transaction. Caller frees *out with mn_session_free. Errors: MN_NOTFOUND, MN_EXPIRED,
+ * MN_INVALID (upto_seq negative). */
+MN_API mn_status mn_session_fork(mn_db *db, const char *id, int64_t upto_seq, mn_session **out);
+/* Deletes every expired thread with its messages; *purged (optional) gets the count. */
+MN_API mn_status mn_gc(mn_db *db, int64_t *purged);
+
+typedef struct mn_strings {
+    size_t count;
+    const char **items;
+} mn_strings;
+/* The unique file paths the session's messages list, newest first. Caller frees *out with
+ * mn_strings_free. Errors: MN_NOTFOUND, MN_EXPIRED. */
+MN_API mn_status mn_session_files(mn_db *db, const char *session_id, mn_strings **out);
+MN_API void mn_strings_free(mn_strings *list);
+/* Whether to send a file's content in this session: *include is 1 the first time a (path,
+ * SHA-256 of content) pair is seen in the session, 0 after that — the same content under the
+ * same path is sent once; the same content under another path is included. The pair is
+ * recorded durably. Errors: MN_NOTFOUND, MN_EXPIRED, MN_INVALID (path not UTF-8). */
+MN_API mn_status mn_file_should_include(mn_db *db, const char *session_id, const char *path, const char *content,
+                                        size_t len, int *include);
+
+/* ---------------------------------------------------------------------------------------------
+ * Session state for ask-user flows: a JSON object per session with "params" (object),
+ * "waiting_for_param" (string or null), "last_intent_id", "last_result" and "plan_execution".
+ * Every change is one transaction that reads and writes the state, so concurrent changes from
+ * threads or processes never lose each other. Parameters named in state.sensitive_params are
+ * shown as "[redacted]" unless `reveal` is set, and never logged.
+ */
+
+/* The state object as JSON (caller frees with mn_free). Errors: MN_NOTFOUND, MN_EXPIRED. */
+MN_API mn_status mn_state_get(mn_db *db, const char *session_id, int reveal, char **out);
+/* Merges a JSON object into params (shallow: each key replaces; a null value removes the key);
+ * clears waiting_for_param when the awaited parameter arrives. Errors: MN_INVALID (not a JSON
+ * object), MN_NOTFOUND, MN_EXPIRED, MN_TOOBIG (state over 1 MiB). */
+MN_API mn_status mn_state_merge_params(mn_db *db, const char *session_id, const char *params_json);
+/* Sets the parameter the flow waits for (NULL clears it). */
+MN_API mn_status mn_state_set_waiting(mn_db *db, const char *session_id, const char *param);
+/* Records the last intent and its result (any JSON value; NULL leaves it unchanged). */
+MN_API mn_status mn_state_set_result(mn_db *db, const char *session_id, const char *intent_id,
+                                     const char *result_json);
+/* Stores the plan being executed (any JSON value; NULL clears it), for resumption. */
+MN_API mn_status mn_state_set_plan(mn_db *db, const char *session_id, const char *plan_json);
+/* Resets the state to its empty form. */
+MN_API mn_status mn_state_clear(mn_db *db, const char *session_id);
+
+/* ---------------------------------------------------------------------------------------------
  * Tokens. Encodings: "cl100k_base" and "o200k_base" (exact, tiktoken-compatible; their rank
  * files are looked up in MNEMO_DATA_DIR, $XDG_DATA_HOME/mnemo, the installed data directory,
  * then the build tree) and "heuristic" (4 characters a token). Loaded encodings are cached for
@@ -373,6 +439,9 @@ MN_API mn_status mn_reindex_tokens(mn_db *db, mn_progress_fn progress, void *use
  */
 typedef struct mn_stats {
     int64_t sessions, messages, tokens;
+    int64_t threads;         /* sessions with a TTL */
+    int64_t turns;           /* user messages, over all sessions */
+    int64_t expired_pending; /* expired threads not yet purged by mn_gc */
     int64_t db_bytes, wal_bytes; /* the database file and its write-ahead log, in bytes */
     int schema_version;
 } mn_stats;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mnemo_int.h"
 #include "config/config.h"
 #include "context/context.h"
 #include "memory/jsonl.h"
@@ -23,24 +24,14 @@
 #include "util/uuid.h"
 #include "util/banned.h"
 
-#define DB_MAGIC 0x6D6E6462u /* "mndb" */
 #define MAX_BATCH 100000
 #define MAX_LIST 10000
-
-struct mn_db {
-    unsigned magic;
-    mn_config *cfg;
-    mn_store *store;
-    mn_tokenizer *tk;
-    char *path;
-    size_t max_message_bytes;
-};
 
 const char *mn_version(void) { return MN_VERSION_STRING; }
 
 int mn_version_number(void) { return MN_VERSION_NUMBER; }
 
-static mn_status check_db(const mn_db *db)
+mn_status mn__check_db(const mn_db *db)
 {
     mn__err_clear();
     if (!db || db->magic != DB_MAGIC)
@@ -48,10 +39,30 @@ static mn_status check_db(const mn_db *db)
     return MN_OK;
 }
 
-static mn_status check_id(const char *id, char canon[MN_UUID_LEN + 1])
+mn_status mn__check_id(const char *id, char canon[MN_UUID_LEN + 1])
 {
     if (!mn_uuid_parse(id, canon))
         return mn__err(MN_INVALID, "session id: '%.64s' is not a UUID", id ? id : "(null)");
+    return MN_OK;
+}
+
+mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out)
+{
+    mn_session *s = NULL;
+    mn_status rc = db->store->ops->session_get(db->store, canon_id, &s);
+    if (rc)
+        return rc;
+    int64_t now = mn_clock_now_ms();
+    if (s->expires_at > 0 && s->expires_at <= now) {
+        char when[40];
+        mn_clock_iso(s->expires_at, when, sizeof when);
+        mn_session_free(s);
+        return mn__err(MN_EXPIRED, "session %s expired at %s (idle longer than its TTL)", canon_id, when);
+    }
+    if (out)
+        *out = s;
+    else
+        mn_session_free(s);
     return MN_OK;
 }
 
@@ -227,8 +238,20 @@ const char *mn_db_tokenizer(const mn_db *db) { return db && db->magic == DB_MAGI
 
 /* ---- sessions -------------------------------------------------------------------------------- */
 
+/* A limit from the options: 0 takes the thread default (for threads) or none; -1 none. */
+static mn_status thread_limit(const char *field, int64_t value, int64_t min, int64_t max, int thread, int64_t dflt,
+                              int64_t *out)
+{
+    if (value < -1 || (value > 0 && (value < min || value > max)))
+        return mn__err(MN_INVALID, "%s: %lld is not -1, 0 or from %lld to %lld", field, (long long)value,
+                       (long long)min, (long long)max);
+    *out = value == 0 ? (thread ? dflt : 0) : value < 0 ? 0 : value;
+    return MN_OK;
+}
+
 /* Fills a new session row from opts; strings stay borrowed from opts or live in `a`. */
-static mn_status session_row(const mn_session_opts *o, struct mn_arena *a, char id[MN_UUID_LEN + 1], mn_session *s)
+static mn_status session_row(const mn_db *db, const mn_session_opts *o, struct mn_arena *a, char id[MN_UUID_LEN + 1],
+                             mn_session *s)
 {
     static const mn_session_opts defaults = MN_SESSION_OPTS_INIT;
     if (!o)
@@ -237,7 +260,7 @@ static mn_status session_row(const mn_session_opts *o, struct mn_arena *a, char 
         return mn__err(MN_MISUSE, "mn_session_opts.size is not set (use MN_SESSION_OPTS_INIT)");
     memset(s, 0, sizeof *s);
     int64_t now = mn_clock_now_ms();
-    mn_status rc = o->id ? check_id(o->id, id) : mn_uuid_v7(now, id);
+    mn_status rc = o->id ? mn__check_id(o->id, id) : mn_uuid_v7(now, id);
     if (rc)
         return rc;
     s->id = id;
@@ -253,12 +276,19 @@ static mn_status session_row(const mn_session_opts *o, struct mn_arena *a, char 
     s->system_prompt = o->system_prompt;
     s->tool_name = o->tool_name;
     s->created_at = s->updated_at = now;
+    int thread = o->tool_name != NULL;
+    if ((rc = thread_limit("ttl_ms", o->ttl_ms, 1000, 366LL * 86400000, thread,
+                           mn_config_int(db->cfg, "threads.ttl_seconds") * 1000, &s->ttl_ms)) ||
+        (rc = thread_limit("max_turns", o->max_turns, 1, 1000000, thread, mn_config_int(db->cfg, "threads.max_turns"),
+                           &s->max_turns)))
+        return rc;
+    s->expires_at = s->ttl_ms ? now + s->ttl_ms : 0;
     return MN_OK;
 }
 
 mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session **out)
 {
-    mn_status rc = check_db(db);
+    mn_status rc = mn__check_db(db);
     if (out)
         *out = NULL;
     if (rc)
@@ -266,7 +296,7 @@ mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session *
     struct mn_arena a = MN_ARENA_INIT;
     char id[MN_UUID_LEN + 1];
     mn_session s;
-    rc = session_row(opts, &a, id, &s);
+    rc = session_row(db, opts, &a, id, &s);
     if (!rc)
         rc = db->store->ops->session_insert(db->store, &s);
     if (!rc && out)
@@ -278,18 +308,18 @@ mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session *
 mn_status mn_session_get(mn_db *db, const char *id, mn_session **out)
 {
     char canon[MN_UUID_LEN + 1];
-    mn_status rc = check_db(db);
+    mn_status rc = mn__check_db(db);
     if (!out)
         return mn__err(MN_MISUSE, "mn_session_get: out is NULL");
     *out = NULL;
-    if (rc || (rc = check_id(id, canon)))
+    if (rc || (rc = mn__check_id(id, canon)))
         return rc;
-    return db->store->ops->session_get(db->store, canon, out);
+    return mn__live_session(db, canon, out);
 }
 
 mn_status mn_session_list(mn_db *db, const char *ns, size_t limit, size_t offset, mn_sessions **out)
 {
-    mn_status rc = check_db(db);
+    mn_status rc = mn__check_db(db);
     if (!out)
         return mn__err(MN_MISUSE, "mn_session_list: out is NULL");
     *out = NULL;
@@ -303,15 +333,15 @@ mn_status mn_session_list(mn_db *db, const char *ns, size_t limit, size_t offset
 mn_status mn_session_delete(mn_db *db, const char *id)
 {
     char canon[MN_UUID_LEN + 1];
-    mn_status rc = check_db(db);
-    if (rc || (rc = check_id(id, canon)))
+    mn_status rc = mn__check_db(db);
+    if (rc || (rc = mn__check_id(id, canon)))
         return rc;
     return db->store->ops->session_delete(db->store, canon);
 }
 
 mn_status mn_prune(mn_db *db, int days, int64_t *deleted)
 {
-    mn_status rc = check_db(db);
+    mn_status rc = mn__check_db(db);
     int64_t n = 0;
     if (deleted)
         *deleted = 0;
@@ -335,10 +365,10 @@ mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in
                           mn_messages **out)
 {
     char id[MN_UUID_LEN + 1];
-    mn_status rc = check_db(db);
+    mn_status rc = mn__check_db(db);
     if (out)
         *out = NULL;
-    if (rc || (rc = check_id(session_id, id)))
+    if (rc || (rc = mn__check_id(session_id, id)))
         return rc;
     if (!msgs || n == 0 || n > MAX_BATCH)
         return mn__err(MN_INVALID, "messages: a batch holds 1 to %d messages", MAX_BATCH);
@@ -372,7 +402,8 @@ mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in
         create.created_at = create.updated_at = now;
     }
     if (!rc) {
-        mn_store_append req = {rows, n, (flags & MN_APPEND_CREATE) ? &create : NULL, title, now};
+        mn_store_append req = {rows, n, (flags & MN_APPEND_CREATE) ? &create : NULL, title, now,
+                               strcmp(mn_config_str(db->cfg, "threads.trim"), "delete") == 0};
         rc = db->store->ops->append(db->store, id, &req, out);
     }
     free(rows);
@@ -403,11 +434,11 @@ mn_status mn_history(mn_db *db, const char *session_id, const mn_history_opts *o
 {
     static const mn_history_opts defaults = MN_HISTORY_OPTS_INIT;
     char id[MN_UUID_LEN + 1];
-    mn_status rc = check_db(db);
+    mn_status rc = mn__check_db(db);
     if (!out)
         return mn__err(MN_MISUSE, "mn_history: out is NULL");
     *out = NULL;
-    if (rc || (rc = check_id(session_id, id)))
+    if (rc || (rc = mn__check_id(session_id, id)))
         return rc;
     if (!opts)
         opts = &defaults;
@@ -415,6 +446,8 @@ mn_status mn_history(mn_db *db, const char *session_id, const mn_history_opts *o
         return mn__err(MN_MISUSE, "mn_history_opts.size is not set (use MN_HISTORY_OPTS_INIT)");
     if (opts->after_seq < 0)
         return mn__err(MN_INVALID, "after_seq: must not be negative");
+    if ((rc = mn__live_session(db, id, NULL)))
+        return rc;
     return db->store->ops->history(db->store, id, opts, out);
 }
 
@@ -468,11 +501,11 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
 {
     static const mn_context_opts defaults = MN_CONTEXT_OPTS_INIT;
     char id[MN_UUID_LEN + 1];
-    mn_status rc = check_db(db);
+    mn_status rc = mn__check_db(db);
     if (!out)
         return mn__err(MN_MISUSE, "mn_context_build: out is NULL");
     *out = NULL;
-    if (rc || (rc = check_id(session_id, id)))
+    if (rc || (rc = mn__check_id(session_id, id)))
         return rc;
     if (!opts)
         opts = &defaults;
@@ -487,7 +520,7 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
     if ((unsigned)opts->format > MN_FORMAT_TEXT)
         return mn__err(MN_INVALID, "format: %d is not a format", (int)opts->format);
     mn_session *s = NULL;
-    rc = db->store->ops->session_get(db->store, id, &s);
+    rc = mn__live_session(db, id, &s);
     if (rc)
         return rc;
     struct mn_window w;
@@ -548,7 +581,7 @@ static int export_message(void *user, const mn_message *m) { return emit(user, m
 
 mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn write, void *user)
 {
-    mn_status rc = check_db(db);
+    mn_status rc = mn__check_db(db);
     if (rc)
         return rc;
     if (!write || (n && !ids))
@@ -558,7 +591,7 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
     if (n && (!canon || !list))
         rc = mn__nomem();
     for (size_t i = 0; i < n && !rc; i++) {
-        rc = check_id(ids[i], canon[i]);
+        rc = mn__check_id(ids[i], canon[i]);
         list[i] = canon[i];
     }
     struct export_state e = {write, user, MN_BUF_INIT};
@@ -673,7 +706,7 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
 
 mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *stats)
 {
-    mn_status rc = check_db(db);
+    mn_status rc = mn__check_db(db);
     mn_import_stats st = {0, 0, 0, 0};
     if (stats)
         *stats = st;
@@ -760,7 +793,7 @@ static void recount_progress(void *user, int64_t done, int64_t total)
 
 mn_status mn_reindex_tokens(mn_db *db, mn_progress_fn progress, void *user, int64_t *recounted)
 {
-    mn_status rc = check_db(db);
+    mn_status rc = mn__check_db(db);
     int64_t n = 0;
     if (recounted)
         *recounted = 0;
@@ -779,7 +812,7 @@ mn_status mn_reindex_tokens(mn_db *db, mn_progress_fn progress, void *user, int6
 
 mn_status mn_stats_get(mn_db *db, mn_stats *out)
 {
-    mn_status rc = check_db(db);
+    mn_status rc = mn__check_db(db);
     if (!out)
         return mn__err(MN_MISUSE, "mn_stats_get: out is NULL");
     memset(out, 0, sizeof *out);
@@ -787,7 +820,7 @@ mn_status mn_stats_get(mn_db *db, mn_stats *out)
         return rc;
     mn_store_stats s;
     memset(&s, 0, sizeof s);
-    if ((rc = db->store->ops->stats(db->store, &s)))
+    if ((rc = db->store->ops->stats(db->store, mn_clock_now_ms(), &s)))
         return rc;
     out->sessions = s.sessions;
     out->messages = s.messages;
@@ -795,12 +828,15 @@ mn_status mn_stats_get(mn_db *db, mn_stats *out)
     out->db_bytes = s.db_bytes;
     out->wal_bytes = s.wal_bytes;
     out->schema_version = s.schema_version;
+    out->threads = s.threads;
+    out->turns = s.turns;
+    out->expired_pending = s.expired_pending;
     return MN_OK;
 }
 
 mn_status mn_stats_json(mn_db *db, char **out)
 {
-    mn_status rc = check_db(db);
+    mn_status rc = mn__check_db(db);
     if (!out)
         return mn__err(MN_MISUSE, "mn_stats_json: out is NULL");
     *out = NULL;
@@ -808,14 +844,15 @@ mn_status mn_stats_json(mn_db *db, char **out)
         return rc;
     mn_store_stats s;
     memset(&s, 0, sizeof s);
-    if ((rc = db->store->ops->stats(db->store, &s)))
+    if ((rc = db->store->ops->stats(db->store, mn_clock_now_ms(), &s)))
         return rc;
     double per_msg = s.messages ? (double)(s.db_bytes + s.wal_bytes) / (double)s.messages : 0.0;
-    return to_json(json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:f}", "path", db->path, "backend",
-                             db->store->ops->name, "schema_version", s.schema_version, "tokenizer",
+    return to_json(json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "path", db->path,
+                             "backend", db->store->ops->name, "schema_version", s.schema_version, "tokenizer",
                              mn_token_name(db->tk), "sessions", (json_int_t)s.sessions, "messages",
-                             (json_int_t)s.messages, "tokens", (json_int_t)s.tokens, "db_bytes",
-                             (json_int_t)s.db_bytes, "wal_bytes", (json_int_t)s.wal_bytes, "bytes_per_message",
-                             per_msg),
+                             (json_int_t)s.messages, "tokens", (json_int_t)s.tokens, "threads",
+                             (json_int_t)s.threads, "turns", (json_int_t)s.turns, "expired_pending",
+                             (json_int_t)s.expired_pending, "db_bytes", (json_int_t)s.db_bytes, "wal_bytes",
+                             (json_int_t)s.wal_bytes, "bytes_per_message", per_msg),
                    out);
 }

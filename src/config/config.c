@@ -35,6 +35,10 @@ static const struct key_def keys[] = {
     {"memory.durability", "MNEMO_DURABILITY", T_ENUM, "full", 0, 0, "full normal"},
     {"memory.busy_timeout_ms", "MNEMO_BUSY_TIMEOUT_MS", T_INT, "5000", 0, 600000, NULL},
     {"memory.max_message_bytes", "MNEMO_MAX_MESSAGE_BYTES", T_INT, "1048576", 1, 67108864, NULL},
+    {"threads.ttl_seconds", "MNEMO_THREAD_TTL_SECONDS", T_INT, "10800", 1, 31622400, NULL},
+    {"threads.max_turns", "MNEMO_THREAD_MAX_TURNS", T_INT, "50", 1, 1000000, NULL},
+    {"threads.trim", "MNEMO_THREAD_TRIM", T_ENUM, "keep", 0, 0, "keep delete"},
+    {"state.sensitive_params", "MNEMO_SENSITIVE_PARAMS", T_STRING, "", 0, 0, NULL},
     {"tokenizer.name", "MNEMO_TOKENIZER", T_ENUM, "auto", 0, 0, "auto heuristic cl100k_base o200k_base"},
     {"tokenizer.data_dir", "MNEMO_DATA_DIR", T_STRING, "", 0, 0, NULL},
 };

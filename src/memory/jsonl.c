@@ -36,12 +36,15 @@ json_t *mn_jsonl_session(const mn_session *s, int with_type)
         mn_json_set_str(o, "tool_name", s->tool_name) || mn_json_set_str(o, "parent_id", s->parent_id) ||
         json_object_set_new(o, "created_at", json_integer(s->created_at)) ||
         json_object_set_new(o, "updated_at", json_integer(s->updated_at)) ||
-        json_object_set_new(o, "expires_at", json_integer(s->expires_at))) {
+        json_object_set_new(o, "expires_at", json_integer(s->expires_at)) ||
+        json_object_set_new(o, "ttl_ms", json_integer(s->ttl_ms)) ||
+        json_object_set_new(o, "max_turns", json_integer(s->max_turns))) {
         json_decref(o);
         return NULL;
     }
     if (!with_type && (json_object_set_new(o, "message_count", json_integer(s->message_count)) ||
-                       json_object_set_new(o, "token_count", json_integer(s->token_count)))) {
+                       json_object_set_new(o, "token_count", json_integer(s->token_count)) ||
+                       json_object_set_new(o, "turn_count", json_integer(s->turn_count)))) {
         json_decref(o);
         return NULL;
     }
@@ -63,7 +66,8 @@ json_t *mn_jsonl_message(const mn_message *m, int with_type)
         mn_json_set_str(o, "idempotency_key", m->idempotency_key) ||
         json_object_set_new(o, "tokens", json_integer(m->tokens)) ||
         json_object_set_new(o, "pinned", json_boolean(m->pinned)) ||
-        json_object_set_new(o, "created_at", json_integer(m->created_at))) {
+        json_object_set_new(o, "created_at", json_integer(m->created_at)) ||
+        json_object_set_new(o, "active", json_boolean(m->active))) {
         json_decref(o);
         return NULL;
     }
@@ -111,6 +115,13 @@ static mn_status req_int(json_t *o, const char *key, int64_t min, int64_t *out)
     return MN_OK;
 }
 
+/* An optional non-negative integer member; absent → 0. */
+static mn_status opt_int(json_t *o, const char *key, int64_t *out)
+{
+    *out = 0;
+    return json_object_get(o, key) ? req_int(o, key, 0, out) : MN_OK;
+}
+
 static mn_status req_uuid(json_t *o, const char *key, struct mn_arena *a, const char **out)
 {
     char canon[MN_UUID_LEN + 1];
@@ -129,7 +140,8 @@ static mn_status parse_session(json_t *o, struct mn_arena *a, mn_session *s)
         (rc = opt_str(o, "title", a, &s->title)) || (rc = opt_str(o, "system_prompt", a, &s->system_prompt)) ||
         (rc = opt_json(o, "metadata", a, &s->metadata)) || (rc = opt_str(o, "tool_name", a, &s->tool_name)) ||
         (rc = opt_str(o, "parent_id", a, &parent)) || (rc = req_int(o, "created_at", 0, &s->created_at)) ||
-        (rc = req_int(o, "updated_at", 0, &s->updated_at)) || (rc = req_int(o, "expires_at", 0, &s->expires_at)))
+        (rc = req_int(o, "updated_at", 0, &s->updated_at)) || (rc = req_int(o, "expires_at", 0, &s->expires_at)) ||
+        (rc = opt_int(o, "ttl_ms", &s->ttl_ms)) || (rc = opt_int(o, "max_turns", &s->max_turns)))
         return rc;
     if (!s->ns)
         s->ns = "default";
@@ -172,6 +184,10 @@ static mn_status parse_message(json_t *o, size_t max_bytes, struct mn_arena *a, 
     if (pinned && !json_is_boolean(pinned))
         return mn__err(MN_INVALID, "pinned: must be true or false");
     m->pinned = json_is_true(pinned);
+    json_t *active = json_object_get(o, "active");
+    if (active && !json_is_boolean(active))
+        return mn__err(MN_INVALID, "active: must be true or false");
+    m->active = !json_is_false(active); /* absent: active */
     return mn_message_check_row(m, max_bytes, "");
 }
 

@@ -200,6 +200,7 @@ mn_status mn_message_prepare(const mn_message_in *in, size_t max_bytes, const mn
     row->idempotency_key = in->idempotency_key;
     row->pinned = in->pinned != 0;
     row->created_at = now_ms;
+    row->active = 1;
     row->tokens = mn_message_tokens(tk, row);
     return MN_OK;
 }

@@ -30,10 +30,12 @@ typedef struct mn_store_append {
     const mn_session *create;
     const char *title;
     int64_t now_ms;
+    int trim_delete; /* past the turn limit: 1 deletes the oldest turns, 0 keeps them inactive */
 } mn_store_append;
 
 typedef struct mn_store_stats {
     int64_t sessions, messages, tokens;
+    int64_t threads, turns, expired_pending;
     int64_t db_bytes, wal_bytes;
     int schema_version;
 } mn_store_stats;
@@ -64,7 +66,21 @@ struct mn_store_ops {
     void (*rollback)(mn_store *st);
     mn_status (*import_session)(mn_store *st, const mn_session *s, int *added);
     mn_status (*import_message)(mn_store *st, const mn_message *m, int *added);
-    mn_status (*stats)(mn_store *st, mn_store_stats *out);
+    mn_status (*stats)(mn_store *st, int64_t now_ms, mn_store_stats *out);
+    /* Threads. Deletes sessions whose expires_at has passed. */
+    mn_status (*session_gc)(mn_store *st, int64_t now_ms, int64_t *purged);
+    /* Inserts `copy` and copies the source's active messages with seq <= upto_seq (0: all). */
+    mn_status (*session_fork)(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq);
+    /* Unique paths listed by the session's messages, newest first. */
+    mn_status (*session_files)(mn_store *st, const char *id, mn_strings **out);
+    /* Records (path, sha256) for the session; *first is 1 when it was not there before. */
+    mn_status (*file_seen)(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
+                           int *first);
+    /* Session state. state_update runs fn on the current state text (NULL when none) inside one
+     * write transaction and stores what fn returns in *next (malloc'd; the store frees it). */
+    mn_status (*state_get)(mn_store *st, const char *id, char **out);
+    mn_status (*state_update)(mn_store *st, const char *id,
+                              mn_status (*fn)(void *user, const char *current, char **next), void *user);
     /* Sets every message's tokens to count(user, m) — m carries role, content, tool_calls, name
      * and tool_call_id — a batch of messages per transaction, then each session's token_count
      * to the sum; *n gets the messages done. */
@@ -86,6 +102,6 @@ mn_status mn_store_open(const char *target, const mn_store_opts *opts, mn_store 
 /* Backends. */
 mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out);
 
-#define MN_SCHEMA_VERSION 1
+#define MN_SCHEMA_VERSION 2
 
 #endif

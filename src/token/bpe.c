@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
 
 #include "token/bpe_int.h"
 #include "util/err.h"
+#include "util/sha256.h"
 
 #include "util/banned.h"
 
@@ -607,16 +607,6 @@ mn_status mn_bpe_decode(const mn_tokenizer *tk, const uint32_t *ids, size_t n, c
 
 /* ---- opening ----------------------------------------------------------------------------------- */
 
-static void hex(const unsigned char *md, unsigned n, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (unsigned i = 0; i < n; i++) {
-        out[2 * i] = digits[md[i] >> 4];
-        out[2 * i + 1] = digits[md[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
 /* Reads the whole file; MN_UNAVAILABLE when it does not exist. */
 static mn_status read_file(const char *path, uint8_t **data, size_t *len)
 {
@@ -664,14 +654,11 @@ static mn_status open_file(const struct encoding *enc, const char *path, mn_toke
     mn_status st = read_file(path, &data, &len);
     if (st != MN_OK)
         return st;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned md_len = 0;
-    char digest[2 * EVP_MAX_MD_SIZE + 1];
-    if (!EVP_Digest(data, len, md, &md_len, EVP_sha256(), NULL)) {
+    char digest[MN_SHA256_HEX + 1];
+    if ((st = mn_sha256_hex(data, len, digest))) {
         free(data);
-        return mn__err(MN_IO, "tokenizer: SHA-256 of %s failed", path);
+        return st;
     }
-    hex(md, md_len, digest);
     if (strcmp(digest, enc->sha256) != 0) {
         const char *acc = getenv("MNEMO_ACCEPT_UNKNOWN_RANKS");
         if (!acc || strcmp(acc, "1") != 0) {

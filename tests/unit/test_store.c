@@ -65,6 +65,7 @@ static mn_message msg(mn_role role, const char *content, const char *key)
     m.idempotency_key = key;
     m.tokens = 5;
     m.created_at = 1000;
+    m.active = 1;
     return m;
 }
 
@@ -83,7 +84,7 @@ static void sessions_and_appends(void **state)
 
     mn_message batch[3] = {msg(MN_ROLE_USER, "one", NULL), msg(MN_ROLE_ASSISTANT, "two", "k2"),
                            msg(MN_ROLE_USER, "three", NULL)};
-    mn_store_append req = {batch, 3, NULL, "title one", 500};
+    mn_store_append req = {batch, 3, NULL, "title one", 500, 0};
     mn_messages *out = NULL;
     assert_int_equal(st->ops->append(st, SID1, &req, &out), MN_OK);
     assert_int_equal(out->count, 3);
@@ -95,7 +96,7 @@ static void sessions_and_appends(void **state)
 
     /* an idempotent retry returns the stored row and stores nothing */
     mn_message again = msg(MN_ROLE_ASSISTANT, "two (retried)", "k2");
-    mn_store_append retry = {&again, 1, NULL, NULL, 600};
+    mn_store_append retry = {&again, 1, NULL, NULL, 600, 0};
     assert_int_equal(st->ops->append(st, SID1, &retry, &out), MN_OK);
     assert_int_equal(out->count, 1);
     assert_int_equal(out->items[0].id, id_two);
@@ -113,7 +114,7 @@ static void sessions_and_appends(void **state)
 
     /* a later title never replaces the first */
     mn_message four = msg(MN_ROLE_USER, "four", NULL);
-    mn_store_append later = {&four, 1, NULL, "another title", 700};
+    mn_store_append later = {&four, 1, NULL, "another title", 700, 0};
     assert_int_equal(st->ops->append(st, SID1, &later, NULL), MN_OK);
     assert_int_equal(st->ops->session_get(st, SID1, &got), MN_OK);
     assert_string_equal(got->title, "title one");
@@ -122,7 +123,7 @@ static void sessions_and_appends(void **state)
 
     /* unknown session: not found, unless asked to create it */
     mn_message five = msg(MN_ROLE_USER, "five", NULL);
-    mn_store_append missing = {&five, 1, NULL, NULL, 800};
+    mn_store_append missing = {&five, 1, NULL, NULL, 800, 0};
     assert_int_equal(st->ops->append(st, SID3, &missing, NULL), MN_NOTFOUND);
     mn_session s3 = session(SID3, "default", 800);
     missing.create = &s3;
@@ -179,13 +180,13 @@ static void delete_cascades_and_prune(void **state)
     assert_int_equal(st->ops->session_delete(st, SID1), MN_OK);
     assert_int_equal(st->ops->session_delete(st, SID1), MN_NOTFOUND);
     mn_store_stats s;
-    assert_int_equal(st->ops->stats(st, &s), MN_OK);
+    assert_int_equal(st->ops->stats(st, 0, &s), MN_OK);
     assert_int_equal(s.sessions, 2);
     assert_int_equal(s.messages, 1);
     int64_t n = 0;
     assert_int_equal(st->ops->session_prune(st, 300, &n), MN_OK); /* SID2 was updated at 200 */
     assert_int_equal(n, 1);
-    assert_int_equal(st->ops->stats(st, &s), MN_OK);
+    assert_int_equal(st->ops->stats(st, 0, &s), MN_OK);
     assert_int_equal(s.sessions, 1);
 }
 
@@ -248,7 +249,7 @@ static void reopen_keeps_everything(void **state)
     assert_int_equal(mn_store_open(path, &o, &st), MN_OK);
     the_store = st;
     mn_store_stats s;
-    assert_int_equal(st->ops->stats(st, &s), MN_OK);
+    assert_int_equal(st->ops->stats(st, 0, &s), MN_OK);
     assert_int_equal(s.sessions, 2);
     assert_int_equal(s.schema_version, MN_SCHEMA_VERSION);
 }

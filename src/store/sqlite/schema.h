@@ -14,6 +14,15 @@
  *             tool_call_id, name, tool_name, model, files JSON, metadata JSON (NULL = {}),
  *             idem_key (unique per session), tokens, pinned, created_at.
  *   meta      key/value settings of the database (tokenizer name).
+ *
+ * Version 2 (threads, state, summaries):
+ *   sessions  + turn_count (user messages appended), busy_until (ms; a summarisation claimed
+ *             the session until then).
+ *   messages  + active (0 = left the active history past the turn limit; kept for search).
+ *   file_hashes (session_sid, path, sha256): content already sent in that session.
+ *   summaries id, session_sid, covers_upto (message seq), folded (messages covered), text,
+ *             tokens, model, summarizer, created_at. The latest is the session's summary.
+ *   events    id, session_sid (NULL: database-wide), kind, data JSON, created_at.
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -63,6 +72,37 @@ static const char *const mn_sqlite_migrations[] = {
     "  UNIQUE (session_sid, seq));"
     "CREATE UNIQUE INDEX messages_by_idem ON messages(session_sid, idem_key) WHERE idem_key IS NOT NULL;"
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    /* 1 → 2 */
+    "ALTER TABLE sessions ADD COLUMN turn_count INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE sessions ADD COLUMN busy_until INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE sessions SET turn_count ="
+    "  (SELECT count(*) FROM messages WHERE session_sid = sessions.sid AND role = 'user');"
+    "ALTER TABLE messages ADD COLUMN active INTEGER NOT NULL DEFAULT 1;"
+    "CREATE INDEX sessions_by_expiry ON sessions(expires_at) WHERE expires_at > 0;"
+    "CREATE TABLE file_hashes ("
+    "  session_sid INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,"
+    "  path TEXT NOT NULL,"
+    "  sha256 TEXT NOT NULL,"
+    "  first_seen INTEGER NOT NULL,"
+    "  PRIMARY KEY (session_sid, path, sha256)) WITHOUT ROWID;"
+    "CREATE TABLE summaries ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  session_sid INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,"
+    "  covers_upto INTEGER NOT NULL,"
+    "  folded INTEGER NOT NULL,"
+    "  text TEXT NOT NULL,"
+    "  tokens INTEGER NOT NULL,"
+    "  model TEXT,"
+    "  summarizer TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL);"
+    "CREATE INDEX summaries_by_session ON summaries(session_sid, id);"
+    "CREATE TABLE events ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  session_sid INTEGER REFERENCES sessions(sid) ON DELETE CASCADE,"
+    "  kind TEXT NOT NULL,"
+    "  data TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL);"
+    "CREATE INDEX events_by_session ON events(session_sid, id);",
 };
 
 #define MN_SQLITE_SCHEMA_VERSION ((int)(sizeof mn_sqlite_migrations / sizeof mn_sqlite_migrations[0]))

@@ -64,12 +64,14 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
     [S_SESSION_INSERT] = "INSERT INTO sessions (id, namespace, title, system_prompt, metadata, tool_name, parent_id,"
-                         " created_at, updated_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                         " created_at, updated_at, expires_at, ttl_ms, max_turns)"
+                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     [S_SESSION_GET] = "SELECT " SESSION_COLS " FROM sessions WHERE id = ?1",
-    [S_SESSION_SID] = "SELECT sid, last_seq FROM sessions WHERE id = ?1",
+    [S_SESSION_SID] = "SELECT sid, last_seq, expires_at, ttl_ms, max_turns FROM sessions WHERE id = ?1",
     [S_SESSION_APPENDED] = "UPDATE sessions SET last_seq = ?2, message_count = message_count + ?3,"
                            " token_count = token_count + ?4, updated_at = ?5,"
-                           " title = CASE WHEN title IS NULL THEN ?6 ELSE title END WHERE sid = ?1",
+                           " title = CASE WHEN title IS NULL THEN ?6 ELSE title END, turn_count = turn_count + ?7,"
+                           " expires_at = CASE WHEN ttl_ms > 0 THEN ?5 + ttl_ms ELSE expires_at END WHERE sid = ?1",
     [S_SESSION_LIST_NS] = "SELECT " SESSION_COLS " FROM sessions WHERE namespace = ?1"
                           " ORDER BY updated_at DESC, sid DESC LIMIT ?2 OFFSET ?3",
     [S_SESSION_LIST_ALL] = "SELECT " SESSION_COLS " FROM sessions ORDER BY updated_at DESC, sid DESC LIMIT ?2 OFFSET ?3",
@@ -80,18 +82,22 @@ static const char *const stmt_sql[S_COUNT] = {
                          " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at)"
                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     [S_MESSAGE_BY_IDEM] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND idem_key = ?2",
-    [S_MESSAGE_SCAN_DESC] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 ORDER BY seq DESC",
-    [S_HISTORY_ASC] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-    [S_HISTORY_TAIL] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND seq > ?2"
+    [S_MESSAGE_SCAN_DESC] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND active = 1"
+                            " ORDER BY seq DESC",
+    [S_HISTORY_ASC] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND seq > ?2 AND active >= ?4"
+                      " ORDER BY seq LIMIT ?3",
+    [S_HISTORY_TAIL] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND seq > ?2 AND active >= ?4"
                        " ORDER BY seq DESC LIMIT ?3",
     [S_MESSAGE_SEQ_EXISTS] = "SELECT 1 FROM messages WHERE session_sid = ?1 AND seq = ?2",
     [S_MESSAGE_ID_EXISTS] = "SELECT 1 FROM messages WHERE id = ?1",
     [S_MESSAGE_IMPORT] = "INSERT INTO messages (id, session_sid, seq, role, content, tool_calls, tool_call_id, name,"
-                         " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at)"
-                         " VALUES (?16, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                         " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at, active)"
+                         " VALUES (?16, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?17)",
     [S_SESSION_IMPORTED_MESSAGE] = "UPDATE sessions SET last_seq = max(last_seq, ?2), message_count = message_count + 1,"
-                                   " token_count = token_count + ?3 WHERE sid = ?1",
-    [S_STATS] = "SELECT count(*), coalesce(sum(message_count), 0), coalesce(sum(token_count), 0) FROM sessions",
+                                   " token_count = token_count + ?3, turn_count = turn_count + ?4 WHERE sid = ?1",
+    [S_STATS] = "SELECT count(*), coalesce(sum(message_count), 0), coalesce(sum(token_count), 0),"
+                " coalesce(sum(ttl_ms > 0), 0), coalesce(sum(turn_count), 0),"
+                " coalesce(sum(expires_at > 0 AND expires_at <= ?1), 0) FROM sessions",
     [S_META_GET] = "SELECT value FROM meta WHERE key = ?1",
     [S_RECOUNT_READ] = "SELECT id, content, tool_calls, name, tool_call_id FROM messages WHERE id > ?1 ORDER BY id LIMIT ?2",
     [S_RECOUNT_WRITE] = "UPDATE messages SET tokens = ?2 WHERE id = ?1",
@@ -239,6 +245,9 @@ void mn_sqlite_row_session(sqlite3_stmt *st, mn_session *out)
     out->expires_at = sqlite3_column_int64(st, 9);
     out->message_count = sqlite3_column_int64(st, 10);
     out->token_count = sqlite3_column_int64(st, 11);
+    out->ttl_ms = sqlite3_column_int64(st, 12);
+    out->max_turns = sqlite3_column_int64(st, 13);
+    out->turn_count = sqlite3_column_int64(st, 14);
     if (!out->metadata)
         out->metadata = "{}";
 }
@@ -263,6 +272,7 @@ mn_status mn_sqlite_row_message(struct sqlite_store *s, sqlite3_stmt *st, const 
     out->tokens = sqlite3_column_int64(st, 12);
     out->pinned = sqlite3_column_int(st, 13);
     out->created_at = sqlite3_column_int64(st, 14);
+    out->active = sqlite3_column_int(st, 15);
     if (!out->metadata)
         out->metadata = "{}";
     return MN_OK;
@@ -292,13 +302,6 @@ mn_status mn_sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t 
 
 /* ---- operations ------------------------------------------------------------------------------ */
 
-#define LOCKED(s, expr)                                                                                              \
-    do {                                                                                                             \
-        pthread_mutex_lock(&(s)->lock);                                                                              \
-        mn_status rc_ = (expr);                                                                                      \
-        pthread_mutex_unlock(&(s)->lock);                                                                            \
-        return rc_;                                                                                                  \
-    } while (0)
 
 static mn_status insert_session(struct sqlite_store *s, const mn_session *in)
 {
@@ -316,6 +319,8 @@ static mn_status insert_session(struct sqlite_store *s, const mn_session *in)
     sqlite3_bind_int64(st, 8, in->created_at);
     sqlite3_bind_int64(st, 9, in->updated_at);
     sqlite3_bind_int64(st, 10, in->expires_at);
+    sqlite3_bind_int64(st, 11, in->ttl_ms);
+    sqlite3_bind_int64(st, 12, in->max_turns);
     int r = sqlite3_step(st);
     mn_sqlite_done(st);
     if (r == SQLITE_CONSTRAINT_UNIQUE || r == SQLITE_CONSTRAINT_PRIMARYKEY)
@@ -497,17 +502,42 @@ static mn_status find_idem(struct sqlite_store *s, int64_t sid, const char *sess
     return rc;
 }
 
+/* The session's sid, last seq, expiry and turn limit, for an append. */
+static mn_status session_row_for_append(struct sqlite_store *s, const char *id, int64_t *sid, int64_t *last_seq,
+                                        int64_t *expires_at, int64_t *max_turns)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, S_SESSION_SID, &st);
+    if (rc)
+        return rc;
+    mn_sqlite_bind_text(st, 1, id);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        *sid = sqlite3_column_int64(st, 0);
+        *last_seq = sqlite3_column_int64(st, 1);
+        *expires_at = sqlite3_column_int64(st, 2);
+        *max_turns = sqlite3_column_int64(st, 4);
+    } else
+        rc = r == SQLITE_DONE ? mn__err(MN_NOTFOUND, "session %s not found", id) : mn_sqlite_fail(s, r, "session lookup");
+    mn_sqlite_done(st);
+    return rc;
+}
+
 static mn_status append_in_txn(struct sqlite_store *s, const char *session_id, const mn_store_append *req,
                                struct mn_messages_impl *l)
 {
-    int64_t sid = 0, last_seq = 0, added = 0, tokens = 0;
-    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, &last_seq);
+    int64_t sid = 0, last_seq = 0, added = 0, tokens = 0, users = 0, expires_at = 0, max_turns = 0;
+    mn_status rc = session_row_for_append(s, session_id, &sid, &last_seq, &expires_at, &max_turns);
     if (rc == MN_NOTFOUND && req->create) {
         rc = insert_session(s, req->create);
         sid = sqlite3_last_insert_rowid(s->db);
+        max_turns = req->create->max_turns;
     }
     if (rc)
         return rc;
+    if (expires_at > 0 && expires_at <= req->now_ms)
+        return mn__err(MN_EXPIRED, "session %s expired at %lld (ms since epoch) and cannot be continued", session_id,
+                       (long long)expires_at);
     for (size_t i = 0; i < req->n; i++) {
         mn_message *m = &req->msgs[i];
         if (m->idempotency_key) {
@@ -535,6 +565,7 @@ static mn_status append_in_txn(struct sqlite_store *s, const char *session_id, c
             return mn__nomem();
         added++;
         tokens += m->tokens;
+        users += m->role == MN_ROLE_USER;
     }
     if (added == 0)
         return MN_OK;
@@ -548,9 +579,12 @@ static mn_status append_in_txn(struct sqlite_store *s, const char *session_id, c
     sqlite3_bind_int64(st, 4, tokens);
     sqlite3_bind_int64(st, 5, req->now_ms);
     mn_sqlite_bind_text(st, 6, req->title);
+    sqlite3_bind_int64(st, 7, users);
     int r = sqlite3_step(st);
     mn_sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "session update");
+    if (r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "session update");
+    return users && max_turns > 0 ? mn_sqlite_trim_turns(s, sid, max_turns, req->trim_delete) : MN_OK;
 }
 
 static mn_status append_locked(struct sqlite_store *s, const char *session_id, const mn_store_append *req,
@@ -583,7 +617,7 @@ static mn_status op_append(mn_store *st, const char *session_id, const mn_store_
 
 /* Runs fn inside a read transaction so that the session lookup and the scan see one snapshot. */
 static mn_status read_scan(struct sqlite_store *s, const char *session_id, enum stmt_id id, int64_t a2, int64_t a3,
-                           mn_store_message_fn fn, void *user)
+                           int64_t a4, mn_store_message_fn fn, void *user)
 {
     mn_status rc = run(s, S_BEGIN_READ, "begin");
     if (rc)
@@ -598,6 +632,7 @@ static mn_status read_scan(struct sqlite_store *s, const char *session_id, enum 
         if (id != S_MESSAGE_SCAN_DESC) {
             sqlite3_bind_int64(st, 2, a2);
             sqlite3_bind_int64(st, 3, a3);
+            sqlite3_bind_int64(st, 4, a4);
         }
         int r;
         while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -617,7 +652,7 @@ static mn_status read_scan(struct sqlite_store *s, const char *session_id, enum 
 static mn_status op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    LOCKED(s, read_scan(s, session_id, S_MESSAGE_SCAN_DESC, 0, 0, fn, user));
+    LOCKED(s, read_scan(s, session_id, S_MESSAGE_SCAN_DESC, 0, 0, 0, fn, user));
 }
 
 struct collect {
@@ -645,7 +680,7 @@ static mn_status op_history(mn_store *st, const char *session_id, const mn_histo
     int64_t limit = o->limit == 0 || o->limit > (size_t)INT64_MAX ? -1 : (int64_t)o->limit;
     int tail = o->tail && limit > 0;
     pthread_mutex_lock(&s->lock);
-    mn_status rc = read_scan(s, session_id, tail ? S_HISTORY_TAIL : S_HISTORY_ASC, o->after_seq, limit,
+    mn_status rc = read_scan(s, session_id, tail ? S_HISTORY_TAIL : S_HISTORY_ASC, o->after_seq, limit, o->all ? 0 : 1,
                              collect_message, &c);
     pthread_mutex_unlock(&s->lock);
     if (!rc)
@@ -685,6 +720,7 @@ static mn_status export_one(struct sqlite_store *s, sqlite3_stmt *sess, mn_store
     sqlite3_bind_int64(st, 1, sid);
     sqlite3_bind_int64(st, 2, 0);
     sqlite3_bind_int64(st, 3, -1);
+    sqlite3_bind_int64(st, 4, 0); /* inactive messages too */
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         mn_message m;
@@ -826,6 +862,7 @@ static mn_status op_import_message(mn_store *st, const mn_message *m, int *added
     if (rc)
         return rc;
     bind_message(ins, sid, m);
+    sqlite3_bind_int(ins, 17, m->active ? 1 : 0);
     if (taken) /* keep the exported id when it is free, else take a new one */
         sqlite3_bind_null(ins, 16);
     else
@@ -841,6 +878,7 @@ static mn_status op_import_message(mn_store *st, const mn_message *m, int *added
     sqlite3_bind_int64(upd, 1, sid);
     sqlite3_bind_int64(upd, 2, m->seq);
     sqlite3_bind_int64(upd, 3, m->tokens);
+    sqlite3_bind_int64(upd, 4, m->role == MN_ROLE_USER);
     r = sqlite3_step(upd);
     mn_sqlite_done(upd);
     if (r != SQLITE_DONE)
@@ -859,15 +897,19 @@ static int64_t file_size(const char *path, const char *suffix)
     return stat(name, &sb) == 0 ? (int64_t)sb.st_size : 0;
 }
 
-static mn_status stats_locked(struct sqlite_store *s, mn_store_stats *out)
+static mn_status stats_locked(struct sqlite_store *s, int64_t now_ms, mn_store_stats *out)
 {
     sqlite3_stmt *st = NULL;
     mn_status rc = prep(s, S_STATS, &st);
     if (rc)
         return rc;
+    sqlite3_bind_int64(st, 1, now_ms);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         out->sessions = sqlite3_column_int64(st, 0);
+        out->threads = sqlite3_column_int64(st, 3);
+        out->turns = sqlite3_column_int64(st, 4);
+        out->expired_pending = sqlite3_column_int64(st, 5);
         out->messages = sqlite3_column_int64(st, 1);
         out->tokens = sqlite3_column_int64(st, 2);
     } else
@@ -879,10 +921,10 @@ static mn_status stats_locked(struct sqlite_store *s, mn_store_stats *out)
     return rc;
 }
 
-static mn_status op_stats(mn_store *st, mn_store_stats *out)
+static mn_status op_stats(mn_store *st, int64_t now_ms, mn_store_stats *out)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    LOCKED(s, stats_locked(s, out));
+    LOCKED(s, stats_locked(s, now_ms, out));
 }
 
 static mn_status meta_get_locked(struct sqlite_store *s, const char *key, char **value)
@@ -1126,6 +1168,12 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .import_message = op_import_message,
         .stats = op_stats,
         .recount_tokens = op_recount_tokens,
+        .session_gc = mn_sqlite_op_session_gc,
+        .session_fork = mn_sqlite_op_session_fork,
+        .session_files = mn_sqlite_op_session_files,
+        .file_seen = mn_sqlite_op_file_seen,
+        .state_get = mn_sqlite_op_state_get,
+        .state_update = mn_sqlite_op_state_update,
         .meta_get = op_meta_get,
         .meta_set = op_meta_set,
     };

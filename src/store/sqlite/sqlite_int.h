@@ -28,6 +28,25 @@ struct sqlite_store {
     size_t n_extra;
 };
 
+/* Evaluates expr with the handle's lock held and returns its status. */
+#define LOCKED(s, expr)                                                                                              \
+    do {                                                                                                             \
+        pthread_mutex_lock(&(s)->lock);                                                                              \
+        mn_status rc_ = (expr);                                                                                      \
+        pthread_mutex_unlock(&(s)->lock);                                                                            \
+        return rc_;                                                                                                  \
+    } while (0)
+
+/* Operations implemented in threads.c. */
+mn_status mn_sqlite_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged);
+mn_status mn_sqlite_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq);
+mn_status mn_sqlite_op_session_files(mn_store *st, const char *id, mn_strings **out);
+mn_status mn_sqlite_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
+                                 int *first);
+mn_status mn_sqlite_op_state_get(mn_store *st, const char *id, char **out);
+mn_status mn_sqlite_op_state_update(mn_store *st, const char *id,
+                                    mn_status (*fn)(void *user, const char *current, char **next), void *user);
+
 /* Maps a SQLite result code to a status with a message ("what: …"). */
 mn_status mn_sqlite_fail(struct sqlite_store *s, int rc, const char *what);
 /* The prepared statement for a static SQL string (cached by its address). */
@@ -43,6 +62,10 @@ mn_status mn_sqlite_begin_write(struct sqlite_store *s);
 mn_status mn_sqlite_commit(struct sqlite_store *s);
 void mn_sqlite_rollback(struct sqlite_store *s);
 const char *mn_sqlite_col_text(sqlite3_stmt *st, int i);
+/* Ends the turn-limited part of a session's history after an append: with max_turns > 0, the
+ * messages before the oldest of the newest max_turns user messages leave the active history
+ * (deleted when trim_delete). Runs inside the caller's write transaction. */
+mn_status mn_sqlite_trim_turns(struct sqlite_store *s, int64_t sid, int64_t max_turns, int trim_delete);
 /* Row readers for SESSION_COLS / MESSAGE_COLS selects; strings are borrowed from the statement. */
 void mn_sqlite_row_session(sqlite3_stmt *st, mn_session *out);
 mn_status mn_sqlite_row_message(struct sqlite_store *s, sqlite3_stmt *st, const char *session_id, mn_message *out);
@@ -51,9 +74,9 @@ mn_status mn_sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t 
 
 #define MN_SQLITE_SESSION_COLS                                                                                       \
     "id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at, updated_at, expires_at,"     \
-    " message_count, token_count"
+    " message_count, token_count, ttl_ms, max_turns, turn_count"
 #define MN_SQLITE_MESSAGE_COLS                                                                                       \
     "id, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files, metadata, idem_key, tokens,"  \
-    " pinned, created_at"
+    " pinned, created_at, active"
 
 #endif

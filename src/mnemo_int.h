@@ -1,0 +1,34 @@
+/*
+ * mnemo_int.h — what the files implementing the public API share: the database handle and the
+ * argument checks every entry point starts with.
+ */
+#ifndef MN_MNEMO_INT_H
+#define MN_MNEMO_INT_H
+
+#include <stddef.h>
+
+#include "mnemo.h"
+#include "store/store.h"
+#include "token/token.h"
+#include "util/uuid.h"
+
+#define DB_MAGIC 0x6D6E6462u /* "mndb" */
+
+struct mn_db {
+    unsigned magic;
+    mn_config *cfg;
+    mn_store *store;
+    mn_tokenizer *tk; /* shared; see shared_tokenizer in mnemo.c */
+    char *path;
+    size_t max_message_bytes;
+};
+
+/* Clears the thread's error and checks the handle (MN_MISUSE). */
+mn_status mn__check_db(const mn_db *db);
+/* Checks a session id and writes its canonical form (MN_INVALID). */
+mn_status mn__check_id(const char *id, char canon[MN_UUID_LEN + 1]);
+/* Reads a session that exists and has not expired (MN_NOTFOUND, MN_EXPIRED with the time).
+ * out may be NULL to only check; else the caller frees *out with mn_session_free. */
+mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
+
+#endif

@@ -1,0 +1,223 @@
+/*
+ * mnemo_threads.c — the public functions for threads (resume, fork, gc, files, content
+ * deduplication) and session state (mnemo.h). Checks, then dispatch to memory/ and the store.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mnemo_int.h"
+#include "config/config.h"
+#include "memory/message.h"
+#include "memory/state.h"
+#include "util/clock.h"
+#include "util/err.h"
+#include "util/json.h"
+#include "util/sha256.h"
+#include "util/banned.h"
+
+mn_status mn_session_resume(mn_db *db, const char *ns, const char *id, mn_session **out)
+{
+    mn_status rc = mn__check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_session_resume: out is NULL");
+    *out = NULL;
+    if (rc)
+        return rc;
+    if (id)
+        return mn_session_get(db, id, out);
+    int64_t now = mn_clock_now_ms();
+    for (size_t offset = 0;; offset += 100) { /* the newest session that is still alive */
+        mn_sessions *l = NULL;
+        if ((rc = mn_session_list(db, ns, 100, offset, &l)))
+            return rc;
+        for (size_t i = 0; i < l->count && !*out; i++)
+            if (l->items[i].expires_at == 0 || l->items[i].expires_at > now)
+                rc = mn_session_get(db, l->items[i].id, out);
+        size_t got = l->count;
+        mn_sessions_free(l);
+        if (rc || *out)
+            return rc;
+        if (got < 100)
+            return mn__err(MN_NOTFOUND, "no session to resume%s%s", ns ? " in namespace " : "", ns ? ns : "");
+    }
+}
+
+mn_status mn_session_fork(mn_db *db, const char *id, int64_t upto_seq, mn_session **out)
+{
+    char canon[MN_UUID_LEN + 1], new_id[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (out)
+        *out = NULL;
+    if (rc || (rc = mn__check_id(id, canon)))
+        return rc;
+    if (upto_seq < 0)
+        return mn__err(MN_INVALID, "upto: %lld is negative", (long long)upto_seq);
+    if ((rc = mn__live_session(db, canon, NULL)))
+        return rc;
+    mn_session copy;
+    memset(&copy, 0, sizeof copy);
+    copy.id = new_id;
+    copy.created_at = mn_clock_now_ms();
+    if ((rc = mn_uuid_v7(copy.created_at, new_id)) ||
+        (rc = db->store->ops->session_fork(db->store, canon, &copy, upto_seq)))
+        return rc;
+    return out ? db->store->ops->session_get(db->store, new_id, out) : MN_OK;
+}
+
+mn_status mn_gc(mn_db *db, int64_t *purged)
+{
+    int64_t n = 0;
+    mn_status rc = mn__check_db(db);
+    if (purged)
+        *purged = 0;
+    if (rc || (rc = db->store->ops->session_gc(db->store, mn_clock_now_ms(), &n)))
+        return rc;
+    if (n)
+        mn__log(MN_LOG_INFO, "gc: purged %lld expired threads", (long long)n);
+    if (purged)
+        *purged = n;
+    return MN_OK;
+}
+
+mn_status mn_session_files(mn_db *db, const char *session_id, mn_strings **out)
+{
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_session_files: out is NULL");
+    *out = NULL;
+    if (rc || (rc = mn__check_id(session_id, canon)) || (rc = mn__live_session(db, canon, NULL)))
+        return rc;
+    return db->store->ops->session_files(db->store, canon, out);
+}
+
+mn_status mn_file_should_include(mn_db *db, const char *session_id, const char *path, const char *content, size_t len,
+                                 int *include)
+{
+    char canon[MN_UUID_LEN + 1], sha[MN_SHA256_HEX + 1];
+    mn_status rc = mn__check_db(db);
+    if (!include || (!content && len))
+        return mn__err(MN_MISUSE, "mn_file_should_include: NULL argument");
+    *include = 0;
+    if (rc || (rc = mn__check_id(session_id, canon)))
+        return rc;
+    if (!path || !*path)
+        return mn__err(MN_INVALID, "path: required");
+    if ((rc = mn_check_text("path", path, 4096, "")))
+        return rc == MN_TOOBIG ? mn__err(MN_INVALID, "%s", mn_errmsg()) : rc;
+    if ((rc = mn__live_session(db, canon, NULL)) || (rc = mn_sha256_hex(content ? content : "", len, sha)))
+        return rc;
+    return db->store->ops->file_seen(db->store, canon, path, sha, mn_clock_now_ms(), include);
+}
+
+/* ---- state ----------------------------------------------------------------------------------- */
+
+static mn_status apply_change(void *user, const char *current, char **next)
+{
+    return mn_state_apply(current, user, next);
+}
+
+/* Runs one state change on a live session. */
+static mn_status change_state(mn_db *db, const char *session_id, struct mn_state_change *c)
+{
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_id(session_id, canon);
+    if (rc || (rc = mn__live_session(db, canon, NULL)))
+        return rc;
+    return db->store->ops->state_update(db->store, canon, apply_change, c);
+}
+
+/* Parses an optional JSON value argument. */
+static mn_status json_arg(const char *field, const char *text, json_t **out)
+{
+    *out = NULL;
+    if (!text)
+        return MN_OK;
+    mn_status rc = mn_check_text(field, text, MN_STATE_MAX_BYTES, "");
+    return rc ? rc : mn_json_parse(text, field, out);
+}
+
+mn_status mn_state_get(mn_db *db, const char *session_id, int reveal, char **out)
+{
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_state_get: out is NULL");
+    *out = NULL;
+    if (rc || (rc = mn__check_id(session_id, canon)) || (rc = mn__live_session(db, canon, NULL)))
+        return rc;
+    char *raw = NULL;
+    if ((rc = db->store->ops->state_get(db->store, canon, &raw)))
+        return rc;
+    rc = mn_state_render(raw, mn_config_str(db->cfg, "state.sensitive_params"), reveal, out);
+    free(raw);
+    return rc;
+}
+
+mn_status mn_state_merge_params(mn_db *db, const char *session_id, const char *params_json)
+{
+    mn_status rc = mn__check_db(db);
+    if (rc)
+        return rc;
+    json_t *params = NULL;
+    if (!params_json)
+        return mn__err(MN_INVALID, "params: required");
+    if ((rc = json_arg("params", params_json, &params)))
+        return rc;
+    if (!json_is_object(params)) {
+        json_decref(params);
+        return mn__err(MN_INVALID, "params: must be a JSON object");
+    }
+    struct mn_state_change c = {MN_STATE_MERGE, params, NULL};
+    rc = change_state(db, session_id, &c);
+    if (!rc) /* names and a count only: values may be secrets */
+        mn__log(MN_LOG_DEBUG, "state: merged %zu params into session %s", json_object_size(params), session_id);
+    json_decref(params);
+    return rc;
+}
+
+mn_status mn_state_set_waiting(mn_db *db, const char *session_id, const char *param)
+{
+    mn_status rc = mn__check_db(db);
+    if (rc || (param && (rc = mn_check_text("param", param, MN_MAX_NAME_BYTES, ""))))
+        return rc == MN_TOOBIG ? mn__err(MN_INVALID, "%s", mn_errmsg()) : rc;
+    if (param && !*param)
+        return mn__err(MN_INVALID, "param: must not be empty");
+    struct mn_state_change c = {MN_STATE_WAIT, NULL, param};
+    return change_state(db, session_id, &c);
+}
+
+mn_status mn_state_set_result(mn_db *db, const char *session_id, const char *intent_id, const char *result_json)
+{
+    mn_status rc = mn__check_db(db);
+    if (rc || (intent_id && (rc = mn_check_text("intent_id", intent_id, MN_MAX_NAME_BYTES, ""))))
+        return rc == MN_TOOBIG ? mn__err(MN_INVALID, "%s", mn_errmsg()) : rc;
+    json_t *result = NULL;
+    if ((rc = json_arg("result", result_json, &result)))
+        return rc;
+    struct mn_state_change c = {MN_STATE_RESULT, result, intent_id};
+    rc = change_state(db, session_id, &c);
+    json_decref(result);
+    return rc;
+}
+
+mn_status mn_state_set_plan(mn_db *db, const char *session_id, const char *plan_json)
+{
+    mn_status rc = mn__check_db(db);
+    json_t *plan = NULL;
+    if (rc || (rc = json_arg("plan", plan_json, &plan)))
+        return rc;
+    struct mn_state_change c = {MN_STATE_PLAN, plan, NULL};
+    rc = change_state(db, session_id, &c);
+    json_decref(plan);
+    return rc;
+}
+
+mn_status mn_state_clear(mn_db *db, const char *session_id)
+{
+    mn_status rc = mn__check_db(db);
+    if (rc)
+        return rc;
+    struct mn_state_change c = {MN_STATE_CLEAR, NULL, NULL};
+    return change_state(db, session_id, &c);
+}

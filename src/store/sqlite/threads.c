@@ -1,0 +1,328 @@
+/*
+ * threads.c — the SQLite side of threads and session state: turn-limit trimming inside an
+ * append, purging expired threads, forks, file lists and content hashes, and state updates as
+ * one read-modify-write transaction (so concurrent merges never lose each other).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/records.h"
+#include "store/sqlite/sqlite_int.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+/* Runs body(s, arg...) in a write transaction; rolls back on failure. */
+#define IN_WRITE_TXN(s, call)                                                                                        \
+    do {                                                                                                             \
+        mn_status rc_ = mn_sqlite_begin_write(s);                                                                    \
+        if (rc_)                                                                                                     \
+            return rc_;                                                                                              \
+        rc_ = (call);                                                                                                \
+        if (rc_) {                                                                                                   \
+            mn_sqlite_rollback(s);                                                                                   \
+            return rc_;                                                                                              \
+        }                                                                                                            \
+        return mn_sqlite_commit(s);                                                                                  \
+    } while (0)
+
+static const char SQL_OLDEST_KEPT_TURN[] =
+    "SELECT seq FROM messages WHERE session_sid = ?1 AND active = 1 AND role = 'user'"
+    " ORDER BY seq DESC LIMIT 1 OFFSET ?2";
+static const char SQL_DEACTIVATE[] = "UPDATE messages SET active = 0 WHERE session_sid = ?1 AND active = 1 AND seq < ?2";
+static const char SQL_DELETE_OLD[] = "DELETE FROM messages WHERE session_sid = ?1 AND seq < ?2";
+static const char SQL_RECOUNT_SESSION[] =
+    "UPDATE sessions SET message_count = (SELECT count(*) FROM messages WHERE session_sid = ?1),"
+    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = ?1) WHERE sid = ?1";
+
+mn_status mn_sqlite_trim_turns(struct sqlite_store *s, int64_t sid, int64_t max_turns, int trim_delete)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_OLDEST_KEPT_TURN, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, max_turns - 1);
+    int r = sqlite3_step(st);
+    int64_t keep_from = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    mn_sqlite_done(st);
+    if (r != SQLITE_ROW && r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "turn limit");
+    if (keep_from <= 1)
+        return MN_OK; /* within the limit */
+    if ((rc = mn_sqlite_stmt(s, trim_delete ? SQL_DELETE_OLD : SQL_DEACTIVATE, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, keep_from);
+    r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    if (r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "turn limit");
+    if (!trim_delete || sqlite3_changes(s->db) == 0)
+        return MN_OK;
+    if ((rc = mn_sqlite_stmt(s, SQL_RECOUNT_SESSION, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "turn limit");
+}
+
+/* ---- gc -------------------------------------------------------------------------------------- */
+
+static const char SQL_GC[] = "DELETE FROM sessions WHERE expires_at > 0 AND expires_at <= ?1";
+
+static mn_status gc_txn(struct sqlite_store *s, int64_t now_ms, int64_t *purged)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_GC, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, now_ms);
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    if (r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "gc");
+    *purged = sqlite3_changes64(s->db);
+    return MN_OK;
+}
+
+static mn_status gc_locked(struct sqlite_store *s, int64_t now_ms, int64_t *purged)
+{
+    IN_WRITE_TXN(s, gc_txn(s, now_ms, purged));
+}
+
+mn_status mn_sqlite_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, gc_locked(s, now_ms, purged));
+}
+
+/* ---- fork ------------------------------------------------------------------------------------ */
+
+static const char SQL_FORK_SESSION[] =
+    "INSERT INTO sessions (id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at,"
+    " updated_at, expires_at, ttl_ms, max_turns)"
+    " SELECT ?2, namespace, title, system_prompt, metadata, tool_name, id, ?3, ?3,"
+    " CASE WHEN ttl_ms > 0 THEN ?3 + ttl_ms ELSE 0 END, ttl_ms, max_turns FROM sessions WHERE sid = ?1";
+static const char SQL_FORK_MESSAGES[] =
+    "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files,"
+    " metadata, idem_key, tokens, pinned, created_at, active)"
+    " SELECT ?2, row_number() OVER (ORDER BY seq), role, content, tool_calls, tool_call_id, name, tool_name, model,"
+    " files, metadata, idem_key, tokens, pinned, created_at, 1"
+    " FROM messages WHERE session_sid = ?1 AND active = 1 AND (?3 = 0 OR seq <= ?3) ORDER BY seq";
+static const char SQL_FORK_COUNTS[] =
+    "UPDATE sessions SET last_seq = (SELECT coalesce(max(seq), 0) FROM messages WHERE session_sid = ?1),"
+    " message_count = (SELECT count(*) FROM messages WHERE session_sid = ?1),"
+    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = ?1),"
+    " turn_count = (SELECT count(*) FROM messages WHERE session_sid = ?1 AND role = 'user') WHERE sid = ?1";
+
+static mn_status fork_txn(struct sqlite_store *s, const char *src_id, const mn_session *copy, int64_t upto_seq)
+{
+    int64_t src = 0;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_session_sid(s, src_id, &src, NULL);
+    if (rc || (rc = mn_sqlite_stmt(s, SQL_FORK_SESSION, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, src);
+    mn_sqlite_bind_text(st, 2, copy->id);
+    sqlite3_bind_int64(st, 3, copy->created_at);
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    if (r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "fork");
+    int64_t dst = sqlite3_last_insert_rowid(s->db);
+    if ((rc = mn_sqlite_stmt(s, SQL_FORK_MESSAGES, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, src);
+    sqlite3_bind_int64(st, 2, dst);
+    sqlite3_bind_int64(st, 3, upto_seq);
+    r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    if (r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "fork");
+    if ((rc = mn_sqlite_stmt(s, SQL_FORK_COUNTS, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, dst);
+    r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "fork");
+}
+
+static mn_status fork_locked(struct sqlite_store *s, const char *src_id, const mn_session *copy, int64_t upto_seq)
+{
+    IN_WRITE_TXN(s, fork_txn(s, src_id, copy, upto_seq));
+}
+
+mn_status mn_sqlite_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, fork_locked(s, src_id, copy, upto_seq));
+}
+
+/* ---- files ----------------------------------------------------------------------------------- */
+
+static const char SQL_FILES[] =
+    "SELECT j.value, max(m.seq) AS newest FROM messages m, json_each(m.files) j"
+    " WHERE m.session_sid = ?1 AND m.files IS NOT NULL AND j.type = 'text'"
+    " GROUP BY j.value ORDER BY newest DESC, j.value";
+
+struct strings_impl {
+    mn_strings pub;
+    size_t cap;
+    struct mn_arena arena;
+};
+
+static mn_status files_locked(struct sqlite_store *s, const char *id, mn_strings **out)
+{
+    int64_t sid = 0;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_session_sid(s, id, &sid, NULL);
+    if (rc || (rc = mn_sqlite_stmt(s, SQL_FILES, &st)))
+        return rc;
+    struct strings_impl *l = calloc(1, sizeof *l);
+    if (!l)
+        return mn__nomem();
+    sqlite3_bind_int64(st, 1, sid);
+    int r;
+    while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        if (l->pub.count == l->cap) {
+            size_t cap = l->cap ? l->cap * 2 : 16;
+            const char **items = realloc(l->pub.items, cap * sizeof *items);
+            if (!items) {
+                rc = mn__nomem();
+                break;
+            }
+            l->pub.items = items;
+            l->cap = cap;
+        }
+        int oom = 0;
+        l->pub.items[l->pub.count++] = mn_arena_strdup(&l->arena, mn_sqlite_col_text(st, 0), &oom);
+        if (oom)
+            rc = mn__nomem();
+    }
+    if (!rc && r != SQLITE_DONE)
+        rc = mn_sqlite_fail(s, r, "files");
+    mn_sqlite_done(st);
+    if (rc) {
+        mn_strings_free(&l->pub);
+        return rc;
+    }
+    *out = &l->pub;
+    return MN_OK;
+}
+
+mn_status mn_sqlite_op_session_files(mn_store *st, const char *id, mn_strings **out)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, files_locked(s, id, out));
+}
+
+void mn_strings_free(mn_strings *list)
+{
+    if (!list)
+        return;
+    struct strings_impl *l = (struct strings_impl *)list;
+    mn_arena_release(&l->arena);
+    free(l->pub.items);
+    free(l);
+}
+
+static const char SQL_FILE_SEEN[] =
+    "INSERT OR IGNORE INTO file_hashes (session_sid, path, sha256, first_seen) VALUES (?1, ?2, ?3, ?4)";
+
+static mn_status file_seen_txn(struct sqlite_store *s, const char *id, const char *path, const char *sha,
+                               int64_t now_ms, int *first)
+{
+    int64_t sid = 0;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_session_sid(s, id, &sid, NULL);
+    if (rc || (rc = mn_sqlite_stmt(s, SQL_FILE_SEEN, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    mn_sqlite_bind_text(st, 2, path);
+    mn_sqlite_bind_text(st, 3, sha);
+    sqlite3_bind_int64(st, 4, now_ms);
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    if (r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "file hash");
+    *first = sqlite3_changes(s->db) == 1;
+    return MN_OK;
+}
+
+static mn_status file_seen_locked(struct sqlite_store *s, const char *id, const char *path, const char *sha,
+                                  int64_t now_ms, int *first)
+{
+    IN_WRITE_TXN(s, file_seen_txn(s, id, path, sha, now_ms, first));
+}
+
+mn_status mn_sqlite_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
+                                 int *first)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, file_seen_locked(s, id, path, sha256, now_ms, first));
+}
+
+/* ---- state ----------------------------------------------------------------------------------- */
+
+static const char SQL_STATE_GET[] = "SELECT state FROM sessions WHERE id = ?1";
+static const char SQL_STATE_SET[] = "UPDATE sessions SET state = ?2 WHERE id = ?1";
+
+static mn_status state_read(struct sqlite_store *s, const char *id, char **out)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_STATE_GET, &st);
+    if (rc)
+        return rc;
+    mn_sqlite_bind_text(st, 1, id);
+    int r = sqlite3_step(st);
+    *out = NULL;
+    if (r == SQLITE_ROW) {
+        const char *v = mn_sqlite_col_text(st, 0);
+        if (v && !(*out = strdup(v)))
+            rc = mn__nomem();
+    } else
+        rc = r == SQLITE_DONE ? mn__err(MN_NOTFOUND, "session %s not found", id) : mn_sqlite_fail(s, r, "state");
+    mn_sqlite_done(st);
+    return rc;
+}
+
+mn_status mn_sqlite_op_state_get(mn_store *st, const char *id, char **out)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, state_read(s, id, out));
+}
+
+static mn_status state_update_txn(struct sqlite_store *s, const char *id,
+                                  mn_status (*fn)(void *user, const char *current, char **next), void *user)
+{
+    char *current = NULL, *next = NULL;
+    mn_status rc = state_read(s, id, &current);
+    if (!rc)
+        rc = fn(user, current, &next);
+    sqlite3_stmt *st = NULL;
+    if (!rc && !(rc = mn_sqlite_stmt(s, SQL_STATE_SET, &st))) {
+        mn_sqlite_bind_text(st, 1, id);
+        mn_sqlite_bind_text(st, 2, next);
+        int r = sqlite3_step(st);
+        mn_sqlite_done(st);
+        if (r != SQLITE_DONE)
+            rc = mn_sqlite_fail(s, r, "state");
+    }
+    free(current);
+    free(next);
+    return rc;
+}
+
+static mn_status state_update_locked(struct sqlite_store *s, const char *id,
+                                     mn_status (*fn)(void *user, const char *current, char **next), void *user)
+{
+    IN_WRITE_TXN(s, state_update_txn(s, id, fn, user));
+}
+
+mn_status mn_sqlite_op_state_update(mn_store *st, const char *id,
+                                    mn_status (*fn)(void *user, const char *current, char **next), void *user)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, state_update_locked(s, id, fn, user));
+}
