@@ -65,6 +65,10 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *cli_read_all(FILE *f, const char *what, size_t *len);
 /* "2026-11-22 01:02:03" UTC. */
 void cli_time(long long ms, char *out, size_t cap);
+/* Now, in ms since the epoch (honours MNEMO_TEST_NOW_MS like the library). */
+long long cli_now_ms(void);
+/* "2h13m", "4m05s", "expired" or "-" (never expires). */
+void cli_time_left(long long expires_at, long long now, char *out, size_t cap);
 /* The progress line on a terminal (stderr): "label done/total". */
 void cli_progress(const char *label, long long done, long long total);
 
@@ -84,6 +88,11 @@ int cmd_config_show(const struct cli_global *g, struct cli_args *a);
 int cmd_version(const struct cli_global *g, struct cli_args *a);
 int cmd_tokens(const struct cli_global *g, struct cli_args *a);
 int cmd_reindex(const struct cli_global *g, struct cli_args *a);
+int cmd_session_fork(const struct cli_global *g, struct cli_args *a);
+int cmd_session_resume(const struct cli_global *g, struct cli_args *a);
+int cmd_gc(const struct cli_global *g, struct cli_args *a);
+int cmd_files(const struct cli_global *g, struct cli_args *a);
+int cmd_state(const struct cli_global *g, struct cli_args *a);
 int cmd_demo(const struct cli_global *g, struct cli_args *a);
 
 #endif

@@ -142,6 +142,8 @@ int cmd_stats(const struct cli_global *g, struct cli_args *a)
                    mn_db_tokenizer(db), st.schema_version);
             printf("sessions:          %lld\nmessages:          %lld\ntokens:            %lld\n",
                    (long long)st.sessions, (long long)st.messages, (long long)st.tokens);
+            printf("threads:           %lld (%lld expired, waiting for gc)\nturns:             %lld\n",
+                   (long long)st.threads, (long long)st.expired_pending, (long long)st.turns);
             printf("bytes on disk:     %lld (+%lld in the write-ahead log)\n", (long long)st.db_bytes,
                    (long long)st.wal_bytes);
             if (st.messages)

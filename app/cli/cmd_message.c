@@ -85,6 +85,7 @@ int cmd_history(const struct cli_global *g, struct cli_args *a)
     o.limit = (size_t)limit;
     o.tail = 1;
     o.after_seq = after;
+    o.all = cli_flag(a, "all");
     mn_messages *l = NULL;
     mn_status rc = mn_history(db, a->pos[0], &o, &l);
     int status = 0;

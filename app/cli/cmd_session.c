@@ -29,6 +29,14 @@ int cmd_session_new(const struct cli_global *g, struct cli_args *a)
     o.ns = cli_opt(a, "namespace");
     o.id = cli_opt(a, "id");
     o.tool_name = cli_opt(a, "tool");
+    long long ttl = 0, turns = 0;
+    if (cli_number(a, "ttl", 0, 31622400, &ttl) || cli_number(a, "max-turns", 0, 1000000, &turns)) {
+        mn_close(db);
+        return EXIT_USAGE;
+    }
+    /* an explicit 0 means none; an absent flag leaves the thread default */
+    o.ttl_ms = cli_opt(a, "ttl") ? (ttl ? ttl * 1000 : -1) : 0;
+    o.max_turns = cli_opt(a, "max-turns") ? (turns ? turns : -1) : 0;
     mn_session *s = NULL;
     mn_status rc = mn_session_create(db, &o, &s);
     int status = 0;
@@ -70,13 +78,17 @@ int cmd_session_list(const struct cli_global *g, struct cli_args *a)
         puts("]");
     } else {
         if (l->count)
-            printf("%-36s  %-19s  %6s  %8s  %s\n", "ID", "UPDATED (UTC)", "MSGS", "TOKENS", "TITLE");
+            printf("%-36s  %-19s  %5s  %6s  %8s  %-12s  %-9s  %s\n", "ID", "LAST ACTIVITY (UTC)", "TURNS", "MSGS",
+                   "TOKENS", "TOOL", "TIME LEFT", "TITLE");
+        long long now = cli_now_ms();
         for (size_t i = 0; i < l->count; i++) {
             const mn_session *s = &l->items[i];
-            char when[32];
+            char when[32], left[32];
             cli_time(s->updated_at, when, sizeof when);
-            printf("%-36s  %-19s  %6lld  %8lld  %s\n", s->id, when, (long long)s->message_count,
-                   (long long)s->token_count, s->title ? s->title : "");
+            cli_time_left(s->expires_at, now, left, sizeof left);
+            printf("%-36s  %-19s  %5lld  %6lld  %8lld  %-12.12s  %-9s  %s\n", s->id, when, (long long)s->turn_count,
+                   (long long)s->message_count, (long long)s->token_count, s->tool_name ? s->tool_name : "-", left,
+                   s->title ? s->title : "");
         }
     }
     mn_sessions_free(l);
@@ -102,7 +114,15 @@ int cmd_session_show(const struct cli_global *g, struct cli_args *a)
         cli_time(s->updated_at, updated, sizeof updated);
         printf("id:            %s\nnamespace:     %s\ntitle:         %s\n", s->id, s->ns, s->title ? s->title : "");
         printf("created:       %s UTC\nupdated:       %s UTC\n", created, updated);
-        printf("messages:      %lld\ntokens:        %lld\n", (long long)s->message_count, (long long)s->token_count);
+        printf("messages:      %lld\ntokens:        %lld\nturns:         %lld\n", (long long)s->message_count,
+               (long long)s->token_count, (long long)s->turn_count);
+        if (s->ttl_ms) {
+            char left[32];
+            cli_time_left(s->expires_at, cli_now_ms(), left, sizeof left);
+            printf("ttl:           %lld s (time left: %s)\n", (long long)(s->ttl_ms / 1000), left);
+        }
+        if (s->max_turns)
+            printf("turn limit:    %lld\n", (long long)s->max_turns);
         if (s->tool_name)
             printf("tool:          %s\n", s->tool_name);
         if (s->parent_id)

@@ -9,15 +9,19 @@
 #include "cli/cli.h"
 
 static const struct cli_opt o_none[] = {{NULL, 0}};
-static const struct cli_opt o_session_new[] = {
-    {"title", 1}, {"system", 1}, {"metadata", 1}, {"namespace", 1}, {"id", 1}, {"tool", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_session_new[] = {{"title", 1},     {"system", 1}, {"metadata", 1}, {"namespace", 1},
+                                               {"id", 1},        {"tool", 1},   {"ttl", 1},      {"max-turns", 1},
+                                               {"json", 0},      {NULL, 0}};
+static const struct cli_opt o_fork[] = {{"upto", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_resume[] = {{"namespace", 1}, {NULL, 0}};
+static const struct cli_opt o_state[] = {{"reveal", 0}, {NULL, 0}};
 static const struct cli_opt o_session_list[] = {
     {"limit", 1}, {"offset", 1}, {"namespace", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_json[] = {{"json", 0}, {NULL, 0}};
 static const struct cli_opt o_add[] = {{"tool-calls", 1}, {"tool-call-id", 1}, {"name", 1}, {"metadata", 1},
                                        {"key", 1},        {"create", 0},       {"files", 1}, {"model", 1},
                                        {"tool", 1},       {"pin", 0},          {"json", 0},  {NULL, 0}};
-static const struct cli_opt o_history[] = {{"json", 0}, {"limit", 1}, {"after", 1}, {NULL, 0}};
+static const struct cli_opt o_history[] = {{"json", 0}, {"limit", 1}, {"after", 1}, {"all", 0}, {NULL, 0}};
 static const struct cli_opt o_context[] = {
     {"max-tokens", 1}, {"strategy", 1}, {"format", 1}, {"report", 0}, {NULL, 0}};
 static const struct cli_opt o_export[] = {{"out", 1}, {NULL, 0}};
@@ -27,14 +31,20 @@ static const struct cli_opt o_reindex[] = {{"tokens", 0}, {"json", 0}, {NULL, 0}
 static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
 
 const struct cli_cmd cli_commands[] = {
-    {"session new", "[--title T] [--system TEXT] [--metadata JSON] [--namespace NS] [--id UUID] [--tool NAME] [--json]",
+    {"session new",
+     "[--title T] [--system TEXT] [--metadata JSON] [--namespace NS] [--id UUID]\n"
+     "       [--tool NAME] [--ttl SECONDS] [--max-turns N] [--json]",
      "create a session and print its id",
      "  --title T         title (default: the first user message, cut at 100 characters)\n"
      "  --system TEXT     system prompt, always part of the context\n"
      "  --metadata JSON   a JSON object kept with the session\n"
      "  --namespace NS    tenant or user the session belongs to (default: default)\n"
      "  --id UUID         use this id instead of a new UUIDv7\n"
-     "  --tool NAME       the tool that opened the session\n"
+     "  --tool NAME       the tool that opened it: makes it a thread, with threads.ttl_seconds (3 h)\n"
+     "                    and threads.max_turns (50) unless --ttl / --max-turns say otherwise\n"
+     "  --ttl SECONDS     expire after this long idle (0: never); appends extend it\n"
+     "  --max-turns N     keep the newest N turns active (0: no limit); older ones leave the\n"
+     "                    active history (kept, or deleted with threads.trim: delete)\n"
      "  --json            print the stored session as JSON\n",
      o_session_new, 0, 0, cmd_session_new},
     {"session list", "[--limit N] [--offset N] [--namespace NS] [--json]", "list sessions, most recently updated first",
@@ -45,6 +55,12 @@ const struct cli_cmd cli_commands[] = {
      o_session_list, 0, 0, cmd_session_list},
     {"session show", "ID [--json]", "show one session", "  --json            a JSON object (docs/cli.md)\n", o_json, 1, 1,
      cmd_session_show},
+    {"session fork", "ID [--upto SEQ] [--json]", "copy a session's history (up to a message) into a new session",
+     "  --upto SEQ        copy messages up to sequence number SEQ (default: all)\n"
+     "  --json            print the new session as JSON\n",
+     o_fork, 1, 1, cmd_session_fork},
+    {"session resume", "[ID] [--namespace NS]", "print the id of the session to continue: ID if alive, else the newest",
+     "  --namespace NS    only sessions of this namespace\n", o_resume, 0, 1, cmd_session_resume},
     {"session delete", "ID [--json]", "delete a session and all its messages",
      "  --json            print {\"deleted\": ID}\n", o_json, 1, 1, cmd_session_delete},
     {"add",
@@ -65,8 +81,9 @@ const struct cli_cmd cli_commands[] = {
      "  --create          create the session when it does not exist (ID must be a UUID)\n"
      "  --json            print the stored message as JSON\n",
      o_add, 2, 3, cmd_add},
-    {"history", "ID [--json] [--limit N] [--after SEQ]", "print a session's messages, oldest to newest",
+    {"history", "ID [--json] [--limit N] [--after SEQ] [--all]", "print a session's messages, oldest to newest",
      "  --limit N         only the newest N messages\n"
+     "  --all             also messages past the turn limit, kept for search (\"active\": false)\n"
      "  --after SEQ       only messages after sequence number SEQ\n"
      "  --json            a JSON array of message objects (docs/cli.md)\n",
      o_history, 1, 1, cmd_history},
@@ -77,6 +94,19 @@ const struct cli_cmd cli_commands[] = {
      "  --format F        openai (JSON messages), anthropic ({system, messages}) or text\n"
      "  --report          print {\"messages\": …, \"report\": {…}} with what was kept and dropped\n",
      o_context, 1, 1, cmd_context},
+    {"files", "ID [--json]", "the unique file paths a session's messages list, newest first", "", o_json, 1, 1,
+     cmd_files},
+    {"state", "ID [get | merge JSON | wait PARAM | unwait | result INTENT [JSON] | plan [JSON] | clear] [--reveal]",
+     "read or change a session's ask-user state, then print it",
+     "  get               print the state (the default)\n"
+     "  merge JSON        merge a JSON object into params (null removes a key)\n"
+     "  wait PARAM        the flow waits for PARAM; unwait clears it\n"
+     "  result INTENT     record the last intent id and, optionally, its JSON result\n"
+     "  plan [JSON]       store the plan being executed (no JSON: clear it)\n"
+     "  clear             reset the state\n"
+     "  --reveal          show sensitive params (state.sensitive_params) instead of [redacted]\n",
+     o_state, 1, 4, cmd_state},
+    {"gc", "[--json]", "purge expired threads", "  --json            print {\"purged\": COUNT}\n", o_json, 0, 0, cmd_gc},
     {"export", "[ID...] [--out FILE]", "write sessions as JSON Lines (all sessions when no ID is given)",
      "  --out FILE        write to FILE (atomically) instead of standard output\n", o_export, 0, -1, cmd_export},
     {"import", "[FILE|-]", "read an export; all or nothing, skips what is already there",
@@ -195,7 +225,7 @@ int main(int argc, char **argv)
                 return 0;
             }
             return cli_usage_error("'%s' needs a subcommand: %s", argv[i],
-                                   strcmp(argv[i], "session") == 0 ? "new, list, show, delete" : "show");
+                                   strcmp(argv[i], "session") == 0 ? "new, list, show, fork, resume, delete" : "show");
         }
         return cli_usage_error("unknown command '%s' (see mnemo --help)", argv[i]);
     }

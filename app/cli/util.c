@@ -183,6 +183,31 @@ void cli_time(long long ms, char *out, size_t cap)
     strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
+long long cli_now_ms(void)
+{
+    const char *fixed = getenv("MNEMO_TEST_NOW_MS"); /* the library's test clock, for consistent output */
+    if (fixed && *fixed)
+        return strtoll(fixed, NULL, 10);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void cli_time_left(long long expires_at, long long now, char *out, size_t cap)
+{
+    if (!expires_at)
+        snprintf(out, cap, "-");
+    else if (expires_at <= now)
+        snprintf(out, cap, "expired");
+    else {
+        long long s = (expires_at - now) / 1000;
+        if (s >= 3600)
+            snprintf(out, cap, "%lldh%02lldm", s / 3600, s / 60 % 60);
+        else
+            snprintf(out, cap, "%lldm%02llds", s / 60, s % 60);
+    }
+}
+
 void cli_progress(const char *label, long long done, long long total)
 {
     if (!isatty(STDERR_FILENO))

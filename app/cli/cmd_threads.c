@@ -1,0 +1,146 @@
+/*
+ * cmd_threads.c — `mnemo session fork|resume`, `mnemo gc`, `mnemo files` and `mnemo state`.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int cmd_session_fork(const struct cli_global *g, struct cli_args *a)
+{
+    long long upto = 0;
+    if (cli_number(a, "upto", 1, (long long)1 << 62, &upto))
+        return EXIT_USAGE;
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    mn_session *s = NULL;
+    mn_status rc = mn_session_fork(db, a->pos[0], upto, &s);
+    int status = rc ? cli_fail(rc) : 0;
+    if (!rc) {
+        if (cli_flag(a, "json")) {
+            char *json = NULL;
+            status = mn_session_to_json(s, &json) ? cli_fail(MN_NOMEM) : (puts(json), 0);
+            mn_free(json);
+        } else
+            puts(s->id);
+    }
+    mn_session_free(s);
+    mn_close(db);
+    return status;
+}
+
+int cmd_session_resume(const struct cli_global *g, struct cli_args *a)
+{
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    mn_session *s = NULL;
+    mn_status rc = mn_session_resume(db, cli_opt(a, "namespace"), a->npos ? a->pos[0] : NULL, &s);
+    if (!rc)
+        puts(s->id);
+    mn_session_free(s);
+    mn_close(db);
+    return rc ? cli_fail(rc) : 0;
+}
+
+int cmd_gc(const struct cli_global *g, struct cli_args *a)
+{
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    int64_t n = 0;
+    mn_status rc = mn_gc(db, &n);
+    mn_close(db);
+    if (rc)
+        return cli_fail(rc);
+    if (cli_flag(a, "json"))
+        printf("{\"purged\":%lld}\n", (long long)n);
+    else
+        printf("purged %lld expired threads\n", (long long)n);
+    return 0;
+}
+
+int cmd_files(const struct cli_global *g, struct cli_args *a)
+{
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    mn_strings *l = NULL;
+    mn_status rc = mn_session_files(db, a->pos[0], &l);
+    if (!rc) {
+        int json = cli_flag(a, "json");
+        if (json)
+            fputc('[', stdout);
+        for (size_t i = 0; i < l->count; i++) {
+            if (!json) {
+                puts(l->items[i]);
+                continue;
+            }
+            fputs(i ? ",\"" : "\"", stdout);
+            for (const char *p = l->items[i]; *p; p++) {
+                unsigned char c = (unsigned char)*p;
+                if (c == '"' || c == '\\')
+                    printf("\\%c", c);
+                else if (c < 0x20)
+                    printf("\\u%04x", c);
+                else
+                    putchar(c);
+            }
+            putchar('"');
+        }
+        if (json)
+            puts("]");
+    }
+    mn_strings_free(l);
+    mn_close(db);
+    return rc ? cli_fail(rc) : 0;
+}
+
+/* mnemo state ID [get|merge JSON|wait NAME|unwait|result INTENT [JSON]|plan [JSON]|clear] */
+int cmd_state(const struct cli_global *g, struct cli_args *a)
+{
+    const char *verb = a->npos > 1 ? a->pos[1] : "get";
+    const char *arg = a->npos > 2 ? a->pos[2] : NULL, *arg2 = a->npos > 3 ? a->pos[3] : NULL;
+    static const struct {
+        const char *verb;
+        int min_args, max_args;
+    } verbs[] = {{"get", 0, 0},    {"merge", 1, 1}, {"wait", 1, 1}, {"unwait", 0, 0},
+                 {"result", 1, 2}, {"plan", 0, 1},  {"clear", 0, 0}};
+    int nargs = a->npos > 2 ? a->npos - 2 : 0, known = 0;
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        if (strcmp(verb, verbs[i].verb) == 0) {
+            known = 1;
+            if (nargs < verbs[i].min_args || nargs > verbs[i].max_args)
+                return cli_usage_error("state %s: wrong number of arguments (see mnemo state --help)", verb);
+        }
+    if (!known)
+        return cli_usage_error("state: '%s' is not one of get, merge, wait, unwait, result, plan, clear", verb);
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    const char *id = a->pos[0];
+    mn_status rc;
+    if (strcmp(verb, "merge") == 0)
+        rc = mn_state_merge_params(db, id, arg);
+    else if (strcmp(verb, "wait") == 0)
+        rc = mn_state_set_waiting(db, id, arg);
+    else if (strcmp(verb, "unwait") == 0)
+        rc = mn_state_set_waiting(db, id, NULL);
+    else if (strcmp(verb, "result") == 0)
+        rc = mn_state_set_result(db, id, arg, arg2);
+    else if (strcmp(verb, "plan") == 0)
+        rc = mn_state_set_plan(db, id, arg);
+    else if (strcmp(verb, "clear") == 0)
+        rc = mn_state_clear(db, id);
+    else
+        rc = MN_OK;
+    char *json = NULL;
+    if (!rc) /* every verb prints the state it leaves behind */
+        rc = mn_state_get(db, id, cli_flag(a, "reveal"), &json);
+    if (!rc)
+        puts(json);
+    mn_free(json);
+    mn_close(db);
+    return rc ? cli_fail(rc) : 0;
+}

@@ -1,0 +1,93 @@
+#!/bin/sh
+# t0900-threads.sh — threads: cross-tool continuation, TTL expiry with an injected clock (reads
+# say expired, never an empty history), gc, turn limits (keep and delete), files newest first,
+# fork, resume, stats.
+. "$TESTS_DIR/cli/lib.sh"
+
+NOW=1800000000000 # a fixed clock (ms), moved forward by hand
+at() { MNEMO_TEST_NOW_MS=$1; export MNEMO_TEST_NOW_MS; }
+at $NOW
+
+# --- a thread opened by one tool, continued by two others ----------------------------------------
+ok mn session new --tool chat --json
+TH=$(jget "$OUT" 'j["id"]')
+eq "$(jget "$OUT" '[j["tool_name"], j["ttl_ms"], j["max_turns"], j["expires_at"] - j["created_at"]]')" \
+    '["chat", 10800000, 50, 10800000]' "a thread gets the default TTL (3 h) and turn limit (50)"
+ok mn add "$TH" user "Why does the build fail?" --tool chat --files '["src/a.c","Makefile"]'
+ok mn add "$TH" assistant "Missing include in src/a.c." --tool chat
+ok mn add "$TH" user "Review the fix" --tool codereview --files '["src/a.c","src/b.c"]'
+ok mn add "$TH" assistant "Looks right." --tool codereview
+ok mn add "$TH" user "Now debug the test" --tool debug --files '["tests/t.c"]'
+ok mn history "$TH" --json
+eq "$(jget "$OUT" '[m["tool_name"] for m in j]')" '["chat", "chat", "codereview", "codereview", "debug"]' \
+    "history shows the three tools in order"
+ok mn files "$TH" --json
+eq "$(jget "$OUT" 'j')" '["tests/t.c", "src/a.c", "src/b.c", "Makefile"]' "files: unique paths, newest first"
+ok mn session show "$TH" --json
+eq "$(jget "$OUT" 'j["turn_count"]')" 3 "three turns"
+ok mn session list
+check "session list shows the tool and the time left" sh -c 'printf "%s\n" "$1" | grep -q "chat .*3h00m"' - "$OUT"
+
+# --- TTL: touching extends, idling expires -------------------------------------------------------
+at $((NOW + 2 * 3600 * 1000))
+ok mn add "$TH" assistant "Found it." --tool debug   # extends the thread to now + 3 h
+at $((NOW + 4 * 3600 * 1000))
+ok mn history "$TH"
+pass "an append extended the thread past its first expiry"
+at $((NOW + 6 * 3600 * 1000))
+fails 1 "expired at" mn history "$TH"
+fails 1 "expired" mn context "$TH"
+fails 1 "expired" mn add "$TH" user "still there?"
+fails 1 "expired" mn session show "$TH"
+ok mn stats --json
+eq "$(jget "$OUT" '[j["threads"], j["expired_pending"]]')" '[1, 1]' "stats: one thread, expired, waiting for gc"
+ok mn session new --title plain
+P=$OUT
+ok mn add "$P" user "plain sessions never expire"
+ok mn gc --json
+eq "$(jget "$OUT" 'j["purged"]')" 1 "gc purges the expired thread"
+fails 1 "not found" mn history "$TH"
+ok mn history "$P"
+pass "gc keeps plain sessions"
+fails 1 "not a UUID" mn history nope
+fails 2 "ttl" mn session new --tool x --ttl -5
+fails 2 "max-turns" mn session new --tool x --max-turns 99999999999
+
+# --- turn limits ----------------------------------------------------------------------------------
+ok mn session new --tool chat --max-turns 2
+K=$OUT
+for i in 1 2 3 4; do
+    ok mn add "$K" user "question $i"
+    ok mn add "$K" assistant "answer $i"
+done
+ok mn history "$K" --json
+eq "$(jget "$OUT" '[m["content"] for m in j]')" '["question 3", "answer 3", "question 4", "answer 4"]' \
+    "past the limit the oldest turns leave the active history"
+ok mn history "$K" --json --all
+eq "$(jget "$OUT" '[len(j), sum(1 for m in j if not m["active"])]')" '[8, 4]' "kept for search (threads.trim: keep)"
+ok mn context "$K" --report
+eq "$(jget "$OUT" 'len(j["messages"])')" 4 "the context only sees the active turns"
+ok env MNEMO_THREAD_TRIM=delete "$MNEMO" --db "$DB" add "$K" user "question 5"
+ok mn history "$K" --json --all
+eq "$(jget "$OUT" '[m["content"] for m in j]')" '["question 4", "answer 4", "question 5"]' \
+    "threads.trim: delete removes the oldest turns"
+ok mn session show "$K" --json
+eq "$(jget "$OUT" 'j["message_count"]')" 3 "counts follow deletions"
+
+# --- fork and resume ------------------------------------------------------------------------------
+ok mn session new --system "be brief" --title origin
+O=$OUT
+for i in 1 2 3; do ok mn add "$O" user "m$i"; done
+ok mn session fork "$O" --upto 2 --json
+F=$(jget "$OUT" 'j["id"]')
+eq "$(jget "$OUT" '[j["parent_id"], j["system_prompt"], j["message_count"]]')" "[\"$O\", \"be brief\", 2]" \
+    "fork copies history up to a message, with parent_id"
+ok mn history "$F" --json
+eq "$(jget "$OUT" '[m["content"] for m in j]')" '["m1", "m2"]' "forked history"
+ok mn session resume
+eq "$OUT" "$F" "resume: the most recent live session"
+ok mn session resume "$O"
+eq "$OUT" "$O" "resume by id"
+fails 1 "not found" mn session resume 0190f0f0-3333-7000-8000-000000000001
+
+finish
