@@ -19,45 +19,44 @@
             goto nomem;                                                                                              \
     } while (0)
 
-static json_t *openai_message(const mn_message *m)
+/* OpenAI chat messages, written straight into a buffer: the hot path of every context build.
+ * Stored text is valid UTF-8 and stored tool calls are canonical compact JSON, so both go in
+ * as they are; the bytes equal jansson's compact dump of the same objects. */
+static mn_status openai_message(struct mn_buf *b, const char *role, const mn_message *m, const char *content)
 {
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    if (mn_json_set_str(o, "role", mn_role_name(m->role)) || mn_json_set_str(o, "content", m->content))
-        goto fail;
-    if (m->name && mn_json_set_str(o, "name", m->name))
-        goto fail;
-    if (m->tool_calls && mn_json_set_raw(o, "tool_calls", m->tool_calls))
-        goto fail;
-    if (m->tool_call_id && mn_json_set_str(o, "tool_call_id", m->tool_call_id))
-        goto fail;
-    return o;
-fail:
-    json_decref(o);
-    return NULL;
+    mn_status rc;
+    if ((rc = mn_buf_adds(b, "{\"role\":\"")) || (rc = mn_buf_adds(b, role)) ||
+        (rc = mn_buf_adds(b, "\",\"content\":")) || (rc = mn_buf_add_json_str(b, content)))
+        return rc;
+    if (m && m->name && ((rc = mn_buf_adds(b, ",\"name\":")) || (rc = mn_buf_add_json_str(b, m->name))))
+        return rc;
+    if (m && m->tool_calls && ((rc = mn_buf_adds(b, ",\"tool_calls\":")) || (rc = mn_buf_adds(b, m->tool_calls))))
+        return rc;
+    if (m && m->tool_call_id &&
+        ((rc = mn_buf_adds(b, ",\"tool_call_id\":")) || (rc = mn_buf_add_json_str(b, m->tool_call_id))))
+        return rc;
+    return mn_buf_addc(b, '}');
 }
 
-static json_t *render_openai(const struct mn_window *w)
+static char *render_openai(const struct mn_window *w)
 {
-    json_t *arr = json_array();
-    if (!arr)
+    struct mn_buf b = MN_BUF_INIT;
+    mn_status rc = mn_buf_addc(&b, '[');
+    if (!rc && w->system_prompt)
+        rc = openai_message(&b, "system", NULL, w->system_prompt);
+    for (size_t i = 0; i < w->count && !rc; i++) {
+        if (i || w->system_prompt)
+            rc = mn_buf_addc(&b, ',');
+        if (!rc)
+            rc = openai_message(&b, mn_role_name(w->items[i].role), &w->items[i], w->items[i].content);
+    }
+    if (!rc)
+        rc = mn_buf_addc(&b, ']');
+    if (rc) {
+        mn_buf_release(&b);
         return NULL;
-    if (w->system_prompt) {
-        json_t *o = json_object();
-        if (!o || json_array_append_new(arr, o) || mn_json_set_str(o, "role", "system") ||
-            mn_json_set_str(o, "content", w->system_prompt))
-            goto fail;
     }
-    for (size_t i = 0; i < w->count; i++) {
-        json_t *o = openai_message(&w->items[i]);
-        if (!o || json_array_append_new(arr, o))
-            goto fail;
-    }
-    return arr;
-fail:
-    json_decref(arr);
-    return NULL;
+    return mn_buf_detach(&b, NULL);
 }
 
 /* tool_use input: the parsed arguments when they are a JSON object, else them as a string. */
@@ -209,8 +208,10 @@ mn_status mn_context_render(const struct mn_window *w, const char *strategy, con
     *rendered = *report_out = NULL;
     if (fmt == MN_FORMAT_TEXT)
         *rendered = render_text(w);
+    else if (fmt == MN_FORMAT_OPENAI)
+        *rendered = render_openai(w);
     else {
-        json_t *v = fmt == MN_FORMAT_OPENAI ? render_openai(w) : render_anthropic(w);
+        json_t *v = render_anthropic(w);
         *rendered = v ? mn_json_dump(v) : NULL;
         json_decref(v);
     }

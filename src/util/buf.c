@@ -76,6 +76,51 @@ mn_status mn_buf_addf(struct mn_buf *b, const char *fmt, ...)
     return MN_OK;
 }
 
+mn_status mn_buf_add_json_str(struct mn_buf *b, const char *s)
+{
+    if (!s)
+        return mn_buf_add(b, "null", 4);
+    mn_status rc = mn_buf_addc(b, '"');
+    const char *run = s;
+    for (const char *p = s; !rc && *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue; /* clean bytes are copied in runs */
+        rc = mn_buf_add(b, run, (size_t)(p - run));
+        run = p + 1;
+        if (rc)
+            break;
+        switch (c) {
+        case '"':
+            rc = mn_buf_add(b, "\\\"", 2);
+            break;
+        case '\\':
+            rc = mn_buf_add(b, "\\\\", 2);
+            break;
+        case '\n':
+            rc = mn_buf_add(b, "\\n", 2);
+            break;
+        case '\r':
+            rc = mn_buf_add(b, "\\r", 2);
+            break;
+        case '\t':
+            rc = mn_buf_add(b, "\\t", 2);
+            break;
+        case '\b':
+            rc = mn_buf_add(b, "\\b", 2);
+            break;
+        case '\f':
+            rc = mn_buf_add(b, "\\f", 2);
+            break;
+        default:
+            rc = mn_buf_addf(b, "\\u%04X", c); /* as jansson writes it */
+        }
+    }
+    if (!rc)
+        rc = mn_buf_add(b, run, strlen(run));
+    return rc ? rc : mn_buf_addc(b, '"');
+}
+
 void mn_buf_reset(struct mn_buf *b)
 {
     b->len = 0;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "util/arena.h"
 #include "util/buf.h"
 #include "util/uuid.h"
@@ -99,6 +101,29 @@ static void buf_cap_and_detach(void **state)
     mn_buf_release(&b);
 }
 
+/* The hand-written JSON string writer gives exactly jansson's bytes. */
+static void json_strings_match_jansson(void **state)
+{
+    (void)state;
+    const char *cases[] = {"", "plain", "quote \" and backslash \\", "line\nbreak\ttab\rcr\bbs\ffeed",
+                           "\x01\x02\x1f ctl", "caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x80\xa8", "/slash/ \x7f del",
+                           "{\"json\":[1,2]}"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct mn_buf b = MN_BUF_INIT;
+        assert_int_equal(mn_buf_add_json_str(&b, cases[i]), MN_OK);
+        json_t *v = json_string(cases[i]);
+        char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        assert_string_equal(b.data, want);
+        free(want);
+        json_decref(v);
+        mn_buf_release(&b);
+    }
+    struct mn_buf b = MN_BUF_INIT;
+    assert_int_equal(mn_buf_add_json_str(&b, NULL), MN_OK);
+    assert_string_equal(b.data, "null");
+    mn_buf_release(&b);
+}
+
 static void arena_many_allocations(void **state)
 {
     (void)state;
@@ -133,7 +158,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(utf8_table),      cmocka_unit_test(utf8_prefix_cuts_on_boundary),
         cmocka_unit_test(uuid_v7_layout),  cmocka_unit_test(buf_cap_and_detach),
-        cmocka_unit_test(arena_many_allocations), cmocka_unit_test(status_names),
+        cmocka_unit_test(arena_many_allocations), cmocka_unit_test(json_strings_match_jansson), cmocka_unit_test(status_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
