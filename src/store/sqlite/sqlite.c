@@ -1098,21 +1098,31 @@ static mn_status exec(struct sqlite_store *s, const char *sql)
     return r == SQLITE_OK ? MN_OK : mn_sqlite_fail(s, r, "open");
 }
 
-/* Checks the file is ours (or empty) and brings its schema up to date in one transaction. */
+/* Reads (without writing anything) whether the file is ours or empty, and its schema version:
+ * another application's database must be left exactly as it was. */
+static mn_status check_ours(struct sqlite_store *s, int *version)
+{
+    int app_id = 0, tables = 0;
+    mn_status rc;
+    if (!(rc = pragma_int(s, "PRAGMA application_id", &app_id)) && !(rc = pragma_int(s, "PRAGMA user_version", version)))
+        rc = pragma_int(s, "SELECT count(*) FROM sqlite_schema", &tables);
+    if (!rc && app_id != MN_SQLITE_APPLICATION_ID && (app_id != 0 || tables > 0))
+        rc = mn__err(MN_CORRUPT, "%s is a SQLite database but not a mnemo database", s->path);
+    if (!rc && *version > MN_SQLITE_SCHEMA_VERSION)
+        rc = mn__err(MN_CORRUPT, "%s has schema version %d, newer than this mnemo understands (%d)", s->path,
+                     *version, MN_SQLITE_SCHEMA_VERSION);
+    return rc;
+}
+
+/* Brings the schema up to date in one transaction (checking again under the write lock, as
+ * another process may have migrated meanwhile). */
 static mn_status migrate(struct sqlite_store *s)
 {
     mn_status rc = mn_sqlite_begin_write(s);
     if (rc)
         return rc;
-    int app_id = 0, version = 0, tables = 0;
-    if (!(rc = pragma_int(s, "PRAGMA application_id", &app_id)) &&
-        !(rc = pragma_int(s, "PRAGMA user_version", &version)))
-        rc = pragma_int(s, "SELECT count(*) FROM sqlite_schema", &tables);
-    if (!rc && app_id != MN_SQLITE_APPLICATION_ID && (app_id != 0 || tables > 0))
-        rc = mn__err(MN_CORRUPT, "%s is a SQLite database but not a mnemo database", s->path);
-    if (!rc && version > MN_SQLITE_SCHEMA_VERSION)
-        rc = mn__err(MN_CORRUPT, "%s has schema version %d, newer than this mnemo understands (%d)", s->path,
-                     version, MN_SQLITE_SCHEMA_VERSION);
+    int version = 0;
+    rc = check_ours(s, &version);
     for (int v = version; !rc && v < MN_SQLITE_SCHEMA_VERSION; v++) {
         rc = exec(s, mn_sqlite_migrations[v]);
         if (!rc)
@@ -1206,6 +1216,9 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
              " PRAGMA mmap_size = 268435456",
              opts->sync_full ? "FULL" : "NORMAL");
     rc = exec(s, sql);
+    int version = 0;
+    if (!rc)
+        rc = check_ours(s, &version);
     /* Switching to WAL needs a moment of exclusive access; when several processes open a new file
      * at once, the loser sees SQLITE_BUSY without the busy handler, so retry here. */
     for (int attempt = 0; !rc; attempt++) {
