@@ -45,8 +45,14 @@ XDG_CACHE_HOME=$T/xdg-cache
 XDG_STATE_HOME=$T/xdg-state
 export HOME XDG_CONFIG_HOME XDG_DATA_HOME XDG_CACHE_HOME XDG_STATE_HOME
 mkdir -p "$HOME"
-unset MNEMO_ENABLED MNEMO_DB MNEMO_MAX_HISTORY_TOKENS MNEMO_AUTO_PRUNE_DAYS MNEMO_STRATEGY MNEMO_DURABILITY \
-    MNEMO_BUSY_TIMEOUT_MS MNEMO_MAX_MESSAGE_BYTES MNEMO_TOKENIZER MNEMO_DATA_DIR
+# Every MNEMO_* setting of the caller's environment goes (MNEMO_DB, MNEMO_TEST_NOW_MS, …), except
+# the variables of the test harness itself.
+for _v in $(env | sed -n 's/^\(MNEMO_[A-Za-z0-9_]*\)=.*/\1/p'); do
+    case $_v in
+    MNEMO_TEST_TMP | MNEMO_CONCURRENCY_N | MNEMO_CRASH_ROUNDS) ;;
+    *) unset "$_v" ;;
+    esac
+done
 LC_ALL=C.UTF-8
 export LC_ALL
 # Sanitizer builds: report leaks and UB; a report fails the check through the exit status or
@@ -154,12 +160,12 @@ check() {
 # jget JSON PYEXPR: evaluates PYEXPR with j bound to the parsed JSON; prints str() of the
 # result (JSON text for lists, dicts, None and booleans).
 jget() {
-    python3 -c '
+    printf '%s' "$1" | python3 -c '
 import json, sys
-j = json.loads(sys.argv[1])
-r = eval(sys.argv[2])
+j = json.loads(sys.stdin.buffer.read().decode("utf-8", "surrogateescape"))
+r = eval(sys.argv[1])
 print(r if isinstance(r, str) or (isinstance(r, int) and not isinstance(r, bool)) else json.dumps(r, ensure_ascii=False))
-' "$1" "$2"
+' "$2"
 }
 
 # A canonical snapshot of the database's observable state: stats (minus file sizes, which a

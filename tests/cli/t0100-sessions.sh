@@ -89,6 +89,12 @@ SS=$OUT
 ok mn add "$SS" user "short question?"
 ok mn session show "$SS" --json
 eq "$(jget "$OUT" 'j["title"]')" "short question?" "a short first message is the whole title"
+ok mn session new
+SN=$OUT
+ok mn add "$SN" user "first line
+second line"
+ok mn session show "$SN" --json
+eq "$(jget "$OUT" 'j["title"]')" "first line second line" "line breaks in the title become spaces"
 ok mn session new --title "Kept"
 SK=$OUT
 ok mn add "$SK" user "not the title"
@@ -197,5 +203,32 @@ fails 1 "UUID" mn session delete not-an-id
 ok mn add "$DEL" user "reborn" --create
 ok mn history "$DEL" --json
 eq "$(jget "$OUT" '[(m["seq"], m["content"]) for m in j]')" '[[1, "reborn"]]' "a re-created session starts at seq 1"
+
+# --- prune: sessions not updated for N days (the clock moved with MNEMO_TEST_NOW_MS) --------------
+DB=$T/prune.sqlite
+NOW_MS=$(python3 -c 'import time; print(int(time.time() * 1000))')
+DAY_MS=86400000
+ok env MNEMO_TEST_NOW_MS=$((NOW_MS - 40 * DAY_MS)) "$MNEMO" --db "$DB" session new --title forty-days-old
+OLD=$OUT
+ok env MNEMO_TEST_NOW_MS=$((NOW_MS - 40 * DAY_MS)) "$MNEMO" --db "$DB" session new --title old-but-touched
+TOUCHED=$OUT
+ok mn add "$TOUCHED" user "touched today"
+ok env MNEMO_TEST_NOW_MS=$((NOW_MS - 10 * DAY_MS)) "$MNEMO" --db "$DB" session new --title ten-days-old
+TEN=$OUT
+ok mn session new --title new
+NEW=$OUT
+ok mn prune --days 30 --json
+eq "$OUT" '{"deleted":1}' "prune --days 30 deletes the one session not updated for 40 days"
+fails 1 "not found" mn session show "$OLD"
+ok mn session list --json
+eq "$(jget "$OUT" 'sorted(s["title"] for s in j)')" '["new", "old-but-touched", "ten-days-old"]' \
+    "prune keeps recent and recently updated sessions"
+ok mn prune --days 5
+eq "$OUT" "deleted 1 sessions not updated for 5 days" "prune --days 5 (human)"
+fails 1 "not found" mn session show "$TEN"
+ok mn prune --days 5 --json
+eq "$OUT" '{"deleted":0}' "prune again deletes nothing"
+fails 2 "days" mn prune --days 36501
+fails 2 "days" mn prune --days soon
 
 finish

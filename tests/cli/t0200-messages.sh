@@ -144,7 +144,10 @@ ok mn history "$SK2" --json
 eq "$(jget "$OUT" 'len(j)')" 1 "the other session has its own copy"
 fails 1 "idempotency|key" mn add "$SK" user "x" --key ""
 LONGKEY=$(python3 -c 'print("k" * 201)')
-fails 1 "idempotency|key|200" mn add "$SK" user "x" --key "$LONGKEY"
+# a key over 200 bytes is refused with a message naming the field and the limit
+fails 1 "idempotency_key.*200" mn add "$SK" user "x" --key "$LONGKEY"
+LONGNAME=$(python3 -c 'print("n" * 257)')
+fails 1 "name.*256" mn add "$SK" user "x" --name "$LONGNAME"
 ok mn history "$SK" --json
 eq "$(jget "$OUT" 'len(j)')" 4 "refused keys store nothing"
 

@@ -1,0 +1,173 @@
+#!/bin/sh
+# t0400-export-import.sh — `mnemo export` (all, by id, --out) and `mnemo import`: exact round
+# trip, idempotent re-import, all-or-nothing on a bad line.
+. "$TESTS_DIR/cli/lib.sh"
+
+SRC=$T/src.sqlite
+DB=$SRC
+CALL='[{"id":"c1","type":"function","function":{"name":"lookup","arguments":"{\"q\":\"ü\"}"}}]'
+
+ok mn session new --title first --system "Be brief." --metadata '{"k":"v","n":[1,2]}' --namespace team-a --tool codex
+S1=$OUT
+ok mn add "$S1" user "Hello — ünïcödé, \"quotes\", back\\slash, tab	and
+newline" --metadata '{"m":1}' --files '["a.txt"]' --key key-1 --model m1 --tool codex --pin --name alice
+ok mn add "$S1" assistant --tool-calls "$CALL"
+ok mn add "$S1" tool '{"answer":42}' --tool-call-id c1 --name lookup
+ok mn add "$S1" assistant "The answer is 42."
+ok mn session new --title second
+S2=$OUT
+ok mn add "$S2" user "only message of the second session"
+ok mn session new --title third
+S3=$OUT
+ok mn add "$S3" system "a system message"
+ok mn add "$S3" user "third session"
+
+# --- export ------------------------------------------------------------------------------------
+ok mn export
+ALL=$OUT
+printf '%s\n' "$ALL" >"$T/all.jsonl"
+check "export: every line is a JSON object" python3 -c '
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    assert isinstance(json.loads(line), dict)' "$T/all.jsonl"
+eq "$(head -1 "$T/all.jsonl" | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["format"], j["version"])')" \
+    "mnemo-export 1" "export: the first line is the header"
+eq "$(python3 -c '
+import json, sys
+print(" ".join(json.loads(l).get("type", "header") for l in open(sys.argv[1])))' "$T/all.jsonl")" \
+    "header session message message message message session message session message message" \
+    "export: each session line followed by its messages"
+eq "$(python3 -c '
+import json, sys
+print(" ".join(json.loads(l)["id"] for l in open(sys.argv[1]) if json.loads(l).get("type") == "session"))' "$T/all.jsonl")" \
+    "$S1 $S2 $S3" "export: sessions oldest first"
+eq "$(wc -l <"$T/all.jsonl" | tr -d ' ')" 11 "export: 11 lines"
+
+ok mn export "$S2"
+printf '%s\n' "$OUT" >"$T/s2.jsonl"
+eq "$(python3 -c '
+import json, sys
+print([(json.loads(l).get("type"), json.loads(l).get("content")) for l in open(sys.argv[1])])' "$T/s2.jsonl")" \
+    "[(None, None), ('session', None), ('message', 'only message of the second session')]" "export ID: only that session"
+ok mn export "$S3" "$S1"
+eq "$(printf '%s\n' "$OUT" | grep -c '"type":"session"')" 2 "export ID ID: two sessions"
+check "export ID ID: no line of the third session" sh -c '! printf "%s\n" "$1" | grep -q "$2"' - "$OUT" "$S2"
+
+ok mn export --out "$T/out.jsonl"
+eq "$OUT" "" "export --out prints nothing on stdout"
+check "export --out FILE writes the same bytes as stdout" cmp -s "$T/out.jsonl" "$T/all.jsonl"
+check "export --out leaves no temporary file" sh -c '[ -z "$(ls "$1" | grep "out.jsonl.tmp")" ]' - "$T"
+ok mn export "$S2" --out "$T/out2.jsonl"
+check "export ID --out FILE" cmp -s "$T/out2.jsonl" "$T/s2.jsonl"
+
+fails 1 "not found" mn export 0190abcd-0000-7000-8000-00000000dead
+eq "$OUT" "" "export of an unknown id prints nothing"
+fails 1 "not found" mn export "$S1" 0190abcd-0000-7000-8000-00000000dead
+eq "$OUT" "" "export of a known and an unknown id prints nothing"
+fails 1 "not found" mn export 0190abcd-0000-7000-8000-00000000dead --out "$T/none.jsonl"
+check "export --out of an unknown id creates no file" sh -c '! ls "$1" | grep -q "none.jsonl"' - "$T"
+echo "previous content" >"$T/keep.jsonl"
+fails 1 "not found" mn export 0190abcd-0000-7000-8000-00000000dead --out "$T/keep.jsonl"
+eq "$(cat "$T/keep.jsonl")" "previous content" "a failed export --out leaves an existing file alone"
+fails 1 "." mn export --out "$T/no/such/dir/x.jsonl"
+
+ok mn stats --json
+SRC_STATS=$(jget "$OUT" '[j["sessions"], j["messages"], j["tokens"]]')
+eq "$SRC_STATS" "$(jget "$OUT" '[3, 7, j["tokens"]]')" "source: 3 sessions, 7 messages"
+
+# --- import into an empty database: byte-identical export --------------------------------------
+DB=$T/copy.sqlite
+ok mn import "$T/all.jsonl"
+check "import prints the counts" sh -c 'printf "%s\n" "$1" | grep -Eq "imported 3 sessions \(0 already present\), 7 messages \(0 already present\)"' - "$OUT"
+ok mn export
+printf '%s\n' "$OUT" >"$T/copy.jsonl"
+check "import into an empty database, then export: byte-identical" cmp -s "$T/all.jsonl" "$T/copy.jsonl"
+for s in "$S1" "$S2" "$S3"; do
+    A=$("$MNEMO" --db "$SRC" history "$s" --json)
+    B=$("$MNEMO" --db "$DB" history "$s" --json)
+    eq "$B" "$A" "history --json identical after the round trip ($s)"
+    A=$("$MNEMO" --db "$SRC" session show "$s" --json)
+    B=$("$MNEMO" --db "$DB" session show "$s" --json)
+    eq "$B" "$A" "session show --json identical after the round trip ($s)"
+done
+ok mn stats --json
+eq "$(jget "$OUT" '[j["sessions"], j["messages"], j["tokens"]]')" "$SRC_STATS" "stats identical after the import"
+
+# --- re-import is idempotent --------------------------------------------------------------------
+BEFORE=$(snapshot "$DB")
+ok mn import "$T/all.jsonl" --json
+eq "$(jget "$OUT" '[j["sessions_added"], j["sessions_skipped"], j["messages_added"], j["messages_skipped"]]')" \
+    "[0, 3, 0, 7]" "re-import: everything skipped"
+eq "$(snapshot "$DB")" "$BEFORE" "re-import changes nothing (stats and export)"
+ok mn import - <"$T/all.jsonl"
+check "import from standard input" sh -c 'printf "%s\n" "$1" | grep -q "0 sessions (3 already present), 0 messages (7 already present)"' - "$OUT"
+eq "$(snapshot "$DB")" "$BEFORE" "import - changes nothing the second time"
+# appending after the import continues the sequence
+ok mn add "$S1" user "after the import" --json
+eq "$(jget "$OUT" 'j["seq"]')" 5 "add after an import continues at seq 5"
+# an import that brings new messages of a known session adds just those
+DB=$T/partial.sqlite
+head -4 "$T/all.jsonl" >"$T/head.jsonl"   # header, S1, its first two messages
+ok mn import "$T/head.jsonl" --json
+eq "$(jget "$OUT" '[j["sessions_added"], j["messages_added"]]')" "[1, 2]" "partial import"
+ok mn import "$T/all.jsonl" --json
+eq "$(jget "$OUT" '[j["sessions_added"], j["sessions_skipped"], j["messages_added"], j["messages_skipped"]]')" \
+    "[2, 1, 5, 2]" "import completes a partial import"
+ok mn export
+printf '%s\n' "$OUT" >"$T/partial-out.jsonl"
+check "partial then full import: export byte-identical to the source" cmp -s "$T/all.jsonl" "$T/partial-out.jsonl"
+
+# --- a bad line anywhere: exit 1 naming the line, nothing written -------------------------------
+DB=$T/target.sqlite
+ok mn session new --title "already here"
+TGT=$OUT
+ok mn add "$TGT" user "existing message"
+TARGET_BEFORE=$(snapshot "$DB")
+# line 7 is the message of the second session (header=1, S1=2, its messages 3-6, S2=7, ...):
+# break line 8 so that line 2..7 would have been importable
+bad() { # bad NAME LINE SED-EXPR: writes $T/bad-NAME.jsonl from all.jsonl with LINE edited
+    sed "$2$3" "$T/all.jsonl" >"$T/bad-$1.jsonl"
+    cmp -s "$T/bad-$1.jsonl" "$T/all.jsonl" && fail "bad-$1: the edit changed nothing"
+}
+bad json 8 's/.*/{"type":"message", "id": 5, oops/'
+bad role 8 's/"role":"user"/"role":"wizard"/'
+bad toolid 5 's/"tool_call_id":"c1"/"tool_call_id":null/'
+bad version 1 's/"version":1/"version":999/'
+bad format 1 's/"mnemo-export"/"other-export"/'
+bad utf8 8 's/only message/only \\ud800 message/'
+bad toolcalls 4 's/"tool_calls":\[/"tool_calls":{"x":[/; s/}}\],"tool_call_id"/}}]},"tool_call_id"/'
+bad seq 10 's/"seq":1/"seq":-4/'
+sed 1d "$T/all.jsonl" >"$T/bad-noheader.jsonl"
+{ sed -n 1,7p "$T/all.jsonl"; echo 'this is not json at all'; sed -n '8,$p' "$T/all.jsonl"; } >"$T/bad-garbage.jsonl"
+{ sed -n 1,7p "$T/all.jsonl"; echo '[1,2,3]'; sed -n '8,$p' "$T/all.jsonl"; } >"$T/bad-array.jsonl"
+
+# name | file | line the message must name | a word the message must contain
+while IFS='|' read -r name line word; do
+    fails 1 "line $line\b.*($word)|($word).*line $line\b" mn import "$T/bad-$name.jsonl"
+    eq "$OUT" "" "import bad-$name prints nothing on stdout"
+    eq "$(snapshot "$DB")" "$TARGET_BEFORE" "import bad-$name: the target database is unchanged"
+done <<'EOF'
+json|8|JSON
+role|8|role
+toolid|5|tool_call_id
+version|1|version
+format|1|format|export
+utf8|8|UTF-8|utf-8|surrogate|invalid
+toolcalls|4|tool_calls
+seq|10|seq
+noheader|1|header
+garbage|8|JSON
+array|8|object
+EOF
+: >"$T/empty.jsonl"
+fails 1 "empty|header" mn import "$T/empty.jsonl"
+eq "$(snapshot "$DB")" "$TARGET_BEFORE" "import of an empty file: the target database is unchanged"
+fails 1 "cannot read|No such file" mn import "$T/no-such-file.jsonl"
+eq "$(snapshot "$DB")" "$TARGET_BEFORE" "import of a missing file: unchanged"
+# and the good file still imports afterwards
+ok mn import "$T/all.jsonl" --json
+eq "$(jget "$OUT" '[j["sessions_added"], j["messages_added"]]')" "[3, 7]" "after the refused imports the good file imports"
+ok mn history "$TGT" --json
+eq "$(jget "$OUT" '[m["content"] for m in j]')" '["existing message"]' "the target's own session is untouched"
+
+finish

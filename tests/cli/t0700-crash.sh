@@ -1,0 +1,129 @@
+#!/bin/sh
+# t0700-crash.sh — kill -9 a writer (and the mnemo process it is running) at random moments:
+# every acknowledged message survives, the database is never torn, and it keeps accepting
+# appends. A writer acknowledges key k-<n> only after `mnemo add --key k-<n>` exited 0; the next
+# round resumes at the first unacknowledged key, so the message killed in flight is retried
+# with the same key and must not be stored twice.
+. "$TESTS_DIR/cli/lib.sh"
+
+ROUNDS=${MNEMO_CRASH_ROUNDS:-20}
+
+ok mn session new --title crash
+S=$OUT
+: >"$T/ack"
+
+cat >"$T/writer.sh" <<'EOF'
+# writer.sh MNEMO DB SESSION FIRST-N ACK-FILE ERR-FILE
+n=$4
+while :; do
+    if "$1" --db "$2" add "$3" user "crash message $n" --key "k-$n" >/dev/null 2>>"$6"; then
+        echo "k-$n" >>"$5"
+        n=$((n + 1))
+    fi
+done
+EOF
+
+group_running() { # group_running PGID: true while a process of the group is not a zombie
+    for _p in $(pgrep -g "$1"); do
+        [ "$(awk '{print $3}' "/proc/$_p/stat" 2>/dev/null)" = Z ] || [ ! -e "/proc/$_p" ] || return 0
+    done
+    return 1
+}
+
+random_delay() { # 0.02 .. 0.30 seconds
+    r=$(od -An -N1 -tu1 /dev/urandom | tr -d ' ')
+    printf '0.%02d\n' $((2 + r % 29))
+}
+
+next=1
+round=1
+inflight=0 # rounds where the kill came after the commit but before the acknowledgement
+while [ "$round" -le "$ROUNDS" ]; do
+    # setsid: the writer and its mnemo child form their own process group, killed at once.
+    # detect_leaks=0: the leak scan at exit would make most kills land after the commit;
+    # leaks are checked by the other scripts.
+    ASAN_OPTIONS=detect_leaks=0 setsid sh "$T/writer.sh" "$MNEMO" "$DB" "$S" "$next" "$T/ack" "$T/writer.err.$round" </dev/null &
+    pg=$!
+    sleep "$(random_delay)"
+    # (no "--": dash's kill builtin does not take it; "-PID" after the signal is the group)
+    if ! kill -9 "-$pg" 2>/dev/null; then
+        fail "round $round: could not kill process group $pg"
+        pkill -9 -P "$pg"
+        kill -9 "$pg" 2>/dev/null
+    fi
+    wait "$pg" 2>/dev/null
+    # the mnemo child was reparented when the shell died; it is dead once it is a zombie
+    # (init may take a while to reap it)
+    tries=0
+    while group_running "$pg" && [ $tries -lt 100 ]; do
+        sleep 0.05
+        tries=$((tries + 1))
+    done
+    if group_running "$pg"; then
+        fail "round $round: a process of the writer's group $pg is still running"
+    else
+        pass
+    fi
+
+    # everything acknowledged is there, exactly once; the killed-in-flight one at most once
+    "$MNEMO" --db "$DB" history "$S" --json >"$T/hist.json" 2>"$T/hist.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        fail "round $round: history exited $rc: $(cat "$T/hist.err")"
+        break
+    fi
+    run python3 -c '
+import json, sys
+hist = json.load(open(sys.argv[1]))
+acked = [l.strip() for l in open(sys.argv[2]) if l.strip()]
+keys = [m["idempotency_key"] for m in hist]
+problems = []
+missing = [k for k in acked if k not in set(keys)]
+if missing:
+    problems.append("acknowledged but missing: %s" % missing[:5])
+if len(set(keys)) != len(keys):
+    problems.append("a key is stored twice")
+if keys != ["k-%d" % i for i in range(1, len(keys) + 1)]:
+    problems.append("keys are not k-1..k-%d in order: %s" % (len(keys), keys[-5:]))
+if [m["seq"] for m in hist] != list(range(1, len(hist) + 1)):
+    problems.append("seq has gaps")
+if any(m["content"] != "crash message " + m["idempotency_key"][2:] for m in hist):
+    problems.append("a content does not match its key")
+if len(keys) > len(acked) + 1:
+    problems.append("more than one unacknowledged message stored")
+print("; ".join(problems) if problems else "ok %d %d" % (len(acked), len(keys)))
+' "$T/hist.json" "$T/ack"
+    case $OUT in
+    "ok "*)
+        pass
+        set -- $OUT # "ok ACKED STORED"
+        [ "$3" -gt "$2" ] && inflight=$((inflight + 1))
+        ;;
+    *) fail "round $round: $OUT" ;;
+    esac
+    check "round $round: the writer saw no error ($(head -c 300 "$T/writer.err.$round" 2>/dev/null))" test ! -s "$T/writer.err.$round"
+    run sqlite3 "$DB" 'PRAGMA integrity_check'
+    eq "$OUT" ok "round $round: PRAGMA integrity_check"
+    # resume at the first unacknowledged key (the in-flight one is retried with its key)
+    next=$(($(grep -c . "$T/ack") + 1))
+    round=$((round + 1))
+done
+
+acked=$(grep -c . "$T/ack")
+echo "$ROUNDS rounds, $acked acknowledged messages, $inflight stored but unacknowledged when killed" >&2
+check "some messages were acknowledged over the rounds ($acked)" test "$acked" -gt 0
+
+# the database still accepts appends, and the in-flight key of the last round resolves to one copy
+ok mn add "$S" user "crash message $next" --key "k-$next"
+ok mn add "$S" user "crash message $next" --key "k-$next"
+ok mn add "$S" user "after the crashes"
+ok mn history "$S" --json
+eq "$(jget "$OUT" '[m["idempotency_key"] for m in j[:-1]] == ["k-%d" % i for i in range(1, len(j))]')" true \
+    "final history: k-1..k-$next once each, in order"
+eq "$(jget "$OUT" 'j[-1]["content"]')" "after the crashes" "the last append is stored"
+ok sqlite3 "$DB" 'PRAGMA integrity_check'
+eq "$OUT" ok "final PRAGMA integrity_check"
+ok mn stats --json
+eq "$(jget "$OUT" 'j["messages"]')" "$((next + 1))" "stats counts every message"
+
+finish
