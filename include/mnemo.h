@@ -163,6 +163,7 @@ typedef struct mn_session {
     int64_t ttl_ms;      /* idle time after which it expires; 0 = never (plain sessions) */
     int64_t max_turns;   /* turn limit; 0 = none */
     int64_t turn_count;  /* user messages appended */
+    int64_t inactive_count; /* of message_count, those past the turn limit (kept for search) */
 } mn_session;
 
 typedef struct mn_sessions {
@@ -225,7 +226,8 @@ typedef struct mn_message_in {
     const char *files;           /* JSON array of path strings; optional */
     const char *metadata;        /* JSON object; optional */
     const char *idempotency_key; /* optional, 1-200 bytes: a retried append with the same key in
-                                    the same session returns the stored message */
+                                    the same session returns the stored message; the same
+                                    key for a different message is MN_CONFLICT */
     int pinned;
 } mn_message_in;
 #define MN_MESSAGE_IN_INIT {sizeof(mn_message_in), MN_ROLE_USER, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0}
@@ -265,8 +267,9 @@ enum mn_append_flags {
  * message; on an idempotent retry it is the message stored the first time. Caller frees with
  * mn_message_free. Errors: MN_INVALID (naming the field: bad UTF-8 or JSON, role rules, bad
  * id), MN_TOOBIG (content over memory.max_message_bytes), MN_NOTFOUND (unknown session without
- * MN_APPEND_CREATE), MN_BUSY (database locked beyond memory.busy_timeout_ms), MN_IO. Nothing is
- * written on failure. */
+ * MN_APPEND_CREATE), MN_EXPIRED (a thread past its TTL), MN_CONFLICT (an idempotency key
+ * already used for a different message), MN_BUSY (database locked beyond
+ * memory.busy_timeout_ms), MN_IO. Nothing is written on failure. */
 MN_API mn_status mn_append(mn_db *db, const char *session_id, const mn_message_in *msg, unsigned flags,
                            mn_message **out);
 /* Appends n messages (1..100000) to one session in one transaction: all or nothing. Every

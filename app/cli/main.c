@@ -94,7 +94,8 @@ const struct cli_cmd cli_commands[] = {
      "  --format F        openai (JSON messages), anthropic ({system, messages}) or text\n"
      "  --report          print {\"messages\": …, \"report\": {…}} with what was kept and dropped\n",
      o_context, 1, 1, cmd_context},
-    {"files", "ID [--json]", "the unique file paths a session's messages list, newest first", "", o_json, 1, 1,
+    {"files", "ID [--json]", "the unique file paths a session's messages list, newest first",
+     "  --json            a JSON array of paths\n", o_json, 1, 1,
      cmd_files},
     {"state", "ID [get | merge JSON | wait PARAM | unwait | result INTENT [JSON] | plan [JSON] | clear] [--reveal]",
      "read or change a session's ask-user state, then print it",
@@ -109,7 +110,7 @@ const struct cli_cmd cli_commands[] = {
     {"gc", "[--json]", "purge expired threads", "  --json            print {\"purged\": COUNT}\n", o_json, 0, 0, cmd_gc},
     {"export", "[ID...] [--out FILE]", "write sessions as JSON Lines (all sessions when no ID is given)",
      "  --out FILE        write to FILE (atomically) instead of standard output\n", o_export, 0, -1, cmd_export},
-    {"import", "[FILE|-]", "read an export; all or nothing, skips what is already there",
+    {"import", "[FILE|-] [--json]", "read an export; all or nothing, skips what is already there",
      "  FILE              the export to read (default: standard input)\n"
      "  --json            print the counts as JSON\n",
      o_import, 0, 1, cmd_import},
@@ -124,12 +125,16 @@ const struct cli_cmd cli_commands[] = {
      "  --json            print {\"encoding\", \"tokens\", \"bytes\"}\n",
      o_tokens, 0, 1, cmd_tokens},
     {"reindex", "--tokens [--json]", "recount every stored message with the configured tokenizer",
-     "  --tokens          recount token counts (after changing tokenizer.name); shows progress on a terminal\n",
+     "  --tokens          recount token counts (after changing tokenizer.name); shows progress on a terminal\n"
+     "  --json            print {\"recounted\": N, \"tokenizer\": NAME}\n",
      o_reindex, 0, 0, cmd_reindex},
-    {"stats", "[--json]", "sessions, messages, tokens and bytes on disk", "", o_json, 0, 0, cmd_stats},
-    {"config show", "[--json]", "print each effective setting and where it came from", "", o_json, 0, 0,
+    {"stats", "[--json]", "sessions, messages, tokens, threads and bytes on disk",
+     "  --json            a JSON object (docs/cli.md)\n", o_json, 0, 0, cmd_stats},
+    {"config show", "[--json]", "print each effective setting and where it came from",
+     "  --json            {KEY: {\"value\", \"source\"}}\n", o_json, 0, 0,
      cmd_config_show},
-    {"version", "[--json]", "print the version", "", o_json, 0, 0, cmd_version},
+    {"version", "[--json]", "print the version", "  --json            {\"version\", \"library\"}\n", o_json, 0, 0,
+     cmd_version},
     {"demo", "", "a short guided tour on the configured database", "", o_none, 0, 0, cmd_demo},
     {NULL, NULL, NULL, NULL, NULL, 0, 0, NULL},
 };
@@ -152,7 +157,7 @@ static void usage(FILE *f)
 
 static void command_help(const struct cli_cmd *c)
 {
-    printf("usage: mnemo %s %s\n\n%s\n", c->name, c->usage, c->summary);
+    printf("usage: mnemo %s%s%s\n\n%s\n", c->name, *c->usage ? " " : "", c->usage, c->summary);
     if (c->help[0])
         printf("\n%s", c->help);
 }

@@ -137,7 +137,7 @@ mn_status mn_window_build(mn_store *st, const mn_tokenizer *tk, const mn_session
                           struct mn_window *w)
 {
     w->max_tokens = max_tokens;
-    w->total_messages = s->message_count;
+    w->total_messages = s->message_count - s->inactive_count; /* the active history */
     if (s->system_prompt) {
         w->system_prompt = mn_arena_strndup(&w->arena, s->system_prompt, strlen(s->system_prompt));
         if (!w->system_prompt)

@@ -44,7 +44,8 @@ json_t *mn_jsonl_session(const mn_session *s, int with_type)
     }
     if (!with_type && (json_object_set_new(o, "message_count", json_integer(s->message_count)) ||
                        json_object_set_new(o, "token_count", json_integer(s->token_count)) ||
-                       json_object_set_new(o, "turn_count", json_integer(s->turn_count)))) {
+                       json_object_set_new(o, "turn_count", json_integer(s->turn_count)) ||
+                       json_object_set_new(o, "inactive_count", json_integer(s->inactive_count)))) {
         json_decref(o);
         return NULL;
     }

@@ -102,6 +102,6 @@ mn_status mn_store_open(const char *target, const mn_store_opts *opts, mn_store 
 /* Backends. */
 mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out);
 
-#define MN_SCHEMA_VERSION 2
+#define MN_SCHEMA_VERSION 3
 
 #endif

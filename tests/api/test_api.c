@@ -108,11 +108,14 @@ static void sessions_and_messages(void **state)
     assert_int_equal(mn_append(db, id, &m, 0, &out), MN_OK);
     int64_t second_id = out->id;
     mn_message_free(out);
-    m.content = "second, retried";
-    assert_int_equal(mn_append(db, id, &m, 0, &out), MN_OK);
+    assert_int_equal(mn_append(db, id, &m, 0, &out), MN_OK); /* the retry */
     assert_int_equal(out->id, second_id);
     assert_string_equal(out->content, "second");
     mn_message_free(out);
+    m.content = "second, changed";
+    assert_int_equal(mn_append(db, id, &m, 0, &out), MN_CONFLICT);
+    assert_null(out);
+    m.content = "second";
     assert_true(second_id > first_id);
 
     /* batch: all or nothing */

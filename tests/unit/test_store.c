@@ -95,13 +95,20 @@ static void sessions_and_appends(void **state)
     mn_messages_free(out);
 
     /* an idempotent retry returns the stored row and stores nothing */
-    mn_message again = msg(MN_ROLE_ASSISTANT, "two (retried)", "k2");
+    mn_message again = msg(MN_ROLE_ASSISTANT, "two", "k2");
     mn_store_append retry = {&again, 1, NULL, NULL, 600, 0};
     assert_int_equal(st->ops->append(st, SID1, &retry, &out), MN_OK);
     assert_int_equal(out->count, 1);
     assert_int_equal(out->items[0].id, id_two);
     assert_string_equal(out->items[0].content, "two");
     mn_messages_free(out);
+    /* the same key for another message is refused */
+    mn_message other = msg(MN_ROLE_ASSISTANT, "two, changed", "k2");
+    mn_store_append clash = {&other, 1, NULL, NULL, 650, 0};
+    out = NULL;
+    assert_int_equal(st->ops->append(st, SID1, &clash, &out), MN_CONFLICT);
+    assert_non_null(strstr(mn_errmsg(), "k2"));
+    assert_null(out);
 
     mn_session *got = NULL;
     assert_int_equal(st->ops->session_get(st, SID1, &got), MN_OK);

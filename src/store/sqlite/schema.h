@@ -23,6 +23,10 @@
  *   summaries id, session_sid, covers_upto (message seq), folded (messages covered), text,
  *             tokens, model, summarizer, created_at. The latest is the session's summary.
  *   events    id, session_sid (NULL: database-wide), kind, data JSON, created_at.
+ *
+ * Version 3:
+ *   sessions  + inactive_count (messages past the turn limit, kept for search), so that a
+ *             context knows how many active messages there are without counting them.
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -103,6 +107,10 @@ static const char *const mn_sqlite_migrations[] = {
     "  data TEXT NOT NULL,"
     "  created_at INTEGER NOT NULL);"
     "CREATE INDEX events_by_session ON events(session_sid, id);",
+    /* 2 → 3 */
+    "ALTER TABLE sessions ADD COLUMN inactive_count INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE sessions SET inactive_count ="
+    "  (SELECT count(*) FROM messages WHERE session_sid = sessions.sid AND active = 0);",
 };
 
 #define MN_SQLITE_SCHEMA_VERSION ((int)(sizeof mn_sqlite_migrations / sizeof mn_sqlite_migrations[0]))

@@ -248,6 +248,7 @@ void mn_sqlite_row_session(sqlite3_stmt *st, mn_session *out)
     out->ttl_ms = sqlite3_column_int64(st, 12);
     out->max_turns = sqlite3_column_int64(st, 13);
     out->turn_count = sqlite3_column_int64(st, 14);
+    out->inactive_count = sqlite3_column_int64(st, 15);
     if (!out->metadata)
         out->metadata = "{}";
 }
@@ -479,7 +480,11 @@ static void bind_message(sqlite3_stmt *st, int64_t sid, const mn_message *m)
 }
 
 /* Finds a message already stored under an idempotency key; *found set when it exists. */
-static mn_status find_idem(struct sqlite_store *s, int64_t sid, const char *session_id, const char *key,
+static int same_text(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
+
+/* Finds a message already stored under m's idempotency key; *found set when it exists. A key
+ * reused for a different message is a client bug: MN_CONFLICT, and nothing is written. */
+static mn_status find_idem(struct sqlite_store *s, int64_t sid, const char *session_id, const mn_message *m,
                            struct mn_messages_impl *l, int *found)
 {
     sqlite3_stmt *st = NULL;
@@ -487,12 +492,16 @@ static mn_status find_idem(struct sqlite_store *s, int64_t sid, const char *sess
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, sid);
-    mn_sqlite_bind_text(st, 2, key);
+    mn_sqlite_bind_text(st, 2, m->idempotency_key);
     int r = sqlite3_step(st);
     *found = r == SQLITE_ROW;
     if (r == SQLITE_ROW) {
         mn_message row;
         rc = mn_sqlite_row_message(s, st, session_id, &row);
+        if (!rc && (row.role != m->role || !same_text(row.content, m->content) ||
+                    !same_text(row.tool_calls, m->tool_calls) || !same_text(row.tool_call_id, m->tool_call_id)))
+            rc = mn__err(MN_CONFLICT, "idempotency_key '%s' was used for a different message (id %lld) in session %s",
+                         m->idempotency_key, (long long)row.id, session_id);
         mn_message *it = rc ? NULL : mn_records_message_push(l);
         if (!rc && (!it || mn_records_message_fill(&l->arena, it, &row)))
             rc = mn__nomem();
@@ -535,14 +544,16 @@ static mn_status append_in_txn(struct sqlite_store *s, const char *session_id, c
     }
     if (rc)
         return rc;
-    if (expires_at > 0 && expires_at <= req->now_ms)
-        return mn__err(MN_EXPIRED, "session %s expired at %lld (ms since epoch) and cannot be continued", session_id,
-                       (long long)expires_at);
+    if (expires_at > 0 && expires_at <= req->now_ms) {
+        char when[40];
+        mn_clock_iso(expires_at, when, sizeof when);
+        return mn__err(MN_EXPIRED, "session %s expired at %s (idle longer than its TTL)", session_id, when);
+    }
     for (size_t i = 0; i < req->n; i++) {
         mn_message *m = &req->msgs[i];
         if (m->idempotency_key) {
             int found = 0;
-            rc = find_idem(s, sid, session_id, m->idempotency_key, l, &found);
+            rc = find_idem(s, sid, session_id, m, l, &found);
             if (rc)
                 return rc;
             if (found)

@@ -29,10 +29,12 @@ static const char SQL_OLDEST_KEPT_TURN[] =
     "SELECT seq FROM messages WHERE session_sid = ?1 AND active = 1 AND role = 'user'"
     " ORDER BY seq DESC LIMIT 1 OFFSET ?2";
 static const char SQL_DEACTIVATE[] = "UPDATE messages SET active = 0 WHERE session_sid = ?1 AND active = 1 AND seq < ?2";
+static const char SQL_COUNT_INACTIVE[] = "UPDATE sessions SET inactive_count = inactive_count + ?2 WHERE sid = ?1";
 static const char SQL_DELETE_OLD[] = "DELETE FROM messages WHERE session_sid = ?1 AND seq < ?2";
 static const char SQL_RECOUNT_SESSION[] =
     "UPDATE sessions SET message_count = (SELECT count(*) FROM messages WHERE session_sid = ?1),"
-    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = ?1) WHERE sid = ?1";
+    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = ?1),"
+    " inactive_count = (SELECT count(*) FROM messages WHERE session_sid = ?1 AND active = 0) WHERE sid = ?1";
 
 mn_status mn_sqlite_trim_turns(struct sqlite_store *s, int64_t sid, int64_t max_turns, int trim_delete)
 {
@@ -57,10 +59,13 @@ mn_status mn_sqlite_trim_turns(struct sqlite_store *s, int64_t sid, int64_t max_
     mn_sqlite_done(st);
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "turn limit");
-    if (!trim_delete || sqlite3_changes(s->db) == 0)
+    int changed = sqlite3_changes(s->db);
+    if (changed == 0)
         return MN_OK;
-    if ((rc = mn_sqlite_stmt(s, SQL_RECOUNT_SESSION, &st)))
+    if ((rc = mn_sqlite_stmt(s, trim_delete ? SQL_RECOUNT_SESSION : SQL_COUNT_INACTIVE, &st)))
         return rc;
+    if (!trim_delete)
+        sqlite3_bind_int64(st, 2, changed);
     sqlite3_bind_int64(st, 1, sid);
     r = sqlite3_step(st);
     mn_sqlite_done(st);
