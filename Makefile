@@ -1,6 +1,7 @@
 # mnemo — the commands people type. CMake does the building underneath.
 #   make              build everything into build/ (CLI build/mnemo, build/libmnemo.so + .a)
-#   make run          install dependencies, build, and run the guided demo on the default database
+#   make run          install dependencies, build, and start `mnemo serve` on the default database
+#                     (prints the URL; the guided demo is `build/mnemo demo`)
 #   make test         install dependencies, build with ASan+UBSan (clang), run the whole suite
 #   make bench        build build/mnemo-bench
 #   make install PREFIX=/usr/local
@@ -9,7 +10,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all run test bench install deps clean
+.PHONY: all run demo test bench install deps clean
 
 all:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMNEMO_TESTS=OFF \
@@ -20,6 +21,9 @@ deps:
 	@scripts/install-deps
 
 run: deps all
+	@$(BUILD)/mnemo serve $(SERVE_FLAGS)
+
+demo: all
 	@$(BUILD)/mnemo demo
 
 test: deps

@@ -308,11 +308,21 @@ MN_API mn_status mn_format_parse(const char *name, mn_format *out);
 
 typedef struct mn_context_opts {
     size_t size;          /* sizeof(mn_context_opts) */
-    const char *strategy; /* NULL: the configured memory.strategy; "window" */
-    int64_t max_tokens;   /* 0: memory.max_history_tokens; 1..100000000 */
+    const char *strategy; /* NULL: the configured memory.strategy; "window", "summary", "chunked"
+                             or "hybrid" (docs/context.md) */
+    int64_t max_tokens;   /* 0: memory.max_history_tokens (or, with a model window, the history
+                             share of mn_budget_split); 1..100000000 */
     mn_format format;
+    /* Since 0.2 (a caller built against 0.1 passes the smaller size; these are then 0): */
+    int64_t model_window; /* 0: context.model_window (0 there too: unknown). Drives the token
+                             trigger of summary/hybrid and the report's pre-flight check */
+    unsigned flags;       /* enum mn_context_flags */
 } mn_context_opts;
-#define MN_CONTEXT_OPTS_INIT {sizeof(mn_context_opts), NULL, 0, MN_FORMAT_OPENAI}
+#define MN_CONTEXT_OPTS_INIT {sizeof(mn_context_opts), NULL, 0, MN_FORMAT_OPENAI, 0, 0}
+
+enum mn_context_flags {
+    MN_CONTEXT_NO_FOLD = 1 << 0 /* never summarise during this build: use the stored summary as is */
+};
 
 typedef struct mn_context {
     const char *rendered; /* openai: JSON array of chat messages; anthropic: JSON object
@@ -331,6 +341,59 @@ typedef struct mn_context {
  * Errors: MN_INVALID (unknown strategy, budget out of range), MN_NOTFOUND. */
 MN_API mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_opts *opts, mn_context **out);
 MN_API void mn_context_free(mn_context *ctx);
+
+/* ---------------------------------------------------------------------------------------------
+ * Context governance: summaries, pinned messages, compaction events, budgets (docs/context.md).
+ * The strategies summary, chunked and hybrid fold older messages into the session's global
+ * summary inside mn_context_build (when their trigger fires) or on mn_compact. A fold never
+ * changes or deletes messages; a failed summariser leaves everything as it was, the context
+ * falls back (stored summary, else the static marker) and an event records why. At most one
+ * fold per session runs at a time, across threads and processes (a claim on the session row).
+ */
+
+/* The split of a model's window for a tool-heavy call: response = min(window/4, 16000),
+ * history = min((window - response)/3, 50000), files = the rest. Errors: MN_INVALID (window not
+ * from 1 to 100000000). Thread-safe; no handle needed. */
+typedef struct mn_budget {
+    int64_t response, history, files;
+} mn_budget;
+MN_API mn_status mn_budget_split(int64_t model_window, mn_budget *out);
+
+/* Pins (pinned 1) or unpins (0) a message by its id. Pinned messages stay verbatim in the hybrid
+ * strategy whatever their age. Errors: MN_NOTFOUND (no such message), MN_INVALID (pinned not 0
+ * or 1, id not positive), MN_BUSY, MN_IO. */
+MN_API mn_status mn_message_pin(mn_db *db, int64_t message_id, int pinned);
+
+typedef struct mn_summary {
+    int64_t id;
+    const char *session_id;
+    int64_t covers_upto; /* seq of the newest message folded in; every older message is covered */
+    int64_t folded;      /* messages it stands for */
+    const char *text;
+    int64_t tokens;      /* by the handle's tokenizer */
+    const char *model;   /* the model that wrote it; NULL for extractive / none */
+    const char *summarizer; /* "llm", "extractive" or "none" */
+    int64_t created_at;
+} mn_summary;
+
+/* The session's global summary (its latest). Caller frees *out with mn_summary_free.
+ * Errors: MN_NOTFOUND (no such session, or no summary yet — the message says which),
+ * MN_EXPIRED, MN_INVALID. */
+MN_API mn_status mn_summary_get(mn_db *db, const char *session_id, mn_summary **out);
+MN_API void mn_summary_free(mn_summary *s);
+
+/* Folds the session now (like /compact): every message except the last context.tail_turns
+ * turns goes into the global summary, with summarizer.model (the primary model, never the
+ * cheaper automatic one). *event_json (optional; caller frees with mn_free) receives the event
+ * written: {"kind":"compaction","outcome":"ok"|"failed"|"rolled_back"|"nothing_to_fold", …}.
+ * Errors: MN_BUSY (another fold of this session is in flight), MN_UNAVAILABLE (the summariser
+ * failed: nothing changed, the event says why), MN_NOTFOUND, MN_EXPIRED, MN_INVALID. */
+MN_API mn_status mn_compact(mn_db *db, const char *session_id, char **event_json);
+
+/* The session's events (compactions, failures, fallbacks), newest first, at most `limit`
+ * (0: 50, at most 10000), as a JSON array of {"id","kind","created_at","data":{…}}. Caller frees
+ * with mn_free. Errors: MN_NOTFOUND, MN_INVALID. */
+MN_API mn_status mn_events_json(mn_db *db, const char *session_id, size_t limit, char **out);
 
 /* ---------------------------------------------------------------------------------------------
  * Export and import: JSON Lines (docs/format.md). A header line, then for each session one

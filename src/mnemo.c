@@ -4,6 +4,7 @@
  * argument checks lives here.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -509,12 +510,27 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
         return rc;
     if (!opts)
         opts = &defaults;
-    if (opts->size < sizeof(mn_context_opts))
+    if (opts->size < offsetof(mn_context_opts, model_window)) /* 0.1 callers pass the smaller size */
         return mn__err(MN_MISUSE, "mn_context_opts.size is not set (use MN_CONTEXT_OPTS_INIT)");
+    mn_context_opts o = defaults;
+    memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
+    opts = &o;
     const char *strategy = opts->strategy ? opts->strategy : mn_config_str(db->cfg, "memory.strategy");
-    if (strcmp(strategy, "window") != 0)
-        return mn__err(MN_INVALID, "strategy: '%s' is not one of: window", strategy);
-    int64_t max_tokens = opts->max_tokens ? opts->max_tokens : mn_config_int(db->cfg, "memory.max_history_tokens");
+    if (!mn__strategy_known(strategy))
+        return mn__err(MN_INVALID, "strategy: '%s' is not one of: window, summary, chunked, hybrid", strategy);
+    int64_t model_window = opts->model_window ? opts->model_window : mn_config_int(db->cfg, "context.model_window");
+    if (model_window < 0 || model_window > 100000000)
+        return mn__err(MN_INVALID, "model_window: %lld is not from 0 to 100000000", (long long)model_window);
+    if (opts->flags & ~(unsigned)MN_CONTEXT_NO_FOLD)
+        return mn__err(MN_INVALID, "flags: unknown bits 0x%x", opts->flags & ~(unsigned)MN_CONTEXT_NO_FOLD);
+    int64_t max_tokens = opts->max_tokens;
+    if (!max_tokens && model_window > 0) { /* the history share of the window (mn_budget_split) */
+        mn_budget split;
+        mn_budget_split(model_window, &split);
+        max_tokens = split.history > 0 ? split.history : 1;
+    }
+    if (!max_tokens)
+        max_tokens = mn_config_int(db->cfg, "memory.max_history_tokens");
     if (max_tokens < 1 || max_tokens > 100000000)
         return mn__err(MN_INVALID, "max_tokens: %lld is not from 1 to 100000000", (long long)max_tokens);
     if ((unsigned)opts->format > MN_FORMAT_TEXT)
@@ -523,24 +539,27 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
     rc = mn__live_session(db, id, &s);
     if (rc)
         return rc;
-    struct mn_window w;
-    memset(&w, 0, sizeof w);
-    rc = mn_window_build(db->store, db->tk, s, max_tokens, &w);
+    struct mn_built b;
+    memset(&b, 0, sizeof b);
+    rc = mn__context_assemble(db, s, strategy, max_tokens, model_window, opts->flags, &b);
+    const struct mn_window *wp = &b.w;
     struct context_impl *c = NULL;
     if (!rc && !(c = calloc(1, sizeof *c)))
         rc = mn__nomem();
     if (!rc)
-        rc = mn_context_render(&w, strategy, mn_token_name(db->tk), opts->format, &c->rendered, &c->report);
+        rc = mn_context_render_ex(wp, strategy, mn_token_name(db->tk), opts->format, b.extra, &c->rendered,
+                                  &c->report);
     if (!rc) {
+        int64_t kept = (int64_t)wp->count - wp->synthetic;
         c->pub.rendered = c->rendered;
         c->pub.report = c->report;
-        c->pub.tokens = w.system_tokens + w.message_tokens + w.framing_tokens;
-        c->pub.kept = w.count;
-        c->pub.dropped = (size_t)(w.total_messages - (int64_t)w.count);
+        c->pub.tokens = wp->system_tokens + wp->message_tokens + wp->framing_tokens;
+        c->pub.kept = (size_t)kept;
+        c->pub.dropped = (size_t)(wp->total_messages > kept ? wp->total_messages - kept : 0);
         *out = &c->pub;
     } else
         free(c);
-    mn_window_release(&w);
+    mn_built_release(&b);
     mn_session_free(s);
     return rc;
 }

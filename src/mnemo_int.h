@@ -31,4 +31,12 @@ mn_status mn__check_id(const char *id, char canon[MN_UUID_LEN + 1]);
  * out may be NULL to only check; else the caller frees *out with mn_session_free. */
 mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
 
+/* Context governance (mnemo_governance.c). */
+struct mn_built;
+/* True for window, summary, chunked, hybrid. */
+int mn__strategy_known(const char *strategy);
+/* Builds session s's context with the handle's configuration (b zeroed; mn_built_release). */
+mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
+                               int64_t model_window, unsigned flags, struct mn_built *b);
+
 #endif

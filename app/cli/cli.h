@@ -94,5 +94,13 @@ int cmd_gc(const struct cli_global *g, struct cli_args *a);
 int cmd_files(const struct cli_global *g, struct cli_args *a);
 int cmd_state(const struct cli_global *g, struct cli_args *a);
 int cmd_demo(const struct cli_global *g, struct cli_args *a);
+int cmd_pin(const struct cli_global *g, struct cli_args *a);
+int cmd_unpin(const struct cli_global *g, struct cli_args *a);
+int cmd_summary_show(const struct cli_global *g, struct cli_args *a);
+int cmd_compact(const struct cli_global *g, struct cli_args *a);
+int cmd_events(const struct cli_global *g, struct cli_args *a);
+int cmd_budget(const struct cli_global *g, struct cli_args *a);
+int cmd_serve(const struct cli_global *g, struct cli_args *a);
+int cmd_mcp(const struct cli_global *g, struct cli_args *a);
 
 #endif

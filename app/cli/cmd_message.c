@@ -117,6 +117,11 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
     if (cli_number(a, "max-tokens", 1, 100000000, &max_tokens))
         return EXIT_USAGE;
     o.max_tokens = max_tokens;
+    long long model_window = 0;
+    if (cli_number(a, "model-window", 1, 100000000, &model_window))
+        return EXIT_USAGE;
+    o.model_window = model_window;
+    o.flags = cli_flag(a, "no-fold") ? MN_CONTEXT_NO_FOLD : 0;
     o.strategy = cli_opt(a, "strategy");
     if (cli_opt(a, "format") && mn_format_parse(cli_opt(a, "format"), &o.format) != MN_OK)
         return cli_usage_error("%s", mn_errmsg());

@@ -22,13 +22,17 @@ static const struct cli_opt o_add[] = {{"tool-calls", 1}, {"tool-call-id", 1}, {
                                        {"key", 1},        {"create", 0},       {"files", 1}, {"model", 1},
                                        {"tool", 1},       {"pin", 0},          {"json", 0},  {NULL, 0}};
 static const struct cli_opt o_history[] = {{"json", 0}, {"limit", 1}, {"after", 1}, {"all", 0}, {NULL, 0}};
-static const struct cli_opt o_context[] = {
-    {"max-tokens", 1}, {"strategy", 1}, {"format", 1}, {"report", 0}, {NULL, 0}};
+static const struct cli_opt o_context[] = {{"max-tokens", 1}, {"strategy", 1}, {"format", 1},   {"report", 0},
+                                           {"model-window", 1}, {"no-fold", 0}, {NULL, 0}};
+static const struct cli_opt o_events[] = {{"limit", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_export[] = {{"out", 1}, {NULL, 0}};
 static const struct cli_opt o_import[] = {{"json", 0}, {NULL, 0}};
 static const struct cli_opt o_tokens[] = {{"encoding", 1}, {"ids", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_reindex[] = {{"tokens", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1}, {"key-namespace", 1},
+                                         {"allow-origin", 1},  {"max-body", 1},    {"verbose", 0},
+                                         {NULL, 0}};
 
 const struct cli_cmd cli_commands[] = {
     {"session new",
@@ -87,13 +91,31 @@ const struct cli_cmd cli_commands[] = {
      "  --after SEQ       only messages after sequence number SEQ\n"
      "  --json            a JSON array of message objects (docs/cli.md)\n",
      o_history, 1, 1, cmd_history},
-    {"context", "ID [--max-tokens N] [--strategy window] [--format openai|anthropic|text] [--report]",
+    {"context",
+     "ID [--max-tokens N] [--strategy window|summary|chunked|hybrid] [--format openai|anthropic|text]\n"
+     "       [--model-window N] [--no-fold] [--report]",
      "print the context for the next model call",
-     "  --max-tokens N    token budget (default: memory.max_history_tokens)\n"
-     "  --strategy S      window (default: memory.strategy)\n"
+     "  --max-tokens N    token budget (default: memory.max_history_tokens, or with --model-window\n"
+     "                    the history share of the window: see mnemo budget)\n"
+     "  --strategy S      window, summary, chunked or hybrid (default: memory.strategy; docs/context.md)\n"
+     "  --model-window N  the model's context window: pre-flight check in the report, token trigger\n"
+     "  --no-fold         never summarise during this call (use the stored summary as it is)\n"
      "  --format F        openai (JSON messages), anthropic ({system, messages}) or text\n"
      "  --report          print {\"messages\": …, \"report\": {…}} with what was kept and dropped\n",
      o_context, 1, 1, cmd_context},
+    {"pin", "MSG_ID [--json]", "pin a message: the hybrid strategy keeps it verbatim whatever its age",
+     "  MSG_ID            the message id (mnemo history --json shows it)\n", o_json, 1, 1, cmd_pin},
+    {"unpin", "MSG_ID [--json]", "unpin a message", "", o_json, 1, 1, cmd_unpin},
+    {"summary show", "ID [--json]", "print the session's global summary (what it covers, by whom)",
+     "  --json            a JSON object with the text\n", o_json, 1, 1, cmd_summary_show},
+    {"compact", "ID [--json]", "fold the session now: all but the last context.tail_turns turns into its summary",
+     "  prints the compaction event (tokens before/after, messages folded, summariser, outcome)\n", o_json, 1, 1,
+     cmd_compact},
+    {"events", "ID [--limit N]", "print the session's events (compactions, failures), newest first, as JSON",
+     "  --limit N         at most N events (default 50)\n", o_events, 1, 1, cmd_events},
+    {"budget", "WINDOW [--json]", "split a model window: response, history and files shares",
+     "  response = min(window/4, 16000), history = min(rest/3, 50000), files = the rest\n", o_json, 1, 1,
+     cmd_budget},
     {"files", "ID [--json]", "the unique file paths a session's messages list, newest first",
      "  --json            a JSON array of paths\n", o_json, 1, 1,
      cmd_files},
@@ -136,6 +158,18 @@ const struct cli_cmd cli_commands[] = {
     {"version", "[--json]", "print the version", "  --json            {\"version\", \"library\"}\n", o_json, 0, 0,
      cmd_version},
     {"demo", "", "a short guided tour on the configured database", "", o_none, 0, 0, cmd_demo},
+    {"serve", "[--listen HOST:PORT] [--api-key-env VAR] [--key-namespace NS] [--allow-origin O] [--max-body N]",
+     "run the local memory service: REST API, MCP at /mcp, /openapi.json (docs/http-api.md)",
+     "  --listen HOST:PORT  address to bind (default 127.0.0.1:8765; port 0 picks a free one). The URL is\n"
+     "                      printed on standard output once the service is ready\n"
+     "  --api-key-env VAR   require Authorization: Bearer <the value of $VAR> (default: MNEMO_API_KEY when\n"
+     "                      set); required to listen on anything but loopback\n"
+     "  --key-namespace NS  the key may only read and write sessions of namespace NS\n"
+     "  --allow-origin O    also accept these browser Origins on /mcp (comma-separated; * for any)\n"
+     "  --max-body N        largest request body in bytes (default 8 MiB)\n"
+     "  --verbose           log every request to standard error\n",
+     o_serve, 0, 0, cmd_serve},
+    {"mcp", "", "serve MCP over standard input and output (docs/mcp.md)", "", o_none, 0, 0, cmd_mcp},
     {NULL, NULL, NULL, NULL, NULL, 0, 0, NULL},
 };
 
@@ -224,13 +258,14 @@ int main(int argc, char **argv)
     int used = 0;
     const struct cli_cmd *cmd = find_command(argc - i, argv + i, &used);
     if (!cmd) {
-        if (strcmp(argv[i], "session") == 0 || strcmp(argv[i], "config") == 0) {
+        if (strcmp(argv[i], "session") == 0 || strcmp(argv[i], "config") == 0 || strcmp(argv[i], "summary") == 0) {
             if (i + 1 < argc && (strcmp(argv[i + 1], "--help") == 0 || strcmp(argv[i + 1], "-h") == 0)) {
                 group_help(argv[i]);
                 return 0;
             }
             return cli_usage_error("'%s' needs a subcommand: %s", argv[i],
-                                   strcmp(argv[i], "session") == 0 ? "new, list, show, fork, resume, delete" : "show");
+                                   strcmp(argv[i], "session") == 0 ? "new, list, show, fork, resume, delete"
+                                                                   : "show");
         }
         return cli_usage_error("unknown command '%s' (see mnemo --help)", argv[i]);
     }

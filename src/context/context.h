@@ -14,6 +14,7 @@
 #include "store/store.h"
 #include "token/token.h"
 #include "util/arena.h"
+#include "util/json.h"
 
 /* Framing per message in chat formats: 3 tokens of separators plus the role (one token in
  * cl100k_base and o200k_base), one more when a name is set, and the reply priming once per
@@ -22,6 +23,8 @@
 #define MN_FRAME_PER_MESSAGE 4
 #define MN_FRAME_PER_NAME 1
 #define MN_FRAME_REPLY 3
+
+struct mn_gov;
 
 struct mn_window {
     struct mn_arena arena;
@@ -33,6 +36,9 @@ struct mn_window {
     int64_t total_messages;
     int64_t dropped_budget, dropped_orphan, dropped_unmatched;
     int over_budget;
+    struct mn_gov *gov;   /* tool-output governance applied during the walk; NULL: none */
+    int64_t synthetic;    /* kept items that are not stored messages (summary, marker) */
+    int64_t summarized;   /* history messages the summary stands for (not dropped) */
 };
 
 /* Framing tokens one message costs. */
@@ -44,5 +50,95 @@ void mn_window_release(struct mn_window *w);
 /* Renders the kept messages and the report (both malloc'd, caller frees). */
 mn_status mn_context_render(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
                             char **rendered, char **report);
+/* The same; the members of `extra` (a JSON object, may be NULL; not consumed) are appended to
+ * the report. */
+mn_status mn_context_render_ex(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
+                               const json_t *extra, char **rendered, char **report);
+
+/* The window walk over msgs[0..n) (oldest to newest, already in memory) instead of the store:
+ * keeps the newest whole units within `left` tokens (cost = stored tokens + framing), counts
+ * orphans and unmatched calls, applies w->gov. Appends the kept messages to w->items, oldest to
+ * newest, after what is there; adds to message_tokens / framing_tokens; *used gets the cost. */
+mn_status mn_window_walk(struct mn_window *w, const mn_message *msgs, size_t n, int64_t left, int64_t *used);
+
+/* ---- tool-output governance (govern.c) -------------------------------------------------------
+ * Runs inside every walk, before a unit is costed. Tool results older than the last exchange
+ * (the newest tool call's results) longer than trim_chars characters become head + tail with
+ * "[…truncated, N chars total]"; with offloading on and more than offload_threshold prunable
+ * tokens (tool output beyond the newest protect_tokens), they are written to
+ * DIR/tool-outputs/SESSION/SEQ.txt and replaced by a preview naming the file. */
+struct mn_gov {
+    /* settings */
+    const mn_tokenizer *tk;
+    int64_t trim_chars;        /* 0: no trimming */
+    int offload;               /* 1: offloading may run */
+    int64_t protect_tokens, offload_threshold;
+    const char *offload_dir;   /* the data directory (the database's folder) */
+    int64_t loop_repeat;       /* report the same call repeated this many times in a row; 0: off */
+    int64_t total_tool_tokens; /* stored tokens of all tool results the walk may meet */
+    /* state of the walk (newest first) */
+    int seen_call, decided, active, loop_frozen;
+    int64_t seen_tool_tokens;
+    char loop_sig[65], loop_name[64];
+    int64_t loop_run, loop_seq;
+    /* results */
+    int64_t trimmed, offloaded, offload_failed, chars_removed, tokens_saved;
+};
+
+/* Called by the walk for the results of one answered call (newest call first), before costing;
+ * rewrites content and tokens of results in place (new strings in a). */
+mn_status mn_gov_results(struct mn_gov *g, struct mn_arena *a, mn_message *results, size_t n);
+/* Loop detection: called for every assistant tool call and user message the walk meets. */
+void mn_gov_note(struct mn_gov *g, const mn_message *m);
+/* The "tool_outputs" and "loop" members of the report. NULL on OOM. */
+json_t *mn_gov_report(const struct mn_gov *g);
+
+/* ---- strategies (strategy.c) -----------------------------------------------------------------
+ * summary, chunked and hybrid over the stored global summary; window with governance. */
+struct mn_summarizer;
+
+typedef struct mn_strategy_cfg {
+    const char *strategy;     /* window, summary, chunked, hybrid */
+    int64_t max_tokens;       /* the whole context's budget */
+    int64_t model_window;     /* 0: unknown */
+    unsigned flags;           /* MN_CONTEXT_NO_FOLD */
+    int64_t max_messages;     /* summary/hybrid message trigger; 0 disables */
+    int64_t trigger_percent;  /* summary/hybrid token trigger, % of the model window (else of max_tokens); 0 off */
+    int64_t tail_turns;       /* chunked K, and what mn_compact keeps */
+    int64_t chunk_threshold;  /* chunked: summary + unsummarised tokens that trigger a fold */
+    int64_t prompt_budget;    /* chunked: tokens for summary + raw turns */
+    int64_t summary_cap;      /* tokens of a summary */
+    int64_t hybrid_recent;    /* hybrid: recent messages kept verbatim after a fold */
+    int64_t reserve_tokens;   /* pre-flight: response tokens reserved (0: mn_budget_split's) */
+    int64_t safety_margin;
+    int64_t claim_ms;         /* how long a fold may hold the session claim */
+    int64_t retry_gap;        /* messages to wait after a failed or rolled-back fold */
+    struct mn_gov gov;        /* governance settings (state zeroed) */
+} mn_strategy_cfg;
+
+typedef struct mn_strategy_env {
+    mn_store *st;
+    const mn_tokenizer *tk;
+    struct mn_summarizer *sum; /* NULL: sum_err says why summarising is unavailable */
+    const char *sum_err;
+} mn_strategy_env;
+
+/* A built context: w is rendered; its items point into parts[] and w's arena. */
+struct mn_built {
+    struct mn_window w;
+    struct mn_window parts[3];
+    json_t *extra; /* report members */
+};
+
+/* Builds the context of session s. b must be zeroed; release it with mn_built_release. */
+mn_status mn_context_assemble(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
+                              struct mn_built *b);
+void mn_built_release(struct mn_built *b);
+/* Folds every message but the last cfg->tail_turns turns now (mn_compact). *event gets the event
+ * data written (caller decrefs). MN_BUSY when another fold holds the claim. */
+mn_status mn_context_compact(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
+                             json_t **event);
+/* response = min(window/4, 16000), history = min(rest/3, 50000), files = rest. */
+void mn_context_budget_split(int64_t window, int64_t *response, int64_t *history, int64_t *files);
 
 #endif

@@ -187,16 +187,23 @@ static json_t *report(const struct mn_window *w, const char *strategy, const cha
 {
     static const char *const fmt_names[] = {"openai", "anthropic", "text"};
     int64_t total = w->system_tokens + w->message_tokens + w->framing_tokens;
-    int64_t dropped_budget = w->total_messages - (int64_t)w->count - w->dropped_orphan - w->dropped_unmatched;
+    int64_t kept = (int64_t)w->count - w->synthetic; /* a summary or marker is not a history message */
+    int64_t dropped_budget = w->total_messages - kept - w->dropped_orphan - w->dropped_unmatched - w->summarized;
+    const mn_message *first = NULL, *last = NULL;
+    for (size_t i = 0; i < w->count; i++)
+        if (w->items[i].seq > 0) {
+            first = first ? first : &w->items[i];
+            last = &w->items[i];
+        }
     json_t *r = json_pack(
         "{s:s, s:s, s:s, s:I, s:I, s:b, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:o, s:o}, s:{s:I, s:I, s:I}}",
         "strategy", strategy, "format", fmt_names[fmt], "tokenizer", tokenizer, "max_tokens",
         (json_int_t)w->max_tokens, "tokens", (json_int_t)total, "over_budget", w->over_budget || total > w->max_tokens,
         "parts", "system", (json_int_t)w->system_tokens, "messages", (json_int_t)w->message_tokens, "framing",
         (json_int_t)w->framing_tokens, "messages", "total", (json_int_t)w->total_messages, "kept",
-        (json_int_t)w->count, "dropped", (json_int_t)(w->total_messages - (int64_t)w->count), "first_kept_seq",
-        w->count ? json_integer(w->items[0].seq) : json_null(), "last_kept_seq",
-        w->count ? json_integer(w->items[w->count - 1].seq) : json_null(), "dropped", "budget",
+        (json_int_t)kept, "dropped", (json_int_t)(w->total_messages - kept), "first_kept_seq",
+        first ? json_integer(first->seq) : json_null(), "last_kept_seq",
+        last ? json_integer(last->seq) : json_null(), "dropped", "budget",
         (json_int_t)(dropped_budget > 0 ? dropped_budget : 0), "orphan_tool_result", (json_int_t)w->dropped_orphan,
         "unmatched_tool_call", (json_int_t)w->dropped_unmatched);
     return r;
@@ -204,6 +211,12 @@ static json_t *report(const struct mn_window *w, const char *strategy, const cha
 
 mn_status mn_context_render(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
                             char **rendered, char **report_out)
+{
+    return mn_context_render_ex(w, strategy, tokenizer, fmt, NULL, rendered, report_out);
+}
+
+mn_status mn_context_render_ex(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
+                               const json_t *extra, char **rendered, char **report_out)
 {
     *rendered = *report_out = NULL;
     if (fmt == MN_FORMAT_TEXT)
@@ -216,6 +229,10 @@ mn_status mn_context_render(const struct mn_window *w, const char *strategy, con
         json_decref(v);
     }
     json_t *r = report(w, strategy, tokenizer, fmt);
+    if (r && extra && json_object_update(r, (json_t *)extra) != 0) {
+        json_decref(r);
+        r = NULL;
+    }
     *report_out = r ? mn_json_dump(r) : NULL;
     json_decref(r);
     if (!*rendered || !*report_out) {

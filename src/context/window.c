@@ -95,8 +95,17 @@ static int visit(void *user, const mn_message *msg)
         return 0;
     }
     int is_call = m.role == MN_ROLE_ASSISTANT && m.tool_calls;
+    if (w->gov && (is_call || m.role == MN_ROLE_USER))
+        mn_gov_note(w->gov, &m);
     if (sc->npending) {
         if (is_call && calls_answered(&m, sc->pending, sc->npending)) {
+            if (w->gov) { /* governance rewrites the results before they are costed */
+                if ((sc->rc = mn_gov_results(w->gov, &w->arena, sc->pending, sc->npending)))
+                    return 1;
+                sc->pending_cost = 0;
+                for (size_t i = 0; i < sc->npending; i++)
+                    sc->pending_cost += cost_of(&sc->pending[i]);
+            }
             int64_t cost = cost_of(&m) + sc->pending_cost;
             if (cost > sc->left) {
                 sc->npending = 0; /* left out for the budget, with everything older */
@@ -163,6 +172,28 @@ mn_status mn_window_build(mn_store *st, const mn_tokenizer *tk, const mn_session
     if (sc.scanned > w->total_messages)
         w->total_messages = sc.scanned;
     for (size_t i = 0, j = w->count; i + 1 < j; i++, j--) { /* oldest to newest */
+        mn_message t = w->items[i];
+        w->items[i] = w->items[j - 1];
+        w->items[j - 1] = t;
+    }
+    return MN_OK;
+}
+
+mn_status mn_window_walk(struct mn_window *w, const mn_message *msgs, size_t n, int64_t left, int64_t *used)
+{
+    size_t base = w->count;
+    struct scan sc = {.w = w, .left = left};
+    for (size_t i = n; i-- > 0;)
+        if (visit(&sc, &msgs[i]))
+            break;
+    if (!sc.rc && sc.npending && sc.scanned == (int64_t)n) /* results at the very start */
+        w->dropped_orphan += (int64_t)sc.npending;
+    free(sc.pending);
+    if (used)
+        *used = left - sc.left;
+    if (sc.rc)
+        return sc.rc;
+    for (size_t i = base, j = w->count; i + 1 < j; i++, j--) { /* oldest to newest */
         mn_message t = w->items[i];
         w->items[i] = w->items[j - 1];
         w->items[j - 1] = t;

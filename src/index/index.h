@@ -54,6 +54,7 @@
  *                quant 1: n x f32 scales, then n x dim x i8 codes in [-127, 127];
  *                         component j of slot i is scale[i] * code[i][j]
  *     links0     hnsw only: n x (1 + 2M) x u32: count, then count neighbour slots, rest 0
+ *                (readers ignore the unused words)
  *     upper      hnsw only: upper_words x u32; a slot of level L > 0 owns L lists of (1 + M)
  *                words at upper_off: count, then neighbour slots (level 1 first)
  *   trailer
@@ -173,9 +174,12 @@ mn_status mn_index_compact(mn_index *ix);
  *    computing distances only for the accepted ids;
  *  - otherwise the graph walk, with the filter applied inside it: rejected and deleted nodes are
  *    still followed but never enter the results, and the walk goes on until it holds ef accepted
- *    results or the graph is exhausted. If it visits more than a quarter of the slots it stops
- *    and an exact scan answers; if it returns fewer than k while more could exist, an exact scan
- *    answers. So a search returns k hits whenever k live matching vectors exist.
+ *    results or the graph is exhausted. Without a hint, the share of accepted nodes among the
+ *    first max(1024, 16 * ef) visited estimates the filter's selectivity; when that predicts at
+ *    most exact_threshold matches, an exact scan answers instead. If the walk visits more than a
+ *    quarter of the slots it stops and an exact scan answers; if it returns fewer than k while
+ *    more could exist, an exact scan answers. So a search returns k hits whenever k live
+ *    matching vectors exist.
  * In an f32 index an exact scan is exact. In an int8 index distances are computed on the codes
  * and the best max(ef, k) are re-ranked on full precision when a fetch source is set
  * (mn_index_set_source); otherwise scores come from the codes.

@@ -200,10 +200,15 @@ int mn__hnsw_random_level(mn_index *ix);
 /* Links slot `s` (vector and level already stored) into the graph. Needs the write lock. */
 mn_status mn__hnsw_insert(mn_index *ix, uint32_t s);
 /* Walks level 0 from the entry point. Results (accepted, live) are left in scr->res as a
- * max-heap of *n_res entries. *aborted = 1 when the walk passed `budget` visits (0 = none). */
+ * max-heap of *n_res entries. *aborted = 1 when the walk passed `budget` visits (0 = none) or
+ * the filter's probe says it is selective. */
 struct mn__filter {
     mn_index_accept_fn accept;
     void *user;
+    /* give up (set *aborted) once `probe` nodes were visited and fewer than min_frac of them
+     * passed the filter: the exact scan is cheaper then (0: never) */
+    size_t probe;
+    double min_frac;
 };
 mn_status mn__hnsw_search(mn_index *ix, struct mn__scratch *scr, const struct mn__qv *q,
                           size_t ef, const struct mn__filter *f, size_t budget, size_t *n_res,

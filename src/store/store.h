@@ -89,6 +89,31 @@ struct mn_store_ops {
     /* Database-wide settings (tokenizer name, …): NULL value when unset; *value caller frees. */
     mn_status (*meta_get)(mn_store *st, const char *key, char **value);
     mn_status (*meta_set)(mn_store *st, const char *key, const char *value);
+    /* Context governance (sqlite/summaries.c). The latest summary of a session (MN_NOTFOUND when
+     * none; caller frees *out with mn_summary_free); inserting one (session_id and id are set
+     * by the store; *id optional). */
+    mn_status (*summary_latest)(mn_store *st, const char *session_id, mn_summary **out);
+    mn_status (*summary_insert)(mn_store *st, const char *session_id, const mn_summary *s, int64_t *id);
+    /* Appends an event (data: a JSON object text); lists a session's events newest first. */
+    mn_status (*event_insert)(mn_store *st, const char *session_id, const char *kind, const char *data,
+                              int64_t now_ms);
+    mn_status (*events_list)(mn_store *st, const char *session_id, size_t limit,
+                             int (*fn)(void *user, int64_t id, const char *kind, const char *data, int64_t at),
+                             void *user);
+    /* The per-session fold claim: sets busy_until = until_ms when it is below now_ms (*claimed 1),
+     * else leaves it (*claimed 0, *busy_until gets the holder's time). Release clears it when it
+     * is still our until_ms. */
+    mn_status (*busy_claim)(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms, int *claimed,
+                            int64_t *busy_until);
+    mn_status (*busy_release)(mn_store *st, const char *session_id, int64_t until_ms);
+    /* Sets a message's pinned flag by id (MN_NOTFOUND when there is no such message). */
+    mn_status (*message_pin)(mn_store *st, int64_t message_id, int pinned);
+    /* Active messages with seq <= upto_seq that are pinned or have role system, each with the
+     * whole tool unit around it (the call and all results that follow it), in seq order. */
+    mn_status (*pinned_units)(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
+                              void *user);
+    /* Sum of the stored tokens of the active tool results with seq > after_seq. */
+    mn_status (*tool_tokens)(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
 };
 
 /* Every backend's handle starts with this. */

@@ -1197,6 +1197,15 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .state_update = mn_sqlite_op_state_update,
         .meta_get = op_meta_get,
         .meta_set = op_meta_set,
+        .summary_latest = mn_sqlite_op_summary_latest,
+        .summary_insert = mn_sqlite_op_summary_insert,
+        .event_insert = mn_sqlite_op_event_insert,
+        .events_list = mn_sqlite_op_events_list,
+        .busy_claim = mn_sqlite_op_busy_claim,
+        .busy_release = mn_sqlite_op_busy_release,
+        .message_pin = mn_sqlite_op_message_pin,
+        .pinned_units = mn_sqlite_op_pinned_units,
+        .tool_tokens = mn_sqlite_op_tool_tokens,
     };
     *out = NULL;
     if (!path || !*path)

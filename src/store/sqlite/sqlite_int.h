@@ -47,6 +47,22 @@ mn_status mn_sqlite_op_state_get(mn_store *st, const char *id, char **out);
 mn_status mn_sqlite_op_state_update(mn_store *st, const char *id,
                                     mn_status (*fn)(void *user, const char *current, char **next), void *user);
 
+/* Operations implemented in summaries.c (context governance). */
+mn_status mn_sqlite_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out);
+mn_status mn_sqlite_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id);
+mn_status mn_sqlite_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
+                                    int64_t now_ms);
+mn_status mn_sqlite_op_events_list(mn_store *st, const char *session_id, size_t limit,
+                                   int (*fn)(void *user, int64_t id, const char *kind, const char *data, int64_t at),
+                                   void *user);
+mn_status mn_sqlite_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms,
+                                  int *claimed, int64_t *busy_until);
+mn_status mn_sqlite_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms);
+mn_status mn_sqlite_op_message_pin(mn_store *st, int64_t message_id, int pinned);
+mn_status mn_sqlite_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
+                                    void *user);
+mn_status mn_sqlite_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
+
 /* Maps a SQLite result code to a status with a message ("what: …"). */
 mn_status mn_sqlite_fail(struct sqlite_store *s, int rc, const char *what);
 /* The prepared statement for a static SQL string (cached by its address). */

@@ -1,0 +1,49 @@
+/*
+ * cmd_serve.c — `mnemo serve` (the HTTP service: REST, MCP at /mcp) and `mnemo mcp` (MCP over
+ * standard input and output). Option handling only; the service lives in app/server/.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "server/server.h"
+
+int cmd_serve(const struct cli_global *g, struct cli_args *a)
+{
+    struct srv_options o = {0};
+    long long max_body = 8LL << 20;
+    if (cli_number(a, "max-body", 1024, 1LL << 30, &max_body) != 0)
+        return EXIT_USAGE;
+    o.listen = cli_opt(a, "listen") ? cli_opt(a, "listen") : "127.0.0.1:8765";
+    o.max_body = (size_t)max_body;
+    o.allow_origin = cli_opt(a, "allow-origin");
+    o.key_ns = cli_opt(a, "key-namespace");
+    o.verbose = cli_flag(a, "verbose");
+    const char *env = cli_opt(a, "api-key-env");
+    if (env) {
+        o.api_key = getenv(env);
+        if (!o.api_key || !o.api_key[0])
+            return cli_usage_error("--api-key-env %s: that environment variable is not set", env);
+    } else if (getenv("MNEMO_API_KEY") && getenv("MNEMO_API_KEY")[0]) {
+        o.api_key = getenv("MNEMO_API_KEY");
+    }
+    if (o.key_ns && !o.api_key)
+        return cli_usage_error("--key-namespace needs an API key (--api-key-env VAR or MNEMO_API_KEY)");
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    int rc = srv_run_http(db, &o);
+    mn_close(db);
+    return rc;
+}
+
+int cmd_mcp(const struct cli_global *g, struct cli_args *a)
+{
+    (void)a;
+    mn_db *db = cli_open(g); /* diagnostics go to stderr: stdout carries protocol messages only */
+    if (!db)
+        return 1;
+    int rc = mcp_stdio(db);
+    mn_close(db);
+    return rc;
+}

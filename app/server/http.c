@@ -1,0 +1,675 @@
+/*
+ * http.c — the HTTP transport of `mnemo serve` over libmicrohttpd: listen address and loopback
+ * rule, bearer API key, request bodies with a size limit, /healthz, /metrics, /openapi.json,
+ * /mcp (Streamable HTTP, JSON responses), the REST routes of rest.c, the streamed export, logs
+ * and graceful shutdown on SIGTERM/SIGINT. Notes: docs/http-api.md.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "server/server.h"
+
+/* ---- logging --------------------------------------------------------------------------------- */
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void srv_log(const char *level, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    pthread_mutex_lock(&log_lock);
+    fprintf(stderr, "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=%s %s\n", tm.tm_year + 1900, tm.tm_mon + 1,
+            tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, level, msg);
+    pthread_mutex_unlock(&log_lock);
+}
+
+/* ---- metrics --------------------------------------------------------------------------------- */
+
+enum { MAX_SERIES = 256, NBUCKETS = 10 };
+static const double buckets[NBUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2.5};
+struct series {
+    char route[32];
+    int status;
+    uint64_t count;
+};
+struct hist {
+    char route[32];
+    uint64_t le[NBUCKETS];
+    uint64_t count;
+    double sum;
+};
+static struct {
+    pthread_mutex_t lock;
+    struct series s[MAX_SERIES];
+    size_t ns;
+    struct hist h[64];
+    size_t nh;
+    uint64_t errors;
+    int64_t in_flight;
+} metrics = {PTHREAD_MUTEX_INITIALIZER, {{{0}, 0, 0}}, 0, {{{0}, {0}, 0, 0}}, 0, 0, 0};
+
+void srv_metrics_record(const char *route, int status, double seconds)
+{
+    pthread_mutex_lock(&metrics.lock);
+    size_t i = 0;
+    for (; i < metrics.ns; i++)
+        if (metrics.s[i].status == status && strcmp(metrics.s[i].route, route) == 0)
+            break;
+    if (i == metrics.ns && i < MAX_SERIES) {
+        snprintf(metrics.s[i].route, sizeof metrics.s[i].route, "%s", route);
+        metrics.s[i].status = status;
+        metrics.ns++;
+    }
+    if (i < MAX_SERIES)
+        metrics.s[i].count++;
+    size_t j = 0;
+    for (; j < metrics.nh; j++)
+        if (strcmp(metrics.h[j].route, route) == 0)
+            break;
+    if (j == metrics.nh && j < sizeof metrics.h / sizeof metrics.h[0]) {
+        snprintf(metrics.h[j].route, sizeof metrics.h[j].route, "%s", route);
+        metrics.nh++;
+    }
+    if (j < metrics.nh) {
+        for (int b = 0; b < NBUCKETS; b++)
+            if (seconds <= buckets[b])
+                metrics.h[j].le[b]++;
+        metrics.h[j].count++;
+        metrics.h[j].sum += seconds;
+    }
+    if (status >= 500)
+        metrics.errors++;
+    pthread_mutex_unlock(&metrics.lock);
+}
+
+static void metrics_in_flight(int delta)
+{
+    pthread_mutex_lock(&metrics.lock);
+    metrics.in_flight += delta;
+    pthread_mutex_unlock(&metrics.lock);
+}
+
+char *srv_metrics_render(void)
+{
+    size_t cap = 4096 + (MAX_SERIES + 64 * (NBUCKETS + 3)) * 128, len = 0;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+#define EMIT(...)                                                                                      \
+    do {                                                                                               \
+        if (len < cap) {                                                                               \
+            int n_ = snprintf(out + len, cap - len, __VA_ARGS__);                                      \
+            len = n_ < 0 ? cap : len + (size_t)n_;                                                     \
+        }                                                                                              \
+    } while (0)
+    pthread_mutex_lock(&metrics.lock);
+    EMIT("# HELP mnemo_http_requests_total HTTP requests by route and status.\n"
+         "# TYPE mnemo_http_requests_total counter\n");
+    for (size_t i = 0; i < metrics.ns && len < cap; i++)
+        EMIT("mnemo_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n", metrics.s[i].route, metrics.s[i].status,
+             (unsigned long long)metrics.s[i].count);
+    EMIT("# HELP mnemo_http_request_duration_seconds Time to answer a request, by route.\n"
+         "# TYPE mnemo_http_request_duration_seconds histogram\n");
+    for (size_t j = 0; j < metrics.nh && len < cap; j++) {
+        for (int b = 0; b < NBUCKETS; b++)
+            EMIT("mnemo_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n", metrics.h[j].route,
+                 buckets[b], (unsigned long long)metrics.h[j].le[b]);
+        EMIT("mnemo_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %llu\n", metrics.h[j].route,
+             (unsigned long long)metrics.h[j].count);
+        EMIT("mnemo_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", metrics.h[j].route, metrics.h[j].sum);
+        EMIT("mnemo_http_request_duration_seconds_count{route=\"%s\"} %llu\n", metrics.h[j].route,
+             (unsigned long long)metrics.h[j].count);
+    }
+    EMIT("# HELP mnemo_http_errors_total Requests answered with a 5xx status.\n"
+         "# TYPE mnemo_http_errors_total counter\nmnemo_http_errors_total %llu\n",
+         (unsigned long long)metrics.errors);
+    EMIT("# HELP mnemo_http_requests_in_flight Requests being answered now.\n"
+         "# TYPE mnemo_http_requests_in_flight gauge\nmnemo_http_requests_in_flight %lld\n",
+         (long long)metrics.in_flight);
+    pthread_mutex_unlock(&metrics.lock);
+#undef EMIT
+    if (len >= cap)
+        len = cap - 1;
+    out[len] = '\0';
+    return out;
+}
+
+/* ---- the service ----------------------------------------------------------------------------- */
+
+struct server {
+    mn_db *db;
+    const struct srv_options *o;
+    size_t max_body;
+    char *openapi;
+    int verbose;
+    pthread_mutex_t lock; /* export threads */
+    pthread_cond_t idle;
+    int exports;
+};
+
+struct conn {
+    char *body;
+    size_t len, cap;
+    int too_big;
+    struct timespec t0;
+};
+
+static double since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static enum MHD_Result send_bytes(struct MHD_Connection *mc, int status, const char *ctype, const char *body,
+                                  size_t len, int retry_after)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)(body ? body : ""), MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    if (ctype)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    if (retry_after > 0) {
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", retry_after);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+    }
+    if (status == 401)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (status == 405)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "POST");
+    enum MHD_Result ret = MHD_queue_response(mc, (unsigned)status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result send_resp(struct MHD_Connection *mc, struct srv_response *resp)
+{
+    return send_bytes(mc, resp->status, resp->content_type, resp->body, resp->body_len, resp->retry_after);
+}
+
+static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    if (key && key[0])
+        json_object_set_new((json_t *)cls, key, json_string(value ? value : ""));
+    return MHD_YES;
+}
+
+/* ---- streamed export: a thread runs mn_export into a pipe the response reads ------------------ */
+
+struct export_job {
+    struct server *srv;
+    int rfd, wfd;
+    const char **ids;
+    size_t n;
+    json_t *idlist;
+    atomic_int rc;
+    atomic_int refs;
+};
+
+static void job_unref(struct export_job *j)
+{
+    if (atomic_fetch_sub(&j->refs, 1) != 1)
+        return;
+    free(j->ids);
+    json_decref(j->idlist);
+    free(j);
+}
+
+static int pipe_write(void *user, const char *bytes, size_t len)
+{
+    struct export_job *j = user;
+    while (len) {
+        ssize_t w = write(j->wfd, bytes, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return 1; /* reader gone (EPIPE): stop */
+        }
+        bytes += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+static void *export_thread(void *arg)
+{
+    struct export_job *j = arg;
+    struct server *srv = j->srv;
+    mn_status rc = mn_export(srv->db, j->ids, j->n, pipe_write, j);
+    atomic_store(&j->rc, (int)rc);
+    if (rc)
+        srv_log("warn", "msg=\"export stopped\" status=%s", mn_status_name(rc));
+    close(j->wfd);
+    job_unref(j);
+    pthread_mutex_lock(&srv->lock);
+    if (--srv->exports == 0)
+        pthread_cond_broadcast(&srv->idle);
+    pthread_mutex_unlock(&srv->lock);
+    return NULL;
+}
+
+static ssize_t export_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct export_job *j = cls;
+    (void)pos;
+    for (;;) {
+        ssize_t n = read(j->rfd, buf, max);
+        if (n > 0)
+            return n;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0 && atomic_load(&j->rc) == 0)
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+}
+
+static void export_free(void *cls)
+{
+    struct export_job *j = cls;
+    close(j->rfd);
+    job_unref(j);
+}
+
+static enum MHD_Result start_export(struct server *srv, struct MHD_Connection *mc, struct srv_response *resp)
+{
+    size_t n = json_array_size(resp->export_ids);
+    /* a missing session is a 404 before any byte is sent */
+    for (size_t i = 0; i < n; i++) {
+        mn_session *s = NULL;
+        mn_status st = mn_session_get(srv->db, json_string_value(json_array_get(resp->export_ids, i)), &s);
+        mn_session_free(s);
+        if (st) {
+            srv_error(resp, srv_http_status(st), mn_status_name(st), "%s", mn_errmsg());
+            return send_resp(mc, resp);
+        }
+    }
+    struct export_job *j = calloc(1, sizeof *j);
+    int fds[2];
+    if (!j || pipe(fds) != 0) {
+        free(j);
+        srv_error(resp, 500, "io", "cannot start the export");
+        return send_resp(mc, resp);
+    }
+    j->srv = srv;
+    j->rfd = fds[0];
+    j->wfd = fds[1];
+    j->n = n;
+    j->idlist = json_incref(resp->export_ids);
+    j->ids = calloc(n ? n : 1, sizeof *j->ids);
+    for (size_t i = 0; i < n && j->ids; i++)
+        j->ids[i] = json_string_value(json_array_get(j->idlist, i));
+    atomic_init(&j->rc, 0);
+    atomic_init(&j->refs, 2);
+    struct MHD_Response *r = j->ids ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, export_read, j,
+                                                                        export_free)
+                                    : NULL;
+    if (!r) {
+        close(fds[0]);
+        close(fds[1]);
+        free(j->ids);
+        json_decref(j->idlist);
+        free(j);
+        srv_error(resp, 500, "no_memory", "cannot start the export");
+        return send_resp(mc, resp);
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/x-ndjson");
+    pthread_mutex_lock(&srv->lock);
+    srv->exports++;
+    pthread_mutex_unlock(&srv->lock);
+    pthread_t t;
+    if (pthread_create(&t, NULL, export_thread, j) != 0) {
+        close(j->wfd);
+        atomic_store(&j->rc, (int)MN_IO);
+        job_unref(j);
+        pthread_mutex_lock(&srv->lock);
+        srv->exports--;
+        pthread_mutex_unlock(&srv->lock);
+    } else {
+        pthread_detach(t);
+    }
+    enum MHD_Result ret = MHD_queue_response(mc, 200, r);
+    MHD_destroy_response(r); /* export_free runs when MHD is done with it */
+    return ret;
+}
+
+/* ---- origin and auth ------------------------------------------------------------------------- */
+
+static int loopback_origin(const char *origin)
+{
+    static const char *const ok[] = {"http://localhost", "http://127.0.0.1", "http://[::1]", "https://localhost",
+                                     "https://127.0.0.1", "https://[::1]"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        size_t n = strlen(ok[i]);
+        if (strncmp(origin, ok[i], n) == 0 && (origin[n] == '\0' || origin[n] == ':'))
+            return 1;
+    }
+    return 0;
+}
+
+static int origin_allowed(const struct srv_options *o, const char *origin)
+{
+    if (!origin || loopback_origin(origin))
+        return 1;
+    const char *list = o->allow_origin;
+    while (list && *list) {
+        const char *comma = strchr(list, ',');
+        size_t n = comma ? (size_t)(comma - list) : strlen(list);
+        if ((n == 1 && list[0] == '*') || (n == strlen(origin) && strncmp(list, origin, n) == 0))
+            return 1;
+        list += n + (comma ? 1 : 0);
+    }
+    return 0;
+}
+
+static int key_ok(const char *want, const char *auth)
+{
+    if (!auth || strncmp(auth, "Bearer ", 7) != 0)
+        return 0;
+    const char *got = auth + 7;
+    size_t a = strlen(want), b = strlen(got);
+    unsigned diff = (unsigned)(a ^ b);
+    for (size_t i = 0; i < a; i++)
+        diff |= (unsigned)(unsigned char)want[i] ^ (unsigned)(unsigned char)got[i < b ? i : 0];
+    return diff == 0;
+}
+
+/* ---- the request handler --------------------------------------------------------------------- */
+
+static enum MHD_Result route(struct server *srv, struct MHD_Connection *mc, struct conn *c, const char *url,
+                             const char *method, const char **route_name, int *status)
+{
+    struct srv_response resp = {0};
+    enum MHD_Result ret;
+    if (c->too_big) {
+        *route_name = "too_big";
+        srv_error(&resp, 413, "too_big", "request body over the limit of %zu bytes (--max-body)", srv->max_body);
+        goto send;
+    }
+    if (strcmp(url, "/healthz") == 0) {
+        *route_name = "healthz";
+        resp.status = 200;
+        resp.body = strdup("{\"status\":\"ok\"}");
+        resp.body_len = resp.body ? strlen(resp.body) : 0;
+        resp.content_type = "application/json";
+        goto send;
+    }
+    if (srv->o->api_key && !key_ok(srv->o->api_key, MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"))) {
+        *route_name = "unauthorized";
+        srv_error(&resp, 401, "unauthorized", "a valid API key is required: Authorization: Bearer <key>");
+        goto send;
+    }
+    const char *ns = srv->o->api_key ? srv->o->key_ns : NULL;
+    if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0) {
+        *route_name = "metrics";
+        resp.status = 200;
+        resp.body = srv_metrics_render();
+        resp.body_len = resp.body ? strlen(resp.body) : 0;
+        resp.content_type = "text/plain; version=0.0.4";
+        goto send;
+    }
+    if (strcmp(url, "/openapi.json") == 0 && strcmp(method, "GET") == 0) {
+        *route_name = "openapi";
+        resp.status = 200;
+        resp.body = srv->openapi ? strdup(srv->openapi) : NULL;
+        resp.body_len = resp.body ? strlen(resp.body) : 0;
+        resp.content_type = "application/json";
+        goto send;
+    }
+    if (strcmp(url, "/mcp") == 0) {
+        *route_name = "mcp";
+        const char *origin = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Origin");
+        const char *pv = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "MCP-Protocol-Version");
+        if (!origin_allowed(srv->o, origin)) {
+            srv_error(&resp, 403, "forbidden", "Origin %.200s is not allowed (--allow-origin)", origin);
+        } else if (strcmp(method, "POST") != 0) {
+            srv_error(&resp, 405, "method_not_allowed", "this server answers MCP with JSON on POST only");
+        } else if (pv && !mcp_version_supported(pv)) {
+            srv_error(&resp, 400, "invalid", "MCP-Protocol-Version %.60s is not supported (2025-11-25, 2025-06-18, "
+                                              "2025-03-26)", pv);
+        } else {
+            char *reply = NULL;
+            mcp_handle(srv->db, ns, c->body ? c->body : "", c->len, &reply);
+            if (reply) {
+                resp.status = 200;
+                resp.body = reply;
+                resp.body_len = strlen(reply);
+                resp.content_type = "application/json";
+            } else {
+                resp.status = 202;
+            }
+        }
+        goto send;
+    }
+    json_t *query = json_object();
+    MHD_get_connection_values(mc, MHD_GET_ARGUMENT_KIND, collect_query, query);
+    srv_handle_rest(srv->db, ns, method, url, query,
+                    MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Idempotency-Key"), c->body ? c->body : "",
+                    c->len, &resp);
+    json_decref(query);
+    *route_name = resp.op ? resp.op->name : (resp.status == 405 ? "method_not_allowed" : "not_found");
+    if (resp.stream_export) {
+        ret = start_export(srv, mc, &resp);
+        *status = resp.status;
+        srv_response_release(&resp);
+        return ret;
+    }
+send:
+    *status = resp.status;
+    ret = send_resp(mc, &resp);
+    srv_response_release(&resp);
+    return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+    struct server *srv = cls;
+    struct conn *c = *con_cls;
+    (void)version;
+    if (!c) {
+        if (!(c = calloc(1, sizeof *c)))
+            return MHD_NO;
+        clock_gettime(CLOCK_MONOTONIC, &c->t0);
+        const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > srv->max_body)
+            c->too_big = 1;
+        *con_cls = c;
+        metrics_in_flight(1);
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!c->too_big && c->len + *upload_size > srv->max_body)
+            c->too_big = 1;
+        if (!c->too_big) {
+            if (c->len + *upload_size + 1 > c->cap) {
+                size_t cap = c->cap ? c->cap : 4096;
+                while (cap < c->len + *upload_size + 1)
+                    cap *= 2;
+                char *nb = realloc(c->body, cap);
+                if (!nb)
+                    return MHD_NO;
+                c->body = nb;
+                c->cap = cap;
+            }
+            memcpy(c->body + c->len, upload, *upload_size);
+            c->len += *upload_size;
+            c->body[c->len] = '\0';
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    const char *name = "unknown";
+    int status = 500;
+    enum MHD_Result ret = route(srv, mc, c, url, method, &name, &status);
+    double secs = since(&c->t0);
+    srv_metrics_record(name, status, secs);
+    if (srv->verbose || status >= 500)
+        srv_log(status >= 500 ? "error" : "info", "method=%s path=%.200s route=%s status=%d ms=%.2f", method, url,
+                name, status, secs * 1000);
+    return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)mc;
+    (void)toe;
+    struct conn *c = *con_cls;
+    if (c) {
+        metrics_in_flight(-1);
+        free(c->body);
+        free(c);
+        *con_cls = NULL;
+    }
+}
+
+/* ---- listen address -------------------------------------------------------------------------- */
+
+static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errcap)
+{
+    char host[256] = "127.0.0.1", port[16] = "8765";
+    const char *colon = strrchr(spec, ':');
+    if (spec[0] == '[') {
+        const char *close = strchr(spec, ']');
+        if (!close || (close[1] && close[1] != ':'))
+            return snprintf(err, errcap, "--listen %s: expected [IPv6]:PORT", spec), -1;
+        snprintf(host, sizeof host, "%.*s", (int)(close - spec - 1), spec + 1);
+        if (close[1] == ':')
+            snprintf(port, sizeof port, "%s", close + 2);
+    } else if (colon) {
+        if (colon != spec)
+            snprintf(host, sizeof host, "%.*s", (int)(colon - spec), spec);
+        snprintf(port, sizeof port, "%s", colon + 1);
+    } else if (spec[0] >= '0' && spec[0] <= '9' && !strchr(spec, '.')) {
+        snprintf(port, sizeof port, "%s", spec);
+    } else {
+        snprintf(host, sizeof host, "%s", spec);
+    }
+    char *end;
+    long p = strtol(port, &end, 10);
+    if (!port[0] || *end || p < 0 || p > 65535)
+        return snprintf(err, errcap, "--listen %s: port must be 0 to 65535", spec), -1;
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int rc = getaddrinfo(host, port, &hints, &ai);
+    if (rc != 0 || !ai)
+        return snprintf(err, errcap, "--listen %s: %s", spec, gai_strerror(rc)), -1;
+    memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+    *sslen = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    return 0;
+}
+
+static int is_loopback(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+    if (ss->ss_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a))
+            return 1;
+        if (IN6_IS_ADDR_V4MAPPED(a))
+            return a->s6_addr[12] == 127;
+    }
+    return 0;
+}
+
+int srv_run_http(mn_db *db, const struct srv_options *o)
+{
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+    char err[512];
+    if (parse_listen(o->listen ? o->listen : "127.0.0.1:8765", &ss, &sslen, err, sizeof err) != 0) {
+        fprintf(stderr, "mnemo: %s\n", err);
+        return 2;
+    }
+    if (!is_loopback(&ss) && !o->api_key) {
+        fprintf(stderr, "mnemo: refusing to listen on %s without an API key: set one with --api-key-env VAR "
+                        "(or MNEMO_API_KEY), or listen on a loopback address\n",
+                o->listen);
+        return 2;
+    }
+    struct server srv = {0};
+    srv.db = db;
+    srv.o = o;
+    srv.max_body = o->max_body ? o->max_body : 8u << 20;
+    srv.openapi = srv_openapi();
+    srv.verbose = o->verbose;
+    pthread_mutex_init(&srv.lock, NULL);
+    pthread_cond_init(&srv.idle, NULL);
+
+    /* every thread MHD starts inherits this mask: the signals come to sigwait below */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, &srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)512, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "mnemo: cannot listen on %s: %s\n", o->listen ? o->listen : "127.0.0.1:8765",
+                strerror(errno ? errno : EADDRINUSE));
+        free(srv.openapi);
+        return 1;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    unsigned port = info ? info->port : 0;
+    char host[INET6_ADDRSTRLEN] = "127.0.0.1";
+    if (ss.ss_family == AF_INET)
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof host);
+    else
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof host);
+    printf(ss.ss_family == AF_INET6 ? "http://[%s]:%u\n" : "http://%s:%u\n", host, port);
+    fflush(stdout);
+    srv_log("info", "msg=\"listening\" url=http://%s%s%s:%u db=%s auth=%s", ss.ss_family == AF_INET6 ? "[" : "", host,
+            ss.ss_family == AF_INET6 ? "]" : "", port, mn_db_path(db), o->api_key ? "bearer" : "none");
+
+    int sig = 0;
+    sigwait(&set, &sig);
+    srv_log("info", "msg=\"shutting down\" signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    /* stop accepting and join the connection threads: a running request finishes (an append
+     * commits before it answers), so nothing acknowledged is lost */
+    MHD_stop_daemon(d);
+    pthread_mutex_lock(&srv.lock);
+    while (srv.exports > 0)
+        pthread_cond_wait(&srv.idle, &srv.lock);
+    pthread_mutex_unlock(&srv.lock);
+    pthread_mutex_destroy(&srv.lock);
+    pthread_cond_destroy(&srv.idle);
+    free(srv.openapi);
+    srv_log("info", "msg=\"stopped\"");
+    return 0;
+}

@@ -1,0 +1,824 @@
+/*
+ * ops.c — the operation table of `mnemo serve`: one record per API operation (name, method,
+ * path, summary, parameter and result schemas, flags, handler). The REST routes, the MCP tools
+ * and /openapi.json are all made from this table (STYLE.md: one table drives the surface).
+ * Handlers take a JSON object of parameters and call include/mnemo.h only.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server.h"
+
+/* ---- parameter helpers ----------------------------------------------------------------------- */
+
+static mn_status fail(struct srv_call *c, mn_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static mn_status fail(struct srv_call *c, mn_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+    va_end(ap);
+    c->status = st;
+    return st;
+}
+
+/* A library failure: the status and mn_errmsg(). */
+static mn_status lib_fail(struct srv_call *c, mn_status st)
+{
+    const char *m = mn_errmsg();
+    return fail(c, st, "%s", m && m[0] ? m : mn_status_str(st));
+}
+
+static mn_status forbidden(struct srv_call *c, const char *what)
+{
+    c->http = 403;
+    return fail(c, MN_INVALID, "%s: this API key is bound to namespace '%s'", what, c->ns);
+}
+
+/* Optional string parameter: *out NULL when absent or null. */
+static mn_status p_str(struct srv_call *c, const char *name, int required, const char **out)
+{
+    json_t *v = json_object_get(c->params, name);
+    *out = NULL;
+    if (!v || json_is_null(v)) {
+        if (required)
+            return fail(c, MN_INVALID, "%s: required", name);
+        return MN_OK;
+    }
+    if (!json_is_string(v))
+        return fail(c, MN_INVALID, "%s: must be a string", name);
+    *out = json_string_value(v);
+    if (strlen(*out) != json_string_length(v))
+        return fail(c, MN_INVALID, "%s: must not contain NUL", name);
+    return MN_OK;
+}
+
+/* Integer parameter, from a JSON integer or a decimal string (query strings). */
+static mn_status p_int(struct srv_call *c, const char *name, int64_t def, int64_t min, int64_t max, int64_t *out)
+{
+    json_t *v = json_object_get(c->params, name);
+    *out = def;
+    if (!v || json_is_null(v))
+        return MN_OK;
+    long long n;
+    if (json_is_integer(v)) {
+        n = json_integer_value(v);
+    } else if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        char *end;
+        errno = 0;
+        n = strtoll(s, &end, 10);
+        if (errno || end == s || *end)
+            return fail(c, MN_INVALID, "%s: '%.60s' is not a whole number", name, s);
+    } else {
+        return fail(c, MN_INVALID, "%s: must be an integer", name);
+    }
+    if (n < min || n > max)
+        return fail(c, MN_INVALID, "%s: %lld is out of range %lld..%lld", name, n, (long long)min, (long long)max);
+    *out = n;
+    return MN_OK;
+}
+
+static mn_status p_bool(struct srv_call *c, const char *name, int *out)
+{
+    json_t *v = json_object_get(c->params, name);
+    *out = 0;
+    if (!v || json_is_null(v))
+        return MN_OK;
+    if (json_is_boolean(v)) {
+        *out = json_is_true(v);
+        return MN_OK;
+    }
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        if (!strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "")) {
+            *out = 1;
+            return MN_OK;
+        }
+        if (!strcmp(s, "false") || !strcmp(s, "0"))
+            return MN_OK;
+    }
+    return fail(c, MN_INVALID, "%s: must be true or false", name);
+}
+
+/* Strings made for one call (JSON text of metadata, tool_calls …), freed at its end. */
+struct keep {
+    char **p;
+    size_t n, cap;
+};
+
+static const char *keep(struct keep *k, char *s)
+{
+    if (!s)
+        return NULL;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 16;
+        char **np = realloc(k->p, cap * sizeof *np);
+        if (!np) {
+            free(s);
+            return NULL;
+        }
+        k->p = np;
+        k->cap = cap;
+    }
+    return k->p[k->n++] = s;
+}
+
+static void keep_release(struct keep *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        free(k->p[i]);
+    free(k->p);
+}
+
+/* A JSON-valued field passed to the library as text: a JSON value (dumped) or a string holding
+ * JSON text (passed as is; the library validates it). */
+static mn_status j_text(struct srv_call *c, struct keep *k, json_t *obj, const char *name, const char *prefix,
+                        const char **out)
+{
+    json_t *v = json_object_get(obj, name);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return MN_OK;
+    if (json_is_string(v)) {
+        *out = json_string_value(v);
+        return MN_OK;
+    }
+    *out = keep(k, json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY));
+    if (!*out)
+        return fail(c, MN_NOMEM, "out of memory");
+    (void)prefix;
+    return MN_OK;
+}
+
+static json_t *from_text(char *text)
+{
+    json_t *v = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+    mn_free(text);
+    return v;
+}
+
+static json_t *session_json(const mn_session *s)
+{
+    char *t = NULL;
+    if (mn_session_to_json(s, &t) != MN_OK)
+        return NULL;
+    json_t *v = from_text(t);
+    /* the thread fields the CLI's JSON leaves out */
+    if (v) {
+        json_object_set_new(v, "ttl_ms", json_integer(s->ttl_ms));
+        json_object_set_new(v, "max_turns", json_integer(s->max_turns));
+        json_object_set_new(v, "turn_count", json_integer(s->turn_count));
+    }
+    return v;
+}
+
+static json_t *message_json(const mn_message *m)
+{
+    char *t = NULL;
+    if (mn_message_to_json(m, &t) != MN_OK)
+        return NULL;
+    json_t *v = from_text(t);
+    if (v)
+        json_object_set_new(v, "active", json_boolean(m->active));
+    return v;
+}
+
+static json_t *messages_json(const mn_messages *ms, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n && i < ms->count; i++)
+        json_array_append_new(a, message_json(&ms->items[i]));
+    return a;
+}
+
+/* The session id parameter, checked against the caller's namespace (a session of another
+ * namespace looks like a missing one). */
+static mn_status session_param(struct srv_call *c, const char **id)
+{
+    mn_status st = p_str(c, "session_id", 1, id);
+    if (st || !c->ns)
+        return st;
+    mn_session *s = NULL;
+    st = mn_session_get(c->db, *id, &s);
+    if (st == MN_EXPIRED)
+        return lib_fail(c, st);
+    if (st)
+        return lib_fail(c, st);
+    int same = strcmp(s->ns, c->ns) == 0;
+    mn_session_free(s);
+    if (!same)
+        return fail(c, MN_NOTFOUND, "session %s not found", *id);
+    return MN_OK;
+}
+
+static mn_status ok(struct srv_call *c, json_t *result)
+{
+    if (!result)
+        return fail(c, MN_NOMEM, "out of memory");
+    c->result = result;
+    return MN_OK;
+}
+
+/* ---- handlers -------------------------------------------------------------------------------- */
+
+static mn_status op_session_create(struct srv_call *c)
+{
+    struct keep k = {0};
+    mn_session_opts o = MN_SESSION_OPTS_INIT;
+    int64_t ttl = 0, turns = 0;
+    mn_status st;
+    if ((st = p_str(c, "id", 0, &o.id)) || (st = p_str(c, "namespace", 0, &o.ns)) ||
+        (st = p_str(c, "title", 0, &o.title)) || (st = p_str(c, "system_prompt", 0, &o.system_prompt)) ||
+        (st = p_str(c, "tool_name", 0, &o.tool_name)) ||
+        (st = j_text(c, &k, c->params, "metadata", "", &o.metadata)) ||
+        (st = p_int(c, "ttl_seconds", 0, -1, 31622400, &ttl)) || (st = p_int(c, "max_turns", 0, -1, 1000000, &turns)))
+        goto out;
+    if (c->ns) {
+        if (o.ns && strcmp(o.ns, c->ns) != 0) {
+            st = forbidden(c, "namespace");
+            goto out;
+        }
+        o.ns = c->ns;
+    }
+    o.ttl_ms = ttl > 0 ? ttl * 1000 : ttl;
+    o.max_turns = turns;
+    mn_session *s = NULL;
+    if ((st = mn_session_create(c->db, &o, &s)) != MN_OK) {
+        lib_fail(c, st);
+        goto out;
+    }
+    st = ok(c, json_pack("{s:o*}", "session", session_json(s)));
+    mn_session_free(s);
+out:
+    keep_release(&k);
+    return st;
+}
+
+static mn_status op_session_get(struct srv_call *c)
+{
+    const char *id;
+    mn_status st = session_param(c, &id);
+    if (st)
+        return st;
+    mn_session *s = NULL;
+    if ((st = mn_session_get(c->db, id, &s)))
+        return lib_fail(c, st);
+    st = ok(c, json_pack("{s:o*}", "session", session_json(s)));
+    mn_session_free(s);
+    return st;
+}
+
+static mn_status op_session_list(struct srv_call *c)
+{
+    const char *ns;
+    int64_t limit, offset;
+    mn_status st;
+    if ((st = p_str(c, "namespace", 0, &ns)) || (st = p_int(c, "limit", 20, 1, 1000, &limit)) ||
+        (st = p_int(c, "offset", 0, 0, 100000000, &offset)))
+        return st;
+    if (c->ns) {
+        if (ns && strcmp(ns, c->ns) != 0)
+            return forbidden(c, "namespace");
+        ns = c->ns;
+    }
+    mn_sessions *list = NULL;
+    if ((st = mn_session_list(c->db, ns, (size_t)limit + 1, (size_t)offset, &list)))
+        return lib_fail(c, st);
+    json_t *a = json_array();
+    for (size_t i = 0; i < list->count && i < (size_t)limit; i++)
+        json_array_append_new(a, session_json(&list->items[i]));
+    int more = list->count > (size_t)limit;
+    mn_sessions_free(list);
+    return ok(c, json_pack("{s:o,s:b,s:o}", "sessions", a, "has_more", more, "next_offset",
+                           more ? json_integer(offset + limit) : json_null()));
+}
+
+static mn_status op_session_delete(struct srv_call *c)
+{
+    const char *id;
+    mn_status st = session_param(c, &id);
+    if (st)
+        return st;
+    if ((st = mn_session_delete(c->db, id)))
+        return lib_fail(c, st);
+    return ok(c, json_pack("{s:s}", "deleted", id));
+}
+
+static mn_status op_session_fork(struct srv_call *c)
+{
+    const char *id;
+    int64_t upto;
+    mn_status st;
+    if ((st = session_param(c, &id)) || (st = p_int(c, "upto_seq", 0, 0, INT64_MAX, &upto)))
+        return st;
+    mn_session *s = NULL;
+    if ((st = mn_session_fork(c->db, id, upto, &s)))
+        return lib_fail(c, st);
+    st = ok(c, json_pack("{s:o*}", "session", session_json(s)));
+    mn_session_free(s);
+    return st;
+}
+
+static mn_status op_session_resume(struct srv_call *c)
+{
+    const char *ns, *id;
+    mn_status st;
+    if ((st = p_str(c, "namespace", 0, &ns)) || (st = p_str(c, "session_id", 0, &id)))
+        return st;
+    if (c->ns) {
+        if (ns && strcmp(ns, c->ns) != 0)
+            return forbidden(c, "namespace");
+        ns = c->ns;
+        if (id && (st = session_param(c, &id)))
+            return st;
+    }
+    mn_session *s = NULL;
+    if ((st = mn_session_resume(c->db, ns, id, &s)))
+        return lib_fail(c, st);
+    st = ok(c, json_pack("{s:o*}", "session", session_json(s)));
+    mn_session_free(s);
+    return st;
+}
+
+/* One message object → mn_message_in (strings borrowed from obj or kept in k). */
+static mn_status message_in(struct srv_call *c, struct keep *k, json_t *obj, size_t index, int many,
+                            mn_message_in *m)
+{
+    char where[48] = "";
+    if (many)
+        snprintf(where, sizeof where, "messages[%zu].", index);
+    if (!json_is_object(obj))
+        return fail(c, MN_INVALID, "%smessage: must be an object", where);
+    *m = (mn_message_in)MN_MESSAGE_IN_INIT;
+    static const char *const strs[] = {"role", "content", "tool_call_id", "name", "tool_name", "model",
+                                       "idempotency_key"};
+    const char *vals[7] = {0};
+    for (size_t i = 0; i < 7; i++) {
+        json_t *v = json_object_get(obj, strs[i]);
+        if (!v || json_is_null(v))
+            continue;
+        if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+            return fail(c, MN_INVALID, "%s%s: must be a string", where, strs[i]);
+        vals[i] = json_string_value(v);
+    }
+    if (!vals[0])
+        return fail(c, MN_INVALID, "%srole: required (system, user, assistant or tool)", where);
+    if (mn_role_parse(vals[0], &m->role) != MN_OK)
+        return fail(c, MN_INVALID, "%srole: '%.40s' is not one of system, user, assistant, tool", where, vals[0]);
+    m->content = vals[1];
+    m->tool_call_id = vals[2];
+    m->name = vals[3];
+    m->tool_name = vals[4];
+    m->model = vals[5];
+    m->idempotency_key = vals[6];
+    mn_status st;
+    if ((st = j_text(c, k, obj, "tool_calls", where, &m->tool_calls)) ||
+        (st = j_text(c, k, obj, "files", where, &m->files)) || (st = j_text(c, k, obj, "metadata", where, &m->metadata)))
+        return st;
+    json_t *pin = json_object_get(obj, "pinned");
+    if (pin && !json_is_null(pin)) {
+        if (!json_is_boolean(pin))
+            return fail(c, MN_INVALID, "%spinned: must be true or false", where);
+        m->pinned = json_is_true(pin);
+    }
+    return MN_OK;
+}
+
+static mn_status op_append(struct srv_call *c)
+{
+    const char *id;
+    int create;
+    mn_status st;
+    if ((st = p_bool(c, "create", &create)))
+        return st;
+    if ((st = p_str(c, "session_id", 1, &id)))
+        return st;
+    if (c->ns) { /* an existing session must be ours; a new one is made in our namespace */
+        mn_session *s = NULL;
+        mn_status g = mn_session_get(c->db, id, &s);
+        if (g == MN_OK) {
+            int same = strcmp(s->ns, c->ns) == 0;
+            mn_session_free(s);
+            if (!same)
+                return fail(c, MN_NOTFOUND, "session %s not found", id);
+        } else if (g != MN_NOTFOUND || !create) {
+            return lib_fail(c, g);
+        } else {
+            mn_session_opts o = MN_SESSION_OPTS_INIT;
+            o.id = id;
+            o.ns = c->ns;
+            g = mn_session_create(c->db, &o, NULL);
+            if (g && g != MN_CONFLICT)
+                return lib_fail(c, g);
+        }
+    }
+    json_t *batch = json_object_get(c->params, "messages");
+    struct keep k = {0};
+    mn_message_in *in = NULL;
+    size_t n = 1;
+    if (batch && !json_is_null(batch)) {
+        if (!json_is_array(batch) || json_array_size(batch) == 0 || json_array_size(batch) > 100000) {
+            st = fail(c, MN_INVALID, "messages: must be an array of 1 to 100000 message objects");
+            goto out;
+        }
+        n = json_array_size(batch);
+    }
+    if (!(in = calloc(n, sizeof *in))) {
+        st = fail(c, MN_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        if ((st = message_in(c, &k, batch && !json_is_null(batch) ? json_array_get(batch, i) : c->params, i,
+                             batch && !json_is_null(batch), &in[i])))
+            goto out;
+    unsigned flags = create ? MN_APPEND_CREATE : 0;
+    mn_messages *stored = NULL;
+    if ((st = mn_append_batch(c->db, id, in, n, flags, &stored))) {
+        lib_fail(c, st);
+        goto out;
+    }
+    st = ok(c, json_pack("{s:o}", "messages", messages_json(stored, stored->count)));
+    mn_messages_free(stored);
+out:
+    free(in);
+    keep_release(&k);
+    return st;
+}
+
+static mn_status op_history(struct srv_call *c)
+{
+    const char *id;
+    int64_t after, limit;
+    int tail, all;
+    mn_status st;
+    if ((st = session_param(c, &id)) || (st = p_int(c, "after", 0, 0, INT64_MAX, &after)) ||
+        (st = p_int(c, "limit", 100, 1, 10000, &limit)) || (st = p_bool(c, "tail", &tail)) ||
+        (st = p_bool(c, "all", &all)))
+        return st;
+    mn_history_opts o = MN_HISTORY_OPTS_INIT;
+    o.after_seq = after;
+    o.limit = (size_t)limit + (tail ? 0 : 1);
+    o.tail = tail;
+    o.all = all;
+    mn_messages *ms = NULL;
+    if ((st = mn_history(c->db, id, &o, &ms)))
+        return lib_fail(c, st);
+    int more = !tail && ms->count > (size_t)limit;
+    size_t n = ms->count < (size_t)limit ? ms->count : (size_t)limit;
+    json_t *next = more ? json_integer(ms->items[n - 1].seq) : json_null();
+    st = ok(c, json_pack("{s:o,s:b,s:o}", "messages", messages_json(ms, n), "has_more", more, "next_after", next));
+    mn_messages_free(ms);
+    return st;
+}
+
+static mn_status op_context(struct srv_call *c)
+{
+    const char *id, *strategy, *format;
+    int64_t max_tokens;
+    mn_status st;
+    if ((st = session_param(c, &id)) || (st = p_str(c, "strategy", 0, &strategy)) ||
+        (st = p_str(c, "format", 0, &format)) || (st = p_int(c, "max_tokens", 0, 0, 100000000, &max_tokens)))
+        return st;
+    mn_context_opts o = MN_CONTEXT_OPTS_INIT;
+    o.strategy = strategy;
+    o.max_tokens = max_tokens;
+    if (format && mn_format_parse(format, &o.format) != MN_OK)
+        return fail(c, MN_INVALID, "format: '%.40s' is not one of openai, anthropic, text", format);
+    mn_context *ctx = NULL;
+    if ((st = mn_context_build(c->db, id, &o, &ctx)))
+        return lib_fail(c, st);
+    json_t *r = json_object();
+    json_object_set_new(r, "format", json_string(o.format == MN_FORMAT_OPENAI      ? "openai"
+                                                 : o.format == MN_FORMAT_ANTHROPIC ? "anthropic"
+                                                                                   : "text"));
+    if (o.format == MN_FORMAT_TEXT) {
+        json_object_set_new(r, "text", json_string(ctx->rendered));
+    } else {
+        json_t *v = json_loads(ctx->rendered, JSON_DECODE_ANY, NULL);
+        if (o.format == MN_FORMAT_ANTHROPIC && json_is_object(v)) {
+            json_object_update(r, v);
+            json_decref(v);
+        } else {
+            json_object_set_new(r, "messages", v ? v : json_array());
+        }
+    }
+    json_t *rep = json_loads(ctx->report, 0, NULL);
+    json_object_set_new(r, "report", rep ? rep : json_object());
+    json_object_set_new(r, "tokens", json_integer(ctx->tokens));
+    json_object_set_new(r, "kept", json_integer((json_int_t)ctx->kept));
+    json_object_set_new(r, "dropped", json_integer((json_int_t)ctx->dropped));
+    mn_context_free(ctx);
+    return ok(c, r);
+}
+
+static mn_status state_result(struct srv_call *c, const char *id, int reveal)
+{
+    char *t = NULL;
+    mn_status st = mn_state_get(c->db, id, reveal, &t);
+    if (st)
+        return lib_fail(c, st);
+    return ok(c, json_pack("{s:o*}", "state", from_text(t)));
+}
+
+static mn_status op_state_get(struct srv_call *c)
+{
+    const char *id;
+    int reveal;
+    mn_status st;
+    if ((st = session_param(c, &id)) || (st = p_bool(c, "reveal", &reveal)))
+        return st;
+    return state_result(c, id, reveal);
+}
+
+static mn_status op_state_merge(struct srv_call *c)
+{
+    const char *id;
+    mn_status st;
+    if ((st = session_param(c, &id)))
+        return st;
+    json_t *p = json_object_get(c->params, "params");
+    if (!json_is_object(p))
+        return fail(c, MN_INVALID, "params: required, a JSON object");
+    char *t = json_dumps(p, JSON_COMPACT);
+    if (!t)
+        return fail(c, MN_NOMEM, "out of memory");
+    st = mn_state_merge_params(c->db, id, t);
+    free(t);
+    if (st)
+        return lib_fail(c, st);
+    return state_result(c, id, 0);
+}
+
+static mn_status op_files(struct srv_call *c)
+{
+    const char *id;
+    mn_status st = session_param(c, &id);
+    if (st)
+        return st;
+    mn_strings *l = NULL;
+    if ((st = mn_session_files(c->db, id, &l)))
+        return lib_fail(c, st);
+    json_t *a = json_array();
+    for (size_t i = 0; i < l->count; i++)
+        json_array_append_new(a, json_string(l->items[i]));
+    mn_strings_free(l);
+    return ok(c, json_pack("{s:o}", "files", a));
+}
+
+static mn_status global_only(struct srv_call *c, const char *what)
+{
+    return c->ns ? forbidden(c, what) : MN_OK;
+}
+
+static mn_status op_gc(struct srv_call *c)
+{
+    int64_t n = 0;
+    mn_status st = global_only(c, "gc");
+    if (st)
+        return st;
+    if ((st = mn_gc(c->db, &n)))
+        return lib_fail(c, st);
+    return ok(c, json_pack("{s:I}", "purged", (json_int_t)n));
+}
+
+static mn_status op_prune(struct srv_call *c)
+{
+    int64_t days, n = 0;
+    mn_status st;
+    if ((st = global_only(c, "prune")) || (st = p_int(c, "days", -1, 1, 36500, &days)))
+        return st;
+    if (days < 0)
+        return fail(c, MN_INVALID, "days: required, 1 to 36500");
+    if ((st = mn_prune(c->db, (int)days, &n)))
+        return lib_fail(c, st);
+    return ok(c, json_pack("{s:I}", "deleted", (json_int_t)n));
+}
+
+static mn_status op_stats(struct srv_call *c)
+{
+    char *t = NULL;
+    mn_status st = global_only(c, "stats");
+    if (st)
+        return st;
+    if ((st = mn_stats_json(c->db, &t)))
+        return lib_fail(c, st);
+    return ok(c, from_text(t));
+}
+
+/* The export itself is streamed by the transport; this checks the parameters and returns the
+ * ids to export ("ids": comma-separated list or array; none: every session). */
+static mn_status op_export(struct srv_call *c)
+{
+    mn_status st = global_only(c, "export");
+    if (st)
+        return st;
+    json_t *ids = json_array(), *v = json_object_get(c->params, "ids");
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        while (*s) {
+            const char *e = strchr(s, ',');
+            size_t len = e ? (size_t)(e - s) : strlen(s);
+            if (len)
+                json_array_append_new(ids, json_stringn(s, len));
+            s += len + (e ? 1 : 0);
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x) {
+            if (!json_is_string(x)) {
+                json_decref(ids);
+                return fail(c, MN_INVALID, "ids[%zu]: must be a string", i);
+            }
+            json_array_append(ids, x);
+        }
+    } else if (v && !json_is_null(v)) {
+        json_decref(ids);
+        return fail(c, MN_INVALID, "ids: must be a comma-separated string or an array of ids");
+    }
+    return ok(c, json_pack("{s:o}", "ids", ids));
+}
+
+struct mem_reader {
+    const char *p;
+    size_t left;
+};
+
+static long mem_read(void *user, char *buf, size_t cap)
+{
+    struct mem_reader *r = user;
+    size_t n = r->left < cap ? r->left : cap;
+    memcpy(buf, r->p, n);
+    r->p += n;
+    r->left -= n;
+    return (long)n;
+}
+
+static mn_status op_import(struct srv_call *c)
+{
+    mn_status st = global_only(c, "import");
+    if (st)
+        return st;
+    struct mem_reader r = {c->body ? c->body : "", c->body ? c->body_len : 0};
+    mn_import_stats s = {0};
+    if ((st = mn_import(c->db, mem_read, &r, &s)))
+        return lib_fail(c, st);
+    return ok(c, json_pack("{s:I,s:I,s:I,s:I}", "sessions_added", (json_int_t)s.sessions_added, "sessions_skipped",
+                           (json_int_t)s.sessions_skipped, "messages_added", (json_int_t)s.messages_added,
+                           "messages_skipped", (json_int_t)s.messages_skipped));
+}
+
+/* ---- the table ------------------------------------------------------------------------------- */
+
+#define SID "\"session_id\":{\"type\":\"string\",\"description\":\"the session (continuation) id, a UUID\"}"
+#define NSP "\"namespace\":{\"type\":\"string\",\"description\":\"tenant or user the sessions belong to\"}"
+#define OBJ(props, req) "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "]}"
+#define SESSION_R OBJ("\"session\":{\"type\":\"object\"}", "\"session\"")
+#define MSG_PROPS                                                                                               \
+    "\"role\":{\"type\":\"string\",\"enum\":[\"system\",\"user\",\"assistant\",\"tool\"]},"                     \
+    "\"content\":{\"type\":[\"string\",\"null\"]},"                                                             \
+    "\"tool_calls\":{\"type\":\"array\",\"description\":\"assistant only: OpenAI tool calls\"},"                 \
+    "\"tool_call_id\":{\"type\":\"string\",\"description\":\"required for role tool\"},"                        \
+    "\"name\":{\"type\":\"string\"},\"tool_name\":{\"type\":\"string\",\"description\":\"the agent tool that "  \
+    "produced it\"},\"model\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":"         \
+    "\"string\"}},\"metadata\":{\"type\":\"object\"},\"pinned\":{\"type\":\"boolean\"},"                        \
+    "\"idempotency_key\":{\"type\":\"string\",\"description\":\"a retry with the same key stores nothing new\"}"
+
+const struct srv_op srv_ops[] = {
+    {"session_create", "POST", "/v1/sessions", "Create a session (a thread when tool_name or ttl_seconds is set).",
+     OBJ("\"id\":{\"type\":\"string\"}," NSP ",\"title\":{\"type\":\"string\"},\"system_prompt\":{\"type\":"
+         "\"string\"},\"metadata\":{\"type\":\"object\"},\"tool_name\":{\"type\":\"string\"},\"ttl_seconds\":{"
+         "\"type\":\"integer\",\"description\":\"idle time before expiry; -1 never\"},\"max_turns\":{\"type\":"
+         "\"integer\"}",
+         ""),
+     SESSION_R, OP_TOOL, op_session_create},
+    {"session_list", "GET", "/v1/sessions", "List sessions, most recently updated first, a page at a time.",
+     OBJ(NSP ",\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"default\":20},\"offset\":{"
+             "\"type\":\"integer\",\"minimum\":0,\"default\":0}",
+         ""),
+     OBJ("\"sessions\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},\"has_more\":{\"type\":\"boolean\"},"
+         "\"next_offset\":{\"type\":[\"integer\",\"null\"]}",
+         "\"sessions\",\"has_more\""),
+     OP_TOOL | OP_READONLY, op_session_list},
+    {"session_resume", "GET", "/v1/resume",
+     "The live session to continue: session_id when it has not expired, else the newest in the namespace.",
+     OBJ(NSP "," SID, ""), SESSION_R, OP_READONLY, op_session_resume},
+    {"session_get", "GET", "/v1/sessions/{session_id}", "Read one session.", OBJ(SID, "\"session_id\""), SESSION_R,
+     OP_TOOL | OP_READONLY, op_session_get},
+    {"session_delete", "DELETE", "/v1/sessions/{session_id}", "Delete a session and all its messages.",
+     OBJ(SID, "\"session_id\""), OBJ("\"deleted\":{\"type\":\"string\"}", "\"deleted\""),
+     OP_TOOL | OP_DESTRUCTIVE | OP_IDEMPOTENT, op_session_delete},
+    {"session_fork", "POST", "/v1/sessions/{session_id}/fork",
+     "Copy a session's messages (up to upto_seq) into a new session whose parent is this one.",
+     OBJ(SID ",\"upto_seq\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"0: all\"}", "\"session_id\""),
+     SESSION_R, OP_TOOL, op_session_fork},
+    {"append", "POST", "/v1/sessions/{session_id}/messages",
+     "Append one message (role, content, …) or a batch (messages: […]) as one durable transaction.",
+     OBJ(SID ",\"create\":{\"type\":\"boolean\",\"description\":\"create the session when missing\"},"
+             "\"messages\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" MSG_PROPS
+             "},\"required\":[\"role\"]}}," MSG_PROPS,
+         "\"session_id\""),
+     OBJ("\"messages\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}", "\"messages\""), OP_TOOL, op_append},
+    {"history", "GET", "/v1/sessions/{session_id}/messages",
+     "A session's messages, oldest to newest, a page at a time (after + limit), or the newest (tail).",
+     OBJ(SID ",\"after\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"only messages with seq > after\"},"
+             "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10000,\"default\":100},\"tail\":{\"type\":"
+             "\"boolean\",\"description\":\"the newest limit messages\"},\"all\":{\"type\":\"boolean\","
+             "\"description\":\"also messages past the turn limit\"}",
+         "\"session_id\""),
+     OBJ("\"messages\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},\"has_more\":{\"type\":\"boolean\"},"
+         "\"next_after\":{\"type\":[\"integer\",\"null\"]}",
+         "\"messages\",\"has_more\""),
+     OP_TOOL | OP_READONLY, op_history},
+    {"context", "POST", "/v1/sessions/{session_id}/context",
+     "Build the context for the session's next model call within a token budget: the messages to send and a "
+     "report of what was kept and dropped and why.",
+     OBJ(SID ",\"max_tokens\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100000000,\"description\":\"token "
+             "budget; 0: the configured default\"},\"strategy\":{\"type\":\"string\",\"description\":\"window "
+             "(default: memory.strategy)\"},\"format\":{\"type\":\"string\",\"enum\":[\"openai\",\"anthropic\","
+             "\"text\"],\"default\":\"openai\"}",
+         "\"session_id\""),
+     OBJ("\"format\":{\"type\":\"string\"},\"messages\":{\"type\":\"array\"},\"system\":{},\"text\":{\"type\":"
+         "\"string\"},\"report\":{\"type\":\"object\"},\"tokens\":{\"type\":\"integer\"},\"kept\":{\"type\":"
+         "\"integer\"},\"dropped\":{\"type\":\"integer\"}",
+         "\"format\",\"report\",\"tokens\""),
+     OP_TOOL | OP_READONLY, op_context},
+    {"state_get", "GET", "/v1/sessions/{session_id}/state",
+     "The session's ask-user state (params, waiting_for_param, last_intent_id, last_result, plan_execution).",
+     OBJ(SID ",\"reveal\":{\"type\":\"boolean\",\"description\":\"show sensitive params\"}", "\"session_id\""),
+     OBJ("\"state\":{\"type\":\"object\"}", "\"state\""), OP_TOOL | OP_READONLY, op_state_get},
+    {"state_merge", "POST", "/v1/sessions/{session_id}/state",
+     "Merge an object into the state's params (a null value removes a key); returns the state.",
+     OBJ(SID ",\"params\":{\"type\":\"object\"}", "\"session_id\",\"params\""),
+     OBJ("\"state\":{\"type\":\"object\"}", "\"state\""), OP_TOOL | OP_IDEMPOTENT, op_state_merge},
+    {"files", "GET", "/v1/sessions/{session_id}/files", "The unique file paths the session's messages list, newest first.",
+     OBJ(SID, "\"session_id\""), OBJ("\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}", "\"files\""),
+     OP_TOOL | OP_READONLY, op_files},
+    {"gc", "POST", "/v1/gc", "Purge expired threads.", OBJ("", ""), OBJ("\"purged\":{\"type\":\"integer\"}", "\"purged\""),
+     OP_DESTRUCTIVE, op_gc},
+    {"prune", "POST", "/v1/prune", "Delete sessions not updated for `days` days.",
+     OBJ("\"days\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":36500}", "\"days\""),
+     OBJ("\"deleted\":{\"type\":\"integer\"}", "\"deleted\""), OP_DESTRUCTIVE, op_prune},
+    {"stats", "GET", "/v1/stats", "Sessions, messages, tokens and bytes on disk.", OBJ("", ""), OBJ("", ""),
+     OP_READONLY, op_stats},
+    {"export", "GET", "/v1/export", "Stream sessions as JSON Lines (docs/format.md); every session when ids is absent.",
+     OBJ("\"ids\":{\"type\":\"string\",\"description\":\"comma-separated session ids\"}", ""), OBJ("", ""),
+     OP_READONLY | OP_STREAM, op_export},
+    {"import", "POST", "/v1/import", "Import an export (JSON Lines body); all or nothing, skips what is there.",
+     OBJ("", ""),
+     OBJ("\"sessions_added\":{\"type\":\"integer\"},\"sessions_skipped\":{\"type\":\"integer\"},"
+         "\"messages_added\":{\"type\":\"integer\"},\"messages_skipped\":{\"type\":\"integer\"}",
+         ""),
+     OP_RAWBODY, op_import},
+};
+const size_t srv_nops = sizeof srv_ops / sizeof srv_ops[0];
+
+const struct srv_op *srv_op_find(const char *name)
+{
+    for (size_t i = 0; i < srv_nops; i++)
+        if (strcmp(srv_ops[i].name, name) == 0)
+            return &srv_ops[i];
+    return NULL;
+}
+
+json_t *srv_op_schema(const char *text)
+{
+    json_t *v = json_loads(text, 0, NULL);
+    if (!v)
+        return json_object();
+    /* an empty "required" list is not valid in every JSON Schema draft */
+    json_t *req = json_object_get(v, "required");
+    if (req && json_array_size(req) == 0)
+        json_object_del(v, "required");
+    return v;
+}
+
+mn_status srv_call_op(const struct srv_op *op, struct srv_call *c)
+{
+    c->result = NULL;
+    c->status = MN_OK;
+    c->http = 0;
+    c->msg[0] = '\0';
+    if (!json_is_object(c->params))
+        return fail(c, MN_INVALID, "parameters must be a JSON object");
+    return op->fn(c);
+}
+
+int srv_http_status(mn_status st)
+{
+    switch (st) {
+    case MN_OK: return 200;
+    case MN_INVALID: return 400;
+    case MN_NOTFOUND: return 404;
+    case MN_CONFLICT: return 409;
+    case MN_EXPIRED: return 410;
+    case MN_TOOBIG: return 413;
+    case MN_BUSY: return 503;
+    case MN_UNAVAILABLE: return 503;
+    default: return 500;
+    }
+}

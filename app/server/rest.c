@@ -1,0 +1,289 @@
+/*
+ * rest.c — the REST request core: route a method and path to an operation of the table, merge
+ * path, query and body parameters, run it and shape the JSON answer or error. No socket here, so
+ * the fuzz target fuzz/fuzz_http_body.c drives it directly. Also the OpenAPI document.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server.h"
+
+void srv_error(struct srv_response *resp, int http, const char *code, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    free(resp->body);
+    json_t *e = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
+    resp->body = e ? json_dumps(e, JSON_COMPACT) : NULL;
+    json_decref(e);
+    resp->body_len = resp->body ? strlen(resp->body) : 0;
+    resp->status = http;
+    resp->content_type = "application/json";
+    if (http == 503)
+        resp->retry_after = 1;
+}
+
+void srv_response_release(struct srv_response *resp)
+{
+    free(resp->body);
+    json_decref(resp->export_ids);
+    memset(resp, 0, sizeof *resp);
+}
+
+static int hexval(int ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+}
+
+static char *unescape(const char *s, size_t len)
+{
+    char *o = malloc(len + 1);
+    size_t j = 0;
+    if (!o)
+        return NULL;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '+') {
+            o[j++] = ' ';
+        } else if (s[i] == '%' && i + 2 < len && hexval((unsigned char)s[i + 1]) >= 0 &&
+                   hexval((unsigned char)s[i + 2]) >= 0) {
+            o[j++] = (char)(hexval((unsigned char)s[i + 1]) * 16 + hexval((unsigned char)s[i + 2]));
+            i += 2;
+        } else {
+            o[j++] = s[i];
+        }
+    }
+    o[j] = '\0';
+    return o;
+}
+
+json_t *srv_parse_query(const char *q)
+{
+    json_t *o = json_object();
+    while (o && q && *q) {
+        const char *amp = strchr(q, '&');
+        size_t len = amp ? (size_t)(amp - q) : strlen(q);
+        const char *eq = memchr(q, '=', len);
+        size_t klen = eq ? (size_t)(eq - q) : len;
+        char *k = unescape(q, klen), *v = eq ? unescape(eq + 1, len - klen - 1) : strdup("");
+        if (k && v && k[0])
+            json_object_set_new(o, k, json_string(v)); /* not UTF-8: ignored (set fails) */
+        free(k);
+        free(v);
+        q += len + (amp ? 1 : 0);
+    }
+    return o;
+}
+
+/* Matches path against pattern; on a match path parameters go into params (when not NULL). */
+static int match(const char *pattern, const char *path, json_t *params)
+{
+    const char *p = pattern, *s = path;
+    while (*p && *s) {
+        if (*p == '{') {
+            const char *pe = strchr(p, '}'), *se = strchr(s, '/');
+            size_t slen = se ? (size_t)(se - s) : strlen(s);
+            if (!pe || slen == 0)
+                return 0;
+            if (params) {
+                char name[64];
+                snprintf(name, sizeof name, "%.*s", (int)(pe - p - 1), p + 1);
+                json_object_set_new(params, name, json_stringn(s, slen));
+            }
+            p = pe + 1;
+            s += slen;
+            continue;
+        }
+        if (*p != *s)
+            return 0;
+        p++;
+        s++;
+    }
+    return *p == '\0' && (*s == '\0' || (s[0] == '/' && s[1] == '\0'));
+}
+
+static void set_json(struct srv_response *resp, int status, json_t *v)
+{
+    resp->status = status;
+    resp->body = json_dumps(v, JSON_COMPACT);
+    resp->body_len = resp->body ? strlen(resp->body) : 0;
+    resp->content_type = "application/json";
+}
+
+void srv_handle_rest(mn_db *db, const char *ns, const char *method, const char *path, json_t *query,
+                     const char *idem_key, const char *body, size_t body_len, struct srv_response *resp)
+{
+    memset(resp, 0, sizeof *resp);
+    const struct srv_op *op = NULL;
+    int path_known = 0;
+    for (size_t i = 0; i < srv_nops; i++) {
+        if (!match(srv_ops[i].path, path, NULL))
+            continue;
+        /* a literal route beats a parameter route (/v1/sessions vs /v1/sessions/{id}) */
+        path_known = 1;
+        if (strcmp(srv_ops[i].method, method) == 0) {
+            op = &srv_ops[i];
+            break;
+        }
+    }
+    if (!op) {
+        if (path_known)
+            srv_error(resp, 405, "method_not_allowed", "%s is not allowed on %.200s", method, path);
+        else
+            srv_error(resp, 404, "not_found", "no route %.200s %.200s (see /openapi.json)", method, path);
+        return;
+    }
+    resp->op = op;
+    json_t *params = NULL;
+    if (!(op->flags & OP_RAWBODY) && body_len > 0) {
+        json_error_t jerr;
+        params = json_loadb(body, body_len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!params) {
+            srv_error(resp, 400, "bad_json", "request body: %s at line %d column %d", jerr.text, jerr.line,
+                      jerr.column);
+            return;
+        }
+        if (!json_is_object(params)) {
+            json_decref(params);
+            srv_error(resp, 400, "bad_json", "request body: must be a JSON object");
+            return;
+        }
+    } else {
+        params = json_object();
+    }
+    if (query) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(query, k, v) {
+            if (!json_object_get(params, k))
+                json_object_set(params, k, v);
+        }
+    }
+    match(op->path, path, params); /* path parameters win over body and query */
+    if (idem_key && !json_object_get(params, "idempotency_key") && !json_object_get(params, "messages"))
+        json_object_set_new(params, "idempotency_key", json_string(idem_key));
+    struct srv_call c = {0};
+    c.db = db;
+    c.params = params;
+    c.body = body;
+    c.body_len = body_len;
+    c.ns = ns;
+    if (srv_call_op(op, &c) != MN_OK) {
+        int http = c.http ? c.http : srv_http_status(c.status);
+        srv_error(resp, http, c.http == 403 ? "forbidden" : mn_status_name(c.status), "%s", c.msg);
+    } else if (op->flags & OP_STREAM) {
+        resp->status = 200;
+        resp->stream_export = 1;
+        resp->export_ids = json_incref(json_object_get(c.result, "ids"));
+        resp->content_type = "application/x-ndjson";
+    } else {
+        int created = strcmp(op->method, "POST") == 0 &&
+                      (strcmp(op->name, "session_create") == 0 || strcmp(op->name, "session_fork") == 0 ||
+                       strcmp(op->name, "append") == 0);
+        set_json(resp, created ? 201 : 200, c.result);
+    }
+    json_decref(c.result);
+    json_decref(params);
+}
+
+/* ---- OpenAPI --------------------------------------------------------------------------------- */
+
+static json_t *error_response(const char *desc)
+{
+    return json_pack("{s:s,s:{s:{s:{s:s}}}}", "description", desc, "content", "application/json", "schema", "$ref",
+                     "#/components/schemas/Error");
+}
+
+char *srv_openapi(void)
+{
+    json_t *paths = json_object();
+    for (size_t i = 0; i < srv_nops; i++) {
+        const struct srv_op *op = &srv_ops[i];
+        json_t *item = json_object_get(paths, op->path);
+        if (!item) {
+            item = json_object();
+            json_object_set_new(paths, op->path, item);
+        }
+        json_t *schema = srv_op_schema(op->params), *props = json_object_get(schema, "properties");
+        json_t *req = json_object_get(schema, "required");
+        json_t *parameters = json_array(), *body_props = json_object(), *body_req = json_array();
+        int is_get = strcmp(op->method, "GET") == 0 || strcmp(op->method, "DELETE") == 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach(props, k, v) {
+            char pat[80];
+            snprintf(pat, sizeof pat, "{%s}", k);
+            int in_path = strstr(op->path, pat) != NULL;
+            int required = 0;
+            size_t j;
+            json_t *r;
+            json_array_foreach(req, j, r) required |= json_is_string(r) && strcmp(json_string_value(r), k) == 0;
+            if (in_path || is_get) {
+                json_array_append_new(parameters, json_pack("{s:s,s:s,s:b,s:O}", "name", k, "in",
+                                                             in_path ? "path" : "query", "required",
+                                                             in_path || required, "schema", v));
+            } else {
+                json_object_set(body_props, k, v);
+                if (required)
+                    json_array_append_new(body_req, json_string(k));
+            }
+        }
+        json_t *o = json_pack("{s:s,s:s,s:o}", "operationId", op->name, "summary", op->summary, "parameters",
+                              parameters);
+        if (op->flags & OP_RAWBODY) {
+            json_decref(body_props);
+            json_object_set_new(o, "requestBody",
+                                json_pack("{s:b,s:{s:{s:{s:s}}}}", "required", 1, "content", "application/x-ndjson",
+                                          "schema", "type", "string"));
+        } else if (!is_get) {
+            json_t *bs = json_pack("{s:s,s:o}", "type", "object", "properties", body_props);
+            if (json_array_size(body_req))
+                json_object_set(bs, "required", body_req);
+            json_object_set_new(o, "requestBody", json_pack("{s:b,s:{s:{s:o}}}", "required", 0, "content",
+                                                            "application/json", "schema", bs));
+        } else {
+            json_decref(body_props);
+        }
+        json_decref(body_req);
+        json_t *ok;
+        if (op->flags & OP_STREAM)
+            ok = json_pack("{s:s,s:{s:{s:{s:s}}}}", "description", "JSON Lines, streamed", "content",
+                           "application/x-ndjson", "schema", "type", "string");
+        else
+            ok = json_pack("{s:s,s:{s:{s:o}}}", "description", "success", "content", "application/json", "schema",
+                           srv_op_schema(op->result));
+        int created = strcmp(op->method, "POST") == 0 &&
+                      (strcmp(op->name, "session_create") == 0 || strcmp(op->name, "session_fork") == 0 ||
+                       strcmp(op->name, "append") == 0);
+        json_t *responses = json_object();
+        json_object_set_new(responses, created ? "201" : "200", ok);
+        json_object_set_new(responses, "400", error_response("invalid input or bad JSON"));
+        json_object_set_new(responses, "404", error_response("no such session"));
+        json_object_set_new(responses, "default", error_response("error"));
+        json_object_set_new(o, "responses", responses);
+        char method[8];
+        size_t m = 0;
+        for (; op->method[m] && m < sizeof method - 1; m++)
+            method[m] = (char)(op->method[m] | 0x20);
+        method[m] = '\0';
+        json_object_set_new(item, method, o);
+        json_decref(schema);
+    }
+    json_t *doc = json_pack(
+        "{s:s,s:{s:s,s:s,s:s},s:[{s:s}],s:o,s:{s:{s:{s:s,s:{s:{s:s,s:{s:{s:s},s:{s:s}},s:[s,s]}},s:[s]}},"
+        "s:{s:{s:s,s:s}}}}",
+        "openapi", "3.1.0", "info", "title", "mnemo", "version", mn_version(), "description",
+        "Conversation memory for LLM agents: sessions, messages, token-budgeted context (docs/http-api.md).",
+        "servers", "url", "/", "paths", paths, "components", "schemas", "Error", "type", "object", "properties",
+        "error", "type", "object", "properties", "code", "type", "string", "message", "type", "string", "required",
+        "code", "message", "required", "error", "securitySchemes", "bearer", "type", "http", "scheme", "bearer");
+    if (!doc)
+        return NULL;
+    char *out = json_dumps(doc, JSON_INDENT(1));
+    json_decref(doc);
+    return out;
+}

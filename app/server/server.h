@@ -1,0 +1,129 @@
+/*
+ * server.h — `mnemo serve` and `mnemo mcp`: the operation table (one record per API operation,
+ * from which the REST routes, the MCP tools and the OpenAPI document are made), the request core
+ * that runs without a socket (so fuzz targets drive it), and the two transports. Public header
+ * (include/mnemo.h) and jansson only; design notes in docs/http-api.md and docs/mcp.md.
+ */
+#ifndef MNEMO_SERVER_H
+#define MNEMO_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "mnemo.h"
+
+/* Operation flags. */
+enum srv_op_flags {
+    OP_READONLY = 1 << 0,    /* MCP readOnlyHint */
+    OP_DESTRUCTIVE = 1 << 1, /* MCP destructiveHint */
+    OP_TOOL = 1 << 2,        /* offered as an MCP tool */
+    OP_STREAM = 1 << 3,      /* REST answers with a stream (export) */
+    OP_RAWBODY = 1 << 4,     /* REST body is not a JSON object (import: JSON Lines) */
+    OP_IDEMPOTENT = 1 << 5   /* MCP idempotentHint */
+};
+
+/* One call of an operation: the parameters in, the result or the error out. */
+struct srv_call {
+    mn_db *db;
+    json_t *params;          /* object: path, query and body parameters merged (borrowed) */
+    const char *body;        /* OP_RAWBODY: the raw request body */
+    size_t body_len;
+    const char *ns;          /* namespace the caller is bound to (API key), NULL: any */
+    json_t *result;          /* on success: an object (owned by the call) */
+    mn_status status;        /* on failure */
+    int http;                /* on failure: an HTTP status overriding the mapped one (403), or 0 */
+    char msg[512];           /* on failure: what went wrong, naming the field */
+};
+
+typedef mn_status (*srv_handler)(struct srv_call *c);
+
+struct srv_op {
+    const char *name;    /* snake_case; also the MCP tool name */
+    const char *method;  /* GET, POST, DELETE */
+    const char *path;    /* "/v1/sessions/{session_id}/messages" */
+    const char *summary; /* one line, for OpenAPI, tools/list and docs */
+    const char *params;  /* JSON Schema (object) of the parameters, as JSON text */
+    const char *result;  /* JSON Schema (object) of the result, as JSON text */
+    unsigned flags;
+    srv_handler fn;
+};
+
+extern const struct srv_op srv_ops[];
+extern const size_t srv_nops;
+
+/* Runs op with c->params; fills c->result or c->status/c->msg. Returns c->status. */
+mn_status srv_call_op(const struct srv_op *op, struct srv_call *c);
+/* The op named `name`, or NULL. */
+const struct srv_op *srv_op_find(const char *name);
+/* The parsed params / result schema of an op (new reference; never NULL for a valid table). */
+json_t *srv_op_schema(const char *text);
+/* HTTP status for a library status (MN_INVALID 400, …). */
+int srv_http_status(mn_status st);
+
+/* ---- the request core (no socket) ------------------------------------------------------------ */
+
+struct srv_response {
+    int status;              /* HTTP status */
+    char *body;              /* malloc'd; may be NULL (empty) */
+    size_t body_len;
+    const char *content_type;
+    int retry_after;         /* seconds, 0: no header */
+    const struct srv_op *op; /* the operation routed to, NULL for others */
+    int stream_export;       /* the export route: the transport streams it (ids in export_ids) */
+    json_t *export_ids;      /* array of ids to export (owned) */
+};
+
+struct srv_limits {
+    size_t max_body;         /* bytes */
+};
+
+/* Routes a REST request: method, path (no query), query string (may be NULL), body. Fills resp
+ * (free with srv_response_release). Thread-safe; db is shared. */
+void srv_handle_rest(mn_db *db, const char *ns, const char *method, const char *path, json_t *query,
+                     const char *idem_key, const char *body, size_t body_len, struct srv_response *resp);
+/* Parses "a=1&b=x%20y" into a new object of strings (never NULL unless out of memory). */
+json_t *srv_parse_query(const char *q);
+void srv_response_release(struct srv_response *resp);
+/* Fills resp with {"error":{"code","message"}}. */
+void srv_error(struct srv_response *resp, int http, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The OpenAPI 3.1 document made from the table. Caller frees with free(). */
+char *srv_openapi(void);
+
+/* ---- MCP ------------------------------------------------------------------------------------- */
+
+/* Handles one JSON-RPC message (request, notification or response) of len bytes. *reply gets a
+ * malloc'd JSON text to send back, or NULL when nothing is to be sent (notifications and
+ * responses). Thread-safe. */
+void mcp_handle(mn_db *db, const char *ns, const char *msg, size_t len, char **reply);
+/* Whether `v` is a protocol revision this server speaks. */
+int mcp_version_supported(const char *v);
+/* Serves MCP over stdin/stdout (newline-delimited JSON-RPC) until end of input. Returns 0. */
+int mcp_stdio(mn_db *db);
+
+/* ---- HTTP service ---------------------------------------------------------------------------- */
+
+struct srv_options {
+    const char *listen;       /* "127.0.0.1:8765" */
+    const char *api_key;      /* NULL: none (then only loopback may be bound) */
+    const char *key_ns;       /* namespace the key is bound to, NULL: all */
+    const char *allow_origin; /* extra allowed Origin for /mcp (comma-separated), NULL: loopback only */
+    size_t max_body;          /* bytes; 0: 8 MiB */
+    int verbose;              /* log every request (info) */
+};
+
+/* Runs the HTTP service until SIGTERM/SIGINT; prints the URL on stdout when ready. Returns the
+ * process exit status (0 clean, 1 failure). */
+int srv_run_http(mn_db *db, const struct srv_options *o);
+
+/* Metrics (Prometheus text). */
+void srv_metrics_record(const char *route, int status, double seconds);
+char *srv_metrics_render(void);
+
+/* Logging to stderr: one line, "level=… msg=…" text. */
+void srv_log(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

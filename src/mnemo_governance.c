@@ -1,0 +1,238 @@
+/*
+ * mnemo_governance.c — the public functions of context governance (mnemo.h "Context
+ * governance"): budget split, pins, summaries, compaction, events; and the bridge from a handle's
+ * configuration to the strategies of src/context (settings, the summariser, the offload folder).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mnemo_int.h"
+#include "config/config.h"
+#include "context/context.h"
+#include "summarize/summarize.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/json.h"
+#include "util/banned.h"
+
+int mn__strategy_known(const char *strategy)
+{
+    static const char *const names[] = {"window", "summary", "chunked", "hybrid"};
+    for (size_t i = 0; strategy && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(strategy, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+mn_status mn_budget_split(int64_t model_window, mn_budget *out)
+{
+    mn__err_clear();
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_budget_split: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (model_window < 1 || model_window > 100000000)
+        return mn__err(MN_INVALID, "model_window: %lld is not from 1 to 100000000", (long long)model_window);
+    mn_context_budget_split(model_window, &out->response, &out->history, &out->files);
+    return MN_OK;
+}
+
+/* True when a URL points at this machine (a project file may name only those). */
+static int loopback_url(const char *url)
+{
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    return strncmp(p, "127.", 4) == 0 || strncmp(p, "localhost", 9) == 0 || strncmp(p, "[::1]", 5) == 0;
+}
+
+/* The settings of the strategies from the configuration. */
+static void strategy_cfg(const mn_db *db, mn_strategy_cfg *c)
+{
+    const mn_config *cfg = db->cfg;
+    memset(c, 0, sizeof *c);
+    c->max_messages = mn_config_int(cfg, "context.max_history_messages");
+    c->trigger_percent = mn_config_int(cfg, "context.summary_trigger_percent");
+    c->tail_turns = mn_config_int(cfg, "context.tail_turns");
+    c->chunk_threshold = mn_config_int(cfg, "context.chunk_threshold_tokens");
+    c->prompt_budget = mn_config_int(cfg, "context.prompt_budget_tokens");
+    c->summary_cap = mn_config_int(cfg, "context.summary_token_cap");
+    c->hybrid_recent = mn_config_int(cfg, "context.hybrid_recent_messages");
+    c->reserve_tokens = mn_config_int(cfg, "context.reserve_tokens");
+    c->safety_margin = mn_config_int(cfg, "context.safety_margin");
+    c->claim_ms = mn_config_int(cfg, "summarizer.claim_seconds") * 1000;
+    c->retry_gap = mn_config_int(cfg, "summarizer.retry_after_messages");
+    c->model_window = mn_config_int(cfg, "context.model_window");
+    c->gov.tk = db->tk;
+    c->gov.trim_chars = mn_config_int(cfg, "context.tool_output_trim_chars");
+    c->gov.offload = strcmp(mn_config_str(cfg, "context.tool_output_offload"), "on") == 0;
+    c->gov.protect_tokens = mn_config_int(cfg, "context.tool_output_protect_tokens");
+    c->gov.offload_threshold = mn_config_int(cfg, "context.tool_output_offload_threshold_tokens");
+    c->gov.loop_repeat = mn_config_int(cfg, "context.loop_repeat");
+}
+
+struct env_store {
+    mn_strategy_env env;
+    char dir[4096];
+    char err[512];
+};
+
+/* The summariser for automatic folds (summarizer.auto_model when set) or for mn_compact. A
+ * summariser that cannot be opened is not an error here: folds fail with the reason. */
+static void open_env(mn_db *db, int automatic, struct env_store *e)
+{
+    const mn_config *cfg = db->cfg;
+    memset(e, 0, sizeof *e);
+    e->env.st = db->store;
+    e->env.tk = db->tk;
+    const char *slash = strrchr(db->path, '/');
+    if (slash)
+        snprintf(e->dir, sizeof e->dir, "%.*s", (int)(slash - db->path), db->path);
+    else
+        snprintf(e->dir, sizeof e->dir, ".");
+    mn_summarizer_cfg sc;
+    memset(&sc, 0, sizeof sc);
+    sc.name = mn_config_str(cfg, "summarizer.name");
+    sc.protocol = mn_config_str(cfg, "summarizer.protocol");
+    sc.base_url = mn_config_str(cfg, "summarizer.base_url");
+    sc.model = mn_config_str(cfg, "summarizer.model");
+    if (automatic && *mn_config_str(cfg, "summarizer.auto_model"))
+        sc.model = mn_config_str(cfg, "summarizer.auto_model");
+    const char *key_env = mn_config_str(cfg, "summarizer.api_key_env");
+    sc.api_key = *key_env ? getenv(key_env) : NULL;
+    sc.timeout_ms = mn_config_int(cfg, "summarizer.timeout_ms");
+    sc.backoff_ms = mn_config_int(cfg, "summarizer.backoff_ms");
+    sc.retries = (int)mn_config_int(cfg, "summarizer.retries");
+    sc.input_budget = mn_config_int(cfg, "summarizer.input_budget_tokens");
+    const char *src = NULL;
+    mn_config_get(cfg, "summarizer.base_url", NULL, &src);
+    if (strcmp(sc.name, "llm") == 0 && src && strncmp(src, "project file", 12) == 0 && !loopback_url(sc.base_url)) {
+        snprintf(e->err, sizeof e->err, "summarizer.base_url '%.200s' comes from the project file; only a local"
+                 " (loopback) server may be named there — set it in the user file or MNEMO_SUMMARIZER_BASE_URL",
+                 sc.base_url);
+        e->env.sum_err = e->err;
+        return;
+    }
+    mn_summarizer *s = NULL;
+    if (mn_summarizer_open(&sc, &s) != MN_OK) {
+        snprintf(e->err, sizeof e->err, "%s", mn_errmsg());
+        mn__err_clear();
+        e->env.sum_err = e->err;
+        return;
+    }
+    e->env.sum = s;
+}
+
+static void close_env(struct env_store *e) { mn_summarizer_free(e->env.sum); }
+
+mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
+                               int64_t model_window, unsigned flags, struct mn_built *b)
+{
+    mn_strategy_cfg c;
+    strategy_cfg(db, &c);
+    c.strategy = strategy;
+    c.max_tokens = max_tokens;
+    c.model_window = model_window;
+    c.flags = flags;
+    struct env_store e;
+    open_env(db, 1, &e);
+    c.gov.offload_dir = e.dir;
+    mn_status rc = mn_context_assemble(&e.env, &c, s, b);
+    close_env(&e);
+    return rc;
+}
+
+mn_status mn_message_pin(mn_db *db, int64_t message_id, int pinned)
+{
+    mn_status rc = mn__check_db(db);
+    if (rc)
+        return rc;
+    if (message_id < 1)
+        return mn__err(MN_INVALID, "message id: %lld is not a message id", (long long)message_id);
+    if (pinned != 0 && pinned != 1)
+        return mn__err(MN_INVALID, "pinned: %d is not 0 or 1", pinned);
+    return db->store->ops->message_pin(db->store, message_id, pinned);
+}
+
+mn_status mn_summary_get(mn_db *db, const char *session_id, mn_summary **out)
+{
+    char id[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_summary_get: out is NULL");
+    *out = NULL;
+    if (rc || (rc = mn__check_id(session_id, id)) || (rc = mn__live_session(db, id, NULL)))
+        return rc;
+    return db->store->ops->summary_latest(db->store, id, out);
+}
+
+mn_status mn_compact(mn_db *db, const char *session_id, char **event_json)
+{
+    char id[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (event_json)
+        *event_json = NULL;
+    if (rc || (rc = mn__check_id(session_id, id)))
+        return rc;
+    mn_session *s = NULL;
+    if ((rc = mn__live_session(db, id, &s)))
+        return rc;
+    mn_strategy_cfg c;
+    strategy_cfg(db, &c);
+    c.strategy = "compact";
+    struct env_store e;
+    open_env(db, 0, &e);
+    json_t *ev = NULL;
+    rc = mn_context_compact(&e.env, &c, s, &ev);
+    if (event_json && ev) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", mn_errmsg());
+        if (!(*event_json = mn_json_dump(ev)) && !rc)
+            rc = mn__nomem();
+        else if (rc)
+            mn__err(rc, "%s", msg);
+    }
+    json_decref(ev);
+    close_env(&e);
+    mn_session_free(s);
+    return rc;
+}
+
+struct events {
+    json_t *arr;
+    int oom;
+};
+
+static int add_event(void *user, int64_t id, const char *kind, const char *data, int64_t at)
+{
+    struct events *ev = user;
+    json_t *d = json_loads(data ? data : "{}", 0, NULL);
+    json_t *o = json_pack("{s:I, s:s, s:I, s:o}", "id", (json_int_t)id, "kind", kind ? kind : "", "created_at",
+                          (json_int_t)at, "data", d ? d : json_object());
+    if (!o || json_array_append_new(ev->arr, o)) {
+        ev->oom = 1;
+        return 1;
+    }
+    return 0;
+}
+
+mn_status mn_events_json(mn_db *db, const char *session_id, size_t limit, char **out)
+{
+    char id[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_events_json: out is NULL");
+    *out = NULL;
+    if (rc || (rc = mn__check_id(session_id, id)))
+        return rc;
+    if (limit > 10000)
+        return mn__err(MN_INVALID, "limit: %zu is over the maximum of 10000", limit);
+    struct events ev = {json_array(), 0};
+    if (!ev.arr)
+        return mn__nomem();
+    rc = db->store->ops->events_list(db->store, id, limit ? limit : 50, add_event, &ev);
+    if (!rc && ev.oom)
+        rc = mn__nomem();
+    if (!rc && !(*out = mn_json_dump(ev.arr)))
+        rc = mn__nomem();
+    json_decref(ev.arr);
+    return rc;
+}

@@ -1,0 +1,336 @@
+/*
+ * summaries.c — the SQLite side of context governance: global summaries (the latest row of
+ * `summaries` per session), the append-only `events` log, the per-session fold claim on
+ * sessions.busy_until, pinning, and the reads the strategies need (pinned units, tool tokens).
+ * Design notes: docs/context.md; the tables are described in schema.h (version 2).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite/sqlite_int.h"
+#include "util/arena.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+struct summary_impl {
+    mn_summary pub; /* first: the public pointer is the impl pointer */
+    struct mn_arena arena;
+};
+
+void mn_summary_free(mn_summary *s)
+{
+    if (!s)
+        return;
+    struct summary_impl *impl = (struct summary_impl *)s;
+    mn_arena_release(&impl->arena);
+    free(impl);
+}
+
+/* ---- summaries ------------------------------------------------------------------------------- */
+
+static const char SQL_SUMMARY_LATEST[] =
+    "SELECT id, covers_upto, folded, text, tokens, model, summarizer, created_at FROM summaries"
+    " WHERE session_sid = ?1 ORDER BY id DESC LIMIT 1";
+static const char SQL_SUMMARY_INSERT[] =
+    "INSERT INTO summaries (session_sid, covers_upto, folded, text, tokens, model, summarizer, created_at)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
+static mn_status summary_latest_locked(struct sqlite_store *s, const char *session_id, mn_summary **out)
+{
+    int64_t sid = 0;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
+    if (rc || (rc = mn_sqlite_stmt(s, SQL_SUMMARY_LATEST, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        struct summary_impl *impl = calloc(1, sizeof *impl);
+        int oom = !impl;
+        if (impl) {
+            mn_summary *m = &impl->pub;
+            m->id = sqlite3_column_int64(st, 0);
+            m->covers_upto = sqlite3_column_int64(st, 1);
+            m->folded = sqlite3_column_int64(st, 2);
+            m->text = mn_arena_strdup(&impl->arena, mn_sqlite_col_text(st, 3), &oom);
+            m->tokens = sqlite3_column_int64(st, 4);
+            m->model = mn_arena_strdup(&impl->arena, mn_sqlite_col_text(st, 5), &oom);
+            m->summarizer = mn_arena_strdup(&impl->arena, mn_sqlite_col_text(st, 6), &oom);
+            m->created_at = sqlite3_column_int64(st, 7);
+            m->session_id = mn_arena_strdup(&impl->arena, session_id, &oom);
+            if (!m->text)
+                m->text = "";
+        }
+        if (oom) {
+            mn_summary_free(impl ? &impl->pub : NULL);
+            rc = mn__nomem();
+        } else
+            *out = &impl->pub;
+    } else if (r == SQLITE_DONE)
+        rc = mn__err(MN_NOTFOUND, "session %s has no summary yet", session_id);
+    else
+        rc = mn_sqlite_fail(s, r, "summary");
+    mn_sqlite_done(st);
+    return rc;
+}
+
+mn_status mn_sqlite_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    *out = NULL;
+    LOCKED(s, summary_latest_locked(s, session_id, out));
+}
+
+static mn_status summary_insert_locked(struct sqlite_store *s, const char *session_id, const mn_summary *sm,
+                                       int64_t *id)
+{
+    int64_t sid = 0;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
+    if (rc || (rc = mn_sqlite_stmt(s, SQL_SUMMARY_INSERT, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, sm->covers_upto);
+    sqlite3_bind_int64(st, 3, sm->folded);
+    mn_sqlite_bind_text(st, 4, sm->text ? sm->text : "");
+    sqlite3_bind_int64(st, 5, sm->tokens);
+    mn_sqlite_bind_text(st, 6, sm->model);
+    mn_sqlite_bind_text(st, 7, sm->summarizer ? sm->summarizer : "none");
+    sqlite3_bind_int64(st, 8, sm->created_at);
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    if (r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "summary insert");
+    if (id)
+        *id = sqlite3_last_insert_rowid(s->db);
+    return MN_OK;
+}
+
+mn_status mn_sqlite_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, summary_insert_locked(s, session_id, sm, id));
+}
+
+/* ---- events ---------------------------------------------------------------------------------- */
+
+static const char SQL_EVENT_INSERT[] =
+    "INSERT INTO events (session_sid, kind, data, created_at) VALUES (?1, ?2, ?3, ?4)";
+static const char SQL_EVENTS_LIST[] =
+    "SELECT id, kind, data, created_at FROM events WHERE session_sid = ?1 ORDER BY id DESC LIMIT ?2";
+
+static mn_status event_insert_locked(struct sqlite_store *s, const char *session_id, const char *kind,
+                                     const char *data, int64_t now_ms)
+{
+    int64_t sid = 0;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
+    if (rc || (rc = mn_sqlite_stmt(s, SQL_EVENT_INSERT, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    mn_sqlite_bind_text(st, 2, kind);
+    mn_sqlite_bind_text(st, 3, data ? data : "{}");
+    sqlite3_bind_int64(st, 4, now_ms);
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "event insert");
+}
+
+mn_status mn_sqlite_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
+                                    int64_t now_ms)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, event_insert_locked(s, session_id, kind, data, now_ms));
+}
+
+static mn_status events_list_locked(struct sqlite_store *s, const char *session_id, size_t limit,
+                                    int (*fn)(void *user, int64_t id, const char *kind, const char *data, int64_t at),
+                                    void *user)
+{
+    int64_t sid = 0;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
+    if (rc || (rc = mn_sqlite_stmt(s, SQL_EVENTS_LIST, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, (int64_t)limit);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn(user, sqlite3_column_int64(st, 0), mn_sqlite_col_text(st, 1), mn_sqlite_col_text(st, 2),
+               sqlite3_column_int64(st, 3)))
+            break;
+    if (r != SQLITE_ROW && r != SQLITE_DONE)
+        rc = mn_sqlite_fail(s, r, "events");
+    mn_sqlite_done(st);
+    return rc;
+}
+
+mn_status mn_sqlite_op_events_list(mn_store *st, const char *session_id, size_t limit,
+                                   int (*fn)(void *user, int64_t id, const char *kind, const char *data, int64_t at),
+                                   void *user)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, events_list_locked(s, session_id, limit, fn, user));
+}
+
+/* ---- the fold claim -------------------------------------------------------------------------- */
+
+static const char SQL_BUSY_CLAIM[] = "UPDATE sessions SET busy_until = ?3 WHERE id = ?1 AND busy_until < ?2";
+static const char SQL_BUSY_GET[] = "SELECT busy_until FROM sessions WHERE id = ?1";
+static const char SQL_BUSY_RELEASE[] = "UPDATE sessions SET busy_until = 0 WHERE id = ?1 AND busy_until = ?2";
+
+static mn_status busy_claim_locked(struct sqlite_store *s, const char *session_id, int64_t now_ms, int64_t until_ms,
+                                   int *claimed, int64_t *busy_until)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_BUSY_CLAIM, &st);
+    if (rc)
+        return rc;
+    mn_sqlite_bind_text(st, 1, session_id);
+    sqlite3_bind_int64(st, 2, now_ms);
+    sqlite3_bind_int64(st, 3, until_ms);
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    if (r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "summary claim");
+    *claimed = sqlite3_changes(s->db) == 1;
+    *busy_until = until_ms;
+    if (*claimed)
+        return MN_OK;
+    if ((rc = mn_sqlite_stmt(s, SQL_BUSY_GET, &st)))
+        return rc;
+    mn_sqlite_bind_text(st, 1, session_id);
+    r = sqlite3_step(st);
+    if (r == SQLITE_ROW)
+        *busy_until = sqlite3_column_int64(st, 0);
+    else if (r == SQLITE_DONE)
+        rc = mn__err(MN_NOTFOUND, "session %s not found", session_id);
+    else
+        rc = mn_sqlite_fail(s, r, "summary claim");
+    mn_sqlite_done(st);
+    return rc;
+}
+
+mn_status mn_sqlite_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms,
+                                  int *claimed, int64_t *busy_until)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    *claimed = 0;
+    LOCKED(s, busy_claim_locked(s, session_id, now_ms, until_ms, claimed, busy_until));
+}
+
+static mn_status busy_release_locked(struct sqlite_store *s, const char *session_id, int64_t until_ms)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_BUSY_RELEASE, &st);
+    if (rc)
+        return rc;
+    mn_sqlite_bind_text(st, 1, session_id);
+    sqlite3_bind_int64(st, 2, until_ms);
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "summary release");
+}
+
+mn_status mn_sqlite_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, busy_release_locked(s, session_id, until_ms));
+}
+
+/* ---- pins and reads for the strategies ------------------------------------------------------- */
+
+static const char SQL_PIN[] = "UPDATE messages SET pinned = ?2 WHERE id = ?1";
+
+static mn_status pin_locked(struct sqlite_store *s, int64_t message_id, int pinned)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_PIN, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, message_id);
+    sqlite3_bind_int(st, 2, pinned ? 1 : 0);
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    if (r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "pin");
+    if (sqlite3_changes(s->db) == 0)
+        return mn__err(MN_NOTFOUND, "message %lld not found", (long long)message_id);
+    return MN_OK;
+}
+
+mn_status mn_sqlite_op_message_pin(mn_store *st, int64_t message_id, int pinned)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, pin_locked(s, message_id, pinned));
+}
+
+/* The unit of a kept message runs from the nearest non-tool message at or before it to the
+ * message before the next non-tool message. */
+static const char SQL_PINNED_UNITS[] =
+    "WITH p AS (SELECT seq FROM messages WHERE session_sid = ?1 AND active = 1 AND seq <= ?2"
+    "           AND (pinned = 1 OR role = 'system')),"
+    " u AS (SELECT DISTINCT (SELECT max(m.seq) FROM messages m WHERE m.session_sid = ?1 AND m.seq <= p.seq"
+    "                        AND m.role <> 'tool') AS s FROM p),"
+    " r AS MATERIALIZED (SELECT s, coalesce((SELECT min(m.seq) FROM messages m WHERE m.session_sid = ?1"
+    "                    AND m.seq > u.s AND m.role <> 'tool'), 9223372036854775807) AS e FROM u WHERE s IS NOT NULL)"
+    " SELECT DISTINCT " MN_SQLITE_MESSAGE_COLS " FROM r JOIN messages ON messages.session_sid = ?1"
+    " AND messages.seq >= r.s AND messages.seq < r.e WHERE messages.active = 1 AND messages.seq <= ?2"
+    " ORDER BY messages.seq";
+
+static mn_status pinned_units_locked(struct sqlite_store *s, const char *session_id, int64_t upto_seq,
+                                     mn_store_message_fn fn, void *user)
+{
+    int64_t sid = 0;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
+    if (rc || (rc = mn_sqlite_stmt(s, SQL_PINNED_UNITS, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, upto_seq);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        mn_message row;
+        if ((rc = mn_sqlite_row_message(s, st, session_id, &row)) || fn(user, &row))
+            break;
+    }
+    if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
+        rc = mn_sqlite_fail(s, r, "pinned messages");
+    mn_sqlite_done(st);
+    return rc;
+}
+
+mn_status mn_sqlite_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
+                                    void *user)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, pinned_units_locked(s, session_id, upto_seq, fn, user));
+}
+
+static const char SQL_TOOL_TOKENS[] =
+    "SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = ?1 AND active = 1 AND role = 'tool'"
+    " AND seq > ?2";
+
+static mn_status tool_tokens_locked(struct sqlite_store *s, const char *session_id, int64_t after_seq, int64_t *sum)
+{
+    int64_t sid = 0;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
+    if (rc || (rc = mn_sqlite_stmt(s, SQL_TOOL_TOKENS, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, after_seq);
+    int r = sqlite3_step(st);
+    *sum = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    if (r != SQLITE_ROW)
+        rc = mn_sqlite_fail(s, r, "tool tokens");
+    mn_sqlite_done(st);
+    return rc;
+}
+
+mn_status mn_sqlite_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    *sum = 0;
+    LOCKED(s, tool_tokens_locked(s, session_id, after_seq, sum));
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// fake_llm.js — a small local chat server for the tests of the `llm` summariser. It speaks the
+// OpenAI Chat Completions protocol (POST /v1/chat/completions) and Ollama's (POST /api/chat,
+// "stream": false). No npm dependencies. It listens on 127.0.0.1 on an ephemeral port and prints
+// "PORT <n>" on its first line; the test that starts it stops it.
+//
+// The model name picks the behaviour:
+//   ok          a summary made from the request (deterministic), usage tokens reported
+//   length      finish_reason / done_reason "length"
+//   err500      HTTP 500 every time
+//   flaky429    HTTP 429 (Retry-After: 0) on the first two requests of that model, then ok
+//   bad400      HTTP 400 with an error object
+//   errobj      HTTP 200 with an error object
+//   garbage     HTTP 200 with a body that is not JSON
+//   slow        answers after 3 seconds
+//   long        a summary of 4000 words (for the cap)
+// GET /stats returns {"requests": {model: count}}; every request body is kept in /last.
+'use strict';
+const http = require('http');
+
+const counts = {};
+let last = null;
+
+function summaryOf(messages) {
+  const user = (messages.find((m) => m.role === 'user') || {}).content || '';
+  const lines = user.split('\n').filter((l) => /^(User|Tool|Assistant)/.test(l));
+  const hasExisting = !/=== EXISTING_SUMMARY ===\nNONE\n/.test(user);
+  return `Summary (${lines.length} lines${hasExisting ? ', updated' : ''}): ` + lines.slice(0, 3).map((l) => l.slice(0, 60)).join(' | ');
+}
+
+function reply(res, status, obj, headers) {
+  const body = typeof obj === 'string' ? obj : JSON.stringify(obj);
+  res.writeHead(status, Object.assign({ 'Content-Type': 'application/json' }, headers || {}));
+  res.end(body);
+}
+
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/stats') return reply(res, 200, { requests: counts });
+  if (req.method === 'GET' && req.url === '/last') return reply(res, 200, last || {});
+  let body = '';
+  req.on('data', (c) => (body += c));
+  req.on('end', () => {
+    const ollama = req.url === '/api/chat';
+    if (!ollama && req.url !== '/v1/chat/completions') return reply(res, 404, { error: { message: 'no such route ' + req.url } });
+    let j;
+    try {
+      j = JSON.parse(body);
+    } catch (e) {
+      return reply(res, 400, { error: { message: 'bad json' } });
+    }
+    last = j;
+    const model = j.model || '';
+    counts[model] = (counts[model] || 0) + 1;
+    let text = summaryOf(j.messages || []);
+    let finish = 'stop';
+    const send = () => {
+      if (ollama)
+        return reply(res, 200, { model, message: { role: 'assistant', content: text }, done: true, done_reason: finish, prompt_eval_count: 111, eval_count: 22 });
+      reply(res, 200, { id: 'x', object: 'chat.completion', model, choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finish }], usage: { prompt_tokens: 111, completion_tokens: 22, total_tokens: 133 } });
+    };
+    switch (model) {
+      case 'length': finish = 'length'; return send();
+      case 'err500': return reply(res, 500, { error: { message: 'internal' } });
+      case 'flaky429': if (counts[model] <= 2) return reply(res, 429, { error: { message: 'rate limited' } }, { 'Retry-After': '0' }); return send();
+      case 'bad400': return reply(res, 400, { error: { message: 'model not found' } });
+      case 'errobj': return reply(res, 200, { error: 'overloaded' });
+      case 'garbage': return reply(res, 200, '<html>oops</html>');
+      case 'slow': return setTimeout(send, 3000);
+      case 'long': text = Array.from({ length: 4000 }, (_, i) => 'word' + i).join(' '); return send();
+      default: return send();
+    }
+  });
+});
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write('PORT ' + server.address().port + '\n');
+});
+process.on('SIGTERM', () => process.exit(0));
