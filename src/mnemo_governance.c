@@ -41,7 +41,20 @@ static int loopback_url(const char *url)
 {
     const char *p = strstr(url, "://");
     p = p ? p + 3 : url;
-    return strncmp(p, "127.", 4) == 0 || strncmp(p, "localhost", 9) == 0 || strncmp(p, "[::1]", 5) == 0;
+    size_t host_len = strcspn(p, ":/?#");
+    if (memchr(p, '@', strcspn(p, "/?#")))
+        return 0; /* userinfo: "http://127.0.0.1@elsewhere" goes elsewhere */
+    if (strncmp(p, "[::1]", 5) == 0)
+        return p[5] == '\0' || p[5] == ':' || p[5] == '/';
+    if (host_len == 9 && strncmp(p, "localhost", 9) == 0)
+        return 1;
+    /* 127.a.b.c, digits and dots only */
+    if (host_len < 7 || strncmp(p, "127.", 4) != 0)
+        return 0;
+    for (size_t i = 4; i < host_len; i++)
+        if (!((p[i] >= '0' && p[i] <= '9') || p[i] == '.'))
+            return 0;
+    return 1;
 }
 
 /* The settings of the strategies from the configuration. */

@@ -175,7 +175,10 @@ int cmd_config_show(const struct cli_global *g, struct cli_args *a)
     mn_config *cfg = cli_config(g);
     if (!cfg)
         return 1;
-    int json = cli_flag(a, "json");
+    int json = cli_flag(a, "json"), width = 0; /* the key column fits the longest key */
+    for (size_t i = 0; i < mn_config_count(); i++)
+        if ((int)strlen(mn_config_key(i)) > width)
+            width = (int)strlen(mn_config_key(i));
     if (json)
         fputc('{', stdout);
     for (size_t i = 0; i < mn_config_count(); i++) {
@@ -189,7 +192,7 @@ int cmd_config_show(const struct cli_global *g, struct cli_args *a)
             putchar('}');
         }
         else
-            printf("%-28s %-40s (%s)\n", key, value, source);
+            printf("%-*s %-40s (%s)\n", width, key, value, source);
     }
     /* which tokenizer "auto" (or a named one) resolves to here */
     const char *name = NULL, *data_dir = NULL;
@@ -206,7 +209,7 @@ int cmd_config_show(const struct cli_global *g, struct cli_args *a)
     if (json)
         printf(",\"tokenizer.active\":{\"value\":\"%s\",\"source\":\"resolved\"}}\n", active);
     else
-        printf("%-28s %-40s (%s)\n", "tokenizer.active", active,
+        printf("%-*s %-40s (%s)\n", width, "tokenizer.active", active,
                strcmp(active, "unavailable") == 0 ? mn_errmsg() : "resolved from tokenizer.name");
     mn_config_free(cfg);
     return 0;
