@@ -5,7 +5,7 @@ and how the searches were answered.  usage: python3 bench/vec/summarize_filter.p
 import collections, glob, os, re, statistics, sys
 
 d = sys.argv[1] if len(sys.argv) > 1 else 'bench/vec/results/filter'
-kv = lambda line: dict(re.findall(r'(\w+)=([^ ]+)', line))
+kv = lambda line: dict(re.findall(r'(\w+)=([^ ]+)', line.strip()))
 rows = collections.defaultdict(list)
 for p in sorted(glob.glob(os.path.join(d, '*.txt'))):
     for l in open(p):

@@ -4,7 +4,7 @@
  * selectivity, and how exactly. The harness (vecbench.c) has no filters, so this is our own
  * mode, documented in bench/vec/README.md.
  *
- * usage: vecfilter_mnemo [-D DATADIR] [-I INDEXFILE] [-k 10] [-r 3] [-e EF] [-Q NQ]
+ * usage: vecfilter_mnemo [-D DATADIR] [-I INDEXFILE] [-k 10] [-r 3] [-e EF] [-Q NQ] [-g NQ]
  *   The index is loaded from INDEXFILE (saved by `MNEMO_VB_SAVE=... vecbench_mnemo`), or built
  *   (M 16, ef_construction 200) and saved there when missing. The filter keeps ids with
  *   id % 100 == 0 (1%) or id % 1000 == 0 (0.1%): uncorrelated with the clusters. Ground truth is
@@ -12,7 +12,8 @@
  *     hint   accept callback + n_accept_hint (what mnemo's search layer passes): auto path
  *     list   the matching ids as an explicit candidate list: exact scan over them
  *     nohint accept callback, no hint: graph walk with the filter inside, exact fall-back
- *     graph  accept callback, graph walk forced (no budget; still falls back below k)
+ *     graph  accept callback, graph walk forced (no budget; still falls back below k); slow at
+ *            these selectivities, so it runs only the first 200 queries (-g)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -51,8 +52,8 @@ int main(int argc, char **argv)
 {
     const char *dir = "/tmp/peers-data", *ixpath = "/tmp/peers-data/mnemo.idx";
     int k = 10, reps = 3, ef = 64, opt;
-    uint32_t qlimit = 0;
-    while ((opt = getopt(argc, argv, "D:I:k:r:e:Q:")) != -1) {
+    uint32_t qlimit = 0, glimit = 200;
+    while ((opt = getopt(argc, argv, "D:I:k:r:e:Q:g:")) != -1) {
         switch (opt) {
         case 'D': dir = optarg; break;
         case 'I': ixpath = optarg; break;
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
         case 'r': reps = (int)strtol(optarg, NULL, 10); break;
         case 'e': ef = (int)strtol(optarg, NULL, 10); break;
         case 'Q': qlimit = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'g': glimit = (uint32_t)strtoul(optarg, NULL, 10); break;
         default: fprintf(stderr, "bad option\n"); return 2;
         }
     }
@@ -153,9 +155,10 @@ int main(int argc, char **argv)
             }
             size_t exact_paths = 0, fallbacks = 0, short_results = 0;
             double visited = 0;
+            uint32_t mq = mode == 3 && glimit && glimit < nq ? glimit : nq;
             for (int r = -1; r < reps; r++) { /* r = -1: untimed warm-up */
                 double ts = now();
-                for (uint32_t q = 0; q < nq; q++) {
+                for (uint32_t q = 0; q < mq; q++) {
                     size_t nh = 0;
                     if (mn_index_search(ix, query + (size_t)q * dim, (size_t)k, &o, hits, &nh) != MN_OK) {
                         fprintf(stderr, "search: %s\n", mn_errmsg());
@@ -171,10 +174,10 @@ int main(int argc, char **argv)
                     }
                 }
                 if (r >= 0)
-                    qps[r] = nq / (now() - ts);
+                    qps[r] = mq / (now() - ts);
             }
             long hit = 0;
-            for (uint32_t q = 0; q < nq; q++)
+            for (uint32_t q = 0; q < mq; q++)
                 for (int i = 0; i < k; i++)
                     for (int j = 0; j < k; j++)
                         if (got[(size_t)q * k + i] == gt[(size_t)q * k + j]) {
@@ -184,8 +187,8 @@ int main(int argc, char **argv)
             qsort(qps, (size_t)reps, sizeof *qps, cmp_d);
             printf("filtered selectivity=%.3f%% matching=%zu mode=%s ef=%d k=%d recall=%.4f qps_median=%.1f "
                    "qps_min=%.1f qps_max=%.1f exact_path=%zu fell_back=%zu short=%zu mean_visited=%.0f nq=%u\n",
-                   100.0 / mods[mi], nm, modes[mode], ef, k, (double)hit / ((double)nq * k), qps[reps / 2], qps[0],
-                   qps[reps - 1], exact_paths, fallbacks, short_results, visited / nq, nq);
+                   100.0 / mods[mi], nm, modes[mode], ef, k, (double)hit / ((double)mq * k), qps[reps / 2], qps[0],
+                   qps[reps - 1], exact_paths, fallbacks, short_results, visited / mq, mq);
             fflush(stdout);
         }
         free(gt);
