@@ -429,12 +429,13 @@ char *mn_summarize_extract(const char *shaped, const mn_tokenizer *tk, int64_t c
     struct ex e;
     memset(&e, 0, sizeof e);
     const char *ex_begin = strstr(shaped, "=== EXISTING_SUMMARY ===\n");
-    const char *ex_end = strstr(shaped, "\n=== END_EXISTING_SUMMARY ===");
-    if (ex_begin && ex_end && ex_end > ex_begin) {
-        const char *p = ex_begin + strlen("=== EXISTING_SUMMARY ===\n");
-        size_t n = (size_t)(ex_end - p);
-        if (!(n == 4 && strncmp(p, "NONE", 4) == 0))
-            parse_existing(&e, p, n);
+    const char *ex = ex_begin ? ex_begin + strlen("=== EXISTING_SUMMARY ===\n") : NULL;
+    /* the end marker is searched after the begin marker: they share the newline between them */
+    const char *ex_end = ex ? strstr(ex - 1, "\n=== END_EXISTING_SUMMARY ===") : NULL;
+    if (ex_end && ex_end >= ex) {
+        size_t n = (size_t)(ex_end - ex);
+        if (!(n == 4 && strncmp(ex, "NONE", 4) == 0))
+            parse_existing(&e, ex, n);
     }
     const char *turns = strstr(shaped, "=== NEW_TURNS ===\n");
     const char *turns_end = strstr(shaped, "=== END_NEW_TURNS ===");
