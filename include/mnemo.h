@@ -278,6 +278,44 @@ MN_API mn_status mn_append(mn_db *db, const char *session_id, const mn_message_i
 MN_API mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n,
                                  unsigned flags, mn_messages **out);
 
+/* One request of mn_append_many: what mn_append_batch takes. */
+typedef struct mn_append_request {
+    size_t size;                /* sizeof(mn_append_request) */
+    const char *session_id;
+    const mn_message_in *msgs;  /* n messages, 1..100000 */
+    size_t n;
+    unsigned flags;             /* enum mn_append_flags */
+} mn_append_request;
+#define MN_APPEND_REQUEST_INIT {sizeof(mn_append_request), NULL, NULL, 0, 0}
+
+typedef struct mn_append_result {
+    mn_status status;    /* MN_OK: this request's messages are committed */
+    char errmsg[256];    /* the failure message ("" on success) */
+    mn_messages *stored; /* on MN_OK, when asked for: the stored messages (caller frees with
+                            mn_messages_free); NULL otherwise */
+} mn_append_result;
+
+/* Group commit: appends n requests (1..10000), to one session or several, in ONE durable
+ * transaction (one fsync), each request inside its own savepoint, so that a request that fails
+ * (validation, MN_NOTFOUND, MN_EXPIRED, MN_CONFLICT, …) writes nothing and leaves the others.
+ * results[i] (n of them) gets each request's status and message; with `want_stored`, the stored
+ * messages. Returns MN_OK when the transaction committed — then every request whose result is
+ * MN_OK is durable; individual results may still be failures. When the commit itself fails
+ * (MN_BUSY, MN_IO, …) it returns that status, nothing is stored, and every result carries it.
+ * Requests run in array order: two requests for one session get consecutive seqs in that order.
+ * Errors: MN_INVALID (n out of range, NULL arrays), MN_MISUSE (a request without its size). */
+MN_API mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int want_stored,
+                                mn_append_result *results);
+/* Deletes one message of a session by its id (mn_message.id), in one transaction; the session's
+ * message, token, turn and inactive counts follow. A summary that already folded the message
+ * keeps its text. Errors: MN_NOTFOUND (no such session, or no such message in it), MN_EXPIRED,
+ * MN_INVALID (bad id), MN_BUSY, MN_IO. */
+MN_API mn_status mn_message_delete(mn_db *db, const char *session_id, int64_t message_id);
+/* Updates a session's title and/or metadata (a JSON object that replaces the stored one); NULL
+ * leaves a field as it is. Sets updated_at. Errors: MN_NOTFOUND, MN_EXPIRED, MN_INVALID (bad id,
+ * metadata not a JSON object, invalid UTF-8), MN_TOOBIG (title over its limit), MN_BUSY, MN_IO. */
+MN_API mn_status mn_session_update(mn_db *db, const char *id, const char *title, const char *metadata);
+
 typedef struct mn_history_opts {
     size_t size;       /* sizeof(mn_history_opts) */
     int64_t after_seq; /* only messages with seq > after_seq (0 = from the start) */
@@ -317,8 +355,21 @@ typedef struct mn_context_opts {
     int64_t model_window; /* 0: context.model_window (0 there too: unknown). Drives the token
                              trigger of summary/hybrid and the report's pre-flight check */
     unsigned flags;       /* enum mn_context_flags */
+    /* Since 0.3, retrieval (RAG, docs/search.md): with rag set, the last user message of the
+     * context is rendered as the block of mn_relevant_context (the rag_top_k most similar past
+     * messages not already in the context, each cut at 200 characters) followed by
+     * "Now answer the current user question using the context above if relevant." and
+     * "USER QUESTION: <the original text>". The stored message is never changed. The report's
+     * "rag" member lists the injected messages (id, session_id, role, score). Semantic when an
+     * embedder is configured (min similarity applies), else keyword. A search that cannot run
+     * (no vectors of this model) is reported, never an error. */
+    int rag;                   /* 1: inject; 0: off */
+    size_t rag_top_k;          /* 0: 5; at most 100 */
+    double rag_min_similarity; /* 0: 0.7; negative: no threshold; at most 1 */
+    int rag_scope;             /* MN_RAG_SCOPE_SESSION (0): this session; MN_RAG_SCOPE_ALL: its namespace */
 } mn_context_opts;
-#define MN_CONTEXT_OPTS_INIT {sizeof(mn_context_opts), NULL, 0, MN_FORMAT_OPENAI, 0, 0}
+#define MN_CONTEXT_OPTS_INIT {sizeof(mn_context_opts), NULL, 0, MN_FORMAT_OPENAI, 0, 0, 0, 0, 0.0, 0}
+enum mn_rag_scope { MN_RAG_SCOPE_SESSION = 0, MN_RAG_SCOPE_ALL = 1 };
 
 enum mn_context_flags {
     MN_CONTEXT_NO_FOLD = 1 << 0 /* never summarise during this build: use the stored summary as is */
@@ -499,6 +550,94 @@ typedef void (*mn_progress_fn)(void *user, int64_t done, int64_t total);
  * database. progress may be NULL. *recounted (optional) gets the number of messages. Safe to
  * interrupt and run again. Errors: MN_BUSY, MN_IO. */
 MN_API mn_status mn_reindex_tokens(mn_db *db, mn_progress_fn progress, void *user, int64_t *recounted);
+
+/* ---------------------------------------------------------------------------------------------
+ * Search and retrieval (docs/search.md). Keyword search is SQLite FTS5 with BM25 over message
+ * content and always available. Semantic search needs an embedder (embedder.name: hash, openai
+ * or ollama); `hash` is offline and lexical, not semantic: it finds shared words and word
+ * pieces, not synonyms. Vectors live in the database with the embedder's name, model and
+ * dimension; the HNSW index over them is a cache kept next to the database file
+ * ("<db>.hnsw"), rebuilt from the stored vectors when it is missing, damaged or out of date.
+ * Appends queue new messages for embedding (embedder.mode queue, the default) or embed them
+ * before returning (inline); mn_embed_pending drains the queue.
+ */
+typedef enum mn_search_mode {
+    MN_SEARCH_AUTO = 0,     /* hybrid when an embedder is configured, else keyword */
+    MN_SEARCH_SEMANTIC = 1, /* nearest vectors by cosine similarity */
+    MN_SEARCH_KEYWORD = 2,  /* FTS5 BM25 */
+    MN_SEARCH_HYBRID = 3    /* reciprocal rank fusion of both lists (k = search.rrf_k, 60) */
+} mn_search_mode;
+/* Parses "auto", "semantic", "keyword" or "hybrid". Errors: MN_INVALID. */
+MN_API mn_status mn_search_mode_parse(const char *name, mn_search_mode *out);
+/* "auto", "semantic", "keyword", "hybrid"; NULL outside the enum. Static string. */
+MN_API const char *mn_search_mode_name(mn_search_mode mode);
+
+typedef struct mn_search_filter {
+    size_t size;            /* sizeof(mn_search_filter) */
+    const char *session_id; /* NULL: every session */
+    const char *ns;         /* NULL: every namespace */
+    int role;               /* -1: any; else an mn_role */
+    int64_t since, until;   /* created_at within [since, until) in ms; 0: unbounded */
+} mn_search_filter;
+#define MN_SEARCH_FILTER_INIT {sizeof(mn_search_filter), NULL, NULL, -1, 0, 0}
+
+typedef struct mn_search_hit {
+    mn_message message;  /* the stored message (strings owned by the list) */
+    const char *ns;      /* its session's namespace */
+    double score;        /* what the list is ordered by: similarity (semantic), bm25 (keyword),
+                            the fused RRF score (hybrid) */
+    double similarity;   /* cosine similarity to the query; 0 when not in the semantic list */
+    double bm25;         /* BM25 relevance (larger is better); 0 when not in the keyword list */
+    int semantic_rank;   /* 1-based rank in the semantic list; 0: absent */
+    int keyword_rank;    /* 1-based rank in the keyword list; 0: absent */
+} mn_search_hit;
+
+typedef struct mn_search_hits {
+    size_t count;
+    mn_search_hit *items; /* best first; ties by smaller message id */
+    mn_search_mode mode;  /* the mode that ran (never AUTO) */
+} mn_search_hits;
+
+/* Searches stored messages (active or not) for `query`. top_k 1..1000 (0: 10). filter may be
+ * NULL. min_similarity (-1..1) drops semantic candidates below it (0: keep all); in hybrid mode
+ * it applies to the semantic list before fusion. With a filter, a semantic search returns top_k
+ * hits whenever top_k embedded messages pass it (filtered searches are exact when the filter is
+ * selective). Messages not embedded yet are found by keyword only (mn_embed_pending). Caller
+ * frees *out with mn_search_hits_free. Errors: MN_INVALID (empty or non-UTF-8 query, bad mode,
+ * filter or limits), MN_UNAVAILABLE (semantic/hybrid without an embedder, or the embedder
+ * failed), MN_CONFLICT (the stored vectors come from another embedder/model/dimension than the
+ * configured one: the message names both; mnemo reindex --embeddings re-embeds), MN_BUSY,
+ * MN_IO. Thread-safe. */
+MN_API mn_status mn_search(mn_db *db, const char *query, mn_search_mode mode, size_t top_k,
+                           const mn_search_filter *filter, double min_similarity, mn_search_hits **out);
+MN_API void mn_search_hits_free(mn_search_hits *hits);
+/* The hits as a JSON array of {"rank","score","similarity","bm25","semantic_rank",
+ * "keyword_rank","namespace","message":{…history --json shape…}}. Caller frees with mn_free. */
+MN_API mn_status mn_search_hits_to_json(const mn_search_hits *hits, char **out);
+
+/* Past messages relevant to `query`, as the RAG block injected before a question:
+ *   RELEVANT CONTEXT FROM PAST CONVERSATIONS:\n---\n[ROLE]: content…\n---
+ * (each message cut at 200 characters, "..." marking a cut). Over-fetches 20 hits (AUTO mode)
+ * and keeps them, best first, while their lines fit max_tokens (1..1000000) by the handle's
+ * tokenizer. *text is "" when nothing is relevant. Caller frees with mn_free. Errors as
+ * mn_search. */
+MN_API mn_status mn_relevant_context(mn_db *db, const char *query, int64_t max_tokens,
+                                     const mn_search_filter *filter, char **text);
+
+/* Embeds up to `max` queued messages (0: all), in batches of embedder.batch, each batch one
+ * transaction. *done (optional) gets how many were embedded. Messages with no words are taken
+ * off the queue without a vector. Errors: MN_UNAVAILABLE (no embedder configured, or it failed:
+ * the batch stays queued), MN_CONFLICT (stored vectors of another model), MN_BUSY, MN_IO. */
+MN_API mn_status mn_embed_pending(mn_db *db, size_t max, size_t *done);
+/* Queues every message with content that has no vector yet, then drains the queue like
+ * mn_embed_pending, calling progress (may be NULL) after each batch with (done, total). Safe to
+ * interrupt and run again: what was embedded stays. *done (optional) gets the count. */
+MN_API mn_status mn_embed_backfill(mn_db *db, mn_progress_fn progress, void *user, int64_t *done);
+/* Drops every stored vector and re-embeds all messages with the configured embedder (after a
+ * change of embedder or model), like mn_embed_backfill. */
+MN_API mn_status mn_reindex_embeddings(mn_db *db, mn_progress_fn progress, void *user, int64_t *done);
+/* Counts: messages with a vector, messages queued. Either pointer may be NULL. */
+MN_API mn_status mn_embed_counts(mn_db *db, int64_t *embedded, int64_t *queued);
 
 /* ---------------------------------------------------------------------------------------------
  * Statistics.

@@ -207,6 +207,8 @@ mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out)
         rc = open_tokenizer(db);
     if (!rc)
         rc = note_tokenizer(db);
+    if (!rc)
+        rc = mn__search_open(db);
     if (rc) {
         db->magic = DB_MAGIC;
         char msg[1024];
@@ -226,6 +228,8 @@ void mn_close(mn_db *db)
     if (!db || db->magic != DB_MAGIC)
         return;
     db->magic = 0;
+    if (db->store)
+        mn__search_close(db);
     if (db->store)
         db->store->ops->close(db->store);
     mn_config_free(db->cfg); /* db->tk is shared: see shared_tokenizer */
@@ -406,6 +410,8 @@ mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in
         mn_store_append req = {rows, n, (flags & MN_APPEND_CREATE) ? &create : NULL, title, now,
                                strcmp(mn_config_str(db->cfg, "threads.trim"), "delete") == 0};
         rc = db->store->ops->append(db->store, id, &req, out);
+        if (!rc)
+            mn__search_after_append(db);
     }
     free(rows);
     mn_arena_release(&a);
@@ -542,6 +548,8 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
     struct mn_built b;
     memset(&b, 0, sizeof b);
     rc = mn__context_assemble(db, s, strategy, max_tokens, model_window, opts->flags, &b);
+    if (!rc)
+        rc = mn__rag_inject(db, opts, s, &b);
     const struct mn_window *wp = &b.w;
     struct context_impl *c = NULL;
     if (!rc && !(c = calloc(1, sizeof *c)))

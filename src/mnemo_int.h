@@ -21,6 +21,7 @@ struct mn_db {
     mn_tokenizer *tk; /* shared; see shared_tokenizer in mnemo.c */
     char *path;
     size_t max_message_bytes;
+    struct mn_search_state *search; /* mnemo_search.c */
 };
 
 /* Clears the thread's error and checks the handle (MN_MISUSE). */
@@ -38,5 +39,13 @@ int mn__strategy_known(const char *strategy);
 /* Builds session s's context with the handle's configuration (b zeroed; mn_built_release). */
 mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
                                int64_t model_window, unsigned flags, struct mn_built *b);
+
+/* Search (mnemo_search.c): set up at open (queueing when an embedder is configured), released
+ * at close (saving the vector index), auto-embedding after an append (embedder.mode inline),
+ * and RAG injection into a built context (opts->rag). */
+mn_status mn__search_open(mn_db *db);
+void mn__search_close(mn_db *db);
+void mn__search_after_append(mn_db *db);
+mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b);
 
 #endif

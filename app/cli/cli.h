@@ -102,5 +102,8 @@ int cmd_events(const struct cli_global *g, struct cli_args *a);
 int cmd_budget(const struct cli_global *g, struct cli_args *a);
 int cmd_serve(const struct cli_global *g, struct cli_args *a);
 int cmd_mcp(const struct cli_global *g, struct cli_args *a);
+int cmd_search(const struct cli_global *g, struct cli_args *a);
+int cmd_embed(const struct cli_global *g, struct cli_args *a);
+int cmd_reindex_embeddings(const struct cli_global *g, struct cli_args *a);
 
 #endif

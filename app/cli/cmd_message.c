@@ -123,6 +123,24 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
     o.model_window = model_window;
     o.flags = cli_flag(a, "no-fold") ? MN_CONTEXT_NO_FOLD : 0;
     o.strategy = cli_opt(a, "strategy");
+    o.rag = cli_flag(a, "rag");
+    long long rag_top_k = 0;
+    if (cli_number(a, "rag-top-k", 1, 100, &rag_top_k))
+        return EXIT_USAGE;
+    o.rag_top_k = (size_t)rag_top_k;
+    if (cli_opt(a, "rag-scope") && strcmp(cli_opt(a, "rag-scope"), "all") != 0 &&
+        strcmp(cli_opt(a, "rag-scope"), "session") != 0)
+        return cli_usage_error("--rag-scope: '%s' is not session or all", cli_opt(a, "rag-scope"));
+    if (cli_opt(a, "rag-min-similarity")) {
+        char *end;
+        o.rag_min_similarity = strtod(cli_opt(a, "rag-min-similarity"), &end);
+        if (*end || end == cli_opt(a, "rag-min-similarity") || o.rag_min_similarity < -1 || o.rag_min_similarity > 1)
+            return cli_usage_error("--rag-min-similarity: '%s' is not a number from -1 to 1",
+                                   cli_opt(a, "rag-min-similarity"));
+        if (o.rag_min_similarity == 0)
+            o.rag_min_similarity = -1; /* 0 asks for no threshold; the API's 0 means the default */
+    }
+    o.rag_scope = cli_opt(a, "rag-scope") && strcmp(cli_opt(a, "rag-scope"), "all") == 0 ? MN_RAG_SCOPE_ALL : 0;
     if (cli_opt(a, "format") && mn_format_parse(cli_opt(a, "format"), &o.format) != MN_OK)
         return cli_usage_error("%s", mn_errmsg());
     mn_db *db = cli_open(g);

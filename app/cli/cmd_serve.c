@@ -29,11 +29,31 @@ int cmd_serve(const struct cli_global *g, struct cli_args *a)
     }
     if (o.key_ns && !o.api_key)
         return cli_usage_error("--key-namespace needs an API key (--api-key-env VAR or MNEMO_API_KEY)");
-    mn_db *db = cli_open(g);
-    if (!db)
+    const char *lf = cli_opt(a, "log-format");
+    if (lf && strcmp(lf, "text") != 0 && strcmp(lf, "json") != 0)
+        return cli_usage_error("--log-format %s: must be text or json", lf);
+    srv_log_format(lf && strcmp(lf, "json") == 0);
+    mn_config *cfg = cli_config(g);
+    if (!cfg)
         return 1;
+    const char *v = NULL;
+    char *keys = NULL;
+    if (mn_config_get(cfg, "server.api_keys", &v, NULL) == MN_OK && v && *v)
+        keys = strdup(v);
+    o.api_keys = keys;
+    if (mn_config_get(cfg, "server.gc_interval_seconds", &v, NULL) == MN_OK && v)
+        o.gc_interval = (int)strtol(v, NULL, 10);
+    if (mn_config_get(cfg, "memory.auto_prune_days", &v, NULL) == MN_OK && v)
+        o.prune_days = (int)strtol(v, NULL, 10);
+    mn_config_free(cfg);
+    mn_db *db = cli_open(g);
+    if (!db) {
+        free(keys);
+        return 1;
+    }
     int rc = srv_run_http(db, &o);
     mn_close(db);
+    free(keys);
     return rc;
 }
 

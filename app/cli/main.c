@@ -23,16 +23,21 @@ static const struct cli_opt o_add[] = {{"tool-calls", 1}, {"tool-call-id", 1}, {
                                        {"tool", 1},       {"pin", 0},          {"json", 0},  {NULL, 0}};
 static const struct cli_opt o_history[] = {{"json", 0}, {"limit", 1}, {"after", 1}, {"all", 0}, {NULL, 0}};
 static const struct cli_opt o_context[] = {{"max-tokens", 1}, {"strategy", 1}, {"format", 1},   {"report", 0},
-                                           {"model-window", 1}, {"no-fold", 0}, {NULL, 0}};
+                                           {"model-window", 1}, {"no-fold", 0}, {"rag", 0},
+                                           {"rag-top-k", 1}, {"rag-scope", 1}, {"rag-min-similarity", 1},
+                                           {NULL, 0}};
 static const struct cli_opt o_events[] = {{"limit", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_export[] = {{"out", 1}, {NULL, 0}};
 static const struct cli_opt o_import[] = {{"json", 0}, {NULL, 0}};
 static const struct cli_opt o_tokens[] = {{"encoding", 1}, {"ids", 0}, {"json", 0}, {NULL, 0}};
-static const struct cli_opt o_reindex[] = {{"tokens", 0}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_reindex[] = {{"tokens", 0}, {"json", 0}, {"embeddings", 0}, {NULL, 0}};
+static const struct cli_opt o_search[] = {{"mode", 1},  {"session", 1}, {"namespace", 1}, {"top-k", 1},
+                                          {"role", 1},  {"min-similarity", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_embed[] = {{"backfill", 0}, {"pending", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1}, {"key-namespace", 1},
                                          {"allow-origin", 1},  {"max-body", 1},    {"verbose", 0},
-                                         {NULL, 0}};
+                                         {"log-format", 1},    {NULL, 0}};
 
 const struct cli_cmd cli_commands[] = {
     {"session new",
@@ -93,7 +98,8 @@ const struct cli_cmd cli_commands[] = {
      o_history, 1, 1, cmd_history},
     {"context",
      "ID [--max-tokens N] [--strategy window|summary|chunked|hybrid] [--format openai|anthropic|text]\n"
-     "       [--model-window N] [--no-fold] [--report]",
+     "       [--model-window N] [--no-fold] [--report] [--rag [--rag-top-k N] [--rag-scope session|all]\n"
+     "       [--rag-min-similarity X]]",
      "print the context for the next model call",
      "  --max-tokens N    token budget (default: memory.max_history_tokens, or with --model-window\n"
      "                    the history share of the window: see mnemo budget)\n"
@@ -146,7 +152,25 @@ const struct cli_cmd cli_commands[] = {
      "  --ids             print the token ids instead of the count\n"
      "  --json            print {\"encoding\", \"tokens\", \"bytes\"}\n",
      o_tokens, 0, 1, cmd_tokens},
-    {"reindex", "--tokens [--json]", "recount every stored message with the configured tokenizer",
+    {"search", "QUERY [--mode auto|semantic|keyword|hybrid] [--session ID] [--namespace NS] [--role R]\n"
+     "       [--top-k N] [--min-similarity X] [--json]",
+     "search stored messages (keyword, semantic or hybrid; docs/search.md)",
+     "  --mode M          auto (hybrid with an embedder, else keyword), semantic, keyword, hybrid\n"
+     "  --session ID      only this session's messages\n"
+     "  --namespace NS    only sessions of this namespace\n"
+     "  --role R          only messages of this role\n"
+     "  --top-k N         how many hits (default 10, at most 1000)\n"
+     "  --min-similarity X  drop semantic candidates below this cosine similarity (-1 to 1)\n"
+     "  --json            a JSON array of hits (docs/search.md)\n",
+     o_search, 1, 1, cmd_search},
+    {"embed", "--backfill|--pending [--json]", "embed stored messages with the configured embedder",
+     "  --backfill        queue every message without a vector and embed them all, in batches (a progress\n"
+     "                    bar on a terminal, plain lines otherwise); safe to interrupt and run again\n"
+     "  --pending         embed only what is queued\n"
+     "  --json            print {\"embedded\": N, \"queued\": N}\n",
+     o_embed, 0, 0, cmd_embed},
+    {"reindex", "--tokens|--embeddings [--json]", "recount tokens or re-embed every stored message",
+     "  --embeddings      drop every vector and re-embed all messages with the configured embedder\n"
      "  --tokens          recount token counts (after changing tokenizer.name); shows progress on a terminal\n"
      "  --json            print {\"recounted\": N, \"tokenizer\": NAME}\n",
      o_reindex, 0, 0, cmd_reindex},
@@ -158,7 +182,9 @@ const struct cli_cmd cli_commands[] = {
     {"version", "[--json]", "print the version", "  --json            {\"version\", \"library\"}\n", o_json, 0, 0,
      cmd_version},
     {"demo", "", "a short guided tour on the configured database", "", o_none, 0, 0, cmd_demo},
-    {"serve", "[--listen HOST:PORT] [--api-key-env VAR] [--key-namespace NS] [--allow-origin O] [--max-body N]",
+    {"serve",
+     "[--listen HOST:PORT] [--api-key-env VAR] [--key-namespace NS] [--allow-origin O] [--max-body N]\n"
+     "       [--log-format text|json] [--verbose]",
      "run the local memory service: REST API, MCP at /mcp, /openapi.json (docs/http-api.md)",
      "  --listen HOST:PORT  address to bind (default 127.0.0.1:8765; port 0 picks a free one). The URL is\n"
      "                      printed on standard output once the service is ready\n"
@@ -167,7 +193,10 @@ const struct cli_cmd cli_commands[] = {
      "  --key-namespace NS  the key may only read and write sessions of namespace NS\n"
      "  --allow-origin O    also accept these browser Origins on /mcp (comma-separated; * for any)\n"
      "  --max-body N        largest request body in bytes (default 8 MiB)\n"
-     "  --verbose           log every request to standard error\n",
+     "  --verbose           log every request to standard error\n"
+     "  --log-format F      text (key=value, the default) or json (one object a line)\n"
+     "  API keys bound to namespaces: server.api_keys (SHA-256 hashes); background cleanup every\n"
+     "  server.gc_interval_seconds (expired threads, memory.auto_prune_days)\n",
      o_serve, 0, 0, cmd_serve},
     {"mcp", "", "serve MCP over standard input and output (docs/mcp.md)", "", o_none, 0, 0, cmd_mcp},
     {NULL, NULL, NULL, NULL, NULL, 0, 0, NULL},

@@ -26,6 +26,50 @@
 /* ---- logging --------------------------------------------------------------------------------- */
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static int log_json;
+
+void srv_log_format(int json) { log_json = json; }
+
+/* "k=v k2=\"a b\"" → a JSON object with ts and level first (values stay strings). */
+static char *log_to_json(const char *ts, const char *level, const char *msg)
+{
+    json_t *o = json_pack("{s:s,s:s}", "ts", ts, "level", level);
+    const char *p = msg;
+    while (o && *p) {
+        while (*p == ' ')
+            p++;
+        const char *eq = strchr(p, '=');
+        const char *sp = strchr(p, ' ');
+        if (!eq || (sp && sp < eq)) { /* a word without key: keep it under "text" */
+            size_t n = sp ? (size_t)(sp - p) : strlen(p);
+            if (n)
+                json_object_set_new(o, "text", json_stringn(p, n));
+            p += n;
+            continue;
+        }
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
+        const char *v = eq + 1, *end;
+        json_t *val;
+        if (*v == '"') {
+            end = strchr(v + 1, '"');
+            if (!end)
+                end = v + strlen(v);
+            val = json_stringn(v + 1, (size_t)(end - v - 1));
+            p = *end ? end + 1 : end;
+        } else {
+            end = strchr(v, ' ');
+            if (!end)
+                end = v + strlen(v);
+            val = json_stringn(v, (size_t)(end - v));
+            p = end;
+        }
+        json_object_set_new(o, key, val ? val : json_null());
+    }
+    char *out = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(o);
+    return out;
+}
 
 void srv_log(const char *level, const char *fmt, ...)
 {
@@ -38,10 +82,17 @@ void srv_log(const char *level, const char *fmt, ...)
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
+    char when[80];
+    snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+             tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ts.tv_nsec / 1000000) % 1000);
+    char *j = log_json ? log_to_json(when, level, msg) : NULL;
     pthread_mutex_lock(&log_lock);
-    fprintf(stderr, "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=%s %s\n", tm.tm_year + 1900, tm.tm_mon + 1,
-            tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, level, msg);
+    if (j)
+        fprintf(stderr, "%s\n", j);
+    else
+        fprintf(stderr, "ts=%s level=%s %s\n", when, level, msg);
     pthread_mutex_unlock(&log_lock);
+    free(j);
 }
 
 /* ---- metrics --------------------------------------------------------------------------------- */
@@ -103,6 +154,20 @@ void srv_metrics_record(const char *route, int status, double seconds)
     pthread_mutex_unlock(&metrics.lock);
 }
 
+static struct {
+    pthread_mutex_t lock;
+    uint64_t runs, purged, pruned;
+} cleanup = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
+
+void srv_metrics_cleanup(int64_t purged, int64_t pruned)
+{
+    pthread_mutex_lock(&cleanup.lock);
+    cleanup.runs++;
+    cleanup.purged += (uint64_t)purged;
+    cleanup.pruned += (uint64_t)pruned;
+    pthread_mutex_unlock(&cleanup.lock);
+}
+
 static void metrics_in_flight(int delta)
 {
     pthread_mutex_lock(&metrics.lock);
@@ -148,6 +213,24 @@ char *srv_metrics_render(void)
          "# TYPE mnemo_http_requests_in_flight gauge\nmnemo_http_requests_in_flight %lld\n",
          (long long)metrics.in_flight);
     pthread_mutex_unlock(&metrics.lock);
+    pthread_mutex_lock(&cleanup.lock);
+    EMIT("# HELP mnemo_cleanup_runs_total Background cleanup runs (gc, auto-prune).\n"
+         "# TYPE mnemo_cleanup_runs_total counter\nmnemo_cleanup_runs_total %llu\n"
+         "# HELP mnemo_cleanup_sessions_total Sessions removed by the background worker, by reason.\n"
+         "# TYPE mnemo_cleanup_sessions_total counter\nmnemo_cleanup_sessions_total{reason=\"expired\"} %llu\n"
+         "mnemo_cleanup_sessions_total{reason=\"pruned\"} %llu\n",
+         (unsigned long long)cleanup.runs, (unsigned long long)cleanup.purged, (unsigned long long)cleanup.pruned);
+    pthread_mutex_unlock(&cleanup.lock);
+    uint64_t groups = 0, appends = 0;
+    size_t depth = 0;
+    srv_commit_stats(&groups, &appends, &depth);
+    EMIT("# HELP mnemo_commit_groups_total Transactions of the group committer (one fsync each).\n"
+         "# TYPE mnemo_commit_groups_total counter\nmnemo_commit_groups_total %llu\n"
+         "# HELP mnemo_commit_appends_total Append requests committed by the group committer.\n"
+         "# TYPE mnemo_commit_appends_total counter\nmnemo_commit_appends_total %llu\n"
+         "# HELP mnemo_commit_queue_depth Append requests waiting for the next commit.\n"
+         "# TYPE mnemo_commit_queue_depth gauge\nmnemo_commit_queue_depth %zu\n",
+         (unsigned long long)groups, (unsigned long long)appends, depth);
 #undef EMIT
     if (len >= cap)
         len = cap - 1;
@@ -166,6 +249,10 @@ struct server {
     pthread_mutex_t lock; /* export threads */
     pthread_cond_t idle;
     int exports;
+    struct srv_keys keys; /* none: no auth */
+    pthread_t worker;
+    int worker_running, stopping;
+    pthread_cond_t wake; /* under lock: wakes the worker to stop */
 };
 
 struct conn {
@@ -385,18 +472,6 @@ static int origin_allowed(const struct srv_options *o, const char *origin)
     return 0;
 }
 
-static int key_ok(const char *want, const char *auth)
-{
-    if (!auth || strncmp(auth, "Bearer ", 7) != 0)
-        return 0;
-    const char *got = auth + 7;
-    size_t a = strlen(want), b = strlen(got);
-    unsigned diff = (unsigned)(a ^ b);
-    for (size_t i = 0; i < a; i++)
-        diff |= (unsigned)(unsigned char)want[i] ^ (unsigned)(unsigned char)got[i < b ? i : 0];
-    return diff == 0;
-}
-
 /* ---- the request handler --------------------------------------------------------------------- */
 
 static enum MHD_Result route(struct server *srv, struct MHD_Connection *mc, struct conn *c, const char *url,
@@ -417,12 +492,13 @@ static enum MHD_Result route(struct server *srv, struct MHD_Connection *mc, stru
         resp.content_type = "application/json";
         goto send;
     }
-    if (srv->o->api_key && !key_ok(srv->o->api_key, MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"))) {
+    const char *ns = NULL;
+    if (srv->keys.n &&
+        !srv_keys_check(&srv->keys, MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"), &ns)) {
         *route_name = "unauthorized";
         srv_error(&resp, 401, "unauthorized", "a valid API key is required: Authorization: Bearer <key>");
         goto send;
     }
-    const char *ns = srv->o->api_key ? srv->o->key_ns : NULL;
     if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0) {
         *route_name = "metrics";
         resp.status = 200;
@@ -600,6 +676,37 @@ static int is_loopback(const struct sockaddr_storage *ss)
     return 0;
 }
 
+/* The background worker: every gc_interval seconds, purge expired threads (mn_gc) and, with
+ * memory.auto_prune_days, sessions idle longer than that (mn_prune). The library serialises
+ * these with the request threads; a fold in flight on a session is guarded by its own claim. */
+static void *worker(void *arg)
+{
+    struct server *srv = arg;
+    pthread_mutex_lock(&srv->lock);
+    while (!srv->stopping) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += srv->o->gc_interval;
+        while (!srv->stopping && pthread_cond_timedwait(&srv->wake, &srv->lock, &until) == 0)
+            ;
+        if (srv->stopping)
+            break;
+        pthread_mutex_unlock(&srv->lock);
+        int64_t purged = 0, pruned = 0;
+        mn_status st = mn_gc(srv->db, &purged);
+        if (st)
+            srv_log("warn", "msg=\"gc failed\" code=%s", mn_status_name(st));
+        if (!st && srv->o->prune_days > 0 && (st = mn_prune(srv->db, srv->o->prune_days, &pruned)))
+            srv_log("warn", "msg=\"auto-prune failed\" code=%s", mn_status_name(st));
+        if (purged || pruned)
+            srv_log("info", "msg=\"cleanup\" expired_purged=%lld pruned=%lld", (long long)purged, (long long)pruned);
+        srv_metrics_cleanup(purged, pruned);
+        pthread_mutex_lock(&srv->lock);
+    }
+    pthread_mutex_unlock(&srv->lock);
+    return NULL;
+}
+
 int srv_run_http(mn_db *db, const struct srv_options *o)
 {
     struct sockaddr_storage ss;
@@ -609,13 +716,18 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
         fprintf(stderr, "mnemo: %s\n", err);
         return 2;
     }
-    if (!is_loopback(&ss) && !o->api_key) {
-        fprintf(stderr, "mnemo: refusing to listen on %s without an API key: set one with --api-key-env VAR "
-                        "(or MNEMO_API_KEY), or listen on a loopback address\n",
+    struct server srv = {0};
+    if (srv_keys_parse(o->api_keys, o->api_key, o->key_ns, &srv.keys, err, sizeof err) != 0) {
+        fprintf(stderr, "mnemo: %s\n", err);
+        return 2;
+    }
+    if (!is_loopback(&ss) && srv.keys.n == 0) {
+        srv_keys_free(&srv.keys);
+        fprintf(stderr, "mnemo: refusing to listen on %s without an API key: configure server.api_keys "
+                        "(SHA-256 hashes), or --api-key-env VAR / MNEMO_API_KEY, or listen on a loopback address\n",
                 o->listen);
         return 2;
     }
-    struct server srv = {0};
     srv.db = db;
     srv.o = o;
     srv.max_body = o->max_body ? o->max_body : 8u << 20;
@@ -623,6 +735,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     srv.verbose = o->verbose;
     pthread_mutex_init(&srv.lock, NULL);
     pthread_cond_init(&srv.idle, NULL);
+    pthread_cond_init(&srv.wake, NULL);
 
     /* every thread MHD starts inherits this mask: the signals come to sigwait below */
     sigset_t set;
@@ -632,6 +745,11 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    if (srv_commit_start(db) != 0) {
+        fprintf(stderr, "mnemo: cannot start the committer thread\n");
+        free(srv.openapi);
+        return 1;
+    }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
@@ -642,6 +760,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     if (!d) {
         fprintf(stderr, "mnemo: cannot listen on %s: %s\n", o->listen ? o->listen : "127.0.0.1:8765",
                 strerror(errno ? errno : EADDRINUSE));
+        srv_commit_stop();
         free(srv.openapi);
         return 1;
     }
@@ -655,14 +774,25 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     printf(ss.ss_family == AF_INET6 ? "http://[%s]:%u\n" : "http://%s:%u\n", host, port);
     fflush(stdout);
     srv_log("info", "msg=\"listening\" url=http://%s%s%s:%u db=%s auth=%s", ss.ss_family == AF_INET6 ? "[" : "", host,
-            ss.ss_family == AF_INET6 ? "]" : "", port, mn_db_path(db), o->api_key ? "bearer" : "none");
+            ss.ss_family == AF_INET6 ? "]" : "", port, mn_db_path(db), srv.keys.n ? "bearer" : "none");
 
+    if (o->gc_interval > 0)
+        srv.worker_running = pthread_create(&srv.worker, NULL, worker, &srv) == 0;
     int sig = 0;
     sigwait(&set, &sig);
     srv_log("info", "msg=\"shutting down\" signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     /* stop accepting and join the connection threads: a running request finishes (an append
      * commits before it answers), so nothing acknowledged is lost */
     MHD_stop_daemon(d);
+    srv_commit_stop(); /* after the request threads: it commits what they queued, then stops */
+    pthread_mutex_lock(&srv.lock);
+    srv.stopping = 1;
+    pthread_cond_broadcast(&srv.wake);
+    pthread_mutex_unlock(&srv.lock);
+    if (srv.worker_running)
+        pthread_join(srv.worker, NULL);
+    pthread_cond_destroy(&srv.wake);
+    srv_keys_free(&srv.keys);
     pthread_mutex_lock(&srv.lock);
     while (srv.exports > 0)
         pthread_cond_wait(&srv.idle, &srv.lock);

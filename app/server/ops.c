@@ -437,8 +437,9 @@ static mn_status op_append(struct srv_call *c)
             goto out;
     unsigned flags = create ? MN_APPEND_CREATE : 0;
     mn_messages *stored = NULL;
-    if ((st = mn_append_batch(c->db, id, in, n, flags, &stored))) {
-        lib_fail(c, st);
+    char err[256];
+    if ((st = srv_append(c->db, id, in, n, flags, &stored, err))) {
+        fail(c, st, "%s", err);
         goto out;
     }
     st = ok(c, json_pack("{s:o}", "messages", messages_json(stored, stored->count)));
@@ -688,6 +689,19 @@ static mn_status op_import(struct srv_call *c)
     "\"string\"}},\"metadata\":{\"type\":\"object\"},\"pinned\":{\"type\":\"boolean\"},"                        \
     "\"idempotency_key\":{\"type\":\"string\",\"description\":\"a retry with the same key stores nothing new\"}"
 
+#define CID "\"conversation_id\":{\"type\":\"string\",\"description\":\"conv_<uuid> (or the session UUID)\"}"
+#define IID "\"item_id\":{\"type\":\"string\",\"description\":\"msg_<seq>, fc_<seq>, fco_<seq> or item_<seq>\"}"
+#define CONV_ITEMS "\"items\":{\"type\":\"array\",\"items\":{\"type\":\"object\"},\"maxItems\":20}"
+#define CONV_R                                                                                                   \
+    OBJ("\"id\":{\"type\":\"string\"},\"object\":{\"const\":\"conversation\"},\"created_at\":{\"type\":"       \
+        "\"integer\"},\"metadata\":{\"type\":\"object\"}",                                                          \
+        "\"id\",\"object\",\"created_at\",\"metadata\"")
+#define ITEM_LIST_R                                                                                              \
+    OBJ("\"object\":{\"const\":\"list\"},\"data\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"       \
+        "\"first_id\":{\"type\":[\"string\",\"null\"]},\"last_id\":{\"type\":[\"string\",\"null\"]},"             \
+        "\"has_more\":{\"type\":\"boolean\"}",                                                                     \
+        "\"object\",\"data\",\"has_more\"")
+
 const struct srv_op srv_ops[] = {
     {"session_create", "POST", "/v1/sessions", "Create a session (a thread when tool_name or ttl_seconds is set).",
      OBJ("\"id\":{\"type\":\"string\"}," NSP ",\"title\":{\"type\":\"string\"},\"system_prompt\":{\"type\":"
@@ -774,6 +788,38 @@ const struct srv_op srv_ops[] = {
          "\"messages_added\":{\"type\":\"integer\"},\"messages_skipped\":{\"type\":\"integer\"}",
          ""),
      OP_RAWBODY, op_import},
+    /* OpenAI Conversations API (openai.c): conversation = session, item = message */
+    {"conversation_create", "POST", "/v1/conversations",
+     "OpenAI Conversations API: create a conversation (a session), with up to 20 initial items.",
+     OBJ(CONV_ITEMS ",\"metadata\":{\"type\":\"object\"}", ""), CONV_R, OP_OPENAI, srv_op_conv_create},
+    {"conversation_get", "GET", "/v1/conversations/{conversation_id}", "OpenAI Conversations API: a conversation.",
+     OBJ(CID, "\"conversation_id\""), CONV_R, OP_OPENAI | OP_READONLY, srv_op_conv_get},
+    {"conversation_update", "POST", "/v1/conversations/{conversation_id}",
+     "OpenAI Conversations API: replace a conversation's metadata.",
+     OBJ(CID ",\"metadata\":{\"type\":\"object\"}", "\"conversation_id\",\"metadata\""), CONV_R, OP_OPENAI,
+     srv_op_conv_update},
+    {"conversation_delete", "DELETE", "/v1/conversations/{conversation_id}",
+     "OpenAI Conversations API: delete a conversation and its items.", OBJ(CID, "\"conversation_id\""),
+     OBJ("\"id\":{\"type\":\"string\"},\"object\":{\"type\":\"string\"},\"deleted\":{\"type\":\"boolean\"}", ""),
+     OP_OPENAI | OP_DESTRUCTIVE, srv_op_conv_delete},
+    {"conversation_items_create", "POST", "/v1/conversations/{conversation_id}/items",
+     "OpenAI Conversations API: add 1 to 20 items (message, function_call, function_call_output, others kept as "
+     "they came).",
+     OBJ(CID "," CONV_ITEMS, "\"conversation_id\",\"items\""), ITEM_LIST_R, OP_OPENAI, srv_op_items_create},
+    {"conversation_items_list", "GET", "/v1/conversations/{conversation_id}/items",
+     "OpenAI Conversations API: a page of items (limit 1-100, order asc/desc, after an item id).",
+     OBJ(CID ",\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"order\":{"
+             "\"type\":\"string\",\"enum\":[\"asc\",\"desc\"],\"default\":\"desc\"},\"after\":{\"type\":"
+             "\"string\",\"description\":\"an item id\"}",
+         "\"conversation_id\""),
+     ITEM_LIST_R, OP_OPENAI | OP_READONLY, srv_op_items_list},
+    {"conversation_item_get", "GET", "/v1/conversations/{conversation_id}/items/{item_id}",
+     "OpenAI Conversations API: one item.", OBJ(CID "," IID, "\"conversation_id\",\"item_id\""),
+     OBJ("\"id\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"}", "\"id\",\"type\""),
+     OP_OPENAI | OP_READONLY, srv_op_item_get},
+    {"conversation_item_delete", "DELETE", "/v1/conversations/{conversation_id}/items/{item_id}",
+     "OpenAI Conversations API: delete one item; returns the conversation.",
+     OBJ(CID "," IID, "\"conversation_id\",\"item_id\""), CONV_R, OP_OPENAI | OP_DESTRUCTIVE, srv_op_item_delete},
 };
 const size_t srv_nops = sizeof srv_ops / sizeof srv_ops[0];
 

@@ -28,6 +28,29 @@ void srv_error(struct srv_response *resp, int http, const char *code, const char
         resp->retry_after = 1;
 }
 
+/* OpenAI's error shape: {"error":{"message","type","param","code"}}; param is the field the
+ * message starts with ("items[0].role: …"), else null. */
+static void openai_error(struct srv_response *resp, int http, const char *code, const char *msg)
+{
+    char param[128] = "";
+    const char *colon = strstr(msg, ": ");
+    if (colon && (size_t)(colon - msg) < sizeof param && !memchr(msg, ' ', (size_t)(colon - msg)))
+        snprintf(param, sizeof param, "%.*s", (int)(colon - msg), msg);
+    const char *type = http == 401 ? "authentication_error" : http == 403 ? "permission_error"
+                       : http == 404 ? "not_found_error" : http == 409 ? "conflict_error"
+                       : http == 429 ? "rate_limit_error" : http >= 500 ? "server_error" : "invalid_request_error";
+    free(resp->body);
+    json_t *e = json_pack("{s:{s:s,s:s,s:o,s:s}}", "error", "message", msg, "type", type, "param",
+                          param[0] ? json_string(param) : json_null(), "code", code);
+    resp->body = e ? json_dumps(e, JSON_COMPACT) : NULL;
+    json_decref(e);
+    resp->body_len = resp->body ? strlen(resp->body) : 0;
+    resp->status = http;
+    resp->content_type = "application/json";
+    if (http == 503)
+        resp->retry_after = 1;
+}
+
 void srv_response_release(struct srv_response *resp)
 {
     free(resp->body);
@@ -142,14 +165,17 @@ void srv_handle_rest(mn_db *db, const char *ns, const char *method, const char *
     if (!(op->flags & OP_RAWBODY) && body_len > 0) {
         json_error_t jerr;
         params = json_loadb(body, body_len, JSON_REJECT_DUPLICATES, &jerr);
-        if (!params) {
-            srv_error(resp, 400, "bad_json", "request body: %s at line %d column %d", jerr.text, jerr.line,
-                      jerr.column);
-            return;
-        }
-        if (!json_is_object(params)) {
+        if (!params || !json_is_object(params)) {
+            char msg[300];
+            if (params)
+                snprintf(msg, sizeof msg, "request body: must be a JSON object");
+            else
+                snprintf(msg, sizeof msg, "request body: %s at line %d column %d", jerr.text, jerr.line, jerr.column);
             json_decref(params);
-            srv_error(resp, 400, "bad_json", "request body: must be a JSON object");
+            if (op->flags & OP_OPENAI)
+                openai_error(resp, 400, "bad_json", msg);
+            else
+                srv_error(resp, 400, "bad_json", "%s", msg);
             return;
         }
     } else {
@@ -174,7 +200,10 @@ void srv_handle_rest(mn_db *db, const char *ns, const char *method, const char *
     c.ns = ns;
     if (srv_call_op(op, &c) != MN_OK) {
         int http = c.http ? c.http : srv_http_status(c.status);
-        srv_error(resp, http, c.http == 403 ? "forbidden" : mn_status_name(c.status), "%s", c.msg);
+        if (op->flags & OP_OPENAI)
+            openai_error(resp, http, c.http == 403 ? "forbidden" : mn_status_name(c.status), c.msg);
+        else
+            srv_error(resp, http, c.http == 403 ? "forbidden" : mn_status_name(c.status), "%s", c.msg);
     } else if (op->flags & OP_STREAM) {
         resp->status = 200;
         resp->stream_export = 1;
@@ -184,7 +213,7 @@ void srv_handle_rest(mn_db *db, const char *ns, const char *method, const char *
         int created = strcmp(op->method, "POST") == 0 &&
                       (strcmp(op->name, "session_create") == 0 || strcmp(op->name, "session_fork") == 0 ||
                        strcmp(op->name, "append") == 0);
-        set_json(resp, created ? 201 : 200, c.result);
+        set_json(resp, created && !(op->flags & OP_OPENAI) ? 201 : 200, c.result);
     }
     json_decref(c.result);
     json_decref(params);

@@ -21,7 +21,8 @@ enum srv_op_flags {
     OP_TOOL = 1 << 2,        /* offered as an MCP tool */
     OP_STREAM = 1 << 3,      /* REST answers with a stream (export) */
     OP_RAWBODY = 1 << 4,     /* REST body is not a JSON object (import: JSON Lines) */
-    OP_IDEMPOTENT = 1 << 5   /* MCP idempotentHint */
+    OP_IDEMPOTENT = 1 << 5,  /* MCP idempotentHint */
+    OP_OPENAI = 1 << 6       /* OpenAI Conversations API: 200 on success, OpenAI's error shape */
 };
 
 /* One call of an operation: the parameters in, the result or the error out. */
@@ -52,6 +53,25 @@ struct srv_op {
 
 extern const struct srv_op srv_ops[];
 extern const size_t srv_nops;
+
+/* The OpenAI Conversations API handlers (openai.c). */
+mn_status srv_op_conv_create(struct srv_call *c);
+mn_status srv_op_conv_get(struct srv_call *c);
+mn_status srv_op_conv_update(struct srv_call *c);
+mn_status srv_op_conv_delete(struct srv_call *c);
+mn_status srv_op_items_create(struct srv_call *c);
+mn_status srv_op_items_list(struct srv_call *c);
+mn_status srv_op_item_get(struct srv_call *c);
+mn_status srv_op_item_delete(struct srv_call *c);
+
+/* Appends as mn_append_batch does, through the group committer when it runs (commit.c): the
+ * call returns once the transaction holding these messages has committed. */
+mn_status srv_append(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
+                     mn_messages **out, char err[256]);
+/* Starts the committer thread for db (0 ok); stops it after draining the queue; counters. */
+int srv_commit_start(mn_db *db);
+void srv_commit_stop(void);
+void srv_commit_stats(uint64_t *groups, uint64_t *appends, size_t *depth);
 
 /* Runs op with c->params; fills c->result or c->status/c->msg. Returns c->status. */
 mn_status srv_call_op(const struct srv_op *op, struct srv_call *c);
@@ -106,6 +126,20 @@ int mcp_stdio(mn_db *db);
 
 /* ---- HTTP service ---------------------------------------------------------------------------- */
 
+/* API keys (auth.c). */
+struct srv_key;
+struct srv_keys {
+    struct srv_key *keys;
+    size_t n;
+};
+/* Parses server.api_keys ("sha256hex:ns,…"; ns "*" = all) plus an optional plaintext key from
+ * the environment bound to plain_ns (NULL: all). 0, or -1 with err filled. */
+int srv_keys_parse(const char *spec, const char *plain_key, const char *plain_ns, struct srv_keys *out, char *err,
+                   size_t errcap);
+void srv_keys_free(struct srv_keys *k);
+/* 1 when the Authorization header carries a configured key; *ns gets its namespace (NULL: all). */
+int srv_keys_check(const struct srv_keys *k, const char *authorization, const char **ns);
+
 struct srv_options {
     const char *listen;       /* "127.0.0.1:8765" */
     const char *api_key;      /* NULL: none (then only loopback may be bound) */
@@ -113,7 +147,13 @@ struct srv_options {
     const char *allow_origin; /* extra allowed Origin for /mcp (comma-separated), NULL: loopback only */
     size_t max_body;          /* bytes; 0: 8 MiB */
     int verbose;              /* log every request (info) */
+    const char *api_keys;     /* server.api_keys: "sha256hex:namespace,…" */
+    int gc_interval;          /* seconds between background gc/prune runs; 0: none */
+    int prune_days;           /* memory.auto_prune_days; 0: no auto-prune */
 };
+
+/* Log format of srv_log: 0 text (key=value), 1 JSON lines. */
+void srv_log_format(int json);
 
 /* Runs the HTTP service until SIGTERM/SIGINT; prints the URL on stdout when ready. Returns the
  * process exit status (0 clean, 1 failure). */
@@ -122,6 +162,8 @@ int srv_run_http(mn_db *db, const struct srv_options *o);
 /* Metrics (Prometheus text). */
 void srv_metrics_record(const char *route, int status, double seconds);
 char *srv_metrics_render(void);
+/* One background cleanup run: expired threads purged, sessions pruned. */
+void srv_metrics_cleanup(int64_t purged, int64_t pruned);
 
 /* Logging to stderr: one line, "level=… msg=…" text. */
 void srv_log(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

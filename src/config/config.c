@@ -70,6 +70,21 @@ static const struct key_def keys[] = {
     {"summarizer.input_budget_tokens", "MNEMO_SUMMARIZER_INPUT_BUDGET", T_INT, "12000", 256, 10000000, NULL},
     {"summarizer.retry_after_messages", "MNEMO_SUMMARIZER_RETRY_AFTER", T_INT, "8", 0, 1000000, NULL},
     {"summarizer.claim_seconds", "MNEMO_SUMMARIZER_CLAIM_SECONDS", T_INT, "120", 1, 86400, NULL},
+    /* mnemo serve (docs/http-api.md): API keys as "sha256hex:namespace" (namespace * = all), comma-separated */
+    {"server.api_keys", "MNEMO_SERVER_API_KEYS", T_STRING, "", 0, 0, NULL},
+    {"server.gc_interval_seconds", "MNEMO_SERVER_GC_INTERVAL", T_INT, "300", 0, 86400, NULL},
+    /* search (docs/search.md) */
+    {"embedder.name", "MNEMO_EMBEDDER", T_ENUM, "none", 0, 0, "none hash openai ollama"},
+    {"embedder.model", "MNEMO_EMBEDDER_MODEL", T_STRING, "", 0, 0, NULL},
+    {"embedder.dim", "MNEMO_EMBEDDER_DIM", T_INT, "0", 0, 65536, NULL},
+    {"embedder.base_url", "MNEMO_EMBEDDER_BASE_URL", T_STRING, "", 0, 0, NULL},
+    {"embedder.api_key_env", "MNEMO_EMBEDDER_API_KEY_ENV", T_STRING, "OPENAI_API_KEY", 0, 0, NULL},
+    {"embedder.timeout_ms", "MNEMO_EMBEDDER_TIMEOUT_MS", T_INT, "30000", 100, 600000, NULL},
+    {"embedder.batch", "MNEMO_EMBEDDER_BATCH", T_INT, "64", 1, 2048, NULL},
+    {"embedder.retries", "MNEMO_EMBEDDER_RETRIES", T_INT, "3", 0, 10, NULL},
+    {"embedder.backoff_ms", "MNEMO_EMBEDDER_BACKOFF_MS", T_INT, "500", 1, 60000, NULL},
+    {"embedder.mode", "MNEMO_EMBEDDER_MODE", T_ENUM, "queue", 0, 0, "queue inline"},
+    {"search.rrf_k", "MNEMO_SEARCH_RRF_K", T_INT, "60", 1, 100000, NULL},
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 

@@ -54,6 +54,18 @@ struct mn_store_ops {
     mn_status (*session_prune)(mn_store *st, int64_t updated_before_ms, int64_t *deleted);
     /* All messages in one transaction; idempotency keys already stored return the stored row. */
     mn_status (*append)(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out);
+    /* Group commit: n appends (session_ids[i], reqs[i]) in one write transaction, each inside its own
+     * savepoint so that a failing one leaves the others; results[i] gets each status and errmsg[i]
+     * (256 bytes each) its message; out[i] (out may be NULL) the stored messages. Returns the
+     * status of the commit: on failure every result is that status and nothing is stored. */
+    mn_status (*append_many)(mn_store *st, const char *const *session_ids, const mn_store_append *reqs, size_t n,
+                             mn_status *results, char (*errmsg)[256], mn_messages **out);
+    /* Deletes one message of a session by id, keeping the session's counters right
+     * (MN_NOTFOUND when the session has no such message). */
+    mn_status (*message_delete)(mn_store *st, const char *session_id, int64_t message_id);
+    /* Sets a session's title and/or metadata (NULL: unchanged) and updated_at. */
+    mn_status (*session_update)(mn_store *st, const char *id, const char *title, const char *metadata,
+                                int64_t now_ms);
     mn_status (*history)(mn_store *st, const char *session_id, const mn_history_opts *opts, mn_messages **out);
     /* Newest to oldest. MN_NOTFOUND when the session does not exist. */
     mn_status (*scan_newest)(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user);
@@ -114,6 +126,8 @@ struct mn_store_ops {
                               void *user);
     /* Sum of the stored tokens of the active tool results with seq > after_seq. */
     mn_status (*tool_tokens)(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
+    /* Search (sqlite/search.c; docs/search.md). */
+    const struct mn_store_search_ops *search;
 };
 
 /* Every backend's handle starts with this. */
@@ -127,6 +141,6 @@ mn_status mn_store_open(const char *target, const mn_store_opts *opts, mn_store 
 /* Backends. */
 mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out);
 
-#define MN_SCHEMA_VERSION 3
+#define MN_SCHEMA_VERSION 4
 
 #endif

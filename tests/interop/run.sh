@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 command -v node >/dev/null 2>&1 || { echo "interop: node is not installed (scripts/install-deps installs nodejs and npm)"; exit 1; }
 command -v npm >/dev/null 2>&1 || { echo "interop: npm is not installed (scripts/install-deps installs it)"; exit 1; }
 work=$BUILD_DIR/interop
-mkdir -p "$work"
+mkdir -p "$work" "${MNEMO_TEST_TMP:-/tmp}"
 cp "$here/package.json" "$here/package-lock.json" "$here"/*.test.mjs "$work/"
 cd "$work"
 if ! cmp -s package-lock.json node_modules/.mnemo-lock 2>/dev/null; then

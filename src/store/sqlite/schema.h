@@ -27,6 +27,21 @@
  * Version 3:
  *   sessions  + inactive_count (messages past the turn limit, kept for search), so that a
  *             context knows how many active messages there are without counting them.
+ *
+ * Version 4 (search; docs/search.md):
+ *   messages_fts  FTS5 over messages.content (external content, porter + unicode61), BM25.
+ *             Kept in sync lazily from msg_log: triggers on messages log each insert and each
+ *             delete (with the old content, which an external-content delete needs); the next
+ *             search applies and empties the log in one transaction. (FTS5 itself cannot be
+ *             written from a trigger: the store runs with trusted_schema off.)
+ *   embeddings message_id → messages ON DELETE CASCADE, embedder, model, dim, vector (dim
+ *             little-endian f32, unit length), created_at. meta 'embed.identity' holds the
+ *             "embedder/model/dim" of every stored vector (one identity per database).
+ *   embed_log  seq AUTOINCREMENT, message_id, op (1 stored, 0 removed): written by triggers on
+ *             embeddings (session deletes cascade into it), read by each process to bring its
+ *             in-memory index up to date.
+ *   embed_queue  messages waiting for a vector; filled by a trigger on messages while meta
+ *             'embed.queue' is '1' (set by a handle with an embedder), and by backfill.
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -111,6 +126,41 @@ static const char *const mn_sqlite_migrations[] = {
     "ALTER TABLE sessions ADD COLUMN inactive_count INTEGER NOT NULL DEFAULT 0;"
     "UPDATE sessions SET inactive_count ="
     "  (SELECT count(*) FROM messages WHERE session_sid = sessions.sid AND active = 0);",
+    /* 3 → 4 */
+    "CREATE TABLE msg_log ("
+    "  seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  message_id INTEGER NOT NULL,"
+    "  op INTEGER NOT NULL,"
+    "  content TEXT);"
+    "CREATE INDEX msg_log_by_message ON msg_log(message_id);"
+    "CREATE TRIGGER messages_log_insert AFTER INSERT ON messages WHEN new.content IS NOT NULL"
+    "  BEGIN INSERT INTO msg_log (message_id, op) VALUES (new.id, 1); END;"
+    "CREATE TRIGGER messages_log_delete AFTER DELETE ON messages WHEN old.content IS NOT NULL"
+    "  BEGIN INSERT INTO msg_log (message_id, op, content) VALUES (old.id, 0, old.content); END;"
+    "CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', content_rowid='id',"
+    "  tokenize='porter unicode61 remove_diacritics 2');"
+    "INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages WHERE content IS NOT NULL;"
+    "CREATE TABLE embeddings ("
+    "  message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,"
+    "  embedder TEXT NOT NULL,"
+    "  model TEXT NOT NULL,"
+    "  dim INTEGER NOT NULL,"
+    "  vector BLOB NOT NULL,"
+    "  created_at INTEGER NOT NULL);"
+    "CREATE TABLE embed_log ("
+    "  seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  message_id INTEGER NOT NULL,"
+    "  op INTEGER NOT NULL);"
+    "CREATE TRIGGER embeddings_log_insert AFTER INSERT ON embeddings"
+    "  BEGIN INSERT INTO embed_log (message_id, op) VALUES (new.message_id, 1); END;"
+    "CREATE TRIGGER embeddings_log_update AFTER UPDATE ON embeddings"
+    "  BEGIN INSERT INTO embed_log (message_id, op) VALUES (new.message_id, 1); END;"
+    "CREATE TRIGGER embeddings_log_delete AFTER DELETE ON embeddings"
+    "  BEGIN INSERT INTO embed_log (message_id, op) VALUES (old.message_id, 0); END;"
+    "CREATE TABLE embed_queue (message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE);"
+    "CREATE TRIGGER messages_embed_queue AFTER INSERT ON messages"
+    "  WHEN new.content IS NOT NULL AND (SELECT value FROM meta WHERE key = 'embed.queue') = '1'"
+    "  BEGIN INSERT OR IGNORE INTO embed_queue (message_id) VALUES (new.id); END;",
 };
 
 #define MN_SQLITE_SCHEMA_VERSION ((int)(sizeof mn_sqlite_migrations / sizeof mn_sqlite_migrations[0]))

@@ -626,6 +626,59 @@ static mn_status op_append(mn_store *st, const char *session_id, const mn_store_
     LOCKED(s, append_locked(s, session_id, req, out));
 }
 
+/* Group commit: one BEGIN IMMEDIATE … COMMIT (one fsync) for n appends, each in a savepoint. */
+static const char SQL_SAVEPOINT[] = "SAVEPOINT mn_many", SQL_ROLLBACK_TO[] = "ROLLBACK TO mn_many",
+                  SQL_RELEASE[] = "RELEASE mn_many";
+static mn_status append_many_locked(struct sqlite_store *s, const char *const *ids, const mn_store_append *reqs,
+                                    size_t n, mn_status *results, char (*errmsg)[256], mn_messages **out)
+{
+    struct mn_messages_impl **lists = calloc(n, sizeof *lists);
+    mn_status rc = lists ? mn_sqlite_begin_write(s) : mn__nomem();
+    for (size_t i = 0; i < n && !rc; i++) {
+        errmsg[i][0] = '\0';
+        if (!(lists[i] = mn_records_message_list_new())) {
+            rc = mn__nomem();
+            break;
+        }
+        if ((rc = mn_sqlite_exec_stmt(s, SQL_SAVEPOINT, "savepoint")))
+            break;
+        results[i] = append_in_txn(s, ids[i], &reqs[i], lists[i]);
+        if (results[i]) {
+            snprintf(errmsg[i], 256, "%s", mn_errmsg());
+            rc = mn_sqlite_exec_stmt(s, SQL_ROLLBACK_TO, "rollback to savepoint");
+        }
+        if (!rc)
+            rc = mn_sqlite_exec_stmt(s, SQL_RELEASE, "release savepoint");
+    }
+    if (lists && !rc)
+        rc = mn_sqlite_commit(s);
+    else if (lists)
+        mn_sqlite_rollback(s);
+    for (size_t i = 0; i < n; i++) {
+        if (rc) {
+            results[i] = rc;
+            snprintf(errmsg[i], 256, "%s", mn_errmsg());
+        }
+        if (out && !rc && !results[i] && lists[i]) {
+            out[i] = &lists[i]->pub;
+        } else {
+            if (out)
+                out[i] = NULL;
+            if (lists && lists[i])
+                mn_records_message_list_free(&lists[i]->pub);
+        }
+    }
+    free(lists);
+    return rc;
+}
+
+static mn_status op_append_many(mn_store *st, const char *const *ids, const mn_store_append *reqs, size_t n,
+                                mn_status *results, char (*errmsg)[256], mn_messages **out)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, append_many_locked(s, ids, reqs, n, results, errmsg, out));
+}
+
 /* Runs fn inside a read transaction so that the session lookup and the scan see one snapshot. */
 static mn_status read_scan(struct sqlite_store *s, const char *session_id, enum stmt_id id, int64_t a2, int64_t a3,
                            int64_t a4, mn_store_message_fn fn, void *user)
@@ -1179,6 +1232,9 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .session_delete = op_session_delete,
         .session_prune = op_session_prune,
         .append = op_append,
+        .append_many = op_append_many,
+        .message_delete = mn_sqlite_op_message_delete,
+        .session_update = mn_sqlite_op_session_update,
         .history = op_history,
         .scan_newest = op_scan_newest,
         .export_scan = op_export_scan,
@@ -1206,6 +1262,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .message_pin = mn_sqlite_op_message_pin,
         .pinned_units = mn_sqlite_op_pinned_units,
         .tool_tokens = mn_sqlite_op_tool_tokens,
+        .search = &mn_sqlite_search_ops,
     };
     *out = NULL;
     if (!path || !*path)

@@ -63,6 +63,14 @@ mn_status mn_sqlite_op_pinned_units(mn_store *st, const char *session_id, int64_
                                     void *user);
 mn_status mn_sqlite_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
 
+/* Operations implemented in edit.c (single-message delete, session update). */
+mn_status mn_sqlite_op_message_delete(mn_store *st, const char *session_id, int64_t message_id);
+mn_status mn_sqlite_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
+                                      int64_t now_ms);
+
+/* The search operations (search.c), store.h's ops->search. */
+extern const struct mn_store_search_ops mn_sqlite_search_ops;
+
 /* Maps a SQLite result code to a status with a message ("what: …"). */
 mn_status mn_sqlite_fail(struct sqlite_store *s, int rc, const char *what);
 /* The prepared statement for a static SQL string (cached by its address). */

@@ -1,0 +1,133 @@
+/*
+ * cmd_search.c — `mnemo search QUERY`, `mnemo embed --backfill|--pending` and
+ * `mnemo reindex --embeddings` (docs/search.md).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+int cmd_search(const struct cli_global *g, struct cli_args *a)
+{
+    mn_search_mode mode = MN_SEARCH_AUTO;
+    if (cli_opt(a, "mode") && mn_search_mode_parse(cli_opt(a, "mode"), &mode) != MN_OK)
+        return cli_usage_error("--mode: %s", mn_errmsg());
+    long long top_k = 10;
+    if (cli_number(a, "top-k", 1, 1000, &top_k))
+        return EXIT_USAGE;
+    mn_search_filter f = MN_SEARCH_FILTER_INIT;
+    f.session_id = cli_opt(a, "session");
+    f.ns = cli_opt(a, "namespace");
+    if (cli_opt(a, "role")) {
+        mn_role r;
+        if (mn_role_parse(cli_opt(a, "role"), &r) != MN_OK)
+            return cli_usage_error("--role: %s", mn_errmsg());
+        f.role = (int)r;
+    }
+    double min_sim = 0;
+    if (cli_opt(a, "min-similarity")) {
+        char *end;
+        errno = 0;
+        min_sim = strtod(cli_opt(a, "min-similarity"), &end);
+        if (errno || *end || end == cli_opt(a, "min-similarity") || min_sim < -1 || min_sim > 1)
+            return cli_usage_error("--min-similarity: '%s' is not a number from -1 to 1", cli_opt(a, "min-similarity"));
+    }
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    mn_search_hits *hits = NULL;
+    mn_status rc = mn_search(db, a->pos[0], mode, (size_t)top_k, &f, min_sim, &hits);
+    int status = 0;
+    if (rc)
+        status = cli_fail(rc);
+    else if (cli_flag(a, "json")) {
+        char *json = NULL;
+        if ((rc = mn_search_hits_to_json(hits, &json)))
+            status = cli_fail(rc);
+        else
+            printf("%s\n", json);
+        mn_free(json);
+    } else {
+        for (size_t i = 0; i < hits->count; i++) {
+            const mn_search_hit *h = &hits->items[i];
+            const char *c = h->message.content ? h->message.content : "";
+            int len = (int)strlen(c) > 160 ? 160 : (int)strlen(c);
+            while (len > 0 && len < (int)strlen(c) && ((unsigned char)c[len] & 0xC0) == 0x80)
+                len--; /* cut on a character boundary */
+            printf("%2zu. %.4f  %s #%lld (%s, seq %lld)\n    ", i + 1, h->score, h->message.session_id,
+                   (long long)h->message.id, mn_role_name(h->message.role), (long long)h->message.seq);
+            for (int j = 0; j < len; j++)
+                putchar(c[j] == '\n' ? ' ' : c[j]);
+            printf("%s\n", len < (int)strlen(c) ? "…" : "");
+        }
+        if (hits->count == 0)
+            printf("no matches (%s search)\n", mn_search_mode_name(hits->mode));
+    }
+    mn_search_hits_free(hits);
+    mn_close(db);
+    return status;
+}
+
+struct progress {
+    long long started_ms, last_ms;
+    int tty;
+};
+
+/* A bar with count, rate and ETA on a terminal; a plain line every 2 s (and at the end) otherwise. */
+static void embed_progress(void *user, int64_t done, int64_t total)
+{
+    struct progress *p = user;
+    long long now = cli_now_ms(), el = now - p->started_ms;
+    double rate = el > 0 ? (double)done * 1000.0 / (double)el : 0;
+    long long eta = rate > 0 && total > done ? (long long)((double)(total - done) / rate) : 0;
+    if (p->tty) {
+        int width = 30, fill = total > 0 ? (int)(done * width / total) : width;
+        fprintf(stderr, "\rembedding [%.*s%*s] %lld/%lld %.0f/s ETA %llds ", fill, "##############################",
+                width - fill, "", (long long)done, (long long)total, rate, eta);
+        if (done >= total)
+            fputc('\n', stderr);
+    } else if (now - p->last_ms >= 2000 || done >= total) {
+        fprintf(stderr, "embedded %lld/%lld (%.0f/s, ETA %llds)\n", (long long)done, (long long)total, rate, eta);
+        p->last_ms = now;
+    }
+}
+
+static int embed_all(const struct cli_global *g, struct cli_args *a, int reset)
+{
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    struct progress p = {cli_now_ms(), cli_now_ms(), isatty(STDERR_FILENO)};
+    int64_t done = 0, embedded = 0, queued = 0;
+    mn_status rc;
+    if (reset)
+        rc = mn_reindex_embeddings(db, embed_progress, &p, &done);
+    else if (cli_flag(a, "pending")) {
+        size_t n = 0;
+        rc = mn_embed_pending(db, 0, &n);
+        done = (int64_t)n;
+    } else
+        rc = mn_embed_backfill(db, embed_progress, &p, &done);
+    if (!rc)
+        rc = mn_embed_counts(db, &embedded, &queued);
+    if (!rc && cli_flag(a, "json"))
+        printf("{\"done\":%lld,\"embedded\":%lld,\"queued\":%lld}\n", (long long)done, (long long)embedded,
+               (long long)queued);
+    else if (!rc)
+        printf("embedded %lld messages (%lld with a vector, %lld queued)\n", (long long)done, (long long)embedded,
+               (long long)queued);
+    mn_close(db);
+    return rc ? cli_fail(rc) : 0;
+}
+
+int cmd_embed(const struct cli_global *g, struct cli_args *a)
+{
+    if (!cli_flag(a, "backfill") && !cli_flag(a, "pending"))
+        return cli_usage_error("embed: say what to embed: --backfill or --pending");
+    return embed_all(g, a, 0);
+}
+
+int cmd_reindex_embeddings(const struct cli_global *g, struct cli_args *a) { return embed_all(g, a, 1); }

@@ -1,0 +1,165 @@
+/*
+ * commit.c — group commit for `mnemo serve`: appends that arrive together share one transaction
+ * and one fsync (mn_append_many, one savepoint per request). A request thread queues its append
+ * and waits; the committer thread takes everything queued (up to MAX_GROUP), commits it in one
+ * go and wakes each request with its own result, so nothing is acknowledged before its commit.
+ * srv_commit_stop drains the queue before it returns. Without a running committer (mnemo mcp,
+ * the fuzz targets) srv_append is mn_append_batch.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server.h"
+
+enum { MAX_GROUP = 1024 };
+
+struct pending {
+    const char *session_id;
+    const mn_message_in *msgs;
+    size_t n;
+    unsigned flags;
+    mn_append_result res;
+    int done;
+    struct pending *next;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t work, done;
+    struct pending *head, *tail;
+    size_t depth;
+    int running, stop;
+    mn_db *db;
+    pthread_t thread;
+    uint64_t groups, appends; /* for /metrics */
+} q = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, 0, NULL, 0,
+       0, 0};
+
+static void *committer(void *arg)
+{
+    (void)arg;
+    mn_append_request *reqs = calloc(MAX_GROUP, sizeof *reqs);
+    mn_append_result *res = calloc(MAX_GROUP, sizeof *res);
+    struct pending **batch = calloc(MAX_GROUP, sizeof *batch);
+    pthread_mutex_lock(&q.lock);
+    for (;;) {
+        while (!q.head && !q.stop)
+            pthread_cond_wait(&q.work, &q.lock);
+        if (!q.head && q.stop)
+            break;
+        size_t n = 0;
+        while (q.head && n < MAX_GROUP && reqs && res && batch) {
+            batch[n++] = q.head;
+            q.head = q.head->next;
+            q.depth--;
+        }
+        if (!q.head)
+            q.tail = NULL;
+        pthread_mutex_unlock(&q.lock);
+        mn_status st = MN_NOMEM;
+        if (n) {
+            for (size_t i = 0; i < n; i++) {
+                reqs[i] = (mn_append_request)MN_APPEND_REQUEST_INIT;
+                reqs[i].session_id = batch[i]->session_id;
+                reqs[i].msgs = batch[i]->msgs;
+                reqs[i].n = batch[i]->n;
+                reqs[i].flags = batch[i]->flags;
+            }
+            st = mn_append_many(q.db, reqs, n, 1, res);
+        }
+        pthread_mutex_lock(&q.lock);
+        if (!n) { /* out of memory for the arrays: answer one request at a time */
+            struct pending *p = q.head;
+            q.head = p->next;
+            q.depth--;
+            if (!q.head)
+                q.tail = NULL;
+            p->res.status = MN_NOMEM;
+            snprintf(p->res.errmsg, sizeof p->res.errmsg, "out of memory");
+            p->done = 1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            batch[i]->res = res[i];
+            if (st && !res[i].status)
+                batch[i]->res.status = st;
+            batch[i]->done = 1;
+        }
+        q.groups += n > 0;
+        q.appends += n;
+        pthread_cond_broadcast(&q.done);
+    }
+    pthread_mutex_unlock(&q.lock);
+    free(reqs);
+    free(res);
+    free(batch);
+    return NULL;
+}
+
+int srv_commit_start(mn_db *db)
+{
+    pthread_mutex_lock(&q.lock);
+    q.db = db;
+    q.stop = 0;
+    int rc = pthread_create(&q.thread, NULL, committer, NULL);
+    q.running = rc == 0;
+    pthread_mutex_unlock(&q.lock);
+    return rc == 0 ? 0 : -1;
+}
+
+void srv_commit_stop(void)
+{
+    pthread_mutex_lock(&q.lock);
+    int running = q.running;
+    q.stop = 1;
+    pthread_cond_broadcast(&q.work);
+    pthread_mutex_unlock(&q.lock);
+    if (running)
+        pthread_join(q.thread, NULL); /* it drains the queue first */
+    pthread_mutex_lock(&q.lock);
+    q.running = 0;
+    pthread_mutex_unlock(&q.lock);
+}
+
+void srv_commit_stats(uint64_t *groups, uint64_t *appends, size_t *depth)
+{
+    pthread_mutex_lock(&q.lock);
+    *groups = q.groups;
+    *appends = q.appends;
+    *depth = q.depth;
+    pthread_mutex_unlock(&q.lock);
+}
+
+mn_status srv_append(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
+                     mn_messages **out, char err[256])
+{
+    err[0] = '\0';
+    *out = NULL;
+    pthread_mutex_lock(&q.lock);
+    if (!q.running || q.stop || q.db != db) {
+        pthread_mutex_unlock(&q.lock);
+        mn_status st = mn_append_batch(db, session_id, msgs, n, flags, out);
+        if (st)
+            snprintf(err, 256, "%s", mn_errmsg());
+        return st;
+    }
+    struct pending p = {session_id, msgs, n, flags, {MN_OK, "", NULL}, 0, NULL};
+    if (q.tail)
+        q.tail->next = &p;
+    else
+        q.head = &p;
+    q.tail = &p;
+    q.depth++;
+    pthread_cond_signal(&q.work);
+    while (!p.done)
+        pthread_cond_wait(&q.done, &q.lock);
+    pthread_mutex_unlock(&q.lock);
+    if (p.res.status) {
+        snprintf(err, 256, "%s", p.res.errmsg[0] ? p.res.errmsg : mn_status_str(p.res.status));
+        mn_messages_free(p.res.stored);
+        return p.res.status;
+    }
+    *out = p.res.stored;
+    return MN_OK;
+}

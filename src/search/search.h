@@ -1,0 +1,53 @@
+/*
+ * search.h — the search engine below the public API: the FTS5 query escaping, reciprocal rank
+ * fusion, and the per-handle vector index kept in step with the stored vectors (loaded from
+ * "<db>.hnsw", rebuilt from the database when missing, damaged or stale, caught up from the
+ * embed_log on every search, saved on close). Design notes: docs/search.md.
+ */
+#ifndef MN_SEARCH_H
+#define MN_SEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index/index.h"
+#include "mnemo.h"
+#include "store/store.h"
+#include "util/buf.h"
+
+#define MN_FTS_MAX_TERMS 64 /* terms of a query that count; the rest are ignored */
+
+/* Turns user text into a safe FTS5 MATCH expression: every word-ish token becomes a quoted
+ * string ("…", inner quotes doubled), joined by OR, so no input is ever FTS5 syntax. *terms gets
+ * the number of terms; 0 when the text has none (the expression is then empty). */
+mn_status mn_fts_query(const char *text, struct mn_buf *out, size_t *terms);
+
+/* One ranked list entry. */
+struct mn_ranked {
+    int64_t id;
+    double score;
+};
+/* Reciprocal rank fusion of two ranked lists (best first): score(d) = sum of 1/(k + rank).
+ * out (caller frees) gets the union, best first, ties by smaller id. */
+mn_status mn_rrf(const struct mn_ranked *a, size_t na, const struct mn_ranked *b, size_t nb, double k,
+                 struct mn_ranked **out, size_t *n);
+
+typedef struct mn_vsearch mn_vsearch;
+
+/* A vector index for the database at db_path (NULL or ":memory:": not persisted; the file is
+ * db_path + ".hnsw"). Nothing is loaded until the first query. */
+mn_status mn_vsearch_new(mn_store *st, const char *db_path, mn_vsearch **out);
+/* Saves the index when it changed since it was loaded (and the file on disk is older), frees. */
+void mn_vsearch_free(mn_vsearch *v);
+/* Brings the index up to date with the stored vectors (load / rebuild / catch up). *info
+ * (optional) gets "loaded", "rebuilt" or "current". */
+mn_status mn_vsearch_sync(mn_vsearch *v, const char **info);
+/* The k nearest stored vectors to q (dim floats) that pass the filter (NULL: all), best first. */
+mn_status mn_vsearch_query(mn_vsearch *v, const float *q, uint32_t dim, size_t k, const mn_search_filter *f,
+                           struct mn_index_hit *hits, size_t *n);
+/* Live vectors in the index after the last sync. */
+size_t mn_vsearch_count(mn_vsearch *v);
+/* Saves now (when changed). */
+mn_status mn_vsearch_save(mn_vsearch *v);
+
+#endif

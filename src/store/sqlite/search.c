@@ -1,0 +1,566 @@
+/*
+ * search.c — the SQLite side of search: the FTS5 keyword index (synced from msg_log), stored
+ * vectors (little-endian f32 blobs with their embedder identity), the embedding queue and the
+ * vector change log. Tables: schema.h version 4. Design notes: docs/search.md.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite/sqlite_int.h"
+#include "store/store_search.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+#define S(st) ((struct sqlite_store *)(st))
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+static int little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+/* Copies n floats from/to little-endian bytes. */
+static void le_copy(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n * 4);
+    if (!little_endian()) {
+        unsigned char *p = dst;
+        for (size_t i = 0; i < n; i++, p += 4) {
+            unsigned char t = p[0];
+            p[0] = p[3];
+            p[3] = t;
+            t = p[1];
+            p[1] = p[2];
+            p[2] = t;
+        }
+    }
+}
+
+/* Appends the filter's conditions (parameters ?10 … ?14). */
+static mn_status filter_sql(const mn_search_filter *f, struct mn_buf *b)
+{
+    mn_status rc = MN_OK;
+    if (!f)
+        return MN_OK;
+    if (f->session_id)
+        rc = mn_buf_adds(b, " AND s.id = ?10");
+    if (!rc && f->ns)
+        rc = mn_buf_adds(b, " AND s.namespace = ?11");
+    if (!rc && f->role >= 0)
+        rc = mn_buf_adds(b, " AND m.role = ?12");
+    if (!rc && f->since)
+        rc = mn_buf_adds(b, " AND m.created_at >= ?13");
+    if (!rc && f->until)
+        rc = mn_buf_adds(b, " AND m.created_at < ?14");
+    return rc;
+}
+
+static void filter_bind(sqlite3_stmt *st, const mn_search_filter *f)
+{
+    if (!f)
+        return;
+    if (f->session_id)
+        sqlite3_bind_text(st, 10, f->session_id, -1, SQLITE_STATIC);
+    if (f->ns)
+        sqlite3_bind_text(st, 11, f->ns, -1, SQLITE_STATIC);
+    if (f->role >= 0)
+        sqlite3_bind_text(st, 12, mn_role_name((mn_role)f->role), -1, SQLITE_STATIC);
+    if (f->since)
+        sqlite3_bind_int64(st, 13, f->since);
+    if (f->until)
+        sqlite3_bind_int64(st, 14, f->until);
+}
+
+static mn_status prepare_dynamic(struct sqlite_store *s, const char *sql, sqlite3_stmt **st)
+{
+    int r = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
+    return r == SQLITE_OK ? MN_OK : mn_sqlite_fail(s, r, "search");
+}
+
+/* ---- keyword index --------------------------------------------------------------------------- */
+
+static const char SQL_LOG_ANY[] = "SELECT 1 FROM msg_log LIMIT 1";
+static const char SQL_LOG_CANCEL[] =
+    "DELETE FROM msg_log WHERE seq IN ("
+    " SELECT a.seq FROM msg_log a JOIN msg_log b ON b.message_id = a.message_id AND b.op = 0 AND b.seq > a.seq"
+    "  WHERE a.op = 1"
+    " UNION SELECT b.seq FROM msg_log a JOIN msg_log b ON b.message_id = a.message_id AND b.op = 0 AND b.seq > a.seq"
+    "  WHERE a.op = 1)";
+static const char SQL_LOG_DELETES[] =
+    "INSERT INTO messages_fts (messages_fts, rowid, content)"
+    " SELECT 'delete', message_id, content FROM msg_log WHERE op = 0 AND content IS NOT NULL ORDER BY seq";
+static const char SQL_LOG_INSERTS[] =
+    "INSERT INTO messages_fts (rowid, content) SELECT m.id, m.content FROM msg_log l JOIN messages m"
+    " ON m.id = l.message_id WHERE l.op = 1 AND m.content IS NOT NULL ORDER BY l.seq";
+static const char SQL_LOG_CLEAR[] = "DELETE FROM msg_log";
+
+static mn_status fts_sync_locked(struct sqlite_store *s)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_LOG_ANY, &st);
+    if (rc)
+        return rc;
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    if (r == SQLITE_DONE)
+        return MN_OK;
+    if (r != SQLITE_ROW)
+        return mn_sqlite_fail(s, r, "keyword index sync");
+    if ((rc = mn_sqlite_begin_write(s)))
+        return rc;
+    if (!(rc = mn_sqlite_exec_stmt(s, SQL_LOG_CANCEL, "keyword index sync")) &&
+        !(rc = mn_sqlite_exec_stmt(s, SQL_LOG_DELETES, "keyword index sync")) &&
+        !(rc = mn_sqlite_exec_stmt(s, SQL_LOG_INSERTS, "keyword index sync")))
+        rc = mn_sqlite_exec_stmt(s, SQL_LOG_CLEAR, "keyword index sync");
+    if (rc) {
+        mn_sqlite_rollback(s);
+        return rc;
+    }
+    return mn_sqlite_commit(s);
+}
+
+static mn_status op_fts_sync(mn_store *st) { LOCKED(S(st), fts_sync_locked(S(st))); }
+
+static mn_status fts_search_locked(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
+                                   mn_store_score_fn fn, void *user)
+{
+    struct mn_buf sql = MN_BUF_INIT;
+    mn_status rc = mn_buf_adds(&sql, "SELECT messages_fts.rowid, bm25(messages_fts) FROM messages_fts"
+                                     " JOIN messages m ON m.id = messages_fts.rowid"
+                                     " JOIN sessions s ON s.sid = m.session_sid WHERE messages_fts MATCH ?1");
+    if (!rc)
+        rc = filter_sql(f, &sql);
+    if (!rc)
+        rc = mn_buf_adds(&sql, " ORDER BY bm25(messages_fts), messages_fts.rowid LIMIT ?2");
+    sqlite3_stmt *st = NULL;
+    if (!rc)
+        rc = prepare_dynamic(s, sql.data, &st);
+    mn_buf_release(&sql);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+    filter_bind(st, f);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn(user, sqlite3_column_int64(st, 0), -sqlite3_column_double(st, 1)))
+            break;
+    if (r != SQLITE_ROW && r != SQLITE_DONE) {
+        if ((r & 0xFF) == SQLITE_ERROR)
+            rc = mn__err(MN_INVALID, "keyword search: %s", sqlite3_errmsg(s->db));
+        else
+            rc = mn_sqlite_fail(s, r, "keyword search");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static mn_status op_fts_search(mn_store *st, const char *match, const mn_search_filter *f, size_t limit,
+                               mn_store_score_fn fn, void *user)
+{
+    LOCKED(S(st), fts_search_locked(S(st), match, f, limit, fn, user));
+}
+
+/* ---- vectors --------------------------------------------------------------------------------- */
+
+static mn_status vec_filter_locked(struct sqlite_store *s, const mn_search_filter *f, mn_store_score_fn fn,
+                                   void *user)
+{
+    struct mn_buf sql = MN_BUF_INIT;
+    mn_status rc = mn_buf_adds(&sql, "SELECT e.message_id FROM embeddings e JOIN messages m ON m.id = e.message_id"
+                                     " JOIN sessions s ON s.sid = m.session_sid WHERE 1");
+    if (!rc)
+        rc = filter_sql(f, &sql);
+    sqlite3_stmt *st = NULL;
+    if (!rc)
+        rc = prepare_dynamic(s, sql.data, &st);
+    mn_buf_release(&sql);
+    if (rc)
+        return rc;
+    filter_bind(st, f);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn(user, sqlite3_column_int64(st, 0), 0))
+            break;
+    if (r != SQLITE_ROW && r != SQLITE_DONE)
+        rc = mn_sqlite_fail(s, r, "search filter");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static mn_status op_vec_filter(mn_store *st, const mn_search_filter *f, mn_store_score_fn fn, void *user)
+{
+    LOCKED(S(st), vec_filter_locked(S(st), f, fn, user));
+}
+
+static const char SQL_LOG_MAX[] = "SELECT coalesce(max(seq), 0) FROM embed_log";
+static const char SQL_VEC_ALL[] = "SELECT message_id, dim, vector FROM embeddings ORDER BY message_id";
+
+/* Reads row columns (dim, blob) at i, i+1 into buf (grown); NULL when malformed. */
+static const float *blob_vec(sqlite3_stmt *st, int i, float **buf, uint32_t *cap, uint32_t *dim)
+{
+    int64_t d = sqlite3_column_int64(st, i);
+    const void *b = sqlite3_column_blob(st, i + 1);
+    int len = sqlite3_column_bytes(st, i + 1);
+    if (d <= 0 || d > 65536 || !b || (int64_t)len != d * 4)
+        return NULL;
+    if ((uint32_t)d > *cap) {
+        float *nb = realloc(*buf, (size_t)d * sizeof *nb);
+        if (!nb)
+            return NULL;
+        *buf = nb;
+        *cap = (uint32_t)d;
+    }
+    le_copy(*buf, b, (size_t)d);
+    *dim = (uint32_t)d;
+    return *buf;
+}
+
+static mn_status vec_scan_locked(struct sqlite_store *s, mn_store_vec_fn fn, void *user, int64_t *log_seq)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_LOG_MAX, &st);
+    if (rc)
+        return rc;
+    int r = sqlite3_step(st);
+    *log_seq = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    mn_sqlite_done(st);
+    if (r != SQLITE_ROW)
+        return mn_sqlite_fail(s, r, "vector scan");
+    if ((rc = mn_sqlite_stmt(s, SQL_VEC_ALL, &st)))
+        return rc;
+    float *buf = NULL;
+    uint32_t cap = 0, dim = 0;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        const float *v = blob_vec(st, 1, &buf, &cap, &dim);
+        if (!v) {
+            rc = MN_CORRUPT_AT("database %s: the vector of message %lld is malformed", s->path,
+                               (long long)sqlite3_column_int64(st, 0));
+            break;
+        }
+        if (fn(user, sqlite3_column_int64(st, 0), v, dim))
+            break;
+    }
+    if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
+        rc = mn_sqlite_fail(s, r, "vector scan");
+    mn_sqlite_done(st);
+    free(buf);
+    return rc;
+}
+
+static mn_status op_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq)
+{
+    LOCKED(S(st), vec_scan_locked(S(st), fn, user, log_seq));
+}
+
+static const char SQL_VEC_CHANGES[] =
+    "SELECT l.seq, l.message_id, l.op, e.dim, e.vector FROM embed_log l LEFT JOIN embeddings e"
+    " ON e.message_id = l.message_id WHERE l.seq > ?1 ORDER BY l.seq";
+
+static mn_status vec_changes_locked(struct sqlite_store *s, int64_t after, mn_store_change_fn fn, void *user,
+                                    int64_t *last)
+{
+    sqlite3_stmt *st = NULL;
+    *last = after;
+    mn_status rc = mn_sqlite_stmt(s, SQL_VEC_CHANGES, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, after);
+    float *buf = NULL;
+    uint32_t cap = 0, dim = 0;
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 0), id = sqlite3_column_int64(st, 1);
+        int op = sqlite3_column_int(st, 2);
+        const float *v = NULL;
+        if (op == 1 && sqlite3_column_type(st, 4) != SQLITE_NULL && !(v = blob_vec(st, 3, &buf, &cap, &dim))) {
+            rc = MN_CORRUPT_AT("database %s: the vector of message %lld is malformed", s->path, (long long)id);
+            break;
+        }
+        if (fn(user, seq, id, v ? 1 : 0, v, v ? dim : 0))
+            break;
+        *last = seq;
+    }
+    if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
+        rc = mn_sqlite_fail(s, r, "vector changes");
+    mn_sqlite_done(st);
+    free(buf);
+    return rc;
+}
+
+static mn_status op_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last)
+{
+    LOCKED(S(st), vec_changes_locked(S(st), after, fn, user, last));
+}
+
+static const char SQL_VEC_GET[] = "SELECT dim, vector FROM embeddings WHERE message_id = ?1";
+
+static mn_status vec_get_locked(struct sqlite_store *s, int64_t id, float *out, uint32_t dim)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_VEC_GET, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW && sqlite3_column_int64(st, 0) == (int64_t)dim &&
+        sqlite3_column_bytes(st, 1) == (int)(dim * 4) && sqlite3_column_blob(st, 1))
+        le_copy(out, sqlite3_column_blob(st, 1), dim);
+    else if (r == SQLITE_ROW || r == SQLITE_DONE)
+        rc = mn__err(MN_NOTFOUND, "message %lld has no vector of %u dimensions", (long long)id, dim);
+    else
+        rc = mn_sqlite_fail(s, r, "vector");
+    mn_sqlite_done(st);
+    return rc;
+}
+
+static mn_status op_vec_get(mn_store *st, int64_t id, float *out, uint32_t dim)
+{
+    LOCKED(S(st), vec_get_locked(S(st), id, out, dim));
+}
+
+static const char SQL_IDENTITY_GET[] = "SELECT value FROM meta WHERE key = 'embed.identity'";
+static const char SQL_IDENTITY_SET[] = "INSERT OR REPLACE INTO meta (key, value) VALUES ('embed.identity', ?1)";
+static const char SQL_VEC_PUT[] =
+    "INSERT OR REPLACE INTO embeddings (message_id, embedder, model, dim, vector, created_at)"
+    " SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?1)";
+static const char SQL_QUEUE_DEL[] = "DELETE FROM embed_queue WHERE message_id = ?1";
+
+static mn_status check_identity(struct sqlite_store *s, const char *ident)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_IDENTITY_GET, &st);
+    if (rc)
+        return rc;
+    int r = sqlite3_step(st);
+    int set = 0;
+    if (r == SQLITE_ROW) {
+        const char *have = mn_sqlite_col_text(st, 0);
+        if (have && strcmp(have, ident) != 0)
+            rc = mn__err(MN_CONFLICT,
+                         "the vectors in %s were made by %s, this handle embeds with %s (mnemo reindex --embeddings"
+                         " re-embeds every message)", s->path, have, ident);
+    } else if (r == SQLITE_DONE)
+        set = 1;
+    else
+        rc = mn_sqlite_fail(s, r, "embedder identity");
+    mn_sqlite_done(st);
+    if (!rc && set && !(rc = mn_sqlite_stmt(s, SQL_IDENTITY_SET, &st))) {
+        sqlite3_bind_text(st, 1, ident, -1, SQLITE_STATIC);
+        r = sqlite3_step(st);
+        mn_sqlite_done(st);
+        if (r != SQLITE_DONE)
+            rc = mn_sqlite_fail(s, r, "embedder identity");
+    }
+    return rc;
+}
+
+static mn_status vec_put_locked(struct sqlite_store *s, const int64_t *ids, size_t n, const float *vecs,
+                                const unsigned char *skip, uint32_t dim, const char *embedder, const char *model,
+                                int64_t now)
+{
+    char ident[600];
+    snprintf(ident, sizeof ident, "%s/%s/%u", embedder, model, dim);
+    unsigned char *blob = malloc((size_t)dim * 4 + 1);
+    if (!blob)
+        return mn__nomem();
+    mn_status rc = mn_sqlite_begin_write(s);
+    if (!rc && dim)
+        rc = check_identity(s, ident);
+    sqlite3_stmt *put = NULL, *del = NULL;
+    if (!rc && !(rc = mn_sqlite_stmt(s, SQL_VEC_PUT, &put)))
+        rc = mn_sqlite_stmt(s, SQL_QUEUE_DEL, &del);
+    for (size_t i = 0; i < n && !rc; i++) {
+        int r;
+        if (!(skip && skip[i])) {
+            le_copy(blob, vecs + i * dim, dim);
+            sqlite3_bind_int64(put, 1, ids[i]);
+            sqlite3_bind_text(put, 2, embedder, -1, SQLITE_STATIC);
+            sqlite3_bind_text(put, 3, model, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(put, 4, dim);
+            sqlite3_bind_blob(put, 5, blob, (int)(dim * 4), SQLITE_STATIC);
+            sqlite3_bind_int64(put, 6, now);
+            r = sqlite3_step(put);
+            mn_sqlite_done(put);
+            if (r != SQLITE_DONE) {
+                rc = mn_sqlite_fail(s, r, "store vector");
+                break;
+            }
+        }
+        sqlite3_bind_int64(del, 1, ids[i]);
+        r = sqlite3_step(del);
+        mn_sqlite_done(del);
+        if (r != SQLITE_DONE)
+            rc = mn_sqlite_fail(s, r, "embedding queue");
+    }
+    free(blob);
+    if (rc) {
+        if (!sqlite3_get_autocommit(s->db))
+            mn_sqlite_rollback(s);
+        return rc;
+    }
+    return mn_sqlite_commit(s);
+}
+
+static mn_status op_vec_put(mn_store *st, const int64_t *ids, size_t n, const float *vecs, const unsigned char *skip,
+                            uint32_t dim, const char *embedder, const char *model, int64_t now_ms)
+{
+    LOCKED(S(st), vec_put_locked(S(st), ids, n, vecs, skip, dim, embedder, model, now_ms));
+}
+
+/* ---- queue ----------------------------------------------------------------------------------- */
+
+static const char SQL_QUEUE_PEEK[] =
+    "SELECT q.message_id, m.content FROM embed_queue q JOIN messages m ON m.id = q.message_id"
+    " ORDER BY q.message_id LIMIT ?1";
+
+static mn_status queue_peek_locked(struct sqlite_store *s, size_t limit, mn_store_text_fn fn, void *user)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_QUEUE_PEEK, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)limit);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *c = mn_sqlite_col_text(st, 1);
+        if (fn(user, sqlite3_column_int64(st, 0), c ? c : ""))
+            break;
+    }
+    if (r != SQLITE_ROW && r != SQLITE_DONE)
+        rc = mn_sqlite_fail(s, r, "embedding queue");
+    mn_sqlite_done(st);
+    return rc;
+}
+
+static mn_status op_queue_peek(mn_store *st, size_t limit, mn_store_text_fn fn, void *user)
+{
+    LOCKED(S(st), queue_peek_locked(S(st), limit, fn, user));
+}
+
+static const char SQL_QUEUE_ON[] = "INSERT OR REPLACE INTO meta (key, value) VALUES ('embed.queue', '1')";
+static const char SQL_QUEUE_OFF[] = "DELETE FROM meta WHERE key = 'embed.queue'";
+static const char SQL_QUEUE_STATE[] = "SELECT value FROM meta WHERE key = 'embed.queue'";
+
+static mn_status queue_enable_locked(struct sqlite_store *s, int on)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_QUEUE_STATE, &st);
+    if (rc)
+        return rc;
+    int r = sqlite3_step(st);
+    int is_on = r == SQLITE_ROW && mn_sqlite_col_text(st, 0) && strcmp(mn_sqlite_col_text(st, 0), "1") == 0;
+    mn_sqlite_done(st);
+    if (r != SQLITE_ROW && r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "embedding queue");
+    if (is_on == !!on) /* no write when nothing changes: opening stays read-only */
+        return MN_OK;
+    return mn_sqlite_exec_stmt(s, on ? SQL_QUEUE_ON : SQL_QUEUE_OFF, "embedding queue");
+}
+
+static mn_status op_queue_enable(mn_store *st, int on) { LOCKED(S(st), queue_enable_locked(S(st), on)); }
+
+static const char SQL_VEC_RESET[] = "DELETE FROM embeddings";
+static const char SQL_IDENTITY_DEL[] = "DELETE FROM meta WHERE key = 'embed.identity'";
+static const char SQL_QUEUE_FILL[] =
+    "INSERT OR IGNORE INTO embed_queue (message_id) SELECT id FROM messages m WHERE content IS NOT NULL"
+    " AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.message_id = m.id)";
+static const char SQL_COUNTS[] = "SELECT (SELECT count(*) FROM embeddings), (SELECT count(*) FROM embed_queue)";
+
+static mn_status counts_locked(struct sqlite_store *s, int64_t *embedded, int64_t *queued)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_COUNTS, &st);
+    if (rc)
+        return rc;
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        if (embedded)
+            *embedded = sqlite3_column_int64(st, 0);
+        if (queued)
+            *queued = sqlite3_column_int64(st, 1);
+    } else
+        rc = mn_sqlite_fail(s, r, "embedding counts");
+    mn_sqlite_done(st);
+    return rc;
+}
+
+static mn_status queue_fill_locked(struct sqlite_store *s, int reset, int64_t *queued)
+{
+    mn_status rc = mn_sqlite_begin_write(s);
+    if (!rc && reset && !(rc = mn_sqlite_exec_stmt(s, SQL_VEC_RESET, "reindex")))
+        rc = mn_sqlite_exec_stmt(s, SQL_IDENTITY_DEL, "reindex");
+    if (!rc)
+        rc = mn_sqlite_exec_stmt(s, SQL_QUEUE_FILL, "backfill");
+    if (rc) {
+        if (!sqlite3_get_autocommit(s->db))
+            mn_sqlite_rollback(s);
+        return rc;
+    }
+    if ((rc = mn_sqlite_commit(s)))
+        return rc;
+    return counts_locked(s, NULL, queued);
+}
+
+static mn_status op_queue_fill(mn_store *st, int reset, int64_t *queued)
+{
+    LOCKED(S(st), queue_fill_locked(S(st), reset, queued));
+}
+
+static mn_status op_counts(mn_store *st, int64_t *embedded, int64_t *queued)
+{
+    LOCKED(S(st), counts_locked(S(st), embedded, queued));
+}
+
+/* ---- messages by id -------------------------------------------------------------------------- */
+
+static const char SQL_MSG_BY_ID[] =
+    "SELECT m.id, m.seq, m.role, m.content, m.tool_calls, m.tool_call_id, m.name, m.tool_name, m.model, m.files,"
+    " m.metadata, m.idem_key, m.tokens, m.pinned, m.created_at, m.active, s.id, s.namespace"
+    " FROM messages m JOIN sessions s ON s.sid = m.session_sid WHERE m.id = ?1";
+
+static mn_status messages_get_locked(struct sqlite_store *s, const int64_t *ids, size_t n, mn_store_found_fn fn,
+                                     void *user)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_MSG_BY_ID, &st);
+    for (size_t i = 0; i < n && !rc; i++) {
+        sqlite3_bind_int64(st, 1, ids[i]);
+        int r = sqlite3_step(st);
+        if (r == SQLITE_ROW) {
+            mn_message m;
+            rc = mn_sqlite_row_message(s, st, mn_sqlite_col_text(st, 16), &m);
+            if (!rc && fn(user, &m, mn_sqlite_col_text(st, 17)))
+                i = n;
+        } else if (r != SQLITE_DONE)
+            rc = mn_sqlite_fail(s, r, "search results");
+        mn_sqlite_done(st);
+    }
+    return rc;
+}
+
+static mn_status op_messages_get(mn_store *st, const int64_t *ids, size_t n, mn_store_found_fn fn, void *user)
+{
+    LOCKED(S(st), messages_get_locked(S(st), ids, n, fn, user));
+}
+
+const struct mn_store_search_ops mn_sqlite_search_ops = {
+    .fts_sync = op_fts_sync,
+    .fts_search = op_fts_search,
+    .vec_filter = op_vec_filter,
+    .vec_scan = op_vec_scan,
+    .vec_changes = op_vec_changes,
+    .vec_get = op_vec_get,
+    .vec_put = op_vec_put,
+    .queue_peek = op_queue_peek,
+    .queue_enable = op_queue_enable,
+    .queue_fill = op_queue_fill,
+    .counts = op_counts,
+    .messages_get = op_messages_get,
+};

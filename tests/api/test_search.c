@@ -1,0 +1,371 @@
+/*
+ * test_search.c — search through mnemo.h: keyword search with hostile query text, semantic and
+ * hybrid search with the hash embedder, filters (exactly k at 0.1% selectivity), deletes
+ * reaching the index, rebuild after the index file is deleted or damaged, the embedder identity
+ * check, RAG in mn_context_build and mn_relevant_context, concurrent writers from two processes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mnemo.h"
+
+static char dir[64];
+
+static mn_db *open_db(const char *name, const char *embedder, const char *mode)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s.db", dir, name);
+    mn_config *cfg = NULL;
+    assert_int_equal(mn_config_new(&cfg), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "tokenizer.name", "heuristic", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "memory.durability", "normal", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "embedder.name", embedder, NULL), MN_OK);
+    if (mode)
+        assert_int_equal(mn_config_set(cfg, "embedder.mode", mode, NULL), MN_OK);
+    mn_db *db = NULL;
+    assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);
+    mn_config_free(cfg);
+    return db;
+}
+
+static mn_session *add_session(mn_db *db, const char *ns, const char *const *texts, size_t n)
+{
+    mn_session_opts o = MN_SESSION_OPTS_INIT;
+    o.ns = ns;
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_create(db, &o, &s), MN_OK);
+    mn_message_in *in = calloc(n, sizeof *in);
+    for (size_t i = 0; i < n; i++) {
+        mn_message_in m = MN_MESSAGE_IN_INIT;
+        m.role = i % 2 ? MN_ROLE_ASSISTANT : MN_ROLE_USER;
+        m.content = texts[i];
+        in[i] = m;
+    }
+    assert_int_equal(mn_append_batch(db, s->id, in, n, 0, NULL), MN_OK);
+    free(in);
+    return s;
+}
+
+static const char *const docs[] = {
+    "How do I configure the postgres connection pool?",
+    "Use pgbouncer in transaction mode for postgres connection pooling.",
+    "The weather in Paris is sunny today.",
+    "My cat likes to eat fish on Fridays.",
+    "He said \"AND\" OR (NEAR* ^ -- col:umn {x} 'quoted'",
+    "Ünïcödé façade naïve café — 東京 タワー",
+};
+#define N_DOCS (sizeof docs / sizeof docs[0])
+
+static void keyword_hostile_queries(void **state)
+{
+    (void)state;
+    mn_db *db = open_db("kw", "none", NULL);
+    mn_session *s = add_session(db, NULL, docs, N_DOCS);
+    static const char *const nasty[] = {
+        "\"", "\"\"", "'", "AND", "OR", "NOT", "NEAR", "NEAR(a b, 3)", "*", "a*", "^start", "(", ")", "((a)",
+        "a AND", "OR b", "col:umn", "{x y}", "-x", "+", "\\", "a\"b", "NOT NOT", "東京", "café", "\xc2\xa0",
+        "!!!", "a OR b AND (c", "x'); DROP TABLE messages; --", "🙂", "AND OR NOT NEAR",
+    };
+    for (size_t i = 0; i < sizeof nasty / sizeof nasty[0]; i++) {
+        mn_search_hits *h = NULL;
+        mn_status rc = mn_search(db, nasty[i], MN_SEARCH_KEYWORD, 5, NULL, 0, &h);
+        if (rc)
+            fail_msg("query '%s': %s", nasty[i], mn_errmsg());
+        mn_search_hits_free(h);
+    }
+    mn_search_hits *h = NULL;
+    assert_int_equal(mn_search(db, "postgres pooling", MN_SEARCH_AUTO, 5, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->mode, MN_SEARCH_KEYWORD); /* no embedder */
+    assert_true(h->count >= 2);
+    assert_true(strstr(h->items[0].message.content, "postgres") != NULL);
+    assert_int_equal(h->items[0].keyword_rank, 1);
+    assert_true(h->items[0].bm25 > 0);
+    mn_search_hits_free(h);
+    assert_int_equal(mn_search(db, "near", MN_SEARCH_KEYWORD, 5, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->count, 1); /* the word itself, found as a word */
+    mn_search_hits_free(h);
+    assert_int_equal(mn_search(db, "cafe", MN_SEARCH_KEYWORD, 5, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->count, 1); /* diacritics folded */
+    mn_search_hits_free(h);
+    assert_int_equal(mn_search(db, "", MN_SEARCH_KEYWORD, 5, NULL, 0, &h), MN_INVALID);
+    assert_int_equal(mn_search(db, "bad\xff", MN_SEARCH_KEYWORD, 5, NULL, 0, &h), MN_INVALID);
+    assert_int_equal(mn_search(db, "x", MN_SEARCH_SEMANTIC, 5, NULL, 0, &h), MN_UNAVAILABLE);
+    assert_int_equal(mn_search(db, "x", MN_SEARCH_KEYWORD, 5000, NULL, 0, &h), MN_INVALID);
+    /* deletes reach the keyword index */
+    assert_int_equal(mn_session_delete(db, s->id), MN_OK);
+    assert_int_equal(mn_search(db, "postgres", MN_SEARCH_KEYWORD, 5, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->count, 0);
+    mn_search_hits_free(h);
+    mn_session_free(s);
+    mn_close(db);
+}
+
+static void semantic_hybrid_and_deletes(void **state)
+{
+    (void)state;
+    mn_db *db = open_db("sem", "hash", NULL);
+    mn_session *s = add_session(db, "team-a", docs, N_DOCS);
+    int64_t embedded = -1, queued = -1;
+    assert_int_equal(mn_embed_counts(db, &embedded, &queued), MN_OK);
+    assert_int_equal(embedded, 0);
+    assert_int_equal(queued, (int64_t)N_DOCS); /* queued, not embedded, on append */
+    size_t done = 0;
+    assert_int_equal(mn_embed_pending(db, 0, &done), MN_OK);
+    assert_int_equal(done, N_DOCS);
+    mn_search_hits *h = NULL;
+    assert_int_equal(mn_search(db, "postgres connection pool", MN_SEARCH_SEMANTIC, 3, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->count, 3);
+    assert_true(strstr(h->items[0].message.content, "postgres") != NULL);
+    assert_true(h->items[0].similarity > h->items[2].similarity);
+    assert_string_equal(h->items[0].ns, "team-a");
+    mn_search_hits_free(h);
+    assert_int_equal(mn_search(db, "postgres connection pool", MN_SEARCH_SEMANTIC, 3, NULL, 0.99, &h), MN_OK);
+    assert_int_equal(h->count, 0);
+    mn_search_hits_free(h);
+    assert_int_equal(mn_search(db, "pgbouncer pooling", MN_SEARCH_AUTO, 3, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->mode, MN_SEARCH_HYBRID);
+    assert_int_equal(h->items[0].message.id, 2); /* first in both lists */
+    assert_int_equal(h->items[0].semantic_rank, 1);
+    assert_int_equal(h->items[0].keyword_rank, 1);
+    assert_true(h->items[0].score > 1.0 / 61 && h->items[0].score <= 2.0 / 61 + 1e-12);
+    mn_search_hits_free(h);
+    /* filters */
+    mn_search_filter f = MN_SEARCH_FILTER_INIT;
+    f.role = MN_ROLE_ASSISTANT;
+    assert_int_equal(mn_search(db, "postgres", MN_SEARCH_SEMANTIC, 10, &f, 0, &h), MN_OK);
+    assert_int_equal(h->count, N_DOCS / 2);
+    for (size_t i = 0; i < h->count; i++)
+        assert_int_equal(h->items[i].message.role, MN_ROLE_ASSISTANT);
+    mn_search_hits_free(h);
+    f.role = -1;
+    f.ns = "team-b";
+    assert_int_equal(mn_search(db, "postgres", MN_SEARCH_HYBRID, 10, &f, 0, &h), MN_OK);
+    assert_int_equal(h->count, 0);
+    mn_search_hits_free(h);
+    /* relevant context: seed 000's block */
+    char *text = NULL;
+    assert_int_equal(mn_relevant_context(db, "postgres pooling", 1000, NULL, &text), MN_OK);
+    assert_true(strncmp(text, "RELEVANT CONTEXT FROM PAST CONVERSATIONS:\n---\n[", 46) == 0);
+    assert_true(strstr(text, "[ASSISTANT]: Use pgbouncer") != NULL);
+    assert_true(strcmp(text + strlen(text) - 3, "---") == 0);
+    mn_free(text);
+    assert_int_equal(mn_relevant_context(db, "postgres pooling", 12, NULL, &text), MN_OK);
+    assert_true(strlen(text) < 200); /* the budget keeps one line at most */
+    mn_free(text);
+    /* deleting the session removes its vectors from the index */
+    assert_int_equal(mn_session_delete(db, s->id), MN_OK);
+    assert_int_equal(mn_search(db, "postgres connection pool", MN_SEARCH_SEMANTIC, 3, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->count, 0);
+    mn_search_hits_free(h);
+    assert_int_equal(mn_embed_counts(db, &embedded, &queued), MN_OK);
+    assert_int_equal(embedded, 0);
+    mn_session_free(s);
+    mn_close(db);
+}
+
+/* 999 messages and a session holding 1 more (0.1%): a filtered search returns exactly that one. */
+static void filtered_exact_k_and_rebuild(void **state)
+{
+    (void)state;
+    mn_db *db = open_db("big", "hash", NULL);
+    enum { N = 999 };
+    char **texts = calloc(N, sizeof *texts);
+    for (int i = 0; i < N; i++) {
+        texts[i] = malloc(96);
+        snprintf(texts[i], 96, "note %d about topic%d and item%d with words w%d", i, i % 37, i % 11, i % 5);
+    }
+    mn_session *big = add_session(db, NULL, (const char *const *)texts, N);
+    static const char *const few[] = {"unrelated gardening tips"};
+    mn_session *small = add_session(db, NULL, few, 1);
+    int64_t done = 0;
+    assert_int_equal(mn_embed_backfill(db, NULL, NULL, &done), MN_OK);
+    assert_int_equal(done, N + 1);
+    mn_search_filter f = MN_SEARCH_FILTER_INIT;
+    f.session_id = small->id;
+    mn_search_hits *h = NULL;
+    assert_int_equal(mn_search(db, "note about topic3", MN_SEARCH_SEMANTIC, 1, &f, 0, &h), MN_OK);
+    assert_int_equal(h->count, 1);
+    assert_string_equal(h->items[0].message.content, few[0]);
+    mn_search_hits_free(h);
+    assert_int_equal(mn_search(db, "note about topic3", MN_SEARCH_SEMANTIC, 10, &f, 0, &h), MN_OK);
+    assert_int_equal(h->count, 1); /* min(k, matching) */
+    mn_search_hits_free(h);
+    assert_int_equal(mn_search(db, "note 17 about topic17", MN_SEARCH_SEMANTIC, 5, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->count, 5);
+    int64_t best = h->items[0].message.id;
+    mn_search_hits_free(h);
+    mn_close(db);
+    /* the index was saved on close; deleted, it is rebuilt from the stored vectors */
+    char path[200];
+    snprintf(path, sizeof path, "%s/big.db.hnsw", dir);
+    assert_int_equal(access(path, F_OK), 0);
+    assert_int_equal(unlink(path), 0);
+    db = open_db("big", "hash", NULL);
+    assert_int_equal(mn_search(db, "note 17 about topic17", MN_SEARCH_SEMANTIC, 5, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->count, 5);
+    assert_int_equal(h->items[0].message.id, best);
+    mn_search_hits_free(h);
+    mn_close(db);
+    /* damaged: one byte flipped in the middle */
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    fseek(fp, 5000, SEEK_SET);
+    int c = fgetc(fp);
+    fseek(fp, 5000, SEEK_SET);
+    fputc(c ^ 0x55, fp);
+    fclose(fp);
+    db = open_db("big", "hash", NULL);
+    assert_int_equal(mn_search(db, "note 17 about topic17", MN_SEARCH_SEMANTIC, 5, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->count, 5);
+    assert_int_equal(h->items[0].message.id, best);
+    mn_search_hits_free(h);
+    mn_close(db);
+    /* another embedder's query is refused, naming both */
+    char p2[160];
+    snprintf(p2, sizeof p2, "%s/big.db", dir);
+    mn_config *cfg = NULL;
+    assert_int_equal(mn_config_new(&cfg), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "tokenizer.name", "heuristic", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "embedder.name", "hash", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "embedder.dim", "128", NULL), MN_OK);
+    assert_int_equal(mn_open_path(p2, cfg, &db), MN_OK);
+    assert_int_equal(mn_search(db, "note", MN_SEARCH_SEMANTIC, 5, NULL, 0, &h), MN_CONFLICT);
+    assert_non_null(strstr(mn_errmsg(), "hash/hash-v1/384"));
+    assert_non_null(strstr(mn_errmsg(), "hash/hash-v1/128"));
+    mn_close(db);
+    mn_config_free(cfg);
+    for (int i = 0; i < N; i++)
+        free(texts[i]);
+    free(texts);
+    mn_session_free(big);
+    mn_session_free(small);
+}
+
+static void rag_in_context(void **state)
+{
+    (void)state;
+    mn_db *db = open_db("rag", "hash", "inline");
+    static const char *const past[] = {"the deploy key lives in vault under ops/deploy", "ok noted"};
+    mn_session *old = add_session(db, NULL, past, 2);
+    static const char *const now[] = {"where is the deploy key stored in vault?"};
+    mn_session *s = add_session(db, NULL, now, 1);
+    int64_t queued = -1;
+    assert_int_equal(mn_embed_counts(db, NULL, &queued), MN_OK);
+    assert_int_equal(queued, 0); /* inline mode embedded on append */
+    mn_context_opts o = MN_CONTEXT_OPTS_INIT;
+    o.rag = 1;
+    o.rag_min_similarity = -1;
+    o.rag_scope = MN_RAG_SCOPE_ALL;
+    o.format = MN_FORMAT_TEXT;
+    mn_context *c = NULL;
+    assert_int_equal(mn_context_build(db, s->id, &o, &c), MN_OK);
+    assert_non_null(strstr(c->rendered, "RELEVANT CONTEXT FROM PAST CONVERSATIONS:\n---\n[USER]: the deploy key"));
+    assert_non_null(strstr(c->rendered, "USER QUESTION: where is the deploy key stored in vault?"));
+    assert_non_null(strstr(c->report, "\"injected\":[{\"id\":1,"));
+    mn_context_free(c);
+    /* scope session: nothing else in this session */
+    o.rag_scope = MN_RAG_SCOPE_SESSION;
+    assert_int_equal(mn_context_build(db, s->id, &o, &c), MN_OK);
+    assert_null(strstr(c->rendered, "RELEVANT CONTEXT"));
+    assert_non_null(strstr(c->report, "\"injected\":[]"));
+    mn_context_free(c);
+    /* the stored message stays the original */
+    mn_messages *l = NULL;
+    assert_int_equal(mn_history(db, s->id, NULL, &l), MN_OK);
+    assert_string_equal(l->items[0].content, now[0]);
+    mn_messages_free(l);
+    mn_session_free(old);
+    mn_session_free(s);
+    mn_close(db);
+}
+
+/* Two processes append and embed at once; then every message has exactly one vector, found once. */
+static void two_process_writers(void **state)
+{
+    (void)state;
+    mn_db *db = open_db("conc", "hash", NULL);
+    mn_session *s = add_session(db, NULL, docs, 1);
+    mn_close(db);
+    enum { PER = 60 };
+    pid_t kids[2];
+    for (int k = 0; k < 2; k++) {
+        kids[k] = fork();
+        assert_true(kids[k] >= 0);
+        if (kids[k] == 0) {
+            mn_db *d = open_db("conc", "hash", k ? "inline" : NULL);
+            int bad = 0;
+            for (int i = 0; i < PER && !bad; i++) {
+                char t[64];
+                snprintf(t, sizeof t, "writer%d message %d zebra", k, i);
+                mn_message_in m = MN_MESSAGE_IN_INIT;
+                m.content = t;
+                bad |= mn_append(d, s->id, &m, 0, NULL) != MN_OK;
+                if (i % 10 == 0) {
+                    size_t n;
+                    bad |= mn_embed_pending(d, 0, &n) != MN_OK;
+                    mn_search_hits *h = NULL;
+                    bad |= mn_search(d, "zebra", MN_SEARCH_SEMANTIC, 5, NULL, 0, &h) != MN_OK;
+                    mn_search_hits_free(h);
+                }
+            }
+            mn_close(d);
+            _exit(bad);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        int st = 0;
+        assert_int_equal(waitpid(kids[k], &st, 0), kids[k]);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    db = open_db("conc", "hash", NULL);
+    size_t n = 0;
+    assert_int_equal(mn_embed_pending(db, 0, &n), MN_OK);
+    int64_t embedded = 0;
+    assert_int_equal(mn_embed_counts(db, &embedded, NULL), MN_OK);
+    assert_int_equal(embedded, 2 * PER + 1);
+    mn_search_hits *h = NULL;
+    assert_int_equal(mn_search(db, "zebra message", MN_SEARCH_SEMANTIC, 1000, NULL, -1, &h), MN_OK);
+    assert_int_equal(h->count, 2 * PER + 1); /* every vector once: no loss, no duplicate */
+    for (size_t i = 1; i < h->count; i++)
+        for (size_t j = 0; j < i; j++)
+            assert_true(h->items[i].message.id != h->items[j].message.id);
+    mn_search_hits_free(h);
+    assert_int_equal(mn_search(db, "zebra", MN_SEARCH_KEYWORD, 1000, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->count, 2 * PER);
+    mn_search_hits_free(h);
+    mn_session_free(s);
+    mn_close(db);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/mnemo-search-XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(keyword_hostile_queries),  cmocka_unit_test(semantic_hybrid_and_deletes),
+        cmocka_unit_test(filtered_exact_k_and_rebuild), cmocka_unit_test(rag_in_context),
+        cmocka_unit_test(two_process_writers),
+    };
+    return cmocka_run_group_tests_name("search", tests, setup, teardown);
+}

@@ -1,0 +1,51 @@
+#!/bin/sh
+# t1230-serve-openai.sh — the OpenAI Conversations API with curl: create with items, the item
+# shapes (string content normalised, missing type = message, function_call / _output and other
+# types kept), listing order and paging, get and delete of one item, metadata update, the error
+# shape (namespace-bound keys on conversations: t1240-serve-keys.sh).
+. "$TESTS_DIR/cli/lib.sh"
+. "$TESTS_DIR/cli/serve.sh"
+
+serve_start
+req POST /v1/conversations '{"metadata":{"k":"v"},"items":[{"role":"user","content":"hello"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"42"},{"type":"web_search_call","status":"completed","action":{"q":"x"}}]}'
+eq "$CODE" 200 "create: 200"
+C=$(jget "$OUT" 'j["id"]')
+eq "$(jget "$OUT" 'j["object"]+" "+j["metadata"]["k"]')" "conversation v" "conversation object"
+req GET "/v1/conversations/$C/items?order=asc"
+eq "$(jget "$OUT" '[i["id"] for i in j["data"]]')" '["msg_1", "fc_2", "fco_3", "item_4"]' "item ids by type and seq"
+eq "$(jget "$OUT" 'j["data"][0]["content"]')" '[{"type": "input_text", "text": "hello"}]' "string content normalised"
+eq "$(jget "$OUT" 'j["data"][3]["action"]')" '{"q": "x"}' "other item types kept as they came"
+eq "$(jget "$OUT" '[j["first_id"], j["last_id"], j["has_more"]]')" '["msg_1", "item_4", false]' "first_id, last_id, has_more"
+req GET "/v1/conversations/$C/items?limit=1"
+eq "$(jget "$OUT" '[i["id"] for i in j["data"]] + [j["has_more"]]')" '["item_4", true]' "desc by default, has_more"
+req GET "/v1/conversations/$C/items?limit=2&after=fco_3"
+eq "$(jget "$OUT" '[i["id"] for i in j["data"]] + [j["has_more"]]')" '["fc_2", "msg_1", false]' "desc after"
+req GET "/v1/conversations/$C/items?limit=2&order=asc&after=msg_1"
+eq "$(jget "$OUT" '[i["id"] for i in j["data"]] + [j["has_more"]]')" '["fc_2", "fco_3", true]' "asc after"
+req GET "/v1/conversations/$C/items?limit=0"
+eq "$CODE $(jget "$OUT" 'j["error"]["param"]+" "+j["error"]["type"]')" "400 limit invalid_request_error" "limit out of range"
+req GET "/v1/conversations/$C/items?order=up"
+eq "$CODE" 400 "bad order"
+req POST "/v1/conversations/$C/items" '{"items":[{"type":"function_call","name":"f"}]}'
+eq "$CODE" 400 "function_call without call_id"
+req POST "/v1/conversations/$C/items" '{"items":[{"role":"assistant","content":"bye"}]}'
+eq "$(jget "$OUT" 'j["data"][0]["content"][0]["type"]+" "+j["data"][0]["id"]')" "output_text msg_5" "assistant text is output_text"
+req GET "/v1/conversations/$C/items/msg_5"
+eq "$(jget "$OUT" 'j["role"]')" assistant "get one item"
+req DELETE "/v1/conversations/$C/items/msg_5"
+eq "$CODE $(jget "$OUT" 'j["id"]')" "200 $C" "delete item returns the conversation"
+req GET "/v1/conversations/$C/items/msg_5"
+eq "$(jget "$OUT" '[j["error"]["type"], j["error"]["code"]]')" '["not_found_error", "not_found"]' "deleted item is gone"
+req POST "/v1/conversations/$C" '{"metadata":{"k":"w"}}'
+eq "$(jget "$OUT" 'j["metadata"]')" '{"k": "w"}' "metadata updated"
+req POST "/v1/conversations/$C" '{"metadata":'
+eq "$(jget "$OUT" 'j["error"]["code"]')" bad_json "bad JSON: OpenAI shape"
+SID=${C#conv_}
+req GET "/v1/sessions/$SID/messages"
+eq "$(jget "$OUT" 'len(j["messages"])')" 4 "the conversation is a session"
+req DELETE "/v1/conversations/$C"
+eq "$(jget "$OUT" 'j["deleted"]')" true "delete conversation"
+req GET "/v1/conversations/$C"
+eq "$CODE" 404 "deleted conversation is gone"
+serve_stop
+finish
