@@ -566,6 +566,8 @@ static mn_status rag_line(struct mn_buf *b, const mn_message *m)
 
 static const char RAG_HEAD[] = "RELEVANT CONTEXT FROM PAST CONVERSATIONS:\n---\n";
 static const char RAG_TAIL[] = "---";
+static const char RAG_QUESTION[] =
+    "\n\nNow answer the current user question using the context above if relevant.\n\nUSER QUESTION: ";
 
 /* The block for hits[0..n) within max_tokens (0: no limit); *used gets the hits kept. */
 static mn_status rag_block(mn_db *db, const mn_search_hit *hits, size_t n, int64_t max_tokens, struct mn_buf *out,
@@ -683,9 +685,30 @@ mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *
     for (size_t i = 0; i < hits->count && keep < top_k; i++) /* compact: drop what the context has */
         if (!in_window(&x, hits->items[i].message.id))
             hits->items[keep++] = hits->items[i];
+    /* The injection stays within max_tokens: the most relevant hits that fit go in, the rest
+     * are reported as left out for the budget. */
     struct mn_buf block = MN_BUF_INIT;
     size_t used = 0;
-    rc = rag_block(db, hits->items, keep, 0, &block, &used);
+    int64_t before = q->tokens, total = w->system_tokens + w->message_tokens + w->framing_tokens;
+    char *text = NULL;
+    for (size_t n = keep; n > 0 && !rc && !text; n--) {
+        mn_buf_reset(&block);
+        if ((rc = rag_block(db, hits->items, n, 0, &block, &used)) || (rc = mn_buf_adds(&block, RAG_QUESTION)) ||
+            (rc = mn_buf_adds(&block, q->content)))
+            break;
+        mn_message probe = *q;
+        probe.content = block.data;
+        if (total - before + mn_message_tokens(db->tk, &probe) <= w->max_tokens) {
+            text = mn_arena_strndup(&w->arena, block.data, block.len);
+            if (!text)
+                rc = mn__nomem();
+        }
+    }
+    if (!rc && !text) {
+        used = 0;
+        if (keep)
+            json_object_set_new(rep, "skipped", json_string("no room within max_tokens"));
+    }
     json_t *inj = json_object_get(rep, "injected");
     for (size_t i = 0; !rc && i < used; i++) {
         const mn_search_hit *h = &hits->items[i];
@@ -694,21 +717,13 @@ mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *
         if (!e || json_array_append_new(inj, e))
             rc = mn__nomem();
     }
-    if (!rc && used) {
-        if (!(rc = mn_buf_adds(&block, "\n\nNow answer the current user question using the context above if"
-                                      " relevant.\n\nUSER QUESTION: ")))
-            rc = mn_buf_adds(&block, q->content);
-        char *text = rc ? NULL : mn_arena_strndup(&w->arena, block.data, block.len);
-        if (!rc && !text)
-            rc = mn__nomem();
-        if (!rc) {
-            int64_t before = q->tokens;
-            q->content = text;
-            q->tokens = mn_message_tokens(db->tk, q);
-            w->message_tokens += q->tokens - before;
-            json_object_set_new(rep, "query_message_id", json_integer(q->id));
-            json_object_set_new(rep, "tokens_added", json_integer(q->tokens - before));
-        }
+    if (!rc && text) {
+        q->content = text;
+        q->tokens = mn_message_tokens(db->tk, q);
+        w->message_tokens += q->tokens - before;
+        json_object_set_new(rep, "query_message_id", json_integer(q->id));
+        json_object_set_new(rep, "tokens_added", json_integer(q->tokens - before));
+        json_object_set_new(rep, "left_out_for_budget", json_integer((json_int_t)(keep - used)));
     }
     mn_buf_release(&block);
     mn_search_hits_free(hits);

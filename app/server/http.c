@@ -707,6 +707,43 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* The embedding worker: once a second, embed what appends queued (mn_embed_pending), so that a
+ * write never waits on a model. Without an embedder nothing is queued and it only polls; when
+ * the embedder fails, it waits 30 s before trying again. */
+static void *embedder(void *arg)
+{
+    struct server *srv = arg;
+    pthread_mutex_lock(&srv->lock);
+    while (!srv->stopping) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        while (!srv->stopping && pthread_cond_timedwait(&srv->wake, &srv->lock, &until) == 0)
+            ;
+        if (srv->stopping)
+            break;
+        pthread_mutex_unlock(&srv->lock);
+        int64_t queued = 0;
+        size_t done = 0;
+        mn_status st = mn_embed_counts(srv->db, NULL, &queued);
+        if (!st && queued > 0)
+            st = mn_embed_pending(srv->db, 512, &done);
+        if (done)
+            srv_log("info", "msg=\"embedded\" messages=%zu queued=%lld", done, (long long)(queued - (int64_t)done));
+        pthread_mutex_lock(&srv->lock);
+        if (st == MN_UNAVAILABLE && queued > 0 && !done) {
+            srv_log("warn", "msg=\"embedding paused\" code=%s", mn_status_name(st));
+            /* no embedder, or it failed: try again in a while, not every second */
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += 30;
+            while (!srv->stopping && pthread_cond_timedwait(&srv->wake, &srv->lock, &until) == 0)
+                ;
+        }
+    }
+    pthread_mutex_unlock(&srv->lock);
+    return NULL;
+}
+
 int srv_run_http(mn_db *db, const struct srv_options *o)
 {
     struct sockaddr_storage ss;
@@ -778,6 +815,8 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
 
     if (o->gc_interval > 0)
         srv.worker_running = pthread_create(&srv.worker, NULL, worker, &srv) == 0;
+    pthread_t embed_thread;
+    int embed_running = pthread_create(&embed_thread, NULL, embedder, &srv) == 0;
     int sig = 0;
     sigwait(&set, &sig);
     srv_log("info", "msg=\"shutting down\" signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -791,6 +830,8 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     pthread_mutex_unlock(&srv.lock);
     if (srv.worker_running)
         pthread_join(srv.worker, NULL);
+    if (embed_running)
+        pthread_join(embed_thread, NULL);
     pthread_cond_destroy(&srv.wake);
     srv_keys_free(&srv.keys);
     pthread_mutex_lock(&srv.lock);

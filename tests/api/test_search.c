@@ -270,7 +270,22 @@ static void rag_in_context(void **state)
     assert_non_null(strstr(c->rendered, "RELEVANT CONTEXT FROM PAST CONVERSATIONS:\n---\n[USER]: the deploy key"));
     assert_non_null(strstr(c->rendered, "USER QUESTION: where is the deploy key stored in vault?"));
     assert_non_null(strstr(c->report, "\"injected\":[{\"id\":1,"));
+    int64_t with_rag = c->tokens;
     mn_context_free(c);
+    /* the injection stays within the budget: one token short of it, the second hit goes first,
+     * and with no room at all nothing is injected */
+    o.max_tokens = with_rag - 1;
+    assert_int_equal(mn_context_build(db, s->id, &o, &c), MN_OK);
+    assert_true(c->tokens <= o.max_tokens);
+    assert_non_null(strstr(c->report, "\"left_out_for_budget\":1"));
+    mn_context_free(c);
+    o.max_tokens = 30;
+    assert_int_equal(mn_context_build(db, s->id, &o, &c), MN_OK);
+    assert_true(c->tokens <= 30);
+    assert_null(strstr(c->rendered, "RELEVANT CONTEXT"));
+    assert_non_null(strstr(c->report, "no room within max_tokens"));
+    mn_context_free(c);
+    o.max_tokens = 0;
     /* scope session: nothing else in this session */
     o.rag_scope = MN_RAG_SCOPE_SESSION;
     assert_int_equal(mn_context_build(db, s->id, &o, &c), MN_OK);
