@@ -111,8 +111,13 @@ static mn_status get_vsearch(mn_db *db, mn_vsearch **out)
 {
     mn_status rc = MN_OK;
     pthread_mutex_lock(&db->search->lock);
-    if (!db->search->vs)
-        rc = mn_vsearch_new(db->store, db->path, &db->search->vs);
+    if (!db->search->vs) {
+        struct mn_index_params p = MN_INDEX_PARAMS_INIT;
+        p.M = (uint32_t)mn_config_int(db->cfg, "search.hnsw_m");
+        p.ef_construction = (uint32_t)mn_config_int(db->cfg, "search.hnsw_ef_construction");
+        p.ef_search = (uint32_t)mn_config_int(db->cfg, "search.hnsw_ef_search");
+        rc = mn_vsearch_new(db->store, db->path, &p, &db->search->vs);
+    }
     *out = db->search->vs;
     pthread_mutex_unlock(&db->search->lock);
     return rc;

@@ -85,6 +85,9 @@ static const struct key_def keys[] = {
     {"embedder.backoff_ms", "MNEMO_EMBEDDER_BACKOFF_MS", T_INT, "500", 1, 60000, NULL},
     {"embedder.mode", "MNEMO_EMBEDDER_MODE", T_ENUM, "queue", 0, 0, "queue inline"},
     {"search.rrf_k", "MNEMO_SEARCH_RRF_K", T_INT, "60", 1, 100000, NULL},
+    {"search.hnsw_m", "MNEMO_SEARCH_HNSW_M", T_INT, "16", 2, 128, NULL},
+    {"search.hnsw_ef_construction", "MNEMO_SEARCH_HNSW_EF_CONSTRUCTION", T_INT, "200", 8, 4096, NULL},
+    {"search.hnsw_ef_search", "MNEMO_SEARCH_HNSW_EF_SEARCH", T_INT, "64", 1, 4096, NULL},
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 

@@ -36,7 +36,9 @@ typedef struct mn_vsearch mn_vsearch;
 
 /* A vector index for the database at db_path (NULL or ":memory:": not persisted; the file is
  * db_path + ".hnsw"). Nothing is loaded until the first query. */
-mn_status mn_vsearch_new(mn_store *st, const char *db_path, mn_vsearch **out);
+/* params: the graph's M and ef_construction (used when the index is built or rebuilt; a loaded
+ * file keeps its own) and ef_search (applied to every search); dim is filled in later. */
+mn_status mn_vsearch_new(mn_store *st, const char *db_path, const struct mn_index_params *params, mn_vsearch **out);
 /* Saves the index when it changed since it was loaded (and the file on disk is older), frees. */
 void mn_vsearch_free(mn_vsearch *v);
 /* Brings the index up to date with the stored vectors (load / rebuild / catch up). *info

@@ -28,6 +28,7 @@
 struct mn_vsearch {
     pthread_mutex_t lock;
     mn_store *st;
+    struct mn_index_params params; /* for new indexes; ef_search for every search */
     char *path; /* NULL: in memory only */
     mn_index *ix;
     uint32_t dim;
@@ -36,13 +37,14 @@ struct mn_vsearch {
     int64_t saved_at;  /* applied when last loaded/saved (-1: never) */
 };
 
-mn_status mn_vsearch_new(mn_store *st, const char *db_path, mn_vsearch **out)
+mn_status mn_vsearch_new(mn_store *st, const char *db_path, const struct mn_index_params *params, mn_vsearch **out)
 {
     *out = NULL;
     mn_vsearch *v = calloc(1, sizeof *v);
     if (!v)
         return mn__nomem();
     v->st = st;
+    v->params = *params;
     v->saved_at = -1;
     if (db_path && *db_path && strcmp(db_path, ":memory:") != 0 && strncmp(db_path, "file:", 5) != 0) {
         size_t n = strlen(db_path) + 8;
@@ -147,9 +149,9 @@ static mn_status save_locked(mn_vsearch *v)
 
 /* ---- building -------------------------------------------------------------------------------- */
 
-static mn_status new_index(uint32_t dim, mn_index **out)
+static mn_status new_index(const mn_vsearch *v, uint32_t dim, mn_index **out)
 {
-    struct mn_index_params p = MN_INDEX_PARAMS_INIT;
+    struct mn_index_params p = v->params;
     p.dim = dim;
     return mn_index_create(&p, out);
 }
@@ -164,7 +166,7 @@ static int scan_add(void *user, int64_t id, const float *vec, uint32_t dim)
     struct scan_ctx *c = user;
     if (!c->v->ix) {
         c->v->dim = dim;
-        if ((c->rc = new_index(dim, &c->v->ix)))
+        if ((c->rc = new_index(c->v, dim, &c->v->ix)))
             return 1;
     }
     if (dim != c->v->dim)
@@ -217,6 +219,7 @@ static mn_status load_or_rebuild(mn_vsearch *v, const char **info)
         mn_index_params_get(ix, &p);
     if (!lrc && p.dim == dim && file_checksum(v->path) == sum) {
         v->ix = ix;
+        mn_index_set_ef_search(ix, v->params.ef_search); /* a loaded file keeps its M and ef_construction */
         v->dim = dim;
         v->applied = v->saved_at = seq;
         v->loaded = 1;
@@ -263,7 +266,7 @@ static int apply_change(void *user, int64_t seq, int64_t id, int op, const float
         }
         if (!v->ix) {
             v->dim = dim;
-            if ((c->rc = new_index(dim, &v->ix)))
+            if ((c->rc = new_index(v, dim, &v->ix)))
                 return 1;
         }
         mn_status rc = mn_index_add(v->ix, id, vec);

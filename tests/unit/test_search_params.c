@@ -1,0 +1,66 @@
+/*
+ * test_search_params.c — the HNSW settings of the configuration (search.hnsw_m,
+ * search.hnsw_ef_construction) reach the index mnemo builds and saves beside the database.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "index/index.h"
+#include "mnemo.h"
+
+static void configured_graph_parameters_are_used(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mnemo-sparams-XXXXXX", path[128], index_path[140];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/p.db", dir);
+    snprintf(index_path, sizeof index_path, "%s.hnsw", path);
+    mn_config *cfg = NULL;
+    assert_int_equal(mn_config_new(&cfg), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "tokenizer.name", "heuristic", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "embedder.name", "hash", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "search.hnsw_m", "8", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "search.hnsw_ef_construction", "50", NULL), MN_OK);
+    mn_db *db = NULL;
+    assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_create(db, NULL, &s), MN_OK);
+    static const char *const texts[] = {"alpha build failed", "beta tests pass", "gamma deploy done"};
+    for (int i = 0; i < 3; i++) {
+        mn_message_in m = MN_MESSAGE_IN_INIT;
+        m.content = texts[i];
+        assert_int_equal(mn_append(db, s->id, &m, 0, NULL), MN_OK);
+    }
+    size_t done = 0;
+    assert_int_equal(mn_embed_pending(db, 0, &done), MN_OK);
+    assert_int_equal(done, 3);
+    mn_search_hits *hits = NULL;
+    assert_int_equal(mn_search(db, "build failed", MN_SEARCH_SEMANTIC, 2, NULL, 0, &hits), MN_OK);
+    assert_true(hits->count >= 1);
+    mn_search_hits_free(hits);
+    mn_session_free(s);
+    mn_close(db); /* saves the index */
+    mn_config_free(cfg);
+    mn_index *ix = NULL;
+    assert_int_equal(mn_index_load(index_path, &ix), MN_OK);
+    struct mn_index_params p;
+    mn_index_params_get(ix, &p);
+    assert_int_equal(p.M, 8);
+    assert_int_equal(p.ef_construction, 50);
+    mn_index_free(ix);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(configured_graph_parameters_are_used)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
