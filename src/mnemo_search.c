@@ -116,6 +116,8 @@ static mn_status get_vsearch(mn_db *db, mn_vsearch **out)
         p.M = (uint32_t)mn_config_int(db->cfg, "search.hnsw_m");
         p.ef_construction = (uint32_t)mn_config_int(db->cfg, "search.hnsw_ef_construction");
         p.ef_search = (uint32_t)mn_config_int(db->cfg, "search.hnsw_ef_search");
+        if (strcmp(mn_config_str(db->cfg, "search.quantize"), "int8") == 0)
+            p.quant = MN_INDEX_INT8; /* codes in memory; re-ranked on the stored float vectors */
         rc = mn_vsearch_new(db->store, db->path, &p, &db->search->vs);
     }
     *out = db->search->vs;

@@ -149,11 +149,21 @@ static mn_status save_locked(mn_vsearch *v)
 
 /* ---- building -------------------------------------------------------------------------------- */
 
-static mn_status new_index(const mn_vsearch *v, uint32_t dim, mn_index **out)
+/* Full-precision vectors for an int8 index's re-ranking come from the database. */
+static int fetch_vector(void *user, int64_t id, float *out)
+{
+    mn_vsearch *v = user;
+    return v->st->ops->search->vec_get(v->st, id, out, v->dim) != MN_OK;
+}
+
+static mn_status new_index(mn_vsearch *v, uint32_t dim, mn_index **out)
 {
     struct mn_index_params p = v->params;
     p.dim = dim;
-    return mn_index_create(&p, out);
+    mn_status rc = mn_index_create(&p, out);
+    if (!rc)
+        mn_index_set_source(*out, fetch_vector, v);
+    return rc;
 }
 
 struct scan_ctx {
@@ -220,6 +230,7 @@ static mn_status load_or_rebuild(mn_vsearch *v, const char **info)
     if (!lrc && p.dim == dim && file_checksum(v->path) == sum) {
         v->ix = ix;
         mn_index_set_ef_search(ix, v->params.ef_search); /* a loaded file keeps its M and ef_construction */
+        mn_index_set_source(ix, fetch_vector, v);
         v->dim = dim;
         v->applied = v->saved_at = seq;
         v->loaded = 1;
