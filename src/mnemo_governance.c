@@ -37,26 +37,6 @@ mn_status mn_budget_split(int64_t model_window, mn_budget *out)
 }
 
 /* True when a URL points at this machine (a project file may name only those). */
-static int loopback_url(const char *url)
-{
-    const char *p = strstr(url, "://");
-    p = p ? p + 3 : url;
-    size_t host_len = strcspn(p, ":/?#");
-    if (memchr(p, '@', strcspn(p, "/?#")))
-        return 0; /* userinfo: "http://127.0.0.1@elsewhere" goes elsewhere */
-    if (strncmp(p, "[::1]", 5) == 0)
-        return p[5] == '\0' || p[5] == ':' || p[5] == '/';
-    if (host_len == 9 && strncmp(p, "localhost", 9) == 0)
-        return 1;
-    /* 127.a.b.c, digits and dots only */
-    if (host_len < 7 || strncmp(p, "127.", 4) != 0)
-        return 0;
-    for (size_t i = 4; i < host_len; i++)
-        if (!((p[i] >= '0' && p[i] <= '9') || p[i] == '.'))
-            return 0;
-    return 1;
-}
-
 /* The settings of the strategies from the configuration. */
 static void strategy_cfg(const mn_db *db, mn_strategy_cfg *c)
 {
@@ -115,15 +95,6 @@ static void open_env(mn_db *db, int automatic, struct env_store *e)
     sc.backoff_ms = mn_config_int(cfg, "summarizer.backoff_ms");
     sc.retries = (int)mn_config_int(cfg, "summarizer.retries");
     sc.input_budget = mn_config_int(cfg, "summarizer.input_budget_tokens");
-    const char *src = NULL;
-    mn_config_get(cfg, "summarizer.base_url", NULL, &src);
-    if (strcmp(sc.name, "llm") == 0 && src && strncmp(src, "project file", 12) == 0 && !loopback_url(sc.base_url)) {
-        snprintf(e->err, sizeof e->err, "summarizer.base_url '%.200s' comes from the project file; only a local"
-                 " (loopback) server may be named there — set it in the user file or MNEMO_SUMMARIZER_BASE_URL",
-                 sc.base_url);
-        e->env.sum_err = e->err;
-        return;
-    }
     mn_summarizer *s = NULL;
     if (mn_summarizer_open(&sc, &s) != MN_OK) {
         snprintf(e->err, sizeof e->err, "%s", mn_errmsg());

@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "util/err.h"
+#include "util/url.h"
 #include "util/banned.h"
 
 enum key_type { T_INT, T_STRING, T_ENUM };
@@ -258,6 +259,29 @@ struct yaml_walk {
     const char *source;
 };
 
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* A project file (.mnemo/config.yaml, checked in with someone else's repository) must not send
+ * conversations to a remote model server, nor choose which environment variable's secret goes
+ * with them (DESIGN.md §5): remote URLs and API-key variables need an explicit trust flag. */
+static int trusted(const struct yaml_walk *w, const char *key, const char *value)
+{
+    if (strncmp(w->source, "project file", 12) != 0)
+        return 1;
+    const char *trust = getenv("MNEMO_TRUST_PROJECT_CONFIG");
+    if (trust && strcmp(trust, "1") == 0)
+        return 1;
+    if (ends_with(key, ".api_key_env"))
+        return !*value;
+    if (ends_with(key, ".base_url"))
+        return !*value || mn_url_is_loopback(value);
+    return 1;
+}
+
 static mn_status yaml_fail(struct yaml_walk *w, const char *what)
 {
     return mn__err(MN_INVALID, "%s: %s at line %zu column %zu", w->file, what, w->parser.problem_mark.line + 1,
@@ -276,7 +300,13 @@ static mn_status walk_node(struct yaml_walk *w, yaml_event_t *ev, const char *pa
             mn__log(MN_LOG_WARN, "%s: unknown setting '%s' ignored", w->file, path);
             return MN_OK;
         }
-        mn_status rc = set_index(w->cfg, i, (const char *)ev->data.scalar.value, w->source);
+        const char *value = (const char *)ev->data.scalar.value;
+        if (!trusted(w, path, value))
+            return mn__err(MN_INVALID, "%s: line %zu: %s comes from the project file, which may name only a local"
+                           " (loopback) model server and no API key variable; set it in the user file or the"
+                           " environment, or trust this project with MNEMO_TRUST_PROJECT_CONFIG=1",
+                           w->file, ev->start_mark.line + 1, path);
+        mn_status rc = set_index(w->cfg, i, value, w->source);
         if (rc) {
             return mn__err(MN_INVALID, "%s: line %zu: %s", w->file, ev->start_mark.line + 1, mn_errmsg());
         }

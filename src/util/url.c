@@ -1,0 +1,28 @@
+/*
+ * url.c — loopback checks for URLs that configuration names (see url.h).
+ */
+#include "util/url.h"
+
+#include <string.h>
+
+#include "util/banned.h"
+
+int mn_url_is_loopback(const char *url)
+{
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    size_t host_len = strcspn(p, ":/?#");
+    if (memchr(p, '@', strcspn(p, "/?#")))
+        return 0; /* userinfo: "http://127.0.0.1@elsewhere" goes elsewhere */
+    if (strncmp(p, "[::1]", 5) == 0)
+        return p[5] == '\0' || p[5] == ':' || p[5] == '/';
+    if (host_len == 9 && strncmp(p, "localhost", 9) == 0)
+        return 1;
+    /* 127.a.b.c, digits and dots only */
+    if (host_len < 7 || strncmp(p, "127.", 4) != 0)
+        return 0;
+    for (size_t i = 4; i < host_len; i++)
+        if (!((p[i] >= '0' && p[i] <= '9') || p[i] == '.'))
+            return 0;
+    return 1;
+}
