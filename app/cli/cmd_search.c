@@ -14,7 +14,7 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
 {
     mn_search_mode mode = MN_SEARCH_AUTO;
     if (cli_opt(a, "mode") && mn_search_mode_parse(cli_opt(a, "mode"), &mode) != MN_OK)
-        return cli_usage_error("--mode: %s", mn_errmsg());
+        return cli_usage_error("--%s", mn_errmsg());
     long long top_k = 10;
     if (cli_number(a, "top-k", 1, 1000, &top_k))
         return EXIT_USAGE;

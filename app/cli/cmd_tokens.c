@@ -76,7 +76,9 @@ static void show_progress(void *user, int64_t done, int64_t total)
 
 int cmd_reindex(const struct cli_global *g, struct cli_args *a)
 {
-    if (cli_flag(a, "embeddings") && !cli_flag(a, "tokens"))
+    if (cli_flag(a, "embeddings") && cli_flag(a, "tokens"))
+        return cli_usage_error("reindex: --tokens and --embeddings run one at a time");
+    if (cli_flag(a, "embeddings"))
         return cmd_reindex_embeddings(g, a);
     if (!cli_flag(a, "tokens"))
         return cli_usage_error("reindex: say what to rebuild: --tokens or --embeddings");

@@ -107,7 +107,11 @@ const struct cli_cmd cli_commands[] = {
      "  --model-window N  the model's context window: pre-flight check in the report, token trigger\n"
      "  --no-fold         never summarise during this call (use the stored summary as it is)\n"
      "  --format F        openai (JSON messages), anthropic ({system, messages}) or text\n"
-     "  --report          print {\"messages\": …, \"report\": {…}} with what was kept and dropped\n",
+     "  --report          print {\"messages\": …, \"report\": {…}} with what was kept and dropped\n"
+     "  --rag             prepend relevant past messages to the last user message, within the budget\n"
+     "  --rag-top-k N     at most N of them (default 5)\n"
+     "  --rag-scope S     session (default) or all (the session's namespace)\n"
+     "  --rag-min-similarity X  semantic threshold (default 0.7; 0 or less: none)\n",
      o_context, 1, 1, cmd_context},
     {"pin", "MSG_ID [--json]", "pin a message: the hybrid strategy keeps it verbatim whatever its age",
      "  MSG_ID            the message id (mnemo history --json shows it)\n", o_json, 1, 1, cmd_pin},
@@ -117,8 +121,9 @@ const struct cli_cmd cli_commands[] = {
     {"compact", "ID [--json]", "fold the session now: all but the last context.tail_turns turns into its summary",
      "  prints the compaction event (tokens before/after, messages folded, summariser, outcome)\n", o_json, 1, 1,
      cmd_compact},
-    {"events", "ID [--limit N]", "print the session's events (compactions, failures), newest first, as JSON",
-     "  --limit N         at most N events (default 50)\n", o_events, 1, 1, cmd_events},
+    {"events", "ID [--limit N] [--json]", "print the session's events (compactions, failures), newest first, as JSON",
+     "  --limit N         at most N events (default 50)\n"
+     "  --json            accepted for symmetry: the output is always JSON\n", o_events, 1, 1, cmd_events},
     {"budget", "WINDOW [--json]", "split a model window: response, history and files shares",
      "  response = min(window/4, 16000), history = min(rest/3, 50000), files = the rest\n", o_json, 1, 1,
      cmd_budget},
@@ -167,12 +172,14 @@ const struct cli_cmd cli_commands[] = {
      "  --backfill        queue every message without a vector and embed them all, in batches (a progress\n"
      "                    bar on a terminal, plain lines otherwise); safe to interrupt and run again\n"
      "  --pending         embed only what is queued\n"
-     "  --json            print {\"embedded\": N, \"queued\": N}\n",
+     "  --json            print {\"done\": N, \"embedded\": N, \"queued\": N}\n",
      o_embed, 0, 0, cmd_embed},
     {"reindex", "--tokens|--embeddings [--json]", "recount tokens or re-embed every stored message",
      "  --embeddings      drop every vector and re-embed all messages with the configured embedder\n"
      "  --tokens          recount token counts (after changing tokenizer.name); shows progress on a terminal\n"
-     "  --json            print {\"recounted\": N, \"tokenizer\": NAME}\n",
+     "                    (one of the two per run)\n"
+     "  --json            --tokens: {\"recounted\": N, \"tokenizer\": NAME};\n"
+     "                    --embeddings: {\"done\": N, \"embedded\": N, \"queued\": N}\n",
      o_reindex, 0, 0, cmd_reindex},
     {"stats", "[--json]", "sessions, messages, tokens, threads and bytes on disk",
      "  --json            a JSON object (docs/cli.md)\n", o_json, 0, 0, cmd_stats},

@@ -21,7 +21,8 @@ mn_status mn_json_parse(const char *text, const char *field, json_t **out)
 
 char *mn_json_dump(const json_t *v)
 {
-    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    /* 10 significant digits: 0.7 prints as 0.7, not 0.69999999999999996 */
+    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
 }
 
 mn_status mn_json_set_str(json_t *obj, const char *key, const char *s)
