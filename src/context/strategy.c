@@ -387,7 +387,9 @@ static mn_status build_window(const mn_strategy_env *env, const mn_strategy_cfg 
                               struct mn_built *b)
 {
     struct mn_gov g = cfg->gov;
-    mn_status rc = env->st->ops->tool_tokens(env->st, s->id, 0, &g.total_tool_tokens);
+    /* the session's tool-output total decides offloading only: without it, no scan of the
+     * whole session on every build */
+    mn_status rc = g.offload ? env->st->ops->tool_tokens(env->st, s->id, 0, &g.total_tool_tokens) : MN_OK;
     b->w.gov = &g;
     if (!rc)
         rc = mn_window_build(env->st, env->tk, s, cfg->max_tokens, &b->w);
