@@ -18,50 +18,28 @@
 
 #include "embed/embed.h"
 #include "mnemo.h"
+#include "fake_server.h"
 
-static pid_t server_pid;
-static char base_url[64];
+static struct fake_server server;
 
 static int start_server(void **state)
 {
     (void)state;
-    int fd[2];
-    if (pipe(fd) != 0)
-        return -1;
-    server_pid = fork();
-    if (server_pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        execlp("node", "node", MNEMO_TEST_DATA "/../fake_llm/fake_embed.js", (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
-    FILE *f = fdopen(fd[0], "r");
-    int port = 0;
-    if (!f || fscanf(f, "PORT %d", &port) != 1)
-        port = 0;
-    if (f)
-        fclose(f);
-    if (port)
-        snprintf(base_url, sizeof base_url, "http://127.0.0.1:%d", port);
-    return 0;
+    return fake_server_start(&server, MNEMO_TEST_DATA "/../fake_llm/fake_embed.js");
 }
 
 static int stop_server(void **state)
 {
     (void)state;
-    if (server_pid > 0) {
-        kill(server_pid, SIGTERM);
-        waitpid(server_pid, NULL, 0);
-    }
+    fake_server_stop(&server);
     return 0;
 }
 
 static mn_embedder *open_remote(const char *name, const char *model, int64_t batch)
 {
-    if (!*base_url)
+    if (!*server.base_url)
         skip();
-    mn_embed_cfg c = {name, model, base_url, "sk-test", 0, 5000, batch, 3, 1};
+    mn_embed_cfg c = {name, model, server.base_url, "sk-test", 0, 5000, batch, 3, 1};
     mn_embedder *e = NULL;
     assert_int_equal(mn_embed_open(&c, &e), MN_OK);
     return e;
@@ -122,7 +100,7 @@ static void retries_and_errors(void **state)
 static void through_the_api(void **state)
 {
     (void)state;
-    if (!*base_url)
+    if (!*server.base_url)
         skip();
     char dir[] = "/tmp/mnemo-embed-remote-XXXXXX", path[80];
     assert_non_null(mkdtemp(dir));
@@ -132,7 +110,7 @@ static void through_the_api(void **state)
     assert_int_equal(mn_config_set(cfg, "tokenizer.name", "heuristic", NULL), MN_OK);
     assert_int_equal(mn_config_set(cfg, "embedder.name", "openai", NULL), MN_OK);
     assert_int_equal(mn_config_set(cfg, "embedder.model", "ok", NULL), MN_OK);
-    assert_int_equal(mn_config_set(cfg, "embedder.base_url", base_url, NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "embedder.base_url", server.base_url, NULL), MN_OK);
     mn_db *db = NULL;
     assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);
     mn_message_in m = MN_MESSAGE_IN_INIT;

@@ -18,45 +18,23 @@
 
 #include "summarize/summarize.h"
 #include "token/token.h"
+#include "fake_server.h"
 
 static mn_tokenizer *tk;
-static pid_t server_pid;
-static char base_url[64];
+static struct fake_server server;
 
 static int start_server(void **state)
 {
     (void)state;
     if (mn_token_open("heuristic", NULL, &tk) != MN_OK)
         return -1;
-    int fd[2];
-    if (pipe(fd) != 0)
-        return -1;
-    server_pid = fork();
-    if (server_pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        execlp("node", "node", MNEMO_TEST_DATA "/../fake_llm/fake_llm.js", (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
-    FILE *f = fdopen(fd[0], "r");
-    int port = 0;
-    if (!f || fscanf(f, "PORT %d", &port) != 1)
-        port = 0;
-    if (f)
-        fclose(f);
-    if (port)
-        snprintf(base_url, sizeof base_url, "http://127.0.0.1:%d", port);
-    return 0;
+    return fake_server_start(&server, MNEMO_TEST_DATA "/../fake_llm/fake_llm.js");
 }
 
 static int stop_server(void **state)
 {
     (void)state;
-    if (server_pid > 0) {
-        kill(server_pid, SIGTERM);
-        waitpid(server_pid, NULL, 0);
-    }
+    fake_server_stop(&server);
     mn_token_free(tk);
     return 0;
 }
@@ -97,7 +75,7 @@ static mn_summarizer *open_sum(const char *name, const char *protocol, const cha
     memset(&c, 0, sizeof c);
     c.name = name;
     c.protocol = protocol;
-    c.base_url = base_url;
+    c.base_url = server.base_url;
     c.model = model;
     c.timeout_ms = timeout_ms;
     c.backoff_ms = 5;
@@ -247,7 +225,7 @@ static mn_status llm_run(const char *protocol, const char *model, int64_t timeou
 static void llm_against_fake_server(void **state)
 {
     (void)state;
-    if (!*base_url)
+    if (!*server.base_url)
         skip();
     mn_sum_result r;
     /* OpenAI protocol: the reply, the model, usage tokens; the existing summary went in */
@@ -291,10 +269,10 @@ static void llm_against_fake_server(void **state)
     /* no model / no server */
     assert_int_equal(llm_run("openai", "", 5000, &r), MN_UNAVAILABLE);
     char saved[64];
-    snprintf(saved, sizeof saved, "%s", base_url);
-    snprintf(base_url, sizeof base_url, "http://127.0.0.1:1");
+    snprintf(saved, sizeof saved, "%s", server.base_url);
+    snprintf(server.base_url, sizeof server.base_url, "http://127.0.0.1:1");
     assert_int_equal(llm_run("openai", "ok", 2000, &r), MN_UNAVAILABLE);
-    snprintf(base_url, sizeof base_url, "%s", saved);
+    snprintf(server.base_url, sizeof server.base_url, "%s", saved);
 }
 
 int main(void)
