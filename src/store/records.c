@@ -140,3 +140,12 @@ void mn_records_session_list_free(mn_sessions *pub)
     free(l->pub.items);
     free(l);
 }
+
+void mn_summary_free(mn_summary *s)
+{
+    if (!s)
+        return;
+    struct mn_summary_impl *impl = (struct mn_summary_impl *)s;
+    mn_arena_release(&impl->arena);
+    free(impl);
+}

@@ -15,6 +15,12 @@ struct mn_messages_impl {
     struct mn_arena arena;
 };
 
+/* A summary record (mn_summary_free releases it). */
+struct mn_summary_impl {
+    mn_summary pub; /* first: the public pointer is the impl pointer */
+    struct mn_arena arena;
+};
+
 struct mn_sessions_impl {
     mn_sessions pub;
     size_t cap;

@@ -7,24 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/records.h"
 #include "store/sqlite/sqlite_int.h"
 #include "util/arena.h"
 #include "util/err.h"
 #include "util/banned.h"
-
-struct summary_impl {
-    mn_summary pub; /* first: the public pointer is the impl pointer */
-    struct mn_arena arena;
-};
-
-void mn_summary_free(mn_summary *s)
-{
-    if (!s)
-        return;
-    struct summary_impl *impl = (struct summary_impl *)s;
-    mn_arena_release(&impl->arena);
-    free(impl);
-}
 
 /* ---- summaries ------------------------------------------------------------------------------- */
 
@@ -45,7 +32,7 @@ static mn_status summary_latest_locked(struct sqlite_store *s, const char *sessi
     sqlite3_bind_int64(st, 1, sid);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
-        struct summary_impl *impl = calloc(1, sizeof *impl);
+        struct mn_summary_impl *impl = calloc(1, sizeof *impl);
         int oom = !impl;
         if (impl) {
             mn_summary *m = &impl->pub;
