@@ -1,0 +1,44 @@
+#!/bin/sh
+# pgctl.sh — a throwaway PostgreSQL server for the tests and benchmarks: Debian's postgresql
+# package, initdb in a temporary directory, listening only on a Unix socket in that directory.
+#
+#   pgctl.sh start DIR   creates DIR (must not hold a running server), starts the server, prints
+#                        the base URL (postgresql://postgres@/postgres?host=DIR/sock)
+#   pgctl.sh stop DIR    stops it (fast shutdown) and removes DIR
+#   pgctl.sh url DIR     prints the URL of a started server
+#
+# initdb refuses to run as root, so under root the server runs as the `postgres` system user
+# the package creates. fsync stays on: the tests exercise durability.
+set -eu
+
+cmd=${1:?usage: pgctl.sh start|stop|url DIR}
+dir=${2:?usage: pgctl.sh start|stop|url DIR}
+bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+[ -n "$bindir" ] || { echo "pgctl: PostgreSQL server binaries not found (apt-get install postgresql)" >&2; exit 1; }
+
+as_owner() {
+    if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+url() { echo "postgresql://postgres@/postgres?host=$dir/sock"; }
+
+case $cmd in
+start)
+    mkdir -p "$dir/sock"
+    [ "$(id -u)" -eq 0 ] && chown -R postgres "$dir"
+    as_owner "$bindir/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
+        { cat "$dir/initdb.log" >&2; exit 1; }
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+        -o "-c listen_addresses='' -k $dir/sock -c max_connections=300 -c shared_buffers=128MB" start >/dev/null ||
+        { cat "$dir/server.log" >&2; exit 1; }
+    url
+    ;;
+stop)
+    if [ -f "$dir/data/postmaster.pid" ]; then
+        as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    fi
+    rm -rf "$dir"
+    ;;
+url) url ;;
+*) echo "usage: pgctl.sh start|stop|url DIR" >&2; exit 2 ;;
+esac
