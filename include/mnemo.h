@@ -334,6 +334,11 @@ MN_API void mn_messages_free(mn_messages *list);
 /* Renders a message as a JSON object (the documented `history --json` shape). Caller frees
  * the string with mn_free. Errors: MN_NOMEM. */
 MN_API mn_status mn_message_to_json(const mn_message *m, char **out);
+/* Renders items [offset, offset + n) of a message list (fewer when the list is shorter) as a
+ * JSON array of the objects mn_message_to_json makes, without building a tree: the server's
+ * history answers use it. Caller frees the string with mn_free. Errors: MN_MISUSE (NULL
+ * argument), MN_NOMEM. Thread-safe (reads the list only). */
+MN_API mn_status mn_messages_to_json(const mn_messages *list, size_t offset, size_t n, char **out);
 /* Renders a session as a JSON object (the documented `session show --json` shape). */
 MN_API mn_status mn_session_to_json(const mn_session *s, char **out);
 

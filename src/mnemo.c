@@ -474,7 +474,28 @@ mn_status mn_message_to_json(const mn_message *m, char **out)
     mn__err_clear();
     if (!m || !out)
         return mn__err(MN_MISUSE, "mn_message_to_json: NULL argument");
-    return to_json(mn_jsonl_message(m, 0), out);
+    struct mn_buf b = MN_BUF_INIT;
+    mn_status rc = mn_jsonl_message_buf(&b, m, 0);
+    *out = rc ? NULL : mn_buf_detach(&b, NULL);
+    mn_buf_release(&b);
+    return rc ? rc : *out ? MN_OK : mn__nomem();
+}
+
+mn_status mn_messages_to_json(const mn_messages *list, size_t offset, size_t n, char **out)
+{
+    mn__err_clear();
+    if (!list || !out)
+        return mn__err(MN_MISUSE, "mn_messages_to_json: NULL argument");
+    struct mn_buf b = MN_BUF_INIT;
+    mn_status rc = mn_buf_addc(&b, '[');
+    for (size_t i = offset; !rc && i < list->count && i - offset < n; i++)
+        rc = (i > offset ? mn_buf_addc(&b, ',') : MN_OK) ? MN_NOMEM : mn_jsonl_message_buf(&b, &list->items[i], 0);
+    if (!rc)
+        rc = mn_buf_addc(&b, ']');
+    *out = rc ? NULL : mn_buf_detach(&b, NULL);
+    mn_buf_release(&b);
+    return rc ? mn__err(rc, "mn_messages_to_json: out of memory or over the size cap")
+              : *out ? MN_OK : mn__nomem();
 }
 
 mn_status mn_session_to_json(const mn_session *s, char **out)
@@ -604,7 +625,13 @@ static int emit(struct export_state *e, json_t *v)
 
 static int export_session(void *user, const mn_session *s) { return emit(user, mn_jsonl_session(s, 1)); }
 
-static int export_message(void *user, const mn_message *m) { return emit(user, mn_jsonl_message(m, 1)); }
+static int export_message(void *user, const mn_message *m)
+{
+    struct export_state *e = user;
+    mn_buf_reset(&e->line);
+    return mn_jsonl_message_buf(&e->line, m, 1) || mn_buf_addc(&e->line, '\n') ||
+           e->write(e->user, e->line.data, e->line.len) != 0;
+}
 
 mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn write, void *user)
 {

@@ -22,19 +22,20 @@ struct pending {
     unsigned flags;
     mn_append_result res;
     int done;
+    pthread_cond_t wake; /* its own: a commit wakes only the requests it holds */
     struct pending *next;
 };
 
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t work, done;
+    pthread_cond_t work;
     struct pending *head, *tail;
     size_t depth;
     int running, stop;
     mn_db *db;
     pthread_t thread;
     uint64_t groups, appends; /* for /metrics */
-} q = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, 0, NULL, 0,
+} q = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, 0, NULL, 0,
        0, 0};
 
 static void *committer(void *arg)
@@ -79,16 +80,17 @@ static void *committer(void *arg)
             p->res.status = MN_NOMEM;
             snprintf(p->res.errmsg, sizeof p->res.errmsg, "out of memory");
             p->done = 1;
+            pthread_cond_signal(&p->wake);
         }
         for (size_t i = 0; i < n; i++) {
             batch[i]->res = res[i];
             if (st && !res[i].status)
                 batch[i]->res.status = st;
             batch[i]->done = 1;
+            pthread_cond_signal(&batch[i]->wake);
         }
         q.groups += n > 0;
         q.appends += n;
-        pthread_cond_broadcast(&q.done);
     }
     pthread_mutex_unlock(&q.lock);
     free(reqs);
@@ -144,7 +146,7 @@ mn_status srv_append(mn_db *db, const char *session_id, const mn_message_in *msg
             snprintf(err, 256, "%s", mn_errmsg());
         return st;
     }
-    struct pending p = {session_id, msgs, n, flags, {MN_OK, "", NULL}, 0, NULL};
+    struct pending p = {session_id, msgs, n, flags, {MN_OK, "", NULL}, 0, PTHREAD_COND_INITIALIZER, NULL};
     if (q.tail)
         q.tail->next = &p;
     else
@@ -153,8 +155,9 @@ mn_status srv_append(mn_db *db, const char *session_id, const mn_message_in *msg
     q.depth++;
     pthread_cond_signal(&q.work);
     while (!p.done)
-        pthread_cond_wait(&q.done, &q.lock);
+        pthread_cond_wait(&p.wake, &q.lock);
     pthread_mutex_unlock(&q.lock);
+    pthread_cond_destroy(&p.wake);
     if (p.res.status) {
         snprintf(err, 256, "%s", p.res.errmsg[0] ? p.res.errmsg : mn_status_str(p.res.status));
         mn_messages_free(p.res.stored);

@@ -215,6 +215,38 @@ static mn_status session_param(struct srv_call *c, const char **id)
     return MN_OK;
 }
 
+/* Takes a JSON object text the handler built (malloc'd). */
+static mn_status ok_raw(struct srv_call *c, char *text)
+{
+    if (!text)
+        return fail(c, MN_NOMEM, "out of memory");
+    c->raw = text;
+    return MN_OK;
+}
+
+/* malloc'd concatenation of the NULL-terminated list of strings (NULL on OOM). */
+static char *concat(const char *first, ...)
+{
+    va_list ap;
+    size_t len = 0;
+    va_start(ap, first);
+    for (const char *p = first; p; p = va_arg(ap, const char *))
+        len += strlen(p);
+    va_end(ap);
+    char *out = malloc(len + 1), *w = out;
+    if (!out)
+        return NULL;
+    va_start(ap, first);
+    for (const char *p = first; p; p = va_arg(ap, const char *)) {
+        size_t n = strlen(p);
+        memcpy(w, p, n);
+        w += n;
+    }
+    va_end(ap);
+    *w = '\0';
+    return out;
+}
+
 static mn_status ok(struct srv_call *c, json_t *result)
 {
     if (!result)
@@ -470,9 +502,18 @@ static mn_status op_history(struct srv_call *c)
         return lib_fail(c, st);
     int more = !tail && ms->count > (size_t)limit;
     size_t n = ms->count < (size_t)limit ? ms->count : (size_t)limit;
-    json_t *next = more ? json_integer(ms->items[n - 1].seq) : json_null();
-    st = ok(c, json_pack("{s:o,s:b,s:o}", "messages", messages_json(ms, n), "has_more", more, "next_after", next));
+    char *arr = NULL, tail_text[64];
+    st = mn_messages_to_json(ms, 0, n, &arr);
+    if (more)
+        snprintf(tail_text, sizeof tail_text, ",\"has_more\":true,\"next_after\":%lld}", (long long)ms->items[n - 1].seq);
+    else
+        snprintf(tail_text, sizeof tail_text, ",\"has_more\":false,\"next_after\":null}");
     mn_messages_free(ms);
+    if (st)
+        return lib_fail(c, st);
+    /* rendered as text straight away: history is the hot read path */
+    st = ok_raw(c, concat("{\"messages\":", arr, tail_text, (char *)NULL));
+    mn_free(arr);
     return st;
 }
 
@@ -492,28 +533,38 @@ static mn_status op_context(struct srv_call *c)
     mn_context *ctx = NULL;
     if ((st = mn_context_build(c->db, id, &o, &ctx)))
         return lib_fail(c, st);
-    json_t *r = json_object();
-    json_object_set_new(r, "format", json_string(o.format == MN_FORMAT_OPENAI      ? "openai"
-                                                 : o.format == MN_FORMAT_ANTHROPIC ? "anthropic"
-                                                                                   : "text"));
+    /* The answer is assembled as text: rendered and report are JSON texts already, and this is
+     * the hot path of an agent's turn (parsing them back with jansson cost more than the build). */
+    char nums[128], *text_json = NULL;
+    snprintf(nums, sizeof nums, ",\"tokens\":%lld,\"kept\":%zu,\"dropped\":%zu}", (long long)ctx->tokens, ctx->kept,
+             ctx->dropped);
+    const char *report = ctx->report && ctx->report[0] ? ctx->report : "{}";
+    char *r = NULL;
     if (o.format == MN_FORMAT_TEXT) {
-        json_object_set_new(r, "text", json_string(ctx->rendered));
-    } else {
-        json_t *v = json_loads(ctx->rendered, JSON_DECODE_ANY, NULL);
-        if (o.format == MN_FORMAT_ANTHROPIC && json_is_object(v)) {
-            json_object_update(r, v);
-            json_decref(v);
-        } else {
-            json_object_set_new(r, "messages", v ? v : json_array());
+        json_t *t = json_string(ctx->rendered ? ctx->rendered : "");
+        text_json = t ? json_dumps(t, JSON_ENCODE_ANY) : NULL;
+        json_decref(t);
+        if (text_json)
+            r = concat("{\"format\":\"text\",\"text\":", text_json, ",\"report\":", report, nums, (char *)NULL);
+    } else if (o.format == MN_FORMAT_ANTHROPIC) {
+        /* rendered is the object {"system":…,"messages":[…]}: its members join ours */
+        const char *inner = ctx->rendered && ctx->rendered[0] == '{' ? ctx->rendered + 1 : "}";
+        const char *sep = inner[0] == '}' ? "" : ",";
+        size_t ilen = strlen(inner);
+        char *members = malloc(ilen);
+        if (members) {
+            memcpy(members, inner, ilen - 1); /* without the closing brace */
+            members[ilen - 1] = '\0';
+            r = concat("{\"format\":\"anthropic\"", sep, members, ",\"report\":", report, nums, (char *)NULL);
+            free(members);
         }
+    } else {
+        r = concat("{\"format\":\"openai\",\"messages\":", ctx->rendered ? ctx->rendered : "[]", ",\"report\":", report,
+                   nums, (char *)NULL);
     }
-    json_t *rep = json_loads(ctx->report, 0, NULL);
-    json_object_set_new(r, "report", rep ? rep : json_object());
-    json_object_set_new(r, "tokens", json_integer(ctx->tokens));
-    json_object_set_new(r, "kept", json_integer((json_int_t)ctx->kept));
-    json_object_set_new(r, "dropped", json_integer((json_int_t)ctx->dropped));
+    free(text_json);
     mn_context_free(ctx);
-    return ok(c, r);
+    return ok_raw(c, r);
 }
 
 static mn_status state_result(struct srv_call *c, const char *id, int reveal)
@@ -846,12 +897,21 @@ json_t *srv_op_schema(const char *text)
 mn_status srv_call_op(const struct srv_op *op, struct srv_call *c)
 {
     c->result = NULL;
+    c->raw = NULL;
     c->status = MN_OK;
     c->http = 0;
     c->msg[0] = '\0';
     if (!json_is_object(c->params))
         return fail(c, MN_INVALID, "parameters must be a JSON object");
-    return op->fn(c);
+    if (op->fn(c) == MN_OK && c->raw && !c->accept_raw) {
+        json_error_t jerr;
+        c->result = json_loads(c->raw, 0, &jerr);
+        free(c->raw);
+        c->raw = NULL;
+        if (!c->result)
+            return fail(c, MN_NOMEM, "result: %s", jerr.text);
+    }
+    return c->status;
 }
 
 int srv_http_status(mn_status st)

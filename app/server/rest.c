@@ -198,6 +198,7 @@ void srv_handle_rest(mn_db *db, const char *ns, const char *method, const char *
     c.body = body;
     c.body_len = body_len;
     c.ns = ns;
+    c.accept_raw = !(op->flags & OP_STREAM);
     if (srv_call_op(op, &c) != MN_OK) {
         int http = c.http ? c.http : srv_http_status(c.status);
         if (op->flags & OP_OPENAI)
@@ -213,8 +214,18 @@ void srv_handle_rest(mn_db *db, const char *ns, const char *method, const char *
         int created = strcmp(op->method, "POST") == 0 &&
                       (strcmp(op->name, "session_create") == 0 || strcmp(op->name, "session_fork") == 0 ||
                        strcmp(op->name, "append") == 0);
-        set_json(resp, created && !(op->flags & OP_OPENAI) ? 201 : 200, c.result);
+        int status = created && !(op->flags & OP_OPENAI) ? 201 : 200;
+        if (c.raw) {
+            resp->status = status;
+            resp->body = c.raw;
+            resp->body_len = strlen(c.raw);
+            resp->content_type = "application/json";
+            c.raw = NULL;
+        } else {
+            set_json(resp, status, c.result);
+        }
     }
+    free(c.raw);
     json_decref(c.result);
     json_decref(params);
 }

@@ -33,6 +33,8 @@ struct srv_call {
     size_t body_len;
     const char *ns;          /* namespace the caller is bound to (API key), NULL: any */
     json_t *result;          /* on success: an object (owned by the call) */
+    char *raw;               /* or, from handlers on hot paths: the object as JSON text (malloc'd) */
+    int accept_raw;          /* set by the caller that can send raw as it is (REST) */
     mn_status status;        /* on failure */
     int http;                /* on failure: an HTTP status overriding the mapped one (403), or 0 */
     char msg[512];           /* on failure: what went wrong, naming the field */
@@ -73,7 +75,8 @@ int srv_commit_start(mn_db *db);
 void srv_commit_stop(void);
 void srv_commit_stats(uint64_t *groups, uint64_t *appends, size_t *depth);
 
-/* Runs op with c->params; fills c->result or c->status/c->msg. Returns c->status. */
+/* Runs op with c->params; fills c->result (or c->raw when c->accept_raw and the handler made
+ * text) or c->status/c->msg. Returns c->status. The caller frees result and raw. */
 mn_status srv_call_op(const struct srv_op *op, struct srv_call *c);
 /* The op named `name`, or NULL. */
 const struct srv_op *srv_op_find(const char *name);

@@ -52,26 +52,62 @@ json_t *mn_jsonl_session(const mn_session *s, int with_type)
     return o;
 }
 
+/* "key": then a JSON string or null (s may be NULL). */
+static mn_status field_str(struct mn_buf *b, const char *key, const char *s)
+{
+    mn_status rc = mn_buf_adds(b, key);
+    return rc ? rc : mn_buf_add_json_str(b, s);
+}
+
+/* "key": then stored canonical JSON text (written by mn_json_dump on the way in) or null. */
+static mn_status field_raw(struct mn_buf *b, const char *key, const char *json_text)
+{
+    mn_status rc = mn_buf_adds(b, key);
+    return rc ? rc : mn_buf_adds(b, json_text ? json_text : "null");
+}
+
+mn_status mn_jsonl_message_buf(struct mn_buf *b, const mn_message *m, int with_type)
+{
+    /* The same bytes as building the object with jansson and dumping it compactly (keys in
+     * this order), without the tree: history and export are hot paths. */
+    mn_status rc = mn_buf_adds(b, with_type ? "{\"type\":\"message\",\"id\":" : "{\"id\":");
+    if (!rc)
+        rc = mn_buf_addf(b, "%lld", (long long)m->id);
+    if (!rc)
+        rc = field_str(b, ",\"session_id\":", m->session_id);
+    if (!rc)
+        rc = mn_buf_addf(b, ",\"seq\":%lld", (long long)m->seq);
+    if (!rc)
+        rc = field_str(b, ",\"role\":", mn_role_name(m->role));
+    if (!rc)
+        rc = field_str(b, ",\"content\":", m->content);
+    if (!rc)
+        rc = field_raw(b, ",\"tool_calls\":", m->tool_calls);
+    if (!rc)
+        rc = field_str(b, ",\"tool_call_id\":", m->tool_call_id);
+    if (!rc)
+        rc = field_str(b, ",\"name\":", m->name);
+    if (!rc)
+        rc = field_str(b, ",\"tool_name\":", m->tool_name);
+    if (!rc)
+        rc = field_str(b, ",\"model\":", m->model);
+    if (!rc)
+        rc = field_raw(b, ",\"files\":", m->files);
+    if (!rc)
+        rc = field_raw(b, ",\"metadata\":", m->metadata);
+    if (!rc)
+        rc = field_str(b, ",\"idempotency_key\":", m->idempotency_key);
+    if (!rc)
+        rc = mn_buf_addf(b, ",\"tokens\":%lld,\"pinned\":%s,\"created_at\":%lld,\"active\":%s}", (long long)m->tokens,
+                         m->pinned ? "true" : "false", (long long)m->created_at, m->active ? "true" : "false");
+    return rc;
+}
+
 json_t *mn_jsonl_message(const mn_message *m, int with_type)
 {
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    if ((with_type && mn_json_set_str(o, "type", "message")) ||
-        json_object_set_new(o, "id", json_integer(m->id)) || mn_json_set_str(o, "session_id", m->session_id) ||
-        json_object_set_new(o, "seq", json_integer(m->seq)) || mn_json_set_str(o, "role", mn_role_name(m->role)) ||
-        mn_json_set_str(o, "content", m->content) || mn_json_set_raw(o, "tool_calls", m->tool_calls) ||
-        mn_json_set_str(o, "tool_call_id", m->tool_call_id) || mn_json_set_str(o, "name", m->name) ||
-        mn_json_set_str(o, "tool_name", m->tool_name) || mn_json_set_str(o, "model", m->model) ||
-        mn_json_set_raw(o, "files", m->files) || mn_json_set_raw(o, "metadata", m->metadata) ||
-        mn_json_set_str(o, "idempotency_key", m->idempotency_key) ||
-        json_object_set_new(o, "tokens", json_integer(m->tokens)) ||
-        json_object_set_new(o, "pinned", json_boolean(m->pinned)) ||
-        json_object_set_new(o, "created_at", json_integer(m->created_at)) ||
-        json_object_set_new(o, "active", json_boolean(m->active))) {
-        json_decref(o);
-        return NULL;
-    }
+    struct mn_buf b = MN_BUF_INIT;
+    json_t *o = mn_jsonl_message_buf(&b, m, with_type) ? NULL : json_loadb(b.data, b.len, 0, NULL);
+    mn_buf_release(&b);
     return o;
 }
 

@@ -10,6 +10,7 @@
 
 #include "mnemo.h"
 #include "util/arena.h"
+#include "util/buf.h"
 
 #define MN_EXPORT_FORMAT "mnemo-export"
 #define MN_EXPORT_VERSION 1
@@ -27,6 +28,9 @@ struct mn_jsonl_item {
  * "type" first, as export lines have it. NULL on OOM. */
 json_t *mn_jsonl_session(const mn_session *s, int with_type);
 json_t *mn_jsonl_message(const mn_message *m, int with_type);
+/* The message object appended to b as JSON text (the bytes jansson's compact dump of
+ * mn_jsonl_message would give). Errors: MN_NOMEM, MN_TOOBIG (b's cap). */
+mn_status mn_jsonl_message_buf(struct mn_buf *b, const mn_message *m, int with_type);
 
 /* Parses one line (without its newline) into *out; strings live in `a`. max_bytes is the
  * content limit. Errors: MN_INVALID / MN_CORRUPT with a message naming the field. */

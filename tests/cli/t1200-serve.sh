@@ -69,7 +69,14 @@ eq "$OUT" "$CTX1" "the same data gives the same context"
 req POST "/v1/sessions/$S/context" '{"max_tokens":40}'
 eq "$(jget "$OUT" '[j["dropped"] > 0, j["tokens"] <= 40]')" "[true, true]" "a small budget drops messages"
 req POST "/v1/sessions/$S/context" '{"format":"anthropic"}'
-eq "$(jget "$OUT" '[j["system"], j["messages"][0]["role"]]')" '["You are terse.", "user"]' "anthropic format"
+eq "$(jget "$OUT" '[j["format"], j["system"], j["messages"][0]["role"], j["tokens"] > 0, "report" in j]')" \
+    '["anthropic", "You are terse.", "user", true, true]' "anthropic format"
+req POST "/v1/sessions/$S/context" '{"format":"text"}'
+REST=$OUT
+ok mn context "$S" --format text
+cp "$T/.out" "$T/cli-text.txt"
+eq "$(jget "$REST" '[j["format"], j["text"] == open("cli-text.txt").read(), j["kept"] > 0]')" '["text", true, true]' \
+    "text format = CLI text"
 req POST "/v1/sessions/$S/context" '{"format":"yaml"}'
 eq "$CODE" 400 "unknown format"
 req POST "/v1/sessions/$S/context" '{"strategy":"psychic"}'

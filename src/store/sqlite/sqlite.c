@@ -1119,12 +1119,15 @@ static void op_close(mn_store *st)
     struct sqlite_store *s = (struct sqlite_store *)st;
     if (!s)
         return;
+    for (size_t i = 0; i < s->n_readers; i++)
+        op_close(&s->readers[i]->base);
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->stmt[i]);
     for (size_t i = 0; i < s->n_extra; i++)
         sqlite3_finalize(s->extra[i].st);
     sqlite3_close(s->db);
     pthread_mutex_destroy(&s->lock);
+    pthread_mutex_destroy(&s->readers_lock);
     free(s->path);
     free(s);
 }
@@ -1221,22 +1224,115 @@ static mn_status make_parent_dirs(const char *path)
     return MN_OK;
 }
 
+/* ---- reader connections ---------------------------------------------------------------------- */
+
+/* A read-only connection to the writer's file (schema already current). NULL on failure: the
+ * caller reads on the write connection instead. */
+static struct sqlite_store *open_reader(struct sqlite_store *w)
+{
+    struct sqlite_store *r = calloc(1, sizeof *r);
+    if (!r || !(r->path = strdup(w->path))) {
+        free(r);
+        return NULL;
+    }
+    r->base.ops = w->base.ops;
+    r->busy_timeout_ms = w->busy_timeout_ms;
+    r->no_readers = 1;
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_mutex_init(&r->readers_lock, NULL);
+    if (sqlite3_open_v2(r->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+        sqlite3_exec(r->db, "PRAGMA trusted_schema = OFF; PRAGMA mmap_size = 1073741824", NULL, NULL, NULL) !=
+            SQLITE_OK) {
+        op_close(&r->base);
+        return NULL;
+    }
+    sqlite3_extended_result_codes(r->db, 1);
+    sqlite3_busy_handler(r->db, busy_handler, r);
+    return r;
+}
+
+/* The connection a read should use: the write connection when it is free (one-thread callers
+ * never open a reader), else a free reader, a new one, or the next in turn. The trylocks are
+ * hints; the op takes the chosen connection's lock itself. */
+static mn_store *reader(mn_store *st)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st, *pick = NULL;
+    if (s->no_readers || pthread_mutex_trylock(&s->lock) == 0) {
+        if (!s->no_readers)
+            pthread_mutex_unlock(&s->lock);
+        return st;
+    }
+    pthread_mutex_lock(&s->readers_lock);
+    for (size_t i = 0; i < s->n_readers && !pick; i++)
+        if (pthread_mutex_trylock(&s->readers[i]->lock) == 0) {
+            pthread_mutex_unlock(&s->readers[i]->lock);
+            pick = s->readers[i];
+        }
+    if (!pick && s->n_readers < MN_SQLITE_READERS && (pick = open_reader(s)))
+        s->readers[s->n_readers++] = pick;
+    if (!pick && s->n_readers)
+        pick = s->readers[s->next_reader++ % s->n_readers];
+    pthread_mutex_unlock(&s->readers_lock);
+    return pick ? &pick->base : st;
+}
+
+static mn_status rd_session_get(mn_store *st, const char *id, mn_session **out)
+{
+    return op_session_get(reader(st), id, out);
+}
+
+static mn_status rd_session_list(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out)
+{
+    return op_session_list(reader(st), ns, limit, offset, out);
+}
+
+static mn_status rd_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
+{
+    return op_history(reader(st), session_id, o, out);
+}
+
+static mn_status rd_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user)
+{
+    return op_scan_newest(reader(st), session_id, fn, user);
+}
+
+static mn_status rd_state_get(mn_store *st, const char *id, char **out)
+{
+    return mn_sqlite_op_state_get(reader(st), id, out);
+}
+
+static mn_status rd_summary_latest(mn_store *st, const char *session_id, mn_summary **out)
+{
+    return mn_sqlite_op_summary_latest(reader(st), session_id, out);
+}
+
+static mn_status rd_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
+                                 void *user)
+{
+    return mn_sqlite_op_pinned_units(reader(st), session_id, upto_seq, fn, user);
+}
+
+static mn_status rd_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum)
+{
+    return mn_sqlite_op_tool_tokens(reader(st), session_id, after_seq, sum);
+}
+
 mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out)
 {
     static const struct mn_store_ops ops = {
         .name = "sqlite",
         .close = op_close,
         .session_insert = op_session_insert,
-        .session_get = op_session_get,
-        .session_list = op_session_list,
+        .session_get = rd_session_get,
+        .session_list = rd_session_list,
         .session_delete = op_session_delete,
         .session_prune = op_session_prune,
         .append = op_append,
         .append_many = op_append_many,
         .message_delete = mn_sqlite_op_message_delete,
         .session_update = mn_sqlite_op_session_update,
-        .history = op_history,
-        .scan_newest = op_scan_newest,
+        .history = rd_history,
+        .scan_newest = rd_scan_newest,
         .export_scan = op_export_scan,
         .begin = op_begin,
         .commit = op_commit,
@@ -1249,19 +1345,19 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .session_fork = mn_sqlite_op_session_fork,
         .session_files = mn_sqlite_op_session_files,
         .file_seen = mn_sqlite_op_file_seen,
-        .state_get = mn_sqlite_op_state_get,
+        .state_get = rd_state_get,
         .state_update = mn_sqlite_op_state_update,
         .meta_get = op_meta_get,
         .meta_set = op_meta_set,
-        .summary_latest = mn_sqlite_op_summary_latest,
+        .summary_latest = rd_summary_latest,
         .summary_insert = mn_sqlite_op_summary_insert,
         .event_insert = mn_sqlite_op_event_insert,
         .events_list = mn_sqlite_op_events_list,
         .busy_claim = mn_sqlite_op_busy_claim,
         .busy_release = mn_sqlite_op_busy_release,
         .message_pin = mn_sqlite_op_message_pin,
-        .pinned_units = mn_sqlite_op_pinned_units,
-        .tool_tokens = mn_sqlite_op_tool_tokens,
+        .pinned_units = rd_pinned_units,
+        .tool_tokens = rd_tool_tokens,
         .search = &mn_sqlite_search_ops,
     };
     *out = NULL;
@@ -1277,7 +1373,10 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
     }
     s->base.ops = &ops;
     s->busy_timeout_ms = opts->busy_timeout_ms;
+    /* an in-memory or temporary database is private to its connection: no readers */
+    s->no_readers = strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0;
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->readers_lock, NULL);
     int r = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (r != SQLITE_OK) {
         rc = mn__err(MN_IO, "cannot open database %s: %s", path, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(r));
@@ -1290,7 +1389,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
     /* mmap: reads of a large history come from the page cache without a read() per page */
     snprintf(sql, sizeof sql,
              "PRAGMA foreign_keys = ON; PRAGMA synchronous = %s; PRAGMA trusted_schema = OFF;"
-             " PRAGMA mmap_size = 268435456",
+             " PRAGMA mmap_size = 1073741824",
              opts->sync_full ? "FULL" : "NORMAL");
     rc = exec(s, sql);
     int version = 0;

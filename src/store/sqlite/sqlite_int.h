@@ -12,6 +12,7 @@
 #include "store/store.h"
 
 #define MN_SQLITE_CORE_STMTS 48
+#define MN_SQLITE_READERS 4
 
 struct sqlite_store {
     struct mn_store base;
@@ -26,6 +27,15 @@ struct sqlite_store {
         sqlite3_stmt *st;
     } extra[64]; /* statements of the other files of this backend */
     size_t n_extra;
+    /* Read-only connections for reads that find the write connection busy (a commit waiting
+     * for its fsync must not hold up history reads). WAL lets them read beside the writer;
+     * each sees every commit made before its read began. Opened on demand, at most
+     * MN_SQLITE_READERS; none for a reader itself or an in-memory database. */
+    struct sqlite_store *readers[MN_SQLITE_READERS];
+    size_t n_readers;
+    unsigned next_reader;
+    int no_readers; /* a reader itself, or an in-memory database */
+    pthread_mutex_t readers_lock;
 };
 
 /* Evaluates expr with the handle's lock held and returns its status. */
