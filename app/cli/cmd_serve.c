@@ -45,6 +45,12 @@ int cmd_serve(const struct cli_global *g, struct cli_args *a)
         o.gc_interval = (int)strtol(v, NULL, 10);
     if (mn_config_get(cfg, "memory.auto_prune_days", &v, NULL) == MN_OK && v)
         o.prune_days = (int)strtol(v, NULL, 10);
+    if (mn_config_get(cfg, "server.max_inflight", &v, NULL) == MN_OK && v)
+        o.max_inflight = (int)strtol(v, NULL, 10);
+    if (mn_config_get(cfg, "server.request_timeout_ms", &v, NULL) == MN_OK && v)
+        o.request_timeout_ms = (int)strtol(v, NULL, 10);
+    if (mn_config_get(cfg, "server.idle_timeout_seconds", &v, NULL) == MN_OK && v)
+        o.idle_timeout_s = (int)strtol(v, NULL, 10);
     mn_config_free(cfg);
     mn_db *db = cli_open(g);
     if (!db) {

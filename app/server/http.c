@@ -168,11 +168,14 @@ void srv_metrics_cleanup(int64_t purged, int64_t pruned)
     pthread_mutex_unlock(&cleanup.lock);
 }
 
-static void metrics_in_flight(int delta)
+/* Counts a request in (+1) or out (-1); returns how many were in progress before. */
+static int64_t metrics_in_flight(int delta)
 {
     pthread_mutex_lock(&metrics.lock);
+    int64_t before = metrics.in_flight;
     metrics.in_flight += delta;
     pthread_mutex_unlock(&metrics.lock);
+    return before;
 }
 
 char *srv_metrics_render(void)
@@ -259,6 +262,8 @@ struct conn {
     char *body;
     size_t len, cap;
     int too_big;
+    int overloaded; /* arrived with server.max_inflight requests already in progress: 429 */
+    int late;       /* the body took longer than server.request_timeout_ms to arrive: 408 */
     struct timespec t0;
 };
 
@@ -484,6 +489,19 @@ static enum MHD_Result route(struct server *srv, struct MHD_Connection *mc, stru
         srv_error(&resp, 413, "too_big", "request body over the limit of %zu bytes (--max-body)", srv->max_body);
         goto send;
     }
+    if (c->late) {
+        *route_name = "timeout";
+        srv_error(&resp, 408, "timeout", "request body not received within %d ms (server.request_timeout_ms)",
+                  srv->o->request_timeout_ms);
+        goto send;
+    }
+    if (c->overloaded && strcmp(url, "/healthz") != 0 && strcmp(url, "/metrics") != 0) {
+        *route_name = "overloaded";
+        srv_error(&resp, 429, "rate_limited", "%d requests are in progress (server.max_inflight); retry shortly",
+                  srv->o->max_inflight);
+        resp.retry_after = 1;
+        goto send;
+    }
     if (strcmp(url, "/healthz") == 0) {
         *route_name = "healthz";
         resp.status = 200;
@@ -574,7 +592,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         if (cl && strtoull(cl, NULL, 10) > srv->max_body)
             c->too_big = 1;
         *con_cls = c;
-        metrics_in_flight(1);
+        if (metrics_in_flight(1) >= srv->o->max_inflight && srv->o->max_inflight > 0)
+            c->overloaded = 1; /* answered once the body is read: a client reads no reply before */
+        return MHD_YES;
+    }
+    if (*upload_size && !c->late && srv->o->request_timeout_ms > 0 &&
+        since(&c->t0) * 1000 > srv->o->request_timeout_ms) {
+        c->late = 1; /* a trickling body: the rest is read and dropped, then 408 */
+        free(c->body);
+        c->body = NULL;
+        c->len = c->cap = 0;
+    }
+    if (*upload_size && c->late) {
+        *upload_size = 0;
         return MHD_YES;
     }
     if (*upload_size) {
@@ -792,7 +822,8 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
         flags |= MHD_USE_IPv6;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, &srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)(o->idle_timeout_s > 0 ? o->idle_timeout_s : 60),
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)512, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "mnemo: cannot listen on %s: %s\n", o->listen ? o->listen : "127.0.0.1:8765",

@@ -153,7 +153,16 @@ struct srv_options {
     const char *api_keys;     /* server.api_keys: "sha256hex:namespace,…" */
     int gc_interval;          /* seconds between background gc/prune runs; 0: none */
     int prune_days;           /* memory.auto_prune_days; 0: no auto-prune */
+    int max_inflight;         /* server.max_inflight: more requests at once get 429; 0: no limit */
+    int request_timeout_ms;   /* server.request_timeout_ms: a body arriving slower gets 408; 0: none */
+    int idle_timeout_s;       /* server.idle_timeout_seconds: idle connections are closed */
 };
+
+/* The web page at / (web.c): queues it on mc (GET, HEAD; 405 otherwise) with its security
+ * headers and sets *status. Returns an MHD_Result. The Content-Security-Policy it sends. */
+struct MHD_Connection;
+int srv_web_send(struct MHD_Connection *mc, const char *method, int *status);
+const char *srv_web_csp(void);
 
 /* Log format of srv_log: 0 text (key=value), 1 JSON lines. */
 void srv_log_format(int json);

@@ -74,6 +74,9 @@ static const struct key_def keys[] = {
     /* mnemo serve (docs/http-api.md): API keys as "sha256hex:namespace" (namespace * = all), comma-separated */
     {"server.api_keys", "MNEMO_SERVER_API_KEYS", T_STRING, "", 0, 0, NULL},
     {"server.gc_interval_seconds", "MNEMO_SERVER_GC_INTERVAL", T_INT, "300", 0, 86400, NULL},
+    {"server.max_inflight", "MNEMO_SERVER_MAX_INFLIGHT", T_INT, "256", 0, 100000, NULL},
+    {"server.request_timeout_ms", "MNEMO_SERVER_REQUEST_TIMEOUT_MS", T_INT, "30000", 0, 3600000, NULL},
+    {"server.idle_timeout_seconds", "MNEMO_SERVER_IDLE_TIMEOUT", T_INT, "60", 1, 86400, NULL},
     /* search (docs/search.md) */
     {"embedder.name", "MNEMO_EMBEDDER", T_ENUM, "none", 0, 0, "none hash openai ollama"},
     {"embedder.model", "MNEMO_EMBEDDER_MODEL", T_STRING, "", 0, 0, NULL},
