@@ -2,7 +2,8 @@
 #   make              build everything into build/ (CLI build/mnemo, build/libmnemo.so + .a)
 #   make run          install dependencies, build, and start `mnemo serve` on the default database
 #                     (prints the URL; the guided demo is `build/mnemo demo`)
-#   make test         install dependencies, build with ASan+UBSan (clang), run the whole suite
+#   make test         install dependencies, build with ASan+UBSan (clang), run the whole suite on
+#                     SQLite and again on PostgreSQL (pg/ tests: a throwaway server in /tmp)
 #   make bench        build build/mnemo-bench
 #   make install PREFIX=/usr/local
 BUILD ?= build

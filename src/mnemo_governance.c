@@ -3,8 +3,10 @@
  * governance"): budget split, pins, summaries, compaction, events; and the bridge from a handle's
  * configuration to the strategies of src/context (settings, the summariser, the offload folder).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mnemo_int.h"
 #include "config/config.h"
@@ -68,6 +70,27 @@ struct env_store {
     char err[512];
 };
 
+/* The user's data directory ($XDG_DATA_HOME/mnemo, else ~/.local/share/mnemo), made when
+ * missing; "" when it cannot be (offloading then fails and is counted as failed). */
+static void data_dir(char *out, size_t cap)
+{
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    int n = xdg && *xdg ? snprintf(out, cap, "%s/mnemo", xdg)
+                        : snprintf(out, cap, "%s/.local/share/mnemo", home && *home ? home : ".");
+    if (n < 0 || (size_t)n >= cap) {
+        out[0] = '\0';
+        return;
+    }
+    for (char *p = out + 1; *p; p++) /* like mkdir -p */
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(out, 0700);
+            *p = '/';
+        }
+    if (mkdir(out, 0700) != 0 && errno != EEXIST)
+        out[0] = '\0';
+}
+
 /* The summariser for automatic folds (summarizer.auto_model when set) or for mn_compact. A
  * summariser that cannot be opened is not an error here: folds fail with the reason. */
 static void open_env(mn_db *db, int automatic, struct env_store *e)
@@ -77,7 +100,9 @@ static void open_env(mn_db *db, int automatic, struct env_store *e)
     e->env.st = db->store;
     e->env.tk = db->tk;
     const char *slash = strrchr(db->path, '/');
-    if (slash)
+    if (strstr(db->path, "://"))
+        data_dir(e->dir, sizeof e->dir); /* a database URL (PostgreSQL): no folder of its own */
+    else if (slash)
         snprintf(e->dir, sizeof e->dir, "%.*s", (int)(slash - db->path), db->path);
     else
         snprintf(e->dir, sizeof e->dir, ".");

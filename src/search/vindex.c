@@ -46,7 +46,10 @@ mn_status mn_vsearch_new(mn_store *st, const char *db_path, const struct mn_inde
     v->st = st;
     v->params = *params;
     v->saved_at = -1;
-    if (db_path && *db_path && strcmp(db_path, ":memory:") != 0 && strncmp(db_path, "file:", 5) != 0) {
+    /* a database URL (PostgreSQL) has no file to keep the index beside: memory only, rebuilt
+     * from the stored vectors when the handle opens */
+    if (db_path && *db_path && strcmp(db_path, ":memory:") != 0 && strncmp(db_path, "file:", 5) != 0 &&
+        !strstr(db_path, "://")) {
         size_t n = strlen(db_path) + 8;
         if (!(v->path = malloc(n))) {
             free(v);

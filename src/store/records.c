@@ -38,6 +38,17 @@ mn_message *mn_records_message_push(struct mn_messages_impl *l) { PUSH(l, mn_mes
 
 mn_session *mn_records_session_push(struct mn_sessions_impl *l) { PUSH(l, mn_session); }
 
+static const char **strings_slot(struct mn_strings_impl *l) { PUSH(l, const char *); }
+
+int mn_records_strings_push(struct mn_strings_impl *l, const char *s)
+{
+    const char **slot = strings_slot(l);
+    int oom = !slot;
+    if (slot)
+        *slot = mn_arena_strdup(&l->arena, s, &oom);
+    return oom;
+}
+
 int mn_records_message_fill(struct mn_arena *a, mn_message *dst, const mn_message *src)
 {
     int oom = 0;
@@ -148,4 +159,14 @@ void mn_summary_free(mn_summary *s)
     struct mn_summary_impl *impl = (struct mn_summary_impl *)s;
     mn_arena_release(&impl->arena);
     free(impl);
+}
+
+void mn_strings_free(mn_strings *list)
+{
+    if (!list)
+        return;
+    struct mn_strings_impl *l = (struct mn_strings_impl *)list;
+    mn_arena_release(&l->arena);
+    free(l->pub.items);
+    free(l);
 }

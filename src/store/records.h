@@ -27,11 +27,20 @@ struct mn_sessions_impl {
     struct mn_arena arena;
 };
 
+/* A list of strings (mn_strings_free releases it). */
+struct mn_strings_impl {
+    mn_strings pub; /* first: the public pointer is the impl pointer */
+    size_t cap;
+    struct mn_arena arena;
+};
+
 struct mn_messages_impl *mn_records_message_list_new(void);
 /* A new zeroed item at the end; NULL on OOM. */
 mn_message *mn_records_message_push(struct mn_messages_impl *l);
 struct mn_sessions_impl *mn_records_session_list_new(void);
 mn_session *mn_records_session_push(struct mn_sessions_impl *l);
+/* Appends a copy of s; non-zero on OOM. */
+int mn_records_strings_push(struct mn_strings_impl *l, const char *s);
 
 /* Deep copies into a standalone record (one allocation); NULL on OOM. */
 mn_message *mn_records_message_copy(const mn_message *m);

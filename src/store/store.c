@@ -1,6 +1,6 @@
 /*
- * store.c — chooses the backend for a database target. Only SQLite exists today; a
- * postgres:// URL is refused with a clear message until that backend lands.
+ * store.c — chooses the backend for a database target: a postgres:// or postgresql:// URL
+ * opens the PostgreSQL backend (postgres/), anything else is a SQLite file path (sqlite/).
  */
 #include "store/store.h"
 
@@ -13,6 +13,6 @@ mn_status mn_store_open(const char *target, const mn_store_opts *opts, mn_store 
 {
     *out = NULL;
     if (strncmp(target, "postgres://", 11) == 0 || strncmp(target, "postgresql://", 13) == 0)
-        return mn__err(MN_UNAVAILABLE, "the PostgreSQL backend is not built into this mnemo");
+        return mn_store_pg_open(target, opts, out);
     return mn_store_sqlite_open(target, opts, out);
 }

@@ -1,6 +1,6 @@
 /*
  * store.h — the storage backend interface. Everything above src/store/ talks to a database only
- * through these operations; sqlite/ implements them (postgres/ will). Policy — validation,
+ * through these operations; sqlite/ and postgres/ implement them. Policy — validation,
  * titles, token counts, timestamps — is decided above; the store persists it atomically.
  *
  * Records in and out are the public types of mnemo.h. A backend handle serialises its own
@@ -133,13 +133,19 @@ struct mn_store_ops {
 /* Every backend's handle starts with this. */
 struct mn_store {
     const struct mn_store_ops *ops;
+    const char *label; /* the target for messages and `mnemo stats`: a path, or a URL without its password */
 };
 
-/* Opens the backend the target names (a file path → sqlite). */
+/* Opens the backend the target names (a postgres:// or postgresql:// URL → postgres, else a file
+ * path → sqlite). */
 mn_status mn_store_open(const char *target, const mn_store_opts *opts, mn_store **out);
 
 /* Backends. */
 mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out);
+/* A libpq connection URL; credentials come from it, PGPASSWORD or ~/.pgpass. A pool_size=N query
+ * parameter (1-256, default 8; taken out before libpq sees the URL) sets the connections per
+ * handle (postgres/pg.c). */
+mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store **out);
 
 #define MN_SCHEMA_VERSION 4
 

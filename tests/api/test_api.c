@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "mnemo.h"
+#include "test_db.h"
 
 static char dir[64];
 
@@ -29,7 +30,7 @@ static mn_db *open_db(const char *name, const char *max_bytes)
     if (max_bytes)
         assert_int_equal(mn_config_set(cfg, "memory.max_message_bytes", max_bytes, NULL), MN_OK);
     mn_db *db = NULL;
-    if (mn_open_path(path, cfg, &db) != MN_OK)
+    if (mn_open_path(test_db_target(path), cfg, &db) != MN_OK)
         fail_msg("open: %s", mn_errmsg());
     mn_config_free(cfg);
     return db;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "mnemo.h"
+#include "test_db.h"
 
 static void governance_api(void **state)
 {
@@ -30,7 +31,7 @@ static void governance_api(void **state)
     assert_int_equal(mn_config_set(cfg, "memory.strategy", "hybrid", NULL), MN_OK);
     assert_int_equal(mn_config_set(cfg, "memory.strategy", "magic", NULL), MN_INVALID);
     mn_db *db = NULL;
-    assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);
+    assert_int_equal(mn_open_path(test_db_target(path), cfg, &db), MN_OK);
     mn_config_free(cfg);
     mn_session *s = NULL;
     assert_int_equal(mn_session_create(db, NULL, &s), MN_OK);

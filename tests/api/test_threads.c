@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "mnemo.h"
+#include "test_db.h"
 
 static char dir[64];
 
@@ -27,7 +28,7 @@ static mn_db *open_db(const char *name)
     assert_int_equal(mn_config_set(cfg, "tokenizer.name", "heuristic", NULL), MN_OK);
     assert_int_equal(mn_config_set(cfg, "state.sensitive_params", "token,pin", NULL), MN_OK);
     mn_db *db = NULL;
-    assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);
+    assert_int_equal(mn_open_path(test_db_target(path), cfg, &db), MN_OK);
     mn_config_free(cfg);
     return db;
 }

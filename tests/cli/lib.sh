@@ -5,13 +5,24 @@
 #   MNEMO           the mnemo binary under test
 #   MNEMO_TEST_TMP  a scratch directory; each script works in its own mktemp -d below it
 #   TESTS_DIR       the tests/ folder
+#   MNEMO_TEST_PG_URL  set in the pg/ variant of each test: the base URL of the PostgreSQL server
+#                   the `pg` fixture started (tests/CMakeLists.txt); $DB and new_db then name fresh
+#                   databases on it instead of SQLite files
 #
 # After sourcing:
 #   $T        this script's private temp dir (also the current directory, HOME and XDG_* root)
-#   $DB       a database path inside $T (not created yet)
+#   $DB       the test's database: a SQLite path inside $T (not created yet), or in the pg/ variant
+#             the URL of a fresh, empty PostgreSQL database
 #   $OUT $ERR $RC   stdout, stderr and exit status of the last run/ok/fails
 #
 # Helpers:
+#   backend                     prints sqlite or postgres: which backend this run exercises
+#   new_db NAME                 prints a new database target: $T/NAME.sqlite, or a fresh database URL
+#   sql DBTARGET QUERY          runs QUERY on the database (sqlite3 or psql), prints the rows
+#                               (columns separated by |); for checks no public command exposes
+#   integrity DBTARGET          prints "ok" when the database passes its backend's own check:
+#                               PRAGMA integrity_check (SQLite), pg_amcheck over the heap and
+#                               every B-tree index (PostgreSQL); else prints what is wrong
 #   mn ARGS...                  "$MNEMO" --db "$DB" ARGS...
 #   run CMD...                  runs CMD, records OUT/ERR/RC, never counts
 #   ok CMD...                   expects exit 0 (and no sanitizer report); counts one check
@@ -49,7 +60,7 @@ mkdir -p "$HOME"
 # the variables of the test harness itself.
 for _v in $(env | sed -n 's/^\(MNEMO_[A-Za-z0-9_]*\)=.*/\1/p'); do
     case $_v in
-    MNEMO_TEST_TMP | MNEMO_CONCURRENCY_N | MNEMO_CRASH_ROUNDS) ;;
+    MNEMO_TEST_TMP | MNEMO_CONCURRENCY_N | MNEMO_CRASH_ROUNDS | MNEMO_TEST_PG_URL) ;;
     *) unset "$_v" ;;
     esac
 done
@@ -61,7 +72,52 @@ ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 export ASAN_OPTIONS UBSAN_OPTIONS
 
-DB=$T/db.sqlite
+MNEMO_TEST_PG_URL=${MNEMO_TEST_PG_URL:-}
+backend() { if [ -n "$MNEMO_TEST_PG_URL" ]; then echo postgres; else echo sqlite; fi; }
+
+# pg_url BASE NAME: BASE (postgresql://USER@/DB?QUERY) with its database name replaced by NAME.
+pg_url() { printf '%s\n' "$1" | sed "s|^\([a-z]*://[^/]*\)/[^?]*|\1/$2|"; }
+
+# new_db NAME: a new database target. PostgreSQL: the database mnemo_<script>_<pid>_NAME, dropped
+# first if a run that died left it behind.
+# (Called in $(…), a subshell: the counter and the list of databases live in files under $T.)
+new_db() {
+    if [ -z "$MNEMO_TEST_PG_URL" ]; then
+        echo "$T/$1.sqlite"
+        return
+    fi
+    _NDB=$(($(cat "$T/.ndb" 2>/dev/null || echo 0) + 1))
+    echo "$_NDB" >"$T/.ndb"
+    _name=$(printf 'mnemo_%s_%s_%s_%s' "$(basename "$0" .sh | cut -d- -f1)" "$$" "$_NDB" "$1" | tr -c 'a-zA-Z0-9_\n' _ | cut -c1-63)
+    psql -X -q -v ON_ERROR_STOP=1 "$MNEMO_TEST_PG_URL" -c "SET client_min_messages = warning" \
+        -c "DROP DATABASE IF EXISTS $_name" \
+        -c "CREATE DATABASE $_name" >/dev/null </dev/null || { echo "lib.sh: cannot create database $_name" >&2; exit 99; }
+    echo "$_name" >>"$T/.dbs"
+    pg_url "$MNEMO_TEST_PG_URL" "$_name"
+}
+
+sql() {
+    case $1 in
+    postgres://* | postgresql://*) psql -X -q -tA -v ON_ERROR_STOP=1 "$1" -c "$2" </dev/null ;;
+    *) sqlite3 "$1" "$2" </dev/null ;;
+    esac
+}
+
+integrity() {
+    case $1 in
+    postgres://* | postgresql://*)
+        _bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+        if "$_bin/pg_amcheck" --install-missing --heapallindexed "$1" >"$T/.amcheck" 2>&1 </dev/null; then
+            echo ok
+        else
+            cat "$T/.amcheck"
+        fi
+        ;;
+    *) sqlite3 "$1" 'PRAGMA integrity_check' </dev/null ;;
+    esac
+}
+
+DB=$(new_db db)
 OUT=
 ERR=
 RC=0
@@ -169,7 +225,8 @@ print(r if isinstance(r, str) or (isinstance(r, int) and not isinstance(r, bool)
 }
 
 # A canonical snapshot of the database's observable state: stats (minus file sizes, which a
-# read may change through the WAL) and the full export.
+# read may change through the WAL, and the PostgreSQL database size, which autovacuum and reads
+# of the catalog may change) and the full export.
 snapshot() {
     {
         "$MNEMO" --db "$1" stats --json | python3 -c '
@@ -189,6 +246,11 @@ finish() {
     if [ "$FAILED" -gt 0 ]; then
         echo "($TEST_NAME: scratch files kept in $T)" >&2
         exit 1
+    fi
+    if [ -n "$MNEMO_TEST_PG_URL" ] && [ -f "$T/.dbs" ]; then
+        for _d in $(cat "$T/.dbs"); do
+            psql -X -q "$MNEMO_TEST_PG_URL" -c "DROP DATABASE IF EXISTS $_d WITH (FORCE)" >/dev/null 2>&1 </dev/null
+        done
     fi
     rm -rf "$T"
     exit 0

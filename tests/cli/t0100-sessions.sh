@@ -118,7 +118,7 @@ fails 1 "UUID" mn add not-a-uuid user "x" --create
 # --- session list -----------------------------------------------------------------------------
 # A fresh database so that the order is fully known: A, B, C created in that order, then A
 # updated by a message: most recently updated first = A, C, B.
-DB=$T/list.sqlite
+DB=$(new_db list)
 ok mn session list
 eq "$OUT" "" "session list on an empty database prints nothing"
 ok mn session list --json
@@ -175,7 +175,7 @@ ok mn session list --limit 10000 --json
 eq "$(jget "$OUT" 'len(j)')" 25 "list --limit 10000 returns all 25"
 
 # --- session delete ---------------------------------------------------------------------------
-DB=$T/delete.sqlite
+DB=$(new_db delete)
 ok mn session new --title keep
 KEEP=$OUT
 ok mn add "$KEEP" user "keep me"
@@ -205,7 +205,7 @@ ok mn history "$DEL" --json
 eq "$(jget "$OUT" '[(m["seq"], m["content"]) for m in j]')" '[[1, "reborn"]]' "a re-created session starts at seq 1"
 
 # --- prune: sessions not updated for N days (the clock moved with MNEMO_TEST_NOW_MS) --------------
-DB=$T/prune.sqlite
+DB=$(new_db prune)
 NOW_MS=$(python3 -c 'import time; print(int(time.time() * 1000))')
 DAY_MS=86400000
 ok env MNEMO_TEST_NOW_MS=$((NOW_MS - 40 * DAY_MS)) "$MNEMO" --db "$DB" session new --title forty-days-old

@@ -3,7 +3,7 @@
 # trip, idempotent re-import, all-or-nothing on a bad line.
 . "$TESTS_DIR/cli/lib.sh"
 
-SRC=$T/src.sqlite
+SRC=$(new_db src)
 DB=$SRC
 CALL='[{"id":"c1","type":"function","function":{"name":"lookup","arguments":"{\"q\":\"ü\"}"}}]'
 
@@ -76,7 +76,7 @@ SRC_STATS=$(jget "$OUT" '[j["sessions"], j["messages"], j["tokens"]]')
 eq "$SRC_STATS" "$(jget "$OUT" '[3, 7, j["tokens"]]')" "source: 3 sessions, 7 messages"
 
 # --- import into an empty database: byte-identical export --------------------------------------
-DB=$T/copy.sqlite
+DB=$(new_db copy)
 ok mn import "$T/all.jsonl"
 check "import prints the counts" sh -c 'printf "%s\n" "$1" | grep -Eq "imported 3 sessions \(0 already present\), 7 messages \(0 already present\)"' - "$OUT"
 ok mn export
@@ -106,7 +106,7 @@ eq "$(snapshot "$DB")" "$BEFORE" "import - changes nothing the second time"
 ok mn add "$S1" user "after the import" --json
 eq "$(jget "$OUT" 'j["seq"]')" 5 "add after an import continues at seq 5"
 # an import that brings new messages of a known session adds just those
-DB=$T/partial.sqlite
+DB=$(new_db partial)
 head -4 "$T/all.jsonl" >"$T/head.jsonl"   # header, S1, its first two messages
 ok mn import "$T/head.jsonl" --json
 eq "$(jget "$OUT" '[j["sessions_added"], j["messages_added"]]')" "[1, 2]" "partial import"
@@ -118,7 +118,7 @@ printf '%s\n' "$OUT" >"$T/partial-out.jsonl"
 check "partial then full import: export byte-identical to the source" cmp -s "$T/all.jsonl" "$T/partial-out.jsonl"
 
 # --- a bad line anywhere: exit 1 naming the line, nothing written -------------------------------
-DB=$T/target.sqlite
+DB=$(new_db target)
 ok mn session new --title "already here"
 TGT=$OUT
 ok mn add "$TGT" user "existing message"

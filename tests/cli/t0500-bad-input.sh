@@ -124,7 +124,7 @@ eq "$(jget "$OUT" '[m["content"] for m in j][-1]')" "still works" "add + history
 eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[1, 2, 3, 4, 5]" "no seq was consumed by a refused add"
 ok mn history "$MISSING" --json
 eq "$(jget "$OUT" 'len(j)')" 1 "the lazily created session works"
-ok sqlite3 "$DB" 'PRAGMA integrity_check'
-eq "$OUT" ok "integrity_check after the bad inputs"
+ok integrity "$DB"
+eq "$OUT" ok "integrity check ($(backend)) after the bad inputs"
 
 finish

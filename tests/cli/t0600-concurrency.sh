@@ -1,7 +1,7 @@
 #!/bin/sh
 # t0600-concurrency.sh — four processes append to one database file at the same time, two per
 # session: no add fails, nothing is lost or duplicated, each writer's order is kept, seq has no
-# gaps, and the file passes SQLite's integrity check.
+# gaps, and the database passes its backend's integrity check (lib.sh integrity).
 . "$TESTS_DIR/cli/lib.sh"
 
 # Messages per writer. Each `mnemo add` is one process (~50 ms under ASan with the BPE
@@ -78,9 +78,9 @@ ok mn session show "$SA" --json
 eq "$(jget "$OUT" 'j["message_count"]')" $((2 * N)) "session A message_count"
 ok mn stats --json
 eq "$(jget "$OUT" '[j["sessions"], j["messages"]]')" "[2, $((4 * N))]" "stats: 2 sessions, $((4 * N)) messages"
-ok sqlite3 "$DB" 'PRAGMA integrity_check'
-eq "$OUT" ok "PRAGMA integrity_check"
-ok sqlite3 "$DB" 'SELECT count(*) FROM messages'
+ok integrity "$DB"
+eq "$OUT" ok "integrity check ($(backend))"
+ok sql "$DB" 'SELECT count(*) FROM messages'
 eq "$OUT" $((4 * N)) "the messages table holds every message"
 
 # concurrent idempotent retries: 4 processes append the same keys; each key is stored once

@@ -102,8 +102,8 @@ print("; ".join(problems) if problems else "ok %d %d" % (len(acked), len(keys)))
     *) fail "round $round: $OUT" ;;
     esac
     check "round $round: the writer saw no error ($(head -c 300 "$T/writer.err.$round" 2>/dev/null))" test ! -s "$T/writer.err.$round"
-    run sqlite3 "$DB" 'PRAGMA integrity_check'
-    eq "$OUT" ok "round $round: PRAGMA integrity_check"
+    run integrity "$DB"
+    eq "$OUT" ok "round $round: integrity check ($(backend))"
     # resume at the first unacknowledged key (the in-flight one is retried with its key)
     next=$(($(grep -c . "$T/ack") + 1))
     round=$((round + 1))
@@ -121,8 +121,8 @@ ok mn history "$S" --json
 eq "$(jget "$OUT" '[m["idempotency_key"] for m in j[:-1]] == ["k-%d" % i for i in range(1, len(j))]')" true \
     "final history: k-1..k-$next once each, in order"
 eq "$(jget "$OUT" 'j[-1]["content"]')" "after the crashes" "the last append is stored"
-ok sqlite3 "$DB" 'PRAGMA integrity_check'
-eq "$OUT" ok "final PRAGMA integrity_check"
+ok integrity "$DB"
+eq "$OUT" ok "final integrity check ($(backend))"
 ok mn stats --json
 eq "$(jget "$OUT" 'j["messages"]')" "$((next + 1))" "stats counts every message"
 

@@ -3,7 +3,7 @@
 // results (validated by the SDK against each tool's outputSchema), errors, resources.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -14,6 +14,17 @@ const MNEMO = process.env.MNEMO;
 assert.ok(MNEMO, 'MNEMO must name the mnemo binary');
 const tmp = mkdtempSync(join(process.env.MNEMO_TEST_TMP || '/tmp', 'interop-mcp-'));
 const env = { ...process.env, HOME: tmp, XDG_CONFIG_HOME: join(tmp, 'cfg'), XDG_DATA_HOME: join(tmp, 'data') };
+
+// The database a server opens: the file on SQLite, or a fresh database on the test server in the
+// pg/ variant (MNEMO_TEST_PG_URL, see tests/CMakeLists.txt).
+let dbCount = 0;
+function dbTarget(path) {
+  const base = process.env.MNEMO_TEST_PG_URL;
+  if (!base) return path;
+  const name = `mnemo_i_${process.pid}_${dbCount++}`;
+  execFileSync('psql', ['-X', '-q', base, '-c', `DROP DATABASE IF EXISTS ${name}`, '-c', `CREATE DATABASE ${name}`]);
+  return base.replace(/\/[^/?]*(\?|$)/, `/${name}$1`);
+}
 
 // Starts `mnemo serve` on a free loopback port; resolves with { url, proc } once it prints its URL.
 export function startServer(db, extra = []) {
@@ -80,7 +91,7 @@ async function exercise(client, sid) {
 }
 
 test('MCP over stdio with the SDK client', async () => {
-  const transport = new StdioClientTransport({ command: MNEMO, args: ['--db', join(tmp, 'stdio.db'), 'mcp'], env, stderr: 'inherit' });
+  const transport = new StdioClientTransport({ command: MNEMO, args: ['--db', dbTarget(join(tmp, 'stdio.db')), 'mcp'], env, stderr: 'inherit' });
   const client = new Client({ name: 'mnemo-interop', version: '1.0.0' });
   await client.connect(transport);
   assert.equal(client.getServerVersion().name, 'mnemo');
@@ -89,7 +100,7 @@ test('MCP over stdio with the SDK client', async () => {
 });
 
 test('MCP over Streamable HTTP with the SDK client', async () => {
-  const { url, proc } = await startServer(join(tmp, 'http.db'));
+  const { url, proc } = await startServer(dbTarget(join(tmp, 'http.db')));
   try {
     const client = new Client({ name: 'mnemo-interop', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(url + '/mcp')));

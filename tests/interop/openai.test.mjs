@@ -4,7 +4,7 @@
 // exceptions, and the mnemo view of the same data (a conversation is a session).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -13,6 +13,17 @@ const MNEMO = process.env.MNEMO;
 assert.ok(MNEMO, 'MNEMO must name the mnemo binary');
 const tmp = mkdtempSync(join(process.env.MNEMO_TEST_TMP || '/tmp', 'interop-openai-'));
 const env = { ...process.env, HOME: tmp, XDG_CONFIG_HOME: join(tmp, 'cfg'), XDG_DATA_HOME: join(tmp, 'data') };
+
+// The database a server opens: the file on SQLite, or a fresh database on the test server in the
+// pg/ variant (MNEMO_TEST_PG_URL, see tests/CMakeLists.txt).
+let dbCount = 0;
+function dbTarget(path) {
+  const base = process.env.MNEMO_TEST_PG_URL;
+  if (!base) return path;
+  const name = `mnemo_i_${process.pid}_${dbCount++}`;
+  execFileSync('psql', ['-X', '-q', base, '-c', `DROP DATABASE IF EXISTS ${name}`, '-c', `CREATE DATABASE ${name}`]);
+  return base.replace(/\/[^/?]*(\?|$)/, `/${name}$1`);
+}
 delete env.OPENAI_API_KEY;
 delete env.OPENAI_BASE_URL;
 
@@ -38,7 +49,7 @@ function stopServer(proc) {
   });
 }
 
-const { url, proc } = await startServer(join(tmp, 'openai.db'));
+const { url, proc } = await startServer(dbTarget(join(tmp, 'openai.db')));
 after(async () => { assert.equal(await stopServer(proc), 0); });
 const client = new OpenAI({ apiKey: 'unused-locally', baseURL: `${url}/v1`, maxRetries: 0 });
 

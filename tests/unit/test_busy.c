@@ -1,7 +1,8 @@
 /*
  * test_busy.c — a database locked by another writer: mnemo backs off and succeeds when the lock
  * goes away in time, and fails with MN_BUSY and a clear message when it does not. The other
- * writer is a plain SQLite connection holding a write transaction.
+ * writer is a plain SQLite connection holding a write transaction, or on PostgreSQL (pg/unit/
+ * test_busy, tests/test_db.h) a psql session holding an EXCLUSIVE lock on the sessions table.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,8 +17,9 @@
 #include <unistd.h>
 
 #include "mnemo.h"
+#include "test_db.h"
 
-static char dir[64], path[128];
+static char dir[256], path[320];
 
 static mn_db *open_db(const char *timeout_ms)
 {
@@ -26,9 +28,33 @@ static mn_db *open_db(const char *timeout_ms)
     assert_int_equal(mn_config_set(cfg, "memory.busy_timeout_ms", timeout_ms, NULL), MN_OK);
     assert_int_equal(mn_config_set(cfg, "tokenizer.name", "heuristic", NULL), MN_OK);
     mn_db *db = NULL;
-    assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);
+    assert_int_equal(mn_open_path(test_db_target(path), cfg, &db), MN_OK);
     mn_config_free(cfg);
     return db;
+}
+
+/* PostgreSQL: psql holds the lock for `secs` seconds in the background (popen); we return once
+ * pg_locks shows it granted. pclose waits for psql to end. */
+static FILE *pg_lock(double secs)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "psql -X -q -v ON_ERROR_STOP=1 '%s' -c 'BEGIN; LOCK TABLE sessions IN EXCLUSIVE MODE;"
+             " SELECT pg_sleep(%.2f); ROLLBACK' >/dev/null",
+             test_db_target(path), secs);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char held[64] = "";
+    for (int i = 0; i < 500 && strcmp(held, "1") != 0; i++) {
+        usleep(10 * 1000);
+        assert_int_equal(test_db_sql(test_db_target(path),
+                                     "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+                                     " WHERE c.relname = 'sessions' AND l.mode = 'ExclusiveLock' AND l.granted",
+                                     held, sizeof held),
+                         0);
+    }
+    assert_string_equal(held, "1");
+    return p;
 }
 
 static sqlite3 *lock_db(void)
@@ -53,14 +79,20 @@ static void busy_then_free(void **state)
     mn_db *db = open_db("5000");
     mn_session *s = NULL;
     assert_int_equal(mn_session_create(db, NULL, &s), MN_OK);
-    sqlite3 *other = lock_db();
-    pthread_t t;
-    pthread_create(&t, NULL, release_later, other);
     mn_message_in m = MN_MESSAGE_IN_INIT;
     m.content = "waits for the lock";
-    assert_int_equal(mn_append(db, s->id, &m, 0, NULL), MN_OK);
-    pthread_join(t, NULL);
-    sqlite3_close(other);
+    if (test_db_pg()) {
+        FILE *p = pg_lock(0.3);
+        assert_int_equal(mn_append(db, s->id, &m, 0, NULL), MN_OK);
+        assert_int_equal(pclose(p), 0);
+    } else {
+        sqlite3 *other = lock_db();
+        pthread_t t;
+        pthread_create(&t, NULL, release_later, other);
+        assert_int_equal(mn_append(db, s->id, &m, 0, NULL), MN_OK);
+        pthread_join(t, NULL);
+        sqlite3_close(other);
+    }
     mn_session_free(s);
     mn_close(db);
 }
@@ -71,14 +103,19 @@ static void busy_beyond_the_bound(void **state)
     mn_db *db = open_db("200");
     mn_session *s = NULL;
     assert_int_equal(mn_session_create(db, NULL, &s), MN_OK);
-    sqlite3 *other = lock_db();
     mn_message_in m = MN_MESSAGE_IN_INIT;
     m.content = "gives up";
+    FILE *p = test_db_pg() ? pg_lock(3) : NULL;
+    sqlite3 *other = test_db_pg() ? NULL : lock_db();
     assert_int_equal(mn_append(db, s->id, &m, 0, NULL), MN_BUSY);
     assert_non_null(strstr(mn_errmsg(), "locked"));
     assert_non_null(strstr(mn_errmsg(), "memory.busy_timeout_ms"));
-    sqlite3_exec(other, "ROLLBACK", 0, 0, 0);
-    sqlite3_close(other);
+    if (p)
+        assert_int_equal(pclose(p), 0);
+    else {
+        sqlite3_exec(other, "ROLLBACK", 0, 0, 0);
+        sqlite3_close(other);
+    }
     /* nothing half-written, and the handle works again */
     mn_messages *l = NULL;
     assert_int_equal(mn_history(db, s->id, NULL, &l), MN_OK);
@@ -92,8 +129,7 @@ static void busy_beyond_the_bound(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/mnemo-busy-XXXXXX");
-    if (!mkdtemp(dir))
+    if (test_tmpdir(dir, sizeof dir, "busy") != 0)
         return -1;
     snprintf(path, sizeof path, "%s/busy.db", dir);
     return 0;
@@ -102,9 +138,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd);
+    return test_rmdir(dir);
 }
 
 int main(void)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "mnemo.h"
+#include "test_db.h"
 #include "mnemo_int.h"
 
 static char dir[96];
@@ -34,7 +35,7 @@ static mn_db *open_db(const char *const *kv)
         if (mn_config_set(cfg, kv[0], kv[1], NULL) != MN_OK)
             fail_msg("config %s: %s", kv[0], mn_errmsg());
     mn_db *db = NULL;
-    assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);
+    assert_int_equal(mn_open_path(test_db_target(path), cfg, &db), MN_OK);
     mn_config_free(cfg);
     return db;
 }

@@ -18,6 +18,7 @@
 
 #include "embed/embed.h"
 #include "mnemo.h"
+#include "test_db.h"
 #include "fake_server.h"
 
 static struct fake_server server;
@@ -112,7 +113,7 @@ static void through_the_api(void **state)
     assert_int_equal(mn_config_set(cfg, "embedder.model", "ok", NULL), MN_OK);
     assert_int_equal(mn_config_set(cfg, "embedder.base_url", server.base_url, NULL), MN_OK);
     mn_db *db = NULL;
-    assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);
+    assert_int_equal(mn_open_path(test_db_target(path), cfg, &db), MN_OK);
     mn_message_in m = MN_MESSAGE_IN_INIT;
     m.content = "remote vectors please";
     assert_int_equal(mn_append(db, "01890a5d-ac96-774b-bcce-b302099a8057", &m, MN_APPEND_CREATE, NULL), MN_OK);

@@ -1,7 +1,8 @@
 /*
  * test_store.c — the store conformance suite: every operation of store.h, run against each
- * backend (today SQLite on a real file). A backend passes when it keeps these promises:
- * sequence numbers, idempotency, atomic batches, cascade deletes, ordering, import rules.
+ * backend: SQLite on a real file (unit/test_store) and PostgreSQL (pg/unit/test_store, see
+ * tests/test_db.h). A backend passes when it keeps these promises: sequence numbers, idempotency,
+ * atomic batches, cascade deletes, ordering, import rules.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,18 +15,20 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "test_db.h"
 
-static char dir[64];
-static char path[128];
+static char dir[256];
+static char path[512];
 static mn_store *the_store; /* cmocka hands tests a copy of the group state: keep it here */
 
 static int setup(void **state)
 {
-    snprintf(dir, sizeof dir, "/tmp/mnemo-store-XXXXXX");
-    if (!mkdtemp(dir))
+    if (test_tmpdir(dir, sizeof dir, "store") != 0)
         return -1;
-    snprintf(path, sizeof path, "%s/sub/dir/store.db", dir); /* parent directories are created */
-    mn_store_opts o = {2000, 1};
+    char file[400];
+    snprintf(file, sizeof file, "%s/sub/dir/store.db", dir); /* parent directories are created */
+    snprintf(path, sizeof path, "%s", test_db_target(file));
+    mn_store_opts o = {.busy_timeout_ms = 2000, .sync_full = 1};
     mn_store *st = NULL;
     if (mn_store_open(path, &o, &st) != MN_OK) {
         fprintf(stderr, "open: %s\n", mn_errmsg());
@@ -40,9 +43,7 @@ static int teardown(void **state)
 {
     (void)state;
     the_store->ops->close(the_store);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd);
+    return test_rmdir(dir);
 }
 
 static mn_session session(const char *id, const char *ns, int64_t updated)
@@ -252,7 +253,7 @@ static void reopen_keeps_everything(void **state)
     (void)state;
     mn_store *st = the_store;
     st->ops->close(st);
-    mn_store_opts o = {2000, 0};
+    mn_store_opts o = {.busy_timeout_ms = 2000, .sync_full = 0};
     assert_int_equal(mn_store_open(path, &o, &st), MN_OK);
     the_store = st;
     mn_store_stats s;
@@ -268,5 +269,5 @@ int main(void)
         cmocka_unit_test(delete_cascades_and_prune), cmocka_unit_test(import_is_idempotent),
         cmocka_unit_test(meta_roundtrip),           cmocka_unit_test(reopen_keeps_everything),
     };
-    return cmocka_run_group_tests_name("store/sqlite", tests, setup, teardown);
+    return cmocka_run_group_tests_name(test_db_pg() ? "store/postgres" : "store/sqlite", tests, setup, teardown);
 }

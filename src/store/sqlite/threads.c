@@ -171,12 +171,6 @@ static const char SQL_FILES[] =
     " WHERE m.session_sid = ?1 AND m.files IS NOT NULL AND j.type = 'text'"
     " GROUP BY j.value ORDER BY newest DESC, j.value";
 
-struct strings_impl {
-    mn_strings pub;
-    size_t cap;
-    struct mn_arena arena;
-};
-
 static mn_status files_locked(struct sqlite_store *s, const char *id, mn_strings **out)
 {
     int64_t sid = 0;
@@ -184,27 +178,14 @@ static mn_status files_locked(struct sqlite_store *s, const char *id, mn_strings
     mn_status rc = mn_sqlite_session_sid(s, id, &sid, NULL);
     if (rc || (rc = mn_sqlite_stmt(s, SQL_FILES, &st)))
         return rc;
-    struct strings_impl *l = calloc(1, sizeof *l);
+    struct mn_strings_impl *l = calloc(1, sizeof *l);
     if (!l)
         return mn__nomem();
     sqlite3_bind_int64(st, 1, sid);
     int r;
-    while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
-        if (l->pub.count == l->cap) {
-            size_t cap = l->cap ? l->cap * 2 : 16;
-            const char **items = realloc(l->pub.items, cap * sizeof *items);
-            if (!items) {
-                rc = mn__nomem();
-                break;
-            }
-            l->pub.items = items;
-            l->cap = cap;
-        }
-        int oom = 0;
-        l->pub.items[l->pub.count++] = mn_arena_strdup(&l->arena, mn_sqlite_col_text(st, 0), &oom);
-        if (oom)
+    while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
+        if (mn_records_strings_push(l, mn_sqlite_col_text(st, 0)))
             rc = mn__nomem();
-    }
     if (!rc && r != SQLITE_DONE)
         rc = mn_sqlite_fail(s, r, "files");
     mn_sqlite_done(st);
@@ -220,16 +201,6 @@ mn_status mn_sqlite_op_session_files(mn_store *st, const char *id, mn_strings **
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     LOCKED(s, files_locked(s, id, out));
-}
-
-void mn_strings_free(mn_strings *list)
-{
-    if (!list)
-        return;
-    struct strings_impl *l = (struct strings_impl *)list;
-    mn_arena_release(&l->arena);
-    free(l->pub.items);
-    free(l);
 }
 
 static const char SQL_FILE_SEEN[] =

@@ -1,0 +1,826 @@
+/*
+ * messages.c — the PostgreSQL side of sessions and messages: session rows, appends (one
+ * transaction per append, the session row locked FOR UPDATE so that seq stays gapless and unique
+ * when several nodes append to one session), group commit with a savepoint per request,
+ * history reads, export/import, single-message deletes and session updates. Same semantics as
+ * sqlite/sqlite.c and sqlite/edit.c; why it is written this way: pg_int.h.
+ */
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/postgres/pg_int.h"
+#include "store/records.h"
+#include "util/clock.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+#define SESSION_COLS MN_PG_SESSION_COLS
+#define MESSAGE_COLS MN_PG_MESSAGE_COLS
+
+/* ---- sessions -------------------------------------------------------------------------------- */
+
+static const char SQL_SESSION_INSERT[] =
+    "INSERT INTO sessions (id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at,"
+    " updated_at, expires_at, ttl_ms, max_turns)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint, $9::bigint, $10::bigint, $11::bigint, $12::bigint)"
+    " ON CONFLICT (id) DO NOTHING RETURNING sid";
+static const char SQL_SESSION_GET[] = "SELECT " SESSION_COLS " FROM sessions WHERE id = $1";
+static const char SQL_SESSION_LIST_NS[] = "SELECT " SESSION_COLS " FROM sessions WHERE namespace = $1"
+                                          " ORDER BY updated_at DESC, sid DESC LIMIT $2::bigint OFFSET $3::bigint";
+static const char SQL_SESSION_LIST_ALL[] = "SELECT " SESSION_COLS " FROM sessions"
+                                           " ORDER BY updated_at DESC, sid DESC LIMIT $1::bigint OFFSET $2::bigint";
+static const char SQL_SESSION_DELETE[] = "DELETE FROM sessions WHERE id = $1";
+static const char SQL_SESSION_PRUNE[] = "DELETE FROM sessions WHERE updated_at < $1::bigint";
+
+/* Inserts a session row; *sid its internal id. MN_CONFLICT when the id is taken. */
+static mn_status insert_session(struct pg_conn *c, const mn_session *in, int64_t *sid)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, in->id);
+    mn_pg_text(&p, in->ns);
+    mn_pg_text(&p, in->title);
+    mn_pg_text(&p, in->system_prompt);
+    mn_pg_text(&p, in->metadata && strcmp(in->metadata, "{}") != 0 ? in->metadata : NULL);
+    mn_pg_text(&p, in->tool_name);
+    mn_pg_text(&p, in->parent_id);
+    mn_pg_i64(&p, in->created_at);
+    mn_pg_i64(&p, in->updated_at);
+    mn_pg_i64(&p, in->expires_at);
+    mn_pg_i64(&p, in->ttl_ms);
+    mn_pg_i64(&p, in->max_turns);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_SESSION_INSERT, &p, 0, "session insert", &r);
+    if (rc)
+        return rc;
+    if (PQntuples(r) == 1) {
+        if (sid)
+            *sid = mn_pg_col_i64(r, 0, 0);
+    } else
+        rc = mn__err(MN_CONFLICT, "session %s already exists", in->id);
+    PQclear(r);
+    return rc;
+}
+
+static mn_status session_insert_body(struct pg_conn *c, void *arg) { return insert_session(c, arg, NULL); }
+
+mn_status mn_pg_op_session_insert(mn_store *st, const mn_session *in)
+{
+    return mn_pg_run(PG(st), PG_WRITE, session_insert_body, (void *)in);
+}
+
+struct get_arg {
+    const char *id;
+    mn_session **out;
+};
+
+static mn_status session_get_body(struct pg_conn *c, void *arg)
+{
+    struct get_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, a->id);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_SESSION_GET, &p, 0, "session get", &r);
+    if (rc)
+        return rc;
+    if (PQntuples(r) == 1) {
+        mn_session row;
+        mn_pg_row_session(r, 0, &row);
+        *a->out = mn_records_session_copy(&row);
+        rc = *a->out ? MN_OK : mn__nomem();
+    } else
+        rc = mn__err(MN_NOTFOUND, "session %s not found", a->id);
+    PQclear(r);
+    return rc;
+}
+
+mn_status mn_pg_op_session_get(mn_store *st, const char *id, mn_session **out)
+{
+    struct get_arg a = {id, out};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, session_get_body, &a);
+}
+
+struct list_arg {
+    const char *ns;
+    size_t limit, offset;
+    mn_sessions **out;
+};
+
+static mn_status session_list_body(struct pg_conn *c, void *arg)
+{
+    struct list_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    if (a->ns)
+        mn_pg_text(&p, a->ns);
+    mn_pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
+    mn_pg_i64(&p, a->offset > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->offset);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, a->ns ? SQL_SESSION_LIST_NS : SQL_SESSION_LIST_ALL, &p, 0, "session list", &r);
+    if (rc)
+        return rc;
+    struct mn_sessions_impl *l = mn_records_session_list_new();
+    for (int i = 0; l && i < PQntuples(r); i++) {
+        mn_session row, *it = mn_records_session_push(l);
+        mn_pg_row_session(r, i, &row);
+        if (!it || mn_records_session_fill(&l->arena, it, &row)) {
+            mn_records_session_list_free(&l->pub);
+            l = NULL;
+        }
+    }
+    PQclear(r);
+    if (!l)
+        return mn__nomem();
+    *a->out = &l->pub;
+    return MN_OK;
+}
+
+mn_status mn_pg_op_session_list(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out)
+{
+    struct list_arg a = {ns, limit, offset, out};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, session_list_body, &a);
+}
+
+struct delete_arg {
+    const char *sql, *text;
+    int64_t num, changes;
+};
+
+static mn_status delete_body(struct pg_conn *c, void *arg)
+{
+    struct delete_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    if (a->text)
+        mn_pg_text(&p, a->text);
+    else
+        mn_pg_i64(&p, a->num);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, a->sql, &p, 0, "delete", &r);
+    if (!rc) {
+        a->changes = mn_pg_changes(r);
+        PQclear(r);
+    }
+    return rc;
+}
+
+mn_status mn_pg_op_session_delete(mn_store *st, const char *id)
+{
+    struct delete_arg a = {SQL_SESSION_DELETE, id, 0, 0};
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, delete_body, &a);
+    if (!rc && a.changes == 0)
+        rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+    return rc;
+}
+
+mn_status mn_pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted)
+{
+    struct delete_arg a = {SQL_SESSION_PRUNE, NULL, before_ms, 0};
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, delete_body, &a);
+    *deleted = rc ? 0 : a.changes;
+    return rc;
+}
+
+/* ---- appends --------------------------------------------------------------------------------- */
+
+static const char SQL_SESSION_FOR_APPEND[] =
+    "SELECT sid, last_seq, expires_at, max_turns FROM sessions WHERE id = $1 FOR UPDATE";
+static const char SQL_MESSAGE_INSERT[] =
+    "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files,"
+    " metadata, idem_key, tokens, pinned, created_at)"
+    " VALUES ($1::bigint, $2::bigint, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::integer,"
+    " $15::bigint) RETURNING id";
+static const char SQL_MESSAGE_BY_IDEM[] =
+    "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND idem_key = $2";
+static const char SQL_SESSION_APPENDED[] =
+    "UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $3::bigint,"
+    " token_count = token_count + $4::bigint, updated_at = $5::bigint,"
+    " title = CASE WHEN title IS NULL THEN $6 ELSE title END, turn_count = turn_count + $7::bigint,"
+    " expires_at = CASE WHEN ttl_ms > 0 THEN $5::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint";
+
+static void bind_message(struct pg_params *p, int64_t sid, const mn_message *m)
+{
+    mn_pg_i64(p, sid);
+    mn_pg_i64(p, m->seq);
+    mn_pg_text(p, mn_role_name(m->role));
+    mn_pg_text(p, m->content);
+    mn_pg_text(p, m->tool_calls);
+    mn_pg_text(p, m->tool_call_id);
+    mn_pg_text(p, m->name);
+    mn_pg_text(p, m->tool_name);
+    mn_pg_text(p, m->model);
+    mn_pg_text(p, m->files);
+    mn_pg_text(p, m->metadata && strcmp(m->metadata, "{}") != 0 ? m->metadata : NULL);
+    mn_pg_text(p, m->idempotency_key);
+    mn_pg_i64(p, m->tokens);
+    mn_pg_i64(p, m->pinned ? 1 : 0);
+    mn_pg_i64(p, m->created_at);
+}
+
+static int same_text(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
+
+/* Finds a message already stored under m's idempotency key; *found set when it exists. A key
+ * reused for a different message is a client bug: MN_CONFLICT, and nothing is written. */
+static mn_status find_idem(struct pg_conn *c, int64_t sid, const char *session_id, const mn_message *m,
+                           struct mn_messages_impl *l, int *found)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_text(&p, m->idempotency_key);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_MESSAGE_BY_IDEM, &p, 0, "idempotency lookup", &r);
+    if (rc)
+        return rc;
+    *found = PQntuples(r) == 1;
+    if (*found) {
+        mn_message row;
+        rc = mn_pg_row_message(r, 0, 0, session_id, &row);
+        if (!rc && (row.role != m->role || !same_text(row.content, m->content) ||
+                    !same_text(row.tool_calls, m->tool_calls) || !same_text(row.tool_call_id, m->tool_call_id)))
+            rc = mn__err(MN_CONFLICT, "idempotency_key '%s' was used for a different message (id %lld) in session %s",
+                         m->idempotency_key, (long long)row.id, session_id);
+        mn_message *it = rc ? NULL : mn_records_message_push(l);
+        if (!rc && (!it || mn_records_message_fill(&l->arena, it, &row)))
+            rc = mn__nomem();
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* The session row for an append, locked until commit: appends to one session (from any node)
+ * run one after the other, so seq stays gapless and idempotency checks see every earlier key. */
+static mn_status session_for_append(struct pg_conn *c, const char *id, int64_t *sid, int64_t *last_seq,
+                                    int64_t *expires_at, int64_t *max_turns)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, id);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_SESSION_FOR_APPEND, &p, 0, "session lookup", &r);
+    if (rc)
+        return rc;
+    if (PQntuples(r) == 1) {
+        *sid = mn_pg_col_i64(r, 0, 0);
+        *last_seq = mn_pg_col_i64(r, 0, 1);
+        *expires_at = mn_pg_col_i64(r, 0, 2);
+        *max_turns = mn_pg_col_i64(r, 0, 3);
+    } else
+        rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+    PQclear(r);
+    return rc;
+}
+
+static mn_status append_in_txn(struct pg_conn *c, const char *session_id, const mn_store_append *req,
+                               struct mn_messages_impl *l)
+{
+    int64_t sid = 0, last_seq = 0, added = 0, tokens = 0, users = 0, expires_at = 0, max_turns = 0;
+    mn_status rc = session_for_append(c, session_id, &sid, &last_seq, &expires_at, &max_turns);
+    if (rc == MN_NOTFOUND && req->create) {
+        rc = insert_session(c, req->create, &sid);
+        if (rc == MN_CONFLICT) /* another node created it meanwhile: lock theirs */
+            rc = session_for_append(c, session_id, &sid, &last_seq, &expires_at, &max_turns);
+        else
+            max_turns = req->create->max_turns;
+    }
+    if (rc)
+        return rc;
+    if (expires_at > 0 && expires_at <= req->now_ms) {
+        char when[40];
+        mn_clock_iso(expires_at, when, sizeof when);
+        return mn__err(MN_EXPIRED, "session %s expired at %s (idle longer than its TTL)", session_id, when);
+    }
+    for (size_t i = 0; i < req->n; i++) {
+        mn_message *m = &req->msgs[i];
+        if (m->idempotency_key) {
+            int found = 0;
+            if ((rc = find_idem(c, sid, session_id, m, l, &found)))
+                return rc;
+            if (found)
+                continue;
+        }
+        m->seq = ++last_seq;
+        m->session_id = session_id;
+        struct pg_params p;
+        mn_pg_params_init(&p);
+        bind_message(&p, sid, m);
+        PGresult *r = NULL;
+        if ((rc = mn_pg_query(c, SQL_MESSAGE_INSERT, &p, 0, "message insert", &r))) {
+            /* with the session row locked this cannot race; should it anyway (a concurrent
+             * import of the same id), the runner runs the whole append again */
+            if (rc == MN_CONFLICT)
+                c->retry = 1;
+            return rc;
+        }
+        m->id = mn_pg_col_i64(r, 0, 0);
+        PQclear(r);
+        mn_message *it = mn_records_message_push(l);
+        if (!it || mn_records_message_fill(&l->arena, it, m))
+            return mn__nomem();
+        added++;
+        tokens += m->tokens;
+        users += m->role == MN_ROLE_USER;
+    }
+    if (added == 0)
+        return MN_OK;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, last_seq);
+    mn_pg_i64(&p, added);
+    mn_pg_i64(&p, tokens);
+    mn_pg_i64(&p, req->now_ms);
+    mn_pg_text(&p, req->title);
+    mn_pg_i64(&p, users);
+    if ((rc = mn_pg_query(c, SQL_SESSION_APPENDED, &p, 0, "session update", NULL)))
+        return rc;
+    return users && max_turns > 0 ? mn_pg_trim_turns(c, sid, max_turns, req->trim_delete) : MN_OK;
+}
+
+struct append_arg {
+    const char *session_id;
+    const mn_store_append *req;
+    struct mn_messages_impl *l;
+};
+
+static void list_clear(struct mn_messages_impl *l)
+{
+    mn_arena_release(&l->arena);
+    l->pub.count = 0;
+}
+
+static mn_status append_body(struct pg_conn *c, void *arg)
+{
+    struct append_arg *a = arg;
+    list_clear(a->l); /* a retry starts over */
+    return append_in_txn(c, a->session_id, a->req, a->l);
+}
+
+mn_status mn_pg_op_append(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out)
+{
+    struct append_arg a = {session_id, req, mn_records_message_list_new()};
+    if (!a.l)
+        return mn__nomem();
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, append_body, &a);
+    if (rc || !out) {
+        mn_records_message_list_free(&a.l->pub);
+        return rc;
+    }
+    *out = &a.l->pub;
+    return MN_OK;
+}
+
+/* Group commit: one transaction (one commit) for n appends, each inside a savepoint. A
+ * deadlock or serialization failure in any of them runs the whole batch again. */
+static const char SQL_SAVEPOINT[] = "SAVEPOINT mn_many", SQL_ROLLBACK_TO[] = "ROLLBACK TO SAVEPOINT mn_many",
+                  SQL_RELEASE[] = "RELEASE SAVEPOINT mn_many";
+
+struct many_arg {
+    const char *const *ids;
+    const mn_store_append *reqs;
+    size_t n;
+    mn_status *results;
+    char (*errmsg)[256];
+    struct mn_messages_impl **lists;
+};
+
+static mn_status many_body(struct pg_conn *c, void *arg)
+{
+    struct many_arg *a = arg;
+    mn_status rc = MN_OK;
+    for (size_t i = 0; i < a->n && !rc; i++) {
+        a->errmsg[i][0] = '\0';
+        list_clear(a->lists[i]);
+        if ((rc = mn_pg_query(c, SQL_SAVEPOINT, NULL, 0, "savepoint", NULL)))
+            break;
+        a->results[i] = append_in_txn(c, a->ids[i], &a->reqs[i], a->lists[i]);
+        if (a->results[i]) {
+            if (c->retry || c->broken) /* the whole batch again (or it fails as a whole) */
+                return a->results[i];
+            snprintf(a->errmsg[i], 256, "%s", mn_errmsg());
+            rc = mn_pg_query(c, SQL_ROLLBACK_TO, NULL, 0, "rollback to savepoint", NULL);
+        }
+        if (!rc)
+            rc = mn_pg_query(c, SQL_RELEASE, NULL, 0, "release savepoint", NULL);
+    }
+    return rc;
+}
+
+mn_status mn_pg_op_append_many(mn_store *st, const char *const *ids, const mn_store_append *reqs, size_t n,
+                               mn_status *results, char (*errmsg)[256], mn_messages **out)
+{
+    struct many_arg a = {ids, reqs, n, results, errmsg, calloc(n ? n : 1, sizeof(struct mn_messages_impl *))};
+    mn_status rc = a.lists ? MN_OK : mn__nomem();
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!(a.lists[i] = mn_records_message_list_new()))
+            rc = mn__nomem();
+    if (!rc)
+        rc = mn_pg_run(PG(st), PG_WRITE, many_body, &a);
+    for (size_t i = 0; i < n; i++) {
+        if (rc) {
+            results[i] = rc;
+            snprintf(errmsg[i], 256, "%s", mn_errmsg());
+        }
+        if (out && !rc && !results[i] && a.lists[i]) {
+            out[i] = &a.lists[i]->pub;
+        } else {
+            if (out)
+                out[i] = NULL;
+            if (a.lists && a.lists[i])
+                mn_records_message_list_free(&a.lists[i]->pub);
+        }
+    }
+    free(a.lists);
+    return rc;
+}
+
+/* ---- reads ----------------------------------------------------------------------------------- */
+
+static const char SQL_MESSAGE_SCAN_DESC[] =
+    "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND active = 1 ORDER BY seq DESC";
+static const char SQL_HISTORY_ASC[] =
+    "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND seq > $2::bigint"
+    " AND active >= $4::integer ORDER BY seq LIMIT $3::bigint";
+static const char SQL_HISTORY_TAIL[] =
+    "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND seq > $2::bigint"
+    " AND active >= $4::integer ORDER BY seq DESC LIMIT $3::bigint";
+
+struct scan_arg {
+    const char *session_id, *sql;
+    int64_t after, limit, min_active; /* limit < 0: all */
+    mn_store_message_fn fn;
+    void *user;
+};
+
+/* Rows of a message query handed to fn in order (the callback sees them after the query ran). */
+static mn_status emit_messages(struct pg_conn *c, PGresult *r, const char *session_id, mn_store_message_fn fn,
+                               void *user)
+{
+    mn_status rc = MN_OK;
+    for (int i = 0; i < PQntuples(r) && !rc; i++) {
+        mn_message row;
+        if ((rc = mn_pg_row_message(r, i, 0, session_id, &row)))
+            break;
+        c->visible = 1;
+        if (fn(user, &row))
+            break;
+    }
+    return rc;
+}
+
+static mn_status scan_body(struct pg_conn *c, void *arg)
+{
+    struct scan_arg *a = arg;
+    int64_t sid = 0;
+    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    if (rc)
+        return rc;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    if (a->sql != SQL_MESSAGE_SCAN_DESC) {
+        mn_pg_i64(&p, a->after);
+        if (a->limit < 0)
+            mn_pg_text(&p, NULL); /* LIMIT NULL: no limit */
+        else
+            mn_pg_i64(&p, a->limit);
+        mn_pg_i64(&p, a->min_active);
+    }
+    PGresult *r = NULL;
+    if ((rc = mn_pg_query(c, a->sql, &p, 0, "message scan", &r)))
+        return rc;
+    rc = emit_messages(c, r, a->session_id, a->fn, a->user);
+    PQclear(r);
+    return rc;
+}
+
+mn_status mn_pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user)
+{
+    struct scan_arg a = {session_id, SQL_MESSAGE_SCAN_DESC, 0, 0, 0, fn, user};
+    return mn_pg_run(PG(st), PG_SNAPSHOT, scan_body, &a);
+}
+
+struct collect {
+    struct mn_messages_impl *l;
+    mn_status rc;
+};
+
+static int collect_message(void *user, const mn_message *m)
+{
+    struct collect *c = user;
+    mn_message *it = mn_records_message_push(c->l);
+    if (!it || mn_records_message_fill(&c->l->arena, it, m)) {
+        c->rc = mn__nomem();
+        return 1;
+    }
+    return 0;
+}
+
+mn_status mn_pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
+{
+    struct collect col = {mn_records_message_list_new(), MN_OK};
+    if (!col.l)
+        return mn__nomem();
+    int64_t limit = o->limit == 0 || o->limit > (size_t)INT64_MAX ? -1 : (int64_t)o->limit;
+    int tail = o->tail && limit > 0;
+    struct scan_arg a = {session_id, tail ? SQL_HISTORY_TAIL : SQL_HISTORY_ASC, o->after_seq, limit, o->all ? 0 : 1,
+                         collect_message, &col};
+    mn_status rc = mn_pg_run(PG(st), PG_SNAPSHOT, scan_body, &a);
+    if (!rc)
+        rc = col.rc;
+    if (rc) {
+        mn_records_message_list_free(&col.l->pub);
+        return rc;
+    }
+    if (tail) { /* read newest first; hand back oldest to newest */
+        mn_message *items = col.l->pub.items;
+        for (size_t i = 0, j = col.l->pub.count; i + 1 < j; i++, j--) {
+            mn_message t = items[i];
+            items[i] = items[j - 1];
+            items[j - 1] = t;
+        }
+    }
+    *out = &col.l->pub;
+    return MN_OK;
+}
+
+/* ---- export and import ----------------------------------------------------------------------- */
+
+static const char SQL_SESSION_ALL_BY_CREATED[] =
+    "SELECT " SESSION_COLS ", sid FROM sessions ORDER BY created_at, id COLLATE \"C\"";
+static const char SQL_SESSION_GET_SID[] = "SELECT " SESSION_COLS ", sid FROM sessions WHERE id = $1";
+static const char SQL_EXPORT_MESSAGES[] =
+    "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint ORDER BY seq";
+
+struct export_arg {
+    const char *const *ids;
+    size_t n;
+    mn_store_session_fn on_session;
+    mn_store_message_fn on_message;
+    void *user;
+};
+
+/* One session row (SESSION_COLS then sid) and its messages, inactive ones too. */
+static mn_status export_one(struct pg_conn *c, PGresult *sess, int row, struct export_arg *a)
+{
+    mn_session s;
+    mn_pg_row_session(sess, row, &s);
+    c->visible = 1;
+    if (a->on_session(a->user, &s))
+        return mn__err(MN_IO, "export: write failed");
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, mn_pg_col_i64(sess, row, 16));
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_EXPORT_MESSAGES, &p, 0, "export", &r);
+    if (rc)
+        return rc;
+    for (int i = 0; i < PQntuples(r) && !rc; i++) {
+        mn_message m;
+        rc = mn_pg_row_message(r, i, 0, s.id, &m);
+        if (!rc && a->on_message(a->user, &m))
+            rc = mn__err(MN_IO, "export: write failed");
+    }
+    PQclear(r);
+    return rc;
+}
+
+static mn_status export_body(struct pg_conn *c, void *arg)
+{
+    struct export_arg *a = arg;
+    int64_t sid = 0;
+    mn_status rc = MN_OK;
+    for (size_t i = 0; i < a->n && !rc; i++) /* every named session must exist before a byte is written */
+        rc = mn_pg_session_sid(c, a->ids[i], &sid, NULL);
+    if (rc)
+        return rc;
+    PGresult *r = NULL;
+    if (a->n == 0) {
+        if ((rc = mn_pg_query(c, SQL_SESSION_ALL_BY_CREATED, NULL, 0, "export", &r)))
+            return rc;
+        for (int i = 0; i < PQntuples(r) && !rc; i++)
+            rc = export_one(c, r, i, a);
+        PQclear(r);
+        return rc;
+    }
+    for (size_t i = 0; i < a->n && !rc; i++) {
+        struct pg_params p;
+        mn_pg_params_init(&p);
+        mn_pg_text(&p, a->ids[i]);
+        if ((rc = mn_pg_query(c, SQL_SESSION_GET_SID, &p, 0, "export", &r)))
+            break;
+        if (PQntuples(r) == 1)
+            rc = export_one(c, r, 0, a);
+        else
+            rc = mn__err(MN_NOTFOUND, "session %s not found", a->ids[i]);
+        PQclear(r);
+    }
+    return rc;
+}
+
+mn_status mn_pg_op_export_scan(mn_store *st, const char *const *ids, size_t n, mn_store_session_fn on_session,
+                               mn_store_message_fn on_message, void *user)
+{
+    struct export_arg a = {ids, n, on_session, on_message, user};
+    return mn_pg_run(PG(st), PG_SNAPSHOT, export_body, &a);
+}
+
+static mn_status import_session_body(struct pg_conn *c, void *arg)
+{
+    const mn_session *in = arg;
+    int64_t sid = 0;
+    mn_status rc = mn_pg_session_sid(c, in->id, &sid, NULL);
+    if (rc != MN_NOTFOUND)
+        return rc == MN_OK ? MN_NOTFOUND : rc; /* MN_NOTFOUND here: present, skipped */
+    return insert_session(c, in, NULL);
+}
+
+mn_status mn_pg_op_import_session(mn_store *st, const mn_session *in, int *added)
+{
+    *added = 0;
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, import_session_body, (void *)in);
+    if (rc == MN_NOTFOUND) {
+        mn__err_clear();
+        return MN_OK;
+    }
+    *added = rc == MN_OK;
+    return rc;
+}
+
+static const char SQL_MESSAGE_SEQ_EXISTS[] =
+    "SELECT 1 FROM messages WHERE session_sid = $1::bigint AND seq = $2::bigint";
+static const char SQL_MESSAGE_ID_EXISTS[] = "SELECT 1 FROM messages WHERE id = $1::bigint";
+static const char SQL_MESSAGE_IMPORT[] =
+    "INSERT INTO messages (id, session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name, model,"
+    " files, metadata, idem_key, tokens, pinned, created_at, active)"
+    " VALUES (coalesce($16::bigint, nextval(pg_get_serial_sequence('messages', 'id'))), $1::bigint, $2::bigint,"
+    " $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::integer, $15::bigint, $17::integer)";
+/* An imported id above the sequence moves it on, so that new messages never take it. */
+static const char SQL_MESSAGE_ID_SEQ[] =
+    "SELECT setval(q.seq, $1::bigint) FROM (SELECT pg_get_serial_sequence('messages', 'id')::regclass AS seq) q"
+    " WHERE $1::bigint > coalesce(pg_sequence_last_value(q.seq), 0)";
+static const char SQL_SESSION_IMPORTED_MESSAGE[] =
+    "UPDATE sessions SET last_seq = greatest(last_seq, $2::bigint), message_count = message_count + 1,"
+    " token_count = token_count + $3::bigint, turn_count = turn_count + $4::bigint WHERE sid = $1::bigint";
+
+static mn_status exists(struct pg_conn *c, const char *sql, int64_t a, int64_t b, int with_b, int *yes)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, a);
+    if (with_b)
+        mn_pg_i64(&p, b);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, sql, &p, 0, "lookup", &r);
+    if (!rc) {
+        *yes = PQntuples(r) > 0;
+        PQclear(r);
+    }
+    return rc;
+}
+
+struct import_arg {
+    const mn_message *m;
+    int added;
+};
+
+static mn_status import_message_body(struct pg_conn *c, void *arg)
+{
+    struct import_arg *a = arg;
+    const mn_message *m = a->m;
+    int64_t sid = 0;
+    int taken = 0;
+    a->added = 0;
+    mn_status rc = mn_pg_session_sid(c, m->session_id, &sid, NULL);
+    if (!rc)
+        rc = exists(c, SQL_MESSAGE_SEQ_EXISTS, sid, m->seq, 1, &taken);
+    if (rc || taken)
+        return rc;
+    if ((rc = exists(c, SQL_MESSAGE_ID_EXISTS, m->id, 0, 0, &taken)))
+        return rc;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    bind_message(&p, sid, m);
+    if (taken) /* keep the exported id when it is free, else take a new one */
+        mn_pg_text(&p, NULL);
+    else
+        mn_pg_i64(&p, m->id);
+    mn_pg_i64(&p, m->active ? 1 : 0);
+    if ((rc = mn_pg_query(c, SQL_MESSAGE_IMPORT, &p, 0, "message import", NULL)))
+        return rc;
+    if (!taken) {
+        mn_pg_params_init(&p);
+        mn_pg_i64(&p, m->id);
+        if ((rc = mn_pg_query(c, SQL_MESSAGE_ID_SEQ, &p, 0, "message import", NULL)))
+            return rc;
+    }
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, m->seq);
+    mn_pg_i64(&p, m->tokens);
+    mn_pg_i64(&p, m->role == MN_ROLE_USER);
+    if ((rc = mn_pg_query(c, SQL_SESSION_IMPORTED_MESSAGE, &p, 0, "session update", NULL)))
+        return rc;
+    a->added = 1;
+    return MN_OK;
+}
+
+mn_status mn_pg_op_import_message(mn_store *st, const mn_message *m, int *added)
+{
+    struct import_arg a = {m, 0};
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, import_message_body, &a);
+    *added = rc ? 0 : a.added;
+    return rc;
+}
+
+/* ---- edits ----------------------------------------------------------------------------------- */
+
+static const char SQL_MESSAGE_FOR_DELETE[] =
+    "SELECT tokens, (role = 'user')::integer, active FROM messages WHERE id = $1::bigint AND session_sid = $2::bigint"
+    " FOR UPDATE";
+static const char SQL_MESSAGE_DELETE[] = "DELETE FROM messages WHERE id = $1::bigint";
+static const char SQL_SESSION_MESSAGE_GONE[] =
+    "UPDATE sessions SET message_count = message_count - 1, token_count = token_count - $2::bigint,"
+    " turn_count = greatest(turn_count - $3::bigint, 0), inactive_count = greatest(inactive_count - $4::bigint, 0),"
+    " updated_at = $5::bigint WHERE sid = $1::bigint";
+static const char SQL_SESSION_UPDATE[] =
+    "UPDATE sessions SET title = coalesce($2, title), metadata = coalesce($3, metadata), updated_at = $4::bigint"
+    " WHERE id = $1";
+
+struct msg_delete_arg {
+    const char *session_id;
+    int64_t message_id;
+};
+
+static mn_status message_delete_body(struct pg_conn *c, void *arg)
+{
+    struct msg_delete_arg *a = arg;
+    int64_t sid = 0;
+    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    if (rc)
+        return rc;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, a->message_id);
+    mn_pg_i64(&p, sid);
+    PGresult *r = NULL;
+    if ((rc = mn_pg_query(c, SQL_MESSAGE_FOR_DELETE, &p, 0, "message lookup", &r)))
+        return rc;
+    if (PQntuples(r) != 1) {
+        PQclear(r);
+        return mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)a->message_id, a->session_id);
+    }
+    int64_t tokens = mn_pg_col_i64(r, 0, 0), user = mn_pg_col_i64(r, 0, 1), inactive = mn_pg_col_i64(r, 0, 2) == 0;
+    PQclear(r);
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, a->message_id);
+    if ((rc = mn_pg_query(c, SQL_MESSAGE_DELETE, &p, 0, "message delete", NULL)))
+        return rc;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, tokens);
+    mn_pg_i64(&p, user);
+    mn_pg_i64(&p, inactive);
+    mn_pg_i64(&p, mn_clock_now_ms());
+    return mn_pg_query(c, SQL_SESSION_MESSAGE_GONE, &p, 0, "session update", NULL);
+}
+
+mn_status mn_pg_op_message_delete(mn_store *st, const char *session_id, int64_t message_id)
+{
+    struct msg_delete_arg a = {session_id, message_id};
+    return mn_pg_run(PG(st), PG_WRITE, message_delete_body, &a);
+}
+
+struct update_arg {
+    const char *id, *title, *metadata;
+    int64_t now_ms;
+};
+
+static mn_status session_update_body(struct pg_conn *c, void *arg)
+{
+    struct update_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, a->id);
+    mn_pg_text(&p, a->title);
+    mn_pg_text(&p, a->metadata);
+    mn_pg_i64(&p, a->now_ms);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_SESSION_UPDATE, &p, 0, "session update", &r);
+    if (rc)
+        return rc;
+    if (mn_pg_changes(r) == 0)
+        rc = mn__err(MN_NOTFOUND, "session %s not found", a->id);
+    PQclear(r);
+    return rc;
+}
+
+mn_status mn_pg_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
+                                  int64_t now_ms)
+{
+    struct update_arg a = {id, title, metadata, now_ms};
+    return mn_pg_run(PG(st), PG_WRITE, session_update_body, &a);
+}

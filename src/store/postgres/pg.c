@@ -1,0 +1,966 @@
+/*
+ * pg.c — the PostgreSQL backend of store.h (postgres:// or postgresql:// URLs): a lazily opened
+ * pool of libpq connections per handle, statements prepared once per connection, the
+ * transaction runner with its retries, SQLSTATE → mn_status mapping, schema migrations under an
+ * advisory lock, and the handle-wide operations (stats, meta, token recount).
+ * Why a separate backend at all: several `mnemo serve` nodes sharing one database (DESIGN.md §1).
+ * Schema: schema.h. The other operations: messages.c, threads.c, summaries.c, search.c.
+ */
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/postgres/pg_int.h"
+#include "store/postgres/schema.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+/* ---- the URL, masked for messages ------------------------------------------------------------ */
+
+/* Copies url with the password of its user info and any password= parameter replaced by ***. */
+static char *mask_url(const char *url)
+{
+    struct mn_buf b = MN_BUF_INIT;
+    const char *p = url, *scheme = strstr(url, "://");
+    mn_status rc = MN_OK;
+    if (scheme) {
+        const char *auth = scheme + 3, *end = auth + strcspn(auth, "/?");
+        const char *at = NULL;
+        for (const char *q = auth; q < end; q++)
+            if (*q == '@')
+                at = q;
+        const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+        if (colon) {
+            rc = mn_buf_add(&b, url, (size_t)(colon + 1 - url));
+            if (!rc)
+                rc = mn_buf_adds(&b, "***");
+            p = at;
+        }
+    }
+    while (!rc && *p) {
+        const char *hit = strstr(p, "password=");
+        if (!hit || (hit > url && hit[-1] != '?' && hit[-1] != '&' && hit[-1] != ' ')) {
+            size_t n = hit ? (size_t)(hit - p) + 9 : strlen(p);
+            rc = mn_buf_add(&b, p, n);
+            p += n;
+            continue;
+        }
+        rc = mn_buf_add(&b, p, (size_t)(hit - p) + 9);
+        if (!rc)
+            rc = mn_buf_adds(&b, "***");
+        p = hit + 9;
+        p += strcspn(p, "& ");
+    }
+    char *out = rc ? NULL : mn_buf_detach(&b, NULL);
+    mn_buf_release(&b);
+    return out;
+}
+
+/* Takes a pool_size=N parameter out of the URL's query (libpq would refuse it); *size stays as
+ * it was when there is none. */
+static mn_status take_pool_size(char *url, size_t *size)
+{
+    char *q = strchr(url, '?');
+    for (char *p = q; p && *p;) {
+        char *name = p + 1, *end = name + strcspn(name, "&");
+        if (strncmp(name, "pool_size=", 10) != 0) {
+            p = *end ? end : NULL;
+            continue;
+        }
+        char *num_end = NULL;
+        long long n = strtoll(name + 10, &num_end, 10);
+        if (num_end != end || n < 1 || n > 256)
+            return mn__err(MN_INVALID, "database URL: pool_size must be a number from 1 to 256");
+        *size = (size_t)n;
+        if (*end) /* "?pool_size=4&x" → "?x", "&pool_size=4&x" → "&x" */
+            memmove(name, end + 1, strlen(end + 1) + 1);
+        else /* last: drop it with the separator before it */
+            *p = '\0';
+    }
+    return MN_OK;
+}
+
+/* ---- parameters ------------------------------------------------------------------------------ */
+
+void mn_pg_params_init(struct pg_params *p) { memset(p, 0, sizeof *p); }
+
+void mn_pg_text(struct pg_params *p, const char *v)
+{
+    if (p->n < MN_PG_MAX_PARAMS)
+        p->v[p->n++] = v;
+}
+
+void mn_pg_i64(struct pg_params *p, int64_t v)
+{
+    if (p->n < MN_PG_MAX_PARAMS) {
+        snprintf(p->num[p->n], sizeof p->num[p->n], "%lld", (long long)v);
+        p->v[p->n] = p->num[p->n];
+        p->n++;
+    }
+}
+
+void mn_pg_bin(struct pg_params *p, const void *data, int len)
+{
+    if (p->n < MN_PG_MAX_PARAMS) {
+        p->v[p->n] = data;
+        p->len[p->n] = len;
+        p->fmt[p->n++] = 1;
+    }
+}
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+
+/* The message of a failed result (or of the connection), without the trailing newline. */
+static void error_text(struct pg_conn *c, PGresult *r, char *out, size_t cap)
+{
+    const char *m = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    if (!m || !*m)
+        m = r && *PQresultErrorMessage(r) ? PQresultErrorMessage(r) : PQerrorMessage(c->pg);
+    snprintf(out, cap, "%s", m && *m ? m : "unknown error");
+    size_t n = strlen(out);
+    while (n && (out[n - 1] == '\n' || out[n - 1] == ' '))
+        out[--n] = '\0';
+    for (char *p = out; *p; p++) /* libpq's hints come on lines of their own: one line */
+        if (*p == '\n' || *p == '\t')
+            *p = ' ';
+}
+
+mn_status mn_pg_fail(struct pg_conn *c, PGresult *r, const char *what)
+{
+    char msg[512];
+    error_text(c, r, msg, sizeof msg);
+    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    if (!state)
+        state = "";
+    if (PQstatus(c->pg) == CONNECTION_BAD || strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 ||
+        strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0 || strcmp(state, "25006") == 0 ||
+        strcmp(state, "53300") == 0 || (!r && PQstatus(c->pg) != CONNECTION_OK)) {
+        c->broken = 1;
+        return mn__err(MN_UNAVAILABLE, "database unavailable: %s: %s", what, msg);
+    }
+    if (!r)
+        return mn__nomem();
+    if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0) {
+        c->retry = 1;
+        return mn__err(MN_BUSY, "%s: %s (retried)", what, msg);
+    }
+    if (strcmp(state, "55P03") == 0 || strcmp(state, "57014") == 0)
+        return mn__err(MN_BUSY, "%s: the database is locked by another writer for longer than memory.busy_timeout_ms"
+                       " (%s)", what, msg);
+    if (strncmp(state, "23", 2) == 0)
+        return mn__err(MN_CONFLICT, "%s: %s", what, msg);
+    if (strcmp(state, "53100") == 0)
+        return mn__err(MN_IO, "%s: %s", what, msg);
+    if (strcmp(state, "53200") == 0)
+        return mn__err(MN_NOMEM, "%s: %s", what, msg);
+    if (strcmp(state, "XX001") == 0 || strcmp(state, "XX002") == 0)
+        return MN_CORRUPT_AT("%s: %s", what, msg);
+    if (strncmp(state, "22", 2) == 0)
+        return mn__err(MN_INVALID, "%s: %s", what, msg);
+    return mn__err(MN_INTERNAL, "%s: %s (sqlstate %s)", what, msg, *state ? state : "none");
+}
+
+/* ---- statements ------------------------------------------------------------------------------ */
+
+mn_status mn_pg_query(struct pg_conn *c, const char *sql, const struct pg_params *p, int binary, const char *what,
+                      PGresult **out)
+{
+    if (out)
+        *out = NULL;
+    size_t i = 0;
+    while (i < c->n_stmts && c->stmts[i] != sql)
+        i++;
+    char name[16];
+    snprintf(name, sizeof name, "s%zu", i);
+    if (i == c->n_stmts) {
+        if (i == MN_PG_MAX_STMTS)
+            return mn__err(MN_INTERNAL, "postgres: statement cache full");
+        PGresult *r = PQprepare(c->pg, name, sql, 0, NULL);
+        mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, what);
+        PQclear(r);
+        if (rc)
+            return rc;
+        c->stmts[c->n_stmts++] = sql;
+    }
+    PGresult *r = PQexecPrepared(c->pg, name, p ? p->n : 0, p ? p->v : NULL, p ? p->len : NULL, p ? p->fmt : NULL,
+                                 binary);
+    ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        mn_status rc = mn_pg_fail(c, r, what);
+        PQclear(r);
+        return rc;
+    }
+    if (out)
+        *out = r;
+    else
+        PQclear(r);
+    return MN_OK;
+}
+
+int64_t mn_pg_changes(PGresult *r)
+{
+    const char *n = PQcmdTuples(r);
+    return n && *n ? strtoll(n, NULL, 10) : 0;
+}
+
+/* ---- columns --------------------------------------------------------------------------------- */
+
+const char *mn_pg_col_text(PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+
+int64_t mn_pg_col_i64(PGresult *r, int row, int col)
+{
+    if (PQgetisnull(r, row, col))
+        return 0;
+    const char *v = PQgetvalue(r, row, col);
+    if (PQfformat(r, col) == 0)
+        return strtoll(v, NULL, 10);
+    int len = PQgetlength(r, row, col);
+    uint64_t x = 0;
+    for (int i = 0; i < len && i < 8; i++)
+        x = x << 8 | (unsigned char)v[i];
+    if (len == 4)
+        return (int32_t)(uint32_t)x;
+    if (len == 2)
+        return (int16_t)(uint16_t)x;
+    return (int64_t)x;
+}
+
+double mn_pg_col_double(PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? 0 : strtod(PQgetvalue(r, row, col), NULL);
+}
+
+/* ---- connections and the pool ---------------------------------------------------------------- */
+
+static void quiet_notice(void *arg, const char *message)
+{
+    (void)arg;
+    mn__log(MN_LOG_DEBUG, "postgres: %s", message);
+}
+
+static void conn_close(struct pg_conn *c)
+{
+    if (c) {
+        PQfinish(c->pg);
+        free(c);
+    }
+}
+
+static mn_status conn_open(struct pg_store *s, struct pg_conn **out)
+{
+    *out = NULL;
+    struct pg_conn *c = calloc(1, sizeof *c);
+    if (!c)
+        return mn__nomem();
+    /* earlier entries are defaults: what the URL says wins */
+    const char *keys[] = {"connect_timeout", "application_name", "dbname", NULL};
+    const char *vals[] = {"10", "mnemo", s->url, NULL};
+    c->pg = PQconnectdbParams(keys, vals, 1);
+    if (!c->pg) {
+        free(c);
+        return mn__nomem();
+    }
+    if (PQstatus(c->pg) != CONNECTION_OK) {
+        char msg[512];
+        error_text(c, NULL, msg, sizeof msg);
+        conn_close(c);
+        return mn__err(MN_UNAVAILABLE, "database unavailable: cannot connect to %s: %s", s->masked, msg);
+    }
+    PQsetNoticeProcessor(c->pg, quiet_notice, NULL);
+    if (PQserverVersion(c->pg) < 120000) {
+        int v = PQserverVersion(c->pg);
+        conn_close(c);
+        return mn__err(MN_UNAVAILABLE, "%s runs PostgreSQL %d.%d; mnemo needs 12 or newer", s->masked, v / 10000,
+                       v % 10000);
+    }
+    const char *enc = PQparameterStatus(c->pg, "server_encoding");
+    if (enc && strcmp(enc, "UTF8") != 0) {
+        mn_status rc = mn__err(MN_INVALID, "%s uses the encoding %s; mnemo stores UTF-8 text and needs a UTF8"
+                               " database (CREATE DATABASE … ENCODING 'UTF8')", s->masked, enc);
+        conn_close(c);
+        return rc;
+    }
+    char sql[256];
+    /* lock waits end like SQLite's busy handler: after memory.busy_timeout_ms, as MN_BUSY */
+    snprintf(sql, sizeof sql,
+             "SET client_encoding = 'UTF8'; SET client_min_messages = warning; SET lock_timeout = %lld;%s",
+             (long long)(s->busy_timeout_ms > 0 ? s->busy_timeout_ms : 1),
+             s->sync_full ? "" : " SET synchronous_commit = off;");
+    PGresult *r = PQexec(c->pg, sql);
+    mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "connect");
+    PQclear(r);
+    if (rc) {
+        conn_close(c);
+        return rc;
+    }
+    *out = c;
+    return MN_OK;
+}
+
+/* Borrows a connection: the caller's pinned one (*pinned 1), an idle one, or a new one. */
+static mn_status acquire(struct pg_store *s, struct pg_conn **out, int *pinned)
+{
+    *pinned = 0;
+    pthread_mutex_lock(&s->lock);
+    for (struct pg_conn *p = s->pinned; p; p = p->next_free)
+        if (pthread_equal(p->pin_owner, pthread_self())) {
+            *out = p;
+            *pinned = 1;
+            pthread_mutex_unlock(&s->lock);
+            return MN_OK;
+        }
+    while (!s->free_list && s->n_open >= s->pool_size)
+        pthread_cond_wait(&s->freed, &s->lock);
+    if (s->free_list) {
+        *out = s->free_list;
+        s->free_list = (*out)->next_free;
+        (*out)->next_free = NULL;
+        pthread_mutex_unlock(&s->lock);
+        return MN_OK;
+    }
+    s->n_open++;
+    pthread_mutex_unlock(&s->lock);
+    mn_status rc = conn_open(s, out);
+    if (rc) {
+        pthread_mutex_lock(&s->lock);
+        s->n_open--;
+        pthread_cond_signal(&s->freed);
+        pthread_mutex_unlock(&s->lock);
+    }
+    return rc;
+}
+
+/* Gives a connection back. A broken one is closed, and so is every idle one (after a server
+ * restart they are all dead): the next call connects afresh. */
+static void release(struct pg_store *s, struct pg_conn *c)
+{
+    struct pg_conn *drop = NULL;
+    if (!c->broken && PQtransactionStatus(c->pg) != PQTRANS_IDLE)
+        c->broken = 1; /* never hand on a connection inside a transaction */
+    pthread_mutex_lock(&s->lock);
+    if (c->broken) {
+        c->next_free = s->free_list;
+        drop = c;
+        s->n_open--;
+        for (struct pg_conn *d = s->free_list; d; d = d->next_free)
+            s->n_open--;
+        s->free_list = NULL;
+    } else {
+        c->next_free = s->free_list;
+        s->free_list = c;
+    }
+    pthread_cond_broadcast(&s->freed);
+    pthread_mutex_unlock(&s->lock);
+    while (drop) {
+        struct pg_conn *next = drop->next_free;
+        conn_close(drop);
+        drop = next;
+    }
+}
+
+/* ---- transactions ---------------------------------------------------------------------------- */
+
+static const char SQL_BEGIN[] = "BEGIN";
+static const char SQL_BEGIN_SNAPSHOT[] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+static const char SQL_COMMIT[] = "COMMIT";
+static const char SQL_ROLLBACK[] = "ROLLBACK";
+
+static void rollback(struct pg_conn *c)
+{
+    if (!c->broken && PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
+        PGresult *r = PQexec(c->pg, SQL_ROLLBACK);
+        if (!r || PQresultStatus(r) != PGRES_COMMAND_OK)
+            c->broken = 1;
+        PQclear(r);
+    }
+}
+
+/* Exponential backoff, 1 ms doubling to 100 ms, with jitter from the clock's low digits. */
+static void backoff(int attempt)
+{
+    int64_t delay = attempt < 7 ? (int64_t)1 << attempt : 100;
+    delay += (mn_clock_mono_ns() / 1000 % 1000) * delay / 2000;
+    mn_clock_sleep_ms(delay);
+}
+
+mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *arg)
+{
+    struct pg_conn *c = NULL;
+    int pinned = 0, reconnected = 0;
+    mn_status rc = acquire(s, &c, &pinned);
+    if (rc)
+        return rc;
+    if (pinned) { /* inside begin…commit: the caller's transaction */
+        c->visible = c->retry = 0;
+        return body(c, arg);
+    }
+    int64_t started = mn_clock_mono_ns();
+    for (int attempt = 0;; attempt++) {
+        int committing = 0;
+        c->visible = c->retry = 0;
+        rc = mode == PG_AUTOCOMMIT ? MN_OK
+                                   : mn_pg_query(c, mode == PG_WRITE ? SQL_BEGIN : SQL_BEGIN_SNAPSHOT, NULL, 0,
+                                                 "begin", NULL);
+        if (!rc)
+            rc = body(c, arg);
+        if (mode != PG_AUTOCOMMIT) {
+            if (rc)
+                rollback(c);
+            else {
+                committing = 1;
+                rc = mn_pg_query(c, SQL_COMMIT, NULL, 0, "commit", NULL);
+                if (rc)
+                    rollback(c);
+            }
+        }
+        if (!rc || c->visible)
+            break;
+        if (c->broken && !reconnected && !(committing && rc == MN_UNAVAILABLE)) {
+            /* the connection dropped (server restart, failover) before anything was committed:
+             * once more on a fresh connection */
+            release(s, c);
+            c = NULL;
+            reconnected = 1;
+            if ((rc = acquire(s, &c, &pinned)))
+                return rc;
+            continue;
+        }
+        int64_t waited_ms = (mn_clock_mono_ns() - started) / 1000000;
+        if (!c->retry || attempt >= 50 || (attempt >= 4 && waited_ms >= s->busy_timeout_ms))
+            break;
+        backoff(attempt);
+    }
+    release(s, c);
+    return rc;
+}
+
+/* begin/commit/rollback pin one connection to the calling thread: the import's statements
+ * (mn_pg_run sees the pin) run in that one transaction while other threads use the pool (and
+ * may run imports of their own on connections of their own). */
+mn_status mn_pg_op_begin(mn_store *st)
+{
+    struct pg_store *s = PG(st);
+    struct pg_conn *c = NULL;
+    int pinned = 0;
+    mn_status rc = acquire(s, &c, &pinned);
+    if (rc)
+        return rc;
+    if (pinned)
+        return mn__err(MN_MISUSE, "postgres: begin inside an open transaction");
+    rc = mn_pg_query(c, SQL_BEGIN, NULL, 0, "begin", NULL);
+    if (rc && c->broken) { /* an idle connection that died: once more on a fresh one */
+        release(s, c);
+        if ((rc = acquire(s, &c, &pinned)))
+            return rc;
+        rc = mn_pg_query(c, SQL_BEGIN, NULL, 0, "begin", NULL);
+    }
+    if (rc) {
+        release(s, c);
+        return rc;
+    }
+    pthread_mutex_lock(&s->lock);
+    c->pin_owner = pthread_self();
+    c->next_free = s->pinned;
+    s->pinned = c;
+    pthread_mutex_unlock(&s->lock);
+    return MN_OK;
+}
+
+static struct pg_conn *unpin(struct pg_store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    struct pg_conn *c = NULL, **link = &s->pinned;
+    while (*link && !pthread_equal((*link)->pin_owner, pthread_self()))
+        link = &(*link)->next_free;
+    if (*link) {
+        c = *link;
+        *link = c->next_free;
+        c->next_free = NULL;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return c;
+}
+
+mn_status mn_pg_op_commit(mn_store *st)
+{
+    struct pg_store *s = PG(st);
+    struct pg_conn *c = unpin(s);
+    if (!c)
+        return mn__err(MN_MISUSE, "postgres: commit without begin");
+    mn_status rc = mn_pg_query(c, SQL_COMMIT, NULL, 0, "commit", NULL);
+    if (rc)
+        rollback(c);
+    release(s, c);
+    return rc;
+}
+
+void mn_pg_op_rollback(mn_store *st)
+{
+    struct pg_store *s = PG(st);
+    struct pg_conn *c = unpin(s);
+    if (c) {
+        rollback(c);
+        release(s, c);
+    }
+}
+
+/* ---- rows ------------------------------------------------------------------------------------ */
+
+void mn_pg_row_session(PGresult *r, int row, mn_session *out)
+{
+    memset(out, 0, sizeof *out);
+    out->id = mn_pg_col_text(r, row, 0);
+    out->ns = mn_pg_col_text(r, row, 1);
+    out->title = mn_pg_col_text(r, row, 2);
+    out->system_prompt = mn_pg_col_text(r, row, 3);
+    out->metadata = mn_pg_col_text(r, row, 4);
+    out->tool_name = mn_pg_col_text(r, row, 5);
+    out->parent_id = mn_pg_col_text(r, row, 6);
+    out->created_at = mn_pg_col_i64(r, row, 7);
+    out->updated_at = mn_pg_col_i64(r, row, 8);
+    out->expires_at = mn_pg_col_i64(r, row, 9);
+    out->message_count = mn_pg_col_i64(r, row, 10);
+    out->token_count = mn_pg_col_i64(r, row, 11);
+    out->ttl_ms = mn_pg_col_i64(r, row, 12);
+    out->max_turns = mn_pg_col_i64(r, row, 13);
+    out->turn_count = mn_pg_col_i64(r, row, 14);
+    out->inactive_count = mn_pg_col_i64(r, row, 15);
+    if (!out->metadata)
+        out->metadata = "{}";
+}
+
+mn_status mn_pg_row_message(PGresult *r, int row, int at, const char *session_id, mn_message *out)
+{
+    memset(out, 0, sizeof *out);
+    out->id = mn_pg_col_i64(r, row, at + 0);
+    out->session_id = session_id;
+    out->seq = mn_pg_col_i64(r, row, at + 1);
+    const char *role = mn_pg_col_text(r, row, at + 2);
+    if (!role || mn_role_parse(role, &out->role) != MN_OK)
+        return MN_CORRUPT_AT("database: message %lld has an unknown role", (long long)out->id);
+    out->content = mn_pg_col_text(r, row, at + 3);
+    out->tool_calls = mn_pg_col_text(r, row, at + 4);
+    out->tool_call_id = mn_pg_col_text(r, row, at + 5);
+    out->name = mn_pg_col_text(r, row, at + 6);
+    out->tool_name = mn_pg_col_text(r, row, at + 7);
+    out->model = mn_pg_col_text(r, row, at + 8);
+    out->files = mn_pg_col_text(r, row, at + 9);
+    out->metadata = mn_pg_col_text(r, row, at + 10);
+    out->idempotency_key = mn_pg_col_text(r, row, at + 11);
+    out->tokens = mn_pg_col_i64(r, row, at + 12);
+    out->pinned = (int)mn_pg_col_i64(r, row, at + 13);
+    out->created_at = mn_pg_col_i64(r, row, at + 14);
+    out->active = (int)mn_pg_col_i64(r, row, at + 15);
+    if (!out->metadata)
+        out->metadata = "{}";
+    return MN_OK;
+}
+
+static const char SQL_SESSION_SID[] = "SELECT sid, last_seq FROM sessions WHERE id = $1";
+
+mn_status mn_pg_session_sid(struct pg_conn *c, const char *id, int64_t *sid, int64_t *last_seq)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, id);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_SESSION_SID, &p, 0, "session lookup", &r);
+    if (rc)
+        return rc;
+    if (PQntuples(r) == 1) {
+        *sid = mn_pg_col_i64(r, 0, 0);
+        if (last_seq)
+            *last_seq = mn_pg_col_i64(r, 0, 1);
+    } else
+        rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+    PQclear(r);
+    return rc;
+}
+
+/* ---- stats and meta -------------------------------------------------------------------------- */
+
+static const char SQL_STATS[] =
+    "SELECT count(*), coalesce(sum(message_count), 0), coalesce(sum(token_count), 0),"
+    " count(*) FILTER (WHERE ttl_ms > 0), coalesce(sum(turn_count), 0),"
+    " count(*) FILTER (WHERE expires_at > 0 AND expires_at <= $1::bigint),"
+    " pg_database_size(current_database()) FROM sessions";
+
+struct stats_arg {
+    int64_t now_ms;
+    mn_store_stats *out;
+};
+
+static mn_status stats_body(struct pg_conn *c, void *arg)
+{
+    struct stats_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, a->now_ms);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_STATS, &p, 0, "stats", &r);
+    if (rc)
+        return rc;
+    a->out->sessions = mn_pg_col_i64(r, 0, 0);
+    a->out->messages = mn_pg_col_i64(r, 0, 1);
+    a->out->tokens = mn_pg_col_i64(r, 0, 2);
+    a->out->threads = mn_pg_col_i64(r, 0, 3);
+    a->out->turns = mn_pg_col_i64(r, 0, 4);
+    a->out->expired_pending = mn_pg_col_i64(r, 0, 5);
+    a->out->db_bytes = mn_pg_col_i64(r, 0, 6);
+    PQclear(r);
+    return MN_OK;
+}
+
+static mn_status op_stats(mn_store *st, int64_t now_ms, mn_store_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->schema_version = MN_PG_SCHEMA_VERSION;
+    struct stats_arg a = {now_ms, out};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, stats_body, &a);
+}
+
+static const char SQL_META_GET[] = "SELECT value FROM meta WHERE key = $1";
+static const char SQL_META_SET[] =
+    "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+
+struct meta_arg {
+    const char *key, *value;
+    char **out;
+};
+
+static mn_status meta_get_body(struct pg_conn *c, void *arg)
+{
+    struct meta_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, a->key);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_META_GET, &p, 0, "meta get", &r);
+    if (rc)
+        return rc;
+    if (PQntuples(r) == 1 && !(*a->out = strdup(PQgetvalue(r, 0, 0))))
+        rc = mn__nomem();
+    PQclear(r);
+    return rc;
+}
+
+static mn_status op_meta_get(mn_store *st, const char *key, char **value)
+{
+    *value = NULL;
+    struct meta_arg a = {key, NULL, value};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, meta_get_body, &a);
+}
+
+static mn_status meta_set_body(struct pg_conn *c, void *arg)
+{
+    struct meta_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, a->key);
+    mn_pg_text(&p, a->value);
+    return mn_pg_query(c, SQL_META_SET, &p, 0, "meta set", NULL);
+}
+
+static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
+{
+    struct meta_arg a = {key, value, NULL};
+    return mn_pg_run(PG(st), PG_WRITE, meta_set_body, &a);
+}
+
+/* ---- token recount --------------------------------------------------------------------------- */
+
+static const char SQL_MESSAGE_TOTAL[] = "SELECT count(*) FROM messages";
+static const char SQL_RECOUNT_READ[] =
+    "SELECT id, content, tool_calls, name, tool_call_id FROM messages WHERE id > $1::bigint ORDER BY id"
+    " LIMIT $2::bigint";
+static const char SQL_RECOUNT_WRITE[] =
+    "UPDATE messages m SET tokens = v.t FROM unnest($1::bigint[], $2::bigint[]) AS v(id, t) WHERE m.id = v.id";
+static const char SQL_RECOUNT_SESSIONS[] =
+    "UPDATE sessions SET token_count ="
+    " (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = sessions.sid)";
+
+struct recount_arg {
+    int64_t (*count)(void *, const mn_message *);
+    void *user;
+    int64_t after, done, total;
+};
+
+static mn_status recount_total_body(struct pg_conn *c, void *arg)
+{
+    struct recount_arg *a = arg;
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_MESSAGE_TOTAL, NULL, 0, "recount", &r);
+    if (!rc) {
+        a->total = mn_pg_col_i64(r, 0, 0);
+        PQclear(r);
+    }
+    return rc;
+}
+
+/* One batch: up to 1000 messages after a->after, recounted in one UPDATE. The batch's outcome
+ * is only kept (after, done) once the runner has committed it. */
+struct recount_batch {
+    struct recount_arg *a;
+    int64_t last, n;
+};
+
+static mn_status recount_batch_body(struct pg_conn *c, void *arg)
+{
+    struct recount_batch *b = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, b->a->after);
+    mn_pg_i64(&p, 1000);
+    PGresult *r = NULL;
+    b->n = 0;
+    b->last = b->a->after;
+    mn_status rc = mn_pg_query(c, SQL_RECOUNT_READ, &p, 0, "recount", &r);
+    if (rc)
+        return rc;
+    int rows = PQntuples(r);
+    struct mn_buf ids = MN_BUF_INIT, counts = MN_BUF_INIT;
+    rc = mn_buf_addc(&ids, '{');
+    if (!rc)
+        rc = mn_buf_addc(&counts, '{');
+    for (int i = 0; i < rows && !rc; i++) {
+        mn_message m;
+        memset(&m, 0, sizeof m);
+        m.id = b->last = mn_pg_col_i64(r, i, 0);
+        m.content = mn_pg_col_text(r, i, 1);
+        m.tool_calls = mn_pg_col_text(r, i, 2);
+        m.name = mn_pg_col_text(r, i, 3);
+        m.tool_call_id = mn_pg_col_text(r, i, 4);
+        rc = mn_buf_addf(&ids, "%s%lld", i ? "," : "", (long long)m.id);
+        if (!rc)
+            rc = mn_buf_addf(&counts, "%s%lld", i ? "," : "", (long long)b->a->count(b->a->user, &m));
+    }
+    PQclear(r);
+    if (!rc && !(rc = mn_buf_addc(&ids, '}')) && !(rc = mn_buf_addc(&counts, '}')) && rows > 0) {
+        mn_pg_params_init(&p);
+        mn_pg_text(&p, ids.data);
+        mn_pg_text(&p, counts.data);
+        rc = mn_pg_query(c, SQL_RECOUNT_WRITE, &p, 0, "recount", NULL);
+    }
+    mn_buf_release(&ids);
+    mn_buf_release(&counts);
+    if (!rc)
+        b->n = rows;
+    return rc;
+}
+
+static mn_status recount_sessions_body(struct pg_conn *c, void *arg)
+{
+    (void)arg;
+    return mn_pg_query(c, SQL_RECOUNT_SESSIONS, NULL, 0, "recount sessions", NULL);
+}
+
+static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const mn_message *), void *user,
+                                   void (*progress)(void *, int64_t, int64_t), int64_t *n)
+{
+    struct pg_store *s = PG(st);
+    struct recount_arg a = {count, user, 0, 0, 0};
+    mn_status rc = mn_pg_run(s, PG_AUTOCOMMIT, recount_total_body, &a);
+    while (!rc) {
+        struct recount_batch b = {&a, 0, 0};
+        rc = mn_pg_run(s, PG_WRITE, recount_batch_body, &b);
+        if (rc || b.n == 0)
+            break;
+        a.after = b.last;
+        a.done += b.n;
+        if (progress)
+            progress(user, a.done, a.total > a.done ? a.total : a.done);
+    }
+    if (!rc)
+        rc = mn_pg_run(s, PG_WRITE, recount_sessions_body, NULL);
+    *n = a.done;
+    return rc;
+}
+
+/* ---- migrations ------------------------------------------------------------------------------ */
+
+static const char SQL_TABLES[] =
+    "SELECT to_regclass('mnemo_schema') IS NOT NULL, to_regclass('sessions') IS NOT NULL";
+static const char SQL_VERSION[] = "SELECT coalesce(max(version), 0) FROM mnemo_schema";
+static const char SQL_MIGRATE_LOCK[] = "SELECT pg_advisory_xact_lock(" MN_PG_LOCK_MIGRATE ")";
+
+/* The schema version of the database: 0 when empty; MN_CORRUPT when it holds another
+ * application's tables or a newer schema. */
+static mn_status read_version(struct pg_store *s, struct pg_conn *c, int *version)
+{
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_TABLES, NULL, 0, "open", &r);
+    if (rc)
+        return rc;
+    int ours = strcmp(PQgetvalue(r, 0, 0), "t") == 0, sessions = strcmp(PQgetvalue(r, 0, 1), "t") == 0;
+    PQclear(r);
+    *version = 0;
+    if (!ours)
+        return sessions ? mn__err(MN_CORRUPT, "%s has a sessions table but is not a mnemo database", s->masked)
+                        : MN_OK;
+    if ((rc = mn_pg_query(c, SQL_VERSION, NULL, 0, "open", &r)))
+        return rc;
+    *version = (int)mn_pg_col_i64(r, 0, 0);
+    PQclear(r);
+    if (*version > MN_PG_SCHEMA_VERSION)
+        return mn__err(MN_CORRUPT, "%s has schema version %d, newer than this mnemo understands (%d)", s->masked,
+                       *version, MN_PG_SCHEMA_VERSION);
+    return MN_OK;
+}
+
+struct migrate_arg {
+    struct pg_store *s;
+    int locked;
+};
+
+/* Without the lock: only reads the version. With it: migrates, checking again under the lock
+ * (another node may have migrated while this one waited). */
+static mn_status migrate_body(struct pg_conn *c, void *arg)
+{
+    struct migrate_arg *a = arg;
+    int version = 0;
+    mn_status rc = a->locked ? mn_pg_query(c, SQL_MIGRATE_LOCK, NULL, 0, "migrate", NULL) : MN_OK;
+    if (!rc)
+        rc = read_version(a->s, c, &version);
+    if (rc || version == MN_PG_SCHEMA_VERSION)
+        return rc;
+    if (!a->locked)
+        return MN_NOTFOUND; /* work to do: the caller takes the lock */
+    for (int v = version; !rc && v < MN_PG_SCHEMA_VERSION; v++) {
+        PGresult *r = PQexec(c->pg, mn_pg_migrations[v]);
+        rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "migrate");
+        PQclear(r);
+        if (!rc)
+            mn__log(MN_LOG_INFO, "%s: migrated schema to version %d", a->s->masked, v + 1);
+    }
+    if (!rc) {
+        char sql[200];
+        snprintf(sql, sizeof sql,
+                 "CREATE TABLE IF NOT EXISTS mnemo_schema (version INTEGER NOT NULL);"
+                 " DELETE FROM mnemo_schema; INSERT INTO mnemo_schema (version) VALUES (%d)",
+                 MN_PG_SCHEMA_VERSION);
+        PGresult *r = PQexec(c->pg, sql);
+        rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "migrate");
+        PQclear(r);
+    }
+    return rc;
+}
+
+static mn_status migrate(struct pg_store *s)
+{
+    struct migrate_arg a = {s, 0};
+    mn_status rc = mn_pg_run(s, PG_AUTOCOMMIT, migrate_body, &a);
+    if (rc != MN_NOTFOUND)
+        return rc;
+    a.locked = 1;
+    return mn_pg_run(s, PG_WRITE, migrate_body, &a);
+}
+
+/* ---- open and close -------------------------------------------------------------------------- */
+
+static void op_close(mn_store *st)
+{
+    struct pg_store *s = PG(st);
+    if (!s)
+        return;
+    struct pg_conn *c = s->free_list;
+    while (c) {
+        struct pg_conn *next = c->next_free;
+        conn_close(c);
+        c = next;
+    }
+    for (c = s->pinned; c;) { /* an import left open: its transaction is rolled back */
+        struct pg_conn *next = c->next_free;
+        conn_close(c);
+        c = next;
+    }
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->freed);
+    free(s->url);
+    free(s->masked);
+    free(s);
+}
+
+mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store **out)
+{
+    static const struct mn_store_ops ops = {
+        .name = "postgres",
+        .close = op_close,
+        .session_insert = mn_pg_op_session_insert,
+        .session_get = mn_pg_op_session_get,
+        .session_list = mn_pg_op_session_list,
+        .session_delete = mn_pg_op_session_delete,
+        .session_prune = mn_pg_op_session_prune,
+        .append = mn_pg_op_append,
+        .append_many = mn_pg_op_append_many,
+        .message_delete = mn_pg_op_message_delete,
+        .session_update = mn_pg_op_session_update,
+        .history = mn_pg_op_history,
+        .scan_newest = mn_pg_op_scan_newest,
+        .export_scan = mn_pg_op_export_scan,
+        .begin = mn_pg_op_begin,
+        .commit = mn_pg_op_commit,
+        .rollback = mn_pg_op_rollback,
+        .import_session = mn_pg_op_import_session,
+        .import_message = mn_pg_op_import_message,
+        .stats = op_stats,
+        .recount_tokens = op_recount_tokens,
+        .session_gc = mn_pg_op_session_gc,
+        .session_fork = mn_pg_op_session_fork,
+        .session_files = mn_pg_op_session_files,
+        .file_seen = mn_pg_op_file_seen,
+        .state_get = mn_pg_op_state_get,
+        .state_update = mn_pg_op_state_update,
+        .meta_get = op_meta_get,
+        .meta_set = op_meta_set,
+        .summary_latest = mn_pg_op_summary_latest,
+        .summary_insert = mn_pg_op_summary_insert,
+        .event_insert = mn_pg_op_event_insert,
+        .events_list = mn_pg_op_events_list,
+        .busy_claim = mn_pg_op_busy_claim,
+        .busy_release = mn_pg_op_busy_release,
+        .message_pin = mn_pg_op_message_pin,
+        .pinned_units = mn_pg_op_pinned_units,
+        .tool_tokens = mn_pg_op_tool_tokens,
+        .search = &mn_pg_search_ops,
+    };
+    *out = NULL;
+    if (!url || !*url)
+        return mn__err(MN_INVALID, "database URL is empty");
+    struct pg_store *s = calloc(1, sizeof *s);
+    if (!s)
+        return mn__nomem();
+    s->base.ops = &ops;
+    s->busy_timeout_ms = opts->busy_timeout_ms;
+    s->sync_full = opts->sync_full;
+    s->pool_size = MN_PG_DEFAULT_POOL;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->freed, NULL);
+    char host[64] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(s->claimer, sizeof s->claimer, "%.20s:%d:%llx", host, (int)getpid(),
+             (unsigned long long)(mn_clock_mono_ns() & 0xFFFFFF));
+    if (!(s->url = strdup(url)) || !(s->masked = mask_url(url))) {
+        op_close(&s->base);
+        return mn__nomem();
+    }
+    s->base.label = s->masked;
+    mn_status rc = take_pool_size(s->url, &s->pool_size);
+    if (!rc)
+        rc = migrate(s);
+    if (rc) {
+        op_close(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return MN_OK;
+}

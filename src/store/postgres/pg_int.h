@@ -1,0 +1,171 @@
+/*
+ * pg_int.h — what the files of the PostgreSQL backend share: the handle with its connection
+ * pool, the per-connection prepared-statement cache, parameter lists, the transaction runner
+ * (retries on deadlock and serialization failure, one reconnect after a dropped connection),
+ * error mapping and row readers. Only src/store/postgres/ includes it.
+ *
+ * Why a pool and a runner: several server threads (and several nodes) share one database, so
+ * each call borrows a connection of its own instead of serialising on one handle lock, and every
+ * operation is a body function the runner can run again when PostgreSQL asks for a retry.
+ */
+#ifndef MN_STORE_PG_INT_H
+#define MN_STORE_PG_INT_H
+
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+#define MN_PG_MAX_STMTS 128 /* distinct SQL texts one connection prepares */
+#define MN_PG_MAX_PARAMS 24
+#define MN_PG_DEFAULT_POOL 8
+
+/* Advisory lock keys (pg_advisory_xact_lock): schema migrations, and the writers of embed_log
+ * (see schema.h: holding it from the first log write to commit makes seq order commit order). */
+#define MN_PG_LOCK_MIGRATE "120320915472385"   /* 0x6D6E656D0001, "mnem" 1 */
+#define MN_PG_LOCK_EMBED_LOG "120320915472386" /* 0x6D6E656D0002 */
+
+struct pg_conn {
+    PGconn *pg;
+    struct pg_conn *next_free; /* in the idle list, or in the list of pinned connections */
+    pthread_t pin_owner;       /* pinned: the thread between its begin() and commit() */
+    int broken;  /* the connection failed: dropped when released */
+    int visible; /* the current body has handed rows to a callback: it must not be run again */
+    int retry;   /* the last error asks for the transaction to be run again (deadlock, …) */
+    size_t n_stmts;
+    const char *stmts[MN_PG_MAX_STMTS]; /* prepared as "s<index>", identity: the SQL's address */
+};
+
+struct pg_store {
+    struct mn_store base;
+    char *url;    /* the connection string as given (never logged: see masked) */
+    char *masked; /* the URL with any password replaced by *** — for messages */
+    char claimer[40]; /* this handle's name on embed_queue claims */
+    int64_t busy_timeout_ms;
+    int sync_full;
+    pthread_mutex_t lock;
+    pthread_cond_t freed;
+    size_t pool_size, n_open;
+    struct pg_conn *free_list;
+    struct pg_conn *pinned; /* connections of open begin()…commit()s, one per thread */
+};
+
+#define PG(st) ((struct pg_store *)(st))
+
+/* Parameters of one statement, as text (or binary where noted); values must outlive the call. */
+struct pg_params {
+    int n;
+    const char *v[MN_PG_MAX_PARAMS];
+    int len[MN_PG_MAX_PARAMS];
+    int fmt[MN_PG_MAX_PARAMS];
+    char num[MN_PG_MAX_PARAMS][24];
+};
+
+void mn_pg_params_init(struct pg_params *p);
+void mn_pg_text(struct pg_params *p, const char *v); /* NULL binds SQL NULL */
+void mn_pg_i64(struct pg_params *p, int64_t v);
+void mn_pg_bin(struct pg_params *p, const void *data, int len);
+
+/* Runs a static SQL text (prepared once per connection, cached by its address) with params p
+ * (NULL: none). binary: results in binary format. *out (may be NULL) gets the result, which
+ * the caller PQclears; on failure nothing is returned and the status carries "what: …". */
+mn_status mn_pg_query(struct pg_conn *c, const char *sql, const struct pg_params *p, int binary, const char *what,
+                      PGresult **out);
+/* Rows a command changed (PQcmdTuples). */
+int64_t mn_pg_changes(PGresult *r);
+/* Maps a failed result (or a connection failure when r is NULL) to a status; sets c->broken
+ * or c->retry when the failure asks for it. */
+mn_status mn_pg_fail(struct pg_conn *c, PGresult *r, const char *what);
+
+/* Column readers: text (NULL for SQL NULL), integers (text or binary format), doubles. */
+const char *mn_pg_col_text(PGresult *r, int row, int col);
+int64_t mn_pg_col_i64(PGresult *r, int row, int col);
+double mn_pg_col_double(PGresult *r, int row, int col);
+
+/* How the runner wraps a body. */
+enum pg_mode {
+    PG_AUTOCOMMIT, /* no transaction: reads only (run again after a dropped connection), that
+                    * need no snapshot; anything that writes takes PG_WRITE, so that a lost
+                    * connection before COMMIT is known not to have committed */
+    PG_WRITE,      /* BEGIN … COMMIT (read committed; bodies lock the rows they depend on) */
+    PG_SNAPSHOT    /* BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY: one consistent view */
+};
+typedef mn_status (*pg_body)(struct pg_conn *c, void *arg);
+/* Borrows a connection (the caller's pinned one inside begin…commit, where the body just runs
+ * in the open transaction), runs body in the mode's transaction, and runs it again (with
+ * backoff, up to memory.busy_timeout_ms) when PostgreSQL reports a deadlock or serialization
+ * failure, or once on a fresh connection when the connection dropped before anything was
+ * committed or shown to a callback. */
+mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *arg);
+
+/* Connection pinning for store.h's begin/commit/rollback (pg.c). */
+mn_status mn_pg_op_begin(mn_store *st);
+mn_status mn_pg_op_commit(mn_store *st);
+void mn_pg_op_rollback(mn_store *st);
+
+/* The internal sid (and last seq) of a session; MN_NOTFOUND when missing. */
+mn_status mn_pg_session_sid(struct pg_conn *c, const char *id, int64_t *sid, int64_t *last_seq);
+/* Row readers for MN_PG_SESSION_COLS / MN_PG_MESSAGE_COLS from column `at`; strings borrowed
+ * from the result. */
+void mn_pg_row_session(PGresult *r, int row, mn_session *out);
+mn_status mn_pg_row_message(PGresult *r, int row, int at, const char *session_id, mn_message *out);
+/* Turn limit after an append (threads.c), inside the caller's transaction. */
+mn_status mn_pg_trim_turns(struct pg_conn *c, int64_t sid, int64_t max_turns, int trim_delete);
+
+#define MN_PG_SESSION_COLS                                                                                           \
+    "id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at, updated_at, expires_at,"     \
+    " message_count, token_count, ttl_ms, max_turns, turn_count, inactive_count"
+#define MN_PG_MESSAGE_COLS                                                                                           \
+    "id, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files, metadata, idem_key, tokens,"  \
+    " pinned, created_at, active"
+
+/* Operations, by file. messages.c: sessions, appends, history, export/import, edits. */
+mn_status mn_pg_op_session_insert(mn_store *st, const mn_session *s);
+mn_status mn_pg_op_session_get(mn_store *st, const char *id, mn_session **out);
+mn_status mn_pg_op_session_list(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out);
+mn_status mn_pg_op_session_delete(mn_store *st, const char *id);
+mn_status mn_pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted);
+mn_status mn_pg_op_append(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out);
+mn_status mn_pg_op_append_many(mn_store *st, const char *const *ids, const mn_store_append *reqs, size_t n,
+                               mn_status *results, char (*errmsg)[256], mn_messages **out);
+mn_status mn_pg_op_message_delete(mn_store *st, const char *session_id, int64_t message_id);
+mn_status mn_pg_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
+                                  int64_t now_ms);
+mn_status mn_pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out);
+mn_status mn_pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user);
+mn_status mn_pg_op_export_scan(mn_store *st, const char *const *ids, size_t n, mn_store_session_fn on_session,
+                               mn_store_message_fn on_message, void *user);
+mn_status mn_pg_op_import_session(mn_store *st, const mn_session *in, int *added);
+mn_status mn_pg_op_import_message(mn_store *st, const mn_message *m, int *added);
+
+/* threads.c */
+mn_status mn_pg_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged);
+mn_status mn_pg_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq);
+mn_status mn_pg_op_session_files(mn_store *st, const char *id, mn_strings **out);
+mn_status mn_pg_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
+                             int *first);
+mn_status mn_pg_op_state_get(mn_store *st, const char *id, char **out);
+mn_status mn_pg_op_state_update(mn_store *st, const char *id,
+                                mn_status (*fn)(void *user, const char *current, char **next), void *user);
+
+/* summaries.c */
+mn_status mn_pg_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out);
+mn_status mn_pg_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id);
+mn_status mn_pg_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
+                                int64_t now_ms);
+mn_status mn_pg_op_events_list(mn_store *st, const char *session_id, size_t limit,
+                               int (*fn)(void *user, int64_t id, const char *kind, const char *data, int64_t at),
+                               void *user);
+mn_status mn_pg_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms, int *claimed,
+                              int64_t *busy_until);
+mn_status mn_pg_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms);
+mn_status mn_pg_op_message_pin(mn_store *st, int64_t message_id, int pinned);
+mn_status mn_pg_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
+                                void *user);
+mn_status mn_pg_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
+
+/* search.c */
+extern const struct mn_store_search_ops mn_pg_search_ops;
+
+#endif

@@ -1,0 +1,188 @@
+/*
+ * schema.h — the PostgreSQL schema of a mnemo database: the SQLite schema (sqlite/schema.h)
+ * translated version by version, so that both backends carry the same version numbers and the
+ * same columns (INTEGER → BIGINT, AUTOINCREMENT → BIGSERIAL, BLOB → BYTEA). The table
+ * mnemo_schema holds the version; a migration list entry i turns version i into version i+1;
+ * migrations are never edited once released, only appended.
+ *
+ * Why it differs from SQLite where it does:
+ *   - keyword search is a generated tsvector column (messages.tsv) with a GIN index, kept in
+ *     step by the insert itself: no msg_log, fts_sync has nothing to do. Its configuration
+ *     `mnemo` is 'simple' (lower case, no stop words, any language) with English Snowball
+ *     stemming for ASCII words and no stop word list — what SQLite's porter unicode61 tokenizer
+ *     does ("pooling" finds "pool"); mn_fold() takes diacritics off Latin letters first, as
+ *     SQLite's remove_diacritics does ("cafe" finds "café");
+ *   - triggers are PL/pgSQL functions (pinned to the search_path they were created under);
+ *   - embed_log: BIGSERIAL values are handed out in nextval order, not commit order, so a
+ *     reader that has seen seq 11 committed could later see seq 10 commit and skip it. Every
+ *     transaction that writes embed_log therefore takes pg_advisory_xact_lock(
+ *     MN_PG_LOCK_EMBED_LOG) before it draws a seq — the log trigger takes it, and vec_put /
+ *     queue_fill take it first thing — and holds it until it commits: writers of the log run
+ *     one at a time, so seq order is commit order and "changes after N" never misses a row;
+ *   - embed_queue.claimed_until / claimed_by: queue_peek claims rows (FOR UPDATE SKIP LOCKED)
+ *     for 60 s so that several nodes never embed one message twice; vec_put deletes them.
+ *
+ * Migrations run in one transaction holding pg_advisory_xact_lock(MN_PG_LOCK_MIGRATE), which
+ * re-reads the version under the lock: the first node to start migrates, the others wait and
+ * find the work done.
+ */
+#ifndef MN_STORE_PG_SCHEMA_H
+#define MN_STORE_PG_SCHEMA_H
+
+/* Latin letters with diacritics (U+00C0-U+024F, U+1E00-U+1EFF whose canonical decomposition is
+ * an ASCII letter and combining marks) and those letters: mn_fold() maps one to the other, so
+ * that "cafe" finds "café" as with SQLite's remove_diacritics. Same length in characters. */
+#define MN_PG_FOLD_FROM \
+    "ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöù" \
+    "úûüýÿĀāĂăĄąĆćĈĉĊċČčĎďĒēĔĕĖėĘęĚěĜĝĞğĠġĢģĤĥĨĩĪīĬĭĮ" \
+    "įİĴĵĶķĹĺĻļĽľŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŨũŪūŬŭ" \
+    "ŮůŰűŲųŴŵŶŷŸŹźŻżŽžƠơƯưǍǎǏǐǑǒǓǔǕǖǗǘǙǚǛǜǞǟǠǡǦǧǨǩǪǫǬ" \
+    "ǭǰǴǵǸǹǺǻȀȁȂȃȄȅȆȇȈȉȊȋȌȍȎȏȐȑȒȓȔȕȖȗȘșȚțȞȟȦȧȨȩȪȫȬȭȮȯ" \
+    "ȰȱȲȳḀḁḂḃḄḅḆḇḈḉḊḋḌḍḎḏḐḑḒḓḔḕḖḗḘḙḚḛḜḝḞḟḠḡḢḣḤḥḦḧḨḩḪḫ" \
+    "ḬḭḮḯḰḱḲḳḴḵḶḷḸḹḺḻḼḽḾḿṀṁṂṃṄṅṆṇṈṉṊṋṌṍṎṏṐṑṒṓṔṕṖṗṘṙṚṛ" \
+    "ṜṝṞṟṠṡṢṣṤṥṦṧṨṩṪṫṬṭṮṯṰṱṲṳṴṵṶṷṸṹṺṻṼṽṾṿẀẁẂẃẄẅẆẇẈẉẊẋ" \
+    "ẌẍẎẏẐẑẒẓẔẕẖẗẘẙẠạẢảẤấẦầẨẩẪẫẬậẮắẰằẲẳẴẵẶặẸẹẺẻẼẽẾếỀề" \
+    "ỂểỄễỆệỈỉỊịỌọỎỏỐốỒồỔổỖỗỘộỚớỜờỞởỠỡỢợỤụỦủỨứỪừỬửỮữỰự" \
+    "ỲỳỴỵỶỷỸỹ"
+#define MN_PG_FOLD_TO \
+    "AAAAAACEEEEIIIINOOOOOUUUUYaaaaaaceeeeiiiinooooou" \
+    "uuuyyAaAaAaCcCcCcCcDdEeEeEeEeEeGgGgGgGgHhIiIiIiI" \
+    "iIJjKkLlLlLlNnNnNnOoOoOoRrRrRrSsSsSsSsTtTtUuUuUu" \
+    "UuUuUuWwYyYZzZzZzOoUuAaIiOoUuUuUuUuUuAaAaGgKkOoO" \
+    "ojGgNnAaAaAaEeEeIiIiOoOoRrRrUuUuSsTtHhAaEeOoOoOo" \
+    "OoYyAaBbBbBbCcDdDdDdDdDdEeEeEeEeEeFfGgHhHhHhHhHh" \
+    "IiIiKkKkKkLlLlLlLlMmMmMmNnNnNnNnOoOoOoOoPpPpRrRr" \
+    "RrRrSsSsSsSsSsTtTtTtTtUuUuUuUuUuVvVvWwWwWwWwWwXx" \
+    "XxYyZzZzZzhtwyAaAaAaAaAaAaAaAaAaAaAaAaEeEeEeEeEe" \
+    "EeEeEeIiIiOoOoOoOoOoOoOoOoOoOoOoOoUuUuUuUuUuUuUu" \
+    "YyYyYyYy"
+
+static const char *const mn_pg_migrations[] = {
+    /* 0 → 1 */
+    "CREATE TABLE sessions ("
+    "  sid BIGSERIAL PRIMARY KEY,"
+    "  id TEXT NOT NULL UNIQUE,"
+    "  namespace TEXT NOT NULL DEFAULT 'default',"
+    "  title TEXT,"
+    "  system_prompt TEXT,"
+    "  metadata TEXT,"
+    "  state TEXT,"
+    "  tool_name TEXT,"
+    "  parent_id TEXT,"
+    "  created_at BIGINT NOT NULL,"
+    "  updated_at BIGINT NOT NULL,"
+    "  expires_at BIGINT NOT NULL DEFAULT 0,"
+    "  ttl_ms BIGINT NOT NULL DEFAULT 0,"
+    "  max_turns BIGINT NOT NULL DEFAULT 0,"
+    "  last_seq BIGINT NOT NULL DEFAULT 0,"
+    "  message_count BIGINT NOT NULL DEFAULT 0,"
+    "  token_count BIGINT NOT NULL DEFAULT 0);"
+    "CREATE INDEX sessions_by_ns_updated ON sessions(namespace, updated_at);"
+    "CREATE INDEX sessions_by_updated ON sessions(updated_at);"
+    "CREATE INDEX sessions_by_created ON sessions(created_at, id);"
+    "CREATE TABLE messages ("
+    "  id BIGSERIAL PRIMARY KEY,"
+    "  session_sid BIGINT NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,"
+    "  seq BIGINT NOT NULL,"
+    "  role TEXT NOT NULL,"
+    "  content TEXT,"
+    "  tool_calls TEXT,"
+    "  tool_call_id TEXT,"
+    "  name TEXT,"
+    "  tool_name TEXT,"
+    "  model TEXT,"
+    "  files TEXT,"
+    "  metadata TEXT,"
+    "  idem_key TEXT,"
+    "  tokens BIGINT NOT NULL,"
+    "  pinned INTEGER NOT NULL DEFAULT 0,"
+    "  created_at BIGINT NOT NULL,"
+    "  UNIQUE (session_sid, seq));"
+    "CREATE UNIQUE INDEX messages_by_idem ON messages(session_sid, idem_key) WHERE idem_key IS NOT NULL;"
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    /* 1 → 2 */
+    "ALTER TABLE sessions ADD COLUMN turn_count BIGINT NOT NULL DEFAULT 0;"
+    "ALTER TABLE sessions ADD COLUMN busy_until BIGINT NOT NULL DEFAULT 0;"
+    "UPDATE sessions SET turn_count ="
+    "  (SELECT count(*) FROM messages WHERE session_sid = sessions.sid AND role = 'user');"
+    "ALTER TABLE messages ADD COLUMN active INTEGER NOT NULL DEFAULT 1;"
+    "CREATE INDEX sessions_by_expiry ON sessions(expires_at) WHERE expires_at > 0;"
+    "CREATE TABLE file_hashes ("
+    "  session_sid BIGINT NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,"
+    "  path TEXT NOT NULL,"
+    "  sha256 TEXT NOT NULL,"
+    "  first_seen BIGINT NOT NULL,"
+    "  PRIMARY KEY (session_sid, path, sha256));"
+    "CREATE TABLE summaries ("
+    "  id BIGSERIAL PRIMARY KEY,"
+    "  session_sid BIGINT NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,"
+    "  covers_upto BIGINT NOT NULL,"
+    "  folded BIGINT NOT NULL,"
+    "  text TEXT NOT NULL,"
+    "  tokens BIGINT NOT NULL,"
+    "  model TEXT,"
+    "  summarizer TEXT NOT NULL,"
+    "  created_at BIGINT NOT NULL);"
+    "CREATE INDEX summaries_by_session ON summaries(session_sid, id);"
+    "CREATE TABLE events ("
+    "  id BIGSERIAL PRIMARY KEY,"
+    "  session_sid BIGINT REFERENCES sessions(sid) ON DELETE CASCADE,"
+    "  kind TEXT NOT NULL,"
+    "  data TEXT NOT NULL,"
+    "  created_at BIGINT NOT NULL);"
+    "CREATE INDEX events_by_session ON events(session_sid, id);",
+    /* 2 → 3 */
+    "ALTER TABLE sessions ADD COLUMN inactive_count BIGINT NOT NULL DEFAULT 0;"
+    "UPDATE sessions SET inactive_count ="
+    "  (SELECT count(*) FROM messages WHERE session_sid = sessions.sid AND active = 0);",
+    /* 3 → 4 */
+    "CREATE TEXT SEARCH DICTIONARY mnemo_english (TEMPLATE = snowball, Language = english);"
+    "CREATE TEXT SEARCH CONFIGURATION mnemo (COPY = simple);"
+    "ALTER TEXT SEARCH CONFIGURATION mnemo ALTER MAPPING FOR asciiword, asciihword, hword_asciipart"
+    "  WITH mnemo_english;"
+    "CREATE FUNCTION mn_fold(t text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE"
+    "  AS $$ SELECT translate(t, '" MN_PG_FOLD_FROM "', '" MN_PG_FOLD_TO "') $$;"
+    "ALTER TABLE messages ADD COLUMN tsv tsvector"
+    "  GENERATED ALWAYS AS (to_tsvector('mnemo', mn_fold(coalesce(content, '')))) STORED;"
+    "CREATE INDEX messages_fts ON messages USING GIN (tsv);"
+    "CREATE TABLE embeddings ("
+    "  message_id BIGINT PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,"
+    "  embedder TEXT NOT NULL,"
+    "  model TEXT NOT NULL,"
+    "  dim INTEGER NOT NULL,"
+    "  vector BYTEA NOT NULL,"
+    "  created_at BIGINT NOT NULL);"
+    "CREATE TABLE embed_log ("
+    "  seq BIGSERIAL PRIMARY KEY,"
+    "  message_id BIGINT NOT NULL,"
+    "  op INTEGER NOT NULL);"
+    "CREATE FUNCTION mn_embed_log() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$"
+    " BEGIN"
+    "  PERFORM pg_advisory_xact_lock(" MN_PG_LOCK_EMBED_LOG ");"
+    "  IF TG_OP = 'DELETE' THEN"
+    "   INSERT INTO embed_log (message_id, op) VALUES (OLD.message_id, 0);"
+    "  ELSE"
+    "   INSERT INTO embed_log (message_id, op) VALUES (NEW.message_id, 1);"
+    "  END IF;"
+    "  RETURN NULL;"
+    " END $$;"
+    "CREATE TRIGGER embeddings_log AFTER INSERT OR UPDATE OR DELETE ON embeddings"
+    "  FOR EACH ROW EXECUTE FUNCTION mn_embed_log();"
+    "CREATE TABLE embed_queue ("
+    "  message_id BIGINT PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,"
+    "  claimed_until BIGINT NOT NULL DEFAULT 0,"
+    "  claimed_by TEXT);"
+    "CREATE FUNCTION mn_embed_queue() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$"
+    " BEGIN"
+    "  IF NEW.content IS NOT NULL AND (SELECT value FROM meta WHERE key = 'embed.queue') = '1' THEN"
+    "   INSERT INTO embed_queue (message_id) VALUES (NEW.id) ON CONFLICT DO NOTHING;"
+    "  END IF;"
+    "  RETURN NULL;"
+    " END $$;"
+    "CREATE TRIGGER messages_embed_queue AFTER INSERT ON messages"
+    "  FOR EACH ROW EXECUTE FUNCTION mn_embed_queue();",
+};
+
+#define MN_PG_SCHEMA_VERSION ((int)(sizeof mn_pg_migrations / sizeof mn_pg_migrations[0]))
+
+#endif

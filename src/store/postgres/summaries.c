@@ -1,0 +1,375 @@
+/*
+ * summaries.c — the PostgreSQL side of context governance: global summaries (the latest row of
+ * `summaries` per session), the append-only `events` log, the per-session fold claim on
+ * sessions.busy_until (a conditional UPDATE, so it holds across nodes as well as threads),
+ * pinning, and the reads the strategies need. Same semantics as sqlite/summaries.c.
+ */
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/postgres/pg_int.h"
+#include "store/records.h"
+#include "util/arena.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+/* ---- summaries ------------------------------------------------------------------------------- */
+
+static const char SQL_SUMMARY_LATEST[] =
+    "SELECT id, covers_upto, folded, text, tokens, model, summarizer, created_at FROM summaries"
+    " WHERE session_sid = $1::bigint ORDER BY id DESC LIMIT 1";
+static const char SQL_SUMMARY_INSERT[] =
+    "INSERT INTO summaries (session_sid, covers_upto, folded, text, tokens, model, summarizer, created_at)"
+    " VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5::bigint, $6, $7, $8::bigint) RETURNING id";
+
+struct summary_arg {
+    const char *session_id;
+    mn_summary **out;
+    const mn_summary *in;
+    int64_t id;
+};
+
+static mn_status summary_latest_body(struct pg_conn *c, void *arg)
+{
+    struct summary_arg *a = arg;
+    int64_t sid = 0;
+    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    if (rc)
+        return rc;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    PGresult *r = NULL;
+    if ((rc = mn_pg_query(c, SQL_SUMMARY_LATEST, &p, 0, "summary", &r)))
+        return rc;
+    if (PQntuples(r) == 1) {
+        struct mn_summary_impl *impl = calloc(1, sizeof *impl);
+        int oom = !impl;
+        if (impl) {
+            mn_summary *m = &impl->pub;
+            m->id = mn_pg_col_i64(r, 0, 0);
+            m->covers_upto = mn_pg_col_i64(r, 0, 1);
+            m->folded = mn_pg_col_i64(r, 0, 2);
+            m->text = mn_arena_strdup(&impl->arena, mn_pg_col_text(r, 0, 3), &oom);
+            m->tokens = mn_pg_col_i64(r, 0, 4);
+            m->model = mn_arena_strdup(&impl->arena, mn_pg_col_text(r, 0, 5), &oom);
+            m->summarizer = mn_arena_strdup(&impl->arena, mn_pg_col_text(r, 0, 6), &oom);
+            m->created_at = mn_pg_col_i64(r, 0, 7);
+            m->session_id = mn_arena_strdup(&impl->arena, a->session_id, &oom);
+            if (!m->text)
+                m->text = "";
+        }
+        if (oom) {
+            mn_summary_free(impl ? &impl->pub : NULL);
+            rc = mn__nomem();
+        } else
+            *a->out = &impl->pub;
+    } else
+        rc = mn__err(MN_NOTFOUND, "session %s has no summary yet", a->session_id);
+    PQclear(r);
+    return rc;
+}
+
+mn_status mn_pg_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out)
+{
+    *out = NULL;
+    struct summary_arg a = {session_id, out, NULL, 0};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, summary_latest_body, &a);
+}
+
+static mn_status summary_insert_body(struct pg_conn *c, void *arg)
+{
+    struct summary_arg *a = arg;
+    int64_t sid = 0;
+    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    if (rc)
+        return rc;
+    const mn_summary *sm = a->in;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, sm->covers_upto);
+    mn_pg_i64(&p, sm->folded);
+    mn_pg_text(&p, sm->text ? sm->text : "");
+    mn_pg_i64(&p, sm->tokens);
+    mn_pg_text(&p, sm->model);
+    mn_pg_text(&p, sm->summarizer ? sm->summarizer : "none");
+    mn_pg_i64(&p, sm->created_at);
+    PGresult *r = NULL;
+    if ((rc = mn_pg_query(c, SQL_SUMMARY_INSERT, &p, 0, "summary insert", &r)))
+        return rc;
+    a->id = mn_pg_col_i64(r, 0, 0);
+    PQclear(r);
+    return MN_OK;
+}
+
+mn_status mn_pg_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id)
+{
+    struct summary_arg a = {session_id, NULL, sm, 0};
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, summary_insert_body, &a);
+    if (!rc && id)
+        *id = a.id;
+    return rc;
+}
+
+/* ---- events ---------------------------------------------------------------------------------- */
+
+static const char SQL_EVENT_INSERT[] =
+    "INSERT INTO events (session_sid, kind, data, created_at) VALUES ($1::bigint, $2, $3, $4::bigint)";
+static const char SQL_EVENTS_LIST[] =
+    "SELECT id, kind, data, created_at FROM events WHERE session_sid = $1::bigint ORDER BY id DESC LIMIT $2::bigint";
+
+struct event_arg {
+    const char *session_id, *kind, *data;
+    int64_t now_ms;
+    size_t limit;
+    int (*fn)(void *user, int64_t id, const char *kind, const char *data, int64_t at);
+    void *user;
+};
+
+static mn_status event_insert_body(struct pg_conn *c, void *arg)
+{
+    struct event_arg *a = arg;
+    int64_t sid = 0;
+    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    if (rc)
+        return rc;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_text(&p, a->kind);
+    mn_pg_text(&p, a->data ? a->data : "{}");
+    mn_pg_i64(&p, a->now_ms);
+    return mn_pg_query(c, SQL_EVENT_INSERT, &p, 0, "event insert", NULL);
+}
+
+mn_status mn_pg_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
+                                int64_t now_ms)
+{
+    struct event_arg a = {session_id, kind, data, now_ms, 0, NULL, NULL};
+    return mn_pg_run(PG(st), PG_WRITE, event_insert_body, &a);
+}
+
+static mn_status events_list_body(struct pg_conn *c, void *arg)
+{
+    struct event_arg *a = arg;
+    int64_t sid = 0;
+    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    if (rc)
+        return rc;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
+    PGresult *r = NULL;
+    if ((rc = mn_pg_query(c, SQL_EVENTS_LIST, &p, 0, "events", &r)))
+        return rc;
+    for (int i = 0; i < PQntuples(r); i++) {
+        c->visible = 1;
+        if (a->fn(a->user, mn_pg_col_i64(r, i, 0), mn_pg_col_text(r, i, 1), mn_pg_col_text(r, i, 2),
+                  mn_pg_col_i64(r, i, 3)))
+            break;
+    }
+    PQclear(r);
+    return MN_OK;
+}
+
+mn_status mn_pg_op_events_list(mn_store *st, const char *session_id, size_t limit,
+                               int (*fn)(void *user, int64_t id, const char *kind, const char *data, int64_t at),
+                               void *user)
+{
+    struct event_arg a = {session_id, NULL, NULL, 0, limit, fn, user};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, events_list_body, &a);
+}
+
+/* ---- the fold claim -------------------------------------------------------------------------- */
+
+static const char SQL_BUSY_CLAIM[] =
+    "UPDATE sessions SET busy_until = $3::bigint WHERE id = $1 AND busy_until < $2::bigint";
+static const char SQL_BUSY_GET[] = "SELECT busy_until FROM sessions WHERE id = $1";
+static const char SQL_BUSY_RELEASE[] = "UPDATE sessions SET busy_until = 0 WHERE id = $1 AND busy_until = $2::bigint";
+
+struct busy_arg {
+    const char *session_id;
+    int64_t now_ms, until_ms;
+    int claimed;
+    int64_t busy_until;
+};
+
+static mn_status busy_claim_body(struct pg_conn *c, void *arg)
+{
+    struct busy_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, a->session_id);
+    mn_pg_i64(&p, a->now_ms);
+    mn_pg_i64(&p, a->until_ms);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_BUSY_CLAIM, &p, 0, "summary claim", &r);
+    if (rc)
+        return rc;
+    a->claimed = mn_pg_changes(r) == 1;
+    PQclear(r);
+    a->busy_until = a->until_ms;
+    if (a->claimed)
+        return MN_OK;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, a->session_id);
+    if ((rc = mn_pg_query(c, SQL_BUSY_GET, &p, 0, "summary claim", &r)))
+        return rc;
+    if (PQntuples(r) == 1)
+        a->busy_until = mn_pg_col_i64(r, 0, 0);
+    else
+        rc = mn__err(MN_NOTFOUND, "session %s not found", a->session_id);
+    PQclear(r);
+    return rc;
+}
+
+mn_status mn_pg_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms, int *claimed,
+                              int64_t *busy_until)
+{
+    struct busy_arg a = {session_id, now_ms, until_ms, 0, until_ms};
+    *claimed = 0;
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, busy_claim_body, &a);
+    *claimed = rc ? 0 : a.claimed;
+    *busy_until = a.busy_until;
+    return rc;
+}
+
+static mn_status busy_release_body(struct pg_conn *c, void *arg)
+{
+    struct busy_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, a->session_id);
+    mn_pg_i64(&p, a->until_ms);
+    return mn_pg_query(c, SQL_BUSY_RELEASE, &p, 0, "summary release", NULL);
+}
+
+mn_status mn_pg_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms)
+{
+    struct busy_arg a = {session_id, 0, until_ms, 0, 0};
+    return mn_pg_run(PG(st), PG_WRITE, busy_release_body, &a);
+}
+
+/* ---- pins and reads for the strategies ------------------------------------------------------- */
+
+static const char SQL_PIN[] = "UPDATE messages SET pinned = $2::integer WHERE id = $1::bigint";
+
+struct pin_arg {
+    int64_t id;
+    int pinned;
+};
+
+static mn_status pin_body(struct pg_conn *c, void *arg)
+{
+    struct pin_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, a->id);
+    mn_pg_i64(&p, a->pinned ? 1 : 0);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_PIN, &p, 0, "pin", &r);
+    if (rc)
+        return rc;
+    if (mn_pg_changes(r) == 0)
+        rc = mn__err(MN_NOTFOUND, "message %lld not found", (long long)a->id);
+    PQclear(r);
+    return rc;
+}
+
+mn_status mn_pg_op_message_pin(mn_store *st, int64_t message_id, int pinned)
+{
+    struct pin_arg a = {message_id, pinned};
+    return mn_pg_run(PG(st), PG_WRITE, pin_body, &a);
+}
+
+/* The unit of a kept message runs from the nearest non-tool message at or before it to the
+ * message before the next non-tool message. */
+static const char SQL_PINNED_UNITS[] =
+    "WITH p AS (SELECT seq FROM messages WHERE session_sid = $1::bigint AND active = 1 AND seq <= $2::bigint"
+    "           AND (pinned = 1 OR role = 'system')),"
+    " u AS (SELECT DISTINCT (SELECT max(m.seq) FROM messages m WHERE m.session_sid = $1::bigint AND m.seq <= p.seq"
+    "                        AND m.role <> 'tool') AS s FROM p),"
+    " r AS MATERIALIZED (SELECT s, coalesce((SELECT min(m.seq) FROM messages m WHERE m.session_sid = $1::bigint"
+    "                    AND m.seq > u.s AND m.role <> 'tool'), 9223372036854775807) AS e FROM u WHERE s IS NOT NULL)"
+    " SELECT DISTINCT " MN_PG_MESSAGE_COLS " FROM r JOIN messages ON messages.session_sid = $1::bigint"
+    " AND messages.seq >= r.s AND messages.seq < r.e WHERE messages.active = 1 AND messages.seq <= $2::bigint"
+    " ORDER BY seq";
+
+struct units_arg {
+    const char *session_id;
+    int64_t upto_seq;
+    mn_store_message_fn fn;
+    void *user;
+};
+
+static mn_status pinned_units_body(struct pg_conn *c, void *arg)
+{
+    struct units_arg *a = arg;
+    int64_t sid = 0;
+    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    if (rc)
+        return rc;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, a->upto_seq);
+    PGresult *r = NULL;
+    if ((rc = mn_pg_query(c, SQL_PINNED_UNITS, &p, 0, "pinned messages", &r)))
+        return rc;
+    for (int i = 0; i < PQntuples(r); i++) {
+        mn_message row;
+        if ((rc = mn_pg_row_message(r, i, 0, a->session_id, &row)))
+            break;
+        c->visible = 1;
+        if (a->fn(a->user, &row))
+            break;
+    }
+    PQclear(r);
+    return rc;
+}
+
+mn_status mn_pg_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
+                                void *user)
+{
+    struct units_arg a = {session_id, upto_seq, fn, user};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, pinned_units_body, &a);
+}
+
+static const char SQL_TOOL_TOKENS[] =
+    "SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = $1::bigint AND active = 1 AND role = 'tool'"
+    " AND seq > $2::bigint";
+
+struct tool_arg {
+    const char *session_id;
+    int64_t after_seq, sum;
+};
+
+static mn_status tool_tokens_body(struct pg_conn *c, void *arg)
+{
+    struct tool_arg *a = arg;
+    int64_t sid = 0;
+    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    if (rc)
+        return rc;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, a->after_seq);
+    PGresult *r = NULL;
+    if ((rc = mn_pg_query(c, SQL_TOOL_TOKENS, &p, 0, "tool tokens", &r)))
+        return rc;
+    a->sum = mn_pg_col_i64(r, 0, 0);
+    PQclear(r);
+    return MN_OK;
+}
+
+mn_status mn_pg_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum)
+{
+    struct tool_arg a = {session_id, after_seq, 0};
+    mn_status rc = mn_pg_run(PG(st), PG_AUTOCOMMIT, tool_tokens_body, &a);
+    *sum = rc ? 0 : a.sum;
+    return rc;
+}

@@ -1,0 +1,314 @@
+/*
+ * threads.c — the PostgreSQL side of threads and session state: turn-limit trimming inside an
+ * append, purging expired threads, forks, file lists and content hashes, and state updates as
+ * one read-modify-write transaction on the session row locked FOR UPDATE (so concurrent merges,
+ * from any node, never lose each other). Same semantics as sqlite/threads.c.
+ */
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/postgres/pg_int.h"
+#include "store/records.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+static const char SQL_OLDEST_KEPT_TURN[] =
+    "SELECT seq FROM messages WHERE session_sid = $1::bigint AND active = 1 AND role = 'user'"
+    " ORDER BY seq DESC LIMIT 1 OFFSET $2::bigint";
+static const char SQL_DEACTIVATE[] =
+    "UPDATE messages SET active = 0 WHERE session_sid = $1::bigint AND active = 1 AND seq < $2::bigint";
+static const char SQL_COUNT_INACTIVE[] =
+    "UPDATE sessions SET inactive_count = inactive_count + $2::bigint WHERE sid = $1::bigint";
+static const char SQL_DELETE_OLD[] = "DELETE FROM messages WHERE session_sid = $1::bigint AND seq < $2::bigint";
+static const char SQL_RECOUNT_SESSION[] =
+    "UPDATE sessions SET message_count = (SELECT count(*) FROM messages WHERE session_sid = $1::bigint),"
+    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = $1::bigint),"
+    " inactive_count = (SELECT count(*) FROM messages WHERE session_sid = $1::bigint AND active = 0)"
+    " WHERE sid = $1::bigint";
+
+mn_status mn_pg_trim_turns(struct pg_conn *c, int64_t sid, int64_t max_turns, int trim_delete)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, max_turns - 1);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_OLDEST_KEPT_TURN, &p, 0, "turn limit", &r);
+    if (rc)
+        return rc;
+    int64_t keep_from = PQntuples(r) == 1 ? mn_pg_col_i64(r, 0, 0) : 0;
+    PQclear(r);
+    if (keep_from <= 1)
+        return MN_OK; /* within the limit */
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, keep_from);
+    if ((rc = mn_pg_query(c, trim_delete ? SQL_DELETE_OLD : SQL_DEACTIVATE, &p, 0, "turn limit", &r)))
+        return rc;
+    int64_t changed = mn_pg_changes(r);
+    PQclear(r);
+    if (changed == 0)
+        return MN_OK;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    if (!trim_delete)
+        mn_pg_i64(&p, changed);
+    return mn_pg_query(c, trim_delete ? SQL_RECOUNT_SESSION : SQL_COUNT_INACTIVE, &p, 0, "turn limit", NULL);
+}
+
+/* ---- gc -------------------------------------------------------------------------------------- */
+
+static const char SQL_GC[] = "DELETE FROM sessions WHERE expires_at > 0 AND expires_at <= $1::bigint";
+
+struct gc_arg {
+    int64_t now_ms, purged;
+};
+
+static mn_status gc_body(struct pg_conn *c, void *arg)
+{
+    struct gc_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, a->now_ms);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_GC, &p, 0, "gc", &r);
+    if (!rc) {
+        a->purged = mn_pg_changes(r);
+        PQclear(r);
+    }
+    return rc;
+}
+
+/* One DELETE: two nodes collecting at once each delete what the other has not (idempotent). */
+mn_status mn_pg_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged)
+{
+    struct gc_arg a = {now_ms, 0};
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, gc_body, &a);
+    *purged = rc ? 0 : a.purged;
+    return rc;
+}
+
+/* ---- fork ------------------------------------------------------------------------------------ */
+
+static const char SQL_FORK_SESSION[] =
+    "INSERT INTO sessions (id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at,"
+    " updated_at, expires_at, ttl_ms, max_turns)"
+    " SELECT $2, namespace, title, system_prompt, metadata, tool_name, id, $3::bigint, $3::bigint,"
+    " CASE WHEN ttl_ms > 0 THEN $3::bigint + ttl_ms ELSE 0 END, ttl_ms, max_turns FROM sessions"
+    " WHERE sid = $1::bigint RETURNING sid";
+static const char SQL_FORK_MESSAGES[] =
+    "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files,"
+    " metadata, idem_key, tokens, pinned, created_at, active)"
+    " SELECT $2::bigint, row_number() OVER (ORDER BY seq), role, content, tool_calls, tool_call_id, name, tool_name,"
+    " model, files, metadata, idem_key, tokens, pinned, created_at, 1"
+    " FROM messages WHERE session_sid = $1::bigint AND active = 1 AND ($3::bigint = 0 OR seq <= $3::bigint)"
+    " ORDER BY seq";
+static const char SQL_FORK_COUNTS[] =
+    "UPDATE sessions SET last_seq = (SELECT coalesce(max(seq), 0) FROM messages WHERE session_sid = $1::bigint),"
+    " message_count = (SELECT count(*) FROM messages WHERE session_sid = $1::bigint),"
+    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = $1::bigint),"
+    " turn_count = (SELECT count(*) FROM messages WHERE session_sid = $1::bigint AND role = 'user')"
+    " WHERE sid = $1::bigint";
+
+struct fork_arg {
+    const char *src_id;
+    const mn_session *copy;
+    int64_t upto_seq;
+};
+
+static mn_status fork_body(struct pg_conn *c, void *arg)
+{
+    struct fork_arg *a = arg;
+    int64_t src = 0;
+    mn_status rc = mn_pg_session_sid(c, a->src_id, &src, NULL);
+    if (rc)
+        return rc;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, src);
+    mn_pg_text(&p, a->copy->id);
+    mn_pg_i64(&p, a->copy->created_at);
+    PGresult *r = NULL;
+    if ((rc = mn_pg_query(c, SQL_FORK_SESSION, &p, 0, "fork", &r)))
+        return rc;
+    int64_t dst = PQntuples(r) == 1 ? mn_pg_col_i64(r, 0, 0) : 0;
+    PQclear(r);
+    if (!dst)
+        return mn__err(MN_NOTFOUND, "session %s not found", a->src_id);
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, src);
+    mn_pg_i64(&p, dst);
+    mn_pg_i64(&p, a->upto_seq);
+    if ((rc = mn_pg_query(c, SQL_FORK_MESSAGES, &p, 0, "fork", NULL)))
+        return rc;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, dst);
+    return mn_pg_query(c, SQL_FORK_COUNTS, &p, 0, "fork", NULL);
+}
+
+mn_status mn_pg_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq)
+{
+    struct fork_arg a = {src_id, copy, upto_seq};
+    return mn_pg_run(PG(st), PG_WRITE, fork_body, &a);
+}
+
+/* ---- files ----------------------------------------------------------------------------------- */
+
+/* messages.files is JSON text: the string items of its array (SQLite: json_each … type 'text'). */
+static const char SQL_FILES[] =
+    "SELECT j.value, max(m.seq) AS newest FROM messages m,"
+    " jsonb_array_elements_text(CASE WHEN jsonb_typeof(m.files::jsonb) = 'array'"
+    "   THEN jsonb_path_query_array(m.files::jsonb, '$[*] ? (@.type() == \"string\")') ELSE '[]'::jsonb END) j"
+    " WHERE m.session_sid = $1::bigint AND m.files IS NOT NULL"
+    " GROUP BY j.value ORDER BY newest DESC, j.value COLLATE \"C\"";
+
+struct files_arg {
+    const char *id;
+    mn_strings **out;
+};
+
+static mn_status files_body(struct pg_conn *c, void *arg)
+{
+    struct files_arg *a = arg;
+    int64_t sid = 0;
+    mn_status rc = mn_pg_session_sid(c, a->id, &sid, NULL);
+    if (rc)
+        return rc;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    PGresult *r = NULL;
+    if ((rc = mn_pg_query(c, SQL_FILES, &p, 0, "files", &r)))
+        return rc;
+    struct mn_strings_impl *l = calloc(1, sizeof *l);
+    if (!l)
+        rc = mn__nomem();
+    for (int i = 0; !rc && i < PQntuples(r); i++)
+        if (mn_records_strings_push(l, PQgetvalue(r, i, 0)))
+            rc = mn__nomem();
+    PQclear(r);
+    if (rc) {
+        mn_strings_free(l ? &l->pub : NULL);
+        return rc;
+    }
+    *a->out = &l->pub;
+    return MN_OK;
+}
+
+mn_status mn_pg_op_session_files(mn_store *st, const char *id, mn_strings **out)
+{
+    struct files_arg a = {id, out};
+    return mn_pg_run(PG(st), PG_SNAPSHOT, files_body, &a);
+}
+
+static const char SQL_FILE_SEEN[] =
+    "INSERT INTO file_hashes (session_sid, path, sha256, first_seen) VALUES ($1::bigint, $2, $3, $4::bigint)"
+    " ON CONFLICT DO NOTHING";
+
+struct seen_arg {
+    const char *id, *path, *sha;
+    int64_t now_ms;
+    int first;
+};
+
+static mn_status file_seen_body(struct pg_conn *c, void *arg)
+{
+    struct seen_arg *a = arg;
+    int64_t sid = 0;
+    mn_status rc = mn_pg_session_sid(c, a->id, &sid, NULL);
+    if (rc)
+        return rc;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_text(&p, a->path);
+    mn_pg_text(&p, a->sha);
+    mn_pg_i64(&p, a->now_ms);
+    PGresult *r = NULL;
+    if ((rc = mn_pg_query(c, SQL_FILE_SEEN, &p, 0, "file hash", &r)))
+        return rc;
+    a->first = mn_pg_changes(r) == 1;
+    PQclear(r);
+    return MN_OK;
+}
+
+mn_status mn_pg_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
+                             int *first)
+{
+    struct seen_arg a = {id, path, sha256, now_ms, 0};
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, file_seen_body, &a);
+    *first = rc ? 0 : a.first;
+    return rc;
+}
+
+/* ---- state ----------------------------------------------------------------------------------- */
+
+static const char SQL_STATE_GET[] = "SELECT state FROM sessions WHERE id = $1";
+static const char SQL_STATE_LOCK[] = "SELECT state FROM sessions WHERE id = $1 FOR UPDATE";
+static const char SQL_STATE_SET[] = "UPDATE sessions SET state = $2 WHERE id = $1";
+
+static mn_status state_read(struct pg_conn *c, const char *sql, const char *id, char **out)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, id);
+    PGresult *r = NULL;
+    *out = NULL;
+    mn_status rc = mn_pg_query(c, sql, &p, 0, "state", &r);
+    if (rc)
+        return rc;
+    if (PQntuples(r) == 1) {
+        const char *v = mn_pg_col_text(r, 0, 0);
+        if (v && !(*out = strdup(v)))
+            rc = mn__nomem();
+    } else
+        rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+    PQclear(r);
+    return rc;
+}
+
+struct state_arg {
+    const char *id;
+    char **out;
+    mn_status (*fn)(void *user, const char *current, char **next);
+    void *user;
+};
+
+static mn_status state_get_body(struct pg_conn *c, void *arg)
+{
+    struct state_arg *a = arg;
+    return state_read(c, SQL_STATE_GET, a->id, a->out);
+}
+
+mn_status mn_pg_op_state_get(mn_store *st, const char *id, char **out)
+{
+    struct state_arg a = {id, out, NULL, NULL};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, state_get_body, &a);
+}
+
+static mn_status state_update_body(struct pg_conn *c, void *arg)
+{
+    struct state_arg *a = arg;
+    char *current = NULL, *next = NULL;
+    mn_status rc = state_read(c, SQL_STATE_LOCK, a->id, &current);
+    if (!rc)
+        rc = a->fn(a->user, current, &next);
+    if (!rc) {
+        struct pg_params p;
+        mn_pg_params_init(&p);
+        mn_pg_text(&p, a->id);
+        mn_pg_text(&p, next);
+        rc = mn_pg_query(c, SQL_STATE_SET, &p, 0, "state", NULL);
+    }
+    free(current);
+    free(next);
+    return rc;
+}
+
+mn_status mn_pg_op_state_update(mn_store *st, const char *id,
+                                mn_status (*fn)(void *user, const char *current, char **next), void *user)
+{
+    struct state_arg a = {id, NULL, fn, user};
+    return mn_pg_run(PG(st), PG_WRITE, state_update_body, &a);
+}

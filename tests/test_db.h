@@ -1,0 +1,122 @@
+/*
+ * test_db.h — which database a unit or API test opens. ctest runs each test that includes this
+ * header twice (tests/CMakeLists.txt): as unit/NAME or api/NAME on SQLite files, and as
+ * pg/unit/NAME or pg/api/NAME with MNEMO_TEST_PG_URL set to the base URL of the throwaway server
+ * the pg fixture started (tests/pg/pgctl.sh). The tests name their databases by path either way.
+ *
+ *   test_tmpdir(dir, cap, tag)   makes a fresh scratch directory $MNEMO_TEST_TMP/TAG-XXXXXX
+ *                                (or /tmp/…); returns 0 or -1, like a cmocka setup
+ *   test_rmdir(dir)              removes it; returns system()'s status
+ *   test_db_target(path)         `path` on SQLite; on PostgreSQL the URL of a database made for
+ *                                this path by this process (created empty the first time the path
+ *                                is seen, the same database after that, so reopening works)
+ *   test_db_pg()                 1 when the run is against PostgreSQL
+ *   test_db_sql(target, sql, out, cap)  runs one SQL text with psql on a PostgreSQL target; the
+ *                                unaligned output goes to out (may be NULL); returns 0 on success
+ *
+ * Header-only on purpose: unit tests link the static library, API tests only the shared one, and
+ * neither links libpq — databases are made with psql over the fixture's Unix socket.
+ */
+#ifndef MNEMO_TEST_DB_H
+#define MNEMO_TEST_DB_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static inline int test_db_pg(void)
+{
+    const char *u = getenv("MNEMO_TEST_PG_URL");
+    return u && *u;
+}
+
+static inline int test_tmpdir(char *dir, size_t cap, const char *tag)
+{
+    const char *tmp = getenv("MNEMO_TEST_TMP");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    mkdir(tmp, 0700);
+    if ((size_t)snprintf(dir, cap, "%s/%s-XXXXXX", tmp, tag) >= cap)
+        return -1;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static inline int test_rmdir(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd);
+}
+
+/* The base URL with its database name replaced: postgresql://USER@/NAME?QUERY. */
+static inline void test_db_url(const char *name, char *out, size_t cap)
+{
+    const char *base = getenv("MNEMO_TEST_PG_URL");
+    const char *scheme = strstr(base, "://");
+    const char *slash = scheme ? strchr(scheme + 3, '/') : NULL;
+    const char *query = slash ? strchr(slash, '?') : NULL;
+    if (!slash) {
+        snprintf(out, cap, "%s", base);
+        return;
+    }
+    snprintf(out, cap, "%.*s/%s%s", (int)(slash - base), base, name, query ? query : "");
+}
+
+static inline int test_db_sql(const char *target, const char *sql, char *out, size_t cap)
+{
+    char cmd[4096];
+    if ((size_t)snprintf(cmd, sizeof cmd, "psql -X -q -tA -v ON_ERROR_STOP=1 '%s' -c \"%s\" 2>&1", target, sql) >=
+        sizeof cmd)
+        return -1;
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = '\0';
+    while (n && (buf[n - 1] == '\n'))
+        buf[--n] = '\0';
+    int st = pclose(p);
+    if (out)
+        snprintf(out, cap, "%s", buf);
+    if (st != 0)
+        fprintf(stderr, "test_db: psql failed (%s): %s\n", sql, buf);
+    return st == 0 ? 0 : -1;
+}
+
+static inline const char *test_db_target(const char *path)
+{
+    enum { SLOTS = 32 };
+    static struct {
+        char path[256];
+        char url[512];
+    } made[SLOTS];
+    static unsigned used;
+    if (!test_db_pg())
+        return path;
+    for (unsigned i = 0; i < used && i < SLOTS; i++)
+        if (strcmp(made[i].path, path) == 0)
+            return made[i].url;
+    if (used >= SLOTS) {
+        fprintf(stderr, "test_db: more than %d databases in one test\n", SLOTS);
+        abort();
+    }
+    /* One database per (process, path): unique on the server while the process lives; a stale
+     * one left by an earlier process with the same pid is dropped first. */
+    char name[64], sql[200];
+    snprintf(name, sizeof name, "mnemo_t_%ld_%u", (long)getpid(), used);
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", name);
+    if (test_db_sql(getenv("MNEMO_TEST_PG_URL"), sql, NULL, 0) != 0)
+        abort();
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
+    if (test_db_sql(getenv("MNEMO_TEST_PG_URL"), sql, NULL, 0) != 0)
+        abort();
+    snprintf(made[used].path, sizeof made[used].path, "%s", path);
+    test_db_url(name, made[used].url, sizeof made[used].url);
+    return made[used++].url;
+}
+
+#endif
