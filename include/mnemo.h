@@ -139,7 +139,8 @@ MN_API mn_status mn_open(const mn_config *cfg, mn_db **out);
 MN_API mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out);
 /* Closes the handle; no call may be running on it. NULL is a no-op. */
 MN_API void mn_close(mn_db *db);
-/* The path or URL the handle was opened on. Borrowed from db. */
+/* The path or URL the handle was opened on, safe to print: a URL's password is shown as ***.
+ * Borrowed from db. */
 MN_API const char *mn_db_path(const mn_db *db);
 /* The name of the tokenizer that counts tokens for this handle ("heuristic", …). Borrowed. */
 MN_API const char *mn_db_tokenizer(const mn_db *db);
@@ -555,6 +556,29 @@ typedef void (*mn_progress_fn)(void *user, int64_t done, int64_t total);
  * database. progress may be NULL. *recounted (optional) gets the number of messages. Safe to
  * interrupt and run again. Errors: MN_BUSY, MN_IO. */
 MN_API mn_status mn_reindex_tokens(mn_db *db, mn_progress_fn progress, void *user, int64_t *recounted);
+
+/* ---------------------------------------------------------------------------------------------
+ * Migration between databases and backends (docs/scale-out.md, mnemo migrate).
+ */
+/* Copies everything from the database `from` into the database `to`, across backends: each is a
+ * SQLite path, "sqlite:PATH", or a postgres:// / postgresql:// URL; `from` must exist, `to` is
+ * created (a file) or given its schema (an empty PostgreSQL database) when needed. Opens both with
+ * cfg (NULL: defaults) but never with an embedder, so nothing is queued or embedded meanwhile.
+ * Moves: sessions and messages (ids, seq, timestamps, tokens, flags: the export of `to` is then
+ * byte-identical to the export of `from`) in one transaction on `to`; then per session its latest
+ * summary, its events (new ids, same times) and its state, each only when the `to` session has
+ * none; the recorded tokenizer and embedding queue setting; and, when `to` was empty, the stored
+ * vectors with their embedder identity. Not moved: the file-dedup records (a file's content is
+ * sent once more) and the embedding queue's entries (mnemo embed --backfill queues them again).
+ * A `to` that already holds sessions is refused unless `append` is non-zero; appending skips
+ * sessions and messages already there, like mn_import. progress (may be NULL) gets done/total
+ * steps, ending with done == total. stats (optional) gets the session and message counts.
+ * Errors: MN_NOTFOUND (no database at `from`), MN_CONFLICT (`to` not empty, or an idempotency
+ * key clash while appending), MN_INVALID (the same database twice), the errors of mn_open_path
+ * for either side, MN_BUSY, MN_IO, MN_UNAVAILABLE. A failure before the first commit leaves `to`
+ * unchanged; one after it names the session and says to run again with append. */
+MN_API mn_status mn_migrate(const char *from, const char *to, const mn_config *cfg, int append,
+                            mn_progress_fn progress, void *user, mn_import_stats *stats);
 
 /* ---------------------------------------------------------------------------------------------
  * Search and retrieval (docs/search.md). Keyword search is SQLite FTS5 with BM25 over message

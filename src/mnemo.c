@@ -179,7 +179,7 @@ static mn_status note_tokenizer(mn_db *db)
     if (!recorded)
         rc = db->store->ops->meta_set(db->store, "tokenizer", now);
     else if (strcmp(recorded, now) != 0)
-        mn__log(MN_LOG_WARN, "%s: messages were counted with tokenizer %s, this handle counts with %s (mnemo reindex --tokens recounts)", db->path,
+        mn__log(MN_LOG_WARN, "%s: messages were counted with tokenizer %s, this handle counts with %s (mnemo reindex --tokens recounts)", db->store->label,
                 recorded, now);
     free(recorded);
     return rc;
@@ -237,7 +237,7 @@ void mn_close(mn_db *db)
     free(db);
 }
 
-const char *mn_db_path(const mn_db *db) { return db && db->magic == DB_MAGIC ? db->path : NULL; }
+const char *mn_db_path(const mn_db *db) { return db && db->magic == DB_MAGIC ? db->store->label : NULL; }
 
 const char *mn_db_tokenizer(const mn_db *db) { return db && db->magic == DB_MAGIC ? mn_token_name(db->tk) : NULL; }
 
@@ -901,7 +901,7 @@ mn_status mn_stats_json(mn_db *db, char **out)
     if ((rc = db->store->ops->stats(db->store, mn_clock_now_ms(), &s)))
         return rc;
     double per_msg = s.messages ? (double)(s.db_bytes + s.wal_bytes) / (double)s.messages : 0.0;
-    return to_json(json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "path", db->path,
+    return to_json(json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "path", db->store->label,
                              "backend", db->store->ops->name, "schema_version", s.schema_version, "tokenizer",
                              mn_token_name(db->tk), "sessions", (json_int_t)s.sessions, "messages",
                              (json_int_t)s.messages, "tokens", (json_int_t)s.tokens, "threads",

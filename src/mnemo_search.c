@@ -208,7 +208,7 @@ void mn__search_after_append(mn_db *db)
     int64_t done = 0;
     mn_status rc = drain(db, 0, NULL, NULL, 0, &done);
     if (rc) { /* the message is stored; it stays queued for mn_embed_pending */
-        mn__log(MN_LOG_WARN, "%s: inline embedding failed, the message stays queued: %s", db->path, mn_errmsg());
+        mn__log(MN_LOG_WARN, "%s: inline embedding failed, the message stays queued: %s", db->store->label, mn_errmsg());
         mn__err_clear();
     }
 }
@@ -364,7 +364,7 @@ static mn_status check_identity(mn_db *db, mn_embedder *e, uint32_t dim, int *em
     else if (strcmp(have, want) != 0)
         rc = mn__err(MN_CONFLICT,
                      "the vectors in %s were made by %s, the query is embedded by %s: they cannot be compared"
-                     " (mnemo reindex --embeddings re-embeds every message)", db->path, have, want);
+                     " (mnemo reindex --embeddings re-embeds every message)", db->store->label, have, want);
     free(have);
     return rc;
 }

@@ -82,6 +82,7 @@ int cmd_history(const struct cli_global *g, struct cli_args *a);
 int cmd_context(const struct cli_global *g, struct cli_args *a);
 int cmd_export(const struct cli_global *g, struct cli_args *a);
 int cmd_import(const struct cli_global *g, struct cli_args *a);
+int cmd_migrate(const struct cli_global *g, struct cli_args *a);
 int cmd_prune(const struct cli_global *g, struct cli_args *a);
 int cmd_stats(const struct cli_global *g, struct cli_args *a);
 int cmd_config_show(const struct cli_global *g, struct cli_args *a);
@@ -102,6 +103,15 @@ int cmd_events(const struct cli_global *g, struct cli_args *a);
 int cmd_budget(const struct cli_global *g, struct cli_args *a);
 int cmd_serve(const struct cli_global *g, struct cli_args *a);
 int cmd_mcp(const struct cli_global *g, struct cli_args *a);
+int cmd_api(const struct cli_global *g, struct cli_args *a);
+
+/* The operation table's side of the help (cmd_api.c): the API operation a command performs
+ * (NULL: none), its one-line summary (the operation's when it has one) and the API line with
+ * the operation's parameters under `--help`. */
+struct srv_op;
+const struct srv_op *cli_command_op(const struct cli_cmd *c);
+const char *cli_command_summary(const struct cli_cmd *c);
+void cli_print_command_op(const struct cli_cmd *c);
 int cmd_search(const struct cli_global *g, struct cli_args *a);
 int cmd_embed(const struct cli_global *g, struct cli_args *a);
 int cmd_reindex_embeddings(const struct cli_global *g, struct cli_args *a);

@@ -51,6 +51,12 @@ int cmd_serve(const struct cli_global *g, struct cli_args *a)
         o.request_timeout_ms = (int)strtol(v, NULL, 10);
     if (mn_config_get(cfg, "server.idle_timeout_seconds", &v, NULL) == MN_OK && v)
         o.idle_timeout_s = (int)strtol(v, NULL, 10);
+    if (mn_config_get(cfg, "memory.strategy", &v, NULL) == MN_OK && v)
+        o.window_default = strcmp(v, "window") == 0;
+    if (mn_config_get(cfg, "server.workers", &v, NULL) == MN_OK && v)
+        o.workers = (int)strtol(v, NULL, 10);
+    if (mn_config_get(cfg, "server.io_threads", &v, NULL) == MN_OK && v)
+        o.io_threads = (int)strtol(v, NULL, 10);
     mn_config_free(cfg);
     mn_db *db = cli_open(g);
     if (!db) {

@@ -35,6 +35,7 @@ static const struct cli_opt o_search[] = {{"mode", 1},  {"session", 1}, {"namesp
                                           {"role", 1},  {"min-similarity", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_embed[] = {{"backfill", 0}, {"pending", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_migrate[] = {{"from", 1}, {"to", 1}, {"append", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1}, {"key-namespace", 1},
                                          {"allow-origin", 1},  {"max-body", 1},    {"verbose", 0},
                                          {"log-format", 1},    {NULL, 0}};
@@ -147,6 +148,17 @@ const struct cli_cmd cli_commands[] = {
      "  FILE              the export to read (default: standard input)\n"
      "  --json            print the counts as JSON\n",
      o_import, 0, 1, cmd_import},
+    {"migrate", "--from SRC --to DST [--append] [--json]",
+     "copy a database into another, SQLite or PostgreSQL, in either direction",
+     "  --from SRC        the database to read: a SQLite path, sqlite:PATH, or a postgres:// URL\n"
+     "  --to DST          the database to write (created when missing); refused when it already\n"
+     "                    holds sessions, unless --append\n"
+     "  --append          merge into a non-empty DST: sessions and messages already there are skipped\n"
+     "  --json            print {\"sessions_added\", \"sessions_skipped\", \"messages_added\", \"messages_skipped\"}\n"
+     "  Moves sessions, messages, summaries, events, state and vectors; afterwards\n"
+     "  'mnemo --db SRC export' and 'mnemo --db DST export' are identical (docs/scale-out.md).\n"
+     "  Progress: a bar on a terminal, plain lines otherwise.\n",
+     o_migrate, 0, 0, cmd_migrate},
     {"prune", "[--days N] [--json]", "delete sessions not updated for N days",
      "  --days N          1 to 36500 (default: memory.auto_prune_days, when set)\n"
      "  --json            print {\"deleted\": COUNT}\n",
@@ -206,6 +218,9 @@ const struct cli_cmd cli_commands[] = {
      "  server.gc_interval_seconds (expired threads, memory.auto_prune_days)\n",
      o_serve, 0, 0, cmd_serve},
     {"mcp", "", "serve MCP over standard input and output (docs/mcp.md)", "", o_none, 0, 0, cmd_mcp},
+    {"api", "[--json]", "list the operations of the HTTP API and MCP tools (the table behind this help)",
+     "  --json            the whole table: names, routes, flags, parameter and result schemas\n", o_json, 0, 0,
+     cmd_api},
     {NULL, NULL, NULL, NULL, NULL, 0, 0, NULL},
 };
 
@@ -215,7 +230,7 @@ static void usage(FILE *f)
                "mnemo keeps an agent's conversations durable and builds the context for its next call.\n\n"
                "commands:\n");
     for (const struct cli_cmd *c = cli_commands; c->name; c++)
-        fprintf(f, "  %-15s %s\n", c->name, c->summary);
+        fprintf(f, "  %-15s %s\n", c->name, cli_command_summary(c));
     fprintf(f, "\nglobal options:\n"
                "  --db PATH         the database file (also MNEMO_DB; default $XDG_DATA_HOME/mnemo/memory.db,\n"
                "                    or ~/.local/share/mnemo/memory.db when XDG_DATA_HOME is unset)\n"
@@ -227,9 +242,10 @@ static void usage(FILE *f)
 
 static void command_help(const struct cli_cmd *c)
 {
-    printf("usage: mnemo %s%s%s\n\n%s\n", c->name, *c->usage ? " " : "", c->usage, c->summary);
+    printf("usage: mnemo %s%s%s\n\n%s\n", c->name, *c->usage ? " " : "", c->usage, cli_command_summary(c));
     if (c->help[0])
         printf("\n%s", c->help);
+    cli_print_command_op(c);
 }
 
 /* Matches "session new" as two words or "add" as one; *used gets the word count. */
@@ -255,7 +271,7 @@ static void group_help(const char *group)
     printf("usage:\n");
     for (const struct cli_cmd *c = cli_commands; c->name; c++)
         if (strncmp(c->name, group, strlen(group)) == 0 && c->name[strlen(group)] == ' ')
-            printf("  mnemo %s %s\n      %s\n", c->name, c->usage, c->summary);
+            printf("  mnemo %s %s\n      %s\n", c->name, c->usage, cli_command_summary(c));
 }
 
 int main(int argc, char **argv)

@@ -4,7 +4,8 @@
  * and waits; the committer thread takes everything queued (up to MAX_GROUP), commits it in one
  * go and wakes each request with its own result, so nothing is acknowledged before its commit.
  * srv_commit_stop drains the queue before it returns. Without a running committer (mnemo mcp,
- * the fuzz targets) srv_append is mn_append_batch.
+ * the fuzz targets) srv_append is mn_append_batch. srv_append_submit queues without waiting,
+ * for the HTTP event loop: its callback runs on the committer thread after the commit.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -23,6 +24,10 @@ struct pending {
     mn_append_result res;
     int done;
     pthread_cond_t wake; /* its own: a commit wakes only the requests it holds */
+    /* asynchronous submitters (srv_append_submit): called after the commit instead of a wake;
+     * the pending record is then the committer's to free */
+    void (*on_done)(void *user, mn_status st, mn_messages *stored, const char *err);
+    void *user;
     struct pending *next;
 };
 
@@ -37,6 +42,33 @@ static struct {
     uint64_t groups, appends; /* for /metrics */
 } q = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, 0, NULL, 0,
        0, 0};
+
+/* Hands a finished append its result (q.lock held): wakes a waiting thread, or keeps it for
+ * the callback the committer calls after unlocking (list *cbs). */
+static void finish(struct pending *p, struct pending **cbs)
+{
+    p->done = 1;
+    if (p->on_done) {
+        p->next = *cbs;
+        *cbs = p;
+    } else {
+        pthread_cond_signal(&p->wake);
+    }
+}
+
+/* Runs the callbacks of asynchronous appends (without q.lock: they may queue work). */
+static void run_callbacks(struct pending *cbs)
+{
+    while (cbs) {
+        struct pending *p = cbs;
+        cbs = p->next;
+        const char *err = p->res.errmsg[0] ? p->res.errmsg : mn_status_str(p->res.status);
+        p->on_done(p->user, p->res.status, p->res.status ? NULL : p->res.stored, p->res.status ? err : NULL);
+        if (p->res.status)
+            mn_messages_free(p->res.stored);
+        free(p);
+    }
+}
 
 static void *committer(void *arg)
 {
@@ -71,6 +103,7 @@ static void *committer(void *arg)
             st = mn_append_many(q.db, reqs, n, 1, res);
         }
         pthread_mutex_lock(&q.lock);
+        struct pending *cbs = NULL;
         if (!n) { /* out of memory for the arrays: answer one request at a time */
             struct pending *p = q.head;
             q.head = p->next;
@@ -79,18 +112,22 @@ static void *committer(void *arg)
                 q.tail = NULL;
             p->res.status = MN_NOMEM;
             snprintf(p->res.errmsg, sizeof p->res.errmsg, "out of memory");
-            p->done = 1;
-            pthread_cond_signal(&p->wake);
+            finish(p, &cbs);
         }
         for (size_t i = 0; i < n; i++) {
             batch[i]->res = res[i];
             if (st && !res[i].status)
                 batch[i]->res.status = st;
-            batch[i]->done = 1;
-            pthread_cond_signal(&batch[i]->wake);
+            finish(batch[i], &cbs);
         }
         q.groups += n > 0;
         q.appends += n;
+        if (cbs) {
+            pthread_mutex_unlock(&q.lock);
+            run_callbacks(cbs);
+            cbs = NULL;
+            pthread_mutex_lock(&q.lock);
+        }
     }
     pthread_mutex_unlock(&q.lock);
     free(reqs);
@@ -133,6 +170,30 @@ void srv_commit_stats(uint64_t *groups, uint64_t *appends, size_t *depth)
     pthread_mutex_unlock(&q.lock);
 }
 
+int srv_append_submit(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
+                      void (*done)(void *user, mn_status st, mn_messages *stored, const char *err), void *user)
+{
+    struct pending *p = calloc(1, sizeof *p);
+    if (!p)
+        return -1;
+    *p = (struct pending){session_id, msgs, n, flags, {MN_OK, "", NULL}, 0, PTHREAD_COND_INITIALIZER, done, user, NULL};
+    pthread_mutex_lock(&q.lock);
+    if (!q.running || q.stop || q.db != db) {
+        pthread_mutex_unlock(&q.lock);
+        free(p);
+        return -1;
+    }
+    if (q.tail)
+        q.tail->next = p;
+    else
+        q.head = p;
+    q.tail = p;
+    q.depth++;
+    pthread_cond_signal(&q.work);
+    pthread_mutex_unlock(&q.lock);
+    return 0;
+}
+
 mn_status srv_append(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
                      mn_messages **out, char err[256])
 {
@@ -146,7 +207,7 @@ mn_status srv_append(mn_db *db, const char *session_id, const mn_message_in *msg
             snprintf(err, 256, "%s", mn_errmsg());
         return st;
     }
-    struct pending p = {session_id, msgs, n, flags, {MN_OK, "", NULL}, 0, PTHREAD_COND_INITIALIZER, NULL};
+    struct pending p = {session_id, msgs, n, flags, {MN_OK, "", NULL}, 0, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL};
     if (q.tail)
         q.tail->next = &p;
     else

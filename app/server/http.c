@@ -9,6 +9,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -256,6 +257,15 @@ struct server {
     pthread_t worker;
     int worker_running, stopping;
     pthread_cond_t wake; /* under lock: wakes the worker to stop */
+    atomic_int closing;  /* SIGTERM seen: new requests are answered 503 */
+    struct {             /* threads that answer the requests the event loop hands off */
+        pthread_mutex_t lock;
+        pthread_cond_t work;
+        struct conn *head, *tail;
+        int stop;
+        pthread_t *threads;
+        int n;
+    } pool;
 };
 
 struct conn {
@@ -265,6 +275,17 @@ struct conn {
     int overloaded; /* arrived with server.max_inflight requests already in progress: 429 */
     int late;       /* the body took longer than server.request_timeout_ms to arrive: 408 */
     struct timespec t0;
+    /* answering: READING the body; WAITING (suspended) for a worker or the committer; the
+     * answer READY to send on the event loop */
+    enum { READING, WAITING, READY } state;
+    struct server *srv;
+    struct MHD_Connection *mc;
+    const char *url, *method; /* MHD's: valid until the request completes */
+    const char *route_name;
+    int web;                  /* the answer is the web page */
+    struct srv_rest rest;     /* a REST call, which may finish on the committer thread */
+    struct srv_response resp; /* the answer, made wherever the request ran */
+    struct conn *next;        /* the worker queue */
 };
 
 static double since(const struct timespec *t0)
@@ -479,103 +500,215 @@ static int origin_allowed(const struct srv_options *o, const char *origin)
 
 /* ---- the request handler --------------------------------------------------------------------- */
 
-static enum MHD_Result route(struct server *srv, struct MHD_Connection *mc, struct conn *c, const char *url,
-                             const char *method, const char **route_name, int *status)
+/* Makes the answer to a request in c->resp (sends nothing: it may run on a worker thread while
+ * the connection is suspended; MHD is only asked for header values then). Returns 1 when a
+ * REST operation is pending on the committer (c->rest.call.resume fires later), else 0. */
+static int answer(struct server *srv, struct conn *c)
 {
-    struct srv_response resp = {0};
-    enum MHD_Result ret;
+    struct MHD_Connection *mc = c->mc;
+    const char *url = c->url, *method = c->method;
+    struct srv_response *resp = &c->resp;
+    memset(resp, 0, sizeof *resp);
     if (c->too_big) {
-        *route_name = "too_big";
-        srv_error(&resp, 413, "too_big", "request body over the limit of %zu bytes (--max-body)", srv->max_body);
-        goto send;
+        c->route_name = "too_big";
+        srv_error(resp, 413, "too_big", "request body over the limit of %zu bytes (--max-body)", srv->max_body);
+        return 0;
     }
     if (c->late) {
-        *route_name = "timeout";
-        srv_error(&resp, 408, "timeout", "request body not received within %d ms (server.request_timeout_ms)",
+        c->route_name = "timeout";
+        srv_error(resp, 408, "timeout", "request body not received within %d ms (server.request_timeout_ms)",
                   srv->o->request_timeout_ms);
-        goto send;
-    }
-    if (c->overloaded && strcmp(url, "/healthz") != 0 && strcmp(url, "/metrics") != 0) {
-        *route_name = "overloaded";
-        srv_error(&resp, 429, "rate_limited", "%d requests are in progress (server.max_inflight); retry shortly",
-                  srv->o->max_inflight);
-        resp.retry_after = 1;
-        goto send;
+        return 0;
     }
     if (strcmp(url, "/healthz") == 0) {
-        *route_name = "healthz";
-        resp.status = 200;
-        resp.body = strdup("{\"status\":\"ok\"}");
-        resp.body_len = resp.body ? strlen(resp.body) : 0;
-        resp.content_type = "application/json";
-        goto send;
+        c->route_name = "healthz";
+        resp->status = 200;
+        resp->body = strdup("{\"status\":\"ok\"}");
+        resp->body_len = resp->body ? strlen(resp->body) : 0;
+        resp->content_type = "application/json";
+        return 0;
+    }
+    if (c->overloaded && strcmp(url, "/metrics") != 0) {
+        c->route_name = "overloaded";
+        srv_error(resp, 429, "rate_limited", "%d requests are in progress (server.max_inflight); retry shortly",
+                  srv->o->max_inflight);
+        resp->retry_after = 1;
+        return 0;
+    }
+    if (atomic_load(&srv->closing)) {
+        c->route_name = "closing";
+        srv_error(resp, 503, "unavailable", "the server is shutting down");
+        resp->retry_after = 1;
+        return 0;
+    }
+    if (strcmp(url, "/") == 0) { /* the web page (web.c): no data in it, so no key needed */
+        c->route_name = "web";
+        c->web = 1;
+        return 0;
     }
     const char *ns = NULL;
     if (srv->keys.n &&
         !srv_keys_check(&srv->keys, MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"), &ns)) {
-        *route_name = "unauthorized";
-        srv_error(&resp, 401, "unauthorized", "a valid API key is required: Authorization: Bearer <key>");
-        goto send;
+        c->route_name = "unauthorized";
+        srv_error(resp, 401, "unauthorized", "a valid API key is required: Authorization: Bearer <key>");
+        return 0;
     }
     if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0) {
-        *route_name = "metrics";
-        resp.status = 200;
-        resp.body = srv_metrics_render();
-        resp.body_len = resp.body ? strlen(resp.body) : 0;
-        resp.content_type = "text/plain; version=0.0.4";
-        goto send;
+        c->route_name = "metrics";
+        resp->status = 200;
+        resp->body = srv_metrics_render();
+        resp->body_len = resp->body ? strlen(resp->body) : 0;
+        resp->content_type = "text/plain; version=0.0.4";
+        return 0;
     }
     if (strcmp(url, "/openapi.json") == 0 && strcmp(method, "GET") == 0) {
-        *route_name = "openapi";
-        resp.status = 200;
-        resp.body = srv->openapi ? strdup(srv->openapi) : NULL;
-        resp.body_len = resp.body ? strlen(resp.body) : 0;
-        resp.content_type = "application/json";
-        goto send;
+        c->route_name = "openapi";
+        resp->status = 200;
+        resp->body = srv->openapi ? strdup(srv->openapi) : NULL;
+        resp->body_len = resp->body ? strlen(resp->body) : 0;
+        resp->content_type = "application/json";
+        return 0;
     }
     if (strcmp(url, "/mcp") == 0) {
-        *route_name = "mcp";
+        c->route_name = "mcp";
         const char *origin = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Origin");
         const char *pv = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "MCP-Protocol-Version");
         if (!origin_allowed(srv->o, origin)) {
-            srv_error(&resp, 403, "forbidden", "Origin %.200s is not allowed (--allow-origin)", origin);
+            srv_error(resp, 403, "forbidden", "Origin %.200s is not allowed (--allow-origin)", origin);
         } else if (strcmp(method, "POST") != 0) {
-            srv_error(&resp, 405, "method_not_allowed", "this server answers MCP with JSON on POST only");
-        } else if (pv && !mcp_version_supported(pv)) {
-            srv_error(&resp, 400, "invalid", "MCP-Protocol-Version %.60s is not supported (2025-11-25, 2025-06-18, "
-                                              "2025-03-26)", pv);
+            srv_error(resp, 405, "method_not_allowed", "this server answers MCP with JSON on POST only");
         } else {
+            /* versions and the 2026-07-28 header checks are mcp.c's: it answers JSON-RPC errors */
+            struct mcp_http h = {pv, MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Method"),
+                                 MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Name"), 200};
             char *reply = NULL;
-            mcp_handle(srv->db, ns, c->body ? c->body : "", c->len, &reply);
+            mcp_handle_http(srv->db, ns, c->body ? c->body : "", c->len, &h, &reply);
             if (reply) {
-                resp.status = 200;
-                resp.body = reply;
-                resp.body_len = strlen(reply);
-                resp.content_type = "application/json";
+                resp->status = h.status;
+                resp->body = reply;
+                resp->body_len = strlen(reply);
+                resp->content_type = "application/json";
             } else {
-                resp.status = 202;
+                resp->status = 202;
             }
         }
-        goto send;
+        return 0;
     }
     json_t *query = json_object();
     MHD_get_connection_values(mc, MHD_GET_ARGUMENT_KIND, collect_query, query);
-    srv_handle_rest(srv->db, ns, method, url, query,
-                    MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Idempotency-Key"), c->body ? c->body : "",
-                    c->len, &resp);
+    int pending = srv_rest_start(&c->rest, srv->db, ns, method, url, query,
+                                 MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Idempotency-Key"),
+                                 c->body ? c->body : "", c->len, resp);
     json_decref(query);
-    *route_name = resp.op ? resp.op->name : (resp.status == 405 ? "method_not_allowed" : "not_found");
-    if (resp.stream_export) {
-        ret = start_export(srv, mc, &resp);
-        *status = resp.status;
-        srv_response_release(&resp);
-        return ret;
-    }
-send:
-    *status = resp.status;
-    ret = send_resp(mc, &resp);
-    srv_response_release(&resp);
+    c->route_name = c->rest.op ? c->rest.op->name : (resp->status == 405 ? "method_not_allowed" : "not_found");
+    return pending;
+}
+
+/* Sends c's answer (on the event loop), records it and logs it. */
+static enum MHD_Result deliver(struct server *srv, struct MHD_Connection *mc, struct conn *c)
+{
+    int status = c->resp.status;
+    enum MHD_Result ret;
+    if (c->web)
+        ret = srv_web_send(mc, c->method, &status) == MHD_YES ? MHD_YES : MHD_NO;
+    else if (c->resp.stream_export)
+        ret = start_export(srv, mc, &c->resp);
+    else
+        ret = send_resp(mc, &c->resp);
+    if (!c->web)
+        status = c->resp.status;
+    srv_response_release(&c->resp);
+    double secs = since(&c->t0);
+    srv_metrics_record(c->route_name ? c->route_name : "unknown", status, secs);
+    if (srv->verbose || status >= 500)
+        srv_log(status >= 500 ? "error" : "info", "method=%s path=%.200s route=%s status=%d ms=%.2f", c->method, c->url,
+                c->route_name ? c->route_name : "unknown", status, secs * 1000);
     return ret;
+}
+
+/* The answer is in: the event loop sends it once MHD resumes the connection. */
+static void ready(struct conn *c)
+{
+    c->state = READY;
+    MHD_resume_connection(c->mc);
+}
+
+/* A REST operation that was pending on the committer has finished (committer thread). */
+static void rest_resumed(void *ctx)
+{
+    struct conn *c = ctx;
+    srv_rest_finish(&c->rest, &c->resp);
+    ready(c);
+}
+
+/* Stops the worker pool after the queue is empty (the event loop has stopped handing off). */
+static void pool_stop(struct server *srv)
+{
+    pthread_mutex_lock(&srv->pool.lock);
+    srv->pool.stop = 1;
+    pthread_cond_broadcast(&srv->pool.work);
+    pthread_mutex_unlock(&srv->pool.lock);
+    for (int i = 0; i < srv->pool.n; i++)
+        pthread_join(srv->pool.threads[i], NULL);
+    free(srv->pool.threads);
+    pthread_cond_destroy(&srv->pool.work);
+    pthread_mutex_destroy(&srv->pool.lock);
+}
+
+static void *pool_thread(void *arg)
+{
+    struct server *srv = arg;
+    pthread_mutex_lock(&srv->pool.lock);
+    for (;;) {
+        while (!srv->pool.head && !srv->pool.stop)
+            pthread_cond_wait(&srv->pool.work, &srv->pool.lock);
+        struct conn *c = srv->pool.head;
+        if (!c)
+            break;
+        srv->pool.head = c->next;
+        if (!srv->pool.head)
+            srv->pool.tail = NULL;
+        pthread_mutex_unlock(&srv->pool.lock);
+        answer(srv, c); /* no resume set: the operation finishes here */
+        ready(c);
+        pthread_mutex_lock(&srv->pool.lock);
+    }
+    pthread_mutex_unlock(&srv->pool.lock);
+    return NULL;
+}
+
+/* Where a request with its body read is answered: on the event loop (quick: fixed pages,
+ * errors, OP_QUICK reads), handed to the committer (a REST append: the connection waits
+ * suspended, no thread held), or on a worker thread (everything else, which may take long:
+ * a context that summarises, MCP, search, import). */
+enum plan { ON_LOOP, ON_COMMITTER, ON_WORKER };
+
+/* A context request under the window strategy only reads (no summariser call): the hot path of
+ * an agent's turn, answered on the loop without a hand-off. The body is small; a body that does
+ * not parse goes to a worker, which answers the error. */
+static int window_context(const struct server *srv, const struct conn *c)
+{
+    json_t *body = c->len ? json_loadb(c->body, c->len, 0, NULL) : json_object();
+    json_t *st = json_object_get(body, "strategy");
+    const char *q = MHD_lookup_connection_value(c->mc, MHD_GET_ARGUMENT_KIND, "strategy");
+    const char *name = json_is_string(st) ? json_string_value(st) : st ? "" : q; /* the body wins */
+    int window = json_is_object(body) && (name ? strcmp(name, "window") == 0 : srv->o->window_default);
+    json_decref(body);
+    return window;
+}
+
+static enum plan plan(struct server *srv, const struct conn *c)
+{
+    if (c->too_big || c->late || c->overloaded || atomic_load(&srv->closing) || strcmp(c->url, "/") == 0 ||
+        strcmp(c->url, "/healthz") == 0 || strcmp(c->url, "/metrics") == 0 || strcmp(c->url, "/openapi.json") == 0)
+        return ON_LOOP;
+    if (strcmp(c->url, "/mcp") == 0)
+        return ON_WORKER;
+    int known;
+    const struct srv_op *op = srv_rest_route(c->method, c->url, &known);
+    if (!op || (op->flags & OP_QUICK) || (strcmp(op->name, "context") == 0 && window_context(srv, c)))
+        return ON_LOOP;
+    return strcmp(op->name, "append") == 0 ? ON_COMMITTER : ON_WORKER;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
@@ -584,10 +717,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
     struct server *srv = cls;
     struct conn *c = *con_cls;
     (void)version;
+    if (c && c->state == READY)
+        return deliver(srv, mc, c);
+    if (c && c->state == WAITING)
+        return MHD_YES; /* not called while suspended; nothing to do if it were */
     if (!c) {
         if (!(c = calloc(1, sizeof *c)))
             return MHD_NO;
         clock_gettime(CLOCK_MONOTONIC, &c->t0);
+        c->srv = srv;
+        c->mc = mc;
+        c->url = url;
+        c->method = method;
         const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > srv->max_body)
             c->too_big = 1;
@@ -628,15 +769,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         *upload_size = 0;
         return MHD_YES;
     }
-    const char *name = "unknown";
-    int status = 500;
-    enum MHD_Result ret = route(srv, mc, c, url, method, &name, &status);
-    double secs = since(&c->t0);
-    srv_metrics_record(name, status, secs);
-    if (srv->verbose || status >= 500)
-        srv_log(status >= 500 ? "error" : "info", "method=%s path=%.200s route=%s status=%d ms=%.2f", method, url,
-                name, status, secs * 1000);
-    return ret;
+    switch (plan(srv, c)) {
+    case ON_LOOP:
+        answer(srv, c);
+        return deliver(srv, mc, c);
+    case ON_COMMITTER:
+        /* suspended first: the commit may finish before this function returns */
+        c->state = WAITING;
+        MHD_suspend_connection(mc);
+        c->rest.call.resume = rest_resumed;
+        c->rest.call.resume_ctx = c;
+        if (!answer(srv, c))
+            ready(c); /* answered at once (an error, or no committer): send it when resumed */
+        return MHD_YES;
+    case ON_WORKER:
+        c->state = WAITING;
+        MHD_suspend_connection(mc);
+        pthread_mutex_lock(&srv->pool.lock);
+        if (srv->pool.tail)
+            srv->pool.tail->next = c;
+        else
+            srv->pool.head = c;
+        srv->pool.tail = c;
+        pthread_cond_signal(&srv->pool.work);
+        pthread_mutex_unlock(&srv->pool.lock);
+        return MHD_YES;
+    }
+    return MHD_NO;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls, enum MHD_RequestTerminationCode toe)
@@ -647,6 +806,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls, e
     struct conn *c = *con_cls;
     if (c) {
         metrics_in_flight(-1);
+        srv_response_release(&c->resp);
         free(c->body);
         free(c);
         *con_cls = NULL;
@@ -817,17 +977,35 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
         free(srv.openapi);
         return 1;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
+    /* A few event-loop threads (epoll) read requests and answer quick ones; appends wait for
+     * their group commit suspended, without a thread; the rest runs on the worker pool. */
+    pthread_mutex_init(&srv.pool.lock, NULL);
+    pthread_cond_init(&srv.pool.work, NULL);
+    srv.pool.threads = calloc((size_t)(o->workers > 0 ? o->workers : 16), sizeof *srv.pool.threads);
+    for (int i = 0; srv.pool.threads && i < (o->workers > 0 ? o->workers : 16); i++)
+        if (pthread_create(&srv.pool.threads[i], NULL, pool_thread, &srv) == 0)
+            srv.pool.n++;
+    if (srv.pool.n == 0) {
+        fprintf(stderr, "mnemo: cannot start the worker threads\n");
+        srv_commit_stop();
+        free(srv.openapi);
+        return 1;
+    }
+    cpu_set_t mask; /* the CPUs this process may use (taskset, cgroups), not the machine's */
+    long cpus = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned loops = o->io_threads > 0 ? (unsigned)o->io_threads : cpus < 1 ? 1u : cpus > 8 ? 8u : (unsigned)cpus;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, &srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)(o->idle_timeout_s > 0 ? o->idle_timeout_s : 60),
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)512, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+        (unsigned)(o->idle_timeout_s > 0 ? o->idle_timeout_s : 60), MHD_OPTION_THREAD_POOL_SIZE, loops,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "mnemo: cannot listen on %s: %s\n", o->listen ? o->listen : "127.0.0.1:8765",
                 strerror(errno ? errno : EADDRINUSE));
+        pool_stop(&srv);
         srv_commit_stop();
         free(srv.openapi);
         return 1;
@@ -851,10 +1029,19 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     int sig = 0;
     sigwait(&set, &sig);
     srv_log("info", "msg=\"shutting down\" signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    /* stop accepting and join the connection threads: a running request finishes (an append
-     * commits before it answers), so nothing acknowledged is lost */
+    /* Drain: new requests are answered 503, the listening socket is closed, and every request in
+     * progress is answered (an append after its commit) before the loop stops, so nothing
+     * acknowledged is lost. Bounded: a summariser call stuck past its own timeouts does not
+     * keep the process forever. */
+    atomic_store(&srv.closing, 1);
+    MHD_socket lfd = MHD_quiesce_daemon(d);
+    if (lfd != MHD_INVALID_SOCKET)
+        close(lfd);
+    for (int i = 0; i < 12000 && metrics_in_flight(0) > 0; i++)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     MHD_stop_daemon(d);
-    srv_commit_stop(); /* after the request threads: it commits what they queued, then stops */
+    pool_stop(&srv);
+    srv_commit_stop(); /* after the event loop: it commits anything still queued, then stops */
     pthread_mutex_lock(&srv.lock);
     srv.stopping = 1;
     pthread_cond_broadcast(&srv.wake);

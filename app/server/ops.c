@@ -176,25 +176,6 @@ static json_t *session_json(const mn_session *s)
     return v;
 }
 
-static json_t *message_json(const mn_message *m)
-{
-    char *t = NULL;
-    if (mn_message_to_json(m, &t) != MN_OK)
-        return NULL;
-    json_t *v = from_text(t);
-    if (v)
-        json_object_set_new(v, "active", json_boolean(m->active));
-    return v;
-}
-
-static json_t *messages_json(const mn_messages *ms, size_t n)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; i < n && i < ms->count; i++)
-        json_array_append_new(a, message_json(&ms->items[i]));
-    return a;
-}
-
 /* The session id parameter, checked against the caller's namespace (a session of another
  * namespace looks like a missing one). */
 static mn_status session_param(struct srv_call *c, const char **id)
@@ -257,6 +238,14 @@ static mn_status ok(struct srv_call *c, json_t *result)
 
 /* ---- handlers -------------------------------------------------------------------------------- */
 
+/* {"session": …} as the result; takes s. */
+static mn_status session_answer(struct srv_call *c, mn_session *s)
+{
+    mn_status st = ok(c, json_pack("{s:o*}", "session", session_json(s)));
+    mn_session_free(s);
+    return st;
+}
+
 static mn_status op_session_create(struct srv_call *c)
 {
     struct keep k = {0};
@@ -283,8 +272,7 @@ static mn_status op_session_create(struct srv_call *c)
         lib_fail(c, st);
         goto out;
     }
-    st = ok(c, json_pack("{s:o*}", "session", session_json(s)));
-    mn_session_free(s);
+    st = session_answer(c, s);
 out:
     keep_release(&k);
     return st;
@@ -299,8 +287,7 @@ static mn_status op_session_get(struct srv_call *c)
     mn_session *s = NULL;
     if ((st = mn_session_get(c->db, id, &s)))
         return lib_fail(c, st);
-    st = ok(c, json_pack("{s:o*}", "session", session_json(s)));
-    mn_session_free(s);
+    st = session_answer(c, s);
     return st;
 }
 
@@ -340,6 +327,98 @@ static mn_status op_session_delete(struct srv_call *c)
     return ok(c, json_pack("{s:s}", "deleted", id));
 }
 
+/* Title and/or metadata of a session (absent: unchanged). */
+static mn_status op_session_update(struct srv_call *c)
+{
+    const char *id, *title;
+    mn_status st;
+    struct keep k = {0};
+    const char *metadata = NULL;
+    if ((st = session_param(c, &id)) || (st = p_str(c, "title", 0, &title)) ||
+        (st = j_text(c, &k, c->params, "metadata", "", &metadata)))
+        goto out;
+    if (!title && !metadata) {
+        st = fail(c, MN_INVALID, "title or metadata: give at least one");
+        goto out;
+    }
+    if ((st = mn_session_update(c->db, id, title, metadata))) {
+        st = lib_fail(c, st);
+        goto out;
+    }
+    mn_session *s = NULL;
+    if ((st = mn_session_get(c->db, id, &s))) {
+        st = lib_fail(c, st);
+        goto out;
+    }
+    st = session_answer(c, s);
+out:
+    keep_release(&k);
+    return st;
+}
+
+/* Deletes one message of a session (the counters follow). */
+static mn_status op_message_delete(struct srv_call *c)
+{
+    const char *id;
+    int64_t mid;
+    mn_status st;
+    if ((st = session_param(c, &id)) || (st = p_int(c, "message_id", -1, 1, INT64_MAX, &mid)))
+        return st;
+    if (mid < 1)
+        return fail(c, MN_INVALID, "message_id: required, a positive integer");
+    if ((st = mn_message_delete(c->db, id, mid)))
+        return lib_fail(c, st);
+    return ok(c, json_pack("{s:I}", "deleted", (json_int_t)mid));
+}
+
+/* The session's global summary (404 when it has none yet). */
+static mn_status op_summary_get(struct srv_call *c)
+{
+    const char *id;
+    mn_status st = session_param(c, &id);
+    if (st)
+        return st;
+    mn_summary *sm = NULL;
+    if ((st = mn_summary_get(c->db, id, &sm)))
+        return lib_fail(c, st);
+    json_t *o = json_pack("{s:I,s:s,s:I,s:I,s:s,s:I,s:s?,s:s?,s:I}", "id", (json_int_t)sm->id, "session_id",
+                          sm->session_id, "covers_upto", (json_int_t)sm->covers_upto, "folded", (json_int_t)sm->folded,
+                          "text", sm->text ? sm->text : "", "tokens", (json_int_t)sm->tokens, "model", sm->model,
+                          "summarizer", sm->summarizer, "created_at", (json_int_t)sm->created_at);
+    mn_summary_free(sm);
+    return ok(c, o ? json_pack("{s:o}", "summary", o) : NULL);
+}
+
+/* Folds the session now (/compact); the event written says what happened. */
+static mn_status op_compact(struct srv_call *c)
+{
+    const char *id;
+    mn_status st = session_param(c, &id);
+    if (st)
+        return st;
+    char *event = NULL;
+    if ((st = mn_compact(c->db, id, &event))) {
+        lib_fail(c, st);
+        mn_free(event);
+        return st;
+    }
+    return ok(c, json_pack("{s:o}", "event", from_text(event)));
+}
+
+/* The session's events, newest first. */
+static mn_status op_events(struct srv_call *c)
+{
+    const char *id;
+    int64_t limit;
+    mn_status st;
+    if ((st = session_param(c, &id)) || (st = p_int(c, "limit", 50, 1, 10000, &limit)))
+        return st;
+    char *t = NULL;
+    if ((st = mn_events_json(c->db, id, (size_t)limit, &t)))
+        return lib_fail(c, st);
+    return ok(c, json_pack("{s:o}", "events", from_text(t)));
+}
+
 static mn_status op_session_fork(struct srv_call *c)
 {
     const char *id;
@@ -350,8 +429,7 @@ static mn_status op_session_fork(struct srv_call *c)
     mn_session *s = NULL;
     if ((st = mn_session_fork(c->db, id, upto, &s)))
         return lib_fail(c, st);
-    st = ok(c, json_pack("{s:o*}", "session", session_json(s)));
-    mn_session_free(s);
+    st = session_answer(c, s);
     return st;
 }
 
@@ -371,8 +449,7 @@ static mn_status op_session_resume(struct srv_call *c)
     mn_session *s = NULL;
     if ((st = mn_session_resume(c->db, ns, id, &s)))
         return lib_fail(c, st);
-    st = ok(c, json_pack("{s:o*}", "session", session_json(s)));
-    mn_session_free(s);
+    st = session_answer(c, s);
     return st;
 }
 
@@ -418,6 +495,40 @@ static mn_status message_in(struct srv_call *c, struct keep *k, json_t *obj, siz
         m->pinned = json_is_true(pin);
     }
     return MN_OK;
+}
+
+/* The answer to an append: {"messages":[…]} as text (takes stored). */
+static mn_status appended(struct srv_call *c, mn_messages *stored)
+{
+    char *arr = NULL;
+    mn_status st = mn_messages_to_json(stored, 0, stored->count, &arr);
+    mn_messages_free(stored);
+    if (st)
+        return lib_fail(c, st);
+    st = ok_raw(c, concat("{\"messages\":", arr, "}", (char *)NULL));
+    mn_free(arr);
+    return st;
+}
+
+/* An append queued for the group committer on behalf of an event loop (c->resume). */
+struct append_wait {
+    struct srv_call *c;
+    mn_message_in *in; /* its strings point into c->params and keep */
+    struct keep k;
+};
+
+static void append_done(void *user, mn_status st, mn_messages *stored, const char *err)
+{
+    struct append_wait *w = user;
+    struct srv_call *c = w->c;
+    if (st)
+        fail(c, st, "%s", err);
+    else
+        appended(c, stored);
+    free(w->in);
+    keep_release(&w->k);
+    free(w);
+    c->resume(c->resume_ctx);
 }
 
 static mn_status op_append(struct srv_call *c)
@@ -468,14 +579,24 @@ static mn_status op_append(struct srv_call *c)
                              batch && !json_is_null(batch), &in[i])))
             goto out;
     unsigned flags = create ? MN_APPEND_CREATE : 0;
+    if (c->resume) { /* an event loop waits for us: queue the append and answer from the commit */
+        struct append_wait *w = malloc(sizeof *w);
+        if (w) {
+            *w = (struct append_wait){c, in, k};
+            if (srv_append_submit(c->db, id, in, n, flags, append_done, w) == 0) {
+                c->pending = 1;
+                return MN_OK;
+            }
+            free(w);
+        }
+    }
     mn_messages *stored = NULL;
     char err[256];
     if ((st = srv_append(c->db, id, in, n, flags, &stored, err))) {
         fail(c, st, "%s", err);
         goto out;
     }
-    st = ok(c, json_pack("{s:o}", "messages", messages_json(stored, stored->count)));
-    mn_messages_free(stored);
+    st = appended(c, stored);
 out:
     free(in);
     keep_release(&k);
@@ -661,6 +782,47 @@ static mn_status op_stats(struct srv_call *c)
     return ok(c, from_text(t));
 }
 
+/* Search over stored messages (mn_search); a key bound to a namespace searches only it. */
+static mn_status op_search(struct srv_call *c)
+{
+    const char *q, *mode_name, *ns, *sid = NULL, *role;
+    int64_t top_k;
+    mn_status st;
+    if ((st = p_str(c, "q", 1, &q)) || (st = p_str(c, "mode", 0, &mode_name)) ||
+        (st = p_str(c, "namespace", 0, &ns)) || (st = p_str(c, "role", 0, &role)) ||
+        (st = p_int(c, "top_k", 10, 1, 1000, &top_k)))
+        return st;
+    if (json_is_string(json_object_get(c->params, "session_id")) && (st = session_param(c, &sid)))
+        return st;
+    mn_search_mode mode = MN_SEARCH_AUTO;
+    if (mode_name && mn_search_mode_parse(mode_name, &mode) != MN_OK)
+        return fail(c, MN_INVALID, "mode: '%.40s' is not one of auto, keyword, semantic, hybrid", mode_name);
+    if (c->ns) {
+        if (ns && strcmp(ns, c->ns) != 0)
+            return forbidden(c, "namespace");
+        ns = c->ns;
+    }
+    mn_search_filter f = MN_SEARCH_FILTER_INIT;
+    f.ns = ns;
+    f.session_id = sid;
+    if (role) {
+        mn_role r;
+        if (mn_role_parse(role, &r) != MN_OK)
+            return fail(c, MN_INVALID, "role: '%.40s' is not one of system, user, assistant, tool", role);
+        f.role = (int)r;
+    }
+    mn_search_hits *hits = NULL;
+    char *t = NULL;
+    if ((st = mn_search(c->db, q, mode, (size_t)top_k, &f, 0, &hits)))
+        return lib_fail(c, st);
+    st = mn_search_hits_to_json(hits, &t);
+    const char *ran = mn_search_mode_name(hits->mode);
+    mn_search_hits_free(hits);
+    if (st)
+        return lib_fail(c, st);
+    return ok(c, json_pack("{s:s,s:o*}", "mode", ran ? ran : "keyword", "hits", from_text(t)));
+}
+
 /* The export itself is streamed by the transport; this checks the parameters and returns the
  * ids to export ("ids": comma-separated list or array; none: every session). */
 static mn_status op_export(struct srv_call *c)
@@ -773,10 +935,28 @@ const struct srv_op srv_ops[] = {
      "The live session to continue: session_id when it has not expired, else the newest in the namespace.",
      OBJ(NSP "," SID, ""), SESSION_R, OP_READONLY, op_session_resume},
     {"session_get", "GET", "/v1/sessions/{session_id}", "Read one session.", OBJ(SID, "\"session_id\""), SESSION_R,
-     OP_TOOL | OP_READONLY, op_session_get},
+     OP_TOOL | OP_READONLY | OP_QUICK, op_session_get},
     {"session_delete", "DELETE", "/v1/sessions/{session_id}", "Delete a session and all its messages.",
      OBJ(SID, "\"session_id\""), OBJ("\"deleted\":{\"type\":\"string\"}", "\"deleted\""),
      OP_TOOL | OP_DESTRUCTIVE | OP_IDEMPOTENT, op_session_delete},
+    {"session_update", "PATCH", "/v1/sessions/{session_id}", "Set a session's title and/or metadata.",
+     OBJ(SID ",\"title\":{\"type\":\"string\"},\"metadata\":{\"type\":\"object\"}", "\"session_id\""), SESSION_R,
+     OP_TOOL | OP_IDEMPOTENT, op_session_update},
+    {"message_delete", "DELETE", "/v1/sessions/{session_id}/messages/{message_id}",
+     "Delete one message of a session (the session's counts follow).",
+     OBJ(SID ",\"message_id\":{\"type\":\"integer\",\"minimum\":1}", "\"session_id\",\"message_id\""),
+     OBJ("\"deleted\":{\"type\":\"integer\"}", "\"deleted\""), OP_DESTRUCTIVE | OP_IDEMPOTENT, op_message_delete},
+    {"summary_get", "GET", "/v1/sessions/{session_id}/summary",
+     "The session's global summary: the text older turns were folded into, what it covers, who wrote it.",
+     OBJ(SID, "\"session_id\""), OBJ("\"summary\":{\"type\":\"object\"}", "\"summary\""),
+     OP_TOOL | OP_READONLY | OP_QUICK, op_summary_get},
+    {"compact", "POST", "/v1/sessions/{session_id}/compact",
+     "Summarise the session now: every message but the last few turns is folded into its global summary.",
+     OBJ(SID, "\"session_id\""), OBJ("\"event\":{\"type\":\"object\"}", "\"event\""), OP_TOOL, op_compact},
+    {"events", "GET", "/v1/sessions/{session_id}/events",
+     "The session's events (compactions, summariser failures, fallbacks), newest first.",
+     OBJ(SID ",\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10000,\"default\":50}", "\"session_id\""),
+     OBJ("\"events\":{\"type\":\"array\"}", "\"events\""), OP_READONLY | OP_QUICK, op_events},
     {"session_fork", "POST", "/v1/sessions/{session_id}/fork",
      "Copy a session's messages (up to upto_seq) into a new session whose parent is this one.",
      OBJ(SID ",\"upto_seq\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"0: all\"}", "\"session_id\""),
@@ -798,7 +978,7 @@ const struct srv_op srv_ops[] = {
      OBJ("\"messages\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},\"has_more\":{\"type\":\"boolean\"},"
          "\"next_after\":{\"type\":[\"integer\",\"null\"]}",
          "\"messages\",\"has_more\""),
-     OP_TOOL | OP_READONLY, op_history},
+     OP_TOOL | OP_READONLY | OP_QUICK, op_history},
     {"context", "POST", "/v1/sessions/{session_id}/context",
      "Build the context for the session's next model call within a token budget: the messages to send and a "
      "report of what was kept and dropped and why.",
@@ -815,14 +995,14 @@ const struct srv_op srv_ops[] = {
     {"state_get", "GET", "/v1/sessions/{session_id}/state",
      "The session's ask-user state (params, waiting_for_param, last_intent_id, last_result, plan_execution).",
      OBJ(SID ",\"reveal\":{\"type\":\"boolean\",\"description\":\"show sensitive params\"}", "\"session_id\""),
-     OBJ("\"state\":{\"type\":\"object\"}", "\"state\""), OP_TOOL | OP_READONLY, op_state_get},
+     OBJ("\"state\":{\"type\":\"object\"}", "\"state\""), OP_TOOL | OP_READONLY | OP_QUICK, op_state_get},
     {"state_merge", "POST", "/v1/sessions/{session_id}/state",
      "Merge an object into the state's params (a null value removes a key); returns the state.",
      OBJ(SID ",\"params\":{\"type\":\"object\"}", "\"session_id\",\"params\""),
      OBJ("\"state\":{\"type\":\"object\"}", "\"state\""), OP_TOOL | OP_IDEMPOTENT, op_state_merge},
     {"files", "GET", "/v1/sessions/{session_id}/files", "The unique file paths the session's messages list, newest first.",
      OBJ(SID, "\"session_id\""), OBJ("\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}", "\"files\""),
-     OP_TOOL | OP_READONLY, op_files},
+     OP_TOOL | OP_READONLY | OP_QUICK, op_files},
     {"gc", "POST", "/v1/gc", "Purge expired threads.", OBJ("", ""), OBJ("\"purged\":{\"type\":\"integer\"}", "\"purged\""),
      OP_DESTRUCTIVE, op_gc},
     {"prune", "POST", "/v1/prune", "Delete sessions not updated for `days` days.",
@@ -830,6 +1010,16 @@ const struct srv_op srv_ops[] = {
      OBJ("\"deleted\":{\"type\":\"integer\"}", "\"deleted\""), OP_DESTRUCTIVE, op_prune},
     {"stats", "GET", "/v1/stats", "Sessions, messages, tokens and bytes on disk.", OBJ("", ""), OBJ("", ""),
      OP_READONLY, op_stats},
+    {"search", "GET", "/v1/search",
+     "Search stored messages by keyword (FTS5 BM25), meaning (embeddings) or both (hybrid), best first.",
+     OBJ("\"q\":{\"type\":\"string\",\"description\":\"the query text\"},\"mode\":{\"type\":\"string\","
+         "\"enum\":[\"auto\",\"keyword\",\"semantic\",\"hybrid\"],\"default\":\"auto\"},\"top_k\":{"
+         "\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"default\":10}," NSP "," SID
+         ",\"role\":{\"type\":\"string\",\"enum\":[\"system\",\"user\",\"assistant\",\"tool\"]}",
+         "\"q\""),
+     OBJ("\"mode\":{\"type\":\"string\"},\"hits\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}",
+         "\"mode\",\"hits\""),
+     OP_TOOL | OP_READONLY, op_search},
     {"export", "GET", "/v1/export", "Stream sessions as JSON Lines (docs/format.md); every session when ids is absent.",
      OBJ("\"ids\":{\"type\":\"string\",\"description\":\"comma-separated session ids\"}", ""), OBJ("", ""),
      OP_READONLY | OP_STREAM, op_export},

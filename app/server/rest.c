@@ -137,28 +137,34 @@ static void set_json(struct srv_response *resp, int status, json_t *v)
     resp->content_type = "application/json";
 }
 
-void srv_handle_rest(mn_db *db, const char *ns, const char *method, const char *path, json_t *query,
-                     const char *idem_key, const char *body, size_t body_len, struct srv_response *resp)
+const struct srv_op *srv_rest_route(const char *method, const char *path, int *path_known)
 {
-    memset(resp, 0, sizeof *resp);
-    const struct srv_op *op = NULL;
-    int path_known = 0;
+    *path_known = 0;
     for (size_t i = 0; i < srv_nops; i++) {
         if (!match(srv_ops[i].path, path, NULL))
             continue;
         /* a literal route beats a parameter route (/v1/sessions vs /v1/sessions/{id}) */
-        path_known = 1;
-        if (strcmp(srv_ops[i].method, method) == 0) {
-            op = &srv_ops[i];
-            break;
-        }
+        *path_known = 1;
+        if (strcmp(srv_ops[i].method, method) == 0)
+            return &srv_ops[i];
     }
+    return NULL;
+}
+
+int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *method, const char *path, json_t *query,
+                   const char *idem_key, const char *body, size_t body_len, struct srv_response *resp)
+{
+    memset(resp, 0, sizeof *resp);
+    int path_known;
+    const struct srv_op *op = srv_rest_route(method, path, &path_known);
+    r->op = op;
+    r->params = NULL;
     if (!op) {
         if (path_known)
             srv_error(resp, 405, "method_not_allowed", "%s is not allowed on %.200s", method, path);
         else
             srv_error(resp, 404, "not_found", "no route %.200s %.200s (see /openapi.json)", method, path);
-        return;
+        return 0;
     }
     resp->op = op;
     json_t *params = NULL;
@@ -176,7 +182,7 @@ void srv_handle_rest(mn_db *db, const char *ns, const char *method, const char *
                 openai_error(resp, 400, "bad_json", msg);
             else
                 srv_error(resp, 400, "bad_json", "%s", msg);
-            return;
+            return 0;
         }
     } else {
         params = json_object();
@@ -192,42 +198,64 @@ void srv_handle_rest(mn_db *db, const char *ns, const char *method, const char *
     match(op->path, path, params); /* path parameters win over body and query */
     if (idem_key && !json_object_get(params, "idempotency_key") && !json_object_get(params, "messages"))
         json_object_set_new(params, "idempotency_key", json_string(idem_key));
-    struct srv_call c = {0};
-    c.db = db;
-    c.params = params;
-    c.body = body;
-    c.body_len = body_len;
-    c.ns = ns;
-    c.accept_raw = !(op->flags & OP_STREAM);
-    if (srv_call_op(op, &c) != MN_OK) {
-        int http = c.http ? c.http : srv_http_status(c.status);
+    struct srv_call *c = &r->call;
+    c->db = db;
+    c->params = r->params = params;
+    c->body = body;
+    c->body_len = body_len;
+    c->ns = ns;
+    c->accept_raw = !(op->flags & OP_STREAM);
+    c->pending = 0;
+    if (srv_call_op(op, c) == MN_OK && c->pending)
+        return 1; /* c->resume runs when the result is in: then srv_rest_finish */
+    srv_rest_finish(r, resp);
+    return 0;
+}
+
+void srv_rest_finish(struct srv_rest *r, struct srv_response *resp)
+{
+    const struct srv_op *op = r->op;
+    struct srv_call *c = &r->call;
+    resp->op = op;
+    if (c->status != MN_OK) {
+        int http = c->http ? c->http : srv_http_status(c->status);
         if (op->flags & OP_OPENAI)
-            openai_error(resp, http, c.http == 403 ? "forbidden" : mn_status_name(c.status), c.msg);
+            openai_error(resp, http, c->http == 403 ? "forbidden" : mn_status_name(c->status), c->msg);
         else
-            srv_error(resp, http, c.http == 403 ? "forbidden" : mn_status_name(c.status), "%s", c.msg);
+            srv_error(resp, http, c->http == 403 ? "forbidden" : mn_status_name(c->status), "%s", c->msg);
     } else if (op->flags & OP_STREAM) {
         resp->status = 200;
         resp->stream_export = 1;
-        resp->export_ids = json_incref(json_object_get(c.result, "ids"));
+        resp->export_ids = json_incref(json_object_get(c->result, "ids"));
         resp->content_type = "application/x-ndjson";
     } else {
         int created = strcmp(op->method, "POST") == 0 &&
                       (strcmp(op->name, "session_create") == 0 || strcmp(op->name, "session_fork") == 0 ||
                        strcmp(op->name, "append") == 0);
         int status = created && !(op->flags & OP_OPENAI) ? 201 : 200;
-        if (c.raw) {
+        if (c->raw) {
             resp->status = status;
-            resp->body = c.raw;
-            resp->body_len = strlen(c.raw);
+            resp->body = c->raw;
+            resp->body_len = strlen(c->raw);
             resp->content_type = "application/json";
-            c.raw = NULL;
+            c->raw = NULL;
         } else {
-            set_json(resp, status, c.result);
+            set_json(resp, status, c->result);
         }
     }
-    free(c.raw);
-    json_decref(c.result);
-    json_decref(params);
+    free(c->raw);
+    c->raw = NULL;
+    json_decref(c->result);
+    c->result = NULL;
+    json_decref(r->params);
+    r->params = NULL;
+}
+
+void srv_handle_rest(mn_db *db, const char *ns, const char *method, const char *path, json_t *query,
+                     const char *idem_key, const char *body, size_t body_len, struct srv_response *resp)
+{
+    struct srv_rest r = {0}; /* no resume: every operation answers before it returns */
+    srv_rest_start(&r, db, ns, method, path, query, idem_key, body, body_len, resp);
 }
 
 /* ---- OpenAPI --------------------------------------------------------------------------------- */

@@ -22,7 +22,8 @@ enum srv_op_flags {
     OP_STREAM = 1 << 3,      /* REST answers with a stream (export) */
     OP_RAWBODY = 1 << 4,     /* REST body is not a JSON object (import: JSON Lines) */
     OP_IDEMPOTENT = 1 << 5,  /* MCP idempotentHint */
-    OP_OPENAI = 1 << 6       /* OpenAI Conversations API: 200 on success, OpenAI's error shape */
+    OP_OPENAI = 1 << 6,      /* OpenAI Conversations API: 200 on success, OpenAI's error shape */
+    OP_QUICK = 1 << 7        /* a short read: answered on the server's event loop, not a worker */
 };
 
 /* One call of an operation: the parameters in, the result or the error out. */
@@ -35,6 +36,12 @@ struct srv_call {
     json_t *result;          /* on success: an object (owned by the call) */
     char *raw;               /* or, from handlers on hot paths: the object as JSON text (malloc'd) */
     int accept_raw;          /* set by the caller that can send raw as it is (REST) */
+    /* Asynchronous completion, offered by a transport with an event loop: a handler that can
+     * wait without a thread (append, on the group committer) sets pending, returns MN_OK and
+     * later fills result/raw or status/msg and calls resume(resume_ctx) from another thread. */
+    void (*resume)(void *ctx);
+    void *resume_ctx;
+    int pending;
     mn_status status;        /* on failure */
     int http;                /* on failure: an HTTP status overriding the mapped one (403), or 0 */
     char msg[512];           /* on failure: what went wrong, naming the field */
@@ -70,6 +77,12 @@ mn_status srv_op_item_delete(struct srv_call *c);
  * call returns once the transaction holding these messages has committed. */
 mn_status srv_append(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
                      mn_messages **out, char err[256]);
+/* Queues an append for the committer without waiting: done(user, …) runs on the committer
+ * thread after the commit (stored: the caller's, free with mn_messages_free; err: the message
+ * on failure). msgs must stay valid until then. Returns -1 (nothing queued) when no committer
+ * runs: call srv_append instead. */
+int srv_append_submit(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
+                      void (*done)(void *user, mn_status st, mn_messages *stored, const char *err), void *user);
 /* Starts the committer thread for db (0 ok); stops it after draining the queue; counters. */
 int srv_commit_start(mn_db *db);
 void srv_commit_stop(void);
@@ -106,6 +119,20 @@ struct srv_limits {
  * (free with srv_response_release). Thread-safe; db is shared. */
 void srv_handle_rest(mn_db *db, const char *ns, const char *method, const char *path, json_t *query,
                      const char *idem_key, const char *body, size_t body_len, struct srv_response *resp);
+/* A REST request in two steps, for transports that answer later: start routes and runs the
+ * operation; it returns 0 with resp filled, or 1 when the operation is pending (then
+ * call.resume, set before start, fires once and srv_rest_finish fills resp). The struct must
+ * stay put until then. */
+struct srv_rest {
+    struct srv_call call;
+    const struct srv_op *op;
+    json_t *params;
+};
+int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *method, const char *path, json_t *query,
+                   const char *idem_key, const char *body, size_t body_len, struct srv_response *resp);
+void srv_rest_finish(struct srv_rest *r, struct srv_response *resp);
+/* The operation a REST method and path route to (NULL: none; *path_known tells 405 from 404). */
+const struct srv_op *srv_rest_route(const char *method, const char *path, int *path_known);
 /* Parses "a=1&b=x%20y" into a new object of strings (never NULL unless out of memory). */
 json_t *srv_parse_query(const char *q);
 void srv_response_release(struct srv_response *resp);
@@ -122,7 +149,18 @@ char *srv_openapi(void);
  * malloc'd JSON text to send back, or NULL when nothing is to be sent (notifications and
  * responses). Thread-safe. */
 void mcp_handle(mn_db *db, const char *ns, const char *msg, size_t len, char **reply);
-/* Whether `v` is a protocol revision this server speaks. */
+/* Streamable HTTP: the request headers the 2026-07-28 revision checks against the body (NULL
+ * when absent), and the HTTP status to answer with (200; 400 for an unsupported version or a
+ * header mismatch; 404 for an unknown method under 2026-07-28). */
+struct mcp_http {
+    const char *protocol_version; /* MCP-Protocol-Version */
+    const char *method;           /* Mcp-Method */
+    const char *name;             /* Mcp-Name */
+    int status;                   /* out */
+};
+/* mcp_handle for a message that came over HTTP with headers h (NULL: exactly mcp_handle). */
+void mcp_handle_http(mn_db *db, const char *ns, const char *msg, size_t len, struct mcp_http *h, char **reply);
+/* Whether `v` is a protocol revision this server speaks (2026-07-28 or an `initialize` one). */
 int mcp_version_supported(const char *v);
 /* Serves MCP over stdin/stdout (newline-delimited JSON-RPC) until end of input. Returns 0. */
 int mcp_stdio(mn_db *db);
@@ -156,6 +194,10 @@ struct srv_options {
     int max_inflight;         /* server.max_inflight: more requests at once get 429; 0: no limit */
     int request_timeout_ms;   /* server.request_timeout_ms: a body arriving slower gets 408; 0: none */
     int idle_timeout_s;       /* server.idle_timeout_seconds: idle connections are closed */
+    int workers;              /* server.workers: threads for requests that may take long; 0: 16 */
+    int io_threads;           /* server.io_threads: event-loop threads; 0: one per CPU (at most 8) */
+    int window_default;       /* memory.strategy is window: a context call without a strategy
+                                 never summarises, so the event loop may answer it */
 };
 
 /* The web page at / (web.c): queues it on mc (GET, HEAD; 405 otherwise) with its security

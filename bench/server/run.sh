@@ -38,10 +38,13 @@ done
 echo "sessions: $(wc -l <"$W/ids.txt")" >>"$OUT/env.txt"
 curl -s "$URL/v1/stats" >>"$OUT/env.txt"; echo >>"$OUT/env.txt"
 export IDS_FILE="$W/ids.txt" BENCH_DIR="$HERE"
+# each workload at CONNS connections; context also at 16 (a fleet of agents each waiting for its
+# context; with 64 connections on one core, Little's law puts even the mean latency near 64/rate)
 for i in $(seq 1 "$RUNS"); do
-    for w in append history context; do
-        echo "run=$i workload=$w conns=$CONNS load=$(cut -d' ' -f1 /proc/loadavg)" >>"$OUT/wrk.txt"
-        taskset -c 1 wrk -t1 -c"$CONNS" -d"$DUR" --latency -s "$HERE/$w.lua" "$URL" 2>&1 |
+    for wc in append:$CONNS history:$CONNS context:$CONNS context:16; do
+        w=${wc%%:*} c=${wc#*:}
+        echo "run=$i workload=$w conns=$c load=$(cut -d' ' -f1 /proc/loadavg)" >>"$OUT/wrk.txt"
+        taskset -c 1 wrk -t1 -c"$c" -d"$DUR" --latency -s "$HERE/$w.lua" "$URL" 2>&1 |
             grep -E 'Requests/sec|Latency|^ +(50|99)%|Non-2xx|Socket errors' >>"$OUT/wrk.txt"
     done
 done

@@ -13,9 +13,9 @@ def ms(v, unit):
 rows = defaultdict(lambda: defaultdict(list))
 cur = None
 for line in open(f"{out}/wrk.txt"):
-    m = re.match(r"run=\d+ workload=(\w+)", line)
+    m = re.match(r"run=\d+ workload=(\w+) conns=(\d+)", line)
     if m:
-        cur = m.group(1)
+        cur = (m.group(1), int(m.group(2)))
         continue
     m = re.search(r"Requests/sec:\s+([\d.]+)", line)
     if m:
@@ -49,9 +49,9 @@ def fmt(v, nd=0):
 
 print("| workload | req/s | p50 ms | p99 ms | non-2xx |")
 print("| --- | --- | --- | --- | --- |")
-for w in ("append", "history", "context"):
-    r = rows.get(w, {})
-    print(f"| mnemo {w} | {fmt(r.get('rps'))} | {fmt(r.get('p50'), 2)} | {fmt(r.get('p99'), 2)} | "
+for w, c in sorted(rows, key=lambda k: (("append", "history", "context").index(k[0]), -k[1])):
+    r = rows[(w, c)]
+    print(f"| mnemo {w} ({c} conns) | {fmt(r.get('rps'))} | {fmt(r.get('p50'), 2)} | {fmt(r.get('p99'), 2)} | "
           f"{sum(r.get('non2xx', [])) if r.get('non2xx') else 0} |")
 for (op, d), v in sorted(red.items()):
     print(f"| redis {op} {d} B | {fmt(v)} | | | |")

@@ -77,6 +77,8 @@ static const struct key_def keys[] = {
     {"server.max_inflight", "MNEMO_SERVER_MAX_INFLIGHT", T_INT, "256", 0, 100000, NULL},
     {"server.request_timeout_ms", "MNEMO_SERVER_REQUEST_TIMEOUT_MS", T_INT, "30000", 0, 3600000, NULL},
     {"server.idle_timeout_seconds", "MNEMO_SERVER_IDLE_TIMEOUT", T_INT, "60", 1, 86400, NULL},
+    {"server.workers", "MNEMO_SERVER_WORKERS", T_INT, "16", 1, 1024, NULL},
+    {"server.io_threads", "MNEMO_SERVER_IO_THREADS", T_INT, "0", 0, 64, NULL},
     /* search (docs/search.md) */
     {"embedder.name", "MNEMO_EMBEDDER", T_ENUM, "none", 0, 0, "none hash openai ollama"},
     {"embedder.model", "MNEMO_EMBEDDER_MODEL", T_STRING, "", 0, 0, NULL},

@@ -72,11 +72,11 @@ mn_status mn_jsonl_message_buf(struct mn_buf *b, const mn_message *m, int with_t
      * this order), without the tree: history and export are hot paths. */
     mn_status rc = mn_buf_adds(b, with_type ? "{\"type\":\"message\",\"id\":" : "{\"id\":");
     if (!rc)
-        rc = mn_buf_addf(b, "%lld", (long long)m->id);
+        rc = mn_buf_add_i64(b, m->id);
     if (!rc)
         rc = field_str(b, ",\"session_id\":", m->session_id);
-    if (!rc)
-        rc = mn_buf_addf(b, ",\"seq\":%lld", (long long)m->seq);
+    if (!rc && !(rc = mn_buf_adds(b, ",\"seq\":")))
+        rc = mn_buf_add_i64(b, m->seq);
     if (!rc)
         rc = field_str(b, ",\"role\":", mn_role_name(m->role));
     if (!rc)
@@ -97,9 +97,10 @@ mn_status mn_jsonl_message_buf(struct mn_buf *b, const mn_message *m, int with_t
         rc = field_raw(b, ",\"metadata\":", m->metadata);
     if (!rc)
         rc = field_str(b, ",\"idempotency_key\":", m->idempotency_key);
-    if (!rc)
-        rc = mn_buf_addf(b, ",\"tokens\":%lld,\"pinned\":%s,\"created_at\":%lld,\"active\":%s}", (long long)m->tokens,
-                         m->pinned ? "true" : "false", (long long)m->created_at, m->active ? "true" : "false");
+    if (!rc && !(rc = mn_buf_adds(b, ",\"tokens\":")) && !(rc = mn_buf_add_i64(b, m->tokens)) &&
+        !(rc = mn_buf_adds(b, m->pinned ? ",\"pinned\":true,\"created_at\":" : ",\"pinned\":false,\"created_at\":")) &&
+        !(rc = mn_buf_add_i64(b, m->created_at)))
+        rc = mn_buf_adds(b, m->active ? ",\"active\":true}" : ",\"active\":false}");
     return rc;
 }
 

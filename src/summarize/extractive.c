@@ -6,6 +6,7 @@
  * first. Deterministic: the same input gives the same bytes.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,8 @@ static void add_item(struct ex *e, int sec, const char *s, size_t len, long coun
         return;
     for (size_t i = 0; i < l->n; i++)
         if (strlen(l->items[i]) == len && memcmp(l->items[i], s, len) == 0) {
-            count += l->counts[i];
+            if (__builtin_add_overflow(count, l->counts[i], &count))
+                count = LONG_MAX; /* counts come from summaries the model wrote: saturate */
             list_remove(l, i);
             break;
         }

@@ -76,20 +76,58 @@ mn_status mn_buf_addf(struct mn_buf *b, const char *fmt, ...)
     return MN_OK;
 }
 
+mn_status mn_buf_add_i64(struct mn_buf *b, int64_t v)
+{
+    char tmp[24], *p = tmp + sizeof tmp;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    return mn_buf_add(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+/* How many bytes from p on need no escaping in a JSON string (none below 0x20, no '"', no
+ * backslash). Eight at a time: a word is clean unless one of its bytes is less than 0x20 or
+ * equals one of the two (the bit tricks may report a clean word as dirty, never the reverse;
+ * the byte loop then finds the exact place). */
+static size_t clean_run(const unsigned char *p, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w, q, bs;
+        memcpy(&w, p + i, 8);
+        q = w ^ (ones * '"');
+        bs = w ^ (ones * '\\');
+        if ((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & highs)
+            break;
+    }
+    while (i < n && p[i] >= 0x20 && p[i] != '"' && p[i] != '\\')
+        i++;
+    return i;
+}
+
 mn_status mn_buf_add_json_str(struct mn_buf *b, const char *s)
 {
     if (!s)
         return mn_buf_add(b, "null", 4);
-    mn_status rc = mn_buf_addc(b, '"');
-    const char *run = s;
-    for (const char *p = s; !rc && *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue; /* clean bytes are copied in runs */
-        rc = mn_buf_add(b, run, (size_t)(p - run));
-        run = p + 1;
-        if (rc)
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s);
+    mn_status rc = grow(b, n + 2); /* the usual case: nothing to escape */
+    if (!rc)
+        rc = mn_buf_addc(b, '"');
+    while (!rc && n) {
+        size_t k = clean_run(p, n);
+        rc = mn_buf_add(b, p, k);
+        p += k;
+        n -= k;
+        if (rc || !n)
             break;
+        unsigned char c = *p++;
+        n--;
         switch (c) {
         case '"':
             rc = mn_buf_add(b, "\\\"", 2);
@@ -116,8 +154,6 @@ mn_status mn_buf_add_json_str(struct mn_buf *b, const char *s)
             rc = mn_buf_addf(b, "\\u%04X", c); /* as jansson writes it */
         }
     }
-    if (!rc)
-        rc = mn_buf_add(b, run, strlen(run));
     return rc ? rc : mn_buf_addc(b, '"');
 }
 

@@ -25,6 +25,8 @@ mn_status mn_buf_add(struct mn_buf *b, const void *data, size_t len);
 mn_status mn_buf_adds(struct mn_buf *b, const char *s);
 mn_status mn_buf_addc(struct mn_buf *b, char c);
 mn_status mn_buf_addf(struct mn_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends v in decimal (what "%lld" prints, without printf's cost on hot paths). */
+mn_status mn_buf_add_i64(struct mn_buf *b, int64_t v);
 /* Appends s as a JSON string literal (quotes, escapes; the same bytes jansson's compact dump
  * writes for valid UTF-8), or null when s is NULL. s must be valid UTF-8. */
 mn_status mn_buf_add_json_str(struct mn_buf *b, const char *s);

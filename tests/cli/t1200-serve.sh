@@ -128,7 +128,7 @@ eq "$(jget "$OUT" '[j["openapi"], "post" in j["paths"]["/v1/sessions/{session_id
 serve_stop
 
 DB0=$DB
-DB=$T/second.sqlite
+DB=$(new_db second)
 serve_start --max-body 2048
 CODE=$(curl -s -o "$T/.body" -w '%{http_code}' -X POST --data-binary @"$T/export.jsonl" "$URL/v1/import")
 OUT=$(cat "$T/.body")

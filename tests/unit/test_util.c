@@ -122,6 +122,46 @@ static void json_strings_match_jansson(void **state)
     assert_int_equal(mn_buf_add_json_str(&b, NULL), MN_OK);
     assert_string_equal(b.data, "null");
     mn_buf_release(&b);
+
+    /* the word-at-a-time scan: every escape at every offset of strings of 1 to 40 bytes, with
+     * UTF-8 around (high bytes must never look like control characters) */
+    static const char specials[] = {'"', '\\', '\n', '\x01', '\x1f', ' ', (char)0xc3};
+    for (size_t len = 1; len <= 40; len++)
+        for (size_t at = 0; at < len; at++)
+            for (size_t k = 0; k < sizeof specials; k++) {
+                char text[48];
+                for (size_t i = 0; i < len; i++)
+                    text[i] = (char)(i % 3 == 0 ? 'a' + i % 26 : i % 3 == 1 ? 0xc3 : 0xa9);
+                if (len % 3 == 2)
+                    text[len - 1] = 'z'; /* keep the UTF-8 pairs whole */
+                if (text[at] != (char)0xa9 && (at + 1 >= len || text[at + 1] != (char)0xa9))
+                    text[at] = specials[k];
+                text[len] = '\0';
+                json_t *v = json_string(text);
+                if (!v)
+                    continue; /* a cut UTF-8 pair: not a string mnemo would hold */
+                struct mn_buf w = MN_BUF_INIT;
+                assert_int_equal(mn_buf_add_json_str(&w, text), MN_OK);
+                char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+                assert_string_equal(w.data, want);
+                free(want);
+                json_decref(v);
+                mn_buf_release(&w);
+            }
+}
+
+static void buf_integers(void **state)
+{
+    (void)state;
+    const int64_t v[] = {0, 1, -1, 9, 10, -10, 1234567890123LL, INT64_MAX, INT64_MIN};
+    const char *want[] = {"0", "1", "-1", "9", "10", "-10", "1234567890123", "9223372036854775807",
+                          "-9223372036854775808"};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        struct mn_buf b = MN_BUF_INIT;
+        assert_int_equal(mn_buf_add_i64(&b, v[i]), MN_OK);
+        assert_string_equal(b.data, want[i]);
+        mn_buf_release(&b);
+    }
 }
 
 static void arena_many_allocations(void **state)
@@ -158,7 +198,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(utf8_table),      cmocka_unit_test(utf8_prefix_cuts_on_boundary),
         cmocka_unit_test(uuid_v7_layout),  cmocka_unit_test(buf_cap_and_detach),
-        cmocka_unit_test(arena_many_allocations), cmocka_unit_test(json_strings_match_jansson), cmocka_unit_test(status_names),
+        cmocka_unit_test(arena_many_allocations), cmocka_unit_test(json_strings_match_jansson), cmocka_unit_test(buf_integers), cmocka_unit_test(status_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

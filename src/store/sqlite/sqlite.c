@@ -1372,6 +1372,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         return mn__nomem();
     }
     s->base.ops = &ops;
+    s->base.label = s->path;
     s->busy_timeout_ms = opts->busy_timeout_ms;
     /* an in-memory or temporary database is private to its connection: no readers */
     s->no_readers = strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0;

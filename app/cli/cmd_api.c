@@ -1,0 +1,108 @@
+/*
+ * cmd_api.c — the CLI's view of the operation table (app/server/ops.c, STYLE.md "one table
+ * drives the surface"): which API operation each command performs, the one-line summaries the
+ * help shows for those commands (taken from the table, never written twice), the API line and
+ * parameters under `mnemo COMMAND --help`, and `mnemo api`, which lists every operation.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "server/server.h"
+
+/* The operation behind each command that has one. */
+static const struct {
+    const char *cmd, *op;
+} bound[] = {
+    {"session new", "session_create"}, {"session list", "session_list"}, {"session show", "session_get"},
+    {"session fork", "session_fork"},  {"session resume", "session_resume"}, {"session delete", "session_delete"},
+    {"add", "append"},                 {"history", "history"},            {"context", "context"},
+    {"summary show", "summary_get"},   {"compact", "compact"},            {"events", "events"},
+    {"files", "files"},                {"gc", "gc"},                      {"export", "export"},
+    {"import", "import"},              {"prune", "prune"},                {"search", "search"},
+    {"stats", "stats"},
+};
+
+const struct srv_op *cli_command_op(const struct cli_cmd *c)
+{
+    for (size_t i = 0; i < sizeof bound / sizeof bound[0]; i++)
+        if (strcmp(bound[i].cmd, c->name) == 0)
+            return srv_op_find(bound[i].op);
+    return NULL;
+}
+
+const char *cli_command_summary(const struct cli_cmd *c)
+{
+    const struct srv_op *op = cli_command_op(c);
+    return op ? op->summary : c->summary ? c->summary : "";
+}
+
+/* "POST /v1/sessions/{session_id}/messages · MCP tool append (read-only)" */
+static void print_route(FILE *f, const struct srv_op *op)
+{
+    fprintf(f, "%s %s", op->method, op->path);
+    if (op->flags & OP_TOOL)
+        fprintf(f, " · MCP tool %s%s%s", op->name, op->flags & OP_READONLY ? " (read-only)" : "",
+                op->flags & OP_DESTRUCTIVE ? " (destructive)" : "");
+}
+
+void cli_print_command_op(const struct cli_cmd *c)
+{
+    const struct srv_op *op = cli_command_op(c);
+    if (!op)
+        return;
+    printf("\nAPI: ");
+    print_route(stdout, op);
+    printf(" (mnemo serve; docs/http-api.md)\n");
+    json_t *schema = srv_op_schema(op->params), *props = json_object_get(schema, "properties");
+    const char *name;
+    json_t *p;
+    int first = 1;
+    json_object_foreach(props, name, p) {
+        if (strcmp(name, "session_id") == 0)
+            continue; /* the ID argument */
+        json_t *type = json_object_get(p, "type"), *desc = json_object_get(p, "description");
+        if (first)
+            printf("API parameters:\n");
+        first = 0;
+        printf("  %-22s %s%s%s\n", name, json_is_string(type) ? json_string_value(type) : "value",
+               json_is_string(desc) ? ": " : "", json_is_string(desc) ? json_string_value(desc) : "");
+    }
+    json_decref(schema);
+}
+
+int cmd_api(const struct cli_global *g, struct cli_args *a)
+{
+    (void)g;
+    if (cli_flag(a, "json")) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < srv_nops; i++) {
+            const struct srv_op *op = &srv_ops[i];
+            json_array_append_new(
+                arr, json_pack("{s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:o,s:o}", "name", op->name, "method", op->method, "path",
+                               op->path, "summary", op->summary, "mcp_tool", (op->flags & OP_TOOL) != 0, "read_only",
+                               (op->flags & OP_READONLY) != 0, "destructive", (op->flags & OP_DESTRUCTIVE) != 0,
+                               "params", srv_op_schema(op->params), "result", srv_op_schema(op->result)));
+        }
+        char *text = json_dumps(arr, JSON_INDENT(2));
+        json_decref(arr);
+        if (!text)
+            return cli_fail(MN_NOMEM);
+        puts(text);
+        free(text);
+        return 0;
+    }
+    printf("The operations of the HTTP API (mnemo serve), one table for routes, MCP tools and help:\n\n");
+    for (size_t i = 0; i < srv_nops; i++) {
+        const struct srv_op *op = &srv_ops[i];
+        const char *cmd = "";
+        for (const struct cli_cmd *c = cli_commands; c->name; c++)
+            if (cli_command_op(c) == op)
+                cmd = c->name;
+        printf("  %-26s ", op->name);
+        print_route(stdout, op);
+        printf("\n      %s%s%s%s\n", op->summary, *cmd ? " (mnemo " : "", cmd, *cmd ? ")" : "");
+    }
+    return 0;
+}

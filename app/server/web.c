@@ -1,0 +1,87 @@
+/*
+ * web.c — the web page of `mnemo serve` at GET /: app/server/web/index.html, compiled into the
+ * binary by cmake/embed.cmake, sent with a Content-Security-Policy that admits its one inline
+ * style element and its one inline script element by their SHA-256 (computed here from the
+ * embedded bytes, so the policy cannot drift from the page) and lets it talk to this origin only.
+ * The page holds no data (it reads the REST API with the user's key), so it needs no key itself.
+ * Notes: docs/http-api.md ("The web page").
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <microhttpd.h>
+#include <openssl/evp.h>
+
+#include "server/server.h"
+
+extern const unsigned char srv_web_index[]; /* generated: build/…/generated/web_index.c */
+extern const size_t srv_web_index_len;
+
+static char csp[512];
+static pthread_once_t csp_once = PTHREAD_ONCE_INIT;
+
+/* "'sha256-<base64>'" of the bytes between the first `open` tag and the `close` tag after it;
+ * "'none'" when the page has no such element. */
+static void element_hash(const char *page, const char *open, const char *close, char *out, size_t cap)
+{
+    const char *a = strstr(page, open), *b = a ? strstr(a + strlen(open), close) : NULL;
+    unsigned char md[EVP_MAX_MD_SIZE], b64[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
+    unsigned n = 0;
+    if (!b || EVP_Digest(a + strlen(open), (size_t)(b - a - strlen(open)), md, &n, EVP_sha256(), NULL) != 1) {
+        snprintf(out, cap, "'none'");
+        return;
+    }
+    EVP_EncodeBlock(b64, md, (int)n);
+    snprintf(out, cap, "'sha256-%s'", (const char *)b64);
+}
+
+/* The policy, decided here: nothing is allowed by default ('none' rather than 'self': the page
+ * loads no files, so no same-origin script or style may be slipped in either); the inline style
+ * and script by hash, not 'unsafe-inline', so injected markup could not run even if a bug let
+ * some through; fetch only to this origin (connect-src 'self'); no base, no form posts, no
+ * framing (clickjacking); images only from here (the browser's /favicon.ico probe). */
+static void make_csp(void)
+{
+    const char *page = (const char *)srv_web_index;
+    char script[128], style[128]; /* room for any digest EVP could give */
+    element_hash(page, "<script>", "</script>", script, sizeof script);
+    element_hash(page, "<style>", "</style>", style, sizeof style);
+    snprintf(csp, sizeof csp,
+             "default-src 'none'; script-src %s; style-src %s; connect-src 'self'; img-src 'self'; "
+             "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+             script, style);
+}
+
+const char *srv_web_csp(void)
+{
+    pthread_once(&csp_once, make_csp);
+    return csp;
+}
+
+int srv_web_send(struct MHD_Connection *mc, const char *method, int *status)
+{
+    struct MHD_Response *r;
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        static const char err[] = "{\"error\":{\"code\":\"method_not_allowed\",\"message\":\"the page answers GET\"}}";
+        *status = 405;
+        if (!(r = MHD_create_response_from_buffer(sizeof err - 1, (void *)err, MHD_RESPMEM_PERSISTENT)))
+            return MHD_NO;
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    } else {
+        *status = 200;
+        r = MHD_create_response_from_buffer(srv_web_index_len, (void *)srv_web_index, MHD_RESPMEM_PERSISTENT);
+        if (!r)
+            return MHD_NO;
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
+        MHD_add_response_header(r, "Content-Security-Policy", srv_web_csp());
+        MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+        MHD_add_response_header(r, "X-Frame-Options", "DENY");
+        MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    }
+    enum MHD_Result ret = MHD_queue_response(mc, (unsigned)*status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
