@@ -382,28 +382,74 @@ struct many_arg {
     const char *const *ids;
     const mn_store_append *reqs;
     size_t n;
+    int careful; /* a savepoint around every append (after an error aborted the optimistic try) */
     mn_status *results;
     char (*errmsg)[256];
     struct mn_messages_impl **lists;
 };
 
+/* Locks every session of the group in id order before any append runs: two nodes committing
+ * groups that share sessions then queue behind each other instead of deadlocking (each append
+ * locking its session as it comes would take them in request order). Session ids reaching the
+ * store are canonical UUIDs (checked above), so the array literal needs no quoting. */
+static const char SQL_LOCK_SESSIONS[] = "SELECT 1 FROM sessions WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
+
+static mn_status lock_sessions(struct pg_conn *c, const struct many_arg *a)
+{
+    size_t cap = 3 + a->n * 40, len = 0;
+    char *list = malloc(cap);
+    if (!list)
+        return mn__nomem();
+    list[len++] = '{';
+    for (size_t i = 0; i < a->n; i++) {
+        size_t idlen = strlen(a->ids[i]);
+        if (idlen > 36 || strspn(a->ids[i], "0123456789abcdef-") != idlen)
+            continue; /* not a canonical id: that append fails on its own below */
+        if (len > 1)
+            list[len++] = ',';
+        memcpy(list + len, a->ids[i], idlen);
+        len += idlen;
+    }
+    list[len++] = '}';
+    list[len] = '\0';
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, list);
+    mn_status rc = mn_pg_query(c, SQL_LOCK_SESSIONS, &p, 0, "session locks", NULL);
+    free(list);
+    return rc;
+}
+
 static mn_status many_body(struct pg_conn *c, void *arg)
 {
     struct many_arg *a = arg;
-    mn_status rc = MN_OK;
+    mn_status rc = a->n > 1 ? lock_sessions(c, a) : MN_OK;
     for (size_t i = 0; i < a->n && !rc; i++) {
         a->errmsg[i][0] = '\0';
         list_clear(a->lists[i]);
-        if ((rc = mn_pg_query(c, SQL_SAVEPOINT, NULL, 0, "savepoint", NULL)))
+        /* A one-message append finds every refusal (no session, expired, idempotency clash) by
+         * reading before it writes, so it needs no savepoint — two round trips fewer, most of
+         * an append's cost here. Only an error of the database itself can leave it half done:
+         * that aborts the transaction, and the batch runs again with savepoints throughout. */
+        int guard = a->careful || a->reqs[i].n != 1;
+        if (guard && (rc = mn_pg_query(c, SQL_SAVEPOINT, NULL, 0, "savepoint", NULL)))
             break;
         a->results[i] = append_in_txn(c, a->ids[i], &a->reqs[i], a->lists[i]);
         if (a->results[i]) {
             if (c->retry || c->broken) /* the whole batch again (or it fails as a whole) */
                 return a->results[i];
+            mn_status r = a->results[i];
+            if (!guard && (PQtransactionStatus(c->pg) == PQTRANS_INERROR ||
+                           (r != MN_NOTFOUND && r != MN_EXPIRED && r != MN_CONFLICT))) {
+                a->careful = 1;
+                c->retry = 1;
+                return a->results[i];
+            }
             snprintf(a->errmsg[i], 256, "%s", mn_errmsg());
-            rc = mn_pg_query(c, SQL_ROLLBACK_TO, NULL, 0, "rollback to savepoint", NULL);
+            if (guard)
+                rc = mn_pg_query(c, SQL_ROLLBACK_TO, NULL, 0, "rollback to savepoint", NULL);
         }
-        if (!rc)
+        if (!rc && guard)
             rc = mn_pg_query(c, SQL_RELEASE, NULL, 0, "release savepoint", NULL);
     }
     return rc;
@@ -412,7 +458,7 @@ static mn_status many_body(struct pg_conn *c, void *arg)
 mn_status mn_pg_op_append_many(mn_store *st, const char *const *ids, const mn_store_append *reqs, size_t n,
                                mn_status *results, char (*errmsg)[256], mn_messages **out)
 {
-    struct many_arg a = {ids, reqs, n, results, errmsg, calloc(n ? n : 1, sizeof(struct mn_messages_impl *))};
+    struct many_arg a = {ids, reqs, n, 0, results, errmsg, calloc(n ? n : 1, sizeof(struct mn_messages_impl *))};
     mn_status rc = a.lists ? MN_OK : mn__nomem();
     for (size_t i = 0; i < n && !rc; i++)
         if (!(a.lists[i] = mn_records_message_list_new()))
