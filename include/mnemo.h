@@ -447,6 +447,12 @@ MN_API void mn_summary_free(mn_summary *s);
  * failed: nothing changed, the event says why), MN_NOTFOUND, MN_EXPIRED, MN_INVALID. */
 MN_API mn_status mn_compact(mn_db *db, const char *session_id, char **event_json);
 
+/* How many folds (automatic or mn_compact) this process has run since it started, over every
+ * handle, by outcome: the summary was stored (ok), the summariser failed (failed), or the
+ * summary was not shorter and was dropped (rolled_back). Each pointer may be NULL. For a
+ * service's metrics; the per-session history is mn_events_json. Thread-safe. */
+MN_API void mn_compaction_counts(int64_t *ok, int64_t *failed, int64_t *rolled_back);
+
 /* The session's events (compactions, failures, fallbacks), newest first, at most `limit`
  * (0: 50, at most 10000), as a JSON array of {"id","kind","created_at","data":{…}}. Caller frees
  * with mn_free. Errors: MN_NOTFOUND, MN_INVALID. */

@@ -173,6 +173,18 @@ mn_status mn_summary_get(mn_db *db, const char *session_id, mn_summary **out)
     return db->store->ops->summary_latest(db->store, id, out);
 }
 
+void mn_compaction_counts(int64_t *ok, int64_t *failed, int64_t *rolled_back)
+{
+    int64_t a, b, c;
+    mn_context_fold_counts(&a, &b, &c);
+    if (ok)
+        *ok = a;
+    if (failed)
+        *failed = b;
+    if (rolled_back)
+        *rolled_back = c;
+}
+
 mn_status mn_compact(mn_db *db, const char *session_id, char **event_json)
 {
     char id[MN_UUID_LEN + 1];

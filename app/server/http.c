@@ -179,7 +179,7 @@ static int64_t metrics_in_flight(int delta)
     return before;
 }
 
-char *srv_metrics_render(void)
+char *srv_metrics_render(mn_db *db)
 {
     size_t cap = 4096 + (MAX_SERIES + 64 * (NBUCKETS + 3)) * 128, len = 0;
     char *out = malloc(cap);
@@ -235,6 +235,19 @@ char *srv_metrics_render(void)
          "# HELP mnemo_commit_queue_depth Append requests waiting for the next commit.\n"
          "# TYPE mnemo_commit_queue_depth gauge\nmnemo_commit_queue_depth %zu\n",
          (unsigned long long)groups, (unsigned long long)appends, depth);
+    int64_t ok = 0, failed = 0, rolled_back = 0, embedded = 0, queued = 0;
+    mn_compaction_counts(&ok, &failed, &rolled_back);
+    EMIT("# HELP mnemo_compactions_total Folds of older turns into a session's summary, by outcome.\n"
+         "# TYPE mnemo_compactions_total counter\n"
+         "mnemo_compactions_total{outcome=\"ok\"} %lld\nmnemo_compactions_total{outcome=\"failed\"} %lld\n"
+         "mnemo_compactions_total{outcome=\"rolled_back\"} %lld\n",
+         (long long)ok, (long long)failed, (long long)rolled_back);
+    if (db && mn_embed_counts(db, &embedded, &queued) == MN_OK)
+        EMIT("# HELP mnemo_embed_queue_depth Messages waiting to be embedded.\n"
+             "# TYPE mnemo_embed_queue_depth gauge\nmnemo_embed_queue_depth %lld\n"
+             "# HELP mnemo_embedded_messages Messages with a stored vector.\n"
+             "# TYPE mnemo_embedded_messages gauge\nmnemo_embedded_messages %lld\n",
+             (long long)queued, (long long)embedded);
 #undef EMIT
     if (len >= cap)
         len = cap - 1;
@@ -556,7 +569,7 @@ static int answer(struct server *srv, struct conn *c)
     if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0) {
         c->route_name = "metrics";
         resp->status = 200;
-        resp->body = srv_metrics_render();
+        resp->body = srv_metrics_render(srv->db);
         resp->body_len = resp->body ? strlen(resp->body) : 0;
         resp->content_type = "text/plain; version=0.0.4";
         return 0;

@@ -215,7 +215,8 @@ int srv_run_http(mn_db *db, const struct srv_options *o);
 
 /* Metrics (Prometheus text). */
 void srv_metrics_record(const char *route, int status, double seconds);
-char *srv_metrics_render(void);
+/* The Prometheus text; db (may be NULL) adds the embedding queue. Caller frees. */
+char *srv_metrics_render(mn_db *db);
 /* One background cleanup run: expired threads purged, sessions pruned. */
 void srv_metrics_cleanup(int64_t purged, int64_t pruned);
 

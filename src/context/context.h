@@ -134,6 +134,8 @@ struct mn_built {
 mn_status mn_context_assemble(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
                               struct mn_built *b);
 void mn_built_release(struct mn_built *b);
+/* Folds this process has run, by outcome (for mn_compaction_counts). */
+void mn_context_fold_counts(int64_t *ok, int64_t *failed, int64_t *rolled_back);
 /* Folds every message but the last cfg->tail_turns turns now (mn_compact). *event gets the event
  * data written (caller decrefs). MN_BUSY when another fold holds the claim. */
 mn_status mn_context_compact(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,

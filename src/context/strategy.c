@@ -6,6 +6,7 @@
  * busy_until claim), an inflation guard, a retry gap after failures, an event per attempt.
  * Design notes and pictures: docs/context.md.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -223,6 +224,16 @@ struct fold_req {
     int64_t last_seq; /* newest message of the session at fold time */
 };
 
+/* Folds run by this process, by outcome (a service's metrics; every handle counts). */
+static atomic_llong folds_run[F_NOTHING + 1];
+
+void mn_context_fold_counts(int64_t *ok, int64_t *failed, int64_t *rolled_back)
+{
+    *ok = atomic_load(&folds_run[F_OK]);
+    *failed = atomic_load(&folds_run[F_FAILED]);
+    *rolled_back = atomic_load(&folds_run[F_ROLLED_BACK]);
+}
+
 /* Runs one fold under the claim. *outcome says what happened; *made gets the stored summary.
  * Errors only for the store (the summariser's failure is an outcome, with an event). */
 static mn_status fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
@@ -268,6 +279,8 @@ static mn_status fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg, co
         }
     } else
         *outcome = F_FAILED;
+    if (*outcome == F_OK || *outcome == F_FAILED || *outcome == F_ROLLED_BACK)
+        atomic_fetch_add(&folds_run[*outcome], 1);
     int64_t ms = (mn_clock_mono_ns() - t0) / 1000000;
     json_t *ev = json_pack(
         "{s:s, s:s, s:s, s:b, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:I, s:I, s:o, s:o}",

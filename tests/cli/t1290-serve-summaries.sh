@@ -55,6 +55,9 @@ eq "$(jget "$OUT" '[j["result"]["isError"], j["result"]["structuredContent"]["ev
 rpc "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"search\",\"arguments\":{\"q\":\"build\",\"mode\":\"keyword\",\"session_id\":\"$S\"}}}"
 eq "$(jget "$OUT" '[j["result"]["isError"], j["result"]["structuredContent"]["mode"], len(j["result"]["structuredContent"]["hits"]) > 0]')" \
     '[false, "keyword", true]' "MCP search"
+req GET /metrics
+check "metrics count the compactions" sh -c 'printf %s "$1" | grep -Eq "^mnemo_compactions_total\{outcome=\"ok\"\} [1-9]"' - "$OUT"
+check "metrics show the embedding queue" sh -c 'printf %s "$1" | grep -q "^mnemo_embed_queue_depth "' - "$OUT"
 rpc "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"compact\",\"arguments\":{\"session_id\":\"nope\"}}}"
 eq "$(jget "$OUT" 'j["result"]["isError"]')" true "MCP compact of a bad id: isError"
 serve_stop
