@@ -308,10 +308,15 @@ static double since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-static enum MHD_Result send_bytes(struct MHD_Connection *mc, int status, const char *ctype, const char *body,
-                                  size_t len, int retry_after)
+/* Queues a response. The malloc'd body (may be NULL) is handed to MHD, which frees it, rather
+ * than copied (a history answer is ~18 KB). */
+static enum MHD_Result send_bytes(struct MHD_Connection *mc, int status, const char *ctype, char *body, size_t len,
+                                  int retry_after)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)(body ? body : ""), MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *r = body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
+                                  : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        free(body);
     if (!r)
         return MHD_NO;
     if (ctype)
@@ -332,7 +337,9 @@ static enum MHD_Result send_bytes(struct MHD_Connection *mc, int status, const c
 
 static enum MHD_Result send_resp(struct MHD_Connection *mc, struct srv_response *resp)
 {
-    return send_bytes(mc, resp->status, resp->content_type, resp->body, resp->body_len, resp->retry_after);
+    char *body = resp->body;
+    resp->body = NULL; /* MHD's now */
+    return send_bytes(mc, resp->status, resp->content_type, body, resp->body_len, resp->retry_after);
 }
 
 static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
