@@ -1049,14 +1049,11 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     int sig = 0;
     sigwait(&set, &sig);
     srv_log("info", "msg=\"shutting down\" signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    /* Drain: new requests are answered 503, the listening socket is closed, and every request in
-     * progress is answered (an append after its commit) before the loop stops, so nothing
-     * acknowledged is lost. Bounded: a summariser call stuck past its own timeouts does not
-     * keep the process forever. */
+    /* Drain: new requests are answered 503 and every request in progress is answered (an append
+     * after its commit) before the loop stops, so nothing acknowledged is lost. Bounded: a
+     * summariser call stuck past its own timeouts does not keep the process forever. (Not
+     * MHD_quiesce_daemon: with a pool of epoll threads it can abort the process, seen here.) */
     atomic_store(&srv.closing, 1);
-    MHD_socket lfd = MHD_quiesce_daemon(d);
-    if (lfd != MHD_INVALID_SOCKET)
-        close(lfd);
     for (int i = 0; i < 12000 && metrics_in_flight(0) > 0; i++)
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     MHD_stop_daemon(d);

@@ -195,6 +195,17 @@ static const char SQL_MESSAGE_INSERT[] =
     " $15::bigint) RETURNING id";
 static const char SQL_MESSAGE_BY_IDEM[] =
     "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND idem_key = $2";
+/* One message and its session's counters in one statement (one round trip): the common append. */
+static const char SQL_MESSAGE_INSERT_ONE[] =
+    "WITH m AS (INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name,"
+    " model, files, metadata, idem_key, tokens, pinned, created_at)"
+    " VALUES ($1::bigint, $2::bigint, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::integer,"
+    " $15::bigint) RETURNING id)"
+    " UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + 1,"
+    " token_count = token_count + $13::bigint, updated_at = $16::bigint,"
+    " title = CASE WHEN title IS NULL THEN $17 ELSE title END, turn_count = turn_count + $18::bigint,"
+    " expires_at = CASE WHEN ttl_ms > 0 THEN $16::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint"
+    " RETURNING (SELECT id FROM m), expires_at";
 static const char SQL_SESSION_APPENDED[] =
     "UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $3::bigint,"
     " token_count = token_count + $4::bigint, updated_at = $5::bigint,"
@@ -274,11 +285,48 @@ static mn_status session_for_append(struct pg_conn *c, const char *id, int64_t *
     return rc;
 }
 
+/* A session a group has locked already, with what its appends need (and update). */
+struct locked_session {
+    char id[40];
+    int64_t sid, last_seq, expires_at, max_turns;
+};
+
+/* Stores one new message and the session's counters in one statement. */
+static mn_status insert_one(struct pg_conn *c, int64_t sid, const mn_store_append *req, mn_message *m,
+                            int64_t *expires_at)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    bind_message(&p, sid, m);
+    mn_pg_i64(&p, req->now_ms);
+    mn_pg_text(&p, req->title);
+    mn_pg_i64(&p, m->role == MN_ROLE_USER);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_MESSAGE_INSERT_ONE, &p, 0, "message insert", &r);
+    if (rc) {
+        if (rc == MN_CONFLICT) /* as in the general path: the runner runs the append again */
+            c->retry = 1;
+        return rc;
+    }
+    m->id = mn_pg_col_i64(r, 0, 0);
+    *expires_at = mn_pg_col_i64(r, 0, 1);
+    PQclear(r);
+    return MN_OK;
+}
+
 static mn_status append_in_txn(struct pg_conn *c, const char *session_id, const mn_store_append *req,
-                               struct mn_messages_impl *l)
+                               struct mn_messages_impl *l, struct locked_session *known)
 {
     int64_t sid = 0, last_seq = 0, added = 0, tokens = 0, users = 0, expires_at = 0, max_turns = 0;
-    mn_status rc = session_for_append(c, session_id, &sid, &last_seq, &expires_at, &max_turns);
+    mn_status rc = MN_OK;
+    if (known) { /* locked by the group with its values: no query */
+        sid = known->sid;
+        last_seq = known->last_seq;
+        expires_at = known->expires_at;
+        max_turns = known->max_turns;
+    } else {
+        rc = session_for_append(c, session_id, &sid, &last_seq, &expires_at, &max_turns);
+    }
     if (rc == MN_NOTFOUND && req->create) {
         rc = insert_session(c, req->create, &sid);
         if (rc == MN_CONFLICT) /* another node created it meanwhile: lock theirs */
@@ -304,6 +352,19 @@ static mn_status append_in_txn(struct pg_conn *c, const char *session_id, const 
         }
         m->seq = ++last_seq;
         m->session_id = session_id;
+        if (req->n == 1) { /* the message and the counters in one round trip */
+            if ((rc = insert_one(c, sid, req, m, &expires_at)))
+                return rc;
+            mn_message *it = mn_records_message_push(l);
+            if (!it || mn_records_message_fill(&l->arena, it, m))
+                return mn__nomem();
+            if (known) {
+                known->last_seq = last_seq;
+                known->expires_at = expires_at;
+            }
+            return m->role == MN_ROLE_USER && max_turns > 0 ? mn_pg_trim_turns(c, sid, max_turns, req->trim_delete)
+                                                             : MN_OK;
+        }
         struct pg_params p;
         mn_pg_params_init(&p);
         bind_message(&p, sid, m);
@@ -356,7 +417,7 @@ static mn_status append_body(struct pg_conn *c, void *arg)
 {
     struct append_arg *a = arg;
     list_clear(a->l); /* a retry starts over */
-    return append_in_txn(c, a->session_id, a->req, a->l);
+    return append_in_txn(c, a->session_id, a->req, a->l, NULL);
 }
 
 mn_status mn_pg_op_append(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out)
@@ -383,6 +444,8 @@ struct many_arg {
     const mn_store_append *reqs;
     size_t n;
     int careful; /* a savepoint around every append (after an error aborted the optimistic try) */
+    struct locked_session *locked; /* the sessions lock_sessions locked, in id order */
+    size_t n_locked;
     mn_status *results;
     char (*errmsg)[256];
     struct mn_messages_impl **lists;
@@ -392,9 +455,19 @@ struct many_arg {
  * groups that share sessions then queue behind each other instead of deadlocking (each append
  * locking its session as it comes would take them in request order). Session ids reaching the
  * store are canonical UUIDs (checked above), so the array literal needs no quoting. */
-static const char SQL_LOCK_SESSIONS[] = "SELECT 1 FROM sessions WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
+static const char SQL_LOCK_SESSIONS[] = "SELECT id, sid, last_seq, expires_at, max_turns FROM sessions"
+                                        " WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
 
-static mn_status lock_sessions(struct pg_conn *c, const struct many_arg *a)
+/* The locked session with this id, when the group's lock read it and it is still current. */
+static struct locked_session *known_session(struct many_arg *a, const char *id)
+{
+    for (size_t i = 0; i < a->n_locked; i++)
+        if (a->locked[i].sid && strcmp(a->locked[i].id, id) == 0)
+            return &a->locked[i];
+    return NULL;
+}
+
+static mn_status lock_sessions(struct pg_conn *c, struct many_arg *a)
 {
     size_t cap = 3 + a->n * 40, len = 0;
     char *list = malloc(cap);
@@ -415,14 +488,32 @@ static mn_status lock_sessions(struct pg_conn *c, const struct many_arg *a)
     struct pg_params p;
     mn_pg_params_init(&p);
     mn_pg_text(&p, list);
-    mn_status rc = mn_pg_query(c, SQL_LOCK_SESSIONS, &p, 0, "session locks", NULL);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_LOCK_SESSIONS, &p, 0, "session locks", &r);
     free(list);
-    return rc;
+    if (rc)
+        return rc;
+    /* what each session's appends need, so that they skip their own lock query */
+    free(a->locked);
+    a->n_locked = 0;
+    int rows = PQntuples(r);
+    a->locked = rows ? calloc((size_t)rows, sizeof *a->locked) : NULL;
+    for (int i = 0; a->locked && i < rows; i++) {
+        struct locked_session *k = &a->locked[a->n_locked++];
+        snprintf(k->id, sizeof k->id, "%s", PQgetvalue(r, i, 0));
+        k->sid = mn_pg_col_i64(r, i, 1);
+        k->last_seq = mn_pg_col_i64(r, i, 2);
+        k->expires_at = mn_pg_col_i64(r, i, 3);
+        k->max_turns = mn_pg_col_i64(r, i, 4);
+    }
+    PQclear(r);
+    return MN_OK;
 }
 
 static mn_status many_body(struct pg_conn *c, void *arg)
 {
     struct many_arg *a = arg;
+    a->n_locked = 0; /* a run again reads them again */
     mn_status rc = a->n > 1 ? lock_sessions(c, a) : MN_OK;
     for (size_t i = 0; i < a->n && !rc; i++) {
         a->errmsg[i][0] = '\0';
@@ -434,7 +525,16 @@ static mn_status many_body(struct pg_conn *c, void *arg)
         int guard = a->careful || a->reqs[i].n != 1;
         if (guard && (rc = mn_pg_query(c, SQL_SAVEPOINT, NULL, 0, "savepoint", NULL)))
             break;
-        a->results[i] = append_in_txn(c, a->ids[i], &a->reqs[i], a->lists[i]);
+        /* a one-message append uses the values the group lock read; any other append of the
+         * session makes them stale */
+        struct locked_session *known = known_session(a, a->ids[i]);
+        if (known && a->reqs[i].n != 1) {
+            known->sid = 0;
+            known = NULL;
+        }
+        a->results[i] = append_in_txn(c, a->ids[i], &a->reqs[i], a->lists[i], known);
+        if (a->results[i] && known)
+            known->sid = 0; /* it may have moved before failing: read it again next time */
         if (a->results[i]) {
             if (c->retry || c->broken) /* the whole batch again (or it fails as a whole) */
                 return a->results[i];
@@ -458,7 +558,8 @@ static mn_status many_body(struct pg_conn *c, void *arg)
 mn_status mn_pg_op_append_many(mn_store *st, const char *const *ids, const mn_store_append *reqs, size_t n,
                                mn_status *results, char (*errmsg)[256], mn_messages **out)
 {
-    struct many_arg a = {ids, reqs, n, 0, results, errmsg, calloc(n ? n : 1, sizeof(struct mn_messages_impl *))};
+    struct many_arg a = {ids, reqs, n, 0, NULL, 0, results, errmsg,
+                         calloc(n ? n : 1, sizeof(struct mn_messages_impl *))};
     mn_status rc = a.lists ? MN_OK : mn__nomem();
     for (size_t i = 0; i < n && !rc; i++)
         if (!(a.lists[i] = mn_records_message_list_new()))
@@ -480,6 +581,7 @@ mn_status mn_pg_op_append_many(mn_store *st, const char *const *ids, const mn_st
         }
     }
     free(a.lists);
+    free(a.locked);
     return rc;
 }
 
