@@ -71,6 +71,8 @@ long long cli_now_ms(void);
 void cli_time_left(long long expires_at, long long now, char *out, size_t cap);
 /* The progress line on a terminal (stderr): "label done/total". */
 void cli_progress(const char *label, long long done, long long total);
+/* Prints import / migrate counts as the documented JSON object, one line. */
+void cli_print_import_stats_json(const mn_import_stats *st);
 
 /* Commands. */
 int cmd_session_new(const struct cli_global *g, struct cli_args *a);

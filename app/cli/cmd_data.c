@@ -73,10 +73,7 @@ int cmd_import(const struct cli_global *g, struct cli_args *a)
             status = cli_fail(rc);
         else {
             if (cli_flag(a, "json"))
-                printf("{\"sessions_added\":%lld,\"sessions_skipped\":%lld,\"messages_added\":%lld,"
-                       "\"messages_skipped\":%lld}\n",
-                       (long long)st.sessions_added, (long long)st.sessions_skipped, (long long)st.messages_added,
-                       (long long)st.messages_skipped);
+                cli_print_import_stats_json(&st);
             else
                 printf("imported %lld sessions (%lld already present), %lld messages (%lld already present)\n",
                        (long long)st.sessions_added, (long long)st.sessions_skipped, (long long)st.messages_added,

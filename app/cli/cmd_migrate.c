@@ -51,10 +51,7 @@ int cmd_migrate(const struct cli_global *g, struct cli_args *a)
     if (rc)
         return cli_fail(rc);
     if (cli_flag(a, "json"))
-        printf("{\"sessions_added\":%lld,\"sessions_skipped\":%lld,\"messages_added\":%lld,"
-               "\"messages_skipped\":%lld}\n",
-               (long long)st.sessions_added, (long long)st.sessions_skipped, (long long)st.messages_added,
-               (long long)st.messages_skipped);
+        cli_print_import_stats_json(&st);
     else
         printf("migrated %lld sessions and %lld messages (%lld sessions and %lld messages were already there)\n",
                (long long)st.sessions_added, (long long)st.messages_added, (long long)st.sessions_skipped,

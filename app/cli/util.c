@@ -219,3 +219,10 @@ void cli_progress(const char *label, long long done, long long total)
     if (done == total)
         fputc('\n', stderr);
 }
+
+void cli_print_import_stats_json(const mn_import_stats *st)
+{
+    printf("{\"sessions_added\":%lld,\"sessions_skipped\":%lld,\"messages_added\":%lld,\"messages_skipped\":%lld}\n",
+           (long long)st->sessions_added, (long long)st->sessions_skipped, (long long)st->messages_added,
+           (long long)st->messages_skipped);
+}
