@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/err.h"
 #include "util/banned.h"
 
 struct mn_messages_impl *mn_records_message_list_new(void)
@@ -152,6 +153,12 @@ void mn_records_session_list_free(mn_sessions *pub)
     free(l);
 }
 
+/* A summary record: the struct and its strings in one arena. */
+struct mn_summary_impl {
+    mn_summary pub; /* first: the public pointer is the impl pointer */
+    struct mn_arena arena;
+};
+
 void mn_summary_free(mn_summary *s)
 {
     if (!s)
@@ -169,4 +176,43 @@ void mn_strings_free(mn_strings *list)
     mn_arena_release(&l->arena);
     free(l->pub.items);
     free(l);
+}
+
+int mn_records_collect_message(void *user, const mn_message *m)
+{
+    struct mn_records_collect *c = user;
+    mn_message *it = mn_records_message_push(c->l);
+    if (!it || mn_records_message_fill(&c->l->arena, it, m)) {
+        c->rc = mn__nomem();
+        return 1;
+    }
+    return 0;
+}
+
+void mn_records_message_list_reverse(mn_messages *l)
+{
+    for (size_t i = 0, j = l->count; i + 1 < j; i++, j--) {
+        mn_message t = l->items[i];
+        l->items[i] = l->items[j - 1];
+        l->items[j - 1] = t;
+    }
+}
+
+mn_summary *mn_records_summary_copy(const mn_summary *src)
+{
+    struct mn_summary_impl *impl = calloc(1, sizeof *impl);
+    if (!impl)
+        return NULL;
+    int oom = 0;
+    mn_summary *m = &impl->pub;
+    *m = *src;
+    m->session_id = mn_arena_strdup(&impl->arena, src->session_id, &oom);
+    m->text = mn_arena_strdup(&impl->arena, src->text ? src->text : "", &oom);
+    m->model = mn_arena_strdup(&impl->arena, src->model, &oom);
+    m->summarizer = mn_arena_strdup(&impl->arena, src->summarizer, &oom);
+    if (oom) {
+        mn_summary_free(m);
+        return NULL;
+    }
+    return m;
 }

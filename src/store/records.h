@@ -15,12 +15,6 @@ struct mn_messages_impl {
     struct mn_arena arena;
 };
 
-/* A summary record (mn_summary_free releases it). */
-struct mn_summary_impl {
-    mn_summary pub; /* first: the public pointer is the impl pointer */
-    struct mn_arena arena;
-};
-
 struct mn_sessions_impl {
     mn_sessions pub;
     size_t cap;
@@ -41,6 +35,19 @@ struct mn_sessions_impl *mn_records_session_list_new(void);
 mn_session *mn_records_session_push(struct mn_sessions_impl *l);
 /* Appends a copy of s; non-zero on OOM. */
 int mn_records_strings_push(struct mn_strings_impl *l, const char *s);
+
+/* A message-scan visitor that copies each message into l (mn_store_message_fn shape; rc gets
+ * MN_NOMEM and the scan stops when a copy fails). */
+struct mn_records_collect {
+    struct mn_messages_impl *l;
+    mn_status rc;
+};
+int mn_records_collect_message(void *user, const mn_message *m);
+/* A standalone copy of a summary (mn_summary_free releases it); a NULL text becomes "".
+ * NULL on OOM. */
+mn_summary *mn_records_summary_copy(const mn_summary *src);
+/* Reverses the list in place (a newest-first read handed back oldest to newest). */
+void mn_records_message_list_reverse(mn_messages *l);
 
 /* Deep copies into a standalone record (one allocation); NULL on OOM. */
 mn_message *mn_records_message_copy(const mn_message *m);

@@ -651,31 +651,15 @@ mn_status mn_pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_me
     return mn_pg_run(PG(st), PG_SNAPSHOT, scan_body, &a);
 }
 
-struct collect {
-    struct mn_messages_impl *l;
-    mn_status rc;
-};
-
-static int collect_message(void *user, const mn_message *m)
-{
-    struct collect *c = user;
-    mn_message *it = mn_records_message_push(c->l);
-    if (!it || mn_records_message_fill(&c->l->arena, it, m)) {
-        c->rc = mn__nomem();
-        return 1;
-    }
-    return 0;
-}
-
 mn_status mn_pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
 {
-    struct collect col = {mn_records_message_list_new(), MN_OK};
+    struct mn_records_collect col = {mn_records_message_list_new(), MN_OK};
     if (!col.l)
         return mn__nomem();
     int64_t limit = o->limit == 0 || o->limit > (size_t)INT64_MAX ? -1 : (int64_t)o->limit;
     int tail = o->tail && limit > 0;
     struct scan_arg a = {session_id, tail ? SQL_HISTORY_TAIL : SQL_HISTORY_ASC, o->after_seq, limit, o->all ? 0 : 1,
-                         collect_message, &col};
+                         mn_records_collect_message, &col};
     mn_status rc = mn_pg_run(PG(st), PG_SNAPSHOT, scan_body, &a);
     if (!rc)
         rc = col.rc;
@@ -683,14 +667,8 @@ mn_status mn_pg_op_history(mn_store *st, const char *session_id, const mn_histor
         mn_records_message_list_free(&col.l->pub);
         return rc;
     }
-    if (tail) { /* read newest first; hand back oldest to newest */
-        mn_message *items = col.l->pub.items;
-        for (size_t i = 0, j = col.l->pub.count; i + 1 < j; i++, j--) {
-            mn_message t = items[i];
-            items[i] = items[j - 1];
-            items[j - 1] = t;
-        }
-    }
+    if (tail) /* read newest first; hand back oldest to newest */
+        mn_records_message_list_reverse(&col.l->pub);
     *out = &col.l->pub;
     return MN_OK;
 }

@@ -44,27 +44,11 @@ static mn_status summary_latest_body(struct pg_conn *c, void *arg)
     if ((rc = mn_pg_query(c, SQL_SUMMARY_LATEST, &p, 0, "summary", &r)))
         return rc;
     if (PQntuples(r) == 1) {
-        struct mn_summary_impl *impl = calloc(1, sizeof *impl);
-        int oom = !impl;
-        if (impl) {
-            mn_summary *m = &impl->pub;
-            m->id = mn_pg_col_i64(r, 0, 0);
-            m->covers_upto = mn_pg_col_i64(r, 0, 1);
-            m->folded = mn_pg_col_i64(r, 0, 2);
-            m->text = mn_arena_strdup(&impl->arena, mn_pg_col_text(r, 0, 3), &oom);
-            m->tokens = mn_pg_col_i64(r, 0, 4);
-            m->model = mn_arena_strdup(&impl->arena, mn_pg_col_text(r, 0, 5), &oom);
-            m->summarizer = mn_arena_strdup(&impl->arena, mn_pg_col_text(r, 0, 6), &oom);
-            m->created_at = mn_pg_col_i64(r, 0, 7);
-            m->session_id = mn_arena_strdup(&impl->arena, a->session_id, &oom);
-            if (!m->text)
-                m->text = "";
-        }
-        if (oom) {
-            mn_summary_free(impl ? &impl->pub : NULL);
+        mn_summary row = {mn_pg_col_i64(r, 0, 0), a->session_id, mn_pg_col_i64(r, 0, 1), mn_pg_col_i64(r, 0, 2),
+                          mn_pg_col_text(r, 0, 3), mn_pg_col_i64(r, 0, 4), mn_pg_col_text(r, 0, 5),
+                          mn_pg_col_text(r, 0, 6), mn_pg_col_i64(r, 0, 7)};
+        if (!(*a->out = mn_records_summary_copy(&row)))
             rc = mn__nomem();
-        } else
-            *a->out = &impl->pub;
     } else
         rc = mn__err(MN_NOTFOUND, "session %s has no summary yet", a->session_id);
     PQclear(r);

@@ -719,33 +719,17 @@ static mn_status op_scan_newest(mn_store *st, const char *session_id, mn_store_m
     LOCKED(s, read_scan(s, session_id, S_MESSAGE_SCAN_DESC, 0, 0, 0, fn, user));
 }
 
-struct collect {
-    struct mn_messages_impl *l;
-    mn_status rc;
-};
-
-static int collect_message(void *user, const mn_message *m)
-{
-    struct collect *c = user;
-    mn_message *it = mn_records_message_push(c->l);
-    if (!it || mn_records_message_fill(&c->l->arena, it, m)) {
-        c->rc = mn__nomem();
-        return 1;
-    }
-    return 0;
-}
-
 static mn_status op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    struct collect c = {mn_records_message_list_new(), MN_OK};
+    struct mn_records_collect c = {mn_records_message_list_new(), MN_OK};
     if (!c.l)
         return mn__nomem();
     int64_t limit = o->limit == 0 || o->limit > (size_t)INT64_MAX ? -1 : (int64_t)o->limit;
     int tail = o->tail && limit > 0;
     pthread_mutex_lock(&s->lock);
     mn_status rc = read_scan(s, session_id, tail ? S_HISTORY_TAIL : S_HISTORY_ASC, o->after_seq, limit, o->all ? 0 : 1,
-                             collect_message, &c);
+                             mn_records_collect_message, &c);
     pthread_mutex_unlock(&s->lock);
     if (!rc)
         rc = c.rc;
@@ -753,14 +737,8 @@ static mn_status op_history(mn_store *st, const char *session_id, const mn_histo
         mn_records_message_list_free(&c.l->pub);
         return rc;
     }
-    if (tail) { /* read newest first; hand back oldest to newest */
-        mn_message *items = c.l->pub.items;
-        for (size_t i = 0, j = c.l->pub.count; i + 1 < j; i++, j--) {
-            mn_message t = items[i];
-            items[i] = items[j - 1];
-            items[j - 1] = t;
-        }
-    }
+    if (tail) /* read newest first; hand back oldest to newest */
+        mn_records_message_list_reverse(&c.l->pub);
     *out = &c.l->pub;
     return MN_OK;
 }

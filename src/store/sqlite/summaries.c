@@ -9,7 +9,6 @@
 
 #include "store/records.h"
 #include "store/sqlite/sqlite_int.h"
-#include "util/arena.h"
 #include "util/err.h"
 #include "util/banned.h"
 
@@ -32,27 +31,11 @@ static mn_status summary_latest_locked(struct sqlite_store *s, const char *sessi
     sqlite3_bind_int64(st, 1, sid);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
-        struct mn_summary_impl *impl = calloc(1, sizeof *impl);
-        int oom = !impl;
-        if (impl) {
-            mn_summary *m = &impl->pub;
-            m->id = sqlite3_column_int64(st, 0);
-            m->covers_upto = sqlite3_column_int64(st, 1);
-            m->folded = sqlite3_column_int64(st, 2);
-            m->text = mn_arena_strdup(&impl->arena, mn_sqlite_col_text(st, 3), &oom);
-            m->tokens = sqlite3_column_int64(st, 4);
-            m->model = mn_arena_strdup(&impl->arena, mn_sqlite_col_text(st, 5), &oom);
-            m->summarizer = mn_arena_strdup(&impl->arena, mn_sqlite_col_text(st, 6), &oom);
-            m->created_at = sqlite3_column_int64(st, 7);
-            m->session_id = mn_arena_strdup(&impl->arena, session_id, &oom);
-            if (!m->text)
-                m->text = "";
-        }
-        if (oom) {
-            mn_summary_free(impl ? &impl->pub : NULL);
+        mn_summary row = {sqlite3_column_int64(st, 0), session_id, sqlite3_column_int64(st, 1),
+                          sqlite3_column_int64(st, 2), mn_sqlite_col_text(st, 3), sqlite3_column_int64(st, 4),
+                          mn_sqlite_col_text(st, 5), mn_sqlite_col_text(st, 6), sqlite3_column_int64(st, 7)};
+        if (!(*out = mn_records_summary_copy(&row)))
             rc = mn__nomem();
-        } else
-            *out = &impl->pub;
     } else if (r == SQLITE_DONE)
         rc = mn__err(MN_NOTFOUND, "session %s has no summary yet", session_id);
     else
