@@ -1,0 +1,847 @@
+"""mnemo.Memory: one open database (a SQLite file or a PostgreSQL URL) and every operation of
+libmnemo on it, with Python values in and out: sessions and messages come back as the dicts the
+CLI prints with --json (docs/cli.md#json-output), contexts as messages ready for the openai and
+anthropic clients.
+"""
+from __future__ import annotations
+
+import ctypes
+import datetime as _dt
+import io
+import json
+import os
+import threading
+from ctypes import byref, c_char_p, c_int, c_int64, c_size_t, c_uint32, c_void_p
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, TextIO, Union
+
+from . import _lib
+from ._lib import (MnAppendRequest, MnAppendResult, MnBudget, MnContext, MnContextOpts, MnHistoryOpts,
+                   MnImportStats, MnMessage, MnMessageIn, MnMessages, MnSearchFilter, MnSearchHits, MnSession,
+                   MnSessionOpts, MnSessions, MnStrings, MnSummary)
+from .errors import Invalid, Misuse, MnemoError, from_status
+
+Json = Any
+Progress = Optional[Callable[[int, int], None]]
+
+ROLES = {"system": 0, "user": 1, "assistant": 2, "tool": 3}
+FORMATS = {"openai": 0, "anthropic": 1, "text": 2}
+SEARCH_MODES = {"auto": 0, "semantic": 1, "keyword": 2, "hybrid": 3}
+SEARCH_MODE_NAMES = {v: k for k, v in SEARCH_MODES.items()}
+RAG_SCOPES = {"session": 0, "all": 1}
+APPEND_CREATE = 1
+CONTEXT_NO_FOLD = 1
+# Keys a message dict may carry (the openai chat shape plus mnemo's own fields).
+MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "tool_name", "model", "files",
+                "metadata", "idempotency_key", "pinned")
+
+
+def _b(s: Optional[str], what: str = "value") -> Optional[bytes]:
+    if s is None:
+        return None
+    if isinstance(s, bytes):
+        return s
+    if not isinstance(s, str):
+        raise Invalid("%s: expected a string, got %s" % (what, type(s).__name__))
+    return s.encode("utf-8", "surrogatepass")
+
+
+def _json_arg(v: Any, what: str) -> Optional[bytes]:
+    """A JSON argument: dicts and lists are dumped, a string is taken as JSON text already."""
+    if v is None:
+        return None
+    if isinstance(v, (str, bytes)):
+        return _b(v, what)
+    if hasattr(v, "model_dump"):  # pydantic objects (openai / anthropic SDK types)
+        v = v.model_dump()
+    elif isinstance(v, (list, tuple)):
+        v = [x.model_dump() if hasattr(x, "model_dump") else x for x in v]
+    try:
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError) as e:
+        raise Invalid("%s: not JSON-serialisable: %s" % (what, e)) from None
+
+
+def _text_content(content: Any) -> Optional[str]:
+    """Message content: a string, None, or a list of text parts (openai / Responses style) joined."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, (list, tuple)):
+        texts = []
+        for i, part in enumerate(content):
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, Mapping) and part.get("type") in ("text", "input_text", "output_text"):
+                texts.append(part.get("text") or "")
+            else:
+                kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+                raise Invalid("content[%d]: only text parts can be stored, not %r" % (i, kind))
+        return "".join(texts)
+    raise Invalid("content: expected a string, a list of text parts or None, got %s" % type(content).__name__)
+
+
+def _ms(v: Union[None, int, float, _dt.datetime], what: str) -> int:
+    if v is None:
+        return 0
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=_dt.timezone.utc)
+        return int(v.timestamp() * 1000)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return int(v)
+    raise Invalid("%s: expected milliseconds since the epoch or a datetime" % what)
+
+
+def _role(role: Any, what: str = "role") -> int:
+    r = ROLES.get(role) if isinstance(role, str) else None
+    if r is None:
+        raise Invalid("%s: %r is not one of system, user, assistant, tool" % (what, role))
+    return r
+
+
+def _enum(table: Mapping[str, int], v: str, what: str) -> int:
+    r = table.get(v) if isinstance(v, str) else None
+    if r is None:
+        raise Invalid("%s: %r is not one of %s" % (what, v, ", ".join(table)))
+    return r
+
+
+def _config_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _errmsg(lib) -> str:
+    return lib.mn_errmsg().decode("utf-8", "replace")
+
+
+def _check(rc: int) -> None:
+    if rc:
+        raise from_status(rc, _errmsg(_lib.load()))
+
+
+def _take_str(p: c_void_p) -> str:
+    """A char * the library handed over: decoded, then freed with mn_free."""
+    try:
+        return ctypes.string_at(p).decode("utf-8")
+    finally:
+        _lib.load().mn_free(p)
+
+
+def make_config(settings: Optional[Mapping[str, Any]] = None, config_file: Optional[Union[str, os.PathLike]] = None,
+                storage_path: Optional[str] = None) -> c_void_p:
+    """An mn_config the way the CLI builds one: defaults, then the user and project files (or
+    config_file instead of both), then MNEMO_* variables, then `settings` (dotted keys such as
+    "memory.durability"). The caller frees it with mn_config_free."""
+    lib = _lib.load()
+    cfg = c_void_p()
+    _check(lib.mn_config_new(byref(cfg)))
+    try:
+        _check(lib.mn_config_load(cfg, _b(os.fspath(config_file)) if config_file is not None else None))
+        for key, value in (settings or {}).items():
+            _check(lib.mn_config_set(cfg, _b(key, "config key"), _b(_config_value(value)), b"python"))
+        if storage_path is not None:
+            _check(lib.mn_config_set(cfg, b"memory.storage_path", _b(storage_path), b"python"))
+    except BaseException:
+        lib.mn_config_free(cfg)
+        raise
+    return cfg
+
+
+@dataclass
+class Context:
+    """What to send the model next (mn_context_build).
+
+    - format "openai": `messages` is the Chat Completions list (system prompt first):
+      ``client.chat.completions.create(model=…, messages=ctx.messages)``.
+    - format "anthropic": `system` (str or None) and `messages` (content blocks, alternating
+      roles): ``client.messages.create(model=…, max_tokens=…, **ctx.kwargs())``.
+    - format "text": `text`.
+
+    `report` is the report object (docs/context.md#the-report): what was kept, dropped,
+    summarised and why.
+    """
+    format: str
+    messages: List[Dict[str, Any]]
+    system: Optional[str]
+    text: Optional[str]
+    report: Dict[str, Any]
+    tokens: int
+    kept: int
+    dropped: int
+    rendered: str = field(repr=False)
+
+    def kwargs(self) -> Dict[str, Any]:
+        """The keyword arguments for the provider's client: {"messages"} for openai,
+        {"messages", "system"} for anthropic (system left out when there is none)."""
+        if self.format == "anthropic":
+            out: Dict[str, Any] = {"messages": self.messages}
+            if self.system is not None:
+                out["system"] = self.system
+            return out
+        if self.format == "openai":
+            return {"messages": self.messages}
+        raise Misuse("kwargs(): a text context has no messages; use .text")
+
+
+class Hits(list):
+    """Search hits, best first (a list of dicts: rank, score, similarity, bm25, semantic_rank,
+    keyword_rank, namespace, message); `mode` is the mode that ran."""
+    mode: str = "keyword"
+
+
+class Memory:
+    """An open mnemo database. Thread-safe: calls from several threads run at once (the library
+    serialises what must be); close() waits for calls in flight. Use it as a context manager::
+
+        with mnemo.Memory("chat.db") as mem:
+            sid = mem.create_session(system_prompt="Be brief.")["id"]
+            mem.append(sid, "user", "hello")
+            ctx = mem.context(sid, max_tokens=4096)
+
+    `target` is a SQLite path, "sqlite:PATH", or a postgres:// / postgresql:// URL; None opens the
+    same database as the `mnemo` command (MNEMO_DB, then memory.storage_path, then
+    $XDG_DATA_HOME/mnemo/memory.db). `config` holds settings by dotted key
+    ({"memory.durability": "normal", "embedder.name": "hash"}), applied over the configuration
+    files and MNEMO_* variables, exactly as the CLI layers them; `config_file` replaces the user and
+    project files as `mnemo --config` does.
+    """
+
+    def __init__(self, target: Optional[Union[str, os.PathLike]] = None, config: Optional[Mapping[str, Any]] = None,
+                 *, config_file: Optional[Union[str, os.PathLike]] = None):
+        self._lib = lib = _lib.load()
+        self._cv = threading.Condition(threading.Lock())
+        self._inflight = 0
+        self._db: Optional[c_void_p] = None
+        cfg = make_config(config, config_file)
+        try:
+            db = c_void_p()
+            if target is None:
+                _check(lib.mn_open(cfg, byref(db)))
+            else:
+                _check(lib.mn_open_path(_b(os.fspath(target), "target"), cfg, byref(db)))
+        finally:
+            lib.mn_config_free(cfg)
+        self._db = db
+
+    # -- lifetime ------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Closes the database after the calls in flight return. Calls after close raise Misuse.
+        Closing twice is a no-op."""
+        with self._cv:
+            db, self._db = self._db, None
+            while self._inflight:
+                self._cv.wait()
+        if db is not None:
+            self._lib.mn_close(db)
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            if getattr(self, "_db", None) is not None and not self._inflight:
+                self._lib.mn_close(self._db)
+                self._db = None
+        except Exception:
+            pass
+
+    @property
+    def closed(self) -> bool:
+        return self._db is None
+
+    def _call(self, name: str, *args: Any) -> None:
+        """Calls mn_<name>(db, *args) and raises the status's exception on failure."""
+        with self._cv:
+            db = self._db
+            if db is None:
+                raise Misuse("this Memory is closed")
+            self._inflight += 1
+        try:
+            rc = getattr(self._lib, name)(db, *args)
+            if rc:
+                raise from_status(rc, _errmsg(self._lib))
+        finally:
+            with self._cv:
+                self._inflight -= 1
+                if not self._inflight:
+                    self._cv.notify_all()
+
+    def _borrowed(self, name: str) -> str:
+        with self._cv:
+            if self._db is None:
+                raise Misuse("this Memory is closed")
+            return getattr(self._lib, name)(self._db).decode("utf-8")
+
+    @property
+    def path(self) -> str:
+        """The path or URL the database was opened on (a URL's password shown as ***)."""
+        return self._borrowed("mn_db_path")
+
+    @property
+    def tokenizer(self) -> str:
+        """The tokenizer that counts this database's tokens ("cl100k_base", "heuristic", …)."""
+        return self._borrowed("mn_db_tokenizer")
+
+    def __repr__(self) -> str:
+        return "<mnemo.Memory %s>" % ("closed" if self.closed else repr(self.path))
+
+    # -- conversions ---------------------------------------------------------------------------
+    def _session(self, p: "ctypes._Pointer[MnSession]") -> Dict[str, Any]:
+        try:
+            out = c_void_p()
+            _check(self._lib.mn_session_to_json(p, byref(out)))
+            return json.loads(_take_str(out))
+        finally:
+            self._lib.mn_session_free(p)
+
+    def _message(self, p: "ctypes._Pointer[MnMessage]") -> Dict[str, Any]:
+        try:
+            out = c_void_p()
+            _check(self._lib.mn_message_to_json(p, byref(out)))
+            return json.loads(_take_str(out))
+        finally:
+            self._lib.mn_message_free(p)
+
+    def _messages(self, p: "ctypes._Pointer[MnMessages]") -> List[Dict[str, Any]]:
+        try:
+            out = c_void_p()
+            _check(self._lib.mn_messages_to_json(p, 0, p.contents.count, byref(out)))
+            return json.loads(_take_str(out))
+        finally:
+            self._lib.mn_messages_free(p)
+
+    @staticmethod
+    def _message_in(m: Mapping[str, Any], what: str = "message") -> MnMessageIn:
+        for k, v in m.items():
+            if k not in MESSAGE_KEYS and v is not None:
+                raise Invalid("%s: unknown field %r (known: %s)" % (what, k, ", ".join(MESSAGE_KEYS)))
+        mi = MnMessageIn()
+        mi.size = ctypes.sizeof(MnMessageIn)
+        mi.role = _role(m.get("role"), what + ".role")
+        mi.content = _b(_text_content(m.get("content")), what + ".content")
+        tool_calls = m.get("tool_calls")
+        mi.tool_calls = _json_arg(tool_calls if tool_calls else None, what + ".tool_calls")
+        mi.tool_call_id = _b(m.get("tool_call_id"), what + ".tool_call_id")
+        mi.name = _b(m.get("name"), what + ".name")
+        mi.tool_name = _b(m.get("tool_name"), what + ".tool_name")
+        mi.model = _b(m.get("model"), what + ".model")
+        mi.files = _json_arg(m.get("files"), what + ".files")
+        mi.metadata = _json_arg(m.get("metadata"), what + ".metadata")
+        mi.idempotency_key = _b(m.get("idempotency_key"), what + ".idempotency_key")
+        mi.pinned = 1 if m.get("pinned") else 0
+        return mi
+
+    # -- sessions ------------------------------------------------------------------------------
+    def create_session(self, *, id: Optional[str] = None, namespace: Optional[str] = None,
+                       title: Optional[str] = None, system_prompt: Optional[str] = None,
+                       metadata: Optional[Mapping[str, Any]] = None, tool_name: Optional[str] = None,
+                       ttl_ms: int = 0, max_turns: int = 0) -> Dict[str, Any]:
+        """Creates a session and returns it (the session object of docs/cli.md).
+
+        id: a UUID to use (Conflict if taken), else a new UUIDv7. namespace: 1-128 bytes of
+        [A-Za-z0-9._:@-], "default" when None. tool_name makes it a thread (TTL threads.ttl_seconds,
+        turn limit threads.max_turns). ttl_ms / max_turns: 0 the default, -1 none."""
+        o = MnSessionOpts(ctypes.sizeof(MnSessionOpts), _b(id, "id"), _b(namespace, "namespace"),
+                          _b(title, "title"), _b(system_prompt, "system_prompt"),
+                          _json_arg(metadata, "metadata"), _b(tool_name, "tool_name"), ttl_ms, max_turns)
+        out = ctypes.POINTER(MnSession)()
+        self._call("mn_session_create", byref(o), byref(out))
+        return self._session(out)
+
+    def get_session(self, session_id: str) -> Dict[str, Any]:
+        """The session (NotFound when there is none, Expired for an expired thread)."""
+        out = ctypes.POINTER(MnSession)()
+        self._call("mn_session_get", _b(session_id, "session_id"), byref(out))
+        return self._session(out)
+
+    def list_sessions(self, namespace: Optional[str] = None, limit: int = 20, offset: int = 0) -> List[Dict[str, Any]]:
+        """Sessions, most recently updated first; namespace None = every namespace; limit at most 10000."""
+        if limit < 1 or offset < 0:
+            raise Invalid("limit: must be 1 or more and offset 0 or more")
+        out = ctypes.POINTER(MnSessions)()
+        self._call("mn_session_list", _b(namespace, "namespace"), limit, offset, byref(out))
+        try:
+            lst = out.contents
+            res = []
+            for i in range(lst.count):
+                js = c_void_p()
+                _check(self._lib.mn_session_to_json(ctypes.byref(lst.items[i]), byref(js)))
+                res.append(json.loads(_take_str(js)))
+            return res
+        finally:
+            self._lib.mn_sessions_free(out)
+
+    def update_session(self, session_id: str, *, title: Optional[str] = None,
+                       metadata: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+        """Sets the title and/or replaces the metadata object (None leaves a field); returns the session."""
+        self._call("mn_session_update", _b(session_id, "session_id"), _b(title, "title"),
+                   _json_arg(metadata, "metadata"))
+        return self.get_session(session_id)
+
+    def delete_session(self, session_id: str) -> None:
+        """Deletes the session and all its messages (NotFound when there is none)."""
+        self._call("mn_session_delete", _b(session_id, "session_id"))
+
+    def fork(self, session_id: str, upto_seq: int = 0) -> Dict[str, Any]:
+        """Copies the session's active messages up to seq upto_seq (0: all) into a new session whose
+        parent_id is session_id; returns the new session."""
+        out = ctypes.POINTER(MnSession)()
+        self._call("mn_session_fork", _b(session_id, "session_id"), upto_seq, byref(out))
+        return self._session(out)
+
+    def resume(self, session_id: Optional[str] = None, namespace: Optional[str] = None) -> Dict[str, Any]:
+        """The live session to continue: session_id when given, else the most recently updated
+        session that has not expired (in namespace, when given). NotFound when there is none."""
+        out = ctypes.POINTER(MnSession)()
+        self._call("mn_session_resume", _b(namespace, "namespace"), _b(session_id, "session_id"), byref(out))
+        return self._session(out)
+
+    def prune(self, days: int) -> int:
+        """Deletes sessions not updated for `days` days (>= 1); returns how many."""
+        n = c_int64()
+        self._call("mn_prune", int(days), byref(n))
+        return n.value
+
+    def gc(self) -> int:
+        """Deletes every expired thread with its messages; returns how many."""
+        n = c_int64()
+        self._call("mn_gc", byref(n))
+        return n.value
+
+    def files(self, session_id: str) -> List[str]:
+        """The unique file paths the session's messages list, newest first."""
+        out = ctypes.POINTER(MnStrings)()
+        self._call("mn_session_files", _b(session_id, "session_id"), byref(out))
+        try:
+            return [out.contents.items[i].decode("utf-8") for i in range(out.contents.count)]
+        finally:
+            self._lib.mn_strings_free(out)
+
+    def file_should_include(self, session_id: str, path: str, content: Union[str, bytes]) -> bool:
+        """True the first time this (path, content) pair is seen in the session, False after:
+        the same content under the same path is sent once. Recorded durably."""
+        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        inc = c_int()
+        self._call("mn_file_should_include", _b(session_id, "session_id"), _b(path, "path"), data, len(data),
+                   byref(inc))
+        return bool(inc.value)
+
+    # -- messages ------------------------------------------------------------------------------
+    def append(self, session_id: str, role: str, content: Optional[str] = None, *, create: bool = False,
+               **fields: Any) -> Dict[str, Any]:
+        """Appends one message as one durable transaction and returns the stored message.
+
+        fields: tool_calls (a list of OpenAI tool calls), tool_call_id (required for role tool),
+        name, tool_name, model, files (a list of paths), metadata (a dict), idempotency_key (a
+        retried append with the same key returns the message stored the first time), pinned.
+        create: create the session (with that id) when it does not exist."""
+        fields["role"] = role
+        fields["content"] = content
+        return self.append_message(session_id, fields, create=create)
+
+    def append_message(self, session_id: str, message: Mapping[str, Any], *, create: bool = False) -> Dict[str, Any]:
+        """Appends one message given as a dict (the openai chat shape: role, content, tool_calls,
+        tool_call_id, name; plus tool_name, model, files, metadata, idempotency_key, pinned).
+        Unknown keys with a value are refused (Invalid); keys set to None are ignored."""
+        mi = self._message_in(message)
+        out = ctypes.POINTER(MnMessage)()
+        self._call("mn_append", _b(session_id, "session_id"), byref(mi), APPEND_CREATE if create else 0, byref(out))
+        return self._message(out)
+
+    def append_batch(self, session_id: str, messages: Iterable[Mapping[str, Any]], *,
+                     create: bool = False) -> List[Dict[str, Any]]:
+        """Appends messages (dicts as append_message takes, 1..100000) in one transaction, all or
+        nothing; returns the stored messages in order."""
+        ins = [self._message_in(m, "messages[%d]" % i) for i, m in enumerate(messages)]
+        if not ins:
+            raise Invalid("messages: at least one message is needed")
+        arr = (MnMessageIn * len(ins))(*ins)
+        out = ctypes.POINTER(MnMessages)()
+        self._call("mn_append_batch", _b(session_id, "session_id"), arr, len(ins), APPEND_CREATE if create else 0,
+                   byref(out))
+        return self._messages(out)
+
+    def append_many(self, requests: Sequence[Mapping[str, Any]]) -> List[Union[List[Dict[str, Any]], MnemoError]]:
+        """Group commit: several batches ({"session_id", "messages", "create"?}), to one session or
+        several, in ONE durable transaction, each in its own savepoint. Returns, per request, the
+        stored messages or the exception that request failed with (the others are still stored)."""
+        reqs = (MnAppendRequest * len(requests))()
+        keep = []
+        for i, r in enumerate(requests):
+            msgs = [self._message_in(m, "requests[%d].messages[%d]" % (i, j)) for j, m in enumerate(r["messages"])]
+            arr = (MnMessageIn * len(msgs))(*msgs)
+            keep.append(arr)
+            reqs[i] = MnAppendRequest(ctypes.sizeof(MnAppendRequest), _b(r["session_id"], "session_id"), arr,
+                                      len(msgs), APPEND_CREATE if r.get("create") else 0)
+        results = (MnAppendResult * len(requests))()
+        try:
+            self._call("mn_append_many", reqs, len(requests), 1, results)
+        except MnemoError:
+            for res in results:
+                if res.stored:
+                    self._lib.mn_messages_free(res.stored)
+            raise
+        out: List[Union[List[Dict[str, Any]], MnemoError]] = []
+        for res in results:
+            if res.status == 0:
+                out.append(self._messages(res.stored))
+            else:
+                out.append(from_status(res.status, res.errmsg.decode("utf-8", "replace")))
+        return out
+
+    def delete_message(self, session_id: str, message_id: int) -> None:
+        """Deletes one message of the session by its id."""
+        self._call("mn_message_delete", _b(session_id, "session_id"), int(message_id))
+
+    def history(self, session_id: str, *, limit: Optional[int] = None, after_seq: int = 0, tail: bool = False,
+                all: bool = False) -> List[Dict[str, Any]]:
+        """The session's messages, oldest to newest (message objects of docs/cli.md).
+
+        limit: at most this many (the oldest, or with tail=True the newest); after_seq: only
+        seq > after_seq; all: also messages that left the active history past the turn limit."""
+        o = MnHistoryOpts(ctypes.sizeof(MnHistoryOpts), after_seq, limit or 0, 1 if tail else 0, 1 if all else 0)
+        out = ctypes.POINTER(MnMessages)()
+        self._call("mn_history", _b(session_id, "session_id"), byref(o), byref(out))
+        return self._messages(out)
+
+    def pin(self, message_id: int, pinned: bool = True) -> None:
+        """Pins (or unpins) a message: it stays verbatim in the hybrid strategy whatever its age."""
+        self._call("mn_message_pin", int(message_id), 1 if pinned else 0)
+
+    def unpin(self, message_id: int) -> None:
+        self.pin(message_id, False)
+
+    # -- context -------------------------------------------------------------------------------
+    def context(self, session_id: str, *, max_tokens: Optional[int] = None, strategy: Optional[str] = None,
+                format: str = "openai", model_window: Optional[int] = None, fold: bool = True, rag: bool = False,
+                rag_top_k: Optional[int] = None, rag_min_similarity: Optional[float] = None,
+                rag_scope: str = "session") -> Context:
+        """Builds what to send the model next (docs/context.md).
+
+        max_tokens: the budget (None: memory.max_history_tokens, or with a model window the
+        history share of budget_split). strategy: "window", "summary", "chunked" or "hybrid"
+        (None: memory.strategy). format: "openai", "anthropic" or "text". model_window: drives
+        the token trigger of summary/hybrid and the report's pre-flight check. fold=False never
+        summarises during this build (the stored summary is used as is). rag: put the most
+        relevant past messages in front of the last user message (rag_top_k, 5 by default;
+        rag_min_similarity, 0.7 by default, negative for none; rag_scope "session" or "all" for
+        the session's namespace)."""
+        o = MnContextOpts()
+        o.size = ctypes.sizeof(MnContextOpts)
+        o.strategy = _b(strategy, "strategy")
+        o.max_tokens = max_tokens or 0
+        o.format = _enum(FORMATS, format, "format")
+        o.model_window = model_window or 0
+        o.flags = 0 if fold else CONTEXT_NO_FOLD
+        o.rag = 1 if rag else 0
+        o.rag_top_k = rag_top_k or 0
+        o.rag_min_similarity = rag_min_similarity or 0.0
+        o.rag_scope = _enum(RAG_SCOPES, rag_scope, "rag_scope")
+        out = ctypes.POINTER(MnContext)()
+        self._call("mn_context_build", _b(session_id, "session_id"), byref(o), byref(out))
+        try:
+            c = out.contents
+            rendered = c.rendered.decode("utf-8")
+            report = json.loads(c.report.decode("utf-8"))
+            tokens, kept, dropped = c.tokens, c.kept, c.dropped
+        finally:
+            self._lib.mn_context_free(out)
+        messages: List[Dict[str, Any]] = []
+        system = text = None
+        if format == "openai":
+            messages = json.loads(rendered)
+        elif format == "anthropic":
+            obj = json.loads(rendered)
+            messages, system = obj["messages"], obj.get("system")
+        else:
+            text = rendered
+        return Context(format, messages, system, text, report, tokens, kept, dropped, rendered)
+
+    def summary(self, session_id: str) -> Dict[str, Any]:
+        """The session's global summary: id, session_id, covers_upto, folded, text, tokens, model,
+        summarizer, created_at. NotFound when the session has none yet (the message says which)."""
+        out = ctypes.POINTER(MnSummary)()
+        self._call("mn_summary_get", _b(session_id, "session_id"), byref(out))
+        try:
+            s = out.contents
+            d = lambda p: p.decode("utf-8") if p is not None else None  # noqa: E731
+            return {"id": s.id, "session_id": d(s.session_id), "covers_upto": s.covers_upto, "folded": s.folded,
+                    "tokens": s.tokens, "summarizer": d(s.summarizer), "model": d(s.model),
+                    "created_at": s.created_at, "text": d(s.text)}
+        finally:
+            self._lib.mn_summary_free(out)
+
+    def compact(self, session_id: str) -> Dict[str, Any]:
+        """Folds the session now (like /compact) and returns the event written
+        ({"kind":"compaction","outcome":"ok"|"rolled_back"|"nothing_to_fold", …}). Busy when another
+        fold of the session is in flight; Unavailable when the summariser failed."""
+        out = c_void_p()
+        self._call("mn_compact", _b(session_id, "session_id"), byref(out))
+        return json.loads(_take_str(out)) if out.value else {}
+
+    def events(self, session_id: str, limit: int = 50) -> List[Dict[str, Any]]:
+        """The session's events (compactions, failures, fallbacks), newest first."""
+        out = c_void_p()
+        self._call("mn_events_json", _b(session_id, "session_id"), limit, byref(out))
+        return json.loads(_take_str(out))
+
+    # -- search and RAG ------------------------------------------------------------------------
+    @staticmethod
+    def _filter(session_id: Optional[str], namespace: Optional[str], role: Optional[str], since: Any,
+                until: Any) -> MnSearchFilter:
+        return MnSearchFilter(ctypes.sizeof(MnSearchFilter), _b(session_id, "session_id"), _b(namespace, "namespace"),
+                              -1 if role is None else _role(role), _ms(since, "since"), _ms(until, "until"))
+
+    def search(self, query: str, *, mode: str = "auto", top_k: int = 10, session_id: Optional[str] = None,
+               namespace: Optional[str] = None, role: Optional[str] = None,
+               since: Union[None, int, _dt.datetime] = None, until: Union[None, int, _dt.datetime] = None,
+               min_similarity: float = 0.0) -> Hits:
+        """Searches stored messages (docs/search.md). mode: "auto" (hybrid with an embedder, else
+        keyword), "keyword" (BM25), "semantic", "hybrid" (reciprocal rank fusion). Filters: session,
+        namespace, role, created_at in [since, until). Returns the hits best first; `.mode` says
+        which mode ran. Unavailable for semantic/hybrid without an embedder."""
+        f = self._filter(session_id, namespace, role, since, until)
+        out = ctypes.POINTER(MnSearchHits)()
+        self._call("mn_search", _b(query, "query"), _enum(SEARCH_MODES, mode, "mode"), top_k, byref(f),
+                   float(min_similarity), byref(out))
+        try:
+            js = c_void_p()
+            _check(self._lib.mn_search_hits_to_json(out, byref(js)))
+            hits = Hits(json.loads(_take_str(js)))
+            hits.mode = SEARCH_MODE_NAMES.get(out.contents.mode, "keyword")
+            return hits
+        finally:
+            self._lib.mn_search_hits_free(out)
+
+    def relevant_context(self, query: str, max_tokens: int = 2048, *, session_id: Optional[str] = None,
+                         namespace: Optional[str] = None, role: Optional[str] = None) -> str:
+        """The RAG block of past messages relevant to query, within max_tokens:
+        "RELEVANT CONTEXT FROM PAST CONVERSATIONS:\\n---\\n[ROLE]: …\\n---" ("" when nothing is)."""
+        f = self._filter(session_id, namespace, role, None, None)
+        out = c_void_p()
+        self._call("mn_relevant_context", _b(query, "query"), int(max_tokens), byref(f), byref(out))
+        return _take_str(out)
+
+    def embed_pending(self, max: int = 0) -> int:
+        """Embeds up to `max` queued messages (0: all); returns how many."""
+        n = c_size_t()
+        self._call("mn_embed_pending", max, byref(n))
+        return n.value
+
+    def embed_backfill(self, progress: Progress = None) -> int:
+        """Embeds every message that has no vector yet; progress(done, total) after each batch."""
+        return self._progress_call("mn_embed_backfill", progress)
+
+    def reindex_embeddings(self, progress: Progress = None) -> int:
+        """Drops every vector and re-embeds all messages with the configured embedder."""
+        return self._progress_call("mn_reindex_embeddings", progress)
+
+    def reindex_tokens(self, progress: Progress = None) -> int:
+        """Recounts every message's tokens with this database's tokenizer."""
+        return self._progress_call("mn_reindex_tokens", progress)
+
+    def embed_counts(self) -> Dict[str, int]:
+        """{"embedded": messages with a vector, "queued": messages waiting for one}."""
+        e, q = c_int64(), c_int64()
+        self._call("mn_embed_counts", byref(e), byref(q))
+        return {"embedded": e.value, "queued": q.value}
+
+    def _progress_call(self, name: str, progress: Progress) -> int:
+        errors: List[BaseException] = []
+
+        def cb(_user, done, total):
+            try:
+                progress(done, total)  # type: ignore[misc]
+            except BaseException as e:  # reported after the call; never raised into C
+                errors.append(e)
+
+        fn = _lib.PROGRESS_FN(cb) if progress else _lib.PROGRESS_FN()
+        n = c_int64()
+        self._call(name, fn, None, byref(n))
+        if errors:
+            raise errors[0]
+        return n.value
+
+    # -- state ---------------------------------------------------------------------------------
+    def state(self, session_id: str, *, reveal: bool = False) -> Dict[str, Any]:
+        """The session's state object: params, waiting_for_param, last_intent_id, last_result,
+        plan_execution. Sensitive parameters show as "[redacted]" unless reveal."""
+        out = c_void_p()
+        self._call("mn_state_get", _b(session_id, "session_id"), 1 if reveal else 0, byref(out))
+        return json.loads(_take_str(out))
+
+    def merge_params(self, session_id: str, params: Mapping[str, Any]) -> None:
+        """Merges params into state.params (a None value removes the key); clears waiting_for_param
+        when the awaited parameter arrives."""
+        if not isinstance(params, Mapping):
+            raise Invalid("params: expected a dict, got %s" % type(params).__name__)
+        self._call("mn_state_merge_params", _b(session_id, "session_id"), _json_arg(dict(params), "params"))
+
+    def set_waiting(self, session_id: str, param: Optional[str]) -> None:
+        """Sets the parameter the flow waits for (None clears it)."""
+        self._call("mn_state_set_waiting", _b(session_id, "session_id"), _b(param, "param"))
+
+    def set_result(self, session_id: str, intent_id: Optional[str], result: Any = None) -> None:
+        """Records the last intent and its result (any JSON value; None leaves it unchanged)."""
+        self._call("mn_state_set_result", _b(session_id, "session_id"), _b(intent_id, "intent_id"),
+                   None if result is None else _json_arg(result if not isinstance(result, str) else json.dumps(result),
+                                                         "result"))
+
+    def set_plan(self, session_id: str, plan: Any) -> None:
+        """Stores the plan being executed (any JSON value; None clears it)."""
+        self._call("mn_state_set_plan", _b(session_id, "session_id"),
+                   None if plan is None else _json_arg(plan if not isinstance(plan, str) else json.dumps(plan), "plan"))
+
+    def clear_state(self, session_id: str) -> None:
+        """Resets the state to its empty form."""
+        self._call("mn_state_clear", _b(session_id, "session_id"))
+
+    # -- export / import -----------------------------------------------------------------------
+    def export(self, session_ids: Optional[Sequence[str]] = None,
+               file: Optional[Union[BinaryIO, TextIO]] = None) -> Optional[str]:
+        """Exports the named sessions (all when None) as JSON Lines (docs/format.md). Returns the
+        text, or writes it to `file` (binary or text) and returns None."""
+        chunks: List[bytes] = []
+        errors: List[BaseException] = []
+        text_file = isinstance(file, io.TextIOBase)
+
+        def write(_user, data, n):
+            try:
+                b = ctypes.string_at(data, n)
+                if file is None:
+                    chunks.append(b)
+                else:
+                    file.write(b.decode("utf-8") if text_file else b)  # type: ignore[arg-type]
+                return 0
+            except BaseException as e:
+                errors.append(e)
+                return 1
+
+        ids = list(session_ids or [])
+        arr = (c_char_p * len(ids))(*[_b(i, "session_ids") for i in ids]) if ids else None
+        try:
+            self._call("mn_export", arr, len(ids), _lib.WRITE_FN(write), None)
+        except MnemoError:
+            if errors:
+                raise errors[0]
+            raise
+        return b"".join(chunks).decode("utf-8") if file is None else None
+
+    def import_(self, source: Union[str, bytes, os.PathLike, BinaryIO, TextIO]) -> Dict[str, int]:
+        """Imports an export stream in one transaction (all or nothing; sessions and messages
+        already present are skipped). source: the JSON Lines as str or bytes, a path (os.PathLike),
+        or an open file. Returns {"sessions_added", "sessions_skipped", "messages_added",
+        "messages_skipped"}."""
+        if isinstance(source, os.PathLike):
+            with open(source, "rb") as f:
+                return self.import_(f)
+        if isinstance(source, str):
+            source = source.encode("utf-8")
+        reader: Callable[[int], Any] = io.BytesIO(source).read if isinstance(source, bytes) else source.read
+        pending = bytearray()
+        errors: List[BaseException] = []
+
+        def read(_user, buf, cap):
+            try:
+                while len(pending) < cap:
+                    chunk = reader(65536)
+                    if not chunk:
+                        break
+                    pending.extend(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
+                n = min(cap, len(pending))
+                ctypes.memmove(buf, bytes(pending[:n]), n)
+                del pending[:n]
+                return n
+            except BaseException as e:
+                errors.append(e)
+                return -1
+
+        stats = MnImportStats()
+        try:
+            self._call("mn_import", _lib.READ_FN(read), None, byref(stats))
+        except MnemoError:
+            if errors:
+                raise errors[0]
+            raise
+        return {k: getattr(stats, k) for k, _ in MnImportStats._fields_}
+
+    # -- tokens and statistics -----------------------------------------------------------------
+    def count_tokens(self, text: Union[str, bytes]) -> int:
+        """Tokens of text by this database's tokenizer."""
+        return count_tokens(text, self.tokenizer)
+
+    def stats(self) -> Dict[str, Any]:
+        """Counts (sessions, messages, tokens, threads, …), path, backend, tokenizer (stats --json)."""
+        out = c_void_p()
+        self._call("mn_stats_json", byref(out))
+        return json.loads(_take_str(out))
+
+
+# -- module-level functions (no database needed) --------------------------------------------------
+def version() -> str:
+    """The version of the loaded libmnemo, "MAJOR.MINOR.PATCH"."""
+    return _lib.load().mn_version().decode()
+
+
+def count_tokens(text: Union[str, bytes], encoding: str = "cl100k_base") -> int:
+    """Tokens of text in an encoding ("cl100k_base", "o200k_base" or "heuristic")."""
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    n = c_size_t()
+    _check(_lib.load().mn_count_tokens(_b(encoding, "encoding"), data, len(data), byref(n)))
+    return n.value
+
+
+def encode_tokens(text: Union[str, bytes], encoding: str = "cl100k_base") -> List[int]:
+    """The token ids of text (Invalid for "heuristic", which has none)."""
+    lib = _lib.load()
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    ids = ctypes.POINTER(c_uint32)()
+    n = c_size_t()
+    _check(lib.mn_encode_tokens(_b(encoding, "encoding"), data, len(data), byref(ids), byref(n)))
+    try:
+        return ids[:n.value]
+    finally:
+        lib.mn_free(ids)
+
+
+def budget_split(model_window: int) -> Dict[str, int]:
+    """The split of a model window for a tool-heavy call: response, history, files."""
+    b = MnBudget()
+    _check(_lib.load().mn_budget_split(int(model_window), byref(b)))
+    return {"model_window": int(model_window), "response": b.response, "history": b.history, "files": b.files}
+
+
+def compaction_counts() -> Dict[str, int]:
+    """Folds this process has run since it started, by outcome: ok, failed, rolled_back."""
+    ok, failed, rb = c_int64(), c_int64(), c_int64()
+    _lib.load().mn_compaction_counts(byref(ok), byref(failed), byref(rb))
+    return {"ok": ok.value, "failed": failed.value, "rolled_back": rb.value}
+
+
+def migrate(source: str, target: str, *, config: Optional[Mapping[str, Any]] = None, append: bool = False,
+            progress: Progress = None) -> Dict[str, int]:
+    """Copies everything from database `source` into `target`, across backends (mnemo migrate)."""
+    lib = _lib.load()
+    cfg = make_config(config)
+    errors: List[BaseException] = []
+
+    def cb(_user, done, total):
+        try:
+            progress(done, total)  # type: ignore[misc]
+        except BaseException as e:
+            errors.append(e)
+
+    try:
+        stats = MnImportStats()
+        _check(lib.mn_migrate(_b(source, "source"), _b(target, "target"), cfg, 1 if append else 0,
+                              _lib.PROGRESS_FN(cb) if progress else _lib.PROGRESS_FN(), None, byref(stats)))
+    finally:
+        lib.mn_config_free(cfg)
+    if errors:
+        raise errors[0]
+    return {k: getattr(stats, k) for k, _ in MnImportStats._fields_}
