@@ -140,6 +140,8 @@ _PROTOTYPES = {
     "mn_config_set": (c_int, [c_void_p, c_char_p, c_char_p, c_char_p]),
     "mn_config_get": (c_int, [c_void_p, c_char_p, _P(c_char_p), _P(c_char_p)]),
     "mn_config_free": (None, [c_void_p]),
+    "mn_config_count": (c_size_t, []),
+    "mn_config_key": (c_char_p, [c_size_t]),
     "mn_open": (c_int, [c_void_p, _P(c_void_p)]),
     "mn_open_path": (c_int, [c_char_p, c_void_p, _P(c_void_p)]),
     "mn_close": (None, [c_void_p]),

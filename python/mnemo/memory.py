@@ -149,6 +149,18 @@ def make_config(settings: Optional[Mapping[str, Any]] = None, config_file: Optio
     return cfg
 
 
+def _settings(cfg: c_void_p) -> Dict[str, str]:
+    """Every setting's effective value in cfg, by dotted key."""
+    lib = _lib.load()
+    out: Dict[str, str] = {}
+    value = c_char_p()
+    for i in range(lib.mn_config_count()):
+        key = lib.mn_config_key(i)
+        if key and lib.mn_config_get(cfg, key, byref(value), None) == 0 and value.value is not None:
+            out[key.decode()] = value.value.decode("utf-8")
+    return out
+
+
 @dataclass
 class Context:
     """What to send the model next (mn_context_build).
@@ -205,7 +217,8 @@ class Memory:
     $XDG_DATA_HOME/mnemo/memory.db). `config` holds settings by dotted key
     ({"memory.durability": "normal", "embedder.name": "hash"}), applied over the configuration
     files and MNEMO_* variables, exactly as the CLI layers them; `config_file` replaces the user and
-    project files as `mnemo --config` does.
+    project files as `mnemo --config` does. `settings` holds the effective value of every setting
+    the database was opened with (as `mnemo config show` prints them).
     """
 
     def __init__(self, target: Optional[Union[str, os.PathLike]] = None, config: Optional[Mapping[str, Any]] = None,
@@ -216,6 +229,7 @@ class Memory:
         self._db: Optional[c_void_p] = None
         cfg = make_config(config, config_file)
         try:
+            self.settings: Dict[str, str] = _settings(cfg)
             db = c_void_p()
             if target is None:
                 _check(lib.mn_open(cfg, byref(db)))
