@@ -1,0 +1,174 @@
+"""mnemo.agents.MnemoSession against the OpenAI Agents SDK's Session protocol, item by item.
+
+The openai-agents package cannot be installed here (no PyPI), so these tests check the protocol as
+the SDK documents it (agents/memory/session.py: session_id, session_settings, async get_items(limit=None)
+returning the latest `limit` items in chronological order, add_items, pop_item returning the most
+recent item or None, clear_session) with items in the Responses input-item shapes the SDK
+produces, and replay the SDK runner's use of a session (get_items before a turn, add_items after)."""
+import asyncio
+import inspect
+
+import pytest
+
+import mnemo
+from mnemo.agents import MnemoSession
+
+USER = {"role": "user", "content": "List the repo"}
+OUT_MSG = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+           "content": [{"type": "output_text", "text": "Looking.", "annotations": []}]}
+CALL_A = {"type": "function_call", "call_id": "call_a", "name": "ls", "arguments": "{\"dir\":\".\"}",
+          "id": "fc_1", "status": "completed"}
+CALL_B = {"type": "function_call", "call_id": "call_b", "name": "cat", "arguments": "{\"f\":\"README\"}"}
+OUT_A = {"type": "function_call_output", "call_id": "call_a", "output": "README src"}
+OUT_B = {"type": "function_call_output", "call_id": "call_b", "output": "# mnemo"}
+REASONING = {"type": "reasoning", "id": "rs_1", "summary": []}
+TURN = [USER, OUT_MSG, REASONING, CALL_A, CALL_B, OUT_A, OUT_B,
+        {"role": "assistant", "content": "A README and sources."}]
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.fixture
+def session(mem):
+    return MnemoSession(memory=mem, system_prompt="Be brief.")
+
+
+def test_protocol_shape(session):
+    assert isinstance(session.session_id, str) and len(session.session_id) == 36
+    assert session.session_settings is None
+    for name in ("get_items", "add_items", "pop_item", "clear_session"):
+        assert inspect.iscoroutinefunction(getattr(session, name)), name
+    assert inspect.signature(session.get_items).parameters["limit"].default is None
+    assert list(inspect.signature(session.add_items).parameters) == ["items"]
+
+
+def test_add_then_get_returns_the_items_as_added(session, mem):
+    run(session.add_items(TURN))
+    assert run(session.get_items(limit=100)) == TURN
+    assert run(session.get_items(limit=3)) == TURN[-3:]
+    assert run(session.get_items(limit=0)) == []
+    # stored as chat messages: the two calls are one assistant message, results are tool messages
+    h = mem.history(session.session_id)
+    assert [m["role"] for m in h] == ["user", "assistant", "assistant", "tool", "tool", "assistant"]
+    assert [c["id"] for c in h[2]["tool_calls"]] == ["call_a", "call_b"]
+    assert h[1]["content"] == "Looking." and h[3]["tool_call_id"] == "call_a"
+
+
+def test_get_items_without_limit_is_the_governed_context(session):
+    run(session.add_items(TURN))
+    items = run(session.get_items())
+    assert items == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "List the repo"},
+        {"role": "assistant", "content": "Looking."},
+        {"type": "function_call", "call_id": "call_a", "name": "ls", "arguments": "{\"dir\":\".\"}"},
+        {"type": "function_call", "call_id": "call_b", "name": "cat", "arguments": "{\"f\":\"README\"}"},
+        {"type": "function_call_output", "call_id": "call_a", "output": "README src"},
+        {"type": "function_call_output", "call_id": "call_b", "output": "# mnemo"},
+        {"role": "assistant", "content": "A README and sources."},
+    ]
+
+
+def test_governed_context_stays_within_the_budget(mem):
+    s = MnemoSession(memory=mem, max_tokens=200)
+    for i in range(30):
+        run(s.add_items([{"role": "user", "content": "question %d about the parser" % i},
+                         {"role": "assistant", "content": "answer %d: keep it small" % i}]))
+    raw = run(s.get_items(limit=1000))
+    governed = run(s.get_items())
+    assert len(raw) == 60 and 0 < len(governed) < 60
+    assert governed[-1] == raw[-1]
+    assert mem.context(s.session_id, max_tokens=200).tokens <= 200
+    # with the summary strategy, older turns come back folded into a summary
+    summ = MnemoSession(s.session_id, memory=mem, max_tokens=2000, strategy="summary")
+    items = run(summ.get_items())
+    assert any("Summary of" in (i.get("content") or "") for i in items) and len(items) < 60
+
+
+def test_governed_context_never_starts_on_a_tool_result(mem):
+    s = MnemoSession(memory=mem, max_tokens=60)
+    run(s.add_items([USER, CALL_A, {"type": "function_call_output", "call_id": "call_a", "output": "x" * 400},
+                     {"role": "assistant", "content": "done"}]))
+    items = run(s.get_items())
+    assert items and items[0].get("type") != "function_call_output"
+    calls = {i["call_id"] for i in items if i.get("type") == "function_call"}
+    outs = {i["call_id"] for i in items if i.get("type") == "function_call_output"}
+    assert calls == outs
+
+
+def test_pop_item_removes_exactly_the_last_item(session):
+    assert run(session.pop_item()) is None
+    run(session.add_items([USER, CALL_A, CALL_B]))
+    assert run(session.pop_item()) == CALL_B
+    assert run(session.get_items(limit=10)) == [USER, CALL_A]
+    assert run(session.pop_item()) == CALL_A
+    assert run(session.pop_item()) == USER
+    assert run(session.pop_item()) is None
+    run(session.add_items([USER, REASONING, OUT_MSG]))
+    assert run(session.pop_item()) == OUT_MSG
+    assert run(session.get_items(limit=10)) == [USER, REASONING]
+
+
+def test_clear_session_keeps_the_session(session, mem):
+    run(session.add_items(TURN))
+    run(session.clear_session())
+    assert run(session.get_items()) == [{"role": "system", "content": "Be brief."}]
+    assert run(session.get_items(limit=5)) == []
+    assert mem.get_session(session.session_id)["system_prompt"] == "Be brief."
+    run(session.add_items([USER]))
+    assert run(session.get_items(limit=5)) == [USER]
+
+
+def test_named_session_is_created_on_first_add(mem):
+    sid = "0190a5b4-0000-7000-8000-00000000a9e7"
+    s = MnemoSession(sid, memory=mem, namespace="agents")
+    assert run(s.get_items()) == [] and run(s.pop_item()) is None
+    run(s.add_items([USER]))
+    assert mem.get_session(sid)["namespace"] == "agents"
+
+
+def test_messages_from_other_front_ends_are_converted(mem):
+    sid = mem.create_session()["id"]
+    mem.append(sid, "user", "hi")
+    mem.append(sid, "assistant", None, tool_calls=[{"id": "c1", "type": "function",
+                                                    "function": {"name": "ls", "arguments": "{}"}}])
+    mem.append(sid, "tool", "out", tool_call_id="c1")
+    s = MnemoSession(sid, memory=mem)
+    assert run(s.get_items(limit=10)) == [
+        {"role": "user", "content": "hi"},
+        {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "out"}]
+
+
+def test_a_runner_over_several_turns_survives_a_reopen(db_path):
+    """What the SDK's Runner does with a session: read the history, run the model on history +
+    new input, then save the input and the model's new items. Replayed with a scripted model."""
+
+    def scripted_model(items):
+        asked = items[-1]["content"]
+        n = sum(1 for i in items if i.get("role") == "user")
+        return [{"id": "msg_%d" % n, "type": "message", "role": "assistant", "status": "completed",
+                 "content": [{"type": "output_text", "text": "turn %d: %s" % (n, asked), "annotations": []}]}]
+
+    async def turn(session, text):
+        history = await session.get_items()
+        new_input = [{"role": "user", "content": text}]
+        output = scripted_model(history + new_input)
+        await session.add_items(new_input + output)
+        return output[0]["content"][0]["text"]
+
+    with mnemo.Memory(db_path) as mem:
+        s = MnemoSession(memory=mem)
+        assert run(turn(s, "one")) == "turn 1: one"
+        assert run(turn(s, "two")) == "turn 2: two"
+        sid = s.session_id
+    s2 = MnemoSession(sid, db=db_path)  # a new process would do the same
+    try:
+        assert run(turn(s2, "three")) == "turn 3: three"
+        items = run(s2.get_items(limit=100))
+        assert [i.get("content") if i.get("role") == "user" else i["content"][0]["text"] for i in items] == [
+            "one", "turn 1: one", "two", "turn 2: two", "three", "turn 3: three"]
+    finally:
+        s2.close()
