@@ -41,8 +41,11 @@ def cli(db_path):
     if not exe:
         pytest.fail("MNEMO_CLI must name the built `mnemo` command (tests/python/run.sh sets it)")
 
+    # the command links its own sanitizer runtime (ASan build): not the one preloaded for python
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
     def run(*args, check=True):
-        p = subprocess.run([exe, "--db", db_path, *args], capture_output=True, text=True)
+        p = subprocess.run([exe, "--db", db_path, *args], capture_output=True, text=True, env=env)
         if check and p.returncode != 0:
             raise AssertionError("mnemo %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr))
         return p.stdout if check else p
