@@ -79,14 +79,17 @@ export interface ContextMessage {
   [field: string]: unknown;
 }
 
-/** One search hit, best first. */
+/** One search hit, best first (`mnemo search --json`). */
 export interface SearchHit {
-  session_id: string;
-  seq: number;
-  role: Role;
-  content: string | null;
+  rank: number;
   score: number;
-  [field: string]: unknown;
+  /** cosine similarity (semantic, hybrid) */
+  similarity: number;
+  bm25: number;
+  semantic_rank: number;
+  keyword_rank: number;
+  namespace: string;
+  message: Message;
 }
 
 /** A session event (compaction, summariser failure, fallback). */
