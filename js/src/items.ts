@@ -12,9 +12,13 @@ export const ITEM_KEY = 'agents_item';
 /** A Responses input item, as loose as the SDK's union (its fields are checked where used). */
 export type InputItem = { type?: string; role?: string; [field: string]: unknown };
 
-/** The text of a content value: a string, or the text of its parts (text, refusal). */
+/** The text of a content value: a string, a text part, or the text of its parts (text, refusal);
+ * anything else as JSON. */
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
+  if (content && typeof content === 'object' && typeof (content as { text?: unknown }).text === 'string') {
+    return (content as { text: string }).text; // one text part ({type: 'text', text})
+  }
   if (!Array.isArray(content)) return content == null ? '' : JSON.stringify(content);
   return content
     .map((p) => (p && typeof p === 'object' ? (p.text ?? p.refusal ?? '') : typeof p === 'string' ? p : ''))
