@@ -12,7 +12,7 @@ command -v node >/dev/null 2>&1 || { echo "js: node is not installed (scripts/in
 command -v npm >/dev/null 2>&1 || { echo "js: npm is not installed (scripts/install-deps installs it)"; exit 1; }
 work=$BUILD_DIR/js
 mkdir -p "$work" "${MNEMO_TEST_TMP:-/tmp}"
-rm -rf "$work/src" "$work/test" "$work/scripts" "$work/dist"
+rm -rf "$work/src" "$work/test" "$work/scripts" "$work/dist" "$work/node_modules/@mnemo"
 cp -R "$here/src" "$here/test" "$here/scripts" "$here/package.json" "$here/package-lock.json" "$here/tsconfig.json" "$work/"
 cd "$work"
 if ! cmp -s package-lock.json node_modules/.mnemo-lock 2>/dev/null; then
@@ -23,8 +23,6 @@ if ! cmp -s package-lock.json node_modules/.mnemo-lock 2>/dev/null; then
     }
     cp package-lock.json node_modules/.mnemo-lock
 fi
-# the tests import the package by its name, as a user would
-mkdir -p node_modules/@mnemo
-ln -sfn ../.. node_modules/@mnemo/client
 npm run build --silent
+# the tests import the package by its name ("@mnemo/client": Node resolves a package's own name)
 exec node --test --test-concurrency=1 test/*.test.mjs
