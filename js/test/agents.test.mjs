@@ -1,0 +1,157 @@
+// agents.test.mjs — MnemoSession with the real @openai/agents (pinned in js/package.json): an
+// Agent with a tool, run through run(agent, input, { session }) over several turns with a
+// scripted Model of our own; the history survives a restart of `mnemo serve` on the same
+// database; getItems() returns the governed context when the history is over the budget, and
+// getItems(limit) the newest raw items; items map to mnemo messages and back.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Agent, run, tool, Usage, setTracingDisabled } from '@openai/agents';
+import { z } from 'zod';
+import { MnemoClient } from '@mnemo/client';
+import { MnemoSession } from '@mnemo/client/agents';
+import { dbTarget, startServer, stopServer } from './server.mjs';
+
+setTracingDisabled(true);
+
+// A Model that answers from a script: each step is the output items, or a function of the
+// request that returns them (and may assert on what the model was sent). Records every input.
+class ScriptedModel {
+  constructor(steps) { this.steps = steps; this.inputs = []; this.n = 0; }
+  async getResponse(request) {
+    this.inputs.push(request.input);
+    const step = this.steps.shift();
+    assert.ok(step, 'the model was called more often than scripted');
+    const output = typeof step === 'function' ? step(request) : step;
+    return { usage: new Usage(), output, responseId: `resp_${++this.n}` };
+  }
+  async *getStreamedResponse(request) {
+    const r = await this.getResponse(request);
+    yield { type: 'response_done', response: { id: r.responseId, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, output: r.output } };
+  }
+}
+const say = (text, id) => [{ type: 'message', id, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] }];
+const multiply = tool({
+  name: 'multiply', description: 'a times b',
+  parameters: z.object({ a: z.number(), b: z.number() }),
+  execute: async ({ a, b }) => String(a * b),
+});
+const texts = (items) => items.map((i) => i.type === 'function_call' ? `call:${i.name}` : i.type === 'function_call_result' ? `result:${i.output?.text ?? i.output}` : `${i.role}:${typeof i.content === 'string' ? i.content : i.content.map((p) => p.text).join('')}`);
+
+// A MnemoSession that remembers every item the runner gave it, to compare with what comes back.
+class RecordingSession extends MnemoSession {
+  given = [];
+  async addItems(items) { this.given.push(...structuredClone(items)); return super.addItems(items); }
+}
+
+const db = dbTarget('agents');
+let server = await startServer(db);
+after(async () => { assert.equal(await stopServer(server.proc), 0); });
+
+test('an Agent over several turns, a tool call, a server restart in between', async () => {
+  const model = new ScriptedModel([
+    [{ type: 'function_call', id: 'fc_a', callId: 'call_1', name: 'multiply', arguments: '{"a":6,"b":7}', status: 'completed' }],
+    say('6 x 7 = 42.', 'msg_a'),
+    (req) => {
+      // after the restart the model still sees turn one, tool call and all
+      assert.deepEqual(texts(req.input), ['user:What is 6 x 7?', 'call:multiply', 'result:42', 'assistant:6 x 7 = 42.', 'user:Add 1 to that.']);
+      return say('43.', 'msg_b');
+    },
+    say('You are welcome.', 'msg_c'),
+  ]);
+  const agent = new Agent({ name: 'calc', instructions: 'Use the tools.', model, tools: [multiply] });
+  const session = new RecordingSession({ baseURL: server.url });
+  const sid = await session.getSessionId();
+  const r1 = await run(agent, 'What is 6 x 7?', { session });
+  assert.equal(r1.finalOutput, '6 x 7 = 42.');
+
+  // mnemo's view: a tool call and its result as OpenAI-style messages
+  const client = new MnemoClient({ baseURL: server.url });
+  const stored = (await client.history(sid)).messages;
+  assert.deepEqual(stored.map((m) => m.role), ['user', 'assistant', 'tool', 'assistant']);
+  assert.deepEqual(stored[1].tool_calls, [{ id: 'call_1', type: 'function', function: { name: 'multiply', arguments: '{"a":6,"b":7}' } }]);
+  assert.equal(stored[2].tool_call_id, 'call_1');
+  assert.equal(stored[2].content, '42');
+  assert.equal(stored[3].content, '6 x 7 = 42.');
+
+  assert.equal(await stopServer(server.proc), 0);
+  server = await startServer(db);
+  const again = new RecordingSession({ baseURL: server.url, sessionId: sid });
+  again.given = session.given;
+  const r2 = await run(agent, 'Add 1 to that.', { session: again });
+  assert.equal(r2.finalOutput, '43.');
+  await run(agent, 'Thanks.', { session: again });
+
+  // items come back exactly as the runner gave them, over three turns and a restart
+  const items = await again.getItems();
+  assert.equal(items.length, 8);
+  assert.deepEqual(items, again.given);
+  assert.equal(items[1].type, 'function_call');
+  assert.equal(items[1].callId, 'call_1');
+  assert.equal(items[2].type, 'function_call_result');
+  assert.equal(items[2].callId, 'call_1');
+  const newest = await again.getItems(2);
+  assert.deepEqual(texts(newest), ['user:Thanks.', 'assistant:You are welcome.']);
+  assert.deepEqual(newest, again.given.slice(-2));
+
+  const popped = await again.popItem();
+  assert.deepEqual(popped, again.given.at(-1));
+  assert.equal((await again.getItems()).length, 7);
+  await again.clearSession();
+  assert.deepEqual(await again.getItems(), []);
+  assert.equal(await again.getSessionId(), sid);
+  await again.addItems([{ role: 'user', content: 'fresh start' }]);
+  assert.deepEqual(texts(await again.getItems()), ['user:fresh start']);
+});
+
+test('getItems(): the governed context when the history is over the budget', async () => {
+  const session = new MnemoSession({ baseURL: server.url, maxTokens: 300 });
+  const old = [];
+  for (let i = 0; i < 30; i++) {
+    old.push({ role: 'user', content: `question ${i}: ${'tell me more about the weather '.repeat(4)}` });
+    old.push({ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `answer ${i}: ${'it is sunny and warm today '.repeat(4)}` }] });
+  }
+  await session.addItems(old);
+  const sid = await session.getSessionId();
+  const client = new MnemoClient({ baseURL: server.url });
+  const ctx = await client.context(sid, { max_tokens: 300 });
+  assert.ok(ctx.dropped > 0);
+
+  const governed = await session.getItems();
+  assert.ok(governed.length < 60, `${governed.length} items: nothing was dropped`);
+  assert.equal(governed.length, ctx.messages.length);
+  assert.deepEqual(texts(governed), ctx.messages.map((m) => `${m.role}:${m.content}`));
+  assert.match(texts(governed).at(-1), /^assistant:answer 29: /);
+  // the raw newest items, whatever the budget
+  const raw = await session.getItems(50);
+  assert.equal(raw.length, 50);
+  assert.match(texts(raw)[0], /^user:question 5: /);
+
+  // the runner sends the model the governed history plus the new input
+  const model = new ScriptedModel([(req) => {
+    assert.equal(req.input.length, governed.length + 1);
+    assert.deepEqual(texts(req.input).at(-1), 'user:And tomorrow?');
+    return say('Rain.');
+  }]);
+  const agent = new Agent({ name: 'weather', instructions: 'Answer.', model });
+  const r = await run(agent, 'And tomorrow?', { session });
+  assert.equal(r.finalOutput, 'Rain.');
+  assert.deepEqual(texts(await session.getItems(2)), ['user:And tomorrow?', 'assistant:Rain.']);
+});
+
+test('items written by other clients come back as items', async () => {
+  const client = new MnemoClient({ baseURL: server.url });
+  const { session: s } = await client.sessionCreate();
+  await client.append(s.id, { messages: [
+    { role: 'user', content: 'list files' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c9', type: 'function', function: { name: 'ls', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'c9', content: 'a.c b.c' },
+    { role: 'assistant', content: 'Two files.' },
+  ] });
+  const items = await new MnemoSession({ baseURL: server.url, sessionId: s.id }).getItems();
+  assert.deepEqual(items, [
+    { type: 'message', role: 'user', content: 'list files' },
+    { type: 'function_call', callId: 'c9', name: 'ls', arguments: '{}', status: 'completed' },
+    { type: 'function_call_result', callId: 'c9', name: '', status: 'completed', output: 'a.c b.c' },
+    { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Two files.' }] },
+  ]);
+});

@@ -1,0 +1,226 @@
+// client.test.mjs — the typed client against a real `mnemo serve`: every operation group
+// (sessions, messages, context, state, summary/compact/events, search, admin, export/import, the
+// Conversations API), the typed errors with the server's code and message, API keys, and a check
+// that every operation of the server's table was called at least once here.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { MnemoClient, OPERATIONS, NotFoundError, InvalidError, UnauthorizedError, ForbiddenError, TooBigError,
+  MnemoConnectionError, MnemoError } from '@mnemo/client';
+import { dbTarget, startServer, stopServer } from './server.mjs';
+
+// Every request the clients send, as "METHOD path", to check coverage at the end.
+const seen = [];
+const recording = (req, init) => { seen.push(`${init.method} ${new URL(req).pathname}`); return fetch(req, init); };
+
+const { url, proc } = await startServer(dbTarget('client'));
+after(async () => { assert.equal(await stopServer(proc), 0); });
+const client = new MnemoClient({ baseURL: url, fetch: recording, maxRetries: 0 });
+
+test('sessions: create, get, list, update, resume, fork, delete', async () => {
+  const { session } = await client.sessionCreate({ title: 'plan', namespace: 'js', metadata: { k: 'v' } });
+  assert.match(session.id, /^[0-9a-f-]{36}$/);
+  assert.equal(session.namespace, 'js');
+  assert.deepEqual(session.metadata, { k: 'v' });
+  assert.equal((await client.sessionGet(session.id)).session.title, 'plan');
+  await client.sessionCreate({ namespace: 'js' });
+  const page = await client.sessionList({ namespace: 'js', limit: 1 });
+  assert.equal(page.sessions.length, 1);
+  assert.equal(page.has_more, true);
+  const rest = await client.sessionList({ namespace: 'js', limit: 1, offset: page.next_offset });
+  assert.notEqual(rest.sessions[0].id, page.sessions[0].id);
+  const upd = await client.sessionUpdate(session.id, { title: 'renamed' });
+  assert.equal(upd.session.title, 'renamed');
+  assert.equal((await client.sessionResume({ namespace: 'js', session_id: session.id })).session.id, session.id);
+  await client.append(session.id, { role: 'user', content: 'hello' });
+  const fork = await client.sessionFork(session.id, { upto_seq: 0 });
+  assert.equal(fork.session.parent_id, session.id);
+  assert.equal((await client.history(fork.session.id)).messages[0].content, 'hello');
+  assert.deepEqual(await client.sessionDelete(fork.session.id), { deleted: fork.session.id });
+  await assert.rejects(client.sessionGet(fork.session.id), NotFoundError);
+});
+
+test('messages: append one and a batch, idempotency keys, history pages, delete, files', async () => {
+  const { session } = await client.sessionCreate();
+  const one = await client.append(session.id, { role: 'user', content: 'read a.c', files: ['src/a.c'] });
+  assert.equal(one.messages[0].seq, 1);
+  assert.equal(one.messages[0].role, 'user');
+  const batch = await client.append(session.id, {
+    messages: [
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path":"a.c"}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'int main(void) { return 0; }' },
+      { role: 'assistant', content: 'It returns 0.' },
+    ],
+  });
+  assert.deepEqual(batch.messages.map((m) => m.seq), [2, 3, 4]);
+  assert.equal(batch.messages[0].tool_calls[0].function.name, 'read');
+  // the same key twice stores once, through the field and through the header
+  const k1 = await client.append(session.id, { role: 'user', content: 'once', idempotency_key: 'k-1' });
+  const k2 = await client.append(session.id, { role: 'user', content: 'once', idempotency_key: 'k-1' });
+  assert.equal(k2.messages[0].id, k1.messages[0].id);
+  const h1 = await client.append(session.id, { role: 'user', content: 'twice' }, { headers: { 'Idempotency-Key': 'k-2' } });
+  const h2 = await client.append(session.id, { role: 'user', content: 'twice' }, { headers: { 'Idempotency-Key': 'k-2' } });
+  assert.equal(h2.messages[0].id, h1.messages[0].id);
+  const all = await client.history(session.id);
+  assert.deepEqual(all.messages.map((m) => m.seq), [1, 2, 3, 4, 5, 6]);
+  const pageA = await client.history(session.id, { limit: 4 });
+  assert.equal(pageA.has_more, true);
+  const pageB = await client.history(session.id, { after: pageA.next_after, limit: 4 });
+  assert.deepEqual(pageB.messages.map((m) => m.seq), [5, 6]);
+  const tail = await client.history(session.id, { tail: true, limit: 2 });
+  assert.deepEqual(tail.messages.map((m) => m.content), ['once', 'twice']);
+  const last = tail.messages[1];
+  assert.deepEqual(await client.messageDelete(session.id, last.id), { deleted: last.id });
+  assert.equal((await client.history(session.id)).messages.length, 5);
+  assert.deepEqual((await client.files(session.id)).files, ['src/a.c']);
+  const created = await client.append(crypto.randomUUID(), { role: 'user', content: 'new', create: true });
+  assert.equal(created.messages[0].seq, 1);
+});
+
+test('context: formats, a budget, the report', async () => {
+  const { session } = await client.sessionCreate({ system_prompt: 'Be brief.' });
+  for (let i = 0; i < 20; i++) {
+    await client.append(session.id, { role: i % 2 ? 'assistant' : 'user', content: `turn ${i} ${'words '.repeat(20)}` });
+  }
+  const full = await client.context(session.id, { max_tokens: 100000 });
+  assert.equal(full.format, 'openai');
+  assert.equal(full.messages[0].role, 'system');
+  assert.equal(full.messages.length, 21);
+  const small = await client.context(session.id, { max_tokens: 120 });
+  assert.ok(small.tokens <= 120, `tokens ${small.tokens} over the budget`);
+  assert.ok(small.dropped > 0);
+  assert.equal(small.report.messages.dropped, small.dropped);
+  assert.match(small.messages.at(-1).content, /^turn 19 /);
+  const text = await client.context(session.id, { format: 'text', max_tokens: 120 });
+  assert.equal(typeof text.text, 'string');
+  const anth = await client.context(session.id, { format: 'anthropic', max_tokens: 120 });
+  assert.ok(anth.system !== undefined);
+});
+
+test('state, compaction, summary, events', async () => {
+  const { session } = await client.sessionCreate();
+  const merged = await client.stateMerge(session.id, { params: { city: 'Paris', n: 2 } });
+  assert.equal(merged.state.params.city, 'Paris');
+  await client.stateMerge(session.id, { params: { n: null } });
+  assert.deepEqual((await client.stateGet(session.id)).state.params, { city: 'Paris' });
+  await assert.rejects(client.summaryGet(session.id), NotFoundError); // nothing folded yet
+  for (let i = 0; i < 12; i++) await client.append(session.id, { role: 'user', content: `fact number ${i}: the sky is blue on day ${i}.` });
+  const { event } = await client.compact(session.id);
+  assert.equal(event.kind, 'compaction');
+  assert.equal(event.outcome, 'ok');
+  const { summary } = await client.summaryGet(session.id);
+  assert.equal(summary.session_id, session.id);
+  assert.ok(summary.covers_upto > 0);
+  const { events } = await client.events(session.id, { limit: 10 });
+  assert.ok(events.some((e) => e.kind === 'compaction'));
+});
+
+test('search, stats, gc, prune', async () => {
+  const { session } = await client.sessionCreate();
+  await client.append(session.id, { role: 'user', content: 'the zanzibar protocol handshake' });
+  const found = await client.search({ q: 'zanzibar', mode: 'keyword', top_k: 5 });
+  assert.equal(found.mode, 'keyword');
+  assert.equal(found.hits[0].message.session_id, session.id);
+  assert.match(found.hits[0].message.content, /zanzibar/);
+  const stats = await client.stats();
+  assert.ok(stats.sessions >= 1 && stats.messages >= 1, JSON.stringify(stats));
+  assert.equal(typeof (await client.gc()).purged, 'number');
+  assert.equal((await client.prune({ days: 3650 })).deleted, 0);
+});
+
+test('export and import: JSON Lines into another server', async () => {
+  const { session } = await client.sessionCreate({ title: 'moved' });
+  await client.append(session.id, { role: 'user', content: 'carried over' });
+  const lines = await client.export({ ids: session.id });
+  assert.equal(typeof lines, 'string');
+  assert.ok(lines.trim().split('\n').length >= 2);
+  const other = await startServer(dbTarget('client-import'));
+  try {
+    const c2 = new MnemoClient({ baseURL: other.url, fetch: recording });
+    const r = await c2.import(lines);
+    assert.deepEqual(r, { sessions_added: 1, sessions_skipped: 0, messages_added: 1, messages_skipped: 0 });
+    assert.equal((await c2.history(session.id)).messages[0].content, 'carried over');
+    assert.equal((await c2.import(lines)).sessions_skipped, 1);
+  } finally {
+    assert.equal(await stopServer(other.proc), 0);
+  }
+});
+
+test('conversations: the OpenAI-shaped operations', async () => {
+  const conv = await client.conversationCreate({ metadata: { topic: 'x' }, items: [{ role: 'user', content: 'hi' }] });
+  assert.match(conv.id, /^conv_/);
+  assert.equal((await client.conversationGet(conv.id)).id, conv.id);
+  assert.deepEqual((await client.conversationUpdate(conv.id, { metadata: { topic: 'y' } })).metadata, { topic: 'y' });
+  const added = await client.conversationItemsCreate(conv.id, { items: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }] });
+  assert.equal(added.data[0].type, 'function_call');
+  const list = await client.conversationItemsList(conv.id, { order: 'asc' });
+  assert.equal(list.data.length, 2);
+  assert.equal((await client.conversationItemGet(conv.id, list.data[1].id)).type, 'function_call');
+  assert.equal((await client.conversationItemDelete(conv.id, list.data[1].id)).id, conv.id);
+  assert.equal((await client.conversationDelete(conv.id)).deleted, true);
+  const e = await client.conversationGet(conv.id).catch((x) => x);
+  assert.ok(e instanceof NotFoundError);
+  assert.equal(e.code, 'not_found');
+});
+
+test('errors: typed, with the server\'s status, code and message', async () => {
+  const missing = crypto.randomUUID();
+  const nf = await client.history(missing).catch((e) => e);
+  assert.ok(nf instanceof NotFoundError && nf instanceof MnemoError);
+  assert.equal(nf.status, 404);
+  assert.equal(nf.code, 'not_found');
+  assert.match(nf.message, new RegExp(missing));
+  const { session } = await client.sessionCreate();
+  const inv = await client.history(session.id, { limit: 10001 }).catch((e) => e);
+  assert.ok(inv instanceof InvalidError);
+  assert.equal(inv.status, 400);
+  assert.equal(inv.code, 'invalid');
+  assert.match(inv.message, /limit: 10001 is out of range 1\.\.10000/);
+  const bad = await client.append(session.id, { role: 'tool', content: 'no call id' }).catch((e) => e);
+  assert.ok(bad instanceof InvalidError);
+  assert.match(bad.message, /tool_call_id/);
+  const dead = new MnemoClient({ baseURL: 'http://127.0.0.1:1', maxRetries: 0 });
+  const conn = await dead.stats().catch((e) => e);
+  assert.ok(conn instanceof MnemoConnectionError);
+  assert.equal(conn.status, undefined);
+});
+
+test('errors: a body over --max-body is TooBigError', async () => {
+  const small = await startServer(dbTarget('client-small'), ['--max-body', '1024']);
+  try {
+    const c = new MnemoClient({ baseURL: small.url, fetch: recording });
+    const { session } = await c.sessionCreate();
+    const e = await c.append(session.id, { role: 'user', content: 'x'.repeat(4096) }).catch((x) => x);
+    assert.ok(e instanceof TooBigError, String(e));
+    assert.equal(e.status, 413);
+    assert.equal(e.code, 'too_big');
+  } finally {
+    assert.equal(await stopServer(small.proc), 0);
+  }
+});
+
+test('API keys: Bearer sent, 401 and 403 typed', async () => {
+  const keyed = await startServer(dbTarget('client-keys'), ['--api-key-env', 'JS_KEY', '--key-namespace', 'team'], { JS_KEY: 'secret-1' });
+  try {
+    const good = new MnemoClient({ baseURL: keyed.url, apiKey: 'secret-1', fetch: recording });
+    const { session } = await good.sessionCreate();
+    assert.equal(session.namespace, 'team');
+    const e401 = await new MnemoClient({ baseURL: keyed.url, apiKey: 'wrong' }).stats().catch((x) => x);
+    assert.ok(e401 instanceof UnauthorizedError);
+    assert.equal(e401.code, 'unauthorized');
+    const none = await new MnemoClient({ baseURL: keyed.url }).sessionGet(session.id).catch((x) => x);
+    assert.ok(none instanceof UnauthorizedError);
+    const e403 = await good.stats().catch((x) => x);
+    assert.ok(e403 instanceof ForbiddenError);
+    assert.equal(e403.status, 403);
+  } finally {
+    assert.equal(await stopServer(keyed.proc), 0);
+  }
+});
+
+test('every operation of the server was called by these tests', () => {
+  const missing = Object.entries(OPERATIONS).filter(([, op]) => {
+    const re = new RegExp(`^${op.method} ${op.path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    return !seen.some((s) => re.test(s));
+  }).map(([name]) => name);
+  assert.deepEqual(missing, [], `operations no test calls: ${missing.join(', ')}`);
+});
