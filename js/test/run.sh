@@ -1,28 +1,8 @@
 #!/bin/sh
-# run.sh — the @mnemo/client tests (ctest js/node): copies js/ (without node_modules and dist)
-# into $BUILD_DIR/js, installs the pinned devDependencies with `npm ci` (package-lock.json; the
-# npm cache there too), builds the package with `npm run build` (types generated from the
-# /openapi.json of the built `mnemo`, $MNEMO) and runs `node --test` against real `mnemo serve`s.
-# Skips nothing: without node/npm or the registry, it fails and says why.
+# run.sh — the @mnemo/client tests (ctest js/node): build.sh installs and builds the package in
+# $BUILD_DIR/js, then `node --test` runs against real `mnemo serve`s. Skips nothing.
 set -eu
-here=$(cd "$(dirname "$0")/.." && pwd)
-: "${BUILD_DIR:?BUILD_DIR must name the build directory}"
-: "${MNEMO:?MNEMO must name the mnemo binary}"
-command -v node >/dev/null 2>&1 || { echo "js: node is not installed (scripts/install-deps installs nodejs and npm)"; exit 1; }
-command -v npm >/dev/null 2>&1 || { echo "js: npm is not installed (scripts/install-deps installs it)"; exit 1; }
-work=$BUILD_DIR/js
-mkdir -p "$work" "${MNEMO_TEST_TMP:-/tmp}"
-rm -rf "$work/src" "$work/test" "$work/scripts" "$work/dist" "$work/node_modules/@mnemo"
-cp -R "$here/src" "$here/test" "$here/scripts" "$here/package.json" "$here/package-lock.json" "$here/tsconfig.json" "$work/"
-cd "$work"
-if ! cmp -s package-lock.json node_modules/.mnemo-lock 2>/dev/null; then
-    npm ci --cache "$work/.npm-cache" --no-audit --no-fund --loglevel=error >npm.log 2>&1 || {
-        cat npm.log
-        echo "js: npm ci failed (is the npm registry reachable?)"
-        exit 1
-    }
-    cp package-lock.json node_modules/.mnemo-lock
-fi
-npm run build --silent
+sh "$(dirname "$0")/build.sh"
+cd "$BUILD_DIR/js"
 # the tests import the package by its name ("@mnemo/client": Node resolves a package's own name)
 exec node --test --test-concurrency=1 test/*.test.mjs

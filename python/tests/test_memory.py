@@ -225,7 +225,7 @@ def test_sensitive_params_redacted_unless_revealed(db_path):
         assert m.state(s["id"], reveal=True)["params"]["token"] == "secret"
 
 
-def test_export_import_round_trip(mem, tmp_path):
+def test_export_import_round_trip(mem, tmp_path, new_db):
     s = mem.create_session(system_prompt="p")
     mem.append(s["id"], "user", "héllo")
     text = mem.export()
@@ -233,7 +233,7 @@ def test_export_import_round_trip(mem, tmp_path):
     buf = io.BytesIO()
     assert mem.export([s["id"]], file=buf) is None
     assert buf.getvalue().decode() == text
-    with mnemo.Memory(str(tmp_path / "copy.db")) as other:
+    with mnemo.Memory(new_db("copy")) as other:
         assert other.import_(text) == {"sessions_added": 1, "sessions_skipped": 0, "messages_added": 1,
                                        "messages_skipped": 0}
         assert other.import_(io.StringIO(text))["messages_skipped"] == 1

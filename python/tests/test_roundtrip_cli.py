@@ -25,7 +25,7 @@ def test_python_writes_cli_reads(db_path, cli):
     assert cli("export") == export
 
 
-def test_cli_writes_python_reads(db_path, cli):
+def test_cli_writes_python_reads(db_path, cli, new_db):
     sid = cli("session", "new", "--system", "Be brief.").strip()
     cli("add", sid, "user", "What is in the repo?", "--key", "k1")
     cli("add", sid, "assistant", "--tool-calls", json.dumps(CALLS))
@@ -39,6 +39,6 @@ def test_cli_writes_python_reads(db_path, cli):
         assert mem.context(sid, format="anthropic").rendered == cli("context", sid, "--format", "anthropic").rstrip("\n")
         # and the CLI's export imports into a Python-opened copy byte for byte
         text = cli("export")
-    with mnemo.Memory(db_path + ".copy") as copy:
+    with mnemo.Memory(new_db("copy")) as copy:
         copy.import_(text)
         assert copy.export() == text
