@@ -19,8 +19,9 @@ PG_URL = os.environ.get("MNEMO_TEST_PG_URL") or None
 _pg_names = itertools.count(1)
 
 
+@pytest.fixture
 def backend() -> str:
-    """"postgres" in the pg/ variant, else "sqlite"."""
+    """The backend under test: "postgres" in the pg/ variant, else "sqlite"."""
     return "postgres" if PG_URL else "sqlite"
 
 

@@ -1,5 +1,5 @@
-"""mnemo.Memory over a real SQLite file: sessions, messages, history, errors, export/import,
-tokens, state, threads, thread safety."""
+"""mnemo.Memory over a real database (a SQLite file; a PostgreSQL database in pg/python/pytest):
+sessions, messages, history, errors, export/import, tokens, state, threads, thread safety."""
 import io
 import json
 import threading
@@ -259,7 +259,7 @@ def test_export_writer_exception_propagates(mem):
         mem.export(file=Broken())
 
 
-def test_tokens_and_stats(mem):
+def test_tokens_and_stats(mem, backend):
     assert mnemo.count_tokens("hello world", "heuristic") == 3
     with pytest.raises(mnemo.Invalid):
         mnemo.count_tokens("x", "nope")
@@ -270,7 +270,7 @@ def test_tokens_and_stats(mem):
     s = mem.create_session()
     mem.append(s["id"], "user", "hi")
     st = mem.stats()
-    assert st["sessions"] == 1 and st["messages"] == 1 and st["backend"] == "sqlite"
+    assert st["sessions"] == 1 and st["messages"] == 1 and st["backend"] == backend
     assert mem.reindex_tokens() == 1
     assert mnemo.budget_split(128000) == {"model_window": 128000, "response": 16000, "history": 37333,
                                           "files": 74667}
