@@ -211,7 +211,9 @@ MN_API void mn_sessions_free(mn_sessions *list);
 typedef enum mn_role { MN_ROLE_SYSTEM = 0, MN_ROLE_USER = 1, MN_ROLE_ASSISTANT = 2, MN_ROLE_TOOL = 3 } mn_role;
 /* "system", "user", "assistant", "tool"; NULL for a value outside the enum. Static string. */
 MN_API const char *mn_role_name(mn_role role);
-/* Parses a role name (exact, lower case). Errors: MN_INVALID naming the accepted values. */
+/* Parses a role name (exact, lower case). "agent" (seed 003's name) is accepted for assistant,
+ * so every surface — CLI, REST, MCP, import — takes it; it is stored and shown as "assistant".
+ * Errors: MN_INVALID naming the accepted values. */
 MN_API mn_status mn_role_parse(const char *name, mn_role *out);
 
 typedef struct mn_message_in {
@@ -459,6 +461,57 @@ MN_API void mn_compaction_counts(int64_t *ok, int64_t *failed, int64_t *rolled_b
 MN_API mn_status mn_events_json(mn_db *db, const char *session_id, size_t limit, char **out);
 
 /* ---------------------------------------------------------------------------------------------
+ * Chat (mnemo chat, docs/chat.md): one model turn with mnemo as the memory. The provider is the
+ * `llm` summariser's: summarizer.protocol (openai: /v1/chat/completions with "stream": true and
+ * the usage chunk; ollama: /api/chat, NDJSON), summarizer.base_url, summarizer.api_key_env and
+ * summarizer.timeout_ms (the longest silence); the model is chat.model, else summarizer.model.
+ */
+
+/* Whether a chat can be attempted: MN_OK with *model (optional; borrowed from db) the model
+ * that will answer. Errors: MN_UNAVAILABLE naming exactly the settings to set. */
+MN_API mn_status mn_chat_ready(mn_db *db, const char **model);
+
+typedef struct mn_chat_opts {
+    size_t size;                    /* sizeof(mn_chat_opts) */
+    const mn_context_opts *context; /* NULL: the defaults (strategy, budget, no RAG); the format is
+                                       always openai */
+    const char *model;              /* NULL: the configured model (mn_chat_ready) */
+} mn_chat_opts;
+#define MN_CHAT_OPTS_INIT {sizeof(mn_chat_opts), NULL, NULL}
+
+/* Receives reply text as it arrives (len bytes, not NUL-terminated; callback-scoped), and ticks
+ * with len 0 at least once a second while the provider is silent. Return 0 to go on, non-zero to
+ * interrupt the reply. */
+typedef int (*mn_chat_stream_fn)(void *user, const char *text, size_t len);
+
+typedef struct mn_chat_result {
+    mn_message *reply;   /* the stored assistant message; NULL when interrupted */
+    int interrupted;     /* 1: the stream function stopped the reply; nothing was stored */
+    char *model;         /* the model asked */
+    char *report;        /* the mn_context_build report of the request sent (JSON object) */
+    int64_t context_tokens; /* tokens of that context by the handle's tokenizer */
+    int64_t prompt_tokens, completion_tokens, cached_tokens; /* as the provider reported: -1 when it
+                                                                did not (cached: OpenAI's
+                                                                prompt_tokens_details) */
+    int64_t session_turns, session_prompt_tokens, session_completion_tokens, session_cached_tokens;
+                         /* the session's totals after this turn (metadata "chat") */
+} mn_chat_result;
+
+/* Sends the session's context — exactly mn_context_build's OpenAI rendering for opts->context —
+ * to the configured model and streams the reply to fn (may be NULL). The caller appends the
+ * user turn first (mn_append). When the reply is whole it is appended as one assistant message
+ * (model set; metadata {"usage":{…},"context_tokens":N}) and the usage is added to the session
+ * metadata's "chat" object {"turns","prompt_tokens","completion_tokens","cached_tokens"} (a
+ * read-modify-write: concurrent chats on one session may lose a count, never a message). When fn
+ * interrupts, or on any error, no reply is stored. Caller frees *out with mn_chat_result_free.
+ * Errors: MN_UNAVAILABLE (no model or server configured, connection failed, an HTTP error or an
+ * error in the stream: the message is one line with the status and the provider's words),
+ * the errors of mn_context_build and mn_append. */
+MN_API mn_status mn_chat_reply(mn_db *db, const char *session_id, const mn_chat_opts *opts, mn_chat_stream_fn fn,
+                               void *user, mn_chat_result **out);
+MN_API void mn_chat_result_free(mn_chat_result *r);
+
+/* ---------------------------------------------------------------------------------------------
  * Export and import: JSON Lines (docs/format.md). A header line, then for each session one
  * session line followed by its message lines.
  */
@@ -515,6 +568,30 @@ MN_API void mn_strings_free(mn_strings *list);
  * recorded durably. Errors: MN_NOTFOUND, MN_EXPIRED, MN_INVALID (path not UTF-8). */
 MN_API mn_status mn_file_should_include(mn_db *db, const char *session_id, const char *path, const char *content,
                                         size_t len, int *include);
+
+/* ---------------------------------------------------------------------------------------------
+ * Clearing and turn limits (seed 000's /clear, seed 003's clear() and prune(max_messages)).
+ */
+enum mn_clear_flags {
+    MN_CLEAR_UNDO = 1 << 0, /* bring the cleared messages back instead */
+    MN_CLEAR_STATE = 1 << 1 /* also reset the session state (mn_state_clear), in the same transaction */
+};
+/* Clears a session's active history in one transaction: every active message leaves the active
+ * history — out of every context, mn_history and forks — but stays stored, counted and
+ * searchable (mn_history with `all` shows it, with active 0); the summaries written before the
+ * clear stop being the session's summary. New messages start a fresh active history. With
+ * MN_CLEAR_UNDO, every message cleared since the last undo comes back, except those the turn
+ * limit would keep out anyway; a summary written after the clear stays the session's summary.
+ * *count (optional) gets the messages moved (0 for an undo with nothing cleared). flags: 0 or
+ * enum mn_clear_flags. Errors: MN_INVALID (bad id, unknown flag, UNDO with STATE), MN_NOTFOUND,
+ * MN_EXPIRED, MN_BUSY, MN_IO. */
+MN_API mn_status mn_session_clear(mn_db *db, const char *session_id, unsigned flags, int64_t *count);
+/* Changes a session's turn limit (mn_session.max_turns; 0: none) and applies it at once, in one
+ * transaction: the messages before the newest max_turns user turns leave the active history
+ * (deleted with threads.trim: delete). Raising or removing the limit brings nothing back.
+ * Errors: MN_INVALID (bad id, max_turns not from 0 to 1000000), MN_NOTFOUND, MN_EXPIRED,
+ * MN_BUSY, MN_IO. */
+MN_API mn_status mn_session_set_max_turns(mn_db *db, const char *session_id, int64_t max_turns);
 
 /* ---------------------------------------------------------------------------------------------
  * Session state for ask-user flows: a JSON object per session with "params" (object),

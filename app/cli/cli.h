@@ -106,6 +106,9 @@ int cmd_budget(const struct cli_global *g, struct cli_args *a);
 int cmd_serve(const struct cli_global *g, struct cli_args *a);
 int cmd_mcp(const struct cli_global *g, struct cli_args *a);
 int cmd_api(const struct cli_global *g, struct cli_args *a);
+int cmd_chat(const struct cli_global *g, struct cli_args *a);
+int cmd_session_clear(const struct cli_global *g, struct cli_args *a);
+int cmd_session_limit(const struct cli_global *g, struct cli_args *a);
 
 /* The operation table's side of the help (cmd_api.c): the API operation a command performs
  * (NULL: none), its one-line summary (the operation's when it has one) and the API line with

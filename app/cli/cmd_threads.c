@@ -131,6 +131,8 @@ int cmd_state(const struct cli_global *g, struct cli_args *a)
         rc = mn_state_set_result(db, id, arg, arg2);
     else if (strcmp(verb, "plan") == 0)
         rc = mn_state_set_plan(db, id, arg);
+    else if (strcmp(verb, "clear") == 0 && cli_flag(a, "history")) /* seed 003's clear(): both at once */
+        rc = mn_session_clear(db, id, MN_CLEAR_STATE, NULL);
     else if (strcmp(verb, "clear") == 0)
         rc = mn_state_clear(db, id);
     else

@@ -14,7 +14,7 @@ static const struct cli_opt o_session_new[] = {{"title", 1},     {"system", 1}, 
                                                {"json", 0},      {NULL, 0}};
 static const struct cli_opt o_fork[] = {{"upto", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_resume[] = {{"namespace", 1}, {NULL, 0}};
-static const struct cli_opt o_state[] = {{"reveal", 0}, {NULL, 0}};
+static const struct cli_opt o_state[] = {{"reveal", 0}, {"history", 0}, {NULL, 0}};
 static const struct cli_opt o_session_list[] = {
     {"limit", 1}, {"offset", 1}, {"namespace", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_json[] = {{"json", 0}, {NULL, 0}};
@@ -36,6 +36,8 @@ static const struct cli_opt o_search[] = {{"mode", 1},  {"session", 1}, {"namesp
 static const struct cli_opt o_embed[] = {{"backfill", 0}, {"pending", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_migrate[] = {{"from", 1}, {"to", 1}, {"append", 0}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_chat[] = {{"strategy", 1}, {"max-tokens", 1}, {"rag", 0}, {NULL, 0}};
+static const struct cli_opt o_clear[] = {{"undo", 0}, {"state", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1}, {"key-namespace", 1},
                                          {"allow-origin", 1},  {"max-body", 1},    {"verbose", 0},
                                          {"log-format", 1},    {NULL, 0}};
@@ -71,6 +73,26 @@ const struct cli_cmd cli_commands[] = {
      o_fork, 1, 1, cmd_session_fork},
     {"session resume", "[ID] [--namespace NS]", "print the id of the session to continue: ID if alive, else the newest",
      "  --namespace NS    only sessions of this namespace\n", o_resume, 0, 1, cmd_session_resume},
+    {"session clear", "ID [--undo] [--state] [--json]",
+     "clear the active history: kept and searchable, out of the context (seed 000's /clear)",
+     "  --undo            bring the cleared messages back (those the turn limit keeps)\n"
+     "  --state           also reset the session state (seed 003's clear())\n"
+     "  --json            print {\"cleared\": N} or {\"restored\": N}\n",
+     o_clear, 1, 1, cmd_session_clear},
+    {"session limit", "ID TURNS [--json]", "change a session's turn limit now (0: none; seed 003's prune)",
+     "  TURNS             keep the newest TURNS user turns active (0 to 1000000); older messages leave the\n"
+     "                    active history at once (deleted with threads.trim: delete)\n"
+     "  --json            print the session as JSON\n",
+     o_json, 2, 2, cmd_session_limit},
+    {"chat", "[SESSION] [--strategy S] [--max-tokens N] [--rag]",
+     "chat with a model, mnemo as its memory (docs/chat.md)",
+     "  SESSION           continue this session (default: a new one)\n"
+     "  --strategy S      window, summary, chunked or hybrid (default: memory.strategy)\n"
+     "  --max-tokens N    the context budget (default: memory.max_history_tokens)\n"
+     "  --rag             inject relevant past messages into each request\n"
+     "  The model: chat.model (else summarizer.model) at summarizer.base_url, summarizer.protocol\n"
+     "  openai or ollama. Type /help inside for the commands.\n",
+     o_chat, 0, 1, cmd_chat},
     {"session delete", "ID [--json]", "delete a session and all its messages",
      "  --json            print {\"deleted\": ID}\n", o_json, 1, 1, cmd_session_delete},
     {"add",
@@ -131,14 +153,15 @@ const struct cli_cmd cli_commands[] = {
     {"files", "ID [--json]", "the unique file paths a session's messages list, newest first",
      "  --json            a JSON array of paths\n", o_json, 1, 1,
      cmd_files},
-    {"state", "ID [get | merge JSON | wait PARAM | unwait | result INTENT [JSON] | plan [JSON] | clear] [--reveal]",
+    {"state", "ID [get | merge JSON | wait PARAM | unwait | result INTENT [JSON] | plan [JSON] | clear [--history]] [--reveal]",
      "read or change a session's ask-user state, then print it",
      "  get               print the state (the default)\n"
      "  merge JSON        merge a JSON object into params (null removes a key)\n"
      "  wait PARAM        the flow waits for PARAM; unwait clears it\n"
      "  result INTENT     record the last intent id and, optionally, its JSON result\n"
      "  plan [JSON]       store the plan being executed (no JSON: clear it)\n"
-     "  clear             reset the state\n"
+     "  clear [--history] reset the state; with --history also clear the active history in the same\n"
+     "                    transaction (seed 003's clear(); mnemo session clear)\n"
      "  --reveal          show sensitive params (state.sensitive_params) instead of [redacted]\n",
      o_state, 1, 4, cmd_state},
     {"gc", "[--json]", "purge expired threads", "  --json            print {\"purged\": COUNT}\n", o_json, 0, 0, cmd_gc},
@@ -316,7 +339,7 @@ int main(int argc, char **argv)
                 return 0;
             }
             return cli_usage_error("'%s' needs a subcommand: %s", argv[i],
-                                   strcmp(argv[i], "session") == 0 ? "new, list, show, fork, resume, delete"
+                                   strcmp(argv[i], "session") == 0 ? "new, list, show, fork, resume, clear, limit, delete"
                                                                    : "show");
         }
         return cli_usage_error("unknown command '%s' (see mnemo --help)", argv[i]);

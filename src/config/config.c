@@ -71,6 +71,8 @@ static const struct key_def keys[] = {
     {"summarizer.input_budget_tokens", "MNEMO_SUMMARIZER_INPUT_BUDGET", T_INT, "12000", 256, 10000000, NULL},
     {"summarizer.retry_after_messages", "MNEMO_SUMMARIZER_RETRY_AFTER", T_INT, "8", 0, 1000000, NULL},
     {"summarizer.claim_seconds", "MNEMO_SUMMARIZER_CLAIM_SECONDS", T_INT, "120", 1, 86400, NULL},
+    /* mnemo chat (docs/chat.md): the model; the provider is summarizer.* */
+    {"chat.model", "MNEMO_CHAT_MODEL", T_STRING, "", 0, 0, NULL},
     /* mnemo serve (docs/http-api.md): API keys as "sha256hex:namespace" (namespace * = all), comma-separated */
     {"server.api_keys", "MNEMO_SERVER_API_KEYS", T_STRING, "", 0, 0, NULL},
     {"server.gc_interval_seconds", "MNEMO_SERVER_GC_INTERVAL", T_INT, "300", 0, 86400, NULL},

@@ -128,6 +128,14 @@ struct mn_store_ops {
     mn_status (*tool_tokens)(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
     /* Search (sqlite/search.c; docs/search.md). */
     const struct mn_store_search_ops *search;
+    /* Clearing (sqlite/clear.c): every active message leaves the active history (kept, searchable)
+     * and sessions.cleared_seq records the newest seq cleared, hiding older summaries; with_state
+     * also resets the state. undo brings back the cleared messages the turn limit keeps. *changed
+     * gets the messages moved. */
+    mn_status (*session_clear)(mn_store *st, const char *id, int undo, int with_state, int64_t now_ms,
+                               int64_t *changed);
+    /* Sets a session's turn limit (0: none) and applies it now, in one transaction. */
+    mn_status (*session_set_turns)(mn_store *st, const char *id, int64_t max_turns, int trim_delete, int64_t now_ms);
 };
 
 /* Every backend's handle starts with this. */
@@ -147,6 +155,6 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
  * handle (postgres/pg.c). */
 mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store **out);
 
-#define MN_SCHEMA_VERSION 4
+#define MN_SCHEMA_VERSION 5
 
 #endif

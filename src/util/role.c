@@ -25,5 +25,10 @@ mn_status mn_role_parse(const char *name, mn_role *out)
             *out = (mn_role)i;
             return MN_OK;
         }
-    return mn__err(MN_INVALID, "role: '%s' is not one of system, user, assistant, tool", name ? name : "(null)");
+    if (name && strcmp(name, "agent") == 0) { /* seed 003's name for the assistant */
+        *out = MN_ROLE_ASSISTANT;
+        return MN_OK;
+    }
+    return mn__err(MN_INVALID, "role: '%s' is not one of system, user, assistant (or agent), tool",
+                   name ? name : "(null)");
 }

@@ -14,6 +14,12 @@
 //   garbage     HTTP 200 with a body that is not JSON
 //   slow        answers after 3 seconds
 //   long        a summary of 4000 words (for the cap)
+// Chat models (mnemo chat; the reply streams when the request says "stream": true — SSE for
+// OpenAI with a last usage chunk, NDJSON for Ollama):
+//   chat        "Echo: <the last user message>", in word pieces; usage with cached tokens
+//   chatplain   the same reply as one JSON completion, even when asked to stream
+//   chatslow    "Thinking" then a dot every 200 ms for a minute (for interrupting)
+//   chatflaky   HTTP 500 on the first request of that model, then like chat
 // GET /stats returns {"requests": {model: count}}; every request body is kept in /last.
 'use strict';
 const http = require('http');
@@ -34,6 +40,36 @@ function reply(res, status, obj, headers) {
   res.end(body);
 }
 
+function chat(req, res, j, model, ollama) {
+  const msgs = j.messages || [];
+  const lastUser = [...msgs].reverse().find((m) => m.role === 'user');
+  const text = 'Echo: ' + ((lastUser && lastUser.content) || '').split('\n').pop();
+  const usage = { prompt_tokens: 40 + msgs.length, completion_tokens: 5, total_tokens: 45 + msgs.length, prompt_tokens_details: { cached_tokens: 32 } };
+  if (model === 'chatflaky' && counts[model] === 1) return reply(res, 500, { error: { message: 'the model is warming up' } });
+  if (!j.stream || model === 'chatplain') {
+    if (ollama) return reply(res, 200, { model, message: { role: 'assistant', content: text }, done: true, prompt_eval_count: usage.prompt_tokens, eval_count: 5 });
+    return reply(res, 200, { id: 'c', object: 'chat.completion', model, choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage });
+  }
+  res.writeHead(200, { 'Content-Type': ollama ? 'application/x-ndjson' : 'text/event-stream' });
+  const piece = (t) => ollama ? JSON.stringify({ model, message: { role: 'assistant', content: t }, done: false }) + '\n'
+    : 'data: ' + JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: t }, finish_reason: null }] }) + '\n\n';
+  const end = () => {
+    if (ollama) res.end(JSON.stringify({ model, message: { role: 'assistant', content: '' }, done: true, prompt_eval_count: usage.prompt_tokens, eval_count: 5 }) + '\n');
+    else res.end('data: ' + JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [], usage }) + '\n\ndata: [DONE]\n\n');
+  };
+  if (model === 'chatslow') {
+    res.write(piece('Thinking'));
+    let n = 0;
+    const t = setInterval(() => { if (++n > 300) { clearInterval(t); end(); } else res.write(piece('.')); }, 200);
+    res.on('close', () => clearInterval(t));
+    return;
+  }
+  const words = text.split(/(?= )/);
+  let i = 0;
+  const next = () => { if (i < words.length) { res.write(piece(words[i++])); setTimeout(next, 5); } else end(); };
+  next();
+}
+
 const server = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/stats') return reply(res, 200, { requests: counts });
   if (req.method === 'GET' && req.url === '/last') return reply(res, 200, last || {});
@@ -51,6 +87,7 @@ const server = http.createServer((req, res) => {
     last = j;
     const model = j.model || '';
     counts[model] = (counts[model] || 0) + 1;
+    if (/^chat/.test(model)) return chat(req, res, j, model, ollama);
     let text = summaryOf(j.messages || []);
     let finish = 'stop';
     const send = () => {

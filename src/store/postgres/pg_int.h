@@ -120,6 +120,12 @@ mn_status mn_pg_trim_turns(struct pg_conn *c, int64_t sid, int64_t max_turns, in
     "id, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files, metadata, idem_key, tokens,"  \
     " pinned, created_at, active"
 
+/* clear.c: clearing the active history, changing the turn limit. */
+mn_status mn_pg_op_session_clear(mn_store *st, const char *id, int undo, int with_state, int64_t now_ms,
+                                 int64_t *changed);
+mn_status mn_pg_op_session_set_turns(mn_store *st, const char *id, int64_t max_turns, int trim_delete,
+                                     int64_t now_ms);
+
 /* Operations, by file. messages.c: sessions, appends, history, export/import, edits. */
 mn_status mn_pg_op_session_insert(mn_store *st, const mn_session *s);
 mn_status mn_pg_op_session_get(mn_store *st, const char *id, mn_session **out);

@@ -184,6 +184,8 @@ static const char *const mn_pg_migrations[] = {
     " END $$;"
     "CREATE TRIGGER messages_embed_queue AFTER INSERT ON messages"
     "  FOR EACH ROW EXECUTE FUNCTION mn_embed_queue();",
+    /* 4 → 5: the clear cursor (sqlite/schema.h version 5) */
+    "ALTER TABLE sessions ADD COLUMN cleared_seq BIGINT NOT NULL DEFAULT 0;",
 };
 
 #define MN_PG_SCHEMA_VERSION ((int)(sizeof mn_pg_migrations / sizeof mn_pg_migrations[0]))

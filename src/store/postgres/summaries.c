@@ -18,7 +18,8 @@
 
 static const char SQL_SUMMARY_LATEST[] =
     "SELECT id, covers_upto, folded, text, tokens, model, summarizer, created_at FROM summaries"
-    " WHERE session_sid = $1::bigint ORDER BY id DESC LIMIT 1";
+    " WHERE session_sid = $1::bigint AND covers_upto > (SELECT cleared_seq FROM sessions WHERE sid = $1::bigint)"
+    " ORDER BY id DESC LIMIT 1";
 static const char SQL_SUMMARY_INSERT[] =
     "INSERT INTO summaries (session_sid, covers_upto, folded, text, tokens, model, summarizer, created_at)"
     " VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5::bigint, $6, $7, $8::bigint) RETURNING id";

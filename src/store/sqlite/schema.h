@@ -28,6 +28,10 @@
  *   sessions  + inactive_count (messages past the turn limit, kept for search), so that a
  *             context knows how many active messages there are without counting them.
  *
+ * Version 5 (clear; mn_session_clear):
+ *   sessions  + cleared_seq (the newest seq a clear moved out of the active history, 0 = none;
+ *             summaries covering no more than it are not the session's summary).
+ *
  * Version 4 (search; docs/search.md):
  *   messages_fts  FTS5 over messages.content (external content, porter + unicode61), BM25.
  *             Kept in sync lazily from msg_log: triggers on messages log each insert and each
@@ -161,6 +165,8 @@ static const char *const mn_sqlite_migrations[] = {
     "CREATE TRIGGER messages_embed_queue AFTER INSERT ON messages"
     "  WHEN new.content IS NOT NULL AND (SELECT value FROM meta WHERE key = 'embed.queue') = '1'"
     "  BEGIN INSERT OR IGNORE INTO embed_queue (message_id) VALUES (new.id); END;",
+    /* 4 → 5 */
+    "ALTER TABLE sessions ADD COLUMN cleared_seq INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define MN_SQLITE_SCHEMA_VERSION ((int)(sizeof mn_sqlite_migrations / sizeof mn_sqlite_migrations[0]))

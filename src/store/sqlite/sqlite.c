@@ -1337,6 +1337,8 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .pinned_units = rd_pinned_units,
         .tool_tokens = rd_tool_tokens,
         .search = &mn_sqlite_search_ops,
+        .session_clear = mn_sqlite_op_session_clear,
+        .session_set_turns = mn_sqlite_op_session_set_turns,
     };
     *out = NULL;
     if (!path || !*path)

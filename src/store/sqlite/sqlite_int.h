@@ -78,6 +78,12 @@ mn_status mn_sqlite_op_message_delete(mn_store *st, const char *session_id, int6
 mn_status mn_sqlite_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                       int64_t now_ms);
 
+/* Operations implemented in clear.c (clearing the active history, changing the turn limit). */
+mn_status mn_sqlite_op_session_clear(mn_store *st, const char *id, int undo, int with_state, int64_t now_ms,
+                                     int64_t *changed);
+mn_status mn_sqlite_op_session_set_turns(mn_store *st, const char *id, int64_t max_turns, int trim_delete,
+                                         int64_t now_ms);
+
 /* The search operations (search.c), store.h's ops->search. */
 extern const struct mn_store_search_ops mn_sqlite_search_ops;
 

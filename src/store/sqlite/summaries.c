@@ -16,7 +16,8 @@
 
 static const char SQL_SUMMARY_LATEST[] =
     "SELECT id, covers_upto, folded, text, tokens, model, summarizer, created_at FROM summaries"
-    " WHERE session_sid = ?1 ORDER BY id DESC LIMIT 1";
+    " WHERE session_sid = ?1 AND covers_upto > (SELECT cleared_seq FROM sessions WHERE sid = ?1)"
+    " ORDER BY id DESC LIMIT 1";
 static const char SQL_SUMMARY_INSERT[] =
     "INSERT INTO summaries (session_sid, covers_upto, folded, text, tokens, model, summarizer, created_at)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";

@@ -1,0 +1,170 @@
+#!/bin/sh
+# t1600-chat.sh — `mnemo chat` as a person uses it: tmux runs it against the local fake
+# OpenAI-compatible server (tests/fake_llm/fake_llm.js, streaming and not), send-keys types turns
+# and slash commands, capture-pane reads the screen, and the database is checked after each step:
+# turns stored, /clear keeps them stored but out of the context, /compact folds, Ctrl-C stores the
+# user turn only, /forget deletes, Ctrl-D leaves. Also scripted use (stdin not a terminal), the
+# exit status without a model, an HTTP error retried with /retry, and the clear/limit/agent
+# commands from the shell. Waits on the screen and the database, never on fixed sleeps.
+. "$TESTS_DIR/cli/lib.sh"
+MNEMO_TOKENIZER=heuristic
+export MNEMO_TOKENIZER
+
+if ! command -v node >/dev/null 2>&1 || ! command -v tmux >/dev/null 2>&1; then
+    echo "t1600-chat: node and tmux are needed (scripts/install-deps)" >&2
+    exit 1
+fi
+node "$TESTS_DIR/fake_llm/fake_llm.js" >"$T/port" &
+SERVER=$!
+TMUX_SOCK="$T/tmux.sock"
+cleanup() { kill "$SERVER" 2>/dev/null; tmux -S "$TMUX_SOCK" kill-server 2>/dev/null; }
+trap cleanup EXIT
+n=0
+while [ ! -s "$T/port" ] && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+PORT=$(sed -n 's/^PORT //p' "$T/port")
+[ -n "$PORT" ] || { fail "the fake server did not start"; finish; }
+MNEMO_SUMMARIZER_BASE_URL=http://127.0.0.1:$PORT
+export MNEMO_SUMMARIZER_BASE_URL
+
+# -- without a model: what to set, exit 2 ------------------------------------------------------
+fails 2 'chat\.model' mn chat
+
+# -- scripted: lines from standard input -------------------------------------------------------
+MNEMO_CHAT_MODEL=chat
+export MNEMO_CHAT_MODEL
+run sh -c "printf 'hello there\n/history\n' | \"$MNEMO\" --db \"$DB\" chat"
+eq "$RC" 0 "scripted chat exits 0"
+check "the reply streamed to the screen" sh -c "echo \"\$1\" | grep -q 'Echo: hello there'" - "$OUT"
+check "the status line reports the usage with cached tokens" sh -c "echo \"\$1\" | grep -q 'prompt 4[0-9] completion 5 cached 32'" - "$OUT"
+S1=$(echo "$OUT" | sed -n 's/^session \([0-9a-f-]*\) (new)$/\1/p')
+ok mn history "$S1" --json
+eq "$(jget "$OUT" "'|'.join(m['role'] + ':' + m['content'] for m in j)")" "user:hello there|assistant:Echo: hello there" "both turns stored"
+eq "$(jget "$OUT" "j[1]['metadata']['usage']")" '{"prompt_tokens": 41, "completion_tokens": 5, "cached_tokens": 32}' "the usage is kept on the reply"
+ok mn session show "$S1" --json
+eq "$(jget "$OUT" "j['metadata']['chat']")" '{"turns": 1, "prompt_tokens": 41, "completion_tokens": 5, "cached_tokens": 32}' "the session totals are stored"
+
+# a server that does not stream, continuing the same session
+run sh -c "printf 'plain please\n' | MNEMO_CHAT_MODEL=chatplain \"$MNEMO\" --db \"$DB\" chat $S1"
+check "a non-streamed reply is shown" sh -c "echo \"\$1\" | grep -q 'Echo: plain please'" - "$OUT"
+ok mn session show "$S1" --json
+eq "$(jget "$OUT" "j['message_count']")" 4 "the non-streamed reply is stored"
+
+# an HTTP error: one line, nothing half-written, /retry asks again
+run sh -c "printf 'try me\n/retry\n' | MNEMO_CHAT_MODEL=chatflaky \"$MNEMO\" --db \"$DB\" chat"
+check "the error is one line naming the status and the provider's words" sh -c "echo \"\$1\" | grep -q 'HTTP 500 .*warming up'" - "$ERR"
+check "the retry answers" sh -c "echo \"\$1\" | grep -q 'Echo: try me'" - "$OUT"
+S2=$(echo "$OUT" | sed -n 's/^session \([0-9a-f-]*\) (new)$/\1/p')
+ok mn history "$S2" --json
+eq "$(jget "$OUT" "' '.join(m['role'] for m in j)")" "user assistant" "one user turn, one reply after the retry"
+
+# -- interactive, in tmux ----------------------------------------------------------------------
+# wait_pane SESSION PATTERN: polls the screen until grep -E PATTERN matches (60 s deadline).
+wait_pane() {
+    i=0
+    while [ $i -lt 600 ]; do
+        tmux -S "$TMUX_SOCK" capture-pane -p -t "$1" -S -200 >"$T/pane" 2>/dev/null
+        grep -Eq "$2" "$T/pane" && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    fail "the screen of $1 never showed /$2/; it shows:"
+    cat "$T/pane" >&2
+    return 1
+}
+# wait_file FILE: polls until FILE exists (60 s deadline).
+wait_file() {
+    i=0
+    while [ ! -s "$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -s "$1" ] || fail "$1 never appeared"
+}
+type_line() { tmux -S "$TMUX_SOCK" send-keys -t "$1" -l "$2" && tmux -S "$TMUX_SOCK" send-keys -t "$1" Enter; }
+count_msgs() { "$MNEMO" --db "$DB" session show "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["message_count"])'; }
+
+ok mn session new --title "tmux chat"
+S=$OUT
+tmux -S "$TMUX_SOCK" new-session -d -s a -x 200 -y 50 \
+    "\"$MNEMO\" --db \"$DB\" chat $S; echo \$? >\"$T/exit-a\"; sleep 600"
+wait_pane a 'you>' && pass
+type_line a "what is mnemo"
+wait_pane a 'Echo: what is mnemo' && pass
+wait_pane a '\[context [0-9]+/4096 tokens' && pass
+eq "$(count_msgs "$S")" 2 "the turn and its reply are stored"
+for q in one two three four; do
+    type_line a "question $q"
+    wait_pane a "Echo: question $q" && pass
+done
+eq "$(count_msgs "$S")" 10 "every turn stored"
+
+type_line a "/compact"
+wait_pane a '"outcome":"ok"' && pass
+ok mn summary show "$S" --json
+eq "$(jget "$OUT" "j['covers_upto']")" 4 "/compact folded all but the last three turns"
+
+type_line a "/context"
+wait_pane a 'messages: 10 active' && pass
+
+type_line a "/clear"
+wait_pane a 'cleared 10 messages' && pass
+ok mn history "$S" --json
+eq "$OUT" "[]" "/clear empties the active history"
+ok mn history "$S" --all --json
+eq "$(jget "$OUT" "len(j)")" 10 "/clear keeps every message stored"
+ok mn context "$S" --report
+eq "$(jget "$OUT" "j['report']['messages']['kept']")" 0 "the cleared messages are out of the context"
+ok mn search "mnemo" --session "$S" --mode keyword --json
+eq "$(jget "$OUT" "len(j) > 0")" true "and still searchable"
+
+type_line a "after the clear"
+wait_pane a 'Echo: after the clear' && pass
+ok mn history "$S" --json
+eq "$(jget "$OUT" "'|'.join(m['content'] for m in j)")" "after the clear|Echo: after the clear" "the chat goes on from an empty history"
+type_line a "/search question"
+wait_pane a '#[0-9]+ user question one' && pass
+tmux -S "$TMUX_SOCK" send-keys -t a C-d
+wait_file "$T/exit-a"
+eq "$(cat "$T/exit-a")" 0 "Ctrl-D leaves with status 0"
+
+# Ctrl-C during a reply: the user turn stays, the partial reply is not stored
+tmux -S "$TMUX_SOCK" new-session -d -s b -x 200 -y 50 \
+    "MNEMO_CHAT_MODEL=chatslow \"$MNEMO\" --db \"$DB\" chat $S; echo \$? >\"$T/exit-b\"; sleep 600"
+wait_pane b 'you>' && pass
+type_line b "a slow question"
+wait_pane b 'Thinking\.\.' && pass
+tmux -S "$TMUX_SOCK" send-keys -t b C-c
+wait_pane b 'interrupted: the partial reply was not stored' && pass
+ok mn history "$S" --json
+eq "$(jget "$OUT" "j[-1]['role'] + ':' + j[-1]['content']")" "user:a slow question" "the interrupted turn's user message is stored, no reply"
+eq "$(jget "$OUT" "len(j)")" 3 "nothing else was stored"
+
+# /forget asks first, then deletes
+type_line b "/forget"
+wait_pane b '\[y/N\]' && pass
+type_line b "y"
+wait_pane b "deleted session $S" && pass
+fails 1 'not found' mn session show "$S"
+type_line b "/exit"
+wait_file "$T/exit-b"
+eq "$(cat "$T/exit-b")" 0 "/exit leaves with status 0"
+
+# -- the seed behaviours from the shell --------------------------------------------------------
+ok mn session new
+C=$OUT
+ok mn add "$C" user "first"
+ok mn add "$C" agent "seed 003 calls me agent"
+ok mn history "$C" --json
+eq "$(jget "$OUT" "j[1]['role']")" assistant "role agent is stored as assistant"
+ok mn state "$C" merge '{"order_id":"O-1"}'
+ok mn state "$C" clear --history
+eq "$(jget "$OUT" "j['params']")" "{}" "state clear --history resets the state"
+ok mn history "$C" --json
+eq "$OUT" "[]" "and clears the active history"
+ok mn session clear "$C" --undo --json
+eq "$OUT" '{"restored":2}' "session clear --undo brings them back"
+fails 2 'do not go together' mn session clear "$C" --undo --state
+i=0
+while [ $i -lt 4 ]; do "$MNEMO" --db "$DB" add "$C" user "q$i" >/dev/null; i=$((i + 1)); done
+ok mn session limit "$C" 2
+check "session limit applies the limit now" sh -c "echo \"\$1\" | grep -q 'turn limit 2: 2 of 6 messages active'" - "$OUT"
+fails 2 'TURNS' mn session limit "$C" 1000001
+fails 2 'TURNS' mn session limit "$C" -1
+finish
