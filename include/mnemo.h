@@ -708,13 +708,18 @@ typedef struct mn_search_hits {
     size_t count;
     mn_search_hit *items; /* best first; ties by smaller message id */
     mn_search_mode mode;  /* the mode that ran (never AUTO) */
+    /* Of the messages that pass the filter, how many wait to be embedded (queued), so
+     * a semantic or hybrid search cannot find them by meaning yet: run mn_embed_pending and
+     * search again. 0 for a keyword search (it sees every message). */
+    int64_t not_embedded;
 } mn_search_hits;
 
 /* Searches stored messages (active or not) for `query`. top_k 1..1000 (0: 10). filter may be
  * NULL. min_similarity (-1..1) drops semantic candidates below it (0: keep all); in hybrid mode
  * it applies to the semantic list before fusion. With a filter, a semantic search returns top_k
  * hits whenever top_k embedded messages pass it (filtered searches are exact when the filter is
- * selective). Messages not embedded yet are found by keyword only (mn_embed_pending). Caller
+ * selective). Messages not embedded yet are found by keyword only; a semantic or hybrid search
+ * counts them in (*out)->not_embedded (mn_embed_pending embeds them). Caller
  * frees *out with mn_search_hits_free. Errors: MN_INVALID (empty or non-UTF-8 query, bad mode,
  * filter or limits), MN_UNAVAILABLE (semantic/hybrid without an embedder, or the embedder
  * failed), MN_CONFLICT (the stored vectors come from another embedder/model/dimension than the
@@ -724,7 +729,8 @@ MN_API mn_status mn_search(mn_db *db, const char *query, mn_search_mode mode, si
                            const mn_search_filter *filter, double min_similarity, mn_search_hits **out);
 MN_API void mn_search_hits_free(mn_search_hits *hits);
 /* The hits as a JSON array of {"rank","score","similarity","bm25","semantic_rank",
- * "keyword_rank","namespace","message":{…history --json shape…}}. Caller frees with mn_free. */
+ * "keyword_rank","namespace","message":{…history --json shape…}} (not_embedded and mode are
+ * fields of mn_search_hits, not of this array). Caller frees with mn_free. */
 MN_API mn_status mn_search_hits_to_json(const mn_search_hits *hits, char **out);
 
 /* Past messages relevant to `query`, as the RAG block injected before a question:

@@ -457,6 +457,9 @@ static mn_status run_search(mn_db *db, const char *query, mn_search_mode mode, s
         rc = semantic_list(db, query, f, limit, min_sim, &sem);
     if (!rc && mode != MN_SEARCH_SEMANTIC)
         rc = keyword_list(db, query, f, limit, &kw);
+    int64_t not_embedded = 0; /* what the semantic list could not see */
+    if (!rc && mode != MN_SEARCH_KEYWORD)
+        rc = db->store->ops->search->queue_count(db->store, f, &not_embedded);
     struct mn_ranked *order = NULL;
     size_t n = 0;
     if (!rc && mode == MN_SEARCH_HYBRID)
@@ -479,6 +482,7 @@ static mn_status run_search(mn_db *db, const char *query, mn_search_mode mode, s
         ids[i] = order[i].id;
     if (!rc) {
         h->pub.mode = mode;
+        h->pub.not_embedded = not_embedded;
         struct fill_ctx c = {h, order, &sem, &kw, 0};
         rc = db->store->ops->search->messages_get(db->store, ids, n, fill_hit, &c);
         if (!rc && c.oom)
@@ -687,6 +691,8 @@ mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *
     if (rc)
         return rc;
     json_object_set_new(rep, "mode", json_string(semantic ? "semantic" : "keyword"));
+    if (semantic) /* messages of the scope the semantic search could not see yet */
+        json_object_set_new(rep, "not_embedded", json_integer(hits->not_embedded));
     struct exclude x = {w->items, w->count};
     size_t keep = 0;
     for (size_t i = 0; i < hits->count && keep < top_k; i++) /* compact: drop what the context has */

@@ -10,6 +10,57 @@
 
 #include "cli/cli.h"
 
+/* The embedder the configuration names ("none" when unset), copied into name[size]; 0 or an
+ * exit status. */
+static int embedder_name(const struct cli_global *g, char *name, size_t size)
+{
+    mn_config *cfg = cli_config(g);
+    if (!cfg)
+        return 1;
+    const char *v = NULL;
+    if (mn_config_get(cfg, "embedder.name", &v, NULL) != MN_OK || !v)
+        v = "none";
+    snprintf(name, size, "%s", v);
+    mn_config_free(cfg);
+    return 0;
+}
+
+/* --embed-first is for the local `hash` embedder only: a remote one may be slow or cost money,
+ * so that is `mnemo embed --pending`, asked for by name. Checked before the database opens. */
+static int embed_first_check(const struct cli_global *g)
+{
+    char name[64];
+    if (embedder_name(g, name, sizeof name))
+        return 1;
+    if (strcmp(name, "hash") != 0)
+        return cli_usage_error("--embed-first embeds only with the local hash embedder (embedder.name is %s):"
+                               " run `mnemo embed --pending` first", name);
+    return 0;
+}
+
+/* Embeds what is queued before the search. */
+static int embed_first(mn_db *db)
+{
+    size_t done = 0;
+    mn_status rc = mn_embed_pending(db, 0, &done);
+    if (rc)
+        return cli_fail(rc);
+    if (done)
+        fprintf(stderr, "embedded %zu message%s first\n", done, done == 1 ? "" : "s");
+    return 0;
+}
+
+/* On stderr (stdout stays the hits): a semantic or hybrid search cannot see queued messages. */
+static void not_embedded_hint(const struct cli_global *g, const mn_search_hits *hits)
+{
+    char name[64];
+    if (hits->not_embedded <= 0 || embedder_name(g, name, sizeof name))
+        return;
+    fprintf(stderr, "%lld message%s not embedded yet; run `mnemo embed --pending`%s\n",
+            (long long)hits->not_embedded, hits->not_embedded == 1 ? " is" : "s are",
+            strcmp(name, "hash") == 0 ? " or pass --embed-first" : "");
+}
+
 int cmd_search(const struct cli_global *g, struct cli_args *a)
 {
     mn_search_mode mode = MN_SEARCH_AUTO;
@@ -35,12 +86,24 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
         if (errno || *end || end == cli_opt(a, "min-similarity") || min_sim < -1 || min_sim > 1)
             return cli_usage_error("--min-similarity: '%s' is not a number from -1 to 1", cli_opt(a, "min-similarity"));
     }
+    int st;
+    if (cli_flag(a, "embed-first") && (st = embed_first_check(g)))
+        return st;
     mn_db *db = cli_open(g);
     if (!db)
         return 1;
+    if (cli_flag(a, "embed-first")) {
+        st = embed_first(db);
+        if (st) {
+            mn_close(db);
+            return st;
+        }
+    }
     mn_search_hits *hits = NULL;
     mn_status rc = mn_search(db, a->pos[0], mode, (size_t)top_k, &f, min_sim, &hits);
     int status = 0;
+    if (!rc)
+        not_embedded_hint(g, hits);
     if (rc)
         status = cli_fail(rc);
     else if (cli_flag(a, "json")) {

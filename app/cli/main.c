@@ -32,7 +32,8 @@ static const struct cli_opt o_import[] = {{"json", 0}, {NULL, 0}};
 static const struct cli_opt o_tokens[] = {{"encoding", 1}, {"ids", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_reindex[] = {{"tokens", 0}, {"json", 0}, {"embeddings", 0}, {NULL, 0}};
 static const struct cli_opt o_search[] = {{"mode", 1},  {"session", 1}, {"namespace", 1}, {"top-k", 1},
-                                          {"role", 1},  {"min-similarity", 1}, {"json", 0}, {NULL, 0}};
+                                          {"role", 1},  {"min-similarity", 1}, {"embed-first", 0},
+                                          {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_embed[] = {{"backfill", 0}, {"pending", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_migrate[] = {{"from", 1}, {"to", 1}, {"append", 0}, {"json", 0}, {NULL, 0}};
@@ -193,7 +194,7 @@ const struct cli_cmd cli_commands[] = {
      "  --json            print {\"encoding\", \"tokens\", \"bytes\"}\n",
      o_tokens, 0, 1, cmd_tokens},
     {"search", "QUERY [--mode auto|semantic|keyword|hybrid] [--session ID] [--namespace NS] [--role R]\n"
-     "       [--top-k N] [--min-similarity X] [--json]",
+     "       [--top-k N] [--min-similarity X] [--embed-first] [--json]",
      "search stored messages (keyword, semantic or hybrid; docs/search.md)",
      "  --mode M          auto (hybrid with an embedder, else keyword), semantic, keyword, hybrid\n"
      "  --session ID      only this session's messages\n"
@@ -201,6 +202,8 @@ const struct cli_cmd cli_commands[] = {
      "  --role R          only messages of this role\n"
      "  --top-k N         how many hits (default 10, at most 1000)\n"
      "  --min-similarity X  drop semantic candidates below this cosine similarity (-1 to 1)\n"
+     "  --embed-first     embed the messages still queued first (local hash embedder only; a semantic\n"
+     "                    or hybrid search says on stderr how many it could not see)\n"
      "  --json            a JSON array of hits (docs/search.md)\n",
      o_search, 1, 1, cmd_search},
     {"embed", "--backfill|--pending [--json]", "embed stored messages with the configured embedder",

@@ -106,7 +106,7 @@ class MnSearchHit(Structure):
 
 
 class MnSearchHits(Structure):
-    _fields_ = [("count", c_size_t), ("items", POINTER(MnSearchHit)), ("mode", c_int)]
+    _fields_ = [("count", c_size_t), ("items", POINTER(MnSearchHit)), ("mode", c_int), ("not_embedded", c_int64)]
 
 
 class MnAppendRequest(Structure):

@@ -93,9 +93,11 @@ def _ms(v: Union[None, int, float, _dt.datetime], what: str) -> int:
 
 
 def _role(role: Any, what: str = "role") -> int:
-    r = ROLES.get(role) if isinstance(role, str) else None
+    # "agent" (seed 003's name for the assistant) is accepted on input as the library does
+    # (mn_role_parse); it is stored, and read back, as "assistant".
+    r = ROLES.get("assistant" if role == "agent" else role) if isinstance(role, str) else None
     if r is None:
-        raise Invalid("%s: %r is not one of system, user, assistant, tool" % (what, role))
+        raise Invalid("%s: %r is not one of system, user, assistant (or agent), tool" % (what, role))
     return r
 
 
@@ -199,8 +201,11 @@ class Context:
 
 class Hits(list):
     """Search hits, best first (a list of dicts: rank, score, similarity, bm25, semantic_rank,
-    keyword_rank, namespace, message); `mode` is the mode that ran."""
+    keyword_rank, namespace, message); `mode` is the mode that ran; `not_embedded` how many
+    messages passing the filters wait to be embedded, unseen by a semantic or hybrid search
+    (embed_pending() embeds them)."""
     mode: str = "keyword"
+    not_embedded: int = 0
 
 
 class Memory:
@@ -628,6 +633,7 @@ class Memory:
             _check(self._lib.mn_search_hits_to_json(out, byref(js)))
             hits = Hits(json.loads(_take_str(js)))
             hits.mode = SEARCH_MODE_NAMES.get(out.contents.mode, "keyword")
+            hits.not_embedded = out.contents.not_embedded
             return hits
         finally:
             self._lib.mn_search_hits_free(out)

@@ -175,7 +175,10 @@ def test_queued_embeddings_and_backfill(db_path):
     with mnemo.Memory(db_path, {"embedder.name": "hash"}) as m:
         fill(m, 2)
         assert m.embed_counts()["queued"] == 4
+        assert m.search("postgres", mode="hybrid").not_embedded == 4  # unseen by meaning
+        assert m.search("postgres", mode="keyword").not_embedded == 0
         assert m.embed_pending(1) == 1
+        assert m.search("postgres", mode="semantic").not_embedded == 3
         assert m.embed_backfill() == 3
         assert m.embed_counts() == {"embedded": 4, "queued": 0}
     with mnemo.Memory(db_path) as m:

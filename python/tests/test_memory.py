@@ -75,6 +75,19 @@ def test_bad_ids_and_roles_are_invalid_naming_the_field(mem):
     assert mem.history(s["id"]) == []  # nothing written
 
 
+def test_role_agent_is_stored_as_assistant(mem):
+    # seed 003 names the assistant "agent"; the library accepts it on input, so does the package
+    s = mem.create_session()
+    mem.append(s["id"], "user", "hi")
+    mem.append(s["id"], "agent", "hello from the agent")
+    mem.append_message(s["id"], {"role": "agent", "content": "again"})
+    assert [m["role"] for m in mem.history(s["id"])] == ["user", "assistant", "assistant"]
+    assert [h["message"]["content"] for h in mem.search("agent", mode="keyword", role="agent")] == \
+        ["hello from the agent"]
+    with pytest.raises(mnemo.Invalid, match="Agent"):
+        mem.append(s["id"], "Agent", "exact, lower case")
+
+
 def test_append_one_and_history_shape(mem):
     s = mem.create_session()
     calls = [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]

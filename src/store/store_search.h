@@ -54,6 +54,8 @@ struct mn_store_search_ops {
      * reset, first drops every vector and the stored identity. */
     mn_status (*queue_fill)(mn_store *st, int reset, int64_t *queued);
     mn_status (*counts)(mn_store *st, int64_t *embedded, int64_t *queued);
+    /* *n gets how many queued messages (waiting to be embedded) pass the filter. */
+    mn_status (*queue_count)(mn_store *st, const mn_search_filter *f, int64_t *n);
     /* Messages by id (missing ones skipped), with their namespace, in the order given. */
     mn_status (*messages_get)(mn_store *st, const int64_t *ids, size_t n, mn_store_found_fn fn, void *user);
 };

@@ -172,6 +172,54 @@ static void semantic_hybrid_and_deletes(void **state)
     mn_close(db);
 }
 
+/* Queued messages are invisible to the semantic list: a semantic or hybrid search says how many
+ * of those passing its filter wait (issue #20: "no matches" used to give no hint). */
+static void not_embedded_counted(void **state)
+{
+    (void)state;
+    mn_db *db = open_db("queued", "hash", "queue");
+    mn_session *a = add_session(db, "team-a", docs, 4), *b = add_session(db, "team-b", docs, 2);
+    mn_search_hits *h = NULL;
+    assert_int_equal(mn_search(db, "postgres connection pool", MN_SEARCH_SEMANTIC, 5, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->count, 0); /* nothing embedded yet */
+    assert_int_equal(h->not_embedded, 6);
+    mn_search_hits_free(h);
+    mn_search_filter f = MN_SEARCH_FILTER_INIT;
+    f.session_id = a->id;
+    assert_int_equal(mn_search(db, "postgres connection pool", MN_SEARCH_HYBRID, 5, &f, 0, &h), MN_OK);
+    assert_int_equal(h->not_embedded, 4); /* the filter applies to the count */
+    assert_true(h->count > 0);            /* found by keyword meanwhile */
+    assert_int_equal(h->items[0].semantic_rank, 0);
+    mn_search_hits_free(h);
+    f.session_id = NULL;
+    f.ns = "team-b";
+    f.role = MN_ROLE_ASSISTANT;
+    assert_int_equal(mn_search(db, "postgres", MN_SEARCH_SEMANTIC, 5, &f, 0, &h), MN_OK);
+    assert_int_equal(h->not_embedded, 1);
+    mn_search_hits_free(h);
+    assert_int_equal(mn_search(db, "postgres", MN_SEARCH_KEYWORD, 5, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->not_embedded, 0); /* keyword search sees every message */
+    mn_search_hits_free(h);
+    size_t done = 0;
+    assert_int_equal(mn_embed_pending(db, 2, &done), MN_OK);
+    assert_int_equal(done, 2);
+    assert_int_equal(mn_search(db, "postgres connection pool", MN_SEARCH_SEMANTIC, 5, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->not_embedded, 4);
+    mn_search_hits_free(h);
+    assert_int_equal(mn_embed_pending(db, 0, &done), MN_OK);
+    assert_int_equal(mn_search(db, "postgres connection pool", MN_SEARCH_SEMANTIC, 5, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->not_embedded, 0);
+    assert_true(h->count > 0 && h->items[0].semantic_rank == 1);
+    char *json = NULL; /* the JSON stays the array of hits */
+    assert_int_equal(mn_search_hits_to_json(h, &json), MN_OK);
+    assert_int_equal(json[0], '[');
+    mn_free(json);
+    mn_search_hits_free(h);
+    mn_session_free(a);
+    mn_session_free(b);
+    mn_close(db);
+}
+
 /* 999 messages and a session holding 1 more (0.1%): a filtered search returns exactly that one. */
 static void filtered_exact_k_and_rebuild(void **state)
 {
@@ -388,7 +436,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(keyword_hostile_queries),  cmocka_unit_test(semantic_hybrid_and_deletes),
         cmocka_unit_test(filtered_exact_k_and_rebuild), cmocka_unit_test(rag_in_context),
-        cmocka_unit_test(two_process_writers),
+        cmocka_unit_test(two_process_writers),      cmocka_unit_test(not_embedded_counted),
     };
     return cmocka_run_group_tests_name("search", tests, setup, teardown);
 }

@@ -53,6 +53,31 @@ ok mn add "$B" user "where do we keep the deploy key for postgres?"
 ok mn embed --pending --json
 eq "$(jget "$OUT" '[j["done"], j["queued"]]')" "[1, 0]" "the new message was queued and then embedded"
 
+# a semantic or hybrid search says how many messages passing its filters wait to be embedded
+# (on stderr: stdout stays the hits); --embed-first embeds them first with the local embedder
+ok mn add "$B" user "the zebra migration ran at midnight"
+ok mn search "zebra migration" --mode semantic --min-similarity 0.5
+check "nothing found by meaning yet" grep -q "^no matches (semantic search)" "$T/.out"
+check "the hint says how many wait and what to run" grep -qx \
+    "1 message is not embedded yet; run \`mnemo embed --pending\` or pass --embed-first" "$T/.err"
+ok mn search "zebra migration" --json
+eq "$(jget "$OUT" '[[h["keyword_rank"], h["semantic_rank"]] for h in j if "zebra" in h["message"]["content"]]')" \
+    "[[1, 0]]" "hybrid --json: stdout is still the array of hits (the new one found by keyword only)"
+check "hybrid --json: the hint on stderr" grep -q "^1 message is not embedded yet" "$T/.err"
+ok mn search "zebra migration" --mode semantic --session "$A"
+check "the count follows the filters (none queued in that session)" sh -c "! grep -q 'not embedded' '$T/.err'"
+ok mn search "zebra migration" --mode keyword
+check "keyword search sees every message: no hint" sh -c "! grep -q 'not embedded' '$T/.err'"
+fails 2 'local hash embedder .embedder.name is openai.: run `mnemo embed --pending`' \
+    env MNEMO_EMBEDDER=openai "$MNEMO" --db "$DB" search "zebra" --embed-first
+ok mn search "zebra migration" --mode semantic
+check "--embed-first with a remote embedder embedded nothing" grep -q "^1 message is not embedded yet" "$T/.err"
+ok mn search "zebra migration" --mode semantic --min-similarity 0.5 --embed-first --json
+eq "$(jget "$OUT" '[len(j), j[0]["message"]["content"]]')" '[1, "the zebra migration ran at midnight"]' \
+    "--embed-first: the message is found by meaning"
+check "--embed-first says what it embedded" grep -qx "embedded 1 message first" "$T/.err"
+check "--embed-first: no hint left" sh -c "! grep -q 'not embedded' '$T/.err'"
+
 # RAG: the last user message gets the retrieved block (other sessions of the namespace with
 # --rag-scope all; nothing already in the context); the stored one stays the original
 ok mn session new --namespace team-a
@@ -76,7 +101,7 @@ eq "$(jget "$OUT" 'j[0]["message"]["id"]')" 1 "search after the index file was d
 export MNEMO_EMBEDDER_DIM=64
 fails 1 "reindex --embeddings" mn search postgres --mode semantic
 ok mn reindex --embeddings --json
-eq "$(jget "$OUT" '[j["done"], j["embedded"]]')" "[6, 6]" "reindex re-embeds every message"
+eq "$(jget "$OUT" '[j["done"], j["embedded"]]')" "[7, 7]" "reindex re-embeds every message"
 ok mn search "postgres connection pool" --mode semantic --top-k 1 --json
 eq "$(jget "$OUT" 'len(j)')" 1 "search with the new vectors"
 

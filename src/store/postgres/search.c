@@ -591,6 +591,36 @@ static mn_status op_counts(mn_store *st, int64_t *embedded, int64_t *queued)
     return mn_pg_run(PG(st), PG_AUTOCOMMIT, counts_body, &a);
 }
 
+static const char SQL_QUEUE_COUNT[] =
+    "SELECT count(*) FROM embed_queue q JOIN messages m ON m.id = q.message_id"
+    " JOIN sessions s ON s.sid = m.session_sid WHERE true" FILTER_SQL("1", "2", "3", "4", "5");
+
+struct queue_count_arg {
+    const mn_search_filter *f;
+    int64_t *n;
+};
+
+static mn_status queue_count_body(struct pg_conn *c, void *arg)
+{
+    struct queue_count_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    filter_bind(&p, a->f);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_QUEUE_COUNT, &p, 0, "embedding queue count", &r);
+    if (rc)
+        return rc;
+    *a->n = mn_pg_col_i64(r, 0, 0);
+    PQclear(r);
+    return MN_OK;
+}
+
+static mn_status op_queue_count(mn_store *st, const mn_search_filter *f, int64_t *n)
+{
+    struct queue_count_arg a = {f, n};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, queue_count_body, &a);
+}
+
 /* ---- messages by id -------------------------------------------------------------------------- */
 
 static const char SQL_MSG_BY_IDS[] =
@@ -675,5 +705,6 @@ const struct mn_store_search_ops mn_pg_search_ops = {
     .queue_enable = op_queue_enable,
     .queue_fill = op_queue_fill,
     .counts = op_counts,
+    .queue_count = op_queue_count,
     .messages_get = op_messages_get,
 };

@@ -518,6 +518,34 @@ static mn_status op_counts(mn_store *st, int64_t *embedded, int64_t *queued)
     LOCKED(S(st), counts_locked(S(st), embedded, queued));
 }
 
+static mn_status queue_count_locked(struct sqlite_store *s, const mn_search_filter *f, int64_t *n)
+{
+    struct mn_buf sql = MN_BUF_INIT;
+    mn_status rc = mn_buf_adds(&sql, "SELECT count(*) FROM embed_queue q JOIN messages m ON m.id = q.message_id"
+                                     " JOIN sessions s ON s.sid = m.session_sid WHERE 1");
+    if (!rc)
+        rc = filter_sql(f, &sql);
+    sqlite3_stmt *st = NULL;
+    if (!rc)
+        rc = prepare_dynamic(s, sql.data, &st);
+    mn_buf_release(&sql);
+    if (rc)
+        return rc;
+    filter_bind(st, f);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW)
+        *n = sqlite3_column_int64(st, 0);
+    else
+        rc = mn_sqlite_fail(s, r, "embedding queue count");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static mn_status op_queue_count(mn_store *st, const mn_search_filter *f, int64_t *n)
+{
+    LOCKED(S(st), queue_count_locked(S(st), f, n));
+}
+
 /* ---- messages by id -------------------------------------------------------------------------- */
 
 static const char SQL_MSG_BY_ID[] =
@@ -562,5 +590,6 @@ const struct mn_store_search_ops mn_sqlite_search_ops = {
     .queue_enable = op_queue_enable,
     .queue_fill = op_queue_fill,
     .counts = op_counts,
+    .queue_count = op_queue_count,
     .messages_get = op_messages_get,
 };
