@@ -71,8 +71,13 @@ static long long jint(json_t *o, const char *path)
     char key[64];
     snprintf(key, sizeof key, "%s", path);
     json_t *v = o;
-    for (char *part = strtok(key, "."); part && v; part = strtok(NULL, "."))
+    for (char *part = key; part && v;) { /* "a.b": each dot-separated member in turn */
+        char *dot = strchr(part, '.');
+        if (dot)
+            *dot = '\0';
         v = json_object_get(v, part);
+        part = dot ? dot + 1 : NULL;
+    }
     return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
 }
 
