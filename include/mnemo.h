@@ -631,6 +631,13 @@ typedef struct mn_search_hits {
     size_t count;
     mn_search_hit *items; /* best first; ties by smaller message id */
     mn_search_mode mode;  /* the mode that ran (never AUTO) */
+    /* Since 0.4, the semantic part: vectors the saved index answered for, and vectors scanned
+     * exactly because the index does not reflect them yet (stored since it was last saved; all
+     * of them when there is no index). index_truncated is 1 when that scan stopped at its bound
+     * of 100,000 rows (the rest was not searched: run mnemo embed --pending, or keep mnemo
+     * serve running, to bring the index up to date). */
+    int64_t index_indexed, index_scanned;
+    int index_truncated;
 } mn_search_hits;
 
 /* Searches stored messages (active or not) for `query`. top_k 1..1000 (0: 10). filter may be
