@@ -831,7 +831,8 @@ mn_status mn__index_materialize(mn_index *ix)
     if (ix->p.kind == MN_INDEX_HNSW) {
         memcpy(ix->upoff, tmp.upoff, n * sizeof(uint32_t));
         memcpy(ix->links0, tmp.links0, n * ix->stride0 * sizeof(uint32_t));
-        memcpy(ix->upper, tmp.upper, tmp.upper_n * sizeof(uint32_t));
+        if (tmp.upper_n)
+            memcpy(ix->upper, tmp.upper, tmp.upper_n * sizeof(uint32_t));
     }
     munmap(tmp.map_base, tmp.map_len);
     ix->map_len = 0;

@@ -629,7 +629,7 @@ mn_status mn_vsearch_query(mn_vsearch *v, const float *q, uint32_t dim, size_t k
         rc = v->st->ops->search->vec_filter(v->st, f, collect_id, &set);
         if (!rc && set.oom)
             rc = mn__nomem();
-        if (!rc)
+        if (!rc && set.n)
             qsort(set.ids, set.n, sizeof *set.ids, cmp_i64);
     }
     float *qn = malloc((size_t)dim * sizeof *qn);
