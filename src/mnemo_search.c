@@ -205,12 +205,12 @@ static mn_status drain(mn_db *db, size_t max, mn_progress_fn progress, void *use
 
 /* The writers' step after vectors were stored: the index follows them (built from scratch on
  * every core when `rebuild`), so that no search has to build it (docs/search.md). */
-static mn_status update_index(mn_db *db, int rebuild)
+static mn_status update_index(mn_db *db, int rebuild, int64_t added)
 {
     mn_vsearch *vs;
     mn_status rc = get_vsearch(db, &vs);
     if (!rc)
-        rc = mn_vsearch_update(vs, rebuild);
+        rc = mn_vsearch_update(vs, rebuild, (size_t)added);
     return rc;
 }
 
@@ -221,7 +221,7 @@ void mn__search_after_append(mn_db *db)
     int64_t done = 0;
     mn_status rc = drain(db, 0, NULL, NULL, 0, &done);
     if (!rc && done)
-        rc = update_index(db, 0);
+        rc = update_index(db, 0, done);
     if (rc) { /* the message is stored; it stays queued for mn_embed_pending */
         mn__log(MN_LOG_WARN, "%s: inline embedding failed, the message stays queued: %s", db->store->label, mn_errmsg());
         mn__err_clear();
@@ -238,7 +238,7 @@ mn_status mn_embed_pending(mn_db *db, size_t max, size_t *done)
         return rc;
     rc = drain(db, max, NULL, NULL, 0, &n);
     if (!rc) /* also catches up with vectors other processes stored */
-        rc = update_index(db, 0);
+        rc = update_index(db, 0, n);
     if (done)
         *done = (size_t)n;
     return rc;
@@ -261,11 +261,8 @@ static mn_status fill_and_drain(mn_db *db, int reset, mn_progress_fn progress, v
         progress(user, 0, queued);
     if (!rc)
         rc = drain(db, 0, progress, user, queued, &n);
-    if (!rc) { /* many new vectors: one build on every core beats adding them one by one */
-        mn_vsearch *vs;
-        if (!(rc = get_vsearch(db, &vs)))
-            rc = mn_vsearch_update(vs, reset || (size_t)n > mn_vsearch_count(vs) / 2);
-    }
+    if (!rc) /* a reindex replaced every vector: built again from scratch */
+        rc = update_index(db, reset, n);
     if (done)
         *done = n;
     return rc;

@@ -43,11 +43,11 @@ mn_status mn_vsearch_new(mn_store *st, const char *db_path, const struct mn_inde
 void mn_vsearch_free(mn_vsearch *v);
 /* Cores a build from scratch uses (0: all). */
 void mn_vsearch_set_threads(mn_vsearch *v, unsigned threads);
-/* The writers' step, after vectors were stored: brings the index up to date with the stored
- * vectors — built from scratch (on every core) when there is none or `rebuild` is set, else the
- * embed_log changes added — and saves it when due (after a build, else at most every 30 s; and
- * on free). */
-mn_status mn_vsearch_update(mn_vsearch *v, int rebuild);
+/* The writers' step, after vectors were stored (`added` of them by the caller): brings the index
+ * up to date with the stored vectors — built from scratch (on every core) when there is none,
+ * when `rebuild` is set or `added` is over half the index, else the embed_log changes added —
+ * and saves it when due (after a build, else at most every 30 s; and on free). */
+mn_status mn_vsearch_update(mn_vsearch *v, int rebuild, size_t added);
 
 /* What a query searched: the vectors in the index, those scanned exactly because the index
  * does not reflect them yet, and whether that scan stopped at its bound (100,000 rows). */

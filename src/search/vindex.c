@@ -392,11 +392,13 @@ static mn_status save_if_newer(mn_vsearch *v)
     return rc;
 }
 
-mn_status mn_vsearch_update(mn_vsearch *v, int rebuild)
+mn_status mn_vsearch_update(mn_vsearch *v, int rebuild, size_t added)
 {
     pthread_mutex_lock(&v->lock);
     open_saved(v);
     int had = v->ix != NULL;
+    if (v->ix && added > mn_index_count(v->ix) / 2)
+        rebuild = 1; /* many new vectors: one build on every core beats adding them one by one */
     mn_status rc = catch_up(v, rebuild);
     int64_t now = mn_clock_mono_ns() / 1000000;
     if (!rc && v->applied != v->saved_at && (rebuild || !had || now - v->saved_ms >= SAVE_EVERY_MS)) {
