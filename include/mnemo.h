@@ -712,6 +712,13 @@ typedef struct mn_search_hits {
      * a semantic or hybrid search cannot find them by meaning yet: run mn_embed_pending and
      * search again. 0 for a keyword search (it sees every message). */
     int64_t not_embedded;
+    /* Since 0.4, the semantic part: vectors the saved index answered for, and vectors scanned
+     * exactly because the index does not reflect them yet (stored since it was last saved; all
+     * of them when there is no index). index_truncated is 1 when that scan stopped at its bound
+     * of 100,000 rows (the rest was not searched: run mnemo embed --pending, or keep mnemo
+     * serve running, to bring the index up to date). */
+    int64_t index_indexed, index_scanned;
+    int index_truncated;
 } mn_search_hits;
 
 /* Searches stored messages (active or not) for `query`. top_k 1..1000 (0: 10). filter may be

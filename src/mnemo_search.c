@@ -119,6 +119,8 @@ static mn_status get_vsearch(mn_db *db, mn_vsearch **out)
         if (strcmp(mn_config_str(db->cfg, "search.quantize"), "int8") == 0)
             p.quant = MN_INDEX_INT8; /* codes in memory; re-ranked on the stored float vectors */
         rc = mn_vsearch_new(db->store, db->path, &p, &db->search->vs);
+        if (!rc)
+            mn_vsearch_set_threads(db->search->vs, (unsigned)mn_config_int(db->cfg, "search.index_threads"));
     }
     *out = db->search->vs;
     pthread_mutex_unlock(&db->search->lock);
@@ -201,12 +203,25 @@ static mn_status drain(mn_db *db, size_t max, mn_progress_fn progress, void *use
     return rc;
 }
 
+/* The writers' step after vectors were stored: the index follows them (built from scratch on
+ * every core when `rebuild`), so that no search has to build it (docs/search.md). */
+static mn_status update_index(mn_db *db, int rebuild, int64_t added)
+{
+    mn_vsearch *vs;
+    mn_status rc = get_vsearch(db, &vs);
+    if (!rc)
+        rc = mn_vsearch_update(vs, rebuild, (size_t)added);
+    return rc;
+}
+
 void mn__search_after_append(mn_db *db)
 {
     if (!embedder_configured(db) || strcmp(mn_config_str(db->cfg, "embedder.mode"), "inline") != 0)
         return;
     int64_t done = 0;
     mn_status rc = drain(db, 0, NULL, NULL, 0, &done);
+    if (!rc && done)
+        rc = update_index(db, 0, done);
     if (rc) { /* the message is stored; it stays queued for mn_embed_pending */
         mn__log(MN_LOG_WARN, "%s: inline embedding failed, the message stays queued: %s", db->store->label, mn_errmsg());
         mn__err_clear();
@@ -222,6 +237,8 @@ mn_status mn_embed_pending(mn_db *db, size_t max, size_t *done)
     if (rc)
         return rc;
     rc = drain(db, max, NULL, NULL, 0, &n);
+    if (!rc) /* also catches up with vectors other processes stored */
+        rc = update_index(db, 0, n);
     if (done)
         *done = (size_t)n;
     return rc;
@@ -244,6 +261,8 @@ static mn_status fill_and_drain(mn_db *db, int reset, mn_progress_fn progress, v
         progress(user, 0, queued);
     if (!rc)
         rc = drain(db, 0, progress, user, queued, &n);
+    if (!rc) /* a reindex replaced every vector: built again from scratch */
+        rc = update_index(db, reset, n);
     if (done)
         *done = n;
     return rc;
@@ -370,7 +389,7 @@ static mn_status check_identity(mn_db *db, mn_embedder *e, uint32_t dim, int *em
 }
 
 static mn_status semantic_list(mn_db *db, const char *query, const mn_search_filter *f, size_t limit,
-                               double min_sim, struct list *l)
+                               double min_sim, struct list *l, struct mn_vsearch_info *info)
 {
     mn_embedder *e;
     mn_vsearch *vs;
@@ -394,7 +413,7 @@ static mn_status semantic_list(mn_db *db, const char *query, const mn_search_fil
         if (!(hits = calloc(limit, sizeof *hits)))
             rc = mn__nomem();
         if (!rc)
-            rc = mn_vsearch_query(vs, q, dim, limit, f, hits, &n);
+            rc = mn_vsearch_query(vs, q, dim, limit, f, hits, &n, info);
     }
     for (size_t i = 0; !rc && i < n; i++)
         if ((min_sim == 0 || hits[i].score >= min_sim) && list_push(l, hits[i].id, hits[i].score))
@@ -452,9 +471,10 @@ static mn_status run_search(mn_db *db, const char *query, mn_search_mode mode, s
     if (limit > MN_INDEX_MAX_K)
         limit = MN_INDEX_MAX_K;
     struct list sem = {0}, kw = {0};
+    struct mn_vsearch_info info = {0, 0, 0};
     mn_status rc = MN_OK;
     if (mode != MN_SEARCH_KEYWORD)
-        rc = semantic_list(db, query, f, limit, min_sim, &sem);
+        rc = semantic_list(db, query, f, limit, min_sim, &sem, &info);
     if (!rc && mode != MN_SEARCH_SEMANTIC)
         rc = keyword_list(db, query, f, limit, &kw);
     int64_t not_embedded = 0; /* what the semantic list could not see */
@@ -483,6 +503,9 @@ static mn_status run_search(mn_db *db, const char *query, mn_search_mode mode, s
     if (!rc) {
         h->pub.mode = mode;
         h->pub.not_embedded = not_embedded;
+        h->pub.index_indexed = (int64_t)info.indexed;
+        h->pub.index_scanned = (int64_t)info.scanned;
+        h->pub.index_truncated = info.truncated;
         struct fill_ctx c = {h, order, &sem, &kw, 0};
         rc = db->store->ops->search->messages_get(db->store, ids, n, fill_hit, &c);
         if (!rc && c.oom)

@@ -110,6 +110,11 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
         char *json = NULL;
         if ((rc = mn_search_hits_to_json(hits, &json)))
             status = cli_fail(rc);
+        else if (cli_flag(a, "report"))
+            printf("{\"hits\":%s,\"index\":{\"indexed\":%lld,\"scanned\":%lld,\"truncated\":%s},"
+                   "\"not_embedded\":%lld}\n",
+                   json, (long long)hits->index_indexed, (long long)hits->index_scanned,
+                   hits->index_truncated ? "true" : "false", (long long)hits->not_embedded);
         else
             printf("%s\n", json);
         mn_free(json);
@@ -128,6 +133,10 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
         }
         if (hits->count == 0)
             printf("no matches (%s search)\n", mn_search_mode_name(hits->mode));
+        if (hits->index_scanned || hits->index_truncated) /* the index is behind the stored vectors */
+            printf("(vector index: %lld indexed, %lld stored since scanned exactly%s)\n",
+                   (long long)hits->index_indexed, (long long)hits->index_scanned,
+                   hits->index_truncated ? "; more not searched: run mnemo embed --pending" : "");
     }
     mn_search_hits_free(hits);
     mn_close(db);
@@ -160,6 +169,12 @@ static void embed_progress(void *user, int64_t done, int64_t total)
 
 static int embed_all(const struct cli_global *g, struct cli_args *a, int reset)
 {
+    long long threads = 0;
+    if (cli_opt(a, "threads")) { /* reaches the library as the setting search.index_threads */
+        if (cli_number(a, "threads", 0, 1024, &threads))
+            return EXIT_USAGE;
+        setenv("MNEMO_SEARCH_INDEX_THREADS", cli_opt(a, "threads"), 1);
+    }
     mn_db *db = cli_open(g);
     if (!db)
         return 1;

@@ -3,10 +3,72 @@
  * --tokens` (recount every stored message after a change of tokenizer).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+
+/* Loading the encoding's ranks (read, SHA-256, parse: ~10-20 ms) runs on a second thread while
+ * the main one reads the input; counting then finds the tokenizer loaded. A failure here is
+ * ignored: the count below loads again and reports it. */
+static void *load_encoding(void *encoding)
+{
+    size_t n;
+    mn_count_tokens(encoding, "", 0, &n);
+    return NULL;
+}
+
+/* A regular file is read with one read() into a buffer of its size (no stdio copy, no regrowth);
+ * anything else (standard input, a pipe) through cli_read_all. */
+static char *read_input(const char *path, size_t *len)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    const char *what = is_stdin ? "standard input" : path;
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "mnemo: cannot read %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    char *text = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (text = malloc((size_t)st.st_size + 1))) {
+        size_t got = 0, want = (size_t)st.st_size;
+        ssize_t r = 1;
+        while (got < want && (r = read(fd, text + got, want - got)) != 0)
+            if (r > 0)
+                got += (size_t)r;
+            else if (errno != EINTR)
+                break;
+        if (r < 0) {
+            fprintf(stderr, "mnemo: cannot read %s: %s\n", what, strerror(errno));
+            free(text);
+            text = NULL;
+        } else if (memchr(text, '\0', got)) {
+            fprintf(stderr, "mnemo: %s contains a NUL byte; content must be UTF-8 text\n", what);
+            free(text);
+            text = NULL;
+        } else {
+            text[got] = '\0';
+            *len = got;
+        }
+    } else {
+        FILE *f = is_stdin ? stdin : fdopen(fd, "rb");
+        if (f) {
+            text = cli_read_all(f, what, len);
+            if (!is_stdin)
+                fclose(f); /* closes fd */
+            return text;
+        }
+        fprintf(stderr, "mnemo: cannot read %s: %s\n", what, strerror(errno));
+    }
+    if (!is_stdin)
+        close(fd);
+    return text;
+}
 
 int cmd_tokens(const struct cli_global *g, struct cli_args *a)
 {
@@ -30,15 +92,12 @@ int cmd_tokens(const struct cli_global *g, struct cli_args *a)
             encoding = mn_count_tokens("cl100k_base", "", 0, &probe) == MN_OK ? "cl100k_base" : "heuristic";
         }
     }
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "mnemo: cannot read %s: %s\n", path, strerror(errno));
-        return 1;
-    }
+    pthread_t loader;
+    int loading = pthread_create(&loader, NULL, load_encoding, (void *)encoding) == 0;
     size_t len = 0;
-    char *text = cli_read_all(f, strcmp(path, "-") == 0 ? "standard input" : path, &len);
-    if (f != stdin)
-        fclose(f);
+    char *text = read_input(path, &len);
+    if (loading)
+        pthread_join(loader, NULL);
     if (!text)
         return 1;
     int status = 0;

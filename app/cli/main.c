@@ -30,11 +30,11 @@ static const struct cli_opt o_events[] = {{"limit", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_export[] = {{"out", 1}, {NULL, 0}};
 static const struct cli_opt o_import[] = {{"json", 0}, {NULL, 0}};
 static const struct cli_opt o_tokens[] = {{"encoding", 1}, {"ids", 0}, {"json", 0}, {NULL, 0}};
-static const struct cli_opt o_reindex[] = {{"tokens", 0}, {"json", 0}, {"embeddings", 0}, {NULL, 0}};
+static const struct cli_opt o_reindex[] = {{"tokens", 0}, {"json", 0}, {"embeddings", 0}, {"threads", 1}, {NULL, 0}};
 static const struct cli_opt o_search[] = {{"mode", 1},  {"session", 1}, {"namespace", 1}, {"top-k", 1},
                                           {"role", 1},  {"min-similarity", 1}, {"embed-first", 0},
-                                          {"json", 0}, {NULL, 0}};
-static const struct cli_opt o_embed[] = {{"backfill", 0}, {"pending", 0}, {"json", 0}, {NULL, 0}};
+                                          {"json", 0}, {"report", 0}, {NULL, 0}};
+static const struct cli_opt o_embed[] = {{"backfill", 0}, {"pending", 0}, {"json", 0}, {"threads", 1}, {NULL, 0}};
 static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_migrate[] = {{"from", 1}, {"to", 1}, {"append", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_chat[] = {{"strategy", 1}, {"max-tokens", 1}, {"rag", 0}, {NULL, 0}};
@@ -204,16 +204,21 @@ const struct cli_cmd cli_commands[] = {
      "  --min-similarity X  drop semantic candidates below this cosine similarity (-1 to 1)\n"
      "  --embed-first     embed the messages still queued first (local hash embedder only; a semantic\n"
      "                    or hybrid search says on stderr how many it could not see)\n"
-     "  --json            a JSON array of hits (docs/search.md)\n",
+     "  --json            a JSON array of hits (docs/search.md)\n"
+     "  --report          with --json: {\"hits\": [...], \"index\": {\"indexed\": N, \"scanned\": N, \"truncated\": B},\n"
+     "                    \"not_embedded\": N}: what the vector index answered, what was scanned exactly\n"
+     "                    beside it, and the queued messages no semantic search could see\n",
      o_search, 1, 1, cmd_search},
-    {"embed", "--backfill|--pending [--json]", "embed stored messages with the configured embedder",
+    {"embed", "--backfill|--pending [--threads N] [--json]", "embed stored messages with the configured embedder",
      "  --backfill        queue every message without a vector and embed them all, in batches (a progress\n"
      "                    bar on a terminal, plain lines otherwise); safe to interrupt and run again\n"
      "  --pending         embed only what is queued\n"
+     "  --threads N       threads that build the vector index when it is built from scratch (0: all cores)\n"
      "  --json            print {\"done\": N, \"embedded\": N, \"queued\": N}\n",
      o_embed, 0, 0, cmd_embed},
-    {"reindex", "--tokens|--embeddings [--json]", "recount tokens or re-embed every stored message",
+    {"reindex", "--tokens|--embeddings [--threads N] [--json]", "recount tokens or re-embed every stored message",
      "  --embeddings      drop every vector and re-embed all messages with the configured embedder\n"
+     "  --threads N       --embeddings: threads that rebuild the vector index (0, the default: all cores)\n"
      "  --tokens          recount token counts (after changing tokenizer.name); shows progress on a terminal\n"
      "                    (one of the two per run)\n"
      "  --json            --tokens: {\"recounted\": N, \"tokenizer\": NAME};\n"

@@ -97,6 +97,7 @@ static const struct key_def keys[] = {
     {"search.hnsw_ef_construction", "MNEMO_SEARCH_HNSW_EF_CONSTRUCTION", T_INT, "200", 8, 4096, NULL},
     {"search.hnsw_ef_search", "MNEMO_SEARCH_HNSW_EF_SEARCH", T_INT, "64", 1, 4096, NULL},
     {"search.quantize", "MNEMO_SEARCH_QUANTIZE", T_ENUM, "none", 0, 0, "none int8"},
+    {"search.index_threads", "MNEMO_SEARCH_INDEX_THREADS", T_INT, "0", 0, 1024, NULL},
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 

@@ -7,6 +7,7 @@
 #include "index/index_int.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,14 +39,20 @@ static inline void prefetch_row(const mn_index *ix, uint32_t s)
     __builtin_prefetch(p + 64);
 }
 
-/* Greedy descent on one upper level: moves (*cur, *dcur) to a local minimum. */
+/* Greedy descent on one upper level: moves (*cur, *dcur) to a local minimum. Every list and
+ * neighbour is checked before it is followed: a mapped index (mn_index_map) was opened without
+ * checking its links, and a damaged one must cost results, never an out-of-bounds read. */
 static void greedy(const mn_index *ix, const struct mn__qv *q, uint32_t *cur, float *dcur, int level)
 {
     for (int changed = 1; changed;) {
         changed = 0;
+        if ((uint64_t)ix->upoff[*cur] + (uint64_t)level * ix->strideU > ix->upper_n)
+            return;
         const uint32_t *l = mn__links(ix, *cur, level);
-        uint32_t cnt = l[0];
+        uint32_t cnt = l[0] <= ix->p.M ? l[0] : ix->p.M;
         for (uint32_t j = 1; j <= cnt; j++) {
+            if (l[j] >= ix->n || ix->level[l[j]] < level)
+                continue;
             float d = mn__qdist(ix, q, l[j]);
             if (d < *dcur) {
                 *dcur = d;
@@ -101,12 +108,13 @@ static mn_status walk(const mn_index *ix, struct mn__scratch *scr, const struct 
             break;
         mn__minheap_pop(scr->cand, &ncand);
         const uint32_t *l = mn__links(ix, c.slot, level);
-        uint32_t cnt = l[0];
+        uint32_t maxc = level ? ix->p.M : ix->M0;
+        uint32_t cnt = l[0] <= maxc ? l[0] : maxc; /* checked as greedy() does */
         uint32_t *batch = scr->batch;
         size_t nb = 0;
         for (uint32_t j = 1; j <= cnt; j++) {
             uint32_t s = l[j];
-            if (vis[s] == tag)
+            if (s >= ix->n || vis[s] == tag)
                 continue;
             vis[s] = tag;
             batch[nb++] = s;
@@ -286,4 +294,203 @@ mn_status mn__hnsw_insert(mn_index *ix, uint32_t s)
         ix->max_level = L;
     }
     return MN_OK;
+}
+
+/* ---- batch insertion on several threads ----------------------------------------------------
+ * Slots are linked in chunks. Phase 1, in parallel: each slot of the chunk finds its neighbours
+ * in the graph as it was before the chunk (frozen: nobody writes it meanwhile) plus, by exact
+ * distance, the chunk's earlier slots; it writes only its own lists. Phase 2, serial and in
+ * slot order: the reverse links and the entry point. Chunk boundaries depend only on the slot
+ * numbers, so the graph is the same for any number of threads. */
+
+#define CHUNK_MAX 256u
+#define THREADS_MAX 64u
+
+struct batch {
+    mn_index *ix;
+    uint32_t a, b; /* the chunk: slots [a, b) */
+    uint32_t entry;
+    int max_level;
+    unsigned threads; /* the caller and threads - 1 workers */
+    struct mn__scratch *scr[THREADS_MAX];
+    mn_status rc[THREADS_MAX];
+    pthread_mutex_t mu;
+    pthread_cond_t go, idle;
+    uint64_t gen;     /* bumped for each chunk */
+    unsigned pending; /* workers still on the current chunk */
+    int quit;
+};
+
+static mn_status link_frozen(struct batch *bt, struct mn__scratch *scr, uint32_t s)
+{
+    mn_index *ix = bt->ix;
+    int L = ix->level[s];
+    struct mn__qv q = mn__slot_qv(ix, s);
+    uint32_t cur = bt->entry;
+    float dcur = 0;
+    if (cur != MN__INDEX_NONE) {
+        dcur = mn__qdist(ix, &q, cur);
+        for (int l = bt->max_level; l > L; l--)
+            greedy(ix, &q, &cur, &dcur, l);
+    }
+    for (int l = L; l >= 0; l--) {
+        struct mn__cand *c = scr->sel;
+        size_t n = 0;
+        if (cur != MN__INDEX_NONE && l <= bt->max_level) {
+            size_t nres = 0, nvis = 0;
+            int aborted = 0;
+            mn_status rc = walk(ix, scr, &q, cur, dcur, l, ix->p.ef_construction, NULL, 0, &nres, &nvis, &aborted);
+            if (rc != MN_OK)
+                return rc;
+            for (size_t i = 0; i < nres; i++) {
+                c[n++] = scr->res[i];
+                /* the nearest frozen node starts the next level down */
+                if (scr->res[i].d < dcur || (scr->res[i].d == dcur && scr->res[i].slot < cur)) {
+                    dcur = scr->res[i].d;
+                    cur = scr->res[i].slot;
+                }
+            }
+        }
+        for (uint32_t t = bt->a; t < s; t++)
+            if (ix->level[t] >= l) {
+                struct mn__cand ct = {mn__qdist(ix, &q, t), t};
+                c[n++] = ct;
+            }
+        uint32_t *own = mn__links(ix, s, l);
+        if (n == 0) {
+            own[0] = 0;
+            continue;
+        }
+        cand_sort(c, n);
+        size_t kept = select_neighbours(ix, c, n, ix->p.M);
+        for (size_t j = 0; j < kept; j++)
+            own[1 + j] = c[j].slot;
+        own[0] = (uint32_t)kept;
+    }
+    return MN_OK;
+}
+
+static void phase1(struct batch *bt, unsigned tid)
+{
+    for (uint32_t s = bt->a + tid; s < bt->b && bt->rc[tid] == MN_OK; s += bt->threads)
+        bt->rc[tid] = link_frozen(bt, bt->scr[tid], s);
+}
+
+struct worker_arg {
+    struct batch *bt;
+    unsigned tid;
+};
+
+static void *worker_main(void *arg)
+{
+    struct worker_arg *w = arg;
+    struct batch *bt = w->bt;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&bt->mu);
+    for (;;) {
+        while (bt->gen == seen && !bt->quit)
+            pthread_cond_wait(&bt->go, &bt->mu);
+        if (bt->quit)
+            break;
+        seen = bt->gen;
+        pthread_mutex_unlock(&bt->mu);
+        phase1(bt, w->tid);
+        pthread_mutex_lock(&bt->mu);
+        if (--bt->pending == 0)
+            pthread_cond_signal(&bt->idle);
+    }
+    pthread_mutex_unlock(&bt->mu);
+    return NULL;
+}
+
+static void phase2(mn_index *ix, uint32_t a, uint32_t b)
+{
+    for (uint32_t s = a; s < b; s++) {
+        int L = ix->level[s];
+        struct mn__qv q = mn__slot_qv(ix, s);
+        for (int l = L; l >= 0; l--) {
+            const uint32_t *own = mn__links(ix, s, l);
+            uint32_t kept = own[0];
+            for (uint32_t j = 0; j < kept; j++) {
+                uint32_t nb = own[1 + j];
+                link_back(ix, nb, s, mn__qdist(ix, &q, nb), l);
+            }
+        }
+        if (ix->entry == MN__INDEX_NONE || L > ix->max_level) {
+            ix->entry = s;
+            ix->max_level = L;
+        }
+    }
+}
+
+mn_status mn__hnsw_insert_batch(mn_index *ix, uint32_t first, uint32_t end, unsigned threads)
+{
+    static struct batch zero;
+    struct batch *bt = malloc(sizeof *bt);
+    if (!bt)
+        return mn__nomem();
+    *bt = zero;
+    bt->ix = ix;
+    threads = threads < 1 ? 1 : threads > THREADS_MAX ? THREADS_MAX : threads;
+    mn_status rc = MN_OK;
+    size_t selcap = ix->p.ef_construction + CHUNK_MAX + 2;
+    for (unsigned t = 0; t < threads && rc == MN_OK; t++) {
+        if (!(bt->scr[t] = calloc(1, sizeof *bt->scr[t])))
+            rc = mn__nomem();
+        else if ((rc = mn__scratch_fit(ix, bt->scr[t])) == MN_OK &&
+                 (rc = mn__cand_grow(&bt->scr[t]->res, &bt->scr[t]->rcap, ix->p.ef_construction + 2)) == MN_OK)
+            rc = mn__cand_grow(&bt->scr[t]->sel, &bt->scr[t]->selcap, selcap);
+    }
+    pthread_mutex_init(&bt->mu, NULL);
+    pthread_cond_init(&bt->go, NULL);
+    pthread_cond_init(&bt->idle, NULL);
+    struct worker_arg args[THREADS_MAX];
+    pthread_t th[THREADS_MAX];
+    unsigned workers = 0;
+    for (unsigned t = 1; rc == MN_OK && t < threads; t++) {
+        args[t].bt = bt;
+        args[t].tid = t;
+        if (pthread_create(&th[t], NULL, worker_main, &args[t]) != 0)
+            break; /* fewer threads: same graph, just slower */
+        workers++;
+    }
+    bt->threads = workers + 1;
+    for (uint32_t a = first; rc == MN_OK && a < end;) {
+        uint32_t size = a / 8;
+        size = size < 1 ? 1 : size > CHUNK_MAX ? CHUNK_MAX : size;
+        uint32_t b = end - a < size ? end : a + size;
+        pthread_mutex_lock(&bt->mu);
+        bt->a = a;
+        bt->b = b;
+        bt->entry = ix->entry;
+        bt->max_level = ix->max_level;
+        bt->pending = workers;
+        bt->gen++;
+        pthread_cond_broadcast(&bt->go);
+        pthread_mutex_unlock(&bt->mu);
+        phase1(bt, 0);
+        pthread_mutex_lock(&bt->mu);
+        while (bt->pending > 0)
+            pthread_cond_wait(&bt->idle, &bt->mu);
+        pthread_mutex_unlock(&bt->mu);
+        for (unsigned t = 0; t < bt->threads; t++)
+            if (bt->rc[t] != MN_OK)
+                rc = bt->rc[t];
+        if (rc == MN_OK)
+            phase2(ix, a, b);
+        a = b;
+    }
+    pthread_mutex_lock(&bt->mu);
+    bt->quit = 1;
+    pthread_cond_broadcast(&bt->go);
+    pthread_mutex_unlock(&bt->mu);
+    for (unsigned t = 1; t <= workers; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&bt->mu);
+    pthread_cond_destroy(&bt->go);
+    pthread_cond_destroy(&bt->idle);
+    for (unsigned t = 0; t < threads; t++)
+        mn__scratch_free(bt->scr[t]);
+    free(bt);
+    return rc;
 }

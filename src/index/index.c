@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "util/err.h"
 #include "util/banned.h"
@@ -290,6 +292,12 @@ mn_status mn__index_upper_reserve(mn_index *ix, size_t words)
 
 static void free_data(mn_index *ix)
 {
+    if (ix->map_base) { /* the arrays are the mapping's */
+        munmap(ix->map_base, ix->map_len);
+        ix->map_base = NULL;
+        mn__idmap_release(&ix->map);
+        return;
+    }
     free(ix->ids);
     free(ix->level);
     free(ix->flags);
@@ -375,6 +383,8 @@ mn_status mn_index_add(mn_index *ix, int64_t id, const float *vec)
     pthread_rwlock_wrlock(&ix->lock);
     mn_status rc;
     uint32_t s;
+    if ((rc = mn__index_materialize(ix)) != MN_OK)
+        goto out;
     if (mn__idmap_get(&ix->map, id) != MN__INDEX_NONE) {
         rc = mn__err(MN_CONFLICT, "index add: id %lld is already in the index", (long long)id);
         goto out;
@@ -392,14 +402,54 @@ out:
     return rc;
 }
 
+mn_status mn_index_add_batch(mn_index *ix, const int64_t *ids, const float *vecs, size_t n, unsigned threads)
+{
+    if (!check_ix(ix))
+        return mn__err(MN_MISUSE, "index: bad handle");
+    if (n && (!ids || !vecs))
+        return mn__err(MN_INVALID, "index add: ids or vectors are NULL");
+    if (threads == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (unsigned)cores : 1;
+    }
+    pthread_rwlock_wrlock(&ix->lock);
+    mn_status rc = mn__index_materialize(ix);
+    size_t d = ix->p.dim, first = ix->n;
+    if (rc == MN_OK && ix->n + n > ix->cap)
+        rc = mn__index_reserve(ix, ix->n + n);
+    for (size_t i = 0; rc == MN_OK && i < n; i++) {
+        if (mn__idmap_get(&ix->map, ids[i]) != MN__INDEX_NONE) {
+            rc = mn__err(MN_CONFLICT, "index add: id %lld is already in the index", (long long)ids[i]);
+            break;
+        }
+        if (normalise(vecs + i * d, d, ix->wscr->qf, "index add") != MN_OK) {
+            mn__err_clear();
+            continue; /* no direction: skipped, as mn_index_add refuses it */
+        }
+        int level = ix->p.kind == MN_INDEX_HNSW ? mn__hnsw_random_level(ix) : 0;
+        uint32_t s;
+        if ((rc = slot_new(ix, ids[i], level, &s)) == MN_OK)
+            slot_store(ix, s, ix->wscr->qf);
+    }
+    if (ix->p.kind == MN_INDEX_HNSW && ix->n > first) {
+        mn_status lrc = mn__hnsw_insert_batch(ix, (uint32_t)first, (uint32_t)ix->n, threads);
+        if (rc == MN_OK)
+            rc = lrc;
+    }
+    pthread_rwlock_unlock(&ix->lock);
+    return rc;
+}
+
 mn_status mn_index_remove(mn_index *ix, int64_t id)
 {
     if (!check_ix(ix))
         return mn__err(MN_MISUSE, "index: bad handle");
     pthread_rwlock_wrlock(&ix->lock);
-    mn_status rc = MN_OK;
+    mn_status rc = mn__index_materialize(ix);
     uint32_t s = mn__idmap_get(&ix->map, id);
-    if (s == MN__INDEX_NONE) {
+    if (rc != MN_OK) {
+        /* the mapped file is damaged: nothing removed */
+    } else if (s == MN__INDEX_NONE) {
         rc = mn__err(MN_NOTFOUND, "index remove: id %lld is not in the index", (long long)id);
     } else {
         mn__idmap_del(&ix->map, id);
@@ -442,9 +492,9 @@ mn_status mn_index_compact(mn_index *ix)
     if (!check_ix(ix))
         return mn__err(MN_MISUSE, "index: bad handle");
     pthread_rwlock_wrlock(&ix->lock);
-    mn_status rc = MN_OK;
     mn_index *nx = NULL;
-    if (ix->n_deleted == 0)
+    mn_status rc = mn__index_materialize(ix);
+    if (rc != MN_OK || ix->n_deleted == 0)
         goto out;
     struct mn_index_params p = ix->p;
     p.capacity = ix->n - ix->n_deleted;

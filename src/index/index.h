@@ -24,11 +24,13 @@
  * aborts: out of memory leaves the index as it was before the call.
  *
  * ------------------------------------------------------------------------------------------------
- * File format, version 1 (MN_INDEX_FILE_VERSION). All integers little-endian, no padding.
+ * File format, version 2 (MN_INDEX_FILE_VERSION). All integers little-endian. Every section
+ * (and the trailer) starts at the next multiple of 64 bytes; the gaps are zero bytes, so that a
+ * mapped file's arrays are aligned (mn_index_map). Version 1 was the same without the gaps.
  *
  *   header, 96 bytes
  *     0  u8[8] magic            "MNEMOIDX"
- *     8  u32   version          1
+ *     8  u32   version          2
  *    12  u32   header_size      96
  *    16  u32   kind             0 = hnsw, 1 = flat
  *    20  u32   quant            0 = float32 vectors, 1 = int8 codes with a float32 scale each
@@ -44,7 +46,9 @@
  *    72  u64   rng              state of the level generator (so that adds after a load
  *                               continue the same sequence)
  *    80  u64   seed             the creation seed (informational)
- *    88  u64   reserved         0
+ *    88  u64   meta checksum    of header bytes 0..87, then the ids, levels, flags, upper_off
+ *                               and (int8) scales arrays, unpadded (mn__index_checksum); checked
+ *                               by mn_index_map, which skips the whole-file checksum
  *   sections, in this order (slot i is row i of each)
  *     ids        n x i64        caller ids; live ids are unique
  *     levels     n x u8         top level of each slot (0 for flat)
@@ -75,7 +79,7 @@
 
 #include "mnemo.h"
 
-#define MN_INDEX_FILE_VERSION 1u
+#define MN_INDEX_FILE_VERSION 2u
 #define MN_INDEX_MAX_K 10000u /* largest k a search accepts */
 
 typedef struct mn_index mn_index;
@@ -155,6 +159,14 @@ void mn_index_free(mn_index *ix);
 /* Adds vector vec[0..dim) under `id` (normalised copy). MN_CONFLICT when `id` is live already
  * (remove it first to replace it), MN_INVALID for a zero or non-finite vector. */
 mn_status mn_index_add(mn_index *ix, int64_t id, const float *vec);
+/* Adds n vectors at once: ids[i] with vecs[i * dim .. (i + 1) * dim), linked on `threads`
+ * threads (0: every core). The graph depends only on the vectors and their order, never on the
+ * thread count: nodes are linked in chunks, each chunk's nodes finding their neighbours in
+ * parallel in the graph as it was before the chunk plus, exactly, the chunk's earlier nodes,
+ * then the reverse links are made in order (docs/index.md). Vectors with no direction are
+ * skipped. MN_CONFLICT for an id already present (the vectors before it stay added). Builds
+ * from scratch should use this; single adds go through mn_index_add. */
+mn_status mn_index_add_batch(mn_index *ix, const int64_t *ids, const float *vecs, size_t n, unsigned threads);
 /* Removes `id`: it is never returned again. The slot stays in the graph as a tombstone (other
  * nodes route through it) until mn_index_compact. MN_NOTFOUND when `id` is not live. */
 mn_status mn_index_remove(mn_index *ix, int64_t id);
@@ -209,11 +221,20 @@ void mn_index_params_get(mn_index *ix, struct mn_index_params *out);
  * Errors: MN_IO (with the file name and errno text), MN_NOMEM. */
 mn_status mn_index_save(mn_index *ix, const char *path);
 /* Reads an index saved by mn_index_save; *out is caller-owned. MN_NOTFOUND when the file does
- * not exist, MN_IO when it cannot be read, MN_CORRUPT when it is not a valid version-1 index
+ * not exist, MN_IO when it cannot be read, MN_CORRUPT when it is not a valid index
  * file (see the format above). */
 mn_status mn_index_load(const char *path, mn_index **out);
 /* The same from bytes in memory (data[0..len)). */
 mn_status mn_index_load_mem(const void *data, size_t len, mn_index **out);
+/* Opens `path` in place: the file is memory-mapped read-only and searched from the mapping, so
+ * opening costs the header, two bytes a slot (levels, flags) and the id map, not a read of the
+ * vectors and links (milliseconds for 100k vectors; pages come in as searches touch them). The
+ * checksum and the vector and link checks of mn_index_load are skipped; instead walks check
+ * every neighbour and offset they follow, so a damaged file gives poor results, never an
+ * out-of-bounds read. The first add, remove or compact copies the arrays to the heap after
+ * those checks (MN_CORRUPT if they fail). Like mn_index_load, a FIFO or any other non-regular
+ * file is refused (MN_IO) without blocking. Errors as mn_index_load. */
+mn_status mn_index_map(const char *path, mn_index **out);
 
 /* Supplies the stored vectors when an index has to be rebuilt: returns 1 with *id and *vec set
  * (vec valid until the next call), 0 at the end, or a negative value to abort (the rebuild then

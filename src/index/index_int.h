@@ -99,6 +99,11 @@ struct mn_index {
     mn_index_fetch_fn fetch;
     void *fetch_user;
 
+    /* mn_index_map: the arrays above point into this read-only mapping of the file until the
+     * first write copies them to the heap (mn__index_materialize) */
+    void *map_base;
+    size_t map_len;
+
     pthread_rwlock_t lock;
     pthread_mutex_t pool_lock;
     struct mn__scratch *pool;  /* free scratches for searches */
@@ -193,12 +198,18 @@ mn_status mn__index_reserve(mn_index *ix, size_t slots);
 mn_status mn__index_upper_reserve(mn_index *ix, size_t words);
 void mn__index_quantize(const float *x, size_t d, int8_t *code, float *scale);
 mn_status mn__scratch_fit(mn_index *ix, struct mn__scratch *s);
+/* io.c: a mapped index's arrays to the heap, after checking its vectors and links (the mapping
+ * was opened without that check). No-op for other indexes. Needs the write lock. */
+mn_status mn__index_materialize(mn_index *ix);
 void mn__scratch_free(struct mn__scratch *s);
 
 /* hnsw.c: the graph */
 int mn__hnsw_random_level(mn_index *ix);
 /* Links slot `s` (vector and level already stored) into the graph. Needs the write lock. */
 mn_status mn__hnsw_insert(mn_index *ix, uint32_t s);
+/* Links slots [first, end) (vectors and levels stored, lists empty) on `threads` threads; the
+ * graph does not depend on the thread count. Needs the write lock. */
+mn_status mn__hnsw_insert_batch(mn_index *ix, uint32_t first, uint32_t end, unsigned threads);
 /* Walks level 0 from the entry point. Results (accepted, live) are left in scr->res as a
  * max-heap of *n_res entries. *aborted = 1 when the walk passed `budget` visits (0 = none) or
  * the filter's probe says it is selective. */

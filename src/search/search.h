@@ -35,19 +35,33 @@ mn_status mn_rrf(const struct mn_ranked *a, size_t na, const struct mn_ranked *b
 typedef struct mn_vsearch mn_vsearch;
 
 /* A vector index for the database at db_path (NULL or ":memory:": not persisted; the file is
- * db_path + ".hnsw"). Nothing is loaded until the first query. */
-/* params: the graph's M and ef_construction (used when the index is built or rebuilt; a loaded
- * file keeps its own) and ef_search (applied to every search); dim is filled in later. */
+ * db_path + ".hnsw"). Nothing is opened until the first query or update. params: the graph's M
+ * and ef_construction (used when the index is built; a saved file keeps its own) and ef_search
+ * (applied to every search); dim is filled in later. */
 mn_status mn_vsearch_new(mn_store *st, const char *db_path, const struct mn_index_params *params, mn_vsearch **out);
-/* Saves the index when it changed since it was loaded (and the file on disk is older), frees. */
+/* Saves the index when this handle changed it (and the file on disk is older), frees. */
 void mn_vsearch_free(mn_vsearch *v);
-/* Brings the index up to date with the stored vectors (load / rebuild / catch up). *info
- * (optional) gets "loaded", "rebuilt" or "current". */
-mn_status mn_vsearch_sync(mn_vsearch *v, const char **info);
-/* The k nearest stored vectors to q (dim floats) that pass the filter (NULL: all), best first. */
+/* Cores a build from scratch uses (0: all). */
+void mn_vsearch_set_threads(mn_vsearch *v, unsigned threads);
+/* The writers' step, after vectors were stored (`added` of them by the caller): brings the index
+ * up to date with the stored vectors — built from scratch (on every core) when there is none,
+ * when `rebuild` is set or `added` is over half the index, else the embed_log changes added —
+ * and saves it when due (after a build, else at most every 30 s; and on free). */
+mn_status mn_vsearch_update(mn_vsearch *v, int rebuild, size_t added);
+
+/* What a query searched: the vectors in the index, those scanned exactly because the index
+ * does not reflect them yet, and whether that scan stopped at its bound (100,000 rows). */
+struct mn_vsearch_info {
+    size_t indexed;
+    size_t scanned;
+    int truncated;
+};
+/* The k nearest stored vectors to q (dim floats) that pass the filter (NULL: all), best first.
+ * Never builds or changes the index: the saved index (memory-mapped) answers for what it
+ * reflects, an exact scan for the rest. info may be NULL. */
 mn_status mn_vsearch_query(mn_vsearch *v, const float *q, uint32_t dim, size_t k, const mn_search_filter *f,
-                           struct mn_index_hit *hits, size_t *n);
-/* Live vectors in the index after the last sync. */
+                           struct mn_index_hit *hits, size_t *n, struct mn_vsearch_info *info);
+/* Live vectors in the index. */
 size_t mn_vsearch_count(mn_vsearch *v);
 /* Saves now (when changed). */
 mn_status mn_vsearch_save(mn_vsearch *v);

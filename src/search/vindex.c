@@ -1,29 +1,39 @@
 /*
  * vindex.c — the per-handle vector index over the stored vectors. The database is the truth;
  * "<db>.hnsw" is a cache with a small state file "<db>.hnsw.state" naming the embed_log
- * position it reflects and the checksum of the index file it belongs to. Opening loads both
- * (or rebuilds from the stored vectors), every query first applies the embed_log entries past
- * that position (other processes' writes included), and closing saves when the index moved on.
- * Saves and rebuilds hold an exclusive lock on "<db>.hnsw.lock" so that two processes never
- * pair one's index file with the other's state.
+ * position it reflects and the checksum of the index file it belongs to.
+ *
+ * Writers (mn_vsearch_update: after vectors are stored by mn_embed_pending, backfill, reindex,
+ * the server's embedding worker) keep the index current: they build it from scratch on every
+ * core when there is none (or when most vectors are new), otherwise add the embed_log changes,
+ * and save it now and then (atomically, under an exclusive lock on "<db>.hnsw.lock").
+ * Searches never build or change the index: they map the saved file (mn_index_map: a fresh
+ * process searches within milliseconds), search it with the ids changed since hidden, and scan
+ * exactly the vectors stored since it was saved (at most TAIL_MAX), then merge the two lists.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "search/search.h"
 #include "store/store_search.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/banned.h"
 
 #define STATE_MAGIC "mnemo-index-state 1"
 #define EXACT_CANDIDATES 50000 /* filters passing at most this many ids hand them over as candidates */
+#define TAIL_MAX 100000        /* vectors past the index a search scans exactly, at most */
+#define SAVE_EVERY_MS 30000    /* a writer saves at most this often (and on close) */
+#define RECHECK_MS 1000        /* a reader looks for a newer saved file at most this often */
 
 struct mn_vsearch {
     pthread_mutex_t lock;
@@ -32,9 +42,11 @@ struct mn_vsearch {
     char *path; /* NULL: in memory only */
     mn_index *ix;
     uint32_t dim;
-    int loaded;        /* a load or rebuild happened */
+    int opened;        /* the saved file was tried */
     int64_t applied;   /* embed_log position reflected by ix */
-    int64_t saved_at;  /* applied when last loaded/saved (-1: never) */
+    int64_t saved_at;  /* applied when last mapped/saved (-1: never) */
+    int64_t saved_ms, checked_ms;
+    unsigned threads;  /* for builds from scratch; 0 = every core */
 };
 
 mn_status mn_vsearch_new(mn_store *st, const char *db_path, const struct mn_index_params *params, mn_vsearch **out)
@@ -46,8 +58,8 @@ mn_status mn_vsearch_new(mn_store *st, const char *db_path, const struct mn_inde
     v->st = st;
     v->params = *params;
     v->saved_at = -1;
-    /* a database URL (PostgreSQL) has no file to keep the index beside: memory only, rebuilt
-     * from the stored vectors when the handle opens */
+    /* a database URL (PostgreSQL) has no file to keep the index beside: memory only, built by
+     * this process's writers */
     if (db_path && *db_path && strcmp(db_path, ":memory:") != 0 && strncmp(db_path, "file:", 5) != 0 &&
         !strstr(db_path, "://")) {
         size_t n = strlen(db_path) + 8;
@@ -62,13 +74,20 @@ mn_status mn_vsearch_new(mn_store *st, const char *db_path, const struct mn_inde
     return MN_OK;
 }
 
+void mn_vsearch_set_threads(mn_vsearch *v, unsigned threads)
+{
+    pthread_mutex_lock(&v->lock);
+    v->threads = threads;
+    pthread_mutex_unlock(&v->lock);
+}
+
 /* ---- the lock file and the state file -------------------------------------------------------- */
 
 static int lock_file(const char *path)
 {
     char name[4200];
     snprintf(name, sizeof name, "%s.lock", path);
-    int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(name, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
     while (flock(fd, LOCK_EX) != 0)
@@ -85,33 +104,54 @@ static void unlock_file(int fd)
         close(fd); /* releases the flock */
 }
 
+/* Opens a regular file for reading without blocking (a FIFO in its place is refused, never
+ * waited on); -1 otherwise. */
+static int open_regular(const char *name, off_t *size)
+{
+    int fd = open(name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        return -1;
+    }
+    if (fd >= 0)
+        *size = st.st_size;
+    return fd;
+}
+
 /* The trailer checksum of an index file (its last 8 bytes); 0 when unreadable. */
 static uint64_t file_checksum(const char *path)
 {
-    FILE *f = fopen(path, "rb");
+    off_t size = 0;
+    int fd = open_regular(path, &size);
     uint64_t sum = 0;
     unsigned char b[8];
-    if (f && fseek(f, -8, SEEK_END) == 0 && fread(b, 1, 8, f) == 8)
+    if (fd >= 0 && size >= 8 && pread(fd, b, 8, size - 8) == 8)
         for (int i = 7; i >= 0; i--)
             sum = sum << 8 | b[i];
-    if (f)
-        fclose(f);
+    if (fd >= 0)
+        close(fd);
     return sum;
 }
 
 static int read_state(const char *path, uint64_t *sum, int64_t *seq, uint32_t *dim)
 {
-    char name[4200], magic[64] = "";
+    char name[4200], text[256], magic[64] = "";
     snprintf(name, sizeof name, "%s.state", path);
-    FILE *f = fopen(name, "r");
-    if (!f)
+    off_t size = 0;
+    int fd = open_regular(name, &size);
+    if (fd < 0)
         return 0;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (got <= 0)
+        return 0;
+    text[got] = '\0';
     unsigned long long s = 0;
     long long q = -1;
     unsigned d = 0;
-    int ok = fscanf(f, "%63[^\n]\nchecksum %llx\nlog_seq %lld\ndim %u", magic, &s, &q, &d) == 4 &&
+    int ok = sscanf(text, "%63[^\n]\nchecksum %llx\nlog_seq %lld\ndim %u", magic, &s, &q, &d) == 4 &&
              strcmp(magic, STATE_MAGIC) == 0 && q >= 0;
-    fclose(f);
     if (ok) {
         *sum = s;
         *seq = q;
@@ -145,12 +185,14 @@ static mn_status save_locked(mn_vsearch *v)
     mn_status rc = mn_index_save(v->ix, v->path);
     if (!rc)
         rc = write_state(v->path, file_checksum(v->path), v->applied, v->dim);
-    if (!rc)
+    if (!rc) {
         v->saved_at = v->applied;
+        v->saved_ms = mn_clock_mono_ns() / 1000000;
+    }
     return rc;
 }
 
-/* ---- building -------------------------------------------------------------------------------- */
+/* ---- opening the saved file ------------------------------------------------------------------ */
 
 /* Full-precision vectors for an int8 index's re-ranking come from the database. */
 static int fetch_vector(void *user, int64_t id, float *out)
@@ -159,107 +201,132 @@ static int fetch_vector(void *user, int64_t id, float *out)
     return v->st->ops->search->vec_get(v->st, id, out, v->dim) != MN_OK;
 }
 
-static mn_status new_index(mn_vsearch *v, uint32_t dim, mn_index **out)
+static void adopt(mn_vsearch *v, mn_index *ix, uint32_t dim, int64_t seq)
 {
-    struct mn_index_params p = v->params;
-    p.dim = dim;
-    mn_status rc = mn_index_create(&p, out);
-    if (!rc)
-        mn_index_set_source(*out, fetch_vector, v);
-    return rc;
+    mn_index_free(v->ix);
+    v->ix = ix;
+    mn_index_set_ef_search(ix, v->params.ef_search); /* a saved file keeps its M and ef_construction */
+    mn_index_set_source(ix, fetch_vector, v);
+    v->dim = dim;
+    v->applied = v->saved_at = seq;
 }
 
-struct scan_ctx {
-    mn_vsearch *v;
-    mn_status rc;
-};
-
-static int scan_add(void *user, int64_t id, const float *vec, uint32_t dim)
+/* Maps the saved index when its state file matches it and it is newer than `after`; 1 when
+ * adopted. Takes no lock: the state names the checksum of the file it belongs to, and a save
+ * that slips in between reading the two is seen as a mismatch (tried once more). */
+static int map_saved(mn_vsearch *v, int64_t after)
 {
-    struct scan_ctx *c = user;
-    if (!c->v->ix) {
-        c->v->dim = dim;
-        if ((c->rc = new_index(c->v, dim, &c->v->ix)))
+    for (int attempt = 0; v->path && attempt < 2; attempt++) {
+        uint64_t sum = 0;
+        int64_t seq = 0;
+        uint32_t dim = 0;
+        if (!read_state(v->path, &sum, &seq, &dim) || seq <= after)
+            return 0;
+        mn_index *ix = NULL;
+        mn_status rc = mn_index_map(v->path, &ix);
+        if (rc) {
+            if (rc != MN_NOTFOUND)
+                mn__log(MN_LOG_WARN, "%s: %s; searching the stored vectors exactly until it is rebuilt", v->path,
+                        mn_errmsg());
+            mn__err_clear();
+            return 0;
+        }
+        struct mn_index_params p;
+        mn_index_params_get(ix, &p);
+        if (p.dim == dim && file_checksum(v->path) == sum) {
+            adopt(v, ix, dim, seq);
             return 1;
-    }
-    if (dim != c->v->dim)
-        return 0; /* one identity per database: another dimension is a leftover, skipped */
-    mn_status rc = mn_index_add(c->v->ix, id, vec);
-    if (rc && rc != MN_INVALID) { /* a zero vector is never stored; anything else stops */
-        c->rc = rc;
-        return 1;
+        }
+        mn_index_free(ix);
     }
     return 0;
 }
 
-static mn_status rebuild(mn_vsearch *v)
+static void open_saved(mn_vsearch *v)
 {
-    mn_index_free(v->ix);
-    v->ix = NULL;
-    v->dim = 0;
-    struct scan_ctx c = {v, MN_OK};
+    if (v->opened)
+        return;
+    v->opened = 1;
+    map_saved(v, -1);
+}
+
+/* A reader picks up a newer file another process saved (cheap: a mapping), unless this handle
+ * has changes of its own that are not saved. */
+static void recheck_saved(mn_vsearch *v)
+{
+    int64_t now = mn_clock_mono_ns() / 1000000;
+    if (!v->path || (v->ix && v->applied != v->saved_at) || now - v->checked_ms < RECHECK_MS)
+        return;
+    v->checked_ms = now;
+    map_saved(v, v->ix ? v->applied : -1);
+}
+
+/* ---- building and catching up (writers) ------------------------------------------------------ */
+
+struct collect {
+    int64_t *ids;
+    float *vecs;
+    size_t n, cap;
+    uint32_t dim;
+    mn_status rc;
+};
+
+static int collect_vec(void *user, int64_t id, const float *vec, uint32_t dim)
+{
+    struct collect *c = user;
+    if (!c->dim)
+        c->dim = dim;
+    if (dim != c->dim)
+        return 0; /* one identity per database: another dimension is a leftover, skipped */
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 4096;
+        int64_t *ni = realloc(c->ids, cap * sizeof *ni);
+        if (ni)
+            c->ids = ni;
+        float *nv = ni ? realloc(c->vecs, cap * (size_t)dim * sizeof *nv) : NULL;
+        if (!nv) {
+            c->rc = mn__nomem();
+            return 1;
+        }
+        c->vecs = nv;
+        c->cap = cap;
+    }
+    c->ids[c->n] = id;
+    memcpy(c->vecs + c->n * (size_t)dim, vec, (size_t)dim * sizeof(float));
+    c->n++;
+    return 0;
+}
+
+/* Builds the index from every stored vector, on v->threads cores. */
+static mn_status build(mn_vsearch *v)
+{
+    struct collect c = {NULL, NULL, 0, 0, 0, MN_OK};
     int64_t seq = 0;
-    mn_status rc = v->st->ops->search->vec_scan(v->st, scan_add, &c, &seq);
+    mn_status rc = v->st->ops->search->vec_scan(v->st, collect_vec, &c, &seq);
     if (!rc)
         rc = c.rc;
+    mn_index *ix = NULL;
+    if (!rc && c.n) {
+        struct mn_index_params p = v->params;
+        p.dim = c.dim;
+        p.capacity = c.n;
+        if (!(rc = mn_index_create(&p, &ix)))
+            rc = mn_index_add_batch(ix, c.ids, c.vecs, c.n, v->threads);
+        if (!rc)
+            mn_index_set_source(ix, fetch_vector, v);
+    }
+    free(c.ids);
+    free(c.vecs);
     if (rc) {
-        mn_index_free(v->ix);
-        v->ix = NULL;
+        mn_index_free(ix);
         return rc;
     }
+    mn_index_free(v->ix);
+    v->ix = ix;
+    v->dim = c.dim;
     v->applied = seq;
-    v->loaded = 1;
     return MN_OK;
 }
-
-/* Loads the file when its state matches it, else rebuilds and saves. */
-static mn_status load_or_rebuild(mn_vsearch *v, const char **info)
-{
-    if (!v->path) {
-        *info = "rebuilt";
-        return rebuild(v);
-    }
-    int fd = lock_file(v->path);
-    uint64_t sum = 0;
-    int64_t seq = 0;
-    uint32_t dim = 0;
-    mn_status rc = MN_OK;
-    int have_state = read_state(v->path, &sum, &seq, &dim);
-    mn_index *ix = NULL;
-    mn_status lrc = have_state ? mn_index_load(v->path, &ix) : MN_NOTFOUND;
-    struct mn_index_params p;
-    if (!lrc)
-        mn_index_params_get(ix, &p);
-    if (!lrc && p.dim == dim && file_checksum(v->path) == sum) {
-        v->ix = ix;
-        mn_index_set_ef_search(ix, v->params.ef_search); /* a loaded file keeps its M and ef_construction */
-        mn_index_set_source(ix, fetch_vector, v);
-        v->dim = dim;
-        v->applied = v->saved_at = seq;
-        v->loaded = 1;
-        *info = "loaded";
-    } else {
-        mn_index_free(ix);
-        if (lrc == MN_CORRUPT || (!lrc && have_state))
-            mn__log(MN_LOG_WARN, "%s: %s; rebuilding it from the stored vectors", v->path,
-                    lrc ? mn_errmsg() : "the index does not match its state file");
-        else if (lrc == MN_IO)
-            mn__log(MN_LOG_WARN, "%s: %s; rebuilding it in memory", v->path, mn_errmsg());
-        mn__err_clear();
-        *info = "rebuilt";
-        rc = rebuild(v);
-        if (!rc && v->ix) {
-            mn_status src = save_locked(v);
-            if (src)
-                mn__log(MN_LOG_WARN, "%s: the rebuilt index was not saved: %s", v->path, mn_errmsg());
-            mn__err_clear();
-        }
-    }
-    unlock_file(fd);
-    return rc;
-}
-
-/* ---- catching up ----------------------------------------------------------------------------- */
 
 struct change_ctx {
     mn_vsearch *v;
@@ -269,19 +336,15 @@ struct change_ctx {
 
 static int apply_change(void *user, int64_t seq, int64_t id, int op, const float *vec, uint32_t dim)
 {
+    (void)seq;
     struct change_ctx *c = user;
     mn_vsearch *v = c->v;
-    if (v->ix && mn_index_contains(v->ix, id) && (c->rc = mn_index_remove(v->ix, id)))
+    if (mn_index_contains(v->ix, id) && (c->rc = mn_index_remove(v->ix, id)))
         return 1;
     if (op == 1 && vec) {
-        if (v->ix && dim != v->dim) {
+        if (dim != v->dim) {
             c->restart = 1;
             return 1;
-        }
-        if (!v->ix) {
-            v->dim = dim;
-            if ((c->rc = new_index(v, dim, &v->ix)))
-                return 1;
         }
         mn_status rc = mn_index_add(v->ix, id, vec);
         if (rc && rc != MN_INVALID) {
@@ -292,34 +355,58 @@ static int apply_change(void *user, int64_t seq, int64_t id, int op, const float
     return 0;
 }
 
-static mn_status sync_locked(mn_vsearch *v, const char **info)
+static mn_status catch_up(mn_vsearch *v, int rebuild)
 {
-    const char *what = "current";
-    mn_status rc = MN_OK;
-    if (!v->loaded && (rc = load_or_rebuild(v, &what)))
-        return rc;
-    for (int round = 0; round < 2; round++) {
-        struct change_ctx c = {v, MN_OK, 0};
-        int64_t last = v->applied;
-        rc = v->st->ops->search->vec_changes(v->st, v->applied, apply_change, &c, &last);
-        v->applied = last;
-        if (!rc)
-            rc = c.rc;
-        if (rc || !c.restart)
-            break;
-        what = "rebuilt"; /* the stored vectors changed dimension (reindex): start over */
-        if ((rc = rebuild(v)))
-            break;
+    if (rebuild || !v->ix)
+        return build(v);
+    struct change_ctx c = {v, MN_OK, 0};
+    int64_t last = v->applied;
+    mn_status rc = v->st->ops->search->vec_changes(v->st, v->applied, apply_change, &c, &last);
+    v->applied = last;
+    if (!rc)
+        rc = c.rc;
+    if (rc == MN_CORRUPT) { /* the mapped file failed its checks when first written: start over */
+        mn__log(MN_LOG_WARN, "%s: %s; rebuilding it from the stored vectors", v->path ? v->path : "index",
+                mn_errmsg());
+        mn__err_clear();
+        return build(v);
     }
-    if (info)
-        *info = what;
+    if (!rc && c.restart) /* the stored vectors changed dimension (reindex): start over */
+        return build(v);
     return rc;
 }
 
-mn_status mn_vsearch_sync(mn_vsearch *v, const char **info)
+static mn_status save_if_newer(mn_vsearch *v)
+{
+    if (!v->path || !v->ix || v->applied == v->saved_at)
+        return MN_OK;
+    int fd = lock_file(v->path);
+    uint64_t sum;
+    int64_t seq = -1;
+    uint32_t dim;
+    mn_status rc = MN_OK;
+    /* another process saved a newer index meanwhile: keep it */
+    if (!(read_state(v->path, &sum, &seq, &dim) && seq >= v->applied && dim == v->dim && file_checksum(v->path) == sum))
+        rc = save_locked(v);
+    unlock_file(fd);
+    return rc;
+}
+
+mn_status mn_vsearch_update(mn_vsearch *v, int rebuild, size_t added)
 {
     pthread_mutex_lock(&v->lock);
-    mn_status rc = sync_locked(v, info);
+    open_saved(v);
+    int had = v->ix != NULL;
+    if (v->ix && added > mn_index_count(v->ix) / 2)
+        rebuild = 1; /* many new vectors: one build on every core beats adding them one by one */
+    mn_status rc = catch_up(v, rebuild);
+    int64_t now = mn_clock_mono_ns() / 1000000;
+    if (!rc && v->applied != v->saved_at && (rebuild || !had || now - v->saved_ms >= SAVE_EVERY_MS)) {
+        if (save_if_newer(v)) { /* the index in memory is still right; the next save may work */
+            mn__log(MN_LOG_WARN, "%s: the vector index was not saved: %s", v->path, mn_errmsg());
+            mn__err_clear();
+        }
+    }
     pthread_mutex_unlock(&v->lock);
     return rc;
 }
@@ -342,6 +429,7 @@ struct idset {
 
 static int collect_id(void *user, int64_t id, double score)
 {
+    (void)score;
     struct idset *s = user;
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 1024;
@@ -363,10 +451,53 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int accept_sorted(void *user, int64_t id)
+static int in_sorted(const struct idset *s, int64_t id)
 {
-    const struct idset *s = user;
     return bsearch(&id, s->ids, s->n, sizeof id, cmp_i64) != NULL;
+}
+
+/* Ids as a set: open addressing, linear probing, 0 marks an empty slot (ids are positive). */
+struct hashset {
+    int64_t *keys;
+    size_t cap, n;
+};
+
+static size_t hs_slot(const struct hashset *h, int64_t id)
+{
+    uint64_t x = (uint64_t)id * 0x9e3779b97f4a7c15ull;
+    return (size_t)(x ^ (x >> 29)) & (h->cap - 1);
+}
+
+static int hs_has(const struct hashset *h, int64_t id)
+{
+    if (!h->cap)
+        return 0;
+    for (size_t i = hs_slot(h, id); h->keys[i]; i = (i + 1) & (h->cap - 1))
+        if (h->keys[i] == id)
+            return 1;
+    return 0;
+}
+
+/* Adds id; 1 when new, 0 when present, -1 out of memory. */
+static int hs_add(struct hashset *h, int64_t id)
+{
+    if (2 * (h->n + 1) > h->cap) {
+        struct hashset g = {NULL, h->cap ? 2 * h->cap : 1024, 0};
+        if (!(g.keys = calloc(g.cap, sizeof *g.keys)))
+            return -1;
+        for (size_t i = 0; i < h->cap; i++)
+            if (h->keys[i])
+                hs_add(&g, h->keys[i]);
+        free(h->keys);
+        *h = g;
+    }
+    size_t i = hs_slot(h, id);
+    for (; h->keys[i]; i = (i + 1) & (h->cap - 1))
+        if (h->keys[i] == id)
+            return 0;
+    h->keys[i] = id;
+    h->n++;
+    return 1;
 }
 
 static int filtering(const mn_search_filter *f)
@@ -374,56 +505,208 @@ static int filtering(const mn_search_filter *f)
     return f && (f->session_id || f->ns || f->role >= 0 || f->since || f->until);
 }
 
+/* Hits are ordered best first, ties by smaller id. */
+static int worse(const struct mn_index_hit *a, const struct mn_index_hit *b)
+{
+    return a->score < b->score || (a->score == b->score && a->id > b->id);
+}
+
+static int hit_cmp(const void *pa, const void *pb)
+{
+    const struct mn_index_hit *a = pa, *b = pb;
+    return worse(a, b) ? 1 : worse(b, a) ? -1 : 0;
+}
+
+/* The exact scan of the vectors past the index: the k best in a heap whose top is the worst. */
+struct tail {
+    const float *q; /* unit query */
+    uint32_t dim;
+    size_t k;
+    const struct idset *filter; /* sorted ids passing the filter, or NULL */
+    struct hashset seen;        /* every id met: hidden from the index's answer */
+    struct mn_index_hit *heap;
+    size_t nheap;
+    size_t rows, scanned;
+    uint32_t other_dim; /* a stored vector of another dimension */
+    int truncated, oom;
+};
+
+static void heap_push(struct tail *t, struct mn_index_hit h)
+{
+    struct mn_index_hit *a = t->heap;
+    if (t->nheap == t->k) {
+        if (!worse(&a[0], &h))
+            return;
+        size_t i = 0; /* replace the worst, sift down */
+        for (;;) {
+            size_t l = 2 * i + 1, r = l + 1, m = i;
+            const struct mn_index_hit *cur = m == i ? &h : &a[m];
+            if (l < t->nheap && worse(&a[l], cur))
+                m = l;
+            if (r < t->nheap && worse(&a[r], m == i ? &h : &a[m]))
+                m = r;
+            if (m == i)
+                break;
+            a[i] = a[m];
+            i = m;
+        }
+        a[i] = h;
+        return;
+    }
+    size_t i = t->nheap++;
+    while (i > 0 && worse(&h, &a[(i - 1) / 2])) {
+        a[i] = a[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    a[i] = h;
+}
+
+static int tail_vec(void *user, int64_t id, const float *vec, uint32_t dim)
+{
+    struct tail *t = user;
+    if (++t->rows > TAIL_MAX) {
+        t->truncated = 1;
+        return 1;
+    }
+    int fresh = hs_add(&t->seen, id);
+    if (fresh < 0) {
+        t->oom = 1;
+        return 1;
+    }
+    if (!fresh || !vec) /* a later row of the same id carries the same (current) vector */
+        return 0;
+    if (dim != t->dim) {
+        t->other_dim = dim;
+        return 0;
+    }
+    if (t->filter && !in_sorted(t->filter, id))
+        return 0;
+    double dot = 0, norm = 0;
+    for (uint32_t i = 0; i < dim; i++) {
+        dot += (double)t->q[i] * vec[i];
+        norm += (double)vec[i] * vec[i];
+    }
+    t->scanned++;
+    if (norm > 0) {
+        struct mn_index_hit h = {id, (float)(dot / sqrt(norm))};
+        heap_push(t, h);
+    }
+    return 0;
+}
+
+static int tail_change(void *user, int64_t seq, int64_t id, int op, const float *vec, uint32_t dim)
+{
+    (void)seq;
+    (void)op;
+    return tail_vec(user, id, vec, dim);
+}
+
+struct accept_ctx {
+    const struct hashset *hidden;
+    const struct idset *filter; /* sorted, or NULL */
+};
+
+static int accept_id(void *user, int64_t id)
+{
+    const struct accept_ctx *a = user;
+    return !hs_has(a->hidden, id) && (!a->filter || in_sorted(a->filter, id));
+}
+
 mn_status mn_vsearch_query(mn_vsearch *v, const float *q, uint32_t dim, size_t k, const mn_search_filter *f,
-                           struct mn_index_hit *hits, size_t *n)
+                           struct mn_index_hit *hits, size_t *n, struct mn_vsearch_info *info)
 {
     *n = 0;
+    struct mn_vsearch_info inf = {0, 0, 0};
     pthread_mutex_lock(&v->lock);
-    mn_status rc = sync_locked(v, NULL);
-    if (!rc && v->ix && dim != v->dim)
+    if (!v->opened)
+        open_saved(v);
+    else
+        recheck_saved(v);
+    mn_status rc = MN_OK;
+    if (v->ix && dim != v->dim)
         rc = mn__err(MN_CONFLICT, "the query has %u dimensions, the stored vectors %u (mnemo reindex --embeddings)",
                      dim, v->dim);
     struct idset set = {NULL, 0, 0, 0};
-    if (!rc && v->ix && filtering(f)) {
+    if (!rc && filtering(f)) {
         rc = v->st->ops->search->vec_filter(v->st, f, collect_id, &set);
         if (!rc && set.oom)
             rc = mn__nomem();
+        if (!rc && set.n)
+            qsort(set.ids, set.n, sizeof *set.ids, cmp_i64);
     }
+    float *qn = malloc((size_t)dim * sizeof *qn);
+    struct tail t = {qn, dim, k, filtering(f) ? &set : NULL, {NULL, 0, 0}, calloc(k ? k : 1, sizeof *hits), 0, 0, 0,
+                     0, 0, 0};
+    if (!rc && (!qn || !t.heap))
+        rc = mn__nomem();
+    if (!rc) {
+        double norm = 0;
+        for (uint32_t i = 0; i < dim; i++)
+            norm += (double)q[i] * q[i];
+        for (uint32_t i = 0; i < dim; i++)
+            qn[i] = norm > 0 ? (float)(q[i] / sqrt(norm)) : 0;
+    }
+    /* the vectors the index does not reflect: everything when there is none */
+    if (!rc && (!filtering(f) || set.n)) {
+        int64_t last = 0;
+        if (v->ix)
+            rc = v->st->ops->search->vec_changes(v->st, v->applied, tail_change, &t, &last);
+        else
+            rc = v->st->ops->search->vec_scan(v->st, tail_vec, &t, &last);
+        if (!rc && t.oom)
+            rc = mn__nomem();
+        if (!rc && !v->ix && t.other_dim && !t.scanned)
+            rc = mn__err(MN_CONFLICT, "the query has %u dimensions, the stored vectors %u (mnemo reindex --embeddings)",
+                         dim, t.other_dim);
+    }
+    size_t m = 0;
     if (!rc && v->ix && (!filtering(f) || set.n)) {
         struct mn_index_search_opts o = MN_INDEX_SEARCH_OPTS_INIT;
+        struct accept_ctx ac = {&t.seen, NULL};
+        size_t live = mn_index_count(v->ix);
         if (filtering(f) && set.n <= EXACT_CANDIDATES) {
             o.candidates = set.ids;
             o.n_candidates = set.n;
         } else if (filtering(f)) {
-            qsort(set.ids, set.n, sizeof *set.ids, cmp_i64);
-            o.accept = accept_sorted;
-            o.user = &set;
+            ac.filter = &set;
             o.n_accept_hint = set.n;
+        } else if (t.seen.n) {
+            o.n_accept_hint = live > t.seen.n ? live - t.seen.n : 1;
         }
-        rc = mn_index_search(v->ix, q, k, &o, hits, n);
+        if (ac.filter || t.seen.n) {
+            o.accept = accept_id;
+            o.user = &ac;
+        }
+        rc = mn_index_search(v->ix, q, k, &o, hits, &m);
+        inf.indexed = live;
     }
+    if (!rc) { /* merge the index's hits and the tail's (disjoint: changed ids were hidden) */
+        size_t total = m + t.nheap;
+        struct mn_index_hit *all = malloc((total + 1) * sizeof *all);
+        if (!all) {
+            rc = mn__nomem();
+        } else {
+            memcpy(all, hits, m * sizeof *all);
+            memcpy(all + m, t.heap, t.nheap * sizeof *all);
+            qsort(all, total, sizeof *all, hit_cmp);
+            *n = total < k ? total : k;
+            memcpy(hits, all, *n * sizeof *all);
+            free(all);
+        }
+        inf.scanned = t.scanned;
+        inf.truncated = t.truncated;
+    }
+    free(t.seen.keys);
+    free(t.heap);
+    free(qn);
     free(set.ids);
     pthread_mutex_unlock(&v->lock);
+    if (info)
+        *info = inf;
     return rc;
 }
 
 /* ---- saving ---------------------------------------------------------------------------------- */
-
-static mn_status save_if_newer(mn_vsearch *v)
-{
-    if (!v->path || !v->ix || v->applied == v->saved_at)
-        return MN_OK;
-    int fd = lock_file(v->path);
-    uint64_t sum;
-    int64_t seq = -1;
-    uint32_t dim;
-    mn_status rc = MN_OK;
-    /* another process saved a newer index meanwhile: keep it */
-    if (!(read_state(v->path, &sum, &seq, &dim) && seq >= v->applied && dim == v->dim && file_checksum(v->path) == sum))
-        rc = save_locked(v);
-    unlock_file(fd);
-    return rc;
-}
 
 mn_status mn_vsearch_save(mn_vsearch *v)
 {
@@ -438,7 +721,7 @@ void mn_vsearch_free(mn_vsearch *v)
     if (!v)
         return;
     if (save_if_newer(v)) {
-        mn__log(MN_LOG_WARN, "%s: the vector index was not saved (it is rebuilt on next use): %s", v->path,
+        mn__log(MN_LOG_WARN, "%s: the vector index was not saved (the next writer saves it): %s", v->path,
                 mn_errmsg());
         mn__err_clear();
     }

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -647,6 +648,37 @@ static mn_status read_file(const char *path, uint8_t **data, size_t *len)
     return MN_OK;
 }
 
+/* The SHA-256 of the ranks file, computed on a second thread while the main one parses it: the
+ * hash costs about as much as the parse, and a whole `mnemo tokens` process pays both. */
+struct digest_job {
+    const uint8_t *data;
+    size_t len;
+    char hex[MN_SHA256_HEX + 1];
+    mn_status rc;
+};
+
+static void *digest_run(void *user)
+{
+    struct digest_job *j = user;
+    j->rc = mn_sha256_hex(j->data, j->len, j->hex);
+    return NULL;
+}
+
+static mn_status check_digest(const struct encoding *enc, const char *path, const struct digest_job *j)
+{
+    if (j->rc)
+        return j->rc;
+    if (strcmp(j->hex, enc->sha256) == 0)
+        return MN_OK;
+    const char *acc = getenv("MNEMO_ACCEPT_UNKNOWN_RANKS");
+    if (!acc || strcmp(acc, "1") != 0)
+        return MN_CORRUPT_AT("tokenizer: %s has SHA-256 %s, not the pinned %s for %s "
+                             "(set MNEMO_ACCEPT_UNKNOWN_RANKS=1 to use it anyway)",
+                             path, j->hex, enc->sha256, enc->name);
+    mn__log(MN_LOG_WARN, "tokenizer: using %s with unknown SHA-256 %s", path, j->hex);
+    return MN_OK;
+}
+
 static mn_status open_file(const struct encoding *enc, const char *path, mn_tokenizer **out)
 {
     uint8_t *data;
@@ -654,31 +686,23 @@ static mn_status open_file(const struct encoding *enc, const char *path, mn_toke
     mn_status st = read_file(path, &data, &len);
     if (st != MN_OK)
         return st;
-    char digest[MN_SHA256_HEX + 1];
-    if ((st = mn_sha256_hex(data, len, digest))) {
-        free(data);
-        return st;
-    }
-    if (strcmp(digest, enc->sha256) != 0) {
-        const char *acc = getenv("MNEMO_ACCEPT_UNKNOWN_RANKS");
-        if (!acc || strcmp(acc, "1") != 0) {
-            free(data);
-            return MN_CORRUPT_AT("tokenizer: %s has SHA-256 %s, not the pinned %s for %s "
-                                 "(set MNEMO_ACCEPT_UNKNOWN_RANKS=1 to use it anyway)",
-                                 path, digest, enc->sha256, enc->name);
-        }
-        mn__log(MN_LOG_WARN, "tokenizer: using %s with unknown SHA-256 %s", path, digest);
-    }
+    struct digest_job job = {data, len, "", MN_OK};
+    pthread_t th;
+    int threaded = pthread_create(&th, NULL, digest_run, &job) == 0;
     struct bpe_tokenizer *t = calloc(1, sizeof *t);
-    if (!t) {
-        free(data);
-        return mn__nomem();
-    }
-    st = mn__bpe_parse(&t->bpe, data, len, path);
+    st = t ? mn__bpe_parse(&t->bpe, data, len, path) : mn__nomem();
+    if (threaded)
+        pthread_join(th, NULL);
+    else
+        digest_run(&job);
     free(data);
-    if (st != MN_OK) {
+    /* an unknown file is reported as such even when it also fails to parse */
+    mn_status dst = check_digest(enc, path, &job);
+    if (dst != MN_OK || st != MN_OK) {
+        if (t && st == MN_OK)
+            mn__bpe_release(&t->bpe);
         free(t);
-        return st;
+        return dst != MN_OK ? dst : st;
     }
     t->base.vt = &bpe_vt;
     t->base.name = enc->name;

@@ -252,9 +252,10 @@ static void filtered_exact_k_and_rebuild(void **state)
     int64_t best = h->items[0].message.id;
     mn_search_hits_free(h);
     mn_close(db);
-    /* the index was saved on close; deleted, it is rebuilt from the stored vectors. On
-     * PostgreSQL a node keeps its index in memory only (docs/scale-out.md): each open rebuilds
-     * it from the stored vectors, which the two reopens below check the same way. */
+    /* the backfill built and saved the index: a search in a new handle uses it as it is. Deleted,
+     * searches scan the stored vectors exactly (never building it on the request path) until a
+     * writer (mn_embed_pending) builds it again. On PostgreSQL a node keeps its index in memory
+     * only (docs/scale-out.md): a new handle scans exactly until its writer builds one. */
     char path[200];
     snprintf(path, sizeof path, "%s/big.db.hnsw", dir);
     if (!test_db_pg()) {
@@ -266,9 +267,23 @@ static void filtered_exact_k_and_rebuild(void **state)
     assert_int_equal(mn_search(db, "note 17 about topic17", MN_SEARCH_SEMANTIC, 5, NULL, 0, &h), MN_OK);
     assert_int_equal(h->count, 5);
     assert_int_equal(h->items[0].message.id, best);
+    assert_int_equal(h->index_indexed, 0);
+    assert_int_equal(h->index_scanned, N + 1); /* every stored vector, exactly */
+    assert_int_equal(h->index_truncated, 0);
+    mn_search_hits_free(h);
+    if (!test_db_pg())
+        assert_int_equal(access(path, F_OK), -1); /* the search did not build it */
+    assert_int_equal(mn_embed_pending(db, 0, NULL), MN_OK); /* the writer's step builds it */
+    if (!test_db_pg())
+        assert_int_equal(access(path, F_OK), 0);
+    assert_int_equal(mn_search(db, "note 17 about topic17", MN_SEARCH_SEMANTIC, 5, NULL, 0, &h), MN_OK);
+    assert_int_equal(h->items[0].message.id, best);
+    assert_int_equal(h->index_indexed, N + 1);
+    assert_int_equal(h->index_scanned, 0);
     mn_search_hits_free(h);
     mn_close(db);
-    /* damaged: one byte flipped in the middle */
+    /* damaged: one byte flipped in the middle (an id): the mapping is refused, the search
+     * scans exactly and answers the same */
     if (!test_db_pg()) {
         FILE *fp = fopen(path, "r+b");
         assert_non_null(fp);
@@ -282,6 +297,7 @@ static void filtered_exact_k_and_rebuild(void **state)
     assert_int_equal(mn_search(db, "note 17 about topic17", MN_SEARCH_SEMANTIC, 5, NULL, 0, &h), MN_OK);
     assert_int_equal(h->count, 5);
     assert_int_equal(h->items[0].message.id, best);
+    assert_int_equal(h->index_indexed, 0);
     mn_search_hits_free(h);
     mn_close(db);
     /* another embedder's query is refused, naming both */
@@ -303,6 +319,67 @@ static void filtered_exact_k_and_rebuild(void **state)
     free(texts);
     mn_session_free(big);
     mn_session_free(small);
+}
+
+/* The index behind the stored vectors (a writer added vectors it has not saved yet): another
+ * handle searches what the saved index holds plus an exact scan of the rest, says so, and
+ * returns the same top hits as an exact scan of everything. */
+static void index_behind_scans_the_rest(void **state)
+{
+    (void)state;
+    enum { N1 = 300, N2 = 40, K = 10 };
+    char *texts[N1 + N2];
+    for (int i = 0; i < N1 + N2; i++) {
+        texts[i] = malloc(96);
+        snprintf(texts[i], 96, "%s %d about topic%d and item%d", i < N1 ? "note" : "later note", i, i % 23, i % 7);
+    }
+    mn_db *w = open_db("behind", "hash", NULL);
+    mn_session *s1 = add_session(w, NULL, (const char *const *)texts, N1);
+    assert_int_equal(mn_embed_backfill(w, NULL, NULL, NULL), MN_OK); /* builds and saves */
+    mn_session *s2 = add_session(w, NULL, (const char *const *)texts + N1, N2);
+    size_t done = 0;
+    assert_int_equal(mn_embed_pending(w, 0, &done), MN_OK); /* indexed in memory, not saved yet */
+    assert_int_equal(done, N2);
+    const char *q = "later note about topic5 and item3";
+    mn_db *r = open_db("behind", "hash", NULL);
+    mn_search_hits *hb = NULL, *hx = NULL;
+    assert_int_equal(mn_search(r, q, MN_SEARCH_SEMANTIC, K, NULL, 0, &hb), MN_OK);
+    mn_close(r);
+    if (!test_db_pg()) {
+        assert_int_equal(hb->index_indexed, N1);
+        assert_int_equal(hb->index_scanned, N2);
+    } else { /* no file: a new handle scans everything */
+        assert_int_equal(hb->index_indexed, 0);
+        assert_int_equal(hb->index_scanned, N1 + N2);
+    }
+    /* exact: the same search with no index file at all */
+    char path[200], aside[220];
+    snprintf(path, sizeof path, "%s/behind.db.hnsw", dir);
+    snprintf(aside, sizeof aside, "%s.aside", path);
+    if (!test_db_pg())
+        assert_int_equal(rename(path, aside), 0);
+    r = open_db("behind", "hash", NULL);
+    assert_int_equal(mn_search(r, q, MN_SEARCH_SEMANTIC, K, NULL, 0, &hx), MN_OK);
+    mn_close(r);
+    assert_int_equal(hx->index_indexed, 0);
+    assert_int_equal(hx->index_scanned, N1 + N2);
+    assert_int_equal(hb->count, K);
+    assert_int_equal(hx->count, K);
+    int later = 0;
+    for (size_t i = 0; i < K; i++) {
+        assert_int_equal(hb->items[i].message.id, hx->items[i].message.id);
+        later += strncmp(hb->items[i].message.content, "later", 5) == 0;
+    }
+    assert_true(later > 0); /* the scanned rest did take part */
+    if (!test_db_pg())
+        assert_int_equal(rename(aside, path), 0);
+    mn_search_hits_free(hb);
+    mn_search_hits_free(hx);
+    mn_close(w);
+    mn_session_free(s1);
+    mn_session_free(s2);
+    for (int i = 0; i < N1 + N2; i++)
+        free(texts[i]);
 }
 
 static void rag_in_context(void **state)
@@ -437,6 +514,7 @@ int main(void)
         cmocka_unit_test(keyword_hostile_queries),  cmocka_unit_test(semantic_hybrid_and_deletes),
         cmocka_unit_test(filtered_exact_k_and_rebuild), cmocka_unit_test(rag_in_context),
         cmocka_unit_test(two_process_writers),      cmocka_unit_test(not_embedded_counted),
+        cmocka_unit_test(index_behind_scans_the_rest),
     };
     return cmocka_run_group_tests_name("search", tests, setup, teardown);
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "index/index.h"
 #include "unit/test_index_data.h"
@@ -115,6 +116,78 @@ static void recall_vs_flat(void **state)
     assert_true(st.memory_bytes > n * d * sizeof(float));
     mn_index_free(h);
     mn_index_free(f);
+    free(cs);
+    free(x);
+    free(q);
+}
+
+/* mn_index_add_batch: the graph does not depend on the thread count (the saved files are
+ * byte-identical for 1, 2 and 4 threads) and its recall against exact search is that of the
+ * sequential build's test above. */
+static void batch_build_same_graph_any_threads(void **state)
+{
+    (void)state;
+    size_t n = big() ? 20000 : 3000, d = 64, nq = big() ? 200 : 50, k = 10;
+    float *cs = td_centres(50, d, 1);
+    float *x = td_points(n, d, cs, 50, 1.5, 2);
+    float *q = td_points(nq, d, cs, 50, 1.5, 3);
+    int64_t *ids = malloc(n * sizeof *ids);
+    for (size_t i = 0; i < n; i++)
+        ids[i] = id_of(i);
+    const unsigned threads[] = {1, 2, 4};
+    unsigned char *first = NULL;
+    size_t first_len = 0;
+    mn_index *f = build(x, n, (uint32_t)d, MN_INDEX_FLAT, MN_INDEX_F32, 100);
+    for (size_t t = 0; t < 3; t++) {
+        struct mn_index_params p = MN_INDEX_PARAMS_INIT;
+        p.dim = (uint32_t)d;
+        p.ef_construction = 100;
+        mn_index *h = NULL;
+        assert_int_equal(mn_index_create(&p, &h), MN_OK);
+        assert_int_equal(mn_index_add_batch(h, ids, x, n, threads[t]), MN_OK);
+        assert_int_equal(mn_index_count(h), n);
+        /* the same graph: the saved bytes are equal */
+        char path[128];
+        snprintf(path, sizeof path, "/tmp/mnemo-batch-%d-%zu.idx", (int)getpid(), t);
+        assert_int_equal(mn_index_save(h, path), MN_OK);
+        FILE *fp = fopen(path, "rb");
+        assert_non_null(fp);
+        fseek(fp, 0, SEEK_END);
+        size_t len = (size_t)ftell(fp);
+        fseek(fp, 0, SEEK_SET);
+        unsigned char *bytes = malloc(len);
+        assert_int_equal(fread(bytes, 1, len, fp), len);
+        fclose(fp);
+        unlink(path);
+        if (!first) {
+            first = bytes;
+            first_len = len;
+        } else {
+            assert_int_equal(len, first_len);
+            assert_memory_equal(bytes, first, len);
+            free(bytes);
+        }
+        /* recall against exact search, as recall_vs_flat */
+        struct mn_index_hit hh[10], fh[10];
+        size_t hits = 0, nh, nf;
+        struct mn_index_search_opts o = MN_INDEX_SEARCH_OPTS_INIT;
+        o.ef = 64;
+        for (size_t i = 0; i < nq; i++) {
+            assert_int_equal(mn_index_search(h, q + i * d, k, &o, hh, &nh), MN_OK);
+            assert_int_equal(mn_index_search(f, q + i * d, k, NULL, fh, &nf), MN_OK);
+            assert_int_equal(nh, k);
+            hits += overlap(hh, nh, fh, nf);
+        }
+        double recall = (double)hits / (double)(nq * k);
+        printf("  batch build, %u threads: recall@10 (n=%zu, d=%zu, ef=64) = %.4f\n", threads[t], n, d, recall);
+        assert_true(recall >= 0.95);
+        /* a batch refuses an id already present, naming it */
+        assert_int_equal(mn_index_add_batch(h, ids, x, 1, threads[t]), MN_CONFLICT);
+        mn_index_free(h);
+    }
+    free(first);
+    mn_index_free(f);
+    free(ids);
     free(cs);
     free(x);
     free(q);
@@ -549,6 +622,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(recall_vs_flat),
+        cmocka_unit_test(batch_build_same_graph_any_threads),
         cmocka_unit_test(filtered_search_is_exact),
         cmocka_unit_test(deletes_never_returned),
         cmocka_unit_test(int8_memory_and_recall),

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "index/index_int.h"
@@ -205,8 +206,8 @@ static void corrupt_files_refused(void **state)
         assert_int_equal(mn_index_load_mem(w, len, &b), MN_CORRUPT);
         assert_non_null(strstr(mn_errmsg(), "magic"));
         /* other versions, even with a valid checksum */
-        uint32_t versions[] = {0, 2, 0xffffffffu};
-        for (size_t v = 0; v < 3; v++) {
+        uint32_t versions[] = {0, 1, 3, 0xffffffffu};
+        for (size_t v = 0; v < 4; v++) {
             memcpy(w, img, len);
             memcpy(w + 8, &versions[v], 4);
             fix_checksum(w, len);
@@ -362,8 +363,8 @@ static void open_rebuilds(void **state)
     /* damaged, or from another version: rebuilt */
     size_t len;
     unsigned char *img = slurp(path, &len);
-    uint32_t v2 = 2;
-    memcpy(img + 8, &v2, 4);
+    uint32_t v1 = 1; /* the previous format version */
+    memcpy(img + 8, &v1, 4);
     fix_checksum(img, len);
     spit(path, img, len);
     free(img);
@@ -407,6 +408,114 @@ static void checksum_streams(void **state)
     assert_true(mn__index_checksum(buf, 0) != mn__index_checksum("\0", 1));
 }
 
+/* mn_index_map: a second process opens the saved file in place (no rebuild, no copy) and
+ * answers exactly as the process that built it; a damaged id is caught by the header's meta
+ * checksum; a FIFO or a directory in place of the file is refused at once, never waited on. */
+static void mapped_in_another_process(void **state)
+{
+    (void)state;
+    size_t n = 2001, d = 24, nq = 20; /* an odd count: the sections are padded to stay aligned */
+    float *cs = td_centres(10, d, 7);
+    float *x = td_points(n, d, cs, 10, 1.0, 8);
+    float *q = td_points(nq, d, cs, 10, 1.0, 9);
+    struct mn_index_params p = MN_INDEX_PARAMS_INIT;
+    p.dim = (uint32_t)d;
+    p.ef_construction = 64;
+    mn_index *ix = NULL;
+    assert_int_equal(mn_index_create(&p, &ix), MN_OK);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(mn_index_add(ix, (int64_t)i + 1, x + i * d), MN_OK);
+    assert_int_equal(mn_index_remove(ix, 5), MN_OK);
+    char path[600];
+    path_in(path, sizeof path, "mapped.idx");
+    assert_int_equal(mn_index_save(ix, path), MN_OK);
+    struct stat before;
+    assert_int_equal(stat(path, &before), 0);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* the second process: map, search, send the hits */
+        mn_index *m = NULL;
+        if (mn_index_map(path, &m) != MN_OK)
+            _exit(2);
+        for (size_t i = 0; i < nq; i++) {
+            struct mn_index_hit h[10];
+            size_t nh = 0;
+            if (mn_index_search(m, q + i * d, 10, NULL, h, &nh) != MN_OK || nh != 10 ||
+                write(fds[1], h, sizeof h) != (ssize_t)sizeof h)
+                _exit(3);
+        }
+        mn_index_free(m);
+        _exit(0);
+    }
+    close(fds[1]);
+    for (size_t i = 0; i < nq; i++) {
+        struct mn_index_hit want[10], got[10];
+        size_t nh = 0, off = 0;
+        assert_int_equal(mn_index_search(ix, q + i * d, 10, NULL, want, &nh), MN_OK);
+        while (off < sizeof got) {
+            ssize_t r = read(fds[0], (char *)got + off, sizeof got - off);
+            assert_true(r > 0);
+            off += (size_t)r;
+        }
+        for (size_t j = 0; j < 10; j++) {
+            assert_int_equal(got[j].id, want[j].id);
+            assert_true(got[j].score == want[j].score);
+            assert_true(got[j].id != 5); /* removed before the save */
+        }
+    }
+    close(fds[0]);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    struct stat after; /* the file was only read */
+    assert_int_equal(stat(path, &after), 0);
+    assert_true(after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+
+    /* a mapped index becomes writable: the first add copies it to the heap */
+    mn_index *m = NULL;
+    assert_int_equal(mn_index_map(path, &m), MN_OK);
+    assert_int_equal(mn_index_count(m), n - 1);
+    assert_int_equal(mn_index_add(m, 5, x + 5 * d), MN_OK);
+    assert_int_equal(mn_index_count(m), n);
+    mn_index_free(m);
+
+    /* one id changed (checksum of the whole file fixed, as a careful forger would): the header's
+     * meta checksum refuses the mapping */
+    size_t len = 0;
+    unsigned char *img = slurp(path, &len);
+    img[128] ^= 1; /* the first id */
+    uint64_t sum = mn__index_checksum(img, len - 8);
+    memcpy(img + len - 8, &sum, 8);
+    char bad[600];
+    path_in(bad, sizeof bad, "bad.idx");
+    spit(bad, img, len);
+    assert_int_equal(mn_index_map(bad, &m), MN_CORRUPT);
+    assert_null(m);
+    free(img);
+
+    /* a FIFO and a directory in place of the file: refused without blocking */
+    char fifo[600], dir[600];
+    path_in(fifo, sizeof fifo, "fifo.idx");
+    path_in(dir, sizeof dir, "dir.idx");
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(mn_index_map(fifo, &m), MN_IO);
+    assert_non_null(strstr(mn_errmsg(), "not a regular file"));
+    assert_int_equal(mn_index_load(fifo, &m), MN_IO);
+    assert_non_null(strstr(mn_errmsg(), "not a regular file"));
+    assert_int_equal(mn_index_map(dir, &m), MN_IO);
+    assert_int_equal(mn_index_load(dir, &m), MN_IO);
+    char missing[600];
+    path_in(missing, sizeof missing, "missing.idx");
+    assert_int_equal(mn_index_map(missing, &m), MN_NOTFOUND);
+    mn_index_free(ix);
+    free(cs);
+    free(x);
+    free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -415,6 +524,7 @@ int main(void)
         cmocka_unit_test(save_is_atomic),
         cmocka_unit_test(open_rebuilds),
         cmocka_unit_test(checksum_streams),
+        cmocka_unit_test(mapped_in_another_process),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
