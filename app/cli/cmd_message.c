@@ -1,6 +1,7 @@
 /*
  * cmd_message.c — `mnemo add`, `mnemo history` and `mnemo context`.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,10 @@ int cmd_add(const struct cli_global *g, struct cli_args *a)
     if (db) {
         mn_message *out = NULL;
         mn_status rc = mn_append(db, a->pos[0], &m, cli_flag(a, "create") ? MN_APPEND_CREATE : 0, &out);
+        /* test hook (tests/cli/t0700-crash.sh, docs/config.md): die the way a crash would,
+         * after the commit and before anything is reported; inert unless the variable is set */
+        if (rc == MN_OK && getenv("MNEMO_TEST_CRASH_AFTER_COMMIT"))
+            raise(SIGKILL);
         if (rc)
             status = cli_fail(rc);
         else if (cli_flag(a, "json")) {

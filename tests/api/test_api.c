@@ -27,6 +27,9 @@ static mn_db *open_db(const char *name, const char *max_bytes)
     mn_config *cfg = NULL;
     assert_int_equal(mn_config_new(&cfg), MN_OK);
     assert_int_equal(mn_config_set(cfg, "tokenizer.name", "heuristic", NULL), MN_OK);
+    /* threads below write at once: their lock waits are bounded generously, not by the speed of
+     * a loaded machine (the default bound is tested by unit/test_busy) */
+    assert_int_equal(mn_config_set(cfg, "memory.busy_timeout_ms", "120000", NULL), MN_OK);
     if (max_bytes)
         assert_int_equal(mn_config_set(cfg, "memory.max_message_bytes", max_bytes, NULL), MN_OK);
     mn_db *db = NULL;

@@ -8,6 +8,8 @@
 #   MNEMO_TEST_PG_URL  set in the pg/ variant of each test: the base URL of the PostgreSQL server
 #                   the `pg` fixture started (tests/CMakeLists.txt); $DB and new_db then name fresh
 #                   databases on it instead of SQLite files
+#   MNEMO_TEST_DEADLINE_SCALE  optional whole number (default 1): multiplies every deadline of
+#                   wait_until, for machines slower still than a loaded 2-core one
 #
 # After sourcing:
 #   $T        this script's private temp dir (also the current directory, HOME and XDG_* root)
@@ -31,6 +33,12 @@
 #   check MSG CMD...            passes when CMD (a test, a grep, python3 -c …) exits 0
 #   pass MSG / fail MSG         count one check by hand
 #   jget JSON PYEXPR            prints the python expression PYEXPR evaluated on j = json.loads(JSON)
+#   deadline SECONDS            prints SECONDS × MNEMO_TEST_DEADLINE_SCALE
+#   wait_until SECONDS WHAT CMD...  polls CMD until it exits 0; after the (scaled) deadline it
+#                               fails "gave up after N s waiting for WHAT" and returns 1. Tests
+#                               wait on progress this way, never on the clock: the deadline only
+#                               bounds a hung test, so keep it generous (60-120 s)
+#   alive PID                   true while process PID runs (exists and is not a zombie)
 #   finish                      prints "N passed, M failed" and exits non-zero when M > 0
 # Every helper reads standard input from /dev/null unless the command redirects it itself.
 
@@ -60,7 +68,7 @@ mkdir -p "$HOME"
 # the variables of the test harness itself.
 for _v in $(env | sed -n 's/^\(MNEMO_[A-Za-z0-9_]*\)=.*/\1/p'); do
     case $_v in
-    MNEMO_TEST_TMP | MNEMO_CONCURRENCY_N | MNEMO_CRASH_ROUNDS | MNEMO_TEST_PG_URL) ;;
+    MNEMO_TEST_TMP | MNEMO_CONCURRENCY_N | MNEMO_CRASH_ROUNDS | MNEMO_TEST_PG_URL | MNEMO_TEST_DEADLINE_SCALE) ;;
     *) unset "$_v" ;;
     esac
 done
@@ -240,6 +248,30 @@ print(json.dumps(j, sort_keys=True))'
 }
 
 sha256() { sha256sum "$1" | cut -d' ' -f1; }
+
+MNEMO_TEST_DEADLINE_SCALE=${MNEMO_TEST_DEADLINE_SCALE:-1}
+case $MNEMO_TEST_DEADLINE_SCALE in
+'' | *[!0-9]* | 0) echo "lib.sh: MNEMO_TEST_DEADLINE_SCALE must be a whole number >= 1" >&2; exit 99 ;;
+esac
+deadline() { echo $(($1 * MNEMO_TEST_DEADLINE_SCALE)); }
+
+alive() { [ -e "/proc/$1" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" != Z ]; }
+
+# wait_until SECONDS WHAT CMD...: the clock is read only to give up, never to decide an outcome.
+wait_until() {
+    _wu_limit=$(deadline "$1")
+    _wu_what=$2
+    shift 2
+    _wu_end=$(($(date +%s) + _wu_limit))
+    while ! "$@"; do
+        if [ "$(date +%s)" -ge "$_wu_end" ]; then
+            fail "gave up after ${_wu_limit} s waiting for $_wu_what"
+            return 1
+        fi
+        sleep 0.05
+    done
+    return 0
+}
 
 finish() {
     echo "$PASSED passed, $FAILED failed"

@@ -12,13 +12,17 @@ serve_start() {
     "$MNEMO" --db "$DB" serve --listen 127.0.0.1:0 "$@" >"$T/serve.out" 2>>"$T/serve.err" &
     SPID=$!
     URL=
-    for _i in $(seq 1 100); do
-        URL=$(head -n1 "$T/serve.out" 2>/dev/null)
-        [ -n "$URL" ] && break
-        sleep 0.1
-    done
-    [ -n "$URL" ] || { fail "server did not print its URL"; cat "$T/serve.err" >&2; }
+    _await_url "$SPID" "$T/serve.out" "the server" || cat "$T/serve.err" >&2
+    URL=$(head -n1 "$T/serve.out" 2>/dev/null)
 }
+# _await_url PID OUTFILE WHO: waits until the server PID has printed its URL (first line of
+# OUTFILE); gives up early when it exited, else after a generous deadline (lib.sh wait_until).
+_await_url() {
+    wait_until 120 "$3 to print its URL" _url_or_exit "$1" "$2" || return 1
+    _has_line "$2" || { fail "$3 exited before printing its URL"; return 1; }
+}
+_has_line() { [ "$(wc -l <"$1")" -ge 1 ]; }
+_url_or_exit() { _has_line "$2" || ! alive "$1"; }
 serve_stop() {
     kill -TERM "$SPID" 2>/dev/null
     wait "$SPID"
@@ -51,13 +55,9 @@ node_start() {
     : >"$T/node-$_n.out"
     "$MNEMO" --db "$DB" serve --listen 127.0.0.1:0 "$@" >"$T/node-$_n.out" 2>>"$T/node-$_n.err" &
     eval "${_n}_PID=\$!"
-    _u=
-    for _i in $(seq 1 150); do
-        _u=$(head -n1 "$T/node-$_n.out" 2>/dev/null)
-        [ -n "$_u" ] && break
-        sleep 0.1
-    done
-    [ -n "$_u" ] || { fail "node $_n did not print its URL"; cat "$T/node-$_n.err" >&2; }
+    eval "_np=\$${_n}_PID"
+    _await_url "$_np" "$T/node-$_n.out" "node $_n" || cat "$T/node-$_n.err" >&2
+    _u=$(head -n1 "$T/node-$_n.out" 2>/dev/null)
     eval "${_n}_URL=\$_u"
 }
 node_stop() {

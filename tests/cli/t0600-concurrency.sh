@@ -8,6 +8,10 @@
 # tokenizer loading its ranks), so 4 × 200 took 30-40 s on 2 cores; 4 × 100 keeps the script
 # near 15 s. MNEMO_CONCURRENCY_N=200 runs the full size.
 N=${MNEMO_CONCURRENCY_N:-100}
+# The writers wait for each other's locks: bounded generously, not by the speed of a loaded
+# machine (the default bound is tested by unit/test_busy).
+MNEMO_BUSY_TIMEOUT_MS=120000
+export MNEMO_BUSY_TIMEOUT_MS
 
 ok mn session new --title "session A"
 SA=$OUT

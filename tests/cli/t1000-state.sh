@@ -49,6 +49,9 @@ ok mn state "$S" clear
 eq "$(jget "$OUT" 'j["params"]')" "{}" "clear resets the state"
 
 # --- concurrent merges from several processes: no lost update -------------------------------------
+# (their lock waits bounded generously, not by the speed of a loaded machine)
+MNEMO_BUSY_TIMEOUT_MS=120000
+export MNEMO_BUSY_TIMEOUT_MS
 N=25
 for p in 1 2 3 4; do
     (

@@ -77,8 +77,8 @@ fails 1 "strategy" mn context "$S" --strategy magic
 if command -v node >/dev/null 2>&1; then
     node "$TESTS_DIR/fake_llm/fake_llm.js" >"$T/port" &
     SERVER=$!
-    n=0
-    while [ ! -s "$T/port" ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+    port_printed() { grep -q '^PORT [0-9]' "$T/port"; }
+    wait_until 120 "the fake LLM server to print its port" port_printed
     PORT=$(sed -n 's/^PORT //p' "$T/port")
     ok mn session new
     L=$OUT

@@ -20,7 +20,8 @@ check "the config holds no key in clear" sh -c '! grep -q key-alpha "$1"' - "$T/
 : >"$T/serve.err"
 "$MNEMO" --config "$T/config.yaml" serve --listen 127.0.0.1:0 --log-format json --verbose >"$T/serve.out" 2>"$T/serve.err" &
 SPID=$!
-for _i in $(seq 1 100); do URL=$(head -n1 "$T/serve.out" 2>/dev/null); [ -n "$URL" ] && break; sleep 0.1; done
+_await_url "$SPID" "$T/serve.out" "the server" || cat "$T/serve.err" >&2
+URL=$(head -n1 "$T/serve.out")
 
 req GET /v1/sessions
 eq "$CODE" 401 "no key: 401"
@@ -49,9 +50,11 @@ eq "$(jget "$OUT" 'sorted(s["namespace"] for s in j["sessions"])')" '["alpha", "
 
 # background worker: an expired thread disappears without a gc call
 ok mn session new --id 0190a000-0000-7000-8000-0000000000c3 --tool t --ttl 1
-sleep 3.2
-req GET /metrics "" -H "Authorization: Bearer $KR"
-check "cleanup ran" sh -c 'printf "%s" "$1" | grep -Eq "^mnemo_cleanup_sessions_total\{reason=\"expired\"\} [1-9]"' - "$OUT"
+cleaned_up() {
+    req GET /metrics "" -H "Authorization: Bearer $KR"
+    printf '%s' "$OUT" | grep -Eq '^mnemo_cleanup_sessions_total\{reason="expired"\} [1-9]'
+}
+wait_until 120 "the background worker to clean up the expired session (mnemo_cleanup_sessions_total)" cleaned_up && pass
 check "group commit counters" sh -c 'printf "%s" "$1" | grep -Eq "^mnemo_commit_appends_total [1-9]"' - "$OUT"
 
 kill -TERM "$SPID"

@@ -54,15 +54,16 @@ at B req POST "/v1/sessions/$S/messages" '{"role":"user","content":"writer 1 mes
 eq "$CODE $(jget "$OUT" 'j["messages"][0]["seq"]')" "201 $(jget "$HA" '[m["seq"] for m in j["messages"] if m["content"] == "writer 1 message 1"][0]')" \
     "a retry on the other node returns the message stored first"
 
-# search: node B finds what node A stored (deadline 30 s; the time taken is printed, not asserted)
+# search: node B finds what node A stored (a generous deadline only ends a hung test; the time
+# taken is printed, not asserted)
 at A req POST "/v1/sessions/$S/messages" '{"role":"assistant","content":"the kafka consumer lag alarm fires at ninety seconds"}'
 eq "$CODE" 201 "append the needle on node A"
 NEEDLE=$(jget "$OUT" 'j["messages"][0]["id"]')
 found_kw=
 found_sem=
 t0=$(date +%s%N)
-i=0
-while [ $i -lt 300 ]; do
+give_up=$(($(date +%s) + $(deadline 120)))
+while [ "$(date +%s)" -lt "$give_up" ]; do
     if [ -z "$found_kw" ]; then
         at B req GET '/v1/search?q=kafka+consumer+lag&mode=keyword&top_k=1'
         [ "$(jget "$OUT" 'j["hits"][0]["message"]["id"] if j.get("hits") else 0' 2>/dev/null)" = "$NEEDLE" ] &&
@@ -75,10 +76,9 @@ while [ $i -lt 300 ]; do
     fi
     [ -n "$found_kw" ] && [ -n "$found_sem" ] && break
     sleep 0.1
-    i=$((i + 1))
 done
-check "node B's keyword search finds node A's message" test -n "$found_kw"
-check "node B's semantic search finds node A's message (within 30 s)" test -n "$found_sem"
+check "node B's keyword search finds node A's message (gave up after $(deadline 120) s)" test -n "$found_kw"
+check "node B's semantic search finds node A's message (gave up after $(deadline 120) s)" test -n "$found_sem"
 echo "delay: keyword ${found_kw:-none} ms, semantic ${found_sem:-none} ms (node A append -> node B search)"
 
 node_stop A

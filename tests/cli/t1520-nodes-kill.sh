@@ -1,7 +1,9 @@
 #!/bin/sh
 # t1520-nodes-kill.sh — SIGKILL a node in the middle of writes (pg/ variant only): a writer
 # appends through node A with idempotency keys and records each 201 it gets; A is killed at a
-# random moment, several rounds. Every acknowledged message is there when read through node B,
+# random moment, several rounds: once the writer has been answered 201 a random 1..3 more times,
+# at a random point of the next request (progress decides, not the clock, so a slow machine
+# kills at the same places). Every acknowledged message is there when read through node B,
 # the one in flight is retried through B with its key and stored once, and B never stopped.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
@@ -17,7 +19,7 @@ cat >"$T/writer.sh" <<'EOS'
 # writer.sh URL SESSION FIRST-N ACK-FILE: appends k-N, k-N+1, … until killed; records the acks
 n=$3
 while :; do
-    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X POST -H 'Content-Type: application/json' \
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 300 -X POST -H 'Content-Type: application/json' \
         -H "Idempotency-Key: k-$n" --data-binary "{\"role\":\"user\",\"content\":\"message $n\"}" \
         "$1/v1/sessions/$2/messages")
     if [ "$code" = 201 ]; then
@@ -27,10 +29,9 @@ while :; do
 done
 EOS
 
-random_delay() { # 0.20 .. 1.19 seconds
-    r=$(od -An -N1 -tu1 /dev/urandom | tr -d ' ')
-    printf '%d.%02d\n' $(((20 + r % 100) / 100)) $(((20 + r % 100) % 100))
-}
+acks() { grep -c . "$T/ack"; }
+acked_at_least() { [ "$(acks)" -ge "$1" ]; }
+random() { od -An -N2 -tu2 /dev/urandom | tr -d ' '; } # 0 .. 65535
 
 next=1
 round=1
@@ -40,9 +41,16 @@ while [ $round -le $ROUNDS ]; do
     ASAN_OPTIONS=detect_leaks=0
     node_start A
     ASAN_OPTIONS=$_asan
+    base=$(acks)
+    want=$((1 + $(random) % 3))
+    t0=$(date +%s%N)
     sh "$T/writer.sh" "$A_URL" "$S" "$next" "$T/ack" &
     wp=$!
-    sleep "$(random_delay)"
+    if wait_until 120 "round $round: $want appends through node A answered 201" acked_at_least $((base + want)); then
+        # a random point of the next request: a random fraction of one request's duration
+        ms=$((($(date +%s%N) - t0) / want / 1000000 * $(random) / 65536))
+        sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+    fi
     kill -9 "$A_PID"
     wait "$A_PID" 2>/dev/null
     kill "$wp" 2>/dev/null

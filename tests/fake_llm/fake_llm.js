@@ -12,7 +12,7 @@
 //   bad400      HTTP 400 with an error object
 //   errobj      HTTP 200 with an error object
 //   garbage     HTTP 200 with a body that is not JSON
-//   slow        answers after 3 seconds
+//   slow        never answers (the client's timeout always fires first, however slow the machine)
 //   long        a summary of 4000 words (for the cap)
 // Chat models (mnemo chat; the reply streams when the request says "stream": true — SSE for
 // OpenAI with a last usage chunk, NDJSON for Ollama):
@@ -102,7 +102,7 @@ const server = http.createServer((req, res) => {
       case 'bad400': return reply(res, 400, { error: { message: 'model not found' } });
       case 'errobj': return reply(res, 200, { error: 'overloaded' });
       case 'garbage': return reply(res, 200, '<html>oops</html>');
-      case 'slow': return setTimeout(send, 3000);
+      case 'slow': return; // the request stays open until the client gives up
       case 'long': text = Array.from({ length: 4000 }, (_, i) => 'word' + i).join(' '); return send();
       default: return send();
     }

@@ -79,13 +79,15 @@ async function openPage(url) {
 }
 
 // Waits until probe() returns something truthy (the page fetches asynchronously); the deadline
-// only bounds a hung test, it asserts nothing about speed.
-async function until(probe, what, ms = 20000) {
-  const end = Date.now() + ms;
+// only bounds a hung test, it asserts nothing about speed (MNEMO_TEST_DEADLINE_SCALE, a whole
+// number, multiplies it: see tests/cli/lib.sh).
+const DEADLINE_SCALE = Number(process.env.MNEMO_TEST_DEADLINE_SCALE || 1);
+async function until(probe, what, ms = 120000) {
+  const end = Date.now() + ms * DEADLINE_SCALE;
   for (;;) {
     const v = probe();
     if (v) return v;
-    if (Date.now() > end) throw new Error(`page never showed ${what}`);
+    if (Date.now() > end) throw new Error(`page never showed ${what} (gave up after ${(ms * DEADLINE_SCALE) / 1000} s)`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }

@@ -25,7 +25,7 @@ as_owner() {
 url() { echo "postgresql://postgres@/postgres?host=$dir/sock"; }
 
 run_server() {
-    as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 300 \
         -o "-c listen_addresses='' -k $dir/sock -c max_connections=300 -c shared_buffers=128MB" start >/dev/null ||
         { cat "$dir/server.log" >&2; exit 1; }
 }
@@ -40,14 +40,14 @@ start)
     url
     ;;
 halt)
-    as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w -t 300 stop >/dev/null
     ;;
 resume)
     run_server
     ;;
 stop)
     if [ -f "$dir/data/postmaster.pid" ]; then
-        as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+        as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w -t 300 stop >/dev/null 2>&1 || true
     fi
     rm -rf "$dir"
     ;;

@@ -229,7 +229,7 @@ static void llm_against_fake_server(void **state)
         skip();
     mn_sum_result r;
     /* OpenAI protocol: the reply, the model, usage tokens; the existing summary went in */
-    assert_int_equal(llm_run("openai", "ok", 5000, &r), MN_OK);
+    assert_int_equal(llm_run("openai", "ok", 60000, &r), MN_OK);
     assert_non_null(strstr(r.text, "updated"));
     assert_string_equal(r.model, "ok");
     assert_int_equal(r.prompt_tokens, 111);
@@ -237,37 +237,37 @@ static void llm_against_fake_server(void **state)
     assert_int_equal(r.attempts, 1);
     mn_sum_result_release(&r);
     /* Ollama protocol */
-    assert_int_equal(llm_run("ollama", "ok", 5000, &r), MN_OK);
+    assert_int_equal(llm_run("ollama", "ok", 60000, &r), MN_OK);
     assert_non_null(strstr(r.text, "Summary ("));
     assert_int_equal(r.prompt_tokens, 111);
     mn_sum_result_release(&r);
     /* a reply cut off at the limit is a failure */
-    assert_int_equal(llm_run("openai", "length", 5000, &r), MN_UNAVAILABLE);
+    assert_int_equal(llm_run("openai", "length", 60000, &r), MN_UNAVAILABLE);
     assert_non_null(strstr(mn_errmsg(), "length"));
-    assert_int_equal(llm_run("ollama", "length", 5000, &r), MN_UNAVAILABLE);
+    assert_int_equal(llm_run("ollama", "length", 60000, &r), MN_UNAVAILABLE);
     /* 429 twice, then success: retried with backoff */
-    assert_int_equal(llm_run("openai", "flaky429", 5000, &r), MN_OK);
+    assert_int_equal(llm_run("openai", "flaky429", 60000, &r), MN_OK);
     assert_int_equal(r.attempts, 3);
     mn_sum_result_release(&r);
     /* 5xx: retried, then a failure naming the status */
-    assert_int_equal(llm_run("openai", "err500", 5000, &r), MN_UNAVAILABLE);
+    assert_int_equal(llm_run("openai", "err500", 60000, &r), MN_UNAVAILABLE);
     assert_non_null(strstr(mn_errmsg(), "HTTP 500"));
     assert_non_null(strstr(mn_errmsg(), "4 attempt"));
     /* 4xx: not retried */
-    assert_int_equal(llm_run("openai", "bad400", 5000, &r), MN_UNAVAILABLE);
+    assert_int_equal(llm_run("openai", "bad400", 60000, &r), MN_UNAVAILABLE);
     assert_non_null(strstr(mn_errmsg(), "model not found"));
     assert_non_null(strstr(mn_errmsg(), "1 attempt"));
-    assert_int_equal(llm_run("ollama", "errobj", 5000, &r), MN_UNAVAILABLE);
-    assert_int_equal(llm_run("openai", "garbage", 5000, &r), MN_INVALID);
+    assert_int_equal(llm_run("ollama", "errobj", 60000, &r), MN_UNAVAILABLE);
+    assert_int_equal(llm_run("openai", "garbage", 60000, &r), MN_INVALID);
     /* timeout */
     assert_int_equal(llm_run("openai", "slow", 300, &r), MN_UNAVAILABLE);
     assert_non_null(strstr(mn_errmsg(), "timed out"));
     /* the cap is enforced on what comes back */
-    assert_int_equal(llm_run("openai", "long", 5000, &r), MN_OK);
+    assert_int_equal(llm_run("openai", "long", 60000, &r), MN_OK);
     assert_true((int64_t)mn_token_count(tk, r.text, strlen(r.text)) <= 200);
     mn_sum_result_release(&r);
     /* no model / no server */
-    assert_int_equal(llm_run("openai", "", 5000, &r), MN_UNAVAILABLE);
+    assert_int_equal(llm_run("openai", "", 60000, &r), MN_UNAVAILABLE);
     char saved[64];
     snprintf(saved, sizeof saved, "%s", server.base_url);
     snprintf(server.base_url, sizeof server.base_url, "http://127.0.0.1:1");
