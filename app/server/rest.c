@@ -151,6 +151,25 @@ const struct srv_op *srv_rest_route(const char *method, const char *path, int *p
     return NULL;
 }
 
+void srv_rest_allow(const char *path, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < srv_nops; i++) {
+        if (!match(srv_ops[i].path, path, NULL))
+            continue;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(srv_ops[j].method, srv_ops[i].method) == 0 && match(srv_ops[j].path, path, NULL);
+        if (seen)
+            continue;
+        int w = snprintf(out + n, cap - n, "%s%s", n ? ", " : "", srv_ops[i].method);
+        if (w < 0 || (size_t)w >= cap - n)
+            break;
+        n += (size_t)w;
+    }
+}
+
 int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *method, const char *path, json_t *query,
                    const char *idem_key, const char *body, size_t body_len, struct srv_response *resp)
 {
@@ -160,8 +179,11 @@ int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *me
     r->op = op;
     r->params = NULL;
     if (!op) {
-        if (path_known)
-            srv_error(resp, 405, "method_not_allowed", "%s is not allowed on %.200s", method, path);
+        if (path_known) {
+            srv_rest_allow(path, resp->allow, sizeof resp->allow);
+            srv_error(resp, 405, "method_not_allowed", "%s is not allowed on %.200s (allowed: %s)", method, path,
+                      resp->allow);
+        }
         else
             srv_error(resp, 404, "not_found", "no route %.200s %.200s (see /openapi.json)", method, path);
         return 0;
@@ -206,8 +228,12 @@ int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *me
     c->ns = ns;
     c->accept_raw = !(op->flags & OP_STREAM);
     c->pending = 0;
-    if (srv_call_op(op, c) == MN_OK && c->pending)
-        return 1; /* c->resume runs when the result is in: then srv_rest_finish */
+    srv_call_op(op, c);
+    /* pending: c->resume runs when the result is in, then srv_rest_finish. Only pending is
+     * read here: the committer may already be filling status and result on its thread (the
+     * status once read here made a failed append answer twice). */
+    if (c->pending)
+        return 1;
     srv_rest_finish(r, resp);
     return 0;
 }

@@ -14,7 +14,7 @@ import socket, sys, time, urllib.parse
 url, path, body, wait = sys.argv[1], sys.argv[2], sys.argv[3].encode(), float(sys.argv[4])
 u = urllib.parse.urlsplit(url)
 s = socket.create_connection((u.hostname, u.port))
-s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+s.sendall(b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
           % (path.encode(), len(body)) + body[: len(body) // 2])
 time.sleep(wait)
 s.sendall(body[len(body) // 2 :])
