@@ -974,8 +974,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         pthread_mutex_unlock(&srv->wait_lock);
         if (!gone)
             return MHD_YES;
-        char *b = strdup("{\"error\":{\"code\":\"unavailable\",\"message\":\"the server stopped before this request "
-                         "finished (server.drain_timeout_seconds)\"}}");
+        char *b = strdup("{\"error\":{\"code\":\"unavailable\",\"message\":\"the server is stopping and this request "
+                         "was still running after server.drain_timeout_seconds: its outcome is unknown (retry it "
+                         "with the same idempotency key)\"}}");
         return send_bytes(mc, 503, "application/json", b, b ? strlen(b) : 0, 1, NULL);
     }
     if (!c) {
