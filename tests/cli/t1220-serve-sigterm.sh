@@ -25,6 +25,8 @@ def worker(w):
                 if r.status == 201:
                     with lock:
                         acked.append("w%d-%d" % (w, i))
+                        if len(acked) == 20:
+                            open(out + ".progress", "w").close()
         except Exception:
             return
         i += 1
@@ -39,7 +41,9 @@ PY
 for sig in TERM KILL; do
     serve_start
     burst "$URL" "$T/acked-$sig"
-    sleep 1.5
+    # on progress, not time: python may take seconds to start on a loaded machine
+    for _i in $(seq 1 600); do [ -e "$T/acked-$sig.progress" ] && break; sleep 0.1; done
+    sleep 0.3
     kill -"$sig" "$SPID"
     wait "$SPID"
     _rc=$?
