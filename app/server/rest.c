@@ -238,6 +238,33 @@ int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *me
     return 0;
 }
 
+/* A server-side failure's message without the server's file paths (they tell a client where
+ * the data lives): every word starting with '/' or '~/' becomes "<path>". The full message
+ * goes to the log. */
+static void hide_paths(char *msg, size_t cap)
+{
+    char out[sizeof ((struct srv_call *)0)->msg];
+    size_t n = 0;
+    int hid = 0;
+    for (const char *p = msg; *p && n + 8 < sizeof out;) {
+        int start = p == msg || strchr(" '\"(=:", p[-1]);
+        if (start && (p[0] == '/' || (p[0] == '~' && p[1] == '/'))) {
+            while (*p && !strchr(" '\"),;", *p))
+                p++;
+            memcpy(out + n, "<path>", 6);
+            n += 6;
+            hid = 1;
+            continue;
+        }
+        out[n++] = *p++;
+    }
+    out[n] = '\0';
+    if (hid) {
+        srv_log("warn", "msg=\"server error\" detail=\"%.400s\"", msg);
+        snprintf(msg, cap, "%s", out);
+    }
+}
+
 void srv_rest_finish(struct srv_rest *r, struct srv_response *resp)
 {
     const struct srv_op *op = r->op;
@@ -245,6 +272,8 @@ void srv_rest_finish(struct srv_rest *r, struct srv_response *resp)
     resp->op = op;
     if (c->status != MN_OK) {
         int http = c->http ? c->http : srv_http_status(c->status);
+        if (http >= 500)
+            hide_paths(c->msg, sizeof c->msg);
         if (op->flags & OP_OPENAI)
             openai_error(resp, http, c->http == 403 ? "forbidden" : mn_status_name(c->status), c->msg);
         else

@@ -10,7 +10,7 @@ the server, and the probes' outcome and latency (ms). Talks to 127.0.0.x only.
 
   python3 tests/cli/slowloris.py --url http://127.0.0.1:8765 --sockets 2000 --duration 30
 """
-import argparse, json, select, socket, sys, threading, time, urllib.parse
+import argparse, json, selectors, socket, sys, threading, time, urllib.parse
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--url", required=True)
@@ -70,8 +70,12 @@ while time.monotonic() < end:
     live = [c for c in conns if c[0]]
     if a.until_closed and not live:
         break
-    # a socket the server closed reads as readable with b"" (or an error)
-    r, _, _ = select.select([c[0] for c in live], [], [], 0.05) if live else ([], [], [])
+    # a socket the server closed reads as readable with b"" (or an error); epoll: no fd limit
+    sel = selectors.DefaultSelector()
+    for c in live:
+        sel.register(c[0], selectors.EVENT_READ)
+    r = {k.fileobj for k, _ in sel.select(0.05)} if live else set()
+    sel.close()
     for c in live:
         if c[0] in r:
             try:
