@@ -278,6 +278,7 @@ struct server {
      * the ones still running are resumed and closed before MHD stops (it aborts otherwise). */
     pthread_mutex_t wait_lock;
     struct conn *waiting;
+    atomic_int abandoned_open; /* abandoned requests whose 503 is not sent yet */
     /* Open connections, for the header deadline (server.header_timeout_ms): the reaper thread
      * shuts down a socket whose request headers are not complete in time (slowloris). */
     pthread_mutex_t track_lock;
@@ -771,7 +772,11 @@ static int abandon_waiting(struct server *srv)
         MHD_resume_connection(c->mc);
     }
     srv->waiting = NULL;
+    atomic_store(&srv->abandoned_open, n);
     pthread_mutex_unlock(&srv->wait_lock);
+    /* let the event loops send the 503s before MHD_stop_daemon closes the sockets (bounded) */
+    for (int i = 0; i < 300 && atomic_load(&srv->abandoned_open) > 0; i++)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     return n;
 }
 
@@ -1063,6 +1068,10 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls, e
     struct conn *c = *con_cls;
     if (c) {
         metrics_in_flight(-1);
+        pthread_mutex_lock(&srv->wait_lock);
+        if (c->abandoned)
+            atomic_fetch_sub(&srv->abandoned_open, 1);
+        pthread_mutex_unlock(&srv->wait_lock);
         conn_unref(c); /* a request abandoned at the drain lives on until its thread is done */
         *con_cls = NULL;
     }

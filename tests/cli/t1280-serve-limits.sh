@@ -9,13 +9,15 @@
 # slow_post PATH BODY WAIT OUTFILE: python3 opens a connection, sends the headers and half a body, waits, sends
 # the rest and prints the status line of the reply. Runs in the background.
 slow_post() {
-    python3 - "$URL" "$1" "$2" "$3" >"$4" 2>&1 <<'PY' &
+    rm -f "$4.sent"
+    python3 - "$URL" "$1" "$2" "$3" "$4.sent" >"$4" 2>&1 <<'PY' &
 import socket, sys, time, urllib.parse
 url, path, body, wait = sys.argv[1], sys.argv[2], sys.argv[3].encode(), float(sys.argv[4])
 u = urllib.parse.urlsplit(url)
 s = socket.create_connection((u.hostname, u.port))
 s.sendall(b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
           % (path.encode(), len(body)) + body[: len(body) // 2])
+open(sys.argv[5], "w").close()  # the request is in progress: the test goes on from here
 time.sleep(wait)
 s.sendall(body[len(body) // 2 :])
 print(s.recv(65536).split(b"\r\n")[0].decode())
@@ -26,10 +28,15 @@ ok mn session new --json
 S=$(jget "$OUT" 'j["id"]')
 
 MNEMO_SERVER_MAX_INFLIGHT=1 MNEMO_SERVER_REQUEST_TIMEOUT_MS=60000 serve_start
-slow_post "/v1/sessions/$S/messages" '{"role":"user","content":"slow but on time"}' 2 "$T/slow1.txt"
+slow_post "/v1/sessions/$S/messages" '{"role":"user","content":"slow but on time"}' 10 "$T/slow1.txt"
 SLOW=$!
-sleep 0.7 # the slow request is in progress now
-req GET "/v1/sessions/$S"
+# on progress, not time: once its headers are sent the server counts it (retry for a while)
+for _i in $(seq 1 300); do [ -e "$T/slow1.txt.sent" ] && break; sleep 0.1; done
+for _i in $(seq 1 20); do
+    req GET "/v1/sessions/$S"
+    [ "$CODE" = 429 ] && break
+    sleep 0.1
+done
 eq "$CODE" 429 "a request beyond server.max_inflight: 429"
 eq "$(jget "$OUT" 'j["error"]["code"]')" rate_limited "the error names it"
 check "Retry-After is sent" sh -c 'curl -s -D - -o /dev/null "$1" | grep -qi "^retry-after: 1"' - "$URL/v1/sessions/$S"
