@@ -62,7 +62,7 @@ def prober():
 
 
 conns = [c for c in (open_one() for _ in range(a.sockets)) if c]
-th = threading.Thread(target=prober)
+th = threading.Thread(target=prober, daemon=True)  # never outlives a failed run
 th.start()
 end = time.monotonic() + a.duration
 next_byte = time.monotonic()
