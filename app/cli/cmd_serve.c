@@ -2,6 +2,7 @@
  * cmd_serve.c — `mnemo serve` (the HTTP service: REST, MCP at /mcp) and `mnemo mcp` (MCP over
  * standard input and output). Option handling only; the service lives in app/server/.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,8 @@ int cmd_serve(const struct cli_global *g, struct cli_args *a)
     } else if (getenv("MNEMO_API_KEY") && getenv("MNEMO_API_KEY")[0]) {
         o.api_key = getenv("MNEMO_API_KEY");
     }
+    if (o.key_ns && !o.key_ns[0]) /* an unset variable: never "every namespace" */
+        return cli_usage_error("--key-namespace: empty; name the namespace the key is bound to");
     if (o.key_ns && !o.api_key)
         return cli_usage_error("--key-namespace needs an API key (--api-key-env VAR or MNEMO_API_KEY)");
     const char *lf = cli_opt(a, "log-format");
@@ -51,6 +54,29 @@ int cmd_serve(const struct cli_global *g, struct cli_args *a)
         o.request_timeout_ms = (int)strtol(v, NULL, 10);
     if (mn_config_get(cfg, "server.idle_timeout_seconds", &v, NULL) == MN_OK && v)
         o.idle_timeout_s = (int)strtol(v, NULL, 10);
+    if (mn_config_get(cfg, "server.header_timeout_ms", &v, NULL) == MN_OK && v)
+        o.header_timeout_ms = (int)strtol(v, NULL, 10);
+    if (mn_config_get(cfg, "server.max_connections", &v, NULL) == MN_OK && v)
+        o.max_connections = (int)strtol(v, NULL, 10);
+    o.max_connections_per_ip = -1;
+    if (mn_config_get(cfg, "server.max_connections_per_ip", &v, NULL) == MN_OK && v)
+        o.max_connections_per_ip = (int)strtol(v, NULL, 10);
+    if (mn_config_get(cfg, "server.max_query_params", &v, NULL) == MN_OK && v)
+        o.max_query_params = (int)strtol(v, NULL, 10);
+    if (mn_config_get(cfg, "server.drain_timeout_seconds", &v, NULL) == MN_OK && v)
+        o.drain_timeout_s = (int)strtol(v, NULL, 10);
+    char *hosts = NULL, *origins = NULL;
+    if (mn_config_get(cfg, "server.allowed_hosts", &v, NULL) == MN_OK && v && *v)
+        hosts = strdup(v);
+    o.allowed_hosts = hosts;
+    /* --allow-origin and server.allowed_origins: both lists apply */
+    if (mn_config_get(cfg, "server.allowed_origins", &v, NULL) == MN_OK && v && *v) {
+        const char *flag = o.allow_origin;
+        size_t n = strlen(v) + (flag ? strlen(flag) + 1 : 0) + 1;
+        if ((origins = malloc(n)))
+            snprintf(origins, n, "%s%s%s", v, flag ? "," : "", flag ? flag : "");
+        o.allow_origin = origins;
+    }
     if (mn_config_get(cfg, "memory.strategy", &v, NULL) == MN_OK && v)
         o.window_default = strcmp(v, "window") == 0;
     if (mn_config_get(cfg, "server.workers", &v, NULL) == MN_OK && v)
@@ -59,13 +85,11 @@ int cmd_serve(const struct cli_global *g, struct cli_args *a)
         o.io_threads = (int)strtol(v, NULL, 10);
     mn_config_free(cfg);
     mn_db *db = cli_open(g);
-    if (!db) {
-        free(keys);
-        return 1;
-    }
-    int rc = srv_run_http(db, &o);
+    int rc = db ? srv_run_http(db, &o) : 1;
     mn_close(db);
     free(keys);
+    free(hosts);
+    free(origins);
     return rc;
 }
 

@@ -241,7 +241,7 @@ const struct cli_cmd cli_commands[] = {
      "  --api-key-env VAR   require Authorization: Bearer <the value of $VAR> (default: MNEMO_API_KEY when\n"
      "                      set); required to listen on anything but loopback\n"
      "  --key-namespace NS  the key may only read and write sessions of namespace NS\n"
-     "  --allow-origin O    also accept these browser Origins on /mcp (comma-separated; * for any)\n"
+     "  --allow-origin O    also accept these browser Origins (comma-separated; * for any)\n"
      "  --max-body N        largest request body in bytes (default 8 MiB)\n"
      "  --verbose           log every request to standard error\n"
      "  --log-format F      text (key=value, the default) or json (one object a line)\n"

@@ -73,6 +73,10 @@ int srv_keys_parse(const char *spec, const char *plain_key, const char *plain_ns
         if (*p == ',')
             p++;
     }
+    if (plain_key && plain_ns && !plain_ns[0]) { /* "" would be every namespace: fail closed */
+        srv_keys_free(out);
+        return snprintf(err, errcap, "--key-namespace: empty; name the namespace the key is bound to"), -1;
+    }
     if (plain_key) {
         struct srv_key *k = &out->keys[out->n];
         if (sha256(plain_key, strlen(plain_key), k->hash) != 0) {

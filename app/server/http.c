@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -271,6 +272,19 @@ struct server {
     int worker_running, stopping;
     pthread_cond_t wake; /* under lock: wakes the worker to stop */
     atomic_int closing;  /* SIGTERM seen: new requests are answered 503 */
+    struct srv_policy policy; /* Host, Origin (policy.c) */
+    int max_query;            /* server.max_query_params */
+    /* Requests suspended while a worker or the committer answers them: at the end of the drain
+     * the ones still running are resumed and closed before MHD stops (it aborts otherwise). */
+    pthread_mutex_t wait_lock;
+    struct conn *waiting;
+    atomic_int abandoned_open; /* abandoned requests whose 503 is not sent yet */
+    /* Open connections, for the header deadline (server.header_timeout_ms): the reaper thread
+     * shuts down a socket whose request headers are not complete in time (slowloris). */
+    pthread_mutex_t track_lock;
+    struct tracked *tracked;
+    pthread_cond_t track_wake;
+    int track_stop;
     struct {             /* threads that answer the requests the event loop hands off */
         pthread_mutex_t lock;
         pthread_cond_t work;
@@ -299,7 +313,28 @@ struct conn {
     struct srv_rest rest;     /* a REST call, which may finish on the committer thread */
     struct srv_response resp; /* the answer, made wherever the request ran */
     struct conn *next;        /* the worker queue */
+    struct conn *wprev, *wnext; /* srv->waiting, under wait_lock, while suspended */
+    int abandoned;            /* under wait_lock: still running when the drain ended */
+    atomic_int refs;          /* MHD's, and while suspended the answering thread's */
 };
+
+/* One open connection (MHD_OPTION_NOTIFY_CONNECTION), under srv->track_lock. */
+struct tracked {
+    int fd;
+    int linked;
+    int reading;              /* waiting for a request's headers */
+    struct timespec deadline; /* by when they must be complete */
+    struct tracked *prev, *next;
+};
+
+static void conn_unref(struct conn *c)
+{
+    if (atomic_fetch_sub(&c->refs, 1) != 1)
+        return;
+    srv_response_release(&c->resp);
+    free(c->body);
+    free(c);
+}
 
 static double since(const struct timespec *t0)
 {
@@ -311,7 +346,7 @@ static double since(const struct timespec *t0)
 /* Queues a response. The malloc'd body (may be NULL) is handed to MHD, which frees it, rather
  * than copied (a history answer is ~18 KB). */
 static enum MHD_Result send_bytes(struct MHD_Connection *mc, int status, const char *ctype, char *body, size_t len,
-                                  int retry_after)
+                                  int retry_after, const char *allow)
 {
     struct MHD_Response *r = body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
                                   : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -328,8 +363,8 @@ static enum MHD_Result send_bytes(struct MHD_Connection *mc, int status, const c
     }
     if (status == 401)
         MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-    if (status == 405)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "POST");
+    if (status == 405 && allow && *allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
     enum MHD_Result ret = MHD_queue_response(mc, (unsigned)status, r);
     MHD_destroy_response(r);
     return ret;
@@ -339,7 +374,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *mc, struct srv_response 
 {
     char *body = resp->body;
     resp->body = NULL; /* MHD's now */
-    return send_bytes(mc, resp->status, resp->content_type, body, resp->body_len, resp->retry_after);
+    return send_bytes(mc, resp->status, resp->content_type, body, resp->body_len, resp->retry_after, resp->allow);
 }
 
 static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
@@ -489,33 +524,59 @@ static enum MHD_Result start_export(struct server *srv, struct MHD_Connection *m
     return ret;
 }
 
-/* ---- origin and auth ------------------------------------------------------------------------- */
+/* ---- the browser-origin policy (policy.c; docs/security.md) -------------------------------- */
 
-static int loopback_origin(const char *origin)
+/* Refuses (fills resp, returns 1) a request the browser-origin policy does not serve: a Host
+ * that is not loopback on a loopback listener without keys (DNS rebinding), an Origin that is
+ * not the server's own or configured (cross-site requests), or a browser's cross-site fetch
+ * without Origin (Sec-Fetch-Site: a no-cors GET from another page). */
+static int refuse_foreign(struct server *srv, struct conn *c)
 {
-    static const char *const ok[] = {"http://localhost", "http://127.0.0.1", "http://[::1]", "https://localhost",
-                                     "https://127.0.0.1", "https://[::1]"};
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-        size_t n = strlen(ok[i]);
-        if (strncmp(origin, ok[i], n) == 0 && (origin[n] == '\0' || origin[n] == ':'))
-            return 1;
+    const char *host = MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    const char *origin = MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, "Origin");
+    const char *site = MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, "Sec-Fetch-Site");
+    if (!srv_host_allowed(&srv->policy, host)) {
+        c->route_name = "forbidden_host";
+        srv_error(&c->resp, 403, "forbidden",
+                  "Host %.200s is not served: this server listens on loopback without API keys and answers "
+                  "loopback names only (server.allowed_hosts adds more)",
+                  host);
+        return 1;
+    }
+    if (strcmp(c->url, "/") == 0 && !origin)
+        return 0; /* the web page: a link from anywhere may open it; it holds no data */
+    if (!srv_origin_allowed(&srv->policy, origin, host)) {
+        c->route_name = "forbidden_origin";
+        srv_error(&c->resp, 403, "forbidden",
+                  "Origin %.200s is not allowed: only this server's own origin may call it "
+                  "(server.allowed_origins or --allow-origin adds more)",
+                  origin);
+        return 1;
+    }
+    if (!origin && site && (strcmp(site, "cross-site") == 0 || strcmp(site, "same-site") == 0)) {
+        c->route_name = "forbidden_origin";
+        srv_error(&c->resp, 403, "forbidden", "a request from another site's page (Sec-Fetch-Site: %.20s) is not "
+                                              "allowed", site);
+        return 1;
     }
     return 0;
 }
 
-static int origin_allowed(const struct srv_options *o, const char *origin)
+/* A request with a body, or a declared Content-Type, that is not JSON: 415 (fills resp,
+ * returns 1). Browsers send text/plain, forms and multipart without asking (no preflight);
+ * application/json they may not, so a page cannot make a write this server takes. */
+static int refuse_media_type(struct conn *c, int ndjson)
 {
-    if (!origin || loopback_origin(origin))
-        return 1;
-    const char *list = o->allow_origin;
-    while (list && *list) {
-        const char *comma = strchr(list, ',');
-        size_t n = comma ? (size_t)(comma - list) : strlen(list);
-        if ((n == 1 && list[0] == '*') || (n == strlen(origin) && strncmp(list, origin, n) == 0))
-            return 1;
-        list += n + (comma ? 1 : 0);
-    }
-    return 0;
+    const char *m = c->method;
+    if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
+        return 0;
+    const char *ct = MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    if ((!ct && c->len == 0 && !c->too_big) || srv_content_type_ok(ct, ndjson))
+        return 0;
+    c->route_name = "unsupported_media_type";
+    srv_error(&c->resp, 415, "unsupported_media_type", "Content-Type %.100s: request bodies must be application/json%s",
+              ct ? ct : "(none)", ndjson ? " (or application/x-ndjson for import)" : "");
+    return 1;
 }
 
 /* ---- the request handler --------------------------------------------------------------------- */
@@ -548,6 +609,8 @@ static int answer(struct server *srv, struct conn *c)
         resp->content_type = "application/json";
         return 0;
     }
+    if (refuse_foreign(srv, c))
+        return 0;
     if (c->overloaded && strcmp(url, "/metrics") != 0) {
         c->route_name = "overloaded";
         srv_error(resp, 429, "rate_limited", "%d requests are in progress (server.max_inflight); retry shortly",
@@ -573,6 +636,11 @@ static int answer(struct server *srv, struct conn *c)
         srv_error(resp, 401, "unauthorized", "a valid API key is required: Authorization: Bearer <key>");
         return 0;
     }
+    if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0 && ns) {
+        c->route_name = "metrics";
+        srv_error(resp, 403, "forbidden", "/metrics counts every namespace: it needs a key not bound to one");
+        return 0;
+    }
     if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0) {
         c->route_name = "metrics";
         resp->status = 200;
@@ -591,12 +659,12 @@ static int answer(struct server *srv, struct conn *c)
     }
     if (strcmp(url, "/mcp") == 0) {
         c->route_name = "mcp";
-        const char *origin = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Origin");
         const char *pv = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "MCP-Protocol-Version");
-        if (!origin_allowed(srv->o, origin)) {
-            srv_error(resp, 403, "forbidden", "Origin %.200s is not allowed (--allow-origin)", origin);
-        } else if (strcmp(method, "POST") != 0) {
+        if (strcmp(method, "POST") != 0) {
             srv_error(resp, 405, "method_not_allowed", "this server answers MCP with JSON on POST only");
+            snprintf(resp->allow, sizeof resp->allow, "POST");
+        } else if (refuse_media_type(c, 0)) {
+            return 0;
         } else {
             /* versions and the 2026-07-28 header checks are mcp.c's: it answers JSON-RPC errors */
             struct mcp_http h = {pv, MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Method"),
@@ -612,6 +680,17 @@ static int answer(struct server *srv, struct conn *c)
                 resp->status = 202;
             }
         }
+        return 0;
+    }
+    int known;
+    const struct srv_op *op = srv_rest_route(method, url, &known);
+    if (op && refuse_media_type(c, (op->flags & OP_RAWBODY) != 0))
+        return 0;
+    int nq = MHD_get_connection_values(mc, MHD_GET_ARGUMENT_KIND, NULL, NULL);
+    if (nq > srv->max_query) {
+        c->route_name = "bad_query";
+        srv_error(resp, 400, "invalid", "query: %d parameters, over the limit of %d (server.max_query_params)", nq,
+                  srv->max_query);
         return 0;
     }
     json_t *query = json_object();
@@ -646,11 +725,162 @@ static enum MHD_Result deliver(struct server *srv, struct MHD_Connection *mc, st
     return ret;
 }
 
-/* The answer is in: the event loop sends it once MHD resumes the connection. */
+/* Suspends c while a worker or the committer answers it; ready() resumes it. */
+static void suspend(struct server *srv, struct conn *c)
+{
+    c->state = WAITING;
+    atomic_fetch_add(&c->refs, 1); /* the answering thread's, dropped in ready() */
+    pthread_mutex_lock(&srv->wait_lock);
+    c->wprev = NULL;
+    c->wnext = srv->waiting;
+    if (srv->waiting)
+        srv->waiting->wprev = c;
+    srv->waiting = c;
+    MHD_suspend_connection(c->mc);
+    pthread_mutex_unlock(&srv->wait_lock);
+}
+
+/* The answer is in: the event loop sends it once MHD resumes the connection. After the drain
+ * gave up on c (abandoned: answered 503 and closed) the answer is dropped. */
 static void ready(struct conn *c)
 {
-    c->state = READY;
-    MHD_resume_connection(c->mc);
+    struct server *srv = c->srv;
+    pthread_mutex_lock(&srv->wait_lock);
+    if (!c->abandoned) {
+        if (c->wprev)
+            c->wprev->wnext = c->wnext;
+        else
+            srv->waiting = c->wnext;
+        if (c->wnext)
+            c->wnext->wprev = c->wprev;
+        c->state = READY;
+        MHD_resume_connection(c->mc);
+    }
+    pthread_mutex_unlock(&srv->wait_lock);
+    conn_unref(c);
+}
+
+/* The drain is over: every request still suspended is resumed to be answered 503 and closed,
+ * so that MHD_stop_daemon finds none suspended (it aborts the process otherwise). Returns how
+ * many. Their threads finish on their own and drop the answer (ready). */
+static int abandon_waiting(struct server *srv)
+{
+    int n = 0;
+    pthread_mutex_lock(&srv->wait_lock);
+    for (struct conn *c = srv->waiting; c; c = c->wnext, n++) {
+        c->abandoned = 1;
+        MHD_resume_connection(c->mc);
+    }
+    srv->waiting = NULL;
+    atomic_store(&srv->abandoned_open, n);
+    pthread_mutex_unlock(&srv->wait_lock);
+    /* let the event loops send the 503s before MHD_stop_daemon closes the sockets (bounded) */
+    for (int i = 0; i < 300 && atomic_load(&srv->abandoned_open) > 0; i++)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    return n;
+}
+
+/* ---- the header deadline (slowloris) ---------------------------------------------------------- */
+
+static void deadline_in(struct timespec *t, long ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, t);
+    t->tv_sec += ms / 1000;
+    t->tv_nsec += (ms % 1000) * 1000000L;
+    if (t->tv_nsec >= 1000000000L) {
+        t->tv_sec++;
+        t->tv_nsec -= 1000000000L;
+    }
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct server *srv = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        struct tracked *t = calloc(1, sizeof *t);
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = t;
+        if (!t || !ci)
+            return;
+        t->fd = ci->connect_fd;
+        t->linked = 1;
+        t->reading = 1;
+        deadline_in(&t->deadline, srv->o->header_timeout_ms);
+        pthread_mutex_lock(&srv->track_lock);
+        t->next = srv->tracked;
+        if (srv->tracked)
+            srv->tracked->prev = t;
+        srv->tracked = t;
+        pthread_mutex_unlock(&srv->track_lock);
+    } else if (*socket_context) { /* closed: MHD closes the socket after this returns */
+        struct tracked *t = *socket_context;
+        pthread_mutex_lock(&srv->track_lock);
+        if (t->linked) {
+            if (t->prev)
+                t->prev->next = t->next;
+            else
+                srv->tracked = t->next;
+            if (t->next)
+                t->next->prev = t->prev;
+        }
+        pthread_mutex_unlock(&srv->track_lock);
+        free(t);
+        *socket_context = NULL;
+    }
+}
+
+/* A connection starts (reading 1) or ends (0) waiting for a request's headers. The next
+ * request on a kept-alive connection may wait as long as an idle connection may. */
+static void track_phase(struct server *srv, struct MHD_Connection *mc, int reading)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct tracked *t = ci ? ci->socket_context : NULL;
+    if (!t)
+        return;
+    pthread_mutex_lock(&srv->track_lock);
+    t->reading = reading;
+    if (reading) {
+        long idle = (long)(srv->o->idle_timeout_s > 0 ? srv->o->idle_timeout_s : 60) * 1000;
+        deadline_in(&t->deadline, idle > srv->o->header_timeout_ms ? idle : srv->o->header_timeout_ms);
+    }
+    pthread_mutex_unlock(&srv->track_lock);
+}
+
+/* Shuts down the sockets whose headers are late: MHD then sees the end of the stream and
+ * closes the connection (the socket stays open until it does, so the fd is never reused
+ * under us). */
+static void *reaper(void *arg)
+{
+    struct server *srv = arg;
+    long tick = srv->o->header_timeout_ms / 4 < 250 ? srv->o->header_timeout_ms / 4 : 250;
+    pthread_mutex_lock(&srv->track_lock);
+    while (!srv->track_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += (tick > 10 ? tick : 10) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&srv->track_wake, &srv->track_lock, &until);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int closed = 0;
+        for (struct tracked *t = srv->tracked; t; t = t->next) {
+            if (t->reading && (now.tv_sec > t->deadline.tv_sec ||
+                               (now.tv_sec == t->deadline.tv_sec && now.tv_nsec >= t->deadline.tv_nsec))) {
+                shutdown(t->fd, SHUT_RDWR);
+                t->reading = 0;
+                closed++;
+            }
+        }
+        if (closed && srv->verbose)
+            srv_log("info", "msg=\"closed connections with late headers\" count=%d header_timeout_ms=%d", closed,
+                    srv->o->header_timeout_ms);
+    }
+    pthread_mutex_unlock(&srv->track_lock);
+    return NULL;
 }
 
 /* A REST operation that was pending on the committer has finished (committer thread). */
@@ -689,7 +919,11 @@ static void *pool_thread(void *arg)
         if (!srv->pool.head)
             srv->pool.tail = NULL;
         pthread_mutex_unlock(&srv->pool.lock);
-        answer(srv, c); /* no resume set: the operation finishes here */
+        pthread_mutex_lock(&srv->wait_lock);
+        int gone = c->abandoned; /* its connection is closed: nothing to ask MHD */
+        pthread_mutex_unlock(&srv->wait_lock);
+        if (!gone)
+            answer(srv, c); /* no resume set: the operation finishes here */
         ready(c);
         pthread_mutex_lock(&srv->pool.lock);
     }
@@ -739,11 +973,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
     (void)version;
     if (c && c->state == READY)
         return deliver(srv, mc, c);
-    if (c && c->state == WAITING)
-        return MHD_YES; /* not called while suspended; nothing to do if it were */
+    if (c && c->state == WAITING) { /* resumed by the end of the drain: the answer will not come */
+        pthread_mutex_lock(&srv->wait_lock);
+        int gone = c->abandoned;
+        pthread_mutex_unlock(&srv->wait_lock);
+        if (!gone)
+            return MHD_YES;
+        char *b = strdup("{\"error\":{\"code\":\"unavailable\",\"message\":\"the server is stopping and this request "
+                         "was still running after server.drain_timeout_seconds: its outcome is unknown (retry it "
+                         "with the same idempotency key)\"}}");
+        return send_bytes(mc, 503, "application/json", b, b ? strlen(b) : 0, 1, NULL);
+    }
     if (!c) {
         if (!(c = calloc(1, sizeof *c)))
             return MHD_NO;
+        atomic_init(&c->refs, 1);
+        if (srv->o->header_timeout_ms > 0)
+            track_phase(srv, mc, 0); /* the headers are in */
         clock_gettime(CLOCK_MONOTONIC, &c->t0);
         c->srv = srv;
         c->mc = mc;
@@ -795,16 +1041,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         return deliver(srv, mc, c);
     case ON_COMMITTER:
         /* suspended first: the commit may finish before this function returns */
-        c->state = WAITING;
-        MHD_suspend_connection(mc);
+        suspend(srv, c);
         c->rest.call.resume = rest_resumed;
         c->rest.call.resume_ctx = c;
         if (!answer(srv, c))
             ready(c); /* answered at once (an error, or no committer): send it when resumed */
         return MHD_YES;
     case ON_WORKER:
-        c->state = WAITING;
-        MHD_suspend_connection(mc);
+        suspend(srv, c);
         pthread_mutex_lock(&srv->pool.lock);
         if (srv->pool.tail)
             srv->pool.tail->next = c;
@@ -820,17 +1064,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 
 static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)mc;
-    (void)toe;
+    struct server *srv = cls;
     struct conn *c = *con_cls;
     if (c) {
         metrics_in_flight(-1);
-        srv_response_release(&c->resp);
-        free(c->body);
-        free(c);
+        pthread_mutex_lock(&srv->wait_lock);
+        if (c->abandoned)
+            atomic_fetch_sub(&srv->abandoned_open, 1);
+        pthread_mutex_unlock(&srv->wait_lock);
+        conn_unref(c); /* a request abandoned at the drain lives on until its thread is done */
         *con_cls = NULL;
     }
+    if (srv->o->header_timeout_ms > 0 && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        track_phase(srv, mc, 1); /* kept alive: the next request's headers are due */
 }
 
 /* ---- listen address -------------------------------------------------------------------------- */
@@ -968,6 +1214,13 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
         fprintf(stderr, "mnemo: %s\n", err);
         return 2;
     }
+    if (!is_loopback(&ss) && o->api_key && strlen(o->api_key) < 16) {
+        srv_keys_free(&srv.keys);
+        fprintf(stderr, "mnemo: refusing to listen on %s with an API key of %zu characters: a key for a non-loopback "
+                        "address needs at least 16 (e.g. openssl rand -hex 32)\n",
+                o->listen, strlen(o->api_key));
+        return 2;
+    }
     if (!is_loopback(&ss) && srv.keys.n == 0) {
         srv_keys_free(&srv.keys);
         fprintf(stderr, "mnemo: refusing to listen on %s without an API key: configure server.api_keys "
@@ -980,6 +1233,13 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     srv.max_body = o->max_body ? o->max_body : 8u << 20;
     srv.openapi = srv_openapi();
     srv.verbose = o->verbose;
+    srv.max_query = o->max_query_params > 0 ? o->max_query_params : 100;
+    srv.policy.allowed_origins = o->allow_origin;
+    srv.policy.allowed_hosts = o->allowed_hosts;
+    srv.policy.check_host = is_loopback(&ss) && srv.keys.n == 0;
+    pthread_mutex_init(&srv.wait_lock, NULL);
+    pthread_mutex_init(&srv.track_lock, NULL);
+    pthread_cond_init(&srv.track_wake, NULL);
     pthread_mutex_init(&srv.lock, NULL);
     pthread_cond_init(&srv.idle, NULL);
     pthread_cond_init(&srv.wake, NULL);
@@ -1017,14 +1277,36 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    /* Connections: each holds a descriptor; the soft limit is raised to fit (hard limit). */
+    unsigned max_conn = o->max_connections > 0 ? (unsigned)o->max_connections : 4096u;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        rlim_t want = (rlim_t)max_conn + 256;
+        if (rl.rlim_cur < want && rl.rlim_cur != RLIM_INFINITY) {
+            rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max_conn + 256)
+            max_conn = rl.rlim_cur > 512 ? (unsigned)(rl.rlim_cur - 256) : 256u;
+    }
+    /* per address: off by default on loopback (every client shares 127.0.0.1, so a cap would
+     * shut the owner out along with a flood), 256 elsewhere; server.max_connections_per_ip */
+    unsigned per_ip = o->max_connections_per_ip >= 0 ? (unsigned)o->max_connections_per_ip
+                      : is_loopback(&ss)             ? 0u
+                                                     : 256u;
+    /* No SO_REUSEPORT: a second server on the same port must fail ("address in use"), not
+     * take half the connections. MHD sets SO_REUSEADDR (a restart binds past TIME_WAIT). */
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, &srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)(o->idle_timeout_s > 0 ? o->idle_timeout_s : 60), MHD_OPTION_THREAD_POOL_SIZE, loops,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, &srv,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(o->idle_timeout_s > 0 ? o->idle_timeout_s : 60),
+        MHD_OPTION_THREAD_POOL_SIZE, loops, MHD_OPTION_CONNECTION_LIMIT, max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
     if (!d) {
-        fprintf(stderr, "mnemo: cannot listen on %s: %s\n", o->listen ? o->listen : "127.0.0.1:8765",
-                strerror(errno ? errno : EADDRINUSE));
+        int e = errno;
+        fprintf(stderr, "mnemo: cannot listen on %s: %s%s\n", o->listen ? o->listen : "127.0.0.1:8765",
+                strerror(e ? e : EADDRINUSE),
+                e == EADDRINUSE || !e ? " (is another mnemo serve running on this port?)" : "");
         pool_stop(&srv);
         srv_commit_stop();
         free(srv.openapi);
@@ -1032,6 +1314,9 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     unsigned port = info ? info->port : 0;
+    srv.policy.port = port;
+    pthread_t reaper_thread;
+    int reaper_running = o->header_timeout_ms > 0 && pthread_create(&reaper_thread, NULL, reaper, &srv) == 0;
     char host[INET6_ADDRSTRLEN] = "127.0.0.1";
     if (ss.ss_family == AF_INET)
         inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof host);
@@ -1054,9 +1339,22 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
      * summariser call stuck past its own timeouts does not keep the process forever. (Not
      * MHD_quiesce_daemon: with a pool of epoll threads it can abort the process, seen here.) */
     atomic_store(&srv.closing, 1);
-    for (int i = 0; i < 12000 && metrics_in_flight(0) > 0; i++)
+    int drain_ticks = (o->drain_timeout_s > 0 ? o->drain_timeout_s : 120) * 100;
+    for (int i = 0; i < drain_ticks && metrics_in_flight(0) > 0; i++)
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    int abandoned = abandon_waiting(&srv);
+    if (abandoned)
+        srv_log("warn", "msg=\"requests still running at the end of the drain: answered 503\" count=%d "
+                        "drain_timeout_seconds=%d",
+                abandoned, drain_ticks / 100);
     MHD_stop_daemon(d);
+    if (reaper_running) {
+        pthread_mutex_lock(&srv.track_lock);
+        srv.track_stop = 1;
+        pthread_cond_broadcast(&srv.track_wake);
+        pthread_mutex_unlock(&srv.track_lock);
+        pthread_join(reaper_thread, NULL);
+    }
     pool_stop(&srv);
     srv_commit_stop(); /* after the event loop: it commits anything still queued, then stops */
     pthread_mutex_lock(&srv.lock);
@@ -1075,6 +1373,9 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     pthread_mutex_unlock(&srv.lock);
     pthread_mutex_destroy(&srv.lock);
     pthread_cond_destroy(&srv.idle);
+    pthread_mutex_destroy(&srv.wait_lock);
+    pthread_mutex_destroy(&srv.track_lock);
+    pthread_cond_destroy(&srv.track_wake);
     free(srv.openapi);
     srv_log("info", "msg=\"stopped\"");
     return 0;

@@ -523,10 +523,12 @@ mn_status srv_op_items_list(struct srv_call *c)
         more = ms->count > (size_t)limit;
     } else {
         /* newest first below `after`: read windows [after - w, after) until limit + 1 are found */
-        for (int64_t w = limit + 1;; w *= 4) {
+        /* w grows 4-fold but saturates: once the window reaches seq 0 the loop ends (an `after`
+         * near INT64_MAX once overflowed w to 0 and spun forever) */
+        for (int64_t w = limit + 1;; w = w > INT64_MAX / 4 ? INT64_MAX : w * 4) {
             mn_messages_free(ms);
             ms = NULL;
-            ho.after_seq = after - 1 - w > 0 ? after - 1 - w : 0;
+            ho.after_seq = w < after - 1 ? after - 1 - w : 0;
             ho.limit = 0;
             if ((st = mn_history(c->db, id, &ho, &ms)))
                 goto fail;

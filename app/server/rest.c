@@ -151,6 +151,25 @@ const struct srv_op *srv_rest_route(const char *method, const char *path, int *p
     return NULL;
 }
 
+void srv_rest_allow(const char *path, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < srv_nops; i++) {
+        if (!match(srv_ops[i].path, path, NULL))
+            continue;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(srv_ops[j].method, srv_ops[i].method) == 0 && match(srv_ops[j].path, path, NULL);
+        if (seen)
+            continue;
+        int w = snprintf(out + n, cap - n, "%s%s", n ? ", " : "", srv_ops[i].method);
+        if (w < 0 || (size_t)w >= cap - n)
+            break;
+        n += (size_t)w;
+    }
+}
+
 int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *method, const char *path, json_t *query,
                    const char *idem_key, const char *body, size_t body_len, struct srv_response *resp)
 {
@@ -160,8 +179,11 @@ int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *me
     r->op = op;
     r->params = NULL;
     if (!op) {
-        if (path_known)
-            srv_error(resp, 405, "method_not_allowed", "%s is not allowed on %.200s", method, path);
+        if (path_known) {
+            srv_rest_allow(path, resp->allow, sizeof resp->allow);
+            srv_error(resp, 405, "method_not_allowed", "%s is not allowed on %.200s (allowed: %s)", method, path,
+                      resp->allow);
+        }
         else
             srv_error(resp, 404, "not_found", "no route %.200s %.200s (see /openapi.json)", method, path);
         return 0;
@@ -206,10 +228,41 @@ int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *me
     c->ns = ns;
     c->accept_raw = !(op->flags & OP_STREAM);
     c->pending = 0;
-    if (srv_call_op(op, c) == MN_OK && c->pending)
-        return 1; /* c->resume runs when the result is in: then srv_rest_finish */
+    srv_call_op(op, c);
+    /* pending: c->resume runs when the result is in, then srv_rest_finish. Only pending is
+     * read here: the committer may already be filling status and result on its thread (the
+     * status once read here made a failed append answer twice). */
+    if (c->pending)
+        return 1;
     srv_rest_finish(r, resp);
     return 0;
+}
+
+/* A server-side failure's message without the server's file paths (they tell a client where
+ * the data lives): every word starting with '/' or '~/' becomes "<path>". The full message
+ * goes to the log. */
+static void hide_paths(char *msg, size_t cap)
+{
+    char out[sizeof ((struct srv_call *)0)->msg];
+    size_t n = 0;
+    int hid = 0;
+    for (const char *p = msg; *p && n + 8 < sizeof out;) {
+        int start = p == msg || strchr(" '\"(=:", p[-1]);
+        if (start && (p[0] == '/' || (p[0] == '~' && p[1] == '/'))) {
+            while (*p && !strchr(" '\"),;", *p))
+                p++;
+            memcpy(out + n, "<path>", 6);
+            n += 6;
+            hid = 1;
+            continue;
+        }
+        out[n++] = *p++;
+    }
+    out[n] = '\0';
+    if (hid) {
+        srv_log("warn", "msg=\"server error\" detail=\"%.400s\"", msg);
+        snprintf(msg, cap, "%s", out);
+    }
 }
 
 void srv_rest_finish(struct srv_rest *r, struct srv_response *resp)
@@ -219,6 +272,8 @@ void srv_rest_finish(struct srv_rest *r, struct srv_response *resp)
     resp->op = op;
     if (c->status != MN_OK) {
         int http = c->http ? c->http : srv_http_status(c->status);
+        if (http >= 500)
+            hide_paths(c->msg, sizeof c->msg);
         if (op->flags & OP_OPENAI)
             openai_error(resp, http, c->http == 403 ? "forbidden" : mn_status_name(c->status), c->msg);
         else

@@ -109,6 +109,7 @@ struct srv_response {
     const struct srv_op *op; /* the operation routed to, NULL for others */
     int stream_export;       /* the export route: the transport streams it (ids in export_ids) */
     json_t *export_ids;      /* array of ids to export (owned) */
+    char allow[48];          /* 405: the methods the path answers (the Allow header) */
 };
 
 struct srv_limits {
@@ -133,6 +134,8 @@ int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *me
 void srv_rest_finish(struct srv_rest *r, struct srv_response *resp);
 /* The operation a REST method and path route to (NULL: none; *path_known tells 405 from 404). */
 const struct srv_op *srv_rest_route(const char *method, const char *path, int *path_known);
+/* The methods routes answer on path, as an Allow header value ("GET, DELETE"). */
+void srv_rest_allow(const char *path, char *out, size_t cap);
 /* Parses "a=1&b=x%20y" into a new object of strings (never NULL unless out of memory). */
 json_t *srv_parse_query(const char *q);
 void srv_response_release(struct srv_response *resp);
@@ -167,6 +170,24 @@ int mcp_stdio(mn_db *db);
 
 /* ---- HTTP service ---------------------------------------------------------------------------- */
 
+/* The browser-origin policy (policy.c, docs/security.md). */
+struct srv_policy {
+    const char *allowed_origins; /* comma-separated Origin values also allowed ("*": any), or NULL */
+    const char *allowed_hosts;   /* comma-separated Host values ("host" or "host:port") also served */
+    unsigned port;               /* the port the server listens on: its own loopback origins */
+    int check_host;              /* loopback without keys: only loopback Host values are served */
+};
+/* Strict origin: scheme (http/https) :// host [: port], nothing else; port defaults per scheme.
+ * 0 ok, -1 not an origin. */
+int srv_origin_parse(const char *origin, char *scheme, size_t scap, char *host, size_t hcap, unsigned *port);
+/* 1 when the Host header may be served. */
+int srv_host_allowed(const struct srv_policy *p, const char *host_header);
+/* 1 when a request with this Origin (NULL: none) may be answered. */
+int srv_origin_allowed(const struct srv_policy *p, const char *origin, const char *host_header);
+/* 1 when Content-Type is application/json (parameters allowed), or with ndjson also
+ * application/x-ndjson / application/jsonl. */
+int srv_content_type_ok(const char *ctype, int ndjson);
+
 /* API keys (auth.c). */
 struct srv_key;
 struct srv_keys {
@@ -185,7 +206,9 @@ struct srv_options {
     const char *listen;       /* "127.0.0.1:8765" */
     const char *api_key;      /* NULL: none (then only loopback may be bound) */
     const char *key_ns;       /* namespace the key is bound to, NULL: all */
-    const char *allow_origin; /* extra allowed Origin for /mcp (comma-separated), NULL: loopback only */
+    const char *allow_origin; /* extra allowed Origin values (comma-separated; --allow-origin and
+                                 server.allowed_origins), NULL: the server's own only */
+    const char *allowed_hosts; /* server.allowed_hosts: more Host values served on loopback without keys */
     size_t max_body;          /* bytes; 0: 8 MiB */
     int verbose;              /* log every request (info) */
     const char *api_keys;     /* server.api_keys: "sha256hex:namespace,…" */
@@ -194,6 +217,13 @@ struct srv_options {
     int max_inflight;         /* server.max_inflight: more requests at once get 429; 0: no limit */
     int request_timeout_ms;   /* server.request_timeout_ms: a body arriving slower gets 408; 0: none */
     int idle_timeout_s;       /* server.idle_timeout_seconds: idle connections are closed */
+    int header_timeout_ms;    /* server.header_timeout_ms: headers not complete by then: closed; 0: none */
+    int drain_timeout_s;      /* server.drain_timeout_seconds: SIGTERM waits this long for
+                                 requests; 0: 120 */
+    int max_connections;      /* server.max_connections: open connections at once; 0: 4096 */
+    int max_connections_per_ip; /* server.max_connections_per_ip: 0: no limit; -1: none on
+                                   loopback, 256 elsewhere */
+    int max_query_params;     /* server.max_query_params: more get 400; 0: 100 */
     int workers;              /* server.workers: threads for requests that may take long; 0: 16 */
     int io_threads;           /* server.io_threads: event-loop threads; 0: one per CPU (at most 8) */
     int window_default;       /* memory.strategy is window: a context call without a strategy

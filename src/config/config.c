@@ -81,6 +81,14 @@ static const struct key_def keys[] = {
     {"server.idle_timeout_seconds", "MNEMO_SERVER_IDLE_TIMEOUT", T_INT, "60", 1, 86400, NULL},
     {"server.workers", "MNEMO_SERVER_WORKERS", T_INT, "16", 1, 1024, NULL},
     {"server.io_threads", "MNEMO_SERVER_IO_THREADS", T_INT, "0", 0, 64, NULL},
+    /* the browser-origin policy and the request limits (docs/security.md) */
+    {"server.allowed_origins", "MNEMO_SERVER_ALLOWED_ORIGINS", T_STRING, "", 0, 0, NULL},
+    {"server.allowed_hosts", "MNEMO_SERVER_ALLOWED_HOSTS", T_STRING, "", 0, 0, NULL},
+    {"server.header_timeout_ms", "MNEMO_SERVER_HEADER_TIMEOUT_MS", T_INT, "10000", 0, 3600000, NULL},
+    {"server.max_connections", "MNEMO_SERVER_MAX_CONNECTIONS", T_INT, "4096", 16, 1000000, NULL},
+    {"server.max_connections_per_ip", "MNEMO_SERVER_MAX_CONNECTIONS_PER_IP", T_INT, "-1", -1, 1000000, NULL},
+    {"server.max_query_params", "MNEMO_SERVER_MAX_QUERY_PARAMS", T_INT, "100", 1, 10000, NULL},
+    {"server.drain_timeout_seconds", "MNEMO_SERVER_DRAIN_TIMEOUT", T_INT, "120", 1, 86400, NULL},
     /* search (docs/search.md) */
     {"embedder.name", "MNEMO_EMBEDDER", T_ENUM, "none", 0, 0, "none hash openai ollama"},
     {"embedder.model", "MNEMO_EMBEDDER_MODEL", T_STRING, "", 0, 0, NULL},

@@ -130,13 +130,13 @@ serve_stop
 DB0=$DB
 DB=$(new_db second)
 serve_start --max-body 2048
-CODE=$(curl -s -o "$T/.body" -w '%{http_code}' -X POST --data-binary @"$T/export.jsonl" "$URL/v1/import")
+CODE=$(curl -s -o "$T/.body" -w '%{http_code}' -X POST -H 'Content-Type: application/x-ndjson' --data-binary @"$T/export.jsonl" "$URL/v1/import")
 OUT=$(cat "$T/.body")
 if [ "$(wc -c <"$T/export.jsonl")" -gt 2048 ]; then
     eq "$CODE $(jget "$OUT" 'j["error"]["code"]')" "413 too_big" "body over --max-body: 413"
 fi
 head -c 1500 "$T/export.jsonl" | head -n 2 >"$T/small.jsonl"
-CODE=$(curl -s -o "$T/.body" -w '%{http_code}' -X POST --data-binary @"$T/small.jsonl" "$URL/v1/import")
+CODE=$(curl -s -o "$T/.body" -w '%{http_code}' -X POST -H 'Content-Type: application/x-ndjson' --data-binary @"$T/small.jsonl" "$URL/v1/import")
 eq "$CODE $(jget "$(cat "$T/.body")" 'j["sessions_added"]')" "200 1" "import"
 req POST /v1/sessions "{\"title\":\"$(head -c 3000 /dev/zero | tr '\0' x)\"}"
 eq "$CODE" 413 "JSON body over the limit"

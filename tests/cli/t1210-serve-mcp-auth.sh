@@ -50,8 +50,13 @@ rpc "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"resources/read\",\"params\":{\"
 eq "$(jget "$OUT" 'json.loads(j["result"]["contents"][0]["text"])["messages"][0]["content"]')" "remember the milk" "resources/read"
 rpc '{"jsonrpc":"2.0","id":13,"method":"tools/list"}' -H 'Origin: https://evil.example'
 eq "$CODE" 403 "a foreign Origin: 403"
-rpc '{"jsonrpc":"2.0","id":14,"method":"tools/list"}' -H 'Origin: http://localhost:3000'
-eq "$CODE" 200 "a loopback Origin is allowed"
+PORT=${URL##*:}
+rpc '{"jsonrpc":"2.0","id":14,"method":"tools/list"}' -H "Origin: http://localhost:$PORT"
+eq "$CODE" 200 "the server's own loopback Origin is allowed"
+rpc '{"jsonrpc":"2.0","id":15,"method":"tools/list"}' -H 'Origin: http://localhost:3000'
+eq "$CODE" 403 "a page on another local port is foreign: 403"
+rpc '{"jsonrpc":"2.0","id":16,"method":"tools/list"}' -H "Origin: http://localhost:$PORT@evil.com"
+eq "$CODE" 403 "userinfo in an Origin is not the server's own: 403"
 rpc '{"jsonrpc":"2.0","id":15,"method":"tools/list"}' -H 'MCP-Protocol-Version: 2024-01-01'
 eq "$CODE" 400 "an unsupported MCP-Protocol-Version: 400"
 rpc '{"jsonrpc":"2.0","id":16,"method":"tools/list"}' -H 'MCP-Protocol-Version: 2025-03-26'

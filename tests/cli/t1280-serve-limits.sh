@@ -20,7 +20,7 @@ body = body.encode()
 u = urllib.parse.urlsplit(url)
 s = socket.create_connection((u.hostname, u.port))
 s.settimeout(300)  # only ends a hung test
-s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+s.sendall(b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
           b"Expect: 100-continue\r\n\r\n" % (path.encode(), len(body)))
 got = b""
 while b"\r\n\r\n" not in got:

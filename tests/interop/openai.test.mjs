@@ -114,7 +114,7 @@ test('conversations: create, items, list, get, delete, update', async () => {
 
   // the same data through mnemo's own API: the context for the next call
   const sid = conv.id.slice('conv_'.length);
-  const ctx = await (await fetch(`${url}/v1/sessions/${sid}/context`, { method: 'POST', body: '{}' })).json();
+  const ctx = await (await fetch(`${url}/v1/sessions/${sid}/context`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' })).json();
   assert.equal(ctx.messages[0].role, 'system');
   assert.equal(ctx.messages[2].tool_calls[0].id, 'call_1');
   assert.equal(ctx.messages[3].role, 'tool');
