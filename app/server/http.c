@@ -997,6 +997,8 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
         free(srv.openapi);
         return 1;
     }
+    if (srv_folds_start(db) != 0)
+        srv_log("warn", "msg=\"no background fold workers: context builds fold themselves\"");
     /* A few event-loop threads (epoll) read requests and answer quick ones; appends wait for
      * their group commit suspended, without a thread; the rest runs on the worker pool. */
     pthread_mutex_init(&srv.pool.lock, NULL);
@@ -1007,6 +1009,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
             srv.pool.n++;
     if (srv.pool.n == 0) {
         fprintf(stderr, "mnemo: cannot start the worker threads\n");
+        srv_folds_stop();
         srv_commit_stop();
         free(srv.openapi);
         return 1;
@@ -1026,6 +1029,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
         fprintf(stderr, "mnemo: cannot listen on %s: %s\n", o->listen ? o->listen : "127.0.0.1:8765",
                 strerror(errno ? errno : EADDRINUSE));
         pool_stop(&srv);
+        srv_folds_stop();
         srv_commit_stop();
         free(srv.openapi);
         return 1;
@@ -1058,6 +1062,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     MHD_stop_daemon(d);
     pool_stop(&srv);
+    srv_folds_stop();
     srv_commit_stop(); /* after the event loop: it commits anything still queued, then stops */
     pthread_mutex_lock(&srv.lock);
     srv.stopping = 1;

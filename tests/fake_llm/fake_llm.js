@@ -13,6 +13,7 @@
 //   errobj      HTTP 200 with an error object
 //   garbage     HTTP 200 with a body that is not JSON
 //   slow        answers after 3 seconds
+//   hang        answers after 30 seconds (FAKE_LLM_HANG_MS overrides), like a stuck provider
 //   long        a summary of 4000 words (for the cap)
 // GET /stats returns {"requests": {model: count}}; every request body is kept in /last.
 'use strict';
@@ -66,6 +67,7 @@ const server = http.createServer((req, res) => {
       case 'errobj': return reply(res, 200, { error: 'overloaded' });
       case 'garbage': return reply(res, 200, '<html>oops</html>');
       case 'slow': return setTimeout(send, 3000);
+      case 'hang': return setTimeout(send, Number(process.env.FAKE_LLM_HANG_MS || 30000));
       case 'long': text = Array.from({ length: 4000 }, (_, i) => 'word' + i).join(' '); return send();
       default: return send();
     }
