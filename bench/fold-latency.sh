@@ -4,6 +4,8 @@
 # summariser (summarizer.name none). Folds run in the background (seed 004 §9.2), so the two
 # should be alike. Prints p50 and p99 of N sequential POST …/context (curl's time_total).
 #   usage: bench/fold-latency.sh [MNEMO_BINARY] [N]     (needs node, curl, python3)
+#   e.g. cmake -S . -B build/rel -DCMAKE_BUILD_TYPE=Release && cmake --build build/rel --target mnemo_cli
+#        bench/fold-latency.sh build/rel/mnemo 200
 set -eu
 MNEMO=${1:-build/mnemo}
 N=${2:-200}
@@ -19,7 +21,10 @@ run() { # NAME SUMMARIZER MODEL
     MNEMO_SUMMARIZER=$2 MNEMO_SUMMARIZER_MODEL=$3 MNEMO_SUMMARIZER_BASE_URL=http://127.0.0.1:$LPORT \
         "$MNEMO" --db "$D/db.sqlite" serve --listen 127.0.0.1:0 >"$D/url" 2>"$D/err" &
     SRV=$!
-    while [ ! -s "$D/url" ]; do sleep 0.1; done
+    while [ ! -s "$D/url" ]; do
+        kill -0 $SRV 2>/dev/null || { cat "$D/err" >&2; exit 1; }
+        sleep 0.1
+    done
     URL=$(head -n1 "$D/url")
     S=$(curl -s -X POST "$URL/v1/sessions" -d '{}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"]["id"])')
     i=0
