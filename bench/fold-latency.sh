@@ -17,7 +17,7 @@ while [ ! -s "$D/llm" ]; do sleep 0.1; done
 LPORT=$(sed -n 's/^PORT //p' "$D/llm")
 export MNEMO_TOKENIZER=heuristic MNEMO_MAX_HISTORY_MESSAGES=8 MNEMO_SUMMARIZER_RETRIES=0
 run() { # NAME SUMMARIZER MODEL
-    rm -f "$D/db.sqlite"*
+    rm -f "$D/db.sqlite"* "$D/url"
     MNEMO_SUMMARIZER=$2 MNEMO_SUMMARIZER_MODEL=$3 MNEMO_SUMMARIZER_BASE_URL=http://127.0.0.1:$LPORT \
         "$MNEMO" --db "$D/db.sqlite" serve --listen 127.0.0.1:0 >"$D/url" 2>"$D/err" &
     SRV=$!
@@ -26,17 +26,17 @@ run() { # NAME SUMMARIZER MODEL
         sleep 0.1
     done
     URL=$(head -n1 "$D/url")
-    S=$(curl -s -X POST "$URL/v1/sessions" -d '{}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"]["id"])')
+    S=$(curl -s -H "Content-Type: application/json" -X POST "$URL/v1/sessions" -d '{}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"]["id"])')
     i=0
     while [ $i -lt 40 ]; do
-        curl -s -o /dev/null -X POST "$URL/v1/sessions/$S/messages" -d "{\"role\":\"user\",\"content\":\"question $i about src/mod$i.c and its tests\"}"
-        curl -s -o /dev/null -X POST "$URL/v1/sessions/$S/messages" -d "{\"role\":\"assistant\",\"content\":\"answer $i: changed it, tests pass\"}"
+        curl -s -o /dev/null -H "Content-Type: application/json" -X POST "$URL/v1/sessions/$S/messages" -d "{\"role\":\"user\",\"content\":\"question $i about src/mod$i.c and its tests\"}"
+        curl -s -o /dev/null -H "Content-Type: application/json" -X POST "$URL/v1/sessions/$S/messages" -d "{\"role\":\"assistant\",\"content\":\"answer $i: changed it, tests pass\"}"
         i=$((i + 1))
     done
     : >"$D/times"
     i=0
     while [ $i -lt "$N" ]; do
-        curl -s -o /dev/null -w '%{time_total}\n' -X POST "$URL/v1/sessions/$S/context" \
+        curl -s -o /dev/null -H "Content-Type: application/json" -w '%{time_total}\n' -X POST "$URL/v1/sessions/$S/context" \
             -d '{"strategy":"summary","max_tokens":2000}' >>"$D/times"
         i=$((i + 1))
     done
