@@ -375,8 +375,16 @@ typedef struct mn_context_opts {
     size_t rag_top_k;          /* 0: 5; at most 100 */
     double rag_min_similarity; /* 0: 0.7; negative: no threshold; at most 1 */
     int rag_scope;             /* MN_RAG_SCOPE_SESSION (0): this session; MN_RAG_SCOPE_ALL: its namespace */
+    /* Since 0.4: what a due fold does (enum mn_context_fold; docs/context.md "Background folds").
+     * MN_CONTEXT_FOLD_BACKGROUND (0, the default) never waits on the summariser longer than
+     * context.fold_timeout_ms: the build uses the stored summary and the fold is queued on the
+     * handle's fold queue (mn_fold_queue_set) when one is set, else runs here within that time.
+     * MN_CONTEXT_FOLD_SYNC folds before building, however long it takes. MN_CONTEXT_FOLD_OFF
+     * (or the flag MN_CONTEXT_NO_FOLD) never folds. */
+    int fold;
 } mn_context_opts;
-#define MN_CONTEXT_OPTS_INIT {sizeof(mn_context_opts), NULL, 0, MN_FORMAT_OPENAI, 0, 0, 0, 0, 0.0, 0}
+#define MN_CONTEXT_OPTS_INIT {sizeof(mn_context_opts), NULL, 0, MN_FORMAT_OPENAI, 0, 0, 0, 0, 0.0, 0, 0}
+enum mn_context_fold { MN_CONTEXT_FOLD_BACKGROUND = 0, MN_CONTEXT_FOLD_SYNC = 1, MN_CONTEXT_FOLD_OFF = 2 };
 enum mn_rag_scope { MN_RAG_SCOPE_SESSION = 0, MN_RAG_SCOPE_ALL = 1 };
 
 enum mn_context_flags {
@@ -393,11 +401,15 @@ typedef struct mn_context {
     size_t dropped;       /* history messages left out */
 } mn_context;
 
-/* Builds the context for a session's next model call. The system prompt is always included and
- * counted; a tool result never appears without the assistant message that called it, nor a
- * tool call without all its results; the context never starts on a tool result. The same
- * stored data and options give the same bytes. Caller frees *out with mn_context_free.
- * Errors: MN_INVALID (unknown strategy, budget out of range), MN_NOTFOUND. */
+/* Builds the context for a session's next model call. The newest message (with all the results
+ * of a tool call) and the system prompt are always included, even when they alone are over
+ * max_tokens: the report then says "over_budget": true and the "shortfall" in tokens. Within
+ * the budget come, in this order, the summary (cut to fit, its newest end kept), pinned or head
+ * messages, then older messages newest first (docs/context.md "The budget order"). A tool
+ * result never appears without the assistant message that called it, nor a tool call without
+ * all its results; the context never starts on a tool result. The same stored data and options
+ * give the same bytes. Caller frees *out with mn_context_free.
+ * Errors: MN_INVALID (unknown strategy, budget out of range, fold mode), MN_NOTFOUND. */
 MN_API mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_opts *opts, mn_context **out);
 MN_API void mn_context_free(mn_context *ctx);
 
@@ -448,6 +460,37 @@ MN_API void mn_summary_free(mn_summary *s);
  * Errors: MN_BUSY (another fold of this session is in flight), MN_UNAVAILABLE (the summariser
  * failed: nothing changed, the event says why), MN_NOTFOUND, MN_EXPIRED, MN_INVALID. */
 MN_API mn_status mn_compact(mn_db *db, const char *session_id, char **event_json);
+
+/* mn_compact with options (since 0.4). instructions: what the summary must keep, as people
+ * write after /compact in coding agents ("keep the API decisions"); passed to the summariser
+ * (at most 4000 bytes of UTF-8; NULL or "": none). */
+typedef struct mn_compact_opts {
+    size_t size; /* sizeof(mn_compact_opts) */
+    const char *instructions;
+} mn_compact_opts;
+#define MN_COMPACT_OPTS_INIT {sizeof(mn_compact_opts), NULL}
+#define MN_COMPACT_INSTRUCTIONS_MAX 4000
+MN_API mn_status mn_compact_ex(mn_db *db, const char *session_id, const mn_compact_opts *opts, char **event_json);
+
+/* Background folds (docs/context.md). A service with worker threads registers a queue: a
+ * build whose fold is due (and fold mode background) calls fn(user, job) instead of folding;
+ * fn copies what it keeps of job and returns 0 when queued (non-zero: the build folds itself
+ * within context.fold_timeout_ms). A worker later calls mn_fold_run(db, job, …), which folds
+ * as a build with fold mode sync would (the per-session claim keeps one fold of a session in
+ * flight, across threads, processes and nodes). fn NULL removes the queue. Not thread-safe
+ * against builds running on the handle: set it before serving. */
+typedef struct mn_fold_job {
+    const char *session_id;
+    const char *strategy;
+    int64_t max_tokens;
+    int64_t model_window;
+} mn_fold_job;
+typedef int (*mn_fold_queue_fn)(void *user, const mn_fold_job *job);
+MN_API mn_status mn_fold_queue_set(mn_db *db, mn_fold_queue_fn fn, void *user);
+/* Runs job's fold now. *outcome_json (optional; caller frees with mn_free) gets the report's
+ * "fold" member: {"mode":"sync","outcome":"ok"|"failed"|"in_flight"|"none"|…, "event": …}.
+ * Errors: MN_NOTFOUND, MN_EXPIRED, MN_INVALID, store errors. */
+MN_API mn_status mn_fold_run(mn_db *db, const mn_fold_job *job, char **outcome_json);
 
 /* How many folds (automatic or mn_compact) this process has run since it started, over every
  * handle, by outcome: the summary was stored (ok), the summariser failed (failed), or the

@@ -550,6 +550,9 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
         return mn__err(MN_INVALID, "model_window: %lld is not from 0 to 100000000", (long long)model_window);
     if (opts->flags & ~(unsigned)MN_CONTEXT_NO_FOLD)
         return mn__err(MN_INVALID, "flags: unknown bits 0x%x", opts->flags & ~(unsigned)MN_CONTEXT_NO_FOLD);
+    if (opts->fold < MN_CONTEXT_FOLD_BACKGROUND || opts->fold > MN_CONTEXT_FOLD_OFF)
+        return mn__err(MN_INVALID, "fold: %d is not background (0), sync (1) or off (2)", opts->fold);
+    int fold_mode = opts->flags & MN_CONTEXT_NO_FOLD ? MN_CONTEXT_FOLD_OFF : opts->fold;
     int64_t max_tokens = opts->max_tokens;
     if (!max_tokens && model_window > 0) { /* the history share of the window (mn_budget_split) */
         mn_budget split;
@@ -568,7 +571,7 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
         return rc;
     struct mn_built b;
     memset(&b, 0, sizeof b);
-    rc = mn__context_assemble(db, s, strategy, max_tokens, model_window, opts->flags, &b);
+    rc = mn__context_assemble(db, s, strategy, max_tokens, model_window, fold_mode, &b);
     if (!rc)
         rc = mn__rag_inject(db, opts, s, &b);
     const struct mn_window *wp = &b.w;

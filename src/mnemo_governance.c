@@ -13,8 +13,10 @@
 #include "context/context.h"
 #include "summarize/summarize.h"
 #include "util/buf.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/json.h"
+#include "util/utf8.h"
 #include "util/banned.h"
 
 int mn__strategy_known(const char *strategy)
@@ -92,8 +94,10 @@ static void data_dir(char *out, size_t cap)
 }
 
 /* The summariser for automatic folds (summarizer.auto_model when set) or for mn_compact. A
- * summariser that cannot be opened is not an error here: folds fail with the reason. */
-static void open_env(mn_db *db, int automatic, struct env_store *e)
+ * summariser that cannot be opened is not an error here: folds fail with the reason. With a
+ * deadline (absolute, mn_clock_now_ms; 0: none), every HTTP attempt ends by it and no retry
+ * starts that could not: a build waits on the summariser no longer than it says. */
+static void open_env(mn_db *db, int automatic, int64_t deadline, struct env_store *e)
 {
     const mn_config *cfg = db->cfg;
     memset(e, 0, sizeof *e);
@@ -120,6 +124,17 @@ static void open_env(mn_db *db, int automatic, struct env_store *e)
     sc.backoff_ms = mn_config_int(cfg, "summarizer.backoff_ms");
     sc.retries = (int)mn_config_int(cfg, "summarizer.retries");
     sc.input_budget = mn_config_int(cfg, "summarizer.input_budget_tokens");
+    if (deadline > 0) {
+        int64_t left = deadline - mn_clock_now_ms();
+        if (left < 100)
+            left = 100;
+        if (sc.timeout_ms <= 0 || sc.timeout_ms > left)
+            sc.timeout_ms = left;
+        if ((int64_t)(sc.retries + 1) * sc.timeout_ms > left)
+            sc.retries = (int)(left / (sc.timeout_ms > 0 ? sc.timeout_ms : left)) - 1;
+        if (sc.retries < 0)
+            sc.retries = 0;
+    }
     mn_summarizer *s = NULL;
     if (mn_summarizer_open(&sc, &s) != MN_OK) {
         snprintf(e->err, sizeof e->err, "%s", mn_errmsg());
@@ -132,20 +147,81 @@ static void open_env(mn_db *db, int automatic, struct env_store *e)
 
 static void close_env(struct env_store *e) { mn_summarizer_free(e->env.sum); }
 
+/* A build's fold goes to the handle's queue (mn_fold_queue_set) as a job. */
+static int queue_bridge(void *user, const mn_strategy_cfg *cfg, const char *session_id)
+{
+    mn_db *db = user;
+    mn_fold_job job = {session_id, cfg->strategy, cfg->max_tokens, cfg->model_window};
+    return db->fold_queue ? db->fold_queue(db->fold_queue_user, &job) : -1;
+}
+
 mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
-                               int64_t model_window, unsigned flags, struct mn_built *b)
+                               int64_t model_window, int fold_mode, struct mn_built *b)
 {
     mn_strategy_cfg c;
     strategy_cfg(db, &c);
     c.strategy = strategy;
     c.max_tokens = max_tokens;
     c.model_window = model_window;
-    c.flags = flags;
+    c.fold_mode = fold_mode;
+    /* background without a worker: fold here, within context.fold_timeout_ms (0: never) */
+    int64_t timeout = mn_config_int(db->cfg, "context.fold_timeout_ms");
+    if (fold_mode == MN_CONTEXT_FOLD_BACKGROUND && !db->fold_queue) {
+        if (timeout == 0)
+            c.fold_mode = MN_CONTEXT_FOLD_OFF;
+        else
+            c.fold_deadline_ms = mn_clock_now_ms() + timeout;
+    }
     struct env_store e;
-    open_env(db, 1, &e);
+    open_env(db, 1, c.fold_deadline_ms, &e);
+    e.env.queue = db->fold_queue ? queue_bridge : NULL;
+    e.env.queue_user = db;
     c.gov.offload_dir = e.dir;
     mn_status rc = mn_context_assemble(&e.env, &c, s, b);
     close_env(&e);
+    return rc;
+}
+
+mn_status mn_fold_queue_set(mn_db *db, mn_fold_queue_fn fn, void *user)
+{
+    mn_status rc = mn__check_db(db);
+    if (rc)
+        return rc;
+    db->fold_queue = fn;
+    db->fold_queue_user = fn ? user : NULL;
+    return MN_OK;
+}
+
+mn_status mn_fold_run(mn_db *db, const mn_fold_job *job, char **outcome_json)
+{
+    char id[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (outcome_json)
+        *outcome_json = NULL;
+    if (rc)
+        return rc;
+    if (!job)
+        return mn__err(MN_MISUSE, "mn_fold_run: job is NULL");
+    if ((rc = mn__check_id(job->session_id, id)))
+        return rc;
+    const char *strategy = job->strategy ? job->strategy : mn_config_str(db->cfg, "memory.strategy");
+    if (!mn__strategy_known(strategy))
+        return mn__err(MN_INVALID, "strategy: '%s' is not one of: window, summary, chunked, hybrid", strategy);
+    if (job->max_tokens < 1 || job->max_tokens > 100000000)
+        return mn__err(MN_INVALID, "max_tokens: %lld is not from 1 to 100000000", (long long)job->max_tokens);
+    if (job->model_window < 0 || job->model_window > 100000000)
+        return mn__err(MN_INVALID, "model_window: %lld is not from 0 to 100000000", (long long)job->model_window);
+    mn_session *s = NULL;
+    if ((rc = mn__live_session(db, id, &s)))
+        return rc;
+    struct mn_built b;
+    memset(&b, 0, sizeof b);
+    rc = mn__context_assemble(db, s, strategy, job->max_tokens, job->model_window, MN_CONTEXT_FOLD_SYNC, &b);
+    json_t *fold = b.extra ? json_object_get(b.extra, "fold") : NULL;
+    if (!rc && outcome_json && !(*outcome_json = fold ? mn_json_dump(fold) : strdup("{\"outcome\":\"none\"}")))
+        rc = mn__nomem();
+    mn_built_release(&b);
+    mn_session_free(s);
     return rc;
 }
 
@@ -187,20 +263,38 @@ void mn_compaction_counts(int64_t *ok, int64_t *failed, int64_t *rolled_back)
 
 mn_status mn_compact(mn_db *db, const char *session_id, char **event_json)
 {
+    return mn_compact_ex(db, session_id, NULL, event_json);
+}
+
+mn_status mn_compact_ex(mn_db *db, const char *session_id, const mn_compact_opts *opts, char **event_json)
+{
+    static const mn_compact_opts defaults = MN_COMPACT_OPTS_INIT;
     char id[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
     if (event_json)
         *event_json = NULL;
     if (rc || (rc = mn__check_id(session_id, id)))
         return rc;
+    if (opts && opts->size < sizeof(size_t) + sizeof(const char *))
+        return mn__err(MN_MISUSE, "mn_compact_opts.size is not set (use MN_COMPACT_OPTS_INIT)");
+    mn_compact_opts o = defaults;
+    if (opts)
+        memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
+    const char *ins = o.instructions && *o.instructions ? o.instructions : NULL;
+    if (ins && strlen(ins) > MN_COMPACT_INSTRUCTIONS_MAX)
+        return mn__err(MN_INVALID, "instructions: %zu bytes is over the maximum of %d", strlen(ins),
+                       MN_COMPACT_INSTRUCTIONS_MAX);
+    if (ins && !mn_utf8_valid(ins, strlen(ins), NULL))
+        return mn__err(MN_INVALID, "instructions: not valid UTF-8");
     mn_session *s = NULL;
     if ((rc = mn__live_session(db, id, &s)))
         return rc;
     mn_strategy_cfg c;
     strategy_cfg(db, &c);
     c.strategy = "compact";
+    c.instructions = ins;
     struct env_store e;
-    open_env(db, 0, &e);
+    open_env(db, 0, 0, &e);
     json_t *ev = NULL;
     rc = mn_context_compact(&e.env, &c, s, &ev);
     if (event_json && ev) {

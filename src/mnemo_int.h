@@ -22,6 +22,8 @@ struct mn_db {
     char *path;
     size_t max_message_bytes;
     struct mn_search_state *search; /* mnemo_search.c */
+    mn_fold_queue_fn fold_queue;    /* background folds (mn_fold_queue_set), NULL: none */
+    void *fold_queue_user;
 };
 
 /* Clears the thread's error and checks the handle (MN_MISUSE). */
@@ -38,7 +40,7 @@ struct mn_built;
 int mn__strategy_known(const char *strategy);
 /* Builds session s's context with the handle's configuration (b zeroed; mn_built_release). */
 mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
-                               int64_t model_window, unsigned flags, struct mn_built *b);
+                               int64_t model_window, int fold_mode, struct mn_built *b);
 
 /* Search (mnemo_search.c): set up at open (queueing when an embedder is configured), released
  * at close (saving the vector index), auto-embedding after an append (embedder.mode inline),

@@ -97,7 +97,9 @@ int cmd_compact(const struct cli_global *g, struct cli_args *a)
     if (!db)
         return 1;
     char *event = NULL;
-    mn_status rc = mn_compact(db, a->pos[0], &event);
+    mn_compact_opts o = MN_COMPACT_OPTS_INIT;
+    o.instructions = cli_opt(a, "instructions");
+    mn_status rc = mn_compact_ex(db, a->pos[0], &o, &event);
     int status = 0;
     if (event && (cli_flag(a, "json") || !rc))
         puts(event);

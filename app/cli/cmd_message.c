@@ -127,6 +127,12 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
         return EXIT_USAGE;
     o.model_window = model_window;
     o.flags = cli_flag(a, "no-fold") ? MN_CONTEXT_NO_FOLD : 0;
+    const char *fold = cli_opt(a, "fold");
+    if (fold && strcmp(fold, "background") != 0 && strcmp(fold, "sync") != 0 && strcmp(fold, "off") != 0)
+        return cli_usage_error("--fold: '%s' is not background, sync or off", fold);
+    o.fold = !fold || strcmp(fold, "background") == 0 ? MN_CONTEXT_FOLD_BACKGROUND
+             : strcmp(fold, "sync") == 0               ? MN_CONTEXT_FOLD_SYNC
+                                                       : MN_CONTEXT_FOLD_OFF;
     o.strategy = cli_opt(a, "strategy");
     o.rag = cli_flag(a, "rag");
     long long rag_top_k = 0;

@@ -23,9 +23,10 @@ static const struct cli_opt o_add[] = {{"tool-calls", 1}, {"tool-call-id", 1}, {
                                        {"tool", 1},       {"pin", 0},          {"json", 0},  {NULL, 0}};
 static const struct cli_opt o_history[] = {{"json", 0}, {"limit", 1}, {"after", 1}, {"all", 0}, {NULL, 0}};
 static const struct cli_opt o_context[] = {{"max-tokens", 1}, {"strategy", 1}, {"format", 1},   {"report", 0},
-                                           {"model-window", 1}, {"no-fold", 0}, {"rag", 0},
+                                           {"model-window", 1}, {"no-fold", 0}, {"fold", 1}, {"rag", 0},
                                            {"rag-top-k", 1}, {"rag-scope", 1}, {"rag-min-similarity", 1},
                                            {NULL, 0}};
+static const struct cli_opt o_compact[] = {{"json", 0}, {"instructions", 1}, {NULL, 0}};
 static const struct cli_opt o_events[] = {{"limit", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_export[] = {{"out", 1}, {NULL, 0}};
 static const struct cli_opt o_import[] = {{"json", 0}, {NULL, 0}};
@@ -122,14 +123,17 @@ const struct cli_cmd cli_commands[] = {
      o_history, 1, 1, cmd_history},
     {"context",
      "ID [--max-tokens N] [--strategy window|summary|chunked|hybrid] [--format openai|anthropic|text]\n"
-     "       [--model-window N] [--no-fold] [--report] [--rag [--rag-top-k N] [--rag-scope session|all]\n"
+     "       [--model-window N] [--fold background|sync|off] [--no-fold] [--report]\n"
+     "       [--rag [--rag-top-k N] [--rag-scope session|all]\n"
      "       [--rag-min-similarity X]]",
      "print the context for the next model call",
      "  --max-tokens N    token budget (default: memory.max_history_tokens, or with --model-window\n"
      "                    the history share of the window: see mnemo budget)\n"
      "  --strategy S      window, summary, chunked or hybrid (default: memory.strategy; docs/context.md)\n"
      "  --model-window N  the model's context window: pre-flight check in the report, token trigger\n"
-     "  --no-fold         never summarise during this call (use the stored summary as it is)\n"
+     "  --fold M          a due fold: background (default: queued, or run here within\n"
+     "                    context.fold_timeout_ms), sync (run it first, however long), off\n"
+     "  --no-fold         the same as --fold off (use the stored summary as it is)\n"
      "  --format F        openai (JSON messages), anthropic ({system, messages}) or text\n"
      "  --report          print {\"messages\": …, \"report\": {…}} with what was kept and dropped\n"
      "  --rag             prepend relevant past messages to the last user message, within the budget\n"
@@ -142,9 +146,11 @@ const struct cli_cmd cli_commands[] = {
     {"unpin", "MSG_ID [--json]", "unpin a message", "", o_json, 1, 1, cmd_unpin},
     {"summary show", "ID [--json]", "print the session's global summary (what it covers, by whom)",
      "  --json            a JSON object with the text\n", o_json, 1, 1, cmd_summary_show},
-    {"compact", "ID [--json]", "fold the session now: all but the last context.tail_turns turns into its summary",
-     "  prints the compaction event (tokens before/after, messages folded, summariser, outcome)\n", o_json, 1, 1,
-     cmd_compact},
+    {"compact", "ID [--instructions TEXT] [--json]",
+     "fold the session now: all but the last context.tail_turns turns into its summary",
+     "  prints the compaction event (tokens before/after, messages folded, summariser, outcome)\n"
+     "  --instructions T  what the summary must keep (like /compact <focus>), for the summariser\n",
+     o_compact, 1, 1, cmd_compact},
     {"events", "ID [--limit N] [--json]", "print the session's events (compactions, failures), newest first, as JSON",
      "  --limit N         at most N events (default 50)\n"
      "  --json            accepted for symmetry: the output is always JSON\n", o_events, 1, 1, cmd_events},

@@ -1257,6 +1257,8 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
         free(srv.openapi);
         return 1;
     }
+    if (srv_folds_start(db) != 0)
+        srv_log("warn", "msg=\"no background fold workers: context builds fold themselves\"");
     /* A few event-loop threads (epoll) read requests and answer quick ones; appends wait for
      * their group commit suspended, without a thread; the rest runs on the worker pool. */
     pthread_mutex_init(&srv.pool.lock, NULL);
@@ -1267,6 +1269,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
             srv.pool.n++;
     if (srv.pool.n == 0) {
         fprintf(stderr, "mnemo: cannot start the worker threads\n");
+        srv_folds_stop();
         srv_commit_stop();
         free(srv.openapi);
         return 1;
@@ -1308,6 +1311,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
                 strerror(e ? e : EADDRINUSE),
                 e == EADDRINUSE || !e ? " (is another mnemo serve running on this port?)" : "");
         pool_stop(&srv);
+        srv_folds_stop();
         srv_commit_stop();
         free(srv.openapi);
         return 1;
@@ -1356,6 +1360,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
         pthread_join(reaper_thread, NULL);
     }
     pool_stop(&srv);
+    srv_folds_stop();
     srv_commit_stop(); /* after the event loop: it commits anything still queued, then stops */
     pthread_mutex_lock(&srv.lock);
     srv.stopping = 1;

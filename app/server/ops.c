@@ -396,8 +396,13 @@ static mn_status op_compact(struct srv_call *c)
     mn_status st = session_param(c, &id);
     if (st)
         return st;
+    const char *instructions;
+    if ((st = p_str(c, "instructions", 0, &instructions)))
+        return st;
+    mn_compact_opts o = MN_COMPACT_OPTS_INIT;
+    o.instructions = instructions;
     char *event = NULL;
-    if ((st = mn_compact(c->db, id, &event))) {
+    if ((st = mn_compact_ex(c->db, id, &o, &event))) {
         lib_fail(c, st);
         mn_free(event);
         return st;
@@ -640,15 +645,21 @@ static mn_status op_history(struct srv_call *c)
 
 static mn_status op_context(struct srv_call *c)
 {
-    const char *id, *strategy, *format;
+    const char *id, *strategy, *format, *fold;
     int64_t max_tokens;
     mn_status st;
     if ((st = session_param(c, &id)) || (st = p_str(c, "strategy", 0, &strategy)) ||
-        (st = p_str(c, "format", 0, &format)) || (st = p_int(c, "max_tokens", 0, 0, 100000000, &max_tokens)))
+        (st = p_str(c, "format", 0, &format)) || (st = p_int(c, "max_tokens", 0, 0, 100000000, &max_tokens)) ||
+        (st = p_str(c, "fold", 0, &fold)))
         return st;
     mn_context_opts o = MN_CONTEXT_OPTS_INIT;
     o.strategy = strategy;
     o.max_tokens = max_tokens;
+    if (fold && strcmp(fold, "background") != 0 && strcmp(fold, "sync") != 0 && strcmp(fold, "off") != 0)
+        return fail(c, MN_INVALID, "fold: '%.40s' is not one of background, sync, off", fold);
+    o.fold = !fold || strcmp(fold, "background") == 0 ? MN_CONTEXT_FOLD_BACKGROUND
+             : strcmp(fold, "sync") == 0               ? MN_CONTEXT_FOLD_SYNC
+                                                       : MN_CONTEXT_FOLD_OFF;
     if (format && mn_format_parse(format, &o.format) != MN_OK)
         return fail(c, MN_INVALID, "format: '%.40s' is not one of openai, anthropic, text", format);
     mn_context *ctx = NULL;
@@ -952,7 +963,10 @@ const struct srv_op srv_ops[] = {
      OP_TOOL | OP_READONLY | OP_QUICK, op_summary_get},
     {"compact", "POST", "/v1/sessions/{session_id}/compact",
      "Summarise the session now: every message but the last few turns is folded into its global summary.",
-     OBJ(SID, "\"session_id\""), OBJ("\"event\":{\"type\":\"object\"}", "\"event\""), OP_TOOL, op_compact},
+     OBJ(SID ",\"instructions\":{\"type\":\"string\",\"maxLength\":4000,\"description\":\"what the summary "
+             "must keep, like /compact <focus>\"}",
+         "\"session_id\""),
+     OBJ("\"event\":{\"type\":\"object\"}", "\"event\""), OP_TOOL, op_compact},
     {"events", "GET", "/v1/sessions/{session_id}/events",
      "The session's events (compactions, summariser failures, fallbacks), newest first.",
      OBJ(SID ",\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10000,\"default\":50}", "\"session_id\""),
@@ -985,7 +999,9 @@ const struct srv_op srv_ops[] = {
      OBJ(SID ",\"max_tokens\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100000000,\"description\":\"token "
              "budget; 0: the configured default\"},\"strategy\":{\"type\":\"string\",\"description\":\"window "
              "(default: memory.strategy)\"},\"format\":{\"type\":\"string\",\"enum\":[\"openai\",\"anthropic\","
-             "\"text\"],\"default\":\"openai\"}",
+             "\"text\"],\"default\":\"openai\"},\"fold\":{\"type\":\"string\",\"enum\":[\"background\",\"sync\","
+             "\"off\"],\"default\":\"background\",\"description\":\"a due fold: queued (background), run before "
+             "building (sync) or skipped (off)\"}",
          "\"session_id\""),
      OBJ("\"format\":{\"type\":\"string\"},\"messages\":{\"type\":\"array\"},\"system\":{},\"text\":{\"type\":"
          "\"string\"},\"report\":{\"type\":\"object\"},\"tokens\":{\"type\":\"integer\"},\"kept\":{\"type\":"

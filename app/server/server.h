@@ -88,6 +88,14 @@ int srv_commit_start(mn_db *db);
 void srv_commit_stop(void);
 void srv_commit_stats(uint64_t *groups, uint64_t *appends, size_t *depth);
 
+/* Background folds (fold.c): worker threads that run the folds context builds queue on db
+ * (mn_fold_queue_set). Start before serving (-1: none started, builds then fold themselves
+ * within context.fold_timeout_ms); stop after the last request (drops queued jobs, waits for
+ * the folds in flight). */
+int srv_folds_start(mn_db *db);
+void srv_folds_stop(void);
+size_t srv_folds_depth(void);
+
 /* Runs op with c->params; fills c->result (or c->raw when c->accept_raw and the handler made
  * text) or c->status/c->msg. Returns c->status. The caller frees result and raw. */
 mn_status srv_call_op(const struct srv_op *op, struct srv_call *c);

@@ -58,6 +58,7 @@ static const struct key_def keys[] = {
     {"context.model_window", "MNEMO_MODEL_WINDOW", T_INT, "0", 0, 100000000, NULL},
     {"context.reserve_tokens", "MNEMO_RESERVE_TOKENS", T_INT, "0", 0, 100000000, NULL},
     {"context.safety_margin", "MNEMO_SAFETY_MARGIN", T_INT, "512", 0, 100000000, NULL},
+    {"context.fold_timeout_ms", "MNEMO_FOLD_TIMEOUT_MS", T_INT, "3000", 0, 600000, NULL},
     {"context.loop_repeat", "MNEMO_LOOP_REPEAT", T_INT, "3", 0, 1000, NULL},
     {"summarizer.name", "MNEMO_SUMMARIZER", T_ENUM, "extractive", 0, 0, "extractive llm none"},
     {"summarizer.protocol", "MNEMO_SUMMARIZER_PROTOCOL", T_ENUM, "openai", 0, 0, "openai ollama"},

@@ -43,9 +43,6 @@ struct mn_window {
 
 /* Framing tokens one message costs. */
 int64_t mn_context_frame_tokens(const mn_message *m);
-/* Chooses the messages of session s for a budget of max_tokens. w must be zeroed. */
-mn_status mn_window_build(mn_store *st, const mn_tokenizer *tk, const mn_session *s, int64_t max_tokens,
-                          struct mn_window *w);
 void mn_window_release(struct mn_window *w);
 /* Renders the kept messages and the report (both malloc'd, caller frees). */
 mn_status mn_context_render(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
@@ -60,6 +57,11 @@ mn_status mn_context_render_ex(const struct mn_window *w, const char *strategy, 
  * orphans and unmatched calls, applies w->gov. Appends the kept messages to w->items, oldest to
  * newest, after what is there; adds to message_tokens / framing_tokens; *used gets the cost. */
 mn_status mn_window_walk(struct mn_window *w, const mn_message *msgs, size_t n, int64_t left, int64_t *used);
+/* The newest governed units of session s newer than stop_seq, from the store, newest first
+ * while they fit in max_tokens, the newest unit whatever its cost; into w->items oldest first
+ * (w->gov applied; orphans and unmatched calls counted). Loads no more than a layout can use. */
+mn_status mn_window_collect(mn_store *st, const mn_session *s, int64_t stop_seq, int64_t max_tokens,
+                            struct mn_window *w);
 
 /* ---- tool-output governance (govern.c) -------------------------------------------------------
  * Runs inside every walk, before a unit is costed. Tool results older than the last exchange
@@ -93,15 +95,57 @@ void mn_gov_note(struct mn_gov *g, const mn_message *m);
 /* The "tool_outputs" and "loop" members of the report. NULL on OOM. */
 json_t *mn_gov_report(const struct mn_gov *g);
 
-/* ---- strategies (strategy.c) -----------------------------------------------------------------
- * summary, chunked and hybrid over the stored global summary; window with governance. */
+/* ---- layout (layout.c): the pure last step of every strategy --------------------------------
+ * Chooses from parts already in memory and governed (validated units: a call before all of its
+ * results). Always keeps the newest unit and the system prompt; then the summary (cut to fit,
+ * newest end kept), the old part, older recent units newest first; a marker for what was left
+ * out when `marker` is set and it fits. Appends to w (zeroed), whose arena holds new strings. */
+typedef struct mn_layout_in {
+    const char *session_id;
+    const mn_tokenizer *tk;
+    const char *system_prompt;  /* NULL: none */
+    const mn_message *old;      /* head (summary strategy) or pinned units (hybrid), oldest first */
+    size_t n_old;
+    const char *summary;        /* the stored summary's text, NULL: none */
+    int64_t summary_folded;     /* messages it stands for (its header) */
+    const mn_message *tail;     /* the recent messages, oldest first; the last is the newest */
+    size_t n_tail;
+    int64_t hidden;             /* messages left out before the layout (counted by the marker) */
+    int64_t max_tokens;
+    int64_t mem_budget;         /* chunked: summary + recent messages at most this; 0: no limit */
+    int marker;                 /* 1: a marker stands for the messages left out */
+} mn_layout_in;
+
+typedef struct mn_layout_out {
+    int summary_shown, summary_cut;
+    int64_t marker;             /* messages the marker counts (0: none, or marker off) */
+    int64_t tail_dropped, old_dropped, orphans;
+    int64_t shortfall;          /* tokens over max_tokens (0 when within) */
+} mn_layout_out;
+
+/* Stored tokens + framing of one message. */
+int64_t mn_context_cost(const mn_message *m);
+mn_status mn_context_layout(const mn_layout_in *in, struct mn_window *w, mn_layout_out *out);
+
+/* ---- folding (fold.c) ------------------------------------------------------------------------ */
+enum mn_fold_outcome {
+    MN_FOLD_NONE, MN_FOLD_OK, MN_FOLD_FAILED, MN_FOLD_ROLLED_BACK, MN_FOLD_IN_FLIGHT, MN_FOLD_COOLDOWN,
+    MN_FOLD_DISABLED, MN_FOLD_NOTHING, MN_FOLD_QUEUED, MN_FOLD_TIMED_OUT, MN_FOLD_DEFERRED
+};
+const char *mn_fold_outcome_name(enum mn_fold_outcome o);
+
+/* ---- strategies (strategy.c, plan.c) ---------------------------------------------------------
+ * Each build: load → govern → plan (pure: is a fold due, over which messages) → fold (sync,
+ * queued or none) → layout (pure) → report. */
 struct mn_summarizer;
 
 typedef struct mn_strategy_cfg {
     const char *strategy;     /* window, summary, chunked, hybrid */
     int64_t max_tokens;       /* the whole context's budget */
     int64_t model_window;     /* 0: unknown */
-    unsigned flags;           /* MN_CONTEXT_NO_FOLD */
+    int fold_mode;            /* MN_CONTEXT_FOLD_BACKGROUND, _SYNC or _OFF (mnemo.h) */
+    int64_t fold_deadline_ms; /* absolute (mn_clock_now_ms), 0: none; a sync fold past it times out */
+    const char *instructions; /* mn_compact: what the summary must keep; NULL: none */
     int64_t max_messages;     /* summary/hybrid message trigger; 0 disables */
     int64_t trigger_percent;  /* summary/hybrid token trigger, % of the model window (else of max_tokens); 0 off */
     int64_t tail_turns;       /* chunked K, and what mn_compact keeps */
@@ -121,7 +165,29 @@ typedef struct mn_strategy_env {
     const mn_tokenizer *tk;
     struct mn_summarizer *sum; /* NULL: sum_err says why summarising is unavailable */
     const char *sum_err;
+    /* Queues a due fold on a worker (0: queued); NULL: no worker, a background fold runs here
+     * within cfg->fold_deadline_ms. */
+    int (*queue)(void *user, const mn_strategy_cfg *cfg, const char *session_id);
+    void *queue_user;
 } mn_strategy_env;
+
+/* What a strategy loaded and governed; the plan's and the layout's input. */
+struct mn_loaded {
+    mn_summary *sum;           /* the stored summary or NULL */
+    mn_messages *buf;          /* messages after the summary, oldest first */
+    mn_messages *head;         /* summary strategy: the session's first messages */
+    mn_messages *pinned;       /* hybrid: pinned units the summary covers */
+};
+
+/* The plan (plan.c, pure): whether a fold is due and over which buffer messages. */
+struct mn_fold_plan {
+    const char *trigger;       /* NULL: no fold due */
+    size_t from, to;           /* the fold range in the buffer */
+    size_t head_end;           /* summary strategy: buffer messages that belong to the head */
+};
+/* scratch: the buffer governed (costs for the triggers); fixed: system + framing tokens. */
+void mn_fold_plan_make(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, const struct mn_window *scratch,
+                       int64_t head_end_seq, int64_t fixed, struct mn_fold_plan *p);
 
 /* A built context: w is rendered; its items point into parts[] and w's arena. */
 struct mn_built {
@@ -136,11 +202,30 @@ mn_status mn_context_assemble(const mn_strategy_env *env, const mn_strategy_cfg 
 void mn_built_release(struct mn_built *b);
 /* Folds this process has run, by outcome (for mn_compaction_counts). */
 void mn_context_fold_counts(int64_t *ok, int64_t *failed, int64_t *rolled_back);
+
+struct mn_fold_req {
+    const char *trigger;
+    int forced;
+    const mn_summary *old;
+    const mn_message *msgs;
+    size_t n;
+    int64_t last_seq; /* newest message of the session at fold time */
+};
+/* Runs one fold under the session claim (fold.c). *outcome says what happened; *made gets the
+ * stored summary. Errors only for the store (the summariser's failure is an outcome, with an
+ * event in the store and in *event when not NULL). */
+mn_status mn_context_fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
+                          const struct mn_fold_req *fr, enum mn_fold_outcome *outcome, mn_summary **made,
+                          json_t **event);
 /* Folds every message but the last cfg->tail_turns turns now (mn_compact). *event gets the event
  * data written (caller decrefs). MN_BUSY when another fold holds the claim. */
 mn_status mn_context_compact(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
                              json_t **event);
 /* response = min(window/4, 16000), history = min(rest/3, 50000), files = rest. */
 void mn_context_budget_split(int64_t window, int64_t *response, int64_t *history, int64_t *files);
+/* Moves a cut back so the part after it does not start on a tool result. */
+size_t mn_context_unit_start(const mn_message *m, size_t i);
+/* The index of the first message of the newest k turns (0 when there are not more than k). */
+size_t mn_context_keep_turns_from(const mn_message *m, size_t n, int64_t k);
 
 #endif

@@ -26,6 +26,9 @@ struct scan {
     size_t npending, cap_pending;
     int64_t pending_cost;
     int64_t scanned;
+    int64_t stop_seq; /* stop at messages this old (the summary covers them); 0: none */
+    int force;        /* keep the first unit whatever its cost (the newest unit) */
+    int kept_any;
     mn_status rc;
 };
 
@@ -85,6 +88,8 @@ static int visit(void *user, const mn_message *msg)
     struct scan *sc = user;
     struct mn_window *w = sc->w;
     mn_message m;
+    if (sc->stop_seq > 0 && msg->seq <= sc->stop_seq)
+        return 1;
     sc->scanned++;
     if (mn_records_message_fill(&w->arena, &m, msg))
         return fail_nomem(sc);
@@ -107,7 +112,7 @@ static int visit(void *user, const mn_message *msg)
                     sc->pending_cost += cost_of(&sc->pending[i]);
             }
             int64_t cost = cost_of(&m) + sc->pending_cost;
-            if (cost > sc->left) {
+            if (cost > sc->left && !(sc->force && !sc->kept_any)) {
                 sc->npending = 0; /* left out for the budget, with everything older */
                 return 1;
             }
@@ -117,6 +122,7 @@ static int visit(void *user, const mn_message *msg)
             if (keep(sc, &m))
                 return 1;
             sc->left -= cost;
+            sc->kept_any = 1;
             sc->npending = 0;
             sc->pending_cost = 0;
             return 0;
@@ -136,41 +142,25 @@ static int visit(void *user, const mn_message *msg)
         return 0;
     }
     int64_t cost = cost_of(&m);
-    if (cost > sc->left)
+    if (cost > sc->left && !(sc->force && !sc->kept_any))
         return 1;
     sc->left -= cost;
+    sc->kept_any = 1;
     return keep(sc, &m);
 }
 
-mn_status mn_window_build(mn_store *st, const mn_tokenizer *tk, const mn_session *s, int64_t max_tokens,
-                          struct mn_window *w)
+mn_status mn_window_collect(mn_store *st, const mn_session *s, int64_t stop_seq, int64_t max_tokens,
+                            struct mn_window *w)
 {
-    w->max_tokens = max_tokens;
-    w->total_messages = s->message_count - s->inactive_count; /* the active history */
-    if (s->system_prompt) {
-        w->system_prompt = mn_arena_strndup(&w->arena, s->system_prompt, strlen(s->system_prompt));
-        if (!w->system_prompt)
-            return mn__nomem();
-        w->system_tokens = (int64_t)mn_token_count(tk, s->system_prompt, strlen(s->system_prompt));
-        w->framing_tokens += MN_FRAME_PER_MESSAGE;
-    }
-    w->framing_tokens += MN_FRAME_REPLY;
-    struct scan sc = {.w = w, .left = max_tokens - w->system_tokens - w->framing_tokens};
-    mn_status rc = MN_OK;
-    if (sc.left < 0)
-        w->over_budget = 1;
-    else {
-        rc = st->ops->scan_newest(st, s->id, visit, &sc);
-        if (!rc)
-            rc = sc.rc;
-        /* results at the very start of the history have no call to go with */
+    struct scan sc = {.w = w, .left = max_tokens, .stop_seq = stop_seq, .force = 1};
+    mn_status rc = st->ops->scan_newest(st, s->id, visit, &sc);
+    if (!rc)
+        rc = sc.rc;
+    if (!rc) /* results at the very start of what was scanned have no call to go with */
         w->dropped_orphan += (int64_t)sc.npending;
-    }
     free(sc.pending);
     if (rc)
         return rc;
-    if (sc.scanned > w->total_messages)
-        w->total_messages = sc.scanned;
     for (size_t i = 0, j = w->count; i + 1 < j; i++, j--) { /* oldest to newest */
         mn_message t = w->items[i];
         w->items[i] = w->items[j - 1];

@@ -37,6 +37,8 @@ typedef struct mn_sum_input {
     size_t n;
     int64_t cap_tokens;   /* the summary's cap */
     const mn_tokenizer *tk;
+    int64_t deadline_ms;
+    const char *instructions;
 } mn_sum_input;
 
 typedef struct mn_sum_result {

@@ -117,8 +117,10 @@ for b in range(20, 401, 7):
     if not msgs or msgs[0]["role"] != "system":
         problems.append(f"{b}: first element is not the system prompt")
     body = msgs[1:]
-    if rep["tokens"] > b:
-        problems.append(f"{b}: report.tokens {rep['tokens']} > budget")
+    if rep["tokens"] > b and (not rep["over_budget"] or rep["shortfall"] != rep["tokens"] - b):
+        problems.append(f"{b}: report.tokens {rep['tokens']} > budget without over_budget and the shortfall")
+    if body and body[-1]["content"] != hist[-1]["content"]:
+        problems.append(f"{b}: the newest message is not last")
     if body and body[0]["role"] == "tool":
         problems.append(f"{b}: the first non-system message is a tool result")
     calls_seen = set()

@@ -19,6 +19,9 @@ while [ $i -lt 12 ]; do
     i=$((i + 1))
 done
 
+# before any fold (afterwards window sends the stored summary and fewer messages)
+ok mn context "$S" --strategy window --max-tokens 3000
+check "trim marker keeps the size" sh -c 'printf "%s" "$1" | grep -q "truncated, 4021 chars total"' - "$OUT"
 for st in window summary chunked hybrid; do
     ok mn context "$S" --strategy $st --max-tokens 3000 --report
     eq "$(jget "$OUT" 'j["report"]["strategy"]')" $st "$st: strategy in the report"
@@ -29,8 +32,6 @@ for st in window summary chunked hybrid; do
         eq "$(jget "$OUT" 'j["report"]["governance"]["tool_outputs"]["trimmed"] > 0')" true "$st: old tool output trimmed" ;;
     esac
 done
-ok mn context "$S" --strategy window --max-tokens 3000
-check "trim marker keeps the size" sh -c 'printf "%s" "$1" | grep -q "truncated, 4021 chars total"' - "$OUT"
 ok mn context "$S" --strategy chunked --max-tokens 3000
 A=$OUT
 ok mn context "$S" --strategy chunked --max-tokens 3000

@@ -13,6 +13,7 @@
 //   errobj      HTTP 200 with an error object
 //   garbage     HTTP 200 with a body that is not JSON
 //   slow        never answers (the client's timeout always fires first, however slow the machine)
+//   hang        answers after 30 seconds (FAKE_LLM_HANG_MS overrides), like a stuck provider
 //   long        a summary of 4000 words (for the cap)
 // Chat models (mnemo chat; the reply streams when the request says "stream": true — SSE for
 // OpenAI with a last usage chunk, NDJSON for Ollama):
@@ -103,6 +104,7 @@ const server = http.createServer((req, res) => {
       case 'errobj': return reply(res, 200, { error: 'overloaded' });
       case 'garbage': return reply(res, 200, '<html>oops</html>');
       case 'slow': return; // the request stays open until the client gives up
+      case 'hang': return setTimeout(send, Number(process.env.FAKE_LLM_HANG_MS || 30000));
       case 'long': text = Array.from({ length: 4000 }, (_, i) => 'word' + i).join(' '); return send();
       default: return send();
     }

@@ -91,7 +91,7 @@ static void extractive_keeps_what_matters(void **state)
     (void)state;
     make_conv();
     mn_summarizer *s = open_sum("extractive", NULL, NULL, 0, 4000);
-    mn_sum_input in = {NULL, conv, 8, 300, tk};
+    mn_sum_input in = {NULL, conv, 8, 300, tk, 0, NULL};
     mn_sum_result r, r2;
     assert_int_equal(mn_summarize(s, &in, &r), MN_OK);
     assert_non_null(strstr(r.text, "tests/test_parse.py"));
@@ -106,13 +106,13 @@ static void extractive_keeps_what_matters(void **state)
     assert_string_equal(r.text, r2.text);
     mn_sum_result_release(&r2);
     mn_message more = msg(MN_ROLE_USER, "Also update docs/usage.md please.", NULL, NULL, NULL);
-    mn_sum_input in2 = {r.text, &more, 1, 300, tk};
+    mn_sum_input in2 = {r.text, &more, 1, 300, tk, 0, NULL};
     assert_int_equal(mn_summarize(s, &in2, &r2), MN_OK);
     assert_non_null(strstr(r2.text, "src/parse.py"));
     assert_non_null(strstr(r2.text, "docs/usage.md"));
     mn_sum_result_release(&r2);
     /* a tight cap drops items, never exceeds */
-    mn_sum_input tight = {NULL, conv, 8, 30, tk};
+    mn_sum_input tight = {NULL, conv, 8, 30, tk, 0, NULL};
     assert_int_equal(mn_summarize(s, &tight, &r2), MN_OK);
     assert_true((int64_t)mn_token_count(tk, r2.text, strlen(r2.text)) <= 30);
     mn_sum_result_release(&r2);
@@ -132,7 +132,7 @@ static void staged_under_small_budget(void **state)
         many[i] = msg(i % 2 ? MN_ROLE_ASSISTANT : MN_ROLE_USER, text[i], NULL, NULL, NULL);
     }
     mn_summarizer *s = open_sum("extractive", NULL, NULL, 0, 2000);
-    mn_sum_input in = {NULL, many, N, 200, tk};
+    mn_sum_input in = {NULL, many, N, 200, tk, 0, NULL};
     mn_sum_result r;
     assert_int_equal(mn_summarize(s, &in, &r), MN_OK);
     assert_true(r.calls > 5); /* 120 × ~150 tokens cannot go in one 2000-token call */
@@ -150,7 +150,7 @@ static void none_always_fails(void **state)
     (void)state;
     make_conv();
     mn_summarizer *s = open_sum("none", NULL, NULL, 0, 4000);
-    mn_sum_input in = {NULL, conv, 8, 300, tk};
+    mn_sum_input in = {NULL, conv, 8, 300, tk, 0, NULL};
     mn_sum_result r;
     assert_int_equal(mn_summarize(s, &in, &r), MN_UNAVAILABLE);
     assert_null(r.text);
@@ -216,7 +216,7 @@ static mn_status llm_run(const char *protocol, const char *model, int64_t timeou
 {
     make_conv();
     mn_summarizer *s = open_sum("llm", protocol, model, timeout_ms, 4000);
-    mn_sum_input in = {"Goal: earlier goal", conv, 8, 200, tk};
+    mn_sum_input in = {"Goal: earlier goal", conv, 8, 200, tk, 0, NULL};
     mn_status rc = mn_summarize(s, &in, r);
     mn_summarizer_free(s);
     return rc;

@@ -165,8 +165,12 @@ static void system_prompt_larger_than_budget(void **state)
     char *sid = new_session(db, big);
     add(db, sid, MN_ROLE_USER, "hello", NULL, NULL);
     json_t *report, *msgs = build(db, sid, 100, &report);
-    assert_int_equal(json_array_size(msgs), 1); /* the system prompt, nothing else */
+    /* the system prompt and the question, over the budget: the report says by how much */
+    assert_int_equal(json_array_size(msgs), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(msgs, 1), "content")), "hello");
     assert_true(json_is_true(json_object_get(report, "over_budget")));
+    assert_int_equal(json_integer_value(json_object_get(report, "shortfall")),
+                     json_integer_value(json_object_get(report, "tokens")) - 100);
     json_decref(msgs);
     json_decref(report);
     free(sid);
