@@ -120,6 +120,7 @@ static void open_env(mn_db *db, int automatic, struct env_store *e)
     sc.backoff_ms = mn_config_int(cfg, "summarizer.backoff_ms");
     sc.retries = (int)mn_config_int(cfg, "summarizer.retries");
     sc.input_budget = mn_config_int(cfg, "summarizer.input_budget_tokens");
+    sc.prompt_file = mn_config_str(cfg, "summarizer.prompt_file");
     mn_summarizer *s = NULL;
     if (mn_summarizer_open(&sc, &s) != MN_OK) {
         snprintf(e->err, sizeof e->err, "%s", mn_errmsg());

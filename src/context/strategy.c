@@ -253,7 +253,7 @@ static mn_status fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg, co
     int64_t t0 = mn_clock_mono_ns();
     mn_sum_result r;
     memset(&r, 0, sizeof r);
-    mn_sum_input in = {fr->old ? fr->old->text : NULL, fr->msgs, fr->n, cfg->summary_cap, env->tk};
+    mn_sum_input in = {fr->old ? fr->old->text : NULL, fr->msgs, fr->n, cfg->summary_cap, env->tk, 0, NULL};
     mn_status srs = env->sum ? mn_summarize(env->sum, &in, &r)
                              : mn__err(MN_UNAVAILABLE, "summarizer: %s", env->sum_err ? env->sum_err : "unavailable");
     char error[512] = "";

@@ -14,6 +14,10 @@
 //   garbage     HTTP 200 with a body that is not JSON
 //   slow        answers after 3 seconds
 //   long        a summary of 4000 words (for the cap)
+//   think       the summary after a <think>…</think> reasoning block
+//   thinkopen   the summary followed by an unterminated <THINK> block (upper case)
+//   thinkonly   nothing but a <Think>…</Think> block
+//   echo        the user message itself (to see the prompt that was sent)
 // GET /stats returns {"requests": {model: count}}; every request body is kept in /last.
 'use strict';
 const http = require('http');
@@ -66,6 +70,10 @@ const server = http.createServer((req, res) => {
       case 'errobj': return reply(res, 200, { error: 'overloaded' });
       case 'garbage': return reply(res, 200, '<html>oops</html>');
       case 'slow': return setTimeout(send, 3000);
+      case 'think': text = '<think>\nThe user wants a summary. I will list files.\n</think>\n\n' + text; return send();
+      case 'thinkopen': text = text + '\n<THINK>I was still reasoning when'; return send();
+      case 'thinkonly': text = '<Think>only reasoning here</Think>'; return send();
+      case 'echo': text = ((j.messages || []).find((m) => m.role === 'user') || {}).content || ''; return send();
       case 'long': text = Array.from({ length: 4000 }, (_, i) => 'word' + i).join(' '); return send();
       default: return send();
     }
