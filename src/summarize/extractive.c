@@ -602,7 +602,8 @@ static char *render(const struct ex *e, int64_t cap_tokens)
         return NULL;
     for (size_t i = 0; i < e->n; i++)
         order[i] = &e->items[i];
-    qsort(order, e->n, sizeof *order, cmp_render);
+    if (e->n)
+        qsort(order, e->n, sizeof *order, cmp_render);
     int bad = 0;
     if (e->goal)
         bad |= mn_buf_addf(&b, "Goal: %s\n", e->goal) != MN_OK;
@@ -655,8 +656,8 @@ static char *fit(struct ex *e, const mn_tokenizer *tk, int64_t cap)
     if (!text || cap <= 0)
         return text;
     int64_t total = tokens(tk, text);
-    if (total <= cap)
-        return text;
+    if (total <= cap || e->n == 0)
+        return text; /* (no items: the goal alone is over the cap; the caller cuts it) */
     qsort(e->items, e->n, sizeof *e->items, cmp_cut); /* render order does not depend on array order */
     size_t cut = 0;
     while (text && total > cap && cut < e->n) {
