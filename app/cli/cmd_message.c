@@ -123,7 +123,9 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
     o.model_window = model_window;
     o.flags = cli_flag(a, "no-fold") ? MN_CONTEXT_NO_FOLD : 0;
     o.strategy = cli_opt(a, "strategy");
-    o.rag = cli_flag(a, "rag");
+    if (cli_flag(a, "rag") && cli_flag(a, "no-rag"))
+        return cli_usage_error("--rag and --no-rag contradict each other");
+    o.rag = cli_flag(a, "rag") ? 1 : cli_flag(a, "no-rag") ? -1 : 0; /* 0: memory.rag.enabled */
     long long rag_top_k = 0;
     if (cli_number(a, "rag-top-k", 1, 100, &rag_top_k))
         return EXIT_USAGE;
