@@ -8,7 +8,8 @@
  * building the context after every 5th user turn (so folds happen as they would in use, with
  * the extractive summariser) and measuring the share of tagged facts present in the last
  * context. `window+compact` runs `mn_compact` before its last build.
- * Public header only. Usage: retention [DB_DIR] (run.sh wraps it and writes the table).
+ * Public header only. Usage: retention [DB_DIR] (run.sh wraps it). RETENTION_MISSES=1 lists the
+ * facts missing from each context; RETENTION_SHOW=strategy:budget:conv prints one context.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,7 +35,7 @@ struct msg {
 struct conv {
     const char *domain;
     int tool_heavy;
-    char needle[N_FACTS][96];
+    char needle[N_FACTS][512];
     struct msg m[MAX_MSGS];
     size_t n;
 };
@@ -127,21 +128,21 @@ static void make_conv(struct conv *c, int k)
     memset(c, 0, sizeof *c);
     c->domain = d->name;
     c->tool_heavy = (k / 4) % 2;
-    snprintf(c->needle[F_PATH], 96, "%s/item_%d.%s", d->dir, v, k % 4 == 0 ? "c" : k % 4 == 3 ? "md" : "pdf");
-    snprintf(c->needle[F_ID], 96, "%s-%d", d->idp, 4000 + v);
-    snprintf(c->needle[F_VERSION], 96, "%d.%d.%d", 2 + k % 3, k % 10, (k * 3) % 17);
-    snprintf(c->needle[F_NUMBER], 96, "%d %s", 1000 + v * 13, d->unit);
+    snprintf(c->needle[F_PATH], 512, "%s/item_%d.%s", d->dir, v, k % 4 == 0 ? "c" : k % 4 == 3 ? "md" : "pdf");
+    snprintf(c->needle[F_ID], 512, "%s-%d", d->idp, 4000 + v);
+    snprintf(c->needle[F_VERSION], 512, "%d.%d.%d", 2 + k % 3, k % 10, (k * 3) % 17);
+    snprintf(c->needle[F_NUMBER], 512, "%d %s", 1000 + v * 13, d->unit);
     char buf[512];
     snprintf(buf, sizeof buf, d->constraint, v);
-    snprintf(c->needle[F_CONSTRAINT], 96, "%s", buf);
+    snprintf(c->needle[F_CONSTRAINT], 512, "%s", buf);
     snprintf(buf, sizeof buf, d->decision, v);
-    snprintf(c->needle[F_DECISION], 96, "%s", buf);
+    snprintf(c->needle[F_DECISION], 512, "%s", buf);
     snprintf(buf, sizeof buf, d->error, v, v + 1);
-    snprintf(c->needle[F_ERROR], 96, "%s", buf);
+    snprintf(c->needle[F_ERROR], 512, "%s", buf);
     snprintf(buf, sizeof buf, d->fix, v % 10);
-    snprintf(c->needle[F_FIX], 96, "%s", buf);
+    snprintf(c->needle[F_FIX], 512, "%s", buf);
     snprintf(buf, sizeof buf, d->task, v % 7 + 1);
-    snprintf(c->needle[F_TASK], 96, "%s", buf);
+    snprintf(c->needle[F_TASK], 512, "%s", buf);
 
     /* the early turns: the facts, as people say them */
     add(c, MN_ROLE_USER,
@@ -270,6 +271,10 @@ int main(int argc, char **argv)
         for (int bi = 0; bi < N_BUDGETS; bi++)
             for (int k = 0; k < N_CONV; k++) {
                 char *ctx = replay(db, &convs[k], strategies[si], budgets[bi]);
+                char tag[128];
+                snprintf(tag, sizeof tag, "%s:%lld:%d", strategies[si], (long long)budgets[bi], k);
+                if (getenv("RETENTION_SHOW") && strcmp(getenv("RETENTION_SHOW"), tag) == 0)
+                    fprintf(stderr, "---- %s\n%s\n", tag, ctx ? ctx : "(none)");
                 for (int f = 0; f < N_FACTS; f++) {
                     int in = ctx && strstr(ctx, convs[k].needle[f]) != NULL;
                     kept[si][bi] += in;
