@@ -175,10 +175,13 @@ static void make_conv(struct conv *c, int k)
             char out[1600];
             size_t o = 0;
             for (int l = 0; l < 12 && o < sizeof out - 120; l++)
-                o += (size_t)snprintf(out + o, sizeof out - o, "entry %d of page %d: %s\n", l, t, d->filler_asst[(r + (unsigned)l) % 6]);
+                o += (size_t)snprintf(out + o, sizeof out - o, "%s/page%d/entry_%d.txt (%u bytes): %s\n", d->dir, t, l,
+                                      1000 + (r >> (l % 8)) % 9000, d->filler_asst[(r + (unsigned)l) % 6]);
             add(c, MN_ROLE_TOOL, strdup(out), NULL, strdup(id), strdup(d->tool));
         }
-        add(c, MN_ROLE_ASSISTANT, dupf("%s %s", d->filler_asst[(r >> 3) % 6], d->filler_asst[(r >> 6) % 6]), NULL, NULL, NULL);
+        add(c, MN_ROLE_ASSISTANT, dupf("%s %s See %s/notes_%d.md, section %u.", d->filler_asst[(r >> 3) % 6],
+                                       d->filler_asst[(r >> 6) % 6], d->dir, t, (r >> 9) % 40 + 1),
+            NULL, NULL, NULL);
     }
     add(c, MN_ROLE_USER, dupf("Where are we now, and what is left?"), NULL, NULL, NULL);
 }

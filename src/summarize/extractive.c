@@ -29,7 +29,7 @@ enum {
 static const char *const section_names[N_SECTIONS] = {
     "Constraints", "Decisions", "Errors and fixes", "Done", "Open tasks", "Facts", "Commands", "Files", "Tools"};
 /* what an item is worth before its own specificity: what the agent cannot rediscover ranks high */
-static const int section_weight[N_SECTIONS] = {8, 5, 5, 2, 6, 1, 4, 5, 5};
+static const int section_weight[N_SECTIONS] = {8, 5, 5, 2, 6, 4, 4, 2, 5};
 #define FIRST_INLINE S_FILES /* Files and Tools render on one line each */
 #define LEFT_OUT "Left out: "
 
@@ -49,6 +49,7 @@ struct ex {
     long clock;
     long left_out; /* items cut, this summary and the ones before */
     int oom;
+    int in_tool; /* parsing a tool's output: the paths it lists are worth less than named ones */
     char **focus; /* instruction words, lower case */
     size_t n_focus;
 };
@@ -155,6 +156,8 @@ static void add_item(struct ex *e, int sec, const char *s, size_t len, long coun
     copy[len] = '\0';
     int focus = focus_of(e, copy, sec);
     int score = section_weight[sec] + specificity(copy) + 100 * focus;
+    if (sec == S_FILES && e->in_tool)
+        score -= 2;
     if (sec == S_TOOLS) /* a tool the agent keeps calling */
         score += count < 10 ? (int)count : 10;
     e->items[e->n++] = (struct item){copy, count, e->clock++, score, focus, sec};
@@ -505,7 +508,9 @@ static void on_entry(struct ex *e, struct turn *t, const char *s, size_t len)
                 first++;
             resolve_error(e, tool, body, first);
         }
+        e->in_tool = 1;
         path_tokens(e, body, blen < 4000 ? blen : 4000);
+        e->in_tool = 0;
     } else if (len >= 8 && strncmp(s, "System: ", 8) == 0) {
         s += 8, len -= 8;
         add_item(e, S_CONSTRAINTS, s, clip(s, len), 1);

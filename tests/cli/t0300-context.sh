@@ -205,7 +205,7 @@ N=$OUT
 ok mn context "$N"
 eq "$OUT" '[{"role":"user","content":"hi"}]' "no system prompt: no system element"
 ok mn context "$N" --format anthropic
-eq "$(jget "$OUT" '"system" in j')" False "anthropic without a system prompt: no system member"
+eq "$(jget "$OUT" '"system" in j')" false "anthropic without a system prompt: no system member"
 ok mn session new
 ok mn context "$OUT"
 eq "$OUT" "[]" "an empty session gives []"
