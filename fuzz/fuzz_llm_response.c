@@ -27,8 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
-    char *sum = mn_summarize_extract(s, tk, (data[0] >> 1) + 8);
+    char *sum = mn_summarize_extract(s, tk, (data[0] >> 1) + 8, data[0] & 2 ? "keep the api decisions" : NULL);
     free(sum);
+    mn_summarize_strip_think(s);
     free(s);
     return 0;
 }

@@ -371,9 +371,10 @@ typedef struct mn_context_opts {
      * "rag" member lists the injected messages (id, session_id, role, score). Semantic when an
      * embedder is configured (min similarity applies), else keyword. A search that cannot run
      * (no vectors of this model) is reported, never an error. */
-    int rag;                   /* 1: inject; 0: off */
-    size_t rag_top_k;          /* 0: 5; at most 100 */
-    double rag_min_similarity; /* 0: 0.7; negative: no threshold; at most 1 */
+    int rag;                   /* 1: inject; negative: off; 0: as configured (memory.rag.enabled,
+                                  default off; the report's rag.source then names it) */
+    size_t rag_top_k;          /* 0: memory.rag.top_k (5); at most 100 */
+    double rag_min_similarity; /* 0: memory.rag.min_similarity (0.7); negative: no threshold; at most 1 */
     int rag_scope;             /* MN_RAG_SCOPE_SESSION (0): this session; MN_RAG_SCOPE_ALL: its namespace */
     /* Since 0.4: what a due fold does (enum mn_context_fold; docs/context.md "Background folds").
      * MN_CONTEXT_FOLD_BACKGROUND (0, the default) never waits on the summariser longer than

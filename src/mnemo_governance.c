@@ -135,6 +135,7 @@ static void open_env(mn_db *db, int automatic, int64_t deadline, struct env_stor
         if (sc.retries < 0)
             sc.retries = 0;
     }
+    sc.prompt_file = mn_config_str(cfg, "summarizer.prompt_file");
     mn_summarizer *s = NULL;
     if (mn_summarizer_open(&sc, &s) != MN_OK) {
         snprintf(e->err, sizeof e->err, "%s", mn_errmsg());

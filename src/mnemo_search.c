@@ -673,7 +673,9 @@ static int in_window(const struct exclude *x, int64_t id)
 
 mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b)
 {
-    if (!o->rag)
+    /* rag 0: the configured memory.rag.* (seed 000's rag section); negative: off */
+    int from_config = o->rag == 0;
+    if (o->rag < 0 || (from_config && !mn_config_bool(db->cfg, "memory.rag.enabled")))
         return MN_OK;
     if (o->rag_top_k > 100)
         return mn__err(MN_INVALID, "rag_top_k: %zu is over the maximum of 100", o->rag_top_k);
@@ -681,15 +683,18 @@ mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *
         return mn__err(MN_INVALID, "rag_min_similarity: must be from -1 to 1 (0: the default 0.7)");
     if ((unsigned)o->rag_scope > MN_RAG_SCOPE_ALL)
         return mn__err(MN_INVALID, "rag_scope: %d is not session (0) or all (1)", (int)o->rag_scope);
-    size_t top_k = o->rag_top_k ? o->rag_top_k : 5;
-    double min_sim = o->rag_min_similarity == 0 ? 0.7 : o->rag_min_similarity < 0 ? 0 : o->rag_min_similarity;
+    size_t top_k = o->rag_top_k ? o->rag_top_k : (size_t)mn_config_int(db->cfg, "memory.rag.top_k");
+    double min_sim = o->rag_min_similarity == 0 ? mn_config_real(db->cfg, "memory.rag.min_similarity")
+                                                : o->rag_min_similarity;
+    min_sim = min_sim < 0 ? 0 : min_sim;
     struct mn_window *w = &b->w;
     if (!b->extra && !(b->extra = json_object()))
         return mn__nomem();
     json_t *rep = json_pack("{s:b, s:s, s:I, s:f, s:[]}", "enabled", 1, "scope",
                             o->rag_scope == MN_RAG_SCOPE_ALL ? "all" : "session", "top_k", (json_int_t)top_k,
                             "min_similarity", min_sim, "injected");
-    if (!rep || json_object_set_new(b->extra, "rag", rep))
+    if (!rep || json_object_set_new(b->extra, "rag", rep) ||
+        (from_config && json_object_set_new(rep, "source", json_string("memory.rag.enabled"))))
         return mn__nomem();
     mn_message *q = NULL;
     for (size_t i = w->count; i-- > 0 && !q;)

@@ -134,7 +134,9 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
              : strcmp(fold, "sync") == 0               ? MN_CONTEXT_FOLD_SYNC
                                                        : MN_CONTEXT_FOLD_OFF;
     o.strategy = cli_opt(a, "strategy");
-    o.rag = cli_flag(a, "rag");
+    if (cli_flag(a, "rag") && cli_flag(a, "no-rag"))
+        return cli_usage_error("--rag and --no-rag contradict each other");
+    o.rag = cli_flag(a, "rag") ? 1 : cli_flag(a, "no-rag") ? -1 : 0; /* 0: memory.rag.enabled */
     long long rag_top_k = 0;
     if (cli_number(a, "rag-top-k", 1, 100, &rag_top_k))
         return EXIT_USAGE;

@@ -23,7 +23,7 @@ static const struct cli_opt o_add[] = {{"tool-calls", 1}, {"tool-call-id", 1}, {
                                        {"tool", 1},       {"pin", 0},          {"json", 0},  {NULL, 0}};
 static const struct cli_opt o_history[] = {{"json", 0}, {"limit", 1}, {"after", 1}, {"all", 0}, {NULL, 0}};
 static const struct cli_opt o_context[] = {{"max-tokens", 1}, {"strategy", 1}, {"format", 1},   {"report", 0},
-                                           {"model-window", 1}, {"no-fold", 0}, {"fold", 1}, {"rag", 0},
+                                           {"model-window", 1}, {"no-fold", 0}, {"fold", 1}, {"rag", 0}, {"no-rag", 0},
                                            {"rag-top-k", 1}, {"rag-scope", 1}, {"rag-min-similarity", 1},
                                            {NULL, 0}};
 static const struct cli_opt o_compact[] = {{"json", 0}, {"instructions", 1}, {NULL, 0}};
@@ -124,7 +124,7 @@ const struct cli_cmd cli_commands[] = {
     {"context",
      "ID [--max-tokens N] [--strategy window|summary|chunked|hybrid] [--format openai|anthropic|text]\n"
      "       [--model-window N] [--fold background|sync|off] [--no-fold] [--report]\n"
-     "       [--rag [--rag-top-k N] [--rag-scope session|all]\n"
+     "       [--rag|--no-rag [--rag-top-k N] [--rag-scope session|all]\n"
      "       [--rag-min-similarity X]]",
      "print the context for the next model call",
      "  --max-tokens N    token budget (default: memory.max_history_tokens, or with --model-window\n"
@@ -137,6 +137,8 @@ const struct cli_cmd cli_commands[] = {
      "  --format F        openai (JSON messages), anthropic ({system, messages}) or text\n"
      "  --report          print {\"messages\": …, \"report\": {…}} with what was kept and dropped\n"
      "  --rag             prepend relevant past messages to the last user message, within the budget\n"
+     "                    (default: memory.rag.enabled)\n"
+     "  --no-rag          do not, whatever memory.rag.enabled says\n"
      "  --rag-top-k N     at most N of them (default 5)\n"
      "  --rag-scope S     session (default) or all (the session's namespace)\n"
      "  --rag-min-similarity X  semantic threshold (default 0.7; 0 or less: none)\n",

@@ -7,16 +7,18 @@
 #include "config/config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 #include "util/err.h"
 #include "util/url.h"
 #include "util/banned.h"
 
-enum key_type { T_INT, T_STRING, T_ENUM };
+enum key_type { T_INT, T_STRING, T_ENUM, T_BOOL, T_REAL };
 
 struct key_def {
     const char *key;
@@ -25,6 +27,33 @@ struct key_def {
     const char *def; /* NULL: computed (storage_path) */
     int64_t min, max;
     const char *choices; /* T_ENUM: space-separated */
+};
+
+/* Seed compatibility (harombe's `memory:` section, seed 000): other names a value may have. */
+static const struct alias {
+    const char *key, *name, *canonical;
+} aliases[] = {
+    {"memory.strategy", "simple", "window"},
+    {"memory.strategy", "summarization", "summary"},
+};
+
+/* Keys read for compatibility that mnemo does not use, or uses only one way: a value other than
+ * `ignored_unless` is accepted with one warning naming what to do instead, and `config show`
+ * says so in its source. */
+static const struct compat_note {
+    const char *key, *ignored_unless, *note;
+} compat_notes[] = {
+    {"memory.enabled", "true", "not used: mnemo always stores what it is given; to keep a conversation out of"
+                               " memory, do not append it"},
+    {"memory.vector_store.enabled", "", "not used: vectors live in mnemo's own index in the database; choose an"
+                                 " embedder with embedder.name (hash, ollama, openai)"},
+    {"memory.vector_store.backend", "", "not used: mnemo has no ChromaDB; vectors live in its HNSW index in the database"},
+    {"memory.vector_store.embedding_provider", "", "not used: set embedder.name (hash, ollama, openai) and"
+                                            " embedder.model; sentence-transformers is not available"},
+    {"memory.vector_store.embedding_model", "", "not used: set embedder.model together with embedder.name"},
+    {"memory.vector_store.persist_directory", "", "not used: vectors are stored with the messages in"
+                                           " memory.storage_path"},
+    {"memory.vector_store.collection_name", "", "not used: sessions are separated by namespace, not by collection"},
 };
 
 /* The table: documentation order. docs/config.md describes each key. */
@@ -40,6 +69,18 @@ static const struct key_def keys[] = {
     {"threads.max_turns", "MNEMO_THREAD_MAX_TURNS", T_INT, "50", 0, 1000000, NULL},
     {"threads.trim", "MNEMO_THREAD_TRIM", T_ENUM, "keep", 0, 0, "keep delete"},
     {"state.sensitive_params", "MNEMO_SENSITIVE_PARAMS", T_STRING, "", 0, 0, NULL},
+    /* seed 000 compatibility: accepted, reported by config show (compat_notes) */
+    {"memory.enabled", "MNEMO_MEMORY_ENABLED", T_BOOL, "true", 0, 0, NULL},
+    {"memory.vector_store.enabled", "MNEMO_VECTOR_STORE_ENABLED", T_STRING, "", 0, 0, NULL},
+    {"memory.vector_store.backend", "MNEMO_VECTOR_STORE_BACKEND", T_STRING, "", 0, 0, NULL},
+    {"memory.vector_store.embedding_provider", "MNEMO_VECTOR_STORE_EMBEDDING_PROVIDER", T_STRING, "", 0, 0, NULL},
+    {"memory.vector_store.embedding_model", "MNEMO_VECTOR_STORE_EMBEDDING_MODEL", T_STRING, "", 0, 0, NULL},
+    {"memory.vector_store.persist_directory", "MNEMO_VECTOR_STORE_PERSIST_DIRECTORY", T_STRING, "", 0, 0, NULL},
+    {"memory.vector_store.collection_name", "MNEMO_VECTOR_STORE_COLLECTION_NAME", T_STRING, "", 0, 0, NULL},
+    /* retrieval in built contexts (docs/search.md): the default of mn_context_opts.rag */
+    {"memory.rag.enabled", "MNEMO_RAG", T_BOOL, "false", 0, 0, NULL},
+    {"memory.rag.top_k", "MNEMO_RAG_TOP_K", T_INT, "5", 1, 100, NULL},
+    {"memory.rag.min_similarity", "MNEMO_RAG_MIN_SIMILARITY", T_REAL, "0.7", -1, 1, NULL},
     {"tokenizer.name", "MNEMO_TOKENIZER", T_ENUM, "auto", 0, 0, "auto heuristic cl100k_base o200k_base"},
     {"tokenizer.data_dir", "MNEMO_DATA_DIR", T_STRING, "", 0, 0, NULL},
     /* context governance (docs/context.md) */
@@ -71,6 +112,7 @@ static const struct key_def keys[] = {
     {"summarizer.backoff_ms", "MNEMO_SUMMARIZER_BACKOFF_MS", T_INT, "500", 1, 60000, NULL},
     {"summarizer.input_budget_tokens", "MNEMO_SUMMARIZER_INPUT_BUDGET", T_INT, "12000", 256, 10000000, NULL},
     {"summarizer.retry_after_messages", "MNEMO_SUMMARIZER_RETRY_AFTER", T_INT, "8", 0, 1000000, NULL},
+    {"summarizer.prompt_file", "MNEMO_SUMMARIZER_PROMPT_FILE", T_STRING, "", 0, 0, NULL},
     {"summarizer.claim_seconds", "MNEMO_SUMMARIZER_CLAIM_SECONDS", T_INT, "120", 1, 86400, NULL},
     /* mnemo chat (docs/chat.md): the model; the provider is summarizer.* */
     {"chat.model", "MNEMO_CHAT_MODEL", T_STRING, "", 0, 0, NULL},
@@ -144,8 +186,31 @@ static mn_status check_value(const struct key_def *k, const char *text, char *ou
         snprintf(out, cap, "%lld", n);
         return MN_OK;
     }
+    if (k->type == T_BOOL) {
+        static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no", "off", "0"};
+        for (size_t i = 0; i < 4; i++) {
+            if (strcasecmp(text, yes[i]) == 0)
+                return snprintf(out, cap, "true"), MN_OK;
+            if (strcasecmp(text, no[i]) == 0)
+                return snprintf(out, cap, "false"), MN_OK;
+        }
+        return mn__err(MN_INVALID, "%s: '%s' is not true or false", k->key, text);
+    }
+    if (k->type == T_REAL) {
+        char *end;
+        errno = 0;
+        double x = strtod(text, &end);
+        if (errno || end == text || *end || isnan(x) || x < (double)k->min || x > (double)k->max)
+            return mn__err(MN_INVALID, "%s: '%s' is not a number from %lld to %lld", k->key, text, (long long)k->min,
+                           (long long)k->max);
+        snprintf(out, cap, "%g", x);
+        return MN_OK;
+    }
     if (k->type == T_ENUM) {
         size_t len = strlen(text);
+        for (size_t a = 0; a < sizeof aliases / sizeof aliases[0]; a++)
+            if (strcmp(aliases[a].key, k->key) == 0 && strcmp(aliases[a].name, text) == 0)
+                return snprintf(out, cap, "%s", aliases[a].canonical), MN_OK;
         for (const char *p = k->choices; *p;) {
             size_t w = strcspn(p, " ");
             if (w == len && strncmp(p, text, len) == 0)
@@ -160,13 +225,30 @@ static mn_status check_value(const struct key_def *k, const char *text, char *ou
     return MN_OK;
 }
 
+static const struct compat_note *note_of(const char *key, const char *value)
+{
+    for (size_t n = 0; n < sizeof compat_notes / sizeof compat_notes[0]; n++)
+        if (strcmp(compat_notes[n].key, key) == 0 && strcmp(compat_notes[n].ignored_unless, value) != 0)
+            return &compat_notes[n];
+    return NULL;
+}
+
+/* Sets key i. The source label says what a value became when it was given under another name
+ * ("…; from 'simple'") or is not used ("…; not used: …"). */
 static mn_status set_index(mn_config *cfg, int i, const char *text, const char *source)
 {
-    char canon[4096];
+    char canon[4096], label[4600];
     mn_status rc = check_value(&keys[i], text, canon, sizeof canon);
     if (rc)
         return rc;
-    char *t = strdup(canon), *s = strdup(source);
+    const struct compat_note *note = strcmp(source, "default") != 0 ? note_of(keys[i].key, canon) : NULL;
+    if (strcmp(canon, text) != 0 && keys[i].type == T_ENUM)
+        snprintf(label, sizeof label, "%s; from '%s'", source, text);
+    else if (note && !strstr(source, "; not used"))
+        snprintf(label, sizeof label, "%s; %s", source, note->note);
+    else
+        snprintf(label, sizeof label, "%s", source);
+    char *t = strdup(canon), *s = strdup(label);
     if (!t || !s) {
         free(t);
         free(s);
@@ -244,6 +326,10 @@ const char *mn_config_str(const mn_config *cfg, const char *key)
 
 int64_t mn_config_int(const mn_config *cfg, const char *key) { return strtoll(mn_config_str(cfg, key), NULL, 10); }
 
+int mn_config_bool(const mn_config *cfg, const char *key) { return strcmp(mn_config_str(cfg, key), "true") == 0; }
+
+double mn_config_real(const mn_config *cfg, const char *key) { return strtod(mn_config_str(cfg, key), NULL); }
+
 mn_status mn_config_copy(const mn_config *cfg, mn_config **out)
 {
     mn_status rc = mn_config_new(out);
@@ -296,6 +382,9 @@ static int trusted(const struct yaml_walk *w, const char *key, const char *value
         return !*value;
     if (ends_with(key, ".base_url"))
         return !*value || mn_url_is_loopback(value);
+    if (strcmp(key, "summarizer.prompt_file") == 0) /* its text goes to the model: only a file of the project */
+        return !*value || (value[0] != '/' && value[0] != '~' && strncmp(value, "../", 3) != 0 &&
+                           !strstr(value, "/../") && !ends_with(value, "/..") && strcmp(value, "..") != 0);
     return 1;
 }
 
@@ -320,13 +409,17 @@ static mn_status walk_node(struct yaml_walk *w, yaml_event_t *ev, const char *pa
         const char *value = (const char *)ev->data.scalar.value;
         if (!trusted(w, path, value))
             return mn__err(MN_INVALID, "%s: line %zu: %s comes from the project file, which may name only a local"
-                           " (loopback) model server and no API key variable; set it in the user file or the"
-                           " environment, or trust this project with MNEMO_TRUST_PROJECT_CONFIG=1",
+                           " (loopback) model server, no API key variable and only a prompt file inside the"
+                           " project; set it in the user file or the environment, or trust this project with"
+                           " MNEMO_TRUST_PROJECT_CONFIG=1",
                            w->file, ev->start_mark.line + 1, path);
         mn_status rc = set_index(w->cfg, i, value, w->source);
         if (rc) {
             return mn__err(MN_INVALID, "%s: line %zu: %s", w->file, ev->start_mark.line + 1, mn_errmsg());
         }
+        const struct compat_note *note = note_of(path, w->cfg->v[i].text);
+        if (note)
+            mn__log(MN_LOG_WARN, "%s: line %zu: %s: '%s' %s", w->file, ev->start_mark.line + 1, path, value, note->note);
         return MN_OK;
     }
     if (ev->type == YAML_SEQUENCE_START_EVENT || ev->type == YAML_MAPPING_START_EVENT) {

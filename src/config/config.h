@@ -13,6 +13,10 @@
 const char *mn_config_str(const mn_config *cfg, const char *key);
 /* The value of a known integer key. */
 int64_t mn_config_int(const mn_config *cfg, const char *key);
+/* The value of a known boolean key (true/false). */
+int mn_config_bool(const mn_config *cfg, const char *key);
+/* The value of a known real-number key. */
+double mn_config_real(const mn_config *cfg, const char *key);
 /* A deep copy (the handle keeps one). */
 mn_status mn_config_copy(const mn_config *cfg, mn_config **out);
 /* Layers YAML text; `name` names it in messages, `source` labels its values. */

@@ -1,7 +1,7 @@
 /*
  * render.c — turns a chosen window into what a provider takes: OpenAI chat messages, the
- * Anthropic Messages shape (system apart, tool_use / tool_result blocks, one user or assistant
- * turn per run of blocks), or plain text; and writes the report. Output depends only on the
+ * Anthropic Messages shape (only requests the Messages API accepts: the rules are listed above
+ * render_anthropic), or plain text; and writes the report. Output depends only on the
  * window, so the same inputs give the same bytes.
  */
 #include <stdlib.h>
@@ -73,7 +73,32 @@ static json_t *tool_input(json_t *args)
     return v;
 }
 
-/* Appends blocks to the last message when it has the same role, else starts a new one. */
+/* ---- anthropic ----------------------------------------------------------------------------
+ * The Messages API's rules (docs.anthropic.com, Messages and tool use), each kept here:
+ *  1. system is a top-level field, never a turn; it is left out when there is none;
+ *  2. user and assistant turns alternate: consecutive messages of one role are one turn;
+ *  3. the first turn is a user turn;
+ *  4. no empty content: no turn without blocks, no text block without non-blank text;
+ *  5. each tool_use is answered by a tool_result in the very next (user) turn, and each
+ *     tool_result answers a tool_use of the turn right before it; in that user turn the
+ *     tool_result blocks come first, any text after them;
+ *  6. a final assistant turn (a prefill) does not end with white space. */
+
+#define CONTINUES "(continuing an earlier conversation)"
+
+static int blank(const char *s)
+{
+    for (; s && *s; s++)
+        if (!strchr(" \t\r\n\f\v", *s))
+            return 0;
+    return 1;
+}
+
+static const char *block_type(json_t *b) { return json_string_value(json_object_get(b, "type")); }
+
+static int is_type(json_t *b, const char *type) { return strcmp(block_type(b) ? block_type(b) : "", type) == 0; }
+
+/* The content array of the last turn when it has `role`, else of a new turn (rule 2). */
 static json_t *turn_blocks(json_t *messages, const char *role)
 {
     json_t *last = json_array_get(messages, json_array_size(messages) - 1);
@@ -81,15 +106,140 @@ static json_t *turn_blocks(json_t *messages, const char *role)
         return json_object_get(last, "content");
     json_t *o = json_object(), *blocks = json_array();
     if (!o || !blocks || json_object_set_new(o, "role", json_string(role)) ||
-        json_object_set_new(o, "content", blocks) || json_array_append_new(messages, o))
+        json_object_set_new(o, "content", blocks) || json_array_append_new(messages, o)) {
+        json_decref(o);
         return NULL;
+    }
     return blocks;
 }
 
 static int add_text(json_t *blocks, const char *text)
 {
+    if (blank(text)) /* rule 4 */
+        return 0;
     json_t *b = json_pack("{s:s, s:s}", "type", "text", "text", text);
     return !b || json_array_append_new(blocks, b);
+}
+
+/* Inserts a tool_result after the turn's other tool_results and before its text (rule 5). */
+static int add_result(json_t *blocks, json_t *b)
+{
+    size_t k = 0;
+    while (k < json_array_size(blocks) && is_type(json_array_get(blocks, k), "tool_result"))
+        k++;
+    return !b || json_array_insert_new(blocks, k, b);
+}
+
+static json_t *result_block(const char *id, const char *content)
+{
+    json_t *b = json_pack("{s:s, s:s}", "type", "tool_result", "tool_use_id", id ? id : "");
+    if (b && !blank(content) && json_object_set_new(b, "content", json_string(content)))
+        json_decref(b), b = NULL;
+    return b;
+}
+
+static int has_block(json_t *blocks, const char *type, const char *key, const char *id)
+{
+    size_t k;
+    json_t *b;
+    json_array_foreach(blocks, k, b)
+    {
+        if (is_type(b, type) && strcmp(json_string_value(json_object_get(b, key)) ? json_string_value(json_object_get(b, key)) : "", id) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Rule 5 across turns: a tool_use without its result in the next turn is removed; a tool_result
+ * without its tool_use in the turn before becomes text after the results. */
+static int pair_tools(json_t *messages)
+{
+    for (size_t i = 0; i < json_array_size(messages); i++) {
+        json_t *m = json_array_get(messages, i), *blocks = json_object_get(m, "content");
+        int assistant = strcmp(json_string_value(json_object_get(m, "role")), "assistant") == 0;
+        json_t *next = json_object_get(json_array_get(messages, i + 1), "content");
+        json_t *prev = i ? json_object_get(json_array_get(messages, i - 1), "content") : NULL;
+        size_t orphans = 0;
+        for (size_t k = 0; k < json_array_size(blocks);) {
+            json_t *b = json_array_get(blocks, k);
+            if (assistant && is_type(b, "tool_use")) {
+                const char *id = json_string_value(json_object_get(b, "id"));
+                if (!next || !has_block(next, "tool_result", "tool_use_id", id ? id : "")) {
+                    json_array_remove(blocks, k);
+                    continue;
+                }
+            } else if (!assistant && is_type(b, "tool_result")) {
+                const char *id = json_string_value(json_object_get(b, "tool_use_id"));
+                if (!prev || !has_block(prev, "tool_use", "id", id ? id : "")) {
+                    const char *content = json_string_value(json_object_get(b, "content"));
+                    struct mn_buf t = MN_BUF_INIT;
+                    int bad = mn_buf_addf(&t, "[result of tool call %s]%s%s", id ? id : "", content ? "\n" : "",
+                                          content ? content : "") != MN_OK;
+                    json_t *text = bad ? NULL : json_pack("{s:s, s:s}", "type", "text", "text", t.data);
+                    mn_buf_release(&t);
+                    /* in its place among the texts: after the answered results, before later text */
+                    size_t at = 0;
+                    while (at < json_array_size(blocks) &&
+                           (at == k || is_type(json_array_get(blocks, at), "tool_result")))
+                        at++;
+                    at += orphans++;
+                    if (!text || json_array_insert_new(blocks, at, text) || json_array_remove(blocks, k))
+                        return 1;
+                    continue;
+                }
+            }
+            k++;
+        }
+    }
+    return 0;
+}
+
+/* Rules 2, 3, 4 and 6 after pairing: no empty turn, same-role turns merged (tool_results first),
+ * a user turn first, no trailing white space in a final assistant turn. */
+static int normalise_turns(json_t *messages)
+{
+    for (size_t i = 0; i < json_array_size(messages);) {
+        json_t *m = json_array_get(messages, i);
+        json_t *blocks = json_object_get(m, "content");
+        if (json_array_size(blocks) == 0) {
+            json_array_remove(messages, i);
+            continue;
+        }
+        json_t *prev = i ? json_array_get(messages, i - 1) : NULL;
+        if (prev && strcmp(json_string_value(json_object_get(prev, "role")), json_string_value(json_object_get(m, "role"))) == 0) {
+            json_t *into = json_object_get(prev, "content");
+            size_t k;
+            json_t *b;
+            json_array_foreach(blocks, k, b)
+            {
+                if (is_type(b, "tool_result") ? add_result(into, json_incref(b)) : json_array_append(into, b))
+                    return 1;
+            }
+            json_array_remove(messages, i);
+            continue;
+        }
+        i++;
+    }
+    json_t *first = json_array_get(messages, 0);
+    if (first && strcmp(json_string_value(json_object_get(first, "role")), "user") != 0) {
+        json_t *o = json_pack("{s:s, s:[{s:s, s:s}]}", "role", "user", "content", "type", "text", "text", CONTINUES);
+        if (!o || json_array_insert_new(messages, 0, o))
+            return 1;
+    }
+    json_t *last = json_array_get(messages, json_array_size(messages) - 1);
+    if (last && strcmp(json_string_value(json_object_get(last, "role")), "assistant") == 0) {
+        json_t *blocks = json_object_get(last, "content");
+        json_t *b = json_array_get(blocks, json_array_size(blocks) - 1);
+        if (is_type(b, "text")) {
+            const char *text = json_string_value(json_object_get(b, "text"));
+            size_t n = strlen(text);
+            while (n && strchr(" \t\r\n\f\v", text[n - 1]))
+                n--;
+            if (json_object_set_new(b, "text", json_stringn(text, n)))
+                return 1;
+        }
+    }
+    return 0;
 }
 
 static json_t *render_anthropic(const struct mn_window *w)
@@ -98,13 +248,15 @@ static json_t *render_anthropic(const struct mn_window *w)
     json_t *root = json_object(), *messages = json_array();
     if (!root || !messages || json_object_set_new(root, "messages", messages))
         goto nomem;
-    if (w->system_prompt)
+    if (w->system_prompt && !blank(w->system_prompt))
         CHECK(mn_buf_adds(&sys, w->system_prompt));
     for (size_t i = 0; i < w->count; i++) {
         const mn_message *m = &w->items[i];
-        if (m->role == MN_ROLE_SYSTEM) { /* Anthropic has no system turns: they join the system text */
-            CHECK(sys.len ? mn_buf_adds(&sys, "\n\n") : MN_OK);
-            CHECK(mn_buf_adds(&sys, m->content ? m->content : ""));
+        if (m->role == MN_ROLE_SYSTEM) { /* rule 1: system turns join the system text */
+            if (!blank(m->content)) {
+                CHECK(sys.len ? mn_buf_adds(&sys, "\n\n") : MN_OK);
+                CHECK(mn_buf_adds(&sys, m->content));
+            }
             continue;
         }
         int assistant = m->role == MN_ROLE_ASSISTANT;
@@ -112,13 +264,10 @@ static json_t *render_anthropic(const struct mn_window *w)
         if (!blocks)
             goto nomem;
         if (m->role == MN_ROLE_TOOL) {
-            json_t *b = json_pack("{s:s, s:s, s:s}", "type", "tool_result", "tool_use_id", m->tool_call_id,
-                                  "content", m->content ? m->content : "");
-            CHECK(!b || json_array_append_new(blocks, b));
+            CHECK(add_result(blocks, result_block(m->tool_call_id, m->content)));
             continue;
         }
-        if (m->content && *m->content)
-            CHECK(add_text(blocks, m->content));
+        CHECK(add_text(blocks, m->content));
         if (m->tool_calls) {
             json_t *calls = json_loads(m->tool_calls, 0, NULL);
             size_t k;
@@ -137,7 +286,10 @@ static json_t *render_anthropic(const struct mn_window *w)
             json_decref(calls);
         }
     }
-    CHECK(mn_json_set_str(root, "system", w->system_prompt || sys.len ? sys.data : NULL));
+    CHECK(pair_tools(messages));
+    CHECK(normalise_turns(messages));
+    if (sys.len)
+        CHECK(mn_json_set_str(root, "system", sys.data));
     mn_buf_release(&sys);
     return root;
 nomem:

@@ -2,7 +2,10 @@
  * llm.c — the `llm` summariser: one chat request per stage to an OpenAI-compatible
  * /v1/chat/completions or to Ollama's /api/chat ("stream": false), temperature 0, the reply
  * capped with max_tokens / num_predict. A reply cut off at the limit ("length") is a failure,
- * never a summary; usage tokens are returned. Retries and timeouts are src/http's.
+ * never a summary; reasoning blocks (<think>…</think>) are removed from the reply; usage tokens
+ * are returned. The instructions are built in or read from summarizer.prompt_file; a
+ * compaction's focus (mn_sum_input.instructions) follows them. Retries and timeouts are
+ * src/http's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +43,23 @@ static mn_status url_for(const mn_summarizer_cfg *c, struct mn_buf *url)
     return mn_buf_adds(url, "/v1/chat/completions");
 }
 
-static mn_status llm_call(mn_summarizer *s, const char *shaped, int64_t cap, const mn_tokenizer *tk,
+/* The user message: instructions (built in, or the prompt file's text followed by the cap), the
+ * caller's focus, then the shaped input. The prompt file is text, never a format string. */
+static mn_status build_prompt(const mn_summarizer *s, const mn_sum_input *in, int64_t cap, const char *shaped,
+                              struct mn_buf *prompt)
+{
+    mn_status rc = s->prompt ? mn_buf_adds(prompt, s->prompt) : mn_buf_addf(prompt, INSTRUCTIONS, (long long)cap);
+    if (!rc && s->prompt)
+        rc = mn_buf_addf(prompt, "\nStay within %lld tokens.\n\n", (long long)cap);
+    if (!rc && in && in->instructions && *in->instructions)
+        rc = mn_buf_addf(prompt, "Focus of this compaction, from the user (keep what it names first): %s\n\n",
+                         in->instructions);
+    if (!rc)
+        rc = mn_buf_adds(prompt, shaped);
+    return rc;
+}
+
+static mn_status llm_call(mn_summarizer *s, const char *shaped, int64_t cap, const mn_sum_input *in,
                           mn_sum_result *out)
 {
     const mn_summarizer_cfg *c = &s->cfg;
@@ -49,9 +68,7 @@ static mn_status llm_call(mn_summarizer *s, const char *shaped, int64_t cap, con
     struct mn_buf url = MN_BUF_INIT, prompt = MN_BUF_INIT;
     mn_status rc = url_for(c, &url);
     if (!rc)
-        rc = mn_buf_addf(&prompt, INSTRUCTIONS, (long long)cap);
-    if (!rc)
-        rc = mn_buf_adds(&prompt, shaped);
+        rc = build_prompt(s, in, cap, shaped, &prompt);
     char *body = NULL;
     if (!rc) {
         int ollama = strcmp(c->protocol, "ollama") == 0;
@@ -89,6 +106,11 @@ static mn_status llm_call(mn_summarizer *s, const char *shaped, int64_t cap, con
     if (!rc)
         rc = mn_summarize_parse_response(c->protocol, resp.body, resp.len, &out->text, &out->prompt_tokens,
                                          &out->completion_tokens);
+    if (!rc) {
+        mn_summarize_strip_think(out->text);
+        if (!*out->text)
+            rc = mn__err(MN_UNAVAILABLE, "summarizer: the reply held only reasoning (<think>), no summary");
+    }
     if (!rc && !(out->model = strdup(c->model)))
         rc = mn__nomem();
     mn_http_resp_release(&resp);

@@ -4,6 +4,9 @@
  * within it, the summary carried from stage to stage), the token cap, the `none` provider, and
  * the parser of OpenAI / Ollama chat responses. Design notes: docs/context.md.
  */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +18,45 @@
 
 #define STAGE_OVERHEAD 200 /* tokens for the instructions and the shape's fixed lines */
 
+#define PROMPT_FILE_MAX (64 * 1024)
+
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+/* Reads the prompt file into *out (NUL-terminated). */
+static mn_status read_prompt(const char *file, char **out)
+{
+    *out = NULL;
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return mn__err(MN_IO, "summarizer.prompt_file: cannot read '%s': %s", file, strerror(errno));
+    char *text = malloc(PROMPT_FILE_MAX + 2);
+    if (!text) {
+        fclose(f);
+        return mn__nomem();
+    }
+    size_t len = fread(text, 1, PROMPT_FILE_MAX + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    mn_status rc = MN_OK;
+    if (bad)
+        rc = mn__err(MN_IO, "summarizer.prompt_file: cannot read '%s': read error", file);
+    else if (len > PROMPT_FILE_MAX)
+        rc = mn__err(MN_TOOBIG, "summarizer.prompt_file: '%s' is larger than %d bytes", file, PROMPT_FILE_MAX);
+    else if (!mn_utf8_valid(text, len, NULL))
+        rc = mn__err(MN_INVALID, "summarizer.prompt_file: '%s' is not valid UTF-8", file);
+    text[len] = '\0';
+    size_t blank = 0;
+    while (blank < len && isspace((unsigned char)text[blank]))
+        blank++;
+    if (!rc && blank == len)
+        rc = mn__err(MN_INVALID, "summarizer.prompt_file: '%s' is empty", file);
+    if (rc) {
+        free(text);
+        return rc;
+    }
+    *out = text;
+    return MN_OK;
+}
 
 mn_status mn_summarizer_open(const mn_summarizer_cfg *cfg, mn_summarizer **out)
 {
@@ -43,9 +84,17 @@ mn_status mn_summarizer_open(const mn_summarizer_cfg *cfg, mn_summarizer **out)
     s->cfg.base_url = dup_or_null(cfg->base_url ? cfg->base_url : "");
     s->cfg.model = dup_or_null(cfg->model ? cfg->model : "");
     s->cfg.api_key = dup_or_null(cfg->api_key);
+    s->cfg.prompt_file = NULL;
     if (!s->cfg.protocol || !s->cfg.base_url || !s->cfg.model || (cfg->api_key && !s->cfg.api_key)) {
         mn_summarizer_free(s);
         return mn__nomem();
+    }
+    if (cfg->prompt_file && *cfg->prompt_file) {
+        mn_status rc = read_prompt(cfg->prompt_file, &s->prompt);
+        if (rc) {
+            mn_summarizer_free(s);
+            return rc;
+        }
     }
     *out = s;
     return MN_OK;
@@ -59,6 +108,7 @@ void mn_summarizer_free(mn_summarizer *s)
     free((char *)s->cfg.base_url);
     free((char *)s->cfg.model);
     free((char *)s->cfg.api_key);
+    free(s->prompt);
     free(s);
 }
 
@@ -263,7 +313,7 @@ mn_status mn_summarize(mn_summarizer *s, const mn_sum_input *in, mn_sum_result *
             break;
         mn_sum_result r;
         memset(&r, 0, sizeof r);
-        rc = s->vt->call(s, shaped.data, cap, in->tk, &r);
+        rc = s->vt->call(s, shaped.data, cap, in, &r);
         out->calls++;
         out->attempts += r.attempts ? r.attempts : 1;
         out->prompt_tokens += r.prompt_tokens;
@@ -297,7 +347,7 @@ mn_status mn_summarize(mn_summarizer *s, const mn_sum_input *in, mn_sum_result *
 
 /* ---- none ------------------------------------------------------------------------------------ */
 
-static mn_status none_call(mn_summarizer *s, const char *shaped, int64_t cap, const mn_tokenizer *tk,
+static mn_status none_call(mn_summarizer *s, const char *shaped, int64_t cap, const mn_sum_input *in,
                            mn_sum_result *out)
 {
     return mn__err(MN_UNAVAILABLE, "summarizer: 'none' is configured (summarizer.name), so folds use the static marker");
@@ -306,6 +356,52 @@ static mn_status none_call(mn_summarizer *s, const char *shaped, int64_t cap, co
 static void plain_free(mn_summarizer *s) { mn_summarizer_free(s); }
 
 const struct mn_summarizer_vt mn_summarizer_none_vt = {"none", none_call, plain_free};
+
+/* ---- reasoning blocks ------------------------------------------------------------------------ */
+
+/* The byte offset of the first case-insensitive occurrence of `needle` in text, or -1. */
+static long find_ci(const char *text, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *p = text; *p; p++) {
+        size_t k = 0;
+        while (k < n && p[k] && tolower((unsigned char)p[k]) == needle[k])
+            k++;
+        if (k == n)
+            return (long)(p - text);
+    }
+    return -1;
+}
+
+void mn_summarize_strip_think(char *text)
+{
+    static const char *const tags[][2] = {{"<think>", "</think>"}, {"<thinking>", "</thinking>"}};
+    for (size_t t = 0; t < sizeof tags / sizeof tags[0]; t++) {
+        long open;
+        while ((open = find_ci(text, tags[t][0])) >= 0) {
+            long close = find_ci(text + open, tags[t][1]);
+            if (close < 0) { /* left open: everything after it is reasoning */
+                text[open] = '\0';
+                break;
+            }
+            size_t from = (size_t)open + (size_t)close + strlen(tags[t][1]);
+            memmove(text + open, text + from, strlen(text + from) + 1);
+        }
+        /* a stray closing tag (the opening one was in the prompt): what precedes it is reasoning */
+        long stray;
+        while ((stray = find_ci(text, tags[t][1])) >= 0) {
+            size_t from = (size_t)stray + strlen(tags[t][1]);
+            memmove(text, text + from, strlen(text + from) + 1);
+        }
+    }
+    size_t st = 0, len = strlen(text);
+    while (st < len && isspace((unsigned char)text[st]))
+        st++;
+    while (len > st && isspace((unsigned char)text[len - 1]))
+        len--;
+    memmove(text, text + st, len - st);
+    text[len - st] = '\0';
+}
 
 /* ---- responses ------------------------------------------------------------------------------- */
 

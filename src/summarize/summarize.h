@@ -28,6 +28,7 @@ typedef struct mn_summarizer_cfg {
     int64_t timeout_ms, backoff_ms;
     int retries;
     int64_t input_budget;    /* tokens one call may take (instructions + existing summary + turns) */
+    const char *prompt_file; /* llm: a file whose text replaces the built-in instructions; NULL or "" = built in */
 } mn_summarizer_cfg;
 
 /* One fold request. msgs are the messages to fold, oldest first. */
@@ -37,8 +38,8 @@ typedef struct mn_sum_input {
     size_t n;
     int64_t cap_tokens;   /* the summary's cap */
     const mn_tokenizer *tk;
-    int64_t deadline_ms;
-    const char *instructions;
+    int64_t deadline_ms;  /* absolute, on mn_clock_now_ms()'s scale; 0 = none */
+    const char *instructions; /* the compaction's focus ("keep the API decisions"), or NULL */
 } mn_sum_input;
 
 typedef struct mn_sum_result {
@@ -52,8 +53,8 @@ typedef struct mn_sum_result {
 struct mn_summarizer_vt {
     const char *name;
     /* One call on a shaped input (mn_summarize_shape) that fits the budget → out->text (and
-     * model, usage). */
-    mn_status (*call)(mn_summarizer *s, const char *shaped, int64_t cap_tokens, const mn_tokenizer *tk,
+     * model, usage). `in` is the whole request (tokenizer, instructions, deadline). */
+    mn_status (*call)(mn_summarizer *s, const char *shaped, int64_t cap_tokens, const mn_sum_input *in,
                       mn_sum_result *out);
     void (*free)(mn_summarizer *s);
 };
@@ -62,9 +63,12 @@ struct mn_summarizer {
     const struct mn_summarizer_vt *vt;
     mn_summarizer_cfg cfg; /* strings copied */
     char *strings;         /* backing store of cfg's strings */
+    char *prompt;          /* the text of cfg.prompt_file, or NULL (the built-in prompt) */
 };
 
-/* Opens the summariser cfg->name. Errors: MN_INVALID (unknown name, bad protocol), MN_NOMEM. */
+/* Opens the summariser cfg->name, reading cfg->prompt_file when set (at most 64 KiB).
+ * Errors: MN_INVALID (unknown name, bad protocol, an empty prompt file), MN_IO (the prompt
+ * file cannot be read, naming it), MN_TOOBIG, MN_NOMEM. */
 mn_status mn_summarizer_open(const mn_summarizer_cfg *cfg, mn_summarizer **out);
 void mn_summarizer_free(mn_summarizer *s);
 const char *mn_summarizer_name(const mn_summarizer *s);
@@ -94,7 +98,12 @@ extern const struct mn_summarizer_vt mn_summarizer_extractive_vt;
 extern const struct mn_summarizer_vt mn_summarizer_llm_vt;
 extern const struct mn_summarizer_vt mn_summarizer_none_vt;
 
-/* The extractive summary of a shaped input (used by the extractive provider). */
-char *mn_summarize_extract(const char *shaped, const mn_tokenizer *tk, int64_t cap_tokens);
+/* The extractive summary of a shaped input (used by the extractive provider). Items whose words
+ * match `instructions` (NULL: none) are listed first in their section and cut last. */
+char *mn_summarize_extract(const char *shaped, const mn_tokenizer *tk, int64_t cap_tokens, const char *instructions);
+
+/* Removes reasoning blocks (<think>…</think>, any letter case, also one left open at the end,
+ * and <thinking>…</thinking>) from text in place, then trims surrounding white space. */
+void mn_summarize_strip_think(char *text);
 
 #endif

@@ -200,14 +200,14 @@ ok mn context "$U" --max-tokens 1000
 eq "$(jget "$OUT" '[m["role"] for m in j]')" '["system", "user", "assistant", "tool"]' "a partly answered call is not sent, nor its result"
 eq "$(jget "$OUT" '[m.get("tool_call_id") for m in j]')" '[null, null, null, "u1"]' "only the complete pair u1 is sent"
 
-# a session without a system prompt: openai has no system element, anthropic system is null
+# a session without a system prompt: openai has no system element, anthropic no system member
 ok mn session new
 N=$OUT
 "$MNEMO" --db "$DB" add "$N" user "hi" >/dev/null
 ok mn context "$N"
 eq "$OUT" '[{"role":"user","content":"hi"}]' "no system prompt: no system element"
 ok mn context "$N" --format anthropic
-eq "$(jget "$OUT" 'j["system"]')" null "anthropic without a system prompt: system is null"
+eq "$(jget "$OUT" '"system" in j')" false "anthropic without a system prompt: no system member"
 ok mn session new
 ok mn context "$OUT"
 eq "$OUT" "[]" "an empty session gives []"

@@ -21,6 +21,10 @@
 //   chatplain   the same reply as one JSON completion, even when asked to stream
 //   chatslow    "Thinking" then a dot every 200 ms for a minute (for interrupting)
 //   chatflaky   HTTP 500 on the first request of that model, then like chat
+//   think       the summary after a <think>…</think> reasoning block
+//   thinkopen   the summary followed by an unterminated <THINK> block (upper case)
+//   thinkonly   nothing but a <Think>…</Think> block
+//   echo        the user message itself (to see the prompt that was sent)
 // GET /stats returns {"requests": {model: count}}; every request body is kept in /last.
 'use strict';
 const http = require('http');
@@ -105,6 +109,10 @@ const server = http.createServer((req, res) => {
       case 'garbage': return reply(res, 200, '<html>oops</html>');
       case 'slow': return; // the request stays open until the client gives up
       case 'hang': return setTimeout(send, Number(process.env.FAKE_LLM_HANG_MS || 30000));
+      case 'think': text = '<think>\nThe user wants a summary. I will list files.\n</think>\n\n' + text; return send();
+      case 'thinkopen': text = text + '\n<THINK>I was still reasoning when'; return send();
+      case 'thinkonly': text = '<Think>only reasoning here</Think>'; return send();
+      case 'echo': text = ((j.messages || []).find((m) => m.role === 'user') || {}).content || ''; return send();
       case 'long': text = Array.from({ length: 4000 }, (_, i) => 'word' + i).join(' '); return send();
       default: return send();
     }

@@ -120,6 +120,230 @@ static void extractive_keeps_what_matters(void **state)
     mn_summarizer_free(s);
 }
 
+
+/* Summarises msgs with the extractive summariser: cap tokens, optional previous summary and
+ * instructions. Caller frees the text. */
+static char *extract(const char *existing, const mn_message *msgs, size_t n, int64_t cap, const char *instructions)
+{
+    mn_summarizer *s = open_sum("extractive", NULL, NULL, 0, 12000);
+    mn_sum_input in = {existing, msgs, n, cap, tk, 0, instructions};
+    mn_sum_result r;
+    assert_int_equal(mn_summarize(s, &in, &r), MN_OK);
+    mn_summarizer_free(s);
+    assert_true((int64_t)mn_token_count(tk, r.text, strlen(r.text)) <= cap);
+    char *text = r.text;
+    if (getenv("MNEMO_TEST_SHOW"))
+        fprintf(stderr, "---- summary (cap %lld)\n%s\n", (long long)cap, text);
+    r.text = NULL;
+    mn_sum_result_release(&r);
+    return text;
+}
+
+/* The section of a summary that holds `needle`: the nearest "Name:" header line above it. */
+static const char *section_of(const char *summary, const char *needle, char *out, size_t cap)
+{
+    const char *at = strstr(summary, needle);
+    snprintf(out, cap, "(absent)");
+    if (!at)
+        return out;
+    for (const char *line = at; line >= summary; line--) {
+        if (line != summary && line[-1] != '\n')
+            continue;
+        const char *colon = strchr(line, ':');
+        if (line[0] != '-' && colon && colon < at + strlen(needle) && (size_t)(colon - line) < 40) {
+            snprintf(out, cap, "%.*s", (int)(colon - line), line);
+            return out;
+        }
+    }
+    return out;
+}
+
+/* No section drops items on its own: 60 paths named in 60 turns are all kept when the cap allows. */
+static void extractive_no_silent_caps(void **state)
+{
+    (void)state;
+    enum { N = 60 };
+    static mn_message m[2 * N];
+    static char text[2 * N][160];
+    for (int i = 0; i < N; i++) {
+        snprintf(text[2 * i], sizeof text[0], "Look at src/mod%02d/impl_%02d.c please.", i, i);
+        snprintf(text[2 * i + 1], sizeof text[0], "Reviewed it, looks fine.");
+        m[2 * i] = msg(MN_ROLE_USER, text[2 * i], NULL, NULL, NULL);
+        m[2 * i + 1] = msg(MN_ROLE_ASSISTANT, text[2 * i + 1], NULL, NULL, NULL);
+    }
+    char *sum = extract(NULL, m, 2 * N, 4000, NULL);
+    for (int i = 0; i < N; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "src/mod%02d/impl_%02d.c", i, i);
+        if (!strstr(sum, path))
+            fail_msg("%s was dropped:\n%s", path, sum);
+    }
+    assert_null(strstr(sum, "Left out"));
+    free(sum);
+}
+
+/* Over the cap: the least specific items go first, oldest first among equals, and the summary
+ * says how many went. A path, an id and a constraint from the first turn outlive chit-chat. */
+static void extractive_cut_keeps_specific(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    static mn_message m[2 + 2 * N];
+    static char text[2 * N][200];
+    m[0] = msg(MN_ROLE_USER, "Migrate the schema in src/store/migrate_v3.c to version 3. Never drop the users table.", NULL, NULL, NULL);
+    m[1] = msg(MN_ROLE_ASSISTANT, "The ticket is DB-4411 and we will use ALTER TABLE instead of a rebuild.", NULL, NULL, NULL);
+    for (int i = 0; i < N; i++) {
+        snprintf(text[2 * i], sizeof text[0], "Thanks, that sounds good %d times over.", i);
+        snprintf(text[2 * i + 1], sizeof text[0], "Glad it helps, there were %d small things to look at.", i);
+        m[2 + 2 * i] = msg(MN_ROLE_USER, text[2 * i], NULL, NULL, NULL);
+        m[3 + 2 * i] = msg(MN_ROLE_ASSISTANT, text[2 * i + 1], NULL, NULL, NULL);
+    }
+    char *full = extract(NULL, m, 2 + 2 * N, 4000, NULL);
+    assert_null(strstr(full, "Left out"));
+    char *sum = extract(NULL, m, 2 + 2 * N, 200, NULL);
+    assert_non_null(strstr(sum, "src/store/migrate_v3.c"));
+    assert_non_null(strstr(sum, "DB-4411"));
+    assert_non_null(strstr(sum, "Never drop the users table"));
+    const char *left = strstr(sum, "Left out: ");
+    assert_non_null(left);
+    long n = strtol(left + 10, NULL, 10);
+    assert_true(n > 0);
+    /* the newest chit-chat outlives the oldest of the same kind */
+    assert_null(strstr(sum, "there were 0 small things"));
+    /* anchoring: the next fold keeps the previous items and adds to the count of left-out ones */
+    mn_message more[2] = {msg(MN_ROLE_USER, "Also rename docs/schema.md please.", NULL, NULL, NULL),
+                          msg(MN_ROLE_ASSISTANT, "Renamed docs/schema.md to docs/schema-v3.md.", NULL, NULL, NULL)};
+    char *next = extract(sum, more, 2, 200, NULL);
+    assert_non_null(strstr(next, "src/store/migrate_v3.c"));
+    assert_non_null(strstr(next, "DB-4411"));
+    assert_non_null(strstr(next, "docs/schema-v3.md"));
+    left = strstr(next, "Left out: ");
+    assert_non_null(left);
+    assert_true(strtol(left + 10, NULL, 10) >= n);
+    free(next);
+    free(sum);
+    free(full);
+}
+
+/* A question that got an answer is not an open task; a request nobody finished is. */
+static void extractive_open_tasks(void **state)
+{
+    (void)state;
+    mn_message m[] = {
+        msg(MN_ROLE_USER, "Which port does staging use?", NULL, NULL, NULL),
+        msg(MN_ROLE_ASSISTANT, "Staging listens on port 8443.", NULL, NULL, NULL),
+        msg(MN_ROLE_USER, "What is the retry limit?", NULL, NULL, NULL),
+        msg(MN_ROLE_ASSISTANT, "It is 5 retries with backoff.", NULL, NULL, NULL),
+        msg(MN_ROLE_USER, "Write the release notes for v2.4.0.", NULL, NULL, NULL),
+        msg(MN_ROLE_ASSISTANT, "Starting on them now.", NULL, NULL, NULL),
+        msg(MN_ROLE_USER, "Update the changelog.", NULL, NULL, NULL),
+        msg(MN_ROLE_ASSISTANT, "Updated CHANGELOG.md with the new entries.", NULL, NULL, NULL),
+        msg(MN_ROLE_USER, "Is the CI green?", NULL, NULL, NULL),
+    };
+    char *sum = extract(NULL, m, sizeof m / sizeof m[0], 1000, NULL);
+    char sec[64];
+    assert_string_not_equal(section_of(sum, "Which port does staging use", sec, sizeof sec), "Open tasks");
+    assert_string_not_equal(section_of(sum, "What is the retry limit", sec, sizeof sec), "Open tasks");
+    assert_string_equal(section_of(sum, "port 8443", sec, sizeof sec), "Facts");
+    assert_string_equal(section_of(sum, "Write the release notes for v2.4.0", sec, sizeof sec), "Open tasks");
+    assert_string_equal(section_of(sum, "Update the changelog", sec, sizeof sec), "Done");
+    assert_string_equal(section_of(sum, "Is the CI green", sec, sizeof sec), "Open tasks"); /* not answered */
+    free(sum);
+}
+
+/* Commands, versions and identifiers, errors with their fixes, decisions and preferences. */
+static void extractive_keeps_commands_and_rules(void **state)
+{
+    (void)state;
+    mn_message m[] = {
+        msg(MN_ROLE_USER, "Set up the build. I prefer clang over gcc. Budget is 2 hours.", NULL, NULL, NULL),
+        msg(MN_ROLE_ASSISTANT, NULL, "[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"shell\",\"arguments\":\"{\\\"command\\\":\\\"cmake -S . -B build -DCMAKE_C_COMPILER=clang\\\"}\"}}]", NULL, NULL),
+        msg(MN_ROLE_TOOL, "CMake Error: libyaml 0.2.5 not found", NULL, "c1", "shell"),
+        msg(MN_ROLE_ASSISTANT, "Run `apt-get install libyaml-dev` first; we'll pin libyaml 0.2.5.", NULL, NULL, NULL),
+        msg(MN_ROLE_ASSISTANT, NULL, "[{\"id\":\"c2\",\"type\":\"function\",\"function\":{\"name\":\"shell\",\"arguments\":\"{\\\"command\\\":\\\"cmake -S . -B build\\\"}\"}}]", NULL, NULL),
+        msg(MN_ROLE_TOOL, "-- Configuring done", NULL, "c2", "shell"),
+    };
+    char *sum = extract(NULL, m, sizeof m / sizeof m[0], 1000, NULL);
+    char sec[64];
+    assert_string_equal(section_of(sum, "I prefer clang over gcc", sec, sizeof sec), "Constraints");
+    assert_string_equal(section_of(sum, "Budget is 2 hours", sec, sizeof sec), "Constraints");
+    assert_string_equal(section_of(sum, "- cmake -S . -B build -DCMAKE_C_COMPILER=clang\n", sec, sizeof sec), "Commands");
+    assert_string_equal(section_of(sum, "- apt-get install libyaml-dev\n", sec, sizeof sec), "Commands");
+    assert_non_null(strstr(sum, "shell: CMake Error: libyaml 0.2.5 not found → resolved: -- Configuring done"));
+    free(sum);
+}
+
+/* Instructions rank items: the matching ones are listed first and cut last. */
+static void extractive_instructions_rank(void **state)
+{
+    (void)state;
+    enum { N = 30 };
+    static mn_message m[2 * N];
+    static char text[2 * N][200];
+    for (int i = 0; i < N; i++) {
+        snprintf(text[2 * i], sizeof text[0], "%s", i == 0 ? "Set up the project." : i == 1 ? "We will keep the REST API at /v2/orders for billing." : "Fine.");
+        snprintf(text[2 * i + 1], sizeof text[0], "We will use build_%02d.sh with flag_%02d set for step %d.", i, i, i);
+        m[2 * i] = msg(MN_ROLE_USER, text[2 * i], NULL, NULL, NULL);
+        m[2 * i + 1] = msg(MN_ROLE_ASSISTANT, text[2 * i + 1], NULL, NULL, NULL);
+    }
+    char *plain = extract(NULL, m, 2 * N, 120, NULL);
+    char *focused = extract(NULL, m, 2 * N, 120, "keep the API decisions about billing");
+    assert_non_null(strstr(focused, "REST API at /v2/orders"));
+    const char *dec = strstr(focused, "Decisions:\n- ");
+    assert_non_null(dec);
+    assert_true(strncmp(dec + strlen("Decisions:\n- "), "We will keep the REST API", 25) == 0); /* listed first */
+    assert_string_not_equal(plain, focused);
+    free(plain);
+    free(focused);
+}
+
+static void strip_think_cases(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"<think>plan</think>\n\nSummary text", "Summary text"},
+        {"Summary text\n<THINK>unfinished reasoning", "Summary text"},
+        {"<Think>a</Think>Keep <think>b</think>this", "Keep this"},
+        {"<thinking>long\nreasoning</thinking>\nDone: x", "Done: x"},
+        {"reasoning the model leaked</think>\nSummary", "Summary"},
+        {"<think>only</think>", ""},
+        {"No reasoning at all", "No reasoning at all"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *t = strdup(cases[i][0]);
+        mn_summarize_strip_think(t);
+        if (strcmp(t, cases[i][1]) != 0)
+            fail_msg("case %zu: '%s', want '%s'", i, t, cases[i][1]);
+        free(t);
+    }
+}
+
+static void prompt_file_errors(void **state)
+{
+    (void)state;
+    mn_summarizer_cfg c;
+    memset(&c, 0, sizeof c);
+    c.name = "llm";
+    c.prompt_file = "/nonexistent/mnemo-prompt.txt";
+    mn_summarizer *s = NULL;
+    assert_int_equal(mn_summarizer_open(&c, &s), MN_IO);
+    assert_null(s);
+    assert_non_null(strstr(mn_errmsg(), "summarizer.prompt_file"));
+    assert_non_null(strstr(mn_errmsg(), "/nonexistent/mnemo-prompt.txt"));
+    char path[256];
+    snprintf(path, sizeof path, "%s/empty-prompt-%d.txt", getenv("MNEMO_TEST_TMP") ? getenv("MNEMO_TEST_TMP") : "/tmp",
+             (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("  \n", f);
+    fclose(f);
+    c.prompt_file = path;
+    assert_int_equal(mn_summarizer_open(&c, &s), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "is empty"));
+    remove(path);
+}
+
 static void staged_under_small_budget(void **state)
 {
     (void)state;
@@ -275,12 +499,72 @@ static void llm_against_fake_server(void **state)
     snprintf(server.base_url, sizeof server.base_url, "%s", saved);
 }
 
+/* The llm summariser: reasoning blocks never reach the summary; the prompt file replaces the
+ * built-in instructions; the compaction's instructions go into the prompt. */
+static void llm_think_prompt_instructions(void **state)
+{
+    (void)state;
+    if (!*server.base_url)
+        skip();
+    mn_sum_result r;
+    assert_int_equal(llm_run("openai", "think", 5000, &r), MN_OK);
+    assert_null(strstr(r.text, "think"));
+    assert_null(strstr(r.text, "I will list files"));
+    assert_true(strncmp(r.text, "Summary (", 9) == 0);
+    mn_sum_result_release(&r);
+    assert_int_equal(llm_run("ollama", "thinkopen", 5000, &r), MN_OK);
+    assert_null(strstr(r.text, "THINK"));
+    assert_null(strstr(r.text, "still reasoning"));
+    mn_sum_result_release(&r);
+    assert_int_equal(llm_run("openai", "thinkonly", 5000, &r), MN_UNAVAILABLE);
+    assert_non_null(strstr(mn_errmsg(), "reasoning"));
+
+    char path[256];
+    snprintf(path, sizeof path, "%s/prompt-%d.txt", getenv("MNEMO_TEST_TMP") ? getenv("MNEMO_TEST_TMP") : "/tmp",
+             (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("CUSTOM PROMPT: list every ticket id. 100% literal, %s %n stays text.\n", f);
+    fclose(f);
+    make_conv();
+    mn_summarizer_cfg c;
+    memset(&c, 0, sizeof c);
+    c.name = "llm";
+    c.base_url = server.base_url;
+    c.model = "echo";
+    c.timeout_ms = 5000;
+    c.input_budget = 4000;
+    c.prompt_file = path;
+    mn_summarizer *s = NULL;
+    assert_int_equal(mn_summarizer_open(&c, &s), MN_OK);
+    mn_sum_input in = {NULL, conv, 8, 400, tk, 0, "keep the API decisions"};
+    assert_int_equal(mn_summarize(s, &in, &r), MN_OK);
+    assert_true(strncmp(r.text, "CUSTOM PROMPT: list every ticket id. 100% literal, %s %n stays text.", 68) == 0);
+    assert_null(strstr(r.text, "Update the conversation summary")); /* the built-in one is replaced */
+    assert_non_null(strstr(r.text, "keep the API decisions"));
+    mn_sum_result_release(&r);
+    mn_summarizer_free(s);
+    /* the built-in prompt, with instructions */
+    c.prompt_file = NULL;
+    assert_int_equal(mn_summarizer_open(&c, &s), MN_OK);
+    assert_int_equal(mn_summarize(s, &in, &r), MN_OK);
+    assert_true(strncmp(r.text, "Update the conversation summary", 31) == 0);
+    assert_non_null(strstr(r.text, "keep the API decisions"));
+    mn_sum_result_release(&r);
+    mn_summarizer_free(s);
+    remove(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(extractive_keeps_what_matters), cmocka_unit_test(staged_under_small_budget),
         cmocka_unit_test(none_always_fails),            cmocka_unit_test(shape_is_seed_004),
         cmocka_unit_test(parse_responses),              cmocka_unit_test(llm_against_fake_server),
+        cmocka_unit_test(extractive_no_silent_caps),    cmocka_unit_test(extractive_cut_keeps_specific),
+        cmocka_unit_test(extractive_open_tasks),        cmocka_unit_test(extractive_keeps_commands_and_rules),
+        cmocka_unit_test(extractive_instructions_rank), cmocka_unit_test(strip_think_cases),
+        cmocka_unit_test(prompt_file_errors),           cmocka_unit_test(llm_think_prompt_instructions),
     };
     return cmocka_run_group_tests(tests, start_server, stop_server);
 }
