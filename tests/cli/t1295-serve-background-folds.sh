@@ -1,6 +1,6 @@
 #!/bin/sh
 # t1295-serve-background-folds.sh — folds off the hot path (seed 004 §9.2): through `mnemo serve`
-# with an llm summariser that takes seconds (fake "slow") or hangs (fake "hang"), a context whose
+# with an llm summariser that takes seconds (fake "delay") or hangs (fake "hang"), a context whose
 # fold is due answers with the stored summary and fold.outcome "queued"; the worker completes the
 # fold and the next context uses the new summary; stopping the server mid-fold loses nothing.
 # Also: fold "sync" still folds before answering, and an unknown fold mode is refused.
@@ -19,7 +19,7 @@ n=0
 while [ ! -s "$T/llm.port" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
 LPORT=$(sed -n 's/^PORT //p' "$T/llm.port")
 MNEMO_SUMMARIZER=llm MNEMO_SUMMARIZER_BASE_URL=http://127.0.0.1:$LPORT MNEMO_SUMMARIZER_RETRIES=0 \
-    MNEMO_MAX_HISTORY_MESSAGES=8 MNEMO_SUMMARIZER_MODEL=slow
+    MNEMO_MAX_HISTORY_MESSAGES=8 MNEMO_SUMMARIZER_MODEL=delay
 export MNEMO_SUMMARIZER MNEMO_SUMMARIZER_BASE_URL MNEMO_SUMMARIZER_RETRIES MNEMO_MAX_HISTORY_MESSAGES \
     MNEMO_SUMMARIZER_MODEL
 
@@ -79,8 +79,8 @@ eq "$(jget "$OUT" 'len(j)')" 29 "no message lost when stopped mid-fold"
 ok mn summary show "$S" --json
 eq "$(jget "$OUT" 'j.get("covers_upto", (j.get("summary") or {}).get("covers_upto"))')" "$UPTO" "the summary is the one before the interrupted fold"
 
-# fold sync: the old behaviour, the fold runs before the answer (fake "slow": seconds)
-MNEMO_SUMMARIZER_MODEL=slow serve_start
+# fold sync: the old behaviour, the fold runs before the answer (fake "delay": seconds)
+MNEMO_SUMMARIZER_MODEL=delay serve_start
 req POST "/v1/sessions/$S/context" '{"strategy":"summary","max_tokens":2000,"fold":"sync"}'
 eq "$CODE $(jget "$OUT" '[j["report"]["fold"]["mode"], j["report"]["fold"]["outcome"] in ("ok", "cooldown")]')" \
     '200 ["sync", true]' "fold sync runs the fold in the request"

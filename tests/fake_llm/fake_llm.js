@@ -13,6 +13,7 @@
 //   errobj      HTTP 200 with an error object
 //   garbage     HTTP 200 with a body that is not JSON
 //   slow        never answers (the client's timeout always fires first, however slow the machine)
+//   delay       answers after 3 seconds (a summariser that takes its time, then succeeds)
 //   hang        answers after 30 seconds (FAKE_LLM_HANG_MS overrides), like a stuck provider
 //   long        a summary of 4000 words (for the cap)
 // Chat models (mnemo chat; the reply streams when the request says "stream": true — SSE for
@@ -108,6 +109,7 @@ const server = http.createServer((req, res) => {
       case 'errobj': return reply(res, 200, { error: 'overloaded' });
       case 'garbage': return reply(res, 200, '<html>oops</html>');
       case 'slow': return; // the request stays open until the client gives up
+      case 'delay': return setTimeout(send, 3000);
       case 'hang': return setTimeout(send, Number(process.env.FAKE_LLM_HANG_MS || 30000));
       case 'think': text = '<think>\nThe user wants a summary. I will list files.\n</think>\n\n' + text; return send();
       case 'thinkopen': text = text + '\n<THINK>I was still reasoning when'; return send();
