@@ -198,10 +198,18 @@ MN_API mn_status mn_session_get(mn_db *db, const char *id, mn_session **out);
 /* Lists sessions, most recently updated first. ns NULL = every namespace. limit 0 = 20,
  * at most 10000; offset skips that many. Caller frees *out with mn_sessions_free. */
 MN_API mn_status mn_session_list(mn_db *db, const char *ns, size_t limit, size_t offset, mn_sessions **out);
-/* Deletes a session and all its messages in one transaction. Errors: MN_NOTFOUND. */
+/* Deletes a session and all its messages in one transaction, and erases them (docs/erasure.md):
+ * the text leaves the keyword index, SQLite overwrites the freed space and truncates its WAL,
+ * the session's offloaded tool outputs are removed and the saved vector index is dropped (it is
+ * rebuilt at the next semantic search). Errors: MN_NOTFOUND. */
 MN_API mn_status mn_session_delete(mn_db *db, const char *id);
-/* Deletes sessions not updated for `days` days (>= 1); *deleted (optional) gets the count. */
+/* Deletes sessions not updated for `days` days (>= 1), erasing them as mn_session_delete does;
+ * *deleted (optional) gets the count. */
 MN_API mn_status mn_prune(mn_db *db, int days, int64_t *deleted);
+/* Reclaims the space of deleted rows now (VACUUM). PostgreSQL keeps a deleted row's text in
+ * its table files until a vacuum; SQLite already overwrote it and only shrinks the file.
+ * Errors: MN_BUSY, MN_IO, MN_UNAVAILABLE. */
+MN_API mn_status mn_vacuum(mn_db *db);
 MN_API void mn_session_free(mn_session *s);
 MN_API void mn_sessions_free(mn_sessions *list);
 
@@ -308,8 +316,11 @@ typedef struct mn_append_result {
 MN_API mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int want_stored,
                                 mn_append_result *results);
 /* Deletes one message of a session by its id (mn_message.id), in one transaction; the session's
- * message, token, turn and inactive counts follow. A summary that already folded the message
- * keeps its text. Errors: MN_NOTFOUND (no such session, or no such message in it), MN_EXPIRED,
+ * message, token, turn and inactive counts follow. The message is erased as mn_session_delete
+ * erases a session (its offloaded output file included), and every summary of the session that
+ * covers it (covers_upto >= its seq) is deleted with a `summary_dropped` event: the next context
+ * folds again from the messages that remain; a title taken from it is cleared
+ * (docs/erasure.md). Errors: MN_NOTFOUND (no such session, or no such message in it), MN_EXPIRED,
  * MN_INVALID (bad id), MN_BUSY, MN_IO. */
 MN_API mn_status mn_message_delete(mn_db *db, const char *session_id, int64_t message_id);
 /* Updates a session's title and/or metadata (a JSON object that replaces the stored one); NULL
@@ -498,7 +509,8 @@ MN_API mn_status mn_session_resume(mn_db *db, const char *ns, const char *id, mn
  * transaction. Caller frees *out with mn_session_free. Errors: MN_NOTFOUND, MN_EXPIRED,
  * MN_INVALID (upto_seq negative). */
 MN_API mn_status mn_session_fork(mn_db *db, const char *id, int64_t upto_seq, mn_session **out);
-/* Deletes every expired thread with its messages; *purged (optional) gets the count. */
+/* Deletes every expired thread with its messages, erasing them as mn_session_delete does;
+ * *purged (optional) gets the count. */
 MN_API mn_status mn_gc(mn_db *db, int64_t *purged);
 
 typedef struct mn_strings {

@@ -341,7 +341,11 @@ mn_status mn_session_delete(mn_db *db, const char *id)
     mn_status rc = mn__check_db(db);
     if (rc || (rc = mn__check_id(id, canon)))
         return rc;
-    return db->store->ops->session_delete(db->store, canon);
+    if ((rc = db->store->ops->session_delete(db->store, canon)))
+        return rc;
+    mn_strings one = {1, (const char *[]){canon}};
+    mn__erased_sessions(db, &one);
+    return MN_OK;
 }
 
 mn_status mn_prune(mn_db *db, int days, int64_t *deleted)
@@ -354,9 +358,13 @@ mn_status mn_prune(mn_db *db, int days, int64_t *deleted)
         return rc;
     if (days < 1 || days > 36500)
         return mn__err(MN_INVALID, "days: %d is not from 1 to 36500", days);
-    rc = db->store->ops->session_prune(db->store, mn_clock_now_ms() - (int64_t)days * 86400000, &n);
+    mn_strings *ids = NULL;
+    rc = db->store->ops->session_prune(db->store, mn_clock_now_ms() - (int64_t)days * 86400000, &n, &ids);
     if (!rc && deleted)
         *deleted = n;
+    if (!rc)
+        mn__erased_sessions(db, ids);
+    mn_strings_free(ids);
     return rc;
 }
 

@@ -677,6 +677,23 @@ static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
     return mn_pg_run(PG(st), PG_WRITE, meta_set_body, &a);
 }
 
+/* ---- vacuum --------------------------------------------------------------------------------- */
+
+/* A delete leaves dead tuples, text included, in the table files until a vacuum (autovacuum
+ * runs one some time later); this one runs it now over every table that holds text
+ * (docs/erasure.md). VACUUM cannot be prepared or run in a transaction block: plain PQexec. */
+static mn_status vacuum_body(struct pg_conn *c, void *arg)
+{
+    (void)arg;
+    PGresult *r = PQexec(c->pg, "VACUUM sessions, messages, summaries, events, file_hashes, embeddings, embed_log,"
+                                " embed_queue");
+    mn_status rc = PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "vacuum");
+    PQclear(r);
+    return rc;
+}
+
+static mn_status op_vacuum(mn_store *st) { return mn_pg_run(PG(st), PG_AUTOCOMMIT, vacuum_body, NULL); }
+
 /* ---- token recount --------------------------------------------------------------------------- */
 
 static const char SQL_MESSAGE_TOTAL[] = "SELECT count(*) FROM messages";
@@ -915,6 +932,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
         .stats = op_stats,
         .recount_tokens = op_recount_tokens,
         .session_gc = mn_pg_op_session_gc,
+        .vacuum = op_vacuum,
         .session_fork = mn_pg_op_session_fork,
         .session_files = mn_pg_op_session_files,
         .file_seen = mn_pg_op_file_seen,
