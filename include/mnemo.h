@@ -490,8 +490,11 @@ typedef struct mn_import_stats {
 
 /* Imports an export stream in one transaction: on any error nothing is written. Idempotent on
  * ids: sessions already present and messages whose (session, seq) is present are skipped.
- * stats may be NULL. Errors: MN_INVALID / MN_CORRUPT (naming the line: bad JSON, bad field,
- * missing or unknown-version header), MN_TOOBIG (a line over 64 MiB), MN_IO. */
+ * Token counts are recounted with the database's tokenizer (the file's are ignored); every
+ * integer is bounded (ids and seqs 1..2^53, times up to year 9999, ttl_ms and max_turns as
+ * mn_session_create). stats may be NULL. Errors: MN_INVALID (naming the line: bad JSON, bad
+ * field or integer out of range, missing, repeated or unknown-version header, empty input),
+ * MN_TOOBIG (a line over 64 MiB), MN_IO. */
 MN_API mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *stats);
 
 /* ---------------------------------------------------------------------------------------------

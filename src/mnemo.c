@@ -733,17 +733,20 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
         struct mn_jsonl_item it;
         int added = 0;
         mn_status rc = mn_jsonl_parse_line(line, len, db->max_message_bytes, &a, &it);
-        if (!seen_header && (rc || it.kind != MN_JSONL_HEADER) && rc != MN_CORRUPT)
-            rc = mn__err(MN_CORRUPT, "not a mnemo export: the first line must be the header"
+        if (!seen_header && it.kind != MN_JSONL_HEADER)
+            rc = mn__err(MN_INVALID, "not a mnemo export: the first line must be the header"
                                      " {\"format\":\"%s\",\"version\":%d}", MN_EXPORT_FORMAT, MN_EXPORT_VERSION);
         else if (!rc && seen_header && it.kind == MN_JSONL_HEADER)
-            rc = mn__err(MN_CORRUPT, "a header may only be the first line");
+            rc = mn__err(MN_INVALID, "a header may only be the first line");
         seen_header = 1;
         if (!rc && it.kind == MN_JSONL_SESSION) {
             rc = db->store->ops->import_session(db->store, &it.session, &added);
             st->sessions_added += added;
             st->sessions_skipped += !added;
         } else if (!rc && it.kind == MN_JSONL_MESSAGE) {
+            /* the stored count is this database's tokenizer's, never the file's: a count the
+             * file made up would pass any budget */
+            it.message.tokens = mn_message_tokens(db->tk, &it.message);
             rc = db->store->ops->import_message(db->store, &it.message, &added);
             if (rc == MN_NOTFOUND)
                 rc = mn__err(MN_INVALID, "message %lld belongs to session %s, which has no session line before it",
@@ -762,7 +765,7 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
     if (got < 0)
         return r->rc;
     if (!seen_header)
-        return mn__err(MN_CORRUPT, "not a mnemo export: the input is empty");
+        return mn__err(MN_INVALID, "not a mnemo export: the input is empty");
     return MN_OK;
 }
 

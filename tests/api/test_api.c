@@ -337,9 +337,9 @@ static void export_import_roundtrip(void **state)
     char *empty = export_all(c);
     assert_string_equal(empty, "{\"format\":\"mnemo-export\",\"version\":1}\n");
     struct source none = {"", 0, 0, 10};
-    assert_int_equal(mn_import(c, source_read, &none, &st), MN_CORRUPT);
+    assert_int_equal(mn_import(c, source_read, &none, &st), MN_INVALID);
     struct source wrong = {"{\"format\":\"mnemo-export\",\"version\":9}\n", 38, 0, 100};
-    assert_int_equal(mn_import(c, source_read, &wrong, &st), MN_CORRUPT);
+    assert_int_equal(mn_import(c, source_read, &wrong, &st), MN_INVALID);
     assert_non_null(strstr(mn_errmsg(), "line 1"));
     free(broken);
     free(empty);
