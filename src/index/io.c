@@ -508,7 +508,9 @@ mn_status mn_index_load(const char *path, mn_index **out)
     *out = NULL;
     if (!path || !*path)
         return mn__err(MN_INVALID, "index load: path is empty");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO in place of the file must not block the open (nobody writes to it);
+     * anything but a regular file is refused below, and a regular file ignores the flag. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         if (errno == ENOENT)
             return mn__err(MN_NOTFOUND, "index %s: no such file", path);
