@@ -617,7 +617,25 @@ struct export_state {
     mn_write_fn write;
     void *user;
     struct mn_buf line;
+    /* A damaged index can make a read end early without an error: each session's messages are
+     * counted against the session's own message_count. */
+    char session[MN_UUID_LEN + 1];
+    int64_t expected, seen;
+    mn_status rc;
+    char msg[256];
 };
+
+/* The messages of the previous session were all read (else MN_CORRUPT in e->rc). */
+static int session_complete(struct export_state *e)
+{
+    if (e->session[0] && e->seen != e->expected) {
+        e->rc = MN_CORRUPT;
+        snprintf(e->msg, sizeof e->msg, "export: session %s has %lld messages but %lld could be read: the database"
+                 " is damaged (PRAGMA integrity_check on SQLite)", e->session, (long long)e->expected,
+                 (long long)e->seen);
+    }
+    return e->rc != MN_OK;
+}
 
 static int emit(struct export_state *e, json_t *v)
 {
@@ -631,11 +649,21 @@ static int emit(struct export_state *e, json_t *v)
     return bad || e->write(e->user, e->line.data, e->line.len) != 0;
 }
 
-static int export_session(void *user, const mn_session *s) { return emit(user, mn_jsonl_session(s, 1)); }
+static int export_session(void *user, const mn_session *s)
+{
+    struct export_state *e = user;
+    if (session_complete(e))
+        return 1;
+    snprintf(e->session, sizeof e->session, "%s", s->id);
+    e->expected = s->message_count;
+    e->seen = 0;
+    return emit(user, mn_jsonl_session(s, 1));
+}
 
 static int export_message(void *user, const mn_message *m)
 {
     struct export_state *e = user;
+    e->seen++;
     mn_buf_reset(&e->line);
     return mn_jsonl_message_buf(&e->line, m, 1) || mn_buf_addc(&e->line, '\n') ||
            e->write(e->user, e->line.data, e->line.len) != 0;
@@ -656,7 +684,7 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
         rc = mn__check_id(ids[i], canon[i]);
         list[i] = canon[i];
     }
-    struct export_state e = {write, user, MN_BUF_INIT};
+    struct export_state e = {write, user, MN_BUF_INIT, "", 0, 0, MN_OK, ""};
     for (size_t i = 0; i < n && !rc; i++) { /* nothing is written unless every named session exists */
         mn_session *s = NULL;
         rc = db->store->ops->session_get(db->store, list[i], &s);
@@ -666,6 +694,8 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
         rc = mn__err(MN_IO, "export: write failed");
     if (!rc)
         rc = db->store->ops->export_scan(db->store, list, n, export_session, export_message, &e);
+    if (e.rc || (!rc && session_complete(&e)))
+        rc = mn__err(e.rc, "%s: %s", db->store->label, e.msg); /* the count check's, not the scan's */
     mn_buf_release(&e.line);
     free(canon);
     free(list);
