@@ -535,8 +535,11 @@ MN_API mn_status mn_file_should_include(mn_db *db, const char *session_id, const
  * Session state for ask-user flows: a JSON object per session with "params" (object),
  * "waiting_for_param" (string or null), "last_intent_id", "last_result" and "plan_execution".
  * Every change is one transaction that reads and writes the state, so concurrent changes from
- * threads or processes never lose each other. Parameters named in state.sensitive_params are
- * shown as "[redacted]" unless `reveal` is set, and never logged.
+ * threads or processes never lose each other. The value of every member named in
+ * state.sensitive_params (any case) or whose name holds a secret word (password, passwd,
+ * secret, token, api_key, authorization, credential, private_key, …), at any depth of the
+ * state, is shown as "[redacted]" unless `reveal` is set, and never logged. `reveal` is for the
+ * user at a terminal: the MCP surface never sets it (a model must not see the secrets).
  */
 
 /* The state object as JSON (caller frees with mn_free). Errors: MN_NOTFOUND, MN_EXPIRED. */
