@@ -190,11 +190,16 @@ typedef struct mn_session_opts {
 /* Creates a session. opts may be NULL for all defaults. *out (optional, may be NULL) receives
  * the stored record; caller frees it with mn_session_free. Errors: MN_INVALID (bad id,
  * namespace, metadata JSON, invalid UTF-8), MN_TOOBIG (system prompt or title over the size
- * limit), MN_CONFLICT (id exists), MN_BUSY, MN_IO. */
+ * limit), MN_CONFLICT (id exists in the same namespace), MN_NOTFOUND (id exists in another
+ * namespace: it looks missing, as everywhere), MN_BUSY, MN_IO. */
 MN_API mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session **out);
 /* Reads one session. Caller frees *out with mn_session_free. Errors: MN_INVALID (not a UUID),
  * MN_NOTFOUND. */
 MN_API mn_status mn_session_get(mn_db *db, const char *id, mn_session **out);
+/* mn_session_get for a caller bound to namespace ns (NULL: any): a session of another namespace
+ * is MN_NOTFOUND with the same message as a missing one, whether or not it has expired (never
+ * MN_EXPIRED with its time). Front ends with namespace-bound callers use this. */
+MN_API mn_status mn_session_get_in(mn_db *db, const char *ns, const char *id, mn_session **out);
 /* Lists sessions, most recently updated first. ns NULL = every namespace. limit 0 = 20,
  * at most 10000; offset skips that many. Caller frees *out with mn_sessions_free. */
 MN_API mn_status mn_session_list(mn_db *db, const char *ns, size_t limit, size_t offset, mn_sessions **out);

@@ -304,6 +304,12 @@ mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session *
     rc = session_row(db, opts, &a, id, &s);
     if (!rc)
         rc = db->store->ops->session_insert(db->store, &s);
+    if (rc == MN_CONFLICT && opts && opts->id) { /* another namespace's id looks missing, not taken */
+        mn_session *other = NULL;
+        if (db->store->ops->session_get(db->store, id, &other) == MN_OK && strcmp(other->ns, s.ns) != 0)
+            rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+        mn_session_free(other);
+    }
     if (!rc && out)
         rc = db->store->ops->session_get(db->store, id, out);
     mn_arena_release(&a);
@@ -319,6 +325,25 @@ mn_status mn_session_get(mn_db *db, const char *id, mn_session **out)
     *out = NULL;
     if (rc || (rc = mn__check_id(id, canon)))
         return rc;
+    return mn__live_session(db, canon, out);
+}
+
+mn_status mn_session_get_in(mn_db *db, const char *ns, const char *id, mn_session **out)
+{
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_session_get_in: out is NULL");
+    *out = NULL;
+    if (rc || (rc = mn__check_id(id, canon)))
+        return rc;
+    mn_session *s = NULL;
+    if ((rc = db->store->ops->session_get(db->store, canon, &s)))
+        return rc;
+    int other = ns && strcmp(s->ns, ns) != 0;
+    mn_session_free(s);
+    if (other) /* checked before expiry: an expired session of another namespace says nothing either */
+        return mn__err(MN_NOTFOUND, "session %s not found", canon);
     return mn__live_session(db, canon, out);
 }
 
