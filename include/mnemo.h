@@ -190,18 +190,31 @@ typedef struct mn_session_opts {
 /* Creates a session. opts may be NULL for all defaults. *out (optional, may be NULL) receives
  * the stored record; caller frees it with mn_session_free. Errors: MN_INVALID (bad id,
  * namespace, metadata JSON, invalid UTF-8), MN_TOOBIG (system prompt or title over the size
- * limit), MN_CONFLICT (id exists), MN_BUSY, MN_IO. */
+ * limit), MN_CONFLICT (id exists in the same namespace), MN_NOTFOUND (id exists in another
+ * namespace: it looks missing, as everywhere), MN_BUSY, MN_IO. */
 MN_API mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session **out);
 /* Reads one session. Caller frees *out with mn_session_free. Errors: MN_INVALID (not a UUID),
  * MN_NOTFOUND. */
 MN_API mn_status mn_session_get(mn_db *db, const char *id, mn_session **out);
+/* mn_session_get for a caller bound to namespace ns (NULL: any): a session of another namespace
+ * is MN_NOTFOUND with the same message as a missing one, whether or not it has expired (never
+ * MN_EXPIRED with its time). Front ends with namespace-bound callers use this. */
+MN_API mn_status mn_session_get_in(mn_db *db, const char *ns, const char *id, mn_session **out);
 /* Lists sessions, most recently updated first. ns NULL = every namespace. limit 0 = 20,
  * at most 10000; offset skips that many. Caller frees *out with mn_sessions_free. */
 MN_API mn_status mn_session_list(mn_db *db, const char *ns, size_t limit, size_t offset, mn_sessions **out);
-/* Deletes a session and all its messages in one transaction. Errors: MN_NOTFOUND. */
+/* Deletes a session and all its messages in one transaction, and erases them (docs/erasure.md):
+ * the text leaves the keyword index, SQLite overwrites the freed space and truncates its WAL,
+ * the session's offloaded tool outputs are removed and the saved vector index is dropped (it is
+ * rebuilt at the next semantic search). Errors: MN_NOTFOUND. */
 MN_API mn_status mn_session_delete(mn_db *db, const char *id);
-/* Deletes sessions not updated for `days` days (>= 1); *deleted (optional) gets the count. */
+/* Deletes sessions not updated for `days` days (>= 1), erasing them as mn_session_delete does;
+ * *deleted (optional) gets the count. */
 MN_API mn_status mn_prune(mn_db *db, int days, int64_t *deleted);
+/* Reclaims the space of deleted rows now (VACUUM). PostgreSQL keeps a deleted row's text in
+ * its table files until a vacuum; SQLite already overwrote it and only shrinks the file.
+ * Errors: MN_BUSY, MN_IO, MN_UNAVAILABLE. */
+MN_API mn_status mn_vacuum(mn_db *db);
 MN_API void mn_session_free(mn_session *s);
 MN_API void mn_sessions_free(mn_sessions *list);
 
@@ -310,8 +323,11 @@ typedef struct mn_append_result {
 MN_API mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int want_stored,
                                 mn_append_result *results);
 /* Deletes one message of a session by its id (mn_message.id), in one transaction; the session's
- * message, token, turn and inactive counts follow. A summary that already folded the message
- * keeps its text. Errors: MN_NOTFOUND (no such session, or no such message in it), MN_EXPIRED,
+ * message, token, turn and inactive counts follow. The message is erased as mn_session_delete
+ * erases a session (its offloaded output file included), and every summary of the session that
+ * covers it (covers_upto >= its seq) is deleted with a `summary_dropped` event: the next context
+ * folds again from the messages that remain; a title taken from it is cleared
+ * (docs/erasure.md). Errors: MN_NOTFOUND (no such session, or no such message in it), MN_EXPIRED,
  * MN_INVALID (bad id), MN_BUSY, MN_IO. */
 MN_API mn_status mn_message_delete(mn_db *db, const char *session_id, int64_t message_id);
 /* Updates a session's title and/or metadata (a JSON object that replaces the stored one); NULL
@@ -576,8 +592,11 @@ typedef struct mn_import_stats {
 
 /* Imports an export stream in one transaction: on any error nothing is written. Idempotent on
  * ids: sessions already present and messages whose (session, seq) is present are skipped.
- * stats may be NULL. Errors: MN_INVALID / MN_CORRUPT (naming the line: bad JSON, bad field,
- * missing or unknown-version header), MN_TOOBIG (a line over 64 MiB), MN_IO. */
+ * Token counts are recounted with the database's tokenizer (the file's are ignored); every
+ * integer is bounded (ids and seqs 1..2^53, times up to year 9999, ttl_ms and max_turns as
+ * mn_session_create). stats may be NULL. Errors: MN_INVALID (naming the line: bad JSON, bad
+ * field or integer out of range, missing, repeated or unknown-version header, empty input),
+ * MN_TOOBIG (a line over 64 MiB), MN_IO. */
 MN_API mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *stats);
 
 /* ---------------------------------------------------------------------------------------------
@@ -595,7 +614,8 @@ MN_API mn_status mn_session_resume(mn_db *db, const char *ns, const char *id, mn
  * transaction. Caller frees *out with mn_session_free. Errors: MN_NOTFOUND, MN_EXPIRED,
  * MN_INVALID (upto_seq negative). */
 MN_API mn_status mn_session_fork(mn_db *db, const char *id, int64_t upto_seq, mn_session **out);
-/* Deletes every expired thread with its messages; *purged (optional) gets the count. */
+/* Deletes every expired thread with its messages, erasing them as mn_session_delete does;
+ * *purged (optional) gets the count. */
 MN_API mn_status mn_gc(mn_db *db, int64_t *purged);
 
 typedef struct mn_strings {
@@ -641,8 +661,11 @@ MN_API mn_status mn_session_set_max_turns(mn_db *db, const char *session_id, int
  * Session state for ask-user flows: a JSON object per session with "params" (object),
  * "waiting_for_param" (string or null), "last_intent_id", "last_result" and "plan_execution".
  * Every change is one transaction that reads and writes the state, so concurrent changes from
- * threads or processes never lose each other. Parameters named in state.sensitive_params are
- * shown as "[redacted]" unless `reveal` is set, and never logged.
+ * threads or processes never lose each other. The value of every member named in
+ * state.sensitive_params (any case) or whose name holds a secret word (password, passwd,
+ * secret, token, api_key, authorization, credential, private_key, …), at any depth of the
+ * state, is shown as "[redacted]" unless `reveal` is set, and never logged. `reveal` is for the
+ * user at a terminal: the MCP surface never sets it (a model must not see the secrets).
  */
 
 /* The state object as JSON (caller frees with mn_free). Errors: MN_NOTFOUND, MN_EXPIRED. */

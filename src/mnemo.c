@@ -304,6 +304,12 @@ mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session *
     rc = session_row(db, opts, &a, id, &s);
     if (!rc)
         rc = db->store->ops->session_insert(db->store, &s);
+    if (rc == MN_CONFLICT && opts && opts->id) { /* another namespace's id looks missing, not taken */
+        mn_session *other = NULL;
+        if (db->store->ops->session_get(db->store, id, &other) == MN_OK && strcmp(other->ns, s.ns) != 0)
+            rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+        mn_session_free(other);
+    }
     if (!rc && out)
         rc = db->store->ops->session_get(db->store, id, out);
     mn_arena_release(&a);
@@ -319,6 +325,25 @@ mn_status mn_session_get(mn_db *db, const char *id, mn_session **out)
     *out = NULL;
     if (rc || (rc = mn__check_id(id, canon)))
         return rc;
+    return mn__live_session(db, canon, out);
+}
+
+mn_status mn_session_get_in(mn_db *db, const char *ns, const char *id, mn_session **out)
+{
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_session_get_in: out is NULL");
+    *out = NULL;
+    if (rc || (rc = mn__check_id(id, canon)))
+        return rc;
+    mn_session *s = NULL;
+    if ((rc = db->store->ops->session_get(db->store, canon, &s)))
+        return rc;
+    int other = ns && strcmp(s->ns, ns) != 0;
+    mn_session_free(s);
+    if (other) /* checked before expiry: an expired session of another namespace says nothing either */
+        return mn__err(MN_NOTFOUND, "session %s not found", canon);
     return mn__live_session(db, canon, out);
 }
 
@@ -341,7 +366,11 @@ mn_status mn_session_delete(mn_db *db, const char *id)
     mn_status rc = mn__check_db(db);
     if (rc || (rc = mn__check_id(id, canon)))
         return rc;
-    return db->store->ops->session_delete(db->store, canon);
+    if ((rc = db->store->ops->session_delete(db->store, canon)))
+        return rc;
+    mn_strings one = {1, (const char *[]){canon}};
+    mn__erased_sessions(db, &one);
+    return MN_OK;
 }
 
 mn_status mn_prune(mn_db *db, int days, int64_t *deleted)
@@ -354,9 +383,13 @@ mn_status mn_prune(mn_db *db, int days, int64_t *deleted)
         return rc;
     if (days < 1 || days > 36500)
         return mn__err(MN_INVALID, "days: %d is not from 1 to 36500", days);
-    rc = db->store->ops->session_prune(db->store, mn_clock_now_ms() - (int64_t)days * 86400000, &n);
+    mn_strings *ids = NULL;
+    rc = db->store->ops->session_prune(db->store, mn_clock_now_ms() - (int64_t)days * 86400000, &n, &ids);
     if (!rc && deleted)
         *deleted = n;
+    if (!rc)
+        mn__erased_sessions(db, ids);
+    mn_strings_free(ids);
     return rc;
 }
 
@@ -612,7 +645,25 @@ struct export_state {
     mn_write_fn write;
     void *user;
     struct mn_buf line;
+    /* A damaged index can make a read end early without an error: each session's messages are
+     * counted against the session's own message_count. */
+    char session[MN_UUID_LEN + 1];
+    int64_t expected, seen;
+    mn_status rc;
+    char msg[256];
 };
+
+/* The messages of the previous session were all read (else MN_CORRUPT in e->rc). */
+static int session_complete(struct export_state *e)
+{
+    if (e->session[0] && e->seen != e->expected) {
+        e->rc = MN_CORRUPT;
+        snprintf(e->msg, sizeof e->msg, "export: session %s has %lld messages but %lld could be read: the database"
+                 " is damaged (PRAGMA integrity_check on SQLite)", e->session, (long long)e->expected,
+                 (long long)e->seen);
+    }
+    return e->rc != MN_OK;
+}
 
 static int emit(struct export_state *e, json_t *v)
 {
@@ -626,11 +677,21 @@ static int emit(struct export_state *e, json_t *v)
     return bad || e->write(e->user, e->line.data, e->line.len) != 0;
 }
 
-static int export_session(void *user, const mn_session *s) { return emit(user, mn_jsonl_session(s, 1)); }
+static int export_session(void *user, const mn_session *s)
+{
+    struct export_state *e = user;
+    if (session_complete(e))
+        return 1;
+    snprintf(e->session, sizeof e->session, "%s", s->id);
+    e->expected = s->message_count;
+    e->seen = 0;
+    return emit(user, mn_jsonl_session(s, 1));
+}
 
 static int export_message(void *user, const mn_message *m)
 {
     struct export_state *e = user;
+    e->seen++;
     mn_buf_reset(&e->line);
     return mn_jsonl_message_buf(&e->line, m, 1) || mn_buf_addc(&e->line, '\n') ||
            e->write(e->user, e->line.data, e->line.len) != 0;
@@ -651,7 +712,7 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
         rc = mn__check_id(ids[i], canon[i]);
         list[i] = canon[i];
     }
-    struct export_state e = {write, user, MN_BUF_INIT};
+    struct export_state e = {write, user, MN_BUF_INIT, "", 0, 0, MN_OK, ""};
     for (size_t i = 0; i < n && !rc; i++) { /* nothing is written unless every named session exists */
         mn_session *s = NULL;
         rc = db->store->ops->session_get(db->store, list[i], &s);
@@ -661,6 +722,8 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
         rc = mn__err(MN_IO, "export: write failed");
     if (!rc)
         rc = db->store->ops->export_scan(db->store, list, n, export_session, export_message, &e);
+    if (e.rc || (!rc && session_complete(&e)))
+        rc = mn__err(e.rc, "%s: %s", db->store->label, e.msg); /* the count check's, not the scan's */
     mn_buf_release(&e.line);
     free(canon);
     free(list);
@@ -728,17 +791,20 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
         struct mn_jsonl_item it;
         int added = 0;
         mn_status rc = mn_jsonl_parse_line(line, len, db->max_message_bytes, &a, &it);
-        if (!seen_header && (rc || it.kind != MN_JSONL_HEADER) && rc != MN_CORRUPT)
-            rc = mn__err(MN_CORRUPT, "not a mnemo export: the first line must be the header"
+        if (!seen_header && it.kind != MN_JSONL_HEADER)
+            rc = mn__err(MN_INVALID, "not a mnemo export: the first line must be the header"
                                      " {\"format\":\"%s\",\"version\":%d}", MN_EXPORT_FORMAT, MN_EXPORT_VERSION);
         else if (!rc && seen_header && it.kind == MN_JSONL_HEADER)
-            rc = mn__err(MN_CORRUPT, "a header may only be the first line");
+            rc = mn__err(MN_INVALID, "a header may only be the first line");
         seen_header = 1;
         if (!rc && it.kind == MN_JSONL_SESSION) {
             rc = db->store->ops->import_session(db->store, &it.session, &added);
             st->sessions_added += added;
             st->sessions_skipped += !added;
         } else if (!rc && it.kind == MN_JSONL_MESSAGE) {
+            /* the stored count is this database's tokenizer's, never the file's: a count the
+             * file made up would pass any budget */
+            it.message.tokens = mn_message_tokens(db->tk, &it.message);
             rc = db->store->ops->import_message(db->store, &it.message, &added);
             if (rc == MN_NOTFOUND)
                 rc = mn__err(MN_INVALID, "message %lld belongs to session %s, which has no session line before it",
@@ -757,7 +823,7 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
     if (got < 0)
         return r->rc;
     if (!seen_header)
-        return mn__err(MN_CORRUPT, "not a mnemo export: the input is empty");
+        return mn__err(MN_INVALID, "not a mnemo export: the input is empty");
     return MN_OK;
 }
 

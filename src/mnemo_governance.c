@@ -93,6 +93,17 @@ static void data_dir(char *out, size_t cap)
         out[0] = '\0';
 }
 
+void mn__offload_dir(const mn_db *db, char *out, size_t cap)
+{
+    const char *slash = strrchr(db->path, '/');
+    if (strstr(db->path, "://"))
+        data_dir(out, cap); /* a database URL (PostgreSQL): no folder of its own */
+    else if (slash)
+        snprintf(out, cap, "%.*s", (int)(slash - db->path), db->path);
+    else
+        snprintf(out, cap, ".");
+}
+
 /* The summariser for automatic folds (summarizer.auto_model when set) or for mn_compact. A
  * summariser that cannot be opened is not an error here: folds fail with the reason. With a
  * deadline (absolute, mn_clock_now_ms; 0: none), every HTTP attempt ends by it and no retry
@@ -103,13 +114,7 @@ static void open_env(mn_db *db, int automatic, int64_t deadline, struct env_stor
     memset(e, 0, sizeof *e);
     e->env.st = db->store;
     e->env.tk = db->tk;
-    const char *slash = strrchr(db->path, '/');
-    if (strstr(db->path, "://"))
-        data_dir(e->dir, sizeof e->dir); /* a database URL (PostgreSQL): no folder of its own */
-    else if (slash)
-        snprintf(e->dir, sizeof e->dir, "%.*s", (int)(slash - db->path), db->path);
-    else
-        snprintf(e->dir, sizeof e->dir, ".");
+    mn__offload_dir(db, e->dir, sizeof e->dir);
     mn_summarizer_cfg sc;
     memset(&sc, 0, sizeof sc);
     sc.name = mn_config_str(cfg, "summarizer.name");

@@ -34,7 +34,15 @@ mn_status mn__check_id(const char *id, char canon[MN_UUID_LEN + 1]);
  * out may be NULL to only check; else the caller frees *out with mn_session_free. */
 mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
 
+/* Erasure (mnemo_erase.c, docs/erasure.md): after the store deleted a message (seq) or sessions,
+ * removes their offloaded tool outputs and the saved vector index. */
+void mn__erased_message(mn_db *db, const char *session_id, int64_t seq);
+void mn__erased_sessions(mn_db *db, const mn_strings *ids);
+
 /* Context governance (mnemo_governance.c). */
+/* The folder offloaded tool outputs go under: the database's, or the user's data folder for a
+ * database URL ("" when it cannot be made). */
+void mn__offload_dir(const mn_db *db, char *out, size_t cap);
 struct mn_built;
 /* True for window, summary, chunked, hybrid. */
 int mn__strategy_known(const char *strategy);

@@ -140,7 +140,11 @@ mn_status mn_message_delete(mn_db *db, const char *session_id, int64_t message_i
         return mn__err(MN_INVALID, "message_id: %lld is not positive", (long long)message_id);
     if ((rc = mn__live_session(db, id, NULL)))
         return rc;
-    return db->store->ops->message_delete(db->store, id, message_id);
+    int64_t seq = 0;
+    if ((rc = db->store->ops->message_delete(db->store, id, message_id, &seq)))
+        return rc;
+    mn__erased_message(db, id, seq);
+    return MN_OK;
 }
 
 mn_status mn_session_update(mn_db *db, const char *id, const char *title, const char *metadata)

@@ -70,8 +70,11 @@ mn_status mn_gc(mn_db *db, int64_t *purged)
     mn_status rc = mn__check_db(db);
     if (purged)
         *purged = 0;
-    if (rc || (rc = db->store->ops->session_gc(db->store, mn_clock_now_ms(), &n)))
+    mn_strings *ids = NULL;
+    if (rc || (rc = db->store->ops->session_gc(db->store, mn_clock_now_ms(), &n, &ids)))
         return rc;
+    mn__erased_sessions(db, ids);
+    mn_strings_free(ids);
     if (n)
         mn__log(MN_LOG_INFO, "gc: purged %lld expired threads", (long long)n);
     if (purged)

@@ -51,6 +51,8 @@ int cmd_gc(const struct cli_global *g, struct cli_args *a)
         return 1;
     int64_t n = 0;
     mn_status rc = mn_gc(db, &n);
+    if (!rc && cli_flag(a, "vacuum"))
+        rc = mn_vacuum(db);
     mn_close(db);
     if (rc)
         return cli_fail(rc);

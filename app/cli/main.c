@@ -18,6 +18,7 @@ static const struct cli_opt o_state[] = {{"reveal", 0}, {"history", 0}, {NULL, 0
 static const struct cli_opt o_session_list[] = {
     {"limit", 1}, {"offset", 1}, {"namespace", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_json[] = {{"json", 0}, {NULL, 0}};
+static const struct cli_opt o_gc[] = {{"vacuum", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_add[] = {{"tool-calls", 1}, {"tool-call-id", 1}, {"name", 1}, {"metadata", 1},
                                        {"key", 1},        {"create", 0},       {"files", 1}, {"model", 1},
                                        {"tool", 1},       {"pin", 0},          {"json", 0},  {NULL, 0}};
@@ -173,7 +174,9 @@ const struct cli_cmd cli_commands[] = {
      "                    transaction (seed 003's clear(); mnemo session clear)\n"
      "  --reveal          show sensitive params (state.sensitive_params) instead of [redacted]\n",
      o_state, 1, 4, cmd_state},
-    {"gc", "[--json]", "purge expired threads", "  --json            print {\"purged\": COUNT}\n", o_json, 0, 0, cmd_gc},
+    {"gc", "[--vacuum] [--json]", "purge expired threads",
+     "  --vacuum          then VACUUM: PostgreSQL keeps deleted rows' text until a vacuum (docs/erasure.md)\n"
+     "  --json            print {\"purged\": COUNT}\n", o_gc, 0, 0, cmd_gc},
     {"export", "[ID...] [--out FILE]", "write sessions as JSON Lines (all sessions when no ID is given)",
      "  --out FILE        write to FILE (atomically) instead of standard output\n", o_export, 0, -1, cmd_export},
     {"import", "[FILE|-] [--json]", "read an export; all or nothing, skips what is already there",

@@ -52,7 +52,13 @@ static int push(mn_message **items, size_t *count, size_t *cap, const mn_message
     return 0;
 }
 
-static int64_t cost_of(const mn_message *m) { return m->tokens + mn_context_frame_tokens(m); }
+/* A stored count is clamped to 2^40 (a database written before import recounted could hold any
+ * count): the sums of a walk then cannot overflow. */
+static int64_t cost_of(const mn_message *m)
+{
+    int64_t t = m->tokens < 0 ? 0 : m->tokens > (1LL << 40) ? (1LL << 40) : m->tokens;
+    return t + mn_context_frame_tokens(m);
+}
 
 /* True when the ids of the pending results are exactly the ids of the call's tool_calls. */
 static int calls_answered(const mn_message *call, const mn_message *results, size_t n)

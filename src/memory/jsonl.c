@@ -144,20 +144,28 @@ static mn_status opt_json(json_t *o, const char *key, struct mn_arena *a, const 
     return *out ? MN_OK : mn__nomem();
 }
 
-static mn_status req_int(json_t *o, const char *key, int64_t min, int64_t *out)
+/* Bounds of the integers an export line may carry: every sum the store and the context walk make
+ * of them then stays far inside int64_t. */
+#define MAX_ID (1LL << 53)                /* ids and seqs: exact in a JSON double too */
+#define MAX_TIME_MS 253402300799999LL     /* 9999-12-31T23:59:59.999Z */
+#define MAX_TTL_MS (366LL * 86400000)     /* as mn_session_create */
+#define MAX_TURNS 1000000LL               /* as mn_session_create */
+#define MAX_TOKENS 1000000000LL           /* the count is recounted on import anyway */
+
+static mn_status req_int(json_t *o, const char *key, int64_t min, int64_t max, int64_t *out)
 {
     json_t *v = json_object_get(o, key);
-    if (!json_is_integer(v) || json_integer_value(v) < min)
-        return mn__err(MN_INVALID, "%s: must be an integer >= %lld", key, (long long)min);
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+        return mn__err(MN_INVALID, "%s: must be an integer from %lld to %lld", key, (long long)min, (long long)max);
     *out = json_integer_value(v);
     return MN_OK;
 }
 
 /* An optional non-negative integer member; absent → 0. */
-static mn_status opt_int(json_t *o, const char *key, int64_t *out)
+static mn_status opt_int(json_t *o, const char *key, int64_t max, int64_t *out)
 {
     *out = 0;
-    return json_object_get(o, key) ? req_int(o, key, 0, out) : MN_OK;
+    return json_object_get(o, key) ? req_int(o, key, 0, max, out) : MN_OK;
 }
 
 static mn_status req_uuid(json_t *o, const char *key, struct mn_arena *a, const char **out)
@@ -177,9 +185,10 @@ static mn_status parse_session(json_t *o, struct mn_arena *a, mn_session *s)
     if ((rc = req_uuid(o, "id", a, &s->id)) || (rc = opt_str(o, "namespace", a, &s->ns)) ||
         (rc = opt_str(o, "title", a, &s->title)) || (rc = opt_str(o, "system_prompt", a, &s->system_prompt)) ||
         (rc = opt_json(o, "metadata", a, &s->metadata)) || (rc = opt_str(o, "tool_name", a, &s->tool_name)) ||
-        (rc = opt_str(o, "parent_id", a, &parent)) || (rc = req_int(o, "created_at", 0, &s->created_at)) ||
-        (rc = req_int(o, "updated_at", 0, &s->updated_at)) || (rc = req_int(o, "expires_at", 0, &s->expires_at)) ||
-        (rc = opt_int(o, "ttl_ms", &s->ttl_ms)) || (rc = opt_int(o, "max_turns", &s->max_turns)))
+        (rc = opt_str(o, "parent_id", a, &parent)) || (rc = req_int(o, "created_at", 0, MAX_TIME_MS, &s->created_at)) ||
+        (rc = req_int(o, "updated_at", 0, MAX_TIME_MS, &s->updated_at)) ||
+        (rc = req_int(o, "expires_at", 0, MAX_TIME_MS, &s->expires_at)) ||
+        (rc = opt_int(o, "ttl_ms", MAX_TTL_MS, &s->ttl_ms)) || (rc = opt_int(o, "max_turns", MAX_TURNS, &s->max_turns)))
         return rc;
     if (!s->ns)
         s->ns = "default";
@@ -206,14 +215,14 @@ static mn_status parse_message(json_t *o, size_t max_bytes, struct mn_arena *a, 
     mn_status rc;
     const char *role;
     int64_t tokens;
-    if ((rc = req_uuid(o, "session_id", a, &m->session_id)) || (rc = req_int(o, "id", 1, &m->id)) ||
-        (rc = req_int(o, "seq", 1, &m->seq)) || (rc = opt_str(o, "role", a, &role)) ||
+    if ((rc = req_uuid(o, "session_id", a, &m->session_id)) || (rc = req_int(o, "id", 1, MAX_ID, &m->id)) ||
+        (rc = req_int(o, "seq", 1, MAX_ID, &m->seq)) || (rc = opt_str(o, "role", a, &role)) ||
         (rc = opt_str(o, "content", a, &m->content)) || (rc = opt_json(o, "tool_calls", a, &m->tool_calls)) ||
         (rc = opt_str(o, "tool_call_id", a, &m->tool_call_id)) || (rc = opt_str(o, "name", a, &m->name)) ||
         (rc = opt_str(o, "tool_name", a, &m->tool_name)) || (rc = opt_str(o, "model", a, &m->model)) ||
         (rc = opt_json(o, "files", a, &m->files)) || (rc = opt_json(o, "metadata", a, &m->metadata)) ||
-        (rc = opt_str(o, "idempotency_key", a, &m->idempotency_key)) || (rc = req_int(o, "tokens", 0, &tokens)) ||
-        (rc = req_int(o, "created_at", 0, &m->created_at)))
+        (rc = opt_str(o, "idempotency_key", a, &m->idempotency_key)) || (rc = req_int(o, "tokens", 0, MAX_TOKENS, &tokens)) ||
+        (rc = req_int(o, "created_at", 0, MAX_TIME_MS, &m->created_at)))
         return rc;
     if ((rc = mn_role_parse(role, &m->role)))
         return rc;
@@ -246,9 +255,9 @@ mn_status mn_jsonl_parse_line(const char *line, size_t len, size_t max_bytes, st
         json_t *version = json_object_get(o, "version");
         out->kind = MN_JSONL_HEADER;
         if (strcmp(format, MN_EXPORT_FORMAT) != 0)
-            rc = mn__err(MN_CORRUPT, "format: '%s' is not %s", format, MN_EXPORT_FORMAT);
+            rc = mn__err(MN_INVALID, "format: '%s' is not %s", format, MN_EXPORT_FORMAT);
         else if (!json_is_integer(version) || json_integer_value(version) != MN_EXPORT_VERSION)
-            rc = mn__err(MN_CORRUPT, "version: this mnemo reads export version %d only", MN_EXPORT_VERSION);
+            rc = mn__err(MN_INVALID, "version: this mnemo reads export version %d only", MN_EXPORT_VERSION);
         else
             rc = MN_OK;
     } else if (type && strcmp(type, "session") == 0) {

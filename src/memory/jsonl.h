@@ -16,7 +16,7 @@
 #define MN_EXPORT_VERSION 1
 #define MN_IMPORT_MAX_LINE ((size_t)64 << 20)
 
-enum mn_jsonl_kind { MN_JSONL_HEADER, MN_JSONL_SESSION, MN_JSONL_MESSAGE };
+enum mn_jsonl_kind { MN_JSONL_NONE, MN_JSONL_HEADER, MN_JSONL_SESSION, MN_JSONL_MESSAGE }; /* NONE: not parsed */
 
 struct mn_jsonl_item {
     enum mn_jsonl_kind kind;

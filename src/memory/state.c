@@ -4,7 +4,9 @@
  */
 #include "memory/state.h"
 
+#include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/err.h"
 #include "util/json.h"
@@ -92,6 +94,12 @@ mn_status mn_state_apply(const char *current, const struct mn_state_change *c, c
     return rc;
 }
 
+/* Name fragments that mark a secret whatever state.sensitive_params says: compared with the
+ * name lower-cased and stripped of '_', '-', '.' and spaces ("API-Key" → "apikey"). */
+static const char *const secret_words[] = {"password", "passwd", "passphrase", "secret", "token", "apikey",
+                                           "authorization", "credential", "privatekey", "accesskey", "cookie",
+                                           "sessionkey", "signingkey", NULL};
+
 int mn_state_is_sensitive(const char *sensitive, const char *name)
 {
     size_t len = strlen(name);
@@ -102,9 +110,44 @@ int mn_state_is_sensitive(const char *sensitive, const char *name)
         size_t t = w;
         while (t && p[t - 1] == ' ')
             t--;
-        if (t == len && t && strncmp(p, name, len) == 0)
+        if (t == len && t && strncasecmp(p, name, len) == 0)
             return 1;
         p += w;
+    }
+    char folded[128];
+    size_t n = 0;
+    for (const char *q = name; *q && n + 1 < sizeof folded; q++)
+        if (*q != '_' && *q != '-' && *q != '.' && *q != ' ')
+            folded[n++] = (char)tolower((unsigned char)*q);
+    folded[n] = '\0';
+    for (const char *const *wd = secret_words; *wd; wd++)
+        if (strstr(folded, *wd))
+            return 1;
+    return 0;
+}
+
+/* Replaces the value of every sensitive member, at any depth of objects and arrays. */
+static int redact(json_t *v, const char *sensitive)
+{
+    if (json_is_array(v)) {
+        size_t i;
+        json_t *it;
+        json_array_foreach(v, i, it)
+        if (redact(it, sensitive))
+            return -1;
+        return 0;
+    }
+    if (!json_is_object(v))
+        return 0;
+    const char *key;
+    json_t *it;
+    json_object_foreach(v, key, it)
+    {
+        if (mn_state_is_sensitive(sensitive, key)) {
+            if (json_object_set_new(v, key, json_string("[redacted]")))
+                return -1;
+        } else if (redact(it, sensitive))
+            return -1;
     }
     return 0;
 }
@@ -115,17 +158,10 @@ mn_status mn_state_render(const char *current, const char *sensitive, int reveal
     mn_status rc = load(current, &s);
     if (rc)
         return rc;
-    if (!reveal) {
-        const char *key;
-        json_t *v;
-        json_object_foreach(json_object_get(s, "params"), key, v)
-        {
-            if (mn_state_is_sensitive(sensitive, key) && json_object_set_new(json_object_get(s, "params"), key,
-                                                                             json_string("[redacted]"))) {
-                json_decref(s);
-                return mn__nomem();
-            }
-        }
+    /* params, last_result and plan_execution alike; the bookkeeping names are not secrets */
+    if (!reveal && redact(s, sensitive)) {
+        json_decref(s);
+        return mn__nomem();
     }
     *out = mn_json_dump(s);
     json_decref(s);

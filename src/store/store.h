@@ -50,8 +50,12 @@ struct mn_store_ops {
     mn_status (*session_insert)(mn_store *st, const mn_session *s);
     mn_status (*session_get)(mn_store *st, const char *id, mn_session **out);
     mn_status (*session_list)(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out);
+    /* Deletes erase (docs/erasure.md): a session delete, prune, gc or message delete also removes
+     * the text from the keyword index and its log in the same transaction, and SQLite overwrites
+     * the freed space (secure_delete) and truncates its WAL afterwards. */
     mn_status (*session_delete)(mn_store *st, const char *id);
-    mn_status (*session_prune)(mn_store *st, int64_t updated_before_ms, int64_t *deleted);
+    /* *ids (may be NULL) gets the deleted sessions' ids (caller frees with mn_strings_free). */
+    mn_status (*session_prune)(mn_store *st, int64_t updated_before_ms, int64_t *deleted, mn_strings **ids);
     /* All messages in one transaction; idempotency keys already stored return the stored row. */
     mn_status (*append)(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out);
     /* Group commit: n appends (session_ids[i], reqs[i]) in one write transaction, each inside its own
@@ -61,8 +65,9 @@ struct mn_store_ops {
     mn_status (*append_many)(mn_store *st, const char *const *session_ids, const mn_store_append *reqs, size_t n,
                              mn_status *results, char (*errmsg)[256], mn_messages **out);
     /* Deletes one message of a session by id, keeping the session's counters right
-     * (MN_NOTFOUND when the session has no such message). */
-    mn_status (*message_delete)(mn_store *st, const char *session_id, int64_t message_id);
+     * (MN_NOTFOUND when the session has no such message); *seq gets its seq. The session's
+     * summaries that cover that seq are deleted with it, and a `summary_dropped` event says so. */
+    mn_status (*message_delete)(mn_store *st, const char *session_id, int64_t message_id, int64_t *seq);
     /* Sets a session's title and/or metadata (NULL: unchanged) and updated_at. */
     mn_status (*session_update)(mn_store *st, const char *id, const char *title, const char *metadata,
                                 int64_t now_ms);
@@ -79,8 +84,11 @@ struct mn_store_ops {
     mn_status (*import_session)(mn_store *st, const mn_session *s, int *added);
     mn_status (*import_message)(mn_store *st, const mn_message *m, int *added);
     mn_status (*stats)(mn_store *st, int64_t now_ms, mn_store_stats *out);
-    /* Threads. Deletes sessions whose expires_at has passed. */
-    mn_status (*session_gc)(mn_store *st, int64_t now_ms, int64_t *purged);
+    /* Threads. Deletes sessions whose expires_at has passed; *ids as session_prune. */
+    mn_status (*session_gc)(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids);
+    /* Reclaims the space of deleted rows: VACUUM (PostgreSQL: dead tuples stay in the tables
+     * until a vacuum; SQLite: the file shrinks, freed pages were already overwritten). */
+    mn_status (*vacuum)(mn_store *st);
     /* Inserts `copy` and copies the source's active messages with seq <= upto_seq (0: all). */
     mn_status (*session_fork)(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq);
     /* Unique paths listed by the session's messages, newest first. */
@@ -147,6 +155,14 @@ struct mn_store {
 /* Opens the backend the target names (a postgres:// or postgresql:// URL → postgres, else a file
  * path → sqlite). */
 mn_status mn_store_open(const char *target, const mn_store_opts *opts, mn_store **out);
+
+/* PostgreSQL targets as text (postgres/conninfo.c): 1 when target is a libpq keyword/value
+ * string ("host=… dbname=…"); a copy with every secret (the URL's password, password=,
+ * sslpassword=, in any spelling) as *** (caller frees; NULL on OOM); msg with each secret
+ * value of target blanked, in place. */
+int mn_store_is_pg_keywords(const char *target);
+char *mn_store_pg_mask(const char *target);
+void mn_store_pg_scrub(const char *target, char *msg);
 
 /* Backends. */
 mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out);

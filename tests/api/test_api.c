@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mnemo.h"
@@ -340,9 +341,9 @@ static void export_import_roundtrip(void **state)
     char *empty = export_all(c);
     assert_string_equal(empty, "{\"format\":\"mnemo-export\",\"version\":1}\n");
     struct source none = {"", 0, 0, 10};
-    assert_int_equal(mn_import(c, source_read, &none, &st), MN_CORRUPT);
+    assert_int_equal(mn_import(c, source_read, &none, &st), MN_INVALID);
     struct source wrong = {"{\"format\":\"mnemo-export\",\"version\":9}\n", 38, 0, 100};
-    assert_int_equal(mn_import(c, source_read, &wrong, &st), MN_CORRUPT);
+    assert_int_equal(mn_import(c, source_read, &wrong, &st), MN_INVALID);
     assert_non_null(strstr(mn_errmsg(), "line 1"));
     free(broken);
     free(empty);
@@ -436,6 +437,42 @@ static int teardown(void **state)
     return system(cmd);
 }
 
+/* Issue 13, item 10: a session of another namespace is MN_NOTFOUND, never MN_CONFLICT on a
+ * create with its id nor MN_EXPIRED with its expiry time. */
+static void other_namespace_looks_missing(void **state)
+{
+    (void)state;
+    mn_db *db = open_db("ns-missing", NULL);
+    const char *id = "0190f0f0-0000-7000-8000-00000000ab01";
+    mn_session_opts o = MN_SESSION_OPTS_INIT;
+    o.id = id;
+    o.ns = "alice";
+    o.ttl_ms = 1000;
+    assert_int_equal(mn_session_create(db, &o, NULL), MN_OK);
+    o.ns = "bob";
+    assert_int_equal(mn_session_create(db, &o, NULL), MN_NOTFOUND);
+    assert_null(strstr(mn_errmsg(), "alice"));
+    o.ns = "alice";
+    assert_int_equal(mn_session_create(db, &o, NULL), MN_CONFLICT); /* its own namespace: taken */
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_get_in(db, "alice", id, &s), MN_OK);
+    mn_session_free(s);
+    assert_int_equal(mn_session_get_in(db, "bob", id, &s), MN_NOTFOUND);
+    char missing[200];
+    snprintf(missing, sizeof missing, "%s", mn_errmsg());
+    assert_int_equal(mn_session_get_in(db, "bob", "0190f0f0-0000-7000-8000-00000000ab02", &s), MN_NOTFOUND);
+    assert_string_equal(strstr(missing, "not found"), strstr(mn_errmsg(), "not found"));
+    /* expired: still not found for bob, with no time in the message */
+    char later[32];
+    snprintf(later, sizeof later, "%lld", (long long)time(NULL) * 1000 + 3600000);
+    setenv("MNEMO_TEST_NOW_MS", later, 1);
+    assert_int_equal(mn_session_get_in(db, "bob", id, &s), MN_NOTFOUND);
+    assert_null(strstr(mn_errmsg(), "expired"));
+    assert_int_equal(mn_session_get_in(db, "alice", id, &s), MN_EXPIRED);
+    unsetenv("MNEMO_TEST_NOW_MS");
+    mn_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +481,7 @@ int main(void)
         cmocka_unit_test(export_import_roundtrip),
         cmocka_unit_test(threads_share_a_handle_and_handles_share_a_file),
         cmocka_unit_test(misuse_and_versions),
+        cmocka_unit_test(other_namespace_looks_missing),
     };
     return cmocka_run_group_tests_name("api", tests, setup, teardown);
 }

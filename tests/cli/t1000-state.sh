@@ -44,6 +44,12 @@ ok mn state "$S" get --reveal
 eq "$(jget "$OUT" 'j["params"]["card_number"]')" 4111111111111111 "--reveal shows them when asked"
 ok mn state "$S" wait pin
 check "redacted after every verb" sh -c '! printf "%s" "$1" | grep -q 4111111111111111' - "$OUT"
+# any case, any depth, and secret-looking names whatever the list says (issue 13, item 13)
+ok mn state "$S" merge '{"Card_Number":"4111111111111112","db":{"Password":"hunter2x","host":"h"},"keys":[{"API-Key":"sk-abc123x"}],"auth":{"access_token":"tok-77x","client_secret":"cs-88x","private_key":"pk-99x","Authorization":"Bearer zz-11x","credentials":"cr-22x","passwd":"pw-33x"}}'
+for secret in 4111111111111112 hunter2x sk-abc123x tok-77x cs-88x pk-99x zz-11x cr-22x pw-33x; do
+    check "$secret is redacted" sh -c '! printf "%s" "$1" | grep -q "$2"' - "$OUT" "$secret"
+done
+eq "$(jget "$OUT" 'j["params"]["db"]["host"]')" h "non-secret members nested beside them stay"
 unset MNEMO_SENSITIVE_PARAMS
 ok mn state "$S" clear
 eq "$(jget "$OUT" 'j["params"]')" "{}" "clear resets the state"

@@ -27,6 +27,20 @@ BAD=$(printf '%s' "$WITHPW" | sed 's|host=[^&]*|host=/nonexistent-socket-dir|')
 fails 1 'unavailable|cannot connect' "$MNEMO" --db "$BAD" stats
 check "the connection error has no password" sh -c '! grep -q "$1" "$2"' - "$SECRET" "$T/.err"
 
+# percent-encoded and ssl spellings of the parameter (issue 13, item 9)
+ENC=$(printf '%s' "$DB" | sed "s|?|?passwor%64=$SECRET\&sslpassword=$SECRET\&|")
+ok "$MNEMO" --db "$ENC" stats --json
+check "stats hides passwor%64= and sslpassword=" sh -c '! grep -q "$1" "$2"' - "$SECRET" "$T/.out"
+# a libpq keyword/value string is a PostgreSQL target, not a file name
+NAME=$(printf '%s' "$DB" | sed 's|^[a-z]*://[^/]*/\([^?]*\).*|\1|')
+HOST=$(printf '%s' "$DB" | sed -n 's|.*[?&]host=\([^&]*\).*|\1|p')
+KV="host=$HOST dbname=$NAME user=postgres password=$SECRET"
+ok "$MNEMO" --db "$KV" session list --json
+eq "$(jget "$OUT" '[s["title"] for s in j]')" '["creds"]' "a keyword/value string opens the PostgreSQL database"
+ok "$MNEMO" --db "$KV" stats --json
+check "stats hides the keyword string's password" sh -c '! grep -q "$1" "$2" && grep -q "password=\*\*\*" "$2"' - "$SECRET" "$T/.out"
+check "no file named after the connection string" sh -c '! ls -a "$1" | grep -q "$2"' - "$T" "$SECRET"
+
 ok env PGPASSWORD=$SECRET "$MNEMO" --db "$(printf '%s' "$WITHPW" | sed "s|:$SECRET@|@|")" session list --json
 eq "$(jget "$OUT" '[s["title"] for s in j]')" '["creds"]' "PGPASSWORD instead of a password in the URL"
 finish

@@ -388,6 +388,22 @@ static void open_rebuilds(void **state)
     free(x);
 }
 
+/* A FIFO (or any non-regular file) in place of the index is refused at once, never read: before,
+ * the open blocked forever waiting for a writer (issue 13, item 13). */
+static void fifo_refused(void **state)
+{
+    (void)state;
+    char path[600];
+    path_in(path, sizeof path, "fifo.hnsw");
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    mn_index *ix = NULL;
+    assert_int_equal(mn_index_load(path, &ix), MN_IO);
+    assert_null(ix);
+    assert_non_null(strstr(mn_errmsg(), "not a regular file"));
+    unlink(path);
+}
+
 static void checksum_streams(void **state)
 {
     (void)state;
@@ -525,6 +541,7 @@ int main(void)
         cmocka_unit_test(open_rebuilds),
         cmocka_unit_test(checksum_streams),
         cmocka_unit_test(mapped_in_another_process),
+        cmocka_unit_test(fifo_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -192,8 +192,12 @@ static void delete_cascades_and_prune(void **state)
     assert_int_equal(s.sessions, 2);
     assert_int_equal(s.messages, 1);
     int64_t n = 0;
-    assert_int_equal(st->ops->session_prune(st, 300, &n), MN_OK); /* SID2 was updated at 200 */
+    mn_strings *ids = NULL;
+    assert_int_equal(st->ops->session_prune(st, 300, &n, &ids), MN_OK); /* SID2 was updated at 200 */
     assert_int_equal(n, 1);
+    assert_int_equal(ids->count, 1);
+    assert_string_equal(ids->items[0], SID2);
+    mn_strings_free(ids);
     assert_int_equal(st->ops->stats(st, 0, &s), MN_OK);
     assert_int_equal(s.sessions, 1);
 }

@@ -32,7 +32,7 @@ static const char SQL_SESSION_LIST_NS[] = "SELECT " SESSION_COLS " FROM sessions
 static const char SQL_SESSION_LIST_ALL[] = "SELECT " SESSION_COLS " FROM sessions"
                                            " ORDER BY updated_at DESC, sid DESC LIMIT $1::bigint OFFSET $2::bigint";
 static const char SQL_SESSION_DELETE[] = "DELETE FROM sessions WHERE id = $1";
-static const char SQL_SESSION_PRUNE[] = "DELETE FROM sessions WHERE updated_at < $1::bigint";
+static const char SQL_SESSION_PRUNE[] = "DELETE FROM sessions WHERE updated_at < $1::bigint RETURNING id";
 
 /* Inserts a session row; *sid its internal id. MN_CONFLICT when the id is taken. */
 static mn_status insert_session(struct pg_conn *c, const mn_session *in, int64_t *sid)
@@ -147,6 +147,7 @@ mn_status mn_pg_op_session_list(mn_store *st, const char *ns, size_t limit, size
 struct delete_arg {
     const char *sql, *text;
     int64_t num, changes;
+    struct mn_strings_impl *ids; /* the deleted ids (a RETURNING id delete), or NULL */
 };
 
 static mn_status delete_body(struct pg_conn *c, void *arg)
@@ -160,28 +161,50 @@ static mn_status delete_body(struct pg_conn *c, void *arg)
         mn_pg_i64(&p, a->num);
     PGresult *r = NULL;
     mn_status rc = mn_pg_query(c, a->sql, &p, 0, "delete", &r);
-    if (!rc) {
-        a->changes = mn_pg_changes(r);
-        PQclear(r);
+    if (rc)
+        return rc;
+    a->changes = mn_pg_changes(r);
+    if (a->ids) { /* the body may run again after a deadlock: start the list afresh */
+        mn_strings_free(&a->ids->pub);
+        if (!(a->ids = calloc(1, sizeof *a->ids)))
+            rc = mn__nomem();
+        for (int i = 0; !rc && i < PQntuples(r); i++)
+            if (mn_records_strings_push(a->ids, mn_pg_col_text(r, i, 0)))
+                rc = mn__nomem();
     }
+    PQclear(r);
+    return rc;
+}
+
+/* Runs a session delete; *ids (may be NULL) gets the deleted ids. */
+mn_status mn_pg_delete_sessions(struct pg_store *s, const char *sql, int64_t num, int64_t *n, mn_strings **ids)
+{
+    struct delete_arg a = {sql, NULL, num, 0, NULL};
+    if (ids && !(a.ids = calloc(1, sizeof *a.ids)))
+        return mn__nomem();
+    mn_status rc = mn_pg_run(s, PG_WRITE, delete_body, &a);
+    *n = rc ? 0 : a.changes;
+    if (rc && a.ids)
+        mn_strings_free(&a.ids->pub);
+    else if (ids)
+        *ids = &a.ids->pub;
+    if (rc && ids)
+        *ids = NULL;
     return rc;
 }
 
 mn_status mn_pg_op_session_delete(mn_store *st, const char *id)
 {
-    struct delete_arg a = {SQL_SESSION_DELETE, id, 0, 0};
+    struct delete_arg a = {SQL_SESSION_DELETE, id, 0, 0, NULL};
     mn_status rc = mn_pg_run(PG(st), PG_WRITE, delete_body, &a);
     if (!rc && a.changes == 0)
         rc = mn__err(MN_NOTFOUND, "session %s not found", id);
     return rc;
 }
 
-mn_status mn_pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted)
+mn_status mn_pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted, mn_strings **ids)
 {
-    struct delete_arg a = {SQL_SESSION_PRUNE, NULL, before_ms, 0};
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, delete_body, &a);
-    *deleted = rc ? 0 : a.changes;
-    return rc;
+    return mn_pg_delete_sessions(PG(st), SQL_SESSION_PRUNE, before_ms, deleted, ids);
 }
 
 /* ---- appends --------------------------------------------------------------------------------- */
@@ -865,9 +888,21 @@ mn_status mn_pg_op_import_message(mn_store *st, const mn_message *m, int *added)
 /* ---- edits ----------------------------------------------------------------------------------- */
 
 static const char SQL_MESSAGE_FOR_DELETE[] =
-    "SELECT tokens, (role = 'user')::integer, active FROM messages WHERE id = $1::bigint AND session_sid = $2::bigint"
-    " FOR UPDATE";
+    "SELECT tokens, (role = 'user')::integer, active, seq FROM messages WHERE id = $1::bigint"
+    " AND session_sid = $2::bigint FOR UPDATE";
+/* A summary that folded the message holds its text: it goes too (docs/erasure.md). */
+static const char SQL_SUMMARIES_COVERING[] =
+    "WITH gone AS (DELETE FROM summaries WHERE session_sid = $1::bigint AND covers_upto >= $3::bigint RETURNING 1)"
+    " INSERT INTO events (session_sid, kind, data, created_at)"
+    " SELECT $1::bigint, 'summary_dropped', json_build_object('reason', 'message_deleted', 'message_id', $2::bigint,"
+    " 'seq', $3::bigint, 'summaries', count(*))::text, $4::bigint FROM gone HAVING count(*) > 0";
 static const char SQL_MESSAGE_DELETE[] = "DELETE FROM messages WHERE id = $1::bigint";
+/* A title taken from the message (its start, whitespace made spaces: mn_message_title) goes too;
+ * the next user message gives the session a new one. Runs before the delete. */
+static const char SQL_TITLE_FROM_MESSAGE[] =
+    "UPDATE sessions SET title = NULL WHERE sid = $1::bigint AND title IS NOT NULL AND (SELECT"
+    " left(translate(ltrim(content, E' \\n\\t\\r'), E'\\n\\r\\t', '   '), length(sessions.title)) FROM messages"
+    " WHERE id = $2::bigint) = title";
 static const char SQL_SESSION_MESSAGE_GONE[] =
     "UPDATE sessions SET message_count = message_count - 1, token_count = token_count - $2::bigint,"
     " turn_count = greatest(turn_count - $3::bigint, 0), inactive_count = greatest(inactive_count - $4::bigint, 0),"
@@ -878,7 +913,7 @@ static const char SQL_SESSION_UPDATE[] =
 
 struct msg_delete_arg {
     const char *session_id;
-    int64_t message_id;
+    int64_t message_id, seq;
 };
 
 static mn_status message_delete_body(struct pg_conn *c, void *arg)
@@ -900,7 +935,14 @@ static mn_status message_delete_body(struct pg_conn *c, void *arg)
         return mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)a->message_id, a->session_id);
     }
     int64_t tokens = mn_pg_col_i64(r, 0, 0), user = mn_pg_col_i64(r, 0, 1), inactive = mn_pg_col_i64(r, 0, 2) == 0;
+    int64_t now = mn_clock_now_ms();
+    a->seq = mn_pg_col_i64(r, 0, 3);
     PQclear(r);
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, a->message_id);
+    if ((rc = mn_pg_query(c, SQL_TITLE_FROM_MESSAGE, &p, 0, "title", NULL)))
+        return rc;
     mn_pg_params_init(&p);
     mn_pg_i64(&p, a->message_id);
     if ((rc = mn_pg_query(c, SQL_MESSAGE_DELETE, &p, 0, "message delete", NULL)))
@@ -910,14 +952,24 @@ static mn_status message_delete_body(struct pg_conn *c, void *arg)
     mn_pg_i64(&p, tokens);
     mn_pg_i64(&p, user);
     mn_pg_i64(&p, inactive);
-    mn_pg_i64(&p, mn_clock_now_ms());
-    return mn_pg_query(c, SQL_SESSION_MESSAGE_GONE, &p, 0, "session update", NULL);
+    mn_pg_i64(&p, now);
+    if ((rc = mn_pg_query(c, SQL_SESSION_MESSAGE_GONE, &p, 0, "session update", NULL)))
+        return rc;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, a->message_id);
+    mn_pg_i64(&p, a->seq);
+    mn_pg_i64(&p, now);
+    return mn_pg_query(c, SQL_SUMMARIES_COVERING, &p, 0, "summary delete", NULL);
 }
 
-mn_status mn_pg_op_message_delete(mn_store *st, const char *session_id, int64_t message_id)
+mn_status mn_pg_op_message_delete(mn_store *st, const char *session_id, int64_t message_id, int64_t *seq)
 {
-    struct msg_delete_arg a = {session_id, message_id};
-    return mn_pg_run(PG(st), PG_WRITE, message_delete_body, &a);
+    struct msg_delete_arg a = {session_id, message_id, 0};
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, message_delete_body, &a);
+    if (!rc && seq)
+        *seq = a.seq;
+    return rc;
 }
 
 struct update_arg {

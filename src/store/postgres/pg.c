@@ -22,47 +22,6 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-/* ---- the URL, masked for messages ------------------------------------------------------------ */
-
-/* Copies url with the password of its user info and any password= parameter replaced by ***. */
-static char *mask_url(const char *url)
-{
-    struct mn_buf b = MN_BUF_INIT;
-    const char *p = url, *scheme = strstr(url, "://");
-    mn_status rc = MN_OK;
-    if (scheme) {
-        const char *auth = scheme + 3, *end = auth + strcspn(auth, "/?");
-        const char *at = NULL;
-        for (const char *q = auth; q < end; q++)
-            if (*q == '@')
-                at = q;
-        const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-        if (colon) {
-            rc = mn_buf_add(&b, url, (size_t)(colon + 1 - url));
-            if (!rc)
-                rc = mn_buf_adds(&b, "***");
-            p = at;
-        }
-    }
-    while (!rc && *p) {
-        const char *hit = strstr(p, "password=");
-        if (!hit || (hit > url && hit[-1] != '?' && hit[-1] != '&' && hit[-1] != ' ')) {
-            size_t n = hit ? (size_t)(hit - p) + 9 : strlen(p);
-            rc = mn_buf_add(&b, p, n);
-            p += n;
-            continue;
-        }
-        rc = mn_buf_add(&b, p, (size_t)(hit - p) + 9);
-        if (!rc)
-            rc = mn_buf_adds(&b, "***");
-        p = hit + 9;
-        p += strcspn(p, "& ");
-    }
-    char *out = rc ? NULL : mn_buf_detach(&b, NULL);
-    mn_buf_release(&b);
-    return out;
-}
-
 /* Takes a pool_size=N parameter out of the URL's query (libpq would refuse it); *size stays as
  * it was when there is none. */
 static mn_status take_pool_size(char *url, size_t *size)
@@ -273,6 +232,7 @@ static mn_status conn_open(struct pg_store *s, struct pg_conn **out)
     if (PQstatus(c->pg) != CONNECTION_OK) {
         char msg[512];
         error_text(c, NULL, msg, sizeof msg);
+        mn_store_pg_scrub(s->url, msg); /* libpq may quote a piece of the target */
         conn_close(c);
         return mn__err(MN_UNAVAILABLE, "database unavailable: cannot connect to %s: %s", s->masked, msg);
     }
@@ -677,6 +637,23 @@ static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
     return mn_pg_run(PG(st), PG_WRITE, meta_set_body, &a);
 }
 
+/* ---- vacuum --------------------------------------------------------------------------------- */
+
+/* A delete leaves dead tuples, text included, in the table files until a vacuum (autovacuum
+ * runs one some time later); this one runs it now over every table that holds text
+ * (docs/erasure.md). VACUUM cannot be prepared or run in a transaction block: plain PQexec. */
+static mn_status vacuum_body(struct pg_conn *c, void *arg)
+{
+    (void)arg;
+    PGresult *r = PQexec(c->pg, "VACUUM sessions, messages, summaries, events, file_hashes, embeddings, embed_log,"
+                                " embed_queue");
+    mn_status rc = PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "vacuum");
+    PQclear(r);
+    return rc;
+}
+
+static mn_status op_vacuum(mn_store *st) { return mn_pg_run(PG(st), PG_AUTOCOMMIT, vacuum_body, NULL); }
+
 /* ---- token recount --------------------------------------------------------------------------- */
 
 static const char SQL_MESSAGE_TOTAL[] = "SELECT count(*) FROM messages";
@@ -915,6 +892,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
         .stats = op_stats,
         .recount_tokens = op_recount_tokens,
         .session_gc = mn_pg_op_session_gc,
+        .vacuum = op_vacuum,
         .session_fork = mn_pg_op_session_fork,
         .session_files = mn_pg_op_session_files,
         .file_seen = mn_pg_op_file_seen,
@@ -951,7 +929,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
     gethostname(host, sizeof host - 1);
     snprintf(s->claimer, sizeof s->claimer, "%.20s:%d:%llx", host, (int)getpid(),
              (unsigned long long)(mn_clock_mono_ns() & 0xFFFFFF));
-    if (!(s->url = strdup(url)) || !(s->masked = mask_url(url))) {
+    if (!(s->url = strdup(url)) || !(s->masked = mn_store_pg_mask(url))) {
         op_close(&s->base);
         return mn__nomem();
     }

@@ -131,11 +131,13 @@ mn_status mn_pg_op_session_insert(mn_store *st, const mn_session *s);
 mn_status mn_pg_op_session_get(mn_store *st, const char *id, mn_session **out);
 mn_status mn_pg_op_session_list(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out);
 mn_status mn_pg_op_session_delete(mn_store *st, const char *id);
-mn_status mn_pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted);
+mn_status mn_pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted, mn_strings **ids);
+/* Runs a `DELETE FROM sessions … RETURNING id` with $1 = num; *ids (may be NULL) gets the ids. */
+mn_status mn_pg_delete_sessions(struct pg_store *s, const char *sql, int64_t num, int64_t *n, mn_strings **ids);
 mn_status mn_pg_op_append(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out);
 mn_status mn_pg_op_append_many(mn_store *st, const char *const *ids, const mn_store_append *reqs, size_t n,
                                mn_status *results, char (*errmsg)[256], mn_messages **out);
-mn_status mn_pg_op_message_delete(mn_store *st, const char *session_id, int64_t message_id);
+mn_status mn_pg_op_message_delete(mn_store *st, const char *session_id, int64_t message_id, int64_t *seq);
 mn_status mn_pg_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                   int64_t now_ms);
 mn_status mn_pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out);
@@ -146,7 +148,7 @@ mn_status mn_pg_op_import_session(mn_store *st, const mn_session *in, int *added
 mn_status mn_pg_op_import_message(mn_store *st, const mn_message *m, int *added);
 
 /* threads.c */
-mn_status mn_pg_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged);
+mn_status mn_pg_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids);
 mn_status mn_pg_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq);
 mn_status mn_pg_op_session_files(mn_store *st, const char *id, mn_strings **out);
 mn_status mn_pg_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,

@@ -59,34 +59,12 @@ mn_status mn_pg_trim_turns(struct pg_conn *c, int64_t sid, int64_t max_turns, in
 
 /* ---- gc -------------------------------------------------------------------------------------- */
 
-static const char SQL_GC[] = "DELETE FROM sessions WHERE expires_at > 0 AND expires_at <= $1::bigint";
-
-struct gc_arg {
-    int64_t now_ms, purged;
-};
-
-static mn_status gc_body(struct pg_conn *c, void *arg)
-{
-    struct gc_arg *a = arg;
-    struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, a->now_ms);
-    PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_GC, &p, 0, "gc", &r);
-    if (!rc) {
-        a->purged = mn_pg_changes(r);
-        PQclear(r);
-    }
-    return rc;
-}
+static const char SQL_GC[] = "DELETE FROM sessions WHERE expires_at > 0 AND expires_at <= $1::bigint RETURNING id";
 
 /* One DELETE: two nodes collecting at once each delete what the other has not (idempotent). */
-mn_status mn_pg_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged)
+mn_status mn_pg_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids)
 {
-    struct gc_arg a = {now_ms, 0};
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, gc_body, &a);
-    *purged = rc ? 0 : a.purged;
-    return rc;
+    return mn_pg_delete_sessions(PG(st), SQL_GC, now_ms, purged, ids);
 }
 
 /* ---- fork ------------------------------------------------------------------------------------ */

@@ -12,7 +12,19 @@
 #include "util/banned.h"
 
 static const char SQL_MESSAGE_FOR_DELETE[] =
-    "SELECT tokens, role = 'user', active FROM messages WHERE id = ?1 AND session_sid = ?2";
+    "SELECT tokens, role = 'user', active, seq FROM messages WHERE id = ?1 AND session_sid = ?2";
+/* A summary that folded the message holds its text: it goes too (docs/erasure.md), and the next
+ * context folds again from the messages that remain. Every later summary re-folded this one. */
+static const char SQL_SUMMARIES_COVERING[] = "DELETE FROM summaries WHERE session_sid = ?1 AND covers_upto >= ?2";
+/* A title taken from the message (its start, whitespace made spaces: mn_message_title) goes too;
+ * the next user message gives the session a new one. Runs before the delete. */
+static const char SQL_TITLE_FROM_MESSAGE[] =
+    "UPDATE sessions SET title = NULL WHERE sid = ?1 AND title IS NOT NULL AND (SELECT"
+    " substr(replace(replace(replace(ltrim(content, ' ' || char(10) || char(9) || char(13)), char(10), ' '),"
+    " char(13), ' '), char(9), ' '), 1, length(sessions.title)) FROM messages WHERE id = ?2) = title";
+static const char SQL_SUMMARY_DROPPED[] =
+    "INSERT INTO events (session_sid, kind, data, created_at) VALUES (?1, 'summary_dropped',"
+    " json_object('reason', 'message_deleted', 'message_id', ?2, 'seq', ?3, 'summaries', ?4), ?5)";
 static const char SQL_MESSAGE_DELETE[] = "DELETE FROM messages WHERE id = ?1";
 static const char SQL_SESSION_MESSAGE_GONE[] =
     "UPDATE sessions SET message_count = message_count - 1, token_count = token_count - ?2,"
@@ -29,9 +41,31 @@ static mn_status step_done(struct sqlite_store *s, sqlite3_stmt *st, const char 
     return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, what);
 }
 
-static mn_status delete_in_txn(struct sqlite_store *s, const char *session_id, int64_t message_id)
+/* Deletes the summaries that cover seq, with an event when there were any. */
+static mn_status drop_summaries(struct sqlite_store *s, int64_t sid, int64_t message_id, int64_t seq, int64_t now)
 {
-    int64_t sid = 0, tokens = 0, user = 0, inactive = 0;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_SUMMARIES_COVERING, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, seq);
+    if ((rc = step_done(s, st, "summary delete")))
+        return rc;
+    int64_t n = sqlite3_changes64(s->db);
+    if (n == 0 || (rc = mn_sqlite_stmt(s, SQL_SUMMARY_DROPPED, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, message_id);
+    sqlite3_bind_int64(st, 3, seq);
+    sqlite3_bind_int64(st, 4, n);
+    sqlite3_bind_int64(st, 5, now);
+    return step_done(s, st, "event");
+}
+
+static mn_status delete_in_txn(struct sqlite_store *s, const char *session_id, int64_t message_id, int64_t *seq)
+{
+    int64_t sid = 0, tokens = 0, user = 0, inactive = 0, now = mn_clock_now_ms();
     sqlite3_stmt *st = NULL;
     mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
     if (rc || (rc = mn_sqlite_stmt(s, SQL_MESSAGE_FOR_DELETE, &st)))
@@ -43,13 +77,18 @@ static mn_status delete_in_txn(struct sqlite_store *s, const char *session_id, i
         tokens = sqlite3_column_int64(st, 0);
         user = sqlite3_column_int64(st, 1);
         inactive = sqlite3_column_int64(st, 2) == 0;
+        *seq = sqlite3_column_int64(st, 3);
     }
     mn_sqlite_done(st);
     if (r == SQLITE_DONE)
         return mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id, session_id);
     if (r != SQLITE_ROW)
         return mn_sqlite_fail(s, r, "message lookup");
-    if ((rc = mn_sqlite_stmt(s, SQL_MESSAGE_DELETE, &st)))
+    if ((rc = mn_sqlite_stmt(s, SQL_TITLE_FROM_MESSAGE, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, message_id);
+    if ((rc = step_done(s, st, "title")) || (rc = mn_sqlite_stmt(s, SQL_MESSAGE_DELETE, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, message_id);
     if ((rc = step_done(s, st, "message delete")) || (rc = mn_sqlite_stmt(s, SQL_SESSION_MESSAGE_GONE, &st)))
@@ -58,26 +97,29 @@ static mn_status delete_in_txn(struct sqlite_store *s, const char *session_id, i
     sqlite3_bind_int64(st, 2, tokens);
     sqlite3_bind_int64(st, 3, user);
     sqlite3_bind_int64(st, 4, inactive);
-    sqlite3_bind_int64(st, 5, mn_clock_now_ms());
-    return step_done(s, st, "session update");
+    sqlite3_bind_int64(st, 5, now);
+    if ((rc = step_done(s, st, "session update")) || (rc = drop_summaries(s, sid, message_id, *seq, now)))
+        return rc;
+    return mn_sqlite_fts_erase(s);
 }
 
-static mn_status delete_locked(struct sqlite_store *s, const char *session_id, int64_t message_id)
+static mn_status delete_locked(struct sqlite_store *s, const char *session_id, int64_t message_id, int64_t *seq)
 {
     mn_status rc = mn_sqlite_begin_write(s);
     if (rc)
         return rc;
-    if ((rc = delete_in_txn(s, session_id, message_id)))
+    if ((rc = delete_in_txn(s, session_id, message_id, seq)))
         mn_sqlite_rollback(s);
-    else
-        rc = mn_sqlite_commit(s);
+    else if (!(rc = mn_sqlite_commit(s)))
+        mn_sqlite_wal_truncate(s);
     return rc;
 }
 
-mn_status mn_sqlite_op_message_delete(mn_store *st, const char *session_id, int64_t message_id)
+mn_status mn_sqlite_op_message_delete(mn_store *st, const char *session_id, int64_t message_id, int64_t *seq)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    LOCKED(s, delete_locked(s, session_id, message_id));
+    int64_t ignored;
+    LOCKED(s, delete_locked(s, session_id, message_id, seq ? seq : &ignored));
 }
 
 static mn_status update_locked(struct sqlite_store *s, const char *id, const char *title, const char *metadata,

@@ -100,6 +100,39 @@ static const char SQL_LOG_INSERTS[] =
     " ON m.id = l.message_id WHERE l.op = 1 AND m.content IS NOT NULL ORDER BY l.seq";
 static const char SQL_LOG_CLEAR[] = "DELETE FROM msg_log";
 
+/* Applies the log to the keyword index inside the caller's write transaction and empties it. */
+static mn_status fts_apply(struct sqlite_store *s)
+{
+    mn_status rc;
+    if (!(rc = mn_sqlite_exec_stmt(s, SQL_LOG_CANCEL, "keyword index sync")) &&
+        !(rc = mn_sqlite_exec_stmt(s, SQL_LOG_DELETES, "keyword index sync")) &&
+        !(rc = mn_sqlite_exec_stmt(s, SQL_LOG_INSERTS, "keyword index sync")))
+        rc = mn_sqlite_exec_stmt(s, SQL_LOG_CLEAR, "keyword index sync");
+    return rc;
+}
+
+static const char SQL_LOG_REMOVED[] = "SELECT 1 FROM msg_log WHERE op = 0 LIMIT 1";
+static const char SQL_FTS_OPTIMIZE[] = "INSERT INTO messages_fts (messages_fts) VALUES ('optimize')";
+
+mn_status mn_sqlite_fts_erase(struct sqlite_store *s)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_LOG_REMOVED, &st);
+    if (rc)
+        return rc;
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    if (r != SQLITE_ROW && r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "keyword index erase");
+    if (r == SQLITE_DONE)
+        return MN_OK; /* no stored text went away */
+    /* An external-content delete only adds delete markers; the old terms stay in their segments
+     * until a merge reaches them. 'optimize' merges every segment into one, now. */
+    if ((rc = fts_apply(s)))
+        return rc;
+    return mn_sqlite_exec_stmt(s, SQL_FTS_OPTIMIZE, "keyword index erase");
+}
+
 static mn_status fts_sync_locked(struct sqlite_store *s)
 {
     sqlite3_stmt *st = NULL;
@@ -114,11 +147,7 @@ static mn_status fts_sync_locked(struct sqlite_store *s)
         return mn_sqlite_fail(s, r, "keyword index sync");
     if ((rc = mn_sqlite_begin_write(s)))
         return rc;
-    if (!(rc = mn_sqlite_exec_stmt(s, SQL_LOG_CANCEL, "keyword index sync")) &&
-        !(rc = mn_sqlite_exec_stmt(s, SQL_LOG_DELETES, "keyword index sync")) &&
-        !(rc = mn_sqlite_exec_stmt(s, SQL_LOG_INSERTS, "keyword index sync")))
-        rc = mn_sqlite_exec_stmt(s, SQL_LOG_CLEAR, "keyword index sync");
-    if (rc) {
+    if ((rc = fts_apply(s))) {
         mn_sqlite_rollback(s);
         return rc;
     }

@@ -35,8 +35,6 @@ enum stmt_id {
     S_SESSION_APPENDED,
     S_SESSION_LIST_NS,
     S_SESSION_LIST_ALL,
-    S_SESSION_DELETE,
-    S_SESSION_PRUNE,
     S_SESSION_ALL_BY_CREATED,
     S_MESSAGE_INSERT,
     S_MESSAGE_BY_IDEM,
@@ -75,8 +73,6 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_SESSION_LIST_NS] = "SELECT " SESSION_COLS " FROM sessions WHERE namespace = ?1"
                           " ORDER BY updated_at DESC, sid DESC LIMIT ?2 OFFSET ?3",
     [S_SESSION_LIST_ALL] = "SELECT " SESSION_COLS " FROM sessions ORDER BY updated_at DESC, sid DESC LIMIT ?2 OFFSET ?3",
-    [S_SESSION_DELETE] = "DELETE FROM sessions WHERE id = ?1",
-    [S_SESSION_PRUNE] = "DELETE FROM sessions WHERE updated_at < ?1",
     [S_SESSION_ALL_BY_CREATED] = "SELECT " SESSION_COLS " FROM sessions ORDER BY created_at, id",
     [S_MESSAGE_INSERT] = "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name,"
                          " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at)"
@@ -413,51 +409,6 @@ static mn_status op_session_list(mn_store *st, const char *ns, size_t limit, siz
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     LOCKED(s, session_list_locked(s, ns, limit, offset, out));
-}
-
-static mn_status delete_locked(struct sqlite_store *s, enum stmt_id id, const char *text, int64_t num,
-                               int64_t *changes)
-{
-    mn_status rc = mn_sqlite_begin_write(s);
-    if (rc)
-        return rc;
-    sqlite3_stmt *st = NULL;
-    rc = prep(s, id, &st);
-    if (rc) {
-        mn_sqlite_rollback(s);
-        return rc;
-    }
-    if (text)
-        mn_sqlite_bind_text(st, 1, text);
-    else
-        sqlite3_bind_int64(st, 1, num);
-    int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    if (r != SQLITE_DONE) {
-        rc = mn_sqlite_fail(s, r, "delete");
-        mn_sqlite_rollback(s);
-        return rc;
-    }
-    *changes = sqlite3_changes64(s->db);
-    return mn_sqlite_commit(s);
-}
-
-static mn_status op_session_delete(mn_store *st, const char *id)
-{
-    struct sqlite_store *s = (struct sqlite_store *)st;
-    int64_t n = 0;
-    pthread_mutex_lock(&s->lock);
-    mn_status rc = delete_locked(s, S_SESSION_DELETE, id, 0, &n);
-    pthread_mutex_unlock(&s->lock);
-    if (!rc && n == 0)
-        rc = mn__err(MN_NOTFOUND, "session %s not found", id);
-    return rc;
-}
-
-static mn_status op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted)
-{
-    struct sqlite_store *s = (struct sqlite_store *)st;
-    LOCKED(s, delete_locked(s, S_SESSION_PRUNE, NULL, before_ms, deleted));
 }
 
 static void bind_message(sqlite3_stmt *st, int64_t sid, const mn_message *m)
@@ -1303,8 +1254,8 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .session_insert = op_session_insert,
         .session_get = rd_session_get,
         .session_list = rd_session_list,
-        .session_delete = op_session_delete,
-        .session_prune = op_session_prune,
+        .session_delete = mn_sqlite_op_session_delete,
+        .session_prune = mn_sqlite_op_session_prune,
         .append = op_append,
         .append_many = op_append_many,
         .message_delete = mn_sqlite_op_message_delete,
@@ -1320,6 +1271,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .stats = op_stats,
         .recount_tokens = op_recount_tokens,
         .session_gc = mn_sqlite_op_session_gc,
+        .vacuum = mn_sqlite_op_vacuum,
         .session_fork = mn_sqlite_op_session_fork,
         .session_files = mn_sqlite_op_session_files,
         .file_seen = mn_sqlite_op_file_seen,
@@ -1371,9 +1323,11 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
      * A checkpoint every 10,000 log pages (~40 MB) rather than SQLite's 1,000: pages that many
      * commits touch (session rows, index pages) are copied into the file once per checkpoint,
      * not once per 4 MB, which gave group commit +34% appends/s on the 1M-message store
-     * (bench/server) for a longer pause when a checkpoint does run. */
+     * (bench/server) for a longer pause when a checkpoint does run.
+     * secure_delete: deleted rows and freed pages are overwritten with zeros, so that a deleted
+     * message's text does not stay readable in the file (docs/erasure.md has its cost). */
     snprintf(sql, sizeof sql,
-             "PRAGMA foreign_keys = ON; PRAGMA synchronous = %s; PRAGMA trusted_schema = OFF;"
+             "PRAGMA foreign_keys = ON; PRAGMA synchronous = %s; PRAGMA trusted_schema = OFF; PRAGMA secure_delete = ON;"
              " PRAGMA mmap_size = 1073741824; PRAGMA wal_autocheckpoint = 10000",
              opts->sync_full ? "FULL" : "NORMAL");
     rc = exec(s, sql);

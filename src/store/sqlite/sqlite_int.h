@@ -25,7 +25,7 @@ struct sqlite_store {
     struct {
         const char *sql; /* identity: the address of a static SQL string */
         sqlite3_stmt *st;
-    } extra[64]; /* statements of the other files of this backend */
+    } extra[80]; /* statements of the other files of this backend */
     size_t n_extra;
     /* Read-only connections for reads that find the write connection busy (a commit waiting
      * for its fsync must not hold up history reads). WAL lets them read beside the writer;
@@ -47,8 +47,18 @@ struct sqlite_store {
         return rc_;                                                                                                  \
     } while (0)
 
+/* Operations implemented in erase.c (deletes that erase; docs/erasure.md). */
+mn_status mn_sqlite_op_session_delete(mn_store *st, const char *id);
+mn_status mn_sqlite_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted, mn_strings **ids);
+mn_status mn_sqlite_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids);
+mn_status mn_sqlite_op_vacuum(mn_store *st);
+/* After a commit that deleted text: truncates the WAL (best effort: readers may hold it). */
+void mn_sqlite_wal_truncate(struct sqlite_store *s);
+/* Inside a write transaction that deleted messages: takes their text out of the keyword index and
+ * its log now (search.c). */
+mn_status mn_sqlite_fts_erase(struct sqlite_store *s);
+
 /* Operations implemented in threads.c. */
-mn_status mn_sqlite_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged);
 mn_status mn_sqlite_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq);
 mn_status mn_sqlite_op_session_files(mn_store *st, const char *id, mn_strings **out);
 mn_status mn_sqlite_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
@@ -74,7 +84,7 @@ mn_status mn_sqlite_op_pinned_units(mn_store *st, const char *session_id, int64_
 mn_status mn_sqlite_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
 
 /* Operations implemented in edit.c (single-message delete, session update). */
-mn_status mn_sqlite_op_message_delete(mn_store *st, const char *session_id, int64_t message_id);
+mn_status mn_sqlite_op_message_delete(mn_store *st, const char *session_id, int64_t message_id, int64_t *seq);
 mn_status mn_sqlite_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                       int64_t now_ms);
 

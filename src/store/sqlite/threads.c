@@ -72,36 +72,6 @@ mn_status mn_sqlite_trim_turns(struct sqlite_store *s, int64_t sid, int64_t max_
     return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "turn limit");
 }
 
-/* ---- gc -------------------------------------------------------------------------------------- */
-
-static const char SQL_GC[] = "DELETE FROM sessions WHERE expires_at > 0 AND expires_at <= ?1";
-
-static mn_status gc_txn(struct sqlite_store *s, int64_t now_ms, int64_t *purged)
-{
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_GC, &st);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, now_ms);
-    int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "gc");
-    *purged = sqlite3_changes64(s->db);
-    return MN_OK;
-}
-
-static mn_status gc_locked(struct sqlite_store *s, int64_t now_ms, int64_t *purged)
-{
-    IN_WRITE_TXN(s, gc_txn(s, now_ms, purged));
-}
-
-mn_status mn_sqlite_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged)
-{
-    struct sqlite_store *s = (struct sqlite_store *)st;
-    LOCKED(s, gc_locked(s, now_ms, purged));
-}
-
 /* ---- fork ------------------------------------------------------------------------------------ */
 
 static const char SQL_FORK_SESSION[] =
