@@ -151,6 +151,7 @@ static json_t *tools_call(mn_db *db, const char *ns, const struct srv_op *op, js
     c.db = db;
     c.params = args;
     c.ns = ns;
+    c.for_model = 1;
     json_t *r;
     if (srv_call_op(op, &c) != MN_OK) {
         char text[700];

@@ -184,15 +184,10 @@ static mn_status session_param(struct srv_call *c, const char **id)
     if (st || !c->ns)
         return st;
     mn_session *s = NULL;
-    st = mn_session_get(c->db, *id, &s);
-    if (st == MN_EXPIRED)
+    /* another namespace's session is missing, expired or not (never 410 with its time) */
+    if ((st = mn_session_get_in(c->db, c->ns, *id, &s)))
         return lib_fail(c, st);
-    if (st)
-        return lib_fail(c, st);
-    int same = strcmp(s->ns, c->ns) == 0;
     mn_session_free(s);
-    if (!same)
-        return fail(c, MN_NOTFOUND, "session %s not found", *id);
     return MN_OK;
 }
 
@@ -715,6 +710,8 @@ static mn_status op_state_get(struct srv_call *c)
     mn_status st;
     if ((st = session_param(c, &id)) || (st = p_bool(c, "reveal", &reveal)))
         return st;
+    if (reveal && c->for_model) /* a model never sees the values redaction hides */
+        return fail(c, MN_INVALID, "reveal: not available to MCP clients; sensitive params stay redacted");
     return state_result(c, id, reveal);
 }
 
@@ -1010,7 +1007,7 @@ const struct srv_op srv_ops[] = {
      OP_TOOL | OP_READONLY, op_context},
     {"state_get", "GET", "/v1/sessions/{session_id}/state",
      "The session's ask-user state (params, waiting_for_param, last_intent_id, last_result, plan_execution).",
-     OBJ(SID ",\"reveal\":{\"type\":\"boolean\",\"description\":\"show sensitive params\"}", "\"session_id\""),
+     OBJ(SID ",\"reveal\":{\"type\":\"boolean\",\"description\":\"show sensitive params (REST only: refused over MCP)\"}", "\"session_id\""),
      OBJ("\"state\":{\"type\":\"object\"}", "\"state\""), OP_TOOL | OP_READONLY | OP_QUICK, op_state_get},
     {"state_merge", "POST", "/v1/sessions/{session_id}/state",
      "Merge an object into the state's params (a null value removes a key); returns the state.",

@@ -33,6 +33,7 @@ struct srv_call {
     const char *body;        /* OP_RAWBODY: the raw request body */
     size_t body_len;
     const char *ns;          /* namespace the caller is bound to (API key), NULL: any */
+    int for_model;           /* the caller is a model (MCP): redacted values stay redacted */
     json_t *result;          /* on success: an object (owned by the call) */
     char *raw;               /* or, from handlers on hot paths: the object as JSON text (malloc'd) */
     int accept_raw;          /* set by the caller that can send raw as it is (REST) */
