@@ -50,6 +50,7 @@ struct ex {
     long left_out; /* items cut, this summary and the ones before */
     int oom;
     int in_tool; /* parsing a tool's output: the paths it lists are worth less than named ones */
+    long new_from; /* the age of the first item of the new turns (older ones: the existing summary) */
     char **focus; /* instruction words, lower case */
     size_t n_focus;
 };
@@ -197,6 +198,8 @@ static const char *const done_words[] = {"done", "fixed", " pass", "completed", 
                                          "works now", "resolved", "merged", " created", "applied", "booked",
                                          "confirmed", "sent", "finished", "reviewed", "looks fine", "looks good",
                                          "checked", NULL};
+static const char *const fix_words[] = {"fixed", "resolved", "solved", "works now", "passes now", "workaround",
+                                        NULL};
 static const char *const decision_words[] = {"decid", " i will", " we will", " we'll", "let's", "going to",
                                              " chose", " choose", "instead", "switch", "plan:", " use ",
                                              " go with", "settled on", " agreed", " picked", NULL};
@@ -318,9 +321,14 @@ static void path_tokens(struct ex *e, const char *s, size_t len)
     }
 }
 
+static int resolve_error(struct ex *e, const char *tool, const char *line, size_t len);
+
 static void on_assistant_sentence(struct ex *e, const char *s, size_t len)
 {
     size_t n = clip(s, len);
+    /* "I fixed it by …" after an error of these turns: the error's fix, kept with it */
+    if (has_word(s, len, fix_words) && !has_word(s, len, task_words) && resolve_error(e, NULL, s, len))
+        return;
     if (has_word(s, len, task_words))
         add_item(e, S_TASKS, s, n, 1);
     else if (has_word(s, len, error_words))
@@ -348,14 +356,16 @@ static void on_user_sentence(struct ex *e, const char *s, size_t len)
         add_item(e, S_FACTS, s, n, 1);
 }
 
-/* Marks the newest unresolved error of `tool` as resolved by `line`. */
-static void resolve_error(struct ex *e, const char *tool, const char *line, size_t len)
+/* Marks the newest unresolved error of `tool` (NULL: of any source, seen in these new turns)
+ * as resolved by `line`; returns whether one was. */
+static int resolve_error(struct ex *e, const char *tool, const char *line, size_t len)
 {
-    size_t tl = strlen(tool);
+    size_t tl = tool ? strlen(tool) : 0;
     for (size_t i = e->n; i-- > 0;) {
         struct item *it = &e->items[i];
-        if (it->sec != S_ERRORS || strncmp(it->text, tool, tl) != 0 || it->text[tl] != ':' ||
-            strstr(it->text, " → resolved"))
+        if (it->sec != S_ERRORS || strstr(it->text, " → resolved"))
+            continue;
+        if (tool ? strncmp(it->text, tool, tl) != 0 || it->text[tl] != ':' : it->age < e->new_from)
             continue;
         size_t keep = clip(line, len);
         if (keep > ITEM_CHARS / 2) { /* the fix's first line, shortened */
@@ -367,19 +377,20 @@ static void resolve_error(struct ex *e, const char *tool, const char *line, size
         if (mn_buf_adds(&b, it->text) || mn_buf_adds(&b, " → resolved: ") || mn_buf_add(&b, line, keep)) {
             e->oom = 1;
             mn_buf_release(&b);
-            return;
+            return 1;
         }
         char *text = mn_buf_detach(&b, NULL);
         if (!text) {
             e->oom = 1;
-            return;
+            return 1;
         }
         free(it->text);
         it->text = text;
         it->score += 2; /* an error with its fix */
         it->focus = focus_of(e, text, S_ERRORS);
-        return;
+        return 1;
     }
+    return 0;
 }
 
 struct turn {
@@ -654,6 +665,52 @@ static int cmp_cut(const void *x, const void *y)
 
 static int64_t tokens(const mn_tokenizer *tk, const char *s) { return (int64_t)mn_token_count(tk, s, strlen(s)); }
 
+/* The shape of an item: lower case, each run of digits as one '#'. "See notes_3.md, section
+ * 12." and "See notes_4.md, section 7." share one. */
+static char *skeleton(const char *s)
+{
+    char *out = malloc(strlen(s) + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (const char *p = s; *p; p++) {
+        if (isdigit((unsigned char)*p)) {
+            while (isdigit((unsigned char)p[1]))
+                p++;
+            *o++ = '#';
+        } else
+            *o++ = (char)tolower((unsigned char)*p);
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Items of one section that share their shape with TEMPLATE_MIN - 1 others or more are the
+ * output of a routine (listings, generated replies, "see file N"): each says little the others do
+ * not, so they go before items stated once, whatever their numbers and paths. */
+#define TEMPLATE_MIN 3
+#define TEMPLATE_PENALTY 6
+static void penalise_templates(struct ex *e)
+{
+    char **sk = calloc(e->n ? e->n : 1, sizeof *sk);
+    if (!sk) {
+        e->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < e->n; i++)
+        if (!(sk[i] = skeleton(e->items[i].text)))
+            e->oom = 1;
+    for (size_t i = 0; i < e->n && !e->oom; i++) {
+        int same = 0;
+        for (size_t j = 0; j < e->n && same < TEMPLATE_MIN; j++)
+            same += e->items[j].sec == e->items[i].sec && strcmp(sk[i], sk[j]) == 0;
+        if (same >= TEMPLATE_MIN)
+            e->items[i].score -= TEMPLATE_PENALTY;
+    }
+    for (size_t i = 0; i < e->n; i++)
+        free(sk[i]);
+    free(sk);
+}
+
 /* Removes items in cut order until the rendering fits the cap; returns the rendering. */
 static char *fit(struct ex *e, const mn_tokenizer *tk, int64_t cap)
 {
@@ -663,6 +720,11 @@ static char *fit(struct ex *e, const mn_tokenizer *tk, int64_t cap)
     int64_t total = tokens(tk, text);
     if (total <= cap || e->n == 0)
         return text; /* (no items: the goal alone is over the cap; the caller cuts it) */
+    penalise_templates(e);
+    if (e->oom) {
+        free(text);
+        return NULL;
+    }
     qsort(e->items, e->n, sizeof *e->items, cmp_cut); /* render order does not depend on array order */
     size_t cut = 0;
     while (text && total > cap && cut < e->n) {
@@ -746,6 +808,7 @@ char *mn_summarize_extract(const char *shaped, const mn_tokenizer *tk, int64_t c
         if (!(n == 4 && strncmp(ex, "NONE", 4) == 0))
             parse_existing(&e, ex, n);
     }
+    e.new_from = e.clock;
     const char *turns = strstr(shaped, "=== NEW_TURNS ===\n");
     const char *turns_end = strstr(shaped, "=== END_NEW_TURNS ===");
     struct turn t;
