@@ -226,6 +226,45 @@ static void extractive_cut_keeps_specific(void **state)
 }
 
 /* A question that got an answer is not an open task; a request nobody finished is. */
+/* Routine output (replies or listings that differ only in their numbers) goes before a fact
+ * stated once, however many paths and numbers the routine names; an assistant's "fixed it by …"
+ * stays with the error of the same turns, and a later success of the tool does not replace it. */
+static void extractive_templates_and_fixes(void **state)
+{
+    (void)state;
+    enum { N = 30 };
+    static mn_message m[6 + N];
+    static char text[N][120];
+    m[0] = msg(MN_ROLE_USER, "Please run the build check.", NULL, NULL, NULL);
+    m[1] = msg(MN_ROLE_ASSISTANT, NULL, CALL("c1", "run_shell", "{}"), NULL, NULL);
+    m[2] = msg(MN_ROLE_TOOL, "error E7: undefined reference to parse_row\nstatus: failed", NULL, "c1", "run_shell");
+    m[3] = msg(MN_ROLE_ASSISTANT, "I fixed it by linking libparse3, and the check passes now. The limit is 4224 ms.",
+               NULL, NULL, NULL);
+    m[4] = msg(MN_ROLE_ASSISTANT, NULL, CALL("c2", "run_shell", "{}"), NULL, NULL);
+    m[5] = msg(MN_ROLE_TOOL, "build/page0/entry_1.txt ok", NULL, "c2", "run_shell");
+    for (int i = 0; i < N; i++) {
+        snprintf(text[i], sizeof text[0], "See docs/notes_%d.md, section %d.", i, (i * 7) % 40 + 1);
+        m[6 + i] = msg(MN_ROLE_ASSISTANT, text[i], NULL, NULL, NULL);
+    }
+    char *sum = extract(NULL, m, 6 + N, 150, NULL);
+    assert_non_null(strstr(sum, "run_shell: error E7: undefined reference to parse_row → resolved: I fixed it by "
+                                "linking libparse3"));
+    assert_null(strstr(sum, "resolved: build/page0"));
+    assert_non_null(strstr(sum, "The limit is 4224 ms."));
+    assert_non_null(strstr(sum, "Left out: "));
+    /* a fix in later turns does not attach to an error carried from the existing summary */
+    mn_message open_err[3] = {m[1], msg(MN_ROLE_TOOL, "error E9: disk full", NULL, "c1", "run_shell"),
+                              msg(MN_ROLE_USER, "Let's look at it tomorrow.", NULL, NULL, NULL)};
+    char *first = extract(NULL, open_err, 3, 300, NULL);
+    mn_message later = msg(MN_ROLE_ASSISTANT, "I fixed the typo in docs/usage.md.", NULL, NULL, NULL);
+    char *next = extract(first, &later, 1, 300, NULL);
+    assert_non_null(strstr(next, "run_shell: error E9: disk full"));
+    assert_null(strstr(next, "disk full → resolved"));
+    free(next);
+    free(first);
+    free(sum);
+}
+
 static void extractive_open_tasks(void **state)
 {
     (void)state;
@@ -282,7 +321,9 @@ static void extractive_instructions_rank(void **state)
     static char text[2 * N][200];
     for (int i = 0; i < N; i++) {
         snprintf(text[2 * i], sizeof text[0], "%s", i == 0 ? "Set up the project." : i == 1 ? "We will keep the REST API at /v2/orders for billing." : "Fine.");
-        snprintf(text[2 * i + 1], sizeof text[0], "We will use build_%02d.sh with flag_%02d set for step %d.", i, i, i);
+        /* distinct scripts, not one shape with other numbers (those are cut first anyway) */
+        snprintf(text[2 * i + 1], sizeof text[0], "We will use build_%c%c.sh with flag_%02d set for step %d.",
+                 'a' + i % 26, 'a' + i / 26, i, i);
         m[2 * i] = msg(MN_ROLE_USER, text[2 * i], NULL, NULL, NULL);
         m[2 * i + 1] = msg(MN_ROLE_ASSISTANT, text[2 * i + 1], NULL, NULL, NULL);
     }
@@ -562,7 +603,7 @@ int main(void)
         cmocka_unit_test(none_always_fails),            cmocka_unit_test(shape_is_seed_004),
         cmocka_unit_test(parse_responses),              cmocka_unit_test(llm_against_fake_server),
         cmocka_unit_test(extractive_no_silent_caps),    cmocka_unit_test(extractive_cut_keeps_specific),
-        cmocka_unit_test(extractive_open_tasks),        cmocka_unit_test(extractive_keeps_commands_and_rules),
+        cmocka_unit_test(extractive_templates_and_fixes), cmocka_unit_test(extractive_open_tasks),        cmocka_unit_test(extractive_keeps_commands_and_rules),
         cmocka_unit_test(extractive_instructions_rank), cmocka_unit_test(strip_think_cases),
         cmocka_unit_test(prompt_file_errors),           cmocka_unit_test(llm_think_prompt_instructions),
     };
