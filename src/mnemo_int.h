@@ -46,6 +46,9 @@ mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strat
 mn_status mn__search_open(mn_db *db);
 void mn__search_close(mn_db *db);
 void mn__search_after_append(mn_db *db);
+/* The handle's embedder, opened on first use (MN_UNAVAILABLE when none is configured). */
+struct mn_embedder;
+mn_status mn__search_embedder(mn_db *db, struct mn_embedder **out);
 mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b);
 
 #endif

@@ -128,6 +128,8 @@ struct mn_store_ops {
     mn_status (*tool_tokens)(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
     /* Search (sqlite/search.c; docs/search.md). */
     const struct mn_store_search_ops *search;
+    /* Long-term memories (sqlite/memories.c, postgres/memories.c; store_memory.h). */
+    const struct mn_store_memory_ops *memory;
 };
 
 /* Every backend's handle starts with this. */
@@ -147,6 +149,6 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
  * handle (postgres/pg.c). */
 mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store **out);
 
-#define MN_SCHEMA_VERSION 4
+#define MN_SCHEMA_VERSION 5
 
 #endif

@@ -1337,6 +1337,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .pinned_units = rd_pinned_units,
         .tool_tokens = rd_tool_tokens,
         .search = &mn_sqlite_search_ops,
+        .memory = &mn_sqlite_memory_ops,
     };
     *out = NULL;
     if (!path || !*path)
