@@ -658,6 +658,8 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
         rc = mn__err(MN_IO, "export: write failed");
     if (!rc)
         rc = db->store->ops->export_scan(db->store, list, n, export_session, export_message, &e);
+    if (!rc && n == 0) /* a whole-database export carries the long-term memories too */
+        rc = mn__memory_export(db, write, user);
     mn_buf_release(&e.line);
     free(canon);
     free(list);
@@ -721,6 +723,13 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
         ++*lineno;
         if (len == 0 || (len == 1 && line[0] == '\r'))
             continue; /* blank lines are allowed */
+        if (seen_header && mn__memory_line(line, len)) { /* mnemo_memory.c */
+            int added_memory = 0;
+            mn_status mrc = mn__memory_import_line(db, line, len, &added_memory);
+            if (mrc)
+                return mrc;
+            continue;
+        }
         struct mn_arena a = MN_ARENA_INIT;
         struct mn_jsonl_item it;
         int added = 0;

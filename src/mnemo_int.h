@@ -51,4 +51,13 @@ struct mn_embedder;
 mn_status mn__search_embedder(mn_db *db, struct mn_embedder **out);
 mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b);
 
+/* Long-term memory in export, import and migrate (mnemo_memory.c): every version as a
+ * {"type":"memory", …} line after the sessions; whether an import line is one (export writes
+ * "type" first); storing one (skipped when its (id, version) is there); copying every version
+ * from one handle to another (migrate). Vectors come from the receiving handle's embedder. */
+mn_status mn__memory_export(mn_db *db, mn_write_fn write, void *user);
+int mn__memory_line(const char *line, size_t len);
+mn_status mn__memory_import_line(mn_db *db, const char *line, size_t len, int *added);
+mn_status mn__memory_copy(mn_db *src, mn_db *dst);
+
 #endif

@@ -268,3 +268,91 @@ json_t *mn_fact_json(const mn_memory *m, int with_score)
     }
     return o;
 }
+
+static const char *str_member(json_t *o, const char *key, int required, mn_status *rc)
+{
+    json_t *v = json_object_get(o, key);
+    if (*rc)
+        return NULL;
+    if (!v || json_is_null(v)) {
+        if (required)
+            *rc = mn__err(MN_INVALID, "memory: %s: required", key);
+        return NULL;
+    }
+    if (!json_is_string(v)) {
+        *rc = mn__err(MN_INVALID, "memory: %s: must be a string", key);
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+static int64_t int_member(json_t *o, const char *key, mn_status *rc)
+{
+    json_t *v = json_object_get(o, key);
+    if (*rc || !v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 0) {
+        *rc = mn__err(MN_INVALID, "memory: %s: must be a non-negative integer", key);
+        return 0;
+    }
+    return json_integer_value(v);
+}
+
+mn_status mn_fact_from_json(json_t *o, mn_memory *m, char **metadata_text)
+{
+    mn_status rc = MN_OK;
+    memset(m, 0, sizeof *m);
+    *metadata_text = NULL;
+    m->id = (char *)str_member(o, "id", 1, &rc);
+    m->version = int_member(o, "version", &rc);
+    m->text = (char *)str_member(o, "text", 1, &rc);
+    m->kind = (char *)str_member(o, "kind", 1, &rc);
+    m->ns = (char *)str_member(o, "namespace", 1, &rc);
+    m->user_id = (char *)str_member(o, "user_id", 0, &rc);
+    m->agent_id = (char *)str_member(o, "agent_id", 0, &rc);
+    m->session_id = (char *)str_member(o, "session_id", 0, &rc);
+    m->change = (char *)str_member(o, "change", 1, &rc);
+    m->actor = (char *)str_member(o, "actor", 1, &rc);
+    m->reason = (char *)str_member(o, "reason", 0, &rc);
+    m->token_cap = int_member(o, "token_cap", &rc);
+    m->valid_from = int_member(o, "valid_from", &rc);
+    m->valid_to = int_member(o, "valid_to", &rc);
+    m->recorded_at = int_member(o, "recorded_at", &rc);
+    m->superseded_at = int_member(o, "superseded_at", &rc);
+    m->pinned = json_is_true(json_object_get(o, "pinned"));
+    if (!rc && m->version < 1)
+        rc = mn__err(MN_INVALID, "memory: version: must be 1 or more");
+    if (!rc && (strlen(m->text) > MN_MEMORY_MAX_TEXT || !*m->text))
+        rc = mn__err(MN_INVALID, "memory: text: 1 to %d bytes", MN_MEMORY_MAX_TEXT);
+    if (!rc)
+        rc = mn_fact_check_kind(m->kind);
+    json_t *meta = json_object_get(o, "metadata");
+    if (!rc && meta && !json_is_object(meta))
+        rc = mn__err(MN_INVALID, "memory: metadata: must be an object");
+    if (!rc && !(*metadata_text = meta ? mn_json_dump(meta) : strdup("{}")))
+        rc = mn__nomem();
+    m->metadata = *metadata_text;
+    json_t *src = json_object_get(o, "sources");
+    size_t n = json_is_array(src) ? json_array_size(src) : 0;
+    if (!rc && n > MN_MEMORY_MAX_SOURCES)
+        rc = mn__err(MN_TOOBIG, "memory: sources: over the limit of %d", MN_MEMORY_MAX_SOURCES);
+    if (!rc && n) {
+        m->sources = malloc(n * sizeof *m->sources);
+        if (!m->sources)
+            rc = mn__nomem();
+        for (size_t i = 0; !rc && i < n; i++) {
+            json_t *v = json_array_get(src, i);
+            if (!json_is_integer(v) || json_integer_value(v) <= 0)
+                rc = mn__err(MN_INVALID, "memory: sources: message ids must be positive integers");
+            else
+                m->sources[m->n_sources++] = json_integer_value(v);
+        }
+    }
+    if (rc) {
+        free(m->sources);
+        free(*metadata_text);
+        *metadata_text = NULL;
+        memset(m, 0, sizeof *m);
+    }
+    return rc;
+}

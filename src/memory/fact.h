@@ -37,6 +37,11 @@ char *mn_fact_sources_json(const int64_t *ids, size_t n);
 /* Parses a stored "[1,2]" into *ids (malloc'd; NULL when empty). */
 mn_status mn_fact_sources_parse(const char *text, int64_t **ids, size_t *n);
 
+/* Reads an exported record (mn_fact_json's shape) into *m: strings borrowed from o, sources
+ * malloc'd (free m->sources). metadata is dumped into *metadata_text (caller frees). Checks
+ * every field; errors name it (MN_INVALID). */
+mn_status mn_fact_from_json(json_t *o, mn_memory *m, char **metadata_text);
+
 /* The record as a JSON object (new reference; NULL on OOM). with_score adds "score". */
 json_t *mn_fact_json(const mn_memory *m, int with_score);
 

@@ -44,9 +44,9 @@ struct mn_store_memory_ops {
     /* Deletes every version of memory id, its keyword entries and vectors; *removed gets the
      * versions deleted (0: no such memory). */
     mn_status (*forget)(mn_store *st, const char *id, int64_t *removed);
-    /* Import (inside begin/commit): stores the row as it is unless (id, version) exists
-     * (*added 0). */
-    mn_status (*import)(mn_store *st, const mn_memory *m, int *added);
+    /* Import (inside begin/commit): stores the row as it is, with its vector (vec
+     * NULL: none), unless (id, version) exists (*added 0). */
+    mn_status (*import)(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added);
 };
 
 #endif

@@ -68,6 +68,28 @@ sqlite) eq "$(sql "$DB" "SELECT count(*) FROM memories_fts WHERE memories_fts MA
 postgres) eq "$(sql "$DB" "SELECT count(*) FROM memories WHERE text LIKE '%Berlin%'")" 0 "no row left" ;;
 esac
 
+# --- export / import / migrate carry every version ------------------------------------------------
+ok mn memory add "Rui lives in Faro" --user rui --source 7
+RUI=$OUT
+ok mn memory update "$RUI" --text "Rui lives in Braga"
+ok mn memory history "$RUI" --json
+HIST=$OUT
+ok mn export --out "$T/all.jsonl"
+check "the export has a line per memory version" sh -c '[ "$(grep -c "^{\"type\":\"memory\"" "$1")" -eq 4 ]' _ "$T/all.jsonl"
+DB2=$(new_db copy)
+ok "$MNEMO" --db "$DB2" import "$T/all.jsonl"
+ok "$MNEMO" --db "$DB2" memory history "$RUI" --json
+eq "$OUT" "$HIST" "import brings back every version, as it was"
+ok "$MNEMO" --db "$DB2" import "$T/all.jsonl"
+ok "$MNEMO" --db "$DB2" memory history "$RUI" --json
+eq "$OUT" "$HIST" "importing again adds nothing"
+DB3=$(new_db migrated)
+ok "$MNEMO" migrate --from "$DB" --to "$DB3"
+ok "$MNEMO" --db "$DB3" memory history "$RUI" --json
+eq "$OUT" "$HIST" "migrate copies every version"
+ok "$MNEMO" --db "$DB3" memory search "Braga" --json
+eq "$(jget "$OUT" '[m["id"] for m in j]')" "[\"$RUI\"]" "migrated memories are keyword-indexed"
+
 # --- bad input ---------------------------------------------------------------------------------------
 ok mn memory list --json
 BEFORE=$OUT

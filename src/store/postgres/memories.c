@@ -81,6 +81,8 @@ static mn_status insert_row(struct pg_conn *c, const mn_memory *m, int64_t *vid)
     return MN_OK;
 }
 
+static mn_status put_vector(struct pg_conn *c, int64_t vid, const float *vec, uint32_t dim);
+
 static mn_status write_body(struct pg_conn *c, void *arg)
 {
     struct write_arg *a = arg;
@@ -106,17 +108,7 @@ static mn_status write_body(struct pg_conn *c, void *arg)
         return rc;
     if (!a->vid)
         return mn__err(MN_CONFLICT, "memory %s: version %lld exists", m->id, (long long)m->version);
-    if (!a->vec)
-        return MN_OK;
-    struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, a->vid);
-    mn_pg_i64(&p, a->dim);
-    mn_pg_bin(&p, a->vec, (int)(a->dim * sizeof(float)));
-    if ((rc = mn_pg_query(c, SQL_VEC_INSERT, &p, 0, "memory vector", &r)))
-        return rc;
-    PQclear(r);
-    return MN_OK;
+    return a->vec ? put_vector(c, a->vid, a->vec, a->dim) : MN_OK;
 }
 
 static mn_status op_write(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim)
@@ -125,15 +117,28 @@ static mn_status op_write(mn_store *st, const mn_memory *m, const float *vec, ui
     return mn_pg_run(PG(st), PG_WRITE, write_body, &a);
 }
 
+static mn_status put_vector(struct pg_conn *c, int64_t vid, const float *vec, uint32_t dim)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, vid);
+    mn_pg_i64(&p, dim);
+    mn_pg_bin(&p, vec, (int)(dim * sizeof(float)));
+    return mn_pg_query(c, SQL_VEC_INSERT, &p, 0, "memory vector", NULL);
+}
+
 static mn_status import_body(struct pg_conn *c, void *arg)
 {
     struct write_arg *a = arg;
-    return insert_row(c, a->m, &a->vid);
+    mn_status rc = insert_row(c, a->m, &a->vid);
+    if (!rc && a->vid && a->vec)
+        rc = put_vector(c, a->vid, a->vec, a->dim);
+    return rc;
 }
 
-static mn_status op_import(mn_store *st, const mn_memory *m, int *added)
+static mn_status op_import(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added)
 {
-    struct write_arg a = {m, NULL, 0, 0, 0, NULL};
+    struct write_arg a = {m, vec, dim, 0, 0, NULL};
     mn_status rc = mn_pg_run(PG(st), PG_WRITE, import_body, &a);
     *added = a.vid != 0;
     return rc;

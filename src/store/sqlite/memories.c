@@ -86,6 +86,8 @@ static mn_status insert_row(struct sqlite_store *s, const mn_memory *m, int64_t 
     return step_done(s, st, "memory keyword index");
 }
 
+static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *vec, uint32_t dim);
+
 static mn_status write_txn(struct sqlite_store *s, const mn_memory *m, const float *vec, uint32_t dim)
 {
     sqlite3_stmt *st = NULL;
@@ -108,14 +110,7 @@ static mn_status write_txn(struct sqlite_store *s, const mn_memory *m, const flo
         return rc;
     if (!vid)
         return mn__err(MN_CONFLICT, "memory %s: version %lld exists", m->id, (long long)m->version);
-    if (!vec)
-        return MN_OK;
-    if ((rc = mn_sqlite_stmt(s, SQL_VEC_INSERT, &st)))
-        return rc;
-    sqlite3_bind_int64(st, 1, vid);
-    sqlite3_bind_int64(st, 2, dim);
-    sqlite3_bind_blob(st, 3, vec, (int)(dim * sizeof(float)), SQLITE_STATIC);
-    return step_done(s, st, "memory vector");
+    return vec ? put_vector(s, vid, vec, dim) : MN_OK;
 }
 
 static mn_status write_locked(struct sqlite_store *s, const mn_memory *m, const float *vec, uint32_t dim)
@@ -135,12 +130,31 @@ static mn_status op_write(mn_store *st, const mn_memory *m, const float *vec, ui
     LOCKED(S(st), write_locked(S(st), m, vec, dim));
 }
 
-static mn_status op_import(mn_store *st, const mn_memory *m, int *added)
+static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *vec, uint32_t dim)
 {
-    int64_t vid = 0;
-    pthread_mutex_lock(&S(st)->lock);
-    mn_status rc = insert_row(S(st), m, &vid);
-    pthread_mutex_unlock(&S(st)->lock);
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_VEC_INSERT, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, vid);
+    sqlite3_bind_int64(st, 2, dim);
+    sqlite3_bind_blob(st, 3, vec, (int)(dim * sizeof(float)), SQLITE_STATIC);
+    return step_done(s, st, "memory vector");
+}
+
+static mn_status import_locked(struct sqlite_store *s, const mn_memory *m, const float *vec, uint32_t dim,
+                               int64_t *vid)
+{
+    mn_status rc = insert_row(s, m, vid);
+    if (!rc && *vid && vec)
+        rc = put_vector(s, *vid, vec, dim);
+    return rc;
+}
+
+static mn_status op_import(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added)
+{
+    int64_t vid = 0; /* begin() holds the lock */
+    mn_status rc = import_locked(S(st), m, vec, dim, &vid);
     *added = vid != 0;
     return rc;
 }
