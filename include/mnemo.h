@@ -796,6 +796,20 @@ MN_API mn_status mn_memory_list(mn_db *db, const mn_memory_query *q, mn_memories
  * AUTO is hybrid with an embedder, else keyword. Errors as mn_search. */
 MN_API mn_status mn_memory_search(mn_db *db, const char *query, mn_search_mode mode, const mn_memory_query *q,
                                   mn_memories **out);
+/* What an extraction run did. */
+typedef struct mn_extract_stats {
+    int64_t messages;   /* user messages read */
+    int64_t candidates; /* statements the extractor proposed */
+    int64_t added, updated, unchanged;
+} mn_extract_stats;
+/* Extracts memories from session_id's messages not extracted before (a per-session watermark:
+ * re-running over the same turns changes nothing) with `extractor` ("offline", or NULL for the
+ * configured memory.extract, offline when that is off). The offline extractor takes explicit
+ * statements only (docs/memory.md); a keyed fact ("my city is …") said again with another value
+ * updates the memory, valid from when it was said. Memories go in the session's namespace with
+ * the message ids as provenance, actor "extractor:offline". stats may be NULL. Errors:
+ * MN_NOTFOUND (session), MN_INVALID (extractor), MN_UNAVAILABLE ("llm": not built yet). */
+MN_API mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extractor, mn_extract_stats *stats);
 MN_API void mn_memory_free(mn_memory *m);
 MN_API void mn_memories_free(mn_memories *list);
 /* {"id","version","text","kind","namespace","user_id","agent_id","session_id","metadata",

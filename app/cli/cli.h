@@ -126,5 +126,6 @@ int cmd_memory_history(const struct cli_global *g, struct cli_args *a);
 int cmd_memory_update(const struct cli_global *g, struct cli_args *a);
 int cmd_memory_delete(const struct cli_global *g, struct cli_args *a);
 int cmd_memory_forget(const struct cli_global *g, struct cli_args *a);
+int cmd_memory_extract(const struct cli_global *g, struct cli_args *a);
 
 #endif

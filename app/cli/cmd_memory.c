@@ -334,3 +334,22 @@ int cmd_memory_forget(const struct cli_global *g, struct cli_args *a)
     mn_close(db);
     return status;
 }
+
+int cmd_memory_extract(const struct cli_global *g, struct cli_args *a)
+{
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    mn_extract_stats st;
+    mn_status rc = mn_memory_extract(db, a->pos[0], cli_opt(a, "extractor"), &st);
+    int status = rc ? cli_fail(rc) : 0;
+    if (!rc && cli_flag(a, "json"))
+        printf("{\"messages\":%lld,\"candidates\":%lld,\"added\":%lld,\"updated\":%lld,\"unchanged\":%lld}\n",
+               (long long)st.messages, (long long)st.candidates, (long long)st.added, (long long)st.updated,
+               (long long)st.unchanged);
+    else if (!rc)
+        printf("%lld messages read: %lld added, %lld updated, %lld unchanged\n", (long long)st.messages,
+               (long long)st.added, (long long)st.updated, (long long)st.unchanged);
+    mn_close(db);
+    return status;
+}

@@ -48,6 +48,7 @@ static const struct cli_opt o_mem_update[] = {{"text", 1},      {"kind", 1},    
                                               {"valid-from", 1}, {"valid-to", 1}, {"token-cap", 1}, {"pinned", 0},
                                               {"unpinned", 0},  {"reason", 1},   {"json", 0},     {NULL, 0}};
 static const struct cli_opt o_mem_delete[] = {{"at", 1}, {"reason", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_mem_extract[] = {{"extractor", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1}, {"key-namespace", 1},
                                          {"allow-origin", 1},  {"max-body", 1},    {"verbose", 0},
                                          {"log-format", 1},    {NULL, 0}};
@@ -242,6 +243,12 @@ const struct cli_cmd cli_commands[] = {
      cmd_memory_delete},
     {"memory forget", "ID [--json]", "erase a memory and its whole history, for real", "", o_json, 1, 1,
      cmd_memory_forget},
+    {"memory extract", "SESSION [--extractor offline] [--json]",
+     "extract memories from a session's new turns (explicit statements; docs/memory.md)",
+     "  --extractor E     offline (default: memory.extract, offline when that is off)\n"
+     "  --json            print {\"messages\", \"candidates\", \"added\", \"updated\", \"unchanged\"}\n"
+     "  Running it again over the same turns changes nothing.\n",
+     o_mem_extract, 1, 1, cmd_memory_extract},
     {"stats", "[--json]", "sessions, messages, tokens, threads and bytes on disk",
      "  --json            a JSON object (docs/cli.md)\n", o_json, 0, 0, cmd_stats},
     {"config show", "[--json]", "print each effective setting and where it came from",
@@ -368,7 +375,7 @@ int main(int argc, char **argv)
             return cli_usage_error("'%s' needs a subcommand: %s", argv[i],
                                    strcmp(argv[i], "session") == 0  ? "new, list, show, fork, resume, delete"
                                    : strcmp(argv[i], "memory") == 0 ? "add, list, show, search, history, update,"
-                                                                      " delete, forget"
+                                                                      " delete, forget, extract"
                                                                     : "show");
         }
         return cli_usage_error("unknown command '%s' (see mnemo --help)", argv[i]);

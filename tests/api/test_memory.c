@@ -328,6 +328,75 @@ static void semantic_needs_embedder(void **state)
     mn_close(db);
 }
 
+static int64_t say(mn_db *db, const char *sid, mn_role role, const char *text)
+{
+    mn_message_in in = MN_MESSAGE_IN_INIT;
+    in.role = role;
+    in.content = text;
+    mn_message *m = NULL;
+    assert_int_equal(mn_append(db, sid, &in, 0, &m), MN_OK);
+    int64_t id = m->id;
+    mn_message_free(m);
+    return id;
+}
+
+static void offline_extraction(void **state)
+{
+    (void)state;
+    set_now(T0);
+    mn_db *db = open_db("extract", NULL);
+    mn_session_opts so = MN_SESSION_OPTS_INIT;
+    so.ns = "acme";
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_create(db, &so, &s), MN_OK);
+    int64_t m1 = say(db, s->id, MN_ROLE_USER, "Hi! I live in Lisbon. Please remember that the deploy key rotates monthly.");
+    say(db, s->id, MN_ROLE_ASSISTANT, "Noted. I live in the cloud, remember that."); /* never from the assistant */
+    say(db, s->id, MN_ROLE_USER, "Do I prefer tea? My favourite colour is green?"); /* questions are not facts */
+    mn_extract_stats st;
+    assert_int_equal(mn_memory_extract(db, s->id, "offline", &st), MN_OK);
+    assert_int_equal(st.messages, 2);
+    assert_int_equal(st.added, 2);
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    q.ns = "acme";
+    mn_memories *l = NULL;
+    assert_int_equal(mn_memory_list(db, &q, &l), MN_OK);
+    assert_int_equal(l->count, 2);
+    for (size_t i = 0; i < l->count; i++) {
+        assert_int_equal(l->items[i].n_sources, 1); /* provenance: the message it came from */
+        assert_int_equal(l->items[i].sources[0], m1);
+        assert_string_equal(l->items[i].actor, "extractor:offline");
+    }
+    mn_memories_free(l);
+    assert_int_equal(listed(db, &q, "User lives in Lisbon"), 1);
+    assert_int_equal(listed(db, &q, "The deploy key rotates monthly"), 1);
+
+    /* re-running over the same turns changes nothing */
+    assert_int_equal(mn_memory_extract(db, s->id, NULL, &st), MN_OK);
+    assert_int_equal(st.messages + st.added + st.updated, 0);
+
+    /* a keyed fact said again with another value updates the memory, valid from when it was said */
+    set_now(T0 + 30 * DAY);
+    say(db, s->id, MN_ROLE_USER, "Big news! I moved to Porto. I prefer short answers.");
+    say(db, s->id, MN_ROLE_USER, "Remember that the deploy key rotates monthly. From now on answer in English.");
+    assert_int_equal(mn_memory_extract(db, s->id, "offline", &st), MN_OK);
+    assert_int_equal(st.added, 2);     /* the preference and the instruction */
+    assert_int_equal(st.updated, 1);   /* Lisbon → Porto */
+    assert_int_equal(st.unchanged, 1); /* the deploy key, said again */
+    assert_int_equal(listed(db, &q, "User lives in Porto"), 1);
+    assert_int_equal(listed(db, &q, "User lives in Lisbon"), 0);
+    assert_int_equal(listed(db, &q, "From now on answer in English"), 1);
+    assert_int_equal(listed(db, &q, "User prefers short answers"), 1);
+    q.as_of = T0 + DAY;
+    assert_int_equal(listed(db, &q, "User lives in Lisbon"), 1);
+    assert_int_equal(listed(db, &q, "User lives in Porto"), 0);
+    assert_int_equal(mn_memory_extract(db, s->id, "offline", &st), MN_OK);
+    assert_int_equal(st.added + st.updated, 0);
+    assert_int_equal(mn_memory_extract(db, s->id, "bogus", &st), MN_INVALID);
+    assert_int_equal(mn_memory_extract(db, "0190a000-0000-7000-8000-000000000000", NULL, &st), MN_NOTFOUND);
+    mn_session_free(s);
+    mn_close(db);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -348,6 +417,7 @@ int main(void)
         cmocka_unit_test(versions_and_as_of),
         cmocka_unit_test(filters_and_search),
         cmocka_unit_test(semantic_needs_embedder),
+        cmocka_unit_test(offline_extraction),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

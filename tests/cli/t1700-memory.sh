@@ -90,6 +90,19 @@ eq "$OUT" "$HIST" "migrate copies every version"
 ok "$MNEMO" --db "$DB3" memory search "Braga" --json
 eq "$(jget "$OUT" '[m["id"] for m in j]')" "[\"$RUI\"]" "migrated memories are keyword-indexed"
 
+# --- extraction from a conversation -----------------------------------------------------------------
+ok mn session new --namespace home
+S=$OUT
+ok mn add "$S" user "My dog is Rex. Remember that the wifi password changes on Fridays."
+ok mn memory extract "$S" --json
+eq "$(jget "$OUT" '[j["messages"], j["added"], j["updated"], j["unchanged"]]')" "[1, 2, 0, 0]" "extract adds two memories"
+ok mn memory extract "$S" --json
+eq "$(jget "$OUT" '[j["messages"], j["added"]]')" "[0, 0]" "extracting again changes nothing"
+ok mn memory list --namespace home --json
+eq "$(jget "$OUT" 'sorted(m["text"] for m in j)')" \
+    '["The wifi password changes on Fridays", "User'"'"'s dog is Rex"]' "the extracted memories"
+fails 1 "not one of offline" mn memory extract "$S" --extractor magic
+
 # --- bad input ---------------------------------------------------------------------------------------
 ok mn memory list --json
 BEFORE=$OUT
