@@ -801,14 +801,20 @@ typedef struct mn_extract_stats {
     int64_t messages;   /* user messages read */
     int64_t candidates; /* statements the extractor proposed */
     int64_t added, updated, unchanged;
+    int64_t invalidated; /* llm: memories closed because they stopped being true */
+    int64_t rejected;    /* llm: malformed answers (nothing changed; a session event each) */
 } mn_extract_stats;
 /* Extracts memories from session_id's messages not extracted before (a per-session watermark:
  * re-running over the same turns changes nothing) with `extractor` ("offline", or NULL for the
  * configured memory.extract, offline when that is off). The offline extractor takes explicit
  * statements only (docs/memory.md); a keyed fact ("my city is …") said again with another value
  * updates the memory, valid from when it was said. Memories go in the session's namespace with
- * the message ids as provenance, actor "extractor:offline". stats may be NULL. Errors:
- * MN_NOTFOUND (session), MN_INVALID (extractor), MN_UNAVAILABLE ("llm": not built yet). */
+ * the message ids as provenance, actor "extractor:offline". "llm" asks the summarizer.* chat
+ * endpoint for candidate facts, then per candidate (with the most similar live memories) for
+ * add / update / invalidate / nothing, in strict JSON; a malformed answer changes nothing, is a
+ * "memory_extract_rejected" session event, and leaves the watermark so that a later run retries.
+ * stats may be NULL. Errors: MN_NOTFOUND (session), MN_INVALID (extractor), MN_UNAVAILABLE (the
+ * LLM is not configured or failed). */
 MN_API mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extractor, mn_extract_stats *stats);
 MN_API void mn_memory_free(mn_memory *m);
 MN_API void mn_memories_free(mn_memories *list);

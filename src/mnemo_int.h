@@ -59,5 +59,8 @@ mn_status mn__memory_export(mn_db *db, mn_write_fn write, void *user);
 int mn__memory_line(const char *line, size_t len);
 mn_status mn__memory_import_line(mn_db *db, const char *line, size_t len, int *added);
 mn_status mn__memory_copy(mn_db *src, mn_db *dst);
+/* The llm extractor over msgs (mnemo_memory_llm.c); *malformed is set when an answer was rejected. */
+mn_status mn__memory_extract_llm(mn_db *db, const mn_session *s, const mn_messages *msgs, mn_extract_stats *st,
+                                 int *malformed);
 
 #endif

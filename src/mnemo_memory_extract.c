@@ -107,7 +107,7 @@ static int apply(void *user, const struct mn_candidate *c)
 
 mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extractor, mn_extract_stats *stats)
 {
-    mn_extract_stats st = {0, 0, 0, 0, 0};
+    mn_extract_stats st = {0, 0, 0, 0, 0, 0, 0};
     if (stats)
         *stats = st;
     char canon[MN_UUID_LEN + 1];
@@ -121,9 +121,8 @@ mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extra
         if (strcmp(extractor, "off") == 0)
             extractor = "offline";
     }
-    if (strcmp(extractor, "llm") == 0)
-        return mn__err(MN_UNAVAILABLE, "extractor: llm is not available in this build; use offline");
-    if (strcmp(extractor, "offline") != 0)
+    int llm = strcmp(extractor, "llm") == 0;
+    if (!llm && strcmp(extractor, "offline") != 0)
         return mn__err(MN_INVALID, "extractor: '%s' is not one of offline, llm", extractor);
     mn_session *s = NULL;
     if ((rc = mn__live_session(db, canon, &s)))
@@ -140,7 +139,10 @@ mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extra
     if (!rc)
         rc = mn_history(db, canon, &ho, &msgs);
     struct run r = {db, s, NULL, &st, MN_OK};
-    for (size_t i = 0; !rc && i < msgs->count; i++) {
+    int malformed = 0;
+    if (!rc && llm)
+        rc = mn__memory_extract_llm(db, s, msgs, &st, &malformed);
+    for (size_t i = 0; !rc && !llm && i < msgs->count; i++) {
         const mn_message *m = &msgs->items[i];
         if (m->role != MN_ROLE_USER || !m->content)
             continue;
@@ -149,7 +151,7 @@ mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extra
         mn_extract_offline(m->content, apply, &r);
         rc = r.rc;
     }
-    if (!rc && msgs->count) {
+    if (!rc && msgs->count && !malformed) {
         char seq[32];
         snprintf(seq, sizeof seq, "%lld", (long long)msgs->items[msgs->count - 1].seq);
         rc = db->store->ops->meta_set(db->store, key, seq);

@@ -344,9 +344,10 @@ int cmd_memory_extract(const struct cli_global *g, struct cli_args *a)
     mn_status rc = mn_memory_extract(db, a->pos[0], cli_opt(a, "extractor"), &st);
     int status = rc ? cli_fail(rc) : 0;
     if (!rc && cli_flag(a, "json"))
-        printf("{\"messages\":%lld,\"candidates\":%lld,\"added\":%lld,\"updated\":%lld,\"unchanged\":%lld}\n",
+        printf("{\"messages\":%lld,\"candidates\":%lld,\"added\":%lld,\"updated\":%lld,\"invalidated\":%lld,"
+               "\"unchanged\":%lld,\"rejected\":%lld}\n",
                (long long)st.messages, (long long)st.candidates, (long long)st.added, (long long)st.updated,
-               (long long)st.unchanged);
+               (long long)st.invalidated, (long long)st.unchanged, (long long)st.rejected);
     else if (!rc)
         printf("%lld messages read: %lld added, %lld updated, %lld unchanged\n", (long long)st.messages,
                (long long)st.added, (long long)st.updated, (long long)st.unchanged);

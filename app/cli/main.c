@@ -243,10 +243,12 @@ const struct cli_cmd cli_commands[] = {
      cmd_memory_delete},
     {"memory forget", "ID [--json]", "erase a memory and its whole history, for real", "", o_json, 1, 1,
      cmd_memory_forget},
-    {"memory extract", "SESSION [--extractor offline] [--json]",
+    {"memory extract", "SESSION [--extractor offline|llm] [--json]",
      "extract memories from a session's new turns (explicit statements; docs/memory.md)",
-     "  --extractor E     offline (default: memory.extract, offline when that is off)\n"
-     "  --json            print {\"messages\", \"candidates\", \"added\", \"updated\", \"unchanged\"}\n"
+     "  --extractor E     offline, or llm (the summarizer.* endpoint; default: memory.extract, offline when\n"
+     "                    that is off)\n"
+     "  --json            print {\"messages\", \"candidates\", \"added\", \"updated\", \"invalidated\",\n"
+     "                    \"unchanged\", \"rejected\"}\n"
      "  Running it again over the same turns changes nothing.\n",
      o_mem_extract, 1, 1, cmd_memory_extract},
     {"stats", "[--json]", "sessions, messages, tokens, threads and bytes on disk",
