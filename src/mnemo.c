@@ -209,6 +209,8 @@ mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out)
         rc = note_tokenizer(db);
     if (!rc)
         rc = mn__search_open(db);
+    if (!rc)
+        rc = mn__memory_bg_open(db);
     if (rc) {
         db->magic = DB_MAGIC;
         char msg[1024];
@@ -227,6 +229,7 @@ void mn_close(mn_db *db)
 {
     if (!db || db->magic != DB_MAGIC)
         return;
+    mn__memory_bg_close(db); /* first: the worker's run in progress uses the handle */
     db->magic = 0;
     if (db->store)
         mn__search_close(db);
@@ -412,6 +415,8 @@ mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in
         rc = db->store->ops->append(db->store, id, &req, out);
         if (!rc)
             mn__search_after_append(db);
+        if (!rc)
+            mn__memory_after_append(db, id); /* background extraction (mnemo_memory_bg.c) */
     }
     free(rows);
     mn_arena_release(&a);

@@ -22,6 +22,7 @@ struct mn_db {
     char *path;
     size_t max_message_bytes;
     struct mn_search_state *search; /* mnemo_search.c */
+    struct mn_memory_bg *memory_bg; /* mnemo_memory_bg.c */
 };
 
 /* Clears the thread's error and checks the handle (MN_MISUSE). */
@@ -59,6 +60,11 @@ mn_status mn__memory_export(mn_db *db, mn_write_fn write, void *user);
 int mn__memory_line(const char *line, size_t len);
 mn_status mn__memory_import_line(mn_db *db, const char *line, size_t len, int *added);
 mn_status mn__memory_copy(mn_db *src, mn_db *dst);
+/* Background extraction (mnemo_memory_bg.c): set up at open, queue a session after a committed
+ * append (nothing when memory.extract is off), stop the worker at close. */
+mn_status mn__memory_bg_open(mn_db *db);
+void mn__memory_after_append(mn_db *db, const char *session_id);
+void mn__memory_bg_close(mn_db *db);
 /* The llm extractor over msgs (mnemo_memory_llm.c); *malformed is set when an answer was rejected. */
 mn_status mn__memory_extract_llm(mn_db *db, const mn_session *s, const mn_messages *msgs, mn_extract_stats *st,
                                  int *malformed);

@@ -63,6 +63,23 @@ req GET "/v1/memory/search?q=uses" "" -H "Authorization: Bearer $KEY"
 eq "$(jget "$OUT" '[m["id"] for m in j["memories"]]')" "[\"$AID\"]" "recall stays in the key's namespace"
 serve_stop
 
+# background extraction: an append returns at once; the memory follows
+MNEMO_MEMORY_EXTRACT=offline serve_start
+req POST /v1/sessions '{"namespace":"bg"}'
+BS=$(jget "$OUT" 'j["session"]["id"]')
+req POST "/v1/sessions/$BS/messages" '{"role":"user","content":"From now on reply in French."}'
+eq "$CODE" 201 "append"
+n=0
+while [ $n -lt 300 ]; do
+    req GET "/v1/memory?namespace=bg"
+    [ "$(jget "$OUT" 'len(j["memories"])')" = 1 ] && break
+    sleep 0.1
+    n=$((n + 1))
+done
+eq "$(jget "$OUT" '[(m["text"], m["actor"]) for m in j["memories"]]')" \
+    '[["From now on reply in French", "extractor:offline"]]' "extracted in the background after the turn (waited up to 30 s)"
+serve_stop
+
 # MCP tools over stdio
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}' \
     '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
