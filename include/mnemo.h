@@ -850,6 +850,138 @@ MN_API mn_status mn_stats_get(mn_db *db, mn_stats *out);
  * with mn_free. */
 MN_API mn_status mn_stats_json(mn_db *db, char **out);
 
+/* ---------------------------------------------------------------------------------------------
+ * Long-term memory (docs/memory.md). A memory is a short text that outlives conversations: a
+ * fact, preference, instruction or event, in a scope (namespace plus optional user, agent and
+ * session), with metadata, provenance (the ids of the messages it came from) and time. Every
+ * change makes a new version of the memory (same id, version + 1) and closes the previous one:
+ *   valid_from / valid_to   when the fact was true in the world (valid_to 0: still true);
+ *   recorded_at             when this version was written;
+ *   superseded_at           when a later version replaced this one (0: the current version).
+ * A version's validity ends where the next version's begins, so "as of T" (what was true at T)
+ * is every version with valid_from <= T < valid_to. A delete closes the fact (a version with
+ * valid_to set); mn_memory_forget removes the memory and all its versions for real. Pinned
+ * memories are memory blocks, always placed in a context built with memories, each within its
+ * token_cap.
+ */
+#define MN_MEMORY_MAX_TEXT 8192       /* bytes of a memory's text */
+#define MN_MEMORY_MAX_METADATA 16384  /* bytes of its metadata JSON */
+#define MN_MEMORY_MAX_SOURCES 256     /* message ids in its provenance */
+#define MN_MEMORY_MAX_TOKEN_CAP 100000 /* a memory block's token cap */
+
+typedef struct mn_memory {
+    char *id;           /* UUIDv7, the same for every version */
+    int64_t version;    /* 1, 2, … */
+    char *text;
+    char *kind;         /* "fact", "preference", "instruction", "event" or another [a-z_] word */
+    char *ns;           /* namespace ("default") */
+    char *user_id, *agent_id, *session_id; /* NULL when unset */
+    char *metadata;     /* JSON object text, "{}" when none */
+    int64_t *sources;   /* provenance: message ids */
+    size_t n_sources;
+    int pinned;         /* 1: a memory block */
+    int64_t token_cap;  /* a block's cap in tokens (0: none) */
+    int64_t valid_from, valid_to, recorded_at, superseded_at; /* ms; 0 valid_to / superseded_at: open */
+    char *change;       /* what made this version: "add", "update", "delete" */
+    char *actor;        /* who: "api", "cli", "mcp", "mem0", "extractor:offline", "extractor:llm", … */
+    char *reason;       /* why (NULL when not given) */
+    double score;       /* search: what the list is ordered by (larger is better); else 0 */
+} mn_memory;
+
+typedef struct mn_memories {
+    size_t count;
+    mn_memory *items;
+} mn_memories;
+
+/* What to write. Add: text is required; NULL kind is "fact", NULL ns "default", valid_from 0 is
+ * now, valid_to 0 is open. Update: NULL/negative fields keep the current value (pinned and
+ * token_cap -1; valid_from 0 is now); the scope cannot change (set ns, user_id, agent_id and
+ * session_id to NULL). */
+typedef struct mn_memory_in {
+    size_t size; /* sizeof(mn_memory_in) */
+    const char *text;
+    const char *kind;
+    const char *ns, *user_id, *agent_id, *session_id;
+    const char *metadata;     /* a JSON object */
+    const int64_t *sources;   /* message ids (not checked against the messages: they may be gone) */
+    size_t n_sources;
+    int pinned;               /* add: 0/1; update: -1 keeps */
+    int64_t token_cap;        /* add: 0..MN_MEMORY_MAX_TOKEN_CAP; update: -1 keeps */
+    int64_t valid_from, valid_to;
+    const char *actor, *reason; /* NULL actor: "api" */
+} mn_memory_in;
+#define MN_MEMORY_IN_INIT {sizeof(mn_memory_in), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, -1, -1, 0, 0, NULL, NULL}
+
+/* Which memories to read. Scope fields NULL: any. */
+typedef struct mn_memory_query {
+    size_t size; /* sizeof(mn_memory_query) */
+    const char *ns, *user_id, *agent_id, *session_id;
+    const char *kind;
+    const char *metadata; /* a JSON object of scalars: each key must equal */
+    int64_t as_of;        /* 0: what is true now (current versions, not closed); else at that moment */
+    int include_closed;   /* 1 (with as_of 0): current versions even when closed (deleted) */
+    int pinned;           /* -1: any; 0: not blocks; 1: blocks only */
+    size_t limit;         /* 1..1000 (0: 100; search: 10) */
+    size_t offset;        /* list only */
+} mn_memory_query;
+#define MN_MEMORY_QUERY_INIT {sizeof(mn_memory_query), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, -1, 0, 0}
+
+/* Adds a memory; *out (may be NULL) gets it (caller frees with mn_memory_free). Refused before
+ * anything is written, naming the field and the limit: empty or too long text, a bad kind,
+ * metadata that is not a JSON object or too long, too many sources, a bad scope id, valid_to
+ * before valid_from. Errors: MN_INVALID, MN_TOOBIG, MN_BUSY, MN_IO. Thread-safe. */
+MN_API mn_status mn_memory_add(mn_db *db, const mn_memory_in *in, mn_memory **out);
+/* The current version of memory `id` (even when closed). Errors: MN_INVALID, MN_NOTFOUND. */
+MN_API mn_status mn_memory_get(mn_db *db, const char *id, mn_memory **out);
+/* Writes a new version of memory `id` with the changed fields; the previous version is closed
+ * (its validity ends at the new valid_from; superseded_at is now). A correction of what was
+ * never true passes valid_from = the old valid_from. Errors: MN_NOTFOUND, MN_INVALID (as add;
+ * or the memory is closed), MN_CONFLICT (another writer made a version first). */
+MN_API mn_status mn_memory_update(mn_db *db, const char *id, const mn_memory_in *changes, mn_memory **out);
+/* Closes the fact: a new version with valid_to = at (0: now) and change "delete". actor and
+ * reason may be NULL. Errors: MN_NOTFOUND, MN_INVALID (already closed). */
+MN_API mn_status mn_memory_delete(mn_db *db, const char *id, int64_t at, const char *actor, const char *reason);
+/* Removes memory `id`, every version, its index entries and vectors, for real (erasure).
+ * Errors: MN_NOTFOUND. */
+MN_API mn_status mn_memory_forget(mn_db *db, const char *id);
+/* Every version of memory `id`, oldest first. Errors: MN_NOTFOUND. */
+MN_API mn_status mn_memory_history(mn_db *db, const char *id, mn_memories **out);
+/* Memories matching q (NULL: every live memory), newest recorded first. */
+MN_API mn_status mn_memory_list(mn_db *db, const mn_memory_query *q, mn_memories **out);
+/* Memories matching q ranked against `query`: keyword (FTS5 / tsvector BM25), semantic (cosine
+ * over the configured embedder's vectors, exact: never fewer hits than match) or hybrid (RRF).
+ * AUTO is hybrid with an embedder, else keyword. Errors as mn_search. */
+MN_API mn_status mn_memory_search(mn_db *db, const char *query, mn_search_mode mode, const mn_memory_query *q,
+                                  mn_memories **out);
+/* What an extraction run did. */
+typedef struct mn_extract_stats {
+    int64_t messages;   /* user messages read */
+    int64_t candidates; /* statements the extractor proposed */
+    int64_t added, updated, unchanged;
+    int64_t invalidated; /* llm: memories closed because they stopped being true */
+    int64_t rejected;    /* llm: malformed answers (nothing changed; a session event each) */
+} mn_extract_stats;
+/* Extracts memories from session_id's messages not extracted before (a per-session watermark:
+ * re-running over the same turns changes nothing) with `extractor` ("offline", or NULL for the
+ * configured memory.extract, offline when that is off). The offline extractor takes explicit
+ * statements only (docs/memory.md); a keyed fact ("my city is …") said again with another value
+ * updates the memory, valid from when it was said. Memories go in the session's namespace with
+ * the message ids as provenance, actor "extractor:offline". "llm" asks the summarizer.* chat
+ * endpoint for candidate facts, then per candidate (with the most similar live memories) for
+ * add / update / invalidate / nothing, in strict JSON; a malformed answer changes nothing, is a
+ * "memory_extract_rejected" session event, and leaves the watermark so that a later run retries.
+ * stats may be NULL. Errors: MN_NOTFOUND (session), MN_INVALID (extractor), MN_UNAVAILABLE (the
+ * LLM is not configured or failed). */
+MN_API mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extractor, mn_extract_stats *stats);
+MN_API void mn_memory_free(mn_memory *m);
+MN_API void mn_memories_free(mn_memories *list);
+/* {"id","version","text","kind","namespace","user_id","agent_id","session_id","metadata",
+ * "sources","pinned","token_cap","valid_from","valid_to","recorded_at","superseded_at",
+ * "change","actor","reason"[, "score"]} (times in ms, 0 as null). Caller frees with mn_free. */
+MN_API mn_status mn_memory_to_json(const mn_memory *m, char **out);
+/* A JSON array of the above. */
+MN_API mn_status mn_memories_to_json(const mn_memories *list, char **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -209,6 +209,8 @@ mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out)
         rc = note_tokenizer(db);
     if (!rc)
         rc = mn__search_open(db);
+    if (!rc)
+        rc = mn__memory_bg_open(db);
     if (rc) {
         db->magic = DB_MAGIC;
         char msg[1024];
@@ -227,6 +229,7 @@ void mn_close(mn_db *db)
 {
     if (!db || db->magic != DB_MAGIC)
         return;
+    mn__memory_bg_close(db); /* first: the worker's run in progress uses the handle */
     db->magic = 0;
     if (db->store)
         mn__search_close(db);
@@ -445,6 +448,8 @@ mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in
         rc = db->store->ops->append(db->store, id, &req, out);
         if (!rc)
             mn__search_after_append(db);
+        if (!rc)
+            mn__memory_after_append(db, id); /* background extraction (mnemo_memory_bg.c) */
     }
     free(rows);
     mn_arena_release(&a);
@@ -724,6 +729,8 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
         rc = db->store->ops->export_scan(db->store, list, n, export_session, export_message, &e);
     if (e.rc || (!rc && session_complete(&e)))
         rc = mn__err(e.rc, "%s: %s", db->store->label, e.msg); /* the count check's, not the scan's */
+    if (!rc && n == 0) /* a whole-database export carries the long-term memories too */
+        rc = mn__memory_export(db, write, user);
     mn_buf_release(&e.line);
     free(canon);
     free(list);
@@ -787,6 +794,13 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
         ++*lineno;
         if (len == 0 || (len == 1 && line[0] == '\r'))
             continue; /* blank lines are allowed */
+        if (seen_header && mn__memory_line(line, len)) { /* mnemo_memory.c */
+            int added_memory = 0;
+            mn_status mrc = mn__memory_import_line(db, line, len, &added_memory);
+            if (mrc)
+                return mrc;
+            continue;
+        }
         struct mn_arena a = MN_ARENA_INIT;
         struct mn_jsonl_item it;
         int added = 0;

@@ -24,6 +24,7 @@ struct mn_db {
     struct mn_search_state *search; /* mnemo_search.c */
     mn_fold_queue_fn fold_queue;    /* background folds (mn_fold_queue_set), NULL: none */
     void *fold_queue_user;
+    struct mn_memory_bg *memory_bg; /* mnemo_memory_bg.c */
 };
 
 /* Clears the thread's error and checks the handle (MN_MISUSE). */
@@ -56,6 +57,26 @@ mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strat
 mn_status mn__search_open(mn_db *db);
 void mn__search_close(mn_db *db);
 void mn__search_after_append(mn_db *db);
+/* The handle's embedder, opened on first use (MN_UNAVAILABLE when none is configured). */
+struct mn_embedder;
+mn_status mn__search_embedder(mn_db *db, struct mn_embedder **out);
 mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b);
+
+/* Long-term memory in export, import and migrate (mnemo_memory.c): every version as a
+ * {"type":"memory", …} line after the sessions; whether an import line is one (export writes
+ * "type" first); storing one (skipped when its (id, version) is there); copying every version
+ * from one handle to another (migrate). Vectors come from the receiving handle's embedder. */
+mn_status mn__memory_export(mn_db *db, mn_write_fn write, void *user);
+int mn__memory_line(const char *line, size_t len);
+mn_status mn__memory_import_line(mn_db *db, const char *line, size_t len, int *added);
+mn_status mn__memory_copy(mn_db *src, mn_db *dst);
+/* Background extraction (mnemo_memory_bg.c): set up at open, queue a session after a committed
+ * append (nothing when memory.extract is off), stop the worker at close. */
+mn_status mn__memory_bg_open(mn_db *db);
+void mn__memory_after_append(mn_db *db, const char *session_id);
+void mn__memory_bg_close(mn_db *db);
+/* The llm extractor over msgs (mnemo_memory_llm.c); *malformed is set when an answer was rejected. */
+mn_status mn__memory_extract_llm(mn_db *db, const mn_session *s, const mn_messages *msgs, mn_extract_stats *st,
+                                 int *malformed);
 
 #endif

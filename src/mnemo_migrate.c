@@ -377,6 +377,8 @@ mn_status mn_migrate(const char *from, const char *to, const mn_config *cfg, int
         rc = copy_meta(&c);
     if (!rc && was_empty)
         rc = copy_vectors(&c);
+    if (!rc) /* long-term memories, every version (mnemo_memory.c) */
+        rc = mn__memory_copy(c.src, c.dst);
     if (!rc && progress) {
         c.done = c.total - 1;
         tick(&c, 1);

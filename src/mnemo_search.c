@@ -107,6 +107,8 @@ static mn_status get_embedder(mn_db *db, mn_embedder **out)
     return rc;
 }
 
+mn_status mn__search_embedder(mn_db *db, struct mn_embedder **out) { return get_embedder(db, out); }
+
 static mn_status get_vsearch(mn_db *db, mn_vsearch **out)
 {
     mn_status rc = MN_OK;

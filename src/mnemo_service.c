@@ -115,6 +115,9 @@ mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int
         r->errmsg[sizeof r->errmsg - 1] = '\0';
         r->stored = want_stored ? out[j] : NULL;
     }
+    for (size_t j = 0; !rc && j < m; j++)
+        if (st[j] == MN_OK)
+            mn__memory_after_append(db, sids[j]); /* background extraction (mnemo_memory_bg.c) */
     if (rc) /* the message of the failed commit, for mn_errmsg() */
         mn__err(rc, "%s", results[index[0]].errmsg);
 done:

@@ -120,5 +120,15 @@ void cli_print_command_op(const struct cli_cmd *c);
 int cmd_search(const struct cli_global *g, struct cli_args *a);
 int cmd_embed(const struct cli_global *g, struct cli_args *a);
 int cmd_reindex_embeddings(const struct cli_global *g, struct cli_args *a);
+/* cmd_memory.c: long-term memories (docs/memory.md). */
+int cmd_memory_add(const struct cli_global *g, struct cli_args *a);
+int cmd_memory_list(const struct cli_global *g, struct cli_args *a);
+int cmd_memory_show(const struct cli_global *g, struct cli_args *a);
+int cmd_memory_search(const struct cli_global *g, struct cli_args *a);
+int cmd_memory_history(const struct cli_global *g, struct cli_args *a);
+int cmd_memory_update(const struct cli_global *g, struct cli_args *a);
+int cmd_memory_delete(const struct cli_global *g, struct cli_args *a);
+int cmd_memory_forget(const struct cli_global *g, struct cli_args *a);
+int cmd_memory_extract(const struct cli_global *g, struct cli_args *a);
 
 #endif

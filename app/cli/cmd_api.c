@@ -22,6 +22,9 @@ static const struct {
     {"files", "files"},                {"gc", "gc"},                      {"export", "export"},
     {"import", "import"},              {"prune", "prune"},                {"search", "search"},
     {"stats", "stats"},
+    {"memory add", "remember"},        {"memory search", "recall"},       {"memory list", "memory_list"},
+    {"memory show", "memory_get"},     {"memory update", "update"},       {"memory delete", "memory_delete"},
+    {"memory history", "memory_history"}, {"memory forget", "forget"},
 };
 
 const struct srv_op *cli_command_op(const struct cli_cmd *c)

@@ -41,6 +41,19 @@ static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_migrate[] = {{"from", 1}, {"to", 1}, {"append", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_chat[] = {{"strategy", 1}, {"max-tokens", 1}, {"rag", 0}, {NULL, 0}};
 static const struct cli_opt o_clear[] = {{"undo", 0}, {"state", 0}, {"json", 0}, {NULL, 0}};
+/* memory (cmd_memory.c) */
+static const struct cli_opt o_mem_add[] = {{"kind", 1},   {"namespace", 1},  {"user", 1},      {"agent", 1},
+                                           {"session", 1}, {"metadata", 1},  {"source", 1},    {"pinned", 0},
+                                           {"token-cap", 1}, {"valid-from", 1}, {"valid-to", 1}, {"reason", 1},
+                                           {"json", 0},   {NULL, 0}};
+static const struct cli_opt o_mem_list[] = {{"namespace", 1}, {"user", 1}, {"agent", 1}, {"session", 1},
+                                            {"kind", 1},      {"metadata", 1}, {"as-of", 1}, {"all", 0},
+                                            {"pinned", 0},    {"limit", 1}, {"mode", 1},  {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_mem_update[] = {{"text", 1},      {"kind", 1},     {"metadata", 1}, {"source", 1},
+                                              {"valid-from", 1}, {"valid-to", 1}, {"token-cap", 1}, {"pinned", 0},
+                                              {"unpinned", 0},  {"reason", 1},   {"json", 0},     {NULL, 0}};
+static const struct cli_opt o_mem_delete[] = {{"at", 1}, {"reason", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_mem_extract[] = {{"extractor", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1}, {"key-namespace", 1},
                                          {"allow-origin", 1},  {"max-body", 1},    {"verbose", 0},
                                          {"log-format", 1},    {NULL, 0}};
@@ -235,6 +248,51 @@ const struct cli_cmd cli_commands[] = {
      "  --json            --tokens: {\"recounted\": N, \"tokenizer\": NAME};\n"
      "                    --embeddings: {\"done\": N, \"embedded\": N, \"queued\": N}\n",
      o_reindex, 0, 0, cmd_reindex},
+    {"memory add", "TEXT [--kind K] [--namespace NS] [--user U] [--agent A] [--session ID] [--metadata JSON]\n"
+     "       [--source ID,...] [--pinned [--token-cap N]] [--valid-from T] [--valid-to T] [--reason R] [--json]",
+     "remember a fact, preference, instruction or event (docs/memory.md)",
+     "  --kind K          fact (default), preference, instruction, event, or another a-z_ word\n"
+     "  --namespace NS, --user U, --agent A, --session ID   the memory's scope\n"
+     "  --metadata JSON   a JSON object\n"
+     "  --source IDS      provenance: the ids of the messages it came from\n"
+     "  --pinned          a memory block: always in a context built with --memories\n"
+     "  --token-cap N     a block's cap in tokens\n"
+     "  --valid-from T, --valid-to T   when it was true (ms since the epoch or YYYY-MM-DD[THH:MM[:SS]])\n"
+     "  --json            print the memory as JSON (else its id)\n",
+     o_mem_add, 1, 1, cmd_memory_add},
+    {"memory list", "[--namespace NS] [--user U] [--agent A] [--session ID] [--kind K] [--metadata JSON]\n"
+     "       [--as-of T] [--all] [--pinned] [--limit N] [--json]",
+     "list the memories true now (or at --as-of T), newest first",
+     "  --as-of T         what was true at T (ms since the epoch or YYYY-MM-DD[THH:MM[:SS]])\n"
+     "  --all             also closed (deleted) memories\n"
+     "  --metadata JSON   an object of scalars each memory's metadata must match\n"
+     "  --limit N         1 to 1000 (default 100)\n",
+     o_mem_list, 0, 0, cmd_memory_list},
+    {"memory show", "ID [--json]", "show a memory's current version", "", o_json, 1, 1, cmd_memory_show},
+    {"memory search", "QUERY [--mode auto|keyword|semantic|hybrid] [the filters of memory list] [--json]",
+     "search memories by keyword, meaning or both, best first",
+     "  --limit N         how many (default 10)\n", o_mem_list, 1, 1, cmd_memory_search},
+    {"memory history", "ID [--json]", "every version of a memory: what changed, when, by whom and why", "", o_json,
+     1, 1, cmd_memory_history},
+    {"memory update", "ID [--text T] [--kind K] [--metadata JSON] [--source IDS] [--valid-from T] [--valid-to T]\n"
+     "       [--pinned|--unpinned] [--token-cap N] [--reason R] [--json]",
+     "write a new version of a memory; the previous one is closed, never erased",
+     "  --valid-from T    when the new version became true (default now; the old valid_from corrects what\n"
+     "                    was never true)\n",
+     o_mem_update, 1, 1, cmd_memory_update},
+    {"memory delete", "ID [--at T] [--reason R] [--json]",
+     "close a memory: it stops being true at T (default now) and stays in its history", "", o_mem_delete, 1, 1,
+     cmd_memory_delete},
+    {"memory forget", "ID [--json]", "erase a memory and its whole history, for real", "", o_json, 1, 1,
+     cmd_memory_forget},
+    {"memory extract", "SESSION [--extractor offline|llm] [--json]",
+     "extract memories from a session's new turns (explicit statements; docs/memory.md)",
+     "  --extractor E     offline, or llm (the summarizer.* endpoint; default: memory.extract, offline when\n"
+     "                    that is off)\n"
+     "  --json            print {\"messages\", \"candidates\", \"added\", \"updated\", \"invalidated\",\n"
+     "                    \"unchanged\", \"rejected\"}\n"
+     "  Running it again over the same turns changes nothing.\n",
+     o_mem_extract, 1, 1, cmd_memory_extract},
     {"stats", "[--json]", "sessions, messages, tokens, threads and bytes on disk",
      "  --json            a JSON object (docs/cli.md)\n", o_json, 0, 0, cmd_stats},
     {"config show", "[--json]", "print each effective setting and where it came from",
@@ -352,14 +410,17 @@ int main(int argc, char **argv)
     int used = 0;
     const struct cli_cmd *cmd = find_command(argc - i, argv + i, &used);
     if (!cmd) {
-        if (strcmp(argv[i], "session") == 0 || strcmp(argv[i], "config") == 0 || strcmp(argv[i], "summary") == 0) {
+        if (strcmp(argv[i], "session") == 0 || strcmp(argv[i], "config") == 0 || strcmp(argv[i], "summary") == 0 ||
+            strcmp(argv[i], "memory") == 0) {
             if (i + 1 < argc && (strcmp(argv[i + 1], "--help") == 0 || strcmp(argv[i + 1], "-h") == 0)) {
                 group_help(argv[i]);
                 return 0;
             }
             return cli_usage_error("'%s' needs a subcommand: %s", argv[i],
-                                   strcmp(argv[i], "session") == 0 ? "new, list, show, fork, resume, clear, limit, delete"
-                                                                   : "show");
+                                   strcmp(argv[i], "session") == 0  ? "new, list, show, fork, resume, clear, limit, delete"
+                                   : strcmp(argv[i], "memory") == 0 ? "add, list, show, search, history, update,"
+                                                                      " delete, forget, extract"
+                                                                    : "show");
         }
         return cli_usage_error("unknown command '%s' (see mnemo --help)", argv[i]);
     }

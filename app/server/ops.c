@@ -894,11 +894,310 @@ static mn_status op_import(struct srv_call *c)
                            "messages_skipped", (json_int_t)s.messages_skipped));
 }
 
+
+/* ---- long-term memory (docs/memory.md) ------------------------------------------------------- */
+
+/* Refuses parameters the operation does not know (a misspelt filter must not widen a search). */
+static mn_status only_params(struct srv_call *c, const char *const *allowed)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(c->params, k, v) {
+        int known = 0;
+        for (size_t i = 0; allowed[i] && !known; i++)
+            known = strcmp(allowed[i], k) == 0;
+        if (!known)
+            return fail(c, MN_INVALID, "%.60s: not a parameter of this operation", k);
+    }
+    return MN_OK;
+}
+
+/* metadata as JSON text (kept for the call), from an object or a string holding one. */
+static mn_status p_object_text(struct srv_call *c, struct keep *k, const char *name, const char **out)
+{
+    json_t *v = json_object_get(c->params, name);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return MN_OK;
+    if (json_is_string(v)) {
+        *out = json_string_value(v);
+        return MN_OK;
+    }
+    if (!json_is_object(v))
+        return fail(c, MN_INVALID, "%s: must be an object", name);
+    *out = keep(k, json_dumps(v, JSON_COMPACT));
+    return *out ? MN_OK : fail(c, MN_NOMEM, "out of memory");
+}
+
+static json_t *memory_json(const mn_memory *m)
+{
+    char *t = NULL;
+    return mn_memory_to_json(m, &t) == MN_OK ? from_text(t) : NULL;
+}
+
+static json_t *memories_json(const mn_memories *l)
+{
+    char *t = NULL;
+    return mn_memories_to_json(l, &t) == MN_OK ? from_text(t) : NULL;
+}
+
+/* The memory named by the path, checked against the key's namespace (another namespace's
+ * memory is not found). *out may be NULL. */
+static mn_status memory_param(struct srv_call *c, const char **id, mn_memory **out)
+{
+    mn_status st = p_str(c, "memory_id", 1, id);
+    if (out)
+        *out = NULL;
+    if (st || (!c->ns && !out))
+        return st;
+    mn_memory *m = NULL;
+    if ((st = mn_memory_get(c->db, *id, &m)))
+        return lib_fail(c, st);
+    if (c->ns && strcmp(m->ns, c->ns) != 0) {
+        mn_memory_free(m);
+        return fail(c, MN_NOTFOUND, "memory %.60s: no such memory", *id);
+    }
+    if (out)
+        *out = m;
+    else
+        mn_memory_free(m);
+    return MN_OK;
+}
+
+/* Scope and filters shared by recall and memory_list. */
+static mn_status memory_query(struct srv_call *c, struct keep *k, mn_memory_query *q, int64_t def_limit)
+{
+    int64_t limit, offset, as_of;
+    int all, pinned;
+    mn_status st;
+    if ((st = p_str(c, "namespace", 0, &q->ns)) || (st = p_str(c, "user_id", 0, &q->user_id)) ||
+        (st = p_str(c, "agent_id", 0, &q->agent_id)) || (st = p_str(c, "session_id", 0, &q->session_id)) ||
+        (st = p_str(c, "kind", 0, &q->kind)) || (st = p_object_text(c, k, "metadata", &q->metadata)) ||
+        (st = p_int(c, "as_of", 0, 0, INT64_MAX, &as_of)) || (st = p_int(c, "limit", def_limit, 1, 1000, &limit)) ||
+        (st = p_int(c, "offset", 0, 0, INT64_MAX, &offset)) || (st = p_bool(c, "include_closed", &all)) ||
+        (st = p_bool(c, "pinned", &pinned)))
+        return st;
+    if (c->ns) {
+        if (q->ns && strcmp(q->ns, c->ns) != 0)
+            return forbidden(c, "namespace");
+        q->ns = c->ns;
+    }
+    q->as_of = as_of;
+    q->limit = (size_t)limit;
+    q->offset = (size_t)offset;
+    q->include_closed = all;
+    q->pinned = pinned ? 1 : -1;
+    return MN_OK;
+}
+
+/* The fields of a memory to write (remember, update). */
+static mn_status memory_in(struct srv_call *c, struct keep *k, mn_memory_in *in, int64_t *sources, int is_update)
+{
+    int64_t cap, from, to;
+    mn_status st;
+    if ((st = p_str(c, "text", !is_update, &in->text)) || (st = p_str(c, "kind", 0, &in->kind)) ||
+        (st = p_object_text(c, k, "metadata", &in->metadata)) || (st = p_str(c, "reason", 0, &in->reason)) ||
+        (st = p_int(c, "token_cap", -1, 0, MN_MEMORY_MAX_TOKEN_CAP, &cap)) ||
+        (st = p_int(c, "valid_from", 0, 0, INT64_MAX, &from)) || (st = p_int(c, "valid_to", 0, 0, INT64_MAX, &to)))
+        return st;
+    json_t *pin = json_object_get(c->params, "pinned");
+    if (pin && !json_is_boolean(pin))
+        return fail(c, MN_INVALID, "pinned: must be true or false");
+    in->pinned = pin ? json_is_true(pin) : is_update ? -1 : 0;
+    in->token_cap = is_update ? cap : cap < 0 ? 0 : cap;
+    in->valid_from = from;
+    in->valid_to = to;
+    json_t *src = json_object_get(c->params, "sources");
+    if (src && !json_is_null(src)) {
+        if (!json_is_array(src))
+            return fail(c, MN_INVALID, "sources: must be an array of message ids");
+        if (json_array_size(src) > MN_MEMORY_MAX_SOURCES)
+            return fail(c, MN_TOOBIG, "sources: %zu message ids is over the limit of %d", json_array_size(src),
+                        MN_MEMORY_MAX_SOURCES);
+        for (size_t i = 0; i < json_array_size(src); i++) {
+            json_t *v = json_array_get(src, i);
+            if (!json_is_integer(v))
+                return fail(c, MN_INVALID, "sources: must be an array of message ids");
+            sources[i] = json_integer_value(v);
+        }
+        in->sources = sources;
+        in->n_sources = json_array_size(src);
+    }
+    return MN_OK;
+}
+
+static const char *const MEMORY_IN_PARAMS[] = {"text", "kind", "metadata", "reason", "token_cap", "valid_from",
+                                               "valid_to", "pinned", "sources", "namespace", "user_id",
+                                               "agent_id", "session_id", "memory_id", NULL};
+static const char *const MEMORY_QUERY_PARAMS[] = {"q", "mode", "namespace", "user_id", "agent_id", "session_id",
+                                                  "kind", "metadata", "as_of", "limit", "offset",
+                                                  "include_closed", "pinned", NULL};
+
+static mn_status op_remember(struct srv_call *c)
+{
+    struct keep k = {0};
+    int64_t sources[MN_MEMORY_MAX_SOURCES];
+    mn_memory_in in = MN_MEMORY_IN_INIT;
+    mn_status st = only_params(c, MEMORY_IN_PARAMS);
+    if (!st && json_object_get(c->params, "memory_id"))
+        st = fail(c, MN_INVALID, "memory_id: not a parameter of this operation");
+    if (!st)
+        st = memory_in(c, &k, &in, sources, 0);
+    if (!st && !((st = p_str(c, "namespace", 0, &in.ns)) || (st = p_str(c, "user_id", 0, &in.user_id)) ||
+                 (st = p_str(c, "agent_id", 0, &in.agent_id)) || (st = p_str(c, "session_id", 0, &in.session_id)))) {
+        if (c->ns && in.ns && strcmp(in.ns, c->ns) != 0)
+            st = forbidden(c, "namespace");
+        else if (c->ns)
+            in.ns = c->ns;
+    }
+    mn_memory *m = NULL;
+    in.actor = "api";
+    if (!st && (st = mn_memory_add(c->db, &in, &m)))
+        st = lib_fail(c, st);
+    if (!st)
+        st = ok(c, json_pack("{s:o*}", "memory", memory_json(m)));
+    mn_memory_free(m);
+    keep_release(&k);
+    return st;
+}
+
+static mn_status op_recall(struct srv_call *c)
+{
+    struct keep k = {0};
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    const char *text, *mode_name;
+    mn_search_mode mode = MN_SEARCH_AUTO;
+    mn_status st = only_params(c, MEMORY_QUERY_PARAMS);
+    if (!st && !(st = p_str(c, "q", 1, &text)) && !(st = p_str(c, "mode", 0, &mode_name)) && mode_name &&
+        mn_search_mode_parse(mode_name, &mode) != MN_OK)
+        st = fail(c, MN_INVALID, "mode: '%.40s' is not one of auto, keyword, semantic, hybrid", mode_name);
+    if (!st)
+        st = memory_query(c, &k, &q, 10);
+    mn_memories *l = NULL;
+    if (!st && (st = mn_memory_search(c->db, text, mode, &q, &l)))
+        st = lib_fail(c, st);
+    if (!st)
+        st = ok(c, json_pack("{s:o*}", "memories", memories_json(l)));
+    mn_memories_free(l);
+    keep_release(&k);
+    return st;
+}
+
+static mn_status op_memory_list(struct srv_call *c)
+{
+    struct keep k = {0};
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    mn_status st = only_params(c, MEMORY_QUERY_PARAMS + 2);
+    if (!st)
+        st = memory_query(c, &k, &q, 100);
+    mn_memories *l = NULL;
+    if (!st && (st = mn_memory_list(c->db, &q, &l)))
+        st = lib_fail(c, st);
+    if (!st)
+        st = ok(c, json_pack("{s:o*}", "memories", memories_json(l)));
+    mn_memories_free(l);
+    keep_release(&k);
+    return st;
+}
+
+static mn_status op_memory_get(struct srv_call *c)
+{
+    const char *id;
+    mn_memory *m = NULL;
+    mn_status st = memory_param(c, &id, &m);
+    if (!st)
+        st = ok(c, json_pack("{s:o*}", "memory", memory_json(m)));
+    mn_memory_free(m);
+    return st;
+}
+
+static mn_status op_memory_update(struct srv_call *c)
+{
+    struct keep k = {0};
+    int64_t sources[MN_MEMORY_MAX_SOURCES];
+    mn_memory_in in = MN_MEMORY_IN_INIT;
+    const char *id;
+    mn_status st = only_params(c, MEMORY_IN_PARAMS);
+    if (!st)
+        st = memory_param(c, &id, NULL);
+    if (!st)
+        st = memory_in(c, &k, &in, sources, 1);
+    const char *scope_names[] = {"namespace", "user_id", "agent_id", "session_id"};
+    for (int i = 0; i < 4 && !st; i++)
+        if (json_object_get(c->params, scope_names[i]))
+            st = fail(c, MN_INVALID, "%s: a memory's scope cannot change", scope_names[i]);
+    mn_memory *m = NULL;
+    in.actor = "api";
+    if (!st && (st = mn_memory_update(c->db, id, &in, &m)))
+        st = lib_fail(c, st);
+    if (!st)
+        st = ok(c, json_pack("{s:o*}", "memory", memory_json(m)));
+    mn_memory_free(m);
+    keep_release(&k);
+    return st;
+}
+
+static mn_status op_memory_delete(struct srv_call *c)
+{
+    static const char *const allowed[] = {"memory_id", "at", "reason", NULL};
+    const char *id, *reason;
+    int64_t at;
+    mn_status st = only_params(c, allowed);
+    if (!st && !(st = memory_param(c, &id, NULL)) && !(st = p_str(c, "reason", 0, &reason)) &&
+        !(st = p_int(c, "at", 0, 0, INT64_MAX, &at)) && (st = mn_memory_delete(c->db, id, at, "api", reason)))
+        st = lib_fail(c, st);
+    return st ? st : ok(c, json_pack("{s:s}", "closed", id));
+}
+
+static mn_status op_memory_history(struct srv_call *c)
+{
+    const char *id;
+    mn_memories *l = NULL;
+    mn_status st = memory_param(c, &id, NULL);
+    if (!st && (st = mn_memory_history(c->db, id, &l)))
+        st = lib_fail(c, st);
+    if (!st)
+        st = ok(c, json_pack("{s:o*}", "versions", memories_json(l)));
+    mn_memories_free(l);
+    return st;
+}
+
+static mn_status op_forget(struct srv_call *c)
+{
+    const char *id;
+    mn_status st = memory_param(c, &id, NULL);
+    if (!st && (st = mn_memory_forget(c->db, id)))
+        st = lib_fail(c, st);
+    return st ? st : ok(c, json_pack("{s:s}", "forgotten", id));
+}
+
+/* ---- schemas --------------------------------------------------------------------------------- */
+
 /* ---- the table ------------------------------------------------------------------------------- */
 
 #define SID "\"session_id\":{\"type\":\"string\",\"description\":\"the session (continuation) id, a UUID\"}"
 #define NSP "\"namespace\":{\"type\":\"string\",\"description\":\"tenant or user the sessions belong to\"}"
 #define OBJ(props, req) "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "]}"
+#define MID "\"memory_id\":{\"type\":\"string\",\"description\":\"the memory's id, a UUID\"}"
+#define MEM_TEXT "\"text\":{\"type\":\"string\",\"description\":\"the fact, short and self-contained\"}"
+#define MEM_FIELDS                                                                                               \
+    "\"kind\":{\"type\":\"string\",\"description\":\"fact, preference, instruction, event, or another a-z_ "    \
+    "word\"},\"metadata\":{\"type\":\"object\"},\"sources\":{\"type\":\"array\",\"items\":{\"type\":"           \
+    "\"integer\"},\"description\":\"ids of the messages it came from\"},\"pinned\":{\"type\":\"boolean\","      \
+    "\"description\":\"a memory block, always in a context built with memories\"},\"token_cap\":{\"type\":"     \
+    "\"integer\",\"minimum\":0},\"valid_from\":{\"type\":\"integer\",\"description\":\"when it became true (ms)"  \
+    "\"},\"valid_to\":{\"type\":\"integer\",\"description\":\"when it stopped being true (ms)\"},\"reason\":{"    \
+    "\"type\":\"string\",\"description\":\"why (kept in the history)\"}"
+#define MEM_SCOPE                                                                                                \
+    NSP ",\"user_id\":{\"type\":\"string\"},\"agent_id\":{\"type\":\"string\"},\"session_id\":{\"type\":"       \
+        "\"string\"}"
+#define MEM_FILTERS                                                                                              \
+    "\"kind\":{\"type\":\"string\"},\"metadata\":{\"type\":\"object\",\"description\":\"scalars each memory's "  \
+    "metadata must equal\"},\"as_of\":{\"type\":\"integer\",\"description\":\"what was true at this moment "     \
+    "(ms)\"},\"include_closed\":{\"type\":\"boolean\"},\"pinned\":{\"type\":\"boolean\"},\"limit\":{\"type\":"  \
+    "\"integer\",\"minimum\":1,\"maximum\":1000}"
+#define MEMORY_R OBJ("\"memory\":{\"type\":\"object\"}", "\"memory\"")
+#define MEMORIES_R OBJ("\"memories\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}", "\"memories\"")
 #define SESSION_R OBJ("\"session\":{\"type\":\"object\"}", "\"session\"")
 #define MSG_PROPS                                                                                               \
     "\"role\":{\"type\":\"string\",\"enum\":[\"system\",\"user\",\"assistant\",\"tool\"]},"                     \
@@ -1042,6 +1341,37 @@ const struct srv_op srv_ops[] = {
          "\"messages_added\":{\"type\":\"integer\"},\"messages_skipped\":{\"type\":\"integer\"}",
          ""),
      OP_RAWBODY, op_import},
+    /* long-term memory (docs/memory.md); the Mem0-shaped routes are in mem0.c */
+    {"remember", "POST", "/v1/memory",
+     "Remember a fact, preference, instruction or event beyond this conversation, with its scope and provenance.",
+     OBJ(MEM_TEXT "," MEM_FIELDS "," MEM_SCOPE, "\"text\""), MEMORY_R, OP_TOOL, op_remember},
+    {"recall", "GET", "/v1/memory/search",
+     "Search long-term memories (keyword, semantic or hybrid) within a scope; as_of: what was true then.",
+     OBJ("\"q\":{\"type\":\"string\",\"description\":\"what to look for\"},\"mode\":{\"type\":\"string\","
+         "\"enum\":[\"auto\",\"keyword\",\"semantic\",\"hybrid\"],\"default\":\"auto\"}," MEM_SCOPE "," MEM_FILTERS,
+         "\"q\""),
+     MEMORIES_R, OP_TOOL | OP_READONLY, op_recall},
+    {"memory_list", "GET", "/v1/memory", "List the memories true now (or as_of a moment), newest first.",
+     OBJ(MEM_SCOPE "," MEM_FILTERS ",\"offset\":{\"type\":\"integer\",\"minimum\":0}", ""), MEMORIES_R,
+     OP_READONLY, op_memory_list},
+    {"memory_get", "GET", "/v1/memory/{memory_id}", "One memory's current version.", OBJ(MID, "\"memory_id\""),
+     MEMORY_R, OP_READONLY, op_memory_get},
+    {"update", "PATCH", "/v1/memory/{memory_id}",
+     "Correct or change a memory: a new version; the previous one is closed and kept in its history.",
+     OBJ(MID "," MEM_TEXT "," MEM_FIELDS, "\"memory_id\""), MEMORY_R, OP_TOOL, op_memory_update},
+    {"memory_delete", "DELETE", "/v1/memory/{memory_id}",
+     "Close a memory: it stops being true (at, default now) and stays in its history.",
+     OBJ(MID ",\"at\":{\"type\":\"integer\",\"description\":\"ms since the epoch\"},\"reason\":{\"type\":"
+             "\"string\"}",
+         "\"memory_id\""),
+     OBJ("\"closed\":{\"type\":\"string\"}", "\"closed\""), OP_IDEMPOTENT, op_memory_delete},
+    {"memory_history", "GET", "/v1/memory/{memory_id}/history",
+     "Every version of a memory, oldest first: what changed, when, by whom and why.", OBJ(MID, "\"memory_id\""),
+     OBJ("\"versions\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}", "\"versions\""), OP_READONLY,
+     op_memory_history},
+    {"forget", "POST", "/v1/memory/{memory_id}/forget",
+     "Erase a memory and its whole history, for real (erasure).", OBJ(MID, "\"memory_id\""),
+     OBJ("\"forgotten\":{\"type\":\"string\"}", "\"forgotten\""), OP_TOOL | OP_DESTRUCTIVE, op_forget},
     /* OpenAI Conversations API (openai.c): conversation = session, item = message */
     {"conversation_create", "POST", "/v1/conversations",
      "OpenAI Conversations API: create a conversation (a session), with up to 20 initial items.",

@@ -143,6 +143,7 @@ static const struct key_def keys[] = {
     {"embedder.retries", "MNEMO_EMBEDDER_RETRIES", T_INT, "3", 0, 10, NULL},
     {"embedder.backoff_ms", "MNEMO_EMBEDDER_BACKOFF_MS", T_INT, "500", 1, 60000, NULL},
     {"embedder.mode", "MNEMO_EMBEDDER_MODE", T_ENUM, "queue", 0, 0, "queue inline"},
+    {"memory.extract", "MNEMO_MEMORY_EXTRACT", T_ENUM, "off", 0, 0, "off offline llm"}, /* docs/memory.md */
     {"search.rrf_k", "MNEMO_SEARCH_RRF_K", T_INT, "60", 1, 100000, NULL},
     {"search.hnsw_m", "MNEMO_SEARCH_HNSW_M", T_INT, "16", 2, 128, NULL},
     {"search.hnsw_ef_construction", "MNEMO_SEARCH_HNSW_EF_CONSTRUCTION", T_INT, "200", 8, 4096, NULL},

@@ -144,6 +144,8 @@ struct mn_store_ops {
                                int64_t *changed);
     /* Sets a session's turn limit (0: none) and applies it now, in one transaction. */
     mn_status (*session_set_turns)(mn_store *st, const char *id, int64_t max_turns, int trim_delete, int64_t now_ms);
+    /* Long-term memories (sqlite/memories.c, postgres/memories.c; store_memory.h). */
+    const struct mn_store_memory_ops *memory;
 };
 
 /* Every backend's handle starts with this. */
@@ -171,6 +173,6 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
  * handle (postgres/pg.c). */
 mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store **out);
 
-#define MN_SCHEMA_VERSION 5
+#define MN_SCHEMA_VERSION 6
 
 #endif

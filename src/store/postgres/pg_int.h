@@ -175,5 +175,11 @@ mn_status mn_pg_op_tool_tokens(mn_store *st, const char *session_id, int64_t aft
 
 /* search.c */
 extern const struct mn_store_search_ops mn_pg_search_ops;
+/* An FTS5-style match expression of quoted terms joined by OR as a text[] literal of the terms
+ * (search.c); *n gets the count. */
+struct mn_buf;
+mn_status mn_pg_match_terms(const char *match, struct mn_buf *out, size_t *n);
+/* memories.c */
+extern const struct mn_store_memory_ops mn_pg_memory_ops;
 
 #endif

@@ -22,6 +22,9 @@
  *   - embed_queue.claimed_until / claimed_by: queue_peek claims rows (FOR UPDATE SKIP LOCKED)
  *     for 60 s so that several nodes never embed one message twice; vec_put deletes them.
  *
+ * Version 5 (long-term memory): memories as in SQLite, with a generated tsvector column
+ *   (memories.tsv, GIN) instead of memories_fts; memory_vectors as in SQLite (BYTEA).
+ *
  * Migrations run in one transaction holding pg_advisory_xact_lock(MN_PG_LOCK_MIGRATE), which
  * re-reads the version under the lock: the first node to start migrates, the others wait and
  * find the work done.
@@ -186,6 +189,37 @@ static const char *const mn_pg_migrations[] = {
     "  FOR EACH ROW EXECUTE FUNCTION mn_embed_queue();",
     /* 4 → 5: the clear cursor (sqlite/schema.h version 5) */
     "ALTER TABLE sessions ADD COLUMN cleared_seq BIGINT NOT NULL DEFAULT 0;",
+    /* 5 → 6: long-term memories (sqlite/schema.h version 6) */
+    "CREATE TABLE memories ("
+    "  vid BIGSERIAL PRIMARY KEY,"
+    "  id TEXT NOT NULL,"
+    "  version BIGINT NOT NULL,"
+    "  text TEXT NOT NULL,"
+    "  kind TEXT NOT NULL,"
+    "  namespace TEXT NOT NULL,"
+    "  user_id TEXT,"
+    "  agent_id TEXT,"
+    "  session_id TEXT,"
+    "  metadata TEXT NOT NULL DEFAULT '{}',"
+    "  sources TEXT NOT NULL DEFAULT '[]',"
+    "  pinned INTEGER NOT NULL DEFAULT 0,"
+    "  token_cap BIGINT NOT NULL DEFAULT 0,"
+    "  valid_from BIGINT NOT NULL,"
+    "  valid_to BIGINT NOT NULL DEFAULT 0,"
+    "  recorded_at BIGINT NOT NULL,"
+    "  superseded_at BIGINT NOT NULL DEFAULT 0,"
+    "  change TEXT NOT NULL,"
+    "  actor TEXT NOT NULL,"
+    "  reason TEXT,"
+    "  tsv tsvector GENERATED ALWAYS AS (to_tsvector('mnemo', mn_fold(text))) STORED,"
+    "  UNIQUE (id, version));"
+    "CREATE INDEX memories_current ON memories(namespace, superseded_at, recorded_at);"
+    "CREATE INDEX memories_by_user ON memories(user_id) WHERE user_id IS NOT NULL;"
+    "CREATE INDEX memories_fts ON memories USING GIN (tsv);"
+    "CREATE TABLE memory_vectors ("
+    "  vid BIGINT PRIMARY KEY REFERENCES memories(vid) ON DELETE CASCADE,"
+    "  dim INTEGER NOT NULL,"
+    "  vector BYTEA NOT NULL);",
 };
 
 #define MN_PG_SCHEMA_VERSION ((int)(sizeof mn_pg_migrations / sizeof mn_pg_migrations[0]))

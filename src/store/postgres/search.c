@@ -708,3 +708,5 @@ const struct mn_store_search_ops mn_pg_search_ops = {
     .queue_count = op_queue_count,
     .messages_get = op_messages_get,
 };
+
+mn_status mn_pg_match_terms(const char *match, struct mn_buf *out, size_t *n) { return match_terms(match, out, n); }

@@ -46,6 +46,18 @@
  *             in-memory index up to date.
  *   embed_queue  messages waiting for a vector; filled by a trigger on messages while meta
  *             'embed.queue' is '1' (set by a handle with an embedder), and by backfill.
+ *
+ * Version 5 (long-term memory; docs/memory.md):
+ *   memories  vid INTEGER PK AUTOINCREMENT (one row per version), id TEXT (UUIDv7, the same for
+ *             every version), version (1..; unique with id), text, kind, namespace, user_id,
+ *             agent_id, session_id (NULL: unset; a scope, not a reference: sessions may go),
+ *             metadata JSON, sources JSON array of message ids, pinned, token_cap, valid_from,
+ *             valid_to (0 = still true), recorded_at, superseded_at (0 = current version),
+ *             change (add/update/delete), actor, reason.
+ *   memories_fts  FTS5 over memories.text (its own copy; rowid = vid), written by the store
+ *             beside each version and deleted with it (porter + unicode61, as messages_fts).
+ *   memory_vectors  vid → memories ON DELETE CASCADE, dim, vector (dim little-endian f32,
+ *             unit length) from the configured embedder.
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -167,6 +179,36 @@ static const char *const mn_sqlite_migrations[] = {
     "  BEGIN INSERT OR IGNORE INTO embed_queue (message_id) VALUES (new.id); END;",
     /* 4 → 5 */
     "ALTER TABLE sessions ADD COLUMN cleared_seq INTEGER NOT NULL DEFAULT 0;",
+    /* 5 → 6: long-term memories (docs/memory.md) */
+    "CREATE TABLE memories ("
+    "  vid INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  id TEXT NOT NULL,"
+    "  version INTEGER NOT NULL,"
+    "  text TEXT NOT NULL,"
+    "  kind TEXT NOT NULL,"
+    "  namespace TEXT NOT NULL,"
+    "  user_id TEXT,"
+    "  agent_id TEXT,"
+    "  session_id TEXT,"
+    "  metadata TEXT NOT NULL DEFAULT '{}',"
+    "  sources TEXT NOT NULL DEFAULT '[]',"
+    "  pinned INTEGER NOT NULL DEFAULT 0,"
+    "  token_cap INTEGER NOT NULL DEFAULT 0,"
+    "  valid_from INTEGER NOT NULL,"
+    "  valid_to INTEGER NOT NULL DEFAULT 0,"
+    "  recorded_at INTEGER NOT NULL,"
+    "  superseded_at INTEGER NOT NULL DEFAULT 0,"
+    "  change TEXT NOT NULL,"
+    "  actor TEXT NOT NULL,"
+    "  reason TEXT,"
+    "  UNIQUE (id, version));"
+    "CREATE INDEX memories_current ON memories(namespace, superseded_at, recorded_at);"
+    "CREATE INDEX memories_by_user ON memories(user_id) WHERE user_id IS NOT NULL;"
+    "CREATE VIRTUAL TABLE memories_fts USING fts5(text, tokenize='porter unicode61 remove_diacritics 2');"
+    "CREATE TABLE memory_vectors ("
+    "  vid INTEGER PRIMARY KEY REFERENCES memories(vid) ON DELETE CASCADE,"
+    "  dim INTEGER NOT NULL,"
+    "  vector BLOB NOT NULL);",
 };
 
 #define MN_SQLITE_SCHEMA_VERSION ((int)(sizeof mn_sqlite_migrations / sizeof mn_sqlite_migrations[0]))

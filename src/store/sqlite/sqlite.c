@@ -1291,6 +1291,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .search = &mn_sqlite_search_ops,
         .session_clear = mn_sqlite_op_session_clear,
         .session_set_turns = mn_sqlite_op_session_set_turns,
+        .memory = &mn_sqlite_memory_ops,
     };
     *out = NULL;
     if (!path || !*path)

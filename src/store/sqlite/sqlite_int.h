@@ -25,7 +25,7 @@ struct sqlite_store {
     struct {
         const char *sql; /* identity: the address of a static SQL string */
         sqlite3_stmt *st;
-    } extra[80]; /* statements of the other files of this backend */
+    } extra[112]; /* statements of the other files of this backend */
     size_t n_extra;
     /* Read-only connections for reads that find the write connection busy (a commit waiting
      * for its fsync must not hold up history reads). WAL lets them read beside the writer;
@@ -96,6 +96,8 @@ mn_status mn_sqlite_op_session_set_turns(mn_store *st, const char *id, int64_t m
 
 /* The search operations (search.c), store.h's ops->search. */
 extern const struct mn_store_search_ops mn_sqlite_search_ops;
+/* The long-term memory operations (memories.c), store.h's ops->memory. */
+extern const struct mn_store_memory_ops mn_sqlite_memory_ops;
 
 /* Maps a SQLite result code to a status with a message ("what: …"). */
 mn_status mn_sqlite_fail(struct sqlite_store *s, int rc, const char *what);

@@ -1,0 +1,108 @@
+/*
+ * extract.c — the offline extractor (extract.h): splits a user's message into sentences and
+ * matches each against a few explicit patterns, case-insensitively, at the start of the
+ * sentence. Conservative by design: no pattern, no memory.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "memory/extract.h"
+#include "util/banned.h"
+
+/* s starts with the words of `prefix` (case-insensitive, followed by a space or the end)? */
+static const char *after(const char *s, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncasecmp(s, prefix, n) != 0)
+        return NULL;
+    if (s[n] != ' ' && s[n] != ':' && s[n] != ',')
+        return NULL;
+    s += n;
+    while (*s == ' ' || *s == ':' || *s == ',')
+        s++;
+    return *s ? s : NULL;
+}
+
+static void set(struct mn_candidate *c, const char *kind, const char *fmt, const char *rest, const char *key)
+{
+    c->kind = kind;
+    snprintf(c->text, sizeof c->text, fmt, rest);
+    snprintf(c->key, sizeof c->key, "%s", key ? key : "");
+}
+
+/* One sentence (NUL-terminated, trimmed, without its final punctuation). 1 when it is a candidate. */
+static int match(const char *s, struct mn_candidate *c)
+{
+    const char *r;
+    static const char *const lead[] = {"please", "also", "and", "oh", "btw", "by the way", "ok", "okay", NULL};
+    for (int again = 1; again;) { /* "Please remember that …", "Also, my …" */
+        again = 0;
+        for (int i = 0; lead[i]; i++)
+            if ((r = after(s, lead[i]))) {
+                s = r;
+                again = 1;
+            }
+    }
+    if ((r = after(s, "remember that")) || (strncasecmp(s, "remember:", 9) == 0 && (r = after(s, "remember")))) {
+        set(c, "fact", "%s", r, NULL);
+        c->text[0] = (char)toupper((unsigned char)c->text[0]);
+        return 1;
+    }
+    if ((r = after(s, "from now on"))) {
+        set(c, "instruction", "From now on %s", r, NULL);
+        return 1;
+    }
+    if ((r = after(s, "I prefer")) || (r = after(s, "I'd prefer")) || (r = after(s, "I would prefer"))) {
+        set(c, "preference", "User prefers %s", r, NULL);
+        return 1;
+    }
+    if ((r = after(s, "I live in")) || (r = after(s, "I moved to")) || (r = after(s, "I now live in")) ||
+        (r = after(s, "I've moved to")) || (r = after(s, "I have moved to"))) {
+        set(c, "fact", "User lives in %s", r, "home");
+        return 1;
+    }
+    if ((r = after(s, "my"))) {
+        const char *is = strstr(r, " is ");
+        size_t klen = is ? (size_t)(is - r) : 0;
+        if (!is || klen == 0 || klen > MN_EXTRACT_MAX_KEY || !is[4])
+            return 0;
+        for (size_t i = 0; i < klen; i++) /* a short noun phrase: letters, spaces, - and ' */
+            if (!isalpha((unsigned char)r[i]) && r[i] != ' ' && r[i] != '-' && r[i] != '\'')
+                return 0;
+        char key[MN_EXTRACT_MAX_KEY + 1];
+        for (size_t i = 0; i < klen; i++)
+            key[i] = (char)tolower((unsigned char)r[i]);
+        key[klen] = '\0';
+        c->kind = "fact";
+        snprintf(c->text, sizeof c->text, "User's %.*s is %s", (int)klen, r, is + 4);
+        snprintf(c->key, sizeof c->key, "%s", key);
+        return 1;
+    }
+    return 0;
+}
+
+void mn_extract_offline(const char *text, int (*fn)(void *user, const struct mn_candidate *c), void *user)
+{
+    const char *p = text ? text : "";
+    while (*p) {
+        while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+            p++;
+        size_t n = strcspn(p, ".!?\n");
+        char end = p[n];
+        if (n > 0 && n <= MN_EXTRACT_MAX_SENTENCE && end != '?') {
+            char s[MN_EXTRACT_MAX_SENTENCE + 1];
+            memcpy(s, p, n);
+            s[n] = '\0';
+            while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == ',' || s[n - 1] == ';'))
+                s[--n] = '\0';
+            struct mn_candidate c;
+            if (n > 0 && match(s, &c) && fn(user, &c))
+                return;
+        }
+        p += n;
+        if (*p)
+            p++;
+    }
+}

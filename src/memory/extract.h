@@ -1,0 +1,32 @@
+/*
+ * extract.h — finding memory candidates in conversation text. The offline extractor takes only
+ * explicit statements a user makes about themselves or asks to be kept, sentence by sentence,
+ * and nothing else (a question is never a fact):
+ *   "remember that X" / "remember: X"   → fact "X"
+ *   "I prefer X"                        → preference "User prefers X"
+ *   "my K is V"                         → fact "User's K is V", key K (a later "my K is W" updates it)
+ *   "I live in X" / "I moved to X"      → fact "User lives in X", key "home"
+ *   "from now on X"                     → instruction "From now on X"
+ * docs/memory.md ("Extraction").
+ */
+#ifndef MN_MEMORY_EXTRACT_H
+#define MN_MEMORY_EXTRACT_H
+
+#include <stddef.h>
+
+#include "mnemo.h"
+
+#define MN_EXTRACT_MAX_SENTENCE 300 /* longer sentences are not taken: too much to be one fact */
+#define MN_EXTRACT_MAX_KEY 48
+
+struct mn_candidate {
+    const char *kind;           /* static: "fact", "preference", "instruction" */
+    char text[MN_EXTRACT_MAX_SENTENCE + 32];
+    char key[MN_EXTRACT_MAX_KEY + 1]; /* "" when the fact has no key */
+};
+
+/* Calls fn for each candidate in text (a user's message), in order; stops when fn returns
+ * nonzero. */
+void mn_extract_offline(const char *text, int (*fn)(void *user, const struct mn_candidate *c), void *user);
+
+#endif

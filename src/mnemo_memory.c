@@ -1,0 +1,710 @@
+/*
+ * mnemo_memory.c — the public long-term memory functions of mnemo.h (mn_memory_*): checks,
+ * ids and times, versions (a change closes the previous version and writes the next), and
+ * search over memories (keyword through the store's FTS5 / tsvector index, semantic as an exact
+ * cosine scan of the stored vectors, hybrid by reciprocal rank fusion). docs/memory.md.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mnemo_int.h"
+#include "config/config.h"
+#include "embed/embed.h"
+#include "memory/fact.h"
+#include "search/search.h"
+#include "store/store_memory.h"
+#include "util/clock.h"
+#include "util/err.h"
+#include "util/json.h"
+#include "util/utf8.h"
+#include "util/banned.h"
+
+#define DEFAULT_LIST_LIMIT 100
+#define DEFAULT_TOP_K 10
+#define MAX_QUERY_BYTES 65536
+
+/* ---- collecting rows ------------------------------------------------------------------------- */
+
+struct collect {
+    mn_memories *list;
+    size_t cap;
+    mn_status rc;
+};
+
+static int collect_row(void *user, const mn_memory *m, double bm25, const float *vec, uint32_t dim)
+{
+    (void)vec;
+    (void)dim;
+    struct collect *c = user;
+    if (c->list->count == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        mn_memory *items = realloc(c->list->items, cap * sizeof *items);
+        if (!items) {
+            c->rc = mn__nomem();
+            return 1;
+        }
+        c->list->items = items;
+        c->cap = cap;
+    }
+    mn_memory *dst = &c->list->items[c->list->count];
+    if ((c->rc = mn_fact_copy(dst, m)))
+        return 1;
+    dst->score = bm25;
+    c->list->count++;
+    return 0;
+}
+
+static mn_status run_query(mn_db *db, const mn_store_memory_query *sq, mn_memories **out)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return mn__nomem();
+    struct collect c = {*out, 0, MN_OK};
+    mn_status rc = db->store->ops->memory->query(db->store, sq, collect_row, &c);
+    if (!rc)
+        rc = c.rc;
+    if (rc) {
+        mn_memories_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static mn_status check_memory_id(const char *id, char canon[MN_UUID_LEN + 1])
+{
+    if (!id || !mn_uuid_parse(id, canon))
+        return mn__err(MN_INVALID, "id: '%s' is not a memory id (a UUID)", id ? id : "(null)");
+    return MN_OK;
+}
+
+/* The current version of memory canon (closed or not). */
+static mn_status current_version(mn_db *db, const char *canon, mn_memory **out)
+{
+    *out = NULL;
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    q.include_closed = 1;
+    mn_store_memory_query sq = {&q, canon, 0, NULL, 0, mn_clock_now_ms(), 1, 0};
+    mn_memories *list = NULL;
+    mn_status rc = run_query(db, &sq, &list);
+    if (rc)
+        return rc;
+    if (list->count == 0) {
+        mn_memories_free(list);
+        return mn__err(MN_NOTFOUND, "memory %s: no such memory", canon);
+    }
+    *out = malloc(sizeof **out);
+    if (!*out) {
+        mn_memories_free(list);
+        return mn__nomem();
+    }
+    **out = list->items[0];
+    list->count = 0;
+    mn_memories_free(list);
+    return MN_OK;
+}
+
+static int is_closed(const mn_memory *m, int64_t now) { return m->valid_to != 0 && m->valid_to <= now; }
+
+/* ---- writing --------------------------------------------------------------------------------- */
+
+/* Embeds m's text when an embedder is configured (*vec NULL otherwise; caller frees). */
+static mn_status embed_text(mn_db *db, const char *text, float **vec, uint32_t *dim)
+{
+    *vec = NULL;
+    *dim = 0;
+    if (strcmp(mn_config_str(db->cfg, "embedder.name"), "none") == 0)
+        return MN_OK;
+    mn_embedder *e = NULL;
+    mn_status rc = mn__search_embedder(db, &e);
+    if (!rc)
+        rc = mn_embed_texts_alloc(e, &text, 1, vec, dim);
+    return rc;
+}
+
+static mn_status store_version(mn_db *db, const mn_memory *m, mn_memory **out)
+{
+    float *vec = NULL;
+    uint32_t dim = 0;
+    mn_status rc = embed_text(db, m->text, &vec, &dim);
+    if (!rc)
+        rc = db->store->ops->memory->write(db->store, m, vec, dim);
+    free(vec);
+    if (rc || !out)
+        return rc;
+    *out = malloc(sizeof **out);
+    if (!*out)
+        return mn__nomem();
+    if ((rc = mn_fact_copy(*out, m))) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+mn_status mn_memory_add(mn_db *db, const mn_memory_in *in, mn_memory **out)
+{
+    if (out)
+        *out = NULL;
+    mn_status rc = mn__check_db(db);
+    if (!rc)
+        rc = mn_fact_check_in(in, 0);
+    if (rc)
+        return rc;
+    int64_t now = mn_clock_now_ms();
+    char id[MN_UUID_LEN + 1];
+    if ((rc = mn_uuid_v7(now, id)))
+        return rc;
+    mn_memory m = {0};
+    m.id = id;
+    m.version = 1;
+    m.text = (char *)in->text;
+    m.kind = (char *)(in->kind ? in->kind : "fact");
+    m.ns = (char *)(in->ns ? in->ns : "default");
+    m.user_id = (char *)in->user_id;
+    m.agent_id = (char *)in->agent_id;
+    m.session_id = (char *)in->session_id;
+    m.metadata = (char *)(in->metadata ? in->metadata : "{}");
+    m.sources = (int64_t *)in->sources;
+    m.n_sources = in->n_sources;
+    m.pinned = in->pinned > 0;
+    m.token_cap = in->token_cap > 0 ? in->token_cap : 0;
+    m.valid_from = in->valid_from ? in->valid_from : now;
+    m.valid_to = in->valid_to;
+    if (m.valid_to && m.valid_to <= m.valid_from)
+        return mn__err(MN_INVALID, "valid_to: must be after valid_from");
+    m.recorded_at = now;
+    m.change = "add";
+    m.actor = (char *)(in->actor ? in->actor : "api");
+    m.reason = (char *)in->reason;
+    return store_version(db, &m, out);
+}
+
+mn_status mn_memory_get(mn_db *db, const char *id, mn_memory **out)
+{
+    *out = NULL;
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (!rc)
+        rc = check_memory_id(id, canon);
+    return rc ? rc : current_version(db, canon, out);
+}
+
+static int same_str(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
+
+mn_status mn_memory_update(mn_db *db, const char *id, const mn_memory_in *in, mn_memory **out)
+{
+    if (out)
+        *out = NULL;
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (!rc)
+        rc = check_memory_id(id, canon);
+    if (!rc)
+        rc = mn_fact_check_in(in, 1);
+    mn_memory *cur = NULL;
+    if (!rc)
+        rc = current_version(db, canon, &cur);
+    if (rc)
+        return rc;
+    int64_t now = mn_clock_now_ms();
+    if (is_closed(cur, now)) {
+        rc = mn__err(MN_INVALID, "memory %s: closed (deleted or no longer true); add a new memory instead", canon);
+        mn_memory_free(cur);
+        return rc;
+    }
+    char *sources = NULL, *cur_sources = mn_fact_sources_json(cur->sources, cur->n_sources);
+    if (in->sources)
+        sources = mn_fact_sources_json(in->sources, in->n_sources);
+    int unchanged = (!in->text || strcmp(in->text, cur->text) == 0) && (!in->kind || strcmp(in->kind, cur->kind) == 0) &&
+                    (!in->metadata || same_str(in->metadata, cur->metadata)) &&
+                    (!in->sources || same_str(sources, cur_sources)) && (in->pinned < 0 || in->pinned == cur->pinned) &&
+                    (in->token_cap < 0 || in->token_cap == cur->token_cap) && !in->valid_from && !in->valid_to;
+    free(sources);
+    free(cur_sources);
+    if (unchanged) { /* nothing to record: re-running an update changes nothing */
+        if (out)
+            *out = cur;
+        else
+            mn_memory_free(cur);
+        return MN_OK;
+    }
+    mn_memory m = *cur;
+    m.version = cur->version + 1;
+    if (in->text)
+        m.text = (char *)in->text;
+    if (in->kind)
+        m.kind = (char *)in->kind;
+    if (in->metadata)
+        m.metadata = (char *)in->metadata;
+    if (in->sources) {
+        m.sources = (int64_t *)in->sources;
+        m.n_sources = in->n_sources;
+    }
+    if (in->pinned >= 0)
+        m.pinned = in->pinned;
+    if (in->token_cap >= 0)
+        m.token_cap = in->token_cap;
+    m.valid_from = in->valid_from ? in->valid_from : now;
+    m.valid_to = in->valid_to;
+    m.recorded_at = now;
+    m.superseded_at = 0;
+    m.change = "update";
+    m.actor = (char *)(in->actor ? in->actor : "api");
+    m.reason = (char *)in->reason;
+    m.score = 0;
+    if (m.valid_to && m.valid_to <= m.valid_from)
+        rc = mn__err(MN_INVALID, "valid_to: must be after valid_from");
+    if (!rc)
+        rc = store_version(db, &m, out);
+    mn_memory_free(cur);
+    return rc;
+}
+
+mn_status mn_memory_delete(mn_db *db, const char *id, int64_t at, const char *actor, const char *reason)
+{
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (!rc)
+        rc = check_memory_id(id, canon);
+    if (!rc && at < 0)
+        rc = mn__err(MN_INVALID, "at: must not be negative");
+    if (!rc && actor && strlen(actor) > MN_FACT_MAX_ACTOR)
+        rc = mn__err(MN_TOOBIG, "actor: over the limit of %d bytes", MN_FACT_MAX_ACTOR);
+    if (!rc && reason && strlen(reason) > MN_FACT_MAX_REASON)
+        rc = mn__err(MN_TOOBIG, "reason: over the limit of %d bytes", MN_FACT_MAX_REASON);
+    mn_memory *cur = NULL;
+    if (!rc)
+        rc = current_version(db, canon, &cur);
+    if (rc)
+        return rc;
+    int64_t now = mn_clock_now_ms();
+    mn_memory m = *cur;
+    m.version = cur->version + 1;
+    m.valid_to = at ? at : now;
+    m.recorded_at = now;
+    m.superseded_at = 0;
+    m.change = "delete";
+    m.actor = (char *)(actor ? actor : "api");
+    m.reason = (char *)reason;
+    if (is_closed(cur, now))
+        rc = mn__err(MN_INVALID, "memory %s: already closed", canon);
+    else if (m.valid_to <= m.valid_from)
+        rc = mn__err(MN_INVALID, "at: must be after the memory's valid_from");
+    if (!rc)
+        rc = store_version(db, &m, NULL);
+    mn_memory_free(cur);
+    return rc;
+}
+
+mn_status mn_memory_forget(mn_db *db, const char *id)
+{
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (!rc)
+        rc = check_memory_id(id, canon);
+    int64_t removed = 0;
+    if (!rc)
+        rc = db->store->ops->memory->forget(db->store, canon, &removed);
+    if (!rc && removed == 0)
+        rc = mn__err(MN_NOTFOUND, "memory %s: no such memory", canon);
+    return rc;
+}
+
+/* ---- reading --------------------------------------------------------------------------------- */
+
+mn_status mn_memory_history(mn_db *db, const char *id, mn_memories **out)
+{
+    *out = NULL;
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (!rc)
+        rc = check_memory_id(id, canon);
+    if (rc)
+        return rc;
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    mn_store_memory_query sq = {&q, canon, 1, NULL, 0, mn_clock_now_ms(), 0, 0};
+    if ((rc = run_query(db, &sq, out)))
+        return rc;
+    if ((*out)->count == 0) {
+        mn_memories_free(*out);
+        *out = NULL;
+        return mn__err(MN_NOTFOUND, "memory %s: no such memory", canon);
+    }
+    return MN_OK;
+}
+
+static mn_status check_query_arg(const mn_memory_query *q)
+{
+    return q ? mn_fact_check_query(q) : MN_OK;
+}
+
+mn_status mn_memory_list(mn_db *db, const mn_memory_query *q, mn_memories **out)
+{
+    *out = NULL;
+    mn_status rc = mn__check_db(db);
+    if (!rc)
+        rc = check_query_arg(q);
+    if (rc)
+        return rc;
+    mn_memory_query dflt = MN_MEMORY_QUERY_INIT;
+    if (!q)
+        q = &dflt;
+    mn_store_memory_query sq = {q, NULL, 0, NULL, 0, mn_clock_now_ms(), q->limit ? q->limit : DEFAULT_LIST_LIMIT,
+                                q->offset};
+    return run_query(db, &sq, out);
+}
+
+/* Semantic: an exact scan of the vectors of the memories that pass the filters. */
+struct scan {
+    const float *q;
+    uint32_t dim;
+    mn_memories *best; /* sorted best first, at most k */
+    size_t k;
+    mn_status rc;
+};
+
+static double cosine(const float *a, const float *b, uint32_t dim)
+{
+    double dot = 0, na = 0, nb = 0;
+    for (uint32_t i = 0; i < dim; i++) {
+        dot += (double)a[i] * b[i];
+        na += (double)a[i] * a[i];
+        nb += (double)b[i] * b[i];
+    }
+    return na > 0 && nb > 0 ? dot / (sqrt(na) * sqrt(nb)) : 0;
+}
+
+static int scan_row(void *user, const mn_memory *m, double bm25, const float *vec, uint32_t dim)
+{
+    (void)bm25;
+    struct scan *s = user;
+    if (!vec || dim != s->dim)
+        return 0; /* another embedder's vector: not comparable */
+    double score = cosine(s->q, vec, dim);
+    mn_memories *b = s->best;
+    if (b->count == s->k && score <= b->items[b->count - 1].score)
+        return 0;
+    size_t pos = b->count < s->k ? b->count : s->k - 1;
+    if (b->count == s->k)
+        mn_fact_release(&b->items[pos]);
+    else
+        b->count++;
+    while (pos > 0 && b->items[pos - 1].score < score) {
+        b->items[pos] = b->items[pos - 1];
+        pos--;
+    }
+    if ((s->rc = mn_fact_copy(&b->items[pos], m))) {
+        memmove(&b->items[pos], &b->items[pos + 1], (b->count - pos - 1) * sizeof *b->items);
+        b->count--;
+        return 1;
+    }
+    b->items[pos].score = score;
+    return 0;
+}
+
+static mn_status semantic(mn_db *db, const char *query, const mn_memory_query *q, size_t k, mn_memories **out)
+{
+    *out = NULL;
+    float *qv = NULL;
+    uint32_t dim = 0;
+    mn_embedder *e = NULL;
+    mn_status rc = mn__search_embedder(db, &e);
+    if (!rc)
+        rc = mn_embed_texts_alloc(e, &query, 1, &qv, &dim);
+    if (rc)
+        return rc;
+    mn_memories *best = calloc(1, sizeof *best);
+    if (best)
+        best->items = calloc(k, sizeof *best->items);
+    if (!best || !best->items) {
+        free(qv);
+        mn_memories_free(best);
+        return mn__nomem();
+    }
+    struct scan s = {qv, dim, best, k, MN_OK};
+    mn_store_memory_query sq = {q, NULL, 0, NULL, 1, mn_clock_now_ms(), 0, 0};
+    rc = db->store->ops->memory->query(db->store, &sq, scan_row, &s);
+    if (!rc)
+        rc = s.rc;
+    free(qv);
+    if (rc)
+        mn_memories_free(best);
+    else
+        *out = best;
+    return rc;
+}
+
+static mn_status keyword(mn_db *db, const char *query, const mn_memory_query *q, size_t k, mn_memories **out)
+{
+    *out = NULL;
+    struct mn_buf match = MN_BUF_INIT;
+    size_t terms = 0;
+    mn_status rc = mn_fts_query(query, &match, &terms);
+    if (!rc && terms == 0) {
+        *out = calloc(1, sizeof **out);
+        rc = *out ? MN_OK : mn__nomem();
+    } else if (!rc) {
+        mn_store_memory_query sq = {q, NULL, 0, match.data, 0, mn_clock_now_ms(), k, 0};
+        rc = run_query(db, &sq, out);
+    }
+    mn_buf_release(&match);
+    return rc;
+}
+
+/* Where (id, version) of m is in list, or -1. */
+static long find(const mn_memories *list, const mn_memory *m)
+{
+    for (size_t i = 0; i < list->count; i++)
+        if (list->items[i].version == m->version && strcmp(list->items[i].id, m->id) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* Reciprocal rank fusion of the two lists; items are moved out of a and b. */
+static mn_status fuse(mn_memories *a, mn_memories *b, size_t k, double rrf_k, mn_memories **out)
+{
+    struct mn_ranked *ra = calloc(a->count + 1, sizeof *ra), *rb = calloc(b->count + 1, sizeof *rb), *fused = NULL;
+    size_t n = 0;
+    mn_status rc = ra && rb ? MN_OK : mn__nomem();
+    /* ids: position in a, or a->count + position in b for what only b has */
+    for (size_t i = 0; !rc && i < a->count; i++)
+        ra[i] = (struct mn_ranked){(int64_t)i, a->items[i].score};
+    for (size_t i = 0; !rc && i < b->count; i++) {
+        long in_a = find(a, &b->items[i]);
+        rb[i] = (struct mn_ranked){in_a >= 0 ? in_a : (int64_t)(a->count + i), b->items[i].score};
+    }
+    if (!rc)
+        rc = mn_rrf(ra, a->count, rb, b->count, rrf_k, &fused, &n);
+    if (!rc) {
+        *out = calloc(1, sizeof **out);
+        if (*out)
+            (*out)->items = calloc(n < k ? n + 1 : k, sizeof *(*out)->items);
+        if (!*out || !(*out)->items)
+            rc = mn__nomem();
+    }
+    for (size_t i = 0; !rc && i < n && i < k; i++) {
+        size_t id = (size_t)fused[i].id;
+        mn_memory *src = id < a->count ? &a->items[id] : &b->items[id - a->count];
+        (*out)->items[(*out)->count] = *src;
+        (*out)->items[(*out)->count++].score = fused[i].score;
+        memset(src, 0, sizeof *src);
+    }
+    if (rc && *out) {
+        mn_memories_free(*out);
+        *out = NULL;
+    }
+    free(ra);
+    free(rb);
+    free(fused);
+    return rc;
+}
+
+mn_status mn_memory_search(mn_db *db, const char *query, mn_search_mode mode, const mn_memory_query *q,
+                           mn_memories **out)
+{
+    *out = NULL;
+    mn_status rc = mn__check_db(db);
+    if (!rc)
+        rc = check_query_arg(q);
+    if (!rc && (!query || !*query))
+        rc = mn__err(MN_INVALID, "query: must not be empty");
+    if (!rc && strlen(query) > MAX_QUERY_BYTES)
+        rc = mn__err(MN_TOOBIG, "query: over the limit of %d bytes", MAX_QUERY_BYTES);
+    if (!rc && !mn_utf8_valid(query, strlen(query), NULL))
+        rc = mn__err(MN_INVALID, "query: not valid UTF-8");
+    if (!rc && (unsigned)mode > MN_SEARCH_HYBRID)
+        rc = mn__err(MN_INVALID, "mode: %d is not a search mode", (int)mode);
+    if (rc)
+        return rc;
+    mn_memory_query dflt = MN_MEMORY_QUERY_INIT;
+    if (!q)
+        q = &dflt;
+    size_t k = q->limit ? q->limit : DEFAULT_TOP_K;
+    int have_embedder = strcmp(mn_config_str(db->cfg, "embedder.name"), "none") != 0;
+    if (mode == MN_SEARCH_AUTO)
+        mode = have_embedder ? MN_SEARCH_HYBRID : MN_SEARCH_KEYWORD;
+    if (mode == MN_SEARCH_KEYWORD)
+        return keyword(db, query, q, k, out);
+    if (mode == MN_SEARCH_SEMANTIC)
+        return semantic(db, query, q, k, out);
+    mn_memories *a = NULL, *b = NULL;
+    rc = keyword(db, query, q, k, &a);
+    if (!rc)
+        rc = semantic(db, query, q, k, &b);
+    if (!rc)
+        rc = fuse(a, b, k, (double)mn_config_int(db->cfg, "search.rrf_k"), out);
+    mn_memories_free(a);
+    mn_memories_free(b);
+    return rc;
+}
+
+/* ---- records --------------------------------------------------------------------------------- */
+
+void mn_memory_free(mn_memory *m)
+{
+    if (!m)
+        return;
+    mn_fact_release(m);
+    free(m);
+}
+
+void mn_memories_free(mn_memories *list)
+{
+    if (!list)
+        return;
+    for (size_t i = 0; i < list->count; i++)
+        mn_fact_release(&list->items[i]);
+    free(list->items);
+    free(list);
+}
+
+mn_status mn_memory_to_json(const mn_memory *m, char **out)
+{
+    *out = NULL;
+    json_t *o = m ? mn_fact_json(m, 0) : NULL;
+    if (!o)
+        return m ? mn__nomem() : mn__err(MN_MISUSE, "memory: NULL");
+    *out = mn_json_dump(o);
+    json_decref(o);
+    return *out ? MN_OK : mn__nomem();
+}
+
+mn_status mn_memories_to_json(const mn_memories *list, char **out)
+{
+    *out = NULL;
+    json_t *a = json_array();
+    mn_status rc = a ? MN_OK : mn__nomem();
+    for (size_t i = 0; !rc && list && i < list->count; i++) {
+        json_t *o = mn_fact_json(&list->items[i], 1);
+        if (!o || json_array_append_new(a, o))
+            rc = mn__nomem();
+    }
+    if (!rc && !(*out = mn_json_dump(a)))
+        rc = mn__nomem();
+    json_decref(a);
+    return rc;
+}
+
+/* ---- export, import, migrate ----------------------------------------------------------------- */
+
+struct export_ctx {
+    mn_write_fn write;
+    void *user;
+    mn_status rc;
+};
+
+static int export_row(void *user, const mn_memory *m, double bm25, const float *vec, uint32_t dim)
+{
+    (void)bm25;
+    (void)vec;
+    (void)dim;
+    struct export_ctx *e = user;
+    json_t *o = json_object();
+    json_t *body = mn_fact_json(m, 0);
+    if (!o || !body || json_object_set_new(o, "type", json_string("memory")) || json_object_update(o, body)) {
+        json_decref(o);
+        json_decref(body);
+        e->rc = mn__nomem();
+        return 1;
+    }
+    json_decref(body);
+    char *text = mn_json_dump(o);
+    json_decref(o);
+    if (!text) {
+        e->rc = mn__nomem();
+        return 1;
+    }
+    size_t len = strlen(text);
+    int bad = e->write(e->user, text, len) != 0 || e->write(e->user, "\n", 1) != 0;
+    free(text);
+    if (bad) {
+        e->rc = mn__err(MN_IO, "export: write failed");
+        return 1;
+    }
+    return 0;
+}
+
+mn_status mn__memory_export(mn_db *db, mn_write_fn write, void *user)
+{
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn_clock_now_ms(), 0, 0};
+    struct export_ctx e = {write, user, MN_OK};
+    mn_status rc = db->store->ops->memory->query(db->store, &sq, export_row, &e);
+    return rc ? rc : e.rc;
+}
+
+int mn__memory_line(const char *line, size_t len)
+{
+    static const char head[] = "{\"type\":\"memory\"";
+    return len >= sizeof head - 1 && memcmp(line, head, sizeof head - 1) == 0;
+}
+
+/* Stores one version as it is, with a vector from this handle's embedder when it has one. */
+static mn_status import_version(mn_db *db, const mn_memory *m, int *added)
+{
+    float *vec = NULL;
+    uint32_t dim = 0;
+    mn_status rc = embed_text(db, m->text, &vec, &dim);
+    if (!rc)
+        rc = db->store->ops->memory->import(db->store, m, vec, dim, added);
+    free(vec);
+    return rc;
+}
+
+mn_status mn__memory_import_line(mn_db *db, const char *line, size_t len, int *added)
+{
+    *added = 0;
+    json_error_t e;
+    json_t *o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &e);
+    if (!o || !json_is_object(o)) {
+        json_decref(o);
+        return mn__err(MN_CORRUPT, "memory line: %s", o ? "not an object" : e.text);
+    }
+    mn_memory m;
+    char *meta = NULL;
+    mn_status rc = mn_fact_from_json(o, &m, &meta);
+    char canon[MN_UUID_LEN + 1];
+    if (!rc && !mn_uuid_parse(m.id, canon))
+        rc = mn__err(MN_INVALID, "memory: id: '%s' is not a UUID", m.id);
+    if (!rc)
+        rc = import_version(db, &m, added);
+    free(m.sources);
+    free(meta);
+    json_decref(o);
+    return rc;
+}
+
+struct copy_ctx {
+    mn_db *dst;
+    mn_status rc;
+};
+
+static int copy_row(void *user, const mn_memory *m, double bm25, const float *vec, uint32_t dim)
+{
+    (void)bm25;
+    (void)vec;
+    (void)dim;
+    struct copy_ctx *c = user;
+    int added = 0;
+    c->rc = import_version(c->dst, m, &added);
+    return c->rc != MN_OK;
+}
+
+mn_status mn__memory_copy(mn_db *src, mn_db *dst)
+{
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn_clock_now_ms(), 0, 0};
+    struct copy_ctx c = {dst, MN_OK};
+    mn_status rc = dst->store->ops->begin(dst->store);
+    if (rc)
+        return rc;
+    rc = src->store->ops->memory->query(src->store, &sq, copy_row, &c);
+    if (!rc)
+        rc = c.rc;
+    if (rc)
+        dst->store->ops->rollback(dst->store);
+    else
+        rc = dst->store->ops->commit(dst->store);
+    return rc;
+}

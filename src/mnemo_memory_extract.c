@@ -1,0 +1,164 @@
+/*
+ * mnemo_memory_extract.c — mn_memory_extract: reads a session's messages past its extraction
+ * watermark, asks the extractor for candidates (memory/extract.h) and decides, per candidate,
+ * add / update / nothing against the live memories of the session's namespace. Idempotent: the
+ * watermark (meta "memory.extracted.<session>") skips turns already read, and an older
+ * statement never overwrites a newer one. docs/memory.md ("Extraction").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mnemo_int.h"
+#include "config/config.h"
+#include "memory/extract.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+struct run {
+    mn_db *db;
+    const mn_session *s;
+    const mn_message *m;
+    mn_extract_stats *st;
+    mn_status rc;
+};
+
+static int64_t max_source(const mn_memory *m)
+{
+    int64_t max = 0;
+    for (size_t i = 0; i < m->n_sources; i++)
+        if (m->sources[i] > max)
+            max = m->sources[i];
+    return max;
+}
+
+/* The live memory of the namespace with this kind and key (keyed) or text (not keyed). */
+static mn_status find(struct run *r, const struct mn_candidate *c, mn_memory **out)
+{
+    *out = NULL;
+    char meta[MN_EXTRACT_MAX_KEY + 16];
+    snprintf(meta, sizeof meta, "{\"key\":\"%s\"}", c->key); /* keys are letters, spaces, - and ' */
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    q.ns = r->s->ns;
+    q.kind = c->kind;
+    q.metadata = c->key[0] ? meta : NULL;
+    q.limit = 1000;
+    mn_memories *l = NULL;
+    mn_status rc = mn_memory_list(r->db, &q, &l);
+    for (size_t i = 0; !rc && i < l->count && !*out; i++) {
+        mn_memory *m = &l->items[i];
+        if (c->key[0] || strcmp(m->text, c->text) == 0) {
+            *out = malloc(sizeof **out);
+            if (!*out)
+                rc = mn__nomem();
+            else {
+                **out = *m;
+                memset(m, 0, sizeof *m);
+            }
+        }
+    }
+    mn_memories_free(l);
+    return rc;
+}
+
+static int apply(void *user, const struct mn_candidate *c)
+{
+    struct run *r = user;
+    r->st->candidates++;
+    mn_memory *have = NULL;
+    if ((r->rc = find(r, c, &have)))
+        return 1;
+    int64_t src = r->m->id;
+    char reason[64];
+    snprintf(reason, sizeof reason, "said in message %lld", (long long)src);
+    if (have && (strcmp(have->text, c->text) == 0 || src <= max_source(have))) {
+        r->st->unchanged++; /* the same, or an older statement than the one it holds */
+    } else if (have) {
+        mn_memory_in in = MN_MEMORY_IN_INIT;
+        in.text = c->text;
+        in.sources = &src;
+        in.n_sources = 1;
+        in.valid_from = r->m->created_at > have->valid_from ? r->m->created_at : 0;
+        in.actor = "extractor:offline";
+        in.reason = reason;
+        r->rc = mn_memory_update(r->db, have->id, &in, NULL);
+        r->st->updated += r->rc == MN_OK;
+    } else {
+        char meta[MN_EXTRACT_MAX_KEY + 16];
+        snprintf(meta, sizeof meta, "{\"key\":\"%s\"}", c->key);
+        mn_memory_in in = MN_MEMORY_IN_INIT;
+        in.text = c->text;
+        in.kind = c->kind;
+        in.ns = r->s->ns;
+        in.metadata = c->key[0] ? meta : NULL;
+        in.sources = &src;
+        in.n_sources = 1;
+        in.pinned = 0;
+        in.token_cap = 0;
+        in.valid_from = r->m->created_at;
+        in.actor = "extractor:offline";
+        in.reason = reason;
+        r->rc = mn_memory_add(r->db, &in, NULL);
+        r->st->added += r->rc == MN_OK;
+    }
+    mn_memory_free(have);
+    return r->rc != MN_OK;
+}
+
+mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extractor, mn_extract_stats *stats)
+{
+    mn_extract_stats st = {0, 0, 0, 0, 0, 0, 0};
+    if (stats)
+        *stats = st;
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = mn__check_db(db);
+    if (!rc)
+        rc = mn__check_id(session_id, canon);
+    if (rc)
+        return rc;
+    if (!extractor) {
+        extractor = mn_config_str(db->cfg, "memory.extract");
+        if (strcmp(extractor, "off") == 0)
+            extractor = "offline";
+    }
+    int llm = strcmp(extractor, "llm") == 0;
+    if (!llm && strcmp(extractor, "offline") != 0)
+        return mn__err(MN_INVALID, "extractor: '%s' is not one of offline, llm", extractor);
+    mn_session *s = NULL;
+    if ((rc = mn__live_session(db, canon, &s)))
+        return rc;
+    char key[64 + MN_UUID_LEN];
+    snprintf(key, sizeof key, "memory.extracted.%s", canon);
+    char *mark = NULL;
+    rc = db->store->ops->meta_get(db->store, key, &mark);
+    mn_history_opts ho = MN_HISTORY_OPTS_INIT;
+    ho.after_seq = mark ? strtoll(mark, NULL, 10) : 0;
+    ho.all = 1;
+    free(mark);
+    mn_messages *msgs = NULL;
+    if (!rc)
+        rc = mn_history(db, canon, &ho, &msgs);
+    struct run r = {db, s, NULL, &st, MN_OK};
+    int malformed = 0;
+    if (!rc && llm)
+        rc = mn__memory_extract_llm(db, s, msgs, &st, &malformed);
+    for (size_t i = 0; !rc && !llm && i < msgs->count; i++) {
+        const mn_message *m = &msgs->items[i];
+        if (m->role != MN_ROLE_USER || !m->content)
+            continue;
+        st.messages++;
+        r.m = m;
+        mn_extract_offline(m->content, apply, &r);
+        rc = r.rc;
+    }
+    if (!rc && msgs->count && !malformed) {
+        char seq[32];
+        snprintf(seq, sizeof seq, "%lld", (long long)msgs->items[msgs->count - 1].seq);
+        rc = db->store->ops->meta_set(db->store, key, seq);
+    }
+    mn_messages_free(msgs);
+    mn_session_free(s);
+    if (!rc && stats)
+        *stats = st;
+    return rc;
+}

@@ -1,0 +1,365 @@
+/*
+ * memories.c — the PostgreSQL side of long-term memory (store_memory.h): the same rows as
+ * sqlite/memories.c, keyword search through the generated memories.tsv column (schema.h
+ * version 5), vectors as BYTEA. A new version closes the previous one in the same transaction.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "memory/fact.h"
+#include "store/postgres/pg_int.h"
+#include "store/store_memory.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "vectors are stored as little-endian f32");
+
+#define MEMORY_COLS                                                                                                  \
+    "m.vid, m.id, m.version, m.text, m.kind, m.namespace, m.user_id, m.agent_id, m.session_id, m.metadata,"         \
+    " m.sources, m.pinned, m.token_cap, m.valid_from, m.valid_to, m.recorded_at, m.superseded_at, m.change,"         \
+    " m.actor, m.reason"
+#define N_MEMORY_COLS 20
+
+static const char SQL_CLOSE_PREV[] =
+    "UPDATE memories SET superseded_at = $3,"
+    " valid_to = CASE WHEN valid_to = 0 OR valid_to > $4 THEN greatest(valid_from, $4) ELSE valid_to END"
+    " WHERE id = $1 AND version = $2 AND superseded_at = 0";
+static const char SQL_INSERT[] =
+    "INSERT INTO memories (id, version, text, kind, namespace, user_id, agent_id, session_id, metadata, sources,"
+    " pinned, token_cap, valid_from, valid_to, recorded_at, superseded_at, change, actor, reason)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
+    " ON CONFLICT (id, version) DO NOTHING RETURNING vid";
+static const char SQL_VEC_INSERT[] = "INSERT INTO memory_vectors (vid, dim, vector) VALUES ($1, $2, $3)";
+static const char SQL_FORGET[] = "DELETE FROM memories WHERE id = $1";
+
+struct write_arg {
+    const mn_memory *m;
+    const float *vec;
+    uint32_t dim;
+    int64_t vid;
+    int64_t removed;
+    const char *id;
+};
+
+static mn_status insert_row(struct pg_conn *c, const mn_memory *m, int64_t *vid)
+{
+    char *sources = mn_fact_sources_json(m->sources, m->n_sources);
+    if (!sources)
+        return mn__nomem();
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, m->id);
+    mn_pg_i64(&p, m->version);
+    mn_pg_text(&p, m->text);
+    mn_pg_text(&p, m->kind);
+    mn_pg_text(&p, m->ns);
+    mn_pg_text(&p, m->user_id);
+    mn_pg_text(&p, m->agent_id);
+    mn_pg_text(&p, m->session_id);
+    mn_pg_text(&p, m->metadata ? m->metadata : "{}");
+    mn_pg_text(&p, sources);
+    mn_pg_i64(&p, m->pinned);
+    mn_pg_i64(&p, m->token_cap);
+    mn_pg_i64(&p, m->valid_from);
+    mn_pg_i64(&p, m->valid_to);
+    mn_pg_i64(&p, m->recorded_at);
+    mn_pg_i64(&p, m->superseded_at);
+    mn_pg_text(&p, m->change);
+    mn_pg_text(&p, m->actor);
+    mn_pg_text(&p, m->reason);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_INSERT, &p, 0, "memory insert", &r);
+    free(sources);
+    if (rc)
+        return rc;
+    *vid = PQntuples(r) ? mn_pg_col_i64(r, 0, 0) : 0;
+    PQclear(r);
+    return MN_OK;
+}
+
+static mn_status put_vector(struct pg_conn *c, int64_t vid, const float *vec, uint32_t dim);
+
+static mn_status write_body(struct pg_conn *c, void *arg)
+{
+    struct write_arg *a = arg;
+    const mn_memory *m = a->m;
+    PGresult *r = NULL;
+    mn_status rc;
+    if (m->version > 1) {
+        struct pg_params p;
+        mn_pg_params_init(&p);
+        mn_pg_text(&p, m->id);
+        mn_pg_i64(&p, m->version - 1);
+        mn_pg_i64(&p, m->recorded_at);
+        mn_pg_i64(&p, m->valid_from);
+        if ((rc = mn_pg_query(c, SQL_CLOSE_PREV, &p, 0, "memory close", &r)))
+            return rc;
+        int64_t n = mn_pg_changes(r);
+        PQclear(r);
+        if (n != 1)
+            return mn__err(MN_CONFLICT, "memory %s: version %lld is not the current version any more", m->id,
+                           (long long)(m->version - 1));
+    }
+    if ((rc = insert_row(c, m, &a->vid)))
+        return rc;
+    if (!a->vid)
+        return mn__err(MN_CONFLICT, "memory %s: version %lld exists", m->id, (long long)m->version);
+    return a->vec ? put_vector(c, a->vid, a->vec, a->dim) : MN_OK;
+}
+
+static mn_status op_write(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim)
+{
+    struct write_arg a = {m, vec, dim, 0, 0, NULL};
+    return mn_pg_run(PG(st), PG_WRITE, write_body, &a);
+}
+
+static mn_status put_vector(struct pg_conn *c, int64_t vid, const float *vec, uint32_t dim)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, vid);
+    mn_pg_i64(&p, dim);
+    mn_pg_bin(&p, vec, (int)(dim * sizeof(float)));
+    return mn_pg_query(c, SQL_VEC_INSERT, &p, 0, "memory vector", NULL);
+}
+
+static mn_status import_body(struct pg_conn *c, void *arg)
+{
+    struct write_arg *a = arg;
+    mn_status rc = insert_row(c, a->m, &a->vid);
+    if (!rc && a->vid && a->vec)
+        rc = put_vector(c, a->vid, a->vec, a->dim);
+    return rc;
+}
+
+static mn_status op_import(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added)
+{
+    struct write_arg a = {m, vec, dim, 0, 0, NULL};
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, import_body, &a);
+    *added = a.vid != 0;
+    return rc;
+}
+
+static mn_status forget_body(struct pg_conn *c, void *arg)
+{
+    struct write_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, a->id);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_FORGET, &p, 0, "memory forget", &r);
+    if (rc)
+        return rc;
+    a->removed = mn_pg_changes(r);
+    PQclear(r);
+    return MN_OK;
+}
+
+static mn_status op_forget(mn_store *st, const char *id, int64_t *removed)
+{
+    struct write_arg a = {NULL, NULL, 0, 0, 0, id};
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, forget_body, &a);
+    *removed = a.removed;
+    return rc;
+}
+
+/* ---- queries --------------------------------------------------------------------------------- */
+
+struct query_arg {
+    const mn_store_memory_query *sq;
+    mn_store_memory_fn fn;
+    void *user;
+    const char *terms; /* text[] literal, or NULL */
+};
+
+struct binds {
+    const char *v[64];
+    char num[64][24];
+    int n;
+    int oom;
+};
+
+static void add(struct binds *b, struct mn_buf *sql, const char *s) { b->oom |= mn_buf_adds(sql, s) != MN_OK; }
+
+static void bind_text(struct binds *b, struct mn_buf *sql, const char *fmt, const char *v)
+{
+    b->v[b->n++] = v;
+    b->oom |= mn_buf_addf(sql, fmt, b->n) != MN_OK;
+}
+
+static void bind_num(struct binds *b, struct mn_buf *sql, const char *fmt, int64_t v)
+{
+    snprintf(b->num[b->n], sizeof b->num[b->n], "%lld", (long long)v);
+    b->v[b->n] = b->num[b->n];
+    b->n++;
+    b->oom |= mn_buf_addf(sql, fmt, b->n) != MN_OK;
+}
+
+static void build_where(const mn_store_memory_query *sq, struct binds *b, struct mn_buf *sql, json_t *meta)
+{
+    const mn_memory_query *q = sq->q;
+    if (sq->id)
+        bind_text(b, sql, " AND m.id = $%d", sq->id);
+    if (q->ns)
+        bind_text(b, sql, " AND m.namespace = $%d", q->ns);
+    if (q->user_id)
+        bind_text(b, sql, " AND m.user_id = $%d", q->user_id);
+    if (q->agent_id)
+        bind_text(b, sql, " AND m.agent_id = $%d", q->agent_id);
+    if (q->session_id)
+        bind_text(b, sql, " AND m.session_id = $%d", q->session_id);
+    if (q->kind)
+        bind_text(b, sql, " AND m.kind = $%d", q->kind);
+    if (q->pinned >= 0)
+        bind_num(b, sql, " AND m.pinned = $%d::int", q->pinned);
+    if (!sq->all_versions) {
+        if (q->as_of) {
+            bind_num(b, sql, " AND m.valid_from <= $%d::bigint", q->as_of);
+            bind_num(b, sql, " AND (m.valid_to = 0 OR m.valid_to > $%d::bigint)", q->as_of);
+        } else {
+            add(b, sql, " AND m.superseded_at = 0");
+            if (!q->include_closed)
+                bind_num(b, sql, " AND (m.valid_to = 0 OR m.valid_to > $%d::bigint)", sq->now_ms);
+        }
+    }
+    const char *key;
+    json_t *val;
+    json_object_foreach(meta, key, val)
+    {
+        /* keys checked by mn_fact_check_query: [A-Za-z0-9_-]; passed as a parameter anyway */
+        bind_text(b, sql, " AND (m.metadata::jsonb -> $%d::text)", key);
+        bind_text(b, sql, " = $%d::jsonb", json_string_value(val));
+    }
+}
+
+static mn_status read_row(PGresult *r, int row, mn_memory *m)
+{
+    memset(m, 0, sizeof *m);
+    m->id = (char *)mn_pg_col_text(r, row, 1);
+    m->version = mn_pg_col_i64(r, row, 2);
+    m->text = (char *)mn_pg_col_text(r, row, 3);
+    m->kind = (char *)mn_pg_col_text(r, row, 4);
+    m->ns = (char *)mn_pg_col_text(r, row, 5);
+    m->user_id = (char *)mn_pg_col_text(r, row, 6);
+    m->agent_id = (char *)mn_pg_col_text(r, row, 7);
+    m->session_id = (char *)mn_pg_col_text(r, row, 8);
+    m->metadata = (char *)mn_pg_col_text(r, row, 9);
+    m->pinned = (int)mn_pg_col_i64(r, row, 11);
+    m->token_cap = mn_pg_col_i64(r, row, 12);
+    m->valid_from = mn_pg_col_i64(r, row, 13);
+    m->valid_to = mn_pg_col_i64(r, row, 14);
+    m->recorded_at = mn_pg_col_i64(r, row, 15);
+    m->superseded_at = mn_pg_col_i64(r, row, 16);
+    m->change = (char *)mn_pg_col_text(r, row, 17);
+    m->actor = (char *)mn_pg_col_text(r, row, 18);
+    m->reason = (char *)mn_pg_col_text(r, row, 19);
+    return mn_fact_sources_parse(mn_pg_col_text(r, row, 10), &m->sources, &m->n_sources);
+}
+
+static mn_status query_body(struct pg_conn *c, void *arg)
+{
+    struct query_arg *a = arg;
+    const mn_store_memory_query *sq = a->sq;
+    struct mn_buf sql = MN_BUF_INIT;
+    struct binds b = {0};
+    json_t *meta = NULL;
+    if (sq->q->metadata) {
+        json_error_t e;
+        json_t *o = json_loads(sq->q->metadata, 0, &e);
+        meta = json_object();
+        const char *key;
+        json_t *val;
+        json_object_foreach(o, key, val)
+        {
+            char *vj = json_dumps(val, JSON_ENCODE_ANY | JSON_COMPACT);
+            json_object_set_new(meta, key, json_string(vj ? vj : "null"));
+            free(vj);
+        }
+        json_decref(o);
+    }
+    add(&b, &sql, "");
+    if (a->terms) {
+        bind_text(&b, &sql,
+                  "WITH q AS MATERIALIZED (SELECT coalesce(string_agg('(' || x.q::text || ')', ' | '), '')::tsquery"
+                  " AS q FROM (SELECT plainto_tsquery('mnemo', mn_fold(t)) AS q FROM unnest($%d::text[]) AS t) x"
+                  " WHERE numnode(x.q) > 0) ",
+                  a->terms);
+    }
+    add(&b, &sql, "SELECT " MEMORY_COLS);
+    add(&b, &sql, a->terms ? ", ts_rank_cd(m.tsv, (SELECT q FROM q), 1)::text AS score" : ", '0'");
+    add(&b, &sql, sq->want_vectors ? ", v.dim, v.vector" : ", 0, NULL::bytea");
+    add(&b, &sql, " FROM memories m");
+    if (sq->want_vectors)
+        add(&b, &sql, " JOIN memory_vectors v ON v.vid = m.vid");
+    add(&b, &sql, " WHERE true");
+    if (a->terms)
+        add(&b, &sql, " AND m.tsv @@ (SELECT q FROM q)");
+    build_where(sq, &b, &sql, meta);
+    if (sq->all_versions)
+        add(&b, &sql, " ORDER BY m.id, m.version");
+    else if (a->terms)
+        add(&b, &sql, " ORDER BY score DESC, m.vid");
+    else
+        add(&b, &sql, " ORDER BY m.recorded_at DESC, m.vid DESC");
+    if (sq->limit)
+        b.oom |= mn_buf_addf(&sql, " LIMIT %zu OFFSET %zu", sq->limit, sq->offset) != MN_OK;
+    mn_status rc = b.oom ? mn__nomem() : MN_OK;
+    PGresult *r = NULL;
+    if (!rc) {
+        r = PQexecParams(c->pg, sql.data, b.n, NULL, b.v, NULL, NULL, 1);
+        if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
+            rc = mn_pg_fail(c, r, "memory query");
+            PQclear(r);
+            r = NULL;
+        }
+    }
+    for (int i = 0; !rc && r && i < PQntuples(r); i++) {
+        mn_memory m;
+        if ((rc = read_row(r, i, &m)))
+            break;
+        const float *vec = NULL;
+        uint32_t dim = 0;
+        if (sq->want_vectors) {
+            dim = (uint32_t)mn_pg_col_i64(r, i, N_MEMORY_COLS + 1);
+            vec = (const float *)PQgetvalue(r, i, N_MEMORY_COLS + 2);
+            if ((size_t)PQgetlength(r, i, N_MEMORY_COLS + 2) != dim * sizeof(float))
+                vec = NULL, dim = 0;
+        }
+        c->visible = 1;
+        int stop = a->fn(a->user, &m, mn_pg_col_double(r, i, N_MEMORY_COLS), vec, dim);
+        free(m.sources);
+        if (stop)
+            break;
+    }
+    PQclear(r);
+    json_decref(meta);
+    mn_buf_release(&sql);
+    return rc;
+}
+
+static mn_status op_query(mn_store *st, const mn_store_memory_query *sq, mn_store_memory_fn fn, void *user)
+{
+    struct mn_buf terms = MN_BUF_INIT;
+    size_t n = 0;
+    mn_status rc = MN_OK;
+    if (sq->match && (rc = mn_pg_match_terms(sq->match, &terms, &n)) == MN_OK && n == 0) {
+        mn_buf_release(&terms);
+        return MN_OK;
+    }
+    struct query_arg a = {sq, fn, user, sq->match ? terms.data : NULL};
+    if (!rc)
+        rc = mn_pg_run(PG(st), PG_AUTOCOMMIT, query_body, &a);
+    mn_buf_release(&terms);
+    return rc;
+}
+
+const struct mn_store_memory_ops mn_pg_memory_ops = {
+    .write = op_write,
+    .query = op_query,
+    .forget = op_forget,
+    .import = op_import,
+};

@@ -1,0 +1,376 @@
+/*
+ * memories.c — the SQLite side of long-term memory (store_memory.h): one row per version in
+ * `memories`, its text in memories_fts, its vector in memory_vectors (schema.h version 5).
+ * A new version closes the previous one in the same write transaction. docs/memory.md.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory/fact.h"
+#include "store/sqlite/sqlite_int.h"
+#include "store/store_memory.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "vectors are stored as little-endian f32");
+
+#define S(st) ((struct sqlite_store *)(st))
+#define MEMORY_COLS                                                                                                  \
+    "m.vid, m.id, m.version, m.text, m.kind, m.namespace, m.user_id, m.agent_id, m.session_id, m.metadata,"         \
+    " m.sources, m.pinned, m.token_cap, m.valid_from, m.valid_to, m.recorded_at, m.superseded_at, m.change,"         \
+    " m.actor, m.reason"
+#define N_MEMORY_COLS 20
+
+static const char SQL_CLOSE_PREV[] =
+    "UPDATE memories SET superseded_at = ?3,"
+    " valid_to = CASE WHEN valid_to = 0 OR valid_to > ?4 THEN max(valid_from, ?4) ELSE valid_to END"
+    " WHERE id = ?1 AND version = ?2 AND superseded_at = 0";
+static const char SQL_INSERT[] =
+    "INSERT INTO memories (id, version, text, kind, namespace, user_id, agent_id, session_id, metadata, sources,"
+    " pinned, token_cap, valid_from, valid_to, recorded_at, superseded_at, change, actor, reason)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
+    " ON CONFLICT (id, version) DO NOTHING";
+static const char SQL_FTS_INSERT[] = "INSERT INTO memories_fts (rowid, text) VALUES (?1, ?2)";
+static const char SQL_VEC_INSERT[] = "INSERT INTO memory_vectors (vid, dim, vector) VALUES (?1, ?2, ?3)";
+static const char SQL_FTS_FORGET[] = "DELETE FROM memories_fts WHERE rowid IN (SELECT vid FROM memories WHERE id = ?1)";
+static const char SQL_FORGET[] = "DELETE FROM memories WHERE id = ?1";
+
+static mn_status step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what)
+{
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, what);
+}
+
+/* Inserts the row; *vid gets its rowid, 0 when (id, version) was there already. */
+static mn_status insert_row(struct sqlite_store *s, const mn_memory *m, int64_t *vid)
+{
+    sqlite3_stmt *st = NULL;
+    char *sources = mn_fact_sources_json(m->sources, m->n_sources);
+    if (!sources)
+        return mn__nomem();
+    mn_status rc = mn_sqlite_stmt(s, SQL_INSERT, &st);
+    if (rc) {
+        free(sources);
+        return rc;
+    }
+    mn_sqlite_bind_text(st, 1, m->id);
+    sqlite3_bind_int64(st, 2, m->version);
+    mn_sqlite_bind_text(st, 3, m->text);
+    mn_sqlite_bind_text(st, 4, m->kind);
+    mn_sqlite_bind_text(st, 5, m->ns);
+    mn_sqlite_bind_text(st, 6, m->user_id);
+    mn_sqlite_bind_text(st, 7, m->agent_id);
+    mn_sqlite_bind_text(st, 8, m->session_id);
+    mn_sqlite_bind_text(st, 9, m->metadata ? m->metadata : "{}");
+    mn_sqlite_bind_text(st, 10, sources);
+    sqlite3_bind_int(st, 11, m->pinned);
+    sqlite3_bind_int64(st, 12, m->token_cap);
+    sqlite3_bind_int64(st, 13, m->valid_from);
+    sqlite3_bind_int64(st, 14, m->valid_to);
+    sqlite3_bind_int64(st, 15, m->recorded_at);
+    sqlite3_bind_int64(st, 16, m->superseded_at);
+    mn_sqlite_bind_text(st, 17, m->change);
+    mn_sqlite_bind_text(st, 18, m->actor);
+    mn_sqlite_bind_text(st, 19, m->reason);
+    rc = step_done(s, st, "memory insert");
+    free(sources);
+    *vid = !rc && sqlite3_changes(s->db) ? sqlite3_last_insert_rowid(s->db) : 0;
+    if (rc || !*vid)
+        return rc;
+    if ((rc = mn_sqlite_stmt(s, SQL_FTS_INSERT, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, *vid);
+    mn_sqlite_bind_text(st, 2, m->text);
+    return step_done(s, st, "memory keyword index");
+}
+
+static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *vec, uint32_t dim);
+
+static mn_status write_txn(struct sqlite_store *s, const mn_memory *m, const float *vec, uint32_t dim)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc;
+    if (m->version > 1) {
+        if ((rc = mn_sqlite_stmt(s, SQL_CLOSE_PREV, &st)))
+            return rc;
+        mn_sqlite_bind_text(st, 1, m->id);
+        sqlite3_bind_int64(st, 2, m->version - 1);
+        sqlite3_bind_int64(st, 3, m->recorded_at);
+        sqlite3_bind_int64(st, 4, m->valid_from);
+        if ((rc = step_done(s, st, "memory close")))
+            return rc;
+        if (sqlite3_changes(s->db) != 1)
+            return mn__err(MN_CONFLICT, "memory %s: version %lld is not the current version any more", m->id,
+                           (long long)(m->version - 1));
+    }
+    int64_t vid = 0;
+    if ((rc = insert_row(s, m, &vid)))
+        return rc;
+    if (!vid)
+        return mn__err(MN_CONFLICT, "memory %s: version %lld exists", m->id, (long long)m->version);
+    return vec ? put_vector(s, vid, vec, dim) : MN_OK;
+}
+
+static mn_status write_locked(struct sqlite_store *s, const mn_memory *m, const float *vec, uint32_t dim)
+{
+    mn_status rc = mn_sqlite_begin_write(s);
+    if (rc)
+        return rc;
+    if ((rc = write_txn(s, m, vec, dim))) {
+        mn_sqlite_rollback(s);
+        return rc;
+    }
+    return mn_sqlite_commit(s);
+}
+
+static mn_status op_write(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim)
+{
+    LOCKED(S(st), write_locked(S(st), m, vec, dim));
+}
+
+static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *vec, uint32_t dim)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_VEC_INSERT, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, vid);
+    sqlite3_bind_int64(st, 2, dim);
+    sqlite3_bind_blob(st, 3, vec, (int)(dim * sizeof(float)), SQLITE_STATIC);
+    return step_done(s, st, "memory vector");
+}
+
+static mn_status import_locked(struct sqlite_store *s, const mn_memory *m, const float *vec, uint32_t dim,
+                               int64_t *vid)
+{
+    mn_status rc = insert_row(s, m, vid);
+    if (!rc && *vid && vec)
+        rc = put_vector(s, *vid, vec, dim);
+    return rc;
+}
+
+static mn_status op_import(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added)
+{
+    int64_t vid = 0; /* begin() holds the lock */
+    mn_status rc = import_locked(S(st), m, vec, dim, &vid);
+    *added = vid != 0;
+    return rc;
+}
+
+static mn_status forget_locked(struct sqlite_store *s, const char *id, int64_t *removed)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_begin_write(s);
+    if (!rc && !(rc = mn_sqlite_stmt(s, SQL_FTS_FORGET, &st))) {
+        mn_sqlite_bind_text(st, 1, id);
+        rc = step_done(s, st, "memory forget");
+    }
+    if (!rc && !(rc = mn_sqlite_stmt(s, SQL_FORGET, &st))) {
+        mn_sqlite_bind_text(st, 1, id);
+        rc = step_done(s, st, "memory forget");
+        *removed = sqlite3_changes(s->db);
+    }
+    if (rc) {
+        mn_sqlite_rollback(s);
+        return rc;
+    }
+    return mn_sqlite_commit(s);
+}
+
+static mn_status op_forget(mn_store *st, const char *id, int64_t *removed)
+{
+    *removed = 0;
+    LOCKED(S(st), forget_locked(S(st), id, removed));
+}
+
+/* ---- queries --------------------------------------------------------------------------------- */
+
+/* Appends the WHERE conditions of q; binds are numbered from 1 in the order of vals. */
+struct binds {
+    const char *text[64];
+    int64_t num[64];
+    int is_num[64];
+    int n;
+    int oom;
+};
+
+static void add(struct binds *b, struct mn_buf *sql, const char *s)
+{
+    b->oom |= mn_buf_adds(sql, s) != MN_OK;
+}
+
+static void bind_text(struct binds *b, struct mn_buf *sql, const char *fmt, const char *v)
+{
+    b->text[b->n] = v;
+    b->is_num[b->n++] = 0;
+    b->oom |= mn_buf_addf(sql, fmt, b->n) != MN_OK;
+}
+
+static void bind_num(struct binds *b, struct mn_buf *sql, const char *fmt, int64_t v)
+{
+    b->num[b->n] = v;
+    b->is_num[b->n++] = 1;
+    b->oom |= mn_buf_addf(sql, fmt, b->n) != MN_OK;
+}
+
+static mn_status build_where(const mn_store_memory_query *sq, struct binds *b, struct mn_buf *sql,
+                             json_t **meta_keep)
+{
+    const mn_memory_query *q = sq->q;
+    if (sq->id)
+        bind_text(b, sql, " AND m.id = ?%d", sq->id);
+    if (q->ns)
+        bind_text(b, sql, " AND m.namespace = ?%d", q->ns);
+    if (q->user_id)
+        bind_text(b, sql, " AND m.user_id = ?%d", q->user_id);
+    if (q->agent_id)
+        bind_text(b, sql, " AND m.agent_id = ?%d", q->agent_id);
+    if (q->session_id)
+        bind_text(b, sql, " AND m.session_id = ?%d", q->session_id);
+    if (q->kind)
+        bind_text(b, sql, " AND m.kind = ?%d", q->kind);
+    if (q->pinned >= 0)
+        bind_num(b, sql, " AND m.pinned = ?%d", q->pinned);
+    if (!sq->all_versions) {
+        if (q->as_of) {
+            bind_num(b, sql, " AND m.valid_from <= ?%d", q->as_of);
+            bind_num(b, sql, " AND (m.valid_to = 0 OR m.valid_to > ?%d)", q->as_of);
+        } else {
+            add(b, sql, " AND m.superseded_at = 0");
+            if (!q->include_closed)
+                bind_num(b, sql, " AND (m.valid_to = 0 OR m.valid_to > ?%d)", sq->now_ms);
+        }
+    }
+    if (q->metadata) {
+        /* keys checked by mn_fact_check_query: [A-Za-z0-9_-], safe inside a quoted JSON path */
+        json_error_t e;
+        json_t *o = json_loads(q->metadata, 0, &e);
+        if (!o)
+            return mn__nomem();
+        const char *key;
+        json_t *val;
+        json_object_foreach(o, key, val)
+        {
+            char *vj = json_dumps(val, JSON_ENCODE_ANY | JSON_COMPACT);
+            json_object_set_new(o, key, json_string(vj ? vj : "null"));
+            free(vj);
+            b->oom |= mn_buf_addf(sql, " AND json_extract(m.metadata, '$.\"%s\"') IS json_extract(", key) != MN_OK;
+            bind_text(b, sql, "?%d, '$')", json_string_value(json_object_get(o, key)));
+        }
+        *meta_keep = o; /* owns the bound texts */
+    }
+    return b->oom ? mn__nomem() : MN_OK;
+}
+
+static void bind_all(sqlite3_stmt *st, const struct binds *b)
+{
+    for (int i = 0; i < b->n; i++) {
+        if (b->is_num[i])
+            sqlite3_bind_int64(st, i + 1, b->num[i]);
+        else
+            sqlite3_bind_text(st, i + 1, b->text[i], -1, SQLITE_STATIC);
+    }
+}
+
+static mn_status read_row(sqlite3_stmt *st, mn_memory *m)
+{
+    memset(m, 0, sizeof *m);
+    m->id = (char *)mn_sqlite_col_text(st, 1);
+    m->version = sqlite3_column_int64(st, 2);
+    m->text = (char *)mn_sqlite_col_text(st, 3);
+    m->kind = (char *)mn_sqlite_col_text(st, 4);
+    m->ns = (char *)mn_sqlite_col_text(st, 5);
+    m->user_id = (char *)mn_sqlite_col_text(st, 6);
+    m->agent_id = (char *)mn_sqlite_col_text(st, 7);
+    m->session_id = (char *)mn_sqlite_col_text(st, 8);
+    m->metadata = (char *)mn_sqlite_col_text(st, 9);
+    m->pinned = sqlite3_column_int(st, 11);
+    m->token_cap = sqlite3_column_int64(st, 12);
+    m->valid_from = sqlite3_column_int64(st, 13);
+    m->valid_to = sqlite3_column_int64(st, 14);
+    m->recorded_at = sqlite3_column_int64(st, 15);
+    m->superseded_at = sqlite3_column_int64(st, 16);
+    m->change = (char *)mn_sqlite_col_text(st, 17);
+    m->actor = (char *)mn_sqlite_col_text(st, 18);
+    m->reason = (char *)mn_sqlite_col_text(st, 19);
+    return mn_fact_sources_parse(mn_sqlite_col_text(st, 10), &m->sources, &m->n_sources);
+}
+
+static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_query *sq, mn_store_memory_fn fn,
+                              void *user)
+{
+    struct mn_buf sql = MN_BUF_INIT;
+    struct binds b = {0};
+    json_t *meta = NULL;
+    add(&b, &sql, "SELECT " MEMORY_COLS);
+    add(&b, &sql, sq->match ? ", -bm25(memories_fts)" : ", 0");
+    add(&b, &sql, sq->want_vectors ? ", v.dim, v.vector" : ", 0, NULL");
+    if (sq->match) {
+        add(&b, &sql, " FROM memories_fts JOIN memories m ON m.vid = memories_fts.rowid");
+    } else {
+        add(&b, &sql, " FROM memories m");
+    }
+    if (sq->want_vectors)
+        add(&b, &sql, " JOIN memory_vectors v ON v.vid = m.vid");
+    add(&b, &sql, " WHERE 1");
+    if (sq->match)
+        bind_text(&b, &sql, " AND memories_fts MATCH ?%d", sq->match);
+    mn_status rc = build_where(sq, &b, &sql, &meta);
+    if (sq->all_versions)
+        add(&b, &sql, " ORDER BY m.id, m.version");
+    else if (sq->match)
+        add(&b, &sql, " ORDER BY memories_fts.rank, m.vid");
+    else
+        add(&b, &sql, " ORDER BY m.recorded_at DESC, m.vid DESC");
+    if (sq->limit)
+        b.oom |= mn_buf_addf(&sql, " LIMIT %zu OFFSET %zu", sq->limit, sq->offset) != MN_OK;
+    if (!rc && b.oom)
+        rc = mn__nomem();
+    sqlite3_stmt *st = NULL;
+    if (!rc) {
+        int r = sqlite3_prepare_v2(s->db, sql.data, -1, &st, NULL);
+        if (r != SQLITE_OK)
+            rc = mn_sqlite_fail(s, r, "memory query");
+    }
+    if (!rc) {
+        bind_all(st, &b);
+        int r;
+        while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+            mn_memory m;
+            if ((rc = read_row(st, &m)))
+                break;
+            const float *vec = NULL;
+            uint32_t dim = 0;
+            if (sq->want_vectors) {
+                dim = (uint32_t)sqlite3_column_int64(st, N_MEMORY_COLS + 1);
+                vec = sqlite3_column_blob(st, N_MEMORY_COLS + 2);
+                if ((size_t)sqlite3_column_bytes(st, N_MEMORY_COLS + 2) != dim * sizeof(float))
+                    vec = NULL, dim = 0;
+            }
+            int stop = fn(user, &m, sqlite3_column_double(st, N_MEMORY_COLS), vec, dim);
+            free(m.sources);
+            if (stop)
+                break;
+        }
+        if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
+            rc = mn_sqlite_fail(s, r, "memory query");
+    }
+    sqlite3_finalize(st);
+    json_decref(meta);
+    mn_buf_release(&sql);
+    return rc;
+}
+
+static mn_status op_query(mn_store *st, const mn_store_memory_query *q, mn_store_memory_fn fn, void *user)
+{
+    LOCKED(S(st), query_locked(S(st), q, fn, user));
+}
+
+const struct mn_store_memory_ops mn_sqlite_memory_ops = {
+    .write = op_write,
+    .query = op_query,
+    .forget = op_forget,
+    .import = op_import,
+};

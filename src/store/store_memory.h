@@ -1,0 +1,52 @@
+/*
+ * store_memory.h — the long-term memory part of the store interface (store.h's ops->memory),
+ * implemented by sqlite/memories.c and postgres/memories.c. A memory is stored as one row per
+ * version (id, version); the rows of a memory are written only by `write` (which closes the
+ * previous version in the same transaction), `import` and `forget`. Policy — validation, ids,
+ * times, what a change means — is decided above (src/mnemo_memory.c, docs/memory.md).
+ */
+#ifndef MN_STORE_MEMORY_H
+#define MN_STORE_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mnemo.h"
+#include "store/store.h"
+
+/* What to read. q holds the scope, kind, metadata, time and pinned filters (already checked:
+ * metadata keys are [A-Za-z0-9_-]). */
+typedef struct mn_store_memory_query {
+    const mn_memory_query *q;
+    const char *id;     /* NULL: any memory; else only this one */
+    int all_versions;   /* 1: every version (history), oldest first; q's time filters ignored */
+    const char *match;  /* an FTS5 MATCH expression of quoted terms joined by OR (mn_fts_query), or NULL */
+    int want_vectors;   /* 1: only versions with a vector, handed to the callback */
+    int64_t now_ms;
+    size_t limit;       /* 0: no limit */
+    size_t offset;
+} mn_store_memory_query;
+
+/* One row: m and vec are callback-scoped; bm25 (larger is better) when match was set. Return 0
+ * to go on, 1 to stop. */
+typedef int (*mn_store_memory_fn)(void *user, const mn_memory *m, double bm25, const float *vec, uint32_t dim);
+
+struct mn_store_memory_ops {
+    /* Stores m as a new version in one transaction, with its vector (vec NULL: none). Version 1
+     * is a new memory (MN_CONFLICT when the id exists). Version v > 1 first closes version v-1,
+     * which must be current (else MN_CONFLICT): superseded_at = m->recorded_at and its
+     * validity ends where m's begins (valid_to = max(valid_from, m->valid_from) unless it
+     * already ended before). */
+    mn_status (*write)(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim);
+    /* Rows matching the query: newest recorded first; best BM25 first with match; oldest
+     * version first with all_versions. */
+    mn_status (*query)(mn_store *st, const mn_store_memory_query *q, mn_store_memory_fn fn, void *user);
+    /* Deletes every version of memory id, its keyword entries and vectors; *removed gets the
+     * versions deleted (0: no such memory). */
+    mn_status (*forget)(mn_store *st, const char *id, int64_t *removed);
+    /* Import (inside begin/commit): stores the row as it is, with its vector (vec
+     * NULL: none), unless (id, version) exists (*added 0). */
+    mn_status (*import)(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added);
+};
+
+#endif

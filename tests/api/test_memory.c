@@ -1,0 +1,423 @@
+/*
+ * test_memory.c — long-term memory through mnemo.h: add/get/list, every limit crossed,
+ * versions (update closes the previous version), "as of" a past moment, delete (closes) vs
+ * forget (erases, history included), provenance, filters by scope, kind and metadata, keyword,
+ * semantic (hash embedder) and hybrid search. Runs on SQLite and, as pg/api/test_memory, on
+ * PostgreSQL. The clock is injected with MNEMO_TEST_NOW_MS.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mnemo.h"
+#include "test_db.h"
+
+static char dir[256];
+
+static mn_db *open_db(const char *name, const char *embedder)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s.db", dir, name);
+    mn_config *cfg = NULL;
+    assert_int_equal(mn_config_new(&cfg), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "tokenizer.name", "heuristic", NULL), MN_OK);
+    if (embedder)
+        assert_int_equal(mn_config_set(cfg, "embedder.name", embedder, NULL), MN_OK);
+    mn_db *db = NULL;
+    assert_int_equal(mn_open_path(test_db_target(path), cfg, &db), MN_OK);
+    mn_config_free(cfg);
+    return db;
+}
+
+static void set_now(long long ms)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%lld", ms);
+    setenv("MNEMO_TEST_NOW_MS", v, 1);
+}
+
+#define T0 1800000000000LL
+#define DAY 86400000LL
+
+static char *add(mn_db *db, const char *text, const char *user, const char *kind, const char *meta)
+{
+    mn_memory_in in = MN_MEMORY_IN_INIT;
+    in.text = text;
+    in.user_id = user;
+    in.kind = kind;
+    in.metadata = meta;
+    in.pinned = 0;
+    in.token_cap = 0;
+    mn_memory *m = NULL;
+    assert_int_equal(mn_memory_add(db, &in, &m), MN_OK);
+    char *id = strdup(m->id);
+    mn_memory_free(m);
+    return id;
+}
+
+static int listed(mn_db *db, const mn_memory_query *q, const char *text)
+{
+    mn_memories *l = NULL;
+    assert_int_equal(mn_memory_list(db, q, &l), MN_OK);
+    int found = 0;
+    for (size_t i = 0; i < l->count; i++)
+        found += strcmp(l->items[i].text, text) == 0;
+    mn_memories_free(l);
+    return found;
+}
+
+static void add_get_and_limits(void **state)
+{
+    (void)state;
+    set_now(T0);
+    mn_db *db = open_db("limits", NULL);
+    mn_memory_in in = MN_MEMORY_IN_INIT;
+    in.pinned = 0;
+    in.token_cap = 0;
+    assert_int_equal(mn_memory_add(db, &in, NULL), MN_INVALID); /* no text */
+    assert_non_null(strstr(mn_errmsg(), "text"));
+    in.text = "";
+    assert_int_equal(mn_memory_add(db, &in, NULL), MN_INVALID);
+    char *big = malloc(MN_MEMORY_MAX_TEXT + 2);
+    memset(big, 'a', MN_MEMORY_MAX_TEXT + 1);
+    big[MN_MEMORY_MAX_TEXT + 1] = 0;
+    in.text = big;
+    assert_int_equal(mn_memory_add(db, &in, NULL), MN_TOOBIG);
+    big[MN_MEMORY_MAX_TEXT] = 0; /* exactly at the limit */
+    assert_int_equal(mn_memory_add(db, &in, NULL), MN_OK);
+    free(big);
+    in.text = "likes tea";
+    in.kind = "Bad Kind";
+    assert_int_equal(mn_memory_add(db, &in, NULL), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "kind"));
+    in.kind = "preference";
+    in.metadata = "[1]";
+    assert_int_equal(mn_memory_add(db, &in, NULL), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "metadata"));
+    in.metadata = "{\"topic\":\"drinks\"}";
+    int64_t src[MN_MEMORY_MAX_SOURCES + 1];
+    for (int i = 0; i <= MN_MEMORY_MAX_SOURCES; i++)
+        src[i] = i + 1;
+    in.sources = src;
+    in.n_sources = MN_MEMORY_MAX_SOURCES + 1;
+    assert_int_equal(mn_memory_add(db, &in, NULL), MN_TOOBIG);
+    assert_non_null(strstr(mn_errmsg(), "sources"));
+    in.n_sources = 2;
+    in.token_cap = MN_MEMORY_MAX_TOKEN_CAP + 1;
+    assert_int_equal(mn_memory_add(db, &in, NULL), MN_INVALID);
+    in.token_cap = 0;
+    in.valid_from = T0;
+    in.valid_to = T0 - 1;
+    assert_int_equal(mn_memory_add(db, &in, NULL), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "valid_to"));
+    in.valid_from = in.valid_to = 0;
+    in.user_id = "alice";
+    mn_memory *m = NULL;
+    assert_int_equal(mn_memory_add(db, &in, &m), MN_OK);
+    assert_int_equal(m->version, 1);
+    assert_int_equal(m->recorded_at, T0);
+    assert_int_equal(m->valid_from, T0);
+    assert_int_equal(m->valid_to, 0);
+    mn_memory *g = NULL;
+    assert_int_equal(mn_memory_get(db, m->id, &g), MN_OK);
+    assert_string_equal(g->text, "likes tea");
+    assert_string_equal(g->kind, "preference");
+    assert_string_equal(g->ns, "default");
+    assert_string_equal(g->user_id, "alice");
+    assert_null(g->agent_id);
+    assert_string_equal(g->actor, "api");
+    assert_int_equal(g->n_sources, 2); /* provenance kept */
+    assert_int_equal(g->sources[1], 2);
+    char *json = NULL;
+    assert_int_equal(mn_memory_to_json(g, &json), MN_OK);
+    assert_non_null(strstr(json, "\"sources\":[1,2]"));
+    assert_non_null(strstr(json, "\"metadata\":{\"topic\":\"drinks\"}"));
+    mn_free(json);
+    mn_memory_free(g);
+    assert_int_equal(mn_memory_get(db, "not-a-uuid", &g), MN_INVALID);
+    assert_int_equal(mn_memory_get(db, "0190a000-0000-7000-8000-000000000000", &g), MN_NOTFOUND);
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    q.limit = 1001;
+    mn_memories *l = NULL;
+    assert_int_equal(mn_memory_list(db, &q, &l), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "limit"));
+    q.limit = 0;
+    q.metadata = "{\"a\":{\"b\":1}}";
+    assert_int_equal(mn_memory_list(db, &q, &l), MN_INVALID);
+    q.metadata = "{\"bad key\":1}";
+    assert_int_equal(mn_memory_list(db, &q, &l), MN_INVALID);
+    /* an update cannot move a memory to another scope */
+    mn_memory_in up = MN_MEMORY_IN_INIT;
+    up.user_id = "bob";
+    assert_int_equal(mn_memory_update(db, m->id, &up, NULL), MN_INVALID);
+    mn_memory_free(m);
+    mn_close(db);
+}
+
+static void versions_and_as_of(void **state)
+{
+    (void)state;
+    set_now(T0);
+    mn_db *db = open_db("versions", NULL);
+    char *id = add(db, "lives in Paris", "alice", NULL, NULL);
+    set_now(T0 + 10 * DAY);
+    mn_memory_in up = MN_MEMORY_IN_INIT;
+    up.text = "lives in Berlin";
+    up.reason = "moved";
+    mn_memory *m = NULL;
+    assert_int_equal(mn_memory_update(db, id, &up, &m), MN_OK);
+    assert_int_equal(m->version, 2);
+    assert_string_equal(m->id, id);
+    mn_memory_free(m);
+    /* re-running the same update changes nothing */
+    assert_int_equal(mn_memory_update(db, id, &up, &m), MN_OK);
+    assert_int_equal(m->version, 2);
+    mn_memory_free(m);
+    set_now(T0 + 20 * DAY);
+    up.text = "lives in Lisbon";
+    assert_int_equal(mn_memory_update(db, id, &up, NULL), MN_OK);
+    set_now(T0 + 30 * DAY);
+
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    q.user_id = "alice";
+    assert_int_equal(listed(db, &q, "lives in Lisbon"), 1);
+    assert_int_equal(listed(db, &q, "lives in Paris"), 0);
+    q.as_of = T0 + 5 * DAY;
+    assert_int_equal(listed(db, &q, "lives in Paris"), 1);
+    assert_int_equal(listed(db, &q, "lives in Berlin"), 0);
+    q.as_of = T0 + 15 * DAY;
+    assert_int_equal(listed(db, &q, "lives in Berlin"), 1);
+    assert_int_equal(listed(db, &q, "lives in Paris"), 0);
+    assert_int_equal(listed(db, &q, "lives in Lisbon"), 0);
+    q.as_of = T0 - DAY; /* before anything was true */
+    mn_memories *l = NULL;
+    assert_int_equal(mn_memory_list(db, &q, &l), MN_OK);
+    assert_int_equal(l->count, 0);
+    mn_memories_free(l);
+
+    mn_memories *h = NULL;
+    assert_int_equal(mn_memory_history(db, id, &h), MN_OK);
+    assert_int_equal(h->count, 3);
+    assert_string_equal(h->items[0].text, "lives in Paris");
+    assert_int_equal(h->items[0].valid_to, T0 + 10 * DAY);      /* closed where Berlin began */
+    assert_int_equal(h->items[0].superseded_at, T0 + 10 * DAY);
+    assert_string_equal(h->items[1].change, "update");
+    assert_string_equal(h->items[1].reason, "moved");
+    assert_int_equal(h->items[2].superseded_at, 0);
+    mn_memories_free(h);
+
+    /* a correction of what was never true: valid_from = the old valid_from */
+    mn_memory *cur = NULL;
+    assert_int_equal(mn_memory_get(db, id, &cur), MN_OK);
+    up.text = "lives in Lisbon, Portugal";
+    up.valid_from = cur->valid_from;
+    assert_int_equal(mn_memory_update(db, id, &up, NULL), MN_OK);
+    mn_memory_free(cur);
+    q.as_of = T0 + 25 * DAY;
+    assert_int_equal(listed(db, &q, "lives in Lisbon, Portugal"), 1);
+    assert_int_equal(listed(db, &q, "lives in Lisbon"), 0);
+
+    /* delete closes; the fact stays true for the past */
+    set_now(T0 + 40 * DAY);
+    assert_int_equal(mn_memory_delete(db, id, 0, "test", "wrong user"), MN_OK);
+    assert_int_equal(mn_memory_delete(db, id, 0, NULL, NULL), MN_INVALID); /* already closed */
+    assert_int_equal(mn_memory_update(db, id, &up, NULL), MN_INVALID);
+    q.as_of = 0;
+    assert_int_equal(listed(db, &q, "lives in Lisbon, Portugal"), 0);
+    q.include_closed = 1;
+    assert_int_equal(listed(db, &q, "lives in Lisbon, Portugal"), 1);
+    q.include_closed = 0;
+    q.as_of = T0 + 35 * DAY;
+    assert_int_equal(listed(db, &q, "lives in Lisbon, Portugal"), 1);
+    assert_int_equal(mn_memory_history(db, id, &h), MN_OK);
+    assert_int_equal(h->count, 5);
+    assert_string_equal(h->items[4].change, "delete");
+    assert_string_equal(h->items[4].actor, "test");
+    assert_int_equal(h->items[4].valid_to, T0 + 40 * DAY);
+    mn_memories_free(h);
+
+    /* forget erases every version */
+    assert_int_equal(mn_memory_forget(db, id), MN_OK);
+    assert_int_equal(mn_memory_history(db, id, &h), MN_NOTFOUND);
+    assert_int_equal(mn_memory_get(db, id, &cur), MN_NOTFOUND);
+    assert_int_equal(mn_memory_forget(db, id), MN_NOTFOUND);
+    q.as_of = T0 + 5 * DAY;
+    assert_int_equal(listed(db, &q, "lives in Paris"), 0);
+    mn_memories *s = NULL;
+    assert_int_equal(mn_memory_search(db, "Paris", MN_SEARCH_KEYWORD, &q, &s), MN_OK);
+    assert_int_equal(s->count, 0); /* gone from the keyword index too */
+    mn_memories_free(s);
+    free(id);
+    mn_close(db);
+}
+
+static void filters_and_search(void **state)
+{
+    (void)state;
+    set_now(T0);
+    mn_db *db = open_db("search", "hash");
+    char *a = add(db, "Alice is vegetarian and avoids fish", "alice", "preference", "{\"topic\":\"food\",\"n\":3}");
+    char *b = add(db, "Bob is vegetarian too", "bob", "preference", "{\"topic\":\"food\"}");
+    char *c = add(db, "The project uses PostgreSQL 15", NULL, "fact", "{\"topic\":\"infra\"}");
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    q.user_id = "alice";
+    assert_int_equal(listed(db, &q, "Bob is vegetarian too"), 0);
+    assert_int_equal(listed(db, &q, "Alice is vegetarian and avoids fish"), 1);
+    q.user_id = NULL;
+    q.kind = "fact";
+    assert_int_equal(listed(db, &q, "The project uses PostgreSQL 15"), 1);
+    assert_int_equal(listed(db, &q, "Bob is vegetarian too"), 0);
+    q.kind = NULL;
+    q.metadata = "{\"topic\":\"food\"}";
+    assert_int_equal(listed(db, &q, "Bob is vegetarian too"), 1);
+    assert_int_equal(listed(db, &q, "The project uses PostgreSQL 15"), 0);
+    q.metadata = "{\"n\":3}";
+    assert_int_equal(listed(db, &q, "Alice is vegetarian and avoids fish"), 1);
+    assert_int_equal(listed(db, &q, "Bob is vegetarian too"), 0);
+    q.metadata = NULL;
+
+    mn_memories *s = NULL;
+    assert_int_equal(mn_memory_search(db, "vegetarian", MN_SEARCH_KEYWORD, &q, &s), MN_OK);
+    assert_int_equal(s->count, 2);
+    assert_true(s->items[0].score > 0);
+    mn_memories_free(s);
+    q.user_id = "bob";
+    assert_int_equal(mn_memory_search(db, "vegetarian", MN_SEARCH_KEYWORD, &q, &s), MN_OK);
+    assert_int_equal(s->count, 1);
+    assert_string_equal(s->items[0].id, b);
+    mn_memories_free(s);
+    q.user_id = NULL;
+    assert_int_equal(mn_memory_search(db, "which database does the project use postgresql", MN_SEARCH_SEMANTIC, &q,
+                                      &s),
+                     MN_OK);
+    assert_true(s->count >= 1);
+    assert_string_equal(s->items[0].id, c);
+    mn_memories_free(s);
+    q.limit = 1;
+    assert_int_equal(mn_memory_search(db, "vegetarian fish", MN_SEARCH_HYBRID, &q, &s), MN_OK);
+    assert_int_equal(s->count, 1);
+    assert_string_equal(s->items[0].id, a);
+    mn_memories_free(s);
+    /* a semantic search with a filter returns every match that passes it (exact scan) */
+    q.limit = 10;
+    q.user_id = "bob";
+    assert_int_equal(mn_memory_search(db, "PostgreSQL", MN_SEARCH_SEMANTIC, &q, &s), MN_OK);
+    assert_int_equal(s->count, 1);
+    assert_string_equal(s->items[0].id, b);
+    mn_memories_free(s);
+    assert_int_equal(mn_memory_search(db, "", MN_SEARCH_KEYWORD, &q, &s), MN_INVALID);
+    free(a);
+    free(b);
+    free(c);
+    mn_close(db);
+}
+
+static void semantic_needs_embedder(void **state)
+{
+    (void)state;
+    mn_db *db = open_db("noembed", NULL);
+    mn_memories *s = NULL;
+    assert_int_equal(mn_memory_search(db, "x", MN_SEARCH_SEMANTIC, NULL, &s), MN_UNAVAILABLE);
+    assert_int_equal(mn_memory_search(db, "x", MN_SEARCH_AUTO, NULL, &s), MN_OK); /* keyword */
+    mn_memories_free(s);
+    mn_close(db);
+}
+
+static int64_t say(mn_db *db, const char *sid, mn_role role, const char *text)
+{
+    mn_message_in in = MN_MESSAGE_IN_INIT;
+    in.role = role;
+    in.content = text;
+    mn_message *m = NULL;
+    assert_int_equal(mn_append(db, sid, &in, 0, &m), MN_OK);
+    int64_t id = m->id;
+    mn_message_free(m);
+    return id;
+}
+
+static void offline_extraction(void **state)
+{
+    (void)state;
+    set_now(T0);
+    mn_db *db = open_db("extract", NULL);
+    mn_session_opts so = MN_SESSION_OPTS_INIT;
+    so.ns = "acme";
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_create(db, &so, &s), MN_OK);
+    int64_t m1 = say(db, s->id, MN_ROLE_USER, "Hi! I live in Lisbon. Please remember that the deploy key rotates monthly.");
+    say(db, s->id, MN_ROLE_ASSISTANT, "Noted. I live in the cloud, remember that."); /* never from the assistant */
+    say(db, s->id, MN_ROLE_USER, "Do I prefer tea? My favourite colour is green?"); /* questions are not facts */
+    mn_extract_stats st;
+    assert_int_equal(mn_memory_extract(db, s->id, "offline", &st), MN_OK);
+    assert_int_equal(st.messages, 2);
+    assert_int_equal(st.added, 2);
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    q.ns = "acme";
+    mn_memories *l = NULL;
+    assert_int_equal(mn_memory_list(db, &q, &l), MN_OK);
+    assert_int_equal(l->count, 2);
+    for (size_t i = 0; i < l->count; i++) {
+        assert_int_equal(l->items[i].n_sources, 1); /* provenance: the message it came from */
+        assert_int_equal(l->items[i].sources[0], m1);
+        assert_string_equal(l->items[i].actor, "extractor:offline");
+    }
+    mn_memories_free(l);
+    assert_int_equal(listed(db, &q, "User lives in Lisbon"), 1);
+    assert_int_equal(listed(db, &q, "The deploy key rotates monthly"), 1);
+
+    /* re-running over the same turns changes nothing */
+    assert_int_equal(mn_memory_extract(db, s->id, NULL, &st), MN_OK);
+    assert_int_equal(st.messages + st.added + st.updated, 0);
+
+    /* a keyed fact said again with another value updates the memory, valid from when it was said */
+    set_now(T0 + 30 * DAY);
+    say(db, s->id, MN_ROLE_USER, "Big news! I moved to Porto. I prefer short answers.");
+    say(db, s->id, MN_ROLE_USER, "Remember that the deploy key rotates monthly. From now on answer in English.");
+    assert_int_equal(mn_memory_extract(db, s->id, "offline", &st), MN_OK);
+    assert_int_equal(st.added, 2);     /* the preference and the instruction */
+    assert_int_equal(st.updated, 1);   /* Lisbon → Porto */
+    assert_int_equal(st.unchanged, 1); /* the deploy key, said again */
+    assert_int_equal(listed(db, &q, "User lives in Porto"), 1);
+    assert_int_equal(listed(db, &q, "User lives in Lisbon"), 0);
+    assert_int_equal(listed(db, &q, "From now on answer in English"), 1);
+    assert_int_equal(listed(db, &q, "User prefers short answers"), 1);
+    q.as_of = T0 + DAY;
+    assert_int_equal(listed(db, &q, "User lives in Lisbon"), 1);
+    assert_int_equal(listed(db, &q, "User lives in Porto"), 0);
+    assert_int_equal(mn_memory_extract(db, s->id, "offline", &st), MN_OK);
+    assert_int_equal(st.added + st.updated, 0);
+    assert_int_equal(mn_memory_extract(db, s->id, "bogus", &st), MN_INVALID);
+    assert_int_equal(mn_memory_extract(db, "0190a000-0000-7000-8000-000000000000", NULL, &st), MN_NOTFOUND);
+    mn_session_free(s);
+    mn_close(db);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return test_tmpdir(dir, sizeof dir, "memory");
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    unsetenv("MNEMO_TEST_NOW_MS");
+    return test_rmdir(dir) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(add_get_and_limits),
+        cmocka_unit_test(versions_and_as_of),
+        cmocka_unit_test(filters_and_search),
+        cmocka_unit_test(semantic_needs_embedder),
+        cmocka_unit_test(offline_extraction),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

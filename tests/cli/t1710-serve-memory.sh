@@ -1,0 +1,105 @@
+#!/bin/sh
+# t1710-serve-memory.sh — long-term memory over `mnemo serve`: the REST routes of the operation
+# table (remember, recall, memory_list/get/history, update, memory_delete, forget), a misspelt
+# parameter refused by name, a key bound to a namespace kept inside it, and the MCP tools
+# remember / recall / update / forget over stdio. Also as pg/cli/t1710-serve-memory.
+. "$TESTS_DIR/cli/lib.sh"
+. "$TESTS_DIR/cli/serve.sh"
+
+serve_start
+req POST /v1/memory '{"text":"The user is vegetarian","kind":"preference","user_id":"u1","sources":[1,2],"metadata":{"topic":"food"}}'
+eq "$CODE" 200 "remember: 200"
+ID=$(jget "$OUT" 'j["memory"]["id"]')
+eq "$(jget "$OUT" '[j["memory"]["version"], j["memory"]["sources"], j["memory"]["actor"]]')" '[1, [1, 2], "api"]' \
+    "remember returns the memory with its provenance"
+req POST /v1/memory '{"text":"Deploys go through staging first","kind":"instruction","agent_id":"ops"}'
+req POST /v1/memory '{"text":"x","colour":"red"}'
+eq "$CODE $(jget "$OUT" 'j["error"]["message"]')" "400 colour: not a parameter of this operation" \
+    "a misspelt parameter is refused by name"
+req POST /v1/memory '{"text":""}'
+eq "$CODE" 400 "empty text: 400"
+req GET "/v1/memory/search?q=vegetarian&user_id=u1"
+eq "$CODE $(jget "$OUT" '[m["id"] for m in j["memories"]]')" "200 [\"$ID\"]" "recall finds it in its scope"
+req GET "/v1/memory/search?q=vegetarian&user_id=u2"
+eq "$(jget "$OUT" 'len(j["memories"])')" 0 "another user's scope: nothing"
+req GET "/v1/memory/search?q=vegetarian&usr_id=u2"
+eq "$CODE" 400 "a misspelt filter is refused, never ignored"
+req GET "/v1/memory?kind=instruction"
+eq "$(jget "$OUT" '[m["text"] for m in j["memories"]]')" '["Deploys go through staging first"]' "memory_list by kind"
+req PATCH "/v1/memory/$ID" '{"text":"The user is vegan","reason":"corrected by the user"}'
+eq "$CODE $(jget "$OUT" 'j["memory"]["version"]')" "200 2" "update makes version 2"
+req PATCH "/v1/memory/$ID" '{"user_id":"u9"}'
+eq "$CODE" 400 "the scope cannot change"
+req GET "/v1/memory/$ID/history"
+eq "$(jget "$OUT" '[(v["version"], v["text"], v["reason"]) for v in j["versions"]]')" \
+    '[[1, "The user is vegetarian", null], [2, "The user is vegan", "corrected by the user"]]' "history"
+req DELETE "/v1/memory/$ID"
+eq "$CODE" 200 "memory_delete closes it"
+req GET "/v1/memory/$ID"
+eq "$(jget "$OUT" '[j["memory"]["change"], j["memory"]["valid_to"] is not None]')" '["delete", true]' \
+    "the current version is the closing one"
+req POST "/v1/memory/$ID/forget"
+eq "$CODE" 200 "forget"
+req GET "/v1/memory/$ID/history"
+eq "$CODE" 404 "forgotten: 404"
+serve_stop
+
+# a key bound to a namespace stays inside it
+KEY=k-ns-a
+export KEY
+serve_start --api-key-env KEY --key-namespace team-a
+req POST /v1/memory '{"text":"Team A uses Go"}' -H "Authorization: Bearer $KEY"
+AID=$(jget "$OUT" 'j["memory"]["id"]')
+eq "$(jget "$OUT" 'j["memory"]["namespace"]')" team-a "remember takes the key's namespace"
+req POST /v1/memory '{"text":"x","namespace":"team-b"}' -H "Authorization: Bearer $KEY"
+eq "$CODE" 403 "another namespace: 403"
+serve_stop
+ok mn memory add "Team B uses Rust" --namespace team-b
+BID=$OUT
+serve_start --api-key-env KEY --key-namespace team-a
+req GET "/v1/memory/$BID" "" -H "Authorization: Bearer $KEY"
+eq "$CODE" 404 "another namespace's memory is not found"
+req GET "/v1/memory/search?q=uses" "" -H "Authorization: Bearer $KEY"
+eq "$(jget "$OUT" '[m["id"] for m in j["memories"]]')" "[\"$AID\"]" "recall stays in the key's namespace"
+serve_stop
+
+# background extraction: an append returns at once; the memory follows
+MNEMO_MEMORY_EXTRACT=offline serve_start
+req POST /v1/sessions '{"namespace":"bg"}'
+BS=$(jget "$OUT" 'j["session"]["id"]')
+req POST "/v1/sessions/$BS/messages" '{"role":"user","content":"From now on reply in French."}'
+eq "$CODE" 201 "append"
+n=0
+while [ $n -lt 300 ]; do
+    req GET "/v1/memory?namespace=bg"
+    [ "$(jget "$OUT" 'len(j["memories"])')" = 1 ] && break
+    sleep 0.1
+    n=$((n + 1))
+done
+eq "$(jget "$OUT" '[(m["text"], m["actor"]) for m in j["memories"]]')" \
+    '[["From now on reply in French", "extractor:offline"]]' "extracted in the background after the turn (waited up to 30 s)"
+serve_stop
+
+# MCP tools over stdio
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}' \
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' \
+    '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"remember","arguments":{"text":"Prefers answers in Portuguese","kind":"preference","user_id":"u7"}}}' \
+    '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"recall","arguments":{"q":"Portuguese","user_id":"u7"}}}' \
+    >"$T/in.jsonl"
+run sh -c "'$MNEMO' --db '$DB' mcp <'$T/in.jsonl'"
+eq "$RC" 0 "mnemo mcp"
+eq "$(printf '%s\n' "$OUT" | sed -n 2p | python3 -c 'import sys,json; t={x["name"]:x for x in json.load(sys.stdin)["result"]["tools"]}; print(all(n in t for n in ("remember","recall","update","forget")), t["forget"]["annotations"].get("destructiveHint"))')" \
+    "True True" "tools/list offers remember, recall, update, forget (destructive)"
+MID=$(printf '%s\n' "$OUT" | sed -n 3p | python3 -c 'import sys,json; print(json.load(sys.stdin)["result"]["structuredContent"]["memory"]["id"])')
+eq "$(printf '%s\n' "$OUT" | sed -n 4p | python3 -c 'import sys,json; print([m["id"] for m in json.load(sys.stdin)["result"]["structuredContent"]["memories"]])')" \
+    "['$MID']" "recall over MCP finds what remember stored"
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}' \
+    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"update\",\"arguments\":{\"memory_id\":\"$MID\",\"text\":\"Prefers answers in English\"}}}" \
+    "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"forget\",\"arguments\":{\"memory_id\":\"$MID\"}}}" \
+    >"$T/in2.jsonl"
+run sh -c "'$MNEMO' --db '$DB' mcp <'$T/in2.jsonl'"
+eq "$(printf '%s\n' "$OUT" | sed -n 2p | python3 -c 'import sys,json; print(json.load(sys.stdin)["result"]["structuredContent"]["memory"]["version"])')" \
+    2 "update over MCP"
+fails 1 "no such memory" mn memory show "$MID"
+finish
