@@ -3,7 +3,6 @@
  * long-term memories (docs/memory.md). Times are taken as ms since the epoch or as ISO-8601
  * dates ("2026-03-01", "2026-03-01T12:00:00Z", UTC).
  */
-#define _DEFAULT_SOURCE /* timegm */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
