@@ -405,7 +405,14 @@ enum mn_context_fold { MN_CONTEXT_FOLD_BACKGROUND = 0, MN_CONTEXT_FOLD_SYNC = 1,
 enum mn_rag_scope { MN_RAG_SCOPE_SESSION = 0, MN_RAG_SCOPE_ALL = 1 };
 
 enum mn_context_flags {
-    MN_CONTEXT_NO_FOLD = 1 << 0 /* never summarise during this build: use the stored summary as is */
+    MN_CONTEXT_NO_FOLD = 1 << 0, /* never summarise during this build: use the stored summary as is */
+    /* Since 0.4: the report gets "detail", each history message's fate: first every message
+     * kept ({"seq", "id", "tokens" as sent, "fate": "kept", "trimmed" or "offloaded"}), then
+     * those dropped as a tool result without its call or a call without its results ({"seq",
+     * "fate": "dropped_orphan" or "dropped_unmatched"}), each in seq order. A live message not
+     * listed is folded into the summary (seq up to summary.covers_upto) or dropped for the budget
+     * (dropped.budget counts them). Used by the web page's context picture. */
+    MN_CONTEXT_DETAIL = 1 << 1
 };
 
 typedef struct mn_context {

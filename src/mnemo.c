@@ -586,8 +586,9 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
     int64_t model_window = opts->model_window ? opts->model_window : mn_config_int(db->cfg, "context.model_window");
     if (model_window < 0 || model_window > 100000000)
         return mn__err(MN_INVALID, "model_window: %lld is not from 0 to 100000000", (long long)model_window);
-    if (opts->flags & ~(unsigned)MN_CONTEXT_NO_FOLD)
-        return mn__err(MN_INVALID, "flags: unknown bits 0x%x", opts->flags & ~(unsigned)MN_CONTEXT_NO_FOLD);
+    const unsigned known = MN_CONTEXT_NO_FOLD | MN_CONTEXT_DETAIL;
+    if (opts->flags & ~known)
+        return mn__err(MN_INVALID, "flags: unknown bits 0x%x", opts->flags & ~known);
     if (opts->fold < MN_CONTEXT_FOLD_BACKGROUND || opts->fold > MN_CONTEXT_FOLD_OFF)
         return mn__err(MN_INVALID, "fold: %d is not background (0), sync (1) or off (2)", opts->fold);
     int fold_mode = opts->flags & MN_CONTEXT_NO_FOLD ? MN_CONTEXT_FOLD_OFF : opts->fold;
@@ -609,7 +610,8 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
         return rc;
     struct mn_built b;
     memset(&b, 0, sizeof b);
-    rc = mn__context_assemble(db, s, strategy, max_tokens, model_window, fold_mode, &b);
+    rc = mn__context_assemble(db, s, strategy, max_tokens, model_window, fold_mode,
+                              (opts->flags & MN_CONTEXT_DETAIL) != 0, &b);
     if (!rc)
         rc = mn__rag_inject(db, opts, s, &b);
     const struct mn_window *wp = &b.w;

@@ -162,7 +162,7 @@ static int queue_bridge(void *user, const mn_strategy_cfg *cfg, const char *sess
 }
 
 mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
-                               int64_t model_window, int fold_mode, struct mn_built *b)
+                               int64_t model_window, int fold_mode, int detail, struct mn_built *b)
 {
     mn_strategy_cfg c;
     strategy_cfg(db, &c);
@@ -183,7 +183,12 @@ mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strat
     e.env.queue = db->fold_queue ? queue_bridge : NULL;
     e.env.queue_user = db;
     c.gov.offload_dir = e.dir;
+    if (detail && !(c.gov.marks = json_object())) {
+        close_env(&e);
+        return mn__nomem();
+    }
     mn_status rc = mn_context_assemble(&e.env, &c, s, b);
+    json_decref(c.gov.marks);
     close_env(&e);
     return rc;
 }
@@ -222,7 +227,7 @@ mn_status mn_fold_run(mn_db *db, const mn_fold_job *job, char **outcome_json)
         return rc;
     struct mn_built b;
     memset(&b, 0, sizeof b);
-    rc = mn__context_assemble(db, s, strategy, job->max_tokens, job->model_window, MN_CONTEXT_FOLD_SYNC, &b);
+    rc = mn__context_assemble(db, s, strategy, job->max_tokens, job->model_window, MN_CONTEXT_FOLD_SYNC, 0, &b);
     json_t *fold = b.extra ? json_object_get(b.extra, "fold") : NULL;
     if (!rc && outcome_json && !(*outcome_json = fold ? mn_json_dump(fold) : strdup("{\"outcome\":\"none\"}")))
         rc = mn__nomem();

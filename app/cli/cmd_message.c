@@ -126,7 +126,7 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
     if (cli_number(a, "model-window", 1, 100000000, &model_window))
         return EXIT_USAGE;
     o.model_window = model_window;
-    o.flags = cli_flag(a, "no-fold") ? MN_CONTEXT_NO_FOLD : 0;
+    o.flags = (cli_flag(a, "no-fold") ? MN_CONTEXT_NO_FOLD : 0) | (cli_flag(a, "detail") ? MN_CONTEXT_DETAIL : 0);
     const char *fold = cli_opt(a, "fold");
     if (fold && strcmp(fold, "background") != 0 && strcmp(fold, "sync") != 0 && strcmp(fold, "off") != 0)
         return cli_usage_error("--fold: '%s' is not background, sync or off", fold);

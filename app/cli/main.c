@@ -25,7 +25,7 @@ static const struct cli_opt o_add[] = {{"tool-calls", 1}, {"tool-call-id", 1}, {
 static const struct cli_opt o_history[] = {{"json", 0}, {"limit", 1}, {"after", 1}, {"all", 0}, {NULL, 0}};
 static const struct cli_opt o_context[] = {{"max-tokens", 1}, {"strategy", 1}, {"format", 1},   {"report", 0},
                                            {"model-window", 1}, {"no-fold", 0}, {"fold", 1}, {"rag", 0}, {"no-rag", 0},
-                                           {"rag-top-k", 1}, {"rag-scope", 1}, {"rag-min-similarity", 1},
+                                           {"rag-top-k", 1}, {"detail", 0}, {"rag-scope", 1}, {"rag-min-similarity", 1},
                                            {NULL, 0}};
 static const struct cli_opt o_compact[] = {{"json", 0}, {"instructions", 1}, {NULL, 0}};
 static const struct cli_opt o_events[] = {{"limit", 1}, {"json", 0}, {NULL, 0}};
@@ -137,7 +137,7 @@ const struct cli_cmd cli_commands[] = {
      o_history, 1, 1, cmd_history},
     {"context",
      "ID [--max-tokens N] [--strategy window|summary|chunked|hybrid] [--format openai|anthropic|text]\n"
-     "       [--model-window N] [--fold background|sync|off] [--no-fold] [--report]\n"
+     "       [--model-window N] [--fold background|sync|off] [--no-fold] [--report] [--detail]\n"
      "       [--rag|--no-rag [--rag-top-k N] [--rag-scope session|all]\n"
      "       [--rag-min-similarity X]]",
      "print the context for the next model call",
@@ -150,6 +150,7 @@ const struct cli_cmd cli_commands[] = {
      "  --no-fold         the same as --fold off (use the stored summary as it is)\n"
      "  --format F        openai (JSON messages), anthropic ({system, messages}) or text\n"
      "  --report          print {\"messages\": …, \"report\": {…}} with what was kept and dropped\n"
+     "  --detail          the report lists each message's fate (kept, trimmed, offloaded, dropped and why)\n"
      "  --rag             prepend relevant past messages to the last user message, within the budget\n"
      "                    (default: memory.rag.enabled)\n"
      "  --no-rag          do not, whatever memory.rag.enabled says\n"

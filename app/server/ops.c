@@ -641,15 +641,19 @@ static mn_status op_history(struct srv_call *c)
 static mn_status op_context(struct srv_call *c)
 {
     const char *id, *strategy, *format, *fold;
-    int64_t max_tokens;
+    int64_t max_tokens, model_window;
+    int detail;
     mn_status st;
     if ((st = session_param(c, &id)) || (st = p_str(c, "strategy", 0, &strategy)) ||
         (st = p_str(c, "format", 0, &format)) || (st = p_int(c, "max_tokens", 0, 0, 100000000, &max_tokens)) ||
-        (st = p_str(c, "fold", 0, &fold)))
+        (st = p_int(c, "model_window", 0, 0, 100000000, &model_window)) || (st = p_str(c, "fold", 0, &fold)) ||
+        (st = p_bool(c, "detail", &detail)))
         return st;
     mn_context_opts o = MN_CONTEXT_OPTS_INIT;
     o.strategy = strategy;
     o.max_tokens = max_tokens;
+    o.model_window = model_window;
+    o.flags = detail ? MN_CONTEXT_DETAIL : 0;
     if (fold && strcmp(fold, "background") != 0 && strcmp(fold, "sync") != 0 && strcmp(fold, "off") != 0)
         return fail(c, MN_INVALID, "fold: '%.40s' is not one of background, sync, off", fold);
     o.fold = !fold || strcmp(fold, "background") == 0 ? MN_CONTEXT_FOLD_BACKGROUND
@@ -1297,7 +1301,10 @@ const struct srv_op srv_ops[] = {
              "(default: memory.strategy)\"},\"format\":{\"type\":\"string\",\"enum\":[\"openai\",\"anthropic\","
              "\"text\"],\"default\":\"openai\"},\"fold\":{\"type\":\"string\",\"enum\":[\"background\",\"sync\","
              "\"off\"],\"default\":\"background\",\"description\":\"a due fold: queued (background), run before "
-             "building (sync) or skipped (off)\"}",
+             "building (sync) or skipped (off)\"},\"model_window\":{\"type\":\"integer\",\"minimum\":0,"
+             "\"maximum\":100000000,\"description\":\"the model's context window; 0: context.model_window\"},"
+             "\"detail\":{\"type\":\"boolean\",\"description\":\"the report lists each message's fate "
+             "(kept, trimmed, offloaded, dropped)\"}",
          "\"session_id\""),
      OBJ("\"format\":{\"type\":\"string\"},\"messages\":{\"type\":\"array\"},\"system\":{},\"text\":{\"type\":"
          "\"string\"},\"report\":{\"type\":\"object\"},\"tokens\":{\"type\":\"integer\"},\"kept\":{\"type\":"

@@ -85,7 +85,13 @@ struct mn_gov {
     int64_t loop_run, loop_seq;
     /* results */
     int64_t trimmed, offloaded, offload_failed, chars_removed, tokens_saved;
+    json_t *marks; /* MN_CONTEXT_DETAIL: {"<seq>": fate} of messages governed or dropped by a walk
+                      ("trimmed", "offloaded", "dropped_orphan", "dropped_unmatched"); NULL: off.
+                      Borrowed: copies of the settings share it */
 };
+
+/* Records the fate of message seq in g->marks (nothing when g or its marks are NULL). */
+void mn_gov_mark(const struct mn_gov *g, int64_t seq, const char *fate);
 
 /* Called by the walk for the results of one answered call (newest call first), before costing;
  * rewrites content and tokens of results in place (new strings in a). */

@@ -90,6 +90,15 @@ static int offload_write(const struct mn_gov *g, const mn_message *m, const char
     return 0;
 }
 
+void mn_gov_mark(const struct mn_gov *g, int64_t seq, const char *fate)
+{
+    char key[24];
+    if (!g || !g->marks || seq <= 0)
+        return;
+    snprintf(key, sizeof key, "%lld", (long long)seq);
+    json_object_set_new(g->marks, key, json_string(fate)); /* on OOM the detail is short, never wrong */
+}
+
 mn_status mn_gov_results(struct mn_gov *g, struct mn_arena *a, mn_message *results, size_t n)
 {
     int last_exchange = !g->seen_call;
@@ -124,6 +133,7 @@ mn_status mn_gov_results(struct mn_gov *g, struct mn_arena *a, mn_message *resul
                 if (!out)
                     return mn__nomem();
                 g->offloaded++;
+                mn_gov_mark(g, m->seq, "offloaded");
             } else
                 g->offload_failed++;
         }
@@ -133,6 +143,7 @@ mn_status mn_gov_results(struct mn_gov *g, struct mn_arena *a, mn_message *resul
             if (!out)
                 return mn__nomem();
             g->trimmed++;
+            mn_gov_mark(g, m->seq, "trimmed");
         }
         if (!out)
             continue;

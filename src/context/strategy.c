@@ -145,6 +145,62 @@ static const char *mode_name(int mode)
     return mode == MN_CONTEXT_FOLD_SYNC ? "sync" : mode == MN_CONTEXT_FOLD_OFF ? "off" : "background";
 }
 
+/* MN_CONTEXT_DETAIL: every history message the build kept (seq, id, tokens as sent, fate kept,
+ * trimmed or offloaded), then those a walk dropped as orphan results or unmatched calls (seq,
+ * fate), in seq order each. The messages not listed are folded into the summary (seq up to its
+ * covers_upto) or dropped for the budget. NULL on OOM. */
+static json_t *detail(const struct mn_window *w, const struct mn_gov *g)
+{
+    json_t *a = json_array(), *kept = json_object();
+    const char *key;
+    json_t *v;
+    char k[24];
+    for (size_t i = 0; a && kept && i < w->count; i++) {
+        const mn_message *m = &w->items[i];
+        if (m->seq <= 0)
+            continue; /* summary, marker */
+        snprintf(k, sizeof k, "%lld", (long long)m->seq);
+        const char *fate = json_string_value(json_object_get(g->marks, k));
+        json_object_set_new(kept, k, json_true());
+        json_array_append_new(a, json_pack("{s:I, s:I, s:I, s:s}", "seq", (json_int_t)m->seq, "id", (json_int_t)m->id,
+                                           "tokens", (json_int_t)m->tokens, "fate",
+                                           fate && strncmp(fate, "dropped", 7) != 0 ? fate : "kept"));
+    }
+    json_t *gone = json_array();
+    json_object_foreach(g->marks, key, v)
+    {
+        if (gone && !json_object_get(kept, key) && !strncmp(json_string_value(v), "dropped", 7))
+            json_array_append_new(gone, json_pack("{s:I, s:s}", "seq", (json_int_t)strtoll(key, NULL, 10), "fate",
+                                                  json_string_value(v)));
+    }
+    json_decref(kept);
+    if (!a || !gone) {
+        json_decref(a);
+        json_decref(gone);
+        return NULL;
+    }
+    /* json objects keep no order: the dropped ones by seq (few; insertion sort) */
+    for (size_t i = 1; i < json_array_size(gone); i++)
+        for (size_t j = i; j > 0; j--) {
+            json_t *x = json_array_get(gone, j - 1), *y = json_array_get(gone, j);
+            if (json_integer_value(json_object_get(x, "seq")) <= json_integer_value(json_object_get(y, "seq")))
+                break;
+            json_incref(x);
+            json_array_set(gone, j - 1, y);
+            json_array_set_new(gone, j, x);
+        }
+    json_array_extend(a, gone);
+    json_decref(gone);
+    return a;
+}
+
+/* Leading tool results of the layout's recent part, which it never sends. */
+static void mark_layout_orphans(const struct mn_gov *g, const mn_layout_in *in, const mn_layout_out *lo)
+{
+    for (int64_t i = 0; i < lo->orphans && (size_t)i < in->n_tail; i++)
+        mn_gov_mark(g, in->tail[i].seq, "dropped_orphan");
+}
+
 /* The report members every strategy has: budget, summary, fold, marker, governance, preflight. */
 static void report(struct mn_built *b, const mn_strategy_cfg *cfg, const mn_summary *sum,
                    const mn_layout_out *lo, enum mn_fold_outcome outcome, const char *trigger, json_t *event,
@@ -168,6 +224,8 @@ static void report(struct mn_built *b, const mn_strategy_cfg *cfg, const mn_summ
     add_extra(b, "marker", json_integer(lo->marker));
     add_extra(b, "governance", mn_gov_report(g));
     add_extra(b, "preflight", preflight(cfg, total));
+    if (g->marks)
+        add_extra(b, "detail", detail(w, g));
 }
 
 /* ---- folding a due plan ---------------------------------------------------------------------- */
@@ -268,6 +326,7 @@ static mn_status build_window(const mn_strategy_env *env, const mn_strategy_cfg 
         w->dropped_orphan = tail->dropped_orphan + lo.orphans;
         w->dropped_unmatched = tail->dropped_unmatched;
         w->summarized = sum ? sum->folded : 0;
+        mark_layout_orphans(&g, &in, &lo);
         report(b, cfg, sum, &lo, MN_FOLD_NONE, NULL, NULL, &g);
     }
     mn_summary_free(sum);
@@ -374,6 +433,7 @@ mn_status mn_context_assemble(const mn_strategy_env *env, const mn_strategy_cfg 
     long h = is_summary ? first_reply(ld.head->items, ld.head->count) : -1;
     int64_t head_end_seq = h >= 0 ? ld.head->items[h].seq : 0;
     struct mn_gov g0 = cfg->gov;
+    g0.marks = NULL; /* the scratch walk decides nothing that is sent */
     g0.total_tool_tokens = tool_tokens(ld.buf->items, ld.buf->count);
     if ((rc = govern(&scratch, &g0, ld.buf->items, ld.buf->count)))
         goto out;
@@ -395,6 +455,7 @@ mn_status mn_context_assemble(const mn_strategy_env *env, const mn_strategy_cfg 
         goto out;
     b->w.total_messages = s->message_count;
     b->w.dropped_orphan += lo.orphans;
+    mark_layout_orphans(&g, &in, &lo);
     report(b, cfg, ld.sum, &lo, outcome, p.trigger, event, &g);
 out:
     json_decref(event);

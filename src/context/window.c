@@ -89,6 +89,13 @@ static int keep(struct scan *sc, const mn_message *m)
     return 0;
 }
 
+/* MN_CONTEXT_DETAIL: the waiting tool results are dropped, for this reason. */
+static void mark_pending(const struct scan *sc, const char *fate)
+{
+    for (size_t i = 0; i < sc->npending; i++)
+        mn_gov_mark(sc->w->gov, sc->pending[i].seq, fate);
+}
+
 static int visit(void *user, const mn_message *msg)
 {
     struct scan *sc = user;
@@ -135,16 +142,20 @@ static int visit(void *user, const mn_message *msg)
         }
         if (is_call) {
             w->dropped_unmatched += (int64_t)sc->npending + 1;
+            mark_pending(sc, "dropped_unmatched");
+            mn_gov_mark(w->gov, m.seq, "dropped_unmatched");
             sc->npending = 0;
             sc->pending_cost = 0;
             return 0;
         }
         w->dropped_orphan += (int64_t)sc->npending;
+        mark_pending(sc, "dropped_orphan");
         sc->npending = 0;
         sc->pending_cost = 0;
     }
     if (is_call) { /* no results follow it (yet) */
         w->dropped_unmatched++;
+        mn_gov_mark(w->gov, m.seq, "dropped_unmatched");
         return 0;
     }
     int64_t cost = cost_of(&m);
@@ -162,8 +173,10 @@ mn_status mn_window_collect(mn_store *st, const mn_session *s, int64_t stop_seq,
     mn_status rc = st->ops->scan_newest(st, s->id, visit, &sc);
     if (!rc)
         rc = sc.rc;
-    if (!rc) /* results at the very start of what was scanned have no call to go with */
+    if (!rc) { /* results at the very start of what was scanned have no call to go with */
         w->dropped_orphan += (int64_t)sc.npending;
+        mark_pending(&sc, "dropped_orphan");
+    }
     free(sc.pending);
     if (rc)
         return rc;
@@ -182,8 +195,10 @@ mn_status mn_window_walk(struct mn_window *w, const mn_message *msgs, size_t n, 
     for (size_t i = n; i-- > 0;)
         if (visit(&sc, &msgs[i]))
             break;
-    if (!sc.rc && sc.npending && sc.scanned == (int64_t)n) /* results at the very start */
+    if (!sc.rc && sc.npending && sc.scanned == (int64_t)n) { /* results at the very start */
         w->dropped_orphan += (int64_t)sc.npending;
+        mark_pending(&sc, "dropped_orphan");
+    }
     free(sc.pending);
     if (used)
         *used = left - sc.left;

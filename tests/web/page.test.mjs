@@ -1,0 +1,290 @@
+// page.test.mjs — the web page of `mnemo serve` in a real browser: Debian's chromium, headless,
+// driven by playwright-core (no browser downloaded), against a real server with a database seeded
+// through REST. Checks the rendered DOM and its layout against the REST answers: the context bar's
+// parts add up to the budget and equal the report, each message's fate equals the report's detail,
+// long contents are collapsed, stored HTML stays text and no CSP violation happens; the actions
+// change the database as the API says; the page follows new messages; keyboard navigation; an
+// axe-core audit with no serious or critical violations; screenshots (desktop, phone, dark) in
+// $SHOTS. Waits on progress with generous deadlines, never on time.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { chromium } from 'playwright-core';
+
+const require = createRequire(import.meta.url);
+const MNEMO = process.env.MNEMO;
+assert.ok(MNEMO, 'MNEMO must name the mnemo binary');
+const SHOTS = process.env.SHOTS || '/tmp';
+const tmp = mkdtempSync(join(process.env.MNEMO_TEST_TMP || '/tmp', 'web-'));
+const env = { ...process.env, HOME: tmp, XDG_CONFIG_HOME: join(tmp, 'cfg'), XDG_DATA_HOME: join(tmp, 'data') };
+delete env.MNEMO_API_KEY;
+const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script><b>bold?</b>';
+const BUDGET = 400;
+
+let server, url, browser;
+
+function startServer(db) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(MNEMO, ['--db', db, 'serve', '--listen', '127.0.0.1:0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let buf = '';
+    proc.stdout.on('data', (d) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) resolve({ url: buf.slice(0, nl), proc });
+    });
+    proc.on('exit', (code) => reject(new Error(`mnemo serve exited with ${code}`)));
+  });
+}
+
+async function rest(method, path, body, ok = true) {
+  const r = await fetch(url + path, { method, headers: { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body) });
+  const j = await r.json();
+  if (ok) assert.ok(r.ok, `${method} ${path}: ${r.status} ${JSON.stringify(j)}`);
+  return { status: r.status, j };
+}
+
+// A session whose context at BUDGET tokens keeps some messages and drops others for the budget,
+// with a tool call and its long JSON result, and hostile markup in a message.
+async function seed(title) {
+  const { j } = await rest('POST', '/v1/sessions', { title, system_prompt: 'You are a careful assistant.' });
+  const id = j.session.id;
+  const big = JSON.stringify({ rows: Array.from({ length: 200 }, (_, i) => ({ line: i, text: `row ${i} of the listing` })) });
+  const msgs = [
+    { role: 'user', content: 'Hello, please remember that my favourite colour is teal. ' + 'filler '.repeat(60) },
+    { role: 'assistant', content: 'Noted: teal. ' + 'more words '.repeat(40) },
+    { role: 'user', content: HOSTILE },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'list_rows', arguments: '{"limit":200}' } }] },
+    { role: 'tool', tool_call_id: 'call_1', content: big },
+    { role: 'assistant', content: 'Listed 200 rows.' },
+    { role: 'user', content: 'What is my favourite colour?' },
+  ];
+  await rest('POST', `/v1/sessions/${id}/messages`, { messages: msgs });
+  return id;
+}
+
+async function context(id, extra = {}) {
+  return (await rest('POST', `/v1/sessions/${id}/context`, { format: 'openai', detail: true, fold: 'off', max_tokens: BUDGET, ...extra })).j;
+}
+
+// A page that records CSP violations, console errors and script errors; the test fails on any.
+async function open(ctxOpts = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...ctxOpts });
+  const page = await context.newPage();
+  const problems = [];
+  await page.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  page.on('console', (m) => { if (m.type() === 'error' && !/404|Not Found/.test(m.text())) problems.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('dialog', (d) => d.accept());
+  page.problems = async () => [...problems, ...(await page.evaluate(() => window.__csp.map((v) => `csp: ${v}`)))];
+  return { context, page };
+}
+
+async function openSession(page, id) {
+  await page.goto(`${url}/#/session/${id}`);
+  await page.locator('#context-budget').fill(String(BUDGET));
+  await page.locator('#context-go').click();
+  await page.waitForFunction((b) => document.querySelector('.ctx-line') && document.querySelector('.ctx-line').textContent.includes(`budget of ${b}`), BUDGET, { timeout: 30000 });
+}
+
+before(async () => {
+  ({ url, proc: server } = await startServer(join(tmp, 'web.db')));
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'] });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) { server.removeAllListeners('exit'); server.kill('SIGTERM'); }
+});
+
+test('the context picture equals the report: bar parts, numbers, each message fate', async () => {
+  const id = await seed('picture');
+  const rep = (await context(id)).report;
+  assert.ok(Array.isArray(rep.detail), 'the report has detail');
+  const { context: bc, page } = await open();
+  await openSession(page, id);
+  const segs = await page.$$eval('.ctxbar .seg', (ns) => ns.map((n) => ({ part: n.dataset.part, tokens: +n.dataset.tokens,
+    width: n.getBoundingClientRect().width, title: n.title, label: n.getAttribute('aria-label') })));
+  const sum = segs.reduce((a, s) => a + s.tokens, 0);
+  assert.equal(sum, Math.max(rep.max_tokens, rep.tokens), 'the parts add up to the budget');
+  const byPart = Object.fromEntries(segs.map((s) => [s.part, s.tokens]));
+  assert.equal(byPart.system, rep.parts.system);
+  assert.equal(byPart.framing, rep.parts.framing);
+  assert.equal(byPart.messages + byPart.summary, rep.parts.messages);
+  assert.equal(byPart.free, Math.max(0, rep.max_tokens - rep.tokens));
+  for (const s of segs) assert.equal(s.title, s.label, 'the exact count on hover and for assistive tech');
+  const barWidth = await page.$eval('.ctxbar', (n) => n.clientWidth);
+  const widths = segs.reduce((a, s) => a + s.width, 0);
+  assert.ok(Math.abs(widths - barWidth) <= 2, `the parts fill the bar: ${widths} of ${barWidth}`);
+  for (const s of segs) assert.ok(Math.abs(s.width - barWidth * s.tokens / sum) <= 1.5, `part ${s.part} is to scale`);
+  assert.match(await page.textContent('.ctx-tokens'), new RegExp(`^${rep.tokens} tokens`));
+
+  const fates = await page.$$eval('#history article.msg', (ns) => ns.map((n) => ({ seq: +n.dataset.seq, fate: n.dataset.fate })));
+  assert.equal(fates.length, 7);
+  const detail = Object.fromEntries(rep.detail.map((d) => [d.seq, d.fate]));
+  for (const f of fates) assert.equal(f.fate, detail[f.seq] || 'dropped_budget', `message #${f.seq}`);
+  const count = (re) => fates.filter((f) => re.test(f.fate)).length;
+  assert.equal(count(/^(kept|trimmed|offloaded)$/), rep.messages.kept);
+  assert.equal(count(/^dropped_budget$/), rep.dropped.budget);
+  assert.ok(rep.dropped.budget > 0, 'the budget drops something (the seed is meant to)');
+  assert.equal(count(/^dropped_orphan$/), rep.dropped.orphan_tool_result);
+  await page.screenshot({ path: join(SHOTS, 'session-desktop.png'), fullPage: true });
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+test('reading: long contents collapsed, JSON pretty, call and result linked, hostile HTML as text', async () => {
+  const id = await seed('reading');
+  const { context: bc, page } = await open();
+  await openSession(page, id);
+  const tool = page.locator('#msg-5');
+  const det = tool.locator('details.long');
+  assert.match(await det.locator('summary').textContent(), /characters, \d+ lines/);
+  assert.equal(await det.locator('pre').isVisible(), false, 'collapsed');
+  await det.locator('summary').click();
+  assert.equal(await det.locator('pre').isVisible(), true, 'expanded');
+  assert.match(await det.locator('pre').textContent(), /\n {2}"rows": \[\n/, 'JSON pretty-printed');
+  await page.locator('#msg-4 a.to-result').click();
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'msg-5', 'the call links to its result');
+  await page.locator('#msg-5 a.to-call').click();
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'msg-4', 'the result links to its call');
+  assert.equal(await page.locator('#msg-3 pre.content').textContent(), HOSTILE);
+  assert.equal(await page.locator('#history img, #history script, #history b').count(), 0);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  // search links to the message in its session
+  await page.goto(`${url}/#/search?q=teal&mode=keyword`);
+  const hit = page.locator('#search-body a[href*="?at="]').first();
+  await hit.waitFor({ timeout: 30000 });
+  await page.screenshot({ path: join(SHOTS, 'search-desktop.png'), fullPage: true });
+  await hit.click();
+  await page.waitForFunction(() => document.activeElement && /^msg-/.test(document.activeElement.id), null, { timeout: 30000 });
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+test('actions change the database as the API says', async () => {
+  const id = await seed('actions');
+  for (let i = 0; i < 4; i++) // more turns, so that compaction has something to fold
+    await rest('POST', `/v1/sessions/${id}/messages`, { messages: [{ role: 'user', content: `question ${i}` }, { role: 'assistant', content: `answer ${i}` }] });
+  const { context: bc, page } = await open();
+  await openSession(page, id);
+  // title
+  await page.locator('#title-edit').click();
+  await page.locator('#title-input').fill('renamed from the page');
+  await page.locator('#title-form button[type=submit]').click();
+  await page.waitForFunction(() => document.getElementById('session-title').textContent === 'renamed from the page', null, { timeout: 30000 });
+  assert.equal((await rest('GET', `/v1/sessions/${id}`)).j.session.title, 'renamed from the page');
+  // delete a message (confirmed)
+  const before = (await rest('GET', `/v1/sessions/${id}/messages?limit=100`)).j.messages;
+  await page.locator('#msg-2 button.delete').click();
+  await page.waitForFunction(() => !document.getElementById('msg-2'), null, { timeout: 30000 });
+  const afterDel = (await rest('GET', `/v1/sessions/${id}/messages?limit=100`)).j.messages;
+  assert.equal(afterDel.length, before.length - 1);
+  assert.ok(!afterDel.some((m) => m.seq === 2));
+  // compact with instructions
+  await page.locator('#compact-instructions').fill('keep the favourite colour');
+  await page.locator('#compact-form button[type=submit]').click();
+  await page.waitForFunction(() => /^Compaction: /.test(document.getElementById('live').textContent) ||
+    document.getElementById('error').textContent, null, { timeout: 60000 });
+  assert.equal(await page.textContent('#error'), '', 'compaction from the page');
+  const ev = (await rest('GET', `/v1/sessions/${id}/events`)).j.events.filter((e) => e.kind === 'compaction');
+  assert.ok(ev.length, 'a compaction event');
+  const data = typeof ev[0].data === 'string' ? JSON.parse(ev[0].data) : ev[0].data;
+  assert.equal(await page.textContent('#live'), `Compaction: ${data.outcome}.`);
+  await page.waitForFunction(() => /compaction/.test(document.getElementById('events').textContent), null, { timeout: 30000 });
+  if (data.outcome === 'ok') {
+    const sum = (await rest('GET', `/v1/sessions/${id}/summary`)).j.summary;
+    await page.waitForFunction((u) => document.getElementById('summary-out').textContent.includes(`up to #${u}`), sum.covers_upto, { timeout: 30000 });
+  }
+  // fork from a message
+  await page.locator('#msg-3 button.fork').click();
+  await page.waitForFunction((old) => location.hash.startsWith('#/session/') && !location.hash.includes(old), id, { timeout: 30000 });
+  const forkId = decodeURIComponent(page.url().split('#/session/')[1]);
+  const fork = (await rest('GET', `/v1/sessions/${forkId}`)).j.session;
+  assert.equal(fork.parent_id, id);
+  assert.equal((await rest('GET', `/v1/sessions/${forkId}/messages?limit=100`)).j.messages.length, 2, 'messages up to #3 (#2 deleted)');
+  // forget the fork (confirmed)
+  await page.waitForSelector('#msg-1', { timeout: 30000 });
+  await page.locator('#session-forget').click();
+  await page.waitForFunction(() => location.hash.startsWith('#/sessions'), null, { timeout: 30000 });
+  assert.equal((await rest('GET', `/v1/sessions/${forkId}`, undefined, false)).status, 404);
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+test('live: a message appended through REST appears without reloading', async () => {
+  const id = await seed('live');
+  const { context: bc, page } = await open();
+  await openSession(page, id);
+  await rest('POST', `/v1/sessions/${id}/messages`, { role: 'assistant', content: 'Teal, as you said.' });
+  await page.waitForSelector('#msg-8', { timeout: 60000 });
+  assert.equal(await page.locator('#msg-8 pre.content').textContent(), 'Teal, as you said.');
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+test('keyboard: tab reaches navigation, the bar parts with their counts, message actions', async () => {
+  const id = await seed('keyboard');
+  const { context: bc, page } = await open();
+  await openSession(page, id);
+  await page.evaluate(() => document.activeElement && document.activeElement.blur());
+  const seen = [];
+  for (let i = 0; i < 80; i++) {
+    await page.keyboard.press('Tab');
+    seen.push(await page.evaluate(() => {
+      const a = document.activeElement;
+      return `${a.tagName.toLowerCase()}${a.id ? '#' + a.id : ''}.${a.className}|${a.getAttribute('aria-label') || ''}`;
+    }));
+  }
+  assert.ok(seen.some((s) => s.startsWith('a#nav-sessions')), 'the navigation');
+  assert.ok(seen.some((s) => /^span\.seg seg-messages\|messages: \d+ tokens$/.test(s)), 'a bar part with its count');
+  assert.ok(seen.some((s) => /button\.fork/.test(s)), 'a message action');
+  await page.locator('#msg-5 details.long summary').focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await page.locator('#msg-5 details.long pre').isVisible(), true, 'Enter expands a collapsed content');
+  await bc.close();
+});
+
+test('phone width and dark mode', async () => {
+  const id = await seed('phone');
+  const { context: bc, page } = await open({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
+  await openSession(page, id);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 0, `no sideways scrolling at phone width (${overflow}px too wide)`);
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(bg, 'rgb(21, 24, 28)', 'dark background');
+  await page.screenshot({ path: join(SHOTS, 'session-phone-dark.png'), fullPage: true });
+  await page.goto(`${url}/#/sessions`);
+  await page.waitForSelector('#sessions-body a');
+  await page.screenshot({ path: join(SHOTS, 'sessions-phone-dark.png'), fullPage: true });
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+test('accessibility: axe-core finds no serious or critical violations', async () => {
+  const id = await seed('axe');
+  const axe = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+  // only this context bypasses the CSP, to inject axe; the others run under the real policy
+  for (const colorScheme of ['light', 'dark']) {
+    const bc = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 }, colorScheme });
+    const page = await bc.newPage();
+    for (const hash of [`#/session/${id}`, '#/sessions', '#/search?q=teal&mode=keyword']) {
+      await page.goto(`${url}/${hash}`);
+      await page.waitForFunction(() => document.querySelector('.ctxbar, #sessions-body a, #search-body tr'), null, { timeout: 30000 });
+      await page.addScriptTag({ content: axe });
+      const res = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+      const bad = res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+      assert.deepEqual(bad, [], `${colorScheme} ${hash}`);
+    }
+    await bc.close();
+  }
+});
