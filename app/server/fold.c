@@ -55,8 +55,9 @@ static int enqueue(void *user, const mn_fold_job *job)
         if (!j)
             rc = -1;
         else {
-            strcpy(j->session_id, job->session_id);
-            strcpy(j->strategy, job->strategy);
+            /* both lengths were checked above */
+            snprintf(j->session_id, sizeof j->session_id, "%s", job->session_id);
+            snprintf(j->strategy, sizeof j->strategy, "%s", job->strategy);
             j->max_tokens = job->max_tokens;
             j->model_window = job->model_window;
             if (q.tail)

