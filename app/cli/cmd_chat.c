@@ -301,10 +301,10 @@ static int slash(struct chat *c, char *line)
             new_session(c);
         }
     } else if (strcmp(line, "/compact") == 0) {
-        if (arg && *arg)
-            printf("(instructions are not supported by this build's compaction; folding without them)\n");
+        mn_compact_opts co = MN_COMPACT_OPTS_INIT;
+        co.instructions = arg && *arg ? arg : NULL; /* the focus of the summary */
         char *event = NULL;
-        rc = mn_compact(c->db, c->id, &event);
+        rc = mn_compact_ex(c->db, c->id, &co, &event);
         if (event)
             printf("%s\n", event);
         mn_free(event);

@@ -829,10 +829,12 @@ static mn_status op_search(struct srv_call *c)
         return lib_fail(c, st);
     st = mn_search_hits_to_json(hits, &t);
     const char *ran = mn_search_mode_name(hits->mode);
+    json_int_t not_embedded = (json_int_t)hits->not_embedded; /* queued: not findable by meaning yet */
     mn_search_hits_free(hits);
     if (st)
         return lib_fail(c, st);
-    return ok(c, json_pack("{s:s,s:o*}", "mode", ran ? ran : "keyword", "hits", from_text(t)));
+    return ok(c, json_pack("{s:s,s:o*,s:I}", "mode", ran ? ran : "keyword", "hits", from_text(t), "not_embedded",
+                           not_embedded));
 }
 
 /* The export itself is streamed by the transport; this checks the parameters and returns the
@@ -1336,7 +1338,7 @@ const struct srv_op srv_ops[] = {
          "\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"default\":10}," NSP "," SID
          ",\"role\":{\"type\":\"string\",\"enum\":[\"system\",\"user\",\"assistant\",\"tool\"]}",
          "\"q\""),
-     OBJ("\"mode\":{\"type\":\"string\"},\"hits\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}",
+     OBJ("\"mode\":{\"type\":\"string\"},\"hits\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},\"not_embedded\":{\"type\":\"integer\"}",
          "\"mode\",\"hits\""),
      OP_TOOL | OP_READONLY, op_search},
     {"export", "GET", "/v1/export", "Stream sessions as JSON Lines (docs/format.md); every session when ids is absent.",

@@ -93,6 +93,7 @@ serve_start
 req GET "/v1/search?q=postgres%20pool"
 eq "$CODE $(jget "$OUT" '[j["mode"], [h["message"]["session_id"] for h in j["hits"]][:1], j["hits"][0]["rank"]]')" \
     "200 [\"keyword\", [\"$A\"], 1]" "GET /v1/search: keyword without an embedder, best first"
+eq "$(jget "$OUT" 'j["not_embedded"]')" 0 "a keyword search sees every message (not_embedded 0)"
 req GET "/v1/search?q=postgres&namespace=web-b&top_k=5"
 eq "$(jget "$OUT" '[(h["namespace"], h["message"]["session_id"]) for h in j["hits"]]')" "[[\"web-b\", \"$B\"]]" "search by namespace"
 req GET "/v1/search?q=pool&session_id=$A&role=assistant"

@@ -95,8 +95,9 @@ for q in one two three four; do
 done
 eq "$(count_msgs "$S")" 10 "every turn stored"
 
-type_line a "/compact"
+type_line a "/compact keep the question words"
 wait_pane a '"outcome":"ok"' && pass
+wait_pane a '"instructions":"keep the question words"' && pass
 ok mn summary show "$S" --json
 eq "$(jget "$OUT" "j['covers_upto']")" 4 "/compact folded all but the last three turns"
 
