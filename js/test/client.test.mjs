@@ -217,6 +217,22 @@ test('API keys: Bearer sent, 401 and 403 typed', async () => {
   }
 });
 
+test('long-term memories: remember, list, recall, get, update, history, delete, forget', async () => {
+  const { memory } = await client.remember({ text: 'The user prefers tea over coffee', kind: 'preference' });
+  assert.equal(memory.text, 'The user prefers tea over coffee');
+  const id = memory.id;
+  assert.ok((await client.memoryList()).memories.some((m) => m.id === id));
+  assert.ok((await client.recall({ q: 'tea', mode: 'keyword' })).memories.some((m) => m.id === id));
+  assert.equal((await client.memoryGet(id)).memory.text, 'The user prefers tea over coffee');
+  await client.update(id, { text: 'The user prefers green tea', reason: 'corrected' });
+  assert.equal((await client.memoryGet(id)).memory.text, 'The user prefers green tea');
+  assert.ok((await client.memoryHistory(id)).versions.length >= 2, 'both versions are kept');
+  await client.memoryDelete(id, { reason: 'no longer true' });
+  assert.ok(!(await client.memoryList()).memories.some((m) => m.id === id), 'a deleted fact is not current');
+  assert.equal((await client.forget(id)).forgotten, id);
+  await assert.rejects(client.memoryHistory(id), NotFoundError);
+});
+
 test('every operation of the server was called by these tests', () => {
   const missing = Object.entries(OPERATIONS).filter(([, op]) => {
     const re = new RegExp(`^${op.method} ${op.path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
