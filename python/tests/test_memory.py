@@ -255,7 +255,7 @@ def test_export_import_round_trip(mem, tmp_path, new_db):
         import pathlib
         assert other.import_(pathlib.Path(p))["sessions_skipped"] == 1
         assert other.export() == text
-        with pytest.raises(mnemo.Corrupt, match="line 1"):
+        with pytest.raises(mnemo.Invalid, match="line 1"):
             other.import_("not json\n")
     with pytest.raises(mnemo.NotFound):
         mem.export(["0190a5b4-0000-7000-8000-0000000000ff"])

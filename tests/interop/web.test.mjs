@@ -137,7 +137,7 @@ test('the web page lists sessions, renders history, previews the context, search
       const m = doc.querySelectorAll('#history .msg');
       return m.length === 4 ? [...m] : null;
     }, 'the four messages');
-    assert.equal(text(doc.getElementById('session-title')), 'Trip planning');
+    await until(() => text(doc.getElementById('session-title')) === 'Trip planning' || null, 'the session title');
     assert.deepEqual(msgs.map((m) => m.querySelector('.role').textContent), ['user', 'assistant', 'tool', 'assistant']);
     assert.deepEqual(msgs.map((m) => m.dataset.seq), ['1', '2', '3', '4']);
     assert.deepEqual(msgs.map((m) => m.querySelector('.tokens').textContent), history.map((h) => `${h.tokens} tokens`));
