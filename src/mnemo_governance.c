@@ -105,10 +105,9 @@ void mn__offload_dir(const mn_db *db, char *out, size_t cap)
 }
 
 /* The summariser for automatic folds (summarizer.auto_model when set) or for mn_compact. A
- * summariser that cannot be opened is not an error here: folds fail with the reason. With a
- * deadline (absolute, mn_clock_now_ms; 0: none), every HTTP attempt ends by it and no retry
- * starts that could not: a build waits on the summariser no longer than it says. */
-static void open_env(mn_db *db, int automatic, int64_t deadline, struct env_store *e)
+ * summariser that cannot be opened is not an error here: folds fail with the reason. (A build's
+ * fold deadline travels with each call, mn_sum_input.deadline_ms.) */
+static void open_env(mn_db *db, int automatic, struct env_store *e)
 {
     const mn_config *cfg = db->cfg;
     memset(e, 0, sizeof *e);
@@ -129,17 +128,6 @@ static void open_env(mn_db *db, int automatic, int64_t deadline, struct env_stor
     sc.backoff_ms = mn_config_int(cfg, "summarizer.backoff_ms");
     sc.retries = (int)mn_config_int(cfg, "summarizer.retries");
     sc.input_budget = mn_config_int(cfg, "summarizer.input_budget_tokens");
-    if (deadline > 0) {
-        int64_t left = deadline - mn_clock_now_ms();
-        if (left < 100)
-            left = 100;
-        if (sc.timeout_ms <= 0 || sc.timeout_ms > left)
-            sc.timeout_ms = left;
-        if ((int64_t)(sc.retries + 1) * sc.timeout_ms > left)
-            sc.retries = (int)(left / (sc.timeout_ms > 0 ? sc.timeout_ms : left)) - 1;
-        if (sc.retries < 0)
-            sc.retries = 0;
-    }
     sc.prompt_file = mn_config_str(cfg, "summarizer.prompt_file");
     mn_summarizer *s = NULL;
     if (mn_summarizer_open(&sc, &s) != MN_OK) {
@@ -179,7 +167,7 @@ mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strat
             c.fold_deadline_ms = mn_clock_now_ms() + timeout;
     }
     struct env_store e;
-    open_env(db, 1, c.fold_deadline_ms, &e);
+    open_env(db, 1, &e);
     e.env.queue = db->fold_queue ? queue_bridge : NULL;
     e.env.queue_user = db;
     c.gov.offload_dir = e.dir;
@@ -305,7 +293,7 @@ mn_status mn_compact_ex(mn_db *db, const char *session_id, const mn_compact_opts
     c.strategy = "compact";
     c.instructions = ins;
     struct env_store e;
-    open_env(db, 0, 0, &e);
+    open_env(db, 0, &e);
     json_t *ev = NULL;
     rc = mn_context_compact(&e.env, &c, s, &ev);
     if (event_json && ev) {

@@ -13,6 +13,7 @@
 #include "http/http.h"
 #include "summarize/summarize.h"
 #include "util/buf.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/banned.h"
@@ -88,8 +89,20 @@ static mn_status llm_call(mn_summarizer *s, const char *shaped, int64_t cap, con
     mn_http_resp resp;
     memset(&resp, 0, sizeof resp);
     if (!rc) {
-        mn_http_req hr = {url.data, body, c->api_key, c->timeout_ms > 0 ? c->timeout_ms : 30000, c->retries,
-                          c->backoff_ms > 0 ? c->backoff_ms : 500};
+        int64_t timeout = c->timeout_ms > 0 ? c->timeout_ms : 30000;
+        int retries = c->retries;
+        if (in->deadline_ms > 0) { /* a build waits no longer than its deadline: every attempt
+                                      ends by it and no retry starts that could not */
+            int64_t left = in->deadline_ms - mn_clock_now_ms();
+            if (left < 100)
+                left = 100;
+            if (timeout > left)
+                timeout = left;
+            int64_t fit = left / timeout - 1;
+            if (retries > fit)
+                retries = fit > 0 ? (int)fit : 0;
+        }
+        mn_http_req hr = {url.data, body, c->api_key, timeout, retries, c->backoff_ms > 0 ? c->backoff_ms : 500};
         rc = mn_http_post_json(&hr, &resp);
         out->attempts = resp.attempts;
         if (rc)

@@ -83,6 +83,26 @@ static mn_status prepare_dynamic(struct sqlite_store *s, const char *sql, sqlite
     return r == SQLITE_OK ? MN_OK : mn_sqlite_fail(s, r, "search");
 }
 
+/* head + the filter's conditions + tail, prepared, with the filter's values bound (the caller
+ * binds its own parameters, numbered below the filter's). Caller finalizes *st. */
+static mn_status prepare_filtered(struct sqlite_store *s, const char *head, const mn_search_filter *f,
+                                  const char *tail, sqlite3_stmt **st)
+{
+    struct mn_buf sql = MN_BUF_INIT;
+    mn_status rc = mn_buf_adds(&sql, head);
+    if (!rc)
+        rc = filter_sql(f, &sql);
+    if (!rc && tail)
+        rc = mn_buf_adds(&sql, tail);
+    *st = NULL;
+    if (!rc)
+        rc = prepare_dynamic(s, sql.data, st);
+    mn_buf_release(&sql);
+    if (!rc)
+        filter_bind(*st, f);
+    return rc;
+}
+
 /* ---- keyword index --------------------------------------------------------------------------- */
 
 static const char SQL_LOG_ANY[] = "SELECT 1 FROM msg_log LIMIT 1";
@@ -159,23 +179,16 @@ static mn_status op_fts_sync(mn_store *st) { LOCKED(S(st), fts_sync_locked(S(st)
 static mn_status fts_search_locked(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
                                    mn_store_score_fn fn, void *user)
 {
-    struct mn_buf sql = MN_BUF_INIT;
-    mn_status rc = mn_buf_adds(&sql, "SELECT messages_fts.rowid, bm25(messages_fts) FROM messages_fts"
-                                     " JOIN messages m ON m.id = messages_fts.rowid"
-                                     " JOIN sessions s ON s.sid = m.session_sid WHERE messages_fts MATCH ?1");
-    if (!rc)
-        rc = filter_sql(f, &sql);
-    if (!rc)
-        rc = mn_buf_adds(&sql, " ORDER BY bm25(messages_fts), messages_fts.rowid LIMIT ?2");
-    sqlite3_stmt *st = NULL;
-    if (!rc)
-        rc = prepare_dynamic(s, sql.data, &st);
-    mn_buf_release(&sql);
+    sqlite3_stmt *st;
+    mn_status rc = prepare_filtered(s,
+                                    "SELECT messages_fts.rowid, bm25(messages_fts) FROM messages_fts"
+                                    " JOIN messages m ON m.id = messages_fts.rowid"
+                                    " JOIN sessions s ON s.sid = m.session_sid WHERE messages_fts MATCH ?1",
+                                    f, " ORDER BY bm25(messages_fts), messages_fts.rowid LIMIT ?2", &st);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
-    filter_bind(st, f);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW)
         if (fn(user, sqlite3_column_int64(st, 0), -sqlite3_column_double(st, 1)))
@@ -201,18 +214,13 @@ static mn_status op_fts_search(mn_store *st, const char *match, const mn_search_
 static mn_status vec_filter_locked(struct sqlite_store *s, const mn_search_filter *f, mn_store_score_fn fn,
                                    void *user)
 {
-    struct mn_buf sql = MN_BUF_INIT;
-    mn_status rc = mn_buf_adds(&sql, "SELECT e.message_id FROM embeddings e JOIN messages m ON m.id = e.message_id"
-                                     " JOIN sessions s ON s.sid = m.session_sid WHERE 1");
-    if (!rc)
-        rc = filter_sql(f, &sql);
-    sqlite3_stmt *st = NULL;
-    if (!rc)
-        rc = prepare_dynamic(s, sql.data, &st);
-    mn_buf_release(&sql);
+    sqlite3_stmt *st;
+    mn_status rc = prepare_filtered(s,
+                                    "SELECT e.message_id FROM embeddings e JOIN messages m ON m.id = e.message_id"
+                                    " JOIN sessions s ON s.sid = m.session_sid WHERE 1",
+                                    f, NULL, &st);
     if (rc)
         return rc;
-    filter_bind(st, f);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW)
         if (fn(user, sqlite3_column_int64(st, 0), 0))
@@ -549,18 +557,13 @@ static mn_status op_counts(mn_store *st, int64_t *embedded, int64_t *queued)
 
 static mn_status queue_count_locked(struct sqlite_store *s, const mn_search_filter *f, int64_t *n)
 {
-    struct mn_buf sql = MN_BUF_INIT;
-    mn_status rc = mn_buf_adds(&sql, "SELECT count(*) FROM embed_queue q JOIN messages m ON m.id = q.message_id"
-                                     " JOIN sessions s ON s.sid = m.session_sid WHERE 1");
-    if (!rc)
-        rc = filter_sql(f, &sql);
-    sqlite3_stmt *st = NULL;
-    if (!rc)
-        rc = prepare_dynamic(s, sql.data, &st);
-    mn_buf_release(&sql);
+    sqlite3_stmt *st;
+    mn_status rc = prepare_filtered(s,
+                                    "SELECT count(*) FROM embed_queue q JOIN messages m ON m.id = q.message_id"
+                                    " JOIN sessions s ON s.sid = m.session_sid WHERE 1",
+                                    f, NULL, &st);
     if (rc)
         return rc;
-    filter_bind(st, f);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW)
         *n = sqlite3_column_int64(st, 0);
