@@ -61,21 +61,30 @@ async function rest(url, method, path, body, headers = {}) {
 }
 
 // Loads the page the way a browser would (from the server), with its script running and
-// Node's fetch as the window's. Errors the page's script throws fail the test.
+// Node's fetch as the window's. Errors the page's script throws fail the test. close() ends the
+// page: a fetch still in flight then never settles, as in a closed browser tab (otherwise its
+// answer would run the page's script in a window that has no document any more).
 async function openPage(url) {
   const errors = [];
   const virtualConsole = new VirtualConsole();
   virtualConsole.on('jsdomError', (e) => errors.push(e));
+  let closed = false;
+  const never = () => new Promise(() => {});
   const dom = await JSDOM.fromURL(url + '/', {
     runScripts: 'dangerously',
     resources: 'usable',
     pretendToBeVisual: true,
     virtualConsole,
     beforeParse(window) {
-      window.fetch = (input, init) => fetch(String(input), init);
+      window.fetch = (input, init) =>
+        closed ? never() : fetch(String(input), init).then((r) => (closed ? never() : r), (e) => (closed ? never() : Promise.reject(e)));
     },
   });
-  return { dom, window: dom.window, doc: dom.window.document, errors };
+  const close = () => {
+    closed = true;
+    dom.window.close();
+  };
+  return { dom, window: dom.window, doc: dom.window.document, errors, close };
 }
 
 // Waits until probe() returns something truthy (the page fetches asynchronously); the deadline
@@ -111,7 +120,7 @@ test('the web page lists sessions, renders history, previews the context, search
     const other = (await rest(url, 'POST', '/v1/sessions', { title: 'Elsewhere', namespace: 'other' })).session.id;
     const history = (await rest(url, 'GET', `/v1/sessions/${sid}/messages`)).messages;
 
-    const { window, doc, errors } = await openPage(url);
+    const { window, doc, errors, close } = await openPage(url);
 
     // the session list, newest first, with the REST-made session as a link
     const row = await until(() => doc.querySelector(`#sessions-body a[href="#/session/${sid}"]`), 'the session link');
@@ -175,7 +184,7 @@ test('the web page lists sessions, renders history, previews the context, search
     const dlText = await until(() => (/sessions/.test(text(doc.getElementById('stats-db'))) ? text(doc.getElementById('stats-db')) : null), 'the stats');
     assert.match(dlText, /sessions2/);
     assert.deepEqual(errors, []);
-    window.close();
+    close();
   } finally {
     assert.equal(await stopServer(proc), 0);
   }
@@ -187,7 +196,7 @@ test('with API keys the page asks for one and keeps it in sessionStorage', async
   try {
     const auth = { Authorization: 'Bearer k-123' };
     const { session } = await rest(url, 'POST', '/v1/sessions', { title: 'Keyed' }, auth);
-    const { window, doc, errors } = await openPage(url);
+    const { window, doc, errors, close } = await openPage(url);
     await until(() => !doc.getElementById('key-form').hidden && /needs an API key/.test(text(doc.getElementById('error'))), 'the key prompt');
     assert.equal(doc.querySelectorAll('#sessions-body a').length, 0);
     doc.getElementById('key-input').value = 'k-123';
@@ -196,7 +205,7 @@ test('with API keys the page asks for one and keeps it in sessionStorage', async
     assert.equal(window.sessionStorage.getItem('mnemo.apiKey'), 'k-123');
     assert.equal(doc.getElementById('error').hidden, true);
     assert.deepEqual(errors, []);
-    window.close();
+    close();
   } finally {
     assert.equal(await stopServer(proc), 0);
   }
