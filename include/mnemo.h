@@ -1005,7 +1005,7 @@ MN_API mn_status mn_memories_to_json(const mn_memories *list, char **out);
 /* mn_session_files with at most max_files paths (0: all): the unique file paths the session's
  * messages list, newest first (seed 002's GetRecentFiles(maxFiles)). Caller frees *out with
  * mn_strings_free. Errors: MN_INVALID (bad id), MN_NOTFOUND, MN_EXPIRED, MN_BUSY, MN_IO.
- * Server operation: "files" with parameter "limit". */
+ * Server operation: "files" with parameter "limit" (CLI `mnemo files ID --limit N`). */
 MN_API mn_status mn_session_files_n(mn_db *db, const char *session_id, size_t max_files, mn_strings **out);
 
 /* What one tool hands to the next about a thread (seed 002's BuildContextSummary). Allocated by
@@ -1034,8 +1034,8 @@ typedef struct mn_thread_summary {
  * files (at most max_files of them, newest first; 0: all). Reads only; an expired thread is
  * MN_EXPIRED as everywhere. Caller frees *out with mn_thread_summary_free. Errors: MN_INVALID
  * (bad id), MN_NOTFOUND, MN_EXPIRED, MN_BUSY, MN_IO, MN_NOMEM. Thread-safe.
- * Server operation: "thread_summary" (REST GET /v1/sessions/{id}/summary/thread suggested;
- * MCP tool "thread_summary"). */
+ * Server operation: "handover" (REST GET /v1/sessions/{id}/handover; MCP tool "handover";
+ * CLI `mnemo handover`). */
 MN_API mn_status mn_thread_summary_get(mn_db *db, const char *session_id, size_t max_files, mn_thread_summary **out);
 MN_API void mn_thread_summary_free(mn_thread_summary *s);
 /* The summary as one JSON object: {"thread_id","namespace","title","tool","started",
@@ -1057,7 +1057,8 @@ MN_API mn_status mn_thread_summary_to_json(const mn_thread_summary *s, char **ou
  * caller frees with mn_message_free. Errors: MN_INVALID (bad id, message_id not positive,
  * content NULL or not UTF-8, metadata not a JSON object), MN_TOOBIG, MN_NOTFOUND (no such
  * session, or no such message in it), MN_EXPIRED, MN_BUSY, MN_IO.
- * Server operation: "message_edit" (REST PATCH /v1/sessions/{id}/messages/{message_id}). */
+ * Server operation: "message_edit" (REST PATCH /v1/sessions/{id}/messages/{message_id}; CLI
+ * `mnemo message edit`). */
 MN_API mn_status mn_message_edit(mn_db *db, const char *session_id, int64_t message_id, const char *content,
                                  const char *metadata, mn_message **out);
 
@@ -1074,7 +1075,8 @@ typedef struct mn_forget_stats {
  * transaction: when it fails part-way (MN_BUSY, MN_IO) what was erased stays erased and running
  * it again finishes the job. A namespace with nothing in it is not an error (counts 0). stats
  * may be NULL. Errors: MN_INVALID (ns NULL or not a namespace), MN_BUSY, MN_IO.
- * Server operation: "namespace_forget" (REST DELETE /v1/namespaces/{ns}). */
+ * Server operation: "namespace_forget" (REST DELETE /v1/namespaces/{ns}; CLI
+ * `mnemo namespace forget NS --yes`). */
 MN_API mn_status mn_namespace_forget(mn_db *db, const char *ns, mn_forget_stats *stats);
 
 #ifdef __cplusplus
