@@ -764,8 +764,13 @@ typedef struct mn_search_filter {
     const char *ns;         /* NULL: every namespace */
     int role;               /* -1: any; else an mn_role */
     int64_t since, until;   /* created_at within [since, until) in ms; 0: unbounded */
+    /* Since 0.5 (a caller built before passes the smaller size; this is then NULL): */
+    const char *metadata;   /* NULL: any; else a JSON object of scalars (string, number, true,
+                               false, null), at most 16 keys of 1-64 bytes [A-Za-z0-9_.-]: each
+                               key must be in the message's metadata with an equal value
+                               (keyword, semantic and hybrid alike) */
 } mn_search_filter;
-#define MN_SEARCH_FILTER_INIT {sizeof(mn_search_filter), NULL, NULL, -1, 0, 0}
+#define MN_SEARCH_FILTER_INIT {sizeof(mn_search_filter), NULL, NULL, -1, 0, 0, NULL}
 
 typedef struct mn_search_hit {
     mn_message message;  /* the stored message (strings owned by the list) */
@@ -988,6 +993,91 @@ MN_API void mn_memories_free(mn_memories *list);
 MN_API mn_status mn_memory_to_json(const mn_memory *m, char **out);
 /* A JSON array of the above. */
 MN_API mn_status mn_memories_to_json(const mn_memories *list, char **out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Hand-over, edits and erasure by namespace (issue #14: every capability on every surface).
+ * The server operations that call these carry the names given with each function.
+ */
+
+/* The largest `limit` mn_session_list takes; front ends use this constant for their limit. */
+#define MN_SESSION_LIST_MAX 10000
+
+/* mn_session_files with at most max_files paths (0: all): the unique file paths the session's
+ * messages list, newest first (seed 002's GetRecentFiles(maxFiles)). Caller frees *out with
+ * mn_strings_free. Errors: MN_INVALID (bad id), MN_NOTFOUND, MN_EXPIRED, MN_BUSY, MN_IO.
+ * Server operation: "files" with parameter "limit" (CLI `mnemo files ID --limit N`). */
+MN_API mn_status mn_session_files_n(mn_db *db, const char *session_id, size_t max_files, mn_strings **out);
+
+/* What one tool hands to the next about a thread (seed 002's BuildContextSummary). Allocated by
+ * the library (later versions may add fields at the end); strings are owned by the record. */
+typedef struct mn_thread_summary {
+    const char *thread_id;  /* the session id (the continuation id) */
+    const char *ns;         /* its namespace */
+    const char *title;      /* NULL when none */
+    const char *tool_name;  /* the tool that opened it; NULL for a plain session */
+    int64_t started;        /* created_at, ms */
+    int64_t updated_at;     /* last activity, ms */
+    int64_t expires_at;     /* 0: never */
+    int64_t turns;          /* user turns appended (mn_session.turn_count) */
+    int64_t messages;       /* messages stored, active or not */
+    int64_t tokens;         /* their stored tokens */
+    mn_strings tools_used;  /* the distinct tool_name of its messages, in order of first use */
+    mn_strings files;       /* the unique files its messages list, newest first (at most the
+                               max_files asked for) */
+    const char *text;       /* the same as Markdown, for a prompt: "## Conversation Context\n\n"
+                               then "**Thread ID:** …", "**Started:** <RFC 3339 UTC>",
+                               "**Tool:** …" (when set), "**Turns:** N", "**Tools Used:** a, b"
+                               (when any) and "**Files:** x, y" (when any), one a line */
+} mn_thread_summary;
+
+/* The hand-over summary of a session or thread: its id, start, tool, turns, tools used and
+ * files (at most max_files of them, newest first; 0: all). Reads only; an expired thread is
+ * MN_EXPIRED as everywhere. Caller frees *out with mn_thread_summary_free. Errors: MN_INVALID
+ * (bad id), MN_NOTFOUND, MN_EXPIRED, MN_BUSY, MN_IO, MN_NOMEM. Thread-safe.
+ * Server operation: "handover" (REST GET /v1/sessions/{id}/handover; MCP tool "handover";
+ * CLI `mnemo handover`). */
+MN_API mn_status mn_thread_summary_get(mn_db *db, const char *session_id, size_t max_files, mn_thread_summary **out);
+MN_API void mn_thread_summary_free(mn_thread_summary *s);
+/* The summary as one JSON object: {"thread_id","namespace","title","tool","started",
+ * "updated_at","expires_at","turns","messages","tokens","tools_used":[…],"files":[…],"text"}
+ * (times in ms; title, tool and a 0 expires_at as null). Caller frees with mn_free. */
+MN_API mn_status mn_thread_summary_to_json(const mn_thread_summary *s, char **out);
+
+/* Changes one message's content, and its metadata when `metadata` is not NULL (a JSON object
+ * that replaces the stored one), in place and in one transaction: the id, seq, role and time
+ * stay; the token count is recounted by the handle's tokenizer and the session's token count
+ * follows; the keyword index drops the old text and indexes the new one before this returns;
+ * a stored vector is dropped and the message queued again for embedding (when the queue is
+ * on); every summary of the session that covers the message (covers_upto >= its seq) is
+ * deleted with a `summary_dropped` event (reason "message_edited"): it holds the old text; a
+ * session title taken from the old text is replaced by the new text's; and a
+ * `message_edited` event {"message_id","seq","tokens_before","tokens_after"} is written.
+ * content is required (a message with tool calls keeps them); it obeys the append rules
+ * (UTF-8, memory.max_message_bytes). *out (optional) gets the stored message after the edit;
+ * caller frees with mn_message_free. Errors: MN_INVALID (bad id, message_id not positive,
+ * content NULL or not UTF-8, metadata not a JSON object), MN_TOOBIG, MN_NOTFOUND (no such
+ * session, or no such message in it), MN_EXPIRED, MN_BUSY, MN_IO.
+ * Server operation: "message_edit" (REST PATCH /v1/sessions/{id}/messages/{message_id}; CLI
+ * `mnemo message edit`). */
+MN_API mn_status mn_message_edit(mn_db *db, const char *session_id, int64_t message_id, const char *content,
+                                 const char *metadata, mn_message **out);
+
+/* What mn_namespace_forget removed. */
+typedef struct mn_forget_stats {
+    int64_t sessions; /* sessions erased, with their messages, summaries, events, state, file
+                         records, vectors and offloaded tool outputs */
+    int64_t memories; /* long-term memories erased, every version */
+} mn_forget_stats;
+
+/* Erases everything of namespace ns, for real (docs/erasure.md): every session as
+ * mn_session_delete erases one, expired threads included, and every long-term memory of the
+ * namespace as mn_memory_forget erases one. It runs as a sequence of those erasures, not as one
+ * transaction: when it fails part-way (MN_BUSY, MN_IO) what was erased stays erased and running
+ * it again finishes the job. A namespace with nothing in it is not an error (counts 0). stats
+ * may be NULL. Errors: MN_INVALID (ns NULL or not a namespace), MN_BUSY, MN_IO.
+ * Server operation: "namespace_forget" (REST DELETE /v1/namespaces/{ns}; CLI
+ * `mnemo namespace forget NS --yes`). */
+MN_API mn_status mn_namespace_forget(mn_db *db, const char *ns, mn_forget_stats *stats);
 
 #ifdef __cplusplus
 }

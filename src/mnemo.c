@@ -26,7 +26,7 @@
 #include "util/banned.h"
 
 #define MAX_BATCH 100000
-#define MAX_LIST 10000
+#define MAX_LIST MN_SESSION_LIST_MAX
 
 const char *mn_version(void) { return MN_VERSION_STRING; }
 

@@ -61,6 +61,9 @@ void mn__search_after_append(mn_db *db);
 /* The handle's embedder, opened on first use (MN_UNAVAILABLE when none is configured). */
 struct mn_embedder;
 mn_status mn__search_embedder(mn_db *db, struct mn_embedder **out);
+/* Checks mn_search_filter.metadata (mnemo_filter.c): a JSON object of at most 16 scalar
+ * members with keys of [A-Za-z0-9_.-]; MN_INVALID naming the fault. */
+mn_status mn__check_filter_metadata(const char *metadata);
 mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b);
 
 /* Long-term memory in export, import and migrate (mnemo_memory.c): every version as a

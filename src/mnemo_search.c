@@ -315,9 +315,11 @@ static mn_status check_filter(const mn_search_filter *f, mn_search_filter *o, ch
     *o = none;
     if (!f)
         return MN_OK;
-    if (f->size < sizeof(mn_search_filter))
+    /* a caller built before 0.5 passes the size without metadata: the rest stays as `none` */
+    if (f->size < offsetof(mn_search_filter, metadata))
         return mn__err(MN_MISUSE, "mn_search_filter.size is not set (use MN_SEARCH_FILTER_INIT)");
-    *o = *f;
+    memcpy(o, f, f->size < sizeof *o ? f->size : sizeof *o);
+    o->size = sizeof *o;
     mn_status rc;
     if (f->session_id) {
         if ((rc = mn__check_id(f->session_id, canon)))
@@ -330,6 +332,8 @@ static mn_status check_filter(const mn_search_filter *f, mn_search_filter *o, ch
         return mn__err(MN_INVALID, "filter.role: %d is not -1 or a role (0 to 3)", f->role);
     if (f->since < 0 || f->until < 0 || (f->until && f->since >= f->until))
         return mn__err(MN_INVALID, "filter: since and until must be >= 0 and since < until");
+    if (o->metadata && (rc = mn__check_filter_metadata(o->metadata)))
+        return rc;
     return MN_OK;
 }
 

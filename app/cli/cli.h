@@ -52,6 +52,10 @@ int cli_flag(const struct cli_args *a, const char *name);
 /* Parses a whole number option in [min, max]; prints a usage error and returns -1 if bad. */
 int cli_number(const struct cli_args *a, const char *name, long long min, long long max, long long *out);
 
+/* A time option: ms since the epoch, or an ISO-8601 date/time in UTC (YYYY-MM-DD[THH:MM[:SS]][Z]);
+ * *out 0 when absent. Prints a usage error and returns -1 if bad. */
+int cli_time_opt(const struct cli_args *a, const char *name, long long *out);
+
 /* Loads the configuration (defaults, files, environment, flags); NULL after printing why. */
 mn_config *cli_config(const struct cli_global *g);
 /* Opens the database; NULL after printing why. */
@@ -109,6 +113,13 @@ int cmd_api(const struct cli_global *g, struct cli_args *a);
 int cmd_chat(const struct cli_global *g, struct cli_args *a);
 int cmd_session_clear(const struct cli_global *g, struct cli_args *a);
 int cmd_session_limit(const struct cli_global *g, struct cli_args *a);
+/* cmd_edit.c and cmd_handover.c (issue #14: every library capability has a command). */
+int cmd_message_delete(const struct cli_global *g, struct cli_args *a);
+int cmd_message_edit(const struct cli_global *g, struct cli_args *a);
+int cmd_session_update(const struct cli_global *g, struct cli_args *a);
+int cmd_handover(const struct cli_global *g, struct cli_args *a);
+int cmd_files_check(const struct cli_global *g, struct cli_args *a);
+int cmd_namespace_forget(const struct cli_global *g, struct cli_args *a);
 
 /* The operation table's side of the help (cmd_api.c): the API operation a command performs
  * (NULL: none), its one-line summary (the operation's when it has one) and the API line with

@@ -11,47 +11,6 @@
 
 #include "cli/cli.h"
 
-/* A time option: ms since the epoch, or an ISO-8601 date/time in UTC. 0 when absent. */
-static int time_opt(const struct cli_args *a, const char *name, long long *out)
-{
-    const char *v = cli_opt(a, name);
-    *out = 0;
-    if (!v)
-        return 0;
-    char *end;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (!errno && end != v && !*end && n > 0) {
-        *out = n;
-        return 0;
-    }
-    struct tm tm = {0};
-    int y, mo, d, h = 0, mi = 0, s = 0, used = 0;
-    if (sscanf(v, "%4d-%2d-%2d%n", &y, &mo, &d, &used) == 3) {
-        const char *rest = v + used;
-        int more = 0;
-        if ((*rest == 'T' || *rest == ' ') && sscanf(rest + 1, "%2d:%2d%n", &h, &mi, &more) == 2) {
-            rest += 1 + more;
-            if (*rest == ':' && sscanf(rest + 1, "%2d%n", &s, &more) == 1)
-                rest += 1 + more;
-        }
-        if (*rest == 'Z')
-            rest++;
-        if (!*rest && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h < 24 && mi < 60 && s < 61) {
-            tm.tm_year = y - 1900;
-            tm.tm_mon = mo - 1;
-            tm.tm_mday = d;
-            tm.tm_hour = h;
-            tm.tm_min = mi;
-            tm.tm_sec = s;
-            *out = (long long)timegm(&tm) * 1000;
-            return 0;
-        }
-    }
-    cli_usage_error("--%s: '%s' is not a time (ms since the epoch, or YYYY-MM-DD[THH:MM[:SS]][Z])", name, v);
-    return -1;
-}
-
 static int print_memory_json(const mn_memory *m)
 {
     char *json = NULL;
@@ -123,7 +82,7 @@ static int read_scope(const struct cli_args *a, mn_memory_query *q)
     q->kind = cli_opt(a, "kind");
     q->metadata = cli_opt(a, "metadata");
     long long as_of = 0, limit = 0;
-    if (time_opt(a, "as-of", &as_of) || cli_number(a, "limit", 1, 1000, &limit))
+    if (cli_time_opt(a, "as-of", &as_of) || cli_number(a, "limit", 1, 1000, &limit))
         return -1;
     q->as_of = as_of;
     q->limit = (size_t)limit;
@@ -148,7 +107,7 @@ int cmd_memory_add(const struct cli_global *g, struct cli_args *a)
     in.reason = cli_opt(a, "reason");
     in.actor = "cli";
     in.pinned = cli_flag(a, "pinned");
-    if (sources_opt(a, ids, &in.n_sources) || time_opt(a, "valid-from", &from) || time_opt(a, "valid-to", &to) ||
+    if (sources_opt(a, ids, &in.n_sources) || cli_time_opt(a, "valid-from", &from) || cli_time_opt(a, "valid-to", &to) ||
         cli_number(a, "token-cap", 0, MN_MEMORY_MAX_TOKEN_CAP, &cap))
         return EXIT_USAGE;
     in.sources = ids;
@@ -280,7 +239,7 @@ int cmd_memory_update(const struct cli_global *g, struct cli_args *a)
     in.metadata = cli_opt(a, "metadata");
     in.reason = cli_opt(a, "reason");
     in.actor = "cli";
-    if (sources_opt(a, ids, &in.n_sources) || time_opt(a, "valid-from", &from) || time_opt(a, "valid-to", &to) ||
+    if (sources_opt(a, ids, &in.n_sources) || cli_time_opt(a, "valid-from", &from) || cli_time_opt(a, "valid-to", &to) ||
         (cli_opt(a, "token-cap") && cli_number(a, "token-cap", 0, MN_MEMORY_MAX_TOKEN_CAP, &cap)))
         return EXIT_USAGE;
     if (cli_opt(a, "source"))
@@ -308,7 +267,7 @@ int cmd_memory_update(const struct cli_global *g, struct cli_args *a)
 int cmd_memory_delete(const struct cli_global *g, struct cli_args *a)
 {
     long long at = 0;
-    if (time_opt(a, "at", &at))
+    if (cli_time_opt(a, "at", &at))
         return EXIT_USAGE;
     mn_db *db = cli_open(g);
     if (!db)

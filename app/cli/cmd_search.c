@@ -78,6 +78,12 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
             return cli_usage_error("--role: %s", mn_errmsg());
         f.role = (int)r;
     }
+    long long since = 0, until = 0;
+    if (cli_time_opt(a, "since", &since) || cli_time_opt(a, "until", &until))
+        return EXIT_USAGE;
+    f.since = since;
+    f.until = until;
+    f.metadata = cli_opt(a, "metadata");
     double min_sim = 0;
     if (cli_opt(a, "min-similarity")) {
         char *end;

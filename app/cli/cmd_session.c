@@ -54,7 +54,7 @@ int cmd_session_new(const struct cli_global *g, struct cli_args *a)
 int cmd_session_list(const struct cli_global *g, struct cli_args *a)
 {
     long long limit = 20, offset = 0;
-    if (cli_number(a, "limit", 1, 10000, &limit) || cli_number(a, "offset", 0, 1000000000, &offset))
+    if (cli_number(a, "limit", 1, MN_SESSION_LIST_MAX, &limit) || cli_number(a, "offset", 0, 1000000000, &offset))
         return EXIT_USAGE;
     mn_db *db = cli_open(g);
     if (!db)

@@ -65,11 +65,14 @@ int cmd_gc(const struct cli_global *g, struct cli_args *a)
 
 int cmd_files(const struct cli_global *g, struct cli_args *a)
 {
+    long long limit = 0;
+    if (cli_number(a, "limit", 1, 1000000, &limit))
+        return EXIT_USAGE;
     mn_db *db = cli_open(g);
     if (!db)
         return 1;
     mn_strings *l = NULL;
-    mn_status rc = mn_session_files(db, a->pos[0], &l);
+    mn_status rc = mn_session_files_n(db, a->pos[0], (size_t)limit, &l);
     if (!rc) {
         int json = cli_flag(a, "json");
         if (json)

@@ -8,6 +8,10 @@
 
 #include "cli/cli.h"
 
+/* A macro's value as a string literal (help texts quote the library's limits). */
+#define MN_STR_(x) #x
+#define MN_STR(x) MN_STR_(x)
+
 static const struct cli_opt o_none[] = {{NULL, 0}};
 static const struct cli_opt o_session_new[] = {{"title", 1},     {"system", 1}, {"metadata", 1}, {"namespace", 1},
                                                {"id", 1},        {"tool", 1},   {"ttl", 1},      {"max-turns", 1},
@@ -35,7 +39,13 @@ static const struct cli_opt o_tokens[] = {{"encoding", 1}, {"ids", 0}, {"json", 
 static const struct cli_opt o_reindex[] = {{"tokens", 0}, {"json", 0}, {"embeddings", 0}, {"threads", 1}, {NULL, 0}};
 static const struct cli_opt o_search[] = {{"mode", 1},  {"session", 1}, {"namespace", 1}, {"top-k", 1},
                                           {"role", 1},  {"min-similarity", 1}, {"embed-first", 0},
-                                          {"json", 0}, {"report", 0}, {NULL, 0}};
+                                          {"json", 0}, {"report", 0}, {"since", 1}, {"until", 1},
+                                          {"metadata", 1}, {NULL, 0}};
+static const struct cli_opt o_files[] = {{"limit", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_message_edit[] = {{"metadata", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_session_update[] = {{"title", 1}, {"metadata", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_handover[] = {{"files", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_forget[] = {{"yes", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_embed[] = {{"backfill", 0}, {"pending", 0}, {"json", 0}, {"threads", 1}, {NULL, 0}};
 static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_migrate[] = {{"from", 1}, {"to", 1}, {"append", 0}, {"json", 0}, {NULL, 0}};
@@ -76,7 +86,7 @@ const struct cli_cmd cli_commands[] = {
      "  --json            print the stored session as JSON\n",
      o_session_new, 0, 0, cmd_session_new},
     {"session list", "[--limit N] [--offset N] [--namespace NS] [--json]", "list sessions, most recently updated first",
-     "  --limit N         at most N sessions (default 20, at most 10000)\n"
+     "  --limit N         at most N sessions (default 20, at most " MN_STR(MN_SESSION_LIST_MAX) ")\n"
      "  --offset N        skip the first N\n"
      "  --namespace NS    only this namespace\n"
      "  --json            a JSON array of session objects (docs/cli.md)\n",
@@ -111,6 +121,24 @@ const struct cli_cmd cli_commands[] = {
      o_chat, 0, 1, cmd_chat},
     {"session delete", "ID [--json]", "delete a session and all its messages",
      "  --json            print {\"deleted\": ID}\n", o_json, 1, 1, cmd_session_delete},
+    {"session update", "ID [--title T] [--metadata JSON] [--json]", "change a session's title and/or metadata",
+     "  --title T         the new title\n"
+     "  --metadata JSON   a JSON object that replaces the stored metadata\n"
+     "  --json            print the session as JSON\n",
+     o_session_update, 1, 1, cmd_session_update},
+    {"message delete", "ID MSG_ID [--json]", "delete one message of a session, for real (docs/erasure.md)",
+     "  MSG_ID            the message id (mnemo history --json shows it)\n"
+     "  Summaries that folded it go too; the next context folds again from what remains.\n"
+     "  --json            print {\"deleted\": MSG_ID}\n",
+     o_json, 2, 2, cmd_message_delete},
+    {"message edit", "ID MSG_ID TEXT|- [--metadata JSON] [--json]",
+     "change a message's content (and metadata) in place; tokens and the search index follow",
+     "  TEXT              the new content; - reads it from standard input\n"
+     "  --metadata JSON   a JSON object that replaces the message's metadata\n"
+     "  Its id, seq, role and time stay; summaries that folded the old text are dropped and a\n"
+     "  message_edited event is written (mnemo events).\n"
+     "  --json            print the edited message as JSON\n",
+     o_message_edit, 3, 3, cmd_message_edit},
     {"add",
      "ID ROLE [TEXT|-] [--tool-calls JSON] [--tool-call-id ID] [--name N] [--metadata JSON] [--files JSON]\n"
      "       [--model M] [--tool NAME] [--pin] [--key K] [--create] [--json]",
@@ -174,9 +202,30 @@ const struct cli_cmd cli_commands[] = {
     {"budget", "WINDOW [--json]", "split a model window: response, history and files shares",
      "  response = min(window/4, 16000), history = min(rest/3, 50000), files = the rest\n", o_json, 1, 1,
      cmd_budget},
-    {"files", "ID [--json]", "the unique file paths a session's messages list, newest first",
-     "  --json            a JSON array of paths\n", o_json, 1, 1,
+    {"files check", "ID PATH [FILE|-] [--json]",
+     "whether to send a file's content in this session: include the first time, skip after (seed 002)",
+     "  PATH              the file's path as the model sees it\n"
+     "  FILE              where to read the content (default: PATH; - reads standard input)\n"
+     "  prints include or skip; the same content under the same path is sent once, under another\n"
+     "  path it is included. The pair is recorded.\n"
+     "  --json            print {\"include\": true|false}\n",
+     o_json, 2, 3, cmd_files_check},
+    {"files", "ID [--limit N] [--json]", "the unique file paths a session's messages list, newest first",
+     "  --limit N         only the newest N (seed 002's GetRecentFiles(maxFiles))\n"
+     "  --json            a JSON array of paths\n", o_files, 1, 1,
      cmd_files},
+    {"handover", "ID [--files N] [--json]",
+     "the thread summary for the next tool: id, start, tool, turns, tools used, files (seed 002)",
+     "  prints Markdown (## Conversation Context) ready to put in a prompt\n"
+     "  --files N         list at most the newest N files (default: all)\n"
+     "  --json            {\"thread_id\", \"namespace\", \"title\", \"tool\", \"started\", \"updated_at\",\n"
+     "                    \"expires_at\", \"turns\", \"messages\", \"tokens\", \"tools_used\", \"files\", \"text\"}\n",
+     o_handover, 1, 1, cmd_handover},
+    {"namespace forget", "NS --yes [--json]",
+     "erase every session, message, summary, state, vector and memory of a namespace, for real",
+     "  --yes             required: there is no undo (docs/erasure.md)\n"
+     "  --json            print {\"sessions\": N, \"memories\": N}\n",
+     o_forget, 1, 1, cmd_namespace_forget},
     {"state", "ID [get | merge JSON | wait PARAM | unwait | result INTENT [JSON] | plan [JSON] | clear [--history]] [--reveal]",
      "read or change a session's ask-user state, then print it",
      "  get               print the state (the default)\n"
@@ -219,12 +268,16 @@ const struct cli_cmd cli_commands[] = {
      "  --json            print {\"encoding\", \"tokens\", \"bytes\"}\n",
      o_tokens, 0, 1, cmd_tokens},
     {"search", "QUERY [--mode auto|semantic|keyword|hybrid] [--session ID] [--namespace NS] [--role R]\n"
-     "       [--top-k N] [--min-similarity X] [--embed-first] [--json]",
+     "       [--since T] [--until T] [--metadata JSON] [--top-k N] [--min-similarity X] [--embed-first] [--json]",
      "search stored messages (keyword, semantic or hybrid; docs/search.md)",
      "  --mode M          auto (hybrid with an embedder, else keyword), semantic, keyword, hybrid\n"
      "  --session ID      only this session's messages\n"
      "  --namespace NS    only sessions of this namespace\n"
      "  --role R          only messages of this role\n"
+     "  --since T         only messages written at T or later (ms since the epoch or YYYY-MM-DD[THH:MM[:SS]], UTC)\n"
+     "  --until T         only messages written before T\n"
+     "  --metadata JSON   only messages whose metadata has each key of this object with an equal value\n"
+     "                    (scalars; at most 16 keys)\n"
      "  --top-k N         how many hits (default 10, at most 1000)\n"
      "  --min-similarity X  drop semantic candidates below this cosine similarity (-1 to 1)\n"
      "  --embed-first     embed the messages still queued first (local hash embedder only; a semantic\n"
@@ -412,13 +465,16 @@ int main(int argc, char **argv)
     const struct cli_cmd *cmd = find_command(argc - i, argv + i, &used);
     if (!cmd) {
         if (strcmp(argv[i], "session") == 0 || strcmp(argv[i], "config") == 0 || strcmp(argv[i], "summary") == 0 ||
-            strcmp(argv[i], "memory") == 0) {
+            strcmp(argv[i], "memory") == 0 || strcmp(argv[i], "message") == 0 || strcmp(argv[i], "namespace") == 0) {
             if (i + 1 < argc && (strcmp(argv[i + 1], "--help") == 0 || strcmp(argv[i + 1], "-h") == 0)) {
                 group_help(argv[i]);
                 return 0;
             }
             return cli_usage_error("'%s' needs a subcommand: %s", argv[i],
-                                   strcmp(argv[i], "session") == 0  ? "new, list, show, fork, resume, clear, limit, delete"
+                                   strcmp(argv[i], "session") == 0  ? "new, list, show, fork, resume, clear, limit,"
+                                                                      " delete, update"
+                                   : strcmp(argv[i], "message") == 0   ? "delete, edit"
+                                   : strcmp(argv[i], "namespace") == 0 ? "forget"
                                    : strcmp(argv[i], "memory") == 0 ? "add, list, show, search, history, update,"
                                                                       " delete, forget, extract"
                                                                     : "show");

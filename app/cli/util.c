@@ -226,3 +226,44 @@ void cli_print_import_stats_json(const mn_import_stats *st)
            (long long)st->sessions_added, (long long)st->sessions_skipped, (long long)st->messages_added,
            (long long)st->messages_skipped);
 }
+
+/* A time option: ms since the epoch, or an ISO-8601 date/time in UTC. 0 when absent. */
+int cli_time_opt(const struct cli_args *a, const char *name, long long *out)
+{
+    const char *v = cli_opt(a, name);
+    *out = 0;
+    if (!v)
+        return 0;
+    char *end;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (!errno && end != v && !*end && n > 0) {
+        *out = n;
+        return 0;
+    }
+    struct tm tm = {0};
+    int y, mo, d, h = 0, mi = 0, s = 0, used = 0;
+    if (sscanf(v, "%4d-%2d-%2d%n", &y, &mo, &d, &used) == 3) {
+        const char *rest = v + used;
+        int more = 0;
+        if ((*rest == 'T' || *rest == ' ') && sscanf(rest + 1, "%2d:%2d%n", &h, &mi, &more) == 2) {
+            rest += 1 + more;
+            if (*rest == ':' && sscanf(rest + 1, "%2d%n", &s, &more) == 1)
+                rest += 1 + more;
+        }
+        if (*rest == 'Z')
+            rest++;
+        if (!*rest && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h < 24 && mi < 60 && s < 61) {
+            tm.tm_year = y - 1900;
+            tm.tm_mon = mo - 1;
+            tm.tm_mday = d;
+            tm.tm_hour = h;
+            tm.tm_min = mi;
+            tm.tm_sec = s;
+            *out = (long long)timegm(&tm) * 1000;
+            return 0;
+        }
+    }
+    cli_usage_error("--%s: '%s' is not a time (ms since the epoch, or YYYY-MM-DD[THH:MM[:SS]][Z])", name, v);
+    return -1;
+}

@@ -502,7 +502,7 @@ static int hs_add(struct hashset *h, int64_t id)
 
 static int filtering(const mn_search_filter *f)
 {
-    return f && (f->session_id || f->ns || f->role >= 0 || f->since || f->until);
+    return f && (f->session_id || f->ns || f->role >= 0 || f->since || f->until || f->metadata);
 }
 
 /* Hits are ordered best first, ties by smaller id. */

@@ -913,6 +913,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
         .session_clear = mn_pg_op_session_clear,
         .session_set_turns = mn_pg_op_session_set_turns,
         .memory = &mn_pg_memory_ops,
+        .message_edit = mn_pg_op_message_edit,
     };
     *out = NULL;
     if (!url || !*url)

@@ -47,11 +47,15 @@ static void le_copy(void *dst, const void *src, size_t n)
     }
 }
 
-/* The filter as five parameters (NULL: no condition), matching FILTER_SQL's $first…$first+4. */
-#define FILTER_SQL(a, b, c, d, e)                                                                                    \
+/* The filter as six parameters (NULL: no condition), matching FILTER_SQL's $first…$first+5. The
+ * metadata filter is a JSON object: each of its keys must be in the message's metadata with an
+ * equal value (jsonb equality: 1 and 1.0 are equal, as in SQLite). */
+#define FILTER_SQL(a, b, c, d, e, f)                                                                                 \
     " AND ($" a "::text IS NULL OR s.id = $" a ") AND ($" b "::text IS NULL OR s.namespace = $" b ")"              \
     " AND ($" c "::text IS NULL OR m.role = $" c ") AND ($" d "::bigint IS NULL OR m.created_at >= $" d ")"        \
-    " AND ($" e "::bigint IS NULL OR m.created_at < $" e ")"
+    " AND ($" e "::bigint IS NULL OR m.created_at < $" e ")"                                                        \
+    " AND ($" f "::jsonb IS NULL OR NOT EXISTS (SELECT 1 FROM jsonb_each($" f "::jsonb) j"                          \
+    "  WHERE (m.metadata::jsonb -> j.key) IS DISTINCT FROM j.value))"
 
 static void filter_bind(struct pg_params *p, const mn_search_filter *f)
 {
@@ -66,6 +70,7 @@ static void filter_bind(struct pg_params *p, const mn_search_filter *f)
         mn_pg_i64(p, f->until);
     else
         mn_pg_text(p, NULL);
+    mn_pg_text(p, f ? f->metadata : NULL);
 }
 
 /* Reads (dim, vector) of a binary-format row into buf (grown); NULL when malformed. */
@@ -145,7 +150,7 @@ static const char SQL_FTS[] =
     "WITH q AS MATERIALIZED (SELECT coalesce(string_agg('(' || x.q::text || ')', ' | '), '')::tsquery"
     "   AS q FROM (SELECT plainto_tsquery('mnemo', mn_fold(t)) AS q FROM unnest($1::text[]) AS t) x WHERE numnode(x.q) > 0)"
     " SELECT m.id, ts_rank_cd(m.tsv, (SELECT q FROM q), 1) AS score FROM messages m"
-    " JOIN sessions s ON s.sid = m.session_sid WHERE m.tsv @@ (SELECT q FROM q)" FILTER_SQL("3", "4", "5", "6", "7")
+    " JOIN sessions s ON s.sid = m.session_sid WHERE m.tsv @@ (SELECT q FROM q)" FILTER_SQL("3", "4", "5", "6", "7", "8")
     " ORDER BY score DESC, m.id LIMIT $2::bigint";
 
 struct fts_arg {
@@ -195,7 +200,7 @@ static mn_status op_fts_search(mn_store *st, const char *match, const mn_search_
 
 static const char SQL_VEC_FILTER[] =
     "SELECT e.message_id FROM embeddings e JOIN messages m ON m.id = e.message_id"
-    " JOIN sessions s ON s.sid = m.session_sid WHERE true" FILTER_SQL("1", "2", "3", "4", "5");
+    " JOIN sessions s ON s.sid = m.session_sid WHERE true" FILTER_SQL("1", "2", "3", "4", "5", "6");
 
 struct filter_arg {
     const mn_search_filter *f;
@@ -593,7 +598,7 @@ static mn_status op_counts(mn_store *st, int64_t *embedded, int64_t *queued)
 
 static const char SQL_QUEUE_COUNT[] =
     "SELECT count(*) FROM embed_queue q JOIN messages m ON m.id = q.message_id"
-    " JOIN sessions s ON s.sid = m.session_sid WHERE true" FILTER_SQL("1", "2", "3", "4", "5");
+    " JOIN sessions s ON s.sid = m.session_sid WHERE true" FILTER_SQL("1", "2", "3", "4", "5", "6");
 
 struct queue_count_arg {
     const mn_search_filter *f;

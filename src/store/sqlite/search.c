@@ -42,7 +42,7 @@ static void le_copy(void *dst, const void *src, size_t n)
     }
 }
 
-/* Appends the filter's conditions (parameters ?10 … ?14). */
+/* Appends the filter's conditions (parameters ?10 … ?15). */
 static mn_status filter_sql(const mn_search_filter *f, struct mn_buf *b)
 {
     mn_status rc = MN_OK;
@@ -58,6 +58,14 @@ static mn_status filter_sql(const mn_search_filter *f, struct mn_buf *b)
         rc = mn_buf_adds(b, " AND m.created_at >= ?13");
     if (!rc && f->until)
         rc = mn_buf_adds(b, " AND m.created_at < ?14");
+    /* each key of the JSON object ?15 is in the message's metadata with an equal value: the
+     * same JSON type (integer and real count as one, as PostgreSQL's jsonb does) and value */
+    if (!rc && f->metadata)
+        rc = mn_buf_adds(b, " AND NOT EXISTS (SELECT 1 FROM json_each(?15) j WHERE"
+                            " coalesce(json_type(m.metadata, '$.\"' || j.key || '\"'), 'missing') NOT IN (j.type,"
+                            " CASE WHEN j.type IN ('integer', 'real') THEN 'integer' ELSE j.type END,"
+                            " CASE WHEN j.type IN ('integer', 'real') THEN 'real' ELSE j.type END)"
+                            " OR json_extract(m.metadata, '$.\"' || j.key || '\"') IS NOT j.value)");
     return rc;
 }
 
@@ -75,6 +83,8 @@ static void filter_bind(sqlite3_stmt *st, const mn_search_filter *f)
         sqlite3_bind_int64(st, 13, f->since);
     if (f->until)
         sqlite3_bind_int64(st, 14, f->until);
+    if (f->metadata)
+        sqlite3_bind_text(st, 15, f->metadata, -1, SQLITE_STATIC);
 }
 
 static mn_status prepare_dynamic(struct sqlite_store *s, const char *sql, sqlite3_stmt **st)

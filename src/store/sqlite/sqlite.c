@@ -1292,6 +1292,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .session_clear = mn_sqlite_op_session_clear,
         .session_set_turns = mn_sqlite_op_session_set_turns,
         .memory = &mn_sqlite_memory_ops,
+        .message_edit = mn_sqlite_op_message_edit,
     };
     *out = NULL;
     if (!path || !*path)

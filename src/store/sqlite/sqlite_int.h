@@ -84,6 +84,7 @@ mn_status mn_sqlite_op_pinned_units(mn_store *st, const char *session_id, int64_
 mn_status mn_sqlite_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
 
 /* Operations implemented in edit.c (single-message delete, session update). */
+mn_status mn_sqlite_op_message_edit(mn_store *st, const char *session_id, const mn_store_edit *e, int64_t *seq);
 mn_status mn_sqlite_op_message_delete(mn_store *st, const char *session_id, int64_t message_id, int64_t *seq);
 mn_status mn_sqlite_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                       int64_t now_ms);
