@@ -15,7 +15,35 @@
  *  - The library never prints and never aborts: out of memory is MN_NOMEM. Diagnostics go to
  *    the log callback (mn_set_log) when one is installed.
  *  - Option structs start with a `size` member; initialise them with their _INIT macro so that
- *    later versions can add fields without breaking callers.
+ *    later versions can add fields without breaking callers (the ABI policy below).
+ *
+ * ABI policy. The shared library is libmnemo.so.MAJOR (SONAME = MN_VERSION_MAJOR, set from the
+ * one version in CMakeLists.txt; mn_version() reports the library actually linked). A program
+ * built against this header keeps working, without a rebuild, with any later library of the same
+ * MAJOR. Within a MAJOR a release may only:
+ *  - add functions, and enum values, status codes or flags (a caller must treat an unknown value
+ *    it receives as "something newer", and the library refuses an unknown one it is given);
+ *  - add members at the END of a caller-filled struct that starts with `size_t size` (its _INIT
+ *    macro sets size = sizeof). The library reads only the members the caller's size covers and
+ *    gives the others their _INIT defaults, so a caller built against an older header gets the
+ *    old behaviour. A size below the struct's first layout, 0 included (a struct zeroed instead
+ *    of made with _INIT), is refused with MN_MISUSE; so is a size larger than this library knows
+ *    when the extra bytes are not all zero (the caller set members this library would ignore).
+ *    An array of such structs (mn_append_batch, mn_append_many) is walked by the size its first
+ *    element carries; every element carries the same. A new member never reuses the trailing
+ *    padding of the previous layout;
+ *  - add members at the END of a record the library hands out (mn_session, mn_message,
+ *    mn_search_hit, mn_memory, …) and of its list. A list carries item_size, the sizeof of its
+ *    items in the library that made it; index lists with their _at function (mn_messages_at, …),
+ *    which is right whatever header the caller was built with. `items[i]` is right only for a
+ *    caller built against the same header as the library. mn_message is embedded in
+ *    mn_search_hit, so mn_message itself does not grow within a MAJOR;
+ *  - add keys to JSON objects the library prints (a reader must ignore keys it does not know).
+ * Everything else needs a new MAJOR: removing or renaming a function, type, member, macro or
+ * enum value, changing a signature, a member's type or offset, an enum's number, or the meaning
+ * of an existing argument; growing mn_message, a struct without a size member that the caller
+ * allocates (mn_stats, mn_budget, mn_import_stats, mn_extract_stats, mn_append_result) or
+ * mn_fold_job. MINOR counts releases that added something; PATCH fixes only.
  */
 #ifndef MNEMO_H
 #define MNEMO_H
@@ -169,8 +197,12 @@ typedef struct mn_session {
 
 typedef struct mn_sessions {
     size_t count;
-    mn_session *items;
+    mn_session *items;  /* items[i]: same-header callers only; mn_sessions_at is ABI-safe */
+    size_t item_size;   /* sizeof(mn_session) in the library that made the list */
 } mn_sessions;
+/* Item i of the list, or NULL past its end (or for a NULL list). Borrowed from the list. The
+ * ABI-safe way to index it: strides by item_size. */
+MN_API const mn_session *mn_sessions_at(const mn_sessions *list, size_t i);
 
 typedef struct mn_session_opts {
     size_t size;               /* sizeof(mn_session_opts) */
@@ -270,8 +302,12 @@ typedef struct mn_message {
 
 typedef struct mn_messages {
     size_t count;
-    mn_message *items;
+    mn_message *items;  /* items[i]: same-header callers only; mn_messages_at is ABI-safe */
+    size_t item_size;   /* sizeof(mn_message) in the library that made the list */
 } mn_messages;
+/* Item i of the list, or NULL past its end (or for a NULL list). Borrowed from the list. The
+ * ABI-safe way to index it: strides by item_size. */
+MN_API const mn_message *mn_messages_at(const mn_messages *list, size_t i);
 
 enum mn_append_flags {
     MN_APPEND_CREATE = 1 << 0 /* create the session (with that id) when it does not exist */
@@ -627,8 +663,10 @@ MN_API mn_status mn_gc(mn_db *db, int64_t *purged);
 
 typedef struct mn_strings {
     size_t count;
-    const char **items;
+    const char **items; /* pointers: their size never changes, so items[i] is ABI-safe */
 } mn_strings;
+/* String i, or NULL past the end (or for a NULL list). Borrowed from the list. */
+MN_API const char *mn_strings_at(const mn_strings *list, size_t i);
 /* The unique file paths the session's messages list, newest first. Caller frees *out with
  * mn_strings_free. Errors: MN_NOTFOUND, MN_EXPIRED. */
 MN_API mn_status mn_session_files(mn_db *db, const char *session_id, mn_strings **out);
@@ -798,7 +836,10 @@ typedef struct mn_search_hits {
      * serve running, to bring the index up to date). */
     int64_t index_indexed, index_scanned;
     int index_truncated;
+    size_t item_size; /* sizeof(mn_search_hit) in the library that made the list */
 } mn_search_hits;
+/* Hit i, or NULL past the end (or for a NULL list). Borrowed from the list. ABI-safe indexing. */
+MN_API const mn_search_hit *mn_search_hits_at(const mn_search_hits *hits, size_t i);
 
 /* Searches stored messages (active or not) for `query`. top_k 1..1000 (0: 10). filter may be
  * NULL. min_similarity (-1..1) drops semantic candidates below it (0: keep all); in hybrid mode
@@ -902,8 +943,11 @@ typedef struct mn_memory {
 
 typedef struct mn_memories {
     size_t count;
-    mn_memory *items;
+    mn_memory *items;  /* items[i]: same-header callers only; mn_memories_at is ABI-safe */
+    size_t item_size;  /* sizeof(mn_memory) in the library that made the list */
 } mn_memories;
+/* Item i, or NULL past the end (or for a NULL list). Borrowed from the list. ABI-safe indexing. */
+MN_API const mn_memory *mn_memories_at(const mn_memories *list, size_t i);
 
 /* What to write. Add: text is required; NULL kind is "fact", NULL ns "default", valid_from 0 is
  * now, valid_to 0 is open. Update: NULL/negative fields keep the current value (pinned and

@@ -19,6 +19,7 @@
 #include "token/token.h"
 #include "util/buf.h"
 #include "util/clock.h"
+#include "util/abi.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/utf8.h"
@@ -264,11 +265,14 @@ static mn_status session_row(const mn_db *db, const mn_session_opts *o, struct m
     static const mn_session_opts defaults = MN_SESSION_OPTS_INIT;
     if (!o)
         o = &defaults;
-    if (o->size < sizeof(mn_session_opts))
-        return mn__err(MN_MISUSE, "mn_session_opts.size is not set (use MN_SESSION_OPTS_INIT)");
+    mn_session_opts loaded = defaults;
+    mn_status rc = MN__ABI_LOAD(mn_session_opts, &loaded, o, max_turns);
+    if (rc)
+        return rc;
+    o = &loaded;
     memset(s, 0, sizeof *s);
     int64_t now = mn_clock_now_ms();
-    mn_status rc = o->id ? mn__check_id(o->id, id) : mn_uuid_v7(now, id);
+    rc = o->id ? mn__check_id(o->id, id) : mn_uuid_v7(now, id);
     if (rc)
         return rc;
     s->id = id;
@@ -425,7 +429,7 @@ mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in
         char label[48] = "";
         if (n > 1)
             snprintf(label, sizeof label, "message %zu: ", i);
-        rc = mn_message_prepare(&msgs[i], db->max_message_bytes, db->tk, now, &a, label, &rows[i]);
+        rc = mn_message_prepare(MN__ABI_ITEM(mn_message_in, msgs, i), db->max_message_bytes, db->tk, now, &a, label, &rows[i]);
         if (!rc && !title && rows[i].role == MN_ROLE_USER && rows[i].content) {
             title = mn_message_title(&a, rows[i].content);
             if (!title)
@@ -487,8 +491,10 @@ mn_status mn_history(mn_db *db, const char *session_id, const mn_history_opts *o
         return rc;
     if (!opts)
         opts = &defaults;
-    if (opts->size < sizeof(mn_history_opts))
-        return mn__err(MN_MISUSE, "mn_history_opts.size is not set (use MN_HISTORY_OPTS_INIT)");
+    mn_history_opts loaded = defaults;
+    if ((rc = MN__ABI_LOAD(mn_history_opts, &loaded, opts, all)))
+        return rc;
+    opts = &loaded;
     if (opts->after_seq < 0)
         return mn__err(MN_INVALID, "after_seq: must not be negative");
     if ((rc = mn__live_session(db, id, NULL)))
@@ -575,10 +581,9 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
         return rc;
     if (!opts)
         opts = &defaults;
-    if (opts->size < offsetof(mn_context_opts, model_window)) /* 0.1 callers pass the smaller size */
-        return mn__err(MN_MISUSE, "mn_context_opts.size is not set (use MN_CONTEXT_OPTS_INIT)");
-    mn_context_opts o = defaults;
-    memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
+    mn_context_opts o = defaults; /* its first layout ended at format: those callers get the defaults */
+    if ((rc = MN__ABI_LOAD(mn_context_opts, &o, opts, format)))
+        return rc;
     opts = &o;
     const char *strategy = opts->strategy ? opts->strategy : mn_config_str(db->cfg, "memory.strategy");
     if (!mn__strategy_known(strategy))

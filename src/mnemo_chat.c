@@ -12,6 +12,7 @@
 #include "chat/provider.h"
 #include "config/config.h"
 #include "http/stream.h"
+#include "util/abi.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/banned.h"
@@ -170,8 +171,11 @@ mn_status mn_chat_reply(mn_db *db, const char *session_id, const mn_chat_opts *o
         return rc;
     if (!out)
         return mn__err(MN_MISUSE, "mn_chat_reply: out is NULL");
-    if (opts && opts->size < sizeof *opts)
-        return mn__err(MN_MISUSE, "mn_chat_opts: size %zu is smaller than this version's", opts->size);
+    mn_chat_opts loaded = MN_CHAT_OPTS_INIT;
+    if (opts && (rc = MN__ABI_LOAD(mn_chat_opts, &loaded, opts, model)))
+        return rc;
+    if (opts)
+        opts = &loaded;
     struct settings st;
     if ((rc = settings(db, opts, &st)))
         return rc;
@@ -180,8 +184,10 @@ mn_status mn_chat_reply(mn_db *db, const char *session_id, const mn_chat_opts *o
         return mn__nomem();
     r->prompt_tokens = r->completion_tokens = r->cached_tokens = -1;
     mn_context_opts co = MN_CONTEXT_OPTS_INIT;
-    if (opts && opts->context)
-        memcpy(&co, opts->context, opts->context->size < sizeof co ? opts->context->size : sizeof co);
+    if (opts && opts->context && (rc = MN__ABI_LOAD(mn_context_opts, &co, opts->context, format))) {
+        free(r);
+        return rc;
+    }
     co.size = sizeof co;
     co.format = MN_FORMAT_OPENAI;
     mn_context *ctx = NULL;

@@ -14,6 +14,7 @@
 #include "summarize/summarize.h"
 #include "util/buf.h"
 #include "util/clock.h"
+#include "util/abi.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/utf8.h"
@@ -274,11 +275,9 @@ mn_status mn_compact_ex(mn_db *db, const char *session_id, const mn_compact_opts
         *event_json = NULL;
     if (rc || (rc = mn__check_id(session_id, id)))
         return rc;
-    if (opts && opts->size < sizeof(size_t) + sizeof(const char *))
-        return mn__err(MN_MISUSE, "mn_compact_opts.size is not set (use MN_COMPACT_OPTS_INIT)");
     mn_compact_opts o = defaults;
-    if (opts)
-        memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
+    if (opts && (rc = MN__ABI_LOAD(mn_compact_opts, &o, opts, instructions)))
+        return rc;
     const char *ins = o.instructions && *o.instructions ? o.instructions : NULL;
     if (ins && strlen(ins) > MN_COMPACT_INSTRUCTIONS_MAX)
         return mn__err(MN_INVALID, "instructions: %zu bytes is over the maximum of %d", strlen(ins),

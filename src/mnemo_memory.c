@@ -58,6 +58,8 @@ static int collect_row(void *user, const mn_memory *m, double bm25, const float 
 static mn_status run_query(mn_db *db, const mn_store_memory_query *sq, mn_memories **out)
 {
     *out = calloc(1, sizeof **out);
+    if (*out)
+        (*out)->item_size = sizeof(mn_memory);
     if (!*out)
         return mn__nomem();
     struct collect c = {*out, 0, MN_OK};
@@ -146,11 +148,13 @@ mn_status mn_memory_add(mn_db *db, const mn_memory_in *in, mn_memory **out)
 {
     if (out)
         *out = NULL;
+    mn_memory_in loaded; /* the caller's struct as this version knows it (util/abi.h) */
     mn_status rc = mn__check_db(db);
     if (!rc)
-        rc = mn_fact_check_in(in, 0);
+        rc = mn_fact_check_in(in, 0, &loaded);
     if (rc)
         return rc;
+    in = &loaded;
     int64_t now = mn_clock_now_ms();
     char id[MN_UUID_LEN + 1];
     if ((rc = mn_uuid_v7(now, id)))
@@ -200,8 +204,9 @@ mn_status mn_memory_update(mn_db *db, const char *id, const mn_memory_in *in, mn
     mn_status rc = mn__check_db(db);
     if (!rc)
         rc = check_memory_id(id, canon);
-    if (!rc)
-        rc = mn_fact_check_in(in, 1);
+    mn_memory_in loaded; /* the caller's struct as this version knows it (util/abi.h) */
+    if (!rc && !(rc = mn_fact_check_in(in, 1, &loaded)))
+        in = &loaded;
     mn_memory *cur = NULL;
     if (!rc)
         rc = current_version(db, canon, &cur);
@@ -334,17 +339,22 @@ mn_status mn_memory_history(mn_db *db, const char *id, mn_memories **out)
     return MN_OK;
 }
 
-static mn_status check_query_arg(const mn_memory_query *q)
+/* Checks q (NULL: none) and points *q at its copy as this version knows it (util/abi.h). */
+static mn_status check_query_arg(const mn_memory_query **q, mn_memory_query *loaded)
 {
-    return q ? mn_fact_check_query(q) : MN_OK;
+    mn_status rc = *q ? mn_fact_check_query(*q, loaded) : MN_OK;
+    if (!rc && *q)
+        *q = loaded;
+    return rc;
 }
 
 mn_status mn_memory_list(mn_db *db, const mn_memory_query *q, mn_memories **out)
 {
     *out = NULL;
     mn_status rc = mn__check_db(db);
+    mn_memory_query loaded;
     if (!rc)
-        rc = check_query_arg(q);
+        rc = check_query_arg(&q, &loaded);
     if (rc)
         return rc;
     mn_memory_query dflt = MN_MEMORY_QUERY_INIT;
@@ -416,6 +426,8 @@ static mn_status semantic(mn_db *db, const char *query, const mn_memory_query *q
         return rc;
     mn_memories *best = calloc(1, sizeof *best);
     if (best)
+        best->item_size = sizeof(mn_memory);
+    if (best)
         best->items = calloc(k, sizeof *best->items);
     if (!best || !best->items) {
         free(qv);
@@ -443,6 +455,8 @@ static mn_status keyword(mn_db *db, const char *query, const mn_memory_query *q,
     mn_status rc = mn_fts_query(query, &match, &terms);
     if (!rc && terms == 0) {
         *out = calloc(1, sizeof **out);
+        if (*out)
+            (*out)->item_size = sizeof(mn_memory);
         rc = *out ? MN_OK : mn__nomem();
     } else if (!rc) {
         mn_store_memory_query sq = {q, NULL, 0, match.data, 0, mn_clock_now_ms(), k, 0};
@@ -479,6 +493,8 @@ static mn_status fuse(mn_memories *a, mn_memories *b, size_t k, double rrf_k, mn
     if (!rc) {
         *out = calloc(1, sizeof **out);
         if (*out)
+            (*out)->item_size = sizeof(mn_memory);
+        if (*out)
             (*out)->items = calloc(n < k ? n + 1 : k, sizeof *(*out)->items);
         if (!*out || !(*out)->items)
             rc = mn__nomem();
@@ -505,8 +521,9 @@ mn_status mn_memory_search(mn_db *db, const char *query, mn_search_mode mode, co
 {
     *out = NULL;
     mn_status rc = mn__check_db(db);
+    mn_memory_query loaded;
     if (!rc)
-        rc = check_query_arg(q);
+        rc = check_query_arg(&q, &loaded);
     if (!rc && (!query || !*query))
         rc = mn__err(MN_INVALID, "query: must not be empty");
     if (!rc && strlen(query) > MAX_QUERY_BYTES)

@@ -21,6 +21,7 @@
 #include "store/store_search.h"
 #include "util/buf.h"
 #include "util/clock.h"
+#include "util/abi.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/utf8.h"
@@ -315,22 +316,19 @@ static mn_status check_filter(const mn_search_filter *f, mn_search_filter *o, ch
     *o = none;
     if (!f)
         return MN_OK;
-    /* a caller built before 0.5 passes the size without metadata: the rest stays as `none` */
-    if (f->size < offsetof(mn_search_filter, metadata))
-        return mn__err(MN_MISUSE, "mn_search_filter.size is not set (use MN_SEARCH_FILTER_INIT)");
-    memcpy(o, f, f->size < sizeof *o ? f->size : sizeof *o);
-    o->size = sizeof *o;
-    mn_status rc;
-    if (f->session_id) {
-        if ((rc = mn__check_id(f->session_id, canon)))
+    mn_status rc = MN__ABI_LOAD(mn_search_filter, o, f, until);
+    if (rc)
+        return rc;
+    if (o->session_id) {
+        if ((rc = mn__check_id(o->session_id, canon)))
             return rc;
         o->session_id = canon;
     }
-    if (f->ns && (rc = mn_check_namespace(f->ns)))
+    if (o->ns && (rc = mn_check_namespace(o->ns)))
         return rc;
-    if (f->role < -1 || f->role > MN_ROLE_TOOL)
-        return mn__err(MN_INVALID, "filter.role: %d is not -1 or a role (0 to 3)", f->role);
-    if (f->since < 0 || f->until < 0 || (f->until && f->since >= f->until))
+    if (o->role < -1 || o->role > MN_ROLE_TOOL)
+        return mn__err(MN_INVALID, "filter.role: %d is not -1 or a role (0 to 3)", o->role);
+    if (o->since < 0 || o->until < 0 || (o->until && o->since >= o->until))
         return mn__err(MN_INVALID, "filter: since and until must be >= 0 and since < until");
     if (o->metadata && (rc = mn__check_filter_metadata(o->metadata)))
         return rc;
@@ -504,6 +502,8 @@ static mn_status run_search(mn_db *db, const char *query, mn_search_mode mode, s
     int64_t *ids = rc ? NULL : malloc((n + 1) * sizeof *ids);
     if (!rc && (!h || !ids || !(h->pub.items = calloc(n + 1, sizeof *h->pub.items))))
         rc = mn__nomem();
+    if (h)
+        h->pub.item_size = sizeof(mn_search_hit);
     for (size_t i = 0; !rc && i < n; i++)
         ids[i] = order[i].id;
     if (!rc) {

@@ -13,6 +13,7 @@
 #include "store/records.h"
 #include "util/arena.h"
 #include "util/clock.h"
+#include "util/abi.h"
 #include "util/err.h"
 #include "util/banned.h"
 
@@ -24,8 +25,10 @@ static mn_status prepare_one(mn_db *db, const mn_append_request *r, int64_t now,
                              char *id, mn_session *create, mn_store_append *out)
 {
     mn_status rc;
-    if (r->size < sizeof(mn_append_request))
-        return mn__err(MN_MISUSE, "mn_append_request.size is not set (use MN_APPEND_REQUEST_INIT)");
+    mn_append_request loaded = MN_APPEND_REQUEST_INIT;
+    if ((rc = MN__ABI_LOAD(mn_append_request, &loaded, r, flags)))
+        return rc;
+    r = &loaded;
     if ((rc = mn__check_id(r->session_id, id)))
         return rc;
     if (!r->msgs || r->n == 0 || r->n > MAX_BATCH)
@@ -41,7 +44,7 @@ static mn_status prepare_one(mn_db *db, const mn_append_request *r, int64_t now,
         char label[48] = "";
         if (r->n > 1)
             snprintf(label, sizeof label, "message %zu: ", i);
-        if ((rc = mn_message_prepare(&r->msgs[i], db->max_message_bytes, db->tk, now, a, label, &rows[i])))
+        if ((rc = mn_message_prepare(MN__ABI_ITEM(mn_message_in, r->msgs, i), db->max_message_bytes, db->tk, now, a, label, &rows[i])))
             return rc;
         if (!title && rows[i].role == MN_ROLE_USER && rows[i].content) {
             if (!(title = mn_message_title(a, rows[i].content)))
@@ -92,7 +95,7 @@ mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int
     int64_t now = mn_clock_now_ms();
     int trim_delete = strcmp(mn_config_str(db->cfg, "threads.trim"), "delete") == 0;
     for (size_t i = 0; i < n; i++) {
-        mn_status v = prepare_one(db, &reqs[i], now, trim_delete, &a, ids[i], &creates[i], &sreqs[m]);
+        mn_status v = prepare_one(db, MN__ABI_ITEM(mn_append_request, reqs, i), now, trim_delete, &a, ids[i], &creates[i], &sreqs[m]);
         if (v == MN_NOMEM) {
             rc = v;
             goto done;

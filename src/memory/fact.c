@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "memory/fact.h"
+#include "util/abi.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/utf8.h"
@@ -70,10 +71,12 @@ static mn_status check_metadata(const char *metadata, int scalars_only)
     return rc;
 }
 
-mn_status mn_fact_check_in(const mn_memory_in *in, int is_update)
+mn_status mn_fact_check_in(const mn_memory_in *in, int is_update, mn_memory_in *loaded)
 {
-    if (!in || in->size < sizeof(mn_memory_in))
-        return mn__err(MN_MISUSE, "memory: size must be sizeof(mn_memory_in) (use MN_MEMORY_IN_INIT)");
+    *loaded = (mn_memory_in)MN_MEMORY_IN_INIT;
+    if (MN__ABI_LOAD(mn_memory_in, loaded, in, reason))
+        return MN_MISUSE;
+    in = loaded;
     mn_status rc = check_text("text", in->text, MN_MEMORY_MAX_TEXT, !is_update);
     if (!rc && is_update && in->text && !*in->text)
         rc = mn__err(MN_INVALID, "text: must not be empty");
@@ -113,10 +116,12 @@ mn_status mn_fact_check_in(const mn_memory_in *in, int is_update)
     return rc;
 }
 
-mn_status mn_fact_check_query(const mn_memory_query *q)
+mn_status mn_fact_check_query(const mn_memory_query *q, mn_memory_query *loaded)
 {
-    if (q->size < sizeof(mn_memory_query))
-        return mn__err(MN_MISUSE, "query: size must be sizeof(mn_memory_query) (use MN_MEMORY_QUERY_INIT)");
+    *loaded = (mn_memory_query)MN_MEMORY_QUERY_INIT;
+    if (MN__ABI_LOAD(mn_memory_query, loaded, q, offset))
+        return MN_MISUSE;
+    q = loaded;
     const char *scope_names[] = {"namespace", "user_id", "agent_id", "session_id"};
     const char *scope[] = {q->ns, q->user_id, q->agent_id, q->session_id};
     mn_status rc = MN_OK;

@@ -23,9 +23,9 @@
 /* Checks a kind: 1-32 characters of [a-z_]. */
 mn_status mn_fact_check_kind(const char *kind);
 /* Checks the fields set in `in` (add: text required; update: scope must be NULL). */
-mn_status mn_fact_check_in(const mn_memory_in *in, int is_update);
+mn_status mn_fact_check_in(const mn_memory_in *in, int is_update, mn_memory_in *loaded);
 /* Checks a query's fields (metadata: an object of scalars with [A-Za-z0-9_-] keys). */
-mn_status mn_fact_check_query(const mn_memory_query *q);
+mn_status mn_fact_check_query(const mn_memory_query *q, mn_memory_query *loaded);
 
 /* Deep copy of src into dst (dst's previous contents are not freed). */
 mn_status mn_fact_copy(mn_memory *dst, const mn_memory *src);

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "util/abi.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/utf8.h"
@@ -184,8 +185,10 @@ mn_status mn_message_prepare(const mn_message_in *in, size_t max_bytes, const mn
                              struct mn_arena *a, const char *label, mn_message *row)
 {
     memset(row, 0, sizeof *row);
-    if (!in || in->size < sizeof(mn_message_in))
-        return mn__err(MN_MISUSE, "%smn_message_in.size is not set (use MN_MESSAGE_IN_INIT)", label);
+    mn_message_in loaded = MN_MESSAGE_IN_INIT;
+    if (MN__ABI_LOAD(mn_message_in, &loaded, in, pinned))
+        return mn__err(MN_MISUSE, "%s%s", label, mn_errmsg());
+    in = &loaded;
     mn_status rc = check_fields(in->role, in->content, in->tool_calls, in->tool_call_id, in->name, in->tool_name,
                                 in->model, in->files, in->metadata, in->idempotency_key, max_bytes, label, a,
                                 &row->tool_calls, &row->files, &row->metadata);

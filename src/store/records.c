@@ -12,13 +12,30 @@
 
 struct mn_messages_impl *mn_records_message_list_new(void)
 {
-    return calloc(1, sizeof(struct mn_messages_impl));
+    struct mn_messages_impl *l = calloc(1, sizeof *l);
+    if (l)
+        l->pub.item_size = sizeof(mn_message);
+    return l;
 }
 
 struct mn_sessions_impl *mn_records_session_list_new(void)
 {
-    return calloc(1, sizeof(struct mn_sessions_impl));
+    struct mn_sessions_impl *l = calloc(1, sizeof *l);
+    if (l)
+        l->pub.item_size = sizeof(mn_session);
+    return l;
 }
+
+/* The ABI-safe indexing of mnemo.h's lists: the stride is the list's item_size, so a caller
+ * built against an older header, whose sizeof is smaller, still reaches item i. */
+#define LIST_AT(list, i, type) \
+    ((list) && (i) < (list)->count ? (const type *)(const void *)((const char *)(list)->items + (i) * (list)->item_size) : NULL)
+
+const mn_message *mn_messages_at(const mn_messages *list, size_t i) { return LIST_AT(list, i, mn_message); }
+const mn_session *mn_sessions_at(const mn_sessions *list, size_t i) { return LIST_AT(list, i, mn_session); }
+const mn_search_hit *mn_search_hits_at(const mn_search_hits *list, size_t i) { return LIST_AT(list, i, mn_search_hit); }
+const mn_memory *mn_memories_at(const mn_memories *list, size_t i) { return LIST_AT(list, i, mn_memory); }
+const char *mn_strings_at(const mn_strings *list, size_t i) { return list && i < list->count ? list->items[i] : NULL; }
 
 #define PUSH(l, type)                                                                                                \
     do {                                                                                                             \
