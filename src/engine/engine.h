@@ -39,6 +39,11 @@ mn_status mn__check_id(const char *id, char canon[MN_UUID_LEN + 1]);
  * out may be NULL to only check; else the caller frees *out with mn_session_free. */
 mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
 
+/* ---- threads.c ---- */
+
+/* The newest live session (in namespace ns when not NULL; checked by the caller). */
+mn_status mn__session_resume(mn_db *db, const char *ns, mn_session **out);
+
 /* ---- erase.c ---- */
 
 /* Erasure ( docs/erasure.md): after the store deleted a message (seq) or sessions,
