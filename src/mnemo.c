@@ -160,6 +160,8 @@ mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out)
     if (!db)
         return mn__nomem();
     mn_status rc = cfg ? mn_config_copy(cfg, &db->cfg) : mn_config_new(&db->cfg);
+    if (!rc)
+        mn_settings_fill(&db->settings, db->cfg);
     if (!rc && !(db->path = expand_path(path ? path : mn_config_str(db->cfg, "memory.storage_path"))))
         rc = mn__nomem();
     if (!rc) {
@@ -251,8 +253,8 @@ static mn_status session_row(const mn_db *db, const mn_session_opts *o, struct m
     s->created_at = s->updated_at = now;
     int thread = o->tool_name != NULL;
     if ((rc = thread_limit("ttl_ms", o->ttl_ms, 1000, 366LL * 86400000, thread,
-                           mn_config_int(db->cfg, "threads.ttl_seconds") * 1000, &s->ttl_ms)) ||
-        (rc = thread_limit("max_turns", o->max_turns, 1, 1000000, thread, mn_config_int(db->cfg, "threads.max_turns"),
+                           db->settings.threads_ttl_seconds * 1000, &s->ttl_ms)) ||
+        (rc = thread_limit("max_turns", o->max_turns, 1, 1000000, thread, db->settings.threads_max_turns,
                            &s->max_turns)))
         return rc;
     s->expires_at = s->ttl_ms ? now + s->ttl_ms : 0;
@@ -540,10 +542,10 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
     mn_context_opts o = defaults;
     memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
     opts = &o;
-    const char *strategy = opts->strategy ? opts->strategy : mn_config_str(db->cfg, "memory.strategy");
+    const char *strategy = opts->strategy ? opts->strategy : db->settings.memory_strategy;
     if (!mn__strategy_known(strategy))
         return mn__err(MN_INVALID, "strategy: '%s' is not one of: window, summary, chunked, hybrid", strategy);
-    int64_t model_window = opts->model_window ? opts->model_window : mn_config_int(db->cfg, "context.model_window");
+    int64_t model_window = opts->model_window ? opts->model_window : db->settings.context_model_window;
     if (model_window < 0 || model_window > 100000000)
         return mn__err(MN_INVALID, "model_window: %lld is not from 0 to 100000000", (long long)model_window);
     const unsigned known = MN_CONTEXT_NO_FOLD | MN_CONTEXT_DETAIL;
@@ -559,7 +561,7 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
         max_tokens = split.history > 0 ? split.history : 1;
     }
     if (!max_tokens)
-        max_tokens = mn_config_int(db->cfg, "memory.max_history_tokens");
+        max_tokens = db->settings.memory_max_history_tokens;
     if (max_tokens < 1 || max_tokens > 100000000)
         return mn__err(MN_INVALID, "max_tokens: %lld is not from 1 to 100000000", (long long)max_tokens);
     if ((unsigned)opts->format > MN_FORMAT_TEXT)

@@ -51,7 +51,7 @@ mn_status mn_fold_run(mn_db *db, const mn_fold_job *job, char **outcome_json)
         return mn__err(MN_MISUSE, "mn_fold_run: job is NULL");
     if ((rc = mn__check_id(job->session_id, id)))
         return rc;
-    const char *strategy = job->strategy ? job->strategy : mn_config_str(db->cfg, "memory.strategy");
+    const char *strategy = job->strategy ? job->strategy : db->settings.memory_strategy;
     if (!mn__strategy_known(strategy))
         return mn__err(MN_INVALID, "strategy: '%s' is not one of: window, summary, chunked, hybrid", strategy);
     if (job->max_tokens < 1 || job->max_tokens > 100000000)

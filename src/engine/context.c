@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 
 #include "engine/engine.h"
-#include "config/config.h"
 #include "context/context.h"
 #include "store/records.h"
 #include "summarize/summarize.h"
@@ -36,26 +35,25 @@ void mn__budget_split(int64_t model_window, mn_budget *out)
 /* The settings of the strategies from the configuration. */
 static void strategy_cfg(const mn_db *db, mn_strategy_cfg *c)
 {
-    const mn_config *cfg = db->cfg;
     memset(c, 0, sizeof *c);
-    c->max_messages = mn_config_int(cfg, "context.max_history_messages");
-    c->trigger_percent = mn_config_int(cfg, "context.summary_trigger_percent");
-    c->tail_turns = mn_config_int(cfg, "context.tail_turns");
-    c->chunk_threshold = mn_config_int(cfg, "context.chunk_threshold_tokens");
-    c->prompt_budget = mn_config_int(cfg, "context.prompt_budget_tokens");
-    c->summary_cap = mn_config_int(cfg, "context.summary_token_cap");
-    c->hybrid_recent = mn_config_int(cfg, "context.hybrid_recent_messages");
-    c->reserve_tokens = mn_config_int(cfg, "context.reserve_tokens");
-    c->safety_margin = mn_config_int(cfg, "context.safety_margin");
-    c->claim_ms = mn_config_int(cfg, "summarizer.claim_seconds") * 1000;
-    c->retry_gap = mn_config_int(cfg, "summarizer.retry_after_messages");
-    c->model_window = mn_config_int(cfg, "context.model_window");
+    c->max_messages = db->settings.context_max_history_messages;
+    c->trigger_percent = db->settings.context_summary_trigger_percent;
+    c->tail_turns = db->settings.context_tail_turns;
+    c->chunk_threshold = db->settings.context_chunk_threshold_tokens;
+    c->prompt_budget = db->settings.context_prompt_budget_tokens;
+    c->summary_cap = db->settings.context_summary_token_cap;
+    c->hybrid_recent = db->settings.context_hybrid_recent_messages;
+    c->reserve_tokens = db->settings.context_reserve_tokens;
+    c->safety_margin = db->settings.context_safety_margin;
+    c->claim_ms = db->settings.summarizer_claim_seconds * 1000;
+    c->retry_gap = db->settings.summarizer_retry_after_messages;
+    c->model_window = db->settings.context_model_window;
     c->gov.tk = db->tk;
-    c->gov.trim_chars = mn_config_int(cfg, "context.tool_output_trim_chars");
-    c->gov.offload = strcmp(mn_config_str(cfg, "context.tool_output_offload"), "on") == 0;
-    c->gov.protect_tokens = mn_config_int(cfg, "context.tool_output_protect_tokens");
-    c->gov.offload_threshold = mn_config_int(cfg, "context.tool_output_offload_threshold_tokens");
-    c->gov.loop_repeat = mn_config_int(cfg, "context.loop_repeat");
+    c->gov.trim_chars = db->settings.context_tool_output_trim_chars;
+    c->gov.offload = strcmp(db->settings.context_tool_output_offload, "on") == 0;
+    c->gov.protect_tokens = db->settings.context_tool_output_protect_tokens;
+    c->gov.offload_threshold = db->settings.context_tool_output_offload_threshold_tokens;
+    c->gov.loop_repeat = db->settings.context_loop_repeat;
 }
 
 struct env_store {
@@ -101,26 +99,25 @@ void mn__offload_dir(const mn_db *db, char *out, size_t cap)
  * fold deadline travels with each call, mn_sum_input.deadline_ms.) */
 static void open_env(mn_db *db, int automatic, struct env_store *e)
 {
-    const mn_config *cfg = db->cfg;
     memset(e, 0, sizeof *e);
     e->env.st = db->store;
     e->env.tk = db->tk;
     mn__offload_dir(db, e->dir, sizeof e->dir);
     mn_summarizer_cfg sc;
     memset(&sc, 0, sizeof sc);
-    sc.name = mn_config_str(cfg, "summarizer.name");
-    sc.protocol = mn_config_str(cfg, "summarizer.protocol");
-    sc.base_url = mn_config_str(cfg, "summarizer.base_url");
-    sc.model = mn_config_str(cfg, "summarizer.model");
-    if (automatic && *mn_config_str(cfg, "summarizer.auto_model"))
-        sc.model = mn_config_str(cfg, "summarizer.auto_model");
-    const char *key_env = mn_config_str(cfg, "summarizer.api_key_env");
+    sc.name = db->settings.summarizer_name;
+    sc.protocol = db->settings.summarizer_protocol;
+    sc.base_url = db->settings.summarizer_base_url;
+    sc.model = db->settings.summarizer_model;
+    if (automatic && *db->settings.summarizer_auto_model)
+        sc.model = db->settings.summarizer_auto_model;
+    const char *key_env = db->settings.summarizer_api_key_env;
     sc.api_key = *key_env ? getenv(key_env) : NULL;
-    sc.timeout_ms = mn_config_int(cfg, "summarizer.timeout_ms");
-    sc.backoff_ms = mn_config_int(cfg, "summarizer.backoff_ms");
-    sc.retries = (int)mn_config_int(cfg, "summarizer.retries");
-    sc.input_budget = mn_config_int(cfg, "summarizer.input_budget_tokens");
-    sc.prompt_file = mn_config_str(cfg, "summarizer.prompt_file");
+    sc.timeout_ms = db->settings.summarizer_timeout_ms;
+    sc.backoff_ms = db->settings.summarizer_backoff_ms;
+    sc.retries = (int)db->settings.summarizer_retries;
+    sc.input_budget = db->settings.summarizer_input_budget_tokens;
+    sc.prompt_file = db->settings.summarizer_prompt_file;
     mn_summarizer *s = NULL;
     if (mn_summarizer_open(&sc, &s) != MN_OK) {
         snprintf(e->err, sizeof e->err, "%s", mn_errmsg());
@@ -151,7 +148,7 @@ mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strat
     c.model_window = model_window;
     c.fold_mode = fold_mode;
     /* background without a worker: fold here, within context.fold_timeout_ms (0: never) */
-    int64_t timeout = mn_config_int(db->cfg, "context.fold_timeout_ms");
+    int64_t timeout = db->settings.context_fold_timeout_ms;
     if (fold_mode == MN_CONTEXT_FOLD_BACKGROUND && !db->fold_queue) {
         if (timeout == 0)
             c.fold_mode = MN_CONTEXT_FOLD_OFF;

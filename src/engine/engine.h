@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "mnemo.h"
+#include "config/settings.h"
 #include "store/store.h"
 #include "token/token.h"
 #include "util/uuid.h"
@@ -18,7 +19,8 @@
 
 struct mn_db {
     unsigned magic;
-    mn_config *cfg;
+    mn_config *cfg;              /* the handle's own copy, never changed after open */
+    struct mn_settings settings; /* typed snapshot of cfg, filled at open (config/settings.h) */
     mn_store *store;
     mn_tokenizer *tk; /* shared; see shared_tokenizer in mnemo.c */
     char *path;

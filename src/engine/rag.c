@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "config/config.h"
 #include "context/context.h"
 #include "memory/message.h"
 #include "util/buf.h"
@@ -101,7 +100,7 @@ mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *
 {
     /* rag 0: the configured memory.rag.* (seed 000's rag section); negative: off */
     int from_config = o->rag == 0;
-    if (o->rag < 0 || (from_config && !mn_config_bool(db->cfg, "memory.rag.enabled")))
+    if (o->rag < 0 || (from_config && !db->settings.memory_rag_enabled))
         return MN_OK;
     if (o->rag_top_k > 100)
         return mn__err(MN_INVALID, "rag_top_k: %zu is over the maximum of 100", o->rag_top_k);
@@ -109,8 +108,8 @@ mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *
         return mn__err(MN_INVALID, "rag_min_similarity: must be from -1 to 1 (0: the default 0.7)");
     if ((unsigned)o->rag_scope > MN_RAG_SCOPE_ALL)
         return mn__err(MN_INVALID, "rag_scope: %d is not session (0) or all (1)", (int)o->rag_scope);
-    size_t top_k = o->rag_top_k ? o->rag_top_k : (size_t)mn_config_int(db->cfg, "memory.rag.top_k");
-    double min_sim = o->rag_min_similarity == 0 ? mn_config_real(db->cfg, "memory.rag.min_similarity")
+    size_t top_k = o->rag_top_k ? o->rag_top_k : (size_t)db->settings.memory_rag_top_k;
+    double min_sim = o->rag_min_similarity == 0 ? db->settings.memory_rag_min_similarity
                                                 : o->rag_min_similarity;
     min_sim = min_sim < 0 ? 0 : min_sim;
     struct mn_window *w = &b->w;

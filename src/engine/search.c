@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "config/config.h"
 #include "context/context.h"
 #include "embed/embed.h"
 #include "memory/jsonl.h"
@@ -33,7 +32,7 @@ struct mn_search_state {
     mn_vsearch *vs;
 };
 
-int mn__embedder_configured(mn_db *db) { return strcmp(mn_config_str(db->cfg, "embedder.name"), "none") != 0; }
+int mn__embedder_configured(mn_db *db) { return strcmp(db->settings.embedder_name, "none") != 0; }
 
 /* ---- hooks ----------------------------------------------------------------------------------- */
 
@@ -68,17 +67,17 @@ static mn_status get_embedder(mn_db *db, mn_embedder **out)
     mn_status rc = MN_OK;
     pthread_mutex_lock(&db->search->lock);
     if (!db->search->emb) {
-        const char *key_env = mn_config_str(db->cfg, "embedder.api_key_env");
+        const char *key_env = db->settings.embedder_api_key_env;
         const char *key = key_env && *key_env ? getenv(key_env) : NULL;
-        mn_embed_cfg c = {mn_config_str(db->cfg, "embedder.name"),
-                          mn_config_str(db->cfg, "embedder.model"),
-                          mn_config_str(db->cfg, "embedder.base_url"),
+        mn_embed_cfg c = {db->settings.embedder_name,
+                          db->settings.embedder_model,
+                          db->settings.embedder_base_url,
                           key && *key ? key : NULL,
-                          mn_config_int(db->cfg, "embedder.dim"),
-                          mn_config_int(db->cfg, "embedder.timeout_ms"),
-                          mn_config_int(db->cfg, "embedder.batch"),
-                          (int)mn_config_int(db->cfg, "embedder.retries"),
-                          mn_config_int(db->cfg, "embedder.backoff_ms")};
+                          db->settings.embedder_dim,
+                          db->settings.embedder_timeout_ms,
+                          db->settings.embedder_batch,
+                          (int)db->settings.embedder_retries,
+                          db->settings.embedder_backoff_ms};
         rc = mn_embed_open(&c, &db->search->emb);
     }
     *out = db->search->emb;
@@ -94,14 +93,14 @@ static mn_status get_vsearch(mn_db *db, mn_vsearch **out)
     pthread_mutex_lock(&db->search->lock);
     if (!db->search->vs) {
         struct mn_index_params p = MN_INDEX_PARAMS_INIT;
-        p.M = (uint32_t)mn_config_int(db->cfg, "search.hnsw_m");
-        p.ef_construction = (uint32_t)mn_config_int(db->cfg, "search.hnsw_ef_construction");
-        p.ef_search = (uint32_t)mn_config_int(db->cfg, "search.hnsw_ef_search");
-        if (strcmp(mn_config_str(db->cfg, "search.quantize"), "int8") == 0)
+        p.M = (uint32_t)db->settings.search_hnsw_m;
+        p.ef_construction = (uint32_t)db->settings.search_hnsw_ef_construction;
+        p.ef_search = (uint32_t)db->settings.search_hnsw_ef_search;
+        if (strcmp(db->settings.search_quantize, "int8") == 0)
             p.quant = MN_INDEX_INT8; /* codes in memory; re-ranked on the stored float vectors */
         rc = mn_vsearch_new(db->store, db->path, &p, &db->search->vs);
         if (!rc)
-            mn_vsearch_set_threads(db->search->vs, (unsigned)mn_config_int(db->cfg, "search.index_threads"));
+            mn_vsearch_set_threads(db->search->vs, (unsigned)db->settings.search_index_threads);
     }
     *out = db->search->vs;
     pthread_mutex_unlock(&db->search->lock);
@@ -197,7 +196,7 @@ static mn_status update_index(mn_db *db, int rebuild, int64_t added)
 
 void mn__search_after_append(mn_db *db)
 {
-    if (!mn__embedder_configured(db) || strcmp(mn_config_str(db->cfg, "embedder.mode"), "inline") != 0)
+    if (!mn__embedder_configured(db) || strcmp(db->settings.embedder_mode, "inline") != 0)
         return;
     int64_t done = 0;
     mn_status rc = drain(db, 0, NULL, NULL, 0, &done);
@@ -404,7 +403,7 @@ mn_status mn__search_run(mn_db *db, const char *query, mn_search_mode mode, size
     struct mn_ranked *order = NULL;
     size_t n = 0;
     if (!rc && mode == MN_SEARCH_HYBRID)
-        rc = mn_rrf(sem.r, sem.n, kw.r, kw.n, (double)mn_config_int(db->cfg, "search.rrf_k"), &order, &n);
+        rc = mn_rrf(sem.r, sem.n, kw.r, kw.n, (double)db->settings.search_rrf_k, &order, &n);
     else if (!rc) {
         const struct list *one = mode == MN_SEARCH_SEMANTIC ? &sem : &kw;
         n = one->n;
