@@ -33,41 +33,6 @@ const char *mn_version(void) { return MN_VERSION_STRING; }
 
 int mn_version_number(void) { return MN_VERSION_NUMBER; }
 
-mn_status mn__check_db(const mn_db *db)
-{
-    mn__err_clear();
-    if (!db || db->magic != DB_MAGIC)
-        return mn__err(MN_MISUSE, "invalid mn_db handle");
-    return MN_OK;
-}
-
-mn_status mn__check_id(const char *id, char canon[MN_UUID_LEN + 1])
-{
-    if (!mn_uuid_parse(id, canon))
-        return mn__err(MN_INVALID, "session id: '%.64s' is not a UUID", id ? id : "(null)");
-    return MN_OK;
-}
-
-mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out)
-{
-    mn_session *s = NULL;
-    mn_status rc = db->store->ops->session_get(db->store, canon_id, &s);
-    if (rc)
-        return rc;
-    int64_t now = mn_clock_now_ms();
-    if (s->expires_at > 0 && s->expires_at <= now) {
-        char when[40];
-        mn_clock_iso(s->expires_at, when, sizeof when);
-        mn_session_free(s);
-        return mn__err(MN_EXPIRED, "session %s expired at %s (idle longer than its TTL)", canon_id, when);
-    }
-    if (out)
-        *out = s;
-    else
-        mn_session_free(s);
-    return MN_OK;
-}
-
 /* ---- open / close ---------------------------------------------------------------------------- */
 
 /* "~/x" → "$HOME/x". */
@@ -196,6 +161,8 @@ mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out)
     if (!db)
         return mn__nomem();
     mn_status rc = cfg ? mn_config_copy(cfg, &db->cfg) : mn_config_new(&db->cfg);
+    if (!rc)
+        mn_settings_fill(&db->settings, db->cfg);
     if (!rc && !(db->path = expand_path(path ? path : mn_config_str(db->cfg, "memory.storage_path"))))
         rc = mn__nomem();
     if (!rc) {
@@ -290,8 +257,8 @@ static mn_status session_row(const mn_db *db, const mn_session_opts *o, struct m
     s->created_at = s->updated_at = now;
     int thread = o->tool_name != NULL;
     if ((rc = thread_limit("ttl_ms", o->ttl_ms, 1000, 366LL * 86400000, thread,
-                           mn_config_int(db->cfg, "threads.ttl_seconds") * 1000, &s->ttl_ms)) ||
-        (rc = thread_limit("max_turns", o->max_turns, 1, 1000000, thread, mn_config_int(db->cfg, "threads.max_turns"),
+                           db->settings.threads_ttl_seconds * 1000, &s->ttl_ms)) ||
+        (rc = thread_limit("max_turns", o->max_turns, 1, 1000000, thread, db->settings.threads_max_turns,
                            &s->max_turns)))
         return rc;
     s->expires_at = s->ttl_ms ? now + s->ttl_ms : 0;
@@ -564,11 +531,6 @@ mn_status mn_format_parse(const char *name, mn_format *out)
     return mn__err(MN_INVALID, "format: '%s' is not one of openai, anthropic, text", name ? name : "(null)");
 }
 
-struct context_impl {
-    mn_context pub;
-    char *rendered, *report;
-};
-
 mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_opts *opts, mn_context **out)
 {
     static const mn_context_opts defaults = MN_CONTEXT_OPTS_INIT;
@@ -585,10 +547,10 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
     if ((rc = MN__ABI_LOAD(mn_context_opts, &o, opts, format)))
         return rc;
     opts = &o;
-    const char *strategy = opts->strategy ? opts->strategy : mn_config_str(db->cfg, "memory.strategy");
+    const char *strategy = opts->strategy ? opts->strategy : db->settings.memory_strategy;
     if (!mn__strategy_known(strategy))
         return mn__err(MN_INVALID, "strategy: '%s' is not one of: window, summary, chunked, hybrid", strategy);
-    int64_t model_window = opts->model_window ? opts->model_window : mn_config_int(db->cfg, "context.model_window");
+    int64_t model_window = opts->model_window ? opts->model_window : db->settings.context_model_window;
     if (model_window < 0 || model_window > 100000000)
         return mn__err(MN_INVALID, "model_window: %lld is not from 0 to 100000000", (long long)model_window);
     const unsigned known = MN_CONTEXT_NO_FOLD | MN_CONTEXT_DETAIL;
@@ -600,11 +562,11 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
     int64_t max_tokens = opts->max_tokens;
     if (!max_tokens && model_window > 0) { /* the history share of the window (mn_budget_split) */
         mn_budget split;
-        mn_budget_split(model_window, &split);
+        mn__budget_split(model_window, &split);
         max_tokens = split.history > 0 ? split.history : 1;
     }
     if (!max_tokens)
-        max_tokens = mn_config_int(db->cfg, "memory.max_history_tokens");
+        max_tokens = db->settings.memory_max_history_tokens;
     if (max_tokens < 1 || max_tokens > 100000000)
         return mn__err(MN_INVALID, "max_tokens: %lld is not from 1 to 100000000", (long long)max_tokens);
     if ((unsigned)opts->format > MN_FORMAT_TEXT)
@@ -613,44 +575,12 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
     rc = mn__live_session(db, id, &s);
     if (rc)
         return rc;
-    struct mn_built b;
-    memset(&b, 0, sizeof b);
-    rc = mn__context_assemble(db, s, strategy, max_tokens, model_window, fold_mode,
-                              (opts->flags & MN_CONTEXT_DETAIL) != 0, &b);
-    if (!rc)
-        rc = mn__rag_inject(db, opts, s, &b);
-    const struct mn_window *wp = &b.w;
-    struct context_impl *c = NULL;
-    if (!rc && !(c = calloc(1, sizeof *c)))
-        rc = mn__nomem();
-    if (!rc)
-        rc = mn_context_render_ex(wp, strategy, mn_token_name(db->tk), opts->format, b.extra, &c->rendered,
-                                  &c->report);
-    if (!rc) {
-        int64_t kept = (int64_t)wp->count - wp->synthetic;
-        c->pub.rendered = c->rendered;
-        c->pub.report = c->report;
-        c->pub.tokens = wp->system_tokens + wp->message_tokens + wp->framing_tokens;
-        c->pub.kept = (size_t)kept;
-        c->pub.dropped = (size_t)(wp->total_messages > kept ? wp->total_messages - kept : 0);
-        *out = &c->pub;
-    } else
-        free(c);
-    mn_built_release(&b);
-    mn_session_free(s);
+    rc = mn__context_build(db, s, strategy, max_tokens, model_window, fold_mode, opts, out);
+    mn_records_session_free(s);
     return rc;
 }
 
-void mn_context_free(mn_context *ctx)
-{
-    if (!ctx)
-        return;
-    struct context_impl *c = (struct context_impl *)ctx;
-    free(c->rendered);
-    free(c->report);
-    free(c);
-}
-
+void mn_context_free(mn_context *ctx) { mn__context_free(ctx); }
 /* ---- export / import ------------------------------------------------------------------------- */
 
 struct export_state {

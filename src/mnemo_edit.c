@@ -40,7 +40,7 @@ static mn_status message_read(mn_db *db, const char *canon, int64_t message_id, 
     if (!rc && !f.m)
         rc = mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id, canon);
     if (rc) {
-        mn_message_free(f.m);
+        mn_records_message_free(f.m);
         return rc;
     }
     *out = f.m;
@@ -94,7 +94,7 @@ mn_status mn_message_edit(mn_db *db, const char *session_id, int64_t message_id,
         rc = db->store->ops->message_edit(db->store, canon, &e, &seq);
     }
     mn_arena_release(&a);
-    mn_message_free(cur);
+    mn_records_message_free(cur);
     if (rc)
         return rc;
     /* the old text's offloaded output and the saved vector index go (mnemo_erase.c) */

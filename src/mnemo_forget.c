@@ -37,7 +37,7 @@ static mn_status forget_sessions(mn_db *db, const char *ns, int64_t *count)
                 (*count)++;
             }
         }
-        mn_sessions_free(l);
+        mn_records_session_list_free(l);
         if (rc || n == 0)
             return rc;
     }

@@ -188,7 +188,7 @@ void mn_thread_summary_free(mn_thread_summary *p)
     if (!p)
         return;
     struct summary_impl *s = (struct summary_impl *)p;
-    mn_session_free(s->session);
+    mn_records_session_free(s->session);
     mn_strings_free(s->files);
     if (s->tools)
         mn_strings_free(&s->tools->pub);

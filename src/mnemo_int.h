@@ -1,86 +1,10 @@
 /*
- * mnemo_int.h — what the files implementing the public API share: the database handle and the
- * argument checks every entry point starts with.
+ * mnemo_int.h — the private header of the API layer (src/mnemo*.c): the public functions are
+ * leaves that check their arguments and call the engine (src/engine/, docs/ARCHITECTURE.md).
  */
 #ifndef MN_MNEMO_INT_H
 #define MN_MNEMO_INT_H
 
-#include <stddef.h>
-
-#include "mnemo.h"
-#include "store/store.h"
-#include "token/token.h"
-#include "util/uuid.h"
-
-#define DB_MAGIC 0x6D6E6462u /* "mndb" */
-
-struct mn_db {
-    unsigned magic;
-    mn_config *cfg;
-    mn_store *store;
-    mn_tokenizer *tk; /* shared; see shared_tokenizer in mnemo.c */
-    char *path;
-    size_t max_message_bytes;
-    struct mn_search_state *search; /* mnemo_search.c */
-    mn_fold_queue_fn fold_queue;    /* background folds (mn_fold_queue_set), NULL: none */
-    void *fold_queue_user;
-    struct mn_memory_bg *memory_bg; /* mnemo_memory_bg.c */
-};
-
-/* Clears the thread's error and checks the handle (MN_MISUSE). */
-mn_status mn__check_db(const mn_db *db);
-/* Checks a session id and writes its canonical form (MN_INVALID). */
-mn_status mn__check_id(const char *id, char canon[MN_UUID_LEN + 1]);
-/* Reads a session that exists and has not expired (MN_NOTFOUND, MN_EXPIRED with the time).
- * out may be NULL to only check; else the caller frees *out with mn_session_free. */
-mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
-
-/* Erasure (mnemo_erase.c, docs/erasure.md): after the store deleted a message (seq) or sessions,
- * removes their offloaded tool outputs and the saved vector index. */
-void mn__erased_message(mn_db *db, const char *session_id, int64_t seq);
-void mn__erased_sessions(mn_db *db, const mn_strings *ids);
-
-/* Context governance (mnemo_governance.c). */
-/* The folder offloaded tool outputs go under: the database's, or the user's data folder for a
- * database URL ("" when it cannot be made). */
-void mn__offload_dir(const mn_db *db, char *out, size_t cap);
-struct mn_built;
-/* True for window, summary, chunked, hybrid. */
-int mn__strategy_known(const char *strategy);
-/* Builds session s's context with the handle's configuration (b zeroed; mn_built_release);
- * detail 1: the report's "detail" member (MN_CONTEXT_DETAIL). */
-mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
-                               int64_t model_window, int fold_mode, int detail, struct mn_built *b);
-
-/* Search (mnemo_search.c): set up at open (queueing when an embedder is configured), released
- * at close (saving the vector index), auto-embedding after an append (embedder.mode inline),
- * and RAG injection into a built context (opts->rag). */
-mn_status mn__search_open(mn_db *db);
-void mn__search_close(mn_db *db);
-void mn__search_after_append(mn_db *db);
-/* The handle's embedder, opened on first use (MN_UNAVAILABLE when none is configured). */
-struct mn_embedder;
-mn_status mn__search_embedder(mn_db *db, struct mn_embedder **out);
-/* Checks mn_search_filter.metadata (mnemo_filter.c): a JSON object of at most 16 scalar
- * members with keys of [A-Za-z0-9_.-]; MN_INVALID naming the fault. */
-mn_status mn__check_filter_metadata(const char *metadata);
-mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b);
-
-/* Long-term memory in export, import and migrate (mnemo_memory.c): every version as a
- * {"type":"memory", …} line after the sessions; whether an import line is one (export writes
- * "type" first); storing one (skipped when its (id, version) is there); copying every version
- * from one handle to another (migrate). Vectors come from the receiving handle's embedder. */
-mn_status mn__memory_export(mn_db *db, mn_write_fn write, void *user);
-int mn__memory_line(const char *line, size_t len);
-mn_status mn__memory_import_line(mn_db *db, const char *line, size_t len, int *added);
-mn_status mn__memory_copy(mn_db *src, mn_db *dst);
-/* Background extraction (mnemo_memory_bg.c): set up at open, queue a session after a committed
- * append (nothing when memory.extract is off), stop the worker at close. */
-mn_status mn__memory_bg_open(mn_db *db);
-void mn__memory_after_append(mn_db *db, const char *session_id);
-void mn__memory_bg_close(mn_db *db);
-/* The llm extractor over msgs (mnemo_memory_llm.c); *malformed is set when an answer was rejected. */
-mn_status mn__memory_extract_llm(mn_db *db, const mn_session *s, const mn_messages *msgs, mn_extract_stats *st,
-                                 int *malformed);
+#include "engine/engine.h"
 
 #endif

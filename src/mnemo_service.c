@@ -1,7 +1,7 @@
 /*
  * mnemo_service.c — the public functions a long-running service needs beyond the CLI's (mnemo.h):
  * group commit (mn_append_many: several appends, one transaction, per-request results), deleting
- * one message, updating a session's title and metadata. Checks here, then the store.
+ * one message, updating a session's title and metadata, vacuum. Checks here, then the store.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,4 +172,10 @@ mn_status mn_session_update(mn_db *db, const char *id, const char *title, const 
                                             mn_clock_now_ms());
     mn_arena_release(&a);
     return rc;
+}
+
+mn_status mn_vacuum(mn_db *db)
+{
+    mn_status rc = mn__check_db(db);
+    return rc ? rc : db->store->ops->vacuum(db->store);
 }

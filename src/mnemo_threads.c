@@ -7,6 +7,7 @@
 
 #include "mnemo_int.h"
 #include "config/config.h"
+#include "memory/jsonl.h"
 #include "memory/message.h"
 #include "memory/state.h"
 #include "util/clock.h"
@@ -23,23 +24,13 @@ mn_status mn_session_resume(mn_db *db, const char *ns, const char *id, mn_sessio
     *out = NULL;
     if (rc)
         return rc;
-    if (id)
-        return mn_session_get(db, id, out);
-    int64_t now = mn_clock_now_ms();
-    for (size_t offset = 0;; offset += 100) { /* the newest session that is still alive */
-        mn_sessions *l = NULL;
-        if ((rc = mn_session_list(db, ns, 100, offset, &l)))
-            return rc;
-        for (size_t i = 0; i < l->count && !*out; i++)
-            if (l->items[i].expires_at == 0 || l->items[i].expires_at > now)
-                rc = mn_session_get(db, l->items[i].id, out);
-        size_t got = l->count;
-        mn_sessions_free(l);
-        if (rc || *out)
-            return rc;
-        if (got < 100)
-            return mn__err(MN_NOTFOUND, "no session to resume%s%s", ns ? " in namespace " : "", ns ? ns : "");
+    if (id) {
+        char canon[MN_UUID_LEN + 1];
+        return (rc = mn__check_id(id, canon)) ? rc : mn__live_session(db, canon, out);
     }
+    if (ns && (rc = mn_check_namespace(ns)))
+        return rc;
+    return mn__session_resume(db, ns, out);
 }
 
 mn_status mn_session_fork(mn_db *db, const char *id, int64_t upto_seq, mn_session **out)

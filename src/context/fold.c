@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "context/context.h"
+#include "store/records.h"
 #include "summarize/summarize.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -187,6 +188,6 @@ mn_status mn_context_compact(const mn_strategy_env *env, const mn_strategy_cfg *
                            "no more than the kept turns", "kept_turns", (json_int_t)(cfg->tail_turns));
     mn_summary_free(made);
     mn_summary_free(old);
-    mn_messages_free(b);
+    mn_records_message_list_free(b);
     return rc;
 }

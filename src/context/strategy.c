@@ -99,9 +99,9 @@ static mn_status load_summary(const mn_strategy_env *env, const char *sid, mn_su
 static void loaded_release(struct mn_loaded *ld)
 {
     mn_summary_free(ld->sum);
-    mn_messages_free(ld->buf);
-    mn_messages_free(ld->head);
-    mn_messages_free(ld->pinned);
+    mn_records_message_list_free(ld->buf);
+    mn_records_message_list_free(ld->head);
+    mn_records_message_list_free(ld->pinned);
     memset(ld, 0, sizeof *ld);
 }
 

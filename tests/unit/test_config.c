@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "config/settings.h"
 
 static mn_config *fresh(void)
 {
@@ -116,10 +117,37 @@ static void environment_beats_files_and_flags_beat_environment(void **state)
     rmdir(dir);
 }
 
+/* The typed snapshot has every key of keys.def, typed, with the value the configuration holds:
+ * defaults, and a value set by name (a misspelt field name would not compile). */
+static void settings_snapshot_follows_the_key_table(void **state)
+{
+    (void)state;
+    mn_config *cfg = NULL;
+    assert_int_equal(mn_config_new(&cfg), MN_OK);
+    struct mn_settings s;
+    mn_settings_fill(&s, cfg);
+    assert_int_equal(s.memory_max_history_tokens, 4096);
+    assert_int_equal(s.context_fold_timeout_ms, 3000);
+    assert_string_equal(s.memory_strategy, "window");
+    assert_int_equal(s.memory_rag_enabled, 0);
+    assert_true(s.memory_rag_min_similarity > 0.69 && s.memory_rag_min_similarity < 0.71);
+    assert_int_equal(mn_config_set(cfg, "context.fold_timeout_ms", "1234", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "summarizer.name", "none", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "memory.rag.enabled", "true", NULL), MN_OK);
+    mn_settings_fill(&s, cfg);
+    assert_int_equal(s.context_fold_timeout_ms, 1234);
+    assert_string_equal(s.summarizer_name, "none");
+    assert_int_equal(s.memory_rag_enabled, 1);
+    for (size_t i = 0; mn_config_key(i); i++) /* one table: every key the config layer knows */
+        assert_non_null(strchr(mn_config_key(i), '.'));
+    mn_config_free(cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_have_sources),
+        cmocka_unit_test(settings_snapshot_follows_the_key_table),
         cmocka_unit_test(yaml_nested_and_flow),
         cmocka_unit_test(yaml_errors_name_line_and_key),
         cmocka_unit_test(environment_beats_files_and_flags_beat_environment),

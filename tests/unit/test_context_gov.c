@@ -18,7 +18,7 @@
 
 #include "mnemo.h"
 #include "test_db.h"
-#include "mnemo_int.h"
+#include "engine/engine.h"
 
 static char dir[96];
 static int seq_db;

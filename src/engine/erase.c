@@ -1,9 +1,9 @@
 /*
- * mnemo_erase.c — what a delete removes besides the rows (docs/erasure.md): the offloaded tool
+ * erase.c — what a delete removes besides the rows (docs/erasure.md): the offloaded tool
  * outputs that context governance wrote for the session (DIR/tool-outputs/SESSION/SEQ.txt,
  * src/context/govern.c), and the saved vector index, a cache that is rebuilt from the stored
- * vectors (which no longer hold the deleted ones) at the next semantic search. Also
- * mn_vacuum. The rows themselves are erased by the store (src/store/, sqlite/erase.c).
+ * vectors (which no longer hold the deleted ones) at the next semantic search. The rows
+ * themselves are erased by the store (src/store/, sqlite/erase.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mnemo_int.h"
+#include "engine/engine.h"
 #include "util/err.h"
 #include "util/banned.h"
 
@@ -71,10 +71,4 @@ void mn__erased_sessions(mn_db *db, const mn_strings *ids)
         drop_offloaded(db, ids->items[i], 0);
     if (ids && ids->count)
         drop_vector_index(db);
-}
-
-mn_status mn_vacuum(mn_db *db)
-{
-    mn_status rc = mn__check_db(db);
-    return rc ? rc : db->store->ops->vacuum(db->store);
 }

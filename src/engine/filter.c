@@ -1,12 +1,12 @@
 /*
- * mnemo_filter.c — the search filter's metadata condition (mn_search_filter.metadata): checked
+ * engine/filter.c — the search filter's metadata condition (mn_search_filter.metadata): checked
  * here before anything runs, applied by the store's filtered statements (sqlite/search.c,
  * postgres/search.c) on the keyword, semantic and hybrid paths alike.
  */
 #include <stddef.h>
 #include <string.h>
 
-#include "mnemo_int.h"
+#include "engine/engine.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/banned.h"

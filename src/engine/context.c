@@ -1,0 +1,229 @@
+/*
+ * context.c — the entry of the context pipeline (docs/context.md): the handle's configuration
+ * turned into the settings of src/context (mn_strategy_cfg), the summariser for a build or a
+ * compaction, the offload folder; then load → govern → plan → fold → layout in
+ * src/context/strategy.c, RAG (rag.c) and rendering (src/context/render.c).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "engine/engine.h"
+#include "context/context.h"
+#include "store/records.h"
+#include "summarize/summarize.h"
+#include "util/clock.h"
+#include "util/err.h"
+#include "util/json.h"
+#include "util/banned.h"
+
+int mn__strategy_known(const char *strategy)
+{
+    static const char *const names[] = {"window", "summary", "chunked", "hybrid"};
+    for (size_t i = 0; strategy && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(strategy, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+void mn__budget_split(int64_t model_window, mn_budget *out)
+{
+    mn_context_budget_split(model_window, &out->response, &out->history, &out->files);
+}
+
+/* The settings of the strategies from the configuration. */
+static void strategy_cfg(const mn_db *db, mn_strategy_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->max_messages = db->settings.context_max_history_messages;
+    c->trigger_percent = db->settings.context_summary_trigger_percent;
+    c->tail_turns = db->settings.context_tail_turns;
+    c->chunk_threshold = db->settings.context_chunk_threshold_tokens;
+    c->prompt_budget = db->settings.context_prompt_budget_tokens;
+    c->summary_cap = db->settings.context_summary_token_cap;
+    c->hybrid_recent = db->settings.context_hybrid_recent_messages;
+    c->reserve_tokens = db->settings.context_reserve_tokens;
+    c->safety_margin = db->settings.context_safety_margin;
+    c->claim_ms = db->settings.summarizer_claim_seconds * 1000;
+    c->retry_gap = db->settings.summarizer_retry_after_messages;
+    c->model_window = db->settings.context_model_window;
+    c->gov.tk = db->tk;
+    c->gov.trim_chars = db->settings.context_tool_output_trim_chars;
+    c->gov.offload = strcmp(db->settings.context_tool_output_offload, "on") == 0;
+    c->gov.protect_tokens = db->settings.context_tool_output_protect_tokens;
+    c->gov.offload_threshold = db->settings.context_tool_output_offload_threshold_tokens;
+    c->gov.loop_repeat = db->settings.context_loop_repeat;
+}
+
+struct env_store {
+    mn_strategy_env env;
+    char dir[4096];
+    char err[512];
+};
+
+/* The user's data directory ($XDG_DATA_HOME/mnemo, else ~/.local/share/mnemo), made when
+ * missing; "" when it cannot be (offloading then fails and is counted as failed). */
+static void data_dir(char *out, size_t cap)
+{
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    int n = xdg && *xdg ? snprintf(out, cap, "%s/mnemo", xdg)
+                        : snprintf(out, cap, "%s/.local/share/mnemo", home && *home ? home : ".");
+    if (n < 0 || (size_t)n >= cap) {
+        out[0] = '\0';
+        return;
+    }
+    for (char *p = out + 1; *p; p++) /* like mkdir -p */
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(out, 0700);
+            *p = '/';
+        }
+    if (mkdir(out, 0700) != 0 && errno != EEXIST)
+        out[0] = '\0';
+}
+
+void mn__offload_dir(const mn_db *db, char *out, size_t cap)
+{
+    const char *slash = strrchr(db->path, '/');
+    if (strstr(db->path, "://"))
+        data_dir(out, cap); /* a database URL (PostgreSQL): no folder of its own */
+    else if (slash)
+        snprintf(out, cap, "%.*s", (int)(slash - db->path), db->path);
+    else
+        snprintf(out, cap, ".");
+}
+
+/* The summariser for automatic folds (summarizer.auto_model when set) or for mn_compact. A
+ * summariser that cannot be opened is not an error here: folds fail with the reason. (A build's
+ * fold deadline travels with each call, mn_sum_input.deadline_ms.) */
+static void open_env(mn_db *db, int automatic, struct env_store *e)
+{
+    memset(e, 0, sizeof *e);
+    e->env.st = db->store;
+    e->env.tk = db->tk;
+    mn__offload_dir(db, e->dir, sizeof e->dir);
+    mn_summarizer_cfg sc;
+    memset(&sc, 0, sizeof sc);
+    sc.name = db->settings.summarizer_name;
+    sc.protocol = db->settings.summarizer_protocol;
+    sc.base_url = db->settings.summarizer_base_url;
+    sc.model = db->settings.summarizer_model;
+    if (automatic && *db->settings.summarizer_auto_model)
+        sc.model = db->settings.summarizer_auto_model;
+    const char *key_env = db->settings.summarizer_api_key_env;
+    sc.api_key = *key_env ? getenv(key_env) : NULL;
+    sc.timeout_ms = db->settings.summarizer_timeout_ms;
+    sc.backoff_ms = db->settings.summarizer_backoff_ms;
+    sc.retries = (int)db->settings.summarizer_retries;
+    sc.input_budget = db->settings.summarizer_input_budget_tokens;
+    sc.prompt_file = db->settings.summarizer_prompt_file;
+    mn_summarizer *s = NULL;
+    if (mn_summarizer_open(&sc, &s) != MN_OK) {
+        snprintf(e->err, sizeof e->err, "%s", mn_errmsg());
+        mn__err_clear();
+        e->env.sum_err = e->err;
+        return;
+    }
+    e->env.sum = s;
+}
+
+static void close_env(struct env_store *e) { mn_summarizer_free(e->env.sum); }
+
+/* A build's fold goes to the handle's queue (mn_fold_queue_set) as a job. */
+static int queue_bridge(void *user, const mn_strategy_cfg *cfg, const char *session_id)
+{
+    mn_db *db = user;
+    mn_fold_job job = {session_id, cfg->strategy, cfg->max_tokens, cfg->model_window};
+    return db->fold_queue ? db->fold_queue(db->fold_queue_user, &job) : -1;
+}
+
+mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
+                               int64_t model_window, int fold_mode, int detail, struct mn_built *b)
+{
+    mn_strategy_cfg c;
+    strategy_cfg(db, &c);
+    c.strategy = strategy;
+    c.max_tokens = max_tokens;
+    c.model_window = model_window;
+    c.fold_mode = fold_mode;
+    /* background without a worker: fold here, within context.fold_timeout_ms (0: never) */
+    int64_t timeout = db->settings.context_fold_timeout_ms;
+    if (fold_mode == MN_CONTEXT_FOLD_BACKGROUND && !db->fold_queue) {
+        if (timeout == 0)
+            c.fold_mode = MN_CONTEXT_FOLD_OFF;
+        else
+            c.fold_deadline_ms = mn_clock_now_ms() + timeout;
+    }
+    struct env_store e;
+    open_env(db, 1, &e);
+    e.env.queue = db->fold_queue ? queue_bridge : NULL;
+    e.env.queue_user = db;
+    c.gov.offload_dir = e.dir;
+    if (detail && !(c.gov.marks = json_object())) {
+        close_env(&e);
+        return mn__nomem();
+    }
+    mn_status rc = mn_context_assemble(&e.env, &c, s, b);
+    json_decref(c.gov.marks);
+    close_env(&e);
+    return rc;
+}
+
+mn_status mn__context_compact(mn_db *db, const mn_session *s, const char *instructions, json_t **event)
+{
+    mn_strategy_cfg c;
+    strategy_cfg(db, &c);
+    c.strategy = "compact";
+    c.instructions = instructions;
+    struct env_store e;
+    open_env(db, 0, &e);
+    mn_status rc = mn_context_compact(&e.env, &c, s, event);
+    close_env(&e);
+    return rc;
+}
+
+struct context_impl {
+    mn_context pub;
+    char *rendered, *report;
+};
+
+mn_status mn__context_build(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
+                            int64_t model_window, int fold_mode, const mn_context_opts *opts, mn_context **out)
+{
+    struct mn_built b;
+    memset(&b, 0, sizeof b);
+    mn_status rc = mn__context_assemble(db, s, strategy, max_tokens, model_window, fold_mode,
+                                        (opts->flags & MN_CONTEXT_DETAIL) != 0, &b);
+    if (!rc)
+        rc = mn__rag_inject(db, opts, s, &b);
+    const struct mn_window *wp = &b.w;
+    struct context_impl *c = NULL;
+    if (!rc && !(c = calloc(1, sizeof *c)))
+        rc = mn__nomem();
+    if (!rc)
+        rc = mn_context_render_ex(wp, strategy, mn_token_name(db->tk), opts->format, b.extra, &c->rendered,
+                                  &c->report);
+    if (!rc) {
+        int64_t kept = (int64_t)wp->count - wp->synthetic;
+        c->pub.rendered = c->rendered;
+        c->pub.report = c->report;
+        c->pub.tokens = wp->system_tokens + wp->message_tokens + wp->framing_tokens;
+        c->pub.kept = (size_t)kept;
+        c->pub.dropped = (size_t)(wp->total_messages > kept ? wp->total_messages - kept : 0);
+        *out = &c->pub;
+    } else
+        free(c);
+    mn_built_release(&b);
+    return rc;
+}
+
+void mn__context_free(mn_context *ctx)
+{
+    if (!ctx)
+        return;
+    struct context_impl *c = (struct context_impl *)ctx;
+    free(c->rendered);
+    free(c->report);
+    free(c);
+}

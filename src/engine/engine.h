@@ -1,0 +1,128 @@
+/*
+ * engine.h — the use-case layer (src/engine/, docs/ARCHITECTURE.md): the database handle, the
+ * checks every entry point starts with, and the use cases the public functions of src/mnemo*.c
+ * call. Nothing here calls up into src/mnemo*.c; the public files call down into it and never
+ * each other.
+ */
+#ifndef MN_ENGINE_H
+#define MN_ENGINE_H
+
+#include <stddef.h>
+
+#include "mnemo.h"
+#include "config/settings.h"
+#include "store/store.h"
+#include "token/token.h"
+#include "util/uuid.h"
+
+#define DB_MAGIC 0x6D6E6462u /* "mndb" */
+
+struct mn_db {
+    unsigned magic;
+    mn_config *cfg;              /* the handle's own copy, never changed after open */
+    struct mn_settings settings; /* typed snapshot of cfg, filled at open (config/settings.h) */
+    mn_store *store;
+    mn_tokenizer *tk; /* shared; see shared_tokenizer in mnemo.c */
+    char *path;
+    size_t max_message_bytes;
+    struct mn_search_state *search; /* engine/search.c */
+    mn_fold_queue_fn fold_queue;    /* background folds (mn_fold_queue_set), NULL: none */
+    void *fold_queue_user;
+    struct mn_memory_bg *memory_bg; /* mnemo_memory_bg.c */
+};
+
+/* ---- handle.c: the checks every entry point starts with ---- */
+
+/* Clears the thread's error and checks the handle (MN_MISUSE). */
+mn_status mn__check_db(const mn_db *db);
+/* Checks a session id and writes its canonical form (MN_INVALID). */
+mn_status mn__check_id(const char *id, char canon[MN_UUID_LEN + 1]);
+/* Reads a session that exists and has not expired (MN_NOTFOUND, MN_EXPIRED with the time).
+ * out may be NULL to only check; else the caller frees *out with mn_session_free. */
+mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
+
+/* ---- threads.c ---- */
+
+/* The newest live session (in namespace ns when not NULL; checked by the caller). */
+mn_status mn__session_resume(mn_db *db, const char *ns, mn_session **out);
+
+/* ---- erase.c ---- */
+
+/* Erasure ( docs/erasure.md): after the store deleted a message (seq) or sessions,
+ * removes their offloaded tool outputs and the saved vector index. */
+void mn__erased_message(mn_db *db, const char *session_id, int64_t seq);
+void mn__erased_sessions(mn_db *db, const mn_strings *ids);
+
+/* ---- context.c: the context pipeline's entry (settings, summariser, offload folder) ---- */
+
+/* The folder offloaded tool outputs go under: the database's, or the user's data folder for a
+ * database URL ("" when it cannot be made). */
+void mn__offload_dir(const mn_db *db, char *out, size_t cap);
+struct mn_built;
+/* True for window, summary, chunked, hybrid. */
+int mn__strategy_known(const char *strategy);
+/* Builds session s's context with the handle's configuration (b zeroed; mn_built_release);
+ * detail 1: the report's "detail" member (MN_CONTEXT_DETAIL). */
+mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
+                               int64_t model_window, int fold_mode, int detail, struct mn_built *b);
+/* The context pipeline for session s (live, checked): assemble, RAG (opts->rag), render; *out is
+ * freed with mn__context_free. The arguments are checked by mn_context_build. */
+mn_status mn__context_build(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
+                            int64_t model_window, int fold_mode, const mn_context_opts *opts, mn_context **out);
+void mn__context_free(mn_context *ctx);
+struct json_t;
+/* A compaction of session s now (mn_compact_ex), with summarizer.model; *event gets the
+ * compaction event (caller json_decref). */
+mn_status mn__context_compact(mn_db *db, const mn_session *s, const char *instructions, struct json_t **event);
+/* model_window split into response, history and files (model_window checked by the caller). */
+void mn__budget_split(int64_t model_window, mn_budget *out);
+
+/* ---- search.c, rag.c ---- */
+
+/* Search: set up at open (queueing when an embedder is configured), released
+ * at close (saving the vector index), auto-embedding after an append (embedder.mode inline),
+ * and RAG injection into a built context (opts->rag). */
+mn_status mn__search_open(mn_db *db);
+void mn__search_close(mn_db *db);
+void mn__search_after_append(mn_db *db);
+/* The handle's embedder, opened on first use (MN_UNAVAILABLE when none is configured). */
+struct mn_embedder;
+mn_status mn__search_embedder(mn_db *db, struct mn_embedder **out);
+/* Checks mn_search_filter.metadata (engine/filter.c): a JSON object of at most 16 scalar
+ * members with keys of [A-Za-z0-9_.-]; MN_INVALID naming the fault. */
+mn_status mn__check_filter_metadata(const char *metadata);
+/* True when embedder.name is not none. */
+int mn__embedder_configured(mn_db *db);
+/* Embeds up to max (0: all) queued messages and updates the index; *done counts them. */
+mn_status mn__embed_pending(mn_db *db, size_t max, int64_t *done);
+/* Queues the messages without a vector (reset: every message) and embeds them. */
+mn_status mn__embed_fill(mn_db *db, int reset, mn_progress_fn progress, void *user, int64_t *done);
+/* A search over checked arguments (f complete; mode may be AUTO); *out freed with
+ * mn__search_hits_free. */
+mn_status mn__search_run(mn_db *db, const char *query, mn_search_mode mode, size_t top_k, const mn_search_filter *f,
+                         double min_sim, mn_search_hits **out);
+void mn__search_hits_free(mn_search_hits *hits);
+/* rag.c: the RAG block for query within max_tokens (mn_relevant_context), and the injection into
+ * a built context (opts->rag; the options are checked here, a failing retrieval is reported). */
+mn_status mn__relevant_context(mn_db *db, const char *query, int64_t max_tokens, const mn_search_filter *f,
+                               char **text);
+mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b);
+
+/* Long-term memory in export, import and migrate (mnemo_memory.c): every version as a
+ * {"type":"memory", …} line after the sessions; whether an import line is one (export writes
+ * "type" first); storing one (skipped when its (id, version) is there); copying every version
+ * from one handle to another (migrate). Vectors come from the receiving handle's embedder. */
+mn_status mn__memory_export(mn_db *db, mn_write_fn write, void *user);
+int mn__memory_line(const char *line, size_t len);
+mn_status mn__memory_import_line(mn_db *db, const char *line, size_t len, int *added);
+mn_status mn__memory_copy(mn_db *src, mn_db *dst);
+/* Background extraction (mnemo_memory_bg.c): set up at open, queue a session after a committed
+ * append (nothing when memory.extract is off), stop the worker at close. */
+mn_status mn__memory_bg_open(mn_db *db);
+void mn__memory_after_append(mn_db *db, const char *session_id);
+void mn__memory_bg_close(mn_db *db);
+/* The llm extractor over msgs (mnemo_memory_llm.c); *malformed is set when an answer was rejected. */
+mn_status mn__memory_extract_llm(mn_db *db, const mn_session *s, const mn_messages *msgs, mn_extract_stats *st,
+                                 int *malformed);
+
+#endif /* MN_ENGINE_H */

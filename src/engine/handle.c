@@ -1,0 +1,44 @@
+/*
+ * handle.c — the checks every public function starts with: the handle, a session id, and a
+ * session that exists and has not expired (engine.h).
+ */
+#include "engine/engine.h"
+#include "store/records.h"
+#include "util/clock.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+mn_status mn__check_db(const mn_db *db)
+{
+    mn__err_clear();
+    if (!db || db->magic != DB_MAGIC)
+        return mn__err(MN_MISUSE, "invalid mn_db handle");
+    return MN_OK;
+}
+
+mn_status mn__check_id(const char *id, char canon[MN_UUID_LEN + 1])
+{
+    if (!mn_uuid_parse(id, canon))
+        return mn__err(MN_INVALID, "session id: '%.64s' is not a UUID", id ? id : "(null)");
+    return MN_OK;
+}
+
+mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out)
+{
+    mn_session *s = NULL;
+    mn_status rc = db->store->ops->session_get(db->store, canon_id, &s);
+    if (rc)
+        return rc;
+    int64_t now = mn_clock_now_ms();
+    if (s->expires_at > 0 && s->expires_at <= now) {
+        char when[40];
+        mn_clock_iso(s->expires_at, when, sizeof when);
+        mn_records_session_free(s);
+        return mn__err(MN_EXPIRED, "session %s expired at %s (idle longer than its TTL)", canon_id, when);
+    }
+    if (out)
+        *out = s;
+    else
+        mn_records_session_free(s);
+    return MN_OK;
+}

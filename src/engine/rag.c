@@ -1,0 +1,197 @@
+/*
+ * rag.c — retrieval-augmented context (docs/search.md, seed 000): the block of relevant past
+ * messages for mn_relevant_context, and its injection into a built context (opts->rag) within
+ * the build's budget, reported under "rag".
+ */
+#include <math.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "context/context.h"
+#include "memory/message.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/json.h"
+#include "util/utf8.h"
+#include "util/banned.h"
+
+#define RAG_OVERFETCH 20
+#define RAG_CUT_CHARS 200
+
+/* "[ROLE]: content" with content cut at 200 characters ("..." when cut), as seed 000 does. */
+static mn_status rag_line(struct mn_buf *b, const mn_message *m)
+{
+    const char *role = mn_role_name(m->role), *c = m->content ? m->content : "";
+    mn_status rc = mn_buf_addc(b, '[');
+    for (const char *p = role; !rc && *p; p++)
+        rc = mn_buf_addc(b, (char)(*p - 32));
+    size_t len = strlen(c), cut = mn_utf8_prefix(c, len, RAG_CUT_CHARS);
+    if (!rc)
+        rc = mn_buf_adds(b, "]: ");
+    if (!rc)
+        rc = mn_buf_add(b, c, cut);
+    if (!rc && cut < len)
+        rc = mn_buf_adds(b, "...");
+    return rc;
+}
+
+static const char RAG_HEAD[] = "RELEVANT CONTEXT FROM PAST CONVERSATIONS:\n---\n";
+static const char RAG_TAIL[] = "---";
+static const char RAG_QUESTION[] =
+    "\n\nNow answer the current user question using the context above if relevant.\n\nUSER QUESTION: ";
+
+/* The block for hits[0..n) within max_tokens (0: no limit); *used gets the hits kept. */
+static mn_status rag_block(mn_db *db, const mn_search_hit *hits, size_t n, int64_t max_tokens, struct mn_buf *out,
+                           size_t *used)
+{
+    struct mn_buf line = MN_BUF_INIT;
+    mn_status rc = MN_OK;
+    int64_t spent = 0;
+    *used = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        mn_buf_reset(&line);
+        if ((rc = rag_line(&line, &hits[i].message)) || (rc = mn_buf_addc(&line, '\n')))
+            break;
+        int64_t t = (int64_t)mn_token_count(db->tk, line.data, line.len);
+        if (max_tokens && spent + t > max_tokens)
+            break;
+        spent += t;
+        if (!out->len && (rc = mn_buf_adds(out, RAG_HEAD)))
+            break;
+        rc = mn_buf_add(out, line.data, line.len);
+        ++*used;
+    }
+    if (!rc && out->len)
+        rc = mn_buf_adds(out, RAG_TAIL);
+    mn_buf_release(&line);
+    return rc;
+}
+
+mn_status mn__relevant_context(mn_db *db, const char *query, int64_t max_tokens, const mn_search_filter *f,
+                               char **text)
+{
+    mn_search_hits *hits = NULL;
+    mn_status rc = mn__search_run(db, query, MN_SEARCH_AUTO, RAG_OVERFETCH, f, 0, &hits);
+    struct mn_buf b = MN_BUF_INIT;
+    size_t used;
+    if (!rc)
+        rc = rag_block(db, hits->items, hits->count, max_tokens, &b, &used);
+    mn__search_hits_free(hits);
+    if (!rc && !(*text = mn_buf_detach(&b, NULL)))
+        rc = mn__nomem();
+    mn_buf_release(&b);
+    return rc;
+}
+
+struct exclude {
+    const mn_message *items;
+    size_t n;
+};
+
+static int in_window(const struct exclude *x, int64_t id)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (x->items[i].id == id)
+            return 1;
+    return 0;
+}
+
+mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b)
+{
+    /* rag 0: the configured memory.rag.* (seed 000's rag section); negative: off */
+    int from_config = o->rag == 0;
+    if (o->rag < 0 || (from_config && !db->settings.memory_rag_enabled))
+        return MN_OK;
+    if (o->rag_top_k > 100)
+        return mn__err(MN_INVALID, "rag_top_k: %zu is over the maximum of 100", o->rag_top_k);
+    if (o->rag_min_similarity > 1 || o->rag_min_similarity < -1 || isnan(o->rag_min_similarity))
+        return mn__err(MN_INVALID, "rag_min_similarity: must be from -1 to 1 (0: the default 0.7)");
+    if ((unsigned)o->rag_scope > MN_RAG_SCOPE_ALL)
+        return mn__err(MN_INVALID, "rag_scope: %d is not session (0) or all (1)", (int)o->rag_scope);
+    size_t top_k = o->rag_top_k ? o->rag_top_k : (size_t)db->settings.memory_rag_top_k;
+    double min_sim = o->rag_min_similarity == 0 ? db->settings.memory_rag_min_similarity
+                                                : o->rag_min_similarity;
+    min_sim = min_sim < 0 ? 0 : min_sim;
+    struct mn_window *w = &b->w;
+    if (!b->extra && !(b->extra = json_object()))
+        return mn__nomem();
+    json_t *rep = json_pack("{s:b, s:s, s:I, s:f, s:[]}", "enabled", 1, "scope",
+                            o->rag_scope == MN_RAG_SCOPE_ALL ? "all" : "session", "top_k", (json_int_t)top_k,
+                            "min_similarity", min_sim, "injected");
+    if (!rep || json_object_set_new(b->extra, "rag", rep) ||
+        (from_config && json_object_set_new(rep, "source", json_string("memory.rag.enabled"))))
+        return mn__nomem();
+    mn_message *q = NULL;
+    for (size_t i = w->count; i-- > 0 && !q;)
+        if (w->items[i].role == MN_ROLE_USER && w->items[i].content && w->items[i].id > 0)
+            q = &w->items[i];
+    if (!q)
+        return mn_json_set_str(rep, "skipped", "no user message in the context");
+    mn_search_filter f = MN_SEARCH_FILTER_INIT;
+    if (o->rag_scope == MN_RAG_SCOPE_ALL)
+        f.ns = s->ns;
+    else
+        f.session_id = s->id;
+    int semantic = mn__embedder_configured(db);
+    mn_search_hits *hits = NULL;
+    mn_status rc = mn__search_run(db, q->content, semantic ? MN_SEARCH_SEMANTIC : MN_SEARCH_KEYWORD, RAG_OVERFETCH,
+                                  &f, semantic ? min_sim : 0, &hits);
+    if (rc == MN_UNAVAILABLE || rc == MN_CONFLICT) { /* retrieval failing never fails the context */
+        mn_json_set_str(rep, "skipped", mn_errmsg());
+        mn__err_clear();
+        return MN_OK;
+    }
+    if (rc)
+        return rc;
+    json_object_set_new(rep, "mode", json_string(semantic ? "semantic" : "keyword"));
+    if (semantic) /* messages of the scope the semantic search could not see yet */
+        json_object_set_new(rep, "not_embedded", json_integer(hits->not_embedded));
+    struct exclude x = {w->items, w->count};
+    size_t keep = 0;
+    for (size_t i = 0; i < hits->count && keep < top_k; i++) /* compact: drop what the context has */
+        if (!in_window(&x, hits->items[i].message.id))
+            hits->items[keep++] = hits->items[i];
+    /* The injection stays within max_tokens: the most relevant hits that fit go in, the rest
+     * are reported as left out for the budget. */
+    struct mn_buf block = MN_BUF_INIT;
+    size_t used = 0;
+    int64_t before = q->tokens, total = w->system_tokens + w->message_tokens + w->framing_tokens;
+    char *text = NULL;
+    for (size_t n = keep; n > 0 && !rc && !text; n--) {
+        mn_buf_reset(&block);
+        if ((rc = rag_block(db, hits->items, n, 0, &block, &used)) || (rc = mn_buf_adds(&block, RAG_QUESTION)) ||
+            (rc = mn_buf_adds(&block, q->content)))
+            break;
+        mn_message probe = *q;
+        probe.content = block.data;
+        if (total - before + mn_message_tokens(db->tk, &probe) <= w->max_tokens) {
+            text = mn_arena_strndup(&w->arena, block.data, block.len);
+            if (!text)
+                rc = mn__nomem();
+        }
+    }
+    if (!rc && !text) {
+        used = 0;
+        if (keep)
+            json_object_set_new(rep, "skipped", json_string("no room within max_tokens"));
+    }
+    json_t *inj = json_object_get(rep, "injected");
+    for (size_t i = 0; !rc && i < used; i++) {
+        const mn_search_hit *h = &hits->items[i];
+        json_t *e = json_pack("{s:I, s:s, s:s, s:f}", "id", (json_int_t)h->message.id, "session_id",
+                              h->message.session_id, "role", mn_role_name(h->message.role), "score", h->score);
+        if (!e || json_array_append_new(inj, e))
+            rc = mn__nomem();
+    }
+    if (!rc && text) {
+        q->content = text;
+        q->tokens = mn_message_tokens(db->tk, q);
+        w->message_tokens += q->tokens - before;
+        json_object_set_new(rep, "query_message_id", json_integer(q->id));
+        json_object_set_new(rep, "tokens_added", json_integer(q->tokens - before));
+        json_object_set_new(rep, "left_out_for_budget", json_integer((json_int_t)(keep - used)));
+    }
+    mn_buf_release(&block);
+    mn__search_hits_free(hits);
+    return rc;
+}
