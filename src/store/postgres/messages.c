@@ -352,24 +352,29 @@ static mn_status insert_failed(struct pg_conn *c, mn_status rc)
     return rc;
 }
 
-static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
+/* Runs an INSERT … RETURNING id of message m (parameters p); sets m->id. */
+static mn_status insert_message(struct pg_conn *c, const char *sql, const struct pg_params *p, mn_message *m)
 {
-    struct pg_params p;
-    mn_pg_params_init(&p);
-    bind_message(&p, sid, m);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(TX(tx), SQL_MESSAGE_INSERT, &p, 0, "message insert", &r);
+    mn_status rc = mn_pg_query(c, sql, p, 0, "message insert", &r);
     if (rc)
-        return insert_failed(TX(tx), rc);
+        return insert_failed(c, rc);
     m->id = mn_pg_col_i64(r, 0, 0);
     PQclear(r);
     return MN_OK;
 }
 
-/* The counters' parameters after $1 = sid: $2 = last_seq … $7 = users (SQL_SESSION_APPENDED). */
-static void bind_appended(struct pg_params *p, const mn_store_appended *c)
+static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
 {
-    mn_pg_i64(p, c->last_seq);
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    bind_message(&p, sid, m);
+    return insert_message(TX(tx), SQL_MESSAGE_INSERT, &p, m);
+}
+
+/* What an append adds to the counters, as five parameters: added, tokens, now, title, users. */
+static void bind_counters(struct pg_params *p, const mn_store_appended *c)
+{
     mn_pg_i64(p, c->added);
     mn_pg_i64(p, c->tokens);
     mn_pg_i64(p, c->now_ms);
@@ -382,7 +387,8 @@ static mn_status tx_session_appended(mn_store_tx *tx, const mn_store_appended *c
     struct pg_params p;
     mn_pg_params_init(&p);
     mn_pg_i64(&p, c->sid);
-    bind_appended(&p, c);
+    mn_pg_i64(&p, c->last_seq);
+    bind_counters(&p, c);
     return mn_pg_query(TX(tx), SQL_SESSION_APPENDED, &p, 0, "session update", NULL);
 }
 
@@ -392,18 +398,8 @@ static mn_status tx_message_insert_appended(mn_store_tx *tx, mn_message *m, cons
     struct pg_params p;
     mn_pg_params_init(&p);
     bind_message(&p, c->sid, m);
-    mn_pg_i64(&p, c->added);
-    mn_pg_i64(&p, c->tokens);
-    mn_pg_i64(&p, c->now_ms);
-    mn_pg_text(&p, c->title);
-    mn_pg_i64(&p, c->users);
-    PGresult *r = NULL;
-    mn_status rc = mn_pg_query(TX(tx), SQL_MESSAGE_INSERT_APPENDED, &p, 0, "message insert", &r);
-    if (rc)
-        return insert_failed(TX(tx), rc);
-    m->id = mn_pg_col_i64(r, 0, 0);
-    PQclear(r);
-    return MN_OK;
+    bind_counters(&p, c);
+    return insert_message(TX(tx), SQL_MESSAGE_INSERT_APPENDED, &p, m);
 }
 
 static mn_status tx_trim_turns(mn_store_tx *tx, int64_t sid, int64_t max_turns, int trim_delete)
