@@ -148,17 +148,9 @@ struct mn_store {
     const char *label; /* the target for messages and `mnemo stats`: a path, or a URL without its password */
 };
 
-/* Opens the backend the target names (a postgres:// or postgresql:// URL → postgres, else a file
- * path → sqlite). */
+/* Opens the backend the target names (target.h: a PostgreSQL URL or keyword/value string →
+ * postgres, else a SQLite file, with or without a sqlite: prefix). */
 mn_status mn_store_open(const char *target, const mn_store_opts *opts, mn_store **out);
-
-/* PostgreSQL targets as text (postgres/conninfo.c): 1 when target is a libpq keyword/value
- * string ("host=… dbname=…"); a copy with every secret (the URL's password, password=,
- * sslpassword=, in any spelling) as *** (caller frees; NULL on OOM); msg with each secret
- * value of target blanked, in place. */
-int mn_store_is_pg_keywords(const char *target);
-char *mn_store_pg_mask(const char *target);
-void mn_store_pg_scrub(const char *target, char *msg);
 
 /* Backends. */
 mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out);

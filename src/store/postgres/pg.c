@@ -17,6 +17,7 @@
 #include "store/postgres/schema.h"
 #include "store/records.h"
 #include "store/store.h"
+#include "store/target.h"
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/err.h"
