@@ -26,7 +26,6 @@
 #include "util/uuid.h"
 #include "util/banned.h"
 
-#define MAX_BATCH 100000
 #define MAX_LIST MN_SESSION_LIST_MAX
 
 const char *mn_version(void) { return MN_VERSION_STRING; }
@@ -373,78 +372,7 @@ void mn_sessions_free(mn_sessions *list) { mn_records_session_list_free(list); }
 
 /* ---- messages -------------------------------------------------------------------------------- */
 
-mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
-                          mn_messages **out)
-{
-    char id[MN_UUID_LEN + 1];
-    mn_status rc = mn__check_db(db);
-    if (out)
-        *out = NULL;
-    if (rc || (rc = mn__check_id(session_id, id)))
-        return rc;
-    if (!msgs || n == 0 || n > MAX_BATCH)
-        return mn__err(MN_INVALID, "messages: a batch holds 1 to %d messages", MAX_BATCH);
-    if (flags & ~(unsigned)MN_APPEND_CREATE)
-        return mn__err(MN_INVALID, "flags: unknown bits 0x%x", flags & ~(unsigned)MN_APPEND_CREATE);
-    struct mn_arena a = MN_ARENA_INIT;
-    mn_message *rows = calloc(n, sizeof *rows);
-    if (!rows)
-        return mn__nomem();
-    int64_t now = mn_clock_now_ms();
-    const char *title = NULL;
-    for (size_t i = 0; i < n && !rc; i++) {
-        char label[48] = "";
-        if (n > 1)
-            snprintf(label, sizeof label, "message %zu: ", i);
-        rc = mn_message_prepare(MN__ABI_ITEM(mn_message_in, msgs, i), db->max_message_bytes, db->tk, now, &a, label, &rows[i]);
-        if (!rc && !title && rows[i].role == MN_ROLE_USER && rows[i].content) {
-            title = mn_message_title(&a, rows[i].content);
-            if (!title)
-                rc = mn__nomem();
-            else if (!*title)
-                title = NULL;
-        }
-    }
-    mn_session create;
-    if (!rc && (flags & MN_APPEND_CREATE)) {
-        memset(&create, 0, sizeof create);
-        create.id = id;
-        create.ns = "default";
-        create.metadata = "{}";
-        create.created_at = create.updated_at = now;
-    }
-    if (!rc) {
-        mn_store_append req = {rows, n, (flags & MN_APPEND_CREATE) ? &create : NULL, title, now,
-                               strcmp(mn_config_str(db->cfg, "threads.trim"), "delete") == 0};
-        rc = db->store->ops->append(db->store, id, &req, out);
-        if (!rc)
-            mn__search_after_append(db);
-        if (!rc)
-            mn__memory_after_append(db, id); /* background extraction (mnemo_memory_bg.c) */
-    }
-    free(rows);
-    mn_arena_release(&a);
-    return rc;
-}
-
-mn_status mn_append(mn_db *db, const char *session_id, const mn_message_in *msg, unsigned flags, mn_message **out)
-{
-    mn_messages *l = NULL;
-    if (out)
-        *out = NULL;
-    if (!msg) {
-        mn__err_clear();
-        return mn__err(MN_INVALID, "message: NULL");
-    }
-    mn_status rc = mn_append_batch(db, session_id, msg, 1, flags, out ? &l : NULL);
-    if (!rc && out) {
-        *out = mn_records_message_copy(&l->items[0]);
-        if (!*out)
-            rc = mn__nomem();
-    }
-    mn_messages_free(l);
-    return rc;
-}
+/* mn_append, mn_append_batch: src/engine/append.c. */
 
 mn_status mn_history(mn_db *db, const char *session_id, const mn_history_opts *opts, mn_messages **out)
 {

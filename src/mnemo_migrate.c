@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "mnemo_int.h"
 #include "store/store_search.h"
+#include "store/target.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/banned.h"
@@ -21,36 +22,19 @@
 #define VEC_BATCH 256
 #define EVENTS_MAX 1000000
 
-/* "sqlite:PATH" → PATH (also "sqlite://PATH"); URLs and plain paths as they are. */
+/* A SQLite target as its file path (without sqlite: or sqlite://); PostgreSQL as it is. */
 static const char *strip_scheme(const char *target)
 {
-    if (strncmp(target, "sqlite:", 7) != 0)
-        return target;
-    target += 7;
-    return strncmp(target, "//", 2) == 0 ? target + 2 : target;
+    const char *path = mn_store_target_path(target);
+    return path ? path : target;
 }
 
-static int is_url(const char *t) { return strncmp(t, "postgres://", 11) == 0 || strncmp(t, "postgresql://", 13) == 0; }
-
-/* The target for messages: a URL's password (user:PASSWORD@ and password=…) becomes ***. */
+/* The target for messages, its secrets as *** (target.h). */
 static void masked(const char *t, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s", t);
-    if (!is_url(t))
-        return;
-    char *host = strstr(out, "://") + 3, *at = strchr(host, '@'), *colon = strchr(host, ':');
-    if (at && colon && colon < at && (size_t)(at - out) < cap) {
-        char rest[1024];
-        snprintf(rest, sizeof rest, "%s", at);
-        snprintf(colon + 1, cap - (size_t)(colon + 1 - out), "***%s", rest);
-    }
-    char *pw = strstr(out, "password=");
-    if (pw) {
-        char *end = strchr(pw, '&');
-        char rest[1024];
-        snprintf(rest, sizeof rest, "%s", end ? end : "");
-        snprintf(pw + 9, cap - (size_t)(pw + 9 - out), "***%s", rest);
-    }
+    char *m = mn_store_target_mask(t);
+    snprintf(out, cap, "%s", m ? m : "(the database)");
+    free(m);
 }
 
 struct copy {
@@ -299,7 +283,7 @@ static mn_status open_side(const char *target, const mn_config *cfg, int must_ex
     if (!*target)
         return mn__err(MN_INVALID, "migrate: an empty database name");
     struct stat sb;
-    if (must_exist && !is_url(target) && stat(target, &sb) != 0)
+    if (must_exist && mn_store_target_kind(target) == MN_TARGET_SQLITE && stat(target, &sb) != 0)
         return mn__err(errno == ENOENT ? MN_NOTFOUND : MN_IO, "migrate: no database at %s: %s", target,
                        strerror(errno));
     /* No embedder while migrating: opening must not queue or embed anything on either side. */

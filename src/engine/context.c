@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "engine/engine.h"
+#include "store/target.h"
 #include "context/context.h"
 #include "store/records.h"
 #include "summarize/summarize.h"
@@ -85,13 +86,8 @@ static void data_dir(char *out, size_t cap)
 
 void mn__offload_dir(const mn_db *db, char *out, size_t cap)
 {
-    const char *slash = strrchr(db->path, '/');
-    if (strstr(db->path, "://"))
-        data_dir(out, cap); /* a database URL (PostgreSQL): no folder of its own */
-    else if (slash)
-        snprintf(out, cap, "%.*s", (int)(slash - db->path), db->path);
-    else
-        snprintf(out, cap, ".");
+    if (!mn_store_target_folder(db->path, out, cap))
+        data_dir(out, cap); /* PostgreSQL, an in-memory database: no folder of its own */
 }
 
 /* The summariser for automatic folds (summarizer.auto_model when set) or for mn_compact. A

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "store/target.h"
 #include "util/err.h"
 #include "util/banned.h"
 
@@ -25,7 +26,8 @@ static void remove_file(const char *path)
 static void drop_vector_index(mn_db *db)
 {
     char path[4200], state[4210];
-    if (strstr(db->path, "://") || (size_t)snprintf(path, sizeof path, "%s.hnsw", db->path) >= sizeof path ||
+    if (!mn_store_target_local(db->path) ||
+        (size_t)snprintf(path, sizeof path, "%s.hnsw", mn_store_target_path(db->path)) >= sizeof path ||
         access(path, F_OK) != 0)
         return;
     snprintf(state, sizeof state, "%s.state", path);

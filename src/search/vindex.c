@@ -25,6 +25,7 @@
 
 #include "search/search.h"
 #include "store/store_search.h"
+#include "store/target.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/banned.h"
@@ -58,16 +59,16 @@ mn_status mn_vsearch_new(mn_store *st, const char *db_path, const struct mn_inde
     v->st = st;
     v->params = *params;
     v->saved_at = -1;
-    /* a database URL (PostgreSQL) has no file to keep the index beside: memory only, built by
-     * this process's writers */
-    if (db_path && *db_path && strcmp(db_path, ":memory:") != 0 && strncmp(db_path, "file:", 5) != 0 &&
-        !strstr(db_path, "://")) {
-        size_t n = strlen(db_path) + 8;
+    /* a database without a file of this machine (PostgreSQL, in memory) has no place to keep
+     * the index beside: memory only, built by this process's writers */
+    if (db_path && mn_store_target_local(db_path)) {
+        const char *file = mn_store_target_path(db_path);
+        size_t n = strlen(file) + 8;
         if (!(v->path = malloc(n))) {
             free(v);
             return mn__nomem();
         }
-        snprintf(v->path, n, "%s.hnsw", db_path);
+        snprintf(v->path, n, "%s.hnsw", file);
     }
     pthread_mutex_init(&v->lock, NULL);
     *out = v;

@@ -1,25 +1,25 @@
 /*
- * store.c — chooses the backend for a database target: a postgres:// or postgresql:// URL, or
- * a libpq keyword/value string (host=… dbname=…), opens the PostgreSQL backend (postgres/);
- * anything else is a SQLite file path (sqlite/), except text that holds "password" and "=".
+ * store.c — chooses the backend for a database target (target.h): a PostgreSQL URL or libpq
+ * keyword/value string opens the PostgreSQL backend (postgres/); anything else is a SQLite file
+ * (sqlite/), except text that holds "password" and "=".
  */
 #include "store/store.h"
 
 #include <string.h>
 
+#include "store/target.h"
 #include "util/err.h"
 #include "util/banned.h"
 
 mn_status mn_store_open(const char *target, const mn_store_opts *opts, mn_store **out)
 {
     *out = NULL;
-    if (strncmp(target, "postgres://", 11) == 0 || strncmp(target, "postgresql://", 13) == 0 ||
-        mn_store_is_pg_keywords(target))
+    if (mn_store_target_kind(target) == MN_TARGET_POSTGRES)
         return mn_store_pg_open(target, opts, out);
     /* never a file whose name holds a password: a misspelt connection string */
     if (strcasestr(target, "password") && strchr(target, '='))
         return mn__err(MN_INVALID, "database target: looks like a PostgreSQL connection string with a password,"
                                    " but does not start with postgresql:// or a libpq keyword (host=, dbname=, …);"
                                    " refusing to create a SQLite file by that name");
-    return mn_store_sqlite_open(target, opts, out);
+    return mn_store_sqlite_open(mn_store_target_path(target), opts, out);
 }

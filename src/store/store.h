@@ -21,9 +21,9 @@ typedef struct mn_store_opts {
     int sync_full;           /* 1: an acknowledged commit survives power loss */
 } mn_store_opts;
 
-/* One append request: the message rows to store (id, seq and session_id are assigned by the
- * store), the session to create when missing (NULL: MN_NOTFOUND), and a title to set when the
- * session has none (NULL: leave it). */
+/* One append request (src/engine/append.c): the message rows to store (id, seq and session_id
+ * are assigned by the append), the session to create when missing (NULL: MN_NOTFOUND), and a
+ * title to set when the session has none (NULL: leave it). */
 typedef struct mn_store_append {
     mn_message *msgs;
     size_t n;
@@ -68,14 +68,8 @@ struct mn_store_ops {
     mn_status (*session_delete)(mn_store *st, const char *id);
     /* *ids (may be NULL) gets the deleted sessions' ids (caller frees with mn_strings_free). */
     mn_status (*session_prune)(mn_store *st, int64_t updated_before_ms, int64_t *deleted, mn_strings **ids);
-    /* All messages in one transaction; idempotency keys already stored return the stored row. */
-    mn_status (*append)(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out);
-    /* Group commit: n appends (session_ids[i], reqs[i]) in one write transaction, each inside its own
-     * savepoint so that a failing one leaves the others; results[i] gets each status and errmsg[i]
-     * (256 bytes each) its message; out[i] (out may be NULL) the stored messages. Returns the
-     * status of the commit: on failure every result is that status and nothing is stored. */
-    mn_status (*append_many)(mn_store *st, const char *const *session_ids, const mn_store_append *reqs, size_t n,
-                             mn_status *results, char (*errmsg)[256], mn_messages **out);
+    /* Appends (store_append.h): transaction and row primitives; the algorithm is src/engine/append.c. */
+    const struct mn_store_append_ops *append;
     /* Deletes one message of a session by id, keeping the session's counters right
      * (MN_NOTFOUND when the session has no such message); *seq gets its seq. The session's
      * summaries that cover that seq are deleted with it, and a `summary_dropped` event says so. */
@@ -173,17 +167,9 @@ struct mn_store {
     const char *label; /* the target for messages and `mnemo stats`: a path, or a URL without its password */
 };
 
-/* Opens the backend the target names (a postgres:// or postgresql:// URL → postgres, else a file
- * path → sqlite). */
+/* Opens the backend the target names (target.h: a PostgreSQL URL or keyword/value string →
+ * postgres, else a SQLite file, with or without a sqlite: prefix). */
 mn_status mn_store_open(const char *target, const mn_store_opts *opts, mn_store **out);
-
-/* PostgreSQL targets as text (postgres/conninfo.c): 1 when target is a libpq keyword/value
- * string ("host=… dbname=…"); a copy with every secret (the URL's password, password=,
- * sslpassword=, in any spelling) as *** (caller frees; NULL on OOM); msg with each secret
- * value of target blanked, in place. */
-int mn_store_is_pg_keywords(const char *target);
-char *mn_store_pg_mask(const char *target);
-void mn_store_pg_scrub(const char *target, char *msg);
 
 /* Backends. */
 mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out);

@@ -1,5 +1,5 @@
 /*
- * test_conninfo.c — PostgreSQL targets as text (store/postgres/conninfo.c, issue 13 item 9): a
+ * test_conninfo.c — PostgreSQL targets as text (store/target.c, issue 13 item 9): a
  * password never shows however the parameter is spelt (percent-encoded, any case, sslpassword),
  * libpq keyword/value strings are PostgreSQL targets, a password-looking SQLite path is refused
  * before any file is made, and a libpq error that quotes the password is scrubbed.
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "store/target.h"
 
 static void masked(const char *target, const char *want)
 {

@@ -12,6 +12,7 @@
 #include "memory/fact.h"
 #include "store/postgres/pg_int.h"
 #include "store/store_memory.h"
+#include "store/vecblob.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/banned.h"
@@ -121,10 +122,15 @@ static mn_status put_vector(struct pg_conn *c, int64_t vid, const float *vec, ui
 {
     struct pg_params p;
     mn_pg_params_init(&p);
+    unsigned char *blob = mn_vecblob_new(vec, dim);
+    if (!blob)
+        return mn__nomem();
     mn_pg_i64(&p, vid);
     mn_pg_i64(&p, dim);
-    mn_pg_bin(&p, vec, (int)(dim * sizeof(float)));
-    return mn_pg_query(c, SQL_VEC_INSERT, &p, 0, "memory vector", NULL);
+    mn_pg_bin(&p, blob, (int)(dim * 4));
+    mn_status rc = mn_pg_query(c, SQL_VEC_INSERT, &p, 0, "memory vector", NULL);
+    free(blob);
+    return rc;
 }
 
 static mn_status import_body(struct pg_conn *c, void *arg)
@@ -262,6 +268,8 @@ static mn_status read_row(PGresult *r, int row, mn_memory *m)
 
 static mn_status query_body(struct pg_conn *c, void *arg)
 {
+    float *vbuf = NULL; /* the rows' vectors, decoded */
+    uint32_t vcap = 0;
     struct query_arg *a = arg;
     const mn_store_memory_query *sq = a->sq;
     struct mn_buf sql = MN_BUF_INIT;
@@ -324,10 +332,10 @@ static mn_status query_body(struct pg_conn *c, void *arg)
         const float *vec = NULL;
         uint32_t dim = 0;
         if (sq->want_vectors) {
-            dim = (uint32_t)mn_pg_col_i64(r, i, N_MEMORY_COLS + 1);
-            vec = (const float *)PQgetvalue(r, i, N_MEMORY_COLS + 2);
-            if ((size_t)PQgetlength(r, i, N_MEMORY_COLS + 2) != dim * sizeof(float))
-                vec = NULL, dim = 0;
+            int64_t d = mn_pg_col_i64(r, i, N_MEMORY_COLS + 1);
+            vec = mn_vecblob_read(PQgetvalue(r, i, N_MEMORY_COLS + 2), (size_t)PQgetlength(r, i, N_MEMORY_COLS + 2),
+                                  d, &vbuf, &vcap);
+            dim = vec ? (uint32_t)d : 0;
         }
         c->visible = 1;
         int stop = a->fn(a->user, &m, mn_pg_col_double(r, i, N_MEMORY_COLS), vec, dim);
@@ -336,6 +344,7 @@ static mn_status query_body(struct pg_conn *c, void *arg)
             break;
     }
     PQclear(r);
+    free(vbuf);
     json_decref(meta);
     mn_buf_release(&sql);
     return rc;

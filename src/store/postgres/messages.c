@@ -12,6 +12,7 @@
 
 #include "store/postgres/pg_int.h"
 #include "store/records.h"
+#include "store/store_append.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/banned.h"
@@ -218,17 +219,18 @@ static const char SQL_MESSAGE_INSERT[] =
     " $15::bigint) RETURNING id";
 static const char SQL_MESSAGE_BY_IDEM[] =
     "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND idem_key = $2";
-/* One message and its session's counters in one statement (one round trip): the common append. */
-static const char SQL_MESSAGE_INSERT_ONE[] =
+/* One message and its session's counters (what the append added, this message included) in one
+ * statement. */
+static const char SQL_MESSAGE_INSERT_APPENDED[] =
     "WITH m AS (INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name,"
     " model, files, metadata, idem_key, tokens, pinned, created_at)"
     " VALUES ($1::bigint, $2::bigint, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::integer,"
     " $15::bigint) RETURNING id)"
-    " UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + 1,"
-    " token_count = token_count + $13::bigint, updated_at = $16::bigint,"
-    " title = CASE WHEN title IS NULL THEN $17 ELSE title END, turn_count = turn_count + $18::bigint,"
-    " expires_at = CASE WHEN ttl_ms > 0 THEN $16::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint"
-    " RETURNING (SELECT id FROM m), expires_at";
+    " UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $16::bigint,"
+    " token_count = token_count + $17::bigint, updated_at = $18::bigint,"
+    " title = CASE WHEN title IS NULL THEN $19 ELSE title END, turn_count = turn_count + $20::bigint,"
+    " expires_at = CASE WHEN ttl_ms > 0 THEN $18::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint"
+    " RETURNING (SELECT id FROM m)";
 static const char SQL_SESSION_APPENDED[] =
     "UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $3::bigint,"
     " token_count = token_count + $4::bigint, updated_at = $5::bigint,"
@@ -254,256 +256,178 @@ static void bind_message(struct pg_params *p, int64_t sid, const mn_message *m)
     mn_pg_i64(p, m->created_at);
 }
 
-static int same_text(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
+/* ---- append primitives (store_append.h; the algorithm is src/engine/append.c) --------------- */
 
-/* Finds a message already stored under m's idempotency key; *found set when it exists. A key
- * reused for a different message is a client bug: MN_CONFLICT, and nothing is written. */
-static mn_status find_idem(struct pg_conn *c, int64_t sid, const char *session_id, const mn_message *m,
-                           struct mn_messages_impl *l, int *found)
+/* A transaction is the connection the runner borrowed. */
+#define TX(tx) ((struct pg_conn *)(tx))
+
+struct write_arg {
+    mn_store_tx_body body;
+    void *arg;
+};
+
+static mn_status write_body(struct pg_conn *c, void *arg)
 {
-    struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_text(&p, m->idempotency_key);
-    PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_MESSAGE_BY_IDEM, &p, 0, "idempotency lookup", &r);
-    if (rc)
-        return rc;
-    *found = PQntuples(r) == 1;
-    if (*found) {
-        mn_message row;
-        rc = mn_pg_row_message(r, 0, 0, session_id, &row);
-        if (!rc && (row.role != m->role || !same_text(row.content, m->content) ||
-                    !same_text(row.tool_calls, m->tool_calls) || !same_text(row.tool_call_id, m->tool_call_id)))
-            rc = mn__err(MN_CONFLICT, "idempotency_key '%s' was used for a different message (id %lld) in session %s",
-                         m->idempotency_key, (long long)row.id, session_id);
-        mn_message *it = rc ? NULL : mn_records_message_push(l);
-        if (!rc && (!it || mn_records_message_fill(&l->arena, it, &row)))
-            rc = mn__nomem();
-    }
-    PQclear(r);
-    return rc;
+    struct write_arg *w = arg;
+    return w->body((mn_store_tx *)c, w->arg);
 }
+
+static mn_status tx_write(mn_store *st, mn_store_tx_body body, void *arg)
+{
+    struct write_arg w = {body, arg};
+    return mn_pg_run(PG(st), PG_WRITE, write_body, &w);
+}
+
+static mn_status tx_savepoint(mn_store_tx *tx, enum mn_store_savepoint op)
+{
+    static const char *const sql[] = {"SAVEPOINT mn_many", "ROLLBACK TO SAVEPOINT mn_many", "RELEASE SAVEPOINT mn_many"};
+    static const char *const what[] = {"savepoint", "rollback to savepoint", "release savepoint"};
+    return mn_pg_query(TX(tx), sql[op], NULL, 0, what[op], NULL);
+}
+
+static enum mn_store_tx_state tx_state(mn_store_tx *tx)
+{
+    struct pg_conn *c = TX(tx);
+    if (c->retry || c->broken)
+        return MN_TX_DOOMED;
+    return PQtransactionStatus(c->pg) == PQTRANS_INERROR ? MN_TX_ABORTED : MN_TX_OK;
+}
+
+static void tx_rerun(mn_store_tx *tx) { TX(tx)->retry = 1; }
 
 /* The session row for an append, locked until commit: appends to one session (from any node)
  * run one after the other, so seq stays gapless and idempotency checks see every earlier key. */
-static mn_status session_for_append(struct pg_conn *c, const char *id, int64_t *sid, int64_t *last_seq,
-                                    int64_t *expires_at, int64_t *max_turns)
+static mn_status tx_session_lock(mn_store_tx *tx, const char *id, mn_store_append_row *out)
 {
     struct pg_params p;
     mn_pg_params_init(&p);
     mn_pg_text(&p, id);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_SESSION_FOR_APPEND, &p, 0, "session lookup", &r);
+    mn_status rc = mn_pg_query(TX(tx), SQL_SESSION_FOR_APPEND, &p, 0, "session lookup", &r);
     if (rc)
         return rc;
     if (PQntuples(r) == 1) {
-        *sid = mn_pg_col_i64(r, 0, 0);
-        *last_seq = mn_pg_col_i64(r, 0, 1);
-        *expires_at = mn_pg_col_i64(r, 0, 2);
-        *max_turns = mn_pg_col_i64(r, 0, 3);
+        out->sid = mn_pg_col_i64(r, 0, 0);
+        out->last_seq = mn_pg_col_i64(r, 0, 1);
+        out->expires_at = mn_pg_col_i64(r, 0, 2);
+        out->max_turns = mn_pg_col_i64(r, 0, 3);
     } else
         rc = mn__err(MN_NOTFOUND, "session %s not found", id);
     PQclear(r);
     return rc;
 }
 
-/* A session a group has locked already, with what its appends need (and update). */
-struct locked_session {
-    char id[40];
-    int64_t sid, last_seq, expires_at, max_turns;
-};
+static mn_status tx_session_create(mn_store_tx *tx, const mn_session *in, int64_t *sid)
+{
+    return insert_session(TX(tx), in, sid);
+}
 
-/* Stores one new message and the session's counters in one statement. */
-static mn_status insert_one(struct pg_conn *c, int64_t sid, const mn_store_append *req, mn_message *m,
-                            int64_t *expires_at)
+static mn_status tx_idem_find(mn_store_tx *tx, int64_t sid, const char *session_id, const char *key,
+                              mn_store_message_fn fn, void *user, int *found)
 {
     struct pg_params p;
     mn_pg_params_init(&p);
-    bind_message(&p, sid, m);
-    mn_pg_i64(&p, req->now_ms);
-    mn_pg_text(&p, req->title);
-    mn_pg_i64(&p, m->role == MN_ROLE_USER);
+    mn_pg_i64(&p, sid);
+    mn_pg_text(&p, key);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_MESSAGE_INSERT_ONE, &p, 0, "message insert", &r);
-    if (rc) {
-        if (rc == MN_CONFLICT) /* as in the general path: the runner runs the append again */
-            c->retry = 1;
+    mn_status rc = mn_pg_query(TX(tx), SQL_MESSAGE_BY_IDEM, &p, 0, "idempotency lookup", &r);
+    if (rc)
         return rc;
+    *found = PQntuples(r) == 1;
+    if (*found) {
+        mn_message row;
+        if (!(rc = mn_pg_row_message(r, 0, 0, session_id, &row)))
+            fn(user, &row);
     }
+    PQclear(r);
+    return rc;
+}
+
+/* A unique violation cannot happen with the session row locked; should it anyway (a concurrent
+ * import of the same id), the runner runs the whole append again. */
+static mn_status insert_failed(struct pg_conn *c, mn_status rc)
+{
+    if (rc == MN_CONFLICT)
+        c->retry = 1;
+    return rc;
+}
+
+/* Runs an INSERT … RETURNING id of message m (parameters p); sets m->id. */
+static mn_status insert_message(struct pg_conn *c, const char *sql, const struct pg_params *p, mn_message *m)
+{
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, sql, p, 0, "message insert", &r);
+    if (rc)
+        return insert_failed(c, rc);
     m->id = mn_pg_col_i64(r, 0, 0);
-    *expires_at = mn_pg_col_i64(r, 0, 1);
     PQclear(r);
     return MN_OK;
 }
 
-static mn_status append_in_txn(struct pg_conn *c, const char *session_id, const mn_store_append *req,
-                               struct mn_messages_impl *l, struct locked_session *known)
+static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
 {
-    int64_t sid = 0, last_seq = 0, added = 0, tokens = 0, users = 0, expires_at = 0, max_turns = 0;
-    mn_status rc = MN_OK;
-    if (known) { /* locked by the group with its values: no query */
-        sid = known->sid;
-        last_seq = known->last_seq;
-        expires_at = known->expires_at;
-        max_turns = known->max_turns;
-    } else {
-        rc = session_for_append(c, session_id, &sid, &last_seq, &expires_at, &max_turns);
-    }
-    if (rc == MN_NOTFOUND && req->create) {
-        rc = insert_session(c, req->create, &sid);
-        if (rc == MN_CONFLICT) /* another node created it meanwhile: lock theirs */
-            rc = session_for_append(c, session_id, &sid, &last_seq, &expires_at, &max_turns);
-        else
-            max_turns = req->create->max_turns;
-    }
-    if (rc)
-        return rc;
-    if (expires_at > 0 && expires_at <= req->now_ms) {
-        char when[40];
-        mn_clock_iso(expires_at, when, sizeof when);
-        return mn__err(MN_EXPIRED, "session %s expired at %s (idle longer than its TTL)", session_id, when);
-    }
-    for (size_t i = 0; i < req->n; i++) {
-        mn_message *m = &req->msgs[i];
-        if (m->idempotency_key) {
-            int found = 0;
-            if ((rc = find_idem(c, sid, session_id, m, l, &found)))
-                return rc;
-            if (found)
-                continue;
-        }
-        m->seq = ++last_seq;
-        m->session_id = session_id;
-        if (req->n == 1) { /* the message and the counters in one round trip */
-            if ((rc = insert_one(c, sid, req, m, &expires_at)))
-                return rc;
-            mn_message *it = mn_records_message_push(l);
-            if (!it || mn_records_message_fill(&l->arena, it, m))
-                return mn__nomem();
-            if (known) {
-                known->last_seq = last_seq;
-                known->expires_at = expires_at;
-            }
-            return m->role == MN_ROLE_USER && max_turns > 0 ? mn_pg_trim_turns(c, sid, max_turns, req->trim_delete)
-                                                             : MN_OK;
-        }
-        struct pg_params p;
-        mn_pg_params_init(&p);
-        bind_message(&p, sid, m);
-        PGresult *r = NULL;
-        if ((rc = mn_pg_query(c, SQL_MESSAGE_INSERT, &p, 0, "message insert", &r))) {
-            /* with the session row locked this cannot race; should it anyway (a concurrent
-             * import of the same id), the runner runs the whole append again */
-            if (rc == MN_CONFLICT)
-                c->retry = 1;
-            return rc;
-        }
-        m->id = mn_pg_col_i64(r, 0, 0);
-        PQclear(r);
-        mn_message *it = mn_records_message_push(l);
-        if (!it || mn_records_message_fill(&l->arena, it, m))
-            return mn__nomem();
-        added++;
-        tokens += m->tokens;
-        users += m->role == MN_ROLE_USER;
-    }
-    if (added == 0)
-        return MN_OK;
     struct pg_params p;
     mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, last_seq);
-    mn_pg_i64(&p, added);
-    mn_pg_i64(&p, tokens);
-    mn_pg_i64(&p, req->now_ms);
-    mn_pg_text(&p, req->title);
-    mn_pg_i64(&p, users);
-    if ((rc = mn_pg_query(c, SQL_SESSION_APPENDED, &p, 0, "session update", NULL)))
-        return rc;
-    return users && max_turns > 0 ? mn_pg_trim_turns(c, sid, max_turns, req->trim_delete) : MN_OK;
+    bind_message(&p, sid, m);
+    return insert_message(TX(tx), SQL_MESSAGE_INSERT, &p, m);
 }
 
-struct append_arg {
-    const char *session_id;
-    const mn_store_append *req;
-    struct mn_messages_impl *l;
-};
-
-static void list_clear(struct mn_messages_impl *l)
+/* What an append adds to the counters, as five parameters: added, tokens, now, title, users. */
+static void bind_counters(struct pg_params *p, const mn_store_appended *c)
 {
-    mn_arena_release(&l->arena);
-    l->pub.count = 0;
+    mn_pg_i64(p, c->added);
+    mn_pg_i64(p, c->tokens);
+    mn_pg_i64(p, c->now_ms);
+    mn_pg_text(p, c->title);
+    mn_pg_i64(p, c->users);
 }
 
-static mn_status append_body(struct pg_conn *c, void *arg)
+static mn_status tx_session_appended(mn_store_tx *tx, const mn_store_appended *c)
 {
-    struct append_arg *a = arg;
-    list_clear(a->l); /* a retry starts over */
-    return append_in_txn(c, a->session_id, a->req, a->l, NULL);
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, c->sid);
+    mn_pg_i64(&p, c->last_seq);
+    bind_counters(&p, c);
+    return mn_pg_query(TX(tx), SQL_SESSION_APPENDED, &p, 0, "session update", NULL);
 }
 
-mn_status mn_pg_op_append(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out)
+/* The fast path: the message and the counters in one statement (one round trip). */
+static mn_status tx_message_insert_appended(mn_store_tx *tx, mn_message *m, const mn_store_appended *c)
 {
-    struct append_arg a = {session_id, req, mn_records_message_list_new()};
-    if (!a.l)
-        return mn__nomem();
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, append_body, &a);
-    if (rc || !out) {
-        mn_records_message_list_free(&a.l->pub);
-        return rc;
-    }
-    *out = &a.l->pub;
-    return MN_OK;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    bind_message(&p, c->sid, m);
+    bind_counters(&p, c);
+    return insert_message(TX(tx), SQL_MESSAGE_INSERT_APPENDED, &p, m);
 }
 
-/* Group commit: one transaction (one commit) for n appends, each inside a savepoint. A
- * deadlock or serialization failure in any of them runs the whole batch again. */
-static const char SQL_SAVEPOINT[] = "SAVEPOINT mn_many", SQL_ROLLBACK_TO[] = "ROLLBACK TO SAVEPOINT mn_many",
-                  SQL_RELEASE[] = "RELEASE SAVEPOINT mn_many";
+static mn_status tx_trim_turns(mn_store_tx *tx, int64_t sid, int64_t max_turns, int trim_delete)
+{
+    return mn_pg_trim_turns(TX(tx), sid, max_turns, trim_delete);
+}
 
-struct many_arg {
-    const char *const *ids;
-    const mn_store_append *reqs;
-    size_t n;
-    int careful; /* a savepoint around every append (after an error aborted the optimistic try) */
-    struct locked_session *locked; /* the sessions lock_sessions locked, in id order */
-    size_t n_locked;
-    mn_status *results;
-    char (*errmsg)[256];
-    struct mn_messages_impl **lists;
-};
-
-/* Locks every session of the group in id order before any append runs: two nodes committing
+/* Locks every session of a group in id order before any append runs: two nodes committing
  * groups that share sessions then queue behind each other instead of deadlocking (each append
  * locking its session as it comes would take them in request order). Session ids reaching the
  * store are canonical UUIDs (checked above), so the array literal needs no quoting. */
 static const char SQL_LOCK_SESSIONS[] = "SELECT id, sid, last_seq, expires_at, max_turns FROM sessions"
                                         " WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
 
-/* The locked session with this id, when the group's lock read it and it is still current. */
-static struct locked_session *known_session(struct many_arg *a, const char *id)
+static mn_status tx_sessions_lock(mn_store_tx *tx, const char *const *ids, size_t n, mn_store_append_row *rows)
 {
-    for (size_t i = 0; i < a->n_locked; i++)
-        if (a->locked[i].sid && strcmp(a->locked[i].id, id) == 0)
-            return &a->locked[i];
-    return NULL;
-}
-
-static mn_status lock_sessions(struct pg_conn *c, struct many_arg *a)
-{
-    size_t cap = 3 + a->n * 40, len = 0;
+    size_t cap = 3 + n * 40, len = 0;
     char *list = malloc(cap);
     if (!list)
         return mn__nomem();
     list[len++] = '{';
-    for (size_t i = 0; i < a->n; i++) {
-        size_t idlen = strlen(a->ids[i]);
-        if (idlen > 36 || strspn(a->ids[i], "0123456789abcdef-") != idlen)
-            continue; /* not a canonical id: that append fails on its own below */
+    for (size_t i = 0; i < n; i++) {
+        size_t idlen = strlen(ids[i]);
+        if (idlen > 36 || strspn(ids[i], "0123456789abcdef-") != idlen)
+            continue; /* not a canonical id: that append fails on its own */
         if (len > 1)
             list[len++] = ',';
-        memcpy(list + len, a->ids[i], idlen);
+        memcpy(list + len, ids[i], idlen);
         len += idlen;
     }
     list[len++] = '}';
@@ -512,101 +436,36 @@ static mn_status lock_sessions(struct pg_conn *c, struct many_arg *a)
     mn_pg_params_init(&p);
     mn_pg_text(&p, list);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_LOCK_SESSIONS, &p, 0, "session locks", &r);
+    mn_status rc = mn_pg_query(TX(tx), SQL_LOCK_SESSIONS, &p, 0, "session locks", &r);
     free(list);
     if (rc)
         return rc;
-    /* what each session's appends need, so that they skip their own lock query */
-    free(a->locked);
-    a->n_locked = 0;
-    int rows = PQntuples(r);
-    a->locked = rows ? calloc((size_t)rows, sizeof *a->locked) : NULL;
-    for (int i = 0; a->locked && i < rows; i++) {
-        struct locked_session *k = &a->locked[a->n_locked++];
-        snprintf(k->id, sizeof k->id, "%s", PQgetvalue(r, i, 0));
-        k->sid = mn_pg_col_i64(r, i, 1);
-        k->last_seq = mn_pg_col_i64(r, i, 2);
-        k->expires_at = mn_pg_col_i64(r, i, 3);
-        k->max_turns = mn_pg_col_i64(r, i, 4);
-    }
+    for (int k = 0; k < PQntuples(r); k++)
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(ids[i], PQgetvalue(r, k, 0)) == 0) {
+                rows[i].sid = mn_pg_col_i64(r, k, 1);
+                rows[i].last_seq = mn_pg_col_i64(r, k, 2);
+                rows[i].expires_at = mn_pg_col_i64(r, k, 3);
+                rows[i].max_turns = mn_pg_col_i64(r, k, 4);
+            }
     PQclear(r);
     return MN_OK;
 }
 
-static mn_status many_body(struct pg_conn *c, void *arg)
-{
-    struct many_arg *a = arg;
-    a->n_locked = 0; /* a run again reads them again */
-    mn_status rc = a->n > 1 ? lock_sessions(c, a) : MN_OK;
-    for (size_t i = 0; i < a->n && !rc; i++) {
-        a->errmsg[i][0] = '\0';
-        list_clear(a->lists[i]);
-        /* A one-message append finds every refusal (no session, expired, idempotency clash) by
-         * reading before it writes, so it needs no savepoint — two round trips fewer, most of
-         * an append's cost here. Only an error of the database itself can leave it half done:
-         * that aborts the transaction, and the batch runs again with savepoints throughout. */
-        int guard = a->careful || a->reqs[i].n != 1;
-        if (guard && (rc = mn_pg_query(c, SQL_SAVEPOINT, NULL, 0, "savepoint", NULL)))
-            break;
-        /* a one-message append uses the values the group lock read; any other append of the
-         * session makes them stale */
-        struct locked_session *known = known_session(a, a->ids[i]);
-        if (known && a->reqs[i].n != 1) {
-            known->sid = 0;
-            known = NULL;
-        }
-        a->results[i] = append_in_txn(c, a->ids[i], &a->reqs[i], a->lists[i], known);
-        if (a->results[i] && known)
-            known->sid = 0; /* it may have moved before failing: read it again next time */
-        if (a->results[i]) {
-            if (c->retry || c->broken) /* the whole batch again (or it fails as a whole) */
-                return a->results[i];
-            mn_status r = a->results[i];
-            if (!guard && (PQtransactionStatus(c->pg) == PQTRANS_INERROR ||
-                           (r != MN_NOTFOUND && r != MN_EXPIRED && r != MN_CONFLICT))) {
-                a->careful = 1;
-                c->retry = 1;
-                return a->results[i];
-            }
-            snprintf(a->errmsg[i], 256, "%s", mn_errmsg());
-            if (guard)
-                rc = mn_pg_query(c, SQL_ROLLBACK_TO, NULL, 0, "rollback to savepoint", NULL);
-        }
-        if (!rc && guard)
-            rc = mn_pg_query(c, SQL_RELEASE, NULL, 0, "release savepoint", NULL);
-    }
-    return rc;
-}
-
-mn_status mn_pg_op_append_many(mn_store *st, const char *const *ids, const mn_store_append *reqs, size_t n,
-                               mn_status *results, char (*errmsg)[256], mn_messages **out)
-{
-    struct many_arg a = {ids, reqs, n, 0, NULL, 0, results, errmsg,
-                         calloc(n ? n : 1, sizeof(struct mn_messages_impl *))};
-    mn_status rc = a.lists ? MN_OK : mn__nomem();
-    for (size_t i = 0; i < n && !rc; i++)
-        if (!(a.lists[i] = mn_records_message_list_new()))
-            rc = mn__nomem();
-    if (!rc)
-        rc = mn_pg_run(PG(st), PG_WRITE, many_body, &a);
-    for (size_t i = 0; i < n; i++) {
-        if (rc) {
-            results[i] = rc;
-            snprintf(errmsg[i], 256, "%s", mn_errmsg());
-        }
-        if (out && !rc && !results[i] && a.lists[i]) {
-            out[i] = &a.lists[i]->pub;
-        } else {
-            if (out)
-                out[i] = NULL;
-            if (a.lists && a.lists[i])
-                mn_records_message_list_free(&a.lists[i]->pub);
-        }
-    }
-    free(a.lists);
-    free(a.locked);
-    return rc;
-}
+const struct mn_store_append_ops mn_pg_append_ops = {
+    .write = tx_write,
+    .savepoint = tx_savepoint,
+    .state = tx_state,
+    .rerun = tx_rerun,
+    .session_lock = tx_session_lock,
+    .session_create = tx_session_create,
+    .idem_find = tx_idem_find,
+    .message_insert = tx_message_insert,
+    .session_appended = tx_session_appended,
+    .trim_turns = tx_trim_turns,
+    .message_insert_appended = tx_message_insert_appended,
+    .sessions_lock = tx_sessions_lock,
+};
 
 /* ---- reads ----------------------------------------------------------------------------------- */
 

@@ -17,6 +17,7 @@
 #include "store/postgres/schema.h"
 #include "store/records.h"
 #include "store/store.h"
+#include "store/target.h"
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -877,8 +878,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
         .session_list = mn_pg_op_session_list,
         .session_delete = mn_pg_op_session_delete,
         .session_prune = mn_pg_op_session_prune,
-        .append = mn_pg_op_append,
-        .append_many = mn_pg_op_append_many,
+        .append = &mn_pg_append_ops,
         .message_delete = mn_pg_op_message_delete,
         .session_update = mn_pg_op_session_update,
         .history = mn_pg_op_history,

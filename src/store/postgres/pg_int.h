@@ -134,9 +134,7 @@ mn_status mn_pg_op_session_delete(mn_store *st, const char *id);
 mn_status mn_pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted, mn_strings **ids);
 /* Runs a `DELETE FROM sessions … RETURNING id` with $1 = num; *ids (may be NULL) gets the ids. */
 mn_status mn_pg_delete_sessions(struct pg_store *s, const char *sql, int64_t num, int64_t *n, mn_strings **ids);
-mn_status mn_pg_op_append(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out);
-mn_status mn_pg_op_append_many(mn_store *st, const char *const *ids, const mn_store_append *reqs, size_t n,
-                               mn_status *results, char (*errmsg)[256], mn_messages **out);
+extern const struct mn_store_append_ops mn_pg_append_ops; /* store_append.h */
 mn_status mn_pg_op_message_edit(mn_store *st, const char *session_id, const mn_store_edit *e, int64_t *seq);
 mn_status mn_pg_op_message_delete(mn_store *st, const char *session_id, int64_t message_id, int64_t *seq);
 mn_status mn_pg_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,

@@ -12,6 +12,7 @@
 
 #include "store/postgres/pg_int.h"
 #include "store/store_search.h"
+#include "store/vecblob.h"
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -21,31 +22,6 @@
 #define CLAIM_MS 60000    /* how long a queue_peek claim keeps other nodes off a message */
 
 /* ---- helpers --------------------------------------------------------------------------------- */
-
-static int little_endian(void)
-{
-    const uint16_t one = 1;
-    unsigned char b;
-    memcpy(&b, &one, 1);
-    return b == 1;
-}
-
-/* Copies n floats from/to little-endian bytes. */
-static void le_copy(void *dst, const void *src, size_t n)
-{
-    memcpy(dst, src, n * 4);
-    if (!little_endian()) {
-        unsigned char *p = dst;
-        for (size_t i = 0; i < n; i++, p += 4) {
-            unsigned char t = p[0];
-            p[0] = p[3];
-            p[3] = t;
-            t = p[1];
-            p[1] = p[2];
-            p[2] = t;
-        }
-    }
-}
 
 /* The filter as six parameters (NULL: no condition), matching FILTER_SQL's $first…$first+5. The
  * metadata filter is a JSON object: each of its keys must be in the message's metadata with an
@@ -77,18 +53,10 @@ static void filter_bind(struct pg_params *p, const mn_search_filter *f)
 static const float *row_vec(PGresult *r, int row, int col, float **buf, uint32_t *cap, uint32_t *dim)
 {
     int64_t d = mn_pg_col_i64(r, row, col);
-    if (PQgetisnull(r, row, col + 1) || d <= 0 || d > 65536 || (int64_t)PQgetlength(r, row, col + 1) != d * 4)
+    if (PQgetisnull(r, row, col + 1))
         return NULL;
-    if ((uint32_t)d > *cap) {
-        float *nb = realloc(*buf, (size_t)d * sizeof *nb);
-        if (!nb)
-            return NULL;
-        *buf = nb;
-        *cap = (uint32_t)d;
-    }
-    le_copy(*buf, PQgetvalue(r, row, col + 1), (size_t)d);
     *dim = (uint32_t)d;
-    return *buf;
+    return mn_vecblob_read(PQgetvalue(r, row, col + 1), (size_t)PQgetlength(r, row, col + 1), d, buf, cap);
 }
 
 /* ---- keyword index --------------------------------------------------------------------------- */
@@ -365,7 +333,7 @@ static mn_status vec_get_body(struct pg_conn *c, void *arg)
         return rc;
     if (PQntuples(r) == 1 && mn_pg_col_i64(r, 0, 0) == (int64_t)a->dim && !PQgetisnull(r, 0, 1) &&
         PQgetlength(r, 0, 1) == (int)(a->dim * 4))
-        le_copy(a->out, PQgetvalue(r, 0, 1), a->dim);
+        mn_vecblob_decode(PQgetvalue(r, 0, 1), a->dim, a->out);
     else
         rc = mn__err(MN_NOTFOUND, "message %lld has no vector of %u dimensions", (long long)a->id, a->dim);
     PQclear(r);
@@ -431,7 +399,7 @@ static mn_status vec_put_body(struct pg_conn *c, void *arg)
     for (size_t i = 0; i < a->n && !rc; i++) {
         if (a->skip && a->skip[i])
             continue;
-        le_copy(a->blob, a->vecs + i * a->dim, a->dim);
+        mn_vecblob_encode(a->vecs + i * a->dim, a->dim, a->blob);
         struct pg_params p;
         mn_pg_params_init(&p);
         mn_pg_i64(&p, a->ids[i]);

@@ -9,6 +9,7 @@
 #include "memory/fact.h"
 #include "store/sqlite/sqlite_int.h"
 #include "store/store_memory.h"
+#include "store/vecblob.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/banned.h"
@@ -136,10 +137,15 @@ static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *ve
     mn_status rc = mn_sqlite_stmt(s, SQL_VEC_INSERT, &st);
     if (rc)
         return rc;
+    unsigned char *blob = mn_vecblob_new(vec, dim);
+    if (!blob)
+        return mn__nomem();
     sqlite3_bind_int64(st, 1, vid);
     sqlite3_bind_int64(st, 2, dim);
-    sqlite3_bind_blob(st, 3, vec, (int)(dim * sizeof(float)), SQLITE_STATIC);
-    return step_done(s, st, "memory vector");
+    sqlite3_bind_blob(st, 3, blob, (int)(dim * 4), SQLITE_STATIC);
+    rc = step_done(s, st, "memory vector");
+    free(blob);
+    return rc;
 }
 
 static mn_status import_locked(struct sqlite_store *s, const mn_memory *m, const float *vec, uint32_t dim,
@@ -301,6 +307,8 @@ static mn_status read_row(sqlite3_stmt *st, mn_memory *m)
 static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_query *sq, mn_store_memory_fn fn,
                               void *user)
 {
+    float *vbuf = NULL; /* the rows' vectors, decoded */
+    uint32_t vcap = 0;
     struct mn_buf sql = MN_BUF_INIT;
     struct binds b = {0};
     json_t *meta = NULL;
@@ -344,10 +352,10 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
             const float *vec = NULL;
             uint32_t dim = 0;
             if (sq->want_vectors) {
-                dim = (uint32_t)sqlite3_column_int64(st, N_MEMORY_COLS + 1);
-                vec = sqlite3_column_blob(st, N_MEMORY_COLS + 2);
-                if ((size_t)sqlite3_column_bytes(st, N_MEMORY_COLS + 2) != dim * sizeof(float))
-                    vec = NULL, dim = 0;
+                int64_t d = sqlite3_column_int64(st, N_MEMORY_COLS + 1);
+                vec = mn_vecblob_read(sqlite3_column_blob(st, N_MEMORY_COLS + 2),
+                                      (size_t)sqlite3_column_bytes(st, N_MEMORY_COLS + 2), d, &vbuf, &vcap);
+                dim = vec ? (uint32_t)d : 0;
             }
             int stop = fn(user, &m, sqlite3_column_double(st, N_MEMORY_COLS), vec, dim);
             free(m.sources);
@@ -358,6 +366,7 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
             rc = mn_sqlite_fail(s, r, "memory query");
     }
     sqlite3_finalize(st);
+    free(vbuf);
     json_decref(meta);
     mn_buf_release(&sql);
     return rc;

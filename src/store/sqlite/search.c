@@ -9,6 +9,7 @@
 
 #include "store/sqlite/sqlite_int.h"
 #include "store/store_search.h"
+#include "store/vecblob.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/banned.h"
@@ -16,31 +17,6 @@
 #define S(st) ((struct sqlite_store *)(st))
 
 /* ---- helpers --------------------------------------------------------------------------------- */
-
-static int little_endian(void)
-{
-    const uint16_t one = 1;
-    unsigned char b;
-    memcpy(&b, &one, 1);
-    return b == 1;
-}
-
-/* Copies n floats from/to little-endian bytes. */
-static void le_copy(void *dst, const void *src, size_t n)
-{
-    memcpy(dst, src, n * 4);
-    if (!little_endian()) {
-        unsigned char *p = dst;
-        for (size_t i = 0; i < n; i++, p += 4) {
-            unsigned char t = p[0];
-            p[0] = p[3];
-            p[3] = t;
-            t = p[1];
-            p[1] = p[2];
-            p[2] = t;
-        }
-    }
-}
 
 /* Appends the filter's conditions (parameters ?10 … ?15). */
 static mn_status filter_sql(const mn_search_filter *f, struct mn_buf *b)
@@ -254,19 +230,8 @@ static const float *blob_vec(sqlite3_stmt *st, int i, float **buf, uint32_t *cap
 {
     int64_t d = sqlite3_column_int64(st, i);
     const void *b = sqlite3_column_blob(st, i + 1);
-    int len = sqlite3_column_bytes(st, i + 1);
-    if (d <= 0 || d > 65536 || !b || (int64_t)len != d * 4)
-        return NULL;
-    if ((uint32_t)d > *cap) {
-        float *nb = realloc(*buf, (size_t)d * sizeof *nb);
-        if (!nb)
-            return NULL;
-        *buf = nb;
-        *cap = (uint32_t)d;
-    }
-    le_copy(*buf, b, (size_t)d);
     *dim = (uint32_t)d;
-    return *buf;
+    return mn_vecblob_read(b, (size_t)sqlite3_column_bytes(st, i + 1), d, buf, cap);
 }
 
 static mn_status vec_scan_locked(struct sqlite_store *s, mn_store_vec_fn fn, void *user, int64_t *log_seq)
@@ -358,7 +323,7 @@ static mn_status vec_get_locked(struct sqlite_store *s, int64_t id, float *out, 
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW && sqlite3_column_int64(st, 0) == (int64_t)dim &&
         sqlite3_column_bytes(st, 1) == (int)(dim * 4) && sqlite3_column_blob(st, 1))
-        le_copy(out, sqlite3_column_blob(st, 1), dim);
+        mn_vecblob_decode(sqlite3_column_blob(st, 1), dim, out);
     else if (r == SQLITE_ROW || r == SQLITE_DONE)
         rc = mn__err(MN_NOTFOUND, "message %lld has no vector of %u dimensions", (long long)id, dim);
     else
@@ -426,7 +391,7 @@ static mn_status vec_put_locked(struct sqlite_store *s, const int64_t *ids, size
     for (size_t i = 0; i < n && !rc; i++) {
         int r;
         if (!(skip && skip[i])) {
-            le_copy(blob, vecs + i * dim, dim);
+            mn_vecblob_encode(vecs + i * dim, dim, blob);
             sqlite3_bind_int64(put, 1, ids[i]);
             sqlite3_bind_text(put, 2, embedder, -1, SQLITE_STATIC);
             sqlite3_bind_text(put, 3, model, -1, SQLITE_STATIC);

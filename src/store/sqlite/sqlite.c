@@ -17,6 +17,7 @@
 #include "store/sqlite/schema.h"
 #include "store/sqlite/sqlite_int.h"
 #include "store/store.h"
+#include "store/store_append.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/banned.h"
@@ -430,42 +431,39 @@ static void bind_message(sqlite3_stmt *st, int64_t sid, const mn_message *m)
     sqlite3_bind_int64(st, 15, m->created_at);
 }
 
-/* Finds a message already stored under an idempotency key; *found set when it exists. */
-static int same_text(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
+/* ---- append primitives (store_append.h; the algorithm is src/engine/append.c) --------------- */
 
-/* Finds a message already stored under m's idempotency key; *found set when it exists. A key
- * reused for a different message is a client bug: MN_CONFLICT, and nothing is written. */
-static mn_status find_idem(struct sqlite_store *s, int64_t sid, const char *session_id, const mn_message *m,
-                           struct mn_messages_impl *l, int *found)
+/* A transaction is the handle itself, under its lock. */
+#define TX(tx) ((struct sqlite_store *)(tx))
+
+static mn_status tx_write(mn_store *st, mn_store_tx_body body, void *arg)
 {
-    sqlite3_stmt *st = NULL;
-    mn_status rc = prep(s, S_MESSAGE_BY_IDEM, &st);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    mn_sqlite_bind_text(st, 2, m->idempotency_key);
-    int r = sqlite3_step(st);
-    *found = r == SQLITE_ROW;
-    if (r == SQLITE_ROW) {
-        mn_message row;
-        rc = mn_sqlite_row_message(s, st, session_id, &row);
-        if (!rc && (row.role != m->role || !same_text(row.content, m->content) ||
-                    !same_text(row.tool_calls, m->tool_calls) || !same_text(row.tool_call_id, m->tool_call_id)))
-            rc = mn__err(MN_CONFLICT, "idempotency_key '%s' was used for a different message (id %lld) in session %s",
-                         m->idempotency_key, (long long)row.id, session_id);
-        mn_message *it = rc ? NULL : mn_records_message_push(l);
-        if (!rc && (!it || mn_records_message_fill(&l->arena, it, &row)))
-            rc = mn__nomem();
-    } else if (r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "idempotency lookup");
-    mn_sqlite_done(st);
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    pthread_mutex_lock(&s->lock);
+    mn_status rc = mn_sqlite_begin_write(s);
+    if (!rc) {
+        rc = body((mn_store_tx *)s, arg);
+        if (rc)
+            mn_sqlite_rollback(s);
+        else
+            rc = mn_sqlite_commit(s);
+    }
+    pthread_mutex_unlock(&s->lock);
     return rc;
 }
 
-/* The session's sid, last seq, expiry and turn limit, for an append. */
-static mn_status session_row_for_append(struct sqlite_store *s, const char *id, int64_t *sid, int64_t *last_seq,
-                                        int64_t *expires_at, int64_t *max_turns)
+static mn_status tx_savepoint(mn_store_tx *tx, enum mn_store_savepoint op)
 {
+    static const char *const sql[] = {"SAVEPOINT mn_many", "ROLLBACK TO mn_many", "RELEASE mn_many"};
+    return mn_sqlite_exec_stmt(TX(tx), sql[op], "savepoint");
+}
+
+/* A failed statement leaves SQLite's transaction usable (the statement alone is undone). */
+static enum mn_store_tx_state tx_state(mn_store_tx *tx) { return sqlite3_get_autocommit(TX(tx)->db) ? MN_TX_DOOMED : MN_TX_OK; }
+
+static mn_status tx_session_lock(mn_store_tx *tx, const char *id, mn_store_append_row *out)
+{
+    struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
     mn_status rc = prep(s, S_SESSION_SID, &st);
     if (rc)
@@ -473,162 +471,96 @@ static mn_status session_row_for_append(struct sqlite_store *s, const char *id, 
     mn_sqlite_bind_text(st, 1, id);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
-        *sid = sqlite3_column_int64(st, 0);
-        *last_seq = sqlite3_column_int64(st, 1);
-        *expires_at = sqlite3_column_int64(st, 2);
-        *max_turns = sqlite3_column_int64(st, 4);
+        out->sid = sqlite3_column_int64(st, 0);
+        out->last_seq = sqlite3_column_int64(st, 1);
+        out->expires_at = sqlite3_column_int64(st, 2);
+        out->max_turns = sqlite3_column_int64(st, 4);
     } else
         rc = r == SQLITE_DONE ? mn__err(MN_NOTFOUND, "session %s not found", id) : mn_sqlite_fail(s, r, "session lookup");
     mn_sqlite_done(st);
     return rc;
 }
 
-static mn_status append_in_txn(struct sqlite_store *s, const char *session_id, const mn_store_append *req,
-                               struct mn_messages_impl *l)
+static mn_status tx_session_create(mn_store_tx *tx, const mn_session *in, int64_t *sid)
 {
-    int64_t sid = 0, last_seq = 0, added = 0, tokens = 0, users = 0, expires_at = 0, max_turns = 0;
-    mn_status rc = session_row_for_append(s, session_id, &sid, &last_seq, &expires_at, &max_turns);
-    if (rc == MN_NOTFOUND && req->create) {
-        rc = insert_session(s, req->create);
-        sid = sqlite3_last_insert_rowid(s->db);
-        max_turns = req->create->max_turns;
-    }
-    if (rc)
-        return rc;
-    if (expires_at > 0 && expires_at <= req->now_ms) {
-        char when[40];
-        mn_clock_iso(expires_at, when, sizeof when);
-        return mn__err(MN_EXPIRED, "session %s expired at %s (idle longer than its TTL)", session_id, when);
-    }
-    for (size_t i = 0; i < req->n; i++) {
-        mn_message *m = &req->msgs[i];
-        if (m->idempotency_key) {
-            int found = 0;
-            rc = find_idem(s, sid, session_id, m, l, &found);
-            if (rc)
-                return rc;
-            if (found)
-                continue;
-        }
-        m->seq = ++last_seq;
-        m->session_id = session_id;
-        sqlite3_stmt *st = NULL;
-        rc = prep(s, S_MESSAGE_INSERT, &st);
-        if (rc)
-            return rc;
-        bind_message(st, sid, m);
-        int r = sqlite3_step(st);
-        mn_sqlite_done(st);
-        if (r != SQLITE_DONE)
-            return mn_sqlite_fail(s, r, "message insert");
-        m->id = sqlite3_last_insert_rowid(s->db);
-        mn_message *it = mn_records_message_push(l);
-        if (!it || mn_records_message_fill(&l->arena, it, m))
-            return mn__nomem();
-        added++;
-        tokens += m->tokens;
-        users += m->role == MN_ROLE_USER;
-    }
-    if (added == 0)
-        return MN_OK;
-    sqlite3_stmt *st = NULL;
-    rc = prep(s, S_SESSION_APPENDED, &st);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    sqlite3_bind_int64(st, 2, last_seq);
-    sqlite3_bind_int64(st, 3, added);
-    sqlite3_bind_int64(st, 4, tokens);
-    sqlite3_bind_int64(st, 5, req->now_ms);
-    mn_sqlite_bind_text(st, 6, req->title);
-    sqlite3_bind_int64(st, 7, users);
-    int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "session update");
-    return users && max_turns > 0 ? mn_sqlite_trim_turns(s, sid, max_turns, req->trim_delete) : MN_OK;
-}
-
-static mn_status append_locked(struct sqlite_store *s, const char *session_id, const mn_store_append *req,
-                               mn_messages **out)
-{
-    struct mn_messages_impl *l = mn_records_message_list_new();
-    if (!l)
-        return mn__nomem();
-    mn_status rc = mn_sqlite_begin_write(s);
-    if (!rc) {
-        rc = append_in_txn(s, session_id, req, l);
-        if (rc)
-            mn_sqlite_rollback(s);
-        else
-            rc = mn_sqlite_commit(s);
-    }
-    if (rc || !out) {
-        mn_records_message_list_free(&l->pub);
-        return rc;
-    }
-    *out = &l->pub;
-    return MN_OK;
-}
-
-static mn_status op_append(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out)
-{
-    struct sqlite_store *s = (struct sqlite_store *)st;
-    LOCKED(s, append_locked(s, session_id, req, out));
-}
-
-/* Group commit: one BEGIN IMMEDIATE … COMMIT (one fsync) for n appends, each in a savepoint. */
-static const char SQL_SAVEPOINT[] = "SAVEPOINT mn_many", SQL_ROLLBACK_TO[] = "ROLLBACK TO mn_many",
-                  SQL_RELEASE[] = "RELEASE mn_many";
-static mn_status append_many_locked(struct sqlite_store *s, const char *const *ids, const mn_store_append *reqs,
-                                    size_t n, mn_status *results, char (*errmsg)[256], mn_messages **out)
-{
-    struct mn_messages_impl **lists = calloc(n, sizeof *lists);
-    mn_status rc = lists ? mn_sqlite_begin_write(s) : mn__nomem();
-    for (size_t i = 0; i < n && !rc; i++) {
-        errmsg[i][0] = '\0';
-        if (!(lists[i] = mn_records_message_list_new())) {
-            rc = mn__nomem();
-            break;
-        }
-        if ((rc = mn_sqlite_exec_stmt(s, SQL_SAVEPOINT, "savepoint")))
-            break;
-        results[i] = append_in_txn(s, ids[i], &reqs[i], lists[i]);
-        if (results[i]) {
-            snprintf(errmsg[i], 256, "%s", mn_errmsg());
-            rc = mn_sqlite_exec_stmt(s, SQL_ROLLBACK_TO, "rollback to savepoint");
-        }
-        if (!rc)
-            rc = mn_sqlite_exec_stmt(s, SQL_RELEASE, "release savepoint");
-    }
-    if (lists && !rc)
-        rc = mn_sqlite_commit(s);
-    else if (lists)
-        mn_sqlite_rollback(s);
-    for (size_t i = 0; i < n; i++) {
-        if (rc) {
-            results[i] = rc;
-            snprintf(errmsg[i], 256, "%s", mn_errmsg());
-        }
-        if (out && !rc && !results[i] && lists[i]) {
-            out[i] = &lists[i]->pub;
-        } else {
-            if (out)
-                out[i] = NULL;
-            if (lists && lists[i])
-                mn_records_message_list_free(&lists[i]->pub);
-        }
-    }
-    free(lists);
+    mn_status rc = insert_session(TX(tx), in);
+    *sid = rc ? 0 : sqlite3_last_insert_rowid(TX(tx)->db);
     return rc;
 }
 
-static mn_status op_append_many(mn_store *st, const char *const *ids, const mn_store_append *reqs, size_t n,
-                                mn_status *results, char (*errmsg)[256], mn_messages **out)
+static mn_status tx_idem_find(mn_store_tx *tx, int64_t sid, const char *session_id, const char *key,
+                              mn_store_message_fn fn, void *user, int *found)
 {
-    struct sqlite_store *s = (struct sqlite_store *)st;
-    LOCKED(s, append_many_locked(s, ids, reqs, n, results, errmsg, out));
+    struct sqlite_store *s = TX(tx);
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, S_MESSAGE_BY_IDEM, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    mn_sqlite_bind_text(st, 2, key);
+    int r = sqlite3_step(st);
+    *found = r == SQLITE_ROW;
+    if (r == SQLITE_ROW) {
+        mn_message row;
+        if (!(rc = mn_sqlite_row_message(s, st, session_id, &row)))
+            fn(user, &row);
+    } else if (r != SQLITE_DONE)
+        rc = mn_sqlite_fail(s, r, "idempotency lookup");
+    mn_sqlite_done(st);
+    return rc;
 }
+
+static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
+{
+    struct sqlite_store *s = TX(tx);
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, S_MESSAGE_INSERT, &st);
+    if (rc)
+        return rc;
+    bind_message(st, sid, m);
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    if (r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "message insert");
+    m->id = sqlite3_last_insert_rowid(s->db);
+    return MN_OK;
+}
+
+static mn_status tx_session_appended(mn_store_tx *tx, const mn_store_appended *c)
+{
+    struct sqlite_store *s = TX(tx);
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, S_SESSION_APPENDED, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, c->sid);
+    sqlite3_bind_int64(st, 2, c->last_seq);
+    sqlite3_bind_int64(st, 3, c->added);
+    sqlite3_bind_int64(st, 4, c->tokens);
+    sqlite3_bind_int64(st, 5, c->now_ms);
+    mn_sqlite_bind_text(st, 6, c->title);
+    sqlite3_bind_int64(st, 7, c->users);
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "session update");
+}
+
+static mn_status tx_trim_turns(mn_store_tx *tx, int64_t sid, int64_t max_turns, int trim_delete)
+{
+    return mn_sqlite_trim_turns(TX(tx), sid, max_turns, trim_delete);
+}
+
+static const struct mn_store_append_ops sqlite_append_ops = {
+    .write = tx_write,
+    .savepoint = tx_savepoint,
+    .state = tx_state,
+    .session_lock = tx_session_lock,
+    .session_create = tx_session_create,
+    .idem_find = tx_idem_find,
+    .message_insert = tx_message_insert,
+    .session_appended = tx_session_appended,
+    .trim_turns = tx_trim_turns,
+};
 
 /* Runs fn inside a read transaction so that the session lookup and the scan see one snapshot. */
 static mn_status read_scan(struct sqlite_store *s, const char *session_id, enum stmt_id id, int64_t a2, int64_t a3,
@@ -1256,8 +1188,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .session_list = rd_session_list,
         .session_delete = mn_sqlite_op_session_delete,
         .session_prune = mn_sqlite_op_session_prune,
-        .append = op_append,
-        .append_many = op_append_many,
+        .append = &sqlite_append_ops,
         .message_delete = mn_sqlite_op_message_delete,
         .session_update = mn_sqlite_op_session_update,
         .history = rd_history,

@@ -1,15 +1,18 @@
 /*
- * conninfo.c — PostgreSQL connection targets as text: recognising a libpq keyword/value string
+ * target.c — database targets as text (target.h): which backend a target names, the SQLite
+ * file and its folder, and for PostgreSQL: recognising a libpq keyword/value string
  * ("host=… dbname=… password=…") as one, and the copy of a target that messages show, with
  * every secret replaced by ***: the password of a URL's user info, and each parameter whose
  * name — after percent-decoding in a URL ("passwor%64") and in any case — is a secret
  * (password, sslpassword, or any name holding "pass", "secret" or "token").
  */
+#include "store/target.h"
+
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/store.h"
 #include "util/buf.h"
 #include "util/banned.h"
 
@@ -175,9 +178,51 @@ static mn_status mask_url(const char *url, struct mn_buf *b, struct secrets *f)
     return rc;
 }
 
+static int is_pg_url(const char *t) { return strncmp(t, "postgres://", 11) == 0 || strncmp(t, "postgresql://", 13) == 0; }
+
 static mn_status mask(const char *target, struct mn_buf *b, struct secrets *f)
 {
     return strstr(target, "://") ? mask_url(target, b, f) : mask_keywords(target, b, f);
+}
+
+/* ---- any target ------------------------------------------------------------------------------ */
+
+enum mn_store_target_kind mn_store_target_kind(const char *target)
+{
+    return is_pg_url(target) || mn_store_is_pg_keywords(target) ? MN_TARGET_POSTGRES : MN_TARGET_SQLITE;
+}
+
+const char *mn_store_target_path(const char *target)
+{
+    if (mn_store_target_kind(target) == MN_TARGET_POSTGRES)
+        return NULL;
+    if (strncmp(target, "sqlite:", 7) != 0)
+        return target;
+    target += 7;
+    return strncmp(target, "//", 2) == 0 ? target + 2 : target;
+}
+
+int mn_store_target_local(const char *target)
+{
+    const char *path = mn_store_target_path(target);
+    return path && *path && strcmp(path, ":memory:") != 0 && strncmp(path, "file:", 5) != 0;
+}
+
+int mn_store_target_folder(const char *target, char *out, size_t cap)
+{
+    if (!mn_store_target_local(target))
+        return 0;
+    const char *path = mn_store_target_path(target), *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(out, cap, ".");
+    else
+        snprintf(out, cap, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return 1;
+}
+
+char *mn_store_target_mask(const char *target)
+{
+    return mn_store_target_kind(target) == MN_TARGET_POSTGRES ? mn_store_pg_mask(target) : strdup(target);
 }
 
 char *mn_store_pg_mask(const char *target)

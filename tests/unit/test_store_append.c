@@ -1,0 +1,366 @@
+/*
+ * test_store_append.c — conformance of the append primitives (store/store_append.h) and of the
+ * one append algorithm over them (src/engine/append.c), on each backend: SQLite on a real file
+ * (unit/test_store_append) and PostgreSQL (pg/unit/test_store_append), fast paths included.
+ * A backend conforms when, through the engine: an idempotent retry stores nothing and returns
+ * the stored row, an expired session is refused, the turn limit trims (inactive or deleted), a
+ * batch is all or nothing, a group keeps its good requests when one fails, and the session's
+ * counters add up; and when its primitives roll back with the transaction.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/append.h"
+#include "store/store.h"
+#include "store/store_append.h"
+#include "test_db.h"
+
+static char dir[256];
+static mn_store *the_store;
+
+static int setup(void **state)
+{
+    (void)state;
+    if (test_tmpdir(dir, sizeof dir, "store-append") != 0)
+        return -1;
+    char file[400];
+    snprintf(file, sizeof file, "%s/append.db", dir);
+    mn_store_opts o = {.busy_timeout_ms = 2000, .sync_full = 0};
+    if (mn_store_open(test_db_target(file), &o, &the_store) != MN_OK) {
+        fprintf(stderr, "open: %s\n", mn_errmsg());
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    the_store->ops->close(the_store);
+    return test_rmdir(dir);
+}
+
+static mn_session session(const char *id, int64_t now, int64_t ttl_ms, int64_t max_turns)
+{
+    mn_session s;
+    memset(&s, 0, sizeof s);
+    s.id = id;
+    s.ns = "default";
+    s.metadata = "{}";
+    s.created_at = s.updated_at = now;
+    s.ttl_ms = ttl_ms;
+    s.expires_at = ttl_ms > 0 ? now + ttl_ms : 0;
+    s.max_turns = max_turns;
+    return s;
+}
+
+static mn_message msg(mn_role role, const char *content, const char *key, int64_t tokens)
+{
+    mn_message m;
+    memset(&m, 0, sizeof m);
+    m.role = role;
+    m.content = content;
+    m.idempotency_key = key;
+    m.tokens = tokens;
+    m.created_at = 1000;
+    m.active = 1;
+    return m;
+}
+
+static mn_session *get(const char *id)
+{
+    mn_session *s = NULL;
+    assert_int_equal(the_store->ops->session_get(the_store, id, &s), MN_OK);
+    return s;
+}
+
+static size_t active_count(const char *id, int with_inactive)
+{
+    mn_history_opts o = MN_HISTORY_OPTS_INIT;
+    o.all = with_inactive;
+    mn_messages *l = NULL;
+    assert_int_equal(the_store->ops->history(the_store, id, &o, &l), MN_OK);
+    size_t n = l->count;
+    mn_messages_free(l);
+    return n;
+}
+
+#define S_IDEM "0190f0f0-0000-7000-8000-00000000a001"
+#define S_TTL "0190f0f0-0000-7000-8000-00000000a002"
+#define S_TRIM "0190f0f0-0000-7000-8000-00000000a003"
+#define S_TRIMDEL "0190f0f0-0000-7000-8000-00000000a004"
+#define S_BATCH "0190f0f0-0000-7000-8000-00000000a005"
+#define S_G1 "0190f0f0-0000-7000-8000-00000000a006"
+#define S_G2 "0190f0f0-0000-7000-8000-00000000a007"
+#define S_NONE "0190f0f0-0000-7000-8000-00000000a008"
+#define S_TX "0190f0f0-0000-7000-8000-00000000a009"
+
+/* An idempotent retry (alone, in a batch, in a group) stores nothing and returns the stored row;
+ * counters count each message once. */
+static void idempotent_retry(void **state)
+{
+    (void)state;
+    mn_session s = session(S_IDEM, 100, 0, 0);
+    mn_message m[2] = {msg(MN_ROLE_USER, "hello", "k1", 3), msg(MN_ROLE_ASSISTANT, "hi", "k2", 4)};
+    mn_store_append req = {m, 2, &s, "hello", 100, 0};
+    mn_messages *out = NULL;
+    assert_int_equal(mn_engine_append(the_store, S_IDEM, &req, &out), MN_OK);
+    assert_int_equal(out->count, 2);
+    int64_t id1 = out->items[0].id, id2 = out->items[1].id;
+    mn_messages_free(out);
+
+    /* the same two again, plus a new third: the two come back as stored, the third is seq 3 */
+    mn_message again[3] = {msg(MN_ROLE_USER, "hello", "k1", 3), msg(MN_ROLE_ASSISTANT, "hi", "k2", 4),
+                           msg(MN_ROLE_USER, "more", "k3", 5)};
+    mn_store_append retry = {again, 3, NULL, NULL, 200, 0};
+    assert_int_equal(mn_engine_append(the_store, S_IDEM, &retry, &out), MN_OK);
+    assert_int_equal(out->count, 3);
+    assert_int_equal(out->items[0].id, id1);
+    assert_int_equal(out->items[1].id, id2);
+    assert_int_equal(out->items[2].seq, 3);
+    mn_messages_free(out);
+
+    /* a group retrying the third: stored once */
+    const char *ids[1] = {S_IDEM};
+    mn_status results[1];
+    char errmsg[1][256];
+    mn_store_append third = {&again[2], 1, NULL, NULL, 300, 0};
+    assert_int_equal(mn_engine_append_many(the_store, ids, &third, 1, results, errmsg, NULL), MN_OK);
+    assert_int_equal(results[0], MN_OK);
+
+    mn_session *got = get(S_IDEM);
+    assert_int_equal(got->message_count, 3);
+    assert_int_equal(got->token_count, 12);
+    assert_int_equal(got->turn_count, 2);
+    assert_int_equal(got->updated_at, 200); /* the retry by the group changed nothing */
+    assert_string_equal(got->title, "hello");
+    mn_session_free(got);
+
+    /* the key of another message: refused, nothing written */
+    mn_message other = msg(MN_ROLE_USER, "changed", "k1", 3);
+    mn_store_append clash = {&other, 1, NULL, NULL, 400, 0};
+    assert_int_equal(mn_engine_append(the_store, S_IDEM, &clash, NULL), MN_CONFLICT);
+    assert_non_null(strstr(mn_errmsg(), "k1"));
+    assert_int_equal(active_count(S_IDEM, 1), 3);
+}
+
+/* A session whose TTL has passed refuses appends with MN_EXPIRED and stays as it was; an append
+ * in time moves its expiry. */
+static void expired_session_refused(void **state)
+{
+    (void)state;
+    mn_session s = session(S_TTL, 1000, 500, 0); /* expires at 1500 */
+    mn_message a = msg(MN_ROLE_USER, "in time", NULL, 1);
+    mn_store_append req = {&a, 1, &s, NULL, 1200, 0};
+    assert_int_equal(mn_engine_append(the_store, S_TTL, &req, NULL), MN_OK);
+    mn_session *got = get(S_TTL);
+    assert_int_equal(got->expires_at, 1700); /* now + ttl */
+    mn_session_free(got);
+
+    mn_message late = msg(MN_ROLE_USER, "too late", NULL, 1);
+    mn_store_append too_late = {&late, 1, NULL, NULL, 1700, 0};
+    assert_int_equal(mn_engine_append(the_store, S_TTL, &too_late, NULL), MN_EXPIRED);
+    assert_non_null(strstr(mn_errmsg(), "expired"));
+    /* in a group too, and the group's other request is kept */
+    mn_session fresh = session(S_NONE, 1700, 0, 0);
+    mn_message b = msg(MN_ROLE_USER, "fine", NULL, 1);
+    mn_store_append reqs[2] = {{&late, 1, NULL, NULL, 1800, 0}, {&b, 1, &fresh, NULL, 1800, 0}};
+    const char *ids[2] = {S_TTL, S_NONE};
+    mn_status results[2];
+    char errmsg[2][256];
+    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, 2, results, errmsg, NULL), MN_OK);
+    assert_int_equal(results[0], MN_EXPIRED);
+    assert_non_null(strstr(errmsg[0], "expired"));
+    assert_int_equal(results[1], MN_OK);
+    assert_int_equal(active_count(S_TTL, 1), 1);
+    assert_int_equal(active_count(S_NONE, 1), 1);
+}
+
+/* With a turn limit, the messages before the newest max_turns user turns leave the active
+ * history (kept as inactive, or deleted with trim_delete). */
+static void turn_trimming(void **state)
+{
+    (void)state;
+    for (int del = 0; del <= 1; del++) {
+        const char *id = del ? S_TRIMDEL : S_TRIM;
+        mn_session s = session(id, 100, 0, 2);
+        for (int t = 0; t < 4; t++) {
+            mn_message turn[2] = {msg(MN_ROLE_USER, "q", NULL, 1), msg(MN_ROLE_ASSISTANT, "a", NULL, 1)};
+            mn_store_append req = {turn, 2, t == 0 ? &s : NULL, NULL, 200 + t, del};
+            assert_int_equal(mn_engine_append(the_store, id, &req, NULL), MN_OK);
+        }
+        assert_int_equal(active_count(id, 0), 4); /* the newest 2 turns */
+        assert_int_equal(active_count(id, 1), del ? 4 : 8);
+        mn_session *got = get(id);
+        assert_int_equal(got->turn_count, 4);
+        assert_int_equal(got->message_count, del ? 4 : 8);
+        mn_session_free(got);
+    }
+}
+
+/* A batch is all or nothing: a clash on its last message leaves none of it. */
+static void batch_all_or_nothing(void **state)
+{
+    (void)state;
+    mn_session s = session(S_BATCH, 100, 0, 0);
+    mn_message first = msg(MN_ROLE_USER, "first", "b1", 2);
+    mn_store_append req = {&first, 1, &s, "first", 100, 0};
+    assert_int_equal(mn_engine_append(the_store, S_BATCH, &req, NULL), MN_OK);
+
+    mn_message batch[3] = {msg(MN_ROLE_ASSISTANT, "x", NULL, 2), msg(MN_ROLE_USER, "y", NULL, 2),
+                           msg(MN_ROLE_USER, "not first", "b1", 2)};
+    mn_store_append bad = {batch, 3, NULL, NULL, 200, 0};
+    mn_messages *out = NULL;
+    assert_int_equal(mn_engine_append(the_store, S_BATCH, &bad, &out), MN_CONFLICT);
+    assert_null(out);
+    assert_int_equal(active_count(S_BATCH, 1), 1);
+    mn_session *got = get(S_BATCH);
+    assert_int_equal(got->message_count, 1);
+    assert_int_equal(got->token_count, 2);
+    assert_int_equal(got->updated_at, 100);
+    mn_session_free(got);
+
+    /* the same batch without the clash: seq 2 to 4, gapless after the failure */
+    batch[2].idempotency_key = "b3";
+    assert_int_equal(mn_engine_append(the_store, S_BATCH, &bad, &out), MN_OK);
+    assert_int_equal(out->count, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(out->items[i].seq, (int64_t)i + 2);
+    mn_messages_free(out);
+}
+
+/* A group: the failing requests (missing session, batch clash) leave no trace, the others are
+ * stored, several requests to one session number on, counters add up. */
+static void group_counts(void **state)
+{
+    (void)state;
+    mn_session g1 = session(S_G1, 100, 0, 0), g2 = session(S_G2, 100, 0, 0);
+    mn_message m[7] = {msg(MN_ROLE_USER, "g1 one", NULL, 1),     msg(MN_ROLE_USER, "g2 one", "dup", 10),
+                       msg(MN_ROLE_ASSISTANT, "g1 two", NULL, 2), msg(MN_ROLE_USER, "nowhere", NULL, 1),
+                       msg(MN_ROLE_USER, "g2 two", NULL, 20),     msg(MN_ROLE_USER, "g2 clash", "dup", 30),
+                       msg(MN_ROLE_USER, "g1 three", NULL, 4)};
+    mn_store_append reqs[6] = {
+        {&m[0], 1, &g1, "g1", 100, 0},   {&m[1], 1, &g2, "g2", 100, 0}, {&m[2], 1, NULL, NULL, 100, 0},
+        {&m[3], 1, NULL, NULL, 100, 0},  {&m[4], 2, NULL, NULL, 100, 0}, /* g2 two + clash: refused whole */
+        {&m[6], 1, NULL, NULL, 100, 0}};
+    const char *ids[6] = {S_G1, S_G2, S_G1, "0190f0f0-0000-7000-8000-00000000afff", S_G2, S_G1};
+    mn_status results[6];
+    char errmsg[6][256];
+    mn_messages *out[6];
+    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, 6, results, errmsg, out), MN_OK);
+    assert_int_equal(results[0], MN_OK);
+    assert_int_equal(results[1], MN_OK);
+    assert_int_equal(results[2], MN_OK);
+    assert_int_equal(results[3], MN_NOTFOUND);
+    assert_non_null(strstr(errmsg[3], "not found"));
+    assert_null(out[3]);
+    assert_int_equal(results[4], MN_CONFLICT);
+    assert_null(out[4]);
+    assert_int_equal(results[5], MN_OK);
+    assert_int_equal(out[0]->items[0].seq, 1);
+    assert_int_equal(out[2]->items[0].seq, 2);
+    assert_int_equal(out[5]->items[0].seq, 3);
+    assert_int_equal(out[1]->items[0].seq, 1);
+    for (size_t i = 0; i < 6; i++)
+        mn_messages_free(out[i]);
+
+    mn_session *a = get(S_G1), *b = get(S_G2);
+    assert_int_equal(a->message_count, 3);
+    assert_int_equal(a->token_count, 7);
+    assert_int_equal(a->turn_count, 2);
+    assert_string_equal(a->title, "g1");
+    assert_int_equal(b->message_count, 1);
+    assert_int_equal(b->token_count, 10);
+    mn_session_free(a);
+    mn_session_free(b);
+    assert_int_equal(active_count(S_G2, 1), 1);
+
+    /* the next append numbers on from what the group stored */
+    mn_message next = msg(MN_ROLE_USER, "g2 next", NULL, 1);
+    mn_store_append more = {&next, 1, NULL, NULL, 200, 0};
+    mn_messages *l = NULL;
+    assert_int_equal(mn_engine_append(the_store, S_G2, &more, &l), MN_OK);
+    assert_int_equal(l->items[0].seq, 2);
+    mn_messages_free(l);
+}
+
+/* The primitives themselves: what a body wrote is gone when it fails, kept when it succeeds. */
+struct tx_case {
+    int fail;
+    int64_t sid;
+};
+
+static mn_status tx_body(mn_store_tx *tx, void *arg)
+{
+    struct tx_case *c = arg;
+    const struct mn_store_append_ops *o = the_store->ops->append;
+    mn_session s = session(S_TX, 100, 0, 0);
+    mn_store_append_row row;
+    mn_status rc = o->session_lock(tx, S_TX, &row);
+    if (rc == MN_NOTFOUND)
+        rc = o->session_create(tx, &s, &row.sid);
+    else if (!rc)
+        return MN_CONFLICT; /* a failed run must have left nothing */
+    assert_int_equal(rc, MN_OK);
+    c->sid = row.sid;
+    mn_message m = msg(MN_ROLE_USER, "primitive", "p1", 6);
+    m.seq = 1;
+    m.session_id = S_TX;
+    assert_int_equal(o->message_insert(tx, row.sid, &m), MN_OK);
+    assert_true(m.id > 0);
+    mn_store_appended counters = {row.sid, 1, 1, 6, 1, 150, "primitive"};
+    assert_int_equal(o->session_appended(tx, &counters), MN_OK);
+    return c->fail ? MN_INVALID : MN_OK;
+}
+
+static int count_row(void *user, const mn_message *m)
+{
+    (void)m;
+    (*(int *)user)++;
+    return 0;
+}
+
+static mn_status idem_body(mn_store_tx *tx, void *arg)
+{
+    struct tx_case *c = arg;
+    int seen = 0, found = 0;
+    mn_status rc = the_store->ops->append->idem_find(tx, c->sid, S_TX, "p1", count_row, &seen, &found);
+    assert_int_equal(rc, MN_OK);
+    assert_int_equal(found, 1);
+    assert_int_equal(seen, 1);
+    return MN_OK;
+}
+
+static void primitives_roll_back(void **state)
+{
+    (void)state;
+    const struct mn_store_append_ops *o = the_store->ops->append;
+    struct tx_case fail = {1, 0}, ok = {0, 0};
+    assert_int_equal(o->write(the_store, tx_body, &fail), MN_INVALID);
+    mn_session *s = NULL;
+    assert_int_equal(the_store->ops->session_get(the_store, S_TX, &s), MN_NOTFOUND);
+    assert_int_equal(o->write(the_store, tx_body, &ok), MN_OK);
+    s = get(S_TX);
+    assert_int_equal(s->message_count, 1);
+    assert_int_equal(s->token_count, 6);
+    assert_int_equal(s->turn_count, 1);
+    assert_string_equal(s->title, "primitive");
+    mn_session_free(s);
+    assert_int_equal(o->write(the_store, idem_body, &ok), MN_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(idempotent_retry),     cmocka_unit_test(expired_session_refused),
+        cmocka_unit_test(turn_trimming),        cmocka_unit_test(batch_all_or_nothing),
+        cmocka_unit_test(group_counts),         cmocka_unit_test(primitives_roll_back),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
