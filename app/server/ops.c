@@ -1289,7 +1289,8 @@ static const struct srv_param p_history[] = {
 static const struct srv_param p_context[] = {
     SID_REQ,
     P("max_tokens", PT_INTEGER, GE(0), LE(100000000), DESC("token budget; 0: the configured default")),
-    P("strategy", PT_STRING, ENUM("window|summary|chunked|hybrid"), DESC("default: memory.strategy")),
+    P("strategy", PT_STRING, DESC("window, summary, chunked or hybrid (the library checks the name); default: "
+                                  "memory.strategy")),
     P("format", PT_STRING, ENUM("openai|anthropic|text"), DEF("\"openai\"")),
     P("fold", PT_STRING, ENUM("background|sync|off"),
       DESC("a due fold: queued (background, the default), run before building (sync) or skipped (off)")),
