@@ -25,7 +25,21 @@ static const struct {
     {"memory add", "remember"},        {"memory search", "recall"},       {"memory list", "memory_list"},
     {"memory show", "memory_get"},     {"memory update", "update"},       {"memory delete", "memory_delete"},
     {"memory history", "memory_history"}, {"memory forget", "forget"},
+    {"session clear", "session_clear"}, {"session limit", "session_limit"},
+    /* the verbs of `mnemo state ID VERB` (one command, an operation per verb) */
+    {"state", "state_get"},              {"state merge", "state_merge"},  {"state wait", "state_wait"},
+    {"state unwait", "state_unwait"},    {"state result", "state_result"}, {"state plan", "state_plan"},
+    {"state clear", "state_clear"},
 };
+
+/* The command (or state verb) performing op, or NULL. */
+static const char *op_command(const struct srv_op *op)
+{
+    for (size_t i = 0; i < sizeof bound / sizeof bound[0]; i++)
+        if (strcmp(bound[i].op, op->name) == 0)
+            return bound[i].cmd;
+    return NULL;
+}
 
 const struct srv_op *cli_command_op(const struct cli_cmd *c)
 {
@@ -58,21 +72,25 @@ void cli_print_command_op(const struct cli_cmd *c)
     printf("\nAPI: ");
     print_route(stdout, op);
     printf(" (mnemo serve; docs/http-api.md)\n");
-    json_t *schema = srv_op_schema(op->params), *props = json_object_get(schema, "properties");
-    const char *name;
-    json_t *p;
     int first = 1;
-    json_object_foreach(props, name, p) {
-        if (strcmp(name, "session_id") == 0)
+    for (const struct srv_param *p = op->params; p && p->name; p++) {
+        if (strcmp(p->name, "session_id") == 0 && p->required)
             continue; /* the ID argument */
-        json_t *type = json_object_get(p, "type"), *desc = json_object_get(p, "description");
         if (first)
             printf("API parameters:\n");
         first = 0;
-        printf("  %-22s %s%s%s\n", name, json_is_string(type) ? json_string_value(type) : "value",
-               json_is_string(desc) ? ": " : "", json_is_string(desc) ? json_string_value(desc) : "");
+        char limits[96] = "";
+        if (p->has_min && p->has_max)
+            snprintf(limits, sizeof limits, " %lld..%lld", (long long)p->min, (long long)p->max);
+        else if (p->has_min)
+            snprintf(limits, sizeof limits, " >= %lld", (long long)p->min);
+        else if (p->has_max)
+            snprintf(limits, sizeof limits, " at most %lld", (long long)p->max);
+        printf("  %-22s %s%s%s%s%s%s\n", p->name, srv_ptype_name(p->type), limits, p->required ? ", required" : "",
+               p->enums ? " (" : "", p->enums ? p->enums : "", p->enums ? ")" : "");
+        if (p->desc)
+            printf("  %-22s %s\n", "", p->desc);
     }
-    json_decref(schema);
 }
 
 int cmd_api(const struct cli_global *g, struct cli_args *a)
@@ -83,10 +101,11 @@ int cmd_api(const struct cli_global *g, struct cli_args *a)
         for (size_t i = 0; i < srv_nops; i++) {
             const struct srv_op *op = &srv_ops[i];
             json_array_append_new(
-                arr, json_pack("{s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:o,s:o}", "name", op->name, "method", op->method, "path",
-                               op->path, "summary", op->summary, "mcp_tool", (op->flags & OP_TOOL) != 0, "read_only",
-                               (op->flags & OP_READONLY) != 0, "destructive", (op->flags & OP_DESTRUCTIVE) != 0,
-                               "params", srv_op_schema(op->params), "result", srv_op_schema(op->result)));
+                arr, json_pack("{s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:s?,s:o,s:o}", "name", op->name, "method", op->method,
+                               "path", op->path, "summary", op->summary, "mcp_tool", (op->flags & OP_TOOL) != 0,
+                               "read_only", (op->flags & OP_READONLY) != 0, "destructive",
+                               (op->flags & OP_DESTRUCTIVE) != 0, "cli_command", op_command(op), "params",
+                               srv_op_input_schema(op, -1), "result", srv_op_schema(op->result)));
         }
         char *text = json_dumps(arr, JSON_INDENT(2));
         json_decref(arr);

@@ -127,7 +127,7 @@ static char *answer(struct req *r, json_t *result, int ttl_ms, const char *scope
 static json_t *tool_json(const struct srv_op *op)
 {
     json_t *t = json_pack("{s:s,s:s,s:o,s:o,s:{s:b,s:b,s:b,s:b}}", "name", op->name, "description", op->summary,
-                          "inputSchema", srv_op_schema(op->params), "outputSchema", srv_op_schema(op->result),
+                          "inputSchema", srv_op_input_schema(op, -1), "outputSchema", srv_op_schema(op->result),
                           "annotations", "readOnlyHint", (op->flags & OP_READONLY) != 0, "destructiveHint",
                           (op->flags & OP_DESTRUCTIVE) != 0, "idempotentHint",
                           (op->flags & (OP_IDEMPOTENT | OP_READONLY)) != 0, "openWorldHint", 0);
@@ -144,8 +144,10 @@ static json_t *tools_list(void)
     return json_pack("{s:o}", "tools", a);
 }
 
-/* Runs a tool. Failures of validation or storage are results with isError, not JSON-RPC errors. */
-static json_t *tools_call(mn_db *db, const char *ns, const struct srv_op *op, json_t *args)
+/* Runs a tool. Arguments the tool does not declare, or of the wrong type or out of their limits,
+ * are JSON-RPC invalid params (*invalid gets the message); failures of the operation itself are
+ * results with isError. */
+static json_t *tools_call(mn_db *db, const char *ns, const struct srv_op *op, json_t *args, char invalid[512])
 {
     struct srv_call c = {0};
     c.db = db;
@@ -153,7 +155,10 @@ static json_t *tools_call(mn_db *db, const char *ns, const struct srv_op *op, js
     c.ns = ns;
     c.for_model = 1;
     json_t *r;
-    if (srv_call_op(op, &c) != MN_OK) {
+    if (srv_call_op(op, &c) != MN_OK && c.invalid_params) {
+        snprintf(invalid, 512, "%s", c.msg);
+        r = NULL;
+    } else if (c.status != MN_OK) {
         char text[700];
         snprintf(text, sizeof text, "%s: %s", c.http == 403 ? "forbidden" : mn_status_name(c.status), c.msg);
         r = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text, "isError", 1);
@@ -181,8 +186,11 @@ static char *tools_call_request(struct req *r, json_t *params)
     if (args && !json_is_null(args) && !json_is_object(args))
         return fail(r, RPC_INVALID_PARAMS, "arguments must be an object", NULL);
     json_t *a = json_is_object(args) ? json_incref(args) : json_object();
-    json_t *res = tools_call(r->db, r->ns, op, a);
+    char invalid[512] = "";
+    json_t *res = tools_call(r->db, r->ns, op, a, invalid);
     json_decref(a);
+    if (invalid[0])
+        return fail(r, RPC_INVALID_PARAMS, invalid, NULL);
     return answer(r, res, -1, NULL);
 }
 

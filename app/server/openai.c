@@ -461,41 +461,15 @@ static int64_t item_seq(const char *s)
     return errno || *end || v <= 0 ? 0 : v;
 }
 
-static mn_status int_param(struct srv_call *c, const char *name, int64_t def, int64_t min, int64_t max, int64_t *out)
-{
-    json_t *v = json_object_get(c->params, name);
-    *out = def;
-    if (!v || json_is_null(v))
-        return MN_OK;
-    long long n;
-    if (json_is_integer(v)) {
-        n = json_integer_value(v);
-    } else if (json_is_string(v)) {
-        char *end;
-        errno = 0;
-        n = strtoll(json_string_value(v), &end, 10);
-        if (errno || end == json_string_value(v) || *end)
-            return ofail(c, MN_INVALID, "%s: must be an integer", name);
-    } else {
-        return ofail(c, MN_INVALID, "%s: must be an integer", name);
-    }
-    if (n < min || n > max)
-        return ofail(c, MN_INVALID, "%s: %lld is out of range %lld..%lld", name, n, (long long)min, (long long)max);
-    *out = n;
-    return MN_OK;
-}
-
 mn_status srv_op_items_list(struct srv_call *c)
 {
     char id[128];
-    int64_t limit;
     mn_status st = conv_param(c, id, sizeof id, NULL);
-    if (st || (st = int_param(c, "limit", 20, 1, 100, &limit)))
+    if (st)
         return st;
+    /* checked against the declarations (ops.c): limit 1..100 (default 20), order asc or desc */
+    int64_t limit = json_integer_value(json_object_get(c->params, "limit"));
     const char *order = json_string_value(json_object_get(c->params, "order"));
-    json_t *ov = json_object_get(c->params, "order");
-    if (ov && !json_is_null(ov) && (!order || (strcmp(order, "asc") && strcmp(order, "desc"))))
-        return ofail(c, MN_INVALID, "order: must be asc or desc");
     int desc = !order || strcmp(order, "desc") == 0;
     json_t *av = json_object_get(c->params, "after");
     int64_t after = 0;

@@ -12,6 +12,10 @@
 
 #include "server/server.h"
 
+/* The library's cap on one session-list page (mn_session_list: "at most 10000"; mnemo.h has no
+ * constant for it yet). */
+#define SRV_SESSION_LIST_MAX 10000
+
 /* ---- parameter helpers ----------------------------------------------------------------------- */
 
 static mn_status fail(struct srv_call *c, mn_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -38,70 +42,50 @@ static mn_status forbidden(struct srv_call *c, const char *what)
     return fail(c, MN_INVALID, "%s: this API key is bound to namespace '%s'", what, c->ns);
 }
 
-/* Optional string parameter: *out NULL when absent or null. */
-static mn_status p_str(struct srv_call *c, const char *name, int required, const char **out)
+/* ---- typed reads of the checked parameters ---------------------------------------------------
+ * srv_params_check has run: every member of c->params is declared, of its declared type and
+ * within its limits, and defaults are filled. Reading a name the operation does not declare is
+ * a bug in the table, caught by the first test that runs the handler. */
+
+static const struct srv_param *declared(struct srv_call *c, const char *name)
 {
-    json_t *v = json_object_get(c->params, name);
-    *out = NULL;
-    if (!v || json_is_null(v)) {
-        if (required)
-            return fail(c, MN_INVALID, "%s: required", name);
-        return MN_OK;
+    const struct srv_param *p = srv_param_find(c->op, name);
+    if (!p) {
+        fprintf(stderr, "mnemo: operation %s reads undeclared parameter %s\n", c->op->name, name);
+        abort();
     }
-    if (!json_is_string(v))
-        return fail(c, MN_INVALID, "%s: must be a string", name);
-    *out = json_string_value(v);
-    if (strlen(*out) != json_string_length(v))
-        return fail(c, MN_INVALID, "%s: must not contain NUL", name);
-    return MN_OK;
+    return p;
 }
 
-/* Integer parameter, from a JSON integer or a decimal string (query strings). */
-static mn_status p_int(struct srv_call *c, const char *name, int64_t def, int64_t min, int64_t max, int64_t *out)
+/* The value, or NULL when absent. */
+static json_t *a_val(struct srv_call *c, const char *name)
 {
-    json_t *v = json_object_get(c->params, name);
-    *out = def;
-    if (!v || json_is_null(v))
-        return MN_OK;
-    long long n;
-    if (json_is_integer(v)) {
-        n = json_integer_value(v);
-    } else if (json_is_string(v)) {
-        const char *s = json_string_value(v);
-        char *end;
-        errno = 0;
-        n = strtoll(s, &end, 10);
-        if (errno || end == s || *end)
-            return fail(c, MN_INVALID, "%s: '%.60s' is not a whole number", name, s);
-    } else {
-        return fail(c, MN_INVALID, "%s: must be an integer", name);
-    }
-    if (n < min || n > max)
-        return fail(c, MN_INVALID, "%s: %lld is out of range %lld..%lld", name, n, (long long)min, (long long)max);
-    *out = n;
-    return MN_OK;
+    declared(c, name);
+    return json_object_get(c->params, name);
 }
 
-static mn_status p_bool(struct srv_call *c, const char *name, int *out)
+static const char *a_str(struct srv_call *c, const char *name)
 {
-    json_t *v = json_object_get(c->params, name);
-    *out = 0;
-    if (!v || json_is_null(v))
-        return MN_OK;
-    if (json_is_boolean(v)) {
-        *out = json_is_true(v);
-        return MN_OK;
-    }
-    if (json_is_string(v)) {
-        const char *s = json_string_value(v);
-        if (!strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "")) {
-            *out = 1;
-            return MN_OK;
-        }
-        if (!strcmp(s, "false") || !strcmp(s, "0"))
-            return MN_OK;
-    }
-    return fail(c, MN_INVALID, "%s: must be true or false", name);
+    return json_string_value(a_val(c, name));
+}
+
+static int64_t a_int(struct srv_call *c, const char *name, int64_t absent)
+{
+    json_t *v = a_val(c, name);
+    return v ? json_integer_value(v) : absent;
+}
+
+static double a_num(struct srv_call *c, const char *name, double absent)
+{
+    json_t *v = a_val(c, name);
+    return v ? json_number_value(v) : absent;
+}
+
+/* 1 true, 0 false, absent when not given. */
+static int a_bool(struct srv_call *c, const char *name, int absent)
+{
+    json_t *v = a_val(c, name);
+    return v ? json_is_true(v) : absent;
 }
 
 /* Strings made for one call (JSON text of metadata, tool_calls …), freed at its end. */
@@ -154,6 +138,23 @@ static mn_status j_text(struct srv_call *c, struct keep *k, json_t *obj, const c
     return MN_OK;
 }
 
+/* A declared JSON-valued parameter passed to the library as text: a string (the declared
+ * alternative form) as it is, any other value dumped; NULL when absent. */
+static mn_status a_text(struct srv_call *c, struct keep *k, const char *name, const char **out)
+{
+    json_t *v = a_val(c, name);
+    const struct srv_param *p = declared(c, name);
+    *out = NULL;
+    if (!v)
+        return MN_OK;
+    if (json_is_string(v) && p->type != PT_ANY) {
+        *out = json_string_value(v);
+        return MN_OK;
+    }
+    *out = keep(k, json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY));
+    return *out ? MN_OK : fail(c, MN_NOMEM, "out of memory");
+}
+
 static json_t *from_text(char *text)
 {
     json_t *v = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
@@ -180,9 +181,10 @@ static json_t *session_json(const mn_session *s)
  * namespace looks like a missing one). */
 static mn_status session_param(struct srv_call *c, const char **id)
 {
-    mn_status st = p_str(c, "session_id", 1, id);
-    if (st || !c->ns)
-        return st;
+    *id = a_str(c, "session_id");
+    if (!c->ns)
+        return MN_OK;
+    mn_status st;
     mn_session *s = NULL;
     /* another namespace's session is missing, expired or not (never 410 with its time) */
     if ((st = mn_session_get_in(c->db, c->ns, *id, &s)))
@@ -245,13 +247,14 @@ static mn_status op_session_create(struct srv_call *c)
 {
     struct keep k = {0};
     mn_session_opts o = MN_SESSION_OPTS_INIT;
-    int64_t ttl = 0, turns = 0;
+    o.id = a_str(c, "id");
+    o.ns = a_str(c, "namespace");
+    o.title = a_str(c, "title");
+    o.system_prompt = a_str(c, "system_prompt");
+    o.tool_name = a_str(c, "tool_name");
+    int64_t ttl = a_int(c, "ttl_seconds", 0), turns = a_int(c, "max_turns", 0);
     mn_status st;
-    if ((st = p_str(c, "id", 0, &o.id)) || (st = p_str(c, "namespace", 0, &o.ns)) ||
-        (st = p_str(c, "title", 0, &o.title)) || (st = p_str(c, "system_prompt", 0, &o.system_prompt)) ||
-        (st = p_str(c, "tool_name", 0, &o.tool_name)) ||
-        (st = j_text(c, &k, c->params, "metadata", "", &o.metadata)) ||
-        (st = p_int(c, "ttl_seconds", 0, -1, 31622400, &ttl)) || (st = p_int(c, "max_turns", 0, -1, 1000000, &turns)))
+    if ((st = a_text(c, &k, "metadata", &o.metadata)))
         goto out;
     if (c->ns) {
         if (o.ns && strcmp(o.ns, c->ns) != 0) {
@@ -288,24 +291,28 @@ static mn_status op_session_get(struct srv_call *c)
 
 static mn_status op_session_list(struct srv_call *c)
 {
-    const char *ns;
-    int64_t limit, offset;
+    const char *ns = a_str(c, "namespace");
+    int64_t limit = a_int(c, "limit", 0), offset = a_int(c, "offset", 0);
     mn_status st;
-    if ((st = p_str(c, "namespace", 0, &ns)) || (st = p_int(c, "limit", 20, 1, 1000, &limit)) ||
-        (st = p_int(c, "offset", 0, 0, 100000000, &offset)))
-        return st;
     if (c->ns) {
         if (ns && strcmp(ns, c->ns) != 0)
             return forbidden(c, "namespace");
         ns = c->ns;
     }
-    mn_sessions *list = NULL;
-    if ((st = mn_session_list(c->db, ns, (size_t)limit + 1, (size_t)offset, &list)))
+    /* one more than asked tells whether a next page exists; at the library's limit a second
+     * read of one row does */
+    mn_sessions *list = NULL, *next = NULL;
+    size_t ask = limit < SRV_SESSION_LIST_MAX ? (size_t)limit + 1 : (size_t)limit;
+    if ((st = mn_session_list(c->db, ns, ask, (size_t)offset, &list)))
         return lib_fail(c, st);
     json_t *a = json_array();
     for (size_t i = 0; i < list->count && i < (size_t)limit; i++)
         json_array_append_new(a, session_json(&list->items[i]));
     int more = list->count > (size_t)limit;
+    if (ask == (size_t)limit && list->count == (size_t)limit &&
+        mn_session_list(c->db, ns, 1, (size_t)(offset + limit), &next) == MN_OK)
+        more = next->count > 0;
+    mn_sessions_free(next);
     mn_sessions_free(list);
     return ok(c, json_pack("{s:o,s:b,s:o}", "sessions", a, "has_more", more, "next_offset",
                            more ? json_integer(offset + limit) : json_null()));
@@ -325,12 +332,11 @@ static mn_status op_session_delete(struct srv_call *c)
 /* Title and/or metadata of a session (absent: unchanged). */
 static mn_status op_session_update(struct srv_call *c)
 {
-    const char *id, *title;
+    const char *id, *title = a_str(c, "title");
     mn_status st;
     struct keep k = {0};
     const char *metadata = NULL;
-    if ((st = session_param(c, &id)) || (st = p_str(c, "title", 0, &title)) ||
-        (st = j_text(c, &k, c->params, "metadata", "", &metadata)))
+    if ((st = session_param(c, &id)) || (st = a_text(c, &k, "metadata", &metadata)))
         goto out;
     if (!title && !metadata) {
         st = fail(c, MN_INVALID, "title or metadata: give at least one");
@@ -355,12 +361,10 @@ out:
 static mn_status op_message_delete(struct srv_call *c)
 {
     const char *id;
-    int64_t mid;
+    int64_t mid = a_int(c, "message_id", 0);
     mn_status st;
-    if ((st = session_param(c, &id)) || (st = p_int(c, "message_id", -1, 1, INT64_MAX, &mid)))
+    if ((st = session_param(c, &id)))
         return st;
-    if (mid < 1)
-        return fail(c, MN_INVALID, "message_id: required, a positive integer");
     if ((st = mn_message_delete(c->db, id, mid)))
         return lib_fail(c, st);
     return ok(c, json_pack("{s:I}", "deleted", (json_int_t)mid));
@@ -391,11 +395,8 @@ static mn_status op_compact(struct srv_call *c)
     mn_status st = session_param(c, &id);
     if (st)
         return st;
-    const char *instructions;
-    if ((st = p_str(c, "instructions", 0, &instructions)))
-        return st;
     mn_compact_opts o = MN_COMPACT_OPTS_INIT;
-    o.instructions = instructions;
+    o.instructions = a_str(c, "instructions");
     char *event = NULL;
     if ((st = mn_compact_ex(c->db, id, &o, &event))) {
         lib_fail(c, st);
@@ -409,9 +410,9 @@ static mn_status op_compact(struct srv_call *c)
 static mn_status op_events(struct srv_call *c)
 {
     const char *id;
-    int64_t limit;
+    int64_t limit = a_int(c, "limit", 0);
     mn_status st;
-    if ((st = session_param(c, &id)) || (st = p_int(c, "limit", 50, 1, 10000, &limit)))
+    if ((st = session_param(c, &id)))
         return st;
     char *t = NULL;
     if ((st = mn_events_json(c->db, id, (size_t)limit, &t)))
@@ -422,9 +423,9 @@ static mn_status op_events(struct srv_call *c)
 static mn_status op_session_fork(struct srv_call *c)
 {
     const char *id;
-    int64_t upto;
+    int64_t upto = a_int(c, "upto_seq", 0);
     mn_status st;
-    if ((st = session_param(c, &id)) || (st = p_int(c, "upto_seq", 0, 0, INT64_MAX, &upto)))
+    if ((st = session_param(c, &id)))
         return st;
     mn_session *s = NULL;
     if ((st = mn_session_fork(c->db, id, upto, &s)))
@@ -435,10 +436,8 @@ static mn_status op_session_fork(struct srv_call *c)
 
 static mn_status op_session_resume(struct srv_call *c)
 {
-    const char *ns, *id;
+    const char *ns = a_str(c, "namespace"), *id = a_str(c, "session_id");
     mn_status st;
-    if ((st = p_str(c, "namespace", 0, &ns)) || (st = p_str(c, "session_id", 0, &id)))
-        return st;
     if (c->ns) {
         if (ns && strcmp(ns, c->ns) != 0)
             return forbidden(c, "namespace");
@@ -534,12 +533,9 @@ static void append_done(void *user, mn_status st, mn_messages *stored, const cha
 static mn_status op_append(struct srv_call *c)
 {
     const char *id;
-    int create;
+    int create = a_bool(c, "create", 0);
     mn_status st;
-    if ((st = p_bool(c, "create", &create)))
-        return st;
-    if ((st = p_str(c, "session_id", 1, &id)))
-        return st;
+    id = a_str(c, "session_id");
     if (c->ns) { /* an existing session must be ours; a new one is made in our namespace */
         mn_session *s = NULL;
         mn_status g = mn_session_get(c->db, id, &s);
@@ -559,13 +555,14 @@ static mn_status op_append(struct srv_call *c)
                 return lib_fail(c, g);
         }
     }
-    json_t *batch = json_object_get(c->params, "messages");
+    json_t *batch = a_val(c, "messages");
     struct keep k = {0};
     mn_message_in *in = NULL;
     size_t n = 1;
     if (batch && !json_is_null(batch)) {
-        if (!json_is_array(batch) || json_array_size(batch) == 0 || json_array_size(batch) > 100000) {
-            st = fail(c, MN_INVALID, "messages: must be an array of 1 to 100000 message objects");
+        if (json_array_size(batch) == 0) {
+            st = fail(c, MN_INVALID, "messages: must be an array of 1 to %lld message objects",
+                      (long long)declared(c, "messages")->max);
             goto out;
         }
         n = json_array_size(batch);
@@ -606,12 +603,10 @@ out:
 static mn_status op_history(struct srv_call *c)
 {
     const char *id;
-    int64_t after, limit;
-    int tail, all;
+    int64_t after = a_int(c, "after", 0), limit = a_int(c, "limit", 0);
+    int tail = a_bool(c, "tail", 0), all = a_bool(c, "all", 0);
     mn_status st;
-    if ((st = session_param(c, &id)) || (st = p_int(c, "after", 0, 0, INT64_MAX, &after)) ||
-        (st = p_int(c, "limit", 100, 1, 10000, &limit)) || (st = p_bool(c, "tail", &tail)) ||
-        (st = p_bool(c, "all", &all)))
+    if ((st = session_param(c, &id)))
         return st;
     mn_history_opts o = MN_HISTORY_OPTS_INIT;
     o.after_seq = after;
@@ -640,27 +635,30 @@ static mn_status op_history(struct srv_call *c)
 
 static mn_status op_context(struct srv_call *c)
 {
-    const char *id, *strategy, *format, *fold;
-    int64_t max_tokens, model_window;
-    int detail;
+    const char *id, *format = a_str(c, "format"), *fold = a_str(c, "fold");
     mn_status st;
-    if ((st = session_param(c, &id)) || (st = p_str(c, "strategy", 0, &strategy)) ||
-        (st = p_str(c, "format", 0, &format)) || (st = p_int(c, "max_tokens", 0, 0, 100000000, &max_tokens)) ||
-        (st = p_int(c, "model_window", 0, 0, 100000000, &model_window)) || (st = p_str(c, "fold", 0, &fold)) ||
-        (st = p_bool(c, "detail", &detail)))
+    if ((st = session_param(c, &id)))
         return st;
     mn_context_opts o = MN_CONTEXT_OPTS_INIT;
-    o.strategy = strategy;
-    o.max_tokens = max_tokens;
-    o.model_window = model_window;
-    o.flags = detail ? MN_CONTEXT_DETAIL : 0;
-    if (fold && strcmp(fold, "background") != 0 && strcmp(fold, "sync") != 0 && strcmp(fold, "off") != 0)
-        return fail(c, MN_INVALID, "fold: '%.40s' is not one of background, sync, off", fold);
-    o.fold = !fold || strcmp(fold, "background") == 0 ? MN_CONTEXT_FOLD_BACKGROUND
-             : strcmp(fold, "sync") == 0               ? MN_CONTEXT_FOLD_SYNC
-                                                       : MN_CONTEXT_FOLD_OFF;
-    if (format && mn_format_parse(format, &o.format) != MN_OK)
-        return fail(c, MN_INVALID, "format: '%.40s' is not one of openai, anthropic, text", format);
+    o.strategy = a_str(c, "strategy");
+    o.max_tokens = a_int(c, "max_tokens", 0);
+    o.model_window = a_int(c, "model_window", 0);
+    o.flags = a_bool(c, "detail", 0) ? MN_CONTEXT_DETAIL : 0;
+    int no_fold = a_bool(c, "no_fold", 0);
+    if (no_fold && fold && strcmp(fold, "off") != 0)
+        return fail(c, MN_INVALID, "no_fold: the same as fold off; it does not go with fold %s", fold);
+    o.fold = no_fold || (fold && strcmp(fold, "off") == 0) ? MN_CONTEXT_FOLD_OFF
+             : fold && strcmp(fold, "sync") == 0          ? MN_CONTEXT_FOLD_SYNC
+                                                          : MN_CONTEXT_FOLD_BACKGROUND;
+    if (format)
+        mn_format_parse(format, &o.format); /* one of the declared values */
+    o.rag = a_bool(c, "rag", 0) ? 1 : a_bool(c, "rag", 1) ? 0 : -1; /* absent: memory.rag.enabled */
+    o.rag_top_k = (size_t)a_int(c, "rag_top_k", 0);
+    o.rag_min_similarity = a_num(c, "rag_min_similarity", 0);
+    if (a_val(c, "rag_min_similarity") && o.rag_min_similarity == 0)
+        o.rag_min_similarity = -1; /* 0 given: no threshold (the library reads 0 as "configured") */
+    const char *scope = a_str(c, "rag_scope");
+    o.rag_scope = scope && strcmp(scope, "all") == 0 ? MN_RAG_SCOPE_ALL : MN_RAG_SCOPE_SESSION;
     mn_context *ctx = NULL;
     if ((st = mn_context_build(c->db, id, &o, &ctx)))
         return lib_fail(c, st);
@@ -710,9 +708,9 @@ static mn_status state_result(struct srv_call *c, const char *id, int reveal)
 static mn_status op_state_get(struct srv_call *c)
 {
     const char *id;
-    int reveal;
+    int reveal = a_bool(c, "reveal", 0);
     mn_status st;
-    if ((st = session_param(c, &id)) || (st = p_bool(c, "reveal", &reveal)))
+    if ((st = session_param(c, &id)))
         return st;
     if (reveal && c->for_model) /* a model never sees the values redaction hides */
         return fail(c, MN_INVALID, "reveal: not available to MCP clients; sensitive params stay redacted");
@@ -725,10 +723,7 @@ static mn_status op_state_merge(struct srv_call *c)
     mn_status st;
     if ((st = session_param(c, &id)))
         return st;
-    json_t *p = json_object_get(c->params, "params");
-    if (!json_is_object(p))
-        return fail(c, MN_INVALID, "params: required, a JSON object");
-    char *t = json_dumps(p, JSON_COMPACT);
+    char *t = json_dumps(a_val(c, "params"), JSON_COMPACT);
     if (!t)
         return fail(c, MN_NOMEM, "out of memory");
     st = mn_state_merge_params(c->db, id, t);
@@ -736,6 +731,109 @@ static mn_status op_state_merge(struct srv_call *c)
     if (st)
         return lib_fail(c, st);
     return state_result(c, id, 0);
+}
+
+/* The rest of seed 003's ask-user flow, named as `mnemo state ID VERB`; each answers with the
+ * state it leaves behind, as the CLI prints it. */
+static mn_status state_change(struct srv_call *c, mn_status (*change)(struct srv_call *c, const char *id))
+{
+    const char *id;
+    mn_status st;
+    if ((st = session_param(c, &id)))
+        return st;
+    if ((st = change(c, id)))
+        return c->status ? c->status : lib_fail(c, st);
+    return state_result(c, id, 0);
+}
+
+static mn_status do_wait(struct srv_call *c, const char *id)
+{
+    return mn_state_set_waiting(c->db, id, a_str(c, "param"));
+}
+
+static mn_status do_unwait(struct srv_call *c, const char *id)
+{
+    return mn_state_set_waiting(c->db, id, NULL);
+}
+
+static mn_status do_result(struct srv_call *c, const char *id)
+{
+    struct keep k = {0};
+    const char *result;
+    mn_status st = a_text(c, &k, "result", &result);
+    if (!st)
+        st = mn_state_set_result(c->db, id, a_str(c, "intent_id"), result);
+    keep_release(&k);
+    return st;
+}
+
+static mn_status do_plan(struct srv_call *c, const char *id)
+{
+    struct keep k = {0};
+    const char *plan;
+    mn_status st = a_text(c, &k, "plan", &plan);
+    if (!st)
+        st = mn_state_set_plan(c->db, id, plan);
+    keep_release(&k);
+    return st;
+}
+
+static mn_status do_clear(struct srv_call *c, const char *id)
+{
+    /* history too: seed 003's clear(), both in one transaction */
+    return a_bool(c, "history", 0) ? mn_session_clear(c->db, id, MN_CLEAR_STATE, NULL) : mn_state_clear(c->db, id);
+}
+
+static mn_status op_state_wait(struct srv_call *c) { return state_change(c, do_wait); }
+static mn_status op_state_unwait(struct srv_call *c) { return state_change(c, do_unwait); }
+static mn_status op_state_result(struct srv_call *c) { return state_change(c, do_result); }
+static mn_status op_state_plan(struct srv_call *c) { return state_change(c, do_plan); }
+static mn_status op_state_clear(struct srv_call *c) { return state_change(c, do_clear); }
+
+/* Seed 000's /clear: the active history leaves every context but stays stored (or comes back). */
+static mn_status op_session_clear(struct srv_call *c)
+{
+    const char *id;
+    int undo = a_bool(c, "undo", 0), state = a_bool(c, "state", 0);
+    int64_t n = 0;
+    mn_status st;
+    if ((st = session_param(c, &id)))
+        return st;
+    if (undo && state)
+        return fail(c, MN_INVALID, "undo: does not go with state (a reset state cannot come back)");
+    if ((st = mn_session_clear(c->db, id, (undo ? MN_CLEAR_UNDO : 0) | (state ? MN_CLEAR_STATE : 0), &n)))
+        return lib_fail(c, st);
+    return ok(c, json_pack("{s:I}", undo ? "restored" : "cleared", (json_int_t)n));
+}
+
+/* Seed 003's prune(max_messages): the session's turn limit, applied at once. */
+static mn_status op_session_limit(struct srv_call *c)
+{
+    const char *id;
+    mn_status st;
+    if ((st = session_param(c, &id)))
+        return st;
+    if ((st = mn_session_set_max_turns(c->db, id, a_int(c, "max_turns", 0))))
+        return lib_fail(c, st);
+    mn_session *s = NULL;
+    if ((st = mn_session_get(c->db, id, &s)))
+        return lib_fail(c, st);
+    return session_answer(c, s);
+}
+
+/* Seed 002's file deduplication: whether to send this file's content in the session now. */
+static mn_status op_files_check(struct srv_call *c)
+{
+    const char *id, *path = a_str(c, "path");
+    json_t *content = a_val(c, "content");
+    int include = 0;
+    mn_status st;
+    if ((st = session_param(c, &id)))
+        return st;
+    if ((st = mn_file_should_include(c->db, id, path, json_string_value(content), json_string_length(content),
+                                     &include)))
+        return lib_fail(c, st);
+    return ok(c, json_pack("{s:s,s:b}", "path", path, "include", include));
 }
 
 static mn_status op_files(struct srv_call *c)
@@ -772,12 +870,10 @@ static mn_status op_gc(struct srv_call *c)
 
 static mn_status op_prune(struct srv_call *c)
 {
-    int64_t days, n = 0;
+    int64_t days = a_int(c, "days", 0), n = 0;
     mn_status st;
-    if ((st = global_only(c, "prune")) || (st = p_int(c, "days", -1, 1, 36500, &days)))
+    if ((st = global_only(c, "prune")))
         return st;
-    if (days < 0)
-        return fail(c, MN_INVALID, "days: required, 1 to 36500");
     if ((st = mn_prune(c->db, (int)days, &n)))
         return lib_fail(c, st);
     return ok(c, json_pack("{s:I}", "deleted", (json_int_t)n));
@@ -797,18 +893,15 @@ static mn_status op_stats(struct srv_call *c)
 /* Search over stored messages (mn_search); a key bound to a namespace searches only it. */
 static mn_status op_search(struct srv_call *c)
 {
-    const char *q, *mode_name, *ns, *sid = NULL, *role;
-    int64_t top_k;
+    const char *q = a_str(c, "q"), *mode_name = a_str(c, "mode"), *ns = a_str(c, "namespace"), *sid = NULL;
+    const char *role = a_str(c, "role");
+    int64_t top_k = a_int(c, "top_k", 0);
     mn_status st;
-    if ((st = p_str(c, "q", 1, &q)) || (st = p_str(c, "mode", 0, &mode_name)) ||
-        (st = p_str(c, "namespace", 0, &ns)) || (st = p_str(c, "role", 0, &role)) ||
-        (st = p_int(c, "top_k", 10, 1, 1000, &top_k)))
-        return st;
-    if (json_is_string(json_object_get(c->params, "session_id")) && (st = session_param(c, &sid)))
+    if (a_val(c, "session_id") && (st = session_param(c, &sid)))
         return st;
     mn_search_mode mode = MN_SEARCH_AUTO;
-    if (mode_name && mn_search_mode_parse(mode_name, &mode) != MN_OK)
-        return fail(c, MN_INVALID, "mode: '%.40s' is not one of auto, keyword, semantic, hybrid", mode_name);
+    if (mode_name)
+        mn_search_mode_parse(mode_name, &mode); /* one of the declared values */
     if (c->ns) {
         if (ns && strcmp(ns, c->ns) != 0)
             return forbidden(c, "namespace");
@@ -817,15 +910,16 @@ static mn_status op_search(struct srv_call *c)
     mn_search_filter f = MN_SEARCH_FILTER_INIT;
     f.ns = ns;
     f.session_id = sid;
+    f.since = a_int(c, "since", 0);
+    f.until = a_int(c, "until", 0);
     if (role) {
-        mn_role r;
-        if (mn_role_parse(role, &r) != MN_OK)
-            return fail(c, MN_INVALID, "role: '%.40s' is not one of system, user, assistant, tool", role);
+        mn_role r = MN_ROLE_USER;
+        mn_role_parse(role, &r); /* one of the declared values */
         f.role = (int)r;
     }
     mn_search_hits *hits = NULL;
     char *t = NULL;
-    if ((st = mn_search(c->db, q, mode, (size_t)top_k, &f, 0, &hits)))
+    if ((st = mn_search(c->db, q, mode, (size_t)top_k, &f, a_num(c, "min_similarity", 0), &hits)))
         return lib_fail(c, st);
     st = mn_search_hits_to_json(hits, &t);
     const char *ran = mn_search_mode_name(hits->mode);
@@ -844,7 +938,7 @@ static mn_status op_export(struct srv_call *c)
     mn_status st = global_only(c, "export");
     if (st)
         return st;
-    json_t *ids = json_array(), *v = json_object_get(c->params, "ids");
+    json_t *ids = json_array(), *v = a_val(c, "ids");
     if (json_is_string(v)) {
         const char *s = json_string_value(v);
         while (*s) {
@@ -903,38 +997,6 @@ static mn_status op_import(struct srv_call *c)
 
 /* ---- long-term memory (docs/memory.md) ------------------------------------------------------- */
 
-/* Refuses parameters the operation does not know (a misspelt filter must not widen a search). */
-static mn_status only_params(struct srv_call *c, const char *const *allowed)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach(c->params, k, v) {
-        int known = 0;
-        for (size_t i = 0; allowed[i] && !known; i++)
-            known = strcmp(allowed[i], k) == 0;
-        if (!known)
-            return fail(c, MN_INVALID, "%.60s: not a parameter of this operation", k);
-    }
-    return MN_OK;
-}
-
-/* metadata as JSON text (kept for the call), from an object or a string holding one. */
-static mn_status p_object_text(struct srv_call *c, struct keep *k, const char *name, const char **out)
-{
-    json_t *v = json_object_get(c->params, name);
-    *out = NULL;
-    if (!v || json_is_null(v))
-        return MN_OK;
-    if (json_is_string(v)) {
-        *out = json_string_value(v);
-        return MN_OK;
-    }
-    if (!json_is_object(v))
-        return fail(c, MN_INVALID, "%s: must be an object", name);
-    *out = keep(k, json_dumps(v, JSON_COMPACT));
-    return *out ? MN_OK : fail(c, MN_NOMEM, "out of memory");
-}
-
 static json_t *memory_json(const mn_memory *m)
 {
     char *t = NULL;
@@ -951,11 +1013,12 @@ static json_t *memories_json(const mn_memories *l)
  * memory is not found). *out may be NULL. */
 static mn_status memory_param(struct srv_call *c, const char **id, mn_memory **out)
 {
-    mn_status st = p_str(c, "memory_id", 1, id);
+    mn_status st;
+    *id = a_str(c, "memory_id");
     if (out)
         *out = NULL;
-    if (st || (!c->ns && !out))
-        return st;
+    if (!c->ns && !out)
+        return MN_OK;
     mn_memory *m = NULL;
     if ((st = mn_memory_get(c->db, *id, &m)))
         return lib_fail(c, st);
@@ -971,55 +1034,45 @@ static mn_status memory_param(struct srv_call *c, const char **id, mn_memory **o
 }
 
 /* Scope and filters shared by recall and memory_list. */
-static mn_status memory_query(struct srv_call *c, struct keep *k, mn_memory_query *q, int64_t def_limit)
+static mn_status memory_query(struct srv_call *c, struct keep *k, mn_memory_query *q)
 {
-    int64_t limit, offset, as_of;
-    int all, pinned;
     mn_status st;
-    if ((st = p_str(c, "namespace", 0, &q->ns)) || (st = p_str(c, "user_id", 0, &q->user_id)) ||
-        (st = p_str(c, "agent_id", 0, &q->agent_id)) || (st = p_str(c, "session_id", 0, &q->session_id)) ||
-        (st = p_str(c, "kind", 0, &q->kind)) || (st = p_object_text(c, k, "metadata", &q->metadata)) ||
-        (st = p_int(c, "as_of", 0, 0, INT64_MAX, &as_of)) || (st = p_int(c, "limit", def_limit, 1, 1000, &limit)) ||
-        (st = p_int(c, "offset", 0, 0, INT64_MAX, &offset)) || (st = p_bool(c, "include_closed", &all)) ||
-        (st = p_bool(c, "pinned", &pinned)))
+    q->ns = a_str(c, "namespace");
+    q->user_id = a_str(c, "user_id");
+    q->agent_id = a_str(c, "agent_id");
+    q->session_id = a_str(c, "session_id");
+    q->kind = a_str(c, "kind");
+    if ((st = a_text(c, k, "metadata", &q->metadata)))
         return st;
     if (c->ns) {
         if (q->ns && strcmp(q->ns, c->ns) != 0)
             return forbidden(c, "namespace");
         q->ns = c->ns;
     }
-    q->as_of = as_of;
-    q->limit = (size_t)limit;
-    q->offset = (size_t)offset;
-    q->include_closed = all;
-    q->pinned = pinned ? 1 : -1;
+    q->as_of = a_int(c, "as_of", 0);
+    q->limit = (size_t)a_int(c, "limit", 0);
+    q->offset = (size_t)(srv_param_find(c->op, "offset") ? a_int(c, "offset", 0) : 0);
+    q->include_closed = a_bool(c, "include_closed", 0);
+    q->pinned = a_bool(c, "pinned", 0) ? 1 : -1;
     return MN_OK;
 }
 
 /* The fields of a memory to write (remember, update). */
 static mn_status memory_in(struct srv_call *c, struct keep *k, mn_memory_in *in, int64_t *sources, int is_update)
 {
-    int64_t cap, from, to;
     mn_status st;
-    if ((st = p_str(c, "text", !is_update, &in->text)) || (st = p_str(c, "kind", 0, &in->kind)) ||
-        (st = p_object_text(c, k, "metadata", &in->metadata)) || (st = p_str(c, "reason", 0, &in->reason)) ||
-        (st = p_int(c, "token_cap", -1, 0, MN_MEMORY_MAX_TOKEN_CAP, &cap)) ||
-        (st = p_int(c, "valid_from", 0, 0, INT64_MAX, &from)) || (st = p_int(c, "valid_to", 0, 0, INT64_MAX, &to)))
+    in->text = a_str(c, "text");
+    in->kind = a_str(c, "kind");
+    in->reason = a_str(c, "reason");
+    if ((st = a_text(c, k, "metadata", &in->metadata)))
         return st;
-    json_t *pin = json_object_get(c->params, "pinned");
-    if (pin && !json_is_boolean(pin))
-        return fail(c, MN_INVALID, "pinned: must be true or false");
-    in->pinned = pin ? json_is_true(pin) : is_update ? -1 : 0;
+    int64_t cap = a_int(c, "token_cap", -1);
+    in->pinned = a_bool(c, "pinned", is_update ? -1 : 0);
     in->token_cap = is_update ? cap : cap < 0 ? 0 : cap;
-    in->valid_from = from;
-    in->valid_to = to;
-    json_t *src = json_object_get(c->params, "sources");
-    if (src && !json_is_null(src)) {
-        if (!json_is_array(src))
-            return fail(c, MN_INVALID, "sources: must be an array of message ids");
-        if (json_array_size(src) > MN_MEMORY_MAX_SOURCES)
-            return fail(c, MN_TOOBIG, "sources: %zu message ids is over the limit of %d", json_array_size(src),
-                        MN_MEMORY_MAX_SOURCES);
+    in->valid_from = a_int(c, "valid_from", 0);
+    in->valid_to = a_int(c, "valid_to", 0);
+    json_t *src = a_val(c, "sources");
+    if (src) {
         for (size_t i = 0; i < json_array_size(src); i++) {
             json_t *v = json_array_get(src, i);
             if (!json_is_integer(v))
@@ -1032,30 +1085,20 @@ static mn_status memory_in(struct srv_call *c, struct keep *k, mn_memory_in *in,
     return MN_OK;
 }
 
-static const char *const MEMORY_IN_PARAMS[] = {"text", "kind", "metadata", "reason", "token_cap", "valid_from",
-                                               "valid_to", "pinned", "sources", "namespace", "user_id",
-                                               "agent_id", "session_id", "memory_id", NULL};
-static const char *const MEMORY_QUERY_PARAMS[] = {"q", "mode", "namespace", "user_id", "agent_id", "session_id",
-                                                  "kind", "metadata", "as_of", "limit", "offset",
-                                                  "include_closed", "pinned", NULL};
-
 static mn_status op_remember(struct srv_call *c)
 {
     struct keep k = {0};
     int64_t sources[MN_MEMORY_MAX_SOURCES];
     mn_memory_in in = MN_MEMORY_IN_INIT;
-    mn_status st = only_params(c, MEMORY_IN_PARAMS);
-    if (!st && json_object_get(c->params, "memory_id"))
-        st = fail(c, MN_INVALID, "memory_id: not a parameter of this operation");
-    if (!st)
-        st = memory_in(c, &k, &in, sources, 0);
-    if (!st && !((st = p_str(c, "namespace", 0, &in.ns)) || (st = p_str(c, "user_id", 0, &in.user_id)) ||
-                 (st = p_str(c, "agent_id", 0, &in.agent_id)) || (st = p_str(c, "session_id", 0, &in.session_id)))) {
-        if (c->ns && in.ns && strcmp(in.ns, c->ns) != 0)
-            st = forbidden(c, "namespace");
-        else if (c->ns)
-            in.ns = c->ns;
-    }
+    mn_status st = memory_in(c, &k, &in, sources, 0);
+    in.ns = a_str(c, "namespace");
+    in.user_id = a_str(c, "user_id");
+    in.agent_id = a_str(c, "agent_id");
+    in.session_id = a_str(c, "session_id");
+    if (!st && c->ns && in.ns && strcmp(in.ns, c->ns) != 0)
+        st = forbidden(c, "namespace");
+    else if (c->ns)
+        in.ns = c->ns;
     mn_memory *m = NULL;
     in.actor = "api";
     if (!st && (st = mn_memory_add(c->db, &in, &m)))
@@ -1071,16 +1114,13 @@ static mn_status op_recall(struct srv_call *c)
 {
     struct keep k = {0};
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    const char *text, *mode_name;
+    const char *mode_name = a_str(c, "mode");
     mn_search_mode mode = MN_SEARCH_AUTO;
-    mn_status st = only_params(c, MEMORY_QUERY_PARAMS);
-    if (!st && !(st = p_str(c, "q", 1, &text)) && !(st = p_str(c, "mode", 0, &mode_name)) && mode_name &&
-        mn_search_mode_parse(mode_name, &mode) != MN_OK)
-        st = fail(c, MN_INVALID, "mode: '%.40s' is not one of auto, keyword, semantic, hybrid", mode_name);
-    if (!st)
-        st = memory_query(c, &k, &q, 10);
+    if (mode_name)
+        mn_search_mode_parse(mode_name, &mode); /* one of the declared values */
+    mn_status st = memory_query(c, &k, &q);
     mn_memories *l = NULL;
-    if (!st && (st = mn_memory_search(c->db, text, mode, &q, &l)))
+    if (!st && (st = mn_memory_search(c->db, a_str(c, "q"), mode, &q, &l)))
         st = lib_fail(c, st);
     if (!st)
         st = ok(c, json_pack("{s:o*}", "memories", memories_json(l)));
@@ -1093,9 +1133,7 @@ static mn_status op_memory_list(struct srv_call *c)
 {
     struct keep k = {0};
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    mn_status st = only_params(c, MEMORY_QUERY_PARAMS + 2);
-    if (!st)
-        st = memory_query(c, &k, &q, 100);
+    mn_status st = memory_query(c, &k, &q);
     mn_memories *l = NULL;
     if (!st && (st = mn_memory_list(c->db, &q, &l)))
         st = lib_fail(c, st);
@@ -1123,15 +1161,9 @@ static mn_status op_memory_update(struct srv_call *c)
     int64_t sources[MN_MEMORY_MAX_SOURCES];
     mn_memory_in in = MN_MEMORY_IN_INIT;
     const char *id;
-    mn_status st = only_params(c, MEMORY_IN_PARAMS);
-    if (!st)
-        st = memory_param(c, &id, NULL);
+    mn_status st = memory_param(c, &id, NULL);
     if (!st)
         st = memory_in(c, &k, &in, sources, 1);
-    const char *scope_names[] = {"namespace", "user_id", "agent_id", "session_id"};
-    for (int i = 0; i < 4 && !st; i++)
-        if (json_object_get(c->params, scope_names[i]))
-            st = fail(c, MN_INVALID, "%s: a memory's scope cannot change", scope_names[i]);
     mn_memory *m = NULL;
     in.actor = "api";
     if (!st && (st = mn_memory_update(c->db, id, &in, &m)))
@@ -1145,12 +1177,9 @@ static mn_status op_memory_update(struct srv_call *c)
 
 static mn_status op_memory_delete(struct srv_call *c)
 {
-    static const char *const allowed[] = {"memory_id", "at", "reason", NULL};
-    const char *id, *reason;
-    int64_t at;
-    mn_status st = only_params(c, allowed);
-    if (!st && !(st = memory_param(c, &id, NULL)) && !(st = p_str(c, "reason", 0, &reason)) &&
-        !(st = p_int(c, "at", 0, 0, INT64_MAX, &at)) && (st = mn_memory_delete(c->db, id, at, "api", reason)))
+    const char *id;
+    mn_status st = memory_param(c, &id, NULL);
+    if (!st && (st = mn_memory_delete(c->db, id, a_int(c, "at", 0), "api", a_str(c, "reason"))))
         st = lib_fail(c, st);
     return st ? st : ok(c, json_pack("{s:s}", "closed", id));
 }
@@ -1177,47 +1206,165 @@ static mn_status op_forget(struct srv_call *c)
     return st ? st : ok(c, json_pack("{s:s}", "forgotten", id));
 }
 
-/* ---- schemas --------------------------------------------------------------------------------- */
-
 /* ---- the table ------------------------------------------------------------------------------- */
 
-#define SID "\"session_id\":{\"type\":\"string\",\"description\":\"the session (continuation) id, a UUID\"}"
-#define NSP "\"namespace\":{\"type\":\"string\",\"description\":\"tenant or user the sessions belong to\"}"
+/* Parameter declarations: P(name, type, attributes…). */
+#define P(n, t, ...) {.name = (n), .type = (t), __VA_ARGS__}
+#define REQ .required = 1
+#define GE(v) .has_min = 1, .min = (v)
+#define LE(v) .has_max = 1, .max = (v)
+#define DEF(t) .def = (t)
+#define ENUM(e) .enums = (e)
+#define DESC(d) .desc = (d)
+#define ALT(t) .alt = (t)
+#define ITEMS(t) .items = (t)
+#define END {.name = NULL}
+
+#define SID_REQ P("session_id", PT_STRING, REQ, DESC("the session (continuation) id, a UUID"))
+#define NSP P("namespace", PT_STRING, DESC("tenant or user the sessions belong to"))
+#define METADATA P("metadata", PT_OBJECT, ALT(PT_STRING), DESC("a JSON object (or its text)"))
+#define MID_REQ P("memory_id", PT_STRING, REQ, DESC("the memory's id, a UUID"))
+#define CID_REQ P("conversation_id", PT_STRING, REQ, DESC("conv_<uuid> (or the session UUID)"))
+#define IID_REQ P("item_id", PT_STRING, REQ, DESC("msg_<seq>, fc_<seq>, fco_<seq> or item_<seq>"))
+#define SEARCH_MODE P("mode", PT_STRING, ENUM("auto|keyword|semantic|hybrid"), DEF("\"auto\""))
+#define ROLES "system|user|assistant|tool"
+#define MSG_ITEM                                                                                                   \
+    "{\"type\":\"object\",\"properties\":{\"role\":{\"type\":\"string\",\"enum\":[\"system\",\"user\","           \
+    "\"assistant\",\"tool\"]},\"content\":{\"type\":[\"string\",\"null\"]},\"tool_calls\":{\"type\":\"array\"},"  \
+    "\"tool_call_id\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},\"tool_name\":{\"type\":\"string\"},"   \
+    "\"model\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"              \
+    "\"metadata\":{\"type\":\"object\"},\"pinned\":{\"type\":\"boolean\"},\"idempotency_key\":{\"type\":"       \
+    "\"string\"}},\"required\":[\"role\"]}"
+#define MEM_FIELDS                                                                                                 \
+    P("kind", PT_STRING, DESC("fact, preference, instruction, event, or another a-z_ word")), METADATA,          \
+        P("sources", PT_ARRAY, LE(MN_MEMORY_MAX_SOURCES), ITEMS("{\"type\":\"integer\"}"),                        \
+          DESC("ids of the messages it came from")),                                                              \
+        P("pinned", PT_BOOLEAN, DESC("a memory block, always in a context built with memories")),                 \
+        P("token_cap", PT_INTEGER, GE(0), LE(MN_MEMORY_MAX_TOKEN_CAP)),                                           \
+        P("valid_from", PT_INTEGER, GE(0), DESC("when it became true (ms)")),                                     \
+        P("valid_to", PT_INTEGER, GE(0), DESC("when it stopped being true (ms)")),                                \
+        P("reason", PT_STRING, DESC("why (kept in the history)"))
+#define MEM_SCOPE NSP, P("user_id", PT_STRING), P("agent_id", PT_STRING), P("session_id", PT_STRING)
+#define MEM_FILTERS(deflimit)                                                                                      \
+    P("kind", PT_STRING), P("metadata", PT_OBJECT, ALT(PT_STRING), DESC("scalars each memory's metadata must equal")), \
+        P("as_of", PT_INTEGER, GE(0), DESC("what was true at this moment (ms)")),                                \
+        P("include_closed", PT_BOOLEAN), P("pinned", PT_BOOLEAN),                                                 \
+        P("limit", PT_INTEGER, GE(1), LE(1000), DEF(deflimit))
+
+static const struct srv_param p_session_create[] = {
+    P("id", PT_STRING, DESC("the session id to use (a UUID); absent: a new one")), NSP, P("title", PT_STRING),
+    P("system_prompt", PT_STRING), METADATA, P("tool_name", PT_STRING, DESC("the agent tool (makes it a thread)")),
+    P("ttl_seconds", PT_INTEGER, GE(-1), LE(31622400), DESC("idle time before expiry; -1 never")),
+    P("max_turns", PT_INTEGER, GE(-1), LE(1000000), DESC("user turns kept active; -1 none")), END};
+static const struct srv_param p_session_list[] = {
+    NSP, P("limit", PT_INTEGER, GE(1), LE(SRV_SESSION_LIST_MAX), DEF("20")),
+    P("offset", PT_INTEGER, GE(0), LE(100000000), DEF("0")), END};
+static const struct srv_param p_session_resume[] = {
+    NSP, P("session_id", PT_STRING, DESC("the session to continue when it has not expired")), END};
+static const struct srv_param p_session[] = {SID_REQ, END};
+static const struct srv_param p_session_update[] = {SID_REQ, P("title", PT_STRING), METADATA, END};
+static const struct srv_param p_session_clear[] = {
+    SID_REQ, P("undo", PT_BOOLEAN, DESC("bring the cleared messages back instead")),
+    P("state", PT_BOOLEAN, DESC("also reset the session state")), END};
+static const struct srv_param p_session_limit[] = {
+    SID_REQ, P("max_turns", PT_INTEGER, REQ, GE(0), LE(1000000), DESC("user turns kept active; 0: no limit")), END};
+static const struct srv_param p_message_delete[] = {SID_REQ, P("message_id", PT_INTEGER, REQ, GE(1)), END};
+static const struct srv_param p_compact[] = {
+    SID_REQ, P("instructions", PT_STRING, LE(4000), DESC("what the summary must keep, like /compact <focus>")), END};
+static const struct srv_param p_events[] = {SID_REQ, P("limit", PT_INTEGER, GE(1), LE(10000), DEF("50")), END};
+static const struct srv_param p_session_fork[] = {SID_REQ, P("upto_seq", PT_INTEGER, GE(0), DESC("0: all")), END};
+static const struct srv_param p_append[] = {
+    SID_REQ, P("create", PT_BOOLEAN, DESC("create the session when missing")),
+    P("messages", PT_ARRAY, LE(100000), ITEMS(MSG_ITEM), DESC("a batch, stored as one transaction")),
+    P("role", PT_STRING, ENUM(ROLES)), P("content", PT_STRING),
+    P("tool_calls", PT_ARRAY, ALT(PT_STRING), DESC("assistant only: OpenAI tool calls")),
+    P("tool_call_id", PT_STRING, DESC("required for role tool")), P("name", PT_STRING),
+    P("tool_name", PT_STRING, DESC("the agent tool that produced it")), P("model", PT_STRING),
+    P("files", PT_ARRAY, ALT(PT_STRING), ITEMS("{\"type\":\"string\"}")), METADATA, P("pinned", PT_BOOLEAN),
+    P("idempotency_key", PT_STRING, DESC("a retry with the same key stores nothing new")), END};
+static const struct srv_param p_history[] = {
+    SID_REQ, P("after", PT_INTEGER, GE(0), DESC("only messages with seq > after")),
+    P("limit", PT_INTEGER, GE(1), LE(10000), DEF("100")), P("tail", PT_BOOLEAN, DESC("the newest limit messages")),
+    P("all", PT_BOOLEAN, DESC("also messages past the turn limit")), END};
+static const struct srv_param p_context[] = {
+    SID_REQ,
+    P("max_tokens", PT_INTEGER, GE(0), LE(100000000), DESC("token budget; 0: the configured default")),
+    P("strategy", PT_STRING, DESC("window, summary, chunked or hybrid (the library checks the name); default: "
+                                  "memory.strategy")),
+    P("format", PT_STRING, ENUM("openai|anthropic|text"), DEF("\"openai\"")),
+    P("fold", PT_STRING, ENUM("background|sync|off"),
+      DESC("a due fold: queued (background, the default), run before building (sync) or skipped (off)")),
+    P("no_fold", PT_BOOLEAN, DESC("the same as fold off: use the stored summary as it is")),
+    P("model_window", PT_INTEGER, GE(1), LE(100000000),
+      DESC("the model's context window: the report's pre-flight check, the token trigger; absent: "
+           "context.model_window")),
+    P("detail", PT_BOOLEAN, DESC("the report lists each message's fate (kept, trimmed, offloaded, dropped)")),
+    P("rag", PT_BOOLEAN, DESC("inject past messages relevant to the last user message (false: never; absent: "
+                              "memory.rag.enabled)")),
+    P("rag_top_k", PT_INTEGER, GE(1), LE(100), DESC("at most this many (default memory.rag.top_k, 5)")),
+    P("rag_scope", PT_STRING, ENUM("session|all"), DESC("this session (default) or its namespace")),
+    P("rag_min_similarity", PT_NUMBER, GE(-1), LE(1),
+      DESC("semantic threshold (default memory.rag.min_similarity, 0.7; 0 or less: none)")),
+    END};
+static const struct srv_param p_state_get[] = {
+    SID_REQ, P("reveal", PT_BOOLEAN, DESC("show sensitive params (REST only: refused over MCP)")), END};
+static const struct srv_param p_state_merge[] = {
+    SID_REQ, P("params", PT_OBJECT, REQ, DESC("merged into the params; a null value removes a key")), END};
+static const struct srv_param p_state_wait[] = {
+    SID_REQ, P("param", PT_STRING, REQ, DESC("the parameter the flow waits for")), END};
+static const struct srv_param p_state_result[] = {
+    SID_REQ, P("intent_id", PT_STRING, REQ, DESC("the intent that ran")),
+    P("result", PT_ANY, DESC("its result, any JSON value (absent: unchanged)")), END};
+static const struct srv_param p_state_plan[] = {
+    SID_REQ, P("plan", PT_ANY, DESC("the plan being executed, any JSON value (absent: cleared)")), END};
+static const struct srv_param p_state_clear[] = {
+    SID_REQ, P("history", PT_BOOLEAN, DESC("also clear the active history, in the same transaction")), END};
+static const struct srv_param p_files_check[] = {
+    SID_REQ, P("path", PT_STRING, REQ, DESC("the file's path")),
+    P("content", PT_STRING, REQ, DESC("the content about to be sent")), END};
+static const struct srv_param p_none[] = {END};
+static const struct srv_param p_prune[] = {P("days", PT_INTEGER, REQ, GE(1), LE(36500)), END};
+static const struct srv_param p_search[] = {
+    P("q", PT_STRING, REQ, DESC("the query text")), SEARCH_MODE,
+    P("top_k", PT_INTEGER, GE(1), LE(1000), DEF("10")), NSP,
+    P("session_id", PT_STRING, DESC("only this session")), P("role", PT_STRING, ENUM(ROLES)),
+    P("since", PT_INTEGER, GE(0), DESC("only messages created at or after this time (ms since the epoch)")),
+    P("until", PT_INTEGER, GE(0), DESC("only messages created before this time (ms since the epoch)")),
+    P("min_similarity", PT_NUMBER, GE(-1), LE(1), DESC("drop semantic candidates below this (0: keep all)")),
+    END};
+static const struct srv_param p_export[] = {
+    P("ids", PT_STRING, ALT(PT_ARRAY), DESC("comma-separated session ids (or an array); absent: every session")),
+    END};
+static const struct srv_param p_remember[] = {
+    P("text", PT_STRING, REQ, DESC("the fact, short and self-contained")), MEM_FIELDS, MEM_SCOPE, END};
+static const struct srv_param p_recall[] = {
+    P("q", PT_STRING, REQ, DESC("what to look for")), SEARCH_MODE, MEM_SCOPE, MEM_FILTERS("10"), END};
+static const struct srv_param p_memory_list[] = {
+    MEM_SCOPE, MEM_FILTERS("100"), P("offset", PT_INTEGER, GE(0)), END};
+static const struct srv_param p_memory[] = {MID_REQ, END};
+static const struct srv_param p_memory_update[] = {
+    MID_REQ, P("text", PT_STRING, DESC("the fact, short and self-contained")), MEM_FIELDS, END};
+static const struct srv_param p_memory_delete[] = {
+    MID_REQ, P("at", PT_INTEGER, GE(0), DESC("ms since the epoch")), P("reason", PT_STRING), END};
+static const struct srv_param p_conv_create[] = {
+    P("items", PT_ARRAY, LE(20), ITEMS("{\"type\":\"object\"}")), METADATA,
+    P("idempotency_key", PT_STRING, DESC("the Idempotency-Key header")), END};
+static const struct srv_param p_conv[] = {CID_REQ, END};
+static const struct srv_param p_conv_update[] = {CID_REQ, P("metadata", PT_OBJECT, REQ), END};
+static const struct srv_param p_items_create[] = {
+    CID_REQ, P("items", PT_ARRAY, REQ, LE(20), ITEMS("{\"type\":\"object\"}")),
+    P("idempotency_key", PT_STRING, DESC("the Idempotency-Key header")), END};
+static const struct srv_param p_items_list[] = {
+    CID_REQ, P("limit", PT_INTEGER, GE(1), LE(100), DEF("20")), P("order", PT_STRING, ENUM("asc|desc"), DEF("\"desc\"")),
+    P("after", PT_STRING, DESC("an item id")), END};
+static const struct srv_param p_item[] = {CID_REQ, IID_REQ, END};
+
+/* Result schemas (JSON text). */
 #define OBJ(props, req) "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "]}"
-#define MID "\"memory_id\":{\"type\":\"string\",\"description\":\"the memory's id, a UUID\"}"
-#define MEM_TEXT "\"text\":{\"type\":\"string\",\"description\":\"the fact, short and self-contained\"}"
-#define MEM_FIELDS                                                                                               \
-    "\"kind\":{\"type\":\"string\",\"description\":\"fact, preference, instruction, event, or another a-z_ "    \
-    "word\"},\"metadata\":{\"type\":\"object\"},\"sources\":{\"type\":\"array\",\"items\":{\"type\":"           \
-    "\"integer\"},\"description\":\"ids of the messages it came from\"},\"pinned\":{\"type\":\"boolean\","      \
-    "\"description\":\"a memory block, always in a context built with memories\"},\"token_cap\":{\"type\":"     \
-    "\"integer\",\"minimum\":0},\"valid_from\":{\"type\":\"integer\",\"description\":\"when it became true (ms)"  \
-    "\"},\"valid_to\":{\"type\":\"integer\",\"description\":\"when it stopped being true (ms)\"},\"reason\":{"    \
-    "\"type\":\"string\",\"description\":\"why (kept in the history)\"}"
-#define MEM_SCOPE                                                                                                \
-    NSP ",\"user_id\":{\"type\":\"string\"},\"agent_id\":{\"type\":\"string\"},\"session_id\":{\"type\":"       \
-        "\"string\"}"
-#define MEM_FILTERS                                                                                              \
-    "\"kind\":{\"type\":\"string\"},\"metadata\":{\"type\":\"object\",\"description\":\"scalars each memory's "  \
-    "metadata must equal\"},\"as_of\":{\"type\":\"integer\",\"description\":\"what was true at this moment "     \
-    "(ms)\"},\"include_closed\":{\"type\":\"boolean\"},\"pinned\":{\"type\":\"boolean\"},\"limit\":{\"type\":"  \
-    "\"integer\",\"minimum\":1,\"maximum\":1000}"
 #define MEMORY_R OBJ("\"memory\":{\"type\":\"object\"}", "\"memory\"")
 #define MEMORIES_R OBJ("\"memories\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}", "\"memories\"")
 #define SESSION_R OBJ("\"session\":{\"type\":\"object\"}", "\"session\"")
-#define MSG_PROPS                                                                                               \
-    "\"role\":{\"type\":\"string\",\"enum\":[\"system\",\"user\",\"assistant\",\"tool\"]},"                     \
-    "\"content\":{\"type\":[\"string\",\"null\"]},"                                                             \
-    "\"tool_calls\":{\"type\":\"array\",\"description\":\"assistant only: OpenAI tool calls\"},"                 \
-    "\"tool_call_id\":{\"type\":\"string\",\"description\":\"required for role tool\"},"                        \
-    "\"name\":{\"type\":\"string\"},\"tool_name\":{\"type\":\"string\",\"description\":\"the agent tool that "  \
-    "produced it\"},\"model\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":"         \
-    "\"string\"}},\"metadata\":{\"type\":\"object\"},\"pinned\":{\"type\":\"boolean\"},"                        \
-    "\"idempotency_key\":{\"type\":\"string\",\"description\":\"a retry with the same key stores nothing new\"}"
-
-#define CID "\"conversation_id\":{\"type\":\"string\",\"description\":\"conv_<uuid> (or the session UUID)\"}"
-#define IID "\"item_id\":{\"type\":\"string\",\"description\":\"msg_<seq>, fc_<seq>, fco_<seq> or item_<seq>\"}"
-#define CONV_ITEMS "\"items\":{\"type\":\"array\",\"items\":{\"type\":\"object\"},\"maxItems\":20}"
+#define STATE_R OBJ("\"state\":{\"type\":\"object\"}", "\"state\"")
 #define CONV_R                                                                                                   \
     OBJ("\"id\":{\"type\":\"string\"},\"object\":{\"const\":\"conversation\"},\"created_at\":{\"type\":"       \
         "\"integer\"},\"metadata\":{\"type\":\"object\"}",                                                          \
@@ -1230,67 +1377,52 @@ static mn_status op_forget(struct srv_call *c)
 
 const struct srv_op srv_ops[] = {
     {"session_create", "POST", "/v1/sessions", "Create a session (a thread when tool_name or ttl_seconds is set).",
-     OBJ("\"id\":{\"type\":\"string\"}," NSP ",\"title\":{\"type\":\"string\"},\"system_prompt\":{\"type\":"
-         "\"string\"},\"metadata\":{\"type\":\"object\"},\"tool_name\":{\"type\":\"string\"},\"ttl_seconds\":{"
-         "\"type\":\"integer\",\"description\":\"idle time before expiry; -1 never\"},\"max_turns\":{\"type\":"
-         "\"integer\"}",
-         ""),
-     SESSION_R, OP_TOOL, op_session_create},
+     p_session_create, SESSION_R, OP_TOOL, op_session_create},
     {"session_list", "GET", "/v1/sessions", "List sessions, most recently updated first, a page at a time.",
-     OBJ(NSP ",\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"default\":20},\"offset\":{"
-             "\"type\":\"integer\",\"minimum\":0,\"default\":0}",
-         ""),
+     p_session_list,
      OBJ("\"sessions\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},\"has_more\":{\"type\":\"boolean\"},"
          "\"next_offset\":{\"type\":[\"integer\",\"null\"]}",
          "\"sessions\",\"has_more\""),
      OP_TOOL | OP_READONLY, op_session_list},
     {"session_resume", "GET", "/v1/resume",
      "The live session to continue: session_id when it has not expired, else the newest in the namespace.",
-     OBJ(NSP "," SID, ""), SESSION_R, OP_READONLY, op_session_resume},
-    {"session_get", "GET", "/v1/sessions/{session_id}", "Read one session.", OBJ(SID, "\"session_id\""), SESSION_R,
+     p_session_resume, SESSION_R, OP_TOOL | OP_READONLY, op_session_resume},
+    {"session_get", "GET", "/v1/sessions/{session_id}", "Read one session.", p_session, SESSION_R,
      OP_TOOL | OP_READONLY | OP_QUICK, op_session_get},
-    {"session_delete", "DELETE", "/v1/sessions/{session_id}", "Delete a session and all its messages.",
-     OBJ(SID, "\"session_id\""), OBJ("\"deleted\":{\"type\":\"string\"}", "\"deleted\""),
-     OP_TOOL | OP_DESTRUCTIVE | OP_IDEMPOTENT, op_session_delete},
+    {"session_delete", "DELETE", "/v1/sessions/{session_id}", "Delete a session and all its messages.", p_session,
+     OBJ("\"deleted\":{\"type\":\"string\"}", "\"deleted\""), OP_TOOL | OP_DESTRUCTIVE | OP_IDEMPOTENT,
+     op_session_delete},
     {"session_update", "PATCH", "/v1/sessions/{session_id}", "Set a session's title and/or metadata.",
-     OBJ(SID ",\"title\":{\"type\":\"string\"},\"metadata\":{\"type\":\"object\"}", "\"session_id\""), SESSION_R,
-     OP_TOOL | OP_IDEMPOTENT, op_session_update},
+     p_session_update, SESSION_R, OP_TOOL | OP_IDEMPOTENT, op_session_update},
+    {"session_clear", "POST", "/v1/sessions/{session_id}/clear",
+     "Clear the session's active history (out of every context, still stored and searchable), or bring it back "
+     "(undo).",
+     p_session_clear,
+     OBJ("\"cleared\":{\"type\":\"integer\"},\"restored\":{\"type\":\"integer\"}", ""), OP_TOOL, op_session_clear},
+    {"session_limit", "POST", "/v1/sessions/{session_id}/limit",
+     "Set the session's turn limit (max_turns) and apply it at once: older turns leave the active history.",
+     p_session_limit, SESSION_R, OP_TOOL | OP_IDEMPOTENT, op_session_limit},
     {"message_delete", "DELETE", "/v1/sessions/{session_id}/messages/{message_id}",
-     "Delete one message of a session (the session's counts follow).",
-     OBJ(SID ",\"message_id\":{\"type\":\"integer\",\"minimum\":1}", "\"session_id\",\"message_id\""),
+     "Delete one message of a session (the session's counts follow).", p_message_delete,
      OBJ("\"deleted\":{\"type\":\"integer\"}", "\"deleted\""), OP_DESTRUCTIVE | OP_IDEMPOTENT, op_message_delete},
     {"summary_get", "GET", "/v1/sessions/{session_id}/summary",
      "The session's global summary: the text older turns were folded into, what it covers, who wrote it.",
-     OBJ(SID, "\"session_id\""), OBJ("\"summary\":{\"type\":\"object\"}", "\"summary\""),
-     OP_TOOL | OP_READONLY | OP_QUICK, op_summary_get},
+     p_session, OBJ("\"summary\":{\"type\":\"object\"}", "\"summary\""), OP_TOOL | OP_READONLY | OP_QUICK,
+     op_summary_get},
     {"compact", "POST", "/v1/sessions/{session_id}/compact",
      "Summarise the session now: every message but the last few turns is folded into its global summary.",
-     OBJ(SID ",\"instructions\":{\"type\":\"string\",\"maxLength\":4000,\"description\":\"what the summary "
-             "must keep, like /compact <focus>\"}",
-         "\"session_id\""),
-     OBJ("\"event\":{\"type\":\"object\"}", "\"event\""), OP_TOOL, op_compact},
+     p_compact, OBJ("\"event\":{\"type\":\"object\"}", "\"event\""), OP_TOOL, op_compact},
     {"events", "GET", "/v1/sessions/{session_id}/events",
-     "The session's events (compactions, summariser failures, fallbacks), newest first.",
-     OBJ(SID ",\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10000,\"default\":50}", "\"session_id\""),
+     "The session's events (compactions, summariser failures, fallbacks), newest first.", p_events,
      OBJ("\"events\":{\"type\":\"array\"}", "\"events\""), OP_READONLY | OP_QUICK, op_events},
     {"session_fork", "POST", "/v1/sessions/{session_id}/fork",
-     "Copy a session's messages (up to upto_seq) into a new session whose parent is this one.",
-     OBJ(SID ",\"upto_seq\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"0: all\"}", "\"session_id\""),
+     "Copy a session's messages (up to upto_seq) into a new session whose parent is this one.", p_session_fork,
      SESSION_R, OP_TOOL, op_session_fork},
     {"append", "POST", "/v1/sessions/{session_id}/messages",
-     "Append one message (role, content, …) or a batch (messages: […]) as one durable transaction.",
-     OBJ(SID ",\"create\":{\"type\":\"boolean\",\"description\":\"create the session when missing\"},"
-             "\"messages\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" MSG_PROPS
-             "},\"required\":[\"role\"]}}," MSG_PROPS,
-         "\"session_id\""),
+     "Append one message (role, content, …) or a batch (messages: […]) as one durable transaction.", p_append,
      OBJ("\"messages\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}", "\"messages\""), OP_TOOL, op_append},
     {"history", "GET", "/v1/sessions/{session_id}/messages",
-     "A session's messages, oldest to newest, a page at a time (after + limit), or the newest (tail).",
-     OBJ(SID ",\"after\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"only messages with seq > after\"},"
-             "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10000,\"default\":100},\"tail\":{\"type\":"
-             "\"boolean\",\"description\":\"the newest limit messages\"},\"all\":{\"type\":\"boolean\","
-             "\"description\":\"also messages past the turn limit\"}",
-         "\"session_id\""),
+     "A session's messages, oldest to newest, a page at a time (after + limit), or the newest (tail).", p_history,
      OBJ("\"messages\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},\"has_more\":{\"type\":\"boolean\"},"
          "\"next_after\":{\"type\":[\"integer\",\"null\"]}",
          "\"messages\",\"has_more\""),
@@ -1298,16 +1430,7 @@ const struct srv_op srv_ops[] = {
     {"context", "POST", "/v1/sessions/{session_id}/context",
      "Build the context for the session's next model call within a token budget: the messages to send and a "
      "report of what was kept and dropped and why.",
-     OBJ(SID ",\"max_tokens\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100000000,\"description\":\"token "
-             "budget; 0: the configured default\"},\"strategy\":{\"type\":\"string\",\"description\":\"window "
-             "(default: memory.strategy)\"},\"format\":{\"type\":\"string\",\"enum\":[\"openai\",\"anthropic\","
-             "\"text\"],\"default\":\"openai\"},\"fold\":{\"type\":\"string\",\"enum\":[\"background\",\"sync\","
-             "\"off\"],\"default\":\"background\",\"description\":\"a due fold: queued (background), run before "
-             "building (sync) or skipped (off)\"},\"model_window\":{\"type\":\"integer\",\"minimum\":0,"
-             "\"maximum\":100000000,\"description\":\"the model's context window; 0: context.model_window\"},"
-             "\"detail\":{\"type\":\"boolean\",\"description\":\"the report lists each message's fate "
-             "(kept, trimmed, offloaded, dropped)\"}",
-         "\"session_id\""),
+     p_context,
      OBJ("\"format\":{\"type\":\"string\"},\"messages\":{\"type\":\"array\"},\"system\":{},\"text\":{\"type\":"
          "\"string\"},\"report\":{\"type\":\"object\"},\"tokens\":{\"type\":\"integer\"},\"kept\":{\"type\":"
          "\"integer\"},\"dropped\":{\"type\":\"integer\"}",
@@ -1315,104 +1438,101 @@ const struct srv_op srv_ops[] = {
      OP_TOOL | OP_READONLY, op_context},
     {"state_get", "GET", "/v1/sessions/{session_id}/state",
      "The session's ask-user state (params, waiting_for_param, last_intent_id, last_result, plan_execution).",
-     OBJ(SID ",\"reveal\":{\"type\":\"boolean\",\"description\":\"show sensitive params (REST only: refused over MCP)\"}", "\"session_id\""),
-     OBJ("\"state\":{\"type\":\"object\"}", "\"state\""), OP_TOOL | OP_READONLY | OP_QUICK, op_state_get},
+     p_state_get, STATE_R, OP_TOOL | OP_READONLY | OP_QUICK, op_state_get},
     {"state_merge", "POST", "/v1/sessions/{session_id}/state",
-     "Merge an object into the state's params (a null value removes a key); returns the state.",
-     OBJ(SID ",\"params\":{\"type\":\"object\"}", "\"session_id\",\"params\""),
-     OBJ("\"state\":{\"type\":\"object\"}", "\"state\""), OP_TOOL | OP_IDEMPOTENT, op_state_merge},
+     "Merge an object into the state's params (a null value removes a key); returns the state.", p_state_merge,
+     STATE_R, OP_TOOL | OP_IDEMPOTENT, op_state_merge},
+    {"state_wait", "POST", "/v1/sessions/{session_id}/state/wait",
+     "Set the parameter the flow waits for (cleared when it arrives in params); returns the state.", p_state_wait,
+     STATE_R, OP_TOOL | OP_IDEMPOTENT, op_state_wait},
+    {"state_unwait", "POST", "/v1/sessions/{session_id}/state/unwait",
+     "Stop waiting for a parameter; returns the state.", p_session, STATE_R, OP_TOOL | OP_IDEMPOTENT,
+     op_state_unwait},
+    {"state_result", "POST", "/v1/sessions/{session_id}/state/result",
+     "Record the last intent and its result; returns the state.", p_state_result, STATE_R,
+     OP_TOOL | OP_IDEMPOTENT, op_state_result},
+    {"state_plan", "POST", "/v1/sessions/{session_id}/state/plan",
+     "Store the plan being executed, for resumption (absent: cleared); returns the state.", p_state_plan, STATE_R,
+     OP_TOOL | OP_IDEMPOTENT, op_state_plan},
+    {"state_clear", "POST", "/v1/sessions/{session_id}/state/clear",
+     "Reset the state to its empty form (history: also clear the active history); returns the state.",
+     p_state_clear, STATE_R, OP_TOOL | OP_DESTRUCTIVE | OP_IDEMPOTENT, op_state_clear},
     {"files", "GET", "/v1/sessions/{session_id}/files", "The unique file paths the session's messages list, newest first.",
-     OBJ(SID, "\"session_id\""), OBJ("\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}", "\"files\""),
+     p_session, OBJ("\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}", "\"files\""),
      OP_TOOL | OP_READONLY | OP_QUICK, op_files},
-    {"gc", "POST", "/v1/gc", "Purge expired threads.", OBJ("", ""), OBJ("\"purged\":{\"type\":\"integer\"}", "\"purged\""),
+    {"files_check", "POST", "/v1/sessions/{session_id}/files/check",
+     "Whether to send a file's content in this session: true the first time this path has this content, false "
+     "after (recorded).",
+     p_files_check, OBJ("\"path\":{\"type\":\"string\"},\"include\":{\"type\":\"boolean\"}", "\"path\",\"include\""),
+     OP_TOOL, op_files_check},
+    {"gc", "POST", "/v1/gc", "Purge expired threads.", p_none, OBJ("\"purged\":{\"type\":\"integer\"}", "\"purged\""),
      OP_DESTRUCTIVE, op_gc},
-    {"prune", "POST", "/v1/prune", "Delete sessions not updated for `days` days.",
-     OBJ("\"days\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":36500}", "\"days\""),
+    {"prune", "POST", "/v1/prune", "Delete sessions not updated for `days` days.", p_prune,
      OBJ("\"deleted\":{\"type\":\"integer\"}", "\"deleted\""), OP_DESTRUCTIVE, op_prune},
-    {"stats", "GET", "/v1/stats", "Sessions, messages, tokens and bytes on disk.", OBJ("", ""), OBJ("", ""),
-     OP_READONLY, op_stats},
+    {"stats", "GET", "/v1/stats", "Sessions, messages, tokens and bytes on disk.", p_none, OBJ("", ""), OP_READONLY,
+     op_stats},
     {"search", "GET", "/v1/search",
-     "Search stored messages by keyword (FTS5 BM25), meaning (embeddings) or both (hybrid), best first.",
-     OBJ("\"q\":{\"type\":\"string\",\"description\":\"the query text\"},\"mode\":{\"type\":\"string\","
-         "\"enum\":[\"auto\",\"keyword\",\"semantic\",\"hybrid\"],\"default\":\"auto\"},\"top_k\":{"
-         "\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"default\":10}," NSP "," SID
-         ",\"role\":{\"type\":\"string\",\"enum\":[\"system\",\"user\",\"assistant\",\"tool\"]}",
-         "\"q\""),
+     "Search stored messages by keyword (FTS5 BM25), meaning (embeddings) or both (hybrid), best first.", p_search,
      OBJ("\"mode\":{\"type\":\"string\"},\"hits\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},\"not_embedded\":{\"type\":\"integer\"}",
          "\"mode\",\"hits\""),
      OP_TOOL | OP_READONLY, op_search},
     {"export", "GET", "/v1/export", "Stream sessions as JSON Lines (docs/format.md); every session when ids is absent.",
-     OBJ("\"ids\":{\"type\":\"string\",\"description\":\"comma-separated session ids\"}", ""), OBJ("", ""),
-     OP_READONLY | OP_STREAM, op_export},
-    {"import", "POST", "/v1/import", "Import an export (JSON Lines body); all or nothing, skips what is there.",
-     OBJ("", ""),
+     p_export, OBJ("", ""), OP_READONLY | OP_STREAM, op_export},
+    {"import", "POST", "/v1/import", "Import an export (JSON Lines body); all or nothing, skips what is there.", p_none,
      OBJ("\"sessions_added\":{\"type\":\"integer\"},\"sessions_skipped\":{\"type\":\"integer\"},"
          "\"messages_added\":{\"type\":\"integer\"},\"messages_skipped\":{\"type\":\"integer\"}",
          ""),
      OP_RAWBODY, op_import},
-    /* long-term memory (docs/memory.md); the Mem0-shaped routes are in mem0.c */
+    /* long-term memory (docs/memory.md) */
     {"remember", "POST", "/v1/memory",
      "Remember a fact, preference, instruction or event beyond this conversation, with its scope and provenance.",
-     OBJ(MEM_TEXT "," MEM_FIELDS "," MEM_SCOPE, "\"text\""), MEMORY_R, OP_TOOL, op_remember},
+     p_remember, MEMORY_R, OP_TOOL, op_remember},
     {"recall", "GET", "/v1/memory/search",
-     "Search long-term memories (keyword, semantic or hybrid) within a scope; as_of: what was true then.",
-     OBJ("\"q\":{\"type\":\"string\",\"description\":\"what to look for\"},\"mode\":{\"type\":\"string\","
-         "\"enum\":[\"auto\",\"keyword\",\"semantic\",\"hybrid\"],\"default\":\"auto\"}," MEM_SCOPE "," MEM_FILTERS,
-         "\"q\""),
+     "Search long-term memories (keyword, semantic or hybrid) within a scope; as_of: what was true then.", p_recall,
      MEMORIES_R, OP_TOOL | OP_READONLY, op_recall},
     {"memory_list", "GET", "/v1/memory", "List the memories true now (or as_of a moment), newest first.",
-     OBJ(MEM_SCOPE "," MEM_FILTERS ",\"offset\":{\"type\":\"integer\",\"minimum\":0}", ""), MEMORIES_R,
-     OP_READONLY, op_memory_list},
-    {"memory_get", "GET", "/v1/memory/{memory_id}", "One memory's current version.", OBJ(MID, "\"memory_id\""),
-     MEMORY_R, OP_READONLY, op_memory_get},
+     p_memory_list, MEMORIES_R, OP_READONLY, op_memory_list},
+    {"memory_get", "GET", "/v1/memory/{memory_id}", "One memory's current version.", p_memory, MEMORY_R, OP_READONLY,
+     op_memory_get},
     {"update", "PATCH", "/v1/memory/{memory_id}",
      "Correct or change a memory: a new version; the previous one is closed and kept in its history.",
-     OBJ(MID "," MEM_TEXT "," MEM_FIELDS, "\"memory_id\""), MEMORY_R, OP_TOOL, op_memory_update},
+     p_memory_update, MEMORY_R, OP_TOOL, op_memory_update},
     {"memory_delete", "DELETE", "/v1/memory/{memory_id}",
-     "Close a memory: it stops being true (at, default now) and stays in its history.",
-     OBJ(MID ",\"at\":{\"type\":\"integer\",\"description\":\"ms since the epoch\"},\"reason\":{\"type\":"
-             "\"string\"}",
-         "\"memory_id\""),
+     "Close a memory: it stops being true (at, default now) and stays in its history.", p_memory_delete,
      OBJ("\"closed\":{\"type\":\"string\"}", "\"closed\""), OP_IDEMPOTENT, op_memory_delete},
     {"memory_history", "GET", "/v1/memory/{memory_id}/history",
-     "Every version of a memory, oldest first: what changed, when, by whom and why.", OBJ(MID, "\"memory_id\""),
+     "Every version of a memory, oldest first: what changed, when, by whom and why.", p_memory,
      OBJ("\"versions\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}", "\"versions\""), OP_READONLY,
      op_memory_history},
-    {"forget", "POST", "/v1/memory/{memory_id}/forget",
-     "Erase a memory and its whole history, for real (erasure).", OBJ(MID, "\"memory_id\""),
-     OBJ("\"forgotten\":{\"type\":\"string\"}", "\"forgotten\""), OP_TOOL | OP_DESTRUCTIVE, op_forget},
+    {"forget", "POST", "/v1/memory/{memory_id}/forget", "Erase a memory and its whole history, for real (erasure).",
+     p_memory, OBJ("\"forgotten\":{\"type\":\"string\"}", "\"forgotten\""), OP_TOOL | OP_DESTRUCTIVE, op_forget},
     /* OpenAI Conversations API (openai.c): conversation = session, item = message */
     {"conversation_create", "POST", "/v1/conversations",
-     "OpenAI Conversations API: create a conversation (a session), with up to 20 initial items.",
-     OBJ(CONV_ITEMS ",\"metadata\":{\"type\":\"object\"}", ""), CONV_R, OP_OPENAI, srv_op_conv_create},
+     "OpenAI Conversations API: create a conversation (a session), with up to 20 initial items.", p_conv_create,
+     CONV_R, OP_OPENAI, srv_op_conv_create},
     {"conversation_get", "GET", "/v1/conversations/{conversation_id}", "OpenAI Conversations API: a conversation.",
-     OBJ(CID, "\"conversation_id\""), CONV_R, OP_OPENAI | OP_READONLY, srv_op_conv_get},
+     p_conv, CONV_R, OP_OPENAI | OP_READONLY, srv_op_conv_get},
     {"conversation_update", "POST", "/v1/conversations/{conversation_id}",
-     "OpenAI Conversations API: replace a conversation's metadata.",
-     OBJ(CID ",\"metadata\":{\"type\":\"object\"}", "\"conversation_id\",\"metadata\""), CONV_R, OP_OPENAI,
+     "OpenAI Conversations API: replace a conversation's metadata.", p_conv_update, CONV_R, OP_OPENAI,
      srv_op_conv_update},
     {"conversation_delete", "DELETE", "/v1/conversations/{conversation_id}",
-     "OpenAI Conversations API: delete a conversation and its items.", OBJ(CID, "\"conversation_id\""),
+     "OpenAI Conversations API: delete a conversation and its items.", p_conv,
      OBJ("\"id\":{\"type\":\"string\"},\"object\":{\"type\":\"string\"},\"deleted\":{\"type\":\"boolean\"}", ""),
      OP_OPENAI | OP_DESTRUCTIVE, srv_op_conv_delete},
     {"conversation_items_create", "POST", "/v1/conversations/{conversation_id}/items",
      "OpenAI Conversations API: add 1 to 20 items (message, function_call, function_call_output, others kept as "
      "they came).",
-     OBJ(CID "," CONV_ITEMS, "\"conversation_id\",\"items\""), ITEM_LIST_R, OP_OPENAI, srv_op_items_create},
+     p_items_create, ITEM_LIST_R, OP_OPENAI, srv_op_items_create},
     {"conversation_items_list", "GET", "/v1/conversations/{conversation_id}/items",
-     "OpenAI Conversations API: a page of items (limit 1-100, order asc/desc, after an item id).",
-     OBJ(CID ",\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20},\"order\":{"
-             "\"type\":\"string\",\"enum\":[\"asc\",\"desc\"],\"default\":\"desc\"},\"after\":{\"type\":"
-             "\"string\",\"description\":\"an item id\"}",
-         "\"conversation_id\""),
+     "OpenAI Conversations API: a page of items (limit 1-100, order asc/desc, after an item id).", p_items_list,
      ITEM_LIST_R, OP_OPENAI | OP_READONLY, srv_op_items_list},
     {"conversation_item_get", "GET", "/v1/conversations/{conversation_id}/items/{item_id}",
-     "OpenAI Conversations API: one item.", OBJ(CID "," IID, "\"conversation_id\",\"item_id\""),
-     OBJ("\"id\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"}", "\"id\",\"type\""),
-     OP_OPENAI | OP_READONLY, srv_op_item_get},
+     "OpenAI Conversations API: one item.", p_item,
+     OBJ("\"id\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"}", "\"id\",\"type\""), OP_OPENAI | OP_READONLY,
+     srv_op_item_get},
     {"conversation_item_delete", "DELETE", "/v1/conversations/{conversation_id}/items/{item_id}",
-     "OpenAI Conversations API: delete one item; returns the conversation.",
-     OBJ(CID "," IID, "\"conversation_id\",\"item_id\""), CONV_R, OP_OPENAI | OP_DESTRUCTIVE, srv_op_item_delete},
+     "OpenAI Conversations API: delete one item; returns the conversation.", p_item, CONV_R,
+     OP_OPENAI | OP_DESTRUCTIVE, srv_op_item_delete},
 };
 const size_t srv_nops = sizeof srv_ops / sizeof srv_ops[0];
 
@@ -1443,8 +1563,14 @@ mn_status srv_call_op(const struct srv_op *op, struct srv_call *c)
     c->status = MN_OK;
     c->http = 0;
     c->msg[0] = '\0';
-    if (!json_is_object(c->params))
+    c->op = op;
+    c->invalid_params = 0;
+    if (!json_is_object(c->params)) {
+        c->invalid_params = 1;
         return fail(c, MN_INVALID, "parameters must be a JSON object");
+    }
+    if (srv_params_check(c))
+        return c->status;
     if (op->fn(c) == MN_OK && c->raw && !c->accept_raw) {
         json_error_t jerr;
         c->result = json_loads(c->raw, 0, &jerr);

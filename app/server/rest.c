@@ -218,7 +218,8 @@ int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *me
         }
     }
     match(op->path, path, params); /* path parameters win over body and query */
-    if (idem_key && !json_object_get(params, "idempotency_key") && !json_object_get(params, "messages"))
+    if (idem_key && srv_param_find(op, "idempotency_key") && !json_object_get(params, "idempotency_key") &&
+        !json_object_get(params, "messages"))
         json_object_set_new(params, "idempotency_key", json_string(idem_key));
     struct srv_call *c = &r->call;
     c->db = db;
@@ -331,28 +332,19 @@ char *srv_openapi(void)
             item = json_object();
             json_object_set_new(paths, op->path, item);
         }
-        json_t *schema = srv_op_schema(op->params), *props = json_object_get(schema, "properties");
-        json_t *req = json_object_get(schema, "required");
         json_t *parameters = json_array(), *body_props = json_object(), *body_req = json_array();
         int is_get = strcmp(op->method, "GET") == 0 || strcmp(op->method, "DELETE") == 0;
-        const char *k;
-        json_t *v;
-        json_object_foreach(props, k, v) {
-            char pat[80];
-            snprintf(pat, sizeof pat, "{%s}", k);
-            int in_path = strstr(op->path, pat) != NULL;
-            int required = 0;
-            size_t j;
-            json_t *r;
-            json_array_foreach(req, j, r) required |= json_is_string(r) && strcmp(json_string_value(r), k) == 0;
-            if (in_path || is_get) {
-                json_array_append_new(parameters, json_pack("{s:s,s:s,s:b,s:O}", "name", k, "in",
-                                                             in_path ? "path" : "query", "required",
-                                                             in_path || required, "schema", v));
+        for (const struct srv_param *p = op->params; p && p->name; p++) {
+            enum srv_pin in = srv_param_in(op, p);
+            if (in != PIN_BODY) {
+                json_array_append_new(parameters, json_pack("{s:s,s:s,s:b,s:o}", "name", p->name, "in",
+                                                             in == PIN_PATH ? "path" : "query", "required",
+                                                             in == PIN_PATH || p->required, "schema",
+                                                             srv_param_schema(p)));
             } else {
-                json_object_set(body_props, k, v);
-                if (required)
-                    json_array_append_new(body_req, json_string(k));
+                json_object_set_new(body_props, p->name, srv_param_schema(p));
+                if (p->required)
+                    json_array_append_new(body_req, json_string(p->name));
             }
         }
         json_t *o = json_pack("{s:s,s:s,s:o}", "operationId", op->name, "summary", op->summary, "parameters",
@@ -363,7 +355,7 @@ char *srv_openapi(void)
                                 json_pack("{s:b,s:{s:{s:{s:s}}}}", "required", 1, "content", "application/x-ndjson",
                                           "schema", "type", "string"));
         } else if (!is_get) {
-            json_t *bs = json_pack("{s:s,s:o}", "type", "object", "properties", body_props);
+            json_t *bs = json_pack("{s:s,s:o,s:b}", "type", "object", "properties", body_props, "additionalProperties", 0);
             if (json_array_size(body_req))
                 json_object_set(bs, "required", body_req);
             json_object_set_new(o, "requestBody", json_pack("{s:b,s:{s:{s:o}}}", "required", 0, "content",
@@ -394,7 +386,6 @@ char *srv_openapi(void)
             method[m] = (char)(op->method[m] | 0x20);
         method[m] = '\0';
         json_object_set_new(item, method, o);
-        json_decref(schema);
     }
     json_t *doc = json_pack(
         "{s:s,s:{s:s,s:s,s:s},s:[{s:s}],s:o,s:{s:{s:{s:s,s:{s:{s:s,s:{s:{s:s},s:{s:s}},s:[s,s]}},s:[s]}},"

@@ -26,10 +26,37 @@ enum srv_op_flags {
     OP_QUICK = 1 << 7        /* a short read: answered on the server's event loop, not a worker */
 };
 
+/* ---- parameter declarations (params.c) ---------------------------------------------------- */
+
+/* The JSON type of a declared parameter. PT_ANY: any JSON value (passed on as JSON text). */
+enum srv_ptype { PT_NONE = 0, PT_STRING, PT_INTEGER, PT_NUMBER, PT_BOOLEAN, PT_OBJECT, PT_ARRAY, PT_ANY };
+
+/* Where a REST request carries a parameter; derived from the route (srv_param_in). */
+enum srv_pin { PIN_PATH, PIN_QUERY, PIN_BODY };
+
+/* One parameter of an operation, as data: the validator (srv_params_check), the MCP inputSchema,
+ * /openapi.json, `mnemo api` and the CLI help are all made from it. Limits exist here once. */
+struct srv_param {
+    const char *name;      /* snake_case; NULL ends a list */
+    enum srv_ptype type;
+    enum srv_ptype alt;    /* a second accepted type (metadata: an object or a string of JSON text) */
+    int required;
+    int has_min, has_max;
+    int64_t min, max;      /* integer, number: the range; string: max is maxLength; array: maxItems */
+    const char *def;       /* the default as JSON text (filled in when absent), or NULL */
+    const char *enums;     /* string: the allowed values, "a|b|c", or NULL */
+    const char *desc;      /* one line, or NULL */
+    const char *items;     /* array: the JSON Schema of an item (JSON text), or NULL */
+};
+
 /* One call of an operation: the parameters in, the result or the error out. */
 struct srv_call {
     mn_db *db;
-    json_t *params;          /* object: path, query and body parameters merged (borrowed) */
+    json_t *params;          /* object: path, query and body parameters merged (borrowed); once
+                                srv_params_check passed, every member is declared, typed (query
+                                strings converted), within its limits, and defaults are filled */
+    const struct srv_op *op; /* the operation being run (set by srv_call_op) */
+    int invalid_params;      /* the parameters failed the declarations (MCP: JSON-RPC -32602) */
     const char *body;        /* OP_RAWBODY: the raw request body */
     size_t body_len;
     const char *ns;          /* namespace the caller is bound to (API key), NULL: any */
@@ -55,7 +82,7 @@ struct srv_op {
     const char *method;  /* GET, POST, DELETE */
     const char *path;    /* "/v1/sessions/{session_id}/messages" */
     const char *summary; /* one line, for OpenAPI, tools/list and docs */
-    const char *params;  /* JSON Schema (object) of the parameters, as JSON text */
+    const struct srv_param *params; /* the parameters, ended by an entry with name NULL */
     const char *result;  /* JSON Schema (object) of the result, as JSON text */
     unsigned flags;
     srv_handler fn;
@@ -102,8 +129,24 @@ size_t srv_folds_depth(void);
 mn_status srv_call_op(const struct srv_op *op, struct srv_call *c);
 /* The op named `name`, or NULL. */
 const struct srv_op *srv_op_find(const char *name);
-/* The parsed params / result schema of an op (new reference; never NULL for a valid table). */
+/* The parsed result schema of an op (new reference; never NULL for a valid table). */
 json_t *srv_op_schema(const char *text);
+/* The JSON Schema (object) of an op's parameters, generated from its declarations; with
+ * only_in >= 0 just those carried there (enum srv_pin). New reference. */
+json_t *srv_op_input_schema(const struct srv_op *op, int only_in);
+/* The JSON Schema of one declared parameter. New reference. */
+json_t *srv_param_schema(const struct srv_param *p);
+/* Where REST carries p for op: path (in the route), query (GET, DELETE) or body. */
+enum srv_pin srv_param_in(const struct srv_op *op, const struct srv_param *p);
+/* The declaration of `name` in op, or NULL. */
+const struct srv_param *srv_param_find(const struct srv_op *op, const char *name);
+/* "string", "integer", … */
+const char *srv_ptype_name(enum srv_ptype t);
+/* Checks c->params against c->op's declarations before any handler runs: an undeclared name,
+ * a wrong type, a value out of range or not in the enum is MN_INVALID naming the parameter and
+ * the limit (c->invalid_params set). Converts query strings to their declared type and fills
+ * defaults in place. */
+mn_status srv_params_check(struct srv_call *c);
 /* HTTP status for a library status (MN_INVALID 400, …). */
 int srv_http_status(mn_status st);
 

@@ -114,6 +114,23 @@ test('state, compaction, summary, events', async () => {
   assert.ok(events.some((e) => e.kind === 'compaction'));
 });
 
+test('the ask-user state flow, file dedup, clear and the turn limit', async () => {
+  const { session } = await client.sessionCreate();
+  assert.equal((await client.stateWait(session.id, { param: 'order_id' })).state.waiting_for_param, 'order_id');
+  assert.equal((await client.stateUnwait(session.id)).state.waiting_for_param, null);
+  const r = await client.stateResult(session.id, { intent_id: 'lookup', result: { found: true } });
+  assert.deepEqual([r.state.last_intent_id, r.state.last_result], ['lookup', { found: true }]);
+  assert.deepEqual((await client.statePlan(session.id, { plan: ['a', 'b'] })).state.plan_execution, ['a', 'b']);
+  assert.equal((await client.stateClear(session.id)).state.plan_execution, null);
+  assert.equal((await client.filesCheck(session.id, { path: 'a.c', content: 'x' })).include, true);
+  assert.equal((await client.filesCheck(session.id, { path: 'a.c', content: 'x' })).include, false);
+  await client.append(session.id, { role: 'user', content: 'one' });
+  await client.append(session.id, { role: 'user', content: 'two' });
+  assert.equal((await client.sessionLimit(session.id, { max_turns: 1 })).session.max_turns, 1);
+  assert.equal((await client.sessionClear(session.id)).cleared, 1);
+  await assert.rejects(client.stateWait(session.id, { param: 'x', wiat: 1 }), InvalidError); // misspelt: refused
+});
+
 test('search, stats, gc, prune', async () => {
   const { session } = await client.sessionCreate();
   await client.append(session.id, { role: 'user', content: 'the zanzibar protocol handshake' });

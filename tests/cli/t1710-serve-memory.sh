@@ -14,7 +14,7 @@ eq "$(jget "$OUT" '[j["memory"]["version"], j["memory"]["sources"], j["memory"][
     "remember returns the memory with its provenance"
 req POST /v1/memory '{"text":"Deploys go through staging first","kind":"instruction","agent_id":"ops"}'
 req POST /v1/memory '{"text":"x","colour":"red"}'
-eq "$CODE $(jget "$OUT" 'j["error"]["message"]')" "400 colour: not a parameter of this operation" \
+eq "$CODE $(jget "$OUT" 'j["error"]["message"].split(" (")[0]')" "400 colour: not a parameter of remember" \
     "a misspelt parameter is refused by name"
 req POST /v1/memory '{"text":""}'
 eq "$CODE" 400 "empty text: 400"

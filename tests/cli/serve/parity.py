@@ -1,0 +1,303 @@
+"""parity.py — the same operation through the CLI, REST and MCP on one database gives the same
+result (issue #14). One row per operation in ROWS; to cover a new operation add a row:
+
+    Row(op, cli=[argv…], api=(METHOD, PATH, {params}), pick_cli=…, pick_api=…, fresh=…)
+
+  - {S} / {M} in argv, path and parameter values: the session / memory the surface works on.
+    fresh="session" (or "memory") gives each surface its own, made the same way through the CLI
+    (for operations that change what they touch); otherwise all three share one.
+  - pick_cli / pick_api: the comparable part of the CLI's output (JSON when it parses, else the
+    text) and of the API result (REST body = MCP structuredContent).
+  - the MCP call is made when tools/list offers the operation; the test fails when an operation
+    of the table with a CLI command (`mnemo api --json` + app/cli/cmd_api.c) has no row.
+Values that differ by nature (ids, timestamps, sizes) are normalised before comparing.
+Usage: python3 parity.py MNEMO DB URL"""
+import http.client
+import json
+import re
+import subprocess
+import sys
+import urllib.parse
+
+MNEMO, DB, URL = sys.argv[1], sys.argv[2], urllib.parse.urlparse(sys.argv[3])
+failures, checks = [], 0
+
+
+def cli(*args, stdin=None):
+    r = subprocess.run([MNEMO, "--db", DB, *args], input=stdin, capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise RuntimeError(f"mnemo {' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")
+    try:
+        return json.loads(r.stdout)
+    except ValueError:
+        return r.stdout.strip()
+
+
+def http_call(method, path, body=None, raw=None):
+    conn = http.client.HTTPConnection(URL.hostname, URL.port, timeout=300)
+    headers = {"Accept": "application/json, text/event-stream"}
+    if raw is not None:
+        headers["Content-Type"] = "application/x-ndjson"
+        data = raw.encode()
+    elif body is not None:
+        headers["Content-Type"] = "application/json"
+        data = json.dumps(body).encode()
+    else:
+        data = None
+    conn.request(method, path, body=data, headers=headers)
+    r = conn.getresponse()
+    text = r.read().decode()
+    conn.close()
+    return r.status, text
+
+
+def rest(method, path, params, raw=None):
+    path = path.format(**{k: urllib.parse.quote(str(v)) for k, v in params.items()})
+    rest_params = {k: v for k, v in params.items() if "{" + k + "}" not in path}
+    if method in ("GET", "DELETE") or raw is not None:
+        q = {k: (json.dumps(v) if isinstance(v, (dict, list)) else str(v).lower() if isinstance(v, bool) else v)
+             for k, v in rest_params.items()}
+        status, text = http_call(method, path + ("?" + urllib.parse.urlencode(q) if q else ""), raw=raw)
+    else:
+        status, text = http_call(method, path, rest_params)
+    if status >= 300:
+        raise RuntimeError(f"REST {method} {path}: {status} {text[:300]}")
+    if text.startswith("{") and "\n{" not in text.strip():
+        return json.loads(text)
+    return text
+
+
+_rid = 0
+
+
+def mcp(method, params):
+    global _rid
+    _rid += 1
+    status, text = http_call("POST", "/mcp", {"jsonrpc": "2.0", "id": _rid, "method": method, "params": params})
+    r = json.loads(text)
+    if "error" in r:
+        raise RuntimeError(f"MCP {method}: {r['error']}")
+    return r["result"]
+
+
+def tool(name, args):
+    r = mcp("tools/call", {"name": name, "arguments": args})
+    if r.get("isError"):
+        raise RuntimeError(f"MCP tool {name}: {r['content'][0]['text']}")
+    return r["structuredContent"]
+
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+VOLATILE = {"id", "session_id", "parent_id", "memory_id", "created_at", "updated_at", "expires_at",
+            "last_active_at", "valid_from", "recorded_at", "closed_at", "db_bytes", "wal_bytes",
+            "bytes_per_message", "path", "covers_upto", "sources", "at", "ms", "elapsed_ms", "duration_ms",
+            "actor"}  # actor: the surface that wrote a memory version (cli, api) by design
+
+
+def norm(v):
+    if isinstance(v, dict):
+        return {k: ("<v>" if k in VOLATILE else norm(x)) for k, x in v.items()}
+    if isinstance(v, list):
+        return [norm(x) for x in v]
+    if isinstance(v, str):
+        if UUID.match(v):
+            return "<uuid>"
+        if "\n" in v and v.lstrip().startswith("{"):  # JSON Lines (export)
+            return [norm(json.loads(line)) for line in v.splitlines() if line.strip()]
+    return v
+
+
+class Row:
+    def __init__(self, op, cli, api, pick_cli=lambda r: r, pick_api=lambda r: r, fresh=None, before=None,
+                 raw=None):
+        self.op, self.cli, self.api = op, cli, api
+        self.pick_cli, self.pick_api, self.fresh, self.before, self.raw = pick_cli, pick_api, fresh, before, raw
+
+
+def key(name):
+    return lambda r: r[name]
+
+
+def session_of(r):
+    return r["session"]
+
+
+# a session made the same way for every surface: a title, two turns naming a file, a namespace
+def make_session(ns="parity"):
+    s = cli("session", "new", "--title", "parity", "--namespace", ns, "--json")["id"]
+    cli("add", s, "user", "the parity check reads README.md", "--files", '["README.md"]', "--json")
+    cli("add", s, "assistant", "README.md says hello", "--json")
+    return s
+
+
+def make_memory():
+    return cli("memory", "add", "the parity fact: tabs over spaces", "--kind", "preference", "--namespace",
+               "parity-mem", "--json")["id"]
+
+
+def export_then_delete(env):
+    s = make_session("parity-import")
+    env["export"] = cli("export", s)
+    cli("session", "delete", s, "--json")
+
+
+def compacted(env):
+    for i in range(6):
+        cli("add", env["S"], "user", f"turn {i}: the parity check keeps going with more words", "--json")
+        cli("add", env["S"], "assistant", f"answer {i}: noted, and more words to fold", "--json")
+    cli("compact", env["S"], "--json")
+
+
+SES = "/v1/sessions/{session_id}"
+ROWS = [
+    Row("session_create", ["session", "new", "--title", "t", "--namespace", "parity-new", "--json"],
+        ("POST", "/v1/sessions", {"title": "t", "namespace": "parity-new"}), pick_api=session_of),
+    Row("session_list", ["session", "list", "--namespace", "parity-list", "--json"],
+        ("GET", "/v1/sessions", {"namespace": "parity-list"}), pick_api=key("sessions")),
+    Row("session_get", ["session", "show", "{S}", "--json"], ("GET", SES, {"session_id": "{S}"}),
+        pick_api=session_of),
+    Row("session_resume", ["session", "resume", "--namespace", "parity"],
+        ("GET", "/v1/resume", {"namespace": "parity"}), pick_api=lambda r: r["session"]["id"]),
+    Row("session_fork", ["session", "fork", "{S}", "--upto", "1", "--json"],
+        ("POST", SES + "/fork", {"session_id": "{S}", "upto_seq": 1}), pick_api=session_of, fresh="session"),
+    Row("session_clear", ["session", "clear", "{S}", "--json"], ("POST", SES + "/clear", {"session_id": "{S}"}),
+        fresh="session"),
+    Row("session_limit", ["session", "limit", "{S}", "1", "--json"],
+        ("POST", SES + "/limit", {"session_id": "{S}", "max_turns": 1}), pick_api=session_of, fresh="session"),
+    Row("session_delete", ["session", "delete", "{S}", "--json"], ("DELETE", SES, {"session_id": "{S}"}),
+        fresh="session"),
+    Row("append", ["add", "{S}", "user", "one more", "--json"],
+        ("POST", SES + "/messages", {"session_id": "{S}", "role": "user", "content": "one more"}),
+        pick_api=lambda r: r["messages"][0], fresh="session"),
+    Row("history", ["history", "{S}", "--json"], ("GET", SES + "/messages", {"session_id": "{S}"}),
+        pick_api=key("messages")),
+    Row("context", ["context", "{S}", "--max-tokens", "500", "--model-window", "8000", "--rag", "--report"],
+        ("POST", SES + "/context", {"session_id": "{S}", "max_tokens": 500, "model_window": 8000, "rag": True}),
+        pick_api=lambda r: {"messages": r["messages"], "report": r["report"]}),
+    Row("compact", ["compact", "{S}", "--instructions", "keep the file names", "--json"],
+        ("POST", SES + "/compact", {"session_id": "{S}", "instructions": "keep the file names"}),
+        pick_cli=lambda r: r["kind"], pick_api=lambda r: r["event"]["kind"], fresh="session"),
+    Row("summary_get", ["summary", "show", "{S}", "--json"], ("GET", SES + "/summary", {"session_id": "{S}"}),
+        pick_api=key("summary"), fresh="session", before=compacted),
+    Row("events", ["events", "{S}", "--json"], ("GET", SES + "/events", {"session_id": "{S}"}),
+        pick_api=key("events")),
+    Row("files", ["files", "{S}", "--json"], ("GET", SES + "/files", {"session_id": "{S}"}), pick_api=key("files")),
+    Row("state_get", ["state", "{S}"], ("GET", SES + "/state", {"session_id": "{S}"}), pick_api=key("state")),
+    Row("state_merge", ["state", "{S}", "merge", '{"order_id": 42}'],
+        ("POST", SES + "/state", {"session_id": "{S}", "params": {"order_id": 42}}), pick_api=key("state"),
+        fresh="session"),
+    Row("state_wait", ["state", "{S}", "wait", "order_id"],
+        ("POST", SES + "/state/wait", {"session_id": "{S}", "param": "order_id"}), pick_api=key("state"),
+        fresh="session"),
+    Row("state_unwait", ["state", "{S}", "unwait"], ("POST", SES + "/state/unwait", {"session_id": "{S}"}),
+        pick_api=key("state"), fresh="session"),
+    Row("state_result", ["state", "{S}", "result", "lookup", '{"found": true}'],
+        ("POST", SES + "/state/result", {"session_id": "{S}", "intent_id": "lookup", "result": {"found": True}}),
+        pick_api=key("state"), fresh="session"),
+    Row("state_plan", ["state", "{S}", "plan", '{"steps": ["a", "b"]}'],
+        ("POST", SES + "/state/plan", {"session_id": "{S}", "plan": {"steps": ["a", "b"]}}), pick_api=key("state"),
+        fresh="session"),
+    Row("state_clear", ["state", "{S}", "clear", "--history"],
+        ("POST", SES + "/state/clear", {"session_id": "{S}", "history": True}), pick_api=key("state"),
+        fresh="session"),
+    Row("search", ["search", "parity", "--mode", "keyword", "--namespace", "parity", "--json"],
+        ("GET", "/v1/search", {"q": "parity", "mode": "keyword", "namespace": "parity"}), pick_api=key("hits")),
+    Row("gc", ["gc", "--json"], ("POST", "/v1/gc", {})),
+    Row("prune", ["prune", "--days", "3650", "--json"], ("POST", "/v1/prune", {"days": 3650})),
+    Row("stats", ["stats", "--json"], ("GET", "/v1/stats", {})),
+    Row("export", ["export", "{S}"], ("GET", "/v1/export", {"ids": "{S}"})),
+    Row("import", ["import", "-", "--json"], ("POST", "/v1/import", {}), before=export_then_delete, raw="export"),
+    Row("remember", ["memory", "add", "tabs over spaces", "--kind", "preference", "--namespace", "parity-r", "--json"],
+        ("POST", "/v1/memory", {"text": "tabs over spaces", "kind": "preference", "namespace": "parity-r"}),
+        pick_api=key("memory")),
+    Row("recall", ["memory", "search", "tabs", "--namespace", "parity-mem", "--mode", "keyword", "--json"],
+        ("GET", "/v1/memory/search", {"q": "tabs", "namespace": "parity-mem", "mode": "keyword"}),
+        pick_api=key("memories"), fresh="memory"),
+    Row("memory_list", ["memory", "list", "--namespace", "parity-mem", "--json"],
+        ("GET", "/v1/memory", {"namespace": "parity-mem"}), pick_api=key("memories"), fresh="memory"),
+    Row("memory_get", ["memory", "show", "{M}", "--json"], ("GET", "/v1/memory/{memory_id}", {"memory_id": "{M}"}),
+        pick_api=key("memory"), fresh="memory"),
+    Row("update", ["memory", "update", "{M}", "--text", "tabs, always", "--json"],
+        ("PATCH", "/v1/memory/{memory_id}", {"memory_id": "{M}", "text": "tabs, always"}), pick_api=key("memory"),
+        fresh="memory"),
+    Row("memory_delete", ["memory", "delete", "{M}", "--json"],
+        ("DELETE", "/v1/memory/{memory_id}", {"memory_id": "{M}"}), fresh="memory"),
+    Row("memory_history", ["memory", "history", "{M}", "--json"],
+        ("GET", "/v1/memory/{memory_id}/history", {"memory_id": "{M}"}), pick_api=key("versions"), fresh="memory"),
+    Row("forget", ["memory", "forget", "{M}", "--json"], ("POST", "/v1/memory/{memory_id}/forget", {"memory_id": "{M}"}),
+        fresh="memory"),
+]
+
+
+def subst(v, env):
+    if isinstance(v, str):
+        return v.replace("{S}", env.get("S", "")).replace("{M}", env.get("M", ""))
+    if isinstance(v, dict):
+        return {k: subst(x, env) for k, x in v.items()}
+    if isinstance(v, list):
+        return [subst(x, env) for x in v]
+    return v
+
+
+def env_for(row, shared):
+    env = dict(shared)
+    if row.fresh == "session":
+        env["S"] = make_session()
+    if row.fresh == "memory":
+        # memories of one namespace per surface: what a list or search returns is that surface's
+        for old in cli("memory", "list", "--namespace", "parity-mem", "--json"):
+            cli("memory", "forget", old["id"], "--json")
+        env["M"] = make_memory()
+    if row.before:
+        row.before(env)
+    return env
+
+
+def surface(row, name, shared):
+    env = env_for(row, shared)
+    method, path, params = row.api
+    params = subst(params, env)
+    if name == "cli":
+        stdin = env.get(row.raw) if row.raw else None
+        return norm(row.pick_cli(cli(*subst(row.cli, env), stdin=stdin)))
+    if name == "rest":
+        return norm(row.pick_api(rest(method, path, params, raw=env.get(row.raw) if row.raw else None)))
+    return norm(row.pick_api(tool(row.op, params)))
+
+
+def main():
+    global checks
+    mcp("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "parity", "version": "1"}})
+    tools = {t["name"] for t in mcp("tools/list", {})["tools"]}
+    bound = {op["name"] for op in cli("api", "--json") if op.get("cli_command")}
+    shared = {"S": make_session()}
+    cli("session", "new", "--namespace", "parity-list", "--title", "listed", "--json")
+    covered = set()
+    for row in ROWS:
+        covered.add(row.op)
+        results = {}
+        for name in ("cli", "rest", "mcp"):
+            if name == "mcp" and row.op not in tools:
+                continue
+            try:
+                results[name] = surface(row, name, shared)
+            except Exception as e:  # noqa: BLE001 - reported as a failure of this row
+                results[name] = f"ERROR {e}"
+        checks += 1
+        if isinstance(results["cli"], str) and results["cli"].startswith("ERROR"):
+            failures.append(f"{row.op}: the CLI call failed: {results['cli'][:500]}")
+        for name, got in results.items():
+            checks += 1
+            if got != results["cli"]:
+                failures.append(f"{row.op}: {name} differs from the CLI\n  cli:  {json.dumps(results['cli'])[:700]}\n"
+                                f"  {name}: {json.dumps(got)[:700]}")
+    for op in sorted(bound - covered):
+        failures.append(f"{op}: has a CLI command but no parity row")
+    checks += 1
+
+
+main()
+for f in failures:
+    print("FAIL", f)
+print("checks", checks, "failures", len(failures))
+sys.exit(1 if failures else 0)
