@@ -213,6 +213,13 @@ def main():
     if len(args) < 2:
         sys.exit("usage: transcripts.py [--update] MNEMO PAGE...")
     mnemo = os.path.realpath(args[0])
+    # The pages show exact token counts of the default tokenizer, cl100k_base, whose rank files
+    # scripts/fetch-ranks installs (make test does); without them every count would differ.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMO_")}
+    shown = subprocess.run([mnemo, "config", "show"], env=env, capture_output=True, text=True).stdout
+    if not re.search(r"^tokenizer\.active\s+cl100k_base\b", shown, re.M):
+        sys.exit("transcripts.py: the pages are written for the cl100k_base tokenizer, which this mnemo"
+                 " cannot load (run scripts/fetch-ranks)")
     failed = sum(run_page(mnemo, page) for page in args[1:])
     sys.exit(1 if failed else 0)
 
