@@ -26,6 +26,9 @@ static const struct {
     {"memory show", "memory_get"},     {"memory update", "update"},       {"memory delete", "memory_delete"},
     {"memory history", "memory_history"}, {"memory forget", "forget"},
     {"session clear", "session_clear"}, {"session limit", "session_limit"},
+    {"session update", "session_update"}, {"message delete", "message_delete"},
+    {"message edit", "message_edit"},     {"files check", "files_check"},
+    {"handover", "handover"},             {"namespace forget", "namespace_forget"},
     /* the verbs of `mnemo state ID VERB` (one command, an operation per verb) */
     {"state", "state_get"},              {"state merge", "state_merge"},  {"state wait", "state_wait"},
     {"state unwait", "state_unwait"},    {"state result", "state_result"}, {"state plan", "state_plan"},

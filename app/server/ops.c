@@ -12,10 +12,6 @@
 
 #include "server/server.h"
 
-/* The library's cap on one session-list page (mn_session_list: "at most 10000"; mnemo.h has no
- * constant for it yet). */
-#define SRV_SESSION_LIST_MAX 10000
-
 /* ---- parameter helpers ----------------------------------------------------------------------- */
 
 static mn_status fail(struct srv_call *c, mn_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -302,7 +298,7 @@ static mn_status op_session_list(struct srv_call *c)
     /* one more than asked tells whether a next page exists; at the library's limit a second
      * read of one row does */
     mn_sessions *list = NULL, *next = NULL;
-    size_t ask = limit < SRV_SESSION_LIST_MAX ? (size_t)limit + 1 : (size_t)limit;
+    size_t ask = limit < MN_SESSION_LIST_MAX ? (size_t)limit + 1 : (size_t)limit;
     if ((st = mn_session_list(c->db, ns, ask, (size_t)offset, &list)))
         return lib_fail(c, st);
     json_t *a = json_array();
@@ -368,6 +364,34 @@ static mn_status op_message_delete(struct srv_call *c)
     if ((st = mn_message_delete(c->db, id, mid)))
         return lib_fail(c, st);
     return ok(c, json_pack("{s:I}", "deleted", (json_int_t)mid));
+}
+
+/* Changes one message's content (and metadata) in place; answers with the message as stored. */
+static mn_status op_message_edit(struct srv_call *c)
+{
+    const char *id, *metadata = NULL;
+    int64_t mid = a_int(c, "message_id", 0);
+    struct keep k = {0};
+    mn_status st;
+    if ((st = session_param(c, &id)) || (st = a_text(c, &k, "metadata", &metadata)))
+        goto out;
+    mn_message *m = NULL;
+    if ((st = mn_message_edit(c->db, id, mid, a_str(c, "content"), metadata, &m))) {
+        st = lib_fail(c, st);
+        goto out;
+    }
+    char *t = NULL;
+    st = mn_message_to_json(m, &t);
+    mn_message_free(m);
+    if (st) {
+        st = lib_fail(c, st);
+        goto out;
+    }
+    st = ok_raw(c, concat("{\"message\":", t, "}", (char *)NULL));
+    mn_free(t);
+out:
+    keep_release(&k);
+    return st;
 }
 
 /* The session's global summary (404 when it has none yet). */
@@ -843,13 +867,31 @@ static mn_status op_files(struct srv_call *c)
     if (st)
         return st;
     mn_strings *l = NULL;
-    if ((st = mn_session_files(c->db, id, &l)))
+    if ((st = mn_session_files_n(c->db, id, (size_t)a_int(c, "limit", 0), &l)))
         return lib_fail(c, st);
     json_t *a = json_array();
     for (size_t i = 0; i < l->count; i++)
         json_array_append_new(a, json_string(l->items[i]));
     mn_strings_free(l);
     return ok(c, json_pack("{s:o}", "files", a));
+}
+
+/* Seed 002's hand-over: what the next tool needs to know about this thread. */
+static mn_status op_handover(struct srv_call *c)
+{
+    const char *id;
+    mn_status st = session_param(c, &id);
+    if (st)
+        return st;
+    mn_thread_summary *t = NULL;
+    if ((st = mn_thread_summary_get(c->db, id, (size_t)a_int(c, "files", 0), &t)))
+        return lib_fail(c, st);
+    char *text = NULL;
+    st = mn_thread_summary_to_json(t, &text);
+    mn_thread_summary_free(t);
+    if (st)
+        return lib_fail(c, st);
+    return ok_raw(c, text);
 }
 
 static mn_status global_only(struct srv_call *c, const char *what)
@@ -912,6 +954,11 @@ static mn_status op_search(struct srv_call *c)
     f.session_id = sid;
     f.since = a_int(c, "since", 0);
     f.until = a_int(c, "until", 0);
+    struct keep k = {0};
+    if ((st = a_text(c, &k, "metadata", &f.metadata))) {
+        keep_release(&k);
+        return st;
+    }
     if (role) {
         mn_role r = MN_ROLE_USER;
         mn_role_parse(role, &r); /* one of the declared values */
@@ -919,7 +966,9 @@ static mn_status op_search(struct srv_call *c)
     }
     mn_search_hits *hits = NULL;
     char *t = NULL;
-    if ((st = mn_search(c->db, q, mode, (size_t)top_k, &f, a_num(c, "min_similarity", 0), &hits)))
+    st = mn_search(c->db, q, mode, (size_t)top_k, &f, a_num(c, "min_similarity", 0), &hits);
+    keep_release(&k);
+    if (st)
         return lib_fail(c, st);
     st = mn_search_hits_to_json(hits, &t);
     const char *ran = mn_search_mode_name(hits->mode);
@@ -992,6 +1041,19 @@ static mn_status op_import(struct srv_call *c)
     return ok(c, json_pack("{s:I,s:I,s:I,s:I}", "sessions_added", (json_int_t)s.sessions_added, "sessions_skipped",
                            (json_int_t)s.sessions_skipped, "messages_added", (json_int_t)s.messages_added,
                            "messages_skipped", (json_int_t)s.messages_skipped));
+}
+
+/* Erases a namespace for real; a key bound to a namespace may erase only its own. */
+static mn_status op_namespace_forget(struct srv_call *c)
+{
+    const char *ns = a_str(c, "namespace");
+    if (c->ns && strcmp(ns, c->ns) != 0)
+        return forbidden(c, "namespace");
+    mn_forget_stats fs = {0, 0};
+    mn_status st = mn_namespace_forget(c->db, ns, &fs);
+    if (st)
+        return lib_fail(c, st);
+    return ok(c, json_pack("{s:I,s:I}", "sessions", (json_int_t)fs.sessions, "memories", (json_int_t)fs.memories));
 }
 
 
@@ -1257,7 +1319,7 @@ static const struct srv_param p_session_create[] = {
     P("ttl_seconds", PT_INTEGER, GE(-1), LE(31622400), DESC("idle time before expiry; -1 never")),
     P("max_turns", PT_INTEGER, GE(-1), LE(1000000), DESC("user turns kept active; -1 none")), END};
 static const struct srv_param p_session_list[] = {
-    NSP, P("limit", PT_INTEGER, GE(1), LE(SRV_SESSION_LIST_MAX), DEF("20")),
+    NSP, P("limit", PT_INTEGER, GE(1), LE(MN_SESSION_LIST_MAX), DEF("20")),
     P("offset", PT_INTEGER, GE(0), LE(100000000), DEF("0")), END};
 static const struct srv_param p_session_resume[] = {
     NSP, P("session_id", PT_STRING, DESC("the session to continue when it has not expired")), END};
@@ -1268,7 +1330,11 @@ static const struct srv_param p_session_clear[] = {
     P("state", PT_BOOLEAN, DESC("also reset the session state")), END};
 static const struct srv_param p_session_limit[] = {
     SID_REQ, P("max_turns", PT_INTEGER, REQ, GE(0), LE(1000000), DESC("user turns kept active; 0: no limit")), END};
-static const struct srv_param p_message_delete[] = {SID_REQ, P("message_id", PT_INTEGER, REQ, GE(1)), END};
+#define MSGID_REQ P("message_id", PT_INTEGER, REQ, GE(1), DESC("the message's id (history shows it)"))
+static const struct srv_param p_message_delete[] = {SID_REQ, MSGID_REQ, END};
+static const struct srv_param p_message_edit[] = {
+    SID_REQ, MSGID_REQ, P("content", PT_STRING, REQ, DESC("the new content (memory.max_message_bytes)")),
+    P("metadata", PT_OBJECT, ALT(PT_STRING), DESC("a JSON object that replaces the message's metadata")), END};
 static const struct srv_param p_compact[] = {
     SID_REQ, P("instructions", PT_STRING, LE(4000), DESC("what the summary must keep, like /compact <focus>")), END};
 static const struct srv_param p_events[] = {SID_REQ, P("limit", PT_INTEGER, GE(1), LE(10000), DEF("50")), END};
@@ -1322,6 +1388,13 @@ static const struct srv_param p_state_clear[] = {
 static const struct srv_param p_files_check[] = {
     SID_REQ, P("path", PT_STRING, REQ, DESC("the file's path")),
     P("content", PT_STRING, REQ, DESC("the content about to be sent")), END};
+static const struct srv_param p_files[] = {
+    SID_REQ, P("limit", PT_INTEGER, GE(1), LE(1000000), DESC("only the newest limit paths; absent: all")), END};
+static const struct srv_param p_handover[] = {
+    SID_REQ, P("files", PT_INTEGER, GE(0), LE(1000000), DESC("list at most the newest files paths; 0 or absent: all")),
+    END};
+static const struct srv_param p_namespace_forget[] = {
+    P("namespace", PT_STRING, REQ, DESC("the namespace to erase, every session and memory of it")), END};
 static const struct srv_param p_none[] = {END};
 static const struct srv_param p_prune[] = {P("days", PT_INTEGER, REQ, GE(1), LE(36500)), END};
 static const struct srv_param p_search[] = {
@@ -1331,6 +1404,8 @@ static const struct srv_param p_search[] = {
     P("since", PT_INTEGER, GE(0), DESC("only messages created at or after this time (ms since the epoch)")),
     P("until", PT_INTEGER, GE(0), DESC("only messages created before this time (ms since the epoch)")),
     P("min_similarity", PT_NUMBER, GE(-1), LE(1), DESC("drop semantic candidates below this (0: keep all)")),
+    P("metadata", PT_OBJECT, ALT(PT_STRING),
+      DESC("only messages whose metadata has each key of this object (scalars, at most 16) with an equal value")),
     END};
 static const struct srv_param p_export[] = {
     P("ids", PT_STRING, ALT(PT_ARRAY), DESC("comma-separated session ids (or an array); absent: every session")),
@@ -1404,7 +1479,13 @@ const struct srv_op srv_ops[] = {
      p_session_limit, SESSION_R, OP_TOOL | OP_IDEMPOTENT, op_session_limit},
     {"message_delete", "DELETE", "/v1/sessions/{session_id}/messages/{message_id}",
      "Delete one message of a session (the session's counts follow).", p_message_delete,
-     OBJ("\"deleted\":{\"type\":\"integer\"}", "\"deleted\""), OP_DESTRUCTIVE | OP_IDEMPOTENT, op_message_delete},
+     OBJ("\"deleted\":{\"type\":\"integer\"}", "\"deleted\""), OP_TOOL | OP_DESTRUCTIVE | OP_IDEMPOTENT,
+     op_message_delete},
+    {"message_edit", "PATCH", "/v1/sessions/{session_id}/messages/{message_id}",
+     "Change one message's content (and metadata) in place: tokens, search index and the summaries that folded it "
+     "follow.",
+     p_message_edit, OBJ("\"message\":{\"type\":\"object\"}", "\"message\""), OP_TOOL | OP_IDEMPOTENT,
+     op_message_edit},
     {"summary_get", "GET", "/v1/sessions/{session_id}/summary",
      "The session's global summary: the text older turns were folded into, what it covers, who wrote it.",
      p_session, OBJ("\"summary\":{\"type\":\"object\"}", "\"summary\""), OP_TOOL | OP_READONLY | OP_QUICK,
@@ -1458,8 +1539,19 @@ const struct srv_op srv_ops[] = {
      "Reset the state to its empty form (history: also clear the active history); returns the state.",
      p_state_clear, STATE_R, OP_TOOL | OP_DESTRUCTIVE | OP_IDEMPOTENT, op_state_clear},
     {"files", "GET", "/v1/sessions/{session_id}/files", "The unique file paths the session's messages list, newest first.",
-     p_session, OBJ("\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}", "\"files\""),
+     p_files, OBJ("\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}", "\"files\""),
      OP_TOOL | OP_READONLY | OP_QUICK, op_files},
+    {"handover", "GET", "/v1/sessions/{session_id}/handover",
+     "The thread summary for the next tool: id, start, tool, turns, tools used and files, also as Markdown.",
+     p_handover,
+     OBJ("\"thread_id\":{\"type\":\"string\"},\"namespace\":{\"type\":\"string\"},\"title\":{\"type\":"
+         "[\"string\",\"null\"]},\"tool\":{\"type\":[\"string\",\"null\"]},\"started\":{\"type\":\"integer\"},"
+         "\"updated_at\":{\"type\":\"integer\"},\"expires_at\":{\"type\":[\"integer\",\"null\"]},\"turns\":{"
+         "\"type\":\"integer\"},\"messages\":{\"type\":\"integer\"},\"tokens\":{\"type\":\"integer\"},"
+         "\"tools_used\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"files\":{\"type\":\"array\","
+         "\"items\":{\"type\":\"string\"}},\"text\":{\"type\":\"string\"}",
+         "\"thread_id\",\"started\",\"turns\",\"tools_used\",\"files\",\"text\""),
+     OP_TOOL | OP_READONLY, op_handover},
     {"files_check", "POST", "/v1/sessions/{session_id}/files/check",
      "Whether to send a file's content in this session: true the first time this path has this content, false "
      "after (recorded).",
@@ -1483,6 +1575,11 @@ const struct srv_op srv_ops[] = {
          "\"messages_added\":{\"type\":\"integer\"},\"messages_skipped\":{\"type\":\"integer\"}",
          ""),
      OP_RAWBODY, op_import},
+    {"namespace_forget", "DELETE", "/v1/namespaces/{namespace}",
+     "Erase every session, message, summary, state, vector and memory of a namespace, for real (no undo).",
+     p_namespace_forget,
+     OBJ("\"sessions\":{\"type\":\"integer\"},\"memories\":{\"type\":\"integer\"}", "\"sessions\",\"memories\""),
+     OP_TOOL | OP_DESTRUCTIVE | OP_IDEMPOTENT, op_namespace_forget},
     /* long-term memory (docs/memory.md) */
     {"remember", "POST", "/v1/memory",
      "Remember a fact, preference, instruction or event beyond this conversation, with its scope and provenance.",

@@ -84,8 +84,10 @@ export class MnemoClient extends Operations {
       body = JSON.stringify(params ?? {});
       headers['content-type'] = 'application/json';
     } else if (params && typeof params === 'object') {
+      // a query carries an object (a metadata filter) as its JSON text, a list comma-separated
       for (const [k, v] of Object.entries(params)) {
-        if (v !== undefined && v !== null) url.searchParams.set(k, Array.isArray(v) ? v.join(',') : String(v));
+        if (v === undefined || v === null) continue;
+        url.searchParams.set(k, Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : String(v));
       }
     }
     if (spec.stream) headers.accept = 'application/x-ndjson';

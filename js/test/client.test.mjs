@@ -72,6 +72,13 @@ test('messages: append one and a batch, idempotency keys, history pages, delete,
   assert.deepEqual(await client.messageDelete(session.id, last.id), { deleted: last.id });
   assert.equal((await client.history(session.id)).messages.length, 5);
   assert.deepEqual((await client.files(session.id)).files, ['src/a.c']);
+  const edited = await client.messageEdit(session.id, one.messages[0].id, { content: 'read b.c', metadata: { fixed: true } });
+  assert.deepEqual([edited.message.seq, edited.message.content, edited.message.metadata], [1, 'read b.c', { fixed: true }]);
+  await client.append(session.id, { role: 'user', content: 'and c.c', files: ['src/c.c'] });
+  assert.deepEqual((await client.files(session.id, { limit: 1 })).files, ['src/c.c']);
+  const hand = await client.handover(session.id, { files: 1 });
+  assert.deepEqual([hand.thread_id, hand.files], [session.id, ['src/c.c']]);
+  assert.match(hand.text, /^## Conversation Context/);
   const created = await client.append(crypto.randomUUID(), { role: 'user', content: 'new', create: true });
   assert.equal(created.messages[0].seq, 1);
 });
@@ -138,10 +145,20 @@ test('search, stats, gc, prune', async () => {
   assert.equal(found.mode, 'keyword');
   assert.equal(found.hits[0].message.session_id, session.id);
   assert.match(found.hits[0].message.content, /zanzibar/);
+  await client.append(session.id, { role: 'user', content: 'zanzibar again', metadata: { topic: 'travel' } });
+  const tagged = await client.search({ q: 'zanzibar', mode: 'keyword', metadata: { topic: 'travel' }, since: 1 });
+  assert.deepEqual(tagged.hits.map((h) => h.message.content), ['zanzibar again']);
   const stats = await client.stats();
   assert.ok(stats.sessions >= 1 && stats.messages >= 1, JSON.stringify(stats));
   assert.equal(typeof (await client.gc()).purged, 'number');
   assert.equal((await client.prune({ days: 3650 })).deleted, 0);
+});
+
+test('namespace forget: every session and memory of it, for real', async () => {
+  const { session } = await client.sessionCreate({ namespace: 'js-gone' });
+  await client.remember({ text: 'a fact of js-gone', namespace: 'js-gone' });
+  assert.deepEqual(await client.namespaceForget('js-gone'), { sessions: 1, memories: 1 });
+  await assert.rejects(client.sessionGet(session.id), NotFoundError);
 });
 
 test('export and import: JSON Lines into another server', async () => {
@@ -229,6 +246,9 @@ test('API keys: Bearer sent, 401 and 403 typed', async () => {
     const e403 = await good.stats().catch((x) => x);
     assert.ok(e403 instanceof ForbiddenError);
     assert.equal(e403.status, 403);
+    // a key bound to a namespace may forget only its own
+    assert.ok((await good.namespaceForget('not-team').catch((x) => x)) instanceof ForbiddenError);
+    assert.equal((await good.sessionGet(session.id)).session.id, session.id);
   } finally {
     assert.equal(await stopServer(keyed.proc), 0);
   }

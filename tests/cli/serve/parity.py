@@ -14,13 +14,16 @@ Values that differ by nature (ids, timestamps, sizes) are normalised before comp
 Usage: python3 parity.py MNEMO DB URL"""
 import http.client
 import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 import urllib.parse
 
 MNEMO, DB, URL = sys.argv[1], sys.argv[2], urllib.parse.urlparse(sys.argv[3])
 failures, checks = [], 0
+ENV = {}  # the env of the surface being called, for picks that compare against it
 
 
 def cli(*args, stdin=None):
@@ -135,6 +138,25 @@ def make_memory():
                "parity-mem", "--json")["id"]
 
 
+def first_message(env):
+    env["MID"] = cli("history", env["S"], "--json")[0]["id"]
+
+
+def another_file(env):
+    cli("add", env["S"], "assistant", "and b.c too", "--files", '["b.c"]', "--json")
+
+
+def namespace_to_forget(env):
+    make_session("parity-forget")
+    cli("memory", "add", "a fact to forget", "--namespace", "parity-forget", "--json")
+
+
+# the content files_check sends, as a file for the CLI
+CHECKED = tempfile.NamedTemporaryFile("w", suffix=".c", delete=False)
+CHECKED.write("int parity(void) { return 1; }\n")
+CHECKED.close()
+
+
 def export_then_delete(env):
     s = make_session("parity-import")
     env["export"] = cli("export", s)
@@ -182,6 +204,28 @@ ROWS = [
     Row("events", ["events", "{S}", "--json"], ("GET", SES + "/events", {"session_id": "{S}"}),
         pick_api=key("events")),
     Row("files", ["files", "{S}", "--json"], ("GET", SES + "/files", {"session_id": "{S}"}), pick_api=key("files")),
+    Row("files", ["files", "{S}", "--limit", "1", "--json"], ("GET", SES + "/files", {"session_id": "{S}", "limit": 1}),
+        pick_api=key("files"), fresh="session", before=another_file),
+    Row("files_check", ["files", "check", "{S}", "src/parity.c", CHECKED.name, "--json"],
+        ("POST", SES + "/files/check", {"session_id": "{S}", "path": "src/parity.c",
+                                          "content": "int parity(void) { return 1; }\n"}),
+        pick_cli=key("include"), pick_api=key("include"), fresh="session"),
+    Row("handover", ["handover", "{S}", "--files", "1", "--json"], ("GET", SES + "/handover", {"session_id": "{S}", "files": 1})),
+    Row("session_update", ["session", "update", "{S}", "--title", "renamed", "--metadata", '{"k": "v"}', "--json"],
+        ("PATCH", SES, {"session_id": "{S}", "title": "renamed", "metadata": {"k": "v"}}), pick_api=session_of,
+        fresh="session"),
+    Row("message_edit", ["message", "edit", "{S}", "{MID}", "the parity check reads CHANGES.md", "--metadata",
+                         '{"edited": true}', "--json"],
+        ("PATCH", SES + "/messages/{message_id}", {"session_id": "{S}", "message_id": "{MID}",
+                                                   "content": "the parity check reads CHANGES.md",
+                                                   "metadata": {"edited": True}}),
+        pick_api=key("message"), fresh="session", before=first_message),
+    Row("message_delete", ["message", "delete", "{S}", "{MID}", "--json"],
+        ("DELETE", SES + "/messages/{message_id}", {"session_id": "{S}", "message_id": "{MID}"}),
+        pick_cli=lambda r: r["deleted"] == ENV["MID"], pick_api=lambda r: r["deleted"] == ENV["MID"], fresh="session",
+        before=first_message),
+    Row("namespace_forget", ["namespace", "forget", "parity-forget", "--yes", "--json"],
+        ("DELETE", "/v1/namespaces/{namespace}", {"namespace": "parity-forget"}), before=namespace_to_forget),
     Row("state_get", ["state", "{S}"], ("GET", SES + "/state", {"session_id": "{S}"}), pick_api=key("state")),
     Row("state_merge", ["state", "{S}", "merge", '{"order_id": 42}'],
         ("POST", SES + "/state", {"session_id": "{S}", "params": {"order_id": 42}}), pick_api=key("state"),
@@ -202,6 +246,12 @@ ROWS = [
         fresh="session"),
     Row("search", ["search", "parity", "--mode", "keyword", "--namespace", "parity", "--json"],
         ("GET", "/v1/search", {"q": "parity", "mode": "keyword", "namespace": "parity"}), pick_api=key("hits")),
+    # the filters: metadata (one of two messages matches), since/until around every message
+    Row("search", ["search", "invoice", "--mode", "keyword", "--namespace", "parity-meta", "--metadata",
+                   '{"topic": "billing"}', "--since", "1", "--until", "4102444800000", "--json"],
+        ("GET", "/v1/search", {"q": "invoice", "mode": "keyword", "namespace": "parity-meta",
+                               "metadata": {"topic": "billing"}, "since": 1, "until": 4102444800000}),
+        pick_api=key("hits")),
     Row("gc", ["gc", "--json"], ("POST", "/v1/gc", {})),
     Row("prune", ["prune", "--days", "3650", "--json"], ("POST", "/v1/prune", {"days": 3650})),
     Row("stats", ["stats", "--json"], ("GET", "/v1/stats", {})),
@@ -230,6 +280,8 @@ ROWS = [
 
 
 def subst(v, env):
+    if v == "{MID}":
+        return env["MID"]  # a message id stays a number (the CLI gets it as text below)
     if isinstance(v, str):
         return v.replace("{S}", env.get("S", "")).replace("{M}", env.get("M", ""))
     if isinstance(v, dict):
@@ -254,12 +306,13 @@ def env_for(row, shared):
 
 
 def surface(row, name, shared):
-    env = env_for(row, shared)
+    global ENV
+    env = ENV = env_for(row, shared)
     method, path, params = row.api
     params = subst(params, env)
     if name == "cli":
         stdin = env.get(row.raw) if row.raw else None
-        return norm(row.pick_cli(cli(*subst(row.cli, env), stdin=stdin)))
+        return norm(row.pick_cli(cli(*[str(a) for a in subst(row.cli, env)], stdin=stdin)))
     if name == "rest":
         return norm(row.pick_api(rest(method, path, params, raw=env.get(row.raw) if row.raw else None)))
     return norm(row.pick_api(tool(row.op, params)))
@@ -272,6 +325,9 @@ def main():
     bound = {op["name"] for op in cli("api", "--json") if op.get("cli_command")}
     shared = {"S": make_session()}
     cli("session", "new", "--namespace", "parity-list", "--title", "listed", "--json")
+    meta = make_session("parity-meta")
+    cli("add", meta, "user", "the invoice is due", "--metadata", '{"topic": "billing"}', "--json")
+    cli("add", meta, "user", "an invoice template", "--metadata", '{"topic": "design"}', "--json")
     covered = set()
     for row in ROWS:
         covered.add(row.op)
@@ -297,6 +353,7 @@ def main():
 
 
 main()
+os.unlink(CHECKED.name)
 for f in failures:
     print("FAIL", f)
 print("checks", checks, "failures", len(failures))
