@@ -38,6 +38,7 @@ import tempfile
 ELLIPSIS = "<…>"
 SKIP_RE = re.compile(r"^<!-- transcript: not checked: (.+\S) -->\s*$")
 UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+DURATION_RE = re.compile(r'"(duration_ms|elapsed_ms|took_ms)":[0-9]+')
 MS_RE = re.compile(r"(?<![0-9])1[0-9]{12}(?![0-9])")
 TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?")
 PAGE_TIMEOUT_S = 900  # a bound on a hung page only; a healthy run takes seconds
@@ -110,6 +111,7 @@ def normalise(text, tmp):
 
     text = UUID_RE.sub(uuid, text)
     text = MS_RE.sub("<ms>", text)
+    text = DURATION_RE.sub(r'"\1":<n>', text)  # how long a step took varies from run to run
     return TIME_RE.sub("<time>", text)
 
 

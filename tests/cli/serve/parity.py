@@ -163,11 +163,19 @@ def export_then_delete(env):
     cli("session", "delete", s, "--json")
 
 
+# long enough turns that the extractive summary is shorter than what it folds (a fold that
+# would make the context bigger rolls back and leaves no summary)
+FILLER = ("We walked through the build log line by line, compared the compiler flags of both runs, "
+          "looked at the linker map, read the release notes of the toolchain and wrote down every "
+          "difference we found so that nobody has to repeat the search next week. ")
+
+
 def compacted(env):
     for i in range(6):
-        cli("add", env["S"], "user", f"turn {i}: the parity check keeps going with more words", "--json")
-        cli("add", env["S"], "assistant", f"answer {i}: noted, and more words to fold", "--json")
-    cli("compact", env["S"], "--json")
+        cli("add", env["S"], "user", f"turn {i}: what did the investigation of step {i} show? " + FILLER * 3, "--json")
+        cli("add", env["S"], "assistant", f"answer {i}: step {i} is settled. " + FILLER * 3, "--json")
+    event = cli("compact", env["S"], "--json")
+    assert event["outcome"] == "ok", f"the parity session did not fold: {event}"
 
 
 SES = "/v1/sessions/{session_id}"
