@@ -383,8 +383,12 @@ static void usage(FILE *f)
     fprintf(f, "usage: mnemo [--db PATH] [--config FILE] COMMAND [ARGS]\n\n"
                "mnemo keeps an agent's conversations durable and builds the context for its next call.\n\n"
                "commands:\n");
+    int width = 0; /* the longest command name sets the column */
     for (const struct cli_cmd *c = cli_commands; c->name; c++)
-        fprintf(f, "  %-15s %s\n", c->name, cli_command_summary(c));
+        if ((int)strlen(c->name) > width)
+            width = (int)strlen(c->name);
+    for (const struct cli_cmd *c = cli_commands; c->name; c++)
+        fprintf(f, "  %-*s  %s\n", width, c->name, cli_command_summary(c));
     fprintf(f, "\nglobal options:\n"
                "  --db PATH         the database file (also MNEMO_DB; default $XDG_DATA_HOME/mnemo/memory.db,\n"
                "                    or ~/.local/share/mnemo/memory.db when XDG_DATA_HOME is unset)\n"
