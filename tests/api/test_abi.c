@@ -18,7 +18,7 @@
 #include "mnemo.h"
 #include "test_db.h"
 
-static char dir[64];
+static char dir[256];
 
 static mn_db *open_db(const char *name)
 {
@@ -178,16 +178,13 @@ static void arrays_and_accessors(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/mnemo-abi-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    return test_tmpdir(dir, sizeof dir, "mnemo-abi");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd);
+    return test_rmdir(dir);
 }
 
 int main(void)

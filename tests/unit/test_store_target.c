@@ -15,6 +15,7 @@
 
 #include "store/store.h"
 #include "store/target.h"
+#include "test_db.h"
 
 static void kinds(void **state)
 {
@@ -82,8 +83,8 @@ static void masks(void **state)
 static void open_with_prefix(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/mn-target-XXXXXX", target[300], file[300];
-    assert_non_null(mkdtemp(dir));
+    char dir[256], target[300], file[300];
+    assert_int_equal(test_tmpdir(dir, sizeof dir, "mn-target"), 0);
     snprintf(target, sizeof target, "sqlite://%s/t.db", dir);
     snprintf(file, sizeof file, "%s/t.db", dir);
     mn_store_opts o = {.busy_timeout_ms = 1000, .sync_full = 0};
@@ -91,9 +92,7 @@ static void open_with_prefix(void **state)
     assert_int_equal(mn_store_open(target, &o, &st), MN_OK);
     st->ops->close(st);
     assert_int_equal(access(file, F_OK), 0);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(test_rmdir(dir), 0);
 }
 
 int main(void)

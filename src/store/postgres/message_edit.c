@@ -84,20 +84,10 @@ static mn_status edit_body(struct pg_conn *c, void *arg)
     struct edit_arg *a = arg;
     const mn_store_edit *e = a->e;
     int64_t sid = 0;
-    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_message_row(c, a->session_id, e->message_id, SQL_MESSAGE_FOR_EDIT, &sid, &r);
     if (rc)
         return rc;
-    struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, e->message_id);
-    mn_pg_i64(&p, sid);
-    PGresult *r = NULL;
-    if ((rc = mn_pg_query(c, SQL_MESSAGE_FOR_EDIT, &p, 0, "message lookup", &r)))
-        return rc;
-    if (PQntuples(r) != 1) {
-        PQclear(r);
-        return mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)e->message_id, a->session_id);
-    }
     int64_t before = mn_pg_col_i64(r, 0, 0);
     a->seq = mn_pg_col_i64(r, 0, 1);
     PQclear(r);

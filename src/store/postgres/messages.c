@@ -775,24 +775,35 @@ struct msg_delete_arg {
     int64_t message_id, seq;
 };
 
-static mn_status message_delete_body(struct pg_conn *c, void *arg)
+mn_status mn_pg_message_row(struct pg_conn *c, const char *session_id, int64_t message_id, const char *sql,
+                            int64_t *sid, PGresult **out)
 {
-    struct msg_delete_arg *a = arg;
-    int64_t sid = 0;
-    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    mn_status rc = mn_pg_session_sid(c, session_id, sid, NULL);
     if (rc)
         return rc;
     struct pg_params p;
     mn_pg_params_init(&p);
-    mn_pg_i64(&p, a->message_id);
-    mn_pg_i64(&p, sid);
-    PGresult *r = NULL;
-    if ((rc = mn_pg_query(c, SQL_MESSAGE_FOR_DELETE, &p, 0, "message lookup", &r)))
+    mn_pg_i64(&p, message_id);
+    mn_pg_i64(&p, *sid);
+    if ((rc = mn_pg_query(c, sql, &p, 0, "message lookup", out)))
         return rc;
-    if (PQntuples(r) != 1) {
-        PQclear(r);
-        return mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)a->message_id, a->session_id);
+    if (PQntuples(*out) != 1) {
+        PQclear(*out);
+        *out = NULL;
+        return mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id, session_id);
     }
+    return MN_OK;
+}
+
+static mn_status message_delete_body(struct pg_conn *c, void *arg)
+{
+    struct msg_delete_arg *a = arg;
+    int64_t sid = 0;
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_message_row(c, a->session_id, a->message_id, SQL_MESSAGE_FOR_DELETE, &sid, &r);
+    if (rc)
+        return rc;
+    struct pg_params p;
     int64_t tokens = mn_pg_col_i64(r, 0, 0), user = mn_pg_col_i64(r, 0, 1), inactive = mn_pg_col_i64(r, 0, 2) == 0;
     int64_t now = mn_clock_now_ms();
     a->seq = mn_pg_col_i64(r, 0, 3);

@@ -24,7 +24,7 @@ static const char SQL_TITLE_FROM_MESSAGE[] =
     " char(13), ' '), char(9), ' '), 1, length(sessions.title)) FROM messages WHERE id = ?2) = title";
 static const char SQL_SUMMARY_DROPPED[] =
     "INSERT INTO events (session_sid, kind, data, created_at) VALUES (?1, 'summary_dropped',"
-    " json_object('reason', 'message_deleted', 'message_id', ?2, 'seq', ?3, 'summaries', ?4), ?5)";
+    " json_object('reason', ?6, 'message_id', ?2, 'seq', ?3, 'summaries', ?4), ?5)";
 static const char SQL_MESSAGE_DELETE[] = "DELETE FROM messages WHERE id = ?1";
 static const char SQL_SESSION_MESSAGE_GONE[] =
     "UPDATE sessions SET message_count = message_count - 1, token_count = token_count - ?2,"
@@ -34,15 +34,8 @@ static const char SQL_SESSION_UPDATE[] =
     "UPDATE sessions SET title = coalesce(?2, title), metadata = coalesce(?3, metadata), updated_at = ?4"
     " WHERE id = ?1";
 
-static mn_status step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what)
-{
-    int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, what);
-}
-
-/* Deletes the summaries that cover seq, with an event when there were any. */
-static mn_status drop_summaries(struct sqlite_store *s, int64_t sid, int64_t message_id, int64_t seq, int64_t now)
+mn_status mn_sqlite_drop_summaries(struct sqlite_store *s, int64_t sid, int64_t message_id, int64_t seq, int64_t now,
+                                   const char *reason)
 {
     sqlite3_stmt *st = NULL;
     mn_status rc = mn_sqlite_stmt(s, SQL_SUMMARIES_COVERING, &st);
@@ -50,7 +43,7 @@ static mn_status drop_summaries(struct sqlite_store *s, int64_t sid, int64_t mes
         return rc;
     sqlite3_bind_int64(st, 1, sid);
     sqlite3_bind_int64(st, 2, seq);
-    if ((rc = step_done(s, st, "summary delete")))
+    if ((rc = mn_sqlite_step_done(s, st, "summary delete")))
         return rc;
     int64_t n = sqlite3_changes64(s->db);
     if (n == 0 || (rc = mn_sqlite_stmt(s, SQL_SUMMARY_DROPPED, &st)))
@@ -60,7 +53,8 @@ static mn_status drop_summaries(struct sqlite_store *s, int64_t sid, int64_t mes
     sqlite3_bind_int64(st, 3, seq);
     sqlite3_bind_int64(st, 4, n);
     sqlite3_bind_int64(st, 5, now);
-    return step_done(s, st, "event");
+    mn_sqlite_bind_text(st, 6, reason);
+    return mn_sqlite_step_done(s, st, "event");
 }
 
 static mn_status delete_in_txn(struct sqlite_store *s, const char *session_id, int64_t message_id, int64_t *seq)
@@ -88,17 +82,18 @@ static mn_status delete_in_txn(struct sqlite_store *s, const char *session_id, i
         return rc;
     sqlite3_bind_int64(st, 1, sid);
     sqlite3_bind_int64(st, 2, message_id);
-    if ((rc = step_done(s, st, "title")) || (rc = mn_sqlite_stmt(s, SQL_MESSAGE_DELETE, &st)))
+    if ((rc = mn_sqlite_step_done(s, st, "title")) || (rc = mn_sqlite_stmt(s, SQL_MESSAGE_DELETE, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, message_id);
-    if ((rc = step_done(s, st, "message delete")) || (rc = mn_sqlite_stmt(s, SQL_SESSION_MESSAGE_GONE, &st)))
+    if ((rc = mn_sqlite_step_done(s, st, "message delete")) || (rc = mn_sqlite_stmt(s, SQL_SESSION_MESSAGE_GONE, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, sid);
     sqlite3_bind_int64(st, 2, tokens);
     sqlite3_bind_int64(st, 3, user);
     sqlite3_bind_int64(st, 4, inactive);
     sqlite3_bind_int64(st, 5, now);
-    if ((rc = step_done(s, st, "session update")) || (rc = drop_summaries(s, sid, message_id, *seq, now)))
+    if ((rc = mn_sqlite_step_done(s, st, "session update")) ||
+        (rc = mn_sqlite_drop_summaries(s, sid, message_id, *seq, now, "message_deleted")))
         return rc;
     return mn_sqlite_fts_erase(s);
 }
@@ -133,7 +128,7 @@ static mn_status update_locked(struct sqlite_store *s, const char *id, const cha
     mn_sqlite_bind_text(st, 2, title);
     mn_sqlite_bind_text(st, 3, metadata);
     sqlite3_bind_int64(st, 4, now_ms);
-    if ((rc = step_done(s, st, "session update")))
+    if ((rc = mn_sqlite_step_done(s, st, "session update")))
         return rc;
     if (sqlite3_changes(s->db) == 0)
         return mn__err(MN_NOTFOUND, "session %s not found", id);

@@ -37,13 +37,6 @@ static const char SQL_VEC_INSERT[] = "INSERT INTO memory_vectors (vid, dim, vect
 static const char SQL_FTS_FORGET[] = "DELETE FROM memories_fts WHERE rowid IN (SELECT vid FROM memories WHERE id = ?1)";
 static const char SQL_FORGET[] = "DELETE FROM memories WHERE id = ?1";
 
-static mn_status step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what)
-{
-    int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, what);
-}
-
 /* Inserts the row; *vid gets its rowid, 0 when (id, version) was there already. */
 static mn_status insert_row(struct sqlite_store *s, const mn_memory *m, int64_t *vid)
 {
@@ -75,7 +68,7 @@ static mn_status insert_row(struct sqlite_store *s, const mn_memory *m, int64_t 
     mn_sqlite_bind_text(st, 17, m->change);
     mn_sqlite_bind_text(st, 18, m->actor);
     mn_sqlite_bind_text(st, 19, m->reason);
-    rc = step_done(s, st, "memory insert");
+    rc = mn_sqlite_step_done(s, st, "memory insert");
     free(sources);
     *vid = !rc && sqlite3_changes(s->db) ? sqlite3_last_insert_rowid(s->db) : 0;
     if (rc || !*vid)
@@ -84,7 +77,7 @@ static mn_status insert_row(struct sqlite_store *s, const mn_memory *m, int64_t 
         return rc;
     sqlite3_bind_int64(st, 1, *vid);
     mn_sqlite_bind_text(st, 2, m->text);
-    return step_done(s, st, "memory keyword index");
+    return mn_sqlite_step_done(s, st, "memory keyword index");
 }
 
 static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *vec, uint32_t dim);
@@ -100,7 +93,7 @@ static mn_status write_txn(struct sqlite_store *s, const mn_memory *m, const flo
         sqlite3_bind_int64(st, 2, m->version - 1);
         sqlite3_bind_int64(st, 3, m->recorded_at);
         sqlite3_bind_int64(st, 4, m->valid_from);
-        if ((rc = step_done(s, st, "memory close")))
+        if ((rc = mn_sqlite_step_done(s, st, "memory close")))
             return rc;
         if (sqlite3_changes(s->db) != 1)
             return mn__err(MN_CONFLICT, "memory %s: version %lld is not the current version any more", m->id,
@@ -143,7 +136,7 @@ static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *ve
     sqlite3_bind_int64(st, 1, vid);
     sqlite3_bind_int64(st, 2, dim);
     sqlite3_bind_blob(st, 3, blob, (int)(dim * 4), SQLITE_STATIC);
-    rc = step_done(s, st, "memory vector");
+    rc = mn_sqlite_step_done(s, st, "memory vector");
     free(blob);
     return rc;
 }
@@ -171,11 +164,11 @@ static mn_status forget_locked(struct sqlite_store *s, const char *id, int64_t *
     mn_status rc = mn_sqlite_begin_write(s);
     if (!rc && !(rc = mn_sqlite_stmt(s, SQL_FTS_FORGET, &st))) {
         mn_sqlite_bind_text(st, 1, id);
-        rc = step_done(s, st, "memory forget");
+        rc = mn_sqlite_step_done(s, st, "memory forget");
     }
     if (!rc && !(rc = mn_sqlite_stmt(s, SQL_FORGET, &st))) {
         mn_sqlite_bind_text(st, 1, id);
-        rc = step_done(s, st, "memory forget");
+        rc = mn_sqlite_step_done(s, st, "memory forget");
         *removed = sqlite3_changes(s->db);
     }
     if (rc) {

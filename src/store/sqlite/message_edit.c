@@ -1,7 +1,7 @@
 /*
  * message_edit.c — the SQLite backend's in-place message edit (store.h message_edit): content,
  * metadata and tokens change in one transaction, with the keyword index, vectors, summaries,
- * title and counters kept in step. The public function is in src/mnemo_edit.c.
+ * title and counters kept in step (a summary that folded the old text goes, as on a delete). The public function is in src/mnemo_edit.c.
  */
 #include <sqlite3.h>
 #include <stdint.h>
@@ -32,22 +32,9 @@ static const char SQL_VECTOR_DROP[] = "DELETE FROM embeddings WHERE message_id =
 static const char SQL_REQUEUE[] =
     "INSERT OR IGNORE INTO embed_queue (message_id) SELECT ?1 WHERE (SELECT value FROM meta"
     " WHERE key = 'embed.queue') = '1'";
-/* A summary that folded the message holds the old text: it goes, and the next context folds
- * again (as a delete does, edit.c). */
-static const char SQL_SUMMARIES_COVERING[] = "DELETE FROM summaries WHERE session_sid = ?1 AND covers_upto >= ?2";
-static const char SQL_SUMMARY_DROPPED[] =
-    "INSERT INTO events (session_sid, kind, data, created_at) VALUES (?1, 'summary_dropped',"
-    " json_object('reason', 'message_edited', 'message_id', ?2, 'seq', ?3, 'summaries', ?4), ?5)";
 static const char SQL_EDITED_EVENT[] =
     "INSERT INTO events (session_sid, kind, data, created_at) VALUES (?1, 'message_edited',"
     " json_object('message_id', ?2, 'seq', ?3, 'tokens_before', ?4, 'tokens_after', ?5), ?6)";
-
-static mn_status step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what)
-{
-    int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, what);
-}
 
 /* Runs a statement of int64 parameters ?1..?n (n <= 6). */
 static mn_status run_ints(struct sqlite_store *s, const char *sql, const char *what, int n, const int64_t *v)
@@ -58,7 +45,7 @@ static mn_status run_ints(struct sqlite_store *s, const char *sql, const char *w
         return rc;
     for (int i = 0; i < n; i++)
         sqlite3_bind_int64(st, i + 1, v[i]);
-    return step_done(s, st, what);
+    return mn_sqlite_step_done(s, st, what);
 }
 
 /* Logs the old text's removal from the keyword index (nothing when it had none). */
@@ -70,7 +57,7 @@ static mn_status log_old(struct sqlite_store *s, int64_t message_id, const char 
         return rc;
     sqlite3_bind_int64(st, 1, message_id);
     mn_sqlite_bind_text(st, 2, old);
-    return step_done(s, st, "keyword index log");
+    return mn_sqlite_step_done(s, st, "keyword index log");
 }
 
 static mn_status retitle(struct sqlite_store *s, int64_t sid, int64_t message_id, const char *title)
@@ -82,7 +69,7 @@ static mn_status retitle(struct sqlite_store *s, int64_t sid, int64_t message_id
     sqlite3_bind_int64(st, 1, sid);
     sqlite3_bind_int64(st, 2, message_id);
     mn_sqlite_bind_text(st, 3, title);
-    return step_done(s, st, "title");
+    return mn_sqlite_step_done(s, st, "title");
 }
 
 static mn_status write_content(struct sqlite_store *s, const mn_store_edit *e)
@@ -95,16 +82,7 @@ static mn_status write_content(struct sqlite_store *s, const mn_store_edit *e)
     mn_sqlite_bind_text(st, 2, e->content);
     mn_sqlite_bind_text(st, 3, e->metadata);
     sqlite3_bind_int64(st, 4, e->tokens);
-    return step_done(s, st, "message edit");
-}
-
-static mn_status drop_summaries(struct sqlite_store *s, int64_t sid, const mn_store_edit *e, int64_t seq)
-{
-    mn_status rc = run_ints(s, SQL_SUMMARIES_COVERING, "summary delete", 2, (int64_t[]){sid, seq});
-    int64_t n = rc ? 0 : sqlite3_changes64(s->db);
-    if (rc || n == 0)
-        return rc;
-    return run_ints(s, SQL_SUMMARY_DROPPED, "event", 5, (int64_t[]){sid, e->message_id, seq, n, e->now_ms});
+    return mn_sqlite_step_done(s, st, "message edit");
 }
 
 static mn_status edit_in_txn(struct sqlite_store *s, const char *session_id, const mn_store_edit *e, int64_t *seq)
@@ -132,7 +110,7 @@ static mn_status edit_in_txn(struct sqlite_store *s, const char *session_id, con
         (rc = run_ints(s, SQL_SESSION_TOKENS, "session update", 4, (int64_t[]){sid, before, e->tokens, e->now_ms})) ||
         (rc = run_ints(s, SQL_VECTOR_DROP, "vector drop", 1, &e->message_id)) ||
         (rc = run_ints(s, SQL_REQUEUE, "embedding queue", 1, &e->message_id)) ||
-        (rc = drop_summaries(s, sid, e, *seq)) ||
+        (rc = mn_sqlite_drop_summaries(s, sid, e->message_id, *seq, e->now_ms, "message_edited")) ||
         (rc = run_ints(s, SQL_EDITED_EVENT, "event", 6,
                        (int64_t[]){sid, e->message_id, *seq, before, e->tokens, e->now_ms})))
         return rc;

@@ -155,15 +155,18 @@ mn_status mn_sqlite_stmt(struct sqlite_store *s, const char *sql, sqlite3_stmt *
     return MN_OK;
 }
 
+mn_status mn_sqlite_step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what)
+{
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, what);
+}
+
 mn_status mn_sqlite_exec_stmt(struct sqlite_store *s, const char *sql, const char *what)
 {
     sqlite3_stmt *st;
     mn_status rc = mn_sqlite_stmt(s, sql, &st);
-    if (rc)
-        return rc;
-    int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, what);
+    return rc ? rc : mn_sqlite_step_done(s, st, what);
 }
 
 static mn_status prep(struct sqlite_store *s, enum stmt_id id, sqlite3_stmt **out)

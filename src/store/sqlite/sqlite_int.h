@@ -104,6 +104,12 @@ extern const struct mn_store_memory_ops mn_sqlite_memory_ops;
 mn_status mn_sqlite_fail(struct sqlite_store *s, int rc, const char *what);
 /* The prepared statement for a static SQL string (cached by its address). */
 mn_status mn_sqlite_stmt(struct sqlite_store *s, const char *sql, sqlite3_stmt **out);
+/* Steps a bound statement that returns no rows, then resets it ("what: …" on failure). */
+mn_status mn_sqlite_step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what);
+/* After message_id (at seq) of session sid was deleted or edited: deletes the summaries that
+ * folded it, with a summary_dropped event naming `reason` when there were any (edit.c). */
+mn_status mn_sqlite_drop_summaries(struct sqlite_store *s, int64_t sid, int64_t message_id, int64_t seq, int64_t now,
+                                   const char *reason);
 /* Runs a static SQL statement that returns no rows. */
 mn_status mn_sqlite_exec_stmt(struct sqlite_store *s, const char *sql, const char *what);
 /* Resets a statement and clears its bindings after use. */
