@@ -113,7 +113,7 @@ int main(int argc, char **argv)
     const char *path = NULL, *embedder = "none";
     int nq = 200;
     size_t k = 10;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
             fprintf(stderr, "missing value for %s\n%s", a, usage);
@@ -133,7 +133,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "unknown option %s\n%s", a, usage);
             return 2;
         }
-        i++;
     }
     if (!path || nq < 1) {
         fputs(usage, stderr);
