@@ -162,30 +162,212 @@ static mn_status fts_sync_locked(struct sqlite_store *s)
 
 static mn_status op_fts_sync(mn_store *st) { LOCKED(S(st), fts_sync_locked(S(st))); }
 
-static mn_status fts_search_locked(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
-                                   mn_store_score_fn fn, void *user)
+/*
+ * Keyword search. The ranking is FTS5's bm25 over the whole index (its idf counts every row, not
+ * only the rows that pass the filter), ties by smaller rowid: a total order that no filter
+ * changes. The filtered top-k is therefore that order with the failing rows left out, and the
+ * filter need not be joined to every match (two B-tree seeks per match, the cost that grew with
+ * the store: docs/search.md, "Keyword search at scale"). Three plans, one answer:
+ *  - small set: a session or a namespace of at most set_max messages; the ids that pass the
+ *    filter are read once from the session index and each match is tested against that list
+ *    (`+rowid IN (…)`: the `+` keeps FTS5 from seeking each id, which would recount the idf);
+ *  - rounds: the best L matches of the FTS table alone, each checked against the filter (and that
+ *    its message still exists), L grown 8× while fewer than `limit` pass and matches remain;
+ *  - joined: when a round would rank more than round_max candidates (a very selective filter
+ *    on role, time or metadata), the filter joined to every match, ranking only what passes.
+ */
+struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536};
+
+static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
+                                  " ORDER BY bm25(messages_fts), rowid LIMIT ?2";
+static const char SQL_SESSION_SIZE[] = "SELECT message_count FROM sessions WHERE id = ?1";
+static const char SQL_NS_SIZE[] = "SELECT coalesce(sum(message_count), 0) FROM sessions WHERE namespace = ?1";
+static const char SQL_READ_BEGIN[] = "BEGIN";
+static const char SQL_READ_END[] = "COMMIT";
+static const char SQL_STORE_SIZE[] = "SELECT coalesce(max(id), 0) FROM messages";
+
+struct scored {
+    int64_t id;
+    double score; /* bm25 as FTS5 gives it: smaller is better */
+};
+
+struct scored_list {
+    struct scored *r;
+    size_t n, cap;
+};
+
+static mn_status scored_push(struct scored_list *l, int64_t id, double score)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        struct scored *r = realloc(l->r, cap * sizeof *r);
+        if (!r)
+            return mn__nomem();
+        l->r = r;
+        l->cap = cap;
+    }
+    l->r[l->n++] = (struct scored){id, score};
+    return MN_OK;
+}
+
+static mn_status fts_step_fail(struct sqlite_store *s, int r)
+{
+    if ((r & 0xFF) == SQLITE_ERROR)
+        return mn__err(MN_INVALID, "keyword search: %s", sqlite3_errmsg(s->db));
+    return mn_sqlite_fail(s, r, "keyword search");
+}
+
+/* One integer from a cached statement with text ?1 (0 when there is no row). */
+static mn_status count_one(struct sqlite_store *s, const char *sql, const char *arg, int64_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    if (rc)
+        return rc;
+    if (arg)
+        sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    *out = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    mn_sqlite_done(st);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword search");
+}
+
+/* Runs a prepared ranked statement (columns rowid, bm25) into out. */
+static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct scored_list *out)
+{
+    mn_status rc = MN_OK;
+    int r;
+    while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
+        rc = scored_push(out, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1));
+    if (!rc && r != SQLITE_DONE)
+        rc = fts_step_fail(s, r);
+    return rc;
+}
+
+/* The filter as one statement: joined to every match, or (in_set) as the list of passing ids. */
+static mn_status fts_filtered(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
+                              int in_set, struct scored_list *out)
 {
     sqlite3_stmt *st;
-    mn_status rc = prepare_filtered(s,
-                                    "SELECT messages_fts.rowid, bm25(messages_fts) FROM messages_fts"
-                                    " JOIN messages m ON m.id = messages_fts.rowid"
-                                    " JOIN sessions s ON s.sid = m.session_sid WHERE messages_fts MATCH ?1",
-                                    f, " ORDER BY bm25(messages_fts), messages_fts.rowid LIMIT ?2", &st);
+    mn_status rc = in_set ? prepare_filtered(s,
+                                             "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts"
+                                             " MATCH ?1 AND +rowid IN (SELECT m.id FROM messages m"
+                                             " JOIN sessions s ON s.sid = m.session_sid WHERE 1",
+                                             f, ") ORDER BY bm25(messages_fts), rowid LIMIT ?2", &st)
+                          : prepare_filtered(s,
+                                             "SELECT messages_fts.rowid, bm25(messages_fts) FROM messages_fts"
+                                             " JOIN messages m ON m.id = messages_fts.rowid"
+                                             " JOIN sessions s ON s.sid = m.session_sid WHERE messages_fts MATCH ?1",
+                                             f, " ORDER BY bm25(messages_fts), messages_fts.rowid LIMIT ?2", &st);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
-    int r;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW)
-        if (fn(user, sqlite3_column_int64(st, 0), -sqlite3_column_double(st, 1)))
-            break;
-    if (r != SQLITE_ROW && r != SQLITE_DONE) {
-        if ((r & 0xFF) == SQLITE_ERROR)
-            rc = mn__err(MN_INVALID, "keyword search: %s", sqlite3_errmsg(s->db));
-        else
-            rc = mn_sqlite_fail(s, r, "keyword search");
-    }
+    rc = fts_collect(s, st, out);
     sqlite3_finalize(st);
+    return rc;
+}
+
+/* Rounds (see above). *gave_up when round_max was reached first: out is then incomplete. */
+static mn_status fts_rounds(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
+                            size_t first, struct scored_list *out, int *gave_up)
+{
+    sqlite3_stmt *check = NULL, *top = NULL;
+    struct scored_list cand = {0};
+    size_t checked = 0, want = first;
+    *gave_up = 0;
+    mn_status rc = prepare_filtered(s,
+                                    "SELECT 1 FROM messages m JOIN sessions s ON s.sid = m.session_sid"
+                                    " WHERE m.id = ?9",
+                                    f, NULL, &check);
+    if (!rc)
+        rc = mn_sqlite_stmt(s, SQL_FTS_TOP, &top);
+    while (!rc) {
+        cand.n = 0;
+        sqlite3_bind_text(top, 1, match, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(top, 2, (sqlite3_int64)want);
+        rc = fts_collect(s, top, &cand);
+        mn_sqlite_done(top);
+        /* the first `checked` candidates are the previous round's, in the same order */
+        for (size_t i = checked; !rc && i < cand.n && out->n < limit; i++) {
+            sqlite3_bind_int64(check, 9, cand.r[i].id);
+            int r = sqlite3_step(check);
+            if (r == SQLITE_ROW)
+                rc = scored_push(out, cand.r[i].id, cand.r[i].score);
+            else if (r != SQLITE_DONE)
+                rc = mn_sqlite_fail(s, r, "keyword search");
+            sqlite3_reset(check);
+        }
+        checked = cand.n;
+        if (rc || out->n >= limit || cand.n < want) /* enough, or every match was seen */
+            break;
+        if (want >= mn_sqlite_fts_tuning.round_max) {
+            *gave_up = 1;
+            break;
+        }
+        want = want * 8 < mn_sqlite_fts_tuning.round_max ? want * 8 : mn_sqlite_fts_tuning.round_max;
+    }
+    free(cand.r);
+    sqlite3_finalize(check);
+    return rc;
+}
+
+static int filter_empty(const mn_search_filter *f)
+{
+    return !f || (!f->session_id && !f->ns && f->role < 0 && !f->since && !f->until && !f->metadata);
+}
+
+static mn_status fts_plan_run(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
+                              struct scored_list *out)
+{
+    mn_status rc = MN_OK;
+    size_t first = limit;
+    if (!filter_empty(f)) {
+        int64_t part = -1, all = 0;
+        if (f->session_id)
+            rc = count_one(s, SQL_SESSION_SIZE, f->session_id, &part);
+        else if (f->ns)
+            rc = count_one(s, SQL_NS_SIZE, f->ns, &part);
+        if (rc)
+            return rc;
+        if (part >= 0 && (size_t)part <= mn_sqlite_fts_tuning.set_max)
+            return fts_filtered(s, match, f, limit, 1, out);
+        if (part > 0 && !(rc = count_one(s, SQL_STORE_SIZE, NULL, &all)) && all > part)
+            first = (size_t)((double)limit * 2.0 * (double)all / (double)part); /* ~2× what passing needs */
+        else
+            first = limit * 4;
+        if (rc)
+            return rc;
+        if (first > mn_sqlite_fts_tuning.round_max)
+            first = mn_sqlite_fts_tuning.round_max;
+        if (first < limit)
+            first = limit;
+    }
+    int gave_up = 0;
+    rc = fts_rounds(s, match, f, limit, first, out, &gave_up);
+    if (!rc && gave_up) {
+        out->n = 0;
+        rc = fts_filtered(s, match, f, limit, 0, out);
+    }
+    return rc;
+}
+
+static mn_status fts_search_locked(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
+                                   mn_store_score_fn fn, void *user)
+{
+    /* the rounds read several times: one snapshot keeps their order the same */
+    int own_txn = sqlite3_get_autocommit(s->db);
+    mn_status rc = own_txn ? mn_sqlite_exec_stmt(s, SQL_READ_BEGIN, "keyword search") : MN_OK;
+    if (rc)
+        return rc;
+    struct scored_list out = {0};
+    rc = fts_plan_run(s, match, f, limit, &out);
+    if (own_txn && !sqlite3_get_autocommit(s->db))
+        mn_sqlite_exec_stmt(s, SQL_READ_END, "keyword search"); /* read only: nothing to lose */
+    for (size_t i = 0; !rc && i < out.n && i < limit; i++)
+        if (fn(user, out.r[i].id, -out.r[i].score))
+            break;
+    free(out.r);
     return rc;
 }
 

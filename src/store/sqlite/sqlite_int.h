@@ -97,6 +97,13 @@ mn_status mn_sqlite_op_session_set_turns(mn_store *st, const char *id, int64_t m
 
 /* The search operations (search.c), store.h's ops->search. */
 extern const struct mn_store_search_ops mn_sqlite_search_ops;
+/* Keyword search plan thresholds (search.c; tests lower them to reach every plan): a session or
+ * namespace of at most set_max messages is filtered as a list of ids; a round ranks at most
+ * round_max candidates before the filter is joined to every match. */
+struct mn_sqlite_fts_tuning {
+    size_t set_max, round_max;
+};
+extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
 /* The long-term memory operations (memories.c), store.h's ops->memory. */
 extern const struct mn_store_memory_ops mn_sqlite_memory_ops;
 

@@ -1,0 +1,252 @@
+/*
+ * test_search_fts_ranking.c — keyword search returns exactly what the single joined query of
+ * before (kept here only, as the reference) returns: the same ids in the same order with the same
+ * bm25, for random corpora (a small vocabulary, so scores tie), random queries, random filters
+ * (session, namespace, role, since, until, metadata, and combinations) and limits 1..50. The
+ * plan thresholds (mn_sqlite_fts_tuning) are drawn too, so the id-list, rounds and joined plans
+ * all answer the same questions.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mnemo.h"
+#include "search/search.h"
+#include "store/sqlite/sqlite_int.h"
+#include "util/buf.h"
+
+static uint64_t rs;
+static unsigned rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (unsigned)(rs >> 11);
+}
+
+static const char *const vocab[] = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
+                                    "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi",
+                                    "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega",
+                                    "running", "runs", "ran", "café", "naïve", "x"};
+#define NVOCAB (sizeof vocab / sizeof *vocab)
+
+/* Small ids are common words (skewed), so many messages match and scores tie. */
+static const char *word(void)
+{
+    unsigned z = rnd() % (unsigned)NVOCAB;
+    return vocab[z * z / NVOCAB];
+}
+
+static const char *const namespaces[] = {"default", "ns-a", "ns-b"};
+
+#define NSESS 9
+
+struct corpus {
+    char dir[512], path[600];
+    char sessions[NSESS][40];
+    int64_t tmin, tmax;
+};
+
+/* The reference: the joined query keyword search ran before it was planned. */
+static void reference(sqlite3 *db, const char *match, const mn_search_filter *f, size_t limit, int64_t *ids,
+                      double *scores, size_t *n)
+{
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "SELECT messages_fts.rowid, bm25(messages_fts) FROM messages_fts"
+             " JOIN messages m ON m.id = messages_fts.rowid"
+             " JOIN sessions s ON s.sid = m.session_sid WHERE messages_fts MATCH ?1%s%s%s%s%s%s"
+             " ORDER BY bm25(messages_fts), messages_fts.rowid LIMIT ?2",
+             f->session_id ? " AND s.id = ?10" : "", f->ns ? " AND s.namespace = ?11" : "",
+             f->role >= 0 ? " AND m.role = ?12" : "", f->since ? " AND m.created_at >= ?13" : "",
+             f->until ? " AND m.created_at < ?14" : "",
+             f->metadata ? " AND NOT EXISTS (SELECT 1 FROM json_each(?15) j WHERE"
+                           " coalesce(json_type(m.metadata, '$.\"' || j.key || '\"'), 'missing') NOT IN (j.type,"
+                           " CASE WHEN j.type IN ('integer', 'real') THEN 'integer' ELSE j.type END,"
+                           " CASE WHEN j.type IN ('integer', 'real') THEN 'real' ELSE j.type END)"
+                           " OR json_extract(m.metadata, '$.\"' || j.key || '\"') IS NOT j.value)"
+                         : "");
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+    if (f->session_id)
+        sqlite3_bind_text(st, 10, f->session_id, -1, SQLITE_STATIC);
+    if (f->ns)
+        sqlite3_bind_text(st, 11, f->ns, -1, SQLITE_STATIC);
+    if (f->role >= 0)
+        sqlite3_bind_text(st, 12, mn_role_name((mn_role)f->role), -1, SQLITE_STATIC);
+    if (f->since)
+        sqlite3_bind_int64(st, 13, f->since);
+    if (f->until)
+        sqlite3_bind_int64(st, 14, f->until);
+    if (f->metadata)
+        sqlite3_bind_text(st, 15, f->metadata, -1, SQLITE_STATIC);
+    *n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        ids[*n] = sqlite3_column_int64(st, 0);
+        scores[*n] = -sqlite3_column_double(st, 1);
+        ++*n;
+    }
+    sqlite3_finalize(st);
+}
+
+static void make_corpus(mn_db *db, struct corpus *c)
+{
+    c->tmin = INT64_MAX;
+    c->tmax = 0;
+    for (int s = 0; s < NSESS; s++) {
+        mn_session_opts o = MN_SESSION_OPTS_INIT;
+        o.ns = namespaces[s % 3];
+        mn_session *ss = NULL;
+        assert_int_equal(mn_session_create(db, &o, &ss), MN_OK);
+        snprintf(c->sessions[s], sizeof c->sessions[s], "%s", ss->id);
+        mn_session_free(ss);
+    }
+    int n = 150 + (int)(rnd() % 350);
+    for (int i = 0; i < n; i++) {
+        char text[512] = "";
+        int words = 1 + (int)(rnd() % 30);
+        for (int w = 0; w < words; w++) {
+            strcat(text, w ? " " : "");
+            strcat(text, word());
+        }
+        static const char *const meta[] = {NULL, "{\"k\":1}", "{\"k\":2}", "{\"k\":1,\"t\":\"x\"}", "{\"t\":\"y\"}"};
+        mn_message_in m = MN_MESSAGE_IN_INIT;
+        m.role = rnd() % 2 ? MN_ROLE_ASSISTANT : MN_ROLE_USER;
+        m.content = text;
+        m.metadata = meta[rnd() % 5];
+        mn_message *out = NULL;
+        const char *sid = c->sessions[rnd() % NSESS];
+        assert_int_equal(mn_append(db, sid, &m, 0, &out), MN_OK);
+        if (out->created_at < c->tmin)
+            c->tmin = out->created_at;
+        if (out->created_at > c->tmax)
+            c->tmax = out->created_at;
+        /* some deletes leave delete markers in the index */
+        if (rnd() % 17 == 0)
+            assert_int_equal(mn_message_delete(db, sid, out->id), MN_OK);
+        mn_message_free(out);
+        if (i == n / 2) { /* half of it indexed, the rest pending: a second batch of segments */
+            mn_search_hits *h = NULL;
+            assert_int_equal(mn_search(db, "alpha", MN_SEARCH_KEYWORD, 1, NULL, 0, &h), MN_OK);
+            mn_search_hits_free(h);
+        }
+    }
+}
+
+static void random_filter(const struct corpus *c, mn_search_filter *f)
+{
+    mn_search_filter init = MN_SEARCH_FILTER_INIT;
+    *f = init;
+    unsigned pick = rnd();
+    if (pick % 4 == 0)
+        f->session_id = c->sessions[rnd() % NSESS];
+    if (pick / 4 % 3 == 0)
+        f->ns = namespaces[rnd() % 3];
+    if (pick / 12 % 3 == 0)
+        f->role = rnd() % 2 ? MN_ROLE_ASSISTANT : MN_ROLE_USER;
+    int64_t span = c->tmax - c->tmin + 2;
+    if (pick / 36 % 4 == 0)
+        f->since = c->tmin + (int64_t)(rnd() % (unsigned)span);
+    if (pick / 144 % 4 == 0)
+        f->until = c->tmin + (int64_t)(rnd() % (unsigned)span);
+    if (f->since && f->until && f->until <= f->since) /* the API refuses an empty range */
+        f->until = f->since + 1 + (int64_t)(rnd() % (unsigned)span);
+    static const char *const meta[] = {"{\"k\":1}", "{\"t\":\"x\"}", "{\"k\":2.0}", "{\"k\":1,\"t\":\"x\"}", "{\"z\":null}"};
+    if (pick / 576 % 4 == 0)
+        f->metadata = meta[rnd() % 5];
+}
+
+static void ranking_equals_reference(void **state)
+{
+    (void)state;
+    const char *tmp = getenv("MNEMO_TEST_TMP");
+    char base[512];
+    snprintf(base, sizeof base, "%s", tmp && *tmp ? tmp : "/tmp");
+    mkdir(base, 0700);
+    struct mn_sqlite_fts_tuning saved = mn_sqlite_fts_tuning;
+    static const size_t set_max[] = {0, 5, 60, 20000}, round_max[] = {1, 8, 100, 65536};
+    int compared = 0, nonempty = 0;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        rs = 0x9E3779B97F4A7C15ULL * seed;
+        struct corpus c;
+        snprintf(c.dir, sizeof c.dir, "%s/fts-ranking-XXXXXX", base);
+        assert_non_null(mkdtemp(c.dir));
+        snprintf(c.path, sizeof c.path, "%s/t.db", c.dir);
+        mn_config *cfg = NULL;
+        mn_db *db = NULL;
+        assert_int_equal(mn_config_new(&cfg), MN_OK);
+        assert_int_equal(mn_config_set(cfg, "tokenizer.name", "heuristic", NULL), MN_OK);
+        assert_int_equal(mn_open_path(c.path, cfg, &db), MN_OK);
+        make_corpus(db, &c);
+        mn_search_hits *h = NULL; /* indexes what is pending before the reference reads */
+        assert_int_equal(mn_search(db, "alpha", MN_SEARCH_KEYWORD, 1, NULL, 0, &h), MN_OK);
+        mn_search_hits_free(h);
+        sqlite3 *ref = NULL;
+        assert_int_equal(sqlite3_open_v2(c.path, &ref, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        for (int q = 0; q < 150; q++) {
+            char query[256] = "";
+            int words = 1 + (int)(rnd() % 3);
+            for (int w = 0; w < words; w++) {
+                strcat(query, w ? " " : "");
+                strcat(query, rnd() % 12 ? word() : "absent");
+            }
+            mn_search_filter f;
+            random_filter(&c, &f);
+            size_t limit = 1 + rnd() % 50;
+            mn_sqlite_fts_tuning.set_max = set_max[rnd() % 4];
+            mn_sqlite_fts_tuning.round_max = round_max[rnd() % 4];
+            struct mn_buf match = MN_BUF_INIT;
+            size_t terms = 0;
+            assert_int_equal(mn_fts_query(query, &match, &terms), MN_OK);
+            int64_t ids[50];
+            double scores[50];
+            size_t n = 0;
+            reference(ref, match.data, &f, limit, ids, scores, &n);
+            mn_buf_release(&match);
+            mn_status rc = mn_search(db, query, MN_SEARCH_KEYWORD, limit, &f, 0, &h);
+            if (rc)
+                fail_msg("seed %llu query %d \"%s\": %s", (unsigned long long)seed, q, query, mn_errmsg());
+            if (h->count != n)
+                fail_msg("seed %llu query %d \"%s\" limit %zu (set_max %zu round_max %zu): %zu hits, reference %zu",
+                         (unsigned long long)seed, q, query, limit, mn_sqlite_fts_tuning.set_max,
+                         mn_sqlite_fts_tuning.round_max, h->count, n);
+            for (size_t i = 0; i < n; i++) {
+                const mn_search_hit *hit = mn_search_hits_at(h, i);
+                if (hit->message.id != ids[i] || hit->bm25 != scores[i])
+                    fail_msg("seed %llu query %d \"%s\": hit %zu is #%lld (%.17g), reference #%lld (%.17g)",
+                             (unsigned long long)seed, q, query, i, (long long)hit->message.id, hit->bm25,
+                             (long long)ids[i], scores[i]);
+            }
+            mn_search_hits_free(h);
+            compared++;
+            nonempty += n > 0;
+        }
+        sqlite3_close(ref);
+        mn_close(db);
+        mn_config_free(cfg);
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", c.dir);
+        assert_int_equal(system(cmd), 0);
+    }
+    mn_sqlite_fts_tuning = saved;
+    assert_int_equal(compared, 750);
+    assert_true(nonempty > 300); /* the comparisons were not all of empty lists */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ranking_equals_reference),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
