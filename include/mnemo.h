@@ -447,7 +447,9 @@ enum mn_context_flags {
      * those dropped as a tool result without its call or a call without its results ({"seq",
      * "fate": "dropped_orphan" or "dropped_unmatched"}), each in seq order. A live message not
      * listed is folded into the summary (seq up to summary.covers_upto) or dropped for the budget
-     * (dropped.budget counts them). Used by the web page's context picture. */
+     * (dropped.budget counts them); hybrid never folds a system or pinned message, nor the tool
+     * call or results in its unit: not listed, it was dropped for the budget. Used by the web
+     * page's context picture (tests/unit/test_context_detail checks all of this over budgets). */
     MN_CONTEXT_DETAIL = 1 << 1
 };
 
