@@ -144,10 +144,10 @@ static mn_status find_pinned(mn_db *db, const struct scope *sc, struct mn_memctx
     mq.pinned = 1;
     mn_store_memory_query sq = {&mq, NULL, 0, NULL, 0, mn_clock_now_ms(), MAX_CANDIDATES, 0};
     mn_status rc = mn__memory_query_run(db, &sq, &mc->pinned);
-    if (!rc) {
+    if (!rc)
         keep_in_scope(sc, mc->pinned, 0);
+    if (!rc && mc->pinned->count > 1)
         qsort(mc->pinned->items, mc->pinned->count, sizeof *mc->pinned->items, by_id); /* oldest first */
-    }
     return rc;
 }
 
