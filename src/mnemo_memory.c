@@ -349,15 +349,7 @@ void mn_memory_free(mn_memory *m)
     free(m);
 }
 
-void mn_memories_free(mn_memories *list)
-{
-    if (!list)
-        return;
-    for (size_t i = 0; i < list->count; i++)
-        mn_fact_release(&list->items[i]);
-    free(list->items);
-    free(list);
-}
+void mn_memories_free(mn_memories *list) { mn__memories_list_free(list); }
 
 mn_status mn_memory_to_json(const mn_memory *m, char **out)
 {

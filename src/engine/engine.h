@@ -108,10 +108,11 @@ mn_status mn__relevant_context(mn_db *db, const char *query, int64_t max_tokens,
                                char **text);
 mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b);
 
-/* memory_search.c: the rows of a store query as a list (freed with mn_memories_free); a search
+/* memory_search.c: the rows of a store query as a list (freed with mn__memories_list_free); a search
  * over memories with checked arguments (q complete; mode may be AUTO: hybrid with an embedder,
  * else keyword), at most k hits, best first. */
 struct mn_store_memory_query;
+void mn__memories_list_free(mn_memories *list); /* mn_memories_free */
 mn_status mn__memory_query_run(mn_db *db, const struct mn_store_memory_query *sq, mn_memories **out);
 mn_status mn__memory_search_run(mn_db *db, const char *query, mn_search_mode mode, const mn_memory_query *q, size_t k,
                                 mn_memories **out);

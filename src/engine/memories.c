@@ -36,8 +36,8 @@ void mn__memories_free(struct mn_memctx *mc)
     if (!mc)
         return;
     mn_memblock_release(&mc->block);
-    mn_memories_free(mc->pinned);
-    mn_memories_free(mc->relevant);
+    mn__memories_list_free(mc->pinned);
+    mn__memories_list_free(mc->relevant);
     json_decref(mc->rep);
     free(mc);
 }

@@ -17,6 +17,16 @@
 #include "util/err.h"
 #include "util/banned.h"
 
+void mn__memories_list_free(mn_memories *list)
+{
+    if (!list)
+        return;
+    for (size_t i = 0; i < list->count; i++)
+        mn_fact_release(&list->items[i]);
+    free(list->items);
+    free(list);
+}
+
 /* ---- collecting rows ------------------------------------------------------------------------- */
 
 struct collect {
@@ -60,7 +70,7 @@ mn_status mn__memory_query_run(mn_db *db, const mn_store_memory_query *sq, mn_me
     if (!rc)
         rc = c.rc;
     if (rc) {
-        mn_memories_free(*out);
+        mn__memories_list_free(*out);
         *out = NULL;
     }
     return rc;
@@ -132,7 +142,7 @@ static mn_status semantic(mn_db *db, const char *query, const mn_memory_query *q
         best->items = calloc(k, sizeof *best->items);
     if (!best || !best->items) {
         free(qv);
-        mn_memories_free(best);
+        mn__memories_list_free(best);
         return mn__nomem();
     }
     struct scan s = {qv, dim, best, k, MN_OK};
@@ -142,7 +152,7 @@ static mn_status semantic(mn_db *db, const char *query, const mn_memory_query *q
         rc = s.rc;
     free(qv);
     if (rc)
-        mn_memories_free(best);
+        mn__memories_list_free(best);
     else
         *out = best;
     return rc;
@@ -208,7 +218,7 @@ static mn_status fuse(mn_memories *a, mn_memories *b, size_t k, double rrf_k, mn
         memset(src, 0, sizeof *src);
     }
     if (rc && *out) {
-        mn_memories_free(*out);
+        mn__memories_list_free(*out);
         *out = NULL;
     }
     free(ra);
@@ -233,7 +243,7 @@ mn_status mn__memory_search_run(mn_db *db, const char *query, mn_search_mode mod
         rc = semantic(db, query, q, k, &b);
     if (!rc)
         rc = fuse(a, b, k, (double)db->settings.search_rrf_k, out);
-    mn_memories_free(a);
-    mn_memories_free(b);
+    mn__memories_list_free(a);
+    mn__memories_list_free(b);
     return rc;
 }
