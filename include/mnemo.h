@@ -435,8 +435,22 @@ typedef struct mn_context_opts {
      * MN_CONTEXT_FOLD_SYNC folds before building, however long it takes. MN_CONTEXT_FOLD_OFF
      * (or the flag MN_CONTEXT_NO_FOLD) never folds. */
     int fold;
+    /* Since 0.5, long-term memories (docs/context.md "Memories", docs/memory.md): with memories
+     * set, one system message right after the system prompt holds the memory blocks of the
+     * session's scope (pinned memories, each cut to its token_cap) and the memories_top_k live
+     * memories most relevant to the last user message (semantic with an embedder, else keyword),
+     * one "[id] kind: text" line each. Scope: the session's namespace; memories bound to another
+     * session, or to a user_id / agent_id other than the session metadata's "user_id" /
+     * "agent_id", are not used. Within the budget: the newest unit and the system prompt come
+     * first, then the blocks (cut, the last first, when short), then relevant memories (the
+     * lowest score leaves first), then the history. The report's "memories" member lists what
+     * went in (id, version, kind, pinned, tokens, score) and what was left out and why. */
+    int memories;          /* 1: add; negative: off; 0: as configured (memory.context.enabled, default
+                              off; the report's memories.source then names it) */
+    size_t memories_top_k; /* 0: memory.context.top_k (5); at most MN_CONTEXT_MAX_MEMORIES_TOP_K */
 } mn_context_opts;
-#define MN_CONTEXT_OPTS_INIT {sizeof(mn_context_opts), NULL, 0, MN_FORMAT_OPENAI, 0, 0, 0, 0, 0.0, 0, 0}
+#define MN_CONTEXT_OPTS_INIT {sizeof(mn_context_opts), NULL, 0, MN_FORMAT_OPENAI, 0, 0, 0, 0, 0.0, 0, 0, 0, 0}
+#define MN_CONTEXT_MAX_MEMORIES_TOP_K 50
 enum mn_context_fold { MN_CONTEXT_FOLD_BACKGROUND = 0, MN_CONTEXT_FOLD_SYNC = 1, MN_CONTEXT_FOLD_OFF = 2 };
 enum mn_rag_scope { MN_RAG_SCOPE_SESSION = 0, MN_RAG_SCOPE_ALL = 1 };
 

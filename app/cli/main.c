@@ -30,7 +30,7 @@ static const struct cli_opt o_history[] = {{"json", 0}, {"limit", 1}, {"after", 
 static const struct cli_opt o_context[] = {{"max-tokens", 1}, {"strategy", 1}, {"format", 1},   {"report", 0},
                                            {"model-window", 1}, {"no-fold", 0}, {"fold", 1}, {"rag", 0}, {"no-rag", 0},
                                            {"rag-top-k", 1}, {"detail", 0}, {"rag-scope", 1}, {"rag-min-similarity", 1},
-                                           {NULL, 0}};
+                                           {"memories", 0}, {"no-memories", 0}, {"memories-top-k", 1}, {NULL, 0}};
 static const struct cli_opt o_compact[] = {{"json", 0}, {"instructions", 1}, {NULL, 0}};
 static const struct cli_opt o_events[] = {{"limit", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_export[] = {{"out", 1}, {NULL, 0}};
@@ -167,7 +167,7 @@ const struct cli_cmd cli_commands[] = {
      "ID [--max-tokens N] [--strategy window|summary|chunked|hybrid] [--format openai|anthropic|text]\n"
      "       [--model-window N] [--fold background|sync|off] [--no-fold] [--report] [--detail]\n"
      "       [--rag|--no-rag [--rag-top-k N] [--rag-scope session|all]\n"
-     "       [--rag-min-similarity X]]",
+     "       [--rag-min-similarity X]] [--memories|--no-memories [--memories-top-k N]]",
      "print the context for the next model call",
      "  --max-tokens N    token budget (default: memory.max_history_tokens, or with --model-window\n"
      "                    the history share of the window: see mnemo budget)\n"
@@ -184,7 +184,11 @@ const struct cli_cmd cli_commands[] = {
      "  --no-rag          do not, whatever memory.rag.enabled says\n"
      "  --rag-top-k N     at most N of them (default 5)\n"
      "  --rag-scope S     session (default) or all (the session's namespace)\n"
-     "  --rag-min-similarity X  semantic threshold (default 0.7; 0 or less: none)\n",
+     "  --rag-min-similarity X  semantic threshold (default 0.7; 0 or less: none)\n"
+     "  --memories        long-term memories after the system prompt: the memory blocks and the\n"
+     "                    memories relevant to the last user message (default: memory.context.enabled)\n"
+     "  --no-memories     do not, whatever memory.context.enabled says\n"
+     "  --memories-top-k N  at most N relevant memories (default memory.context.top_k, 5; at most 50)\n",
      o_context, 1, 1, cmd_context},
     {"pin", "MSG_ID [--json]", "pin a message: the hybrid strategy keeps it verbatim whatever its age",
      "  MSG_ID            the message id (mnemo history --json shows it)\n", o_json, 1, 1, cmd_pin},

@@ -683,6 +683,8 @@ static mn_status op_context(struct srv_call *c)
         o.rag_min_similarity = -1; /* 0 given: no threshold (the library reads 0 as "configured") */
     const char *scope = a_str(c, "rag_scope");
     o.rag_scope = scope && strcmp(scope, "all") == 0 ? MN_RAG_SCOPE_ALL : MN_RAG_SCOPE_SESSION;
+    o.memories = a_bool(c, "memories", 0) ? 1 : a_bool(c, "memories", 1) ? 0 : -1; /* absent: memory.context.enabled */
+    o.memories_top_k = (size_t)a_int(c, "memories_top_k", 0);
     mn_context *ctx = NULL;
     if ((st = mn_context_build(c->db, id, &o, &ctx)))
         return lib_fail(c, st);
@@ -1371,6 +1373,10 @@ static const struct srv_param p_context[] = {
     P("rag_scope", PT_STRING, ENUM("session|all"), DESC("this session (default) or its namespace")),
     P("rag_min_similarity", PT_NUMBER, GE(-1), LE(1),
       DESC("semantic threshold (default memory.rag.min_similarity, 0.7; 0 or less: none)")),
+    P("memories", PT_BOOLEAN, DESC("long-term memories after the system prompt: the memory blocks and the memories "
+                                   "relevant to the last user message (false: never; absent: memory.context.enabled)")),
+    P("memories_top_k", PT_INTEGER, GE(1), LE(50),
+      DESC("at most this many relevant memories (default memory.context.top_k, 5)")),
     END};
 static const struct srv_param p_state_get[] = {
     SID_REQ, P("reveal", PT_BOOLEAN, DESC("show sensitive params (REST only: refused over MCP)")), END};

@@ -68,7 +68,8 @@ class MnHistoryOpts(Structure):
 class MnContextOpts(Structure):
     _fields_ = [("size", c_size_t), ("strategy", c_char_p), ("max_tokens", c_int64), ("format", c_int),
                 ("model_window", c_int64), ("flags", c_uint), ("rag", c_int), ("rag_top_k", c_size_t),
-                ("rag_min_similarity", c_double), ("rag_scope", c_int)]
+                ("rag_min_similarity", c_double), ("rag_scope", c_int), ("fold", c_int), ("memories", c_int),
+                ("memories_top_k", c_size_t)]
 
 
 class MnContext(Structure):

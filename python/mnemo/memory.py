@@ -539,7 +539,8 @@ class Memory:
     def context(self, session_id: str, *, max_tokens: Optional[int] = None, strategy: Optional[str] = None,
                 format: str = "openai", model_window: Optional[int] = None, fold: bool = True, rag: bool = False,
                 rag_top_k: Optional[int] = None, rag_min_similarity: Optional[float] = None,
-                rag_scope: str = "session") -> Context:
+                rag_scope: str = "session", memories: Optional[bool] = None,
+                memories_top_k: Optional[int] = None) -> Context:
         """Builds what to send the model next (docs/context.md).
 
         max_tokens: the budget (None: memory.max_history_tokens, or with a model window the
@@ -549,7 +550,10 @@ class Memory:
         summarises during this build (the stored summary is used as is). rag: put the most
         relevant past messages in front of the last user message (rag_top_k, 5 by default;
         rag_min_similarity, 0.7 by default, negative for none; rag_scope "session" or "all" for
-        the session's namespace)."""
+        the session's namespace). memories: long-term memories after the system prompt, the
+        memory blocks and the memories_top_k (5 by default, at most 50) most relevant to the last
+        user message (None: memory.context.enabled; False: never); the report's "memories" lists
+        them."""
         o = MnContextOpts()
         o.size = ctypes.sizeof(MnContextOpts)
         o.strategy = _b(strategy, "strategy")
@@ -561,6 +565,8 @@ class Memory:
         o.rag_top_k = rag_top_k or 0
         o.rag_min_similarity = rag_min_similarity or 0.0
         o.rag_scope = _enum(RAG_SCOPES, rag_scope, "rag_scope")
+        o.memories = 0 if memories is None else 1 if memories else -1
+        o.memories_top_k = memories_top_k or 0
         out = ctypes.POINTER(MnContext)()
         self._call("mn_context_build", _b(session_id, "session_id"), byref(o), byref(out))
         try:

@@ -234,4 +234,37 @@ size_t mn_context_unit_start(const mn_message *m, size_t i);
 /* The index of the first message of the newest k turns (0 when there are not more than k). */
 size_t mn_context_keep_turns_from(const mn_message *m, size_t n, int64_t k);
 
+/* ---- long-term memories in the context (memblock.c) ------------------------------------------
+ * One system message right after the system prompt: a header, the memory blocks (pinned, each
+ * cut to its token_cap), then the relevant memories best first, one "[id] kind: text" line
+ * each. */
+typedef struct mn_memblock_item {
+    const mn_memory *m;    /* borrowed */
+    char *text;            /* as shown: whole, or cut with "…" */
+    int64_t tokens;        /* tokens of text alone */
+    int in, cut;           /* in the block; text cut (to the cap or for the budget) */
+    const char *left_out;  /* why not in: "budget", "token_cap"; NULL when in */
+} mn_memblock_item;
+
+typedef struct mn_memblock {
+    mn_memblock_item *items; /* the memory blocks first (in the order given), then the relevant ones */
+    size_t n;
+    char *text;              /* the block's content, NULL when no item is in */
+    int64_t tokens;          /* tokens of text, counted whole */
+} mn_memblock;
+
+/* Items for pinned[0..np) and rel[0..nr) (borrowed; they must outlive b), blocks cut to their
+ * token_cap. Release b even on failure. */
+mn_status mn_memblock_init(mn_memblock *b, const mn_tokenizer *tk, const mn_memory *pinned, size_t np,
+                           const mn_memory *rel, size_t nr);
+/* Renders the block within room tokens (its cost: tokens + the framing of one message):
+ * relevant memories leave lowest score first, then blocks are cut, the last first. */
+mn_status mn_memblock_fit(mn_memblock *b, const mn_tokenizer *tk, int64_t room);
+/* tokens + framing, 0 when empty. */
+int64_t mn_memblock_cost(const mn_memblock *b);
+void mn_memblock_release(mn_memblock *b);
+/* Puts a system message with text (copied into w's arena) before w's items, counted as
+ * synthetic, and adds its tokens and framing to w. */
+mn_status mn_window_put_first(struct mn_window *w, const char *session_id, const char *text, int64_t tokens);
+
 #endif

@@ -1,8 +1,8 @@
 /*
  * context.c — the entry of the context pipeline (docs/context.md): the handle's configuration
  * turned into the settings of src/context (mn_strategy_cfg), the summariser for a build or a
- * compaction, the offload folder; then load → govern → plan → fold → layout in
- * src/context/strategy.c, RAG (rag.c) and rendering (src/context/render.c).
+ * compaction, the offload folder; then memories (memories.c), load → govern → plan → fold →
+ * layout in src/context/strategy.c, RAG (rag.c) and rendering (src/context/render.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -189,8 +189,17 @@ mn_status mn__context_build(mn_db *db, const mn_session *s, const char *strategy
 {
     struct mn_built b;
     memset(&b, 0, sizeof b);
-    mn_status rc = mn__context_assemble(db, s, strategy, max_tokens, model_window, fold_mode,
-                                        (opts->flags & MN_CONTEXT_DETAIL) != 0, &b);
+    /* memories first take what they need of the budget; the history gets the rest, and the
+     * block is fitted again into what the history's newest unit left (docs/context.md) */
+    struct mn_memctx *mem = NULL;
+    mn_status rc = mn__memories_plan(db, opts, s, max_tokens, &mem);
+    int64_t history = max_tokens - mn__memories_planned(mem);
+    if (!rc)
+        rc = mn__context_assemble(db, s, strategy, history > 0 ? history : 1, model_window, fold_mode,
+                                  (opts->flags & MN_CONTEXT_DETAIL) != 0, &b);
+    if (!rc && mem)
+        rc = mn__memories_place(db, mem, &b, max_tokens);
+    mn__memories_free(mem);
     if (!rc)
         rc = mn__rag_inject(db, opts, s, &b);
     const struct mn_window *wp = &b.w;

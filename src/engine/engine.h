@@ -108,6 +108,25 @@ mn_status mn__relevant_context(mn_db *db, const char *query, int64_t max_tokens,
                                char **text);
 mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b);
 
+/* memory_search.c: the rows of a store query as a list (freed with mn__memories_list_free); a search
+ * over memories with checked arguments (q complete; mode may be AUTO: hybrid with an embedder,
+ * else keyword), at most k hits, best first. */
+struct mn_store_memory_query;
+void mn__memories_list_free(mn_memories *list); /* mn_memories_free */
+mn_status mn__memory_query_run(mn_db *db, const struct mn_store_memory_query *sq, mn_memories **out);
+mn_status mn__memory_search_run(mn_db *db, const char *query, mn_search_mode mode, const mn_memory_query *q, size_t k,
+                                mn_memories **out);
+/* memories.c: long-term memories in a built context (opts->memories; checked here): the block
+ * after the system prompt, fitted into the budget the history left, reported under "memories".
+ * planned: the tokens the block asked for before the history was laid out (*planned out of
+ * mn__memories_plan), so that the history gets the rest. */
+struct mn_memctx;
+mn_status mn__memories_plan(mn_db *db, const mn_context_opts *o, const mn_session *s, int64_t max_tokens,
+                            struct mn_memctx **out);
+mn_status mn__memories_place(mn_db *db, struct mn_memctx *mc, struct mn_built *b, int64_t max_tokens);
+int64_t mn__memories_planned(const struct mn_memctx *mc);
+void mn__memories_free(struct mn_memctx *mc);
+
 /* Long-term memory in export, import and migrate (mnemo_memory.c): every version as a
  * {"type":"memory", …} line after the sessions; whether an import line is one (export writes
  * "type" first); storing one (skipped when its (id, version) is there); copying every version

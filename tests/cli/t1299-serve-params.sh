@@ -16,7 +16,7 @@ eq "$RC" 0 "every operation refuses unknown and out-of-limit parameters ($(print
 # the declarations reach the schemas: additionalProperties false, the limits, the new parameters
 req GET /openapi.json
 eq "$(jget "$OUT" '[j["paths"]["/v1/sessions"]["get"]["parameters"][1]["schema"]["maximum"], sorted(j["paths"]["/v1/sessions/{session_id}/context"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"])]')" \
-    '[10000, ["detail", "fold", "format", "max_tokens", "model_window", "no_fold", "rag", "rag_min_similarity", "rag_scope", "rag_top_k", "strategy"]]' \
+    '[10000, ["detail", "fold", "format", "max_tokens", "memories", "memories_top_k", "model_window", "no_fold", "rag", "rag_min_similarity", "rag_scope", "rag_top_k", "strategy"]]' \
     "openapi: session list limit is the library's 10000; context declares rag, model_window, no_fold"
 # the pages that list operations and parameters by hand agree with the live table
 run python3 "$TESTS_DIR/cli/serve/docs_check.py" "$URL" "$TESTS_DIR/../docs"

@@ -151,6 +151,22 @@ def namespace_to_forget(env):
     cli("memory", "add", "a fact to forget", "--namespace", "parity-forget", "--json")
 
 
+# context --memories: one session of its own namespace with a memory block (cut to its cap) and
+# memories, made once and shared by the three surfaces (the block's text names the memory ids)
+CTXMEM = {}
+
+
+def with_memories(env):
+    if "S" not in CTXMEM:
+        CTXMEM["S"] = make_session("parity-ctxmem")
+        cli("memory", "add", "Project rules: the parity check reads README.md first, then every other file "
+            "it names, and reports what it found in order.", "--kind", "instruction", "--pinned",
+            "--token-cap", "12", "--namespace", "parity-ctxmem", "--json")
+        cli("memory", "add", "The parity check lives in tests/cli/serve", "--namespace", "parity-ctxmem", "--json")
+        cli("memory", "add", "README.md is short", "--namespace", "parity-ctxmem", "--json")
+    env["S"] = CTXMEM["S"]
+
+
 # the content files_check sends, as a file for the CLI
 CHECKED = tempfile.NamedTemporaryFile("w", suffix=".c", delete=False)
 CHECKED.write("int parity(void) { return 1; }\n")
@@ -204,6 +220,9 @@ ROWS = [
     Row("context", ["context", "{S}", "--max-tokens", "500", "--model-window", "8000", "--rag", "--report"],
         ("POST", SES + "/context", {"session_id": "{S}", "max_tokens": 500, "model_window": 8000, "rag": True}),
         pick_api=lambda r: {"messages": r["messages"], "report": r["report"]}),
+    Row("context", ["context", "{S}", "--max-tokens", "120", "--memories", "--memories-top-k", "1", "--report"],
+        ("POST", SES + "/context", {"session_id": "{S}", "max_tokens": 120, "memories": True, "memories_top_k": 1}),
+        pick_api=lambda r: {"messages": r["messages"], "report": r["report"]}, before=with_memories),
     Row("compact", ["compact", "{S}", "--instructions", "keep the file names", "--json"],
         ("POST", SES + "/compact", {"session_id": "{S}", "instructions": "keep the file names"}),
         pick_cli=lambda r: r["kind"], pick_api=lambda r: r["event"]["kind"], fresh="session"),
