@@ -510,6 +510,12 @@ MN_API mn_status mn_budget_split(int64_t model_window, mn_budget *out);
  * strategy whatever their age. Errors: MN_NOTFOUND (no such message), MN_INVALID (pinned not 0
  * or 1, id not positive), MN_BUSY, MN_IO. */
 MN_API mn_status mn_message_pin(mn_db *db, int64_t message_id, int pinned);
+/* Since 0.5: the same, for a message of session_id only (what the server's message_pin operation
+ * and `mnemo message pin` call, so a caller limited to one namespace cannot pin another's
+ * messages by id). Errors: MN_MISUSE (db or session_id NULL), MN_INVALID (session_id not a UUID,
+ * pinned not 0 or 1, id not positive), MN_NOTFOUND (no such session, or the message is not
+ * one of its messages), MN_EXPIRED, MN_BUSY, MN_IO. Thread-safe like every mn_db call. */
+MN_API mn_status mn_session_message_pin(mn_db *db, const char *session_id, int64_t message_id, int pinned);
 
 typedef struct mn_summary {
     int64_t id;

@@ -73,16 +73,27 @@ mn_status mn_fold_run(mn_db *db, const mn_fold_job *job, char **outcome_json)
     return rc;
 }
 
-mn_status mn_message_pin(mn_db *db, int64_t message_id, int pinned)
+/* Both pins: session_id NULL pins by id alone (mn_message_pin). */
+static mn_status message_pin(mn_db *db, const char *session_id, int64_t message_id, int pinned)
 {
+    char id[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
-    if (rc)
+    if (rc || (session_id && ((rc = mn__check_id(session_id, id)) || (rc = mn__live_session(db, id, NULL)))))
         return rc;
     if (message_id < 1)
         return mn__err(MN_INVALID, "message id: %lld is not a message id", (long long)message_id);
     if (pinned != 0 && pinned != 1)
         return mn__err(MN_INVALID, "pinned: %d is not 0 or 1", pinned);
-    return db->store->ops->message_pin(db->store, message_id, pinned);
+    return db->store->ops->message_pin(db->store, session_id ? id : NULL, message_id, pinned);
+}
+
+mn_status mn_message_pin(mn_db *db, int64_t message_id, int pinned) { return message_pin(db, NULL, message_id, pinned); }
+
+mn_status mn_session_message_pin(mn_db *db, const char *session_id, int64_t message_id, int pinned)
+{
+    if (!session_id)
+        return mn__err(MN_MISUSE, "mn_session_message_pin: session_id is NULL");
+    return message_pin(db, session_id, message_id, pinned);
 }
 
 mn_status mn_summary_get(mn_db *db, const char *session_id, mn_summary **out)

@@ -116,6 +116,7 @@ int cmd_session_limit(const struct cli_global *g, struct cli_args *a);
 /* cmd_edit.c and cmd_handover.c (issue #14: every library capability has a command). */
 int cmd_message_delete(const struct cli_global *g, struct cli_args *a);
 int cmd_message_edit(const struct cli_global *g, struct cli_args *a);
+int cmd_message_pin(const struct cli_global *g, struct cli_args *a);
 int cmd_session_update(const struct cli_global *g, struct cli_args *a);
 int cmd_handover(const struct cli_global *g, struct cli_args *a);
 int cmd_files_check(const struct cli_global *g, struct cli_args *a);

@@ -27,7 +27,8 @@ static const struct {
     {"memory history", "memory_history"}, {"memory forget", "forget"},
     {"session clear", "session_clear"}, {"session limit", "session_limit"},
     {"session update", "session_update"}, {"message delete", "message_delete"},
-    {"message edit", "message_edit"},     {"files check", "files_check"},
+    {"message edit", "message_edit"},     {"message pin", "message_pin"},
+    {"files check", "files_check"},
     {"handover", "handover"},             {"namespace forget", "namespace_forget"},
     /* the verbs of `mnemo state ID VERB` (one command, an operation per verb) */
     {"state", "state_get"},              {"state merge", "state_merge"},  {"state wait", "state_wait"},

@@ -1,5 +1,5 @@
 /*
- * cmd_edit.c — changes in place: `mnemo message delete|edit` and `mnemo session update`.
+ * cmd_edit.c — changes in place: `mnemo message delete|edit|pin` and `mnemo session update`.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +32,27 @@ int cmd_message_delete(const struct cli_global *g, struct cli_args *a)
         return cli_fail(rc);
     if (cli_flag(a, "json"))
         printf("{\"deleted\":%lld}\n", id);
+    return 0;
+}
+
+/* Pins (or with --unpin unpins) one message of a session: the server's message_pin. */
+int cmd_message_pin(const struct cli_global *g, struct cli_args *a)
+{
+    long long id = 0;
+    if (message_id_arg(a->pos[1], &id))
+        return EXIT_USAGE;
+    int pinned = !cli_flag(a, "unpin");
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    mn_status rc = mn_session_message_pin(db, a->pos[0], id, pinned);
+    mn_close(db);
+    if (rc)
+        return cli_fail(rc);
+    if (cli_flag(a, "json"))
+        printf("{\"id\":%lld,\"pinned\":%s}\n", id, pinned ? "true" : "false");
+    else
+        printf("%s message %lld\n", pinned ? "pinned" : "unpinned", id);
     return 0;
 }
 

@@ -43,6 +43,7 @@ static const struct cli_opt o_search[] = {{"mode", 1},  {"session", 1}, {"namesp
                                           {"metadata", 1}, {NULL, 0}};
 static const struct cli_opt o_files[] = {{"limit", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_message_edit[] = {{"metadata", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_message_pin[] = {{"unpin", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_session_update[] = {{"title", 1}, {"metadata", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_handover[] = {{"files", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_forget[] = {{"yes", 0}, {"json", 0}, {NULL, 0}};
@@ -139,6 +140,12 @@ const struct cli_cmd cli_commands[] = {
      "  message_edited event is written (mnemo events).\n"
      "  --json            print the edited message as JSON\n",
      o_message_edit, 3, 3, cmd_message_edit},
+    {"message pin", "ID MSG_ID [--unpin] [--json]",
+     "pin one message of a session: the hybrid strategy keeps it verbatim whatever its age",
+     "  MSG_ID            the message id (mnemo history --json shows it); it must be ID's\n"
+     "  --unpin           unpin it instead\n"
+     "  --json            print {\"id\": MSG_ID, \"pinned\": true|false}\n",
+     o_message_pin, 2, 2, cmd_message_pin},
     {"add",
      "ID ROLE [TEXT|-] [--tool-calls JSON] [--tool-call-id ID] [--name N] [--metadata JSON] [--files JSON]\n"
      "       [--model M] [--tool NAME] [--pin] [--key K] [--create] [--json]",

@@ -366,6 +366,20 @@ static mn_status op_message_delete(struct srv_call *c)
     return ok(c, json_pack("{s:I}", "deleted", (json_int_t)mid));
 }
 
+/* Pins or unpins one message of a session. */
+static mn_status op_message_pin(struct srv_call *c)
+{
+    const char *id;
+    int64_t mid = a_int(c, "message_id", 0);
+    int pinned = a_bool(c, "pinned", 1);
+    mn_status st;
+    if ((st = session_param(c, &id)))
+        return st;
+    if ((st = mn_session_message_pin(c->db, id, mid, pinned)))
+        return lib_fail(c, st);
+    return ok(c, json_pack("{s:I, s:b}", "id", (json_int_t)mid, "pinned", pinned));
+}
+
 /* Changes one message's content (and metadata) in place; answers with the message as stored. */
 static mn_status op_message_edit(struct srv_call *c)
 {
@@ -1334,6 +1348,8 @@ static const struct srv_param p_session_limit[] = {
     SID_REQ, P("max_turns", PT_INTEGER, REQ, GE(0), LE(1000000), DESC("user turns kept active; 0: no limit")), END};
 #define MSGID_REQ P("message_id", PT_INTEGER, REQ, GE(1), DESC("the message's id (history shows it)"))
 static const struct srv_param p_message_delete[] = {SID_REQ, MSGID_REQ, END};
+static const struct srv_param p_message_pin[] = {
+    SID_REQ, MSGID_REQ, P("pinned", PT_BOOLEAN, DEF("true"), DESC("false: unpin")), END};
 static const struct srv_param p_message_edit[] = {
     SID_REQ, MSGID_REQ, P("content", PT_STRING, REQ, DESC("the new content (memory.max_message_bytes)")),
     P("metadata", PT_OBJECT, ALT(PT_STRING), DESC("a JSON object that replaces the message's metadata")), END};
@@ -1492,6 +1508,10 @@ const struct srv_op srv_ops[] = {
      "follow.",
      p_message_edit, OBJ("\"message\":{\"type\":\"object\"}", "\"message\""), OP_TOOL | OP_IDEMPOTENT,
      op_message_edit},
+    {"message_pin", "POST", "/v1/sessions/{session_id}/messages/{message_id}/pin",
+     "Pin (or unpin) one message of a session: the hybrid strategy keeps pinned messages verbatim whatever their age.",
+     p_message_pin, OBJ("\"id\":{\"type\":\"integer\"},\"pinned\":{\"type\":\"boolean\"}", "\"id\",\"pinned\""),
+     OP_TOOL | OP_IDEMPOTENT, op_message_pin},
     {"summary_get", "GET", "/v1/sessions/{session_id}/summary",
      "The session's global summary: the text older turns were folded into, what it covers, who wrote it.",
      p_session, OBJ("\"summary\":{\"type\":\"object\"}", "\"summary\""), OP_TOOL | OP_READONLY | OP_QUICK,

@@ -74,6 +74,9 @@ test('messages: append one and a batch, idempotency keys, history pages, delete,
   assert.deepEqual((await client.files(session.id)).files, ['src/a.c']);
   const edited = await client.messageEdit(session.id, one.messages[0].id, { content: 'read b.c', metadata: { fixed: true } });
   assert.deepEqual([edited.message.seq, edited.message.content, edited.message.metadata], [1, 'read b.c', { fixed: true }]);
+  assert.deepEqual(await client.messagePin(session.id, one.messages[0].id), { id: one.messages[0].id, pinned: true });
+  assert.equal((await client.history(session.id)).messages[0].pinned, true);
+  assert.deepEqual(await client.messagePin(session.id, one.messages[0].id, { pinned: false }), { id: one.messages[0].id, pinned: false });
   await client.append(session.id, { role: 'user', content: 'and c.c', files: ['src/c.c'] });
   assert.deepEqual((await client.files(session.id, { limit: 1 })).files, ['src/c.c']);
   const hand = await client.handover(session.id, { files: 1 });

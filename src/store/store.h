@@ -132,8 +132,9 @@ struct mn_store_ops {
     mn_status (*busy_claim)(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms, int *claimed,
                             int64_t *busy_until);
     mn_status (*busy_release)(mn_store *st, const char *session_id, int64_t until_ms);
-    /* Sets a message's pinned flag by id (MN_NOTFOUND when there is no such message). */
-    mn_status (*message_pin)(mn_store *st, int64_t message_id, int pinned);
+    /* Sets a message's pinned flag by id; with session_id (not NULL) only a message of that session
+     * (MN_NOTFOUND when there is no such message). */
+    mn_status (*message_pin)(mn_store *st, const char *session_id, int64_t message_id, int pinned);
     /* Active messages with seq <= upto_seq that are pinned or have role system, each with the
      * whole tool unit around it (the call and all results that follow it), in seq order. */
     mn_status (*pinned_units)(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,

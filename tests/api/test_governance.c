@@ -50,6 +50,19 @@ static void governance_api(void **state)
     assert_int_equal(mn_message_pin(db, first->id, 1), MN_OK);
     assert_int_equal(mn_message_pin(db, 0, 1), MN_INVALID);
     assert_int_equal(mn_message_pin(NULL, 1, 1), MN_MISUSE);
+    /* within a session: another session's message is not found and stays as it was */
+    mn_session *other = NULL;
+    assert_int_equal(mn_session_create(db, NULL, &other), MN_OK);
+    assert_int_equal(mn_session_message_pin(db, other->id, first->id, 0), MN_NOTFOUND);
+    assert_int_equal(mn_session_message_pin(db, s->id, first->id, 1), MN_OK);
+    assert_int_equal(mn_session_message_pin(db, s->id, first->id, 2), MN_INVALID);
+    assert_int_equal(mn_session_message_pin(db, "not-a-uuid", first->id, 1), MN_INVALID);
+    assert_int_equal(mn_session_message_pin(db, NULL, first->id, 1), MN_MISUSE);
+    mn_messages *pins = NULL;
+    assert_int_equal(mn_history(db, s->id, NULL, &pins), MN_OK);
+    assert_int_equal(mn_messages_at(pins, 0)->pinned, 1);
+    mn_messages_free(pins);
+    mn_session_free(other);
     mn_summary *sum = NULL;
     assert_int_equal(mn_summary_get(db, s->id, &sum), MN_NOTFOUND);
     assert_non_null(strstr(mn_errmsg(), "no summary"));

@@ -171,7 +171,7 @@ mn_status mn_pg_op_events_list(mn_store *st, const char *session_id, size_t limi
 mn_status mn_pg_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms, int *claimed,
                               int64_t *busy_until);
 mn_status mn_pg_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms);
-mn_status mn_pg_op_message_pin(mn_store *st, int64_t message_id, int pinned);
+mn_status mn_pg_op_message_pin(mn_store *st, const char *session_id, int64_t message_id, int pinned);
 mn_status mn_pg_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
                                 void *user);
 mn_status mn_pg_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);

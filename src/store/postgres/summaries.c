@@ -240,9 +240,11 @@ mn_status mn_pg_op_busy_release(mn_store *st, const char *session_id, int64_t un
 
 /* ---- pins and reads for the strategies ------------------------------------------------------- */
 
-static const char SQL_PIN[] = "UPDATE messages SET pinned = $2::integer WHERE id = $1::bigint";
+static const char SQL_PIN[] = "UPDATE messages SET pinned = $2::integer WHERE id = $1::bigint"
+                              " AND ($3::text IS NULL OR session_sid = (SELECT sid FROM sessions WHERE id = $3::text))";
 
 struct pin_arg {
+    const char *session_id; /* NULL: any session */
     int64_t id;
     int pinned;
 };
@@ -254,19 +256,22 @@ static mn_status pin_body(struct pg_conn *c, void *arg)
     mn_pg_params_init(&p);
     mn_pg_i64(&p, a->id);
     mn_pg_i64(&p, a->pinned ? 1 : 0);
+    mn_pg_text(&p, a->session_id);
     PGresult *r = NULL;
     mn_status rc = mn_pg_query(c, SQL_PIN, &p, 0, "pin", &r);
     if (rc)
         return rc;
     if (mn_pg_changes(r) == 0)
-        rc = mn__err(MN_NOTFOUND, "message %lld not found", (long long)a->id);
+        rc = a->session_id ? mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)a->id,
+                                     a->session_id)
+                           : mn__err(MN_NOTFOUND, "message %lld not found", (long long)a->id);
     PQclear(r);
     return rc;
 }
 
-mn_status mn_pg_op_message_pin(mn_store *st, int64_t message_id, int pinned)
+mn_status mn_pg_op_message_pin(mn_store *st, const char *session_id, int64_t message_id, int pinned)
 {
-    struct pin_arg a = {message_id, pinned};
+    struct pin_arg a = {session_id, message_id, pinned};
     return mn_pg_run(PG(st), PG_WRITE, pin_body, &a);
 }
 

@@ -211,9 +211,10 @@ mn_status mn_sqlite_op_busy_release(mn_store *st, const char *session_id, int64_
 
 /* ---- pins and reads for the strategies ------------------------------------------------------- */
 
-static const char SQL_PIN[] = "UPDATE messages SET pinned = ?2 WHERE id = ?1";
+static const char SQL_PIN[] = "UPDATE messages SET pinned = ?2 WHERE id = ?1"
+                              " AND (?3 IS NULL OR session_sid = (SELECT sid FROM sessions WHERE id = ?3))";
 
-static mn_status pin_locked(struct sqlite_store *s, int64_t message_id, int pinned)
+static mn_status pin_locked(struct sqlite_store *s, const char *session_id, int64_t message_id, int pinned)
 {
     sqlite3_stmt *st = NULL;
     mn_status rc = mn_sqlite_stmt(s, SQL_PIN, &st);
@@ -221,19 +222,23 @@ static mn_status pin_locked(struct sqlite_store *s, int64_t message_id, int pinn
         return rc;
     sqlite3_bind_int64(st, 1, message_id);
     sqlite3_bind_int(st, 2, pinned ? 1 : 0);
+    if (session_id)
+        sqlite3_bind_text(st, 3, session_id, -1, SQLITE_STATIC);
     int r = sqlite3_step(st);
     mn_sqlite_done(st);
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "pin");
     if (sqlite3_changes(s->db) == 0)
-        return mn__err(MN_NOTFOUND, "message %lld not found", (long long)message_id);
+        return session_id ? mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id,
+                                    session_id)
+                          : mn__err(MN_NOTFOUND, "message %lld not found", (long long)message_id);
     return MN_OK;
 }
 
-mn_status mn_sqlite_op_message_pin(mn_store *st, int64_t message_id, int pinned)
+mn_status mn_sqlite_op_message_pin(mn_store *st, const char *session_id, int64_t message_id, int pinned)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    LOCKED(s, pin_locked(s, message_id, pinned));
+    LOCKED(s, pin_locked(s, session_id, message_id, pinned));
 }
 
 /* The unit of a kept message runs from the nearest non-tool message at or before it to the
