@@ -182,6 +182,14 @@ test('actions change the database as the API says', async () => {
   await page.locator('#title-form button[type=submit]').click();
   await page.waitForFunction(() => document.getElementById('session-title').textContent === 'renamed from the page', null, { timeout: 30000 });
   assert.equal((await rest('GET', `/v1/sessions/${id}`)).j.session.title, 'renamed from the page');
+  // pin and unpin a message: the button follows the stored flag
+  await page.locator('#msg-1 button.pin-toggle').click();
+  await page.waitForFunction(() => document.querySelector('#msg-1 button.pin-toggle').textContent === 'Unpin', null, { timeout: 30000 });
+  assert.equal((await rest('GET', `/v1/sessions/${id}/messages?limit=100`)).j.messages[0].pinned, true);
+  assert.ok(await page.locator('#msg-1 .pin').count(), 'a pinned badge');
+  await page.locator('#msg-1 button.pin-toggle').click();
+  await page.waitForFunction(() => document.querySelector('#msg-1 button.pin-toggle').textContent === 'Pin', null, { timeout: 30000 });
+  assert.equal((await rest('GET', `/v1/sessions/${id}/messages?limit=100`)).j.messages[0].pinned, false);
   // delete a message (confirmed)
   const before = (await rest('GET', `/v1/sessions/${id}/messages?limit=100`)).j.messages;
   await page.locator('#msg-2 button.delete').click();
