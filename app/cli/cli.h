@@ -117,6 +117,8 @@ int cmd_session_limit(const struct cli_global *g, struct cli_args *a);
 int cmd_message_delete(const struct cli_global *g, struct cli_args *a);
 int cmd_message_edit(const struct cli_global *g, struct cli_args *a);
 int cmd_message_pin(const struct cli_global *g, struct cli_args *a);
+/* What `pin`, `unpin` and `message pin` print for rc (cmd_context.c); returns the exit status. */
+int cli_pin_result(const struct cli_args *a, mn_status rc, long long id, int pinned);
 int cmd_session_update(const struct cli_global *g, struct cli_args *a);
 int cmd_handover(const struct cli_global *g, struct cli_args *a);
 int cmd_files_check(const struct cli_global *g, struct cli_args *a);

@@ -29,6 +29,11 @@ static int pin(const struct cli_global *g, struct cli_args *a, int pinned)
         return 1;
     mn_status rc = mn_message_pin(db, id, pinned);
     mn_close(db);
+    return cli_pin_result(a, rc, id, pinned);
+}
+
+int cli_pin_result(const struct cli_args *a, mn_status rc, long long id, int pinned)
+{
     if (rc)
         return cli_fail(rc);
     if (cli_flag(a, "json"))

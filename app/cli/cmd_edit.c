@@ -47,13 +47,7 @@ int cmd_message_pin(const struct cli_global *g, struct cli_args *a)
         return 1;
     mn_status rc = mn_session_message_pin(db, a->pos[0], id, pinned);
     mn_close(db);
-    if (rc)
-        return cli_fail(rc);
-    if (cli_flag(a, "json"))
-        printf("{\"id\":%lld,\"pinned\":%s}\n", id, pinned ? "true" : "false");
-    else
-        printf("%s message %lld\n", pinned ? "pinned" : "unpinned", id);
-    return 0;
+    return cli_pin_result(a, rc, id, pinned);
 }
 
 int cmd_message_edit(const struct cli_global *g, struct cli_args *a)
