@@ -219,8 +219,15 @@ test('actions change the database as the API says', async () => {
   const fork = (await rest('GET', `/v1/sessions/${forkId}`)).j.session;
   assert.equal(fork.parent_id, id);
   assert.equal((await rest('GET', `/v1/sessions/${forkId}/messages?limit=100`)).j.messages.length, 2, 'messages up to #3 (#2 deleted)');
-  // forget the fork (confirmed)
+  // the fork's turn limit, from the title form (session_limit)
   await page.waitForSelector('#msg-1', { timeout: 30000 });
+  await page.locator('#title-edit').click();
+  await page.locator('#limit-input').fill('1');
+  await page.locator('#title-form button[type=submit]').click();
+  await page.waitForFunction(() => [...document.querySelectorAll('#session-meta dt')].some((dt) =>
+    dt.textContent === 'turn limit' && dt.nextElementSibling.textContent === '1'), null, { timeout: 30000 });
+  assert.equal((await rest('GET', `/v1/sessions/${forkId}`)).j.session.max_turns, 1);
+  // forget the fork (confirmed)
   await page.locator('#session-forget').click();
   await page.waitForFunction(() => location.hash.startsWith('#/sessions'), null, { timeout: 30000 });
   assert.equal((await rest('GET', `/v1/sessions/${forkId}`, undefined, false)).status, 404);
