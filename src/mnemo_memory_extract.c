@@ -1,7 +1,8 @@
 /*
  * mnemo_memory_extract.c — mn_memory_extract: reads a session's messages past its extraction
  * watermark, asks the extractor for candidates (memory/extract.h) and decides, per candidate,
- * add / update / nothing against the live memories of the session's namespace. Idempotent: the
+ * add / update / nothing against the live memories of the session's scope (its namespace,
+ * narrowed by the "memory_scope" of its metadata). Idempotent: the
  * watermark (meta "memory.extracted.<session>") skips turns already read, and an older
  * statement never overwrites a newer one. docs/memory.md ("Extraction").
  */
@@ -9,15 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "mnemo_int.h"
 #include "config/config.h"
 #include "memory/extract.h"
+#include "memory/fact.h"
 #include "util/err.h"
 #include "util/banned.h"
 
 struct run {
     mn_db *db;
-    const mn_session *s;
+    const struct mn_extract_scope *sc;
     const mn_message *m;
     mn_extract_stats *st;
     mn_status rc;
@@ -32,14 +36,52 @@ static int64_t max_source(const mn_memory *m)
     return max;
 }
 
-/* The live memory of the namespace with this kind and key (keyed) or text (not keyed). */
+mn_status mn__extract_scope(const mn_session *s, struct mn_extract_scope *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->ns = s->ns;
+    json_t *meta = json_loads(s->metadata ? s->metadata : "{}", 0, NULL);
+    json_t *scope = json_object_get(meta, "memory_scope");
+    sc->hold = meta;
+    if (!scope)
+        return MN_OK;
+    if (!json_is_object(scope))
+        return mn__err(MN_INVALID, "session metadata memory_scope: must be an object");
+    const char *names[] = {"user_id", "agent_id", "session_id"};
+    const char **fields[] = {&sc->user_id, &sc->agent_id, &sc->session_id};
+    const char *k;
+    json_t *v;
+    json_object_foreach(scope, k, v) {
+        size_t i = 0;
+        while (i < 3 && strcmp(k, names[i]) != 0)
+            i++;
+        if (i == 3)
+            return mn__err(MN_INVALID, "session metadata memory_scope.%.40s: unknown (user_id, agent_id, session_id)", k);
+        if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) > MN_FACT_MAX_SCOPE_ID)
+            return mn__err(MN_INVALID, "session metadata memory_scope.%s: must be a string of 1 to %d bytes", k,
+                           MN_FACT_MAX_SCOPE_ID);
+        *fields[i] = json_string_value(v);
+    }
+    return MN_OK;
+}
+
+void mn__extract_scope_release(struct mn_extract_scope *sc)
+{
+    json_decref(sc->hold);
+    memset(sc, 0, sizeof *sc);
+}
+
+/* The live memory of the scope with this kind and key (keyed) or text (not keyed). */
 static mn_status find(struct run *r, const struct mn_candidate *c, mn_memory **out)
 {
     *out = NULL;
     char meta[MN_EXTRACT_MAX_KEY + 16];
     snprintf(meta, sizeof meta, "{\"key\":\"%s\"}", c->key); /* keys are letters, spaces, - and ' */
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    q.ns = r->s->ns;
+    q.ns = r->sc->ns;
+    q.user_id = r->sc->user_id;
+    q.agent_id = r->sc->agent_id;
+    q.session_id = r->sc->session_id;
     q.kind = c->kind;
     q.metadata = c->key[0] ? meta : NULL;
     q.limit = 1000;
@@ -89,7 +131,10 @@ static int apply(void *user, const struct mn_candidate *c)
         mn_memory_in in = MN_MEMORY_IN_INIT;
         in.text = c->text;
         in.kind = c->kind;
-        in.ns = r->s->ns;
+        in.ns = r->sc->ns;
+        in.user_id = r->sc->user_id;
+        in.agent_id = r->sc->agent_id;
+        in.session_id = r->sc->session_id;
         in.metadata = c->key[0] ? meta : NULL;
         in.sources = &src;
         in.n_sources = 1;
@@ -138,10 +183,15 @@ mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extra
     mn_messages *msgs = NULL;
     if (!rc)
         rc = mn_history(db, canon, &ho, &msgs);
-    struct run r = {db, s, NULL, &st, MN_OK};
+    struct mn_extract_scope sc;
+    if (!rc)
+        rc = mn__extract_scope(s, &sc);
+    else
+        memset(&sc, 0, sizeof sc);
+    struct run r = {db, &sc, NULL, &st, MN_OK};
     int malformed = 0;
     if (!rc && llm)
-        rc = mn__memory_extract_llm(db, s, msgs, &st, &malformed);
+        rc = mn__memory_extract_llm(db, s, &sc, msgs, &st, &malformed);
     for (size_t i = 0; !rc && !llm && i < msgs->count; i++) {
         const mn_message *m = &msgs->items[i];
         if (m->role != MN_ROLE_USER || !m->content)
@@ -156,6 +206,7 @@ mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extra
         snprintf(seq, sizeof seq, "%lld", (long long)msgs->items[msgs->count - 1].seq);
         rc = db->store->ops->meta_set(db->store, key, seq);
     }
+    mn__extract_scope_release(&sc);
     mn_messages_free(msgs);
     mn_session_free(s);
     if (!rc && stats)

@@ -174,21 +174,25 @@ static const char *check_decision(json_t *o, const mn_memories *existing, struct
     return NULL;
 }
 
-/* The most similar live memories of the namespace to the candidate. */
-static mn_status similar(mn_db *db, const char *ns, const char *text, mn_memories **out)
+/* The most similar live memories of the scope to the candidate. */
+static mn_status similar(mn_db *db, const struct mn_extract_scope *sc, const char *text, mn_memories **out)
 {
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    q.ns = ns;
+    q.ns = sc->ns;
+    q.user_id = sc->user_id;
+    q.agent_id = sc->agent_id;
+    q.session_id = sc->session_id;
     q.limit = SIMILAR;
     return mn_memory_search(db, text, MN_SEARCH_AUTO, &q, out);
 }
 
-static mn_status decide(mn_db *db, const mn_session *s, json_t *fact, mn_extract_stats *st, int *malformed)
+static mn_status decide(mn_db *db, const mn_session *s, const struct mn_extract_scope *sc, json_t *fact,
+                        mn_extract_stats *st, int *malformed)
 {
     const char *text = json_string_value(json_object_get(fact, "text"));
     const char *kind = json_string_value(json_object_get(fact, "kind"));
     mn_memories *ex = NULL;
-    mn_status rc = similar(db, s->ns, text, &ex);
+    mn_status rc = similar(db, sc, text, &ex);
     if (rc)
         return rc;
     for (size_t i = 0; i < ex->count; i++)
@@ -230,7 +234,10 @@ static mn_status decide(mn_db *db, const mn_session *s, json_t *fact, mn_extract
         in.reason = d.reason;
         if (!strcmp(d.action, "add")) {
             in.kind = kind;
-            in.ns = s->ns;
+            in.ns = sc->ns;
+            in.user_id = sc->user_id;
+            in.agent_id = sc->agent_id;
+            in.session_id = sc->session_id;
             in.pinned = 0;
             in.token_cap = 0;
             rc = mn_memory_add(db, &in, NULL);
@@ -255,8 +262,8 @@ static mn_status decide(mn_db *db, const mn_session *s, json_t *fact, mn_extract
     return rc;
 }
 
-mn_status mn__memory_extract_llm(mn_db *db, const mn_session *s, const mn_messages *msgs, mn_extract_stats *st,
-                                 int *malformed)
+mn_status mn__memory_extract_llm(mn_db *db, const mn_session *s, const struct mn_extract_scope *sc,
+                                 const mn_messages *msgs, mn_extract_stats *st, int *malformed)
 {
     struct mn_buf prompt = MN_BUF_INIT;
     mn_status rc = mn_buf_adds(&prompt, CANDIDATES);
@@ -290,7 +297,7 @@ mn_status mn__memory_extract_llm(mn_db *db, const mn_session *s, const mn_messag
         json_t *f;
         json_array_foreach(json_object_get(o, "facts"), i, f) {
             st->candidates++;
-            if ((rc = decide(db, s, f, st, malformed)))
+            if ((rc = decide(db, s, sc, f, st, malformed)))
                 break;
         }
     }

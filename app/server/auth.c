@@ -101,9 +101,13 @@ void srv_keys_free(struct srv_keys *k)
 int srv_keys_check(const struct srv_keys *k, const char *authorization, const char **ns)
 {
     *ns = NULL;
-    if (!authorization || strncmp(authorization, "Bearer ", 7) != 0)
+    /* Bearer, and Token as Mem0's client sends it (mem0.c) */
+    const char *tok = !authorization                               ? NULL
+                      : strncmp(authorization, "Bearer ", 7) == 0 ? authorization + 7
+                      : strncmp(authorization, "Token ", 6) == 0  ? authorization + 6
+                                                                   : NULL;
+    if (!tok)
         return 0;
-    const char *tok = authorization + 7;
     unsigned char h[32];
     if (!*tok || sha256(tok, strlen(tok), h) != 0)
         return 0;

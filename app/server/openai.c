@@ -8,7 +8,6 @@
  * operation table (ops.c), flagged OP_OPENAI: answers and errors take OpenAI's shapes.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,42 +16,25 @@
 
 #define ITEM_KEY "openai_item"
 
-static mn_status ofail(struct srv_call *c, mn_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static mn_status ofail(struct srv_call *c, mn_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
-    va_end(ap);
-    c->status = st;
-    return st;
-}
-
-static mn_status olib(struct srv_call *c, mn_status st)
-{
-    const char *m = mn_errmsg();
-    return ofail(c, st, "%s", m && m[0] ? m : mn_status_str(st));
-}
-
 /* "conv_<uuid>" or a bare UUID → the session id (in buf). */
 static mn_status conv_param(struct srv_call *c, char *buf, size_t cap, mn_session **out)
 {
     json_t *v = json_object_get(c->params, "conversation_id");
     const char *s = json_string_value(v);
     if (!s)
-        return ofail(c, MN_INVALID, "conversation_id: required");
+        return srv_fail(c, MN_INVALID, "conversation_id: required");
     if (strncmp(s, "conv_", 5) == 0)
         s += 5;
     snprintf(buf, cap, "%s", s);
     mn_session *sess = NULL;
     mn_status st = mn_session_get(c->db, buf, &sess);
     if (st == MN_INVALID || st == MN_NOTFOUND)
-        return ofail(c, MN_NOTFOUND, "conversation %.80s not found", json_string_value(v));
+        return srv_fail(c, MN_NOTFOUND, "conversation %.80s not found", json_string_value(v));
     if (st)
-        return olib(c, st);
+        return srv_fail_lib(c, st);
     if (c->ns && strcmp(sess->ns, c->ns) != 0) {
         mn_session_free(sess);
-        return ofail(c, MN_NOTFOUND, "conversation %.80s not found", json_string_value(v));
+        return srv_fail(c, MN_NOTFOUND, "conversation %.80s not found", json_string_value(v));
     }
     if (out)
         *out = sess;
@@ -188,10 +170,10 @@ static mn_status item_in(struct srv_call *c, struct owned *o, json_t *item, size
 {
     *m = (mn_message_in)MN_MESSAGE_IN_INIT;
     if (!json_is_object(item))
-        return ofail(c, MN_INVALID, "items[%zu]: must be an object", i);
+        return srv_fail(c, MN_INVALID, "items[%zu]: must be an object", i);
     json_t *norm = json_deep_copy(item);
     if (!norm)
-        return ofail(c, MN_NOMEM, "out of memory");
+        return srv_fail(c, MN_NOMEM, "out of memory");
     json_object_del(norm, "id");
     const char *type = req_str(item, "type");
     if (!json_object_get(item, "type")) {
@@ -199,14 +181,14 @@ static mn_status item_in(struct srv_call *c, struct owned *o, json_t *item, size
         json_object_set_new(norm, "type", json_string("message"));
     } else if (!type) {
         json_decref(norm);
-        return ofail(c, MN_INVALID, "items[%zu].type: must be a string", i);
+        return srv_fail(c, MN_INVALID, "items[%zu].type: must be a string", i);
     }
     mn_status st = MN_OK;
     if (strcmp(type, "message") == 0) {
         const char *role = req_str(item, "role");
         if (!role || (strcmp(role, "user") && strcmp(role, "assistant") && strcmp(role, "system") &&
                       strcmp(role, "developer"))) {
-            st = ofail(c, MN_INVALID, "items[%zu].role: must be user, assistant, system or developer", i);
+            st = srv_fail(c, MN_INVALID, "items[%zu].role: must be user, assistant, system or developer", i);
             goto out;
         }
         m->role = strcmp(role, "user") == 0 ? MN_ROLE_USER : strcmp(role, "assistant") == 0 ? MN_ROLE_ASSISTANT
@@ -219,14 +201,14 @@ static mn_status item_in(struct srv_call *c, struct owned *o, json_t *item, size
                 json_object_set_new(part, "annotations", json_array());
             json_object_set_new(norm, "content", json_pack("[o]", part));
         } else if (!json_is_array(content)) {
-            st = ofail(c, MN_INVALID, "items[%zu].content: must be a string or an array of content parts", i);
+            st = srv_fail(c, MN_INVALID, "items[%zu].content: must be a string or an array of content parts", i);
             goto out;
         } else {
             size_t j;
             json_t *p;
             json_array_foreach(content, j, p) {
                 if (!json_is_object(p) || !json_is_string(json_object_get(p, "type"))) {
-                    st = ofail(c, MN_INVALID, "items[%zu].content[%zu]: must be an object with a type", i, j);
+                    st = srv_fail(c, MN_INVALID, "items[%zu].content[%zu]: must be an object with a type", i, j);
                     goto out;
                 }
             }
@@ -235,14 +217,14 @@ static mn_status item_in(struct srv_call *c, struct owned *o, json_t *item, size
             json_object_set_new(norm, "status", json_string("completed"));
         m->content = own(o, parts_text(json_object_get(norm, "content")));
         if (!m->content) {
-            st = ofail(c, MN_NOMEM, "out of memory");
+            st = srv_fail(c, MN_NOMEM, "out of memory");
             goto out;
         }
     } else if (strcmp(type, "function_call") == 0) {
         const char *call = req_str(item, "call_id"), *name = req_str(item, "name"),
                    *args = req_str(item, "arguments");
         if (!call || !*call || !name || !*name || !args) {
-            st = ofail(c, MN_INVALID, "items[%zu]: a function_call needs call_id, name and arguments (strings)", i);
+            st = srv_fail(c, MN_INVALID, "items[%zu]: a function_call needs call_id, name and arguments (strings)", i);
             goto out;
         }
         m->role = MN_ROLE_ASSISTANT;
@@ -251,14 +233,14 @@ static mn_status item_in(struct srv_call *c, struct owned *o, json_t *item, size
         m->tool_calls = own(o, tc ? json_dumps(tc, JSON_COMPACT) : NULL);
         json_decref(tc);
         if (!m->tool_calls) {
-            st = ofail(c, MN_NOMEM, "out of memory");
+            st = srv_fail(c, MN_NOMEM, "out of memory");
             goto out;
         }
     } else if (strcmp(type, "function_call_output") == 0) {
         const char *call = req_str(item, "call_id");
         json_t *output = json_object_get(item, "output");
         if (!call || !*call || !output) {
-            st = ofail(c, MN_INVALID, "items[%zu]: a function_call_output needs call_id and output", i);
+            st = srv_fail(c, MN_INVALID, "items[%zu]: a function_call_output needs call_id and output", i);
             goto out;
         }
         m->role = MN_ROLE_TOOL;
@@ -267,7 +249,7 @@ static mn_status item_in(struct srv_call *c, struct owned *o, json_t *item, size
                                             : own(o, json_is_array(output) ? parts_text(output)
                                                                            : json_dumps(output, JSON_ENCODE_ANY));
         if (!m->content) {
-            st = ofail(c, MN_NOMEM, "out of memory");
+            st = srv_fail(c, MN_NOMEM, "out of memory");
             goto out;
         }
     } else { /* reasoning, web_search_call, …: kept as they came, no text in the context */
@@ -278,7 +260,7 @@ static mn_status item_in(struct srv_call *c, struct owned *o, json_t *item, size
     m->metadata = own(o, meta ? json_dumps(meta, JSON_COMPACT) : NULL);
     json_decref(meta);
     if (!m->metadata) {
-        st = ofail(c, MN_NOMEM, "out of memory");
+        st = srv_fail(c, MN_NOMEM, "out of memory");
         goto out;
     }
     if (idem) {
@@ -300,16 +282,16 @@ static mn_status items_in(struct srv_call *c, struct owned *o, size_t max, int r
     *n = 0;
     if (!items || json_is_null(items)) {
         if (required)
-            return ofail(c, MN_INVALID, "items: required, an array of 1 to %zu items", max);
+            return srv_fail(c, MN_INVALID, "items: required, an array of 1 to %zu items", max);
         return MN_OK;
     }
     if (!json_is_array(items) || json_array_size(items) > max || (required && json_array_size(items) == 0))
-        return ofail(c, MN_INVALID, "items: must be an array of %d to %zu items", required ? 1 : 0, max);
+        return srv_fail(c, MN_INVALID, "items: must be an array of %d to %zu items", required ? 1 : 0, max);
     *n = json_array_size(items);
     if (*n == 0)
         return MN_OK;
     if (!(*in = calloc(*n, sizeof **in)))
-        return ofail(c, MN_NOMEM, "out of memory");
+        return srv_fail(c, MN_NOMEM, "out of memory");
     const char *idem = json_string_value(json_object_get(c->params, "idempotency_key"));
     for (size_t i = 0; i < *n; i++) {
         mn_status st = item_in(c, o, json_array_get(items, i), i, idem, &(*in)[i]);
@@ -331,7 +313,7 @@ static json_t *list_json(json_t *data, int more)
 static mn_status done(struct srv_call *c, json_t *r)
 {
     if (!r)
-        return ofail(c, MN_NOMEM, "out of memory");
+        return srv_fail(c, MN_NOMEM, "out of memory");
     c->result = r;
     return MN_OK;
 }
@@ -344,7 +326,7 @@ mn_status srv_op_conv_create(struct srv_call *c)
     mn_status st;
     json_t *meta = json_object_get(c->params, "metadata");
     if (meta && !json_is_null(meta) && !json_is_object(meta))
-        return ofail(c, MN_INVALID, "metadata: must be an object of string values");
+        return srv_fail(c, MN_INVALID, "metadata: must be an object of string values");
     if ((st = items_in(c, &o, 20, 0, &in, &n)))
         goto out;
     mn_session_opts so = MN_SESSION_OPTS_INIT;
@@ -352,14 +334,14 @@ mn_status srv_op_conv_create(struct srv_call *c)
     so.metadata = json_is_object(meta) ? own(&o, json_dumps(meta, JSON_COMPACT)) : NULL;
     mn_session *s = NULL;
     if ((st = mn_session_create(c->db, &so, &s))) {
-        olib(c, st);
+        srv_fail_lib(c, st);
         goto out;
     }
     if (n) {
         mn_messages *stored = NULL;
         char err[256];
         if ((st = srv_append(c->db, s->id, in, n, 0, &stored, err))) {
-            ofail(c, st, "%s", err);
+            srv_fail(c, st, "%s", err);
             mn_session_delete(c->db, s->id);
             mn_session_free(s);
             goto out;
@@ -394,17 +376,17 @@ mn_status srv_op_conv_update(struct srv_call *c)
         return st;
     json_t *meta = json_object_get(c->params, "metadata");
     if (!json_is_object(meta))
-        return ofail(c, MN_INVALID, "metadata: required, an object of string values");
+        return srv_fail(c, MN_INVALID, "metadata: required, an object of string values");
     char *text = json_dumps(meta, JSON_COMPACT);
     if (!text)
-        return ofail(c, MN_NOMEM, "out of memory");
+        return srv_fail(c, MN_NOMEM, "out of memory");
     st = mn_session_update(c->db, id, NULL, text);
     free(text);
     if (st)
-        return olib(c, st);
+        return srv_fail_lib(c, st);
     mn_session *s = NULL;
     if ((st = mn_session_get(c->db, id, &s)))
-        return olib(c, st);
+        return srv_fail_lib(c, st);
     st = done(c, conversation_json(s));
     mn_session_free(s);
     return st;
@@ -417,7 +399,7 @@ mn_status srv_op_conv_delete(struct srv_call *c)
     if (st)
         return st;
     if ((st = mn_session_delete(c->db, id)))
-        return olib(c, st);
+        return srv_fail_lib(c, st);
     char cid[140];
     snprintf(cid, sizeof cid, "conv_%s", id);
     return done(c, json_pack("{s:s,s:s,s:b}", "id", cid, "object", "conversation.deleted", "deleted", 1));
@@ -435,7 +417,7 @@ mn_status srv_op_items_create(struct srv_call *c)
     mn_messages *stored = NULL;
     char err[256];
     if ((st = srv_append(c->db, id, in, n, 0, &stored, err))) {
-        ofail(c, st, "%s", err);
+        srv_fail(c, st, "%s", err);
         goto out;
     }
     json_t *data = json_array();
@@ -474,7 +456,7 @@ mn_status srv_op_items_list(struct srv_call *c)
     json_t *av = json_object_get(c->params, "after");
     int64_t after = 0;
     if (av && !json_is_null(av) && !(after = item_seq(json_string_value(av))))
-        return ofail(c, MN_INVALID, "after: '%.60s' is not an item id", or_empty(json_string_value(av)));
+        return srv_fail(c, MN_INVALID, "after: '%.60s' is not an item id", or_empty(json_string_value(av)));
     mn_messages *ms = NULL;
     mn_history_opts ho = MN_HISTORY_OPTS_INIT;
     json_t *data = json_array();
@@ -522,7 +504,7 @@ mn_status srv_op_items_list(struct srv_call *c)
 fail:
     json_decref(data);
     mn_messages_free(ms);
-    return olib(c, st);
+    return srv_fail_lib(c, st);
 }
 
 /* The stored message of the item_id parameter (caller frees *out). */
@@ -532,18 +514,18 @@ static mn_status item_param(struct srv_call *c, const char *id, mn_messages **ou
     int64_t seq = item_seq(item);
     *out = NULL;
     if (!seq)
-        return ofail(c, MN_NOTFOUND, "item %.80s not found", item ? item : "");
+        return srv_fail(c, MN_NOTFOUND, "item %.80s not found", item ? item : "");
     mn_history_opts ho = MN_HISTORY_OPTS_INIT;
     ho.after_seq = seq - 1;
     ho.limit = 1;
     ho.all = 1;
     mn_status st = mn_history(c->db, id, &ho, out);
     if (st)
-        return olib(c, st);
+        return srv_fail_lib(c, st);
     if ((*out)->count == 0 || (*out)->items[0].seq != seq) {
         mn_messages_free(*out);
         *out = NULL;
-        return ofail(c, MN_NOTFOUND, "item %.80s not found", item);
+        return srv_fail(c, MN_NOTFOUND, "item %.80s not found", item);
     }
     return MN_OK;
 }
@@ -570,10 +552,10 @@ mn_status srv_op_item_delete(struct srv_call *c)
     st = mn_message_delete(c->db, id, ms->items[0].id);
     mn_messages_free(ms);
     if (st)
-        return olib(c, st);
+        return srv_fail_lib(c, st);
     mn_session *s = NULL;
     if ((st = mn_session_get(c->db, id, &s)))
-        return olib(c, st);
+        return srv_fail_lib(c, st);
     st = done(c, conversation_json(s));
     mn_session_free(s);
     return st;

@@ -14,8 +14,7 @@
 
 /* ---- parameter helpers ----------------------------------------------------------------------- */
 
-static mn_status fail(struct srv_call *c, mn_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static mn_status fail(struct srv_call *c, mn_status st, const char *fmt, ...)
+mn_status srv_fail(struct srv_call *c, mn_status st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -25,17 +24,16 @@ static mn_status fail(struct srv_call *c, mn_status st, const char *fmt, ...)
     return st;
 }
 
-/* A library failure: the status and mn_errmsg(). */
-static mn_status lib_fail(struct srv_call *c, mn_status st)
+mn_status srv_fail_lib(struct srv_call *c, mn_status st)
 {
     const char *m = mn_errmsg();
-    return fail(c, st, "%s", m && m[0] ? m : mn_status_str(st));
+    return srv_fail(c, st, "%s", m && m[0] ? m : mn_status_str(st));
 }
 
 static mn_status forbidden(struct srv_call *c, const char *what)
 {
     c->http = 403;
-    return fail(c, MN_INVALID, "%s: this API key is bound to namespace '%s'", what, c->ns);
+    return srv_fail(c, MN_INVALID, "%s: this API key is bound to namespace '%s'", what, c->ns);
 }
 
 /* ---- typed reads of the checked parameters ---------------------------------------------------
@@ -129,7 +127,7 @@ static mn_status j_text(struct srv_call *c, struct keep *k, json_t *obj, const c
     }
     *out = keep(k, json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY));
     if (!*out)
-        return fail(c, MN_NOMEM, "out of memory");
+        return srv_fail(c, MN_NOMEM, "out of memory");
     (void)prefix;
     return MN_OK;
 }
@@ -148,7 +146,7 @@ static mn_status a_text(struct srv_call *c, struct keep *k, const char *name, co
         return MN_OK;
     }
     *out = keep(k, json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY));
-    return *out ? MN_OK : fail(c, MN_NOMEM, "out of memory");
+    return *out ? MN_OK : srv_fail(c, MN_NOMEM, "out of memory");
 }
 
 static json_t *from_text(char *text)
@@ -184,7 +182,7 @@ static mn_status session_param(struct srv_call *c, const char **id)
     mn_session *s = NULL;
     /* another namespace's session is missing, expired or not (never 410 with its time) */
     if ((st = mn_session_get_in(c->db, c->ns, *id, &s)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     mn_session_free(s);
     return MN_OK;
 }
@@ -193,7 +191,7 @@ static mn_status session_param(struct srv_call *c, const char **id)
 static mn_status ok_raw(struct srv_call *c, char *text)
 {
     if (!text)
-        return fail(c, MN_NOMEM, "out of memory");
+        return srv_fail(c, MN_NOMEM, "out of memory");
     c->raw = text;
     return MN_OK;
 }
@@ -224,7 +222,7 @@ static char *concat(const char *first, ...)
 static mn_status ok(struct srv_call *c, json_t *result)
 {
     if (!result)
-        return fail(c, MN_NOMEM, "out of memory");
+        return srv_fail(c, MN_NOMEM, "out of memory");
     c->result = result;
     return MN_OK;
 }
@@ -263,7 +261,7 @@ static mn_status op_session_create(struct srv_call *c)
     o.max_turns = turns;
     mn_session *s = NULL;
     if ((st = mn_session_create(c->db, &o, &s)) != MN_OK) {
-        lib_fail(c, st);
+        srv_fail_lib(c, st);
         goto out;
     }
     st = session_answer(c, s);
@@ -280,7 +278,7 @@ static mn_status op_session_get(struct srv_call *c)
         return st;
     mn_session *s = NULL;
     if ((st = mn_session_get(c->db, id, &s)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     st = session_answer(c, s);
     return st;
 }
@@ -300,7 +298,7 @@ static mn_status op_session_list(struct srv_call *c)
     mn_sessions *list = NULL, *next = NULL;
     size_t ask = limit < MN_SESSION_LIST_MAX ? (size_t)limit + 1 : (size_t)limit;
     if ((st = mn_session_list(c->db, ns, ask, (size_t)offset, &list)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     json_t *a = json_array();
     for (size_t i = 0; i < list->count && i < (size_t)limit; i++)
         json_array_append_new(a, session_json(&list->items[i]));
@@ -321,7 +319,7 @@ static mn_status op_session_delete(struct srv_call *c)
     if (st)
         return st;
     if ((st = mn_session_delete(c->db, id)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok(c, json_pack("{s:s}", "deleted", id));
 }
 
@@ -335,16 +333,16 @@ static mn_status op_session_update(struct srv_call *c)
     if ((st = session_param(c, &id)) || (st = a_text(c, &k, "metadata", &metadata)))
         goto out;
     if (!title && !metadata) {
-        st = fail(c, MN_INVALID, "title or metadata: give at least one");
+        st = srv_fail(c, MN_INVALID, "title or metadata: give at least one");
         goto out;
     }
     if ((st = mn_session_update(c->db, id, title, metadata))) {
-        st = lib_fail(c, st);
+        st = srv_fail_lib(c, st);
         goto out;
     }
     mn_session *s = NULL;
     if ((st = mn_session_get(c->db, id, &s))) {
-        st = lib_fail(c, st);
+        st = srv_fail_lib(c, st);
         goto out;
     }
     st = session_answer(c, s);
@@ -362,7 +360,7 @@ static mn_status op_message_delete(struct srv_call *c)
     if ((st = session_param(c, &id)))
         return st;
     if ((st = mn_message_delete(c->db, id, mid)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok(c, json_pack("{s:I}", "deleted", (json_int_t)mid));
 }
 
@@ -376,7 +374,7 @@ static mn_status op_message_pin(struct srv_call *c)
     if ((st = session_param(c, &id)))
         return st;
     if ((st = mn_session_message_pin(c->db, id, mid, pinned)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok(c, json_pack("{s:I, s:b}", "id", (json_int_t)mid, "pinned", pinned));
 }
 
@@ -391,14 +389,14 @@ static mn_status op_message_edit(struct srv_call *c)
         goto out;
     mn_message *m = NULL;
     if ((st = mn_message_edit(c->db, id, mid, a_str(c, "content"), metadata, &m))) {
-        st = lib_fail(c, st);
+        st = srv_fail_lib(c, st);
         goto out;
     }
     char *t = NULL;
     st = mn_message_to_json(m, &t);
     mn_message_free(m);
     if (st) {
-        st = lib_fail(c, st);
+        st = srv_fail_lib(c, st);
         goto out;
     }
     st = ok_raw(c, concat("{\"message\":", t, "}", (char *)NULL));
@@ -417,7 +415,7 @@ static mn_status op_summary_get(struct srv_call *c)
         return st;
     mn_summary *sm = NULL;
     if ((st = mn_summary_get(c->db, id, &sm)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     json_t *o = json_pack("{s:I,s:s,s:I,s:I,s:s,s:I,s:s?,s:s?,s:I}", "id", (json_int_t)sm->id, "session_id",
                           sm->session_id, "covers_upto", (json_int_t)sm->covers_upto, "folded", (json_int_t)sm->folded,
                           "text", sm->text ? sm->text : "", "tokens", (json_int_t)sm->tokens, "model", sm->model,
@@ -437,7 +435,7 @@ static mn_status op_compact(struct srv_call *c)
     o.instructions = a_str(c, "instructions");
     char *event = NULL;
     if ((st = mn_compact_ex(c->db, id, &o, &event))) {
-        lib_fail(c, st);
+        srv_fail_lib(c, st);
         mn_free(event);
         return st;
     }
@@ -454,7 +452,7 @@ static mn_status op_events(struct srv_call *c)
         return st;
     char *t = NULL;
     if ((st = mn_events_json(c->db, id, (size_t)limit, &t)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok(c, json_pack("{s:o}", "events", from_text(t)));
 }
 
@@ -467,7 +465,7 @@ static mn_status op_session_fork(struct srv_call *c)
         return st;
     mn_session *s = NULL;
     if ((st = mn_session_fork(c->db, id, upto, &s)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     st = session_answer(c, s);
     return st;
 }
@@ -485,7 +483,7 @@ static mn_status op_session_resume(struct srv_call *c)
     }
     mn_session *s = NULL;
     if ((st = mn_session_resume(c->db, ns, id, &s)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     st = session_answer(c, s);
     return st;
 }
@@ -498,7 +496,7 @@ static mn_status message_in(struct srv_call *c, struct keep *k, json_t *obj, siz
     if (many)
         snprintf(where, sizeof where, "messages[%zu].", index);
     if (!json_is_object(obj))
-        return fail(c, MN_INVALID, "%smessage: must be an object", where);
+        return srv_fail(c, MN_INVALID, "%smessage: must be an object", where);
     *m = (mn_message_in)MN_MESSAGE_IN_INIT;
     static const char *const strs[] = {"role", "content", "tool_call_id", "name", "tool_name", "model",
                                        "idempotency_key"};
@@ -508,13 +506,13 @@ static mn_status message_in(struct srv_call *c, struct keep *k, json_t *obj, siz
         if (!v || json_is_null(v))
             continue;
         if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
-            return fail(c, MN_INVALID, "%s%s: must be a string", where, strs[i]);
+            return srv_fail(c, MN_INVALID, "%s%s: must be a string", where, strs[i]);
         vals[i] = json_string_value(v);
     }
     if (!vals[0])
-        return fail(c, MN_INVALID, "%srole: required (system, user, assistant or tool)", where);
+        return srv_fail(c, MN_INVALID, "%srole: required (system, user, assistant or tool)", where);
     if (mn_role_parse(vals[0], &m->role) != MN_OK)
-        return fail(c, MN_INVALID, "%srole: '%.40s' is not one of system, user, assistant, tool", where, vals[0]);
+        return srv_fail(c, MN_INVALID, "%srole: '%.40s' is not one of system, user, assistant, tool", where, vals[0]);
     m->content = vals[1];
     m->tool_call_id = vals[2];
     m->name = vals[3];
@@ -528,7 +526,7 @@ static mn_status message_in(struct srv_call *c, struct keep *k, json_t *obj, siz
     json_t *pin = json_object_get(obj, "pinned");
     if (pin && !json_is_null(pin)) {
         if (!json_is_boolean(pin))
-            return fail(c, MN_INVALID, "%spinned: must be true or false", where);
+            return srv_fail(c, MN_INVALID, "%spinned: must be true or false", where);
         m->pinned = json_is_true(pin);
     }
     return MN_OK;
@@ -541,7 +539,7 @@ static mn_status appended(struct srv_call *c, mn_messages *stored)
     mn_status st = mn_messages_to_json(stored, 0, stored->count, &arr);
     mn_messages_free(stored);
     if (st)
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     st = ok_raw(c, concat("{\"messages\":", arr, "}", (char *)NULL));
     mn_free(arr);
     return st;
@@ -559,7 +557,7 @@ static void append_done(void *user, mn_status st, mn_messages *stored, const cha
     struct append_wait *w = user;
     struct srv_call *c = w->c;
     if (st)
-        fail(c, st, "%s", err);
+        srv_fail(c, st, "%s", err);
     else
         appended(c, stored);
     free(w->in);
@@ -581,16 +579,16 @@ static mn_status op_append(struct srv_call *c)
             int same = strcmp(s->ns, c->ns) == 0;
             mn_session_free(s);
             if (!same)
-                return fail(c, MN_NOTFOUND, "session %s not found", id);
+                return srv_fail(c, MN_NOTFOUND, "session %s not found", id);
         } else if (g != MN_NOTFOUND || !create) {
-            return lib_fail(c, g);
+            return srv_fail_lib(c, g);
         } else {
             mn_session_opts o = MN_SESSION_OPTS_INIT;
             o.id = id;
             o.ns = c->ns;
             g = mn_session_create(c->db, &o, NULL);
             if (g && g != MN_CONFLICT)
-                return lib_fail(c, g);
+                return srv_fail_lib(c, g);
         }
     }
     json_t *batch = a_val(c, "messages");
@@ -599,14 +597,14 @@ static mn_status op_append(struct srv_call *c)
     size_t n = 1;
     if (batch && !json_is_null(batch)) {
         if (json_array_size(batch) == 0) {
-            st = fail(c, MN_INVALID, "messages: must be an array of 1 to %lld message objects",
+            st = srv_fail(c, MN_INVALID, "messages: must be an array of 1 to %lld message objects",
                       (long long)declared(c, "messages")->max);
             goto out;
         }
         n = json_array_size(batch);
     }
     if (!(in = calloc(n, sizeof *in))) {
-        st = fail(c, MN_NOMEM, "out of memory");
+        st = srv_fail(c, MN_NOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < n; i++)
@@ -628,7 +626,7 @@ static mn_status op_append(struct srv_call *c)
     mn_messages *stored = NULL;
     char err[256];
     if ((st = srv_append(c->db, id, in, n, flags, &stored, err))) {
-        fail(c, st, "%s", err);
+        srv_fail(c, st, "%s", err);
         goto out;
     }
     st = appended(c, stored);
@@ -653,7 +651,7 @@ static mn_status op_history(struct srv_call *c)
     o.all = all;
     mn_messages *ms = NULL;
     if ((st = mn_history(c->db, id, &o, &ms)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     int more = !tail && ms->count > (size_t)limit;
     size_t n = ms->count < (size_t)limit ? ms->count : (size_t)limit;
     char *arr = NULL, tail_text[64];
@@ -664,7 +662,7 @@ static mn_status op_history(struct srv_call *c)
         snprintf(tail_text, sizeof tail_text, ",\"has_more\":false,\"next_after\":null}");
     mn_messages_free(ms);
     if (st)
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     /* rendered as text straight away: history is the hot read path */
     st = ok_raw(c, concat("{\"messages\":", arr, tail_text, (char *)NULL));
     mn_free(arr);
@@ -684,7 +682,7 @@ static mn_status op_context(struct srv_call *c)
     o.flags = a_bool(c, "detail", 0) ? MN_CONTEXT_DETAIL : 0;
     int no_fold = a_bool(c, "no_fold", 0);
     if (no_fold && fold && strcmp(fold, "off") != 0)
-        return fail(c, MN_INVALID, "no_fold: the same as fold off; it does not go with fold %s", fold);
+        return srv_fail(c, MN_INVALID, "no_fold: the same as fold off; it does not go with fold %s", fold);
     o.fold = no_fold || (fold && strcmp(fold, "off") == 0) ? MN_CONTEXT_FOLD_OFF
              : fold && strcmp(fold, "sync") == 0          ? MN_CONTEXT_FOLD_SYNC
                                                           : MN_CONTEXT_FOLD_BACKGROUND;
@@ -701,7 +699,7 @@ static mn_status op_context(struct srv_call *c)
     o.memories_top_k = (size_t)a_int(c, "memories_top_k", 0);
     mn_context *ctx = NULL;
     if ((st = mn_context_build(c->db, id, &o, &ctx)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     /* The answer is assembled as text: rendered and report are JSON texts already, and this is
      * the hot path of an agent's turn (parsing them back with jansson cost more than the build). */
     char nums[128], *text_json = NULL;
@@ -741,7 +739,7 @@ static mn_status state_result(struct srv_call *c, const char *id, int reveal)
     char *t = NULL;
     mn_status st = mn_state_get(c->db, id, reveal, &t);
     if (st)
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok(c, json_pack("{s:o*}", "state", from_text(t)));
 }
 
@@ -753,7 +751,7 @@ static mn_status op_state_get(struct srv_call *c)
     if ((st = session_param(c, &id)))
         return st;
     if (reveal && c->for_model) /* a model never sees the values redaction hides */
-        return fail(c, MN_INVALID, "reveal: not available to MCP clients; sensitive params stay redacted");
+        return srv_fail(c, MN_INVALID, "reveal: not available to MCP clients; sensitive params stay redacted");
     return state_result(c, id, reveal);
 }
 
@@ -765,11 +763,11 @@ static mn_status op_state_merge(struct srv_call *c)
         return st;
     char *t = json_dumps(a_val(c, "params"), JSON_COMPACT);
     if (!t)
-        return fail(c, MN_NOMEM, "out of memory");
+        return srv_fail(c, MN_NOMEM, "out of memory");
     st = mn_state_merge_params(c->db, id, t);
     free(t);
     if (st)
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return state_result(c, id, 0);
 }
 
@@ -782,7 +780,7 @@ static mn_status state_change(struct srv_call *c, mn_status (*change)(struct srv
     if ((st = session_param(c, &id)))
         return st;
     if ((st = change(c, id)))
-        return c->status ? c->status : lib_fail(c, st);
+        return c->status ? c->status : srv_fail_lib(c, st);
     return state_result(c, id, 0);
 }
 
@@ -840,9 +838,9 @@ static mn_status op_session_clear(struct srv_call *c)
     if ((st = session_param(c, &id)))
         return st;
     if (undo && state)
-        return fail(c, MN_INVALID, "undo: does not go with state (a reset state cannot come back)");
+        return srv_fail(c, MN_INVALID, "undo: does not go with state (a reset state cannot come back)");
     if ((st = mn_session_clear(c->db, id, (undo ? MN_CLEAR_UNDO : 0) | (state ? MN_CLEAR_STATE : 0), &n)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok(c, json_pack("{s:I}", undo ? "restored" : "cleared", (json_int_t)n));
 }
 
@@ -854,10 +852,10 @@ static mn_status op_session_limit(struct srv_call *c)
     if ((st = session_param(c, &id)))
         return st;
     if ((st = mn_session_set_max_turns(c->db, id, a_int(c, "max_turns", 0))))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     mn_session *s = NULL;
     if ((st = mn_session_get(c->db, id, &s)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return session_answer(c, s);
 }
 
@@ -872,7 +870,7 @@ static mn_status op_files_check(struct srv_call *c)
         return st;
     if ((st = mn_file_should_include(c->db, id, path, json_string_value(content), json_string_length(content),
                                      &include)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok(c, json_pack("{s:s,s:b}", "path", path, "include", include));
 }
 
@@ -884,7 +882,7 @@ static mn_status op_files(struct srv_call *c)
         return st;
     mn_strings *l = NULL;
     if ((st = mn_session_files_n(c->db, id, (size_t)a_int(c, "limit", 0), &l)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     json_t *a = json_array();
     for (size_t i = 0; i < l->count; i++)
         json_array_append_new(a, json_string(l->items[i]));
@@ -901,12 +899,12 @@ static mn_status op_handover(struct srv_call *c)
         return st;
     mn_thread_summary *t = NULL;
     if ((st = mn_thread_summary_get(c->db, id, (size_t)a_int(c, "files", 0), &t)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     char *text = NULL;
     st = mn_thread_summary_to_json(t, &text);
     mn_thread_summary_free(t);
     if (st)
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok_raw(c, text);
 }
 
@@ -922,7 +920,7 @@ static mn_status op_gc(struct srv_call *c)
     if (st)
         return st;
     if ((st = mn_gc(c->db, &n)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok(c, json_pack("{s:I}", "purged", (json_int_t)n));
 }
 
@@ -933,7 +931,7 @@ static mn_status op_prune(struct srv_call *c)
     if ((st = global_only(c, "prune")))
         return st;
     if ((st = mn_prune(c->db, (int)days, &n)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok(c, json_pack("{s:I}", "deleted", (json_int_t)n));
 }
 
@@ -944,7 +942,7 @@ static mn_status op_stats(struct srv_call *c)
     if (st)
         return st;
     if ((st = mn_stats_json(c->db, &t)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok(c, from_text(t));
 }
 
@@ -985,13 +983,13 @@ static mn_status op_search(struct srv_call *c)
     st = mn_search(c->db, q, mode, (size_t)top_k, &f, a_num(c, "min_similarity", 0), &hits);
     keep_release(&k);
     if (st)
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     st = mn_search_hits_to_json(hits, &t);
     const char *ran = mn_search_mode_name(hits->mode);
     json_int_t not_embedded = (json_int_t)hits->not_embedded; /* queued: not findable by meaning yet */
     mn_search_hits_free(hits);
     if (st)
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok(c, json_pack("{s:s,s:o*,s:I}", "mode", ran ? ran : "keyword", "hits", from_text(t), "not_embedded",
                            not_embedded));
 }
@@ -1019,13 +1017,13 @@ static mn_status op_export(struct srv_call *c)
         json_array_foreach(v, i, x) {
             if (!json_is_string(x)) {
                 json_decref(ids);
-                return fail(c, MN_INVALID, "ids[%zu]: must be a string", i);
+                return srv_fail(c, MN_INVALID, "ids[%zu]: must be a string", i);
             }
             json_array_append(ids, x);
         }
     } else if (v && !json_is_null(v)) {
         json_decref(ids);
-        return fail(c, MN_INVALID, "ids: must be a comma-separated string or an array of ids");
+        return srv_fail(c, MN_INVALID, "ids: must be a comma-separated string or an array of ids");
     }
     return ok(c, json_pack("{s:o}", "ids", ids));
 }
@@ -1053,7 +1051,7 @@ static mn_status op_import(struct srv_call *c)
     struct mem_reader r = {c->body ? c->body : "", c->body ? c->body_len : 0};
     mn_import_stats s = {0};
     if ((st = mn_import(c->db, mem_read, &r, &s)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok(c, json_pack("{s:I,s:I,s:I,s:I}", "sessions_added", (json_int_t)s.sessions_added, "sessions_skipped",
                            (json_int_t)s.sessions_skipped, "messages_added", (json_int_t)s.messages_added,
                            "messages_skipped", (json_int_t)s.messages_skipped));
@@ -1068,7 +1066,7 @@ static mn_status op_namespace_forget(struct srv_call *c)
     mn_forget_stats fs = {0, 0};
     mn_status st = mn_namespace_forget(c->db, ns, &fs);
     if (st)
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     return ok(c, json_pack("{s:I,s:I}", "sessions", (json_int_t)fs.sessions, "memories", (json_int_t)fs.memories));
 }
 
@@ -1099,10 +1097,10 @@ static mn_status memory_param(struct srv_call *c, const char **id, mn_memory **o
         return MN_OK;
     mn_memory *m = NULL;
     if ((st = mn_memory_get(c->db, *id, &m)))
-        return lib_fail(c, st);
+        return srv_fail_lib(c, st);
     if (c->ns && strcmp(m->ns, c->ns) != 0) {
         mn_memory_free(m);
-        return fail(c, MN_NOTFOUND, "memory %.60s: no such memory", *id);
+        return srv_fail(c, MN_NOTFOUND, "memory %.60s: no such memory", *id);
     }
     if (out)
         *out = m;
@@ -1154,7 +1152,7 @@ static mn_status memory_in(struct srv_call *c, struct keep *k, mn_memory_in *in,
         for (size_t i = 0; i < json_array_size(src); i++) {
             json_t *v = json_array_get(src, i);
             if (!json_is_integer(v))
-                return fail(c, MN_INVALID, "sources: must be an array of message ids");
+                return srv_fail(c, MN_INVALID, "sources: must be an array of message ids");
             sources[i] = json_integer_value(v);
         }
         in->sources = sources;
@@ -1180,7 +1178,7 @@ static mn_status op_remember(struct srv_call *c)
     mn_memory *m = NULL;
     in.actor = "api";
     if (!st && (st = mn_memory_add(c->db, &in, &m)))
-        st = lib_fail(c, st);
+        st = srv_fail_lib(c, st);
     if (!st)
         st = ok(c, json_pack("{s:o*}", "memory", memory_json(m)));
     mn_memory_free(m);
@@ -1199,7 +1197,7 @@ static mn_status op_recall(struct srv_call *c)
     mn_status st = memory_query(c, &k, &q);
     mn_memories *l = NULL;
     if (!st && (st = mn_memory_search(c->db, a_str(c, "q"), mode, &q, &l)))
-        st = lib_fail(c, st);
+        st = srv_fail_lib(c, st);
     if (!st)
         st = ok(c, json_pack("{s:o*}", "memories", memories_json(l)));
     mn_memories_free(l);
@@ -1214,7 +1212,7 @@ static mn_status op_memory_list(struct srv_call *c)
     mn_status st = memory_query(c, &k, &q);
     mn_memories *l = NULL;
     if (!st && (st = mn_memory_list(c->db, &q, &l)))
-        st = lib_fail(c, st);
+        st = srv_fail_lib(c, st);
     if (!st)
         st = ok(c, json_pack("{s:o*}", "memories", memories_json(l)));
     mn_memories_free(l);
@@ -1245,7 +1243,7 @@ static mn_status op_memory_update(struct srv_call *c)
     mn_memory *m = NULL;
     in.actor = "api";
     if (!st && (st = mn_memory_update(c->db, id, &in, &m)))
-        st = lib_fail(c, st);
+        st = srv_fail_lib(c, st);
     if (!st)
         st = ok(c, json_pack("{s:o*}", "memory", memory_json(m)));
     mn_memory_free(m);
@@ -1258,7 +1256,7 @@ static mn_status op_memory_delete(struct srv_call *c)
     const char *id;
     mn_status st = memory_param(c, &id, NULL);
     if (!st && (st = mn_memory_delete(c->db, id, a_int(c, "at", 0), "api", a_str(c, "reason"))))
-        st = lib_fail(c, st);
+        st = srv_fail_lib(c, st);
     return st ? st : ok(c, json_pack("{s:s}", "closed", id));
 }
 
@@ -1268,7 +1266,7 @@ static mn_status op_memory_history(struct srv_call *c)
     mn_memories *l = NULL;
     mn_status st = memory_param(c, &id, NULL);
     if (!st && (st = mn_memory_history(c->db, id, &l)))
-        st = lib_fail(c, st);
+        st = srv_fail_lib(c, st);
     if (!st)
         st = ok(c, json_pack("{s:o*}", "versions", memories_json(l)));
     mn_memories_free(l);
@@ -1280,7 +1278,7 @@ static mn_status op_forget(struct srv_call *c)
     const char *id;
     mn_status st = memory_param(c, &id, NULL);
     if (!st && (st = mn_memory_forget(c->db, id)))
-        st = lib_fail(c, st);
+        st = srv_fail_lib(c, st);
     return st ? st : ok(c, json_pack("{s:s}", "forgotten", id));
 }
 
@@ -1455,9 +1453,35 @@ static const struct srv_param p_items_list[] = {
     CID_REQ, P("limit", PT_INTEGER, GE(1), LE(100), DEF("20")), P("order", PT_STRING, ENUM("asc|desc"), DEF("\"desc\"")),
     P("after", PT_STRING, DESC("an item id")), END};
 static const struct srv_param p_item[] = {CID_REQ, IID_REQ, END};
+/* Mem0-shaped routes (mem0.c): Mem0's names, so that its client's requests pass as they are. */
+#define M0_ENTITY                                                                                                \
+    P("user_id", PT_STRING, LE(256)), P("agent_id", PT_STRING, LE(256)),                                        \
+        P("app_id", PT_STRING, LE(128), DESC("the namespace")),                                                 \
+        P("run_id", PT_STRING, LE(256), DESC("the memory's session_id"))
+#define M0_FILTERS P("filters", PT_OBJECT, DESC("user_id, agent_id, app_id, run_id (\"*\": any), AND of those"))
+#define M0_MID P("memory_id", PT_STRING, REQ, DESC("the memory's id"))
+static const struct srv_param p_m0_none[] = {END};
+static const struct srv_param p_m0_add[] = {
+    P("messages", PT_ARRAY, REQ, GE(1), LE(100), ITEMS("{\"type\":\"object\"}"), DESC("{role, content} turns")),
+    M0_ENTITY, P("metadata", PT_OBJECT), P("infer", PT_BOOLEAN, DEF("true"), DESC("false: each message as it is")),
+    P("timestamp", PT_INTEGER, GE(0), LE(253402300799), DESC("infer false: true since (s since the epoch)")), END};
+static const struct srv_param p_m0_memory[] = {M0_MID, END};
+static const struct srv_param p_m0_update[] = {
+    M0_MID, P("text", PT_STRING), P("metadata", PT_OBJECT),
+    P("timestamp", PT_INTEGER, GE(0), LE(253402300799), DESC("true since (s since the epoch)")), END};
+static const struct srv_param p_m0_delete_all[] = {M0_ENTITY, END};
+static const struct srv_param p_m0_list[] = {M0_FILTERS, P("page", PT_INTEGER, GE(1), LE(1000000), DEF("1")),
+                                             P("page_size", PT_INTEGER, GE(1), LE(1000), DEF("100")), END};
+static const struct srv_param p_m0_search[] = {
+    P("query", PT_STRING, REQ), M0_FILTERS, P("top_k", PT_INTEGER, GE(1), LE(100), DEF("10")),
+    P("threshold", PT_NUMBER, GE(0), LE(1000000), DESC("drop hits scored below it")),
+    P("keyword_search", PT_BOOLEAN, DESC("true: keyword only")), P("rerank", PT_BOOLEAN, DESC("only false")),
+    P("output_format", PT_STRING, ENUM("v1.1"), DESC("Mem0's answer shape")), END};
 
 /* Result schemas (JSON text). */
 #define OBJ(props, req) "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "]}"
+#define M0_OBJ_R "{\"type\":\"object\"}"
+#define M0_LIST_R "{\"type\":\"array\",\"items\":{\"type\":\"object\"}}"
 #define MEMORY_R OBJ("\"memory\":{\"type\":\"object\"}", "\"memory\"")
 #define MEMORIES_R OBJ("\"memories\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}", "\"memories\"")
 #define SESSION_R OBJ("\"session\":{\"type\":\"object\"}", "\"session\"")
@@ -1656,6 +1680,26 @@ const struct srv_op srv_ops[] = {
     {"conversation_item_delete", "DELETE", "/v1/conversations/{conversation_id}/items/{item_id}",
      "OpenAI Conversations API: delete one item; returns the conversation.", p_item, CONV_R,
      OP_OPENAI | OP_DESTRUCTIVE, srv_op_item_delete},
+    /* Mem0-shaped routes (mem0.c): the mem0ai MemoryClient pointed at this server */
+    {"mem0_ping", "GET", "/v1/ping", "Mem0 API: the client's key check.", p_m0_none, M0_OBJ_R,
+     OP_READONLY | OP_QUICK, srv_op_mem0_ping},
+    {"mem0_add", "POST", "/v3/memories/add",
+     "Mem0 API: keep the messages and the memories the extractor finds in them (infer false: each as it is).",
+     p_m0_add, M0_LIST_R, 0, srv_op_mem0_add},
+    {"mem0_list", "POST", "/v3/memories", "Mem0 API: a page of the memories true now within the filters.", p_m0_list,
+     M0_OBJ_R, OP_READONLY, srv_op_mem0_list},
+    {"mem0_search", "POST", "/v3/memories/search", "Mem0 API: memories ranked against a query within the filters.",
+     p_m0_search, M0_OBJ_R, OP_READONLY, srv_op_mem0_search},
+    {"mem0_get", "GET", "/v1/memories/{memory_id}", "Mem0 API: one memory true now.", p_m0_memory, M0_OBJ_R,
+     OP_READONLY, srv_op_mem0_get},
+    {"mem0_update", "PUT", "/v1/memories/{memory_id}", "Mem0 API: a new version of a memory.", p_m0_update, M0_OBJ_R,
+     0, srv_op_mem0_update},
+    {"mem0_delete", "DELETE", "/v1/memories/{memory_id}", "Mem0 API: close a memory (its history stays).",
+     p_m0_memory, M0_OBJ_R, OP_IDEMPOTENT, srv_op_mem0_delete},
+    {"mem0_delete_all", "DELETE", "/v1/memories", "Mem0 API: close every memory of a scope.", p_m0_delete_all,
+     M0_OBJ_R, OP_IDEMPOTENT, srv_op_mem0_delete_all},
+    {"mem0_history", "GET", "/v1/memories/{memory_id}/history", "Mem0 API: every version of a memory, oldest first.",
+     p_m0_memory, M0_LIST_R, OP_READONLY, srv_op_mem0_history},
 };
 const size_t srv_nops = sizeof srv_ops / sizeof srv_ops[0];
 
@@ -1690,7 +1734,7 @@ mn_status srv_call_op(const struct srv_op *op, struct srv_call *c)
     c->invalid_params = 0;
     if (!json_is_object(c->params)) {
         c->invalid_params = 1;
-        return fail(c, MN_INVALID, "parameters must be a JSON object");
+        return srv_fail(c, MN_INVALID, "parameters must be a JSON object");
     }
     if (srv_params_check(c))
         return c->status;
@@ -1700,7 +1744,7 @@ mn_status srv_call_op(const struct srv_op *op, struct srv_call *c)
         free(c->raw);
         c->raw = NULL;
         if (!c->result)
-            return fail(c, MN_NOMEM, "result: %s", jerr.text);
+            return srv_fail(c, MN_NOMEM, "result: %s", jerr.text);
     }
     return c->status;
 }

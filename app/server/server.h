@@ -77,6 +77,11 @@ struct srv_call {
 
 typedef mn_status (*srv_handler)(struct srv_call *c);
 
+/* Fails call c: status st and the message (naming the field); returns st. For handlers. */
+mn_status srv_fail(struct srv_call *c, mn_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Fails call c with a library status and mn_errmsg() (the status's text when empty). */
+mn_status srv_fail_lib(struct srv_call *c, mn_status st);
+
 struct srv_op {
     const char *name;    /* snake_case; also the MCP tool name */
     const char *method;  /* GET, POST, DELETE */
@@ -100,6 +105,16 @@ mn_status srv_op_items_create(struct srv_call *c);
 mn_status srv_op_items_list(struct srv_call *c);
 mn_status srv_op_item_get(struct srv_call *c);
 mn_status srv_op_item_delete(struct srv_call *c);
+/* The Mem0-shaped routes (mem0.c). */
+mn_status srv_op_mem0_ping(struct srv_call *c);
+mn_status srv_op_mem0_add(struct srv_call *c);
+mn_status srv_op_mem0_list(struct srv_call *c);
+mn_status srv_op_mem0_search(struct srv_call *c);
+mn_status srv_op_mem0_get(struct srv_call *c);
+mn_status srv_op_mem0_update(struct srv_call *c);
+mn_status srv_op_mem0_delete(struct srv_call *c);
+mn_status srv_op_mem0_delete_all(struct srv_call *c);
+mn_status srv_op_mem0_history(struct srv_call *c);
 
 /* Appends as mn_append_batch does, through the group committer when it runs (commit.c): the
  * call returns once the transaction holding these messages has committed. */
@@ -251,7 +266,8 @@ struct srv_keys {
 int srv_keys_parse(const char *spec, const char *plain_key, const char *plain_ns, struct srv_keys *out, char *err,
                    size_t errcap);
 void srv_keys_free(struct srv_keys *k);
-/* 1 when the Authorization header carries a configured key; *ns gets its namespace (NULL: all). */
+/* 1 when the Authorization header ("Bearer KEY", or "Token KEY" as Mem0's client sends it) carries a
+ * configured key; *ns gets its namespace (NULL: all). */
 int srv_keys_check(const struct srv_keys *k, const char *authorization, const char **ns);
 
 struct srv_options {

@@ -397,6 +397,66 @@ static void offline_extraction(void **state)
     mn_close(db);
 }
 
+/* A session whose metadata names a memory_scope: its memories take that user, agent and session,
+ * and its statements are compared only with that scope's memories. */
+static mn_session *scoped_session(mn_db *db, const char *metadata)
+{
+    mn_session_opts so = MN_SESSION_OPTS_INIT;
+    so.ns = "acme";
+    so.metadata = metadata;
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_create(db, &so, &s), MN_OK);
+    return s;
+}
+
+static void scoped_extraction(void **state)
+{
+    (void)state;
+    set_now(T0);
+    mn_db *db = open_db("scoped", NULL);
+    mn_session *alex = scoped_session(db, "{\"memory_scope\":{\"user_id\":\"alex\",\"session_id\":\"run-1\"}}");
+    mn_session *sam = scoped_session(db, "{\"memory_scope\":{\"user_id\":\"sam\",\"agent_id\":\"bot\"}}");
+    say(db, alex->id, MN_ROLE_USER, "My city is Lisbon.");
+    say(db, sam->id, MN_ROLE_USER, "My city is Oslo.");
+    mn_extract_stats st;
+    assert_int_equal(mn_memory_extract(db, alex->id, "offline", &st), MN_OK);
+    assert_int_equal(st.added, 1);
+    assert_int_equal(mn_memory_extract(db, sam->id, "offline", &st), MN_OK);
+    assert_int_equal(st.added, 1); /* another user's city: added, not an update of alex's */
+    assert_int_equal(st.updated, 0);
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    q.user_id = "alex";
+    mn_memories *l = NULL;
+    assert_int_equal(mn_memory_list(db, &q, &l), MN_OK);
+    assert_int_equal(l->count, 1);
+    assert_string_equal(l->items[0].text, "User's city is Lisbon");
+    assert_string_equal(l->items[0].session_id, "run-1");
+    assert_null(l->items[0].agent_id);
+    mn_memories_free(l);
+    q.user_id = "sam";
+    q.agent_id = "bot";
+    assert_int_equal(mn_memory_list(db, &q, &l), MN_OK);
+    assert_int_equal(l->count, 1);
+    assert_string_equal(l->items[0].text, "User's city is Oslo");
+    assert_null(l->items[0].session_id);
+    mn_memories_free(l);
+
+    /* a bad memory_scope is refused, naming it; nothing is read */
+    mn_session *bad = scoped_session(db, "{\"memory_scope\":{\"user\":\"x\"}}");
+    say(db, bad->id, MN_ROLE_USER, "My city is Rome.");
+    assert_int_equal(mn_memory_extract(db, bad->id, "offline", &st), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "memory_scope.user"));
+    mn_session *bad2 = scoped_session(db, "{\"memory_scope\":[\"alex\"]}");
+    say(db, bad2->id, MN_ROLE_USER, "My city is Rome.");
+    assert_int_equal(mn_memory_extract(db, bad2->id, "offline", &st), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "memory_scope"));
+    mn_session_free(bad);
+    mn_session_free(bad2);
+    mn_session_free(alex);
+    mn_session_free(sam);
+    mn_close(db);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -418,6 +478,7 @@ int main(void)
         cmocka_unit_test(filters_and_search),
         cmocka_unit_test(semantic_needs_embedder),
         cmocka_unit_test(offline_extraction),
+        cmocka_unit_test(scoped_extraction),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

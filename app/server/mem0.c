@@ -1,0 +1,580 @@
+/*
+ * mem0.c — routes shaped like Mem0's memory API, so that the `mem0ai` package's MemoryClient
+ * pointed at `mnemo serve` (its `host` option) works unchanged for add, search, get, get-all,
+ * update, history and delete (docs/memory.md, "Mem0-compatible routes"). Mem0's scope maps to
+ * mnemo's: app_id is the namespace (a key bound to a namespace is that namespace), user_id and
+ * agent_id are the memory's, run_id is its session_id. `add` keeps the messages in one session
+ * per scope (its metadata's memory_scope says which) and runs the configured extractor over them
+ * (offline when memory.extract is off), so every memory names the messages it came from; with
+ * infer false each message becomes a memory as it is. Mem0's delete closes the memory (its
+ * history stays); a closed memory is not found by get. Handlers of the operation table (ops.c).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/server.h"
+
+#define ACTOR "mem0"
+#define MAX_ROUNDS 1000 /* delete-all and count: at most this many pages of 1000 memories */
+
+static mn_status m0ok(struct srv_call *c, json_t *result)
+{
+    if (!result)
+        return srv_fail(c, MN_NOMEM, "out of memory");
+    c->result = result;
+    return MN_OK;
+}
+
+static const char *param_str(struct srv_call *c, const char *name)
+{
+    return json_string_value(json_object_get(c->params, name));
+}
+
+/* ---- scope ----------------------------------------------------------------------------------- */
+
+/* Mem0's entity ids; NULL: not given (any, when reading). */
+struct scope {
+    const char *app, *user, *agent, *run;
+};
+
+static const char **scope_field(struct scope *s, const char *key)
+{
+    return strcmp(key, "app_id") == 0 ? &s->app : strcmp(key, "user_id") == 0 ? &s->user
+           : strcmp(key, "agent_id") == 0 ? &s->agent : strcmp(key, "run_id") == 0 ? &s->run : NULL;
+}
+
+/* One filter object: entity ids ("*": any), and AND (a list of such objects, one level). */
+static mn_status filters_into(struct srv_call *c, json_t *f, struct scope *s, int depth)
+{
+    if (!json_is_object(f))
+        return srv_fail(c, MN_INVALID, "filters: must be an object of user_id, agent_id, app_id, run_id and AND");
+    const char *k;
+    json_t *v;
+    json_object_foreach(f, k, v) {
+        const char **field = scope_field(s, k);
+        if (strcmp(k, "AND") == 0 && depth == 0) {
+            if (!json_is_array(v) || json_array_size(v) > 8)
+                return srv_fail(c, MN_INVALID, "filters.AND: must be a list of at most 8 filter objects");
+            size_t i;
+            json_t *e;
+            json_array_foreach(v, i, e) {
+                if (filters_into(c, e, s, 1))
+                    return c->status;
+            }
+        } else if (strcmp(k, "OR") == 0 || strcmp(k, "NOT") == 0) {
+            return srv_fail(c, MN_INVALID, "filters.%s: not supported: mnemo reads one scope (entity ids combined "
+                                         "with AND)", k);
+        } else if (!field) {
+            return srv_fail(c, MN_INVALID, "filters.%.40s: unknown filter (user_id, agent_id, app_id, run_id, AND)", k);
+        } else if (!json_is_string(v) || !json_string_length(v)) {
+            return srv_fail(c, MN_INVALID, "filters.%s: must be a non-empty string (or \"*\" for any)", k);
+        } else if (strcmp(json_string_value(v), "*") != 0) {
+            if (*field && strcmp(*field, json_string_value(v)) != 0)
+                return srv_fail(c, MN_INVALID, "filters.%s: given twice with different values", k);
+            *field = json_string_value(v);
+        }
+    }
+    return MN_OK;
+}
+
+/* The scope from the top-level entity parameters and, when declared, the filters. */
+static mn_status scope_of(struct srv_call *c, struct scope *s)
+{
+    memset(s, 0, sizeof *s);
+    const char *keys[] = {"app_id", "user_id", "agent_id", "run_id"};
+    for (size_t i = 0; i < 4; i++)
+        if (srv_param_find(c->op, keys[i]))
+            *scope_field(s, keys[i]) = param_str(c, keys[i]);
+    json_t *f = srv_param_find(c->op, "filters") ? json_object_get(c->params, "filters") : NULL;
+    return f ? filters_into(c, f, s, 0) : MN_OK;
+}
+
+/* The namespace: the key's when bound (app_id must then be it), else app_id; writing without
+ * either: "default"; reading: any. */
+static mn_status scope_ns(struct srv_call *c, const struct scope *s, int writing, const char **ns)
+{
+    if (c->ns) {
+        if (s->app && strcmp(s->app, c->ns) != 0) {
+            c->http = 403;
+            return srv_fail(c, MN_INVALID, "app_id: this API key is bound to namespace '%s'", c->ns);
+        }
+        *ns = c->ns;
+    } else {
+        *ns = s->app ? s->app : writing ? "default" : NULL;
+    }
+    return MN_OK;
+}
+
+static mn_status scope_query(struct srv_call *c, const struct scope *s, mn_memory_query *q)
+{
+    q->user_id = s->user;
+    q->agent_id = s->agent;
+    q->session_id = s->run;
+    return scope_ns(c, s, 0, &q->ns);
+}
+
+/* ---- the Mem0 shapes ------------------------------------------------------------------------- */
+
+static json_t *iso_time(int64_t ms)
+{
+    if (ms <= 0)
+        return json_null();
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm))
+        return json_null();
+    char b[48];
+    snprintf(b, sizeof b, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+             tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+    return json_string(b);
+}
+
+static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
+
+static const char *event_of(const mn_memory *m)
+{
+    return strcmp(m->change, "update") == 0 ? "UPDATE" : strcmp(m->change, "delete") == 0 ? "DELETE" : "ADD";
+}
+
+/* A memory as Mem0 shows one; created_at is when it became true, updated_at when this version
+ * was recorded. mnemo's own fields (version, sources, validity) ride along. */
+static json_t *m0_memory(const mn_memory *m)
+{
+    json_t *meta = json_loads(m->metadata ? m->metadata : "{}", 0, NULL), *src = json_array();
+    for (size_t i = 0; src && i < m->n_sources; i++)
+        json_array_append_new(src, json_integer(m->sources[i]));
+    return json_pack("{s:s,s:s,s:o,s:o,s:s,s:o,s:o,s:[s],s:o,s:o,s:n,s:b,s:I,s:o,s:o,s:o}", "id", m->id, "memory",
+                     m->text, "user_id", str_or_null(m->user_id), "agent_id", str_or_null(m->agent_id), "app_id",
+                     m->ns, "run_id", str_or_null(m->session_id), "metadata", meta ? meta : json_object(),
+                     "categories", m->kind, "created_at", iso_time(m->valid_from), "updated_at",
+                     iso_time(m->recorded_at), "expiration_date", "immutable", 0, "version", (json_int_t)m->version,
+                     "sources", src ? src : json_array(), "valid_from", iso_time(m->valid_from), "valid_to",
+                     iso_time(m->valid_to));
+}
+
+/* Closed: deleted, or its validity ended. */
+static int closed(const mn_memory *m, int64_t now_ms)
+{
+    return strcmp(m->change, "delete") == 0 || (m->valid_to && m->valid_to <= now_ms);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The live memory of the path, in the key's namespace. */
+static mn_status live_memory(struct srv_call *c, mn_memory **out)
+{
+    *out = NULL;
+    const char *id = param_str(c, "memory_id");
+    mn_memory *m = NULL;
+    mn_status st = mn_memory_get(c->db, id, &m);
+    if (st == MN_INVALID || st == MN_NOTFOUND || (!st && c->ns && strcmp(m->ns, c->ns) != 0)) {
+        mn_memory_free(m);
+        return srv_fail(c, MN_NOTFOUND, "memory %.60s: no such memory", id);
+    }
+    if (st)
+        return srv_fail_lib(c, st);
+    if (closed(m, now_ms())) {
+        mn_memory_free(m);
+        return srv_fail(c, MN_NOTFOUND, "memory %.60s: deleted (its history stays: GET /v1/memories/%.60s/history/)",
+                      id, id);
+    }
+    *out = m;
+    return MN_OK;
+}
+
+/* ---- ping ------------------------------------------------------------------------------------ */
+
+mn_status srv_op_mem0_ping(struct srv_call *c)
+{
+    return m0ok(c, json_pack("{s:s,s:n,s:n,s:n,s:o}", "status", "ok", "org_id", "project_id", "user_email",
+                             "namespace", str_or_null(c->ns)));
+}
+
+/* ---- add ------------------------------------------------------------------------------------- */
+
+/* 64-bit FNV-1a over the scope, NUL-separated, from seed. */
+static uint64_t fnv(uint64_t h, const char *const *parts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (const unsigned char *p = (const unsigned char *)(parts[i] ? parts[i] : "\x01"); *p; p++)
+            h = (h ^ *p) * 0x100000001b3ULL;
+        h = (h ^ 0) * 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* The session that keeps a scope's messages: a UUID (version 8) made from the scope, so each
+ * scope finds its own without a lookup table. */
+static void scope_session_id(const char *ns, const struct scope *s, char out[37])
+{
+    const char *parts[] = {"mem0", ns, s->user, s->agent, s->run};
+    uint64_t a = fnv(0xcbf29ce484222325ULL, parts, 5), b = fnv(0x84222325cbf29ce4ULL, parts, 5);
+    snprintf(out, 37, "%08x-%04x-8%03x-%04x-%012llx", (unsigned)(a >> 32), (unsigned)(a >> 16) & 0xffff,
+             (unsigned)a & 0xfff, (unsigned)((b >> 48) & 0x3fff) | 0x8000, (unsigned long long)(b & 0xffffffffffffULL));
+}
+
+static mn_status scope_session(struct srv_call *c, const char *ns, const struct scope *s, char id[37])
+{
+    scope_session_id(ns, s, id);
+    mn_session *sess = NULL;
+    mn_status st = mn_session_get_in(c->db, ns, id, &sess);
+    mn_session_free(sess);
+    if (st != MN_NOTFOUND)
+        return st ? srv_fail_lib(c, st) : MN_OK;
+    json_t *scope = json_object(), *meta = NULL;
+    if (s->user)
+        json_object_set_new(scope, "user_id", json_string(s->user));
+    if (s->agent)
+        json_object_set_new(scope, "agent_id", json_string(s->agent));
+    if (s->run)
+        json_object_set_new(scope, "session_id", json_string(s->run));
+    meta = json_pack("{s:o,s:s}", "memory_scope", scope, "source", "mem0");
+    char *meta_text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
+    json_decref(meta);
+    char title[160];
+    snprintf(title, sizeof title, "Mem0 memories%s%.40s%s%.40s%s%.40s", s->user ? " of user " : "",
+             s->user ? s->user : "", s->agent ? " for agent " : "", s->agent ? s->agent : "", s->run ? " in run " : "",
+             s->run ? s->run : "");
+    mn_session_opts o = MN_SESSION_OPTS_INIT;
+    o.id = id;
+    o.ns = ns;
+    o.title = title;
+    o.metadata = meta_text;
+    o.ttl_ms = -1;
+    o.max_turns = -1;
+    st = meta_text ? mn_session_create(c->db, &o, NULL) : MN_NOMEM;
+    free(meta_text);
+    if (st == MN_CONFLICT) /* another request made it first */
+        st = MN_OK;
+    return st ? srv_fail_lib(c, st) : MN_OK;
+}
+
+/* The messages as mnemo messages (contents borrowed from params). */
+static mn_status read_messages(struct srv_call *c, mn_message_in *out, size_t *n)
+{
+    json_t *list = json_object_get(c->params, "messages");
+    size_t i;
+    json_t *m;
+    *n = 0;
+    json_array_foreach(list, i, m) {
+        if (!json_is_object(m))
+            return srv_fail(c, MN_INVALID, "messages[%zu]: must be an object {role, content}", i);
+        const char *role = json_string_value(json_object_get(m, "role"));
+        json_t *content = json_object_get(m, "content");
+        const char *k;
+        json_t *v;
+        json_object_foreach(m, k, v) {
+            if (strcmp(k, "role") && strcmp(k, "content") && strcmp(k, "name"))
+                return srv_fail(c, MN_INVALID, "messages[%zu].%.40s: unknown field (role, content, name)", i, k);
+        }
+        mn_message_in in = MN_MESSAGE_IN_INIT;
+        if (!role || mn_role_parse(role, &in.role) != MN_OK || in.role == MN_ROLE_TOOL)
+            return srv_fail(c, MN_INVALID, "messages[%zu].role: must be user, assistant or system", i);
+        if (!json_is_string(content))
+            return srv_fail(c, MN_INVALID, "messages[%zu].content: must be a string", i);
+        in.content = json_string_value(content);
+        in.name = json_string_value(json_object_get(m, "name"));
+        out[(*n)++] = in;
+    }
+    return MN_OK;
+}
+
+static int has_source(const mn_memory *m, const mn_messages *stored)
+{
+    for (size_t i = 0; i < m->n_sources; i++)
+        for (size_t j = 0; j < stored->count; j++)
+            if (m->sources[i] == mn_messages_at(stored, j)->id)
+                return 1;
+    return 0;
+}
+
+/* What this add changed: the scope's memories whose version came from these messages. */
+static mn_status changed_by(struct srv_call *c, const char *ns, const struct scope *s, const mn_messages *stored,
+                            int64_t since, json_t *out)
+{
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    q.ns = ns;
+    q.user_id = s->user;
+    q.agent_id = s->agent;
+    q.session_id = s->run;
+    q.include_closed = 1;
+    q.limit = 1000;
+    mn_memories *l = NULL;
+    mn_status st = mn_memory_list(c->db, &q, &l);
+    if (st)
+        return srv_fail_lib(c, st);
+    for (size_t i = 0; i < l->count; i++) {
+        const mn_memory *m = mn_memories_at(l, i);
+        if (m->recorded_at < since || !has_source(m, stored))
+            continue;
+        json_t *o = m0_memory(m);
+        if (o) {
+            json_object_set_new(o, "event", json_string(event_of(m)));
+            json_object_set_new(o, "data", json_pack("{s:s}", "memory", m->text));
+            json_array_append_new(out, o);
+        }
+    }
+    mn_memories_free(l);
+    return MN_OK;
+}
+
+mn_status srv_op_mem0_add(struct srv_call *c)
+{
+    struct scope s;
+    const char *ns = NULL;
+    if (scope_of(c, &s) || scope_ns(c, &s, 1, &ns))
+        return c->status;
+    int infer = !json_is_false(json_object_get(c->params, "infer"));
+    json_t *ts = json_object_get(c->params, "timestamp"), *meta = json_object_get(c->params, "metadata");
+    if (infer && ts)
+        return srv_fail(c, MN_INVALID, "timestamp: only with infer false (extracted facts are true from when they "
+                                     "were said)");
+    mn_message_in msgs[100];
+    size_t n = 0;
+    char sid[37];
+    if (read_messages(c, msgs, &n) || scope_session(c, ns, &s, sid))
+        return c->status;
+    int64_t since = now_ms();
+    char err[256] = "";
+    mn_messages *stored = NULL;
+    mn_status st = srv_append(c->db, sid, msgs, n, 0, &stored, err);
+    if (st)
+        return srv_fail(c, st, "%s", err[0] ? err : mn_status_str(st));
+    char *meta_text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
+    for (size_t i = 0; !infer && !st && i < stored->count; i++) {
+        const mn_message *m = mn_messages_at(stored, i);
+        if (m->role == MN_ROLE_SYSTEM || !m->content || !m->content[0])
+            continue;
+        mn_memory_in in = MN_MEMORY_IN_INIT;
+        in.text = m->content;
+        in.ns = ns;
+        in.user_id = s.user;
+        in.agent_id = s.agent;
+        in.session_id = s.run;
+        in.metadata = meta_text;
+        in.sources = &m->id;
+        in.n_sources = 1;
+        in.pinned = 0;
+        in.token_cap = 0;
+        in.valid_from = ts ? (int64_t)json_integer_value(ts) * 1000 : 0;
+        in.actor = ACTOR;
+        in.reason = "added through the Mem0 API (infer false)";
+        if ((st = mn_memory_add(c->db, &in, NULL)))
+            srv_fail_lib(c, st);
+    }
+    free(meta_text);
+    if (!st && infer && (st = mn_memory_extract(c->db, sid, NULL, NULL)))
+        srv_fail_lib(c, st);
+    json_t *out = json_array();
+    if (!st && out)
+        st = changed_by(c, ns, &s, stored, since, out);
+    mn_messages_free(stored);
+    if (st) {
+        json_decref(out);
+        return c->status;
+    }
+    return m0ok(c, out);
+}
+
+/* ---- get, update, delete, history ------------------------------------------------------------ */
+
+mn_status srv_op_mem0_get(struct srv_call *c)
+{
+    mn_memory *m = NULL;
+    if (live_memory(c, &m))
+        return c->status;
+    mn_status st = m0ok(c, m0_memory(m));
+    mn_memory_free(m);
+    return st;
+}
+
+mn_status srv_op_mem0_update(struct srv_call *c)
+{
+    mn_memory *m = NULL;
+    if (live_memory(c, &m))
+        return c->status;
+    json_t *meta = json_object_get(c->params, "metadata"), *ts = json_object_get(c->params, "timestamp");
+    const char *text = param_str(c, "text");
+    mn_status st = MN_OK;
+    if (!text && !meta && !ts)
+        st = srv_fail(c, MN_INVALID, "text: give text, metadata or timestamp to change");
+    char *meta_text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
+    mn_memory_in in = MN_MEMORY_IN_INIT;
+    in.text = text;
+    in.metadata = meta_text;
+    in.valid_from = ts ? (int64_t)json_integer_value(ts) * 1000 : 0;
+    in.actor = ACTOR;
+    in.reason = "updated through the Mem0 API";
+    mn_memory *u = NULL;
+    if (!st && (st = mn_memory_update(c->db, m->id, &in, &u)))
+        srv_fail_lib(c, st);
+    free(meta_text);
+    if (!st)
+        st = m0ok(c, m0_memory(u));
+    mn_memory_free(u);
+    mn_memory_free(m);
+    return st;
+}
+
+mn_status srv_op_mem0_delete(struct srv_call *c)
+{
+    mn_memory *m = NULL;
+    if (live_memory(c, &m))
+        return c->status;
+    mn_status st = mn_memory_delete(c->db, m->id, 0, ACTOR, "deleted through the Mem0 API");
+    mn_memory_free(m);
+    return st ? srv_fail_lib(c, st) : m0ok(c, json_pack("{s:s}", "message", "Memory deleted successfully!"));
+}
+
+mn_status srv_op_mem0_delete_all(struct srv_call *c)
+{
+    struct scope s;
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    if (scope_of(c, &s) || scope_query(c, &s, &q))
+        return c->status;
+    if (!s.app && !s.user && !s.agent && !s.run)
+        return srv_fail(c, MN_INVALID, "user_id: give at least one of user_id, agent_id, app_id, run_id");
+    q.limit = 1000;
+    int64_t deleted = 0;
+    mn_status st = MN_OK;
+    for (int round = 0; !st && round < MAX_ROUNDS; round++) {
+        mn_memories *l = NULL;
+        if ((st = mn_memory_list(c->db, &q, &l)))
+            break;
+        size_t count = l->count;
+        for (size_t i = 0; !st && i < count; i++)
+            st = mn_memory_delete(c->db, mn_memories_at(l, i)->id, 0, ACTOR, "deleted through the Mem0 API");
+        deleted += (int64_t)count;
+        mn_memories_free(l);
+        if (count < q.limit)
+            break;
+    }
+    if (st)
+        return srv_fail_lib(c, st);
+    return m0ok(c, json_pack("{s:s,s:I}", "message", "Memories deleted successfully!", "deleted", (json_int_t)deleted));
+}
+
+mn_status srv_op_mem0_history(struct srv_call *c)
+{
+    const char *id = param_str(c, "memory_id");
+    mn_memory *cur = NULL;
+    mn_status st = mn_memory_get(c->db, id, &cur);
+    if (st == MN_INVALID || st == MN_NOTFOUND || (!st && c->ns && strcmp(cur->ns, c->ns) != 0)) {
+        mn_memory_free(cur);
+        return srv_fail(c, MN_NOTFOUND, "memory %.60s: no such memory", id);
+    }
+    mn_memory_free(cur);
+    mn_memories *l = NULL;
+    if (st || (st = mn_memory_history(c->db, id, &l)))
+        return srv_fail_lib(c, st);
+    json_t *out = json_array();
+    const char *prev = NULL;
+    for (size_t i = 0; out && i < l->count; i++) {
+        const mn_memory *m = mn_memories_at(l, i);
+        int del = strcmp(m->change, "delete") == 0;
+        char hid[80];
+        snprintf(hid, sizeof hid, "%s-v%lld", m->id, (long long)m->version);
+        json_array_append_new(
+            out, json_pack("{s:s,s:s,s:[],s:o,s:o,s:o,s:o,s:[s],s:s,s:o,s:o,s:s,s:o}", "id", hid, "memory_id", m->id,
+                           "input", "old_memory", str_or_null(prev), "new_memory", del ? json_null() : json_string(m->text),
+                           "user_id", str_or_null(m->user_id), "agent_id", str_or_null(m->agent_id), "categories",
+                           m->kind, "event", event_of(m), "created_at", iso_time(m->recorded_at), "updated_at",
+                           iso_time(m->recorded_at), "actor", m->actor, "reason", str_or_null(m->reason)));
+        prev = m->text;
+    }
+    mn_memories_free(l);
+    return m0ok(c, out);
+}
+
+/* ---- get all, search ------------------------------------------------------------------------- */
+
+/* How many memories q matches (live), counted a page of 1000 at a time. */
+static mn_status count_live(struct srv_call *c, mn_memory_query q, int64_t *count)
+{
+    *count = 0;
+    q.limit = 1000;
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+        q.offset = (size_t)round * q.limit;
+        mn_memories *l = NULL;
+        mn_status st = mn_memory_list(c->db, &q, &l);
+        if (st)
+            return srv_fail_lib(c, st);
+        size_t n = l->count;
+        mn_memories_free(l);
+        *count += (int64_t)n;
+        if (n < q.limit)
+            break;
+    }
+    return MN_OK;
+}
+
+static json_t *page_link(json_int_t page, json_int_t size)
+{
+    char b[80];
+    snprintf(b, sizeof b, "/v3/memories/?page=%lld&page_size=%lld", (long long)page, (long long)size);
+    return json_string(b);
+}
+
+mn_status srv_op_mem0_list(struct srv_call *c)
+{
+    struct scope s;
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    if (scope_of(c, &s) || scope_query(c, &s, &q))
+        return c->status;
+    json_int_t page = json_integer_value(json_object_get(c->params, "page"));
+    json_int_t size = json_integer_value(json_object_get(c->params, "page_size"));
+    int64_t total = 0;
+    if (count_live(c, q, &total))
+        return c->status;
+    q.limit = (size_t)size;
+    q.offset = (size_t)((page - 1) * size);
+    mn_memories *l = NULL;
+    mn_status st = mn_memory_list(c->db, &q, &l);
+    if (st)
+        return srv_fail_lib(c, st);
+    json_t *results = json_array();
+    for (size_t i = 0; results && i < l->count; i++)
+        json_array_append_new(results, m0_memory(mn_memories_at(l, i)));
+    mn_memories_free(l);
+    int more = (int64_t)(page * size) < total;
+    return m0ok(c, json_pack("{s:I,s:o,s:o,s:o}", "count", (json_int_t)total, "next",
+                             more ? page_link(page + 1, size) : json_null(), "previous",
+                             page > 1 ? page_link(page - 1, size) : json_null(), "results", results));
+}
+
+mn_status srv_op_mem0_search(struct srv_call *c)
+{
+    struct scope s;
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    if (scope_of(c, &s) || scope_query(c, &s, &q))
+        return c->status;
+    if (json_is_true(json_object_get(c->params, "rerank")))
+        return srv_fail(c, MN_INVALID, "rerank: mnemo has no reranker (the ranking is BM25, cosine or their fusion)");
+    q.limit = (size_t)json_integer_value(json_object_get(c->params, "top_k"));
+    json_t *th = json_object_get(c->params, "threshold");
+    mn_search_mode mode = json_is_true(json_object_get(c->params, "keyword_search")) ? MN_SEARCH_KEYWORD : MN_SEARCH_AUTO;
+    mn_memories *l = NULL;
+    mn_status st = mn_memory_search(c->db, param_str(c, "query"), mode, &q, &l);
+    if (st)
+        return srv_fail_lib(c, st);
+    json_t *results = json_array();
+    for (size_t i = 0; results && i < l->count; i++) {
+        const mn_memory *m = mn_memories_at(l, i);
+        if (th && m->score < json_number_value(th))
+            continue;
+        json_t *o = m0_memory(m);
+        if (o)
+            json_object_set_new(o, "score", json_real(m->score));
+        json_array_append_new(results, o);
+    }
+    mn_memories_free(l);
+    return m0ok(c, json_pack("{s:o}", "results", results));
+}
