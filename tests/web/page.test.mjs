@@ -3,9 +3,10 @@
 // through REST. Checks the rendered DOM and its layout against the REST answers: the context bar's
 // parts add up to the budget and equal the report, each message's fate equals the report's detail,
 // long contents are collapsed, stored HTML stays text and no CSP violation happens; the actions
-// change the database as the API says; the page follows new messages; keyboard navigation; an
-// axe-core audit with no serious or critical violations; screenshots (desktop, phone, dark) in
-// $SHOTS. Waits on progress with generous deadlines, never on time.
+// change the database as the API says; the page follows new messages; keyboard navigation; the
+// long-term memories (list, as of, recall, history, update, delete, forget, remember) against
+// REST, and the memory part of the context bar; an axe-core audit with no serious or critical
+// violations; screenshots (desktop, phone, dark) in $SHOTS. Waits on progress with generous deadlines, never on time.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -81,7 +82,8 @@ async function open(ctxOpts = {}) {
   });
   page.on('console', (m) => { if (m.type() === 'error' && !/404|Not Found/.test(m.text())) problems.push(`console: ${m.text()}`); });
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('dialog', (d) => d.accept());
+  page.dialogs = [];
+  page.on('dialog', (d) => { page.dialogs.push(d.message()); d.accept(); });
   page.problems = async () => [...problems, ...(await page.evaluate(() => window.__csp.map((v) => `csp: ${v}`)))];
   return { context, page };
 }
@@ -284,16 +286,201 @@ test('phone width and dark mode', async () => {
   await bc.close();
 });
 
+// Long-term memories in their own namespace: one moved (2 versions, valid from 2020 then 2024),
+// a memory block, a closed one, stored HTML, and two to change from the page.
+const MEMNS = 'memweb';
+const Y2020 = Date.UTC(2020, 0, 1), Y2024 = Date.UTC(2024, 0, 1);
+async function seedMemories(ns) {
+  const { j: sj } = await rest('POST', '/v1/sessions', { title: 'memory source', namespace: ns });
+  const sid = sj.session.id;
+  const said = (await rest('POST', `/v1/sessions/${sid}/messages`, { messages: [{ role: 'user', content: 'I live in Lisbon.' },
+    { role: 'assistant', content: 'Noted.' }, { role: 'user', content: 'I moved to Porto. Where do I live?' }] })).j.messages;
+  const mem = async (body) => (await rest('POST', '/v1/memory', { namespace: ns, ...body })).j.memory;
+  const home = await mem({ text: 'User lives in Lisbon', session_id: sid, sources: [said[0].id], valid_from: Y2020 });
+  await rest('PATCH', `/v1/memory/${home.id}`, { text: 'User lives in Porto', valid_from: Y2024, sources: [said[2].id], reason: 'moved' });
+  const rules = await mem({ text: 'Project rules: tests first', kind: 'instruction', pinned: true, token_cap: 30 });
+  const gone = await mem({ text: 'User likes jazz', kind: 'preference' });
+  await rest('DELETE', `/v1/memory/${gone.id}`);
+  const hostile = await mem({ text: HOSTILE });
+  const edit = await mem({ text: 'Temporary note to edit' });
+  const erase = await mem({ text: 'Secret to forget' });
+  return { sid, said, home, rules, gone, hostile, edit, erase };
+}
+const cardTexts = (page) => page.$$eval('#mem-list article.mem pre.mem-text', (ns) => ns.map((n) => n.textContent).sort());
+async function submitMemories(page) {
+  await page.evaluate(() => { document.getElementById('mem-summary').textContent = ''; });
+  await page.locator('#memories-form button[type=submit]').click();
+  await page.waitForFunction(() => document.getElementById('mem-summary').textContent || document.getElementById('error').textContent, null, { timeout: 30000 });
+  assert.equal(await page.textContent('#error'), '');
+}
+
+test('memories: the list, as of, recall, every version, provenance; stored HTML as text', async () => {
+  const s = await seedMemories(MEMNS);
+  const { context: bc, page } = await open();
+  await page.goto(`${url}/#/memories?ns=${MEMNS}`);
+  await page.waitForSelector('#mem-list article.mem', { timeout: 30000 });
+  assert.equal(await page.getAttribute('#nav-memories', 'class'), 'active');
+  const live = (await rest('GET', `/v1/memory?namespace=${MEMNS}`)).j.memories;
+  assert.deepEqual(await cardTexts(page), live.map((m) => m.text).sort(), 'the list is memory_list');
+  assert.deepEqual(live.map((m) => m.text).sort(), ['Project rules: tests first', 'Secret to forget', 'Temporary note to edit',
+    'User lives in Porto', HOSTILE].sort(), 'the live ones: not the closed one, not the old version');
+  const rules = page.locator(`#mem-list article.mem[data-id="${s.rules.id}"]`);
+  assert.equal(await rules.locator('.block').textContent(), 'memory block, cap 30 tokens');
+  assert.equal(await rules.locator('.kind').textContent(), 'instruction');
+  assert.equal(await page.locator(`#mem-list article.mem[data-id="${s.home.id}"]`).getAttribute('data-version'), '2');
+  assert.equal(await page.locator(`#mem-list article.mem[data-id="${s.hostile.id}"] pre.mem-text`).textContent(), HOSTILE);
+  assert.equal(await page.locator('#mem-list img, #mem-list script, #mem-list b').count(), 0);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  await page.screenshot({ path: join(SHOTS, 'memories-desktop.png'), fullPage: true });
+
+  // as of mid-2022 (local time, as typed): Lisbon, as REST says for that moment
+  await page.locator('#mem-asof').fill('2022-06-01T12:00');
+  await submitMemories(page);
+  const asOf = await page.evaluate(() => new Date('2022-06-01T12:00').getTime());
+  assert.ok(page.url().includes(`as_of=${asOf}`), 'as_of in the address');
+  const then = (await rest('GET', `/v1/memory?namespace=${MEMNS}&as_of=${asOf}`)).j.memories;
+  assert.deepEqual(then.map((m) => m.text), ['User lives in Lisbon']);
+  assert.deepEqual(await cardTexts(page), ['User lives in Lisbon'], 'the older version');
+  assert.equal(await page.locator('#mem-list article.mem').getAttribute('data-version'), '1');
+  assert.match(await page.textContent('#mem-summary'), /true as of /);
+
+  // closed ones too: the jazz memory comes back, marked closed
+  await page.locator('#mem-asof').fill('');
+  await page.locator('#mem-closed').check();
+  await submitMemories(page);
+  assert.ok((await cardTexts(page)).includes('User likes jazz'));
+  assert.equal(await page.locator(`#mem-list article.mem[data-id="${s.gone.id}"] .state`).textContent(), 'closed');
+
+  // recall
+  await page.locator('#mem-closed').uncheck();
+  await page.locator('#mem-q').fill('Porto');
+  await submitMemories(page);
+  const hits = (await rest('GET', `/v1/memory/search?q=Porto&namespace=${MEMNS}`)).j.memories;
+  assert.deepEqual(await cardTexts(page), hits.map((m) => m.text).sort());
+  assert.deepEqual(hits.map((m) => m.text), ['User lives in Porto']);
+
+  // one memory: current version, every version with its change, provenance linked to the messages
+  await page.locator(`#mem-list article.mem[data-id="${s.home.id}"] a.mem-open`).click();
+  await page.waitForSelector('#memory-versions li', { timeout: 30000 });
+  const versions = (await rest('GET', `/v1/memory/${s.home.id}/history`)).j.versions;
+  assert.equal(versions.length, 2);
+  const shown = await page.$$eval('#memory-versions li', (ns) => ns.map((n) => ({ version: n.dataset.version,
+    text: n.querySelector('pre.mem-text').textContent, change: n.querySelector('.change').textContent,
+    line: n.textContent })));
+  assert.deepEqual(shown.map((v) => [v.version, v.text, v.change]),
+    versions.map((v) => [String(v.version), v.text, `${v.change} by ${v.actor}`]));
+  assert.ok(shown[0].line.includes('superseded') && shown[1].line.includes(', current'), 'supersession visible');
+  assert.ok(shown[1].line.includes('reason: moved'));
+  assert.match(shown[0].line, /true from .* to /, 'the old version has an end');
+  assert.match(shown[1].line, /still true/);
+  const srcOld = await page.getAttribute('#memory-versions li[data-version="1"] a.source', 'href');
+  const srcNew = await page.getAttribute('#memory-current a.source', 'href');
+  assert.equal(srcOld, `#/session/${s.sid}?at=${s.said[0].seq}`);
+  assert.equal(srcNew, `#/session/${s.sid}?at=${s.said[2].seq}`);
+  await page.screenshot({ path: join(SHOTS, 'memory-history-desktop.png'), fullPage: true });
+  await page.locator('#memory-current a.source').click();
+  await page.waitForFunction((seq) => document.activeElement && document.activeElement.id === `msg-${seq}`, s.said[2].seq, { timeout: 30000 });
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+test('memories: update, delete (close), forget (erase) and add from the page change the database', async () => {
+  const s = await seedMemories('memacts');
+  const { context: bc, page } = await open();
+  // update with a reason: a new version
+  await page.goto(`${url}/#/memory/${s.edit.id}`);
+  await page.waitForSelector('#memory-versions li', { timeout: 30000 });
+  await page.locator('#memory-text').fill('Edited from the page');
+  await page.locator('#memory-reason').fill('typo');
+  await page.locator('#memory-save').click();
+  await page.waitForFunction(() => document.querySelectorAll('#memory-versions li').length === 2, null, { timeout: 30000 });
+  let m = (await rest('GET', `/v1/memory/${s.edit.id}`)).j.memory;
+  assert.deepEqual([m.version, m.text, m.change, m.reason, m.actor], [2, 'Edited from the page', 'update', 'typo', 'api']);
+  assert.equal(await page.locator('#memory-current pre.mem-text').textContent(), 'Edited from the page');
+  // delete = close: confirmed, a third version that ends the validity; still in the history
+  await page.locator('#memory-delete').click();
+  await page.waitForFunction(() => document.querySelectorAll('#memory-versions li').length === 3, null, { timeout: 30000 });
+  assert.match(page.dialogs.at(-1), /stops being true now/);
+  m = (await rest('GET', `/v1/memory/${s.edit.id}`)).j.memory;
+  assert.equal(m.change, 'delete');
+  assert.ok(m.valid_to, 'closed');
+  assert.equal((await rest('GET', `/v1/memory/${s.edit.id}/history`)).j.versions.length, 3);
+  assert.ok(!(await rest('GET', '/v1/memory?namespace=memacts')).j.memories.some((x) => x.id === s.edit.id), 'no longer true now');
+  assert.equal(await page.locator('#memory-delete').isDisabled(), true);
+  // forget = erase: confirmed with a stronger wording; gone with its history
+  await page.goto(`${url}/#/memory/${s.erase.id}`);
+  await page.waitForSelector('#memory-versions li', { timeout: 30000 });
+  await page.locator('#memory-forget').click();
+  await page.waitForFunction(() => location.hash.startsWith('#/memories'), null, { timeout: 30000 });
+  assert.match(page.dialogs.at(-1), /FOR REAL.*cannot be undone/);
+  assert.equal((await rest('GET', `/v1/memory/${s.erase.id}`, undefined, false)).status, 404);
+  assert.equal((await rest('GET', `/v1/memory/${s.erase.id}/history`, undefined, false)).status, 404);
+  await page.waitForFunction(() => /^Forgot /.test(document.getElementById('mem-summary').textContent), null, { timeout: 30000 });
+  assert.ok(!(await cardTexts(page)).includes('Secret to forget'));
+  // add, in the scope of the filter
+  await page.locator('#mem-add-text').fill('Added from the page');
+  await page.locator('#mem-add-kind').fill('preference');
+  await page.locator('#mem-add-form button[type=submit]').click();
+  await page.waitForFunction(() => [...document.querySelectorAll('#mem-list pre.mem-text')].some((n) => n.textContent === 'Added from the page'), null, { timeout: 30000 });
+  const added = (await rest('GET', '/v1/memory?namespace=memacts')).j.memories.find((x) => x.text === 'Added from the page');
+  assert.ok(added, 'remembered in the filter\'s namespace');
+  assert.deepEqual([added.kind, added.actor, added.change, added.version], ['preference', 'api', 'add', 1]);
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+test('the context picture with memories: its own part, the exact count of the report', async () => {
+  const s = await seedMemories('memctx');
+  const rep = (await context(s.sid, { memories: true })).report;
+  assert.ok(rep.memories && rep.memories.enabled && rep.memories.tokens > 0, 'the seed puts memories in the context');
+  const { context: bc, page } = await open();
+  await page.goto(`${url}/#/session/${s.sid}`);
+  await page.locator('#context-budget').fill(String(BUDGET));
+  await page.locator('#context-memories').selectOption('true');
+  await page.locator('#context-go').click();
+  await page.waitForSelector('.ctxbar .seg-memories', { timeout: 30000 });
+  const segs = await page.$$eval('.ctxbar .seg', (ns) => Object.fromEntries(ns.map((n) => [n.dataset.part, +n.dataset.tokens])));
+  assert.equal(segs.memories, rep.memories.tokens);
+  assert.equal(segs.messages + segs.summary + segs.memories, rep.parts.messages);
+  assert.equal(segs.framing, rep.parts.framing);
+  assert.equal(Object.values(segs).reduce((a, b) => a + b, 0), Math.max(rep.max_tokens, rep.tokens));
+  assert.equal(await page.getAttribute('.ctxbar .seg-memories', 'aria-label'),
+    `memories (${rep.memories.included.length}): ${rep.memories.tokens} tokens`);
+  const linked = await page.$$eval('.ctx-memories a.ctx-memory', (ns) => ns.map((n) => n.getAttribute('href')));
+  assert.deepEqual(linked, rep.memories.included.map((x) => `#/memory/${x.id}`));
+  // the default (no memories parameter): no memory part
+  await page.locator('#context-memories').selectOption('');
+  await page.locator('#context-go').click();
+  await page.waitForFunction(() => !document.querySelector('.ctxbar .seg-memories'), null, { timeout: 30000 });
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+test('memories at phone width in dark mode', async () => {
+  await seedMemories('memphone');
+  const { context: bc, page } = await open({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
+  await page.goto(`${url}/#/memories?ns=memphone`);
+  await page.waitForSelector('#mem-list article.mem', { timeout: 30000 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 0, `no sideways scrolling at phone width (${overflow}px too wide)`);
+  await page.screenshot({ path: join(SHOTS, 'memories-phone-dark.png'), fullPage: true });
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
 test('accessibility: axe-core finds no serious or critical violations', async () => {
   const id = await seed('axe');
+  const mems = await seedMemories('memaxe');
   const axe = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
   // only this context bypasses the CSP, to inject axe; the others run under the real policy
   for (const colorScheme of ['light', 'dark']) {
     const bc = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 }, colorScheme });
     const page = await bc.newPage();
-    for (const hash of [`#/session/${id}`, '#/sessions', '#/search?q=teal&mode=keyword']) {
+    for (const [hash, ready] of [[`#/session/${id}`, '#view-session .ctxbar'], ['#/sessions', '#view-sessions #sessions-body a'],
+      ['#/search?q=teal&mode=keyword', '#view-search #search-body tr'], ['#/memories?ns=memaxe', '#view-memories #mem-list article'],
+      [`#/memory/${mems.home.id}`, '#view-memory #memory-versions li']]) {
       await page.goto(`${url}/${hash}`);
-      await page.waitForFunction(() => document.querySelector('.ctxbar, #sessions-body a, #search-body tr'), null, { timeout: 30000 });
+      await page.waitForSelector(ready, { state: 'visible', timeout: 30000 });
       await page.addScriptTag({ content: axe });
       const res = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
       const bad = res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
