@@ -43,7 +43,7 @@ static void *worker(void *arg)
         bg->n--;
         pthread_mutex_unlock(&bg->lock);
         mn_extract_stats st;
-        mn_status rc = mn_memory_extract(db, sid, NULL, &st);
+        mn_status rc = mn__memory_extract(db, sid, NULL, 1, &st);
         if (rc)
             mn__log(MN_LOG_WARN, "background memory extraction, session %s: %s", sid, mn_errmsg());
         pthread_mutex_lock(&bg->lock);

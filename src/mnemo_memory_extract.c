@@ -47,16 +47,20 @@ mn_status mn__extract_scope(const mn_session *s, struct mn_extract_scope *sc)
         return MN_OK;
     if (!json_is_object(scope))
         return mn__err(MN_INVALID, "session metadata memory_scope: must be an object");
-    const char *names[] = {"user_id", "agent_id", "session_id"};
-    const char **fields[] = {&sc->user_id, &sc->agent_id, &sc->session_id};
+    const char *names[] = {"user_id", "agent_id", "session_id", "extract"};
+    const char **fields[] = {&sc->user_id, &sc->agent_id, &sc->session_id, &sc->extract};
     const char *k;
     json_t *v;
     json_object_foreach(scope, k, v) {
         size_t i = 0;
-        while (i < 3 && strcmp(k, names[i]) != 0)
+        while (i < 4 && strcmp(k, names[i]) != 0)
             i++;
-        if (i == 3)
-            return mn__err(MN_INVALID, "session metadata memory_scope.%.40s: unknown (user_id, agent_id, session_id)", k);
+        if (i == 4)
+            return mn__err(MN_INVALID,
+                           "session metadata memory_scope.%.40s: unknown (user_id, agent_id, session_id, extract)", k);
+        const char *e = json_string_value(v);
+        if (i == 3 && (!e || (strcmp(e, "off") && strcmp(e, "offline") && strcmp(e, "llm"))))
+            return mn__err(MN_INVALID, "session metadata memory_scope.extract: must be off, offline or llm");
         if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) > MN_FACT_MAX_SCOPE_ID)
             return mn__err(MN_INVALID, "session metadata memory_scope.%s: must be a string of 1 to %d bytes", k,
                            MN_FACT_MAX_SCOPE_ID);
@@ -150,7 +154,8 @@ static int apply(void *user, const struct mn_candidate *c)
     return r->rc != MN_OK;
 }
 
-mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extractor, mn_extract_stats *stats)
+mn_status mn__memory_extract(mn_db *db, const char *session_id, const char *extractor, int background,
+                             mn_extract_stats *stats)
 {
     mn_extract_stats st = {0, 0, 0, 0, 0, 0, 0};
     if (stats)
@@ -159,19 +164,30 @@ mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extra
     mn_status rc = mn__check_db(db);
     if (!rc)
         rc = mn__check_id(session_id, canon);
+    if (!rc && extractor && strcmp(extractor, "llm") != 0 && strcmp(extractor, "offline") != 0)
+        rc = mn__err(MN_INVALID, "extractor: '%s' is not one of offline, llm", extractor);
     if (rc)
         return rc;
-    if (!extractor) {
-        extractor = mn_config_str(db->cfg, "memory.extract");
+    mn_session *s = NULL;
+    if ((rc = mn__live_session(db, canon, &s)))
+        return rc;
+    struct mn_extract_scope sc;
+    if ((rc = mn__extract_scope(s, &sc))) {
+        mn__extract_scope_release(&sc);
+        mn_session_free(s);
+        return rc;
+    }
+    if (!extractor) { /* the session's memory_scope.extract, else the database's memory.extract */
+        extractor = sc.extract ? sc.extract : mn_config_str(db->cfg, "memory.extract");
+        if (strcmp(extractor, "off") == 0 && background) {
+            mn__extract_scope_release(&sc);
+            mn_session_free(s);
+            return MN_OK;
+        }
         if (strcmp(extractor, "off") == 0)
             extractor = "offline";
     }
     int llm = strcmp(extractor, "llm") == 0;
-    if (!llm && strcmp(extractor, "offline") != 0)
-        return mn__err(MN_INVALID, "extractor: '%s' is not one of offline, llm", extractor);
-    mn_session *s = NULL;
-    if ((rc = mn__live_session(db, canon, &s)))
-        return rc;
     char key[64 + MN_UUID_LEN];
     snprintf(key, sizeof key, "memory.extracted.%s", canon);
     char *mark = NULL;
@@ -183,11 +199,6 @@ mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extra
     mn_messages *msgs = NULL;
     if (!rc)
         rc = mn_history(db, canon, &ho, &msgs);
-    struct mn_extract_scope sc;
-    if (!rc)
-        rc = mn__extract_scope(s, &sc);
-    else
-        memset(&sc, 0, sizeof sc);
     struct run r = {db, &sc, NULL, &st, MN_OK};
     int malformed = 0;
     if (!rc && llm)
@@ -212,4 +223,9 @@ mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extra
     if (!rc && stats)
         *stats = st;
     return rc;
+}
+
+mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extractor, mn_extract_stats *stats)
+{
+    return mn__memory_extract(db, session_id, extractor, 0, stats);
 }

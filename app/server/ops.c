@@ -1282,6 +1282,21 @@ static mn_status op_forget(struct srv_call *c)
     return st ? st : ok(c, json_pack("{s:s}", "forgotten", id));
 }
 
+static mn_status op_memory_extract(struct srv_call *c)
+{
+    const char *id;
+    mn_status st = session_param(c, &id);
+    if (st)
+        return st;
+    mn_extract_stats x;
+    if ((st = mn_memory_extract(c->db, id, a_str(c, "extractor"), &x)))
+        return srv_fail_lib(c, st);
+    return ok(c, json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "messages", (json_int_t)x.messages, "candidates",
+                           (json_int_t)x.candidates, "added", (json_int_t)x.added, "updated", (json_int_t)x.updated,
+                           "invalidated", (json_int_t)x.invalidated, "unchanged", (json_int_t)x.unchanged,
+                           "rejected", (json_int_t)x.rejected));
+}
+
 /* ---- the table ------------------------------------------------------------------------------- */
 
 /* Parameter declarations: P(name, type, attributes…). */
@@ -1437,6 +1452,10 @@ static const struct srv_param p_recall[] = {
 static const struct srv_param p_memory_list[] = {
     MEM_SCOPE, MEM_FILTERS("100"), P("offset", PT_INTEGER, GE(0)), END};
 static const struct srv_param p_memory[] = {MID_REQ, END};
+static const struct srv_param p_memory_extract[] = {
+    SID_REQ, P("extractor", PT_STRING, ENUM("offline|llm"),
+               DESC("default: the session's memory_scope.extract, else memory.extract (offline when off)")),
+    END};
 static const struct srv_param p_memory_update[] = {
     MID_REQ, P("text", PT_STRING, DESC("the fact, short and self-contained")), MEM_FIELDS, END};
 static const struct srv_param p_memory_delete[] = {
@@ -1653,6 +1672,14 @@ const struct srv_op srv_ops[] = {
      op_memory_history},
     {"forget", "POST", "/v1/memory/{memory_id}/forget", "Erase a memory and its whole history, for real (erasure).",
      p_memory, OBJ("\"forgotten\":{\"type\":\"string\"}", "\"forgotten\""), OP_TOOL | OP_DESTRUCTIVE, op_forget},
+    {"memory_extract", "POST", "/v1/sessions/{session_id}/memory/extract",
+     "Extract memories from a session's turns not read before (explicit statements offline, or the llm extractor).",
+     p_memory_extract,
+     OBJ("\"messages\":{\"type\":\"integer\"},\"candidates\":{\"type\":\"integer\"},\"added\":{\"type\":"
+         "\"integer\"},\"updated\":{\"type\":\"integer\"},\"invalidated\":{\"type\":\"integer\"},"
+         "\"unchanged\":{\"type\":\"integer\"},\"rejected\":{\"type\":\"integer\"}",
+         "\"messages\",\"added\",\"updated\",\"unchanged\""),
+     OP_IDEMPOTENT, op_memory_extract},
     /* OpenAI Conversations API (openai.c): conversation = session, item = message */
     {"conversation_create", "POST", "/v1/conversations",
      "OpenAI Conversations API: create a conversation (a session), with up to 20 initial items.", p_conv_create,

@@ -143,14 +143,20 @@ void mn__memory_bg_close(mn_db *db);
 /* The scope of the memories extracted from a session (docs/memory.md, "Scope of extraction"):
  * its namespace, and the user_id, agent_id and session_id of the "memory_scope" object of its
  * metadata when set (NULL otherwise). Extraction writes memories there and compares candidates
- * only with the live memories of that scope. Strings borrowed from *sc until released. */
+ * only with the live memories of that scope. Its "extract" names the session's extractor in
+ * place of memory.extract. Strings borrowed from *sc until released. */
 struct mn_extract_scope {
     const char *ns, *user_id, *agent_id, *session_id;
-    void *hold; /* the parsed metadata */
+    const char *extract; /* memory_scope.extract: "off", "offline", "llm", or NULL (memory.extract) */
+    void *hold;          /* the parsed metadata */
 };
 /* Errors: MN_INVALID (memory_scope is not an object of those keys with scope ids as values). */
 mn_status mn__extract_scope(const mn_session *s, struct mn_extract_scope *sc);
 void mn__extract_scope_release(struct mn_extract_scope *sc);
+/* mn_memory_extract; background: the worker's run, which does nothing when the session's (or else
+ * the database's) extraction is off. */
+mn_status mn__memory_extract(mn_db *db, const char *session_id, const char *extractor, int background,
+                             mn_extract_stats *stats);
 /* The llm extractor over msgs (mnemo_memory_llm.c); *malformed is set when an answer was rejected. */
 mn_status mn__memory_extract_llm(mn_db *db, const mn_session *s, const struct mn_extract_scope *sc,
                                  const mn_messages *msgs, mn_extract_stats *st, int *malformed);

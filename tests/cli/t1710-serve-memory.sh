@@ -65,6 +65,12 @@ serve_stop
 
 # background extraction: an append returns at once; the memory follows
 MNEMO_MEMORY_EXTRACT=offline serve_start
+# a session that opts out (memory_scope.extract off), queued first: one worker takes the queue in
+# order, so once the second session's memory is there, this one's run has finished
+req POST /v1/sessions '{"namespace":"bg","metadata":{"memory_scope":{"user_id":"u1","extract":"off"}}}'
+OFF=$(jget "$OUT" 'j["session"]["id"]')
+req POST "/v1/sessions/$OFF/messages" '{"role":"user","content":"From now on reply in German."}'
+eq "$CODE" 201 "append to the session that opted out"
 req POST /v1/sessions '{"namespace":"bg"}'
 BS=$(jget "$OUT" 'j["session"]["id"]')
 req POST "/v1/sessions/$BS/messages" '{"role":"user","content":"From now on reply in French."}'
@@ -78,6 +84,14 @@ while [ $n -lt 300 ]; do
 done
 eq "$(jget "$OUT" '[(m["text"], m["actor"]) for m in j["memories"]]')" \
     '[["From now on reply in French", "extractor:offline"]]' "extracted in the background after the turn (waited up to 30 s)"
+req GET "/v1/memory?namespace=bg&user_id=u1"
+eq "$(jget "$OUT" 'len(j["memories"])')" 0 "a session whose memory_scope.extract is off is not extracted in the background"
+req POST "/v1/sessions/$OFF/memory/extract" '{}'
+eq "$(jget "$OUT" '[j["messages"], j["added"]]')" "[1, 1]" "an explicit memory_extract still reads it (offline)"
+req GET "/v1/memory?namespace=bg&user_id=u1"
+eq "$(jget "$OUT" '[m["text"] for m in j["memories"]]')" '["From now on reply in German"]' "in the session's memory_scope"
+req POST "/v1/sessions/$OFF/memory/extract" '{"extractor":"magic"}'
+eq "$CODE" 400 "an unknown extractor is refused"
 serve_stop
 
 # MCP tools over stdio

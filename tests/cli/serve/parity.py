@@ -138,6 +138,13 @@ def make_memory():
                "parity-mem", "--json")["id"]
 
 
+def extract_ready(env):
+    # a statement to extract, and none of its memory yet in the namespace: each surface adds it
+    for old in cli("memory", "list", "--namespace", "parity", "--json"):
+        cli("memory", "forget", old["id"], "--json")
+    cli("add", env["S"], "user", "Remember that parity holds.", "--json")
+
+
 def first_message(env):
     env["MID"] = cli("history", env["S"], "--json")[0]["id"]
 
@@ -306,6 +313,9 @@ ROWS = [
         ("DELETE", "/v1/memory/{memory_id}", {"memory_id": "{M}"}), fresh="memory"),
     Row("memory_history", ["memory", "history", "{M}", "--json"],
         ("GET", "/v1/memory/{memory_id}/history", {"memory_id": "{M}"}), pick_api=key("versions"), fresh="memory"),
+    Row("memory_extract", ["memory", "extract", "{S}", "--extractor", "offline", "--json"],
+        ("POST", "/v1/sessions/{session_id}/memory/extract", {"session_id": "{S}", "extractor": "offline"}),
+        fresh="session", before=extract_ready),
     Row("forget", ["memory", "forget", "{M}", "--json"], ("POST", "/v1/memory/{memory_id}/forget", {"memory_id": "{M}"}),
         fresh="memory"),
 ]
