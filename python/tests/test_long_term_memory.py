@@ -100,7 +100,7 @@ def test_delete_closes_and_forget_erases(mem):
 
 def test_recall_finds_by_words_within_the_scope(mem):
     veg = mem.remember("The user is vegetarian and likes lentil soup", user_id="alex")
-    mem.remember("The deploy key rotates monthly", user_id="alex", kind="instruction")
+    key = mem.remember("The deploy key rotates monthly", user_id="alex", kind="instruction")
     sam = mem.remember("The user is vegetarian too", user_id="sam", namespace="other")
 
     hits = mem.recall("vegetarian soup", mode="keyword")
@@ -114,7 +114,8 @@ def test_recall_finds_by_words_within_the_scope(mem):
     assert len(mem.recall("vegetarian", limit=1)) == 1
 
     # list filters: scope, kind, metadata, pinned, paging
-    assert {x["id"] for x in mem.memory_list(user_id="alex")} == {veg["id"], mem.memory_list(kind="instruction")[0]["id"]}
+    assert [x["id"] for x in mem.memory_list(user_id="alex")] == [key["id"], veg["id"]]  # newest first
+    assert [x["id"] for x in mem.memory_list(kind="instruction")] == [key["id"]]
     mem.remember("Persona: terse", pinned=True, metadata={"block": "persona"})
     assert [x["text"] for x in mem.memory_list(pinned=True)] == ["Persona: terse"]
     assert len(mem.memory_list(pinned=False)) == 3
@@ -192,20 +193,20 @@ def test_async_memory_methods(db_path):
             old = await mem.memory_list(as_of=FEB)
             hist = await mem.memory_history(m["id"])
             s = await mem.create_session()
-            await mem.append(s["id"], "user", "Remember that the build uses clang.")
+            said = await mem.append(s["id"], "user", "Remember that the build uses clang.")
             st = await mem.memory_extract(s["id"])
             await mem.memory_delete(m["id"])
             closed = await mem.memory_get(m["id"])
             await mem.forget(m["id"])
             with pytest.raises(mnemo.NotFound):
                 await mem.memory_get(m["id"])
-            return u, hits, old, hist, st, closed, await mem.memory_list()
+            return u, hits, old, hist, st, closed, await mem.memory_list(), said["id"]
 
-    u, hits, old, hist, st, closed, now = asyncio.run(main())
+    u, hits, old, hist, st, closed, now, said = asyncio.run(main())
     assert u["version"] == 2 and [h["text"] for h in hits] == ["Prefers black tea"]
     assert [x["text"] for x in old] == ["Prefers green tea"]
     assert [v["change"] for v in hist] == ["add", "update"]
     assert st["added"] == 1 and closed["change"] == "delete"
-    assert [(x["text"], x["sources"]) for x in now] == [("The build uses clang", [1])]
+    assert [(x["text"], x["sources"]) for x in now] == [("The build uses clang", [said])]
     assert asyncio.iscoroutinefunction(mnemo.AsyncMemory.recall)
     assert mnemo.AsyncMemory.remember.__doc__ == mnemo.Memory.remember.__doc__
