@@ -119,6 +119,41 @@ class MnAppendResult(Structure):
     _fields_ = [("status", c_int), ("errmsg", c_char * 256), ("stored", POINTER(MnMessages))]
 
 
+class MnMemory(Structure):
+    """mn_memory: one version of a long-term memory (a record the library hands out; read only
+    through mn_memory_to_json, so a later library that appends members stays compatible)."""
+    _fields_ = [("id", c_char_p), ("version", c_int64), ("text", c_char_p), ("kind", c_char_p), ("ns", c_char_p),
+                ("user_id", c_char_p), ("agent_id", c_char_p), ("session_id", c_char_p), ("metadata", c_char_p),
+                ("sources", POINTER(c_int64)), ("n_sources", c_size_t), ("pinned", c_int), ("token_cap", c_int64),
+                ("valid_from", c_int64), ("valid_to", c_int64), ("recorded_at", c_int64),
+                ("superseded_at", c_int64), ("change", c_char_p), ("actor", c_char_p), ("reason", c_char_p),
+                ("score", c_double)]
+
+
+class MnMemories(Structure):
+    _fields_ = [("count", c_size_t), ("items", POINTER(MnMemory)), ("item_size", c_size_t)]
+
+
+class MnMemoryIn(Structure):
+    """mn_memory_in (MN_MEMORY_IN_INIT: pinned and token_cap -1, everything else NULL / 0)."""
+    _fields_ = [("size", c_size_t), ("text", c_char_p), ("kind", c_char_p), ("ns", c_char_p), ("user_id", c_char_p),
+                ("agent_id", c_char_p), ("session_id", c_char_p), ("metadata", c_char_p),
+                ("sources", POINTER(c_int64)), ("n_sources", c_size_t), ("pinned", c_int), ("token_cap", c_int64),
+                ("valid_from", c_int64), ("valid_to", c_int64), ("actor", c_char_p), ("reason", c_char_p)]
+
+
+class MnMemoryQuery(Structure):
+    """mn_memory_query (MN_MEMORY_QUERY_INIT: pinned -1, everything else NULL / 0)."""
+    _fields_ = [("size", c_size_t), ("ns", c_char_p), ("user_id", c_char_p), ("agent_id", c_char_p),
+                ("session_id", c_char_p), ("kind", c_char_p), ("metadata", c_char_p), ("as_of", c_int64),
+                ("include_closed", c_int), ("pinned", c_int), ("limit", c_size_t), ("offset", c_size_t)]
+
+
+class MnExtractStats(Structure):
+    _fields_ = [("messages", c_int64), ("candidates", c_int64), ("added", c_int64), ("updated", c_int64),
+                ("unchanged", c_int64), ("invalidated", c_int64), ("rejected", c_int64)]
+
+
 WRITE_FN = CFUNCTYPE(c_int, c_void_p, POINTER(c_char), c_size_t)
 READ_FN = CFUNCTYPE(c_long, c_void_p, POINTER(c_char), c_size_t)
 PROGRESS_FN = CFUNCTYPE(None, c_void_p, c_int64, c_int64)
@@ -204,6 +239,19 @@ _PROTOTYPES = {
     "mn_reindex_embeddings": (c_int, [c_void_p, PROGRESS_FN, c_void_p, _P(c_int64)]),
     "mn_embed_counts": (c_int, [c_void_p, _P(c_int64), _P(c_int64)]),
     "mn_stats_json": (c_int, [c_void_p, _P(c_void_p)]),
+    "mn_memory_add": (c_int, [c_void_p, _P(MnMemoryIn), _P(_P(MnMemory))]),
+    "mn_memory_get": (c_int, [c_void_p, c_char_p, _P(_P(MnMemory))]),
+    "mn_memory_update": (c_int, [c_void_p, c_char_p, _P(MnMemoryIn), _P(_P(MnMemory))]),
+    "mn_memory_delete": (c_int, [c_void_p, c_char_p, c_int64, c_char_p, c_char_p]),
+    "mn_memory_forget": (c_int, [c_void_p, c_char_p]),
+    "mn_memory_history": (c_int, [c_void_p, c_char_p, _P(_P(MnMemories))]),
+    "mn_memory_list": (c_int, [c_void_p, _P(MnMemoryQuery), _P(_P(MnMemories))]),
+    "mn_memory_search": (c_int, [c_void_p, c_char_p, c_int, _P(MnMemoryQuery), _P(_P(MnMemories))]),
+    "mn_memory_extract": (c_int, [c_void_p, c_char_p, c_char_p, _P(MnExtractStats)]),
+    "mn_memory_free": (None, [_P(MnMemory)]),
+    "mn_memories_free": (None, [_P(MnMemories)]),
+    "mn_memory_to_json": (c_int, [_P(MnMemory), _P(c_void_p)]),
+    "mn_memories_to_json": (c_int, [_P(MnMemories), _P(c_void_p)]),
 }
 
 

@@ -24,7 +24,8 @@ _METHODS = (
     "delete_message", "history", "pin", "unpin", "context", "summary", "compact", "events", "search",
     "relevant_context", "embed_pending", "embed_backfill", "reindex_embeddings", "reindex_tokens",
     "embed_counts", "state", "merge_params", "set_waiting", "set_result", "set_plan", "clear_state", "export",
-    "import_", "count_tokens", "stats",
+    "import_", "count_tokens", "stats", "remember", "recall", "memory_list", "memory_get", "memory_update",
+    "memory_delete", "forget", "memory_history", "memory_extract",
 )
 
 

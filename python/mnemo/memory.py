@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, TextIO, Union
 
 from . import _lib
-from ._lib import (MnAppendRequest, MnAppendResult, MnBudget, MnContext, MnContextOpts, MnHistoryOpts,
-                   MnImportStats, MnMessage, MnMessageIn, MnMessages, MnSearchFilter, MnSearchHits, MnSession,
-                   MnSessionOpts, MnSessions, MnStrings, MnSummary)
+from ._lib import (MnAppendRequest, MnAppendResult, MnBudget, MnContext, MnContextOpts, MnExtractStats,
+                   MnHistoryOpts, MnImportStats, MnMemories, MnMemory, MnMemoryIn, MnMemoryQuery, MnMessage,
+                   MnMessageIn, MnMessages, MnSearchFilter, MnSearchHits, MnSession, MnSessionOpts, MnSessions,
+                   MnStrings, MnSummary)
 from .errors import Invalid, Misuse, MnemoError, from_status
 
 Json = Any
@@ -31,6 +32,10 @@ SEARCH_MODE_NAMES = {v: k for k, v in SEARCH_MODES.items()}
 RAG_SCOPES = {"session": 0, "all": 1}
 APPEND_CREATE = 1
 CONTEXT_NO_FOLD = 1
+# The actor of the long-term memory versions this package writes (the CLI writes "cli", REST and
+# MCP "api", the Mem0 routes "mem0"; docs/memory.md).
+ACTOR = b"python"
+MEMORY_MAX_TOKEN_CAP = 100000
 # Keys a message dict may carry (the openai chat shape plus mnemo's own fields).
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "tool_name", "model", "files",
                 "metadata", "idempotency_key", "pinned")
@@ -90,6 +95,12 @@ def _ms(v: Union[None, int, float, _dt.datetime], what: str) -> int:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return int(v)
     raise Invalid("%s: expected milliseconds since the epoch or a datetime" % what)
+
+
+def _int(v: Any, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise Invalid("%s: expected an integer, got %s" % (what, type(v).__name__))
+    return v
 
 
 def _role(role: Any, what: str = "role") -> int:
@@ -692,6 +703,175 @@ class Memory:
         if errors:
             raise errors[0]
         return n.value
+
+    # -- long-term memory ----------------------------------------------------------------------
+    def _memory_json(self, p: "ctypes._Pointer[MnMemory]") -> Dict[str, Any]:
+        try:
+            js = c_void_p()
+            _check(self._lib.mn_memory_to_json(p, byref(js)))
+            return json.loads(_take_str(js))
+        finally:
+            self._lib.mn_memory_free(p)
+
+    def _memories_json(self, p: "ctypes._Pointer[MnMemories]") -> List[Dict[str, Any]]:
+        try:
+            js = c_void_p()
+            _check(self._lib.mn_memories_to_json(p, byref(js)))
+            return json.loads(_take_str(js))
+        finally:
+            self._lib.mn_memories_free(p)
+
+    @staticmethod
+    def _memory_in(text: Optional[str], kind: Optional[str], metadata: Any, sources: Optional[Iterable[int]],
+                   pinned: int, token_cap: int, valid_from: Any, valid_to: Any,
+                   reason: Optional[str]) -> MnMemoryIn:
+        mi = MnMemoryIn()
+        mi.size = ctypes.sizeof(MnMemoryIn)
+        mi.text = _b(text, "text")
+        mi.kind = _b(kind, "kind")
+        mi.metadata = _json_arg(metadata, "metadata")
+        if sources is not None:
+            if isinstance(sources, (str, bytes, Mapping)) or not hasattr(sources, "__iter__"):
+                raise Invalid("sources: expected a list of message ids, got %s" % type(sources).__name__)
+            ids = [_int(s, "sources") for s in sources]
+            # a non-NULL array even when empty: an update with sources=[] clears the provenance
+            mi.sources = (c_int64 * max(len(ids), 1))(*ids)
+            mi.n_sources = len(ids)
+        mi.pinned = pinned
+        mi.token_cap = token_cap
+        mi.valid_from = _ms(valid_from, "valid_from")
+        mi.valid_to = _ms(valid_to, "valid_to")
+        mi.actor = ACTOR
+        mi.reason = _b(reason, "reason")
+        return mi
+
+    @staticmethod
+    def _memory_query(namespace: Optional[str], user_id: Optional[str], agent_id: Optional[str],
+                      session_id: Optional[str], kind: Optional[str], metadata: Any, as_of: Any,
+                      include_closed: bool, pinned: Optional[bool], limit: int, offset: int) -> MnMemoryQuery:
+        limit, offset = _int(limit, "limit"), _int(offset, "offset")
+        if limit < 1:  # the library reads 0 as its default; here a limit is always explicit
+            raise Invalid("limit: %d is not 1 to 1000" % limit)
+        if offset < 0:
+            raise Invalid("offset: %d is negative" % offset)
+        q = MnMemoryQuery()
+        q.size = ctypes.sizeof(MnMemoryQuery)
+        q.ns = _b(namespace, "namespace")
+        q.user_id = _b(user_id, "user_id")
+        q.agent_id = _b(agent_id, "agent_id")
+        q.session_id = _b(session_id, "session_id")
+        q.kind = _b(kind, "kind")
+        q.metadata = _json_arg(metadata, "metadata")
+        q.as_of = _ms(as_of, "as_of")
+        q.include_closed = 1 if include_closed else 0
+        q.pinned = -1 if pinned is None else 1 if pinned else 0
+        q.limit = limit
+        q.offset = offset
+        return q
+
+    def remember(self, text: str, *, kind: Optional[str] = None, namespace: Optional[str] = None,
+                 user_id: Optional[str] = None, agent_id: Optional[str] = None, session_id: Optional[str] = None,
+                 metadata: Union[None, str, Mapping[str, Any]] = None, sources: Optional[Iterable[int]] = None,
+                 pinned: bool = False, token_cap: int = 0, valid_from: Union[None, int, _dt.datetime] = 0,
+                 valid_to: Union[None, int, _dt.datetime] = 0, reason: Optional[str] = None) -> Dict[str, Any]:
+        """Adds a long-term memory and returns it (version 1; docs/memory.md): text (1-8192 bytes),
+        kind ("fact" by default, "preference", "instruction", "event" or another a-z_ word), the
+        scope (namespace, "default" by default; user_id, agent_id, session_id), metadata (a dict
+        or a JSON object's text), sources (the message ids it came from), pinned (a memory block,
+        always in a context built with memories) with its token_cap, valid_from (0: now) and
+        valid_to (0: still true) in ms since the epoch or as datetimes, and the reason kept in
+        its history. Written with actor "python". Invalid / TooBig name the field."""
+        token_cap = _int(token_cap, "token_cap")
+        if token_cap < 0:
+            raise Invalid("token_cap: must be 0 to %d" % MEMORY_MAX_TOKEN_CAP)
+        mi = self._memory_in(text, kind, metadata, sources, 1 if pinned else 0, token_cap, valid_from, valid_to,
+                             reason)
+        mi.ns = _b(namespace, "namespace")
+        mi.user_id = _b(user_id, "user_id")
+        mi.agent_id = _b(agent_id, "agent_id")
+        mi.session_id = _b(session_id, "session_id")
+        out = ctypes.POINTER(MnMemory)()
+        self._call("mn_memory_add", byref(mi), byref(out))
+        return self._memory_json(out)
+
+    def recall(self, query: str, *, mode: str = "auto", namespace: Optional[str] = None,
+               user_id: Optional[str] = None, agent_id: Optional[str] = None, session_id: Optional[str] = None,
+               kind: Optional[str] = None, metadata: Union[None, str, Mapping[str, Any]] = None,
+               as_of: Union[None, int, _dt.datetime] = 0, limit: int = 10) -> List[Dict[str, Any]]:
+        """The memories most relevant to query, best first, each with its "score" (mn_memory_search).
+        mode: "auto" (hybrid with an embedder, else keyword), "keyword", "semantic" or "hybrid".
+        Filters (applied before ranking): the scope fields, kind, metadata (a dict of scalars each
+        memory's metadata must equal) and as_of (what was true then; 0: now). limit 1-1000."""
+        q = self._memory_query(namespace, user_id, agent_id, session_id, kind, metadata, as_of, False, None, limit, 0)
+        out = ctypes.POINTER(MnMemories)()
+        self._call("mn_memory_search", _b(query, "query"), _enum(SEARCH_MODES, mode, "mode"), byref(q), byref(out))
+        return self._memories_json(out)
+
+    def memory_list(self, *, namespace: Optional[str] = None, user_id: Optional[str] = None,
+                    agent_id: Optional[str] = None, session_id: Optional[str] = None, kind: Optional[str] = None,
+                    metadata: Union[None, str, Mapping[str, Any]] = None,
+                    as_of: Union[None, int, _dt.datetime] = 0, include_closed: bool = False,
+                    pinned: Optional[bool] = None, limit: int = 100, offset: int = 0) -> List[Dict[str, Any]]:
+        """Memories matching the filters, newest recorded first: what is true now (as_of 0), or at
+        as_of; include_closed adds the current versions of deleted memories; pinned None any,
+        True memory blocks only, False no blocks. limit 1-1000, offset for paging."""
+        q = self._memory_query(namespace, user_id, agent_id, session_id, kind, metadata, as_of, include_closed,
+                               pinned, limit, offset)
+        out = ctypes.POINTER(MnMemories)()
+        self._call("mn_memory_list", byref(q), byref(out))
+        return self._memories_json(out)
+
+    def memory_get(self, id: str) -> Dict[str, Any]:
+        """The current version of memory id, even when closed (NotFound when there is none)."""
+        out = ctypes.POINTER(MnMemory)()
+        self._call("mn_memory_get", _b(id, "id"), byref(out))
+        return self._memory_json(out)
+
+    def memory_update(self, id: str, *, text: Optional[str] = None, kind: Optional[str] = None,
+                      metadata: Union[None, str, Mapping[str, Any]] = None, sources: Optional[Iterable[int]] = None,
+                      pinned: Optional[bool] = None, token_cap: Optional[int] = None,
+                      valid_from: Union[None, int, _dt.datetime] = 0, valid_to: Union[None, int, _dt.datetime] = 0,
+                      reason: Optional[str] = None) -> Dict[str, Any]:
+        """Writes a new version of memory id with the fields given (None keeps a field; metadata
+        replaces the object, sources the list) and returns it; the previous version is closed,
+        its validity ending at valid_from (0: now; pass the old valid_from to correct what was
+        never true). An update that changes nothing writes nothing and returns the current
+        version. The scope cannot change. NotFound; Invalid for a closed memory; Conflict when
+        another writer made a version first."""
+        cap = -1 if token_cap is None else _int(token_cap, "token_cap")
+        if token_cap is not None and cap < 0:
+            raise Invalid("token_cap: must be 0 to %d" % MEMORY_MAX_TOKEN_CAP)
+        mi = self._memory_in(text, kind, metadata, sources, -1 if pinned is None else 1 if pinned else 0, cap,
+                             valid_from, valid_to, reason)
+        out = ctypes.POINTER(MnMemory)()
+        self._call("mn_memory_update", _b(id, "id"), byref(mi), byref(out))
+        return self._memory_json(out)
+
+    def memory_delete(self, id: str, *, at: Union[None, int, _dt.datetime] = 0, reason: Optional[str] = None) -> None:
+        """Closes memory id: a new version with valid_to = at (0: now) and change "delete". It
+        stays in the history and in as-of answers before `at`; list() no longer shows it (but
+        include_closed does). NotFound; Invalid when it is already closed."""
+        self._call("mn_memory_delete", _b(id, "id"), _ms(at, "at"), ACTOR, _b(reason, "reason"))
+
+    def forget(self, id: str) -> None:
+        """Erases memory id for real: every version, its keyword entries and vectors. NotFound
+        when there is none."""
+        self._call("mn_memory_forget", _b(id, "id"))
+
+    def memory_history(self, id: str) -> List[Dict[str, Any]]:
+        """Every version of memory id, oldest first ("change": "add", "update" or "delete")."""
+        out = ctypes.POINTER(MnMemories)()
+        self._call("mn_memory_history", _b(id, "id"), byref(out))
+        return self._memories_json(out)
+
+    def memory_extract(self, session_id: str, extractor: Optional[str] = None) -> Dict[str, int]:
+        """Extracts memories from the session's user messages not read before (docs/memory.md#extraction)
+        with extractor "offline" or "llm" (None: the memory.extract setting, offline when off).
+        Returns the counts: messages, candidates, added, updated, unchanged, invalidated, rejected.
+        NotFound (session); Invalid (extractor); Unavailable (the LLM is not configured or failed)."""
+        stats = MnExtractStats()
+        self._call("mn_memory_extract", _b(session_id, "session_id"), _b(extractor, "extractor"), byref(stats))
+        return {k: getattr(stats, k) for k, _ in MnExtractStats._fields_}
 
     # -- state ---------------------------------------------------------------------------------
     def state(self, session_id: str, *, reveal: bool = False) -> Dict[str, Any]:
