@@ -165,7 +165,7 @@ function render(openapi) {
   out.push('');
   out.push('/** How one operation travels over HTTP. */');
   out.push('export interface OperationSpec {');
-  out.push("  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';");
+  out.push("  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';");
   out.push('  path: string;');
   out.push('  pathParams: readonly string[];');
   out.push("  /** json: parameters as a JSON body; ndjson: a JSON Lines text body; none: the query string */");

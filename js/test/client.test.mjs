@@ -271,6 +271,29 @@ test('long-term memories: remember, list, recall, get, update, history, delete, 
   assert.ok(!(await client.memoryList()).memories.some((m) => m.id === id), 'a deleted fact is not current');
   assert.equal((await client.forget(id)).forgotten, id);
   await assert.rejects(client.memoryHistory(id), NotFoundError);
+
+  // extraction from a session's turns, once: a second run reads nothing new
+  const { session } = await client.sessionCreate({ namespace: 'ts-extract' });
+  await client.append(session.id, { role: 'user', content: 'Remember that the build runs on Fridays.' });
+  const x = await client.memoryExtract(session.id, { extractor: 'offline' });
+  assert.deepEqual([x.messages, x.added], [1, 1]);
+  assert.deepEqual([(await client.memoryExtract(session.id)).messages], [0]);
+});
+
+test('the Mem0-shaped operations (docs/memory.md)', async () => {
+  assert.equal((await client.mem0Ping()).status, 'ok');
+  const added = await client.mem0Add({ messages: [{ role: 'user', content: 'My editor is vim.' }], user_id: 'ts-u' });
+  assert.equal(added[0].event, 'ADD');
+  const id = added[0].id;
+  assert.equal((await client.mem0List({ filters: { user_id: 'ts-u' } })).count, 1);
+  assert.equal((await client.mem0Search({ query: 'editor', filters: { user_id: 'ts-u' } })).results[0].id, id);
+  assert.equal((await client.mem0Get(id)).memory, "User's editor is vim");
+  assert.equal((await client.mem0Update(id, { text: 'User edits in vim' })).version, 2);
+  assert.deepEqual((await client.mem0History(id)).map((h) => h.event), ['ADD', 'UPDATE']);
+  assert.equal((await client.mem0Delete(id)).message, 'Memory deleted successfully!');
+  await assert.rejects(client.mem0Get(id), NotFoundError);
+  await client.mem0Add({ messages: [{ role: 'user', content: 'I prefer dark mode.' }], user_id: 'ts-u' });
+  assert.equal((await client.mem0DeleteAll({ user_id: 'ts-u' })).deleted, 1);
 });
 
 test('every operation of the server was called by these tests', () => {
