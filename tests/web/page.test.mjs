@@ -456,6 +456,35 @@ test('the context picture with memories: its own part, the exact count of the re
   await bc.close();
 });
 
+test('the context picture with RAG: the retrieved messages are their own part, as the report counts them', async () => {
+  // past the turn limit, the first turn leaves the window but stays searchable: RAG brings it back
+  const { j: sj } = await rest('POST', '/v1/sessions', { title: 'rag source', namespace: 'ragctx', max_turns: 2 });
+  const sid = sj.session.id;
+  const messages = [{ role: 'user', content: 'The launch code of the pelican project is PELICAN-7.' },
+    { role: 'assistant', content: 'Noted.' }, { role: 'user', content: 'Nice weather today.' }, { role: 'assistant', content: 'Yes.' },
+    { role: 'user', content: 'What is the launch code of the pelican project?' }];
+  await rest('POST', `/v1/sessions/${sid}/messages`, { messages });
+  const rep = (await context(sid, { rag: true })).report;
+  assert.ok(rep.rag.tokens_added > 0 && rep.rag.injected.length > 0, `the seed retrieves: ${JSON.stringify(rep.rag)}`);
+  const { context: bc, page } = await open();
+  await page.goto(`${url}/#/session/${sid}`);
+  await page.locator('#context-budget').fill(String(BUDGET));
+  await page.locator('#context-rag').selectOption('true');
+  await page.locator('#context-go').click();
+  await page.waitForSelector('.ctxbar .seg-rag', { timeout: 30000 });
+  const segs = await page.$$eval('.ctxbar .seg', (ns) => Object.fromEntries(ns.map((n) => [n.dataset.part, +n.dataset.tokens])));
+  assert.equal(segs.rag, rep.rag.tokens_added);
+  assert.equal(segs.messages + segs.rag + segs.summary, rep.parts.messages);
+  assert.equal(Object.values(segs).reduce((a, b) => a + b, 0), Math.max(rep.max_tokens, rep.tokens));
+  assert.equal(await page.getAttribute('.ctxbar .seg-rag', 'aria-label'),
+    `retrieved (RAG, ${rep.rag.injected.length} messages): ${rep.rag.tokens_added} tokens`);
+  await page.locator('#context-rag').selectOption('false');
+  await page.locator('#context-go').click();
+  await page.waitForFunction(() => !document.querySelector('.ctxbar .seg-rag'), null, { timeout: 30000 });
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
 test('memories at phone width in dark mode', async () => {
   await seedMemories('memphone');
   const { context: bc, page } = await open({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
