@@ -95,6 +95,8 @@ static const char *const EDITORS[] = {"vim", "emacs", "helix", "vscode", "nano",
 
 enum { K_CITY, K_DRINK, K_DEPLOY, K_EDITOR, NKEYS };
 static const char *const KEY_NAME[NKEYS] = {"city", "drink", "deploy_key", "editor"};
+/* Two ways to ask: the user's question as an agent would pass it, and a few key words. */
+static const char *const KEYWORDS[NKEYS] = {"city where user lives", "drink user prefers", "deploy key", "editor"};
 static const char *const QUESTION[NKEYS] = {"Which city does the user live in?", "What does the user prefer to drink?",
                                             "What is the user's deploy key?", "Which editor does the user use?"};
 
@@ -280,19 +282,21 @@ static void score(struct tally *t, const char *const *texts, size_t count, const
             }
 }
 
+static int style;
 static void print_tally(const char *extractor, const char *source, const char *mode, const char *question,
                         const struct tally *t)
 {
     double n = t->n ? (double)t->n : 1;
-    printf("{\"extractor\":\"%s\",\"source\":\"%s\",\"mode\":\"%s\",\"question\":\"%s\",\"n\":%ld,"
-           "\"recall_at_1\":%.3f,\"recall_at_5\":%.3f,\"wrong_at_1\":%.3f}\n",
-           extractor, source, mode, question, t->n, (double)t->r1 / n, (double)t->r5 / n, (double)t->wrong1 / n);
+    printf("{\"extractor\":\"%s\",\"source\":\"%s\",\"mode\":\"%s\",\"query\":\"%s\",\"question\":\"%s\","
+           "\"n\":%ld,\"recall_at_1\":%.3f,\"recall_at_5\":%.3f,\"wrong_at_1\":%.3f}\n",
+           extractor, source, mode, style ? "keywords" : "question", question, t->n, (double)t->r1 / n, (double)t->r5 / n, (double)t->wrong1 / n);
 }
 
 /* Asks one question of memories (source 0) or messages (1); as_of 0: now. */
 static int ask(mn_db *db, int source, mn_search_mode mode, const struct user *u, int key, long long as_of,
                struct tally *t, int want)
 {
+    const char *query = style ? KEYWORDS[key] : QUESTION[key];
     const char *texts[5] = {0};
     size_t count = 0;
     if (source == 0) {
@@ -302,7 +306,7 @@ static int ask(mn_db *db, int source, mn_search_mode mode, const struct user *u,
         q.as_of = as_of;
         q.limit = 5;
         mn_memories *m = NULL;
-        if (mn_memory_search(db, QUESTION[key], mode, &q, &m))
+        if (mn_memory_search(db, query, mode, &q, &m))
             return fail("mn_memory_search");
         for (size_t i = 0; i < m->count && i < 5; i++)
             texts[count++] = mn_memories_at(m, i)->text;
@@ -313,7 +317,7 @@ static int ask(mn_db *db, int source, mn_search_mode mode, const struct user *u,
         f.ns = u->ns;
         f.until = as_of;
         mn_search_hits *h = NULL;
-        if (mn_search(db, QUESTION[key], mode, 5, &f, 0, &h))
+        if (mn_search(db, query, mode, 5, &f, 0, &h))
             return fail("mn_search");
         for (size_t i = 0; i < h->count && i < 5; i++)
             texts[count++] = mn_search_hits_at(h, i)->message.content ? mn_search_hits_at(h, i)->message.content : "";
@@ -451,6 +455,7 @@ static int cmd_recall(const struct opts *o)
 
     mn_search_mode modes[3] = {MN_SEARCH_KEYWORD, MN_SEARCH_SEMANTIC, MN_SEARCH_HYBRID};
     int nmodes = strcmp(o->embedder, "none") ? 3 : 1;
+    for (style = 0; style < 2; style++)
     for (int source = 0; source < 2; source++)
         for (int mi = 0; mi < nmodes; mi++) {
             struct tally cur = {0}, past = {0}, per_key[NKEYS] = {{0}};
