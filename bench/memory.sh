@@ -12,7 +12,7 @@ DATA=${2:-/tmp/mnemo-memory-bench}
 BUILD=${BUILD:-build/rel}
 USERS=${USERS:-100}
 MEMORIES=${MEMORIES:-100000}
-APPENDS=${APPENDS:-5000}
+APPENDS=${APPENDS:-20000}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT="$ROOT/bench/results"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DMNEMO_BENCH=ON -DMNEMO_TESTS=OFF >/dev/null
@@ -25,6 +25,7 @@ note() { echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD) $1;
 {
   note "recall offline: $MB recall --db $DATA/recall_offline.db --users $USERS --embedder hash"
   "$MB" recall --db "$DATA/recall_offline.db" --users "$USERS" --embedder hash --truth "$DATA/truth.jsonl"
+: >"$DATA/fake.out"
   node "$ROOT/tests/fake_llm/fake_memory_llm.js" >"$DATA/fake.out" &
   FAKE=$!
   trap 'kill $FAKE 2>/dev/null || true' EXIT

@@ -557,28 +557,31 @@ static int cmd_latency(const struct opts *o)
         return 1;
     int nq = o->queries;
     double *lat = calloc((size_t)nq, sizeof *lat);
-    char (*qtext)[64] = calloc((size_t)nq, sizeof *qtext);
+    char (*qtext)[64] = calloc((size_t)nq, sizeof *qtext), (*qrare)[64] = calloc((size_t)nq, sizeof *qrare);
     char (*quid)[32] = calloc((size_t)nq, sizeof *quid);
     seed_rng(o->seed + 99);
     for (int i = 0; i < nq; i++) {
         snprintf(qtext[i], sizeof qtext[i], "%s %s", WORDS[rnd() % NWORDS], WORDS[rnd() % NWORDS]);
+        snprintf(qrare[i], sizeof qrare[i], "%u", rnd() % 100000); /* one memory's number: a rare term */
         snprintf(quid[i], sizeof quid[i], "u%05u", rnd() % (unsigned)o->users);
     }
-    static const char *const cases[] = {"search_keyword", "search_keyword_user", "list_user", "list_user_as_of"};
-    for (int c = 0; c < 4; c++) {
+    static const char *const cases[] = {"search_keyword", "search_keyword_user", "list_user", "list_user_as_of",
+                                        "search_keyword_rare"};
+    for (int c = 0; c < 5; c++) {
         double hits = 0;
         for (int pass = 0; pass < 2; pass++)
             for (int i = 0; i < nq; i++) {
                 mn_memory_query q = MN_MEMORY_QUERY_INIT;
-                if (c >= 1)
+                if (c >= 1 && c <= 3)
                     q.user_id = quid[i];
                 if (c == 3)
                     q.as_of = T0 + (long long)(rnd() % 100000) * 60000;
                 q.limit = 10;
                 mn_memories *m = NULL;
                 double a = now_s();
-                mn_status rc = c < 2 ? mn_memory_search(db, qtext[i], MN_SEARCH_KEYWORD, &q, &m)
-                                     : mn_memory_list(db, &q, &m);
+                mn_status rc = c == 4  ? mn_memory_search(db, qrare[i], MN_SEARCH_KEYWORD, &q, &m)
+                               : c < 2 ? mn_memory_search(db, qtext[i], MN_SEARCH_KEYWORD, &q, &m)
+                                       : mn_memory_list(db, &q, &m);
                 double t = now_s() - a;
                 if (rc)
                     return fail(cases[c]);
@@ -592,6 +595,7 @@ static int cmd_latency(const struct opts *o)
     }
     free(lat);
     free(qtext);
+    free(qrare);
     free(quid);
     mn_close(db);
     return 0;
