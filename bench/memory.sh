@@ -25,7 +25,7 @@ note() { echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD) $1;
 {
   note "recall offline: $MB recall --db $DATA/recall_offline.db --users $USERS --embedder hash"
   "$MB" recall --db "$DATA/recall_offline.db" --users "$USERS" --embedder hash --truth "$DATA/truth.jsonl"
-: >"$DATA/fake.out"
+  : >"$DATA/fake.out"
   node "$ROOT/tests/fake_llm/fake_memory_llm.js" >"$DATA/fake.out" &
   FAKE=$!
   trap 'kill $FAKE 2>/dev/null || true' EXIT

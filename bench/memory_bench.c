@@ -209,7 +209,8 @@ static void plan_user(struct user *u, int idx, int nsess, int turns)
                 if (clash)
                     kt->turn[i] = 1 + kt->turn[i] % (turns - 1);
             }
-            const char *v = kt->value[i];
+            char v[sizeof kt->value[i]]; /* a copy: gcc -Wrestrict sees value and said as one object */
+            memcpy(v, kt->value[i], sizeof v);
             unsigned form = rnd() % 3;
             switch (key) {
             case K_CITY:
