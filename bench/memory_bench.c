@@ -19,8 +19,8 @@
  * names another value of the same key). Then one line per key for the current questions.
  *
  * build: N memories (mn_memory_add, one transaction each: there is no batch call) spread over U
- * users; latency: p50/p99 of keyword mn_memory_search (all, in a user's scope) and of
- * mn_memory_list with a user filter (now, and as of a date); append: N mn_append round robin on
+ * users; latency: p50/p99 of keyword mn_memory_search (two common words over all memories and in a
+ * user's scope; one rare term) and of mn_memory_list with a user filter (now, and as of a date); append: N mn_append round robin on
  * S sessions with memory.extract as given, per-append latency and throughput, then the time
  * until the background worker has made every memory the offline extractor should make.
  * Each prints JSON lines on stdout. See bench/README.md "Long-term memory".
