@@ -457,6 +457,63 @@ static void scoped_extraction(void **state)
     mn_close(db);
 }
 
+/* Property: a keyword search within one user's memories gives what a search over every user
+ * gives for that user — the same memories in the same order with the same scores — whichever
+ * plan the store picks for the scope (random texts, several users and queries). */
+static void scoped_ranking_equals_filtered(void **state)
+{
+    (void)state;
+    set_now(T0);
+    mn_db *db = open_db("scoped_rank", NULL);
+    static const char *words[] = {"deploy", "key", "city", "tea", "coffee", "vim", "rotates", "monthly",
+                                  "project", "database", "staging", "user", "prefers", "lives"};
+    unsigned seed = 12345;
+    char text[200];
+    for (int i = 0; i < 400; i++) {
+        size_t n = 0;
+        int len = 3 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 6;
+        for (int w = 0; w < len; w++)
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", w ? " " : "",
+                                  words[((seed = seed * 1103515245u + 12345u) >> 16) % 14]);
+        char user[16];
+        snprintf(user, sizeof user, "u%u", ((seed = seed * 1103515245u + 12345u) >> 16) % 7);
+        mn_memory_in in = MN_MEMORY_IN_INIT;
+        in.text = text;
+        in.user_id = user;
+        in.pinned = 0;
+        in.token_cap = 0;
+        assert_int_equal(mn_memory_add(db, &in, NULL), MN_OK);
+    }
+    const char *queries[] = {"deploy key", "tea", "city lives", "project database staging", "vim prefers user"};
+    for (size_t qi = 0; qi < 5; qi++) {
+        mn_memory_query all = MN_MEMORY_QUERY_INIT;
+        all.limit = 1000;
+        mn_memories *everyone = NULL;
+        assert_int_equal(mn_memory_search(db, queries[qi], MN_SEARCH_KEYWORD, &all, &everyone), MN_OK);
+        for (int u = 0; u < 7; u++) {
+            char user[16];
+            snprintf(user, sizeof user, "u%d", u);
+            mn_memory_query q = MN_MEMORY_QUERY_INIT;
+            q.user_id = user;
+            q.limit = 10;
+            mn_memories *mine = NULL;
+            assert_int_equal(mn_memory_search(db, queries[qi], MN_SEARCH_KEYWORD, &q, &mine), MN_OK);
+            size_t k = 0;
+            for (size_t i = 0; i < everyone->count && k < mine->count; i++) {
+                if (strcmp(everyone->items[i].user_id, user) != 0)
+                    continue;
+                assert_string_equal(everyone->items[i].id, mine->items[k].id);
+                assert_true(everyone->items[i].score == mine->items[k].score);
+                k++;
+            }
+            assert_int_equal(k, mine->count);
+            mn_memories_free(mine);
+        }
+        mn_memories_free(everyone);
+    }
+    mn_close(db);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -479,6 +536,7 @@ int main(void)
         cmocka_unit_test(semantic_needs_embedder),
         cmocka_unit_test(offline_extraction),
         cmocka_unit_test(scoped_extraction),
+        cmocka_unit_test(scoped_ranking_equals_filtered),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

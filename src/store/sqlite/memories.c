@@ -297,6 +297,25 @@ static mn_status read_row(sqlite3_stmt *st, mn_memory *m)
     return mn_fact_sources_parse(mn_sqlite_col_text(st, 10), &m->sources, &m->n_sources);
 }
 
+/* A keyword search within one user's memories, when they are few: their rows are read once from
+ * the user index and each match is tested against that list before it is joined and ranked
+ * (`+rowid IN (…)`: the `+` keeps FTS5 from seeking each row, which would recount the idf; the
+ * scores and the order stay those of the whole index, as in search.c). Past this many rows of the
+ * user, joining every match is the cheaper plan. */
+#define SMALL_SCOPE 20000
+static const char SQL_USER_ROWS[] = "SELECT count(*) FROM (SELECT 1 FROM memories WHERE user_id = ?1 LIMIT 20001)";
+
+static int small_user_scope(struct sqlite_store *s, const char *user_id)
+{
+    sqlite3_stmt *st = NULL;
+    if (mn_sqlite_stmt(s, SQL_USER_ROWS, &st))
+        return 0;
+    sqlite3_bind_text(st, 1, user_id, -1, SQLITE_STATIC);
+    int small = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) <= SMALL_SCOPE;
+    mn_sqlite_done(st);
+    return small;
+}
+
 static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_query *sq, mn_store_memory_fn fn,
                               void *user)
 {
@@ -318,6 +337,8 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
     add(&b, &sql, " WHERE 1");
     if (sq->match)
         bind_text(&b, &sql, " AND memories_fts MATCH ?%d", sq->match);
+    if (sq->match && sq->q->user_id && small_user_scope(s, sq->q->user_id))
+        bind_text(&b, &sql, " AND +memories_fts.rowid IN (SELECT vid FROM memories WHERE user_id = ?%d)", sq->q->user_id);
     mn_status rc = build_where(sq, &b, &sql, &meta);
     if (sq->all_versions)
         add(&b, &sql, " ORDER BY m.id, m.version");
