@@ -64,6 +64,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t terms = 0;
     if (mn_fts_query(q, &b, &terms))
         abort();
+    size_t all = terms;
+    if (mn_fts_query_content(q, &b, &terms) || terms > all || (all && !terms))
+        abort(); /* a subset of the terms, never none of some */
     mn_buf_release(&b);
     if (len && mn_utf8_valid(q, len, &bad)) {
         mn_search_hits *h = NULL;
@@ -73,6 +76,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         }
         mn_search_hits_free(h);
+        mn_memories *m = NULL; /* memory search: the content query */
+        if (mn_memory_search(db, q, MN_SEARCH_KEYWORD, NULL, &m) != MN_OK) {
+            fprintf(stderr, "memory query %s: %s\n", q, mn_errmsg());
+            abort();
+        }
+        mn_memories_free(m);
     }
     float v[64];
     mn_embed_hash(q, len, 64, v);

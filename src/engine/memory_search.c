@@ -163,7 +163,7 @@ static mn_status keyword(mn_db *db, const char *query, const mn_memory_query *q,
     *out = NULL;
     struct mn_buf match = MN_BUF_INIT;
     size_t terms = 0;
-    mn_status rc = mn_fts_query(query, &match, &terms);
+    mn_status rc = mn_fts_query_content(query, &match, &terms);
     if (!rc && terms == 0) {
         *out = calloc(1, sizeof **out);
         if (*out)

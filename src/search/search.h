@@ -21,6 +21,10 @@
  * string ("…", inner quotes doubled), joined by OR, so no input is ever FTS5 syntax. *terms gets
  * the number of terms; 0 when the text has none (the expression is then empty). */
 mn_status mn_fts_query(const char *text, struct mn_buf *out, size_t *terms);
+/* mn_fts_query without English function words ("the", "is", "my", "where", …) when the text has
+ * other words: for questions over short texts (memory search), where those words decide an OR
+ * ranking. A text of function words only keeps them all. */
+mn_status mn_fts_query_content(const char *text, struct mn_buf *out, size_t *terms);
 
 /* One ranked list entry. */
 struct mn_ranked {

@@ -121,6 +121,23 @@ static void fts_escaping(void **state)
     assert_int_equal(mn_fts_query(longtok, &b, &terms), MN_OK);
     assert_true(b.len <= 258);
     assert_true(((unsigned char)b.data[b.len - 2] & 0xC0) != 0xC0); /* no lead byte left dangling */
+    /* the content variant drops function words when other words remain, and only then */
+    static const struct {
+        const char *in, *out;
+        size_t terms;
+    } content[] = {
+        {"Where do I live now?", "\"live\"", 1},
+        {"What is THE City of my editor", "\"City\" OR \"editor\"", 2},
+        {"to be or not", "\"not\"", 1},
+        {"the and of", "\"the\" OR \"and\" OR \"of\"", 3},
+        {"theme inn", "\"theme\" OR \"inn\"", 2},
+        {"", "", 0},
+    };
+    for (size_t i = 0; i < sizeof content / sizeof content[0]; i++) {
+        assert_int_equal(mn_fts_query_content(content[i].in, &b, &terms), MN_OK);
+        assert_string_equal(b.data ? b.data : "", content[i].out);
+        assert_int_equal(terms, content[i].terms);
+    }
     mn_buf_release(&b);
 }
 
