@@ -177,7 +177,10 @@ static mn_status op_fts_sync(mn_store *st)
  * every log row of the messages with the smallest ids, about `chunk` rows: all the rows of a
  * message go together, so the insert-then-delete pairs cancel exactly as in fts_apply (a chunk
  * is fts_apply restricted to a set of messages; the rows of other messages are untouched) and
- * the index ends up with the same content, hence the same bm25 scores, as a single apply.
+ * the index ends up with the same content, hence the same bm25 scores, as a single apply. After
+ * the cancel a message has at most one delete (of the text indexed before the log began) and one
+ * insert (its current text) left, so the rows go in message id order (the index's own order, a
+ * range of msg_log_by_message: a chunk reads its rows, not the whole log).
  */
 static const char SQL_CHUNK_BOUND[] = "SELECT message_id FROM msg_log ORDER BY message_id LIMIT 1 OFFSET ?1";
 static const char SQL_CHUNK_CANCEL[] =
@@ -189,10 +192,10 @@ static const char SQL_CHUNK_CANCEL[] =
 static const char SQL_CHUNK_DELETES[] =
     "INSERT INTO messages_fts (messages_fts, rowid, content)"
     " SELECT 'delete', message_id, content FROM msg_log WHERE message_id <= ?1 AND op = 0 AND content IS NOT NULL"
-    " ORDER BY seq";
+    " ORDER BY message_id";
 static const char SQL_CHUNK_INSERTS[] =
     "INSERT INTO messages_fts (rowid, content) SELECT m.id, m.content FROM msg_log l JOIN messages m"
-    " ON m.id = l.message_id WHERE l.message_id <= ?1 AND l.op = 1 AND m.content IS NOT NULL ORDER BY l.seq";
+    " ON m.id = l.message_id WHERE l.message_id <= ?1 AND l.op = 1 AND m.content IS NOT NULL ORDER BY l.message_id";
 static const char SQL_CHUNK_CLEAR[] = "DELETE FROM msg_log WHERE message_id <= ?1";
 static const char SQL_LOG_COUNT[] = "SELECT count(*) FROM msg_log";
 
@@ -297,6 +300,18 @@ void mn_sqlite_fts_after_commit(struct sqlite_store *s)
                 mn_errmsg());
         s->fts_logged = 0; /* try again after another chunk's worth of appends */
     }
+}
+
+static mn_status count_one(struct sqlite_store *s, const char *sql, const char *arg, int64_t *out);
+static const char SQL_LOG_SPAN[] = "SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM msg_log";
+
+mn_status mn_sqlite_fts_backlog(struct sqlite_store *s)
+{
+    int64_t span = 0;
+    mn_status rc = count_one(s, SQL_LOG_SPAN, NULL, &span);
+    if (!rc)
+        s->fts_logged = span < s->fts_drain_rows ? span : s->fts_drain_rows;
+    return rc;
 }
 
 static mn_status fts_drain_op(struct sqlite_store *s, int all, int64_t *applied, int64_t *pending)

@@ -1289,6 +1289,8 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
     }
     if (!rc)
         rc = migrate(s);
+    if (!rc)
+        rc = mn_sqlite_fts_backlog(s);
     if (rc) {
         op_close(&s->base);
         return rc;

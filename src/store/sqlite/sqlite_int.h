@@ -67,6 +67,10 @@ mn_status mn_sqlite_fts_erase(struct sqlite_store *s);
  * index log when this handle logged at least fts_drain_rows rows and appends drain themselves.
  * A failure is logged and dropped: the rows stay in the log for the next drain or search. */
 void mn_sqlite_fts_after_commit(struct sqlite_store *s);
+/* At open: counts the log rows waiting (estimated from the log's first and last seq, two B-tree
+ * seeks) toward this handle's fts_logged, at most one chunk's worth, so that short-lived
+ * handles (one CLI append each) still drain a backlog that reached a chunk. */
+mn_status mn_sqlite_fts_backlog(struct sqlite_store *s);
 
 /* Operations implemented in threads.c. */
 mn_status mn_sqlite_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq);
