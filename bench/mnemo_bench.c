@@ -13,6 +13,8 @@
  *       mn_append per message, so rows land on disk in exactly the interleaved order. R > 1:
  *       every R rounds, one mn_append_batch of R messages per session (faster; a session's rows
  *       are then clustered R at a time, which flatters later reads).
+ *   Every command takes --fts-drain N (the setting search.fts_drain; 0 = the keyword index log
+ *       waits for the first search, as before it was drained as messages arrive).
  *   mnemo-bench window --db PATH --calls C --max-tokens T [--passes P] [--read context|history]
  *       C calls on random sessions (fixed seed). --read context (default): mn_context_build,
  *       strategy window, format openai. --read history: mn_history with the newest 100 messages
@@ -137,7 +139,7 @@ static void remove_db(const char *path)
 }
 
 struct opts {
-    const char *db, *sync, *tokenizer, *read;
+    const char *db, *sync, *tokenizer, *read, *fts_drain;
     long n, per_txn, sessions, messages, rounds_per_txn, calls, max_tokens, passes;
 };
 
@@ -152,6 +154,8 @@ static mn_db *open_db(const struct opts *o)
         die("--sync", rc);
     if ((rc = mn_config_set(cfg, "tokenizer.name", o->tokenizer, "bench")))
         die("--tokenizer", rc);
+    if (o->fts_drain && (rc = mn_config_set(cfg, "search.fts_drain", o->fts_drain, "bench")))
+        die("--fts-drain", rc);
     if ((rc = mn_open_path(o->db, cfg, &db)))
         die("open", rc);
     mn_config_free(cfg);
@@ -447,7 +451,8 @@ static const char usage[] =
     "usage: mnemo-bench append --db PATH --n N [--per-txn B] [--sync full|normal] [--tokenizer NAME]\n"
     "       mnemo-bench build  --db PATH --sessions S --messages M [--rounds-per-txn R] [--sync normal|full]\n"
     "       mnemo-bench window --db PATH --calls C --max-tokens T [--passes P] [--read context|history]\n"
-    "--tokenizer: heuristic (default here, like the peers' len/4), auto, cl100k_base, o200k_base\n";
+    "--tokenizer: heuristic (default here, like the peers' len/4), auto, cl100k_base, o200k_base\n"
+    "--fts-drain N: search.fts_drain (keyword index chunk; 0 = index at the first search; default 1000)\n";
 
 int main(int argc, char **argv)
 {
@@ -456,7 +461,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
-    struct opts o = {NULL, NULL, "heuristic", "context", 2000, 1, 1000, 1000, 1, 2000, 4096, 3};
+    struct opts o = {NULL, NULL, "heuristic", "context", NULL, 2000, 1, 1000, 1000, 1, 2000, 4096, 3};
     o.sync = strcmp(cmd, "append") == 0 ? "full" : "normal";
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -473,6 +478,8 @@ int main(int argc, char **argv)
             o.tokenizer = v;
         else if (!strcmp(a, "--read"))
             o.read = v;
+        else if (!strcmp(a, "--fts-drain"))
+            o.fts_drain = v;
         else if (!strcmp(a, "--n"))
             o.n = atol(v);
         else if (!strcmp(a, "--per-txn"))

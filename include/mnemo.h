@@ -906,6 +906,19 @@ MN_API mn_status mn_reindex_embeddings(mn_db *db, mn_progress_fn progress, void 
 /* Counts: messages with a vector, messages queued. Either pointer may be NULL. */
 MN_API mn_status mn_embed_counts(mn_db *db, int64_t *embedded, int64_t *queued);
 
+/* The keyword index catches up with new messages as they arrive (docs/search.md, "Keeping the
+ * keyword index current"): on SQLite, after every search.fts_drain rows an append logged, the
+ * append applies them to the index in write transactions of that many rows, after its own commit;
+ * a keyword search applies what is left. mn_keyword_drain runs that step now: all = 0 applies
+ * what this handle logged if it is at least search.fts_drain rows (else nothing), all = 1 the
+ * whole log, chunk by chunk. *applied (optional) gets the log rows applied, *pending (optional)
+ * the rows still waiting (a count of the log). mn_keyword_drain_defer(db, 1) leaves the step to
+ * the caller: appends on this handle stop draining (mnemo serve's group committer drains after
+ * it has acknowledged a group). PostgreSQL indexes each message as it is inserted: nothing to do,
+ * *applied and *pending are 0. Errors: MN_BUSY, MN_IO. */
+MN_API mn_status mn_keyword_drain(mn_db *db, int all, int64_t *applied, int64_t *pending);
+MN_API mn_status mn_keyword_drain_defer(mn_db *db, int on);
+
 /* ---------------------------------------------------------------------------------------------
  * Statistics.
  */

@@ -166,7 +166,8 @@ mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out)
         rc = mn__nomem();
     if (!rc) {
         mn_store_opts so = {mn_config_int(db->cfg, "memory.busy_timeout_ms"),
-                            strcmp(mn_config_str(db->cfg, "memory.durability"), "full") == 0};
+                            strcmp(mn_config_str(db->cfg, "memory.durability"), "full") == 0,
+                            mn_config_int(db->cfg, "search.fts_drain")};
         db->max_message_bytes = (size_t)mn_config_int(db->cfg, "memory.max_message_bytes");
         rc = mn_store_open(db->path, &so, &db->store);
     }

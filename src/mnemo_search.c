@@ -50,6 +50,26 @@ mn_status mn_embed_pending(mn_db *db, size_t max, size_t *done)
     return rc;
 }
 
+mn_status mn_keyword_drain(mn_db *db, int all, int64_t *applied, int64_t *pending)
+{
+    mn_status rc = mn__check_db(db);
+    if (applied)
+        *applied = 0;
+    if (pending)
+        *pending = 0;
+    if (rc)
+        return rc;
+    return db->store->ops->search->fts_drain(db->store, all, applied, pending);
+}
+
+mn_status mn_keyword_drain_defer(mn_db *db, int on)
+{
+    mn_status rc = mn__check_db(db);
+    if (!rc)
+        db->store->ops->search->fts_defer(db->store, on);
+    return rc;
+}
+
 static mn_status fill_and_drain(mn_db *db, int reset, mn_progress_fn progress, void *user, int64_t *done)
 {
     mn_status rc = mn__check_db(db);

@@ -6,6 +6,9 @@
  * srv_commit_stop drains the queue before it returns. Without a running committer (mnemo mcp,
  * the fuzz targets) srv_append is mn_append_batch. srv_append_submit queues without waiting,
  * for the HTTP event loop: its callback runs on the committer thread after the commit.
+ * After a group is acknowledged the committer also drains the keyword index log (a chunk of
+ * search.fts_drain rows when that many are waiting; docs/search.md), which appends on the
+ * handle then leave to it (mn_keyword_drain_defer).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -122,12 +125,15 @@ static void *committer(void *arg)
         }
         q.groups += n > 0;
         q.appends += n;
-        if (cbs) {
-            pthread_mutex_unlock(&q.lock);
+        pthread_mutex_unlock(&q.lock);
+        if (cbs)
             run_callbacks(cbs);
-            cbs = NULL;
-            pthread_mutex_lock(&q.lock);
-        }
+        /* the group is acknowledged: now the keyword index catches up, a chunk at a time, when
+         * search.fts_drain rows are waiting (appends that arrive meanwhile queue for the next
+         * group); a failure leaves the rows for the next drain or search */
+        if (n && mn_keyword_drain(q.db, 0, NULL, NULL) != MN_OK)
+            srv_log("warn", "msg=\"keyword index drain failed\" error=\"%s\"", mn_errmsg());
+        pthread_mutex_lock(&q.lock);
     }
     pthread_mutex_unlock(&q.lock);
     free(reqs);
@@ -143,6 +149,9 @@ int srv_commit_start(mn_db *db)
     q.stop = 0;
     int rc = pthread_create(&q.thread, NULL, committer, NULL);
     q.running = rc == 0;
+    /* the committer drains the keyword index log after each group, off the appends' path */
+    if (q.running)
+        mn_keyword_drain_defer(db, 1);
     pthread_mutex_unlock(&q.lock);
     return rc == 0 ? 0 : -1;
 }
@@ -154,8 +163,10 @@ void srv_commit_stop(void)
     q.stop = 1;
     pthread_cond_broadcast(&q.work);
     pthread_mutex_unlock(&q.lock);
-    if (running)
+    if (running) {
         pthread_join(q.thread, NULL); /* it drains the queue first */
+        mn_keyword_drain_defer(q.db, 0);
+    }
     pthread_mutex_lock(&q.lock);
     q.running = 0;
     pthread_mutex_unlock(&q.lock);

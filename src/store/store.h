@@ -19,6 +19,7 @@ typedef struct mn_store mn_store;
 typedef struct mn_store_opts {
     int64_t busy_timeout_ms; /* total backoff before MN_BUSY */
     int sync_full;           /* 1: an acknowledged commit survives power loss */
+    int64_t fts_drain_rows;  /* search.fts_drain: keyword index chunk (rows; 0 = drain at search only) */
 } mn_store_opts;
 
 /* One append request (src/engine/append.c): the message rows to store (id, seq and session_id

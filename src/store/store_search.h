@@ -28,6 +28,15 @@ struct mn_store_search_ops {
     /* Applies the pending message inserts and deletes to the keyword index (one write
      * transaction; nothing to do is a cheap read). */
     mn_status (*fts_sync)(mn_store *st);
+    /* Keyword index upkeep as messages arrive (docs/search.md, "Keeping the keyword index
+     * current"). all = 0: when this handle has logged at least fts_drain_rows rows since its last
+     * drain, applies them (and up to one chunk more of an older backlog), one chunk of
+     * fts_drain_rows rows per write transaction; else nothing. all = 1: applies the whole log,
+     * chunk by chunk. *applied (optional) gets the log rows consumed; *pending (optional) the
+     * rows left (a count of the log). defer = 1: appends no longer drain after their commit (the
+     * caller calls fts_drain itself, off the append's path). Backends without a log: no-ops. */
+    mn_status (*fts_drain)(mn_store *st, int all, int64_t *applied, int64_t *pending);
+    void (*fts_defer)(mn_store *st, int defer);
     /* The best `limit` messages for an FTS5 MATCH expression (already escaped) that pass the
      * filter, best first, with a BM25 score (larger is better). */
     mn_status (*fts_search)(mn_store *st, const char *match, const mn_search_filter *f, size_t limit,

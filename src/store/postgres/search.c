@@ -68,6 +68,24 @@ static mn_status op_fts_sync(mn_store *st)
     return MN_OK;
 }
 
+/* Nor anything to drain as messages arrive: the insert itself indexed them. */
+static mn_status op_fts_drain(mn_store *st, int all, int64_t *applied, int64_t *pending)
+{
+    (void)st;
+    (void)all;
+    if (applied)
+        *applied = 0;
+    if (pending)
+        *pending = 0;
+    return MN_OK;
+}
+
+static void op_fts_defer(mn_store *st, int defer)
+{
+    (void)st;
+    (void)defer;
+}
+
 /* The terms of the FTS5 expression src/search/fts.c builds ("a" OR "b" …: double-quoted terms,
  * "" inside quotes standing for one ") as a text[] literal {"a","b"}; *n the count. Text outside
  * quotes other than OR is refused. The terms reach PostgreSQL only as this bound parameter. */
@@ -668,6 +686,8 @@ static mn_status op_messages_get(mn_store *st, const int64_t *ids, size_t n, mn_
 
 const struct mn_store_search_ops mn_pg_search_ops = {
     .fts_sync = op_fts_sync,
+    .fts_drain = op_fts_drain,
+    .fts_defer = op_fts_defer,
     .fts_search = op_fts_search,
     .vec_filter = op_vec_filter,
     .vec_scan = op_vec_scan,

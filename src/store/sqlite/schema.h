@@ -34,9 +34,10 @@
  *
  * Version 4 (search; docs/search.md):
  *   messages_fts  FTS5 over messages.content (external content, porter + unicode61), BM25.
- *             Kept in sync lazily from msg_log: triggers on messages log each insert and each
- *             delete (with the old content, which an external-content delete needs); the next
- *             search applies and empties the log in one transaction. (FTS5 itself cannot be
+ *             Kept in sync from msg_log: triggers on messages log each insert and each delete
+ *             (with the old content, which an external-content delete needs); the log is
+ *             applied in chunks as messages arrive (search.fts_drain, search.c) and the next
+ *             search applies and empties the rest in one transaction. (FTS5 itself cannot be
  *             written from a trigger: the store runs with trusted_schema off.)
  *   embeddings message_id → messages ON DELETE CASCADE, embedder, model, dim, vector (dim
  *             little-endian f32, unit length), created_at. meta 'embed.identity' holds the

@@ -160,7 +160,187 @@ static mn_status fts_sync_locked(struct sqlite_store *s)
     return mn_sqlite_commit(s);
 }
 
-static mn_status op_fts_sync(mn_store *st) { LOCKED(S(st), fts_sync_locked(S(st))); }
+static mn_status op_fts_sync(mn_store *st)
+{
+    struct sqlite_store *s = S(st);
+    pthread_mutex_lock(&s->lock);
+    mn_status rc = fts_sync_locked(s);
+    if (!rc)
+        s->fts_logged = 0;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/*
+ * Draining the log as messages arrive, a chunk per write transaction, so that a search finds
+ * at most a small remainder (docs/search.md, "Keeping the keyword index current"). A chunk is
+ * every log row of the messages with the smallest ids, about `chunk` rows: all the rows of a
+ * message go together, so the insert-then-delete pairs cancel exactly as in fts_apply (a chunk
+ * is fts_apply restricted to a set of messages; the rows of other messages are untouched) and
+ * the index ends up with the same content, hence the same bm25 scores, as a single apply. After
+ * the cancel a message has at most one delete (of the text indexed before the log began) and one
+ * insert (its current text) left, so the rows go in message id order (the index's own order, a
+ * range of msg_log_by_message: a chunk reads its rows, not the whole log).
+ */
+static const char SQL_CHUNK_BOUND[] = "SELECT message_id FROM msg_log ORDER BY message_id LIMIT 1 OFFSET ?1";
+static const char SQL_CHUNK_CANCEL[] =
+    "DELETE FROM msg_log WHERE seq IN ("
+    " SELECT a.seq FROM msg_log a JOIN msg_log b ON b.message_id = a.message_id AND b.op = 0 AND b.seq > a.seq"
+    "  WHERE a.op = 1 AND a.message_id <= ?1"
+    " UNION SELECT b.seq FROM msg_log a JOIN msg_log b ON b.message_id = a.message_id AND b.op = 0 AND b.seq > a.seq"
+    "  WHERE a.op = 1 AND a.message_id <= ?1)";
+static const char SQL_CHUNK_DELETES[] =
+    "INSERT INTO messages_fts (messages_fts, rowid, content)"
+    " SELECT 'delete', message_id, content FROM msg_log WHERE message_id <= ?1 AND op = 0 AND content IS NOT NULL"
+    " ORDER BY message_id";
+static const char SQL_CHUNK_INSERTS[] =
+    "INSERT INTO messages_fts (rowid, content) SELECT m.id, m.content FROM msg_log l JOIN messages m"
+    " ON m.id = l.message_id WHERE l.message_id <= ?1 AND l.op = 1 AND m.content IS NOT NULL ORDER BY l.message_id";
+static const char SQL_CHUNK_CLEAR[] = "DELETE FROM msg_log WHERE message_id <= ?1";
+static const char SQL_LOG_COUNT[] = "SELECT count(*) FROM msg_log";
+
+/* Runs a cached statement with ?1 = v; *changed (optional) gets the rows it changed. */
+static mn_status exec_bound(struct sqlite_store *s, const char *sql, int64_t v, int64_t *changed)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, v);
+    rc = mn_sqlite_step_done(s, st, "keyword index drain");
+    if (!rc && changed)
+        *changed = sqlite3_changes(s->db);
+    return rc;
+}
+
+/* One chunk in its own write transaction; *consumed gets the log rows it took, *last whether it
+ * emptied the log. */
+static mn_status fts_chunk(struct sqlite_store *s, int64_t chunk, int64_t *consumed, int *last)
+{
+    *consumed = 0;
+    *last = 1;
+    mn_status rc = mn_sqlite_begin_write(s);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    int64_t bound = INT64_MAX, cancelled = 0, cleared = 0;
+    if (!(rc = mn_sqlite_stmt(s, SQL_CHUNK_BOUND, &st))) {
+        sqlite3_bind_int64(st, 1, chunk - 1);
+        int r = sqlite3_step(st);
+        if (r == SQLITE_ROW) {
+            bound = sqlite3_column_int64(st, 0);
+            *last = 0;
+        } else if (r != SQLITE_DONE)
+            rc = mn_sqlite_fail(s, r, "keyword index drain");
+        mn_sqlite_done(st);
+    }
+    if (!rc && !(rc = exec_bound(s, SQL_CHUNK_CANCEL, bound, &cancelled)) &&
+        !(rc = exec_bound(s, SQL_CHUNK_DELETES, bound, NULL)) && !(rc = exec_bound(s, SQL_CHUNK_INSERTS, bound, NULL)))
+        rc = exec_bound(s, SQL_CHUNK_CLEAR, bound, &cleared);
+    if (rc) {
+        mn_sqlite_rollback(s);
+        return rc;
+    }
+    if ((rc = mn_sqlite_commit(s)))
+        return rc;
+    *consumed = cancelled + cleared;
+    return MN_OK;
+}
+
+static mn_status log_empty(struct sqlite_store *s, int *empty)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_LOG_ANY, &st);
+    if (rc)
+        return rc;
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    *empty = r == SQLITE_DONE;
+    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index drain");
+}
+
+static mn_status count_log(struct sqlite_store *s, int64_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_LOG_COUNT, &st);
+    if (rc)
+        return rc;
+    int r = sqlite3_step(st);
+    *n = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    mn_sqlite_done(st);
+    return r == SQLITE_ROW ? MN_OK : mn_sqlite_fail(s, r, "keyword index drain");
+}
+
+/* Drains chunks until `budget` log rows were consumed or the log is empty (lock held). */
+static mn_status fts_drain_locked(struct sqlite_store *s, int64_t budget, int64_t *applied)
+{
+    int64_t chunk = s->fts_drain_rows > 0 ? s->fts_drain_rows : 1000;
+    int empty = 0;
+    mn_status rc = log_empty(s, &empty);
+    while (!rc && !empty && budget > 0) {
+        int64_t consumed = 0;
+        int last = 0;
+        rc = fts_chunk(s, chunk, &consumed, &last);
+        *applied += consumed;
+        budget -= consumed > 0 ? consumed : chunk;
+        empty = last;
+    }
+    if (!rc)
+        s->fts_logged = 0;
+    return rc;
+}
+
+void mn_sqlite_fts_after_commit(struct sqlite_store *s)
+{
+    if (s->fts_drain_deferred || s->fts_drain_rows <= 0 || s->fts_logged < s->fts_drain_rows)
+        return;
+    int64_t applied = 0;
+    if (fts_drain_locked(s, s->fts_logged + s->fts_drain_rows, &applied)) {
+        mn__log(MN_LOG_WARN, "%s: keyword index drain: %s (left for the next drain or search)", s->path,
+                mn_errmsg());
+        s->fts_logged = 0; /* try again after another chunk's worth of appends */
+    }
+}
+
+static mn_status count_one(struct sqlite_store *s, const char *sql, const char *arg, int64_t *out);
+static const char SQL_LOG_SPAN[] = "SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM msg_log";
+
+mn_status mn_sqlite_fts_backlog(struct sqlite_store *s)
+{
+    int64_t span = 0;
+    mn_status rc = count_one(s, SQL_LOG_SPAN, NULL, &span);
+    if (!rc)
+        s->fts_logged = span < s->fts_drain_rows ? span : s->fts_drain_rows;
+    return rc;
+}
+
+static mn_status fts_drain_op(struct sqlite_store *s, int all, int64_t *applied, int64_t *pending)
+{
+    mn_status rc = MN_OK;
+    int64_t n = 0;
+    if (all)
+        rc = fts_drain_locked(s, INT64_MAX, &n);
+    else if (s->fts_drain_rows > 0 && s->fts_logged >= s->fts_drain_rows)
+        rc = fts_drain_locked(s, s->fts_logged + s->fts_drain_rows, &n);
+    if (applied)
+        *applied = n;
+    if (!rc && pending)
+        rc = count_log(s, pending);
+    return rc;
+}
+
+static mn_status op_fts_drain(mn_store *st, int all, int64_t *applied, int64_t *pending)
+{
+    LOCKED(S(st), fts_drain_op(S(st), all, applied, pending));
+}
+
+static void op_fts_defer(mn_store *st, int defer)
+{
+    struct sqlite_store *s = S(st);
+    pthread_mutex_lock(&s->lock);
+    s->fts_drain_deferred = defer != 0;
+    pthread_mutex_unlock(&s->lock);
+}
 
 /*
  * Keyword search. The ranking is FTS5's bm25 over the whole index (its idf counts every row, not
@@ -769,6 +949,8 @@ static mn_status op_messages_get(mn_store *st, const int64_t *ids, size_t n, mn_
 
 const struct mn_store_search_ops mn_sqlite_search_ops = {
     .fts_sync = op_fts_sync,
+    .fts_drain = op_fts_drain,
+    .fts_defer = op_fts_defer,
     .fts_search = op_fts_search,
     .vec_filter = op_vec_filter,
     .vec_scan = op_vec_scan,

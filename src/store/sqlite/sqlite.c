@@ -451,6 +451,8 @@ static mn_status tx_write(mn_store *st, mn_store_tx_body body, void *arg)
         else
             rc = mn_sqlite_commit(s);
     }
+    if (!rc)
+        mn_sqlite_fts_after_commit(s); /* every fts_drain_rows logged rows, a chunk */
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
@@ -526,6 +528,7 @@ static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "message insert");
     m->id = sqlite3_last_insert_rowid(s->db);
+    s->fts_logged += m->content != NULL; /* the trigger logged it for the keyword index */
     return MN_OK;
 }
 
@@ -731,6 +734,8 @@ static mn_status op_commit(mn_store *st)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     mn_status rc = mn_sqlite_commit(s);
+    if (!rc)
+        mn_sqlite_fts_after_commit(s);
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
@@ -799,6 +804,7 @@ static mn_status op_import_message(mn_store *st, const mn_message *m, int *added
     mn_sqlite_done(ins);
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "message import");
+    s->fts_logged += m->content != NULL;
     sqlite3_stmt *upd = NULL;
     rc = prep(s, S_SESSION_IMPORTED_MESSAGE, &upd);
     if (rc)
@@ -1242,6 +1248,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
     s->base.ops = &ops;
     s->base.label = s->path;
     s->busy_timeout_ms = opts->busy_timeout_ms;
+    s->fts_drain_rows = opts->fts_drain_rows;
     /* an in-memory or temporary database is private to its connection: no readers */
     s->no_readers = strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0;
     pthread_mutex_init(&s->lock, NULL);
@@ -1282,6 +1289,8 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
     }
     if (!rc)
         rc = migrate(s);
+    if (!rc)
+        rc = mn_sqlite_fts_backlog(s);
     if (rc) {
         op_close(&s->base);
         return rc;

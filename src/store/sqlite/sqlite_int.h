@@ -25,7 +25,7 @@ struct sqlite_store {
     struct {
         const char *sql; /* identity: the address of a static SQL string */
         sqlite3_stmt *st;
-    } extra[112]; /* statements of the other files of this backend */
+    } extra[128]; /* statements of the other files of this backend */
     size_t n_extra;
     /* Read-only connections for reads that find the write connection busy (a commit waiting
      * for its fsync must not hold up history reads). WAL lets them read beside the writer;
@@ -36,6 +36,12 @@ struct sqlite_store {
     unsigned next_reader;
     int no_readers; /* a reader itself, or an in-memory database */
     pthread_mutex_t readers_lock;
+    /* Keyword index upkeep (search.c, docs/search.md): the chunk size (search.fts_drain; 0 =
+     * the log waits for the next search), the log rows this handle wrote since its last drain
+     * (counted by message inserts: an estimate that needs no COUNT), and whether appends leave
+     * the drain to the caller (mnemo serve's committer). */
+    int64_t fts_drain_rows, fts_logged;
+    int fts_drain_deferred;
 };
 
 /* Evaluates expr with the handle's lock held and returns its status. */
@@ -57,6 +63,14 @@ void mn_sqlite_wal_truncate(struct sqlite_store *s);
 /* Inside a write transaction that deleted messages: takes their text out of the keyword index and
  * its log now (search.c). */
 mn_status mn_sqlite_fts_erase(struct sqlite_store *s);
+/* After a write transaction committed (lock held, no transaction open): drains the keyword
+ * index log when this handle logged at least fts_drain_rows rows and appends drain themselves.
+ * A failure is logged and dropped: the rows stay in the log for the next drain or search. */
+void mn_sqlite_fts_after_commit(struct sqlite_store *s);
+/* At open: counts the log rows waiting (estimated from the log's first and last seq, two B-tree
+ * seeks) toward this handle's fts_logged, at most one chunk's worth, so that short-lived
+ * handles (one CLI append each) still drain a backlog that reached a chunk. */
+mn_status mn_sqlite_fts_backlog(struct sqlite_store *s);
 
 /* Operations implemented in threads.c. */
 mn_status mn_sqlite_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq);

@@ -1,0 +1,340 @@
+/*
+ * test_search_fts_drain.c — the keyword index log (msg_log) is drained as messages arrive
+ * (search.fts_drain; docs/search.md, "Keeping the keyword index current"): thousands of appends,
+ * edits, deletes and batches larger than a chunk, through the library on a real SQLite file, keep
+ * the log within a bound (its row count read beside the handle), and keyword search then answers
+ * exactly what a store that drains only at search time answers (same ids, same bm25). Also: the
+ * deferred mode (mnemo serve: appends leave the drain to mn_keyword_drain), mn_keyword_drain with
+ * all = 1, an older backlog worked off by later appends, short-lived handles (one append each),
+ * and FTS5's own integrity check.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mnemo.h"
+
+#define CHUNK 100
+#define NSESS 5
+#define NMSG 4000
+#define BATCH 250 /* larger than a chunk */
+
+static uint64_t rs = 0x9E3779B97F4A7C15ULL;
+static unsigned rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (unsigned)(rs >> 11);
+}
+
+static const char *const vocab[] = {"alpha", "beta",  "gamma",   "delta", "epsilon", "zeta", "eta",   "theta",
+                                    "iota",  "kappa", "lambda",  "mu",    "nu",      "xi",   "omicron", "pi",
+                                    "rho",   "sigma", "tau",     "upsilon", "phi",   "chi",  "psi",   "omega",
+                                    "running", "runs", "ran",    "café",  "naïve",   "x"};
+#define NVOCAB (sizeof vocab / sizeof *vocab)
+
+static void text(char *out, size_t cap)
+{
+    size_t len = 0, words = 3 + rnd() % 12;
+    out[0] = '\0';
+    for (size_t i = 0; i < words; i++) {
+        unsigned z = rnd() % (unsigned)NVOCAB;
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? " " : "", vocab[z * z / NVOCAB]);
+    }
+}
+
+static char base[512];
+
+static void tmpdir(char *dir, size_t cap, const char *name)
+{
+    const char *tmp = getenv("MNEMO_TEST_TMP");
+    snprintf(base, sizeof base, "%s", tmp && *tmp ? tmp : "/tmp");
+    mkdir(base, 0700);
+    snprintf(dir, cap, "%s/%s-XXXXXX", base, name);
+    assert_non_null(mkdtemp(dir));
+}
+
+static void rmdir_all(const char *dir)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static mn_db *open_db(const char *path, const char *drain)
+{
+    mn_config *cfg = NULL;
+    mn_db *db = NULL;
+    assert_int_equal(mn_config_new(&cfg), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "tokenizer.name", "heuristic", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "memory.durability", "normal", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "search.fts_drain", drain, NULL), MN_OK);
+    assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);
+    mn_config_free(cfg);
+    return db;
+}
+
+/* The log's row count, read on a connection of its own (WAL: it sees every commit). */
+static int64_t log_rows(sqlite3 *c)
+{
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(c, "SELECT count(*) FROM msg_log", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+static sqlite3 *side(const char *path)
+{
+    sqlite3 *c = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(c, 5000);
+    return c;
+}
+
+static char *new_session(mn_db *db)
+{
+    mn_session_opts o = MN_SESSION_OPTS_INIT;
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_create(db, &o, &s), MN_OK);
+    char *id = strdup(s->id);
+    mn_session_free(s);
+    return id;
+}
+
+static int64_t append_one(mn_db *db, const char *sid, int i, const char *content)
+{
+    mn_message_in m = MN_MESSAGE_IN_INIT;
+    m.role = i % 2 ? MN_ROLE_ASSISTANT : MN_ROLE_USER;
+    m.content = content;
+    mn_message *out = NULL;
+    assert_int_equal(mn_append(db, sid, &m, 0, &out), MN_OK);
+    int64_t id = out->id;
+    mn_message_free(out);
+    return id;
+}
+
+static void append_batch(mn_db *db, const char *sid, char texts[][200], size_t n)
+{
+    mn_message_in *in = calloc(n, sizeof *in);
+    assert_non_null(in);
+    for (size_t i = 0; i < n; i++) {
+        mn_message_in m = MN_MESSAGE_IN_INIT;
+        m.role = i % 2 ? MN_ROLE_ASSISTANT : MN_ROLE_USER;
+        m.content = texts[i];
+        in[i] = m;
+    }
+    assert_int_equal(mn_append_batch(db, sid, in, n, 0, NULL), MN_OK);
+    free(in);
+}
+
+/* Same operations on A (drains every CHUNK rows) and B (drains only at search time). */
+static void bounded_and_same_results(void **state)
+{
+    (void)state;
+    char dir[600], pa[700], pb[700];
+    tmpdir(dir, sizeof dir, "fts-drain");
+    snprintf(pa, sizeof pa, "%s/a.db", dir);
+    snprintf(pb, sizeof pb, "%s/b.db", dir);
+    mn_db *a = open_db(pa, "100"), *b = open_db(pb, "0");
+    sqlite3 *ca = side(pa), *cb = side(pb);
+    char *sa[NSESS], *sb[NSESS];
+    for (int k = 0; k < NSESS; k++) {
+        sa[k] = new_session(a);
+        sb[k] = new_session(b);
+    }
+    static int64_t ids[NMSG + 8 * BATCH];
+    static int sess[NMSG + 8 * BATCH], gone[NMSG + 8 * BATCH];
+    static char batch[BATCH][200];
+    size_t n = 0;
+    int64_t max_log = 0, edits = 0, deletes = 0;
+    char buf[200];
+    for (int i = 0; i < NMSG; i++) {
+        int k = i % NSESS;
+        text(buf, sizeof buf);
+        int64_t id = append_one(a, sa[k], i, buf);
+        assert_int_equal(append_one(b, sb[k], i, buf), id); /* same ids in both stores */
+        ids[n] = id;
+        sess[n++] = k;
+        if (i % 97 == 96) { /* an edit of an earlier message: its old text out, the new one in */
+            size_t j = rnd() % n;
+            if (!gone[j]) {
+                text(buf, sizeof buf);
+                mn_status ra = mn_message_edit(a, sa[sess[j]], ids[j], buf, NULL, NULL);
+                assert_int_equal(mn_message_edit(b, sb[sess[j]], ids[j], buf, NULL, NULL), ra);
+                edits += ra == MN_OK;
+            }
+        }
+        if (i % 131 == 130) {
+            size_t j = rnd() % n;
+            if (!gone[j]) {
+                mn_status ra = mn_message_delete(a, sa[sess[j]], ids[j]);
+                assert_int_equal(mn_message_delete(b, sb[sess[j]], ids[j]), ra);
+                gone[j] = ra == MN_OK;
+                deletes += ra == MN_OK;
+            }
+        }
+        if (i % 1000 == 999) {
+            for (int t = 0; t < BATCH; t++)
+                text(batch[t], sizeof batch[t]);
+            append_batch(a, sa[k], batch, BATCH);
+            append_batch(b, sb[k], batch, BATCH);
+        }
+        int64_t rows = log_rows(ca);
+        if (rows > max_log)
+            max_log = rows;
+    }
+    /* between two drains a handle logs fewer than CHUNK rows, plus one append's own (a batch),
+     * plus the edits of the period; a drain takes what was logged and a chunk more */
+    assert_true(max_log < 2 * CHUNK + BATCH);
+    assert_true(edits > 10);
+    assert_true(deletes > 10);
+    assert_true(log_rows(cb) > 0); /* B's log waits for a search (a delete applies it too: mn_sqlite_fts_erase) */
+
+    int64_t pending = -1, applied = -1;
+    assert_int_equal(mn_keyword_drain(a, 0, &applied, &pending), MN_OK);
+    assert_int_equal(pending, log_rows(ca));
+
+    int nonempty = 0;
+    for (int q = 0; q < 60; q++) {
+        char query[64];
+        unsigned z1 = rnd() % (unsigned)NVOCAB, z2 = rnd() % (unsigned)NVOCAB;
+        snprintf(query, sizeof query, q % 3 ? "%s" : "%s %s", vocab[z1], vocab[z2]);
+        size_t k = 1 + rnd() % 50;
+        mn_search_hits *ha = NULL, *hb = NULL;
+        assert_int_equal(mn_search(a, query, MN_SEARCH_KEYWORD, k, NULL, 0, &ha), MN_OK);
+        assert_int_equal(mn_search(b, query, MN_SEARCH_KEYWORD, k, NULL, 0, &hb), MN_OK);
+        assert_int_equal(ha->count, hb->count);
+        for (size_t i = 0; i < ha->count; i++) {
+            const mn_search_hit *x = mn_search_hits_at(ha, i), *y = mn_search_hits_at(hb, i);
+            if (x->message.id != y->message.id || x->bm25 != y->bm25 || strcmp(x->message.content, y->message.content))
+                fail_msg("query \"%s\": hit %zu is #%lld (%.17g) while draining, #%lld (%.17g) at search", query, i,
+                         (long long)x->message.id, x->bm25, (long long)y->message.id, y->bm25);
+        }
+        nonempty += ha->count > 0;
+        mn_search_hits_free(ha);
+        mn_search_hits_free(hb);
+    }
+    assert_true(nonempty > 40);
+    assert_int_equal(log_rows(ca), 0); /* the search applied the remainder */
+    assert_int_equal(log_rows(cb), 0);
+    /* the index matches the messages table (external content, rank 1: compared to it) */
+    assert_int_equal(sqlite3_exec(ca, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    for (int k = 0; k < NSESS; k++) {
+        free(sa[k]);
+        free(sb[k]);
+    }
+    sqlite3_close(ca);
+    sqlite3_close(cb);
+    mn_close(a);
+    mn_close(b);
+    rmdir_all(dir);
+}
+
+/* Deferred: appends leave the log to mn_keyword_drain; all = 1 empties it. */
+static void deferred_and_all(void **state)
+{
+    (void)state;
+    char dir[600], path[700], buf[200];
+    tmpdir(dir, sizeof dir, "fts-drain-defer");
+    snprintf(path, sizeof path, "%s/d.db", dir);
+    mn_db *db = open_db(path, "100");
+    sqlite3 *c = side(path);
+    char *sid = new_session(db);
+    assert_int_equal(mn_keyword_drain_defer(db, 1), MN_OK);
+    for (int i = 0; i < 3 * CHUNK; i++) {
+        text(buf, sizeof buf);
+        append_one(db, sid, i, buf);
+    }
+    assert_int_equal(log_rows(c), 3 * CHUNK); /* nothing drained by the appends */
+    int64_t applied = 0, pending = 0;
+    assert_int_equal(mn_keyword_drain(db, 0, &applied, &pending), MN_OK);
+    assert_int_equal(applied, 3 * CHUNK);
+    assert_int_equal(pending, 0);
+    for (int i = 0; i < 10; i++) {
+        text(buf, sizeof buf);
+        append_one(db, sid, i, buf);
+    }
+    assert_int_equal(mn_keyword_drain(db, 0, &applied, &pending), MN_OK);
+    assert_int_equal(applied, 0); /* fewer than a chunk: left for later */
+    assert_int_equal(pending, 10);
+    assert_int_equal(mn_keyword_drain(db, 1, &applied, &pending), MN_OK);
+    assert_int_equal(applied, 10);
+    assert_int_equal(pending, 0);
+    assert_int_equal(mn_keyword_drain_defer(db, 0), MN_OK);
+    free(sid);
+    sqlite3_close(c);
+    mn_close(db);
+    rmdir_all(dir);
+}
+
+/* A backlog written with the drain off is worked off by later appends, a chunk more each time. */
+static void older_backlog(void **state)
+{
+    (void)state;
+    char dir[600], path[700], buf[200];
+    tmpdir(dir, sizeof dir, "fts-drain-old");
+    snprintf(path, sizeof path, "%s/o.db", dir);
+    mn_db *db = open_db(path, "0");
+    char *sid = new_session(db);
+    for (int i = 0; i < 5 * CHUNK; i++) {
+        text(buf, sizeof buf);
+        append_one(db, sid, i, buf);
+    }
+    mn_close(db);
+    sqlite3 *c = side(path);
+    assert_int_equal(log_rows(c), 5 * CHUNK);
+    db = open_db(path, "100");
+    for (int i = 0; i < 10 * CHUNK; i++) {
+        text(buf, sizeof buf);
+        append_one(db, sid, i, buf);
+    }
+    assert_true(log_rows(c) < CHUNK);
+    mn_close(db);
+    /* short-lived handles, one append each (the CLI): a handle counts the log it finds at open,
+     * so the one that finds a chunk's worth drains it */
+    int64_t max_log = 0;
+    for (int i = 0; i < 5 * CHUNK / 2; i++) {
+        db = open_db(path, "100");
+        text(buf, sizeof buf);
+        append_one(db, sid, i, buf);
+        mn_close(db);
+        int64_t rows = log_rows(c);
+        max_log = rows > max_log ? rows : max_log;
+    }
+    assert_true(max_log <= CHUNK);
+    db = open_db(path, "100");
+    mn_search_hits *h = NULL;
+    assert_int_equal(mn_search(db, "alpha", MN_SEARCH_KEYWORD, 5, NULL, 0, &h), MN_OK);
+    assert_true(h->count > 0);
+    mn_search_hits_free(h);
+    assert_int_equal(sqlite3_exec(c, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    free(sid);
+    sqlite3_close(c);
+    mn_close(db);
+    rmdir_all(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bounded_and_same_results),
+        cmocka_unit_test(deferred_and_all),
+        cmocka_unit_test(older_backlog),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
