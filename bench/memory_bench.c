@@ -3,8 +3,8 @@
  *
  *   memory-bench recall  --db PATH [--users N] [--sessions S] [--seed X] [--extractor offline|llm]
  *                        [--llm-url URL] [--llm-model M] [--embedder none|hash] [--truth FILE]
- *   memory-bench build   --db PATH [--n N] [--users U] [--seed X]
- *   memory-bench latency --db PATH [--users U] [--queries Q] [--seed X]
+ *   memory-bench build   --db PATH [--n N] [--users U] [--seed X] [--embedder none|hash]
+ *   memory-bench latency --db PATH [--users U] [--queries Q] [--seed X] [--embedder none|hash]
  *   memory-bench append  --db PATH [--n N] [--sessions S] [--extract off|offline|llm] [--seed X]
  *
  * recall: a LoCoMo-style conversation set made from the seed (N users, S sessions each, a month
@@ -566,23 +566,26 @@ static int cmd_latency(const struct opts *o)
         snprintf(qrare[i], sizeof qrare[i], "%u", rnd() % 100000); /* one memory's number: a rare term */
         snprintf(quid[i], sizeof quid[i], "u%05u", rnd() % (unsigned)o->users);
     }
-    static const char *const cases[] = {"search_keyword", "search_keyword_user", "list_user", "list_user_as_of",
-                                        "search_keyword_rare"};
-    for (int c = 0; c < 5; c++) {
+    static const char *const cases[] = {"search_keyword",  "search_keyword_user", "list_user",
+                                        "list_user_as_of", "search_keyword_rare", "search_semantic",
+                                        "search_semantic_user"};
+    int ncases = strcmp(o->embedder, "none") ? 7 : 5; /* semantic: a store built with an embedder */
+    for (int c = 0; c < ncases; c++) {
         double hits = 0;
         for (int pass = 0; pass < 2; pass++)
             for (int i = 0; i < nq; i++) {
                 mn_memory_query q = MN_MEMORY_QUERY_INIT;
-                if (c >= 1 && c <= 3)
+                if ((c >= 1 && c <= 3) || c == 6)
                     q.user_id = quid[i];
                 if (c == 3)
                     q.as_of = T0 + (long long)(rnd() % 100000) * 60000;
                 q.limit = 10;
                 mn_memories *m = NULL;
                 double a = now_s();
-                mn_status rc = c == 4  ? mn_memory_search(db, qrare[i], MN_SEARCH_KEYWORD, &q, &m)
-                               : c < 2 ? mn_memory_search(db, qtext[i], MN_SEARCH_KEYWORD, &q, &m)
-                                       : mn_memory_list(db, &q, &m);
+                mn_status rc = c >= 5  ? mn_memory_search(db, qtext[i], MN_SEARCH_SEMANTIC, &q, &m)
+                               : c == 4 ? mn_memory_search(db, qrare[i], MN_SEARCH_KEYWORD, &q, &m)
+                               : c < 2  ? mn_memory_search(db, qtext[i], MN_SEARCH_KEYWORD, &q, &m)
+                                        : mn_memory_list(db, &q, &m);
                 double t = now_s() - a;
                 if (rc)
                     return fail(cases[c]);
@@ -695,8 +698,8 @@ static const char usage[] =
     "usage: memory-bench recall  --db PATH [--users N] [--sessions S] [--turns T] [--seed X]\n"
     "                            [--extractor offline|llm] [--llm-url URL] [--llm-model M] [--embedder none|hash]\n"
     "                            [--truth FILE]\n"
-    "       memory-bench build   --db PATH [--n N] [--users U] [--seed X]\n"
-    "       memory-bench latency --db PATH [--users U] [--queries Q] [--seed X]\n"
+    "       memory-bench build   --db PATH [--n N] [--users U] [--seed X] [--embedder none|hash]\n"
+    "       memory-bench latency --db PATH [--users U] [--queries Q] [--seed X] [--embedder none|hash]\n"
     "       memory-bench append  --db PATH [--n N] [--sessions S] [--extract off|offline|llm] [--seed X]\n";
 
 int main(int argc, char **argv)

@@ -344,6 +344,8 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
         add(&b, &sql, " ORDER BY m.id, m.version");
     else if (sq->match)
         add(&b, &sql, " ORDER BY memories_fts.rank, m.vid");
+    else if (sq->want_vectors) /* a scan for the best scores: the table's order, no sort of the rows */
+        add(&b, &sql, " ORDER BY m.vid DESC");
     else
         add(&b, &sql, " ORDER BY m.recorded_at DESC, m.vid DESC");
     if (sq->limit)
