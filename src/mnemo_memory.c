@@ -56,7 +56,12 @@ static mn_status current_version(mn_db *db, const char *canon, mn_memory **out)
     return MN_OK;
 }
 
-static int is_closed(const mn_memory *m, int64_t now) { return m->valid_to != 0 && m->valid_to <= now; }
+/* Closed: deleted (even in the millisecond it was added, when its end is the next one), or its
+ * validity ended. */
+static int is_closed(const mn_memory *m, int64_t now)
+{
+    return (m->change && strcmp(m->change, "delete") == 0) || (m->valid_to != 0 && m->valid_to <= now);
+}
 
 /* ---- writing --------------------------------------------------------------------------------- */
 
@@ -237,6 +242,8 @@ mn_status mn_memory_delete(mn_db *db, const char *id, int64_t at, const char *ac
     mn_memory m = *cur;
     m.version = cur->version + 1;
     m.valid_to = at ? at : now;
+    if (!at && now == cur->valid_from) /* deleted in the millisecond it was added: it was true for that one */
+        m.valid_to = now + 1;
     m.recorded_at = now;
     m.superseded_at = 0;
     m.change = "delete";

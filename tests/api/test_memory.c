@@ -226,6 +226,21 @@ static void versions_and_as_of(void **state)
     set_now(T0 + 40 * DAY);
     assert_int_equal(mn_memory_delete(db, id, 0, "test", "wrong user"), MN_OK);
     assert_int_equal(mn_memory_delete(db, id, 0, NULL, NULL), MN_INVALID); /* already closed */
+    /* added and deleted in the same millisecond (the clock stands still here): closed at the next */
+    mn_memory_in quick = MN_MEMORY_IN_INIT;
+    quick.text = "A fact taken back at once";
+    quick.pinned = 0;
+    quick.token_cap = 0;
+    mn_memory *qm = NULL;
+    assert_int_equal(mn_memory_add(db, &quick, &qm), MN_OK);
+    assert_int_equal(mn_memory_delete(db, qm->id, 0, NULL, NULL), MN_OK);
+    assert_int_equal(mn_memory_delete(db, qm->id, 0, NULL, NULL), MN_INVALID); /* already closed */
+    mn_memory *qc = NULL;
+    assert_int_equal(mn_memory_get(db, qm->id, &qc), MN_OK);
+    assert_string_equal(qc->change, "delete");
+    assert_int_equal(qc->valid_to, qm->valid_from + 1);
+    mn_memory_free(qc);
+    mn_memory_free(qm);
     assert_int_equal(mn_memory_update(db, id, &up, NULL), MN_INVALID);
     q.as_of = 0;
     assert_int_equal(listed(db, &q, "lives in Lisbon, Portugal"), 0);
