@@ -77,7 +77,10 @@ static int match(const char *s, struct mn_candidate *c)
         key[klen] = '\0';
         c->kind = "fact";
         snprintf(c->text, sizeof c->text, "User's %.*s is %s", (int)klen, r, is + 4);
-        snprintf(c->key, sizeof c->key, "%s", key);
+        /* where the user lives, however it is said, is one fact: "I live in" / "I moved to" */
+        int home = !strcmp(key, "city") || !strcmp(key, "home") || !strcmp(key, "hometown") ||
+                   !strcmp(key, "home town") || !strcmp(key, "town");
+        snprintf(c->key, sizeof c->key, "%s", home ? "home" : key);
         return 1;
     }
     return 0;

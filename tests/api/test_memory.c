@@ -456,6 +456,19 @@ static void scoped_extraction(void **state)
     assert_null(l->items[0].session_id);
     mn_memories_free(l);
 
+    /* "my city is" and "I moved to" are one fact (key home): the move updates it */
+    set_now(T0 + DAY);
+    say(db, alex->id, MN_ROLE_USER, "I moved to Porto.");
+    assert_int_equal(mn_memory_extract(db, alex->id, "offline", &st), MN_OK);
+    assert_int_equal(st.updated, 1);
+    assert_int_equal(st.added, 0);
+    q.user_id = "alex";
+    q.agent_id = NULL;
+    assert_int_equal(mn_memory_list(db, &q, &l), MN_OK);
+    assert_int_equal(l->count, 1);
+    assert_string_equal(l->items[0].text, "User lives in Porto");
+    mn_memories_free(l);
+
     /* a bad memory_scope is refused, naming it; nothing is read */
     mn_session *bad = scoped_session(db, "{\"memory_scope\":{\"user\":\"x\"}}");
     say(db, bad->id, MN_ROLE_USER, "My city is Rome.");
