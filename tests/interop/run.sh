@@ -14,6 +14,7 @@ work=$BUILD_DIR/interop${1:+-$1}
 mkdir -p "$work" "${MNEMO_TEST_TMP:-/tmp}"
 cp "$here/package.json" "$here/package-lock.json" "$here"/*.test.mjs "$work/"
 [ ! -f "$here/.npmrc" ] || cp "$here/.npmrc" "$work/"
+cp "$(dirname "$0")/server.mjs" "$work/" # what the suites share
 cd "$work"
 if ! cmp -s package-lock.json node_modules/.mnemo-lock 2>/dev/null; then
     npm ci --cache "$work/.npm-cache" --no-audit --no-fund --loglevel=error >npm.log 2>&1 || {

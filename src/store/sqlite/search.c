@@ -92,6 +92,17 @@ static mn_status prepare_filtered(struct sqlite_store *s, const char *head, cons
 /* ---- keyword index --------------------------------------------------------------------------- */
 
 static const char SQL_LOG_ANY[] = "SELECT 1 FROM msg_log LIMIT 1";
+static const char SQL_LOG_COUNT[] = "SELECT count(*) FROM msg_log";
+
+static mn_status count_one(struct sqlite_store *s, const char *sql, const char *arg, int64_t *out);
+
+static mn_status log_empty(struct sqlite_store *s, int *empty)
+{
+    int64_t any = 0;
+    mn_status rc = count_one(s, SQL_LOG_ANY, NULL, &any);
+    *empty = !any;
+    return rc;
+}
 static const char SQL_LOG_CANCEL[] =
     "DELETE FROM msg_log WHERE seq IN ("
     " SELECT a.seq FROM msg_log a JOIN msg_log b ON b.message_id = a.message_id AND b.op = 0 AND b.seq > a.seq"
@@ -141,16 +152,10 @@ mn_status mn_sqlite_fts_erase(struct sqlite_store *s)
 
 static mn_status fts_sync_locked(struct sqlite_store *s)
 {
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_LOG_ANY, &st);
-    if (rc)
+    int empty = 0;
+    mn_status rc = log_empty(s, &empty);
+    if (rc || empty)
         return rc;
-    int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    if (r == SQLITE_DONE)
-        return MN_OK;
-    if (r != SQLITE_ROW)
-        return mn_sqlite_fail(s, r, "keyword index sync");
     if ((rc = mn_sqlite_begin_write(s)))
         return rc;
     if ((rc = fts_apply(s))) {
@@ -197,8 +202,6 @@ static const char SQL_CHUNK_INSERTS[] =
     "INSERT INTO messages_fts (rowid, content) SELECT m.id, m.content FROM msg_log l JOIN messages m"
     " ON m.id = l.message_id WHERE l.message_id <= ?1 AND l.op = 1 AND m.content IS NOT NULL ORDER BY l.message_id";
 static const char SQL_CHUNK_CLEAR[] = "DELETE FROM msg_log WHERE message_id <= ?1";
-static const char SQL_LOG_COUNT[] = "SELECT count(*) FROM msg_log";
-
 /* Runs a cached statement with ?1 = v; *changed (optional) gets the rows it changed. */
 static mn_status exec_bound(struct sqlite_store *s, const char *sql, int64_t v, int64_t *changed)
 {
@@ -247,30 +250,6 @@ static mn_status fts_chunk(struct sqlite_store *s, int64_t chunk, int64_t *consu
     return MN_OK;
 }
 
-static mn_status log_empty(struct sqlite_store *s, int *empty)
-{
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_LOG_ANY, &st);
-    if (rc)
-        return rc;
-    int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    *empty = r == SQLITE_DONE;
-    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index drain");
-}
-
-static mn_status count_log(struct sqlite_store *s, int64_t *n)
-{
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_LOG_COUNT, &st);
-    if (rc)
-        return rc;
-    int r = sqlite3_step(st);
-    *n = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    mn_sqlite_done(st);
-    return r == SQLITE_ROW ? MN_OK : mn_sqlite_fail(s, r, "keyword index drain");
-}
-
 /* Drains chunks until `budget` log rows were consumed or the log is empty (lock held). */
 static mn_status fts_drain_locked(struct sqlite_store *s, int64_t budget, int64_t *applied)
 {
@@ -302,7 +281,6 @@ void mn_sqlite_fts_after_commit(struct sqlite_store *s)
     }
 }
 
-static mn_status count_one(struct sqlite_store *s, const char *sql, const char *arg, int64_t *out);
 static const char SQL_LOG_SPAN[] = "SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM msg_log";
 
 mn_status mn_sqlite_fts_backlog(struct sqlite_store *s)
@@ -325,7 +303,7 @@ static mn_status fts_drain_op(struct sqlite_store *s, int all, int64_t *applied,
     if (applied)
         *applied = n;
     if (!rc && pending)
-        rc = count_log(s, pending);
+        rc = count_one(s, SQL_LOG_COUNT, NULL, pending);
     return rc;
 }
 

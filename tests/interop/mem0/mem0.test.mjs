@@ -5,52 +5,16 @@
 // exceptions; API keys sent as `Authorization: Token …`, each bound to its namespace.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
+import { dbTarget, startServer as start, stopServer, testEnv } from './server.mjs';
 
-const MNEMO = process.env.MNEMO;
-assert.ok(MNEMO, 'MNEMO must name the mnemo binary');
-const tmp = mkdtempSync(join(process.env.MNEMO_TEST_TMP || '/tmp', 'interop-mem0-'));
+const { tmp, env } = testEnv('interop-mem0-');
 // the client reports usage to Mem0's servers unless told not to; nothing leaves this machine
 process.env.MEM0_TELEMETRY = 'false';
 process.env.MEM0_DIR = join(tmp, 'mem0');
 const { default: MemoryClient } = await import('mem0ai');
-const env = { ...process.env, HOME: tmp, XDG_CONFIG_HOME: join(tmp, 'cfg'), XDG_DATA_HOME: join(tmp, 'data') };
-delete env.MNEMO_API_KEY;
-delete env.MNEMO_SERVER_API_KEYS;
-
-let dbCount = 0;
-function dbTarget(path) {
-  const base = process.env.MNEMO_TEST_PG_URL;
-  if (!base) return path;
-  const name = `mnemo_m0_${process.pid}_${dbCount++}`;
-  execFileSync('psql', ['-X', '-q', base, '-c', `DROP DATABASE IF EXISTS ${name}`, '-c', `CREATE DATABASE ${name}`]);
-  return base.replace(/\/[^/?]*(\?|$)/, `/${name}$1`);
-}
-
-function startServer(db, extraEnv = {}) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(MNEMO, ['--db', db, 'serve', '--listen', '127.0.0.1:0'],
-      { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let buf = '';
-    proc.stdout.on('data', (d) => {
-      buf += d;
-      const nl = buf.indexOf('\n');
-      if (nl >= 0) resolve({ url: buf.slice(0, nl), proc });
-    });
-    proc.on('exit', (code) => reject(new Error(`mnemo serve exited with ${code}`)));
-  });
-}
-
-function stopServer(proc) {
-  return new Promise((resolve) => {
-    proc.removeAllListeners('exit');
-    proc.on('exit', (code) => resolve(code));
-    proc.kill('SIGTERM');
-  });
-}
+const startServer = (db, extraEnv = {}) => start({ ...env, ...extraEnv }, db);
 
 const servers = [];
 after(async () => {
