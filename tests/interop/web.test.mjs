@@ -6,49 +6,12 @@
 // keeps it in sessionStorage and then works.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { JSDOM, VirtualConsole } from 'jsdom';
+import { MNEMO, dbTarget, startServer as start, stopServer, testEnv } from './server.mjs';
 
-const MNEMO = process.env.MNEMO;
-assert.ok(MNEMO, 'MNEMO must name the mnemo binary');
-const tmp = mkdtempSync(join(process.env.MNEMO_TEST_TMP || '/tmp', 'interop-web-'));
-const env = { ...process.env, HOME: tmp, XDG_CONFIG_HOME: join(tmp, 'cfg'), XDG_DATA_HOME: join(tmp, 'data') };
-delete env.MNEMO_API_KEY;
-
-// The database a server opens: the file on SQLite, or a fresh database on the test server in the
-// pg/ variant (MNEMO_TEST_PG_URL, see tests/CMakeLists.txt).
-let dbCount = 0;
-function dbTarget(path) {
-  const base = process.env.MNEMO_TEST_PG_URL;
-  if (!base) return path;
-  const name = `mnemo_w_${process.pid}_${dbCount++}`;
-  execFileSync('psql', ['-X', '-q', base, '-c', `DROP DATABASE IF EXISTS ${name}`, '-c', `CREATE DATABASE ${name}`]);
-  return base.replace(/\/[^/?]*(\?|$)/, `/${name}$1`);
-}
-
-function startServer(db, extra = [], extraEnv = {}) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(MNEMO, ['--db', db, 'serve', '--listen', '127.0.0.1:0', ...extra],
-      { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let buf = '';
-    proc.stdout.on('data', (d) => {
-      buf += d;
-      const nl = buf.indexOf('\n');
-      if (nl >= 0) resolve({ url: buf.slice(0, nl), proc });
-    });
-    proc.on('exit', (code) => reject(new Error(`mnemo serve exited with ${code}`)));
-  });
-}
-
-function stopServer(proc) {
-  return new Promise((resolve) => {
-    proc.removeAllListeners('exit');
-    proc.on('exit', (code) => resolve(code));
-    proc.kill('SIGTERM');
-  });
-}
+const { tmp, env } = testEnv('interop-web-');
+const startServer = (db, extra = [], extraEnv = {}) => start({ ...env, ...extraEnv }, db, extra);
 
 async function rest(url, method, path, body, headers = {}) {
   const r = await fetch(url + path, {
