@@ -32,11 +32,50 @@ static void set(struct mn_candidate *c, const char *kind, const char *fmt, const
     snprintf(c->key, sizeof c->key, "%s", key ? key : "");
 }
 
+/* A short noun phrase (letters, spaces, - and '), lowercased into out[0..n]; 0 when it is not. */
+static int phrase(const char *p, size_t n, char *out)
+{
+    while (n > 0 && p[n - 1] == ' ')
+        n--;
+    while (n > 0 && *p == ' ')
+        p++, n--;
+    if (n == 0 || n > MN_EXTRACT_MAX_KEY)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isalpha((unsigned char)p[i]) && p[i] != ' ' && p[i] != '-' && p[i] != '\'')
+            return 0;
+        out[i] = (char)tolower((unsigned char)p[i]);
+    }
+    out[n] = '\0';
+    return 1;
+}
+
+/* "I prefer X over Y" (or "to Y", "rather than Y") is a choice between two things: keyed by the
+ * pair in alphabetical order, so "I prefer Y to X" later updates it. A preference without its
+ * alternative stays unkeyed: "I prefer tea" and "I prefer short answers" are both true at once. */
+static void choice_key(const char *r, char key[MN_EXTRACT_MAX_KEY + 1])
+{
+    static const char *const sep[] = {" over ", " rather than ", " to ", NULL};
+    for (int i = 0; sep[i]; i++) {
+        const char *at = strstr(r, sep[i]);
+        if (!at)
+            continue;
+        char a[MN_EXTRACT_MAX_KEY + 1], b[MN_EXTRACT_MAX_KEY + 1];
+        const char *y = at + strlen(sep[i]);
+        if (!phrase(r, (size_t)(at - r), a) || !phrase(y, strlen(y), b) || !strcmp(a, b))
+            return;
+        const char *lo = strcmp(a, b) < 0 ? a : b, *hi = lo == a ? b : a;
+        if (strlen(lo) + strlen(hi) + 3 <= MN_EXTRACT_MAX_KEY)
+            snprintf(key, MN_EXTRACT_MAX_KEY + 1, "%s or %s", lo, hi);
+        return;
+    }
+}
+
 /* One sentence (NUL-terminated, trimmed, without its final punctuation). 1 when it is a candidate. */
 static int match(const char *s, struct mn_candidate *c)
 {
     const char *r;
-    static const char *const lead[] = {"please", "also", "and", "oh", "btw", "by the way", "ok", "okay", NULL};
+    static const char *const lead[] = {"please", "also", "and", "oh", "btw", "by the way", "ok", "okay", "actually", NULL};
     for (int again = 1; again;) { /* "Please remember that …", "Also, my …" */
         again = 0;
         for (int i = 0; lead[i]; i++)
@@ -56,6 +95,7 @@ static int match(const char *s, struct mn_candidate *c)
     }
     if ((r = after(s, "I prefer")) || (r = after(s, "I'd prefer")) || (r = after(s, "I would prefer"))) {
         set(c, "preference", "User prefers %s", r, NULL);
+        choice_key(r, c->key);
         return 1;
     }
     if ((r = after(s, "I live in")) || (r = after(s, "I moved to")) || (r = after(s, "I now live in")) ||
@@ -68,13 +108,9 @@ static int match(const char *s, struct mn_candidate *c)
         size_t klen = is ? (size_t)(is - r) : 0;
         if (!is || klen == 0 || klen > MN_EXTRACT_MAX_KEY || !is[4])
             return 0;
-        for (size_t i = 0; i < klen; i++) /* a short noun phrase: letters, spaces, - and ' */
-            if (!isalpha((unsigned char)r[i]) && r[i] != ' ' && r[i] != '-' && r[i] != '\'')
-                return 0;
         char key[MN_EXTRACT_MAX_KEY + 1];
-        for (size_t i = 0; i < klen; i++)
-            key[i] = (char)tolower((unsigned char)r[i]);
-        key[klen] = '\0';
+        if (!phrase(r, klen, key))
+            return 0;
         c->kind = "fact";
         snprintf(c->text, sizeof c->text, "User's %.*s is %s", (int)klen, r, is + 4);
         /* where the user lives, however it is said, is one fact: "I live in" / "I moved to" */

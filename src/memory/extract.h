@@ -4,6 +4,7 @@
  * and nothing else (a question is never a fact):
  *   "remember that X" / "remember: X"   → fact "X"
  *   "I prefer X"                        → preference "User prefers X"
+ *   "I prefer X over Y" (to, rather than) → the same, keyed by the pair "x or y" (sorted)
  *   "my K is V"                         → fact "User's K is V", key K (a later "my K is W" updates it)
  *   "I live in X" / "I moved to X"      → fact "User lives in X", key "home"
  *   "from now on X"                     → instruction "From now on X"

@@ -406,6 +406,25 @@ static void offline_extraction(void **state)
     assert_int_equal(listed(db, &q, "User lives in Porto"), 0);
     assert_int_equal(mn_memory_extract(db, s->id, "offline", &st), MN_OK);
     assert_int_equal(st.added + st.updated, 0);
+
+    /* a choice between two things is one preference, whichever way round it is said; a
+     * preference without its alternative stays beside the others */
+    set_now(T0 + 40 * DAY);
+    say(db, s->id, MN_ROLE_USER, "I prefer tea over coffee.");
+    assert_int_equal(mn_memory_extract(db, s->id, "offline", &st), MN_OK);
+    assert_int_equal(st.added, 1);
+    set_now(T0 + 50 * DAY);
+    say(db, s->id, MN_ROLE_USER, "Actually, I prefer Coffee to tea. I prefer dark mode.");
+    assert_int_equal(mn_memory_extract(db, s->id, "offline", &st), MN_OK);
+    assert_int_equal(st.updated, 1); /* tea over coffee → coffee to tea */
+    assert_int_equal(st.added, 1);   /* dark mode */
+    q.as_of = 0;
+    assert_int_equal(listed(db, &q, "User prefers Coffee to tea"), 1);
+    assert_int_equal(listed(db, &q, "User prefers tea over coffee"), 0);
+    assert_int_equal(listed(db, &q, "User prefers dark mode"), 1);
+    assert_int_equal(listed(db, &q, "User prefers short answers"), 1);
+    q.as_of = T0 + 45 * DAY;
+    assert_int_equal(listed(db, &q, "User prefers tea over coffee"), 1);
     assert_int_equal(mn_memory_extract(db, s->id, "bogus", &st), MN_INVALID);
     assert_int_equal(mn_memory_extract(db, "0190a000-0000-7000-8000-000000000000", NULL, &st), MN_NOTFOUND);
     mn_session_free(s);
