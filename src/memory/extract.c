@@ -65,8 +65,12 @@ static void choice_key(const char *r, char key[MN_EXTRACT_MAX_KEY + 1])
         if (!phrase(r, (size_t)(at - r), a) || !phrase(y, strlen(y), b) || !strcmp(a, b))
             return;
         const char *lo = strcmp(a, b) < 0 ? a : b, *hi = lo == a ? b : a;
-        if (strlen(lo) + strlen(hi) + 3 <= MN_EXTRACT_MAX_KEY)
-            snprintf(key, MN_EXTRACT_MAX_KEY + 1, "%s or %s", lo, hi);
+        size_t nl = strlen(lo), nh = strlen(hi);
+        if (nl + 4 + nh <= MN_EXTRACT_MAX_KEY) { /* "lo or hi" */
+            memcpy(key, lo, nl);
+            memcpy(key + nl, " or ", 4);
+            memcpy(key + nl + 4, hi, nh + 1);
+        }
         return;
     }
 }
