@@ -180,6 +180,9 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
  * handle (postgres/pg.c). */
 mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store **out);
 
-#define MN_SCHEMA_VERSION 6
+/* The schema version each backend's migrations reach (sqlite/schema.h, postgres/schema.h count
+ * their lists; each backend checks its own at compile time). */
+#define MN_SCHEMA_VERSION_SQLITE 7
+#define MN_SCHEMA_VERSION_PG 6
 
 #endif

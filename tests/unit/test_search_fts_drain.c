@@ -1,12 +1,13 @@
 /*
- * test_search_fts_drain.c — the keyword index log (msg_log) is drained as messages arrive
+ * test_search_fts_drain.c — the keyword index's backlog (the messages past its watermark, and
+ * msg_log) is drained as messages arrive
  * (search.fts_drain; docs/search.md, "Keeping the keyword index current"): thousands of appends,
  * edits, deletes and batches larger than a chunk, through the library on a real SQLite file, keep
  * the log within a bound (its row count read beside the handle), and keyword search then answers
  * exactly what a store that drains only at search time answers (same ids, same bm25). Also: the
  * deferred mode (mnemo serve: appends leave the drain to mn_keyword_drain), mn_keyword_drain with
  * all = 1, an older backlog worked off by later appends, short-lived handles (one append each),
- * and FTS5's own integrity check.
+ * FTS5's own integrity check, and the migration of a version-6 database with a log left behind.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -83,11 +84,17 @@ static mn_db *open_db(const char *path, const char *drain)
     return db;
 }
 
-/* The log's row count, read on a connection of its own (WAL: it sees every commit). */
+/* The rows waiting for the keyword index, read on a connection of its own (WAL: it sees every
+ * commit): the log, and the messages with text past the index's watermark. */
 static int64_t log_rows(sqlite3 *c)
 {
     sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(c, "SELECT count(*) FROM msg_log", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(c,
+                                        "SELECT (SELECT count(*) FROM msg_log) + (SELECT count(*) FROM messages"
+                                        " WHERE content IS NOT NULL AND id > coalesce((SELECT CAST(value AS INTEGER)"
+                                        " FROM meta WHERE key = 'fts.indexed_upto'), 0))",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     int64_t n = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
@@ -329,12 +336,83 @@ static void older_backlog(void **state)
     rmdir_all(dir);
 }
 
+static void exec_ok(sqlite3 *c, const char *sql)
+{
+    char *err = NULL;
+    if (sqlite3_exec(c, sql, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("%s: %s", sql, err);
+}
+
+static int64_t keyword_count(mn_db *db, const char *query)
+{
+    mn_search_hits *h = NULL;
+    assert_int_equal(mn_search(db, query, MN_SEARCH_KEYWORD, 50, NULL, 0, &h), MN_OK);
+    int64_t n = (int64_t)h->count;
+    mn_search_hits_free(h);
+    return n;
+}
+
+/* A database of schema version 6 (every insert logged by a trigger), with a log a version-6
+ * writer left behind (inserts, a delete of an indexed message), is migrated to version 7: the log
+ * applied, the watermark set, the trigger gone; the index then matches the messages exactly. */
+static void from_version_6(void **state)
+{
+    (void)state;
+    char dir[600], path[700], buf[200];
+    tmpdir(dir, sizeof dir, "fts-drain-v6");
+    snprintf(path, sizeof path, "%s/v6.db", dir);
+    mn_db *db = open_db(path, "0");
+    char *sid = new_session(db);
+    int64_t first = append_one(db, sid, 0, "the zebra crossing is indexed");
+    for (int i = 1; i < CHUNK; i++) {
+        text(buf, sizeof buf);
+        append_one(db, sid, i, buf);
+    }
+    assert_int_equal(keyword_count(db, "zebra"), 1); /* the search indexed everything */
+    mn_close(db);
+    /* back to version 6, as a version-6 writer would leave it */
+    sqlite3 *c = side(path);
+    exec_ok(c, "BEGIN; DELETE FROM meta WHERE key = 'fts.indexed_upto';"
+               "CREATE TRIGGER messages_log_insert AFTER INSERT ON messages WHEN new.content IS NOT NULL"
+               "  BEGIN INSERT INTO msg_log (message_id, op) VALUES (new.id, 1); END;"
+               "PRAGMA user_version = 6; COMMIT;");
+    char sql[400];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO messages (session_sid, seq, role, content, tokens, created_at)"
+             " SELECT session_sid, seq + 1000, role, 'an okapi wrote this row ' || seq, 5, created_at FROM messages"
+             " WHERE id <= %lld + 20;"
+             "DELETE FROM messages WHERE id = %lld;",
+             (long long)first, (long long)first);
+    exec_ok(c, sql);
+    assert_true(log_rows(c) > 20); /* 21 inserts and a delete logged, the watermark unset */
+    db = open_db(path, "100"); /* migrates */
+    assert_int_equal(log_rows(c), 0);
+    assert_int_equal(keyword_count(db, "zebra"), 0);
+    assert_int_equal(keyword_count(db, "okapi"), 21);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(c, "SELECT count(*) FROM sqlite_master WHERE name = 'messages_log_insert'",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 0);
+    sqlite3_finalize(st);
+    /* appends after the migration log nothing and are found */
+    append_one(db, sid, 1, "a quokka arrived after the migration");
+    assert_int_equal(keyword_count(db, "quokka"), 1);
+    exec_ok(c, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)");
+    free(sid);
+    sqlite3_close(c);
+    mn_close(db);
+    rmdir_all(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bounded_and_same_results),
         cmocka_unit_test(deferred_and_all),
         cmocka_unit_test(older_backlog),
+        cmocka_unit_test(from_version_6),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

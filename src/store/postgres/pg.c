@@ -23,6 +23,8 @@
 #include "util/err.h"
 #include "util/banned.h"
 
+_Static_assert(MN_PG_SCHEMA_VERSION == MN_SCHEMA_VERSION_PG, "store.h names the version schema.h reaches");
+
 /* Takes a pool_size=N parameter out of the URL's query (libpq would refuse it); *size stays as
  * it was when there is none. */
 static mn_status take_pool_size(char *url, size_t *size)

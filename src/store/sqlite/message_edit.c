@@ -12,8 +12,9 @@
 
 static const char SQL_MESSAGE_FOR_EDIT[] =
     "SELECT tokens, seq, content FROM messages WHERE id = ?1 AND session_sid = ?2";
-/* The keyword index is external-content: the triggers log inserts and deletes only, so an edit
- * logs the old text's removal and the new text's insert itself (fts_apply reads the log). */
+/* The keyword index is external-content: a trigger logs deletes only, so an edit logs the old
+ * text's removal and the new text's insert itself (search.c's fts_step reads the log; for a
+ * message past the index's watermark both rows are dropped, its text indexed as it is then). */
 static const char SQL_LOG_OLD[] = "INSERT INTO msg_log (message_id, op, content) VALUES (?1, 0, ?2)";
 static const char SQL_LOG_NEW[] = "INSERT INTO msg_log (message_id, op) VALUES (?1, 1)";
 /* A title taken from the old text (as edit.c's SQL_TITLE_FROM_MESSAGE) becomes the new text's.

@@ -59,6 +59,11 @@
  *             beside each version and deleted with it (porter + unicode61, as messages_fts).
  *   memory_vectors  vid → memories ON DELETE CASCADE, dim, vector (dim little-endian f32,
  *             unit length) from the configured embedder.
+ *
+ * Version 7 (appends at the raw insert's cost; docs/search.md):
+ *   the trigger logging each inserted message goes: meta 'fts.indexed_upto' is the id up to
+ *             which messages are in messages_fts (ids only grow), and msg_log keeps only what
+ *             changed at or below it: deletes (trigger), edits and imports (written by the store).
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -210,6 +215,22 @@ static const char *const mn_sqlite_migrations[] = {
     "  vid INTEGER PRIMARY KEY REFERENCES memories(vid) ON DELETE CASCADE,"
     "  dim INTEGER NOT NULL,"
     "  vector BLOB NOT NULL);",
+    /* 6 → 7: appends write nothing for the keyword index; messages past the watermark
+     * 'fts.indexed_upto' are what it lacks (search.c). The log is applied first, as a search
+     * would, so that every message at or below the watermark is indexed. */
+    "DELETE FROM msg_log WHERE seq IN ("
+    " SELECT a.seq FROM msg_log a JOIN msg_log b ON b.message_id = a.message_id AND b.op = 0 AND b.seq > a.seq"
+    "  WHERE a.op = 1"
+    " UNION SELECT b.seq FROM msg_log a JOIN msg_log b ON b.message_id = a.message_id AND b.op = 0 AND b.seq > a.seq"
+    "  WHERE a.op = 1);"
+    "INSERT INTO messages_fts (messages_fts, rowid, content)"
+    " SELECT 'delete', message_id, content FROM msg_log WHERE op = 0 AND content IS NOT NULL ORDER BY seq;"
+    "INSERT INTO messages_fts (rowid, content) SELECT m.id, m.content FROM msg_log l JOIN messages m"
+    " ON m.id = l.message_id WHERE l.op = 1 AND m.content IS NOT NULL ORDER BY l.seq;"
+    "DELETE FROM msg_log;"
+    "DROP TRIGGER messages_log_insert;"
+    "INSERT OR REPLACE INTO meta (key, value) VALUES ('fts.indexed_upto',"
+    " (SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0)));",
 };
 
 #define MN_SQLITE_SCHEMA_VERSION ((int)(sizeof mn_sqlite_migrations / sizeof mn_sqlite_migrations[0]))

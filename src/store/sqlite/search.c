@@ -1,7 +1,8 @@
 /*
- * search.c — the SQLite side of search: the FTS5 keyword index (synced from msg_log), stored
- * vectors (little-endian f32 blobs with their embedder identity), the embedding queue and the
- * vector change log. Tables: schema.h version 4. Design notes: docs/search.md.
+ * search.c — the SQLite side of search: the FTS5 keyword index (kept from the messages past its
+ * watermark and from msg_log), stored vectors (little-endian f32 blobs with their embedder
+ * identity), the embedding queue and the vector change log. Tables: schema.h versions 4 and 7.
+ * Design notes: docs/search.md.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,104 +91,78 @@ static mn_status prepare_filtered(struct sqlite_store *s, const char *head, cons
 }
 
 /* ---- keyword index --------------------------------------------------------------------------- */
+/*
+ * The keyword index (messages_fts, external content) follows two sources (schema.h, version 7).
+ * Messages with an id above the watermark (meta 'fts.indexed_upto') are not indexed yet: ids only
+ * grow (one writer, AUTOINCREMENT never reuses an id), so an append writes nothing for the index.
+ * msg_log holds what changed at or below it: deletes (with the old text, which an external-content
+ * delete needs), edits and imports. Rows of the log above the watermark are dropped when the
+ * watermark passes them: indexing a message reads its text as it is then.
+ */
+static const char SQL_WATERMARK[] =
+    "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fts.indexed_upto'), 0)";
+static const char SQL_WATERMARK_SET[] = "INSERT INTO meta (key, value) VALUES ('fts.indexed_upto', ?1)"
+                                        " ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+static const char SQL_LAST_ID[] = "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0)";
+static const char SQL_PENDING_ANY[] =
+    "SELECT EXISTS (SELECT 1 FROM msg_log) OR EXISTS (SELECT 1 FROM messages WHERE id > ?1)";
+static const char SQL_PENDING_COUNT[] =
+    "SELECT (SELECT count(*) FROM msg_log) + (SELECT count(*) FROM messages WHERE id > ?1 AND content IS NOT NULL)";
+static const char SQL_LOG_SPAN[] = "SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM msg_log";
 
-static const char SQL_LOG_ANY[] = "SELECT 1 FROM msg_log LIMIT 1";
-static const char SQL_LOG_COUNT[] = "SELECT count(*) FROM msg_log";
-
-static mn_status count_one(struct sqlite_store *s, const char *sql, const char *arg, int64_t *out);
-
-static mn_status log_empty(struct sqlite_store *s, int *empty)
-{
-    int64_t any = 0;
-    mn_status rc = count_one(s, SQL_LOG_ANY, NULL, &any);
-    *empty = !any;
-    return rc;
-}
-static const char SQL_LOG_CANCEL[] =
-    "DELETE FROM msg_log WHERE seq IN ("
-    " SELECT a.seq FROM msg_log a JOIN msg_log b ON b.message_id = a.message_id AND b.op = 0 AND b.seq > a.seq"
-    "  WHERE a.op = 1"
-    " UNION SELECT b.seq FROM msg_log a JOIN msg_log b ON b.message_id = a.message_id AND b.op = 0 AND b.seq > a.seq"
-    "  WHERE a.op = 1)";
-static const char SQL_LOG_DELETES[] =
-    "INSERT INTO messages_fts (messages_fts, rowid, content)"
-    " SELECT 'delete', message_id, content FROM msg_log WHERE op = 0 AND content IS NOT NULL ORDER BY seq";
-static const char SQL_LOG_INSERTS[] =
-    "INSERT INTO messages_fts (rowid, content) SELECT m.id, m.content FROM msg_log l JOIN messages m"
-    " ON m.id = l.message_id WHERE l.op = 1 AND m.content IS NOT NULL ORDER BY l.seq";
-static const char SQL_LOG_CLEAR[] = "DELETE FROM msg_log";
-
-/* Applies the log to the keyword index inside the caller's write transaction and empties it. */
-static mn_status fts_apply(struct sqlite_store *s)
-{
-    mn_status rc;
-    if (!(rc = mn_sqlite_exec_stmt(s, SQL_LOG_CANCEL, "keyword index sync")) &&
-        !(rc = mn_sqlite_exec_stmt(s, SQL_LOG_DELETES, "keyword index sync")) &&
-        !(rc = mn_sqlite_exec_stmt(s, SQL_LOG_INSERTS, "keyword index sync")))
-        rc = mn_sqlite_exec_stmt(s, SQL_LOG_CLEAR, "keyword index sync");
-    return rc;
-}
-
-static const char SQL_LOG_REMOVED[] = "SELECT 1 FROM msg_log WHERE op = 0 LIMIT 1";
-static const char SQL_FTS_OPTIMIZE[] = "INSERT INTO messages_fts (messages_fts) VALUES ('optimize')";
-
-mn_status mn_sqlite_fts_erase(struct sqlite_store *s)
+/* Runs a cached one-value query with ?1 = arg (when arg_set) into *out (0 when no row). */
+static mn_status value_of(struct sqlite_store *s, const char *sql, int arg_set, int64_t arg, int64_t *out)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_LOG_REMOVED, &st);
+    mn_status rc = mn_sqlite_stmt(s, sql, &st);
     if (rc)
         return rc;
+    if (arg_set)
+        sqlite3_bind_int64(st, 1, arg);
     int r = sqlite3_step(st);
+    *out = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     mn_sqlite_done(st);
-    if (r != SQLITE_ROW && r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "keyword index erase");
-    if (r == SQLITE_DONE)
-        return MN_OK; /* no stored text went away */
-    /* An external-content delete only adds delete markers; the old terms stay in their segments
-     * until a merge reaches them. 'optimize' merges every segment into one, now. */
-    if ((rc = fts_apply(s)))
-        return rc;
-    return mn_sqlite_exec_stmt(s, SQL_FTS_OPTIMIZE, "keyword index erase");
+    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index");
 }
 
-static mn_status fts_sync_locked(struct sqlite_store *s)
+/* Runs a cached statement with ?1 = a, ?2 = b; *changed (optional) gets the rows it changed. */
+static mn_status exec_bound(struct sqlite_store *s, const char *sql, int64_t a, int64_t b, int64_t *changed)
 {
-    int empty = 0;
-    mn_status rc = log_empty(s, &empty);
-    if (rc || empty)
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    if (rc)
         return rc;
-    if ((rc = mn_sqlite_begin_write(s)))
-        return rc;
-    if ((rc = fts_apply(s))) {
-        mn_sqlite_rollback(s);
-        return rc;
-    }
-    return mn_sqlite_commit(s);
+    sqlite3_bind_int64(st, 1, a);
+    if (sqlite3_bind_parameter_count(st) >= 2)
+        sqlite3_bind_int64(st, 2, b);
+    rc = mn_sqlite_step_done(s, st, "keyword index drain");
+    if (!rc && changed)
+        *changed = sqlite3_changes(s->db);
+    return rc;
 }
 
-static mn_status op_fts_sync(mn_store *st)
+/* Whether anything waits for the index: log rows, or messages past the watermark. */
+static mn_status pending_any(struct sqlite_store *s, int *any)
 {
-    struct sqlite_store *s = S(st);
-    pthread_mutex_lock(&s->lock);
-    mn_status rc = fts_sync_locked(s);
+    int64_t w = 0, n = 0;
+    mn_status rc = value_of(s, SQL_WATERMARK, 0, 0, &w);
     if (!rc)
-        s->fts_logged = 0;
-    pthread_mutex_unlock(&s->lock);
+        rc = value_of(s, SQL_PENDING_ANY, 1, w, &n);
+    *any = n != 0;
     return rc;
 }
 
 /*
- * Draining the log as messages arrive, a chunk per write transaction, so that a search finds
- * at most a small remainder (docs/search.md, "Keeping the keyword index current"). A chunk is
- * every log row of the messages with the smallest ids, about `chunk` rows: all the rows of a
- * message go together, so the insert-then-delete pairs cancel exactly as in fts_apply (a chunk
- * is fts_apply restricted to a set of messages; the rows of other messages are untouched) and
- * the index ends up with the same content, hence the same bm25 scores, as a single apply. After
- * the cancel a message has at most one delete (of the text indexed before the log began) and one
- * insert (its current text) left, so the rows go in message id order (the index's own order, a
- * range of msg_log_by_message: a chunk reads its rows, not the whole log).
+ * One step, inside the caller's write transaction: about `chunk` rows of the log (at or below the
+ * watermark), then about `chunk` messages past it (chunk INT64_MAX: everything). The log rows of
+ * a message go together, in message id order (a range of msg_log_by_message), so insert-then-
+ * delete pairs cancel exactly and the index ends with the same content, hence the same bm25
+ * scores, however the work is cut. After the cancel a message has at most one delete (of the text
+ * indexed before) and one insert (its current text) left. *consumed gets the log rows and messages
+ * taken, *last whether nothing is left.
  */
-static const char SQL_CHUNK_BOUND[] = "SELECT message_id FROM msg_log ORDER BY message_id LIMIT 1 OFFSET ?1";
+static const char SQL_CHUNK_BOUND[] =
+    "SELECT message_id FROM msg_log WHERE message_id <= ?2 ORDER BY message_id LIMIT 1 OFFSET ?1";
 static const char SQL_CHUNK_CANCEL[] =
     "DELETE FROM msg_log WHERE seq IN ("
     " SELECT a.seq FROM msg_log a JOIN msg_log b ON b.message_id = a.message_id AND b.op = 0 AND b.seq > a.seq"
@@ -202,22 +177,85 @@ static const char SQL_CHUNK_INSERTS[] =
     "INSERT INTO messages_fts (rowid, content) SELECT m.id, m.content FROM msg_log l JOIN messages m"
     " ON m.id = l.message_id WHERE l.message_id <= ?1 AND l.op = 1 AND m.content IS NOT NULL ORDER BY l.message_id";
 static const char SQL_CHUNK_CLEAR[] = "DELETE FROM msg_log WHERE message_id <= ?1";
-/* Runs a cached statement with ?1 = v; *changed (optional) gets the rows it changed. */
-static mn_status exec_bound(struct sqlite_store *s, const char *sql, int64_t v, int64_t *changed)
+static const char SQL_RANGE_BOUND[] = "SELECT id FROM messages WHERE id > ?1 ORDER BY id LIMIT 1 OFFSET ?2";
+static const char SQL_RANGE_DROP_LOG[] = "DELETE FROM msg_log WHERE message_id > ?1 AND message_id <= ?2";
+static const char SQL_RANGE_INSERT[] = "INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages"
+                                       " WHERE id > ?1 AND id <= ?2 AND content IS NOT NULL ORDER BY id";
+
+/* The row at `offset` of a bound query (?1 = a, ?2 = b), or *found = 0 past the end. */
+static mn_status bound_at(struct sqlite_store *s, const char *sql, int64_t a, int64_t b, int64_t *out, int *found)
 {
     sqlite3_stmt *st = NULL;
     mn_status rc = mn_sqlite_stmt(s, sql, &st);
     if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, v);
-    rc = mn_sqlite_step_done(s, st, "keyword index drain");
-    if (!rc && changed)
-        *changed = sqlite3_changes(s->db);
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    int r = sqlite3_step(st);
+    *found = r == SQLITE_ROW;
+    if (*found)
+        *out = sqlite3_column_int64(st, 0);
+    mn_sqlite_done(st);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index drain");
+}
+
+static mn_status fts_step(struct sqlite_store *s, int64_t chunk, int64_t *consumed, int *last)
+{
+    *consumed = 0;
+    *last = 1;
+    int64_t w = 0, bound = 0, cancelled = 0, cleared = 0, dropped = 0, indexed = 0;
+    int found = 0;
+    mn_status rc = value_of(s, SQL_WATERMARK, 0, 0, &w);
+    /* the log, at or below the watermark */
+    bound = w;
+    if (!rc && chunk != INT64_MAX && !(rc = bound_at(s, SQL_CHUNK_BOUND, chunk - 1, w, &bound, &found)) && found)
+        *last = 0;
+    if (!found)
+        bound = w;
+    if (!rc && !(rc = exec_bound(s, SQL_CHUNK_CANCEL, bound, 0, &cancelled)) &&
+        !(rc = exec_bound(s, SQL_CHUNK_DELETES, bound, 0, NULL)) && !(rc = exec_bound(s, SQL_CHUNK_INSERTS, bound, 0, NULL)))
+        rc = exec_bound(s, SQL_CHUNK_CLEAR, bound, 0, &cleared);
+    /* the messages past the watermark: up to the chunk's last id, or to the last id ever given
+     * (past deleted ones too, whose log rows go with them) */
+    int64_t upto = w;
+    found = 0;
+    if (!rc && chunk != INT64_MAX && !(rc = bound_at(s, SQL_RANGE_BOUND, w, chunk - 1, &upto, &found)) && found)
+        *last = 0;
+    if (!rc && !found)
+        rc = value_of(s, SQL_LAST_ID, 0, 0, &upto);
+    if (!rc && upto > w && !(rc = exec_bound(s, SQL_RANGE_DROP_LOG, w, upto, &dropped)) &&
+        !(rc = exec_bound(s, SQL_RANGE_INSERT, w, upto, &indexed)))
+        rc = exec_bound(s, SQL_WATERMARK_SET, upto, 0, NULL);
+    if (!rc)
+        *consumed = cancelled + cleared + dropped + indexed;
     return rc;
 }
 
-/* One chunk in its own write transaction; *consumed gets the log rows it took, *last whether it
- * emptied the log. */
+static const char SQL_LOG_INSERT[] = "INSERT INTO msg_log (message_id, op) VALUES (?1, 1)";
+
+mn_status mn_sqlite_fts_log_insert(struct sqlite_store *s, int64_t id)
+{
+    return exec_bound(s, SQL_LOG_INSERT, id, 0, NULL);
+}
+
+static const char SQL_LOG_REMOVED[] = "SELECT 1 FROM msg_log WHERE op = 0 LIMIT 1";
+static const char SQL_FTS_OPTIMIZE[] = "INSERT INTO messages_fts (messages_fts) VALUES ('optimize')";
+
+mn_status mn_sqlite_fts_erase(struct sqlite_store *s)
+{
+    int64_t removed = 0, consumed = 0;
+    int last = 0;
+    mn_status rc = value_of(s, SQL_LOG_REMOVED, 0, 0, &removed);
+    if (rc || !removed)
+        return rc; /* no stored text went away */
+    /* An external-content delete only adds delete markers; the old terms stay in their segments
+     * until a merge reaches them. 'optimize' merges every segment into one, now. */
+    if ((rc = fts_step(s, INT64_MAX, &consumed, &last)))
+        return rc;
+    return mn_sqlite_exec_stmt(s, SQL_FTS_OPTIMIZE, "keyword index erase");
+}
+
+/* One step of `chunk` in its own write transaction. */
 static mn_status fts_chunk(struct sqlite_store *s, int64_t chunk, int64_t *consumed, int *last)
 {
     *consumed = 0;
@@ -225,44 +263,48 @@ static mn_status fts_chunk(struct sqlite_store *s, int64_t chunk, int64_t *consu
     mn_status rc = mn_sqlite_begin_write(s);
     if (rc)
         return rc;
-    sqlite3_stmt *st = NULL;
-    int64_t bound = INT64_MAX, cancelled = 0, cleared = 0;
-    if (!(rc = mn_sqlite_stmt(s, SQL_CHUNK_BOUND, &st))) {
-        sqlite3_bind_int64(st, 1, chunk - 1);
-        int r = sqlite3_step(st);
-        if (r == SQLITE_ROW) {
-            bound = sqlite3_column_int64(st, 0);
-            *last = 0;
-        } else if (r != SQLITE_DONE)
-            rc = mn_sqlite_fail(s, r, "keyword index drain");
-        mn_sqlite_done(st);
-    }
-    if (!rc && !(rc = exec_bound(s, SQL_CHUNK_CANCEL, bound, &cancelled)) &&
-        !(rc = exec_bound(s, SQL_CHUNK_DELETES, bound, NULL)) && !(rc = exec_bound(s, SQL_CHUNK_INSERTS, bound, NULL)))
-        rc = exec_bound(s, SQL_CHUNK_CLEAR, bound, &cleared);
-    if (rc) {
+    if ((rc = fts_step(s, chunk, consumed, last))) {
         mn_sqlite_rollback(s);
         return rc;
     }
-    if ((rc = mn_sqlite_commit(s)))
-        return rc;
-    *consumed = cancelled + cleared;
-    return MN_OK;
+    return mn_sqlite_commit(s);
 }
 
-/* Drains chunks until `budget` log rows were consumed or the log is empty (lock held). */
+static mn_status fts_sync_locked(struct sqlite_store *s)
+{
+    int any = 0;
+    int64_t consumed = 0;
+    int last = 0;
+    mn_status rc = pending_any(s, &any);
+    if (rc || !any)
+        return rc;
+    return fts_chunk(s, INT64_MAX, &consumed, &last);
+}
+
+static mn_status op_fts_sync(mn_store *st)
+{
+    struct sqlite_store *s = S(st);
+    pthread_mutex_lock(&s->lock);
+    mn_status rc = fts_sync_locked(s);
+    if (!rc)
+        s->fts_logged = 0;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* Drains chunks until `budget` rows were consumed or nothing is left (lock held). */
 static mn_status fts_drain_locked(struct sqlite_store *s, int64_t budget, int64_t *applied)
 {
     int64_t chunk = s->fts_drain_rows > 0 ? s->fts_drain_rows : 1000;
-    int empty = 0;
-    mn_status rc = log_empty(s, &empty);
-    while (!rc && !empty && budget > 0) {
+    int any = 0;
+    mn_status rc = pending_any(s, &any);
+    while (!rc && any && budget > 0) {
         int64_t consumed = 0;
         int last = 0;
         rc = fts_chunk(s, chunk, &consumed, &last);
         *applied += consumed;
         budget -= consumed > 0 ? consumed : chunk;
-        empty = last;
+        any = !last;
     }
     if (!rc)
         s->fts_logged = 0;
@@ -281,29 +323,33 @@ void mn_sqlite_fts_after_commit(struct sqlite_store *s)
     }
 }
 
-static const char SQL_LOG_SPAN[] = "SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM msg_log";
-
 mn_status mn_sqlite_fts_backlog(struct sqlite_store *s)
 {
-    int64_t span = 0;
-    mn_status rc = count_one(s, SQL_LOG_SPAN, NULL, &span);
+    int64_t span = 0, w = 0, last_id = 0;
+    mn_status rc = value_of(s, SQL_LOG_SPAN, 0, 0, &span);
     if (!rc)
-        s->fts_logged = span < s->fts_drain_rows ? span : s->fts_drain_rows;
+        rc = value_of(s, SQL_WATERMARK, 0, 0, &w);
+    if (!rc)
+        rc = value_of(s, SQL_LAST_ID, 0, 0, &last_id);
+    if (!rc) {
+        int64_t waiting = span + (last_id > w ? last_id - w : 0);
+        s->fts_logged = waiting < s->fts_drain_rows ? waiting : s->fts_drain_rows;
+    }
     return rc;
 }
 
 static mn_status fts_drain_op(struct sqlite_store *s, int all, int64_t *applied, int64_t *pending)
 {
     mn_status rc = MN_OK;
-    int64_t n = 0;
+    int64_t n = 0, w = 0;
     if (all)
         rc = fts_drain_locked(s, INT64_MAX, &n);
     else if (s->fts_drain_rows > 0 && s->fts_logged >= s->fts_drain_rows)
         rc = fts_drain_locked(s, s->fts_logged + s->fts_drain_rows, &n);
     if (applied)
         *applied = n;
-    if (!rc && pending)
-        rc = count_one(s, SQL_LOG_COUNT, NULL, pending);
+    if (!rc && pending && !(rc = value_of(s, SQL_WATERMARK, 0, 0, &w)))
+        rc = value_of(s, SQL_PENDING_COUNT, 1, w, pending);
     return rc;
 }
 

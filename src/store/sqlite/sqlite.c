@@ -22,6 +22,8 @@
 #include "util/err.h"
 #include "util/banned.h"
 
+_Static_assert(MN_SQLITE_SCHEMA_VERSION == MN_SCHEMA_VERSION_SQLITE, "store.h names the version schema.h reaches");
+
 #define SESSION_COLS MN_SQLITE_SESSION_COLS
 #define MESSAGE_COLS MN_SQLITE_MESSAGE_COLS
 
@@ -528,7 +530,7 @@ static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "message insert");
     m->id = sqlite3_last_insert_rowid(s->db);
-    s->fts_logged += m->content != NULL; /* the trigger logged it for the keyword index */
+    s->fts_logged += m->content != NULL; /* past the keyword index's watermark (search.c) */
     return MN_OK;
 }
 
@@ -804,6 +806,9 @@ static mn_status op_import_message(mn_store *st, const mn_message *m, int *added
     mn_sqlite_done(ins);
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "message import");
+    /* an exported id kept may be below the keyword index's watermark: log it (search.c) */
+    if (m->content && (rc = mn_sqlite_fts_log_insert(s, sqlite3_last_insert_rowid(s->db))))
+        return rc;
     s->fts_logged += m->content != NULL;
     sqlite3_stmt *upd = NULL;
     rc = prep(s, S_SESSION_IMPORTED_MESSAGE, &upd);

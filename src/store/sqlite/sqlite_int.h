@@ -37,8 +37,8 @@ struct sqlite_store {
     int no_readers; /* a reader itself, or an in-memory database */
     pthread_mutex_t readers_lock;
     /* Keyword index upkeep (search.c, docs/search.md): the chunk size (search.fts_drain; 0 =
-     * the log waits for the next search), the log rows this handle wrote since its last drain
-     * (counted by message inserts: an estimate that needs no COUNT), and whether appends leave
+     * the rest waits for the next search), the messages this handle wrote since its last drain
+     * (an estimate of the work waiting that needs no COUNT), and whether appends leave
      * the drain to the caller (mnemo serve's committer). */
     int64_t fts_drain_rows, fts_logged;
     int fts_drain_deferred;
@@ -63,12 +63,15 @@ void mn_sqlite_wal_truncate(struct sqlite_store *s);
 /* Inside a write transaction that deleted messages: takes their text out of the keyword index and
  * its log now (search.c). */
 mn_status mn_sqlite_fts_erase(struct sqlite_store *s);
+/* Inside a write transaction that inserted message id with its own id (import): logs it for the
+ * keyword index, which otherwise takes only ids past its watermark (search.c). */
+mn_status mn_sqlite_fts_log_insert(struct sqlite_store *s, int64_t id);
 /* After a write transaction committed (lock held, no transaction open): drains the keyword
  * index log when this handle logged at least fts_drain_rows rows and appends drain themselves.
  * A failure is logged and dropped: the rows stay in the log for the next drain or search. */
 void mn_sqlite_fts_after_commit(struct sqlite_store *s);
-/* At open: counts the log rows waiting (estimated from the log's first and last seq, two B-tree
- * seeks) toward this handle's fts_logged, at most one chunk's worth, so that short-lived
+/* At open: counts the rows waiting (estimated from the log's first and last seq and the ids past
+ * the watermark, B-tree seeks) toward this handle's fts_logged, at most one chunk's worth, so that short-lived
  * handles (one CLI append each) still drain a backlog that reached a chunk. */
 mn_status mn_sqlite_fts_backlog(struct sqlite_store *s);
 
