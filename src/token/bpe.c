@@ -522,6 +522,68 @@ static size_t bpe_count(const mn_tokenizer *tk, const char *text, size_t len)
     return total;
 }
 
+/* ---- counting on several threads ------------------------------------------------------------- */
+
+#define MAX_CHUNKS 256
+
+struct chunk_job {
+    const mn_tokenizer *tk;
+    const char *text;
+    size_t len, count;
+};
+
+static void *chunk_run(void *user)
+{
+    struct chunk_job *j = user;
+    j->count = bpe_count(j->tk, j->text, j->len);
+    return NULL;
+}
+
+size_t mn__bpe_count_chunks(const mn_tokenizer *tk, const char *text, size_t len, unsigned chunks, unsigned *parts)
+{
+    const uint8_t *s = (const uint8_t *)text;
+    if (chunks > MAX_CHUNKS)
+        chunks = MAX_CHUNKS;
+    if (chunks < 1 || !mn_bpe_is(tk))
+        chunks = 1;
+    /* cut[k] .. cut[k+1] is part k; each cut is the first safe one at or after its target */
+    size_t cut[MAX_CHUNKS + 1];
+    unsigned n = 0;
+    cut[0] = 0;
+    for (unsigned k = 1; k < chunks; k++) {
+        size_t b = (size_t)((unsigned long long)len * k / chunks);
+        if (b <= cut[n])
+            b = cut[n] + 1;
+        while (b < len && !mn__pretok_safe_cut(s, len, b))
+            b++;
+        if (b >= len)
+            break; /* no safe cut left: the rest is one part */
+        cut[++n] = b;
+    }
+    cut[++n] = len;
+    if (parts)
+        *parts = n;
+    if (n == 1)
+        return bpe_count(tk, text, len);
+    struct chunk_job job[MAX_CHUNKS];
+    pthread_t th[MAX_CHUNKS];
+    int started[MAX_CHUNKS] = {0};
+    for (unsigned k = 0; k < n; k++) {
+        job[k] = (struct chunk_job){tk, text + cut[k], cut[k + 1] - cut[k], 0};
+        if (k > 0) /* part 0 runs on this thread; a part whose thread cannot start runs here too */
+            started[k] = pthread_create(&th[k], NULL, chunk_run, &job[k]) == 0;
+    }
+    size_t total = 0;
+    for (unsigned k = 0; k < n; k++) {
+        if (started[k])
+            pthread_join(th[k], NULL);
+        else
+            chunk_run(&job[k]);
+        total += job[k].count;
+    }
+    return total;
+}
+
 static mn_status bpe_encode(const mn_tokenizer *tk, const char *text, size_t len, uint32_t **ids_out, size_t *n_out)
 {
     const struct bpe_tokenizer *t = (const struct bpe_tokenizer *)tk;
