@@ -101,10 +101,12 @@ const struct mn_bpe *mn__bpe_of(const mn_tokenizer *tk);
  * ones a heap; `force_large` takes the heap for any length (tests compare the two). */
 size_t mn__bpe_merge(const struct mn_bpe *bpe, const uint8_t *piece, size_t len, uint32_t *ids, int force_large);
 
-/* The count of a BPE tokenizer's text cut into up to `chunks` parts at safe cuts near
- * k * len / chunks (the first safe cut at or after it; none left: fewer parts), the parts
- * counted on their own threads and summed. Equal to mn_token_count for every chunks >= 1.
- * *parts (may be NULL) gets the number of parts used. For mn_token_count_threads and the tests. */
-size_t mn__bpe_count_chunks(const mn_tokenizer *tk, const char *text, size_t len, unsigned chunks, unsigned *parts);
+/* The count of a BPE tokenizer's text cut into up to `parts` parts (at most 1024) at safe cuts:
+ * the first at or after each k * len / parts (none left: fewer parts). `threads` threads (this
+ * one included; at most 256) take the parts in turn, and the parts' counts are summed: equal to
+ * mn_token_count for every parts and threads >= 1. *used (may be NULL) gets the number of parts.
+ * For mn_token_count_threads and the tests. */
+size_t mn__bpe_count_chunks(const mn_tokenizer *tk, const char *text, size_t len, unsigned parts, unsigned threads,
+                            unsigned *used);
 
 #endif

@@ -75,10 +75,12 @@ size_t mn_token_count_threads(const mn_tokenizer *tk, const char *text, size_t l
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cores > 0 ? (unsigned)cores : 1;
     }
-    size_t most = len / MN_TOKEN_PAR_CHUNK;
-    if (threads > most)
-        threads = (unsigned)most;
-    return threads > 1 ? mn__bpe_count_chunks(tk, text, len, threads, NULL) : mn_token_count(tk, text, len);
+    if (threads == 1)
+        return mn_token_count(tk, text, len);
+    size_t parts = len / MN_TOKEN_PAR_PART;
+    if (parts < 4 * (size_t)threads) /* at least 4 parts a thread, to even out their speeds */
+        parts = 4 * (size_t)threads;
+    return mn__bpe_count_chunks(tk, text, len, parts > 1024 ? 1024 : (unsigned)parts, threads, NULL);
 }
 
 const char *mn_token_name(const mn_tokenizer *tk) { return tk->name; }

@@ -6,7 +6,7 @@
  *     class, digits of every kind, spaces, tabs, CR, LF, Unicode white space, punctuation, '/',
  *     contractions, marks, CJK, emoji, invalid UTF-8, long white-space runs) is a piece boundary
  *     of the whole text, and the text's two sides split into the same pieces on their own;
- *   - the chunked count equals the one-thread count for 1..40 chunks on random texts, on the
+ *   - the chunked count equals the one-thread count for 1..40 parts on 1..4 threads on random texts, on the
  *     committed vector texts (tests/data/tok, the .jsonl files) joined, and, when MNEMO_TOK_CORPUS names
  *     the shared corpus (../shared/bench/tok/build_corpus.sh), on slices of it;
  *   - mn_token_count_threads on texts over its 1 MiB threshold, any thread count.
@@ -167,8 +167,8 @@ static void test_safe_cuts_are_boundaries(void **state)
     free(part);
 }
 
-/* mn__bpe_count_chunks == mn_token_count for 1..8 chunks, then every half again up to max_chunks;
- * how many of those runs really split the text. */
+/* mn__bpe_count_chunks == mn_token_count for 1..8 parts, then every half again up to max_chunks,
+ * on 1 to 4 threads; how many of those runs really split the text. */
 static size_t check_chunks(const char *text, size_t len, unsigned max_chunks, const char *what)
 {
     size_t split_runs = 0;
@@ -176,10 +176,11 @@ static size_t check_chunks(const char *text, size_t len, unsigned max_chunks, co
         size_t want = mn_token_count(enc[e], text, len);
         for (unsigned c = 1; c <= max_chunks; c = c < 8 ? c + 1 : c * 3 / 2) {
             unsigned parts = 0;
-            size_t got = mn__bpe_count_chunks(enc[e], text, len, c, &parts);
+            unsigned threads = 1 + c % 4;
+            size_t got = mn__bpe_count_chunks(enc[e], text, len, c, threads, &parts);
             if (got != want)
-                fail_msg("%s, %s, %u chunks (%u parts): %zu tokens, one thread %zu", what, ENC_NAMES[e], c, parts,
-                         got, want);
+                fail_msg("%s, %s, %u chunks (%u parts), %u threads: %zu tokens, one thread %zu", what, ENC_NAMES[e],
+                         c, parts, threads, got, want);
             assert_true(parts >= 1 && parts <= c);
             split_runs += parts > 1;
         }
@@ -199,7 +200,7 @@ static void test_chunks_random(void **state)
     /* no LF, no digit: no safe cut, one part whatever is asked */
     unsigned parts = 0;
     const char *flat = "one long line without a cut, only words and spaces: none of them is safe to cut at";
-    assert_int_equal(mn__bpe_count_chunks(enc[0], flat, strlen(flat), 8, &parts), mn_token_count(enc[0], flat, strlen(flat)));
+    assert_int_equal(mn__bpe_count_chunks(enc[0], flat, strlen(flat), 8, 2, &parts), mn_token_count(enc[0], flat, strlen(flat)));
     assert_int_equal(parts, 1);
     printf("random texts: %zu chunked counts really split\n", split_runs);
     assert_true(split_runs > 1000);
