@@ -758,10 +758,16 @@ MN_API mn_status mn_state_clear(mn_db *db, const char *session_id);
  * the life of the process and shared by all handles.
  */
 
-/* Counts the tokens of text[0..len) (any bytes) in `encoding`. Errors: MN_INVALID (unknown
- * encoding), MN_UNAVAILABLE (its rank file is missing), MN_CORRUPT (its rank file has an unknown
- * SHA-256). Thread-safe. */
+/* Counts the tokens of text[0..len) (any bytes) in `encoding`. A text of 1 MiB or more in
+ * cl100k_base or o200k_base is counted on all online cores (cut where both encodings always
+ * split, so the count is the same as on one thread). Errors: MN_INVALID (unknown encoding),
+ * MN_UNAVAILABLE (its rank file is missing), MN_CORRUPT (its rank file has an unknown SHA-256).
+ * Thread-safe. */
 MN_API mn_status mn_count_tokens(const char *encoding, const char *text, size_t len, size_t *count);
+/* The same with at most `threads` threads for a large text (0: the online cores, 1: the calling
+ * thread only). */
+MN_API mn_status mn_count_tokens_threads(const char *encoding, const char *text, size_t len, unsigned threads,
+                                         size_t *count);
 /* The token ids of text[0..len). Caller frees *ids with mn_free. Errors as mn_count_tokens, and
  * MN_INVALID for "heuristic", which has no ids. Thread-safe. */
 MN_API mn_status mn_encode_tokens(const char *encoding, const char *text, size_t len, uint32_t **ids, size_t *n);

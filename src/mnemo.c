@@ -748,7 +748,8 @@ static mn_status encoding_tokenizer(const char *encoding, mn_tokenizer **out)
     return resolve_tokenizer(encoding, getenv("MNEMO_DATA_DIR"), out);
 }
 
-mn_status mn_count_tokens(const char *encoding, const char *text, size_t len, size_t *count)
+mn_status mn_count_tokens_threads(const char *encoding, const char *text, size_t len, unsigned threads,
+                                  size_t *count)
 {
     mn_tokenizer *tk;
     if (!count || (!text && len))
@@ -756,8 +757,13 @@ mn_status mn_count_tokens(const char *encoding, const char *text, size_t len, si
     *count = 0;
     mn_status rc = encoding_tokenizer(encoding, &tk);
     if (!rc)
-        *count = mn_token_count(tk, text ? text : "", len);
+        *count = mn_token_count_threads(tk, text ? text : "", len, threads);
     return rc;
+}
+
+mn_status mn_count_tokens(const char *encoding, const char *text, size_t len, size_t *count)
+{
+    return mn_count_tokens_threads(encoding, text, len, 0, count);
 }
 
 mn_status mn_encode_tokens(const char *encoding, const char *text, size_t len, uint32_t **ids, size_t *n)

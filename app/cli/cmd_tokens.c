@@ -74,6 +74,9 @@ int cmd_tokens(const struct cli_global *g, struct cli_args *a)
 {
     const char *encoding = cli_opt(a, "encoding");
     const char *path = a->npos ? a->pos[0] : "-";
+    long long threads = 0;
+    if (cli_opt(a, "threads") && cli_number(a, "threads", 0, 1024, &threads))
+        return EXIT_USAGE;
     char configured[64] = "";
     if (!encoding) { /* the configured tokenizer, with "auto" resolved as a database handle would */
         mn_config *cfg = cli_config(g);
@@ -115,7 +118,7 @@ int cmd_tokens(const struct cli_global *g, struct cli_args *a)
         mn_free(ids);
     } else {
         size_t n = 0;
-        mn_status rc = mn_count_tokens(encoding, text, len, &n);
+        mn_status rc = mn_count_tokens_threads(encoding, text, len, (unsigned)threads, &n);
         if (rc)
             status = cli_fail(rc);
         else if (cli_flag(a, "json"))

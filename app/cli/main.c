@@ -35,7 +35,7 @@ static const struct cli_opt o_compact[] = {{"json", 0}, {"instructions", 1}, {NU
 static const struct cli_opt o_events[] = {{"limit", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_export[] = {{"out", 1}, {NULL, 0}};
 static const struct cli_opt o_import[] = {{"json", 0}, {NULL, 0}};
-static const struct cli_opt o_tokens[] = {{"encoding", 1}, {"ids", 0}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_tokens[] = {{"encoding", 1}, {"ids", 0}, {"json", 0}, {"threads", 1}, {NULL, 0}};
 static const struct cli_opt o_reindex[] = {{"tokens", 0}, {"json", 0}, {"embeddings", 0}, {"threads", 1}, {NULL, 0}};
 static const struct cli_opt o_search[] = {{"mode", 1},  {"session", 1}, {"namespace", 1}, {"top-k", 1},
                                           {"role", 1},  {"min-similarity", 1}, {"embed-first", 0},
@@ -272,10 +272,12 @@ const struct cli_cmd cli_commands[] = {
      "  --days N          1 to 36500 (default: memory.auto_prune_days, when set)\n"
      "  --json            print {\"deleted\": COUNT}\n",
      o_prune, 0, 0, cmd_prune},
-    {"tokens", "[--encoding cl100k_base|o200k_base|heuristic] [FILE|-] [--ids] [--json]",
+    {"tokens", "[--encoding cl100k_base|o200k_base|heuristic] [FILE|-] [--ids] [--threads N] [--json]",
      "count the tokens of a text (standard input by default)",
      "  --encoding E      the encoding (default: the configured tokenizer.name)\n"
      "  --ids             print the token ids instead of the count\n"
+     "  --threads N       threads that count a text of 1 MiB or more (0, the default: all cores;\n"
+     "                    the count is the same for any N)\n"
      "  --json            print {\"encoding\", \"tokens\", \"bytes\"}\n",
      o_tokens, 0, 1, cmd_tokens},
     {"search", "QUERY [--mode auto|semantic|keyword|hybrid] [--session ID] [--namespace NS] [--role R]\n"

@@ -8,7 +8,9 @@
 #     MNEMO    one or more mnemo binaries to time (e.g. a build before and after a change),
 #              default build/rel/mnemo
 # Environment: ENCODINGS (default "cl100k_base o200k_base"), PEER_REPS (passes per peer process,
-# default 3; 1 on a busy machine).
+# default 3; 1 on a busy machine), MNEMO_REPS (mnemo processes per binary and encoding in each
+# round, default 5: a process takes ~0.1 s, so more samples cost little and steady the median),
+# MNEMO_ARGS (extra options for every mnemo run, e.g. "--threads 1").
 # Writes bench/tok/results/cli_tokens.txt. Peers: node ../shared/bench/tok/bench_tok.cjs (their
 # whole-corpus encode, in process: the figure the issue compares against), packages in
 # $TOK_NODE_MODULES_DIR (default /tmp/npm-tok; installed like run_tokbench.sh does).
@@ -26,15 +28,19 @@ export TOK_NODE_MODULES_DIR=${TOK_NODE_MODULES_DIR:-/tmp/npm-tok}
 BYTES=$(stat -c %s "$DATA/corpus.txt")
 ENCODINGS=${ENCODINGS:-"cl100k_base o200k_base"}
 PEER_REPS=${PEER_REPS:-3}
+MNEMO_REPS=${MNEMO_REPS:-5}
+MNEMO_ARGS=${MNEMO_ARGS:-}
 mkdir -p "$(dirname "$OUT")"
 : > "$OUT.raw"
 for r in $(seq 1 "$RUNS"); do
     for m in "$@"; do
         for e in $ENCODINGS; do
-            s=$(date +%s%N)
-            n=$("$m" tokens --encoding $e "$DATA/corpus.txt")
-            t=$(date +%s%N)
-            echo "mnemo-cli bin=$m enc=$e tokens=$n mbs=$(python3 -c "print(round($BYTES/(($t-$s)/1e9)/1e6,2))")" >> "$OUT.raw"
+            for k in $(seq 1 "$MNEMO_REPS"); do
+                s=$(date +%s%N)
+                n=$("$m" tokens --encoding $e $MNEMO_ARGS "$DATA/corpus.txt")
+                t=$(date +%s%N)
+                echo "mnemo-cli bin=$m enc=$e tokens=$n mbs=$(python3 -c "print(round($BYTES/(($t-$s)/1e9)/1e6,2))")" >> "$OUT.raw"
+            done
         done
     done
     for p in gpt-tokenizer tiktoken; do
@@ -42,7 +48,7 @@ for r in $(seq 1 "$RUNS"); do
             echo "peer=$p enc=$e $(node "$SHARED/bench_tok.cjs" $p $e "$DATA" "$PEER_REPS")" >> "$OUT.raw"
         done
     done
-    echo "run_cli_tokens: round $r of $RUNS done" >&2
+    echo "run_cli_tokens: round $r of $RUNS done (load average $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 done
 python3 - "$OUT.raw" <<'PY' | tee "$OUT"
 import re, statistics, sys

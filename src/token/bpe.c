@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -519,6 +520,87 @@ static size_t bpe_count(const mn_tokenizer *tk, const char *text, size_t len)
         total += k ? k : j - i; /* out of memory on a huge piece: one token a byte, an upper bound */
         i = j;
     }
+    return total;
+}
+
+/* ---- counting on several threads ------------------------------------------------------------- */
+
+#define MAX_PARTS 1024
+#define MAX_WORKERS 256
+
+struct chunk_run {
+    const mn_tokenizer *tk;
+    const char *text;
+    const size_t *cut; /* part k is text[cut[k] .. cut[k+1]) */
+    unsigned n;
+    atomic_uint next;  /* the next part nobody has taken */
+    size_t count[MAX_PARTS];
+};
+
+/* A worker takes parts in order until none is left. */
+static void *chunk_work(void *user)
+{
+    struct chunk_run *r = user;
+    unsigned k;
+    while ((k = atomic_fetch_add(&r->next, 1)) < r->n)
+        r->count[k] = bpe_count(r->tk, r->text + r->cut[k], r->cut[k + 1] - r->cut[k]);
+    return NULL;
+}
+
+size_t mn__bpe_count_chunks(const mn_tokenizer *tk, const char *text, size_t len, unsigned parts, unsigned threads,
+                            unsigned *used)
+{
+    const uint8_t *s = (const uint8_t *)text;
+    if (parts > MAX_PARTS)
+        parts = MAX_PARTS;
+    if (parts < 1 || !mn_bpe_is(tk))
+        parts = 1;
+    /* each cut is the first safe one at or after its target k * len / parts */
+    size_t *cut = malloc((parts + 1) * sizeof *cut);
+    struct chunk_run *r = parts > 1 ? malloc(sizeof *r) : NULL;
+    if (!cut || !r) {
+        free(cut);
+        free(r);
+        if (used)
+            *used = 1;
+        return bpe_count(tk, text, len);
+    }
+    unsigned n = 0;
+    cut[0] = 0;
+    for (unsigned k = 1; k < parts; k++) {
+        size_t b = (size_t)((unsigned long long)len * k / parts);
+        if (b <= cut[n])
+            b = cut[n] + 1;
+        while (b < len && !mn__pretok_safe_cut(s, len, b))
+            b++;
+        if (b >= len)
+            break; /* no safe cut left: the rest is one part */
+        cut[++n] = b;
+    }
+    cut[++n] = len;
+    if (used)
+        *used = n;
+    r->tk = tk;
+    r->text = text;
+    r->cut = cut;
+    r->n = n;
+    atomic_init(&r->next, 0);
+    if (threads > n)
+        threads = n;
+    if (threads > MAX_WORKERS)
+        threads = MAX_WORKERS;
+    pthread_t th[MAX_WORKERS];
+    unsigned started = 0;
+    while (started + 1 < threads && pthread_create(&th[started], NULL, chunk_work, r) == 0)
+        started++;
+    chunk_work(r); /* this thread works too, and alone when no thread could start */
+    for (unsigned k = 0; k < started; k++)
+        pthread_join(th[k], NULL);
+    size_t total = 0;
+    for (unsigned k = 0; k < n; k++)
+        total += r->count[k];
+    free(cut);
+    free(r);
     return total;
 }
 

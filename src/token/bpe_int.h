@@ -53,6 +53,12 @@ size_t mn__pretok_next(enum mn_pretok_kind kind, const uint8_t *s, size_t len, s
  * subpart is one MN_UC_OTHER character. */
 unsigned mn__utf8_class(const uint8_t *s, size_t len, size_t i, unsigned *clen);
 
+/* Non-zero when both encodings' splits of s[0..len) have a piece boundary at b (0 < b < len) that
+ * does not depend on the text on the other side: s[b-1] is LF and s[b] neither white space nor
+ * '/', or s[b-1] is an ASCII digit and s[b] no number. Counting s[0..b) and s[b..len) apart then
+ * sums to the count of the whole (pretok.c has the argument). */
+int mn__pretok_safe_cut(const uint8_t *s, size_t len, size_t b);
+
 /* ---- the rank table ------------------------------------------------------------------------- */
 
 #define MN_BPE_NO_RANK UINT32_MAX
@@ -94,5 +100,13 @@ const struct mn_bpe *mn__bpe_of(const mn_tokenizer *tk);
  * memory for a long piece cannot be had. Pieces up to 96 bytes use tiktoken's O(n^2) loop, longer
  * ones a heap; `force_large` takes the heap for any length (tests compare the two). */
 size_t mn__bpe_merge(const struct mn_bpe *bpe, const uint8_t *piece, size_t len, uint32_t *ids, int force_large);
+
+/* The count of a BPE tokenizer's text cut into up to `parts` parts (at most 1024) at safe cuts:
+ * the first at or after each k * len / parts (none left: fewer parts). `threads` threads (this
+ * one included; at most 256) take the parts in turn, and the parts' counts are summed: equal to
+ * mn_token_count for every parts and threads >= 1. *used (may be NULL) gets the number of parts.
+ * For mn_token_count_threads and the tests. */
+size_t mn__bpe_count_chunks(const mn_tokenizer *tk, const char *text, size_t len, unsigned parts, unsigned threads,
+                            unsigned *used);
 
 #endif

@@ -261,3 +261,42 @@ size_t mn__pretok_next(enum mn_pretok_kind kind, const uint8_t *s, size_t len, s
 {
     return kind == MN_PRETOK_O200K ? o200k_next(s, len, pos) : cl100k_next(s, len, pos);
 }
+
+/* Whether every split of s[0..len) by either encoding's regex has a piece boundary at b, with
+ * the pieces of s[0..b) and s[b..len) the same as those of the whole text on each side (so the
+ * two halves can be counted apart and summed). Two cases, each true for both regexes:
+ *
+ *   s[b-1] is LF and s[b] is neither white space (\s, CR and LF included) nor '/'. The only
+ *   alternatives whose match can hold a CR or LF are the punctuation run's tail [\r\n]*
+ *   ([\r\n/]* in o200k) and the white-space ones: X, the optional prefix of the letter
+ *   alternatives, excludes CR/LF, and no letter, digit, punctuation or contraction class holds
+ *   it. The tail is greedy with nothing after it, so it stops right before s[b]; a white-space
+ *   run that holds the LF ends at b (s[b] is no \s), and \s*[\r\n]+ matches it up to its last
+ *   CR/LF, which is s[b-1]. So the piece holding s[b-1] ends at b.
+ *
+ *   s[b-1] is an ASCII digit and s[b] is no \p{N}. The only alternative that can match a digit
+ *   is \p{N}{1,3} (X and the punctuation class exclude \p{N}), so the piece holding s[b-1] is
+ *   digits only and ends at or before b.
+ *
+ * Neither regex looks behind, so the matches from b on do not depend on s[0..b). Cutting the
+ * text at b changes no earlier piece either: the only matchers that read past s[b-1] are the
+ * ones above that stop on s[b] (the CR/LF tail, the white-space run, which holds an LF so
+ * \s+(?!\S) is never tried, and \p{N}{1,3}), and the end of the text stops them at the same
+ * place. s[b-1] is ASCII, so s[b] starts a character in both the whole text and its tail.
+ * tests/unit/test_token_par.c checks every position of random texts against the whole split. */
+int mn__pretok_safe_cut(const uint8_t *s, size_t len, size_t b)
+{
+    if (b == 0 || b >= len)
+        return 0;
+    uint8_t p = s[b - 1];
+    unsigned l, c;
+    if (p == '\n') {
+        if (s[b] == '/')
+            return 0;
+        c = cls_at(s, len, b, &l);
+        return c != MN_UC_WS && c != MN_UC_CRLF;
+    }
+    if (p >= '0' && p <= '9')
+        return cls_at(s, len, b, &l) != MN_UC_N;
+    return 0;
+}

@@ -4,9 +4,11 @@
  */
 #include "token/token.h"
 #include "token/bpe.h"
+#include "token/bpe_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/err.h"
 #include "util/banned.h"
@@ -64,6 +66,22 @@ mn_status mn_token_open(const char *name, const char *data_dir, mn_tokenizer **o
 }
 
 size_t mn_token_count(const mn_tokenizer *tk, const char *text, size_t len) { return tk->vt->count(tk, text, len); }
+
+size_t mn_token_count_threads(const mn_tokenizer *tk, const char *text, size_t len, unsigned threads)
+{
+    if (len < MN_TOKEN_PAR_MIN || threads == 1 || !mn_bpe_is(tk))
+        return mn_token_count(tk, text, len);
+    if (threads == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (unsigned)cores : 1;
+    }
+    if (threads == 1)
+        return mn_token_count(tk, text, len);
+    size_t parts = len / MN_TOKEN_PAR_PART;
+    if (parts < 4 * (size_t)threads) /* at least 4 parts a thread, to even out their speeds */
+        parts = 4 * (size_t)threads;
+    return mn__bpe_count_chunks(tk, text, len, parts > 1024 ? 1024 : (unsigned)parts, threads, NULL);
+}
 
 const char *mn_token_name(const mn_tokenizer *tk) { return tk->name; }
 
