@@ -227,6 +227,7 @@ _PROTOTYPES = {
     "mn_state_set_plan": (c_int, [c_void_p, c_char_p, c_char_p]),
     "mn_state_clear": (c_int, [c_void_p, c_char_p]),
     "mn_count_tokens": (c_int, [c_char_p, c_char_p, c_size_t, _P(c_size_t)]),
+    "mn_count_tokens_threads": (c_int, [c_char_p, c_char_p, c_size_t, c_uint, _P(c_size_t)]),
     "mn_encode_tokens": (c_int, [c_char_p, c_char_p, c_size_t, _P(_P(c_uint32)), _P(c_size_t)]),
     "mn_reindex_tokens": (c_int, [c_void_p, PROGRESS_FN, c_void_p, _P(c_int64)]),
     "mn_migrate": (c_int, [c_char_p, c_char_p, c_void_p, c_int, PROGRESS_FN, c_void_p, _P(MnImportStats)]),

@@ -994,11 +994,15 @@ def version() -> str:
     return _lib.load().mn_version().decode()
 
 
-def count_tokens(text: Union[str, bytes], encoding: str = "cl100k_base") -> int:
-    """Tokens of text in an encoding ("cl100k_base", "o200k_base" or "heuristic")."""
+def count_tokens(text: Union[str, bytes], encoding: str = "cl100k_base", threads: int = 0) -> int:
+    """Tokens of text in an encoding ("cl100k_base", "o200k_base" or "heuristic"). A text of
+    1 MiB or more counts on `threads` threads (0: every online core; 1: this one), with the same
+    result."""
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads <= 1024:
+        raise ValueError("threads: must be an integer from 0 to 1024")
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     n = c_size_t()
-    _check(_lib.load().mn_count_tokens(_b(encoding, "encoding"), data, len(data), byref(n)))
+    _check(_lib.load().mn_count_tokens_threads(_b(encoding, "encoding"), data, len(data), threads, byref(n)))
     return n.value
 
 

@@ -274,6 +274,11 @@ def test_export_writer_exception_propagates(mem):
 
 def test_tokens_and_stats(mem, backend):
     assert mnemo.count_tokens("hello world", "heuristic") == 3
+    big = "alpha beta 12345\ngamma delta\n" * 50000  # 1.4 MB: cut and counted on several threads
+    enc = mem.tokenizer  # cl100k_base where the rank files are installed
+    assert mnemo.count_tokens(big, enc, threads=3) == mnemo.count_tokens(big, enc, threads=1) > 0
+    with pytest.raises(ValueError):
+        mnemo.count_tokens("x", "heuristic", threads=-1)
     with pytest.raises(mnemo.Invalid):
         mnemo.count_tokens("x", "nope")
     assert mem.count_tokens("abcdefgh") >= 1
