@@ -180,6 +180,6 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
  * handle (postgres/pg.c). */
 mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store **out);
 
-#define MN_SCHEMA_VERSION 6
+#define MN_SCHEMA_VERSION 7
 
 #endif

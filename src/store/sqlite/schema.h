@@ -59,6 +59,11 @@
  *             beside each version and deleted with it (porter + unicode61, as messages_fts).
  *   memory_vectors  vid → memories ON DELETE CASCADE, dim, vector (dim little-endian f32,
  *             unit length) from the configured embedder.
+ *
+ * Version 7 (the memory vector index; docs/memory.md):
+ *   memory_vector_log  seq AUTOINCREMENT, vid, op (1 stored, 0 removed): written by triggers on
+ *             memory_vectors (a forget's delete cascades into it), read by each process to keep
+ *             its memory vector index ("<db>.memories.hnsw") current, as embed_log for messages.
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -210,6 +215,18 @@ static const char *const mn_sqlite_migrations[] = {
     "  vid INTEGER PRIMARY KEY REFERENCES memories(vid) ON DELETE CASCADE,"
     "  dim INTEGER NOT NULL,"
     "  vector BLOB NOT NULL);",
+    /* 6 → 7: the memory vectors' change log (docs/memory.md); the vectors stored before it need no
+     * rows: a memory index is built from a full scan when there is none */
+    "CREATE TABLE memory_vector_log ("
+    "  seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  vid INTEGER NOT NULL,"
+    "  op INTEGER NOT NULL);"
+    "CREATE TRIGGER memory_vectors_log_insert AFTER INSERT ON memory_vectors"
+    "  BEGIN INSERT INTO memory_vector_log (vid, op) VALUES (new.vid, 1); END;"
+    "CREATE TRIGGER memory_vectors_log_update AFTER UPDATE ON memory_vectors"
+    "  BEGIN INSERT INTO memory_vector_log (vid, op) VALUES (new.vid, 1); END;"
+    "CREATE TRIGGER memory_vectors_log_delete AFTER DELETE ON memory_vectors"
+    "  BEGIN INSERT INTO memory_vector_log (vid, op) VALUES (old.vid, 0); END;",
 };
 
 #define MN_SQLITE_SCHEMA_VERSION ((int)(sizeof mn_sqlite_migrations / sizeof mn_sqlite_migrations[0]))
