@@ -651,7 +651,8 @@ static int next_line(struct line_reader *r, const char **line, size_t *len)
     }
 }
 
-static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats *st, int64_t *lineno)
+static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats *st, int64_t *lineno,
+                              size_t *memories)
 {
     const char *line;
     size_t len;
@@ -665,6 +666,7 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
             mn_status mrc = mn__memory_import_line(db, line, len, &added_memory);
             if (mrc)
                 return mrc;
+            *memories += (size_t)added_memory;
             continue;
         }
         struct mn_arena a = MN_ARENA_INIT;
@@ -720,9 +722,10 @@ mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *sta
     struct line_reader r = {read, user, MN_BUF_INIT, 0, 0, MN_OK};
     mn_buf_init(&r.buf, MN_IMPORT_MAX_LINE + 65536);
     int64_t lineno = 0;
+    size_t memories = 0;
     rc = db->store->ops->begin(db->store);
     if (!rc) {
-        rc = import_lines(db, &r, &st, &lineno);
+        rc = import_lines(db, &r, &st, &lineno, &memories);
         if (rc) {
             if (lineno > 0)
                 rc = mn__err(rc, "import line %lld: %s", (long long)lineno, mn_errmsg());
@@ -730,6 +733,8 @@ mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *sta
         } else
             rc = db->store->ops->commit(db->store);
     }
+    if (!rc && memories) /* the memory vector index follows, once the rows are committed */
+        mn__memory_index_update(db, 0, memories);
     mn_buf_release(&r.buf);
     if (!rc && stats)
         *stats = st;

@@ -74,7 +74,7 @@ static mn_status forget_memories(mn_db *db, const char *ns, int64_t *count)
         struct ids ids = {calloc(1, sizeof *ids.l), 0};
         if (!ids.l)
             return mn__nomem();
-        mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn_clock_now_ms(), BATCH, 0};
+        mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn_clock_now_ms(), BATCH, 0, NULL, 0};
         mn_status rc = db->store->ops->memory->query(db->store, &sq, collect_id, &ids);
         if (!rc && ids.oom)
             rc = mn__nomem();
@@ -86,6 +86,8 @@ static mn_status forget_memories(mn_db *db, const char *ns, int64_t *count)
                 (*count)++;
         }
         mn_strings_free(&ids.l->pub);
+        if (!rc && n == 0 && *count) /* the memory vector index kept their vectors: it goes */
+            mn__erased_memories(db);
         if (rc || n == 0)
             return rc;
     }

@@ -1,8 +1,8 @@
 /*
  * mnemo_memory.c — the public long-term memory functions of mnemo.h (mn_memory_*): checks,
  * ids and times, versions (a change closes the previous version and writes the next), and
- * search over memories (keyword through the store's FTS5 / tsvector index, semantic as an exact
- * cosine scan of the stored vectors, hybrid by reciprocal rank fusion: engine/memory_search.c).
+ * search over memories (keyword through the store's FTS5 / tsvector index, semantic through the
+ * memory vector index, hybrid by reciprocal rank fusion: engine/memory_search.c).
  * docs/memory.md.
  */
 #include <stdlib.h>
@@ -36,7 +36,7 @@ static mn_status current_version(mn_db *db, const char *canon, mn_memory **out)
     *out = NULL;
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
     q.include_closed = 1;
-    mn_store_memory_query sq = {&q, canon, 0, NULL, 0, mn_clock_now_ms(), 1, 0};
+    mn_store_memory_query sq = {&q, canon, 0, NULL, 0, mn_clock_now_ms(), 1, 0, NULL, 0};
     mn_memories *list = NULL;
     mn_status rc = mn__memory_query_run(db, &sq, &list);
     if (rc)
@@ -86,6 +86,8 @@ static mn_status store_version(mn_db *db, const mn_memory *m, mn_memory **out)
     mn_status rc = embed_text(db, m->text, &vec, &dim);
     if (!rc)
         rc = db->store->ops->memory->write(db->store, m, vec, dim);
+    if (!rc && vec) /* the memory vector index follows (docs/memory.md) */
+        mn__memory_index_update(db, 0, 1);
     free(vec);
     if (rc || !out)
         return rc;
@@ -270,6 +272,8 @@ mn_status mn_memory_forget(mn_db *db, const char *id)
         rc = db->store->ops->memory->forget(db->store, canon, &removed);
     if (!rc && removed == 0)
         rc = mn__err(MN_NOTFOUND, "memory %s: no such memory", canon);
+    if (!rc) /* the memory vector index kept its vectors as tombstones: it goes (erasure.md) */
+        mn__erased_memories(db);
     return rc;
 }
 
@@ -285,7 +289,7 @@ mn_status mn_memory_history(mn_db *db, const char *id, mn_memories **out)
     if (rc)
         return rc;
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    mn_store_memory_query sq = {&q, canon, 1, NULL, 0, mn_clock_now_ms(), 0, 0};
+    mn_store_memory_query sq = {&q, canon, 1, NULL, 0, mn_clock_now_ms(), 0, 0, NULL, 0};
     if ((rc = mn__memory_query_run(db, &sq, out)))
         return rc;
     if ((*out)->count == 0) {
@@ -318,7 +322,7 @@ mn_status mn_memory_list(mn_db *db, const mn_memory_query *q, mn_memories **out)
     if (!q)
         q = &dflt;
     mn_store_memory_query sq = {q, NULL, 0, NULL, 0, mn_clock_now_ms(), q->limit ? q->limit : DEFAULT_LIST_LIMIT,
-                                q->offset};
+                                q->offset, NULL, 0};
     return mn__memory_query_run(db, &sq, out);
 }
 
@@ -427,7 +431,7 @@ static int export_row(void *user, const mn_memory *m, double bm25, const float *
 mn_status mn__memory_export(mn_db *db, mn_write_fn write, void *user)
 {
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn_clock_now_ms(), 0, 0};
+    mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn_clock_now_ms(), 0, 0, NULL, 0};
     struct export_ctx e = {write, user, MN_OK};
     mn_status rc = db->store->ops->memory->query(db->store, &sq, export_row, &e);
     return rc ? rc : e.rc;
@@ -477,6 +481,7 @@ mn_status mn__memory_import_line(mn_db *db, const char *line, size_t len, int *a
 struct copy_ctx {
     mn_db *dst;
     mn_status rc;
+    size_t added;
 };
 
 static int copy_row(void *user, const mn_memory *m, double bm25, const float *vec, uint32_t dim)
@@ -487,14 +492,15 @@ static int copy_row(void *user, const mn_memory *m, double bm25, const float *ve
     struct copy_ctx *c = user;
     int added = 0;
     c->rc = import_version(c->dst, m, &added);
+    c->added += (size_t)added;
     return c->rc != MN_OK;
 }
 
 mn_status mn__memory_copy(mn_db *src, mn_db *dst)
 {
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn_clock_now_ms(), 0, 0};
-    struct copy_ctx c = {dst, MN_OK};
+    mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn_clock_now_ms(), 0, 0, NULL, 0};
+    struct copy_ctx c = {dst, MN_OK, 0};
     mn_status rc = dst->store->ops->begin(dst->store);
     if (rc)
         return rc;
@@ -505,5 +511,7 @@ mn_status mn__memory_copy(mn_db *src, mn_db *dst)
         dst->store->ops->rollback(dst->store);
     else
         rc = dst->store->ops->commit(dst->store);
+    if (!rc && c.added) /* the destination's memory vector index follows */
+        mn__memory_index_update(dst, 0, c.added);
     return rc;
 }

@@ -52,6 +52,9 @@ mn_status mn__session_resume(mn_db *db, const char *ns, mn_session **out);
  * removes their offloaded tool outputs and the saved vector index. */
 void mn__erased_message(mn_db *db, const char *session_id, int64_t seq);
 void mn__erased_sessions(mn_db *db, const mn_strings *ids);
+/* After memories were forgotten: the memory vector index (this handle's and the saved file)
+ * goes, as it keeps their vectors as tombstones; the next writer builds it again. */
+void mn__erased_memories(mn_db *db);
 
 /* ---- context.c: the context pipeline's entry (settings, summariser, offload folder) ---- */
 
@@ -88,6 +91,15 @@ void mn__search_after_append(mn_db *db);
 /* The handle's embedder, opened on first use (MN_UNAVAILABLE when none is configured). */
 struct mn_embedder;
 mn_status mn__search_embedder(mn_db *db, struct mn_embedder **out);
+/* The handle's vector index over memory versions ("<db>.memories.hnsw"; search.c). */
+struct mn_vsearch;
+mn_status mn__memory_vsearch(mn_db *db, struct mn_vsearch **out);
+/* The writers' step after memory vectors were stored or removed (`added` of them): the memory
+ * index follows (built from scratch when there is none or `rebuild`). A failure is logged,
+ * never returned: the memories are stored and searches scan what the index lacks. */
+void mn__memory_index_update(mn_db *db, int rebuild, size_t added);
+/* Drops this handle's memory vector index without saving it (erase.c). */
+void mn__memory_index_drop(mn_db *db);
 /* Checks mn_search_filter.metadata (engine/filter.c): a JSON object of at most 16 scalar
  * members with keys of [A-Za-z0-9_.-]; MN_INVALID naming the fault. */
 mn_status mn__check_filter_metadata(const char *metadata);

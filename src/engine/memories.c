@@ -142,7 +142,7 @@ static mn_status find_pinned(mn_db *db, const struct scope *sc, struct mn_memctx
     mn_memory_query mq = MN_MEMORY_QUERY_INIT;
     mq.ns = sc->s->ns;
     mq.pinned = 1;
-    mn_store_memory_query sq = {&mq, NULL, 0, NULL, 0, mn_clock_now_ms(), MAX_CANDIDATES, 0};
+    mn_store_memory_query sq = {&mq, NULL, 0, NULL, 0, mn_clock_now_ms(), MAX_CANDIDATES, 0, NULL, 0};
     mn_status rc = mn__memory_query_run(db, &sq, &mc->pinned);
     if (!rc)
         keep_in_scope(sc, mc->pinned, 0);

@@ -1,8 +1,8 @@
 /*
  * memory_search.c — reading long-term memories (docs/memory.md): a store query collected into a
- * list, and search over memories: keyword through the store's FTS5 / tsvector index, semantic as
- * an exact cosine scan of the stored vectors of the memories that pass the filters, hybrid by
- * reciprocal rank fusion. Used by mn_memory_* and by memories in a context (memories.c).
+ * list, and search over memories: keyword through the store's FTS5 / tsvector index, semantic
+ * through the memory vector index (search/vindex.c; an exact cosine scan until one is built),
+ * hybrid by reciprocal rank fusion. Used by mn_memory_* and by memories in a context (memories.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -76,7 +76,7 @@ mn_status mn__memory_query_run(mn_db *db, const mn_store_memory_query *sq, mn_me
     return rc;
 }
 
-/* Semantic: an exact scan of the vectors of the memories that pass the filters. */
+/* The exact scan of the vectors of the memories that pass the filters. */
 struct scan {
     const float *q;
     uint32_t dim;
@@ -124,37 +124,182 @@ static int scan_row(void *user, const mn_memory *m, double bm25, const float *ve
     return 0;
 }
 
+static mn_memories *list_new(size_t cap)
+{
+    mn_memories *l = calloc(1, sizeof *l);
+    if (l)
+        l->item_size = sizeof(mn_memory);
+    if (l && !(l->items = calloc(cap ? cap : 1, sizeof *l->items))) {
+        free(l);
+        l = NULL;
+    }
+    return l;
+}
+
+/* The exact scan of every vector of the memories that pass the filters: when there is no index
+ * yet (a writer builds it), or it cannot answer (its vectors have another dimension). */
+static mn_status exact(mn_db *db, const float *qv, uint32_t dim, const mn_memory_query *q, size_t k,
+                       mn_memories **out)
+{
+    mn_memories *best = list_new(k);
+    if (!best)
+        return mn__nomem();
+    struct scan s = {qv, dim, best, k, MN_OK};
+    mn_store_memory_query sq = {q, NULL, 0, NULL, 1, mn_clock_now_ms(), 0, 0, NULL, 0};
+    mn_status rc = db->store->ops->memory->query(db->store, &sq, scan_row, &s);
+    if (!rc)
+        rc = s.rc;
+    if (rc)
+        mn__memories_list_free(best);
+    else
+        *out = best;
+    return rc;
+}
+
+/* The rows of the hits that pass the filters, best first, at most k, with the hits' scores. */
+struct by_hit {
+    mn_memories *list;
+    const struct mn_index_hit *hits;
+    size_t k;
+    mn_status rc;
+};
+
+static int take_hit(void *user, const mn_memory *m, double pos, const float *vec, uint32_t dim)
+{
+    (void)vec;
+    (void)dim;
+    struct by_hit *b = user;
+    if (b->list->count == b->k)
+        return 1;
+    mn_memory *dst = &b->list->items[b->list->count];
+    if ((b->rc = mn_fact_copy(dst, m)))
+        return 1;
+    dst->score = b->hits[(size_t)pos].score;
+    b->list->count++;
+    return 0;
+}
+
+static mn_status rows_of(mn_db *db, const mn_store_memory_query *filter, const struct mn_index_hit *hits, size_t n,
+                         size_t k, mn_memories **out)
+{
+    *out = NULL;
+    int64_t *vids = malloc((n ? n : 1) * sizeof *vids);
+    mn_memories *list = list_new(k);
+    mn_status rc = vids && list ? MN_OK : mn__nomem();
+    for (size_t i = 0; !rc && i < n; i++)
+        vids[i] = hits[i].id;
+    mn_store_memory_query sq = *filter;
+    sq.vids = vids;
+    sq.n_vids = n;
+    struct by_hit b = {list, hits, k, MN_OK};
+    if (!rc)
+        rc = db->store->ops->memory->query(db->store, &sq, take_hit, &b);
+    if (!rc)
+        rc = b.rc;
+    free(vids);
+    if (rc)
+        mn__memories_list_free(list);
+    else
+        *out = list;
+    return rc;
+}
+
+/* Semantic: the memory vector index (search/vindex.c over memory_vectors, the same machinery as
+ * messages'). Filters never under-return: a scope (namespace, user, agent, session, kind,
+ * metadata, pinned) hands the index the ids of the versions that pass it (an exact scan of them
+ * when at most 50,000); without one, the nearest hits are over-fetched and checked against the
+ * time filters (current, not closed, or as of), fetching more until k pass or every vector was
+ * seen, else the ids that pass. No index yet: the exact scan of the stored vectors. */
+#define OVERFETCH_MIN 32
+
+struct mem_filter {
+    mn_db *db;
+    const mn_store_memory_query *sq;
+};
+
+static mn_status mem_filter_ids(void *arg, mn_store_score_fn fn, void *user)
+{
+    struct mem_filter *f = arg;
+    return f->db->store->ops->memory->vec_filter(f->db->store, f->sq, fn, user);
+}
+
+static int scoped(const mn_memory_query *q)
+{
+    return q->ns || q->user_id || q->agent_id || q->session_id || q->kind || q->metadata || q->pinned >= 0;
+}
+
+static mn_status indexed(mn_db *db, struct mn_vsearch *mvs, const float *qv, uint32_t dim, const mn_memory_query *q,
+                         size_t k, mn_memories **out)
+{
+    mn_store_memory_query sq = {q, NULL, 0, NULL, 0, mn_clock_now_ms(), 0, 0, NULL, 0};
+    size_t cap = k > MN_INDEX_MAX_K ? k : MN_INDEX_MAX_K;
+    struct mn_index_hit *hits = malloc(cap * sizeof *hits);
+    if (!hits)
+        return mn__nomem();
+    mn_status rc = MN_OK;
+    size_t n = 0;
+    struct mn_vsearch_info info = {0, 0, 0};
+    int done = 0;
+    /* no scope: over-fetch, check the time filters */
+    for (size_t want = k * 2 > OVERFETCH_MIN ? k * 2 : OVERFETCH_MIN; !rc && !done && !scoped(q); want *= 4) {
+        if (want > MN_INDEX_MAX_K)
+            want = MN_INDEX_MAX_K;
+        if ((rc = mn_vsearch_query_ids(mvs, qv, dim, want, NULL, NULL, hits, &n, &info)))
+            break;
+        if (info.truncated) {
+            rc = MN_CONFLICT; /* the index is far behind: the exact scan answers */
+            break;
+        }
+        if ((rc = rows_of(db, &sq, hits, n, k, out)))
+            break;
+        if ((*out)->count >= k || n < want) /* k passed, or every vector was seen */
+            done = 1;
+        else if (want == MN_INDEX_MAX_K)
+            break;
+        if (!done) {
+            mn__memories_list_free(*out);
+            *out = NULL;
+        }
+    }
+    /* a scope, or few pass: the ids that pass are the index's candidates (or its accept filter) */
+    if (!rc && !done) {
+        struct mem_filter f = {db, &sq};
+        rc = mn_vsearch_query_ids(mvs, qv, dim, k, mem_filter_ids, &f, hits, &n, &info);
+        if (!rc && info.truncated)
+            rc = MN_CONFLICT;
+        if (!rc)
+            rc = rows_of(db, &sq, hits, n, k, out);
+    }
+    free(hits);
+    return rc;
+}
+
 static mn_status semantic(mn_db *db, const char *query, const mn_memory_query *q, size_t k, mn_memories **out)
 {
     *out = NULL;
     float *qv = NULL;
     uint32_t dim = 0;
     mn_embedder *e = NULL;
+    struct mn_vsearch *mvs = NULL;
     mn_status rc = mn__search_embedder(db, &e);
     if (!rc)
         rc = mn_embed_texts_alloc(e, &query, 1, &qv, &dim);
-    if (rc)
-        return rc;
-    mn_memories *best = calloc(1, sizeof *best);
-    if (best)
-        best->item_size = sizeof(mn_memory);
-    if (best)
-        best->items = calloc(k, sizeof *best->items);
-    if (!best || !best->items) {
-        free(qv);
-        mn__memories_list_free(best);
-        return mn__nomem();
-    }
-    struct scan s = {qv, dim, best, k, MN_OK};
-    mn_store_memory_query sq = {q, NULL, 0, NULL, 1, mn_clock_now_ms(), 0, 0};
-    rc = db->store->ops->memory->query(db->store, &sq, scan_row, &s);
     if (!rc)
-        rc = s.rc;
+        rc = mn__memory_vsearch(db, &mvs);
+    if (rc) {
+        free(qv);
+        return rc;
+    }
+    if (mn_vsearch_ready(mvs) && k <= MN_INDEX_MAX_K) {
+        rc = indexed(db, mvs, qv, dim, q, k, out);
+        if (rc == MN_CONFLICT) { /* another dimension than the index's, or the index far behind */
+            mn__err_clear();
+            rc = exact(db, qv, dim, q, k, out);
+        }
+    } else {
+        rc = exact(db, qv, dim, q, k, out);
+    }
     free(qv);
-    if (rc)
-        mn__memories_list_free(best);
-    else
-        *out = best;
     return rc;
 }
 
@@ -170,7 +315,7 @@ static mn_status keyword(mn_db *db, const char *query, const mn_memory_query *q,
             (*out)->item_size = sizeof(mn_memory);
         rc = *out ? MN_OK : mn__nomem();
     } else if (!rc) {
-        mn_store_memory_query sq = {q, NULL, 0, match.data, 0, mn_clock_now_ms(), k, 0};
+        mn_store_memory_query sq = {q, NULL, 0, match.data, 0, mn_clock_now_ms(), k, 0, NULL, 0};
         rc = mn__memory_query_run(db, &sq, out);
     }
     mn_buf_release(&match);

@@ -17,6 +17,7 @@
 #include "memory/message.h"
 #include "search/search.h"
 #include "store/records.h"
+#include "store/store_memory.h"
 #include "store/store_search.h"
 #include "util/buf.h"
 #include "util/clock.h"
@@ -30,6 +31,7 @@ struct mn_search_state {
     pthread_mutex_t lock; /* guards emb and vs creation */
     mn_embedder *emb;
     mn_vsearch *vs;
+    mn_vsearch *mvs; /* over memory versions' vectors ("<db>.memories.hnsw") */
 };
 
 int mn__embedder_configured(mn_db *db) { return strcmp(db->settings.embedder_name, "none") != 0; }
@@ -52,6 +54,7 @@ void mn__search_close(mn_db *db)
     if (!db->search)
         return;
     mn_vsearch_free(db->search->vs);
+    mn_vsearch_free(db->search->mvs);
     mn_embed_free(db->search->emb);
     pthread_mutex_destroy(&db->search->lock);
     free(db->search);
@@ -87,24 +90,54 @@ static mn_status get_embedder(mn_db *db, mn_embedder **out)
 
 mn_status mn__search_embedder(mn_db *db, struct mn_embedder **out) { return get_embedder(db, out); }
 
-static mn_status get_vsearch(mn_db *db, mn_vsearch **out)
+/* The handle's index over messages' vectors (memory = 0) or memory versions' (memory = 1): the
+ * same machinery (search/vindex.c) over two sources, with the same settings. */
+static mn_status get_index(mn_db *db, int memory, mn_vsearch **out)
 {
     mn_status rc = MN_OK;
     pthread_mutex_lock(&db->search->lock);
-    if (!db->search->vs) {
+    mn_vsearch **slot = memory ? &db->search->mvs : &db->search->vs;
+    if (!*slot) {
         struct mn_index_params p = MN_INDEX_PARAMS_INIT;
         p.M = (uint32_t)db->settings.search_hnsw_m;
         p.ef_construction = (uint32_t)db->settings.search_hnsw_ef_construction;
         p.ef_search = (uint32_t)db->settings.search_hnsw_ef_search;
         if (strcmp(db->settings.search_quantize, "int8") == 0)
             p.quant = MN_INDEX_INT8; /* codes in memory; re-ranked on the stored float vectors */
-        rc = mn_vsearch_new(db->store, db->path, &p, &db->search->vs);
+        const struct mn_store_memory_ops *m = db->store->ops->memory;
+        struct mn_vsource src = {".memories.hnsw", m->vec_scan, m->vec_changes, m->vec_get};
+        rc = memory ? mn_vsearch_new_source(db->store, db->path, &p, &src, slot)
+                    : mn_vsearch_new(db->store, db->path, &p, slot);
         if (!rc)
-            mn_vsearch_set_threads(db->search->vs, (unsigned)db->settings.search_index_threads);
+            mn_vsearch_set_threads(*slot, (unsigned)db->settings.search_index_threads);
     }
-    *out = db->search->vs;
+    *out = *slot;
     pthread_mutex_unlock(&db->search->lock);
     return rc;
+}
+
+static mn_status get_vsearch(mn_db *db, mn_vsearch **out) { return get_index(db, 0, out); }
+
+mn_status mn__memory_vsearch(mn_db *db, mn_vsearch **out) { return get_index(db, 1, out); }
+
+void mn__memory_index_drop(mn_db *db)
+{
+    pthread_mutex_lock(&db->search->lock);
+    if (db->search->mvs)
+        mn_vsearch_drop(db->search->mvs);
+    pthread_mutex_unlock(&db->search->lock);
+}
+
+void mn__memory_index_update(mn_db *db, int rebuild, size_t added)
+{
+    mn_vsearch *mvs = NULL;
+    mn_status rc = get_index(db, 1, &mvs);
+    if (!rc)
+        rc = mn_vsearch_update(mvs, rebuild, added);
+    if (rc) { /* the memories are stored; searches scan what the index lacks, the next writer retries */
+        mn__log(MN_LOG_WARN, "%s: the memory vector index was not updated: %s", db->store->label, mn_errmsg());
+        mn__err_clear();
+    }
 }
 
 /* ---- embedding ------------------------------------------------------------------------------- */
@@ -213,6 +246,8 @@ mn_status mn__embed_pending(mn_db *db, size_t max, int64_t *done)
     mn_status rc = drain(db, max, NULL, NULL, 0, done);
     if (!rc) /* also catches up with vectors other processes stored */
         rc = update_index(db, 0, *done);
+    if (!rc) /* and the memory index with memories other processes stored */
+        mn__memory_index_update(db, 0, 0);
     return rc;
 }
 
@@ -231,6 +266,8 @@ mn_status mn__embed_fill(mn_db *db, int reset, mn_progress_fn progress, void *us
         rc = drain(db, 0, progress, user, queued, done);
     if (!rc) /* a reindex replaced every vector: built again from scratch */
         rc = update_index(db, reset, *done);
+    if (!rc) /* the memory index too (from scratch on a reindex) */
+        mn__memory_index_update(db, reset, 0);
     return rc;
 }
 

@@ -13,6 +13,7 @@
 #include "index/index.h"
 #include "mnemo.h"
 #include "store/store.h"
+#include "store/store_search.h"
 #include "util/buf.h"
 
 #define MN_FTS_MAX_TERMS 64 /* terms of a query that count; the rest are ignored */
@@ -38,11 +39,26 @@ mn_status mn_rrf(const struct mn_ranked *a, size_t na, const struct mn_ranked *b
 
 typedef struct mn_vsearch mn_vsearch;
 
+/* Where an index's vectors come from (store_search.h's types): every stored vector with the
+ * change log position it reflects, the log's changes after a position, one vector. suffix names
+ * the saved file beside the database (".hnsw" for messages, ".memories.hnsw" for memories). */
+struct mn_vsource {
+    const char *suffix;
+    mn_status (*scan)(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq);
+    mn_status (*changes)(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last);
+    mn_status (*get)(mn_store *st, int64_t id, float *out, uint32_t dim);
+};
+/* A filter as the ids passing it, handed to fn (any order). */
+typedef mn_status (*mn_vfilter_fn)(void *arg, mn_store_score_fn fn, void *user);
+
 /* A vector index for the database at db_path (NULL or ":memory:": not persisted; the file is
  * db_path + ".hnsw"). Nothing is opened until the first query or update. params: the graph's M
  * and ef_construction (used when the index is built; a saved file keeps its own) and ef_search
  * (applied to every search); dim is filled in later. */
 mn_status mn_vsearch_new(mn_store *st, const char *db_path, const struct mn_index_params *params, mn_vsearch **out);
+/* The same over another source (the file is db_path + src->suffix). */
+mn_status mn_vsearch_new_source(mn_store *st, const char *db_path, const struct mn_index_params *params,
+                                const struct mn_vsource *src, mn_vsearch **out);
 /* Saves the index when this handle changed it (and the file on disk is older), frees. */
 void mn_vsearch_free(mn_vsearch *v);
 /* Cores a build from scratch uses (0: all). */
@@ -65,6 +81,16 @@ struct mn_vsearch_info {
  * reflects, an exact scan for the rest. info may be NULL. */
 mn_status mn_vsearch_query(mn_vsearch *v, const float *q, uint32_t dim, size_t k, const mn_search_filter *f,
                            struct mn_index_hit *hits, size_t *n, struct mn_vsearch_info *info);
+/* The same with the filter given as the ids passing it (filter NULL: every vector): at most
+ * 50,000 ids are the index's candidates (an exact scan of them), more an accept filter. */
+mn_status mn_vsearch_query_ids(mn_vsearch *v, const float *q, uint32_t dim, size_t k, mn_vfilter_fn filter,
+                               void *filter_arg, struct mn_index_hit *hits, size_t *n, struct mn_vsearch_info *info);
+/* 1 when there is an index (this handle's, or a saved file, mapped now); 0: a query would scan
+ * every stored vector until a writer builds one. */
+int mn_vsearch_ready(mn_vsearch *v);
+/* Frees the index without saving it (after an erase: it keeps the erased vectors as tombstones);
+ * the next update builds it again, or maps a file saved since. */
+void mn_vsearch_drop(mn_vsearch *v);
 /* Live vectors in the index. */
 size_t mn_vsearch_count(mn_vsearch *v);
 /* Saves now (when changed). */

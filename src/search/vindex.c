@@ -1,7 +1,9 @@
 /*
- * vindex.c — the per-handle vector index over the stored vectors. The database is the truth;
- * "<db>.hnsw" is a cache with a small state file "<db>.hnsw.state" naming the embed_log
- * position it reflects and the checksum of the index file it belongs to.
+ * vindex.c — the per-handle vector index over a kind of stored vectors (a source: messages'
+ * embeddings with embed_log, or memory versions' memory_vectors with memory_vector_log). The
+ * database is the truth; "<db>.hnsw" (messages) or "<db>.memories.hnsw" (memories) is a cache
+ * with a small state file ("….state") naming the change log position it reflects and the
+ * checksum of the index file it belongs to.
  *
  * Writers (mn_vsearch_update: after vectors are stored by mn_embed_pending, backfill, reindex,
  * the server's embedding worker) keep the index current: they build it from scratch on every
@@ -39,6 +41,7 @@
 struct mn_vsearch {
     pthread_mutex_t lock;
     mn_store *st;
+    struct mn_vsource src;
     struct mn_index_params params; /* for new indexes; ef_search for every search */
     char *path; /* NULL: in memory only */
     mn_index *ix;
@@ -50,29 +53,38 @@ struct mn_vsearch {
     unsigned threads;  /* for builds from scratch; 0 = every core */
 };
 
-mn_status mn_vsearch_new(mn_store *st, const char *db_path, const struct mn_index_params *params, mn_vsearch **out)
+mn_status mn_vsearch_new_source(mn_store *st, const char *db_path, const struct mn_index_params *params,
+                                const struct mn_vsource *src, mn_vsearch **out)
 {
     *out = NULL;
     mn_vsearch *v = calloc(1, sizeof *v);
     if (!v)
         return mn__nomem();
     v->st = st;
+    v->src = *src;
     v->params = *params;
     v->saved_at = -1;
     /* a database without a file of this machine (PostgreSQL, in memory) has no place to keep
      * the index beside: memory only, built by this process's writers */
     if (db_path && mn_store_target_local(db_path)) {
         const char *file = mn_store_target_path(db_path);
-        size_t n = strlen(file) + 8;
+        size_t n = strlen(file) + strlen(src->suffix) + 1;
         if (!(v->path = malloc(n))) {
             free(v);
             return mn__nomem();
         }
-        snprintf(v->path, n, "%s.hnsw", file);
+        snprintf(v->path, n, "%s%s", file, src->suffix);
     }
     pthread_mutex_init(&v->lock, NULL);
     *out = v;
     return MN_OK;
+}
+
+mn_status mn_vsearch_new(mn_store *st, const char *db_path, const struct mn_index_params *params, mn_vsearch **out)
+{
+    const struct mn_store_search_ops *o = st->ops->search;
+    struct mn_vsource src = {".hnsw", o->vec_scan, o->vec_changes, o->vec_get};
+    return mn_vsearch_new_source(st, db_path, params, &src, out);
 }
 
 void mn_vsearch_set_threads(mn_vsearch *v, unsigned threads)
@@ -199,7 +211,7 @@ static mn_status save_locked(mn_vsearch *v)
 static int fetch_vector(void *user, int64_t id, float *out)
 {
     mn_vsearch *v = user;
-    return v->st->ops->search->vec_get(v->st, id, out, v->dim) != MN_OK;
+    return v->src.get(v->st, id, out, v->dim) != MN_OK;
 }
 
 static void adopt(mn_vsearch *v, mn_index *ix, uint32_t dim, int64_t seq)
@@ -303,7 +315,7 @@ static mn_status build(mn_vsearch *v)
 {
     struct collect c = {NULL, NULL, 0, 0, 0, MN_OK};
     int64_t seq = 0;
-    mn_status rc = v->st->ops->search->vec_scan(v->st, collect_vec, &c, &seq);
+    mn_status rc = v->src.scan(v->st, collect_vec, &c, &seq);
     if (!rc)
         rc = c.rc;
     mn_index *ix = NULL;
@@ -362,7 +374,7 @@ static mn_status catch_up(mn_vsearch *v, int rebuild)
         return build(v);
     struct change_ctx c = {v, MN_OK, 0};
     int64_t last = v->applied;
-    mn_status rc = v->st->ops->search->vec_changes(v->st, v->applied, apply_change, &c, &last);
+    mn_status rc = v->src.changes(v->st, v->applied, apply_change, &c, &last);
     v->applied = last;
     if (!rc)
         rc = c.rc;
@@ -410,6 +422,18 @@ mn_status mn_vsearch_update(mn_vsearch *v, int rebuild, size_t added)
     }
     pthread_mutex_unlock(&v->lock);
     return rc;
+}
+
+void mn_vsearch_drop(mn_vsearch *v)
+{
+    pthread_mutex_lock(&v->lock);
+    mn_index_free(v->ix);
+    v->ix = NULL;
+    v->dim = 0;
+    v->applied = 0;
+    v->saved_at = -1;
+    v->opened = 0;
+    pthread_mutex_unlock(&v->lock);
 }
 
 size_t mn_vsearch_count(mn_vsearch *v)
@@ -501,10 +525,6 @@ static int hs_add(struct hashset *h, int64_t id)
     return 1;
 }
 
-static int filtering(const mn_search_filter *f)
-{
-    return f && (f->session_id || f->ns || f->role >= 0 || f->since || f->until || f->metadata);
-}
 
 /* Hits are ordered best first, ties by smaller id. */
 static int worse(const struct mn_index_hit *a, const struct mn_index_hit *b)
@@ -613,8 +633,20 @@ static int accept_id(void *user, int64_t id)
     return !hs_has(a->hidden, id) && (!a->filter || in_sorted(a->filter, id));
 }
 
-mn_status mn_vsearch_query(mn_vsearch *v, const float *q, uint32_t dim, size_t k, const mn_search_filter *f,
-                           struct mn_index_hit *hits, size_t *n, struct mn_vsearch_info *info)
+int mn_vsearch_ready(mn_vsearch *v)
+{
+    pthread_mutex_lock(&v->lock);
+    if (!v->opened)
+        open_saved(v);
+    else
+        recheck_saved(v);
+    int ready = v->ix != NULL;
+    pthread_mutex_unlock(&v->lock);
+    return ready;
+}
+
+mn_status mn_vsearch_query_ids(mn_vsearch *v, const float *q, uint32_t dim, size_t k, mn_vfilter_fn filter,
+                               void *filter_arg, struct mn_index_hit *hits, size_t *n, struct mn_vsearch_info *info)
 {
     *n = 0;
     struct mn_vsearch_info inf = {0, 0, 0};
@@ -628,15 +660,15 @@ mn_status mn_vsearch_query(mn_vsearch *v, const float *q, uint32_t dim, size_t k
         rc = mn__err(MN_CONFLICT, "the query has %u dimensions, the stored vectors %u (mnemo reindex --embeddings)",
                      dim, v->dim);
     struct idset set = {NULL, 0, 0, 0};
-    if (!rc && filtering(f)) {
-        rc = v->st->ops->search->vec_filter(v->st, f, collect_id, &set);
+    if (!rc && filter) {
+        rc = filter(filter_arg, collect_id, &set);
         if (!rc && set.oom)
             rc = mn__nomem();
         if (!rc && set.n)
             qsort(set.ids, set.n, sizeof *set.ids, cmp_i64);
     }
     float *qn = malloc((size_t)dim * sizeof *qn);
-    struct tail t = {qn, dim, k, filtering(f) ? &set : NULL, {NULL, 0, 0}, calloc(k ? k : 1, sizeof *hits), 0, 0, 0,
+    struct tail t = {qn, dim, k, filter ? &set : NULL, {NULL, 0, 0}, calloc(k ? k : 1, sizeof *hits), 0, 0, 0,
                      0, 0, 0};
     if (!rc && (!qn || !t.heap))
         rc = mn__nomem();
@@ -648,12 +680,12 @@ mn_status mn_vsearch_query(mn_vsearch *v, const float *q, uint32_t dim, size_t k
             qn[i] = norm > 0 ? (float)(q[i] / sqrt(norm)) : 0;
     }
     /* the vectors the index does not reflect: everything when there is none */
-    if (!rc && (!filtering(f) || set.n)) {
+    if (!rc && (!filter || set.n)) {
         int64_t last = 0;
         if (v->ix)
-            rc = v->st->ops->search->vec_changes(v->st, v->applied, tail_change, &t, &last);
+            rc = v->src.changes(v->st, v->applied, tail_change, &t, &last);
         else
-            rc = v->st->ops->search->vec_scan(v->st, tail_vec, &t, &last);
+            rc = v->src.scan(v->st, tail_vec, &t, &last);
         if (!rc && t.oom)
             rc = mn__nomem();
         if (!rc && !v->ix && t.other_dim && !t.scanned)
@@ -661,14 +693,14 @@ mn_status mn_vsearch_query(mn_vsearch *v, const float *q, uint32_t dim, size_t k
                          dim, t.other_dim);
     }
     size_t m = 0;
-    if (!rc && v->ix && (!filtering(f) || set.n)) {
+    if (!rc && v->ix && (!filter || set.n)) {
         struct mn_index_search_opts o = MN_INDEX_SEARCH_OPTS_INIT;
         struct accept_ctx ac = {&t.seen, NULL};
         size_t live = mn_index_count(v->ix);
-        if (filtering(f) && set.n <= EXACT_CANDIDATES) {
+        if (filter && set.n <= EXACT_CANDIDATES) {
             o.candidates = set.ids;
             o.n_candidates = set.n;
-        } else if (filtering(f)) {
+        } else if (filter) {
             ac.filter = &set;
             o.n_accept_hint = set.n;
         } else if (t.seen.n) {
@@ -705,6 +737,26 @@ mn_status mn_vsearch_query(mn_vsearch *v, const float *q, uint32_t dim, size_t k
     if (info)
         *info = inf;
     return rc;
+}
+
+/* Messages: the store's search filter. */
+struct msg_filter {
+    mn_store *st;
+    const mn_search_filter *f;
+};
+
+static mn_status msg_filter_ids(void *arg, mn_store_score_fn fn, void *user)
+{
+    struct msg_filter *m = arg;
+    return m->st->ops->search->vec_filter(m->st, m->f, fn, user);
+}
+
+mn_status mn_vsearch_query(mn_vsearch *v, const float *q, uint32_t dim, size_t k, const mn_search_filter *f,
+                           struct mn_index_hit *hits, size_t *n, struct mn_vsearch_info *info)
+{
+    int filtering = f && (f->session_id || f->ns || f->role >= 0 || f->since || f->until || f->metadata);
+    struct msg_filter m = {v->st, f};
+    return mn_vsearch_query_ids(v, q, dim, k, filtering ? msg_filter_ids : NULL, &m, hits, n, info);
 }
 
 /* ---- saving ---------------------------------------------------------------------------------- */

@@ -13,6 +13,7 @@
 
 #include "mnemo.h"
 #include "store/store.h"
+#include "store/store_search.h"
 
 /* What to read. q holds the scope, kind, metadata, time and pinned filters (already checked:
  * metadata keys are [A-Za-z0-9_-]). */
@@ -25,6 +26,9 @@ typedef struct mn_store_memory_query {
     int64_t now_ms;
     size_t limit;       /* 0: no limit */
     size_t offset;
+    const int64_t *vids; /* when set: only these versions (by vid), in this order, the filters still
+                          * applied; the callback's score is the row's position in vids */
+    size_t n_vids;
 } mn_store_memory_query;
 
 /* One row: m and vec are callback-scoped; bm25 (larger is better) when match was set. Return 0
@@ -47,6 +51,15 @@ struct mn_store_memory_ops {
     /* Import (inside begin/commit): stores the row as it is, with its vector (vec
      * NULL: none), unless (id, version) exists (*added 0). */
     mn_status (*import)(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added);
+    /* The vids of the versions with a vector that pass q's scope, kind, metadata, pinned and time
+     * filters (q->match, id and vids unused), any order. */
+    mn_status (*vec_filter)(mn_store *st, const mn_store_memory_query *q, mn_store_score_fn fn, void *user);
+    /* The vector index's source (search/vindex.c), as store_search.h's vec_scan / vec_changes /
+     * vec_get with version ids (vid) for message ids: every stored memory vector and the
+     * memory_vector_log position it reflects; the log's changes after a position; one vector. */
+    mn_status (*vec_scan)(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq);
+    mn_status (*vec_changes)(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last);
+    mn_status (*vec_get)(mn_store *st, int64_t vid, float *out, uint32_t dim);
 };
 
 #endif

@@ -36,6 +36,9 @@ static const char SQL_INSERT[] =
     " ON CONFLICT (id, version) DO NOTHING RETURNING vid";
 static const char SQL_VEC_INSERT[] = "INSERT INTO memory_vectors (vid, dim, vector) VALUES ($1, $2, $3)";
 static const char SQL_FORGET[] = "DELETE FROM memories WHERE id = $1";
+/* Writers of memory_vector_log take its lock first thing (schema.h version 7: seq order is commit
+ * order); the log trigger takes it too, for any other writer. */
+static const char SQL_LOG_LOCK[] = "SELECT pg_advisory_xact_lock(" MN_PG_LOCK_MEMORY_LOG ")";
 
 struct write_arg {
     const mn_memory *m;
@@ -90,6 +93,8 @@ static mn_status write_body(struct pg_conn *c, void *arg)
     const mn_memory *m = a->m;
     PGresult *r = NULL;
     mn_status rc;
+    if (a->vec && (rc = mn_pg_query(c, SQL_LOG_LOCK, NULL, 0, "memory write", NULL)))
+        return rc;
     if (m->version > 1) {
         struct pg_params p;
         mn_pg_params_init(&p);
@@ -157,7 +162,9 @@ static mn_status forget_body(struct pg_conn *c, void *arg)
     mn_pg_params_init(&p);
     mn_pg_text(&p, a->id);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_FORGET, &p, 0, "memory forget", &r);
+    mn_status rc = mn_pg_query(c, SQL_LOG_LOCK, NULL, 0, "memory forget", NULL);
+    if (!rc)
+        rc = mn_pg_query(c, SQL_FORGET, &p, 0, "memory forget", &r);
     if (rc)
         return rc;
     a->removed = mn_pg_changes(r);
@@ -266,6 +273,26 @@ static mn_status read_row(PGresult *r, int row, mn_memory *m)
     return mn_fact_sources_parse(mn_pg_col_text(r, row, 10), &m->sources, &m->n_sources);
 }
 
+/* The metadata filter's values as JSON texts by key (NULL when there is none). */
+static json_t *meta_values(const mn_store_memory_query *sq)
+{
+    if (!sq->q->metadata)
+        return NULL;
+    json_error_t e;
+    json_t *o = json_loads(sq->q->metadata, 0, &e);
+    json_t *meta = json_object();
+    const char *key;
+    json_t *val;
+    json_object_foreach(o, key, val)
+    {
+        char *vj = json_dumps(val, JSON_ENCODE_ANY | JSON_COMPACT);
+        json_object_set_new(meta, key, json_string(vj ? vj : "null"));
+        free(vj);
+    }
+    json_decref(o);
+    return meta;
+}
+
 static mn_status query_body(struct pg_conn *c, void *arg)
 {
     float *vbuf = NULL; /* the rows' vectors, decoded */
@@ -274,21 +301,11 @@ static mn_status query_body(struct pg_conn *c, void *arg)
     const mn_store_memory_query *sq = a->sq;
     struct mn_buf sql = MN_BUF_INIT;
     struct binds b = {0};
-    json_t *meta = NULL;
-    if (sq->q->metadata) {
-        json_error_t e;
-        json_t *o = json_loads(sq->q->metadata, 0, &e);
-        meta = json_object();
-        const char *key;
-        json_t *val;
-        json_object_foreach(o, key, val)
-        {
-            char *vj = json_dumps(val, JSON_ENCODE_ANY | JSON_COMPACT);
-            json_object_set_new(meta, key, json_string(vj ? vj : "null"));
-            free(vj);
-        }
-        json_decref(o);
-    }
+    json_t *meta = meta_values(sq);
+    struct mn_buf vids = MN_BUF_INIT; /* sq->vids as a bigint[] literal */
+    for (size_t i = 0; i < sq->n_vids; i++)
+        b.oom |= mn_buf_addf(&vids, "%s%lld", i ? "," : "{", (long long)sq->vids[i]) != MN_OK;
+    b.oom |= sq->vids && mn_buf_adds(&vids, sq->n_vids ? "}" : "{}") != MN_OK;
     add(&b, &sql, "");
     if (a->terms) {
         bind_text(&b, &sql,
@@ -298,9 +315,14 @@ static mn_status query_body(struct pg_conn *c, void *arg)
                   a->terms);
     }
     add(&b, &sql, "SELECT " MEMORY_COLS);
-    add(&b, &sql, a->terms ? ", ts_rank_cd(m.tsv, (SELECT q FROM q), 1)::text AS score" : ", '0'");
+    add(&b, &sql, a->terms ? ", ts_rank_cd(m.tsv, (SELECT q FROM q), 1)::text AS score"
+                  : sq->vids ? ", (h.pos - 1)::text" : ", '0'");
     add(&b, &sql, sq->want_vectors ? ", v.dim, v.vector" : ", 0, NULL::bytea");
-    add(&b, &sql, " FROM memories m");
+    if (sq->vids) /* the versions given, in their order */
+        bind_text(&b, &sql, " FROM unnest($%d::bigint[]) WITH ORDINALITY AS h(vid, pos) JOIN memories m ON m.vid = h.vid",
+                  vids.data);
+    else
+        add(&b, &sql, " FROM memories m");
     if (sq->want_vectors)
         add(&b, &sql, " JOIN memory_vectors v ON v.vid = m.vid");
     add(&b, &sql, " WHERE true");
@@ -309,6 +331,8 @@ static mn_status query_body(struct pg_conn *c, void *arg)
     build_where(sq, &b, &sql, meta);
     if (sq->all_versions)
         add(&b, &sql, " ORDER BY m.id, m.version");
+    else if (sq->vids && !a->terms)
+        add(&b, &sql, " ORDER BY h.pos");
     else if (a->terms)
         add(&b, &sql, " ORDER BY score DESC, m.vid");
     else
@@ -347,6 +371,7 @@ static mn_status query_body(struct pg_conn *c, void *arg)
     free(vbuf);
     json_decref(meta);
     mn_buf_release(&sql);
+    mn_buf_release(&vids);
     return rc;
 }
 
@@ -366,9 +391,57 @@ static mn_status op_query(mn_store *st, const mn_store_memory_query *sq, mn_stor
     return rc;
 }
 
+struct filter_arg {
+    const mn_store_memory_query *sq;
+    mn_store_score_fn fn;
+    void *user;
+};
+
+static mn_status vec_filter_body(struct pg_conn *c, void *arg)
+{
+    struct filter_arg *a = arg;
+    mn_store_memory_query f = *a->sq;
+    f.id = NULL;
+    f.match = NULL;
+    struct mn_buf sql = MN_BUF_INIT;
+    struct binds b = {0};
+    json_t *meta = meta_values(&f);
+    add(&b, &sql, "SELECT m.vid FROM memory_vectors v JOIN memories m ON m.vid = v.vid WHERE true");
+    build_where(&f, &b, &sql, meta);
+    mn_status rc = b.oom ? mn__nomem() : MN_OK;
+    PGresult *r = NULL;
+    if (!rc) {
+        r = PQexecParams(c->pg, sql.data, b.n, NULL, b.v, NULL, NULL, 1);
+        if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
+            rc = mn_pg_fail(c, r, "memory filter");
+            PQclear(r);
+            r = NULL;
+        }
+    }
+    for (int i = 0; !rc && r && i < PQntuples(r); i++) {
+        c->visible = 1;
+        if (a->fn(a->user, mn_pg_col_i64(r, i, 0), 0))
+            break;
+    }
+    PQclear(r);
+    json_decref(meta);
+    mn_buf_release(&sql);
+    return rc;
+}
+
+static mn_status op_vec_filter(mn_store *st, const mn_store_memory_query *q, mn_store_score_fn fn, void *user)
+{
+    struct filter_arg a = {q, fn, user};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, vec_filter_body, &a);
+}
+
 const struct mn_store_memory_ops mn_pg_memory_ops = {
     .write = op_write,
     .query = op_query,
     .forget = op_forget,
     .import = op_import,
+    .vec_filter = op_vec_filter,
+    .vec_scan = mn_pg_memory_vec_scan,
+    .vec_changes = mn_pg_memory_vec_changes,
+    .vec_get = mn_pg_memory_vec_get,
 };

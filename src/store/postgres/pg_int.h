@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "store/store.h"
+#include "store/store_search.h"
 
 #define MN_PG_MAX_STMTS 128 /* distinct SQL texts one connection prepares */
 #define MN_PG_MAX_PARAMS 24
@@ -25,6 +26,8 @@
  * (see schema.h: holding it from the first log write to commit makes seq order commit order). */
 #define MN_PG_LOCK_MIGRATE "120320915472385"   /* 0x6D6E656D0001, "mnem" 1 */
 #define MN_PG_LOCK_EMBED_LOG "120320915472386" /* 0x6D6E656D0002 */
+/* The writers of memory_vector_log (memory writes with a vector, forget, import), likewise. */
+#define MN_PG_LOCK_MEMORY_LOG "120320915472387" /* 0x6D6E656D0003 */
 
 struct pg_conn {
     PGconn *pg;
@@ -184,5 +187,9 @@ struct mn_buf;
 mn_status mn_pg_match_terms(const char *match, struct mn_buf *out, size_t *n);
 /* memories.c */
 extern const struct mn_store_memory_ops mn_pg_memory_ops;
+/* The memory vectors' part of it shares search.c's vector reads. */
+mn_status mn_pg_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq);
+mn_status mn_pg_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last);
+mn_status mn_pg_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim);
 
 #endif

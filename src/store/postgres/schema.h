@@ -24,6 +24,9 @@
  *
  * Version 5 (long-term memory): memories as in SQLite, with a generated tsvector column
  *   (memories.tsv, GIN) instead of memories_fts; memory_vectors as in SQLite (BYTEA).
+ * Version 7 (the memory vector index): memory_vector_log as in SQLite, written by a trigger
+ *   that takes pg_advisory_xact_lock(MN_PG_LOCK_MEMORY_LOG) first, as embed_log's does (memory
+ *   writes with a vector and forget take it first thing).
  *
  * Migrations run in one transaction holding pg_advisory_xact_lock(MN_PG_LOCK_MIGRATE), which
  * re-reads the version under the lock: the first node to start migrates, the others wait and
@@ -220,6 +223,24 @@ static const char *const mn_pg_migrations[] = {
     "  vid BIGINT PRIMARY KEY REFERENCES memories(vid) ON DELETE CASCADE,"
     "  dim INTEGER NOT NULL,"
     "  vector BYTEA NOT NULL);",
+    /* 6 → 7: the memory vectors' change log (sqlite/schema.h version 7); its writers take
+     * MN_PG_LOCK_MEMORY_LOG as embed_log's take MN_PG_LOCK_EMBED_LOG */
+    "CREATE TABLE memory_vector_log ("
+    "  seq BIGSERIAL PRIMARY KEY,"
+    "  vid BIGINT NOT NULL,"
+    "  op INTEGER NOT NULL);"
+    "CREATE FUNCTION mn_memory_vector_log() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$"
+    " BEGIN"
+    "  PERFORM pg_advisory_xact_lock(" MN_PG_LOCK_MEMORY_LOG ");"
+    "  IF TG_OP = 'DELETE' THEN"
+    "   INSERT INTO memory_vector_log (vid, op) VALUES (OLD.vid, 0);"
+    "  ELSE"
+    "   INSERT INTO memory_vector_log (vid, op) VALUES (NEW.vid, 1);"
+    "  END IF;"
+    "  RETURN NULL;"
+    " END $$;"
+    "CREATE TRIGGER memory_vectors_log AFTER INSERT OR UPDATE OR DELETE ON memory_vectors"
+    "  FOR EACH ROW EXECUTE FUNCTION mn_memory_vector_log();",
 };
 
 #define MN_PG_SCHEMA_VERSION ((int)(sizeof mn_pg_migrations / sizeof mn_pg_migrations[0]))

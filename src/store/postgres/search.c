@@ -219,12 +219,33 @@ static mn_status op_vec_filter(mn_store *st, const mn_search_filter *f, mn_store
     return mn_pg_run(PG(st), PG_AUTOCOMMIT, vec_filter_body, &a);
 }
 
-static const char SQL_LOG_MAX[] = "SELECT coalesce(max(seq), 0) FROM embed_log";
-static const char SQL_VEC_PAGE[] =
+/* The SQL of one kind of stored vector, so that one implementation serves both: messages'
+ * (embeddings, embed_log) and memory versions' (memory_vectors, memory_vector_log). */
+struct vec_sql {
+    const char *log_max, *page, *changes, *get, *what;
+};
+
+static const struct vec_sql MESSAGE_VECS = {
+    "SELECT coalesce(max(seq), 0) FROM embed_log",
     "SELECT message_id, dim, vector FROM embeddings WHERE message_id > $1::bigint ORDER BY message_id"
-    " LIMIT $2::bigint";
+    " LIMIT $2::bigint",
+    "SELECT l.seq, l.message_id, l.op, e.dim, e.vector FROM embed_log l LEFT JOIN embeddings e"
+    " ON e.message_id = l.message_id WHERE l.seq > $1::bigint ORDER BY l.seq LIMIT $2::bigint",
+    "SELECT dim, vector FROM embeddings WHERE message_id = $1::bigint",
+    "message",
+};
+
+static const struct vec_sql MEMORY_VECS = {
+    "SELECT coalesce(max(seq), 0) FROM memory_vector_log",
+    "SELECT vid, dim, vector FROM memory_vectors WHERE vid > $1::bigint ORDER BY vid LIMIT $2::bigint",
+    "SELECT l.seq, l.vid, l.op, v.dim, v.vector FROM memory_vector_log l LEFT JOIN memory_vectors v"
+    " ON v.vid = l.vid WHERE l.seq > $1::bigint ORDER BY l.seq LIMIT $2::bigint",
+    "SELECT dim, vector FROM memory_vectors WHERE vid = $1::bigint",
+    "memory version",
+};
 
 struct scan_arg {
+    const struct vec_sql *q;
     mn_store_vec_fn fn;
     void *user;
     int64_t log_seq;
@@ -235,7 +256,7 @@ static mn_status vec_scan_body(struct pg_conn *c, void *arg)
 {
     struct scan_arg *a = arg;
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_LOG_MAX, NULL, 0, "vector scan", &r);
+    mn_status rc = mn_pg_query(c, a->q->log_max, NULL, 0, "vector scan", &r);
     if (rc)
         return rc;
     a->log_seq = mn_pg_col_i64(r, 0, 0);
@@ -249,14 +270,14 @@ static mn_status vec_scan_body(struct pg_conn *c, void *arg)
         mn_pg_params_init(&p);
         mn_pg_i64(&p, after);
         mn_pg_i64(&p, PAGE);
-        if ((rc = mn_pg_query(c, SQL_VEC_PAGE, &p, 1, "vector scan", &r)))
+        if ((rc = mn_pg_query(c, a->q->page, &p, 1, "vector scan", &r)))
             break;
         rows = PQntuples(r);
         for (int i = 0; i < rows && !rc && !stop; i++) {
             after = mn_pg_col_i64(r, i, 0);
             const float *v = row_vec(r, i, 1, &buf, &cap, &dim);
             if (!v) {
-                rc = MN_CORRUPT_AT("database: the vector of message %lld is malformed", (long long)after);
+                rc = MN_CORRUPT_AT("database: the vector of %s %lld is malformed", a->q->what, (long long)after);
                 break;
             }
             c->visible = 1;
@@ -268,19 +289,26 @@ static mn_status vec_scan_body(struct pg_conn *c, void *arg)
     return rc;
 }
 
-static mn_status op_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq)
+static mn_status vec_scan(mn_store *st, const struct vec_sql *q, mn_store_vec_fn fn, void *user, int64_t *log_seq)
 {
-    struct scan_arg a = {fn, user, 0};
+    struct scan_arg a = {q, fn, user, 0};
     mn_status rc = mn_pg_run(PG(st), PG_SNAPSHOT, vec_scan_body, &a);
     *log_seq = a.log_seq;
     return rc;
 }
 
-static const char SQL_VEC_CHANGES[] =
-    "SELECT l.seq, l.message_id, l.op, e.dim, e.vector FROM embed_log l LEFT JOIN embeddings e"
-    " ON e.message_id = l.message_id WHERE l.seq > $1::bigint ORDER BY l.seq LIMIT $2::bigint";
+static mn_status op_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq)
+{
+    return vec_scan(st, &MESSAGE_VECS, fn, user, log_seq);
+}
+
+mn_status mn_pg_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq)
+{
+    return vec_scan(st, &MEMORY_VECS, fn, user, log_seq);
+}
 
 struct changes_arg {
+    const struct vec_sql *q;
     int64_t after;
     mn_store_change_fn fn;
     void *user;
@@ -301,14 +329,14 @@ static mn_status vec_changes_body(struct pg_conn *c, void *arg)
         mn_pg_i64(&p, a->last);
         mn_pg_i64(&p, PAGE);
         PGresult *r = NULL;
-        if ((rc = mn_pg_query(c, SQL_VEC_CHANGES, &p, 1, "vector changes", &r)))
+        if ((rc = mn_pg_query(c, a->q->changes, &p, 1, "vector changes", &r)))
             break;
         rows = PQntuples(r);
         for (int i = 0; i < rows && !stop; i++) {
             int64_t seq = mn_pg_col_i64(r, i, 0), id = mn_pg_col_i64(r, i, 1);
             const float *v = NULL;
             if (mn_pg_col_i64(r, i, 2) == 1 && !PQgetisnull(r, i, 4) && !(v = row_vec(r, i, 3, &buf, &cap, &dim))) {
-                rc = MN_CORRUPT_AT("database: the vector of message %lld is malformed", (long long)id);
+                rc = MN_CORRUPT_AT("database: the vector of %s %lld is malformed", a->q->what, (long long)id);
                 break;
             }
             c->visible = 1;
@@ -323,17 +351,27 @@ static mn_status vec_changes_body(struct pg_conn *c, void *arg)
     return rc;
 }
 
-static mn_status op_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last)
+static mn_status vec_changes(mn_store *st, const struct vec_sql *q, int64_t after, mn_store_change_fn fn, void *user,
+                             int64_t *last)
 {
-    struct changes_arg a = {after, fn, user, after};
+    struct changes_arg a = {q, after, fn, user, after};
     mn_status rc = mn_pg_run(PG(st), PG_AUTOCOMMIT, vec_changes_body, &a);
     *last = a.last;
     return rc;
 }
 
-static const char SQL_VEC_GET[] = "SELECT dim, vector FROM embeddings WHERE message_id = $1::bigint";
+static mn_status op_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last)
+{
+    return vec_changes(st, &MESSAGE_VECS, after, fn, user, last);
+}
+
+mn_status mn_pg_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last)
+{
+    return vec_changes(st, &MEMORY_VECS, after, fn, user, last);
+}
 
 struct get_arg {
+    const struct vec_sql *q;
     int64_t id;
     float *out;
     uint32_t dim;
@@ -346,21 +384,27 @@ static mn_status vec_get_body(struct pg_conn *c, void *arg)
     mn_pg_params_init(&p);
     mn_pg_i64(&p, a->id);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_VEC_GET, &p, 1, "vector", &r);
+    mn_status rc = mn_pg_query(c, a->q->get, &p, 1, "vector", &r);
     if (rc)
         return rc;
     if (PQntuples(r) == 1 && mn_pg_col_i64(r, 0, 0) == (int64_t)a->dim && !PQgetisnull(r, 0, 1) &&
         PQgetlength(r, 0, 1) == (int)(a->dim * 4))
         mn_vecblob_decode(PQgetvalue(r, 0, 1), a->dim, a->out);
     else
-        rc = mn__err(MN_NOTFOUND, "message %lld has no vector of %u dimensions", (long long)a->id, a->dim);
+        rc = mn__err(MN_NOTFOUND, "%s %lld has no vector of %u dimensions", a->q->what, (long long)a->id, a->dim);
     PQclear(r);
     return rc;
 }
 
 static mn_status op_vec_get(mn_store *st, int64_t id, float *out, uint32_t dim)
 {
-    struct get_arg a = {id, out, dim};
+    struct get_arg a = {&MESSAGE_VECS, id, out, dim};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, vec_get_body, &a);
+}
+
+mn_status mn_pg_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim)
+{
+    struct get_arg a = {&MEMORY_VECS, vid, out, dim};
     return mn_pg_run(PG(st), PG_AUTOCOMMIT, vec_get_body, &a);
 }
 

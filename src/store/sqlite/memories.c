@@ -324,11 +324,17 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
     struct mn_buf sql = MN_BUF_INIT;
     struct binds b = {0};
     json_t *meta = NULL;
+    struct mn_buf vids = MN_BUF_INIT; /* sq->vids as a JSON array */
+    for (size_t i = 0; i < sq->n_vids; i++)
+        b.oom |= mn_buf_addf(&vids, "%s%lld", i ? "," : "[", (long long)sq->vids[i]) != MN_OK;
+    b.oom |= sq->vids && mn_buf_adds(&vids, sq->n_vids ? "]" : "[]") != MN_OK;
     add(&b, &sql, "SELECT " MEMORY_COLS);
-    add(&b, &sql, sq->match ? ", -bm25(memories_fts)" : ", 0");
+    add(&b, &sql, sq->match ? ", -bm25(memories_fts)" : sq->vids ? ", j.key" : ", 0");
     add(&b, &sql, sq->want_vectors ? ", v.dim, v.vector" : ", 0, NULL");
     if (sq->match) {
         add(&b, &sql, " FROM memories_fts JOIN memories m ON m.vid = memories_fts.rowid");
+    } else if (sq->vids) { /* the versions given, in their order */
+        bind_text(&b, &sql, " FROM json_each(?%d) j CROSS JOIN memories m ON m.vid = j.value", vids.data);
     } else {
         add(&b, &sql, " FROM memories m");
     }
@@ -342,6 +348,8 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
     mn_status rc = build_where(sq, &b, &sql, &meta);
     if (sq->all_versions)
         add(&b, &sql, " ORDER BY m.id, m.version");
+    else if (sq->vids && !sq->match)
+        add(&b, &sql, " ORDER BY j.key");
     else if (sq->match)
         add(&b, &sql, " ORDER BY memories_fts.rank, m.vid");
     else if (sq->want_vectors) /* a scan for the best scores: the table's order, no sort of the rows */
@@ -385,6 +393,7 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
     free(vbuf);
     json_decref(meta);
     mn_buf_release(&sql);
+    mn_buf_release(&vids);
     return rc;
 }
 
@@ -393,9 +402,52 @@ static mn_status op_query(mn_store *st, const mn_store_memory_query *q, mn_store
     LOCKED(S(st), query_locked(S(st), q, fn, user));
 }
 
+static mn_status vec_filter_locked(struct sqlite_store *s, const mn_store_memory_query *sq, mn_store_score_fn fn,
+                                   void *user)
+{
+    struct mn_buf sql = MN_BUF_INIT;
+    struct binds b = {0};
+    json_t *meta = NULL;
+    mn_store_memory_query f = *sq;
+    f.id = NULL;
+    f.match = NULL;
+    add(&b, &sql, "SELECT m.vid FROM memory_vectors v JOIN memories m ON m.vid = v.vid WHERE 1");
+    mn_status rc = build_where(&f, &b, &sql, &meta);
+    if (!rc && b.oom)
+        rc = mn__nomem();
+    sqlite3_stmt *st = NULL;
+    if (!rc) {
+        int r = sqlite3_prepare_v2(s->db, sql.data, -1, &st, NULL);
+        if (r != SQLITE_OK)
+            rc = mn_sqlite_fail(s, r, "memory filter");
+    }
+    if (!rc) {
+        bind_all(st, &b);
+        int r;
+        while ((r = sqlite3_step(st)) == SQLITE_ROW)
+            if (fn(user, sqlite3_column_int64(st, 0), 0))
+                break;
+        if (r != SQLITE_ROW && r != SQLITE_DONE)
+            rc = mn_sqlite_fail(s, r, "memory filter");
+    }
+    sqlite3_finalize(st);
+    json_decref(meta);
+    mn_buf_release(&sql);
+    return rc;
+}
+
+static mn_status op_vec_filter(mn_store *st, const mn_store_memory_query *q, mn_store_score_fn fn, void *user)
+{
+    LOCKED(S(st), vec_filter_locked(S(st), q, fn, user));
+}
+
 const struct mn_store_memory_ops mn_sqlite_memory_ops = {
     .write = op_write,
     .query = op_query,
     .forget = op_forget,
     .import = op_import,
+    .vec_filter = op_vec_filter,
+    .vec_scan = mn_sqlite_memory_vec_scan,
+    .vec_changes = mn_sqlite_memory_vec_changes,
+    .vec_get = mn_sqlite_memory_vec_get,
 };

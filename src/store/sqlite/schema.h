@@ -64,6 +64,11 @@
  *   the trigger logging each inserted message goes: meta 'fts.indexed_upto' is the id up to
  *             which messages are in messages_fts (ids only grow), and msg_log keeps only what
  *             changed at or below it: deletes (trigger), edits and imports (written by the store).
+
+ * Version 8 (the memory vector index; docs/memory.md):
+ *   memory_vector_log  seq AUTOINCREMENT, vid, op (1 stored, 0 removed): written by triggers on
+ *             memory_vectors (a forget's delete cascades into it), read by each process to keep
+ *             its memory vector index ("<db>.memories.hnsw") current, as embed_log for messages.
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -231,6 +236,18 @@ static const char *const mn_sqlite_migrations[] = {
     "DROP TRIGGER messages_log_insert;"
     "INSERT OR REPLACE INTO meta (key, value) VALUES ('fts.indexed_upto',"
     " (SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0)));",
+    /* 7 → 8: the memory vectors' change log (docs/memory.md); the vectors stored before it need no
+     * rows: a memory index is built from a full scan when there is none */
+    "CREATE TABLE memory_vector_log ("
+    "  seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  vid INTEGER NOT NULL,"
+    "  op INTEGER NOT NULL);"
+    "CREATE TRIGGER memory_vectors_log_insert AFTER INSERT ON memory_vectors"
+    "  BEGIN INSERT INTO memory_vector_log (vid, op) VALUES (new.vid, 1); END;"
+    "CREATE TRIGGER memory_vectors_log_update AFTER UPDATE ON memory_vectors"
+    "  BEGIN INSERT INTO memory_vector_log (vid, op) VALUES (new.vid, 1); END;"
+    "CREATE TRIGGER memory_vectors_log_delete AFTER DELETE ON memory_vectors"
+    "  BEGIN INSERT INTO memory_vector_log (vid, op) VALUES (old.vid, 0); END;",
 };
 
 #define MN_SQLITE_SCHEMA_VERSION ((int)(sizeof mn_sqlite_migrations / sizeof mn_sqlite_migrations[0]))

@@ -608,8 +608,29 @@ static mn_status op_vec_filter(mn_store *st, const mn_search_filter *f, mn_store
     LOCKED(S(st), vec_filter_locked(S(st), f, fn, user));
 }
 
-static const char SQL_LOG_MAX[] = "SELECT coalesce(max(seq), 0) FROM embed_log";
-static const char SQL_VEC_ALL[] = "SELECT message_id, dim, vector FROM embeddings ORDER BY message_id";
+/* The SQL of one kind of stored vector, so that one implementation serves both: messages'
+ * (embeddings, embed_log) and memory versions' (memory_vectors, memory_vector_log). */
+struct vec_sql {
+    const char *log_max, *all, *changes, *get, *what;
+};
+
+static const struct vec_sql MESSAGE_VECS = {
+    "SELECT coalesce(max(seq), 0) FROM embed_log",
+    "SELECT message_id, dim, vector FROM embeddings ORDER BY message_id",
+    "SELECT l.seq, l.message_id, l.op, e.dim, e.vector FROM embed_log l LEFT JOIN embeddings e"
+    " ON e.message_id = l.message_id WHERE l.seq > ?1 ORDER BY l.seq",
+    "SELECT dim, vector FROM embeddings WHERE message_id = ?1",
+    "message",
+};
+
+static const struct vec_sql MEMORY_VECS = {
+    "SELECT coalesce(max(seq), 0) FROM memory_vector_log",
+    "SELECT vid, dim, vector FROM memory_vectors ORDER BY vid",
+    "SELECT l.seq, l.vid, l.op, v.dim, v.vector FROM memory_vector_log l LEFT JOIN memory_vectors v"
+    " ON v.vid = l.vid WHERE l.seq > ?1 ORDER BY l.seq",
+    "SELECT dim, vector FROM memory_vectors WHERE vid = ?1",
+    "memory version",
+};
 
 /* Reads row columns (dim, blob) at i, i+1 into buf (grown); NULL when malformed. */
 static const float *blob_vec(sqlite3_stmt *st, int i, float **buf, uint32_t *cap, uint32_t *dim)
@@ -620,10 +641,12 @@ static const float *blob_vec(sqlite3_stmt *st, int i, float **buf, uint32_t *cap
     return mn_vecblob_read(b, (size_t)sqlite3_column_bytes(st, i + 1), d, buf, cap);
 }
 
-static mn_status vec_scan_locked(struct sqlite_store *s, mn_store_vec_fn fn, void *user, int64_t *log_seq)
+static mn_status vec_scan_locked(struct sqlite_store *s, const struct vec_sql *q, mn_store_vec_fn fn, void *user,
+                                 int64_t *log_seq)
 {
+    /* the log position first: a vector stored after it is met again as a change (harmless) */
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_LOG_MAX, &st);
+    mn_status rc = mn_sqlite_stmt(s, q->log_max, &st);
     if (rc)
         return rc;
     int r = sqlite3_step(st);
@@ -631,14 +654,14 @@ static mn_status vec_scan_locked(struct sqlite_store *s, mn_store_vec_fn fn, voi
     mn_sqlite_done(st);
     if (r != SQLITE_ROW)
         return mn_sqlite_fail(s, r, "vector scan");
-    if ((rc = mn_sqlite_stmt(s, SQL_VEC_ALL, &st)))
+    if ((rc = mn_sqlite_stmt(s, q->all, &st)))
         return rc;
     float *buf = NULL;
     uint32_t cap = 0, dim = 0;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         const float *v = blob_vec(st, 1, &buf, &cap, &dim);
         if (!v) {
-            rc = MN_CORRUPT_AT("database %s: the vector of message %lld is malformed", s->path,
+            rc = MN_CORRUPT_AT("database %s: the vector of %s %lld is malformed", s->path, q->what,
                                (long long)sqlite3_column_int64(st, 0));
             break;
         }
@@ -654,19 +677,20 @@ static mn_status vec_scan_locked(struct sqlite_store *s, mn_store_vec_fn fn, voi
 
 static mn_status op_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq)
 {
-    LOCKED(S(st), vec_scan_locked(S(st), fn, user, log_seq));
+    LOCKED(S(st), vec_scan_locked(S(st), &MESSAGE_VECS, fn, user, log_seq));
 }
 
-static const char SQL_VEC_CHANGES[] =
-    "SELECT l.seq, l.message_id, l.op, e.dim, e.vector FROM embed_log l LEFT JOIN embeddings e"
-    " ON e.message_id = l.message_id WHERE l.seq > ?1 ORDER BY l.seq";
+mn_status mn_sqlite_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq)
+{
+    LOCKED(S(st), vec_scan_locked(S(st), &MEMORY_VECS, fn, user, log_seq));
+}
 
-static mn_status vec_changes_locked(struct sqlite_store *s, int64_t after, mn_store_change_fn fn, void *user,
-                                    int64_t *last)
+static mn_status vec_changes_locked(struct sqlite_store *s, const struct vec_sql *q, int64_t after,
+                                    mn_store_change_fn fn, void *user, int64_t *last)
 {
     sqlite3_stmt *st = NULL;
     *last = after;
-    mn_status rc = mn_sqlite_stmt(s, SQL_VEC_CHANGES, &st);
+    mn_status rc = mn_sqlite_stmt(s, q->changes, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, after);
@@ -678,7 +702,7 @@ static mn_status vec_changes_locked(struct sqlite_store *s, int64_t after, mn_st
         int op = sqlite3_column_int(st, 2);
         const float *v = NULL;
         if (op == 1 && sqlite3_column_type(st, 4) != SQLITE_NULL && !(v = blob_vec(st, 3, &buf, &cap, &dim))) {
-            rc = MN_CORRUPT_AT("database %s: the vector of message %lld is malformed", s->path, (long long)id);
+            rc = MN_CORRUPT_AT("database %s: the vector of %s %lld is malformed", s->path, q->what, (long long)id);
             break;
         }
         if (fn(user, seq, id, v ? 1 : 0, v, v ? dim : 0))
@@ -694,15 +718,18 @@ static mn_status vec_changes_locked(struct sqlite_store *s, int64_t after, mn_st
 
 static mn_status op_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last)
 {
-    LOCKED(S(st), vec_changes_locked(S(st), after, fn, user, last));
+    LOCKED(S(st), vec_changes_locked(S(st), &MESSAGE_VECS, after, fn, user, last));
 }
 
-static const char SQL_VEC_GET[] = "SELECT dim, vector FROM embeddings WHERE message_id = ?1";
+mn_status mn_sqlite_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last)
+{
+    LOCKED(S(st), vec_changes_locked(S(st), &MEMORY_VECS, after, fn, user, last));
+}
 
-static mn_status vec_get_locked(struct sqlite_store *s, int64_t id, float *out, uint32_t dim)
+static mn_status vec_get_locked(struct sqlite_store *s, const struct vec_sql *q, int64_t id, float *out, uint32_t dim)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_VEC_GET, &st);
+    mn_status rc = mn_sqlite_stmt(s, q->get, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, id);
@@ -711,7 +738,7 @@ static mn_status vec_get_locked(struct sqlite_store *s, int64_t id, float *out, 
         sqlite3_column_bytes(st, 1) == (int)(dim * 4) && sqlite3_column_blob(st, 1))
         mn_vecblob_decode(sqlite3_column_blob(st, 1), dim, out);
     else if (r == SQLITE_ROW || r == SQLITE_DONE)
-        rc = mn__err(MN_NOTFOUND, "message %lld has no vector of %u dimensions", (long long)id, dim);
+        rc = mn__err(MN_NOTFOUND, "%s %lld has no vector of %u dimensions", q->what, (long long)id, dim);
     else
         rc = mn_sqlite_fail(s, r, "vector");
     mn_sqlite_done(st);
@@ -720,7 +747,12 @@ static mn_status vec_get_locked(struct sqlite_store *s, int64_t id, float *out, 
 
 static mn_status op_vec_get(mn_store *st, int64_t id, float *out, uint32_t dim)
 {
-    LOCKED(S(st), vec_get_locked(S(st), id, out, dim));
+    LOCKED(S(st), vec_get_locked(S(st), &MESSAGE_VECS, id, out, dim));
+}
+
+mn_status mn_sqlite_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim)
+{
+    LOCKED(S(st), vec_get_locked(S(st), &MEMORY_VECS, vid, out, dim));
 }
 
 static const char SQL_IDENTITY_GET[] = "SELECT value FROM meta WHERE key = 'embed.identity'";

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "store/store.h"
+#include "store/store_search.h"
 
 #define MN_SQLITE_CORE_STMTS 48
 #define MN_SQLITE_READERS 4
@@ -121,8 +122,12 @@ struct mn_sqlite_fts_tuning {
     size_t set_max, round_max;
 };
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
-/* The long-term memory operations (memories.c), store.h's ops->memory. */
+/* The long-term memory operations (memories.c), store.h's ops->memory; the memory vectors' part
+ * shares search.c's vector reads. */
 extern const struct mn_store_memory_ops mn_sqlite_memory_ops;
+mn_status mn_sqlite_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq);
+mn_status mn_sqlite_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last);
+mn_status mn_sqlite_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim);
 
 /* Maps a SQLite result code to a status with a message ("what: …"). */
 mn_status mn_sqlite_fail(struct sqlite_store *s, int rc, const char *what);
