@@ -79,8 +79,10 @@ static mn_db *open_db(const char *path, const char *drain)
     assert_int_equal(mn_config_set(cfg, "tokenizer.name", "heuristic", NULL), MN_OK);
     assert_int_equal(mn_config_set(cfg, "memory.durability", "normal", NULL), MN_OK);
     assert_int_equal(mn_config_set(cfg, "search.fts_drain", drain, NULL), MN_OK);
-    assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);
+    mn_status rc = mn_open_path(path, cfg, &db);
     mn_config_free(cfg);
+    if (rc)
+        fail_msg("open %s: %s", path, mn_errmsg());
     return db;
 }
 
@@ -375,6 +377,8 @@ static void from_version_6(void **state)
     exec_ok(c, "BEGIN; DELETE FROM meta WHERE key = 'fts.indexed_upto';"
                "CREATE TRIGGER messages_log_insert AFTER INSERT ON messages WHEN new.content IS NOT NULL"
                "  BEGIN INSERT INTO msg_log (message_id, op) VALUES (new.id, 1); END;"
+               "DROP TABLE memory_vector_log; DROP TRIGGER memory_vectors_log_insert;" /* version 8's */
+               "DROP TRIGGER memory_vectors_log_update; DROP TRIGGER memory_vectors_log_delete;"
                "PRAGMA user_version = 6; COMMIT;");
     char sql[400];
     snprintf(sql, sizeof sql,
