@@ -86,8 +86,8 @@ static mn_status store_version(mn_db *db, const mn_memory *m, mn_memory **out)
     mn_status rc = embed_text(db, m->text, &vec, &dim);
     if (!rc)
         rc = db->store->ops->memory->write(db->store, m, vec, dim);
-    if (!rc && vec) /* the memory vector index follows (docs/memory.md) */
-        mn__memory_index_update(db, 0, 1);
+    if (!rc && vec) /* the memory vector index follows, off the write's path (docs/memory.md) */
+        mn__memory_index_later(db, 1);
     free(vec);
     if (rc || !out)
         return rc;

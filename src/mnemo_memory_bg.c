@@ -8,6 +8,13 @@
  * that time make one run (one watermark write) instead of one each: without it a busy writer paid
  * a second commit per append (bench/README.md, "Append cost of background extraction"). mn_close
  * finishes the run in progress and drops the rest (the next extraction reads those turns).
+ *
+ * The same worker keeps the memory vector index current after single memory writes
+ * (mn__memory_index_later): an add or update returns without inserting into the HNSW graph (about
+ * a millisecond a vector) or saving it (the whole file, every 30 s at most). Until the worker has
+ * run, searches scan the vectors the index lacks exactly (docs/memory.md). A handle closed
+ * before then indexes them at close when they are many (CLOSE_CATCH_UP), else leaves them to the
+ * next writer or `mnemo reindex`; bulk writers (import, migrate) update the index themselves.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,6 +29,7 @@
 
 #define QUEUE_CAP 256
 #define DEBOUNCE_MS 100
+#define CLOSE_CATCH_UP 1000 /* memory vectors not yet indexed that mn_close indexes */
 
 struct mn_memory_bg {
     pthread_mutex_t lock;
@@ -32,6 +40,8 @@ struct mn_memory_bg {
     size_t n;
     char taken[QUEUE_CAP][MN_UUID_LEN + 1]; /* the worker's batch, outside the lock */
     int64_t runs; /* extraction runs finished (for tests and stats) */
+    size_t index_added; /* memory vectors written since the worker last updated the index */
+    int index_due, index_busy;
 };
 
 /* Waits DEBOUNCE_MS, or until stop (lock held). */
@@ -52,11 +62,22 @@ static void *worker(void *arg)
     struct mn_memory_bg *bg = db->memory_bg;
     pthread_mutex_lock(&bg->lock);
     for (;;) {
-        while (!bg->stop && bg->n == 0)
+        while (!bg->stop && bg->n == 0 && !bg->index_due)
             pthread_cond_wait(&bg->wake, &bg->lock);
         debounce(bg);
         if (bg->stop)
             break;
+        if (bg->index_due) { /* one update for every write of the debounce period */
+            size_t added = bg->index_added;
+            bg->index_due = 0;
+            bg->index_added = 0;
+            bg->index_busy = 1;
+            pthread_mutex_unlock(&bg->lock);
+            mn__memory_index_update(db, 0, added);
+            pthread_mutex_lock(&bg->lock);
+            bg->index_busy = 0;
+            pthread_cond_broadcast(&bg->wake);
+        }
         /* take the whole queue: appends from now on queue their session again */
         size_t n = bg->n;
         memcpy(bg->taken, bg->queue, n * sizeof bg->queue[0]);
@@ -80,22 +101,58 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* Starts the worker when it is not running (lock held); 0 when it cannot start. */
+static int start(mn_db *db, struct mn_memory_bg *bg)
+{
+    if (!bg->started && pthread_create(&bg->thread, NULL, worker, db) == 0)
+        bg->started = 1;
+    return bg->started;
+}
+
 void mn__memory_after_append(mn_db *db, const char *session_id)
 {
     if (strcmp(mn_config_str(db->cfg, "memory.extract"), "off") == 0 || !db->memory_bg)
         return;
     struct mn_memory_bg *bg = db->memory_bg;
     pthread_mutex_lock(&bg->lock);
-    if (!bg->started && pthread_create(&bg->thread, NULL, worker, db) == 0)
-        bg->started = 1;
+    start(db, bg);
     int queued = 0;
     for (size_t i = 0; i < bg->n && !queued; i++)
         queued = strcmp(bg->queue[i], session_id) == 0;
     if (!queued && bg->n < QUEUE_CAP) {
         memcpy(bg->queue[bg->n], session_id, MN_UUID_LEN + 1);
         bg->n++;
-        pthread_cond_signal(&bg->wake);
+        pthread_cond_broadcast(&bg->wake);
     }
+    pthread_mutex_unlock(&bg->lock);
+}
+
+void mn__memory_index_later(mn_db *db, size_t added)
+{
+    struct mn_memory_bg *bg = db->memory_bg;
+    int later = 0;
+    if (bg) {
+        pthread_mutex_lock(&bg->lock);
+        if (!bg->stop && start(db, bg)) {
+            bg->index_added += added;
+            bg->index_due = 1;
+            pthread_cond_broadcast(&bg->wake);
+            later = 1;
+        }
+        pthread_mutex_unlock(&bg->lock);
+    }
+    if (!later) /* no worker (out of threads): the writer does it */
+        mn__memory_index_update(db, 0, added);
+}
+
+void mn__memory_index_wait(mn_db *db)
+{
+    struct mn_memory_bg *bg = db->memory_bg;
+    if (!bg)
+        return;
+    pthread_mutex_lock(&bg->lock);
+    while (!bg->stop && (bg->index_due || bg->index_busy))
+        pthread_cond_wait(&bg->wake, &bg->lock);
     pthread_mutex_unlock(&bg->lock);
 }
 
@@ -116,10 +173,15 @@ void mn__memory_bg_close(mn_db *db)
         return;
     pthread_mutex_lock(&bg->lock);
     bg->stop = 1;
-    pthread_cond_signal(&bg->wake);
+    pthread_cond_broadcast(&bg->wake);
     pthread_mutex_unlock(&bg->lock);
     if (bg->started)
         pthread_join(bg->thread, NULL);
+    /* a handle that wrote many memories (a bulk of single adds) leaves the index current: the
+     * work is due anyway, and done here at once (on every core when most vectors are new) it
+     * spares the next process a long exact scan; a few writes are left to the next writer */
+    if (bg->index_added >= CLOSE_CATCH_UP)
+        mn__memory_index_update(db, 0, bg->index_added);
     pthread_mutex_destroy(&bg->lock);
     pthread_cond_destroy(&bg->wake);
     free(bg);

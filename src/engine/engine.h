@@ -98,6 +98,11 @@ mn_status mn__memory_vsearch(mn_db *db, struct mn_vsearch **out);
  * index follows (built from scratch when there is none or `rebuild`). A failure is logged,
  * never returned: the memories are stored and searches scan what the index lacks. */
 void mn__memory_index_update(mn_db *db, int rebuild, size_t added);
+/* The same for a single write (add, update, delete, extraction): left to the handle's background
+ * worker (mnemo_memory_bg.c), so the write never waits for the graph or a save. */
+void mn__memory_index_later(mn_db *db, size_t added);
+/* Returns when the worker has no index update due or running (tests, benchmarks). */
+void mn__memory_index_wait(mn_db *db);
 /* Drops this handle's memory vector index without saving it (erase.c). */
 void mn__memory_index_drop(mn_db *db);
 /* Checks mn_search_filter.metadata (engine/filter.c): a JSON object of at most 16 scalar
