@@ -3,6 +3,7 @@
  * vectors (little-endian f32 blobs with their embedder identity), the embedding queue and the
  * vector change log. Tables: schema.h version 4. Design notes: docs/search.md.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,10 +119,32 @@ static const char SQL_LOG_INSERTS[] =
 static const char SQL_LOG_CLEAR[] = "DELETE FROM msg_log";
 
 /* Applies the log to the keyword index inside the caller's write transaction and empties it. */
+static const char SQL_DELETES_ANY[] =
+    "SELECT 1 FROM msg_log WHERE message_id <= ?1 AND op = 0 AND content IS NOT NULL LIMIT 1";
+static const char SQL_DELETES_BUMP[] =
+    "INSERT INTO meta (key, value) VALUES ('fts.deletes', '1')"
+    " ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1";
+
+/* Before the index deletes of the log rows of messages up to `bound`: when there are any, counts
+ * them in meta fts.deletes (the document counts of phrases cached by any handle are then stale). */
+static mn_status note_deletes(struct sqlite_store *s, int64_t bound)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_DELETES_ANY, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, bound);
+    int r = sqlite3_step(st);
+    mn_sqlite_done(st);
+    if (r == SQLITE_ROW)
+        return mn_sqlite_exec_stmt(s, SQL_DELETES_BUMP, "keyword index sync");
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index sync");
+}
+
 static mn_status fts_apply(struct sqlite_store *s)
 {
     mn_status rc;
-    if (!(rc = mn_sqlite_exec_stmt(s, SQL_LOG_CANCEL, "keyword index sync")) &&
+    if (!(rc = mn_sqlite_exec_stmt(s, SQL_LOG_CANCEL, "keyword index sync")) && !(rc = note_deletes(s, INT64_MAX)) &&
         !(rc = mn_sqlite_exec_stmt(s, SQL_LOG_DELETES, "keyword index sync")) &&
         !(rc = mn_sqlite_exec_stmt(s, SQL_LOG_INSERTS, "keyword index sync")))
         rc = mn_sqlite_exec_stmt(s, SQL_LOG_CLEAR, "keyword index sync");
@@ -237,7 +260,7 @@ static mn_status fts_chunk(struct sqlite_store *s, int64_t chunk, int64_t *consu
             rc = mn_sqlite_fail(s, r, "keyword index drain");
         mn_sqlite_done(st);
     }
-    if (!rc && !(rc = exec_bound(s, SQL_CHUNK_CANCEL, bound, &cancelled)) &&
+    if (!rc && !(rc = exec_bound(s, SQL_CHUNK_CANCEL, bound, &cancelled)) && !(rc = note_deletes(s, bound)) &&
         !(rc = exec_bound(s, SQL_CHUNK_DELETES, bound, NULL)) && !(rc = exec_bound(s, SQL_CHUNK_INSERTS, bound, NULL)))
         rc = exec_bound(s, SQL_CHUNK_CLEAR, bound, &cleared);
     if (rc) {
@@ -334,7 +357,7 @@ static void op_fts_defer(mn_store *st, int defer)
  *  - joined: when a round would rank more than round_max candidates (a very selective filter
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
-struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536};
+struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                   " ORDER BY bm25(messages_fts), rowid LIMIT ?2";
@@ -402,10 +425,333 @@ static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct sc
     return rc;
 }
 
+/*
+ * Bounded top-k (docs/search.md, "Keyword search at scale"). FTS5's bm25 costs two things that
+ * grow with the store: its idf counts every row of each phrase (a scan of the phrase's doclist at
+ * every query), and it scores and sorts every matching row. Both are avoided here without
+ * changing a score:
+ *  - mnemo_bm25(messages_fts, skip, n…) is bm25 computed as fts5_aux.c computes it (the same
+ *    constants, operations and order), over the phrases skip… of the expression, with each
+ *    phrase's document count given instead of counted. The counts of phrases that match many
+ *    rows are kept per handle (struct mn_sqlite_df): a count holds for the index up to a message
+ *    id, and is brought forward by counting the phrase's rows past it (rows enter the index in
+ *    id order); every index delete bumps meta fts.deletes, which drops the kept counts.
+ *  - MaxScore: a phrase adds less than 2.2·idf to a row's score (k1 + 1 = 2.2, tf/(tf + x) < 1),
+ *    so a row that matches only the commonest phrases scores below the sum B of their bounds.
+ *    The rows matching one of the rarer phrases are ranked with the whole query's score
+ *    (`(rarer) AND (whole query)`, mnemo_bm25 skipping the first group); when the L-th of them
+ *    scores above B no other row can enter the top L, else the next rarer phrase joins the
+ *    group, and at the end the whole query is ranked as before.
+ */
+#define DF_CACHE 512 /* phrase counts kept per handle */
+#define BM25_MAX_PHRASES 128
+
+static void bm25_given(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+                       sqlite3_value **val)
+{
+    const double k1 = 1.2; /* fts5_aux.c's constants */
+    const double b = 0.75;
+    int nphrase = api->xPhraseCount(fts), skip = nval > 0 ? sqlite3_value_int(val[0]) : -1, m = nval - 1;
+    if (skip < 0 || m < 1 || m > BM25_MAX_PHRASES || skip + m != nphrase) {
+        sqlite3_result_error(ctx, "mnemo_bm25: arguments do not fit the expression", -1);
+        return;
+    }
+    sqlite3_int64 nrow = 0, ntoken = 0;
+    int rc = api->xRowCount(fts, &nrow);
+    if (rc == SQLITE_OK)
+        rc = api->xColumnTotalSize(fts, -1, &ntoken);
+    double avgdl = (double)ntoken / (double)nrow, idf[BM25_MAX_PHRASES], freq[BM25_MAX_PHRASES];
+    for (int i = 0; i < m; i++) {
+        sqlite3_int64 nhit = sqlite3_value_int64(val[1 + i]);
+        idf[i] = log((nrow - nhit + 0.5) / (nhit + 0.5));
+        if (idf[i] <= 0.0)
+            idf[i] = 1e-6;
+        freq[i] = 0;
+    }
+    int ninst = 0;
+    if (rc == SQLITE_OK)
+        rc = api->xInstCount(fts, &ninst);
+    for (int i = 0; rc == SQLITE_OK && i < ninst; i++) {
+        int ip, ic, io;
+        rc = api->xInst(fts, i, &ip, &ic, &io);
+        if (rc == SQLITE_OK && ip >= skip)
+            freq[ip - skip] += 1.0; /* bm25() without weights: each column weighs 1.0 */
+    }
+    double d = 0.0, score = 0.0;
+    if (rc == SQLITE_OK) {
+        int ntok;
+        rc = api->xColumnSize(fts, -1, &ntok);
+        d = (double)ntok;
+    }
+    for (int i = 0; rc == SQLITE_OK && i < m; i++)
+        score += idf[i] * ((freq[i] * (k1 + 1.0)) / (freq[i] + k1 * (1 - b + b * d / avgdl)));
+    if (rc == SQLITE_OK)
+        sqlite3_result_double(ctx, -1.0 * score);
+    else
+        sqlite3_result_error_code(ctx, rc);
+}
+
+void mn_sqlite_fts_register(struct sqlite_store *s)
+{
+    fts5_api *api = NULL;
+    sqlite3_stmt *st = NULL;
+    s->fts_given = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT fts5(?1)", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+        sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    if (api && api->iVersion >= 2)
+        s->fts_given = api->xCreateFunction(api, "mnemo_bm25", NULL, bm25_given, NULL) == SQLITE_OK;
+}
+
+void mn_sqlite_fts_release(struct sqlite_store *s)
+{
+    for (size_t i = 0; i < s->n_df; i++)
+        free(s->df[i].phrase);
+    free(s->df);
+    s->df = NULL;
+    s->n_df = s->next_df = 0;
+}
+
+/* The phrases of a query as mn_fts_query writes it: "a" OR "b" OR …; 0 when it is not so. */
+struct phrases {
+    const char *at[BM25_MAX_PHRASES];
+    size_t len[BM25_MAX_PHRASES];
+    int64_t n[BM25_MAX_PHRASES];
+    int m;
+};
+
+static int phrases_parse(const char *match, struct phrases *p)
+{
+    const char *c = match;
+    p->m = 0;
+    while (*c == '"' && p->m < BM25_MAX_PHRASES) {
+        const char *end = strchr(c + 1, '"');
+        if (!end)
+            return 0;
+        p->at[p->m] = c;
+        p->len[p->m++] = (size_t)(end + 1 - c);
+        c = end + 1;
+        if (!*c)
+            return 1;
+        if (strncmp(c, " OR ", 4) != 0)
+            return 0;
+        c += 4;
+    }
+    return 0;
+}
+
+static const char SQL_DF_GEN[] = "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fts.deletes'), 0)";
+/* The index holds the messages up to the first one whose insert is still in the log; -1 while
+ * a delete waits in the log (the index then holds a row the messages do not: nothing is kept). */
+static const char SQL_DF_UPTO[] =
+    "SELECT CASE WHEN EXISTS (SELECT 1 FROM msg_log WHERE op = 0) THEN -1 ELSE"
+    " coalesce((SELECT min(message_id) FROM msg_log WHERE op = 1) - 1, (SELECT max(id) FROM messages), 0) END";
+static const char SQL_DF_COUNT[] = "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid > ?2";
+
+static mn_status df_count(struct sqlite_store *s, const char *phrase, size_t len, int64_t after, int64_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_DF_COUNT, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, phrase, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, after);
+    int r = sqlite3_step(st);
+    *n = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    mn_sqlite_done(st);
+    return r == SQLITE_ROW ? MN_OK : fts_step_fail(s, r);
+}
+
+/* The document count of each phrase for the index as this read transaction sees it. */
+static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto)
+{
+    int64_t gen = 0;
+    mn_status rc = count_one(s, SQL_DF_GEN, NULL, &gen);
+    if (!rc)
+        rc = count_one(s, SQL_DF_UPTO, NULL, upto);
+    if (rc)
+        return rc;
+    if (gen != s->df_gen) {
+        mn_sqlite_fts_release(s);
+        s->df_gen = gen;
+    }
+    if (*upto < 0)
+        mn_sqlite_fts_release(s);
+    for (int i = 0; i < p->m && !rc; i++) {
+        struct mn_sqlite_df *e = NULL;
+        for (size_t j = 0; j < s->n_df && !e; j++)
+            if (strlen(s->df[j].phrase) == p->len[i] && memcmp(s->df[j].phrase, p->at[i], p->len[i]) == 0)
+                e = &s->df[j];
+        if (e && e->upto > *upto) { /* message ids reused after a delete another handle made */
+            mn_sqlite_fts_release(s);
+            e = NULL;
+        }
+        int64_t more = 0;
+        rc = df_count(s, p->at[i], p->len[i], e ? e->upto : -1, &more);
+        if (rc)
+            break;
+        if (e) {
+            e->n += more;
+            e->upto = *upto;
+            p->n[i] = e->n;
+            continue;
+        }
+        p->n[i] = more;
+        if (more < mn_sqlite_fts_tuning.df_keep || *upto < 0)
+            continue;
+        if (!s->df && !(s->df = calloc(DF_CACHE, sizeof *s->df)))
+            continue; /* nothing kept: counted again next time */
+        char *copy = malloc(p->len[i] + 1);
+        if (!copy)
+            continue;
+        memcpy(copy, p->at[i], p->len[i]);
+        copy[p->len[i]] = '\0';
+        size_t slot = s->n_df;
+        if (slot < DF_CACHE)
+            s->n_df++;
+        else {
+            slot = s->next_df++ % DF_CACHE;
+            free(s->df[slot].phrase);
+        }
+        s->df[slot] = (struct mn_sqlite_df){copy, more, *upto};
+    }
+    return rc;
+}
+
+/* "mnemo_bm25(messages_fts, ?3, ?16, ?17, …)" for m phrases: the skip is ?3, the counts ?16 on. */
+static mn_status given_sql(struct mn_buf *b, int m)
+{
+    mn_status rc = mn_buf_adds(b, "mnemo_bm25(messages_fts, ?3");
+    for (int i = 0; i < m && !rc; i++) {
+        char arg[16];
+        snprintf(arg, sizeof arg, ", ?%d", 16 + i);
+        rc = mn_buf_adds(b, arg);
+    }
+    return rc ? rc : mn_buf_adds(b, ")");
+}
+
+static void given_bind(sqlite3_stmt *st, const struct phrases *p, int skip)
+{
+    sqlite3_bind_int(st, 3, skip);
+    for (int i = 0; i < p->m; i++)
+        sqlite3_bind_int64(st, 16 + i, p->n[i]);
+}
+
+/* The best `want` rows of `match` among those matching `group` (NULL: all) and, with `set`, the
+ * filter f (a session's or namespace's ids, see below), scored over the whole of `match` (`skip`
+ * phrases of group first), best first, into out (emptied first). */
+static mn_status fts_ranked(struct sqlite_store *s, const char *group, const char *match, const struct phrases *p,
+                            int skip, const mn_search_filter *f, int set, size_t want, struct scored_list *out)
+{
+    struct mn_buf head = MN_BUF_INIT, expr = MN_BUF_INIT;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_buf_adds(&head, "SELECT rowid, ");
+    if (!rc)
+        rc = given_sql(&head, p->m);
+    if (!rc)
+        rc = mn_buf_adds(&head, set ? " FROM messages_fts WHERE messages_fts MATCH ?1 AND +rowid IN (SELECT m.id"
+                                      " FROM messages m JOIN sessions s ON s.sid = m.session_sid WHERE 1"
+                                    : " FROM messages_fts WHERE messages_fts MATCH ?1");
+    if (!rc && group && !(rc = mn_buf_adds(&expr, "(")) && !(rc = mn_buf_adds(&expr, group)) &&
+        !(rc = mn_buf_adds(&expr, ") AND (")) && !(rc = mn_buf_adds(&expr, match)))
+        rc = mn_buf_adds(&expr, ")");
+    if (!rc)
+        rc = prepare_filtered(s, head.data, set ? f : NULL, set ? ") ORDER BY 2, rowid LIMIT ?2" : " ORDER BY 2, rowid LIMIT ?2",
+                              &st);
+    if (!rc) {
+        sqlite3_bind_text(st, 1, group ? expr.data : match, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)want);
+        given_bind(st, p, skip);
+        out->n = 0;
+        rc = fts_collect(s, st, out);
+    }
+    sqlite3_finalize(st);
+    mn_buf_release(&head);
+    mn_buf_release(&expr);
+    return rc;
+}
+
+/* The best `want` rows of `match` (with `set`, of those that pass f as in fts_ranked), best
+ * first, into out: MaxScore over mnemo_bm25 (see above). 0 in *done when mnemo_bm25 is not
+ * there or the query is not mn_fts_query's: the caller ranks with bm25. */
+static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_search_filter *f, int set, size_t want,
+                          struct scored_list *out, int *done)
+{
+    struct phrases p;
+    int64_t upto = 0;
+    *done = s->fts_given && phrases_parse(match, &p);
+    if (!*done)
+        return MN_OK;
+    mn_status rc = df_get(s, &p, &upto);
+    if (rc)
+        return rc;
+    /* the phrases, rarest first; bound[e]: what the phrases ord[e…] can add to a row, at most
+     * (idf with N = upto ≥ the indexed rows: idf grows with N) */
+    int ord[BM25_MAX_PHRASES];
+    double bound[BM25_MAX_PHRASES + 1];
+    for (int i = 0; i < p.m; i++) {
+        int j = i;
+        for (; j > 0 && p.n[ord[j - 1]] > p.n[i]; j--)
+            ord[j] = ord[j - 1];
+        ord[j] = i;
+    }
+    bound[p.m] = 0;
+    for (int e = p.m - 1; e >= 0; e--) {
+        int64_t n = p.n[ord[e]];
+        double idf = log(((double)upto - (double)n + 0.5) / ((double)n + 0.5));
+        bound[e] = bound[e + 1] + 2.2 * (idf > 1e-6 ? idf : 1e-6) * (1 + 1e-9);
+    }
+    struct mn_buf group = MN_BUF_INIT;
+    int64_t rows = 0, div = mn_sqlite_fts_tuning.group_div > 0 ? mn_sqlite_fts_tuning.group_div : 1;
+    for (int e = 1; upto > 0 && e < p.m && !rc; e++) {
+        rows += p.n[ord[e - 1]];
+        if (rows > upto / div) /* about as many candidates as ranking the whole */
+            break;
+        if (e > 1)
+            rc = mn_buf_adds(&group, " OR ");
+        if (!rc)
+            rc = mn_buf_add(&group, p.at[ord[e - 1]], p.len[ord[e - 1]]);
+        if (!rc)
+            rc = fts_ranked(s, group.data, match, &p, e, f, set, want, out);
+        if (!rc && out->n == want && -out->r[want - 1].score > bound[e]) {
+            mn_buf_release(&group);
+            return MN_OK;
+        }
+    }
+    mn_buf_release(&group);
+    return rc ? rc : fts_ranked(s, NULL, match, &p, 0, f, set, want, out);
+}
+
+/* The best `want` rows of the FTS table alone (no filter), best first, into out. */
+static mn_status fts_top(struct sqlite_store *s, const char *match, size_t want, struct scored_list *out)
+{
+    int done = 0;
+    mn_status rc = fts_best(s, match, NULL, 0, want, out, &done);
+    if (rc || done)
+        return rc;
+    sqlite3_stmt *top = NULL;
+    if ((rc = mn_sqlite_stmt(s, SQL_FTS_TOP, &top)))
+        return rc;
+    sqlite3_bind_text(top, 1, match, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(top, 2, (sqlite3_int64)want);
+    out->n = 0;
+    rc = fts_collect(s, top, out);
+    mn_sqlite_done(top);
+    return rc;
+}
+
 /* The filter as one statement: joined to every match, or (in_set) as the list of passing ids. */
 static mn_status fts_filtered(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
                               int in_set, struct scored_list *out)
 {
+    if (in_set) {
+        int done = 0;
+        mn_status rc = fts_best(s, match, f, 1, limit, out, &done);
+        if (rc || done)
+            return rc;
+    }
     sqlite3_stmt *st;
     mn_status rc = in_set ? prepare_filtered(s,
                                              "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts"
@@ -430,7 +776,7 @@ static mn_status fts_filtered(struct sqlite_store *s, const char *match, const m
 static mn_status fts_rounds(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
                             size_t first, struct scored_list *out, int *gave_up)
 {
-    sqlite3_stmt *check = NULL, *top = NULL;
+    sqlite3_stmt *check = NULL;
     struct scored_list cand = {0};
     size_t checked = 0, want = first;
     *gave_up = 0;
@@ -438,14 +784,8 @@ static mn_status fts_rounds(struct sqlite_store *s, const char *match, const mn_
                                     "SELECT 1 FROM messages m JOIN sessions s ON s.sid = m.session_sid"
                                     " WHERE m.id = ?9",
                                     f, NULL, &check);
-    if (!rc)
-        rc = mn_sqlite_stmt(s, SQL_FTS_TOP, &top);
     while (!rc) {
-        cand.n = 0;
-        sqlite3_bind_text(top, 1, match, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(top, 2, (sqlite3_int64)want);
-        rc = fts_collect(s, top, &cand);
-        mn_sqlite_done(top);
+        rc = fts_top(s, match, want, &cand);
         /* the first `checked` candidates are the previous round's, in the same order */
         for (size_t i = checked; !rc && i < cand.n && out->n < limit; i++) {
             sqlite3_bind_int64(check, 9, cand.r[i].id);
