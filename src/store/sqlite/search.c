@@ -446,12 +446,35 @@ static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct sc
 #define DF_CACHE 512 /* phrase counts kept per handle */
 #define BM25_MAX_PHRASES 128
 
+/* The row's size in tokens from its messages_fts_docsize record (one column: one SQLite varint,
+ * which FTS5's xColumnSize reads too); 0 when there is none (NULL or malformed). */
+static int docsize(sqlite3_value *v, int *ntok)
+{
+    const unsigned char *p = sqlite3_value_blob(v);
+    int len = sqlite3_value_bytes(v);
+    uint64_t x = 0;
+    for (int i = 0; p && i < len && i < 9; i++) {
+        if (i == 8) {
+            x = (x << 8) | p[i];
+            break;
+        }
+        x = (x << 7) | (p[i] & 0x7f);
+        if (!(p[i] & 0x80)) {
+            if (x > INT32_MAX)
+                return 0;
+            *ntok = (int)x;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void bm25_given(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
                        sqlite3_value **val)
 {
     const double k1 = 1.2; /* fts5_aux.c's constants */
     const double b = 0.75;
-    int nphrase = api->xPhraseCount(fts), skip = nval > 0 ? sqlite3_value_int(val[0]) : -1, m = nval - 1;
+    int nphrase = api->xPhraseCount(fts), skip = nval > 0 ? sqlite3_value_int(val[0]) : -1, m = nval - 2;
     if (skip < 0 || m < 1 || m > BM25_MAX_PHRASES || skip + m != nphrase) {
         sqlite3_result_error(ctx, "mnemo_bm25: arguments do not fit the expression", -1);
         return;
@@ -462,7 +485,7 @@ static void bm25_given(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_co
         rc = api->xColumnTotalSize(fts, -1, &ntoken);
     double avgdl = (double)ntoken / (double)nrow, idf[BM25_MAX_PHRASES], freq[BM25_MAX_PHRASES];
     for (int i = 0; i < m; i++) {
-        sqlite3_int64 nhit = sqlite3_value_int64(val[1 + i]);
+        sqlite3_int64 nhit = sqlite3_value_int64(val[2 + i]);
         idf[i] = log((nrow - nhit + 0.5) / (nhit + 0.5));
         if (idf[i] <= 0.0)
             idf[i] = 1e-6;
@@ -479,8 +502,9 @@ static void bm25_given(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_co
     }
     double d = 0.0, score = 0.0;
     if (rc == SQLITE_OK) {
-        int ntok;
-        rc = api->xColumnSize(fts, -1, &ntok);
+        int ntok = 0;
+        if (!docsize(val[1], &ntok))
+            rc = api->xColumnSize(fts, -1, &ntok);
         d = (double)ntok;
     }
     for (int i = 0; rc == SQLITE_OK && i < m; i++)
@@ -620,10 +644,13 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
     return rc;
 }
 
-/* "mnemo_bm25(messages_fts, ?3, ?16, ?17, …)" for m phrases: the skip is ?3, the counts ?16 on. */
+/* "mnemo_bm25(messages_fts, ?3, d.sz, ?16, ?17, …)" for m phrases: the skip is ?3, the row's
+ * docsize record d.sz (FROM_SIZED: read beside the match rather than by a statement per row, as
+ * xColumnSize does), the counts ?16 on. */
+#define FROM_SIZED " FROM messages_fts LEFT JOIN messages_fts_docsize d ON d.id = messages_fts.rowid"
 static mn_status given_sql(struct mn_buf *b, int m)
 {
-    mn_status rc = mn_buf_adds(b, "mnemo_bm25(messages_fts, ?3");
+    mn_status rc = mn_buf_adds(b, "mnemo_bm25(messages_fts, ?3, d.sz");
     for (int i = 0; i < m && !rc; i++) {
         char arg[16];
         snprintf(arg, sizeof arg, ", ?%d", 16 + i);
@@ -647,18 +674,18 @@ static mn_status fts_ranked(struct sqlite_store *s, const char *group, const cha
 {
     struct mn_buf head = MN_BUF_INIT, expr = MN_BUF_INIT;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_buf_adds(&head, "SELECT rowid, ");
+    mn_status rc = mn_buf_adds(&head, "SELECT messages_fts.rowid, ");
     if (!rc)
         rc = given_sql(&head, p->m);
     if (!rc)
-        rc = mn_buf_adds(&head, set ? " FROM messages_fts WHERE messages_fts MATCH ?1 AND +rowid IN (SELECT m.id"
+        rc = mn_buf_adds(&head, set ? FROM_SIZED " WHERE messages_fts MATCH ?1 AND +messages_fts.rowid IN (SELECT m.id"
                                       " FROM messages m JOIN sessions s ON s.sid = m.session_sid WHERE 1"
-                                    : " FROM messages_fts WHERE messages_fts MATCH ?1");
+                                    : FROM_SIZED " WHERE messages_fts MATCH ?1");
     if (!rc && group && !(rc = mn_buf_adds(&expr, "(")) && !(rc = mn_buf_adds(&expr, group)) &&
         !(rc = mn_buf_adds(&expr, ") AND (")) && !(rc = mn_buf_adds(&expr, match)))
         rc = mn_buf_adds(&expr, ")");
     if (!rc)
-        rc = prepare_filtered(s, head.data, set ? f : NULL, set ? ") ORDER BY 2, rowid LIMIT ?2" : " ORDER BY 2, rowid LIMIT ?2",
+        rc = prepare_filtered(s, head.data, set ? f : NULL, set ? ") ORDER BY 2, messages_fts.rowid LIMIT ?2" : " ORDER BY 2, messages_fts.rowid LIMIT ?2",
                               &st);
     if (!rc) {
         sqlite3_bind_text(st, 1, group ? expr.data : match, -1, SQLITE_STATIC);
