@@ -747,6 +747,28 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
             return MN_OK;
         }
     }
+    /* Every phrase common (each alone matches too many rows): the rows that match all of them
+     * first. A row missing phrase i scores below bound[0] - (the bound of i), so below bound[0]
+     * less the smallest bound. Tried when, were the phrases independent, at most 1/group_div of
+     * the store would match all of them. */
+    double all = 1, least = bound[0];
+    for (int i = 0; i < p.m; i++) {
+        all *= upto > 0 ? (double)p.n[i] / (double)upto : 1;
+        double one = bound[i] - bound[i + 1];
+        least = one < least ? one : least;
+    }
+    mn_buf_reset(&group);
+    if (!rc && upto > 0 && p.m > 1 && all <= 1.0 / (double)div) {
+        for (int i = 0; i < p.m && !rc; i++)
+            if (!(rc = i ? mn_buf_adds(&group, " AND ") : MN_OK))
+                rc = mn_buf_add(&group, p.at[i], p.len[i]);
+        if (!rc)
+            rc = fts_ranked(s, group.data, match, &p, p.m, f, set, want, out);
+        if (!rc && out->n == want && -out->r[want - 1].score > bound[0] - least) {
+            mn_buf_release(&group);
+            return MN_OK;
+        }
+    }
     mn_buf_release(&group);
     return rc ? rc : fts_ranked(s, NULL, match, &p, 0, f, set, want, out);
 }
