@@ -700,11 +700,13 @@ static mn_status fts_ranked(struct sqlite_store *s, const char *group, const cha
     return rc;
 }
 
-/* The best `want` rows of `match` (with `set`, of those that pass f as in fts_ranked), best
- * first, into out: MaxScore over mnemo_bm25 (see above). 0 in *done when mnemo_bm25 is not
- * there or the query is not mn_fts_query's: the caller ranks with bm25. */
-static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_search_filter *f, int set, size_t want,
-                          struct scored_list *out, int *done)
+/* The best `want` rows of `match` (with `set`, of those that pass f as in fts_ranked: `part`
+ * messages at most), best first, into out: MaxScore over mnemo_bm25 (see above). A step whose
+ * rows, in the set's share of the store, would be fewer than `want` is not tried (it could not
+ * finish). 0 in *done when mnemo_bm25 is not there or the query is not mn_fts_query's: the
+ * caller ranks with bm25. */
+static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_search_filter *f, int set,
+                          int64_t part, size_t want, struct scored_list *out, int *done)
 {
     struct phrases p;
     int64_t upto = 0;
@@ -732,6 +734,7 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
     }
     struct mn_buf group = MN_BUF_INIT;
     int64_t rows = 0, div = mn_sqlite_fts_tuning.group_div > 0 ? mn_sqlite_fts_tuning.group_div : 1;
+    double share = set && upto > 0 && part >= 0 && part < upto ? (double)part / (double)upto : 1;
     for (int e = 1; upto > 0 && e < p.m && !rc; e++) {
         rows += p.n[ord[e - 1]];
         if (rows > upto / div) /* about as many candidates as ranking the whole */
@@ -740,8 +743,10 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
             rc = mn_buf_adds(&group, " OR ");
         if (!rc)
             rc = mn_buf_add(&group, p.at[ord[e - 1]], p.len[ord[e - 1]]);
-        if (!rc)
+        if (!rc && (double)rows * share >= (double)want)
             rc = fts_ranked(s, group.data, match, &p, e, f, set, want, out);
+        else
+            continue;
         if (!rc && out->n == want && -out->r[want - 1].score > bound[e]) {
             mn_buf_release(&group);
             return MN_OK;
@@ -758,7 +763,7 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
         least = one < least ? one : least;
     }
     mn_buf_reset(&group);
-    if (!rc && upto > 0 && p.m > 1 && all <= 1.0 / (double)div) {
+    if (!rc && upto > 0 && p.m > 1 && all <= 1.0 / (double)div && all * (double)upto * share >= (double)want) {
         for (int i = 0; i < p.m && !rc; i++)
             if (!(rc = i ? mn_buf_adds(&group, " AND ") : MN_OK))
                 rc = mn_buf_add(&group, p.at[i], p.len[i]);
@@ -777,7 +782,7 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
 static mn_status fts_top(struct sqlite_store *s, const char *match, size_t want, struct scored_list *out)
 {
     int done = 0;
-    mn_status rc = fts_best(s, match, NULL, 0, want, out, &done);
+    mn_status rc = fts_best(s, match, NULL, 0, -1, want, out, &done);
     if (rc || done)
         return rc;
     sqlite3_stmt *top = NULL;
@@ -793,11 +798,11 @@ static mn_status fts_top(struct sqlite_store *s, const char *match, size_t want,
 
 /* The filter as one statement: joined to every match, or (in_set) as the list of passing ids. */
 static mn_status fts_filtered(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
-                              int in_set, struct scored_list *out)
+                              int in_set, int64_t part, struct scored_list *out)
 {
     if (in_set) {
         int done = 0;
-        mn_status rc = fts_best(s, match, f, 1, limit, out, &done);
+        mn_status rc = fts_best(s, match, f, 1, part, limit, out, &done);
         if (rc || done)
             return rc;
     }
@@ -878,7 +883,7 @@ static mn_status fts_plan_run(struct sqlite_store *s, const char *match, const m
         if (rc)
             return rc;
         if (part >= 0 && (size_t)part <= mn_sqlite_fts_tuning.set_max)
-            return fts_filtered(s, match, f, limit, 1, out);
+            return fts_filtered(s, match, f, limit, 1, part, out);
         if (part > 0 && !(rc = count_one(s, SQL_STORE_SIZE, NULL, &all)) && all > part)
             first = (size_t)((double)limit * 2.0 * (double)all / (double)part); /* ~2× what passing needs */
         else
@@ -894,7 +899,7 @@ static mn_status fts_plan_run(struct sqlite_store *s, const char *match, const m
     rc = fts_rounds(s, match, f, limit, first, out, &gave_up);
     if (!rc && gave_up) {
         out->n = 0;
-        rc = fts_filtered(s, match, f, limit, 0, out);
+        rc = fts_filtered(s, match, f, limit, 0, -1, out);
     }
     return rc;
 }
