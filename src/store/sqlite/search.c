@@ -444,7 +444,7 @@ static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct sc
  *    group, and at the end the whole query is ranked as before.
  */
 #define DF_CACHE 512 /* phrase counts kept per handle */
-#define BM25_MAX_PHRASES 128
+#define BM25_MAX_PHRASES 64 /* MN_FTS_MAX_TERMS; mnemo_bm25 then takes 66 arguments (SQLite allows 127) */
 
 /* The row's size in tokens from its messages_fts_docsize record (one column: one SQLite varint,
  * which FTS5's xColumnSize reads too); 0 when there is none (NULL or malformed). */
