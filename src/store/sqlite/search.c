@@ -469,6 +469,11 @@ static int docsize(sqlite3_value *v, int *ntok)
     return 0;
 }
 
+/* No fused multiply-add: libsqlite3's bm25 rounds each operation (gcc in ISO C mode does not
+ * contract either). */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
 static void bm25_given(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
                        sqlite3_value **val)
 {
