@@ -3,8 +3,10 @@
  * before (kept here only, as the reference) returns: the same ids in the same order with the same
  * bm25, for random corpora (a small vocabulary, so scores tie), random queries, random filters
  * (session, namespace, role, since, until, metadata, and combinations) and limits 1..50. The
- * plan thresholds (mn_sqlite_fts_tuning) are drawn too, so the id-list, rounds and joined plans
- * all answer the same questions.
+ * plan thresholds (mn_sqlite_fts_tuning) are drawn too, so the id-list, rounds and joined plans,
+ * and the bounded top-k (mnemo_bm25 with kept counts, rarer phrases first, all-phrases first),
+ * all answer the same questions; a second test keeps comparing while appends, deletes and edits
+ * through two handles change the store between searches (kept counts must follow).
  */
 #include <setjmp.h>
 #include <stdarg.h>
