@@ -9,7 +9,8 @@
  * fixed seed from the first 1000 sessions, so every run of the same store asks the same
  * questions. Each case runs the queries once untimed (warm-up), then once timed, on one handle;
  * one JSON line per case: {"case","queries","k","p50_ms","p99_ms","mean_ms","hits_avg"}.
- * p50 = lat[Q/2], p99 = lat[0.99·Q] of the sorted latencies. See bench/README.md.
+ * p50 = lat[Q/2], p99 = lat[0.99·Q] of the sorted latencies. SL_SLOW=MS in the environment prints
+ * each timed query slower than MS milliseconds on standard error. See bench/README.md.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,8 @@ static int run_case(mn_db *db, const char *name, const struct query *qs, int nq,
                 free(lat);
                 return 1;
             }
+            if (pass == 1 && getenv("SL_SLOW") && t * 1e3 > atof(getenv("SL_SLOW")))
+                fprintf(stderr, "slow %s %.1f ms \"%s\"\n", name, t * 1e3, qs[i].text);
             if (pass == 1) {
                 lat[i] = t;
                 sum += t;

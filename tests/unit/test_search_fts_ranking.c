@@ -3,8 +3,10 @@
  * before (kept here only, as the reference) returns: the same ids in the same order with the same
  * bm25, for random corpora (a small vocabulary, so scores tie), random queries, random filters
  * (session, namespace, role, since, until, metadata, and combinations) and limits 1..50. The
- * plan thresholds (mn_sqlite_fts_tuning) are drawn too, so the id-list, rounds and joined plans
- * all answer the same questions.
+ * plan thresholds (mn_sqlite_fts_tuning) are drawn too, so the id-list, rounds and joined plans,
+ * and the bounded top-k (mnemo_bm25 with kept counts, rarer phrases first, all-phrases first),
+ * all answer the same questions; a second test keeps comparing while appends, deletes and edits
+ * through two handles change the store between searches (kept counts must follow).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -175,6 +177,7 @@ static void ranking_equals_reference(void **state)
     mkdir(base, 0700);
     struct mn_sqlite_fts_tuning saved = mn_sqlite_fts_tuning;
     static const size_t set_max[] = {0, 5, 60, 20000}, round_max[] = {1, 8, 100, 65536};
+    static const int64_t df_keep[] = {1, 20, 2000}, group_div[] = {1, 4, 1000};
     int compared = 0, nonempty = 0;
     for (uint64_t seed = 1; seed <= 5; seed++) {
         rs = 0x9E3779B97F4A7C15ULL * seed;
@@ -205,6 +208,8 @@ static void ranking_equals_reference(void **state)
             size_t limit = 1 + rnd() % 50;
             mn_sqlite_fts_tuning.set_max = set_max[rnd() % 4];
             mn_sqlite_fts_tuning.round_max = round_max[rnd() % 4];
+            mn_sqlite_fts_tuning.df_keep = df_keep[rnd() % 3];
+            mn_sqlite_fts_tuning.group_div = group_div[rnd() % 3];
             struct mn_buf match = MN_BUF_INIT;
             size_t terms = 0;
             assert_int_equal(mn_fts_query(query, &match, &terms), MN_OK);
@@ -243,10 +248,128 @@ static void ranking_equals_reference(void **state)
     assert_true(nonempty > 300); /* the comparisons were not all of empty lists */
 }
 
+/* One check: mn_search on db against the reference on ref, read after the search (so both see
+ * the index the search synced). */
+static void check_one(mn_db *db, sqlite3 *ref, const struct corpus *c, const char *what, int q)
+{
+    char query[256] = "";
+    int words = 1 + (int)(rnd() % 4);
+    for (int w = 0; w < words; w++) {
+        strcat(query, w ? " " : "");
+        strcat(query, rnd() % 12 ? word() : "absent");
+    }
+    mn_search_filter f;
+    random_filter(c, &f);
+    size_t limit = 1 + rnd() % 50;
+    mn_search_hits *h = NULL;
+    mn_status rc = mn_search(db, query, MN_SEARCH_KEYWORD, limit, &f, 0, &h);
+    if (rc)
+        fail_msg("%s query %d \"%s\": %s", what, q, query, mn_errmsg());
+    struct mn_buf match = MN_BUF_INIT;
+    size_t terms = 0;
+    assert_int_equal(mn_fts_query(query, &match, &terms), MN_OK);
+    int64_t ids[50];
+    double scores[50];
+    size_t n = 0;
+    reference(ref, match.data, &f, limit, ids, scores, &n);
+    mn_buf_release(&match);
+    if (h->count != n)
+        fail_msg("%s query %d \"%s\" limit %zu: %zu hits, reference %zu", what, q, query, limit, h->count, n);
+    for (size_t i = 0; i < n; i++) {
+        const mn_search_hit *hit = mn_search_hits_at(h, i);
+        if (hit->message.id != ids[i] || hit->bm25 != scores[i])
+            fail_msg("%s query %d \"%s\": hit %zu is #%lld (%.17g), reference #%lld (%.17g)", what, q, query, i,
+                     (long long)hit->message.id, hit->bm25, (long long)ids[i], scores[i]);
+    }
+    mn_search_hits_free(h);
+}
+
+/* The document counts a handle keeps (and the rarer-phrases-first ranking that uses them) stay
+ * exact while the store changes under it: appends, deletes and edits through the same handle and
+ * through a second one, between searches. */
+static void ranking_equal_while_store_changes(void **state)
+{
+    (void)state;
+    const char *tmp = getenv("MNEMO_TEST_TMP");
+    char base[512];
+    snprintf(base, sizeof base, "%s", tmp && *tmp ? tmp : "/tmp");
+    mkdir(base, 0700);
+    struct mn_sqlite_fts_tuning saved = mn_sqlite_fts_tuning;
+    for (uint64_t seed = 11; seed <= 13; seed++) {
+        rs = 0x9E3779B97F4A7C15ULL * seed;
+        struct corpus c;
+        snprintf(c.dir, sizeof c.dir, "%s/fts-changes-XXXXXX", base);
+        assert_non_null(mkdtemp(c.dir));
+        snprintf(c.path, sizeof c.path, "%s/t.db", c.dir);
+        mn_config *cfg = NULL;
+        mn_db *db = NULL, *other = NULL;
+        assert_int_equal(mn_config_new(&cfg), MN_OK);
+        assert_int_equal(mn_config_set(cfg, "tokenizer.name", "heuristic", NULL), MN_OK);
+        assert_int_equal(mn_config_set(cfg, "search.fts_drain", seed == 12 ? "7" : "1000", NULL), MN_OK);
+        assert_int_equal(mn_open_path(c.path, cfg, &db), MN_OK);
+        assert_int_equal(mn_open_path(c.path, cfg, &other), MN_OK);
+        make_corpus(db, &c);
+        sqlite3 *ref = NULL;
+        assert_int_equal(sqlite3_open_v2(c.path, &ref, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        mn_sqlite_fts_tuning.set_max = 20000;
+        mn_sqlite_fts_tuning.round_max = 65536;
+        mn_sqlite_fts_tuning.df_keep = 1; /* every count kept */
+        int64_t last[64];
+        int sess[64], nlast = 0;
+        for (int q = 0; q < 240; q++) {
+            mn_sqlite_fts_tuning.group_div = rnd() % 2 ? 1 : 4;
+            if (q % 6 == 5) { /* change the store through one of the handles */
+                mn_db *w = rnd() % 2 ? db : other;
+                int what = (int)(rnd() % 4);
+                int si = (int)(rnd() % NSESS);
+                if (what <= 1 || nlast == 0) {
+                    char text[256] = "";
+                    int words = 1 + (int)(rnd() % 20);
+                    for (int i = 0; i < words; i++) {
+                        strcat(text, i ? " " : "");
+                        strcat(text, word());
+                    }
+                    mn_message_in m = MN_MESSAGE_IN_INIT;
+                    m.role = MN_ROLE_USER;
+                    m.content = text;
+                    mn_message *out = NULL;
+                    assert_int_equal(mn_append(w, c.sessions[si], &m, 0, &out), MN_OK);
+                    if (nlast < 64) {
+                        last[nlast] = out->id;
+                        sess[nlast++] = si;
+                    }
+                    mn_message_free(out);
+                } else {
+                    int at = (int)(rnd() % (unsigned)nlast);
+                    if (what == 2) {
+                        assert_int_equal(mn_message_delete(w, c.sessions[sess[at]], last[at]), MN_OK);
+                        last[at] = last[--nlast];
+                        sess[at] = sess[nlast];
+                    } else {
+                        char text[128];
+                        snprintf(text, sizeof text, "%s %s %s", word(), word(), word());
+                        assert_int_equal(mn_message_edit(w, c.sessions[sess[at]], last[at], text, NULL, NULL), MN_OK);
+                    }
+                }
+            }
+            check_one(db, ref, &c, "changes", q);
+        }
+        sqlite3_close(ref);
+        mn_close(other);
+        mn_close(db);
+        mn_config_free(cfg);
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", c.dir);
+        assert_int_equal(system(cmd), 0);
+    }
+    mn_sqlite_fts_tuning = saved;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ranking_equals_reference),
+        cmocka_unit_test(ranking_equal_while_store_changes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,7 +38,11 @@
  *             (with the old content, which an external-content delete needs); the log is
  *             applied in chunks as messages arrive (search.fts_drain, search.c) and the next
  *             search applies and empties the rest in one transaction. (FTS5 itself cannot be
- *             written from a trigger: the store runs with trusted_schema off.)
+ *             written from a trigger: the store runs with trusted_schema off.) meta
+ *             'fts.deletes' counts the applies that changed it out of id order (deletes; since
+ *             version 7 also edits and imports below the watermark): handles keep phrase
+ *             document counts only while it stays the same (search.c; no schema change: a
+ *             missing key reads as 0).
  *   embeddings message_id → messages ON DELETE CASCADE, embedder, model, dim, vector (dim
  *             little-endian f32, unit length), created_at. meta 'embed.identity' holds the
  *             "embedder/model/dim" of every stored vector (one identity per database).

@@ -4,6 +4,7 @@
  * identity), the embedding queue and the vector change log. Tables: schema.h versions 4 and 7.
  * Design notes: docs/search.md.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +200,24 @@ static mn_status bound_at(struct sqlite_store *s, const char *sql, int64_t a, in
     return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index drain");
 }
 
+/* The document counts a handle keeps for ranking (search.c, "Bounded top-k") hold while rows only
+ * enter the index in id order. Rows applied from the log break that: a delete, an edit (delete and
+ * insert) or an import below the watermark. Before applying the log rows of messages up to
+ * `bound`, when there are any, meta fts.deletes is counted up: every handle then drops its kept
+ * counts. */
+static const char SQL_LOG_ROWS_ANY[] = "SELECT EXISTS (SELECT 1 FROM msg_log WHERE message_id <= ?1)";
+static const char SQL_DELETES_BUMP[] = "INSERT INTO meta (key, value) VALUES ('fts.deletes', '1')"
+                                       " ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1";
+
+static mn_status note_out_of_order(struct sqlite_store *s, int64_t bound)
+{
+    int64_t any = 0;
+    mn_status rc = value_of(s, SQL_LOG_ROWS_ANY, 1, bound, &any);
+    if (!rc && any)
+        rc = mn_sqlite_exec_stmt(s, SQL_DELETES_BUMP, "keyword index sync");
+    return rc;
+}
+
 static mn_status fts_step(struct sqlite_store *s, int64_t chunk, int64_t *consumed, int *last)
 {
     *consumed = 0;
@@ -212,7 +231,7 @@ static mn_status fts_step(struct sqlite_store *s, int64_t chunk, int64_t *consum
         *last = 0;
     if (!found)
         bound = w;
-    if (!rc && !(rc = exec_bound(s, SQL_CHUNK_CANCEL, bound, 0, &cancelled)) &&
+    if (!rc && !(rc = exec_bound(s, SQL_CHUNK_CANCEL, bound, 0, &cancelled)) && !(rc = note_out_of_order(s, bound)) &&
         !(rc = exec_bound(s, SQL_CHUNK_DELETES, bound, 0, NULL)) && !(rc = exec_bound(s, SQL_CHUNK_INSERTS, bound, 0, NULL)))
         rc = exec_bound(s, SQL_CHUNK_CLEAR, bound, 0, &cleared);
     /* the messages past the watermark: up to the chunk's last id, or to the last id ever given
@@ -380,7 +399,7 @@ static void op_fts_defer(mn_store *st, int defer)
  *  - joined: when a round would rank more than round_max candidates (a very selective filter
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
-struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536};
+struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                   " ORDER BY bm25(messages_fts), rowid LIMIT ?2";
@@ -448,10 +467,394 @@ static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct sc
     return rc;
 }
 
+/*
+ * Bounded top-k (docs/search.md, "Keyword search at scale"). FTS5's bm25 costs two things that
+ * grow with the store: its idf counts every row of each phrase (a scan of the phrase's doclist at
+ * every query), and it scores and sorts every matching row. Both are avoided here without
+ * changing a score:
+ *  - mnemo_bm25(messages_fts, skip, n…) is bm25 computed as fts5_aux.c computes it (the same
+ *    constants, operations and order), over the phrases skip… of the expression, with each
+ *    phrase's document count given instead of counted. The counts of phrases that match many
+ *    rows are kept per handle (struct mn_sqlite_df): a count holds for the index up to a message
+ *    id, and is brought forward by counting the phrase's rows past it (rows enter the index in
+ *    id order, past the watermark); applying any log row (a delete, an edit, an import below the
+ *    watermark) bumps meta fts.deletes, which drops the kept counts.
+ *  - MaxScore: a phrase adds less than 2.2·idf to a row's score (k1 + 1 = 2.2, tf/(tf + x) < 1),
+ *    so a row that matches only the commonest phrases scores below the sum B of their bounds.
+ *    The rows matching one of the rarer phrases are ranked with the whole query's score
+ *    (`(rarer) AND (whole query)`, mnemo_bm25 skipping the first group); when the L-th of them
+ *    scores above B no other row can enter the top L, else the next rarer phrase joins the
+ *    group, and at the end the whole query is ranked as before.
+ */
+#define DF_CACHE 512 /* phrase counts kept per handle */
+#define BM25_MAX_PHRASES 64 /* MN_FTS_MAX_TERMS; mnemo_bm25 then takes 66 arguments (SQLite allows 127) */
+
+/* The row's size in tokens from its messages_fts_docsize record (one column: one SQLite varint,
+ * which FTS5's xColumnSize reads too); 0 when there is none (NULL or malformed). */
+static int docsize(sqlite3_value *v, int *ntok)
+{
+    const unsigned char *p = sqlite3_value_blob(v);
+    int len = sqlite3_value_bytes(v);
+    uint64_t x = 0;
+    for (int i = 0; p && i < len && i < 9; i++) {
+        if (i == 8) {
+            x = (x << 8) | p[i];
+            break;
+        }
+        x = (x << 7) | (p[i] & 0x7f);
+        if (!(p[i] & 0x80)) {
+            if (x > INT32_MAX)
+                return 0;
+            *ntok = (int)x;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* No fused multiply-add: libsqlite3's bm25 rounds each operation (gcc in ISO C mode does not
+ * contract either). */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+static void bm25_given(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+                       sqlite3_value **val)
+{
+    const double k1 = 1.2; /* fts5_aux.c's constants */
+    const double b = 0.75;
+    int nphrase = api->xPhraseCount(fts), skip = nval > 0 ? sqlite3_value_int(val[0]) : -1, m = nval - 2;
+    if (skip < 0 || m < 1 || m > BM25_MAX_PHRASES || skip + m != nphrase) {
+        sqlite3_result_error(ctx, "mnemo_bm25: arguments do not fit the expression", -1);
+        return;
+    }
+    sqlite3_int64 nrow = 0, ntoken = 0;
+    int rc = api->xRowCount(fts, &nrow);
+    if (rc == SQLITE_OK)
+        rc = api->xColumnTotalSize(fts, -1, &ntoken);
+    double avgdl = (double)ntoken / (double)nrow, idf[BM25_MAX_PHRASES], freq[BM25_MAX_PHRASES];
+    for (int i = 0; i < m; i++) {
+        sqlite3_int64 nhit = sqlite3_value_int64(val[2 + i]);
+        idf[i] = log((nrow - nhit + 0.5) / (nhit + 0.5));
+        if (idf[i] <= 0.0)
+            idf[i] = 1e-6;
+        freq[i] = 0;
+    }
+    int ninst = 0;
+    if (rc == SQLITE_OK)
+        rc = api->xInstCount(fts, &ninst);
+    for (int i = 0; rc == SQLITE_OK && i < ninst; i++) {
+        int ip, ic, io;
+        rc = api->xInst(fts, i, &ip, &ic, &io);
+        if (rc == SQLITE_OK && ip >= skip)
+            freq[ip - skip] += 1.0; /* bm25() without weights: each column weighs 1.0 */
+    }
+    double d = 0.0, score = 0.0;
+    if (rc == SQLITE_OK) {
+        int ntok = 0;
+        if (!docsize(val[1], &ntok))
+            rc = api->xColumnSize(fts, -1, &ntok);
+        d = (double)ntok;
+    }
+    for (int i = 0; rc == SQLITE_OK && i < m; i++)
+        score += idf[i] * ((freq[i] * (k1 + 1.0)) / (freq[i] + k1 * (1 - b + b * d / avgdl)));
+    if (rc == SQLITE_OK)
+        sqlite3_result_double(ctx, -1.0 * score);
+    else
+        sqlite3_result_error_code(ctx, rc);
+}
+
+void mn_sqlite_fts_register(struct sqlite_store *s)
+{
+    fts5_api *api = NULL;
+    sqlite3_stmt *st = NULL;
+    s->fts_given = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT fts5(?1)", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+        sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    if (api && api->iVersion >= 2)
+        s->fts_given = api->xCreateFunction(api, "mnemo_bm25", NULL, bm25_given, NULL) == SQLITE_OK;
+}
+
+void mn_sqlite_fts_release(struct sqlite_store *s)
+{
+    for (size_t i = 0; i < s->n_df; i++)
+        free(s->df[i].phrase);
+    free(s->df);
+    s->df = NULL;
+    s->n_df = s->next_df = 0;
+}
+
+/* The phrases of a query as mn_fts_query writes it: "a" OR "b" OR …; 0 when it is not so. */
+struct phrases {
+    const char *at[BM25_MAX_PHRASES];
+    size_t len[BM25_MAX_PHRASES];
+    int64_t n[BM25_MAX_PHRASES];
+    int m;
+};
+
+static int phrases_parse(const char *match, struct phrases *p)
+{
+    const char *c = match;
+    p->m = 0;
+    while (*c == '"' && p->m < BM25_MAX_PHRASES) {
+        const char *end = strchr(c + 1, '"');
+        if (!end)
+            return 0;
+        p->at[p->m] = c;
+        p->len[p->m++] = (size_t)(end + 1 - c);
+        c = end + 1;
+        if (!*c)
+            return 1;
+        if (strncmp(c, " OR ", 4) != 0)
+            return 0;
+        c += 4;
+    }
+    return 0;
+}
+
+static const char SQL_DF_GEN[] = "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fts.deletes'), 0)";
+/* The index holds the messages up to its watermark; -1 while a change below the watermark waits
+ * in the log (a delete, an edit, an import: the index is about to change below it, so nothing is
+ * kept). */
+static const char SQL_DF_UPTO[] =
+    "SELECT CASE WHEN EXISTS (SELECT 1 FROM msg_log WHERE message_id <= w) THEN -1 ELSE w END FROM"
+    " (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fts.indexed_upto'), 0) AS w)";
+static const char SQL_DF_COUNT[] = "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid > ?2";
+
+static mn_status df_count(struct sqlite_store *s, const char *phrase, size_t len, int64_t after, int64_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_DF_COUNT, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, phrase, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, after);
+    int r = sqlite3_step(st);
+    *n = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    mn_sqlite_done(st);
+    return r == SQLITE_ROW ? MN_OK : fts_step_fail(s, r);
+}
+
+/* The document count of each phrase for the index as this read transaction sees it. */
+static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto)
+{
+    int64_t gen = 0;
+    mn_status rc = count_one(s, SQL_DF_GEN, NULL, &gen);
+    if (!rc)
+        rc = count_one(s, SQL_DF_UPTO, NULL, upto);
+    if (rc)
+        return rc;
+    if (gen != s->df_gen) {
+        mn_sqlite_fts_release(s);
+        s->df_gen = gen;
+    }
+    if (*upto < 0)
+        mn_sqlite_fts_release(s);
+    for (int i = 0; i < p->m && !rc; i++) {
+        struct mn_sqlite_df *e = NULL;
+        for (size_t j = 0; j < s->n_df && !e; j++)
+            if (strlen(s->df[j].phrase) == p->len[i] && memcmp(s->df[j].phrase, p->at[i], p->len[i]) == 0)
+                e = &s->df[j];
+        if (e && e->upto > *upto) { /* message ids reused after a delete another handle made */
+            mn_sqlite_fts_release(s);
+            e = NULL;
+        }
+        int64_t more = 0;
+        rc = df_count(s, p->at[i], p->len[i], e ? e->upto : -1, &more);
+        if (rc)
+            break;
+        if (e) {
+            e->n += more;
+            e->upto = *upto;
+            p->n[i] = e->n;
+            continue;
+        }
+        p->n[i] = more;
+        if (more < mn_sqlite_fts_tuning.df_keep || *upto < 0)
+            continue;
+        if (!s->df && !(s->df = calloc(DF_CACHE, sizeof *s->df)))
+            continue; /* nothing kept: counted again next time */
+        char *copy = malloc(p->len[i] + 1);
+        if (!copy)
+            continue;
+        memcpy(copy, p->at[i], p->len[i]);
+        copy[p->len[i]] = '\0';
+        size_t slot = s->n_df;
+        if (slot < DF_CACHE)
+            s->n_df++;
+        else {
+            slot = s->next_df++ % DF_CACHE;
+            free(s->df[slot].phrase);
+        }
+        s->df[slot] = (struct mn_sqlite_df){copy, more, *upto};
+    }
+    return rc;
+}
+
+/* "mnemo_bm25(messages_fts, ?3, d.sz, ?16, ?17, …)" for m phrases: the skip is ?3, the row's
+ * docsize record d.sz (FROM_SIZED: read beside the match rather than by a statement per row, as
+ * xColumnSize does), the counts ?16 on. */
+#define FROM_SIZED " FROM messages_fts LEFT JOIN messages_fts_docsize d ON d.id = messages_fts.rowid"
+static mn_status given_sql(struct mn_buf *b, int m)
+{
+    mn_status rc = mn_buf_adds(b, "mnemo_bm25(messages_fts, ?3, d.sz");
+    for (int i = 0; i < m && !rc; i++) {
+        char arg[16];
+        snprintf(arg, sizeof arg, ", ?%d", 16 + i);
+        rc = mn_buf_adds(b, arg);
+    }
+    return rc ? rc : mn_buf_adds(b, ")");
+}
+
+static void given_bind(sqlite3_stmt *st, const struct phrases *p, int skip)
+{
+    sqlite3_bind_int(st, 3, skip);
+    for (int i = 0; i < p->m; i++)
+        sqlite3_bind_int64(st, 16 + i, p->n[i]);
+}
+
+/* The best `want` rows of `match` among those matching `group` (NULL: all) and, with `set`, the
+ * filter f (a session's or namespace's ids, see below), scored over the whole of `match` (`skip`
+ * phrases of group first), best first, into out (emptied first). */
+static mn_status fts_ranked(struct sqlite_store *s, const char *group, const char *match, const struct phrases *p,
+                            int skip, const mn_search_filter *f, int set, size_t want, struct scored_list *out)
+{
+    struct mn_buf head = MN_BUF_INIT, expr = MN_BUF_INIT;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_buf_adds(&head, "SELECT messages_fts.rowid, ");
+    if (!rc)
+        rc = given_sql(&head, p->m);
+    if (!rc)
+        rc = mn_buf_adds(&head, set ? FROM_SIZED " WHERE messages_fts MATCH ?1 AND +messages_fts.rowid IN (SELECT m.id"
+                                      " FROM messages m JOIN sessions s ON s.sid = m.session_sid WHERE 1"
+                                    : FROM_SIZED " WHERE messages_fts MATCH ?1");
+    if (!rc && group && !(rc = mn_buf_adds(&expr, "(")) && !(rc = mn_buf_adds(&expr, group)) &&
+        !(rc = mn_buf_adds(&expr, ") AND (")) && !(rc = mn_buf_adds(&expr, match)))
+        rc = mn_buf_adds(&expr, ")");
+    if (!rc)
+        rc = prepare_filtered(s, head.data, set ? f : NULL, set ? ") ORDER BY 2, messages_fts.rowid LIMIT ?2" : " ORDER BY 2, messages_fts.rowid LIMIT ?2",
+                              &st);
+    if (!rc) {
+        sqlite3_bind_text(st, 1, group ? expr.data : match, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)want);
+        given_bind(st, p, skip);
+        out->n = 0;
+        rc = fts_collect(s, st, out);
+    }
+    sqlite3_finalize(st);
+    mn_buf_release(&head);
+    mn_buf_release(&expr);
+    return rc;
+}
+
+/* The best `want` rows of `match` (with `set`, of those that pass f as in fts_ranked: `part`
+ * messages at most), best first, into out: MaxScore over mnemo_bm25 (see above). A step whose
+ * rows, in the set's share of the store, would be fewer than `want` is not tried (it could not
+ * finish). 0 in *done when mnemo_bm25 is not there or the query is not mn_fts_query's: the
+ * caller ranks with bm25. */
+static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_search_filter *f, int set,
+                          int64_t part, size_t want, struct scored_list *out, int *done)
+{
+    struct phrases p;
+    int64_t upto = 0;
+    *done = s->fts_given && phrases_parse(match, &p);
+    if (!*done)
+        return MN_OK;
+    mn_status rc = df_get(s, &p, &upto);
+    if (rc)
+        return rc;
+    /* the phrases, rarest first; bound[e]: what the phrases ord[e…] can add to a row, at most
+     * (idf with N = upto ≥ the indexed rows: idf grows with N) */
+    int ord[BM25_MAX_PHRASES];
+    double bound[BM25_MAX_PHRASES + 1];
+    for (int i = 0; i < p.m; i++) {
+        int j = i;
+        for (; j > 0 && p.n[ord[j - 1]] > p.n[i]; j--)
+            ord[j] = ord[j - 1];
+        ord[j] = i;
+    }
+    bound[p.m] = 0;
+    for (int e = p.m - 1; e >= 0; e--) {
+        int64_t n = p.n[ord[e]];
+        double idf = log(((double)upto - (double)n + 0.5) / ((double)n + 0.5));
+        bound[e] = bound[e + 1] + 2.2 * (idf > 1e-6 ? idf : 1e-6) * (1 + 1e-9);
+    }
+    struct mn_buf group = MN_BUF_INIT;
+    int64_t rows = 0, div = mn_sqlite_fts_tuning.group_div > 0 ? mn_sqlite_fts_tuning.group_div : 1;
+    double share = set && upto > 0 && part >= 0 && part < upto ? (double)part / (double)upto : 1;
+    for (int e = 1; upto > 0 && e < p.m && !rc; e++) {
+        rows += p.n[ord[e - 1]];
+        if (rows > upto / div) /* about as many candidates as ranking the whole */
+            break;
+        if (e > 1)
+            rc = mn_buf_adds(&group, " OR ");
+        if (!rc)
+            rc = mn_buf_add(&group, p.at[ord[e - 1]], p.len[ord[e - 1]]);
+        if (!rc && (double)rows * share >= (double)want)
+            rc = fts_ranked(s, group.data, match, &p, e, f, set, want, out);
+        else
+            continue;
+        if (!rc && out->n == want && -out->r[want - 1].score > bound[e]) {
+            mn_buf_release(&group);
+            return MN_OK;
+        }
+    }
+    /* Every phrase common (each alone matches too many rows): the rows that match all of them
+     * first. A row missing phrase i scores below bound[0] - (the bound of i), so below bound[0]
+     * less the smallest bound. Tried when, were the phrases independent, at most 1/group_div of
+     * the store would match all of them. */
+    double all = 1, least = bound[0];
+    for (int i = 0; i < p.m; i++) {
+        all *= upto > 0 ? (double)p.n[i] / (double)upto : 1;
+        double one = bound[i] - bound[i + 1];
+        least = one < least ? one : least;
+    }
+    mn_buf_reset(&group);
+    if (!rc && upto > 0 && p.m > 1 && all <= 1.0 / (double)div && all * (double)upto * share >= (double)want) {
+        for (int i = 0; i < p.m && !rc; i++)
+            if (!(rc = i ? mn_buf_adds(&group, " AND ") : MN_OK))
+                rc = mn_buf_add(&group, p.at[i], p.len[i]);
+        if (!rc)
+            rc = fts_ranked(s, group.data, match, &p, p.m, f, set, want, out);
+        if (!rc && out->n == want && -out->r[want - 1].score > bound[0] - least) {
+            mn_buf_release(&group);
+            return MN_OK;
+        }
+    }
+    mn_buf_release(&group);
+    return rc ? rc : fts_ranked(s, NULL, match, &p, 0, f, set, want, out);
+}
+
+/* The best `want` rows of the FTS table alone (no filter), best first, into out. */
+static mn_status fts_top(struct sqlite_store *s, const char *match, size_t want, struct scored_list *out)
+{
+    int done = 0;
+    mn_status rc = fts_best(s, match, NULL, 0, -1, want, out, &done);
+    if (rc || done)
+        return rc;
+    sqlite3_stmt *top = NULL;
+    if ((rc = mn_sqlite_stmt(s, SQL_FTS_TOP, &top)))
+        return rc;
+    sqlite3_bind_text(top, 1, match, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(top, 2, (sqlite3_int64)want);
+    out->n = 0;
+    rc = fts_collect(s, top, out);
+    mn_sqlite_done(top);
+    return rc;
+}
+
 /* The filter as one statement: joined to every match, or (in_set) as the list of passing ids. */
 static mn_status fts_filtered(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
-                              int in_set, struct scored_list *out)
+                              int in_set, int64_t part, struct scored_list *out)
 {
+    if (in_set) {
+        int done = 0;
+        mn_status rc = fts_best(s, match, f, 1, part, limit, out, &done);
+        if (rc || done)
+            return rc;
+    }
     sqlite3_stmt *st;
     mn_status rc = in_set ? prepare_filtered(s,
                                              "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts"
@@ -476,7 +879,7 @@ static mn_status fts_filtered(struct sqlite_store *s, const char *match, const m
 static mn_status fts_rounds(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
                             size_t first, struct scored_list *out, int *gave_up)
 {
-    sqlite3_stmt *check = NULL, *top = NULL;
+    sqlite3_stmt *check = NULL;
     struct scored_list cand = {0};
     size_t checked = 0, want = first;
     *gave_up = 0;
@@ -484,14 +887,8 @@ static mn_status fts_rounds(struct sqlite_store *s, const char *match, const mn_
                                     "SELECT 1 FROM messages m JOIN sessions s ON s.sid = m.session_sid"
                                     " WHERE m.id = ?9",
                                     f, NULL, &check);
-    if (!rc)
-        rc = mn_sqlite_stmt(s, SQL_FTS_TOP, &top);
     while (!rc) {
-        cand.n = 0;
-        sqlite3_bind_text(top, 1, match, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(top, 2, (sqlite3_int64)want);
-        rc = fts_collect(s, top, &cand);
-        mn_sqlite_done(top);
+        rc = fts_top(s, match, want, &cand);
         /* the first `checked` candidates are the previous round's, in the same order */
         for (size_t i = checked; !rc && i < cand.n && out->n < limit; i++) {
             sqlite3_bind_int64(check, 9, cand.r[i].id);
@@ -535,7 +932,7 @@ static mn_status fts_plan_run(struct sqlite_store *s, const char *match, const m
         if (rc)
             return rc;
         if (part >= 0 && (size_t)part <= mn_sqlite_fts_tuning.set_max)
-            return fts_filtered(s, match, f, limit, 1, out);
+            return fts_filtered(s, match, f, limit, 1, part, out);
         if (part > 0 && !(rc = count_one(s, SQL_STORE_SIZE, NULL, &all)) && all > part)
             first = (size_t)((double)limit * 2.0 * (double)all / (double)part); /* ~2× what passing needs */
         else
@@ -551,7 +948,7 @@ static mn_status fts_plan_run(struct sqlite_store *s, const char *match, const m
     rc = fts_rounds(s, match, f, limit, first, out, &gave_up);
     if (!rc && gave_up) {
         out->n = 0;
-        rc = fts_filtered(s, match, f, limit, 0, out);
+        rc = fts_filtered(s, match, f, limit, 0, -1, out);
     }
     return rc;
 }

@@ -1000,6 +1000,7 @@ static void op_close(mn_store *st)
         sqlite3_finalize(s->stmt[i]);
     for (size_t i = 0; i < s->n_extra; i++)
         sqlite3_finalize(s->extra[i].st);
+    mn_sqlite_fts_release(s);
     sqlite3_close(s->db);
     pthread_mutex_destroy(&s->lock);
     pthread_mutex_destroy(&s->readers_lock);
@@ -1123,6 +1124,7 @@ static struct sqlite_store *open_reader(struct sqlite_store *w)
     }
     sqlite3_extended_result_codes(r->db, 1);
     sqlite3_busy_handler(r->db, busy_handler, r);
+    mn_sqlite_fts_register(r);
     return r;
 }
 
@@ -1296,6 +1298,8 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         rc = migrate(s);
     if (!rc)
         rc = mn_sqlite_fts_backlog(s);
+    if (!rc)
+        mn_sqlite_fts_register(s);
     if (rc) {
         op_close(&s->base);
         return rc;

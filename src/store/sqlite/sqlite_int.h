@@ -43,6 +43,16 @@ struct sqlite_store {
      * the drain to the caller (mnemo serve's committer). */
     int64_t fts_drain_rows, fts_logged;
     int fts_drain_deferred;
+    /* Document counts of keyword-query phrases (search.c, "Keyword search at scale"): a phrase
+     * matched n rows among the indexed rows up to message id upto; valid while the index had no
+     * row deleted (the meta key fts.deletes, read as `gen`). At most MN_SQLITE_DF_CACHE entries. */
+    struct mn_sqlite_df {
+        char *phrase;
+        int64_t n, upto;
+    } * df;
+    size_t n_df, next_df;
+    int64_t df_gen;
+    int fts_given; /* mnemo_bm25 is registered on this connection */
 };
 
 /* Evaluates expr with the handle's lock held and returns its status. */
@@ -75,6 +85,11 @@ void mn_sqlite_fts_after_commit(struct sqlite_store *s);
  * the watermark, B-tree seeks) toward this handle's fts_logged, at most one chunk's worth, so that short-lived
  * handles (one CLI append each) still drain a backlog that reached a chunk. */
 mn_status mn_sqlite_fts_backlog(struct sqlite_store *s);
+/* At open: registers mnemo_bm25, FTS5's bm25 with the phrases' document counts given (search.c);
+ * sets s->fts_given when it could (keyword search falls back to bm25 otherwise). Frees the phrase
+ * counts at close. */
+void mn_sqlite_fts_register(struct sqlite_store *s);
+void mn_sqlite_fts_release(struct sqlite_store *s);
 
 /* Operations implemented in threads.c. */
 mn_status mn_sqlite_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq);
@@ -117,9 +132,12 @@ mn_status mn_sqlite_op_session_set_turns(mn_store *st, const char *id, int64_t m
 extern const struct mn_store_search_ops mn_sqlite_search_ops;
 /* Keyword search plan thresholds (search.c; tests lower them to reach every plan): a session or
  * namespace of at most set_max messages is filtered as a list of ids; a round ranks at most
- * round_max candidates before the filter is joined to every match. */
+ * round_max candidates before the filter is joined to every match; a phrase's document count is
+ * kept when it is at least df_keep; the rarer phrases are ranked first (MaxScore) while they
+ * match at most 1/group_div of the store. */
 struct mn_sqlite_fts_tuning {
     size_t set_max, round_max;
+    int64_t df_keep, group_div;
 };
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
 /* The long-term memory operations (memories.c), store.h's ops->memory; the memory vectors' part
