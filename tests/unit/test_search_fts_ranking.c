@@ -172,7 +172,7 @@ static void ranking_equals_reference(void **state)
 {
     (void)state;
     const char *tmp = getenv("MNEMO_TEST_TMP");
-    char base[512];
+    char base[400];
     snprintf(base, sizeof base, "%s", tmp && *tmp ? tmp : "/tmp");
     mkdir(base, 0700);
     struct mn_sqlite_fts_tuning saved = mn_sqlite_fts_tuning;
@@ -291,7 +291,7 @@ static void ranking_equal_while_store_changes(void **state)
 {
     (void)state;
     const char *tmp = getenv("MNEMO_TEST_TMP");
-    char base[512];
+    char base[400];
     snprintf(base, sizeof base, "%s", tmp && *tmp ? tmp : "/tmp");
     mkdir(base, 0700);
     struct mn_sqlite_fts_tuning saved = mn_sqlite_fts_tuning;
