@@ -231,6 +231,17 @@ static const char SQL_MESSAGE_INSERT_APPENDED[] =
     " title = CASE WHEN title IS NULL THEN $19 ELSE title END, turn_count = turn_count + $20::bigint,"
     " expires_at = CASE WHEN ttl_ms > 0 THEN $18::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint"
     " RETURNING (SELECT id FROM m)";
+/* The same with the message's id drawn beforehand ($21, mn_pg_reserve_ids): nothing to wait
+ * for, so in pipeline mode it is queued and goes with the commit. */
+static const char SQL_MESSAGE_INSERT_APPENDED_ID[] =
+    "WITH m AS (INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name,"
+    " model, files, metadata, idem_key, tokens, pinned, created_at, id)"
+    " VALUES ($1::bigint, $2::bigint, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::integer,"
+    " $15::bigint, $21::bigint))"
+    " UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $16::bigint,"
+    " token_count = token_count + $17::bigint, updated_at = $18::bigint,"
+    " title = CASE WHEN title IS NULL THEN $19 ELSE title END, turn_count = turn_count + $20::bigint,"
+    " expires_at = CASE WHEN ttl_ms > 0 THEN $18::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint";
 static const char SQL_SESSION_APPENDED[] =
     "UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $3::bigint,"
     " token_count = token_count + $4::bigint, updated_at = $5::bigint,"
@@ -275,14 +286,14 @@ static mn_status write_body(struct pg_conn *c, void *arg)
 static mn_status tx_write(mn_store *st, mn_store_tx_body body, void *arg)
 {
     struct write_arg w = {body, arg};
-    return mn_pg_run(PG(st), PG_WRITE, write_body, &w);
+    return mn_pg_run(PG(st), PG_PIPELINE, write_body, &w);
 }
 
 static mn_status tx_savepoint(mn_store_tx *tx, enum mn_store_savepoint op)
 {
     static const char *const sql[] = {"SAVEPOINT mn_many", "ROLLBACK TO SAVEPOINT mn_many", "RELEASE SAVEPOINT mn_many"};
     static const char *const what[] = {"savepoint", "rollback to savepoint", "release savepoint"};
-    return mn_pg_query(TX(tx), sql[op], NULL, 0, what[op], NULL);
+    return mn_pg_send(TX(tx), sql[op], NULL, what[op], NULL);
 }
 
 static enum mn_store_tx_state tx_state(mn_store_tx *tx)
@@ -302,10 +313,14 @@ static mn_status tx_session_lock(mn_store_tx *tx, const char *id, mn_store_appen
     struct pg_params p;
     mn_pg_params_init(&p);
     mn_pg_text(&p, id);
-    PGresult *r = NULL;
-    mn_status rc = mn_pg_query(TX(tx), SQL_SESSION_FOR_APPEND, &p, 0, "session lookup", &r);
-    if (rc)
+    PGresult *r = NULL; /* in pipeline mode: with the id of its message (one round trip) */
+    mn_status rc = mn_pg_send(TX(tx), SQL_SESSION_FOR_APPEND, &p, "session lookup", &r);
+    if (!rc)
+        rc = mn_pg_reserve_ids(TX(tx), 1);
+    if (rc) {
+        PQclear(r);
         return rc;
+    }
     if (PQntuples(r) == 1) {
         out->sid = mn_pg_col_i64(r, 0, 0);
         out->last_seq = mn_pg_col_i64(r, 0, 1);
@@ -356,6 +371,7 @@ static mn_status insert_failed(struct pg_conn *c, mn_status rc)
 static mn_status insert_message(struct pg_conn *c, const char *sql, const struct pg_params *p, mn_message *m)
 {
     PGresult *r = NULL;
+    mn_pg_drop_ids(c); /* this id comes after the ones drawn before */
     mn_status rc = mn_pg_query(c, sql, p, 0, "message insert", &r);
     if (rc)
         return insert_failed(c, rc);
@@ -389,17 +405,26 @@ static mn_status tx_session_appended(mn_store_tx *tx, const mn_store_appended *c
     mn_pg_i64(&p, c->sid);
     mn_pg_i64(&p, c->last_seq);
     bind_counters(&p, c);
-    return mn_pg_query(TX(tx), SQL_SESSION_APPENDED, &p, 0, "session update", NULL);
+    return mn_pg_send(TX(tx), SQL_SESSION_APPENDED, &p, "session update", NULL);
 }
 
-/* The fast path: the message and the counters in one statement (one round trip). */
+/* The fast path: the message and the counters in one statement (one round trip). The only
+ * message its append adds, in pipeline mode: with an id drawn beforehand, queued (no round trip;
+ * a failure surfaces at the commit and the group runs again without the pipeline). */
 static mn_status tx_message_insert_appended(mn_store_tx *tx, mn_message *m, const mn_store_appended *c)
 {
     struct pg_params p;
     mn_pg_params_init(&p);
     bind_message(&p, c->sid, m);
     bind_counters(&p, c);
-    return insert_message(TX(tx), SQL_MESSAGE_INSERT_APPENDED, &p, m);
+    int64_t id = c->added == 1 ? mn_pg_take_id(TX(tx)) : 0;
+    if (!id)
+        return insert_message(TX(tx), SQL_MESSAGE_INSERT_APPENDED, &p, m);
+    mn_pg_i64(&p, id);
+    mn_status rc = mn_pg_send(TX(tx), SQL_MESSAGE_INSERT_APPENDED_ID, &p, "message insert", NULL);
+    if (!rc)
+        m->id = id;
+    return rc;
 }
 
 static mn_status tx_trim_turns(mn_store_tx *tx, int64_t sid, int64_t max_turns, int trim_delete)
@@ -435,11 +460,15 @@ static mn_status tx_sessions_lock(mn_store_tx *tx, const char *const *ids, size_
     struct pg_params p;
     mn_pg_params_init(&p);
     mn_pg_text(&p, list);
-    PGresult *r = NULL;
-    mn_status rc = mn_pg_query(TX(tx), SQL_LOCK_SESSIONS, &p, 0, "session locks", &r);
+    PGresult *r = NULL; /* in pipeline mode: with an id for each request's message (one round trip) */
+    mn_status rc = mn_pg_send(TX(tx), SQL_LOCK_SESSIONS, &p, "session locks", &r);
+    if (!rc)
+        rc = mn_pg_reserve_ids(TX(tx), n);
     free(list);
-    if (rc)
+    if (rc) {
+        PQclear(r);
         return rc;
+    }
     for (int k = 0; k < PQntuples(r); k++)
         for (size_t i = 0; i < n; i++)
             if (strcmp(ids[i], PQgetvalue(r, k, 0)) == 0) {
