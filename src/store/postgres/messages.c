@@ -231,6 +231,12 @@ static const char SQL_MESSAGE_INSERT_APPENDED[] =
     " title = CASE WHEN title IS NULL THEN $19 ELSE title END, turn_count = turn_count + $20::bigint,"
     " expires_at = CASE WHEN ttl_ms > 0 THEN $18::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint"
     " RETURNING (SELECT id FROM m)";
+/* SQL_MESSAGE_INSERT with the message's id drawn beforehand ($16). */
+static const char SQL_MESSAGE_INSERT_ID[] =
+    "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files,"
+    " metadata, idem_key, tokens, pinned, created_at, id)"
+    " VALUES ($1::bigint, $2::bigint, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::integer,"
+    " $15::bigint, $16::bigint)";
 /* The same with the message's id drawn beforehand ($21, mn_pg_reserve_ids): nothing to wait
  * for, so in pipeline mode it is queued and goes with the commit. */
 static const char SQL_MESSAGE_INSERT_APPENDED_ID[] =
@@ -380,12 +386,27 @@ static mn_status insert_message(struct pg_conn *c, const char *sql, const struct
     return MN_OK;
 }
 
+/* Inserts m with an id drawn beforehand when there is one left (sql_id, the id bound after p's
+ * parameters; queued: no round trip), else with RETURNING id (sql). */
+static mn_status insert_message_drawn(struct pg_conn *c, const char *sql, const char *sql_id, struct pg_params *p,
+                                      mn_message *m)
+{
+    int64_t id = mn_pg_take_id(c);
+    if (!id)
+        return insert_message(c, sql, p, m);
+    mn_pg_i64(p, id);
+    mn_status rc = mn_pg_send(c, sql_id, p, "message insert", NULL);
+    if (!rc)
+        m->id = id;
+    return rc;
+}
+
 static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
 {
     struct pg_params p;
     mn_pg_params_init(&p);
     bind_message(&p, sid, m);
-    return insert_message(TX(tx), SQL_MESSAGE_INSERT, &p, m);
+    return insert_message_drawn(TX(tx), SQL_MESSAGE_INSERT, SQL_MESSAGE_INSERT_ID, &p, m);
 }
 
 /* What an append adds to the counters, as five parameters: added, tokens, now, title, users. */
@@ -408,23 +429,16 @@ static mn_status tx_session_appended(mn_store_tx *tx, const mn_store_appended *c
     return mn_pg_send(TX(tx), SQL_SESSION_APPENDED, &p, "session update", NULL);
 }
 
-/* The fast path: the message and the counters in one statement (one round trip). The only
- * message its append adds, in pipeline mode: with an id drawn beforehand, queued (no round trip;
- * a failure surfaces at the commit and the group runs again without the pipeline). */
+/* The fast path: the message and the counters in one statement (one round trip). In pipeline
+ * mode, with an id drawn beforehand: queued (no round trip; a failure surfaces at the commit and
+ * the group runs again without the pipeline). */
 static mn_status tx_message_insert_appended(mn_store_tx *tx, mn_message *m, const mn_store_appended *c)
 {
     struct pg_params p;
     mn_pg_params_init(&p);
     bind_message(&p, c->sid, m);
     bind_counters(&p, c);
-    int64_t id = c->added == 1 ? mn_pg_take_id(TX(tx)) : 0;
-    if (!id)
-        return insert_message(TX(tx), SQL_MESSAGE_INSERT_APPENDED, &p, m);
-    mn_pg_i64(&p, id);
-    mn_status rc = mn_pg_send(TX(tx), SQL_MESSAGE_INSERT_APPENDED_ID, &p, "message insert", NULL);
-    if (!rc)
-        m->id = id;
-    return rc;
+    return insert_message_drawn(TX(tx), SQL_MESSAGE_INSERT_APPENDED, SQL_MESSAGE_INSERT_APPENDED_ID, &p, m);
 }
 
 static mn_status tx_trim_turns(mn_store_tx *tx, int64_t sid, int64_t max_turns, int trim_delete)
@@ -498,14 +512,17 @@ const struct mn_store_append_ops mn_pg_append_ops = {
 
 /* ---- reads ----------------------------------------------------------------------------------- */
 
-static const char SQL_MESSAGE_SCAN_DESC[] =
-    "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND active = 1 ORDER BY seq DESC";
+/* One statement each, the session's sid looked up inside it (a statement is a consistent
+ * snapshot of its own: no transaction, one round trip): no row when the session is missing, one
+ * with a NULL message when it has none to show. */
+#define SCAN_FROM(inner, order)                                                                                     \
+    "SELECT s.sid, m.* FROM sessions s LEFT JOIN LATERAL (SELECT " MESSAGE_COLS " FROM messages"                     \
+    " WHERE session_sid = s.sid AND " inner ") m ON true WHERE s.id = $1 ORDER BY m.seq" order
+static const char SQL_MESSAGE_SCAN_DESC[] = SCAN_FROM("active = 1 ORDER BY seq DESC", " DESC");
 static const char SQL_HISTORY_ASC[] =
-    "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND seq > $2::bigint"
-    " AND active >= $4::integer ORDER BY seq LIMIT $3::bigint";
+    SCAN_FROM("seq > $2::bigint AND active >= $4::integer ORDER BY seq LIMIT $3::bigint", "");
 static const char SQL_HISTORY_TAIL[] =
-    "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND seq > $2::bigint"
-    " AND active >= $4::integer ORDER BY seq DESC LIMIT $3::bigint";
+    SCAN_FROM("seq > $2::bigint AND active >= $4::integer ORDER BY seq DESC LIMIT $3::bigint", " DESC");
 
 struct scan_arg {
     const char *session_id, *sql;
@@ -514,14 +531,17 @@ struct scan_arg {
     void *user;
 };
 
-/* Rows of a message query handed to fn in order (the callback sees them after the query ran). */
-static mn_status emit_messages(struct pg_conn *c, PGresult *r, const char *session_id, mn_store_message_fn fn,
-                               void *user)
+/* Rows of a message query (MESSAGE_COLS from column `at`) handed to fn in order (the callback
+ * sees them after the query ran); rows whose message is NULL are skipped. */
+static mn_status emit_messages(struct pg_conn *c, PGresult *r, int at, const char *session_id,
+                               mn_store_message_fn fn, void *user)
 {
     mn_status rc = MN_OK;
     for (int i = 0; i < PQntuples(r) && !rc; i++) {
         mn_message row;
-        if ((rc = mn_pg_row_message(r, i, 0, session_id, &row)))
+        if (PQgetisnull(r, i, at))
+            continue;
+        if ((rc = mn_pg_row_message(r, i, at, session_id, &row)))
             break;
         c->visible = 1;
         if (fn(user, &row))
@@ -533,13 +553,9 @@ static mn_status emit_messages(struct pg_conn *c, PGresult *r, const char *sessi
 static mn_status scan_body(struct pg_conn *c, void *arg)
 {
     struct scan_arg *a = arg;
-    int64_t sid = 0;
-    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
-    if (rc)
-        return rc;
     struct pg_params p;
     mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
+    mn_pg_text(&p, a->session_id);
     if (a->sql != SQL_MESSAGE_SCAN_DESC) {
         mn_pg_i64(&p, a->after);
         if (a->limit < 0)
@@ -549,9 +565,13 @@ static mn_status scan_body(struct pg_conn *c, void *arg)
         mn_pg_i64(&p, a->min_active);
     }
     PGresult *r = NULL;
-    if ((rc = mn_pg_query(c, a->sql, &p, 0, "message scan", &r)))
+    mn_status rc = mn_pg_query(c, a->sql, &p, 0, "message scan", &r);
+    if (rc)
         return rc;
-    rc = emit_messages(c, r, a->session_id, a->fn, a->user);
+    if (PQntuples(r) == 0)
+        rc = mn__err(MN_NOTFOUND, "session %s not found", a->session_id);
+    else
+        rc = emit_messages(c, r, 1, a->session_id, a->fn, a->user);
     PQclear(r);
     return rc;
 }
@@ -559,7 +579,7 @@ static mn_status scan_body(struct pg_conn *c, void *arg)
 mn_status mn_pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user)
 {
     struct scan_arg a = {session_id, SQL_MESSAGE_SCAN_DESC, 0, 0, 0, fn, user};
-    return mn_pg_run(PG(st), PG_SNAPSHOT, scan_body, &a);
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
 }
 
 mn_status mn_pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
@@ -571,7 +591,7 @@ mn_status mn_pg_op_history(mn_store *st, const char *session_id, const mn_histor
     int tail = o->tail && limit > 0;
     struct scan_arg a = {session_id, tail ? SQL_HISTORY_TAIL : SQL_HISTORY_ASC, o->after_seq, limit, o->all ? 0 : 1,
                          mn_records_collect_message, &col};
-    mn_status rc = mn_pg_run(PG(st), PG_SNAPSHOT, scan_body, &a);
+    mn_status rc = mn_pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
     if (!rc)
         rc = col.rc;
     if (rc) {
