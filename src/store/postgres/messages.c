@@ -518,7 +518,11 @@ const struct mn_store_append_ops mn_pg_append_ops = {
 #define SCAN_FROM(inner, order)                                                                                     \
     "SELECT s.sid, m.* FROM sessions s LEFT JOIN LATERAL (SELECT " MESSAGE_COLS " FROM messages"                     \
     " WHERE session_sid = s.sid AND " inner ") m ON true WHERE s.id = $1 ORDER BY m.seq" order
-static const char SQL_MESSAGE_SCAN_DESC[] = SCAN_FROM("active = 1 ORDER BY seq DESC", " DESC");
+/* Newest first, a page at a time below seq $2 (a window stops after the newest few: the rest of
+ * a long session is never read). */
+static const char SQL_MESSAGE_SCAN_DESC[] =
+    SCAN_FROM("active = 1 AND seq < $2::bigint ORDER BY seq DESC LIMIT $3::bigint", " DESC");
+#define SCAN_FIRST_PAGE 128 /* then 8 times more each page */
 static const char SQL_HISTORY_ASC[] =
     SCAN_FROM("seq > $2::bigint AND active >= $4::integer ORDER BY seq LIMIT $3::bigint", "");
 static const char SQL_HISTORY_TAIL[] =
@@ -532,11 +536,14 @@ struct scan_arg {
 };
 
 /* Rows of a message query (MESSAGE_COLS from column `at`) handed to fn in order (the callback
- * sees them after the query ran); rows whose message is NULL are skipped. */
+ * sees them after the query ran); rows whose message is NULL are skipped. *stopped: fn asked to
+ * stop; *n rows handed, *last_seq the last one's seq. */
 static mn_status emit_messages(struct pg_conn *c, PGresult *r, int at, const char *session_id,
-                               mn_store_message_fn fn, void *user)
+                               mn_store_message_fn fn, void *user, int *stopped, int64_t *n, int64_t *last_seq)
 {
     mn_status rc = MN_OK;
+    *stopped = 0;
+    *n = 0;
     for (int i = 0; i < PQntuples(r) && !rc; i++) {
         mn_message row;
         if (PQgetisnull(r, i, at))
@@ -544,8 +551,12 @@ static mn_status emit_messages(struct pg_conn *c, PGresult *r, int at, const cha
         if ((rc = mn_pg_row_message(r, i, at, session_id, &row)))
             break;
         c->visible = 1;
-        if (fn(user, &row))
+        ++*n;
+        *last_seq = row.seq;
+        if (fn(user, &row)) {
+            *stopped = 1;
             break;
+        }
     }
     return rc;
 }
@@ -553,27 +564,40 @@ static mn_status emit_messages(struct pg_conn *c, PGresult *r, int at, const cha
 static mn_status scan_body(struct pg_conn *c, void *arg)
 {
     struct scan_arg *a = arg;
-    struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->session_id);
-    if (a->sql != SQL_MESSAGE_SCAN_DESC) {
-        mn_pg_i64(&p, a->after);
-        if (a->limit < 0)
-            mn_pg_text(&p, NULL); /* LIMIT NULL: no limit */
+    int scan = a->sql == SQL_MESSAGE_SCAN_DESC;
+    int64_t below = INT64_MAX, page = SCAN_FIRST_PAGE;
+    for (int first = 1;; first = 0) {
+        struct pg_params p;
+        mn_pg_params_init(&p);
+        mn_pg_text(&p, a->session_id);
+        if (scan) {
+            mn_pg_i64(&p, below);
+            mn_pg_i64(&p, page);
+        } else {
+            mn_pg_i64(&p, a->after);
+            if (a->limit < 0)
+                mn_pg_text(&p, NULL); /* LIMIT NULL: no limit */
+            else
+                mn_pg_i64(&p, a->limit);
+            mn_pg_i64(&p, a->min_active);
+        }
+        PGresult *r = NULL;
+        mn_status rc = mn_pg_query(c, a->sql, &p, 0, "message scan", &r);
+        if (rc)
+            return rc;
+        int stopped = 0;
+        int64_t n = 0;
+        if (PQntuples(r) == 0) /* a later page: the session went meanwhile, nothing more to show */
+            rc = first ? mn__err(MN_NOTFOUND, "session %s not found", a->session_id) : MN_OK;
         else
-            mn_pg_i64(&p, a->limit);
-        mn_pg_i64(&p, a->min_active);
+            rc = emit_messages(c, r, 1, a->session_id, a->fn, a->user, &stopped, &n, &below);
+        PQclear(r);
+        /* each page is a statement of its own (a snapshot of its own): what a page below the
+         * first shows is the session as it was then, still newest first without repeats */
+        if (rc || !scan || stopped || n < page)
+            return rc;
+        page = page < INT64_MAX / 8 ? page * 8 : page;
     }
-    PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, a->sql, &p, 0, "message scan", &r);
-    if (rc)
-        return rc;
-    if (PQntuples(r) == 0)
-        rc = mn__err(MN_NOTFOUND, "session %s not found", a->session_id);
-    else
-        rc = emit_messages(c, r, 1, a->session_id, a->fn, a->user);
-    PQclear(r);
-    return rc;
 }
 
 mn_status mn_pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user)
