@@ -1,9 +1,11 @@
 /*
  * messages.c — the PostgreSQL side of sessions and messages: session rows, appends (one
  * transaction per append, the session row locked FOR UPDATE so that seq stays gapless and unique
- * when several nodes append to one session), group commit with a savepoint per request,
- * history reads, export/import, single-message deletes and session updates. Same semantics as
- * sqlite/sqlite.c and sqlite/edit.c; why it is written this way: pg_int.h.
+ * when several nodes append to one session), group commit in libpq pipeline mode (the session
+ * locks and the messages' ids in one round trip, the inserts queued with COMMIT: see mn_pg_run),
+ * history reads (one statement each), export/import, single-message deletes and session
+ * updates. Same semantics as sqlite/sqlite.c and sqlite/edit.c; why it is written this way:
+ * pg_int.h.
  */
 #include <libpq-fe.h>
 #include <stdio.h>
