@@ -100,6 +100,8 @@ static size_t active_count(const char *id, int with_inactive)
 #define S_G2 "0190f0f0-0000-7000-8000-00000000a007"
 #define S_NONE "0190f0f0-0000-7000-8000-00000000a008"
 #define S_TX "0190f0f0-0000-7000-8000-00000000a009"
+#define S_Q1 "0190f0f0-0000-7000-8000-00000000a00a"
+#define S_Q2 "0190f0f0-0000-7000-8000-00000000a00b"
 
 /* An idempotent retry (alone, in a batch, in a group) stores nothing and returns the stored row;
  * counters count each message once. */
@@ -355,12 +357,80 @@ static void primitives_roll_back(void **state)
     assert_int_equal(o->write(the_store, idem_body, &ok), MN_OK);
 }
 
+/* PostgreSQL: a group's writes are queued in pipeline mode and nobody waits for them; when one
+ * fails in the database itself (here a trigger refuses it: nothing the engine reads beforehand
+ * can see it), the group runs again and only that request fails: the others are stored, the
+ * seq of their session stays gapless and the ids grow with it. */
+static void group_queued_write_fails(void **state)
+{
+    (void)state;
+    if (!test_db_pg())
+        skip();
+    char file[400];
+    snprintf(file, sizeof file, "%s/append.db", dir);
+    const char *url = test_db_target(file); /* the store's database (the same path: the same one) */
+    assert_int_equal(test_db_sql(url,
+                                 "CREATE FUNCTION t_boom() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN IF NEW.content"
+                                 " = ''boom'' THEN RAISE EXCEPTION ''refused by the test''; END IF; RETURN NEW; END';"
+                                 " CREATE TRIGGER t_boom BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION"
+                                 " t_boom()",
+                                 NULL, 0),
+                     0);
+    mn_session q1 = session(S_Q1, 100, 0, 0), q2 = session(S_Q2, 100, 0, 0);
+    mn_message m[5] = {msg(MN_ROLE_USER, "q1 one", NULL, 1), msg(MN_ROLE_USER, "q2 one", NULL, 1),
+                       msg(MN_ROLE_USER, "boom", NULL, 1), msg(MN_ROLE_USER, "q1 two", NULL, 1),
+                       msg(MN_ROLE_USER, "q1 three", NULL, 1)};
+    mn_store_append reqs[5] = {{&m[0], 1, &q1, "q1", 100, 0}, {&m[1], 1, &q2, "q2", 100, 0},
+                               {&m[2], 1, NULL, NULL, 100, 0}, {&m[3], 1, NULL, NULL, 100, 0},
+                               {&m[4], 1, NULL, NULL, 100, 0}};
+    const char *ids[5] = {S_Q1, S_Q2, S_Q1, S_Q1, S_Q2};
+    mn_status results[5];
+    char errmsg[5][256];
+    mn_messages *out[5];
+    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, 5, results, errmsg, out), MN_OK);
+    assert_int_equal(results[0], MN_OK);
+    assert_int_equal(results[1], MN_OK);
+    assert_int_not_equal(results[2], MN_OK);
+    assert_non_null(strstr(errmsg[2], "refused by the test"));
+    assert_null(out[2]);
+    assert_int_equal(results[3], MN_OK);
+    assert_int_equal(results[4], MN_OK);
+    assert_int_equal(out[0]->items[0].seq, 1);
+    assert_int_equal(out[3]->items[0].seq, 2); /* gapless: the refused one took no number */
+    assert_int_equal(out[1]->items[0].seq, 1);
+    assert_int_equal(out[4]->items[0].seq, 2);
+    assert_true(out[3]->items[0].id > out[0]->items[0].id);
+    assert_true(out[4]->items[0].id > out[1]->items[0].id);
+    for (size_t i = 0; i < 5; i++)
+        mn_messages_free(out[i]);
+    mn_session *a = get(S_Q1);
+    assert_int_equal(a->message_count, 2);
+    assert_int_equal(a->turn_count, 2);
+    mn_session_free(a);
+    assert_int_equal(active_count(S_Q1, 1), 2);
+    assert_int_equal(active_count(S_Q2, 1), 2);
+
+    /* a group that fails nowhere after it: pipelined again, numbering on */
+    assert_int_equal(test_db_sql(url, "DROP TRIGGER t_boom ON messages", NULL, 0), 0);
+    mn_message next[2] = {msg(MN_ROLE_USER, "q1 four", NULL, 1), msg(MN_ROLE_USER, "q2 three", NULL, 1)};
+    mn_store_append more[2] = {{&next[0], 1, NULL, NULL, 200, 0}, {&next[1], 1, NULL, NULL, 200, 0}};
+    const char *ids2[2] = {S_Q1, S_Q2};
+    assert_int_equal(mn_engine_append_many(the_store, ids2, more, 2, results, errmsg, out), MN_OK);
+    assert_int_equal(results[0], MN_OK);
+    assert_int_equal(results[1], MN_OK);
+    assert_int_equal(out[0]->items[0].seq, 3);
+    assert_int_equal(out[1]->items[0].seq, 3);
+    mn_messages_free(out[0]);
+    mn_messages_free(out[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(idempotent_retry),     cmocka_unit_test(expired_session_refused),
         cmocka_unit_test(turn_trimming),        cmocka_unit_test(batch_all_or_nothing),
         cmocka_unit_test(group_counts),         cmocka_unit_test(primitives_roll_back),
+        cmocka_unit_test(group_queued_write_fails),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,9 +1,11 @@
 /*
  * messages.c — the PostgreSQL side of sessions and messages: session rows, appends (one
  * transaction per append, the session row locked FOR UPDATE so that seq stays gapless and unique
- * when several nodes append to one session), group commit with a savepoint per request,
- * history reads, export/import, single-message deletes and session updates. Same semantics as
- * sqlite/sqlite.c and sqlite/edit.c; why it is written this way: pg_int.h.
+ * when several nodes append to one session), group commit in libpq pipeline mode (the session
+ * locks and the messages' ids in one round trip, the inserts queued with COMMIT: see mn_pg_run),
+ * history reads (one statement each), export/import, single-message deletes and session
+ * updates. Same semantics as sqlite/sqlite.c and sqlite/edit.c; why it is written this way:
+ * pg_int.h.
  */
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -231,6 +233,23 @@ static const char SQL_MESSAGE_INSERT_APPENDED[] =
     " title = CASE WHEN title IS NULL THEN $19 ELSE title END, turn_count = turn_count + $20::bigint,"
     " expires_at = CASE WHEN ttl_ms > 0 THEN $18::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint"
     " RETURNING (SELECT id FROM m)";
+/* SQL_MESSAGE_INSERT with the message's id drawn beforehand ($16). */
+static const char SQL_MESSAGE_INSERT_ID[] =
+    "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files,"
+    " metadata, idem_key, tokens, pinned, created_at, id)"
+    " VALUES ($1::bigint, $2::bigint, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::integer,"
+    " $15::bigint, $16::bigint)";
+/* The same with the message's id drawn beforehand ($21, mn_pg_reserve_ids): nothing to wait
+ * for, so in pipeline mode it is queued and goes with the commit. */
+static const char SQL_MESSAGE_INSERT_APPENDED_ID[] =
+    "WITH m AS (INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name,"
+    " model, files, metadata, idem_key, tokens, pinned, created_at, id)"
+    " VALUES ($1::bigint, $2::bigint, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::integer,"
+    " $15::bigint, $21::bigint))"
+    " UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $16::bigint,"
+    " token_count = token_count + $17::bigint, updated_at = $18::bigint,"
+    " title = CASE WHEN title IS NULL THEN $19 ELSE title END, turn_count = turn_count + $20::bigint,"
+    " expires_at = CASE WHEN ttl_ms > 0 THEN $18::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint";
 static const char SQL_SESSION_APPENDED[] =
     "UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $3::bigint,"
     " token_count = token_count + $4::bigint, updated_at = $5::bigint,"
@@ -275,14 +294,14 @@ static mn_status write_body(struct pg_conn *c, void *arg)
 static mn_status tx_write(mn_store *st, mn_store_tx_body body, void *arg)
 {
     struct write_arg w = {body, arg};
-    return mn_pg_run(PG(st), PG_WRITE, write_body, &w);
+    return mn_pg_run(PG(st), PG_PIPELINE, write_body, &w);
 }
 
 static mn_status tx_savepoint(mn_store_tx *tx, enum mn_store_savepoint op)
 {
     static const char *const sql[] = {"SAVEPOINT mn_many", "ROLLBACK TO SAVEPOINT mn_many", "RELEASE SAVEPOINT mn_many"};
     static const char *const what[] = {"savepoint", "rollback to savepoint", "release savepoint"};
-    return mn_pg_query(TX(tx), sql[op], NULL, 0, what[op], NULL);
+    return mn_pg_send(TX(tx), sql[op], NULL, what[op], NULL);
 }
 
 static enum mn_store_tx_state tx_state(mn_store_tx *tx)
@@ -302,10 +321,14 @@ static mn_status tx_session_lock(mn_store_tx *tx, const char *id, mn_store_appen
     struct pg_params p;
     mn_pg_params_init(&p);
     mn_pg_text(&p, id);
-    PGresult *r = NULL;
-    mn_status rc = mn_pg_query(TX(tx), SQL_SESSION_FOR_APPEND, &p, 0, "session lookup", &r);
-    if (rc)
+    PGresult *r = NULL; /* in pipeline mode: with the id of its message (one round trip) */
+    mn_status rc = mn_pg_send(TX(tx), SQL_SESSION_FOR_APPEND, &p, "session lookup", &r);
+    if (!rc)
+        rc = mn_pg_reserve_ids(TX(tx), 1);
+    if (rc) {
+        PQclear(r);
         return rc;
+    }
     if (PQntuples(r) == 1) {
         out->sid = mn_pg_col_i64(r, 0, 0);
         out->last_seq = mn_pg_col_i64(r, 0, 1);
@@ -356,6 +379,7 @@ static mn_status insert_failed(struct pg_conn *c, mn_status rc)
 static mn_status insert_message(struct pg_conn *c, const char *sql, const struct pg_params *p, mn_message *m)
 {
     PGresult *r = NULL;
+    mn_pg_drop_ids(c); /* this id comes after the ones drawn before */
     mn_status rc = mn_pg_query(c, sql, p, 0, "message insert", &r);
     if (rc)
         return insert_failed(c, rc);
@@ -364,12 +388,27 @@ static mn_status insert_message(struct pg_conn *c, const char *sql, const struct
     return MN_OK;
 }
 
+/* Inserts m with an id drawn beforehand when there is one left (sql_id, the id bound after p's
+ * parameters; queued: no round trip), else with RETURNING id (sql). */
+static mn_status insert_message_drawn(struct pg_conn *c, const char *sql, const char *sql_id, struct pg_params *p,
+                                      mn_message *m)
+{
+    int64_t id = mn_pg_take_id(c);
+    if (!id)
+        return insert_message(c, sql, p, m);
+    mn_pg_i64(p, id);
+    mn_status rc = mn_pg_send(c, sql_id, p, "message insert", NULL);
+    if (!rc)
+        m->id = id;
+    return rc;
+}
+
 static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
 {
     struct pg_params p;
     mn_pg_params_init(&p);
     bind_message(&p, sid, m);
-    return insert_message(TX(tx), SQL_MESSAGE_INSERT, &p, m);
+    return insert_message_drawn(TX(tx), SQL_MESSAGE_INSERT, SQL_MESSAGE_INSERT_ID, &p, m);
 }
 
 /* What an append adds to the counters, as five parameters: added, tokens, now, title, users. */
@@ -389,17 +428,19 @@ static mn_status tx_session_appended(mn_store_tx *tx, const mn_store_appended *c
     mn_pg_i64(&p, c->sid);
     mn_pg_i64(&p, c->last_seq);
     bind_counters(&p, c);
-    return mn_pg_query(TX(tx), SQL_SESSION_APPENDED, &p, 0, "session update", NULL);
+    return mn_pg_send(TX(tx), SQL_SESSION_APPENDED, &p, "session update", NULL);
 }
 
-/* The fast path: the message and the counters in one statement (one round trip). */
+/* The fast path: the message and the counters in one statement (one round trip). In pipeline
+ * mode, with an id drawn beforehand: queued (no round trip; a failure surfaces at the commit and
+ * the group runs again without the pipeline). */
 static mn_status tx_message_insert_appended(mn_store_tx *tx, mn_message *m, const mn_store_appended *c)
 {
     struct pg_params p;
     mn_pg_params_init(&p);
     bind_message(&p, c->sid, m);
     bind_counters(&p, c);
-    return insert_message(TX(tx), SQL_MESSAGE_INSERT_APPENDED, &p, m);
+    return insert_message_drawn(TX(tx), SQL_MESSAGE_INSERT_APPENDED, SQL_MESSAGE_INSERT_APPENDED_ID, &p, m);
 }
 
 static mn_status tx_trim_turns(mn_store_tx *tx, int64_t sid, int64_t max_turns, int trim_delete)
@@ -435,11 +476,15 @@ static mn_status tx_sessions_lock(mn_store_tx *tx, const char *const *ids, size_
     struct pg_params p;
     mn_pg_params_init(&p);
     mn_pg_text(&p, list);
-    PGresult *r = NULL;
-    mn_status rc = mn_pg_query(TX(tx), SQL_LOCK_SESSIONS, &p, 0, "session locks", &r);
+    PGresult *r = NULL; /* in pipeline mode: with an id for each request's message (one round trip) */
+    mn_status rc = mn_pg_send(TX(tx), SQL_LOCK_SESSIONS, &p, "session locks", &r);
+    if (!rc)
+        rc = mn_pg_reserve_ids(TX(tx), n);
     free(list);
-    if (rc)
+    if (rc) {
+        PQclear(r);
         return rc;
+    }
     for (int k = 0; k < PQntuples(r); k++)
         for (size_t i = 0; i < n; i++)
             if (strcmp(ids[i], PQgetvalue(r, k, 0)) == 0) {
@@ -469,14 +514,21 @@ const struct mn_store_append_ops mn_pg_append_ops = {
 
 /* ---- reads ----------------------------------------------------------------------------------- */
 
+/* One statement each, the session's sid looked up inside it (a statement is a consistent
+ * snapshot of its own: no transaction, one round trip): no row when the session is missing, one
+ * with a NULL message when it has none to show. */
+#define SCAN_FROM(inner, order)                                                                                     \
+    "SELECT s.sid, m.* FROM sessions s LEFT JOIN LATERAL (SELECT " MESSAGE_COLS " FROM messages"                     \
+    " WHERE session_sid = s.sid AND " inner ") m ON true WHERE s.id = $1 ORDER BY m.seq" order
+/* Newest first, a page at a time below seq $2 (a window stops after the newest few: the rest of
+ * a long session is never read). */
 static const char SQL_MESSAGE_SCAN_DESC[] =
-    "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND active = 1 ORDER BY seq DESC";
+    SCAN_FROM("active = 1 AND seq < $2::bigint ORDER BY seq DESC LIMIT $3::bigint", " DESC");
+#define SCAN_FIRST_PAGE 128 /* then 8 times more each page */
 static const char SQL_HISTORY_ASC[] =
-    "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND seq > $2::bigint"
-    " AND active >= $4::integer ORDER BY seq LIMIT $3::bigint";
+    SCAN_FROM("seq > $2::bigint AND active >= $4::integer ORDER BY seq LIMIT $3::bigint", "");
 static const char SQL_HISTORY_TAIL[] =
-    "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND seq > $2::bigint"
-    " AND active >= $4::integer ORDER BY seq DESC LIMIT $3::bigint";
+    SCAN_FROM("seq > $2::bigint AND active >= $4::integer ORDER BY seq DESC LIMIT $3::bigint", " DESC");
 
 struct scan_arg {
     const char *session_id, *sql;
@@ -485,18 +537,28 @@ struct scan_arg {
     void *user;
 };
 
-/* Rows of a message query handed to fn in order (the callback sees them after the query ran). */
-static mn_status emit_messages(struct pg_conn *c, PGresult *r, const char *session_id, mn_store_message_fn fn,
-                               void *user)
+/* Rows of a message query (MESSAGE_COLS from column `at`) handed to fn in order (the callback
+ * sees them after the query ran); rows whose message is NULL are skipped. *stopped: fn asked to
+ * stop; *n rows handed, *last_seq the last one's seq. */
+static mn_status emit_messages(struct pg_conn *c, PGresult *r, int at, const char *session_id,
+                               mn_store_message_fn fn, void *user, int *stopped, int64_t *n, int64_t *last_seq)
 {
     mn_status rc = MN_OK;
+    *stopped = 0;
+    *n = 0;
     for (int i = 0; i < PQntuples(r) && !rc; i++) {
         mn_message row;
-        if ((rc = mn_pg_row_message(r, i, 0, session_id, &row)))
+        if (PQgetisnull(r, i, at))
+            continue;
+        if ((rc = mn_pg_row_message(r, i, at, session_id, &row)))
             break;
         c->visible = 1;
-        if (fn(user, &row))
+        ++*n;
+        *last_seq = row.seq;
+        if (fn(user, &row)) {
+            *stopped = 1;
             break;
+        }
     }
     return rc;
 }
@@ -504,33 +566,46 @@ static mn_status emit_messages(struct pg_conn *c, PGresult *r, const char *sessi
 static mn_status scan_body(struct pg_conn *c, void *arg)
 {
     struct scan_arg *a = arg;
-    int64_t sid = 0;
-    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
-    if (rc)
-        return rc;
-    struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    if (a->sql != SQL_MESSAGE_SCAN_DESC) {
-        mn_pg_i64(&p, a->after);
-        if (a->limit < 0)
-            mn_pg_text(&p, NULL); /* LIMIT NULL: no limit */
+    int scan = a->sql == SQL_MESSAGE_SCAN_DESC;
+    int64_t below = INT64_MAX, page = SCAN_FIRST_PAGE;
+    for (int first = 1;; first = 0) {
+        struct pg_params p;
+        mn_pg_params_init(&p);
+        mn_pg_text(&p, a->session_id);
+        if (scan) {
+            mn_pg_i64(&p, below);
+            mn_pg_i64(&p, page);
+        } else {
+            mn_pg_i64(&p, a->after);
+            if (a->limit < 0)
+                mn_pg_text(&p, NULL); /* LIMIT NULL: no limit */
+            else
+                mn_pg_i64(&p, a->limit);
+            mn_pg_i64(&p, a->min_active);
+        }
+        PGresult *r = NULL;
+        mn_status rc = mn_pg_query(c, a->sql, &p, 0, "message scan", &r);
+        if (rc)
+            return rc;
+        int stopped = 0;
+        int64_t n = 0;
+        if (PQntuples(r) == 0) /* a later page: the session went meanwhile, nothing more to show */
+            rc = first ? mn__err(MN_NOTFOUND, "session %s not found", a->session_id) : MN_OK;
         else
-            mn_pg_i64(&p, a->limit);
-        mn_pg_i64(&p, a->min_active);
+            rc = emit_messages(c, r, 1, a->session_id, a->fn, a->user, &stopped, &n, &below);
+        PQclear(r);
+        /* each page is a statement of its own (a snapshot of its own): what a page below the
+         * first shows is the session as it was then, still newest first without repeats */
+        if (rc || !scan || stopped || n < page)
+            return rc;
+        page = page < INT64_MAX / 8 ? page * 8 : page;
     }
-    PGresult *r = NULL;
-    if ((rc = mn_pg_query(c, a->sql, &p, 0, "message scan", &r)))
-        return rc;
-    rc = emit_messages(c, r, a->session_id, a->fn, a->user);
-    PQclear(r);
-    return rc;
 }
 
 mn_status mn_pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user)
 {
     struct scan_arg a = {session_id, SQL_MESSAGE_SCAN_DESC, 0, 0, 0, fn, user};
-    return mn_pg_run(PG(st), PG_SNAPSHOT, scan_body, &a);
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
 }
 
 mn_status mn_pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
@@ -542,7 +617,7 @@ mn_status mn_pg_op_history(mn_store *st, const char *session_id, const mn_histor
     int tail = o->tail && limit > 0;
     struct scan_arg a = {session_id, tail ? SQL_HISTORY_TAIL : SQL_HISTORY_ASC, o->after_seq, limit, o->all ? 0 : 1,
                          mn_records_collect_message, &col};
-    mn_status rc = mn_pg_run(PG(st), PG_SNAPSHOT, scan_body, &a);
+    mn_status rc = mn_pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
     if (!rc)
         rc = col.rc;
     if (rc) {

@@ -131,31 +131,178 @@ mn_status mn_pg_fail(struct pg_conn *c, PGresult *r, const char *what)
 
 /* ---- statements ------------------------------------------------------------------------------ */
 
-mn_status mn_pg_query(struct pg_conn *c, const char *sql, const struct pg_params *p, int binary, const char *what,
-                      PGresult **out)
+#ifdef LIBPQ_HAS_PIPELINING
+#define HAVE_PIPELINE 1
+#else
+#define HAVE_PIPELINE 0
+#endif
+
+/* Notes a queued statement's result as owed (pipeline mode). */
+static mn_status owe(struct pg_conn *c, const char *what, PGresult **keep)
 {
-    if (out)
-        *out = NULL;
+    if (c->n_owed == c->owed_cap) {
+        size_t cap = c->owed_cap ? c->owed_cap * 2 : 64;
+        struct pg_owed *o = realloc(c->owed, cap * sizeof *o);
+        if (!o)
+            return mn__nomem();
+        c->owed = o;
+        c->owed_cap = cap;
+    }
+    c->owed[c->n_owed++] = (struct pg_owed){what, keep};
+    return MN_OK;
+}
+
+#if HAVE_PIPELINE
+static mn_status pipe_sync(struct pg_conn *c);
+#endif
+
+/* The name a statement is prepared under on c ("s<index>"), preparing it first when new (in
+ * pipeline mode the prepare is queued too). */
+static mn_status prepared(struct pg_conn *c, const char *sql, const char *what, char name[16])
+{
     size_t i = 0;
     while (i < c->n_stmts && c->stmts[i] != sql)
         i++;
-    char name[16];
-    snprintf(name, sizeof name, "s%zu", i);
-    if (i == c->n_stmts) {
-        if (i == MN_PG_MAX_STMTS)
-            return mn__err(MN_INTERNAL, "postgres: statement cache full");
+    snprintf(name, 16, "s%zu", i);
+    if (i < c->n_stmts)
+        return MN_OK;
+    if (i == MN_PG_MAX_STMTS)
+        return mn__err(MN_INTERNAL, "postgres: statement cache full");
+#if HAVE_PIPELINE
+    if (c->pipe) { /* once per statement and connection: a round trip, so that the cache only
+                    * ever names statements the server has */
+        if (!PQsendPrepare(c->pg, name, sql, 0, NULL))
+            return mn_pg_fail(c, NULL, what);
+        mn_status rc = owe(c, what, NULL);
+        if (rc || (rc = pipe_sync(c))) {
+            if (rc == MN_NOMEM)
+                c->broken = 1; /* the queue no longer matches the results */
+            return rc;
+        }
+    } else
+#endif
+    {
         PGresult *r = PQprepare(c->pg, name, sql, 0, NULL);
         mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, what);
         PQclear(r);
         if (rc)
             return rc;
-        c->stmts[c->n_stmts++] = sql;
     }
+    c->stmts[c->n_stmts++] = sql;
+    return MN_OK;
+}
+
+#if HAVE_PIPELINE
+/* Sends a sync and reads every owed result up to it, in order: kept ones go where they were
+ * asked for, the first failure becomes the status. A failure of a write nobody waited for (queued
+ * by mn_pg_send without keep, before the last statement) has the runner run the body again
+ * without the pipeline, where the engine sees it at the statement that caused it. */
+static mn_status pipe_sync(struct pg_conn *c)
+{
+    mn_status rc = MN_OK;
+    int deferred = 0, nulls = 0;
+    size_t i = 0;
+    if (!PQpipelineSync(c->pg)) {
+        c->broken = 1;
+        return mn_pg_fail(c, NULL, c->n_owed ? c->owed[0].what : "pipeline");
+    }
+    for (;;) {
+        PGresult *r = PQgetResult(c->pg);
+        if (!r) { /* between two statements' results; twice in a row: nothing more comes */
+            if (PQstatus(c->pg) == CONNECTION_BAD || ++nulls > 2) {
+                if (!rc)
+                    rc = mn_pg_fail(c, NULL, i < c->n_owed ? c->owed[i].what : "pipeline");
+                c->broken = 1;
+                break;
+            }
+            continue;
+        }
+        nulls = 0;
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_PIPELINE_SYNC) {
+            PQclear(r);
+            break;
+        }
+        struct pg_owed o = i < c->n_owed ? c->owed[i] : (struct pg_owed){"pipeline", NULL};
+        int last = i + 1 == c->n_owed;
+        i++;
+        if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+            if (o.keep && !rc) {
+                *o.keep = r;
+                continue;
+            }
+        } else if (st != PGRES_PIPELINE_ABORTED && !rc) {
+            rc = mn_pg_fail(c, r, o.what);
+            deferred = !last && !o.keep; /* a write nobody waited for */
+        }
+        PQclear(r);
+    }
+    if (rc) /* nothing half read goes back to the callers */
+        for (size_t k = 0; k < c->n_owed; k++)
+            if (c->owed[k].keep && *c->owed[k].keep) {
+                PQclear(*c->owed[k].keep);
+                *c->owed[k].keep = NULL;
+            }
+    c->n_owed = 0;
+    if (rc && deferred) {
+        c->retry = 1;
+        c->nopipe = 1;
+    }
+    return rc;
+}
+#endif
+
+mn_status mn_pg_send(struct pg_conn *c, const char *sql, const struct pg_params *p, const char *what,
+                     PGresult **keep)
+{
+    if (keep)
+        *keep = NULL;
+    if (!c->pipe)
+        return mn_pg_query(c, sql, p, 0, what, keep);
+    char name[16];
+    mn_status rc = prepared(c, sql, what, name);
+    if (rc)
+        return rc;
+    if (!PQsendQueryPrepared(c->pg, name, p ? p->n : 0, p ? p->v : NULL, p ? p->len : NULL, p ? p->fmt : NULL, 0))
+        return mn_pg_fail(c, NULL, what);
+    if ((rc = owe(c, what, keep)))
+        c->broken = 1;
+    return rc;
+}
+
+mn_status mn_pg_query(struct pg_conn *c, const char *sql, const struct pg_params *p, int binary, const char *what,
+                      PGresult **out)
+{
+    if (out)
+        *out = NULL;
+    char name[16];
+    mn_status rc = prepared(c, sql, what, name);
+    if (rc)
+        return rc;
+#if HAVE_PIPELINE
+    if (c->pipe) {
+        PGresult *r = NULL;
+        if (!PQsendQueryPrepared(c->pg, name, p ? p->n : 0, p ? p->v : NULL, p ? p->len : NULL, p ? p->fmt : NULL,
+                                 binary))
+            return mn_pg_fail(c, NULL, what);
+        if ((rc = owe(c, what, &r))) {
+            c->broken = 1;
+            return rc;
+        }
+        if ((rc = pipe_sync(c)))
+            return rc;
+        if (out)
+            *out = r;
+        else
+            PQclear(r);
+        return MN_OK;
+    }
+#endif
     PGresult *r = PQexecPrepared(c->pg, name, p ? p->n : 0, p ? p->v : NULL, p ? p->len : NULL, p ? p->fmt : NULL,
                                  binary);
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-        mn_status rc = mn_pg_fail(c, r, what);
+        rc = mn_pg_fail(c, r, what);
         PQclear(r);
         return rc;
     }
@@ -165,6 +312,40 @@ mn_status mn_pg_query(struct pg_conn *c, const char *sql, const struct pg_params
         PQclear(r);
     return MN_OK;
 }
+
+/* Drawn after the statements queued before it (the session locks): the ids of one session's
+ * messages still grow with their seq. */
+static const char SQL_RESERVE_IDS[] =
+    "SELECT nextval(q.s) FROM (SELECT pg_get_serial_sequence('messages', 'id')::regclass AS s) q,"
+    " generate_series(1, $1::integer)";
+
+mn_status mn_pg_reserve_ids(struct pg_conn *c, size_t n)
+{
+    if (!c->pipe || n == 0)
+        return MN_OK;
+    if (c->n_ids + n > c->ids_cap) {
+        int64_t *ids = realloc(c->ids, (c->n_ids + n) * sizeof *ids);
+        if (!ids)
+            return mn__nomem();
+        c->ids = ids;
+        c->ids_cap = c->n_ids + n;
+    }
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, (int64_t)n);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_RESERVE_IDS, &p, 0, "message ids", &r);
+    if (rc)
+        return rc;
+    for (int i = 0; i < PQntuples(r) && (size_t)i < n; i++) /* after the ones left: still growing */
+        c->ids[c->n_ids++] = mn_pg_col_i64(r, i, 0);
+    PQclear(r);
+    return MN_OK;
+}
+
+int64_t mn_pg_take_id(struct pg_conn *c) { return c->pipe && c->next_id < c->n_ids ? c->ids[c->next_id++] : 0; }
+
+void mn_pg_drop_ids(struct pg_conn *c) { c->next_id = c->n_ids; }
 
 int64_t mn_pg_changes(PGresult *r)
 {
@@ -214,6 +395,8 @@ static void conn_close(struct pg_conn *c)
 {
     if (c) {
         PQfinish(c->pg);
+        free(c->owed);
+        free(c->ids);
         free(c);
     }
 }
@@ -368,22 +551,54 @@ mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *a
         return body(c, arg);
     }
     int64_t started = mn_clock_mono_ns();
+    int nopipe = 0; /* a queued write failed: the tries after it go one statement at a time */
     for (int attempt = 0;; attempt++) {
         int committing = 0;
         c->visible = c->retry = 0;
-        rc = mode == PG_AUTOCOMMIT ? MN_OK
-                                   : mn_pg_query(c, mode == PG_WRITE ? SQL_BEGIN : SQL_BEGIN_SNAPSHOT, NULL, 0,
-                                                 "begin", NULL);
-        if (!rc)
-            rc = body(c, arg);
-        if (mode != PG_AUTOCOMMIT) {
+        c->n_owed = c->n_ids = c->next_id = 0;
+        c->nopipe = 0;
+#if HAVE_PIPELINE
+        c->pipe = mode == PG_PIPELINE && !nopipe && PQenterPipelineMode(c->pg) == 1;
+#endif
+        if (c->pipe) {
+            /* BEGIN, the body's queued writes and COMMIT go out together: a group of appends
+             * costs the round trips of its reads (the session locks) and one for the commit */
+            rc = mn_pg_send(c, SQL_BEGIN, NULL, "begin", NULL);
+            if (!rc)
+                rc = body(c, arg);
+            if (!rc) {
+                committing = 1;
+                rc = mn_pg_send(c, SQL_COMMIT, NULL, "commit", NULL);
+            }
+#if HAVE_PIPELINE
+            if (!c->broken) { /* read what is owed, then leave pipeline mode */
+                mn_status sync = c->n_owed || committing ? pipe_sync(c) : MN_OK;
+                if (!rc)
+                    rc = sync;
+                if (!c->broken && PQexitPipelineMode(c->pg) != 1)
+                    c->broken = 1;
+            }
+#endif
+            c->pipe = 0;
+            if (c->nopipe)
+                nopipe = 1;
             if (rc)
                 rollback(c);
-            else {
-                committing = 1;
-                rc = mn_pg_query(c, SQL_COMMIT, NULL, 0, "commit", NULL);
+        } else {
+            rc = mode == PG_AUTOCOMMIT ? MN_OK
+                                       : mn_pg_query(c, mode == PG_SNAPSHOT ? SQL_BEGIN_SNAPSHOT : SQL_BEGIN, NULL, 0,
+                                                     "begin", NULL);
+            if (!rc)
+                rc = body(c, arg);
+            if (mode != PG_AUTOCOMMIT) {
                 if (rc)
                     rollback(c);
+                else {
+                    committing = 1;
+                    rc = mn_pg_query(c, SQL_COMMIT, NULL, 0, "commit", NULL);
+                    if (rc)
+                        rollback(c);
+                }
             }
         }
         if (!rc || c->visible)

@@ -36,6 +36,18 @@ struct pg_conn {
     int broken;  /* the connection failed: dropped when released */
     int visible; /* the current body has handed rows to a callback: it must not be run again */
     int retry;   /* the last error asks for the transaction to be run again (deadlock, …) */
+    /* Pipeline mode (PG_PIPELINE, an append group): mn_pg_send queues a statement without
+     * waiting; any mn_pg_query sends a sync and reads everything queued before its own result, so a
+     * group's writes cost no round trip of their own (see mn_pg_run). */
+    int pipe;    /* in libpq pipeline mode now */
+    int nopipe;  /* a queued statement failed: this run's next tries go without the pipeline */
+    size_t n_owed, owed_cap;
+    struct pg_owed {
+        const char *what; /* for the message of its failure */
+        PGresult **keep;  /* NULL: the result is dropped */
+    } *owed;      /* results of queued statements, in order, not read yet */
+    size_t n_ids, next_id, ids_cap;
+    int64_t *ids; /* message ids drawn for this transaction (mn_pg_reserve_ids), next_id the next unused */
     size_t n_stmts;
     const char *stmts[MN_PG_MAX_STMTS]; /* prepared as "s<index>", identity: the SQL's address */
 };
@@ -75,6 +87,20 @@ void mn_pg_bin(struct pg_params *p, const void *data, int len);
  * the caller PQclears; on failure nothing is returned and the status carries "what: …". */
 mn_status mn_pg_query(struct pg_conn *c, const char *sql, const struct pg_params *p, int binary, const char *what,
                       PGresult **out);
+/* Queues a statement whose result nobody waits for (no rows wanted; an error surfaces at the next
+ * read or at commit, and then the runner runs the body again without the pipeline). keep (may be
+ * NULL) gets the result once it is read: by the next mn_pg_query or the commit. Outside pipeline
+ * mode it runs the statement at once, as mn_pg_query. */
+mn_status mn_pg_send(struct pg_conn *c, const char *sql, const struct pg_params *p, const char *what,
+                     PGresult **keep);
+/* In pipeline mode: draws n more message ids from the messages' sequence for this transaction,
+ * after the statements queued before (the session locks; one round trip for both); mn_pg_take_id
+ * hands them out in the order drawn, 0 when none is left. Outside pipeline mode it draws nothing.
+ * A message that takes its id from the sequence itself (INSERT … RETURNING id) must be followed
+ * by mn_pg_drop_ids: an id drawn before it must not go to a later message of the session. */
+mn_status mn_pg_reserve_ids(struct pg_conn *c, size_t n);
+int64_t mn_pg_take_id(struct pg_conn *c);
+void mn_pg_drop_ids(struct pg_conn *c);
 /* Rows a command changed (PQcmdTuples). */
 int64_t mn_pg_changes(PGresult *r);
 /* Maps a failed result (or a connection failure when r is NULL) to a status; sets c->broken
@@ -92,6 +118,8 @@ enum pg_mode {
                     * need no snapshot; anything that writes takes PG_WRITE, so that a lost
                     * connection before COMMIT is known not to have committed */
     PG_WRITE,      /* BEGIN … COMMIT (read committed; bodies lock the rows they depend on) */
+    PG_PIPELINE,   /* PG_WRITE in libpq pipeline mode: BEGIN, what mn_pg_send queues and COMMIT
+                    * go with the next read (libpq 14 or newer; else as PG_WRITE) */
     PG_SNAPSHOT    /* BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY: one consistent view */
 };
 typedef mn_status (*pg_body)(struct pg_conn *c, void *arg);

@@ -16,10 +16,12 @@
 
 /* ---- summaries ------------------------------------------------------------------------------- */
 
+/* One statement (one round trip): no row when the session is missing, a NULL summary when it
+ * has none. */
 static const char SQL_SUMMARY_LATEST[] =
-    "SELECT id, covers_upto, folded, text, tokens, model, summarizer, created_at FROM summaries"
-    " WHERE session_sid = $1::bigint AND covers_upto > (SELECT cleared_seq FROM sessions WHERE sid = $1::bigint)"
-    " ORDER BY id DESC LIMIT 1";
+    "SELECT x.id, x.covers_upto, x.folded, x.text, x.tokens, x.model, x.summarizer, x.created_at FROM sessions s"
+    " LEFT JOIN LATERAL (SELECT id, covers_upto, folded, text, tokens, model, summarizer, created_at FROM summaries"
+    " WHERE session_sid = s.sid AND covers_upto > s.cleared_seq ORDER BY id DESC LIMIT 1) x ON true WHERE s.id = $1";
 static const char SQL_SUMMARY_INSERT[] =
     "INSERT INTO summaries (session_sid, covers_upto, folded, text, tokens, model, summarizer, created_at)"
     " VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5::bigint, $6, $7, $8::bigint) RETURNING id";
@@ -34,17 +36,16 @@ struct summary_arg {
 static mn_status summary_latest_body(struct pg_conn *c, void *arg)
 {
     struct summary_arg *a = arg;
-    int64_t sid = 0;
-    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
-    if (rc)
-        return rc;
     struct pg_params p;
     mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
+    mn_pg_text(&p, a->session_id);
     PGresult *r = NULL;
-    if ((rc = mn_pg_query(c, SQL_SUMMARY_LATEST, &p, 0, "summary", &r)))
+    mn_status rc = mn_pg_query(c, SQL_SUMMARY_LATEST, &p, 0, "summary", &r);
+    if (rc)
         return rc;
-    if (PQntuples(r) == 1) {
+    if (PQntuples(r) == 0)
+        rc = mn__err(MN_NOTFOUND, "session %s not found", a->session_id);
+    else if (!PQgetisnull(r, 0, 0)) {
         mn_summary row = {mn_pg_col_i64(r, 0, 0), a->session_id, mn_pg_col_i64(r, 0, 1), mn_pg_col_i64(r, 0, 2),
                           mn_pg_col_text(r, 0, 3), mn_pg_col_i64(r, 0, 4), mn_pg_col_text(r, 0, 5),
                           mn_pg_col_text(r, 0, 6), mn_pg_col_i64(r, 0, 7)};
