@@ -325,7 +325,7 @@ mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in
         rc = mn_engine_append(db->store, id, &req, out);
         if (!rc) {
             mn__search_after_append(db); /* auto-embedding (embedder.mode inline) */
-            mn__memory_after_append(db, id); /* background extraction (mnemo_memory_bg.c) */
+            mn__memory_after_append(db, id); /* background extraction (memory_bg.c) */
         }
     }
     mn_arena_release(&a);
@@ -412,7 +412,7 @@ mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int
     for (size_t j = 0; !rc && j < m; j++)
         if (st[j] == MN_OK) {
             stored = 1;
-            mn__memory_after_append(db, sids[j]); /* background extraction (mnemo_memory_bg.c) */
+            mn__memory_after_append(db, sids[j]); /* background extraction (memory_bg.c) */
         }
     if (stored)
         mn__search_after_append(db); /* auto-embedding (embedder.mode inline), once per group */

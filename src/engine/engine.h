@@ -28,7 +28,7 @@ struct mn_db {
     struct mn_search_state *search; /* engine/search.c */
     mn_fold_queue_fn fold_queue;    /* background folds (mn_fold_queue_set), NULL: none */
     void *fold_queue_user;
-    struct mn_memory_bg *memory_bg; /* mnemo_memory_bg.c */
+    struct mn_memory_bg *memory_bg; /* engine/memory_bg.c */
 };
 
 /* ---- handle.c: the checks every entry point starts with ---- */
@@ -99,7 +99,7 @@ mn_status mn__memory_vsearch(mn_db *db, struct mn_vsearch **out);
  * never returned: the memories are stored and searches scan what the index lacks. */
 void mn__memory_index_update(mn_db *db, int rebuild, size_t added);
 /* The same for a single write (add, update, delete, extraction): left to the handle's background
- * worker (mnemo_memory_bg.c), so the write never waits for the graph or a save. */
+ * worker (memory_bg.c), so the write never waits for the graph or a save. */
 void mn__memory_index_later(mn_db *db, size_t added);
 /* Returns when the worker has no index update due or running (tests, benchmarks). */
 void mn__memory_index_wait(mn_db *db);
@@ -152,7 +152,7 @@ mn_status mn__memory_export(mn_db *db, mn_write_fn write, void *user);
 int mn__memory_line(const char *line, size_t len);
 mn_status mn__memory_import_line(mn_db *db, const char *line, size_t len, int *added);
 mn_status mn__memory_copy(mn_db *src, mn_db *dst);
-/* Background extraction (mnemo_memory_bg.c): set up at open, queue a session after a committed
+/* Background extraction (memory_bg.c): set up at open, queue a session after a committed
  * append (nothing when memory.extract is off), stop the worker at close. */
 mn_status mn__memory_bg_open(mn_db *db);
 void mn__memory_after_append(mn_db *db, const char *session_id);

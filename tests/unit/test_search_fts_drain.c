@@ -379,6 +379,9 @@ static void from_version_6(void **state)
                "  BEGIN INSERT INTO msg_log (message_id, op) VALUES (new.id, 1); END;"
                "DROP TABLE memory_vector_log; DROP TRIGGER memory_vectors_log_insert;" /* version 8's */
                "DROP TRIGGER memory_vectors_log_update; DROP TRIGGER memory_vectors_log_delete;"
+               "CREATE TRIGGER messages_embed_queue AFTER INSERT ON messages" /* version 4's to 8 */
+               "  WHEN new.content IS NOT NULL AND (SELECT value FROM meta WHERE key = 'embed.queue') = '1'"
+               "  BEGIN INSERT OR IGNORE INTO embed_queue (message_id) VALUES (new.id); END;"
                "PRAGMA user_version = 6; COMMIT;");
     char sql[400];
     snprintf(sql, sizeof sql,
@@ -395,6 +398,13 @@ static void from_version_6(void **state)
     assert_int_equal(keyword_count(db, "okapi"), 21);
     sqlite3_stmt *st = NULL;
     assert_int_equal(sqlite3_prepare_v2(c, "SELECT count(*) FROM sqlite_master WHERE name = 'messages_log_insert'",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 0);
+    sqlite3_finalize(st);
+    /* no embedder ever queued: the queue's trigger is gone too (version 9) */
+    assert_int_equal(sqlite3_prepare_v2(c, "SELECT count(*) FROM sqlite_master WHERE name = 'messages_embed_queue'",
                                         -1, &st, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);

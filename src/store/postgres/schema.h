@@ -223,7 +223,7 @@ static const char *const mn_pg_migrations[] = {
     "  vid BIGINT PRIMARY KEY REFERENCES memories(vid) ON DELETE CASCADE,"
     "  dim INTEGER NOT NULL,"
     "  vector BYTEA NOT NULL);",
-    /* 6 → 7: the memory vectors' change log (sqlite/schema.h version 7); its writers take
+    /* 6 → 7: the memory vectors' change log (sqlite/schema.h version 8); its writers take
      * MN_PG_LOCK_MEMORY_LOG as embed_log's take MN_PG_LOCK_EMBED_LOG */
     "CREATE TABLE memory_vector_log ("
     "  seq BIGSERIAL PRIMARY KEY,"
@@ -241,6 +241,21 @@ static const char *const mn_pg_migrations[] = {
     " END $$;"
     "CREATE TRIGGER memory_vectors_log AFTER INSERT OR UPDATE OR DELETE ON memory_vectors"
     "  FOR EACH ROW EXECUTE FUNCTION mn_memory_vector_log();",
+    /* 7 → 8: the embedding queue's trigger exists only while the queue is on (search.c
+     * queue_enable creates and drops it), and no longer reads meta on every insert: a PL/pgSQL
+     * call per append was about half of an insert's time (bench/pg/README.md) */
+    "CREATE OR REPLACE FUNCTION mn_embed_queue() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$"
+    " BEGIN"
+    "  IF NEW.content IS NOT NULL THEN"
+    "   INSERT INTO embed_queue (message_id) VALUES (NEW.id) ON CONFLICT DO NOTHING;"
+    "  END IF;"
+    "  RETURN NULL;"
+    " END $$;"
+    "DO $$ BEGIN"
+    "  IF (SELECT value FROM meta WHERE key = 'embed.queue') IS DISTINCT FROM '1' THEN"
+    "   DROP TRIGGER messages_embed_queue ON messages;"
+    "  END IF;"
+    " END $$;",
 };
 
 #define MN_PG_SCHEMA_VERSION ((int)(sizeof mn_pg_migrations / sizeof mn_pg_migrations[0]))

@@ -554,7 +554,14 @@ static mn_status op_queue_peek(mn_store *st, size_t limit, mn_store_text_fn fn, 
 static const char SQL_QUEUE_ON[] =
     "INSERT INTO meta (key, value) VALUES ('embed.queue', '1') ON CONFLICT (key) DO UPDATE SET value = '1'";
 static const char SQL_QUEUE_OFF[] = "DELETE FROM meta WHERE key = 'embed.queue'";
-static const char SQL_QUEUE_STATE[] = "SELECT value FROM meta WHERE key = 'embed.queue'";
+/* The queue is on when meta says so and the trigger that fills it exists (schema version 8: the
+ * trigger exists only then, so appends pay nothing for a queue no embedder reads). */
+static const char SQL_QUEUE_STATE[] =
+    "SELECT coalesce((SELECT value FROM meta WHERE key = 'embed.queue'), '0') = '1',"
+    " EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'messages_embed_queue' AND tgrelid = 'messages'::regclass)";
+static const char SQL_QUEUE_TRIGGER[] = "CREATE OR REPLACE TRIGGER messages_embed_queue AFTER INSERT ON messages"
+                                        "  FOR EACH ROW EXECUTE FUNCTION mn_embed_queue()";
+static const char SQL_QUEUE_TRIGGER_DROP[] = "DROP TRIGGER IF EXISTS messages_embed_queue ON messages";
 
 static mn_status queue_enable_body(struct pg_conn *c, void *arg)
 {
@@ -563,11 +570,14 @@ static mn_status queue_enable_body(struct pg_conn *c, void *arg)
     mn_status rc = mn_pg_query(c, SQL_QUEUE_STATE, NULL, 0, "embedding queue", &r);
     if (rc)
         return rc;
-    int is_on = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "1") == 0;
+    int meta_on = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    int trigger = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 1), "t") == 0;
     PQclear(r);
-    if (is_on == !!on) /* no write when nothing changes */
+    if (meta_on == !!on && trigger == !!on) /* no write when nothing changes */
         return MN_OK;
-    return mn_pg_query(c, on ? SQL_QUEUE_ON : SQL_QUEUE_OFF, NULL, 0, "embedding queue", NULL);
+    if (!(rc = mn_pg_query(c, on ? SQL_QUEUE_ON : SQL_QUEUE_OFF, NULL, 0, "embedding queue", NULL)))
+        rc = mn_pg_query(c, on ? SQL_QUEUE_TRIGGER : SQL_QUEUE_TRIGGER_DROP, NULL, 0, "embedding queue", NULL);
+    return rc;
 }
 
 static mn_status op_queue_enable(mn_store *st, int on)

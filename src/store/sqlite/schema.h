@@ -69,6 +69,10 @@
  *             which messages are in messages_fts (ids only grow), and msg_log keeps only what
  *             changed at or below it: deletes (trigger), edits and imports (written by the store).
 
+ * Version 9 (appends without the embedding queue's trigger while no embedder queues):
+ *   messages_embed_queue exists only while meta 'embed.queue' is '1': queue_enable creates and
+ *             drops it with the setting, and its body no longer reads meta on every insert.
+ *
  * Version 8 (the memory vector index; docs/memory.md):
  *   memory_vector_log  seq AUTOINCREMENT, vid, op (1 stored, 0 removed): written by triggers on
  *             memory_vectors (a forget's delete cascades into it), read by each process to keep
@@ -252,6 +256,9 @@ static const char *const mn_sqlite_migrations[] = {
     "  BEGIN INSERT INTO memory_vector_log (vid, op) VALUES (new.vid, 1); END;"
     "CREATE TRIGGER memory_vectors_log_delete AFTER DELETE ON memory_vectors"
     "  BEGIN INSERT INTO memory_vector_log (vid, op) VALUES (old.vid, 0); END;",
+    /* 8 → 9: the embedding queue's trigger exists only while the queue is on (search.c
+     * queue_enable); sqlite.c's migrate puts it back after this step when meta says it is on */
+    "DROP TRIGGER IF EXISTS messages_embed_queue;",
 };
 
 #define MN_SQLITE_SCHEMA_VERSION ((int)(sizeof mn_sqlite_migrations / sizeof mn_sqlite_migrations[0]))

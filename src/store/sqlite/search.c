@@ -1271,24 +1271,56 @@ static mn_status op_queue_peek(mn_store *st, size_t limit, mn_store_text_fn fn, 
     LOCKED(S(st), queue_peek_locked(S(st), limit, fn, user));
 }
 
+/* The queue is on when meta says so and the trigger that fills it exists (schema version 9: the
+ * trigger exists only then, so appends pay nothing for a queue no embedder reads). */
 static const char SQL_QUEUE_ON[] = "INSERT OR REPLACE INTO meta (key, value) VALUES ('embed.queue', '1')";
 static const char SQL_QUEUE_OFF[] = "DELETE FROM meta WHERE key = 'embed.queue'";
-static const char SQL_QUEUE_STATE[] = "SELECT value FROM meta WHERE key = 'embed.queue'";
+static const char SQL_QUEUE_STATE[] =
+    "SELECT coalesce((SELECT value FROM meta WHERE key = 'embed.queue'), '0') = '1',"
+    " EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'messages_embed_queue')";
+static const char SQL_QUEUE_TRIGGER[] =
+    "CREATE TRIGGER IF NOT EXISTS messages_embed_queue AFTER INSERT ON messages WHEN new.content IS NOT NULL"
+    "  BEGIN INSERT OR IGNORE INTO embed_queue (message_id) VALUES (new.id); END";
+static const char SQL_QUEUE_TRIGGER_DROP[] = "DROP TRIGGER IF EXISTS messages_embed_queue";
 
-static mn_status queue_enable_locked(struct sqlite_store *s, int on)
+static mn_status queue_state(struct sqlite_store *s, int *meta_on, int *trigger)
 {
     sqlite3_stmt *st = NULL;
     mn_status rc = mn_sqlite_stmt(s, SQL_QUEUE_STATE, &st);
     if (rc)
         return rc;
     int r = sqlite3_step(st);
-    int is_on = r == SQLITE_ROW && mn_sqlite_col_text(st, 0) && strcmp(mn_sqlite_col_text(st, 0), "1") == 0;
+    *meta_on = r == SQLITE_ROW && sqlite3_column_int(st, 0);
+    *trigger = r == SQLITE_ROW && sqlite3_column_int(st, 1);
     mn_sqlite_done(st);
-    if (r != SQLITE_ROW && r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "embedding queue");
-    if (is_on == !!on) /* no write when nothing changes: opening stays read-only */
-        return MN_OK;
-    return mn_sqlite_exec_stmt(s, on ? SQL_QUEUE_ON : SQL_QUEUE_OFF, "embedding queue");
+    return r == SQLITE_ROW ? MN_OK : mn_sqlite_fail(s, r, "embedding queue");
+}
+
+/* Inside a write transaction: the trigger as meta says (a migration to version 9 calls it). */
+mn_status mn_sqlite_queue_trigger_sync(struct sqlite_store *s)
+{
+    int meta_on = 0, trigger = 0;
+    mn_status rc = queue_state(s, &meta_on, &trigger);
+    if (!rc && meta_on != trigger)
+        rc = mn_sqlite_exec_stmt(s, meta_on ? SQL_QUEUE_TRIGGER : SQL_QUEUE_TRIGGER_DROP, "embedding queue");
+    return rc;
+}
+
+static mn_status queue_enable_locked(struct sqlite_store *s, int on)
+{
+    int meta_on = 0, trigger = 0;
+    mn_status rc = queue_state(s, &meta_on, &trigger);
+    if (rc || (meta_on == !!on && trigger == !!on)) /* no write when nothing changes: opening stays read-only */
+        return rc;
+    if ((rc = mn_sqlite_begin_write(s)))
+        return rc;
+    if (!(rc = mn_sqlite_exec_stmt(s, on ? SQL_QUEUE_ON : SQL_QUEUE_OFF, "embedding queue")))
+        rc = mn_sqlite_exec_stmt(s, on ? SQL_QUEUE_TRIGGER : SQL_QUEUE_TRIGGER_DROP, "embedding queue");
+    if (rc) {
+        mn_sqlite_rollback(s);
+        return rc;
+    }
+    return mn_sqlite_commit(s);
 }
 
 static mn_status op_queue_enable(mn_store *st, int on) { LOCKED(S(st), queue_enable_locked(S(st), on)); }

@@ -1068,6 +1068,8 @@ static mn_status migrate(struct sqlite_store *s)
     rc = check_ours(s, &version);
     for (int v = version; !rc && v < MN_SQLITE_SCHEMA_VERSION; v++) {
         rc = exec(s, mn_sqlite_migrations[v]);
+        if (!rc && v + 1 == 9) /* the queue's trigger back when the queue is on */
+            rc = mn_sqlite_queue_trigger_sync(s);
         if (!rc)
             mn__log(MN_LOG_INFO, "%s: migrated schema to version %d", s->path, v + 1);
     }

@@ -74,6 +74,9 @@ void mn_sqlite_wal_truncate(struct sqlite_store *s);
 /* Inside a write transaction that deleted messages: takes their text out of the keyword index and
  * its log now (search.c). */
 mn_status mn_sqlite_fts_erase(struct sqlite_store *s);
+/* Inside a write transaction: creates or drops the embedding queue's trigger as meta
+ * 'embed.queue' says (search.c; the migration to schema version 9). */
+mn_status mn_sqlite_queue_trigger_sync(struct sqlite_store *s);
 /* Inside a write transaction that inserted message id with its own id (import): logs it for the
  * keyword index, which otherwise takes only ids past its watermark (search.c). */
 mn_status mn_sqlite_fts_log_insert(struct sqlite_store *s, int64_t id);

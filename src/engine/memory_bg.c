@@ -1,5 +1,5 @@
 /*
- * mnemo_memory_bg.c — extraction in the background (docs/memory.md): with memory.extract set to
+ * memory_bg.c — extraction in the background (docs/memory.md): with memory.extract set to
  * offline or llm, each committed append queues its session; one worker thread per handle,
  * started on first use, runs mn_memory_extract on each queued session, so the append never
  * waits for it (nor for an LLM). The queue holds each session once; a full queue drops the
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "mnemo_int.h"
+#include "engine/engine.h"
 #include "config/config.h"
 #include "util/err.h"
 #include "util/banned.h"
