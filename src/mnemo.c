@@ -284,6 +284,8 @@ mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session *
             rc = mn__err(MN_NOTFOUND, "session %s not found", id);
         mn_session_free(other);
     }
+    if (!rc)
+        mn__memory_optin_note(db, s.metadata);
     if (!rc && out)
         rc = db->store->ops->session_get(db->store, id, out);
     mn_arena_release(&a);

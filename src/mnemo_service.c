@@ -50,6 +50,8 @@ mn_status mn_session_update(mn_db *db, const char *id, const char *title, const 
     if (!(rc = mn__live_session(db, canon, NULL)))
         rc = db->store->ops->session_update(db->store, canon, title && *title ? title : NULL, meta,
                                             mn_clock_now_ms());
+    if (!rc && meta)
+        mn__memory_optin_note(db, meta);
     mn_arena_release(&a);
     return rc;
 }

@@ -156,6 +156,10 @@ mn_status mn__memory_copy(mn_db *src, mn_db *dst);
  * append (nothing when memory.extract is off), stop the worker at close. */
 mn_status mn__memory_bg_open(mn_db *db);
 void mn__memory_after_append(mn_db *db, const char *session_id);
+/* After a session was created or its metadata set: when its memory_scope.extract is offline or
+ * llm, notes in meta memory.extract.optin that a session opted in, so that appends queue sessions
+ * for background extraction even with memory.extract off (docs/memory.md). */
+void mn__memory_optin_note(mn_db *db, const char *metadata);
 void mn__memory_bg_close(mn_db *db);
 /* The scope of the memories extracted from a session (docs/memory.md, "Scope of extraction"):
  * its namespace, and the user_id, agent_id and session_id of the "memory_scope" object of its

@@ -22,14 +22,19 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "engine/engine.h"
 #include "config/config.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/banned.h"
 
 #define QUEUE_CAP 256
 #define DEBOUNCE_MS 100
 #define CLOSE_CATCH_UP 1000 /* memory vectors not yet indexed that mn_close indexes */
+#define OPTIN_KEY "memory.extract.optin"
+#define OPTIN_RECHECK_MS 1000 /* how often a handle looks whether another one saw a session opt in */
 
 struct mn_memory_bg {
     pthread_mutex_t lock;
@@ -42,6 +47,8 @@ struct mn_memory_bg {
     int64_t runs; /* extraction runs finished (for tests and stats) */
     size_t index_added; /* memory vectors written since the worker last updated the index */
     int index_due, index_busy;
+    int optin;             /* some session opted in (meta memory.extract.optin), seen by this handle */
+    int64_t optin_read_ms; /* when the meta key was last read */
 };
 
 /* Waits DEBOUNCE_MS, or until stop (lock held). */
@@ -109,12 +116,54 @@ static int start(mn_db *db, struct mn_memory_bg *bg)
     return bg->started;
 }
 
+/* With memory.extract off, whether some session opted in (lock held): the meta key, read at
+ * most once a second. */
+static int opted_in(mn_db *db, struct mn_memory_bg *bg)
+{
+    int64_t now = mn_clock_mono_ns() / 1000000;
+    if (bg->optin || (bg->optin_read_ms && now - bg->optin_read_ms < OPTIN_RECHECK_MS))
+        return bg->optin;
+    bg->optin_read_ms = now;
+    char *v = NULL;
+    if (db->store->ops->meta_get(db->store, OPTIN_KEY, &v) == MN_OK && v && strcmp(v, "1") == 0)
+        bg->optin = 1;
+    free(v);
+    mn__err_clear();
+    return bg->optin;
+}
+
+void mn__memory_optin_note(mn_db *db, const char *metadata)
+{
+    json_t *meta = metadata ? json_loads(metadata, 0, NULL) : NULL;
+    const char *e = json_string_value(json_object_get(json_object_get(meta, "memory_scope"), "extract"));
+    int on = e && (strcmp(e, "offline") == 0 || strcmp(e, "llm") == 0);
+    json_decref(meta);
+    struct mn_memory_bg *bg = db->memory_bg;
+    if (!on || !bg)
+        return;
+    pthread_mutex_lock(&bg->lock);
+    int known = bg->optin;
+    bg->optin = 1;
+    pthread_mutex_unlock(&bg->lock);
+    if (!known && db->store->ops->meta_set(db->store, OPTIN_KEY, "1") != MN_OK) {
+        mn__log(MN_LOG_WARN, "%s: cannot note that a session opted in to memory extraction: %s",
+                db->store->label, mn_errmsg());
+        mn__err_clear();
+    }
+}
+
 void mn__memory_after_append(mn_db *db, const char *session_id)
 {
-    if (strcmp(mn_config_str(db->cfg, "memory.extract"), "off") == 0 || !db->memory_bg)
-        return;
     struct mn_memory_bg *bg = db->memory_bg;
+    if (!bg)
+        return;
     pthread_mutex_lock(&bg->lock);
+    /* off for the database: only sessions whose memory_scope.extract opts in, once one did (the
+     * worker reads each session's scope and skips the others) */
+    if (strcmp(mn_config_str(db->cfg, "memory.extract"), "off") == 0 && !opted_in(db, bg)) {
+        pthread_mutex_unlock(&bg->lock);
+        return;
+    }
     start(db, bg);
     int queued = 0;
     for (size_t i = 0; i < bg->n && !queued; i++)

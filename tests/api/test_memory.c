@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mnemo.h"
 #include "test_db.h"
@@ -431,6 +432,48 @@ static void offline_extraction(void **state)
     mn_close(db);
 }
 
+/* memory.extract is off for the database (the default): a session whose memory_scope.extract is
+ * offline opts in, and its turns are extracted in the background; the others' are not. */
+static void session_opts_in(void **state)
+{
+    (void)state;
+    set_now(T0);
+    mn_db *db = open_db("optin", NULL);
+    mn_session_opts so = MN_SESSION_OPTS_INIT;
+    so.ns = "acme";
+    mn_session *plain = NULL, *in = NULL;
+    assert_int_equal(mn_session_create(db, &so, &plain), MN_OK);
+    say(db, plain->id, MN_ROLE_USER, "I live in Lima."); /* before any session opted in */
+    so.metadata = "{\"memory_scope\":{\"user_id\":\"ana\",\"extract\":\"offline\"}}";
+    assert_int_equal(mn_session_create(db, &so, &in), MN_OK);
+    say(db, in->id, MN_ROLE_USER, "I live in Quito.");
+    say(db, plain->id, MN_ROLE_USER, "I live in Bogota.");
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    q.ns = "acme";
+    /* the worker runs about 100 ms after the append; wait for its result, generously */
+    for (int i = 0; i < 400 && !listed(db, &q, "User lives in Quito"); i++)
+        usleep(50000);
+    assert_int_equal(listed(db, &q, "User lives in Quito"), 1);
+    mn_memories *l = NULL;
+    assert_int_equal(mn_memory_list(db, &q, &l), MN_OK);
+    assert_int_equal(l->count, 1); /* nothing from the session that did not opt in */
+    assert_string_equal(l->items[0].user_id, "ana");
+    assert_string_equal(l->items[0].actor, "extractor:offline");
+    mn_memories_free(l);
+    mn_close(db);
+    /* another handle knows from the database that a session opted in */
+    set_now(T0 + DAY);
+    db = open_db("optin", NULL);
+    say(db, in->id, MN_ROLE_USER, "I moved to Cusco.");
+    for (int i = 0; i < 400 && !listed(db, &q, "User lives in Cusco"); i++)
+        usleep(50000);
+    assert_int_equal(listed(db, &q, "User lives in Cusco"), 1);
+    assert_int_equal(listed(db, &q, "User lives in Quito"), 0); /* updated: one home */
+    mn_session_free(plain);
+    mn_session_free(in);
+    mn_close(db);
+}
+
 /* A session whose metadata names a memory_scope: its memories take that user, agent and session,
  * and its statements are compared only with that scope's memories. */
 static mn_session *scoped_session(mn_db *db, const char *metadata)
@@ -583,6 +626,7 @@ int main(void)
         cmocka_unit_test(semantic_needs_embedder),
         cmocka_unit_test(offline_extraction),
         cmocka_unit_test(scoped_extraction),
+        cmocka_unit_test(session_opts_in),
         cmocka_unit_test(scoped_ranking_equals_filtered),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
