@@ -654,7 +654,7 @@ static int next_line(struct line_reader *r, const char **line, size_t *len)
 }
 
 static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats *st, int64_t *lineno,
-                              size_t *memories)
+                              size_t *memories, int *optin)
 {
     const char *line;
     size_t len;
@@ -683,6 +683,7 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
         seen_header = 1;
         if (!rc && it.kind == MN_JSONL_SESSION) {
             rc = db->store->ops->import_session(db->store, &it.session, &added);
+            *optin |= added && mn__memory_optin_wanted(it.session.metadata);
             st->sessions_added += added;
             st->sessions_skipped += !added;
         } else if (!rc && it.kind == MN_JSONL_MESSAGE) {
@@ -725,9 +726,10 @@ mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *sta
     mn_buf_init(&r.buf, MN_IMPORT_MAX_LINE + 65536);
     int64_t lineno = 0;
     size_t memories = 0;
+    int optin = 0;
     rc = db->store->ops->begin(db->store);
     if (!rc) {
-        rc = import_lines(db, &r, &st, &lineno, &memories);
+        rc = import_lines(db, &r, &st, &lineno, &memories, &optin);
         if (rc) {
             if (lineno > 0)
                 rc = mn__err(rc, "import line %lld: %s", (long long)lineno, mn_errmsg());
@@ -737,6 +739,8 @@ mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *sta
     }
     if (!rc && memories) /* the memory vector index follows, once the rows are committed */
         mn__memory_index_update(db, 0, memories);
+    if (!rc && optin) /* a session opted in to background extraction (docs/memory.md) */
+        mn__memory_optin_set(db);
     mn_buf_release(&r.buf);
     if (!rc && stats)
         *stats = st;

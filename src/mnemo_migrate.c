@@ -274,6 +274,12 @@ static mn_status copy_meta(struct copy *c)
         rc = c->dst->store->ops->search->queue_enable(c->dst->store, 1);
     free(tk);
     free(queue);
+    char *optin = NULL; /* a session opted in to background extraction (docs/memory.md) */
+    if (!rc)
+        rc = c->src->store->ops->meta_get(c->src->store, "memory.extract.optin", &optin);
+    if (!rc && optin && strcmp(optin, "1") == 0)
+        rc = c->dst->store->ops->meta_set(c->dst->store, "memory.extract.optin", "1");
+    free(optin);
     return rc;
 }
 

@@ -160,6 +160,10 @@ void mn__memory_after_append(mn_db *db, const char *session_id);
  * llm, notes in meta memory.extract.optin that a session opted in, so that appends queue sessions
  * for background extraction even with memory.extract off (docs/memory.md). */
 void mn__memory_optin_note(mn_db *db, const char *metadata);
+/* Whether session metadata opts in (memory_scope.extract offline or llm); the note itself
+ * (import and migrate: after their commit, when a session they stored opted in). */
+int mn__memory_optin_wanted(const char *metadata);
+void mn__memory_optin_set(mn_db *db);
 void mn__memory_bg_close(mn_db *db);
 /* The scope of the memories extracted from a session (docs/memory.md, "Scope of extraction"):
  * its namespace, and the user_id, agent_id and session_id of the "memory_scope" object of its

@@ -132,14 +132,25 @@ static int opted_in(mn_db *db, struct mn_memory_bg *bg)
     return bg->optin;
 }
 
-void mn__memory_optin_note(mn_db *db, const char *metadata)
+int mn__memory_optin_wanted(const char *metadata)
 {
     json_t *meta = metadata ? json_loads(metadata, 0, NULL) : NULL;
     const char *e = json_string_value(json_object_get(json_object_get(meta, "memory_scope"), "extract"));
     int on = e && (strcmp(e, "offline") == 0 || strcmp(e, "llm") == 0);
     json_decref(meta);
+    return on;
+}
+
+void mn__memory_optin_note(mn_db *db, const char *metadata)
+{
+    if (mn__memory_optin_wanted(metadata))
+        mn__memory_optin_set(db);
+}
+
+void mn__memory_optin_set(mn_db *db)
+{
     struct mn_memory_bg *bg = db->memory_bg;
-    if (!on || !bg)
+    if (!bg)
         return;
     pthread_mutex_lock(&bg->lock);
     int known = bg->optin;
