@@ -116,20 +116,26 @@ static int start(mn_db *db, struct mn_memory_bg *bg)
     return bg->started;
 }
 
-/* With memory.extract off, whether some session opted in (lock held): the meta key, read at
- * most once a second. */
+/* With memory.extract off, whether some session opted in: the meta key, read at most once a
+ * second, without bg->lock held (on PostgreSQL the read is a round trip). */
 static int opted_in(mn_db *db, struct mn_memory_bg *bg)
 {
     int64_t now = mn_clock_mono_ns() / 1000000;
-    if (bg->optin || (bg->optin_read_ms && now - bg->optin_read_ms < OPTIN_RECHECK_MS))
-        return bg->optin;
-    bg->optin_read_ms = now;
+    pthread_mutex_lock(&bg->lock);
+    int known = bg->optin, due = !known && (!bg->optin_read_ms || now - bg->optin_read_ms >= OPTIN_RECHECK_MS);
+    if (due)
+        bg->optin_read_ms = now;
+    pthread_mutex_unlock(&bg->lock);
+    if (!due)
+        return known;
     char *v = NULL;
-    if (db->store->ops->meta_get(db->store, OPTIN_KEY, &v) == MN_OK && v && strcmp(v, "1") == 0)
-        bg->optin = 1;
+    int on = db->store->ops->meta_get(db->store, OPTIN_KEY, &v) == MN_OK && v && strcmp(v, "1") == 0;
     free(v);
     mn__err_clear();
-    return bg->optin;
+    pthread_mutex_lock(&bg->lock);
+    bg->optin |= on;
+    pthread_mutex_unlock(&bg->lock);
+    return on;
 }
 
 int mn__memory_optin_wanted(const char *metadata)
@@ -154,13 +160,18 @@ void mn__memory_optin_set(mn_db *db)
         return;
     pthread_mutex_lock(&bg->lock);
     int known = bg->optin;
-    bg->optin = 1;
     pthread_mutex_unlock(&bg->lock);
-    if (!known && db->store->ops->meta_set(db->store, OPTIN_KEY, "1") != MN_OK) {
+    if (known)
+        return;
+    if (db->store->ops->meta_set(db->store, OPTIN_KEY, "1") != MN_OK) { /* the next such write tries again */
         mn__log(MN_LOG_WARN, "%s: cannot note that a session opted in to memory extraction: %s",
                 db->store->label, mn_errmsg());
         mn__err_clear();
+        return;
     }
+    pthread_mutex_lock(&bg->lock);
+    bg->optin = 1;
+    pthread_mutex_unlock(&bg->lock);
 }
 
 void mn__memory_after_append(mn_db *db, const char *session_id)
@@ -168,10 +179,12 @@ void mn__memory_after_append(mn_db *db, const char *session_id)
     struct mn_memory_bg *bg = db->memory_bg;
     if (!bg)
         return;
-    pthread_mutex_lock(&bg->lock);
     /* off for the database: only sessions whose memory_scope.extract opts in, once one did (the
      * worker reads each session's scope and skips the others) */
-    if (strcmp(mn_config_str(db->cfg, "memory.extract"), "off") == 0 && !opted_in(db, bg)) {
+    if (strcmp(mn_config_str(db->cfg, "memory.extract"), "off") == 0 && !opted_in(db, bg))
+        return;
+    pthread_mutex_lock(&bg->lock);
+    if (bg->stop) { /* closing */
         pthread_mutex_unlock(&bg->lock);
         return;
     }

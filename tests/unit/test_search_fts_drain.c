@@ -87,14 +87,16 @@ static mn_db *open_db(const char *path, const char *drain)
 }
 
 /* The rows waiting for the keyword index, read on a connection of its own (WAL: it sees every
- * commit): the log, and the messages with text past the index's watermark. */
+ * commit): the log at or below the index's watermark (rows above it are dropped, not applied), and
+ * the messages with text past the watermark. */
 static int64_t log_rows(sqlite3 *c)
 {
     sqlite3_stmt *st = NULL;
     assert_int_equal(sqlite3_prepare_v2(c,
-                                        "SELECT (SELECT count(*) FROM msg_log) + (SELECT count(*) FROM messages"
-                                        " WHERE content IS NOT NULL AND id > coalesce((SELECT CAST(value AS INTEGER)"
-                                        " FROM meta WHERE key = 'fts.indexed_upto'), 0))",
+                                        "SELECT (SELECT count(*) FROM msg_log WHERE message_id <= w) + (SELECT"
+                                        " count(*) FROM messages WHERE content IS NOT NULL AND id > w) FROM (SELECT"
+                                        " coalesce((SELECT CAST(value AS INTEGER) FROM meta"
+                                        " WHERE key = 'fts.indexed_upto'), 0) AS w)",
                                         -1, &st, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);

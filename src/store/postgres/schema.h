@@ -255,6 +255,16 @@ static const char *const mn_pg_migrations[] = {
     "  IF (SELECT value FROM meta WHERE key = 'embed.queue') IS DISTINCT FROM '1' THEN"
     "   DROP TRIGGER messages_embed_queue ON messages;"
     "  END IF;"
+    " END $$;"
+    /* sessions that chose an extractor before: they opt in to background extraction now (a
+     * metadata text that is not JSON cannot stop the migration) */
+    "DO $$ BEGIN"
+    "  IF EXISTS (SELECT 1 FROM sessions WHERE metadata LIKE '%memory_scope%'"
+    "             AND (metadata::jsonb #>> '{memory_scope,extract}') IN ('offline', 'llm')) THEN"
+    "   INSERT INTO meta (key, value) VALUES ('memory.extract.optin', '1')"
+    "    ON CONFLICT (key) DO UPDATE SET value = '1';"
+    "  END IF;"
+    " EXCEPTION WHEN others THEN NULL;"
     " END $$;",
 };
 

@@ -559,23 +559,33 @@ static const char SQL_QUEUE_OFF[] = "DELETE FROM meta WHERE key = 'embed.queue'"
 static const char SQL_QUEUE_STATE[] =
     "SELECT coalesce((SELECT value FROM meta WHERE key = 'embed.queue'), '0') = '1',"
     " EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'messages_embed_queue' AND tgrelid = 'messages'::regclass)";
-static const char SQL_QUEUE_TRIGGER[] = "CREATE OR REPLACE TRIGGER messages_embed_queue AFTER INSERT ON messages"
+/* CREATE TRIGGER's own lock, taken first: two nodes turning the queue on take turns, and the
+ * second sees the first's trigger (CREATE OR REPLACE TRIGGER needs PostgreSQL 14; 12 is enough). */
+static const char SQL_QUEUE_LOCK[] = "LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE";
+static const char SQL_QUEUE_TRIGGER[] = "CREATE TRIGGER messages_embed_queue AFTER INSERT ON messages"
                                         "  FOR EACH ROW EXECUTE FUNCTION mn_embed_queue()";
 static const char SQL_QUEUE_TRIGGER_DROP[] = "DROP TRIGGER IF EXISTS messages_embed_queue ON messages";
 
 static mn_status queue_enable_body(struct pg_conn *c, void *arg)
 {
     int on = *(int *)arg;
-    PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_QUEUE_STATE, NULL, 0, "embedding queue", &r);
-    if (rc)
-        return rc;
-    int meta_on = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-    int trigger = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 1), "t") == 0;
-    PQclear(r);
-    if (meta_on == !!on && trigger == !!on) /* no write when nothing changes */
-        return MN_OK;
-    if (!(rc = mn_pg_query(c, on ? SQL_QUEUE_ON : SQL_QUEUE_OFF, NULL, 0, "embedding queue", NULL)))
+    int meta_on = 0, trigger = 0;
+    mn_status rc = MN_OK;
+    for (int locked = 0; locked < 2; locked++) { /* look, lock, look again */
+        PGresult *r = NULL;
+        if ((rc = mn_pg_query(c, SQL_QUEUE_STATE, NULL, 0, "embedding queue", &r)))
+            return rc;
+        meta_on = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+        trigger = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 1), "t") == 0;
+        PQclear(r);
+        if (meta_on == !!on && trigger == !!on) /* no write when nothing changes */
+            return MN_OK;
+        if (!locked && (rc = mn_pg_query(c, SQL_QUEUE_LOCK, NULL, 0, "embedding queue", NULL)))
+            return rc;
+    }
+    if (meta_on != !!on)
+        rc = mn_pg_query(c, on ? SQL_QUEUE_ON : SQL_QUEUE_OFF, NULL, 0, "embedding queue", NULL);
+    if (!rc && trigger != !!on)
         rc = mn_pg_query(c, on ? SQL_QUEUE_TRIGGER : SQL_QUEUE_TRIGGER_DROP, NULL, 0, "embedding queue", NULL);
     return rc;
 }

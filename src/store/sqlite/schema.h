@@ -258,7 +258,11 @@ static const char *const mn_sqlite_migrations[] = {
     "  BEGIN INSERT INTO memory_vector_log (vid, op) VALUES (old.vid, 0); END;",
     /* 8 → 9: the embedding queue's trigger exists only while the queue is on (search.c
      * queue_enable); sqlite.c's migrate puts it back after this step when meta says it is on */
-    "DROP TRIGGER IF EXISTS messages_embed_queue;",
+    "DROP TRIGGER IF EXISTS messages_embed_queue;"
+    /* sessions that chose an extractor before: they opt in to background extraction now */
+    "INSERT OR REPLACE INTO meta (key, value) SELECT 'memory.extract.optin', '1' WHERE EXISTS (SELECT 1 FROM sessions"
+    " WHERE CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.memory_scope.extract') END"
+    " IN ('offline', 'llm'));",
 };
 
 #define MN_SQLITE_SCHEMA_VERSION ((int)(sizeof mn_sqlite_migrations / sizeof mn_sqlite_migrations[0]))

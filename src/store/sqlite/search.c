@@ -107,8 +107,9 @@ static const char SQL_WATERMARK_SET[] = "INSERT INTO meta (key, value) VALUES ('
 static const char SQL_LAST_ID[] = "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0)";
 static const char SQL_PENDING_ANY[] =
     "SELECT EXISTS (SELECT 1 FROM msg_log) OR EXISTS (SELECT 1 FROM messages WHERE id > ?1)";
-static const char SQL_PENDING_COUNT[] =
-    "SELECT (SELECT count(*) FROM msg_log) + (SELECT count(*) FROM messages WHERE id > ?1 AND content IS NOT NULL)";
+static const char SQL_PENDING_COUNT[] = /* log rows above the watermark are dropped, not applied */
+    "SELECT (SELECT count(*) FROM msg_log WHERE message_id <= ?1) + (SELECT count(*) FROM messages WHERE id > ?1"
+    " AND content IS NOT NULL)";
 static const char SQL_LOG_SPAN[] = "SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM msg_log";
 
 /* Runs a cached one-value query with ?1 = arg (when arg_set) into *out (0 when no row). */
