@@ -112,6 +112,15 @@ static const char SQL_PENDING_COUNT[] = /* log rows above the watermark are drop
     " AND content IS NOT NULL)";
 static const char SQL_LOG_SPAN[] = "SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM msg_log";
 
+/* Steps a bound one-value statement into *out (0 when no row) and resets it. */
+static mn_status first_value(struct sqlite_store *s, sqlite3_stmt *st, int64_t *out)
+{
+    int r = sqlite3_step(st);
+    *out = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    mn_sqlite_done(st);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index");
+}
+
 /* Runs a cached one-value query with ?1 = arg (when arg_set) into *out (0 when no row). */
 static mn_status value_of(struct sqlite_store *s, const char *sql, int arg_set, int64_t arg, int64_t *out)
 {
@@ -121,10 +130,7 @@ static mn_status value_of(struct sqlite_store *s, const char *sql, int arg_set, 
         return rc;
     if (arg_set)
         sqlite3_bind_int64(st, 1, arg);
-    int r = sqlite3_step(st);
-    *out = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    mn_sqlite_done(st);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index");
+    return first_value(s, st, out);
 }
 
 /* Runs a cached statement with ?1 = a, ?2 = b; *changed (optional) gets the rows it changed. */
@@ -450,10 +456,7 @@ static mn_status count_one(struct sqlite_store *s, const char *sql, const char *
         return rc;
     if (arg)
         sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
-    int r = sqlite3_step(st);
-    *out = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    mn_sqlite_done(st);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword search");
+    return first_value(s, st, out);
 }
 
 /* Runs a prepared ranked statement (columns rowid, bm25) into out. */
