@@ -316,6 +316,17 @@ static int small_user_scope(struct sqlite_store *s, const char *user_id)
     return small;
 }
 
+/* Prepares a statement built with add() and binds its parameters (the caller finalizes it). */
+static mn_status prepare_built(struct sqlite_store *s, const struct mn_buf *sql, const struct binds *b, const char *what,
+                               sqlite3_stmt **st)
+{
+    int r = sqlite3_prepare_v2(s->db, sql->data, -1, st, NULL);
+    if (r != SQLITE_OK)
+        return mn_sqlite_fail(s, r, what);
+    bind_all(*st, b);
+    return MN_OK;
+}
+
 static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_query *sq, mn_store_memory_fn fn,
                               void *user)
 {
@@ -361,13 +372,9 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
     if (!rc && b.oom)
         rc = mn__nomem();
     sqlite3_stmt *st = NULL;
+    if (!rc)
+        rc = prepare_built(s, &sql, &b, "memory query", &st);
     if (!rc) {
-        int r = sqlite3_prepare_v2(s->db, sql.data, -1, &st, NULL);
-        if (r != SQLITE_OK)
-            rc = mn_sqlite_fail(s, r, "memory query");
-    }
-    if (!rc) {
-        bind_all(st, &b);
         int r;
         while ((r = sqlite3_step(st)) == SQLITE_ROW) {
             mn_memory m;
@@ -416,13 +423,9 @@ static mn_status vec_filter_locked(struct sqlite_store *s, const mn_store_memory
     if (!rc && b.oom)
         rc = mn__nomem();
     sqlite3_stmt *st = NULL;
+    if (!rc)
+        rc = prepare_built(s, &sql, &b, "memory filter", &st);
     if (!rc) {
-        int r = sqlite3_prepare_v2(s->db, sql.data, -1, &st, NULL);
-        if (r != SQLITE_OK)
-            rc = mn_sqlite_fail(s, r, "memory filter");
-    }
-    if (!rc) {
-        bind_all(st, &b);
         int r;
         while ((r = sqlite3_step(st)) == SQLITE_ROW)
             if (fn(user, sqlite3_column_int64(st, 0), 0))
