@@ -150,6 +150,34 @@ static mn_status note_tokenizer(mn_db *db)
     return rc;
 }
 
+static mn_store_opts store_opts(const mn_config *cfg, mn_progress_fn progress, void *user)
+{
+    mn_store_opts so = {mn_config_int(cfg, "memory.busy_timeout_ms"),
+                        strcmp(mn_config_str(cfg, "memory.durability"), "full") == 0,
+                        mn_config_int(cfg, "search.fts_drain"), progress, user};
+    return so;
+}
+
+mn_status mn_upgrade(const char *path, const mn_config *cfg, mn_progress_fn progress, void *user)
+{
+    mn__err_clear();
+    mn_config *own = NULL;
+    mn_status rc = cfg ? mn_config_copy(cfg, &own) : mn_config_new(&own);
+    char *target = NULL;
+    if (!rc && !(target = expand_path(path ? path : mn_config_str(own, "memory.storage_path"))))
+        rc = mn__nomem();
+    mn_store *store = NULL;
+    if (!rc) {
+        mn_store_opts so = store_opts(own, progress, user);
+        rc = mn_store_open(target, &so, &store); /* migrates, reporting its longest step */
+    }
+    if (store)
+        store->ops->close(store);
+    free(target);
+    mn_config_free(own);
+    return rc;
+}
+
 mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out)
 {
     mn__err_clear();
@@ -165,9 +193,7 @@ mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out)
     if (!rc && !(db->path = expand_path(path ? path : mn_config_str(db->cfg, "memory.storage_path"))))
         rc = mn__nomem();
     if (!rc) {
-        mn_store_opts so = {mn_config_int(db->cfg, "memory.busy_timeout_ms"),
-                            strcmp(mn_config_str(db->cfg, "memory.durability"), "full") == 0,
-                            mn_config_int(db->cfg, "search.fts_drain")};
+        mn_store_opts so = store_opts(db->cfg, NULL, NULL);
         db->max_message_bytes = (size_t)mn_config_int(db->cfg, "memory.max_message_bytes");
         rc = mn_store_open(db->path, &so, &db->store);
     }

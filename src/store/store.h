@@ -20,6 +20,9 @@ typedef struct mn_store_opts {
     int64_t busy_timeout_ms; /* total backoff before MN_BUSY */
     int sync_full;           /* 1: an acknowledged commit survives power loss */
     int64_t fts_drain_rows;  /* search.fts_drain: keyword index chunk (rows; 0 = drain at search only) */
+    /* Schema migration progress (rows of its longest step), or NULL (mn_upgrade). */
+    void (*progress)(void *user, int64_t done, int64_t total);
+    void *progress_user;
 } mn_store_opts;
 
 /* One append request (src/engine/append.c): the message rows to store (id, seq and session_id
@@ -182,7 +185,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
 
 /* The schema version each backend's migrations reach (sqlite/schema.h, postgres/schema.h count
  * their lists; each backend checks its own at compile time). */
-#define MN_SCHEMA_VERSION_SQLITE 9
+#define MN_SCHEMA_VERSION_SQLITE 10
 #define MN_SCHEMA_VERSION_PG 8
 
 #endif

@@ -47,7 +47,7 @@ static void keyword_strings_are_postgres(void **state)
     assert_false(mn_store_is_pg_keywords("/var/lib/mnemo/memory.db"));
     assert_false(mn_store_is_pg_keywords("notakeyword=1"));
     /* a misspelt connection string is refused before a file by that name exists */
-    mn_store_opts o = {1000, 0, 0};
+    mn_store_opts o = {.busy_timeout_ms = 1000};
     mn_store *st = NULL;
     assert_int_equal(mn_store_open("hots=/nowhere password=S3cr3t", &o, &st), MN_INVALID);
     assert_null(strstr(mn_errmsg(), "S3cr"));

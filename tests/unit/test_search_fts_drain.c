@@ -384,13 +384,15 @@ static void from_version_6(void **state)
                "CREATE TRIGGER messages_embed_queue AFTER INSERT ON messages" /* version 4's to 8 */
                "  WHEN new.content IS NOT NULL AND (SELECT value FROM meta WHERE key = 'embed.queue') = '1'"
                "  BEGIN INSERT OR IGNORE INTO embed_queue (message_id) VALUES (new.id); END;"
+               "DELETE FROM meta WHERE key = 'messages.last_id'; DROP TRIGGER sessions_delete_messages;" /* 10's */
                "PRAGMA user_version = 6; COMMIT;");
-    char sql[400];
+    char sql[700];
     snprintf(sql, sizeof sql,
-             "INSERT INTO messages (session_sid, seq, role, content, tokens, created_at)"
-             " SELECT session_sid, seq + 1000, role, 'an okapi wrote this row ' || seq, 5, created_at FROM messages"
-             " WHERE id <= %lld + 20;"
-             "DELETE FROM messages WHERE id = %lld;",
+             "INSERT INTO messages (pos, id, session_sid, seq, role, content, tokens, created_at)" /* version 10's */
+             " SELECT pos + 1000, (SELECT max(id) FROM messages) + row_number() OVER (ORDER BY id), session_sid,"
+             " seq + 1000, role, 'an okapi wrote this row ' || seq, 5, created_at FROM messages WHERE id <= %lld + 20;"
+             "DELETE FROM messages WHERE id = %lld;"
+             "INSERT INTO sqlite_sequence (name, seq) SELECT 'messages', max(id) FROM messages;", /* as AUTOINCREMENT */
              (long long)first, (long long)first);
     exec_ok(c, sql);
     assert_true(log_rows(c) > 20); /* 21 inserts and a delete logged, the watermark unset */

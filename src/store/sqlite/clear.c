@@ -13,18 +13,21 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-static const char SQL_DEACTIVATE_ALL[] = "UPDATE messages SET active = 0 WHERE session_sid = ?1 AND active = 1";
+static const char SQL_DEACTIVATE_ALL[] = "UPDATE messages SET active = 0 WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 1";
 static const char SQL_MARK_CLEARED[] =
     "UPDATE sessions SET cleared_seq = ?2, inactive_count = inactive_count + ?3, updated_at = ?4,"
     " state = CASE WHEN ?5 THEN NULL ELSE state END WHERE sid = ?1";
 static const char SQL_CLEAR_INFO[] = "SELECT cleared_seq, max_turns FROM sessions WHERE sid = ?1";
 static const char SQL_OLDEST_TURN_ALL[] =
-    "SELECT seq FROM messages WHERE session_sid = ?1 AND role = 'user' ORDER BY seq DESC LIMIT 1 OFFSET ?2";
+    "SELECT seq FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND role = 'user' ORDER BY pos DESC"
+    " LIMIT 1 OFFSET ?2";
 static const char SQL_REACTIVATE[] =
-    "UPDATE messages SET active = 1 WHERE session_sid = ?1 AND active = 0 AND seq <= ?2 AND seq >= ?3";
+    "UPDATE messages SET active = 1 WHERE pos BETWEEN " MN_SQLITE_POS("?1", "?3") " AND " MN_SQLITE_POS("?1", "?2")
+    " AND active = 0";
 static const char SQL_MARK_UNCLEARED[] =
     "UPDATE sessions SET cleared_seq = 0, updated_at = ?2,"
-    " inactive_count = (SELECT count(*) FROM messages WHERE session_sid = ?1 AND active = 0) WHERE sid = ?1";
+    " inactive_count = (SELECT count(*) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 0)"
+    " WHERE sid = ?1";
 static const char SQL_SET_TURNS[] = "UPDATE sessions SET max_turns = ?2, updated_at = ?3 WHERE sid = ?1";
 
 /* Runs one prepared statement to completion; *changed (optional) gets the rows it changed. */

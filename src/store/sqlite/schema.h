@@ -73,6 +73,16 @@
  *   messages_embed_queue exists only while meta 'embed.queue' is '1': queue_enable creates and
  *             drops it with the setting, and its body no longer reads meta on every insert.
  *
+ * Version 10 (a window that does not grow with the store; docs/format.md):
+ *   messages  + pos INTEGER PRIMARY KEY = session_sid * 2^32 + seq: the table is ordered by
+ *             session, so a session's messages lie on adjacent pages and a window or a history
+ *             reads a few pages instead of one a message (a rowid key rather than WITHOUT ROWID:
+ *             rows up to ~4 KB stay on their page). id stays the public, never reused id
+ *             (UNIQUE; the keyword index's rowid, the key of embeddings); meta
+ *             'messages.last_id' is its counter, as sqlite_sequence was. No index on
+ *             (session_sid, seq) and no foreign key to sessions: the trigger
+ *             sessions_delete_messages deletes a session's range.
+ *
  * Version 8 (the memory vector index; docs/memory.md):
  *   memory_vector_log  seq AUTOINCREMENT, vid, op (1 stored, 0 removed): written by triggers on
  *             memory_vectors (a forget's delete cascades into it), read by each process to keep
@@ -263,7 +273,58 @@ static const char *const mn_sqlite_migrations[] = {
     "INSERT OR REPLACE INTO meta (key, value) SELECT 'memory.extract.optin', '1' WHERE EXISTS (SELECT 1 FROM sessions"
     " WHERE CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.memory_scope.extract') END"
     " IN ('offline', 'llm'));",
+    /* 9 → 10: messages clustered by session. This entry makes the new table; sqlite.c's migrate
+     * then copies the rows session by session (reporting progress) and runs
+     * MN_SQLITE_CLUSTER_SWAP, all in the migration's one transaction, with foreign keys off so
+     * that dropping the old table does not cascade into embeddings and the embedding queue */
+    "CREATE TABLE messages_clustered ("
+    "  pos INTEGER PRIMARY KEY," /* session_sid * 2^32 + seq (MN_SQLITE_POS) */
+    "  id INTEGER NOT NULL UNIQUE,"
+    "  session_sid INTEGER NOT NULL,"
+    "  seq INTEGER NOT NULL,"
+    "  role TEXT NOT NULL,"
+    "  content TEXT,"
+    "  tool_calls TEXT,"
+    "  tool_call_id TEXT,"
+    "  name TEXT,"
+    "  tool_name TEXT,"
+    "  model TEXT,"
+    "  files TEXT,"
+    "  metadata TEXT,"
+    "  idem_key TEXT,"
+    "  tokens INTEGER NOT NULL,"
+    "  pinned INTEGER NOT NULL DEFAULT 0,"
+    "  created_at INTEGER NOT NULL,"
+    "  active INTEGER NOT NULL DEFAULT 1,"
+    "  CHECK (pos = session_sid * 4294967296 + seq AND seq BETWEEN 0 AND 4294967295));"
+    /* the id counter: AUTOINCREMENT's, which only the rowid can have */
+    "INSERT OR REPLACE INTO meta (key, value) SELECT 'messages.last_id', max("
+    "  coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0),"
+    "  coalesce((SELECT max(id) FROM messages), 0));",
 };
+
+/* The copy of one session's messages in step 9 → 10 (?1 = its sid), in key order. */
+#define MN_SQLITE_CLUSTER_COPY                                                                                   \
+    "INSERT INTO messages_clustered (pos, id, session_sid, seq, role, content, tool_calls, tool_call_id, name,"  \
+    " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at, active)"                          \
+    " SELECT " MN_SQLITE_POS("session_sid", "seq") ", id, session_sid, seq, role, content, tool_calls,"         \
+    " tool_call_id, name, tool_name, model, files, metadata, idem_key, tokens, pinned, created_at, active"        \
+    " FROM messages WHERE session_sid = ?1 ORDER BY seq"
+
+/* The end of step 9 → 10: the new table takes the old one's name, indexes and delete trigger
+ * (the keyword index's external content and the foreign keys of embeddings and embed_queue name
+ * "messages" and follow; the embedding queue's trigger is put back by queue_trigger_sync). A
+ * session's delete removes its messages by a trigger over their key range: a foreign key would
+ * need an index on session_sid, one more page written by every append. */
+#define MN_SQLITE_CLUSTER_SWAP                                                                                   \
+    "DROP TABLE messages;"                                                                                       \
+    "DELETE FROM sqlite_sequence WHERE name = 'messages';"                                                       \
+    "ALTER TABLE messages_clustered RENAME TO messages;"                                                         \
+    "CREATE UNIQUE INDEX messages_by_idem ON messages(session_sid, idem_key) WHERE idem_key IS NOT NULL;"        \
+    "CREATE TRIGGER messages_log_delete AFTER DELETE ON messages WHEN old.content IS NOT NULL"                   \
+    "  BEGIN INSERT INTO msg_log (message_id, op, content) VALUES (old.id, 0, old.content); END;"                \
+    "CREATE TRIGGER sessions_delete_messages AFTER DELETE ON sessions"                                           \
+    "  BEGIN DELETE FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "old.sid") "; END;"
 
 #define MN_SQLITE_SCHEMA_VERSION ((int)(sizeof mn_sqlite_migrations / sizeof mn_sqlite_migrations[0]))
 

@@ -95,7 +95,7 @@ static mn_status prepare_filtered(struct sqlite_store *s, const char *head, cons
 /*
  * The keyword index (messages_fts, external content) follows two sources (schema.h, version 7).
  * Messages with an id above the watermark (meta 'fts.indexed_upto') are not indexed yet: ids only
- * grow (one writer, AUTOINCREMENT never reuses an id), so an append writes nothing for the index.
+ * grow (one writer; the id counter never reuses an id, schema.h), so an append writes nothing for the index.
  * msg_log holds what changed at or below it: deletes (with the old text, which an external-content
  * delete needs), edits and imports. Rows of the log above the watermark are dropped when the
  * watermark passes them: indexing a message reads its text as it is then.
@@ -104,7 +104,8 @@ static const char SQL_WATERMARK[] =
     "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fts.indexed_upto'), 0)";
 static const char SQL_WATERMARK_SET[] = "INSERT INTO meta (key, value) VALUES ('fts.indexed_upto', ?1)"
                                         " ON CONFLICT (key) DO UPDATE SET value = excluded.value";
-static const char SQL_LAST_ID[] = "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0)";
+static const char SQL_LAST_ID[] =
+    "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'messages.last_id'), 0)";
 static const char SQL_PENDING_ANY[] =
     "SELECT EXISTS (SELECT 1 FROM msg_log) OR EXISTS (SELECT 1 FROM messages WHERE id > ?1)";
 static const char SQL_PENDING_COUNT[] = /* log rows above the watermark are dropped, not applied */
@@ -732,7 +733,7 @@ static mn_status fts_ranked(struct sqlite_store *s, const char *group, const cha
         rc = given_sql(&head, p->m);
     if (!rc)
         rc = mn_buf_adds(&head, set ? FROM_SIZED " WHERE messages_fts MATCH ?1 AND +messages_fts.rowid IN (SELECT m.id"
-                                      " FROM messages m JOIN sessions s ON s.sid = m.session_sid WHERE 1"
+                                      " FROM messages m JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE 1"
                                     : FROM_SIZED " WHERE messages_fts MATCH ?1");
     if (!rc && group && !(rc = mn_buf_adds(&expr, "(")) && !(rc = mn_buf_adds(&expr, group)) &&
         !(rc = mn_buf_adds(&expr, ") AND (")) && !(rc = mn_buf_adds(&expr, match)))
@@ -863,12 +864,12 @@ static mn_status fts_filtered(struct sqlite_store *s, const char *match, const m
     mn_status rc = in_set ? prepare_filtered(s,
                                              "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts"
                                              " MATCH ?1 AND +rowid IN (SELECT m.id FROM messages m"
-                                             " JOIN sessions s ON s.sid = m.session_sid WHERE 1",
+                                             " JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE 1",
                                              f, ") ORDER BY bm25(messages_fts), rowid LIMIT ?2", &st)
                           : prepare_filtered(s,
                                              "SELECT messages_fts.rowid, bm25(messages_fts) FROM messages_fts"
                                              " JOIN messages m ON m.id = messages_fts.rowid"
-                                             " JOIN sessions s ON s.sid = m.session_sid WHERE messages_fts MATCH ?1",
+                                             " JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE messages_fts MATCH ?1",
                                              f, " ORDER BY bm25(messages_fts), messages_fts.rowid LIMIT ?2", &st);
     if (rc)
         return rc;
@@ -888,7 +889,7 @@ static mn_status fts_rounds(struct sqlite_store *s, const char *match, const mn_
     size_t checked = 0, want = first;
     *gave_up = 0;
     mn_status rc = prepare_filtered(s,
-                                    "SELECT 1 FROM messages m JOIN sessions s ON s.sid = m.session_sid"
+                                    "SELECT 1 FROM messages m JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid")
                                     " WHERE m.id = ?9",
                                     f, NULL, &check);
     while (!rc) {
@@ -990,7 +991,7 @@ static mn_status vec_filter_locked(struct sqlite_store *s, const mn_search_filte
     sqlite3_stmt *st;
     mn_status rc = prepare_filtered(s,
                                     "SELECT e.message_id FROM embeddings e JOIN messages m ON m.id = e.message_id"
-                                    " JOIN sessions s ON s.sid = m.session_sid WHERE 1",
+                                    " JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE 1",
                                     f, NULL, &st);
     if (rc)
         return rc;
@@ -1386,7 +1387,7 @@ static mn_status queue_count_locked(struct sqlite_store *s, const mn_search_filt
     sqlite3_stmt *st;
     mn_status rc = prepare_filtered(s,
                                     "SELECT count(*) FROM embed_queue q JOIN messages m ON m.id = q.message_id"
-                                    " JOIN sessions s ON s.sid = m.session_sid WHERE 1",
+                                    " JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE 1",
                                     f, NULL, &st);
     if (rc)
         return rc;
@@ -1409,7 +1410,7 @@ static mn_status op_queue_count(mn_store *st, const mn_search_filter *f, int64_t
 static const char SQL_MSG_BY_ID[] =
     "SELECT m.id, m.seq, m.role, m.content, m.tool_calls, m.tool_call_id, m.name, m.tool_name, m.model, m.files,"
     " m.metadata, m.idem_key, m.tokens, m.pinned, m.created_at, m.active, s.id, s.namespace"
-    " FROM messages m JOIN sessions s ON s.sid = m.session_sid WHERE m.id = ?1";
+    " FROM messages m JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE m.id = ?1";
 
 static mn_status messages_get_locked(struct sqlite_store *s, const int64_t *ids, size_t n, mn_store_found_fn fn,
                                      void *user)

@@ -55,6 +55,7 @@ enum stmt_id {
     S_RECOUNT_WRITE,
     S_RECOUNT_SESSIONS,
     S_MESSAGE_TOTAL,
+    S_MESSAGE_IDS_TAKE,
     S_COUNT
 };
 _Static_assert(S_COUNT <= MN_SQLITE_CORE_STMTS, "raise MN_SQLITE_CORE_STMTS");
@@ -78,20 +79,22 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_SESSION_LIST_ALL] = "SELECT " SESSION_COLS " FROM sessions ORDER BY updated_at DESC, sid DESC LIMIT ?2 OFFSET ?3",
     [S_SESSION_ALL_BY_CREATED] = "SELECT " SESSION_COLS " FROM sessions ORDER BY created_at, id",
     [S_MESSAGE_INSERT] = "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name,"
-                         " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at)"
-                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                         " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at, id, pos)"
+                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+                         MN_SQLITE_POS("?1", "?2") ")",
     [S_MESSAGE_BY_IDEM] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND idem_key = ?2",
-    [S_MESSAGE_SCAN_DESC] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND active = 1"
-                            " ORDER BY seq DESC",
-    [S_HISTORY_ASC] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND seq > ?2 AND active >= ?4"
-                      " ORDER BY seq LIMIT ?3",
-    [S_HISTORY_TAIL] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND seq > ?2 AND active >= ?4"
-                       " ORDER BY seq DESC LIMIT ?3",
-    [S_MESSAGE_SEQ_EXISTS] = "SELECT 1 FROM messages WHERE session_sid = ?1 AND seq = ?2",
+    [S_MESSAGE_SCAN_DESC] = "SELECT " MESSAGE_COLS " FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1")
+                            " AND active = 1 ORDER BY pos DESC",
+    [S_HISTORY_ASC] = "SELECT " MESSAGE_COLS " FROM messages WHERE " MN_SQLITE_AFTER_SEQ("pos", "?1", "?2")
+                      " AND active >= ?4 ORDER BY pos LIMIT ?3",
+    [S_HISTORY_TAIL] = "SELECT " MESSAGE_COLS " FROM messages WHERE " MN_SQLITE_AFTER_SEQ("pos", "?1", "?2")
+                       " AND active >= ?4 ORDER BY pos DESC LIMIT ?3",
+    [S_MESSAGE_SEQ_EXISTS] = "SELECT 1 FROM messages WHERE pos = " MN_SQLITE_POS("?1", "?2"),
     [S_MESSAGE_ID_EXISTS] = "SELECT 1 FROM messages WHERE id = ?1",
     [S_MESSAGE_IMPORT] = "INSERT INTO messages (id, session_sid, seq, role, content, tool_calls, tool_call_id, name,"
-                         " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at, active)"
-                         " VALUES (?16, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?17)",
+                         " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at, active, pos)"
+                         " VALUES (?16, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?17, "
+                         MN_SQLITE_POS("?1", "?2") ")",
     [S_SESSION_IMPORTED_MESSAGE] = "UPDATE sessions SET last_seq = max(last_seq, ?2), message_count = message_count + 1,"
                                    " token_count = token_count + ?3, turn_count = turn_count + ?4 WHERE sid = ?1",
     [S_STATS] = "SELECT count(*), coalesce(sum(message_count), 0), coalesce(sum(token_count), 0),"
@@ -101,8 +104,12 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_RECOUNT_READ] = "SELECT id, content, tool_calls, name, tool_call_id FROM messages WHERE id > ?1 ORDER BY id LIMIT ?2",
     [S_RECOUNT_WRITE] = "UPDATE messages SET tokens = ?2 WHERE id = ?1",
     [S_RECOUNT_SESSIONS] = "UPDATE sessions SET token_count ="
-                           " (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = sessions.sid)",
+                           " (SELECT coalesce(sum(tokens), 0) FROM messages WHERE "
+                           MN_SQLITE_IN_SESSION("pos", "sessions.sid") ")",
     [S_MESSAGE_TOTAL] = "SELECT count(*) FROM messages",
+    /* the message id counter (schema.h, version 10): ?1 ids more, and at least ?2 */
+    [S_MESSAGE_IDS_TAKE] = "UPDATE meta SET value = max(CAST(value AS INTEGER) + ?1, ?2)"
+                           " WHERE key = 'messages.last_id' RETURNING CAST(value AS INTEGER)",
     [S_META_SET] = "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
 };
 
@@ -517,19 +524,39 @@ static mn_status tx_idem_find(mn_store_tx *tx, int64_t sid, const char *session_
     return rc;
 }
 
+mn_status mn_sqlite_take_ids(struct sqlite_store *s, int64_t n, int64_t at_least, int64_t *last)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prep(s, S_MESSAGE_IDS_TAKE, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, n);
+    sqlite3_bind_int64(st, 2, at_least);
+    int r = sqlite3_step(st);
+    *last = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    mn_sqlite_done(st);
+    if (r == SQLITE_DONE)
+        return MN_CORRUPT_AT("%s: the message id counter (meta messages.last_id) is missing", s->path);
+    return r == SQLITE_ROW ? MN_OK : mn_sqlite_fail(s, r, "message id");
+}
+
 static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
 {
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
-    mn_status rc = prep(s, S_MESSAGE_INSERT, &st);
+    int64_t id = 0;
+    mn_status rc = mn_sqlite_take_ids(s, 1, 0, &id);
+    if (!rc)
+        rc = prep(s, S_MESSAGE_INSERT, &st);
     if (rc)
         return rc;
     bind_message(st, sid, m);
+    sqlite3_bind_int64(st, 16, id);
     int r = sqlite3_step(st);
     mn_sqlite_done(st);
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "message insert");
-    m->id = sqlite3_last_insert_rowid(s->db);
+    m->id = id;
     s->fts_logged += m->content != NULL; /* past the keyword index's watermark (search.c) */
     return MN_OK;
 }
@@ -791,23 +818,26 @@ static mn_status op_import_message(mn_store *st, const mn_message *m, int *added
     if (rc || taken)
         return rc;
     rc = exists(s, S_MESSAGE_ID_EXISTS, m->id, 0, &taken);
+    /* keep the exported id when it is free (the counter passes it), else take a new one */
+    int64_t id = 0;
+    if (!rc)
+        rc = taken || m->id <= 0 ? mn_sqlite_take_ids(s, 1, 0, &id) : mn_sqlite_take_ids(s, 0, m->id, &id);
+    if (!rc && !taken && m->id > 0)
+        id = m->id;
     sqlite3_stmt *ins = NULL;
     if (!rc)
         rc = prep(s, S_MESSAGE_IMPORT, &ins);
     if (rc)
         return rc;
     bind_message(ins, sid, m);
+    sqlite3_bind_int64(ins, 16, id);
     sqlite3_bind_int(ins, 17, m->active ? 1 : 0);
-    if (taken) /* keep the exported id when it is free, else take a new one */
-        sqlite3_bind_null(ins, 16);
-    else
-        sqlite3_bind_int64(ins, 16, m->id);
     int r = sqlite3_step(ins);
     mn_sqlite_done(ins);
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "message import");
     /* an exported id kept may be below the keyword index's watermark: log it (search.c) */
-    if (m->content && (rc = mn_sqlite_fts_log_insert(s, sqlite3_last_insert_rowid(s->db))))
+    if (m->content && (rc = mn_sqlite_fts_log_insert(s, id)))
         return rc;
     s->fts_logged += m->content != NULL;
     sqlite3_stmt *upd = NULL;
@@ -1023,14 +1053,15 @@ static int busy_handler(void *user, int attempt)
     return 1;
 }
 
-static mn_status pragma_int(struct sqlite_store *s, const char *sql, int *value)
+/* The first column of a one-row statement run once (a pragma, a count): 0 when no row. */
+static mn_status one_value(struct sqlite_store *s, const char *sql, int64_t *value)
 {
     sqlite3_stmt *st = NULL;
     int r = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
     if (r != SQLITE_OK)
         return mn_sqlite_fail(s, r, "open");
     r = sqlite3_step(st);
-    *value = r == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    *value = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
     return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "open");
 }
@@ -1045,10 +1076,11 @@ static mn_status exec(struct sqlite_store *s, const char *sql)
  * another application's database must be left exactly as it was. */
 static mn_status check_ours(struct sqlite_store *s, int *version)
 {
-    int app_id = 0, tables = 0;
+    int64_t app_id = 0, tables = 0, v = 0;
     mn_status rc;
-    if (!(rc = pragma_int(s, "PRAGMA application_id", &app_id)) && !(rc = pragma_int(s, "PRAGMA user_version", version)))
-        rc = pragma_int(s, "SELECT count(*) FROM sqlite_schema", &tables);
+    if (!(rc = one_value(s, "PRAGMA application_id", &app_id)) && !(rc = one_value(s, "PRAGMA user_version", &v)))
+        rc = one_value(s, "SELECT count(*) FROM sqlite_schema", &tables);
+    *version = (int)v;
     if (!rc && app_id != MN_SQLITE_APPLICATION_ID && (app_id != 0 || tables > 0))
         rc = mn__err(MN_CORRUPT, "%s is a SQLite database but not a mnemo database", s->path);
     if (!rc && *version > MN_SQLITE_SCHEMA_VERSION)
@@ -1057,33 +1089,84 @@ static mn_status check_ours(struct sqlite_store *s, int *version)
     return rc;
 }
 
-/* Brings the schema up to date in one transaction (checking again under the write lock, as
- * another process may have migrated meanwhile). */
-static mn_status migrate(struct sqlite_store *s)
+/* Step 9 → 10's copy (schema.h): every session's messages into the clustered table, in key
+ * order, reporting (done, total) after each session that passes another hundredth. A row left
+ * behind (a message whose session is gone, which foreign keys forbid) fails the migration. */
+static mn_status cluster_messages(struct sqlite_store *s, const mn_store_opts *opts)
 {
-    mn_status rc = mn_sqlite_begin_write(s);
-    if (rc)
-        return rc;
+    static const char SQL_SESSIONS[] = "SELECT sid FROM sessions ORDER BY sid";
+    static const char SQL_TOTAL[] = "SELECT count(*) FROM messages";
+    static const char SQL_COPIED[] = "SELECT count(*) FROM messages_clustered";
+    sqlite3_stmt *st = NULL, *copy = NULL; /* run once: prepared here, not cached */
+    int64_t total = 0, done = 0, shown = -1, copied = 0;
+    mn_status rc = one_value(s, SQL_TOTAL, &total);
+    int r = SQLITE_DONE;
+    if (!rc && ((r = sqlite3_prepare_v2(s->db, SQL_SESSIONS, -1, &st, NULL)) != SQLITE_OK ||
+                (r = sqlite3_prepare_v2(s->db, MN_SQLITE_CLUSTER_COPY, -1, &copy, NULL)) != SQLITE_OK))
+        rc = mn_sqlite_fail(s, r, "clustering messages");
+    while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        sqlite3_bind_int64(copy, 1, sqlite3_column_int64(st, 0));
+        int c = sqlite3_step(copy);
+        sqlite3_reset(copy);
+        if (c != SQLITE_DONE) {
+            rc = mn_sqlite_fail(s, c, "clustering messages");
+            break;
+        }
+        done += sqlite3_changes(s->db);
+        if (opts->progress && total > 0 && done * 100 / total > shown) {
+            shown = done * 100 / total;
+            opts->progress(opts->progress_user, done, total);
+        }
+    }
+    if (!rc && r != SQLITE_DONE)
+        rc = mn_sqlite_fail(s, r, "clustering messages");
+    sqlite3_finalize(st);
+    sqlite3_finalize(copy);
+    if (!rc)
+        rc = one_value(s, SQL_COPIED, &copied);
+    if (!rc && copied != total)
+        rc = MN_CORRUPT_AT("%s: %lld of %lld messages belong to no session; not migrated", s->path,
+                           (long long)(total - copied), (long long)total);
+    if (!rc)
+        rc = exec(s, MN_SQLITE_CLUSTER_SWAP);
+    return rc;
+}
+
+/* Brings the schema up to date in one transaction (checking again under the write lock, as
+ * another process may have migrated meanwhile). Foreign keys are off meanwhile (a pragma that a
+ * transaction cannot change): step 9 → 10 drops the old messages table, which would otherwise
+ * delete every embedding through their cascade. */
+static mn_status migrate(struct sqlite_store *s, const mn_store_opts *opts)
+{
     int version = 0;
+    mn_status rc = check_ours(s, &version);
+    if (rc || version == MN_SQLITE_SCHEMA_VERSION)
+        return rc;
+    if ((rc = exec(s, "PRAGMA foreign_keys = OFF")) || (rc = mn_sqlite_begin_write(s)))
+        goto keys_on;
     rc = check_ours(s, &version);
     for (int v = version; !rc && v < MN_SQLITE_SCHEMA_VERSION; v++) {
         rc = exec(s, mn_sqlite_migrations[v]);
-        if (!rc && v + 1 == 9) /* the queue's trigger back when the queue is on */
-            rc = mn_sqlite_queue_trigger_sync(s);
+        if (!rc && v + 1 == 10)
+            rc = cluster_messages(s, opts);
         if (!rc)
             mn__log(MN_LOG_INFO, "%s: migrated schema to version %d", s->path, v + 1);
     }
+    if (!rc && version < 10) /* the queue's trigger back when the queue is on (9 and 10 drop it) */
+        rc = mn_sqlite_queue_trigger_sync(s);
     if (!rc && version < MN_SQLITE_SCHEMA_VERSION) {
         char sql[128];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d", MN_SQLITE_APPLICATION_ID,
                  MN_SQLITE_SCHEMA_VERSION);
         rc = exec(s, sql);
     }
-    if (rc) {
+    if (rc)
         mn_sqlite_rollback(s);
-        return rc;
-    }
-    return mn_sqlite_commit(s);
+    else
+        rc = mn_sqlite_commit(s);
+keys_on:;
+    mn_status keys = exec(s, "PRAGMA foreign_keys = ON");
+    return rc ? rc : keys;
 }
 
 static mn_status make_parent_dirs(const char *path)
@@ -1297,7 +1380,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
             rc = mn_sqlite_fail(s, wal, "open");
     }
     if (!rc)
-        rc = migrate(s);
+        rc = migrate(s, opts);
     if (!rc)
         rc = mn_sqlite_fts_backlog(s);
     if (!rc)

@@ -15,6 +15,19 @@
 #define MN_SQLITE_CORE_STMTS 48
 #define MN_SQLITE_READERS 4
 
+/* Messages are keyed by pos = session_sid * 2^32 + seq (schema.h, version 10), so a session's
+ * messages are one range of the table's key: every query finds them through these (SQL
+ * expressions of parameters or columns). */
+#define MN_SQLITE_POS(sid, seq) "(" sid " * 4294967296 + " seq ")"
+#define MN_SQLITE_IN_SESSION(col, sid) col " BETWEEN " sid " * 4294967296 AND " sid " * 4294967296 + 4294967295"
+/* the session's messages with a seq above `seq`, and with a seq up to `seq` (any integer: it is
+ * clamped into the session's range first) */
+#define MN_SQLITE_SEQ_CLAMP(seq) "max(min(" seq ", 4294967296), -1)"
+#define MN_SQLITE_AFTER_SEQ(col, sid, seq)                                                                      \
+    col " BETWEEN " sid " * 4294967296 + " MN_SQLITE_SEQ_CLAMP(seq) " + 1 AND " sid " * 4294967296 + 4294967295"
+#define MN_SQLITE_UPTO_SEQ(col, sid, seq)                                                                       \
+    col " BETWEEN " sid " * 4294967296 AND " sid " * 4294967296 + min(" MN_SQLITE_SEQ_CLAMP(seq) ", 4294967295)"
+
 struct sqlite_store {
     struct mn_store base;
     sqlite3 *db;
@@ -77,6 +90,10 @@ mn_status mn_sqlite_fts_erase(struct sqlite_store *s);
 /* Inside a write transaction: creates or drops the embedding queue's trigger as meta
  * 'embed.queue' says (search.c; the migration to schema version 9). */
 mn_status mn_sqlite_queue_trigger_sync(struct sqlite_store *s);
+/* Inside a write transaction: takes n message ids from the counter (meta messages.last_id,
+ * schema.h version 10), which first rises to at_least; *last is the counter after, so the ids
+ * taken are *last - n + 1 .. *last. Ids are never reused, even after deletes. */
+mn_status mn_sqlite_take_ids(struct sqlite_store *s, int64_t n, int64_t at_least, int64_t *last);
 /* Inside a write transaction that inserted message id with its own id (import): logs it for the
  * keyword index, which otherwise takes only ids past its watermark (search.c). */
 mn_status mn_sqlite_fts_log_insert(struct sqlite_store *s, int64_t id);

@@ -244,15 +244,15 @@ mn_status mn_sqlite_op_message_pin(mn_store *st, const char *session_id, int64_t
 /* The unit of a kept message runs from the nearest non-tool message at or before it to the
  * message before the next non-tool message. */
 static const char SQL_PINNED_UNITS[] =
-    "WITH p AS (SELECT seq FROM messages WHERE session_sid = ?1 AND active = 1 AND seq <= ?2"
+    "WITH p AS (SELECT seq FROM messages WHERE " MN_SQLITE_UPTO_SEQ("pos", "?1", "?2") " AND active = 1"
     "           AND (pinned = 1 OR role = 'system')),"
-    " u AS (SELECT DISTINCT (SELECT max(m.seq) FROM messages m WHERE m.session_sid = ?1 AND m.seq <= p.seq"
-    "                        AND m.role <> 'tool') AS s FROM p),"
-    " r AS MATERIALIZED (SELECT s, coalesce((SELECT min(m.seq) FROM messages m WHERE m.session_sid = ?1"
-    "                    AND m.seq > u.s AND m.role <> 'tool'), 9223372036854775807) AS e FROM u WHERE s IS NOT NULL)"
-    " SELECT DISTINCT " MN_SQLITE_MESSAGE_COLS " FROM r JOIN messages ON messages.session_sid = ?1"
-    " AND messages.seq >= r.s AND messages.seq < r.e WHERE messages.active = 1 AND messages.seq <= ?2"
-    " ORDER BY messages.seq";
+    " u AS (SELECT DISTINCT (SELECT m.seq FROM messages m WHERE " MN_SQLITE_UPTO_SEQ("m.pos", "?1", "p.seq")
+    " AND m.role <> 'tool' ORDER BY m.pos DESC LIMIT 1) AS s FROM p),"
+    " r AS MATERIALIZED (SELECT s, coalesce((SELECT m.seq FROM messages m WHERE " MN_SQLITE_AFTER_SEQ("m.pos", "?1", "u.s")
+    " AND m.role <> 'tool' ORDER BY m.pos LIMIT 1), 4294967296) AS e FROM u WHERE s IS NOT NULL)"
+    " SELECT DISTINCT " MN_SQLITE_MESSAGE_COLS " FROM r JOIN messages ON " MN_SQLITE_UPTO_SEQ("messages.pos", "?1", "r.e - 1")
+    " AND messages.seq >= r.s WHERE messages.active = 1 AND messages.seq <= ?2"
+    " ORDER BY messages.pos";
 
 static mn_status pinned_units_locked(struct sqlite_store *s, const char *session_id, int64_t upto_seq,
                                      mn_store_message_fn fn, void *user)
@@ -284,8 +284,8 @@ mn_status mn_sqlite_op_pinned_units(mn_store *st, const char *session_id, int64_
 }
 
 static const char SQL_TOOL_TOKENS[] =
-    "SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = ?1 AND active = 1 AND role = 'tool'"
-    " AND seq > ?2";
+    "SELECT coalesce(sum(tokens), 0) FROM messages WHERE " MN_SQLITE_AFTER_SEQ("pos", "?1", "?2")
+    " AND active = 1 AND role = 'tool'";
 
 static mn_status tool_tokens_locked(struct sqlite_store *s, const char *session_id, int64_t after_seq, int64_t *sum)
 {

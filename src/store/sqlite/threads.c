@@ -26,15 +26,17 @@
     } while (0)
 
 static const char SQL_OLDEST_KEPT_TURN[] =
-    "SELECT seq FROM messages WHERE session_sid = ?1 AND active = 1 AND role = 'user'"
-    " ORDER BY seq DESC LIMIT 1 OFFSET ?2";
-static const char SQL_DEACTIVATE[] = "UPDATE messages SET active = 0 WHERE session_sid = ?1 AND active = 1 AND seq < ?2";
+    "SELECT seq FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 1 AND role = 'user'"
+    " ORDER BY pos DESC LIMIT 1 OFFSET ?2";
+static const char SQL_DEACTIVATE[] =
+    "UPDATE messages SET active = 0 WHERE " MN_SQLITE_UPTO_SEQ("pos", "?1", "?2 - 1") " AND active = 1";
 static const char SQL_COUNT_INACTIVE[] = "UPDATE sessions SET inactive_count = inactive_count + ?2 WHERE sid = ?1";
-static const char SQL_DELETE_OLD[] = "DELETE FROM messages WHERE session_sid = ?1 AND seq < ?2";
+static const char SQL_DELETE_OLD[] = "DELETE FROM messages WHERE " MN_SQLITE_UPTO_SEQ("pos", "?1", "?2 - 1");
 static const char SQL_RECOUNT_SESSION[] =
-    "UPDATE sessions SET message_count = (SELECT count(*) FROM messages WHERE session_sid = ?1),"
-    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = ?1),"
-    " inactive_count = (SELECT count(*) FROM messages WHERE session_sid = ?1 AND active = 0) WHERE sid = ?1";
+    "UPDATE sessions SET message_count = (SELECT count(*) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") "),"
+    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") "),"
+    " inactive_count = (SELECT count(*) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 0)"
+    " WHERE sid = ?1";
 
 mn_status mn_sqlite_trim_turns(struct sqlite_store *s, int64_t sid, int64_t max_turns, int trim_delete)
 {
@@ -80,16 +82,18 @@ static const char SQL_FORK_SESSION[] =
     " SELECT ?2, namespace, title, system_prompt, metadata, tool_name, id, ?3, ?3,"
     " CASE WHEN ttl_ms > 0 THEN ?3 + ttl_ms ELSE 0 END, ttl_ms, max_turns FROM sessions WHERE sid = ?1";
 static const char SQL_FORK_MESSAGES[] =
-    "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files,"
-    " metadata, idem_key, tokens, pinned, created_at, active)"
-    " SELECT ?2, row_number() OVER (ORDER BY seq), role, content, tool_calls, tool_call_id, name, tool_name, model,"
-    " files, metadata, idem_key, tokens, pinned, created_at, 1"
-    " FROM messages WHERE session_sid = ?1 AND active = 1 AND (?3 = 0 OR seq <= ?3) ORDER BY seq";
+    "INSERT INTO messages (pos, id, session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name,"
+    " model, files, metadata, idem_key, tokens, pinned, created_at, active)"
+    " SELECT " MN_SQLITE_POS("?2", "row_number() OVER (ORDER BY pos)") ", ?4 + row_number() OVER (ORDER BY pos), ?2,"
+    " row_number() OVER (ORDER BY pos), role, content, tool_calls, tool_call_id, name, tool_name, model, files,"
+    " metadata, idem_key, tokens, pinned, created_at, 1"
+    " FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 1 AND (?3 = 0 OR seq <= ?3) ORDER BY pos";
 static const char SQL_FORK_COUNTS[] =
-    "UPDATE sessions SET last_seq = (SELECT coalesce(max(seq), 0) FROM messages WHERE session_sid = ?1),"
-    " message_count = (SELECT count(*) FROM messages WHERE session_sid = ?1),"
-    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = ?1),"
-    " turn_count = (SELECT count(*) FROM messages WHERE session_sid = ?1 AND role = 'user') WHERE sid = ?1";
+    "UPDATE sessions SET last_seq = (SELECT coalesce(max(seq), 0) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") "),"
+    " message_count = (SELECT count(*) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") "),"
+    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") "),"
+    " turn_count = (SELECT count(*) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND role = 'user')"
+    " WHERE sid = ?1";
 
 static mn_status fork_txn(struct sqlite_store *s, const char *src_id, const mn_session *copy, int64_t upto_seq)
 {
@@ -105,16 +109,19 @@ static mn_status fork_txn(struct sqlite_store *s, const char *src_id, const mn_s
     mn_sqlite_done(st);
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "fork");
-    int64_t dst = sqlite3_last_insert_rowid(s->db);
-    if ((rc = mn_sqlite_stmt(s, SQL_FORK_MESSAGES, &st)))
+    int64_t dst = sqlite3_last_insert_rowid(s->db), last_id = 0;
+    if ((rc = mn_sqlite_take_ids(s, 0, 0, &last_id)) || (rc = mn_sqlite_stmt(s, SQL_FORK_MESSAGES, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, src);
     sqlite3_bind_int64(st, 2, dst);
     sqlite3_bind_int64(st, 3, upto_seq);
+    sqlite3_bind_int64(st, 4, last_id); /* the copies take the ids after it, in seq order */
     r = sqlite3_step(st);
     mn_sqlite_done(st);
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "fork");
+    if ((rc = mn_sqlite_take_ids(s, sqlite3_changes(s->db), 0, &last_id)))
+        return rc;
     if ((rc = mn_sqlite_stmt(s, SQL_FORK_COUNTS, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, dst);
@@ -138,7 +145,7 @@ mn_status mn_sqlite_op_session_fork(mn_store *st, const char *src_id, const mn_s
 
 static const char SQL_FILES[] =
     "SELECT j.value, max(m.seq) AS newest FROM messages m, json_each(m.files) j"
-    " WHERE m.session_sid = ?1 AND m.files IS NOT NULL AND j.type = 'text'"
+    " WHERE " MN_SQLITE_IN_SESSION("m.pos", "?1") " AND m.files IS NOT NULL AND j.type = 'text'"
     " GROUP BY j.value ORDER BY newest DESC, j.value";
 
 static mn_status files_locked(struct sqlite_store *s, const char *id, mn_strings **out)
