@@ -1,7 +1,8 @@
 /*
  * cmd_migrate.c — `mnemo migrate --from SRC --to DST [--append] [--json]`: copies a database into
- * another (SQLite ↔ PostgreSQL) through mn_migrate, with a progress bar on a terminal.
- * docs/cli.md (migrate), docs/scale-out.md.
+ * another (SQLite ↔ PostgreSQL) through mn_migrate; `mnemo upgrade [--json]`: brings one
+ * database's schema up to date through mn_upgrade. Both with a progress bar on a terminal.
+ * docs/cli.md (migrate, upgrade), docs/scale-out.md, docs/format.md.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,25 +12,27 @@
 #include "cli/cli.h"
 
 struct bar {
+    const char *doing, *done; /* "migrating", "migrated" */
     long long started_ms, last_ms;
-    int tty;
+    int tty, calls;
 };
 
 /* A bar with count, rate and ETA on a terminal; a plain line every 2 s (and at the end) otherwise. */
-static void migrate_progress(void *user, int64_t done, int64_t total)
+static void show_progress(void *user, int64_t done, int64_t total)
 {
     struct bar *p = user;
+    p->calls++;
     long long now = cli_now_ms(), el = now - p->started_ms;
     double rate = el > 0 ? (double)done * 1000.0 / (double)el : 0;
     long long eta = rate > 0 && total > done ? (long long)((double)(total - done) / rate) : 0;
     if (p->tty) {
         int width = 30, fill = total > 0 ? (int)(done * width / total) : width;
-        fprintf(stderr, "\rmigrating [%.*s%*s] %lld/%lld %.0f/s ETA %llds ", fill, "##############################",
-                width - fill, "", (long long)done, (long long)total, rate, eta);
+        fprintf(stderr, "\r%s [%.*s%*s] %lld/%lld %.0f/s ETA %llds ", p->doing, fill,
+                "##############################", width - fill, "", (long long)done, (long long)total, rate, eta);
         if (done >= total)
             fputc('\n', stderr);
     } else if (now - p->last_ms >= 2000 || done >= total) {
-        fprintf(stderr, "migrated %lld/%lld (%.0f/s, ETA %llds)\n", (long long)done, (long long)total, rate, eta);
+        fprintf(stderr, "%s %lld/%lld (%.0f/s, ETA %llds)\n", p->done, (long long)done, (long long)total, rate, eta);
         p->last_ms = now;
     }
 }
@@ -44,9 +47,9 @@ int cmd_migrate(const struct cli_global *g, struct cli_args *a)
     mn_config *cfg = cli_config(g);
     if (!cfg)
         return 1;
-    struct bar p = {cli_now_ms(), cli_now_ms(), isatty(STDERR_FILENO)};
+    struct bar p = {"migrating", "migrated", cli_now_ms(), cli_now_ms(), isatty(STDERR_FILENO), 0};
     mn_import_stats st;
-    mn_status rc = mn_migrate(from, to, cfg, cli_flag(a, "append"), migrate_progress, &p, &st);
+    mn_status rc = mn_migrate(from, to, cfg, cli_flag(a, "append"), show_progress, &p, &st);
     mn_config_free(cfg);
     if (rc)
         return cli_fail(rc);
@@ -56,5 +59,32 @@ int cmd_migrate(const struct cli_global *g, struct cli_args *a)
         printf("migrated %lld sessions and %lld messages (%lld sessions and %lld messages were already there)\n",
                (long long)st.sessions_added, (long long)st.messages_added, (long long)st.sessions_skipped,
                (long long)st.messages_skipped);
+    return 0;
+}
+
+int cmd_upgrade(const struct cli_global *g, struct cli_args *a)
+{
+    mn_config *cfg = cli_config(g);
+    if (!cfg)
+        return 1;
+    struct bar p = {"upgrading", "upgraded", cli_now_ms(), cli_now_ms(), isatty(STDERR_FILENO), 0};
+    mn_status rc = mn_upgrade(NULL, cfg, show_progress, &p);
+    mn_db *db = NULL;
+    mn_stats st;
+    if (!rc)
+        rc = mn_open(cfg, &db);
+    if (!rc)
+        rc = mn_stats_get(db, &st);
+    mn_close(db);
+    mn_config_free(cfg);
+    if (rc)
+        return cli_fail(rc);
+    if (cli_flag(a, "json"))
+        printf("{\"schema_version\":%d,\"messages\":%lld,\"upgraded\":%s}\n", st.schema_version,
+               (long long)st.messages, p.calls ? "true" : "false");
+    else if (p.calls)
+        printf("upgraded to schema version %d (%lld messages)\n", st.schema_version, (long long)st.messages);
+    else
+        printf("schema version %d: up to date\n", st.schema_version);
     return 0;
 }

@@ -50,6 +50,7 @@ static const struct cli_opt o_forget[] = {{"yes", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_embed[] = {{"backfill", 0}, {"pending", 0}, {"json", 0}, {"threads", 1}, {NULL, 0}};
 static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_migrate[] = {{"from", 1}, {"to", 1}, {"append", 0}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_upgrade[] = {{"json", 0}, {NULL, 0}};
 static const struct cli_opt o_chat[] = {{"strategy", 1}, {"max-tokens", 1}, {"rag", 0}, {NULL, 0}};
 static const struct cli_opt o_clear[] = {{"undo", 0}, {"state", 0}, {"json", 0}, {NULL, 0}};
 /* memory (cmd_memory.c) */
@@ -268,6 +269,13 @@ const struct cli_cmd cli_commands[] = {
      "  'mnemo --db SRC export' and 'mnemo --db DST export' are identical (docs/scale-out.md).\n"
      "  Progress: a bar on a terminal, plain lines otherwise.\n",
      o_migrate, 0, 0, cmd_migrate},
+    {"upgrade", "[--json]", "bring the database's schema up to this version, showing progress",
+     "  --json            print {\"schema_version\": N, \"messages\": N, \"upgraded\": true|false}\n"
+     "  Any command upgrades an older database when it opens it; this one shows the progress of\n"
+     "  the long steps (version 10 rewrites a SQLite file's messages clustered by session: about\n"
+     "  half a minute a million messages). One transaction: interrupted, the file stays as it\n"
+     "  was (docs/format.md).\n",
+     o_upgrade, 0, 0, cmd_upgrade},
     {"prune", "[--days N] [--json]", "delete sessions not updated for N days",
      "  --days N          1 to 36500 (default: memory.auto_prune_days, when set)\n"
      "  --json            print {\"deleted\": COUNT}\n",
