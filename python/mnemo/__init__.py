@@ -13,13 +13,14 @@ is an OpenAI Agents SDK session; mnemo.compat.harombe.MemoryManager is harombe's
 from .aio import AsyncMemory
 from .errors import (IO, Busy, Conflict, Corrupt, Expired, Internal, Invalid, LibraryError, Misuse, MnemoError,
                      NoMemory, NotFound, TooBig, Unavailable)
-from .memory import Context, Hits, Memory, budget_split, compaction_counts, count_tokens, encode_tokens, migrate, version
+from .memory import (Context, Hits, Memory, budget_split, compaction_counts, count_tokens, encode_tokens, migrate,
+                     upgrade, version)
 from ._lib import library_path
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Memory", "AsyncMemory", "Context", "Hits", "version", "library_path", "count_tokens", "encode_tokens",
-    "budget_split", "compaction_counts", "migrate", "MnemoError", "NotFound", "Invalid", "Busy", "Expired", "TooBig",
+    "budget_split", "compaction_counts", "migrate", "upgrade", "MnemoError", "NotFound", "Invalid", "Busy", "Expired", "TooBig",
     "IO", "Corrupt", "Unavailable", "NoMemory", "Misuse", "Conflict", "Internal", "LibraryError",
 ]

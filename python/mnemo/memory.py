@@ -1033,11 +1033,9 @@ def compaction_counts() -> Dict[str, int]:
     return {"ok": ok.value, "failed": failed.value, "rolled_back": rb.value}
 
 
-def migrate(source: str, target: str, *, config: Optional[Mapping[str, Any]] = None, append: bool = False,
-            progress: Progress = None) -> Dict[str, int]:
-    """Copies everything from database `source` into `target`, across backends (mnemo migrate)."""
-    lib = _lib.load()
-    cfg = make_config(config)
+def _with_progress(progress: Progress, call: Callable[[Any], int]) -> None:
+    """Runs call(c_progress) with a C progress callback around `progress`; an exception the callback
+    raised is raised again once the call returns."""
     errors: List[BaseException] = []
 
     def cb(_user, done, total):
@@ -1046,12 +1044,32 @@ def migrate(source: str, target: str, *, config: Optional[Mapping[str, Any]] = N
         except BaseException as e:
             errors.append(e)
 
-    try:
-        stats = MnImportStats()
-        _check(lib.mn_migrate(_b(source, "source"), _b(target, "target"), cfg, 1 if append else 0,
-                              _lib.PROGRESS_FN(cb) if progress else _lib.PROGRESS_FN(), None, byref(stats)))
-    finally:
-        lib.mn_config_free(cfg)
+    _check(call(_lib.PROGRESS_FN(cb) if progress else _lib.PROGRESS_FN()))
     if errors:
         raise errors[0]
+
+
+def migrate(source: str, target: str, *, config: Optional[Mapping[str, Any]] = None, append: bool = False,
+            progress: Progress = None) -> Dict[str, int]:
+    """Copies everything from database `source` into `target`, across backends (mnemo migrate)."""
+    lib = _lib.load()
+    cfg = make_config(config)
+    stats = MnImportStats()
+    try:
+        _with_progress(progress, lambda fn: lib.mn_migrate(_b(source, "source"), _b(target, "target"), cfg,
+                                                           1 if append else 0, fn, None, byref(stats)))
+    finally:
+        lib.mn_config_free(cfg)
     return {k: getattr(stats, k) for k, _ in MnImportStats._fields_}
+
+
+def upgrade(path: Optional[str] = None, *, config: Optional[Mapping[str, Any]] = None,
+            progress: Progress = None) -> None:
+    """Brings the schema of database `path` (default: the configured one) up to this version, as
+    opening it does, calling progress(done, total) during the long steps (mnemo upgrade)."""
+    lib = _lib.load()
+    cfg = make_config(config)
+    try:
+        _with_progress(progress, lambda fn: lib.mn_upgrade(_b(path, "path") if path else None, cfg, fn, None))
+    finally:
+        lib.mn_config_free(cfg)

@@ -55,6 +55,16 @@ def new_db(tmp_path):
         _psql("DROP DATABASE IF EXISTS %s WITH (FORCE)" % db)
 
 
+# read before `isolated` takes the MNEMO_* variables away
+TEST_DATA = os.path.join(os.environ.get("MNEMO_SOURCE_DIR", ""), "tests", "data")
+
+
+@pytest.fixture
+def test_data() -> str:
+    """The repository's tests/data (fixtures such as a database of an older schema)."""
+    return TEST_DATA
+
+
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
     for k in list(os.environ):

@@ -8,8 +8,8 @@
 # BUILD_DIR, MNEMO_SOURCE_DIR; CC (the compiler, to find the ASan runtime). Extra arguments go to
 # pytest.
 set -eu
-: "${MNEMO_CLI:?}"
-export MNEMO_CLI
+: "${MNEMO_CLI:?}" "${MNEMO_SOURCE_DIR:?}"
+export MNEMO_CLI MNEMO_SOURCE_DIR  # the tests read fixtures under tests/data
 . "$(dirname "$0")/setup.sh"
 if [ -n "$MNEMO_PY_PRELOAD" ]; then
     export LD_PRELOAD="$MNEMO_PY_PRELOAD" ASAN_OPTIONS="$MNEMO_PY_ASAN_OPTIONS"

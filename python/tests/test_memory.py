@@ -349,3 +349,25 @@ def test_close_waits_for_calls_in_flight(db_path):
     t.join()
     with mnemo.Memory(db_path) as again:
         assert len(again.history(s["id"])) == len(done)
+
+
+def test_upgrade_migrates_an_older_file_with_progress(tmp_path, backend, test_data):
+    if backend != "sqlite":
+        pytest.skip("the fixture is a SQLite file of schema version 9")
+    import os
+    import shutil
+    import sqlite3
+    src = os.path.join(test_data, "schema9", "mnemo.db")
+    path = str(tmp_path / "v9.db")
+    shutil.copy(src, path)
+    seen = []
+    mnemo.upgrade(path, config={"embedder.name": "hash"}, progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1] == (32, 32)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 10
+    mnemo.upgrade(path)  # current: nothing to do
+    with mnemo.Memory(path, {"embedder.name": "hash"}) as m:
+        assert len(m.history("0190a000-0000-7000-8000-00000000000a")) == 14
+    bad = tmp_path / "x.txt"
+    bad.write_text("not a database, long enough to have a header of its own" * 10)
+    with pytest.raises(mnemo.Corrupt):
+        mnemo.upgrade(str(bad))
