@@ -1299,12 +1299,21 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
                                                      : 256u;
     /* No SO_REUSEPORT: a second server on the same port must fail ("address in use"), not
      * take half the connections. MHD sets SO_REUSEADDR (a restart binds past TIME_WAIT). */
+    /* The event loops run as SCHED_BATCH (they inherit it from this thread; the committer and
+     * the workers, started before, keep the normal policy): a request arriving does not preempt
+     * the committer, so a loop wakes once for the requests that came meanwhile instead of once
+     * per request (1.5 context switches per durable append before, 0.2 after; bench/server).
+     * The loops keep their fair share of the CPU; they only give up preempting on wake-up. */
+    struct sched_param no_prio = {0};
+    int batch = pthread_setschedparam(pthread_self(), SCHED_BATCH, &no_prio) == 0;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, &srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, &srv,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(o->idle_timeout_s > 0 ? o->idle_timeout_s : 60),
         MHD_OPTION_THREAD_POOL_SIZE, loops, MHD_OPTION_CONNECTION_LIMIT, max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+    if (batch) /* the threads started from here on (reaper, cleanup, embedder) are normal */
+        pthread_setschedparam(pthread_self(), SCHED_OTHER, &no_prio);
     if (!d) {
         int e = errno;
         fprintf(stderr, "mnemo: cannot listen on %s: %s%s\n", o->listen ? o->listen : "127.0.0.1:8765",
