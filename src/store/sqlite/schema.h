@@ -78,8 +78,10 @@
  *             session, so a session's messages lie on adjacent pages and a window or a history
  *             reads a few pages instead of one a message (a rowid key rather than WITHOUT ROWID:
  *             rows up to ~4 KB stay on their page). id stays the public, never reused id
- *             (UNIQUE; the keyword index's rowid, the key of embeddings); meta
- *             'messages.last_id' is its counter, as sqlite_sequence was. No index on
+ *             (UNIQUE; the keyword index's rowid, the key of embeddings); a new one is one
+ *             past the largest stored or the largest a delete took away (meta
+ *             'messages.last_id', kept by the trigger messages_keep_last_id), so an append
+ *             writes no counter (AUTOINCREMENT wrote sqlite_sequence). No index on
  *             (session_sid, seq) and no foreign key to sessions: the trigger
  *             sessions_delete_messages deletes a session's range.
  *
@@ -297,7 +299,8 @@ static const char *const mn_sqlite_migrations[] = {
     "  created_at INTEGER NOT NULL,"
     "  active INTEGER NOT NULL DEFAULT 1,"
     "  CHECK (pos = session_sid * 4294967296 + seq AND seq BETWEEN 0 AND 4294967295));"
-    /* the id counter: AUTOINCREMENT's, which only the rowid can have */
+    /* the largest id given (AUTOINCREMENT's, which only the rowid can have): see
+     * MN_SQLITE_LAST_ID; from now on written only when a delete takes the largest id away */
     "INSERT OR REPLACE INTO meta (key, value) SELECT 'messages.last_id', max("
     "  coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0),"
     "  coalesce((SELECT max(id) FROM messages), 0));",
@@ -323,6 +326,9 @@ static const char *const mn_sqlite_migrations[] = {
     "CREATE UNIQUE INDEX messages_by_idem ON messages(session_sid, idem_key) WHERE idem_key IS NOT NULL;"        \
     "CREATE TRIGGER messages_log_delete AFTER DELETE ON messages WHEN old.content IS NOT NULL"                   \
     "  BEGIN INSERT INTO msg_log (message_id, op, content) VALUES (old.id, 0, old.content); END;"                \
+    "CREATE TRIGGER messages_keep_last_id AFTER DELETE ON messages WHEN old.id > coalesce((SELECT"               \
+    "  CAST(value AS INTEGER) FROM meta WHERE key = 'messages.last_id'), 0)"                                    \
+    "  BEGIN INSERT OR REPLACE INTO meta (key, value) VALUES ('messages.last_id', old.id); END;"                 \
     "CREATE TRIGGER sessions_delete_messages AFTER DELETE ON sessions"                                           \
     "  BEGIN DELETE FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "old.sid") "; END;"
 

@@ -104,8 +104,7 @@ static const char SQL_WATERMARK[] =
     "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fts.indexed_upto'), 0)";
 static const char SQL_WATERMARK_SET[] = "INSERT INTO meta (key, value) VALUES ('fts.indexed_upto', ?1)"
                                         " ON CONFLICT (key) DO UPDATE SET value = excluded.value";
-static const char SQL_LAST_ID[] =
-    "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'messages.last_id'), 0)";
+static const char SQL_LAST_ID[] = "SELECT " MN_SQLITE_LAST_ID;
 static const char SQL_PENDING_ANY[] =
     "SELECT EXISTS (SELECT 1 FROM msg_log) OR EXISTS (SELECT 1 FROM messages WHERE id > ?1)";
 static const char SQL_PENDING_COUNT[] = /* log rows above the watermark are dropped, not applied */

@@ -55,7 +55,6 @@ enum stmt_id {
     S_RECOUNT_WRITE,
     S_RECOUNT_SESSIONS,
     S_MESSAGE_TOTAL,
-    S_MESSAGE_IDS_TAKE,
     S_COUNT
 };
 _Static_assert(S_COUNT <= MN_SQLITE_CORE_STMTS, "raise MN_SQLITE_CORE_STMTS");
@@ -80,8 +79,8 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_SESSION_ALL_BY_CREATED] = "SELECT " SESSION_COLS " FROM sessions ORDER BY created_at, id",
     [S_MESSAGE_INSERT] = "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name,"
                          " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at, id, pos)"
-                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-                         MN_SQLITE_POS("?1", "?2") ")",
+                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+                         MN_SQLITE_LAST_ID " + 1, " MN_SQLITE_POS("?1", "?2") ") RETURNING id",
     [S_MESSAGE_BY_IDEM] = "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = ?1 AND idem_key = ?2",
     [S_MESSAGE_SCAN_DESC] = "SELECT " MESSAGE_COLS " FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1")
                             " AND active = 1 ORDER BY pos DESC",
@@ -93,8 +92,8 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_MESSAGE_ID_EXISTS] = "SELECT 1 FROM messages WHERE id = ?1",
     [S_MESSAGE_IMPORT] = "INSERT INTO messages (id, session_sid, seq, role, content, tool_calls, tool_call_id, name,"
                          " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at, active, pos)"
-                         " VALUES (?16, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?17, "
-                         MN_SQLITE_POS("?1", "?2") ")",
+                         " VALUES (coalesce(?16, " MN_SQLITE_LAST_ID " + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
+                         " ?10, ?11, ?12, ?13, ?14, ?15, ?17, " MN_SQLITE_POS("?1", "?2") ") RETURNING id",
     [S_SESSION_IMPORTED_MESSAGE] = "UPDATE sessions SET last_seq = max(last_seq, ?2), message_count = message_count + 1,"
                                    " token_count = token_count + ?3, turn_count = turn_count + ?4 WHERE sid = ?1",
     [S_STATS] = "SELECT count(*), coalesce(sum(message_count), 0), coalesce(sum(token_count), 0),"
@@ -107,9 +106,6 @@ static const char *const stmt_sql[S_COUNT] = {
                            " (SELECT coalesce(sum(tokens), 0) FROM messages WHERE "
                            MN_SQLITE_IN_SESSION("pos", "sessions.sid") ")",
     [S_MESSAGE_TOTAL] = "SELECT count(*) FROM messages",
-    /* the message id counter (schema.h, version 10): ?1 ids more, and at least ?2 */
-    [S_MESSAGE_IDS_TAKE] = "UPDATE meta SET value = max(CAST(value AS INTEGER) + ?1, ?2)"
-                           " WHERE key = 'messages.last_id' RETURNING CAST(value AS INTEGER)",
     [S_META_SET] = "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
 };
 
@@ -524,39 +520,29 @@ static mn_status tx_idem_find(mn_store_tx *tx, int64_t sid, const char *session_
     return rc;
 }
 
-mn_status mn_sqlite_take_ids(struct sqlite_store *s, int64_t n, int64_t at_least, int64_t *last)
+/* Steps an INSERT … RETURNING id to its end: *id gets the id; SQLITE_DONE or the failure. */
+static int step_returning_id(sqlite3_stmt *st, int64_t *id)
 {
-    sqlite3_stmt *st = NULL;
-    mn_status rc = prep(s, S_MESSAGE_IDS_TAKE, &st);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, n);
-    sqlite3_bind_int64(st, 2, at_least);
     int r = sqlite3_step(st);
-    *last = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    if (r == SQLITE_ROW) {
+        *id = sqlite3_column_int64(st, 0);
+        r = sqlite3_step(st);
+    }
     mn_sqlite_done(st);
-    if (r == SQLITE_DONE)
-        return MN_CORRUPT_AT("%s: the message id counter (meta messages.last_id) is missing", s->path);
-    return r == SQLITE_ROW ? MN_OK : mn_sqlite_fail(s, r, "message id");
+    return r;
 }
 
 static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
 {
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
-    int64_t id = 0;
-    mn_status rc = mn_sqlite_take_ids(s, 1, 0, &id);
-    if (!rc)
-        rc = prep(s, S_MESSAGE_INSERT, &st);
+    mn_status rc = prep(s, S_MESSAGE_INSERT, &st);
     if (rc)
         return rc;
     bind_message(st, sid, m);
-    sqlite3_bind_int64(st, 16, id);
-    int r = sqlite3_step(st);
-    mn_sqlite_done(st);
+    int r = step_returning_id(st, &m->id);
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "message insert");
-    m->id = id;
     s->fts_logged += m->content != NULL; /* past the keyword index's watermark (search.c) */
     return MN_OK;
 }
@@ -818,22 +804,19 @@ static mn_status op_import_message(mn_store *st, const mn_message *m, int *added
     if (rc || taken)
         return rc;
     rc = exists(s, S_MESSAGE_ID_EXISTS, m->id, 0, &taken);
-    /* keep the exported id when it is free (the counter passes it), else take a new one */
     int64_t id = 0;
-    if (!rc)
-        rc = taken || m->id <= 0 ? mn_sqlite_take_ids(s, 1, 0, &id) : mn_sqlite_take_ids(s, 0, m->id, &id);
-    if (!rc && !taken && m->id > 0)
-        id = m->id;
     sqlite3_stmt *ins = NULL;
     if (!rc)
         rc = prep(s, S_MESSAGE_IMPORT, &ins);
     if (rc)
         return rc;
     bind_message(ins, sid, m);
-    sqlite3_bind_int64(ins, 16, id);
+    if (taken || m->id <= 0) /* keep the exported id when it is free, else take a new one */
+        sqlite3_bind_null(ins, 16);
+    else
+        sqlite3_bind_int64(ins, 16, m->id);
     sqlite3_bind_int(ins, 17, m->active ? 1 : 0);
-    int r = sqlite3_step(ins);
-    mn_sqlite_done(ins);
+    int r = step_returning_id(ins, &id);
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "message import");
     /* an exported id kept may be below the keyword index's watermark: log it (search.c) */

@@ -90,10 +90,13 @@ mn_status mn_sqlite_fts_erase(struct sqlite_store *s);
 /* Inside a write transaction: creates or drops the embedding queue's trigger as meta
  * 'embed.queue' says (search.c; the migration to schema version 9). */
 mn_status mn_sqlite_queue_trigger_sync(struct sqlite_store *s);
-/* Inside a write transaction: takes n message ids from the counter (meta messages.last_id,
- * schema.h version 10), which first rises to at_least; *last is the counter after, so the ids
- * taken are *last - n + 1 .. *last. Ids are never reused, even after deletes. */
-mn_status mn_sqlite_take_ids(struct sqlite_store *s, int64_t n, int64_t at_least, int64_t *last);
+/* The largest message id ever given (an SQL expression; schema.h, version 10): the largest one
+ * stored, or the one a delete took away (meta messages.last_id, kept by a trigger), whichever is
+ * larger. A new message takes one past it, so ids are never reused, and an append writes no
+ * counter. */
+#define MN_SQLITE_LAST_ID                                                                                        \
+    "max(coalesce((SELECT max(id) FROM messages), 0),"                                                          \
+    " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'messages.last_id'), 0))"
 /* Inside a write transaction that inserted message id with its own id (import): logs it for the
  * keyword index, which otherwise takes only ids past its watermark (search.c). */
 mn_status mn_sqlite_fts_log_insert(struct sqlite_store *s, int64_t id);

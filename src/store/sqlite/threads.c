@@ -84,7 +84,8 @@ static const char SQL_FORK_SESSION[] =
 static const char SQL_FORK_MESSAGES[] =
     "INSERT INTO messages (pos, id, session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name,"
     " model, files, metadata, idem_key, tokens, pinned, created_at, active)"
-    " SELECT " MN_SQLITE_POS("?2", "row_number() OVER (ORDER BY pos)") ", ?4 + row_number() OVER (ORDER BY pos), ?2,"
+    " SELECT " MN_SQLITE_POS("?2", "row_number() OVER (ORDER BY pos)") ", (SELECT " MN_SQLITE_LAST_ID ")"
+    " + row_number() OVER (ORDER BY pos), ?2,"
     " row_number() OVER (ORDER BY pos), role, content, tool_calls, tool_call_id, name, tool_name, model, files,"
     " metadata, idem_key, tokens, pinned, created_at, 1"
     " FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 1 AND (?3 = 0 OR seq <= ?3) ORDER BY pos";
@@ -109,19 +110,16 @@ static mn_status fork_txn(struct sqlite_store *s, const char *src_id, const mn_s
     mn_sqlite_done(st);
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "fork");
-    int64_t dst = sqlite3_last_insert_rowid(s->db), last_id = 0;
-    if ((rc = mn_sqlite_take_ids(s, 0, 0, &last_id)) || (rc = mn_sqlite_stmt(s, SQL_FORK_MESSAGES, &st)))
+    int64_t dst = sqlite3_last_insert_rowid(s->db);
+    if ((rc = mn_sqlite_stmt(s, SQL_FORK_MESSAGES, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, src);
     sqlite3_bind_int64(st, 2, dst);
     sqlite3_bind_int64(st, 3, upto_seq);
-    sqlite3_bind_int64(st, 4, last_id); /* the copies take the ids after it, in seq order */
     r = sqlite3_step(st);
     mn_sqlite_done(st);
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "fork");
-    if ((rc = mn_sqlite_take_ids(s, sqlite3_changes(s->db), 0, &last_id)))
-        return rc;
     if ((rc = mn_sqlite_stmt(s, SQL_FORK_COUNTS, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, dst);
