@@ -239,17 +239,6 @@ static const char SQL_MESSAGE_INSERT_ID[] =
     " metadata, idem_key, tokens, pinned, created_at, id)"
     " VALUES ($1::bigint, $2::bigint, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::integer,"
     " $15::bigint, $16::bigint)";
-/* The same with the message's id drawn beforehand ($21, mn_pg_reserve_ids): nothing to wait
- * for, so in pipeline mode it is queued and goes with the commit. */
-static const char SQL_MESSAGE_INSERT_APPENDED_ID[] =
-    "WITH m AS (INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name,"
-    " model, files, metadata, idem_key, tokens, pinned, created_at, id)"
-    " VALUES ($1::bigint, $2::bigint, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::integer,"
-    " $15::bigint, $21::bigint))"
-    " UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $16::bigint,"
-    " token_count = token_count + $17::bigint, updated_at = $18::bigint,"
-    " title = CASE WHEN title IS NULL THEN $19 ELSE title END, turn_count = turn_count + $20::bigint,"
-    " expires_at = CASE WHEN ttl_ms > 0 THEN $18::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint";
 static const char SQL_SESSION_APPENDED[] =
     "UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $3::bigint,"
     " token_count = token_count + $4::bigint, updated_at = $5::bigint,"
@@ -432,15 +421,23 @@ static mn_status tx_session_appended(mn_store_tx *tx, const mn_store_appended *c
 }
 
 /* The fast path: the message and the counters in one statement (one round trip). In pipeline
- * mode, with an id drawn beforehand: queued (no round trip; a failure surfaces at the commit and
- * the group runs again without the pipeline). */
+ * mode, with an id drawn beforehand: queued, and the group's queued ones go as one statement
+ * (append_rows.c; no round trip; a failure surfaces at the commit and the group runs again
+ * without the pipeline). */
 static mn_status tx_message_insert_appended(mn_store_tx *tx, mn_message *m, const mn_store_appended *c)
 {
+    int64_t id = mn_pg_take_id(TX(tx));
+    if (id) { /* the group's such rows go as one statement (append_rows.c) */
+        mn_status rc = mn_pg_rows_add(TX(tx), id, m, c);
+        if (!rc)
+            m->id = id;
+        return rc;
+    }
     struct pg_params p;
     mn_pg_params_init(&p);
     bind_message(&p, c->sid, m);
     bind_counters(&p, c);
-    return insert_message_drawn(TX(tx), SQL_MESSAGE_INSERT_APPENDED, SQL_MESSAGE_INSERT_APPENDED_ID, &p, m);
+    return insert_message(TX(tx), SQL_MESSAGE_INSERT_APPENDED, &p, m);
 }
 
 static mn_status tx_trim_turns(mn_store_tx *tx, int64_t sid, int64_t max_turns, int trim_delete)

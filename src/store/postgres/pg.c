@@ -259,8 +259,11 @@ mn_status mn_pg_send(struct pg_conn *c, const char *sql, const struct pg_params 
         *keep = NULL;
     if (!c->pipe)
         return mn_pg_query(c, sql, p, 0, what, keep);
+    mn_status rc = mn_pg_rows_flush(c); /* the appends queued before it go first */
+    if (rc)
+        return rc;
     char name[16];
-    mn_status rc = prepared(c, sql, what, name);
+    rc = prepared(c, sql, what, name);
     if (rc)
         return rc;
     if (!PQsendQueryPrepared(c->pg, name, p ? p->n : 0, p ? p->v : NULL, p ? p->len : NULL, p ? p->fmt : NULL, 0))
@@ -275,8 +278,11 @@ mn_status mn_pg_query(struct pg_conn *c, const char *sql, const struct pg_params
 {
     if (out)
         *out = NULL;
+    mn_status rc = c->pipe ? mn_pg_rows_flush(c) : MN_OK; /* the appends queued before it go first */
+    if (rc)
+        return rc;
     char name[16];
-    mn_status rc = prepared(c, sql, what, name);
+    rc = prepared(c, sql, what, name);
     if (rc)
         return rc;
 #if HAVE_PIPELINE
@@ -397,6 +403,7 @@ static void conn_close(struct pg_conn *c)
         PQfinish(c->pg);
         free(c->owed);
         free(c->ids);
+        mn_pg_rows_free(c);
         free(c);
     }
 }
@@ -557,6 +564,7 @@ mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *a
         c->visible = c->retry = 0;
         c->n_owed = c->n_ids = c->next_id = 0;
         c->nopipe = 0;
+        mn_pg_rows_clear(c);
 #if HAVE_PIPELINE
         c->pipe = mode == PG_PIPELINE && !nopipe && PQenterPipelineMode(c->pg) == 1;
 #endif

@@ -48,6 +48,7 @@ struct pg_conn {
     } *owed;      /* results of queued statements, in order, not read yet */
     size_t n_ids, next_id, ids_cap;
     int64_t *ids; /* message ids drawn for this transaction (mn_pg_reserve_ids), next_id the next unused */
+    struct pg_rows *rows; /* appends' messages waiting to go as one statement (append_rows.c) */
     size_t n_stmts;
     const char *stmts[MN_PG_MAX_STMTS]; /* prepared as "s<index>", identity: the SQL's address */
 };
@@ -106,6 +107,18 @@ int64_t mn_pg_changes(PGresult *r);
 /* Maps a failed result (or a connection failure when r is NULL) to a status; sets c->broken
  * or c->retry when the failure asks for it. */
 mn_status mn_pg_fail(struct pg_conn *c, PGresult *r, const char *what);
+
+/* An append group's one-statement appends, as one set-based statement (append_rows.c). In
+ * pipeline mode mn_pg_rows_add queues message m (id drawn beforehand) with what its append adds
+ * to the session's counters (a, as SQL_MESSAGE_INSERT_APPENDED in messages.c); mn_pg_send and
+ * mn_pg_query send what is queued (mn_pg_rows_flush) before any other statement, so statements
+ * keep their order. mn_pg_rows_clear drops what is queued (a run starts over); mn_pg_rows_free
+ * when the connection closes. */
+struct mn_store_appended;
+mn_status mn_pg_rows_add(struct pg_conn *c, int64_t id, const mn_message *m, const struct mn_store_appended *a);
+mn_status mn_pg_rows_flush(struct pg_conn *c);
+void mn_pg_rows_clear(struct pg_conn *c);
+void mn_pg_rows_free(struct pg_conn *c);
 
 /* Column readers: text (NULL for SQL NULL), integers (text or binary format), doubles. */
 const char *mn_pg_col_text(PGresult *r, int row, int col);
