@@ -102,6 +102,8 @@ static size_t active_count(const char *id, int with_inactive)
 #define S_TX "0190f0f0-0000-7000-8000-00000000a009"
 #define S_Q1 "0190f0f0-0000-7000-8000-00000000a00a"
 #define S_Q2 "0190f0f0-0000-7000-8000-00000000a00b"
+#define S_R1 "0190f0f0-0000-7000-8000-00000000a00c"
+#define S_R2 "0190f0f0-0000-7000-8000-00000000a00d"
 
 /* An idempotent retry (alone, in a batch, in a group) stores nothing and returns the stored row;
  * counters count each message once. */
@@ -424,13 +426,86 @@ static void group_queued_write_fails(void **state)
     mn_messages_free(out[1]);
 }
 
+/* A group of one-message appends (on PostgreSQL: one set-based statement for the whole group)
+ * stores each text exactly as given, whatever an array literal would make of it, numbers each
+ * session's messages in request order, and adds each append to its session once: counters, the
+ * first user message's title, a TTL session's expiry from the group's time. */
+static void group_texts_and_counters(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {"plain", "with \"quotes\" and \\ backslash \\\"", "NULL", "",
+                                        "{braces,commas}", "line\nbreak\ttab", "caf\xc3\xa9 \xe2\x82\xac",
+                                        "\\", "\""};
+    enum { N = sizeof texts / sizeof texts[0] };
+    mn_session r1 = session(S_R1, 100, 0, 0), r2 = session(S_R2, 100, 5000, 0);
+    mn_message m[N];
+    mn_store_append reqs[N];
+    const char *ids[N];
+    for (size_t i = 0; i < N; i++) {
+        m[i] = msg(i % 3 == 1 ? MN_ROLE_ASSISTANT : MN_ROLE_USER, texts[i], NULL, (int64_t)i + 1);
+        m[i].metadata = i == 4 ? "{\"k\": \"v,\\\"}\"}" : NULL;
+        m[i].tool_calls = i == 5 ? "[{\"id\": \"c1\"}]" : NULL;
+        m[i].pinned = i == 6;
+        ids[i] = i % 2 ? S_R2 : S_R1;
+        /* the title: the first user message of a session that has none (r2's first is an assistant's) */
+        const char *title = m[i].role == MN_ROLE_USER ? texts[i] : NULL;
+        reqs[i] = (mn_store_append){&m[i], 1, i < 2 ? (i ? &r2 : &r1) : NULL, title, 300, 0};
+    }
+    mn_status results[N];
+    char errmsg[N][256];
+    mn_messages *out[N];
+    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, N, results, errmsg, out), MN_OK);
+    int64_t seq1 = 0, seq2 = 0, tokens1 = 0, tokens2 = 0, users1 = 0, users2 = 0;
+    for (size_t i = 0; i < N; i++) {
+        assert_int_equal(results[i], MN_OK);
+        assert_int_equal(out[i]->items[0].seq, i % 2 ? ++seq2 : ++seq1);
+        *(i % 2 ? &tokens2 : &tokens1) += (int64_t)i + 1;
+        *(i % 2 ? &users2 : &users1) += m[i].role == MN_ROLE_USER;
+        mn_messages_free(out[i]);
+    }
+    mn_history_opts o = MN_HISTORY_OPTS_INIT;
+    for (int k = 0; k < 2; k++) {
+        mn_messages *l = NULL;
+        assert_int_equal(the_store->ops->history(the_store, k ? S_R2 : S_R1, &o, &l), MN_OK);
+        assert_int_equal(l->count, k ? seq2 : seq1);
+        for (size_t j = 0; j < l->count; j++) {
+            size_t i = 2 * j + (size_t)k;
+            assert_string_equal(l->items[j].content, texts[i]);
+            assert_int_equal(l->items[j].seq, (int64_t)j + 1);
+            assert_int_equal(l->items[j].tokens, (int64_t)i + 1);
+            assert_int_equal(l->items[j].pinned, i == 6);
+            if (i == 4)
+                assert_string_equal(l->items[j].metadata, "{\"k\": \"v,\\\"}\"}");
+            if (i == 5)
+                assert_string_equal(l->items[j].tool_calls, "[{\"id\": \"c1\"}]");
+            else
+                assert_null(l->items[j].tool_calls);
+        }
+        mn_messages_free(l);
+    }
+    mn_session *a = get(S_R1), *b = get(S_R2);
+    assert_int_equal(a->message_count, seq1);
+    assert_int_equal(a->token_count, tokens1);
+    assert_int_equal(a->turn_count, users1);
+    assert_string_equal(a->title, "plain");
+    assert_int_equal(a->updated_at, 300);
+    assert_int_equal(a->expires_at, 0);
+    assert_int_equal(b->message_count, seq2);
+    assert_int_equal(b->token_count, tokens2);
+    assert_int_equal(b->turn_count, users2);
+    assert_string_equal(b->title, texts[3]); /* "": the first user message's, empty or not */
+    assert_int_equal(b->expires_at, 300 + 5000);
+    mn_session_free(a);
+    mn_session_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(idempotent_retry),     cmocka_unit_test(expired_session_refused),
         cmocka_unit_test(turn_trimming),        cmocka_unit_test(batch_all_or_nothing),
         cmocka_unit_test(group_counts),         cmocka_unit_test(primitives_roll_back),
-        cmocka_unit_test(group_queued_write_fails),
+        cmocka_unit_test(group_queued_write_fails), cmocka_unit_test(group_texts_and_counters),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
