@@ -83,6 +83,8 @@ int cmd_serve(const struct cli_global *g, struct cli_args *a)
         o.workers = (int)strtol(v, NULL, 10);
     if (mn_config_get(cfg, "server.io_threads", &v, NULL) == MN_OK && v)
         o.io_threads = (int)strtol(v, NULL, 10);
+    if (mn_config_get(cfg, "server.committers", &v, NULL) == MN_OK && v)
+        o.committers = (int)strtol(v, NULL, 10);
     mn_config_free(cfg);
     mn_db *db = cli_open(g);
     int rc = db ? srv_run_http(db, &o) : 1;

@@ -9,15 +9,21 @@
  * After a group is acknowledged the committer also drains the keyword index log (a chunk of
  * search.fts_drain rows when that many are waiting; docs/search.md), which appends on the
  * handle then leave to it (mn_keyword_drain_defer).
+ * More than one committer (server.committers; PostgreSQL, where writers of different sessions do
+ * not wait for each other): a committer takes only requests for sessions no other group in
+ * flight holds, so one group's commit round trip overlaps the next group, the groups never wait
+ * on each other's session row locks, and the appends of one session still commit in the order
+ * they were queued.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "server/server.h"
 
-enum { MAX_GROUP = 1024 };
+enum { MAX_GROUP = 1024, MAX_COMMITTERS = 16, MAX_DEFERRALS = 4 };
 
 struct pending {
     const char *session_id;
@@ -26,6 +32,7 @@ struct pending {
     unsigned flags;
     mn_append_result res;
     int done;
+    int deferred; /* times another writer held its session (MN_APPEND_DEFER): queued again */
     pthread_cond_t wake; /* its own: a commit wakes only the requests it holds */
     /* asynchronous submitters (srv_append_submit): called after the commit instead of a wake;
      * the pending record is then the committer's to free */
@@ -41,10 +48,49 @@ static struct {
     size_t depth;
     int running, stop;
     mn_db *db;
-    pthread_t thread;
-    uint64_t groups, appends; /* for /metrics */
-} q = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, 0, NULL, 0,
-       0, 0};
+    int n_threads;
+    pthread_t threads[MAX_COMMITTERS];
+    /* the requests of the groups in flight, by committer: their sessions are not taken by another */
+    struct pending **held[MAX_COMMITTERS];
+    size_t n_held[MAX_COMMITTERS];
+    uint64_t groups, appends, deferrals; /* for /metrics */
+} q = {.lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
+
+/* Whether a group in flight on another committer than `self` holds session id (q.lock held). */
+static int held_elsewhere(int self, const char *id)
+{
+    for (int t = 0; t < q.n_threads; t++)
+        if (t != self)
+            for (size_t i = 0; i < q.n_held[t]; i++)
+                if (strcmp(q.held[t][i]->session_id, id) == 0)
+                    return 1;
+    return 0;
+}
+
+/* Takes into batch, in queue order, up to MAX_GROUP requests whose sessions no other committer
+ * holds (q.lock held); what stays keeps its order. With one committer: everything queued. */
+static size_t take(int self, struct pending **batch)
+{
+    size_t n = 0;
+    struct pending *prev = NULL, *p = q.head;
+    while (p && n < MAX_GROUP) {
+        struct pending *next = p->next;
+        if (q.n_threads > 1 && held_elsewhere(self, p->session_id)) {
+            prev = p;
+        } else {
+            batch[n++] = p;
+            if (prev)
+                prev->next = next;
+            else
+                q.head = next;
+            if (q.tail == p)
+                q.tail = prev;
+            q.depth--;
+        }
+        p = next;
+    }
+    return n;
+}
 
 /* Hands a finished append its result (q.lock held): wakes a waiting thread, or keeps it for
  * the callback the committer calls after unlocking (list *cbs). */
@@ -75,39 +121,51 @@ static void run_callbacks(struct pending *cbs)
 
 static void *committer(void *arg)
 {
-    (void)arg;
+    int self = (int)(intptr_t)arg;
     mn_append_request *reqs = calloc(MAX_GROUP, sizeof *reqs);
     mn_append_result *res = calloc(MAX_GROUP, sizeof *res);
     struct pending **batch = calloc(MAX_GROUP, sizeof *batch);
     pthread_mutex_lock(&q.lock);
     for (;;) {
-        while (!q.head && !q.stop)
-            pthread_cond_wait(&q.work, &q.lock);
-        if (!q.head && q.stop)
-            break;
         size_t n = 0;
-        while (q.head && n < MAX_GROUP && reqs && res && batch) {
-            batch[n++] = q.head;
-            q.head = q.head->next;
-            q.depth--;
+        for (;;) { /* something this committer may take, or the end */
+            if (q.head && reqs && res && batch && (n = take(self, batch)))
+                break;
+            if (q.head && !(reqs && res && batch))
+                break; /* out of memory for the arrays: answered below, one at a time */
+            if (!q.head && q.stop)
+                break;
+            pthread_cond_wait(&q.work, &q.lock);
         }
-        if (!q.head)
-            q.tail = NULL;
+        if (!q.head && !n && q.stop)
+            break;
+        q.held[self] = batch;
+        q.n_held[self] = n;
         pthread_mutex_unlock(&q.lock);
         mn_status st = MN_NOMEM;
         if (n) {
+            /* Another node's group may hold some of these sessions: with MN_APPEND_DEFER those
+             * requests come back (MN_BUSY) instead of the whole group waiting for that commit.
+             * A group of nothing but requests that came back waits instead, and so does one
+             * holding a request that came back MAX_DEFERRALS times. */
+            int fresh = 0, stale = 0;
+            for (size_t i = 0; i < n; i++) {
+                fresh |= batch[i]->deferred == 0;
+                stale |= batch[i]->deferred >= MAX_DEFERRALS;
+            }
+            unsigned defer = fresh && !stale ? MN_APPEND_DEFER : 0;
             for (size_t i = 0; i < n; i++) {
                 reqs[i] = (mn_append_request)MN_APPEND_REQUEST_INIT;
                 reqs[i].session_id = batch[i]->session_id;
                 reqs[i].msgs = batch[i]->msgs;
                 reqs[i].n = batch[i]->n;
-                reqs[i].flags = batch[i]->flags;
+                reqs[i].flags = batch[i]->flags | defer;
             }
             st = mn_append_many(q.db, reqs, n, 1, res);
         }
         pthread_mutex_lock(&q.lock);
         struct pending *cbs = NULL;
-        if (!n) { /* out of memory for the arrays: answer one request at a time */
+        if (!n && q.head) { /* out of memory for the arrays: answer one request at a time */
             struct pending *p = q.head;
             q.head = p->next;
             q.depth--;
@@ -117,14 +175,41 @@ static void *committer(void *arg)
             snprintf(p->res.errmsg, sizeof p->res.errmsg, "out of memory");
             finish(p, &cbs);
         }
+        q.n_held[self] = 0; /* its sessions are free for the other committers */
+        /* the requests another writer's lock kept out go first again, in their order */
+        struct pending *first = NULL, *last = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (!st && res[i].status == MN_BUSY && (reqs[i].flags & MN_APPEND_DEFER)) {
+                batch[i]->deferred++;
+                if (last)
+                    last->next = batch[i];
+                else
+                    first = batch[i];
+                last = batch[i];
+                q.depth++;
+                batch[i] = NULL;
+            }
+        if (first) {
+            last->next = q.head;
+            if (!q.head)
+                q.tail = last;
+            q.head = first;
+        }
+        size_t answered = 0;
         for (size_t i = 0; i < n; i++) {
+            if (!batch[i])
+                continue;
             batch[i]->res = res[i];
             if (st && !res[i].status)
                 batch[i]->res.status = st;
             finish(batch[i], &cbs);
+            answered++;
         }
         q.groups += n > 0;
-        q.appends += n;
+        q.appends += answered;
+        q.deferrals += n - answered;
+        if (q.n_threads > 1)
+            pthread_cond_broadcast(&q.work);
         pthread_mutex_unlock(&q.lock);
         if (cbs)
             run_callbacks(cbs);
@@ -142,12 +227,25 @@ static void *committer(void *arg)
     return NULL;
 }
 
-int srv_commit_start(mn_db *db)
+int srv_commit_start(mn_db *db, int committers)
 {
+    if (committers < 1)
+        committers = 1;
+    if (committers > MAX_COMMITTERS)
+        committers = MAX_COMMITTERS;
     pthread_mutex_lock(&q.lock);
     q.db = db;
     q.stop = 0;
-    int rc = pthread_create(&q.thread, NULL, committer, NULL);
+    q.n_threads = 0;
+    int rc = 0;
+    while (q.n_threads < committers) {
+        q.n_held[q.n_threads] = 0;
+        if ((rc = pthread_create(&q.threads[q.n_threads], NULL, committer, (void *)(intptr_t)q.n_threads)))
+            break;
+        q.n_threads++;
+    }
+    if (rc && q.n_threads) /* fewer than asked: the ones running do */
+        rc = 0;
     q.running = rc == 0;
     /* the committer drains the keyword index log after each group, off the appends' path */
     if (q.running)
@@ -164,7 +262,8 @@ void srv_commit_stop(void)
     pthread_cond_broadcast(&q.work);
     pthread_mutex_unlock(&q.lock);
     if (running) {
-        pthread_join(q.thread, NULL); /* it drains the queue first */
+        for (int t = 0; t < q.n_threads; t++)
+            pthread_join(q.threads[t], NULL); /* they drain the queue first */
         mn_keyword_drain_defer(q.db, 0);
     }
     pthread_mutex_lock(&q.lock);
@@ -172,11 +271,12 @@ void srv_commit_stop(void)
     pthread_mutex_unlock(&q.lock);
 }
 
-void srv_commit_stats(uint64_t *groups, uint64_t *appends, size_t *depth)
+void srv_commit_stats(uint64_t *groups, uint64_t *appends, uint64_t *deferrals, size_t *depth)
 {
     pthread_mutex_lock(&q.lock);
     *groups = q.groups;
     *appends = q.appends;
+    *deferrals = q.deferrals;
     *depth = q.depth;
     pthread_mutex_unlock(&q.lock);
 }
@@ -187,7 +287,7 @@ int srv_append_submit(mn_db *db, const char *session_id, const mn_message_in *ms
     struct pending *p = calloc(1, sizeof *p);
     if (!p)
         return -1;
-    *p = (struct pending){session_id, msgs, n, flags, {MN_OK, "", NULL}, 0, PTHREAD_COND_INITIALIZER, done, user, NULL};
+    *p = (struct pending){session_id, msgs, n, flags, {MN_OK, "", NULL}, 0, 0, PTHREAD_COND_INITIALIZER, done, user, NULL};
     pthread_mutex_lock(&q.lock);
     if (!q.running || q.stop || q.db != db) {
         pthread_mutex_unlock(&q.lock);
@@ -200,7 +300,10 @@ int srv_append_submit(mn_db *db, const char *session_id, const mn_message_in *ms
         q.head = p;
     q.tail = p;
     q.depth++;
-    pthread_cond_signal(&q.work);
+    if (q.n_threads > 1)
+        pthread_cond_broadcast(&q.work); /* the one that may take it */
+    else
+        pthread_cond_signal(&q.work);
     pthread_mutex_unlock(&q.lock);
     return 0;
 }
@@ -218,14 +321,17 @@ mn_status srv_append(mn_db *db, const char *session_id, const mn_message_in *msg
             snprintf(err, 256, "%s", mn_errmsg());
         return st;
     }
-    struct pending p = {session_id, msgs, n, flags, {MN_OK, "", NULL}, 0, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL};
+    struct pending p = {session_id, msgs, n, flags, {MN_OK, "", NULL}, 0, 0, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL};
     if (q.tail)
         q.tail->next = &p;
     else
         q.head = &p;
     q.tail = &p;
     q.depth++;
-    pthread_cond_signal(&q.work);
+    if (q.n_threads > 1)
+        pthread_cond_broadcast(&q.work); /* the one that may take it */
+    else
+        pthread_cond_signal(&q.work);
     while (!p.done)
         pthread_cond_wait(&p.wake, &q.lock);
     pthread_mutex_unlock(&q.lock);

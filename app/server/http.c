@@ -226,16 +226,18 @@ char *srv_metrics_render(mn_db *db)
          "mnemo_cleanup_sessions_total{reason=\"pruned\"} %llu\n",
          (unsigned long long)cleanup.runs, (unsigned long long)cleanup.purged, (unsigned long long)cleanup.pruned);
     pthread_mutex_unlock(&cleanup.lock);
-    uint64_t groups = 0, appends = 0;
+    uint64_t groups = 0, appends = 0, deferrals = 0;
     size_t depth = 0;
-    srv_commit_stats(&groups, &appends, &depth);
+    srv_commit_stats(&groups, &appends, &deferrals, &depth);
     EMIT("# HELP mnemo_commit_groups_total Transactions of the group committer (one fsync each).\n"
          "# TYPE mnemo_commit_groups_total counter\nmnemo_commit_groups_total %llu\n"
          "# HELP mnemo_commit_appends_total Append requests committed by the group committer.\n"
          "# TYPE mnemo_commit_appends_total counter\nmnemo_commit_appends_total %llu\n"
          "# HELP mnemo_commit_queue_depth Append requests waiting for the next commit.\n"
-         "# TYPE mnemo_commit_queue_depth gauge\nmnemo_commit_queue_depth %zu\n",
-         (unsigned long long)groups, (unsigned long long)appends, depth);
+         "# TYPE mnemo_commit_queue_depth gauge\nmnemo_commit_queue_depth %zu\n"
+         "# HELP mnemo_commit_deferrals_total Appends queued again because another writer held their session.\n"
+         "# TYPE mnemo_commit_deferrals_total counter\nmnemo_commit_deferrals_total %llu\n",
+         (unsigned long long)groups, (unsigned long long)appends, depth, (unsigned long long)deferrals);
     int64_t ok = 0, failed = 0, rolled_back = 0, embedded = 0, queued = 0;
     mn_compaction_counts(&ok, &failed, &rolled_back);
     EMIT("# HELP mnemo_compactions_total Folds of older turns into a session's summary, by outcome.\n"
@@ -1200,6 +1202,25 @@ static void *embedder(void *arg)
     return NULL;
 }
 
+/* server.committers, or when 0: two on PostgreSQL (a group's commit round trip then overlaps the
+ * next group), one elsewhere (SQLite has one writer at a time). */
+static int committers(mn_db *db, int configured)
+{
+    if (configured > 0)
+        return configured;
+    char *js = NULL;
+    int n = 1;
+    if (mn_stats_json(db, &js) == MN_OK) {
+        json_t *j = json_loads(js, 0, NULL);
+        const char *backend = json_string_value(json_object_get(j, "backend"));
+        if (backend && strcmp(backend, "postgres") == 0)
+            n = 2;
+        json_decref(j);
+    }
+    mn_free(js);
+    return n;
+}
+
 int srv_run_http(mn_db *db, const struct srv_options *o)
 {
     struct sockaddr_storage ss;
@@ -1252,7 +1273,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    if (srv_commit_start(db) != 0) {
+    if (srv_commit_start(db, committers(db, o->committers)) != 0) {
         fprintf(stderr, "mnemo: cannot start the committer thread\n");
         free(srv.openapi);
         return 1;

@@ -69,8 +69,13 @@ set -- $URLS
 curl -s "$1/v1/sessions?limit=1000" | python3 -c '
 import json, sys
 for s in json.load(sys.stdin)["sessions"]: print(s["id"])' >"$W/ids.txt"
-metrics() { for u in $URLS; do curl -s "$u/metrics" | grep '^mnemo_commit_'; done; }
+metrics() { for u in $URLS; do curl -s "$u/metrics" | grep "^mnemo_commit_"; done; }
 metrics >"$W/m0"
+# CPU seconds (utime + stime, clock ticks) of the nodes, of all PostgreSQL processes and of wrk
+ticks() { for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0; done | awk '{s += $1} END {print s + 0}'; }
+pgpids() { pgrep -d ' ' -f "postgres: .*mnemo|postgres -D $PGDIR|postgres: (walwriter|checkpointer|background writer)" || true; }
+NODE0=$(ticks $PIDS)
+PG0=$(ticks $(pgpids))
 psql -X -q "$(dburl mnemo)" -c "SELECT pg_stat_statements_reset()" >/dev/null
 # wait events of the other backends, every 50 ms
 (while :; do
@@ -85,6 +90,10 @@ for u in $URLS; do
 done
 sleep 1
 top -b -n1 -d1 | sed -n '1,5p' >"$W/top"
+sleep $((DUR - 2))
+NODE1=$(ticks $PIDS)
+PG1=$(ticks $(pgpids))
+WRK1=$(ticks $WRKS)
 for p in $WRKS; do wait "$p" || true; done
 kill "$SAMPLER" 2>/dev/null || true
 metrics >"$W/m1"
@@ -104,6 +113,9 @@ g = b.get("mnemo_commit_groups_total", 0) - a.get("mnemo_commit_groups_total", 0
 n = b.get("mnemo_commit_appends_total", 0) - a.get("mnemo_commit_appends_total", 0)
 print(f"groups {g:.0f}, appends {n:.0f}, appends per group {n / g if g else 0:.1f}")
 PY
+echo "== CPU in the $((DUR - 1)) s from the start to $((DUR - 1)) s into the run (seconds of CPU; the machine has $(nproc) cores)"
+HZ=$(getconf CLK_TCK)
+python3 -c "import sys; hz = float(sys.argv[1]); print(f'mnemo nodes {(float(sys.argv[3]) - float(sys.argv[2])) / hz:.1f}, PostgreSQL {(float(sys.argv[5]) - float(sys.argv[4])) / hz:.1f}, wrk {float(sys.argv[6]) / hz:.1f} (wrk: since its start)')" "$HZ" "$NODE0" "$NODE1" "$PG0" "$PG1" "$WRK1"
 echo "== pg_stat_statements (top by total time)"
 psql -X -q "$(dburl mnemo)" -c "SELECT calls, round(total_exec_time::numeric, 0) AS total_ms, round(mean_exec_time::numeric, 3) AS mean_ms, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12"
 echo "== wait events of the mnemo backends (samples)"

@@ -135,6 +135,7 @@ struct group {
     size_t n;
     int single;  /* one request: no savepoint, its failure is the transaction's */
     int careful; /* a savepoint around every request (after an unguarded one aborted the try) */
+    int skip;    /* every request says MN_APPEND_DEFER: the group lock skips held sessions */
     mn_store_append_row *known; /* the group lock's rows, by request (NULL: no group lock) */
     mn_status *results;
     char (*errmsg)[256];
@@ -168,7 +169,7 @@ static mn_status group_body(mn_store_tx *tx, void *arg)
     mn_status rc = MN_OK;
     if (g->known) { /* a run again reads them again */
         memset(g->known, 0, g->n * sizeof *g->known);
-        if ((rc = o->sessions_lock(tx, g->ids, g->n, g->known)))
+        if ((rc = o->sessions_lock(tx, g->ids, g->n, g->skip, g->known)))
             return rc;
     }
     for (size_t i = 0; i < g->n && !rc; i++) {
@@ -176,6 +177,13 @@ static mn_status group_body(mn_store_tx *tx, void *arg)
         list_clear(g->lists[i]);
         if (g->single)
             return g->results[i] = append_in_txn(o, tx, g->ids[i], &g->reqs[i], g->lists[i], NULL);
+        mn_store_append_row *known = known_row(g, i);
+        if (known && known->held) { /* another writer has it: this one (and the session's next
+                                     * ones, which see the same row) go back to the caller */
+            g->results[i] = MN_BUSY;
+            snprintf(g->errmsg[i], 256, "session %s is held by another writer: queue it again", g->ids[i]);
+            continue;
+        }
         /* A one-message append finds every refusal (no session, expired, idempotency clash) by
          * reading before it writes, so where the backend can run the group again it needs no
          * savepoint (two round trips fewer on PostgreSQL). Should an error of the database
@@ -183,7 +191,6 @@ static mn_status group_body(mn_store_tx *tx, void *arg)
         int guard = g->careful || !o->rerun || g->reqs[i].n != 1;
         if (guard && (rc = o->savepoint(tx, MN_SP_SET)))
             break;
-        mn_store_append_row *known = known_row(g, i);
         if (known && g->reqs[i].n != 1) {
             known->sid = 0;
             known = NULL;
@@ -214,10 +221,13 @@ static mn_status run_group(mn_store *st, const char *const *ids, const mn_store_
                            mn_status *results, char (*errmsg)[256], mn_messages **out)
 {
     const struct mn_store_append_ops *o = st->ops->append;
-    struct group g = {o, ids, reqs, n, single, 0, NULL, results, errmsg, calloc(n, sizeof(struct mn_messages_impl *))};
+    struct group g = {o, ids, reqs, n, single, 0, 0, NULL, results, errmsg, calloc(n, sizeof(struct mn_messages_impl *))};
     mn_status rc = g.lists ? MN_OK : mn__nomem();
     if (!rc && n > 1 && o->sessions_lock && !(g.known = calloc(n, sizeof *g.known)))
         rc = mn__nomem();
+    g.skip = n > 1;
+    for (size_t i = 0; i < n; i++)
+        g.skip &= reqs[i].defer != 0;
     for (size_t i = 0; i < n && !rc; i++)
         if (!(g.lists[i] = mn_records_message_list_new()))
             rc = mn__nomem();
@@ -271,8 +281,8 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
         return rc;
     if (!msgs || n == 0 || n > MAX_BATCH)
         return mn__err(MN_INVALID, "messages: %s holds 1 to %d messages", what, MAX_BATCH);
-    if (flags & ~(unsigned)MN_APPEND_CREATE)
-        return mn__err(MN_INVALID, "flags: unknown bits 0x%x", flags & ~(unsigned)MN_APPEND_CREATE);
+    if (flags & ~(unsigned)(MN_APPEND_CREATE | MN_APPEND_DEFER))
+        return mn__err(MN_INVALID, "flags: unknown bits 0x%x", flags & ~(unsigned)(MN_APPEND_CREATE | MN_APPEND_DEFER));
     mn_message *rows = mn_arena_alloc(a, n * sizeof *rows);
     if (!rows)
         return mn__nomem();
@@ -298,7 +308,8 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
         create->metadata = "{}";
         create->created_at = create->updated_at = now;
     }
-    *out = (mn_store_append){rows, n, (flags & MN_APPEND_CREATE) ? create : NULL, title, now, trim_delete};
+    *out = (mn_store_append){rows, n, (flags & MN_APPEND_CREATE) ? create : NULL, title, now, trim_delete,
+                             (flags & MN_APPEND_DEFER) != 0};
     return MN_OK;
 }
 

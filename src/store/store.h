@@ -35,6 +35,7 @@ typedef struct mn_store_append {
     const char *title;
     int64_t now_ms;
     int trim_delete; /* past the turn limit: 1 deletes the oldest turns, 0 keeps them inactive */
+    int defer;       /* MN_APPEND_DEFER: MN_BUSY instead of waiting for another writer's lock */
 } mn_store_append;
 
 typedef struct mn_store_stats {

@@ -24,6 +24,7 @@ typedef struct mn_store_tx mn_store_tx;
 typedef struct mn_store_append_row {
     int64_t sid; /* the internal row id; 0: not read */
     int64_t last_seq, expires_at, max_turns;
+    int held; /* sessions_lock with skip: another writer holds the row (sid 0: not locked) */
 } mn_store_append_row;
 
 /* What an append adds to its session row. */
@@ -75,8 +76,10 @@ struct mn_store_append_ops {
     mn_status (*message_insert_appended)(mn_store_tx *tx, mn_message *m, const mn_store_appended *c);
     /* Locks the sessions of a group in a fixed order before any append runs (so that two
      * writers sharing sessions queue instead of deadlocking); rows[i] gets ids[i]'s row (sid 0
-     * when missing or not a canonical id). */
-    mn_status (*sessions_lock)(mn_store_tx *tx, const char *const *ids, size_t n, mn_store_append_row *rows);
+     * when missing or not a canonical id). skip: rows another writer holds are left alone
+     * (rows[i].held 1, sid 0) instead of waited for. */
+    mn_status (*sessions_lock)(mn_store_tx *tx, const char *const *ids, size_t n, int skip,
+                               mn_store_append_row *rows);
 };
 
 #endif

@@ -7,6 +7,7 @@
  * batch is all or nothing, a group keeps its good requests when one fails, and the session's
  * counters add up; and when its primitives roll back with the transaction.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -104,6 +105,9 @@ static size_t active_count(const char *id, int with_inactive)
 #define S_Q2 "0190f0f0-0000-7000-8000-00000000a00b"
 #define S_R1 "0190f0f0-0000-7000-8000-00000000a00c"
 #define S_R2 "0190f0f0-0000-7000-8000-00000000a00d"
+#define S_D1 "0190f0f0-0000-7000-8000-00000000a00e"
+#define S_D2 "0190f0f0-0000-7000-8000-00000000a00f"
+#define S_C0 "0190f0f0-0000-7000-8000-00000000a010"
 
 /* An idempotent retry (alone, in a batch, in a group) stores nothing and returns the stored row;
  * counters count each message once. */
@@ -112,7 +116,7 @@ static void idempotent_retry(void **state)
     (void)state;
     mn_session s = session(S_IDEM, 100, 0, 0);
     mn_message m[2] = {msg(MN_ROLE_USER, "hello", "k1", 3), msg(MN_ROLE_ASSISTANT, "hi", "k2", 4)};
-    mn_store_append req = {m, 2, &s, "hello", 100, 0};
+    mn_store_append req = {m, 2, &s, "hello", 100, 0, 0};
     mn_messages *out = NULL;
     assert_int_equal(mn_engine_append(the_store, S_IDEM, &req, &out), MN_OK);
     assert_int_equal(out->count, 2);
@@ -122,7 +126,7 @@ static void idempotent_retry(void **state)
     /* the same two again, plus a new third: the two come back as stored, the third is seq 3 */
     mn_message again[3] = {msg(MN_ROLE_USER, "hello", "k1", 3), msg(MN_ROLE_ASSISTANT, "hi", "k2", 4),
                            msg(MN_ROLE_USER, "more", "k3", 5)};
-    mn_store_append retry = {again, 3, NULL, NULL, 200, 0};
+    mn_store_append retry = {again, 3, NULL, NULL, 200, 0, 0};
     assert_int_equal(mn_engine_append(the_store, S_IDEM, &retry, &out), MN_OK);
     assert_int_equal(out->count, 3);
     assert_int_equal(out->items[0].id, id1);
@@ -134,7 +138,7 @@ static void idempotent_retry(void **state)
     const char *ids[1] = {S_IDEM};
     mn_status results[1];
     char errmsg[1][256];
-    mn_store_append third = {&again[2], 1, NULL, NULL, 300, 0};
+    mn_store_append third = {&again[2], 1, NULL, NULL, 300, 0, 0};
     assert_int_equal(mn_engine_append_many(the_store, ids, &third, 1, results, errmsg, NULL), MN_OK);
     assert_int_equal(results[0], MN_OK);
 
@@ -148,7 +152,7 @@ static void idempotent_retry(void **state)
 
     /* the key of another message: refused, nothing written */
     mn_message other = msg(MN_ROLE_USER, "changed", "k1", 3);
-    mn_store_append clash = {&other, 1, NULL, NULL, 400, 0};
+    mn_store_append clash = {&other, 1, NULL, NULL, 400, 0, 0};
     assert_int_equal(mn_engine_append(the_store, S_IDEM, &clash, NULL), MN_CONFLICT);
     assert_non_null(strstr(mn_errmsg(), "k1"));
     assert_int_equal(active_count(S_IDEM, 1), 3);
@@ -161,20 +165,20 @@ static void expired_session_refused(void **state)
     (void)state;
     mn_session s = session(S_TTL, 1000, 500, 0); /* expires at 1500 */
     mn_message a = msg(MN_ROLE_USER, "in time", NULL, 1);
-    mn_store_append req = {&a, 1, &s, NULL, 1200, 0};
+    mn_store_append req = {&a, 1, &s, NULL, 1200, 0, 0};
     assert_int_equal(mn_engine_append(the_store, S_TTL, &req, NULL), MN_OK);
     mn_session *got = get(S_TTL);
     assert_int_equal(got->expires_at, 1700); /* now + ttl */
     mn_session_free(got);
 
     mn_message late = msg(MN_ROLE_USER, "too late", NULL, 1);
-    mn_store_append too_late = {&late, 1, NULL, NULL, 1700, 0};
+    mn_store_append too_late = {&late, 1, NULL, NULL, 1700, 0, 0};
     assert_int_equal(mn_engine_append(the_store, S_TTL, &too_late, NULL), MN_EXPIRED);
     assert_non_null(strstr(mn_errmsg(), "expired"));
     /* in a group too, and the group's other request is kept */
     mn_session fresh = session(S_NONE, 1700, 0, 0);
     mn_message b = msg(MN_ROLE_USER, "fine", NULL, 1);
-    mn_store_append reqs[2] = {{&late, 1, NULL, NULL, 1800, 0}, {&b, 1, &fresh, NULL, 1800, 0}};
+    mn_store_append reqs[2] = {{&late, 1, NULL, NULL, 1800, 0, 0}, {&b, 1, &fresh, NULL, 1800, 0, 0}};
     const char *ids[2] = {S_TTL, S_NONE};
     mn_status results[2];
     char errmsg[2][256];
@@ -196,7 +200,7 @@ static void turn_trimming(void **state)
         mn_session s = session(id, 100, 0, 2);
         for (int t = 0; t < 4; t++) {
             mn_message turn[2] = {msg(MN_ROLE_USER, "q", NULL, 1), msg(MN_ROLE_ASSISTANT, "a", NULL, 1)};
-            mn_store_append req = {turn, 2, t == 0 ? &s : NULL, NULL, 200 + t, del};
+            mn_store_append req = {turn, 2, t == 0 ? &s : NULL, NULL, 200 + t, del, 0};
             assert_int_equal(mn_engine_append(the_store, id, &req, NULL), MN_OK);
         }
         assert_int_equal(active_count(id, 0), 4); /* the newest 2 turns */
@@ -214,12 +218,12 @@ static void batch_all_or_nothing(void **state)
     (void)state;
     mn_session s = session(S_BATCH, 100, 0, 0);
     mn_message first = msg(MN_ROLE_USER, "first", "b1", 2);
-    mn_store_append req = {&first, 1, &s, "first", 100, 0};
+    mn_store_append req = {&first, 1, &s, "first", 100, 0, 0};
     assert_int_equal(mn_engine_append(the_store, S_BATCH, &req, NULL), MN_OK);
 
     mn_message batch[3] = {msg(MN_ROLE_ASSISTANT, "x", NULL, 2), msg(MN_ROLE_USER, "y", NULL, 2),
                            msg(MN_ROLE_USER, "not first", "b1", 2)};
-    mn_store_append bad = {batch, 3, NULL, NULL, 200, 0};
+    mn_store_append bad = {batch, 3, NULL, NULL, 200, 0, 0};
     mn_messages *out = NULL;
     assert_int_equal(mn_engine_append(the_store, S_BATCH, &bad, &out), MN_CONFLICT);
     assert_null(out);
@@ -250,9 +254,9 @@ static void group_counts(void **state)
                        msg(MN_ROLE_USER, "g2 two", NULL, 20),     msg(MN_ROLE_USER, "g2 clash", "dup", 30),
                        msg(MN_ROLE_USER, "g1 three", NULL, 4)};
     mn_store_append reqs[6] = {
-        {&m[0], 1, &g1, "g1", 100, 0},   {&m[1], 1, &g2, "g2", 100, 0}, {&m[2], 1, NULL, NULL, 100, 0},
-        {&m[3], 1, NULL, NULL, 100, 0},  {&m[4], 2, NULL, NULL, 100, 0}, /* g2 two + clash: refused whole */
-        {&m[6], 1, NULL, NULL, 100, 0}};
+        {&m[0], 1, &g1, "g1", 100, 0, 0},   {&m[1], 1, &g2, "g2", 100, 0, 0}, {&m[2], 1, NULL, NULL, 100, 0, 0},
+        {&m[3], 1, NULL, NULL, 100, 0, 0},  {&m[4], 2, NULL, NULL, 100, 0, 0}, /* g2 two + clash: refused whole */
+        {&m[6], 1, NULL, NULL, 100, 0, 0}};
     const char *ids[6] = {S_G1, S_G2, S_G1, "0190f0f0-0000-7000-8000-00000000afff", S_G2, S_G1};
     mn_status results[6];
     char errmsg[6][256];
@@ -287,7 +291,7 @@ static void group_counts(void **state)
 
     /* the next append numbers on from what the group stored */
     mn_message next = msg(MN_ROLE_USER, "g2 next", NULL, 1);
-    mn_store_append more = {&next, 1, NULL, NULL, 200, 0};
+    mn_store_append more = {&next, 1, NULL, NULL, 200, 0, 0};
     mn_messages *l = NULL;
     assert_int_equal(mn_engine_append(the_store, S_G2, &more, &l), MN_OK);
     assert_int_equal(l->items[0].seq, 2);
@@ -382,9 +386,9 @@ static void group_queued_write_fails(void **state)
     mn_message m[5] = {msg(MN_ROLE_USER, "q1 one", NULL, 1), msg(MN_ROLE_USER, "q2 one", NULL, 1),
                        msg(MN_ROLE_USER, "boom", NULL, 1), msg(MN_ROLE_USER, "q1 two", NULL, 1),
                        msg(MN_ROLE_USER, "q1 three", NULL, 1)};
-    mn_store_append reqs[5] = {{&m[0], 1, &q1, "q1", 100, 0}, {&m[1], 1, &q2, "q2", 100, 0},
-                               {&m[2], 1, NULL, NULL, 100, 0}, {&m[3], 1, NULL, NULL, 100, 0},
-                               {&m[4], 1, NULL, NULL, 100, 0}};
+    mn_store_append reqs[5] = {{&m[0], 1, &q1, "q1", 100, 0, 0}, {&m[1], 1, &q2, "q2", 100, 0, 0},
+                               {&m[2], 1, NULL, NULL, 100, 0, 0}, {&m[3], 1, NULL, NULL, 100, 0, 0},
+                               {&m[4], 1, NULL, NULL, 100, 0, 0}};
     const char *ids[5] = {S_Q1, S_Q2, S_Q1, S_Q1, S_Q2};
     mn_status results[5];
     char errmsg[5][256];
@@ -415,7 +419,7 @@ static void group_queued_write_fails(void **state)
     /* a group that fails nowhere after it: pipelined again, numbering on */
     assert_int_equal(test_db_sql(url, "DROP TRIGGER t_boom ON messages", NULL, 0), 0);
     mn_message next[2] = {msg(MN_ROLE_USER, "q1 four", NULL, 1), msg(MN_ROLE_USER, "q2 three", NULL, 1)};
-    mn_store_append more[2] = {{&next[0], 1, NULL, NULL, 200, 0}, {&next[1], 1, NULL, NULL, 200, 0}};
+    mn_store_append more[2] = {{&next[0], 1, NULL, NULL, 200, 0, 0}, {&next[1], 1, NULL, NULL, 200, 0, 0}};
     const char *ids2[2] = {S_Q1, S_Q2};
     assert_int_equal(mn_engine_append_many(the_store, ids2, more, 2, results, errmsg, out), MN_OK);
     assert_int_equal(results[0], MN_OK);
@@ -449,7 +453,7 @@ static void group_texts_and_counters(void **state)
         ids[i] = i % 2 ? S_R2 : S_R1;
         /* the title: the first user message of a session that has none (r2's first is an assistant's) */
         const char *title = m[i].role == MN_ROLE_USER ? texts[i] : NULL;
-        reqs[i] = (mn_store_append){&m[i], 1, i < 2 ? (i ? &r2 : &r1) : NULL, title, 300, 0};
+        reqs[i] = (mn_store_append){&m[i], 1, i < 2 ? (i ? &r2 : &r1) : NULL, title, 300, 0, 0};
     }
     mn_status results[N];
     char errmsg[N][256];
@@ -499,6 +503,184 @@ static void group_texts_and_counters(void **state)
     mn_session_free(b);
 }
 
+/* A second handle on the same PostgreSQL database (another node). */
+static mn_store *second_store(void)
+{
+    char file[400];
+    snprintf(file, sizeof file, "%s/append.db", dir);
+    mn_store_opts o = {.busy_timeout_ms = 5000, .sync_full = 0};
+    mn_store *st = NULL;
+    assert_int_equal(mn_store_open(test_db_target(file), &o, &st), MN_OK);
+    return st;
+}
+
+/* While the other node's transaction (held_body, on the second handle) holds S_D1, a group whose
+ * requests all say defer stores what it can and hands back S_D1's requests as MN_BUSY, without
+ * waiting and without numbering them; once the other node commits they go through, gapless. */
+struct held {
+    mn_store *other;
+    mn_status results[3];
+    char errmsg[3][256];
+};
+
+static mn_status held_body(mn_store_tx *tx, void *arg)
+{
+    struct held *h = arg;
+    mn_store_append_row row;
+    assert_int_equal(h->other->ops->append->session_lock(tx, S_D1, &row), MN_OK);
+    mn_message m[3] = {msg(MN_ROLE_USER, "d1 one", NULL, 1), msg(MN_ROLE_USER, "d2 one", NULL, 1),
+                       msg(MN_ROLE_USER, "d1 two", NULL, 1)};
+    mn_store_append reqs[3] = {{&m[0], 1, NULL, NULL, 200, 0, 1}, {&m[1], 1, NULL, NULL, 200, 0, 1},
+                               {&m[2], 1, NULL, NULL, 200, 0, 1}};
+    const char *ids[3] = {S_D1, S_D2, S_D1};
+    mn_messages *out[3];
+    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, 3, h->results, h->errmsg, out), MN_OK);
+    for (size_t i = 0; i < 3; i++)
+        mn_messages_free(out[i]);
+    return MN_OK;
+}
+
+static void group_defers_held_sessions(void **state)
+{
+    (void)state;
+    if (!test_db_pg())
+        skip();
+    mn_session d1 = session(S_D1, 100, 0, 0), d2 = session(S_D2, 100, 0, 0);
+    assert_int_equal(the_store->ops->session_insert(the_store, &d1), MN_OK);
+    assert_int_equal(the_store->ops->session_insert(the_store, &d2), MN_OK);
+    struct held h = {second_store(), {0}, {{0}}};
+    assert_int_equal(h.other->ops->append->write(h.other, held_body, &h), MN_OK);
+    assert_int_equal(h.results[0], MN_BUSY);
+    assert_non_null(strstr(h.errmsg[0], "held by another writer"));
+    assert_int_equal(h.results[1], MN_OK);
+    assert_int_equal(h.results[2], MN_BUSY);
+    assert_int_equal(active_count(S_D1, 1), 0);
+    assert_int_equal(active_count(S_D2, 1), 1);
+    h.other->ops->close(h.other);
+
+    /* the other node is done: the same two again, in their order */
+    mn_message m[2] = {msg(MN_ROLE_USER, "d1 one", NULL, 1), msg(MN_ROLE_USER, "d1 two", NULL, 1)};
+    mn_store_append reqs[2] = {{&m[0], 1, NULL, NULL, 300, 0, 1}, {&m[1], 1, NULL, NULL, 300, 0, 1}};
+    const char *ids[2] = {S_D1, S_D1};
+    mn_status results[2];
+    char errmsg[2][256];
+    mn_messages *out[2];
+    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, 2, results, errmsg, out), MN_OK);
+    assert_int_equal(results[0], MN_OK);
+    assert_int_equal(results[1], MN_OK);
+    assert_int_equal(out[0]->items[0].seq, 1);
+    assert_int_equal(out[1]->items[0].seq, 2);
+    mn_messages_free(out[0]);
+    mn_messages_free(out[1]);
+    mn_session *a = get(S_D1);
+    assert_int_equal(a->message_count, 2);
+    mn_session_free(a);
+}
+
+/* Two nodes appending to the same sessions at once, in groups that defer held sessions and send
+ * what came back again (in order, as the server's committer does): every message is stored once,
+ * each session's seq runs 1..n without a gap, and each node's messages to a session keep their
+ * order. */
+enum { C_SESSIONS = 4, C_GROUPS = 40, C_GROUP = 6 };
+
+struct node {
+    mn_store *st;
+    int index;
+    int sent[C_SESSIONS]; /* messages stored per session */
+};
+
+static const char *const c_ids[C_SESSIONS] = {S_C0, S_Q1, S_R1, S_G1}; /* S_C0 new; the others exist */
+
+static void *node_run(void *arg)
+{
+    struct node *nd = arg;
+    char texts[C_GROUP][64];
+    mn_message m[C_GROUP];
+    mn_store_append reqs[C_GROUP];
+    const char *ids[C_GROUP];
+    mn_status results[C_GROUP];
+    char errmsg[C_GROUP][256];
+    int next[C_SESSIONS] = {0};
+    for (int g = 0; g < C_GROUPS; g++) {
+        size_t n = 0;
+        for (int k = 0; k < C_GROUP; k++) {
+            int sess = (g + k * (nd->index + 1)) % C_SESSIONS;
+            snprintf(texts[n], sizeof texts[n], "node %d #%d", nd->index, next[sess]++);
+            m[n] = msg(MN_ROLE_USER, texts[n], NULL, 1);
+            reqs[n] = (mn_store_append){&m[n], 1, NULL, NULL, 1000 + g, 0, 1};
+            ids[n++] = c_ids[sess];
+        }
+        while (n) { /* what came back goes again, in its order, until everything is stored */
+            if (mn_engine_append_many(nd->st, ids, reqs, n, results, errmsg, NULL) != MN_OK)
+                return "group failed";
+            size_t left = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (results[i] == MN_BUSY) {
+                    m[left] = *reqs[i].msgs;
+                    reqs[left] = reqs[i];
+                    reqs[left].msgs = &m[left];
+                    ids[left++] = ids[i];
+                } else if (results[i] != MN_OK)
+                    return "append failed";
+                else
+                    for (int sess = 0; sess < C_SESSIONS; sess++)
+                        nd->sent[sess] += strcmp(ids[i], c_ids[sess]) == 0;
+            }
+            n = left;
+        }
+    }
+    return NULL;
+}
+
+static void two_nodes_same_sessions(void **state)
+{
+    (void)state;
+    if (!test_db_pg())
+        skip();
+    mn_session c0 = session(S_C0, 100, 0, 0);
+    assert_int_equal(the_store->ops->session_insert(the_store, &c0), MN_OK);
+    int64_t before[C_SESSIONS];
+    for (int s = 0; s < C_SESSIONS; s++) {
+        mn_session *x = get(c_ids[s]);
+        before[s] = x->message_count;
+        assert_int_equal((int64_t)active_count(c_ids[s], 1), x->message_count);
+        mn_session_free(x);
+    }
+    struct node a = {the_store, 0, {0}}, b = {second_store(), 1, {0}};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, node_run, &b), 0);
+    const char *err_a = node_run(&a);
+    void *err_b = NULL;
+    pthread_join(t, &err_b);
+    assert_null(err_a);
+    assert_null(err_b);
+    b.st->ops->close(b.st);
+    int total = 0;
+    for (int s = 0; s < C_SESSIONS; s++) {
+        mn_history_opts o = MN_HISTORY_OPTS_INIT;
+        o.all = 1;
+        mn_messages *l = NULL;
+        assert_int_equal(the_store->ops->history(the_store, c_ids[s], &o, &l), MN_OK);
+        assert_int_equal((int64_t)l->count, before[s] + a.sent[s] + b.sent[s]);
+        int seen[2] = {0, 0};
+        for (size_t j = 0; j < l->count; j++) {
+            assert_int_equal(l->items[j].seq, (int64_t)j + 1); /* gapless */
+            int node = -1, nth = -1;
+            if (sscanf(l->items[j].content, "node %d #%d", &node, &nth) == 2) {
+                assert_int_equal(nth, seen[node]++); /* each node's messages in its order */
+            }
+        }
+        assert_int_equal(seen[0], a.sent[s]);
+        assert_int_equal(seen[1], b.sent[s]);
+        total += seen[0] + seen[1];
+        mn_messages_free(l);
+        mn_session *x = get(c_ids[s]);
+        assert_int_equal(x->message_count, before[s] + a.sent[s] + b.sent[s]);
+        mn_session_free(x);
+    }
+    assert_int_equal(total, 2 * C_GROUPS * C_GROUP);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -506,6 +688,7 @@ int main(void)
         cmocka_unit_test(turn_trimming),        cmocka_unit_test(batch_all_or_nothing),
         cmocka_unit_test(group_counts),         cmocka_unit_test(primitives_roll_back),
         cmocka_unit_test(group_queued_write_fails), cmocka_unit_test(group_texts_and_counters),
+        cmocka_unit_test(group_defers_held_sessions), cmocka_unit_test(two_nodes_same_sessions),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

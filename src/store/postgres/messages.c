@@ -451,8 +451,16 @@ static mn_status tx_trim_turns(mn_store_tx *tx, int64_t sid, int64_t max_turns, 
  * store are canonical UUIDs (checked above), so the array literal needs no quoting. */
 static const char SQL_LOCK_SESSIONS[] = "SELECT id, sid, last_seq, expires_at, max_turns FROM sessions"
                                         " WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
+/* The same, leaving alone the rows another transaction holds: they come back with a NULL sid
+ * (the session exists, but is not locked); a missing session does not come back at all. */
+static const char SQL_LOCK_SESSIONS_SKIP[] =
+    "WITH l AS (SELECT id, sid, last_seq, expires_at, max_turns FROM sessions WHERE id = ANY($1::text[])"
+    " ORDER BY id FOR UPDATE SKIP LOCKED)"
+    " SELECT s.id, l.sid, l.last_seq, l.expires_at, l.max_turns FROM sessions s LEFT JOIN l ON l.id = s.id"
+    " WHERE s.id = ANY($1::text[])";
 
-static mn_status tx_sessions_lock(mn_store_tx *tx, const char *const *ids, size_t n, mn_store_append_row *rows)
+static mn_status tx_sessions_lock(mn_store_tx *tx, const char *const *ids, size_t n, int skip,
+                                  mn_store_append_row *rows)
 {
     size_t cap = 3 + n * 40, len = 0;
     char *list = malloc(cap);
@@ -474,7 +482,7 @@ static mn_status tx_sessions_lock(mn_store_tx *tx, const char *const *ids, size_
     mn_pg_params_init(&p);
     mn_pg_text(&p, list);
     PGresult *r = NULL; /* in pipeline mode: with an id for each request's message (one round trip) */
-    mn_status rc = mn_pg_send(TX(tx), SQL_LOCK_SESSIONS, &p, "session locks", &r);
+    mn_status rc = mn_pg_send(TX(tx), skip ? SQL_LOCK_SESSIONS_SKIP : SQL_LOCK_SESSIONS, &p, "session locks", &r);
     if (!rc)
         rc = mn_pg_reserve_ids(TX(tx), n);
     free(list);
@@ -485,6 +493,7 @@ static mn_status tx_sessions_lock(mn_store_tx *tx, const char *const *ids, size_
     for (int k = 0; k < PQntuples(r); k++)
         for (size_t i = 0; i < n; i++)
             if (strcmp(ids[i], PQgetvalue(r, k, 0)) == 0) {
+                rows[i].held = PQgetisnull(r, k, 1);
                 rows[i].sid = mn_pg_col_i64(r, k, 1);
                 rows[i].last_seq = mn_pg_col_i64(r, k, 2);
                 rows[i].expires_at = mn_pg_col_i64(r, k, 3);
