@@ -99,7 +99,7 @@ kill "$SAMPLER" 2>/dev/null || true
 metrics >"$W/m1"
 echo "== wrk (requests/s per node)"
 grep -h 'Requests/sec' "$W"/wrk.* || true
-echo "== group committer: groups, appends (after minus before, all nodes)"
+echo "== group committer: groups, appends, deferrals (after minus before, all nodes)"
 python3 - "$W/m0" "$W/m1" <<'PY'
 import sys
 def load(f):
@@ -111,7 +111,8 @@ def load(f):
 a, b = load(sys.argv[1]), load(sys.argv[2])
 g = b.get("mnemo_commit_groups_total", 0) - a.get("mnemo_commit_groups_total", 0)
 n = b.get("mnemo_commit_appends_total", 0) - a.get("mnemo_commit_appends_total", 0)
-print(f"groups {g:.0f}, appends {n:.0f}, appends per group {n / g if g else 0:.1f}")
+d = b.get("mnemo_commit_deferrals_total", 0) - a.get("mnemo_commit_deferrals_total", 0)
+print(f"groups {g:.0f}, appends {n:.0f}, appends per group {n / g if g else 0:.1f}, deferred {d:.0f} times")
 PY
 echo "== CPU in the $((DUR - 1)) s from the start to $((DUR - 1)) s into the run (seconds of CPU; the machine has $(nproc) cores)"
 HZ=$(getconf CLK_TCK)
