@@ -5,7 +5,9 @@
  * when asked), refuse an expired one, skip messages whose idempotency key is stored (a key reused
  * for another message is MN_CONFLICT), number the new ones, store them, add to the session's
  * counters, apply the turn limit. A group (mn_append_many) is one transaction with a savepoint
- * per request, so a failing request leaves the others and the group costs one commit.
+ * per request, so a failing request leaves the others and the group costs one commit. When every
+ * request of a group says MN_APPEND_DEFER, the group lock leaves the sessions another writer
+ * holds and their requests come back MN_BUSY, unrun, for the caller to queue again.
  */
 #include <stdio.h>
 #include <stdlib.h>
