@@ -4,7 +4,8 @@
 # 50 ms during the run (wait events of the mnemo backends) and the group committer's counters
 # (/metrics) read before and after. A throwaway server (tests/pg/pgctl.sh) in /tmp.
 # usage: sh bench/pg/profile.sh
-#   env: MNEMO (default build/rel/mnemo), NODES (1 or 2), DUR (10), CONNS (64),
+#   env: MNEMO (default build/rel/mnemo), NODES (1 or 2), WORKLOAD (append; or history, context),
+#        DUR (10), CONNS (64),
 #        SESSIONS (200), MESSAGES (50)
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -85,7 +86,7 @@ done) >"$W/waits" 2>/dev/null &
 SAMPLER=$!
 WRKS=
 for u in $URLS; do
-    IDS_FILE=$W/ids.txt BENCH_DIR=$ROOT/bench/server wrk -t1 -c$((CONNS / NODES)) -d"${DUR}s" -s "$ROOT/bench/server/append.lua" "$u" >"$W/wrk.$(echo "$u" | tr -dc 0-9)" 2>&1 &
+    IDS_FILE=$W/ids.txt BENCH_DIR=$ROOT/bench/server wrk -t1 -c$((CONNS / NODES)) -d"${DUR}s" -s "$ROOT/bench/server/${WORKLOAD:-append}.lua" "$u" >"$W/wrk.$(echo "$u" | tr -dc 0-9)" 2>&1 &
     WRKS="$WRKS $!"
 done
 sleep 1
