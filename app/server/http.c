@@ -1202,25 +1202,6 @@ static void *embedder(void *arg)
     return NULL;
 }
 
-/* server.committers, or when 0: two on PostgreSQL (a group's commit round trip then overlaps the
- * next group), one elsewhere (SQLite has one writer at a time). */
-static int committers(mn_db *db, int configured)
-{
-    if (configured > 0)
-        return configured;
-    char *js = NULL;
-    int n = 1;
-    if (mn_stats_json(db, &js) == MN_OK) {
-        json_t *j = json_loads(js, 0, NULL);
-        const char *backend = json_string_value(json_object_get(j, "backend"));
-        if (backend && strcmp(backend, "postgres") == 0)
-            n = 2;
-        json_decref(j);
-    }
-    mn_free(js);
-    return n;
-}
-
 int srv_run_http(mn_db *db, const struct srv_options *o)
 {
     struct sockaddr_storage ss;
@@ -1273,7 +1254,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    if (srv_commit_start(db, committers(db, o->committers)) != 0) {
+    if (srv_commit_start(db, o->committers) != 0) {
         fprintf(stderr, "mnemo: cannot start the committer thread\n");
         free(srv.openapi);
         return 1;

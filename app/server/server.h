@@ -294,7 +294,7 @@ struct srv_options {
     int max_query_params;     /* server.max_query_params: more get 400; 0: 100 */
     int workers;              /* server.workers: threads for requests that may take long; 0: 16 */
     int io_threads;           /* server.io_threads: event-loop threads; 0: one per CPU (at most 8) */
-    int committers;           /* server.committers: group committers; 0: 2 on PostgreSQL, else 1 */
+    int committers;           /* server.committers: group committers (more than 1: PostgreSQL); 0: 1 */
     int window_default;       /* memory.strategy is window: a context call without a strategy
                                  never summarises, so the event loop may answer it */
 };

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t1500-nodes.sh — two `mnemo serve` nodes on one PostgreSQL database (pg/ variant only):
-# appends through both at once, interleaved, end up as one history that reads the same from
-# either node; a message appended on node A is found by node B's semantic search (its own
+# appends through both at once, interleaved (node B with two group committers), end up as one
+# history that reads the same from either node, gapless and in each writer's order; a message appended on node A is found by node B's semantic search (its own
 # in-memory index, kept in step through the database's embedding log) and keyword search.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
@@ -9,7 +9,11 @@
 
 export MNEMO_EMBEDDER=hash
 node_start A
+# node B runs two group committers (server.committers), node A one: both paths, side by side
+MNEMO_SERVER_COMMITTERS=2
+export MNEMO_SERVER_COMMITTERS
 node_start B
+unset MNEMO_SERVER_COMMITTERS
 at A req POST /v1/sessions '{"title":"shared"}'
 eq "$CODE" 201 "create a session on node A"
 S=$(jget "$OUT" 'j["session"]["id"]')
@@ -48,6 +52,8 @@ eq "$HB" "$HA" "the history reads the same from both nodes"
 eq "$(jget "$HA" 'len(j["messages"])')" $((4 * N)) "no append lost or doubled"
 eq "$(jget "$HA" '[m["seq"] for m in j["messages"]] == list(range(1, len(j["messages"]) + 1))')" true \
     "seq 1..n without gaps"
+eq "$(jget "$HA" 'all([int(m["content"].split()[3]) for m in j["messages"] if m["content"].startswith("writer %d " % w)] == list(range(1, 26)) for w in (1, 2, 3, 4))')" true \
+    "each writer's messages in the order it sent them"
 eq "$(jget "$HA" 'all([int(m["content"].split()[3]) for m in j["messages"] if m["content"].split()[1] == str(w)] == list(range(1, '$N' + 1)) for w in (1, 2, 3, 4))')" \
     true "each writer's messages in its order"
 at B req POST "/v1/sessions/$S/messages" '{"role":"user","content":"writer 1 message 1"}' -H 'Idempotency-Key: w1-1'
