@@ -788,11 +788,15 @@ MN_API mn_status mn_reindex_tokens(mn_db *db, mn_progress_fn progress, void *use
 /* Brings the schema of the database at path (NULL: the configuration's memory.storage_path;
  * SQLite or PostgreSQL) up to this version, as mn_open does on its own, calling progress (may be
  * NULL) with (messages done, messages in all) during the long steps: version 10 rewrites a SQLite
- * file's messages clustered by session (docs/format.md), a few seconds a million messages. The
- * whole upgrade is one transaction: interrupted, the file stays at its old version. Does nothing
- * when the schema is current; creates the file when it is missing. Other processes may have the
- * file open meanwhile (they wait for the write lock). Errors: those of mn_open. Thread-safe. */
-MN_API mn_status mn_upgrade(const char *path, const mn_config *cfg, mn_progress_fn progress, void *user);
+ * file's messages clustered by session (docs/format.md), about half a minute a million messages.
+ * *from_version (may be NULL) gets the version the database had (0: it was new; equal to the
+ * current version: nothing was done). The whole upgrade is one transaction: interrupted, the file
+ * stays at its old version. Creates the database when it is missing. Other processes that open
+ * it meanwhile wait for the write lock up to memory.busy_timeout_ms, then fail with MN_BUSY;
+ * processes of an older mnemo must be stopped first (they keep writing the old layout).
+ * Errors: those of mn_open. Thread-safe. */
+MN_API mn_status mn_upgrade(const char *path, const mn_config *cfg, mn_progress_fn progress, void *user,
+                            int *from_version);
 
 /* ---------------------------------------------------------------------------------------------
  * Migration between databases and backends (docs/scale-out.md, mnemo migrate).

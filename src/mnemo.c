@@ -154,13 +154,14 @@ static mn_store_opts store_opts(const mn_config *cfg, mn_progress_fn progress, v
 {
     mn_store_opts so = {mn_config_int(cfg, "memory.busy_timeout_ms"),
                         strcmp(mn_config_str(cfg, "memory.durability"), "full") == 0,
-                        mn_config_int(cfg, "search.fts_drain"), progress, user};
+                        mn_config_int(cfg, "search.fts_drain"), progress, user, NULL};
     return so;
 }
 
-mn_status mn_upgrade(const char *path, const mn_config *cfg, mn_progress_fn progress, void *user)
+mn_status mn_upgrade(const char *path, const mn_config *cfg, mn_progress_fn progress, void *user, int *from_version)
 {
     mn__err_clear();
+    int found = 0;
     mn_config *own = NULL;
     mn_status rc = cfg ? mn_config_copy(cfg, &own) : mn_config_new(&own);
     char *target = NULL;
@@ -169,8 +170,11 @@ mn_status mn_upgrade(const char *path, const mn_config *cfg, mn_progress_fn prog
     mn_store *store = NULL;
     if (!rc) {
         mn_store_opts so = store_opts(own, progress, user);
+        so.found_version = &found;
         rc = mn_store_open(target, &so, &store); /* migrates, reporting its longest step */
     }
+    if (from_version)
+        *from_version = rc ? 0 : found;
     if (store)
         store->ops->close(store);
     free(target);
@@ -720,10 +724,13 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
             if (rc == MN_NOTFOUND)
                 rc = mn__err(MN_INVALID, "message %lld belongs to session %s, which has no session line before it",
                              (long long)it.message.id, it.message.session_id);
-            else if (rc == MN_CONFLICT)
+            else if (rc == MN_CONFLICT && it.message.idempotency_key)
                 rc = mn__err(MN_CONFLICT, "message %lld: idempotency_key '%s' is already used by another message"
                              " of session %s", (long long)it.message.id, it.message.idempotency_key,
                              it.message.session_id);
+            else if (rc == MN_CONFLICT)
+                rc = mn__err(MN_CONFLICT, "message %lld of session %s: %s", (long long)it.message.id,
+                             it.message.session_id, mn_errmsg());
             st->messages_added += added;
             st->messages_skipped += !added;
         }

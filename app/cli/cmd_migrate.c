@@ -14,14 +14,13 @@
 struct bar {
     const char *doing, *done; /* "migrating", "migrated" */
     long long started_ms, last_ms;
-    int tty, calls;
+    int tty;
 };
 
 /* A bar with count, rate and ETA on a terminal; a plain line every 2 s (and at the end) otherwise. */
 static void show_progress(void *user, int64_t done, int64_t total)
 {
     struct bar *p = user;
-    p->calls++;
     long long now = cli_now_ms(), el = now - p->started_ms;
     double rate = el > 0 ? (double)done * 1000.0 / (double)el : 0;
     long long eta = rate > 0 && total > done ? (long long)((double)(total - done) / rate) : 0;
@@ -47,7 +46,7 @@ int cmd_migrate(const struct cli_global *g, struct cli_args *a)
     mn_config *cfg = cli_config(g);
     if (!cfg)
         return 1;
-    struct bar p = {"migrating", "migrated", cli_now_ms(), cli_now_ms(), isatty(STDERR_FILENO), 0};
+    struct bar p = {"migrating", "migrated", cli_now_ms(), cli_now_ms(), isatty(STDERR_FILENO)};
     mn_import_stats st;
     mn_status rc = mn_migrate(from, to, cfg, cli_flag(a, "append"), show_progress, &p, &st);
     mn_config_free(cfg);
@@ -67,8 +66,9 @@ int cmd_upgrade(const struct cli_global *g, struct cli_args *a)
     mn_config *cfg = cli_config(g);
     if (!cfg)
         return 1;
-    struct bar p = {"upgrading", "upgraded", cli_now_ms(), cli_now_ms(), isatty(STDERR_FILENO), 0};
-    mn_status rc = mn_upgrade(NULL, cfg, show_progress, &p);
+    struct bar p = {"upgrading", "upgraded", cli_now_ms(), cli_now_ms(), isatty(STDERR_FILENO)};
+    int from = 0;
+    mn_status rc = mn_upgrade(NULL, cfg, show_progress, &p, &from);
     mn_db *db = NULL;
     mn_stats st;
     if (!rc)
@@ -80,11 +80,13 @@ int cmd_upgrade(const struct cli_global *g, struct cli_args *a)
     if (rc)
         return cli_fail(rc);
     if (cli_flag(a, "json"))
-        printf("{\"schema_version\":%d,\"messages\":%lld,\"upgraded\":%s}\n", st.schema_version,
-               (long long)st.messages, p.calls ? "true" : "false");
-    else if (p.calls)
-        printf("upgraded to schema version %d (%lld messages)\n", st.schema_version, (long long)st.messages);
-    else
+        printf("{\"from_version\":%d,\"schema_version\":%d,\"messages\":%lld}\n", from, st.schema_version,
+               (long long)st.messages);
+    else if (from == st.schema_version)
         printf("schema version %d: up to date\n", st.schema_version);
+    else if (from == 0)
+        printf("new database, schema version %d\n", st.schema_version);
+    else
+        printf("upgraded schema version %d to %d (%lld messages)\n", from, st.schema_version, (long long)st.messages);
     return 0;
 }

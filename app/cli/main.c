@@ -270,7 +270,7 @@ const struct cli_cmd cli_commands[] = {
      "  Progress: a bar on a terminal, plain lines otherwise.\n",
      o_migrate, 0, 0, cmd_migrate},
     {"upgrade", "[--json]", "bring the database's schema up to this version, showing progress",
-     "  --json            print {\"schema_version\": N, \"messages\": N, \"upgraded\": true|false}\n"
+     "  --json            print {\"from_version\": N, \"schema_version\": N, \"messages\": N} (from 0: new)\n"
      "  Any command upgrades an older database when it opens it; this one shows the progress of\n"
      "  the long steps (version 10 rewrites a SQLite file's messages clustered by session: about\n"
      "  half a minute a million messages). One transaction: interrupted, the file stays as it\n"

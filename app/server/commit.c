@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "server/server.h"
 
@@ -56,13 +57,15 @@ static struct {
     uint64_t groups, appends, deferrals; /* for /metrics */
 } q = {.lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
 
-/* Whether a group in flight on another committer than `self` holds session id (q.lock held). */
+/* Whether a group in flight on another committer than `self` holds session id (q.lock held).
+ * Ids are compared without case: the queue keeps them as clients sent them, and a UUID's
+ * upper- and lower-case forms name the same session. */
 static int held_elsewhere(int self, const char *id)
 {
     for (int t = 0; t < q.n_threads; t++)
         if (t != self)
             for (size_t i = 0; i < q.n_held[t]; i++)
-                if (strcmp(q.held[t][i]->session_id, id) == 0)
+                if (strcasecmp(q.held[t][i]->session_id, id) == 0)
                     return 1;
     return 0;
 }

@@ -231,7 +231,7 @@ _PROTOTYPES = {
     "mn_encode_tokens": (c_int, [c_char_p, c_char_p, c_size_t, _P(_P(c_uint32)), _P(c_size_t)]),
     "mn_reindex_tokens": (c_int, [c_void_p, PROGRESS_FN, c_void_p, _P(c_int64)]),
     "mn_migrate": (c_int, [c_char_p, c_char_p, c_void_p, c_int, PROGRESS_FN, c_void_p, _P(MnImportStats)]),
-    "mn_upgrade": (c_int, [c_char_p, c_void_p, PROGRESS_FN, c_void_p]),
+    "mn_upgrade": (c_int, [c_char_p, c_void_p, PROGRESS_FN, c_void_p, _P(c_int)]),
     "mn_search": (c_int, [c_void_p, c_char_p, c_int, c_size_t, _P(MnSearchFilter), c_double, _P(_P(MnSearchHits))]),
     "mn_search_hits_free": (None, [_P(MnSearchHits)]),
     "mn_search_hits_to_json": (c_int, [_P(MnSearchHits), _P(c_void_p)]),

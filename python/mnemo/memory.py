@@ -1064,12 +1064,16 @@ def migrate(source: str, target: str, *, config: Optional[Mapping[str, Any]] = N
 
 
 def upgrade(path: Optional[str] = None, *, config: Optional[Mapping[str, Any]] = None,
-            progress: Progress = None) -> None:
+            progress: Progress = None) -> int:
     """Brings the schema of database `path` (default: the configured one) up to this version, as
-    opening it does, calling progress(done, total) during the long steps (mnemo upgrade)."""
+    opening it does, calling progress(done, total) during the long steps (mnemo upgrade). Returns
+    the version the database had (0: new)."""
     lib = _lib.load()
     cfg = make_config(config)
+    found = c_int(0)
     try:
-        _with_progress(progress, lambda fn: lib.mn_upgrade(_b(path, "path") if path else None, cfg, fn, None))
+        _with_progress(progress, lambda fn: lib.mn_upgrade(_b(path, "path") if path else None, cfg, fn, None,
+                                                           byref(found)))
     finally:
         lib.mn_config_free(cfg)
+    return found.value

@@ -146,7 +146,8 @@ static mn_status opt_json(json_t *o, const char *key, struct mn_arena *a, const 
 
 /* Bounds of the integers an export line may carry: every sum the store and the context walk make
  * of them then stays far inside int64_t. */
-#define MAX_ID (1LL << 53)                /* ids and seqs: exact in a JSON double too */
+#define MAX_ID (1LL << 53)                /* ids: exact in a JSON double too */
+#define MAX_SEQ 4294967295LL               /* a session's seq: below 2^32 (SQLite's key, docs/format.md) */
 #define MAX_TIME_MS 253402300799999LL     /* 9999-12-31T23:59:59.999Z */
 #define MAX_TTL_MS (366LL * 86400000)     /* as mn_session_create */
 #define MAX_TURNS 1000000LL               /* as mn_session_create */
@@ -216,7 +217,7 @@ static mn_status parse_message(json_t *o, size_t max_bytes, struct mn_arena *a, 
     const char *role;
     int64_t tokens;
     if ((rc = req_uuid(o, "session_id", a, &m->session_id)) || (rc = req_int(o, "id", 1, MAX_ID, &m->id)) ||
-        (rc = req_int(o, "seq", 1, MAX_ID, &m->seq)) || (rc = opt_str(o, "role", a, &role)) ||
+        (rc = req_int(o, "seq", 1, MAX_SEQ, &m->seq)) || (rc = opt_str(o, "role", a, &role)) ||
         (rc = opt_str(o, "content", a, &m->content)) || (rc = opt_json(o, "tool_calls", a, &m->tool_calls)) ||
         (rc = opt_str(o, "tool_call_id", a, &m->tool_call_id)) || (rc = opt_str(o, "name", a, &m->name)) ||
         (rc = opt_str(o, "tool_name", a, &m->tool_name)) || (rc = opt_str(o, "model", a, &m->model)) ||

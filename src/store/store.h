@@ -23,6 +23,7 @@ typedef struct mn_store_opts {
     /* Schema migration progress (rows of its longest step), or NULL (mn_upgrade). */
     void (*progress)(void *user, int64_t done, int64_t total);
     void *progress_user;
+    int *found_version; /* when set: the schema version the open found (0: a new database) */
 } mn_store_opts;
 
 /* One append request (src/engine/append.c): the message rows to store (id, seq and session_id

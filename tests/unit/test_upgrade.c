@@ -95,6 +95,21 @@ static void on_progress(void *user, int64_t done, int64_t total)
     p->total = total;
 }
 
+struct text {
+    const char *s;
+    size_t at;
+};
+
+static long read_text(void *user, char *buf, size_t cap)
+{
+    struct text *t = user;
+    size_t n = strlen(t->s + t->at);
+    n = n < cap ? n : cap;
+    memcpy(buf, t->s + t->at, n);
+    t->at += n;
+    return (long)n;
+}
+
 static size_t hits_of(mn_db *db, const char *query, mn_search_mode mode, int64_t want_id)
 {
     mn_search_hits *h = NULL;
@@ -124,7 +139,9 @@ static void upgrades_a_real_version_9_file(void **state)
 
     mn_config *cfg = config();
     struct progress p = {0, 0, 0, 1};
-    assert_int_equal(mn_upgrade(path, cfg, on_progress, &p), MN_OK);
+    int from = -1;
+    assert_int_equal(mn_upgrade(path, cfg, on_progress, &p, &from), MN_OK);
+    assert_int_equal(from, 9);
     assert_true(p.calls >= 1 && p.monotone);
     assert_int_equal(p.total, messages);
     assert_int_equal(p.last_done, messages);
@@ -146,8 +163,9 @@ static void upgrades_a_real_version_9_file(void **state)
 
     /* a second upgrade has nothing to do */
     struct progress again = {0, 0, 0, 1};
-    assert_int_equal(mn_upgrade(path, cfg, on_progress, &again), MN_OK);
+    assert_int_equal(mn_upgrade(path, cfg, on_progress, &again, &from), MN_OK);
     assert_int_equal(again.calls, 0);
+    assert_int_equal(from, 10);
 
     mn_db *db = NULL;
     assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);
@@ -193,6 +211,14 @@ static void upgrades_a_real_version_9_file(void **state)
     assert_int_equal(mn_append(db, SESSION_C, &in, 0, &m), MN_OK);
     assert_int_equal(m->id, 40);
     mn_message_free(m);
+    /* deleting an older message writes no counter; deleting the newest keeps its id taken */
+    assert_int_equal(mn_message_delete(db, SESSION_A, 26), MN_OK);
+    assert_int_equal(int_of(path, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'messages.last_id'"), 34);
+    assert_int_equal(mn_message_delete(db, SESSION_C, 40), MN_OK);
+    assert_int_equal(int_of(path, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'messages.last_id'"), 40);
+    assert_int_equal(mn_append(db, SESSION_C, &in, 0, &m), MN_OK);
+    assert_int_equal(m->id, 41);
+    mn_message_free(m);
 
     /* deleting a session takes its messages, their vectors and their keyword entries along */
     assert_int_equal(mn_session_delete(db, SESSION_B), MN_OK);
@@ -204,6 +230,14 @@ static void upgrades_a_real_version_9_file(void **state)
     assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);
     assert_int_equal(hits_of(db, "wombat", MN_SEARCH_KEYWORD, 0), 0);
     assert_int_equal(hits_of(db, "quokka", MN_SEARCH_KEYWORD, 0), 10);
+    /* a seq the table's key cannot hold (2^32 and up) is refused by an import, not misfiled */
+    struct text t = {"{\"format\":\"mnemo-export\",\"version\":1}\n"
+                     "{\"type\":\"message\",\"id\":900,\"session_id\":\"" SESSION_A "\",\"seq\":4294967297,"
+                     "\"role\":\"user\",\"content\":\"x\",\"tokens\":1,\"created_at\":1}\n",
+                     0};
+    mn_import_stats ist;
+    assert_int_equal(mn_import(db, read_text, &t, &ist), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "seq"));
     mn_close(db);
     mn_config_free(cfg);
 }
@@ -222,7 +256,7 @@ static void orphans_roll_the_migration_back(void **state)
                      SQLITE_OK);
     sqlite3_close(c);
     mn_config *cfg = config();
-    assert_int_equal(mn_upgrade(path, cfg, NULL, NULL), MN_CORRUPT);
+    assert_int_equal(mn_upgrade(path, cfg, NULL, NULL, NULL), MN_CORRUPT);
     assert_non_null(strstr(mn_errmsg(), "belong to no session"));
     mn_config_free(cfg);
     assert_int_equal(int_of(path, "PRAGMA user_version"), 9);

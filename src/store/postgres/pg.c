@@ -1023,6 +1023,7 @@ static mn_status read_version(struct pg_store *s, struct pg_conn *c, int *versio
 struct migrate_arg {
     struct pg_store *s;
     int locked;
+    int *found; /* the version found before migrating (optional) */
 };
 
 /* Without the lock: only reads the version. With it: migrates, checking again under the lock
@@ -1034,6 +1035,8 @@ static mn_status migrate_body(struct pg_conn *c, void *arg)
     mn_status rc = a->locked ? mn_pg_query(c, SQL_MIGRATE_LOCK, NULL, 0, "migrate", NULL) : MN_OK;
     if (!rc)
         rc = read_version(a->s, c, &version);
+    if (!rc && a->found)
+        *a->found = version;
     if (rc || version == MN_PG_SCHEMA_VERSION)
         return rc;
     if (!a->locked)
@@ -1058,9 +1061,9 @@ static mn_status migrate_body(struct pg_conn *c, void *arg)
     return rc;
 }
 
-static mn_status migrate(struct pg_store *s)
+static mn_status migrate(struct pg_store *s, int *found)
 {
-    struct migrate_arg a = {s, 0};
+    struct migrate_arg a = {s, 0, found};
     mn_status rc = mn_pg_run(s, PG_AUTOCOMMIT, migrate_body, &a);
     if (rc != MN_NOTFOUND)
         return rc;
@@ -1163,7 +1166,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
     s->base.label = s->masked;
     mn_status rc = take_pool_size(s->url, &s->pool_size);
     if (!rc)
-        rc = migrate(s);
+        rc = migrate(s, opts->found_version);
     if (rc) {
         op_close(&s->base);
         return rc;

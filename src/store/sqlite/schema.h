@@ -326,7 +326,8 @@ static const char *const mn_sqlite_migrations[] = {
     "CREATE UNIQUE INDEX messages_by_idem ON messages(session_sid, idem_key) WHERE idem_key IS NOT NULL;"        \
     "CREATE TRIGGER messages_log_delete AFTER DELETE ON messages WHEN old.content IS NOT NULL"                   \
     "  BEGIN INSERT INTO msg_log (message_id, op, content) VALUES (old.id, 0, old.content); END;"                \
-    "CREATE TRIGGER messages_keep_last_id AFTER DELETE ON messages WHEN old.id > coalesce((SELECT"               \
+    "CREATE TRIGGER messages_keep_last_id AFTER DELETE ON messages"                                              \
+    "  WHEN old.id > coalesce((SELECT max(id) FROM messages), 0) AND old.id > coalesce((SELECT"                 \
     "  CAST(value AS INTEGER) FROM meta WHERE key = 'messages.last_id'), 0)"                                    \
     "  BEGIN INSERT OR REPLACE INTO meta (key, value) VALUES ('messages.last_id', old.id); END;"                 \
     "CREATE TRIGGER sessions_delete_messages AFTER DELETE ON sessions"                                           \

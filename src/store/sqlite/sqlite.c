@@ -88,7 +88,7 @@ static const char *const stmt_sql[S_COUNT] = {
                       " AND active >= ?4 ORDER BY pos LIMIT ?3",
     [S_HISTORY_TAIL] = "SELECT " MESSAGE_COLS " FROM messages WHERE " MN_SQLITE_AFTER_SEQ("pos", "?1", "?2")
                        " AND active >= ?4 ORDER BY pos DESC LIMIT ?3",
-    [S_MESSAGE_SEQ_EXISTS] = "SELECT 1 FROM messages WHERE pos = " MN_SQLITE_POS("?1", "?2"),
+    [S_MESSAGE_SEQ_EXISTS] = "SELECT 1 FROM messages WHERE pos = " MN_SQLITE_POS("?1", "?2") " AND session_sid = ?1",
     [S_MESSAGE_ID_EXISTS] = "SELECT 1 FROM messages WHERE id = ?1",
     [S_MESSAGE_IMPORT] = "INSERT INTO messages (id, session_sid, seq, role, content, tool_calls, tool_call_id, name,"
                          " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at, active, pos)"
@@ -1108,8 +1108,10 @@ static mn_status cluster_messages(struct sqlite_store *s, const mn_store_opts *o
     if (!rc)
         rc = one_value(s, SQL_COPIED, &copied);
     if (!rc && copied != total)
-        rc = MN_CORRUPT_AT("%s: %lld of %lld messages belong to no session; not migrated", s->path,
-                           (long long)(total - copied), (long long)total);
+        rc = MN_CORRUPT_AT("%s: %lld of %lld messages belong to no session; not migrated (they cannot be read;"
+                           " delete them first: sqlite3 FILE \"DELETE FROM messages WHERE session_sid NOT IN"
+                           " (SELECT sid FROM sessions)\")",
+                           s->path, (long long)(total - copied), (long long)total);
     if (!rc)
         rc = exec(s, MN_SQLITE_CLUSTER_SWAP);
     return rc;
@@ -1123,6 +1125,8 @@ static mn_status migrate(struct sqlite_store *s, const mn_store_opts *opts)
 {
     int version = 0;
     mn_status rc = check_ours(s, &version);
+    if (!rc && opts->found_version)
+        *opts->found_version = version;
     if (rc || version == MN_SQLITE_SCHEMA_VERSION)
         return rc;
     if ((rc = exec(s, "PRAGMA foreign_keys = OFF")) || (rc = mn_sqlite_begin_write(s)))

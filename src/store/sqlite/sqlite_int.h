@@ -18,15 +18,16 @@
 /* Messages are keyed by pos = session_sid * 2^32 + seq (schema.h, version 10), so a session's
  * messages are one range of the table's key: every query finds them through these (SQL
  * expressions of parameters or columns). */
-#define MN_SQLITE_POS(sid, seq) "(" sid " * 4294967296 + " seq ")"
-#define MN_SQLITE_IN_SESSION(col, sid) col " BETWEEN " sid " * 4294967296 AND " sid " * 4294967296 + 4294967295"
+#define MN_SQLITE_POS(sid, seq) "((" sid ") * 4294967296 + (" seq "))"
+#define MN_SQLITE_IN_SESSION(col, sid)                                                                          \
+    col " BETWEEN (" sid ") * 4294967296 AND (" sid ") * 4294967296 + 4294967295"
 /* the session's messages with a seq above `seq`, and with a seq up to `seq` (any integer: it is
  * clamped into the session's range first) */
 #define MN_SQLITE_SEQ_CLAMP(seq) "max(min(" seq ", 4294967296), -1)"
 #define MN_SQLITE_AFTER_SEQ(col, sid, seq)                                                                      \
-    col " BETWEEN " sid " * 4294967296 + " MN_SQLITE_SEQ_CLAMP(seq) " + 1 AND " sid " * 4294967296 + 4294967295"
+    col " BETWEEN (" sid ") * 4294967296 + " MN_SQLITE_SEQ_CLAMP(seq) " + 1 AND (" sid ") * 4294967296 + 4294967295"
 #define MN_SQLITE_UPTO_SEQ(col, sid, seq)                                                                       \
-    col " BETWEEN " sid " * 4294967296 AND " sid " * 4294967296 + min(" MN_SQLITE_SEQ_CLAMP(seq) ", 4294967295)"
+    col " BETWEEN (" sid ") * 4294967296 AND (" sid ") * 4294967296 + min(" MN_SQLITE_SEQ_CLAMP(seq) ", 4294967295)"
 
 struct sqlite_store {
     struct mn_store base;
