@@ -1189,7 +1189,7 @@ static struct sqlite_store *open_reader(struct sqlite_store *w)
     pthread_mutex_init(&r->lock, NULL);
     pthread_mutex_init(&r->readers_lock, NULL);
     if (sqlite3_open_v2(r->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-        sqlite3_exec(r->db, "PRAGMA trusted_schema = OFF; PRAGMA mmap_size = 1073741824", NULL, NULL, NULL) !=
+        sqlite3_exec(r->db, "PRAGMA trusted_schema = OFF; PRAGMA mmap_size = 2147418112", NULL, NULL, NULL) !=
             SQLITE_OK) {
         op_close(&r->base);
         return NULL;
@@ -1341,7 +1341,9 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_handler(s->db, busy_handler, s);
     char sql[256];
-    /* mmap: reads of a large history come from the page cache without a read() per page.
+    /* mmap: reads of a large history come from the page cache without a read() per page; 2 GiB
+     * less 64 KiB is the most Debian's SQLite maps (SQLITE_MAX_MMAP_SIZE), and an upgraded file
+     * is past 1 GiB from 700k messages (docs/format.md).
      * A checkpoint every 10,000 log pages (~40 MB) rather than SQLite's 1,000: pages that many
      * commits touch (session rows, index pages) are copied into the file once per checkpoint,
      * not once per 4 MB, which gave group commit +34% appends/s on the 1M-message store
@@ -1350,7 +1352,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
      * message's text does not stay readable in the file (docs/erasure.md has its cost). */
     snprintf(sql, sizeof sql,
              "PRAGMA foreign_keys = ON; PRAGMA synchronous = %s; PRAGMA trusted_schema = OFF; PRAGMA secure_delete = ON;"
-             " PRAGMA mmap_size = 1073741824; PRAGMA wal_autocheckpoint = 10000",
+             " PRAGMA mmap_size = 2147418112; PRAGMA wal_autocheckpoint = 10000",
              opts->sync_full ? "FULL" : "NORMAL");
     rc = exec(s, sql);
     int version = 0;
