@@ -1117,21 +1117,14 @@ static mn_status cluster_messages(struct sqlite_store *s, const mn_store_opts *o
     return rc;
 }
 
-/* Brings the schema up to date in one transaction (checking again under the write lock, as
- * another process may have migrated meanwhile). Foreign keys are off meanwhile (a pragma that a
- * transaction cannot change): step 9 → 10 drops the old messages table, which would otherwise
- * delete every embedding through their cascade. */
-static mn_status migrate(struct sqlite_store *s, const mn_store_opts *opts)
+/* Inside the migration's write transaction: checks the version again (another process may have
+ * migrated meanwhile) and runs every step from it to the current one. */
+static mn_status migrate_steps(struct sqlite_store *s, const mn_store_opts *opts)
 {
     int version = 0;
     mn_status rc = check_ours(s, &version);
     if (!rc && opts->found_version)
         *opts->found_version = version;
-    if (rc || version == MN_SQLITE_SCHEMA_VERSION)
-        return rc;
-    if ((rc = exec(s, "PRAGMA foreign_keys = OFF")) || (rc = mn_sqlite_begin_write(s)))
-        goto keys_on;
-    rc = check_ours(s, &version);
     for (int v = version; !rc && v < MN_SQLITE_SCHEMA_VERSION; v++) {
         rc = exec(s, mn_sqlite_migrations[v]);
         if (!rc && v + 1 == 10)
@@ -1147,11 +1140,26 @@ static mn_status migrate(struct sqlite_store *s, const mn_store_opts *opts)
                  MN_SQLITE_SCHEMA_VERSION);
         rc = exec(s, sql);
     }
-    if (rc)
-        mn_sqlite_rollback(s);
-    else
-        rc = mn_sqlite_commit(s);
-keys_on:;
+    return rc;
+}
+
+/* Brings the schema up to date from `version` (read at open) in one transaction. Foreign keys
+ * are off meanwhile (a pragma that a transaction cannot change): step 9 → 10 drops the old
+ * messages table, which would otherwise delete every embedding through their cascade. */
+static mn_status migrate(struct sqlite_store *s, const mn_store_opts *opts, int version)
+{
+    if (version == MN_SQLITE_SCHEMA_VERSION) {
+        if (opts->found_version)
+            *opts->found_version = version;
+        return MN_OK;
+    }
+    mn_status rc = exec(s, "PRAGMA foreign_keys = OFF");
+    if (!rc && !(rc = mn_sqlite_begin_write(s))) {
+        if ((rc = migrate_steps(s, opts)))
+            mn_sqlite_rollback(s);
+        else
+            rc = mn_sqlite_commit(s);
+    }
     mn_status keys = exec(s, "PRAGMA foreign_keys = ON");
     return rc ? rc : keys;
 }
@@ -1369,7 +1377,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
             rc = mn_sqlite_fail(s, wal, "open");
     }
     if (!rc)
-        rc = migrate(s, opts);
+        rc = migrate(s, opts, version);
     if (!rc)
         rc = mn_sqlite_fts_backlog(s);
     if (!rc)
