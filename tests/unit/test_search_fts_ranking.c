@@ -4,8 +4,8 @@
  * bm25, for random corpora (a small vocabulary, so scores tie), random queries, random filters
  * (session, namespace, role, since, until, metadata, and combinations) and limits 1..50. The
  * plan thresholds (mn_sqlite_fts_tuning) are drawn too, so the id-list, rounds and joined plans,
- * and the bounded top-k (mnemo_bm25 with kept counts, rarer phrases first, all-phrases first),
- * all answer the same questions; a second test keeps comparing while appends, deletes and edits
+ * and the bounded top-k (mnemo_bm25 with kept counts, rarer phrases first, all-phrases first,
+ * common phrases from their best rows with depths down to one row), all answer the same questions; a second test keeps comparing while appends, deletes and edits
  * through two handles change the store between searches (kept counts must follow).
  */
 #include <setjmp.h>
@@ -178,6 +178,8 @@ static void ranking_equals_reference(void **state)
     struct mn_sqlite_fts_tuning saved = mn_sqlite_fts_tuning;
     static const size_t set_max[] = {0, 5, 60, 20000}, round_max[] = {1, 8, 100, 65536};
     static const int64_t df_keep[] = {1, 20, 2000}, group_div[] = {1, 4, 1000};
+    static const int64_t top_min[] = {1, 3, 30, INT64_MAX}, top_depth[] = {1, 2, 8, 64};
+    long tops_before = mn_sqlite_fts_tops_ranked;
     int compared = 0, nonempty = 0;
     for (uint64_t seed = 1; seed <= 5; seed++) {
         rs = 0x9E3779B97F4A7C15ULL * seed;
@@ -210,6 +212,8 @@ static void ranking_equals_reference(void **state)
             mn_sqlite_fts_tuning.round_max = round_max[rnd() % 4];
             mn_sqlite_fts_tuning.df_keep = df_keep[rnd() % 3];
             mn_sqlite_fts_tuning.group_div = group_div[rnd() % 3];
+            mn_sqlite_fts_tuning.top_min = top_min[rnd() % 4];
+            mn_sqlite_fts_tuning.top_depth = top_depth[rnd() % 4];
             struct mn_buf match = MN_BUF_INIT;
             size_t terms = 0;
             assert_int_equal(mn_fts_query(query, &match, &terms), MN_OK);
@@ -246,6 +250,7 @@ static void ranking_equals_reference(void **state)
     mn_sqlite_fts_tuning = saved;
     assert_int_equal(compared, 750);
     assert_true(nonempty > 300); /* the comparisons were not all of empty lists */
+    assert_true(mn_sqlite_fts_tops_ranked - tops_before > 20); /* the common phrases' best rows answered some */
 }
 
 /* One check: mn_search on db against the reference on ref, read after the search (so both see
@@ -295,6 +300,7 @@ static void ranking_equal_while_store_changes(void **state)
     snprintf(base, sizeof base, "%s", tmp && *tmp ? tmp : "/tmp");
     mkdir(base, 0700);
     struct mn_sqlite_fts_tuning saved = mn_sqlite_fts_tuning;
+    long tops_before = mn_sqlite_fts_tops_ranked;
     for (uint64_t seed = 11; seed <= 13; seed++) {
         rs = 0x9E3779B97F4A7C15ULL * seed;
         struct corpus c;
@@ -318,6 +324,8 @@ static void ranking_equal_while_store_changes(void **state)
         int sess[64], nlast = 0;
         for (int q = 0; q < 240; q++) {
             mn_sqlite_fts_tuning.group_div = rnd() % 2 ? 1 : 4;
+            mn_sqlite_fts_tuning.top_min = rnd() % 3 ? 1 + (int64_t)(rnd() % 8) : INT64_MAX;
+            mn_sqlite_fts_tuning.top_depth = rnd() % 2 ? 1 + (int64_t)(rnd() % 4) : 64;
             if (q % 6 == 5) { /* change the store through one of the handles */
                 mn_db *w = rnd() % 2 ? db : other;
                 int what = (int)(rnd() % 4);
@@ -363,6 +371,7 @@ static void ranking_equal_while_store_changes(void **state)
         assert_int_equal(system(cmd), 0);
     }
     mn_sqlite_fts_tuning = saved;
+    assert_true(mn_sqlite_fts_tops_ranked - tops_before > 10); /* best rows brought forward and dropped */
 }
 
 int main(void)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/sqlite/fts_rank.h"
 #include "store/sqlite/sqlite_int.h"
 #include "store/store_search.h"
 #include "store/vecblob.h"
@@ -406,7 +407,7 @@ static void op_fts_defer(mn_store *st, int defer)
  *  - joined: when a round would rank more than round_max candidates (a very selective filter
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
-struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4};
+struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 4096, 64};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                   " ORDER BY bm25(messages_fts), rowid LIMIT ?2";
@@ -416,17 +417,7 @@ static const char SQL_READ_BEGIN[] = "BEGIN";
 static const char SQL_READ_END[] = "COMMIT";
 static const char SQL_STORE_SIZE[] = "SELECT coalesce(max(id), 0) FROM messages";
 
-struct scored {
-    int64_t id;
-    double score; /* bm25 as FTS5 gives it: smaller is better */
-};
-
-struct scored_list {
-    struct scored *r;
-    size_t n, cap;
-};
-
-static mn_status scored_push(struct scored_list *l, int64_t id, double score)
+mn_status mn_sqlite_scored_push(struct scored_list *l, int64_t id, double score)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
@@ -465,7 +456,7 @@ static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct sc
     mn_status rc = MN_OK;
     int r;
     while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
-        rc = scored_push(out, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1));
+        rc = mn_sqlite_scored_push(out, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1));
     if (!rc && r != SQLITE_DONE)
         rc = fts_step_fail(s, r);
     return rc;
@@ -491,7 +482,6 @@ static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct sc
  *    group, and at the end the whole query is ranked as before.
  */
 #define DF_CACHE 512 /* phrase counts kept per handle */
-#define BM25_MAX_PHRASES 64 /* MN_FTS_MAX_TERMS; mnemo_bm25 then takes 66 arguments (SQLite allows 127) */
 
 /* The row's size in tokens from its messages_fts_docsize record (one column: one SQLite varint,
  * which FTS5's xColumnSize reads too); 0 when there is none (NULL or malformed). */
@@ -516,16 +506,10 @@ static int docsize(sqlite3_value *v, int *ntok)
     return 0;
 }
 
-/* No fused multiply-add: libsqlite3's bm25 rounds each operation (gcc in ISO C mode does not
- * contract either). */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
+/* (fts_rank.h: no fused multiply-add, as libsqlite3's bm25) */
 static void bm25_given(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
                        sqlite3_value **val)
 {
-    const double k1 = 1.2; /* fts5_aux.c's constants */
-    const double b = 0.75;
     int nphrase = api->xPhraseCount(fts), skip = nval > 0 ? sqlite3_value_int(val[0]) : -1, m = nval - 2;
     if (skip < 0 || m < 1 || m > BM25_MAX_PHRASES || skip + m != nphrase) {
         sqlite3_result_error(ctx, "mnemo_bm25: arguments do not fit the expression", -1);
@@ -537,10 +521,7 @@ static void bm25_given(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_co
         rc = api->xColumnTotalSize(fts, -1, &ntoken);
     double avgdl = (double)ntoken / (double)nrow, idf[BM25_MAX_PHRASES], freq[BM25_MAX_PHRASES];
     for (int i = 0; i < m; i++) {
-        sqlite3_int64 nhit = sqlite3_value_int64(val[2 + i]);
-        idf[i] = log((nrow - nhit + 0.5) / (nhit + 0.5));
-        if (idf[i] <= 0.0)
-            idf[i] = 1e-6;
+        idf[i] = mn_bm25_idf(nrow, sqlite3_value_int64(val[2 + i]));
         freq[i] = 0;
     }
     int ninst = 0;
@@ -560,9 +541,37 @@ static void bm25_given(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_co
         d = (double)ntok;
     }
     for (int i = 0; rc == SQLITE_OK && i < m; i++)
-        score += idf[i] * ((freq[i] * (k1 + 1.0)) / (freq[i] + k1 * (1 - b + b * d / avgdl)));
+        score += mn_bm25_term(idf[i], freq[i], d, avgdl);
     if (rc == SQLITE_OK)
         sqlite3_result_double(ctx, -1.0 * score);
+    else
+        sqlite3_result_error_code(ctx, rc);
+}
+
+/* mnemo_tfd(messages_fts, d.sz) for a one-phrase query: the phrase's count in the row times 2³²
+ * plus the row's size in tokens (fts_tops.c). */
+static void tfd(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval, sqlite3_value **val)
+{
+    int ninst = 0, ntok = 0;
+    int rc = nval == 1 && api->xPhraseCount(fts) == 1 ? api->xInstCount(fts, &ninst) : SQLITE_MISUSE;
+    if (rc == SQLITE_OK && !docsize(val[0], &ntok))
+        rc = api->xColumnSize(fts, -1, &ntok);
+    if (rc == SQLITE_OK)
+        sqlite3_result_int64(ctx, (sqlite3_int64)ninst * 4294967296 + (ntok & 0xffffffff));
+    else
+        sqlite3_result_error_code(ctx, rc);
+}
+
+/* mnemo_fts_total(messages_fts, 0 | 1): the rows of the index, or their tokens, as bm25 reads them. */
+static void fts_total(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+                      sqlite3_value **val)
+{
+    sqlite3_int64 n = 0;
+    int rc = nval != 1 ? SQLITE_MISUSE
+             : sqlite3_value_int(val[0]) ? api->xColumnTotalSize(fts, -1, &n)
+                                         : api->xRowCount(fts, &n);
+    if (rc == SQLITE_OK)
+        sqlite3_result_int64(ctx, n);
     else
         sqlite3_result_error_code(ctx, rc);
 }
@@ -578,26 +587,23 @@ void mn_sqlite_fts_register(struct sqlite_store *s)
     }
     sqlite3_finalize(st);
     if (api && api->iVersion >= 2)
-        s->fts_given = api->xCreateFunction(api, "mnemo_bm25", NULL, bm25_given, NULL) == SQLITE_OK;
+        s->fts_given = api->xCreateFunction(api, "mnemo_bm25", NULL, bm25_given, NULL) == SQLITE_OK &&
+                       api->xCreateFunction(api, "mnemo_tfd", NULL, tfd, NULL) == SQLITE_OK &&
+                       api->xCreateFunction(api, "mnemo_fts_total", NULL, fts_total, NULL) == SQLITE_OK;
 }
 
 void mn_sqlite_fts_release(struct sqlite_store *s)
 {
-    for (size_t i = 0; i < s->n_df; i++)
+    for (size_t i = 0; i < s->n_df; i++) {
         free(s->df[i].phrase);
+        mn_sqlite_tops_free(s->df[i].tops);
+    }
     free(s->df);
     s->df = NULL;
     s->n_df = s->next_df = 0;
 }
 
 /* The phrases of a query as mn_fts_query writes it: "a" OR "b" OR …; 0 when it is not so. */
-struct phrases {
-    const char *at[BM25_MAX_PHRASES];
-    size_t len[BM25_MAX_PHRASES];
-    int64_t n[BM25_MAX_PHRASES];
-    int m;
-};
-
 static int phrases_parse(const char *match, struct phrases *p)
 {
     const char *c = match;
@@ -691,17 +697,16 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
         else {
             slot = s->next_df++ % DF_CACHE;
             free(s->df[slot].phrase);
+            mn_sqlite_tops_free(s->df[slot].tops);
         }
-        s->df[slot] = (struct mn_sqlite_df){copy, more, *upto};
+        s->df[slot] = (struct mn_sqlite_df){copy, more, *upto, NULL};
     }
     return rc;
 }
 
-/* "mnemo_bm25(messages_fts, ?3, d.sz, ?16, ?17, …)" for m phrases: the skip is ?3, the row's
- * docsize record d.sz (FROM_SIZED: read beside the match rather than by a statement per row, as
- * xColumnSize does), the counts ?16 on. */
-#define FROM_SIZED " FROM messages_fts LEFT JOIN messages_fts_docsize d ON d.id = messages_fts.rowid"
-static mn_status given_sql(struct mn_buf *b, int m)
+/* fts_rank.h: the row's docsize record d.sz is read beside the match rather than by a statement
+ * per row, as xColumnSize does. */
+mn_status mn_sqlite_given_sql(struct mn_buf *b, int m)
 {
     mn_status rc = mn_buf_adds(b, "mnemo_bm25(messages_fts, ?3, d.sz");
     for (int i = 0; i < m && !rc; i++) {
@@ -712,7 +717,7 @@ static mn_status given_sql(struct mn_buf *b, int m)
     return rc ? rc : mn_buf_adds(b, ")");
 }
 
-static void given_bind(sqlite3_stmt *st, const struct phrases *p, int skip)
+void mn_sqlite_given_bind(sqlite3_stmt *st, const struct phrases *p, int skip)
 {
     sqlite3_bind_int(st, 3, skip);
     for (int i = 0; i < p->m; i++)
@@ -729,7 +734,7 @@ static mn_status fts_ranked(struct sqlite_store *s, const char *group, const cha
     sqlite3_stmt *st = NULL;
     mn_status rc = mn_buf_adds(&head, "SELECT messages_fts.rowid, ");
     if (!rc)
-        rc = given_sql(&head, p->m);
+        rc = mn_sqlite_given_sql(&head, p->m);
     if (!rc)
         rc = mn_buf_adds(&head, set ? FROM_SIZED " WHERE messages_fts MATCH ?1 AND +messages_fts.rowid IN (SELECT m.id"
                                       " FROM messages m JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE 1"
@@ -743,13 +748,91 @@ static mn_status fts_ranked(struct sqlite_store *s, const char *group, const cha
     if (!rc) {
         sqlite3_bind_text(st, 1, group ? expr.data : match, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)want);
-        given_bind(st, p, skip);
+        mn_sqlite_given_bind(st, p, skip);
         out->n = 0;
         rc = fts_collect(s, st, out);
     }
     sqlite3_finalize(st);
     mn_buf_release(&head);
     mn_buf_release(&expr);
+    return rc;
+}
+
+static struct mn_sqlite_df *df_find(struct sqlite_store *s, const char *phrase, size_t len)
+{
+    for (size_t j = 0; j < s->n_df; j++)
+        if (strlen(s->df[j].phrase) == len && memcmp(s->df[j].phrase, phrase, len) == 0)
+            return &s->df[j];
+    return NULL;
+}
+
+/* Without a filter, when some phrases are common (top_min rows or more, each with its count
+ * kept): the rows of the other phrases first, as one group (done when the want-th scores above
+ * what the common phrases can add, as MaxScore below); with two common phrases, the rows that
+ * have both (when, were the phrases independent, at most top_min rows would); then the common
+ * phrases from their best rows (fts_tops.c). *done = 0: the caller goes on as before. */
+static mn_status fts_commons(struct sqlite_store *s, const char *match, const struct phrases *p, const int *ord,
+                             const double *bound, int64_t upto, size_t want, struct scored_list *out, int *done)
+{
+    *done = 0;
+    int e0 = 0;
+    while (e0 < p->m && p->n[ord[e0]] < mn_sqlite_fts_tuning.top_min)
+        e0++;
+    if (e0 == p->m || upto <= 0 || mn_sqlite_fts_tuning.top_min <= 0)
+        return MN_OK;
+    struct mn_sqlite_tops *tops[BM25_MAX_PHRASES];
+    struct scored_list rare = {0};
+    struct mn_buf group = MN_BUF_INIT;
+    mn_status rc = MN_OK;
+    int64_t rows = 0;
+    for (int e = 1; e <= e0 && !rc && !*done; e++) { /* MaxScore's steps below, up to the rare group */
+        rows += p->n[ord[e - 1]];
+        if (!(rc = e > 1 ? mn_buf_adds(&group, " OR ") : MN_OK))
+            rc = mn_buf_add(&group, p->at[ord[e - 1]], p->len[ord[e - 1]]);
+        if (!rc && (rows >= (int64_t)want || e == e0))
+            rc = fts_ranked(s, group.data, match, p, e, NULL, 0, want, &rare);
+        else
+            continue;
+        if (!rc && rare.n == want && -rare.r[want - 1].score > bound[e]) {
+            free(out->r);
+            *out = rare;
+            rare = (struct scored_list){0};
+            *done = 1;
+        }
+    }
+    /* with three common phrases or more, a row missing one of them can still score near the
+     * top: their best rows seldom reach past that (measured), so MaxScore below ranks them */
+    int nc = p->m - e0, usable = !rc && !*done && nc <= 2;
+    if (usable && nc > 1) {
+        double all = (double)upto;
+        for (int j = 0; j < nc; j++)
+            all *= (double)p->n[ord[e0 + j]] / (double)upto;
+        usable = all <= (double)mn_sqlite_fts_tuning.top_min;
+        mn_buf_reset(&group);
+        for (int j = 0; usable && !rc && j < nc; j++)
+            if (!(rc = j ? mn_buf_adds(&group, " AND ") : MN_OK))
+                rc = mn_buf_add(&group, p->at[ord[e0 + j]], p->len[ord[e0 + j]]);
+        struct scored_list every = {0};
+        if (usable && !rc)
+            rc = fts_ranked(s, group.data, match, p, nc, NULL, 0, want, &every);
+        for (size_t i = 0; usable && !rc && i < every.n; i++)
+            rc = mn_sqlite_scored_push(&rare, every.r[i].id, every.r[i].score);
+        free(every.r);
+        usable = usable && !rc;
+    }
+    for (int j = 0; usable && j < nc; j++) {
+        struct mn_sqlite_df *e = df_find(s, p->at[ord[e0 + j]], p->len[ord[e0 + j]]);
+        if (!e || e->upto != upto)
+            usable = 0;
+        else if ((rc = mn_sqlite_tops_update(s, &e->tops, e->phrase, p->len[ord[e0 + j]], upto)))
+            usable = 0;
+        else
+            tops[j] = e->tops;
+    }
+    if (usable)
+        rc = mn_sqlite_tops_rank(s, match, p, ord + e0, tops, nc, &rare, nc > 1, want, out, done);
+    free(rare.r);
+    mn_buf_release(&group);
     return rc;
 }
 
@@ -785,6 +868,9 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
         double idf = log(((double)upto - (double)n + 0.5) / ((double)n + 0.5));
         bound[e] = bound[e + 1] + 2.2 * (idf > 1e-6 ? idf : 1e-6) * (1 + 1e-9);
     }
+    if (!set && ((rc = fts_commons(s, match, &p, ord, bound, upto, want, out, done)) || *done))
+        return rc;
+    *done = 1;
     struct mn_buf group = MN_BUF_INIT;
     int64_t rows = 0, div = mn_sqlite_fts_tuning.group_div > 0 ? mn_sqlite_fts_tuning.group_div : 1;
     double share = set && upto > 0 && part >= 0 && part < upto ? (double)part / (double)upto : 1;
@@ -898,7 +984,7 @@ static mn_status fts_rounds(struct sqlite_store *s, const char *match, const mn_
             sqlite3_bind_int64(check, 9, cand.r[i].id);
             int r = sqlite3_step(check);
             if (r == SQLITE_ROW)
-                rc = scored_push(out, cand.r[i].id, cand.r[i].score);
+                rc = mn_sqlite_scored_push(out, cand.r[i].id, cand.r[i].score);
             else if (r != SQLITE_DONE)
                 rc = mn_sqlite_fail(s, r, "keyword search");
             sqlite3_reset(check);

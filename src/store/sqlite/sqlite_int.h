@@ -63,6 +63,7 @@ struct sqlite_store {
     struct mn_sqlite_df {
         char *phrase;
         int64_t n, upto;
+        struct mn_sqlite_tops *tops; /* its best rows, once it was ranked as a common phrase (fts_tops.c) */
     } * df;
     size_t n_df, next_df;
     int64_t df_gen;
@@ -162,8 +163,12 @@ extern const struct mn_store_search_ops mn_sqlite_search_ops;
 struct mn_sqlite_fts_tuning {
     size_t set_max, round_max;
     int64_t df_keep, group_div;
+    int64_t top_min; /* a phrase of at least this many rows is ranked from its best rows (fts_tops.c) */
+    int64_t top_depth; /* rows kept per count of the phrase in a row */
 };
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
+/* Keyword searches the common phrases' best rows answered (fts_tops.c; tests check the path ran). */
+extern long mn_sqlite_fts_tops_ranked;
 /* The long-term memory operations (memories.c), store.h's ops->memory; the memory vectors' part
  * shares search.c's vector reads. */
 extern const struct mn_store_memory_ops mn_sqlite_memory_ops;

@@ -1,0 +1,92 @@
+/*
+ * fts_rank.h — what the keyword ranking of the SQLite backend shares between search.c (the plans,
+ * mnemo_bm25, MaxScore) and fts_tops.c (the best rows of common phrases). Only src/store/sqlite/
+ * includes it. Design notes: docs/search.md, "Keyword search at scale".
+ */
+#ifndef MN_STORE_SQLITE_FTS_RANK_H
+#define MN_STORE_SQLITE_FTS_RANK_H
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mnemo.h"
+
+#define BM25_MAX_PHRASES 64 /* MN_FTS_MAX_TERMS; mnemo_bm25 then takes 66 arguments (SQLite allows 127) */
+
+struct scored {
+    int64_t id;
+    double score; /* bm25 as FTS5 gives it: smaller is better */
+};
+
+struct scored_list {
+    struct scored *r;
+    size_t n, cap;
+};
+
+mn_status mn_sqlite_scored_push(struct scored_list *l, int64_t id, double score);
+
+/* The phrases of a query as mn_fts_query writes it ("a" OR "b" OR …), each with its document
+ * count n. */
+struct phrases {
+    const char *at[BM25_MAX_PHRASES];
+    size_t len[BM25_MAX_PHRASES];
+    int64_t n[BM25_MAX_PHRASES];
+    int m;
+};
+
+/* bm25 as fts5_aux.c computes it, one phrase at a time, in its operations and order (so the same
+ * doubles): the phrase's idf among nrow rows of which nhit have it, and what a phrase with that
+ * idf, found freq times in a row of d tokens, adds to the row's score (avgdl: tokens per row). No
+ * fused multiply-add: libsqlite3's bm25 rounds each operation. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+static inline double mn_bm25_idf(int64_t nrow, int64_t nhit)
+{
+    double idf = log((nrow - nhit + 0.5) / (nhit + 0.5));
+    return idf <= 0.0 ? 1e-6 : idf;
+}
+
+static inline double mn_bm25_term(double idf, double freq, double d, double avgdl)
+{
+    const double k1 = 1.2; /* fts5_aux.c's constants */
+    const double b = 0.75;
+    return idf * ((freq * (k1 + 1.0)) / (freq + k1 * (1 - b + b * d / avgdl)));
+}
+
+/* "mnemo_bm25(messages_fts, ?3, d.sz, ?16, ?17, …)" for m phrases, and its values: the skip ?3,
+ * the counts ?16 on. FROM_SIZED reads the row's size record d.sz beside the match. */
+#define FROM_SIZED " FROM messages_fts LEFT JOIN messages_fts_docsize d ON d.id = messages_fts.rowid"
+struct mn_buf;
+mn_status mn_sqlite_given_sql(struct mn_buf *b, int m);
+void mn_sqlite_given_bind(sqlite3_stmt *st, const struct phrases *p, int skip);
+
+/* The best rows of common phrases (fts_tops.c). A phrase's tops hold, for each count tf of the
+ * phrase in a row, the rows with that count of fewest tokens (ties: smaller id), at most `depth`
+ * of them, and how many rows have that count: within one tf a row's share of the score only
+ * falls as its size grows, whatever the store's average size, so these lists give the phrase's
+ * rows in falling order of score without reading its postings. Built by one pass over the
+ * phrase's postings, brought forward by reading the rows past `upto`. */
+struct mn_sqlite_tops;
+struct sqlite_store;
+void mn_sqlite_tops_free(struct mn_sqlite_tops *t);
+/* Makes *t (NULL: none yet; replaced when its depth is not the tuning's) hold the phrase's rows
+ * up to message id upto. */
+mn_status mn_sqlite_tops_update(struct sqlite_store *s, struct mn_sqlite_tops **t, const char *phrase, size_t len,
+                                int64_t upto);
+/*
+ * The best `want` rows of the whole query `match` (phrases p), when the phrases common[0..nc-1]
+ * (indexes into p, each with its tops) are the only ones a row outside `seeds` can have: `seeds`
+ * holds, with full scores, the best `want` rows (all of them when fewer) of those that have one
+ * of the other phrases, and with all_seen also of those that have every common phrase.
+ * Threshold algorithm: the common phrases' rows are taken in falling order of their share, each
+ * scored with the whole query, until the want-th best scores above what a row not taken yet
+ * could. *done = 0 (out untouched) when the tops do not reach that far.
+ */
+mn_status mn_sqlite_tops_rank(struct sqlite_store *s, const char *match, const struct phrases *p, const int *common,
+                              struct mn_sqlite_tops *const *tops, int nc, const struct scored_list *seeds, int all_seen,
+                              size_t want, struct scored_list *out, int *done);
+
+#endif
