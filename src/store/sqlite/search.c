@@ -482,6 +482,7 @@ static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct sc
  *    group, and at the end the whole query is ranked as before.
  */
 #define DF_CACHE 512 /* phrase counts kept per handle */
+#define TOPS_KEEP 64 /* phrases whose best rows are kept per handle (fts_tops.c) */
 
 /* The row's size in tokens from its messages_fts_docsize record (one column: one SQLite varint,
  * which FTS5's xColumnSize reads too); 0 when there is none (NULL or malformed). */
@@ -769,7 +770,7 @@ static struct mn_sqlite_df *df_find(struct sqlite_store *s, const char *phrase, 
 /* Without a filter, when some phrases are common (top_min rows or more, each with its count
  * kept): the rows of the other phrases first, as one group (done when the want-th scores above
  * what the common phrases can add, as MaxScore below); with two common phrases, the rows that
- * have both (when, were the phrases independent, at most top_min rows would); then the common
+ * have both (when, were the phrases independent, at most 16·top_min rows would); then the common
  * phrases from their best rows (fts_tops.c). *done = 0: the caller goes on as before. */
 static mn_status fts_commons(struct sqlite_store *s, const char *match, const struct phrases *p, const int *ord,
                              const double *bound, int64_t upto, size_t want, struct scored_list *out, int *done)
@@ -807,7 +808,7 @@ static mn_status fts_commons(struct sqlite_store *s, const char *match, const st
         double all = (double)upto;
         for (int j = 0; j < nc; j++)
             all *= (double)p->n[ord[e0 + j]] / (double)upto;
-        usable = all <= (double)mn_sqlite_fts_tuning.top_min;
+        usable = all <= 16.0 * (double)mn_sqlite_fts_tuning.top_min;
         mn_buf_reset(&group);
         for (int j = 0; usable && !rc && j < nc; j++)
             if (!(rc = j ? mn_buf_adds(&group, " AND ") : MN_OK))
@@ -819,6 +820,13 @@ static mn_status fts_commons(struct sqlite_store *s, const char *match, const st
             rc = mn_sqlite_scored_push(&rare, every.r[i].id, every.r[i].score);
         free(every.r);
         usable = usable && !rc;
+    }
+    size_t kept = 0; /* phrases with best rows: at most TOPS_KEEP (each up to ~100 KB), else all go */
+    for (size_t j = 0; usable && j < s->n_df; j++)
+        kept += s->df[j].tops != NULL;
+    for (size_t j = 0; usable && kept + (size_t)nc > TOPS_KEEP && j < s->n_df; j++) {
+        mn_sqlite_tops_free(s->df[j].tops);
+        s->df[j].tops = NULL;
     }
     for (int j = 0; usable && j < nc; j++) {
         struct mn_sqlite_df *e = df_find(s, p->at[ord[e0 + j]], p->len[ord[e0 + j]]);
