@@ -72,6 +72,8 @@ void mn_sqlite_given_bind(sqlite3_stmt *st, const struct phrases *p, int skip);
 struct mn_sqlite_tops;
 struct sqlite_store;
 void mn_sqlite_tops_free(struct mn_sqlite_tops *t);
+/* Whether t (NULL: not built) cannot be used: a row has the phrase more than 1,024 times. */
+int mn_sqlite_tops_broken(const struct mn_sqlite_tops *t);
 /* Makes *t (NULL: none yet; replaced when its depth is not the tuning's) hold the phrase's rows
  * up to message id upto. */
 mn_status mn_sqlite_tops_update(struct sqlite_store *s, struct mn_sqlite_tops **t, const char *phrase, size_t len,

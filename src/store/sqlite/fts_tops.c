@@ -16,7 +16,7 @@
 
 long mn_sqlite_fts_tops_ranked;
 
-#define TOPS_MAX_TF 1024 /* a row with the phrase more often: its tops are not used */
+#define TOPS_MAX_TF 1024 /* a row with the phrase more often: the phrase's tops are not used */
 
 struct top_row {
     int64_t id, d; /* message id, row size in tokens */
@@ -35,6 +35,8 @@ struct mn_sqlite_tops {
     struct tops_bucket *b; /* b[tf - 1] */
 };
 
+int mn_sqlite_tops_broken(const struct mn_sqlite_tops *t) { return t && t->too_many; }
+
 void mn_sqlite_tops_free(struct mn_sqlite_tops *t)
 {
     if (!t)
@@ -49,9 +51,7 @@ void mn_sqlite_tops_free(struct mn_sqlite_tops *t)
  * so a row as large as the last kept one ranks after it. */
 static mn_status tops_add(struct mn_sqlite_tops *t, int64_t tf, int64_t d, int64_t id)
 {
-    if (tf < 1)
-        return MN_OK;
-    if (tf > TOPS_MAX_TF) {
+    if (tf < 1 || tf > TOPS_MAX_TF) { /* (a matching row has the phrase at least once) */
         t->too_many = 1;
         return MN_OK;
     }
@@ -213,7 +213,7 @@ mn_status mn_sqlite_tops_rank(struct sqlite_store *s, const char *match, const s
 {
     *done = 0;
     for (int j = 0; j < nc; j++)
-        if (tops[j]->too_many)
+        if (mn_sqlite_tops_broken(tops[j]))
             return MN_OK;
     if (nc < 1 || want < 1)
         return MN_OK;

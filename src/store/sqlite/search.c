@@ -483,6 +483,7 @@ static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct sc
  */
 #define DF_CACHE 512 /* phrase counts kept per handle */
 #define TOPS_KEEP 64 /* phrases whose best rows are kept per handle (fts_tops.c) */
+#define TOPS_WANT_MAX 1024 /* past this many rows asked for, the best rows do not reach */
 
 /* The row's size in tokens from its messages_fts_docsize record (one column: one SQLite varint,
  * which FTS5's xColumnSize reads too); 0 when there is none (NULL or malformed). */
@@ -767,11 +768,77 @@ static struct mn_sqlite_df *df_find(struct sqlite_store *s, const char *phrase, 
     return NULL;
 }
 
-/* Without a filter, when some phrases are common (top_min rows or more, each with its count
- * kept): the rows of the other phrases first, as one group (done when the want-th scores above
- * what the common phrases can add, as MaxScore below); with two common phrases, the rows that
- * have both (when, were the phrases independent, at most 16·top_min rows would); then the common
- * phrases from their best rows (fts_tops.c). *done = 0: the caller goes on as before. */
+/* MaxScore's steps below up to the group of the rare phrases ord[0..e0-1], which is always
+ * ranked: its best `want` rows go to seeds, or to out with *done when the want-th of them scores
+ * above bound[e] (what the other phrases can add). */
+static mn_status rare_seeds(struct sqlite_store *s, const char *match, const struct phrases *p, const int *ord, int e0,
+                            const double *bound, size_t want, struct scored_list *seeds, struct scored_list *out,
+                            int *done)
+{
+    struct mn_buf group = MN_BUF_INIT;
+    mn_status rc = MN_OK;
+    int64_t rows = 0;
+    for (int e = 1; e <= e0 && !rc && !*done; e++) {
+        rows += p->n[ord[e - 1]];
+        if (!(rc = e > 1 ? mn_buf_adds(&group, " OR ") : MN_OK))
+            rc = mn_buf_add(&group, p->at[ord[e - 1]], p->len[ord[e - 1]]);
+        if (rc || (rows < (int64_t)want && e < e0))
+            continue;
+        if (!(rc = fts_ranked(s, group.data, match, p, e, NULL, 0, want, seeds)) && seeds->n == want &&
+            -seeds->r[want - 1].score > bound[e]) {
+            free(out->r);
+            *out = *seeds;
+            *seeds = (struct scored_list){0};
+            *done = 1;
+        }
+    }
+    mn_buf_release(&group);
+    return rc;
+}
+
+/* The best `want` rows that have both common phrases c[0] and c[1], added to seeds. */
+static mn_status both_seeds(struct sqlite_store *s, const char *match, const struct phrases *p, const int *c,
+                            size_t want, struct scored_list *seeds)
+{
+    struct mn_buf group = MN_BUF_INIT;
+    struct scored_list both = {0};
+    mn_status rc = mn_buf_add(&group, p->at[c[0]], p->len[c[0]]);
+    if (!rc && !(rc = mn_buf_adds(&group, " AND ")) && !(rc = mn_buf_add(&group, p->at[c[1]], p->len[c[1]])))
+        rc = fts_ranked(s, group.data, match, p, 2, NULL, 0, want, &both);
+    for (size_t i = 0; !rc && i < both.n; i++)
+        rc = mn_sqlite_scored_push(seeds, both.r[i].id, both.r[i].score);
+    free(both.r);
+    mn_buf_release(&group);
+    return rc;
+}
+
+/* The kept counts of the common phrases c[0..nc-1] (NULL when one is not kept for this index),
+ * their best rows brought forward when `build`; *usable = 0 when a phrase's rows cannot be
+ * used (a count of the phrase in a row past fts_tops.c's bound). */
+static mn_status commons_tops(struct sqlite_store *s, const struct phrases *p, const int *c, int nc, int64_t upto,
+                              int build, struct mn_sqlite_tops **tops, int *usable)
+{
+    *usable = 1;
+    mn_status rc = MN_OK;
+    for (int j = 0; *usable && !rc && j < nc; j++) {
+        struct mn_sqlite_df *e = df_find(s, p->at[c[j]], p->len[c[j]]);
+        if (!e || e->upto != upto || mn_sqlite_tops_broken(e->tops))
+            *usable = 0;
+        else if (build && !(rc = mn_sqlite_tops_update(s, &e->tops, e->phrase, p->len[c[j]], upto)))
+            *usable = !mn_sqlite_tops_broken(e->tops);
+        if (e)
+            tops[j] = e->tops;
+    }
+    return rc;
+}
+
+/* Without a filter, when one or two phrases are common (top_min rows or more, each with its
+ * count kept; with three or more, a row missing one of them can still score near the top, and
+ * their best rows seldom reach past that, measured): the rows of the other phrases first, as one
+ * group (done when the want-th scores above what the common phrases can add, as MaxScore below);
+ * with two common phrases, the rows that have both (when, were the phrases independent, at most
+ * 16·top_min rows would); then the common phrases from their best rows (fts_tops.c). *done = 0:
+ * the caller goes on as before. */
 static mn_status fts_commons(struct sqlite_store *s, const char *match, const struct phrases *p, const int *ord,
                              const double *bound, int64_t upto, size_t want, struct scored_list *out, int *done)
 {
@@ -779,68 +846,33 @@ static mn_status fts_commons(struct sqlite_store *s, const char *match, const st
     int e0 = 0;
     while (e0 < p->m && p->n[ord[e0]] < mn_sqlite_fts_tuning.top_min)
         e0++;
-    if (e0 == p->m || upto <= 0 || mn_sqlite_fts_tuning.top_min <= 0)
+    int nc = p->m - e0, usable = 0;
+    if (nc < 1 || nc > 2 || upto <= 0 || mn_sqlite_fts_tuning.top_min <= 0 || want > TOPS_WANT_MAX)
         return MN_OK;
-    struct mn_sqlite_tops *tops[BM25_MAX_PHRASES];
-    struct scored_list rare = {0};
-    struct mn_buf group = MN_BUF_INIT;
-    mn_status rc = MN_OK;
-    int64_t rows = 0;
-    for (int e = 1; e <= e0 && !rc && !*done; e++) { /* MaxScore's steps below, up to the rare group */
-        rows += p->n[ord[e - 1]];
-        if (!(rc = e > 1 ? mn_buf_adds(&group, " OR ") : MN_OK))
-            rc = mn_buf_add(&group, p->at[ord[e - 1]], p->len[ord[e - 1]]);
-        if (!rc && (rows >= (int64_t)want || e == e0))
-            rc = fts_ranked(s, group.data, match, p, e, NULL, 0, want, &rare);
-        else
-            continue;
-        if (!rc && rare.n == want && -rare.r[want - 1].score > bound[e]) {
-            free(out->r);
-            *out = rare;
-            rare = (struct scored_list){0};
-            *done = 1;
+    if (nc == 2 && (double)p->n[ord[e0]] / (double)upto * (double)p->n[ord[e0 + 1]] >
+                       16.0 * (double)mn_sqlite_fts_tuning.top_min)
+        return MN_OK;
+    struct mn_sqlite_tops *tops[2];
+    mn_status rc = commons_tops(s, p, ord + e0, nc, upto, 0, tops, &usable);
+    if (rc || !usable)
+        return rc;
+    struct scored_list seeds = {0};
+    rc = rare_seeds(s, match, p, ord, e0, bound, want, &seeds, out, done);
+    if (!rc && !*done) {
+        size_t kept = 0; /* at most TOPS_KEEP phrases keep their best rows (each up to ~100 KB) */
+        for (size_t j = 0; j < s->n_df; j++)
+            kept += s->df[j].tops != NULL;
+        for (size_t j = 0; kept + (size_t)nc > TOPS_KEEP && j < s->n_df; j++) {
+            mn_sqlite_tops_free(s->df[j].tops);
+            s->df[j].tops = NULL;
         }
+        rc = commons_tops(s, p, ord + e0, nc, upto, 1, tops, &usable);
     }
-    /* with three common phrases or more, a row missing one of them can still score near the
-     * top: their best rows seldom reach past that (measured), so MaxScore below ranks them */
-    int nc = p->m - e0, usable = !rc && !*done && nc <= 2;
-    if (usable && nc > 1) {
-        double all = (double)upto;
-        for (int j = 0; j < nc; j++)
-            all *= (double)p->n[ord[e0 + j]] / (double)upto;
-        usable = all <= 16.0 * (double)mn_sqlite_fts_tuning.top_min;
-        mn_buf_reset(&group);
-        for (int j = 0; usable && !rc && j < nc; j++)
-            if (!(rc = j ? mn_buf_adds(&group, " AND ") : MN_OK))
-                rc = mn_buf_add(&group, p->at[ord[e0 + j]], p->len[ord[e0 + j]]);
-        struct scored_list every = {0};
-        if (usable && !rc)
-            rc = fts_ranked(s, group.data, match, p, nc, NULL, 0, want, &every);
-        for (size_t i = 0; usable && !rc && i < every.n; i++)
-            rc = mn_sqlite_scored_push(&rare, every.r[i].id, every.r[i].score);
-        free(every.r);
-        usable = usable && !rc;
-    }
-    size_t kept = 0; /* phrases with best rows: at most TOPS_KEEP (each up to ~100 KB), else all go */
-    for (size_t j = 0; usable && j < s->n_df; j++)
-        kept += s->df[j].tops != NULL;
-    for (size_t j = 0; usable && kept + (size_t)nc > TOPS_KEEP && j < s->n_df; j++) {
-        mn_sqlite_tops_free(s->df[j].tops);
-        s->df[j].tops = NULL;
-    }
-    for (int j = 0; usable && j < nc; j++) {
-        struct mn_sqlite_df *e = df_find(s, p->at[ord[e0 + j]], p->len[ord[e0 + j]]);
-        if (!e || e->upto != upto)
-            usable = 0;
-        else if ((rc = mn_sqlite_tops_update(s, &e->tops, e->phrase, p->len[ord[e0 + j]], upto)))
-            usable = 0;
-        else
-            tops[j] = e->tops;
-    }
-    if (usable)
-        rc = mn_sqlite_tops_rank(s, match, p, ord + e0, tops, nc, &rare, nc > 1, want, out, done);
-    free(rare.r);
-    mn_buf_release(&group);
+    if (!rc && !*done && usable && nc == 2)
+        rc = both_seeds(s, match, p, ord + e0, want, &seeds);
+    if (!rc && !*done && usable)
+        rc = mn_sqlite_tops_rank(s, match, p, ord + e0, tops, nc, &seeds, nc > 1, want, out, done);
+    free(seeds.r);
     return rc;
 }
 
