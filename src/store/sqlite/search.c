@@ -1063,9 +1063,12 @@ static mn_status fts_plan_run(struct sqlite_store *s, const char *match, const m
             return rc;
         if (part >= 0 && (size_t)part <= mn_sqlite_fts_tuning.set_max)
             return fts_filtered(s, match, f, limit, 1, part, out);
-        if (part > 0 && !(rc = count_one(s, SQL_STORE_SIZE, NULL, &all)) && all > part)
-            first = (size_t)((double)limit * 2.0 * (double)all / (double)part); /* ~2× what passing needs */
-        else
+        if (part > 0 && !(rc = count_one(s, SQL_STORE_SIZE, NULL, &all))) {
+            /* q of the store passes: limit/q candidates on average, three standard deviations more
+             * (binomial) so that one round mostly suffices; limit itself when all pass */
+            double q = all > part ? (double)part / (double)all : 1.0;
+            first = (size_t)ceil(((double)limit + 3.0 * sqrt((double)limit * (1.0 - q))) / q);
+        } else
             first = limit * 4;
         if (rc)
             return rc;
