@@ -5,8 +5,9 @@
  * (session, namespace, role, since, until, metadata, and combinations) and limits 1..50. The
  * plan thresholds (mn_sqlite_fts_tuning) are drawn too, so the id-list, rounds and joined plans,
  * and the bounded top-k (mnemo_bm25 with kept counts, rarer phrases first, all-phrases first,
- * common phrases from their best rows with depths down to one row), all answer the same questions; a second test keeps comparing while appends, deletes and edits
- * through two handles change the store between searches (kept counts must follow).
+ * common phrases from their best rows with depths down to one row), all answer the same
+ * questions; a second test keeps comparing while appends, deletes and edits through two handles
+ * change the store between searches (kept counts and best rows must follow).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -178,7 +179,7 @@ static void ranking_equals_reference(void **state)
     struct mn_sqlite_fts_tuning saved = mn_sqlite_fts_tuning;
     static const size_t set_max[] = {0, 5, 60, 20000}, round_max[] = {1, 8, 100, 65536};
     static const int64_t df_keep[] = {1, 20, 2000}, group_div[] = {1, 4, 1000};
-    static const int64_t top_min[] = {1, 3, 30, INT64_MAX}, top_depth[] = {1, 2, 8, 64};
+    static const int64_t seed_max[] = {-1, 0, 3, 30, INT64_MAX}, top_depth[] = {1, 2, 8, 64};
     long tops_before = mn_sqlite_fts_tops_ranked;
     int compared = 0, nonempty = 0;
     for (uint64_t seed = 1; seed <= 5; seed++) {
@@ -212,7 +213,7 @@ static void ranking_equals_reference(void **state)
             mn_sqlite_fts_tuning.round_max = round_max[rnd() % 4];
             mn_sqlite_fts_tuning.df_keep = df_keep[rnd() % 3];
             mn_sqlite_fts_tuning.group_div = group_div[rnd() % 3];
-            mn_sqlite_fts_tuning.top_min = top_min[rnd() % 4];
+            mn_sqlite_fts_tuning.seed_max = seed_max[rnd() % 5];
             mn_sqlite_fts_tuning.top_depth = top_depth[rnd() % 4];
             struct mn_buf match = MN_BUF_INIT;
             size_t terms = 0;
@@ -324,7 +325,7 @@ static void ranking_equal_while_store_changes(void **state)
         int sess[64], nlast = 0;
         for (int q = 0; q < 240; q++) {
             mn_sqlite_fts_tuning.group_div = rnd() % 2 ? 1 : 4;
-            mn_sqlite_fts_tuning.top_min = rnd() % 3 ? 1 + (int64_t)(rnd() % 8) : INT64_MAX;
+            mn_sqlite_fts_tuning.seed_max = rnd() % 3 ? (int64_t)(rnd() % 8) - 1 : INT64_MAX;
             mn_sqlite_fts_tuning.top_depth = rnd() % 2 ? 1 + (int64_t)(rnd() % 4) : 64;
             if (q % 6 == 5) { /* change the store through one of the handles */
                 mn_db *w = rnd() % 2 ? db : other;

@@ -407,7 +407,7 @@ static void op_fts_defer(mn_store *st, int defer)
  *  - joined: when a round would rank more than round_max candidates (a very selective filter
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
-struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 4096, 64};
+struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 32768, 64};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                   " ORDER BY bm25(messages_fts), rowid LIMIT ?2";
@@ -482,7 +482,7 @@ static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct sc
  *    group, and at the end the whole query is ranked as before.
  */
 #define DF_CACHE 512 /* phrase counts kept per handle */
-#define TOPS_KEEP 64 /* phrases whose best rows are kept per handle (fts_tops.c) */
+#define TOPS_KEEP 256 /* phrases whose best rows are kept per handle (fts_tops.c) */
 #define TOPS_WANT_MAX 1024 /* past this many rows asked for, the best rows do not reach */
 
 /* The row's size in tokens from its messages_fts_docsize record (one column: one SQLite varint,
@@ -832,25 +832,42 @@ static mn_status commons_tops(struct sqlite_store *s, const struct phrases *p, c
     return rc;
 }
 
-/* Without a filter, when one or two phrases are common (top_min rows or more, each with its
- * count kept; with three or more, a row missing one of them can still score near the top, and
- * their best rows seldom reach past that, measured): the rows of the other phrases first, as one
- * group (done when the want-th scores above what the common phrases can add, as MaxScore below);
- * with two common phrases, the rows that have both (when, were the phrases independent, at most
- * 16·top_min rows would); then the common phrases from their best rows (fts_tops.c). *done = 0:
- * the caller goes on as before. */
+/* At most TOPS_KEEP phrases keep their best rows (tens of KB each): before `nc` more are built,
+ * the lists of others go, oldest kept first (round robin over the count slots). */
+static void tops_make_room(struct sqlite_store *s, int nc)
+{
+    size_t kept = 0;
+    for (size_t j = 0; j < s->n_df; j++)
+        kept += s->df[j].tops != NULL;
+    for (size_t tried = 0; kept + (size_t)nc > TOPS_KEEP && tried < s->n_df; tried++) {
+        struct mn_sqlite_df *e = &s->df[s->next_tops++ % s->n_df];
+        if (e->tops) {
+            mn_sqlite_tops_free(e->tops);
+            e->tops = NULL;
+            kept--;
+        }
+    }
+}
+
+/* Without a filter: the rarest phrases, as many as have seed_max rows together, as one group
+ * ranked first (MaxScore's steps below: done when the want-th scores above what the others can
+ * add); when one or two phrases are left (each with its count kept), the rows that have both
+ * (when, were the two independent, at most 2·seed_max rows would); then the phrases left from
+ * their best rows (fts_tops.c), with the group's and both's best rows as seeds. Three phrases
+ * left or more: a row missing one of them can still score near the top, and their best rows
+ * seldom reach past that (measured). *done = 0: the caller goes on as before. */
 static mn_status fts_commons(struct sqlite_store *s, const char *match, const struct phrases *p, const int *ord,
                              const double *bound, int64_t upto, size_t want, struct scored_list *out, int *done)
 {
     *done = 0;
-    int e0 = 0;
-    while (e0 < p->m && p->n[ord[e0]] < mn_sqlite_fts_tuning.top_min)
-        e0++;
-    int nc = p->m - e0, usable = 0;
-    if (nc < 1 || nc > 2 || upto <= 0 || mn_sqlite_fts_tuning.top_min <= 0 || want > TOPS_WANT_MAX)
+    int64_t seed_max = mn_sqlite_fts_tuning.seed_max, rows = 0;
+    if (seed_max < 0 || upto <= 0 || want > TOPS_WANT_MAX || p->m < 1)
         return MN_OK;
-    if (nc == 2 && (double)p->n[ord[e0]] / (double)upto * (double)p->n[ord[e0 + 1]] >
-                       16.0 * (double)mn_sqlite_fts_tuning.top_min)
+    int e0 = 0;
+    while (e0 < p->m - 1 && rows + p->n[ord[e0]] <= seed_max)
+        rows += p->n[ord[e0++]];
+    int nc = p->m - e0, usable = 0;
+    if (nc > 2 || (nc == 2 && (double)p->n[ord[e0]] / (double)upto * (double)p->n[ord[e0 + 1]] > 2.0 * (double)seed_max))
         return MN_OK;
     struct mn_sqlite_tops *tops[2];
     mn_status rc = commons_tops(s, p, ord + e0, nc, upto, 0, tops, &usable);
@@ -859,13 +876,7 @@ static mn_status fts_commons(struct sqlite_store *s, const char *match, const st
     struct scored_list seeds = {0};
     rc = rare_seeds(s, match, p, ord, e0, bound, want, &seeds, out, done);
     if (!rc && !*done) {
-        size_t kept = 0; /* at most TOPS_KEEP phrases keep their best rows (each up to ~100 KB) */
-        for (size_t j = 0; j < s->n_df; j++)
-            kept += s->df[j].tops != NULL;
-        for (size_t j = 0; kept + (size_t)nc > TOPS_KEEP && j < s->n_df; j++) {
-            mn_sqlite_tops_free(s->df[j].tops);
-            s->df[j].tops = NULL;
-        }
+        tops_make_room(s, nc);
         rc = commons_tops(s, p, ord + e0, nc, upto, 1, tops, &usable);
     }
     if (!rc && !*done && usable && nc == 2)

@@ -65,7 +65,7 @@ struct sqlite_store {
         int64_t n, upto;
         struct mn_sqlite_tops *tops; /* its best rows, once it was ranked as a common phrase (fts_tops.c) */
     } * df;
-    size_t n_df, next_df;
+    size_t n_df, next_df, next_tops;
     int64_t df_gen;
     int fts_given; /* mnemo_bm25 is registered on this connection */
 };
@@ -163,7 +163,8 @@ extern const struct mn_store_search_ops mn_sqlite_search_ops;
 struct mn_sqlite_fts_tuning {
     size_t set_max, round_max;
     int64_t df_keep, group_div;
-    int64_t top_min; /* a phrase of at least this many rows is ranked from its best rows (fts_tops.c) */
+    int64_t seed_max; /* the rarest phrases with this many rows together are ranked, the one or
+                       * two left from their best rows (fts_tops.c); -1: never */
     int64_t top_depth; /* rows kept per count of the phrase in a row */
 };
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
