@@ -10,7 +10,9 @@
  * questions. Each case runs the queries once untimed (warm-up), then once timed, on one handle;
  * one JSON line per case: {"case","queries","k","p50_ms","p99_ms","mean_ms","hits_avg"}.
  * p50 = lat[Q/2], p99 = lat[0.99·Q] of the sorted latencies. SL_SLOW=MS in the environment prints
- * each timed query slower than MS milliseconds on standard error. See bench/README.md.
+ * each timed query slower than MS milliseconds on standard error. The configuration files and
+ * MNEMO_* variables apply (e.g. MNEMO_EMBEDDER_BASE_URL and MNEMO_EMBEDDER_MODEL for
+ * --embedder openai); the options win. See bench/README.md.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,7 +145,7 @@ int main(int argc, char **argv)
     }
     mn_config *cfg = NULL;
     mn_db *db = NULL;
-    if (mn_config_new(&cfg) || mn_config_set(cfg, "embedder.name", embedder, NULL) ||
+    if (mn_config_new(&cfg) || mn_config_load(cfg, NULL) || mn_config_set(cfg, "embedder.name", embedder, NULL) ||
         mn_config_set(cfg, "tokenizer.name", "heuristic", NULL) || mn_open_path(path, cfg, &db)) {
         fprintf(stderr, "open %s: %s\n", path, mn_errmsg());
         return 1;

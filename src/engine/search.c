@@ -380,6 +380,49 @@ static mn_status semantic_list(mn_db *db, const char *query, const mn_search_fil
     return rc;
 }
 
+/* The semantic list of a hybrid search, made on its own thread while the caller's makes the
+ * keyword list: embedding the query (a round trip to a remote embedder) and the vector search
+ * overlap the keyword search instead of adding to it. The handle is thread-safe; the message of
+ * a failure is carried back to the caller's thread. */
+struct semantic_job {
+    mn_db *db;
+    const char *query;
+    const mn_search_filter *f;
+    size_t limit;
+    double min_sim;
+    struct list *l;
+    struct mn_vsearch_info *info;
+    mn_status rc;
+    char *err;
+};
+
+static void *semantic_job_run(void *arg)
+{
+    struct semantic_job *j = arg;
+    j->rc = semantic_list(j->db, j->query, j->f, j->limit, j->min_sim, j->l, j->info);
+    if (j->rc)
+        j->err = strdup(mn_errmsg());
+    return NULL;
+}
+
+/* Both lists of a hybrid search; semantic first when the thread cannot be had. */
+static mn_status hybrid_lists(mn_db *db, const char *query, const mn_search_filter *f, size_t limit, double min_sim,
+                              struct list *sem, struct list *kw, struct mn_vsearch_info *info)
+{
+    struct semantic_job j = {db, query, f, limit, min_sim, sem, info, MN_OK, NULL};
+    pthread_t th;
+    if (pthread_create(&th, NULL, semantic_job_run, &j) != 0) {
+        mn_status rc = semantic_list(db, query, f, limit, min_sim, sem, info);
+        return rc ? rc : keyword_list(db, query, f, limit, kw);
+    }
+    mn_status rc = keyword_list(db, query, f, limit, kw);
+    pthread_join(th, NULL);
+    if (j.rc) /* the semantic failure first, as when the lists were made one after the other */
+        rc = j.err ? mn__err(j.rc, "%s", j.err) : j.rc;
+    free(j.err);
+    return rc;
+}
+
 struct fill_ctx {
     struct hits_impl *h;
     const struct mn_ranked *order;
@@ -430,9 +473,11 @@ mn_status mn__search_run(mn_db *db, const char *query, mn_search_mode mode, size
     struct list sem = {0}, kw = {0};
     struct mn_vsearch_info info = {0, 0, 0};
     mn_status rc = MN_OK;
-    if (mode != MN_SEARCH_KEYWORD)
+    if (mode == MN_SEARCH_HYBRID)
+        rc = hybrid_lists(db, query, f, limit, min_sim, &sem, &kw, &info);
+    else if (mode == MN_SEARCH_SEMANTIC)
         rc = semantic_list(db, query, f, limit, min_sim, &sem, &info);
-    if (!rc && mode != MN_SEARCH_SEMANTIC)
+    else
         rc = keyword_list(db, query, f, limit, &kw);
     int64_t not_embedded = 0; /* what the semantic list could not see */
     if (!rc && mode != MN_SEARCH_KEYWORD)

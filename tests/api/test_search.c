@@ -312,6 +312,10 @@ static void filtered_exact_k_and_rebuild(void **state)
     assert_int_equal(mn_search(db, "note", MN_SEARCH_SEMANTIC, 5, NULL, 0, &h), MN_CONFLICT);
     assert_non_null(strstr(mn_errmsg(), "hash/hash-v1/384"));
     assert_non_null(strstr(mn_errmsg(), "hash/hash-v1/128"));
+    /* hybrid makes its semantic list on another thread: the same refusal, the same message here */
+    assert_int_equal(mn_search(db, "note", MN_SEARCH_HYBRID, 5, NULL, 0, &h), MN_CONFLICT);
+    assert_non_null(strstr(mn_errmsg(), "hash/hash-v1/384"));
+    assert_non_null(strstr(mn_errmsg(), "hash/hash-v1/128"));
     mn_close(db);
     mn_config_free(cfg);
     for (int i = 0; i < N; i++)

@@ -11,6 +11,8 @@
 //   bad400    HTTP 400 with an error object
 //   short     one vector fewer than asked
 // GET /stats returns {"requests": {model: count}, "inputs": total texts embedded}.
+// FAKE_EMBED_DELAY_MS in the environment delays every reply (a remote embedder's round trip, for
+// bench/README.md's hybrid measurement).
 'use strict';
 const http = require('http');
 
@@ -24,7 +26,14 @@ function vec(text) {
   return v;
 }
 
+const delayMs = Number(process.env.FAKE_EMBED_DELAY_MS || 0);
+
 function reply(res, status, obj, headers) {
+  if (delayMs > 0) return setTimeout(() => send(res, status, obj, headers), delayMs);
+  send(res, status, obj, headers);
+}
+
+function send(res, status, obj, headers) {
   res.writeHead(status, Object.assign({ 'Content-Type': 'application/json' }, headers || {}));
   res.end(typeof obj === 'string' ? obj : JSON.stringify(obj));
 }
