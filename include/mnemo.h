@@ -114,8 +114,9 @@ MN_API const char *mn_errmsg(void);
 typedef enum mn_log_level { MN_LOG_DEBUG = 0, MN_LOG_INFO = 1, MN_LOG_WARN = 2, MN_LOG_ERROR = 3 } mn_log_level;
 typedef void (*mn_log_fn)(void *user, mn_log_level level, const char *message);
 /* Installs fn (NULL removes it) for messages at min_level and above. `message` is
- * callback-scoped. The callback may be called from any thread that calls into mnemo, so it must
- * be thread-safe. Set it before opening databases; changing it while other threads run mnemo
+ * callback-scoped. The callback may be called from any thread that calls into mnemo and from the
+ * library's own threads (background embedding and memory work, the semantic half of a hybrid
+ * search), so it must be thread-safe. Set it before opening databases; changing it while other threads run mnemo
  * calls is not synchronised. */
 MN_API void mn_set_log(mn_log_fn fn, void *user, mn_log_level min_level);
 

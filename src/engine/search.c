@@ -418,7 +418,7 @@ static mn_status hybrid_lists(mn_db *db, const char *query, const mn_search_filt
     mn_status rc = keyword_list(db, query, f, limit, kw);
     pthread_join(th, NULL);
     if (j.rc) /* the semantic failure first, as when the lists were made one after the other */
-        rc = j.err ? mn__err(j.rc, "%s", j.err) : j.rc;
+        rc = mn__err(j.rc, "%s", j.err ? j.err : mn_status_str(j.rc));
     free(j.err);
     return rc;
 }

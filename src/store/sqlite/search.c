@@ -1076,9 +1076,13 @@ static mn_status fts_plan_run(struct sqlite_store *s, const char *match, const m
             return fts_filtered(s, match, f, limit, 1, part, out);
         if (part > 0 && !(rc = count_one(s, SQL_STORE_SIZE, NULL, &all))) {
             /* q of the store passes: limit/q candidates on average, three standard deviations more
-             * (binomial) so that one round mostly suffices; limit itself when all pass */
+             * (binomial) so that one round mostly suffices; limit itself when all pass. A role,
+             * time or metadata condition besides lets fewer pass, by a share not known: 4× that. */
             double q = all > part ? (double)part / (double)all : 1.0;
-            first = (size_t)ceil(((double)limit + 3.0 * sqrt((double)limit * (1.0 - q))) / q);
+            double want = ceil(((double)limit + 3.0 * sqrt((double)limit * (1.0 - q))) / q);
+            if (f->role >= 0 || f->since || f->until || f->metadata)
+                want *= 4;
+            first = want < (double)mn_sqlite_fts_tuning.round_max ? (size_t)want : mn_sqlite_fts_tuning.round_max;
         } else
             first = limit * 4;
         if (rc)
