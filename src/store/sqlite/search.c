@@ -1072,9 +1072,13 @@ static mn_status fts_plan_run(struct sqlite_store *s, const char *match, const m
             rc = count_one(s, SQL_NS_SIZE, f->ns, &part);
         if (rc)
             return rc;
-        if (part >= 0 && (size_t)part <= mn_sqlite_fts_tuning.set_max)
+        if (part > 0 && (rc = count_one(s, SQL_STORE_SIZE, NULL, &all)))
+            return rc;
+        /* a small set, unless it holds most of the store: then the rounds' first candidates
+         * mostly pass, cheaper than reading every id of it */
+        if (part >= 0 && (size_t)part <= mn_sqlite_fts_tuning.set_max && !(part > 0 && part * 2 > all))
             return fts_filtered(s, match, f, limit, 1, part, out);
-        if (part > 0 && !(rc = count_one(s, SQL_STORE_SIZE, NULL, &all))) {
+        if (part > 0) {
             /* q of the store passes: limit/q candidates on average, three standard deviations more
              * (binomial) so that one round mostly suffices; limit itself when all pass. A role,
              * time or metadata condition besides lets fewer pass, by a share not known: 4× that. */
@@ -1085,8 +1089,6 @@ static mn_status fts_plan_run(struct sqlite_store *s, const char *match, const m
             first = want < (double)mn_sqlite_fts_tuning.round_max ? (size_t)want : mn_sqlite_fts_tuning.round_max;
         } else
             first = limit * 4;
-        if (rc)
-            return rc;
         if (first > mn_sqlite_fts_tuning.round_max)
             first = mn_sqlite_fts_tuning.round_max;
         if (first < limit)
