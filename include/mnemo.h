@@ -116,8 +116,8 @@ typedef void (*mn_log_fn)(void *user, mn_log_level level, const char *message);
 /* Installs fn (NULL removes it) for messages at min_level and above. `message` is
  * callback-scoped. The callback may be called from any thread that calls into mnemo and from the
  * library's own threads (background embedding and memory work, the semantic half of a hybrid
- * search), so it must be thread-safe. Set it before opening databases; changing it while other threads run mnemo
- * calls is not synchronised. */
+ * search), so it must be thread-safe. Set it before opening databases; changing it while other
+ * threads run mnemo calls is not synchronised. */
 MN_API void mn_set_log(mn_log_fn fn, void *user, mn_log_level min_level);
 
 /* Frees a string or buffer that a mnemo function handed to the caller as `char *`. NULL is a

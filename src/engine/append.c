@@ -283,8 +283,9 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
         return rc;
     if (!msgs || n == 0 || n > MAX_BATCH)
         return mn__err(MN_INVALID, "messages: %s holds 1 to %d messages", what, MAX_BATCH);
-    if (flags & ~(unsigned)(MN_APPEND_CREATE | MN_APPEND_DEFER))
-        return mn__err(MN_INVALID, "flags: unknown bits 0x%x", flags & ~(unsigned)(MN_APPEND_CREATE | MN_APPEND_DEFER));
+    unsigned unknown = flags & ~(unsigned)(MN_APPEND_CREATE | MN_APPEND_DEFER);
+    if (unknown)
+        return mn__err(MN_INVALID, "flags: unknown bits 0x%x", unknown);
     mn_message *rows = mn_arena_alloc(a, n * sizeof *rows);
     if (!rows)
         return mn__nomem();

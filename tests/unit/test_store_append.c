@@ -74,6 +74,26 @@ static mn_message msg(mn_role role, const char *content, const char *key, int64_
     return m;
 }
 
+/* One group of two one-message user appends (texts t0, t1 to sessions id0, id1) that both
+ * succeed, with the seqs they must get. */
+static void append_two(const char *id0, const char *t0, const char *id1, const char *t1, int64_t now, int defer,
+                       int64_t seq0, int64_t seq1)
+{
+    mn_message m[2] = {msg(MN_ROLE_USER, t0, NULL, 1), msg(MN_ROLE_USER, t1, NULL, 1)};
+    mn_store_append reqs[2] = {{&m[0], 1, NULL, NULL, now, 0, defer}, {&m[1], 1, NULL, NULL, now, 0, defer}};
+    const char *ids[2] = {id0, id1};
+    mn_status results[2];
+    char errmsg[2][256];
+    mn_messages *out[2];
+    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, 2, results, errmsg, out), MN_OK);
+    assert_int_equal(results[0], MN_OK);
+    assert_int_equal(results[1], MN_OK);
+    assert_int_equal(out[0]->items[0].seq, seq0);
+    assert_int_equal(out[1]->items[0].seq, seq1);
+    mn_messages_free(out[0]);
+    mn_messages_free(out[1]);
+}
+
 static mn_session *get(const char *id)
 {
     mn_session *s = NULL;
@@ -418,16 +438,7 @@ static void group_queued_write_fails(void **state)
 
     /* a group that fails nowhere after it: pipelined again, numbering on */
     assert_int_equal(test_db_sql(url, "DROP TRIGGER t_boom ON messages", NULL, 0), 0);
-    mn_message next[2] = {msg(MN_ROLE_USER, "q1 four", NULL, 1), msg(MN_ROLE_USER, "q2 three", NULL, 1)};
-    mn_store_append more[2] = {{&next[0], 1, NULL, NULL, 200, 0, 0}, {&next[1], 1, NULL, NULL, 200, 0, 0}};
-    const char *ids2[2] = {S_Q1, S_Q2};
-    assert_int_equal(mn_engine_append_many(the_store, ids2, more, 2, results, errmsg, out), MN_OK);
-    assert_int_equal(results[0], MN_OK);
-    assert_int_equal(results[1], MN_OK);
-    assert_int_equal(out[0]->items[0].seq, 3);
-    assert_int_equal(out[1]->items[0].seq, 3);
-    mn_messages_free(out[0]);
-    mn_messages_free(out[1]);
+    append_two(S_Q1, "q1 four", S_Q2, "q2 three", 200, 0, 3, 3);
 }
 
 /* A group of one-message appends (on PostgreSQL: one set-based statement for the whole group)
@@ -559,19 +570,7 @@ static void group_defers_held_sessions(void **state)
     h.other->ops->close(h.other);
 
     /* the other node is done: the same two again, in their order */
-    mn_message m[2] = {msg(MN_ROLE_USER, "d1 one", NULL, 1), msg(MN_ROLE_USER, "d1 two", NULL, 1)};
-    mn_store_append reqs[2] = {{&m[0], 1, NULL, NULL, 300, 0, 1}, {&m[1], 1, NULL, NULL, 300, 0, 1}};
-    const char *ids[2] = {S_D1, S_D1};
-    mn_status results[2];
-    char errmsg[2][256];
-    mn_messages *out[2];
-    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, 2, results, errmsg, out), MN_OK);
-    assert_int_equal(results[0], MN_OK);
-    assert_int_equal(results[1], MN_OK);
-    assert_int_equal(out[0]->items[0].seq, 1);
-    assert_int_equal(out[1]->items[0].seq, 2);
-    mn_messages_free(out[0]);
-    mn_messages_free(out[1]);
+    append_two(S_D1, "d1 one", S_D1, "d1 two", 300, 1, 1, 2);
     mn_session *a = get(S_D1);
     assert_int_equal(a->message_count, 2);
     mn_session_free(a);

@@ -65,8 +65,8 @@ void mn_sqlite_given_bind(sqlite3_stmt *st, const struct phrases *p, int skip);
 
 /* The best rows of common phrases (fts_tops.c). A phrase's tops hold, for each count tf of the
  * phrase in a row, the rows with that count of fewest tokens (ties: smaller id), at most `depth`
- * of them, and how many rows have that count: within one tf a row's share of the score only
- * falls as its size grows, whatever the store's average size, so these lists give the phrase's
+ * of them, and how many rows have that count: within one tf a row's share of the score never
+ * rises as its size grows, whatever the store's average size, so these lists give the phrase's
  * rows in falling order of score without reading its postings. Built by one pass over the
  * phrase's postings, brought forward by reading the rows past `upto`. */
 struct mn_sqlite_tops;
