@@ -5,7 +5,8 @@
  * (session, namespace, role, since, until, metadata, and combinations) and limits 1..50. The
  * plan thresholds (mn_sqlite_fts_tuning) are drawn too, so the id-list, rounds and joined plans,
  * and the bounded top-k (mnemo_bm25 with kept counts, rarer phrases first, all-phrases first,
- * common phrases from their best rows with depths down to one row), all answer the same
+ * common phrases from their best rows with depths down to one row, a set's rows of its rare
+ * phrases scored one by one or not at all), all answer the same
  * questions; a second test keeps comparing while appends, deletes and edits through two handles
  * change the store between searches (kept counts and best rows must follow).
  */
@@ -180,6 +181,8 @@ static void ranking_equals_reference(void **state)
     static const size_t set_max[] = {0, 5, 60, 20000}, round_max[] = {1, 8, 100, 65536};
     static const int64_t df_keep[] = {1, 20, 2000}, group_div[] = {1, 4, 1000};
     static const int64_t seed_max[] = {-1, 0, 3, 30, INT64_MAX}, top_depth[] = {1, 2, 8, 64};
+    static const size_t set_scored[] = {0, 2, 256};
+    static const double set_share[] = {0, 1.0 / 400, 1};
     long tops_before = mn_sqlite_fts_tops_ranked;
     int compared = 0, nonempty = 0;
     for (uint64_t seed = 1; seed <= 5; seed++) {
@@ -215,6 +218,8 @@ static void ranking_equals_reference(void **state)
             mn_sqlite_fts_tuning.group_div = group_div[rnd() % 3];
             mn_sqlite_fts_tuning.seed_max = seed_max[rnd() % 5];
             mn_sqlite_fts_tuning.top_depth = top_depth[rnd() % 4];
+            mn_sqlite_fts_tuning.set_scored = set_scored[rnd() % 3];
+            mn_sqlite_fts_tuning.set_share = set_share[rnd() % 3];
             struct mn_buf match = MN_BUF_INIT;
             size_t terms = 0;
             assert_int_equal(mn_fts_query(query, &match, &terms), MN_OK);
@@ -321,6 +326,7 @@ static void ranking_equal_while_store_changes(void **state)
         mn_sqlite_fts_tuning.set_max = 20000;
         mn_sqlite_fts_tuning.round_max = 65536;
         mn_sqlite_fts_tuning.df_keep = 1; /* every count kept */
+        mn_sqlite_fts_tuning.set_share = seed % 2 ? 1 : 0; /* a set's rare rows scored one by one, or not */
         int64_t last[64];
         int sess[64], nlast = 0;
         for (int q = 0; q < 240; q++) {

@@ -63,6 +63,27 @@ struct mn_buf;
 mn_status mn_sqlite_given_sql(struct mn_buf *b, int m);
 void mn_sqlite_given_bind(sqlite3_stmt *st, const struct phrases *p, int skip);
 
+/* The ids a session or namespace filter lets through, sorted, for one search (fts_idset.c).
+ * mnemo_in(?N, rowid) tests a match against the set bound at ?N; `at` is where the last test
+ * stopped. `bounded`: the set spans little enough of the ids that FTS5 should be given its
+ * smallest and largest (a rowid range costs FTS5 about a quarter more per posting read). */
+struct mn_sqlite_idset {
+    int64_t *id;
+    size_t n, at;
+    int bounded, by_row; /* by_row: search.c's set_group_ranked may score rows one by one */
+};
+struct sqlite_store;
+/* Reads the ids st gives (its first column) into *set; on failure *set is empty. */
+mn_status mn_sqlite_idset_read(struct sqlite_store *s, sqlite3_stmt *st, struct mn_sqlite_idset *set);
+void mn_sqlite_idset_free(struct mn_sqlite_idset *set);
+/* The smallest and largest id (an empty range, lo > hi, for an empty set). */
+int64_t mn_sqlite_idset_lo(const struct mn_sqlite_idset *set);
+int64_t mn_sqlite_idset_hi(const struct mn_sqlite_idset *set);
+/* Binds set as parameter `at` of st for mnemo_in; set must outlive st's steps. */
+void mn_sqlite_idset_bind(sqlite3_stmt *st, int at, struct mn_sqlite_idset *set);
+/* Registers mnemo_in on db (an SQLite result code). */
+int mn_sqlite_idset_register(sqlite3 *db);
+
 /* The best rows of common phrases (fts_tops.c). A phrase's tops hold, for each count tf of the
  * phrase in a row, the rows with that count of fewest tokens (ties: smaller id), at most `depth`
  * of them, and how many rows have that count: within one tf a row's share of the score never
@@ -70,7 +91,6 @@ void mn_sqlite_given_bind(sqlite3_stmt *st, const struct phrases *p, int skip);
  * rows in falling order of score without reading its postings. Built by one pass over the
  * phrase's postings, brought forward by reading the rows past `upto`. */
 struct mn_sqlite_tops;
-struct sqlite_store;
 void mn_sqlite_tops_free(struct mn_sqlite_tops *t);
 /* Whether t (NULL: not built) cannot be used: a row has the phrase more than 1,024 times. */
 int mn_sqlite_tops_broken(const struct mn_sqlite_tops *t);

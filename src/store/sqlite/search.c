@@ -407,7 +407,7 @@ static void op_fts_defer(mn_store *st, int defer)
  *  - joined: when a round would rank more than round_max candidates (a very selective filter
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
-struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 32768, 64};
+struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 32768, 64, 256, 1.0 / 400};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                   " ORDER BY bm25(messages_fts), rowid LIMIT ?2";
@@ -591,7 +591,8 @@ void mn_sqlite_fts_register(struct sqlite_store *s)
     if (api && api->iVersion >= 2)
         s->fts_given = api->xCreateFunction(api, "mnemo_bm25", NULL, bm25_given, NULL) == SQLITE_OK &&
                        api->xCreateFunction(api, "mnemo_tfd", NULL, tfd, NULL) == SQLITE_OK &&
-                       api->xCreateFunction(api, "mnemo_fts_total", NULL, fts_total, NULL) == SQLITE_OK;
+                       api->xCreateFunction(api, "mnemo_fts_total", NULL, fts_total, NULL) == SQLITE_OK &&
+                       mn_sqlite_idset_register(s->db) == SQLITE_OK;
 }
 
 void mn_sqlite_fts_release(struct sqlite_store *s)
@@ -726,31 +727,118 @@ void mn_sqlite_given_bind(sqlite3_stmt *st, const struct phrases *p, int skip)
         sqlite3_bind_int64(st, 16 + i, p->n[i]);
 }
 
-/* The best `want` rows of `match` among those matching `group` (NULL: all) and, with `set`, the
- * filter f (a session's or namespace's ids, see below), scored over the whole of `match` (`skip`
+static int scored_cmp(const void *a, const void *b)
+{
+    const struct scored *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The rows of a set that match `group` are few when its phrases are rare, but ranking them with
+ * the whole query, as one statement, makes FTS5 seek every other phrase's postings to each row of
+ * the group in the whole store (1M store, a session of 1,000 rows, a phrase of 18,310 rows and one
+ * of 375,608: 4.2 ms, 0.23 µs a row of the group). So: the group's rows in the set first (its
+ * postings alone, 1.0 ms), then each of them scored with the whole query by rowid (60-70 µs a
+ * row: FTS5 looks the phrases up in every segment), when there are at most set_scored of them
+ * (*done). Worth it while the set is under about 1/400 of the store (set_share, fts_best). */
+static mn_status set_group_ranked(struct sqlite_store *s, const char *group, const char *match,
+                                  const struct phrases *p, struct mn_sqlite_idset *set, size_t want,
+                                  struct scored_list *out, int *done)
+{
+    struct mn_buf sql = MN_BUF_INIT;
+    sqlite3_stmt *st = NULL;
+    struct scored_list cand = {0};
+    *done = 0;
+    mn_status rc = prepare_dynamic(s, "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1"
+                                      " AND mnemo_in(?6, rowid) LIMIT ?2", &st);
+    if (!rc) {
+        sqlite3_bind_text(st, 1, group, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)mn_sqlite_fts_tuning.set_scored + 1);
+        mn_sqlite_idset_bind(st, 6, set);
+        int r;
+        while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
+            rc = mn_sqlite_scored_push(&cand, sqlite3_column_int64(st, 0), 0);
+        if (!rc && r != SQLITE_DONE)
+            rc = fts_step_fail(s, r);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc || cand.n > mn_sqlite_fts_tuning.set_scored) {
+        free(cand.r);
+        return rc;
+    }
+    if (!(rc = mn_buf_adds(&sql, "SELECT ")) && !(rc = mn_sqlite_given_sql(&sql, p->m)) &&
+        !(rc = mn_buf_adds(&sql, FROM_SIZED " WHERE messages_fts MATCH ?1 AND messages_fts.rowid = ?4")))
+        rc = prepare_dynamic(s, sql.data, &st);
+    if (!rc) {
+        sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+        mn_sqlite_given_bind(st, p, 0);
+    }
+    for (size_t i = 0; !rc && i < cand.n; i++) {
+        sqlite3_bind_int64(st, 4, cand.r[i].id);
+        int r = sqlite3_step(st);
+        if (r == SQLITE_ROW)
+            cand.r[i].score = sqlite3_column_double(st, 0);
+        else
+            rc = fts_step_fail(s, r == SQLITE_DONE ? SQLITE_CORRUPT : r); /* it matched the group */
+        sqlite3_reset(st);
+    }
+    if (!rc) {
+        if (cand.n > 1)
+            qsort(cand.r, cand.n, sizeof *cand.r, scored_cmp);
+        if (cand.n > want)
+            cand.n = want;
+        free(out->r);
+        *out = cand;
+        cand = (struct scored_list){0};
+        *done = 1;
+    }
+    free(cand.r);
+    sqlite3_finalize(st);
+    mn_buf_release(&sql);
+    return rc;
+}
+
+/* The best `want` rows of `match` among those matching `group` (NULL: all) and, with a set, in
+ * it (a session's or namespace's ids, see below), scored over the whole of `match` (`skip`
  * phrases of group first), best first, into out (emptied first). */
 static mn_status fts_ranked(struct sqlite_store *s, const char *group, const char *match, const struct phrases *p,
-                            int skip, const mn_search_filter *f, int set, size_t want, struct scored_list *out)
+                            int skip, struct mn_sqlite_idset *set, size_t want, struct scored_list *out)
 {
+    if (set && set->by_row && group) {
+        int done = 0;
+        mn_status rc = set_group_ranked(s, group, match, p, set, want, out, &done);
+        if (rc || done)
+            return rc;
+    }
     struct mn_buf head = MN_BUF_INIT, expr = MN_BUF_INIT;
     sqlite3_stmt *st = NULL;
     mn_status rc = mn_buf_adds(&head, "SELECT messages_fts.rowid, ");
     if (!rc)
         rc = mn_sqlite_given_sql(&head, p->m);
     if (!rc)
-        rc = mn_buf_adds(&head, set ? FROM_SIZED " WHERE messages_fts MATCH ?1 AND +messages_fts.rowid IN (SELECT m.id"
-                                      " FROM messages m JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE 1"
-                                    : FROM_SIZED " WHERE messages_fts MATCH ?1");
+        rc = mn_buf_adds(&head, FROM_SIZED " WHERE messages_fts MATCH ?1");
+    if (!rc && set)
+        rc = mn_buf_adds(&head, set->bounded ? " AND messages_fts.rowid BETWEEN ?4 AND ?5 AND mnemo_in(?6, messages_fts.rowid)"
+                                             : " AND mnemo_in(?6, messages_fts.rowid)");
     if (!rc && group && !(rc = mn_buf_adds(&expr, "(")) && !(rc = mn_buf_adds(&expr, group)) &&
         !(rc = mn_buf_adds(&expr, ") AND (")) && !(rc = mn_buf_adds(&expr, match)))
         rc = mn_buf_adds(&expr, ")");
     if (!rc)
-        rc = prepare_filtered(s, head.data, set ? f : NULL, set ? ") ORDER BY 2, messages_fts.rowid LIMIT ?2" : " ORDER BY 2, messages_fts.rowid LIMIT ?2",
-                              &st);
+        rc = mn_buf_adds(&head, " ORDER BY 2, messages_fts.rowid LIMIT ?2");
+    if (!rc)
+        rc = prepare_dynamic(s, head.data, &st);
     if (!rc) {
         sqlite3_bind_text(st, 1, group ? expr.data : match, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)want);
         mn_sqlite_given_bind(st, p, skip);
+        if (set && set->bounded) {
+            sqlite3_bind_int64(st, 4, mn_sqlite_idset_lo(set));
+            sqlite3_bind_int64(st, 5, mn_sqlite_idset_hi(set));
+        }
+        if (set)
+            mn_sqlite_idset_bind(st, 6, set);
         out->n = 0;
         rc = fts_collect(s, st, out);
     }
@@ -784,7 +872,7 @@ static mn_status rare_seeds(struct sqlite_store *s, const char *match, const str
             rc = mn_buf_add(&group, p->at[ord[e - 1]], p->len[ord[e - 1]]);
         if (rc || (rows < (int64_t)want && e < e0))
             continue;
-        if (!(rc = fts_ranked(s, group.data, match, p, e, NULL, 0, want, seeds)) && seeds->n == want &&
+        if (!(rc = fts_ranked(s, group.data, match, p, e, NULL, want, seeds)) && seeds->n == want &&
             -seeds->r[want - 1].score > bound[e]) {
             free(out->r);
             *out = *seeds;
@@ -804,7 +892,7 @@ static mn_status both_seeds(struct sqlite_store *s, const char *match, const str
     struct scored_list both = {0};
     mn_status rc = mn_buf_add(&group, p->at[c[0]], p->len[c[0]]);
     if (!rc && !(rc = mn_buf_adds(&group, " AND ")) && !(rc = mn_buf_add(&group, p->at[c[1]], p->len[c[1]])))
-        rc = fts_ranked(s, group.data, match, p, 2, NULL, 0, want, &both);
+        rc = fts_ranked(s, group.data, match, p, 2, NULL, want, &both);
     for (size_t i = 0; !rc && i < both.n; i++)
         rc = mn_sqlite_scored_push(seeds, both.r[i].id, both.r[i].score);
     free(both.r);
@@ -887,10 +975,76 @@ static mn_status fts_commons(struct sqlite_store *s, const char *match, const st
     return rc;
 }
 
-/* The best `want` rows of `match` (with `set`, of those that pass f as in fts_ranked: `part`
- * messages at most), best first, into out: MaxScore over mnemo_bm25 (see above). A step whose
- * rows, in the set's share of the store, would be fewer than `want` is not tried (it could not
- * finish). 0 in *done when mnemo_bm25 is not there or the query is not mn_fts_query's: the
+/* MaxScore's steps (see above) over the phrases p, rarest first in ord, bound[e] what the phrases
+ * ord[e…] can add to a row; with a set, among its rows only, `share` the set's share of the
+ * store. A step whose rows, in that share, would be fewer than `want` is not tried (it could not
+ * finish); the last step ranks every match. */
+static mn_status fts_maxscore(struct sqlite_store *s, const char *match, const struct phrases *p, const int *ord,
+                              const double *bound, int64_t upto, struct mn_sqlite_idset *set, double share,
+                              size_t want, struct scored_list *out)
+{
+    struct mn_buf group = MN_BUF_INIT;
+    mn_status rc = MN_OK;
+    int64_t rows = 0, div = mn_sqlite_fts_tuning.group_div > 0 ? mn_sqlite_fts_tuning.group_div : 1;
+    for (int e = 1; upto > 0 && e < p->m && !rc; e++) {
+        rows += p->n[ord[e - 1]];
+        if (rows > upto / div) /* about as many candidates as ranking the whole */
+            break;
+        if (e > 1)
+            rc = mn_buf_adds(&group, " OR ");
+        if (!rc)
+            rc = mn_buf_add(&group, p->at[ord[e - 1]], p->len[ord[e - 1]]);
+        if (!rc && (double)rows * share >= (double)want)
+            rc = fts_ranked(s, group.data, match, p, e, set, want, out);
+        else
+            continue;
+        if (!rc && out->n == want && -out->r[want - 1].score > bound[e]) {
+            mn_buf_release(&group);
+            return MN_OK;
+        }
+    }
+    /* Every phrase common (each alone matches too many rows): the rows that match all of them
+     * first. A row missing phrase i scores below bound[0] - (the bound of i), so below bound[0]
+     * less the smallest bound. Tried when, were the phrases independent, at most 1/group_div of
+     * the store would match all of them. */
+    double all = 1, least = bound[0];
+    for (int i = 0; i < p->m; i++) {
+        all *= upto > 0 ? (double)p->n[i] / (double)upto : 1;
+        double one = bound[i] - bound[i + 1];
+        least = one < least ? one : least;
+    }
+    mn_buf_reset(&group);
+    if (!rc && upto > 0 && p->m > 1 && all <= 1.0 / (double)div && all * (double)upto * share >= (double)want) {
+        for (int i = 0; i < p->m && !rc; i++)
+            if (!(rc = i ? mn_buf_adds(&group, " AND ") : MN_OK))
+                rc = mn_buf_add(&group, p->at[i], p->len[i]);
+        if (!rc)
+            rc = fts_ranked(s, group.data, match, p, p->m, set, want, out);
+        if (!rc && out->n == want && -out->r[want - 1].score > bound[0] - least) {
+            mn_buf_release(&group);
+            return MN_OK;
+        }
+    }
+    mn_buf_release(&group);
+    return rc ? rc : fts_ranked(s, NULL, match, p, 0, set, want, out);
+}
+
+/* The ids that pass f (a session or namespace, and any other condition), for mnemo_in. */
+static mn_status set_read(struct sqlite_store *s, const mn_search_filter *f, struct mn_sqlite_idset *set)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = prepare_filtered(s,
+                                    "SELECT m.id FROM messages m JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE 1",
+                                    f, NULL, &st);
+    if (!rc)
+        rc = mn_sqlite_idset_read(s, st, set);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The best `want` rows of `match` (with `set`, of those that pass f: `part` messages at most),
+ * best first, into out: the best rows of common phrases, else MaxScore over mnemo_bm25 (see
+ * above). 0 in *done when mnemo_bm25 is not there or the query is not mn_fts_query's: the
  * caller ranks with bm25. */
 static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_search_filter *f, int set,
                           int64_t part, size_t want, struct scored_list *out, int *done)
@@ -919,53 +1073,24 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
         double idf = log(((double)upto - (double)n + 0.5) / ((double)n + 0.5));
         bound[e] = bound[e + 1] + 2.2 * (idf > 1e-6 ? idf : 1e-6) * (1 + 1e-9);
     }
-    if (!set && ((rc = fts_commons(s, match, &p, ord, bound, upto, want, out, done)) || *done))
+    if (!set) {
+        if ((rc = fts_commons(s, match, &p, ord, bound, upto, want, out, done)) || *done)
+            return rc;
+        *done = 1;
+        return fts_maxscore(s, match, &p, ord, bound, upto, NULL, 1, want, out);
+    }
+    struct mn_sqlite_idset ids;
+    if ((rc = set_read(s, f, &ids)))
         return rc;
-    *done = 1;
-    struct mn_buf group = MN_BUF_INIT;
-    int64_t rows = 0, div = mn_sqlite_fts_tuning.group_div > 0 ? mn_sqlite_fts_tuning.group_div : 1;
-    double share = set && upto > 0 && part >= 0 && part < upto ? (double)part / (double)upto : 1;
-    for (int e = 1; upto > 0 && e < p.m && !rc; e++) {
-        rows += p.n[ord[e - 1]];
-        if (rows > upto / div) /* about as many candidates as ranking the whole */
-            break;
-        if (e > 1)
-            rc = mn_buf_adds(&group, " OR ");
-        if (!rc)
-            rc = mn_buf_add(&group, p.at[ord[e - 1]], p.len[ord[e - 1]]);
-        if (!rc && (double)rows * share >= (double)want)
-            rc = fts_ranked(s, group.data, match, &p, e, f, set, want, out);
-        else
-            continue;
-        if (!rc && out->n == want && -out->r[want - 1].score > bound[e]) {
-            mn_buf_release(&group);
-            return MN_OK;
-        }
-    }
-    /* Every phrase common (each alone matches too many rows): the rows that match all of them
-     * first. A row missing phrase i scores below bound[0] - (the bound of i), so below bound[0]
-     * less the smallest bound. Tried when, were the phrases independent, at most 1/group_div of
-     * the store would match all of them. */
-    double all = 1, least = bound[0];
-    for (int i = 0; i < p.m; i++) {
-        all *= upto > 0 ? (double)p.n[i] / (double)upto : 1;
-        double one = bound[i] - bound[i + 1];
-        least = one < least ? one : least;
-    }
-    mn_buf_reset(&group);
-    if (!rc && upto > 0 && p.m > 1 && all <= 1.0 / (double)div && all * (double)upto * share >= (double)want) {
-        for (int i = 0; i < p.m && !rc; i++)
-            if (!(rc = i ? mn_buf_adds(&group, " AND ") : MN_OK))
-                rc = mn_buf_add(&group, p.at[i], p.len[i]);
-        if (!rc)
-            rc = fts_ranked(s, group.data, match, &p, p.m, f, set, want, out);
-        if (!rc && out->n == want && -out->r[want - 1].score > bound[0] - least) {
-            mn_buf_release(&group);
-            return MN_OK;
-        }
-    }
-    mn_buf_release(&group);
-    return rc ? rc : fts_ranked(s, NULL, match, &p, 0, f, set, want, out);
+    double share = upto > 0 && part >= 0 && part < upto ? (double)part / (double)upto : 1;
+    /* a session that lived a while among many: FTS5 reads only its stretch of each phrase */
+    ids.bounded = ids.n && mn_sqlite_idset_hi(&ids) - mn_sqlite_idset_lo(&ids) < upto / 2;
+    ids.by_row = share <= mn_sqlite_fts_tuning.set_share;
+    out->n = 0;
+    if (ids.n)
+        rc = fts_maxscore(s, match, &p, ord, bound, upto, &ids, share, want, out);
+    mn_sqlite_idset_free(&ids);
+    return rc;
 }
 
 /* The best `want` rows of the FTS table alone (no filter), best first, into out. */

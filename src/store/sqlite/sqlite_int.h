@@ -166,6 +166,8 @@ struct mn_sqlite_fts_tuning {
     int64_t seed_max; /* the rarest phrases with this many rows together are ranked, the one or
                        * two left from their best rows (fts_tops.c); -1: never */
     int64_t top_depth; /* rows kept per count of the phrase in a row */
+    size_t set_scored; /* a set's rows with a rare group's phrases scored one by one, at most, */
+    double set_share;  /* when the set is at most this share of the store */
 };
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
 /* Keyword searches the common phrases' best rows answered (fts_tops.c; tests check the path ran). */
