@@ -6,9 +6,10 @@
  * plan thresholds (mn_sqlite_fts_tuning) are drawn too, so the id-list, rounds and joined plans,
  * and the bounded top-k (mnemo_bm25 with kept counts, rarer phrases first, all-phrases first,
  * common phrases from their best rows with depths down to one row, a set's rows of its rare
- * phrases scored one by one or not at all), all answer the same
- * questions; a second test keeps comparing while appends, deletes and edits through two handles
- * change the store between searches (kept counts and best rows must follow).
+ * phrases scored one by one or not at all, the phrases held in memory from none to all), all
+ * answer the same questions; a second test keeps comparing while appends, deletes and edits
+ * through two handles change the store between searches (kept counts, best rows and the rows
+ * held in memory must follow).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -117,11 +118,17 @@ static void make_corpus(mn_db *db, struct corpus *c)
     }
     int n = 150 + (int)(rnd() % 350);
     for (int i = 0; i < n; i++) {
-        char text[512] = "";
+        char text[4096] = "";
         int words = 1 + (int)(rnd() % 30);
         for (int w = 0; w < words; w++) {
             strcat(text, w ? " " : "");
             strcat(text, word());
+        }
+        if (rnd() % 40 == 0) { /* one word 255 times or more: counts past a byte */
+            size_t len = strlen(text);
+            for (int w = 255 + (int)(rnd() % 40); w > 0; w--, len += 7)
+                memcpy(text + len, " lambda", 7);
+            text[len] = '\0';
         }
         static const char *const meta[] = {NULL, "{\"k\":1}", "{\"k\":2}", "{\"k\":1,\"t\":\"x\"}", "{\"t\":\"y\"}"};
         mn_message_in m = MN_MESSAGE_IN_INIT;
@@ -183,7 +190,8 @@ static void ranking_equals_reference(void **state)
     static const int64_t seed_max[] = {-1, 0, 3, 30, INT64_MAX}, top_depth[] = {1, 2, 8, 64};
     static const size_t set_scored[] = {0, 2, 256};
     static const double set_share[] = {0, 1.0 / 400, 1};
-    long tops_before = mn_sqlite_fts_tops_ranked;
+    static const int64_t dense_div[] = {0, 1, 3, INT64_MAX};
+    long tops_before = mn_sqlite_fts_tops_ranked, dense_before = mn_sqlite_fts_dense_ranked;
     int compared = 0, nonempty = 0;
     for (uint64_t seed = 1; seed <= 5; seed++) {
         rs = 0x9E3779B97F4A7C15ULL * seed;
@@ -220,6 +228,7 @@ static void ranking_equals_reference(void **state)
             mn_sqlite_fts_tuning.top_depth = top_depth[rnd() % 4];
             mn_sqlite_fts_tuning.set_scored = set_scored[rnd() % 3];
             mn_sqlite_fts_tuning.set_share = set_share[rnd() % 3];
+            mn_sqlite_fts_tuning.dense_div = dense_div[rnd() % 4];
             struct mn_buf match = MN_BUF_INIT;
             size_t terms = 0;
             assert_int_equal(mn_fts_query(query, &match, &terms), MN_OK);
@@ -257,6 +266,7 @@ static void ranking_equals_reference(void **state)
     assert_int_equal(compared, 750);
     assert_true(nonempty > 300); /* the comparisons were not all of empty lists */
     assert_true(mn_sqlite_fts_tops_ranked - tops_before > 20); /* the common phrases' best rows answered some */
+    assert_true(mn_sqlite_fts_dense_ranked - dense_before > 20); /* and the phrases held in memory some */
 }
 
 /* One check: mn_search on db against the reference on ref, read after the search (so both see
@@ -306,7 +316,7 @@ static void ranking_equal_while_store_changes(void **state)
     snprintf(base, sizeof base, "%s", tmp && *tmp ? tmp : "/tmp");
     mkdir(base, 0700);
     struct mn_sqlite_fts_tuning saved = mn_sqlite_fts_tuning;
-    long tops_before = mn_sqlite_fts_tops_ranked;
+    long tops_before = mn_sqlite_fts_tops_ranked, dense_before = mn_sqlite_fts_dense_ranked;
     for (uint64_t seed = 11; seed <= 13; seed++) {
         rs = 0x9E3779B97F4A7C15ULL * seed;
         struct corpus c;
@@ -327,6 +337,7 @@ static void ranking_equal_while_store_changes(void **state)
         mn_sqlite_fts_tuning.round_max = 65536;
         mn_sqlite_fts_tuning.df_keep = 1; /* every count kept */
         mn_sqlite_fts_tuning.set_share = seed % 2 ? 1 : 0; /* a set's rare rows scored one by one, or not */
+        mn_sqlite_fts_tuning.dense_div = seed == 12 ? 0 : 3; /* phrases in a third of the rows held in memory */
         int64_t last[64];
         int sess[64], nlast = 0;
         for (int q = 0; q < 240; q++) {
@@ -379,6 +390,7 @@ static void ranking_equal_while_store_changes(void **state)
     }
     mn_sqlite_fts_tuning = saved;
     assert_true(mn_sqlite_fts_tops_ranked - tops_before > 10); /* best rows brought forward and dropped */
+    assert_true(mn_sqlite_fts_dense_ranked - dense_before > 10); /* rows in memory brought forward and dropped */
 }
 
 int main(void)

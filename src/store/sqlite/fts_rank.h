@@ -84,6 +84,40 @@ void mn_sqlite_idset_bind(sqlite3_stmt *st, int at, struct mn_sqlite_idset *set)
 /* Registers mnemo_in on db (an SQLite result code). */
 int mn_sqlite_idset_register(sqlite3 *db);
 
+/* Calls row(user, id, value) for each row of `phrase` past message id `after`, in id order: sql
+ * (cached) selects rowid and a value, with ?1 the phrase and ?2 after (fts_tops.c). */
+mn_status mn_sqlite_phrase_scan(struct sqlite_store *s, const char *sql, const char *phrase, size_t len, int64_t after,
+                                mn_status (*row)(void *user, int64_t id, int64_t value), void *user);
+
+/* A row's size in tokens from its messages_fts_docsize record (search.c); 0 when there is none. */
+int mn_sqlite_docsize(sqlite3_value *v, int *ntok);
+
+/* The index's rows and tokens, as mnemo_bm25 reads them (read through a row of `phrase`). */
+mn_status mn_sqlite_fts_totals(struct sqlite_store *s, const char *phrase, size_t len, int64_t *nrow,
+                               int64_t *ntoken);
+
+/* The rows of very common phrases in memory (fts_dense.c): per phrase a bitmap over message ids
+ * and the rows that have it more than once with their count, brought forward by reading the rows
+ * past `upto`; per handle every indexed row's size in tokens (sqlite_int.h's mn_sqlite_sizes). */
+struct mn_sqlite_dense;
+struct mn_sqlite_sizes;
+void mn_sqlite_dense_free(struct mn_sqlite_dense *d);
+void mn_sqlite_sizes_free(struct mn_sqlite_sizes *z);
+/* Makes *d (NULL: none yet) hold the phrase's rows up to message id upto. */
+mn_status mn_sqlite_dense_update(struct sqlite_store *s, struct mn_sqlite_dense **d, const char *phrase, size_t len,
+                                 int64_t upto);
+/* Makes z hold the size of every indexed row up to message id upto. */
+mn_status mn_sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes *z, int64_t upto);
+/* The best `want` rows of the query p (mn_fts_query's phrases, each with its count), in the set
+ * when there is one, best first, into out with *done: dense[i] holds phrase i (NULL: its rows are
+ * read from its postings); the same ids and doubles as mnemo_bm25. Without held_too, *done only
+ * when no row without a phrase not held can enter (the rows with only held phrases, a third of
+ * the store or more, are not read). */
+mn_status mn_sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
+                               struct mn_sqlite_dense *const *dense, const struct mn_sqlite_sizes *z,
+                               struct mn_sqlite_idset *set, size_t want, int held_too, struct scored_list *out,
+                               int *done);
+
 /* The best rows of common phrases (fts_tops.c). A phrase's tops hold, for each count tf of the
  * phrase in a row, the rows with that count of fewest tokens (ties: smaller id), at most `depth`
  * of them, and how many rows have that count: within one tf a row's share of the score never

@@ -85,6 +85,29 @@ static mn_status tops_add(struct mn_sqlite_tops *t, int64_t tf, int64_t d, int64
     return MN_OK;
 }
 
+mn_status mn_sqlite_phrase_scan(struct sqlite_store *s, const char *sql, const char *phrase, size_t len, int64_t after,
+                                mn_status (*row)(void *user, int64_t id, int64_t value), void *user)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    if (rc)
+        return rc;
+    int r;
+    sqlite3_bind_text(st, 1, phrase, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, after);
+    while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
+        rc = row(user, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+    if (!rc && r != SQLITE_DONE)
+        rc = mn_sqlite_fail(s, r, "keyword search");
+    mn_sqlite_done(st);
+    return rc;
+}
+
+static mn_status tops_row(void *user, int64_t id, int64_t tfd)
+{
+    return tops_add(user, tfd >> 32, tfd & 0xffffffff, id);
+}
+
 /* Each row of the phrase past ?2 with its count and size: mnemo_tfd (search.c) gives tf·2³² + d. */
 static const char SQL_TOPS_SCAN[] = "SELECT messages_fts.rowid, mnemo_tfd(messages_fts, d.sz)" FROM_SIZED
                                     " WHERE messages_fts MATCH ?1 AND messages_fts.rowid > ?2";
@@ -106,20 +129,7 @@ mn_status mn_sqlite_tops_update(struct sqlite_store *s, struct mn_sqlite_tops **
         t->depth = depth;
         t->upto = -1;
     }
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_TOPS_SCAN, &st);
-    int r = SQLITE_DONE;
-    if (!rc) {
-        sqlite3_bind_text(st, 1, phrase, (int)len, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, t->upto);
-        while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
-            int64_t v = sqlite3_column_int64(st, 1);
-            rc = tops_add(t, v >> 32, v & 0xffffffff, sqlite3_column_int64(st, 0));
-        }
-        if (!rc && r != SQLITE_DONE)
-            rc = mn_sqlite_fail(s, r, "keyword search");
-        mn_sqlite_done(st);
-    }
+    mn_status rc = mn_sqlite_phrase_scan(s, SQL_TOPS_SCAN, phrase, len, t->upto, tops_row, t);
     if (rc) { /* a half-read phrase would miss rows: nothing kept */
         mn_sqlite_tops_free(t);
         *tp = NULL;
@@ -174,8 +184,7 @@ static void best_insert(struct scored *best, size_t *n, size_t want, int64_t id,
 static const char SQL_TOTALS[] = "SELECT mnemo_fts_total(messages_fts, 0), mnemo_fts_total(messages_fts, 1)"
                                  " FROM messages_fts WHERE messages_fts MATCH ?1 LIMIT 1";
 
-/* The index's rows and tokens, as mnemo_bm25 reads them (read through a row of `phrase`). */
-static mn_status totals(struct sqlite_store *s, const char *phrase, size_t len, int64_t *nrow, int64_t *ntoken)
+mn_status mn_sqlite_fts_totals(struct sqlite_store *s, const char *phrase, size_t len, int64_t *nrow, int64_t *ntoken)
 {
     sqlite3_stmt *st = NULL;
     mn_status rc = mn_sqlite_stmt(s, SQL_TOTALS, &st);
@@ -218,7 +227,7 @@ mn_status mn_sqlite_tops_rank(struct sqlite_store *s, const char *match, const s
     if (nc < 1 || want < 1)
         return MN_OK;
     int64_t nrow = 0, ntoken = 0;
-    mn_status rc = totals(s, p->at[common[0]], p->len[common[0]], &nrow, &ntoken);
+    mn_status rc = mn_sqlite_fts_totals(s, p->at[common[0]], p->len[common[0]], &nrow, &ntoken);
     if (rc || nrow <= 0)
         return rc;
     double avgdl = (double)ntoken / (double)nrow;

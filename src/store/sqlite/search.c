@@ -407,7 +407,7 @@ static void op_fts_defer(mn_store *st, int defer)
  *  - joined: when a round would rank more than round_max candidates (a very selective filter
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
-struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 32768, 64, 256, 1.0 / 400};
+struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 32768, 64, 256, 1.0 / 400, 32};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                   " ORDER BY bm25(messages_fts), rowid LIMIT ?2";
@@ -484,10 +484,11 @@ static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct sc
 #define DF_CACHE 512 /* phrase counts kept per handle */
 #define TOPS_KEEP 256 /* phrases whose best rows are kept per handle (fts_tops.c) */
 #define TOPS_WANT_MAX 1024 /* past this many rows asked for, the best rows do not reach */
+#define DENSE_KEEP 64 /* phrases whose rows are held in memory per handle (fts_dense.c) */
 
 /* The row's size in tokens from its messages_fts_docsize record (one column: one SQLite varint,
  * which FTS5's xColumnSize reads too); 0 when there is none (NULL or malformed). */
-static int docsize(sqlite3_value *v, int *ntok)
+int mn_sqlite_docsize(sqlite3_value *v, int *ntok)
 {
     const unsigned char *p = sqlite3_value_blob(v);
     int len = sqlite3_value_bytes(v);
@@ -538,7 +539,7 @@ static void bm25_given(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_co
     double d = 0.0, score = 0.0;
     if (rc == SQLITE_OK) {
         int ntok = 0;
-        if (!docsize(val[1], &ntok))
+        if (!mn_sqlite_docsize(val[1], &ntok))
             rc = api->xColumnSize(fts, -1, &ntok);
         d = (double)ntok;
     }
@@ -556,10 +557,23 @@ static void tfd(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *
 {
     int ninst = 0, ntok = 0;
     int rc = nval == 1 && api->xPhraseCount(fts) == 1 ? api->xInstCount(fts, &ninst) : SQLITE_MISUSE;
-    if (rc == SQLITE_OK && !docsize(val[0], &ntok))
+    if (rc == SQLITE_OK && !mn_sqlite_docsize(val[0], &ntok))
         rc = api->xColumnSize(fts, -1, &ntok);
     if (rc == SQLITE_OK)
         sqlite3_result_int64(ctx, (sqlite3_int64)ninst * 4294967296 + (ntok & 0xffffffff));
+    else
+        sqlite3_result_error_code(ctx, rc);
+}
+
+/* mnemo_tf(messages_fts) for a one-phrase query: the phrase's count in the row (fts_dense.c). */
+static void tf_only(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+                    sqlite3_value **val)
+{
+    (void)val;
+    int ninst = 0;
+    int rc = nval == 0 && api->xPhraseCount(fts) == 1 ? api->xInstCount(fts, &ninst) : SQLITE_MISUSE;
+    if (rc == SQLITE_OK)
+        sqlite3_result_int(ctx, ninst);
     else
         sqlite3_result_error_code(ctx, rc);
 }
@@ -591,6 +605,7 @@ void mn_sqlite_fts_register(struct sqlite_store *s)
     if (api && api->iVersion >= 2)
         s->fts_given = api->xCreateFunction(api, "mnemo_bm25", NULL, bm25_given, NULL) == SQLITE_OK &&
                        api->xCreateFunction(api, "mnemo_tfd", NULL, tfd, NULL) == SQLITE_OK &&
+                       api->xCreateFunction(api, "mnemo_tf", NULL, tf_only, NULL) == SQLITE_OK &&
                        api->xCreateFunction(api, "mnemo_fts_total", NULL, fts_total, NULL) == SQLITE_OK &&
                        mn_sqlite_idset_register(s->db) == SQLITE_OK;
 }
@@ -600,10 +615,12 @@ void mn_sqlite_fts_release(struct sqlite_store *s)
     for (size_t i = 0; i < s->n_df; i++) {
         free(s->df[i].phrase);
         mn_sqlite_tops_free(s->df[i].tops);
+        mn_sqlite_dense_free(s->df[i].dense);
     }
     free(s->df);
     s->df = NULL;
     s->n_df = s->next_df = 0;
+    mn_sqlite_sizes_free(&s->sizes);
 }
 
 /* The phrases of a query as mn_fts_query writes it: "a" OR "b" OR …; 0 when it is not so. */
@@ -701,8 +718,9 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
             slot = s->next_df++ % DF_CACHE;
             free(s->df[slot].phrase);
             mn_sqlite_tops_free(s->df[slot].tops);
+            mn_sqlite_dense_free(s->df[slot].dense);
         }
-        s->df[slot] = (struct mn_sqlite_df){copy, more, *upto, NULL};
+        s->df[slot] = (struct mn_sqlite_df){copy, more, *upto, NULL, NULL};
     }
     return rc;
 }
@@ -975,6 +993,52 @@ static mn_status fts_commons(struct sqlite_store *s, const char *match, const st
     return rc;
 }
 
+/* The query's very common phrases held in memory (fts_dense.c) into dense[] (NULL for the
+ * others), with *held, when it has one (a phrase in at least 1/dense_div of the rows, its count
+ * kept) and asks for at most TOPS_WANT_MAX rows. Phrases are held from the handle's second
+ * keyword search: the handle's first read of every row's size (0.1-0.2 s at a million messages)
+ * would make a one-shot `mnemo search` slower than the plans below. A handle holds DENSE_KEEP
+ * phrases at most: past that, those this query does not use are let go. */
+static mn_status dense_held(struct sqlite_store *s, const struct phrases *p, int64_t upto, size_t want,
+                            struct mn_sqlite_dense **dense, int *held)
+{
+    int64_t div = mn_sqlite_fts_tuning.dense_div;
+    struct mn_sqlite_df *e[BM25_MAX_PHRASES];
+    int nd = 0;
+    *held = 0;
+    if (div <= 0 || upto <= 0 || want > TOPS_WANT_MAX || s->fts_searches < 2)
+        return MN_OK;
+    for (int i = 0; i < p->m; i++) {
+        e[i] = p->n[i] >= upto / div ? df_find(s, p->at[i], p->len[i]) : NULL;
+        if (p->n[i] >= upto / div && (!e[i] || e[i]->upto != upto))
+            return MN_OK; /* its count is not kept: the plans below */
+        nd += e[i] != NULL;
+    }
+    if (!nd)
+        return MN_OK;
+    size_t kept = 0;
+    for (size_t j = 0; j < s->n_df; j++)
+        kept += s->df[j].dense != NULL;
+    if (kept + (size_t)nd > DENSE_KEEP)
+        for (size_t j = 0; j < s->n_df; j++) {
+            int used = 0;
+            for (int i = 0; i < p->m && !used; i++)
+                used = e[i] == &s->df[j];
+            if (!used) {
+                mn_sqlite_dense_free(s->df[j].dense);
+                s->df[j].dense = NULL;
+            }
+        }
+    mn_status rc = mn_sqlite_sizes_update(s, &s->sizes, upto);
+    for (int i = 0; i < p->m && !rc; i++) {
+        dense[i] = NULL;
+        if (e[i] && !(rc = mn_sqlite_dense_update(s, &e[i]->dense, p->at[i], p->len[i], upto)))
+            dense[i] = e[i]->dense;
+    }
+    *held = !rc;
+    return rc;
+}
+
 /* MaxScore's steps (see above) over the phrases p, rarest first in ord, bound[e] what the phrases
  * ord[e…] can add to a row; with a set, among its rows only, `share` the set's share of the
  * store. A step whose rows, in that share, would be fewer than `want` is not tried (it could not
@@ -1073,8 +1137,16 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
         double idf = log(((double)upto - (double)n + 0.5) / ((double)n + 0.5));
         bound[e] = bound[e + 1] + 2.2 * (idf > 1e-6 ? idf : 1e-6) * (1 + 1e-9);
     }
+    struct mn_sqlite_dense *dense[BM25_MAX_PHRASES];
+    int held = 0;
+    if ((rc = dense_held(s, &p, upto, want, dense, &held)))
+        return rc;
     if (!set) {
-        if ((rc = fts_commons(s, match, &p, ord, bound, upto, want, out, done)) || *done)
+        /* the rows of the rarer phrases first, then the common phrases' best rows, and only then
+         * every row of the very common ones */
+        if ((held && ((rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, NULL, want, 0, out, done)) || *done)) ||
+            (rc = fts_commons(s, match, &p, ord, bound, upto, want, out, done)) || *done ||
+            (held && ((rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, NULL, want, 1, out, done)) || *done)))
             return rc;
         *done = 1;
         return fts_maxscore(s, match, &p, ord, bound, upto, NULL, 1, want, out);
@@ -1087,7 +1159,10 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
     ids.bounded = ids.n && mn_sqlite_idset_hi(&ids) - mn_sqlite_idset_lo(&ids) < upto / 2;
     ids.by_row = share <= mn_sqlite_fts_tuning.set_share;
     out->n = 0;
-    if (ids.n)
+    int answered = 0;
+    if (ids.n && held)
+        rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, &ids, want, 1, out, &answered);
+    if (ids.n && !rc && !answered)
         rc = fts_maxscore(s, match, &p, ord, bound, upto, &ids, share, want, out);
     mn_sqlite_idset_free(&ids);
     return rc;
@@ -1237,6 +1312,7 @@ static mn_status fts_search_locked(struct sqlite_store *s, const char *match, co
     if (rc)
         return rc;
     struct scored_list out = {0};
+    s->fts_searches++;
     rc = fts_plan_run(s, match, f, limit, &out);
     if (own_txn && !sqlite3_get_autocommit(s->db))
         mn_sqlite_exec_stmt(s, SQL_READ_END, "keyword search"); /* read only: nothing to lose */

@@ -64,9 +64,16 @@ struct sqlite_store {
         char *phrase;
         int64_t n, upto;
         struct mn_sqlite_tops *tops; /* its best rows, once it was ranked as a common phrase (fts_tops.c) */
+        struct mn_sqlite_dense *dense; /* its rows in memory, once it was very common (fts_dense.c) */
     } * df;
+    struct mn_sqlite_sizes { /* each indexed row's size in tokens, d[id], up to message id upto (fts_dense.c) */
+        uint32_t *d;
+        size_t n;
+        int64_t upto;
+    } sizes;
     size_t n_df, next_df, next_tops;
     int64_t df_gen;
+    int64_t fts_searches; /* keyword searches this handle made (phrases are held from its second) */
     int fts_given; /* mnemo_bm25 is registered on this connection */
 };
 
@@ -168,10 +175,13 @@ struct mn_sqlite_fts_tuning {
     int64_t top_depth; /* rows kept per count of the phrase in a row */
     size_t set_scored; /* a set's rows with a rare group's phrases scored one by one, at most, */
     double set_share;  /* when the set is at most this share of the store */
+    int64_t dense_div; /* phrases in at least 1/dense_div of the rows are held in memory (fts_dense.c); 0: none */
 };
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
 /* Keyword searches the common phrases' best rows answered (fts_tops.c; tests check the path ran). */
 extern long mn_sqlite_fts_tops_ranked;
+/* Keyword searches ranked from the phrases held in memory (fts_dense.c; tests check the path ran). */
+extern long mn_sqlite_fts_dense_ranked;
 /* The long-term memory operations (memories.c), store.h's ops->memory; the memory vectors' part
  * shares search.c's vector reads. */
 extern const struct mn_store_memory_ops mn_sqlite_memory_ops;
