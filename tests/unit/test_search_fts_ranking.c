@@ -191,6 +191,7 @@ static void ranking_equals_reference(void **state)
     static const size_t set_scored[] = {0, 2, 256};
     static const double set_share[] = {0, 1.0 / 400, 1};
     static const int64_t dense_div[] = {0, 1, 3, INT64_MAX};
+    static const size_t dense_bytes[] = {0, 40000, (size_t)128 << 20};
     long tops_before = mn_sqlite_fts_tops_ranked, dense_before = mn_sqlite_fts_dense_ranked;
     int compared = 0, nonempty = 0;
     for (uint64_t seed = 1; seed <= 5; seed++) {
@@ -229,6 +230,7 @@ static void ranking_equals_reference(void **state)
             mn_sqlite_fts_tuning.set_scored = set_scored[rnd() % 3];
             mn_sqlite_fts_tuning.set_share = set_share[rnd() % 3];
             mn_sqlite_fts_tuning.dense_div = dense_div[rnd() % 4];
+            mn_sqlite_fts_tuning.dense_bytes = dense_bytes[rnd() % 3]; /* none, a few phrases, all */
             struct mn_buf match = MN_BUF_INIT;
             size_t terms = 0;
             assert_int_equal(mn_fts_query(query, &match, &terms), MN_OK);

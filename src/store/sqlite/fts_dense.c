@@ -32,8 +32,9 @@ struct mn_sqlite_dense {
     size_t nwords;
     uint8_t *tf;    /* the counts of the rows in `more`, in id order (255: in big) */
     size_t ntf, captf;
-    struct big_tf *big;
-    size_t nbig;
+    struct big_tf *big; /* in id order */
+    size_t nbig, capbig;
+    int64_t last; /* the last id added */
 };
 
 void mn_sqlite_dense_free(struct mn_sqlite_dense *d)
@@ -47,6 +48,28 @@ void mn_sqlite_dense_free(struct mn_sqlite_dense *d)
     free(d);
 }
 
+/* Room for n entries past the last, with an eighth more so that appends do not reallocate each
+ * time (doubling would hold up to twice the store). */
+static size_t roomy(size_t n)
+{
+    return n + n / 8 + 1024;
+}
+
+size_t mn_sqlite_dense_bytes(const struct mn_sqlite_dense *d)
+{
+    return d ? sizeof *d + 2 * d->nwords * sizeof *d->bits + d->captf + d->capbig * sizeof *d->big : 0;
+}
+
+size_t mn_sqlite_dense_estimate(int64_t upto, int64_t rows)
+{
+    return 2 * roomy((size_t)upto / 64 + 1) * sizeof(uint64_t) + (size_t)rows;
+}
+
+size_t mn_sqlite_sizes_bytes(const struct mn_sqlite_sizes *z, int64_t upto)
+{
+    return (size_t)upto < z->n ? z->n * sizeof *z->d : roomy((size_t)upto + 1) * sizeof *z->d;
+}
+
 void mn_sqlite_sizes_free(struct mn_sqlite_sizes *z)
 {
     free(z->d);
@@ -57,9 +80,7 @@ static mn_status grow_words(struct mn_sqlite_dense *d, size_t want)
 {
     if (want <= d->nwords)
         return MN_OK;
-    size_t n = d->nwords ? d->nwords : 1024;
-    while (n < want)
-        n *= 2;
+    size_t n = roomy(want);
     uint64_t *b = realloc(d->bits, n * sizeof *b);
     if (b)
         d->bits = b;
@@ -77,8 +98,10 @@ static mn_status grow_words(struct mn_sqlite_dense *d, size_t want)
 static mn_status dense_add(void *user, int64_t id, int64_t tf)
 {
     struct mn_sqlite_dense *d = user;
-    if (id < 0 || tf < 1)
-        return mn__err(MN_CORRUPT, "keyword search: a row of a phrase without the phrase (id %lld)", (long long)id);
+    if (id <= d->last || tf < 1) /* the counts' order is the ids' */
+        return mn__err(MN_CORRUPT, "keyword search: a phrase's rows out of order or without it (id %lld)",
+                       (long long)id);
+    d->last = id;
     mn_status rc = grow_words(d, (size_t)id / 64 + 1);
     if (rc)
         return rc;
@@ -86,7 +109,7 @@ static mn_status dense_add(void *user, int64_t id, int64_t tf)
     if (tf == 1)
         return MN_OK;
     if (d->ntf == d->captf) {
-        size_t cap = d->captf ? d->captf * 2 : 1024;
+        size_t cap = roomy(d->captf);
         uint8_t *a = realloc(d->tf, cap);
         if (!a)
             return mn__nomem();
@@ -97,17 +120,21 @@ static mn_status dense_add(void *user, int64_t id, int64_t tf)
     d->tf[d->ntf++] = (uint8_t)(tf < 255 ? tf : 255);
     if (tf < 255)
         return MN_OK;
-    struct big_tf *b = realloc(d->big, (d->nbig + 1) * sizeof *b);
-    if (!b)
-        return mn__nomem();
-    d->big = b;
+    if (d->nbig == d->capbig) {
+        size_t cap = d->capbig ? d->capbig * 2 : 16;
+        struct big_tf *b = realloc(d->big, cap * sizeof *b);
+        if (!b)
+            return mn__nomem();
+        d->big = b;
+        d->capbig = cap;
+    }
     d->big[d->nbig++] = (struct big_tf){id, tf};
     return MN_OK;
 }
 
 /* Each row of the phrase past ?2 with its count (mnemo_tf, search.c). */
 static const char SQL_DENSE_SCAN[] = "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts"
-                                     " WHERE messages_fts MATCH ?1 AND rowid > ?2";
+                                     " WHERE messages_fts MATCH ?1 AND rowid > ?2 ORDER BY rowid";
 
 mn_status mn_sqlite_dense_update(struct sqlite_store *s, struct mn_sqlite_dense **dp, const char *phrase, size_t len,
                                  int64_t upto)
@@ -122,7 +149,7 @@ mn_status mn_sqlite_dense_update(struct sqlite_store *s, struct mn_sqlite_dense 
     if (!d) {
         if (!(d = calloc(1, sizeof *d)))
             return mn__nomem();
-        d->upto = -1;
+        d->upto = d->last = -1;
     }
     mn_status rc = mn_sqlite_phrase_scan(s, SQL_DENSE_SCAN, phrase, len, d->upto, dense_add, d);
     if (rc) { /* a half-read phrase would miss rows: nothing kept */
@@ -146,9 +173,7 @@ mn_status mn_sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes 
     if (z->upto == upto)
         return MN_OK;
     if ((size_t)upto >= z->n) {
-        size_t n = z->n ? z->n : 4096;
-        while (n <= (size_t)upto)
-            n *= 2;
+        size_t n = roomy((size_t)upto + 1);
         uint32_t *a = realloc(z->d, n * sizeof *a);
         if (!a)
             return mn__nomem();
@@ -179,14 +204,20 @@ mn_status mn_sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes 
 
 /* ---- ranking ---------------------------------------------------------------------------------- */
 
-struct rare_row { /* one row of one phrase that is not held here */
+struct mn_sqlite_rare_row { /* one row of one phrase that is not held here */
     int64_t id, tf;
     int phrase;
 };
 
+void mn_sqlite_rare_free(struct mn_sqlite_rare *r)
+{
+    free(r->row);
+    *r = (struct mn_sqlite_rare){0};
+}
+
 static int rare_cmp(const void *a, const void *b)
 {
-    const struct rare_row *x = a, *y = b;
+    const struct mn_sqlite_rare_row *x = a, *y = b;
     return (x->id > y->id) - (x->id < y->id);
 }
 
@@ -241,10 +272,15 @@ static double dense_tf(struct ranker *k, int i, int64_t id)
     uint8_t tf = c->below < d->ntf ? d->tf[c->below] : 1;
     if (tf < 255)
         return tf;
-    for (size_t j = 0; j < d->nbig; j++)
-        if (d->big[j].id == id)
-            return (double)d->big[j].tf;
-    return 255;
+    size_t lo = 0, hi = d->nbig;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->big[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < d->nbig && d->big[lo].id == id ? (double)d->big[lo].tf : 255;
 }
 
 /* Keeps (id, score) when it is among the want best (ties: smaller id). */
@@ -279,47 +315,55 @@ static void score_row(struct ranker *k, int64_t id, double d)
 
 /* The rows of the phrases not held (in the set, when there is one), sorted by id. */
 static mn_status rare_rows(struct sqlite_store *s, const struct phrases *p, struct mn_sqlite_dense *const *dense,
-                           struct mn_sqlite_idset *set, struct rare_row **out, size_t *n)
+                           struct mn_sqlite_idset *set, struct mn_sqlite_rare *out)
 {
     size_t cap = 0;
     mn_status rc = MN_OK;
-    *out = NULL;
-    *n = 0;
     for (int i = 0; i < p->m && !rc; i++) {
         if (dense[i])
             continue;
         sqlite3_stmt *st = NULL;
         int r = sqlite3_prepare_v2(s->db,
-                                   set ? "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts"
-                                         " WHERE messages_fts MATCH ?1 AND mnemo_in(?6, rowid)"
-                                       : "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1",
+                                   !set ? "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
+                                   : set->bounded ? "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts WHERE messages_fts"
+                                                    " MATCH ?1 AND rowid BETWEEN ?4 AND ?5 AND mnemo_in(?6, rowid)"
+                                                  : "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts"
+                                                    " WHERE messages_fts MATCH ?1 AND mnemo_in(?6, rowid)",
                                    -1, &st, NULL);
         if (r != SQLITE_OK) {
             rc = mn_sqlite_fail(s, r, "keyword search");
             break;
         }
         sqlite3_bind_text(st, 1, p->at[i], (int)p->len[i], SQLITE_STATIC);
+        if (set && set->bounded) {
+            sqlite3_bind_int64(st, 4, mn_sqlite_idset_lo(set));
+            sqlite3_bind_int64(st, 5, mn_sqlite_idset_hi(set));
+        }
         if (set)
             mn_sqlite_idset_bind(st, 6, set);
         while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
-            if (*n == cap) {
+            if (out->n == cap) {
                 size_t more = cap ? cap * 2 : 1024;
-                struct rare_row *a = realloc(*out, more * sizeof *a);
+                struct mn_sqlite_rare_row *a = realloc(out->row, more * sizeof *a);
                 if (!a) {
                     rc = mn__nomem();
                     break;
                 }
-                *out = a;
+                out->row = a;
                 cap = more;
             }
-            (*out)[(*n)++] = (struct rare_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), i};
+            out->row[out->n++] = (struct mn_sqlite_rare_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), i};
         }
         if (!rc && r != SQLITE_DONE)
             rc = mn_sqlite_fail(s, r, "keyword search");
         sqlite3_finalize(st);
     }
-    if (!rc && *n > 1)
-        qsort(*out, *n, sizeof **out, rare_cmp);
+    if (!rc && out->n > 1)
+        qsort(out->row, out->n, sizeof *out->row, rare_cmp);
+    if (rc)
+        mn_sqlite_rare_free(out);
+    else
+        out->read = 1;
     return rc;
 }
 
@@ -338,7 +382,7 @@ static int others_may_enter(const struct ranker *k)
 
 /* Every row with a held phrase and none of the rare ones (rare[0..nrare), sorted) is scored: the
  * set's ids, or the union of the bitmaps. */
-static void score_held_rows(struct ranker *k, const struct mn_sqlite_sizes *z, const struct rare_row *rare,
+static void score_held_rows(struct ranker *k, const struct mn_sqlite_sizes *z, const struct mn_sqlite_rare_row *rare,
                             size_t nrare, const struct mn_sqlite_idset *set)
 {
     size_t r = 0, nwords = 0;
@@ -382,8 +426,8 @@ static void score_held_rows(struct ranker *k, const struct mn_sqlite_sizes *z, c
 
 mn_status mn_sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
                                struct mn_sqlite_dense *const *dense, const struct mn_sqlite_sizes *z,
-                               struct mn_sqlite_idset *set, size_t want, int held_too, struct scored_list *out,
-                               int *done)
+                               struct mn_sqlite_idset *set, struct mn_sqlite_rare *rare, size_t want, int held_too,
+                               struct scored_list *out, int *done)
 {
     *done = 0;
     int first = -1;
@@ -402,25 +446,25 @@ mn_status mn_sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
         k.idf[i] = mn_bm25_idf(nrow, p->n[i]);
     k.best = calloc(want, sizeof *k.best);
     k.cursor = calloc(BM25_MAX_PHRASES, sizeof *k.cursor);
-    struct rare_row *rare = NULL;
-    size_t nrare = 0;
     if (!k.best || !k.cursor)
         rc = mn__nomem();
-    if (!rc)
-        rc = rare_rows(s, p, dense, set, &rare, &nrare);
+    if (!rc && !rare->read)
+        rc = rare_rows(s, p, dense, set, rare);
+    const struct mn_sqlite_rare_row *row = rare->row;
+    size_t nrare = rare->n;
     /* the rows of the rare phrases, each scored once with all its counts */
     for (size_t j = 0; !rc && j < nrare;) {
         size_t e = j;
         for (int i = 0; i < p->m; i++)
             k.freq[i] = 0;
-        for (; e < nrare && rare[e].id == rare[j].id; e++)
-            k.freq[rare[e].phrase] = (double)rare[e].tf;
-        score_row(&k, rare[j].id, (size_t)rare[j].id < z->n ? (double)z->d[rare[j].id] : 0);
+        for (; e < nrare && row[e].id == row[j].id; e++)
+            k.freq[row[e].phrase] = (double)row[e].tf;
+        score_row(&k, row[j].id, (size_t)row[j].id < z->n ? (double)z->d[row[j].id] : 0);
         j = e;
     }
     int enter = !rc && others_may_enter(&k);
     if (enter && held_too)
-        score_held_rows(&k, z, rare, nrare, set);
+        score_held_rows(&k, z, row, nrare, set);
     if (!rc && (!enter || held_too)) {
         out->n = 0;
         for (size_t i = 0; !rc && i < k.nbest; i++)
@@ -430,7 +474,6 @@ mn_status mn_sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
             __atomic_fetch_add(&mn_sqlite_fts_dense_ranked, 1, __ATOMIC_RELAXED);
         }
     }
-    free(rare);
     free(k.best);
     free(k.cursor);
     return rc;

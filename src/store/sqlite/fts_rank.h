@@ -103,20 +103,33 @@ struct mn_sqlite_dense;
 struct mn_sqlite_sizes;
 void mn_sqlite_dense_free(struct mn_sqlite_dense *d);
 void mn_sqlite_sizes_free(struct mn_sqlite_sizes *z);
+/* The bytes d holds; about what a phrase of `rows` rows would hold with ids up to upto; what z
+ * holds, or would, for ids up to upto. */
+size_t mn_sqlite_dense_bytes(const struct mn_sqlite_dense *d);
+size_t mn_sqlite_dense_estimate(int64_t upto, int64_t rows);
+size_t mn_sqlite_sizes_bytes(const struct mn_sqlite_sizes *z, int64_t upto);
 /* Makes *d (NULL: none yet) hold the phrase's rows up to message id upto. */
 mn_status mn_sqlite_dense_update(struct sqlite_store *s, struct mn_sqlite_dense **d, const char *phrase, size_t len,
                                  int64_t upto);
 /* Makes z hold the size of every indexed row up to message id upto. */
 mn_status mn_sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes *z, int64_t upto);
+/* The rows of a query's phrases not held, read by the first mn_sqlite_dense_rank of a search and
+ * kept for its second; the caller frees them. */
+struct mn_sqlite_rare {
+    struct mn_sqlite_rare_row *row;
+    size_t n;
+    int read;
+};
+void mn_sqlite_rare_free(struct mn_sqlite_rare *r);
 /* The best `want` rows of the query p (mn_fts_query's phrases, each with its count), in the set
  * when there is one, best first, into out with *done: dense[i] holds phrase i (NULL: its rows are
- * read from its postings); the same ids and doubles as mnemo_bm25. Without held_too, *done only
- * when no row without a phrase not held can enter (the rows with only held phrases, a third of
- * the store or more, are not read). */
+ * read from its postings, into rare unless read already); the same ids and doubles as
+ * mnemo_bm25. Without held_too, *done only when no row without a phrase not held can enter (the
+ * rows with only held phrases, a third of the store or more, are not read). */
 mn_status mn_sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
                                struct mn_sqlite_dense *const *dense, const struct mn_sqlite_sizes *z,
-                               struct mn_sqlite_idset *set, size_t want, int held_too, struct scored_list *out,
-                               int *done);
+                               struct mn_sqlite_idset *set, struct mn_sqlite_rare *rare, size_t want, int held_too,
+                               struct scored_list *out, int *done);
 
 /* The best rows of common phrases (fts_tops.c). A phrase's tops hold, for each count tf of the
  * phrase in a row, the rows with that count of fewest tokens (ties: smaller id), at most `depth`

@@ -401,13 +401,15 @@ static void op_fts_defer(mn_store *st, int defer)
  * the store: docs/search.md, "Keyword search at scale"). Three plans, one answer:
  *  - small set: a session or a namespace of at most set_max messages; the ids that pass the
  *    filter are read once from the session index and each match is tested against that list
- *    (`+rowid IN (…)`: the `+` keeps FTS5 from seeking each id, which would recount the idf);
+ *    (mnemo_in, fts_idset.c; without mnemo_bm25, `+rowid IN (…)`: the `+` keeps FTS5 from seeking
+ *    each id, which would recount the idf);
  *  - rounds: the best L matches of the FTS table alone, each checked against the filter (and that
  *    its message still exists), L grown 8× while fewer than `limit` pass and matches remain;
  *  - joined: when a round would rank more than round_max candidates (a very selective filter
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
-struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 32768, 64, 256, 1.0 / 400, 32};
+struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 32768, 64, 256, 1.0 / 400, 32,
+                                                     (size_t)128 << 20};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                   " ORDER BY bm25(messages_fts), rowid LIMIT ?2";
@@ -484,7 +486,6 @@ static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct sc
 #define DF_CACHE 512 /* phrase counts kept per handle */
 #define TOPS_KEEP 256 /* phrases whose best rows are kept per handle (fts_tops.c) */
 #define TOPS_WANT_MAX 1024 /* past this many rows asked for, the best rows do not reach */
-#define DENSE_KEEP 64 /* phrases whose rows are held in memory per handle (fts_dense.c) */
 
 /* The row's size in tokens from its messages_fts_docsize record (one column: one SQLite varint,
  * which FTS5's xColumnSize reads too); 0 when there is none (NULL or malformed). */
@@ -994,49 +995,56 @@ static mn_status fts_commons(struct sqlite_store *s, const char *match, const st
 }
 
 /* The query's very common phrases held in memory (fts_dense.c) into dense[] (NULL for the
- * others), with *held, when it has one (a phrase in at least 1/dense_div of the rows, its count
- * kept) and asks for at most TOPS_WANT_MAX rows. Phrases are held from the handle's second
- * keyword search: the handle's first read of every row's size (0.1-0.2 s at a million messages)
- * would make a one-shot `mnemo search` slower than the plans below. A handle holds DENSE_KEEP
- * phrases at most: past that, those this query does not use are let go. */
+ * others), with *held, when it has one (a phrase in as many rows as 1/dense_div of the ids
+ * indexed, its count kept) and asks for at most TOPS_WANT_MAX rows. Phrases are held from the
+ * connection's second keyword search: its first read of every row's size (0.1-0.2 s at a
+ * million messages) would make a one-shot `mnemo search` slower than the plans below. A
+ * connection holds DENSE_BYTES at most (each of a handle's readers its own): past that, the
+ * phrases this query does not use are let go, and when it still would not fit (or memory runs
+ * out) the plans below answer. */
 static mn_status dense_held(struct sqlite_store *s, const struct phrases *p, int64_t upto, size_t want,
                             struct mn_sqlite_dense **dense, int *held)
 {
     int64_t div = mn_sqlite_fts_tuning.dense_div;
     struct mn_sqlite_df *e[BM25_MAX_PHRASES];
-    int nd = 0;
+    size_t need = 0, kept = 0;
     *held = 0;
     if (div <= 0 || upto <= 0 || want > TOPS_WANT_MAX || s->fts_searches < 2)
         return MN_OK;
     for (int i = 0; i < p->m; i++) {
+        dense[i] = NULL;
         e[i] = p->n[i] >= upto / div ? df_find(s, p->at[i], p->len[i]) : NULL;
         if (p->n[i] >= upto / div && (!e[i] || e[i]->upto != upto))
             return MN_OK; /* its count is not kept: the plans below */
-        nd += e[i] != NULL;
+        *held |= e[i] != NULL;
+        if (e[i] && !e[i]->dense)
+            need += mn_sqlite_dense_estimate(upto, p->n[i]);
     }
-    if (!nd)
+    if (!*held)
         return MN_OK;
-    size_t kept = 0;
+    *held = 0;
     for (size_t j = 0; j < s->n_df; j++)
-        kept += s->df[j].dense != NULL;
-    if (kept + (size_t)nd > DENSE_KEEP)
+        kept += mn_sqlite_dense_bytes(s->df[j].dense);
+    need += mn_sqlite_sizes_bytes(&s->sizes, upto);
+    if (kept + need > mn_sqlite_fts_tuning.dense_bytes)
         for (size_t j = 0; j < s->n_df; j++) {
             int used = 0;
             for (int i = 0; i < p->m && !used; i++)
                 used = e[i] == &s->df[j];
             if (!used) {
+                kept -= mn_sqlite_dense_bytes(s->df[j].dense);
                 mn_sqlite_dense_free(s->df[j].dense);
                 s->df[j].dense = NULL;
             }
         }
+    if (kept + need > mn_sqlite_fts_tuning.dense_bytes)
+        return MN_OK;
     mn_status rc = mn_sqlite_sizes_update(s, &s->sizes, upto);
-    for (int i = 0; i < p->m && !rc; i++) {
-        dense[i] = NULL;
+    for (int i = 0; i < p->m && !rc; i++)
         if (e[i] && !(rc = mn_sqlite_dense_update(s, &e[i]->dense, p->at[i], p->len[i], upto)))
             dense[i] = e[i]->dense;
-    }
     *held = !rc;
-    return rc;
+    return rc == MN_NOMEM ? MN_OK : rc; /* out of memory: the plans below, which need none */
 }
 
 /* MaxScore's steps (see above) over the phrases p, rarest first in ord, bound[e] what the phrases
@@ -1137,19 +1145,22 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
         double idf = log(((double)upto - (double)n + 0.5) / ((double)n + 0.5));
         bound[e] = bound[e + 1] + 2.2 * (idf > 1e-6 ? idf : 1e-6) * (1 + 1e-9);
     }
-    struct mn_sqlite_dense *dense[BM25_MAX_PHRASES];
+    struct mn_sqlite_dense *dense[BM25_MAX_PHRASES] = {0};
+    struct mn_sqlite_rare rare = {0};
     int held = 0;
     if ((rc = dense_held(s, &p, upto, want, dense, &held)))
         return rc;
     if (!set) {
         /* the rows of the rarer phrases first, then the common phrases' best rows, and only then
          * every row of the very common ones */
-        if ((held && ((rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, NULL, want, 0, out, done)) || *done)) ||
-            (rc = fts_commons(s, match, &p, ord, bound, upto, want, out, done)) || *done ||
-            (held && ((rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, NULL, want, 1, out, done)) || *done)))
-            return rc;
-        *done = 1;
-        return fts_maxscore(s, match, &p, ord, bound, upto, NULL, 1, want, out);
+        if (!(held && ((rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, NULL, &rare, want, 0, out, done)) || *done)) &&
+            !(rc = fts_commons(s, match, &p, ord, bound, upto, want, out, done)) && !*done &&
+            !(held && ((rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, NULL, &rare, want, 1, out, done)) || *done))) {
+            *done = 1;
+            rc = fts_maxscore(s, match, &p, ord, bound, upto, NULL, 1, want, out);
+        }
+        mn_sqlite_rare_free(&rare);
+        return rc;
     }
     struct mn_sqlite_idset ids;
     if ((rc = set_read(s, f, &ids)))
@@ -1161,7 +1172,8 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
     out->n = 0;
     int answered = 0;
     if (ids.n && held)
-        rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, &ids, want, 1, out, &answered);
+        rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, &ids, &rare, want, 1, out, &answered);
+    mn_sqlite_rare_free(&rare);
     if (ids.n && !rc && !answered)
         rc = fts_maxscore(s, match, &p, ord, bound, upto, &ids, share, want, out);
     mn_sqlite_idset_free(&ids);

@@ -176,6 +176,7 @@ struct mn_sqlite_fts_tuning {
     size_t set_scored; /* a set's rows with a rare group's phrases scored one by one, at most, */
     double set_share;  /* when the set is at most this share of the store */
     int64_t dense_div; /* phrases in at least 1/dense_div of the rows are held in memory (fts_dense.c); 0: none */
+    size_t dense_bytes; /* what a connection holds for them at most */
 };
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
 /* Keyword searches the common phrases' best rows answered (fts_tops.c; tests check the path ran). */
