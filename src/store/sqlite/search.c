@@ -409,7 +409,7 @@ static void op_fts_defer(mn_store *st, int defer)
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
 struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 32768, 64, 256, 1.0 / 400, 32,
-                                                     (size_t)128 << 20};
+                                                     (size_t)64 << 20, 16};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                   " ORDER BY bm25(messages_fts), rowid LIMIT ?2";
@@ -721,7 +721,7 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
             mn_sqlite_tops_free(s->df[slot].tops);
             mn_sqlite_dense_free(s->df[slot].dense);
         }
-        s->df[slot] = (struct mn_sqlite_df){copy, more, *upto, NULL, NULL};
+        s->df[slot] = (struct mn_sqlite_df){copy, more, *upto, NULL, NULL, 0};
     }
     return rc;
 }
@@ -999,9 +999,10 @@ static mn_status fts_commons(struct sqlite_store *s, const char *match, const st
  * indexed, its count kept) and asks for at most TOPS_WANT_MAX rows. Phrases are held from the
  * connection's second keyword search: its first read of every row's size (0.1-0.2 s at a
  * million messages) would make a one-shot `mnemo search` slower than the plans below. A
- * connection holds DENSE_BYTES at most (each of a handle's readers its own): past that, the
- * phrases this query does not use are let go, and when it still would not fit (or memory runs
- * out) the plans below answer. */
+ * connection holds dense_bytes + dense_row_bytes per id at most (64 MB + 16 bytes: 80 MB at a
+ * million messages, where ~30 phrases and the sizes take ~25 MB; each of a handle's readers its
+ * own): past that, the phrases used longest ago go first, none this query uses; when it still
+ * would not fit (or memory runs out) the plans below answer. */
 static mn_status dense_held(struct sqlite_store *s, const struct phrases *p, int64_t upto, size_t want,
                             struct mn_sqlite_dense **dense, int *held)
 {
@@ -1026,23 +1027,28 @@ static mn_status dense_held(struct sqlite_store *s, const struct phrases *p, int
     for (size_t j = 0; j < s->n_df; j++)
         kept += mn_sqlite_dense_bytes(s->df[j].dense);
     need += mn_sqlite_sizes_bytes(&s->sizes, upto);
-    if (kept + need > mn_sqlite_fts_tuning.dense_bytes)
+    size_t budget = mn_sqlite_fts_tuning.dense_bytes + mn_sqlite_fts_tuning.dense_row_bytes * (size_t)upto;
+    while (kept + need > budget) {
+        struct mn_sqlite_df *old = NULL;
         for (size_t j = 0; j < s->n_df; j++) {
             int used = 0;
             for (int i = 0; i < p->m && !used; i++)
                 used = e[i] == &s->df[j];
-            if (!used) {
-                kept -= mn_sqlite_dense_bytes(s->df[j].dense);
-                mn_sqlite_dense_free(s->df[j].dense);
-                s->df[j].dense = NULL;
-            }
+            if (!used && s->df[j].dense && (!old || s->df[j].dense_used < old->dense_used))
+                old = &s->df[j];
         }
-    if (kept + need > mn_sqlite_fts_tuning.dense_bytes)
-        return MN_OK;
+        if (!old)
+            return MN_OK; /* the query's own phrases do not fit */
+        kept -= mn_sqlite_dense_bytes(old->dense);
+        mn_sqlite_dense_free(old->dense);
+        old->dense = NULL;
+    }
     mn_status rc = mn_sqlite_sizes_update(s, &s->sizes, upto);
     for (int i = 0; i < p->m && !rc; i++)
-        if (e[i] && !(rc = mn_sqlite_dense_update(s, &e[i]->dense, p->at[i], p->len[i], upto)))
+        if (e[i] && !(rc = mn_sqlite_dense_update(s, &e[i]->dense, p->at[i], p->len[i], upto))) {
             dense[i] = e[i]->dense;
+            e[i]->dense_used = s->fts_searches;
+        }
     *held = !rc;
     return rc == MN_NOMEM ? MN_OK : rc; /* out of memory: the plans below, which need none */
 }

@@ -65,6 +65,7 @@ struct sqlite_store {
         int64_t n, upto;
         struct mn_sqlite_tops *tops; /* its best rows, once it was ranked as a common phrase (fts_tops.c) */
         struct mn_sqlite_dense *dense; /* its rows in memory, once it was very common (fts_dense.c) */
+        int64_t dense_used;            /* the keyword search (fts_searches) that last used them */
     } * df;
     struct mn_sqlite_sizes { /* each indexed row's size in tokens, d[id], up to message id upto (fts_dense.c) */
         uint32_t *d;
@@ -176,7 +177,8 @@ struct mn_sqlite_fts_tuning {
     size_t set_scored; /* a set's rows with a rare group's phrases scored one by one, at most, */
     double set_share;  /* when the set is at most this share of the store */
     int64_t dense_div; /* phrases in at least 1/dense_div of the rows are held in memory (fts_dense.c); 0: none */
-    size_t dense_bytes; /* what a connection holds for them at most */
+    size_t dense_bytes, dense_row_bytes; /* what a connection holds for them at most: this, and
+                                          * this much more per message id indexed */
 };
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
 /* Keyword searches the common phrases' best rows answered (fts_tops.c; tests check the path ran). */
