@@ -232,6 +232,7 @@ static void ranking_equals_reference(void **state)
             mn_sqlite_fts_tuning.dense_div = dense_div[rnd() % 4];
             mn_sqlite_fts_tuning.dense_bytes = dense_bytes[rnd() % 3]; /* none, a few phrases, all */
             mn_sqlite_fts_tuning.dense_row_bytes = 0;
+            mn_sqlite_fts_tuning.rows_div = (int64_t[]){0, 16, 1}[rnd() % 3]; /* rare queries too: never, some, all */
             struct mn_buf match = MN_BUF_INIT;
             size_t terms = 0;
             assert_int_equal(mn_fts_query(query, &match, &terms), MN_OK);

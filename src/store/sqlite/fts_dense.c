@@ -434,10 +434,13 @@ mn_status mn_sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
     for (int i = 0; i < p->m && first < 0; i++)
         if (dense[i])
             first = i;
-    if (first < 0 || want < 1)
+    if (p->m < 1 || want < 1)
         return MN_OK;
+    int most = 0; /* the totals are read through a row of the phrase with most rows */
+    for (int i = 1; i < p->m; i++)
+        most = p->n[i] > p->n[most] ? i : most;
     int64_t nrow = 0, ntoken = 0;
-    mn_status rc = mn_sqlite_fts_totals(s, p->at[first], p->len[first], &nrow, &ntoken);
+    mn_status rc = mn_sqlite_fts_totals(s, p->at[most], p->len[most], &nrow, &ntoken);
     if (rc || nrow <= 0)
         return rc;
     struct ranker k = {.p = p, .dense = dense, .want = want};
@@ -462,7 +465,7 @@ mn_status mn_sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
         score_row(&k, row[j].id, (size_t)row[j].id < z->n ? (double)z->d[row[j].id] : 0);
         j = e;
     }
-    int enter = !rc && others_may_enter(&k);
+    int enter = !rc && first >= 0 && others_may_enter(&k); /* (none held: every match was read) */
     if (enter && held_too)
         score_held_rows(&k, z, row, nrare, set);
     if (!rc && (!enter || held_too)) {

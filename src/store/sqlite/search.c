@@ -409,7 +409,7 @@ static void op_fts_defer(mn_store *st, int defer)
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
 struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 32768, 64, 256, 1.0 / 400, 32,
-                                                     (size_t)64 << 20, 16};
+                                                     (size_t)64 << 20, 16, 16};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                   " ORDER BY bm25(messages_fts), rowid LIMIT ?2";
@@ -1021,7 +1021,12 @@ static mn_status dense_held(struct sqlite_store *s, const struct phrases *p, int
         if (e[i] && !e[i]->dense)
             need += mn_sqlite_dense_estimate(upto, p->n[i]);
     }
-    if (!*held)
+    /* none held: still ranked here when their rows together are few (the rows of each phrase
+     * read once, against MaxScore's seeks of the others' postings to every row of the rarer) */
+    int64_t rows = 0;
+    for (int i = 0; i < p->m; i++)
+        rows += p->n[i];
+    if (!*held && (mn_sqlite_fts_tuning.rows_div <= 0 || rows > upto / mn_sqlite_fts_tuning.rows_div))
         return MN_OK;
     *held = 0;
     for (size_t j = 0; j < s->n_df; j++)

@@ -179,6 +179,8 @@ struct mn_sqlite_fts_tuning {
     int64_t dense_div; /* phrases in at least 1/dense_div of the rows are held in memory (fts_dense.c); 0: none */
     size_t dense_bytes, dense_row_bytes; /* what a connection holds for them at most: this, and
                                           * this much more per message id indexed */
+    int64_t rows_div;   /* a query with none held is ranked there too when its phrases' rows
+                         * together are at most 1/rows_div of the ids indexed; 0: never */
 };
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
 /* Keyword searches the common phrases' best rows answered (fts_tops.c; tests check the path ran). */
