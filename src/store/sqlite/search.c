@@ -1004,7 +1004,7 @@ static mn_status fts_commons(struct sqlite_store *s, const char *match, const st
  * own): past that, the phrases used longest ago go first, none this query uses; when it still
  * would not fit (or memory runs out) the plans below answer. */
 static mn_status dense_held(struct sqlite_store *s, const struct phrases *p, int64_t upto, size_t want,
-                            struct mn_sqlite_dense **dense, int *held)
+                            struct mn_sqlite_dense **dense, int *held, int *balanced)
 {
     int64_t div = mn_sqlite_fts_tuning.dense_div;
     struct mn_sqlite_df *e[BM25_MAX_PHRASES];
@@ -1021,12 +1021,18 @@ static mn_status dense_held(struct sqlite_store *s, const struct phrases *p, int
         if (e[i] && !e[i]->dense)
             need += mn_sqlite_dense_estimate(upto, p->n[i]);
     }
-    /* none held: still ranked here when their rows together are few (the rows of each phrase
-     * read once, against MaxScore's seeks of the others' postings to every row of the rarer) */
-    int64_t rows = 0;
+    /* The phrases not held are read in full here, ~0.15 µs a row, against MaxScore's seeks of
+     * the others' postings to every row of the rarest, ~1 µs, which finishes early when the
+     * rarest has few rows: *balanced when none of them is much rarer than the rest. None held:
+     * still ranked here when balanced and their rows together are few. */
+    int64_t rows = 0, least = 0;
     for (int i = 0; i < p->m; i++)
-        rows += p->n[i];
-    if (!*held && (mn_sqlite_fts_tuning.rows_div <= 0 || rows > upto / mn_sqlite_fts_tuning.rows_div))
+        if (!e[i]) {
+            rows += p->n[i];
+            least = p->n[i] > 0 && (!least || p->n[i] < least) ? p->n[i] : least;
+        }
+    *balanced = least * 8 >= rows;
+    if (!*held && (mn_sqlite_fts_tuning.rows_div <= 0 || rows > upto / mn_sqlite_fts_tuning.rows_div || !*balanced))
         return MN_OK;
     *held = 0;
     for (size_t j = 0; j < s->n_df; j++)
@@ -1158,13 +1164,15 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
     }
     struct mn_sqlite_dense *dense[BM25_MAX_PHRASES] = {0};
     struct mn_sqlite_rare rare = {0};
-    int held = 0;
-    if ((rc = dense_held(s, &p, upto, want, dense, &held)))
+    int held = 0, balanced = 0;
+    if ((rc = dense_held(s, &p, upto, want, dense, &held, &balanced)))
         return rc;
     if (!set) {
-        /* the rows of the rarer phrases first, then the common phrases' best rows, and only then
-         * every row of the very common ones */
-        if (!(held && ((rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, NULL, &rare, want, 0, out, done)) || *done)) &&
+        /* the rows of the rarer phrases first (unless MaxScore would finish with a much rarer
+         * one), then the common phrases' best rows, and only then every row of the very common
+         * ones */
+        if (!(held && balanced &&
+              ((rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, NULL, &rare, want, 0, out, done)) || *done)) &&
             !(rc = fts_commons(s, match, &p, ord, bound, upto, want, out, done)) && !*done &&
             !(held && ((rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, NULL, &rare, want, 1, out, done)) || *done))) {
             *done = 1;
