@@ -339,9 +339,11 @@ static void ranking_equal_while_store_changes(void **state)
         assert_int_equal(sqlite3_open_v2(c.path, &ref, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
         mn_sqlite_fts_tuning.set_max = 20000;
         mn_sqlite_fts_tuning.round_max = 65536;
-        mn_sqlite_fts_tuning.df_keep = 1; /* every count kept */
+        mn_sqlite_fts_tuning.df_keep = seed == 13 ? 40 : 1; /* every count kept, or those of 40 rows or more */
         mn_sqlite_fts_tuning.set_share = seed % 2 ? 1 : 0; /* a set's rare rows scored one by one, or not */
-        mn_sqlite_fts_tuning.dense_div = seed == 12 ? 0 : 3; /* phrases in a third of the rows held in memory */
+        /* phrases in a third of the rows held in memory, none, or every phrase whose count is kept
+         * (those under 40 rows not: the query is then ranked as before) */
+        mn_sqlite_fts_tuning.dense_div = seed == 12 ? 0 : seed == 13 ? INT64_MAX : 3;
         int64_t last[64];
         int sess[64], nlast = 0;
         for (int q = 0; q < 240; q++) {

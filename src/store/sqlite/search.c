@@ -1008,8 +1008,9 @@ static mn_status dense_held(struct sqlite_store *s, const struct phrases *p, int
 {
     int64_t div = mn_sqlite_fts_tuning.dense_div;
     struct mn_sqlite_df *e[BM25_MAX_PHRASES];
-    size_t need = 0, kept = 0;
-    *held = 0;
+    size_t need = 0, kept = 0, mine = 0;
+    int any = 0;
+    *held = *balanced = 0;
     if (div <= 0 || upto <= 0 || want > TOPS_WANT_MAX || s->fts_searches < 2)
         return MN_OK;
     for (int i = 0; i < p->m; i++) {
@@ -1017,9 +1018,11 @@ static mn_status dense_held(struct sqlite_store *s, const struct phrases *p, int
         e[i] = p->n[i] >= upto / div ? df_find(s, p->at[i], p->len[i]) : NULL;
         if (p->n[i] >= upto / div && (!e[i] || e[i]->upto != upto))
             return MN_OK; /* its count is not kept: the plans below */
-        *held |= e[i] != NULL;
+        any |= e[i] != NULL;
         if (e[i] && !e[i]->dense)
             need += mn_sqlite_dense_estimate(upto, p->n[i]);
+        else if (e[i])
+            mine += mn_sqlite_dense_bytes(e[i]->dense);
     }
     /* The phrases not held are read in full here, ~0.15 µs a row, against MaxScore's seeks of
      * the others' postings to every row of the rarest, ~1 µs, which finishes early when the
@@ -1032,13 +1035,16 @@ static mn_status dense_held(struct sqlite_store *s, const struct phrases *p, int
             least = p->n[i] > 0 && (!least || p->n[i] < least) ? p->n[i] : least;
         }
     *balanced = least * 8 >= rows;
-    if (!*held && (mn_sqlite_fts_tuning.rows_div <= 0 || rows > upto / mn_sqlite_fts_tuning.rows_div || !*balanced))
+    if (!any && (mn_sqlite_fts_tuning.rows_div <= 0 || rows == 0 || rows > upto / mn_sqlite_fts_tuning.rows_div ||
+                 !*balanced))
         return MN_OK;
-    *held = 0;
     for (size_t j = 0; j < s->n_df; j++)
         kept += mn_sqlite_dense_bytes(s->df[j].dense);
     need += mn_sqlite_sizes_bytes(&s->sizes, upto);
-    size_t budget = mn_sqlite_fts_tuning.dense_bytes + mn_sqlite_fts_tuning.dense_row_bytes * (size_t)upto;
+    size_t per_id = mn_sqlite_fts_tuning.dense_row_bytes, budget = mn_sqlite_fts_tuning.dense_bytes;
+    budget = per_id && (size_t)upto > (SIZE_MAX - budget) / per_id ? SIZE_MAX : budget + per_id * (size_t)upto;
+    if (mine + need > budget) /* its own phrases would not fit: the others stay */
+        return MN_OK;
     while (kept + need > budget) {
         struct mn_sqlite_df *old = NULL;
         for (size_t j = 0; j < s->n_df; j++) {
