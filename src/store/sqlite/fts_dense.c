@@ -7,9 +7,9 @@
  * two such words, or two such words alone, took 20-160 ms at a million messages, and a session's
  * search read them in full to keep its thousand rows). Held here as a bitmap over message ids
  * (the rows with the phrase) and the rows that have it more than once with their count, with
- * every row's size in tokens (one array per handle), a row's count of the phrase is a bit test, and
- * the query's bm25 is computed here with the same doubles mnemo_bm25 gives (fts_rank.h's
- * mn_bm25_idf and mn_bm25_term, in the phrases' order).
+ * every row's size in tokens (one array per connection), a row's count of the phrase is a bit
+ * test, and the query's bm25 is computed here with the same doubles mnemo_bm25 gives
+ * (fts_rank.h's mn_bm25_idf and mn_bm25_term, in the phrases' order).
  */
 #include <stdlib.h>
 #include <string.h>

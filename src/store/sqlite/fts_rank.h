@@ -98,7 +98,8 @@ mn_status mn_sqlite_fts_totals(struct sqlite_store *s, const char *phrase, size_
 
 /* The rows of very common phrases in memory (fts_dense.c): per phrase a bitmap over message ids
  * and the rows that have it more than once with their count, brought forward by reading the rows
- * past `upto`; per handle every indexed row's size in tokens (sqlite_int.h's mn_sqlite_sizes). */
+ * past `upto`; per connection every indexed row's size in tokens (sqlite_int.h's
+ * mn_sqlite_sizes). */
 struct mn_sqlite_dense;
 struct mn_sqlite_sizes;
 void mn_sqlite_dense_free(struct mn_sqlite_dense *d);
