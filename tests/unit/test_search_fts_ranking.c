@@ -192,7 +192,8 @@ static void ranking_equals_reference(void **state)
     static const double set_share[] = {0, 1.0 / 400, 1};
     static const int64_t dense_div[] = {0, 1, 3, INT64_MAX};
     static const size_t dense_bytes[] = {0, 40000, (size_t)128 << 20};
-    long tops_before = mn_sqlite_fts_tops_ranked, dense_before = mn_sqlite_fts_dense_ranked;
+    long tops_before = mn_sqlite_fts_tops_ranked, dense_before = mn_sqlite_fts_dense_ranked,
+         rows_before = mn_sqlite_fts_rows_ranked;
     int compared = 0, nonempty = 0;
     for (uint64_t seed = 1; seed <= 5; seed++) {
         rs = 0x9E3779B97F4A7C15ULL * seed;
@@ -271,6 +272,7 @@ static void ranking_equals_reference(void **state)
     assert_true(nonempty > 300); /* the comparisons were not all of empty lists */
     assert_true(mn_sqlite_fts_tops_ranked - tops_before > 20); /* the common phrases' best rows answered some */
     assert_true(mn_sqlite_fts_dense_ranked - dense_before > 20); /* and the phrases held in memory some */
+    assert_true(mn_sqlite_fts_rows_ranked - rows_before > 5); /* and, with none held, the rows of every phrase */
 }
 
 /* One check: mn_search on db against the reference on ref, read after the search (so both see

@@ -19,7 +19,7 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-long mn_sqlite_fts_dense_ranked;
+long mn_sqlite_fts_dense_ranked, mn_sqlite_fts_rows_ranked;
 
 struct big_tf { /* a row that has the phrase 255 times or more */
     int64_t id, tf;
@@ -474,7 +474,8 @@ mn_status mn_sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
             rc = mn_sqlite_scored_push(out, k.best[i].id, k.best[i].score);
         if (!rc) {
             *done = 1;
-            __atomic_fetch_add(&mn_sqlite_fts_dense_ranked, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(first >= 0 ? &mn_sqlite_fts_dense_ranked : &mn_sqlite_fts_rows_ranked, 1,
+                               __ATOMIC_RELAXED);
         }
     }
     free(k.best);

@@ -185,8 +185,9 @@ struct mn_sqlite_fts_tuning {
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
 /* Keyword searches the common phrases' best rows answered (fts_tops.c; tests check the path ran). */
 extern long mn_sqlite_fts_tops_ranked;
-/* Keyword searches ranked from the phrases held in memory (fts_dense.c; tests check the path ran). */
-extern long mn_sqlite_fts_dense_ranked;
+/* Keyword searches ranked from the phrases held in memory, and with none held from the rows of
+ * every phrase (fts_dense.c; tests check the paths ran). */
+extern long mn_sqlite_fts_dense_ranked, mn_sqlite_fts_rows_ranked;
 /* The long-term memory operations (memories.c), store.h's ops->memory; the memory vectors' part
  * shares search.c's vector reads. */
 extern const struct mn_store_memory_ops mn_sqlite_memory_ops;
