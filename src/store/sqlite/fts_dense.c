@@ -283,24 +283,6 @@ static double dense_tf(struct ranker *k, int i, int64_t id)
     return lo < d->nbig && d->big[lo].id == id ? (double)d->big[lo].tf : 255;
 }
 
-/* Keeps (id, score) when it is among the want best (ties: smaller id). */
-static void best_insert(struct ranker *k, int64_t id, double score)
-{
-    size_t i = k->nbest;
-    struct scored *b = k->best;
-    if (i == k->want && !(score < b[i - 1].score || (score == b[i - 1].score && id < b[i - 1].id)))
-        return;
-    if (i == k->want)
-        i--;
-    while (i > 0 && (score < b[i - 1].score || (score == b[i - 1].score && id < b[i - 1].id))) {
-        b[i] = b[i - 1];
-        i--;
-    }
-    b[i] = (struct scored){id, score};
-    if (k->nbest < k->want)
-        k->nbest++;
-}
-
 /* Scores row id of d tokens, whose counts of the phrases not held are in k->freq already; as
  * mnemo_bm25 sums, phrase by phrase in the query's order. */
 static void score_row(struct ranker *k, int64_t id, double d)
@@ -310,7 +292,7 @@ static void score_row(struct ranker *k, int64_t id, double d)
         double f = k->dense[i] ? dense_tf(k, i, id) : k->freq[i];
         score += mn_bm25_term(k->idf[i], f, d, k->avgdl);
     }
-    best_insert(k, id, -1.0 * score);
+    mn_sqlite_best_insert(k->best, &k->nbest, k->want, id, -1.0 * score);
 }
 
 /* The rows of the phrases not held (in the set, when there is one), sorted by id. */

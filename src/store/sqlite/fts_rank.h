@@ -26,6 +26,13 @@ struct scored_list {
 };
 
 mn_status mn_sqlite_scored_push(struct scored_list *l, int64_t id, double score);
+/* Whether (score, id) ranks before r: a smaller score, ties by smaller id (the search's order). */
+static inline int mn_sqlite_ranks_before(double score, int64_t id, const struct scored *r)
+{
+    return score < r->score || (score == r->score && id < r->id);
+}
+/* Keeps (id, score) among the best `want` rows so far, best[0..*n) best first (fts_tops.c). */
+void mn_sqlite_best_insert(struct scored *best, size_t *n, size_t want, int64_t id, double score);
 
 /* The phrases of a query as mn_fts_query writes it ("a" OR "b" OR …), each with its document
  * count n. */

@@ -164,15 +164,14 @@ static int idset_add(struct idset *s, int64_t id) /* 1 when new */
     return 1;
 }
 
-/* The best `want` rows so far, best first: a row enters when it ranks before the last. */
-static void best_insert(struct scored *best, size_t *n, size_t want, int64_t id, double score)
+void mn_sqlite_best_insert(struct scored *best, size_t *n, size_t want, int64_t id, double score)
 {
     size_t i = *n;
-    if (i == want && !(score < best[want - 1].score || (score == best[want - 1].score && id < best[want - 1].id)))
+    if (i == want && !mn_sqlite_ranks_before(score, id, &best[want - 1]))
         return;
     if (i == want)
         i--;
-    while (i > 0 && (score < best[i - 1].score || (score == best[i - 1].score && id < best[i - 1].id))) {
+    while (i > 0 && mn_sqlite_ranks_before(score, id, &best[i - 1])) {
         best[i] = best[i - 1];
         i--;
     }
@@ -256,7 +255,7 @@ mn_status mn_sqlite_tops_rank(struct sqlite_store *s, const char *match, const s
     size_t nbest = 0, scored = 0;
     for (size_t i = 0; !rc && i < seeds->n; i++)
         if (idset_add(&seen, seeds->r[i].id))
-            best_insert(best, &nbest, want, seeds->r[i].id, seeds->r[i].score);
+            mn_sqlite_best_insert(best, &nbest, want, seeds->r[i].id, seeds->r[i].score);
     if (!rc) {
         sqlite3_bind_text(score, 1, match, -1, SQLITE_STATIC);
         mn_sqlite_given_bind(score, p, 0);
@@ -292,7 +291,7 @@ mn_status mn_sqlite_tops_rank(struct sqlite_store *s, const char *match, const s
         sqlite3_bind_int64(score, 4, id);
         int r = sqlite3_step(score);
         if (r == SQLITE_ROW)
-            best_insert(best, &nbest, want, id, sqlite3_column_double(score, 0));
+            mn_sqlite_best_insert(best, &nbest, want, id, sqlite3_column_double(score, 0));
         else if (r != SQLITE_DONE)
             rc = mn_sqlite_fail(s, r, "keyword search");
         sqlite3_reset(score);

@@ -749,9 +749,7 @@ void mn_sqlite_given_bind(sqlite3_stmt *st, const struct phrases *p, int skip)
 static int scored_cmp(const void *a, const void *b)
 {
     const struct scored *x = a, *y = b;
-    if (x->score != y->score)
-        return x->score < y->score ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
+    return mn_sqlite_ranks_before(x->score, x->id, y) ? -1 : mn_sqlite_ranks_before(y->score, y->id, x);
 }
 
 /* The rows of a set that match `group` are few when its phrases are rare, but ranking them with
