@@ -1021,6 +1021,30 @@ static void op_close(mn_store *st)
     free(s);
 }
 
+/* The log is copied into the database (a passive checkpoint, as SQLite's own hook does) once it
+ * holds about MN_SQLITE_CKPT_COMMITS commits, and between 1,000 pages (SQLite's default) and
+ * 10,000. One append a transaction adds a few pages a commit: a small log, checkpointed often,
+ * stays in the CPU's cache where a 40 MB one did not (+10-30% appends/s on a new file). Group
+ * commit (mnemo serve) adds a hundred or more, many of them the same pages commit after commit
+ * (session rows, index pages): a large log copies each of them into the file once per
+ * checkpoint instead of once per 4 MB (+4-20% on the 10k-1M stores; bench/README.md). */
+#define MN_SQLITE_CKPT_COMMITS 64
+#define MN_SQLITE_CKPT_MIN 1000
+#define MN_SQLITE_CKPT_MAX 10000
+
+static int wal_hook(void *user, sqlite3 *db, const char *schema, int frames)
+{
+    struct sqlite_store *s = user;
+    int added = frames > s->wal_frames ? frames - s->wal_frames : frames; /* less: the log restarted */
+    s->wal_frames = frames;
+    s->wal_commit_frames += (added - s->wal_commit_frames) / 16;
+    double want = MN_SQLITE_CKPT_COMMITS * s->wal_commit_frames;
+    int limit = want < MN_SQLITE_CKPT_MIN ? MN_SQLITE_CKPT_MIN : want > MN_SQLITE_CKPT_MAX ? MN_SQLITE_CKPT_MAX : (int)want;
+    if (frames >= limit)
+        sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return SQLITE_OK;
+}
+
 /* Exponential backoff, 1 ms doubling to 100 ms with jitter, until busy_timeout_ms in total. */
 static int busy_handler(void *user, int attempt)
 {
@@ -1348,19 +1372,16 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
     }
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_handler(s->db, busy_handler, s);
+    sqlite3_wal_hook(s->db, wal_hook, s);
     char sql[256];
     /* mmap: reads of a large history come from the page cache without a read() per page; 2 GiB
      * less 64 KiB is the most Debian's SQLite maps (SQLITE_MAX_MMAP_SIZE), and an upgraded file
-     * is past 1 GiB from 700k messages (docs/format.md).
-     * A checkpoint every 10,000 log pages (~40 MB) rather than SQLite's 1,000: pages that many
-     * commits touch (session rows, index pages) are copied into the file once per checkpoint,
-     * not once per 4 MB, which gave group commit +34% appends/s on the 1M-message store
-     * (bench/server) for a longer pause when a checkpoint does run.
+     * is past 1 GiB from 700k messages (docs/format.md). Checkpoints: wal_hook.
      * secure_delete: deleted rows and freed pages are overwritten with zeros, so that a deleted
      * message's text does not stay readable in the file (docs/erasure.md has its cost). */
     snprintf(sql, sizeof sql,
              "PRAGMA foreign_keys = ON; PRAGMA synchronous = %s; PRAGMA trusted_schema = OFF; PRAGMA secure_delete = ON;"
-             " PRAGMA mmap_size = 2147418112; PRAGMA wal_autocheckpoint = 10000",
+             " PRAGMA mmap_size = 2147418112",
              opts->sync_full ? "FULL" : "NORMAL");
     rc = exec(s, sql);
     int version = 0;

@@ -36,6 +36,10 @@ struct sqlite_store {
     pthread_mutex_t lock;
     int64_t busy_timeout_ms;
     int64_t busy_started_ns;
+    /* The write-ahead log's checkpoints (wal_hook, sqlite.c): its frames after the last commit
+     * and the frames a commit adds, averaged. */
+    int wal_frames;
+    double wal_commit_frames;
     sqlite3_stmt *stmt[MN_SQLITE_CORE_STMTS]; /* sqlite.c's statements, by enum stmt_id */
     struct {
         const char *sql; /* identity: the address of a static SQL string */
