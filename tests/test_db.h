@@ -4,9 +4,7 @@
  * pg/unit/NAME or pg/api/NAME with MNEMO_TEST_PG_URL set to the base URL of the throwaway server
  * the pg fixture started (tests/pg/pgctl.sh). The tests name their databases by path either way.
  *
- *   test_tmpdir(dir, cap, tag)   makes a fresh scratch directory $MNEMO_TEST_TMP/TAG-XXXXXX
- *                                (or /tmp/…); returns 0 or -1, like a cmocka setup
- *   test_rmdir(dir)              removes it; returns system()'s status
+ *   test_tmpdir, test_rmdir      scratch directories (test_tmp.h)
  *   test_db_target(path)         `path` on SQLite; on PostgreSQL the URL of a database made for
  *                                this path by this process (created empty the first time the path
  *                                is seen, the same database after that, so reopening works)
@@ -27,28 +25,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "test_tmp.h"
+
 static inline int test_db_pg(void)
 {
     const char *u = getenv("MNEMO_TEST_PG_URL");
     return u && *u;
-}
-
-static inline int test_tmpdir(char *dir, size_t cap, const char *tag)
-{
-    const char *tmp = getenv("MNEMO_TEST_TMP");
-    if (!tmp || !*tmp)
-        tmp = "/tmp";
-    mkdir(tmp, 0700);
-    if ((size_t)snprintf(dir, cap, "%s/%s-XXXXXX", tmp, tag) >= cap)
-        return -1;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static inline int test_rmdir(const char *dir)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd);
 }
 
 /* The base URL with its database name replaced: postgresql://USER@/NAME?QUERY. */

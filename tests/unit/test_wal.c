@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "mnemo.h"
+#include "test_tmp.h"
 
 #define PAGE 4096 /* SQLite's default page size, which mnemo keeps */
 #define FRAME (24 + PAGE)
@@ -26,19 +26,13 @@ static char dir[256];
 static int setup(void **state)
 {
     (void)state;
-    const char *tmp = getenv("MNEMO_TEST_TMP");
-    tmp = tmp && *tmp ? tmp : "/tmp";
-    mkdir(tmp, 0700);
-    snprintf(dir, sizeof dir, "%s/wal-XXXXXX", tmp);
-    return mkdtemp(dir) ? 0 : -1;
+    return test_tmpdir(dir, sizeof dir, "wal");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd);
+    return test_rmdir(dir);
 }
 
 static mn_db *open_db(const char *name, char *wal, size_t cap)
