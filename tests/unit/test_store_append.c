@@ -128,6 +128,8 @@ static size_t active_count(const char *id, int with_inactive)
 #define S_D1 "0190f0f0-0000-7000-8000-00000000a00e"
 #define S_D2 "0190f0f0-0000-7000-8000-00000000a00f"
 #define S_C0 "0190f0f0-0000-7000-8000-00000000a010"
+#define S_H1 "0190f0f0-0000-7000-8000-00000000a011"
+#define S_H2 "0190f0f0-0000-7000-8000-00000000a012"
 
 /* An idempotent retry (alone, in a batch, in a group) stores nothing and returns the stored row;
  * counters count each message once. */
@@ -680,6 +682,94 @@ static void two_nodes_same_sessions(void **state)
     assert_int_equal(total, 2 * C_GROUPS * C_GROUP);
 }
 
+/* The version-8 layout of a version-9 database (schema.h, 8 → 9): updated_at indexed, the
+ * messages' foreign key to their session. */
+static const char PG_SCHEMA_8[] =
+    "DROP TRIGGER sessions_gone ON sessions; DROP FUNCTION mn_sessions_gone();"
+    " ALTER TABLE sessions DROP COLUMN updated_minute;"
+    " CREATE INDEX sessions_by_ns_updated ON sessions(namespace, updated_at);"
+    " CREATE INDEX sessions_by_updated ON sessions(updated_at);"
+    " ALTER TABLE messages ADD FOREIGN KEY (session_sid) REFERENCES sessions(sid) ON DELETE CASCADE;"
+    " UPDATE mnemo_schema SET version = 8";
+
+static void append_in_place(mn_store *st, int64_t now, int create)
+{
+    mn_session h1 = session(S_H1, now, 0, 0), h2 = session(S_H2, now, 0, 0);
+    mn_message m[2] = {msg(MN_ROLE_USER, "in place", NULL, 1), msg(MN_ROLE_USER, "in place", NULL, 1)};
+    mn_store_append reqs[2] = {{&m[0], 1, create ? &h1 : NULL, NULL, now, 0, 0},
+                               {&m[1], 1, create ? &h2 : NULL, NULL, now, 0, 0}};
+    const char *ids[2] = {S_H1, S_H2};
+    mn_status results[2];
+    char errmsg[2][256];
+    mn_messages *res[2];
+    assert_int_equal(mn_engine_append_many(st, ids, reqs, 2, results, errmsg, res), MN_OK);
+    assert_int_equal(results[0], MN_OK);
+    assert_int_equal(results[1], MN_OK);
+    mn_messages_free(res[0]);
+    mn_messages_free(res[1]);
+}
+
+/* PostgreSQL, a database made at version 8 and upgraded to 9: an append then updates its
+ * session's row in place, a HOT update that adds no index entries (the indexes key on the minute
+ * of updated_at, not on updated_at), as the server's own statistics count; and with the foreign
+ * key from messages to sessions gone, deleting or pruning a session still deletes its messages
+ * and no others. */
+static void pg_session_row_in_place(void **state)
+{
+    (void)state;
+    if (!test_db_pg())
+        skip();
+    enum { GROUPS = 40 };
+    char file[400], out[128];
+    snprintf(file, sizeof file, "%s/in-place.db", dir); /* a database of its own: its own statistics */
+    const char *url = test_db_target(file);
+    mn_store_opts o = {.busy_timeout_ms = 2000, .sync_full = 0};
+    mn_store *st = NULL;
+    assert_int_equal(mn_store_open(url, &o, &st), MN_OK);
+    append_in_place(st, 1000, 1);
+    st->ops->close(st);
+    assert_int_equal(test_db_sql(url, PG_SCHEMA_8, NULL, 0), 0);
+    assert_int_equal(test_db_sql(url, "SELECT pg_stat_reset()", NULL, 0), 0);
+
+    assert_int_equal(mn_store_open(url, &o, &st), MN_OK); /* migrates */
+    assert_int_equal(test_db_sql(url,
+                                 "SELECT (SELECT version FROM mnemo_schema) || ' ' || count(*) FROM pg_constraint"
+                                 " WHERE conrelid = 'messages'::regclass AND contype = 'f'",
+                                 out, sizeof out),
+                     0);
+    assert_string_equal(out, "9 0");
+    for (int g = 1; g < GROUPS; g++) /* all within the first minute: no update needs a new entry */
+        append_in_place(st, 1000 + g, 0);
+    st->ops->close(st); /* the backend reports its statistics as it exits: wait for them */
+    long upd = 0, hot = 0;
+    for (int i = 0; i < 200 && upd < 2 * (GROUPS - 1); i++) {
+        assert_int_equal(test_db_sql(url,
+                                     "SELECT n_tup_upd || ' ' || n_tup_hot_upd FROM pg_stat_user_tables"
+                                     " WHERE relname = 'sessions'",
+                                     out, sizeof out),
+                         0);
+        assert_int_equal(sscanf(out, "%ld %ld", &upd, &hot), 2);
+        if (upd < 2 * (GROUPS - 1))
+            usleep(50 * 1000);
+    }
+    assert_true(upd >= 2 * (GROUPS - 1));
+    assert_int_equal(hot, upd);
+
+    /* the messages go with their session, by delete and by prune; the other's stay */
+    assert_int_equal(mn_store_open(url, &o, &st), MN_OK);
+    assert_int_equal(st->ops->session_delete(st, S_H1), MN_OK);
+    assert_int_equal(test_db_sql(url, "SELECT count(*) FROM messages GROUP BY session_sid", out, sizeof out), 0);
+    assert_string_equal(out, "40");
+    int64_t pruned = 0;
+    mn_strings *gone = NULL;
+    assert_int_equal(st->ops->session_prune(st, 1000 + GROUPS, &pruned, &gone), MN_OK);
+    assert_int_equal(pruned, 1);
+    mn_strings_free(gone);
+    assert_int_equal(test_db_sql(url, "SELECT count(*) FROM messages", out, sizeof out), 0);
+    assert_string_equal(out, "0");
+    st->ops->close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -688,6 +778,7 @@ int main(void)
         cmocka_unit_test(group_counts),         cmocka_unit_test(primitives_roll_back),
         cmocka_unit_test(group_queued_write_fails), cmocka_unit_test(group_texts_and_counters),
         cmocka_unit_test(group_defers_held_sessions), cmocka_unit_test(two_nodes_same_sessions),
+        cmocka_unit_test(pg_session_row_in_place),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -30,12 +30,17 @@ static const char SQL_SESSION_INSERT[] =
     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint, $9::bigint, $10::bigint, $11::bigint, $12::bigint)"
     " ON CONFLICT (id) DO NOTHING RETURNING sid";
 static const char SQL_SESSION_GET[] = "SELECT " SESSION_COLS " FROM sessions WHERE id = $1";
-static const char SQL_SESSION_LIST_NS[] = "SELECT " SESSION_COLS " FROM sessions WHERE namespace = $1"
-                                          " ORDER BY updated_at DESC, sid DESC LIMIT $2::bigint OFFSET $3::bigint";
-static const char SQL_SESSION_LIST_ALL[] = "SELECT " SESSION_COLS " FROM sessions"
-                                           " ORDER BY updated_at DESC, sid DESC LIMIT $1::bigint OFFSET $2::bigint";
+/* Listing and pruning go by updated_minute first (schema 9: the indexed minute of updated_at,
+ * which lets an append update its session in place), then by updated_at: the same order. */
+static const char SQL_SESSION_LIST_NS[] =
+    "SELECT " SESSION_COLS " FROM sessions WHERE namespace = $1"
+    " ORDER BY updated_minute DESC, updated_at DESC, sid DESC LIMIT $2::bigint OFFSET $3::bigint";
+static const char SQL_SESSION_LIST_ALL[] =
+    "SELECT " SESSION_COLS " FROM sessions"
+    " ORDER BY updated_minute DESC, updated_at DESC, sid DESC LIMIT $1::bigint OFFSET $2::bigint";
 static const char SQL_SESSION_DELETE[] = "DELETE FROM sessions WHERE id = $1";
-static const char SQL_SESSION_PRUNE[] = "DELETE FROM sessions WHERE updated_at < $1::bigint RETURNING id";
+static const char SQL_SESSION_PRUNE[] =
+    "DELETE FROM sessions WHERE updated_minute <= $1::bigint / 60000 AND updated_at < $1::bigint RETURNING id";
 
 /* Inserts a session row; *sid its internal id. MN_CONFLICT when the id is taken. */
 static mn_status insert_session(struct pg_conn *c, const mn_session *in, int64_t *sid)
