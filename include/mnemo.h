@@ -173,6 +173,12 @@ MN_API void mn_close(mn_db *db);
 MN_API const char *mn_db_path(const mn_db *db);
 /* The name of the tokenizer that counts tokens for this handle ("heuristic", …). Borrowed. */
 MN_API const char *mn_db_tokenizer(const mn_db *db);
+/* How many mn_append_many calls on this database pay to run at once, from different threads, for
+ * different sessions: 1 on SQLite (one writer at a time: a second waits for the first's lock), 2
+ * on PostgreSQL (one group's statements overlap the other's commit and WAL flush). `mnemo serve`
+ * runs this many group committers unless server.committers says otherwise. 1 for NULL or a
+ * closed handle. Thread-safe: it reads a constant of the backend. */
+MN_API int mn_db_append_writers(const mn_db *db);
 
 /* ---------------------------------------------------------------------------------------------
  * Sessions. A session is one conversation with a UUIDv7 id.

@@ -242,6 +242,8 @@ const char *mn_db_path(const mn_db *db) { return db && db->magic == DB_MAGIC ? d
 
 const char *mn_db_tokenizer(const mn_db *db) { return db && db->magic == DB_MAGIC ? mn_token_name(db->tk) : NULL; }
 
+int mn_db_append_writers(const mn_db *db) { return db && db->magic == DB_MAGIC ? db->store->ops->append_writers : 1; }
+
 /* ---- sessions -------------------------------------------------------------------------------- */
 
 /* A limit from the options: 0 takes the thread default (for threads) or none; -1 none. */

@@ -232,8 +232,8 @@ static void *committer(void *arg)
 
 int srv_commit_start(mn_db *db, int committers)
 {
-    if (committers < 1)
-        committers = 1;
+    if (committers < 1) /* 0: as many as the database's backend can overlap */
+        committers = mn_db_append_writers(db);
     if (committers > MAX_COMMITTERS)
         committers = MAX_COMMITTERS;
     pthread_mutex_lock(&q.lock);
@@ -274,9 +274,10 @@ void srv_commit_stop(void)
     pthread_mutex_unlock(&q.lock);
 }
 
-void srv_commit_stats(uint64_t *groups, uint64_t *appends, uint64_t *deferrals, size_t *depth)
+void srv_commit_stats(uint64_t *groups, uint64_t *appends, uint64_t *deferrals, size_t *depth, int *committers)
 {
     pthread_mutex_lock(&q.lock);
+    *committers = q.n_threads;
     *groups = q.groups;
     *appends = q.appends;
     *deferrals = q.deferrals;

@@ -228,7 +228,8 @@ char *srv_metrics_render(mn_db *db)
     pthread_mutex_unlock(&cleanup.lock);
     uint64_t groups = 0, appends = 0, deferrals = 0;
     size_t depth = 0;
-    srv_commit_stats(&groups, &appends, &deferrals, &depth);
+    int committers = 0;
+    srv_commit_stats(&groups, &appends, &deferrals, &depth, &committers);
     EMIT("# HELP mnemo_commit_groups_total Transactions of the group committer (one fsync each).\n"
          "# TYPE mnemo_commit_groups_total counter\nmnemo_commit_groups_total %llu\n"
          "# HELP mnemo_commit_appends_total Append requests committed by the group committer.\n"
@@ -236,8 +237,10 @@ char *srv_metrics_render(mn_db *db)
          "# HELP mnemo_commit_queue_depth Append requests waiting for the next commit.\n"
          "# TYPE mnemo_commit_queue_depth gauge\nmnemo_commit_queue_depth %zu\n"
          "# HELP mnemo_commit_deferrals_total Appends queued again because another writer held their session.\n"
-         "# TYPE mnemo_commit_deferrals_total counter\nmnemo_commit_deferrals_total %llu\n",
-         (unsigned long long)groups, (unsigned long long)appends, depth, (unsigned long long)deferrals);
+         "# TYPE mnemo_commit_deferrals_total counter\nmnemo_commit_deferrals_total %llu\n"
+         "# HELP mnemo_commit_committers Group committer threads (server.committers).\n"
+         "# TYPE mnemo_commit_committers gauge\nmnemo_commit_committers %d\n",
+         (unsigned long long)groups, (unsigned long long)appends, depth, (unsigned long long)deferrals, committers);
     int64_t ok = 0, failed = 0, rolled_back = 0, embedded = 0, queued = 0;
     mn_compaction_counts(&ok, &failed, &rolled_back);
     EMIT("# HELP mnemo_compactions_total Folds of older turns into a session's summary, by outcome.\n"

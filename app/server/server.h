@@ -126,10 +126,11 @@ mn_status srv_append(mn_db *db, const char *session_id, const mn_message_in *msg
  * runs: call srv_append instead. */
 int srv_append_submit(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
                       void (*done)(void *user, mn_status st, mn_messages *stored, const char *err), void *user);
-/* Starts the committer thread for db (0 ok); stops it after draining the queue; counters. */
+/* Starts the committer threads for db (committers; 0: mn_db_append_writers; 0 ok); stops them
+ * after draining the queue; counters. */
 int srv_commit_start(mn_db *db, int committers);
 void srv_commit_stop(void);
-void srv_commit_stats(uint64_t *groups, uint64_t *appends, uint64_t *deferrals, size_t *depth);
+void srv_commit_stats(uint64_t *groups, uint64_t *appends, uint64_t *deferrals, size_t *depth, int *committers);
 
 /* Background folds (fold.c): worker threads that run the folds context builds queue on db
  * (mn_fold_queue_set). Start before serving (-1: none started, builds then fold themselves
@@ -294,7 +295,8 @@ struct srv_options {
     int max_query_params;     /* server.max_query_params: more get 400; 0: 100 */
     int workers;              /* server.workers: threads for requests that may take long; 0: 16 */
     int io_threads;           /* server.io_threads: event-loop threads; 0: one per CPU (at most 8) */
-    int committers;           /* server.committers: group committers (more than 1: PostgreSQL); 0: 1 */
+    int committers;           /* server.committers: group committers; 0: mn_db_append_writers (2 on
+                                 PostgreSQL, 1 on SQLite) */
     int window_default;       /* memory.strategy is window: a context call without a strategy
                                  never summarises, so the event loop may answer it */
 };

@@ -64,6 +64,9 @@ typedef struct mn_store_edit {
 
 struct mn_store_ops {
     const char *name;
+    /* How many append groups pay to commit at once (mn_db_append_writers): SQLite has one writer
+     * at a time; on PostgreSQL a second group's statements overlap the first's commit and flush. */
+    int append_writers;
     void (*close)(mn_store *st);
     mn_status (*session_insert)(mn_store *st, const mn_session *s);
     mn_status (*session_get)(mn_store *st, const char *id, mn_session **out);

@@ -416,7 +416,11 @@ static void misuse_and_versions(void **state)
     mn_context_free(NULL);
     mn_free(NULL);
     mn_config_free(NULL);
-    mn_db *db = NULL;
+    assert_int_equal(mn_db_append_writers(NULL), 1);
+    mn_db *db = open_db("writers", NULL); /* one writer at a time on SQLite, two groups on PostgreSQL */
+    assert_int_equal(mn_db_append_writers(db), test_db_pg() ? 2 : 1);
+    mn_close(db);
+    db = NULL;
     assert_int_equal(mn_open_path("/proc/definitely/not/here.db", NULL, &db), MN_IO);
     assert_non_null(strstr(mn_errmsg(), "/proc/definitely"));
     assert_null(db);

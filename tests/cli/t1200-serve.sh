@@ -122,6 +122,9 @@ eq "$CODE" 404 "export of a missing session: 404 before any byte"
 req GET /metrics
 check "metrics count appends" sh -c "grep -q 'mnemo_http_requests_total{route=\"append\",status=\"201\"}' '$T/.body'"
 check "metrics have latency histograms" sh -c "grep -q 'mnemo_http_request_duration_seconds_bucket{route=\"context\"' '$T/.body'"
+# server.committers 0 (the default): one committer on SQLite (one writer at a time), two on PostgreSQL
+if [ "$(backend)" = postgres ]; then committers=2; else committers=1; fi
+check "metrics show the backend's default committers ($committers)" grep -qx "mnemo_commit_committers $committers" "$T/.body"
 req GET /openapi.json
 eq "$(jget "$OUT" '[j["openapi"], "post" in j["paths"]["/v1/sessions/{session_id}/context"], j["paths"]["/v1/sessions"]["get"]["operationId"]]')" \
     '["3.1.0", true, "session_list"]' "OpenAPI document from the operation table"

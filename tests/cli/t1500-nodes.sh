@@ -1,19 +1,26 @@
 #!/bin/sh
 # t1500-nodes.sh — two `mnemo serve` nodes on one PostgreSQL database (pg/ variant only):
-# appends through both at once, interleaved (node B with two group committers), end up as one
-# history that reads the same from either node, gapless and in each writer's order; a message appended on node A is found by node B's semantic search (its own
-# in-memory index, kept in step through the database's embedding log) and keyword search.
+# appends through both at once, interleaved (node A with one group committer, node B with
+# PostgreSQL's default of two), end up as one history that reads the same from either node,
+# gapless and in each writer's order; a message appended on node A is found by node B's semantic
+# search (its own in-memory index, kept in step through the database's embedding log) and
+# keyword search.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 [ "$(backend)" = postgres ] || { fail "t15xx tests need PostgreSQL (MNEMO_TEST_PG_URL)"; finish; }
 
 export MNEMO_EMBEDDER=hash
-node_start A
-# node B runs two group committers (server.committers), node A one: both paths, side by side
-MNEMO_SERVER_COMMITTERS=2
+# node A runs one group committer (server.committers), node B the default on PostgreSQL, two:
+# both paths, side by side
+MNEMO_SERVER_COMMITTERS=1
 export MNEMO_SERVER_COMMITTERS
-node_start B
+node_start A
 unset MNEMO_SERVER_COMMITTERS
+node_start B
+at A req GET /metrics
+check "node A runs the one committer it was given" grep -qx 'mnemo_commit_committers 1' "$T/.body"
+at B req GET /metrics
+check "node B runs PostgreSQL's default of two committers" grep -qx 'mnemo_commit_committers 2' "$T/.body"
 at A req POST /v1/sessions '{"title":"shared"}'
 eq "$CODE" 201 "create a session on node A"
 S=$(jget "$OUT" 'j["session"]["id"]')

@@ -1100,6 +1100,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
 {
     static const struct mn_store_ops ops = {
         .name = "postgres",
+        .append_writers = 2,
         .close = op_close,
         .session_insert = mn_pg_op_session_insert,
         .session_get = mn_pg_op_session_get,
