@@ -74,6 +74,24 @@ static mn_message msg(mn_role role, const char *content, const char *key, int64_
     return m;
 }
 
+/* Runs one group of two appends on st (to sessions id0, id1) that both succeed, with the seqs
+ * their first messages must get. */
+static void run_two(mn_store *st, const char *id0, const char *id1, mn_store_append reqs[2], int64_t seq0,
+                    int64_t seq1)
+{
+    const char *ids[2] = {id0, id1};
+    mn_status results[2];
+    char errmsg[2][256];
+    mn_messages *out[2];
+    assert_int_equal(mn_engine_append_many(st, ids, reqs, 2, results, errmsg, out), MN_OK);
+    assert_int_equal(results[0], MN_OK);
+    assert_int_equal(results[1], MN_OK);
+    assert_int_equal(out[0]->items[0].seq, seq0);
+    assert_int_equal(out[1]->items[0].seq, seq1);
+    mn_messages_free(out[0]);
+    mn_messages_free(out[1]);
+}
+
 /* One group of two one-message user appends (texts t0, t1 to sessions id0, id1) that both
  * succeed, with the seqs they must get. */
 static void append_two(const char *id0, const char *t0, const char *id1, const char *t1, int64_t now, int defer,
@@ -81,17 +99,7 @@ static void append_two(const char *id0, const char *t0, const char *id1, const c
 {
     mn_message m[2] = {msg(MN_ROLE_USER, t0, NULL, 1), msg(MN_ROLE_USER, t1, NULL, 1)};
     mn_store_append reqs[2] = {{&m[0], 1, NULL, NULL, now, 0, defer}, {&m[1], 1, NULL, NULL, now, 0, defer}};
-    const char *ids[2] = {id0, id1};
-    mn_status results[2];
-    char errmsg[2][256];
-    mn_messages *out[2];
-    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, 2, results, errmsg, out), MN_OK);
-    assert_int_equal(results[0], MN_OK);
-    assert_int_equal(results[1], MN_OK);
-    assert_int_equal(out[0]->items[0].seq, seq0);
-    assert_int_equal(out[1]->items[0].seq, seq1);
-    mn_messages_free(out[0]);
-    mn_messages_free(out[1]);
+    run_two(the_store, id0, id1, reqs, seq0, seq1);
 }
 
 static mn_session *get(const char *id)
@@ -692,21 +700,14 @@ static const char PG_SCHEMA_8[] =
     " ALTER TABLE messages ADD FOREIGN KEY (session_sid) REFERENCES sessions(sid) ON DELETE CASCADE;"
     " UPDATE mnemo_schema SET version = 8";
 
-static void append_in_place(mn_store *st, int64_t now, int create)
+/* Group g (0 creates the sessions) of one message each to S_H1 and S_H2 on st: their seq g + 1. */
+static void append_in_place(mn_store *st, int64_t now, int g)
 {
     mn_session h1 = session(S_H1, now, 0, 0), h2 = session(S_H2, now, 0, 0);
     mn_message m[2] = {msg(MN_ROLE_USER, "in place", NULL, 1), msg(MN_ROLE_USER, "in place", NULL, 1)};
-    mn_store_append reqs[2] = {{&m[0], 1, create ? &h1 : NULL, NULL, now, 0, 0},
-                               {&m[1], 1, create ? &h2 : NULL, NULL, now, 0, 0}};
-    const char *ids[2] = {S_H1, S_H2};
-    mn_status results[2];
-    char errmsg[2][256];
-    mn_messages *res[2];
-    assert_int_equal(mn_engine_append_many(st, ids, reqs, 2, results, errmsg, res), MN_OK);
-    assert_int_equal(results[0], MN_OK);
-    assert_int_equal(results[1], MN_OK);
-    mn_messages_free(res[0]);
-    mn_messages_free(res[1]);
+    mn_store_append reqs[2] = {{&m[0], 1, g ? NULL : &h1, NULL, now, 0, 0},
+                               {&m[1], 1, g ? NULL : &h2, NULL, now, 0, 0}};
+    run_two(st, S_H1, S_H2, reqs, g + 1, g + 1);
 }
 
 /* PostgreSQL, a database made at version 8 and upgraded to 9: an append then updates its
@@ -726,7 +727,7 @@ static void pg_session_row_in_place(void **state)
     mn_store_opts o = {.busy_timeout_ms = 2000, .sync_full = 0};
     mn_store *st = NULL;
     assert_int_equal(mn_store_open(url, &o, &st), MN_OK);
-    append_in_place(st, 1000, 1);
+    append_in_place(st, 1000, 0);
     st->ops->close(st);
     assert_int_equal(test_db_sql(url, PG_SCHEMA_8, NULL, 0), 0);
     assert_int_equal(test_db_sql(url, "SELECT pg_stat_reset()", NULL, 0), 0);
@@ -739,7 +740,7 @@ static void pg_session_row_in_place(void **state)
                      0);
     assert_string_equal(out, "9 0");
     for (int g = 1; g < GROUPS; g++) /* all within the first minute: no update needs a new entry */
-        append_in_place(st, 1000 + g, 0);
+        append_in_place(st, 1000 + g, g);
     st->ops->close(st); /* the backend reports its statistics as it exits: wait for them */
     long upd = 0, hot = 0;
     for (int i = 0; i < 200 && upd < 2 * (GROUPS - 1); i++) {
