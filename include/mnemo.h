@@ -958,7 +958,8 @@ typedef struct mn_stats {
     int64_t threads;         /* sessions with a TTL */
     int64_t turns;           /* user messages, over all sessions */
     int64_t expired_pending; /* expired threads not yet purged by mn_gc */
-    int64_t db_bytes, wal_bytes; /* the database file and its write-ahead log, in bytes */
+    int64_t db_bytes, wal_bytes; /* the database's files (SQLite: the database and its keyword
+                                  * index, "<db>.keywords") and their write-ahead logs, in bytes */
     int schema_version;
 } mn_stats;
 

@@ -8,10 +8,11 @@
 . "$TESTS_DIR/cli/serve.sh"
 
 export MNEMO_SEARCH_FTS_DRAIN=5
-# what waits for the keyword index: the log, and the messages past its watermark
-WAITING="SELECT (SELECT count(*) FROM msg_log WHERE message_id <= w) + (SELECT count(*) FROM messages
-  WHERE content IS NOT NULL AND id > w) FROM (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta
-  WHERE key = 'fts.indexed_upto'), 0) AS w)"
+# what waits for the keyword index: the log, and the messages past its watermark (in the index's
+# own file, attached)
+WAITING="ATTACH '$DB.keywords' AS kw; SELECT (SELECT count(*) FROM msg_log WHERE message_id <= w) +
+  (SELECT count(*) FROM messages WHERE content IS NOT NULL AND id > w) FROM (SELECT coalesce((SELECT
+  CAST(value AS INTEGER) FROM fts_meta WHERE key = 'fts.indexed_upto'), 0) AS w)"
 serve_start
 req POST /v1/sessions '{}'
 eq "$CODE" 201 "create a session"

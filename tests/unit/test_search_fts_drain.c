@@ -88,14 +88,14 @@ static mn_db *open_db(const char *path, const char *drain)
 
 /* The rows waiting for the keyword index, read on a connection of its own (WAL: it sees every
  * commit): the log at or below the index's watermark (rows above it are dropped, not applied), and
- * the messages with text past the watermark. */
+ * the messages with text past the watermark (in the index's file, attached by side()). */
 static int64_t log_rows(sqlite3 *c)
 {
     sqlite3_stmt *st = NULL;
     assert_int_equal(sqlite3_prepare_v2(c,
                                         "SELECT (SELECT count(*) FROM msg_log WHERE message_id <= w) + (SELECT"
                                         " count(*) FROM messages WHERE content IS NOT NULL AND id > w) FROM (SELECT"
-                                        " coalesce((SELECT CAST(value AS INTEGER) FROM meta"
+                                        " coalesce((SELECT CAST(value AS INTEGER) FROM fts_meta"
                                         " WHERE key = 'fts.indexed_upto'), 0) AS w)",
                                         -1, &st, NULL),
                      SQLITE_OK);
@@ -105,11 +105,15 @@ static int64_t log_rows(sqlite3 *c)
     return n;
 }
 
+/* A connection to the database with its keyword index's file attached (schema.h, version 11). */
 static sqlite3 *side(const char *path)
 {
     sqlite3 *c = NULL;
+    char sql[800];
     assert_int_equal(sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
     sqlite3_busy_timeout(c, 5000);
+    snprintf(sql, sizeof sql, "ATTACH '%s.keywords' AS kw", path);
+    assert_int_equal(sqlite3_exec(c, sql, NULL, NULL, NULL), SQLITE_OK);
     return c;
 }
 
@@ -206,15 +210,16 @@ static void bounded_and_same_results(void **state)
             max_log = rows;
     }
     /* between two drains a handle logs fewer than CHUNK rows, plus one append's own (a batch),
-     * plus the edits of the period; a drain takes what was logged and a chunk more */
-    assert_true(max_log < 2 * CHUNK + BATCH);
+     * plus the edits of the period; a drain takes what was logged and a chunk more, on the indexer
+     * thread, or in the append once the thread is four chunks behind */
+    assert_true(max_log < 5 * CHUNK + BATCH);
     assert_true(edits > 10);
     assert_true(deletes > 10);
     assert_true(log_rows(cb) > 0); /* B's log waits for a search (a delete applies it too: mn_sqlite_fts_erase) */
 
     int64_t pending = -1, applied = -1;
     assert_int_equal(mn_keyword_drain(a, 0, &applied, &pending), MN_OK);
-    assert_int_equal(pending, log_rows(ca));
+    assert_true(pending >= log_rows(ca)); /* the indexer thread may drain after the count */
 
     int nonempty = 0;
     for (int q = 0; q < 60; q++) {
@@ -239,7 +244,7 @@ static void bounded_and_same_results(void **state)
     assert_true(nonempty > 40);
     assert_int_equal(log_rows(ca), 0); /* the search applied the remainder */
     assert_int_equal(log_rows(cb), 0);
-    /* the index matches the messages table (external content, rank 1: compared to it) */
+    /* the index is consistent (contentless: its own structures) */
     assert_int_equal(sqlite3_exec(ca, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -312,8 +317,8 @@ static void older_backlog(void **state)
         text(buf, sizeof buf);
         append_one(db, sid, i, buf);
     }
+    mn_close(db); /* waits for the drains asked of the indexer thread */
     assert_true(log_rows(c) < CHUNK);
-    mn_close(db);
     /* short-lived handles, one append each (the CLI): a handle counts the log it finds at open,
      * so the one that finds a chunk's worth drains it */
     int64_t max_log = 0;
@@ -385,6 +390,10 @@ static void from_version_6(void **state)
                "  WHEN new.content IS NOT NULL AND (SELECT value FROM meta WHERE key = 'embed.queue') = '1'"
                "  BEGIN INSERT OR IGNORE INTO embed_queue (message_id) VALUES (new.id); END;"
                "DELETE FROM meta WHERE key = 'messages.last_id'; DROP TRIGGER sessions_delete_messages;" /* 10's */
+               "DELETE FROM meta WHERE key = 'fts.file';" /* 11's: the index back in the database */
+               "CREATE VIRTUAL TABLE main.messages_fts USING fts5(content, content='messages', content_rowid='id',"
+               "  tokenize='porter unicode61 remove_diacritics 2');"
+               "INSERT INTO main.messages_fts (messages_fts) VALUES ('rebuild');"
                "PRAGMA user_version = 6; COMMIT;");
     char sql[700];
     snprintf(sql, sizeof sql,

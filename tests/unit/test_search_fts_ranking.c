@@ -104,6 +104,18 @@ static void reference(sqlite3 *db, const char *match, const mn_search_filter *f,
     sqlite3_finalize(st);
 }
 
+/* A read-only connection to the database with its keyword index's file (schema.h, version 11)
+ * attached: the reference queries name messages_fts, messages and sessions as the store does. */
+static sqlite3 *open_ref(const char *path)
+{
+    sqlite3 *ref = NULL;
+    char sql[400];
+    assert_int_equal(sqlite3_open_v2(path, &ref, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    snprintf(sql, sizeof sql, "ATTACH '%s.keywords' AS kw", path);
+    assert_int_equal(sqlite3_exec(ref, sql, NULL, NULL, NULL), SQLITE_OK);
+    return ref;
+}
+
 static void make_corpus(mn_db *db, struct corpus *c)
 {
     c->tmin = INT64_MAX;
@@ -210,8 +222,7 @@ static void ranking_equals_reference(void **state)
         mn_search_hits *h = NULL; /* indexes what is pending before the reference reads */
         assert_int_equal(mn_search(db, "alpha", MN_SEARCH_KEYWORD, 1, NULL, 0, &h), MN_OK);
         mn_search_hits_free(h);
-        sqlite3 *ref = NULL;
-        assert_int_equal(sqlite3_open_v2(c.path, &ref, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        sqlite3 *ref = open_ref(c.path);
         for (int q = 0; q < 150; q++) {
             char query[256] = "";
             int words = 1 + (int)(rnd() % 3);
@@ -337,8 +348,7 @@ static void ranking_equal_while_store_changes(void **state)
         assert_int_equal(mn_open_path(c.path, cfg, &db), MN_OK);
         assert_int_equal(mn_open_path(c.path, cfg, &other), MN_OK);
         make_corpus(db, &c);
-        sqlite3 *ref = NULL;
-        assert_int_equal(sqlite3_open_v2(c.path, &ref, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        sqlite3 *ref = open_ref(c.path);
         mn_sqlite_fts_tuning.set_max = 20000;
         mn_sqlite_fts_tuning.round_max = 65536;
         mn_sqlite_fts_tuning.df_keep = seed == 13 ? 40 : 1; /* every count kept, or those of 40 rows or more */

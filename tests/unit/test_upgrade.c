@@ -7,7 +7,8 @@
  * memory, and a keyword index with a backlog past its watermark (tests/data/schema9/README.md).
  *
  * mn_upgrade migrates a copy in one transaction, reporting progress; every message keeps its
- * id, session, seq and fields; the keyword and vector indexes still find them; ids are never
+ * id, session, seq and fields; the keyword index moves to its own file (version 11) with the same
+ * rows, watermark and bm25 scores; the keyword and vector indexes still find them; ids are never
  * reused after the migration; a session's delete takes its messages and their vectors along;
  * an interrupted migration (a row whose session is gone) leaves the file at version 9.
  */
@@ -39,6 +40,11 @@ static const char SQL_ROWS[] =
     " || '|' || coalesce(m.name, '-') || '|' || coalesce(m.files, '-') || '|' || coalesce(m.metadata, '-') || '|'"
     " || coalesce(m.idem_key, '-') || '|' || m.tokens || '|' || m.pinned || '|' || m.active || '|' || m.created_at"
     " AS line FROM messages m JOIN sessions s ON s.sid = m.session_sid ORDER BY m.id)";
+/* The keyword index's answer to a query of many matches, with its scores, and its watermark. */
+static const char SQL_RANKED[] =
+    "SELECT group_concat(r, ' ') FROM (SELECT rowid || ':' || printf('%.9f', bm25(messages_fts)) AS r"
+    " FROM messages_fts WHERE messages_fts MATCH 'quokka OR alpha OR answer OR question'"
+    " ORDER BY bm25(messages_fts), rowid)";
 
 static char *text_of(const char *path, const char *sql)
 {
@@ -130,6 +136,9 @@ static void upgrades_a_real_version_9_file(void **state)
     copy_fixture(path);
     assert_int_equal(int_of(path, "PRAGMA user_version"), 9);
     char *before = text_of(path, SQL_ROWS);
+    char *ranked = text_of(path, SQL_RANKED);
+    int64_t watermark = int_of(path, "SELECT value FROM meta WHERE key = 'fts.indexed_upto'");
+    assert_true(strlen(ranked) > 40 && watermark > 0);
     int64_t messages = int_of(path, "SELECT count(*) FROM messages");
     int64_t vectors = int_of(path, "SELECT count(*) FROM embeddings");
     assert_int_equal(messages, 32);
@@ -146,8 +155,8 @@ static void upgrades_a_real_version_9_file(void **state)
     assert_int_equal(p.total, messages);
     assert_int_equal(p.last_done, messages);
 
-    /* the file: version 10, the same rows, ordered by session on the table's key */
-    assert_int_equal(int_of(path, "PRAGMA user_version"), 10);
+    /* the file: version 11, the same rows, ordered by session on the table's key */
+    assert_int_equal(int_of(path, "PRAGMA user_version"), 11);
     char *after = text_of(path, SQL_ROWS);
     assert_string_equal(after, before);
     free(after);
@@ -160,12 +169,31 @@ static void upgrades_a_real_version_9_file(void **state)
     assert_int_equal(int_of(path, "SELECT count(*) FROM embeddings"), vectors);
     assert_int_equal(int_of(path, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'messages.last_id'"), 34);
     assert_int_equal(int_of(path, "SELECT count(*) FROM sqlite_sequence WHERE name = 'messages'"), 0);
+    /* the keyword index: in its own file, the same segments (scores), watermark and an id shared
+     * with the database; none left in the database */
+    char kw[720];
+    snprintf(kw, sizeof kw, "%s.keywords", path);
+    assert_int_equal(int_of(path, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'messages_fts%'"), 0);
+    char *moved = text_of(kw, SQL_RANKED);
+    assert_string_equal(moved, ranked);
+    free(moved);
+    free(ranked);
+    assert_int_equal(int_of(kw, "SELECT value FROM fts_meta WHERE key = 'fts.indexed_upto'"), watermark);
+    char *id_db = text_of(path, "SELECT value FROM meta WHERE key = 'fts.file'");
+    char *id_kw = text_of(kw, "SELECT value FROM fts_meta WHERE key = 'fts.file'");
+    assert_int_equal(strlen(id_db), 32);
+    assert_string_equal(id_kw, id_db);
+    free(id_db);
+    free(id_kw);
+    ok = text_of(kw, "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH 'quokka')");
+    assert_true(atoi(ok) > 0);
+    free(ok);
 
     /* a second upgrade has nothing to do */
     struct progress again = {0, 0, 0, 1};
     assert_int_equal(mn_upgrade(path, cfg, on_progress, &again, &from), MN_OK);
     assert_int_equal(again.calls, 0);
-    assert_int_equal(from, 10);
+    assert_int_equal(from, 11);
 
     mn_db *db = NULL;
     assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);

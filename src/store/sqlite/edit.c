@@ -95,7 +95,7 @@ static mn_status delete_in_txn(struct sqlite_store *s, const char *session_id, i
     if ((rc = mn_sqlite_step_done(s, st, "session update")) ||
         (rc = mn_sqlite_drop_summaries(s, sid, message_id, *seq, now, "message_deleted")))
         return rc;
-    return mn_sqlite_fts_erase(s);
+    return MN_OK;
 }
 
 static mn_status delete_locked(struct sqlite_store *s, const char *session_id, int64_t message_id, int64_t *seq)
@@ -106,7 +106,7 @@ static mn_status delete_locked(struct sqlite_store *s, const char *session_id, i
     if ((rc = delete_in_txn(s, session_id, message_id, seq)))
         mn_sqlite_rollback(s);
     else if (!(rc = mn_sqlite_commit(s)))
-        mn_sqlite_wal_truncate(s);
+        mn_sqlite_erased(s);
     return rc;
 }
 

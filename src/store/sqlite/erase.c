@@ -22,8 +22,14 @@ void mn_sqlite_wal_truncate(struct sqlite_store *s)
     /* Frames of earlier transactions (the message's insert among them) stay in the WAL file until
      * it is reset; TRUNCATE checkpoints and empties it. A reader in the middle of a transaction
      * makes it give up (busy): the next checkpoint resets the log then. */
-    if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
+    if (sqlite3_wal_checkpoint_v2(s->db, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
         mn__log(MN_LOG_INFO, "%s: WAL not truncated after a delete: %s", s->path, sqlite3_errmsg(s->db));
+}
+
+void mn_sqlite_erased(struct sqlite_store *s)
+{
+    mn_sqlite_fts_erase(s);
+    mn_sqlite_wal_truncate(s);
 }
 
 /* Runs one of the deletes above (text or number bound to ?1) in a write transaction; collects the
@@ -49,8 +55,6 @@ static mn_status delete_txn(struct sqlite_store *s, const char *sql, const char 
     if (!rc && r != SQLITE_DONE)
         rc = mn_sqlite_fail(s, r, "delete");
     mn_sqlite_done(st);
-    if (!rc)
-        rc = mn_sqlite_fts_erase(s);
     return rc;
 }
 
@@ -66,7 +70,7 @@ static mn_status delete_locked(struct sqlite_store *s, const char *sql, const ch
     else if (!rc)
         rc = mn_sqlite_commit(s);
     if (!rc && *n > 0)
-        mn_sqlite_wal_truncate(s);
+        mn_sqlite_erased(s);
     if (rc) {
         if (l)
             mn_strings_free(&l->pub);

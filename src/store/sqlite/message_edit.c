@@ -115,7 +115,7 @@ static mn_status edit_in_txn(struct sqlite_store *s, const char *session_id, con
         (rc = run_ints(s, SQL_EDITED_EVENT, "event", 6,
                        (int64_t[]){sid, e->message_id, *seq, before, e->tokens, e->now_ms})))
         return rc;
-    return mn_sqlite_fts_erase(s); /* the old text leaves the index now, not at the next search */
+    return MN_OK;
 }
 
 static mn_status edit_locked(struct sqlite_store *s, const char *session_id, const mn_store_edit *e, int64_t *seq)
@@ -126,7 +126,7 @@ static mn_status edit_locked(struct sqlite_store *s, const char *session_id, con
     if ((rc = edit_in_txn(s, session_id, e, seq)))
         mn_sqlite_rollback(s);
     else if (!(rc = mn_sqlite_commit(s)))
-        mn_sqlite_wal_truncate(s); /* the old text leaves the log too (docs/erasure.md) */
+        mn_sqlite_erased(s); /* the old text leaves the index and the logs now (docs/erasure.md) */
     return rc;
 }
 

@@ -89,6 +89,14 @@
  *   memory_vector_log  seq AUTOINCREMENT, vid, op (1 stored, 0 removed): written by triggers on
  *             memory_vectors (a forget's delete cascades into it), read by each process to keep
  *             its memory vector index ("<db>.memories.hnsw") current, as embed_log for messages.
+ *
+ * Version 11 (the keyword index in a file of its own, "<db>.keywords"; fts_file.c):
+ *   messages_fts  moves to that file, attached as "kw", as a contentless FTS5 table (external
+ *             content must be in the same file; the log's deletes carry the old text a
+ *             contentless delete needs), its segments copied as they are (the same tokenizer, so
+ *             the same terms and bm25 scores). The file's fts_meta holds 'fts.indexed_upto' and
+ *             'fts.deletes' (moved from meta) and 'fts.file', the id of the database it belongs
+ *             to (meta 'fts.file', new). msg_log stays in the database.
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -304,6 +312,26 @@ static const char *const mn_sqlite_migrations[] = {
     "INSERT OR REPLACE INTO meta (key, value) SELECT 'messages.last_id', max("
     "  coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0),"
     "  coalesce((SELECT max(id) FROM messages), 0));",
+    /* 10 → 11: the keyword index into its own file, attached read-write as kw during the
+     * migration (fts_file.c). A file left by an earlier attempt is replaced. */
+    "CREATE TABLE IF NOT EXISTS kw.fts_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "DELETE FROM kw.fts_meta;"
+    "DROP TABLE IF EXISTS kw.messages_fts;"
+    "CREATE VIRTUAL TABLE kw.messages_fts USING fts5(content, content = '',"
+    " tokenize = 'porter unicode61 remove_diacritics 2');"
+    "DELETE FROM kw.messages_fts_data;"
+    "INSERT INTO kw.messages_fts_data SELECT * FROM main.messages_fts_data;"
+    "DELETE FROM kw.messages_fts_idx;"
+    "INSERT INTO kw.messages_fts_idx SELECT * FROM main.messages_fts_idx;"
+    "DELETE FROM kw.messages_fts_docsize;"
+    "INSERT INTO kw.messages_fts_docsize SELECT * FROM main.messages_fts_docsize;"
+    "DELETE FROM kw.messages_fts_config;"
+    "INSERT INTO kw.messages_fts_config SELECT * FROM main.messages_fts_config;"
+    "INSERT OR REPLACE INTO main.meta (key, value) VALUES ('fts.file', lower(hex(randomblob(16))));"
+    "INSERT INTO kw.fts_meta (key, value) SELECT key, value FROM main.meta"
+    " WHERE key IN ('fts.indexed_upto', 'fts.deletes', 'fts.file');"
+    "DELETE FROM main.meta WHERE key IN ('fts.indexed_upto', 'fts.deletes');"
+    "DROP TABLE main.messages_fts;",
 };
 
 /* The copy of one session's messages in step 9 → 10 (?1 = its sid), in key order. */

@@ -5,6 +5,7 @@
  * Design notes: docs/search.md.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,17 +95,29 @@ static mn_status prepare_filtered(struct sqlite_store *s, const char *head, cons
 
 /* ---- keyword index --------------------------------------------------------------------------- */
 /*
- * The keyword index (messages_fts, external content) follows two sources (schema.h, version 7).
- * Messages with an id above the watermark (meta 'fts.indexed_upto') are not indexed yet: ids only
- * grow (one writer; the id counter never reuses an id, schema.h), so an append writes nothing for the index.
- * msg_log holds what changed at or below it: deletes (with the old text, which an external-content
- * delete needs), edits and imports. Rows of the log above the watermark are dropped when the
- * watermark passes them: indexing a message reads its text as it is then.
+ * The keyword index (messages_fts, contentless, in its own file: schema.h, versions 7 and 11)
+ * follows two sources. Messages with an id above the watermark (fts_meta 'fts.indexed_upto', in
+ * the index's file) are not indexed yet: ids only grow (one writer; the id counter never reuses an
+ * id, schema.h), so an append writes nothing for the index. msg_log (in the database) holds every
+ * delete (with the old text, which a contentless delete needs), edit and import. Rows of the log
+ * above the watermark are dropped when the watermark passes them: indexing a message reads its
+ * text as it is then.
+ *
+ * The index is written by the indexer handle (s->kw, its own connection; sqlite_int.h). While
+ * the log is empty, a step locks only the index's file and reads the database from one snapshot,
+ * so appends go on beside it, on the other core: a log row written after the snapshot is of a
+ * message the step indexed as it was before (or not at all, when it is past the step's last id),
+ * so the next step applies it (or drops it) correctly. A step with log rows locks both files, as
+ * every write of the log does.
  */
 static const char SQL_WATERMARK[] =
-    "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fts.indexed_upto'), 0)";
-static const char SQL_WATERMARK_SET[] = "INSERT INTO meta (key, value) VALUES ('fts.indexed_upto', ?1)"
+    "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM fts_meta WHERE key = 'fts.indexed_upto'), 0)";
+static const char SQL_WATERMARK_SET[] = "INSERT INTO fts_meta (key, value) VALUES ('fts.indexed_upto', ?1)"
                                         " ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+/* The indexer's first statement: a write to the index's file alone takes its lock (a deferred
+ * transaction locks what it writes first), then the database is read from one snapshot. */
+static const char SQL_INDEX_LOCK[] = "UPDATE fts_meta SET value = value WHERE key = 'fts.indexed_upto'";
+static const char SQL_LOG_ANY[] = "SELECT EXISTS (SELECT 1 FROM msg_log)";
 static const char SQL_LAST_ID[] = "SELECT " MN_SQLITE_LAST_ID;
 static const char SQL_PENDING_ANY[] =
     "SELECT EXISTS (SELECT 1 FROM msg_log) OR EXISTS (SELECT 1 FROM messages WHERE id > ?1)";
@@ -214,7 +227,7 @@ static mn_status bound_at(struct sqlite_store *s, const char *sql, int64_t a, in
  * `bound`, when there are any, meta fts.deletes is counted up: every handle then drops its kept
  * counts. */
 static const char SQL_LOG_ROWS_ANY[] = "SELECT EXISTS (SELECT 1 FROM msg_log WHERE message_id <= ?1)";
-static const char SQL_DELETES_BUMP[] = "INSERT INTO meta (key, value) VALUES ('fts.deletes', '1')"
+static const char SQL_DELETES_BUMP[] = "INSERT INTO fts_meta (key, value) VALUES ('fts.deletes', '1')"
                                        " ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1";
 
 static mn_status note_out_of_order(struct sqlite_store *s, int64_t bound)
@@ -226,7 +239,9 @@ static mn_status note_out_of_order(struct sqlite_store *s, int64_t bound)
     return rc;
 }
 
-static mn_status fts_step(struct sqlite_store *s, int64_t chunk, int64_t *consumed, int *last)
+/* As above; `log` 0: the log is empty in this transaction's snapshot (nothing of it to apply or
+ * drop). */
+static mn_status fts_step(struct sqlite_store *s, int64_t chunk, int log, int64_t *consumed, int *last)
 {
     *consumed = 0;
     *last = 1;
@@ -235,12 +250,13 @@ static mn_status fts_step(struct sqlite_store *s, int64_t chunk, int64_t *consum
     mn_status rc = value_of(s, SQL_WATERMARK, 0, 0, &w);
     /* the log, at or below the watermark */
     bound = w;
-    if (!rc && chunk != INT64_MAX && !(rc = bound_at(s, SQL_CHUNK_BOUND, chunk - 1, w, &bound, &found)) && found)
+    if (log && !rc && chunk != INT64_MAX && !(rc = bound_at(s, SQL_CHUNK_BOUND, chunk - 1, w, &bound, &found)) && found)
         *last = 0;
     if (!found)
         bound = w;
-    if (!rc && !(rc = exec_bound(s, SQL_CHUNK_CANCEL, bound, 0, &cancelled)) && !(rc = note_out_of_order(s, bound)) &&
-        !(rc = exec_bound(s, SQL_CHUNK_DELETES, bound, 0, NULL)) && !(rc = exec_bound(s, SQL_CHUNK_INSERTS, bound, 0, NULL)))
+    if (log && !rc && !(rc = exec_bound(s, SQL_CHUNK_CANCEL, bound, 0, &cancelled)) &&
+        !(rc = note_out_of_order(s, bound)) && !(rc = exec_bound(s, SQL_CHUNK_DELETES, bound, 0, NULL)) &&
+        !(rc = exec_bound(s, SQL_CHUNK_INSERTS, bound, 0, NULL)))
         rc = exec_bound(s, SQL_CHUNK_CLEAR, bound, 0, &cleared);
     /* the messages past the watermark: up to the chunk's last id, or to the last id ever given
      * (past deleted ones too, whose log rows go with them) */
@@ -250,7 +266,7 @@ static mn_status fts_step(struct sqlite_store *s, int64_t chunk, int64_t *consum
         *last = 0;
     if (!rc && !found)
         rc = value_of(s, SQL_LAST_ID, 0, 0, &upto);
-    if (!rc && upto > w && !(rc = exec_bound(s, SQL_RANGE_DROP_LOG, w, upto, &dropped)) &&
+    if (!rc && upto > w && !(rc = log ? exec_bound(s, SQL_RANGE_DROP_LOG, w, upto, &dropped) : MN_OK) &&
         !(rc = exec_bound(s, SQL_RANGE_INSERT, w, upto, &indexed)))
         rc = exec_bound(s, SQL_WATERMARK_SET, upto, 0, NULL);
     if (!rc)
@@ -267,86 +283,159 @@ mn_status mn_sqlite_fts_log_insert(struct sqlite_store *s, int64_t id)
 
 static const char SQL_LOG_REMOVED[] = "SELECT 1 FROM msg_log WHERE op = 0 LIMIT 1";
 static const char SQL_FTS_OPTIMIZE[] = "INSERT INTO messages_fts (messages_fts) VALUES ('optimize')";
+static const char SQL_BEGIN_DEFERRED[] = "BEGIN";
 
-mn_status mn_sqlite_fts_erase(struct sqlite_store *s)
+/* The handle that writes the index, its lock taken (the caller holds s's: s's lock, then the
+ * indexer's, the one order); put back with indexer_put. A private database writes its own. */
+static struct sqlite_store *indexer_take(struct sqlite_store *s)
 {
-    int64_t removed = 0, consumed = 0;
-    int last = 0;
-    mn_status rc = value_of(s, SQL_LOG_REMOVED, 0, 0, &removed);
-    if (rc || !removed)
-        return rc; /* no stored text went away */
-    /* An external-content delete only adds delete markers; the old terms stay in their segments
-     * until a merge reaches them. 'optimize' merges every segment into one, now. */
-    if ((rc = fts_step(s, INT64_MAX, &consumed, &last)))
-        return rc;
-    return mn_sqlite_exec_stmt(s, SQL_FTS_OPTIMIZE, "keyword index erase");
+    if (!s->kw)
+        return s;
+    pthread_mutex_lock(&s->kw->lock);
+    return s->kw;
 }
 
-/* One step of `chunk` in its own write transaction. */
-static mn_status fts_chunk(struct sqlite_store *s, int64_t chunk, int64_t *consumed, int *last)
+static void indexer_put(struct sqlite_store *s, struct sqlite_store *x)
+{
+    if (x != s)
+        pthread_mutex_unlock(&x->lock);
+}
+
+/* One step of `chunk` in its own transaction, on the indexer x: one that locks the index's file
+ * alone while the log is empty (see above), else both files. */
+static mn_status fts_chunk(struct sqlite_store *x, int64_t chunk, int64_t *consumed, int *last)
 {
     *consumed = 0;
     *last = 1;
-    mn_status rc = mn_sqlite_begin_write(s);
-    if (rc)
+    int64_t log = 1;
+    mn_status rc = MN_OK;
+    if (x->kw_own) {
+        x->busy_started_ns = 0;
+        if ((rc = mn_sqlite_exec_stmt(x, SQL_BEGIN_DEFERRED, "keyword index begin")) ||
+            (rc = mn_sqlite_exec_stmt(x, SQL_INDEX_LOCK, "keyword index lock")) ||
+            (rc = value_of(x, SQL_LOG_ANY, 0, 0, &log)) || log)
+            mn_sqlite_rollback(x);
+        if (rc)
+            return rc;
+    }
+    if (log && (rc = mn_sqlite_begin_write(x)))
         return rc;
-    if ((rc = fts_step(s, chunk, consumed, last))) {
-        mn_sqlite_rollback(s);
+    if ((rc = fts_step(x, chunk, log != 0, consumed, last))) {
+        mn_sqlite_rollback(x);
         return rc;
     }
-    return mn_sqlite_commit(s);
+    return mn_sqlite_commit(x);
 }
 
-static mn_status fts_sync_locked(struct sqlite_store *s)
+void mn_sqlite_fts_erase(struct sqlite_store *s)
+{
+    struct sqlite_store *x = indexer_take(s);
+    int64_t removed = 0, consumed = 0;
+    int last = 0;
+    mn_status rc = value_of(x, SQL_LOG_REMOVED, 0, 0, &removed);
+    /* A contentless delete only adds delete markers; the old terms stay in their segments until a
+     * merge reaches them. 'optimize' merges every segment into one, now; then the index's own
+     * write-ahead log is emptied of the pages that held them (as the database's is). */
+    if (!rc && removed && !(rc = fts_chunk(x, INT64_MAX, &consumed, &last)) &&
+        !(rc = mn_sqlite_exec_stmt(x, SQL_FTS_OPTIMIZE, "keyword index erase")) && x->kw_own &&
+        sqlite3_wal_checkpoint_v2(x->db, "kw", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
+        mn__log(MN_LOG_INFO, "%s: keyword index WAL not truncated after a delete: %s", s->path,
+                sqlite3_errmsg(x->db));
+    if (rc)
+        mn__log(MN_LOG_WARN, "%s: keyword index erase: %s (the log keeps the removal for the next drain)", s->path,
+                mn_errmsg());
+    indexer_put(s, x);
+}
+
+static mn_status fts_sync_locked(struct sqlite_store *x)
 {
     int any = 0;
     int64_t consumed = 0;
     int last = 0;
-    mn_status rc = pending_any(s, &any);
+    mn_status rc = pending_any(x, &any);
     if (rc || !any)
         return rc;
-    return fts_chunk(s, INT64_MAX, &consumed, &last);
+    return fts_chunk(x, INT64_MAX, &consumed, &last);
 }
 
 static mn_status op_fts_sync(mn_store *st)
 {
     struct sqlite_store *s = S(st);
     pthread_mutex_lock(&s->lock);
-    mn_status rc = fts_sync_locked(s);
+    struct sqlite_store *x = indexer_take(s);
+    mn_status rc = fts_sync_locked(x);
+    indexer_put(s, x);
     if (!rc)
         s->fts_logged = 0;
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
 
-/* Drains chunks until `budget` rows were consumed or nothing is left (lock held). */
-static mn_status fts_drain_locked(struct sqlite_store *s, int64_t budget, int64_t *applied)
+/* Drains chunks of `chunk` rows on the indexer x until `budget` rows were consumed or nothing is
+ * left (x's lock held). */
+static mn_status fts_drain_chunks(struct sqlite_store *x, int64_t chunk, int64_t budget, int64_t *applied)
 {
-    int64_t chunk = s->fts_drain_rows > 0 ? s->fts_drain_rows : 1000;
     int any = 0;
-    mn_status rc = pending_any(s, &any);
+    mn_status rc = pending_any(x, &any);
     while (!rc && any && budget > 0) {
         int64_t consumed = 0;
         int last = 0;
-        rc = fts_chunk(s, chunk, &consumed, &last);
+        rc = fts_chunk(x, chunk, &consumed, &last);
         *applied += consumed;
         budget -= consumed > 0 ? consumed : chunk;
         any = !last;
     }
+    return rc;
+}
+
+static int64_t drain_chunk(const struct sqlite_store *s) { return s->fts_drain_rows > 0 ? s->fts_drain_rows : 1000; }
+
+static mn_status fts_drain_locked(struct sqlite_store *s, int64_t budget, int64_t *applied)
+{
+    struct sqlite_store *x = indexer_take(s);
+    mn_status rc = fts_drain_chunks(x, drain_chunk(s), budget, applied);
+    indexer_put(s, x);
     if (!rc)
         s->fts_logged = 0;
     return rc;
 }
 
+/* Once this handle logged a chunk's worth: the indexer thread is asked to drain it and a chunk
+ * more, on the other core. When it is four chunks behind (appends outrun it), the append drains
+ * what is asked for itself, so the backlog stays bounded; so does a handle without a thread. */
 void mn_sqlite_fts_after_commit(struct sqlite_store *s)
 {
     if (s->fts_drain_deferred || s->fts_drain_rows <= 0 || s->fts_logged < s->fts_drain_rows)
         return;
+    int64_t budget = s->fts_logged + s->fts_drain_rows;
+    if (s->kw_started && atomic_fetch_add(&s->kw->kw_budget, budget) + budget < 4 * s->fts_drain_rows) {
+        s->fts_logged = 0;
+        mn_sqlite_kw_wake(s);
+        return;
+    }
     int64_t applied = 0;
-    if (fts_drain_locked(s, s->fts_logged + s->fts_drain_rows, &applied)) {
+    struct sqlite_store *x = indexer_take(s);
+    if (s->kw_started)
+        budget = atomic_exchange(&x->kw_budget, 0);
+    mn_status rc = fts_drain_chunks(x, drain_chunk(s), budget, &applied);
+    indexer_put(s, x);
+    s->fts_logged = 0; /* on a failure: try again after another chunk's worth of appends */
+    if (rc)
         mn__log(MN_LOG_WARN, "%s: keyword index drain: %s (left for the next drain or search)", s->path,
                 mn_errmsg());
-        s->fts_logged = 0; /* try again after another chunk's worth of appends */
+}
+
+void mn_sqlite_fts_indexer_run(struct sqlite_store *s)
+{
+    struct sqlite_store *x = s->kw;
+    int64_t budget, applied = 0;
+    while ((budget = atomic_exchange(&x->kw_budget, 0)) > 0) {
+        pthread_mutex_lock(&x->lock);
+        mn_status rc = fts_drain_chunks(x, drain_chunk(s), budget, &applied);
+        pthread_mutex_unlock(&x->lock);
+        if (rc)
+            mn__log(MN_LOG_WARN, "%s: keyword index drain: %s (left for the next drain or search)", s->path,
+                    mn_errmsg());
     }
 }
 
@@ -645,13 +734,13 @@ static int phrases_parse(const char *match, struct phrases *p)
     return 0;
 }
 
-static const char SQL_DF_GEN[] = "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fts.deletes'), 0)";
+static const char SQL_DF_GEN[] = "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM fts_meta WHERE key = 'fts.deletes'), 0)";
 /* The index holds the messages up to its watermark; -1 while a change below the watermark waits
  * in the log (a delete, an edit, an import: the index is about to change below it, so nothing is
  * kept). */
 static const char SQL_DF_UPTO[] =
     "SELECT CASE WHEN EXISTS (SELECT 1 FROM msg_log WHERE message_id <= w) THEN -1 ELSE w END FROM"
-    " (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fts.indexed_upto'), 0) AS w)";
+    " (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM fts_meta WHERE key = 'fts.indexed_upto'), 0) AS w)";
 static const char SQL_DF_COUNT[] = "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid > ?2";
 
 static mn_status df_count(struct sqlite_store *s, const char *phrase, size_t len, int64_t after, int64_t *n)

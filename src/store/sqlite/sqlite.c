@@ -867,8 +867,8 @@ static mn_status stats_locked(struct sqlite_store *s, int64_t now_ms, mn_store_s
     } else
         rc = mn_sqlite_fail(s, r, "stats");
     mn_sqlite_done(st);
-    out->db_bytes = file_size(s->path, "");
-    out->wal_bytes = file_size(s->path, "-wal");
+    out->db_bytes = file_size(s->path, "") + file_size(s->path, ".keywords");
+    out->wal_bytes = file_size(s->path, "-wal") + file_size(s->path, ".keywords-wal");
     out->schema_version = MN_SQLITE_SCHEMA_VERSION;
     return rc;
 }
@@ -1007,6 +1007,7 @@ static void op_close(mn_store *st)
     struct sqlite_store *s = (struct sqlite_store *)st;
     if (!s)
         return;
+    mn_sqlite_kw_stop(s);
     for (size_t i = 0; i < s->n_readers; i++)
         op_close(&s->readers[i]->base);
     for (int i = 0; i < S_COUNT; i++)
@@ -1206,9 +1207,10 @@ static mn_status make_parent_dirs(const char *path)
 
 /* ---- reader connections ---------------------------------------------------------------------- */
 
-/* A read-only connection to the writer's file (schema already current). NULL on failure: the
- * caller reads on the write connection instead. */
-static struct sqlite_store *open_reader(struct sqlite_store *w)
+/* A second connection to the writer's file (schema already current), NULL on failure: a reader
+ * (read-only, the keyword index's file attached read-only; the caller reads on the write
+ * connection instead) or the keyword indexer (read-write, the index's file attached read-write). */
+static struct sqlite_store *open_side(struct sqlite_store *w, int indexer)
 {
     struct sqlite_store *r = calloc(1, sizeof *r);
     if (!r || !(r->path = strdup(w->path))) {
@@ -1217,20 +1219,32 @@ static struct sqlite_store *open_reader(struct sqlite_store *w)
     }
     r->base.ops = w->base.ops;
     r->busy_timeout_ms = w->busy_timeout_ms;
+    r->fts_drain_rows = w->fts_drain_rows;
     r->no_readers = 1;
+    r->kw_own = indexer;
     pthread_mutex_init(&r->lock, NULL);
     pthread_mutex_init(&r->readers_lock, NULL);
-    if (sqlite3_open_v2(r->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-        sqlite3_exec(r->db, "PRAGMA trusted_schema = OFF; PRAGMA mmap_size = 2147418112", NULL, NULL, NULL) !=
-            SQLITE_OK) {
+    int flags = (indexer ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(r->path, &r->db, flags, NULL) != SQLITE_OK ||
+        sqlite3_exec(r->db, "PRAGMA trusted_schema = OFF; PRAGMA secure_delete = ON; PRAGMA mmap_size = 2147418112",
+                     NULL, NULL, NULL) != SQLITE_OK ||
+        (indexer ? mn_sqlite_kw_attach_rw(r) : mn_sqlite_kw_attach_ro(r, w->path)) != MN_OK ||
+        sqlite3_exec(r->db, "PRAGMA kw.synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK) {
         op_close(&r->base);
         return NULL;
     }
     sqlite3_extended_result_codes(r->db, 1);
     sqlite3_busy_handler(r->db, busy_handler, r);
-    mn_sqlite_fts_register(r);
+    if (!indexer)
+        mn_sqlite_fts_register(r);
     return r;
 }
+
+static struct sqlite_store *open_reader(struct sqlite_store *w) { return open_side(w, 0); }
+
+struct sqlite_store *mn_sqlite_open_indexer(struct sqlite_store *w) { return open_side(w, 1); }
+
+void mn_sqlite_close(struct sqlite_store *s) { op_close(&s->base); }
 
 /* The connection a read should use: the write connection when it is free (one-thread callers
  * never open a reader), else a free reader, a new one, or the next in turn. The trylocks are
@@ -1399,9 +1413,13 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
             rc = mn_sqlite_fail(s, wal, "open");
     }
     if (!rc)
+        rc = mn_sqlite_kw_attach_rw(s); /* before the migration: version 11 moves the index there */
+    if (!rc)
         rc = migrate(s, opts, version);
     if (!rc)
         rc = mn_sqlite_fts_backlog(s);
+    if (!rc)
+        rc = mn_sqlite_kw_start(s);
     if (!rc)
         mn_sqlite_fts_register(s);
     if (rc) {

@@ -6,6 +6,7 @@
 #define MN_STORE_SQLITE_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdint.h>
 
@@ -61,6 +62,21 @@ struct sqlite_store {
      * the drain to the caller (mnemo serve's committer). */
     int64_t fts_drain_rows, fts_logged;
     int fts_drain_deferred;
+    /* The keyword index lives in a file of its own, "<db>.keywords" (schema.h, version 11),
+     * attached as "kw": read-only on this connection and the readers, so that their write
+     * transactions never lock it, and read-write on `kw`, the indexer handle (its own
+     * connection, lock and statements), which applies the log and indexes new messages while
+     * appends go on, on the thread below (search.c). NULL for a private database (":memory:", a
+     * "file:" URI): its index is in memory, attached read-write here, and drained inline. */
+    struct sqlite_store *kw;
+    int kw_own;          /* this handle is an indexer: its write transactions need not lock the database */
+    pthread_t kw_thread; /* started when kw is */
+    pthread_mutex_t kw_sig;
+    pthread_cond_t kw_cond;
+    int kw_wake, kw_stop, kw_started;
+    /* On the indexer handle: the rows the thread was asked to drain and has not taken yet (each
+     * appends' drain asks for what it logged and a chunk more, as an inline drain takes). */
+    _Atomic int64_t kw_budget;
     /* Document counts of keyword-query phrases (search.c, "Keyword search at scale"): a phrase
      * matched n rows among the indexed rows up to message id upto; valid while the index had no
      * row deleted (the meta key fts.deletes, read as `gen`). At most MN_SQLITE_DF_CACHE entries. */
@@ -98,9 +114,32 @@ mn_status mn_sqlite_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged,
 mn_status mn_sqlite_op_vacuum(mn_store *st);
 /* After a commit that deleted text: truncates the WAL (best effort: readers may hold it). */
 void mn_sqlite_wal_truncate(struct sqlite_store *s);
-/* Inside a write transaction that deleted messages: takes their text out of the keyword index and
- * its log now (search.c). */
-mn_status mn_sqlite_fts_erase(struct sqlite_store *s);
+/* After a commit that deleted or changed text (lock held): mn_sqlite_fts_erase, then the WAL
+ * truncated, so that the old text is in neither file nor either log. */
+void mn_sqlite_erased(struct sqlite_store *s);
+/* After a write transaction that deleted or changed text committed (lock held): takes the old text
+ * out of the keyword index and its log now (search.c). A failure is logged: the log keeps the
+ * text's removal for the next drain. */
+void mn_sqlite_fts_erase(struct sqlite_store *s);
+/* The keyword index file beside the database (search.c): at open, attaches it read-write as "kw"
+ * (creating it), before the migration; after it, checks that the file belongs to this database
+ * (else starts it again empty), attaches it read-only and starts the indexer handle and thread.
+ * Readers attach it read-only. */
+mn_status mn_sqlite_kw_attach_rw(struct sqlite_store *s);
+mn_status mn_sqlite_kw_start(struct sqlite_store *s);
+mn_status mn_sqlite_kw_attach_ro(struct sqlite_store *r, const char *db_path);
+/* At close (before the connection): stops the thread (after the chunk it was asked for) and
+ * closes the indexer handle. */
+void mn_sqlite_kw_stop(struct sqlite_store *s);
+/* Asks the indexer thread for a drain (it runs chunks until nothing is left). */
+void mn_sqlite_kw_wake(struct sqlite_store *s);
+/* The thread's drain (search.c): takes the budget asked for and drains it on s->kw, until none
+ * is left. */
+void mn_sqlite_fts_indexer_run(struct sqlite_store *s);
+/* sqlite.c: the indexer handle, a read-write connection of its own to w's database with the
+ * index's file attached read-write (NULL on failure); and the close of any handle. */
+struct sqlite_store *mn_sqlite_open_indexer(struct sqlite_store *w);
+void mn_sqlite_close(struct sqlite_store *s);
 /* Inside a write transaction: creates or drops the embedding queue's trigger as meta
  * 'embed.queue' says (search.c; the migration to schema version 9). */
 mn_status mn_sqlite_queue_trigger_sync(struct sqlite_store *s);

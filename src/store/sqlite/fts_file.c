@@ -1,0 +1,203 @@
+/*
+ * fts_file.c — the keyword index's own file, "<db>.keywords" (schema.h, version 11), and the
+ * thread that keeps it current.
+ *
+ * Why a file of its own: FTS5's work is about 35 us a message of the shared mix, as much as the
+ * append itself, and one SQLite file has one writer, so an index in the database file could only
+ * be written between appends (bench/README.md). In a second file it is written beside them: the
+ * indexer handle (sqlite_int.h) locks only that file while it indexes new messages, reading the
+ * database from a snapshot (search.c), on a thread of its own. The index is derived data: a
+ * missing file, or one that belongs to another database (the id in meta 'fts.file' and in its
+ * fts_meta differ) or to a later state of this one (its watermark past the largest id given), is
+ * started again empty and indexed from the messages.
+ */
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite/sqlite_int.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+#define KW_SUFFIX ".keywords"
+
+/* The index's tables, created when missing or started again; the tokenizer is the one the
+ * messages' index always had (schema.h, version 4). */
+#define KW_TABLES                                                                                                \
+    "CREATE TABLE IF NOT EXISTS kw.fts_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"                          \
+    "CREATE VIRTUAL TABLE IF NOT EXISTS kw.messages_fts USING fts5(content, content = '',"                         \
+    " tokenize = 'porter unicode61 remove_diacritics 2');"
+
+static mn_status kw_exec(struct sqlite_store *s, const char *sql)
+{
+    int r = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return r == SQLITE_OK ? MN_OK : mn_sqlite_fail(s, r, "keyword index file");
+}
+
+/* ATTACH `file` AS kw (bound, so any path works). */
+static mn_status kw_attach(struct sqlite_store *s, const char *file)
+{
+    sqlite3_stmt *st = NULL;
+    int r = sqlite3_prepare_v2(s->db, "ATTACH ?1 AS kw", -1, &st, NULL);
+    if (r == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, file, -1, SQLITE_STATIC);
+        r = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index file");
+}
+
+/* "<db>.keywords" as a read-only URI: every byte but unreserved ones percent-escaped. */
+static mn_status kw_uri_ro(const char *db_path, struct mn_buf *b)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    mn_status rc = mn_buf_adds(b, "file:");
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s" KW_SUFFIX, db_path) >= (int)sizeof path)
+        return mn__err(MN_INVALID, "database path is too long");
+    for (const unsigned char *p = (const unsigned char *)path; !rc && *p; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || strchr("/._~-", *p))
+            rc = mn_buf_addc(b, (char)*p);
+        else
+            rc = mn_buf_add(b, (char[]){'%', hex[*p >> 4], hex[*p & 15]}, 3);
+    }
+    return rc ? rc : mn_buf_adds(b, "?mode=ro");
+}
+
+mn_status mn_sqlite_kw_attach_rw(struct sqlite_store *s)
+{
+    if (s->no_readers && !s->kw_own) /* a private database: its index is private too */
+        return kw_attach(s, ":memory:");
+    char file[4096];
+    if (snprintf(file, sizeof file, "%s" KW_SUFFIX, s->path) >= (int)sizeof file)
+        return mn__err(MN_INVALID, "database path is too long");
+    mn_status rc = kw_attach(s, file);
+    /* as the database's (sqlite.c): WAL; a new file's switch may meet another process's */
+    for (int attempt = 0; !rc; attempt++) {
+        int r = sqlite3_exec(s->db, "PRAGMA kw.journal_mode = WAL", NULL, NULL, NULL);
+        if (r == SQLITE_OK)
+            break;
+        if ((r & 0xFF) != SQLITE_BUSY || attempt >= 200)
+            rc = mn_sqlite_fail(s, r, "keyword index file");
+        else
+            sqlite3_sleep(10);
+    }
+    return rc;
+}
+
+mn_status mn_sqlite_kw_attach_ro(struct sqlite_store *r, const char *db_path)
+{
+    struct mn_buf uri = MN_BUF_INIT;
+    mn_status rc = kw_uri_ro(db_path, &uri);
+    if (!rc)
+        rc = kw_attach(r, uri.data);
+    mn_buf_release(&uri);
+    return rc;
+}
+
+static const char SQL_CHECK[] =
+    "SELECT (SELECT value FROM meta WHERE key = 'fts.file'),"
+    " (SELECT value FROM kw.fts_meta WHERE key = 'fts.file') IS (SELECT value FROM meta WHERE key = 'fts.file')"
+    "  AND EXISTS (SELECT 1 FROM kw.sqlite_schema WHERE name = 'messages_fts')"
+    "  AND coalesce((SELECT CAST(value AS INTEGER) FROM kw.fts_meta WHERE key = 'fts.indexed_upto'), 0) <= " MN_SQLITE_LAST_ID;
+static const char SQL_RESET[] =
+    "INSERT INTO meta (key, value) SELECT 'fts.file', lower(hex(randomblob(16)))"
+    " WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts.file');"
+    "DROP TABLE IF EXISTS kw.messages_fts;"
+    "DELETE FROM kw.fts_meta;"
+    "INSERT INTO kw.fts_meta (key, value) SELECT 'fts.file', value FROM meta WHERE key = 'fts.file';" KW_TABLES;
+
+/* In one write transaction (both files): the index's tables exist and belong to this database,
+ * else they start again empty. */
+static mn_status kw_check(struct sqlite_store *s)
+{
+    sqlite3_stmt *st = NULL;
+    int ours = 0, known = 0;
+    mn_status rc = mn_sqlite_begin_write(s);
+    if (!rc)
+        rc = kw_exec(s, KW_TABLES);
+    int r = rc ? SQLITE_OK : sqlite3_prepare_v2(s->db, SQL_CHECK, -1, &st, NULL);
+    if (!rc && r == SQLITE_OK && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        known = sqlite3_column_type(st, 0) != SQLITE_NULL;
+        ours = sqlite3_column_int(st, 1);
+        r = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    if (!rc && r != SQLITE_OK)
+        rc = mn_sqlite_fail(s, r, "keyword index file");
+    if (!rc && !ours) {
+        if (known && !s->no_readers)
+            mn__log(MN_LOG_WARN, "%s" KW_SUFFIX ": keyword index of another database or state; indexing again", s->path);
+        rc = kw_exec(s, SQL_RESET);
+    }
+    if (rc)
+        mn_sqlite_rollback(s);
+    else
+        rc = mn_sqlite_commit(s);
+    return rc;
+}
+
+static void *indexer_main(void *arg)
+{
+    struct sqlite_store *s = arg;
+    pthread_mutex_lock(&s->kw_sig);
+    for (;;) {
+        while (!s->kw_wake && !s->kw_stop)
+            pthread_cond_wait(&s->kw_cond, &s->kw_sig);
+        if (!s->kw_wake)
+            break; /* stopped, nothing more asked for: what was asked is done before a close returns */
+        s->kw_wake = 0;
+        pthread_mutex_unlock(&s->kw_sig);
+        mn_sqlite_fts_indexer_run(s);
+        pthread_mutex_lock(&s->kw_sig);
+    }
+    pthread_mutex_unlock(&s->kw_sig);
+    return NULL;
+}
+
+mn_status mn_sqlite_kw_start(struct sqlite_store *s)
+{
+    mn_status rc = kw_check(s);
+    if (rc || s->no_readers)
+        return rc; /* a private index stays attached read-write and is drained inline */
+    if ((rc = kw_exec(s, "DETACH kw")) || (rc = mn_sqlite_kw_attach_ro(s, s->path)))
+        return rc;
+    if (!(s->kw = mn_sqlite_open_indexer(s)))
+        return mn__err(MN_IO, "%s: cannot open the keyword index's connection", s->path);
+    pthread_mutex_init(&s->kw_sig, NULL);
+    pthread_cond_init(&s->kw_cond, NULL);
+    s->kw_started = pthread_create(&s->kw_thread, NULL, indexer_main, s) == 0;
+    if (!s->kw_started) { /* appends then drain inline, on the indexer handle */
+        pthread_mutex_destroy(&s->kw_sig);
+        pthread_cond_destroy(&s->kw_cond);
+    }
+    return MN_OK;
+}
+
+void mn_sqlite_kw_wake(struct sqlite_store *s)
+{
+    pthread_mutex_lock(&s->kw_sig);
+    s->kw_wake = 1;
+    pthread_cond_signal(&s->kw_cond);
+    pthread_mutex_unlock(&s->kw_sig);
+}
+
+void mn_sqlite_kw_stop(struct sqlite_store *s)
+{
+    if (s->kw_started) {
+        pthread_mutex_lock(&s->kw_sig);
+        s->kw_stop = 1;
+        pthread_cond_signal(&s->kw_cond);
+        pthread_mutex_unlock(&s->kw_sig);
+        pthread_join(s->kw_thread, NULL);
+        pthread_mutex_destroy(&s->kw_sig);
+        pthread_cond_destroy(&s->kw_cond);
+        s->kw_started = 0;
+    }
+    if (s->kw)
+        mn_sqlite_close(s->kw);
+    s->kw = NULL;
+}
