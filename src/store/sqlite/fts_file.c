@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "store/sqlite/sqlite_int.h"
-#include "util/buf.h"
 #include "util/err.h"
 #include "util/banned.h"
 
@@ -50,23 +49,6 @@ static mn_status kw_attach(struct sqlite_store *s, const char *file)
     return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index file");
 }
 
-/* "<db>.keywords" as a read-only URI: every byte but unreserved ones percent-escaped. */
-static mn_status kw_uri_ro(const char *db_path, struct mn_buf *b)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    mn_status rc = mn_buf_adds(b, "file:");
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s" KW_SUFFIX, db_path) >= (int)sizeof path)
-        return mn__err(MN_INVALID, "database path is too long");
-    for (const unsigned char *p = (const unsigned char *)path; !rc && *p; p++) {
-        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || strchr("/._~-", *p))
-            rc = mn_buf_addc(b, (char)*p);
-        else
-            rc = mn_buf_add(b, (char[]){'%', hex[*p >> 4], hex[*p & 15]}, 3);
-    }
-    return rc ? rc : mn_buf_adds(b, "?mode=ro");
-}
-
 mn_status mn_sqlite_kw_attach_rw(struct sqlite_store *s)
 {
     if (s->no_readers && !s->kw_own) /* a private database: its index is private too */
@@ -85,16 +67,6 @@ mn_status mn_sqlite_kw_attach_rw(struct sqlite_store *s)
         else
             sqlite3_sleep(10);
     }
-    return rc;
-}
-
-mn_status mn_sqlite_kw_attach_ro(struct sqlite_store *r, const char *db_path)
-{
-    struct mn_buf uri = MN_BUF_INIT;
-    mn_status rc = kw_uri_ro(db_path, &uri);
-    if (!rc)
-        rc = kw_attach(r, uri.data);
-    mn_buf_release(&uri);
     return rc;
 }
 
@@ -163,7 +135,7 @@ mn_status mn_sqlite_kw_start(struct sqlite_store *s)
     mn_status rc = kw_check(s);
     if (rc || s->no_readers)
         return rc; /* a private index stays attached read-write and is drained inline */
-    if ((rc = kw_exec(s, "DETACH kw")) || (rc = mn_sqlite_kw_attach_ro(s, s->path)))
+    if ((rc = kw_exec(s, "DETACH kw")))
         return rc;
     if (!(s->kw = mn_sqlite_open_indexer(s)))
         return mn__err(MN_IO, "%s: cannot open the keyword index's connection", s->path);

@@ -104,11 +104,12 @@ static mn_status prepare_filtered(struct sqlite_store *s, const char *head, cons
  * text as it is then.
  *
  * The index is written by the indexer handle (s->kw, its own connection; sqlite_int.h). While
- * the log is empty, a step locks only the index's file and reads the database from one snapshot,
- * so appends go on beside it, on the other core: a log row written after the snapshot is of a
- * message the step indexed as it was before (or not at all, when it is past the step's last id),
- * so the next step applies it (or drops it) correctly. A step with log rows locks both files, as
- * every write of the log does.
+ * the log is empty, a step reads the messages past the watermark from one snapshot of the
+ * database and indexes them in a transaction that locks only the index's file, so appends go on
+ * beside it, on the other core: a log row written after the snapshot is of a message the step
+ * indexed as it was before (or not at all, when it is past the step's last id), so the next step
+ * applies it (or drops it) correctly. A step with log rows locks both files, as every write of
+ * the log does.
  */
 static const char SQL_WATERMARK[] =
     "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM fts_meta WHERE key = 'fts.indexed_upto'), 0)";
@@ -239,9 +240,7 @@ static mn_status note_out_of_order(struct sqlite_store *s, int64_t bound)
     return rc;
 }
 
-/* As above; `log` 0: the log is empty in this transaction's snapshot (nothing of it to apply or
- * drop). */
-static mn_status fts_step(struct sqlite_store *s, int64_t chunk, int log, int64_t *consumed, int *last)
+static mn_status fts_step(struct sqlite_store *s, int64_t chunk, int64_t *consumed, int *last)
 {
     *consumed = 0;
     *last = 1;
@@ -250,13 +249,12 @@ static mn_status fts_step(struct sqlite_store *s, int64_t chunk, int log, int64_
     mn_status rc = value_of(s, SQL_WATERMARK, 0, 0, &w);
     /* the log, at or below the watermark */
     bound = w;
-    if (log && !rc && chunk != INT64_MAX && !(rc = bound_at(s, SQL_CHUNK_BOUND, chunk - 1, w, &bound, &found)) && found)
+    if (!rc && chunk != INT64_MAX && !(rc = bound_at(s, SQL_CHUNK_BOUND, chunk - 1, w, &bound, &found)) && found)
         *last = 0;
     if (!found)
         bound = w;
-    if (log && !rc && !(rc = exec_bound(s, SQL_CHUNK_CANCEL, bound, 0, &cancelled)) &&
-        !(rc = note_out_of_order(s, bound)) && !(rc = exec_bound(s, SQL_CHUNK_DELETES, bound, 0, NULL)) &&
-        !(rc = exec_bound(s, SQL_CHUNK_INSERTS, bound, 0, NULL)))
+    if (!rc && !(rc = exec_bound(s, SQL_CHUNK_CANCEL, bound, 0, &cancelled)) && !(rc = note_out_of_order(s, bound)) &&
+        !(rc = exec_bound(s, SQL_CHUNK_DELETES, bound, 0, NULL)) && !(rc = exec_bound(s, SQL_CHUNK_INSERTS, bound, 0, NULL)))
         rc = exec_bound(s, SQL_CHUNK_CLEAR, bound, 0, &cleared);
     /* the messages past the watermark: up to the chunk's last id, or to the last id ever given
      * (past deleted ones too, whose log rows go with them) */
@@ -266,7 +264,7 @@ static mn_status fts_step(struct sqlite_store *s, int64_t chunk, int log, int64_
         *last = 0;
     if (!rc && !found)
         rc = value_of(s, SQL_LAST_ID, 0, 0, &upto);
-    if (!rc && upto > w && !(rc = log ? exec_bound(s, SQL_RANGE_DROP_LOG, w, upto, &dropped) : MN_OK) &&
+    if (!rc && upto > w && !(rc = exec_bound(s, SQL_RANGE_DROP_LOG, w, upto, &dropped)) &&
         !(rc = exec_bound(s, SQL_RANGE_INSERT, w, upto, &indexed)))
         rc = exec_bound(s, SQL_WATERMARK_SET, upto, 0, NULL);
     if (!rc)
@@ -301,26 +299,130 @@ static void indexer_put(struct sqlite_store *s, struct sqlite_store *x)
         pthread_mutex_unlock(&x->lock);
 }
 
-/* One step of `chunk` in its own transaction, on the indexer x: one that locks the index's file
- * alone while the log is empty (see above), else both files. */
+/* The messages of a step while the log is empty: read in a short read transaction, so that the
+ * database's write-ahead log can restart meanwhile (a snapshot held for the whole step kept it
+ * growing to 50 MB, out of the CPU's cache), then indexed in a transaction of the index's file
+ * alone. */
+struct range_rows {
+    int64_t w, upto, n;
+    int64_t *id;
+    char **text;
+};
+
+static void range_rows_free(struct range_rows *r)
+{
+    for (int64_t i = 0; i < r->n; i++)
+        free(r->text[i]);
+    free(r->id);
+    free(r->text);
+}
+
+static const char SQL_RANGE_ROWS[] =
+    "SELECT id, content FROM messages WHERE id > ?1 AND id <= ?2 AND content IS NOT NULL ORDER BY id";
+static const char SQL_INDEX_ROW[] = "INSERT INTO messages_fts (rowid, content) VALUES (?1, ?2)";
+
+/* In a read transaction: *log whether the log has rows; else the watermark, the step's last id
+ * and its messages. */
+static mn_status range_read(struct sqlite_store *x, int64_t chunk, struct range_rows *r, int64_t *log, int *last)
+{
+    int found = 0;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = value_of(x, SQL_LOG_ANY, 0, 0, log);
+    if (rc || *log || (rc = value_of(x, SQL_WATERMARK, 0, 0, &r->w)))
+        return rc;
+    r->upto = r->w;
+    if (chunk != INT64_MAX && (rc = bound_at(x, SQL_RANGE_BOUND, r->w, chunk - 1, &r->upto, &found)))
+        return rc;
+    *last = !found;
+    if ((!found && (rc = value_of(x, SQL_LAST_ID, 0, 0, &r->upto))) || r->upto <= r->w ||
+        (rc = mn_sqlite_stmt(x, SQL_RANGE_ROWS, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, r->w);
+    sqlite3_bind_int64(st, 2, r->upto);
+    int64_t cap = 0;
+    int s;
+    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        if (r->n == cap) {
+            cap = cap ? 2 * cap : 256;
+            int64_t *id = realloc(r->id, (size_t)cap * sizeof *id);
+            char **text = id ? realloc(r->text, (size_t)cap * sizeof *text) : NULL;
+            r->id = id ? id : r->id;
+            r->text = text ? text : r->text;
+            if (!id || !text) {
+                rc = mn__nomem();
+                break;
+            }
+        }
+        r->id[r->n] = sqlite3_column_int64(st, 0);
+        if (!(r->text[r->n] = strdup(mn_sqlite_col_text(st, 1))))
+            rc = mn__nomem();
+        else
+            r->n++;
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = mn_sqlite_fail(x, s, "keyword index drain");
+    mn_sqlite_done(st);
+    return rc;
+}
+
+/* In a write transaction of the index's file: the rows read, the watermark moved past them;
+ * nothing when another process moved the watermark meanwhile (*moved). */
+static mn_status range_write(struct sqlite_store *x, const struct range_rows *r, int *moved)
+{
+    int64_t w = 0;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = value_of(x, SQL_WATERMARK, 0, 0, &w);
+    *moved = !rc && w != r->w;
+    if (rc || *moved || (rc = mn_sqlite_stmt(x, SQL_INDEX_ROW, &st)))
+        return rc;
+    for (int64_t i = 0; !rc && i < r->n; i++) {
+        sqlite3_bind_int64(st, 1, r->id[i]);
+        sqlite3_bind_text(st, 2, r->text[i], -1, SQLITE_STATIC);
+        rc = mn_sqlite_step_done(x, st, "keyword index drain");
+    }
+    return rc ? rc : exec_bound(x, SQL_WATERMARK_SET, r->upto, 0, NULL);
+}
+
+/* A step on the indexer handle while the log is empty (see above); *log set when it is not, and
+ * nothing done. */
+static mn_status range_step(struct sqlite_store *x, int64_t chunk, int64_t *log, int64_t *consumed, int *last)
+{
+    struct range_rows r = {0};
+    int moved = 0;
+    x->busy_started_ns = 0;
+    mn_status rc = mn_sqlite_exec_stmt(x, SQL_BEGIN_DEFERRED, "keyword index begin");
+    if (!rc) {
+        rc = range_read(x, chunk, &r, log, last);
+        mn_sqlite_rollback(x); /* read only */
+    }
+    if (!rc && !*log && r.upto > r.w && !(rc = mn_sqlite_exec_stmt(x, SQL_BEGIN_DEFERRED, "keyword index begin")) &&
+        !(rc = mn_sqlite_exec_stmt(x, SQL_INDEX_LOCK, "keyword index lock"))) {
+        if ((rc = range_write(x, &r, &moved)) || moved)
+            mn_sqlite_rollback(x);
+        else
+            rc = mn_sqlite_commit(x);
+    }
+    if (!rc && !*log && !moved)
+        *consumed = r.n;
+    if (moved)
+        *last = 0; /* read again from where the other process left it */
+    range_rows_free(&r);
+    return rc;
+}
+
+/* One step of `chunk`, on the indexer x: while the log is empty, one that reads the database
+ * briefly and locks the index's file alone (see above); else one transaction over both files. */
 static mn_status fts_chunk(struct sqlite_store *x, int64_t chunk, int64_t *consumed, int *last)
 {
     *consumed = 0;
     *last = 1;
     int64_t log = 1;
-    mn_status rc = MN_OK;
-    if (x->kw_own) {
-        x->busy_started_ns = 0;
-        if ((rc = mn_sqlite_exec_stmt(x, SQL_BEGIN_DEFERRED, "keyword index begin")) ||
-            (rc = mn_sqlite_exec_stmt(x, SQL_INDEX_LOCK, "keyword index lock")) ||
-            (rc = value_of(x, SQL_LOG_ANY, 0, 0, &log)) || log)
-            mn_sqlite_rollback(x);
-        if (rc)
-            return rc;
-    }
-    if (log && (rc = mn_sqlite_begin_write(x)))
+    mn_status rc = x->kw_own ? range_step(x, chunk, &log, consumed, last) : MN_OK;
+    if (rc || !log)
         return rc;
-    if ((rc = fts_step(x, chunk, log != 0, consumed, last))) {
+    if ((rc = mn_sqlite_begin_write(x)))
+        return rc;
+    if ((rc = fts_step(x, chunk, consumed, last))) {
         mn_sqlite_rollback(x);
         return rc;
     }
@@ -464,8 +566,12 @@ static mn_status fts_drain_op(struct sqlite_store *s, int all, int64_t *applied,
         rc = fts_drain_locked(s, s->fts_logged + s->fts_drain_rows, &n);
     if (applied)
         *applied = n;
-    if (!rc && pending && !(rc = value_of(s, SQL_WATERMARK, 0, 0, &w)))
-        rc = value_of(s, SQL_PENDING_COUNT, 1, w, pending);
+    if (!rc && pending) {
+        struct sqlite_store *x = indexer_take(s);
+        if (!(rc = value_of(x, SQL_WATERMARK, 0, 0, &w)))
+            rc = value_of(x, SQL_PENDING_COUNT, 1, w, pending);
+        indexer_put(s, x);
+    }
     return rc;
 }
 
@@ -1447,10 +1553,13 @@ static mn_status fts_search_locked(struct sqlite_store *s, const char *match, co
     return rc;
 }
 
+/* Keyword searches run on the indexer handle, the one connection with the index's file attached:
+ * beside appends, not between them. A private database searches on its own handle. */
 static mn_status op_fts_search(mn_store *st, const char *match, const mn_search_filter *f, size_t limit,
                                mn_store_score_fn fn, void *user)
 {
-    LOCKED(S(st), fts_search_locked(S(st), match, f, limit, fn, user));
+    struct sqlite_store *s = S(st), *x = s->kw ? s->kw : s;
+    LOCKED(x, fts_search_locked(x, match, f, limit, fn, user));
 }
 
 /* ---- vectors --------------------------------------------------------------------------------- */

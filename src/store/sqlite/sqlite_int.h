@@ -63,11 +63,12 @@ struct sqlite_store {
     int64_t fts_drain_rows, fts_logged;
     int fts_drain_deferred;
     /* The keyword index lives in a file of its own, "<db>.keywords" (schema.h, version 11),
-     * attached as "kw": read-only on this connection and the readers, so that their write
-     * transactions never lock it, and read-write on `kw`, the indexer handle (its own
-     * connection, lock and statements), which applies the log and indexes new messages while
-     * appends go on, on the thread below (search.c). NULL for a private database (":memory:", a
-     * "file:" URI): its index is in memory, attached read-write here, and drained inline. */
+     * attached as "kw" only on `kw`, the indexer handle (its own connection, lock, statements and
+     * phrase counts), which applies the log and indexes new messages while appends go on, on the
+     * thread below, and runs keyword searches (search.c). This connection attaches it only at
+     * open (the migration, the check): attached, every write transaction here would open one
+     * there too. NULL for a private database (":memory:", a "file:" URI): its index is in
+     * memory, attached read-write here, and drained inline. */
     struct sqlite_store *kw;
     int kw_own;          /* this handle is an indexer: its write transactions need not lock the database */
     pthread_t kw_thread; /* started when kw is */
@@ -121,13 +122,11 @@ void mn_sqlite_erased(struct sqlite_store *s);
  * out of the keyword index and its log now (search.c). A failure is logged: the log keeps the
  * text's removal for the next drain. */
 void mn_sqlite_fts_erase(struct sqlite_store *s);
-/* The keyword index file beside the database (search.c): at open, attaches it read-write as "kw"
- * (creating it), before the migration; after it, checks that the file belongs to this database
- * (else starts it again empty), attaches it read-only and starts the indexer handle and thread.
- * Readers attach it read-only. */
+/* The keyword index file beside the database (fts_file.c): at open, attaches it read-write as
+ * "kw" (creating it), before the migration; after it, checks that the file belongs to this
+ * database (else starts it again empty), detaches it and starts the indexer handle and thread. */
 mn_status mn_sqlite_kw_attach_rw(struct sqlite_store *s);
 mn_status mn_sqlite_kw_start(struct sqlite_store *s);
-mn_status mn_sqlite_kw_attach_ro(struct sqlite_store *r, const char *db_path);
 /* At close (before the connection): stops the thread (after the chunk it was asked for) and
  * closes the indexer handle. */
 void mn_sqlite_kw_stop(struct sqlite_store *s);
