@@ -35,6 +35,6 @@ for S in "$@"; do
     for r in $(seq "$RUNS"); do
         "$B/mnemo-bench" append --db "$D/append.db" --n 5000 --per-txn 1 --sync normal
     done
-    rm -f "$D/append.db" "$D/append.db-wal" "$D/append.db-shm"
+    rm -f "$D/append.db" "$D/append.db-wal" "$D/append.db-shm" "$D/append.db.keywords"*
 done
 echo "# end $(date -u +%T) load $(cut -d' ' -f1 /proc/loadavg)"

@@ -47,7 +47,7 @@ quiet() {
   echo "$(date -u +%H:%M:%S) $1: start, loadavg $(cut -d' ' -f1-3 /proc/loadavg), top: $(ps -eo pcpu=,comm= --sort=-pcpu | head -3 | tr -s ' ' | tr '\n' ';')" >> "$LOAD"
 }
 tag() { sed "s/^/run=$1 /" >> "$RAW"; }
-fresh() { rm -f "$DATA/app.db" "$DATA/app.db-wal" "$DATA/app.db-shm"; }
+fresh() { rm -f "$DATA/app.db" "$DATA/app.db-wal" "$DATA/app.db-shm" "$DATA/app.db.keywords"*; }
 
 if [ "$REUSE" = 1 ]; then grep '^run=0 ' "$RAW" > "$RAW.keep" || true; mv "$RAW.keep" "$RAW"; else : > "$RAW"; fi
 : >> "$LOAD"

@@ -10,7 +10,10 @@ set -eu
 BIN=$1; LABEL=$2; DUR=${3:-10s}; PERF=${4:-}
 W=${W:-/tmp/srvbench/cpu}; mkdir -p $W
 BENCH=$(cd "$(dirname "$0")" && pwd)
-cp "${STORE:-/tmp/srvbench/store.db}" $W/run.db; rm -f $W/run.db-wal $W/run.db-shm
+STORE=${STORE:-/tmp/srvbench/store.db}
+cp "$STORE" $W/run.db; rm -f $W/run.db-wal $W/run.db-shm $W/run.db.keywords*
+# the keyword index's file (schema 11) goes with its database; without it the server indexes anew
+if [ -f "$STORE.keywords" ]; then cp "$STORE.keywords" $W/run.db.keywords; fi
 PORT=8819
 : > $W/url
 MNEMO_DURABILITY=full MNEMO_TOKENIZER=heuristic taskset -c 0 "$BIN" --db $W/run.db serve --listen 127.0.0.1:$PORT >$W/url 2>$W/serve.err &

@@ -23,7 +23,9 @@ mkdir -p "$W" "$OUT"
 { date -u +%FT%TZ; uptime; nproc; "$MNEMO" version; } >"$OUT/env.txt"
 
 cp "$STORE" "$W/run.db"
-rm -f "$W/run.db-wal" "$W/run.db-shm"
+rm -f "$W/run.db-wal" "$W/run.db-shm" "$W/run.db.keywords"*
+# the keyword index's file (schema 11) goes with its database; without it the server indexes anew
+if [ -f "$STORE.keywords" ]; then cp "$STORE.keywords" "$W/run.db.keywords"; fi
 MNEMO_DURABILITY=full MNEMO_TOKENIZER=${TOKENIZER:-heuristic} taskset -c 0 "$MNEMO" --db "$W/run.db" serve --listen 127.0.0.1:$PORT >"$W/url" 2>"$W/serve.err" &
 SPID=$!
 for _ in $(seq 1 3000); do [ -s "$W/url" ] && break; sleep 0.1; done  # a schema migration may run first

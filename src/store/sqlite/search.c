@@ -395,9 +395,9 @@ static mn_status range_step(struct sqlite_store *x, int64_t chunk, int64_t *log,
         rc = range_read(x, chunk, &r, log, last);
         mn_sqlite_rollback(x); /* read only */
     }
-    if (!rc && !*log && r.upto > r.w && !(rc = mn_sqlite_exec_stmt(x, SQL_BEGIN_DEFERRED, "keyword index begin")) &&
-        !(rc = mn_sqlite_exec_stmt(x, SQL_INDEX_LOCK, "keyword index lock"))) {
-        if ((rc = range_write(x, &r, &moved)) || moved)
+    if (!rc && !*log && r.upto > r.w && !(rc = mn_sqlite_exec_stmt(x, SQL_BEGIN_DEFERRED, "keyword index begin"))) {
+        if ((rc = mn_sqlite_exec_stmt(x, SQL_INDEX_LOCK, "keyword index lock")) || (rc = range_write(x, &r, &moved)) ||
+            moved)
             mn_sqlite_rollback(x);
         else
             rc = mn_sqlite_commit(x);
@@ -544,11 +544,13 @@ void mn_sqlite_fts_indexer_run(struct sqlite_store *s)
 mn_status mn_sqlite_fts_backlog(struct sqlite_store *s)
 {
     int64_t span = 0, w = 0, last_id = 0;
-    mn_status rc = value_of(s, SQL_LOG_SPAN, 0, 0, &span);
+    struct sqlite_store *x = indexer_take(s);
+    mn_status rc = value_of(x, SQL_LOG_SPAN, 0, 0, &span);
     if (!rc)
-        rc = value_of(s, SQL_WATERMARK, 0, 0, &w);
+        rc = value_of(x, SQL_WATERMARK, 0, 0, &w);
     if (!rc)
-        rc = value_of(s, SQL_LAST_ID, 0, 0, &last_id);
+        rc = value_of(x, SQL_LAST_ID, 0, 0, &last_id);
+    indexer_put(s, x);
     if (!rc) {
         int64_t waiting = span + (last_id > w ? last_id - w : 0);
         s->fts_logged = waiting < s->fts_drain_rows ? waiting : s->fts_drain_rows;

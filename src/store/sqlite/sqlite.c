@@ -1426,9 +1426,9 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
     if (!rc)
         rc = migrate(s, opts, version);
     if (!rc)
-        rc = mn_sqlite_fts_backlog(s);
-    if (!rc)
         rc = mn_sqlite_kw_start(s);
+    if (!rc)
+        rc = mn_sqlite_fts_backlog(s);
     if (!rc)
         mn_sqlite_fts_register(s);
     if (rc) {

@@ -1,0 +1,241 @@
+/*
+ * test_fts_file.c — the keyword index in a file of its own, "<db>.keywords" (schema.h, version 11;
+ * src/store/sqlite/fts_file.c, docs/search.md), on real SQLite files:
+ *  - indexing new messages does not need the database's write lock (another connection holds it
+ *    and the drain still indexes everything), while applying a delete does (it writes the log);
+ *  - appends do not need the index file's lock (another connection holds it and appends go on),
+ *    and a search afterwards finds every message;
+ *  - the file is derived data: missing, of another database, or ahead of a database restored from
+ *    an older copy, it is started again and indexed from the messages, so no hit names a message
+ *    the database does not hold;
+ *  - a private (in-memory) database keeps its index in memory.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mnemo.h"
+#include "test_tmp.h"
+
+struct fx {
+    char dir[400], path[500];
+};
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof *f);
+    if (!f || test_tmpdir(f->dir, sizeof f->dir, "fts-file") != 0)
+        return -1;
+    snprintf(f->path, sizeof f->path, "%s/a.db", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    test_rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+static mn_db *open_db(const char *path, const char *drain)
+{
+    mn_config *cfg = NULL;
+    mn_db *db = NULL;
+    assert_int_equal(mn_config_new(&cfg), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "tokenizer.name", "heuristic", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "memory.durability", "normal", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "memory.busy_timeout_ms", "300", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "search.fts_drain", drain, NULL), MN_OK);
+    mn_status rc = mn_open_path(path, cfg, &db);
+    mn_config_free(cfg);
+    if (rc)
+        fail_msg("open %s: %s", path, mn_errmsg());
+    return db;
+}
+
+static char *new_session(mn_db *db)
+{
+    mn_session_opts o = MN_SESSION_OPTS_INIT;
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_create(db, &o, &s), MN_OK);
+    char *id = strdup(s->id);
+    mn_session_free(s);
+    return id;
+}
+
+/* n messages "WORD number i", returning the last id. */
+static int64_t append_n(mn_db *db, const char *sid, const char *word, int n)
+{
+    int64_t last = 0;
+    for (int i = 0; i < n; i++) {
+        char text[80];
+        snprintf(text, sizeof text, "%s number %d", word, i);
+        mn_message_in m = MN_MESSAGE_IN_INIT;
+        m.role = MN_ROLE_USER;
+        m.content = text;
+        mn_message *out = NULL;
+        if (mn_append(db, sid, &m, 0, &out) != MN_OK)
+            fail_msg("append %d: %s", i, mn_errmsg());
+        last = out->id;
+        mn_message_free(out);
+    }
+    return last;
+}
+
+static size_t hits(mn_db *db, const char *query)
+{
+    mn_search_hits *h = NULL;
+    assert_int_equal(mn_search(db, query, MN_SEARCH_KEYWORD, 1000, NULL, 0, &h), MN_OK);
+    size_t n = h->count;
+    mn_search_hits_free(h);
+    return n;
+}
+
+/* Another connection holding `file`'s write lock (BEGIN IMMEDIATE) until released. */
+static sqlite3 *lock_file(const char *file)
+{
+    sqlite3 *c = NULL;
+    assert_int_equal(sqlite3_open_v2(file, &c, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(c, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    return c;
+}
+
+static void release(sqlite3 *c)
+{
+    assert_int_equal(sqlite3_exec(c, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(c);
+}
+
+static void indexes_beside_a_database_write_lock(void **state)
+{
+    struct fx *f = *state;
+    mn_db *db = open_db(f->path, "100");
+    char *sid = new_session(db);
+    assert_int_equal(mn_keyword_drain_defer(db, 1), MN_OK); /* nothing indexed by the appends */
+    int64_t last = append_n(db, sid, "walrus", 300);
+    sqlite3 *held = lock_file(f->path);
+    int64_t applied = -1, pending = -1;
+    assert_int_equal(mn_keyword_drain(db, 1, &applied, &pending), MN_OK);
+    assert_int_equal(applied, 300);
+    assert_int_equal(pending, 0);
+    assert_int_equal(hits(db, "walrus"), 300); /* and searched, beside the writer */
+    release(held);
+    /* a delete's removal is applied from the log (right after the delete, but the index's file is
+     * held now, so it waits in the log), and that step takes the database's lock */
+    char kw[600];
+    snprintf(kw, sizeof kw, "%s.keywords", f->path);
+    held = lock_file(kw);
+    assert_int_equal(mn_message_delete(db, sid, last), MN_OK);
+    release(held);
+    held = lock_file(f->path);
+    assert_int_equal(mn_keyword_drain(db, 1, &applied, &pending), MN_BUSY);
+    release(held);
+    assert_int_equal(mn_keyword_drain(db, 1, &applied, &pending), MN_OK);
+    assert_int_equal(pending, 0);
+    assert_int_equal(hits(db, "walrus"), 299);
+    free(sid);
+    mn_close(db);
+}
+
+static void appends_beside_an_index_lock(void **state)
+{
+    struct fx *f = *state;
+    char kw[600];
+    snprintf(kw, sizeof kw, "%s.keywords", f->path);
+    mn_db *db = open_db(f->path, "100");
+    char *sid = new_session(db);
+    sqlite3 *held = lock_file(kw);
+    append_n(db, sid, "narwhal", 450); /* every append succeeds; the drains wait (and are logged) */
+    release(held);
+    assert_int_equal(hits(db, "narwhal"), 450);
+    free(sid);
+    mn_close(db);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void started_again_when_not_this_databases(void **state)
+{
+    struct fx *f = *state;
+    char b[600], kw_a[600], kw_b[600], old[600];
+    snprintf(b, sizeof b, "%s/b.db", f->dir);
+    snprintf(kw_a, sizeof kw_a, "%s.keywords", f->path);
+    snprintf(kw_b, sizeof kw_b, "%s.keywords", b);
+    snprintf(old, sizeof old, "%s/a-old.db", f->dir);
+    mn_db *db = open_db(f->path, "100");
+    char *sa = new_session(db);
+    append_n(db, sa, "alpaca", 5);
+    assert_int_equal(hits(db, "alpaca"), 5);
+    mn_close(db); /* the last close checkpoints: a.db alone is a whole copy */
+    copy_file(f->path, old);
+    db = open_db(b, "100");
+    char *sb = new_session(db);
+    append_n(db, sb, "bison", 7);
+    assert_int_equal(hits(db, "bison"), 7);
+    mn_close(db);
+
+    /* another database's index file */
+    copy_file(kw_a, kw_b);
+    db = open_db(b, "100");
+    assert_int_equal(hits(db, "alpaca"), 0);
+    assert_int_equal(hits(db, "bison"), 7);
+    mn_close(db);
+    /* none at all */
+    assert_int_equal(remove(kw_b), 0);
+    db = open_db(b, "100");
+    assert_int_equal(hits(db, "bison"), 7);
+    mn_close(db);
+
+    /* a database restored from an older copy, its index file newer: ids 6.. are given again */
+    db = open_db(f->path, "100");
+    append_n(db, sa, "dingo", 5);
+    assert_int_equal(hits(db, "dingo"), 5);
+    mn_close(db);
+    copy_file(old, f->path);
+    db = open_db(f->path, "100");
+    assert_int_equal(hits(db, "dingo"), 0);
+    append_n(db, sa, "emu", 1);
+    assert_int_equal(hits(db, "dingo"), 0); /* not the new message that took a lost one's id */
+    assert_int_equal(hits(db, "emu"), 1);
+    assert_int_equal(hits(db, "alpaca"), 5);
+    free(sa);
+    free(sb);
+    mn_close(db);
+}
+
+static void private_database(void **state)
+{
+    (void)state;
+    mn_db *db = open_db(":memory:", "2");
+    char *sid = new_session(db);
+    int64_t last = append_n(db, sid, "okapi", 9);
+    assert_int_equal(hits(db, "okapi"), 9);
+    assert_int_equal(mn_message_delete(db, sid, last), MN_OK);
+    assert_int_equal(hits(db, "okapi"), 8);
+    free(sid);
+    mn_close(db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(indexes_beside_a_database_write_lock, setup, teardown),
+        cmocka_unit_test_setup_teardown(appends_beside_an_index_lock, setup, teardown),
+        cmocka_unit_test_setup_teardown(started_again_when_not_this_databases, setup, teardown),
+        cmocka_unit_test_setup_teardown(private_database, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
