@@ -161,12 +161,19 @@ typedef struct mn_db mn_db;
 /* Opens (creating when missing, with its directory) the database named by the configuration's
  * memory.storage_path (a SQLite file path; "~/" is expanded), applies schema migrations, and
  * loads the configured tokenizer. `cfg` may be NULL for defaults; the handle keeps its own copy.
- * Caller closes with mn_close. Errors: MN_IO (cannot open or create the file, naming it),
- * MN_CORRUPT (not a mnemo/SQLite database, or a newer schema), MN_BUSY, MN_INVALID, MN_NOMEM. */
+ * A SQLite database has its keyword index in a second file beside it, "<path>.keywords" (created,
+ * or built again from the messages when it is missing or not this database's; docs/format.md),
+ * and the handle runs a thread that keeps it current. The first open in a process turns off
+ * SQLite's memory statistics (SQLITE_CONFIG_MEMSTATUS, a process-wide mutex on every allocation)
+ * unless the application initialised SQLite before; do not open the first handle while other
+ * threads are starting SQLite. Caller closes with mn_close. Errors: MN_IO (cannot open or create
+ * the file, naming it), MN_CORRUPT (not a mnemo/SQLite database, or a newer schema), MN_BUSY,
+ * MN_INVALID, MN_NOMEM. */
 MN_API mn_status mn_open(const mn_config *cfg, mn_db **out);
 /* The same, with an explicit path overriding memory.storage_path. */
 MN_API mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out);
-/* Closes the handle; no call may be running on it. NULL is a no-op. */
+/* Closes the handle; no call may be running on it. Waits for the keyword indexing asked of the
+ * handle's thread (at most a few search.fts_drain chunks). NULL is a no-op. */
 MN_API void mn_close(mn_db *db);
 /* The path or URL the handle was opened on, safe to print: a URL's password is shown as ***.
  * Borrowed from db. */
@@ -938,15 +945,18 @@ MN_API mn_status mn_reindex_embeddings(mn_db *db, mn_progress_fn progress, void 
 MN_API mn_status mn_embed_counts(mn_db *db, int64_t *embedded, int64_t *queued);
 
 /* The keyword index catches up with new messages as they arrive (docs/search.md, "Keeping the
- * keyword index current"): on SQLite, after every search.fts_drain rows an append logged, the
- * append applies them to the index in write transactions of that many rows, after its own commit;
- * a keyword search applies what is left. mn_keyword_drain runs that step now: all = 0 applies
- * what this handle logged if it is at least search.fts_drain rows (else nothing), all = 1 the
- * whole log, chunk by chunk. *applied (optional) gets the log rows applied, *pending (optional)
- * the rows still waiting (a count of the log). mn_keyword_drain_defer(db, 1) leaves the step to
- * the caller: appends on this handle stop draining (mnemo serve's group committer drains after
- * it has acknowledged a group). PostgreSQL indexes each message as it is inserted: nothing to do,
- * *applied and *pending are 0. Errors: MN_BUSY, MN_IO. */
+ * keyword index current"): on SQLite the index is a file of its own, "<db>.keywords", and after
+ * every search.fts_drain rows an append logged, the handle's indexer thread applies them to it in
+ * transactions of that many rows, beside the appends (an append drains itself only when the thread
+ * is four chunks behind); a keyword search applies what is left; mn_close waits for what was asked
+ * of the thread. mn_keyword_drain runs that step now, on the calling thread: all = 0 applies what
+ * this handle logged if it is at least search.fts_drain rows (else nothing), all = 1 the whole
+ * log, chunk by chunk. *applied (optional) gets the log rows applied, *pending (optional) the rows
+ * still waiting (a count of the log; the thread may apply some of them meanwhile).
+ * mn_keyword_drain_defer(db, 1) leaves the step to the caller: appends on this handle stop
+ * asking for it (mnemo serve's group committer drains after it has acknowledged a group).
+ * PostgreSQL indexes each message as it is inserted: nothing to do, *applied and *pending are 0.
+ * Errors: MN_BUSY, MN_IO. Thread-safe, as every call on a handle. */
 MN_API mn_status mn_keyword_drain(mn_db *db, int all, int64_t *applied, int64_t *pending);
 MN_API mn_status mn_keyword_drain_defer(mn_db *db, int on);
 

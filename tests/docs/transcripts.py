@@ -20,6 +20,8 @@ variable of the caller. What varies from run to run is compared loosely:
   - a UUID stands for "some UUID": the n-th distinct UUID of a command's output must match the
     n-th distinct one of the page, wherever it appears again in that output;
   - a time in milliseconds (13 digits) and a "YYYY-MM-DD HH:MM:SS" time match any such value;
+  - so do the sizes of the database's files (`mnemo stats`: db_bytes, wal_bytes,
+    bytes_per_message), which depend on when the keyword index's thread wrote;
   - `<…>` inside a line matches any text; a line that is only `<…>` matches any number of lines;
   - the temporary directory's path prints as <tmp>.
 A block right after a line `<!-- transcript: not checked: REASON -->` is skipped (a REASON is
@@ -39,6 +41,9 @@ ELLIPSIS = "<…>"
 SKIP_RE = re.compile(r"^<!-- transcript: not checked: (.+\S) -->\s*$")
 UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 DURATION_RE = re.compile(r'"(duration_ms|elapsed_ms|took_ms)":[0-9]+')
+# file sizes: the keyword index's file is written by a background thread, when it gets to it
+SIZE_JSON_RE = re.compile(r'"(db_bytes|wal_bytes|bytes_per_message)":[0-9.]+')
+SIZE_TEXT_RE = re.compile(r'^(bytes on disk: +)[0-9]+ \(\+[0-9]+ (in the write-ahead log\))$|^(bytes per message: +)[0-9]+$', re.M)
 MS_RE = re.compile(r"(?<![0-9])1[0-9]{12}(?![0-9])")
 TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?")
 PAGE_TIMEOUT_S = 900  # a bound on a hung page only; a healthy run takes seconds
@@ -112,6 +117,8 @@ def normalise(text, tmp):
     text = UUID_RE.sub(uuid, text)
     text = MS_RE.sub("<ms>", text)
     text = DURATION_RE.sub(r'"\1":<n>', text)  # how long a step took varies from run to run
+    text = SIZE_JSON_RE.sub(r'"\1":<n>', text)
+    text = SIZE_TEXT_RE.sub(lambda m: (m.group(1) + "<n> (+<n> " + m.group(2)) if m.group(1) else m.group(3) + "<n>", text)
     return TIME_RE.sub("<time>", text)
 
 

@@ -8,6 +8,7 @@
  *  - the file is derived data: missing, of another database, or ahead of a database restored from
  *    an older copy, it is started again and indexed from the messages, so no hit names a message
  *    the database does not hold;
+ *  - mn_vacuum shrinks the index's file as well as the database;
  *  - a private (in-memory) database keeps its index in memory.
  */
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mnemo.h"
 #include "test_tmp.h"
@@ -216,6 +218,37 @@ static void started_again_when_not_this_databases(void **state)
     mn_close(db);
 }
 
+static long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* mn_vacuum returns the index file's free pages too (a delete's merge frees its old segments). */
+static void vacuum_shrinks_the_index_file(void **state)
+{
+    struct fx *f = *state;
+    char kw[600];
+    snprintf(kw, sizeof kw, "%s.keywords", f->path);
+    mn_db *db = open_db(f->path, "500");
+    char *keep = new_session(db), *gone = new_session(db);
+    append_n(db, keep, "quagga", 10);
+    append_n(db, gone, "the capybara wallaby quokka numbat bilby tapir", 3000);
+    assert_int_equal(hits(db, "capybara"), 1000); /* the search's own limit: all indexed */
+    assert_int_equal(mn_vacuum(db), MN_OK);
+    long before = file_size(kw);
+    assert_int_equal(mn_session_delete(db, gone), MN_OK);
+    assert_int_equal(hits(db, "capybara"), 0);
+    assert_int_equal(mn_vacuum(db), MN_OK);
+    long after = file_size(kw);
+    if (!(before > 100000 && after < before / 4))
+        fail_msg("index file %ld bytes before the delete, %ld after it and a vacuum", before, after);
+    assert_int_equal(hits(db, "quagga"), 10);
+    free(keep);
+    free(gone);
+    mn_close(db);
+}
+
 static void private_database(void **state)
 {
     (void)state;
@@ -235,6 +268,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(indexes_beside_a_database_write_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(appends_beside_an_index_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(started_again_when_not_this_databases, setup, teardown),
+        cmocka_unit_test_setup_teardown(vacuum_shrinks_the_index_file, setup, teardown),
         cmocka_unit_test_setup_teardown(private_database, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -112,7 +112,16 @@ static mn_status vacuum_locked(struct sqlite_store *s)
     if (r != SQLITE_OK)
         return mn_sqlite_fail(s, r, "vacuum");
     mn_sqlite_wal_truncate(s);
-    return MN_OK;
+    if (!s->kw)
+        return MN_OK;
+    /* the keyword index's file too (its merges free whole segments), on its own connection */
+    pthread_mutex_lock(&s->kw->lock);
+    r = sqlite3_exec(s->kw->db, "VACUUM kw", NULL, NULL, NULL);
+    mn_status rc = r == SQLITE_OK ? MN_OK : mn_sqlite_fail(s->kw, r, "vacuum of the keyword index");
+    if (!rc)
+        sqlite3_wal_checkpoint_v2(s->kw->db, "kw", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    pthread_mutex_unlock(&s->kw->lock);
+    return rc;
 }
 
 mn_status mn_sqlite_op_vacuum(mn_store *st)

@@ -1225,16 +1225,21 @@ static struct sqlite_store *open_side(struct sqlite_store *w, int indexer)
     pthread_mutex_init(&r->lock, NULL);
     pthread_mutex_init(&r->readers_lock, NULL);
     int flags = (indexer ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(r->path, &r->db, flags, NULL) != SQLITE_OK ||
+    int ok = sqlite3_open_v2(r->path, &r->db, flags, NULL) == SQLITE_OK;
+    if (ok) { /* before the first statement: another process may hold a lock the attach waits for */
+        sqlite3_extended_result_codes(r->db, 1);
+        sqlite3_busy_handler(r->db, busy_handler, r);
+    }
+    if (!ok ||
         sqlite3_exec(r->db, "PRAGMA trusted_schema = OFF; PRAGMA secure_delete = ON; PRAGMA mmap_size = 2147418112",
                      NULL, NULL, NULL) != SQLITE_OK ||
         (indexer && (mn_sqlite_kw_attach_rw(r) != MN_OK ||
                      sqlite3_exec(r->db, "PRAGMA kw.synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK))) {
+        mn__log(MN_LOG_WARN, "%s: cannot open a %s connection: %s", w->path, indexer ? "keyword index" : "reader",
+                r->db ? sqlite3_errmsg(r->db) : "out of memory");
         op_close(&r->base);
         return NULL;
     }
-    sqlite3_extended_result_codes(r->db, 1);
-    sqlite3_busy_handler(r->db, busy_handler, r);
     mn_sqlite_fts_register(r);
     return r;
 }
