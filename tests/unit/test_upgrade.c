@@ -155,8 +155,8 @@ static void upgrades_a_real_version_9_file(void **state)
     assert_int_equal(p.total, messages);
     assert_int_equal(p.last_done, messages);
 
-    /* the file: version 11, the same rows, ordered by session on the table's key */
-    assert_int_equal(int_of(path, "PRAGMA user_version"), 11);
+    /* the file: version 12, the same rows, ordered by session on the table's key */
+    assert_int_equal(int_of(path, "PRAGMA user_version"), 12);
     char *after = text_of(path, SQL_ROWS);
     assert_string_equal(after, before);
     free(after);
@@ -188,12 +188,17 @@ static void upgrades_a_real_version_9_file(void **state)
     ok = text_of(kw, "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH 'quokka')");
     assert_true(atoi(ok) > 0);
     free(ok);
+    /* version 12: every session's minute, and the listing indexes on it */
+    assert_int_equal(int_of(path, "SELECT count(*) FROM sessions WHERE updated_minute <> updated_at / 60000"), 0);
+    assert_int_equal(int_of(path, "SELECT count(*) FROM sessions"), 4);
+    assert_int_equal(int_of(path, "SELECT count(*) FROM pragma_index_info('sessions_by_updated')"
+                                  " WHERE name = 'updated_minute'"), 1);
 
     /* a second upgrade has nothing to do */
     struct progress again = {0, 0, 0, 1};
     assert_int_equal(mn_upgrade(path, cfg, on_progress, &again, &from), MN_OK);
     assert_int_equal(again.calls, 0);
-    assert_int_equal(from, 11);
+    assert_int_equal(from, 12);
 
     mn_db *db = NULL;
     assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);

@@ -14,7 +14,8 @@
 #include "util/banned.h"
 
 static const char SQL_SESSION_DELETE[] = "DELETE FROM sessions WHERE id = ?1 RETURNING id";
-static const char SQL_SESSION_PRUNE[] = "DELETE FROM sessions WHERE updated_at < ?1 RETURNING id";
+static const char SQL_SESSION_PRUNE[] =
+    "DELETE FROM sessions WHERE updated_minute <= ?1 / 60000 AND updated_at < ?1 RETURNING id";
 static const char SQL_SESSION_GC[] = "DELETE FROM sessions WHERE expires_at > 0 AND expires_at <= ?1 RETURNING id";
 
 void mn_sqlite_wal_truncate(struct sqlite_store *s)

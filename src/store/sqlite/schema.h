@@ -97,6 +97,15 @@
  *             the same terms and bm25 scores). The file's fts_meta holds 'fts.indexed_upto' and
  *             'fts.deletes' (moved from meta) and 'fts.file', the id of the database it belongs
  *             to (meta 'fts.file', new). msg_log stays in the database.
+ *
+ * Version 12 (appends that leave the sessions indexes alone):
+ *   sessions  + updated_minute = updated_at / 60000, kept by two triggers (after an insert, and
+ *             after an update of updated_at, each only when the minute differs); the indexes
+ *             sessions_by_ns_updated and sessions_by_updated key on it instead of updated_at. An
+ *             append writes updated_at, so with updated_at in them both indexes were rewritten
+ *             by every append (two more pages a commit); now only when the minute changes. The
+ *             listing orders by updated_minute, updated_at, sid (the same order: the minute is
+ *             monotone in updated_at), and prune adds updated_minute <= before / 60000.
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -332,6 +341,19 @@ static const char *const mn_sqlite_migrations[] = {
     " WHERE key IN ('fts.indexed_upto', 'fts.deletes', 'fts.file');"
     "DELETE FROM main.meta WHERE key IN ('fts.indexed_upto', 'fts.deletes');"
     "DROP TABLE main.messages_fts;",
+    /* 11 → 12: the sessions indexes key on the minute of updated_at (above) */
+    "ALTER TABLE sessions ADD COLUMN updated_minute INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE sessions SET updated_minute = updated_at / 60000;"
+    "DROP INDEX sessions_by_ns_updated;"
+    "DROP INDEX sessions_by_updated;"
+    "CREATE INDEX sessions_by_ns_updated ON sessions(namespace, updated_minute);"
+    "CREATE INDEX sessions_by_updated ON sessions(updated_minute);"
+    "CREATE TRIGGER sessions_minute_insert AFTER INSERT ON sessions"
+    "  WHEN new.updated_minute IS NOT new.updated_at / 60000"
+    "  BEGIN UPDATE sessions SET updated_minute = new.updated_at / 60000 WHERE sid = new.sid; END;"
+    "CREATE TRIGGER sessions_minute_update AFTER UPDATE OF updated_at ON sessions"
+    "  WHEN new.updated_minute IS NOT new.updated_at / 60000"
+    "  BEGIN UPDATE sessions SET updated_minute = new.updated_at / 60000 WHERE sid = new.sid; END;",
 };
 
 /* The copy of one session's messages in step 9 → 10 (?1 = its sid), in key order. */

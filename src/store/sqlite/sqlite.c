@@ -74,8 +74,9 @@ static const char *const stmt_sql[S_COUNT] = {
                            " title = CASE WHEN title IS NULL THEN ?6 ELSE title END, turn_count = turn_count + ?7,"
                            " expires_at = CASE WHEN ttl_ms > 0 THEN ?5 + ttl_ms ELSE expires_at END WHERE sid = ?1",
     [S_SESSION_LIST_NS] = "SELECT " SESSION_COLS " FROM sessions WHERE namespace = ?1"
-                          " ORDER BY updated_at DESC, sid DESC LIMIT ?2 OFFSET ?3",
-    [S_SESSION_LIST_ALL] = "SELECT " SESSION_COLS " FROM sessions ORDER BY updated_at DESC, sid DESC LIMIT ?2 OFFSET ?3",
+                          " ORDER BY updated_minute DESC, updated_at DESC, sid DESC LIMIT ?2 OFFSET ?3",
+    [S_SESSION_LIST_ALL] = "SELECT " SESSION_COLS " FROM sessions"
+                           " ORDER BY updated_minute DESC, updated_at DESC, sid DESC LIMIT ?2 OFFSET ?3",
     [S_SESSION_ALL_BY_CREATED] = "SELECT " SESSION_COLS " FROM sessions ORDER BY created_at, id",
     [S_MESSAGE_INSERT] = "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name,"
                          " tool_name, model, files, metadata, idem_key, tokens, pinned, created_at, id, pos)"
