@@ -8,6 +8,8 @@
  *  - the file is derived data: missing, of another database, or ahead of a database restored from
  *    an older copy, it is started again and indexed from the messages, so no hit names a message
  *    the database does not hold;
+ *  - a process stopped between the two files' commits of a step that applied a delete: the next
+ *    open neither applies it twice nor leaves its text in the log;
  *  - mn_vacuum shrinks the index's file as well as the database;
  *  - a private (in-memory) database keeps its index in memory.
  */
@@ -172,7 +174,7 @@ static void copy_file(const char *from, const char *to)
 static void started_again_when_not_this_databases(void **state)
 {
     struct fx *f = *state;
-    char b[600], kw_a[600], kw_b[600], old[600];
+    char b[600], kw_a[700], kw_b[700], old[600];
     snprintf(b, sizeof b, "%s/b.db", f->dir);
     snprintf(kw_a, sizeof kw_a, "%s.keywords", f->path);
     snprintf(kw_b, sizeof kw_b, "%s.keywords", b);
@@ -216,6 +218,56 @@ static void started_again_when_not_this_databases(void **state)
     free(sa);
     free(sb);
     mn_close(db);
+}
+
+static void exec_ok(sqlite3 *c, const char *sql)
+{
+    char *err = NULL;
+    if (sqlite3_exec(c, sql, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("%s: %s", sql, err);
+}
+
+/* A process stopped after the index's file committed a step that applied a delete, before the
+ * delete's log row left the database (the two files commit one after the other): the next open
+ * neither applies it again (a contentless delete of a row that is not there corrupts the index)
+ * nor leaves its text in the log. */
+static void stopped_between_the_two_commits(void **state)
+{
+    struct fx *f = *state;
+    mn_db *db = open_db(f->path, "100");
+    char *sid = new_session(db);
+    append_n(db, sid, "gerenuk", 30);
+    assert_int_equal(hits(db, "gerenuk"), 30);
+    mn_close(db);
+    sqlite3 *c = NULL;
+    char sql[800];
+    assert_int_equal(sqlite3_open_v2(f->path, &c, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    snprintf(sql, sizeof sql, "ATTACH '%s.keywords' AS kw", f->path);
+    exec_ok(c, sql);
+    /* the delete of the message 'gerenuk number 7' (its trigger logs the text), and the step
+     * that applied it, committed in the index's file only */
+    exec_ok(c, "DELETE FROM main.messages WHERE content = 'gerenuk number 7'");
+    exec_ok(c, "INSERT INTO kw.messages_fts (messages_fts, rowid, content)"
+               " SELECT 'delete', message_id, content FROM main.msg_log WHERE op = 0;"
+               "INSERT INTO kw.fts_applied (seq) SELECT seq FROM main.msg_log;"
+               "UPDATE sessions SET message_count = message_count - 1");
+    sqlite3_close(c);
+    db = open_db(f->path, "100");
+    assert_int_equal(hits(db, "gerenuk"), 29);
+    append_n(db, sid, "gerenuk", 1); /* and the index goes on from there */
+    assert_int_equal(hits(db, "gerenuk"), 30);
+    mn_close(db);
+    assert_int_equal(sqlite3_open_v2(f->path, &c, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    exec_ok(c, sql);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(c, "SELECT (SELECT count(*) FROM main.msg_log) + (SELECT count(*) FROM"
+                                           " kw.fts_applied)", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 0); /* the log row and its mark are gone */
+    sqlite3_finalize(st);
+    exec_ok(c, "INSERT INTO kw.messages_fts (messages_fts, rank) VALUES ('integrity-check', 0)");
+    sqlite3_close(c);
+    free(sid);
 }
 
 static long file_size(const char *path)
@@ -268,6 +320,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(indexes_beside_a_database_write_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(appends_beside_an_index_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(started_again_when_not_this_databases, setup, teardown),
+        cmocka_unit_test_setup_teardown(stopped_between_the_two_commits, setup, teardown),
         cmocka_unit_test_setup_teardown(vacuum_shrinks_the_index_file, setup, teardown),
         cmocka_unit_test_setup_teardown(private_database, setup, teardown),
     };

@@ -391,6 +391,11 @@ static void from_version_6(void **state)
                "  BEGIN INSERT OR IGNORE INTO embed_queue (message_id) VALUES (new.id); END;"
                "DELETE FROM meta WHERE key = 'messages.last_id'; DROP TRIGGER sessions_delete_messages;" /* 10's */
                "DELETE FROM meta WHERE key = 'fts.file';" /* 11's: the index back in the database */
+               "DROP TRIGGER sessions_minute_insert; DROP TRIGGER sessions_minute_update;" /* 12's */
+               "DROP INDEX sessions_by_ns_updated; DROP INDEX sessions_by_updated;"
+               "ALTER TABLE sessions DROP COLUMN updated_minute;"
+               "CREATE INDEX sessions_by_ns_updated ON sessions(namespace, updated_at);"
+               "CREATE INDEX sessions_by_updated ON sessions(updated_at);"
                "CREATE VIRTUAL TABLE main.messages_fts USING fts5(content, content='messages', content_rowid='id',"
                "  tokenize='porter unicode61 remove_diacritics 2');"
                "INSERT INTO main.messages_fts (messages_fts) VALUES ('rebuild');"

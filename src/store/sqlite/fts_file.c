@@ -27,6 +27,7 @@
  * messages' index always had (schema.h, version 4). */
 #define KW_TABLES                                                                                                \
     "CREATE TABLE IF NOT EXISTS kw.fts_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"                          \
+    "CREATE TABLE IF NOT EXISTS kw.fts_applied (seq INTEGER PRIMARY KEY);"                                         \
     "CREATE VIRTUAL TABLE IF NOT EXISTS kw.messages_fts USING fts5(content, content = '',"                         \
     " tokenize = 'porter unicode61 remove_diacritics 2');"
 
@@ -70,39 +71,49 @@ mn_status mn_sqlite_kw_attach_rw(struct sqlite_store *s)
     return rc;
 }
 
-static const char SQL_CHECK[] =
-    "SELECT (SELECT value FROM meta WHERE key = 'fts.file'),"
-    " (SELECT value FROM kw.fts_meta WHERE key = 'fts.file') IS (SELECT value FROM meta WHERE key = 'fts.file')"
-    "  AND EXISTS (SELECT 1 FROM kw.sqlite_schema WHERE name = 'messages_fts')"
+/* Whether the database has an id for its index file, and the index's tables that are there. */
+static const char SQL_CHECK_TABLES[] =
+    "SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'fts.file'),"
+    " (SELECT count(*) FROM kw.sqlite_schema WHERE name IN ('fts_meta', 'fts_applied', 'messages_fts'))";
+/* With the three tables: whether the file carries the database's id and is not ahead of it. */
+static const char SQL_CHECK_OURS[] =
+    "SELECT (SELECT value FROM kw.fts_meta WHERE key = 'fts.file') IS (SELECT value FROM meta WHERE key = 'fts.file')"
     "  AND coalesce((SELECT CAST(value AS INTEGER) FROM kw.fts_meta WHERE key = 'fts.indexed_upto'), 0) <= " MN_SQLITE_LAST_ID;
 static const char SQL_RESET[] =
     "INSERT INTO meta (key, value) SELECT 'fts.file', lower(hex(randomblob(16)))"
     " WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts.file');"
     "DROP TABLE IF EXISTS kw.messages_fts;"
-    "DELETE FROM kw.fts_meta;"
-    "INSERT INTO kw.fts_meta (key, value) SELECT 'fts.file', value FROM meta WHERE key = 'fts.file';" KW_TABLES;
+    "DROP TABLE IF EXISTS kw.fts_applied;"
+    "DROP TABLE IF EXISTS kw.fts_meta;" KW_TABLES
+    "INSERT INTO kw.fts_meta (key, value) SELECT 'fts.file', value FROM meta WHERE key = 'fts.file';";
+
+/* The first column of a one-row query as an integer (0 without a row). */
+static mn_status kw_int(struct sqlite_store *s, const char *sql, int col, int64_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    int r = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    *out = 0;
+    if (r == SQLITE_OK && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, col);
+        r = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return r == SQLITE_OK || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index file");
+}
 
 /* In one write transaction (both files): the index's tables exist and belong to this database,
  * else they start again empty. */
 static mn_status kw_check(struct sqlite_store *s)
 {
-    sqlite3_stmt *st = NULL;
-    int ours = 0, known = 0;
+    int64_t known = 0, tables = 0, ours = 0;
     mn_status rc = mn_sqlite_begin_write(s);
-    if (!rc)
-        rc = kw_exec(s, KW_TABLES);
-    int r = rc ? SQLITE_OK : sqlite3_prepare_v2(s->db, SQL_CHECK, -1, &st, NULL);
-    if (!rc && r == SQLITE_OK && (r = sqlite3_step(st)) == SQLITE_ROW) {
-        known = sqlite3_column_type(st, 0) != SQLITE_NULL;
-        ours = sqlite3_column_int(st, 1);
-        r = SQLITE_OK;
-    }
-    sqlite3_finalize(st);
-    if (!rc && r != SQLITE_OK)
-        rc = mn_sqlite_fail(s, r, "keyword index file");
+    if (!rc && !(rc = kw_int(s, SQL_CHECK_TABLES, 0, &known)) && !(rc = kw_int(s, SQL_CHECK_TABLES, 1, &tables)) &&
+        tables == 3)
+        rc = kw_int(s, SQL_CHECK_OURS, 0, &ours);
     if (!rc && !ours) {
         if (known && !s->no_readers)
-            mn__log(MN_LOG_WARN, "%s" KW_SUFFIX ": keyword index of another database or state; indexing again", s->path);
+            mn__log(MN_LOG_WARN, "%s" KW_SUFFIX ": keyword index missing, of another database or state; indexing again",
+                    s->path);
         rc = kw_exec(s, SQL_RESET);
     }
     if (rc)
@@ -110,6 +121,12 @@ static mn_status kw_check(struct sqlite_store *s)
     else
         rc = mn_sqlite_commit(s);
     return rc;
+}
+
+mn_status mn_sqlite_kw_views(struct sqlite_store *c)
+{
+    return kw_exec(c, "CREATE TEMP VIEW IF NOT EXISTS fts_log_pending AS SELECT * FROM main.msg_log"
+                      " WHERE seq NOT IN (SELECT seq FROM kw.fts_applied)");
 }
 
 static void *indexer_main(void *arg)
@@ -133,8 +150,8 @@ static void *indexer_main(void *arg)
 mn_status mn_sqlite_kw_start(struct sqlite_store *s)
 {
     mn_status rc = kw_check(s);
-    if (rc || s->no_readers)
-        return rc; /* a private index stays attached read-write and is drained inline */
+    if (rc || s->no_readers) /* a private index stays attached read-write and is drained inline */
+        return rc ? rc : mn_sqlite_kw_views(s);
     if ((rc = kw_exec(s, "DETACH kw")))
         return rc;
     if (!(s->kw = mn_sqlite_open_indexer(s)))

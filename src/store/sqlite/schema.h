@@ -96,7 +96,9 @@
  *             contentless delete needs), its segments copied as they are (the same tokenizer, so
  *             the same terms and bm25 scores). The file's fts_meta holds 'fts.indexed_upto' and
  *             'fts.deletes' (moved from meta) and 'fts.file', the id of the database it belongs
- *             to (meta 'fts.file', new). msg_log stays in the database.
+ *             to (meta 'fts.file', new). msg_log stays in the database; fts_applied (seq) in
+ *             the index's file marks the log rows applied in the index's own transaction (the
+ *             two files commit one after the other), which leave msg_log after it committed.
  *
  * Version 12 (appends that leave the sessions indexes alone):
  *   sessions  + updated_minute = updated_at / 60000, kept by two triggers (after an insert, and
@@ -325,6 +327,8 @@ static const char *const mn_sqlite_migrations[] = {
      * migration (fts_file.c). A file left by an earlier attempt is replaced. */
     "CREATE TABLE IF NOT EXISTS kw.fts_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "DELETE FROM kw.fts_meta;"
+    "CREATE TABLE IF NOT EXISTS kw.fts_applied (seq INTEGER PRIMARY KEY);"
+    "DELETE FROM kw.fts_applied;"
     "DROP TABLE IF EXISTS kw.messages_fts;"
     "CREATE VIRTUAL TABLE kw.messages_fts USING fts5(content, content = '',"
     " tokenize = 'porter unicode61 remove_diacritics 2');"

@@ -118,12 +118,12 @@ static const char SQL_WATERMARK_SET[] = "INSERT INTO fts_meta (key, value) VALUE
 /* The indexer's first statement: a write to the index's file alone takes its lock (a deferred
  * transaction locks what it writes first), then the database is read from one snapshot. */
 static const char SQL_INDEX_LOCK[] = "UPDATE fts_meta SET value = value WHERE key = 'fts.indexed_upto'";
-static const char SQL_LOG_ANY[] = "SELECT EXISTS (SELECT 1 FROM msg_log)";
+static const char SQL_LOG_ANY[] = "SELECT EXISTS (SELECT 1 FROM fts_log_pending)";
 static const char SQL_LAST_ID[] = "SELECT " MN_SQLITE_LAST_ID;
 static const char SQL_PENDING_ANY[] =
-    "SELECT EXISTS (SELECT 1 FROM msg_log) OR EXISTS (SELECT 1 FROM messages WHERE id > ?1)";
+    "SELECT EXISTS (SELECT 1 FROM fts_log_pending) OR EXISTS (SELECT 1 FROM messages WHERE id > ?1)";
 static const char SQL_PENDING_COUNT[] = /* log rows above the watermark are dropped, not applied */
-    "SELECT (SELECT count(*) FROM msg_log WHERE message_id <= ?1) + (SELECT count(*) FROM messages WHERE id > ?1"
+    "SELECT (SELECT count(*) FROM fts_log_pending WHERE message_id <= ?1) + (SELECT count(*) FROM messages WHERE id > ?1"
     " AND content IS NOT NULL)";
 static const char SQL_LOG_SPAN[] = "SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM msg_log";
 
@@ -185,21 +185,29 @@ static mn_status pending_any(struct sqlite_store *s, int *any)
  * taken, *last whether nothing is left.
  */
 static const char SQL_CHUNK_BOUND[] =
-    "SELECT message_id FROM msg_log WHERE message_id <= ?2 ORDER BY message_id LIMIT 1 OFFSET ?1";
+    "SELECT message_id FROM fts_log_pending WHERE message_id <= ?2 ORDER BY message_id LIMIT 1 OFFSET ?1";
 static const char SQL_CHUNK_CANCEL[] =
     "DELETE FROM msg_log WHERE seq IN ("
-    " SELECT a.seq FROM msg_log a JOIN msg_log b ON b.message_id = a.message_id AND b.op = 0 AND b.seq > a.seq"
+    " SELECT a.seq FROM fts_log_pending a JOIN fts_log_pending b ON b.message_id = a.message_id AND b.op = 0"
+    "  AND b.seq > a.seq"
     "  WHERE a.op = 1 AND a.message_id <= ?1"
-    " UNION SELECT b.seq FROM msg_log a JOIN msg_log b ON b.message_id = a.message_id AND b.op = 0 AND b.seq > a.seq"
+    " UNION SELECT b.seq FROM fts_log_pending a JOIN fts_log_pending b ON b.message_id = a.message_id AND b.op = 0"
+    "  AND b.seq > a.seq"
     "  WHERE a.op = 1 AND a.message_id <= ?1)";
 static const char SQL_CHUNK_DELETES[] =
     "INSERT INTO messages_fts (messages_fts, rowid, content)"
-    " SELECT 'delete', message_id, content FROM msg_log WHERE message_id <= ?1 AND op = 0 AND content IS NOT NULL"
+    " SELECT 'delete', message_id, content FROM fts_log_pending WHERE message_id <= ?1 AND op = 0"
+    " AND content IS NOT NULL"
     " ORDER BY message_id";
 static const char SQL_CHUNK_INSERTS[] =
-    "INSERT INTO messages_fts (rowid, content) SELECT m.id, m.content FROM msg_log l JOIN messages m"
+    "INSERT INTO messages_fts (rowid, content) SELECT m.id, m.content FROM fts_log_pending l JOIN messages m"
     " ON m.id = l.message_id WHERE l.message_id <= ?1 AND l.op = 1 AND m.content IS NOT NULL ORDER BY l.message_id";
-static const char SQL_CHUNK_CLEAR[] = "DELETE FROM msg_log WHERE message_id <= ?1";
+/* The rows applied are marked in the index's file, in its transaction; they leave msg_log only after
+ * it committed (log_cleanup): the two files commit one after the other, and a crash between them
+ * must neither lose a removal (the log emptied, the index not changed) nor apply one twice. */
+static const char SQL_CHUNK_CLEAR[] = "INSERT INTO fts_applied (seq) SELECT seq FROM fts_log_pending WHERE message_id <= ?1";
+static const char SQL_LOG_CLEANUP[] = "DELETE FROM msg_log WHERE seq IN (SELECT seq FROM fts_applied)";
+static const char SQL_APPLIED_CLEANUP[] = "DELETE FROM fts_applied";
 static const char SQL_RANGE_BOUND[] = "SELECT id FROM messages WHERE id > ?1 ORDER BY id LIMIT 1 OFFSET ?2";
 static const char SQL_RANGE_DROP_LOG[] = "DELETE FROM msg_log WHERE message_id > ?1 AND message_id <= ?2";
 static const char SQL_RANGE_INSERT[] = "INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages"
@@ -227,7 +235,7 @@ static mn_status bound_at(struct sqlite_store *s, const char *sql, int64_t a, in
  * insert) or an import below the watermark. Before applying the log rows of messages up to
  * `bound`, when there are any, meta fts.deletes is counted up: every handle then drops its kept
  * counts. */
-static const char SQL_LOG_ROWS_ANY[] = "SELECT EXISTS (SELECT 1 FROM msg_log WHERE message_id <= ?1)";
+static const char SQL_LOG_ROWS_ANY[] = "SELECT EXISTS (SELECT 1 FROM fts_log_pending WHERE message_id <= ?1)";
 static const char SQL_DELETES_BUMP[] = "INSERT INTO fts_meta (key, value) VALUES ('fts.deletes', '1')"
                                        " ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1";
 
@@ -279,7 +287,7 @@ mn_status mn_sqlite_fts_log_insert(struct sqlite_store *s, int64_t id)
     return exec_bound(s, SQL_LOG_INSERT, id, 0, NULL);
 }
 
-static const char SQL_LOG_REMOVED[] = "SELECT 1 FROM msg_log WHERE op = 0 LIMIT 1";
+static const char SQL_LOG_REMOVED[] = "SELECT 1 FROM fts_log_pending WHERE op = 0 LIMIT 1";
 static const char SQL_FTS_OPTIMIZE[] = "INSERT INTO messages_fts (messages_fts) VALUES ('optimize')";
 static const char SQL_BEGIN_DEFERRED[] = "BEGIN";
 
@@ -385,9 +393,13 @@ static mn_status range_write(struct sqlite_store *x, const struct range_rows *r,
 
 /* A step on the indexer handle while the log is empty (see above); *log set when it is not, and
  * nothing done. */
+static int64_t drain_chunk(const struct sqlite_store *s) { return s->fts_drain_rows > 0 ? s->fts_drain_rows : 1000; }
+
 static mn_status range_step(struct sqlite_store *x, int64_t chunk, int64_t *log, int64_t *consumed, int *last)
 {
     struct range_rows r = {0};
+    if (chunk == INT64_MAX) /* the messages are held in memory: a chunk at a time, the caller loops */
+        chunk = drain_chunk(x);
     int moved = 0;
     x->busy_started_ns = 0;
     mn_status rc = mn_sqlite_exec_stmt(x, SQL_BEGIN_DEFERRED, "keyword index begin");
@@ -410,6 +422,35 @@ static mn_status range_step(struct sqlite_store *x, int64_t chunk, int64_t *log,
     return rc;
 }
 
+/* After a step applied log rows and committed (the index's file with FULL sync: on disk): they
+ * leave msg_log, then fts_applied. A crash between those two leaves seqs in fts_applied that no
+ * log row has any more (AUTOINCREMENT: never given again), which hide nothing. */
+static mn_status log_cleanup(struct sqlite_store *x)
+{
+    mn_status rc = mn_sqlite_begin_write(x);
+    if (rc)
+        return rc;
+    if ((rc = mn_sqlite_exec_stmt(x, SQL_LOG_CLEANUP, "keyword log cleanup")) ||
+        (rc = mn_sqlite_exec_stmt(x, SQL_APPLIED_CLEANUP, "keyword log cleanup"))) {
+        mn_sqlite_rollback(x);
+        return rc;
+    }
+    return mn_sqlite_commit(x);
+}
+
+static const char SQL_APPLIED_ANY[] = "SELECT EXISTS (SELECT 1 FROM fts_applied)";
+
+mn_status mn_sqlite_fts_recover(struct sqlite_store *s)
+{
+    int64_t any = 0;
+    struct sqlite_store *x = indexer_take(s);
+    mn_status rc = value_of(x, SQL_APPLIED_ANY, 0, 0, &any);
+    if (!rc && any)
+        rc = log_cleanup(x);
+    indexer_put(s, x);
+    return rc;
+}
+
 /* One step of `chunk`, on the indexer x: while the log is empty, one that reads the database
  * briefly and locks the index's file alone (see above); else one transaction over both files. */
 static mn_status fts_chunk(struct sqlite_store *x, int64_t chunk, int64_t *consumed, int *last)
@@ -426,19 +467,32 @@ static mn_status fts_chunk(struct sqlite_store *x, int64_t chunk, int64_t *consu
         mn_sqlite_rollback(x);
         return rc;
     }
-    return mn_sqlite_commit(x);
+    if ((rc = mn_sqlite_commit(x)))
+        return rc;
+    return log_cleanup(x);
+}
+
+/* Every step until nothing is left (a range step reads at most a chunk's messages at a time). */
+static mn_status fts_all(struct sqlite_store *x)
+{
+    int64_t consumed = 0;
+    int last = 0;
+    mn_status rc;
+    do
+        rc = fts_chunk(x, INT64_MAX, &consumed, &last);
+    while (!rc && !last);
+    return rc;
 }
 
 void mn_sqlite_fts_erase(struct sqlite_store *s)
 {
     struct sqlite_store *x = indexer_take(s);
-    int64_t removed = 0, consumed = 0;
-    int last = 0;
+    int64_t removed = 0;
     mn_status rc = value_of(x, SQL_LOG_REMOVED, 0, 0, &removed);
     /* A contentless delete only adds delete markers; the old terms stay in their segments until a
      * merge reaches them. 'optimize' merges every segment into one, now; then the index's own
      * write-ahead log is emptied of the pages that held them (as the database's is). */
-    if (!rc && removed && !(rc = fts_chunk(x, INT64_MAX, &consumed, &last)) &&
+    if (!rc && removed && !(rc = fts_all(x)) &&
         !(rc = mn_sqlite_exec_stmt(x, SQL_FTS_OPTIMIZE, "keyword index erase")) && x->kw_own &&
         sqlite3_wal_checkpoint_v2(x->db, "kw", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
         mn__log(MN_LOG_INFO, "%s: keyword index WAL not truncated after a delete: %s", s->path,
@@ -452,12 +506,10 @@ void mn_sqlite_fts_erase(struct sqlite_store *s)
 static mn_status fts_sync_locked(struct sqlite_store *x)
 {
     int any = 0;
-    int64_t consumed = 0;
-    int last = 0;
     mn_status rc = pending_any(x, &any);
     if (rc || !any)
         return rc;
-    return fts_chunk(x, INT64_MAX, &consumed, &last);
+    return fts_all(x);
 }
 
 static mn_status op_fts_sync(mn_store *st)
@@ -489,8 +541,6 @@ static mn_status fts_drain_chunks(struct sqlite_store *x, int64_t chunk, int64_t
     }
     return rc;
 }
-
-static int64_t drain_chunk(const struct sqlite_store *s) { return s->fts_drain_rows > 0 ? s->fts_drain_rows : 1000; }
 
 static mn_status fts_drain_locked(struct sqlite_store *s, int64_t budget, int64_t *applied)
 {
@@ -847,7 +897,7 @@ static const char SQL_DF_GEN[] = "SELECT coalesce((SELECT CAST(value AS INTEGER)
  * in the log (a delete, an edit, an import: the index is about to change below it, so nothing is
  * kept). */
 static const char SQL_DF_UPTO[] =
-    "SELECT CASE WHEN EXISTS (SELECT 1 FROM msg_log WHERE message_id <= w) THEN -1 ELSE w END FROM"
+    "SELECT CASE WHEN EXISTS (SELECT 1 FROM fts_log_pending WHERE message_id <= w) THEN -1 ELSE w END FROM"
     " (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM fts_meta WHERE key = 'fts.indexed_upto'), 0) AS w)";
 static const char SQL_DF_COUNT[] = "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid > ?2";
 

@@ -1234,8 +1234,10 @@ static struct sqlite_store *open_side(struct sqlite_store *w, int indexer)
     if (!ok ||
         sqlite3_exec(r->db, "PRAGMA trusted_schema = OFF; PRAGMA secure_delete = ON; PRAGMA mmap_size = 2147418112",
                      NULL, NULL, NULL) != SQLITE_OK ||
-        (indexer && (mn_sqlite_kw_attach_rw(r) != MN_OK ||
-                     sqlite3_exec(r->db, "PRAGMA kw.synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK))) {
+        (indexer && (mn_sqlite_kw_attach_rw(r) != MN_OK || mn_sqlite_kw_views(r) != MN_OK ||
+                     /* FULL: a step's commit is on disk before its log rows leave the database
+                      * (search.c log_cleanup); one fsync a chunk of messages */
+                     sqlite3_exec(r->db, "PRAGMA kw.synchronous = FULL", NULL, NULL, NULL) != SQLITE_OK))) {
         mn__log(MN_LOG_WARN, "%s: cannot open a %s connection: %s", w->path, indexer ? "keyword index" : "reader",
                 r->db ? sqlite3_errmsg(r->db) : "out of memory");
         op_close(&r->base);
@@ -1433,6 +1435,8 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         rc = migrate(s, opts, version);
     if (!rc)
         rc = mn_sqlite_kw_start(s);
+    if (!rc)
+        rc = mn_sqlite_fts_recover(s);
     if (!rc)
         rc = mn_sqlite_fts_backlog(s);
     if (!rc)

@@ -127,6 +127,12 @@ void mn_sqlite_fts_erase(struct sqlite_store *s);
  * database (else starts it again empty), detaches it and starts the indexer handle and thread. */
 mn_status mn_sqlite_kw_attach_rw(struct sqlite_store *s);
 mn_status mn_sqlite_kw_start(struct sqlite_store *s);
+/* On a connection that writes the index (the indexer, or a private database's own): the TEMP view
+ * fts_log_pending, msg_log less the rows the index already applied (fts_applied; search.c). */
+mn_status mn_sqlite_kw_views(struct sqlite_store *c);
+/* At open (search.c): log rows an earlier process applied to the index but had not yet removed
+ * from msg_log when it stopped leave it now (their text with them). */
+mn_status mn_sqlite_fts_recover(struct sqlite_store *s);
 /* At close (before the connection): stops the thread (after the chunk it was asked for) and
  * closes the indexer handle. */
 void mn_sqlite_kw_stop(struct sqlite_store *s);
