@@ -109,14 +109,16 @@ static mn_status prepare_filtered(struct sqlite_store *s, const char *head, cons
  * beside it, on the other core: a log row written after the snapshot is of a message the step
  * indexed as it was before (or not at all, when it is past the step's last id), so the next step
  * applies it (or drops it) correctly. A step with log rows locks both files, as every write of
- * the log does.
+ * the log does, and marks the rows it applied in the index's file (fts_applied) rather than
+ * deleting them: they leave msg_log after it committed (log_cleanup). The TEMP view
+ * fts_log_pending (fts_file.c) is msg_log less those rows.
  */
 static const char SQL_WATERMARK[] =
     "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM fts_meta WHERE key = 'fts.indexed_upto'), 0)";
 static const char SQL_WATERMARK_SET[] = "INSERT INTO fts_meta (key, value) VALUES ('fts.indexed_upto', ?1)"
                                         " ON CONFLICT (key) DO UPDATE SET value = excluded.value";
-/* The indexer's first statement: a write to the index's file alone takes its lock (a deferred
- * transaction locks what it writes first), then the database is read from one snapshot. */
+/* The first statement of a step's write half: a write to the index's file alone takes that
+ * file's lock (a deferred transaction locks what it writes first), not the database's. */
 static const char SQL_INDEX_LOCK[] = "UPDATE fts_meta SET value = value WHERE key = 'fts.indexed_upto'";
 static const char SQL_LOG_ANY[] = "SELECT EXISTS (SELECT 1 FROM fts_log_pending)";
 static const char SQL_LAST_ID[] = "SELECT " MN_SQLITE_LAST_ID;
