@@ -107,6 +107,9 @@ static mn_status kw_check(struct sqlite_store *s)
 {
     int64_t known = 0, tables = 0, ours = 0;
     mn_status rc = mn_sqlite_begin_write(s);
+    /* a missing mark table alone is no reason to index again: an empty one is always right */
+    if (!rc)
+        rc = kw_exec(s, "CREATE TABLE IF NOT EXISTS kw.fts_applied (seq INTEGER PRIMARY KEY)");
     if (!rc && !(rc = kw_int(s, SQL_CHECK_TABLES, 0, &known)) && !(rc = kw_int(s, SQL_CHECK_TABLES, 1, &tables)) &&
         tables == 3)
         rc = kw_int(s, SQL_CHECK_OURS, 0, &ours);
