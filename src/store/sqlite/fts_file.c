@@ -157,8 +157,8 @@ mn_status mn_sqlite_kw_start(struct sqlite_store *s)
         return rc ? rc : mn_sqlite_kw_views(s);
     if ((rc = kw_exec(s, "DETACH kw")))
         return rc;
-    if (!(s->kw = mn_sqlite_open_indexer(s)))
-        return mn__err(MN_IO, "%s: cannot open the keyword index's connection", s->path);
+    if ((rc = mn_sqlite_open_indexer(s, &s->kw)))
+        return rc;
     pthread_mutex_init(&s->kw_sig, NULL);
     pthread_cond_init(&s->kw_cond, NULL);
     s->kw_started = pthread_create(&s->kw_thread, NULL, indexer_main, s) == 0;

@@ -1208,15 +1208,17 @@ static mn_status make_parent_dirs(const char *path)
 
 /* ---- reader connections ---------------------------------------------------------------------- */
 
-/* A second connection to the writer's file (schema already current), NULL on failure: a reader
- * (read-only; the caller reads on the write connection instead) or the keyword indexer
- * (read-write, the index's file attached read-write; it also runs keyword searches). */
-static struct sqlite_store *open_side(struct sqlite_store *w, int indexer)
+/* A second connection to the writer's file (schema already current) into *out: a reader
+ * (read-only; on failure the caller reads on the write connection instead) or the keyword indexer
+ * (read-write, the index's file attached read-write; it also runs keyword searches). Errors as
+ * SQLite's mapped (MN_BUSY when another process held a lock past the busy timeout), MN_NOMEM. */
+static mn_status open_side(struct sqlite_store *w, int indexer, struct sqlite_store **out)
 {
+    *out = NULL;
     struct sqlite_store *r = calloc(1, sizeof *r);
     if (!r || !(r->path = strdup(w->path))) {
         free(r);
-        return NULL;
+        return mn__nomem();
     }
     r->base.ops = w->base.ops;
     r->busy_timeout_ms = w->busy_timeout_ms;
@@ -1226,30 +1228,39 @@ static struct sqlite_store *open_side(struct sqlite_store *w, int indexer)
     pthread_mutex_init(&r->lock, NULL);
     pthread_mutex_init(&r->readers_lock, NULL);
     int flags = (indexer ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
-    int ok = sqlite3_open_v2(r->path, &r->db, flags, NULL) == SQLITE_OK;
-    if (ok) { /* before the first statement: another process may hold a lock the attach waits for */
+    int e = sqlite3_open_v2(r->path, &r->db, flags, NULL);
+    mn_status rc = MN_OK;
+    if (e == SQLITE_OK) { /* before the first statement: another process may hold a lock the attach waits for */
         sqlite3_extended_result_codes(r->db, 1);
         sqlite3_busy_handler(r->db, busy_handler, r);
+        e = sqlite3_exec(r->db, "PRAGMA trusted_schema = OFF; PRAGMA secure_delete = ON; PRAGMA mmap_size = 2147418112",
+                         NULL, NULL, NULL);
     }
-    if (!ok ||
-        sqlite3_exec(r->db, "PRAGMA trusted_schema = OFF; PRAGMA secure_delete = ON; PRAGMA mmap_size = 2147418112",
-                     NULL, NULL, NULL) != SQLITE_OK ||
-        (indexer && (mn_sqlite_kw_attach_rw(r) != MN_OK || mn_sqlite_kw_views(r) != MN_OK ||
-                     /* FULL: a step's commit is on disk before its log rows leave the database
-                      * (search.c log_cleanup); one fsync a chunk of messages */
-                     sqlite3_exec(r->db, "PRAGMA kw.synchronous = FULL", NULL, NULL, NULL) != SQLITE_OK))) {
+    if (e != SQLITE_OK)
+        rc = r->db ? mn_sqlite_fail(r, e, "second connection") : mn__nomem();
+    /* FULL: a step's commit is on disk before its log rows leave the database (search.c
+     * log_cleanup); one fsync a chunk of messages */
+    if (!rc && indexer && !(rc = mn_sqlite_kw_attach_rw(r)) && !(rc = mn_sqlite_kw_views(r)) &&
+        (e = sqlite3_exec(r->db, "PRAGMA kw.synchronous = FULL", NULL, NULL, NULL)) != SQLITE_OK)
+        rc = mn_sqlite_fail(r, e, "keyword index file");
+    if (rc) {
         mn__log(MN_LOG_WARN, "%s: cannot open a %s connection: %s", w->path, indexer ? "keyword index" : "reader",
-                r->db ? sqlite3_errmsg(r->db) : "out of memory");
+                mn_errmsg());
         op_close(&r->base);
-        return NULL;
+        return rc;
     }
     mn_sqlite_fts_register(r);
-    return r;
+    *out = r;
+    return MN_OK;
 }
 
-static struct sqlite_store *open_reader(struct sqlite_store *w) { return open_side(w, 0); }
+static struct sqlite_store *open_reader(struct sqlite_store *w)
+{
+    struct sqlite_store *r = NULL;
+    return open_side(w, 0, &r) ? NULL : r;
+}
 
-struct sqlite_store *mn_sqlite_open_indexer(struct sqlite_store *w) { return open_side(w, 1); }
+mn_status mn_sqlite_open_indexer(struct sqlite_store *w, struct sqlite_store **out) { return open_side(w, 1, out); }
 
 void mn_sqlite_close(struct sqlite_store *s) { op_close(&s->base); }
 

@@ -142,8 +142,9 @@ void mn_sqlite_kw_wake(struct sqlite_store *s);
  * is left. */
 void mn_sqlite_fts_indexer_run(struct sqlite_store *s);
 /* sqlite.c: the indexer handle, a read-write connection of its own to w's database with the
- * index's file attached read-write (NULL on failure); and the close of any handle. */
-struct sqlite_store *mn_sqlite_open_indexer(struct sqlite_store *w);
+ * index's file attached read-write, into *out (MN_BUSY, MN_IO, MN_NOMEM…); and the close of any
+ * handle. */
+mn_status mn_sqlite_open_indexer(struct sqlite_store *w, struct sqlite_store **out);
 void mn_sqlite_close(struct sqlite_store *s);
 /* Inside a write transaction: creates or drops the embedding queue's trigger as meta
  * 'embed.queue' says (search.c; the migration to schema version 9). */
