@@ -71,11 +71,11 @@ mn_status mn_sqlite_kw_attach_rw(struct sqlite_store *s)
     return rc;
 }
 
-/* Whether the database has an id for its index file, and the index's tables that are there. */
+/* Whether the database has an id for its index file; whether the index's tables are there. */
+static const char SQL_CHECK_KNOWN[] = "SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'fts.file')";
 static const char SQL_CHECK_TABLES[] =
-    "SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'fts.file'),"
-    " (SELECT count(*) FROM kw.sqlite_schema WHERE name IN ('fts_meta', 'fts_applied', 'messages_fts'))";
-/* With the three tables: whether the file carries the database's id and is not ahead of it. */
+    "SELECT count(*) = 2 FROM kw.sqlite_schema WHERE name IN ('fts_meta', 'messages_fts')";
+/* With the tables: whether the file carries the database's id and is not ahead of it. */
 static const char SQL_CHECK_OURS[] =
     "SELECT (SELECT value FROM kw.fts_meta WHERE key = 'fts.file') IS (SELECT value FROM meta WHERE key = 'fts.file')"
     "  AND coalesce((SELECT CAST(value AS INTEGER) FROM kw.fts_meta WHERE key = 'fts.indexed_upto'), 0) <= " MN_SQLITE_LAST_ID;
@@ -87,20 +87,6 @@ static const char SQL_RESET[] =
     "DROP TABLE IF EXISTS kw.fts_meta;" KW_TABLES
     "INSERT INTO kw.fts_meta (key, value) SELECT 'fts.file', value FROM meta WHERE key = 'fts.file';";
 
-/* The first column of a one-row query as an integer (0 without a row). */
-static mn_status kw_int(struct sqlite_store *s, const char *sql, int col, int64_t *out)
-{
-    sqlite3_stmt *st = NULL;
-    int r = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-    *out = 0;
-    if (r == SQLITE_OK && (r = sqlite3_step(st)) == SQLITE_ROW) {
-        *out = sqlite3_column_int64(st, col);
-        r = SQLITE_OK;
-    }
-    sqlite3_finalize(st);
-    return r == SQLITE_OK || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index file");
-}
-
 /* In one write transaction (both files): the index's tables exist and belong to this database,
  * else they start again empty. */
 static mn_status kw_check(struct sqlite_store *s)
@@ -110,9 +96,9 @@ static mn_status kw_check(struct sqlite_store *s)
     /* a missing mark table alone is no reason to index again: an empty one is always right */
     if (!rc)
         rc = kw_exec(s, "CREATE TABLE IF NOT EXISTS kw.fts_applied (seq INTEGER PRIMARY KEY)");
-    if (!rc && !(rc = kw_int(s, SQL_CHECK_TABLES, 0, &known)) && !(rc = kw_int(s, SQL_CHECK_TABLES, 1, &tables)) &&
-        tables == 3)
-        rc = kw_int(s, SQL_CHECK_OURS, 0, &ours);
+    if (!rc && !(rc = mn_sqlite_one_value(s, SQL_CHECK_KNOWN, &known)) &&
+        !(rc = mn_sqlite_one_value(s, SQL_CHECK_TABLES, &tables)) && tables)
+        rc = mn_sqlite_one_value(s, SQL_CHECK_OURS, &ours);
     if (!rc && !ours) {
         if (known && !s->no_readers)
             mn__log(MN_LOG_WARN, "%s" KW_SUFFIX ": keyword index missing, of another database or state; indexing again",

@@ -393,10 +393,10 @@ static mn_status range_write(struct sqlite_store *x, const struct range_rows *r,
     return rc ? rc : exec_bound(x, SQL_WATERMARK_SET, r->upto, 0, NULL);
 }
 
-/* A step on the indexer handle while the log is empty (see above); *log set when it is not, and
- * nothing done. */
 static int64_t drain_chunk(const struct sqlite_store *s) { return s->fts_drain_rows > 0 ? s->fts_drain_rows : 1000; }
 
+/* A step on the indexer handle while the log is empty (see above); *log set when it is not, and
+ * nothing done. */
 static mn_status range_step(struct sqlite_store *x, int64_t chunk, int64_t *log, int64_t *consumed, int *last)
 {
     struct range_rows r = {0};
@@ -442,13 +442,18 @@ static mn_status log_cleanup(struct sqlite_store *x)
 
 static const char SQL_APPLIED_ANY[] = "SELECT EXISTS (SELECT 1 FROM fts_applied)";
 
-mn_status mn_sqlite_fts_recover(struct sqlite_store *s)
+/* log_cleanup when rows are marked (a step that applied none writes nothing more). */
+static mn_status applied_cleanup(struct sqlite_store *x)
 {
     int64_t any = 0;
-    struct sqlite_store *x = indexer_take(s);
     mn_status rc = value_of(x, SQL_APPLIED_ANY, 0, 0, &any);
-    if (!rc && any)
-        rc = log_cleanup(x);
+    return rc || !any ? rc : log_cleanup(x);
+}
+
+mn_status mn_sqlite_fts_recover(struct sqlite_store *s)
+{
+    struct sqlite_store *x = indexer_take(s);
+    mn_status rc = applied_cleanup(x);
     indexer_put(s, x);
     return rc;
 }
@@ -471,7 +476,7 @@ static mn_status fts_chunk(struct sqlite_store *x, int64_t chunk, int64_t *consu
     }
     if ((rc = mn_sqlite_commit(x)))
         return rc;
-    return log_cleanup(x);
+    return applied_cleanup(x);
 }
 
 /* Every step until nothing is left (a range step reads at most a chunk's messages at a time). */

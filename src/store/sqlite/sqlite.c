@@ -1063,7 +1063,7 @@ static int busy_handler(void *user, int attempt)
 }
 
 /* The first column of a one-row statement run once (a pragma, a count): 0 when no row. */
-static mn_status one_value(struct sqlite_store *s, const char *sql, int64_t *value)
+mn_status mn_sqlite_one_value(struct sqlite_store *s, const char *sql, int64_t *value)
 {
     sqlite3_stmt *st = NULL;
     int r = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
@@ -1087,8 +1087,9 @@ static mn_status check_ours(struct sqlite_store *s, int *version)
 {
     int64_t app_id = 0, tables = 0, v = 0;
     mn_status rc;
-    if (!(rc = one_value(s, "PRAGMA application_id", &app_id)) && !(rc = one_value(s, "PRAGMA user_version", &v)))
-        rc = one_value(s, "SELECT count(*) FROM sqlite_schema", &tables);
+    if (!(rc = mn_sqlite_one_value(s, "PRAGMA application_id", &app_id)) &&
+        !(rc = mn_sqlite_one_value(s, "PRAGMA user_version", &v)))
+        rc = mn_sqlite_one_value(s, "SELECT count(*) FROM sqlite_schema", &tables);
     *version = (int)v;
     if (!rc && app_id != MN_SQLITE_APPLICATION_ID && (app_id != 0 || tables > 0))
         rc = mn__err(MN_CORRUPT, "%s is a SQLite database but not a mnemo database", s->path);
@@ -1108,7 +1109,7 @@ static mn_status cluster_messages(struct sqlite_store *s, const mn_store_opts *o
     static const char SQL_COPIED[] = "SELECT count(*) FROM messages_clustered";
     sqlite3_stmt *st = NULL, *copy = NULL; /* run once: prepared here, not cached */
     int64_t total = 0, done = 0, shown = -1, copied = 0;
-    mn_status rc = one_value(s, SQL_TOTAL, &total);
+    mn_status rc = mn_sqlite_one_value(s, SQL_TOTAL, &total);
     int r = SQLITE_DONE;
     if (!rc && ((r = sqlite3_prepare_v2(s->db, SQL_SESSIONS, -1, &st, NULL)) != SQLITE_OK ||
                 (r = sqlite3_prepare_v2(s->db, MN_SQLITE_CLUSTER_COPY, -1, &copy, NULL)) != SQLITE_OK))
@@ -1132,7 +1133,7 @@ static mn_status cluster_messages(struct sqlite_store *s, const mn_store_opts *o
     sqlite3_finalize(st);
     sqlite3_finalize(copy);
     if (!rc)
-        rc = one_value(s, SQL_COPIED, &copied);
+        rc = mn_sqlite_one_value(s, SQL_COPIED, &copied);
     if (!rc && copied != total)
         rc = MN_CORRUPT_AT("%s: %lld of %lld messages belong to no session; not migrated (they cannot be read;"
                            " delete them first: sqlite3 FILE \"DELETE FROM messages WHERE session_sid NOT IN"

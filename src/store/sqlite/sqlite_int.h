@@ -246,6 +246,9 @@ mn_status mn_sqlite_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32
 
 /* Maps a SQLite result code to a status with a message ("what: …"). */
 mn_status mn_sqlite_fail(struct sqlite_store *s, int rc, const char *what);
+/* The first column of a one-row statement run once, uncached (a pragma, a count at open): 0 when
+ * there is no row. */
+mn_status mn_sqlite_one_value(struct sqlite_store *s, const char *sql, int64_t *value);
 /* The prepared statement for a static SQL string (cached by its address). */
 mn_status mn_sqlite_stmt(struct sqlite_store *s, const char *sql, sqlite3_stmt **out);
 /* Steps a bound statement that returns no rows, then resets it ("what: …" on failure). */
