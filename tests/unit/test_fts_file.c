@@ -10,6 +10,8 @@
  *    the database does not hold;
  *  - a process stopped between the two files' commits of a step that applied a delete: the next
  *    open neither applies it twice nor leaves its text in the log;
+ *  - appends that outrun the indexer thread wait for it: what waits for the index stays bounded;
+ *  - a step holds at most about 16 MiB of messages in memory;
  *  - mn_vacuum shrinks the index's file as well as the database;
  *  - a private (in-memory) database keeps its index in memory.
  */
@@ -301,6 +303,90 @@ static void vacuum_shrinks_the_index_file(void **state)
     mn_close(db);
 }
 
+/* The messages past the index's watermark, read beside the handle. */
+static int64_t unindexed(sqlite3 *side)
+{
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(side,
+                                        "SELECT count(*) FROM main.messages WHERE id > coalesce((SELECT CAST(value AS"
+                                        " INTEGER) FROM kw.fts_meta WHERE key = 'fts.indexed_upto'), 0)",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Appends of messages that cost the indexer thread more than they cost the append (~1,500
+ * characters of varied words): the append waits while the thread is four chunks behind, so what
+ * waits for the index after an append is at most five chunks (four handed over, one not yet), and
+ * everything is indexed in the end. */
+static void appends_wait_for_the_indexer(void **state)
+{
+    struct fx *f = *state;
+    mn_db *db = open_db(f->path, "50");
+    char *sid = new_session(db);
+    char kw[600], attach[700];
+    snprintf(kw, sizeof kw, "%s.keywords", f->path);
+    snprintf(attach, sizeof attach, "ATTACH '%s' AS kw", kw);
+    sqlite3 *side = NULL;
+    assert_int_equal(sqlite3_open_v2(f->path, &side, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(side, attach, NULL, NULL, NULL), SQLITE_OK);
+    unsigned x = 12345;
+    int64_t most = 0;
+    static char text[1600];
+    for (int i = 0; i < 1500; i++) {
+        size_t n = 0;
+        while (n < sizeof text - 16) {
+            x = x * 1103515245u + 12345u;
+            n += (size_t)snprintf(text + n, sizeof text - n, "w%u ", (x >> 8) % 50000);
+        }
+        mn_message_in m = MN_MESSAGE_IN_INIT;
+        m.role = MN_ROLE_USER;
+        m.content = text;
+        assert_int_equal(mn_append(db, sid, &m, 0, NULL), MN_OK);
+        int64_t waiting = unindexed(side);
+        most = waiting > most ? waiting : most;
+    }
+    if (most > 5 * 50)
+        fail_msg("%lld messages waited for the index after an append (bound: 5 chunks of 50)", (long long)most);
+    mn_close(db);
+    assert_int_equal(unindexed(side), 0); /* the close waited for what was asked */
+    sqlite3_close(side);
+    free(sid);
+}
+
+/* A step holds its messages in memory: past 16 MiB of text it stops, and the next one goes on. */
+static void steps_cut_at_a_size(void **state)
+{
+    struct fx *f = *state;
+    mn_db *db = open_db(f->path, "0");
+    char *sid = new_session(db);
+    size_t big = 1000000;
+    char *text = malloc(big + 1);
+    assert_non_null(text);
+    for (size_t i = 0; i < big; i += 4)
+        memcpy(text + i, "yak ", 4);
+    text[big] = 0;
+    for (int i = 0; i < 40; i++) { /* 40 MB: three steps */
+        snprintf(text + big - 12, 13, " tail%06d", i);
+        mn_message_in m = MN_MESSAGE_IN_INIT;
+        m.role = MN_ROLE_USER;
+        m.content = text;
+        assert_int_equal(mn_append(db, sid, &m, 0, NULL), MN_OK);
+    }
+    int64_t applied = -1, pending = -1;
+    assert_int_equal(mn_keyword_drain(db, 1, &applied, &pending), MN_OK);
+    assert_int_equal(applied, 40);
+    assert_int_equal(pending, 0);
+    assert_int_equal(hits(db, "yak"), 40);
+    assert_int_equal(hits(db, "tail000039"), 1);
+    free(text);
+    free(sid);
+    mn_close(db);
+}
+
 static void private_database(void **state)
 {
     (void)state;
@@ -322,6 +408,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(started_again_when_not_this_databases, setup, teardown),
         cmocka_unit_test_setup_teardown(stopped_between_the_two_commits, setup, teardown),
         cmocka_unit_test_setup_teardown(vacuum_shrinks_the_index_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(appends_wait_for_the_indexer, setup, teardown),
+        cmocka_unit_test_setup_teardown(steps_cut_at_a_size, setup, teardown),
         cmocka_unit_test_setup_teardown(private_database, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -211,7 +211,7 @@ static void bounded_and_same_results(void **state)
     }
     /* between two drains a handle logs fewer than CHUNK rows, plus one append's own (a batch),
      * plus the edits of the period; a drain takes what was logged and a chunk more, on the indexer
-     * thread, or in the append once the thread is four chunks behind */
+     * thread, and an append waits while the thread is more than four chunks behind */
     assert_true(max_log < 5 * CHUNK + BATCH);
     assert_true(edits > 10);
     assert_true(deletes > 10);

@@ -118,6 +118,13 @@ mn_status mn_sqlite_kw_views(struct sqlite_store *c)
                       " WHERE seq NOT IN (SELECT seq FROM kw.fts_applied)");
 }
 
+static void kw_sync_destroy(struct sqlite_store *s)
+{
+    pthread_mutex_destroy(&s->kw_sig);
+    pthread_cond_destroy(&s->kw_cond);
+    pthread_cond_destroy(&s->kw_caught);
+}
+
 static void *indexer_main(void *arg)
 {
     struct sqlite_store *s = arg;
@@ -147,19 +154,47 @@ mn_status mn_sqlite_kw_start(struct sqlite_store *s)
         return rc;
     pthread_mutex_init(&s->kw_sig, NULL);
     pthread_cond_init(&s->kw_cond, NULL);
+    pthread_cond_init(&s->kw_caught, NULL);
     s->kw_started = pthread_create(&s->kw_thread, NULL, indexer_main, s) == 0;
-    if (!s->kw_started) { /* appends then drain inline, on the indexer handle */
-        pthread_mutex_destroy(&s->kw_sig);
-        pthread_cond_destroy(&s->kw_cond);
-    }
+    if (!s->kw_started) /* appends then drain inline, on the indexer handle */
+        kw_sync_destroy(s);
     return MN_OK;
 }
 
-void mn_sqlite_kw_wake(struct sqlite_store *s)
+void mn_sqlite_kw_ask(struct sqlite_store *s, int64_t rows, int64_t budget, int64_t bound)
 {
+    atomic_fetch_add(&s->kw->kw_budget, budget);
     pthread_mutex_lock(&s->kw_sig);
+    s->kw_asked += rows;
+    s->kw_behind += rows;
     s->kw_wake = 1;
     pthread_cond_signal(&s->kw_cond);
+    /* Waiting, not draining here: an append that drained itself held the indexer's lock for the
+     * whole backlog while the thread sat idle; waiting, it goes on as soon as the thread is back
+     * under the bound, the two cores busy. */
+    while (s->kw_behind > bound && !s->kw_stop)
+        pthread_cond_wait(&s->kw_caught, &s->kw_sig);
+    pthread_mutex_unlock(&s->kw_sig);
+}
+
+int64_t mn_sqlite_kw_asked(struct sqlite_store *s)
+{
+    pthread_mutex_lock(&s->kw_sig);
+    int64_t asked = s->kw_asked;
+    pthread_mutex_unlock(&s->kw_sig);
+    return asked;
+}
+
+void mn_sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed, int last, mn_status rc)
+{
+    pthread_mutex_lock(&s->kw_sig);
+    if (rc) /* left for the next drain or search; nobody waits for it */
+        s->kw_behind = 0;
+    else if (last) /* everything handed over before the step was in its reach */
+        s->kw_behind = s->kw_asked - asked;
+    else /* the oldest first: ours, or another writer's (then the estimate errs low) */
+        s->kw_behind = consumed < s->kw_behind ? s->kw_behind - consumed : 0;
+    pthread_cond_broadcast(&s->kw_caught);
     pthread_mutex_unlock(&s->kw_sig);
 }
 
@@ -169,10 +204,10 @@ void mn_sqlite_kw_stop(struct sqlite_store *s)
         pthread_mutex_lock(&s->kw_sig);
         s->kw_stop = 1;
         pthread_cond_signal(&s->kw_cond);
+        pthread_cond_broadcast(&s->kw_caught);
         pthread_mutex_unlock(&s->kw_sig);
         pthread_join(s->kw_thread, NULL);
-        pthread_mutex_destroy(&s->kw_sig);
-        pthread_cond_destroy(&s->kw_cond);
+        kw_sync_destroy(s);
         s->kw_started = 0;
     }
     if (s->kw)

@@ -332,7 +332,9 @@ static const char SQL_RANGE_ROWS[] =
 static const char SQL_INDEX_ROW[] = "INSERT INTO messages_fts (rowid, content) VALUES (?1, ?2)";
 
 /* In a read transaction: *log whether the log has rows; else the watermark, the step's last id
- * and its messages. */
+ * and its messages (at most `chunk` of them, and about RANGE_STEP_BYTES of text: they are held in
+ * memory). */
+#define RANGE_STEP_BYTES ((int64_t)16 << 20)
 static mn_status range_read(struct sqlite_store *x, int64_t chunk, struct range_rows *r, int64_t *log, int *last)
 {
     int found = 0;
@@ -349,9 +351,9 @@ static mn_status range_read(struct sqlite_store *x, int64_t chunk, struct range_
         return rc;
     sqlite3_bind_int64(st, 1, r->w);
     sqlite3_bind_int64(st, 2, r->upto);
-    int64_t cap = 0;
+    int64_t cap = 0, bytes = 0;
     int s;
-    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
+    while (!rc && bytes < RANGE_STEP_BYTES && (s = sqlite3_step(st)) == SQLITE_ROW) {
         if (r->n == cap) {
             cap = cap ? 2 * cap : 256;
             int64_t *id = realloc(r->id, (size_t)cap * sizeof *id);
@@ -364,12 +366,17 @@ static mn_status range_read(struct sqlite_store *x, int64_t chunk, struct range_
             }
         }
         r->id[r->n] = sqlite3_column_int64(st, 0);
-        if (!(r->text[r->n] = strdup(mn_sqlite_col_text(st, 1))))
+        if (!(r->text[r->n] = strdup(mn_sqlite_col_text(st, 1)))) {
             rc = mn__nomem();
-        else
+        } else {
+            bytes += sqlite3_column_bytes(st, 1);
             r->n++;
+        }
     }
-    if (!rc && s != SQLITE_DONE)
+    if (!rc && bytes >= RANGE_STEP_BYTES) { /* the rest in the next step */
+        r->upto = r->id[r->n - 1];
+        *last = 0;
+    } else if (!rc && s != SQLITE_DONE)
         rc = mn_sqlite_fail(x, s, "keyword index drain");
     mn_sqlite_done(st);
     return rc;
@@ -560,22 +567,20 @@ static mn_status fts_drain_locked(struct sqlite_store *s, int64_t budget, int64_
 }
 
 /* Once this handle logged a chunk's worth: the indexer thread is asked to drain it and a chunk
- * more, on the other core. When it is four chunks behind (appends outrun it), the append drains
- * what is asked for itself, so the backlog stays bounded; so does a handle without a thread. */
+ * more, on the other core; the append waits while the thread is more than four chunks behind
+ * (appends outrun it), so the backlog stays bounded. A handle without a thread drains inline. */
 void mn_sqlite_fts_after_commit(struct sqlite_store *s)
 {
     if (s->fts_drain_deferred || s->fts_drain_rows <= 0 || s->fts_logged < s->fts_drain_rows)
         return;
     int64_t budget = s->fts_logged + s->fts_drain_rows;
-    if (s->kw_started && atomic_fetch_add(&s->kw->kw_budget, budget) + budget < 4 * s->fts_drain_rows) {
+    if (s->kw_started) {
+        mn_sqlite_kw_ask(s, s->fts_logged, budget, 4 * s->fts_drain_rows);
         s->fts_logged = 0;
-        mn_sqlite_kw_wake(s);
         return;
     }
     int64_t applied = 0;
     struct sqlite_store *x = indexer_take(s);
-    if (s->kw_started)
-        budget = atomic_exchange(&x->kw_budget, 0);
     mn_status rc = fts_drain_chunks(x, drain_chunk(s), budget, &applied);
     indexer_put(s, x);
     s->fts_logged = 0; /* on a failure: try again after another chunk's worth of appends */
@@ -584,14 +589,24 @@ void mn_sqlite_fts_after_commit(struct sqlite_store *s)
                 mn_errmsg());
 }
 
+/* Steps of what waits, up to four chunks each: behind, the thread takes larger bites (fewer
+ * transactions and flushes of FTS5's pending terms, one fsync of the index's file each). */
 void mn_sqlite_fts_indexer_run(struct sqlite_store *s)
 {
     struct sqlite_store *x = s->kw;
-    int64_t budget, applied = 0;
+    int64_t chunk = drain_chunk(s), budget;
     while ((budget = atomic_exchange(&x->kw_budget, 0)) > 0) {
-        pthread_mutex_lock(&x->lock);
-        mn_status rc = fts_drain_chunks(x, drain_chunk(s), budget, &applied);
-        pthread_mutex_unlock(&x->lock);
+        mn_status rc = MN_OK;
+        int last = 0;
+        while (!rc && !last && budget > 0) {
+            int64_t step = budget < chunk ? chunk : budget < 4 * chunk ? budget : 4 * chunk, consumed = 0;
+            int64_t asked = mn_sqlite_kw_asked(s);
+            pthread_mutex_lock(&x->lock);
+            rc = fts_chunk(x, step, &consumed, &last);
+            pthread_mutex_unlock(&x->lock);
+            budget -= consumed > 0 ? consumed : step;
+            mn_sqlite_kw_caught(s, asked, consumed, last, rc);
+        }
         if (rc)
             mn__log(MN_LOG_WARN, "%s: keyword index drain: %s (left for the next drain or search)", s->path,
                     mn_errmsg());

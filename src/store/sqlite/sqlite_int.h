@@ -73,8 +73,13 @@ struct sqlite_store {
     int kw_own;          /* this handle is an indexer: its write transactions need not lock the database */
     pthread_t kw_thread; /* started when kw is */
     pthread_mutex_t kw_sig;
-    pthread_cond_t kw_cond;
+    pthread_cond_t kw_cond;   /* the thread waits on it for work */
+    pthread_cond_t kw_caught; /* appends wait on it while the thread is too far behind */
     int kw_wake, kw_stop, kw_started;
+    /* Under kw_sig: the messages this handle handed to the thread (a running total), and of
+     * them at most how many it has not indexed yet (0 after a failure: appends never wait for
+     * work that cannot be done). */
+    int64_t kw_asked, kw_behind;
     /* On the indexer handle: the rows the thread was asked to drain and has not taken yet (each
      * appends' drain asks for what it logged and a chunk more, as an inline drain takes). */
     _Atomic int64_t kw_budget;
@@ -136,8 +141,14 @@ mn_status mn_sqlite_fts_recover(struct sqlite_store *s);
 /* At close (before the connection): stops the thread (after the chunk it was asked for) and
  * closes the indexer handle. */
 void mn_sqlite_kw_stop(struct sqlite_store *s);
-/* Asks the indexer thread for a drain (it runs chunks until nothing is left). */
-void mn_sqlite_kw_wake(struct sqlite_store *s);
+/* Hands the indexer thread `rows` messages this handle appended (a drain of `budget` rows) and
+ * waits while it is more than `bound` messages behind (the thread stopped: no wait). */
+void mn_sqlite_kw_ask(struct sqlite_store *s, int64_t rows, int64_t budget, int64_t bound);
+/* The thread's bookkeeping around a step (search.c): mn_sqlite_kw_asked before it (the total
+ * handed over), mn_sqlite_kw_caught after it, with what it consumed, whether it found nothing
+ * more, and its status; wakes the appends waiting. */
+int64_t mn_sqlite_kw_asked(struct sqlite_store *s);
+void mn_sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed, int last, mn_status rc);
 /* The thread's drain (search.c): takes the budget asked for and drains it on s->kw, until none
  * is left. */
 void mn_sqlite_fts_indexer_run(struct sqlite_store *s);
