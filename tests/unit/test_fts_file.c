@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 
 #include "mnemo.h"
+#include "test_sql.h"
 #include "test_tmp.h"
 
 struct fx {
@@ -306,16 +307,8 @@ static void vacuum_shrinks_the_index_file(void **state)
 /* The messages past the index's watermark, read beside the handle. */
 static int64_t unindexed(sqlite3 *side)
 {
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(side,
-                                        "SELECT count(*) FROM main.messages WHERE id > coalesce((SELECT CAST(value AS"
-                                        " INTEGER) FROM kw.fts_meta WHERE key = 'fts.indexed_upto'), 0)",
-                                        -1, &st, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
+    return test_sql_int(side, "SELECT count(*) FROM main.messages WHERE id > coalesce((SELECT CAST(value AS INTEGER)"
+                              " FROM kw.fts_meta WHERE key = 'fts.indexed_upto'), 0)");
 }
 
 /* Appends of messages that cost the indexer thread more than they cost the append (~1,500

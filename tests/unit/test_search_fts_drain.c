@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "mnemo.h"
+#include "test_sql.h"
 
 #define CHUNK 100
 #define NSESS 5
@@ -91,18 +92,9 @@ static mn_db *open_db(const char *path, const char *drain)
  * the messages with text past the watermark (in the index's file, attached by side()). */
 static int64_t log_rows(sqlite3 *c)
 {
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(c,
-                                        "SELECT (SELECT count(*) FROM msg_log WHERE message_id <= w) + (SELECT"
-                                        " count(*) FROM messages WHERE content IS NOT NULL AND id > w) FROM (SELECT"
-                                        " coalesce((SELECT CAST(value AS INTEGER) FROM fts_meta"
-                                        " WHERE key = 'fts.indexed_upto'), 0) AS w)",
-                                        -1, &st, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
+    return test_sql_int(c, "SELECT (SELECT count(*) FROM msg_log WHERE message_id <= w) + (SELECT count(*) FROM"
+                           " messages WHERE content IS NOT NULL AND id > w) FROM (SELECT coalesce((SELECT"
+                           " CAST(value AS INTEGER) FROM fts_meta WHERE key = 'fts.indexed_upto'), 0) AS w)");
 }
 
 /* A connection to the database with its keyword index's file attached (schema.h, version 11). */

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "mnemo.h"
+#include "test_sql.h"
 #include "test_tmp.h"
 
 #define NSESS 60
@@ -31,16 +32,6 @@ static unsigned rnd(void)
     rs ^= rs >> 7;
     rs ^= rs << 17;
     return (unsigned)(rs >> 11);
-}
-
-static int64_t int_of(sqlite3 *c, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(c, sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
 }
 
 /* The listing mnemo gives (ns NULL: all) against the order by updated_at, sid, page by page. */
@@ -108,7 +99,7 @@ static void minute_order_and_prune(void **state)
             sqlite3_reset(st);
         }
         sqlite3_finalize(st);
-        assert_int_equal(int_of(c, "SELECT count(*) FROM sessions WHERE updated_minute <> updated_at / 60000"), 0);
+        assert_int_equal(test_sql_int(c, "SELECT count(*) FROM sessions WHERE updated_minute <> updated_at / 60000"), 0);
         same_order(db, c, NULL);
         same_order(db, c, "left");
         same_order(db, c, "right");
@@ -119,19 +110,19 @@ static void minute_order_and_prune(void **state)
             m.content = "tick";
             assert_int_equal(mn_append(db, ids[rnd() % NSESS], &m, 0, NULL), MN_OK);
         }
-        assert_int_equal(int_of(c, "SELECT count(*) FROM sessions WHERE updated_minute <> updated_at / 60000"), 0);
+        assert_int_equal(test_sql_int(c, "SELECT count(*) FROM sessions WHERE updated_minute <> updated_at / 60000"), 0);
         same_order(db, c, NULL);
         same_order(db, c, "left");
     }
     /* prune: exactly the sessions idle for more than two days */
-    int64_t idle = int_of(c, "SELECT count(*) FROM sessions WHERE updated_at < CAST(strftime('%s', 'now') AS INTEGER)"
+    int64_t idle = test_sql_int(c, "SELECT count(*) FROM sessions WHERE updated_at < CAST(strftime('%s', 'now') AS INTEGER)"
                              " * 1000 - 2 * 86400000");
     assert_true(idle > 0 && idle < NSESS);
     int64_t deleted = -1;
     assert_int_equal(mn_prune(db, 2, &deleted), MN_OK);
     assert_int_equal(deleted, idle);
-    assert_int_equal(int_of(c, "SELECT count(*) FROM sessions"), NSESS - idle);
-    assert_int_equal(int_of(c, "SELECT min(updated_at) >= CAST(strftime('%s', 'now') AS INTEGER) * 1000 - 2 * 86400000"
+    assert_int_equal(test_sql_int(c, "SELECT count(*) FROM sessions"), NSESS - idle);
+    assert_int_equal(test_sql_int(c, "SELECT min(updated_at) >= CAST(strftime('%s', 'now') AS INTEGER) * 1000 - 2 * 86400000"
                                " FROM sessions"),
                      1);
     sqlite3_close(c);
