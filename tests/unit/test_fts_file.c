@@ -11,6 +11,7 @@
  *  - a process stopped between the two files' commits of a step that applied a delete: the next
  *    open neither applies it twice nor leaves its text in the log;
  *  - appends that outrun the indexer thread wait for it: what waits for the index stays bounded;
+ *  - messages without text do not leave an append waiting for a thread that stopped;
  *  - a step holds at most about 16 MiB of messages in memory;
  *  - mn_vacuum shrinks the index's file as well as the database;
  *  - a private (in-memory) database keeps its index in memory.
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "mnemo.h"
 #include "test_sql.h"
@@ -350,6 +352,29 @@ static void appends_wait_for_the_indexer(void **state)
     free(sid);
 }
 
+/* Messages without text (assistant tool calls) ask the thread for nothing, yet its steps walk
+ * their ids: 600 of them, then 250 with text (five chunks of 50, each asking for a chunk and
+ * one more). The budget runs out among the ids without text; the thread goes on while the
+ * append waits for it (it stopped there, and the append waited for ever; alarm: a hang fails). */
+static void messages_without_text_do_not_stall_appends(void **state)
+{
+    struct fx *f = *state;
+    mn_db *db = open_db(f->path, "50");
+    char *sid = new_session(db);
+    alarm(120);
+    for (int i = 0; i < 600; i++) {
+        mn_message_in m = MN_MESSAGE_IN_INIT;
+        m.role = MN_ROLE_ASSISTANT;
+        m.tool_calls = "[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]";
+        assert_int_equal(mn_append(db, sid, &m, 0, NULL), MN_OK);
+    }
+    append_n(db, sid, "gnu", 250);
+    alarm(0);
+    assert_int_equal(hits(db, "gnu"), 250);
+    free(sid);
+    mn_close(db);
+}
+
 /* A step holds its messages in memory: past 16 MiB of text it stops, and the next one goes on. */
 static void steps_cut_at_a_size(void **state)
 {
@@ -402,6 +427,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(stopped_between_the_two_commits, setup, teardown),
         cmocka_unit_test_setup_teardown(vacuum_shrinks_the_index_file, setup, teardown),
         cmocka_unit_test_setup_teardown(appends_wait_for_the_indexer, setup, teardown),
+        cmocka_unit_test_setup_teardown(messages_without_text_do_not_stall_appends, setup, teardown),
         cmocka_unit_test_setup_teardown(steps_cut_at_a_size, setup, teardown),
         cmocka_unit_test_setup_teardown(private_database, setup, teardown),
     };

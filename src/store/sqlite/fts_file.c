@@ -185,7 +185,7 @@ int64_t mn_sqlite_kw_asked(struct sqlite_store *s)
     return asked;
 }
 
-void mn_sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed, int last, mn_status rc)
+int mn_sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed, int last, mn_status rc)
 {
     pthread_mutex_lock(&s->kw_sig);
     if (rc) /* left for the next drain or search; nobody waits for it */
@@ -194,8 +194,10 @@ void mn_sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed
         s->kw_behind = s->kw_asked - asked;
     else /* the oldest first: ours, or another writer's (then the estimate errs low) */
         s->kw_behind = consumed < s->kw_behind ? s->kw_behind - consumed : 0;
+    int behind = s->kw_behind > 0;
     pthread_cond_broadcast(&s->kw_caught);
     pthread_mutex_unlock(&s->kw_sig);
+    return behind;
 }
 
 void mn_sqlite_kw_stop(struct sqlite_store *s)

@@ -590,22 +590,26 @@ void mn_sqlite_fts_after_commit(struct sqlite_store *s)
 }
 
 /* Steps of what waits, up to four chunks each: behind, the thread takes larger bites (fewer
- * transactions and flushes of FTS5's pending terms, one fsync of the index's file each). */
+ * transactions and flushes of FTS5's pending terms, one fsync of the index's file each). Past
+ * its budget it goes on while an append may wait for it: a step can consume nothing and still
+ * not be the last (messages without text, which no budget was asked for; another process that
+ * moved the watermark first), and the append that waits holds the handle's lock, so nothing
+ * more would be asked. */
 void mn_sqlite_fts_indexer_run(struct sqlite_store *s)
 {
     struct sqlite_store *x = s->kw;
     int64_t chunk = drain_chunk(s), budget;
     while ((budget = atomic_exchange(&x->kw_budget, 0)) > 0) {
         mn_status rc = MN_OK;
-        int last = 0;
-        while (!rc && !last && budget > 0) {
+        int last = 0, waited_for = 1;
+        while (!rc && !last && (budget > 0 || waited_for)) {
             int64_t step = budget < chunk ? chunk : budget < 4 * chunk ? budget : 4 * chunk, consumed = 0;
             int64_t asked = mn_sqlite_kw_asked(s);
             pthread_mutex_lock(&x->lock);
             rc = fts_chunk(x, step, &consumed, &last);
             pthread_mutex_unlock(&x->lock);
             budget -= consumed > 0 ? consumed : step;
-            mn_sqlite_kw_caught(s, asked, consumed, last, rc);
+            waited_for = mn_sqlite_kw_caught(s, asked, consumed, last, rc);
         }
         if (rc)
             mn__log(MN_LOG_WARN, "%s: keyword index drain: %s (left for the next drain or search)", s->path,

@@ -146,9 +146,10 @@ void mn_sqlite_kw_stop(struct sqlite_store *s);
 void mn_sqlite_kw_ask(struct sqlite_store *s, int64_t rows, int64_t budget, int64_t bound);
 /* The thread's bookkeeping around a step (search.c): mn_sqlite_kw_asked before it (the total
  * handed over), mn_sqlite_kw_caught after it, with what it consumed, whether it found nothing
- * more, and its status; wakes the appends waiting. */
+ * more, and its status; wakes the appends waiting, and says whether messages handed over may
+ * still wait for the index (an append may be waiting for them). */
 int64_t mn_sqlite_kw_asked(struct sqlite_store *s);
-void mn_sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed, int last, mn_status rc);
+int mn_sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed, int last, mn_status rc);
 /* The thread's drain (search.c): takes the budget asked for and drains it on s->kw, until none
  * is left. */
 void mn_sqlite_fts_indexer_run(struct sqlite_store *s);
