@@ -151,7 +151,7 @@ void mn_sqlite_kw_ask(struct sqlite_store *s, int64_t rows, int64_t budget, int6
 int64_t mn_sqlite_kw_asked(struct sqlite_store *s);
 int mn_sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed, int last, mn_status rc);
 /* The thread's drain (search.c): takes the budget asked for and drains it on s->kw, until none
- * is left. */
+ * is left and no append waits for it. */
 void mn_sqlite_fts_indexer_run(struct sqlite_store *s);
 /* sqlite.c: the indexer handle, a read-write connection of its own to w's database with the
  * index's file attached read-write, into *out (MN_BUSY, MN_IO, MN_NOMEM…); and the close of any
