@@ -244,11 +244,7 @@ static void stopped_between_the_two_commits(void **state)
     append_n(db, sid, "gerenuk", 30);
     assert_int_equal(hits(db, "gerenuk"), 30);
     mn_close(db);
-    sqlite3 *c = NULL;
-    char sql[800];
-    assert_int_equal(sqlite3_open_v2(f->path, &c, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    snprintf(sql, sizeof sql, "ATTACH '%s.keywords' AS kw", f->path);
-    exec_ok(c, sql);
+    sqlite3 *c = test_sql_open_kw(f->path, SQLITE_OPEN_READWRITE);
     /* the delete of the message 'gerenuk number 7' (its trigger logs the text), and the step
      * that applied it, committed in the index's file only */
     exec_ok(c, "DELETE FROM main.messages WHERE content = 'gerenuk number 7'");
@@ -262,14 +258,10 @@ static void stopped_between_the_two_commits(void **state)
     append_n(db, sid, "gerenuk", 1); /* and the index goes on from there */
     assert_int_equal(hits(db, "gerenuk"), 30);
     mn_close(db);
-    assert_int_equal(sqlite3_open_v2(f->path, &c, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    exec_ok(c, sql);
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(c, "SELECT (SELECT count(*) FROM main.msg_log) + (SELECT count(*) FROM"
-                                           " kw.fts_applied)", -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(st, 0), 0); /* the log row and its mark are gone */
-    sqlite3_finalize(st);
+    c = test_sql_open_kw(f->path, SQLITE_OPEN_READWRITE);
+    /* the log row and its mark are gone */
+    assert_int_equal(test_sql_int(c, "SELECT (SELECT count(*) FROM main.msg_log) + (SELECT count(*) FROM kw.fts_applied)"),
+                     0);
     exec_ok(c, "INSERT INTO kw.messages_fts (messages_fts, rank) VALUES ('integrity-check', 0)");
     sqlite3_close(c);
     free(sid);
@@ -322,12 +314,7 @@ static void appends_wait_for_the_indexer(void **state)
     struct fx *f = *state;
     mn_db *db = open_db(f->path, "50");
     char *sid = new_session(db);
-    char kw[600], attach[700];
-    snprintf(kw, sizeof kw, "%s.keywords", f->path);
-    snprintf(attach, sizeof attach, "ATTACH '%s' AS kw", kw);
-    sqlite3 *side = NULL;
-    assert_int_equal(sqlite3_open_v2(f->path, &side, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(side, attach, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3 *side = test_sql_open_kw(f->path, SQLITE_OPEN_READONLY);
     unsigned x = 12345;
     int64_t most = 0;
     static char text[1600];

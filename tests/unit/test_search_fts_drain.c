@@ -89,24 +89,12 @@ static mn_db *open_db(const char *path, const char *drain)
 
 /* The rows waiting for the keyword index, read on a connection of its own (WAL: it sees every
  * commit): the log at or below the index's watermark (rows above it are dropped, not applied), and
- * the messages with text past the watermark (in the index's file, attached by side()). */
+ * the messages with text past the watermark (in the index's file, attached by test_sql_open_kw). */
 static int64_t log_rows(sqlite3 *c)
 {
     return test_sql_int(c, "SELECT (SELECT count(*) FROM msg_log WHERE message_id <= w) + (SELECT count(*) FROM"
                            " messages WHERE content IS NOT NULL AND id > w) FROM (SELECT coalesce((SELECT"
                            " CAST(value AS INTEGER) FROM fts_meta WHERE key = 'fts.indexed_upto'), 0) AS w)");
-}
-
-/* A connection to the database with its keyword index's file attached (schema.h, version 11). */
-static sqlite3 *side(const char *path)
-{
-    sqlite3 *c = NULL;
-    char sql[800];
-    assert_int_equal(sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    sqlite3_busy_timeout(c, 5000);
-    snprintf(sql, sizeof sql, "ATTACH '%s.keywords' AS kw", path);
-    assert_int_equal(sqlite3_exec(c, sql, NULL, NULL, NULL), SQLITE_OK);
-    return c;
 }
 
 static char *new_session(mn_db *db)
@@ -154,7 +142,7 @@ static void bounded_and_same_results(void **state)
     snprintf(pa, sizeof pa, "%s/a.db", dir);
     snprintf(pb, sizeof pb, "%s/b.db", dir);
     mn_db *a = open_db(pa, "100"), *b = open_db(pb, "0");
-    sqlite3 *ca = side(pa), *cb = side(pb);
+    sqlite3 *ca = test_sql_open_kw(pa, SQLITE_OPEN_READWRITE), *cb = test_sql_open_kw(pb, SQLITE_OPEN_READWRITE);
     char *sa[NSESS], *sb[NSESS];
     for (int k = 0; k < NSESS; k++) {
         sa[k] = new_session(a);
@@ -259,7 +247,7 @@ static void deferred_and_all(void **state)
     tmpdir(dir, sizeof dir, "fts-drain-defer");
     snprintf(path, sizeof path, "%s/d.db", dir);
     mn_db *db = open_db(path, "100");
-    sqlite3 *c = side(path);
+    sqlite3 *c = test_sql_open_kw(path, SQLITE_OPEN_READWRITE);
     char *sid = new_session(db);
     assert_int_equal(mn_keyword_drain_defer(db, 1), MN_OK);
     for (int i = 0; i < 3 * CHUNK; i++) {
@@ -302,7 +290,7 @@ static void older_backlog(void **state)
         append_one(db, sid, i, buf);
     }
     mn_close(db);
-    sqlite3 *c = side(path);
+    sqlite3 *c = test_sql_open_kw(path, SQLITE_OPEN_READWRITE);
     assert_int_equal(log_rows(c), 5 * CHUNK);
     db = open_db(path, "100");
     for (int i = 0; i < 10 * CHUNK; i++) {
@@ -372,7 +360,7 @@ static void from_version_6(void **state)
     assert_int_equal(keyword_count(db, "zebra"), 1); /* the search indexed everything */
     mn_close(db);
     /* back to version 6, as a version-6 writer would leave it */
-    sqlite3 *c = side(path);
+    sqlite3 *c = test_sql_open_kw(path, SQLITE_OPEN_READWRITE);
     exec_ok(c, "BEGIN; DELETE FROM meta WHERE key = 'fts.indexed_upto';"
                "CREATE TRIGGER messages_log_insert AFTER INSERT ON messages WHEN new.content IS NOT NULL"
                "  BEGIN INSERT INTO msg_log (message_id, op) VALUES (new.id, 1); END;"

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "mnemo.h"
+#include "test_sql.h"
 #include "search/search.h"
 #include "store/sqlite/sqlite_int.h"
 #include "util/buf.h"
@@ -108,12 +109,7 @@ static void reference(sqlite3 *db, const char *match, const mn_search_filter *f,
  * attached: the reference queries name messages_fts, messages and sessions as the store does. */
 static sqlite3 *open_ref(const char *path)
 {
-    sqlite3 *ref = NULL;
-    char sql[400];
-    assert_int_equal(sqlite3_open_v2(path, &ref, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    snprintf(sql, sizeof sql, "ATTACH '%s.keywords' AS kw", path);
-    assert_int_equal(sqlite3_exec(ref, sql, NULL, NULL, NULL), SQLITE_OK);
-    return ref;
+    return test_sql_open_kw(path, SQLITE_OPEN_READONLY);
 }
 
 static void make_corpus(mn_db *db, struct corpus *c)

@@ -138,8 +138,8 @@ mn_status mn_sqlite_kw_views(struct sqlite_store *c);
 /* At open (search.c): log rows an earlier process applied to the index but had not yet removed
  * from msg_log when it stopped leave it now (their text with them). */
 mn_status mn_sqlite_fts_recover(struct sqlite_store *s);
-/* At close (before the connection): stops the thread (after the chunk it was asked for) and
- * closes the indexer handle. */
+/* At close (before the connection): stops the thread (after what it was asked for) and closes
+ * the indexer handle. */
 void mn_sqlite_kw_stop(struct sqlite_store *s);
 /* Hands the indexer thread `rows` messages this handle appended (a drain of `budget` rows) and
  * waits while it is more than `bound` messages behind (the thread stopped: no wait). */
@@ -171,8 +171,9 @@ mn_status mn_sqlite_queue_trigger_sync(struct sqlite_store *s);
 /* Inside a write transaction that inserted message id with its own id (import): logs it for the
  * keyword index, which otherwise takes only ids past its watermark (search.c). */
 mn_status mn_sqlite_fts_log_insert(struct sqlite_store *s, int64_t id);
-/* After a write transaction committed (lock held, no transaction open): drains the keyword
- * index log when this handle logged at least fts_drain_rows rows and appends drain themselves.
+/* After a write transaction committed (lock held, no transaction open), when this handle logged
+ * at least fts_drain_rows rows and appends drain themselves: hands them to the indexer thread
+ * (waiting while it is more than four chunks behind), or drains them inline without a thread.
  * A failure is logged and dropped: the rows stay in the log for the next drain or search. */
 void mn_sqlite_fts_after_commit(struct sqlite_store *s);
 /* At open: counts the rows waiting (estimated from the log's first and last seq and the ids past
