@@ -1024,15 +1024,19 @@ static void op_close(mn_store *st)
 }
 
 /* The log is copied into the database (a passive checkpoint, as SQLite's own hook does) once it
- * holds about MN_SQLITE_CKPT_COMMITS commits, and between 1,000 pages (SQLite's default) and
- * 10,000. One append a transaction adds a few pages a commit: a small log, checkpointed often,
- * stays in the CPU's cache where a 40 MB one did not (+10-30% appends/s on a new file). Group
- * commit (mnemo serve) adds a hundred or more, many of them the same pages commit after commit
- * (session rows, index pages): a large log copies each of them into the file once per
- * checkpoint instead of once per 4 MB (+4-20% on the 10k-1M stores; bench/README.md). */
+ * holds a number of the connection's recent commits (a running average of the pages a commit
+ * adds), and at least 1,000 pages (SQLite's default). One append a transaction adds a few pages a
+ * commit: about 64 commits, a small log that stays in the CPU's cache where a 40 MB one did not
+ * (+10-30% appends/s on a new file). Group commits (mnemo serve: a hundred pages or so) rewrite
+ * the same pages commit after commit (session rows, the tail page of each session, index pages):
+ * about 256 of them, up to 40,000 pages (160 MB), copy each of those into the file once per
+ * checkpoint instead of once every few commits (+14% appends/s through mnemo serve on the 1M
+ * store against 64 commits and 10,000 pages; bench/README.md). */
 #define MN_SQLITE_CKPT_COMMITS 64
+#define MN_SQLITE_CKPT_GROUP_PAGES 32 /* a commit of this many pages or more is a group's */
+#define MN_SQLITE_CKPT_GROUP_COMMITS 256
 #define MN_SQLITE_CKPT_MIN 1000
-#define MN_SQLITE_CKPT_MAX 10000
+#define MN_SQLITE_CKPT_MAX 40000
 
 static int wal_hook(void *user, sqlite3 *db, const char *schema, int frames)
 {
@@ -1040,7 +1044,8 @@ static int wal_hook(void *user, sqlite3 *db, const char *schema, int frames)
     int added = frames > s->wal_frames ? frames - s->wal_frames : frames; /* less: the log restarted */
     s->wal_frames = frames;
     s->wal_commit_frames += (added - s->wal_commit_frames) / 16;
-    double want = MN_SQLITE_CKPT_COMMITS * s->wal_commit_frames;
+    double per = s->wal_commit_frames;
+    double want = (per < MN_SQLITE_CKPT_GROUP_PAGES ? MN_SQLITE_CKPT_COMMITS : MN_SQLITE_CKPT_GROUP_COMMITS) * per;
     int limit = want < MN_SQLITE_CKPT_MIN ? MN_SQLITE_CKPT_MIN : want > MN_SQLITE_CKPT_MAX ? MN_SQLITE_CKPT_MAX : (int)want;
     if (frames >= limit)
         sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
