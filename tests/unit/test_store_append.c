@@ -754,7 +754,11 @@ static void pg_session_row_in_place(void **state)
             usleep(50 * 1000);
     }
     assert_true(upd >= 2 * (GROUPS - 1));
-    assert_int_equal(hot, upd);
+    /* An update whose indexed columns change is never HOT (the layout before version 9: none
+     * were). One that keeps them is HOT when its page has room, and the server prunes a page's
+     * dead versions only once no snapshot can see them: with other tests' transactions running
+     * an update or two can find the page full (seen: 76 of 78 under ctest -j2). Nearly all. */
+    assert_true(hot * 10 >= upd * 9);
 
     /* the messages go with their session, by delete and by prune; the other's stay */
     assert_int_equal(mn_store_open(url, &o, &st), MN_OK);
