@@ -1304,16 +1304,16 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
                                                      : 256u;
     /* No SO_REUSEPORT: a second server on the same port must fail ("address in use"), not
      * take half the connections. MHD sets SO_REUSEADDR (a restart binds past TIME_WAIT). */
+    /* A connection's memory pool holds its request line and headers (so this is the header
+     * limit: 431 or 414 past it) and its read and write buffers. libmicrohttpd zeroes the whole
+     * pool after every request: at 64 KiB that was 5% of the server's CPU on small appends;
+     * 16 KiB (Node's header limit too) gives +8-10% durable appends/s (bench/server/README.md). */
+    enum { CONNECTION_POOL = 16 * 1024 };
     /* The event loops run as SCHED_BATCH (they inherit it from this thread; the committer and
      * the workers, started before, keep the normal policy): a request arriving does not preempt
      * the committer, so a loop wakes once for the requests that came meanwhile instead of once
      * per request (1.5 context switches per durable append before, 0.2 after; bench/server).
      * The loops keep their fair share of the CPU; they only give up preempting on wake-up. */
-    /* A connection's memory pool holds its request line and headers (so this is the header
-     * limit: 431 or 414 past it) and its read and write buffers. libmicrohttpd zeroes the whole
-     * pool after every request: at 64 KiB that was 5% of the server's CPU on small appends;
-     * 16 KiB (Node's header limit too) gives +8% durable appends/s (bench/server/README.md). */
-    enum { CONNECTION_POOL = 16 * 1024 };
     struct sched_param no_prio = {0};
     int batch = pthread_setschedparam(pthread_self(), SCHED_BATCH, &no_prio) == 0;
     struct MHD_Daemon *d = MHD_start_daemon(

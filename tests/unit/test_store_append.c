@@ -754,8 +754,8 @@ static void pg_session_row_in_place(void **state)
             usleep(50 * 1000);
     }
     assert_true(upd >= 2 * (GROUPS - 1));
-    /* An update whose indexed columns change is never HOT (the layout before version 9: none
-     * were). One that keeps them is HOT when its page has room, and the server prunes a page's
+    /* An update that changes an indexed column is never HOT (before version 9 the indexes had
+     * updated_at itself). One that keeps them is HOT when its page has room, and the server prunes a page's
      * dead versions only once no snapshot can see them: with other tests' transactions running
      * an update or two can find the page full (seen: 76 of 78 under ctest -j2). Nearly all. */
     assert_true(hot * 10 >= upd * 9);

@@ -2,9 +2,8 @@
  * test_wal.c — the SQLite store's write-ahead log stays bounded and sized to the commits
  * (src/store/sqlite/sqlite.c, wal_hook): one append a transaction keeps it near SQLite's 1,000
  * pages; commits of many pages (group commits) let it grow to about 256 commits, never past
- * 40,000 pages. The
- * log's size is read from the file after every commit (it is reused, never shrunk, so its size
- * is the most it ever held).
+ * 40,000 pages. The log's size is read from the file after every commit (it is reused, never
+ * shrunk, so its size is the most it ever held).
  */
 #include <setjmp.h>
 #include <stdarg.h>

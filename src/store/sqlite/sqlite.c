@@ -1030,8 +1030,8 @@ static void op_close(mn_store *st)
  * (+10-30% appends/s on a new file). Group commits (mnemo serve: a hundred pages or so) rewrite
  * the same pages commit after commit (session rows, the tail page of each session, index pages):
  * about 256 of them, up to 40,000 pages (160 MB), copy each of those into the file once per
- * checkpoint instead of once every few commits (+14% appends/s through mnemo serve on the 1M
- * store against 64 commits and 10,000 pages; bench/README.md). */
+ * checkpoint instead of once every few commits (+16% appends/s through mnemo serve on the 1M
+ * store against 64 commits and 10,000 pages; bench/server/README.md). */
 #define MN_SQLITE_CKPT_COMMITS 64
 #define MN_SQLITE_CKPT_GROUP_PAGES 32 /* a commit of this many pages or more is a group's */
 #define MN_SQLITE_CKPT_GROUP_COMMITS 256
