@@ -1304,11 +1304,13 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
                                                      : 256u;
     /* No SO_REUSEPORT: a second server on the same port must fail ("address in use"), not
      * take half the connections. MHD sets SO_REUSEADDR (a restart binds past TIME_WAIT). */
-    /* A connection's memory pool holds its request line and headers (so this is the header
-     * limit: 431 or 414 past it) and its read and write buffers. libmicrohttpd zeroes the whole
-     * pool after every request: at 64 KiB that was 5% of the server's CPU on small appends;
-     * 16 KiB (Node's header limit too) gives +8-10% durable appends/s (bench/server/README.md). */
-    enum { CONNECTION_POOL = 16 * 1024 };
+    /* A connection's memory pool holds its request line, its headers (a Cookie header twice:
+     * libmicrohttpd copies it to parse it) and its query parameters, so it is the header limit
+     * (431 or 414 past it), and the read and write buffers. libmicrohttpd zeroes the whole pool
+     * after every request, 5% of the server's CPU on small appends; 16 KiB gave +8-10% durable
+     * appends/s but refused a browser's 8 KB of localhost cookies, a search of 2,000 CJK
+     * characters in its URL, an export of 400 session ids (bench/server/README.md). */
+    enum { CONNECTION_POOL = 64 * 1024 };
     /* The event loops run as SCHED_BATCH (they inherit it from this thread; the committer and
      * the workers, started before, keep the normal policy): a request arriving does not preempt
      * the committer, so a loop wakes once for the requests that came meanwhile instead of once
