@@ -947,11 +947,11 @@ MN_API mn_status mn_embed_counts(mn_db *db, int64_t *embedded, int64_t *queued);
 /* The keyword index catches up with new messages as they arrive (docs/search.md, "Keeping the
  * keyword index current"): on SQLite the index is a file of its own, "<db>.keywords", and after
  * every search.fts_drain rows an append logged, the handle's indexer thread applies them to it in
- * transactions of at least that many rows, beside the appends (an append waits for it while it is
- * more than four chunks behind); a keyword search applies what is left; mn_close waits for what was asked
- * of the thread. mn_keyword_drain runs that step now, on the calling thread: all = 0 applies what
- * this handle logged if it is at least search.fts_drain rows (else nothing), all = 1 the whole
- * log, chunk by chunk. *applied (optional) gets the log rows applied, *pending (optional) the rows
+ * transactions of at least that many rows, beside the appends (an append waits for it while it
+ * is more than four chunks behind); a keyword search applies what is left; mn_close waits for
+ * what was asked of the thread. mn_keyword_drain runs that step now, on the calling thread:
+ * all = 0 applies what this handle logged if it is at least search.fts_drain rows (else
+ * nothing), all = 1 the whole log, chunk by chunk. *applied (optional) gets the log rows applied, *pending (optional) the rows
  * still waiting (a count of the log; the thread may apply some of them meanwhile).
  * mn_keyword_drain_defer(db, 1) leaves the step to the caller: appends on this handle stop
  * asking for it (mnemo serve's group committer drains after it has acknowledged a group).
