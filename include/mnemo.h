@@ -951,8 +951,9 @@ MN_API mn_status mn_embed_counts(mn_db *db, int64_t *embedded, int64_t *queued);
  * is more than four chunks behind); a keyword search applies what is left; mn_close waits for
  * what was asked of the thread. mn_keyword_drain runs that step now, on the calling thread:
  * all = 0 applies what this handle logged if it is at least search.fts_drain rows (else
- * nothing), all = 1 the whole log, chunk by chunk. *applied (optional) gets the log rows applied, *pending (optional) the rows
- * still waiting (a count of the log; the thread may apply some of them meanwhile).
+ * nothing), all = 1 the whole log, chunk by chunk. *applied (optional) gets the log rows
+ * applied, *pending (optional) the rows still waiting (a count of the log; the thread may apply
+ * some of them meanwhile).
  * mn_keyword_drain_defer(db, 1) leaves the step to the caller: appends on this handle stop
  * asking for it (mnemo serve's group committer drains after it has acknowledged a group).
  * PostgreSQL indexes each message as it is inserted: nothing to do, *applied and *pending are 0.
