@@ -14,6 +14,7 @@ STORE=${STORE:-/tmp/srvbench/store.db}
 cp "$STORE" $W/run.db; rm -f $W/run.db-wal $W/run.db-shm $W/run.db.keywords*
 # the keyword index's file (schema 11) goes with its database; without it the server indexes anew
 if [ -f "$STORE.keywords" ]; then cp "$STORE.keywords" $W/run.db.keywords; fi
+sync # the copy's ~900 MB of writeback must not land in the measured window
 PORT=8819
 : > $W/url
 MNEMO_DURABILITY=full MNEMO_TOKENIZER=heuristic taskset -c 0 "$BIN" --db $W/run.db serve --listen 127.0.0.1:$PORT >$W/url 2>$W/serve.err &
