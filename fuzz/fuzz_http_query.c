@@ -6,7 +6,8 @@
  * srv_handle_rest against a real database file whose session holds a few messages, so that the
  * Conversations API paging (after/order/limit over items) walks real rows. Operations that
  * delete leave the session gone: it is made again before the next input. A request that does
- * not finish (the `after` overflow of issue #13) trips libFuzzer's -timeout.
+ * not finish (the `after` overflow of issue #13) trips libFuzzer's -timeout. The server parses
+ * queries with srv_parse_query itself (http.c on_uri), after counting them (srv_query_count).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -106,6 +107,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char path[256];
     fill_path(op->path, path, sizeof path);
     json_t *query = srv_parse_query(q);
+    if (query && json_object_size(query) > srv_query_count(q))
+        abort(); /* the count server.max_query_params is held to would miss parameters */
     struct srv_response resp;
     /* the query only; a body-taking route gets an empty one (the body has its own target) */
     srv_handle_rest(db, (size & 1) ? "fuzzns" : NULL, op->method, path, query, NULL, "", 0, &resp);

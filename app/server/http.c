@@ -301,6 +301,8 @@ struct server {
 };
 
 struct conn {
+    int started;  /* on_request has seen it: its headers are in */
+    char *query;  /* the query string as sent (after '?'; NULL without one): on_uri */
     char *body;
     size_t len, cap;
     int too_big;
@@ -337,6 +339,7 @@ static void conn_unref(struct conn *c)
     if (atomic_fetch_sub(&c->refs, 1) != 1)
         return;
     srv_response_release(&c->resp);
+    free(c->query);
     free(c->body);
     free(c);
 }
@@ -380,14 +383,6 @@ static enum MHD_Result send_resp(struct MHD_Connection *mc, struct srv_response 
     char *body = resp->body;
     resp->body = NULL; /* MHD's now */
     return send_bytes(mc, resp->status, resp->content_type, body, resp->body_len, resp->retry_after, resp->allow);
-}
-
-static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
-{
-    (void)kind;
-    if (key && key[0])
-        json_object_set_new((json_t *)cls, key, json_string(value ? value : ""));
-    return MHD_YES;
 }
 
 /* ---- streamed export: a thread runs mn_export into a pipe the response reads ------------------ */
@@ -691,15 +686,14 @@ static int answer(struct server *srv, struct conn *c)
     const struct srv_op *op = srv_rest_route(method, url, &known);
     if (op && refuse_media_type(c, (op->flags & OP_RAWBODY) != 0))
         return 0;
-    int nq = MHD_get_connection_values(mc, MHD_GET_ARGUMENT_KIND, NULL, NULL);
-    if (nq > srv->max_query) {
+    size_t nq = srv_query_count(c->query);
+    if (nq > (size_t)srv->max_query) {
         c->route_name = "bad_query";
-        srv_error(resp, 400, "invalid", "query: %d parameters, over the limit of %d (server.max_query_params)", nq,
+        srv_error(resp, 400, "invalid", "query: %zu parameters, over the limit of %d (server.max_query_params)", nq,
                   srv->max_query);
         return 0;
     }
-    json_t *query = json_object();
-    MHD_get_connection_values(mc, MHD_GET_ARGUMENT_KIND, collect_query, query);
+    json_t *query = srv_parse_query(c->query);
     int pending = srv_rest_start(&c->rest, srv->db, ns, method, url, query,
                                  MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Idempotency-Key"),
                                  c->body ? c->body : "", c->len, resp);
@@ -949,9 +943,11 @@ static int window_context(const struct server *srv, const struct conn *c)
 {
     json_t *body = c->len ? json_loadb(c->body, c->len, 0, NULL) : json_object();
     json_t *st = json_object_get(body, "strategy");
-    const char *q = MHD_lookup_connection_value(c->mc, MHD_GET_ARGUMENT_KIND, "strategy");
+    json_t *query = c->query && !st ? srv_parse_query(c->query) : NULL;
+    const char *q = json_string_value(json_object_get(query, "strategy"));
     const char *name = json_is_string(st) ? json_string_value(st) : st ? "" : q; /* the body wins */
     int window = json_is_object(body) && (name ? strcmp(name, "window") == 0 : srv->o->window_default);
+    json_decref(query);
     json_decref(body);
     return window;
 }
@@ -968,6 +964,32 @@ static enum plan plan(struct server *srv, const struct conn *c)
     if (!op || (op->flags & OP_QUICK) || (strcmp(op->name, "context") == 0 && window_context(srv, c)))
         return ON_LOOP;
     return strcmp(op->name, "append") == 0 ? ON_COMMITTER : ON_WORKER;
+}
+
+/* A request's line is in (MHD_OPTION_URI_LOG_CALLBACK, before libmicrohttpd parses the query):
+ * its record starts here, with the query string, which is then cut from libmicrohttpd's copy so
+ * that it parses no parameter. libmicrohttpd keeps each one in the connection's 64 KiB pool and,
+ * once that is full, answers nothing at all until server.header_timeout_ms (from ~1,000 short
+ * parameters, or 400 of 100 bytes); answer() counts them against server.max_query_params and
+ * parses them (srv_parse_query). uri points into libmicrohttpd's read buffer, which it writes
+ * itself (it ends the path at the '?' next). */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
+{
+    struct conn *c = calloc(1, sizeof *c);
+    char *mark = uri ? strchr(uri, '?') : NULL;
+    if (!c)
+        return NULL;
+    atomic_init(&c->refs, 1);
+    c->srv = cls;
+    c->mc = mc;
+    if (mark && mark[1]) {
+        if (!(c->query = strdup(mark + 1))) {
+            free(c);
+            return NULL;
+        }
+        mark[1] = '\0';
+    }
+    return c;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
@@ -989,15 +1011,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
                          "with the same idempotency key)\"}}");
         return send_bytes(mc, 503, "application/json", b, b ? strlen(b) : 0, 1, NULL);
     }
-    if (!c) {
-        if (!(c = calloc(1, sizeof *c)))
-            return MHD_NO;
-        atomic_init(&c->refs, 1);
+    if (!c) /* on_uri had no memory for it */
+        return MHD_NO;
+    if (!c->started) {
+        c->started = 1;
         if (srv->o->header_timeout_ms > 0)
             track_phase(srv, mc, 0); /* the headers are in */
         clock_gettime(CLOCK_MONOTONIC, &c->t0);
-        c->srv = srv;
-        c->mc = mc;
         c->url = url;
         c->method = method;
         const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -1072,7 +1092,8 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls, e
     struct server *srv = cls;
     struct conn *c = *con_cls;
     if (c) {
-        metrics_in_flight(-1);
+        if (c->started)
+            metrics_in_flight(-1);
         pthread_mutex_lock(&srv->wait_lock);
         if (c->abandoned)
             atomic_fetch_sub(&srv->abandoned_open, 1);
@@ -1320,7 +1341,8 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     int batch = pthread_setschedparam(pthread_self(), SCHED_BATCH, &no_prio) == 0;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, &srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, &srv,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, &srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, &srv,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(o->idle_timeout_s > 0 ? o->idle_timeout_s : 60),
         MHD_OPTION_THREAD_POOL_SIZE, loops, MHD_OPTION_CONNECTION_LIMIT, max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_POOL, MHD_OPTION_END);

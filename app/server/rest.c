@@ -84,6 +84,14 @@ static char *unescape(const char *s, size_t len)
     return o;
 }
 
+size_t srv_query_count(const char *q)
+{
+    size_t n = 0;
+    for (; q && *q; q++)
+        n += q[0] != '&' && (q[1] == '&' || q[1] == '\0');
+    return n;
+}
+
 json_t *srv_parse_query(const char *q)
 {
     json_t *o = json_object();
