@@ -123,6 +123,11 @@ MNEMO_SERVER_MAX_QUERY_PARAMS=10000 serve_start
 Q=$(python3 -c 'print("&".join(["limit=2"] * 4999 + ["limit=1"]))')
 eq "$(code_of --max-time 5 "$URL/v1/sessions?$Q")" 200 "5,000 parameters under server.max_query_params=10000: 200"
 eq "$(jget "$(cat "$T/.body")" 'len(j["sessions"])')" 1 "...and the query was read (of two sessions, limit=1, the last, wins)"
+# mnemo's own parse: names and values percent-decoded, empty pieces skipped
+eq "$(code_of "$URL/v1/sessions?&&li%6Dit=%31&")" 200 "an encoded name and value, empty pieces: 200"
+eq "$(jget "$(cat "$T/.body")" 'len(j["sessions"])')" 1 "...read as limit=1"
+eq "$(code_of "$URL/v1/sessions?limit=1&bogus")" 400 "a name without a value is still a parameter: 400"
+check "...naming it" grep -q 'bogus' "$T/.body"
 curl -s -D "$T/h405" -o /dev/null -X PUT "$URL/v1/sessions/$S"
 check "405 on /v1/sessions/{id} allows its real methods" grep -qi '^allow: GET, DELETE, PATCH' "$T/h405"
 curl -s -D "$T/h405" -o /dev/null -X PUT "$URL/v1/sessions"
