@@ -7,7 +7,8 @@
  * Conversations API paging (after/order/limit over items) walks real rows. Operations that
  * delete leave the session gone: it is made again before the next input. A request that does
  * not finish (the `after` overflow of issue #13) trips libFuzzer's -timeout. The server parses
- * queries with srv_parse_query itself (http.c on_uri), after counting them (srv_query_count).
+ * queries with srv_parse_query itself (http.c: on_uri keeps the query string, answer() counts it
+ * with srv_query_count and parses it).
  */
 #include <stdint.h>
 #include <stdio.h>

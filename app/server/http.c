@@ -686,6 +686,12 @@ static int answer(struct server *srv, struct conn *c)
     const struct srv_op *op = srv_rest_route(method, url, &known);
     if (op && refuse_media_type(c, (op->flags & OP_RAWBODY) != 0))
         return 0;
+    if (MHD_get_connection_values(mc, MHD_GET_ARGUMENT_KIND, NULL, NULL) > 0) {
+        /* libmicrohttpd found a '?' that on_uri did not: a NUL byte before it in the URL */
+        c->route_name = "bad_query";
+        srv_error(resp, 400, "invalid", "the URL holds a NUL byte");
+        return 0;
+    }
     size_t nq = srv_query_count(c->query);
     if (nq > (size_t)srv->max_query) {
         c->route_name = "bad_query";
@@ -943,7 +949,8 @@ static int window_context(const struct server *srv, const struct conn *c)
 {
     json_t *body = c->len ? json_loadb(c->body, c->len, 0, NULL) : json_object();
     json_t *st = json_object_get(body, "strategy");
-    json_t *query = c->query && !st ? srv_parse_query(c->query) : NULL;
+    json_t *query = c->query && !st && srv_query_count(c->query) <= (size_t)srv->max_query ? srv_parse_query(c->query)
+                                                                                           : NULL;
     const char *q = json_string_value(json_object_get(query, "strategy"));
     const char *name = json_is_string(st) ? json_string_value(st) : st ? "" : q; /* the body wins */
     int window = json_is_object(body) && (name ? strcmp(name, "window") == 0 : srv->o->window_default);
@@ -973,6 +980,9 @@ static enum plan plan(struct server *srv, const struct conn *c)
  * parameters, or 400 of 100 bytes); answer() counts them against server.max_query_params and
  * parses them (srv_parse_query). uri points into libmicrohttpd's read buffer, which it writes
  * itself (it ends the path at the '?' next). */
+/* A URL with a NUL byte before its '?' keeps the query from this (strchr stops at the NUL) and
+ * meets libmicrohttpd's limit: answer() refuses it when it was parsed, and past the limit the
+ * connection is closed at server.header_timeout_ms, as before. */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
 {
     struct conn *c = calloc(1, sizeof *c);
@@ -1023,7 +1033,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > srv->max_body)
             c->too_big = 1;
-        *con_cls = c;
         if (metrics_in_flight(1) >= srv->o->max_inflight && srv->o->max_inflight > 0)
             c->overloaded = 1; /* answered once the body is read: a client reads no reply before */
         return MHD_YES;

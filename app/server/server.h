@@ -205,8 +205,8 @@ const struct srv_op *srv_rest_route(const char *method, const char *path, int *p
 /* The methods routes answer on path, as an Allow header value ("GET, DELETE"). */
 void srv_rest_allow(const char *path, char *out, size_t cap);
 /* Parses "a=1&b=x%20y" (q may be NULL) into a new object of strings, '+' a space, the last of a
- * repeated name winning, empty names and values that are not UTF-8 left out (never NULL unless
- * out of memory). srv_query_count: the parameters in q, the non-empty pieces between '&'s. */
+ * repeated name winning, empty names and names or values that are not UTF-8 left out, a name or
+ * value cut at a %00 (never NULL unless out of memory). srv_query_count: the parameters in q, the non-empty pieces between '&'s. */
 json_t *srv_parse_query(const char *q);
 size_t srv_query_count(const char *q);
 void srv_response_release(struct srv_response *resp);
