@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *query = NULL;
     if (strcmp(r[0], "GET") == 0) { /* the body bytes as a query string */
         char *q = strndup(body, len);
-        query = srv_parse_query(q);
+        query = srv_parse_query(q, NULL, 0); /* NULL (not UTF-8): the body alone */
         free(q);
     }
     struct srv_response resp;

@@ -302,6 +302,7 @@ struct server {
 
 struct conn {
     int started;  /* on_request has seen it: its headers are in */
+    int nul_in_path; /* its path has a %00 (on_uri) */
     char *query;  /* the query string as sent (after '?'; NULL without one): on_uri */
     char *body;
     size_t len, cap;
@@ -686,8 +687,9 @@ static int answer(struct server *srv, struct conn *c)
     const struct srv_op *op = srv_rest_route(method, url, &known);
     if (op && refuse_media_type(c, (op->flags & OP_RAWBODY) != 0))
         return 0;
-    if (MHD_get_connection_values(mc, MHD_GET_ARGUMENT_KIND, NULL, NULL) > 0) {
-        /* libmicrohttpd found a '?' that on_uri did not: a NUL byte before it in the URL */
+    if (c->nul_in_path || MHD_get_connection_values(mc, MHD_GET_ARGUMENT_KIND, NULL, NULL) > 0) {
+        /* a %00 in the path (decoded, it cut the path short: "/v1/memories/%00x" routed as
+         * "/v1/memories"), or a raw NUL byte: libmicrohttpd found a '?' that on_uri did not */
         c->route_name = "bad_query";
         srv_error(resp, 400, "invalid", "the URL holds a NUL byte");
         return 0;
@@ -699,7 +701,16 @@ static int answer(struct server *srv, struct conn *c)
                   srv->max_query);
         return 0;
     }
-    json_t *query = srv_parse_query(c->query);
+    char bad[128];
+    json_t *query = srv_parse_query(c->query, bad, sizeof bad);
+    if (!query) {
+        c->route_name = "bad_query";
+        if (bad[0])
+            srv_error(resp, 400, "invalid", "%s", bad);
+        else
+            srv_error(resp, 503, "unavailable", "out of memory");
+        return 0;
+    }
     int pending = srv_rest_start(&c->rest, srv->db, ns, method, url, query,
                                  MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Idempotency-Key"),
                                  c->body ? c->body : "", c->len, resp);
@@ -949,7 +960,7 @@ static int window_context(const struct server *srv, const struct conn *c)
 {
     json_t *body = c->len ? json_loadb(c->body, c->len, 0, NULL) : json_object();
     json_t *st = json_object_get(body, "strategy");
-    json_t *query = c->query && !st && srv_query_count(c->query) <= (size_t)srv->max_query ? srv_parse_query(c->query)
+    json_t *query = c->query && !st && srv_query_count(c->query) <= (size_t)srv->max_query ? srv_parse_query(c->query, NULL, 0)
                                                                                            : NULL;
     const char *q = json_string_value(json_object_get(query, "strategy"));
     const char *name = json_is_string(st) ? json_string_value(st) : st ? "" : q; /* the body wins */
@@ -992,6 +1003,9 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
     atomic_init(&c->refs, 1);
     c->srv = cls;
     c->mc = mc;
+    size_t path_len = mark ? (size_t)(mark - uri) : uri ? strlen(uri) : 0;
+    for (size_t i = 0; i + 2 < path_len; i++)
+        c->nul_in_path |= uri[i] == '%' && uri[i + 1] == '0' && uri[i + 2] == '0';
     if (mark && mark[1]) {
         if (!(c->query = strdup(mark + 1))) {
             free(c);

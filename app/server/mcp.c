@@ -81,7 +81,10 @@ static char *dump(json_t *v)
  * asks for: 400 for an unsupported version or a header mismatch, 404 for an unknown method. */
 static char *fail(struct req *r, int code, const char *message, json_t *data)
 {
-    json_t *err = json_pack("{s:i,s:s}", "code", code, "message", message);
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s", message);
+    srv_utf8_clip(msg); /* a "%.60s" of a client's text may end inside a character */
+    json_t *err = json_pack("{s:i,s:s}", "code", code, "message", msg);
     if (err && data)
         json_object_set_new(err, "data", data);
     else

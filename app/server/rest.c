@@ -10,6 +10,21 @@
 
 #include "server/server.h"
 
+void srv_utf8_clip(char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3 : (*p & 0xF8) == 0xF0 ? 4 : 0;
+        for (size_t i = 1; i < n; i++)
+            if ((p[i] & 0xC0) != 0x80)
+                n = 0;
+        if (!n)
+            break;
+        p += n;
+    }
+    *(char *)p = '\0';
+}
+
 void srv_error(struct srv_response *resp, int http, const char *code, const char *fmt, ...)
 {
     char msg[600];
@@ -17,6 +32,7 @@ void srv_error(struct srv_response *resp, int http, const char *code, const char
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    srv_utf8_clip(msg); /* a "%.60s" of a client's text may end inside a character */
     free(resp->body);
     json_t *e = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
     resp->body = e ? json_dumps(e, JSON_COMPACT) : NULL;
@@ -30,9 +46,11 @@ void srv_error(struct srv_response *resp, int http, const char *code, const char
 
 /* OpenAI's error shape: {"error":{"message","type","param","code"}}; param is the field the
  * message starts with ("items[0].role: …"), else null. */
-static void openai_error(struct srv_response *resp, int http, const char *code, const char *msg)
+static void openai_error(struct srv_response *resp, int http, const char *code, const char *message)
 {
-    char param[128] = "";
+    char msg[600], param[128] = "";
+    snprintf(msg, sizeof msg, "%s", message);
+    srv_utf8_clip(msg);
     const char *colon = strstr(msg, ": ");
     if (colon && (size_t)(colon - msg) < sizeof param && !memchr(msg, ' ', (size_t)(colon - msg)))
         snprintf(param, sizeof param, "%.*s", (int)(colon - msg), msg);
@@ -63,7 +81,9 @@ static int hexval(int ch)
     return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
 }
 
-static char *unescape(const char *s, size_t len)
+/* s[0..len) decoded ('+' a space, %XX a byte) into a new string; *out_len its length, which a
+ * %00 makes longer than strlen. */
+static char *unescape(const char *s, size_t len, size_t *out_len)
 {
     char *o = malloc(len + 1);
     size_t j = 0;
@@ -81,6 +101,7 @@ static char *unescape(const char *s, size_t len)
         }
     }
     o[j] = '\0';
+    *out_len = j;
     return o;
 }
 
@@ -92,17 +113,31 @@ size_t srv_query_count(const char *q)
     return n;
 }
 
-json_t *srv_parse_query(const char *q)
+json_t *srv_parse_query(const char *q, char *err, size_t errcap)
 {
     json_t *o = json_object();
-    while (o && q && *q) {
+    if (err && errcap)
+        err[0] = '\0';
+    for (size_t at = 1; o && q && *q; at++) {
         const char *amp = strchr(q, '&');
         size_t len = amp ? (size_t)(amp - q) : strlen(q);
         const char *eq = memchr(q, '=', len);
-        size_t klen = eq ? (size_t)(eq - q) : len;
-        char *k = unescape(q, klen), *v = eq ? unescape(eq + 1, len - klen - 1) : strdup("");
-        if (k && v && k[0])
-            json_object_set_new(o, k, json_string(v)); /* not UTF-8: ignored (set fails) */
+        size_t klen = eq ? (size_t)(eq - q) : len, kn = 0, vn = 0;
+        char *k = unescape(q, klen, &kn), *v = eq ? unescape(eq + 1, len - klen - 1, &vn) : strdup("");
+        json_t *value = k && v ? json_string(v) : NULL;
+        /* a name or value that is not UTF-8 text, or holds a NUL byte, is refused: left out, it
+         * widened a filter (namespace, session_id, ids) to everything */
+        int bad = k && v && (!value || kn != strlen(k) || vn != strlen(v));
+        if (bad || !value || !k[0])
+            json_decref(value);
+        else if (json_object_set_new(o, k, value) != 0) /* takes value, also when it fails */
+            bad = 1; /* the name is not UTF-8 */
+        if (bad && err && errcap)
+            snprintf(err, errcap, "query: parameter %zu is not UTF-8 text or holds a NUL byte (%%00)", at);
+        if (bad || !k || !v) {
+            json_decref(o);
+            o = NULL;
+        }
         free(k);
         free(v);
         q += len + (amp ? 1 : 0);
@@ -227,8 +262,12 @@ int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *me
     }
     match(op->path, path, params); /* path parameters win over body and query */
     if (idem_key && srv_param_find(op, "idempotency_key") && !json_object_get(params, "idempotency_key") &&
-        !json_object_get(params, "messages"))
-        json_object_set_new(params, "idempotency_key", json_string(idem_key));
+        !json_object_get(params, "messages") &&
+        json_object_set_new(params, "idempotency_key", json_string(idem_key)) != 0) {
+        json_decref(params); /* not UTF-8: dropped, a retry would have stored twice */
+        srv_error(resp, 400, "invalid", "Idempotency-Key: not UTF-8 text");
+        return 0;
+    }
     struct srv_call *c = &r->call;
     c->db = db;
     c->params = r->params = params;

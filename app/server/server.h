@@ -205,10 +205,14 @@ const struct srv_op *srv_rest_route(const char *method, const char *path, int *p
 /* The methods routes answer on path, as an Allow header value ("GET, DELETE"). */
 void srv_rest_allow(const char *path, char *out, size_t cap);
 /* Parses "a=1&b=x%20y" (q may be NULL) into a new object of strings, '+' a space, the last of a
- * repeated name winning, empty names and names or values that are not UTF-8 left out, a name or
- * value cut at a %00 (never NULL unless out of memory). srv_query_count: the parameters in q, the non-empty pieces between '&'s. */
-json_t *srv_parse_query(const char *q);
+ * repeated name winning, empty names left out. NULL when out of memory, or when a name or value
+ * is not UTF-8 text or holds a NUL byte: then err (when not NULL) says which parameter.
+ * srv_query_count: the parameters in q, the non-empty pieces between '&'s. */
+json_t *srv_parse_query(const char *q, char *err, size_t errcap);
 size_t srv_query_count(const char *q);
+/* Cuts s at its first byte that does not begin a whole UTF-8 character (a message cut by
+ * "%.60s" inside one made jansson refuse the whole answer). */
+void srv_utf8_clip(char *s);
 void srv_response_release(struct srv_response *resp);
 /* Fills resp with {"error":{"code","message"}}. */
 void srv_error(struct srv_response *resp, int http, const char *code, const char *fmt, ...)

@@ -136,6 +136,25 @@ c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
 c.sendall(b"GET /v1/sessions\0?limit=1 HTTP/1.1\r\nHost: 127.0.0.1:" + sys.argv[1].encode() + b"\r\nConnection: close\r\n\r\n")
 print(c.recv(65536).split(b" ")[1].decode())' "$PORT")
 eq "$got" 400 "a NUL byte before the '?': 400 (0266314 answered 200 without the query)"
+# names and values that are not UTF-8 were left out, which widened a filter to everything
+eq "$(code_of "$URL/v1/sessions?namespace=%ff")" 400 "a value that is not UTF-8: 400 (was every namespace)"
+check "...naming the parameter" grep -q 'parameter 1 is not UTF-8' "$T/.body"
+eq "$(code_of "$URL/v1/sessions?limit=1&%ff=1")" 400 "a name that is not UTF-8: 400"
+eq "$(code_of "$URL/v1/sessions?namespace=a%00b")" 400 "a %00 in a value: 400"
+eq "$(code_of "$URL/v1/sessions/%00abc/state")" 400 "a %00 in the path: 400 (was routed as /v1/sessions: the list)"
+check "...saying why" grep -q 'NUL byte' "$T/.body"
+IK=$(printf 'Idempotency-Key: \377\376')
+eq "$(code_of -X POST -H "$IK" -H 'Content-Type: application/json' --data '{"role":"user","content":"x"}' \
+    "$URL/v1/sessions/$S/messages")" 400 "an Idempotency-Key that is not UTF-8: 400 (was dropped: a retry stored twice)"
+# an error message that quotes a client's text cut inside a character was an empty body
+E=$(python3 -c 'print("a" + "\u00e9" * 40)')
+eq "$(code_of "$URL/v1/sessions?limit=$E")" 400 "limit=aéé…: 400"
+eq "$(error_code)" invalid "...with its JSON error (was an empty body)"
+M=$(python3 -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":1,"method":"a" + "\u00e9" * 60}))')
+curl -s -o "$T/.body" -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    --data "$M" "$URL/mcp"
+check "MCP: an unknown method of 60 'é' gets its JSON-RPC error (was neither result nor error)" python3 -c '
+import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if "error" in j else 1)' "$T/.body"
 curl -s -D "$T/h405" -o /dev/null -X PUT "$URL/v1/sessions/$S"
 check "405 on /v1/sessions/{id} allows its real methods" grep -qi '^allow: GET, DELETE, PATCH' "$T/h405"
 curl -s -D "$T/h405" -o /dev/null -X PUT "$URL/v1/sessions"
