@@ -12,17 +12,13 @@
 
 void srv_utf8_clip(char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3 : (*p & 0xF8) == 0xF0 ? 4 : 0;
-        for (size_t i = 1; i < n; i++)
-            if ((p[i] & 0xC0) != 0x80)
-                n = 0;
-        if (!n)
-            break;
-        p += n;
-    }
-    *(char *)p = '\0';
+    /* jansson's own check, so that what it takes here json_pack takes too; an error path only */
+    size_t n = strlen(s);
+    json_t *v = NULL;
+    while (n && !(v = json_stringn(s, n)))
+        n--;
+    json_decref(v);
+    s[n] = '\0';
 }
 
 void srv_error(struct srv_response *resp, int http, const char *code, const char *fmt, ...)

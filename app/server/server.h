@@ -210,8 +210,8 @@ void srv_rest_allow(const char *path, char *out, size_t cap);
  * srv_query_count: the parameters in q, the non-empty pieces between '&'s. */
 json_t *srv_parse_query(const char *q, char *err, size_t errcap);
 size_t srv_query_count(const char *q);
-/* Cuts s at its first byte that does not begin a whole UTF-8 character (a message cut by
- * "%.60s" inside one made jansson refuse the whole answer). */
+/* Cuts s to its longest prefix that is UTF-8 text (a message cut by "%.60s" inside a character
+ * made jansson refuse the whole answer). */
 void srv_utf8_clip(char *s);
 void srv_response_release(struct srv_response *resp);
 /* Fills resp with {"error":{"code","message"}}. */

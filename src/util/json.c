@@ -8,6 +8,24 @@
 #include "util/err.h"
 #include "util/banned.h"
 
+/* Whether v nests deeper than `left` more levels (a scalar is none). */
+static int too_deep(const json_t *v, int left)
+{
+    if (!json_is_object(v) && !json_is_array(v))
+        return 0;
+    if (left == 0)
+        return 1;
+    const char *k;
+    json_t *item;
+    size_t i;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, item) if (too_deep(item, left - 1)) return 1;
+    } else {
+        json_object_foreach((json_t *)v, k, item) if (too_deep(item, left - 1)) return 1;
+    }
+    return 0;
+}
+
 mn_status mn_json_parse(const char *text, const char *field, json_t **out)
 {
     json_error_t e;
@@ -15,6 +33,10 @@ mn_status mn_json_parse(const char *text, const char *field, json_t **out)
     json_t *v = json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e);
     if (!v)
         return mn__err(MN_INVALID, "%s: malformed JSON: %s at line %d column %d", field, e.text, e.line, e.column);
+    if (too_deep(v, MN_MAX_JSON_DEPTH)) {
+        json_decref(v);
+        return mn__err(MN_INVALID, "%s: nested deeper than %d levels", field, MN_MAX_JSON_DEPTH);
+    }
     *out = v;
     return MN_OK;
 }

@@ -9,8 +9,14 @@
 
 #include "mnemo.h"
 
-/* Parses text as JSON (strict: one value, valid UTF-8, no duplicate keys). On failure returns
- * MN_INVALID with "<field>: <why> at line L column C". */
+/* Arrays and objects in JSON a caller hands in nest at most this deep: stored deeper, it broke
+ * reads later (SQLite's JSON functions stop near 2,000 levels, a wrapping answer's re-parse at
+ * jansson's 2,048). */
+#define MN_MAX_JSON_DEPTH 64
+
+/* Parses text as JSON (strict: one value, valid UTF-8, no duplicate keys, at most
+ * MN_MAX_JSON_DEPTH levels). On failure returns MN_INVALID with "<field>: <why> at line L column
+ * C" or "<field>: nested deeper than N levels". */
 mn_status mn_json_parse(const char *text, const char *field, json_t **out);
 /* Compact serialisation with keys in insertion order; NULL on OOM. Caller frees with free(). */
 char *mn_json_dump(const json_t *v);

@@ -150,6 +150,15 @@ eq "$(code_of -X POST -H "$IK" -H 'Content-Type: application/json' --data '{"rol
 E=$(python3 -c 'print("a" + "\u00e9" * 40)')
 eq "$(code_of "$URL/v1/sessions?limit=$E")" 400 "limit=aéé…: 400"
 eq "$(error_code)" invalid "...with its JSON error (was an empty body)"
+# metadata nested ~2,040 deep was stored, then every search filtered on metadata was a 500
+D=$(python3 -c 'print("{\"role\":\"user\",\"content\":\"deep\",\"metadata\":" + "{\"a\":" * 65 + "1" + "}" * 65 + "}")')
+eq "$(code_of -X POST -H 'Content-Type: application/json' --data "$D" "$URL/v1/sessions/$S/messages")" 400 \
+    "metadata nested 65 deep: 400"
+check "...naming the limit" grep -q 'nested deeper than 64 levels' "$T/.body"
+D=$(python3 -c 'print("{\"role\":\"user\",\"content\":\"deep\",\"metadata\":" + "{\"a\":" * 64 + "1" + "}" * 64 + "}")')
+eq "$(code_of -X POST -H 'Content-Type: application/json' --data "$D" "$URL/v1/sessions/$S/messages")" 201 \
+    "metadata nested 64 deep: stored"
+eq "$(code_of "$URL/v1/search?q=deep&mode=keyword&metadata=%7B%22b%22%3A1%7D")" 200 "a metadata-filtered search still answers"
 M=$(python3 -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":1,"method":"a" + "\u00e9" * 60}))')
 curl -s -o "$T/.body" -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
     --data "$M" "$URL/mcp"

@@ -14,6 +14,8 @@
 
 #include "util/arena.h"
 #include "util/buf.h"
+#include "util/err.h"
+#include "util/json.h"
 #include "util/uuid.h"
 #include "util/utf8.h"
 
@@ -150,6 +152,33 @@ static void json_strings_match_jansson(void **state)
             }
 }
 
+/* JSON a client hands the library may nest MN_MAX_JSON_DEPTH levels: deeper, stored metadata
+ * made SQLite's JSON functions (depth ~2000) and the server's re-parse of an answer that
+ * wraps it (jansson: 2048) fail later, for every search filtered on metadata. */
+static void json_depth_capped(void **state)
+{
+    (void)state;
+    for (int depth = MN_MAX_JSON_DEPTH - 1; depth <= MN_MAX_JSON_DEPTH + 1; depth++) {
+        struct mn_buf b = MN_BUF_INIT;
+        for (int i = 0; i < depth; i++)
+            assert_int_equal(mn_buf_add(&b, i % 2 ? "[" : "{\"a\":", i % 2 ? 1 : 5), MN_OK);
+        assert_int_equal(mn_buf_add(&b, "1", 1), MN_OK);
+        for (int i = depth - 1; i >= 0; i--)
+            assert_int_equal(mn_buf_add(&b, i % 2 ? "]" : "}", 1), MN_OK);
+        json_t *v = NULL;
+        mn_status rc = mn_json_parse(b.data, "metadata", &v);
+        if (depth <= MN_MAX_JSON_DEPTH) {
+            assert_int_equal(rc, MN_OK);
+            json_decref(v);
+        } else {
+            assert_int_equal(rc, MN_INVALID);
+            assert_null(v);
+            assert_non_null(strstr(mn_errmsg(), "metadata: nested deeper than"));
+        }
+        mn_buf_release(&b);
+    }
+}
+
 static void buf_integers(void **state)
 {
     (void)state;
@@ -199,6 +228,7 @@ int main(void)
         cmocka_unit_test(utf8_table),      cmocka_unit_test(utf8_prefix_cuts_on_boundary),
         cmocka_unit_test(uuid_v7_layout),  cmocka_unit_test(buf_cap_and_detach),
         cmocka_unit_test(arena_many_allocations), cmocka_unit_test(json_strings_match_jansson), cmocka_unit_test(buf_integers), cmocka_unit_test(status_names),
+        cmocka_unit_test(json_depth_capped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
