@@ -1233,8 +1233,9 @@ static void *embedder(void *arg)
         mn_status st = mn_embed_counts(srv->db, NULL, &queued);
         if (!st && queued > 0)
             st = mn_embed_pending(srv->db, 512, &done);
-        if (done)
-            srv_log("info", "msg=\"embedded\" messages=%zu queued=%lld", done, (long long)(queued - (int64_t)done));
+        int64_t left = 0; /* counted again: appends meanwhile queue more (queued - done went negative) */
+        if (done && mn_embed_counts(srv->db, NULL, &left) == MN_OK)
+            srv_log("info", "msg=\"embedded\" messages=%zu queued=%lld", done, (long long)left);
         pthread_mutex_lock(&srv->lock);
         if (st == MN_UNAVAILABLE && queued > 0 && !done) {
             srv_log("warn", "msg=\"embedding paused\" code=%s", mn_status_name(st));
