@@ -990,10 +990,10 @@ static enum plan plan(struct server *srv, const struct conn *c)
  * once that is full, answers nothing at all until server.header_timeout_ms (from ~1,000 short
  * parameters, or 400 of 100 bytes); answer() counts them against server.max_query_params and
  * parses them (srv_parse_query). uri points into libmicrohttpd's read buffer, which it writes
- * itself (it ends the path at the '?' next). */
-/* A URL with a NUL byte before its '?' keeps the query from this (strchr stops at the NUL) and
- * meets libmicrohttpd's limit: answer() refuses it when it was parsed, and past the limit the
- * connection is closed at server.header_timeout_ms, as before. */
+ * itself (it ends the path at the '?' next). A URL with a NUL byte before its '?' keeps its query
+ * from this (strchr stops at the NUL) and meets libmicrohttpd's limit: answer() refuses it when
+ * it was parsed, and past the limit the connection closes at server.header_timeout_ms, as
+ * before. A %00 in the path is noted for answer() to refuse: decoded, it cuts the path short. */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
 {
     struct conn *c = calloc(1, sizeof *c);
