@@ -1349,9 +1349,10 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
                                                      : 256u;
     /* No SO_REUSEPORT: a second server on the same port must fail ("address in use"), not
      * take half the connections. MHD sets SO_REUSEADDR (a restart binds past TIME_WAIT). */
-    /* A connection's memory pool holds its request line, its headers (a Cookie header twice:
-     * libmicrohttpd copies it to parse it) and its query parameters, so it is the header limit
-     * (431 or 414 past it), and the read and write buffers. libmicrohttpd zeroes the whole pool
+    /* A connection's memory pool holds its request line (the URL with its query, which on_uri
+     * keeps libmicrohttpd from parsing) and its headers (a Cookie header twice: libmicrohttpd
+     * copies it to parse it), so it is the header limit (431 or 414 past it), and the read and
+     * write buffers. libmicrohttpd zeroes the whole pool
      * after every request, 5% of the server's CPU on small appends; 16 KiB gave +8-10% durable
      * appends/s but refused a browser's 8 KB of localhost cookies, a search of 2,000 CJK
      * characters in its URL, an export of 400 session ids (bench/server/README.md). */

@@ -124,10 +124,11 @@ json_t *srv_parse_query(const char *q, char *err, size_t errcap)
         /* a name or value that is not UTF-8 text, or holds a NUL byte, is refused: left out, it
          * widened a filter (namespace, session_id, ids) to everything */
         int bad = k && v && (!value || kn != strlen(k) || vn != strlen(v));
-        if (bad || !value || !k[0])
-            json_decref(value);
-        else if (json_object_set_new(o, k, value) != 0) /* takes value, also when it fails */
-            bad = 1; /* the name is not UTF-8 */
+        if (!bad && value && k[0]) {
+            bad = json_object_set_new(o, k, value) != 0; /* fails when the name is not UTF-8 */
+            value = NULL;                                /* taken either way */
+        }
+        json_decref(value);
         if (bad && err && errcap)
             snprintf(err, errcap, "query: parameter %zu is not UTF-8 text or holds a NUL byte (%%00)", at);
         if (bad || !k || !v) {

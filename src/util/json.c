@@ -19,9 +19,17 @@ static int too_deep(const json_t *v, int left)
     json_t *item;
     size_t i;
     if (json_is_array(v)) {
-        json_array_foreach(v, i, item) if (too_deep(item, left - 1)) return 1;
+        json_array_foreach(v, i, item)
+        {
+            if (too_deep(item, left - 1))
+                return 1;
+        }
     } else {
-        json_object_foreach((json_t *)v, k, item) if (too_deep(item, left - 1)) return 1;
+        json_object_foreach((json_t *)v, k, item)
+        {
+            if (too_deep(item, left - 1))
+                return 1;
+        }
     }
     return 0;
 }
