@@ -318,6 +318,37 @@ static mn_status done(struct srv_call *c, json_t *r)
     return MN_OK;
 }
 
+/* Characters in UTF-8 text (jansson's strings are valid UTF-8): bytes that start one. */
+static size_t utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* OpenAI's limits on a conversation's metadata: at most 16 pairs, keys of at most 64 characters,
+ * string values of at most 512. Returns the refusal, or MN_OK. */
+static mn_status metadata_check(struct srv_call *c, json_t *meta)
+{
+    enum { MAX_PAIRS = 16, MAX_KEY = 64, MAX_VALUE = 512 };
+    if (!json_is_object(meta))
+        return srv_fail(c, MN_INVALID, "metadata: must be an object of string values");
+    if (json_object_size(meta) > MAX_PAIRS)
+        return srv_fail(c, MN_INVALID, "metadata: %zu pairs, over the limit of %d", json_object_size(meta), MAX_PAIRS);
+    const char *key;
+    json_t *value;
+    json_object_foreach(meta, key, value) {
+        if (utf8_chars(key) > MAX_KEY)
+            return srv_fail(c, MN_INVALID, "metadata: key '%.40s...' is over %d characters", key, MAX_KEY);
+        if (!json_is_string(value))
+            return srv_fail(c, MN_INVALID, "metadata: the value of '%.40s' is not a string", key);
+        if (utf8_chars(json_string_value(value)) > MAX_VALUE)
+            return srv_fail(c, MN_INVALID, "metadata: the value of '%.40s' is over %d characters", key, MAX_VALUE);
+    }
+    return MN_OK;
+}
+
 mn_status srv_op_conv_create(struct srv_call *c)
 {
     struct owned o = {0};
@@ -325,8 +356,8 @@ mn_status srv_op_conv_create(struct srv_call *c)
     size_t n = 0;
     mn_status st;
     json_t *meta = json_object_get(c->params, "metadata");
-    if (meta && !json_is_null(meta) && !json_is_object(meta))
-        return srv_fail(c, MN_INVALID, "metadata: must be an object of string values");
+    if (meta && !json_is_null(meta) && (st = metadata_check(c, meta)))
+        return st;
     if ((st = items_in(c, &o, 20, 0, &in, &n)))
         goto out;
     mn_session_opts so = MN_SESSION_OPTS_INIT;
@@ -375,8 +406,8 @@ mn_status srv_op_conv_update(struct srv_call *c)
     if (st)
         return st;
     json_t *meta = json_object_get(c->params, "metadata");
-    if (!json_is_object(meta))
-        return srv_fail(c, MN_INVALID, "metadata: required, an object of string values");
+    if ((st = metadata_check(c, meta)))
+        return st;
     char *text = json_dumps(meta, JSON_COMPACT);
     if (!text)
         return srv_fail(c, MN_NOMEM, "out of memory");
@@ -431,16 +462,21 @@ out:
     return st;
 }
 
-/* "msg_12" → 12; 0 when it is not an item id. */
+/* "msg_12" → 12: the seq of an id of the form this API hands out (msg_, fc_, fco_ or item_ and
+ * a positive decimal); 0 otherwise. */
 static int64_t item_seq(const char *s)
 {
-    const char *u = s ? strrchr(s, '_') : NULL;
-    if (!u || !u[1])
-        return 0;
-    char *end;
-    errno = 0;
-    long long v = strtoll(u + 1, &end, 10);
-    return errno || *end || v <= 0 ? 0 : v;
+    static const char *const prefixes[] = {"msg_", "fc_", "fco_", "item_"};
+    for (size_t i = 0; s && i < sizeof prefixes / sizeof *prefixes; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (strncmp(s, prefixes[i], n) != 0 || s[n] < '1' || s[n] > '9')
+            continue;
+        char *end;
+        errno = 0;
+        long long v = strtoll(s + n, &end, 10);
+        return errno || *end ? 0 : v;
+    }
+    return 0;
 }
 
 mn_status srv_op_items_list(struct srv_call *c)
@@ -522,7 +558,10 @@ static mn_status item_param(struct srv_call *c, const char *id, mn_messages **ou
     mn_status st = mn_history(c->db, id, &ho, out);
     if (st)
         return srv_fail_lib(c, st);
-    if ((*out)->count == 0 || (*out)->items[0].seq != seq) {
+    json_t *found = (*out)->count && (*out)->items[0].seq == seq ? item_json(&(*out)->items[0]) : NULL;
+    int same = found && strcmp(json_string_value(json_object_get(found, "id")), item) == 0; /* fc_2 is not msg_2 */
+    json_decref(found);
+    if (!same) {
         mn_messages_free(*out);
         *out = NULL;
         return srv_fail(c, MN_NOTFOUND, "item %.80s not found", item);

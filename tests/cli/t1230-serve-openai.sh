@@ -22,6 +22,16 @@ req GET "/v1/conversations/$C/items?limit=2&after=fco_3"
 eq "$(jget "$OUT" '[i["id"] for i in j["data"]] + [j["has_more"]]')" '["fc_2", "msg_1", false]' "desc after"
 req GET "/v1/conversations/$C/items?limit=2&order=asc&after=msg_1"
 eq "$(jget "$OUT" '[i["id"] for i in j["data"]] + [j["has_more"]]')" '["fc_2", "fco_3", true]' "asc after"
+req GET "/v1/conversations/$C/items?after=zz_3"
+eq "$CODE $(jget "$OUT" 'j["error"]["param"]')" "400 after" "after: an id of another form is refused"
+for bad in zz_2 msg_2 fc_02 fc_+2 fc_2x _2; do
+    req GET "/v1/conversations/$C/items/$bad"
+    eq "$CODE" 404 "item $bad: not an id handed out (item 2 is fc_2)"
+done
+req DELETE "/v1/conversations/$C/items/zz_2"
+eq "$CODE" 404 "delete zz_2: 404"
+req GET "/v1/conversations/$C/items/fc_2"
+eq "$CODE $(jget "$OUT" 'j["call_id"]')" "200 c1" "fc_2 is still there"
 req GET "/v1/conversations/$C/items?limit=0"
 eq "$CODE $(jget "$OUT" 'j["error"]["param"]+" "+j["error"]["type"]')" "400 limit invalid_request_error" "limit out of range"
 req GET "/v1/conversations/$C/items?order=up"
@@ -38,6 +48,22 @@ req GET "/v1/conversations/$C/items/msg_5"
 eq "$(jget "$OUT" '[j["error"]["type"], j["error"]["code"]]')" '["not_found_error", "not_found"]' "deleted item is gone"
 req POST "/v1/conversations/$C" '{"metadata":{"k":"w"}}'
 eq "$(jget "$OUT" 'j["metadata"]')" '{"k": "w"}' "metadata updated"
+# OpenAI's metadata limits: 16 pairs, keys of 64 characters, string values of 512 (characters,
+# not bytes: 512 "é" are 1,024 bytes)
+meta() { python3 -c 'import json, sys; print(json.dumps({"metadata": eval(sys.argv[1])}))' "$1"; }
+req POST "/v1/conversations/$C" "$(meta '{"k%d" % i: "v" for i in range(16)}')"
+eq "$CODE" 200 "16 pairs"
+req POST "/v1/conversations/$C" "$(meta '{"k": "\u00e9" * 512, "x" * 64: "v"}')"
+eq "$CODE" 200 "a value of 512 characters (1,024 bytes), a key of 64"
+for bad in '{"k%d" % i: "v" for i in range(17)}' '{"x" * 65: "v"}' '{"k": "v" * 513}' '{"k": 1}' '{"k": None}'; do
+    req POST "/v1/conversations/$C" "$(meta "$bad")"
+    eq "$CODE $(jget "$OUT" 'j["error"]["param"]')" "400 metadata" "metadata $bad: 400"
+    req POST /v1/conversations "$(meta "$bad")"
+    eq "$CODE" 400 "create with metadata $bad: 400"
+done
+req GET "/v1/conversations/$C"
+eq "$(jget "$OUT" 'len(j["metadata"])')" 2 "the refused updates changed nothing"
+req POST "/v1/conversations/$C" '{"metadata":{"k":"w"}}'
 req POST "/v1/conversations/$C" '{"metadata":'
 eq "$(jget "$OUT" 'j["error"]["code"]')" bad_json "bad JSON: OpenAI shape"
 SID=${C#conv_}
