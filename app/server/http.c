@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -284,8 +285,9 @@ struct server {
     pthread_mutex_t wait_lock;
     struct conn *waiting;
     atomic_int abandoned_open; /* abandoned requests whose 503 is not sent yet */
-    /* Open connections, for the header deadline (server.header_timeout_ms): the reaper thread
-     * shuts down a socket whose request headers are not complete in time (slowloris). */
+    /* Open connections, for the header and body deadlines (server.header_timeout_ms,
+     * server.request_timeout_ms): the reaper thread shuts down a socket whose request headers,
+     * or whose request body, are not complete in time (slowloris, and its slow-body form). */
     pthread_mutex_t track_lock;
     struct tracked *tracked;
     pthread_cond_t track_wake;
@@ -309,6 +311,10 @@ struct conn {
     int too_big;
     int overloaded; /* arrived with server.max_inflight requests already in progress: 429 */
     int late;       /* the body took longer than server.request_timeout_ms to arrive: 408 */
+    int body_timed; /* its body is under the reaper's deadline (PHASE_BODY) */
+    int refused;    /* refused on its headers (refuse_on_headers): resp is its answer, its body dropped */
+    const char *ns; /* the namespace its API key is bound to (srv->keys'); NULL: none */
+    int framing;    /* its body's length is declared two ways (400) or in a coding not read (501) */
     struct timespec t0;
     /* answering: READING the body; WAITING (suspended) for a worker or the committer; the
      * answer READY to send on the event loop */
@@ -326,12 +332,15 @@ struct conn {
     atomic_int refs;          /* MHD's, and while suspended the answering thread's */
 };
 
+/* What an open connection is waiting for from its client, and so whether it has a deadline. */
+enum phase { PHASE_NONE, PHASE_HEADERS, PHASE_BODY };
+
 /* One open connection (MHD_OPTION_NOTIFY_CONNECTION), under srv->track_lock. */
 struct tracked {
     int fd;
     int linked;
-    int reading;              /* waiting for a request's headers */
-    struct timespec deadline; /* by when they must be complete */
+    enum phase phase;         /* none: no deadline (answering, or a limit is 0) */
+    struct timespec deadline; /* by when the headers or the body must be complete */
     struct tracked *prev, *next;
 };
 
@@ -582,18 +591,75 @@ static int refuse_media_type(struct conn *c, int ndjson)
 
 /* ---- the request handler --------------------------------------------------------------------- */
 
+/* The refusals a request's headers decide, before its body: framing, a declared size over the
+ * limit, Host and Origin, load, shutdown, the API key. Fills c->resp and returns 1 when c is
+ * refused; else notes the key's namespace in c->ns. /healthz is never refused here, and the web
+ * page needs no key. Runs on the event loop as the headers come in (on_request). */
+static void too_big(struct server *srv, struct conn *c)
+{
+    c->route_name = "too_big";
+    srv_error(&c->resp, 413, "too_big", "request body over the limit of %zu bytes (--max-body)", srv->max_body);
+}
+
+static int refuse_on_headers(struct server *srv, struct conn *c)
+{
+    struct srv_response *resp = &c->resp;
+    const char *url = c->url;
+    if (c->framing) {
+        c->route_name = "framing";
+        if (c->framing == 501)
+            srv_error(resp, 501, "not_implemented", "Transfer-Encoding other than chunked is not supported");
+        else
+            srv_error(resp, 400, "invalid",
+                      "the body's length is declared two ways (two Content-Length values, or Content-Length "
+                      "with Transfer-Encoding)");
+        return 1;
+    }
+    if (c->too_big) {
+        too_big(srv, c);
+        return 1;
+    }
+    if (strcmp(url, "/healthz") == 0)
+        return 0;
+    if (refuse_foreign(srv, c))
+        return 1;
+    if (c->overloaded && strcmp(url, "/metrics") != 0) {
+        c->route_name = "overloaded";
+        srv_error(resp, 429, "rate_limited", "%d requests are in progress (server.max_inflight); retry shortly",
+                  srv->o->max_inflight);
+        resp->retry_after = 1;
+        return 1;
+    }
+    if (atomic_load(&srv->closing)) {
+        c->route_name = "closing";
+        srv_error(resp, 503, "unavailable", "the server is shutting down");
+        resp->retry_after = 1;
+        return 1;
+    }
+    if (strcmp(url, "/") == 0) /* the web page (web.c): no data in it, so no key needed */
+        return 0;
+    if (srv->keys.n &&
+        !srv_keys_check(&srv->keys, MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, "Authorization"), &c->ns)) {
+        c->route_name = "unauthorized";
+        srv_error(resp, 401, "unauthorized", "a valid API key is required: Authorization: Bearer <key>");
+        return 1;
+    }
+    return 0;
+}
+
 /* Makes the answer to a request in c->resp (sends nothing: it may run on a worker thread while
- * the connection is suspended; MHD is only asked for header values then). Returns 1 when a
- * REST operation is pending on the committer (c->rest.call.resume fires later), else 0. */
+ * the connection is suspended; MHD is only asked for header values then). A request refused on
+ * its headers has its answer already. Returns 1 when a REST operation is pending on the
+ * committer (c->rest.call.resume fires later), else 0. */
 static int answer(struct server *srv, struct conn *c)
 {
     struct MHD_Connection *mc = c->mc;
-    const char *url = c->url, *method = c->method;
+    const char *url = c->url, *method = c->method, *ns = c->ns;
     struct srv_response *resp = &c->resp;
-    memset(resp, 0, sizeof *resp);
-    if (c->too_big) {
-        c->route_name = "too_big";
-        srv_error(resp, 413, "too_big", "request body over the limit of %zu bytes (--max-body)", srv->max_body);
+    if (c->refused)
+        return 0;
+    if (c->too_big) { /* a body without a length that grew past the limit */
+        too_big(srv, c);
         return 0;
     }
     if (c->late) {
@@ -610,31 +676,9 @@ static int answer(struct server *srv, struct conn *c)
         resp->content_type = "application/json";
         return 0;
     }
-    if (refuse_foreign(srv, c))
-        return 0;
-    if (c->overloaded && strcmp(url, "/metrics") != 0) {
-        c->route_name = "overloaded";
-        srv_error(resp, 429, "rate_limited", "%d requests are in progress (server.max_inflight); retry shortly",
-                  srv->o->max_inflight);
-        resp->retry_after = 1;
-        return 0;
-    }
-    if (atomic_load(&srv->closing)) {
-        c->route_name = "closing";
-        srv_error(resp, 503, "unavailable", "the server is shutting down");
-        resp->retry_after = 1;
-        return 0;
-    }
-    if (strcmp(url, "/") == 0) { /* the web page (web.c): no data in it, so no key needed */
+    if (strcmp(url, "/") == 0) {
         c->route_name = "web";
         c->web = 1;
-        return 0;
-    }
-    const char *ns = NULL;
-    if (srv->keys.n &&
-        !srv_keys_check(&srv->keys, MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"), &ns)) {
-        c->route_name = "unauthorized";
-        srv_error(resp, 401, "unauthorized", "a valid API key is required: Authorization: Bearer <key>");
         return 0;
     }
     if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0 && ns) {
@@ -821,8 +865,10 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
             return;
         t->fd = ci->connect_fd;
         t->linked = 1;
-        t->reading = 1;
-        deadline_in(&t->deadline, srv->o->header_timeout_ms);
+        if (srv->o->header_timeout_ms > 0) {
+            t->phase = PHASE_HEADERS;
+            deadline_in(&t->deadline, srv->o->header_timeout_ms);
+        }
         pthread_mutex_lock(&srv->track_lock);
         t->next = srv->tracked;
         if (srv->tracked)
@@ -846,30 +892,41 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
     }
 }
 
-/* A connection starts (reading 1) or ends (0) waiting for a request's headers. The next
- * request on a kept-alive connection may wait as long as an idle connection may. */
-static void track_phase(struct server *srv, struct MHD_Connection *mc, int reading)
+/* A connection starts waiting for a request's headers (kept alive: the next request may wait as
+ * long as an idle connection may), or for a body (twice server.request_timeout_ms from the
+ * headers: a body still arriving after one is answered 408 when it ends, and one that does not
+ * end by two is closed), or for nothing the reaper watches. Only with its limit set. */
+static void track_phase(struct server *srv, struct MHD_Connection *mc, enum phase phase)
 {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     struct tracked *t = ci ? ci->socket_context : NULL;
     if (!t)
         return;
-    pthread_mutex_lock(&srv->track_lock);
-    t->reading = reading;
-    if (reading) {
+    long ms = 0;
+    if (phase == PHASE_HEADERS) {
         long idle = (long)(srv->o->idle_timeout_s > 0 ? srv->o->idle_timeout_s : 60) * 1000;
-        deadline_in(&t->deadline, idle > srv->o->header_timeout_ms ? idle : srv->o->header_timeout_ms);
+        ms = srv->o->header_timeout_ms > 0 ? (idle > srv->o->header_timeout_ms ? idle : srv->o->header_timeout_ms) : 0;
+    } else if (phase == PHASE_BODY) {
+        ms = 2L * srv->o->request_timeout_ms;
     }
+    pthread_mutex_lock(&srv->track_lock);
+    t->phase = ms > 0 ? phase : PHASE_NONE;
+    if (ms > 0)
+        deadline_in(&t->deadline, ms);
     pthread_mutex_unlock(&srv->track_lock);
 }
 
-/* Shuts down the sockets whose headers are late: MHD then sees the end of the stream and
- * closes the connection (the socket stays open until it does, so the fd is never reused
+/* Shuts down the sockets whose headers or body are late: MHD then sees the end of the stream
+ * and closes the connection (the socket stays open until it does, so the fd is never reused
  * under us). */
 static void *reaper(void *arg)
 {
     struct server *srv = arg;
-    long tick = srv->o->header_timeout_ms / 4 < 250 ? srv->o->header_timeout_ms / 4 : 250;
+    long tick = 250; /* a quarter of the shortest deadline, at most 250 ms */
+    if (srv->o->header_timeout_ms > 0 && srv->o->header_timeout_ms / 4 < tick)
+        tick = srv->o->header_timeout_ms / 4;
+    if (srv->o->request_timeout_ms > 0 && srv->o->request_timeout_ms / 2 < tick)
+        tick = srv->o->request_timeout_ms / 2;
     pthread_mutex_lock(&srv->track_lock);
     while (!srv->track_stop) {
         struct timespec until;
@@ -882,18 +939,21 @@ static void *reaper(void *arg)
         pthread_cond_timedwait(&srv->track_wake, &srv->track_lock, &until);
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        int closed = 0;
+        int closed[3] = {0};
         for (struct tracked *t = srv->tracked; t; t = t->next) {
-            if (t->reading && (now.tv_sec > t->deadline.tv_sec ||
-                               (now.tv_sec == t->deadline.tv_sec && now.tv_nsec >= t->deadline.tv_nsec))) {
+            if (t->phase != PHASE_NONE && (now.tv_sec > t->deadline.tv_sec ||
+                                           (now.tv_sec == t->deadline.tv_sec && now.tv_nsec >= t->deadline.tv_nsec))) {
                 shutdown(t->fd, SHUT_RDWR);
-                t->reading = 0;
-                closed++;
+                closed[t->phase]++;
+                t->phase = PHASE_NONE;
             }
         }
-        if (closed && srv->verbose)
-            srv_log("info", "msg=\"closed connections with late headers\" count=%d header_timeout_ms=%d", closed,
-                    srv->o->header_timeout_ms);
+        if (closed[PHASE_HEADERS] && srv->verbose)
+            srv_log("info", "msg=\"closed connections with late headers\" count=%d header_timeout_ms=%d",
+                    closed[PHASE_HEADERS], srv->o->header_timeout_ms);
+        if (closed[PHASE_BODY] && srv->verbose)
+            srv_log("info", "msg=\"closed connections with late bodies\" count=%d request_timeout_ms=%d",
+                    closed[PHASE_BODY], srv->o->request_timeout_ms);
     }
     pthread_mutex_unlock(&srv->track_lock);
     return NULL;
@@ -972,7 +1032,7 @@ static int window_context(const struct server *srv, const struct conn *c)
 
 static enum plan plan(struct server *srv, const struct conn *c)
 {
-    if (c->too_big || c->late || c->overloaded || atomic_load(&srv->closing) || strcmp(c->url, "/") == 0 ||
+    if (c->refused || c->too_big || c->late || strcmp(c->url, "/") == 0 ||
         strcmp(c->url, "/healthz") == 0 || strcmp(c->url, "/metrics") == 0 || strcmp(c->url, "/openapi.json") == 0)
         return ON_LOOP;
     if (strcmp(c->url, "/mcp") == 0)
@@ -1016,12 +1076,51 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
     return c;
 }
 
+/* How a request's body is delimited, from all its header lines (libmicrohttpd reads only the
+ * first Content-Length, and Transfer-Encoding before it): values that disagree would be read one
+ * way here and another way by a proxy in front (request smuggling). */
+struct framing {
+    const char *length; /* the first Content-Length */
+    int lengths_differ;
+    int codings; /* Transfer-Encoding lines */
+    int chunked; /* one, and it is "chunked" */
+};
+
+static enum MHD_Result note_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    struct framing *f = cls;
+    (void)kind;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        if (!f->length)
+            f->length = value;
+        else if (strcmp(f->length, value) != 0)
+            f->lengths_differ = 1;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        f->codings++;
+        f->chunked = f->codings == 1 && strcasecmp(value, "chunked") == 0;
+    }
+    return MHD_YES;
+}
+
+static void drop_body(struct conn *c)
+{
+    free(c->body);
+    c->body = NULL;
+    c->len = c->cap = 0;
+}
+
+/* The client waits for "100 Continue" before it sends the body (libmicrohttpd's own test). */
+static int asks_to_continue(struct MHD_Connection *mc, const char *version)
+{
+    const char *expect = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+    return expect && strcasecmp(expect, "100-continue") == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
     struct server *srv = cls;
     struct conn *c = *con_cls;
-    (void)version;
     if (c && c->state == READY)
         return deliver(srv, mc, c);
     if (c && c->state == WAITING) { /* resumed by the end of the drain: the answer will not come */
@@ -1039,33 +1138,48 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         return MHD_NO;
     if (!c->started) {
         c->started = 1;
-        if (srv->o->header_timeout_ms > 0)
-            track_phase(srv, mc, 0); /* the headers are in */
         clock_gettime(CLOCK_MONOTONIC, &c->t0);
         c->url = url;
         c->method = method;
-        const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > srv->max_body)
+        struct framing f = {0};
+        MHD_get_connection_values(mc, MHD_HEADER_KIND, note_framing, &f);
+        c->framing = f.lengths_differ || (f.codings && f.length) ? 400 : f.codings && !f.chunked ? 501 : 0;
+        if (f.length && strtoull(f.length, NULL, 10) > srv->max_body)
             c->too_big = 1;
         if (metrics_in_flight(1) >= srv->o->max_inflight && srv->o->max_inflight > 0)
-            c->overloaded = 1; /* answered once the body is read: a client reads no reply before */
+            c->overloaded = 1;
+        c->body_timed = !c->framing && (f.chunked || (f.length && strtoull(f.length, NULL, 10) > 0)) &&
+                        srv->o->request_timeout_ms > 0;
+        c->refused = refuse_on_headers(srv, c);
+        /* A refusal is sent at once when the body's framing is unreadable, or when the client
+         * waits for "100 Continue" before sending it; then libmicrohttpd reads no body and
+         * closes the connection after the answer. A client that sends its body without asking
+         * reads no reply before it is sent, so it is answered after, the body dropped as it
+         * comes: a request without a key, from a foreign origin or past the load limit never
+         * has its body kept. */
+        if (c->refused && (c->framing || asks_to_continue(mc, version)))
+            return deliver(srv, mc, c);
+        if (c->body_timed)
+            track_phase(srv, mc, PHASE_BODY); /* the headers are in, the body is due */
+        else if (srv->o->header_timeout_ms > 0)
+            track_phase(srv, mc, PHASE_NONE); /* the headers are in */
         return MHD_YES;
     }
     if (*upload_size && !c->late && srv->o->request_timeout_ms > 0 &&
         since(&c->t0) * 1000 > srv->o->request_timeout_ms) {
         c->late = 1; /* a trickling body: the rest is read and dropped, then 408 */
-        free(c->body);
-        c->body = NULL;
-        c->len = c->cap = 0;
+        drop_body(c);
     }
     if (*upload_size && c->late) {
         *upload_size = 0;
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!c->too_big && c->len + *upload_size > srv->max_body)
-            c->too_big = 1;
-        if (!c->too_big) {
+        if (!c->too_big && c->len + *upload_size > srv->max_body) {
+            c->too_big = 1; /* a body without a length grew past the limit: the rest is dropped */
+            drop_body(c);
+        }
+        if (!c->too_big && !c->refused) {
             if (c->len + *upload_size + 1 > c->cap) {
                 size_t cap = c->cap ? c->cap : 4096;
                 while (cap < c->len + *upload_size + 1)
@@ -1082,6 +1196,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         }
         *upload_size = 0;
         return MHD_YES;
+    }
+    if (c->body_timed) {
+        c->body_timed = 0;
+        track_phase(srv, mc, PHASE_NONE); /* the body is in */
     }
     switch (plan(srv, c)) {
     case ON_LOOP:
@@ -1125,7 +1243,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls, e
         *con_cls = NULL;
     }
     if (srv->o->header_timeout_ms > 0 && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-        track_phase(srv, mc, 1); /* kept alive: the next request's headers are due */
+        track_phase(srv, mc, PHASE_HEADERS); /* kept alive: the next request's headers are due */
 }
 
 /* ---- listen address -------------------------------------------------------------------------- */
@@ -1388,7 +1506,8 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     unsigned port = info ? info->port : 0;
     srv.policy.port = port;
     pthread_t reaper_thread;
-    int reaper_running = o->header_timeout_ms > 0 && pthread_create(&reaper_thread, NULL, reaper, &srv) == 0;
+    int reaper_running = (o->header_timeout_ms > 0 || o->request_timeout_ms > 0) &&
+                         pthread_create(&reaper_thread, NULL, reaper, &srv) == 0;
     char host[INET6_ADDRSTRLEN] = "127.0.0.1";
     if (ss.ss_family == AF_INET)
         inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof host);

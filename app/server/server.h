@@ -291,7 +291,8 @@ struct srv_options {
     int gc_interval;          /* seconds between background gc/prune runs; 0: none */
     int prune_days;           /* memory.auto_prune_days; 0: no auto-prune */
     int max_inflight;         /* server.max_inflight: more requests at once get 429; 0: no limit */
-    int request_timeout_ms;   /* server.request_timeout_ms: a body arriving slower gets 408; 0: none */
+    int request_timeout_ms;   /* server.request_timeout_ms: a body arriving slower gets 408, one not whole
+                                 by twice it is closed; 0: none */
     int idle_timeout_s;       /* server.idle_timeout_seconds: idle connections are closed */
     int header_timeout_ms;    /* server.header_timeout_ms: headers not complete by then: closed; 0: none */
     int drain_timeout_s;      /* server.drain_timeout_seconds: SIGTERM waits this long for
