@@ -2,8 +2,10 @@
  * cmd_data.c — `mnemo export|import|prune|stats|config show|version`.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -16,9 +18,29 @@ static int write_file(void *user, const char *bytes, size_t len)
 int cmd_export(const struct cli_global *g, struct cli_args *a)
 {
     const char *out = cli_opt(a, "out");
-    char tmp[4096];
+    char tmp[PATH_MAX + 32], target[PATH_MAX];
     FILE *f = stdout;
-    if (out) { /* write aside, then rename: a failed export never leaves half a file */
+    struct stat st;
+    /* a symbolic link is written through (renaming over it would replace the link, and leave
+     * its file as it was); a device or a pipe is written straight (it cannot be replaced) */
+    if (out && lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
+        if (!realpath(out, target)) {
+            fprintf(stderr, "mnemo: --out %s: %s\n", out, strerror(errno));
+            return 1;
+        }
+        out = target;
+    }
+    if (out && stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "mnemo: --out %s: is a directory\n", out);
+            return 1;
+        }
+        if (!(f = fopen(out, "wb"))) {
+            fprintf(stderr, "mnemo: cannot write %s: %s\n", out, strerror(errno));
+            return 1;
+        }
+        out = NULL; /* nothing to rename; closed below */
+    } else if (out) { /* write aside, then rename: a failed export never leaves half a file */
         if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid()) >= (int)sizeof tmp)
             return cli_usage_error("--out: path too long");
         if (!(f = fopen(tmp, "wb"))) {
@@ -33,13 +55,14 @@ int cmd_export(const struct cli_global *g, struct cli_args *a)
         status = rc ? cli_fail(rc) : 0;
         mn_close(db);
     }
-    if (fflush(f) != 0 || (out && fsync(fileno(f)) != 0)) {
+    if (fflush(f) != 0 || ferror(f) || (out && fsync(fileno(f)) != 0)) {
         if (!status)
-            fprintf(stderr, "mnemo: export: write failed: %s\n", strerror(errno));
+            fprintf(stderr, "mnemo: export: write failed: %s\n", strerror(errno ? errno : EIO));
         status = 1;
     }
-    if (out) {
+    if (f != stdout)
         fclose(f);
+    if (out) {
         if (status == 0 && rename(tmp, out) != 0) {
             fprintf(stderr, "mnemo: cannot rename %s to %s: %s\n", tmp, out, strerror(errno));
             status = 1;

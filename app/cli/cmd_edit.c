@@ -1,6 +1,7 @@
 /*
  * cmd_edit.c — changes in place: `mnemo message delete|edit|pin` and `mnemo session update`.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,8 +11,9 @@
 static int message_id_arg(const char *v, long long *out)
 {
     char *end;
+    errno = 0;
     long long n = strtoll(v, &end, 10);
-    if (end == v || *end || n <= 0)
+    if (errno || end == v || *end || n <= 0)
         return cli_usage_error("MSG_ID: '%s' is not a message id (a positive number; mnemo history --json shows it)",
                                v), -1;
     *out = n;

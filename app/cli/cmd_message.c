@@ -152,11 +152,8 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
         strcmp(cli_opt(a, "rag-scope"), "session") != 0)
         return cli_usage_error("--rag-scope: '%s' is not session or all", cli_opt(a, "rag-scope"));
     if (cli_opt(a, "rag-min-similarity")) {
-        char *end;
-        o.rag_min_similarity = strtod(cli_opt(a, "rag-min-similarity"), &end);
-        if (*end || end == cli_opt(a, "rag-min-similarity") || o.rag_min_similarity < -1 || o.rag_min_similarity > 1)
-            return cli_usage_error("--rag-min-similarity: '%s' is not a number from -1 to 1",
-                                   cli_opt(a, "rag-min-similarity"));
+        if (cli_fraction(a, "rag-min-similarity", -1, 1, &o.rag_min_similarity))
+            return EXIT_USAGE;
         if (o.rag_min_similarity == 0)
             o.rag_min_similarity = -1; /* 0 asks for no threshold; the API's 0 means the default */
     }

@@ -85,13 +85,8 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
     f.until = until;
     f.metadata = cli_opt(a, "metadata");
     double min_sim = 0;
-    if (cli_opt(a, "min-similarity")) {
-        char *end;
-        errno = 0;
-        min_sim = strtod(cli_opt(a, "min-similarity"), &end);
-        if (errno || *end || end == cli_opt(a, "min-similarity") || min_sim < -1 || min_sim > 1)
-            return cli_usage_error("--min-similarity: '%s' is not a number from -1 to 1", cli_opt(a, "min-similarity"));
-    }
+    if (cli_fraction(a, "min-similarity", -1, 1, &min_sim))
+        return EXIT_USAGE;
     int st;
     if (cli_flag(a, "embed-first") && (st = embed_first_check(g)))
         return st;

@@ -2,6 +2,7 @@
  * main.c — the `mnemo` command: global flags, the command table with its help, dispatch.
  * Exit status: 0 success, 2 usage error, 1 any other error (one line "mnemo: …" on stderr).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -445,6 +446,24 @@ static const struct cli_cmd *find_command(int argc, char **argv, int *used)
     return NULL;
 }
 
+/* Lists group's subcommands ("new, list, ...": the command table's names "GROUP WORD") in out;
+ * returns how many (0: group is not a group). */
+static int group_words(const char *group, char *out, size_t cap)
+{
+    int n = 0;
+    size_t len = strlen(group), used = 0;
+    out[0] = '\0';
+    for (const struct cli_cmd *c = cli_commands; c->name; c++) {
+        if (strncmp(c->name, group, len) != 0 || c->name[len] != ' ')
+            continue;
+        int w = snprintf(out + used, cap - used, "%s%s", n ? ", " : "", c->name + len + 1);
+        if (w > 0 && (size_t)w < cap - used)
+            used += (size_t)w;
+        n++;
+    }
+    return n;
+}
+
 static void group_help(const char *group)
 {
     printf("usage:\n");
@@ -489,20 +508,15 @@ int main(int argc, char **argv)
     int used = 0;
     const struct cli_cmd *cmd = find_command(argc - i, argv + i, &used);
     if (!cmd) {
-        if (strcmp(argv[i], "session") == 0 || strcmp(argv[i], "config") == 0 || strcmp(argv[i], "summary") == 0 ||
-            strcmp(argv[i], "memory") == 0 || strcmp(argv[i], "message") == 0 || strcmp(argv[i], "namespace") == 0) {
+        char words[512];
+        if (group_words(argv[i], words, sizeof words)) {
             if (i + 1 < argc && (strcmp(argv[i + 1], "--help") == 0 || strcmp(argv[i + 1], "-h") == 0)) {
                 group_help(argv[i]);
                 return 0;
             }
-            return cli_usage_error("'%s' needs a subcommand: %s", argv[i],
-                                   strcmp(argv[i], "session") == 0  ? "new, list, show, fork, resume, clear, limit,"
-                                                                      " delete, update"
-                                   : strcmp(argv[i], "message") == 0   ? "delete, edit"
-                                   : strcmp(argv[i], "namespace") == 0 ? "forget"
-                                   : strcmp(argv[i], "memory") == 0 ? "add, list, show, search, history, update,"
-                                                                      " delete, forget, extract"
-                                                                    : "show");
+            if (i + 1 < argc)
+                return cli_usage_error("unknown command '%s %s': '%s' takes %s", argv[i], argv[i + 1], argv[i], words);
+            return cli_usage_error("'%s' needs a subcommand: %s", argv[i], words);
         }
         return cli_usage_error("unknown command '%s' (see mnemo --help)", argv[i]);
     }
@@ -517,5 +531,12 @@ int main(int argc, char **argv)
     struct cli_args a;
     if (cli_parse(cmd, argc - i - used, argv + i + used, &a) != 0)
         return EXIT_USAGE;
-    return cmd->run(&g, &a);
+    int rc = cmd->run(&g, &a);
+    /* What was printed reached its file: a full disk or a failing device is an I/O failure
+     * (exit 1), not a success with nothing written (a closed pipe ends the process first). */
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+        fprintf(stderr, "mnemo: %s: writing the output failed: %s\n", cmd->name, strerror(errno ? errno : EIO));
+        return 1;
+    }
+    return rc;
 }

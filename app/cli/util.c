@@ -81,6 +81,22 @@ const char *cli_opt(const struct cli_args *a, const char *name)
 
 int cli_flag(const struct cli_args *a, const char *name) { return cli_opt(a, name) != NULL; }
 
+int cli_fraction(const struct cli_args *a, const char *name, double min, double max, double *out)
+{
+    const char *v = cli_opt(a, name);
+    if (!v)
+        return 0;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !(x >= min && x <= max)) { /* NaN fails both comparisons */
+        cli_usage_error("--%s: '%s' is not a number from %g to %g", name, v, min, max);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
 int cli_number(const struct cli_args *a, const char *name, long long min, long long max, long long *out)
 {
     const char *v = cli_opt(a, name);
@@ -120,11 +136,29 @@ mn_config *cli_config(const struct cli_global *g)
     return cfg;
 }
 
+/* A database that lives only as long as the process (":memory:", or a SQLite "file:" URI such
+ * as file:x.db?mode=memory): a command would acknowledge writes that are gone when it exits. */
+static int in_memory(const char *target)
+{
+    if (strncmp(target, "sqlite:", 7) == 0)
+        target += strncmp(target + 7, "//", 2) == 0 ? 9 : 7;
+    return strcmp(target, ":memory:") == 0 || strncmp(target, "file:", 5) == 0;
+}
+
 mn_db *cli_open(const struct cli_global *g)
 {
     mn_config *cfg = cli_config(g);
     if (!cfg)
         return NULL;
+    const char *target = NULL, *source = NULL;
+    if (mn_config_get(cfg, "memory.storage_path", &target, &source) == MN_OK && target && in_memory(target)) {
+        fprintf(stderr,
+                "mnemo: the database '%s' (%s) would live only as long as this command: give a file's path "
+                "(':memory:' and SQLite 'file:' URIs are for the library)\n",
+                target, source ? source : "memory.storage_path");
+        mn_config_free(cfg);
+        return NULL;
+    }
     mn_db *db = NULL;
     mn_status rc = mn_open(cfg, &db);
     mn_config_free(cfg);

@@ -170,4 +170,19 @@ eq "$(jget "$OUT" '[j["sessions_added"], j["messages_added"]]')" "[3, 7]" "after
 ok mn history "$TGT" --json
 eq "$(jget "$OUT" '[m["content"] for m in j]')" '["existing message"]' "the target's own session is untouched"
 
+# --out through a symbolic link writes the link's file (renaming over it replaced the link and
+# left the file as it was); a pipe or a device is written straight, never replaced; a directory
+# is refused
+echo old >"$T/target.jsonl"
+ln -s target.jsonl "$T/link.jsonl"
+ok mn export --out "$T/link.jsonl"
+check "the link is still a link" test -L "$T/link.jsonl"
+eq "$(head -c 29 "$T/target.jsonl")" '{"format":"mnemo-export","ver' "the link's file holds the export"
+mkfifo "$T/pipe"
+timeout 60 cat "$T/pipe" >"$T/from-pipe.jsonl" &
+ok mn export --out "$T/pipe"
+wait
+check "the pipe is still a pipe" test -p "$T/pipe"
+eq "$(head -c 29 "$T/from-pipe.jsonl")" '{"format":"mnemo-export","ver' "its reader got the export"
+fails 1 "is a directory" mn export --out "$T"
 finish

@@ -124,6 +124,21 @@ eq "$(jget "$OUT" '[m["content"] for m in j][-1]')" "still works" "add + history
 eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[1, 2, 3, 4, 5]" "no seq was consumed by a refused add"
 ok mn history "$MISSING" --json
 eq "$(jget "$OUT" 'len(j)')" 1 "the lazily created session works"
+# found by a probe: a database living only as long as the command (file:…?mode=memory acknowledged
+# a session the next command could not find), output that could not be written (exit 0 with
+# nothing written), a message id past INT64_MAX (clamped to it), NaN similarities (past the range
+# check), the message group's help without pin
+fails 1 "would live only as long as this command" "$MNEMO" --db "file:$T/mm.db?mode=memory" session new
+fails 1 "would live only as long as this command" env MNEMO_DB=:memory: "$MNEMO" session new
+fails 1 "history: writing the output failed" sh -c '"$1" --db "$2" history "$3" >/dev/full' - "$MNEMO" "$DB" "$S"
+fails 1 "context: writing the output failed" sh -c '"$1" --db "$2" context "$3" >/dev/full' - "$MNEMO" "$DB" "$S"
+fails 2 "'99999999999999999999' is not a message id" mn message edit "$S" 99999999999999999999 x
+fails 2 "'99999999999999999999' is not a message id" mn message delete "$S" 99999999999999999999
+fails 2 "--rag-min-similarity: 'nan' is not a number from -1 to 1" mn context "$S" --rag-min-similarity nan
+fails 2 "--min-similarity: 'nan' is not a number from -1 to 1" mn search x --min-similarity nan
+fails 2 "needs a subcommand: delete, edit, pin" mn message
+fails 2 "unknown command 'session bogus': 'session' takes new, list" mn session bogus
+
 ok integrity "$DB"
 eq "$OUT" ok "integrity check ($(backend)) after the bad inputs"
 
