@@ -51,7 +51,9 @@ const char *cli_opt(const struct cli_args *a, const char *name);
 int cli_flag(const struct cli_args *a, const char *name);
 /* Parses a whole number option in [min, max]; prints a usage error and returns -1 if bad. */
 int cli_number(const struct cli_args *a, const char *name, long long min, long long max, long long *out);
-/* The same for a real number from min to max (NaN and infinities refused). */
+/* Both flags x and y given: prints a usage error and returns -1 (else 0). */
+int cli_contradict(const struct cli_args *a, const char *x, const char *y);
+/* The same as cli_number for a real number from min to max (NaN and infinities refused). */
 int cli_fraction(const struct cli_args *a, const char *name, double min, double max, double *out);
 
 /* A time option: ms since the epoch, or an ISO-8601 date/time in UTC (YYYY-MM-DD[THH:MM[:SS]][Z]);

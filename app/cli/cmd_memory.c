@@ -247,6 +247,8 @@ int cmd_memory_update(const struct cli_global *g, struct cli_args *a)
     in.valid_from = from;
     in.valid_to = to;
     in.token_cap = cap;
+    if (cli_contradict(a, "pinned", "unpinned"))
+        return EXIT_USAGE;
     if (cli_flag(a, "pinned"))
         in.pinned = 1;
     if (cli_flag(a, "unpinned"))

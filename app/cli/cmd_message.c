@@ -134,15 +134,15 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
              : strcmp(fold, "sync") == 0               ? MN_CONTEXT_FOLD_SYNC
                                                        : MN_CONTEXT_FOLD_OFF;
     o.strategy = cli_opt(a, "strategy");
-    if (cli_flag(a, "memories") && cli_flag(a, "no-memories"))
-        return cli_usage_error("--memories and --no-memories contradict each other");
+    if (cli_contradict(a, "memories", "no-memories"))
+        return EXIT_USAGE;
     o.memories = cli_flag(a, "memories") ? 1 : cli_flag(a, "no-memories") ? -1 : 0; /* 0: memory.context.enabled */
     long long memories_top_k = 0;
     if (cli_number(a, "memories-top-k", 1, MN_CONTEXT_MAX_MEMORIES_TOP_K, &memories_top_k))
         return EXIT_USAGE;
     o.memories_top_k = (size_t)memories_top_k;
-    if (cli_flag(a, "rag") && cli_flag(a, "no-rag"))
-        return cli_usage_error("--rag and --no-rag contradict each other");
+    if (cli_contradict(a, "rag", "no-rag"))
+        return EXIT_USAGE;
     o.rag = cli_flag(a, "rag") ? 1 : cli_flag(a, "no-rag") ? -1 : 0; /* 0: memory.rag.enabled */
     long long rag_top_k = 0;
     if (cli_number(a, "rag-top-k", 1, 100, &rag_top_k))

@@ -66,6 +66,8 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
     mn_search_mode mode = MN_SEARCH_AUTO;
     if (cli_opt(a, "mode") && mn_search_mode_parse(cli_opt(a, "mode"), &mode) != MN_OK)
         return cli_usage_error("--%s", mn_errmsg());
+    if (cli_flag(a, "report") && !cli_flag(a, "json"))
+        return cli_usage_error("--report is a part of the JSON output: add --json");
     long long top_k = 10;
     if (cli_number(a, "top-k", 1, 1000, &top_k))
         return EXIT_USAGE;
@@ -206,6 +208,8 @@ int cmd_embed(const struct cli_global *g, struct cli_args *a)
 {
     if (!cli_flag(a, "backfill") && !cli_flag(a, "pending"))
         return cli_usage_error("embed: say what to embed: --backfill or --pending");
+    if (cli_contradict(a, "backfill", "pending"))
+        return EXIT_USAGE;
     return embed_all(g, a, 0);
 }
 

@@ -121,6 +121,8 @@ int cmd_state(const struct cli_global *g, struct cli_args *a)
         }
     if (!known)
         return cli_usage_error("state: '%s' is not one of get, merge, wait, unwait, result, plan, clear", verb);
+    if (cli_flag(a, "history") && strcmp(verb, "clear") != 0)
+        return cli_usage_error("state %s: --history goes with clear only", verb);
     mn_db *db = cli_open(g);
     if (!db)
         return 1;

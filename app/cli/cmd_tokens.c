@@ -111,9 +111,11 @@ int cmd_tokens(const struct cli_global *g, struct cli_args *a)
         if (rc)
             status = cli_fail(rc);
         else {
+            if (cli_flag(a, "json"))
+                printf("{\"encoding\":\"%s\",\"tokens\":%zu,\"bytes\":%zu,\"ids\":[", encoding, n, len);
             for (size_t i = 0; i < n; i++)
-                printf("%s%u", i ? " " : "", ids[i]);
-            putchar('\n');
+                printf("%s%u", i ? (cli_flag(a, "json") ? "," : " ") : "", ids[i]);
+            puts(cli_flag(a, "json") ? "]}" : "");
         }
         mn_free(ids);
     } else {

@@ -61,7 +61,10 @@ static const struct cli_opt o_mem_add[] = {{"kind", 1},   {"namespace", 1},  {"u
                                            {"json", 0},   {NULL, 0}};
 static const struct cli_opt o_mem_list[] = {{"namespace", 1}, {"user", 1}, {"agent", 1}, {"session", 1},
                                             {"kind", 1},      {"metadata", 1}, {"as-of", 1}, {"all", 0},
-                                            {"pinned", 0},    {"limit", 1}, {"mode", 1},  {"json", 0}, {NULL, 0}};
+                                            {"pinned", 0},    {"limit", 1}, {"json", 0},  {NULL, 0}};
+static const struct cli_opt o_mem_search[] = {{"namespace", 1}, {"user", 1},  {"agent", 1},  {"session", 1},
+                                              {"kind", 1},      {"metadata", 1}, {"as-of", 1}, {"all", 0},
+                                              {"pinned", 0},    {"limit", 1}, {"mode", 1},   {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_mem_update[] = {{"text", 1},      {"kind", 1},     {"metadata", 1}, {"source", 1},
                                               {"valid-from", 1}, {"valid-to", 1}, {"token-cap", 1}, {"pinned", 0},
                                               {"unpinned", 0},  {"reason", 1},   {"json", 0},     {NULL, 0}};
@@ -347,7 +350,7 @@ const struct cli_cmd cli_commands[] = {
     {"memory show", "ID [--json]", "show a memory's current version", "", o_json, 1, 1, cmd_memory_show},
     {"memory search", "QUERY [--mode auto|keyword|semantic|hybrid] [the filters of memory list] [--json]",
      "search memories by keyword, meaning or both, best first",
-     "  --limit N         how many (default 10)\n", o_mem_list, 1, 1, cmd_memory_search},
+     "  --limit N         how many (default 10)\n", o_mem_search, 1, 1, cmd_memory_search},
     {"memory history", "ID [--json]", "every version of a memory: what changed, when, by whom and why", "", o_json,
      1, 1, cmd_memory_history},
     {"memory update", "ID [--text T] [--kind K] [--metadata JSON] [--source IDS] [--valid-from T] [--valid-to T]\n"

@@ -81,6 +81,14 @@ const char *cli_opt(const struct cli_args *a, const char *name)
 
 int cli_flag(const struct cli_args *a, const char *name) { return cli_opt(a, name) != NULL; }
 
+int cli_contradict(const struct cli_args *a, const char *x, const char *y)
+{
+    if (!cli_flag(a, x) || !cli_flag(a, y))
+        return 0;
+    cli_usage_error("--%s and --%s contradict each other", x, y);
+    return -1;
+}
+
 int cli_fraction(const struct cli_args *a, const char *name, double min, double max, double *out)
 {
     const char *v = cli_opt(a, name);

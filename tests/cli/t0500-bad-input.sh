@@ -138,6 +138,15 @@ fails 2 "--rag-min-similarity: 'nan' is not a number from -1 to 1" mn context "$
 fails 2 "--min-similarity: 'nan' is not a number from -1 to 1" mn search x --min-similarity nan
 fails 2 "needs a subcommand: delete, edit, pin" mn message
 fails 2 "unknown command 'session bogus': 'session' takes new, list" mn session bogus
+# options that contradict each other, or that the command would not use, said instead of ignored
+fails 2 "--pinned and --unpinned contradict each other" mn memory update 1 --pinned --unpinned
+fails 2 "--backfill and --pending contradict each other" mn embed --backfill --pending
+fails 2 "memory list: unknown option --mode" mn memory list --mode semantic
+fails 2 "state get: --history goes with clear only" mn state "$S" get --history
+fails 2 "state merge: --history goes with clear only" mn state "$S" merge '{"a":1}' --history
+fails 2 "--report is a part of the JSON output" mn search hello --report
+ok sh -c 'printf "hello world" | "$1" tokens --encoding cl100k_base --ids --json' - "$MNEMO"
+eq "$(jget "$OUT" '[j["tokens"], j["ids"]]')" '[2, [15339, 1917]]' "tokens --ids --json: the ids in JSON"
 
 ok integrity "$DB"
 eq "$OUT" ok "integrity check ($(backend)) after the bad inputs"
