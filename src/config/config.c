@@ -454,6 +454,60 @@ static int file_exists(const char *path)
     return f != NULL;
 }
 
+/* Edit distance between a and b, given up past 3 (names are short; only 0-2 matter). */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[64];
+    if (la >= 64 || lb >= 64 || (la > lb ? la - lb : lb - la) > 3)
+        return 4;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0], best = row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j], v = diag + (a[i - 1] != b[j - 1]);
+            v = up + 1 < v ? up + 1 : v;
+            v = row[j - 1] + 1 < v ? row[j - 1] + 1 : v;
+            diag = up;
+            row[j] = v;
+            best = v < best ? v : best;
+        }
+        if (best > 3)
+            return 4;
+    }
+    return row[lb];
+}
+
+/* A MNEMO_ variable within two edits of a setting's variable but not one (MNEMO_MAX_HISTORY_TOKEN)
+ * is a warning naming the setting it looks like: it is ignored. Other MNEMO_ names are not
+ * judged: the Python and TypeScript packages and the build read their own (MNEMO_BASE_URL …). */
+static void warn_misspelt_env(void)
+{
+    extern char **environ;
+    static const char *const others[] = {"MNEMO_DATA_DIR", "MNEMO_DATADIR", "MNEMO_BUILD_DATADIR", "MNEMO_API_KEY"};
+    for (char **e = environ; e && *e; e++) {
+        char name[64];
+        const char *eq = strchr(*e, '=');
+        size_t n = eq ? (size_t)(eq - *e) : 0;
+        if (n >= sizeof name || strncmp(*e, "MNEMO_", 6) != 0 || strncmp(*e, "MNEMO_TEST_", 11) == 0)
+            continue;
+        memcpy(name, *e, n);
+        name[n] = '\0';
+        int known = 0;
+        for (size_t i = 0; !known && i < sizeof others / sizeof *others; i++)
+            known = strcmp(name, others[i]) == 0;
+        const char *near = NULL;
+        for (size_t i = 0; !known && i < N_KEYS; i++) {
+            size_t d = distance(name, keys[i].env);
+            known = d == 0;
+            if (d <= 2 && !near)
+                near = keys[i].env;
+        }
+        if (!known && near)
+            mn__log(MN_LOG_WARN, "environment: %s is not a setting and is ignored; did you mean %s?", name, near);
+    }
+}
+
 mn_status mn_config_load(mn_config *cfg, const char *explicit_file)
 {
     mn__err_clear();
@@ -476,6 +530,8 @@ mn_status mn_config_load(mn_config *cfg, const char *explicit_file)
         if (!rc && file_exists(".mnemo/config.yaml"))
             rc = mn_config_load_file(cfg, ".mnemo/config.yaml", "project file .mnemo/config.yaml");
     }
+    if (!rc)
+        warn_misspelt_env();
     for (size_t i = 0; !rc && i < N_KEYS; i++) {
         const char *v = getenv(keys[i].env);
         if (v && *v) {

@@ -145,6 +145,13 @@ check "config show warns about the unknown key memory.colour" sh -c 'printf "%s\
 check "config show warns about the unknown key vector_store_typo.kind" sh -c 'printf "%s\n" "$1" | grep -q "vector_store_typo"' - "$ERR"
 ok "$MNEMO" --config "$T/unknown.yaml" --db "$T/flag.db" stats
 check "other commands warn about the unknown key too" sh -c 'printf "%s\n" "$1" | grep -q "warning.*memory.colour"' - "$ERR"
+# a variable one letter off a setting's: a warning naming the setting (it used to be ignored
+# without a word); other MNEMO_ names (the packages', the tests') are not judged
+ok env MNEMO_MAX_HISTORY_TOKEN=5 "$MNEMO" --db "$T/flag.db" config show --json
+eq "$(jget "$OUT" 'j["memory.max_history_tokens"]["source"].startswith("env")')" false "the misspelt variable sets nothing"
+check "it is named, with the setting it looks like" sh -c 'printf "%s\n" "$1" | grep -q "warning: environment: MNEMO_MAX_HISTORY_TOKEN is not a setting and is ignored; did you mean MNEMO_MAX_HISTORY_TOKENS?"' - "$ERR"
+ok env MNEMO_BASE_URL=http://127.0.0.1:1 MNEMO_DATADIR=x "$MNEMO" --db "$T/flag.db" config show --json
+eq "$ERR" "" "MNEMO_BASE_URL (the packages') and MNEMO_DATADIR: no warning"
 # bool spellings are canonicalised (memory.enabled is the boolean key, when this version has it)
 case " $KEYS " in
 *" memory.enabled "*)
