@@ -128,8 +128,10 @@ int cmd_memory_add(const struct cli_global *g, struct cli_args *a)
 int cmd_memory_list(const struct cli_global *g, struct cli_args *a)
 {
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    if (read_scope(a, &q))
+    long long offset = 0;
+    if (read_scope(a, &q) || cli_number(a, "offset", 0, 1000000000, &offset))
         return EXIT_USAGE;
+    q.offset = (size_t)offset;
     mn_db *db = cli_open(g);
     if (!db)
         return 1;

@@ -61,7 +61,7 @@ static const struct cli_opt o_mem_add[] = {{"kind", 1},   {"namespace", 1},  {"u
                                            {"json", 0},   {NULL, 0}};
 static const struct cli_opt o_mem_list[] = {{"namespace", 1}, {"user", 1}, {"agent", 1}, {"session", 1},
                                             {"kind", 1},      {"metadata", 1}, {"as-of", 1}, {"all", 0},
-                                            {"pinned", 0},    {"limit", 1}, {"json", 0},  {NULL, 0}};
+                                            {"pinned", 0},    {"limit", 1}, {"offset", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_mem_search[] = {{"namespace", 1}, {"user", 1},  {"agent", 1},  {"session", 1},
                                               {"kind", 1},      {"metadata", 1}, {"as-of", 1}, {"all", 0},
                                               {"pinned", 0},    {"limit", 1}, {"mode", 1},   {"json", 0}, {NULL, 0}};
@@ -340,12 +340,13 @@ const struct cli_cmd cli_commands[] = {
      "  --json            print the memory as JSON (else its id)\n",
      o_mem_add, 1, 1, cmd_memory_add},
     {"memory list", "[--namespace NS] [--user U] [--agent A] [--session ID] [--kind K] [--metadata JSON]\n"
-     "       [--as-of T] [--all] [--pinned] [--limit N] [--json]",
+     "       [--as-of T] [--all] [--pinned] [--limit N] [--offset N] [--json]",
      "list the memories true now (or at --as-of T), newest first",
      "  --as-of T         what was true at T (ms since the epoch or YYYY-MM-DD[THH:MM[:SS]])\n"
      "  --all             also closed (deleted) memories\n"
      "  --metadata JSON   an object of scalars each memory's metadata must match\n"
-     "  --limit N         1 to 1000 (default 100)\n",
+     "  --limit N         1 to 1000 (default 100)\n"
+     "  --offset N        skip the first N (the next page: --offset 100)\n",
      o_mem_list, 0, 0, cmd_memory_list},
     {"memory show", "ID [--json]", "show a memory's current version", "", o_json, 1, 1, cmd_memory_show},
     {"memory search", "QUERY [--mode auto|keyword|semantic|hybrid] [the filters of memory list] [--json]",

@@ -24,6 +24,11 @@ ok mn memory list --kind preference --json
 eq "$(jget "$OUT" 'len(j)')" 2 "list by kind"
 ok mn memory list --metadata '{"topic":"home"}' --json
 eq "$(jget "$OUT" '[m["id"] for m in j]')" "[\"$ID\"]" "list by metadata"
+ok mn memory list --json
+ALL=$(jget "$OUT" '[m["id"] for m in j]')
+ok mn memory list --limit 2 --offset 1 --json
+eq "$(jget "$OUT" '[m["id"] for m in j]')" "$(jget "$ALL" 'j[1:3]')" "--limit 2 --offset 1: the list's second and third"
+fails 2 "--offset: '-1' is not a whole number" mn memory list --offset -1
 ok mn memory search "prefers" --user bruno --json
 eq "$(jget "$OUT" '[m["text"] for m in j]')" '["Bruno prefers coffee"]' "keyword search within a user's scope"
 
