@@ -272,6 +272,8 @@ struct yaml_walk {
     mn_config *cfg;
     const char *file;
     const char *source;
+    size_t set_at[N_KEYS]; /* the line (from 1) that set each key in this file; 0: none */
+    int documents;
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -319,6 +321,11 @@ static mn_status walk_node(struct yaml_walk *w, yaml_event_t *ev, const char *pa
             return MN_OK;
         }
         const char *value = (const char *)ev->data.scalar.value;
+        size_t line = ev->start_mark.line + 1;
+        if (w->set_at[i]) /* which one was meant? the later used to win without a word */
+            return mn__err(MN_INVALID, "%s: line %zu: %s is set twice (first at line %zu)", w->file, line, path,
+                           w->set_at[i]);
+        w->set_at[i] = line;
         if (!trusted(w, path, value))
             return mn__err(MN_INVALID, "%s: line %zu: %s comes from the project file, which may name only a local"
                            " (loopback) model server, no API key variable and only a prompt file inside the"
@@ -391,8 +398,12 @@ mn_status mn_config_load_yaml(mn_config *cfg, const char *text, size_t len, cons
         case YAML_STREAM_END_EVENT:
             done = 1;
             break;
-        case YAML_STREAM_START_EVENT:
         case YAML_DOCUMENT_START_EVENT:
+            if (++w.documents > 1)
+                rc = mn__err(MN_INVALID, "%s: line %zu: a second YAML document; a configuration file is one mapping",
+                             name, ev.start_mark.line + 1);
+            break;
+        case YAML_STREAM_START_EVENT:
         case YAML_DOCUMENT_END_EVENT:
             break;
         case YAML_SCALAR_EVENT: /* an empty document parses as one empty scalar */

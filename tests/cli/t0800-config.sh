@@ -145,6 +145,16 @@ check "config show warns about the unknown key memory.colour" sh -c 'printf "%s\
 check "config show warns about the unknown key vector_store_typo.kind" sh -c 'printf "%s\n" "$1" | grep -q "vector_store_typo"' - "$ERR"
 ok "$MNEMO" --config "$T/unknown.yaml" --db "$T/flag.db" stats
 check "other commands warn about the unknown key too" sh -c 'printf "%s\n" "$1" | grep -q "warning.*memory.colour"' - "$ERR"
+# a setting given twice in one file, or a second YAML document: refused, naming both lines (the
+# later one used to win without a word)
+printf 'memory:\n  max_history_tokens: 100\n  max_history_tokens: 200\n' >"$T/twice.yaml"
+fails 1 "twice.yaml: line 3: memory.max_history_tokens is set twice \(first at line 2\)" \
+    "$MNEMO" --config "$T/twice.yaml" config show
+printf 'memory:\n  max_history_tokens: 100\n---\nmemory:\n  max_history_tokens: 200\n' >"$T/two-docs.yaml"
+fails 1 "two-docs.yaml: line 3: a second YAML document" "$MNEMO" --config "$T/two-docs.yaml" config show
+printf -- '---\nmemory:\n  max_history_tokens: 100\n...\n' >"$T/one-doc.yaml"
+ok "$MNEMO" --config "$T/one-doc.yaml" config show --json
+eq "$(jget "$OUT" 'j["memory.max_history_tokens"]["value"]')" 100 "one document with its markers: read"
 # a variable one letter off a setting's: a warning naming the setting (it used to be ignored
 # without a word); other MNEMO_ names (the packages', the tests') are not judged
 ok env MNEMO_MAX_HISTORY_TOKEN=5 "$MNEMO" --db "$T/flag.db" config show --json
