@@ -591,16 +591,16 @@ static int refuse_media_type(struct conn *c, int ndjson)
 
 /* ---- the request handler --------------------------------------------------------------------- */
 
-/* The refusals a request's headers decide, before its body: framing, a declared size over the
- * limit, Host and Origin, load, shutdown, the API key. Fills c->resp and returns 1 when c is
- * refused; else notes the key's namespace in c->ns. /healthz is never refused here, and the web
- * page needs no key. Runs on the event loop as the headers come in (on_request). */
 static void too_big(struct server *srv, struct conn *c)
 {
     c->route_name = "too_big";
     srv_error(&c->resp, 413, "too_big", "request body over the limit of %zu bytes (--max-body)", srv->max_body);
 }
 
+/* The refusals a request's headers decide, before its body: framing, a declared size over the
+ * limit, Host and Origin, load, shutdown, the API key. Fills c->resp and returns 1 when c is
+ * refused; else notes the key's namespace in c->ns. /healthz is never refused here, and the web
+ * page needs no key. Runs on the event loop as the headers come in (on_request). */
 static int refuse_on_headers(struct server *srv, struct conn *c)
 {
     struct srv_response *resp = &c->resp;
@@ -1157,13 +1157,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
          * reads no reply before it is sent, so it is answered after, the body dropped as it
          * comes: a request without a key, from a foreign origin or past the load limit never
          * has its body kept. */
-        if (c->refused && (c->framing || asks_to_continue(mc, version)))
-            return deliver(srv, mc, c);
+        int at_once = c->refused && (c->framing || asks_to_continue(mc, version));
+        c->body_timed = c->body_timed && !at_once;
         if (c->body_timed)
             track_phase(srv, mc, PHASE_BODY); /* the headers are in, the body is due */
         else if (srv->o->header_timeout_ms > 0)
             track_phase(srv, mc, PHASE_NONE); /* the headers are in */
-        return MHD_YES;
+        return at_once ? deliver(srv, mc, c) : MHD_YES;
     }
     if (*upload_size && !c->late && srv->o->request_timeout_ms > 0 &&
         since(&c->t0) * 1000 > srv->o->request_timeout_ms) {
