@@ -12,7 +12,7 @@
 int cmd_serve(const struct cli_global *g, struct cli_args *a)
 {
     struct srv_options o = {0};
-    long long max_body = 8LL << 20;
+    long long max_body = (long long)SRV_MAX_BODY_DEFAULT;
     if (cli_number(a, "max-body", 1024, 1LL << 30, &max_body) != 0)
         return EXIT_USAGE;
     o.listen = cli_opt(a, "listen") ? cli_opt(a, "listen") : "127.0.0.1:8765";

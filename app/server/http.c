@@ -1398,7 +1398,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     }
     srv.db = db;
     srv.o = o;
-    srv.max_body = o->max_body ? o->max_body : 8u << 20;
+    srv.max_body = o->max_body ? o->max_body : SRV_MAX_BODY_DEFAULT;
     srv.openapi = srv_openapi();
     srv.verbose = o->verbose;
     srv.max_query = o->max_query_params > 0 ? o->max_query_params : 100;

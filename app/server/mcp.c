@@ -178,8 +178,10 @@ static json_t *tools_call(mn_db *db, const char *ns, const struct srv_op *op, js
 static char *tools_call_request(struct req *r, json_t *params)
 {
     json_t *name = json_object_get(params, "name"), *args = json_object_get(params, "arguments");
-    if (!json_is_string(name))
+    if (!name || json_is_null(name))
         return fail(r, RPC_INVALID_PARAMS, "name: required, the tool's name", NULL);
+    if (!json_is_string(name))
+        return fail(r, RPC_INVALID_PARAMS, "name: must be a string, the tool's name", NULL);
     const struct srv_op *op = srv_op_find(json_string_value(name));
     if (!op || !(op->flags & OP_TOOL)) {
         char msg[200];
@@ -491,25 +493,105 @@ void mcp_handle(mn_db *db, const char *ns, const char *msg, size_t len, char **r
     mcp_handle_http(db, ns, msg, len, NULL, reply);
 }
 
-int mcp_stdio(mn_db *db)
+/* ---- stdio ---------------------------------------------------------------------------------- */
+
+/* One line of standard input, kept up to a cap so that a client (or a stray `cat`) sending a
+ * line without end cannot make the process hold it all. */
+struct line {
+    char *buf;
+    size_t len, cap; /* bytes kept, bytes allocated */
+    int over;        /* the line went past the cap: its rest was read and dropped */
+};
+
+/* Keeps byte ch in l, growing the buffer up to keep bytes (the caller never keeps more). 0, or
+ * -1 out of memory. */
+static int line_put(struct line *l, int ch, size_t keep)
 {
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    while ((n = getline(&line, &cap, stdin)) > 0) {
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-            line[--n] = '\0';
-        if (n == 0)
+    if (l->len == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 4096;
+        if (cap > keep)
+            cap = keep;
+        char *nb = realloc(l->buf, cap);
+        if (!nb)
+            return -1;
+        l->buf = nb;
+        l->cap = cap;
+    }
+    l->buf[l->len++] = (char)ch;
+    return 0;
+}
+
+/* Reads the next line of in into l without its newline, keeping at most max + 1 bytes (room for
+ * the '\r' of a CRLF line); the rest of a longer line is read up to its newline and dropped
+ * (l->over). Byte by byte from stdio's buffer: a bulk read would wait for more than a client
+ * that sent one line and waits for its answer has sent. Returns 1 for a line, 0 at end of
+ * input, -1 out of memory. */
+static int line_read(FILE *in, struct line *l, size_t max)
+{
+    int ch, rc = 0;
+    l->len = 0;
+    l->over = 0;
+    flockfile(in);
+    while ((ch = getc_unlocked(in)) != EOF && ch != '\n') {
+        if (l->over)
             continue;
-        char *reply = NULL;
-        mcp_handle(db, NULL, line, (size_t)n, &reply);
-        if (reply) {
-            fputs(reply, stdout);
-            fputc('\n', stdout);
-            fflush(stdout);
-            free(reply);
+        if (l->len > max)
+            l->over = 1;
+        else if (line_put(l, ch, max + 1) != 0) {
+            rc = -1;
+            break;
         }
     }
-    free(line);
+    funlockfile(in);
+    if (rc == 0 && (ch != EOF || l->len > 0 || l->over))
+        rc = 1;
+    return rc;
+}
+
+/* The answer to a line over the limit: it was never parsed, so its id is unknown (null). */
+static char *too_long(size_t max)
+{
+    struct req r = {0};
+    r.status = 200;
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "message over the limit of %zu bytes (the default --max-body of mnemo serve): skipped up to its newline",
+             max);
+    return fail(&r, RPC_INVALID_REQUEST, msg, NULL);
+}
+
+static void send_line(char *reply)
+{
+    if (!reply)
+        return;
+    fputs(reply, stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
+    free(reply);
+}
+
+int mcp_stdio(mn_db *db)
+{
+    const size_t max = SRV_MAX_BODY_DEFAULT; /* one message bounded as on HTTP */
+    struct line l = {0};
+    int got;
+    while ((got = line_read(stdin, &l, max)) > 0) {
+        while (l.len > 0 && l.buf[l.len - 1] == '\r')
+            l.len--;
+        if (l.over || l.len > max) {
+            send_line(too_long(max));
+            continue;
+        }
+        if (l.len == 0)
+            continue;
+        char *reply = NULL;
+        mcp_handle(db, NULL, l.buf, l.len, &reply);
+        send_line(reply);
+    }
+    free(l.buf);
+    if (got < 0) {
+        fprintf(stderr, "mnemo mcp: out of memory reading a message\n");
+        return 1;
+    }
     return 0;
 }

@@ -488,6 +488,61 @@ static mn_status op_session_resume(struct srv_call *c)
     return st;
 }
 
+/* The fields of a message object (append: the single form's parameters, or each of messages),
+ * in the order errors list them; p_append and MSG_ITEM declare the same. */
+static const char *const msg_fields[] = {"role",  "content", "tool_calls", "tool_call_id", "name",           "tool_name",
+                                         "model", "files",   "metadata",   "pinned",       "idempotency_key"};
+enum { N_MSG_FIELDS = sizeof msg_fields / sizeof msg_fields[0] };
+
+/* A message that does not match its declaration: refused like a parameter the validator
+ * refuses (REST 400 invalid, MCP -32602), naming the field. */
+static mn_status bad_message(struct srv_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static mn_status bad_message(struct srv_call *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+    va_end(ap);
+    c->status = MN_INVALID;
+    c->invalid_params = 1;
+    return MN_INVALID;
+}
+
+/* "role, content, …": the message fields, or with obj only those obj has. Returns how many. */
+static size_t msg_fields_text(json_t *obj, char *out, size_t cap)
+{
+    size_t n = 0, len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < N_MSG_FIELDS; i++) {
+        if (obj && !json_object_get(obj, msg_fields[i]))
+            continue;
+        int w = snprintf(out + len, cap - len, "%s%s", n++ ? ", " : "", msg_fields[i]);
+        if (w < 0 || (size_t)w >= cap - len)
+            break; /* cut short: the message says enough */
+        len += (size_t)w;
+    }
+    return n;
+}
+
+/* A batch item's keys: a misspelt one ("metdata", "pined") must not be dropped, its value
+ * silently lost. (The single form's keys are the operation's parameters, checked already.) */
+static mn_status message_keys(struct srv_call *c, json_t *obj, const char *where)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(obj, k, v) {
+        size_t i = 0;
+        while (i < N_MSG_FIELDS && strcmp(msg_fields[i], k) != 0)
+            i++;
+        if (i == N_MSG_FIELDS) {
+            char known[256];
+            msg_fields_text(NULL, known, sizeof known);
+            return bad_message(c, "%s%.60s: not a field of a message (its fields: %s)", where, k, known);
+        }
+    }
+    return MN_OK;
+}
+
 /* One message object → mn_message_in (strings borrowed from obj or kept in k). */
 static mn_status message_in(struct srv_call *c, struct keep *k, json_t *obj, size_t index, int many,
                             mn_message_in *m)
@@ -496,7 +551,10 @@ static mn_status message_in(struct srv_call *c, struct keep *k, json_t *obj, siz
     if (many)
         snprintf(where, sizeof where, "messages[%zu].", index);
     if (!json_is_object(obj))
-        return srv_fail(c, MN_INVALID, "%smessage: must be an object", where);
+        return bad_message(c, "%smessage: must be an object", where);
+    mn_status st;
+    if (many && (st = message_keys(c, obj, where)))
+        return st;
     *m = (mn_message_in)MN_MESSAGE_IN_INIT;
     static const char *const strs[] = {"role", "content", "tool_call_id", "name", "tool_name", "model",
                                        "idempotency_key"};
@@ -506,30 +564,40 @@ static mn_status message_in(struct srv_call *c, struct keep *k, json_t *obj, siz
         if (!v || json_is_null(v))
             continue;
         if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
-            return srv_fail(c, MN_INVALID, "%s%s: must be a string", where, strs[i]);
+            return bad_message(c, "%s%s: must be a string", where, strs[i]);
         vals[i] = json_string_value(v);
     }
     if (!vals[0])
-        return srv_fail(c, MN_INVALID, "%srole: required (system, user, assistant or tool)", where);
+        return bad_message(c, "%srole: required (system, user, assistant or tool)", where);
     if (mn_role_parse(vals[0], &m->role) != MN_OK)
-        return srv_fail(c, MN_INVALID, "%srole: '%.40s' is not one of system, user, assistant, tool", where, vals[0]);
+        return bad_message(c, "%srole: '%.40s' is not one of system, user, assistant, tool", where, vals[0]);
     m->content = vals[1];
     m->tool_call_id = vals[2];
     m->name = vals[3];
     m->tool_name = vals[4];
     m->model = vals[5];
     m->idempotency_key = vals[6];
-    mn_status st;
     if ((st = j_text(c, k, obj, "tool_calls", where, &m->tool_calls)) ||
         (st = j_text(c, k, obj, "files", where, &m->files)) || (st = j_text(c, k, obj, "metadata", where, &m->metadata)))
         return st;
     json_t *pin = json_object_get(obj, "pinned");
     if (pin && !json_is_null(pin)) {
         if (!json_is_boolean(pin))
-            return srv_fail(c, MN_INVALID, "%spinned: must be true or false", where);
+            return bad_message(c, "%spinned: must be true or false", where);
         m->pinned = json_is_true(pin);
     }
     return MN_OK;
+}
+
+/* An append is one message (role, content, … as parameters) or a batch (messages), never both:
+ * the single message would be dropped unseen. Names the single form's fields that were given. */
+static mn_status one_form(struct srv_call *c)
+{
+    char given[256];
+    if (msg_fields_text(c->params, given, sizeof given) == 0)
+        return MN_OK;
+    return bad_message(c, "messages: does not go with the single-message form (%s): send one message or a batch, not both",
+                       given);
 }
 
 /* The answer to an append: {"messages":[…]} as text (takes stored). */
@@ -596,6 +664,8 @@ static mn_status op_append(struct srv_call *c)
     mn_message_in *in = NULL;
     size_t n = 1;
     if (batch && !json_is_null(batch)) {
+        if ((st = one_form(c)))
+            goto out;
         if (json_array_size(batch) == 0) {
             st = srv_fail(c, MN_INVALID, "messages: must be an array of 1 to %lld message objects",
                       (long long)declared(c, "messages")->max);

@@ -1,8 +1,9 @@
 /*
  * params.c — the operations' parameter declarations at work: the generic validator that runs
  * before every handler (an undeclared name, a wrong type, a value outside its limits is refused
- * naming the parameter, never ignored), and the JSON Schemas generated from the declarations for
- * MCP tools/list, /openapi.json and `mnemo api`. A limit is written once, in the table (ops.c).
+ * naming the parameter, never ignored; only query-string and path text is converted to a number
+ * or a boolean), and the JSON Schemas generated from the declarations for MCP tools/list,
+ * /openapi.json and `mnemo api`. A limit is written once, in the table (ops.c).
  */
 #include <errno.h>
 #include <math.h>
@@ -173,7 +174,15 @@ static void enum_text(const char *list, char *out, size_t cap)
     out[n] = '\0';
 }
 
-/* The value of one declared parameter checked (and converted from a query string) in place. */
+/* Whether p's string value is text standing for another type: a REST query-string or path value
+ * ("60", "true", "" for a bare flag). A JSON body and MCP arguments carry their own types: "60"
+ * there is a string, refused where a number is declared (converting it let "pinned": "" pin). */
+static int given_as_text(const struct srv_call *c, const struct srv_param *p)
+{
+    return c->text_params && json_object_get(c->text_params, p->name);
+}
+
+/* The value of one declared parameter checked (and converted from query or path text) in place. */
 static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t *v)
 {
     const char *name = p->name;
@@ -183,6 +192,8 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
     enum srv_ptype t = p->type;
     if (p->alt && ((p->alt == PT_STRING && s) || (p->alt == PT_ARRAY && json_is_array(v))))
         t = p->alt; /* the second form (metadata as JSON text, ids as a list) */
+    int typed = t == PT_INTEGER || t == PT_NUMBER || t == PT_BOOLEAN;
+    const char *text = s && typed && given_as_text(c, p) ? s : NULL; /* a string to convert */
     switch (t) {
     case PT_STRING:
         if (!s)
@@ -200,12 +211,12 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
         long long n;
         if (json_is_integer(v)) {
             n = json_integer_value(v);
-        } else if (s) {
+        } else if (text) {
             char *end;
             errno = 0;
-            n = strtoll(s, &end, 10);
-            if (errno || end == s || *end)
-                return bad(c, "%s: '%.60s' is not a whole number", name, s);
+            n = strtoll(text, &end, 10);
+            if (errno || end == text || *end)
+                return bad(c, "%s: '%.60s' is not a whole number", name, text);
         } else {
             return bad(c, "%s: must be an integer", name);
         }
@@ -214,7 +225,7 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
                 return bad(c, "%s: %lld is out of range %lld..%lld", name, n, (long long)p->min, (long long)p->max);
             return bad(c, "%s: %lld is below the minimum of %lld", name, n, (long long)p->min);
         }
-        if (s)
+        if (text)
             json_object_set_new(c->params, name, json_integer(n));
         return MN_OK;
     }
@@ -222,29 +233,29 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
         double d;
         if (json_is_number(v)) {
             d = json_number_value(v);
-        } else if (s) {
+        } else if (text) {
             char *end;
             errno = 0;
-            d = strtod(s, &end);
-            if (errno || end == s || *end || !isfinite(d))
-                return bad(c, "%s: '%.60s' is not a number", name, s);
+            d = strtod(text, &end);
+            if (errno || end == text || *end || !isfinite(d))
+                return bad(c, "%s: '%.60s' is not a number", name, text);
         } else {
             return bad(c, "%s: must be a number", name);
         }
         if ((p->has_min && d < (double)p->min) || (p->has_max && d > (double)p->max))
             return bad(c, "%s: %g is out of range %lld..%lld", name, d, (long long)p->min, (long long)p->max);
-        if (s)
+        if (text)
             json_object_set_new(c->params, name, json_real(d));
         return MN_OK;
     }
     case PT_BOOLEAN:
         if (json_is_boolean(v))
             return MN_OK;
-        if (s && (!strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, ""))) {
+        if (text && (!strcmp(text, "true") || !strcmp(text, "1") || !strcmp(text, ""))) {
             json_object_set_new(c->params, name, json_true());
             return MN_OK;
         }
-        if (s && (!strcmp(s, "false") || !strcmp(s, "0"))) {
+        if (text && (!strcmp(text, "false") || !strcmp(text, "0"))) {
             json_object_set_new(c->params, name, json_false());
             return MN_OK;
         }

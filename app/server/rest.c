@@ -217,7 +217,7 @@ int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *me
     int path_known;
     const struct srv_op *op = srv_rest_route(method, path, &path_known);
     r->op = op;
-    r->params = NULL;
+    r->params = r->text = NULL;
     if (!op) {
         if (path_known) {
             srv_rest_allow(path, resp->allow, sizeof resp->allow);
@@ -249,25 +249,35 @@ int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *me
     } else {
         params = json_object();
     }
-    if (query) {
-        const char *k;
-        json_t *v;
-        json_object_foreach(query, k, v) {
-            if (!json_object_get(params, k))
-                json_object_set(params, k, v);
+    /* the query string and the path are text: their names are noted for the validator, which
+     * converts them to their declared types (a body's JSON keeps its own) */
+    json_t *text = json_object(), *in_path = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach(query, k, v) {
+        if (!json_object_get(params, k)) {
+            json_object_set(params, k, v);
+            json_object_set(text, k, json_true());
         }
     }
-    match(op->path, path, params); /* path parameters win over body and query */
+    match(op->path, path, in_path); /* path parameters win over body and query */
+    json_object_foreach(in_path, k, v) {
+        json_object_set(params, k, v);
+        json_object_set(text, k, json_true());
+    }
+    json_decref(in_path);
     if (idem_key && srv_param_find(op, "idempotency_key") && !json_object_get(params, "idempotency_key") &&
         !json_object_get(params, "messages") &&
         json_object_set_new(params, "idempotency_key", json_string(idem_key)) != 0) {
         json_decref(params); /* not UTF-8: dropped, a retry would have stored twice */
+        json_decref(text);
         srv_error(resp, 400, "invalid", "Idempotency-Key: not UTF-8 text");
         return 0;
     }
     struct srv_call *c = &r->call;
     c->db = db;
     c->params = r->params = params;
+    c->text_params = r->text = text;
     c->body = body;
     c->body_len = body_len;
     c->ns = ns;
@@ -349,6 +359,8 @@ void srv_rest_finish(struct srv_rest *r, struct srv_response *resp)
     c->result = NULL;
     json_decref(r->params);
     r->params = NULL;
+    json_decref(r->text);
+    r->text = NULL;
 }
 
 void srv_handle_rest(mn_db *db, const char *ns, const char *method, const char *path, json_t *query,

@@ -54,13 +54,16 @@ struct srv_call {
     mn_db *db;
     json_t *params;          /* object: path, query and body parameters merged (borrowed); once
                                 srv_params_check passed, every member is declared, typed (query
-                                strings converted), within its limits, and defaults are filled */
+                                and path text converted), within its limits, and defaults are filled */
     const struct srv_op *op; /* the operation being run (set by srv_call_op) */
     int invalid_params;      /* the parameters failed the declarations (MCP: JSON-RPC -32602) */
     const char *body;        /* OP_RAWBODY: the raw request body */
     size_t body_len;
     const char *ns;          /* namespace the caller is bound to (API key), NULL: any */
     int for_model;           /* the caller is a model (MCP): redacted values stay redacted */
+    json_t *text_params;     /* REST: the names whose values came as text (query string, path),
+                                converted to their declared type; NULL (MCP): none, JSON carries
+                                its own types */
     json_t *result;          /* on success: an object (owned by the call) */
     char *raw;               /* or, from handlers on hot paths: the object as JSON text (malloc'd) */
     int accept_raw;          /* set by the caller that can send raw as it is (REST) */
@@ -160,8 +163,10 @@ const struct srv_param *srv_param_find(const struct srv_op *op, const char *name
 const char *srv_ptype_name(enum srv_ptype t);
 /* Checks c->params against c->op's declarations before any handler runs: an undeclared name,
  * a wrong type, a value out of range or not in the enum is MN_INVALID naming the parameter and
- * the limit (c->invalid_params set). Converts query strings to their declared type and fills
- * defaults in place. */
+ * the limit (c->invalid_params set). Converts a value that came as text, from a REST query
+ * string or path ("60", "true"; c->text_params), to its declared type; a JSON value (a body's,
+ * MCP arguments) keeps its type, a wrong one refused. Fills defaults in
+ * place. */
 mn_status srv_params_check(struct srv_call *c);
 /* HTTP status for a library status (MN_INVALID 400, …). */
 int srv_http_status(mn_status st);
@@ -180,6 +185,10 @@ struct srv_response {
     char allow[48];          /* 405: the methods the path answers (the Allow header) */
 };
 
+/* The request body limit of `mnemo serve` when --max-body is not given (8 MiB), and the longest
+ * line `mnemo mcp` reads: one JSON-RPC message is bounded alike on either transport. */
+#define SRV_MAX_BODY_DEFAULT ((size_t)8 << 20)
+
 struct srv_limits {
     size_t max_body;         /* bytes */
 };
@@ -196,6 +205,7 @@ struct srv_rest {
     struct srv_call call;
     const struct srv_op *op;
     json_t *params;
+    json_t *text; /* the names given as text (call.text_params) */
 };
 int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *method, const char *path, json_t *query,
                    const char *idem_key, const char *body, size_t body_len, struct srv_response *resp);
@@ -240,7 +250,9 @@ struct mcp_http {
 void mcp_handle_http(mn_db *db, const char *ns, const char *msg, size_t len, struct mcp_http *h, char **reply);
 /* Whether `v` is a protocol revision this server speaks (2026-07-28 or an `initialize` one). */
 int mcp_version_supported(const char *v);
-/* Serves MCP over stdin/stdout (newline-delimited JSON-RPC) until end of input. Returns 0. */
+/* Serves MCP over stdin/stdout (newline-delimited JSON-RPC) until end of input. A line over
+ * SRV_MAX_BODY_DEFAULT bytes is read to its newline without being kept and answered -32600.
+ * Returns 0 (1 when out of memory). */
 int mcp_stdio(mn_db *db);
 
 /* ---- HTTP service ---------------------------------------------------------------------------- */
