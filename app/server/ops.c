@@ -494,20 +494,6 @@ static const char *const msg_fields[] = {"role",  "content", "tool_calls", "tool
                                          "model", "files",   "metadata",   "pinned",       "idempotency_key"};
 enum { N_MSG_FIELDS = sizeof msg_fields / sizeof msg_fields[0] };
 
-/* A message that does not match its declaration: refused like a parameter the validator
- * refuses (REST 400 invalid, MCP -32602), naming the field. */
-static mn_status bad_message(struct srv_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static mn_status bad_message(struct srv_call *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
-    va_end(ap);
-    c->status = MN_INVALID;
-    c->invalid_params = 1;
-    return MN_INVALID;
-}
-
 /* "role, content, …": the message fields, or with obj only those obj has. Returns how many. */
 static size_t msg_fields_text(json_t *obj, char *out, size_t cap)
 {
@@ -537,7 +523,7 @@ static mn_status message_keys(struct srv_call *c, json_t *obj, const char *where
         if (i == N_MSG_FIELDS) {
             char known[256];
             msg_fields_text(NULL, known, sizeof known);
-            return bad_message(c, "%s%.60s: not a field of a message (its fields: %s)", where, k, known);
+            return srv_invalid(c, "%s%.60s: not a field of a message (its fields: %s)", where, k, known);
         }
     }
     return MN_OK;
@@ -551,7 +537,7 @@ static mn_status message_in(struct srv_call *c, struct keep *k, json_t *obj, siz
     if (many)
         snprintf(where, sizeof where, "messages[%zu].", index);
     if (!json_is_object(obj))
-        return bad_message(c, "%smessage: must be an object", where);
+        return srv_invalid(c, "%smessage: must be an object", where);
     mn_status st;
     if (many && (st = message_keys(c, obj, where)))
         return st;
@@ -564,13 +550,13 @@ static mn_status message_in(struct srv_call *c, struct keep *k, json_t *obj, siz
         if (!v || json_is_null(v))
             continue;
         if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
-            return bad_message(c, "%s%s: must be a string", where, strs[i]);
+            return srv_invalid(c, "%s%s: must be a string", where, strs[i]);
         vals[i] = json_string_value(v);
     }
     if (!vals[0])
-        return bad_message(c, "%srole: required (system, user, assistant or tool)", where);
+        return srv_invalid(c, "%srole: required (system, user, assistant or tool)", where);
     if (mn_role_parse(vals[0], &m->role) != MN_OK)
-        return bad_message(c, "%srole: '%.40s' is not one of system, user, assistant, tool", where, vals[0]);
+        return srv_invalid(c, "%srole: '%.40s' is not one of system, user, assistant, tool", where, vals[0]);
     m->content = vals[1];
     m->tool_call_id = vals[2];
     m->name = vals[3];
@@ -583,7 +569,7 @@ static mn_status message_in(struct srv_call *c, struct keep *k, json_t *obj, siz
     json_t *pin = json_object_get(obj, "pinned");
     if (pin && !json_is_null(pin)) {
         if (!json_is_boolean(pin))
-            return bad_message(c, "%spinned: must be true or false", where);
+            return srv_invalid(c, "%spinned: must be true or false", where);
         m->pinned = json_is_true(pin);
     }
     return MN_OK;
@@ -596,7 +582,7 @@ static mn_status one_form(struct srv_call *c)
     char given[256];
     if (msg_fields_text(c->params, given, sizeof given) == 0)
         return MN_OK;
-    return bad_message(c, "messages: does not go with the single-message form (%s): send one message or a batch, not both",
+    return srv_invalid(c, "messages: does not go with the single-message form (%s): send one message or a batch, not both",
                        given);
 }
 

@@ -110,8 +110,7 @@ json_t *srv_op_input_schema(const struct srv_op *op, int only_in)
 
 /* ---- the validator --------------------------------------------------------------------------- */
 
-static mn_status bad(struct srv_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static mn_status bad(struct srv_call *c, const char *fmt, ...)
+mn_status srv_invalid(struct srv_call *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -188,7 +187,7 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
     const char *name = p->name;
     const char *s = json_is_string(v) ? json_string_value(v) : NULL;
     if (s && strlen(s) != json_string_length(v))
-        return bad(c, "%s: must not contain NUL", name);
+        return srv_invalid(c, "%s: must not contain NUL", name);
     enum srv_ptype t = p->type;
     if (p->alt && ((p->alt == PT_STRING && s) || (p->alt == PT_ARRAY && json_is_array(v))))
         t = p->alt; /* the second form (metadata as JSON text, ids as a list) */
@@ -197,14 +196,14 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
     switch (t) {
     case PT_STRING:
         if (!s)
-            return bad(c, "%s: must be a string", name);
+            return srv_invalid(c, "%s: must be a string", name);
         if (p->has_max && utf8_chars(s, strlen(s)) > (size_t)p->max)
-            return bad(c, "%s: %zu characters is over the limit of %lld", name, utf8_chars(s, strlen(s)),
+            return srv_invalid(c, "%s: %zu characters is over the limit of %lld", name, utf8_chars(s, strlen(s)),
                        (long long)p->max);
         if (p->enums && !in_enum(p->enums, s)) {
             char e[256];
             enum_text(p->enums, e, sizeof e);
-            return bad(c, "%s: '%.60s' is not one of %s", name, s, e);
+            return srv_invalid(c, "%s: '%.60s' is not one of %s", name, s, e);
         }
         return MN_OK;
     case PT_INTEGER: {
@@ -216,14 +215,14 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
             errno = 0;
             n = strtoll(text, &end, 10);
             if (errno || end == text || *end)
-                return bad(c, "%s: '%.60s' is not a whole number", name, text);
+                return srv_invalid(c, "%s: '%.60s' is not a whole number", name, text);
         } else {
-            return bad(c, "%s: must be an integer", name);
+            return srv_invalid(c, "%s: must be an integer", name);
         }
         if ((p->has_min && n < p->min) || (p->has_max && n > p->max)) {
             if (p->has_max)
-                return bad(c, "%s: %lld is out of range %lld..%lld", name, n, (long long)p->min, (long long)p->max);
-            return bad(c, "%s: %lld is below the minimum of %lld", name, n, (long long)p->min);
+                return srv_invalid(c, "%s: %lld is out of range %lld..%lld", name, n, (long long)p->min, (long long)p->max);
+            return srv_invalid(c, "%s: %lld is below the minimum of %lld", name, n, (long long)p->min);
         }
         if (text)
             json_object_set_new(c->params, name, json_integer(n));
@@ -238,12 +237,12 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
             errno = 0;
             d = strtod(text, &end);
             if (errno || end == text || *end || !isfinite(d))
-                return bad(c, "%s: '%.60s' is not a number", name, text);
+                return srv_invalid(c, "%s: '%.60s' is not a number", name, text);
         } else {
-            return bad(c, "%s: must be a number", name);
+            return srv_invalid(c, "%s: must be a number", name);
         }
         if ((p->has_min && d < (double)p->min) || (p->has_max && d > (double)p->max))
-            return bad(c, "%s: %g is out of range %lld..%lld", name, d, (long long)p->min, (long long)p->max);
+            return srv_invalid(c, "%s: %g is out of range %lld..%lld", name, d, (long long)p->min, (long long)p->max);
         if (text)
             json_object_set_new(c->params, name, json_real(d));
         return MN_OK;
@@ -259,14 +258,14 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
             json_object_set_new(c->params, name, json_false());
             return MN_OK;
         }
-        return bad(c, "%s: must be true or false", name);
+        return srv_invalid(c, "%s: must be true or false", name);
     case PT_OBJECT:
-        return json_is_object(v) ? MN_OK : bad(c, "%s: must be an object", name);
+        return json_is_object(v) ? MN_OK : srv_invalid(c, "%s: must be an object", name);
     case PT_ARRAY:
         if (!json_is_array(v))
-            return bad(c, "%s: must be an array", name);
+            return srv_invalid(c, "%s: must be an array", name);
         if (p->has_max && json_array_size(v) > (size_t)p->max)
-            return bad(c, "%s: %zu items is over the limit of %lld", name, json_array_size(v), (long long)p->max);
+            return srv_invalid(c, "%s: %zu items is over the limit of %lld", name, json_array_size(v), (long long)p->max);
         return MN_OK;
     default:
         return MN_OK;
@@ -284,7 +283,7 @@ mn_status srv_params_check(struct srv_call *c)
         if (!srv_param_find(op, k)) {
             char known[600];
             names(op, known, sizeof known);
-            return bad(c, "%.60s: not a parameter of %s (its parameters: %s)", k, op->name,
+            return srv_invalid(c, "%.60s: not a parameter of %s (its parameters: %s)", k, op->name,
                        known[0] ? known : "none");
         }
     }
@@ -297,7 +296,7 @@ mn_status srv_params_check(struct srv_call *c)
         json_t *val = json_object_get(c->params, p->name);
         if (!val) {
             if (p->required)
-                return bad(c, "%s: required (%s)", p->name, p->desc ? p->desc : srv_ptype_name(p->type));
+                return srv_invalid(c, "%s: required (%s)", p->name, p->desc ? p->desc : srv_ptype_name(p->type));
             if (p->def) {
                 json_t *d = json_loads(p->def, JSON_DECODE_ANY, NULL);
                 if (d)

@@ -168,6 +168,10 @@ const char *srv_ptype_name(enum srv_ptype t);
  * MCP arguments) keeps its type, a wrong one refused. Fills defaults in
  * place. */
 mn_status srv_params_check(struct srv_call *c);
+/* Refuses c's parameters as the validator does: MN_INVALID with the message, c->invalid_params
+ * set (REST 400 invalid, MCP -32602). For checks the declarations cannot state (a batch item's
+ * fields). Returns MN_INVALID. */
+mn_status srv_invalid(struct srv_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* HTTP status for a library status (MN_INVALID 400, …). */
 int srv_http_status(mn_status st);
 

@@ -12,6 +12,19 @@
 
 raw() { python3 "$TESTS_DIR/cli/rawbody.py" "$URL" "$@"; }
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$SPID/status"; }
+# hold N: N connections each declare 8 MB and send 7 MB of it, then wait (in the background:
+# HOLD is its pid); sets GREW to how many kB the server's RSS grew once they are sent
+held() { [ -e "$1" ]; }
+hold() {
+    rm -f "$T/ready"
+    _before=$(rss_kb)
+    python3 "$TESTS_DIR/cli/rawbody.py" "$URL" hold "$P" "$1" 8000000 7000000 "$T/ready" &
+    HOLD=$!
+    wait_until 120 "$1 connections to send 7 MB each" held "$T/ready"
+    sleep 1
+    GREW=$(($(rss_kb) - _before))
+    echo "# RSS grew by $GREW kB with $1 bodies of 7 MB arriving"
+}
 
 ok mn session new --json
 S=$(jget "$OUT" 'j["id"]')
@@ -44,16 +57,8 @@ serve_stop
 # past server.max_inflight: the first of 9 connections is in progress (its 7 MB body half
 # sent), the other 8 are refused and their bodies dropped as they come, not kept until the 429
 MNEMO_SERVER_MAX_INFLIGHT=1 serve_start
-BEFORE=$(rss_kb)
-python3 "$TESTS_DIR/cli/rawbody.py" "$URL" hold "$P" 9 8000000 7000000 "$T/ready" &
-HOLD=$!
-held() { [ -e "$1" ]; }
-wait_until 120 "9 connections to send 7 MB each" held "$T/ready"
-sleep 1
-AFTER=$(rss_kb)
-echo "# RSS before ${BEFORE} kB, with 9 bodies of 7 MB arriving ${AFTER} kB"
-check "refused bodies are not kept: RSS grew by $(((AFTER - BEFORE) / 1024)) MB, under 40 MB (8 kept: 56+)" \
-    test $((AFTER - BEFORE)) -lt 40960
+hold 9
+check "refused bodies are not kept: RSS grew by $((GREW / 1024)) MB, under 40 MB (8 kept: 56+)" test "$GREW" -lt 40960
 eq "$(raw expect "$P" 50 | cut -d' ' -f2)" 429 "past server.max_inflight with Expect: 429 before the body is sent"
 eq "$(printf '%s' "$MSG" | raw send "$P" "Content-Length: ${#MSG}" | cut -d' ' -f2)" 429 \
     "past server.max_inflight without Expect: 429 after the body"
@@ -70,15 +75,8 @@ eq "$(raw expect "$P" 100 | cut -d' ' -f2)" 401 "no key, with Expect: 401 before
 eq "$(raw expect "$P" 100 "Authorization: Bearer $KEY" | cut -d' ' -f2)" 100 "the key, with Expect: 100 Continue"
 eq "$(raw expect "$P" 100 "Authorization: Bearer $KEY" "Origin: http://evil.example" | cut -d' ' -f2)" 403 \
     "a foreign Origin, with Expect: 403 before the body"
-BEFORE=$(rss_kb)
-python3 "$TESTS_DIR/cli/rawbody.py" "$URL" hold "$P" 8 8000000 7000000 "$T/ready2" &
-HOLD=$!
-wait_until 120 "8 connections to send 7 MB each" held "$T/ready2"
-sleep 1
-AFTER=$(rss_kb)
-echo "# RSS before ${BEFORE} kB, with 8 bodies of 7 MB without a key arriving ${AFTER} kB"
-check "bodies without a key are not kept: RSS grew by $(((AFTER - BEFORE) / 1024)) MB, under 24 MB (kept: 56+)" \
-    test $((AFTER - BEFORE)) -lt 24576
+hold 8
+check "bodies without a key are not kept: RSS grew by $((GREW / 1024)) MB, under 24 MB (kept: 56+)" test "$GREW" -lt 24576
 kill "$HOLD" 2>/dev/null
 wait "$HOLD" 2>/dev/null
 eq "$(printf '%s' "$MSG" | raw send "$P" "Content-Length: ${#MSG}" | cut -d' ' -f2)" 401 "no key, without Expect: 401 after the body"
