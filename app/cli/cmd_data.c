@@ -20,21 +20,19 @@ int cmd_export(const struct cli_global *g, struct cli_args *a)
     const char *out = cli_opt(a, "out");
     char tmp[PATH_MAX + 32], target[PATH_MAX];
     FILE *f = stdout;
-    struct stat st;
-    /* a symbolic link is written through (renaming over it would replace the link, and leave
-     * its file as it was); a device or a pipe is written straight (it cannot be replaced) */
-    if (out && lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
-        if (!realpath(out, target)) {
-            fprintf(stderr, "mnemo: --out %s: %s\n", out, strerror(errno));
-            return 1;
-        }
-        out = target;
+    struct stat st, lst;
+    /* a symbolic link is written through (renaming over it would replace the link, and leave its
+     * file as it was); what cannot be replaced is written straight: a device or a pipe
+     * (/dev/stdout, a FIFO, >(gzip)), and a dangling link's file, made through it */
+    int exists = out && stat(out, &st) == 0;
+    int link = out && lstat(out, &lst) == 0 && S_ISLNK(lst.st_mode);
+    if (exists && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "mnemo: --out %s: is a directory\n", out);
+        return 1;
     }
-    if (out && stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
-        if (S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "mnemo: --out %s: is a directory\n", out);
-            return 1;
-        }
+    if (exists && S_ISREG(st.st_mode) && link && realpath(out, target))
+        out = target;
+    if (out && ((exists && !S_ISREG(st.st_mode)) || (!exists && link))) {
         if (!(f = fopen(out, "wb"))) {
             fprintf(stderr, "mnemo: cannot write %s: %s\n", out, strerror(errno));
             return 1;

@@ -536,6 +536,7 @@ int main(int argc, char **argv)
     if (cli_parse(cmd, argc - i - used, argv + i + used, &a) != 0)
         return EXIT_USAGE;
     int rc = cmd->run(&g, &a);
+    errno = 0;
     /* What was printed reached its file: a full disk or a failing device is an I/O failure
      * (exit 1), not a success with nothing written (a closed pipe ends the process first). */
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {

@@ -285,6 +285,7 @@ struct server {
     pthread_mutex_t wait_lock;
     struct conn *waiting;
     atomic_int abandoned_open; /* abandoned requests whose 503 is not sent yet */
+    int drained;               /* under wait_lock: abandon_waiting ran, nothing may be suspended */
     /* Open connections, for the header and body deadlines (server.header_timeout_ms,
      * server.request_timeout_ms): the reaper thread shuts down a socket whose request headers,
      * or whose request body, are not complete in time (slowloris, and its slow-body form). */
@@ -785,12 +786,19 @@ static enum MHD_Result deliver(struct server *srv, struct MHD_Connection *mc, st
     return ret;
 }
 
-/* Suspends c while a worker or the committer answers it; ready() resumes it. */
-static void suspend(struct server *srv, struct conn *c)
+/* Suspends c while a worker or the committer answers it; ready() resumes it. Returns 0, and
+ * suspends nothing, once the drain is over (abandon_waiting): libmicrohttpd aborts the process
+ * when it stops with a connection suspended, and a request whose headers came before SIGTERM may
+ * finish its body after the drain gave up. */
+static int suspend(struct server *srv, struct conn *c)
 {
+    pthread_mutex_lock(&srv->wait_lock);
+    if (srv->drained) {
+        pthread_mutex_unlock(&srv->wait_lock);
+        return 0;
+    }
     c->state = WAITING;
     atomic_fetch_add(&c->refs, 1); /* the answering thread's, dropped in ready() */
-    pthread_mutex_lock(&srv->wait_lock);
     c->wprev = NULL;
     c->wnext = srv->waiting;
     if (srv->waiting)
@@ -798,6 +806,7 @@ static void suspend(struct server *srv, struct conn *c)
     srv->waiting = c;
     MHD_suspend_connection(c->mc);
     pthread_mutex_unlock(&srv->wait_lock);
+    return 1;
 }
 
 /* The answer is in: the event loop sends it once MHD resumes the connection. After the drain
@@ -832,6 +841,7 @@ static int abandon_waiting(struct server *srv)
         MHD_resume_connection(c->mc);
     }
     srv->waiting = NULL;
+    srv->drained = 1;
     atomic_store(&srv->abandoned_open, n);
     pthread_mutex_unlock(&srv->wait_lock);
     /* let the event loops send the 503s before MHD_stop_daemon closes the sockets (bounded) */
@@ -1201,20 +1211,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         c->body_timed = 0;
         track_phase(srv, mc, PHASE_NONE); /* the body is in */
     }
-    switch (plan(srv, c)) {
+    enum plan where = plan(srv, c);
+    if (where != ON_LOOP && !suspend(srv, c)) { /* the drain is over: too late to start */
+        c->route_name = "closing";
+        srv_error(&c->resp, 503, "unavailable", "the server is shutting down");
+        c->resp.retry_after = 1;
+        return deliver(srv, mc, c);
+    }
+    switch (where) {
     case ON_LOOP:
         answer(srv, c);
         return deliver(srv, mc, c);
     case ON_COMMITTER:
         /* suspended first: the commit may finish before this function returns */
-        suspend(srv, c);
         c->rest.call.resume = rest_resumed;
         c->rest.call.resume_ctx = c;
         if (!answer(srv, c))
             ready(c); /* answered at once (an error, or no committer): send it when resumed */
         return MHD_YES;
     case ON_WORKER:
-        suspend(srv, c);
         pthread_mutex_lock(&srv->pool.lock);
         if (srv->pool.tail)
             srv->pool.tail->next = c;

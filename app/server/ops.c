@@ -500,7 +500,8 @@ static size_t msg_fields_text(json_t *obj, char *out, size_t cap)
     size_t n = 0, len = 0;
     out[0] = '\0';
     for (size_t i = 0; i < N_MSG_FIELDS; i++) {
-        if (obj && !json_object_get(obj, msg_fields[i]))
+        json_t *v = obj ? json_object_get(obj, msg_fields[i]) : NULL;
+        if (obj && (!v || json_is_null(v))) /* null stands for absent, as message_in reads it */
             continue;
         int w = snprintf(out + len, cap - len, "%s%s", n++ ? ", " : "", msg_fields[i]);
         if (w < 0 || (size_t)w >= cap - len)

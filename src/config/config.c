@@ -489,7 +489,8 @@ static size_t distance(const char *a, const char *b)
     return row[lb];
 }
 
-/* A MNEMO_ variable within two edits of a setting's variable but not one (MNEMO_MAX_HISTORY_TOKEN)
+/* A MNEMO_ variable within two edits of a setting's variable but not one (MNEMO_MAX_HISTORY_TOKEN;
+ * one edit for every four letters after MNEMO_, so that short names are not all near MNEMO_DB)
  * is a warning naming the setting it looks like: it is ignored. Other MNEMO_ names are not
  * judged: the Python and TypeScript packages and the build read their own (MNEMO_BASE_URL …). */
 static void warn_misspelt_env(void)
@@ -511,7 +512,7 @@ static void warn_misspelt_env(void)
         for (size_t i = 0; !known && i < N_KEYS; i++) {
             size_t d = distance(name, keys[i].env);
             known = d == 0;
-            if (d <= 2 && !near)
+            if (d && d <= 2 && 4 * d <= strlen(keys[i].env) - 6 && !near) /* MNEMO_CI is not MNEMO_DB */
                 near = keys[i].env;
         }
         if (!known && near)

@@ -183,6 +183,11 @@ timeout 60 cat "$T/pipe" >"$T/from-pipe.jsonl" &
 ok mn export --out "$T/pipe"
 wait
 check "the pipe is still a pipe" test -p "$T/pipe"
+ok sh -c '"$1" --db "$2" export --out /dev/stdout | head -c 29' - "$MNEMO" "$DB"
+eq "$OUT" '{"format":"mnemo-export","ver' "--out /dev/stdout (a link to a pipe): written straight"
+ln -s made-through.jsonl "$T/dangling.jsonl"
+ok mn export --out "$T/dangling.jsonl"
+eq "$(head -c 29 "$T/made-through.jsonl")" '{"format":"mnemo-export","ver' "a dangling link: its file made through it"
 eq "$(head -c 29 "$T/from-pipe.jsonl")" '{"format":"mnemo-export","ver' "its reader got the export"
 fails 1 "is a directory" mn export --out "$T"
 finish

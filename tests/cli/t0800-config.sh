@@ -160,8 +160,8 @@ eq "$(jget "$OUT" 'j["memory.max_history_tokens"]["value"]')" 100 "one document 
 ok env MNEMO_MAX_HISTORY_TOKEN=5 "$MNEMO" --db "$T/flag.db" config show --json
 eq "$(jget "$OUT" 'j["memory.max_history_tokens"]["source"].startswith("env")')" false "the misspelt variable sets nothing"
 check "it is named, with the setting it looks like" sh -c 'printf "%s\n" "$1" | grep -q "warning: environment: MNEMO_MAX_HISTORY_TOKEN is not a setting and is ignored; did you mean MNEMO_MAX_HISTORY_TOKENS?"' - "$ERR"
-ok env MNEMO_BASE_URL=http://127.0.0.1:1 MNEMO_DATADIR=x "$MNEMO" --db "$T/flag.db" config show --json
-eq "$ERR" "" "MNEMO_BASE_URL (the packages') and MNEMO_DATADIR: no warning"
+ok env MNEMO_BASE_URL=http://127.0.0.1:1 MNEMO_DATADIR=x MNEMO_CI=1 MNEMO_DIR=x "$MNEMO" --db "$T/flag.db" config show --json
+eq "$ERR" "" "MNEMO_BASE_URL (the packages'), MNEMO_DATADIR, and short names near none (MNEMO_CI): no warning"
 # bool spellings are canonicalised (memory.enabled is the boolean key, when this version has it)
 case " $KEYS " in
 *" memory.enabled "*)

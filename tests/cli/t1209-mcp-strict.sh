@@ -113,4 +113,7 @@ req POST "$P/$ID/pin" '{"pinned":false}'
 eq "$CODE $(jget "$OUT" 'j["pinned"]')" "200 false" "REST path message_id converted"
 serve_stop
 
+call append "{\"session_id\":\"$S\",\"content\":null,\"messages\":[{\"role\":\"user\",\"content\":\"null is absent\"}]}"
+eq "$(jget "$OUT" '[j["result"]["isError"], len(j["result"]["structuredContent"]["messages"])]')" '[false, 1]' \
+    "MCP append: a null single-form field beside messages is absent, not a conflict"
 finish
