@@ -272,6 +272,8 @@ struct yaml_walk {
     mn_config *cfg;
     const char *file;
     const char *source;
+    const char *text;      /* the file's text and length, for where a reader error is */
+    size_t len;
     size_t set_at[N_KEYS]; /* the line (from 1) that set each key in this file; 0: none */
     int documents;
 };
@@ -304,8 +306,15 @@ static int trusted(const struct yaml_walk *w, const char *key, const char *value
 
 static mn_status yaml_fail(struct yaml_walk *w, const char *what)
 {
-    return mn__err(MN_INVALID, "%s: %s at line %zu column %zu", w->file, what, w->parser.problem_mark.line + 1,
-                   w->parser.problem_mark.column + 1);
+    size_t line = w->parser.problem_mark.line + 1, column = w->parser.problem_mark.column + 1;
+    if (w->parser.error == YAML_READER_ERROR) { /* bad bytes: libyaml gives their offset only */
+        line = column = 1;
+        for (size_t i = 0; i < w->parser.problem_offset && i < w->len; i++) {
+            column = w->text[i] == '\n' ? 1 : column + 1;
+            line += w->text[i] == '\n';
+        }
+    }
+    return mn__err(MN_INVALID, "%s: %s at line %zu column %zu", w->file, what, line, column);
 }
 
 /* Reads one node whose first event is `ev` (already taken); `path` is its dotted key. Scalars
@@ -384,7 +393,7 @@ static mn_status walk_node(struct yaml_walk *w, yaml_event_t *ev, const char *pa
 
 mn_status mn_config_load_yaml(mn_config *cfg, const char *text, size_t len, const char *name, const char *source)
 {
-    struct yaml_walk w = {.cfg = cfg, .file = name, .source = source};
+    struct yaml_walk w = {.cfg = cfg, .file = name, .source = source, .text = text, .len = len};
     yaml_parser_initialize(&w.parser);
     yaml_parser_set_input_string(&w.parser, (const unsigned char *)text, len);
     mn_status rc = MN_OK;

@@ -155,6 +155,10 @@ fails 1 "two-docs.yaml: line 3: a second YAML document" "$MNEMO" --config "$T/tw
 printf -- '---\nmemory:\n  max_history_tokens: 100\n...\n' >"$T/one-doc.yaml"
 ok "$MNEMO" --config "$T/one-doc.yaml" config show --json
 eq "$(jget "$OUT" 'j["memory.max_history_tokens"]["value"]')" 100 "one document with its markers: read"
+# a byte that is not UTF-8 is placed where it is (libyaml gives reader errors as an offset only:
+# they all read "line 1 column 1")
+printf 'memory:\n  strategy: window\n  max_history_tokens: 1\377\n' >"$T/not-utf8.yaml"
+fails 1 "not-utf8.yaml: invalid leading UTF-8 octet at line 3 column 24" "$MNEMO" --config "$T/not-utf8.yaml" config show
 # a variable one letter off a setting's: a warning naming the setting (it used to be ignored
 # without a word); other MNEMO_ names (the packages', the tests') are not judged
 ok env MNEMO_MAX_HISTORY_TOKEN=5 "$MNEMO" --db "$T/flag.db" config show --json
