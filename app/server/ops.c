@@ -488,22 +488,25 @@ static mn_status op_session_resume(struct srv_call *c)
     return st;
 }
 
-/* The fields of a message object (append: the single form's parameters, or each of messages),
- * in the order errors list them; p_append and MSG_ITEM declare the same. */
-static const char *const msg_fields[] = {"role",  "content", "tool_calls", "tool_call_id", "name",           "tool_name",
-                                         "model", "files",   "metadata",   "pinned",       "idempotency_key"};
-enum { N_MSG_FIELDS = sizeof msg_fields / sizeof msg_fields[0] };
+/* A message's fields are append's parameters but the call's own (session_id, create, messages),
+ * in their declared order: the single form takes them as parameters, each item of messages as
+ * members. */
+static int msg_field(const struct srv_param *p)
+{
+    return strcmp(p->name, "session_id") != 0 && strcmp(p->name, "create") != 0 && strcmp(p->name, "messages") != 0;
+}
 
-/* "role, content, …": the message fields, or with obj only those obj has. Returns how many. */
-static size_t msg_fields_text(json_t *obj, char *out, size_t cap)
+/* "role, content, …": the message fields of c's operation, or with obj only those obj has.
+ * Returns how many. */
+static size_t msg_fields_text(const struct srv_call *c, json_t *obj, char *out, size_t cap)
 {
     size_t n = 0, len = 0;
     out[0] = '\0';
-    for (size_t i = 0; i < N_MSG_FIELDS; i++) {
-        json_t *v = obj ? json_object_get(obj, msg_fields[i]) : NULL;
-        if (obj && (!v || json_is_null(v))) /* null stands for absent, as message_in reads it */
+    for (const struct srv_param *p = c->op->params; p->name; p++) {
+        json_t *v = obj ? json_object_get(obj, p->name) : NULL;
+        if (!msg_field(p) || (obj && (!v || json_is_null(v)))) /* null stands for absent, as message_in reads it */
             continue;
-        int w = snprintf(out + len, cap - len, "%s%s", n++ ? ", " : "", msg_fields[i]);
+        int w = snprintf(out + len, cap - len, "%s%s", n++ ? ", " : "", p->name);
         if (w < 0 || (size_t)w >= cap - len)
             break; /* cut short: the message says enough */
         len += (size_t)w;
@@ -518,12 +521,10 @@ static mn_status message_keys(struct srv_call *c, json_t *obj, const char *where
     const char *k;
     json_t *v;
     json_object_foreach(obj, k, v) {
-        size_t i = 0;
-        while (i < N_MSG_FIELDS && strcmp(msg_fields[i], k) != 0)
-            i++;
-        if (i == N_MSG_FIELDS) {
+        const struct srv_param *p = srv_param_find(c->op, k);
+        if (!p || !msg_field(p)) {
             char known[256];
-            msg_fields_text(NULL, known, sizeof known);
+            msg_fields_text(c, NULL, known, sizeof known);
             return srv_invalid(c, "%s%.60s: not a field of a message (its fields: %s)", where, k, known);
         }
     }
@@ -581,7 +582,7 @@ static mn_status message_in(struct srv_call *c, struct keep *k, json_t *obj, siz
 static mn_status one_form(struct srv_call *c)
 {
     char given[256];
-    if (msg_fields_text(c->params, given, sizeof given) == 0)
+    if (msg_fields_text(c, c->params, given, sizeof given) == 0)
         return MN_OK;
     return srv_invalid(c, "messages: does not go with the single-message form (%s): send one message or a batch, not both",
                        given);
