@@ -12,7 +12,9 @@
 
 enum { EXIT_USAGE = 2 };
 
-/* One option a command accepts: "--name" with a value (takes_value) or a flag. */
+/* One option a command accepts: "--name" with a value (takes_value) or a flag. The name is the
+ * API parameter's, with `-` for `_` (tests/cli/t0110 checks it); util.c keeps the older, shorter
+ * spellings still accepted (--system for --system-prompt). */
 struct cli_opt {
     const char *name;
     int takes_value;
@@ -20,7 +22,7 @@ struct cli_opt {
 
 /* Parsed arguments of one command. */
 struct cli_args {
-    const char *values[16]; /* per declared option: its value, "" for a set flag, NULL if absent */
+    const char *values[24]; /* per declared option: its value, "" for a set flag, NULL if absent */
     const char *pos[64];    /* positional arguments */
     int npos;
     const struct cli_opt *opts;
@@ -136,6 +138,12 @@ struct srv_op;
 const struct srv_op *cli_command_op(const struct cli_cmd *c);
 const char *cli_command_summary(const struct cli_cmd *c);
 void cli_print_command_op(const struct cli_cmd *c);
+/* Runs API operation `name` on db with params (a JSON object, borrowed) exactly as REST and MCP
+ * do: the same declarations check them, so errors name the same fields. 0 with *result (caller
+ * json_decref's it), or 1 after printing "mnemo: <message>". For input only JSON can carry (a
+ * batch of messages); a command with options of its own calls the library. */
+struct json_t;
+int cli_run_op(mn_db *db, const char *name, struct json_t *params, struct json_t **result);
 int cmd_search(const struct cli_global *g, struct cli_args *a);
 int cmd_embed(const struct cli_global *g, struct cli_args *a);
 int cmd_reindex_embeddings(const struct cli_global *g, struct cli_args *a);

@@ -97,6 +97,20 @@ void cli_print_command_op(const struct cli_cmd *c)
     }
 }
 
+int cli_run_op(mn_db *db, const char *name, json_t *params, json_t **result)
+{
+    struct srv_call c = {0};
+    c.db = db;
+    c.params = params;
+    if (srv_call_op(srv_op_find(name), &c) != MN_OK) {
+        fprintf(stderr, "mnemo: %s\n", c.msg[0] ? c.msg : mn_status_str(c.status));
+        json_decref(c.result);
+        return 1;
+    }
+    *result = c.result;
+    return 0;
+}
+
 int cmd_api(const struct cli_global *g, struct cli_args *a)
 {
     (void)g;

@@ -52,11 +52,11 @@ static int print_list(const mn_memories *l, int json, int with_score)
     return 0;
 }
 
-/* --source 12,13 → ids (at most MN_MEMORY_MAX_SOURCES + 1 so that the library names the limit). */
+/* --sources 12,13 → ids (at most MN_MEMORY_MAX_SOURCES + 1 so that the library names the limit). */
 static int sources_opt(const struct cli_args *a, int64_t *ids, size_t *n)
 {
     *n = 0;
-    const char *v = cli_opt(a, "source");
+    const char *v = cli_opt(a, "sources");
     if (!v)
         return 0;
     while (*v) {
@@ -64,7 +64,7 @@ static int sources_opt(const struct cli_args *a, int64_t *ids, size_t *n)
         errno = 0;
         long long id = strtoll(v, &end, 10);
         if (errno || end == v || id <= 0 || (*end && *end != ','))
-            return cli_usage_error("--source: '%s' is not a comma-separated list of message ids", cli_opt(a, "source")),
+            return cli_usage_error("--sources: '%s' is not a comma-separated list of message ids", cli_opt(a, "sources")),
                    -1;
         if (*n <= MN_MEMORY_MAX_SOURCES)
             ids[(*n)++] = id;
@@ -76,9 +76,9 @@ static int sources_opt(const struct cli_args *a, int64_t *ids, size_t *n)
 static int read_scope(const struct cli_args *a, mn_memory_query *q)
 {
     q->ns = cli_opt(a, "namespace");
-    q->user_id = cli_opt(a, "user");
-    q->agent_id = cli_opt(a, "agent");
-    q->session_id = cli_opt(a, "session");
+    q->user_id = cli_opt(a, "user-id");
+    q->agent_id = cli_opt(a, "agent-id");
+    q->session_id = cli_opt(a, "session-id");
     q->kind = cli_opt(a, "kind");
     q->metadata = cli_opt(a, "metadata");
     long long as_of = 0, limit = 0;
@@ -86,7 +86,7 @@ static int read_scope(const struct cli_args *a, mn_memory_query *q)
         return -1;
     q->as_of = as_of;
     q->limit = (size_t)limit;
-    q->include_closed = cli_flag(a, "all");
+    q->include_closed = cli_flag(a, "include-closed");
     if (cli_flag(a, "pinned"))
         q->pinned = 1;
     return 0;
@@ -100,9 +100,9 @@ int cmd_memory_add(const struct cli_global *g, struct cli_args *a)
     in.text = a->pos[0];
     in.kind = cli_opt(a, "kind");
     in.ns = cli_opt(a, "namespace");
-    in.user_id = cli_opt(a, "user");
-    in.agent_id = cli_opt(a, "agent");
-    in.session_id = cli_opt(a, "session");
+    in.user_id = cli_opt(a, "user-id");
+    in.agent_id = cli_opt(a, "agent-id");
+    in.session_id = cli_opt(a, "session-id");
     in.metadata = cli_opt(a, "metadata");
     in.reason = cli_opt(a, "reason");
     in.actor = "cli";
@@ -244,7 +244,7 @@ int cmd_memory_update(const struct cli_global *g, struct cli_args *a)
     if (sources_opt(a, ids, &in.n_sources) || cli_time_opt(a, "valid-from", &from) || cli_time_opt(a, "valid-to", &to) ||
         (cli_opt(a, "token-cap") && cli_number(a, "token-cap", 0, MN_MEMORY_MAX_TOKEN_CAP, &cap)))
         return EXIT_USAGE;
-    if (cli_opt(a, "source"))
+    if (cli_opt(a, "sources"))
         in.sources = ids;
     in.valid_from = from;
     in.valid_to = to;

@@ -1,14 +1,77 @@
 /*
  * cmd_message.c — `mnemo add`, `mnemo history` and `mnemo context`.
  */
+#include <errno.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 
+/* The options of `add` that describe the one message of its single form. */
+static const char *const one_message_opts[] = {"tool-calls", "tool-call-id", "name",  "metadata",        "files",
+                                               "model",      "tool-name",    "pinned", "idempotency-key", NULL};
+
+/* `add ID --messages FILE`: a JSON array of message objects (append's `messages`), stored as one
+ * transaction through the append operation itself, so each item is checked as REST and MCP check
+ * it. Prints the ids, one a line, or with --json the stored messages as a JSON array. */
+static int add_batch(const struct cli_global *g, struct cli_args *a)
+{
+    if (a->npos > 1)
+        return cli_usage_error("add: --messages holds the batch; give no ROLE or TEXT with it");
+    for (int i = 0; one_message_opts[i]; i++)
+        if (cli_opt(a, one_message_opts[i]))
+            return cli_usage_error("add: --%s is a field of each message in --messages, not an option beside it",
+                                   one_message_opts[i]);
+    const char *path = cli_opt(a, "messages");
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "mnemo: --messages %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    char *text = cli_read_all(f, path, NULL);
+    if (f != stdin)
+        fclose(f);
+    if (!text)
+        return 1;
+    json_error_t jerr;
+    json_t *batch = json_loads(text, 0, &jerr);
+    free(text);
+    if (!batch) {
+        fprintf(stderr, "mnemo: --messages %s: not JSON (line %d column %d: %s)\n", path, jerr.line, jerr.column,
+                jerr.text);
+        return 1;
+    }
+    json_t *params = json_pack("{s:s,s:o,s:b}", "session_id", a->pos[0], "messages", batch, "create",
+                               cli_flag(a, "create"));
+    if (!params)
+        return cli_fail(MN_NOMEM);
+    mn_db *db = cli_open(g);
+    json_t *result = NULL;
+    int status = !db || cli_run_op(db, "append", params, &result);
+    if (status == 0) {
+        json_t *stored = json_object_get(result, "messages"), *m;
+        size_t i;
+        if (cli_flag(a, "json")) {
+            char *out = json_dumps(stored, JSON_COMPACT);
+            status = out ? (puts(out), 0) : cli_fail(MN_NOMEM);
+            free(out);
+        } else
+            json_array_foreach(stored, i, m) printf("%lld\n", (long long)json_integer_value(json_object_get(m, "id")));
+    }
+    json_decref(result);
+    json_decref(params);
+    mn_close(db);
+    return status;
+}
+
 int cmd_add(const struct cli_global *g, struct cli_args *a)
 {
+    if (cli_opt(a, "messages"))
+        return add_batch(g, a);
+    if (a->npos < 2)
+        return cli_usage_error("usage: mnemo add ID ROLE [TEXT|-] … (or ID --messages FILE)");
     mn_message_in m = MN_MESSAGE_IN_INIT;
     if (mn_role_parse(a->pos[1], &m.role) != MN_OK)
         return cli_usage_error("%s", mn_errmsg());
@@ -23,11 +86,11 @@ int cmd_add(const struct cli_global *g, struct cli_args *a)
     m.tool_call_id = cli_opt(a, "tool-call-id");
     m.name = cli_opt(a, "name");
     m.metadata = cli_opt(a, "metadata");
-    m.idempotency_key = cli_opt(a, "key");
+    m.idempotency_key = cli_opt(a, "idempotency-key");
     m.files = cli_opt(a, "files");
     m.model = cli_opt(a, "model");
-    m.tool_name = cli_opt(a, "tool");
-    m.pinned = cli_flag(a, "pin");
+    m.tool_name = cli_opt(a, "tool-name");
+    m.pinned = cli_flag(a, "pinned");
     int status = 1;
     mn_db *db = cli_open(g);
     if (db) {
@@ -88,7 +151,8 @@ int cmd_history(const struct cli_global *g, struct cli_args *a)
         return 1;
     mn_history_opts o = MN_HISTORY_OPTS_INIT;
     o.limit = (size_t)limit;
-    o.tail = 1;
+    /* the newest N unless paging forward from --after (the API's tail, which defaults to false) */
+    o.tail = !cli_opt(a, "after") || cli_flag(a, "tail");
     o.after_seq = after;
     o.all = cli_flag(a, "all");
     mn_messages *l = NULL;

@@ -72,7 +72,7 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
     if (cli_number(a, "top-k", 1, 1000, &top_k))
         return EXIT_USAGE;
     mn_search_filter f = MN_SEARCH_FILTER_INIT;
-    f.session_id = cli_opt(a, "session");
+    f.session_id = cli_opt(a, "session-id");
     f.ns = cli_opt(a, "namespace");
     if (cli_opt(a, "role")) {
         mn_role r;

@@ -24,19 +24,19 @@ int cmd_session_new(const struct cli_global *g, struct cli_args *a)
         return 1;
     mn_session_opts o = MN_SESSION_OPTS_INIT;
     o.title = cli_opt(a, "title");
-    o.system_prompt = cli_opt(a, "system");
+    o.system_prompt = cli_opt(a, "system-prompt");
     o.metadata = cli_opt(a, "metadata");
     o.ns = cli_opt(a, "namespace");
     o.id = cli_opt(a, "id");
-    o.tool_name = cli_opt(a, "tool");
+    o.tool_name = cli_opt(a, "tool-name");
     long long ttl = 0, turns = 0;
-    if (cli_number(a, "ttl", 0, 31622400, &ttl) || cli_number(a, "max-turns", 0, 1000000, &turns)) {
+    if (cli_number(a, "ttl-seconds", -1, 31622400, &ttl) || cli_number(a, "max-turns", -1, 1000000, &turns)) {
         mn_close(db);
         return EXIT_USAGE;
     }
-    /* an explicit 0 means none; an absent flag leaves the thread default */
-    o.ttl_ms = cli_opt(a, "ttl") ? (ttl ? ttl * 1000 : -1) : 0;
-    o.max_turns = cli_opt(a, "max-turns") ? (turns ? turns : -1) : 0;
+    /* 0 or -1 given: none (as session_create's ttl_seconds and max_turns); absent: the thread default */
+    o.ttl_ms = cli_opt(a, "ttl-seconds") ? (ttl > 0 ? ttl * 1000 : -1) : 0;
+    o.max_turns = cli_opt(a, "max-turns") ? (turns > 0 ? turns : -1) : 0;
     mn_session *s = NULL;
     mn_status rc = mn_session_create(db, &o, &s);
     int status = 0;

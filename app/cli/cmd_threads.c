@@ -9,7 +9,7 @@
 int cmd_session_fork(const struct cli_global *g, struct cli_args *a)
 {
     long long upto = 0;
-    if (cli_number(a, "upto", 1, (long long)1 << 62, &upto))
+    if (cli_number(a, "upto-seq", 0, (long long)1 << 62, &upto))
         return EXIT_USAGE;
     mn_db *db = cli_open(g);
     if (!db)

@@ -14,10 +14,10 @@
 #define MN_STR(x) MN_STR_(x)
 
 static const struct cli_opt o_none[] = {{NULL, 0}};
-static const struct cli_opt o_session_new[] = {{"title", 1},     {"system", 1}, {"metadata", 1}, {"namespace", 1},
-                                               {"id", 1},        {"tool", 1},   {"ttl", 1},      {"max-turns", 1},
+static const struct cli_opt o_session_new[] = {{"title", 1},     {"system-prompt", 1}, {"metadata", 1}, {"namespace", 1},
+                                               {"id", 1},        {"tool-name", 1},   {"ttl-seconds", 1},      {"max-turns", 1},
                                                {"json", 0},      {NULL, 0}};
-static const struct cli_opt o_fork[] = {{"upto", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_fork[] = {{"upto-seq", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_resume[] = {{"namespace", 1}, {NULL, 0}};
 static const struct cli_opt o_state[] = {{"reveal", 0}, {"history", 0}, {NULL, 0}};
 static const struct cli_opt o_session_list[] = {
@@ -25,9 +25,9 @@ static const struct cli_opt o_session_list[] = {
 static const struct cli_opt o_json[] = {{"json", 0}, {NULL, 0}};
 static const struct cli_opt o_gc[] = {{"vacuum", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_add[] = {{"tool-calls", 1}, {"tool-call-id", 1}, {"name", 1}, {"metadata", 1},
-                                       {"key", 1},        {"create", 0},       {"files", 1}, {"model", 1},
-                                       {"tool", 1},       {"pin", 0},          {"json", 0},  {NULL, 0}};
-static const struct cli_opt o_history[] = {{"json", 0}, {"limit", 1}, {"after", 1}, {"all", 0}, {NULL, 0}};
+                                       {"idempotency-key", 1}, {"create", 0},       {"files", 1}, {"model", 1},
+                                       {"tool-name", 1},  {"pinned", 0},       {"json", 0},  {"messages", 1}, {NULL, 0}};
+static const struct cli_opt o_history[] = {{"json", 0}, {"limit", 1}, {"after", 1}, {"all", 0}, {"tail", 0}, {NULL, 0}};
 static const struct cli_opt o_context[] = {{"max-tokens", 1}, {"strategy", 1}, {"format", 1},   {"report", 0},
                                            {"model-window", 1}, {"no-fold", 0}, {"fold", 1}, {"rag", 0}, {"no-rag", 0},
                                            {"rag-top-k", 1}, {"detail", 0}, {"rag-scope", 1}, {"rag-min-similarity", 1},
@@ -38,7 +38,7 @@ static const struct cli_opt o_export[] = {{"out", 1}, {NULL, 0}};
 static const struct cli_opt o_import[] = {{"json", 0}, {NULL, 0}};
 static const struct cli_opt o_tokens[] = {{"encoding", 1}, {"ids", 0}, {"json", 0}, {"threads", 1}, {NULL, 0}};
 static const struct cli_opt o_reindex[] = {{"tokens", 0}, {"json", 0}, {"embeddings", 0}, {"threads", 1}, {NULL, 0}};
-static const struct cli_opt o_search[] = {{"mode", 1},  {"session", 1}, {"namespace", 1}, {"top-k", 1},
+static const struct cli_opt o_search[] = {{"mode", 1},  {"session-id", 1}, {"namespace", 1}, {"top-k", 1},
                                           {"role", 1},  {"min-similarity", 1}, {"embed-first", 0},
                                           {"json", 0}, {"report", 0}, {"since", 1}, {"until", 1},
                                           {"metadata", 1}, {NULL, 0}};
@@ -55,17 +55,17 @@ static const struct cli_opt o_upgrade[] = {{"json", 0}, {NULL, 0}};
 static const struct cli_opt o_chat[] = {{"strategy", 1}, {"max-tokens", 1}, {"rag", 0}, {NULL, 0}};
 static const struct cli_opt o_clear[] = {{"undo", 0}, {"state", 0}, {"json", 0}, {NULL, 0}};
 /* memory (cmd_memory.c) */
-static const struct cli_opt o_mem_add[] = {{"kind", 1},   {"namespace", 1},  {"user", 1},      {"agent", 1},
-                                           {"session", 1}, {"metadata", 1},  {"source", 1},    {"pinned", 0},
+static const struct cli_opt o_mem_add[] = {{"kind", 1},   {"namespace", 1},  {"user-id", 1},      {"agent-id", 1},
+                                           {"session-id", 1}, {"metadata", 1},  {"sources", 1},    {"pinned", 0},
                                            {"token-cap", 1}, {"valid-from", 1}, {"valid-to", 1}, {"reason", 1},
                                            {"json", 0},   {NULL, 0}};
-static const struct cli_opt o_mem_list[] = {{"namespace", 1}, {"user", 1}, {"agent", 1}, {"session", 1},
-                                            {"kind", 1},      {"metadata", 1}, {"as-of", 1}, {"all", 0},
+static const struct cli_opt o_mem_list[] = {{"namespace", 1}, {"user-id", 1}, {"agent-id", 1}, {"session-id", 1},
+                                            {"kind", 1},      {"metadata", 1}, {"as-of", 1}, {"include-closed", 0},
                                             {"pinned", 0},    {"limit", 1}, {"offset", 1}, {"json", 0}, {NULL, 0}};
-static const struct cli_opt o_mem_search[] = {{"namespace", 1}, {"user", 1},  {"agent", 1},  {"session", 1},
-                                              {"kind", 1},      {"metadata", 1}, {"as-of", 1}, {"all", 0},
+static const struct cli_opt o_mem_search[] = {{"namespace", 1}, {"user-id", 1},  {"agent-id", 1},  {"session-id", 1},
+                                              {"kind", 1},      {"metadata", 1}, {"as-of", 1}, {"include-closed", 0},
                                               {"pinned", 0},    {"limit", 1}, {"mode", 1},   {"json", 0}, {NULL, 0}};
-static const struct cli_opt o_mem_update[] = {{"text", 1},      {"kind", 1},     {"metadata", 1}, {"source", 1},
+static const struct cli_opt o_mem_update[] = {{"text", 1},      {"kind", 1},     {"metadata", 1}, {"sources", 1},
                                               {"valid-from", 1}, {"valid-to", 1}, {"token-cap", 1}, {"pinned", 0},
                                               {"unpinned", 0},  {"reason", 1},   {"json", 0},     {NULL, 0}};
 static const struct cli_opt o_mem_delete[] = {{"at", 1}, {"reason", 1}, {"json", 0}, {NULL, 0}};
@@ -74,20 +74,34 @@ static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1
                                          {"allow-origin", 1},  {"max-body", 1},    {"verbose", 0},
                                          {"log-format", 1},    {NULL, 0}};
 
+/* The scope and filters memory list and memory search share (the API's memory filters). */
+#define MEMORY_FILTERS                                                                                          \
+    "--namespace NS] [--user-id U] [--agent-id A] [--session-id ID] [--kind K] [--metadata JSON]\n"             \
+    "       [--as-of T] [--include-closed] [--pinned] [--limit N"
+#define MEMORY_FILTERS_HELP                                                                                     \
+    "  --namespace NS, --user-id U, --agent-id A, --session-id ID   only memories of this scope (also\n"          \
+    "                    --user, --agent, --session)\n"                                                        \
+    "  --kind K          only this kind\n"                                                                      \
+    "  --as-of T         what was true at T (ms since the epoch or YYYY-MM-DD[THH:MM[:SS]])\n"                 \
+    "  --include-closed  also closed (deleted) memories (also --all)\n"                                        \
+    "  --pinned          only memory blocks\n"                                                                  \
+    "  --metadata JSON   an object of scalars each memory's metadata must match\n"
+
 const struct cli_cmd cli_commands[] = {
     {"session new",
-     "[--title T] [--system TEXT] [--metadata JSON] [--namespace NS] [--id UUID]\n"
-     "       [--tool NAME] [--ttl SECONDS] [--max-turns N] [--json]",
+     "[--title T] [--system-prompt TEXT] [--metadata JSON] [--namespace NS] [--id UUID]\n"
+     "       [--tool-name NAME] [--ttl-seconds S] [--max-turns N] [--json]",
      "create a session and print its id",
      "  --title T         title (default: the first user message, cut at 100 characters)\n"
-     "  --system TEXT     system prompt, always part of the context\n"
+     "  --system-prompt TEXT  system prompt, always part of the context (also --system)\n"
      "  --metadata JSON   a JSON object kept with the session\n"
      "  --namespace NS    tenant or user the session belongs to (default: default)\n"
      "  --id UUID         use this id instead of a new UUIDv7\n"
-     "  --tool NAME       the tool that opened it: makes it a thread, with threads.ttl_seconds (3 h)\n"
-     "                    and threads.max_turns (50) unless --ttl / --max-turns say otherwise\n"
-     "  --ttl SECONDS     expire after this long idle (0: never); appends extend it\n"
-     "  --max-turns N     keep the newest N turns active (0: no limit); older ones leave the\n"
+     "  --tool-name NAME  the tool that opened it: makes it a thread, with threads.ttl_seconds (3 h)\n"
+     "                    and threads.max_turns (50) unless --ttl-seconds / --max-turns say otherwise\n"
+     "                    (also --tool)\n"
+     "  --ttl-seconds S   expire after S seconds idle (0 or -1: never); appends extend it (also --ttl)\n"
+     "  --max-turns N     keep the newest N turns active (0 or -1: no limit); older ones leave the\n"
      "                    active history (kept, or deleted with threads.trim: delete)\n"
      "  --json            print the stored session as JSON\n",
      o_session_new, 0, 0, cmd_session_new},
@@ -99,8 +113,8 @@ const struct cli_cmd cli_commands[] = {
      o_session_list, 0, 0, cmd_session_list},
     {"session show", "ID [--json]", "show one session", "  --json            a JSON object (docs/cli.md)\n", o_json, 1, 1,
      cmd_session_show},
-    {"session fork", "ID [--upto SEQ] [--json]", "copy a session's history (up to a message) into a new session",
-     "  --upto SEQ        copy messages up to sequence number SEQ (default: all)\n"
+    {"session fork", "ID [--upto-seq SEQ] [--json]", "copy a session's history (up to a message) into a new session",
+     "  --upto-seq SEQ    copy messages up to sequence number SEQ (default: all; also --upto)\n"
      "  --json            print the new session as JSON\n",
      o_fork, 1, 1, cmd_session_fork},
     {"session resume", "[ID] [--namespace NS]", "print the id of the session to continue: ID if alive, else the newest",
@@ -153,7 +167,8 @@ const struct cli_cmd cli_commands[] = {
      o_message_pin, 2, 2, cmd_message_pin},
     {"add",
      "ID ROLE [TEXT|-] [--tool-calls JSON] [--tool-call-id ID] [--name N] [--metadata JSON] [--files JSON]\n"
-     "       [--model M] [--tool NAME] [--pin] [--key K] [--create] [--json]",
+     "       [--model M] [--tool-name NAME] [--pinned] [--idempotency-key K] [--create] [--json]\n"
+     "       mnemo add ID --messages FILE|- [--create] [--json]",
      "append a message (one durable transaction) and print its id",
      "  ROLE              system, user, assistant or tool\n"
      "  TEXT              the content; - reads it from standard input\n"
@@ -163,16 +178,23 @@ const struct cli_cmd cli_commands[] = {
      "  --metadata JSON   a JSON object kept with the message\n"
      "  --files JSON      a JSON array of file paths the message refers to\n"
      "  --model M         the model that produced the message\n"
-     "  --tool NAME       the tool (agent CLI) that produced the message\n"
-     "  --pin             pin the message\n"
-     "  --key K           idempotency key: a retry with the same key stores nothing new\n"
+     "  --tool-name NAME  the tool (agent CLI) that produced the message (also --tool)\n"
+     "  --pinned          pin the message (also --pin)\n"
+     "  --idempotency-key K  a retry with the same key stores nothing new (also --key)\n"
+     "  --messages FILE   a batch: a JSON array of message objects ({\"role\", \"content\", \"tool_calls\",\n"
+     "                    \"tool_call_id\", \"name\", \"metadata\", \"files\", \"model\", \"tool_name\",\n"
+     "                    \"pinned\", \"idempotency_key\"}), all stored in one transaction or none; - reads\n"
+     "                    standard input; prints one id a line\n"
      "  --create          create the session when it does not exist (ID must be a UUID)\n"
-     "  --json            print the stored message as JSON\n",
-     o_add, 2, 3, cmd_add},
-    {"history", "ID [--json] [--limit N] [--after SEQ] [--all]", "print a session's messages, oldest to newest",
-     "  --limit N         only the newest N messages\n"
+     "  --json            print the stored message as JSON (with --messages: a JSON array)\n",
+     o_add, 1, 3, cmd_add},
+    {"history", "ID [--json] [--limit N] [--after SEQ [--tail]] [--all]", "print a session's messages, oldest to newest",
+     "  --limit N         at most N messages: the newest N, or with --after the first N after SEQ\n"
      "  --all             also messages past the turn limit, kept for search (\"active\": false)\n"
-     "  --after SEQ       only messages after sequence number SEQ\n"
+     "  --after SEQ       only messages after sequence number SEQ; the next page of a reading from the\n"
+     "                    start is --after <the last seq shown> --limit N\n"
+     "  --tail            with --after: the newest N after SEQ instead of the first N (without --after\n"
+     "                    --limit always takes the newest)\n"
      "  --json            a JSON array of message objects (docs/cli.md)\n",
      o_history, 1, 1, cmd_history},
     {"context",
@@ -292,11 +314,11 @@ const struct cli_cmd cli_commands[] = {
      "                    the count is the same for any N)\n"
      "  --json            print {\"encoding\", \"tokens\", \"bytes\"}\n",
      o_tokens, 0, 1, cmd_tokens},
-    {"search", "QUERY [--mode auto|semantic|keyword|hybrid] [--session ID] [--namespace NS] [--role R]\n"
+    {"search", "QUERY [--mode auto|semantic|keyword|hybrid] [--session-id ID] [--namespace NS] [--role R]\n"
      "       [--since T] [--until T] [--metadata JSON] [--top-k N] [--min-similarity X] [--embed-first] [--json]",
      "search stored messages (keyword, semantic or hybrid; docs/search.md)",
      "  --mode M          auto (hybrid with an embedder, else keyword), semantic, keyword, hybrid\n"
-     "  --session ID      only this session's messages\n"
+     "  --session-id ID   only this session's messages (also --session)\n"
      "  --namespace NS    only sessions of this namespace\n"
      "  --role R          only messages of this role\n"
      "  --since T         only messages written at T or later (ms since the epoch or YYYY-MM-DD[THH:MM[:SS]], UTC)\n"
@@ -327,34 +349,32 @@ const struct cli_cmd cli_commands[] = {
      "  --json            --tokens: {\"recounted\": N, \"tokenizer\": NAME};\n"
      "                    --embeddings: {\"done\": N, \"embedded\": N, \"queued\": N}\n",
      o_reindex, 0, 0, cmd_reindex},
-    {"memory add", "TEXT [--kind K] [--namespace NS] [--user U] [--agent A] [--session ID] [--metadata JSON]\n"
-     "       [--source ID,...] [--pinned [--token-cap N]] [--valid-from T] [--valid-to T] [--reason R] [--json]",
+    {"memory add", "TEXT [--kind K] [--namespace NS] [--user-id U] [--agent-id A] [--session-id ID]\n"
+     "       [--metadata JSON] [--sources ID,...] [--pinned [--token-cap N]] [--valid-from T] [--valid-to T]\n"
+     "       [--reason R] [--json]",
      "remember a fact, preference, instruction or event (docs/memory.md)",
      "  --kind K          fact (default), preference, instruction, event, or another a-z_ word\n"
-     "  --namespace NS, --user U, --agent A, --session ID   the memory's scope\n"
+     "  --namespace NS, --user-id U, --agent-id A, --session-id ID   the memory's scope (also --user,\n"
+     "                    --agent, --session)\n"
      "  --metadata JSON   a JSON object\n"
-     "  --source IDS      provenance: the ids of the messages it came from\n"
+     "  --sources IDS     provenance: the ids of the messages it came from (also --source)\n"
      "  --pinned          a memory block: always in a context built with --memories\n"
      "  --token-cap N     a block's cap in tokens\n"
      "  --valid-from T, --valid-to T   when it was true (ms since the epoch or YYYY-MM-DD[THH:MM[:SS]])\n"
      "  --json            print the memory as JSON (else its id)\n",
      o_mem_add, 1, 1, cmd_memory_add},
-    {"memory list", "[--namespace NS] [--user U] [--agent A] [--session ID] [--kind K] [--metadata JSON]\n"
-     "       [--as-of T] [--all] [--pinned] [--limit N] [--offset N] [--json]",
+    {"memory list", "[" MEMORY_FILTERS "] [--offset N] [--json]",
      "list the memories true now (or at --as-of T), newest first",
-     "  --as-of T         what was true at T (ms since the epoch or YYYY-MM-DD[THH:MM[:SS]])\n"
-     "  --all             also closed (deleted) memories\n"
-     "  --metadata JSON   an object of scalars each memory's metadata must match\n"
-     "  --limit N         1 to 1000 (default 100)\n"
+     MEMORY_FILTERS_HELP "  --limit N         1 to 1000 (default 100)\n"
      "  --offset N        skip the first N (the next page: --offset 100)\n",
      o_mem_list, 0, 0, cmd_memory_list},
     {"memory show", "ID [--json]", "show a memory's current version", "", o_json, 1, 1, cmd_memory_show},
-    {"memory search", "QUERY [--mode auto|keyword|semantic|hybrid] [the filters of memory list] [--json]",
+    {"memory search", "QUERY [--mode auto|keyword|semantic|hybrid] [" MEMORY_FILTERS "] [--json]",
      "search memories by keyword, meaning or both, best first",
-     "  --limit N         how many (default 10)\n", o_mem_search, 1, 1, cmd_memory_search},
+     MEMORY_FILTERS_HELP "  --limit N         how many (default 10)\n", o_mem_search, 1, 1, cmd_memory_search},
     {"memory history", "ID [--json]", "every version of a memory: what changed, when, by whom and why", "", o_json,
      1, 1, cmd_memory_history},
-    {"memory update", "ID [--text T] [--kind K] [--metadata JSON] [--source IDS] [--valid-from T] [--valid-to T]\n"
+    {"memory update", "ID [--text T] [--kind K] [--metadata JSON] [--sources IDS] [--valid-from T] [--valid-to T]\n"
      "       [--pinned|--unpinned] [--token-cap N] [--reason R] [--json]",
      "write a new version of a memory; the previous one is closed, never erased",
      "  --valid-from T    when the new version became true (default now; the old valid_from corrects what\n"

@@ -28,10 +28,36 @@ int cli_fail(mn_status rc)
     return 1;
 }
 
+/* Older spellings of options, from before option names were the API's (t0110): each is accepted
+ * where the command has the option it names and none of its own spelled so (`history --all` is
+ * history's own option; `memory list --all` is --include-closed). */
+static const struct {
+    const char *old, *name;
+} aliases[] = {{"system", "system-prompt"}, {"tool", "tool-name"}, {"ttl", "ttl-seconds"}, {"upto", "upto-seq"},
+               {"key", "idempotency-key"}, {"pin", "pinned"},      {"session", "session-id"}, {"user", "user-id"},
+               {"agent", "agent-id"},      {"source", "sources"},  {"all", "include-closed"}};
+
+/* The option of opts spelled name[0..len), by its name or else an older spelling; -1 if none. */
+static int find_opt(const struct cli_opt *opts, const char *name, size_t len)
+{
+    for (int k = 0; opts[k].name; k++)
+        if (strlen(opts[k].name) == len && strncmp(opts[k].name, name, len) == 0)
+            return k;
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strlen(aliases[i].old) == len && strncmp(aliases[i].old, name, len) == 0)
+            return find_opt(opts, aliases[i].name, strlen(aliases[i].name));
+    return -1;
+}
+
 int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args *a)
 {
     memset(a, 0, sizeof *a);
     a->opts = cmd->opts;
+    enum { CAP = sizeof a->values / sizeof a->values[0] };
+    const char *given_as[CAP] = {0}; /* the spelling used */
+    for (int k = 0; cmd->opts[k].name; k++)
+        if (k == CAP) /* a command table that outgrew struct cli_args: caught by any test of it */
+            return cli_usage_error("%s: more than %d options; enlarge cli_args.values", cmd->name, CAP), -1;
     int only_positional = 0;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
@@ -42,12 +68,15 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args 
         if (!only_positional && arg[0] == '-' && arg[1] == '-') {
             const char *name = arg + 2, *eq = strchr(name, '=');
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
-            int k = 0;
-            for (; cmd->opts[k].name; k++)
-                if (strlen(cmd->opts[k].name) == len && strncmp(cmd->opts[k].name, name, len) == 0)
-                    break;
-            if (!cmd->opts[k].name)
+            int k = find_opt(cmd->opts, name, len);
+            if (k < 0)
                 return cli_usage_error("%s: unknown option %s (see mnemo %s --help)", cmd->name, arg, cmd->name), -1;
+            /* both spellings of one option: which one was meant is a guess, so neither wins */
+            if (given_as[k] && (strlen(given_as[k]) != len || strncmp(given_as[k], name, len) != 0))
+                return cli_usage_error("%s: --%.*s and --%.*s are one option; give it once", cmd->name,
+                                       (int)strcspn(given_as[k], "="), given_as[k], (int)len, name),
+                       -1;
+            given_as[k] = name;
             if (cmd->opts[k].takes_value) {
                 if (eq)
                     a->values[k] = eq + 1;

@@ -257,8 +257,9 @@ static mn_status op_session_create(struct srv_call *c)
         }
         o.ns = c->ns;
     }
-    o.ttl_ms = ttl > 0 ? ttl * 1000 : ttl;
-    o.max_turns = turns;
+    /* 0 or -1 given: none; absent: the thread default (the library's 0) */
+    o.ttl_ms = ttl > 0 ? ttl * 1000 : a_val(c, "ttl_seconds") ? -1 : 0;
+    o.max_turns = turns > 0 ? turns : a_val(c, "max_turns") ? -1 : 0;
     mn_session *s = NULL;
     if ((st = mn_session_create(c->db, &o, &s)) != MN_OK) {
         srv_fail_lib(c, st);
@@ -1403,8 +1404,10 @@ static mn_status op_memory_extract(struct srv_call *c)
 static const struct srv_param p_session_create[] = {
     P("id", PT_STRING, DESC("the session id to use (a UUID); absent: a new one")), NSP, P("title", PT_STRING),
     P("system_prompt", PT_STRING), METADATA, P("tool_name", PT_STRING, DESC("the agent tool (makes it a thread)")),
-    P("ttl_seconds", PT_INTEGER, GE(-1), LE(31622400), DESC("idle time before expiry; -1 never")),
-    P("max_turns", PT_INTEGER, GE(-1), LE(1000000), DESC("user turns kept active; -1 none")), END};
+    P("ttl_seconds", PT_INTEGER, GE(-1), LE(31622400),
+      DESC("idle time before expiry; 0 or -1: never; absent: threads.ttl_seconds for a thread")),
+    P("max_turns", PT_INTEGER, GE(-1), LE(1000000),
+      DESC("user turns kept active; 0 or -1: no limit; absent: threads.max_turns for a thread")), END};
 static const struct srv_param p_session_list[] = {
     NSP, P("limit", PT_INTEGER, GE(1), LE(MN_SESSION_LIST_MAX), DEF("20")),
     P("offset", PT_INTEGER, GE(0), LE(100000000), DEF("0")), END};

@@ -59,6 +59,41 @@ for p in op["params"].get("properties", {}):
     assert p == "session_id" or "\n  " + p + " " in h, p
 ' "$T/api.json" "$op" "$T/help.txt"
 done
+# Every parameter of a bound command's operation reaches the command under the same name, with `-`
+# for `_` (`system_prompt` is `--system-prompt`), and its help names it. The exceptions are the
+# positional arguments (the usage line names them) and one negated flag; each is listed here.
+check "every operation parameter is a CLI option of the same name (or a listed positional)" python3 -c '
+import json, subprocess, sys
+mnemo, db = sys.argv[2], sys.argv[3]
+# positional: the required parameters, and these (the usage line names them)
+positional = {("session_resume", "session_id"), ("export", "ids"), ("append", "role"), ("append", "content"),
+              ("state_result", "result"), ("state_plan", "plan")}
+special = {("namespace_forget", "namespace"): "NS", ("session_limit", "max_turns"): "TURNS",
+           ("message_pin", "pinned"): "--unpin"}
+bad = []
+for op in json.load(open(sys.argv[1])):
+    cmd = op["cli_command"]
+    if not cmd:
+        continue
+    h = subprocess.run([mnemo, "--db", db] + cmd.split() + ["--help"], capture_output=True, text=True).stdout
+    for p in op["params"].get("properties", {}):
+        if (op["name"], p) in special:
+            if special[(op["name"], p)] not in h:
+                bad.append("%s: %s is not %s" % (cmd, p, special[(op["name"], p)]))
+            continue
+        if p in op["params"].get("required", []) or (op["name"], p) in positional:
+            continue
+        opt = "--" + p.replace("_", "-")
+        # the option parses (a value it needs, or a flag given a value, are other errors), and
+        # the help names it
+        r = subprocess.run([mnemo, "--db", db] + cmd.split() + [opt + "=1", "--zz-not-an-option"],
+                           capture_output=True, text=True)
+        if "unknown option " + opt in r.stderr or "unknown option --zz" not in r.stderr and "takes no value" not in r.stderr:
+            bad.append("%s: %s not accepted (%s)" % (cmd, opt, r.stderr.strip()))
+        elif not any(opt + c in h for c in " \n],|"):
+            bad.append("%s: help does not name %s" % (cmd, opt))
+assert not bad, "\n".join(bad)
+' "$T/api.json" "$MNEMO" "$T/names.db"
 ok "$MNEMO" --help
 check "the command list uses the table's summaries" grep -qF "$(python3 -c '
 import json, sys

@@ -86,7 +86,7 @@ eq "$(jget "$OUT" 'len(j)')" 6 "--after 0: everything"
 ok mn history "$S" --after 6 --json
 eq "$OUT" "[]" "--after the last seq: empty array"
 ok mn history "$S" --after 1 --limit 2 --json
-eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[5, 6]" "--after 1 --limit 2: the newest two after seq 1"
+eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[2, 3]" "--after 1 --limit 2: the first two after seq 1 (a page)"
 ok mn history "$S" --limit 2
 check "human history --limit 2 shows #5 and #6 only" sh -c \
     'printf "%s\n" "$1" | grep -q "^#5 " && printf "%s\n" "$1" | grep -q "^#6 " && ! printf "%s\n" "$1" | grep -q "^#4 "' - "$OUT"
@@ -166,5 +166,53 @@ fails 2 "usage" mn add "$S"
 fails 2 "usage|too many" mn add "$S" user a b
 ok mn history "$S" --json
 eq "$(jget "$OUT" 'len(j)')" 6 "refused adds stored nothing"
+
+# --- the API's names (tests/cli/t0110 checks every one): the older spellings still work ----------
+ok mn session new --json
+S2=$(jget "$OUT" 'j["id"]')
+ok mn add "$S2" user "first" --tool-name chat --pinned --idempotency-key k1 --json
+eq "$(jget "$OUT" '[j["tool_name"], j["pinned"]]')" '["chat", true]' "add --tool-name --pinned"
+ok mn add "$S2" user "first" --tool chat --pin --key k1 --json
+eq "$(jget "$OUT" 'j["seq"]')" 1 "the older spellings --tool --pin --key: the same key stores nothing new"
+fails 2 "--pin and --pinned are one option" mn add "$S2" user x --pin --pinned
+fails 2 "--idempotency-key and --key are one option" mn add "$S2" user x --idempotency-key a --key=b
+
+# --- add --messages: a batch, one transaction, checked as the API checks it ----------------------------
+printf '[{"role":"user","content":"two"},{"role":"assistant","content":"three","pinned":true},{"role":"user","content":"four","metadata":{"n":4}}]' >batch.json
+ok mn add "$S2" --messages batch.json
+eq "$(jget "[$(printf '%s' "$OUT" | tr '\n' ',')]" 'len(j)')" 3 "add --messages prints one id a line"
+ok mn history "$S2" --json
+eq "$(jget "$OUT" '[(m["seq"], m["content"], m["pinned"]) for m in j]')" \
+    '[[1, "first", true], [2, "two", false], [3, "three", true], [4, "four", false]]' "the batch is stored in order"
+ok sh -c '"$0" --db "$1" add "$2" --messages - --json <"$3"' "$MNEMO" "$DB" "$S2" batch.json
+eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[5, 6, 7]" "--messages - reads standard input; --json prints the array"
+printf '[{"role":"user","content":"five"},{"role":"user","content":"six","pined":true}]' >bad.json
+fails 1 'messages\[1\]\.pined' mn add "$S2" --messages bad.json
+printf '[{"role":"user","content":"five"},{"rol":"user","content":"six"}]' >bad.json
+fails 1 'messages\[1\]' mn add "$S2" --messages bad.json
+printf '[]' >empty.json
+fails 1 "messages: must be an array of 1 to" mn add "$S2" --messages empty.json
+printf '{"role":"user"' >notjson.json
+fails 1 "not JSON" mn add "$S2" --messages notjson.json
+fails 1 "nope.json" mn add "$S2" --messages nope.json
+ok mn history "$S2" --json
+eq "$(jget "$OUT" 'len(j)')" 7 "a refused batch stores none of its messages"
+fails 2 "give no ROLE or TEXT" mn add "$S2" user --messages batch.json
+fails 2 "--metadata is a field of each message" mn add "$S2" --messages batch.json --metadata '{}'
+fails 2 "usage: mnemo add" mn add "$S2"
+NEW=0190a9c1-7ab7-7cc1-8f6e-6b0ea1d2c3f4
+ok mn add "$NEW" --messages batch.json --create
+ok mn history "$NEW" --json
+eq "$(jget "$OUT" 'len(j)')" 3 "--messages --create makes the session"
+
+# --- history pages forward from --after; the newest N without it ---------------------------------------
+ok mn history "$S2" --json --limit 2
+eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[6, 7]" "history --limit 2: the newest two"
+ok mn history "$S2" --json --after 1 --limit 2
+eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[2, 3]" "history --after 1 --limit 2: the first two after seq 1"
+ok mn history "$S2" --json --after 3 --limit 2
+eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[4, 5]" "the next page"
+ok mn history "$S2" --json --after 1 --limit 2 --tail
+eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[6, 7]" "history --after 1 --limit 2 --tail: the newest two after seq 1"
 
 finish

@@ -13,6 +13,19 @@ ok mn session new --tool chat --json
 TH=$(jget "$OUT" 'j["id"]')
 eq "$(jget "$OUT" '[j["tool_name"], j["ttl_ms"], j["max_turns"], j["expires_at"] - j["created_at"]]')" \
     '["chat", 10800000, 50, 10800000]' "a thread gets the default TTL (3 h) and turn limit (50)"
+# 0 or -1 given: none (as the API's ttl_seconds and max_turns); absent: the thread default (on a
+# database of their own: the counts below are of this script's threads)
+DB_MAIN=$DB
+DB=$(new_db ttl)
+for v in 0 -1; do
+    ok mn session new --tool-name chat --ttl-seconds $v --max-turns $v --json
+    eq "$(jget "$OUT" '[j["ttl_ms"], j["max_turns"], j["expires_at"]]')" '[0, 0, 0]' "--ttl-seconds $v --max-turns $v: none"
+done
+ok mn session new --tool chat --ttl 60 --json
+eq "$(jget "$OUT" '[j["tool_name"], j["ttl_ms"], j["max_turns"]]')" '["chat", 60000, 50]' "the older spellings --tool --ttl"
+fails 2 "--ttl-seconds: '-2' is not a whole number from -1" mn session new --ttl-seconds -2
+fails 2 "--ttl and --ttl-seconds are one option" mn session new --ttl 5 --ttl-seconds 5
+DB=$DB_MAIN
 ok mn add "$TH" user "Why does the build fail?" --tool chat --files '["src/a.c","Makefile"]'
 ok mn add "$TH" assistant "Missing include in src/a.c." --tool chat
 ok mn add "$TH" user "Review the fix" --tool codereview --files '["src/a.c","src/b.c"]'

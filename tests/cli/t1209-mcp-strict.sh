@@ -91,6 +91,13 @@ req POST "$P" '{"role":"user","content":"c","pinned":""}'
 eq "$CODE $(jget "$OUT" 'j["error"]["message"]')" "400 pinned: must be true or false" "REST body pinned \"\": 400"
 req POST /v1/sessions '{"ttl_seconds":"60"}'
 eq "$CODE $(jget "$OUT" 'j["error"]["message"]')" "400 ttl_seconds: must be an integer" "REST body ttl_seconds \"60\": 400"
+# 0 or -1: none, as `mnemo session new --ttl-seconds 0` (t0900); absent or null: the thread default
+for v in 0 -1; do
+    req POST /v1/sessions '{"tool_name":"chat","ttl_seconds":'$v',"max_turns":'$v'}'
+    eq "$CODE $(jget "$OUT" '[j["session"]["ttl_ms"], j["session"]["max_turns"]]')" "201 [0, 0]" "REST ttl_seconds and max_turns $v: none"
+done
+req POST /v1/sessions '{"tool_name":"chat","ttl_seconds":null}'
+eq "$CODE $(jget "$OUT" '[j["session"]["ttl_ms"], j["session"]["max_turns"]]')" "201 [10800000, 50]" "REST absent/null: the thread defaults"
 req POST "$P" '{"role":"user","content":"d","idempotency_key":"i2"}' -H 'Idempotency-Key: ignored-body-wins'
 eq "$CODE" 201 "REST append: the single form"
 req POST "$P" '{"messages":[{"role":"user","content":"e"}]}' -H 'Idempotency-Key: k-batch'

@@ -9,7 +9,7 @@ export MNEMO_TEST_NOW_MS=1767225600000 # 2026-01-01
 ok mn memory add "Ana lives in Lisbon" --user ana --kind fact --source 3,4 --metadata '{"topic":"home"}' \
     --valid-from 2025-06-01
 ID=$OUT
-ok mn memory add "Ana prefers green tea" --user ana --kind preference --json
+ok mn memory add "Ana prefers green tea" --user-id ana --kind preference --json
 eq "$(jget "$OUT" '[j["kind"], j["user_id"], j["version"], j["actor"]]')" '["preference", "ana", 1, "cli"]' \
     "add --json prints the memory"
 ok mn memory add "Bruno prefers coffee" --user bruno --kind preference
@@ -17,7 +17,7 @@ ok mn memory show "$ID" --json
 eq "$(jget "$OUT" '[j["sources"], j["metadata"], j["valid_from"]]')" '[[3, 4], {"topic": "home"}, 1748736000000]' \
     "provenance, metadata and valid_from kept"
 
-ok mn memory list --user ana --json
+ok mn memory list --user-id ana --json
 eq "$(jget "$OUT" 'sorted(m["text"] for m in j)')" '["Ana lives in Lisbon", "Ana prefers green tea"]' \
     "list by user"
 ok mn memory list --kind preference --json
@@ -60,6 +60,9 @@ ok mn memory list --user ana --kind fact --json
 eq "$(jget "$OUT" 'len(j)')" 0 "a deleted memory is no longer true"
 ok mn memory list --user ana --kind fact --all --json
 eq "$(jget "$OUT" '[m["change"] for m in j]')" '["delete"]' "--all shows the closed version"
+ok mn memory list --user-id ana --kind fact --include-closed --json
+eq "$(jget "$OUT" '[m["change"] for m in j]')" '["delete"]' "--include-closed, the API's name for --all"
+fails 2 "--all and --include-closed are one option" mn memory list --all --include-closed
 ok mn memory list --user ana --kind fact --as-of 2026-05-20 --json
 eq "$(jget "$OUT" '[m["text"] for m in j]')" '["Ana lives in Berlin"]' "the past is kept"
 fails 1 "closed" mn memory update "$ID" --text "again"
