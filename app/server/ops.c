@@ -629,7 +629,7 @@ static mn_status op_append(struct srv_call *c)
     int create = a_bool(c, "create", 0);
     mn_status st;
     id = a_str(c, "session_id");
-    if (c->ns) { /* an existing session must be ours; a new one is made in our namespace */
+    if (c->ns) { /* an existing session must be ours; a new one is made in our namespace, by the append */
         mn_session *s = NULL;
         mn_status g = mn_session_get(c->db, id, &s);
         if (g == MN_OK) {
@@ -637,16 +637,8 @@ static mn_status op_append(struct srv_call *c)
             mn_session_free(s);
             if (!same)
                 return srv_fail(c, MN_NOTFOUND, "session %s not found", id);
-        } else if (g != MN_NOTFOUND || !create) {
+        } else if (g != MN_NOTFOUND || !create)
             return srv_fail_lib(c, g);
-        } else {
-            mn_session_opts o = MN_SESSION_OPTS_INIT;
-            o.id = id;
-            o.ns = c->ns;
-            g = mn_session_create(c->db, &o, NULL);
-            if (g && g != MN_CONFLICT)
-                return srv_fail_lib(c, g);
-        }
     }
     json_t *batch = a_val(c, "messages");
     struct keep k = {0};
@@ -670,12 +662,12 @@ static mn_status op_append(struct srv_call *c)
         if ((st = message_in(c, &k, batch && !json_is_null(batch) ? json_array_get(batch, i) : c->params, i,
                              batch && !json_is_null(batch), &in[i])))
             goto out;
-    unsigned flags = create ? MN_APPEND_CREATE : 0;
+    mn_append_request req = {sizeof req, id, in, n, create ? MN_APPEND_CREATE : 0, c->ns};
     if (c->resume) { /* an event loop waits for us: queue the append and answer from the commit */
         struct append_wait *w = malloc(sizeof *w);
         if (w) {
             *w = (struct append_wait){c, in, k};
-            if (srv_append_submit(c->db, id, in, n, flags, append_done, w) == 0) {
+            if (srv_append_submit(c->db, &req, append_done, w) == 0) {
                 c->pending = 1;
                 return MN_OK;
             }
@@ -684,7 +676,7 @@ static mn_status op_append(struct srv_call *c)
     }
     mn_messages *stored = NULL;
     char err[256];
-    if ((st = srv_append(c->db, id, in, n, flags, &stored, err))) {
+    if ((st = srv_append(c->db, &req, &stored, err))) {
         srv_fail(c, st, "%s", err);
         goto out;
     }

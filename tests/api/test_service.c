@@ -93,6 +93,35 @@ static void many_commits_each_request(void **state)
     assert_int_equal(mn_session_get(db, r[0].session_id, &s), MN_OK);
     assert_int_equal(s->message_count, 1);
     mn_session_free(s);
+    /* the namespace of a created session, set in the append's own transaction; an existing
+     * session keeps its own; a bad namespace refuses the request and creates nothing */
+    r[0].session_id = "0190a0b0-0000-7000-8000-000000000003";
+    r[0].ns = "team-x";
+    assert_int_equal(mn_append_many(db, r, 1, 0, res), MN_OK);
+    assert_int_equal(res[0].status, MN_OK);
+    assert_int_equal(mn_session_get(db, r[0].session_id, &s), MN_OK);
+    assert_string_equal(s->ns, "team-x");
+    mn_session_free(s);
+    r[0].session_id = a;
+    assert_int_equal(mn_append_many(db, r, 1, 0, res), MN_OK);
+    assert_int_equal(mn_session_get(db, a, &s), MN_OK);
+    assert_string_equal(s->ns, "default");
+    mn_session_free(s);
+    r[0].session_id = "0190a0b0-0000-7000-8000-000000000004";
+    r[0].ns = "no spaces";
+    assert_int_equal(mn_append_many(db, r, 1, 0, res), MN_OK);
+    assert_int_equal(res[0].status, MN_INVALID);
+    assert_int_equal(mn_session_get(db, r[0].session_id, &s), MN_NOTFOUND);
+    /* a caller built before ns existed: its sessions are made in "default" */
+    r[0].ns = "team-x";
+    r[0].size = offsetof(mn_append_request, ns);
+    assert_int_equal(mn_append_many(db, r, 1, 0, res), MN_OK);
+    assert_int_equal(res[0].status, MN_OK);
+    assert_int_equal(mn_session_get(db, r[0].session_id, &s), MN_OK);
+    assert_string_equal(s->ns, "default");
+    mn_session_free(s);
+    r[0].size = sizeof r[0];
+    r[0].ns = NULL;
     assert_int_equal(mn_append_many(db, r, 0, 0, res), MN_INVALID);
     r[0].size = 0;
     assert_int_equal(mn_append_many(db, r, 1, 0, res), MN_OK);
