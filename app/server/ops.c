@@ -1514,7 +1514,8 @@ static const struct srv_param p_memory_update[] = {
 static const struct srv_param p_memory_delete[] = {
     MID_REQ, P("at", PT_INTEGER, GE(0), DESC("ms since the epoch")), P("reason", PT_STRING), END};
 static const struct srv_param p_conv_create[] = {
-    P("items", PT_ARRAY, LE(20), ITEMS("{\"type\":\"object\"}")), METADATA,
+    P("items", PT_ARRAY, LE(20), ITEMS("{\"type\":\"object\"}")),
+    P("metadata", PT_OBJECT, DESC("at most 16 pairs of string values (OpenAI's limits)")),
     P("idempotency_key", PT_STRING, DESC("the Idempotency-Key header")), END};
 static const struct srv_param p_conv[] = {CID_REQ, END};
 static const struct srv_param p_conv_update[] = {CID_REQ, P("metadata", PT_OBJECT, REQ), END};

@@ -61,6 +61,12 @@ for bad in '{"k%d" % i: "v" for i in range(17)}' '{"x" * 65: "v"}' '{"k": "v" * 
     req POST /v1/conversations "$(meta "$bad")"
     eq "$CODE" 400 "create with metadata $bad: 400"
 done
+# metadata is an object, as its declaration (/openapi.json) says
+req POST /v1/conversations '{"metadata":"{\"k\":\"v\"}"}'
+eq "$CODE $(jget "$OUT" 'j["error"]["param"]')" "400 metadata" "create with metadata as text: 400"
+req GET /openapi.json
+eq "$(jget "$OUT" 'j["paths"]["/v1/conversations"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]["metadata"]["type"]')" \
+    object "the declared type of conversation metadata: an object only"
 req GET "/v1/conversations/$C"
 eq "$(jget "$OUT" 'len(j["metadata"])')" 2 "the refused updates changed nothing"
 req POST "/v1/conversations/$C" '{"metadata":{"k":"w"}}'
