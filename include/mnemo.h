@@ -356,10 +356,8 @@ typedef struct mn_append_request {
     const mn_message_in *msgs;  /* n messages, 1..100000 */
     size_t n;
     unsigned flags;             /* enum mn_append_flags */
-    const char *ns;             /* the namespace of the session MN_APPEND_CREATE makes, in the same
-                                   transaction (NULL: "default"); an existing session keeps its own */
 } mn_append_request;
-#define MN_APPEND_REQUEST_INIT {sizeof(mn_append_request), NULL, NULL, 0, 0, NULL}
+#define MN_APPEND_REQUEST_INIT {sizeof(mn_append_request), NULL, NULL, 0, 0}
 
 typedef struct mn_append_result {
     mn_status status;    /* MN_OK: this request's messages are committed */

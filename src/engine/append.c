@@ -16,7 +16,6 @@
 #include "engine/append.h"
 #include "engine/engine.h"
 #include "config/config.h"
-#include "memory/jsonl.h"
 #include "memory/message.h"
 #include "store/records.h"
 #include "store/store.h"
@@ -276,11 +275,11 @@ mn_status mn_engine_append_many(mn_store *st, const char *const *session_ids, co
 /* Validates one request into store rows; strings live in `a`. what names the request in
  * messages ("a batch", "a request"). */
 static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
-                         const char *ns, const char *what, int64_t now, int trim_delete, struct mn_arena *a,
-                         char *id, mn_session *create, mn_store_append *out)
+                         const char *what, int64_t now, int trim_delete, struct mn_arena *a, char *id,
+                         mn_session *create, mn_store_append *out)
 {
     mn_status rc;
-    if ((rc = mn__check_id(session_id, id)) || (ns && (rc = mn_check_namespace(ns))))
+    if ((rc = mn__check_id(session_id, id)))
         return rc;
     if (!msgs || n == 0 || n > MAX_BATCH)
         return mn__err(MN_INVALID, "messages: %s holds 1 to %d messages", what, MAX_BATCH);
@@ -308,7 +307,7 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
     if (flags & MN_APPEND_CREATE) {
         memset(create, 0, sizeof *create);
         create->id = id;
-        create->ns = ns ? ns : "default";
+        create->ns = "default";
         create->metadata = "{}";
         create->created_at = create->updated_at = now;
     }
@@ -334,8 +333,8 @@ mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in
     struct mn_arena a = MN_ARENA_INIT;
     mn_session create;
     mn_store_append req;
-    rc = prepare(db, session_id, msgs, n, flags, NULL, "a batch", mn_clock_now_ms(), trim_delete(db), &a, id,
-                 &create, &req);
+    rc = prepare(db, session_id, msgs, n, flags, "a batch", mn_clock_now_ms(), trim_delete(db), &a, id, &create,
+                 &req);
     if (!rc) {
         rc = mn_engine_append(db->store, id, &req, out);
         if (!rc) {
@@ -399,8 +398,8 @@ mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int
         mn_append_request r = MN_APPEND_REQUEST_INIT;
         mn_status v = MN__ABI_LOAD(mn_append_request, &r, MN__ABI_ITEM(mn_append_request, reqs, i), flags);
         if (!v)
-            v = prepare(db, r.session_id, r.msgs, r.n, r.flags, r.ns, "a request", now, trim, &a, ids[i],
-                        &creates[i], &sreqs[m]);
+            v = prepare(db, r.session_id, r.msgs, r.n, r.flags, "a request", now, trim, &a, ids[i], &creates[i],
+                        &sreqs[m]);
         if (v == MN_NOMEM) {
             rc = v;
             goto done;

@@ -40,25 +40,6 @@ static char *new_session(mn_db *db, char id[64])
     return id;
 }
 
-/* Appends r (one message, MN_APPEND_CREATE) to session id with namespace ns and struct size;
- * then the session's namespace is want, or with want NULL the request was refused (MN_INVALID)
- * and no session exists. */
-static void assert_append_ns(mn_db *db, mn_append_request *r, const char *id, const char *ns, size_t size,
-                             const char *want)
-{
-    mn_append_result res;
-    mn_session *s = NULL;
-    r->session_id = id;
-    r->ns = ns;
-    r->size = size;
-    assert_int_equal(mn_append_many(db, r, 1, 0, &res), MN_OK);
-    assert_int_equal(res.status, want ? MN_OK : MN_INVALID);
-    assert_int_equal(mn_session_get(db, id, &s), want ? MN_OK : MN_NOTFOUND);
-    if (want)
-        assert_string_equal(s->ns, want);
-    mn_session_free(s);
-}
-
 static void many_commits_each_request(void **state)
 {
     (void)state;
@@ -112,16 +93,6 @@ static void many_commits_each_request(void **state)
     assert_int_equal(mn_session_get(db, r[0].session_id, &s), MN_OK);
     assert_int_equal(s->message_count, 1);
     mn_session_free(s);
-    /* the namespace of a created session, set in the append's own transaction; an existing
-     * session keeps its own; a bad namespace refuses the request and creates nothing; a caller
-     * built before ns existed (a smaller struct) has its sessions made in "default" */
-    assert_append_ns(db, &r[0], "0190a0b0-0000-7000-8000-000000000003", "team-x", sizeof r[0], "team-x");
-    assert_append_ns(db, &r[0], a, "team-x", sizeof r[0], "default");
-    assert_append_ns(db, &r[0], "0190a0b0-0000-7000-8000-000000000004", "no spaces", sizeof r[0], NULL);
-    assert_append_ns(db, &r[0], "0190a0b0-0000-7000-8000-000000000004", "team-x", offsetof(mn_append_request, ns),
-                     "default");
-    r[0].size = sizeof r[0];
-    r[0].ns = NULL;
     assert_int_equal(mn_append_many(db, r, 0, 0, res), MN_INVALID);
     r[0].size = 0;
     assert_int_equal(mn_append_many(db, r, 1, 0, res), MN_OK);

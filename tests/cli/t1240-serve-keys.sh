@@ -35,17 +35,17 @@ req POST "/v1/sessions/$A/messages" '{"role":"user","content":"secret alpha word
 eq "$CODE" 201 "key alpha appends (session made in alpha)"
 req POST "/v1/sessions/$B/messages" '{"role":"user","content":"beta words","create":true}' -H "Authorization: Bearer $KB"
 eq "$CODE" 201 "key beta appends"
-req GET "/v1/sessions/$A" "" -H "Authorization: Bearer $KA"
-eq "$CODE $(jget "$OUT" 'j["session"]["namespace"]')" "200 alpha" "the session create made is alpha's"
-# a refused append with create leaves no session behind: the append makes it, in its transaction
+# a batch the declarations refuse, with create, leaves no session behind
 C=0190a000-0000-7000-8000-0000000000d4
-req POST "/v1/sessions/$C/messages" '{"messages":[{"role":"user","content":"a"},{"role":"tool","content":"no call id"}],"create":true}' -H "Authorization: Bearer $KA"
-eq "$CODE" 400 "a batch the library refuses (a tool message without tool_call_id): 400"
+req POST "/v1/sessions/$C/messages" '{"messages":[{"role":"user","content":"a","pined":true}],"create":true}' -H "Authorization: Bearer $KA"
+eq "$CODE" 400 "a misspelt field in a batch with create: 400"
 req GET "/v1/sessions/$C" "" -H "Authorization: Bearer $KA"
 eq "$CODE" 404 "and no empty session is left behind"
-req POST "/v1/sessions/$C/messages" '{"messages":[{"role":"user","content":"a","pined":true}],"create":true}' -H "Authorization: Bearer $KA"
-req GET "/v1/sessions/$C" "" -H "Authorization: Bearer $KA"
-eq "$CODE" 404 "nor by a batch the declarations refuse"
+# an id another namespace holds is never appended to, even with create
+req POST "/v1/sessions/$B/messages" '{"role":"user","content":"alpha secret","create":true}' -H "Authorization: Bearer $KA"
+eq "$CODE" 404 "alpha's append with create to beta's session: 404"
+req GET "/v1/sessions/$B/messages" "" -H "Authorization: Bearer $KB"
+eq "$(jget "$OUT" '[m["content"] for m in j["messages"]]')" '["beta words"]' "beta's session holds only beta's message"
 req GET "/v1/sessions/$B/messages" "" -H "Authorization: Bearer $KA"
 eq "$CODE" 404 "alpha cannot read beta's session"
 req GET "/v1/sessions?namespace=beta" "" -H "Authorization: Bearer $KA"
