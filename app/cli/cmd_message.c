@@ -45,8 +45,10 @@ static int add_batch(const struct cli_global *g, struct cli_args *a)
     }
     json_t *params = json_pack("{s:s,s:o,s:b}", "session_id", a->pos[0], "messages", batch, "create",
                                cli_flag(a, "create"));
-    if (!params)
-        return cli_fail(MN_NOMEM);
+    if (!params) { /* jansson refuses a string that is not UTF-8: the only one here is the id */
+        fprintf(stderr, "mnemo: session id: '%s' is not a UUID\n", a->pos[0]);
+        return 1;
+    }
     mn_db *db = cli_open(g);
     json_t *result = NULL;
     int status = !db || cli_run_op(db, "append", params, &result);

@@ -72,7 +72,7 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args 
             if (k < 0)
                 return cli_usage_error("%s: unknown option %s (see mnemo %s --help)", cmd->name, arg, cmd->name), -1;
             /* both spellings of one option: which one was meant is a guess, so neither wins */
-            if (given_as[k] && (strlen(given_as[k]) != len || strncmp(given_as[k], name, len) != 0))
+            if (given_as[k] && (strcspn(given_as[k], "=") != len || strncmp(given_as[k], name, len) != 0))
                 return cli_usage_error("%s: --%.*s and --%.*s are one option; give it once", cmd->name,
                                        (int)strcspn(given_as[k], "="), given_as[k], (int)len, name),
                        -1;

@@ -174,6 +174,14 @@ ok mn add "$S2" user "first" --tool-name chat --pinned --idempotency-key k1 --js
 eq "$(jget "$OUT" '[j["tool_name"], j["pinned"]]')" '["chat", true]' "add --tool-name --pinned"
 ok mn add "$S2" user "first" --tool chat --pin --key k1 --json
 eq "$(jget "$OUT" 'j["seq"]')" 1 "the older spellings --tool --pin --key: the same key stores nothing new"
+ok mn session new --json
+S3=$(jget "$OUT" 'j["id"]')
+ok mn add "$S3" user "second" --tool other --pin --key k2 --json
+eq "$(jget "$OUT" '[j["tool_name"], j["pinned"], j["idempotency_key"]]')" '["other", true, "k2"]' \
+    "--tool --pin --key set the fields"
+ok mn add "$S3" user "third"
+ok mn history "$S3" --limit=5 --limit=1 --json
+eq "$(jget "$OUT" 'len(j)')" 1 "one option given twice in one spelling: the last wins"
 fails 2 "--pin and --pinned are one option" mn add "$S2" user x --pin --pinned
 fails 2 "--idempotency-key and --key are one option" mn add "$S2" user x --idempotency-key a --key=b
 
@@ -184,6 +192,7 @@ eq "$(jget "[$(printf '%s' "$OUT" | tr '\n' ',')]" 'len(j)')" 3 "add --messages 
 ok mn history "$S2" --json
 eq "$(jget "$OUT" '[(m["seq"], m["content"], m["pinned"]) for m in j]')" \
     '[[1, "first", true], [2, "two", false], [3, "three", true], [4, "four", false]]' "the batch is stored in order"
+fails 1 "is not a UUID" mn add "$(printf 'x\377')" --messages batch.json
 ok sh -c '"$0" --db "$1" add "$2" --messages - --json <"$3"' "$MNEMO" "$DB" "$S2" batch.json
 eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[5, 6, 7]" "--messages - reads standard input; --json prints the array"
 printf '[{"role":"user","content":"five"},{"role":"user","content":"six","pined":true}]' >bad.json
