@@ -356,8 +356,12 @@ typedef struct mn_append_request {
     const mn_message_in *msgs;  /* n messages, 1..100000 */
     size_t n;
     unsigned flags;             /* enum mn_append_flags */
+    const char *ns;             /* NULL: any session, and MN_APPEND_CREATE makes it in "default".
+                                   Else the session must be in this namespace: one of another is
+                                   MN_NOTFOUND, checked under the session's lock (what an API key
+                                   bound to a namespace needs), and MN_APPEND_CREATE makes it here */
 } mn_append_request;
-#define MN_APPEND_REQUEST_INIT {sizeof(mn_append_request), NULL, NULL, 0, 0}
+#define MN_APPEND_REQUEST_INIT {sizeof(mn_append_request), NULL, NULL, 0, 0, NULL}
 
 typedef struct mn_append_result {
     mn_status status;    /* MN_OK: this request's messages are committed */

@@ -4,7 +4,7 @@
  * and waits; the committer thread takes everything queued (up to MAX_GROUP), commits it in one
  * go and wakes each request with its own result, so nothing is acknowledged before its commit.
  * srv_commit_stop drains the queue before it returns. Without a running committer (mnemo mcp,
- * the fuzz targets) srv_append is mn_append_batch. srv_append_submit queues without waiting,
+ * the fuzz targets) srv_append is mn_append_many with one request. srv_append_submit queues without waiting,
  * for the HTTP event loop: its callback runs on the committer thread after the commit.
  * After a group is acknowledged the committer also drains the keyword index log (a chunk of
  * search.fts_drain rows when that many are waiting; docs/search.md), which appends on the
@@ -27,10 +27,7 @@
 enum { MAX_GROUP = 1024, MAX_COMMITTERS = 16, MAX_DEFERRALS = 4 };
 
 struct pending {
-    const char *session_id;
-    const mn_message_in *msgs;
-    size_t n;
-    unsigned flags;
+    mn_append_request req; /* borrowed strings and messages */
     mn_append_result res;
     int done;
     int deferred; /* times another writer held its session (MN_APPEND_DEFER): queued again */
@@ -65,7 +62,7 @@ static int held_elsewhere(int self, const char *id)
     for (int t = 0; t < q.n_threads; t++)
         if (t != self)
             for (size_t i = 0; i < q.n_held[t]; i++)
-                if (strcasecmp(q.held[t][i]->session_id, id) == 0)
+                if (strcasecmp(q.held[t][i]->req.session_id, id) == 0)
                     return 1;
     return 0;
 }
@@ -78,7 +75,7 @@ static size_t take(int self, struct pending **batch)
     struct pending *prev = NULL, *p = q.head;
     while (p && n < MAX_GROUP) {
         struct pending *next = p->next;
-        if (q.n_threads > 1 && held_elsewhere(self, p->session_id)) {
+        if (q.n_threads > 1 && held_elsewhere(self, p->req.session_id)) {
             prev = p;
         } else {
             batch[n++] = p;
@@ -158,11 +155,8 @@ static void *committer(void *arg)
             }
             unsigned defer = fresh && !stale ? MN_APPEND_DEFER : 0;
             for (size_t i = 0; i < n; i++) {
-                reqs[i] = (mn_append_request)MN_APPEND_REQUEST_INIT;
-                reqs[i].session_id = batch[i]->session_id;
-                reqs[i].msgs = batch[i]->msgs;
-                reqs[i].n = batch[i]->n;
-                reqs[i].flags = batch[i]->flags | defer;
+                reqs[i] = batch[i]->req;
+                reqs[i].flags |= defer;
             }
             st = mn_append_many(q.db, reqs, n, 1, res);
         }
@@ -285,13 +279,13 @@ void srv_commit_stats(uint64_t *groups, uint64_t *appends, uint64_t *deferrals, 
     pthread_mutex_unlock(&q.lock);
 }
 
-int srv_append_submit(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
+int srv_append_submit(mn_db *db, const mn_append_request *req,
                       void (*done)(void *user, mn_status st, mn_messages *stored, const char *err), void *user)
 {
     struct pending *p = calloc(1, sizeof *p);
     if (!p)
         return -1;
-    *p = (struct pending){session_id, msgs, n, flags, {MN_OK, "", NULL}, 0, 0, PTHREAD_COND_INITIALIZER, done, user, NULL};
+    *p = (struct pending){*req, {MN_OK, "", NULL}, 0, 0, PTHREAD_COND_INITIALIZER, done, user, NULL};
     pthread_mutex_lock(&q.lock);
     if (!q.running || q.stop || q.db != db) {
         pthread_mutex_unlock(&q.lock);
@@ -312,20 +306,25 @@ int srv_append_submit(mn_db *db, const char *session_id, const mn_message_in *ms
     return 0;
 }
 
-mn_status srv_append(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
-                     mn_messages **out, char err[256])
+mn_status srv_append(mn_db *db, const mn_append_request *req, mn_messages **out, char err[256])
 {
     err[0] = '\0';
     *out = NULL;
     pthread_mutex_lock(&q.lock);
-    if (!q.running || q.stop || q.db != db) {
+    struct pending p = {*req, {MN_OK, "", NULL}, 0, 0, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL};
+    if (!q.running || q.stop || q.db != db) { /* no committer: a group of one, on this thread */
         pthread_mutex_unlock(&q.lock);
-        mn_status st = mn_append_batch(db, session_id, msgs, n, flags, out);
-        if (st)
-            snprintf(err, 256, "%s", mn_errmsg());
-        return st;
+        mn_status st = mn_append_many(db, req, 1, 1, &p.res);
+        if (!st)
+            st = p.res.status;
+        if (st) {
+            snprintf(err, 256, "%s", p.res.errmsg[0] ? p.res.errmsg : mn_errmsg());
+            mn_messages_free(p.res.stored);
+            return st;
+        }
+        *out = p.res.stored;
+        return MN_OK;
     }
-    struct pending p = {session_id, msgs, n, flags, {MN_OK, "", NULL}, 0, 0, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL};
     if (q.tail)
         q.tail->next = &p;
     else

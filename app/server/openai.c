@@ -371,7 +371,7 @@ mn_status srv_op_conv_create(struct srv_call *c)
     if (n) {
         mn_messages *stored = NULL;
         char err[256];
-        if ((st = srv_append(c->db, s->id, in, n, 0, &stored, err))) {
+        if ((st = srv_append(c->db, &(mn_append_request){sizeof(mn_append_request), s->id, in, n, 0, NULL}, &stored, err))) {
             srv_fail(c, st, "%s", err);
             mn_session_delete(c->db, s->id);
             mn_session_free(s);
@@ -447,7 +447,7 @@ mn_status srv_op_items_create(struct srv_call *c)
         goto out;
     mn_messages *stored = NULL;
     char err[256];
-    if ((st = srv_append(c->db, id, in, n, 0, &stored, err))) {
+    if ((st = srv_append(c->db, &(mn_append_request){sizeof(mn_append_request), id, in, n, 0, NULL}, &stored, err))) {
         srv_fail(c, st, "%s", err);
         goto out;
     }

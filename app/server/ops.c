@@ -629,6 +629,8 @@ static mn_status op_append(struct srv_call *c)
     int create = a_bool(c, "create", 0);
     mn_status st;
     id = a_str(c, "session_id");
+    /* c->ns goes with the append: the library refuses, under the session's lock, a session of
+     * another namespace (404, as if missing), and makes a new one in ours (mn_append_request.ns) */
     json_t *batch = a_val(c, "messages");
     struct keep k = {0};
     mn_message_in *in = NULL;
@@ -651,40 +653,12 @@ static mn_status op_append(struct srv_call *c)
         if ((st = message_in(c, &k, batch && !json_is_null(batch) ? json_array_get(batch, i) : c->params, i,
                              batch && !json_is_null(batch), &in[i])))
             goto out;
-    /* An existing session must be ours; a new one is made in our namespace, after the messages
-     * passed their declarations (a refused batch makes none). mn_session_create refuses an id
-     * another namespace holds, so an append never reaches another namespace's session; what
-     * the library refuses in the append itself still leaves the new session empty. */
-    if (c->ns) {
-        mn_session *s = NULL;
-        mn_status g = mn_session_get(c->db, id, &s);
-        if (g == MN_OK) {
-            int same = strcmp(s->ns, c->ns) == 0;
-            mn_session_free(s);
-            if (!same) {
-                st = srv_fail(c, MN_NOTFOUND, "session %s not found", id);
-                goto out;
-            }
-        } else if (g != MN_NOTFOUND || !create) {
-            st = srv_fail_lib(c, g);
-            goto out;
-        } else {
-            mn_session_opts o = MN_SESSION_OPTS_INIT;
-            o.id = id;
-            o.ns = c->ns;
-            g = mn_session_create(c->db, &o, NULL);
-            if (g && g != MN_CONFLICT) {
-                st = srv_fail_lib(c, g);
-                goto out;
-            }
-        }
-    }
-    unsigned flags = create ? MN_APPEND_CREATE : 0;
+    mn_append_request req = {sizeof req, id, in, n, create ? MN_APPEND_CREATE : 0, c->ns};
     if (c->resume) { /* an event loop waits for us: queue the append and answer from the commit */
         struct append_wait *w = malloc(sizeof *w);
         if (w) {
             *w = (struct append_wait){c, in, k};
-            if (srv_append_submit(c->db, id, in, n, flags, append_done, w) == 0) {
+            if (srv_append_submit(c->db, &req, append_done, w) == 0) {
                 c->pending = 1;
                 return MN_OK;
             }
@@ -693,7 +667,7 @@ static mn_status op_append(struct srv_call *c)
     }
     mn_messages *stored = NULL;
     char err[256];
-    if ((st = srv_append(c->db, id, in, n, flags, &stored, err))) {
+    if ((st = srv_append(c->db, &req, &stored, err))) {
         srv_fail(c, st, "%s", err);
         goto out;
     }

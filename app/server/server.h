@@ -119,15 +119,15 @@ mn_status srv_op_mem0_delete(struct srv_call *c);
 mn_status srv_op_mem0_delete_all(struct srv_call *c);
 mn_status srv_op_mem0_history(struct srv_call *c);
 
-/* Appends as mn_append_batch does, through the group committer when it runs (commit.c): the
- * call returns once the transaction holding these messages has committed. */
-mn_status srv_append(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
-                     mn_messages **out, char err[256]);
+/* Appends req (as mn_append_many does with one request) through the group committer when it
+ * runs (commit.c): the call returns once the transaction holding these messages has committed.
+ * Without a committer, a group of one on the calling thread. */
+mn_status srv_append(mn_db *db, const mn_append_request *req, mn_messages **out, char err[256]);
 /* Queues an append for the committer without waiting: done(user, …) runs on the committer
  * thread after the commit (stored: the caller's, free with mn_messages_free; err: the message
- * on failure). msgs must stay valid until then. Returns -1 (nothing queued) when no committer
- * runs: call srv_append instead. */
-int srv_append_submit(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
+ * on failure). req's strings and messages must stay valid until then. Returns -1 (nothing
+ * queued) when no committer runs: call srv_append instead. */
+int srv_append_submit(mn_db *db, const mn_append_request *req,
                       void (*done)(void *user, mn_status st, mn_messages *stored, const char *err), void *user);
 /* Starts the committer threads for db (committers; 0: mn_db_append_writers; 0 ok); stops them
  * after draining the queue; counters. */

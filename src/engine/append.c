@@ -16,6 +16,7 @@
 #include "engine/append.h"
 #include "engine/engine.h"
 #include "config/config.h"
+#include "memory/jsonl.h"
 #include "memory/message.h"
 #include "store/records.h"
 #include "store/store.h"
@@ -78,9 +79,10 @@ static mn_status lock_session(const struct mn_store_append_ops *o, mn_store_tx *
         return rc;
     memset(row, 0, sizeof *row);
     rc = o->session_create(tx, req->create, &row->sid);
-    if (rc == MN_CONFLICT) /* another writer created it meanwhile: lock theirs */
+    if (rc == MN_CONFLICT) /* another writer created it meanwhile: lock theirs (its namespace checked) */
         return o->session_lock(tx, id, row);
     row->max_turns = req->create->max_turns;
+    snprintf(row->ns, sizeof row->ns, "%s", req->create->ns);
     return rc;
 }
 
@@ -93,6 +95,8 @@ static mn_status append_in_txn(const struct mn_store_append_ops *o, mn_store_tx 
     mn_status rc = lock_session(o, tx, session_id, req, known, &row);
     if (rc)
         return rc;
+    if (req->ns && strcmp(row.ns, req->ns) != 0) /* another namespace's session says nothing */
+        return mn__err(MN_NOTFOUND, "session %s not found", session_id);
     if (row.expires_at > 0 && row.expires_at <= req->now_ms) {
         char when[40];
         mn_clock_iso(row.expires_at, when, sizeof when);
@@ -275,11 +279,11 @@ mn_status mn_engine_append_many(mn_store *st, const char *const *session_ids, co
 /* Validates one request into store rows; strings live in `a`. what names the request in
  * messages ("a batch", "a request"). */
 static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
-                         const char *what, int64_t now, int trim_delete, struct mn_arena *a, char *id,
-                         mn_session *create, mn_store_append *out)
+                         const char *ns, const char *what, int64_t now, int trim_delete, struct mn_arena *a,
+                         char *id, mn_session *create, mn_store_append *out)
 {
     mn_status rc;
-    if ((rc = mn__check_id(session_id, id)))
+    if ((rc = mn__check_id(session_id, id)) || (ns && (rc = mn_check_namespace(ns))))
         return rc;
     if (!msgs || n == 0 || n > MAX_BATCH)
         return mn__err(MN_INVALID, "messages: %s holds 1 to %d messages", what, MAX_BATCH);
@@ -307,12 +311,12 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
     if (flags & MN_APPEND_CREATE) {
         memset(create, 0, sizeof *create);
         create->id = id;
-        create->ns = "default";
+        create->ns = ns ? ns : "default";
         create->metadata = "{}";
         create->created_at = create->updated_at = now;
     }
     *out = (mn_store_append){rows, n, (flags & MN_APPEND_CREATE) ? create : NULL, title, now, trim_delete,
-                             (flags & MN_APPEND_DEFER) != 0};
+                             (flags & MN_APPEND_DEFER) != 0, ns};
     return MN_OK;
 }
 
@@ -333,8 +337,8 @@ mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in
     struct mn_arena a = MN_ARENA_INIT;
     mn_session create;
     mn_store_append req;
-    rc = prepare(db, session_id, msgs, n, flags, "a batch", mn_clock_now_ms(), trim_delete(db), &a, id, &create,
-                 &req);
+    rc = prepare(db, session_id, msgs, n, flags, NULL, "a batch", mn_clock_now_ms(), trim_delete(db), &a, id,
+                 &create, &req);
     if (!rc) {
         rc = mn_engine_append(db->store, id, &req, out);
         if (!rc) {
@@ -398,8 +402,8 @@ mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int
         mn_append_request r = MN_APPEND_REQUEST_INIT;
         mn_status v = MN__ABI_LOAD(mn_append_request, &r, MN__ABI_ITEM(mn_append_request, reqs, i), flags);
         if (!v)
-            v = prepare(db, r.session_id, r.msgs, r.n, r.flags, "a request", now, trim, &a, ids[i], &creates[i],
-                        &sreqs[m]);
+            v = prepare(db, r.session_id, r.msgs, r.n, r.flags, r.ns, "a request", now, trim, &a, ids[i],
+                        &creates[i], &sreqs[m]);
         if (v == MN_NOMEM) {
             rc = v;
             goto done;

@@ -37,6 +37,7 @@ typedef struct mn_store_append {
     int64_t now_ms;
     int trim_delete; /* past the turn limit: 1 deletes the oldest turns, 0 keeps them inactive */
     int defer;       /* MN_APPEND_DEFER: MN_BUSY instead of waiting for another writer's lock */
+    const char *ns;  /* the namespace the session must be in (NULL: any); another's is MN_NOTFOUND */
 } mn_store_append;
 
 typedef struct mn_store_stats {

@@ -24,6 +24,7 @@ typedef struct mn_store_tx mn_store_tx;
 typedef struct mn_store_append_row {
     int64_t sid; /* the internal row id; 0: not read */
     int64_t last_seq, expires_at, max_turns;
+    char ns[129]; /* its namespace (1-128 bytes) */
     int held; /* sessions_lock with skip: another writer holds the row (sid 0: not locked) */
 } mn_store_append_row;
 

@@ -40,6 +40,25 @@ static char *new_session(mn_db *db, char id[64])
     return id;
 }
 
+/* Appends r (one message, MN_APPEND_CREATE) to session id with namespace ns and struct size:
+ * the request's status is want_st, and then the session is in namespace want_ns (NULL: there
+ * is no session id). */
+static void assert_append_ns(mn_db *db, mn_append_request *r, const char *id, const char *ns, size_t size,
+                             mn_status want_st, const char *want_ns)
+{
+    mn_append_result res;
+    mn_session *s = NULL;
+    r->session_id = id;
+    r->ns = ns;
+    r->size = size;
+    assert_int_equal(mn_append_many(db, r, 1, 0, &res), MN_OK);
+    assert_int_equal(res.status, want_st);
+    assert_int_equal(mn_session_get(db, id, &s), want_ns ? MN_OK : MN_NOTFOUND);
+    if (want_ns)
+        assert_string_equal(s->ns, want_ns);
+    mn_session_free(s);
+}
+
 static void many_commits_each_request(void **state)
 {
     (void)state;
@@ -93,6 +112,37 @@ static void many_commits_each_request(void **state)
     assert_int_equal(mn_session_get(db, r[0].session_id, &s), MN_OK);
     assert_int_equal(s->message_count, 1);
     mn_session_free(s);
+    /* with ns, the session must be in it: a new one is made there, in the append's transaction;
+     * another namespace's is MN_NOTFOUND (and gets nothing); a bad namespace refuses the request
+     * and makes nothing; a caller built before ns existed (a smaller struct) appends anywhere and
+     * has its sessions made in "default" */
+    const char *fresh = "0190a0b0-0000-7000-8000-000000000003", *other = "0190a0b0-0000-7000-8000-000000000004";
+    assert_append_ns(db, &r[0], fresh, "team-x", sizeof r[0], MN_OK, "team-x");
+    assert_append_ns(db, &r[0], fresh, "team-x", sizeof r[0], MN_OK, "team-x");
+    assert_append_ns(db, &r[0], a, "team-x", sizeof r[0], MN_NOTFOUND, "default");
+    assert_append_ns(db, &r[0], other, "no spaces", sizeof r[0], MN_INVALID, NULL);
+    assert_append_ns(db, &r[0], fresh, "team-y", sizeof r[0], MN_NOTFOUND, "team-x");
+    assert_append_ns(db, &r[0], other, "team-x", offsetof(mn_append_request, ns), MN_OK, "default");
+    assert_append_ns(db, &r[0], fresh, "team-y", offsetof(mn_append_request, ns), MN_OK, "team-x");
+    assert_int_equal(mn_session_get(db, fresh, &s), MN_OK);
+    assert_int_equal(s->message_count, 3); /* the refused one stored nothing */
+    mn_session_free(s);
+    /* one group, two namespaces creating one id: the second finds the first's row, and refuses it */
+    r[0].session_id = "0190a0b0-0000-7000-8000-000000000005";
+    r[0].size = sizeof r[0];
+    r[0].ns = "team-x";
+    r[1] = r[0];
+    r[1].ns = "team-y";
+    assert_int_equal(mn_append_many(db, r, 2, 0, res), MN_OK);
+    assert_int_equal(res[0].status, MN_OK);
+    assert_int_equal(res[1].status, MN_NOTFOUND);
+    assert_non_null(strstr(res[1].errmsg, "not found"));
+    assert_int_equal(mn_session_get(db, r[0].session_id, &s), MN_OK);
+    assert_string_equal(s->ns, "team-x");
+    assert_int_equal(s->message_count, 1);
+    mn_session_free(s);
+    r[0].size = sizeof r[0];
+    r[0].ns = NULL;
     assert_int_equal(mn_append_many(db, r, 0, 0, res), MN_INVALID);
     r[0].size = 0;
     assert_int_equal(mn_append_many(db, r, 1, 0, res), MN_OK);

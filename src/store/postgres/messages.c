@@ -218,7 +218,7 @@ mn_status mn_pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *delet
 /* ---- appends --------------------------------------------------------------------------------- */
 
 static const char SQL_SESSION_FOR_APPEND[] =
-    "SELECT sid, last_seq, expires_at, max_turns FROM sessions WHERE id = $1 FOR UPDATE";
+    "SELECT sid, last_seq, expires_at, max_turns, namespace FROM sessions WHERE id = $1 FOR UPDATE";
 static const char SQL_MESSAGE_INSERT[] =
     "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files,"
     " metadata, idem_key, tokens, pinned, created_at)"
@@ -328,6 +328,7 @@ static mn_status tx_session_lock(mn_store_tx *tx, const char *id, mn_store_appen
         out->last_seq = mn_pg_col_i64(r, 0, 1);
         out->expires_at = mn_pg_col_i64(r, 0, 2);
         out->max_turns = mn_pg_col_i64(r, 0, 3);
+        snprintf(out->ns, sizeof out->ns, "%s", PQgetvalue(r, 0, 4));
     } else
         rc = mn__err(MN_NOTFOUND, "session %s not found", id);
     PQclear(r);
@@ -454,14 +455,14 @@ static mn_status tx_trim_turns(mn_store_tx *tx, int64_t sid, int64_t max_turns, 
  * groups that share sessions then queue behind each other instead of deadlocking (each append
  * locking its session as it comes would take them in request order). Session ids reaching the
  * store are canonical UUIDs (checked above), so the array literal needs no quoting. */
-static const char SQL_LOCK_SESSIONS[] = "SELECT id, sid, last_seq, expires_at, max_turns FROM sessions"
+static const char SQL_LOCK_SESSIONS[] = "SELECT id, sid, last_seq, expires_at, max_turns, namespace FROM sessions"
                                         " WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
 /* The same, leaving alone the rows another transaction holds: they come back with a NULL sid
  * (the session exists, but is not locked); a missing session does not come back at all. */
 static const char SQL_LOCK_SESSIONS_SKIP[] =
-    "WITH l AS (SELECT id, sid, last_seq, expires_at, max_turns FROM sessions WHERE id = ANY($1::text[])"
-    " ORDER BY id FOR UPDATE SKIP LOCKED)"
-    " SELECT s.id, l.sid, l.last_seq, l.expires_at, l.max_turns FROM sessions s LEFT JOIN l ON l.id = s.id"
+    "WITH l AS (SELECT id, sid, last_seq, expires_at, max_turns, namespace FROM sessions"
+    " WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED)"
+    " SELECT s.id, l.sid, l.last_seq, l.expires_at, l.max_turns, l.namespace FROM sessions s LEFT JOIN l ON l.id = s.id"
     " WHERE s.id = ANY($1::text[])";
 
 static mn_status tx_sessions_lock(mn_store_tx *tx, const char *const *ids, size_t n, int skip,
@@ -503,6 +504,7 @@ static mn_status tx_sessions_lock(mn_store_tx *tx, const char *const *ids, size_
                 rows[i].last_seq = mn_pg_col_i64(r, k, 2);
                 rows[i].expires_at = mn_pg_col_i64(r, k, 3);
                 rows[i].max_turns = mn_pg_col_i64(r, k, 4);
+                snprintf(rows[i].ns, sizeof rows[i].ns, "%s", PQgetvalue(r, k, 5));
             }
     PQclear(r);
     return MN_OK;

@@ -68,7 +68,7 @@ static const char *const stmt_sql[S_COUNT] = {
                          " created_at, updated_at, expires_at, ttl_ms, max_turns)"
                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     [S_SESSION_GET] = "SELECT " SESSION_COLS " FROM sessions WHERE id = ?1",
-    [S_SESSION_SID] = "SELECT sid, last_seq, expires_at, ttl_ms, max_turns FROM sessions WHERE id = ?1",
+    [S_SESSION_SID] = "SELECT sid, last_seq, expires_at, ttl_ms, max_turns, namespace FROM sessions WHERE id = ?1",
     [S_SESSION_APPENDED] = "UPDATE sessions SET last_seq = ?2, message_count = message_count + ?3,"
                            " token_count = token_count + ?4, updated_at = ?5,"
                            " title = CASE WHEN title IS NULL THEN ?6 ELSE title END, turn_count = turn_count + ?7,"
@@ -486,6 +486,7 @@ static mn_status tx_session_lock(mn_store_tx *tx, const char *id, mn_store_appen
         out->last_seq = sqlite3_column_int64(st, 1);
         out->expires_at = sqlite3_column_int64(st, 2);
         out->max_turns = sqlite3_column_int64(st, 4);
+        snprintf(out->ns, sizeof out->ns, "%s", (const char *)sqlite3_column_text(st, 5));
     } else
         rc = r == SQLITE_DONE ? mn__err(MN_NOTFOUND, "session %s not found", id) : mn_sqlite_fail(s, r, "session lookup");
     mn_sqlite_done(st);
