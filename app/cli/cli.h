@@ -23,6 +23,8 @@ struct cli_opt {
 /* Parsed arguments of one command. */
 struct cli_args {
     const char *values[24]; /* per declared option: its value, "" for a set flag, NULL if absent */
+    const char *given[24];  /* per declared option: its name as typed (an older spelling, maybe;
+                               it ends at '=' or NUL), for the errors to name */
     const char *pos[64];    /* positional arguments */
     int npos;
     const struct cli_opt *opts;
@@ -51,6 +53,9 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args 
 /* The value of option `name` (NULL when absent). */
 const char *cli_opt(const struct cli_args *a, const char *name);
 int cli_flag(const struct cli_args *a, const char *name);
+/* Option `name` as the user typed it (an older spelling: "ttl" for "ttl-seconds"), for errors;
+ * name itself when it was not given. buf (cap bytes) may hold the result. */
+const char *cli_typed(const struct cli_args *a, const char *name, char *buf, size_t cap);
 /* Parses a whole number option in [min, max]; prints a usage error and returns -1 if bad. */
 int cli_number(const struct cli_args *a, const char *name, long long min, long long max, long long *out);
 /* Both flags x and y given: prints a usage error and returns -1 (else 0). */

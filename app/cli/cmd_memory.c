@@ -63,9 +63,12 @@ static int sources_opt(const struct cli_args *a, int64_t *ids, size_t *n)
         char *end;
         errno = 0;
         long long id = strtoll(v, &end, 10);
-        if (errno || end == v || id <= 0 || (*end && *end != ','))
-            return cli_usage_error("--sources: '%s' is not a comma-separated list of message ids", cli_opt(a, "sources")),
+        if (errno || end == v || id <= 0 || (*end && *end != ',')) {
+            char typed[64];
+            return cli_usage_error("--%s: '%s' is not a comma-separated list of message ids",
+                                   cli_typed(a, "sources", typed, sizeof typed), cli_opt(a, "sources")),
                    -1;
+        }
         if (*n <= MN_MEMORY_MAX_SOURCES)
             ids[(*n)++] = id;
         v = *end ? end + 1 : end;

@@ -20,10 +20,11 @@ static int add_batch(const struct cli_global *g, struct cli_args *a)
 {
     if (a->npos > 1)
         return cli_usage_error("add: --messages holds the batch; give no ROLE or TEXT with it");
+    char typed[64];
     for (int i = 0; one_message_opts[i]; i++)
         if (cli_opt(a, one_message_opts[i]))
             return cli_usage_error("add: --%s is a field of each message in --messages, not an option beside it",
-                                   one_message_opts[i]);
+                                   cli_typed(a, one_message_opts[i], typed, sizeof typed));
     const char *path = cli_opt(a, "messages");
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) {

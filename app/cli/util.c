@@ -54,7 +54,6 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args 
     memset(a, 0, sizeof *a);
     a->opts = cmd->opts;
     enum { CAP = sizeof a->values / sizeof a->values[0] };
-    const char *given_as[CAP] = {0}; /* the spelling used */
     for (int k = 0; cmd->opts[k].name; k++)
         if (k == CAP) /* a command table that outgrew struct cli_args: caught by any test of it */
             return cli_usage_error("%s: more than %d options; enlarge cli_args.values", cmd->name, CAP), -1;
@@ -72,21 +71,21 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args 
             if (k < 0)
                 return cli_usage_error("%s: unknown option %s (see mnemo %s --help)", cmd->name, arg, cmd->name), -1;
             /* both spellings of one option: which one was meant is a guess, so neither wins */
-            if (given_as[k] && (strcspn(given_as[k], "=") != len || strncmp(given_as[k], name, len) != 0))
+            if (a->given[k] && (strcspn(a->given[k], "=") != len || strncmp(a->given[k], name, len) != 0))
                 return cli_usage_error("%s: --%.*s and --%.*s are one option; give it once", cmd->name,
-                                       (int)strcspn(given_as[k], "="), given_as[k], (int)len, name),
+                                       (int)strcspn(a->given[k], "="), a->given[k], (int)len, name),
                        -1;
-            given_as[k] = name;
+            a->given[k] = name;
             if (cmd->opts[k].takes_value) {
                 if (eq)
                     a->values[k] = eq + 1;
                 else if (i + 1 < argc)
                     a->values[k] = argv[++i];
                 else
-                    return cli_usage_error("%s: option --%s needs a value", cmd->name, cmd->opts[k].name), -1;
+                    return cli_usage_error("%s: option --%.*s needs a value", cmd->name, (int)len, name), -1;
             } else {
                 if (eq)
-                    return cli_usage_error("%s: option --%s takes no value", cmd->name, cmd->opts[k].name), -1;
+                    return cli_usage_error("%s: option --%.*s takes no value", cmd->name, (int)len, name), -1;
                 a->values[k] = "";
             }
             continue;
@@ -110,11 +109,22 @@ const char *cli_opt(const struct cli_args *a, const char *name)
 
 int cli_flag(const struct cli_args *a, const char *name) { return cli_opt(a, name) != NULL; }
 
+const char *cli_typed(const struct cli_args *a, const char *name, char *buf, size_t cap)
+{
+    for (int k = 0; a->opts[k].name; k++)
+        if (strcmp(a->opts[k].name, name) == 0 && a->given[k]) {
+            snprintf(buf, cap, "%.*s", (int)strcspn(a->given[k], "="), a->given[k]);
+            return buf;
+        }
+    return name;
+}
+
 int cli_contradict(const struct cli_args *a, const char *x, const char *y)
 {
     if (!cli_flag(a, x) || !cli_flag(a, y))
         return 0;
-    cli_usage_error("--%s and --%s contradict each other", x, y);
+    char bx[64], by[64];
+    cli_usage_error("--%s and --%s contradict each other", cli_typed(a, x, bx, sizeof bx), cli_typed(a, y, by, sizeof by));
     return -1;
 }
 
@@ -127,7 +137,8 @@ int cli_fraction(const struct cli_args *a, const char *name, double min, double 
     errno = 0;
     double x = strtod(v, &end);
     if (errno || end == v || *end || !(x >= min && x <= max)) { /* NaN fails both comparisons */
-        cli_usage_error("--%s: '%s' is not a number from %g to %g", name, v, min, max);
+        char b[64];
+        cli_usage_error("--%s: '%s' is not a number from %g to %g", cli_typed(a, name, b, sizeof b), v, min, max);
         return -1;
     }
     *out = x;
@@ -143,7 +154,9 @@ int cli_number(const struct cli_args *a, const char *name, long long min, long l
     errno = 0;
     long long n = strtoll(v, &end, 10);
     if (errno || end == v || *end || n < min || n > max) {
-        cli_usage_error("--%s: '%s' is not a whole number from %lld to %lld", name, v, min, max);
+        char b[64];
+        cli_usage_error("--%s: '%s' is not a whole number from %lld to %lld", cli_typed(a, name, b, sizeof b), v, min,
+                        max);
         return -1;
     }
     *out = n;
@@ -335,6 +348,8 @@ int cli_time_opt(const struct cli_args *a, const char *name, long long *out)
             return 0;
         }
     }
-    cli_usage_error("--%s: '%s' is not a time (ms since the epoch, or YYYY-MM-DD[THH:MM[:SS]][Z])", name, v);
+    char b[64];
+    cli_usage_error("--%s: '%s' is not a time (ms since the epoch, or YYYY-MM-DD[THH:MM[:SS]][Z])",
+                    cli_typed(a, name, b, sizeof b), v);
     return -1;
 }

@@ -112,7 +112,7 @@ class MnSearchHits(Structure):
 
 class MnAppendRequest(Structure):
     _fields_ = [("size", c_size_t), ("session_id", c_char_p), ("msgs", POINTER(MnMessageIn)), ("n", c_size_t),
-                ("flags", c_uint)]
+                ("flags", c_uint), ("ns", c_char_p)]
 
 
 class MnAppendResult(Structure):

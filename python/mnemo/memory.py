@@ -497,17 +497,24 @@ class Memory:
         return self._messages(out)
 
     def append_many(self, requests: Sequence[Mapping[str, Any]]) -> List[Union[List[Dict[str, Any]], MnemoError]]:
-        """Group commit: several batches ({"session_id", "messages", "create"?}), to one session or
-        several, in ONE durable transaction, each in its own savepoint. Returns, per request, the
-        stored messages or the exception that request failed with (the others are still stored)."""
+        """Group commit: several batches ({"session_id", "messages", "create"?, "namespace"?}), to
+        one session or several, in ONE durable transaction, each in its own savepoint. With
+        "namespace", the session must be in it (another's is NotFound) and "create" makes it there.
+        Returns, per request, the stored messages or the exception that request failed with (the
+        others are still stored)."""
         reqs = (MnAppendRequest * len(requests))()
         keep = []
         for i, r in enumerate(requests):
+            unknown = sorted(set(r) - {"session_id", "messages", "create", "namespace"})
+            if unknown:
+                raise Invalid("requests[%d].%s: not a field of a request (session_id, messages, create, "
+                              "namespace)" % (i, unknown[0]))
             msgs = [self._message_in(m, "requests[%d].messages[%d]" % (i, j)) for j, m in enumerate(r["messages"])]
             arr = (MnMessageIn * len(msgs))(*msgs)
             keep.append(arr)
             reqs[i] = MnAppendRequest(ctypes.sizeof(MnAppendRequest), _b(r["session_id"], "session_id"), arr,
-                                      len(msgs), APPEND_CREATE if r.get("create") else 0)
+                                      len(msgs), APPEND_CREATE if r.get("create") else 0,
+                                      _b(r.get("namespace"), "namespace"))
         results = (MnAppendResult * len(requests))()
         try:
             self._call("mn_append_many", reqs, len(requests), 1, results)

@@ -156,6 +156,21 @@ def test_append_many_reports_each_request(mem):
     assert isinstance(res[1], mnemo.NotFound) and res[1].message
 
 
+def test_append_many_namespace(mem):
+    new = "0190a5b4-0000-7000-8000-0000000000fe"
+    res = mem.append_many([
+        {"session_id": new, "messages": [{"role": "user", "content": "x"}], "create": True, "namespace": "team-a"},
+        {"session_id": new, "messages": [{"role": "user", "content": "y"}], "namespace": "team-b"},
+    ])
+    assert res[0][0]["content"] == "x"
+    assert isinstance(res[1], mnemo.NotFound)
+    assert mem.get_session(new)["namespace"] == "team-a"
+    assert [m["content"] for m in mem.history(new)] == ["x"]
+    with pytest.raises(mnemo.Invalid) as e:
+        mem.append_many([{"session_id": new, "messages": [{"role": "user", "content": "z"}], "namspace": "a"}])
+    assert "requests[0].namspace" in e.value.message
+
+
 def test_message_size_limit_crossed_is_too_big(db_path):
     with mnemo.Memory(db_path, {"memory.max_message_bytes": 100}) as m:
         s = m.create_session()

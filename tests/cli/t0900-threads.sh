@@ -25,6 +25,8 @@ ok mn session new --tool chat --ttl 60 --json
 eq "$(jget "$OUT" '[j["tool_name"], j["ttl_ms"], j["max_turns"]]')" '["chat", 60000, 50]' "the older spellings --tool --ttl"
 fails 2 "--ttl-seconds: '-2' is not a whole number from -1" mn session new --ttl-seconds -2
 fails 2 "--ttl and --ttl-seconds are one option" mn session new --ttl 5 --ttl-seconds 5
+fails 2 "--ttl: 'abc' is not a whole number" mn session new --ttl abc
+fails 2 "option --ttl needs a value" mn session new --ttl
 DB=$DB_MAIN
 ok mn add "$TH" user "Why does the build fail?" --tool chat --files '["src/a.c","Makefile"]'
 ok mn add "$TH" assistant "Missing include in src/a.c." --tool chat

@@ -63,6 +63,7 @@ eq "$(jget "$OUT" '[m["change"] for m in j]')" '["delete"]' "--all shows the clo
 ok mn memory list --user-id ana --kind fact --include-closed --json
 eq "$(jget "$OUT" '[m["change"] for m in j]')" '["delete"]' "--include-closed, the API's name for --all"
 fails 2 "--all and --include-closed are one option" mn memory list --all --include-closed
+fails 2 "--source: 'x' is not a comma-separated list" mn memory add "x" --source x
 ok mn memory list --user ana --kind fact --as-of 2026-05-20 --json
 eq "$(jget "$OUT" '[m["text"] for m in j]')" '["Ana lives in Berlin"]' "the past is kept"
 fails 1 "closed" mn memory update "$ID" --text "again"
