@@ -961,7 +961,7 @@ static mn_status op_gc(struct srv_call *c)
     mn_status st = global_only(c, "gc");
     if (st)
         return st;
-    if ((st = mn_gc(c->db, &n)))
+    if ((st = mn_gc(c->db, &n)) || (a_bool(c, "vacuum", 0) && (st = mn_vacuum(c->db))))
         return srv_fail_lib(c, st);
     return ok(c, json_pack("{s:I}", "purged", (json_int_t)n));
 }
@@ -1475,6 +1475,10 @@ static const struct srv_param p_handover[] = {
 static const struct srv_param p_namespace_forget[] = {
     P("namespace", PT_STRING, REQ, DESC("the namespace to erase, every session and memory of it")), END};
 static const struct srv_param p_none[] = {END};
+static const struct srv_param p_gc[] = {
+    P("vacuum", PT_BOOLEAN,
+      DESC("then reclaim deleted rows' space now (VACUUM; PostgreSQL keeps their text until one)")),
+    END};
 static const struct srv_param p_prune[] = {P("days", PT_INTEGER, REQ, GE(1), LE(36500)), END};
 static const struct srv_param p_search[] = {
     P("q", PT_STRING, REQ, DESC("the query text")), SEARCH_MODE,
@@ -1671,7 +1675,7 @@ const struct srv_op srv_ops[] = {
      "after (recorded).",
      p_files_check, OBJ("\"path\":{\"type\":\"string\"},\"include\":{\"type\":\"boolean\"}", "\"path\",\"include\""),
      OP_TOOL, op_files_check},
-    {"gc", "POST", "/v1/gc", "Purge expired threads.", p_none, OBJ("\"purged\":{\"type\":\"integer\"}", "\"purged\""),
+    {"gc", "POST", "/v1/gc", "Purge expired threads.", p_gc, OBJ("\"purged\":{\"type\":\"integer\"}", "\"purged\""),
      OP_DESTRUCTIVE, op_gc},
     {"prune", "POST", "/v1/prune", "Delete sessions not updated for `days` days.", p_prune,
      OBJ("\"deleted\":{\"type\":\"integer\"}", "\"deleted\""), OP_DESTRUCTIVE, op_prune},

@@ -94,6 +94,29 @@ for op in json.load(open(sys.argv[1])):
             bad.append("%s: help does not name %s" % (cmd, opt))
 assert not bad, "\n".join(bad)
 ' "$T/api.json" "$MNEMO" "$T/names.db"
+
+# And the other way: an option of a bound command is a parameter of its operation, or one of
+# these, which shape the CLI's own output or ask for a confirmation, or say false to a boolean.
+check "every option of a bound command is a parameter of its operation (or a listed CLI-only one)" python3 -c '
+import json, re, subprocess, sys
+mnemo = sys.argv[2]
+cli_only = {"json", "out", "yes", "report", "embed-first"}
+negated = {"no-rag": "rag", "no-memories": "memories", "unpin": "pinned", "unpinned": "pinned"}
+bad = []
+for op in json.load(open(sys.argv[1])):
+    cmd = op["cli_command"]
+    if not cmd:
+        continue
+    usage = subprocess.run([mnemo] + cmd.split() + ["--help"], capture_output=True, text=True).stdout.split("\n\n")[0]
+    params = op["params"].get("properties", {})
+    for o in sorted(set(re.findall(r"--([a-z][a-z0-9-]*)", usage))):
+        if o in cli_only or negated.get(o) in params or o.replace("-", "_") in params:
+            continue
+        if op["name"].startswith("state_") and o in ("history", "reveal"):
+            continue  # one usage line for every verb of `mnemo state`
+        bad.append("%s: --%s is not a parameter of %s" % (cmd, o, op["name"]))
+assert not bad, "\n".join(bad)
+' "$T/api.json" "$MNEMO"
 ok "$MNEMO" --help
 check "the command list uses the table's summaries" grep -qF "$(python3 -c '
 import json, sys

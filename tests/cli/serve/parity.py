@@ -292,6 +292,7 @@ ROWS = [
                                "metadata": {"topic": "billing"}, "since": 1, "until": 4102444800000}),
         pick_api=key("hits")),
     Row("gc", ["gc", "--json"], ("POST", "/v1/gc", {})),
+    Row("gc", ["gc", "--vacuum", "--json"], ("POST", "/v1/gc", {"vacuum": True})),
     Row("prune", ["prune", "--days", "3650", "--json"], ("POST", "/v1/prune", {"days": 3650})),
     Row("stats", ["stats", "--json"], ("GET", "/v1/stats", {})),
     Row("export", ["export", "{S}"], ("GET", "/v1/export", {"ids": "{S}"})),
