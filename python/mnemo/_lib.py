@@ -154,6 +154,20 @@ class MnExtractStats(Structure):
                 ("unchanged", c_int64), ("invalidated", c_int64), ("rejected", c_int64)]
 
 
+class MnForgetStats(Structure):
+    _fields_ = [("sessions", c_int64), ("memories", c_int64)]
+
+
+class MnThreadSummary(Structure):
+    """mn_thread_summary: the hand-over summary of a thread (a record the library allocates; read
+    only through mn_thread_summary_to_json, so a later library that appends members stays
+    compatible)."""
+    _fields_ = [("thread_id", c_char_p), ("ns", c_char_p), ("title", c_char_p), ("tool_name", c_char_p),
+                ("started", c_int64), ("updated_at", c_int64), ("expires_at", c_int64), ("turns", c_int64),
+                ("messages", c_int64), ("tokens", c_int64), ("tools_used", MnStrings), ("files", MnStrings),
+                ("text", c_char_p)]
+
+
 WRITE_FN = CFUNCTYPE(c_int, c_void_p, POINTER(c_char), c_size_t)
 READ_FN = CFUNCTYPE(c_long, c_void_p, POINTER(c_char), c_size_t)
 PROGRESS_FN = CFUNCTYPE(None, c_void_p, c_int64, c_int64)
@@ -197,12 +211,20 @@ _PROTOTYPES = {
     "mn_strings_free": (None, [_P(MnStrings)]),
     "mn_prune": (c_int, [c_void_p, c_int, _P(c_int64)]),
     "mn_gc": (c_int, [c_void_p, _P(c_int64)]),
+    "mn_vacuum": (c_int, [c_void_p]),
+    "mn_session_clear": (c_int, [c_void_p, c_char_p, c_uint, _P(c_int64)]),
+    "mn_session_set_max_turns": (c_int, [c_void_p, c_char_p, c_int64]),
+    "mn_namespace_forget": (c_int, [c_void_p, c_char_p, _P(MnForgetStats)]),
+    "mn_thread_summary_get": (c_int, [c_void_p, c_char_p, c_size_t, _P(_P(MnThreadSummary))]),
+    "mn_thread_summary_free": (None, [_P(MnThreadSummary)]),
+    "mn_thread_summary_to_json": (c_int, [_P(MnThreadSummary), _P(c_void_p)]),
     "mn_file_should_include": (c_int, [c_void_p, c_char_p, c_char_p, c_char_p, c_size_t, _P(c_int)]),
     "mn_role_parse": (c_int, [c_char_p, _P(c_int)]),
     "mn_append": (c_int, [c_void_p, c_char_p, _P(MnMessageIn), c_uint, _P(_P(MnMessage))]),
     "mn_append_batch": (c_int, [c_void_p, c_char_p, _P(MnMessageIn), c_size_t, c_uint, _P(_P(MnMessages))]),
     "mn_append_many": (c_int, [c_void_p, _P(MnAppendRequest), c_size_t, c_int, _P(MnAppendResult)]),
     "mn_message_delete": (c_int, [c_void_p, c_char_p, c_int64]),
+    "mn_message_edit": (c_int, [c_void_p, c_char_p, c_int64, c_char_p, c_char_p, _P(_P(MnMessage))]),
     "mn_history": (c_int, [c_void_p, c_char_p, _P(MnHistoryOpts), _P(_P(MnMessages))]),
     "mn_message_free": (None, [_P(MnMessage)]),
     "mn_messages_free": (None, [_P(MnMessages)]),

@@ -17,9 +17,9 @@ from typing import Any, BinaryIO, Callable, Dict, Iterable, List, Mapping, Optio
 
 from . import _lib
 from ._lib import (MnAppendRequest, MnAppendResult, MnBudget, MnContext, MnContextOpts, MnExtractStats,
-                   MnHistoryOpts, MnImportStats, MnMemories, MnMemory, MnMemoryIn, MnMemoryQuery, MnMessage,
-                   MnMessageIn, MnMessages, MnSearchFilter, MnSearchHits, MnSession, MnSessionOpts, MnSessions,
-                   MnStrings, MnSummary)
+                   MnForgetStats, MnHistoryOpts, MnImportStats, MnMemories, MnMemory, MnMemoryIn, MnMemoryQuery,
+                   MnMessage, MnMessageIn, MnMessages, MnSearchFilter, MnSearchHits, MnSession, MnSessionOpts,
+                   MnSessions, MnStrings, MnSummary, MnThreadSummary)
 from .errors import Invalid, Misuse, MnemoError, from_status
 
 Json = Any
@@ -31,6 +31,8 @@ SEARCH_MODES = {"auto": 0, "semantic": 1, "keyword": 2, "hybrid": 3}
 SEARCH_MODE_NAMES = {v: k for k, v in SEARCH_MODES.items()}
 RAG_SCOPES = {"session": 0, "all": 1}
 APPEND_CREATE = 1
+CLEAR_UNDO = 1   # enum mn_clear_flags
+CLEAR_STATE = 2
 CONTEXT_NO_FOLD = 1
 # The actor of the long-term memory versions this package writes (the CLI writes "cli", REST and
 # MCP "api", the Mem0 routes "mem0"; docs/memory.md).
@@ -417,6 +419,39 @@ class Memory:
         """Deletes the session and all its messages (NotFound when there is none)."""
         self._call("mn_session_delete", _b(session_id, "session_id"))
 
+    def clear_session(self, session_id: str, *, undo: bool = False, state: bool = False) -> int:
+        """Clears the session's active history in one transaction (like /clear; API op
+        session_clear) and returns how many messages it moved. The cleared messages leave every
+        context, history() and forks but stay stored and searchable (history(all=True) shows
+        them, "active" False); new messages start a fresh history. undo=True brings back every
+        message cleared since the last undo (except those the turn limit keeps out) and returns
+        how many came back (0 when nothing was cleared); the API answers {"cleared": n} or
+        {"restored": n}, this returns n. state=True also resets the session state, in the same
+        transaction. Invalid (bad id, undo with state), NotFound, Expired."""
+        n = c_int64()
+        self._call("mn_session_clear", _b(session_id, "session_id"),
+                   (CLEAR_UNDO if undo else 0) | (CLEAR_STATE if state else 0), byref(n))
+        return n.value
+
+    def set_max_turns(self, session_id: str, max_turns: int) -> Dict[str, Any]:
+        """Sets the session's turn limit (0: none; at most 1000000) and applies it at once (API op
+        session_limit): the messages before the newest max_turns user turns leave the active
+        history (history(all=True) still shows them). Raising or removing the limit brings
+        nothing back. Returns the session. Invalid, NotFound, Expired."""
+        self._call("mn_session_set_max_turns", _b(session_id, "session_id"), _int(max_turns, "max_turns"))
+        return self.get_session(session_id)
+
+    def forget_namespace(self, namespace: str) -> Dict[str, int]:
+        """Erases everything of the namespace for real (API op namespace_forget; docs/erasure.md):
+        every session with its messages, summaries, events, state and vectors, expired threads
+        included, and every long-term memory of it, every version. Returns {"sessions": n,
+        "memories": n}, what was erased; a namespace with nothing in it is not an error (counts
+        0). Not one transaction: after a failure part-way (Busy, IO) what was erased stays
+        erased, and calling it again finishes the job. Invalid when namespace is not one."""
+        stats = MnForgetStats()
+        self._call("mn_namespace_forget", _b(namespace, "namespace"), byref(stats))
+        return {"sessions": stats.sessions, "memories": stats.memories}
+
     def fork(self, session_id: str, upto_seq: int = 0) -> Dict[str, Any]:
         """Copies the session's active messages up to seq upto_seq (0: all) into a new session whose
         parent_id is session_id; returns the new session."""
@@ -437,11 +472,38 @@ class Memory:
         self._call("mn_prune", int(days), byref(n))
         return n.value
 
-    def gc(self) -> int:
-        """Deletes every expired thread with its messages; returns how many."""
+    def gc(self, *, vacuum: bool = False) -> int:
+        """Deletes every expired thread with its messages; returns how many. vacuum=True then
+        reclaims the space of deleted rows (vacuum()), as `mnemo gc --vacuum` does."""
         n = c_int64()
         self._call("mn_gc", byref(n))
+        if vacuum:
+            self._call("mn_vacuum")
         return n.value
+
+    def vacuum(self) -> None:
+        """Reclaims the space of deleted rows now (VACUUM): PostgreSQL keeps a deleted row's text
+        in its table files until a vacuum; SQLite already overwrote it and only shrinks the file.
+        Busy, IO, Unavailable."""
+        self._call("mn_vacuum")
+
+    def handover(self, session_id: str, *, files: int = 0) -> Dict[str, Any]:
+        """The hand-over summary of a session or thread, for the next tool (API op handover):
+        {"thread_id", "namespace", "title", "tool", "started", "updated_at", "expires_at",
+        "turns", "messages", "tokens", "tools_used", "files", "text"} (times in ms; title, tool
+        and a 0 expires_at as None; text the same as Markdown for a prompt). files: at most that
+        many files, newest first (0: all). Reads only. Invalid, NotFound, Expired."""
+        files = _int(files, "files")
+        if files < 0:
+            raise Invalid("files: %d is negative (0: all)" % files)
+        out = ctypes.POINTER(MnThreadSummary)()
+        self._call("mn_thread_summary_get", _b(session_id, "session_id"), files, byref(out))
+        try:
+            js = c_void_p()
+            _check(self._lib.mn_thread_summary_to_json(out, byref(js)))
+            return json.loads(_take_str(js))
+        finally:
+            self._lib.mn_thread_summary_free(out)
 
     def files(self, session_id: str) -> List[str]:
         """The unique file paths the session's messages list, newest first."""
@@ -534,6 +596,21 @@ class Memory:
     def delete_message(self, session_id: str, message_id: int) -> None:
         """Deletes one message of the session by its id."""
         self._call("mn_message_delete", _b(session_id, "session_id"), int(message_id))
+
+    def edit_message(self, session_id: str, message_id: int, content: Any, *,
+                     metadata: Union[None, str, Mapping[str, Any]] = None) -> Dict[str, Any]:
+        """Changes one message's content in place, and its metadata when given (a dict or a JSON
+        object's text that replaces the stored one), in one transaction (API op message_edit), and
+        returns the message as stored after the edit. The id, seq, role and time stay; the tokens
+        are recounted, the search index follows, summaries that folded the old text are dropped
+        and a message_edited event is written. content (a string or a list of text parts, as
+        append takes) is required; a message with tool calls keeps them. Invalid (bad id,
+        message_id not positive, content None, metadata not an object), TooBig, NotFound (no such
+        session, or no such message in it), Expired."""
+        out = ctypes.POINTER(MnMessage)()
+        self._call("mn_message_edit", _b(session_id, "session_id"), _int(message_id, "message_id"),
+                   _b(_text_content(content), "content"), _json_arg(metadata, "metadata"), byref(out))
+        return self._message(out)
 
     def history(self, session_id: str, *, limit: Optional[int] = None, after_seq: int = 0, tail: bool = False,
                 all: bool = False) -> List[Dict[str, Any]]:
