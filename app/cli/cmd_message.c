@@ -31,13 +31,14 @@ static int add_batch(const struct cli_global *g, struct cli_args *a)
         fprintf(stderr, "mnemo: --messages %s: %s\n", path, strerror(errno));
         return 1;
     }
-    char *text = cli_read_all(f, path, NULL);
+    size_t len = 0;
+    char *text = cli_read_all(f, path, &len);
     if (f != stdin)
         fclose(f);
     if (!text)
         return 1;
-    json_error_t jerr;
-    json_t *batch = json_loads(text, 0, &jerr);
+    json_error_t jerr; /* strict as REST and MCP bodies: a key twice is refused, not the last kept */
+    json_t *batch = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     free(text);
     if (!batch) {
         fprintf(stderr, "mnemo: --messages %s: not JSON (line %d column %d: %s)\n", path, jerr.line, jerr.column,

@@ -4,8 +4,9 @@
  * and waits; the committer thread takes everything queued (up to MAX_GROUP), commits it in one
  * go and wakes each request with its own result, so nothing is acknowledged before its commit.
  * srv_commit_stop drains the queue before it returns. Without a running committer (mnemo mcp,
- * the fuzz targets) srv_append is mn_append_many with one request. srv_append_submit queues without waiting,
- * for the HTTP event loop: its callback runs on the committer thread after the commit.
+ * the fuzz targets) srv_append is mn_append_many with one request. srv_append_submit queues
+ * without waiting, for the HTTP event loop: its callback runs on the committer thread after the
+ * commit.
  * After a group is acknowledged the committer also drains the keyword index log (a chunk of
  * search.fts_drain rows when that many are waiting; docs/search.md), which appends on the
  * handle then leave to it (mn_keyword_drain_defer).

@@ -203,6 +203,8 @@ printf '[]' >empty.json
 fails 1 "messages: must be an array of 1 to" mn add "$S2" --messages empty.json
 printf '{"role":"user"' >notjson.json
 fails 1 "not JSON" mn add "$S2" --messages notjson.json
+printf '[{"role":"user","content":"a","content":"b"}]' >twice.json
+fails 1 "not JSON .*duplicate" mn add "$S2" --messages twice.json
 fails 1 "nope.json" mn add "$S2" --messages nope.json
 ok mn history "$S2" --json
 eq "$(jget "$OUT" 'len(j)')" 7 "a refused batch stores none of its messages"
