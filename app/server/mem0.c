@@ -345,7 +345,8 @@ mn_status srv_op_mem0_add(struct srv_call *c)
     int64_t since = now_ms();
     char err[256] = "";
     mn_messages *stored = NULL;
-    mn_status st = srv_append(c->db, &(mn_append_request){sizeof(mn_append_request), sid, msgs, n, 0, NULL}, &stored, err);
+    mn_append_request req = {sizeof req, sid, msgs, n, 0, ns};
+    mn_status st = srv_append(c->db, &req, &stored, err);
     if (st)
         return srv_fail(c, st, "%s", err[0] ? err : mn_status_str(st));
     char *meta_text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;

@@ -371,7 +371,8 @@ mn_status srv_op_conv_create(struct srv_call *c)
     if (n) {
         mn_messages *stored = NULL;
         char err[256];
-        if ((st = srv_append(c->db, &(mn_append_request){sizeof(mn_append_request), s->id, in, n, 0, NULL}, &stored, err))) {
+        mn_append_request req = {sizeof req, s->id, in, n, 0, c->ns};
+        if ((st = srv_append(c->db, &req, &stored, err))) {
             srv_fail(c, st, "%s", err);
             mn_session_delete(c->db, s->id);
             mn_session_free(s);
@@ -447,7 +448,8 @@ mn_status srv_op_items_create(struct srv_call *c)
         goto out;
     mn_messages *stored = NULL;
     char err[256];
-    if ((st = srv_append(c->db, &(mn_append_request){sizeof(mn_append_request), id, in, n, 0, NULL}, &stored, err))) {
+    mn_append_request req = {sizeof req, id, in, n, 0, c->ns}; /* a bound key: only its namespace's */
+    if ((st = srv_append(c->db, &req, &stored, err))) {
         srv_fail(c, st, "%s", err);
         goto out;
     }
