@@ -92,6 +92,10 @@ class MnImportStats(Structure):
                 ("messages_skipped", c_int64)]
 
 
+class MnCompactOpts(Structure):
+    _fields_ = [("size", c_size_t), ("instructions", c_char_p)]
+
+
 class MnStrings(Structure):
     _fields_ = [("count", c_size_t), ("items", POINTER(c_char_p))]
 
@@ -205,6 +209,7 @@ _PROTOTYPES = {
     "mn_session_resume": (c_int, [c_void_p, c_char_p, c_char_p, _P(_P(MnSession))]),
     "mn_session_fork": (c_int, [c_void_p, c_char_p, c_int64, _P(_P(MnSession))]),
     "mn_session_files": (c_int, [c_void_p, c_char_p, _P(_P(MnStrings))]),
+    "mn_session_files_n": (c_int, [c_void_p, c_char_p, c_size_t, _P(_P(MnStrings))]),
     "mn_session_free": (None, [_P(MnSession)]),
     "mn_sessions_free": (None, [_P(MnSessions)]),
     "mn_session_to_json": (c_int, [_P(MnSession), _P(c_void_p)]),
@@ -235,9 +240,11 @@ _PROTOTYPES = {
     "mn_context_free": (None, [_P(MnContext)]),
     "mn_budget_split": (c_int, [c_int64, _P(MnBudget)]),
     "mn_message_pin": (c_int, [c_void_p, c_int64, c_int]),
+    "mn_session_message_pin": (c_int, [c_void_p, c_char_p, c_int64, c_int]),
     "mn_summary_get": (c_int, [c_void_p, c_char_p, _P(_P(MnSummary))]),
     "mn_summary_free": (None, [_P(MnSummary)]),
     "mn_compact": (c_int, [c_void_p, c_char_p, _P(c_void_p)]),
+    "mn_compact_ex": (c_int, [c_void_p, c_char_p, _P(MnCompactOpts), _P(c_void_p)]),
     "mn_compaction_counts": (None, [_P(c_int64), _P(c_int64), _P(c_int64)]),
     "mn_events_json": (c_int, [c_void_p, c_char_p, c_size_t, _P(c_void_p)]),
     "mn_export": (c_int, [c_void_p, _P(c_char_p), c_size_t, WRITE_FN, c_void_p]),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, TextIO, Union
 
 from . import _lib
-from ._lib import (MnAppendRequest, MnAppendResult, MnBudget, MnContext, MnContextOpts, MnExtractStats,
+from ._lib import (MnAppendRequest, MnAppendResult, MnBudget, MnCompactOpts, MnContext, MnContextOpts, MnExtractStats,
                    MnForgetStats, MnHistoryOpts, MnImportStats, MnMemories, MnMemory, MnMemoryIn, MnMemoryQuery,
                    MnMessage, MnMessageIn, MnMessages, MnSearchFilter, MnSearchHits, MnSession, MnSessionOpts,
                    MnSessions, MnStrings, MnSummary, MnThreadSummary)
@@ -505,10 +505,14 @@ class Memory:
         finally:
             self._lib.mn_thread_summary_free(out)
 
-    def files(self, session_id: str) -> List[str]:
-        """The unique file paths the session's messages list, newest first."""
+    def files(self, session_id: str, *, limit: int = 0) -> List[str]:
+        """The unique file paths the session's messages list, newest first; at most limit of them
+        (0: all), as the API's files operation."""
+        limit = _int(limit, "limit")
+        if limit < 0:
+            raise Invalid("limit: %d is negative (0: all)" % limit)
         out = ctypes.POINTER(MnStrings)()
-        self._call("mn_session_files", _b(session_id, "session_id"), byref(out))
+        self._call("mn_session_files_n", _b(session_id, "session_id"), limit, byref(out))
         try:
             return [out.contents.items[i].decode("utf-8") for i in range(out.contents.count)]
         finally:
@@ -623,12 +627,17 @@ class Memory:
         self._call("mn_history", _b(session_id, "session_id"), byref(o), byref(out))
         return self._messages(out)
 
-    def pin(self, message_id: int, pinned: bool = True) -> None:
-        """Pins (or unpins) a message: it stays verbatim in the hybrid strategy whatever its age."""
-        self._call("mn_message_pin", int(message_id), 1 if pinned else 0)
+    def pin(self, message_id: int, pinned: bool = True, *, session_id: Optional[str] = None) -> None:
+        """Pins (or unpins) a message: it stays verbatim in the hybrid strategy whatever its age.
+        With session_id, only a message of that session (the API's message_pin): another
+        session's message is NotFound."""
+        if session_id is None:
+            self._call("mn_message_pin", int(message_id), 1 if pinned else 0)
+        else:
+            self._call("mn_session_message_pin", _b(session_id, "session_id"), int(message_id), 1 if pinned else 0)
 
-    def unpin(self, message_id: int) -> None:
-        self.pin(message_id, False)
+    def unpin(self, message_id: int, *, session_id: Optional[str] = None) -> None:
+        self.pin(message_id, False, session_id=session_id)
 
     # -- context -------------------------------------------------------------------------------
     def context(self, session_id: str, *, max_tokens: Optional[int] = None, strategy: Optional[str] = None,
@@ -696,12 +705,15 @@ class Memory:
         finally:
             self._lib.mn_summary_free(out)
 
-    def compact(self, session_id: str) -> Dict[str, Any]:
+    def compact(self, session_id: str, *, instructions: Optional[str] = None) -> Dict[str, Any]:
         """Folds the session now (like /compact) and returns the event written
-        ({"kind":"compaction","outcome":"ok"|"rolled_back"|"nothing_to_fold", …}). Busy when another
-        fold of the session is in flight; Unavailable when the summariser failed."""
+        ({"kind":"compaction","outcome":"ok"|"rolled_back"|"nothing_to_fold", …}). instructions:
+        what the summary must keep ("keep the API decisions"; at most 4000 bytes), passed to the
+        summariser. Busy when another fold of the session is in flight; Unavailable when the
+        summariser failed."""
         out = c_void_p()
-        self._call("mn_compact", _b(session_id, "session_id"), byref(out))
+        opts = MnCompactOpts(ctypes.sizeof(MnCompactOpts), _b(instructions, "instructions"))
+        self._call("mn_compact_ex", _b(session_id, "session_id"), byref(opts), byref(out))
         return json.loads(_take_str(out)) if out.value else {}
 
     def events(self, session_id: str, limit: int = 50) -> List[Dict[str, Any]]:

@@ -1,6 +1,7 @@
 """The library functions that are REST/MCP operations, as Memory methods of the same names:
 edit_message (message_edit), clear_session (session_clear), set_max_turns (session_limit),
-forget_namespace (namespace_forget), handover, vacuum and gc(vacuum=True)."""
+forget_namespace (namespace_forget), handover, vacuum and gc(vacuum=True), files(limit=),
+pin(session_id=) (message_pin) and compact(instructions=)."""
 import asyncio
 
 import pytest
@@ -193,3 +194,36 @@ def test_async_has_the_new_methods(db_path):
     for name in ("edit_message", "clear_session", "set_max_turns", "forget_namespace", "handover", "vacuum"):
         assert asyncio.iscoroutinefunction(getattr(mnemo.AsyncMemory, name))
         assert getattr(mnemo.AsyncMemory, name).__doc__ == getattr(mnemo.Memory, name).__doc__
+
+
+def test_files_limit_as_the_api(mem):
+    s = mem.create_session()
+    mem.append(s["id"], "user", "one", files=["a.c", "b.c"])
+    mem.append(s["id"], "user", "two", files=["c.c"])
+    assert mem.files(s["id"]) == ["c.c", "a.c", "b.c"]
+    assert mem.files(s["id"], limit=2) == ["c.c", "a.c"]
+    with pytest.raises(mnemo.Invalid):
+        mem.files(s["id"], limit=-1)
+
+
+def test_pin_within_a_session(mem):
+    s, t = mem.create_session(), mem.create_session()
+    a = mem.append(s["id"], "user", "keep me")
+    with pytest.raises(mnemo.NotFound):
+        mem.pin(a["id"], session_id=t["id"])  # another session's message
+    assert mem.history(s["id"])[0]["pinned"] is False
+    mem.pin(a["id"], session_id=s["id"])
+    assert mem.history(s["id"])[0]["pinned"] is True
+    mem.unpin(a["id"], session_id=s["id"])
+    assert mem.history(s["id"])[0]["pinned"] is False
+
+
+def test_compact_instructions(mem):
+    s = mem.create_session()
+    for i in range(6):
+        mem.append(s["id"], "user" if i % 2 == 0 else "assistant", "turn %d about the release plan" % i)
+    ev = mem.compact(s["id"], instructions="keep the API decisions")
+    assert ev["kind"] == "compaction"
+    with pytest.raises(mnemo.Invalid) as e:
+        mem.compact(s["id"], instructions="x" * 4001)
+    assert "instructions" in e.value.message
