@@ -78,6 +78,8 @@ int cli_fail(mn_status rc);
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Reads all of stdin (or a file) into a NUL-terminated malloc'd string; NULL after printing. */
 char *cli_read_all(FILE *f, const char *what, size_t *len);
+/* The same for a path, "-" being standard input; NULL after printing "mnemo: cannot read PATH: …". */
+char *cli_read_path(const char *path, size_t *len);
 /* "2026-11-22 01:02:03" UTC. */
 void cli_time(long long ms, char *out, size_t cap);
 /* Now, in ms since the epoch (honours MNEMO_TEST_NOW_MS like the library). */

@@ -33,15 +33,8 @@ int cmd_handover(const struct cli_global *g, struct cli_args *a)
 int cmd_files_check(const struct cli_global *g, struct cli_args *a)
 {
     const char *path = a->pos[1], *from = a->npos > 2 ? a->pos[2] : path;
-    FILE *f = strcmp(from, "-") == 0 ? stdin : fopen(from, "rb");
-    if (!f) {
-        fprintf(stderr, "mnemo: files check: cannot read %s\n", from);
-        return 1;
-    }
     size_t len = 0;
-    char *content = cli_read_all(f, from, &len);
-    if (f != stdin)
-        fclose(f);
+    char *content = cli_read_path(from, &len);
     if (!content)
         return 1;
     int status = 1;

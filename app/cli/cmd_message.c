@@ -1,7 +1,6 @@
 /*
  * cmd_message.c — `mnemo add`, `mnemo history` and `mnemo context`.
  */
-#include <errno.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -26,15 +25,8 @@ static int add_batch(const struct cli_global *g, struct cli_args *a)
             return cli_usage_error("add: --%s is a field of each message in --messages, not an option beside it",
                                    cli_typed(a, one_message_opts[i], typed, sizeof typed));
     const char *path = cli_opt(a, "messages");
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "mnemo: --messages %s: %s\n", path, strerror(errno));
-        return 1;
-    }
     size_t len = 0;
-    char *text = cli_read_all(f, path, &len);
-    if (f != stdin)
-        fclose(f);
+    char *text = cli_read_path(path, &len);
     if (!text)
         return 1;
     json_error_t jerr; /* strict as REST and MCP bodies: a key twice is refused, not the last kept */

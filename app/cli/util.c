@@ -219,6 +219,19 @@ mn_db *cli_open(const struct cli_global *g)
     return db;
 }
 
+char *cli_read_path(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "mnemo: cannot read %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    char *text = cli_read_all(f, f == stdin ? "standard input" : path, len);
+    if (f != stdin)
+        fclose(f);
+    return text;
+}
+
 char *cli_read_all(FILE *f, const char *what, size_t *len_out)
 {
     size_t len = 0, cap = 65536;

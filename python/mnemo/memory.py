@@ -105,6 +105,14 @@ def _int(v: Any, what: str) -> int:
     return v
 
 
+def _count(v: Any, what: str, zero: str = "") -> int:
+    """A whole number >= 0 (zero: what 0 means, for the message)."""
+    n = _int(v, what)
+    if n < 0:
+        raise Invalid("%s: %d is negative%s" % (what, n, " (0: %s)" % zero if zero else ""))
+    return n
+
+
 def _role(role: Any, what: str = "role") -> int:
     # "agent" (seed 003's name for the assistant) is accepted on input as the library does
     # (mn_role_parse); it is stored, and read back, as "assistant".
@@ -493,9 +501,7 @@ class Memory:
         "turns", "messages", "tokens", "tools_used", "files", "text"} (times in ms; title, tool
         and a 0 expires_at as None; text the same as Markdown for a prompt). files: at most that
         many files, newest first (0: all). Reads only. Invalid, NotFound, Expired."""
-        files = _int(files, "files")
-        if files < 0:
-            raise Invalid("files: %d is negative (0: all)" % files)
+        files = _count(files, "files", "all")
         out = ctypes.POINTER(MnThreadSummary)()
         self._call("mn_thread_summary_get", _b(session_id, "session_id"), files, byref(out))
         try:
@@ -508,9 +514,7 @@ class Memory:
     def files(self, session_id: str, *, limit: int = 0) -> List[str]:
         """The unique file paths the session's messages list, newest first; at most limit of them
         (0: all), as the API's files operation."""
-        limit = _int(limit, "limit")
-        if limit < 0:
-            raise Invalid("limit: %d is negative (0: all)" % limit)
+        limit = _count(limit, "limit", "all")
         out = ctypes.POINTER(MnStrings)()
         self._call("mn_session_files_n", _b(session_id, "session_id"), limit, byref(out))
         try:
@@ -845,11 +849,9 @@ class Memory:
     def _memory_query(namespace: Optional[str], user_id: Optional[str], agent_id: Optional[str],
                       session_id: Optional[str], kind: Optional[str], metadata: Any, as_of: Any,
                       include_closed: bool, pinned: Optional[bool], limit: int, offset: int) -> MnMemoryQuery:
-        limit, offset = _int(limit, "limit"), _int(offset, "offset")
+        limit, offset = _int(limit, "limit"), _count(offset, "offset")
         if limit < 1:  # the library reads 0 as its default; here a limit is always explicit
             raise Invalid("limit: %d is not 1 to 1000" % limit)
-        if offset < 0:
-            raise Invalid("offset: %d is negative" % offset)
         q = MnMemoryQuery()
         q.size = ctypes.sizeof(MnMemoryQuery)
         q.ns = _b(namespace, "namespace")
