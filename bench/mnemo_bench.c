@@ -20,6 +20,10 @@
  *       strategy window, format openai. --read history: mn_history with the newest 100 messages
  *       (the peers' raw query, no windowing nor rendering). P passes over the same calls on one
  *       handle; pass 0 starts with a cold SQLite cache; the figures are the last pass's.
+ *   mnemo-bench group --db PATH --n N [--group G] [--sync full|normal]
+ *       `mnemo serve`'s group commit without HTTP: N one-message appends (200 bytes of the blob)
+ *       to random sessions of an existing store, G (34) to one mn_append_many; prints the rate
+ *       and the CPU an append (the appending thread's, and the process's until mn_close).
  *
  * Message generator: the one of sqlite_insert.c (xorshift64 seeded like it, the same syllables,
  * a 4,000,000-byte pseudo-word blob; length log-uniform in [50,500] for user and [200,2000] for
@@ -33,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,7 +145,7 @@ static void remove_db(const char *path)
 
 struct opts {
     const char *db, *sync, *tokenizer, *read, *fts_drain;
-    long n, per_txn, sessions, messages, rounds_per_txn, calls, max_tokens, passes;
+    long n, per_txn, sessions, messages, rounds_per_txn, calls, max_tokens, passes, group;
 };
 
 static mn_db *open_db(const struct opts *o)
@@ -343,20 +348,10 @@ static int cmd_build(const struct opts *o)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static int cmd_window(const struct opts *o)
+/* Every session id of the store, sorted (UUIDv7: creation order), so that a seed picks the same
+ * ones each run; exits when there are none. */
+static char **session_ids(mn_db *db, const char *path, const char *cmd, size_t *count)
 {
-    long calls = o->calls, passes = o->passes;
-    int history = strcmp(o->read, "history") == 0;
-    if (calls < 1 || o->max_tokens < 1 || passes < 1 || (!history && strcmp(o->read, "context") != 0)) {
-        fprintf(stderr, "window: --calls >= 1, --max-tokens >= 1, --passes >= 1, --read context|history\n");
-        return 2;
-    }
-    if (access(o->db, F_OK) != 0) {
-        fprintf(stderr, "window: %s does not exist (run build first)\n", o->db);
-        return 1;
-    }
-    mn_db *db = open_db(o);
-    /* every session id, sorted (UUIDv7: creation order), so the seed picks the same ones each run */
     size_t nids = 0, cap = 0;
     char **ids = NULL;
     mn_status rc;
@@ -379,10 +374,30 @@ static int cmd_window(const struct opts *o)
             break;
     }
     if (nids == 0) {
-        fprintf(stderr, "window: no sessions in %s\n", o->db);
-        return 1;
+        fprintf(stderr, "%s: no sessions in %s\n", cmd, path);
+        exit(1);
     }
     qsort(ids, nids, sizeof *ids, cmp_str);
+    *count = nids;
+    return ids;
+}
+
+static int cmd_window(const struct opts *o)
+{
+    long calls = o->calls, passes = o->passes;
+    int history = strcmp(o->read, "history") == 0;
+    if (calls < 1 || o->max_tokens < 1 || passes < 1 || (!history && strcmp(o->read, "context") != 0)) {
+        fprintf(stderr, "window: --calls >= 1, --max-tokens >= 1, --passes >= 1, --read context|history\n");
+        return 2;
+    }
+    if (access(o->db, F_OK) != 0) {
+        fprintf(stderr, "window: %s does not exist (run build first)\n", o->db);
+        return 1;
+    }
+    mn_db *db = open_db(o);
+    size_t nids = 0;
+    char **ids = session_ids(db, o->db, "window", &nids);
+    mn_status rc;
     mn_stats st;
     if ((rc = mn_stats_get(db, &st)))
         die("stats", rc);
@@ -445,12 +460,94 @@ static int cmd_window(const struct opts *o)
     return 0;
 }
 
+/* ---- group ------------------------------------------------------------------------------------ */
+
+static double cpu_s(int who)
+{
+    struct rusage u;
+    getrusage(who, &u);
+    return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+/* What `mnemo serve`'s group committer does under bench/server/append.lua, without HTTP: groups of
+ * --group one-message appends (a ~200-byte user turn each) to sessions of an existing store picked
+ * at random, each group one mn_append_many with the stored messages asked for. Reports the rate
+ * and the CPU an append, of the appending thread and of the whole process (its keyword indexer
+ * thread included; mn_close waits for it). */
+static int cmd_group(const struct opts *o)
+{
+    long n = o->n, g = o->group;
+    if (n < 1 || g < 1 || g > 10000) {
+        fprintf(stderr, "group: --n >= 1 and --group 1..10000\n");
+        return 2;
+    }
+    if (access(o->db, F_OK) != 0) {
+        fprintf(stderr, "group: %s does not exist (run build first)\n", o->db);
+        return 1;
+    }
+    char *blob = make_blob(BLOB_LEN);
+    mn_db *db = open_db(o);
+    size_t nids = 0;
+    char **ids = session_ids(db, o->db, "group", &nids);
+    rs = 0x2545F4914F6CDD1Dull;
+    char **text = xcalloc((size_t)n, sizeof *text);
+    mn_message_in *msgs = xcalloc((size_t)n, sizeof *msgs);
+    mn_append_request *reqs = xcalloc((size_t)g, sizeof *reqs);
+    mn_append_result *res = xcalloc((size_t)g, sizeof *res);
+    for (long i = 0; i < n; i++) {
+        size_t off = rnd() % (BLOB_LEN - 200);
+        text[i] = strndup(blob + off, 200);
+        mn_message_in m = MN_MESSAGE_IN_INIT;
+        m.role = MN_ROLE_USER;
+        m.content = text[i];
+        msgs[i] = m;
+    }
+    double t = now_s(), c_self = cpu_s(RUSAGE_SELF), c_thread = cpu_s(RUSAGE_THREAD);
+    for (long i = 0; i < n; i += g) {
+        size_t k = (size_t)(n - i < g ? n - i : g);
+        for (size_t j = 0; j < k; j++) {
+            mn_append_request r = MN_APPEND_REQUEST_INIT;
+            r.session_id = ids[rnd() % nids];
+            r.msgs = &msgs[i + (long)j];
+            r.n = 1;
+            reqs[j] = r;
+        }
+        mn_status rc = mn_append_many(db, reqs, k, 1, res);
+        if (rc)
+            die("mn_append_many", rc);
+        for (size_t j = 0; j < k; j++) {
+            if (res[j].status)
+                die(res[j].errmsg, res[j].status);
+            mn_messages_free(res[j].stored);
+        }
+    }
+    double dt = now_s() - t, thread = cpu_s(RUSAGE_THREAD) - c_thread;
+    mn_close(db);
+    double all = cpu_s(RUSAGE_SELF) - c_self;
+    printf("{\"op\":\"group\",\"impl\":\"mnemo\",\"version\":\"%s\",\"n\":%ld,\"group\":%ld,\"sync\":\"%s\","
+           "\"sessions\":%zu,\"seconds\":%.3f,\"msgs_per_s\":%.0f,\"cpu_us_per_append\":%.1f,"
+           "\"appender_cpu_us_per_append\":%.1f}\n",
+           mn_version(), n, g, o->sync, nids, dt, (double)n / dt, all * 1e6 / (double)n, thread * 1e6 / (double)n);
+    for (size_t i = 0; i < nids; i++)
+        free(ids[i]);
+    for (long i = 0; i < n; i++)
+        free(text[i]);
+    free(ids);
+    free(text);
+    free(msgs);
+    free(reqs);
+    free(res);
+    free(blob);
+    return 0;
+}
+
 /* ---- main ------------------------------------------------------------------------------------- */
 
 static const char usage[] =
     "usage: mnemo-bench append --db PATH --n N [--per-txn B] [--sync full|normal] [--tokenizer NAME]\n"
     "       mnemo-bench build  --db PATH --sessions S --messages M [--rounds-per-txn R] [--sync normal|full]\n"
     "       mnemo-bench window --db PATH --calls C --max-tokens T [--passes P] [--read context|history]\n"
+    "       mnemo-bench group  --db PATH --n N [--group G] [--sync full|normal]\n"
     "--tokenizer: heuristic (default here, like the peers' len/4), auto, cl100k_base, o200k_base\n"
     "--fts-drain N: search.fts_drain (keyword index chunk; 0 = index at the first search; default 1000)\n";
 
@@ -461,8 +558,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
-    struct opts o = {NULL, NULL, "heuristic", "context", NULL, 2000, 1, 1000, 1000, 1, 2000, 4096, 3};
-    o.sync = strcmp(cmd, "append") == 0 ? "full" : "normal";
+    struct opts o = {NULL, NULL, "heuristic", "context", NULL, 2000, 1, 1000, 1000, 1, 2000, 4096, 3, 34};
+    o.sync = strcmp(cmd, "append") == 0 || strcmp(cmd, "group") == 0 ? "full" : "normal";
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
@@ -496,6 +593,8 @@ int main(int argc, char **argv)
             o.max_tokens = atol(v);
         else if (!strcmp(a, "--passes"))
             o.passes = atol(v);
+        else if (!strcmp(a, "--group"))
+            o.group = atol(v);
         else {
             fprintf(stderr, "unknown option %s\n%s", a, usage);
             return 2;
@@ -511,6 +610,8 @@ int main(int argc, char **argv)
         return cmd_build(&o);
     if (!strcmp(cmd, "window"))
         return cmd_window(&o);
+    if (!strcmp(cmd, "group"))
+        return cmd_group(&o);
     fputs(usage, stderr);
     return 2;
 }
