@@ -669,7 +669,8 @@ typedef int (*mn_write_fn)(void *user, const char *bytes, size_t len);
 /* Reads up to `cap` bytes into buf; returns the count, 0 at the end, -1 on error (MN_IO). */
 typedef long (*mn_read_fn)(void *user, char *buf, size_t cap);
 
-/* Exports the sessions named in ids (n of them), or every session when n is 0, oldest first.
+/* Exports the sessions named in ids (n of them, in that order; an id named twice is written once),
+ * or every session when n is 0, oldest first.
  * Errors: MN_NOTFOUND (a named session is missing; nothing is written), MN_IO. */
 MN_API mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn write, void *user);
 

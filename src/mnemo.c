@@ -602,6 +602,34 @@ static int export_message(void *user, const mn_message *m)
            e->write(e->user, e->line.data, e->line.len) != 0;
 }
 
+static int cmp_id_then_place(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    int c = strcmp(x, y);
+    return c ? c : (x > y) - (x < y);
+}
+
+/* Drops the repeats of list (n canonical ids, list[i] == canon[i]): each session is written
+ * once, where it was first named. Sorting pointers into canon keeps the first of equal ids first
+ * (its address is the lowest). Returns the new count. */
+static size_t unique_ids(const char **list, char (*canon)[MN_UUID_LEN + 1], size_t n)
+{
+    const char **sorted = malloc(n * sizeof *sorted);
+    if (!sorted)
+        return 0;
+    memcpy(sorted, list, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_id_then_place);
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(sorted[i], sorted[i - 1]) == 0)
+            list[(size_t)(sorted[i] - canon[0]) / sizeof *canon] = NULL;
+    free(sorted);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (list[i])
+            list[kept++] = list[i];
+    return kept;
+}
+
 mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn write, void *user)
 {
     mn_status rc = mn__check_db(db);
@@ -617,6 +645,8 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
         rc = mn__check_id(ids[i], canon[i]);
         list[i] = canon[i];
     }
+    if (!rc && n > 1 && !(n = unique_ids(list, canon, n)))
+        rc = mn__nomem();
     struct export_state e = {write, user, MN_BUF_INIT, "", 0, 0, MN_OK, ""};
     for (size_t i = 0; i < n && !rc; i++) { /* nothing is written unless every named session exists */
         mn_session *s = NULL;

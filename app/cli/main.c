@@ -117,7 +117,8 @@ const struct cli_cmd cli_commands[] = {
      "  --upto-seq SEQ    copy messages up to sequence number SEQ (default: all; also --upto)\n"
      "  --json            print the new session as JSON\n",
      o_fork, 1, 1, cmd_session_fork},
-    {"session resume", "[ID] [--namespace NS]", "print the id of the session to continue: ID if alive, else the newest",
+    {"session resume", "[ID] [--namespace NS]",
+     "print the id of the session to continue: ID (an error when expired), else the newest live one",
      "  --namespace NS    only sessions of this namespace\n", o_resume, 0, 1, cmd_session_resume},
     {"session clear", "ID [--undo] [--state] [--json]",
      "clear the active history: kept and searchable, out of the context (seed 000's /clear)",

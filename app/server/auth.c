@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/evp.h>
 
@@ -101,11 +102,12 @@ void srv_keys_free(struct srv_keys *k)
 int srv_keys_check(const struct srv_keys *k, const char *authorization, const char **ns)
 {
     *ns = NULL;
-    /* Bearer, and Token as Mem0's client sends it (mem0.c) */
-    const char *tok = !authorization                               ? NULL
-                      : strncmp(authorization, "Bearer ", 7) == 0 ? authorization + 7
-                      : strncmp(authorization, "Token ", 6) == 0  ? authorization + 6
-                                                                   : NULL;
+    /* Bearer, and Token as Mem0's client sends it (mem0.c); a scheme's name is case-insensitive
+     * (RFC 9110, 11.1) */
+    const char *tok = !authorization                                   ? NULL
+                      : strncasecmp(authorization, "Bearer ", 7) == 0 ? authorization + 7
+                      : strncasecmp(authorization, "Token ", 6) == 0  ? authorization + 6
+                                                                       : NULL;
     if (!tok)
         return 0;
     unsigned char h[32];

@@ -316,6 +316,7 @@ struct conn {
     int refused;    /* refused on its headers (refuse_on_headers): resp is its answer, its body dropped */
     const char *ns; /* the namespace its API key is bound to (srv->keys'); NULL: none */
     int framing;    /* its body's length is declared two ways (400) or in a coding not read (501) */
+    int hosts, bad_host; /* its Host lines; not exactly one (HTTP/1.0: at most one): 400 */
     struct timespec t0;
     /* answering: READING the body; WAITING (suspended) for a worker or the committer; the
      * answer READY to send on the event loop */
@@ -614,6 +615,11 @@ static int refuse_on_headers(struct server *srv, struct conn *c)
             srv_error(resp, 400, "invalid",
                       "the body's length is declared two ways (two Content-Length values, or Content-Length "
                       "with Transfer-Encoding)");
+        return 1;
+    }
+    if (c->bad_host) {
+        c->route_name = "bad_host";
+        srv_error(resp, 400, "invalid", "the request has %d Host headers: HTTP/1.1 needs exactly one", c->hosts);
         return 1;
     }
     if (c->too_big) {
@@ -1094,6 +1100,7 @@ struct framing {
     int lengths_differ;
     int codings; /* Transfer-Encoding lines */
     int chunked; /* one, and it is "chunked" */
+    int hosts;   /* Host lines */
 };
 
 static enum MHD_Result note_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
@@ -1108,6 +1115,8 @@ static enum MHD_Result note_framing(void *cls, enum MHD_ValueKind kind, const ch
     } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
         f->codings++;
         f->chunked = f->codings == 1 && strcasecmp(value, "chunked") == 0;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
+        f->hosts++;
     }
     return MHD_YES;
 }
@@ -1154,6 +1163,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         struct framing f = {0};
         MHD_get_connection_values(mc, MHD_HEADER_KIND, note_framing, &f);
         c->framing = f.lengths_differ || (f.codings && f.length) ? 400 : f.codings && !f.chunked ? 501 : 0;
+        /* HTTP/1.1 names its host exactly once (RFC 9112, 3.2): a proxy and this server must not
+         * read two different ones, and the loopback Host check needs one to read */
+        c->hosts = f.hosts;
+        c->bad_host = f.hosts > 1 || (f.hosts == 0 && strcmp(version, MHD_HTTP_VERSION_1_0) != 0);
         if (f.length && strtoull(f.length, NULL, 10) > srv->max_body)
             c->too_big = 1;
         if (metrics_in_flight(1) >= srv->o->max_inflight && srv->o->max_inflight > 0)
@@ -1409,6 +1422,12 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
         fprintf(stderr, "mnemo: refusing to listen on %s without an API key: configure server.api_keys "
                         "(SHA-256 hashes), or --api-key-env VAR / MNEMO_API_KEY, or listen on a loopback address\n",
                 o->listen);
+        return 2;
+    }
+    struct srv_policy lists = {o->allow_origin, o->allowed_hosts, 0, 0};
+    if (srv_policy_check(&lists, err, sizeof err) != 0) {
+        srv_keys_free(&srv.keys);
+        fprintf(stderr, "mnemo: %s\n", err);
         return 2;
     }
     srv.db = db;

@@ -442,7 +442,7 @@ void mcp_handle_http(mn_db *db, const char *ns, const char *msg, size_t len, str
     struct req r = {db, ns, NULL, 0, h != NULL, 200};
     *reply = NULL;
     json_error_t jerr;
-    json_t *m = json_loadb(msg, len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *m = json_loadb(msg, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
     if (!m) {
         *reply = fail(&r, RPC_PARSE, "parse error: not JSON", NULL);
     } else if (!json_is_object(m)) {

@@ -1046,16 +1046,25 @@ static mn_status op_export(struct srv_call *c)
     json_t *ids = json_array(), *v = a_val(c, "ids");
     if (json_is_string(v)) {
         const char *s = json_string_value(v);
-        while (*s) {
+        for (size_t i = 0;; i++) { /* an empty entry is refused: dropped, ",,," exported everything */
             const char *e = strchr(s, ',');
             size_t len = e ? (size_t)(e - s) : strlen(s);
-            if (len)
-                json_array_append_new(ids, json_stringn(s, len));
-            s += len + (e ? 1 : 0);
+            if (!len) {
+                json_decref(ids);
+                return srv_fail(c, MN_INVALID, "ids: entry %zu is empty (a comma-separated list of session ids)", i + 1);
+            }
+            json_array_append_new(ids, json_stringn(s, len));
+            if (!e)
+                break;
+            s = e + 1;
         }
     } else if (json_is_array(v)) {
         size_t i;
         json_t *x;
+        if (!json_array_size(v)) {
+            json_decref(ids);
+            return srv_fail(c, MN_INVALID, "ids: an empty list (leave ids out to export every session)");
+        }
         json_array_foreach(v, i, x) {
             if (!json_is_string(x)) {
                 json_decref(ids);
@@ -1416,7 +1425,7 @@ static const struct srv_param p_events[] = {SID_REQ, P("limit", PT_INTEGER, GE(1
 static const struct srv_param p_session_fork[] = {SID_REQ, P("upto_seq", PT_INTEGER, GE(0), DESC("0: all")), END};
 static const struct srv_param p_append[] = {
     SID_REQ, P("create", PT_BOOLEAN, DESC("create the session when missing")),
-    P("messages", PT_ARRAY, LE(100000), ITEMS(MSG_ITEM), DESC("a batch, stored as one transaction")),
+    P("messages", PT_ARRAY, GE(1), LE(100000), ITEMS(MSG_ITEM), DESC("a batch, stored as one transaction")),
     P("role", PT_STRING, ENUM(ROLES)), P("content", PT_STRING),
     P("tool_calls", PT_ARRAY, ALT(PT_STRING), DESC("assistant only: OpenAI tool calls")),
     P("tool_call_id", PT_STRING, DESC("required for role tool")), P("name", PT_STRING),
@@ -1574,7 +1583,8 @@ const struct srv_op srv_ops[] = {
          "\"sessions\",\"has_more\""),
      OP_TOOL | OP_READONLY, op_session_list},
     {"session_resume", "GET", "/v1/resume",
-     "The live session to continue: session_id when it has not expired, else the newest in the namespace.",
+     "The session to continue: session_id when given (an expired or missing one is an error), else the newest live "
+     "session in the namespace.",
      p_session_resume, SESSION_R, OP_TOOL | OP_READONLY, op_session_resume},
     {"session_get", "GET", "/v1/sessions/{session_id}", "Read one session.", p_session, SESSION_R,
      OP_TOOL | OP_READONLY | OP_QUICK, op_session_get},

@@ -63,8 +63,11 @@ json_t *srv_param_schema(const struct srv_param *p)
             json_object_set_new(s, "maximum", json_integer(p->max));
     } else if (p->type == PT_STRING && p->has_max) {
         json_object_set_new(s, "maxLength", json_integer(p->max));
-    } else if (p->type == PT_ARRAY && p->has_max) {
-        json_object_set_new(s, "maxItems", json_integer(p->max));
+    } else if (p->type == PT_ARRAY) {
+        if (p->has_min)
+            json_object_set_new(s, "minItems", json_integer(p->min));
+        if (p->has_max)
+            json_object_set_new(s, "maxItems", json_integer(p->max));
     }
     if (p->enums) {
         json_t *e = json_array();
@@ -182,6 +185,32 @@ static int given_as_text(const struct srv_call *c, const struct srv_param *p)
 }
 
 /* The value of one declared parameter checked (and converted from query or path text) in place. */
+/* Whether text is a number as JSON writes one ([-]digits, and with `real` [.digits][e[±]digits]):
+ * strtoll and strtod also take leading spaces, a '+', hex, "inf" and "nan", which no client means
+ * to send as a limit. */
+static int plain_number(const char *text, int real)
+{
+    const char *p = text + (*text == '-');
+    size_t whole = strspn(p, "0123456789");
+    if (!whole)
+        return 0;
+    p += whole;
+    if (real && *p == '.') {
+        size_t frac = strspn(p + 1, "0123456789");
+        if (!frac)
+            return 0;
+        p += 1 + frac;
+    }
+    if (real && (*p == 'e' || *p == 'E')) {
+        p += 1 + (p[1] == '+' || p[1] == '-');
+        size_t exp = strspn(p, "0123456789");
+        if (!exp)
+            return 0;
+        p += exp;
+    }
+    return *p == '\0';
+}
+
 static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t *v)
 {
     const char *name = p->name;
@@ -214,7 +243,7 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
             char *end;
             errno = 0;
             n = strtoll(text, &end, 10);
-            if (errno || end == text || *end)
+            if (!plain_number(text, 0) || errno || end == text || *end)
                 return srv_invalid(c, "%s: '%.60s' is not a whole number", name, text);
         } else {
             return srv_invalid(c, "%s: must be an integer", name);
@@ -236,7 +265,7 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
             char *end;
             errno = 0;
             d = strtod(text, &end);
-            if (errno || end == text || *end || !isfinite(d))
+            if (!plain_number(text, 1) || errno || end == text || *end || !isfinite(d))
                 return srv_invalid(c, "%s: '%.60s' is not a number", name, text);
         } else {
             return srv_invalid(c, "%s: must be a number", name);
@@ -266,6 +295,8 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
             return srv_invalid(c, "%s: must be an array", name);
         if (p->has_max && json_array_size(v) > (size_t)p->max)
             return srv_invalid(c, "%s: %zu items is over the limit of %lld", name, json_array_size(v), (long long)p->max);
+        if (p->has_min && json_array_size(v) < (size_t)p->min)
+            return srv_invalid(c, "%s: %zu items is under the minimum of %lld", name, json_array_size(v), (long long)p->min);
         return MN_OK;
     default:
         return MN_OK;

@@ -143,6 +143,53 @@ int srv_origin_allowed(const struct srv_policy *p, const char *origin, const cha
     return 0;
 }
 
+/* The first entry of a comma-separated list that check() refuses, into bad; 0 when all pass. */
+static int list_check(const char *list, int (*check)(const char *entry), char *bad, size_t cap)
+{
+    while (list && *list) {
+        while (*list == ' ' || *list == ',')
+            list++;
+        size_t n = strcspn(list, ","), t = n;
+        while (t && list[t - 1] == ' ')
+            t--;
+        char entry[300];
+        if (t && (t >= sizeof entry || (snprintf(entry, sizeof entry, "%.*s", (int)t, list), !check(entry)))) {
+            snprintf(bad, cap, "%.*s", (int)(t < 200 ? t : 200), list);
+            return -1;
+        }
+        list += n;
+    }
+    return 0;
+}
+
+static int origin_entry(const char *e)
+{
+    char scheme[8], host[256];
+    unsigned port;
+    return strcmp(e, "*") == 0 || srv_origin_parse(e, scheme, sizeof scheme, host, sizeof host, &port) == 0;
+}
+
+static int host_entry(const char *e)
+{
+    char host[256];
+    unsigned port;
+    return strcmp(e, "*") == 0 || split_hostport(e, strlen(e), host, sizeof host, &port) == 0;
+}
+
+int srv_policy_check(const struct srv_policy *p, char *err, size_t cap)
+{
+    char bad[256];
+    if (list_check(p->allowed_origins, origin_entry, bad, sizeof bad) != 0) {
+        snprintf(err, cap, "server.allowed_origins: '%s' is not an origin (scheme://host[:port], or *)", bad);
+        return -1;
+    }
+    if (list_check(p->allowed_hosts, host_entry, bad, sizeof bad) != 0) {
+        snprintf(err, cap, "server.allowed_hosts: '%s' is not a host (host or host:port, or *)", bad);
+        return -1;
+    }
+    return 0;
+}
+
 int srv_content_type_ok(const char *ctype, int ndjson)
 {
     if (!ctype)

@@ -124,13 +124,17 @@ json_t *srv_parse_query(const char *q, char *err, size_t errcap)
         /* a name or value that is not UTF-8 text, or holds a NUL byte, is refused: left out, it
          * widened a filter (namespace, session_id, ids) to everything */
         int bad = k && v && (!value || kn != strlen(k) || vn != strlen(v));
-        if (!bad && value && k[0]) {
+        int twice = !bad && value && k[0] && json_object_get(o, k);
+        if (!bad && !twice && value && k[0]) {
             bad = json_object_set_new(o, k, value) != 0; /* fails when the name is not UTF-8 */
             value = NULL;                                /* taken either way */
         }
         json_decref(value);
         if (bad && err && errcap)
             snprintf(err, errcap, "query: parameter %zu is not UTF-8 text or holds a NUL byte (%%00)", at);
+        if (twice && err && errcap) /* which one to take would be a guess: a filter must be exact */
+            snprintf(err, errcap, "%.60s: given twice in the query", k);
+        bad |= twice;
         if (bad || !k || !v) {
             json_decref(o);
             o = NULL;
@@ -167,6 +171,28 @@ static int match(const char *pattern, const char *path, json_t *params)
         s++;
     }
     return *p == '\0' && (*s == '\0' || (s[0] == '/' && s[1] == '\0'));
+}
+
+/* The Idempotency-Key header as the append's key; for a batch (`messages`), message i's is
+ * "<key>#<i>" unless it carries its own, as the Conversations API keys its items, so that a
+ * retried batch stores nothing new. -1 when the key is not UTF-8 text. */
+static int header_key(json_t *params, const char *key)
+{
+    json_t *batch = json_object_get(params, "messages");
+    if (!json_is_array(batch))
+        return json_object_set_new(params, "idempotency_key", json_string(key));
+    json_t *probe = json_string(key); /* NULL when not UTF-8 */
+    if (!probe)
+        return -1;
+    json_decref(probe);
+    size_t i;
+    json_t *m;
+    json_array_foreach(batch, i, m) {
+        if (!json_is_object(m) || json_object_get(m, "idempotency_key"))
+            continue; /* a message that is not an object is refused by name later */
+        json_object_set_new(m, "idempotency_key", json_sprintf("%s#%zu", key, i));
+    }
+    return 0;
 }
 
 static void set_json(struct srv_response *resp, int status, json_t *v)
@@ -267,8 +293,7 @@ int srv_rest_start(struct srv_rest *r, mn_db *db, const char *ns, const char *me
     }
     json_decref(in_path);
     if (idem_key && srv_param_find(op, "idempotency_key") && !json_object_get(params, "idempotency_key") &&
-        !json_object_get(params, "messages") &&
-        json_object_set_new(params, "idempotency_key", json_string(idem_key)) != 0) {
+        header_key(params, idem_key) != 0) {
         json_decref(params); /* not UTF-8: dropped, a retry would have stored twice */
         json_decref(text);
         srv_error(resp, 400, "invalid", "Idempotency-Key: not UTF-8 text");

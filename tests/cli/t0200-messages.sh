@@ -200,7 +200,7 @@ fails 1 'messages\[1\]\.pined' mn add "$S2" --messages bad.json
 printf '[{"role":"user","content":"five"},{"rol":"user","content":"six"}]' >bad.json
 fails 1 'messages\[1\]' mn add "$S2" --messages bad.json
 printf '[]' >empty.json
-fails 1 "messages: must be an array of 1 to" mn add "$S2" --messages empty.json
+fails 1 "messages: 0 items is under the minimum of 1" mn add "$S2" --messages empty.json
 printf '{"role":"user"' >notjson.json
 fails 1 "not JSON" mn add "$S2" --messages notjson.json
 printf '[{"role":"user","content":"a","content":"b"}]' >twice.json

@@ -56,7 +56,7 @@ def sample(schema):
     if t == "object":
         return {}
     if t == "array":
-        return []
+        return [sample(schema.get("items", {"type": "object"}))] * schema.get("minItems", 0)
     if t is None:
         return 1
     return "0190a000-0000-7000-8000-00000000beef"
@@ -144,6 +144,8 @@ def violations(s):
         out.append(("x" * (s["maxLength"] + 1), lambda m, s=s: str(s["maxLength"]) in m))
     if t == "boolean":
         out.append(("maybe", lambda m: True))
+    if t == "array" and s.get("minItems", 0) > 0:
+        out.append(([], lambda m, s=s: "minimum of %d" % s["minItems"] in m))
     return out
 
 
