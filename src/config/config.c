@@ -267,6 +267,11 @@ void mn_config_free(mn_config *cfg)
 
 /* ---- YAML ------------------------------------------------------------------------------------ */
 
+/* Mappings and lists in a file nest at most this deep, the top mapping being level 1: walk_node
+ * recurses once a level, and 20,000 `[` overflowed the stack. Settings are three levels deep;
+ * the bound is the one JSON a caller hands in has (MN_MAX_JSON_DEPTH). docs/config.md says so. */
+#define MAX_NESTING 64
+
 struct yaml_walk {
     yaml_parser_t parser;
     mn_config *cfg;
@@ -317,9 +322,10 @@ static mn_status yaml_fail(struct yaml_walk *w, const char *what)
     return mn__err(MN_INVALID, "%s: %s at line %zu column %zu", w->file, what, line, column);
 }
 
-/* Reads one node whose first event is `ev` (already taken); `path` is its dotted key. Scalars
- * under known keys are set; everything else under unknown keys is skipped with a warning. */
-static mn_status walk_node(struct yaml_walk *w, yaml_event_t *ev, const char *path)
+/* Reads one node whose first event is `ev` (already taken); `path` is its dotted key, `level` its
+ * nesting (1: the top). Scalars under known keys are set; everything else under unknown keys is
+ * skipped with a warning. */
+static mn_status walk_node(struct yaml_walk *w, yaml_event_t *ev, const char *path, int level)
 {
     if (ev->type == YAML_SCALAR_EVENT) {
         if (!*path)
@@ -352,6 +358,9 @@ static mn_status walk_node(struct yaml_walk *w, yaml_event_t *ev, const char *pa
     }
     if (ev->type == YAML_SEQUENCE_START_EVENT || ev->type == YAML_MAPPING_START_EVENT) {
         int mapping = ev->type == YAML_MAPPING_START_EVENT;
+        if (level > MAX_NESTING)
+            return mn__err(MN_INVALID, "%s: line %zu: nested deeper than %d levels", w->file,
+                           ev->start_mark.line + 1, MAX_NESTING);
         if (!mapping && find_key(path) >= 0)
             return mn__err(MN_INVALID, "%s: line %zu: %s must be a single value, not a list", w->file,
                            ev->start_mark.line + 1, path);
@@ -375,11 +384,11 @@ static mn_status walk_node(struct yaml_walk *w, yaml_event_t *ev, const char *pa
                 yaml_event_delete(&k);
                 if (!yaml_parser_parse(&w->parser, &v))
                     return yaml_fail(w, w->parser.problem ? w->parser.problem : "YAML error");
-                rc = walk_node(w, &v, child);
+                rc = walk_node(w, &v, child, level + 1);
                 yaml_event_delete(&v);
             } else {
                 snprintf(child, sizeof child, "%s[]", path);
-                rc = walk_node(w, &k, child);
+                rc = walk_node(w, &k, child, level + 1);
                 yaml_event_delete(&k);
             }
             if (rc)
@@ -420,7 +429,7 @@ mn_status mn_config_load_yaml(mn_config *cfg, const char *text, size_t len, cons
                 rc = mn__err(MN_INVALID, "%s: expected a mapping of settings at the top level", name);
             break;
         case YAML_MAPPING_START_EVENT:
-            rc = walk_node(&w, &ev, "");
+            rc = walk_node(&w, &ev, "", 1);
             break;
         default:
             rc = mn__err(MN_INVALID, "%s: expected a mapping of settings at the top level", name);

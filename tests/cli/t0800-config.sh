@@ -127,7 +127,17 @@ cp "$T/user.good" "$USERCFG"
 cp "$PROJCFG" "$T/project.good"
 printf '# comment\nmemory:\n  max_message_bytes: 0\n' >"$PROJCFG"
 fails 1 "\.mnemo/config\.yaml.*line 3.*memory\.max_message_bytes" "$MNEMO" config show
+# nesting is bounded (64 levels, docs/config.md): 20,000 levels overflowed the stack (status 139),
+# in the project file that every command reads too; JSON is YAML's flow style
+python3 -c "print('memory: ' + '[' * 20000 + ']' * 20000)" >"$PROJCFG"
+fails 1 "\.mnemo/config\.yaml: line 1: nested deeper than 64 levels" "$MNEMO" --db "$T/flag.db" stats
+python3 -c "print('memory:\n' + '- ' * 20000 + 'x')" >"$PROJCFG"
+fails 1 "\.mnemo/config\.yaml: line 2: nested deeper than 64 levels" "$MNEMO" config show
 cp "$T/project.good" "$PROJCFG"
+python3 -c "print('{\"memory\": ' + '{\"a\": ' * 63 + '1' + '}' * 64)" >"$T/deep.json"
+ok "$MNEMO" --config "$T/deep.json" config show
+python3 -c "print('{\"memory\": ' + '{\"a\": ' * 64 + '1' + '}' * 65)" >"$T/deep.json"
+fails 1 "deep\.json: line 1: nested deeper than 64 levels" "$MNEMO" --config "$T/deep.json" config show
 fails 1 "MNEMO_STRATEGY" env MNEMO_STRATEGY=magic "$MNEMO" config show
 fails 1 "MNEMO_MAX_HISTORY_TOKENS" env MNEMO_MAX_HISTORY_TOKENS=-1 "$MNEMO" config show
 

@@ -78,6 +78,64 @@ static void yaml_errors_name_line_and_key(void **state)
     }
 }
 
+static void append(char **p, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(*p, s, n + 1);
+    *p += n;
+}
+
+/* A file that nests `levels` deep: the top mapping, then `levels - 1` more under `memory`, as flow
+ * lists (`[`), flow mappings (`{a: `), block lists on one line (`- - `) or indented mappings. */
+static char *nested_yaml(int levels, char kind)
+{
+    char *y = malloc(64 + (size_t)levels * (kind == 'i' ? (size_t)levels + 8 : 8)), *p = y;
+    assert_non_null(y);
+    append(&p, kind == '[' || kind == '{' ? "memory: " : "memory:\n");
+    for (int i = 1; i < levels; i++) {
+        if (kind == 'i') {
+            memset(p, ' ', (size_t)i);
+            p += i;
+        }
+        append(&p, kind == '[' ? "[" : kind == '{' ? "{a: " : kind == '-' ? "- " : "a:\n");
+    }
+    if (kind == 'i')
+        p[-1] = ' '; /* the last key's value */
+    append(&p, "x");
+    for (int i = 1; i < levels && (kind == '[' || kind == '{'); i++)
+        append(&p, kind == '[' ? "]" : "}");
+    append(&p, "\n");
+    return y;
+}
+
+/* Nesting is bounded (64 levels, docs/config.md): 20,000 `[` overflowed the stack. */
+static void yaml_nesting_is_bounded(void **state)
+{
+    (void)state;
+    static const char kinds[] = {'[', '{', '-', 'i'};
+    static const struct {
+        int levels;
+        mn_status want;
+    } cases[] = {{64, MN_OK}, {65, MN_INVALID}, {20000, MN_INVALID}};
+    for (size_t k = 0; k < sizeof kinds; k++) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            if (kinds[k] == 'i' && cases[i].levels > 1000) /* indentation grows as the square */
+                continue;
+            char *y = nested_yaml(cases[i].levels, kinds[k]);
+            mn_config *cfg = fresh();
+            mn_status rc = mn_config_load_yaml(cfg, y, strlen(y), "deep.yaml", "file deep.yaml");
+            if (rc != cases[i].want)
+                fail_msg("'%c' %d levels: %s, want %s (%s)", kinds[k], cases[i].levels, mn_status_name(rc),
+                         mn_status_name(cases[i].want), mn_errmsg());
+            const char *msg = mn_errmsg();
+            if (rc && (!strstr(msg, "deep.yaml: line ") || !strstr(msg, "nested deeper than 64 levels")))
+                fail_msg("'%c' %d levels: '%s' does not name the file and the limit", kinds[k], cases[i].levels, msg);
+            mn_config_free(cfg);
+            free(y);
+        }
+    }
+}
+
 static void environment_beats_files_and_flags_beat_environment(void **state)
 {
     (void)state;
@@ -150,6 +208,7 @@ int main(void)
         cmocka_unit_test(settings_snapshot_follows_the_key_table),
         cmocka_unit_test(yaml_nested_and_flow),
         cmocka_unit_test(yaml_errors_name_line_and_key),
+        cmocka_unit_test(yaml_nesting_is_bounded),
         cmocka_unit_test(environment_beats_files_and_flags_beat_environment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
