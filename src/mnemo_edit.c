@@ -89,8 +89,7 @@ mn_status mn_message_edit(mn_db *db, const char *session_id, int64_t message_id,
     if (!rc && row.role == MN_ROLE_USER && !(title = mn_message_title(&a, row.content)))
         rc = mn__nomem();
     if (!rc) {
-        mn_store_edit e = {message_id, row.content, metadata ? row.metadata : NULL, row.tokens,
-                           title && *title ? title : NULL, now};
+        mn_store_edit e = {message_id, row.content, metadata ? row.metadata : NULL, row.tokens, title, now};
         rc = db->store->ops->message_edit(db->store, canon, &e, &seq);
     }
     mn_arena_release(&a);

@@ -53,7 +53,7 @@ typedef int (*mn_store_session_fn)(void *user, const mn_session *s);
 
 /* One in-place message edit (mn_message_edit): the new content (required), metadata (NULL:
  * unchanged), token count, and the title the session takes when its title came from the old
- * text (NULL: leave the title). */
+ * text ("": none, the new text gives no title; NULL: leave the title). */
 typedef struct mn_store_edit {
     int64_t message_id;
     const char *content;

@@ -81,8 +81,9 @@ static int in_rows(struct fx *f, const char *word)
     snprintf(sql, sizeof sql,
              "SELECT (SELECT count(*) FROM messages WHERE content LIKE '%%%s%%')"
              " + (SELECT count(*) FROM summaries WHERE text LIKE '%%%s%%')"
-             " + (SELECT count(*) FROM events WHERE data LIKE '%%%s%%')",
-             word, word, word);
+             " + (SELECT count(*) FROM events WHERE data LIKE '%%%s%%')"
+             " + (SELECT count(*) FROM sessions WHERE title LIKE '%%%s%%')",
+             word, word, word, word);
     assert_int_equal(test_db_sql(f->target, sql, out, sizeof out), 0);
     return atoi(out);
 }
@@ -207,6 +208,25 @@ static void erase_message_delete(void **state)
     gone(f, "zebracanarymessage");
 }
 
+/* An edit to no text leaves no title: the one taken from the old text goes with it (and a later
+ * delete, which clears a title only when it matches the message's text, cannot do it then). */
+static void erase_message_edit(void **state)
+{
+    struct fx *f = *state;
+    char sid[64];
+    int64_t u, t;
+    fill(f, "zebracanaryedit", 0, sid, &u, &t);
+    assert_int_equal(mn_message_edit(f->db, sid, u, "", NULL, NULL), MN_OK);
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_get(f->db, sid, &s), MN_OK);
+    assert_null(s->title);
+    mn_session_free(s);
+    assert_int_equal(mn_message_delete(f->db, sid, t), MN_OK); /* the offloaded output */
+    gone(f, "zebracanaryedit");
+    assert_int_equal(mn_message_delete(f->db, sid, u), MN_OK);
+    gone(f, "zebracanaryedit");
+}
+
 static void erase_prune(void **state)
 {
     struct fx *f = *state;
@@ -242,6 +262,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(erase_session_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(erase_message_delete, setup, teardown),
+        cmocka_unit_test_setup_teardown(erase_message_edit, setup, teardown),
         cmocka_unit_test_setup_teardown(erase_prune, setup, teardown),
         cmocka_unit_test_setup_teardown(erase_gc, setup, teardown),
     };

@@ -212,6 +212,16 @@ static void message_edit(void **state)
     assert_string_equal(m->metadata, "{\"k\":1}");
     mn_message_free(m);
 
+    /* a new text of whitespace only gives no title: the old one goes, the next user message sets one */
+    mn_session_free(after);
+    assert_int_equal(mn_message_edit(db, s->id, first, " \n\t ", NULL, NULL), MN_OK);
+    assert_int_equal(mn_session_get(db, s->id, &after), MN_OK);
+    assert_null(after->title);
+    mn_session_free(after);
+    append(db, s->id, MN_ROLE_USER, "  what next?", NULL, NULL, NULL);
+    assert_int_equal(mn_session_get(db, s->id, &after), MN_OK);
+    assert_string_equal(after->title, "what next?");
+
     mn_session_free(before);
     mn_session_free(after);
     mn_session_free(other);

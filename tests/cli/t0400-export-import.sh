@@ -117,6 +117,21 @@ ok mn export
 printf '%s\n' "$OUT" >"$T/partial-out.jsonl"
 check "partial then full import: export byte-identical to the source" cmp -s "$T/all.jsonl" "$T/partial-out.jsonl"
 
+# --- the counters come along: a turn limit's inactive message stays counted -----------------------
+DB=$(new_db turns)
+ok mn session new --max-turns 1
+S4=$OUT
+ok mn add "$S4" user one
+ok mn add "$S4" user two
+ok mn session show "$S4" --json
+TURNS_SHOW=$OUT
+eq "$(jget "$OUT" '[j["message_count"], j["inactive_count"]]')" "[2, 1]" "the turn limit left one message inactive"
+ok mn export "$S4" --out "$T/turns.jsonl"
+DB=$(new_db turns-copy)
+ok mn import "$T/turns.jsonl"
+ok mn session show "$S4" --json
+eq "$OUT" "$TURNS_SHOW" "session show --json identical after the import (inactive_count 1)"
+
 # --- a bad line anywhere: exit 1 naming the line, nothing written -------------------------------
 DB=$(new_db target)
 ok mn session new --title "already here"

@@ -13,9 +13,9 @@
 static const char SQL_MESSAGE_FOR_EDIT[] =
     "SELECT tokens, seq FROM messages WHERE id = $1::bigint AND session_sid = $2::bigint FOR UPDATE";
 /* A title taken from the old text (as messages.c's SQL_TITLE_FROM_MESSAGE) becomes the new
- * text's. Runs before the content changes. */
+ * text's, or none when that gives no title (''). Runs before the content changes. */
 static const char SQL_TITLE_FROM_MESSAGE[] =
-    "UPDATE sessions SET title = $3 WHERE sid = $1::bigint AND title IS NOT NULL AND (SELECT"
+    "UPDATE sessions SET title = nullif($3, '') WHERE sid = $1::bigint AND title IS NOT NULL AND (SELECT"
     " left(translate(ltrim(content, E' \\n\\t\\r'), E'\\n\\r\\t', '   '), length(sessions.title)) FROM messages"
     " WHERE id = $2::bigint) = title";
 static const char SQL_MESSAGE_EDIT[] =

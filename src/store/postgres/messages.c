@@ -760,7 +760,8 @@ static const char SQL_MESSAGE_ID_SEQ[] =
     " WHERE $1::bigint > coalesce(pg_sequence_last_value(q.seq), 0)";
 static const char SQL_SESSION_IMPORTED_MESSAGE[] =
     "UPDATE sessions SET last_seq = greatest(last_seq, $2::bigint), message_count = message_count + 1,"
-    " token_count = token_count + $3::bigint, turn_count = turn_count + $4::bigint WHERE sid = $1::bigint";
+    " token_count = token_count + $3::bigint, turn_count = turn_count + $4::bigint,"
+    " inactive_count = inactive_count + $5::bigint WHERE sid = $1::bigint";
 
 static mn_status exists(struct pg_conn *c, const char *sql, int64_t a, int64_t b, int with_b, int *yes)
 {
@@ -818,6 +819,7 @@ static mn_status import_message_body(struct pg_conn *c, void *arg)
     mn_pg_i64(&p, m->seq);
     mn_pg_i64(&p, m->tokens);
     mn_pg_i64(&p, m->role == MN_ROLE_USER);
+    mn_pg_i64(&p, !m->active);
     if ((rc = mn_pg_query(c, SQL_SESSION_IMPORTED_MESSAGE, &p, 0, "session update", NULL)))
         return rc;
     a->added = 1;

@@ -17,10 +17,10 @@ static const char SQL_MESSAGE_FOR_EDIT[] =
  * message past the index's watermark both rows are dropped, its text indexed as it is then). */
 static const char SQL_LOG_OLD[] = "INSERT INTO msg_log (message_id, op, content) VALUES (?1, 0, ?2)";
 static const char SQL_LOG_NEW[] = "INSERT INTO msg_log (message_id, op) VALUES (?1, 1)";
-/* A title taken from the old text (as edit.c's SQL_TITLE_FROM_MESSAGE) becomes the new text's.
- * Runs before the content changes. */
+/* A title taken from the old text (as edit.c's SQL_TITLE_FROM_MESSAGE) becomes the new text's,
+ * or none when that gives no title (''). Runs before the content changes. */
 static const char SQL_TITLE_FROM_MESSAGE[] =
-    "UPDATE sessions SET title = ?3 WHERE sid = ?1 AND title IS NOT NULL AND (SELECT"
+    "UPDATE sessions SET title = nullif(?3, '') WHERE sid = ?1 AND title IS NOT NULL AND (SELECT"
     " substr(replace(replace(replace(ltrim(content, ' ' || char(10) || char(9) || char(13)), char(10), ' '),"
     " char(13), ' '), char(9), ' '), 1, length(sessions.title)) FROM messages WHERE id = ?2) = title";
 static const char SQL_MESSAGE_EDIT[] =

@@ -96,7 +96,8 @@ static const char *const stmt_sql[S_COUNT] = {
                          " VALUES (coalesce(?16, " MN_SQLITE_LAST_ID " + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
                          " ?10, ?11, ?12, ?13, ?14, ?15, ?17, " MN_SQLITE_POS("?1", "?2") ") RETURNING id",
     [S_SESSION_IMPORTED_MESSAGE] = "UPDATE sessions SET last_seq = max(last_seq, ?2), message_count = message_count + 1,"
-                                   " token_count = token_count + ?3, turn_count = turn_count + ?4 WHERE sid = ?1",
+                                   " token_count = token_count + ?3, turn_count = turn_count + ?4,"
+                                   " inactive_count = inactive_count + ?5 WHERE sid = ?1",
     [S_STATS] = "SELECT count(*), coalesce(sum(message_count), 0), coalesce(sum(token_count), 0),"
                 " coalesce(sum(ttl_ms > 0), 0), coalesce(sum(turn_count), 0),"
                 " coalesce(sum(expires_at > 0 AND expires_at <= ?1), 0) FROM sessions",
@@ -833,6 +834,7 @@ static mn_status op_import_message(mn_store *st, const mn_message *m, int *added
     sqlite3_bind_int64(upd, 2, m->seq);
     sqlite3_bind_int64(upd, 3, m->tokens);
     sqlite3_bind_int64(upd, 4, m->role == MN_ROLE_USER);
+    sqlite3_bind_int64(upd, 5, !m->active);
     r = sqlite3_step(upd);
     mn_sqlite_done(upd);
     if (r != SQLITE_DONE)
