@@ -192,13 +192,24 @@ mn_status mn__context_build(mn_db *db, const mn_session *s, const char *strategy
     /* memories first take what they need of the budget; the history gets the rest, and the
      * block is fitted again into what the history's newest unit left (docs/context.md) */
     struct mn_memctx *mem = NULL;
+    int detail = (opts->flags & MN_CONTEXT_DETAIL) != 0;
     mn_status rc = mn__memories_plan(db, opts, s, max_tokens, &mem);
-    int64_t history = max_tokens - mn__memories_planned(mem);
+    int64_t planned = mn__memories_planned(mem), history = max_tokens - planned;
     if (!rc)
-        rc = mn__context_assemble(db, s, strategy, history > 0 ? history : 1, model_window, fold_mode,
-                                  (opts->flags & MN_CONTEXT_DETAIL) != 0, &b);
+        rc = mn__context_assemble(db, s, strategy, history > 0 ? history : 1, model_window, fold_mode, detail, &b);
     if (!rc && mem)
         rc = mn__memories_place(db, mem, &b, max_tokens);
+    /* the block gave up some of its share (cut, or left out, for the newest unit): the history is
+     * built again with what the block keeps, else those tokens went to nobody. The block only
+     * shrinks, so it fits the same again. */
+    int64_t block = mn__memories_planned(mem);
+    if (!rc && mem && block < planned) {
+        mn_built_release(&b);
+        memset(&b, 0, sizeof b);
+        rc = mn__context_assemble(db, s, strategy, max_tokens - block, model_window, fold_mode, detail, &b);
+        if (!rc)
+            rc = mn__memories_place(db, mem, &b, max_tokens);
+    }
     mn__memories_free(mem);
     if (!rc)
         rc = mn__rag_inject(db, opts, s, &b);

@@ -308,6 +308,47 @@ static void check_build(const struct built *b, int64_t max_tokens)
     assert_int_equal(sum, (int64_t)n);
 }
 
+/* What the block does not take goes to the history: the same messages as a build without
+ * memories whose budget is the total less the block as sent (its tokens and framing). A block
+ * cut or left out for the newest unit used to keep the share it asked for, unused. */
+static void history_gets_the_rest(mn_db *db, const char *sid, const struct built *b, int64_t budget)
+{
+    json_t *mem = json_object_get(b->report, "memories");
+    int64_t block = json_integer_value(json_object_get(mem, "tokens")) + json_integer_value(json_object_get(mem, "framing"));
+    struct built plain = build(db, sid, -1, 0, budget - block > 0 ? budget - block : 1);
+    json_t *kept = json_object_get(json_object_get(b->report, "messages"), "kept");
+    json_t *plain_kept = json_object_get(json_object_get(plain.report, "messages"), "kept");
+    if (json_integer_value(kept) != json_integer_value(plain_kept))
+        fail_msg("budget %lld, block %lld: %lld messages kept, %lld without memories", (long long)budget,
+                 (long long)block, (long long)json_integer_value(kept), (long long)json_integer_value(plain_kept));
+    built_free(&plain);
+}
+
+/* A pinned block too big for what the newest turn leaves is left out; the history then has the
+ * whole budget (a probe: at 50 tokens one message of three was kept, 13 tokens used, and at 60 a
+ * cut block and one message). Every budget from 10 to 120. */
+static void left_out_block_gives_its_share_back(void **state)
+{
+    (void)state;
+    mn_db *db = open_db("share", NULL);
+    char *sid = session(db, "share", NULL);
+    say(db, sid, MN_ROLE_USER, "My city is Oslo.");
+    say(db, sid, MN_ROLE_ASSISTANT, "Noted.");
+    say(db, sid, MN_ROLE_USER, "Which city do I live in?");
+    free(remember(db, (struct mem){"Project rules: tests first, always", "share", NULL, NULL, 1, 0}));
+    int left_out = 0;
+    for (int64_t budget = 10; budget <= 120; budget++) {
+        struct built b = build(db, sid, 1, 5, budget);
+        check_build(&b, budget);
+        history_gets_the_rest(db, sid, &b, budget);
+        left_out += !block(&b);
+        built_free(&b);
+    }
+    assert_true(left_out > 0); /* the case is met */
+    free(sid);
+    mn_close(db);
+}
+
 static void budget_sweep(void **state)
 {
     (void)state;
@@ -339,9 +380,10 @@ static void budget_sweep(void **state)
             say(db, sid, MN_ROLE_USER, "Does the user prefer coffee? What does the project use?");
             say(db, sid, MN_ROLE_ASSISTANT, "Let me look at what I know about the user and the project.");
         }
-        for (int64_t budget = 50; budget <= 4000; budget += 50 + rand() % 150) {
+        for (int64_t budget = 20; budget <= 4000; budget += 10 + rand() % (budget < 200 ? 20 : 150)) {
             struct built b = build(db, sid, 1, (size_t)(1 + rand() % 10), budget);
             check_build(&b, budget);
+            history_gets_the_rest(db, sid, &b, budget);
             built_free(&b);
         }
         free(sid);
@@ -367,6 +409,7 @@ int main(void)
         cmocka_unit_test(off_by_default_and_from_config),
         cmocka_unit_test(blocks_and_relevant),
         cmocka_unit_test(budget_sweep),
+        cmocka_unit_test(left_out_block_gives_its_share_back),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
