@@ -22,7 +22,7 @@ static char dir[256];
 
 static mn_db *open_db(const char *name)
 {
-    char path[160];
+    char path[400];
     snprintf(path, sizeof path, "%s/%s.db", dir, name);
     mn_config *cfg = NULL;
     assert_int_equal(mn_config_new(&cfg), MN_OK);

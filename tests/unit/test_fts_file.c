@@ -172,7 +172,7 @@ static void appends_beside_an_index_lock(void **state)
 static void copy_file(const char *from, const char *to)
 {
     char cmd[1400];
-    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    assert_true(snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to) < (int)sizeof cmd);
     assert_int_equal(system(cmd), 0);
 }
 
