@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "server/server.h"
 
 int cli_usage_error(const char *fmt, ...)
 {
@@ -136,7 +137,7 @@ int cli_fraction(const struct cli_args *a, const char *name, double min, double 
     char *end;
     errno = 0;
     double x = strtod(v, &end);
-    if (errno || end == v || *end || !(x >= min && x <= max)) { /* NaN fails both comparisons */
+    if (!srv_number_text(v, 1) || errno || end == v || *end || !(x >= min && x <= max)) { /* NaN fails both comparisons */
         char b[64];
         cli_usage_error("--%s: '%s' is not a number from %g to %g", cli_typed(a, name, b, sizeof b), v, min, max);
         return -1;
@@ -153,7 +154,7 @@ int cli_number(const struct cli_args *a, const char *name, long long min, long l
     char *end;
     errno = 0;
     long long n = strtoll(v, &end, 10);
-    if (errno || end == v || *end || n < min || n > max) {
+    if (!srv_number_text(v, 0) || errno || end == v || *end || n < min || n > max) {
         char b[64];
         cli_usage_error("--%s: '%s' is not a whole number from %lld to %lld", cli_typed(a, name, b, sizeof b), v, min,
                         max);
@@ -334,7 +335,7 @@ int cli_time_opt(const struct cli_args *a, const char *name, long long *out)
     char *end;
     errno = 0;
     long long n = strtoll(v, &end, 10);
-    if (!errno && end != v && !*end && n > 0) {
+    if (srv_number_text(v, 0) && !errno && end != v && !*end && n > 0) {
         *out = n;
         return 0;
     }
@@ -357,12 +358,17 @@ int cli_time_opt(const struct cli_args *a, const char *name, long long *out)
             tm.tm_hour = h;
             tm.tm_min = mi;
             tm.tm_sec = s;
-            *out = (long long)timegm(&tm) * 1000;
-            return 0;
+            time_t t = timegm(&tm);
+            struct tm back;
+            /* timegm carries 2026-02-31 over to March 3rd: a day the month does not have is refused */
+            if (gmtime_r(&t, &back) && back.tm_mday == d && back.tm_mon == mo - 1) {
+                *out = (long long)t * 1000;
+                return 0;
+            }
         }
     }
     char b[64];
-    cli_usage_error("--%s: '%s' is not a time (ms since the epoch, or YYYY-MM-DD[THH:MM[:SS]][Z])",
+    cli_usage_error("--%s: '%s' is not a time (ms since the epoch, over 0, or a date YYYY-MM-DD[THH:MM[:SS]][Z])",
                     cli_typed(a, name, b, sizeof b), v);
     return -1;
 }

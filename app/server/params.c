@@ -185,10 +185,7 @@ static int given_as_text(const struct srv_call *c, const struct srv_param *p)
 }
 
 /* The value of one declared parameter checked (and converted from query or path text) in place. */
-/* Whether text is a number as JSON writes one ([-]digits, and with `real` [.digits][e[±]digits]):
- * strtoll and strtod also take leading spaces, a '+', hex, "inf" and "nan", which no client means
- * to send as a limit. */
-static int plain_number(const char *text, int real)
+int srv_number_text(const char *text, int real)
 {
     const char *p = text + (*text == '-');
     size_t whole = strspn(p, "0123456789");
@@ -243,7 +240,7 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
             char *end;
             errno = 0;
             n = strtoll(text, &end, 10);
-            if (!plain_number(text, 0) || errno || end == text || *end)
+            if (!srv_number_text(text, 0) || errno || end == text || *end)
                 return srv_invalid(c, "%s: '%.60s' is not a whole number", name, text);
         } else {
             return srv_invalid(c, "%s: must be an integer", name);
@@ -265,7 +262,7 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
             char *end;
             errno = 0;
             d = strtod(text, &end);
-            if (!plain_number(text, 1) || errno || end == text || *end || !isfinite(d))
+            if (!srv_number_text(text, 1) || errno || end == text || *end || !isfinite(d))
                 return srv_invalid(c, "%s: '%.60s' is not a number", name, text);
         } else {
             return srv_invalid(c, "%s: must be a number", name);

@@ -275,6 +275,10 @@ int srv_origin_parse(const char *origin, char *scheme, size_t scap, char *host, 
 int srv_host_allowed(const struct srv_policy *p, const char *host_header);
 /* 1 when a request with this Origin (NULL: none) may be answered. */
 int srv_origin_allowed(const struct srv_policy *p, const char *origin, const char *host_header);
+/* Whether text is a number as JSON writes one ([-]digits, and with `real` [.digits][e[±]digits]):
+ * strtoll and strtod also take leading spaces, a '+', hex, "inf" and "nan", which no client means
+ * to send as a limit (params.c; the CLI's options too). */
+int srv_number_text(const char *text, int real);
 /* Whether every entry of the configured lists is an origin / a host (a typo there would only ever
  * refuse, or a path in an origin never match): 0, or -1 with err naming the first that is not. */
 int srv_policy_check(const struct srv_policy *p, char *err, size_t cap);

@@ -64,6 +64,14 @@ eq "$(jget "$OUT" 'len(j)')" 2 "search --since as an ISO date (2027-01-15 is bef
 ok mn search "deploy OR standard" --until 2027-01-15T00:00:00Z --json
 eq "$OUT" "[]" "search --until as an ISO date"
 fails 2 "--since: 'yesterday' is not a time" mn search deploy --since yesterday
+# a day the month does not have was carried over (2026-02-31 stored as March 3rd); numbers are
+# written plainly (strtoll took ' +5')
+fails 2 "--since: '2026-02-31' is not a time" mn search deploy --since 2026-02-31
+fails 2 "--until: '2025-02-29' is not a time" mn search deploy --until 2025-02-29
+ok mn search deploy --since 2024-02-29 --json
+fails 2 "--ttl-seconds: ' \+5' is not a whole number" mn session new --ttl-seconds " +5"
+fails 2 "--since: '\+5' is not a time" mn search deploy --since +5
+fails 2 "--min-similarity: '0x1p-2' is not a number" mn search deploy --min-similarity 0x1p-2
 fails 1 "filter.metadata" mn search deploy --metadata '{"a":[1]}'
 fails 1 "since < until" mn search deploy --since $((NOW + 1)) --until $NOW
 fails 2 "min-similarity: .2. is not a number from -1 to 1" mn search deploy --min-similarity 2
