@@ -456,7 +456,8 @@ typedef struct mn_context_opts {
      * context.fold_timeout_ms: the build uses the stored summary and the fold is queued on the
      * handle's fold queue (mn_fold_queue_set) when one is set, else runs here within that time.
      * MN_CONTEXT_FOLD_SYNC folds before building, however long it takes. MN_CONTEXT_FOLD_OFF
-     * (or the flag MN_CONTEXT_NO_FOLD) never folds. */
+     * (or the flag MN_CONTEXT_NO_FOLD) never folds; the flag with MN_CONTEXT_FOLD_SYNC is
+     * MN_INVALID. */
     int fold;
     /* Since 0.5, long-term memories (docs/context.md "Memories", docs/memory.md): with memories
      * set, one system message right after the system prompt holds the memory blocks of the

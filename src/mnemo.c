@@ -521,6 +521,8 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
         return mn__err(MN_INVALID, "flags: unknown bits 0x%x", opts->flags & ~known);
     if (opts->fold < MN_CONTEXT_FOLD_BACKGROUND || opts->fold > MN_CONTEXT_FOLD_OFF)
         return mn__err(MN_INVALID, "fold: %d is not background (0), sync (1) or off (2)", opts->fold);
+    if ((opts->flags & MN_CONTEXT_NO_FOLD) && opts->fold == MN_CONTEXT_FOLD_SYNC)
+        return mn__err(MN_INVALID, "flags: MN_CONTEXT_NO_FOLD never folds; it does not go with fold sync");
     int fold_mode = opts->flags & MN_CONTEXT_NO_FOLD ? MN_CONTEXT_FOLD_OFF : opts->fold;
     int64_t max_tokens = opts->max_tokens;
     if (!max_tokens && model_window > 0) { /* the history share of the window (mn_budget_split) */

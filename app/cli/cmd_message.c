@@ -190,6 +190,8 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
     const char *fold = cli_opt(a, "fold");
     if (fold && strcmp(fold, "background") != 0 && strcmp(fold, "sync") != 0 && strcmp(fold, "off") != 0)
         return cli_usage_error("--fold: '%s' is not background, sync or off", fold);
+    if (fold && strcmp(fold, "off") != 0 && cli_flag(a, "no-fold")) /* as the API refuses no_fold with fold */
+        return cli_usage_error("--no-fold: the same as --fold off; it does not go with --fold %s", fold);
     o.fold = !fold || strcmp(fold, "background") == 0 ? MN_CONTEXT_FOLD_BACKGROUND
              : strcmp(fold, "sync") == 0               ? MN_CONTEXT_FOLD_SYNC
                                                        : MN_CONTEXT_FOLD_OFF;

@@ -444,7 +444,9 @@ void mcp_handle_http(mn_db *db, const char *ns, const char *msg, size_t len, str
     json_error_t jerr;
     json_t *m = json_loadb(msg, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
     if (!m) {
-        *reply = fail(&r, RPC_PARSE, "parse error: not JSON", NULL);
+        char what[300]; /* jansson's reason and place: a number too big for 64 bits reads "not JSON" otherwise */
+        snprintf(what, sizeof what, "parse error: %s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
+        *reply = fail(&r, RPC_PARSE, what, NULL);
     } else if (!json_is_object(m)) {
         *reply = fail(&r, RPC_INVALID_REQUEST,
                       json_is_array(m) ? "batches are not supported" : "a message must be a JSON object", NULL);

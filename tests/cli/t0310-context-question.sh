@@ -42,6 +42,10 @@ for st in window summary chunked hybrid; do
 done
 
 fails 2 "fold" mn context "$S" --fold sometimes
+# --no-fold is --fold off: with another mode it was taken silently (the API refuses it)
+fails 2 "--no-fold: the same as --fold off; it does not go with --fold sync" mn context "$S" --fold sync --no-fold
+fails 2 "it does not go with --fold background" mn context "$S" --no-fold --fold background
+ok mn context "$S" --fold off --no-fold
 new_conv
 ok mn context "$S" --strategy summary --fold off --report
 eq "$(jget "$OUT" '[j["report"]["fold"]["mode"], j["report"]["fold"]["outcome"]]')" '["off", "disabled"]' \

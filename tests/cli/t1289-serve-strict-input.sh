@@ -86,6 +86,9 @@ for m in 5 null true '"x"'; do
 done
 rpc '{"jsonrpc":"2.0",'
 eq "$(jget "$OUT" 'j["error"]["code"]')" -32700 "what is not JSON is still a parse error"
+rpc '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"history","arguments":{"limit":99999999999999999999}}}'
+eq "$(jget "$OUT" '[j["error"]["code"], j["error"]["message"].split(" near")[0]]')" '[-32700, "parse error: too big integer"]' \
+    "a number beyond 64 bits says so (it read 'not JSON')"
 
 # Host: HTTP/1.1 names it exactly once
 raw() { python3 - "$URL" "$@" <<'PY'

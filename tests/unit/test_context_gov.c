@@ -460,6 +460,14 @@ static void chunked_strategy(void **state)
     b = build(db, sid, "chunked", 150, MN_CONTEXT_NO_FOLD);
     check_invariants(&b, 150, 1);
     built_free(&b);
+    /* "never fold" and "fold before building" at once: refused, not one of them picked */
+    mn_context_opts contra = MN_CONTEXT_OPTS_INIT;
+    contra.flags = MN_CONTEXT_NO_FOLD;
+    contra.fold = MN_CONTEXT_FOLD_SYNC;
+    mn_context *none = NULL;
+    assert_int_equal(mn_context_build(db, sid, &contra, &none), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "does not go with fold sync"));
+    assert_null(none);
     /* between folds the prefix is stable: each context extends the previous one */
     struct built prev = build(db, sid, "chunked", 100000, 0);
     int extends = 0;
