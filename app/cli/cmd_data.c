@@ -71,16 +71,29 @@ int cmd_export(const struct cli_global *g, struct cli_args *a)
     return status;
 }
 
+/* The import's input; err keeps the errno of a failed read, for a message naming the file. */
+struct import_input {
+    FILE *f;
+    int err;
+};
+
 static long read_file(void *user, char *buf, size_t cap)
 {
-    size_t n = fread(buf, 1, cap, (FILE *)user);
-    return n == 0 && ferror((FILE *)user) ? -1 : (long)n;
+    struct import_input *in = user;
+    errno = 0;
+    size_t n = fread(buf, 1, cap, in->f);
+    if (n == 0 && ferror(in->f)) {
+        in->err = errno ? errno : EIO;
+        return -1;
+    }
+    return (long)n;
 }
 
 int cmd_import(const struct cli_global *g, struct cli_args *a)
 {
     const char *path = a->npos ? a->pos[0] : "-";
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    int is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "mnemo: cannot read %s: %s\n", path, strerror(errno));
         return 1;
@@ -89,8 +102,11 @@ int cmd_import(const struct cli_global *g, struct cli_args *a)
     mn_db *db = cli_open(g);
     if (db) {
         mn_import_stats st;
-        mn_status rc = mn_import(db, read_file, f, &st);
-        if (rc)
+        struct import_input in = {f, 0};
+        mn_status rc = mn_import(db, read_file, &in, &st);
+        if (rc && in.err) /* the library knows only that a read failed: say which and why */
+            fprintf(stderr, "mnemo: cannot read %s: %s\n", is_stdin ? "standard input" : path, strerror(in.err));
+        else if (rc)
             status = cli_fail(rc);
         else {
             if (cli_flag(a, "json"))

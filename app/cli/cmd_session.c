@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "server/server.h"
 
 static int print_json_session(const mn_session *s)
 {
@@ -145,7 +146,8 @@ int cmd_session_delete(const struct cli_global *g, struct cli_args *a)
     mn_close(db);
     if (rc)
         return cli_fail(rc);
+    char id[40]; /* the stored id: a UUID given in upper case is stored in lower */
     if (cli_flag(a, "json"))
-        printf("{\"deleted\":\"%s\"}\n", a->pos[0]);
+        printf("{\"deleted\":\"%s\"}\n", srv_id_lower(a->pos[0], id, sizeof id));
     return 0;
 }

@@ -497,6 +497,19 @@ static void group_help(const char *group)
             printf("  mnemo %s %s\n      %s\n", c->name, c->usage, cli_command_summary(c));
 }
 
+/* rc, or 1 when what was printed did not reach its file: a full disk or a failing device is an
+ * I/O failure, not a success with nothing written (a closed pipe ends the process first). `what`
+ * names the command (or flag) in the message. */
+static int output_written(const char *what, int rc)
+{
+    errno = 0;
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+        fprintf(stderr, "mnemo: %s: writing the output failed: %s\n", what, strerror(errno ? errno : EIO));
+        return 1;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct cli_global g = {NULL, NULL};
@@ -505,10 +518,10 @@ int main(int argc, char **argv)
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             usage(stdout);
-            return 0;
+            return output_written("--help", 0);
         }
         if (strcmp(arg, "--version") == 0)
-            return cmd_version(&g, NULL);
+            return output_written("--version", cmd_version(&g, NULL));
         const char **slot = strcmp(arg, "--db") == 0 ? &g.db : strcmp(arg, "--config") == 0 ? &g.config : NULL;
         if (slot && i + 1 < argc) {
             *slot = argv[++i];
@@ -537,7 +550,9 @@ int main(int argc, char **argv)
         if (group_words(argv[i], words, sizeof words)) {
             if (i + 1 < argc && (strcmp(argv[i + 1], "--help") == 0 || strcmp(argv[i + 1], "-h") == 0)) {
                 group_help(argv[i]);
-                return 0;
+                char what[64];
+                snprintf(what, sizeof what, "%s --help", argv[i]);
+                return output_written(what, 0);
             }
             if (i + 1 < argc)
                 return cli_usage_error("unknown command '%s %s': '%s' takes %s", argv[i], argv[i + 1], argv[i], words);
@@ -550,19 +565,13 @@ int main(int argc, char **argv)
             break;
         if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
             command_help(cmd);
-            return 0;
+            char what[64];
+            snprintf(what, sizeof what, "%s --help", cmd->name);
+            return output_written(what, 0);
         }
     }
     struct cli_args a;
     if (cli_parse(cmd, argc - i - used, argv + i + used, &a) != 0)
         return EXIT_USAGE;
-    int rc = cmd->run(&g, &a);
-    errno = 0;
-    /* What was printed reached its file: a full disk or a failing device is an I/O failure
-     * (exit 1), not a success with nothing written (a closed pipe ends the process first). */
-    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
-        fprintf(stderr, "mnemo: %s: writing the output failed: %s\n", cmd->name, strerror(errno ? errno : EIO));
-        return 1;
-    }
-    return rc;
+    return output_written(cmd->name, cmd->run(&g, &a));
 }

@@ -321,7 +321,17 @@ static mn_status op_session_delete(struct srv_call *c)
         return st;
     if ((st = mn_session_delete(c->db, id)))
         return srv_fail_lib(c, st);
-    return ok(c, json_pack("{s:s}", "deleted", id));
+    char canon[40]; /* the stored id: a UUID given in upper case is stored in lower */
+    return ok(c, json_pack("{s:s}", "deleted", srv_id_lower(id, canon, sizeof canon)));
+}
+
+const char *srv_id_lower(const char *id, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", id);
+    for (char *p = out; *p; p++)
+        if (*p >= 'A' && *p <= 'F')
+            *p = (char)(*p - 'A' + 'a');
+    return out;
 }
 
 /* Title and/or metadata of a session (absent: unchanged). */

@@ -275,6 +275,8 @@ int srv_origin_parse(const char *origin, char *scheme, size_t scap, char *host, 
 int srv_host_allowed(const struct srv_policy *p, const char *host_header);
 /* 1 when a request with this Origin (NULL: none) may be answered. */
 int srv_origin_allowed(const struct srv_policy *p, const char *origin, const char *host_header);
+/* id (a session id that the library accepted) with A-F in lower case, as it is stored; into out. */
+const char *srv_id_lower(const char *id, char *out, size_t cap);
 /* Whether text is a number as JSON writes one ([-]digits, and with `real` [.digits][e[±]digits]):
  * strtoll and strtod also take leading spaces, a '+', hex, "inf" and "nan", which no client means
  * to send as a limit (params.c; the CLI's options too). */

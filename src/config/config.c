@@ -462,14 +462,15 @@ mn_status mn_config_load_file(mn_config *cfg, const char *file, const char *sour
             }
             text = n;
         }
+        errno = 0;
         size_t got = fread(text + len, 1, cap - len, f);
         len += got;
         if (got == 0)
             break;
     }
-    int bad = ferror(f);
+    int bad = ferror(f) ? (errno ? errno : EIO) : 0; /* a directory opens, then reads EISDIR */
     fclose(f);
-    mn_status rc = bad ? mn__err(MN_IO, "config file %s: read error", file)
+    mn_status rc = bad ? mn__err(MN_IO, "config file %s: %s", file, strerror(bad))
                        : mn_config_load_yaml(cfg, text ? text : "", len, file, source);
     free(text);
     return rc;

@@ -199,6 +199,12 @@ ok mn session list --json
 eq "$(jget "$OUT" '[s["id"] for s in j]')" "[\"$KEEP\"]" "list after delete"
 fails 1 "not found" mn session delete "$DEL"
 fails 1 "UUID" mn session delete not-an-id
+# an upper-case id is accepted; --json names the stored, lower-case id (it echoed the argument)
+ok mn session new --title shouting
+LOUD=$OUT
+ok mn session delete "$(printf '%s' "$LOUD" | tr a-f A-F)" --json
+eq "$OUT" "{\"deleted\":\"$LOUD\"}" "session delete --json of an upper-case id prints the stored id"
+fails 1 "not found" mn session show "$LOUD"
 # the same id can be created again after a delete, and starts empty
 ok mn add "$DEL" user "reborn" --create
 ok mn history "$DEL" --json

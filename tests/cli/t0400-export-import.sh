@@ -179,6 +179,19 @@ fails 1 "empty|header" mn import "$T/empty.jsonl"
 eq "$(snapshot "$DB")" "$TARGET_BEFORE" "import of an empty file: the target database is unchanged"
 fails 1 "cannot read|No such file" mn import "$T/no-such-file.jsonl"
 eq "$(snapshot "$DB")" "$TARGET_BEFORE" "import of a missing file: unchanged"
+# a file that opens but cannot be read names the path and the reason, as a missing one does
+# (found by a probe: a directory gave `mnemo: read failed`)
+mkdir "$T/a-directory"
+fails 1 "^mnemo: cannot read $T/a-directory: Is a directory\$" mn import "$T/a-directory"
+eq "$(snapshot "$DB")" "$TARGET_BEFORE" "import of a directory: unchanged"
+if [ -r /proc/self/mem ]; then # opens, then every read fails (EIO at address 0)
+    fails 1 "^mnemo: cannot read /proc/self/mem: Input/output error\$" mn import /proc/self/mem
+fi
+if [ "$(id -u)" != 0 ]; then # root reads a file whatever its mode
+    echo x >"$T/unreadable.jsonl"
+    chmod 000 "$T/unreadable.jsonl"
+    fails 1 "^mnemo: cannot read $T/unreadable.jsonl: Permission denied\$" mn import "$T/unreadable.jsonl"
+fi
 # and the good file still imports afterwards
 ok mn import "$T/all.jsonl" --json
 eq "$(jget "$OUT" '[j["sessions_added"], j["messages_added"]]')" "[3, 7]" "after the refused imports the good file imports"

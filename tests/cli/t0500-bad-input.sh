@@ -132,6 +132,13 @@ fails 1 "would live only as long as this command" "$MNEMO" --db "file:$T/mm.db?m
 fails 1 "would live only as long as this command" env MNEMO_DB=:memory: "$MNEMO" session new
 fails 1 "history: writing the output failed" sh -c '"$1" --db "$2" history "$3" >/dev/full' - "$MNEMO" "$DB" "$S"
 fails 1 "context: writing the output failed" sh -c '"$1" --db "$2" context "$3" >/dev/full' - "$MNEMO" "$DB" "$S"
+# and the texts printed before any command runs (they gave 0 where `version` gave 1)
+fails 1 "^mnemo: --version: writing the output failed" sh -c '"$1" --version >/dev/full' - "$MNEMO"
+fails 1 "^mnemo: --help: writing the output failed" sh -c '"$1" --help >/dev/full' - "$MNEMO"
+fails 1 "^mnemo: --help: writing the output failed" sh -c '"$1" -h >/dev/full' - "$MNEMO"
+fails 1 "^mnemo: add --help: writing the output failed" sh -c '"$1" add --help >/dev/full' - "$MNEMO"
+fails 1 "^mnemo: session new --help: writing the output failed" sh -c '"$1" session new -h >/dev/full' - "$MNEMO"
+fails 1 "^mnemo: session --help: writing the output failed" sh -c '"$1" session --help >/dev/full' - "$MNEMO"
 fails 2 "'99999999999999999999' is not a message id" mn message edit "$S" 99999999999999999999 x
 fails 2 "'99999999999999999999' is not a message id" mn message delete "$S" 99999999999999999999
 fails 2 "--rag-min-similarity: 'nan' is not a number from -1 to 1" mn context "$S" --rag-min-similarity nan

@@ -102,6 +102,10 @@ eq "$(MNEMO_MAX_HISTORY_TOKENS=6000 src memory.max_history_tokens --config "$T/e
     "6000|env MNEMO_MAX_HISTORY_TOKENS" "environment over --config file"
 fails 1 "missing.yaml" "$MNEMO" --config "$T/missing.yaml" config show
 fails 1 "missing.yaml" "$MNEMO" --config "$T/missing.yaml" --db "$T/flag.db" stats
+# a file that opens but cannot be read: the path and the reason too (it said `read error`)
+mkdir "$T/config-dir"
+fails 1 "^mnemo: config file $T/config-dir: Is a directory\$" "$MNEMO" --config "$T/config-dir" config show
+fails 1 "^mnemo: config file $T/config-dir: Is a directory\$" "$MNEMO" --config "$T/config-dir" --db "$T/flag.db" stats
 
 # --- bad values: exit 1 naming file, line and key ---------------------------------------------------
 cat >"$T/bad.yaml" <<'EOF'

@@ -31,6 +31,8 @@ eq "$CODE" 201 "append"
 M1=$(jget "$OUT" 'j["messages"][0]["id"]')
 req POST "/v1/sessions/$S/messages" '{"role":"user","content":"What is in the repo?"}' -H 'Idempotency-Key: turn-1'
 eq "$(jget "$OUT" 'j["messages"][0]["id"]')" "$M1" "idempotent retry returns the stored message"
+req POST "/v1/sessions/$S/messages" '{"role":"user","content":"What is in the box?"}' -H 'Idempotency-Key: turn-1'
+eq "$CODE $(jget "$OUT" 'j["error"]["code"]')" "409 conflict" "the key of another message: 409 (http-api.md)"
 req POST "/v1/sessions/$S/messages" '{"messages":[
   {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]},
   {"role":"tool","content":"README.md src/","tool_call_id":"c1"},
@@ -94,6 +96,10 @@ eq "$CODE $(jget "$OUT" '[j["session"]["parent_id"], j["session"]["message_count
 F=$(jget "$OUT" 'j["session"]["id"]')
 req DELETE "/v1/sessions/$F"
 eq "$CODE $(jget "$OUT" 'j["deleted"]')" "200 $F" "delete"
+req POST "/v1/sessions/$S/fork" '{"upto_seq":1}'
+F=$(jget "$OUT" 'j["session"]["id"]')
+req DELETE "/v1/sessions/$(printf '%s' "$F" | tr a-f A-F)"
+eq "$CODE $(jget "$OUT" 'j["deleted"]')" "200 $F" "delete by an upper-case id answers the stored id"
 req GET "/v1/sessions/$F"
 eq "$CODE $(jget "$OUT" 'sorted(j["error"].keys())') $(jget "$OUT" 'j["error"]["code"]')" \
     "404 [\"code\", \"message\"] not_found" "deleted session: 404 with the error shape"
