@@ -1,13 +1,15 @@
 // agents.ts — MnemoSession, a session store of the OpenAI Agents SDK (@openai/agents `Session`)
 // kept in `mnemo serve`. getItems() without a limit returns the governed context (the server's
-// context operation within maxTokens) when the history does not fit as it is; getItems(limit)
-// returns the newest `limit` stored items. Items map to messages as items.ts says.
+// context operation within maxTokens) when it differs from the stored history (something
+// dropped, folded, trimmed, or added: a system prompt, long-term memories, recalled messages);
+// getItems(limit) returns the newest `limit` stored items. Items map to messages as items.ts says.
 import type { AgentInputItem, Session } from '@openai/agents';
-import { MnemoClient, type ClientOptions } from './client.js';
-import { NotFoundError } from './errors.js';
+import { CLIENT_OPTIONS, MnemoClient, type ClientOptions } from './client.js';
+import { ConflictError, NotFoundError } from './errors.js';
 import type { ContextResult } from './generated.js';
 import { itemToMessage, messagesToItems, storedToItems, type InputItem } from './items.js';
-import type { Message } from './types.js';
+import { checkOptions, given, pick } from './options.js';
+import type { Message, MessageInput } from './types.js';
 
 export interface MnemoSessionOptions extends ClientOptions {
   /** an existing session's UUID, or one to create on the first write; none: a new session */
@@ -22,16 +24,23 @@ export interface MnemoSessionOptions extends ClientOptions {
   client?: MnemoClient;
 }
 
+const SESSION_OPTIONS = [...CLIENT_OPTIONS, 'sessionId', 'maxTokens', 'strategy', 'namespace', 'client'] as const;
 const PAGE = 10_000; // the history operation's largest page
+const CREATE_TRIES = 3; // append, create on a 404, append again: how many rounds before giving up
 
-/** Whether a built context differs from the stored history (something dropped, folded, trimmed). */
+/** Whether a built context differs from the stored history: something dropped, folded or
+ * trimmed, or something added (a system prompt, the long-term memory block, recalled messages). */
 export function isGoverned(ctx: ContextResult): boolean {
   const r = ctx.report as {
-    messages?: { dropped?: number }; parts?: { system?: number }; summary?: unknown;
+    messages?: { dropped?: number; kept?: number }; parts?: { system?: number }; summary?: unknown;
     governance?: { tool_outputs?: { trimmed?: number; offloaded?: number } };
+    memories?: { included?: unknown[] }; rag?: { injected?: unknown[] };
   };
   const t = r.governance?.tool_outputs;
-  return Boolean((r.messages?.dropped ?? 0) > 0 || (r.parts?.system ?? 0) > 0 || r.summary || (t?.trimmed ?? 0) > 0 || (t?.offloaded ?? 0) > 0);
+  const added = (r.memories?.included?.length ?? 0) > 0 || (r.rag?.injected?.length ?? 0) > 0 ||
+    // any message the stored history does not account for (one context message per kept one)
+    (ctx.messages !== undefined && r.messages?.kept !== undefined && ctx.messages.length !== r.messages.kept);
+  return Boolean(added || (r.messages?.dropped ?? 0) > 0 || (r.parts?.system ?? 0) > 0 || r.summary || (t?.trimmed ?? 0) > 0 || (t?.offloaded ?? 0) > 0);
 }
 
 export class MnemoSession implements Session {
@@ -42,16 +51,27 @@ export class MnemoSession implements Session {
   #sessionId: Promise<string> | undefined;
 
   constructor(options: MnemoSessionOptions = {}) {
-    this.client = options.client ?? new MnemoClient(options);
+    checkOptions('MnemoSession', options, SESSION_OPTIONS);
+    options ??= {};
+    if (options.client) {
+      const unused = given(options, CLIENT_OPTIONS);
+      if (unused.length) throw new TypeError(`MnemoSession: ${unused.join(', ')}: options of the client, not used with \`client\` (give them to that client)`);
+    }
+    this.client = options.client ?? new MnemoClient(pick<ClientOptions>(options, CLIENT_OPTIONS));
     this.maxTokens = options.maxTokens;
     this.strategy = options.strategy;
     this.#namespace = options.namespace;
     if (options.sessionId) this.#sessionId = Promise.resolve(options.sessionId);
   }
 
-  /** The session's id; the first call creates the session when none was given. */
+  /** The session's id; the first call creates the session when none was given (a failed
+   * create is not kept: the next call tries again). */
   getSessionId(): Promise<string> {
-    this.#sessionId ??= this.client.sessionCreate({ namespace: this.#namespace }).then((r) => r.session.id);
+    if (!this.#sessionId) {
+      const made = this.client.sessionCreate({ namespace: this.#namespace }).then((r) => r.session.id);
+      this.#sessionId = made;
+      made.catch(() => { if (this.#sessionId === made) this.#sessionId = undefined; });
+    }
     return this.#sessionId;
   }
 
@@ -60,7 +80,8 @@ export class MnemoSession implements Session {
     try {
       if (limit !== undefined) {
         if (limit <= 0) return [];
-        return storedToItems(await this.#newest(id, limit)) as AgentInputItem[];
+        // each message holds at least one item: the newest `limit` messages are enough
+        return storedToItems(await this.#newest(id, limit)).slice(-limit) as AgentInputItem[];
       }
       const ctx = await this.client.context(id, { max_tokens: this.maxTokens, strategy: this.strategy });
       if (isGoverned(ctx)) return messagesToItems(ctx.messages ?? []) as AgentInputItem[];
@@ -71,19 +92,47 @@ export class MnemoSession implements Session {
     }
   }
 
+  /** One append of all the items (one transaction); a missing session is created (in
+   * `namespace` when given). */
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
     const id = await this.getSessionId();
-    await this.client.append(id, { create: true, messages: items.map((i) => itemToMessage(i as InputItem)) });
+    const messages = items.map((i) => itemToMessage(i as InputItem));
+    // the append cannot name a namespace (create: true makes the session in the default one, or
+    // the API key's): with a namespace, a missing session is created first, then appended to
+    if (this.#namespace === undefined) {
+      await this.client.append(id, { create: true, messages });
+      return;
+    }
+    for (let round = 1; ; round++) {
+      try {
+        await this.client.append(id, { messages });
+        return;
+      } catch (e) {
+        if (!(e instanceof NotFoundError) || round === CREATE_TRIES) throw e;
+      }
+      try {
+        await this.client.sessionCreate({ id, namespace: this.#namespace });
+      } catch (e) {
+        if (!(e instanceof ConflictError)) throw e; // 409: another writer made it meanwhile
+      }
+    }
   }
 
+  /** Removes and returns the newest item. A message holding several items (another client's
+   * assistant message with text and tool calls) loses only its last tool call: it is deleted and
+   * appended again without it. */
   async popItem(): Promise<AgentInputItem | undefined> {
     const id = await this.getSessionId();
     try {
       const [last] = await this.#newest(id, 1);
       if (!last) return undefined;
+      const items = storedToItems([last]);
       await this.client.messageDelete(id, last.id);
-      return storedToItems([last])[0] as AgentInputItem;
+      if (items.length > 1 && last.role === 'assistant' && last.tool_calls?.length) {
+        await this.client.append(id, { messages: [withoutLastCall(last)] });
+      }
+      return items.at(-1) as AgentInputItem;
     } catch (e) {
       if (e instanceof NotFoundError) return undefined;
       throw e;
@@ -116,4 +165,18 @@ export class MnemoSession implements Session {
       after = page.next_after;
     }
   }
+}
+
+/** A stored assistant message as a message to append again, less its last tool call. */
+function withoutLastCall(m: Message): MessageInput {
+  const out: MessageInput = { role: m.role, content: m.content };
+  const calls = (m.tool_calls ?? []).slice(0, -1);
+  if (calls.length) out.tool_calls = calls;
+  if (m.name != null) out.name = m.name;
+  if (m.tool_name != null) out.tool_name = m.tool_name;
+  if (m.model != null) out.model = m.model;
+  if (m.files?.length) out.files = m.files;
+  if (m.metadata && Object.keys(m.metadata).length) out.metadata = m.metadata;
+  if (m.pinned) out.pinned = true;
+  return out;
 }

@@ -1,9 +1,11 @@
 // client.ts — MnemoClient: the transport under the generated methods (src/generated.ts). Builds
 // the URL from the operation's path, sends GET/DELETE parameters in the query string and the
 // others as a JSON body, adds the API key, turns error answers into typed exceptions
-// (errors.ts) and retries 429 and 503 (nothing was done) after the server's Retry-After.
+// (errors.ts) and retries 429 and 503 (nothing was done) after the server's Retry-After. An
+// option name it does not know (constructor or per call) is a TypeError naming it (options.ts).
 import { MnemoConnectionError, MnemoError, MnemoTimeoutError, errorFromResponse } from './errors.js';
 import { OPERATIONS, Operations, type OperationName, type RequestOptions } from './generated.js';
+import { checkOptions } from './options.js';
 
 export interface ClientOptions {
   /** the server's root, e.g. http://127.0.0.1:8765 (default: $MNEMO_BASE_URL, else that) */
@@ -21,6 +23,11 @@ export interface ClientOptions {
   /** headers added to every request */
   defaultHeaders?: Record<string, string>;
 }
+
+/** The names of ClientOptions (the adapters take them too, and pass them on). */
+export const CLIENT_OPTIONS = ['baseURL', 'apiKey', 'fetch', 'maxRetries', 'timeoutMs', 'maxRetryDelayMs', 'defaultHeaders'] as const;
+/** The names of the per-call RequestOptions. */
+export const REQUEST_OPTIONS = ['headers', 'signal', 'timeoutMs', 'maxRetries'] as const;
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:8765';
 
@@ -60,6 +67,8 @@ export class MnemoClient extends Operations {
 
   constructor(options: ClientOptions = {}) {
     super();
+    checkOptions('MnemoClient', options, CLIENT_OPTIONS);
+    options ??= {};
     this.baseURL = (options.baseURL ?? env('MNEMO_BASE_URL') ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
     this.#apiKey = options.apiKey ?? env('MNEMO_API_KEY');
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
@@ -69,7 +78,9 @@ export class MnemoClient extends Operations {
     this.#headers = { ...options.defaultHeaders };
   }
 
-  protected call(name: OperationName, pathArgs: string[], params: object | string | undefined, options: RequestOptions = {}): Promise<unknown> {
+  protected async call(name: OperationName, pathArgs: string[], params: object | string | undefined, options: RequestOptions = {}): Promise<unknown> {
+    checkOptions(`${name}: the per-call options`, options, REQUEST_OPTIONS);
+    options ??= {};
     const spec = OPERATIONS[name];
     let i = 0;
     const path = spec.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(pathArgs[i++] ?? ''));
@@ -97,6 +108,8 @@ export class MnemoClient extends Operations {
 
   /** Sends one request (retrying 429/503) and returns the parsed JSON (or the text when raw). */
   async request(method: string, url: URL, headers: Record<string, string>, body: string | undefined, raw: boolean, options: RequestOptions = {}): Promise<unknown> {
+    checkOptions(`${method} ${url.pathname}`, options, REQUEST_OPTIONS);
+    options ??= {};
     const maxRetries = options.maxRetries ?? this.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     for (let attempt = 0; ; attempt++) {

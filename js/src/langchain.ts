@@ -3,12 +3,15 @@
 // the governed context of the session (the server's context operation within maxTokens: what
 // fits, tool calls kept with their results), so a long conversation stays within the model's
 // window; addMessages() appends as one transaction. AIMessage tool calls become the assistant
-// message's OpenAI tool_calls and ToolMessage a tool message, and back.
+// message's OpenAI tool_calls and ToolMessage a tool message, and back. Content is text: a
+// string or text parts (joined); any other part (an image, …) is refused with InvalidError
+// naming it, not dropped.
 import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
-import { MnemoClient, type ClientOptions } from './client.js';
-import { NotFoundError } from './errors.js';
+import { CLIENT_OPTIONS, MnemoClient, type ClientOptions } from './client.js';
+import { InvalidError, NotFoundError } from './errors.js';
 import { contentText } from './items.js';
+import { checkOptions, given, pick } from './options.js';
 import type { ContextMessage, MessageInput, Role } from './types.js';
 
 export interface MnemoChatMessageHistoryOptions extends ClientOptions {
@@ -22,13 +25,38 @@ export interface MnemoChatMessageHistoryOptions extends ClientOptions {
   client?: MnemoClient;
 }
 
+const HISTORY_OPTIONS = [...CLIENT_OPTIONS, 'sessionId', 'maxTokens', 'strategy', 'client'] as const;
+const TEXT_PARTS = ['text', 'input_text', 'output_text'];
+
+/** The text of a LangChain message's content: a string, or its text parts joined. Another part
+ * is refused (InvalidError, as the Python package's Memory does), except an AIMessage's
+ * tool-call parts (Anthropic's tool_use) that its tool_calls carry. */
+export function messageText(m: BaseMessage): string {
+  const content: unknown = m.content;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) {
+    throw new InvalidError(undefined, 'invalid', `content: expected a string or a list of text parts, got ${content === null ? 'null' : typeof content}`);
+  }
+  const callIds = new Set(m instanceof AIMessage ? (m.tool_calls ?? []).map((c) => c.id) : []);
+  const texts: string[] = [];
+  content.forEach((part: unknown, i: number) => {
+    if (typeof part === 'string') return void texts.push(part);
+    const p = (part && typeof part === 'object' ? part : {}) as { type?: unknown; text?: unknown; id?: unknown };
+    if (typeof p.type === 'string' && TEXT_PARTS.includes(p.type)) return void texts.push(typeof p.text === 'string' ? p.text : '');
+    if (p.type === 'tool_use' && typeof p.id === 'string' && callIds.has(p.id)) return; // kept as its tool call
+    const kind = typeof p.type === 'string' ? `'${p.type}'` : part === null ? 'null' : typeof part;
+    throw new InvalidError(undefined, 'invalid', `content[${i}]: only text parts can be stored, not ${kind}`);
+  });
+  return texts.join('');
+}
+
 const ROLE: Record<string, Role> = { human: 'user', ai: 'assistant', system: 'system', tool: 'tool' };
 
 /** A LangChain message as a mnemo message. */
 export function toMnemo(m: BaseMessage): MessageInput {
   const type = m.getType();
   const role = ROLE[type] ?? (type === 'generic' && ['user', 'assistant', 'system'].includes((m as { role?: string }).role ?? '') ? (m as unknown as { role: Role }).role : 'user');
-  const out: MessageInput = { role, content: contentText(m.content) };
+  const out: MessageInput = { role, content: messageText(m) };
   if (m.name) out.name = m.name;
   if (m instanceof AIMessage && m.tool_calls?.length) {
     out.tool_calls = m.tool_calls.map((c, i) => ({
@@ -77,7 +105,13 @@ export class MnemoChatMessageHistory extends BaseListChatMessageHistory {
 
   constructor(options: MnemoChatMessageHistoryOptions) {
     super();
-    this.client = options.client ?? new MnemoClient(options);
+    checkOptions('MnemoChatMessageHistory', options, HISTORY_OPTIONS);
+    if (typeof options?.sessionId !== 'string') throw new TypeError('MnemoChatMessageHistory: sessionId (a UUID) is required');
+    if (options.client) {
+      const unused = given(options, CLIENT_OPTIONS);
+      if (unused.length) throw new TypeError(`MnemoChatMessageHistory: ${unused.join(', ')}: options of the client, not used with \`client\` (give them to that client)`);
+    }
+    this.client = options.client ?? new MnemoClient(pick<ClientOptions>(options, CLIENT_OPTIONS));
     this.sessionId = options.sessionId;
     this.maxTokens = options.maxTokens;
     this.strategy = options.strategy;

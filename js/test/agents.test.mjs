@@ -155,3 +155,132 @@ test('items written by other clients come back as items', async () => {
     { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Two files.' }] },
   ]);
 });
+
+test('namespace with a given sessionId: the session it creates is in that namespace', async () => {
+  const client = new MnemoClient({ baseURL: server.url });
+  const sid = crypto.randomUUID();
+  const session = new MnemoSession({ baseURL: server.url, sessionId: sid, namespace: 'tenant-a' });
+  await session.addItems([{ role: 'user', content: 'hello' }]);
+  assert.equal((await client.sessionGet(sid)).session.namespace, 'tenant-a');
+  await session.addItems([{ role: 'user', content: 'again' }]);
+  assert.deepEqual(texts(await session.getItems()), ['user:hello', 'user:again']);
+  // cleared, the next write makes it again in the same namespace
+  await session.clearSession();
+  await session.addItems([{ role: 'user', content: 'fresh' }]);
+  assert.equal((await client.sessionGet(sid)).session.namespace, 'tenant-a');
+  // without a sessionId: created by getSessionId() in the namespace, and again after a clear
+  const anon = new MnemoSession({ baseURL: server.url, namespace: 'tenant-b' });
+  await anon.addItems([{ role: 'user', content: 'hi' }]);
+  const aid = await anon.getSessionId();
+  assert.equal((await client.sessionGet(aid)).session.namespace, 'tenant-b');
+  await anon.clearSession();
+  await anon.addItems([{ role: 'user', content: 'hi again' }]);
+  assert.equal((await client.sessionGet(aid)).session.namespace, 'tenant-b');
+});
+
+test('namespace: another writer creating the session first (a 409 on create) is no error', async () => {
+  const client = new MnemoClient({ baseURL: server.url });
+  const sid = crypto.randomUUID();
+  // a fetch that lets a rival create the session just before this one's create arrives
+  let raced = 0;
+  const racing = async (req, init) => {
+    if (init.method === 'POST' && new URL(req).pathname === '/v1/sessions' && !raced++) {
+      await client.sessionCreate({ id: sid, namespace: 'tenant-c' });
+    }
+    return fetch(req, init);
+  };
+  const session = new MnemoSession({ baseURL: server.url, fetch: racing, sessionId: sid, namespace: 'tenant-c' });
+  await session.addItems([{ role: 'user', content: 'first' }]);
+  assert.equal(raced, 1);
+  assert.equal((await client.sessionGet(sid)).session.namespace, 'tenant-c');
+  assert.deepEqual(texts(await session.getItems()), ['user:first']);
+});
+
+test('getSessionId(): a failed create is not cached, the next call tries again', async () => {
+  let down = true;
+  const flaky = (req, init) => down ? Promise.reject(new TypeError('fetch failed', { cause: 'connect ECONNREFUSED' })) : fetch(req, init);
+  const session = new MnemoSession({ baseURL: server.url, fetch: flaky, maxRetries: 0 });
+  await assert.rejects(session.getSessionId(), /ECONNREFUSED/);
+  await assert.rejects(session.getSessionId(), /ECONNREFUSED/); // still down: tried again, failed again
+  down = false;
+  const id = await session.getSessionId();
+  assert.match(id, /^[0-9a-f-]{36}$/);
+  assert.equal(await session.getSessionId(), id); // a success is kept
+  await session.addItems([{ role: 'user', content: 'back' }]);
+  assert.deepEqual(texts(await session.getItems()), ['user:back']);
+});
+
+test('popItem() on a message another client wrote: only its last item goes', async () => {
+  const client = new MnemoClient({ baseURL: server.url });
+  const { session: s } = await client.sessionCreate();
+  await client.append(s.id, { messages: [
+    { role: 'user', content: 'check both' },
+    { role: 'assistant', content: 'Checking.', model: 'm-1', tool_calls: [
+      { id: 'x1', type: 'function', function: { name: 'one', arguments: '{"n":1}' } },
+      { id: 'x2', type: 'function', function: { name: 'two', arguments: '{"n":2}' } },
+    ] },
+  ] });
+  const session = new MnemoSession({ baseURL: server.url, sessionId: s.id });
+  const popped = await session.popItem();
+  assert.deepEqual(popped, { type: 'function_call', callId: 'x2', name: 'two', arguments: '{"n":2}', status: 'completed' });
+  assert.deepEqual(await session.getItems(10), [
+    { type: 'message', role: 'user', content: 'check both' },
+    { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Checking.' }] },
+    { type: 'function_call', callId: 'x1', name: 'one', arguments: '{"n":1}', status: 'completed' },
+  ]);
+  // one message still, the other client's fields kept, less the popped call
+  const stored = (await client.history(s.id)).messages;
+  assert.deepEqual(stored.map((m) => [m.role, m.content, m.model, m.tool_calls?.map((c) => c.id) ?? null]),
+    [['user', 'check both', null, null], ['assistant', 'Checking.', 'm-1', ['x1']]]);
+  assert.equal((await session.popItem()).callId, 'x1');
+  assert.deepEqual(texts([await session.popItem()]), ['assistant:Checking.']);
+  assert.deepEqual(texts([await session.popItem()]), ['user:check both']);
+  assert.equal(await session.popItem(), undefined);
+});
+
+test('getItems(limit) counts items, not messages', async () => {
+  const client = new MnemoClient({ baseURL: server.url });
+  const { session: s } = await client.sessionCreate();
+  await client.append(s.id, { messages: [
+    { role: 'user', content: 'check both' },
+    { role: 'assistant', content: 'Checking.', tool_calls: [
+      { id: 'x1', type: 'function', function: { name: 'one', arguments: '{}' } },
+      { id: 'x2', type: 'function', function: { name: 'two', arguments: '{}' } },
+    ] },
+  ] });
+  const session = new MnemoSession({ baseURL: server.url, sessionId: s.id });
+  assert.deepEqual(texts(await session.getItems(2)), ['call:one', 'call:two']);
+  assert.deepEqual(texts(await session.getItems(4)), ['user:check both', 'assistant:Checking.', 'call:one', 'call:two']);
+});
+
+test('getItems(): the long-term memory block of the context is part of it', async () => {
+  const mem = await startServer(dbTarget('agents-memory'), [], { MNEMO_MEMORY_CONTEXT: 'true' });
+  try {
+    const client = new MnemoClient({ baseURL: mem.url });
+    await client.remember({ text: 'The user is called Ada.', pinned: true });
+    const session = new MnemoSession({ baseURL: mem.url });
+    await session.addItems([{ role: 'user', content: 'hello' }, { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hi.' }] }]);
+    const ctx = await client.context(await session.getSessionId());
+    assert.match(ctx.messages[0].content, /^LONG-TERM MEMORY/);
+    const items = await session.getItems();
+    assert.equal(items.length, 3);
+    assert.equal(items[0].role, 'system');
+    assert.match(items[0].content, /^LONG-TERM MEMORY[^]*The user is called Ada\./);
+    assert.deepEqual(texts(items.slice(1)), ['user:hello', 'assistant:Hi.']);
+    // getItems(limit) stays the raw stored items
+    assert.deepEqual(texts(await session.getItems(5)), ['user:hello', 'assistant:Hi.']);
+  } finally {
+    assert.equal(await stopServer(mem.proc), 0);
+  }
+});
+
+test('options: a misspelt option name is a TypeError naming it', () => {
+  assert.throws(() => new MnemoSession({ baseURL: server.url, sesionId: crypto.randomUUID() }),
+    (e) => e instanceof TypeError && /sesionId/.test(e.message) && /sessionId/.test(e.message));
+  assert.throws(() => new MnemoSession({ baseUrl: server.url }), (e) => e instanceof TypeError && /baseUrl/.test(e.message));
+  assert.throws(() => new MnemoSession({ baseURL: server.url, maxToken: 10 }), /maxToken\b/);
+  // client options next to a shared client would be ignored: refused, named
+  const client = new MnemoClient({ baseURL: server.url });
+  assert.throws(() => new MnemoSession({ client, apiKey: 'k' }), (e) => e instanceof TypeError && /apiKey/.test(e.message));
+  assert.equal(new MnemoSession({ client, maxTokens: 10 }).client, client);
+});

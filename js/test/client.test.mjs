@@ -221,6 +221,20 @@ test('errors: typed, with the server\'s status, code and message', async () => {
   assert.equal(conn.status, undefined);
 });
 
+test('options: a misspelt option name is a TypeError naming it, never ignored', async () => {
+  const e = (() => { try { new MnemoClient({ baseUrl: url }); } catch (x) { return x; } })();
+  assert.ok(e instanceof TypeError, String(e));
+  assert.match(e.message, /baseUrl/);
+  assert.match(e.message, /baseURL/); // the known names are listed
+  assert.throws(() => new MnemoClient({ baseURL: url, maxRetry: 0 }), /maxRetry\b/);
+  // per-call options too: a misspelt one is refused before anything is sent
+  const sent = seen.length;
+  await assert.rejects(client.stats({ timeout: 5 }), (x) => x instanceof TypeError && /timeout/.test(x.message) && /timeoutMs/.test(x.message));
+  assert.equal(seen.length, sent);
+  // undefined values of known names are fine (the defaults apply)
+  assert.equal(new MnemoClient({ baseURL: url, apiKey: undefined }).baseURL, url);
+});
+
 test('errors: a body over --max-body is TooBigError', async () => {
   const small = await startServer(dbTarget('client-small'), ['--max-body', '1024']);
   try {

@@ -9,7 +9,7 @@ import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { ChatPromptTemplate, MessagesPlaceholder } from '@langchain/core/prompts';
 import { RunnableWithMessageHistory } from '@langchain/core/runnables';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { MnemoClient } from '@mnemo/client';
+import { MnemoClient, InvalidError } from '@mnemo/client';
 import { MnemoChatMessageHistory } from '@mnemo/client/langchain';
 import { dbTarget, startServer, stopServer } from './server.mjs';
 
@@ -87,4 +87,45 @@ test('getMessages(): the governed context within maxTokens', async () => {
   assert.match(got.at(-1).content, /^answer 19: /);
   const all = await new MnemoChatMessageHistory({ baseURL: url, sessionId, maxTokens: 100000 }).getMessages();
   assert.equal(all.length, 40);
+});
+
+test('options: a misspelt option name is a TypeError naming it', () => {
+  const sessionId = crypto.randomUUID();
+  assert.throws(() => new MnemoChatMessageHistory({ baseURL: url, sessionId, maxToken: 5 }),
+    (e) => e instanceof TypeError && /maxToken\b/.test(e.message) && /maxTokens/.test(e.message));
+  assert.throws(() => new MnemoChatMessageHistory({ baseUrl: url, sessionId }), /baseUrl/);
+  const client = new MnemoClient({ baseURL: url });
+  assert.throws(() => new MnemoChatMessageHistory({ client, sessionId, baseURL: url }), /baseURL/);
+});
+
+test('content parts other than text are refused, naming the part, nothing stored', async () => {
+  const sessionId = crypto.randomUUID();
+  const history = new MnemoChatMessageHistory({ baseURL: url, sessionId });
+  const e = await history.addMessages([
+    new HumanMessage('first'),
+    new HumanMessage({ content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] }),
+  ]).catch((x) => x);
+  assert.ok(e instanceof InvalidError, String(e));
+  assert.equal(e.code, 'invalid');
+  assert.match(e.message, /content\[1\]: only text parts can be stored/);
+  assert.match(e.message, /image_url/);
+  assert.deepEqual(await history.getMessages(), []); // the batch is all or nothing
+  // text parts are joined
+  await history.addMessage(new HumanMessage({ content: [{ type: 'text', text: 'a ' }, { type: 'text', text: 'b' }] }));
+  assert.deepEqual((await history.getMessages()).map((m) => m.content), ['a b']);
+});
+
+test('an AIMessage\'s tool_use parts (Anthropic) are its tool calls: kept as such, not refused', async () => {
+  const sessionId = crypto.randomUUID();
+  const history = new MnemoChatMessageHistory({ baseURL: url, sessionId });
+  await history.addMessage(new AIMessage({
+    content: [{ type: 'text', text: 'Let me look.' }, { type: 'tool_use', id: 'tu_1', name: 'search', input: { q: 'x' } }],
+    tool_calls: [{ id: 'tu_1', name: 'search', args: { q: 'x' }, type: 'tool_call' }],
+  }));
+  const stored = (await new MnemoClient({ baseURL: url }).history(sessionId)).messages;
+  assert.deepEqual([stored[0].content, stored[0].tool_calls], ['Let me look.', [{ id: 'tu_1', type: 'function', function: { name: 'search', arguments: '{"q":"x"}' } }]]);
+  // a tool_use part no tool call stands for would be lost: refused
+  const e = await history.addMessage(new AIMessage({ content: [{ type: 'tool_use', id: 'tu_2', name: 'search', input: {} }] })).catch((x) => x);
+  assert.ok(e instanceof InvalidError, String(e));
+  assert.match(e.message, /content\[0\]: only text parts can be stored, not 'tool_use'/);
 });
