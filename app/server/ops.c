@@ -334,7 +334,7 @@ const char *srv_id_lower(const char *id, char *out, size_t cap)
     return out;
 }
 
-/* Title and/or metadata of a session (absent: unchanged). */
+/* Title and/or metadata of a session (absent, or an empty title: unchanged). */
 static mn_status op_session_update(struct srv_call *c)
 {
     const char *id, *title = a_str(c, "title");
@@ -343,8 +343,13 @@ static mn_status op_session_update(struct srv_call *c)
     const char *metadata = NULL;
     if ((st = session_param(c, &id)) || (st = a_text(c, &k, "metadata", &metadata)))
         goto out;
-    if (!title && !metadata) {
-        st = srv_fail(c, MN_INVALID, "title or metadata: give at least one");
+    /* mn_session_update takes an empty title as "leave it": a title cannot be cleared, so an
+     * empty one alone is refused rather than answered 200 with nothing changed */
+    if ((!title || !*title) && !metadata) {
+        st = srv_fail(c, MN_INVALID,
+                      title ? "title: an empty title leaves the title as it is (a title cannot be cleared); give a "
+                              "title or metadata"
+                            : "title or metadata: give at least one");
         goto out;
     }
     if ((st = mn_session_update(c->db, id, title, metadata))) {

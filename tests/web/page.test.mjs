@@ -248,6 +248,185 @@ test('live: a message appended through REST appears without reloading', async ()
   await bc.close();
 });
 
+// A field's error: the text next to the field (its aria-describedby), '' when none.
+const fieldError = (page, id) => page.evaluate((i) => {
+  const n = document.getElementById(i), d = n.getAttribute('aria-describedby');
+  const e = d && document.getElementById(d);
+  return e && !e.hidden ? e.textContent : '';
+}, id);
+
+test('number fields take whole numbers as typed; anything else is an error next to the field and sends nothing', async () => {
+  const id = await seed('numbers');
+  const { context: bc, page } = await open();
+  await openSession(page, id);
+  // the turn limit: 1e2 is 100 (not 1); 1.5 and -1 are refused where they were typed
+  await page.locator('#title-edit').click();
+  await page.locator('#limit-input').fill('1e2');
+  await page.locator('#title-form button[type=submit]').click();
+  await page.waitForFunction(() => [...document.querySelectorAll('#session-meta dt')].some((dt) =>
+    dt.textContent === 'turn limit' && dt.nextElementSibling.textContent !== 'none'), null, { timeout: 30000 });
+  assert.equal((await rest('GET', `/v1/sessions/${id}`)).j.session.max_turns, 100, 'Turn limit 1e2 is 100');
+  const sent = [];
+  page.on('request', (r) => { if (r.method() !== 'GET') sent.push(`${r.method()} ${r.url()}`); });
+  for (const bad of ['1.5', '-1', '2000000']) {
+    await page.locator('#title-edit').click();
+    await page.locator('#limit-input').fill(bad);
+    await page.locator('#title-form button[type=submit]').click();
+    await page.waitForFunction(() => document.getElementById('limit-input').getAttribute('aria-invalid') === 'true', null, { timeout: 30000 });
+    assert.match(await fieldError(page, 'limit-input'), /whole number/, `Turn limit ${bad}: the error next to the field`);
+    assert.equal(await page.locator('#title-form').isVisible(), true, 'the form stays open');
+    assert.deepEqual(sent, [], `Turn limit ${bad}: nothing sent`);
+    await page.locator('#title-cancel').click();
+  }
+  assert.equal((await rest('GET', `/v1/sessions/${id}`)).j.session.max_turns, 100);
+  // the budget and the model window of the context preview
+  await page.locator('#context-budget').fill('1e3');
+  await page.locator('#context-window').fill('1e5');
+  await page.locator('#context-go').click();
+  await page.waitForFunction(() => document.querySelector('.ctx-line').textContent.includes('budget of 1000'), null, { timeout: 30000 });
+  assert.match(await page.textContent('.ctx-report'), /needed of 100000/, 'Model window 1e5 is 100000');
+  sent.length = 0;
+  await page.locator('#context-budget').fill('0.5');
+  await page.locator('#context-go').click();
+  await page.waitForFunction(() => document.getElementById('context-budget').getAttribute('aria-invalid') === 'true', null, { timeout: 30000 });
+  assert.match(await fieldError(page, 'context-budget'), /whole number/);
+  assert.deepEqual(sent, [], 'Budget 0.5: nothing sent');
+  await page.locator('#context-budget').fill(String(BUDGET));
+  await page.locator('#context-window').fill('');
+  await page.locator('#context-go').click();
+  await page.waitForFunction((b) => document.querySelector('.ctx-line').textContent.includes(`budget of ${b}`), BUDGET, { timeout: 30000 });
+  assert.equal(await fieldError(page, 'context-budget'), '', 'the error goes once the value is right');
+  // the token cap of a new memory block, and the number of search results
+  await page.goto(`${url}/#/memories?ns=numbers`);
+  await page.locator('#mem-add-text').fill('Capped block');
+  await page.locator('#mem-add-pinned').check();
+  await page.locator('#mem-add-cap').fill('1e2');
+  await page.locator('#mem-add-form button[type=submit]').click();
+  await page.waitForFunction(() => /^Added /.test(document.getElementById('mem-summary').textContent), null, { timeout: 30000 });
+  const blocks = (await rest('GET', '/v1/memory?namespace=numbers')).j.memories;
+  assert.deepEqual(blocks.map((m) => [m.text, m.token_cap]), [['Capped block', 100]], 'Token cap 1e2 is 100');
+  sent.length = 0;
+  await page.locator('#mem-add-text').fill('Not added');
+  await page.locator('#mem-add-cap').fill('2.5');
+  await page.locator('#mem-add-form button[type=submit]').click();
+  await page.waitForFunction(() => document.getElementById('mem-add-cap').getAttribute('aria-invalid') === 'true', null, { timeout: 30000 });
+  assert.deepEqual(sent, [], 'Token cap 2.5: nothing sent');
+  await page.goto(`${url}/#/search`);
+  await page.locator('#search-q').fill('teal');
+  await page.locator('#search-k').fill('1.5');
+  await page.locator('#search-form button[type=submit]').click();
+  await page.waitForFunction(() => document.getElementById('search-k').getAttribute('aria-invalid') === 'true', null, { timeout: 30000 });
+  assert.equal(page.url().includes('#/search?'), false, 'Results 1.5: no search');
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+// A session of 3500 messages (seq 1..3500), appended in one request.
+let bigId = null;
+async function bigSession() {
+  if (bigId) return bigId;
+  const { j } = await rest('POST', '/v1/sessions', { title: 'big' });
+  const messages = Array.from({ length: 3500 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `line ${i + 1}` }));
+  await rest('POST', `/v1/sessions/${j.session.id}/messages`, { messages });
+  return (bigId = j.session.id);
+}
+// Counts the page's history requests, to wait until none is in flight.
+function historyRequests(page) {
+  const t = { started: 0, done: 0, urls: [] };
+  const mine = (r) => /\/messages\?/.test(r.url());
+  page.on('request', (r) => { if (mine(r)) { t.started++; t.urls.push(r.url()); } });
+  page.on('requestfinished', (r) => { if (mine(r)) t.done++; });
+  page.on('requestfailed', (r) => { if (mine(r)) t.done++; });
+  t.idle = async () => { while (t.done < t.started) await page.waitForTimeout(50); await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r()))); };
+  return t;
+}
+const shownSeqs = (page) => page.$$eval('#history article.msg', (ns) => ns.map((n) => +n.dataset.seq));
+
+test('load more: one load at a time, never a message twice', async () => {
+  const id = await bigSession();
+  const { context: bc, page } = await open();
+  const reqs = historyRequests(page);
+  await page.goto(`${url}/#/session/${id}`);
+  await page.waitForSelector('#msg-1000', { timeout: 60000 });
+  await page.locator('#history-more').dblclick();
+  await page.waitForSelector('#msg-2000', { timeout: 60000 });
+  await reqs.idle();
+  let seqs = await shownSeqs(page);
+  assert.equal(seqs.length, new Set(seqs).size, 'no message shown twice after a double click');
+  assert.equal(seqs.length, 2000);
+  await page.locator('#history-more').click();
+  await page.waitForSelector('#msg-3000', { timeout: 60000 });
+  await reqs.idle();
+  seqs = await shownSeqs(page);
+  assert.deepEqual(seqs, Array.from({ length: 3000 }, (_, i) => i + 1), 'in order, each once');
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+test('?at past the first page: the page holding it is loaded and the message focused; live counts only new messages', async () => {
+  const id = await bigSession();
+  const { context: bc, page } = await open();
+  const reqs = historyRequests(page);
+  await page.goto(`${url}/#/session/${id}?at=1500`);
+  await page.waitForFunction(() => document.activeElement && document.activeElement.id === 'msg-1500', null, { timeout: 60000 });
+  const seqs = await shownSeqs(page);
+  assert.equal(seqs.length, new Set(seqs).size);
+  // a live refresh goes by: nothing is new
+  const n = reqs.started;
+  while (reqs.started === n) await page.waitForTimeout(100);
+  await reqs.idle();
+  assert.equal(await page.textContent('#live'), '', 'old messages are not announced as new');
+  await rest('POST', `/v1/sessions/${id}/messages`, { role: 'user', content: 'the newest' });
+  await page.waitForFunction(() => document.getElementById('live').textContent !== '', null, { timeout: 60000 });
+  assert.match(await page.textContent('#live'), /^1 new message /);
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+test('messages out of the active history after session clear: not said to be past a turn limit', async () => {
+  const id = await seed('cleared');
+  await rest('POST', `/v1/sessions/${id}/clear`, {});
+  const { context: bc, page } = await open();
+  await openSession(page, id);
+  await page.waitForFunction(() => document.querySelector('#msg-1 .fate').textContent !== '', null, { timeout: 30000 });
+  assert.equal(await page.textContent('#msg-1 .fate'), 'not in the active history');
+  assert.equal(await page.locator('#msg-1').getAttribute('data-fate'), 'inactive');
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+test('an empty title: the API refuses it, the page says so and keeps the form open', async () => {
+  const id = await seed('keep this title');
+  const r = await rest('PATCH', `/v1/sessions/${id}`, { title: '' }, false);
+  assert.equal(r.status, 400, `PATCH {"title": ""}: ${JSON.stringify(r.j)}`);
+  assert.equal((await rest('GET', `/v1/sessions/${id}`)).j.session.title, 'keep this title');
+  const { context: bc, page } = await open();
+  await openSession(page, id);
+  const sent = [];
+  page.on('request', (q) => { if (q.method() !== 'GET') sent.push(`${q.method()} ${q.url()}`); });
+  await page.locator('#title-edit').click();
+  await page.locator('#title-input').fill('');
+  await page.locator('#title-form button[type=submit]').click();
+  await page.waitForFunction(() => document.getElementById('title-input').getAttribute('aria-invalid') === 'true', null, { timeout: 30000 });
+  assert.match(await fieldError(page, 'title-input'), /cannot be cleared/);
+  assert.equal(await page.locator('#title-form').isVisible(), true, 'the form stays open');
+  assert.deepEqual(sent, [], 'nothing sent');
+  assert.equal((await rest('GET', `/v1/sessions/${id}`)).j.session.title, 'keep this title');
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+test('a malformed session id in the address: "not a session id", no script error, the old session gone', async () => {
+  const id = await seed('malformed');
+  const { context: bc, page } = await open();
+  await openSession(page, id);
+  await page.evaluate(() => { window.location.hash = '#/session/%E0%A4%A'; });
+  await page.waitForFunction(() => /not a session id/.test(document.getElementById('error').textContent), null, { timeout: 30000 });
+  assert.equal(await page.locator('#view-session').isVisible(), false, 'the old session is not on screen');
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
 test('keyboard: tab reaches navigation, the bar parts with their counts, message actions', async () => {
   const id = await seed('keyboard');
   const { context: bc, page } = await open();
