@@ -214,6 +214,10 @@ mn_status mn_chat_reply(mn_db *db, const char *session_id, const mn_chat_opts *o
         rc = mn__err(rc, "chat: %s", mn_errmsg());
         goto out;
     }
+    if (t.parse.broken) { /* a chunk the reply cannot be made from: an error, nothing stored */
+        rc = mn_chat_parse_finish(&t.parse);
+        goto out;
+    }
     if (stopped && !t.parse.stop) { /* stopped between chunks: nothing more to parse */
         r->interrupted = 1;
         goto out;

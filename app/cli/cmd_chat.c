@@ -10,12 +10,14 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "server/server.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -96,10 +98,55 @@ static void context_line(const char *report, char *out, size_t cap)
     json_decref(r);
 }
 
+/* A whole number written plainly (srv_number_text) from 1 to max into *out; -1 otherwise. */
+static int plain_number(const char *text, long long max, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long n = text && srv_number_text(text, 0) ? strtoll(text, &end, 10) : 0;
+    if (errno || n < 1 || n > max)
+        return -1;
+    *out = n;
+    return 0;
+}
+
+/* Whether name is a strategy, asked of the configuration's own check (memory.strategy), so that a
+ * bad --strategy stops chat before a session is made; else says so. */
+static int strategy_known(const char *name)
+{
+    mn_config *cfg = NULL;
+    int ok = mn_config_new(&cfg) == MN_OK && mn_config_set(cfg, "memory.strategy", name, "--strategy") == MN_OK;
+    const char *why = mn_errmsg(), *key = strstr(why, "memory.strategy: ");
+    if (!ok)
+        cli_usage_error("--strategy: %s", key ? key + strlen("memory.strategy: ") : why);
+    mn_config_free(cfg);
+    return ok;
+}
+
 static void print_usage_part(const char *name, long long v)
 {
     if (v >= 0)
         printf(" %s %lld", name, v);
+}
+
+/* 1 when the newest message of the active history is a user turn still waiting for its answer
+ * (after an error or an interruption), else 0 after saying why there is nothing to retry. */
+static int retry_ready(struct chat *c)
+{
+    mn_history_opts ho = MN_HISTORY_OPTS_INIT;
+    ho.limit = 1;
+    ho.tail = 1;
+    mn_messages *l = NULL;
+    if (mn_history(c->db, c->id, &ho, &l)) {
+        fprintf(stderr, "mnemo: %s\n", mn_errmsg());
+        return 0;
+    }
+    int ready = l->count == 1 && l->items[0].role == MN_ROLE_USER;
+    if (!ready)
+        printf("nothing to retry: %s\n", l->count ? "the last message is not a user turn waiting for its answer"
+                                                   : "the active history is empty");
+    mn_messages_free(l);
+    return ready;
 }
 
 /* Asks the model for the next reply; the user turn is already stored. */
@@ -164,11 +211,18 @@ static int use_session(struct chat *c, const char *id)
     return 0;
 }
 
+#define HISTORY_MAX 1000000 /* the most /history N shows */
+
 static void cmd_history_n(struct chat *c, const char *arg)
 {
-    long n = arg && *arg ? strtol(arg, NULL, 10) : 10;
+    long long n = 10;
+    if (arg && *arg && plain_number(arg, HISTORY_MAX, &n)) {
+        fprintf(stderr, "mnemo: /history: '%s' is not a number of messages (a whole number from 1 to %d)\n", arg,
+                HISTORY_MAX);
+        return;
+    }
     mn_history_opts ho = MN_HISTORY_OPTS_INIT;
-    ho.limit = n > 0 ? (size_t)n : 10;
+    ho.limit = (size_t)n;
     ho.tail = 1;
     mn_messages *l = NULL;
     if (mn_history(c->db, c->id, &ho, &l)) {
@@ -214,8 +268,10 @@ static void cmd_context_show(struct chat *c)
            jint(r, "parts.system"), jint(r, "parts.messages"), jint(r, "parts.framing"));
     printf("messages: %lld active, %lld kept, %lld dropped", jint(r, "messages.total"), jint(r, "messages.kept"),
            jint(r, "messages.dropped"));
-    if (json_object_get(r, "summary"))
+    if (json_is_object(json_object_get(r, "summary"))) /* null: the session has no summary */
         printf(" · summary of %lld messages (%lld tokens)", jint(r, "summary.folded"), jint(r, "summary.tokens"));
+    else
+        printf(" · no summary");
     printf("\n");
     json_decref(r);
     mn_context_free(ctx);
@@ -251,9 +307,9 @@ static const char HELP[] =
     "/compact [TEXT]   fold all but the last turns into the summary now\n"
     "/context          what the next request holds: parts and tokens\n"
     "/search TEXT      search stored messages\n"
-    "/pin ID           pin a message (kept verbatim by the hybrid strategy)\n"
+    "/pin ID           pin a message of this session by its id, #ID in /history (kept verbatim by hybrid)\n"
     "/state            the session's ask-user state\n"
-    "/retry            ask the model again (after an error or an interruption)\n"
+    "/retry            ask again for the last user turn when it has no answer (after an error or Ctrl-C)\n"
     "/exit             leave (Ctrl-D too); Ctrl-C stops a reply\n";
 
 /* Runs a slash command; returns 1 to leave. */
@@ -313,16 +369,23 @@ static int slash(struct chat *c, char *line)
     else if (strcmp(line, "/search") == 0)
         cmd_search_text(c, arg);
     else if (strcmp(line, "/pin") == 0) {
-        long long mid = arg ? strtoll(arg, NULL, 10) : 0;
-        if (!(rc = mn_message_pin(c->db, mid, 1)))
+        long long mid = 0;
+        if (!arg || !*arg)
+            printf("usage: /pin ID (a message id of this session: /history shows them as #ID)\n");
+        else if (plain_number(arg, INT64_MAX, &mid))
+            fprintf(stderr, "mnemo: /pin: '%s' is not a message id (a positive whole number; /history shows them)\n",
+                    arg);
+        else if (!(rc = mn_session_message_pin(c->db, c->id, mid, 1)))
             printf("pinned #%lld\n", mid);
     } else if (strcmp(line, "/state") == 0) {
         char *state = NULL;
         if (!(rc = mn_state_get(c->db, c->id, 0, &state)))
             printf("%s\n", state);
         mn_free(state);
-    } else if (strcmp(line, "/retry") == 0)
-        reply(c);
+    } else if (strcmp(line, "/retry") == 0) {
+        if (retry_ready(c))
+            reply(c);
+    }
     else
         printf("unknown command %s (/help lists them)\n", line);
     if (rc)
@@ -337,6 +400,8 @@ int cmd_chat(const struct cli_global *g, struct cli_args *a)
     mn_context_opts co = MN_CONTEXT_OPTS_INIT;
     c.ctx = co;
     c.ctx.strategy = cli_opt(a, "strategy");
+    if (c.ctx.strategy && !strategy_known(c.ctx.strategy))
+        return EXIT_USAGE;
     long long max_tokens = 0;
     if (cli_number(a, "max-tokens", 1, 100000000, &max_tokens))
         return EXIT_USAGE;

@@ -36,6 +36,60 @@ void mn_chat_parse_init(struct mn_chat_parse *p, const char *protocol, mn_chat_d
     p->prompt_tokens = p->completion_tokens = p->cached_tokens = -1;
 }
 
+/* At most cap - 1 bytes of text (len bytes) into out, on one line: control characters become
+ * spaces (trailing ones dropped), a UTF-8 character cut at the end is left out. */
+static void clip(const char *text, size_t len, char *out, size_t cap)
+{
+    size_t n = len < cap - 1 ? len : cap - 1;
+    if (n < len)
+        while (n && ((unsigned char)text[n] & 0xC0) == 0x80) /* text[n] continues a character */
+            n--;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? ' ' : text[i];
+    while (n && out[n - 1] == ' ') /* a last newline */
+        n--;
+    out[n] = '\0';
+}
+
+/* A data line the reply cannot be made from: the stream is broken, the transfer stops. */
+static int broken(struct mn_chat_parse *p, const char *why, const char *line, size_t len)
+{
+    char excerpt[81];
+    clip(line, len, excerpt, sizeof excerpt);
+    snprintf(p->error, sizeof p->error, "the stream is broken: %.140s: %s%s", why, excerpt,
+             len >= sizeof excerpt ? "…" : "");
+    return p->broken = 1;
+}
+
+/* Whether a chunk has the OpenAI shape the reply is read from: an object; "choices", when
+ * present, an array of objects whose "delta" (or "message") is an object with a string or null
+ * "content". */
+static const char *chunk_shape(const json_t *o)
+{
+    if (!json_is_object(o))
+        return "a data line is JSON but not an object";
+    json_t *choices = json_object_get(o, "choices");
+    if (!choices)
+        return NULL;
+    if (!json_is_array(choices))
+        return "a chunk's choices is not an array";
+    size_t i;
+    json_t *choice;
+    json_array_foreach(choices, i, choice) {
+        if (!json_is_object(choice))
+            return "a chunk's choice is not an object";
+        json_t *delta = json_object_get(choice, "delta");
+        if (!delta)
+            delta = json_object_get(choice, "message");
+        if (delta && !json_is_object(delta))
+            return "a chunk's delta is not an object";
+        json_t *content = json_object_get(delta, "content");
+        if (content && !json_is_string(content) && !json_is_null(content))
+            return "a chunk's content is not a string";
+    }
+    return NULL;
+}
+
 static int emit(struct mn_chat_parse *p, const char *text)
 {
     if (!text || !*text)
@@ -107,17 +161,31 @@ static int one_line(struct mn_chat_parse *p, const char *line, size_t len)
             return 0;
         }
     } else if (!p->ollama) { /* not an event: part of a plain JSON answer, or an SSE comment/field */
-        if (line[0] == ':' || strncmp(line, "event:", 6) == 0 || strncmp(line, "id:", 3) == 0)
+        if (line[0] == ':' || strncmp(line, "event:", 6) == 0 || strncmp(line, "id:", 3) == 0 ||
+            strncmp(line, "retry:", 6) == 0)
             return 0;
         if (mn_buf_add(&p->plain, line, len) || mn_buf_addc(&p->plain, '\n'))
             return p->stop = 1;
         return 0;
     }
-    json_t *o = json_loadb(line, len, 0, NULL);
-    if (!o) {
-        if (p->ollama && (mn_buf_add(&p->plain, line, len) || mn_buf_addc(&p->plain, '\n')))
+    json_error_t e;
+    json_t *o = json_loadb(line, len, 0, &e);
+    if (!o && !p->ollama) { /* an SSE data line */
+        if (json_error_code(&e) == json_error_null_character)
+            return broken(p, "a chunk holds a NUL character (\\u0000), which a reply cannot hold", line, len);
+        char why[200];
+        snprintf(why, sizeof why, "a data line is not JSON (%s)", e.text);
+        return broken(p, why, line, len);
+    }
+    if (!o) { /* an NDJSON line: part of a plain JSON answer, else finish says what it is */
+        if (mn_buf_add(&p->plain, line, len) || mn_buf_addc(&p->plain, '\n'))
             return p->stop = 1;
         return 0;
+    }
+    const char *bad = p->ollama ? (json_is_object(o) ? NULL : "a line is JSON but not an object") : chunk_shape(o);
+    if (bad) {
+        json_decref(o);
+        return broken(p, bad, line, len);
     }
     int r = object(p, o);
     json_decref(o);
@@ -126,7 +194,7 @@ static int one_line(struct mn_chat_parse *p, const char *line, size_t len)
 
 int mn_chat_parse_feed(struct mn_chat_parse *p, const char *data, size_t len)
 {
-    for (size_t i = 0; i < len && !p->stop; i++) {
+    for (size_t i = 0; i < len && !p->stop && !p->broken; i++) {
         if (data[i] != '\n') {
             if (mn_buf_addc(&p->line, data[i]))
                 return p->stop = 1;
@@ -135,24 +203,30 @@ int mn_chat_parse_feed(struct mn_chat_parse *p, const char *data, size_t len)
         one_line(p, p->line.data, p->line.len);
         mn_buf_reset(&p->line);
     }
-    return p->stop;
+    return p->stop || p->broken;
 }
 
 mn_status mn_chat_parse_finish(struct mn_chat_parse *p)
 {
-    if (p->line.len) {
+    if (p->line.len && !p->broken) {
         one_line(p, p->line.data, p->line.len);
         mn_buf_reset(&p->line);
     }
+    if (p->broken)
+        return mn__err(MN_UNAVAILABLE, "chat: %s", p->error);
     if (p->plain.len && !p->stop) {
         json_t *o = json_loadb(p->plain.data, p->plain.len, 0, NULL);
-        if (o) {
+        if (o && !chunk_shape(o)) {
             object(p, o);
             p->done = 1;
+        } else { /* even after streamed text: lines that are not events break the reply */
+            char excerpt[121];
+            clip(p->plain.data, p->plain.len, excerpt, sizeof excerpt);
             json_decref(o);
-        } else if (!p->text.len)
-            return mn__err(MN_UNAVAILABLE, "chat: the provider's answer is neither a stream nor JSON: %.120s",
-                           p->plain.data);
+            return mn__err(MN_UNAVAILABLE, "chat: the provider's answer is neither a stream nor JSON: %s%s", excerpt,
+                           p->plain.len >= sizeof excerpt ? "…" : "");
+        }
+        json_decref(o);
     }
     if (p->error[0])
         return mn__err(MN_UNAVAILABLE, "chat: the provider reported: %s", p->error);
@@ -171,12 +245,8 @@ void mn_chat_error_text(const char *body, char *out, size_t cap)
     json_t *o = body ? json_loads(body, 0, NULL) : NULL;
     json_t *err = json_object_get(o, "error");
     const char *msg = json_string_value(json_is_object(err) ? json_object_get(err, "message") : err);
-    if (msg)
-        snprintf(out, cap, "%s", msg);
-    else
-        snprintf(out, cap, "%.200s", body ? body : "");
-    for (char *c = out; *c; c++)
-        if (*c == '\n' || *c == '\r')
-            *c = ' ';
+    const char *text = msg ? msg : body ? body : "";
+    size_t len = strlen(text);
+    clip(text, msg || len < 200 ? len : 200, out, cap);
     json_decref(o);
 }

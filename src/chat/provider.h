@@ -27,18 +27,22 @@ struct mn_chat_parse {
     struct mn_buf text;  /* the whole reply so far */
     int64_t prompt_tokens, completion_tokens, cached_tokens; /* -1: not reported */
     int done;            /* [DONE] or "done": true seen */
-    char error[256];     /* an error the stream carried */
+    char error[256];     /* an error the stream carried, or why it is broken */
     int stop;            /* fn asked to stop */
+    int broken;          /* a data line that is not JSON or not a chunk: the reply is lost */
 };
 
 void mn_chat_parse_init(struct mn_chat_parse *p, const char *protocol, mn_chat_delta_fn fn, void *user);
-/* Feeds bytes; returns non-zero when the caller should stop (fn said so, or out of memory). */
+/* Feeds bytes; returns non-zero when the caller should stop (fn said so, out of memory, or the
+ * stream is broken: then finish returns the error). */
 int mn_chat_parse_feed(struct mn_chat_parse *p, const char *data, size_t len);
-/* Ends the stream: parses a last line without newline and a non-streamed answer. */
+/* Ends the stream: parses a last line without newline and a non-streamed answer. Errors
+ * (MN_UNAVAILABLE, one line): a broken stream (a data line that is not JSON, or not a JSON object
+ * of the chunk's shape), lines that are neither a stream nor JSON, an error the provider sent. */
 mn_status mn_chat_parse_finish(struct mn_chat_parse *p);
 void mn_chat_parse_release(struct mn_chat_parse *p);
 /* The message of an error answer body ({"error":{"message"}} or {"error":"…"}), else the body cut
- * at 200 bytes, into out. */
+ * at 200 bytes, into out, on one line (control characters become spaces). */
 void mn_chat_error_text(const char *body, char *out, size_t cap);
 
 #endif

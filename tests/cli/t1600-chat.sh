@@ -4,7 +4,9 @@
 # and slash commands, capture-pane reads the screen, and the database is checked after each step:
 # turns stored, /clear keeps them stored but out of the context, /compact folds, Ctrl-C stores the
 # user turn only, /forget deletes, Ctrl-D leaves. Also scripted use (stdin not a terminal), the
-# exit status without a model, an HTTP error retried with /retry, and the clear/limit/agent
+# exit status without a model, an HTTP error retried with /retry, /retry with nothing to retry,
+# broken streams and a 200 answer that is not JSON (one line, nothing stored), /pin within the
+# session, bad /history N and --strategy, /context without a summary, and the clear/limit/agent
 # commands from the shell. Waits on the screen and the database, never on fixed sleeps.
 . "$TESTS_DIR/cli/lib.sh"
 MNEMO_TOKENIZER=heuristic
@@ -57,6 +59,76 @@ S2=$(echo "$OUT" | sed -n 's/^session \([0-9a-f-]*\) (new)$/\1/p')
 ok mn history "$S2" --json
 eq "$(jget "$OUT" "' '.join(m['role'] for m in j)")" "user assistant" "one user turn, one reply after the retry"
 
+count_msgs() { "$MNEMO" --db "$DB" session show "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["message_count"])'; }
+
+# /retry asks again only for a user turn still waiting for its answer; else nothing is sent
+# requests MODEL: how many requests the fake server has had for MODEL
+requests() { python3 -c 'import json,sys,urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1] + "/stats"))["requests"].get(sys.argv[2], 0))' "$MNEMO_SUMMARIZER_BASE_URL" "$1"; }
+# lines TEXT: how many non-empty lines TEXT has
+lines() { printf '%s\n' "$1" | grep -c .; }
+run sh -c "printf 'ping\n/retry\n/retry\n' | MNEMO_CHAT_MODEL=chatretry \"$MNEMO\" --db \"$DB\" chat"
+eq "$RC" 0 "/retry after an answer: status 0"
+S3=$(echo "$OUT" | sed -n 's/^session \([0-9a-f-]*\) (new)$/\1/p')
+eq "$(echo "$OUT" | grep -c 'nothing to retry')" 2 "/retry after an answer says there is nothing to retry, each time"
+eq "$(requests chatretry)" 1 "/retry after an answer asks the model nothing"
+ok mn history "$S3" --json
+eq "$(jget "$OUT" "'|'.join(m['role'] + ':' + m['content'] for m in j)")" "user:ping|assistant:Echo: ping" "/retry after an answer stores nothing"
+run sh -c "printf '/retry\n' | MNEMO_CHAT_MODEL=chatretry \"$MNEMO\" --db \"$DB\" chat"
+S4=$(echo "$OUT" | sed -n 's/^session \([0-9a-f-]*\) (new)$/\1/p')
+check "/retry in an empty session says there is nothing to retry" sh -c "echo \"\$1\" | grep -q 'nothing to retry'" - "$OUT"
+eq "$(requests chatretry)" 1 "/retry in an empty session asks the model nothing"
+eq "$(count_msgs "$S4")" 0 "/retry in an empty session stores nothing"
+
+# a broken stream is an error: one line, nothing of the reply stored
+for model in chatbadjson chatnotobj chatnul; do
+    run sh -c "printf 'break it\n' | MNEMO_CHAT_MODEL=$model \"$MNEMO\" --db \"$DB\" chat"
+    S5=$(echo "$OUT" | sed -n 's/^session \([0-9a-f-]*\) (new)$/\1/p')
+    check "$model: the error is one line naming the broken stream" sh -c "[ \"\$(printf '%s\n' \"\$1\" | grep -c .)\" = 1 ] && echo \"\$1\" | grep -q 'stream'" - "$ERR"
+    check "$model: the error is not 'an empty reply'" sh -c "! echo \"\$1\" | grep -q 'empty reply'" - "$ERR"
+    ok mn history "$S5" --json
+    eq "$(jget "$OUT" "'|'.join(m['role'] + ':' + m['content'] for m in j)")" "user:break it" "$model: the user turn stays, nothing of the reply is stored"
+done
+
+# a 200 answer that is neither JSON nor a stream: one line
+run sh -c "printf 'garbage\n' | MNEMO_CHAT_MODEL=chatgarbage \"$MNEMO\" --db \"$DB\" chat"
+eq "$(lines "$ERR")" 1 "an answer neither JSON nor a stream is one line on stderr"
+check "and it shows the answer's start" sh -c "echo \"\$1\" | grep -q 'neither a stream nor JSON: <html> <body>oops'" - "$ERR"
+
+# /pin ID: a message of this session only; a non-number is named
+ok mn session new
+P1=$OUT
+ok mn add "$P1" user "pin me"
+M1=$OUT
+ok mn session new
+P2=$OUT
+ok mn add "$P2" user "not yours"
+M2=$OUT
+run sh -c "printf '/pin $M2\n/pin abc\n/pin $M1\n' | \"$MNEMO\" --db \"$DB\" chat $P1"
+check "/pin of another session's message is refused" sh -c "echo \"\$1\" | grep -q 'not found'" - "$ERR"
+check "/pin abc names the text" sh -c "echo \"\$1\" | grep -q \"'abc' is not a message id\"" - "$ERR"
+check "/pin of this session's message pins it" sh -c "echo \"\$1\" | grep -q 'pinned #$M1'" - "$OUT"
+ok mn history "$P2" --json
+eq "$(jget "$OUT" "j[0]['pinned']")" false "another session's message stays unpinned"
+ok mn history "$P1" --json
+eq "$(jget "$OUT" "j[0]['pinned']")" true "this session's message is pinned"
+
+# options are checked before a session is created
+ok mn session list --json
+NSESS=$(jget "$OUT" "len(j)")
+fails 2 "^mnemo: --strategy: 'bogus' is not one of: window summary chunked hybrid" mn chat --strategy bogus
+ok mn session list --json
+eq "$(jget "$OUT" "len(j)")" "$NSESS" "a bad --strategy creates no session"
+
+# /history N: a whole number from 1, else one line and nothing shown
+run sh -c "printf '/history abc\n/history -3\n/history 0\n/history 1x\n/history 1\n' | \"$MNEMO\" --db \"$DB\" chat $P1"
+eq "$(echo "$OUT" | grep -c '^#')" 1 "/history with a bad N shows nothing, /history 1 one message"
+eq "$(lines "$ERR")" 4 "each bad /history N is one line"
+check "and names the argument" sh -c "echo \"\$1\" | grep -q \"/history: '-3' is not\"" - "$ERR"
+
+# /context without a summary says so
+run sh -c "printf '/context\n' | \"$MNEMO\" --db \"$DB\" chat $P1"
+check "/context without a summary says 'no summary'" sh -c "echo \"\$1\" | grep -q 'no summary' && ! echo \"\$1\" | grep -q 'summary of 0'" - "$OUT"
+
 # -- interactive, in tmux ----------------------------------------------------------------------
 # wait_pane SESSION PATTERN: polls the screen until grep -E PATTERN matches (60 s deadline).
 wait_pane() {
@@ -78,7 +150,6 @@ wait_file() {
     [ -s "$1" ] || fail "$1 never appeared"
 }
 type_line() { tmux -S "$TMUX_SOCK" send-keys -t "$1" -l "$2" && tmux -S "$TMUX_SOCK" send-keys -t "$1" Enter; }
-count_msgs() { "$MNEMO" --db "$DB" session show "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["message_count"])'; }
 
 ok mn session new --title "tmux chat"
 S=$OUT

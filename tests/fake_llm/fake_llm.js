@@ -22,6 +22,11 @@
 //   chatplain   the same reply as one JSON completion, even when asked to stream
 //   chatslow    "Thinking" then a dot every 200 ms for a minute (for interrupting)
 //   chatflaky   HTTP 500 on the first request of that model, then like chat
+//   chatbadjson "Part ", then a data line that is not JSON, then [DONE] (a broken stream)
+//   chatnul     a chunk whose content holds \u0000, then usage and [DONE]
+//   chatnotobj  "Part ", then a data line that is JSON but not an object, then [DONE]
+//   chatgarbage HTTP 200 with a body of several lines that is neither JSON nor a stream
+//   any other chat… name: like chat (a name of its own keeps its own count in /stats)
 //   think       the summary after a <think>…</think> reasoning block
 //   thinkopen   the summary followed by an unterminated <THINK> block (upper case)
 //   thinkonly   nothing but a <Think>…</Think> block
@@ -52,6 +57,7 @@ function chat(req, res, j, model, ollama) {
   const text = 'Echo: ' + ((lastUser && lastUser.content) || '').split('\n').pop();
   const usage = { prompt_tokens: 40 + msgs.length, completion_tokens: 5, total_tokens: 45 + msgs.length, prompt_tokens_details: { cached_tokens: 32 } };
   if (model === 'chatflaky' && counts[model] === 1) return reply(res, 500, { error: { message: 'the model is warming up' } });
+  if (model === 'chatgarbage') return reply(res, 200, '<html>\n<body>oops</body>\n</html>\n', { 'Content-Type': 'text/html' });
   if (!j.stream || model === 'chatplain') {
     if (ollama) return reply(res, 200, { model, message: { role: 'assistant', content: text }, done: true, prompt_eval_count: usage.prompt_tokens, eval_count: 5 });
     return reply(res, 200, { id: 'c', object: 'chat.completion', model, choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage });
@@ -63,6 +69,15 @@ function chat(req, res, j, model, ollama) {
     if (ollama) res.end(JSON.stringify({ model, message: { role: 'assistant', content: '' }, done: true, prompt_eval_count: usage.prompt_tokens, eval_count: 5 }) + '\n');
     else res.end('data: ' + JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [], usage }) + '\n\ndata: [DONE]\n\n');
   };
+  if (model === 'chatbadjson' || model === 'chatnotobj') {
+    res.write(piece('Part '));
+    res.end((model === 'chatbadjson' ? 'data: {not json\n\n' : 'data: [1, 2]\n\n') + 'data: [DONE]\n\n');
+    return;
+  }
+  if (model === 'chatnul') {
+    res.write(piece('before\u0000after'));
+    return end();
+  }
   if (model === 'chatslow') {
     res.write(piece('Thinking'));
     let n = 0;
