@@ -101,8 +101,9 @@ class MnStrings(Structure):
 
 
 class MnSearchFilter(Structure):
+    """mn_search_filter; metadata since 0.5 (an older library reads `size` and stops before it)."""
     _fields_ = [("size", c_size_t), ("session_id", c_char_p), ("ns", c_char_p), ("role", c_int),
-                ("since", c_int64), ("until", c_int64)]
+                ("since", c_int64), ("until", c_int64), ("metadata", c_char_p)]
 
 
 class MnSearchHit(Structure):

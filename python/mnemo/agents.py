@@ -35,7 +35,7 @@ import os
 from typing import Any, Dict, List, Mapping, Optional, Union
 
 from .errors import NotFound
-from .memory import Memory
+from .memory import HISTORY_MAX_LIMIT, Memory
 
 Item = Dict[str, Any]
 META_KEY = "agents_items"
@@ -172,8 +172,10 @@ class MnemoSession:
                 return [i for m in ctx.messages for i in message_to_items(m)]
             if limit <= 0:
                 return []
-            # each message holds at least one item: the newest `limit` messages are enough
-            msgs = self.memory.history(self.session_id, limit=limit, tail=True)
+            # each message holds at least one item: the newest `limit` messages are enough (past
+            # history's largest limit, every message)
+            msgs = self.memory.history(self.session_id, limit=limit if limit <= HISTORY_MAX_LIMIT else None,
+                                       tail=True)
         except NotFound:
             return []
         items = [i for m in msgs for i in message_to_items(m)]

@@ -9,6 +9,7 @@ import ctypes
 import datetime as _dt
 import io
 import json
+import math
 import os
 import threading
 from ctypes import byref, c_char_p, c_int, c_int64, c_size_t, c_uint32, c_void_p
@@ -33,7 +34,17 @@ RAG_SCOPES = {"session": 0, "all": 1}
 APPEND_CREATE = 1
 CLEAR_UNDO = 1   # enum mn_clear_flags
 CLEAR_STATE = 2
-CONTEXT_NO_FOLD = 1
+CONTEXT_DETAIL = 2  # enum mn_context_flags (MN_CONTEXT_NO_FOLD is 1: fold="off" sets the fold mode instead)
+FOLD_MODES = {"background": 0, "sync": 1, "off": 2}  # enum mn_context_fold
+# The ranges the REST/MCP operations declare (`mnemo api --json`), checked here with the same
+# messages before the C call, so that the same input is refused the same way everywhere.
+HISTORY_MAX_LIMIT = 10000
+EVENTS_MAX_LIMIT = 10000
+SEARCH_MAX_TOP_K = 1000
+CONTEXT_MAX_TOKENS = 100000000  # max_tokens and model_window
+RAG_MAX_TOP_K = 100
+MEMORIES_MAX_TOP_K = 50  # MN_CONTEXT_MAX_MEMORIES_TOP_K
+MEMORY_MAX_LIMIT = 1000  # recall and memory_list
 # The actor of the long-term memory versions this package writes (the CLI writes "cli", REST and
 # MCP "api", the Mem0 routes "mem0"; docs/memory.md).
 ACTOR = b"python"
@@ -113,6 +124,42 @@ def _count(v: Any, what: str, zero: str = "") -> int:
     return n
 
 
+def _ranged(v: Any, what: str, lo: int, hi: Optional[int] = None) -> int:
+    """A whole number from lo to hi (no upper bound when hi is None), refused as the REST
+    parameter checks refuse one: "limit: 0 is out of range 1..10000"."""
+    n = _int(v, what)
+    if n < lo or (hi is not None and n > hi):
+        if hi is None:
+            raise Invalid("%s: %d is below the minimum of %d" % (what, n, lo))
+        raise Invalid("%s: %d is out of range %d..%d" % (what, n, lo, hi))
+    return n
+
+
+def _fraction(v: Any, what: str) -> float:
+    """A number from -1 to 1 (a similarity), refused as REST refuses one."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise Invalid("%s: must be a number, got %s" % (what, type(v).__name__))
+    if not math.isfinite(v) or not -1 <= v <= 1:
+        raise Invalid("%s: %g is out of range -1..1" % (what, v))
+    return float(v)
+
+
+def _flag(v: Any, what: str) -> bool:
+    if not isinstance(v, bool):
+        raise Invalid("%s: must be True or False, got %r" % (what, v))
+    return v
+
+
+def _tristate(v: Any, what: str) -> int:
+    """An option whose absence means "as configured": None -> 0 (the setting), True -> 1,
+    False -> -1 (off whatever the setting says), as mn_context_opts.rag and .memories read it."""
+    if v is None:
+        return 0
+    if not isinstance(v, bool):
+        raise Invalid("%s: must be True, False or None (the setting), got %r" % (what, v))
+    return 1 if v else -1
+
+
 def _role(role: Any, what: str = "role") -> int:
     # "agent" (seed 003's name for the assistant) is accepted on input as the library does
     # (mn_role_parse); it is stored, and read back, as "assistant".
@@ -150,6 +197,29 @@ def _take_str(p: c_void_p) -> str:
         return ctypes.string_at(p).decode("utf-8")
     finally:
         _lib.load().mn_free(p)
+
+
+def _export_ids(session_ids: Union[None, str, Sequence[str]]) -> List[bytes]:
+    """The ids to export, checked as REST's export checks its ids parameter."""
+    if session_ids is None:
+        return []
+    if isinstance(session_ids, (str, bytes)):
+        parts = _b(session_ids, "ids").split(b",")  # type: ignore[union-attr]
+        for i, p in enumerate(parts):
+            if not p:
+                raise Invalid("ids: entry %d is empty (a comma-separated list of session ids)" % (i + 1))
+        return parts
+    if isinstance(session_ids, Mapping) or not hasattr(session_ids, "__iter__"):
+        raise Invalid("ids: must be a comma-separated string or a list of ids")
+    ids = list(session_ids)
+    if not ids:
+        raise Invalid("ids: an empty list (leave ids out to export every session)")
+    out = []
+    for i, s in enumerate(ids):
+        if not isinstance(s, (str, bytes)):
+            raise Invalid("ids[%d]: must be a string" % i)
+        out.append(_b(s, "ids[%d]" % i))
+    return out
 
 
 def make_config(settings: Optional[Mapping[str, Any]] = None, config_file: Optional[Union[str, os.PathLike]] = None,
@@ -624,9 +694,13 @@ class Memory:
                 all: bool = False) -> List[Dict[str, Any]]:
         """The session's messages, oldest to newest (message objects of docs/cli.md).
 
-        limit: at most this many (the oldest, or with tail=True the newest); after_seq: only
-        seq > after_seq; all: also messages that left the active history past the turn limit."""
-        o = MnHistoryOpts(ctypes.sizeof(MnHistoryOpts), after_seq, limit or 0, 1 if tail else 0, 1 if all else 0)
+        limit: at most this many, 1 to 10000 (the oldest, or with tail=True the newest; None: every
+        one); after_seq: only seq > after_seq (0 or more); all: also messages that left the active
+        history past the turn limit. Invalid for a limit or after_seq out of range (REST's
+        messages: "limit: 0 is out of range 1..10000")."""
+        n = 0 if limit is None else _ranged(limit, "limit", 1, HISTORY_MAX_LIMIT)
+        o = MnHistoryOpts(ctypes.sizeof(MnHistoryOpts), _ranged(after_seq, "after_seq", 0), n, 1 if tail else 0,
+                          1 if all else 0)
         out = ctypes.POINTER(MnMessages)()
         self._call("mn_history", _b(session_id, "session_id"), byref(o), byref(out))
         return self._messages(out)
@@ -645,36 +719,55 @@ class Memory:
 
     # -- context -------------------------------------------------------------------------------
     def context(self, session_id: str, *, max_tokens: Optional[int] = None, strategy: Optional[str] = None,
-                format: str = "openai", model_window: Optional[int] = None, fold: bool = True, rag: bool = False,
-                rag_top_k: Optional[int] = None, rag_min_similarity: Optional[float] = None,
-                rag_scope: str = "session", memories: Optional[bool] = None,
-                memories_top_k: Optional[int] = None) -> Context:
-        """Builds what to send the model next (docs/context.md).
+                format: str = "openai", model_window: Optional[int] = None,
+                fold: Union[None, str, bool] = None, no_fold: bool = False, detail: bool = False,
+                rag: Optional[bool] = None, rag_top_k: Optional[int] = None,
+                rag_min_similarity: Optional[float] = None, rag_scope: str = "session",
+                memories: Optional[bool] = None, memories_top_k: Optional[int] = None) -> Context:
+        """Builds what to send the model next (docs/context.md); the parameters are those of the
+        REST/MCP operation context, with the same meaning and ranges.
 
-        max_tokens: the budget (None: memory.max_history_tokens, or with a model window the
-        history share of budget_split). strategy: "window", "summary", "chunked" or "hybrid"
-        (None: memory.strategy). format: "openai", "anthropic" or "text". model_window: drives
-        the token trigger of summary/hybrid and the report's pre-flight check. fold=False never
-        summarises during this build (the stored summary is used as is). rag: put the most
-        relevant past messages in front of the last user message (rag_top_k, 5 by default;
-        rag_min_similarity, 0.7 by default, negative for none; rag_scope "session" or "all" for
-        the session's namespace). memories: long-term memories after the system prompt, the
-        memory blocks and the memories_top_k (5 by default, at most 50) most relevant to the last
-        user message (None: memory.context.enabled; False: never); the report's "memories" lists
-        them."""
+        max_tokens: the budget, 0 to 100000000 (None or 0: memory.max_history_tokens, or with a
+        model window the history share of budget_split). strategy: "window", "summary",
+        "chunked" or "hybrid" (None: memory.strategy). format: "openai", "anthropic" or "text".
+        model_window: 1 to 100000000 (None: context.model_window); drives the token trigger of
+        summary/hybrid and the report's pre-flight check. fold: what a due fold does,
+        "background" (None, the default: queued on a fold queue, else run here within
+        context.fold_timeout_ms), "sync" (run before building) or "off" (never summarise during
+        this build: the stored summary is used as is); False is "off" and True the default, as
+        in earlier versions. no_fold=True: the same as fold "off" (Invalid with "background" or
+        "sync"). detail=True: the report's "detail" lists each history message's fate.
+        rag: put the most relevant past messages in front of the last user message (None:
+        memory.rag.enabled; False: never, whatever the setting); rag_top_k 1 to 100 (None:
+        memory.rag.top_k, 5); rag_min_similarity -1 to 1 (None: memory.rag.min_similarity,
+        0.7; 0 or less: no threshold); rag_scope "session" or "all" (the session's namespace).
+        memories: long-term memories after the system prompt, the memory blocks and the
+        memories_top_k (1 to 50; None: memory.context.top_k, 5) most relevant to the last user
+        message (None: memory.context.enabled; False: never); the report's "memories" lists
+        them. Invalid names a parameter out of range as REST does ("rag_top_k: 0 is out of
+        range 1..100")."""
+        if isinstance(fold, bool):  # the boolean of earlier versions: False never folded
+            fold = None if fold else "off"
+        if _flag(no_fold, "no_fold") and fold is not None and fold != "off":
+            raise Invalid("no_fold: the same as fold off; it does not go with fold %s" % fold)
         o = MnContextOpts()
         o.size = ctypes.sizeof(MnContextOpts)
         o.strategy = _b(strategy, "strategy")
-        o.max_tokens = max_tokens or 0
+        o.max_tokens = 0 if max_tokens is None else _ranged(max_tokens, "max_tokens", 0, CONTEXT_MAX_TOKENS)
         o.format = _enum(FORMATS, format, "format")
-        o.model_window = model_window or 0
-        o.flags = 0 if fold else CONTEXT_NO_FOLD
-        o.rag = 1 if rag else 0
-        o.rag_top_k = rag_top_k or 0
-        o.rag_min_similarity = rag_min_similarity or 0.0
+        o.model_window = 0 if model_window is None else _ranged(model_window, "model_window", 1, CONTEXT_MAX_TOKENS)
+        o.fold = FOLD_MODES["off"] if no_fold else 0 if fold is None else _enum(FOLD_MODES, fold, "fold")
+        o.flags = CONTEXT_DETAIL if _flag(detail, "detail") else 0
+        o.rag = _tristate(rag, "rag")
+        o.rag_top_k = 0 if rag_top_k is None else _ranged(rag_top_k, "rag_top_k", 1, RAG_MAX_TOP_K)
+        # the C struct reads 0 as "the setting" and a negative value as "no threshold"; here, as in
+        # REST and the CLI, None is the setting and 0 or less none (REST passes -1 for a given 0)
+        sim = 0.0 if rag_min_similarity is None else _fraction(rag_min_similarity, "rag_min_similarity")
+        o.rag_min_similarity = -1.0 if rag_min_similarity is not None and sim == 0 else sim
         o.rag_scope = _enum(RAG_SCOPES, rag_scope, "rag_scope")
-        o.memories = 0 if memories is None else 1 if memories else -1
-        o.memories_top_k = memories_top_k or 0
+        o.memories = _tristate(memories, "memories")
+        o.memories_top_k = 0 if memories_top_k is None else _ranged(memories_top_k, "memories_top_k", 1,
+                                                                      MEMORIES_MAX_TOP_K)
         out = ctypes.POINTER(MnContext)()
         self._call("mn_context_build", _b(session_id, "session_id"), byref(o), byref(out))
         try:
@@ -721,7 +814,9 @@ class Memory:
         return json.loads(_take_str(out)) if out.value else {}
 
     def events(self, session_id: str, limit: int = 50) -> List[Dict[str, Any]]:
-        """The session's events (compactions, failures, fallbacks), newest first."""
+        """The session's events (compactions, failures, fallbacks), newest first; at most limit
+        of them, 1 to 10000."""
+        limit = _ranged(limit, "limit", 1, EVENTS_MAX_LIMIT)
         out = c_void_p()
         self._call("mn_events_json", _b(session_id, "session_id"), limit, byref(out))
         return json.loads(_take_str(out))
@@ -729,22 +824,32 @@ class Memory:
     # -- search and RAG ------------------------------------------------------------------------
     @staticmethod
     def _filter(session_id: Optional[str], namespace: Optional[str], role: Optional[str], since: Any,
-                until: Any) -> MnSearchFilter:
+                until: Any, metadata: Any = None) -> MnSearchFilter:
+        if metadata is not None and not isinstance(metadata, (str, bytes, Mapping)):
+            raise Invalid("metadata: must be an object (a dict or a JSON object's text), got %s"
+                          % type(metadata).__name__)
         return MnSearchFilter(ctypes.sizeof(MnSearchFilter), _b(session_id, "session_id"), _b(namespace, "namespace"),
-                              -1 if role is None else _role(role), _ms(since, "since"), _ms(until, "until"))
+                              -1 if role is None else _role(role), _ms(since, "since"), _ms(until, "until"),
+                              _json_arg(metadata, "metadata"))
 
     def search(self, query: str, *, mode: str = "auto", top_k: int = 10, session_id: Optional[str] = None,
                namespace: Optional[str] = None, role: Optional[str] = None,
                since: Union[None, int, _dt.datetime] = None, until: Union[None, int, _dt.datetime] = None,
-               min_similarity: float = 0.0) -> Hits:
+               min_similarity: float = 0.0, metadata: Union[None, str, Mapping[str, Any]] = None) -> Hits:
         """Searches stored messages (docs/search.md). mode: "auto" (hybrid with an embedder, else
-        keyword), "keyword" (BM25), "semantic", "hybrid" (reciprocal rank fusion). Filters: session,
-        namespace, role, created_at in [since, until). Returns the hits best first; `.mode` says
-        which mode ran. Unavailable for semantic/hybrid without an embedder."""
-        f = self._filter(session_id, namespace, role, since, until)
+        keyword), "keyword" (BM25), "semantic", "hybrid" (reciprocal rank fusion). top_k: 1 to
+        1000. Filters: session, namespace, role, created_at in [since, until), metadata (a dict of
+        scalars, or a JSON object's text, at most 16 keys: each must be in the message's metadata
+        with an equal value). min_similarity (-1 to 1; 0: keep all) drops semantic candidates
+        below it. Returns the hits best first; `.mode` says which mode ran. Invalid names a
+        parameter out of range as REST does; Unavailable for semantic/hybrid without an
+        embedder."""
+        top_k = _ranged(top_k, "top_k", 1, SEARCH_MAX_TOP_K)
+        min_similarity = _fraction(min_similarity, "min_similarity")
+        f = self._filter(session_id, namespace, role, since, until, metadata)
         out = ctypes.POINTER(MnSearchHits)()
         self._call("mn_search", _b(query, "query"), _enum(SEARCH_MODES, mode, "mode"), top_k, byref(f),
-                   float(min_similarity), byref(out))
+                   min_similarity, byref(out))
         try:
             js = c_void_p()
             _check(self._lib.mn_search_hits_to_json(out, byref(js)))
@@ -756,10 +861,12 @@ class Memory:
             self._lib.mn_search_hits_free(out)
 
     def relevant_context(self, query: str, max_tokens: int = 2048, *, session_id: Optional[str] = None,
-                         namespace: Optional[str] = None, role: Optional[str] = None) -> str:
+                         namespace: Optional[str] = None, role: Optional[str] = None,
+                         metadata: Union[None, str, Mapping[str, Any]] = None) -> str:
         """The RAG block of past messages relevant to query, within max_tokens:
-        "RELEVANT CONTEXT FROM PAST CONVERSATIONS:\\n---\\n[ROLE]: …\\n---" ("" when nothing is)."""
-        f = self._filter(session_id, namespace, role, None, None)
+        "RELEVANT CONTEXT FROM PAST CONVERSATIONS:\\n---\\n[ROLE]: …\\n---" ("" when nothing is).
+        The filters are search()'s."""
+        f = self._filter(session_id, namespace, role, None, None, metadata)
         out = c_void_p()
         self._call("mn_relevant_context", _b(query, "query"), int(max_tokens), byref(f), byref(out))
         return _take_str(out)
@@ -849,9 +956,8 @@ class Memory:
     def _memory_query(namespace: Optional[str], user_id: Optional[str], agent_id: Optional[str],
                       session_id: Optional[str], kind: Optional[str], metadata: Any, as_of: Any,
                       include_closed: bool, pinned: Optional[bool], limit: int, offset: int) -> MnMemoryQuery:
-        limit, offset = _int(limit, "limit"), _count(offset, "offset")
-        if limit < 1:  # the library reads 0 as its default; here a limit is always explicit
-            raise Invalid("limit: %d is not 1 to 1000" % limit)
+        # the library reads a limit of 0 as its default; here a limit is always explicit
+        limit, offset = _ranged(limit, "limit", 1, MEMORY_MAX_LIMIT), _ranged(offset, "offset", 0)
         q = MnMemoryQuery()
         q.size = ctypes.sizeof(MnMemoryQuery)
         q.ns = _b(namespace, "namespace")
@@ -895,12 +1001,16 @@ class Memory:
     def recall(self, query: str, *, mode: str = "auto", namespace: Optional[str] = None,
                user_id: Optional[str] = None, agent_id: Optional[str] = None, session_id: Optional[str] = None,
                kind: Optional[str] = None, metadata: Union[None, str, Mapping[str, Any]] = None,
-               as_of: Union[None, int, _dt.datetime] = 0, limit: int = 10) -> List[Dict[str, Any]]:
+               as_of: Union[None, int, _dt.datetime] = 0, include_closed: bool = False,
+               pinned: Optional[bool] = None, limit: int = 10) -> List[Dict[str, Any]]:
         """The memories most relevant to query, best first, each with its "score" (mn_memory_search).
         mode: "auto" (hybrid with an embedder, else keyword), "keyword", "semantic" or "hybrid".
         Filters (applied before ranking): the scope fields, kind, metadata (a dict of scalars each
-        memory's metadata must equal) and as_of (what was true then; 0: now). limit 1-1000."""
-        q = self._memory_query(namespace, user_id, agent_id, session_id, kind, metadata, as_of, False, None, limit, 0)
+        memory's metadata must equal), as_of (what was true then; 0: now), include_closed (the
+        current versions of deleted memories too) and pinned (None any, True memory blocks only,
+        False no blocks), as memory_list() takes them. limit 1-1000."""
+        q = self._memory_query(namespace, user_id, agent_id, session_id, kind, metadata, as_of, include_closed,
+                               pinned, limit, 0)
         out = ctypes.POINTER(MnMemories)()
         self._call("mn_memory_search", _b(query, "query"), _enum(SEARCH_MODES, mode, "mode"), byref(q), byref(out))
         return self._memories_json(out)
@@ -1006,10 +1116,12 @@ class Memory:
         self._call("mn_state_clear", _b(session_id, "session_id"))
 
     # -- export / import -----------------------------------------------------------------------
-    def export(self, session_ids: Optional[Sequence[str]] = None,
+    def export(self, session_ids: Union[None, str, Sequence[str]] = None,
                file: Optional[Union[BinaryIO, TextIO]] = None) -> Optional[str]:
-        """Exports the named sessions (all when None) as JSON Lines (docs/format.md). Returns the
-        text, or writes it to `file` (binary or text) and returns None."""
+        """Exports the named sessions (every session when None) as JSON Lines (docs/format.md).
+        session_ids: a list of ids, or one string of comma-separated ids, as REST's ids; an
+        empty list is Invalid, as it is there (leave it out to export every session). Returns
+        the text, or writes it to `file` (binary or text) and returns None."""
         chunks: List[bytes] = []
         errors: List[BaseException] = []
         text_file = isinstance(file, io.TextIOBase)
@@ -1026,8 +1138,8 @@ class Memory:
                 errors.append(e)
                 return 1
 
-        ids = list(session_ids or [])
-        arr = (c_char_p * len(ids))(*[_b(i, "session_ids") for i in ids]) if ids else None
+        ids = _export_ids(session_ids)
+        arr = (c_char_p * len(ids))(*ids) if ids else None
         try:
             self._call("mn_export", arr, len(ids), _lib.WRITE_FN(write), None)
         except MnemoError:

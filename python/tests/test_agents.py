@@ -49,6 +49,7 @@ def test_add_then_get_returns_the_items_as_added(session, mem):
     assert run(session.get_items(limit=100)) == TURN
     assert run(session.get_items(limit=3)) == TURN[-3:]
     assert run(session.get_items(limit=0)) == []
+    assert run(session.get_items(limit=20000)) == TURN  # past history()'s largest limit (10000)
     # stored as chat messages: the two calls are one assistant message, results are tool messages
     h = mem.history(session.session_id)
     assert [m["role"] for m in h] == ["user", "assistant", "assistant", "tool", "tool", "assistant"]

@@ -61,6 +61,8 @@ def test_save_and_load_history_with_a_token_limit(mm):
     assert [m.content for m in tail] == ["done"]  # the tool result is never first
     assert len(mm.load_history(sid)) == 4  # default budget 4096
     assert [m.content for m in mm.get_recent_messages(sid, count=1)] == ["done"]
+    assert mm.get_recent_messages(sid, count=0) == []
+    assert len(mm.get_recent_messages(sid, count=20000)) == 4  # past history()'s largest limit (10000)
     assert mm.get_message_count(sid) == 4
     assert mm.clear_history(sid) == 4 and mm.load_history(sid) == [] and mm.session_exists(sid)
 

@@ -1,8 +1,13 @@
 """The library functions that are REST/MCP operations, as Memory methods of the same names:
 edit_message (message_edit), clear_session (session_clear), set_max_turns (session_limit),
 forget_namespace (namespace_forget), handover, vacuum and gc(vacuum=True), files(limit=),
-pin(session_id=) (message_pin) and compact(instructions=)."""
+pin(session_id=) (message_pin) and compact(instructions=); and the parameters those operations take
+as REST and the CLI take them, with the same meaning and the same refusals: context's rag /
+memories (False: off whatever the setting), rag_min_similarity=0 (no threshold), detail, fold and
+no_fold; search's metadata; recall's include_closed and pinned; export([]) refused; and the
+ranges of history, events, search and context checked with the API's messages."""
 import asyncio
+import json
 
 import pytest
 
@@ -227,3 +232,200 @@ def test_compact_instructions(mem):
     with pytest.raises(mnemo.Invalid) as e:
         mem.compact(s["id"], instructions="x" * 4001)
     assert "instructions" in e.value.message
+
+
+# -- the options of context, search, recall, export and the limits, as REST and the CLI take them --
+def project_settings(tmp_path, **settings):
+    """Writes .mnemo/config.yaml in the working directory (the test's tmp_path), which both
+    mnemo.Memory and the `mnemo` command read (the cli fixture's environment is fixed before the
+    test runs, so MNEMO_* variables set in a test would not reach the command)."""
+    (tmp_path / ".mnemo").mkdir()
+    (tmp_path / ".mnemo" / "config.yaml").write_text("".join("%s: %s\n" % kv for kv in settings.items()))
+
+
+@pytest.mark.parametrize("how", ["config", "environment"])
+def test_context_rag_and_memories_false_turn_the_settings_off(db_path, cli, monkeypatch, tmp_path, how):
+    """rag=False / memories=False mean off whatever memory.rag.enabled / memory.context.enabled say
+    (REST {"rag": false}, CLI --no-rag: mn_context_opts.rag -1), None (the default) the setting."""
+    if how == "config":
+        project_settings(tmp_path, **{"memory.rag.enabled": "true", "memory.context.enabled": "true"})
+    else:
+        monkeypatch.setenv("MNEMO_RAG", "true")
+        monkeypatch.setenv("MNEMO_MEMORY_CONTEXT", "true")
+    with mnemo.Memory(db_path) as mem:
+        old = mem.create_session()
+        mem.append(old["id"], "user", "we decided to keep the parser small")
+        mem.remember("The user likes a small parser")
+        s = mem.create_session()
+        mem.append(s["id"], "user", "what about the parser?")
+        default = mem.context(s["id"]).report
+        assert default["rag"]["enabled"] is True and default["rag"]["source"] == "memory.rag.enabled"
+        assert default["memories"]["enabled"] is True and default["memories"]["source"] == "memory.context.enabled"
+        on = mem.context(s["id"], rag=True, memories=True).report
+        assert on["rag"]["enabled"] is True and "source" not in on["rag"] and "source" not in on["memories"]
+        off = mem.context(s["id"], rag=False, memories=False)
+        assert off.report.get("rag") is None and off.report.get("memories") is None
+        assert off.messages == [{"role": "user", "content": "what about the parser?"}]
+        cli_off = json.loads(cli("context", s["id"], "--no-rag", "--no-memories", "--report"))
+        assert cli_off["report"] == off.report and cli_off["messages"] == off.messages
+        if how == "config":  # the command reads the same settings
+            assert json.loads(cli("context", s["id"], "--report"))["report"] == default
+        with pytest.raises(mnemo.Invalid, match="^rag:"):
+            mem.context(s["id"], rag="no")
+        with pytest.raises(mnemo.Invalid, match="^memories:"):
+            mem.context(s["id"], memories=0)
+
+
+def test_context_rag_min_similarity_zero_means_no_threshold(db_path, cli, tmp_path):
+    """rag_min_similarity=0 is "none", as REST and --rag-min-similarity 0 (the C struct's 0 is the
+    0.7 default: the package passes -1, as REST does); None is the setting."""
+    project_settings(tmp_path, **{"embedder.name": "hash", "embedder.mode": "inline"})
+    with mnemo.Memory(db_path) as mem:
+        old = mem.create_session()
+        mem.append(old["id"], "user", "the parser decision was to keep it small")
+        s = mem.create_session()
+        mem.append(s["id"], "user", "what about the parser?")
+        dflt = mem.context(s["id"], rag=True, rag_scope="all").report["rag"]
+        assert dflt["min_similarity"] == 0.7 and dflt["injected"] == []
+        zero = mem.context(s["id"], rag=True, rag_scope="all", rag_min_similarity=0)
+        assert zero.report["rag"]["min_similarity"] == 0 and len(zero.report["rag"]["injected"]) == 1
+        assert mem.context(s["id"], rag=True, rag_scope="all", rag_min_similarity=-1).report == zero.report
+        c = json.loads(cli("context", s["id"], "--rag", "--rag-scope", "all", "--rag-min-similarity", "0",
+                           "--report"))
+        assert c["messages"] == zero.messages
+    # compared with a handle as fresh as the command's: on PostgreSQL the handle that embedded the
+    # messages gives a score whose last digits differ from a fresh handle's (0.3601801097 there,
+    # 0.3601801395 here), a library matter this test is not about
+    with mnemo.Memory(db_path) as mem:
+        fresh = mem.context(s["id"], rag=True, rag_scope="all", rag_min_similarity=0)
+        assert c["report"] == fresh.report and c["messages"] == fresh.messages
+    with mnemo.Memory(db_path) as mem:
+        with pytest.raises(mnemo.Invalid) as e:
+            mem.context(s["id"], rag=True, rag_min_similarity=2)
+        assert e.value.message == "rag_min_similarity: 2 is out of range -1..1"
+
+
+def test_context_detail_and_fold_modes(mem):
+    s = mem.create_session()
+    mem.append(s["id"], "user", "hello")
+    mem.append(s["id"], "assistant", "hi")
+    plain = mem.context(s["id"]).report
+    assert "detail" not in plain and plain["fold"]["mode"] == "background"
+    detail = mem.context(s["id"], detail=True).report["detail"]
+    assert [(d["seq"], d["fate"]) for d in detail] == [(1, "kept"), (2, "kept")]
+    for fold in ("background", "sync", "off"):
+        assert mem.context(s["id"], fold=fold).report["fold"]["mode"] == fold
+    assert mem.context(s["id"], no_fold=True).report["fold"]["mode"] == "off"
+    assert mem.context(s["id"], no_fold=True, fold="off").report["fold"]["mode"] == "off"
+    with pytest.raises(mnemo.Invalid) as e:
+        mem.context(s["id"], no_fold=True, fold="sync")
+    assert e.value.message == "no_fold: the same as fold off; it does not go with fold sync"
+    with pytest.raises(mnemo.Invalid, match="^fold: 'later' is not one of background, sync, off"):
+        mem.context(s["id"], fold="later")
+    for misspelt in ("details", "nofold", "folding"):
+        with pytest.raises(TypeError, match=misspelt):
+            mem.context(s["id"], **{misspelt: True})
+
+
+def test_search_metadata_filter(mem):
+    s = mem.create_session()
+    a = mem.append(s["id"], "user", "the parser for the database", metadata={"topic": "db", "n": 1})
+    mem.append(s["id"], "user", "the parser for the web page", metadata={"topic": "web"})
+    mem.append(s["id"], "user", "the parser again")
+    assert len(mem.search("parser", mode="keyword")) == 3
+    assert [h["message"]["id"] for h in mem.search("parser", metadata={"topic": "db"})] == [a["id"]]
+    assert [h["message"]["id"] for h in mem.search("parser", metadata='{"topic":"db","n":1}')] == [a["id"]]
+    assert mem.search("parser", metadata={"topic": "db", "n": 2}) == []
+    with pytest.raises(mnemo.Invalid, match="^metadata: must be an object"):  # REST's words
+        mem.search("parser", metadata=[1, 2])
+    for bad in ({"nested": {"a": 1}}, "[1]", "{not json"):  # the library's check: filter.metadata
+        with pytest.raises(mnemo.Invalid, match="metadata"):
+            mem.search("parser", metadata=bad)
+    with pytest.raises(TypeError, match="meta"):
+        mem.search("parser", meta={"topic": "db"})
+
+
+def test_recall_include_closed_and_pinned(mem):
+    tea = mem.remember("The user drinks green tea")
+    block = mem.remember("Persona: the tea expert", pinned=True)
+    gone = mem.remember("The user drank black tea")
+    mem.memory_delete(gone["id"])
+    assert {m["id"] for m in mem.recall("tea", mode="keyword")} == {tea["id"], block["id"]}
+    assert {m["id"] for m in mem.recall("tea", mode="keyword", include_closed=True)} == {
+        tea["id"], block["id"], gone["id"]}
+    assert [m["id"] for m in mem.recall("tea", mode="keyword", pinned=True)] == [block["id"]]
+    assert [m["id"] for m in mem.recall("tea", mode="keyword", pinned=False)] == [tea["id"]]
+    with pytest.raises(TypeError, match="closed"):
+        mem.recall("tea", closed=True)
+
+
+def test_export_of_an_empty_list_is_refused(mem):
+    s = mem.create_session()
+    mem.append(s["id"], "user", "hello")
+    everything = mem.export()
+    assert mem.export(None) == everything and s["id"] in everything
+    with pytest.raises(mnemo.Invalid) as e:
+        mem.export([])
+    assert e.value.message == "ids: an empty list (leave ids out to export every session)"
+    with pytest.raises(mnemo.Invalid):
+        mem.export([""])
+    with pytest.raises(mnemo.Invalid):
+        mem.export([s["id"], ""])
+    assert mem.export([s["id"]]) == everything
+    # one string: comma-separated ids, as REST's ids=A,B
+    t = mem.create_session()
+    assert mem.export(s["id"]) == everything
+    assert mem.export("%s,%s" % (s["id"], t["id"])) == mem.export([s["id"], t["id"]])
+    with pytest.raises(mnemo.Invalid) as e:
+        mem.export("%s,,%s" % (s["id"], t["id"]))
+    assert e.value.message == "ids: entry 2 is empty (a comma-separated list of session ids)"
+    with pytest.raises(mnemo.Invalid, match="^ids: entry 1 is empty"):
+        mem.export("")
+    with pytest.raises(mnemo.Invalid, match=r"^ids\[1\]: must be a string"):
+        mem.export([s["id"], 7])
+
+
+LIMITS = [
+    ("history", lambda m, s: m.history(s, limit=-1), "limit: -1 is out of range 1..10000"),
+    ("history", lambda m, s: m.history(s, limit=0), "limit: 0 is out of range 1..10000"),
+    ("history", lambda m, s: m.history(s, limit=10001), "limit: 10001 is out of range 1..10000"),
+    ("history", lambda m, s: m.history(s, after_seq=-1), "after_seq: -1 is below the minimum of 0"),
+    ("events", lambda m, s: m.events(s, limit=-1), "limit: -1 is out of range 1..10000"),
+    ("events", lambda m, s: m.events(s, limit=0), "limit: 0 is out of range 1..10000"),
+    ("events", lambda m, s: m.events(s, limit=10001), "limit: 10001 is out of range 1..10000"),
+    ("search", lambda m, s: m.search("hello", top_k=-1), "top_k: -1 is out of range 1..1000"),
+    ("search", lambda m, s: m.search("hello", top_k=0), "top_k: 0 is out of range 1..1000"),
+    ("search", lambda m, s: m.search("hello", top_k=1001), "top_k: 1001 is out of range 1..1000"),
+    ("search", lambda m, s: m.search("hello", min_similarity=1.5), "min_similarity: 1.5 is out of range -1..1"),
+    ("context", lambda m, s: m.context(s, max_tokens=-1), "max_tokens: -1 is out of range 0..100000000"),
+    ("context", lambda m, s: m.context(s, model_window=0), "model_window: 0 is out of range 1..100000000"),
+    ("context", lambda m, s: m.context(s, rag_top_k=0), "rag_top_k: 0 is out of range 1..100"),
+    ("context", lambda m, s: m.context(s, rag_top_k=-1), "rag_top_k: -1 is out of range 1..100"),
+    ("context", lambda m, s: m.context(s, memories_top_k=-1), "memories_top_k: -1 is out of range 1..50"),
+    ("context", lambda m, s: m.context(s, memories_top_k=51), "memories_top_k: 51 is out of range 1..50"),
+    ("recall", lambda m, s: m.recall("hello", limit=0), "limit: 0 is out of range 1..1000"),
+    ("memory_list", lambda m, s: m.memory_list(limit=1001), "limit: 1001 is out of range 1..1000"),
+    ("memory_list", lambda m, s: m.memory_list(offset=-1), "offset: -1 is below the minimum of 0"),
+]
+
+
+@pytest.mark.parametrize("call, message", [c[1:] for c in LIMITS],
+                         ids=["%s-%s" % (c[0], c[2].split(" is ")[0].replace(": ", "=")) for c in LIMITS])
+def test_limits_are_checked_as_the_api_checks_them(mem, call, message):
+    s = mem.create_session()
+    mem.append(s["id"], "user", "hello")
+    with pytest.raises(mnemo.Invalid) as e:
+        call(mem, s["id"])
+    assert e.value.message == message
+
+
+def test_limits_at_the_edges_of_their_range(mem):
+    s = mem.create_session()
+    for i in range(3):
+        mem.append(s["id"], "user", "hello %d" % i)
+    assert len(mem.history(s["id"])) == 3 and len(mem.history(s["id"], limit=1)) == 1
+    assert len(mem.history(s["id"], limit=10000)) == 3
+    assert mem.events(s["id"], limit=1) == [] and mem.events(s["id"], limit=10000) == []
+    assert len(mem.search("hello", top_k=1)) == 1 and len(mem.search("hello", top_k=1000)) == 3
+    assert mem.context(s["id"], max_tokens=0, rag=True, rag_top_k=100, memories=True, memories_top_k=50,
+                       model_window=100000000).kept == 3

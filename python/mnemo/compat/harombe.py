@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ..errors import NotFound
-from ..memory import Memory
+from ..memory import HISTORY_MAX_LIMIT, Memory
 
 
 @dataclass
@@ -206,6 +206,10 @@ class MemoryManager:
 
     def get_recent_messages(self, session_id: str, count: int = 10) -> List[Message]:
         """The last `count` messages, oldest first."""
+        if count == 0:  # the newest none (a negative count is Invalid, from history())
+            return []
+        if count > HISTORY_MAX_LIMIT:  # more than history() takes at once: every message, the newest kept
+            return [_to_message(m) for m in self.memory.history(session_id)[-count:]]
         return [_to_message(m) for m in self.memory.history(session_id, limit=count, tail=True)]
 
     def clear_history(self, session_id: str) -> int:
