@@ -1195,7 +1195,8 @@ static mn_status memory_query(struct srv_call *c, struct keep *k, mn_memory_quer
     q->limit = (size_t)a_int(c, "limit", 0);
     q->offset = (size_t)(srv_param_find(c->op, "offset") ? a_int(c, "offset", 0) : 0);
     q->include_closed = a_bool(c, "include_closed", 0);
-    q->pinned = a_bool(c, "pinned", 0) ? 1 : -1;
+    json_t *pinned = json_object_get(c->params, "pinned"); /* true: blocks only; false: no blocks; absent: any */
+    q->pinned = json_is_true(pinned) ? 1 : json_is_false(pinned) ? 0 : -1;
     return MN_OK;
 }
 

@@ -26,6 +26,14 @@ req GET "/v1/memory/search?q=vegetarian&usr_id=u2"
 eq "$CODE" 400 "a misspelt filter is refused, never ignored"
 req GET "/v1/memory?kind=instruction"
 eq "$(jget "$OUT" '[m["text"] for m in j["memories"]]')" '["Deploys go through staging first"]' "memory_list by kind"
+# pinned: true is blocks only, false no blocks (false read as "any"), absent any
+req POST /v1/memory '{"text":"Answer in British English","kind":"instruction","agent_id":"ops","pinned":true}'
+for p in '&pinned=true' '&pinned=false' ''; do
+    req GET "/v1/memory?kind=instruction$p"
+    printf '%s ' "$(jget "$OUT" 'sorted(m["text"] for m in j["memories"])')"
+done >"$T/pinned.txt"
+eq "$(cat "$T/pinned.txt")" '["Answer in British English"] ["Deploys go through staging first"] ["Answer in British English", "Deploys go through staging first"] ' \
+    "memory_list pinned true / false / absent"
 req PATCH "/v1/memory/$ID" '{"text":"The user is vegan","reason":"corrected by the user"}'
 eq "$CODE $(jget "$OUT" 'j["memory"]["version"]')" "200 2" "update makes version 2"
 req PATCH "/v1/memory/$ID" '{"user_id":"u9"}'
