@@ -34,12 +34,13 @@ static mn_status read_prompt(const char *file, char **out)
         fclose(f);
         return mn__nomem();
     }
+    errno = 0;
     size_t len = fread(text, 1, PROMPT_FILE_MAX + 1, f);
-    int bad = ferror(f);
+    int bad = ferror(f) ? (errno ? errno : EIO) : 0; /* a directory opens, then reads EISDIR */
     fclose(f);
     mn_status rc = MN_OK;
     if (bad)
-        rc = mn__err(MN_IO, "summarizer.prompt_file: cannot read '%s': read error", file);
+        rc = mn__err(MN_IO, "summarizer.prompt_file: cannot read '%s': %s", file, strerror(bad));
     else if (len > PROMPT_FILE_MAX)
         rc = mn__err(MN_TOOBIG, "summarizer.prompt_file: '%s' is larger than %d bytes", file, PROMPT_FILE_MAX);
     else if (!mn_utf8_valid(text, len, NULL))

@@ -110,5 +110,11 @@ printf 'summarizer:\n  prompt_file: prompts/summary.txt\n' >"$T/proj/.mnemo/conf
 run "$MNEMO" config show
 eq "$RC" 0 "a prompt file inside the project is fine"
 cd "$T"
+# a prompt file that cannot be read says why (a directory read "read error")
+S=$(mn session new)
+for i in 1 2 3 4 5 6; do mn add "$S" user "question $i" >/dev/null; mn add "$S" assistant "answer $i" >/dev/null; done
+mkdir -p "$T/prompt-dir"
+MNEMO_SUMMARIZER=llm MNEMO_SUMMARIZER_BASE_URL=http://127.0.0.1:9 MNEMO_SUMMARIZER_PROMPT_FILE="$T/prompt-dir" \
+    fails 1 "summarizer.prompt_file: cannot read '.*prompt-dir': Is a directory" mn compact "$S"
 
 finish
