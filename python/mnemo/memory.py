@@ -45,6 +45,10 @@ CONTEXT_MAX_TOKENS = 100000000  # max_tokens and model_window
 RAG_MAX_TOP_K = 100
 MEMORIES_MAX_TOP_K = 50  # MN_CONTEXT_MAX_MEMORIES_TOP_K
 MEMORY_MAX_LIMIT = 1000  # recall and memory_list
+SESSION_LIST_MAX_LIMIT = 10000
+SESSION_LIST_MAX_OFFSET = 100000000
+FILES_MAX_LIMIT = 1000000  # files' limit
+PRUNE_MAX_DAYS = 36500
 # The actor of the long-term memory versions this package writes (the CLI writes "cli", REST and
 # MCP "api", the Mem0 routes "mem0"; docs/memory.md).
 ACTOR = b"python"
@@ -112,7 +116,7 @@ def _ms(v: Union[None, int, float, _dt.datetime], what: str) -> int:
 
 def _int(v: Any, what: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
-        raise Invalid("%s: expected an integer, got %s" % (what, type(v).__name__))
+        raise Invalid("%s: must be an integer, got %s" % (what, type(v).__name__))
     return v
 
 
@@ -133,6 +137,11 @@ def _ranged(v: Any, what: str, lo: int, hi: Optional[int] = None) -> int:
             raise Invalid("%s: %d is below the minimum of %d" % (what, n, lo))
         raise Invalid("%s: %d is out of range %d..%d" % (what, n, lo, hi))
     return n
+
+
+def _message_id(v: Any) -> int:
+    """A message id, 1 or more, as REST's message_id."""
+    return _ranged(v, "message_id", 1)
 
 
 def _fraction(v: Any, what: str) -> float:
@@ -470,9 +479,10 @@ class Memory:
         return self._session(out)
 
     def list_sessions(self, namespace: Optional[str] = None, limit: int = 20, offset: int = 0) -> List[Dict[str, Any]]:
-        """Sessions, most recently updated first; namespace None = every namespace; limit at most 10000."""
-        if limit < 1 or offset < 0:
-            raise Invalid("limit: must be 1 or more and offset 0 or more")
+        """Sessions, most recently updated first; namespace None = every namespace; limit 1 to
+        10000, offset 0 to 100000000 (Invalid otherwise, with REST's session_list messages)."""
+        limit = _ranged(limit, "limit", 1, SESSION_LIST_MAX_LIMIT)
+        offset = _ranged(offset, "offset", 0, SESSION_LIST_MAX_OFFSET)
         out = ctypes.POINTER(MnSessions)()
         self._call("mn_session_list", _b(namespace, "namespace"), limit, offset, byref(out))
         try:
@@ -532,7 +542,8 @@ class Memory:
 
     def fork(self, session_id: str, upto_seq: int = 0) -> Dict[str, Any]:
         """Copies the session's active messages up to seq upto_seq (0: all) into a new session whose
-        parent_id is session_id; returns the new session."""
+        parent_id is session_id; returns the new session. upto_seq: 0 or more (Invalid otherwise)."""
+        upto_seq = _ranged(upto_seq, "upto_seq", 0)
         out = ctypes.POINTER(MnSession)()
         self._call("mn_session_fork", _b(session_id, "session_id"), upto_seq, byref(out))
         return self._session(out)
@@ -545,9 +556,10 @@ class Memory:
         return self._session(out)
 
     def prune(self, days: int) -> int:
-        """Deletes sessions not updated for `days` days (>= 1); returns how many."""
+        """Deletes sessions not updated for `days` days (1 to 36500); returns how many."""
+        days = _ranged(days, "days", 1, PRUNE_MAX_DAYS)
         n = c_int64()
-        self._call("mn_prune", int(days), byref(n))
+        self._call("mn_prune", days, byref(n))
         return n.value
 
     def gc(self, *, vacuum: bool = False) -> int:
@@ -581,10 +593,10 @@ class Memory:
         finally:
             self._lib.mn_thread_summary_free(out)
 
-    def files(self, session_id: str, *, limit: int = 0) -> List[str]:
-        """The unique file paths the session's messages list, newest first; at most limit of them
-        (0: all), as the API's files operation."""
-        limit = _count(limit, "limit", "all")
+    def files(self, session_id: str, *, limit: Optional[int] = None) -> List[str]:
+        """The unique file paths the session's messages list, newest first; at most limit of them,
+        1 to 1000000 (None: all), as the API's files operation (which refuses a limit of 0)."""
+        limit = 0 if limit is None else _ranged(limit, "limit", 1, FILES_MAX_LIMIT)
         out = ctypes.POINTER(MnStrings)()
         self._call("mn_session_files_n", _b(session_id, "session_id"), limit, byref(out))
         try:
@@ -672,8 +684,8 @@ class Memory:
         return out
 
     def delete_message(self, session_id: str, message_id: int) -> None:
-        """Deletes one message of the session by its id."""
-        self._call("mn_message_delete", _b(session_id, "session_id"), int(message_id))
+        """Deletes one message of the session by its id (1 or more)."""
+        self._call("mn_message_delete", _b(session_id, "session_id"), _message_id(message_id))
 
     def edit_message(self, session_id: str, message_id: int, content: Any, *,
                      metadata: Union[None, str, Mapping[str, Any]] = None) -> Dict[str, Any]:
@@ -686,7 +698,7 @@ class Memory:
         message_id not positive, content None, metadata not an object), TooBig, NotFound (no such
         session, or no such message in it), Expired."""
         out = ctypes.POINTER(MnMessage)()
-        self._call("mn_message_edit", _b(session_id, "session_id"), _int(message_id, "message_id"),
+        self._call("mn_message_edit", _b(session_id, "session_id"), _message_id(message_id),
                    _b(_text_content(content), "content"), _json_arg(metadata, "metadata"), byref(out))
         return self._message(out)
 
@@ -708,11 +720,12 @@ class Memory:
     def pin(self, message_id: int, pinned: bool = True, *, session_id: Optional[str] = None) -> None:
         """Pins (or unpins) a message: it stays verbatim in the hybrid strategy whatever its age.
         With session_id, only a message of that session (the API's message_pin): another
-        session's message is NotFound."""
+        session's message is NotFound. message_id: 1 or more (Invalid otherwise)."""
+        message_id = _message_id(message_id)
         if session_id is None:
-            self._call("mn_message_pin", int(message_id), 1 if pinned else 0)
+            self._call("mn_message_pin", message_id, 1 if pinned else 0)
         else:
-            self._call("mn_session_message_pin", _b(session_id, "session_id"), int(message_id), 1 if pinned else 0)
+            self._call("mn_session_message_pin", _b(session_id, "session_id"), message_id, 1 if pinned else 0)
 
     def unpin(self, message_id: int, *, session_id: Optional[str] = None) -> None:
         self.pin(message_id, False, session_id=session_id)
@@ -828,8 +841,11 @@ class Memory:
         if metadata is not None and not isinstance(metadata, (str, bytes, Mapping)):
             raise Invalid("metadata: must be an object (a dict or a JSON object's text), got %s"
                           % type(metadata).__name__)
+        # REST's since and until: 0 or more (0, like None, no bound)
+        since_ms = _ranged(_ms(since, "since"), "since", 0)
+        until_ms = _ranged(_ms(until, "until"), "until", 0)
         return MnSearchFilter(ctypes.sizeof(MnSearchFilter), _b(session_id, "session_id"), _b(namespace, "namespace"),
-                              -1 if role is None else _role(role), _ms(since, "since"), _ms(until, "until"),
+                              -1 if role is None else _role(role), since_ms, until_ms,
                               _json_arg(metadata, "metadata"))
 
     def search(self, query: str, *, mode: str = "auto", top_k: int = 10, session_id: Optional[str] = None,
@@ -838,7 +854,8 @@ class Memory:
                min_similarity: float = 0.0, metadata: Union[None, str, Mapping[str, Any]] = None) -> Hits:
         """Searches stored messages (docs/search.md). mode: "auto" (hybrid with an embedder, else
         keyword), "keyword" (BM25), "semantic", "hybrid" (reciprocal rank fusion). top_k: 1 to
-        1000. Filters: session, namespace, role, created_at in [since, until), metadata (a dict of
+        1000. Filters: session, namespace, role, created_at in [since, until) (ms since the epoch
+        or datetimes, 0 or more; None or 0: no bound), metadata (a dict of
         scalars, or a JSON object's text, at most 16 keys: each must be in the message's metadata
         with an equal value). min_similarity (-1 to 1; 0: keep all) drops semantic candidates
         below it. Returns the hits best first; `.mode` says which mode ran. Invalid names a

@@ -5,7 +5,8 @@ pin(session_id=) (message_pin) and compact(instructions=); and the parameters th
 as REST and the CLI take them, with the same meaning and the same refusals: context's rag /
 memories (False: off whatever the setting), rag_min_similarity=0 (no threshold), detail, fold and
 no_fold; search's metadata; recall's include_closed and pinned; export([]) refused; and the
-ranges of history, events, search and context checked with the API's messages."""
+ranges of history, events, search, context, list_sessions, files, fork, prune and the message ids
+checked with the API's messages (an integer parameter refuses a bool, a float or a string)."""
 import asyncio
 import json
 
@@ -406,6 +407,24 @@ LIMITS = [
     ("recall", lambda m, s: m.recall("hello", limit=0), "limit: 0 is out of range 1..1000"),
     ("memory_list", lambda m, s: m.memory_list(limit=1001), "limit: 1001 is out of range 1..1000"),
     ("memory_list", lambda m, s: m.memory_list(offset=-1), "offset: -1 is below the minimum of 0"),
+    ("files", lambda m, s: m.files(s, limit=0), "limit: 0 is out of range 1..1000000"),
+    ("files", lambda m, s: m.files(s, limit=-1), "limit: -1 is out of range 1..1000000"),
+    ("files", lambda m, s: m.files(s, limit=1000001), "limit: 1000001 is out of range 1..1000000"),
+    ("list_sessions", lambda m, s: m.list_sessions(limit=0), "limit: 0 is out of range 1..10000"),
+    ("list_sessions", lambda m, s: m.list_sessions(limit=10001), "limit: 10001 is out of range 1..10000"),
+    ("list_sessions", lambda m, s: m.list_sessions(offset=-1), "offset: -1 is out of range 0..100000000"),
+    ("list_sessions", lambda m, s: m.list_sessions(offset=100000001),
+     "offset: 100000001 is out of range 0..100000000"),
+    ("search", lambda m, s: m.search("hello", since=-1), "since: -1 is below the minimum of 0"),
+    ("search", lambda m, s: m.search("hello", until=-5), "until: -5 is below the minimum of 0"),
+    ("fork", lambda m, s: m.fork(s, upto_seq=-1), "upto_seq: -1 is below the minimum of 0"),
+    ("prune", lambda m, s: m.prune(0), "days: 0 is out of range 1..36500"),
+    ("prune", lambda m, s: m.prune(36501), "days: 36501 is out of range 1..36500"),
+    ("delete_message", lambda m, s: m.delete_message(s, 0), "message_id: 0 is below the minimum of 1"),
+    ("edit_message", lambda m, s: m.edit_message(s, -1, "x"), "message_id: -1 is below the minimum of 1"),
+    ("pin", lambda m, s: m.pin(0), "message_id: 0 is below the minimum of 1"),
+    ("pin", lambda m, s: m.pin(-1, session_id=s), "message_id: -1 is below the minimum of 1"),
+    ("unpin", lambda m, s: m.unpin(0, session_id=s), "message_id: 0 is below the minimum of 1"),
 ]
 
 
@@ -429,3 +448,46 @@ def test_limits_at_the_edges_of_their_range(mem):
     assert len(mem.search("hello", top_k=1)) == 1 and len(mem.search("hello", top_k=1000)) == 3
     assert mem.context(s["id"], max_tokens=0, rag=True, rag_top_k=100, memories=True, memories_top_k=50,
                        model_window=100000000).kept == 3
+
+
+# an integer parameter given a bool, a float or a string: REST's "must be an integer" (bare int()
+# read True as message 1, 1.5 as 1 and "1" as 1; ctypes raised its own ArgumentError for others)
+NOT_INTEGERS = [
+    ("delete_message", "message_id", lambda m, s, v: m.delete_message(s, v)),
+    ("edit_message", "message_id", lambda m, s, v: m.edit_message(s, v, "x")),
+    ("pin", "message_id", lambda m, s, v: m.pin(v)),
+    ("pin-session", "message_id", lambda m, s, v: m.pin(v, session_id=s)),
+    ("unpin", "message_id", lambda m, s, v: m.unpin(v)),
+    ("fork", "upto_seq", lambda m, s, v: m.fork(s, upto_seq=v)),
+    ("prune", "days", lambda m, s, v: m.prune(v)),
+    ("files", "limit", lambda m, s, v: m.files(s, limit=v)),
+    ("list_sessions", "limit", lambda m, s, v: m.list_sessions(limit=v)),
+    ("list_sessions", "offset", lambda m, s, v: m.list_sessions(offset=v)),
+]
+
+
+@pytest.mark.parametrize("value", [True, 1.5, "1"], ids=["bool", "float", "str"])
+@pytest.mark.parametrize("what, call", [c[1:] for c in NOT_INTEGERS], ids=["%s-%s" % c[:2] for c in NOT_INTEGERS])
+def test_integer_parameters_refuse_other_types_as_the_api(mem, what, call, value):
+    s = mem.create_session()
+    mem.append(s["id"], "user", "hello")
+    with pytest.raises(mnemo.Invalid) as e:
+        call(mem, s["id"], value)
+    assert e.value.message == "%s: must be an integer, got %s" % (what, type(value).__name__)
+    h = mem.history(s["id"])
+    assert [(x["content"], x["pinned"]) for x in h] == [("hello", False)]  # nothing changed
+    assert len(mem.list_sessions()) == 1  # nothing forked
+
+
+def test_new_ranges_at_their_edges(mem):
+    s = mem.create_session()
+    a = mem.append(s["id"], "user", "one", files=["a.c", "b.c"])
+    assert mem.files(s["id"], limit=None) == mem.files(s["id"]) == ["a.c", "b.c"]
+    assert mem.files(s["id"], limit=1) == ["a.c"] and mem.files(s["id"], limit=1000000) == ["a.c", "b.c"]
+    assert [x["id"] for x in mem.list_sessions(limit=10000)] == [s["id"]]
+    assert mem.list_sessions(limit=1, offset=100000000) == []
+    assert len(mem.search("one", since=0, until=0)) == 1
+    assert mem.fork(s["id"], upto_seq=0)["message_count"] == 1
+    assert mem.prune(36500) == 0
+    mem.pin(a["id"], session_id=s["id"])
+    assert mem.history(s["id"])[0]["pinned"] is True
