@@ -58,6 +58,8 @@ int cli_flag(const struct cli_args *a, const char *name);
 const char *cli_typed(const struct cli_args *a, const char *name, char *buf, size_t cap);
 /* Parses a whole number option in [min, max]; prints a usage error and returns -1 if bad. */
 int cli_number(const struct cli_args *a, const char *name, long long min, long long max, long long *out);
+/* text as a whole number written plainly (srv_number_text) from min to max into *out: 0, else -1. */
+int cli_whole(const char *text, long long min, long long max, long long *out);
 /* Both flags x and y given: prints a usage error and returns -1 (else 0). */
 int cli_contradict(const struct cli_args *a, const char *x, const char *y);
 /* The same as cli_number for a real number from min to max (NaN and infinities refused). */

@@ -5,7 +5,6 @@
  * a reply (the user turn stays, the partial reply is dropped); Ctrl-D or /exit leaves. Reads
  * plain lines when standard input is not a terminal, so it can be scripted.
  */
-#include <errno.h>
 #include <jansson.h>
 #include <readline/history.h>
 #include <readline/readline.h>
@@ -17,7 +16,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "server/server.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -96,18 +94,6 @@ static void context_line(const char *report, char *out, size_t cap)
     if (jint(r, "governance.tool_outputs.trimmed") && n > 0 && (size_t)n < cap)
         snprintf(out + n, cap - (size_t)n, " · %lld tool outputs trimmed", jint(r, "governance.tool_outputs.trimmed"));
     json_decref(r);
-}
-
-/* A whole number written plainly (srv_number_text) from 1 to max into *out; -1 otherwise. */
-static int plain_number(const char *text, long long max, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long n = text && srv_number_text(text, 0) ? strtoll(text, &end, 10) : 0;
-    if (errno || n < 1 || n > max)
-        return -1;
-    *out = n;
-    return 0;
 }
 
 /* Whether name is a strategy, asked of the configuration's own check (memory.strategy), so that a
@@ -216,7 +202,7 @@ static int use_session(struct chat *c, const char *id)
 static void cmd_history_n(struct chat *c, const char *arg)
 {
     long long n = 10;
-    if (arg && *arg && plain_number(arg, HISTORY_MAX, &n)) {
+    if (arg && *arg && cli_whole(arg, 1, HISTORY_MAX, &n)) {
         fprintf(stderr, "mnemo: /history: '%s' is not a number of messages (a whole number from 1 to %d)\n", arg,
                 HISTORY_MAX);
         return;
@@ -372,7 +358,7 @@ static int slash(struct chat *c, char *line)
         long long mid = 0;
         if (!arg || !*arg)
             printf("usage: /pin ID (a message id of this session: /history shows them as #ID)\n");
-        else if (plain_number(arg, INT64_MAX, &mid))
+        else if (cli_whole(arg, 1, INT64_MAX, &mid))
             fprintf(stderr, "mnemo: /pin: '%s' is not a message id (a positive whole number; /history shows them)\n",
                     arg);
         else if (!(rc = mn_session_message_pin(c->db, c->id, mid, 1)))

@@ -3,6 +3,7 @@
  * output helpers shared by the CLI commands.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,10 +135,9 @@ int cli_fraction(const struct cli_args *a, const char *name, double min, double 
     const char *v = cli_opt(a, name);
     if (!v)
         return 0;
-    char *end;
     errno = 0;
-    double x = strtod(v, &end);
-    if (!srv_number_text(v, 1) || errno || end == v || *end || !(x >= min && x <= max)) { /* NaN fails both comparisons */
+    double x = strtod(v, NULL);
+    if (!srv_number_text(v, 1) || errno || !(x >= min && x <= max)) { /* NaN fails both comparisons */
         char b[64];
         cli_usage_error("--%s: '%s' is not a number from %g to %g", cli_typed(a, name, b, sizeof b), v, min, max);
         return -1;
@@ -146,21 +146,25 @@ int cli_fraction(const struct cli_args *a, const char *name, double min, double 
     return 0;
 }
 
+int cli_whole(const char *text, long long min, long long max, long long *out)
+{
+    errno = 0; /* plain text (srv_number_text) is read whole: only its range can fail */
+    long long n = strtoll(text, NULL, 10);
+    if (!srv_number_text(text, 0) || errno || n < min || n > max)
+        return -1;
+    *out = n;
+    return 0;
+}
+
 int cli_number(const struct cli_args *a, const char *name, long long min, long long max, long long *out)
 {
     const char *v = cli_opt(a, name);
-    if (!v)
-        return 0;
-    char *end;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (!srv_number_text(v, 0) || errno || end == v || *end || n < min || n > max) {
+    if (v && cli_whole(v, min, max, out)) {
         char b[64];
         cli_usage_error("--%s: '%s' is not a whole number from %lld to %lld", cli_typed(a, name, b, sizeof b), v, min,
                         max);
         return -1;
     }
-    *out = n;
     return 0;
 }
 
@@ -332,13 +336,8 @@ int cli_time_opt(const struct cli_args *a, const char *name, long long *out)
     *out = 0;
     if (!v)
         return 0;
-    char *end;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (srv_number_text(v, 0) && !errno && end != v && !*end && n > 0) {
-        *out = n;
+    if (cli_whole(v, 1, LLONG_MAX, out) == 0)
         return 0;
-    }
     struct tm tm = {0};
     int y, mo, d, h = 0, mi = 0, s = 0, used = 0;
     if (sscanf(v, "%4d-%2d-%2d%n", &y, &mo, &d, &used) == 3) {

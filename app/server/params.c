@@ -184,7 +184,6 @@ static int given_as_text(const struct srv_call *c, const struct srv_param *p)
     return c->text_params && json_object_get(c->text_params, p->name);
 }
 
-/* The value of one declared parameter checked (and converted from query or path text) in place. */
 int srv_number_text(const char *text, int real)
 {
     const char *p = text + (*text == '-');
@@ -208,6 +207,7 @@ int srv_number_text(const char *text, int real)
     return *p == '\0';
 }
 
+/* The value of one declared parameter checked (and converted from query or path text) in place. */
 static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t *v)
 {
     const char *name = p->name;
@@ -237,10 +237,9 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
         if (json_is_integer(v)) {
             n = json_integer_value(v);
         } else if (text) {
-            char *end;
-            errno = 0;
-            n = strtoll(text, &end, 10);
-            if (!srv_number_text(text, 0) || errno || end == text || *end)
+            errno = 0; /* plain text (srv_number_text) is read whole: only its range can fail */
+            n = strtoll(text, NULL, 10);
+            if (!srv_number_text(text, 0) || errno)
                 return srv_invalid(c, "%s: '%.60s' is not a whole number", name, text);
         } else {
             return srv_invalid(c, "%s: must be an integer", name);
@@ -259,10 +258,9 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
         if (json_is_number(v)) {
             d = json_number_value(v);
         } else if (text) {
-            char *end;
             errno = 0;
-            d = strtod(text, &end);
-            if (!srv_number_text(text, 1) || errno || end == text || *end || !isfinite(d))
+            d = strtod(text, NULL);
+            if (!srv_number_text(text, 1) || errno || !isfinite(d))
                 return srv_invalid(c, "%s: '%.60s' is not a number", name, text);
         } else {
             return srv_invalid(c, "%s: must be a number", name);
