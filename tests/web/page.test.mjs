@@ -275,7 +275,8 @@ test('number fields take whole numbers as typed; anything else is an error next 
     await page.waitForFunction(() => document.getElementById('limit-input').getAttribute('aria-invalid') === 'true', null, { timeout: 30000 });
     assert.match(await fieldError(page, 'limit-input'), /whole number/, `Turn limit ${bad}: the error next to the field`);
     assert.equal(await page.locator('#title-form').isVisible(), true, 'the form stays open');
-    assert.deepEqual(sent, [], `Turn limit ${bad}: nothing sent`);
+    // the context preview the saved limit of 1e2 asked for may still be on its way (a read)
+    assert.deepEqual(sent.filter((s) => !s.endsWith('/context')), [], `Turn limit ${bad}: nothing sent`);
     await page.locator('#title-cancel').click();
   }
   assert.equal((await rest('GET', `/v1/sessions/${id}`)).j.session.max_turns, 100);
