@@ -207,6 +207,8 @@ typedef struct mn_session {
     int64_t max_turns;   /* turn limit; 0 = none */
     int64_t turn_count;  /* user messages appended */
     int64_t inactive_count; /* of message_count, those past the turn limit (kept for search) */
+    int64_t cleared_seq;    /* the newest seq the last mn_session_clear moved out of the active
+                               history, which an undo brings back; 0: none (or undone) */
 } mn_session;
 
 typedef struct mn_sessions {

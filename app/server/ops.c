@@ -161,14 +161,7 @@ static json_t *session_json(const mn_session *s)
     char *t = NULL;
     if (mn_session_to_json(s, &t) != MN_OK)
         return NULL;
-    json_t *v = from_text(t);
-    /* the thread fields the CLI's JSON leaves out */
-    if (v) {
-        json_object_set_new(v, "ttl_ms", json_integer(s->ttl_ms));
-        json_object_set_new(v, "max_turns", json_integer(s->max_turns));
-        json_object_set_new(v, "turn_count", json_integer(s->turn_count));
-    }
-    return v;
+    return from_text(t);
 }
 
 /* The session id parameter, checked against the caller's namespace (a session of another

@@ -30,7 +30,8 @@ class MnSession(Structure):
                 ("metadata", c_char_p), ("tool_name", c_char_p), ("parent_id", c_char_p),
                 ("created_at", c_int64), ("updated_at", c_int64), ("expires_at", c_int64),
                 ("message_count", c_int64), ("token_count", c_int64), ("ttl_ms", c_int64),
-                ("max_turns", c_int64), ("turn_count", c_int64), ("inactive_count", c_int64)]
+                ("max_turns", c_int64), ("turn_count", c_int64), ("inactive_count", c_int64),
+                ("cleared_seq", c_int64)]
 
 
 class MnSessions(Structure):

@@ -38,7 +38,8 @@ json_t *mn_jsonl_session(const mn_session *s, int with_type)
         json_object_set_new(o, "updated_at", json_integer(s->updated_at)) ||
         json_object_set_new(o, "expires_at", json_integer(s->expires_at)) ||
         json_object_set_new(o, "ttl_ms", json_integer(s->ttl_ms)) ||
-        json_object_set_new(o, "max_turns", json_integer(s->max_turns))) {
+        json_object_set_new(o, "max_turns", json_integer(s->max_turns)) ||
+        json_object_set_new(o, "cleared_seq", json_integer(s->cleared_seq))) {
         json_decref(o);
         return NULL;
     }
@@ -189,7 +190,8 @@ static mn_status parse_session(json_t *o, struct mn_arena *a, mn_session *s)
         (rc = opt_str(o, "parent_id", a, &parent)) || (rc = req_int(o, "created_at", 0, MAX_TIME_MS, &s->created_at)) ||
         (rc = req_int(o, "updated_at", 0, MAX_TIME_MS, &s->updated_at)) ||
         (rc = req_int(o, "expires_at", 0, MAX_TIME_MS, &s->expires_at)) ||
-        (rc = opt_int(o, "ttl_ms", MAX_TTL_MS, &s->ttl_ms)) || (rc = opt_int(o, "max_turns", MAX_TURNS, &s->max_turns)))
+        (rc = opt_int(o, "ttl_ms", MAX_TTL_MS, &s->ttl_ms)) || (rc = opt_int(o, "max_turns", MAX_TURNS, &s->max_turns)) ||
+        (rc = opt_int(o, "cleared_seq", MAX_SEQ, &s->cleared_seq)))
         return rc;
     if (!s->ns)
         s->ns = "default";

@@ -191,7 +191,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
 
 /* The schema version each backend's migrations reach (sqlite/schema.h, postgres/schema.h count
  * their lists; each backend checks its own at compile time). */
-#define MN_SCHEMA_VERSION_SQLITE 12
-#define MN_SCHEMA_VERSION_PG 9
+#define MN_SCHEMA_VERSION_SQLITE 13
+#define MN_SCHEMA_VERSION_PG 10
 
 #endif

@@ -132,6 +132,52 @@ ok mn import "$T/turns.jsonl"
 ok mn session show "$S4" --json
 eq "$OUT" "$TURNS_SHOW" "session show --json identical after the import (inactive_count 1)"
 
+# --- a cleared session: the clear comes along, so that an undo in the copy brings it back --------
+DB=$(new_db cleared)
+ok mn session new
+S5=$OUT
+ok mn add "$S5" user one
+ok mn add "$S5" assistant two
+ok mn session clear "$S5"
+ok mn add "$S5" user three
+ok mn session show "$S5" --json
+CLEARED_SHOW=$OUT
+eq "$(jget "$OUT" '[j["inactive_count"], j["cleared_seq"]]')" "[2, 2]" "the clear: two messages out, up to seq 2"
+ok mn export "$S5" --out "$T/cleared.jsonl"
+eq "$(jget "$(sed -n 2p "$T/cleared.jsonl")" 'j["cleared_seq"]')" "2" "the session line carries cleared_seq"
+DB=$(new_db cleared-copy)
+ok mn import "$T/cleared.jsonl"
+ok mn session show "$S5" --json
+eq "$OUT" "$CLEARED_SHOW" "session show --json identical after the import (cleared_seq 2)"
+ok mn export
+printf '%s\n' "$OUT" >"$T/cleared-again.jsonl"
+check "a cleared session: export, import, export byte-identical" cmp -s "$T/cleared.jsonl" "$T/cleared-again.jsonl"
+ok mn session clear "$S5" --undo --json
+eq "$(jget "$OUT" 'j["restored"]')" "2" "undo in the copy brings the two cleared messages back"
+ok mn context "$S5" --format text
+check "the context holds the restored messages" sh -c 'printf "%s" "$1" | grep -q one' - "$OUT"
+ok mn session show "$S5" --json
+eq "$(jget "$OUT" '[j["inactive_count"], j["cleared_seq"]]')" "[0, 0]" "after the undo: nothing inactive, nothing to undo"
+printf '{"format":"mnemo-export","version":1}\n{"type":"session","id":"0190a000-0000-7000-8000-00000000000c","created_at":1,"updated_at":1,"expires_at":0,"cleared_seq":-1}\n' >"$T/bad-cleared.jsonl"
+fails 1 'import line 2: cleared_seq' mn import "$T/bad-cleared.jsonl"
+
+# --- an import of an earlier version counted no inactive message: opening recounts (v13; PG v10) -
+DB=$(new_db recount)
+ok mn session new --max-turns 1
+S6=$OUT
+for text in one two three; do ok mn add "$S6" user "$text"; done
+ok mn session new
+S7=$OUT
+ok mn add "$S7" user alone
+case $DB in
+postgres://* | postgresql://*) sql "$DB" "UPDATE sessions SET inactive_count = 7; UPDATE mnemo_schema SET version = 9" ;;
+*) sql "$DB" "UPDATE sessions SET inactive_count = 7; PRAGMA user_version = 12" ;;
+esac
+ok mn session show "$S6" --json
+eq "$(jget "$OUT" 'j["inactive_count"]')" "2" "a wrong count of a session with inactive messages is recounted"
+ok mn session show "$S7" --json
+eq "$(jget "$OUT" 'j["inactive_count"]')" "0" "a wrong count of a session with none goes back to 0"
+
 # --- a bad line anywhere: exit 1 naming the line, nothing written -------------------------------
 DB=$(new_db target)
 ok mn session new --title "already here"

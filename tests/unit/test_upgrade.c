@@ -1,6 +1,7 @@
 /*
- * test_upgrade.c — schema version 10 (messages keyed by session, docs/format.md) on a copy of a
- * real older database: tests/data/schema9/mnemo.db was written by the mnemo of commit 0cb100a
+ * test_upgrade.c — schema version 10 (messages keyed by session, docs/format.md) and the ones
+ * after it (to 13: inactive_count recounted) on a copy of a real older database:
+ * tests/data/schema9/mnemo.db was written by the mnemo of commit 0cb100a
  * (schema 9) through its CLI — three sessions with user, assistant, tool-call and tool messages,
  * an idempotency key, an edit, a pin, a turn limit that left messages inactive, a fork, two
  * deleted messages (one of them the newest id), embeddings of every message (hash embedder), a
@@ -40,6 +41,8 @@ static const char SQL_ROWS[] =
     " || '|' || coalesce(m.name, '-') || '|' || coalesce(m.files, '-') || '|' || coalesce(m.metadata, '-') || '|'"
     " || coalesce(m.idem_key, '-') || '|' || m.tokens || '|' || m.pinned || '|' || m.active || '|' || m.created_at"
     " AS line FROM messages m JOIN sessions s ON s.sid = m.session_sid ORDER BY m.id)";
+/* The messages out of the active history (the fixture's turn limit left some). */
+static const char SQL_INACTIVE_MESSAGES[] = "SELECT count(*) FROM messages WHERE active = 0";
 /* The keyword index's answer to a query of many matches, with its scores, and its watermark. */
 static const char SQL_RANKED[] =
     "SELECT group_concat(r, ' ') FROM (SELECT rowid || ':' || printf('%.9f', bm25(messages_fts)) AS r"
@@ -145,6 +148,12 @@ static void upgrades_a_real_version_9_file(void **state)
     assert_int_equal(vectors, 31); /* all but the tool call without text */
     assert_int_equal(int_of(path, "SELECT seq FROM sqlite_sequence WHERE name = 'messages'"), 34);
     assert_int_equal(int_of(path, "SELECT max(id) FROM messages"), 33); /* 34 was deleted */
+    /* as an import of an earlier version left it: no inactive message counted (7: wrong for all) */
+    assert_int_equal(int_of(path, SQL_INACTIVE_MESSAGES), 4);
+    sqlite3 *c = NULL;
+    assert_int_equal(sqlite3_open(path, &c), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(c, "UPDATE sessions SET inactive_count = 7", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(c);
 
     mn_config *cfg = config();
     struct progress p = {0, 0, 0, 1};
@@ -155,8 +164,8 @@ static void upgrades_a_real_version_9_file(void **state)
     assert_int_equal(p.total, messages);
     assert_int_equal(p.last_done, messages);
 
-    /* the file: version 12, the same rows, ordered by session on the table's key */
-    assert_int_equal(int_of(path, "PRAGMA user_version"), 12);
+    /* the file: version 13, the same rows, ordered by session on the table's key */
+    assert_int_equal(int_of(path, "PRAGMA user_version"), 13);
     char *after = text_of(path, SQL_ROWS);
     assert_string_equal(after, before);
     free(after);
@@ -194,11 +203,16 @@ static void upgrades_a_real_version_9_file(void **state)
     assert_int_equal(int_of(path, "SELECT count(*) FROM pragma_index_info('sessions_by_updated')"
                                   " WHERE name = 'updated_minute'"), 1);
 
+    /* version 13: every session's inactive_count recounted */
+    assert_int_equal(int_of(path, "SELECT sum(inactive_count) FROM sessions"), 4);
+    assert_int_equal(int_of(path, "SELECT count(*) FROM sessions s WHERE inactive_count <> (SELECT count(*)"
+                                  " FROM messages WHERE session_sid = s.sid AND active = 0)"), 0);
+
     /* a second upgrade has nothing to do */
     struct progress again = {0, 0, 0, 1};
     assert_int_equal(mn_upgrade(path, cfg, on_progress, &again, &from), MN_OK);
     assert_int_equal(again.calls, 0);
-    assert_int_equal(from, 12);
+    assert_int_equal(from, 13);
 
     mn_db *db = NULL;
     assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);

@@ -26,8 +26,8 @@
 
 static const char SQL_SESSION_INSERT[] =
     "INSERT INTO sessions (id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at,"
-    " updated_at, expires_at, ttl_ms, max_turns)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint, $9::bigint, $10::bigint, $11::bigint, $12::bigint)"
+    " updated_at, expires_at, ttl_ms, max_turns, cleared_seq)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint, $9::bigint, $10::bigint, $11::bigint, $12::bigint, $13::bigint)"
     " ON CONFLICT (id) DO NOTHING RETURNING sid";
 static const char SQL_SESSION_GET[] = "SELECT " SESSION_COLS " FROM sessions WHERE id = $1";
 /* Listing and pruning go by updated_minute first (schema 9: the indexed minute of updated_at,
@@ -59,6 +59,7 @@ static mn_status insert_session(struct pg_conn *c, const mn_session *in, int64_t
     mn_pg_i64(&p, in->expires_at);
     mn_pg_i64(&p, in->ttl_ms);
     mn_pg_i64(&p, in->max_turns);
+    mn_pg_i64(&p, in->cleared_seq);
     PGresult *r = NULL;
     mn_status rc = mn_pg_query(c, SQL_SESSION_INSERT, &p, 0, "session insert", &r);
     if (rc)
@@ -669,7 +670,7 @@ static mn_status export_one(struct pg_conn *c, PGresult *sess, int row, struct e
         return mn__err(MN_IO, "export: write failed");
     struct pg_params p;
     mn_pg_params_init(&p);
-    mn_pg_i64(&p, mn_pg_col_i64(sess, row, 16));
+    mn_pg_i64(&p, mn_pg_col_i64(sess, row, MN_PG_SESSION_NCOLS));
     PGresult *r = NULL;
     mn_status rc = mn_pg_query(c, SQL_EXPORT_MESSAGES, &p, 0, "export", &r);
     if (rc)

@@ -721,6 +721,7 @@ void mn_pg_row_session(PGresult *r, int row, mn_session *out)
     out->max_turns = mn_pg_col_i64(r, row, 13);
     out->turn_count = mn_pg_col_i64(r, row, 14);
     out->inactive_count = mn_pg_col_i64(r, row, 15);
+    out->cleared_seq = mn_pg_col_i64(r, row, 16);
     if (!out->metadata)
         out->metadata = "{}";
 }

@@ -291,6 +291,12 @@ static const char *const mn_pg_migrations[] = {
     " END $$;"
     "CREATE TRIGGER sessions_gone AFTER DELETE ON sessions REFERENCING OLD TABLE AS gone"
     "  FOR EACH STATEMENT EXECUTE FUNCTION mn_sessions_gone();",
+    /* 9 → 10: inactive_count recounted from the messages (sqlite/schema.h version 13: an import
+     * or `mnemo migrate` before this version counted no inactive message). */
+    "UPDATE sessions s SET inactive_count = 0 WHERE inactive_count <> 0"
+    "  AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_sid = s.sid AND m.active = 0);"
+    "UPDATE sessions s SET inactive_count = x.n FROM (SELECT session_sid, count(*) AS n FROM messages"
+    "  WHERE active = 0 GROUP BY session_sid) x WHERE s.sid = x.session_sid AND s.inactive_count <> x.n;",
 };
 
 #define MN_PG_SCHEMA_VERSION ((int)(sizeof mn_pg_migrations / sizeof mn_pg_migrations[0]))

@@ -108,6 +108,8 @@
  *             by every append (two more pages a commit); now only when the minute changes. The
  *             listing orders by updated_minute, updated_at, sid (the same order: the minute is
  *             monotone in updated_at), and prune adds updated_minute <= before / 60000.
+ *
+ * Version 13: sessions.inactive_count recounted from the messages (no change of shape).
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -358,6 +360,13 @@ static const char *const mn_sqlite_migrations[] = {
     "CREATE TRIGGER sessions_minute_update AFTER UPDATE OF updated_at ON sessions"
     "  WHEN new.updated_minute IS NOT new.updated_at / 60000"
     "  BEGIN UPDATE sessions SET updated_minute = new.updated_at / 60000 WHERE sid = new.sid; END;",
+    /* 12 → 13: inactive_count recounted from the messages. An import or `mnemo migrate` before
+     * this version counted no inactive message (the copy said 0), which a context takes as part
+     * of the active history's size. Only the sessions whose count is wrong are written. */
+    "UPDATE sessions SET inactive_count = 0 WHERE inactive_count <> 0 AND NOT EXISTS (SELECT 1 FROM messages"
+    "  WHERE pos BETWEEN sessions.sid * 4294967296 AND sessions.sid * 4294967296 + 4294967295 AND active = 0);"
+    "UPDATE sessions SET inactive_count = x.n FROM (SELECT session_sid, count(*) AS n FROM messages WHERE active = 0"
+    "  GROUP BY session_sid) AS x WHERE sessions.sid = x.session_sid AND sessions.inactive_count <> x.n;",
 };
 
 /* The copy of one session's messages in step 9 → 10 (?1 = its sid), in key order. */
