@@ -156,6 +156,17 @@ function operations(openapi) {
   return ops;
 }
 
+// The JSON types of a query operation's parameters, as a TypeScript literal: { limit: ['integer'] }
+// (a parameter of any type, declared without one, is left out: nothing to check).
+function queryTypes(op, props) {
+  if (op.body !== 'none') return '{}';
+  const entries = Object.entries(props)
+    .map(([n, s]) => [n, Array.isArray(s.type) ? s.type : s.type ? [s.type] : []])
+    .filter(([, types]) => types.length > 0)
+    .map(([n, types]) => `${n}: [${types.map((t) => `'${t}'`).join(', ')}]`);
+  return entries.length ? `{ ${entries.join(', ')} }` : '{}';
+}
+
 function render(openapi) {
   const ops = operations(openapi);
   const out = [];
@@ -173,7 +184,13 @@ function render(openapi) {
   out.push('  /** the result is JSON Lines text (streamed), not a JSON object */');
   out.push('  stream: boolean;');
   out.push('  status: number;');
+  out.push("  /** body none: each parameter's JSON types (the first is the one the server names), checked");
+  out.push('   * before they become query text, which the server converts ("5", "true") */');
+  out.push('  query: Readonly<Record<string, readonly ParamType[]>>;');
   out.push('}');
+  out.push('');
+  out.push('/** A parameter\'s JSON type, as the table declares it. */');
+  out.push("export type ParamType = 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array';");
   out.push('');
   out.push('/** Per-call options: headers such as Idempotency-Key, an AbortSignal, a timeout. */');
   out.push('export interface RequestOptions {');
@@ -196,7 +213,7 @@ function render(openapi) {
     out.push(`/** Result of \`${op.name}\`. */`);
     out.push(`export type ${P}Result = ${resultType};`);
     out.push('');
-    specs.push(`  ${op.name}: { method: '${op.method}', path: '${op.path}', pathParams: ${JSON.stringify(op.pathParams)}, body: '${op.body}', stream: ${op.stream}, status: ${op.status} },`);
+    specs.push(`  ${op.name}: { method: '${op.method}', path: '${op.path}', pathParams: ${JSON.stringify(op.pathParams)}, body: '${op.body}', stream: ${op.stream}, status: ${op.status}, query: ${queryTypes(op, props)} },`);
   }
   out.push('/** Every operation of the server, by name. */');
   out.push('export const OPERATIONS = {');

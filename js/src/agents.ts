@@ -5,10 +5,11 @@
 // getItems(limit) returns the newest `limit` stored items. Items map to messages as items.ts says.
 import type { AgentInputItem, Session } from '@openai/agents';
 import { CLIENT_OPTIONS, MnemoClient, type ClientOptions } from './client.js';
-import { ConflictError, NotFoundError } from './errors.js';
+import { appendCreating } from './append.js';
+import { NotFoundError } from './errors.js';
 import type { ContextResult } from './generated.js';
 import { itemToMessage, messagesToItems, storedToItems, type InputItem } from './items.js';
-import { checkOptions, given, pick } from './options.js';
+import { checkAdapterOptions, checkOptions, given, pick, shown } from './options.js';
 import type { Message, MessageInput } from './types.js';
 
 export interface MnemoSessionOptions extends ClientOptions {
@@ -26,7 +27,6 @@ export interface MnemoSessionOptions extends ClientOptions {
 
 const SESSION_OPTIONS = [...CLIENT_OPTIONS, 'sessionId', 'maxTokens', 'strategy', 'namespace', 'client'] as const;
 const PAGE = 10_000; // the history operation's largest page
-const CREATE_TRIES = 3; // append, create on a 404, append again: how many rounds before giving up
 
 /** Whether a built context differs from the stored history: something dropped, folded or
  * trimmed, or something added (a system prompt, the long-term memory block, recalled messages). */
@@ -53,14 +53,15 @@ export class MnemoSession implements Session {
   constructor(options: MnemoSessionOptions = {}) {
     checkOptions('MnemoSession', options, SESSION_OPTIONS);
     options ??= {};
+    checkAdapterOptions('MnemoSession', options);
     if (options.client) {
       const unused = given(options, CLIENT_OPTIONS);
       if (unused.length) throw new TypeError(`MnemoSession: ${unused.join(', ')}: options of the client, not used with \`client\` (give them to that client)`);
     }
     this.client = options.client ?? new MnemoClient(pick<ClientOptions>(options, CLIENT_OPTIONS));
-    this.maxTokens = options.maxTokens;
-    this.strategy = options.strategy;
-    this.#namespace = options.namespace;
+    this.maxTokens = options.maxTokens ?? undefined;
+    this.strategy = options.strategy ?? undefined;
+    this.#namespace = options.namespace ?? undefined;
     if (options.sessionId) this.#sessionId = Promise.resolve(options.sessionId);
   }
 
@@ -76,9 +77,11 @@ export class MnemoSession implements Session {
   }
 
   async getItems(limit?: number): Promise<AgentInputItem[]> {
+    // a limit that is not a number ('5', NaN) slipped past every comparison: every item came back
+    if (limit != null && !Number.isInteger(limit)) throw new TypeError(`MnemoSession.getItems: limit must be a whole number, not ${shown(limit)}`);
     const id = await this.getSessionId();
     try {
-      if (limit !== undefined) {
+      if (limit != null) {
         if (limit <= 0) return [];
         // each message holds at least one item: the newest `limit` messages are enough
         return storedToItems(await this.#newest(id, limit)).slice(-limit) as AgentInputItem[];
@@ -97,26 +100,7 @@ export class MnemoSession implements Session {
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
     const id = await this.getSessionId();
-    const messages = items.map((i) => itemToMessage(i as InputItem));
-    // the append cannot name a namespace (create: true makes the session in the default one, or
-    // the API key's): with a namespace, a missing session is created first, then appended to
-    if (this.#namespace === undefined) {
-      await this.client.append(id, { create: true, messages });
-      return;
-    }
-    for (let round = 1; ; round++) {
-      try {
-        await this.client.append(id, { messages });
-        return;
-      } catch (e) {
-        if (!(e instanceof NotFoundError) || round === CREATE_TRIES) throw e;
-      }
-      try {
-        await this.client.sessionCreate({ id, namespace: this.#namespace });
-      } catch (e) {
-        if (!(e instanceof ConflictError)) throw e; // 409: another writer made it meanwhile
-      }
-    }
+    await appendCreating(this.client, id, items.map((i) => itemToMessage(i as InputItem)), this.#namespace);
   }
 
   /** Removes and returns the newest item. A message holding several items (another client's

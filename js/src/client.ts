@@ -2,10 +2,11 @@
 // the URL from the operation's path, sends GET/DELETE parameters in the query string and the
 // others as a JSON body, adds the API key, turns error answers into typed exceptions
 // (errors.ts) and retries 429 and 503 (nothing was done) after the server's Retry-After. An
-// option name it does not know (constructor or per call) is a TypeError naming it (options.ts).
-import { MnemoConnectionError, MnemoError, MnemoTimeoutError, errorFromResponse } from './errors.js';
-import { OPERATIONS, Operations, type OperationName, type RequestOptions } from './generated.js';
-import { checkOptions } from './options.js';
+// option name it does not know (constructor or per call) is a TypeError naming it, and so is an
+// option value of the wrong type (a RangeError when out of range; options.ts).
+import { InvalidError, MnemoConnectionError, MnemoError, MnemoTimeoutError, errorFromResponse } from './errors.js';
+import { OPERATIONS, Operations, type OperationName, type ParamType, type RequestOptions } from './generated.js';
+import { HEADERS, MAX_MS, checkKind, checkOptions, checkWhole, isHeaderObject, isString } from './options.js';
 
 export interface ClientOptions {
   /** the server's root, e.g. http://127.0.0.1:8765 (default: $MNEMO_BASE_URL, else that) */
@@ -30,6 +31,70 @@ export const CLIENT_OPTIONS = ['baseURL', 'apiKey', 'fetch', 'maxRetries', 'time
 export const REQUEST_OPTIONS = ['headers', 'signal', 'timeoutMs', 'maxRetries'] as const;
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:8765';
+
+/** Whether a base URL is one fetch can reach: http or https ("localhost:8765" parses with the
+ * scheme "localhost:"). */
+function isHttpURL(v: unknown): boolean {
+  if (typeof v !== 'string') return false;
+  try {
+    return ['http:', 'https:'].includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/** The values of the options both the constructor and each call take. */
+function checkAttemptOptions(what: string, options: { maxRetries?: unknown; timeoutMs?: unknown }): void {
+  checkWhole(what, 'maxRetries', options.maxRetries, 0, MAX_MS);
+  checkWhole(what, 'timeoutMs', options.timeoutMs, 1, MAX_MS);
+}
+
+/** The server's words for a JSON type (app/server/params.c: "limit: must be an integer"). */
+const TYPE_WORDS: Record<ParamType, string> = {
+  string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false', object: 'an object', array: 'an array',
+};
+
+function fitsType(type: ParamType, v: unknown): boolean {
+  switch (type) {
+    case 'string': return typeof v === 'string';
+    case 'integer': return Number.isInteger(v);
+    case 'number': return typeof v === 'number' && Number.isFinite(v);
+    case 'boolean': return typeof v === 'boolean';
+    case 'object': return typeof v === 'object' && v !== null && !Array.isArray(v);
+    case 'array': return Array.isArray(v);
+  }
+}
+
+/** A query string carries text, which the server converts ("5" to 5, "1" to true): each value
+ * is checked against its declared JSON types here instead, so a string for a number, 1 for a
+ * boolean or a list for a word is refused as the server refuses it in a JSON body (InvalidError,
+ * its message), not sent as text. Null and undefined are absent; an undeclared name is the
+ * server's to refuse. */
+function checkQueryTypes(types: Readonly<Record<string, readonly ParamType[]>>, params: object): void {
+  for (const [name, v] of Object.entries(params)) {
+    const declared = types[name];
+    if (v === undefined || v === null || !declared || declared.some((t) => fitsType(t, v))) continue;
+    const got = Array.isArray(v) ? 'array' : typeof v;
+    throw new InvalidError(undefined, 'invalid', `${name}: must be ${TYPE_WORDS[declared[0]]}, got ${got}`);
+  }
+}
+
+/** The values of the constructor's options (their names are checked first). */
+function checkClientOptions(options: ClientOptions, baseURL: string): void {
+  checkAttemptOptions('MnemoClient', options);
+  checkWhole('MnemoClient', 'maxRetryDelayMs', options.maxRetryDelayMs, 0, MAX_MS);
+  checkKind('MnemoClient', 'baseURL', baseURL, isHttpURL, 'an http or https URL');
+  checkKind('MnemoClient', 'apiKey', options.apiKey, isString, 'a string');
+  checkKind('MnemoClient', 'fetch', options.fetch, (f) => typeof f === 'function', 'a function');
+  checkKind('MnemoClient', 'defaultHeaders', options.defaultHeaders, isHeaderObject, HEADERS);
+}
+
+/** The values of the per-call options (their names are checked first). */
+function checkRequestOptions(what: string, options: RequestOptions): void {
+  checkAttemptOptions(what, options);
+  checkKind(what, 'headers', options.headers, isHeaderObject, HEADERS);
+  checkKind(what, 'signal', options.signal, (s) => s instanceof AbortSignal, 'an AbortSignal');
+}
 
 function env(name: string): string | undefined {
   const p = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
@@ -69,7 +134,9 @@ export class MnemoClient extends Operations {
     super();
     checkOptions('MnemoClient', options, CLIENT_OPTIONS);
     options ??= {};
-    this.baseURL = (options.baseURL ?? env('MNEMO_BASE_URL') ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+    const baseURL = options.baseURL ?? env('MNEMO_BASE_URL') ?? DEFAULT_BASE_URL;
+    checkClientOptions(options, baseURL);
+    this.baseURL = baseURL.replace(/\/+$/, '');
     this.#apiKey = options.apiKey ?? env('MNEMO_API_KEY');
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.maxRetries = options.maxRetries ?? 2;
@@ -81,6 +148,7 @@ export class MnemoClient extends Operations {
   protected async call(name: OperationName, pathArgs: string[], params: object | string | undefined, options: RequestOptions = {}): Promise<unknown> {
     checkOptions(`${name}: the per-call options`, options, REQUEST_OPTIONS);
     options ??= {};
+    checkRequestOptions(`${name}: the per-call options`, options);
     const spec = OPERATIONS[name];
     let i = 0;
     const path = spec.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(pathArgs[i++] ?? ''));
@@ -95,6 +163,7 @@ export class MnemoClient extends Operations {
       body = JSON.stringify(params ?? {});
       headers['content-type'] = 'application/json';
     } else if (params && typeof params === 'object') {
+      checkQueryTypes(spec.query, params);
       // a query carries an object (a metadata filter) as its JSON text, a list comma-separated
       for (const [k, v] of Object.entries(params)) {
         if (v === undefined || v === null) continue;
@@ -110,6 +179,7 @@ export class MnemoClient extends Operations {
   async request(method: string, url: URL, headers: Record<string, string>, body: string | undefined, raw: boolean, options: RequestOptions = {}): Promise<unknown> {
     checkOptions(`${method} ${url.pathname}`, options, REQUEST_OPTIONS);
     options ??= {};
+    checkRequestOptions(`${method} ${url.pathname}`, options);
     const maxRetries = options.maxRetries ?? this.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     for (let attempt = 0; ; attempt++) {

@@ -2,16 +2,17 @@
 // (BaseListChatMessageHistory from @langchain/core) kept in `mnemo serve`. getMessages() returns
 // the governed context of the session (the server's context operation within maxTokens: what
 // fits, tool calls kept with their results), so a long conversation stays within the model's
-// window; addMessages() appends as one transaction. AIMessage tool calls become the assistant
-// message's OpenAI tool_calls and ToolMessage a tool message, and back. Content is text: a
-// string or text parts (joined); any other part (an image, …) is refused with InvalidError
-// naming it, not dropped.
+// window; addMessages() appends as one transaction (creating the session, in `namespace` when
+// given). AIMessage tool calls become the assistant message's OpenAI tool_calls and ToolMessage
+// a tool message, and back. Content is text: a string or text parts (joined); any other part
+// (an image, …) is refused with InvalidError naming it, not dropped.
 import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { appendCreating } from './append.js';
 import { CLIENT_OPTIONS, MnemoClient, type ClientOptions } from './client.js';
 import { InvalidError, NotFoundError } from './errors.js';
 import { contentText } from './items.js';
-import { checkOptions, given, pick } from './options.js';
+import { checkAdapterOptions, checkOptions, given, pick } from './options.js';
 import type { ContextMessage, MessageInput, Role } from './types.js';
 
 export interface MnemoChatMessageHistoryOptions extends ClientOptions {
@@ -21,11 +22,13 @@ export interface MnemoChatMessageHistoryOptions extends ClientOptions {
   maxTokens?: number;
   /** the context strategy of getMessages() (default: the server's memory.strategy) */
   strategy?: string;
+  /** the namespace of the session a write creates (default: the server's default, or the API key's) */
+  namespace?: string;
   /** a client to share (else one is made from the options) */
   client?: MnemoClient;
 }
 
-const HISTORY_OPTIONS = [...CLIENT_OPTIONS, 'sessionId', 'maxTokens', 'strategy', 'client'] as const;
+const HISTORY_OPTIONS = [...CLIENT_OPTIONS, 'sessionId', 'maxTokens', 'strategy', 'namespace', 'client'] as const;
 const TEXT_PARTS = ['text', 'input_text', 'output_text'];
 
 /** The text of a LangChain message's content: a string, or its text parts joined. Another part
@@ -102,19 +105,22 @@ export class MnemoChatMessageHistory extends BaseListChatMessageHistory {
   readonly sessionId: string;
   readonly maxTokens: number | undefined;
   readonly strategy: string | undefined;
+  readonly #namespace: string | undefined;
 
   constructor(options: MnemoChatMessageHistoryOptions) {
     super();
     checkOptions('MnemoChatMessageHistory', options, HISTORY_OPTIONS);
-    if (typeof options?.sessionId !== 'string') throw new TypeError('MnemoChatMessageHistory: sessionId (a UUID) is required');
+    if (options?.sessionId == null) throw new TypeError('MnemoChatMessageHistory: sessionId (a UUID) is required');
+    checkAdapterOptions('MnemoChatMessageHistory', options);
     if (options.client) {
       const unused = given(options, CLIENT_OPTIONS);
       if (unused.length) throw new TypeError(`MnemoChatMessageHistory: ${unused.join(', ')}: options of the client, not used with \`client\` (give them to that client)`);
     }
     this.client = options.client ?? new MnemoClient(pick<ClientOptions>(options, CLIENT_OPTIONS));
     this.sessionId = options.sessionId;
-    this.maxTokens = options.maxTokens;
-    this.strategy = options.strategy;
+    this.maxTokens = options.maxTokens ?? undefined;
+    this.strategy = options.strategy ?? undefined;
+    this.#namespace = options.namespace ?? undefined;
   }
 
   /** The governed context: the messages to send within maxTokens. */
@@ -134,7 +140,7 @@ export class MnemoChatMessageHistory extends BaseListChatMessageHistory {
 
   override async addMessages(messages: BaseMessage[]): Promise<void> {
     if (messages.length === 0) return;
-    await this.client.append(this.sessionId, { create: true, messages: messages.map(toMnemo) });
+    await appendCreating(this.client, this.sessionId, messages.map(toMnemo), this.#namespace);
   }
 
   /** Deletes the session; the next write starts it again under the same id. */

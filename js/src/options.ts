@@ -1,6 +1,9 @@
 // options.ts — the check every public options object goes through: an option name the package
 // does not know (a misspelling such as baseUrl for baseURL, maxToken for maxTokens) is a
-// TypeError naming it and listing the known names, never silently ignored.
+// TypeError naming it and listing the known names, never silently ignored; and the checks of the
+// options' values: a value of the wrong type is a TypeError naming the option, a number out of
+// its range (or not whole) a RangeError, never coerced ('3' retries) or dropped. null is absent,
+// as undefined (the defaults apply), as in the server's parameters.
 
 /** The option names of a `what` (a constructor, or per-call options). */
 export function checkOptions(what: string, options: unknown, known: readonly string[]): void {
@@ -37,4 +40,59 @@ export function pick<T extends object>(options: object, names: readonly string[]
   const out: Record<string, unknown> = {};
   for (const n of names) if (n in options) out[n] = (options as Record<string, unknown>)[n];
   return out as T;
+}
+
+/** setTimeout's longest delay: the limit of every option in milliseconds. */
+export const MAX_MS = 2_147_483_647;
+
+/** A value as a message shows it: a string quoted, an object or array by its kind. */
+export function shown(v: unknown): string {
+  if (typeof v === 'string') return `'${v.length > 60 ? `${v.slice(0, 60)}…` : v}'`;
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'function') return 'a function';
+  if (typeof v === 'object') {
+    const tag = Object.prototype.toString.call(v).slice(8, -1); // a Headers, a Map, …
+    return tag === 'Object' ? 'an object' : `a ${tag}`;
+  }
+  return String(v);
+}
+
+/** Option `name` of `what`, when given, is a whole number in min..max (max: no limit): else a
+ * TypeError (not a number) or a RangeError. */
+export function checkWhole(what: string, name: string, v: unknown, min: number, max?: number): void {
+  if (v === undefined || v === null) return;
+  const range = max === undefined ? `of ${min} or more` : `from ${min} to ${max}`;
+  const message = `${what}: ${name} must be a whole number ${range}, not ${shown(v)}`;
+  if (typeof v !== 'number') throw new TypeError(message);
+  if (!Number.isInteger(v) || v < min || (max !== undefined && v > max)) throw new RangeError(message);
+}
+
+/** Option `name` of `what`, when given, is what `fits` accepts (`expected` says what): else a
+ * TypeError. */
+export function checkKind(what: string, name: string, v: unknown, fits: (v: unknown) => boolean, expected: string): void {
+  if (v === undefined || v === null) return;
+  if (!fits(v)) throw new TypeError(`${what}: ${name} must be ${expected}, not ${shown(v)}`);
+}
+
+export const isString = (v: unknown): boolean => typeof v === 'string';
+
+/** Headers as the options take them: a plain object of strings (a Headers instance would be
+ * spread into nothing, a number sent as its text). */
+export function isHeaderObject(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  const proto = Object.getPrototypeOf(v);
+  return (proto === Object.prototype || proto === null) && Object.values(v).every((h) => typeof h === 'string');
+}
+export const HEADERS = 'an object of header names to strings';
+
+/** The values of the options the adapters add to the client's: `sessionId` a session's UUID
+ * (not empty: an empty one named no session), `maxTokens` a whole number (its upper limit is the
+ * server's), `strategy` and `namespace` strings (the server checks the words, when it gets them:
+ * a namespace only reaches it when a session is created). */
+export function checkAdapterOptions(what: string, options: { sessionId?: unknown; maxTokens?: unknown; strategy?: unknown; namespace?: unknown }): void {
+  checkKind(what, 'sessionId', options.sessionId, (id) => typeof id === 'string' && id !== '', "a session's UUID");
+  checkWhole(what, 'maxTokens', options.maxTokens, 0);
+  checkKind(what, 'strategy', options.strategy, isString, 'a string');
+  checkKind(what, 'namespace', options.namespace, isString, 'a string');
 }

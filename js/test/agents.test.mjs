@@ -284,3 +284,34 @@ test('options: a misspelt option name is a TypeError naming it', () => {
   assert.throws(() => new MnemoSession({ client, apiKey: 'k' }), (e) => e instanceof TypeError && /apiKey/.test(e.message));
   assert.equal(new MnemoSession({ client, maxTokens: 10 }).client, client);
 });
+
+test('options: a value of the wrong type is refused naming the option, not ignored', async () => {
+  const refused = (options, Err, message) => assert.throws(() => new MnemoSession({ baseURL: server.url, ...options }),
+    (e) => e.constructor === Err && message.test(e.message), JSON.stringify(options));
+  // an empty or non-string sessionId was dropped: a new session was made instead
+  refused({ sessionId: '' }, TypeError, /^MnemoSession: sessionId must be a session's UUID, not ''$/);
+  refused({ sessionId: 0 }, TypeError, /sessionId must be a session's UUID, not 0$/);
+  refused({ maxTokens: '100' }, TypeError, /^MnemoSession: maxTokens must be a whole number of 0 or more, not '100'$/);
+  refused({ maxTokens: 1.5 }, RangeError, /maxTokens must be a whole number of 0 or more, not 1\.5$/);
+  refused({ strategy: 5 }, TypeError, /strategy must be a string, not 5$/);
+  // a namespace of the wrong type was never sent when the session existed: refused all the same
+  const { session: s } = await new MnemoClient({ baseURL: server.url }).sessionCreate();
+  refused({ sessionId: s.id, namespace: 5 }, TypeError, /^MnemoSession: namespace must be a string, not 5$/);
+  // null is absent, as undefined
+  const session = new MnemoSession({ baseURL: server.url, sessionId: s.id, namespace: null, maxTokens: null, strategy: null });
+  await session.addItems([{ role: 'user', content: 'hi' }]);
+  assert.deepEqual(texts(await session.getItems()), ['user:hi']);
+});
+
+test('getItems(limit): a limit that is not a whole number is refused, not read as "every item"', async () => {
+  const session = new MnemoSession({ baseURL: server.url });
+  await session.addItems([{ role: 'user', content: 'one' }, { role: 'user', content: 'two' }]);
+  for (const limit of ['1', 'abc', NaN, true, 1.5, Infinity]) {
+    await assert.rejects(session.getItems(limit), (e) => e instanceof TypeError &&
+      /^MnemoSession\.getItems: limit must be a whole number, not /.test(e.message), String(limit));
+  }
+  assert.deepEqual(texts(await session.getItems(1)), ['user:two']);
+  assert.deepEqual(await session.getItems(0), []); // none, as the Python package's get_items(0)
+  assert.deepEqual(await session.getItems(-1), []);
+  assert.deepEqual(texts(await session.getItems(null)), ['user:one', 'user:two']); // null: no limit
+});

@@ -235,6 +235,78 @@ test('options: a misspelt option name is a TypeError naming it, never ignored', 
   assert.equal(new MnemoClient({ baseURL: url, apiKey: undefined }).baseURL, url);
 });
 
+test('options: a value of the wrong type or out of range is refused naming the option, not coerced', async () => {
+  const refused = (options, Err, message) => assert.throws(() => new MnemoClient({ baseURL: url, ...options }),
+    (e) => e.constructor === Err && message.test(e.message), JSON.stringify(options));
+  refused({ maxRetries: '3' }, TypeError, /^MnemoClient: maxRetries must be a whole number from 0 to \d+, not '3'$/);
+  refused({ maxRetries: true }, TypeError, /maxRetries must be a whole number .*, not true$/);
+  refused({ maxRetries: 1.5 }, RangeError, /maxRetries must be a whole number .*, not 1\.5$/);
+  refused({ maxRetries: -1 }, RangeError, /maxRetries must be a whole number from 0 /);
+  refused({ timeoutMs: '100' }, TypeError, /timeoutMs must be a whole number from 1 to \d+, not '100'$/);
+  refused({ timeoutMs: 0 }, RangeError, /timeoutMs must be a whole number from 1 /);
+  refused({ maxRetryDelayMs: '5' }, TypeError, /maxRetryDelayMs must be a whole number/);
+  refused({ maxRetryDelayMs: -5 }, RangeError, /maxRetryDelayMs must be a whole number from 0 /);
+  refused({ baseURL: 5 }, TypeError, /^MnemoClient: baseURL must be an http or https URL, not 5$/);
+  refused({ baseURL: 'localhost:8765' }, TypeError, /baseURL must be an http or https URL, not 'localhost:8765'$/);
+  refused({ apiKey: 5 }, TypeError, /apiKey must be a string, not 5$/);
+  refused({ defaultHeaders: 'x' }, TypeError, /defaultHeaders must be an object of header names to strings, not 'x'$/);
+  refused({ defaultHeaders: { 'x-n': 5 } }, TypeError, /defaultHeaders must be an object of header names to strings/);
+  refused({ defaultHeaders: new Headers({ 'x-n': '5' }) }, TypeError, /defaultHeaders must be an object of header names to strings/);
+  refused({ fetch: 'x' }, TypeError, /fetch must be a function, not 'x'$/);
+  // per-call options too, before anything is sent
+  const sent = seen.length;
+  const callRefused = (options, Err, message) => assert.rejects(client.stats(options),
+    (e) => e.constructor === Err && message.test(e.message), JSON.stringify(options));
+  await callRefused({ maxRetries: '3' }, TypeError, /^stats: the per-call options: maxRetries must be a whole number from 0 to \d+, not '3'$/);
+  await callRefused({ timeoutMs: '100' }, TypeError, /timeoutMs must be a whole number from 1 /);
+  await callRefused({ timeoutMs: -1 }, RangeError, /timeoutMs must be a whole number from 1 /);
+  await callRefused({ headers: 'x' }, TypeError, /headers must be an object of header names to strings, not 'x'$/);
+  await callRefused({ signal: 'x' }, TypeError, /signal must be an AbortSignal, not 'x'$/);
+  assert.equal(seen.length, sent);
+  // the right types still work; null is absent, as undefined
+  const ok = new MnemoClient({ baseURL: `${url}/`, fetch: recording, maxRetries: 0, timeoutMs: 5000, maxRetryDelayMs: 0, apiKey: null, defaultHeaders: { 'x-a': 'b' } });
+  assert.equal(ok.baseURL, url);
+  assert.equal(typeof (await ok.stats({ timeoutMs: 5000, maxRetries: 1, headers: { 'x-b': 'c' }, signal: new AbortController().signal })).messages, 'number');
+});
+
+test('query-string parameters keep their JSON types: a wrong type is refused as in a JSON body', async () => {
+  const { session } = await client.sessionCreate();
+  await client.append(session.id, { role: 'user', content: 'typed query' });
+  // in a JSON body (a POST) the server refuses a string for an integer ...
+  const posted = await client.context(session.id, { max_tokens: '100' }).catch((x) => x);
+  assert.ok(posted instanceof InvalidError, String(posted));
+  assert.match(posted.message, /^max_tokens: must be an integer/);
+  // ... and so does the client in a query string (a GET), where the server only sees text
+  const sent = seen.length;
+  const cases = [
+    [() => client.history(session.id, { limit: '5' }), /^limit: must be an integer, got string$/],
+    [() => client.history(session.id, { limit: [5] }), /^limit: must be an integer, got array$/],
+    [() => client.history(session.id, { tail: 1 }), /^tail: must be true or false, got number$/],
+    [() => client.history(session.id, { tail: 'false' }), /^tail: must be true or false, got string$/],
+    [() => client.search({ q: ['typed', 'query'] }), /^q: must be a string, got array$/],
+    [() => client.search({ q: 'typed', top_k: '3' }), /^top_k: must be an integer, got string$/],
+    [() => client.search({ q: 'typed', min_similarity: '0.5' }), /^min_similarity: must be a number, got string$/],
+    [() => client.sessionList({ limit: '1' }), /^limit: must be an integer, got string$/],
+    [() => client.events(session.id, { limit: '1' }), /^limit: must be an integer, got string$/],
+    [() => client.memoryList({ limit: '1' }), /^limit: must be an integer, got string$/],
+  ];
+  for (const [call, message] of cases) {
+    const e = await call().catch((x) => x);
+    assert.ok(e instanceof InvalidError, String(e));
+    assert.equal(e.code, 'invalid');
+    assert.equal(e.status, undefined);
+    assert.match(e.message, message);
+  }
+  assert.equal(seen.length, sent);
+  // the right types pass, and each second form the table declares (metadata as JSON text)
+  assert.deepEqual((await client.history(session.id, { limit: 5, tail: true })).messages.map((m) => m.content), ['typed query']);
+  assert.equal((await client.search({ q: 'typed', mode: 'keyword', metadata: '{}', min_similarity: 0 })).mode, 'keyword');
+  // out of range stays the server's refusal
+  const range = await client.history(session.id, { limit: 0 }).catch((x) => x);
+  assert.equal(range.status, 400);
+  assert.match(range.message, /^limit: 0 is out of range 1\.\.10000/);
+});
+
 test('errors: a body over --max-body is TooBigError', async () => {
   const small = await startServer(dbTarget('client-small'), ['--max-body', '1024']);
   try {

@@ -9,7 +9,7 @@ import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { ChatPromptTemplate, MessagesPlaceholder } from '@langchain/core/prompts';
 import { RunnableWithMessageHistory } from '@langchain/core/runnables';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { MnemoClient, InvalidError } from '@mnemo/client';
+import { MnemoClient, InvalidError, NotFoundError } from '@mnemo/client';
 import { MnemoChatMessageHistory } from '@mnemo/client/langchain';
 import { dbTarget, startServer, stopServer } from './server.mjs';
 
@@ -96,6 +96,46 @@ test('options: a misspelt option name is a TypeError naming it', () => {
   assert.throws(() => new MnemoChatMessageHistory({ baseUrl: url, sessionId }), /baseUrl/);
   const client = new MnemoClient({ baseURL: url });
   assert.throws(() => new MnemoChatMessageHistory({ client, sessionId, baseURL: url }), /baseURL/);
+});
+
+test('options: a value of the wrong type is refused naming the option, not ignored', async () => {
+  const refused = (options, message) => assert.throws(() => new MnemoChatMessageHistory({ baseURL: url, sessionId: crypto.randomUUID(), ...options }),
+    (e) => e instanceof TypeError && message.test(e.message), JSON.stringify(options));
+  // an empty sessionId read as an empty history (the 404 of a route that does not exist)
+  const empty = (() => { try { return new MnemoChatMessageHistory({ baseURL: url, sessionId: '' }); } catch (e) { return e; } })();
+  assert.ok(empty instanceof TypeError, String(empty));
+  assert.match(empty.message, /^MnemoChatMessageHistory: sessionId must be a session's UUID, not ''$/);
+  refused({ maxTokens: '100' }, /^MnemoChatMessageHistory: maxTokens must be a whole number of 0 or more, not '100'$/);
+  refused({ strategy: 5 }, /strategy must be a string, not 5$/);
+  // a namespace of the wrong type was never sent when the session existed: refused all the same
+  const { session } = await new MnemoClient({ baseURL: url }).sessionCreate();
+  assert.throws(() => new MnemoChatMessageHistory({ baseURL: url, sessionId: session.id, namespace: 5 }),
+    (e) => e instanceof TypeError && /^MnemoChatMessageHistory: namespace must be a string, not 5$/.test(e.message));
+});
+
+test('namespace: the session it creates is in that namespace; a bad one is refused by the server', async () => {
+  const client = new MnemoClient({ baseURL: url });
+  const sessionId = crypto.randomUUID();
+  const history = new MnemoChatMessageHistory({ baseURL: url, sessionId, namespace: 'team-a' });
+  await history.addMessage(new HumanMessage('hello'));
+  assert.equal((await client.sessionGet(sessionId)).session.namespace, 'team-a');
+  await history.addMessage(new AIMessage('hi'));
+  assert.deepEqual((await history.getMessages()).map((m) => m.content), ['hello', 'hi']);
+  // cleared, the next write makes it again in the same namespace
+  await history.clear();
+  await history.addMessage(new HumanMessage('fresh'));
+  assert.equal((await client.sessionGet(sessionId)).session.namespace, 'team-a');
+  assert.equal((await client.sessionList({ namespace: 'team-a' })).sessions.filter((s) => s.id === sessionId).length, 1);
+  // a bad namespace: the server's message, nothing stored
+  const badId = crypto.randomUUID();
+  const bad = new MnemoChatMessageHistory({ baseURL: url, sessionId: badId, namespace: 'bad name!' });
+  const e = await bad.addMessage(new HumanMessage('x')).catch((x) => x);
+  assert.ok(e instanceof InvalidError, String(e));
+  assert.match(e.message, /^namespace: 'bad name!' has a character outside/);
+  assert.ok((await client.sessionGet(badId).catch((x) => x)) instanceof NotFoundError);
+  // misspelt, as every option
+  assert.throws(() => new MnemoChatMessageHistory({ baseURL: url, sessionId, nameSpace: 'team-a' }),
+    (x) => x instanceof TypeError && /'nameSpace' \(did you mean 'namespace'\?\)/.test(x.message));
 });
 
 test('content parts other than text are refused, naming the part, nothing stored', async () => {
