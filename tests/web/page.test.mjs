@@ -3,10 +3,13 @@
 // through REST. Checks the rendered DOM and its layout against the REST answers: the context bar's
 // parts add up to the budget and equal the report, each message's fate equals the report's detail,
 // long contents are collapsed, stored HTML stays text and no CSP violation happens; the actions
-// change the database as the API says; the page follows new messages; keyboard navigation; the
+// change the database as the API says; the page follows new messages; a deep ?at reads one page
+// and the history pages on both ways from it; a stopped server is said plainly and turns the
+// health pill (a server back on the same port turns it green); keyboard navigation; the
 // long-term memories (list, as of, recall, history, update, delete, forget, remember) against
 // REST, and the memory part of the context bar; an axe-core audit with no serious or critical
-// violations; screenshots (desktop, phone, dark) in $SHOTS. Waits on progress with generous deadlines, never on time.
+// violations; no sideways scrolling at phone width, long unbroken words too; screenshots
+// (desktop, phone, dark) in $SHOTS. Waits on progress with generous deadlines, never on time.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -27,9 +30,10 @@ const BUDGET = 400;
 
 let server, url, browser;
 
-function startServer(db) {
+// A server on db, listening on `listen` (any free port by default); resolves with its URL.
+function startServer(db, listen = '127.0.0.1:0') {
   return new Promise((resolve, reject) => {
-    const proc = spawn(MNEMO, ['--db', db, 'serve', '--listen', '127.0.0.1:0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const proc = spawn(MNEMO, ['--db', db, 'serve', '--listen', listen], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let buf = '';
     proc.stdout.on('data', (d) => {
       buf += d;
@@ -40,8 +44,9 @@ function startServer(db) {
   });
 }
 
-async function rest(method, path, body, ok = true) {
-  const r = await fetch(url + path, { method, headers: { 'Content-Type': 'application/json' },
+async function rest(method, path, body, ok = true) { return restAt(url, method, path, body, ok); }
+async function restAt(base, method, path, body, ok = true) {
+  const r = await fetch(base + path, { method, headers: { 'Content-Type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body) });
   const j = await r.json();
   if (ok) assert.ok(r.ok, `${method} ${path}: ${r.status} ${JSON.stringify(j)}`);
@@ -248,6 +253,47 @@ test('live: a message appended through REST appears without reloading', async ()
   await bc.close();
 });
 
+// Stops a server and waits until it has exited (its port is then free); at once when it has.
+function stopServer(proc) {
+  proc.removeAllListeners('exit');
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => { proc.on('exit', resolve); proc.kill('SIGTERM'); });
+}
+const pill = (page) => page.$eval('#health', (n) => ({ text: n.textContent, cls: n.className }));
+
+test('the server stops: the page says it cannot reach it and the health pill turns; back on the same port, green again', async () => {
+  const db = join(tmp, 'stops.db');
+  let s = await startServer(db);
+  try {
+    const base = s.url, port = new URL(base).port;
+    const { j } = await restAt(base, 'POST', '/v1/sessions', { title: 'the server stops' });
+    await restAt(base, 'POST', `/v1/sessions/${j.session.id}/messages`, { role: 'user', content: 'still there?' });
+    const { context: bc, page } = await open();
+    await page.goto(`${base}/#/session/${j.session.id}`);
+    await page.waitForSelector('#msg-1', { timeout: 30000 });
+    await page.waitForFunction(() => document.getElementById('health').className === 'pill ok', null, { timeout: 30000 });
+    await stopServer(s.proc);
+    // the live refresh is the next request: it finds no server (one that came while the server
+    // was draining was answered 503, a message of its own)
+    await page.waitForFunction(() => /reach|fetch/i.test(document.getElementById('error').textContent), null, { timeout: 60000 });
+    assert.match(await page.textContent('#error'), /^cannot reach the mnemo server at .*: is it running\?$/i, 'said plainly');
+    await page.waitForFunction(() => document.getElementById('health').className !== 'pill ok', null, { timeout: 30000 });
+    const down = await pill(page);
+    assert.deepEqual(down, { text: 'unreachable', cls: 'pill down' }, 'the health pill says so');
+    s = await startServer(db, `127.0.0.1:${port}`);
+    await page.waitForFunction(() => document.getElementById('health').className === 'pill ok', null, { timeout: 60000 });
+    assert.equal((await pill(page)).text, 'healthy');
+    await page.waitForFunction(() => document.getElementById('error').hidden, null, { timeout: 30000 });
+    assert.equal(await page.textContent('#error'), '', 'the error goes once the server answers');
+    // the browser logs each refused or 503 (draining) request: those are this test's point
+    const problems = (await page.problems()).filter((p) => !/ERR_CONNECTION_REFUSED|status of 503/.test(p));
+    assert.deepEqual(problems, []);
+    await bc.close();
+  } finally {
+    await stopServer(s.proc);
+  }
+});
+
 // A field's error: the text next to the field (its aria-describedby), '' when none.
 const fieldError = (page, id) => page.evaluate((i) => {
   const n = document.getElementById(i), d = n.getAttribute('aria-describedby');
@@ -384,6 +430,59 @@ test('?at past the first page: the page holding it is loaded and the message foc
   await bc.close();
 });
 
+// A session of 12500 messages, deeper than the 10000 the history route gives in one request.
+async function deepSession() {
+  const { j } = await rest('POST', '/v1/sessions', { title: 'deep' });
+  const messages = Array.from({ length: 12500 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `deep ${i + 1}` }));
+  await rest('POST', `/v1/sessions/${j.session.id}/messages`, { messages });
+  return j.session.id;
+}
+const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+test('?at deep in a long session: only the page holding it is read; Load earlier and Load more go on, each message once', async () => {
+  const id = await deepSession();
+  const { context: bc, page } = await open();
+  const reqs = historyRequests(page);
+  await page.goto(`${url}/#/session/${id}?at=12000`);
+  await page.waitForFunction(() => document.activeElement && document.activeElement.id === 'msg-12000', null, { timeout: 120000 });
+  assert.ok(reqs.started <= 3, `a few history requests, not one per page before #12000: ${reqs.urls.join(' ')}`);
+  let seqs = await shownSeqs(page);
+  assert.ok(seqs.length <= 1000 && seqs[0] > 1, `one page, not the history from #1: #${seqs[0]}..#${seqs.at(-1)}`);
+  assert.deepEqual(seqs, range(seqs[0], seqs.at(-1)), 'in order, each once, none skipped');
+  assert.ok(seqs.includes(12000));
+  // on to the end
+  await page.locator('#history-more').click();
+  await page.waitForSelector('#msg-12500', { timeout: 60000 });
+  await reqs.idle();
+  const first = seqs[0];
+  seqs = await shownSeqs(page);
+  assert.deepEqual(seqs, range(first, 12500), 'Load more: on from the last shown, each once');
+  assert.equal(await page.locator('#history-more').isVisible(), false, 'nothing more after #12500');
+  // back, twice, the second one double-clicked
+  await page.locator('#history-earlier').click();
+  await page.waitForSelector(`#msg-${first - 1}`, { timeout: 60000 });
+  await reqs.idle();
+  seqs = await shownSeqs(page);
+  assert.ok(seqs[0] < first - 1);
+  assert.deepEqual(seqs, range(seqs[0], 12500), 'Load earlier: the messages just before, each once, in order');
+  const second = seqs[0];
+  await page.locator('#history-earlier').dblclick();
+  await page.waitForSelector(`#msg-${second - 1}`, { timeout: 60000 });
+  await reqs.idle();
+  seqs = await shownSeqs(page);
+  assert.deepEqual(seqs, range(seqs[0], 12500), 'a double click: each message once');
+  assert.ok(seqs[0] > 1, 'still not the whole history');
+  // a link past the end: the newest page
+  await page.evaluate((sid) => { window.location.hash = `#/session/${sid}?at=99999`; }, id);
+  await page.waitForFunction(() => !document.getElementById('msg-11000'), null, { timeout: 60000 });
+  await reqs.idle();
+  seqs = await shownSeqs(page);
+  assert.ok(seqs.length > 0 && seqs.length <= 1000, `one page: #${seqs[0]}..#${seqs.at(-1)}`);
+  assert.deepEqual(seqs, range(seqs[0], 12500), 'the newest page, each once');
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
 test('messages out of the active history after session clear: not said to be past a turn limit', async () => {
   const id = await seed('cleared');
   await rest('POST', `/v1/sessions/${id}/clear`, {});
@@ -462,6 +561,33 @@ test('phone width and dark mode', async () => {
   await page.goto(`${url}/#/sessions`);
   await page.waitForSelector('#sessions-body a');
   await page.screenshot({ path: join(SHOTS, 'sessions-phone-dark.png'), fullPage: true });
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+// How far the page is wider than the window (0 or less: no sideways scrolling).
+const sideways = (page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+
+test('long unbroken words at phone width: no sideways scrolling on the session or the list', async () => {
+  const word = (c, n) => c.repeat(n);
+  const { j } = await rest('POST', '/v1/sessions', { title: word('x', 300), system_prompt: word('s', 300) });
+  const id = j.session.id;
+  await rest('POST', `/v1/sessions/${id}/messages`, { messages: [{ role: 'user', content: word('y', 300) },
+    { role: 'assistant', content: word('z', 5000) }] });
+  const { context: bc, page } = await open({ viewport: { width: 390, height: 844 } });
+  await openSession(page, id);
+  assert.equal(await page.textContent('#session-title'), word('x', 300));
+  let over = await sideways(page);
+  assert.ok(over <= 0, `the session: no sideways scrolling at 390 px (${over}px too wide)`);
+  await page.locator('#msg-2 details.long summary').click();
+  over = await sideways(page);
+  assert.ok(over <= 0, `the session, the long content open: no sideways scrolling (${over}px too wide)`);
+  await page.screenshot({ path: join(SHOTS, 'session-phone-long-words.png'), fullPage: true });
+  await page.goto(`${url}/#/sessions`);
+  await page.waitForSelector(`#sessions-body a[href="#/session/${id}"]`, { timeout: 30000 });
+  over = await sideways(page);
+  assert.ok(over <= 0, `the session list: no sideways scrolling at 390 px (${over}px too wide)`);
+  await page.screenshot({ path: join(SHOTS, 'sessions-phone-long-title.png'), fullPage: true });
   assert.deepEqual(await page.problems(), []);
   await bc.close();
 });
