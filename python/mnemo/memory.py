@@ -48,7 +48,14 @@ MEMORY_MAX_LIMIT = 1000  # recall and memory_list
 SESSION_LIST_MAX_LIMIT = 10000
 SESSION_LIST_MAX_OFFSET = 100000000
 FILES_MAX_LIMIT = 1000000  # files' limit
+HANDOVER_MAX_FILES = 1000000
 PRUNE_MAX_DAYS = 36500
+MAX_TURNS = 1000000  # session_create's and session_limit's max_turns
+TTL_MAX_MS = 31622400 * 1000  # session_create's ttl_seconds (366 days), here in ms
+APPEND_MAX_BATCH = 100000  # append's messages
+MEMORY_MAX_SOURCES = 256  # MN_MEMORY_MAX_SOURCES
+# The calls that are the library's only, in REST's words with the library's ranges.
+RELEVANT_MAX_TOKENS = 1000000  # mn_relevant_context's max_tokens
 # The actor of the long-term memory versions this package writes (the CLI writes "cli", REST and
 # MCP "api", the Mem0 routes "mem0"; docs/memory.md).
 ACTOR = b"python"
@@ -102,30 +109,27 @@ def _text_content(content: Any) -> Optional[str]:
     raise Invalid("content: expected a string, a list of text parts or None, got %s" % type(content).__name__)
 
 
-def _ms(v: Union[None, int, float, _dt.datetime], what: str) -> int:
+def _ms(v: Union[None, int, _dt.datetime], what: str) -> int:
+    """A time as REST's since, until, as_of, valid_from, valid_to and at: whole milliseconds since
+    the epoch, 0 or more (0, like None, "unset"), or a datetime (naive: UTC). A float is refused
+    as REST refuses one, never truncated."""
     if v is None:
         return 0
     if isinstance(v, _dt.datetime):
         if v.tzinfo is None:
             v = v.replace(tzinfo=_dt.timezone.utc)
-        return int(v.timestamp() * 1000)
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return int(v)
-    raise Invalid("%s: expected milliseconds since the epoch or a datetime" % what)
+        ms = int(v.timestamp() * 1000)
+    elif isinstance(v, int) and not isinstance(v, bool):
+        ms = v
+    else:
+        raise Invalid("%s: must be an integer or a datetime, got %s" % (what, type(v).__name__))
+    return _ranged(ms, what, 0)
 
 
 def _int(v: Any, what: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise Invalid("%s: must be an integer, got %s" % (what, type(v).__name__))
     return v
-
-
-def _count(v: Any, what: str, zero: str = "") -> int:
-    """A whole number >= 0 (zero: what 0 means, for the message)."""
-    n = _int(v, what)
-    if n < 0:
-        raise Invalid("%s: %d is negative%s" % (what, n, " (0: %s)" % zero if zero else ""))
-    return n
 
 
 def _ranged(v: Any, what: str, lo: int, hi: Optional[int] = None) -> int:
@@ -154,9 +158,35 @@ def _fraction(v: Any, what: str) -> float:
 
 
 def _flag(v: Any, what: str) -> bool:
+    """A boolean parameter: True or False only, as REST's "must be true or false" (a truthy 1 or
+    "no" is refused, never read as True)."""
     if not isinstance(v, bool):
         raise Invalid("%s: must be True or False, got %r" % (what, v))
     return v
+
+
+def _optional_flag(v: Any, what: str) -> int:
+    """An optional boolean as mn_memory_query.pinned (None: any) and mn_memory_in.pinned (None:
+    unchanged) read it: None -> -1, True -> 1, False -> 0."""
+    return -1 if v is None else 1 if _flag(v, what) else 0
+
+
+def _bytes(v: Any, what: str) -> bytes:
+    """Text the library takes with its length: a str (UTF-8) or bytes as they are; anything else
+    refused (bytes(5) would be five NUL bytes)."""
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v)
+    raise Invalid("%s: must be a string, got %s" % (what, type(v).__name__))
+
+
+def _batch_size(n: int, what: str) -> None:
+    """A batch's size within 1 to APPEND_MAX_BATCH, refused as REST refuses the messages array."""
+    if n < 1:
+        raise Invalid("%s: %d items is under the minimum of 1" % (what, n))
+    if n > APPEND_MAX_BATCH:
+        raise Invalid("%s: %d items is over the limit of %d" % (what, n, APPEND_MAX_BATCH))
 
 
 def _tristate(v: Any, what: str) -> int:
@@ -452,7 +482,8 @@ class Memory:
         mi.files = _json_arg(m.get("files"), what + ".files")
         mi.metadata = _json_arg(m.get("metadata"), what + ".metadata")
         mi.idempotency_key = _b(m.get("idempotency_key"), what + ".idempotency_key")
-        mi.pinned = 1 if m.get("pinned") else 0
+        pinned = m.get("pinned")  # None is absent, as REST's null
+        mi.pinned = 1 if pinned is not None and _flag(pinned, what + ".pinned") else 0
         return mi
 
     # -- sessions ------------------------------------------------------------------------------
@@ -464,7 +495,11 @@ class Memory:
 
         id: a UUID to use (Conflict if taken), else a new UUIDv7. namespace: 1-128 bytes of
         [A-Za-z0-9._:@-], "default" when None. tool_name makes it a thread (TTL threads.ttl_seconds,
-        turn limit threads.max_turns). ttl_ms / max_turns: 0 the default, -1 none."""
+        turn limit threads.max_turns). ttl_ms / max_turns: 0 the default, -1 none; else ttl_ms
+        1000 to 31622400000 (REST's ttl_seconds up to 366 days) and max_turns 1 to 1000000,
+        Invalid otherwise with REST's message ("max_turns: -2 is out of range -1..1000000")."""
+        ttl_ms = _ranged(ttl_ms, "ttl_ms", -1, TTL_MAX_MS)  # 1..999 ms: the library refuses it
+        max_turns = _ranged(max_turns, "max_turns", -1, MAX_TURNS)
         o = MnSessionOpts(ctypes.sizeof(MnSessionOpts), _b(id, "id"), _b(namespace, "namespace"),
                           _b(title, "title"), _b(system_prompt, "system_prompt"),
                           _json_arg(metadata, "metadata"), _b(tool_name, "tool_name"), ttl_ms, max_turns)
@@ -516,6 +551,9 @@ class Memory:
         how many came back (0 when nothing was cleared); the API answers {"cleared": n} or
         {"restored": n}, this returns n. state=True also resets the session state, in the same
         transaction. Invalid (bad id, undo with state), NotFound, Expired."""
+        undo, state = _flag(undo, "undo"), _flag(state, "state")
+        if undo and state:  # in REST's words (the library's message names its C flags)
+            raise Invalid("undo: does not go with state (a reset state cannot come back)")
         n = c_int64()
         self._call("mn_session_clear", _b(session_id, "session_id"),
                    (CLEAR_UNDO if undo else 0) | (CLEAR_STATE if state else 0), byref(n))
@@ -526,7 +564,8 @@ class Memory:
         session_limit): the messages before the newest max_turns user turns leave the active
         history (history(all=True) still shows them). Raising or removing the limit brings
         nothing back. Returns the session. Invalid, NotFound, Expired."""
-        self._call("mn_session_set_max_turns", _b(session_id, "session_id"), _int(max_turns, "max_turns"))
+        max_turns = _ranged(max_turns, "max_turns", 0, MAX_TURNS)
+        self._call("mn_session_set_max_turns", _b(session_id, "session_id"), max_turns)
         return self.get_session(session_id)
 
     def forget_namespace(self, namespace: str) -> Dict[str, int]:
@@ -565,6 +604,7 @@ class Memory:
     def gc(self, *, vacuum: bool = False) -> int:
         """Deletes every expired thread with its messages; returns how many. vacuum=True then
         reclaims the space of deleted rows (vacuum()), as `mnemo gc --vacuum` does."""
+        vacuum = _flag(vacuum, "vacuum")
         n = c_int64()
         self._call("mn_gc", byref(n))
         if vacuum:
@@ -582,8 +622,8 @@ class Memory:
         {"thread_id", "namespace", "title", "tool", "started", "updated_at", "expires_at",
         "turns", "messages", "tokens", "tools_used", "files", "text"} (times in ms; title, tool
         and a 0 expires_at as None; text the same as Markdown for a prompt). files: at most that
-        many files, newest first (0: all). Reads only. Invalid, NotFound, Expired."""
-        files = _count(files, "files", "all")
+        many files, newest first, 0 to 1000000 (0: all). Reads only. Invalid, NotFound, Expired."""
+        files = _ranged(files, "files", 0, HANDOVER_MAX_FILES)
         out = ctypes.POINTER(MnThreadSummary)()
         self._call("mn_thread_summary_get", _b(session_id, "session_id"), files, byref(out))
         try:
@@ -607,7 +647,7 @@ class Memory:
     def file_should_include(self, session_id: str, path: str, content: Union[str, bytes]) -> bool:
         """True the first time this (path, content) pair is seen in the session, False after:
         the same content under the same path is sent once. Recorded durably."""
-        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        data = _bytes(content, "content")
         inc = c_int()
         self._call("mn_file_should_include", _b(session_id, "session_id"), _b(path, "path"), data, len(data),
                    byref(inc))
@@ -621,7 +661,8 @@ class Memory:
         fields: tool_calls (a list of OpenAI tool calls), tool_call_id (required for role tool),
         name, tool_name, model, files (a list of paths), metadata (a dict), idempotency_key (a
         retried append with the same key returns the message stored the first time), pinned.
-        create: create the session (with that id) when it does not exist."""
+        create: create the session (with that id) when it does not exist. A bool is True or
+        False only (pinned, create), as REST takes them."""
         fields["role"] = role
         fields["content"] = content
         return self.append_message(session_id, fields, create=create)
@@ -631,6 +672,7 @@ class Memory:
         tool_call_id, name; plus tool_name, model, files, metadata, idempotency_key, pinned).
         Unknown keys with a value are refused (Invalid); keys set to None are ignored."""
         mi = self._message_in(message)
+        create = _flag(create, "create")
         out = ctypes.POINTER(MnMessage)()
         self._call("mn_append", _b(session_id, "session_id"), byref(mi), APPEND_CREATE if create else 0, byref(out))
         return self._message(out)
@@ -639,9 +681,10 @@ class Memory:
                      create: bool = False) -> List[Dict[str, Any]]:
         """Appends messages (dicts as append_message takes, 1..100000) in one transaction, all or
         nothing; returns the stored messages in order."""
+        messages = list(messages)
+        _batch_size(len(messages), "messages")
         ins = [self._message_in(m, "messages[%d]" % i) for i, m in enumerate(messages)]
-        if not ins:
-            raise Invalid("messages: at least one message is needed")
+        create = _flag(create, "create")
         arr = (MnMessageIn * len(ins))(*ins)
         out = ctypes.POINTER(MnMessages)()
         self._call("mn_append_batch", _b(session_id, "session_id"), arr, len(ins), APPEND_CREATE if create else 0,
@@ -664,8 +707,9 @@ class Memory:
             msgs = [self._message_in(m, "requests[%d].messages[%d]" % (i, j)) for j, m in enumerate(r["messages"])]
             arr = (MnMessageIn * len(msgs))(*msgs)
             keep.append(arr)
+            create = _flag(r.get("create", False), "requests[%d].create" % i)
             reqs[i] = MnAppendRequest(ctypes.sizeof(MnAppendRequest), _b(r["session_id"], "session_id"), arr,
-                                      len(msgs), APPEND_CREATE if r.get("create") else 0,
+                                      len(msgs), APPEND_CREATE if create else 0,
                                       _b(r.get("namespace"), "namespace"))
         results = (MnAppendResult * len(requests))()
         try:
@@ -711,8 +755,8 @@ class Memory:
         history past the turn limit. Invalid for a limit or after_seq out of range (REST's
         messages: "limit: 0 is out of range 1..10000")."""
         n = 0 if limit is None else _ranged(limit, "limit", 1, HISTORY_MAX_LIMIT)
-        o = MnHistoryOpts(ctypes.sizeof(MnHistoryOpts), _ranged(after_seq, "after_seq", 0), n, 1 if tail else 0,
-                          1 if all else 0)
+        o = MnHistoryOpts(ctypes.sizeof(MnHistoryOpts), _ranged(after_seq, "after_seq", 0), n,
+                          1 if _flag(tail, "tail") else 0, 1 if _flag(all, "all") else 0)
         out = ctypes.POINTER(MnMessages)()
         self._call("mn_history", _b(session_id, "session_id"), byref(o), byref(out))
         return self._messages(out)
@@ -720,12 +764,14 @@ class Memory:
     def pin(self, message_id: int, pinned: bool = True, *, session_id: Optional[str] = None) -> None:
         """Pins (or unpins) a message: it stays verbatim in the hybrid strategy whatever its age.
         With session_id, only a message of that session (the API's message_pin): another
-        session's message is NotFound. message_id: 1 or more (Invalid otherwise)."""
+        session's message is NotFound. message_id: 1 or more, pinned True or False (Invalid
+        otherwise, as REST refuses them)."""
         message_id = _message_id(message_id)
+        flag = 1 if _flag(pinned, "pinned") else 0
         if session_id is None:
-            self._call("mn_message_pin", message_id, 1 if pinned else 0)
+            self._call("mn_message_pin", message_id, flag)
         else:
-            self._call("mn_session_message_pin", _b(session_id, "session_id"), message_id, 1 if pinned else 0)
+            self._call("mn_session_message_pin", _b(session_id, "session_id"), message_id, flag)
 
     def unpin(self, message_id: int, *, session_id: Optional[str] = None) -> None:
         self.pin(message_id, False, session_id=session_id)
@@ -842,8 +888,7 @@ class Memory:
             raise Invalid("metadata: must be an object (a dict or a JSON object's text), got %s"
                           % type(metadata).__name__)
         # REST's since and until: 0 or more (0, like None, no bound)
-        since_ms = _ranged(_ms(since, "since"), "since", 0)
-        until_ms = _ranged(_ms(until, "until"), "until", 0)
+        since_ms, until_ms = _ms(since, "since"), _ms(until, "until")
         return MnSearchFilter(ctypes.sizeof(MnSearchFilter), _b(session_id, "session_id"), _b(namespace, "namespace"),
                               -1 if role is None else _role(role), since_ms, until_ms,
                               _json_arg(metadata, "metadata"))
@@ -882,14 +927,16 @@ class Memory:
                          metadata: Union[None, str, Mapping[str, Any]] = None) -> str:
         """The RAG block of past messages relevant to query, within max_tokens:
         "RELEVANT CONTEXT FROM PAST CONVERSATIONS:\\n---\\n[ROLE]: …\\n---" ("" when nothing is).
-        The filters are search()'s."""
+        max_tokens: 1 to 1000000. The filters are search()'s."""
+        max_tokens = _ranged(max_tokens, "max_tokens", 1, RELEVANT_MAX_TOKENS)
         f = self._filter(session_id, namespace, role, None, None, metadata)
         out = c_void_p()
-        self._call("mn_relevant_context", _b(query, "query"), int(max_tokens), byref(f), byref(out))
+        self._call("mn_relevant_context", _b(query, "query"), max_tokens, byref(f), byref(out))
         return _take_str(out)
 
     def embed_pending(self, max: int = 0) -> int:
-        """Embeds up to `max` queued messages (0: all); returns how many."""
+        """Embeds up to `max` queued messages (0 or more; 0: all); returns how many."""
+        max = _ranged(max, "max", 0)
         n = c_size_t()
         self._call("mn_embed_pending", max, byref(n))
         return n.value
@@ -958,6 +1005,8 @@ class Memory:
             if isinstance(sources, (str, bytes, Mapping)) or not hasattr(sources, "__iter__"):
                 raise Invalid("sources: expected a list of message ids, got %s" % type(sources).__name__)
             ids = [_int(s, "sources") for s in sources]
+            if len(ids) > MEMORY_MAX_SOURCES:  # REST's words; the library's TooBig says the same
+                raise Invalid("sources: %d items is over the limit of %d" % (len(ids), MEMORY_MAX_SOURCES))
             # a non-NULL array even when empty: an update with sources=[] clears the provenance
             mi.sources = (c_int64 * max(len(ids), 1))(*ids)
             mi.n_sources = len(ids)
@@ -984,8 +1033,8 @@ class Memory:
         q.kind = _b(kind, "kind")
         q.metadata = _json_arg(metadata, "metadata")
         q.as_of = _ms(as_of, "as_of")
-        q.include_closed = 1 if include_closed else 0
-        q.pinned = -1 if pinned is None else 1 if pinned else 0
+        q.include_closed = 1 if _flag(include_closed, "include_closed") else 0
+        q.pinned = _optional_flag(pinned, "pinned")
         q.limit = limit
         q.offset = offset
         return q
@@ -1002,11 +1051,9 @@ class Memory:
         always in a context built with memories) with its token_cap, valid_from (0: now) and
         valid_to (0: still true) in ms since the epoch or as datetimes, and the reason kept in
         its history. Written with actor "python". Invalid / TooBig name the field."""
-        token_cap = _int(token_cap, "token_cap")
-        if token_cap < 0:
-            raise Invalid("token_cap: must be 0 to %d" % MEMORY_MAX_TOKEN_CAP)
-        mi = self._memory_in(text, kind, metadata, sources, 1 if pinned else 0, token_cap, valid_from, valid_to,
-                             reason)
+        token_cap = _ranged(token_cap, "token_cap", 0, MEMORY_MAX_TOKEN_CAP)
+        mi = self._memory_in(text, kind, metadata, sources, 1 if _flag(pinned, "pinned") else 0, token_cap,
+                             valid_from, valid_to, reason)
         mi.ns = _b(namespace, "namespace")
         mi.user_id = _b(user_id, "user_id")
         mi.agent_id = _b(agent_id, "agent_id")
@@ -1063,11 +1110,9 @@ class Memory:
         never true). An update that changes nothing writes nothing and returns the current
         version. The scope cannot change. NotFound; Invalid for a closed memory; Conflict when
         another writer made a version first."""
-        cap = -1 if token_cap is None else _int(token_cap, "token_cap")
-        if token_cap is not None and cap < 0:
-            raise Invalid("token_cap: must be 0 to %d" % MEMORY_MAX_TOKEN_CAP)
-        mi = self._memory_in(text, kind, metadata, sources, -1 if pinned is None else 1 if pinned else 0, cap,
-                             valid_from, valid_to, reason)
+        cap = -1 if token_cap is None else _ranged(token_cap, "token_cap", 0, MEMORY_MAX_TOKEN_CAP)
+        mi = self._memory_in(text, kind, metadata, sources, _optional_flag(pinned, "pinned"), cap, valid_from,
+                             valid_to, reason)
         out = ctypes.POINTER(MnMemory)()
         self._call("mn_memory_update", _b(id, "id"), byref(mi), byref(out))
         return self._memory_json(out)
@@ -1103,7 +1148,7 @@ class Memory:
         """The session's state object: params, waiting_for_param, last_intent_id, last_result,
         plan_execution. Sensitive parameters show as "[redacted]" unless reveal."""
         out = c_void_p()
-        self._call("mn_state_get", _b(session_id, "session_id"), 1 if reveal else 0, byref(out))
+        self._call("mn_state_get", _b(session_id, "session_id"), 1 if _flag(reveal, "reveal") else 0, byref(out))
         return json.loads(_take_str(out))
 
     def merge_params(self, session_id: str, params: Mapping[str, Any]) -> None:
@@ -1227,7 +1272,7 @@ def count_tokens(text: Union[str, bytes], encoding: str = "cl100k_base", threads
     result."""
     if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads <= 1024:
         raise ValueError("threads: must be an integer from 0 to 1024")
-    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    data = _bytes(text, "text")
     n = c_size_t()
     _check(_lib.load().mn_count_tokens_threads(_b(encoding, "encoding"), data, len(data), threads, byref(n)))
     return n.value
@@ -1236,7 +1281,7 @@ def count_tokens(text: Union[str, bytes], encoding: str = "cl100k_base", threads
 def encode_tokens(text: Union[str, bytes], encoding: str = "cl100k_base") -> List[int]:
     """The token ids of text (Invalid for "heuristic", which has none)."""
     lib = _lib.load()
-    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    data = _bytes(text, "text")
     ids = ctypes.POINTER(c_uint32)()
     n = c_size_t()
     _check(lib.mn_encode_tokens(_b(encoding, "encoding"), data, len(data), byref(ids), byref(n)))
@@ -1247,10 +1292,12 @@ def encode_tokens(text: Union[str, bytes], encoding: str = "cl100k_base") -> Lis
 
 
 def budget_split(model_window: int) -> Dict[str, int]:
-    """The split of a model window for a tool-heavy call: response, history, files."""
+    """The split of a model window (1 to 100000000, as context's model_window) for a tool-heavy
+    call: response, history, files."""
+    model_window = _ranged(model_window, "model_window", 1, CONTEXT_MAX_TOKENS)
     b = MnBudget()
-    _check(_lib.load().mn_budget_split(int(model_window), byref(b)))
-    return {"model_window": int(model_window), "response": b.response, "history": b.history, "files": b.files}
+    _check(_lib.load().mn_budget_split(model_window, byref(b)))
+    return {"model_window": model_window, "response": b.response, "history": b.history, "files": b.files}
 
 
 def compaction_counts() -> Dict[str, int]:

@@ -4,7 +4,7 @@
 # into it with pip, offline, with the freshly built libmnemo bundled.
 #
 # Environment: MNEMO_BUILT_LIBRARY (the built libmnemo.so), BUILD_DIR, MNEMO_SOURCE_DIR; CC (the
-# compiler, to find the ASan runtime). Sets:
+# compiler, to find the ASan runtime: clang's or GCC's). Sets:
 #   MNEMO_VENV_PYTHON  the venv's python
 #   MNEMO_PY_PRELOAD   what python needs in LD_PRELOAD: empty, or the ASan runtime when libmnemo is
 #                      an AddressSanitizer build (it cannot be loaded into an uninstrumented python
@@ -36,6 +36,8 @@ MNEMO_PY_ASAN_OPTIONS=
 export MNEMO_LIBRARY="$MNEMO_BUILT_LIBRARY"
 if nm -D "$MNEMO_BUILT_LIBRARY" 2>/dev/null | grep -q ' U __asan_init'; then
     MNEMO_PY_PRELOAD=$("${CC:-clang}" -print-file-name=libclang_rt.asan-x86_64.so)
+    # a GCC build links GCC's runtime (libasan.so), which clang's name does not find
+    [ -f "$MNEMO_PY_PRELOAD" ] || MNEMO_PY_PRELOAD=$("${CC:-clang}" -print-file-name=libasan.so)
     [ -f "$MNEMO_PY_PRELOAD" ] || { echo "python: ASan build but no ASan runtime at '$MNEMO_PY_PRELOAD'" >&2; exit 1; }
     MNEMO_PY_ASAN_OPTIONS="detect_leaks=0:abort_on_error=1"
 fi

@@ -5,8 +5,11 @@ pin(session_id=) (message_pin) and compact(instructions=); and the parameters th
 as REST and the CLI take them, with the same meaning and the same refusals: context's rag /
 memories (False: off whatever the setting), rag_min_similarity=0 (no threshold), detail, fold and
 no_fold; search's metadata; recall's include_closed and pinned; export([]) refused; and the
-ranges of history, events, search, context, list_sessions, files, fork, prune and the message ids
-checked with the API's messages (an integer parameter refuses a bool, a float or a string)."""
+ranges of history, events, search, context, list_sessions, files, fork, prune, handover,
+create_session, set_max_turns, append_batch, remember and the message ids checked with the API's
+messages (an integer parameter refuses a bool, a float or a string, a time a float, a boolean
+parameter anything but True or False); relevant_context, embed_pending and budget_split, which
+REST does not have, with the library's ranges in the same words."""
 import asyncio
 import json
 
@@ -425,6 +428,40 @@ LIMITS = [
     ("pin", lambda m, s: m.pin(0), "message_id: 0 is below the minimum of 1"),
     ("pin", lambda m, s: m.pin(-1, session_id=s), "message_id: -1 is below the minimum of 1"),
     ("unpin", lambda m, s: m.unpin(0, session_id=s), "message_id: 0 is below the minimum of 1"),
+    # the ranges of handover, session_create, session_limit and remember / update (REST's
+    # parameter checks), and of the calls that are the library's only (relevant_context,
+    # embed_pending, budget_split: the library's ranges, in REST's words)
+    ("handover", lambda m, s: m.handover(s, files=-1), "files: -1 is out of range 0..1000000"),
+    ("handover", lambda m, s: m.handover(s, files=1000001), "files: 1000001 is out of range 0..1000000"),
+    ("create_session", lambda m, s: m.create_session(max_turns=-2), "max_turns: -2 is out of range -1..1000000"),
+    ("create_session", lambda m, s: m.create_session(max_turns=1000001),
+     "max_turns: 1000001 is out of range -1..1000000"),
+    ("create_session", lambda m, s: m.create_session(ttl_ms=-2), "ttl_ms: -2 is out of range -1..31622400000"),
+    ("create_session", lambda m, s: m.create_session(tool_name="codex", ttl_ms=31622400001),
+     "ttl_ms: 31622400001 is out of range -1..31622400000"),
+    ("set_max_turns", lambda m, s: m.set_max_turns(s, -1), "max_turns: -1 is out of range 0..1000000"),
+    ("set_max_turns", lambda m, s: m.set_max_turns(s, 1000001), "max_turns: 1000001 is out of range 0..1000000"),
+    ("clear_session", lambda m, s: m.clear_session(s, undo=True, state=True),
+     "undo: does not go with state (a reset state cannot come back)"),
+    ("append_batch", lambda m, s: m.append_batch(s, []), "messages: 0 items is under the minimum of 1"),
+    ("append_batch", lambda m, s: m.append_batch(s, [{"role": "user", "content": "x"}] * 100001),
+     "messages: 100001 items is over the limit of 100000"),
+    ("relevant_context", lambda m, s: m.relevant_context("hello", 0), "max_tokens: 0 is out of range 1..1000000"),
+    ("relevant_context", lambda m, s: m.relevant_context("hello", 1000001),
+     "max_tokens: 1000001 is out of range 1..1000000"),
+    ("embed_pending", lambda m, s: m.embed_pending(-1), "max: -1 is below the minimum of 0"),
+    ("budget_split", lambda m, s: mnemo.budget_split(0), "model_window: 0 is out of range 1..100000000"),
+    ("budget_split", lambda m, s: mnemo.budget_split(100000001),
+     "model_window: 100000001 is out of range 1..100000000"),
+    ("remember", lambda m, s: m.remember("x", token_cap=-1), "token_cap: -1 is out of range 0..100000"),
+    ("remember", lambda m, s: m.remember("x", token_cap=100001), "token_cap: 100001 is out of range 0..100000"),
+    ("memory_update", lambda m, s: m.memory_update(m.remember("x")["id"], token_cap=-1),
+     "token_cap: -1 is out of range 0..100000"),
+    ("remember", lambda m, s: m.remember("x", sources=range(1, 258)), "sources: 257 items is over the limit of 256"),
+    ("remember", lambda m, s: m.remember("x", valid_from=-5), "valid_from: -5 is below the minimum of 0"),
+    ("remember", lambda m, s: m.remember("x", valid_to=-1), "valid_to: -1 is below the minimum of 0"),
+    ("memory_list", lambda m, s: m.memory_list(as_of=-1), "as_of: -1 is below the minimum of 0"),
+    ("memory_delete", lambda m, s: m.memory_delete(m.remember("x")["id"], at=-1), "at: -1 is below the minimum of 0"),
 ]
 
 
@@ -463,6 +500,14 @@ NOT_INTEGERS = [
     ("files", "limit", lambda m, s, v: m.files(s, limit=v)),
     ("list_sessions", "limit", lambda m, s, v: m.list_sessions(limit=v)),
     ("list_sessions", "offset", lambda m, s, v: m.list_sessions(offset=v)),
+    ("handover", "files", lambda m, s, v: m.handover(s, files=v)),
+    ("create_session", "max_turns", lambda m, s, v: m.create_session(max_turns=v)),
+    ("create_session", "ttl_ms", lambda m, s, v: m.create_session(tool_name="codex", ttl_ms=v)),
+    ("set_max_turns", "max_turns", lambda m, s, v: m.set_max_turns(s, v)),
+    ("relevant_context", "max_tokens", lambda m, s, v: m.relevant_context("hello", v)),
+    ("embed_pending", "max", lambda m, s, v: m.embed_pending(v)),
+    ("budget_split", "model_window", lambda m, s, v: mnemo.budget_split(v)),
+    ("remember", "token_cap", lambda m, s, v: m.remember("x", token_cap=v)),
 ]
 
 
@@ -476,7 +521,95 @@ def test_integer_parameters_refuse_other_types_as_the_api(mem, what, call, value
     assert e.value.message == "%s: must be an integer, got %s" % (what, type(value).__name__)
     h = mem.history(s["id"])
     assert [(x["content"], x["pinned"]) for x in h] == [("hello", False)]  # nothing changed
-    assert len(mem.list_sessions()) == 1  # nothing forked
+    assert [x["max_turns"] for x in mem.list_sessions()] == [0]  # nothing forked, made or limited
+    assert mem.memory_list() == []
+
+
+# a time in ms given a float: REST's since, until, as_of, valid_from, valid_to and at are integers
+# (1.5 became 1)
+NOT_TIMES = [
+    ("search", "since", lambda m, s, v: m.search("hello", since=v)),
+    ("search", "until", lambda m, s, v: m.search("hello", until=v)),
+    ("memory_list", "as_of", lambda m, s, v: m.memory_list(as_of=v)),
+    ("recall", "as_of", lambda m, s, v: m.recall("hello", as_of=v)),
+    ("remember", "valid_from", lambda m, s, v: m.remember("x", valid_from=v)),
+    ("remember", "valid_to", lambda m, s, v: m.remember("x", valid_to=v)),
+    ("memory_delete", "at", lambda m, s, v: m.memory_delete(m.remember("x")["id"], at=v)),
+]
+
+
+@pytest.mark.parametrize("value", [True, 1.5, "1"], ids=["bool", "float", "str"])
+@pytest.mark.parametrize("what, call", [c[1:] for c in NOT_TIMES], ids=["%s-%s" % c[:2] for c in NOT_TIMES])
+def test_times_refuse_other_types_as_the_api(mem, what, call, value):
+    s = mem.create_session()
+    mem.append(s["id"], "user", "hello")
+    with pytest.raises(mnemo.Invalid) as e:
+        call(mem, s["id"], value)
+    assert e.value.message == "%s: must be an integer or a datetime, got %s" % (what, type(value).__name__)
+    assert [x["text"] for x in mem.memory_list(include_closed=True)] in ([], ["x"])
+    assert all(x["change"] == "add" for x in mem.memory_list(include_closed=True))  # none deleted
+
+
+# a boolean parameter given anything but True or False: REST's "must be true or false" (a truthy
+# value was taken as True, so pinned="no" pinned)
+def _first(m, s):
+    return m.history(s)[0]["id"]
+
+
+NOT_BOOLEANS = [
+    ("pin", "pinned", lambda m, s, v: m.pin(_first(m, s), v)),
+    ("pin-session", "pinned", lambda m, s, v: m.pin(_first(m, s), v, session_id=s)),
+    ("clear_session", "undo", lambda m, s, v: m.clear_session(s, undo=v)),
+    ("clear_session", "state", lambda m, s, v: m.clear_session(s, state=v)),
+    ("history", "tail", lambda m, s, v: m.history(s, tail=v)),
+    ("history", "all", lambda m, s, v: m.history(s, all=v)),
+    ("state", "reveal", lambda m, s, v: m.state(s, reveal=v)),
+    ("gc", "vacuum", lambda m, s, v: m.gc(vacuum=v)),
+    ("append", "create", lambda m, s, v: m.append(s, "user", "more", create=v)),
+    ("append", "message.pinned", lambda m, s, v: m.append(s, "user", "more", pinned=v)),
+    ("append_batch", "messages[0].pinned",
+     lambda m, s, v: m.append_batch(s, [{"role": "user", "content": "more", "pinned": v}])),
+    ("append_many", "requests[0].create",
+     lambda m, s, v: m.append_many([{"session_id": s, "messages": [{"role": "user"}], "create": v}])),
+    ("append_many", "requests[0].messages[0].pinned",
+     lambda m, s, v: m.append_many([{"session_id": s, "messages": [{"role": "user", "pinned": v}]}])),
+    ("remember", "pinned", lambda m, s, v: m.remember("x", pinned=v)),
+    ("memory_update", "pinned", lambda m, s, v: m.memory_update(m.remember("x")["id"], pinned=v)),
+    ("memory_list", "include_closed", lambda m, s, v: m.memory_list(include_closed=v)),
+    ("memory_list", "pinned", lambda m, s, v: m.memory_list(pinned=v)),
+    ("recall", "include_closed", lambda m, s, v: m.recall("x", include_closed=v)),
+    ("recall", "pinned", lambda m, s, v: m.recall("x", pinned=v)),
+]
+
+
+@pytest.mark.parametrize("value", [1, "no"], ids=["int", "str"])
+@pytest.mark.parametrize("what, call", [c[1:] for c in NOT_BOOLEANS], ids=["%s-%s" % c[:2] for c in NOT_BOOLEANS])
+def test_boolean_parameters_refuse_other_values_as_the_api(mem, what, call, value):
+    s = mem.create_session()
+    mem.append(s["id"], "user", "hello")
+    with pytest.raises(mnemo.Invalid) as e:
+        call(mem, s["id"], value)
+    assert e.value.message == "%s: must be True or False, got %r" % (what, value)
+    h = mem.history(s["id"], all=True)
+    assert [(x["content"], x["pinned"], x["active"]) for x in h] == [("hello", False, True)]  # nothing changed
+    assert all(not x["pinned"] for x in mem.memory_list())
+
+
+def test_contents_refuse_what_is_not_text(mem):
+    """file_should_include's content is REST's files_check content, a string: bytes(5) made five
+    NUL bytes of an int (and count_tokens(5) counted them)."""
+    s = mem.create_session()
+    for bad in (5, [104, 105], None):
+        with pytest.raises(mnemo.Invalid) as e:
+            mem.file_should_include(s["id"], "a.c", bad)
+        assert e.value.message == "content: must be a string, got %s" % type(bad).__name__
+        with pytest.raises(mnemo.Invalid, match=r"^text: must be a string, got "):
+            mnemo.count_tokens(bad)
+        with pytest.raises(mnemo.Invalid, match=r"^text: must be a string, got "):
+            mnemo.encode_tokens(bad)
+    assert mem.file_should_include(s["id"], "a.c", "hi") is True
+    assert mem.file_should_include(s["id"], "a.c", b"hi") is False  # bytes: the same content
+    assert mnemo.count_tokens(b"hello") == mnemo.count_tokens("hello") == 1
 
 
 def test_new_ranges_at_their_edges(mem):
@@ -491,3 +624,28 @@ def test_new_ranges_at_their_edges(mem):
     assert mem.prune(36500) == 0
     mem.pin(a["id"], session_id=s["id"])
     assert mem.history(s["id"])[0]["pinned"] is True
+
+
+def test_thread_and_memory_ranges_at_their_edges(mem):
+    s = mem.create_session()
+    mem.append(s["id"], "user", "hello", files=["a.c"])
+    assert mem.handover(s["id"], files=1000000)["files"] == ["a.c"]
+    longest = mem.create_session(tool_name="codex", ttl_ms=31622400000, max_turns=1000000)
+    assert (longest["ttl_ms"], longest["max_turns"]) == (31622400000, 1000000)
+    never = mem.create_session(tool_name="codex", ttl_ms=-1, max_turns=-1)
+    assert (never["ttl_ms"], never["max_turns"], never["expires_at"]) == (0, 0, 0)
+    assert mem.set_max_turns(s["id"], 1000000)["max_turns"] == 1000000
+    assert mem.set_max_turns(s["id"], 0)["max_turns"] == 0
+    assert "hello" in mem.relevant_context("hello", 1000000) and "hello" not in mem.relevant_context("hello", 1)
+    assert mnemo.budget_split(1)["model_window"] == 1 and mnemo.budget_split(100000000)["files"] > 0
+    assert mem.remember("a", token_cap=0)["token_cap"] == 0
+    assert mem.remember("b", token_cap=100000, sources=range(1, 257))["token_cap"] == 100000
+    assert len(mem.append_batch(s["id"], [{"role": "user", "content": "x"}] * 3)) == 3
+
+
+def test_embed_pending_max(db_path):
+    with mnemo.Memory(db_path, {"embedder.name": "hash", "embedder.mode": "queue"}) as mem:
+        s = mem.create_session()
+        for i in range(3):
+            mem.append(s["id"], "user", "message number %d" % i)
+        assert mem.embed_pending(1) == 1 and mem.embed_pending(0) == 2 and mem.embed_pending() == 0
