@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <readline/history.h>
 #include <readline/readline.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +46,23 @@ static int on_text(void *user, const char *text, size_t len)
     return 0;
 }
 
+/* Readline's key reader while a question waits for its answer: like rl_getc, except that Ctrl-C
+ * ends the question (an Enter; the caller sees `interrupted`) instead of being read past. */
+static int key_or_interrupt(FILE *in)
+{
+    for (;;) {
+        unsigned char key;
+        ssize_t n = read(fileno(in), &key, 1);
+        if (n == 1)
+            return key;
+        if (n == 0 || errno != EINTR)
+            return EOF;
+        rl_check_signals(); /* readline's handler hands SIGINT on to on_sigint */
+        if (interrupted)
+            return '\n';
+    }
+}
+
 /* One line of input without its newline (malloc'd), NULL at the end. */
 static char *read_line(const struct chat *c, const char *prompt)
 {
@@ -64,6 +82,26 @@ static char *read_line(const struct chat *c, const char *prompt)
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         line[--n] = '\0';
     return line;
+}
+
+/* Asks question and reads the answer: 1 for y or yes. Ctrl-C cancels (0, *cancelled set), as it
+ * stops a reply elsewhere in chat; the end of input is no. */
+static int confirmed(const struct chat *c, const char *question, int *cancelled)
+{
+    printf("%s [y/N] ", question);
+    fflush(stdout);
+    interrupted = 0; /* a Ctrl-C from before the question is not its answer */
+    rl_getc_func_t *getc_before = rl_getc_function;
+    rl_getc_function = key_or_interrupt;
+    char *answer = read_line(c, "");
+    rl_getc_function = getc_before;
+    *cancelled = interrupted;
+    int yes = !interrupted && answer && (strcmp(answer, "y") == 0 || strcmp(answer, "yes") == 0);
+    free(answer);
+    if (interrupted && !c->tty)
+        clearerr(stdin); /* the read was interrupted, the input goes on */
+    interrupted = 0;
+    return yes;
 }
 
 static long long jint(json_t *o, const char *path)
@@ -145,6 +183,7 @@ static void reply(struct chat *c)
     mn_status rc = mn_chat_reply(c->db, c->id, &o, on_text, NULL, &r);
     if (rc) {
         printf("\n");
+        fflush(stdout); /* the error line after what was shown, also when stdout is a pipe */
         fprintf(stderr, "mnemo: %s (/retry asks again; your message is stored)\n", mn_errmsg());
         return;
     }
@@ -331,14 +370,15 @@ static int slash(struct chat *c, char *line)
             printf("cleared %lld messages from the active history (still stored and searchable;"
                    " undo: mnemo session clear %s --undo)\n", (long long)n, c->id);
     } else if (strcmp(line, "/forget") == 0) {
-        printf("Delete session %s and all its messages? [y/N] ", c->id);
-        fflush(stdout);
-        char *answer = read_line(c, "");
-        int yes = answer && (strcmp(answer, "y") == 0 || strcmp(answer, "yes") == 0);
-        free(answer);
-        if (!yes)
-            printf("kept\n");
-        else if (!(rc = mn_session_delete(c->db, c->id))) {
+        char question[128];
+        int cancelled = 0;
+        snprintf(question, sizeof question, "Delete session %s and all its messages?", c->id);
+        if (!confirmed(c, question, &cancelled)) {
+            if (cancelled)
+                printf("%s[interrupted: session %s kept]\n", c->tty ? "" : "\n", c->id);
+            else
+                printf("kept\n");
+        } else if (!(rc = mn_session_delete(c->db, c->id))) {
             printf("deleted session %s\n", c->id);
             new_session(c);
         }

@@ -61,6 +61,29 @@ static int broken(struct mn_chat_parse *p, const char *why, const char *line, si
     return p->broken = 1;
 }
 
+/* A line of the stream that is not JSON (e says why): the stream is broken there. what names
+ * the line: "a data line" (SSE) or "a line" (NDJSON). */
+static int not_json(struct mn_chat_parse *p, const char *what, const json_error_t *e, const char *line, size_t len)
+{
+    if (json_error_code(e) == json_error_null_character)
+        return broken(p, "a chunk holds a NUL character (\\u0000), which a reply cannot hold", line, len);
+    char why[200];
+    snprintf(why, sizeof why, "%s is not JSON (%s)", what, e->text);
+    return broken(p, why, line, len);
+}
+
+/* An NDJSON object after lines that are not JSON: those lines were not the start of a plain
+ * answer spread over lines but part of a stream, broken at its first line. */
+static int broken_before(struct mn_chat_parse *p)
+{
+    const char *first = p->plain.data;
+    size_t len = strcspn(first, "\n");
+    json_error_t e;
+    json_t *o = json_loadb(first, len, 0, &e); /* not JSON: for the reason */
+    json_decref(o);
+    return not_json(p, "a line", &e, first, len);
+}
+
 /* Whether a chunk has the OpenAI shape the reply is read from: an object; "choices", when
  * present, an array of objects whose "delta" (or "message") is an object with a string or null
  * "content". */
@@ -170,18 +193,20 @@ static int one_line(struct mn_chat_parse *p, const char *line, size_t len)
     }
     json_error_t e;
     json_t *o = json_loadb(line, len, 0, &e);
-    if (!o && !p->ollama) { /* an SSE data line */
-        if (json_error_code(&e) == json_error_null_character)
-            return broken(p, "a chunk holds a NUL character (\\u0000), which a reply cannot hold", line, len);
-        char why[200];
-        snprintf(why, sizeof why, "a data line is not JSON (%s)", e.text);
-        return broken(p, why, line, len);
-    }
-    if (!o) { /* an NDJSON line: part of a plain JSON answer, else finish says what it is */
+    if (!o && !p->ollama) /* an SSE data line */
+        return not_json(p, "a data line", &e, line, len);
+    if (!o && p->objects) /* an NDJSON line once the stream has begun: broken, as an SSE data line */
+        return not_json(p, "a line", &e, line, len);
+    if (!o) { /* before any NDJSON object: part of a plain JSON answer, else finish says what it is */
         if (mn_buf_add(&p->plain, line, len) || mn_buf_addc(&p->plain, '\n'))
             return p->stop = 1;
         return 0;
     }
+    if (p->ollama && p->plain.len) {
+        json_decref(o);
+        return broken_before(p);
+    }
+    p->objects++;
     const char *bad = p->ollama ? (json_is_object(o) ? NULL : "a line is JSON but not an object") : chunk_shape(o);
     if (bad) {
         json_decref(o);

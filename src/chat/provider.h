@@ -27,6 +27,7 @@ struct mn_chat_parse {
     struct mn_buf text;  /* the whole reply so far */
     int64_t prompt_tokens, completion_tokens, cached_tokens; /* -1: not reported */
     int done;            /* [DONE] or "done": true seen */
+    int objects;         /* JSON lines read: from the first one on, a line that is not JSON breaks the stream */
     char error[256];     /* an error the stream carried, or why it is broken */
     int stop;            /* fn asked to stop */
     int broken;          /* a data line that is not JSON or not a chunk: the reply is lost */
@@ -34,7 +35,8 @@ struct mn_chat_parse {
 
 void mn_chat_parse_init(struct mn_chat_parse *p, const char *protocol, mn_chat_delta_fn fn, void *user);
 /* Feeds bytes; returns non-zero when the caller should stop (fn said so, out of memory, or the
- * stream is broken: then finish returns the error). */
+ * stream is broken — an SSE data line, or an NDJSON line once the stream has begun, that is not
+ * JSON or not of the chunk's shape: then finish returns the error). */
 int mn_chat_parse_feed(struct mn_chat_parse *p, const char *data, size_t len);
 /* Ends the stream: parses a last line without newline and a non-streamed answer. Errors
  * (MN_UNAVAILABLE, one line): a broken stream (a data line that is not JSON, or not a JSON object

@@ -10,13 +10,14 @@
 
 #include "http/http.h"
 
-/* Receives len bytes of a 200 response body as they arrive; len 0 is a tick (about once a
- * second and whenever curl checks progress) so that the caller may stop a silent transfer.
- * Returns 0 to go on, non-zero to stop. */
+/* Receives len bytes of a 200 response body as they arrive; len 0 is a tick (at least once a
+ * second, and at once when a signal such as SIGINT interrupts the wait) so that the caller may
+ * stop a silent transfer. Returns 0 to go on, non-zero to stop. */
 typedef int (*mn_http_chunk_fn)(void *user, const char *data, size_t len);
 
-/* POSTs req->body as application/json; req->timeout_ms bounds the connection and any silence
- * (no byte for that long), not the whole reply; retries and backoff are ignored. A 200 body goes
+/* POSTs req->body as application/json; req->timeout_ms, in milliseconds, bounds the connection
+ * and any silence (no byte for that long, measured from the start and from each byte), not the
+ * whole reply; retries and backoff are ignored. A 200 body goes
  * to fn; any other status's body (at most 64 KiB) is returned in *err_body (malloc'd, caller
  * frees) with *status. *stopped is 1 when fn stopped the transfer (MN_OK then). Errors:
  * MN_UNAVAILABLE (could not connect, silent too long), MN_INVALID (bad URL), MN_NOMEM. */

@@ -5,7 +5,9 @@
 # turns stored, /clear keeps them stored but out of the context, /compact folds, Ctrl-C stores the
 # user turn only, /forget deletes, Ctrl-D leaves. Also scripted use (stdin not a terminal), the
 # exit status without a model, an HTTP error retried with /retry, /retry with nothing to retry,
-# broken streams and a 200 answer that is not JSON (one line, nothing stored), /pin within the
+# broken streams (OpenAI, and Ollama's non-JSON lines, which stop the reply at once) and a 200
+# answer that is not JSON (one line, nothing stored), summarizer.timeout_ms as the longest silence
+# to the millisecond, Ctrl-C at the /forget question (nothing deleted), /pin within the
 # session, bad /history N and --strategy, /context without a summary, and the clear/limit/agent
 # commands from the shell. Waits on the screen and the database, never on fixed sleeps.
 . "$TESTS_DIR/cli/lib.sh"
@@ -88,6 +90,30 @@ for model in chatbadjson chatnotobj chatnul; do
     ok mn history "$S5" --json
     eq "$(jget "$OUT" "'|'.join(m['role'] + ':' + m['content'] for m in j)")" "user:break it" "$model: the user turn stays, nothing of the reply is stored"
 done
+
+# Ollama: a streamed line that is not JSON stops the reply there, named in one line; what the
+# server sends after it is neither shown nor stored (it was shown, then the error came at the end)
+for model in chatbadline chatbadfirst; do
+    run sh -c "printf 'break ollama\n' | MNEMO_SUMMARIZER_PROTOCOL=ollama MNEMO_CHAT_MODEL=$model \"$MNEMO\" --db \"$DB\" chat"
+    S5=$(echo "$OUT" | sed -n 's/^session \([0-9a-f-]*\) (new)$/\1/p')
+    check "$model: the error is one line naming the line that is not JSON" sh -c "[ \"\$(printf '%s\n' \"\$1\" | grep -c .)\" = 1 ] && echo \"\$1\" | grep -q 'stream is broken: a line is not JSON.*: not json at all'" - "$ERR"
+    check "$model: nothing after the bad line is shown" sh -c "! echo \"\$1\" | grep -q 'after the bad line'" - "$OUT"
+    ok mn history "$S5" --json
+    eq "$(jget "$OUT" "'|'.join(m['role'] + ':' + m['content'] for m in j)")" "user:break ollama" "$model: the user turn stays, nothing of the reply is stored"
+done
+
+# summarizer.timeout_ms bounds each silence of the server: "Drip", 4 s without a byte, " drop".
+# With a limit of 1 s the reply ends at the silence (libcurl's low-speed check, which averages
+# over about 5 s and counts the request sent, let it through: the limit came some 6 s late).
+run sh -c "printf 'drip\n' | MNEMO_CHAT_MODEL=chatdrip MNEMO_SUMMARIZER_TIMEOUT_MS=1000 \"$MNEMO\" --db \"$DB\" chat"
+S6=$(echo "$OUT" | sed -n 's/^session \([0-9a-f-]*\) (new)$/\1/p')
+check "a silence over summarizer.timeout_ms is one line naming the limit" sh -c "[ \"\$(printf '%s\n' \"\$1\" | grep -c .)\" = 1 ] && echo \"\$1\" | grep -q 'sent nothing for 1000 ms'" - "$ERR"
+check "what comes after the silence is not shown" sh -c "! echo \"\$1\" | grep -q 'drop'" - "$OUT"
+ok mn history "$S6" --json
+eq "$(jget "$OUT" "'|'.join(m['role'] + ':' + m['content'] for m in j)")" "user:drip" "after the silence only the user turn is stored"
+# a server that never answers: the same error, the limit in milliseconds as configured
+run sh -c "printf 'anyone\n' | MNEMO_CHAT_MODEL=slow MNEMO_SUMMARIZER_TIMEOUT_MS=1500 \"$MNEMO\" --db \"$DB\" chat"
+check "a server that never answers: the error names the limit of 1500 ms" sh -c "echo \"\$1\" | grep -q 'sent nothing for 1500 ms'" - "$ERR"
 
 # a 200 answer that is neither JSON nor a stream: one line
 run sh -c "printf 'garbage\n' | MNEMO_CHAT_MODEL=chatgarbage \"$MNEMO\" --db \"$DB\" chat"
@@ -207,6 +233,18 @@ wait_pane b 'interrupted: the partial reply was not stored' && pass
 ok mn history "$S" --json
 eq "$(jget "$OUT" "j[-1]['role'] + ':' + j[-1]['content']")" "user:a slow question" "the interrupted turn's user message is stored, no reply"
 eq "$(jget "$OUT" "len(j)")" 3 "nothing else was stored"
+
+# Ctrl-C at the /forget question cancels it, even with "y" typed: nothing is deleted and the
+# chat goes on, as Ctrl-C stops a reply and the chat goes on
+type_line b "/forget"
+wait_pane b '\[y/N\]' && pass
+tmux -S "$TMUX_SOCK" send-keys -t b -l "y"
+tmux -S "$TMUX_SOCK" send-keys -t b C-c
+wait_pane b 'interrupted: session .* kept' && pass
+ok mn history "$S" --json
+eq "$(jget "$OUT" "len(j)")" 3 "Ctrl-C at the /forget question deletes nothing"
+type_line b "/history 1"
+wait_pane b '#[0-9]+ user +a slow question' && pass
 
 # /forget asks first, then deletes
 type_line b "/forget"

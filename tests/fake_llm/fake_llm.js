@@ -26,6 +26,10 @@
 //   chatnul     a chunk whose content holds \u0000, then usage and [DONE]
 //   chatnotobj  "Part ", then a data line that is JSON but not an object, then [DONE]
 //   chatgarbage HTTP 200 with a body of several lines that is neither JSON nor a stream
+//   chatdrip    "Drip", then 4 s of silence, then " drop" and the end (a silence longer than a
+//               client's limit of 1 s, within a transfer that averages more than a byte a second)
+//   chatbadline (Ollama) "Part ", then a line that is not JSON, then "after the bad line" and done
+//   chatbadfirst (Ollama) a line that is not JSON, then "after the bad line" and done
 //   any other chat… name: like chat (a name of its own keeps its own count in /stats)
 //   think       the summary after a <think>…</think> reasoning block
 //   thinkopen   the summary followed by an unterminated <THINK> block (upper case)
@@ -72,6 +76,18 @@ function chat(req, res, j, model, ollama) {
   if (model === 'chatbadjson' || model === 'chatnotobj') {
     res.write(piece('Part '));
     res.end((model === 'chatbadjson' ? 'data: {not json\n\n' : 'data: [1, 2]\n\n') + 'data: [DONE]\n\n');
+    return;
+  }
+  if (model === 'chatbadline' || model === 'chatbadfirst') {
+    if (model === 'chatbadline') res.write(piece('Part '));
+    res.write('not json at all\n');
+    res.write(piece('after the bad line'));
+    return end();
+  }
+  if (model === 'chatdrip') {
+    res.write(piece('Drip'));
+    const t = setTimeout(() => { res.write(piece(' drop')); end(); }, 4000);
+    res.on('close', () => clearTimeout(t));
     return;
   }
   if (model === 'chatnul') {
