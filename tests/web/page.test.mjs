@@ -4,7 +4,8 @@
 // parts add up to the budget and equal the report, each message's fate equals the report's detail,
 // long contents are collapsed, stored HTML stays text and no CSP violation happens; the actions
 // change the database as the API says; the page follows new messages; a deep ?at reads one page
-// and the history pages on both ways from it; a stopped server is said plainly and turns the
+// and the history pages on both ways from it; an action keeps the pages loaded and the user's
+// place, and a malformed ?at is said, never sent; a stopped server is said plainly and turns the
 // health pill (a server back on the same port turns it green); keyboard navigation; the
 // long-term memories (list, as of, recall, history, update, delete, forget, remember) against
 // REST, and the memory part of the context bar; an axe-core audit with no serious or critical
@@ -479,6 +480,114 @@ test('?at deep in a long session: only the page holding it is read; Load earlier
   seqs = await shownSeqs(page);
   assert.ok(seqs.length > 0 && seqs.length <= 1000, `one page: #${seqs[0]}..#${seqs.at(-1)}`);
   assert.deepEqual(seqs, range(seqs[0], 12500), 'the newest page, each once');
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+// Whether a message is on screen (some of it inside the window).
+const onScreen = (page, seq) => page.evaluate((s) => {
+  const n = document.getElementById(`msg-${s}`);
+  if (!n) return false;
+  const r = n.getBoundingClientRect();
+  return r.bottom > 0 && r.top < window.innerHeight;
+}, seq);
+
+test('an action keeps the history the user loaded: the same run, each once, the changed message updated and still on screen', async () => {
+  const { j } = await rest('POST', '/v1/sessions', { title: 'keep my place' });
+  const id = j.session.id;
+  const messages = Array.from({ length: 2500 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `kept ${i + 1}` }));
+  await rest('POST', `/v1/sessions/${id}/messages`, { messages });
+  const { context: bc, page } = await open();
+  await page.goto(`${url}/#/session/${id}`);
+  await page.waitForSelector('#msg-1000', { timeout: 60000 });
+  await page.locator('#history-more').click();
+  await page.waitForSelector('#msg-2000', { timeout: 60000 });
+  await page.waitForFunction(() => !document.getElementById('history-more').disabled, null, { timeout: 60000 });
+  await page.locator('#history-more').click();
+  await page.waitForSelector('#msg-2500', { timeout: 60000 });
+  assert.deepEqual(await shownSeqs(page), range(1, 2500), 'three pages loaded');
+  // pin a message of the third page: its button keeps the focus, so it is the place to keep
+  await page.locator('#msg-2400 button.pin-toggle').click();
+  await page.waitForFunction(() => !document.getElementById('msg-2400') ||
+    document.querySelector('#msg-2400 button.pin-toggle').textContent === 'Unpin', null, { timeout: 60000 });
+  assert.equal(await page.textContent('#error'), '');
+  assert.ok(await page.locator('#msg-2400').count(), 'the third page is still shown after the pin');
+  assert.deepEqual(await shownSeqs(page), range(1, 2500), 'the same run, in order, each once');
+  assert.equal(await page.locator('#msg-2400 .pin').textContent(), 'pinned');
+  assert.equal((await rest('GET', `/v1/sessions/${id}/messages?after=2399&limit=1`)).j.messages[0].pinned, true);
+  assert.ok(await onScreen(page, 2400), 'the pinned message is still on screen');
+  assert.equal(await page.evaluate(() => document.activeElement.closest('article') && document.activeElement.closest('article').id),
+    'msg-2400', 'the focus stays on the message acted on');
+  assert.equal(await page.locator('#history-more').isVisible(), false, 'nothing more after #2500');
+
+  // a second action while the first one's history is still being read: the run is kept all the same
+  let heldRoute = null, held;
+  const caught = new Promise((r) => { held = r; });
+  await page.route(/\/messages\?/, (route) => {
+    // the history read again from #1 (not the newest seq, not a live refresh: those have tail, after)
+    if (heldRoute || /[?&](tail|after)=/.test(route.request().url())) return route.continue();
+    heldRoute = route; // left unanswered until the second action is shown
+    held();
+  });
+  await page.locator('#msg-2400 button.pin-toggle').click(); // unpin
+  await caught;
+  await page.locator('#msg-2300 button.pin-toggle').click();
+  await page.waitForFunction(() => !document.getElementById('msg-2300') ||
+    document.querySelector('#msg-2300 button.pin-toggle').textContent === 'Unpin', null, { timeout: 60000 });
+  await heldRoute.continue();
+  await page.unroute(/\/messages\?/);
+  assert.equal(await page.textContent('#error'), '');
+  assert.deepEqual(await shownSeqs(page), range(1, 2500), 'two actions in a row: the same run, in order, each once');
+  assert.equal(await page.textContent('#msg-2400 button.pin-toggle'), 'Pin');
+  assert.equal(await page.textContent('#msg-2300 button.pin-toggle'), 'Unpin');
+  assert.ok(await onScreen(page, 2300), 'the message acted on last is on screen');
+
+  // a run begun by ?at and grown by Load earlier: a delete keeps it whole (less the deleted one)
+  await page.goto(`${url}/#/sessions`);
+  await page.waitForSelector('#sessions-body a', { timeout: 30000 });
+  await page.evaluate((sid) => { window.location.hash = `#/session/${sid}?at=2100`; }, id);
+  await page.waitForFunction(() => document.activeElement && document.activeElement.id === 'msg-2100', null, { timeout: 60000 });
+  assert.deepEqual(await shownSeqs(page), range(2001, 2500), 'the page holding #2100');
+  await page.locator('#history-earlier').click();
+  await page.waitForSelector('#msg-1001', { timeout: 60000 });
+  await page.waitForFunction(() => !document.getElementById('history-earlier').disabled, null, { timeout: 60000 });
+  assert.deepEqual(await shownSeqs(page), range(1001, 2500));
+  await page.locator('#msg-1500 button.delete').click();
+  await page.waitForFunction(() => !document.getElementById('msg-1500'), null, { timeout: 60000 });
+  assert.match(page.dialogs.at(-1), /^Delete message #1500\?/);
+  assert.equal(await page.textContent('#error'), '');
+  assert.deepEqual(await shownSeqs(page), range(1001, 2500).filter((s) => s !== 1500), 'the run from Load earlier on, less #1500');
+  assert.ok(await onScreen(page, 1501), 'the message after the deleted one takes its place on screen');
+  assert.equal(await page.locator('#history-earlier').isVisible(), true, 'Load earlier still goes back before #1001');
+  assert.deepEqual(await page.problems(), []);
+  await bc.close();
+});
+
+test('a malformed ?at in the address: "not a message number", the session from its first message, no bad request', async () => {
+  const id = await seed('bad at');
+  const { context: bc, page } = await open();
+  const afters = [];
+  page.on('request', (r) => { if (/\/messages\?/.test(r.url())) afters.push(new URL(r.url()).searchParams.get('after')); });
+  const badAfters = () => afters.filter((a) => a !== null && !(/^\d+$/.test(a) && Number(a) <= 2 ** 53));
+  for (const bad of ['1e20', '-5', 'abc', '0', '1.5']) {
+    await page.goto('about:blank'); // a link opened afresh
+    afters.length = 0;
+    await page.goto(`${url}/#/session/${id}?at=${bad}`);
+    // the history shown, or an error other than the note
+    await page.waitForFunction(() => document.querySelector('#history article.msg') ||
+      /^(?!not a message number)./.test(document.getElementById('error').textContent), null, { timeout: 30000 });
+    assert.equal(await page.textContent('#error'), `not a message number: at=${bad} (shown from the first message)`, `at=${bad}`);
+    assert.deepEqual(await shownSeqs(page), range(1, 7), `at=${bad}: the session from its first message`);
+    assert.deepEqual(badAfters(), [], `at=${bad}: no out-of-range after sent`);
+  }
+  // the largest seq there can be is a link past the end: the newest page, no error
+  await page.goto('about:blank');
+  afters.length = 0;
+  await page.goto(`${url}/#/session/${id}?at=${2 ** 53}`);
+  await page.waitForSelector('#msg-7', { timeout: 30000 });
+  assert.equal(await page.textContent('#error'), '');
+  assert.deepEqual(await shownSeqs(page), range(1, 7));
+  assert.deepEqual(badAfters(), []);
   assert.deepEqual(await page.problems(), []);
   await bc.close();
 });
