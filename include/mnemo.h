@@ -207,8 +207,12 @@ typedef struct mn_session {
     int64_t max_turns;   /* turn limit; 0 = none */
     int64_t turn_count;  /* user messages appended */
     int64_t inactive_count; /* of message_count, those past the turn limit (kept for search) */
-    int64_t cleared_seq;    /* the newest seq the last mn_session_clear moved out of the active
-                               history, which an undo brings back; 0: none (or undone) */
+    int64_t cleared_seq;    /* the newest seq the clears since the last undo moved out of the
+                               active history; 0: none (or undone) */
+    int64_t cleared_from;   /* the oldest seq they moved out (the messages active at the first of
+                               them): an undo brings back cleared_from .. cleared_seq, those the
+                               turn limit keeps; 0 with cleared_seq set: not recorded (before
+                               schema 13), an undo goes by the turn limit alone */
 } mn_session;
 
 typedef struct mn_sessions {
@@ -738,8 +742,11 @@ enum mn_clear_flags {
  * history — out of every context, mn_history and forks — but stays stored, counted and
  * searchable (mn_history with `all` shows it, with active 0); the summaries written before the
  * clear stop being the session's summary. New messages start a fresh active history. With
- * MN_CLEAR_UNDO, every message cleared since the last undo comes back, except those the turn
- * limit would keep out anyway; a summary written after the clear stays the session's summary.
+ * MN_CLEAR_UNDO, every message cleared since the last undo comes back (mn_session.cleared_from
+ * to cleared_seq), except those the turn limit would keep out anyway — a message the limit had
+ * moved out before the clear stays out; the summaries written since the clear are deleted (they
+ * folded only what followed it, and would hide the messages brought back), with a
+ * `summary_dropped` event (reason `clear_undone`): the next fold covers them all.
  * *count (optional) gets the messages moved (0 for an undo with nothing cleared). flags: 0 or
  * enum mn_clear_flags. Errors: MN_INVALID (bad id, unknown flag, UNDO with STATE), MN_NOTFOUND,
  * MN_EXPIRED, MN_BUSY, MN_IO. */
@@ -837,8 +844,9 @@ MN_API mn_status mn_upgrade(const char *path, const mn_config *cfg, mn_progress_
  * sessions and messages already there, like mn_import. progress (may be NULL) gets done/total
  * steps, ending with done == total. stats (optional) gets the session and message counts.
  * Errors: MN_NOTFOUND (no database at `from`), MN_CONFLICT (`to` not empty, or an idempotency
- * key clash while appending), MN_INVALID (the same database twice), the errors of mn_open_path
- * for either side, MN_BUSY, MN_IO, MN_UNAVAILABLE. A failure before the first commit leaves `to`
+ * key clash while appending), MN_INVALID (the same database twice; a SQLite `from` of an older
+ * schema, which is only read: mn_upgrade it, or a copy, first), MN_CORRUPT (a SQLite `from` that
+ * is empty or another application's), the errors of mn_open_path for either side, MN_BUSY, MN_IO, MN_UNAVAILABLE. A failure before the first commit leaves `to`
  * unchanged; one after it names the session and says to run again with append. */
 MN_API mn_status mn_migrate(const char *from, const char *to, const mn_config *cfg, int append,
                             mn_progress_fn progress, void *user, mn_import_stats *stats);
@@ -1107,8 +1115,10 @@ typedef struct mn_extract_stats {
  * re-running over the same turns changes nothing) with `extractor` ("offline", or NULL for the
  * configured memory.extract, offline when that is off). The offline extractor takes explicit
  * statements only (docs/memory.md); a keyed fact ("my city is …") said again with another value
- * updates the memory, valid from when it was said. Memories go in the session's namespace with
- * the message ids as provenance, actor "extractor:offline". "llm" asks the summarizer.* chat
+ * updates the memory, valid from when it was said. Memories go in the session's namespace and
+ * memory scope (metadata memory_scope: user_id, agent_id, session_id; an id it leaves unset is
+ * none, not any), compared only with the live memories of exactly that scope, with the message
+ * ids as provenance, actor "extractor:offline". "llm" asks the summarizer.* chat
  * endpoint for candidate facts, then per candidate (with the most similar live memories) for
  * add / update / invalidate / nothing, in strict JSON; a malformed answer changes nothing, is a
  * "memory_extract_rejected" session event, and leaves the watermark so that a later run retries.

@@ -283,18 +283,74 @@ static mn_status copy_meta(struct copy *c)
     return rc;
 }
 
-static mn_status open_side(const char *target, const mn_config *cfg, int must_exist, mn_db **out)
+/* The SQLite file header (sqlite.org/fileformat.html): a magic string, then the user_version
+ * (mnemo's schema version) at byte 60 and the application_id at byte 68, both big-endian. */
+#define SQLITE_HEADER_BYTES 100
+#define SQLITE_MAGIC "SQLite format 3"
+#define MNEMO_APPLICATION_ID 0x6D6E656DUL /* "mnem", as src/store/sqlite/schema.h sets it */
+
+static unsigned long be32(const unsigned char *p)
+{
+    return (unsigned long)p[0] << 24 | (unsigned long)p[1] << 16 | (unsigned long)p[2] << 8 | p[3];
+}
+
+/* What the refusal of an older or foreign source adds when a -wal file is beside it: a process
+ * that has the database open may hold newer pages there than the header shows. */
+static const char *wal_hint(const char *path)
+{
+    char wal[4096];
+    struct stat sb;
+    if (snprintf(wal, sizeof wal, "%s-wal", path) < (int)sizeof wal && stat(wal, &sb) == 0 && sb.st_size > 0)
+        return " (read from its header; a process that has it open may hold newer pages in its -wal file:"
+               " stop it and try again)";
+    return "";
+}
+
+/* A migration only reads its source, but opening a SQLite file migrates an older schema and gives
+ * an empty file (or an empty SQLite database) a schema. So the source's header is read first,
+ * without SQLite, and such a source is refused: the user upgrades it, or a copy, on purpose.
+ * A file that is not SQLite at all is left to mn_open_path, which refuses it without writing. */
+static mn_status check_source_file(const char *path)
+{
+    unsigned char h[SQLITE_HEADER_BYTES];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return mn__err(errno == ENOENT ? MN_NOTFOUND : MN_IO, "migrate: cannot read %s: %s", path, strerror(errno));
+    size_t n = fread(h, 1, sizeof h, f);
+    fclose(f);
+    if (n == 0)
+        return mn__err(MN_CORRUPT, "migrate: %s is an empty file, not a mnemo database", path);
+    if (n < sizeof h || memcmp(h, SQLITE_MAGIC, sizeof SQLITE_MAGIC) != 0)
+        return MN_OK;
+    unsigned long version = be32(h + 60);
+    if (be32(h + 68) != MNEMO_APPLICATION_ID)
+        return mn__err(MN_CORRUPT, "migrate: %s is not a mnemo database%s", path, wal_hint(path));
+    if (version < (unsigned long)MN_SCHEMA_VERSION_SQLITE)
+        return mn__err(MN_INVALID,
+                       "migrate: %s has schema version %lu, older than this mnemo's %d, and a migration only reads"
+                       " its source: upgrade it first (mnemo --db %s upgrade), or a copy of it%s",
+                       path, version, MN_SCHEMA_VERSION_SQLITE, path, wal_hint(path));
+    return MN_OK;
+}
+
+/* is_source: the database must exist, and is only read. */
+static mn_status open_side(const char *target, const mn_config *cfg, int is_source, mn_db **out)
 {
     *out = NULL;
     if (!*target)
         return mn__err(MN_INVALID, "migrate: an empty database name");
     struct stat sb;
-    if (must_exist && mn_store_target_kind(target) == MN_TARGET_SQLITE && stat(target, &sb) != 0)
-        return mn__err(errno == ENOENT ? MN_NOTFOUND : MN_IO, "migrate: no database at %s: %s", target,
-                       strerror(errno));
+    mn_status rc;
+    if (is_source && mn_store_target_kind(target) == MN_TARGET_SQLITE) {
+        if (stat(target, &sb) != 0)
+            return mn__err(errno == ENOENT ? MN_NOTFOUND : MN_IO, "migrate: no database at %s: %s", target,
+                           strerror(errno));
+        if ((rc = check_source_file(target)))
+            return rc;
+    }
     /* No embedder while migrating: opening must not queue or embed anything on either side. */
     mn_config *copy = NULL;
-    mn_status rc = cfg ? mn_config_copy(cfg, &copy) : mn_config_new(&copy);
+    rc = cfg ? mn_config_copy(cfg, &copy) : mn_config_new(&copy);
     if (!rc)
         rc = mn_config_set(copy, "embedder.name", "none", "migrate");
     if (!rc)

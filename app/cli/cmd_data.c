@@ -15,60 +15,121 @@ static int write_file(void *user, const char *bytes, size_t len)
     return fwrite(bytes, 1, len, (FILE *)user) != len;
 }
 
-int cmd_export(const struct cli_global *g, struct cli_args *a)
+/* The files that make up a SQLite database (sqlite/sqlite.c, docs/format.md): an export renamed
+ * over one of them would destroy what it was reading. */
+static const char *const db_files[] = {"",          "-wal",          "-shm",          "-journal", ".keywords",
+                                       ".keywords-wal", ".keywords-shm", ".keywords-journal", ".hnsw"};
+
+/* Whether the file st describes is one of the open database's files: compared by device and
+ * inode, so no spelling (relative, through a link, a hard link) gets past it. A PostgreSQL
+ * database has no such files: its label stats as nothing. */
+static int is_db_file(const struct stat *st, const char *db_path)
 {
-    const char *out = cli_opt(a, "out");
+    char path[PATH_MAX];
+    struct stat sb;
+    for (size_t i = 0; i < sizeof db_files / sizeof db_files[0]; i++)
+        if (snprintf(path, sizeof path, "%s%s", db_path, db_files[i]) < (int)sizeof path && stat(path, &sb) == 0 &&
+            sb.st_dev == st->st_dev && sb.st_ino == st->st_ino)
+            return 1;
+    return 0;
+}
+
+/* Where `export --out` writes: f, and when tmp is set, the file to rename over `out` at the end. */
+struct export_out {
+    FILE *f;
+    const char *out;
     char tmp[PATH_MAX + 32], target[PATH_MAX];
-    FILE *f = stdout;
+};
+
+/* Opens the destination (after the database, so that a -wal file the open made is seen); on
+ * failure prints why and returns the exit status. */
+static int export_out_open(struct export_out *o, const char *out, const char *db_path)
+{
     struct stat st, lst;
+    o->f = stdout;
+    o->out = NULL;
+    if (!out)
+        return 0;
     /* a symbolic link is written through (renaming over it would replace the link, and leave its
      * file as it was); what cannot be replaced is written straight: a device or a pipe
      * (/dev/stdout, a FIFO, >(gzip)), and a dangling link's file, made through it */
-    int exists = out && stat(out, &st) == 0;
-    int link = out && lstat(out, &lst) == 0 && S_ISLNK(lst.st_mode);
+    int exists = stat(out, &st) == 0;
+    int link = lstat(out, &lst) == 0 && S_ISLNK(lst.st_mode);
     if (exists && S_ISDIR(st.st_mode)) {
         fprintf(stderr, "mnemo: --out %s: is a directory\n", out);
         return 1;
     }
-    if (exists && S_ISREG(st.st_mode) && link && realpath(out, target))
-        out = target;
-    if (out && ((exists && !S_ISREG(st.st_mode)) || (!exists && link))) {
-        if (!(f = fopen(out, "wb"))) {
+    if (exists && is_db_file(&st, db_path)) {
+        fprintf(stderr, "mnemo: --out %s: is the database being exported (%s); name another file\n", out, db_path);
+        return 1;
+    }
+    if (exists && S_ISREG(st.st_mode) && link && realpath(out, o->target))
+        out = o->target;
+    if ((exists && !S_ISREG(st.st_mode)) || (!exists && link)) {
+        if (!(o->f = fopen(out, "wb"))) {
             fprintf(stderr, "mnemo: cannot write %s: %s\n", out, strerror(errno));
             return 1;
         }
-        out = NULL; /* nothing to rename; closed below */
-    } else if (out) { /* write aside, then rename: a failed export never leaves half a file */
-        if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid()) >= (int)sizeof tmp)
-            return cli_usage_error("--out: path too long");
-        if (!(f = fopen(tmp, "wb"))) {
-            fprintf(stderr, "mnemo: cannot write %s: %s\n", tmp, strerror(errno));
-            return 1;
-        }
+        return 0; /* nothing to rename; closed at the end */
     }
-    int status = 1;
-    mn_db *db = cli_open(g);
-    if (db) {
-        mn_status rc = mn_export(db, a->pos, (size_t)a->npos, write_file, f);
-        status = rc ? cli_fail(rc) : 0;
-        mn_close(db);
+    /* write aside, then rename: a failed export never leaves half a file */
+    if (snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", out, (long)getpid()) >= (int)sizeof o->tmp)
+        return cli_usage_error("--out: path too long");
+    if (!(o->f = fopen(o->tmp, "wb"))) {
+        fprintf(stderr, "mnemo: cannot write %s: %s\n", o->tmp, strerror(errno));
+        return 1;
     }
-    if (fflush(f) != 0 || ferror(f) || (out && fsync(fileno(f)) != 0)) {
+    o->out = out;
+    /* the file replaced keeps its mode (a private 0600 export stays private); a new one takes
+     * the umask's */
+    if (exists && fchmod(fileno(o->f), st.st_mode & 07777) != 0) {
+        fprintf(stderr, "mnemo: cannot set the mode of %s: %s\n", o->tmp, strerror(errno));
+        fclose(o->f);
+        unlink(o->tmp);
+        return 1;
+    }
+    return 0;
+}
+
+/* Flushes and closes the destination, renaming the temporary file over FILE when all went well. */
+static int export_out_close(struct export_out *o, int status)
+{
+    if (fflush(o->f) != 0 || ferror(o->f) || (o->out && fsync(fileno(o->f)) != 0)) {
         if (!status)
             fprintf(stderr, "mnemo: export: write failed: %s\n", strerror(errno ? errno : EIO));
         status = 1;
     }
-    if (f != stdout)
-        fclose(f);
-    if (out) {
-        if (status == 0 && rename(tmp, out) != 0) {
-            fprintf(stderr, "mnemo: cannot rename %s to %s: %s\n", tmp, out, strerror(errno));
+    if (o->f != stdout)
+        fclose(o->f);
+    if (o->out) {
+        if (status == 0 && rename(o->tmp, o->out) != 0) {
+            fprintf(stderr, "mnemo: cannot rename %s to %s: %s\n", o->tmp, o->out, strerror(errno));
             status = 1;
         }
         if (status)
-            unlink(tmp);
+            unlink(o->tmp);
     }
     return status;
+}
+
+int cmd_export(const struct cli_global *g, struct cli_args *a)
+{
+    const char *out = cli_opt(a, "out");
+    if (out && !*out) /* before anything is done: not an export that fails at the rename */
+        return cli_usage_error("export: --out needs a file name");
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    struct export_out o;
+    int status = export_out_open(&o, out, mn_db_path(db));
+    if (status) {
+        mn_close(db);
+        return status;
+    }
+    mn_status rc = mn_export(db, a->pos, (size_t)a->npos, write_file, o.f);
+    status = rc ? cli_fail(rc) : 0;
+    mn_close(db);
+    return export_out_close(&o, status);
 }
 
 /* The import's input; err keeps the errno of a failed read, for a message naming the file. */

@@ -31,7 +31,7 @@ class MnSession(Structure):
                 ("created_at", c_int64), ("updated_at", c_int64), ("expires_at", c_int64),
                 ("message_count", c_int64), ("token_count", c_int64), ("ttl_ms", c_int64),
                 ("max_turns", c_int64), ("turn_count", c_int64), ("inactive_count", c_int64),
-                ("cleared_seq", c_int64)]
+                ("cleared_seq", c_int64), ("cleared_from", c_int64)]
 
 
 class MnSessions(Structure):

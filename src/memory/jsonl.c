@@ -39,7 +39,8 @@ json_t *mn_jsonl_session(const mn_session *s, int with_type)
         json_object_set_new(o, "expires_at", json_integer(s->expires_at)) ||
         json_object_set_new(o, "ttl_ms", json_integer(s->ttl_ms)) ||
         json_object_set_new(o, "max_turns", json_integer(s->max_turns)) ||
-        json_object_set_new(o, "cleared_seq", json_integer(s->cleared_seq))) {
+        json_object_set_new(o, "cleared_seq", json_integer(s->cleared_seq)) ||
+        json_object_set_new(o, "cleared_from", json_integer(s->cleared_from))) {
         json_decref(o);
         return NULL;
     }
@@ -191,7 +192,8 @@ static mn_status parse_session(json_t *o, struct mn_arena *a, mn_session *s)
         (rc = req_int(o, "updated_at", 0, MAX_TIME_MS, &s->updated_at)) ||
         (rc = req_int(o, "expires_at", 0, MAX_TIME_MS, &s->expires_at)) ||
         (rc = opt_int(o, "ttl_ms", MAX_TTL_MS, &s->ttl_ms)) || (rc = opt_int(o, "max_turns", MAX_TURNS, &s->max_turns)) ||
-        (rc = opt_int(o, "cleared_seq", MAX_SEQ, &s->cleared_seq)))
+        (rc = opt_int(o, "cleared_seq", MAX_SEQ, &s->cleared_seq)) ||
+        (rc = opt_int(o, "cleared_from", MAX_SEQ, &s->cleared_from)))
         return rc;
     if (!s->ns)
         s->ns = "default";
@@ -203,9 +205,9 @@ static mn_status parse_session(json_t *o, struct mn_arena *a, mn_session *s)
     s->parent_id = parent ? mn_arena_strndup(a, canon_parent, MN_UUID_LEN) : NULL;
     if (parent && !s->parent_id)
         return mn__nomem();
-    json_t *md = json_object_get(o, "metadata");
-    if (md && !json_is_null(md) && !json_is_object(md))
-        return mn__err(MN_INVALID, "metadata: must be a JSON object");
+    /* the checks of `session new --metadata` (an object, its size, at most 64 levels deep) */
+    if (s->metadata && (rc = mn_check_json_object("metadata", s->metadata, a, "", &s->metadata)))
+        return rc;
     if ((rc = mn_check_text("title", s->title, MN_MAX_TITLE_BYTES, "")) ||
         (rc = mn_check_text("system_prompt", s->system_prompt, MN_MAX_SYSTEM_PROMPT_BYTES, "")) ||
         (rc = mn_check_text("tool_name", s->tool_name, MN_MAX_NAME_BYTES, "")))

@@ -150,6 +150,99 @@ static void clear_keeps_and_undoes(void **state)
     mn_close(db);
 }
 
+static void cleared_range(mn_db *db, const char *id, int64_t from, int64_t upto)
+{
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_get(db, id, &s), MN_OK);
+    assert_int_equal(s->cleared_from, from);
+    assert_int_equal(s->cleared_seq, upto);
+    assert_int_equal(s->inactive_count, s->message_count - (int64_t)active_count(db, id));
+    mn_session_free(s);
+}
+
+/* An undo brings back what the clears moved out, never what the turn limit had moved out before
+ * them, even once the limit is gone ("raising or removing the limit brings nothing back"). */
+static void undo_restores_only_what_the_clears_moved(void **state)
+{
+    (void)state;
+    mn_db *db = open_db("undo-range");
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_create(db, NULL, &s), MN_OK);
+    add(db, s->id, "user", "u1");
+    add(db, s->id, "assistant", "a1");
+    add(db, s->id, "user", "u2");
+    add(db, s->id, "assistant", "a2");
+    assert_int_equal(mn_session_set_max_turns(db, s->id, 1), MN_OK); /* u1, a1 out */
+    assert_int_equal(mn_session_set_max_turns(db, s->id, 0), MN_OK);
+    assert_int_equal(active_count(db, s->id), 2);
+    int64_t n = -1;
+    assert_int_equal(mn_session_clear(db, s->id, 0, &n), MN_OK);
+    assert_int_equal(n, 2);
+    cleared_range(db, s->id, 3, 4);
+    add(db, s->id, "user", "u3");
+    assert_int_equal(mn_session_clear(db, s->id, 0, &n), MN_OK); /* a second clear: one range */
+    assert_int_equal(n, 1);
+    cleared_range(db, s->id, 3, 5);
+    assert_int_equal(mn_session_clear(db, s->id, MN_CLEAR_UNDO, &n), MN_OK);
+    assert_int_equal(n, 3); /* u2, a2, u3: not u1 and a1 */
+    assert_int_equal(active_count(db, s->id), 3);
+    cleared_range(db, s->id, 0, 0);
+    /* a clear of nothing records an empty range */
+    assert_int_equal(mn_session_clear(db, s->id, 0, &n), MN_OK);
+    assert_int_equal(mn_session_clear(db, s->id, 0, &n), MN_OK);
+    assert_int_equal(n, 0);
+    cleared_range(db, s->id, 3, 5);
+    assert_int_equal(mn_session_clear(db, s->id, MN_CLEAR_UNDO, &n), MN_OK);
+    assert_int_equal(n, 3);
+    mn_session_free(s);
+    mn_close(db);
+}
+
+/* A fold after the clear covers seqs past the cleared ones: kept, it would hide the messages an
+ * undo brings back (neither in the summary nor sent). The undo drops it, with an event. */
+static void undo_drops_the_summaries_written_since_the_clear(void **state)
+{
+    (void)state;
+    mn_db *db = open_db("undo-fold");
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_create(db, NULL, &s), MN_OK);
+    add(db, s->id, "user", "first question about okapis");
+    add(db, s->id, "assistant", "first answer about okapis");
+    int64_t n = -1;
+    assert_int_equal(mn_session_clear(db, s->id, 0, &n), MN_OK);
+    for (int i = 0; i < 4; i++) {
+        add(db, s->id, "user", "a later question about zebras");
+        add(db, s->id, "assistant", "An answer that goes on at length, so that a summary of it is shorter: zebras have"
+                                    " stripes, the stripes differ between animals, and nobody knows for sure why.");
+    }
+    char *ev = NULL;
+    assert_int_equal(mn_compact(db, s->id, &ev), MN_OK);
+    assert_non_null(strstr(ev, "\"ok\""));
+    mn_free(ev);
+    mn_summary *sum = NULL;
+    assert_int_equal(mn_summary_get(db, s->id, &sum), MN_OK);
+    assert_true(sum->covers_upto > 2);
+    mn_summary_free(sum);
+    assert_int_equal(mn_session_clear(db, s->id, MN_CLEAR_UNDO, &n), MN_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(mn_summary_get(db, s->id, &sum), MN_NOTFOUND);
+    char *events = NULL;
+    assert_int_equal(mn_events_json(db, s->id, 10, &events), MN_OK);
+    assert_non_null(strstr(events, "clear_undone"));
+    mn_free(events);
+    mn_context_opts so = MN_CONTEXT_OPTS_INIT;
+    so.strategy = "summary";
+    so.flags = MN_CONTEXT_NO_FOLD;
+    so.max_tokens = 100000;
+    mn_context *c = NULL;
+    assert_int_equal(mn_context_build(db, s->id, &so, &c), MN_OK);
+    assert_non_null(strstr(c->rendered, "okapis")); /* the messages brought back are sent */
+    assert_int_equal(c->kept, 10);
+    mn_context_free(c);
+    mn_session_free(s);
+    mn_close(db);
+}
+
 static void clear_with_state_resets_both(void **state)
 {
     (void)state;
@@ -251,6 +344,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clear_keeps_and_undoes),
+        cmocka_unit_test(undo_restores_only_what_the_clears_moved),
+        cmocka_unit_test(undo_drops_the_summaries_written_since_the_clear),
         cmocka_unit_test(clear_with_state_resets_both),
         cmocka_unit_test(turn_limit_changes_after_creation),
         cmocka_unit_test(role_agent_is_assistant),

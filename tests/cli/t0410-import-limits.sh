@@ -34,6 +34,19 @@ fails 1 "line 3.*(id|seq)" mn import "$T/seq.jsonl"
 fails 1 "line 2.*created_at" mn import "$T/time.jsonl"
 eq "$(mn session list --json)" "[]" "refused imports wrote nothing"
 
+# Session metadata nests at most 64 levels, as message metadata and `session new --metadata`.
+deep() { python3 -c "import sys; n = int(sys.argv[1]); print('{\"a\":' * n + '1' + '}' * n)" "$1"; }
+{ echo "$HEADER"; session | sed "s/\"title\":\"t\"/\"title\":\"t\",\"metadata\":$(deep 201)/"; } >"$T/deep201.jsonl"
+fails 1 "line 2.*metadata: nested deeper than 64 levels" mn import "$T/deep201.jsonl"
+{ echo "$HEADER"; session | sed "s/\"title\":\"t\"/\"title\":\"t\",\"metadata\":$(deep 65)/"; } >"$T/deep65.jsonl"
+fails 1 "line 2.*metadata: nested deeper than 64 levels" mn import "$T/deep65.jsonl"
+eq "$(mn session list --json)" "[]" "refused deep metadata wrote nothing"
+{ echo "$HEADER"; session | sed "s/\"title\":\"t\"/\"title\":\"t\",\"metadata\":$(deep 64)/"; } >"$T/deep64.jsonl"
+ok mn import "$T/deep64.jsonl"
+ok mn session show "$SID" --json
+eq "$(jget "$OUT" 'j["metadata"] is not None')" true "64 levels of session metadata import"
+fresh headers
+
 # Headers: a second one, an unknown version.
 { echo "$HEADER"; session; echo "$HEADER"; } >"$T/second.jsonl"
 fails 1 "line 3.*header" mn import "$T/second.jsonl"

@@ -112,6 +112,25 @@ fails 1 'same database [(]postgresql://u:[*]{3}@/x[?]password=[*]{3}&host=/nowhe
     --to 'postgresql://u:secret1@/x?password=secret2&host=/nowhere'
 check "no password in the message" sh -c '! grep -q secret "$1"' - "$T/.err"
 eq "$(sha256 "$SRC")" "$SRC_SHA" "the source file is byte-for-byte unchanged after all of it"
+
+# A source of an older schema is refused, not upgraded in place: the user upgrades it (or a copy)
+OLD=$T/old9.sqlite
+cp "$TESTS_DIR/data/schema9/mnemo.db" "$OLD"
+OLD_SHA=$(sha256 "$OLD")
+fails 1 "schema version 9.*older than.*mnemo --db .*old9.sqlite upgrade" \
+    "$MNEMO" migrate --from "$OLD" --to "$T/from-old.sqlite"
+eq "$(sha256 "$OLD")" "$OLD_SHA" "an older source is left byte-for-byte as it was"
+check "no keyword index is made beside an older source" test ! -e "$OLD.keywords"
+check "a refused migration creates no destination" test ! -e "$T/from-old.sqlite"
+cp "$OLD" "$T/old9-copy.sqlite"
+ok "$MNEMO" --db "$T/old9-copy.sqlite" upgrade
+COPY_SHA=$(sha256 "$T/old9-copy.sqlite")
+ok "$MNEMO" migrate --from "$T/old9-copy.sqlite" --to "$T/from-old.sqlite" --json
+eq "$(jget "$OUT" '[j["sessions_added"], j["messages_added"]]')" "[4, 32]" "the upgraded copy migrates"
+eq "$(sha256 "$T/old9-copy.sqlite")" "$COPY_SHA" "the upgraded copy is byte-for-byte unchanged by the migration"
+: >"$T/empty.sqlite"
+fails 1 "empty.sqlite.*not a mnemo database" "$MNEMO" migrate --from "$T/empty.sqlite" --to "$T/from-empty.sqlite"
+check "an empty source file stays empty" test ! -s "$T/empty.sqlite"
 ok "$MNEMO" migrate --help
 check "help names the options" grep -q -- "--append" "$T/.out"
 finish

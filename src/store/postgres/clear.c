@@ -2,7 +2,7 @@
  * clear.c — the PostgreSQL side of clearing a session's active history (mn_session_clear) and
  * of changing its turn limit after creation (mn_session_set_max_turns), each one transaction on
  * the session row locked FOR UPDATE (so an append from another node waits). Same semantics as
- * sqlite/clear.c.
+ * sqlite/clear.c (cleared_from, and the summaries an undo drops).
  */
 #include <libpq-fe.h>
 #include <stdint.h>
@@ -12,7 +12,18 @@
 #include "util/banned.h"
 
 static const char SQL_LOCK[] =
-    "SELECT sid, last_seq, cleared_seq, max_turns FROM sessions WHERE id = $1 FOR UPDATE";
+    "SELECT sid, last_seq, cleared_seq, max_turns, cleared_from FROM sessions WHERE id = $1 FOR UPDATE";
+/* Runs before the messages go: the oldest active one, unless an earlier clear is still undoable. */
+static const char SQL_MARK_CLEARED_FROM[] =
+    "UPDATE sessions SET cleared_from = coalesce((SELECT min(seq) FROM messages WHERE session_sid = $1::bigint"
+    " AND active = 1), $2::bigint + 1) WHERE sid = $1::bigint AND cleared_seq = 0";
+/* The summaries written since the clear folded what followed it and would hide the messages
+ * brought back: they go, with an event; the next context folds again. */
+static const char SQL_SUMMARIES_SINCE[] =
+    "WITH gone AS (DELETE FROM summaries WHERE session_sid = $1::bigint AND covers_upto > $2::bigint RETURNING 1)"
+    " INSERT INTO events (session_sid, kind, data, created_at)"
+    " SELECT $1::bigint, 'summary_dropped', json_build_object('reason', 'clear_undone', 'cleared_seq', $2::bigint,"
+    " 'summaries', count(*))::text, $3::bigint FROM gone HAVING count(*) > 0";
 static const char SQL_DEACTIVATE_ALL[] =
     "UPDATE messages SET active = 0 WHERE session_sid = $1::bigint AND active = 1";
 static const char SQL_MARK_CLEARED[] =
@@ -25,7 +36,7 @@ static const char SQL_REACTIVATE[] =
     "UPDATE messages SET active = 1 WHERE session_sid = $1::bigint AND active = 0 AND seq <= $2::bigint"
     " AND seq >= $3::bigint";
 static const char SQL_MARK_UNCLEARED[] =
-    "UPDATE sessions SET cleared_seq = 0, updated_at = $2::bigint,"
+    "UPDATE sessions SET cleared_seq = 0, cleared_from = 0, updated_at = $2::bigint,"
     " inactive_count = (SELECT count(*) FROM messages WHERE session_sid = $1::bigint AND active = 0)"
     " WHERE sid = $1::bigint";
 static const char SQL_SET_TURNS[] = "UPDATE sessions SET max_turns = $2::bigint, updated_at = $3::bigint WHERE sid = $1::bigint";
@@ -64,7 +75,7 @@ static mn_status clear_body(struct pg_conn *c, void *arg)
         return mn__err(MN_NOTFOUND, "session %s not found", a->id);
     }
     int64_t sid = mn_pg_col_i64(r, 0, 0), last_seq = mn_pg_col_i64(r, 0, 1), cleared = mn_pg_col_i64(r, 0, 2),
-            max_turns = mn_pg_col_i64(r, 0, 3);
+            max_turns = mn_pg_col_i64(r, 0, 3), cleared_from = mn_pg_col_i64(r, 0, 4);
     PQclear(r);
     a->changed = 0;
     if (a->set_turns) {
@@ -77,6 +88,11 @@ static mn_status clear_body(struct pg_conn *c, void *arg)
         return a->max_turns > 0 ? mn_pg_trim_turns(c, sid, a->max_turns, a->trim_delete) : MN_OK;
     }
     if (!a->undo) {
+        mn_pg_params_init(&p);
+        mn_pg_i64(&p, sid);
+        mn_pg_i64(&p, last_seq);
+        if ((rc = exec(c, SQL_MARK_CLEARED_FROM, &p, "clear", NULL)))
+            return rc;
         mn_pg_params_init(&p);
         mn_pg_i64(&p, sid);
         if ((rc = exec(c, SQL_DEACTIVATE_ALL, &p, "clear", &a->changed)))
@@ -101,6 +117,8 @@ static mn_status clear_body(struct pg_conn *c, void *arg)
         keep_from = PQntuples(r) == 1 ? mn_pg_col_i64(r, 0, 0) : 0;
         PQclear(r);
     }
+    if (keep_from < cleared_from) /* a message out before the first clear stays out */
+        keep_from = cleared_from;
     mn_pg_params_init(&p);
     mn_pg_i64(&p, sid);
     mn_pg_i64(&p, cleared);
@@ -110,7 +128,13 @@ static mn_status clear_body(struct pg_conn *c, void *arg)
     mn_pg_params_init(&p);
     mn_pg_i64(&p, sid);
     mn_pg_i64(&p, a->now_ms);
-    return exec(c, SQL_MARK_UNCLEARED, &p, "clear", NULL);
+    if ((rc = exec(c, SQL_MARK_UNCLEARED, &p, "clear", NULL)))
+        return rc;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, cleared);
+    mn_pg_i64(&p, a->now_ms);
+    return exec(c, SQL_SUMMARIES_SINCE, &p, "clear", NULL);
 }
 
 mn_status mn_pg_op_session_clear(mn_store *st, const char *id, int undo, int with_state, int64_t now_ms,

@@ -26,8 +26,9 @@
 
 static const char SQL_SESSION_INSERT[] =
     "INSERT INTO sessions (id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at,"
-    " updated_at, expires_at, ttl_ms, max_turns, cleared_seq)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint, $9::bigint, $10::bigint, $11::bigint, $12::bigint, $13::bigint)"
+    " updated_at, expires_at, ttl_ms, max_turns, cleared_seq, cleared_from)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint, $9::bigint, $10::bigint, $11::bigint, $12::bigint, $13::bigint,"
+    " $14::bigint)"
     " ON CONFLICT (id) DO NOTHING RETURNING sid";
 static const char SQL_SESSION_GET[] = "SELECT " SESSION_COLS " FROM sessions WHERE id = $1";
 /* Listing and pruning go by updated_minute first (schema 9: the indexed minute of updated_at,
@@ -60,6 +61,7 @@ static mn_status insert_session(struct pg_conn *c, const mn_session *in, int64_t
     mn_pg_i64(&p, in->ttl_ms);
     mn_pg_i64(&p, in->max_turns);
     mn_pg_i64(&p, in->cleared_seq);
+    mn_pg_i64(&p, in->cleared_from);
     PGresult *r = NULL;
     mn_status rc = mn_pg_query(c, SQL_SESSION_INSERT, &p, 0, "session insert", &r);
     if (rc)

@@ -722,6 +722,7 @@ void mn_pg_row_session(PGresult *r, int row, mn_session *out)
     out->turn_count = mn_pg_col_i64(r, row, 14);
     out->inactive_count = mn_pg_col_i64(r, row, 15);
     out->cleared_seq = mn_pg_col_i64(r, row, 16);
+    out->cleared_from = mn_pg_col_i64(r, row, 17);
     if (!out->metadata)
         out->metadata = "{}";
 }

@@ -163,8 +163,8 @@ mn_status mn_pg_trim_turns(struct pg_conn *c, int64_t sid, int64_t max_turns, in
 
 #define MN_PG_SESSION_COLS                                                                                           \
     "id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at, updated_at, expires_at,"     \
-    " message_count, token_count, ttl_ms, max_turns, turn_count, inactive_count, cleared_seq"
-#define MN_PG_SESSION_NCOLS 17 /* the columns of MN_PG_SESSION_COLS: a column after them is this one */
+    " message_count, token_count, ttl_ms, max_turns, turn_count, inactive_count, cleared_seq, cleared_from"
+#define MN_PG_SESSION_NCOLS 18 /* the columns of MN_PG_SESSION_COLS: a column after them is this one */
 #define MN_PG_MESSAGE_COLS                                                                                           \
     "id, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files, metadata, idem_key, tokens,"  \
     " pinned, created_at, active"

@@ -292,7 +292,9 @@ static const char *const mn_pg_migrations[] = {
     "CREATE TRIGGER sessions_gone AFTER DELETE ON sessions REFERENCING OLD TABLE AS gone"
     "  FOR EACH STATEMENT EXECUTE FUNCTION mn_sessions_gone();",
     /* 9 → 10: inactive_count recounted from the messages (sqlite/schema.h version 13: an import
-     * or `mnemo migrate` before this version counted no inactive message). */
+     * or `mnemo migrate` before this version counted no inactive message), and
+     * sessions.cleared_from (the oldest seq the clears since the last undo moved out). */
+    "ALTER TABLE sessions ADD COLUMN cleared_from BIGINT NOT NULL DEFAULT 0;"
     "UPDATE sessions s SET inactive_count = 0 WHERE inactive_count <> 0"
     "  AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_sid = s.sid AND m.active = 0);"
     "UPDATE sessions s SET inactive_count = x.n FROM (SELECT session_sid, count(*) AS n FROM messages"

@@ -2,9 +2,12 @@
  * clear.c — the SQLite side of clearing a session's active history (mn_session_clear) and of
  * changing its turn limit after creation (mn_session_set_max_turns). Clearing marks every active
  * message inactive — kept and searchable, out of every context — and records the newest seq it
- * covered in sessions.cleared_seq, which also hides the summaries written before it; undoing
- * brings back the cleared messages that the turn limit would keep. Same semantics as
- * postgres/clear.c.
+ * covered in sessions.cleared_seq, which also hides the summaries written before it, and the
+ * oldest in cleared_from (at the first clear since the last undo: the messages active then).
+ * Undoing brings back cleared_from .. cleared_seq, those the turn limit would keep — never a
+ * message the limit had moved out before the clear — and drops the summaries written since the
+ * clear (they folded what followed it, and would hide the messages brought back: the next
+ * context folds again). Same semantics as postgres/clear.c.
  */
 #include <sqlite3.h>
 #include <stdint.h>
@@ -17,7 +20,15 @@ static const char SQL_DEACTIVATE_ALL[] = "UPDATE messages SET active = 0 WHERE "
 static const char SQL_MARK_CLEARED[] =
     "UPDATE sessions SET cleared_seq = ?2, inactive_count = inactive_count + ?3, updated_at = ?4,"
     " state = CASE WHEN ?5 THEN NULL ELSE state END WHERE sid = ?1";
-static const char SQL_CLEAR_INFO[] = "SELECT cleared_seq, max_turns FROM sessions WHERE sid = ?1";
+/* Runs before the messages go: the oldest active one, unless an earlier clear is still undoable. */
+static const char SQL_MARK_CLEARED_FROM[] =
+    "UPDATE sessions SET cleared_from = coalesce((SELECT min(seq) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1")
+    " AND active = 1), ?2 + 1) WHERE sid = ?1 AND cleared_seq = 0";
+static const char SQL_CLEAR_INFO[] = "SELECT cleared_seq, max_turns, cleared_from FROM sessions WHERE sid = ?1";
+static const char SQL_SUMMARIES_SINCE[] = "DELETE FROM summaries WHERE session_sid = ?1 AND covers_upto > ?2";
+static const char SQL_SUMMARIES_DROPPED[] =
+    "INSERT INTO events (session_sid, kind, data, created_at) VALUES (?1, 'summary_dropped',"
+    " json_object('reason', 'clear_undone', 'cleared_seq', ?2, 'summaries', ?3), ?4)";
 static const char SQL_OLDEST_TURN_ALL[] =
     "SELECT seq FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND role = 'user' ORDER BY pos DESC"
     " LIMIT 1 OFFSET ?2";
@@ -25,7 +36,7 @@ static const char SQL_REACTIVATE[] =
     "UPDATE messages SET active = 1 WHERE pos BETWEEN " MN_SQLITE_POS("?1", "?3") " AND " MN_SQLITE_POS("?1", "?2")
     " AND active = 0";
 static const char SQL_MARK_UNCLEARED[] =
-    "UPDATE sessions SET cleared_seq = 0, updated_at = ?2,"
+    "UPDATE sessions SET cleared_seq = 0, cleared_from = 0, updated_at = ?2,"
     " inactive_count = (SELECT count(*) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 0)"
     " WHERE sid = ?1";
 static const char SQL_SET_TURNS[] = "UPDATE sessions SET max_turns = ?2, updated_at = ?3 WHERE sid = ?1";
@@ -56,8 +67,12 @@ static mn_status clear_txn(struct sqlite_store *s, int64_t sid, int64_t last_seq
                            int64_t *changed)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_DEACTIVATE_ALL, &st);
+    mn_status rc = mn_sqlite_stmt(s, SQL_MARK_CLEARED_FROM, &st);
     if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, last_seq);
+    if ((rc = run(s, st, "clear", NULL)) || (rc = mn_sqlite_stmt(s, SQL_DEACTIVATE_ALL, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, sid);
     if ((rc = run(s, st, "clear", changed)) || (rc = mn_sqlite_stmt(s, SQL_MARK_CLEARED, &st)))
@@ -73,18 +88,20 @@ static mn_status clear_txn(struct sqlite_store *s, int64_t sid, int64_t last_seq
 static mn_status unclear_txn(struct sqlite_store *s, int64_t sid, int64_t now_ms, int64_t *changed)
 {
     sqlite3_stmt *st = NULL;
-    int64_t cleared = 0, max_turns = 0, keep_from = 0;
+    int64_t cleared = 0, max_turns = 0, keep_from = 0, cleared_from = 0;
     mn_status rc = mn_sqlite_stmt(s, SQL_CLEAR_INFO, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, sid);
-    if ((rc = one_int(s, st, 0, 0, &cleared, "clear")))
-        return rc;
-    if ((rc = mn_sqlite_stmt(s, SQL_CLEAR_INFO, &st)))
-        return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    if ((rc = one_int(s, st, 1, 0, &max_turns, "clear")))
-        return rc;
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        cleared = sqlite3_column_int64(st, 0);
+        max_turns = sqlite3_column_int64(st, 1);
+        cleared_from = sqlite3_column_int64(st, 2);
+    }
+    mn_sqlite_done(st);
+    if (r != SQLITE_ROW && r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "clear");
     if (cleared == 0)
         return MN_OK; /* nothing cleared: nothing to undo */
     if (max_turns > 0) { /* what the turn limit keeps, counting the cleared turns again */
@@ -95,6 +112,8 @@ static mn_status unclear_txn(struct sqlite_store *s, int64_t sid, int64_t now_ms
         if ((rc = one_int(s, st, 0, 0, &keep_from, "clear")))
             return rc;
     }
+    if (keep_from < cleared_from) /* a message out before the first clear stays out */
+        keep_from = cleared_from;
     if ((rc = mn_sqlite_stmt(s, SQL_REACTIVATE, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, sid);
@@ -104,7 +123,18 @@ static mn_status unclear_txn(struct sqlite_store *s, int64_t sid, int64_t now_ms
         return rc;
     sqlite3_bind_int64(st, 1, sid);
     sqlite3_bind_int64(st, 2, now_ms);
-    return run(s, st, "clear", NULL);
+    int64_t dropped = 0;
+    if ((rc = run(s, st, "clear", NULL)) || (rc = mn_sqlite_stmt(s, SQL_SUMMARIES_SINCE, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, cleared);
+    if ((rc = run(s, st, "clear", &dropped)) || dropped == 0 || (rc = mn_sqlite_stmt(s, SQL_SUMMARIES_DROPPED, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, cleared);
+    sqlite3_bind_int64(st, 3, dropped);
+    sqlite3_bind_int64(st, 4, now_ms);
+    return run(s, st, "event", NULL);
 }
 
 static mn_status clear_locked(struct sqlite_store *s, const char *id, int undo, int with_state, int64_t now_ms,

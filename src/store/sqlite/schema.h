@@ -109,7 +109,8 @@
  *             listing orders by updated_minute, updated_at, sid (the same order: the minute is
  *             monotone in updated_at), and prune adds updated_minute <= before / 60000.
  *
- * Version 13: sessions.inactive_count recounted from the messages (no change of shape).
+ * Version 13: sessions.inactive_count recounted from the messages; sessions + cleared_from (the
+ *             oldest seq the clears since the last undo moved out of the active history).
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -362,7 +363,10 @@ static const char *const mn_sqlite_migrations[] = {
     "  BEGIN UPDATE sessions SET updated_minute = new.updated_at / 60000 WHERE sid = new.sid; END;",
     /* 12 → 13: inactive_count recounted from the messages. An import or `mnemo migrate` before
      * this version counted no inactive message (the copy said 0), which a context takes as part
-     * of the active history's size. Only the sessions whose count is wrong are written. */
+     * of the active history's size. Only the sessions whose count is wrong are written. And
+     * sessions.cleared_from: the oldest seq the clears since the last undo moved out, so that an
+     * undo brings back those only (0: not recorded, for the clears made before). */
+    "ALTER TABLE sessions ADD COLUMN cleared_from INTEGER NOT NULL DEFAULT 0;"
     "UPDATE sessions SET inactive_count = 0 WHERE inactive_count <> 0 AND NOT EXISTS (SELECT 1 FROM messages"
     "  WHERE pos BETWEEN sessions.sid * 4294967296 AND sessions.sid * 4294967296 + 4294967295 AND active = 0);"
     "UPDATE sessions SET inactive_count = x.n FROM (SELECT session_sid, count(*) AS n FROM messages WHERE active = 0"

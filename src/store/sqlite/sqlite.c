@@ -65,8 +65,8 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
     [S_SESSION_INSERT] = "INSERT INTO sessions (id, namespace, title, system_prompt, metadata, tool_name, parent_id,"
-                         " created_at, updated_at, expires_at, ttl_ms, max_turns, cleared_seq)"
-                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                         " created_at, updated_at, expires_at, ttl_ms, max_turns, cleared_seq,"
+                         " cleared_from) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     [S_SESSION_GET] = "SELECT " SESSION_COLS " FROM sessions WHERE id = ?1",
     [S_SESSION_SID] = "SELECT sid, last_seq, expires_at, ttl_ms, max_turns, namespace FROM sessions WHERE id = ?1",
     [S_SESSION_APPENDED] = "UPDATE sessions SET last_seq = ?2, message_count = message_count + ?3,"
@@ -257,6 +257,7 @@ void mn_sqlite_row_session(sqlite3_stmt *st, mn_session *out)
     out->turn_count = sqlite3_column_int64(st, 14);
     out->inactive_count = sqlite3_column_int64(st, 15);
     out->cleared_seq = sqlite3_column_int64(st, 16);
+    out->cleared_from = sqlite3_column_int64(st, 17);
     if (!out->metadata)
         out->metadata = "{}";
 }
@@ -331,6 +332,7 @@ static mn_status insert_session(struct sqlite_store *s, const mn_session *in)
     sqlite3_bind_int64(st, 11, in->ttl_ms);
     sqlite3_bind_int64(st, 12, in->max_turns);
     sqlite3_bind_int64(st, 13, in->cleared_seq);
+    sqlite3_bind_int64(st, 14, in->cleared_from);
     int r = sqlite3_step(st);
     mn_sqlite_done(st);
     if (r == SQLITE_CONSTRAINT_UNIQUE || r == SQLITE_CONSTRAINT_PRIMARYKEY)
