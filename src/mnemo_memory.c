@@ -208,7 +208,7 @@ mn_status mn_memory_update(mn_db *db, const char *id, const mn_memory_in *in, mn
     if (in->token_cap >= 0)
         m.token_cap = in->token_cap;
     m.valid_from = in->valid_from ? in->valid_from : now;
-    m.valid_to = in->valid_to;
+    m.valid_to = in->valid_to ? in->valid_to : cur->valid_to; /* an end not given is kept */
     m.recorded_at = now;
     m.superseded_at = 0;
     m.change = "update";
@@ -216,7 +216,10 @@ mn_status mn_memory_update(mn_db *db, const char *id, const mn_memory_in *in, mn
     m.reason = (char *)in->reason;
     m.score = 0;
     if (m.valid_to && m.valid_to <= m.valid_from)
-        rc = mn__err(MN_INVALID, "valid_to: must be after valid_from");
+        rc = in->valid_to ? mn__err(MN_INVALID, "valid_to: must be after valid_from")
+                          : mn__err(MN_INVALID, "valid_from: must be before the memory's valid_to (%lld), which an update"
+                                                " keeps unless it gives valid_to",
+                                    (long long)m.valid_to);
     if (!rc)
         rc = store_version(db, &m, out);
     mn_memory_free(cur);
@@ -246,6 +249,9 @@ mn_status mn_memory_delete(mn_db *db, const char *id, int64_t at, const char *ac
     m.valid_to = at ? at : now;
     if (!at && now == cur->valid_from) /* deleted in the millisecond it was added: it was true for that one */
         m.valid_to = now + 1;
+    int never_true = !at && now < cur->valid_from; /* deleted before it began: it never becomes true */
+    if (never_true)
+        m.valid_to = cur->valid_from;
     m.recorded_at = now;
     m.superseded_at = 0;
     m.change = "delete";
@@ -253,7 +259,10 @@ mn_status mn_memory_delete(mn_db *db, const char *id, int64_t at, const char *ac
     m.reason = (char *)reason;
     if (is_closed(cur, now))
         rc = mn__err(MN_INVALID, "memory %s: already closed", canon);
-    else if (m.valid_to <= m.valid_from)
+    else if (cur->valid_to && at > cur->valid_to) /* a delete ends a validity, never extends it */
+        rc = mn__err(MN_INVALID, "at: after the memory's valid_to (%lld), when it stops being true already",
+                     (long long)cur->valid_to);
+    else if (!never_true && m.valid_to <= m.valid_from)
         rc = mn__err(MN_INVALID, "at: must be after the memory's valid_from");
     if (!rc)
         rc = store_version(db, &m, NULL);

@@ -75,7 +75,17 @@ void mn__extract_scope_release(struct mn_extract_scope *sc)
     memset(sc, 0, sizeof *sc);
 }
 
-/* The live memory of the scope with this kind and key (keyed) or text (not keyed). */
+static int in_scope(const struct mn_extract_scope *sc, const mn_memory *m)
+{
+    return mn_extract_in_scope(m, sc->ns, sc->user_id, sc->agent_id, sc->session_id);
+}
+
+#define FIND_PAGE 1000
+
+/* The live memory of the scope with this kind and key (keyed) or text (not keyed). A query
+ * leaves an unset id unfiltered ("any"), so the memories of other users, agents and sessions of
+ * the namespace come along: they are skipped, page after page, so that none of them hides the
+ * scope's own memory. */
 static mn_status find(struct run *r, const struct mn_candidate *c, mn_memory **out)
 {
     *out = NULL;
@@ -88,12 +98,16 @@ static mn_status find(struct run *r, const struct mn_candidate *c, mn_memory **o
     q.session_id = r->sc->session_id;
     q.kind = c->kind;
     q.metadata = c->key[0] ? meta : NULL;
-    q.limit = 1000;
-    mn_memories *l = NULL;
-    mn_status rc = mn_memory_list(r->db, &q, &l);
-    for (size_t i = 0; !rc && i < l->count && !*out; i++) {
-        mn_memory *m = &l->items[i];
-        if (c->key[0] || strcmp(m->text, c->text) == 0) {
+    q.limit = FIND_PAGE;
+    mn_status rc = MN_OK;
+    for (size_t page_len = FIND_PAGE; !rc && !*out && page_len == FIND_PAGE; q.offset += FIND_PAGE) {
+        mn_memories *l = NULL;
+        rc = mn_memory_list(r->db, &q, &l);
+        page_len = rc ? 0 : l->count;
+        for (size_t i = 0; !rc && i < l->count && !*out; i++) {
+            mn_memory *m = &l->items[i];
+            if (!in_scope(r->sc, m) || (!c->key[0] && strcmp(m->text, c->text) != 0))
+                continue;
             *out = malloc(sizeof **out);
             if (!*out)
                 rc = mn__nomem();
@@ -102,14 +116,14 @@ static mn_status find(struct run *r, const struct mn_candidate *c, mn_memory **o
                 memset(m, 0, sizeof *m);
             }
         }
+        mn_memories_free(l);
     }
-    mn_memories_free(l);
     return rc;
 }
 
-static int apply(void *user, const struct mn_candidate *c)
+/* Adds or updates the memory of one candidate of message r->m; nonzero (r->rc) on error. */
+static int apply(struct run *r, const struct mn_candidate *c)
 {
-    struct run *r = user;
     r->st->candidates++;
     mn_memory *have = NULL;
     if ((r->rc = find(r, c, &have)))
@@ -152,6 +166,60 @@ static int apply(void *user, const struct mn_candidate *c)
     }
     mn_memory_free(have);
     return r->rc != MN_OK;
+}
+
+/* The candidates of one message, in the order they were said. */
+struct said {
+    struct mn_candidate *items;
+    size_t count, cap;
+    mn_status rc;
+};
+
+static int collect(void *user, const struct mn_candidate *c)
+{
+    struct said *s = user;
+    if (s->count == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        struct mn_candidate *items = realloc(s->items, cap * sizeof *items);
+        if (!items) {
+            s->rc = mn__nomem();
+            return 1;
+        }
+        s->items = items;
+        s->cap = cap;
+    }
+    s->items[s->count++] = *c;
+    return 0;
+}
+
+/* A keyed candidate said again later in the same message: the later statement is the one that
+ * holds ("my color is blue. My color is red." keeps red), and both come from the same message, so
+ * the order of the sources cannot tell them apart. */
+static int restated(const struct said *s, size_t i)
+{
+    const struct mn_candidate *c = &s->items[i];
+    for (size_t j = i + 1; c->key[0] && j < s->count; j++)
+        if (strcmp(s->items[j].kind, c->kind) == 0 && strcmp(s->items[j].key, c->key) == 0)
+            return 1;
+    return 0;
+}
+
+/* The offline extractor over one user message. */
+static mn_status extract_offline(struct run *r)
+{
+    struct said s = {NULL, 0, 0, MN_OK};
+    mn_extract_offline(r->m->content, collect, &s);
+    r->rc = s.rc;
+    for (size_t i = 0; !r->rc && i < s.count; i++) {
+        if (restated(&s, i)) {
+            r->st->candidates++;
+            r->st->unchanged++;
+        } else {
+            apply(r, &s.items[i]);
+        }
+    }
+    free(s.items);
+    return r->rc;
 }
 
 mn_status mn__memory_extract(mn_db *db, const char *session_id, const char *extractor, int background,
@@ -209,8 +277,7 @@ mn_status mn__memory_extract(mn_db *db, const char *session_id, const char *extr
             continue;
         st.messages++;
         r.m = m;
-        mn_extract_offline(m->content, apply, &r);
-        rc = r.rc;
+        rc = extract_offline(&r);
     }
     if (!rc && msgs->count && !malformed) {
         char seq[32];

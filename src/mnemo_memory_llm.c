@@ -1,9 +1,10 @@
 /*
  * mnemo_memory_llm.c — the `llm` memory extractor (docs/memory.md "Extraction"). Two prompts
  * to the summarizer.* chat endpoint: the new turns → candidate facts (strict JSON), then per
- * candidate, with the most similar live memories of the namespace → one decision: add, update,
- * invalidate or nothing (strict JSON). Every answer is validated before anything is written; a
- * malformed one changes nothing and is logged as a session event ("memory_extract_rejected").
+ * candidate, with the most similar live memories of exactly the session's scope → one decision:
+ * add, update, invalidate or nothing (strict JSON). Every answer is validated before anything is
+ * written; a malformed one changes nothing and is logged as a session event
+ * ("memory_extract_rejected").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "mnemo_int.h"
 #include "config/config.h"
 #include "http/http.h"
+#include "memory/extract.h"
 #include "memory/fact.h"
 #include "summarize/summarize.h"
 #include "util/buf.h"
@@ -174,16 +176,43 @@ static const char *check_decision(json_t *o, const mn_memories *existing, struct
     return NULL;
 }
 
-/* The most similar live memories of the scope to the candidate. */
+/* Keeps the first SIMILAR memories of exactly the scope in l; the number of memories it had. */
+static size_t keep_in_scope(const struct mn_extract_scope *sc, mn_memories *l)
+{
+    size_t had = l->count, kept = 0;
+    for (size_t i = 0; i < had; i++) {
+        if (kept < SIMILAR &&
+            mn_extract_in_scope(&l->items[i], sc->ns, sc->user_id, sc->agent_id, sc->session_id))
+            l->items[kept++] = l->items[i];
+        else
+            mn_fact_release(&l->items[i]);
+    }
+    l->count = kept;
+    return had;
+}
+
+/* The most similar live memories of exactly the scope to the candidate. The search leaves an
+ * unset id unfiltered ("any"), so it is asked for 4 times more hits until SIMILAR of the scope's
+ * own are among them or there are no more: another user's memory is never offered (an update or
+ * invalidation could only name what was offered). */
 static mn_status similar(mn_db *db, const struct mn_extract_scope *sc, const char *text, mn_memories **out)
 {
+    *out = NULL;
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
     q.ns = sc->ns;
     q.user_id = sc->user_id;
     q.agent_id = sc->agent_id;
     q.session_id = sc->session_id;
-    q.limit = SIMILAR;
-    return mn_memory_search(db, text, MN_SEARCH_AUTO, &q, out);
+    for (q.limit = SIMILAR * 4;; q.limit = q.limit * 4 < MN_FACT_MAX_LIMIT ? q.limit * 4 : MN_FACT_MAX_LIMIT) {
+        mn_memories_free(*out);
+        *out = NULL;
+        mn_status rc = mn_memory_search(db, text, MN_SEARCH_AUTO, &q, out);
+        if (rc)
+            return rc;
+        size_t had = keep_in_scope(sc, *out);
+        if ((*out)->count == SIMILAR || had < q.limit || q.limit == MN_FACT_MAX_LIMIT)
+            return MN_OK;
+    }
 }
 
 static mn_status decide(mn_db *db, const mn_session *s, const struct mn_extract_scope *sc, json_t *fact,

@@ -397,6 +397,30 @@ mn_status srv_op_mem0_get(struct srv_call *c)
     return st;
 }
 
+/* The metadata of an update: Mem0's replaces the old, but the "key" the extractor gave the memory
+ * ("my city is …" → "home") stays, or a later statement of it would no longer find the memory
+ * and add a second live fact of the same key. Another "key" is refused. *text: caller frees. */
+static mn_status update_metadata(struct srv_call *c, const mn_memory *m, json_t *meta, char **text)
+{
+    *text = NULL;
+    if (!meta)
+        return MN_OK;
+    json_t *old = json_loads(m->metadata ? m->metadata : "{}", 0, NULL);
+    json_t *key = json_object_get(old, "key"), *given = json_object_get(meta, "key");
+    json_t *merged = json_copy(meta);
+    mn_status st = merged ? MN_OK : srv_fail(c, MN_NOMEM, "out of memory");
+    if (!st && json_is_string(key) && given && !json_equal(given, key))
+        st = srv_fail(c, MN_INVALID, "metadata.key: this memory's is '%.60s', kept for extraction (it finds the "
+                                   "memory by it)", json_string_value(key));
+    else if (!st && json_is_string(key) && json_object_set(merged, "key", key))
+        st = srv_fail(c, MN_NOMEM, "out of memory");
+    if (!st && !(*text = json_dumps(merged, JSON_COMPACT)))
+        st = srv_fail(c, MN_NOMEM, "out of memory");
+    json_decref(merged);
+    json_decref(old);
+    return st;
+}
+
 mn_status srv_op_mem0_update(struct srv_call *c)
 {
     mn_memory *m = NULL;
@@ -405,9 +429,11 @@ mn_status srv_op_mem0_update(struct srv_call *c)
     json_t *meta = json_object_get(c->params, "metadata"), *ts = json_object_get(c->params, "timestamp");
     const char *text = param_str(c, "text");
     mn_status st = MN_OK;
+    char *meta_text = NULL;
     if (!text && !meta && !ts)
         st = srv_fail(c, MN_INVALID, "text: give text, metadata or timestamp to change");
-    char *meta_text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
+    else
+        st = update_metadata(c, m, meta, &meta_text);
     mn_memory_in in = MN_MEMORY_IN_INIT;
     in.text = text;
     in.metadata = meta_text;

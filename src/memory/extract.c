@@ -1,7 +1,8 @@
 /*
- * extract.c — the offline extractor (extract.h): splits a user's message into sentences and
- * matches each against a few explicit patterns, case-insensitively, at the start of the
- * sentence. Conservative by design: no pattern, no memory.
+ * extract.c — the offline extractor (extract.h): splits a user's message into sentences (at
+ * . ! ? before white space or the end, and at line breaks) and matches each against a few
+ * explicit patterns, case-insensitively, at the start of the sentence. Conservative by design:
+ * no pattern, no memory.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -107,7 +108,8 @@ static int match(const char *s, struct mn_candidate *c)
         set(c, "fact", "User lives in %s", r, "home");
         return 1;
     }
-    if ((r = after(s, "my"))) {
+    /* "my" and a space: "My, the weather is lovely" is an exclamation, not "my K is V" */
+    if (strncasecmp(s, "my ", 3) == 0 && (r = after(s, "my"))) {
         const char *is = strstr(r, " is ");
         size_t klen = is ? (size_t)(is - r) : 0;
         if (!is || klen == 0 || klen > MN_EXTRACT_MAX_KEY || !is[4])
@@ -126,26 +128,83 @@ static int match(const char *s, struct mn_candidate *c)
     return 0;
 }
 
+/* The word that ends at `dot` (from the sentence start `from`) is a common abbreviation, whose
+ * dot does not end the sentence: "Dr. Who", "St. Petersburg", "e.g. tea". */
+static int abbreviation(const char *from, const char *dot)
+{
+    static const char *const words[] = {"mr", "mrs", "ms", "dr", "prof", "st", "mt",
+                                        "jr", "sr", "vs", "e.g", "i.e", NULL};
+    const char *w = dot;
+    while (w > from && w[-1] != ' ' && w[-1] != '(' && w[-1] != '\t')
+        w--;
+    for (int i = 0; words[i]; i++)
+        if ((size_t)(dot - w) == strlen(words[i]) && strncasecmp(w, words[i], (size_t)(dot - w)) == 0)
+            return 1;
+    return 0;
+}
+
+/* The length of the sentence at p, up to its final punctuation: a sentence ends at a line break,
+ * or at . ! ? followed by white space or the end of the text (so never inside
+ * "staging.example.com", "3.14" or "bob@example.org"), but not at the dot of an abbreviation.
+ * *next is where the next one starts; *question is set when it ends with a "?". */
+static size_t sentence(const char *p, const char **next, int *question)
+{
+    const char *e = p;
+    for (;; e++) {
+        if (*e == '\0' || *e == '\n')
+            break;
+        if (!strchr(".!?", *e))
+            continue;
+        const char *run = e; /* "?!", "...": one ending */
+        while (run[1] && strchr(".!?", run[1]))
+            run++;
+        if (run[1] && !isspace((unsigned char)run[1])) {
+            e = run;
+            continue;
+        }
+        if (run == e && *e == '.' && abbreviation(p, e))
+            continue;
+        *question = memchr(e, '?', (size_t)(run - e + 1)) != NULL;
+        *next = run + 1;
+        return (size_t)(e - p);
+    }
+    *question = 0;
+    *next = e;
+    return (size_t)(e - p);
+}
+
 void mn_extract_offline(const char *text, int (*fn)(void *user, const struct mn_candidate *c), void *user)
 {
     const char *p = text ? text : "";
     while (*p) {
         while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
             p++;
-        size_t n = strcspn(p, ".!?\n");
-        char end = p[n];
-        if (n > 0 && n <= MN_EXTRACT_MAX_SENTENCE && end != '?') {
+        const char *next;
+        int question;
+        size_t n = sentence(p, &next, &question);
+        if (n > 0 && n <= MN_EXTRACT_MAX_SENTENCE && !question) {
             char s[MN_EXTRACT_MAX_SENTENCE + 1];
             memcpy(s, p, n);
             s[n] = '\0';
-            while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == ',' || s[n - 1] == ';'))
+            while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == ',' || s[n - 1] == ';' || s[n - 1] == '\r'))
                 s[--n] = '\0';
             struct mn_candidate c;
             if (n > 0 && match(s, &c) && fn(user, &c))
                 return;
         }
-        p += n;
-        if (*p)
-            p++;
+        p = next;
     }
+}
+
+/* Two scope ids are the same: both unset, or equal. */
+static int same_id(const char *want, const char *have)
+{
+    return want ? have && strcmp(want, have) == 0 : !have;
+}
+
+int mn_extract_in_scope(const mn_memory *m, const char *ns, const char *user_id, const char *agent_id,
+                        const char *session_id)
+{
+    return same_id(ns, m->ns) && same_id(user_id, m->user_id) && same_id(agent_id, m->agent_id) &&
+           same_id(session_id, m->session_id);
 }

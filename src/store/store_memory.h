@@ -40,16 +40,19 @@ struct mn_store_memory_ops {
      * is a new memory (MN_CONFLICT when the id exists). Version v > 1 first closes version v-1,
      * which must be current (else MN_CONFLICT): superseded_at = m->recorded_at and its
      * validity ends where m's begins (valid_to = max(valid_from, m->valid_from) unless it
-     * already ended before). */
+     * already ended before), and so does every earlier version's: at most one version of a
+     * memory is valid at any instant. */
     mn_status (*write)(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim);
     /* Rows matching the query: newest recorded first; best BM25 first with match; oldest
      * version first with all_versions. */
     mn_status (*query)(mn_store *st, const mn_store_memory_query *q, mn_store_memory_fn fn, void *user);
-    /* Deletes every version of memory id, its keyword entries and vectors; *removed gets the
-     * versions deleted (0: no such memory). */
+    /* Deletes every version of memory id, its keyword entries and vectors, erasing them (no
+     * term left in the index's pages or the WAL: erasure.md); *removed gets the versions
+     * deleted (0: no such memory). */
     mn_status (*forget)(mn_store *st, const char *id, int64_t *removed);
     /* Import (inside begin/commit): stores the row as it is, with its vector (vec
-     * NULL: none), unless (id, version) exists (*added 0). */
+     * NULL: none), unless (id, version) exists (*added 0). A version added closes the earlier
+     * ones as write does (an earlier one still current gets superseded_at = m->recorded_at). */
     mn_status (*import)(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added);
     /* The vids of the versions with a vector that pass q's scope, kind, metadata, pinned and time
      * filters (q->match, id and vids unused), any order. */

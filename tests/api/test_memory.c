@@ -272,6 +272,101 @@ static void versions_and_as_of(void **state)
     mn_close(db);
 }
 
+/* Adds text valid over [from, to) (0: not given) for user "vt". */
+static char *add_valid(mn_db *db, const char *text, int64_t from, int64_t to)
+{
+    mn_memory_in in = MN_MEMORY_IN_INIT;
+    in.text = text;
+    in.user_id = "vt";
+    in.valid_from = from;
+    in.valid_to = to;
+    in.pinned = 0;
+    in.token_cap = 0;
+    mn_memory *m = NULL;
+    assert_int_equal(mn_memory_add(db, &in, &m), MN_OK);
+    char *id = strdup(m->id);
+    mn_memory_free(m);
+    return id;
+}
+
+static void update_text(mn_db *db, const char *id, const char *text, int64_t from)
+{
+    mn_memory_in up = MN_MEMORY_IN_INIT;
+    up.text = text;
+    up.valid_from = from;
+    assert_int_equal(mn_memory_update(db, id, &up, NULL), MN_OK);
+}
+
+/* The one text of user vt's memories as of a moment (0: now), or "" when none; fails on more. */
+static const char *only_text(mn_db *db, int64_t as_of, char *buf, size_t cap)
+{
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    q.user_id = "vt";
+    q.as_of = as_of;
+    mn_memories *l = NULL;
+    assert_int_equal(mn_memory_list(db, &q, &l), MN_OK);
+    assert_true(l->count <= 1);
+    snprintf(buf, cap, "%s", l->count ? l->items[0].text : "");
+    mn_memories_free(l);
+    return buf;
+}
+
+/* Valid time: at most one version of a memory is valid at any instant; an update keeps the end
+ * it does not change; a delete never extends a validity; "now" is what is valid now. */
+static void valid_time_rules(void **state)
+{
+    (void)state;
+    char t[64];
+    set_now(T0);
+    mn_db *db = open_db("valid_time", NULL);
+
+    /* a later update valid from between two earlier versions takes over from its valid_from on */
+    char *city = add_valid(db, "City: Lisbon", T0 - 60 * DAY, 0);
+    update_text(db, city, "City: Porto", T0 - 30 * DAY);
+    update_text(db, city, "City: Braga", T0 - 45 * DAY);
+    assert_string_equal(only_text(db, T0 - 50 * DAY, t, sizeof t), "City: Lisbon");
+    assert_string_equal(only_text(db, T0 - 40 * DAY, t, sizeof t), "City: Braga");
+    assert_string_equal(only_text(db, T0 - 20 * DAY, t, sizeof t), "City: Braga");
+    assert_string_equal(only_text(db, 0, t, sizeof t), "City: Braga");
+    assert_int_equal(mn_memory_forget(db, city), MN_OK);
+
+    /* an update that does not give valid_to keeps it */
+    char *job = add_valid(db, "Contract ends in June", 0, T0 + 30 * DAY);
+    update_text(db, job, "The Acme contract ends in June", 0);
+    mn_memory *m = NULL;
+    assert_int_equal(mn_memory_get(db, job, &m), MN_OK);
+    assert_int_equal(m->version, 2);
+    assert_int_equal(m->valid_to, T0 + 30 * DAY);
+    mn_memory_free(m);
+    /* a delete at a moment after the end would extend it: refused, nothing written */
+    assert_int_equal(mn_memory_delete(db, job, T0 + 40 * DAY, NULL, NULL), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "valid_to"));
+    assert_int_equal(mn_memory_get(db, job, &m), MN_OK);
+    assert_int_equal(m->version, 2);
+    mn_memory_free(m);
+    assert_int_equal(mn_memory_delete(db, job, T0 + 10 * DAY, NULL, NULL), MN_OK);
+    assert_int_equal(mn_memory_get(db, job, &m), MN_OK);
+    assert_int_equal(m->valid_to, T0 + 10 * DAY);
+    mn_memory_free(m);
+    assert_int_equal(mn_memory_forget(db, job), MN_OK);
+
+    /* a fact valid from tomorrow is not true now, only as of then */
+    char *plan = add_valid(db, "Starts at the new job", T0 + DAY, 0);
+    assert_string_equal(only_text(db, 0, t, sizeof t), "");
+    assert_string_equal(only_text(db, T0 + 2 * DAY, t, sizeof t), "Starts at the new job");
+    /* deleted before it began: it never becomes true */
+    assert_int_equal(mn_memory_delete(db, plan, 0, NULL, NULL), MN_OK);
+    assert_int_equal(mn_memory_get(db, plan, &m), MN_OK);
+    assert_string_equal(m->change, "delete");
+    assert_int_equal(m->valid_to, T0 + DAY);
+    mn_memory_free(m);
+    assert_string_equal(only_text(db, T0 + 2 * DAY, t, sizeof t), "");
+    free(city);
+    free(job);
+    free(plan);
+    mn_close(db);
+}
+
 static void filters_and_search(void **state)
 {
     (void)state;
@@ -622,6 +717,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(add_get_and_limits),
         cmocka_unit_test(versions_and_as_of),
+        cmocka_unit_test(valid_time_rules),
         cmocka_unit_test(filters_and_search),
         cmocka_unit_test(semantic_needs_embedder),
         cmocka_unit_test(offline_extraction),

@@ -77,6 +77,20 @@ sqlite) eq "$(sql "$DB" "SELECT count(*) FROM memories_fts WHERE memories_fts MA
 postgres) eq "$(sql "$DB" "SELECT count(*) FROM memories WHERE text LIKE '%Berlin%'")" 0 "no row left" ;;
 esac
 
+# forget erases: no word of any version stays readable in the database's files (erasure.md), by
+# memory forget and by namespace forget alike
+ok mn memory add "secret zebraword"
+SECRET=$OUT
+ok mn memory update "$SECRET" --text "secret quokkaword"
+ok mn memory add "secret okapiword" --namespace leaving
+ok mn memory forget "$SECRET"
+ok mn namespace forget leaving --yes
+if [ "$(backend)" = sqlite ]; then
+    for w in zebraword quokkaword okapiword; do
+        check "forget leaves no '$w' in the database files" sh -c '! cat "$1"* | grep -q -a "$2"' _ "$DB" "$w"
+    done
+fi
+
 # --- export / import / migrate carry every version ------------------------------------------------
 ok mn memory add "Rui lives in Faro" --user rui --source 7
 RUI=$OUT
@@ -98,6 +112,25 @@ ok "$MNEMO" --db "$DB3" memory history "$RUI" --json
 eq "$OUT" "$HIST" "migrate copies every version"
 ok "$MNEMO" --db "$DB3" memory search "Braga" --json
 eq "$(jget "$OUT" '[m["id"] for m in j]')" "[\"$RUI\"]" "migrated memories are keyword-indexed"
+
+# importing a newer export closes the version its newer version supersedes: one current version
+DBA=$(new_db origin)
+DBB=$(new_db replica)
+ok "$MNEMO" --db "$DBA" memory add "User lives in Lisbon"
+LIS=$OUT
+ok "$MNEMO" --db "$DBA" export --out "$T/a1.jsonl"
+ok "$MNEMO" --db "$DBB" import "$T/a1.jsonl"
+export MNEMO_TEST_NOW_MS=1782864000000 # 2026-07-01
+ok "$MNEMO" --db "$DBA" memory update "$LIS" --text "User lives in Porto"
+ok "$MNEMO" --db "$DBA" export --out "$T/a2.jsonl"
+ok "$MNEMO" --db "$DBB" import "$T/a2.jsonl"
+ok "$MNEMO" --db "$DBB" memory list --json
+eq "$(jget "$OUT" '[m["text"] for m in j]')" '["User lives in Porto"]' "a re-import leaves one current version"
+ok "$MNEMO" --db "$DBA" memory history "$LIS" --json
+HIST=$OUT
+ok "$MNEMO" --db "$DBB" memory history "$LIS" --json
+eq "$OUT" "$HIST" "the re-imported history is the origin's, the old version closed as the update closed it"
+export MNEMO_TEST_NOW_MS=1780272000000 # 2026-06-01
 
 # --- extraction from a conversation -----------------------------------------------------------------
 ok mn session new --namespace home

@@ -4,7 +4,8 @@
 # invalidate and nothing, each with provenance; a malformed answer (not JSON, a memory id that
 # was not offered, candidates of the wrong shape) changes nothing, is a session event, and the
 # turns are read again next time; re-running over the same turns changes nothing; supersession
-# answered "as of". Also as pg/cli/t1720-memory-llm.
+# answered "as of"; the decision sees only the memories of exactly the session's scope. Also as
+# pg/cli/t1720-memory-llm.
 . "$TESTS_DIR/cli/lib.sh"
 
 node "$TESTS_DIR/fake_llm/fake_memory_llm.js" >"$T/port" &
@@ -66,6 +67,29 @@ eq "$(jget "$OUT" 'sorted(set((e["kind"], e["data"]["stage"]) for e in j))')" \
 x add "$S2"
 eq "$(jget "$OUT" '[j["messages"], j["added"]]')" "[1, 1]" "after a rejection the same turns are read again"
 eq "$(live n2)" '["The project uses PostgreSQL 15"]' "and then kept"
+
+# the decision is asked with the memories of exactly the session's scope: a session without
+# memory_scope neither sees nor updates another user's memories
+ok mn session new --namespace n3 --metadata '{"memory_scope":{"user_id":"alex"}}'
+SA=$OUT
+ok mn session new --namespace n3 --metadata '{"memory_scope":{"user_id":"sam"}}'
+SB=$OUT
+ok mn session new --namespace n3
+SN=$OUT
+ok mn add "$SA" user "The user lives in Oslo"
+x add "$SA"
+ok mn add "$SB" user "The user lives in Rome"
+x add "$SB"
+ok mn add "$SN" user "The user lives in Bergen"
+x update "$SN"
+eq "$(jget "$OUT" '[j["added"], j["updated"]]')" "[1, 0]" "no memory_scope: nothing of another scope to update"
+ok mn add "$SN" user "The user lives in Rome"
+x add "$SN"
+eq "$(jget "$OUT" '[j["added"], j["unchanged"]]')" "[1, 0]" "the same text in another scope is not already known"
+ok mn memory list --namespace n3 --json
+eq "$(jget "$OUT" 'sorted([m["user_id"] or "", m["text"], m["version"]] for m in j)')" \
+    '[["", "The user lives in Bergen", 1], ["", "The user lives in Rome", 1], ["alex", "The user lives in Oslo", 1], ["sam", "The user lives in Rome", 1]]' \
+    "each scope keeps its own"
 
 ok mn add "$S2" user "The staging database is small"
 MNEMO_SUMMARIZER_BASE_URL= fails 1 "summarizer.base_url" mn memory extract "$S2" --extractor llm

@@ -29,6 +29,15 @@ static const char SQL_CLOSE_PREV[] =
     "UPDATE memories SET superseded_at = $3,"
     " valid_to = CASE WHEN valid_to = 0 OR valid_to > $4 THEN greatest(valid_from, $4) ELSE valid_to END"
     " WHERE id = $1 AND version = $2 AND superseded_at = 0";
+/* A new version ends the validity of every earlier one from its valid_from on, not only of the
+ * one it supersedes (an update valid from before the previous version began reaches back over
+ * it), and closes any earlier one still current (an import of a newer export). */
+static const char SQL_END_EARLIER[] =
+    "UPDATE memories SET superseded_at = CASE WHEN superseded_at = 0 THEN $3::bigint ELSE superseded_at END,"
+    " valid_to = CASE WHEN valid_to = 0 OR valid_to > $4::bigint THEN greatest(valid_from, $4::bigint)"
+    " ELSE valid_to END"
+    " WHERE id = $1 AND version < $2::bigint"
+    " AND (superseded_at = 0 OR valid_to = 0 OR valid_to > greatest(valid_from, $4::bigint))";
 static const char SQL_INSERT[] =
     "INSERT INTO memories (id, version, text, kind, namespace, user_id, agent_id, session_id, metadata, sources,"
     " pinned, token_cap, valid_from, valid_to, recorded_at, superseded_at, change, actor, reason)"
@@ -87,6 +96,18 @@ static mn_status insert_row(struct pg_conn *c, const mn_memory *m, int64_t *vid)
 
 static mn_status put_vector(struct pg_conn *c, int64_t vid, const float *vec, uint32_t dim);
 
+/* Ends the earlier versions of m where m begins (SQL_END_EARLIER). */
+static mn_status end_earlier(struct pg_conn *c, const mn_memory *m)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, m->id);
+    mn_pg_i64(&p, m->version);
+    mn_pg_i64(&p, m->recorded_at);
+    mn_pg_i64(&p, m->valid_from);
+    return mn_pg_query(c, SQL_END_EARLIER, &p, 0, "memory close", NULL);
+}
+
 static mn_status write_body(struct pg_conn *c, void *arg)
 {
     struct write_arg *a = arg;
@@ -109,6 +130,8 @@ static mn_status write_body(struct pg_conn *c, void *arg)
         if (n != 1)
             return mn__err(MN_CONFLICT, "memory %s: version %lld is not the current version any more", m->id,
                            (long long)(m->version - 1));
+        if ((rc = end_earlier(c, m)))
+            return rc;
     }
     if ((rc = insert_row(c, m, &a->vid)))
         return rc;
@@ -142,6 +165,8 @@ static mn_status import_body(struct pg_conn *c, void *arg)
 {
     struct write_arg *a = arg;
     mn_status rc = insert_row(c, a->m, &a->vid);
+    if (!rc && a->vid && a->m->version > 1) /* a newer version than the database had closes the older ones */
+        rc = end_earlier(c, a->m);
     if (!rc && a->vid && a->vec)
         rc = put_vector(c, a->vid, a->vec, a->dim);
     return rc;
@@ -235,8 +260,10 @@ static void build_where(const mn_store_memory_query *sq, struct binds *b, struct
             bind_num(b, sql, " AND (m.valid_to = 0 OR m.valid_to > $%d::bigint)", q->as_of);
         } else {
             add(b, sql, " AND m.superseded_at = 0");
-            if (!q->include_closed)
+            if (!q->include_closed) { /* true now: begun (a fact valid from tomorrow is not yet) and not ended */
+                bind_num(b, sql, " AND m.valid_from <= $%d::bigint", sq->now_ms);
                 bind_num(b, sql, " AND (m.valid_to = 0 OR m.valid_to > $%d::bigint)", sq->now_ms);
+            }
         }
     }
     const char *key;

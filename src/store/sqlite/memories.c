@@ -27,6 +27,13 @@ static const char SQL_CLOSE_PREV[] =
     "UPDATE memories SET superseded_at = ?3,"
     " valid_to = CASE WHEN valid_to = 0 OR valid_to > ?4 THEN max(valid_from, ?4) ELSE valid_to END"
     " WHERE id = ?1 AND version = ?2 AND superseded_at = 0";
+/* A new version ends the validity of every earlier one from its valid_from on, not only of the
+ * one it supersedes (an update valid from before the previous version began reaches back over
+ * it), and closes any earlier one still current (an import of a newer export). */
+static const char SQL_END_EARLIER[] =
+    "UPDATE memories SET superseded_at = CASE WHEN superseded_at = 0 THEN ?3 ELSE superseded_at END,"
+    " valid_to = CASE WHEN valid_to = 0 OR valid_to > ?4 THEN max(valid_from, ?4) ELSE valid_to END"
+    " WHERE id = ?1 AND version < ?2 AND (superseded_at = 0 OR valid_to = 0 OR valid_to > max(valid_from, ?4))";
 static const char SQL_INSERT[] =
     "INSERT INTO memories (id, version, text, kind, namespace, user_id, agent_id, session_id, metadata, sources,"
     " pinned, token_cap, valid_from, valid_to, recorded_at, superseded_at, change, actor, reason)"
@@ -36,6 +43,7 @@ static const char SQL_FTS_INSERT[] = "INSERT INTO memories_fts (rowid, text) VAL
 static const char SQL_VEC_INSERT[] = "INSERT INTO memory_vectors (vid, dim, vector) VALUES (?1, ?2, ?3)";
 static const char SQL_FTS_FORGET[] = "DELETE FROM memories_fts WHERE rowid IN (SELECT vid FROM memories WHERE id = ?1)";
 static const char SQL_FORGET[] = "DELETE FROM memories WHERE id = ?1";
+static const char SQL_FTS_OPTIMIZE[] = "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')";
 
 /* Inserts the row; *vid gets its rowid, 0 when (id, version) was there already. */
 static mn_status insert_row(struct sqlite_store *s, const mn_memory *m, int64_t *vid)
@@ -82,6 +90,20 @@ static mn_status insert_row(struct sqlite_store *s, const mn_memory *m, int64_t 
 
 static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *vec, uint32_t dim);
 
+/* Ends the earlier versions of m where m begins (SQL_END_EARLIER). */
+static mn_status end_earlier(struct sqlite_store *s, const mn_memory *m)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_END_EARLIER, &st);
+    if (rc)
+        return rc;
+    mn_sqlite_bind_text(st, 1, m->id);
+    sqlite3_bind_int64(st, 2, m->version);
+    sqlite3_bind_int64(st, 3, m->recorded_at);
+    sqlite3_bind_int64(st, 4, m->valid_from);
+    return mn_sqlite_step_done(s, st, "memory close");
+}
+
 static mn_status write_txn(struct sqlite_store *s, const mn_memory *m, const float *vec, uint32_t dim)
 {
     sqlite3_stmt *st = NULL;
@@ -98,6 +120,8 @@ static mn_status write_txn(struct sqlite_store *s, const mn_memory *m, const flo
         if (sqlite3_changes(s->db) != 1)
             return mn__err(MN_CONFLICT, "memory %s: version %lld is not the current version any more", m->id,
                            (long long)(m->version - 1));
+        if ((rc = end_earlier(s, m)))
+            return rc;
     }
     int64_t vid = 0;
     if ((rc = insert_row(s, m, &vid)))
@@ -145,6 +169,8 @@ static mn_status import_locked(struct sqlite_store *s, const mn_memory *m, const
                                int64_t *vid)
 {
     mn_status rc = insert_row(s, m, vid);
+    if (!rc && *vid && m->version > 1) /* a newer version than the database had closes the older ones */
+        rc = end_earlier(s, m);
     if (!rc && *vid && vec)
         rc = put_vector(s, *vid, vec, dim);
     return rc;
@@ -171,11 +197,21 @@ static mn_status forget_locked(struct sqlite_store *s, const char *id, int64_t *
         rc = mn_sqlite_step_done(s, st, "memory forget");
         *removed = sqlite3_changes(s->db);
     }
+    /* An FTS5 delete only adds delete markers: the forgotten terms stay in their segments
+     * (memories_fts_data) until a merge reaches them. 'optimize' merges every segment into one,
+     * now, in the same transaction (as the messages' index is after a delete: erasure.md). */
+    if (!rc && *removed)
+        rc = mn_sqlite_exec_stmt(s, SQL_FTS_OPTIMIZE, "memory forget");
     if (rc) {
         mn_sqlite_rollback(s);
+        *removed = 0;
         return rc;
     }
-    return mn_sqlite_commit(s);
+    if ((rc = mn_sqlite_commit(s)))
+        return rc;
+    if (*removed) /* the WAL still holds the pages written before (the memory's insert among them) */
+        mn_sqlite_wal_truncate(s);
+    return MN_OK;
 }
 
 static mn_status op_forget(mn_store *st, const char *id, int64_t *removed)
@@ -238,8 +274,10 @@ static mn_status build_where(const mn_store_memory_query *sq, struct binds *b, s
             bind_num(b, sql, " AND (m.valid_to = 0 OR m.valid_to > ?%d)", q->as_of);
         } else {
             add(b, sql, " AND m.superseded_at = 0");
-            if (!q->include_closed)
+            if (!q->include_closed) { /* true now: begun (a fact valid from tomorrow is not yet) and not ended */
+                bind_num(b, sql, " AND m.valid_from <= ?%d", sq->now_ms);
                 bind_num(b, sql, " AND (m.valid_to = 0 OR m.valid_to > ?%d)", sq->now_ms);
+            }
         }
     }
     if (q->metadata) {
