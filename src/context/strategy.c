@@ -292,6 +292,10 @@ static mn_status run_plan(const mn_strategy_env *env, const mn_strategy_cfg *cfg
     return MN_OK;
 }
 
+/* The messages a context chooses from: the active history. Those past the turn limit or cleared
+ * are in no report's count (not "dropped for the budget": they were never candidates). */
+static int64_t active_history(const mn_session *s) { return s->message_count - s->inactive_count; }
+
 /* ---- the window strategy --------------------------------------------------------------------- */
 
 /* The newest messages that fit, after the stored summary when there is one (mn_compact's, or
@@ -322,7 +326,7 @@ static mn_status build_window(const mn_strategy_env *env, const mn_strategy_cfg 
         rc = mn_context_layout(&in, &b->w, &lo);
     if (!rc) {
         struct mn_window *w = &b->w;
-        w->total_messages = s->message_count - s->inactive_count;
+        w->total_messages = active_history(s);
         w->dropped_orphan = tail->dropped_orphan + lo.orphans;
         w->dropped_unmatched = tail->dropped_unmatched;
         w->summarized = sum ? sum->folded : 0;
@@ -395,7 +399,7 @@ static mn_status shown_parts(const mn_strategy_env *env, const mn_strategy_cfg *
     b->w.dropped_orphan = g_tail->dropped_orphan + g_old->dropped_orphan;
     b->w.dropped_unmatched = g_tail->dropped_unmatched + g_old->dropped_unmatched;
     /* messages the summary stands for and that are not shown */
-    int64_t summarized = s->message_count - (int64_t)n - (int64_t)(old_n - head_in_buf) + (folded ? (int64_t)p->to : 0);
+    int64_t summarized = active_history(s) - (int64_t)n - (int64_t)(old_n - head_in_buf) + (folded ? (int64_t)p->to : 0);
     b->w.summarized = summarized > 0 && ld->sum ? summarized : 0;
     *in = (mn_layout_in){s->id,
                          env->tk,
@@ -453,7 +457,7 @@ mn_status mn_context_assemble(const mn_strategy_env *env, const mn_strategy_cfg 
     mn_layout_out lo;
     if ((rc = mn_context_layout(&in, &b->w, &lo)))
         goto out;
-    b->w.total_messages = s->message_count;
+    b->w.total_messages = active_history(s);
     b->w.dropped_orphan += lo.orphans;
     mark_layout_orphans(&g, &in, &lo);
     report(b, cfg, ld.sum, &lo, outcome, p.trigger, event, &g);

@@ -126,6 +126,12 @@ static void clear_keeps_and_undoes(void **state)
     assert_int_equal(mn_context_build(db, s->id, &so, &c), MN_OK);
     assert_null(strstr(c->rendered, "zebras")); /* neither the messages nor the old summary */
     assert_non_null(strstr(c->rendered, "a fresh start"));
+    assert_int_equal(c->dropped, 0); /* the cleared ones are no candidates: not "dropped for the budget" */
+    assert_non_null(strstr(c->report, "\"total\":1,"));
+    mn_context_free(c);
+    assert_int_equal(mn_context_build(db, s->id, NULL, &c), MN_OK); /* window: the same count */
+    assert_int_equal(c->dropped, 0);
+    assert_non_null(strstr(c->report, "\"total\":1,"));
     mn_context_free(c);
 
     assert_int_equal(mn_session_clear(db, s->id, MN_CLEAR_UNDO, &n), MN_OK);
