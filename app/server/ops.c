@@ -1144,6 +1144,20 @@ static json_t *memories_json(const mn_memories *l)
     return mn_memories_to_json(l, &t) == MN_OK ? from_text(t) : NULL;
 }
 
+/* Who made a version (docs/memory.md, actor): the surface the call came through. */
+static const char *memory_actor(const struct srv_call *c) { return c->for_model ? "mcp" : "api"; }
+
+/* Fails c with the library's message, its argument's name (lib_name, as in "id: …") replaced by
+ * the parameter the caller sent (memory_id, q): the error must name what the caller can fix. */
+static mn_status fail_lib_as(struct srv_call *c, mn_status st, const char *lib_name, const char *param)
+{
+    const char *m = mn_errmsg();
+    size_t n = strlen(lib_name);
+    if (m && strncmp(m, lib_name, n) == 0 && m[n] == ':')
+        return srv_fail(c, st, "%s%s", param, m + n);
+    return srv_fail_lib(c, st);
+}
+
 /* The memory named by the path, checked against the key's namespace (another namespace's
  * memory is not found). *out may be NULL. */
 static mn_status memory_param(struct srv_call *c, const char **id, mn_memory **out)
@@ -1156,7 +1170,7 @@ static mn_status memory_param(struct srv_call *c, const char **id, mn_memory **o
         return MN_OK;
     mn_memory *m = NULL;
     if ((st = mn_memory_get(c->db, *id, &m)))
-        return srv_fail_lib(c, st);
+        return fail_lib_as(c, st, "id", "memory_id");
     if (c->ns && strcmp(m->ns, c->ns) != 0) {
         mn_memory_free(m);
         return srv_fail(c, MN_NOTFOUND, "memory %.60s: no such memory", *id);
@@ -1236,7 +1250,7 @@ static mn_status op_remember(struct srv_call *c)
     else if (c->ns)
         in.ns = c->ns;
     mn_memory *m = NULL;
-    in.actor = "api";
+    in.actor = memory_actor(c);
     if (!st && (st = mn_memory_add(c->db, &in, &m)))
         st = srv_fail_lib(c, st);
     if (!st)
@@ -1257,7 +1271,7 @@ static mn_status op_recall(struct srv_call *c)
     mn_status st = memory_query(c, &k, &q);
     mn_memories *l = NULL;
     if (!st && (st = mn_memory_search(c->db, a_str(c, "q"), mode, &q, &l)))
-        st = srv_fail_lib(c, st);
+        st = fail_lib_as(c, st, "query", "q");
     if (!st)
         st = ok(c, json_pack("{s:o*}", "memories", memories_json(l)));
     mn_memories_free(l);
@@ -1301,9 +1315,9 @@ static mn_status op_memory_update(struct srv_call *c)
     if (!st)
         st = memory_in(c, &k, &in, sources, 1);
     mn_memory *m = NULL;
-    in.actor = "api";
+    in.actor = memory_actor(c);
     if (!st && (st = mn_memory_update(c->db, id, &in, &m)))
-        st = srv_fail_lib(c, st);
+        st = fail_lib_as(c, st, "id", "memory_id");
     if (!st)
         st = ok(c, json_pack("{s:o*}", "memory", memory_json(m)));
     mn_memory_free(m);
@@ -1315,8 +1329,8 @@ static mn_status op_memory_delete(struct srv_call *c)
 {
     const char *id;
     mn_status st = memory_param(c, &id, NULL);
-    if (!st && (st = mn_memory_delete(c->db, id, a_int(c, "at", 0), "api", a_str(c, "reason"))))
-        st = srv_fail_lib(c, st);
+    if (!st && (st = mn_memory_delete(c->db, id, a_int(c, "at", 0), memory_actor(c), a_str(c, "reason"))))
+        st = fail_lib_as(c, st, "id", "memory_id");
     return st ? st : ok(c, json_pack("{s:s}", "closed", id));
 }
 
@@ -1326,7 +1340,7 @@ static mn_status op_memory_history(struct srv_call *c)
     mn_memories *l = NULL;
     mn_status st = memory_param(c, &id, NULL);
     if (!st && (st = mn_memory_history(c->db, id, &l)))
-        st = srv_fail_lib(c, st);
+        st = fail_lib_as(c, st, "id", "memory_id");
     if (!st)
         st = ok(c, json_pack("{s:o*}", "versions", memories_json(l)));
     mn_memories_free(l);
@@ -1338,7 +1352,7 @@ static mn_status op_forget(struct srv_call *c)
     const char *id;
     mn_status st = memory_param(c, &id, NULL);
     if (!st && (st = mn_memory_forget(c->db, id)))
-        st = srv_fail_lib(c, st);
+        st = fail_lib_as(c, st, "id", "memory_id");
     return st ? st : ok(c, json_pack("{s:s}", "forgotten", id));
 }
 

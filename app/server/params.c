@@ -177,7 +177,7 @@ static void enum_text(const char *list, char *out, size_t cap)
 }
 
 /* Whether p's string value is text standing for another type: a REST query-string or path value
- * ("60", "true", "" for a bare flag). A JSON body and MCP arguments carry their own types: "60"
+ * ("60", "true"). A JSON body and MCP arguments carry their own types: "60"
  * there is a string, refused where a number is declared (converting it let "pinned": "" pin). */
 static int given_as_text(const struct srv_call *c, const struct srv_param *p)
 {
@@ -274,11 +274,12 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
     case PT_BOOLEAN:
         if (json_is_boolean(v))
             return MN_OK;
-        if (text && (!strcmp(text, "true") || !strcmp(text, "1") || !strcmp(text, ""))) {
+        /* only JSON's two spellings: "1", "0" or "" read as a boolean let a typo pass as a filter */
+        if (text && !strcmp(text, "true")) {
             json_object_set_new(c->params, name, json_true());
             return MN_OK;
         }
-        if (text && (!strcmp(text, "false") || !strcmp(text, "0"))) {
+        if (text && !strcmp(text, "false")) {
             json_object_set_new(c->params, name, json_false());
             return MN_OK;
         }

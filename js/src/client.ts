@@ -65,7 +65,7 @@ function fitsType(type: ParamType, v: unknown): boolean {
   }
 }
 
-/** A query string carries text, which the server converts ("5" to 5, "1" to true): each value
+/** A query string carries text, which the server converts ("5" to 5, "true" to true): each value
  * is checked against its declared JSON types here instead, so a string for a number, 1 for a
  * boolean or a list for a word is refused as the server refuses it in a JSON body (InvalidError,
  * its message), not sent as text. Null and undefined are absent; an undeclared name is the

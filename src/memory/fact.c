@@ -37,6 +37,21 @@ static mn_status check_text(const char *field, const char *v, size_t max, int re
     return MN_OK;
 }
 
+/* A scope (on a write and on a read alike): each id unset or 1 to MN_FACT_MAX_SCOPE_ID bytes of
+ * UTF-8. An empty one would match no memory on a read: a blank filter is a mistake named. */
+static mn_status check_scope(const char *ns, const char *user_id, const char *agent_id, const char *session_id)
+{
+    const char *names[] = {"namespace", "user_id", "agent_id", "session_id"};
+    const char *ids[] = {ns, user_id, agent_id, session_id};
+    mn_status rc = MN_OK;
+    for (int i = 0; i < 4 && !rc; i++) {
+        rc = check_text(names[i], ids[i], MN_FACT_MAX_SCOPE_ID, 0);
+        if (!rc && ids[i] && !*ids[i])
+            rc = mn__err(MN_INVALID, "%s: must not be empty (leave it unset instead)", names[i]);
+    }
+    return rc;
+}
+
 static mn_status check_metadata(const char *metadata, int scalars_only)
 {
     if (!metadata)
@@ -84,13 +99,8 @@ mn_status mn_fact_check_in(const mn_memory_in *in, int is_update, mn_memory_in *
         rc = mn_fact_check_kind(in->kind);
     if (!rc && is_update && (in->ns || in->user_id || in->agent_id || in->session_id))
         rc = mn__err(MN_INVALID, "scope: a memory's namespace, user, agent and session cannot change");
-    const char *scope_names[] = {"namespace", "user_id", "agent_id", "session_id"};
-    const char *scope[] = {in->ns, in->user_id, in->agent_id, in->session_id};
-    for (int i = 0; i < 4 && !rc; i++) {
-        rc = check_text(scope_names[i], scope[i], MN_FACT_MAX_SCOPE_ID, 0);
-        if (!rc && scope[i] && !*scope[i])
-            rc = mn__err(MN_INVALID, "%s: must not be empty (leave it unset instead)", scope_names[i]);
-    }
+    if (!rc)
+        rc = check_scope(in->ns, in->user_id, in->agent_id, in->session_id);
     if (!rc)
         rc = check_metadata(in->metadata, 0);
     if (!rc && in->n_sources > MN_MEMORY_MAX_SOURCES)
@@ -122,11 +132,7 @@ mn_status mn_fact_check_query(const mn_memory_query *q, mn_memory_query *loaded)
     if (MN__ABI_LOAD(mn_memory_query, loaded, q, offset))
         return MN_MISUSE;
     q = loaded;
-    const char *scope_names[] = {"namespace", "user_id", "agent_id", "session_id"};
-    const char *scope[] = {q->ns, q->user_id, q->agent_id, q->session_id};
-    mn_status rc = MN_OK;
-    for (int i = 0; i < 4 && !rc; i++)
-        rc = check_text(scope_names[i], scope[i], MN_FACT_MAX_SCOPE_ID, 0);
+    mn_status rc = check_scope(q->ns, q->user_id, q->agent_id, q->session_id);
     if (!rc && q->kind)
         rc = mn_fact_check_kind(q->kind);
     if (!rc)

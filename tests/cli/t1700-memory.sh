@@ -31,6 +31,19 @@ eq "$(jget "$OUT" '[m["id"] for m in j]')" "$(jget "$ALL" 'j[1:3]')" "--limit 2 
 fails 2 "--offset: '-1' is not a whole number" mn memory list --offset -1
 ok mn memory search "prefers" --user bruno --json
 eq "$(jget "$OUT" '[m["text"] for m in j]')" '["Bruno prefers coffee"]' "keyword search within a user's scope"
+# a metadata filter matches the type as well as the value: true is not 1 (1 and 1.0 are one number)
+FDB=$(new_db flags)
+ok "$MNEMO" --db "$FDB" memory add "flag one" --metadata '{"flag":1}'
+ok "$MNEMO" --db "$FDB" memory add "flag true" --metadata '{"flag":true}'
+ok "$MNEMO" --db "$FDB" memory add "flag text" --metadata '{"flag":"1"}'
+for f in true 1 1.0 '"1"'; do
+    ok "$MNEMO" --db "$FDB" memory list --metadata "{\"flag\":$f}" --json
+    printf '%s ' "$(jget "$OUT" 'sorted(m["text"] for m in j)')"
+done >"$T/flags.txt"
+eq "$(cat "$T/flags.txt")" '["flag true"] ["flag one"] ["flag one"] ["flag text"] ' \
+    "metadata filter true / 1 / 1.0 / \"1\": each its own type"
+ok "$MNEMO" --db "$FDB" memory search "flag" --metadata '{"flag":true}' --json
+eq "$(jget "$OUT" '[m["text"] for m in j]')" '["flag true"]' "search: metadata true matches only true"
 
 # --- versions and time ------------------------------------------------------------------------------
 export MNEMO_TEST_NOW_MS=1772323200000 # 2026-03-01
@@ -151,6 +164,11 @@ BEFORE=$OUT
 fails 1 "kind" mn memory add "x" --kind "Not Valid"
 fails 1 "metadata" mn memory add "x" --metadata '[1]'
 fails 1 "text" mn memory add ""
+fails 1 "user_id: must not be empty \\(leave it unset instead\\)" mn memory add "x" --user-id ''
+fails 1 "user_id: must not be empty \\(leave it unset instead\\)" mn memory list --user-id ''
+fails 1 "namespace: must not be empty \\(leave it unset instead\\)" mn memory list --namespace ''
+fails 1 "agent_id: must not be empty \\(leave it unset instead\\)" mn memory search "x" --agent-id ''
+fails 1 "session_id: must not be empty \\(leave it unset instead\\)" mn memory search "x" --session-id ''
 fails 2 "not a time" mn memory list --as-of yesterday
 fails 2 "source" mn memory add "x" --source 1,abc
 fails 1 "not a memory id" mn memory show nope

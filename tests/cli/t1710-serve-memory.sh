@@ -50,6 +50,62 @@ req POST "/v1/memory/$ID/forget"
 eq "$CODE" 200 "forget"
 req GET "/v1/memory/$ID/history"
 eq "$CODE" 404 "forgotten: 404"
+
+# query-string booleans are written as JSON writes them: true or false, nothing else
+for q in 'pinned=1' 'pinned=0' 'pinned=' 'include_closed=1' 'include_closed='; do
+    req GET "/v1/memory?$q"
+    printf '%s %s; ' "$CODE" "$(jget "$OUT" 'j["error"]["message"]')"
+done >"$T/bools.txt"
+eq "$(cat "$T/bools.txt")" "$(for n in pinned pinned pinned include_closed include_closed; do
+    printf '400 %s: must be true or false; ' $n; done)" "query booleans 1, 0 and empty are refused"
+
+# MCP (over HTTP) writes are recorded as the mcp surface's
+mcp_call() { # NAME ARGS: sets OUT to the tools/call result
+    req POST /mcp "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$1\",\"arguments\":$2}}" \
+        -H 'Accept: application/json, text/event-stream'
+    OUT=$(jget "$OUT" 'json.dumps(j["result"]) if "result" in j else json.dumps(j["error"])')
+}
+mcp_call remember '{"text":"Likes jazz","user_id":"u3"}'
+JID=$(jget "$OUT" 'j["structuredContent"]["memory"]["id"]')
+eq "$(jget "$OUT" 'j["structuredContent"]["memory"]["actor"]')" mcp "MCP remember: actor mcp"
+mcp_call update "{\"memory_id\":\"$JID\",\"text\":\"Likes jazz and blues\"}"
+eq "$(jget "$OUT" 'j["structuredContent"]["memory"]["actor"]')" mcp "MCP update: actor mcp"
+
+# an empty scope filter is refused on reads as on writes
+req POST /v1/memory '{"text":"x","user_id":""}'
+WRITE_MSG=$(jget "$OUT" 'j["error"]["message"]')
+eq "$WRITE_MSG" "user_id: must not be empty (leave it unset instead)" "remember: an empty user_id is refused"
+req GET "/v1/memory?namespace="
+eq "$CODE $(jget "$OUT" 'j["error"]["message"]')" "400 namespace: must not be empty (leave it unset instead)" \
+    "memory_list: an empty namespace is refused"
+req GET "/v1/memory?user_id="
+eq "$CODE $(jget "$OUT" 'j["error"]["message"]')" "400 $WRITE_MSG" "memory_list: an empty user_id is refused"
+req GET "/v1/memory/search?q=jazz&agent_id="
+eq "$CODE $(jget "$OUT" 'j["error"]["message"]')" "400 agent_id: must not be empty (leave it unset instead)" \
+    "recall: an empty agent_id is refused"
+mcp_call recall '{"q":"jazz","session_id":""}'
+eq "$(jget "$OUT" '[j["isError"], j["content"][0]["text"]]')" \
+    '[true, "invalid: session_id: must not be empty (leave it unset instead)"]' "MCP recall: an empty session_id is refused"
+
+# errors name the parameter as each surface spells it
+req GET "/v1/memory/search?q="
+eq "$CODE $(jget "$OUT" 'j["error"]["message"]')" "400 q: must not be empty" "recall: an empty q is named q"
+mcp_call recall '{"q":""}'
+eq "$(jget "$OUT" 'j["content"][0]["text"]')" "invalid: q: must not be empty" "MCP recall: an empty q is named q"
+req GET /v1/memory/xyz
+eq "$CODE $(jget "$OUT" 'j["error"]["message"]')" "400 memory_id: 'xyz' is not a memory id (a UUID)" \
+    "a bad memory id in the path is named memory_id"
+# a delete names at only when at was given: without it, a memory not yet begun never becomes true
+req POST /v1/memory '{"text":"Moves to Oslo","valid_from":4102444800000}'
+FID=$(jget "$OUT" 'j["memory"]["id"]')
+req DELETE "/v1/memory/$FID?at=1000"
+eq "$CODE $(jget "$OUT" 'j["error"]["message"]')" "400 at: must be after the memory's valid_from" \
+    "memory_delete: an at before valid_from is named at"
+req DELETE "/v1/memory/$FID"
+eq "$CODE" 200 "memory_delete without at before valid_from: closed, never true"
+mcp_call forget '{"memory_id":"xyz"}'
+eq "$(jget "$OUT" 'j["content"][0]["text"]')" "invalid: memory_id: 'xyz' is not a memory id (a UUID)" \
+    "MCP forget: a bad memory id is named memory_id"
 serve_stop
 
 # a key bound to a namespace stays inside it

@@ -295,6 +295,12 @@ static mn_status build_where(const mn_store_memory_query *sq, struct binds *b, s
             free(vj);
             b->oom |= mn_buf_addf(sql, " AND json_extract(m.metadata, '$.\"%s\"') IS json_extract(", key) != MN_OK;
             bind_text(b, sql, "?%d, '$')", json_string_value(json_object_get(o, key)));
+            /* json_extract gives true as 1: the value alone let true match 1 and 1.0. A boolean
+             * matches a boolean only; numbers stay numbers (1 matches 1.0, as jsonb's = on PG) */
+            b->oom |= mn_buf_addf(sql,
+                                  " AND (json_type(m.metadata, '$.\"%s\"') IN ('true', 'false'))"
+                                  " = (json_type(?%d, '$') IN ('true', 'false'))",
+                                  key, b->n) != MN_OK;
         }
         *meta_keep = o; /* owns the bound texts */
     }
