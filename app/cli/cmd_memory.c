@@ -90,8 +90,10 @@ static int read_scope(const struct cli_args *a, mn_memory_query *q)
     q->as_of = as_of;
     q->limit = (size_t)limit;
     q->include_closed = cli_flag(a, "include-closed");
-    if (cli_flag(a, "pinned"))
-        q->pinned = 1;
+    if (cli_contradict(a, "pinned", "unpinned"))
+        return -1;
+    if (cli_flag(a, "pinned") || cli_flag(a, "unpinned"))
+        q->pinned = cli_flag(a, "pinned"); /* REST's pinned: true / false */
     return 0;
 }
 

@@ -61,10 +61,12 @@ static const struct cli_opt o_mem_add[] = {{"kind", 1},   {"namespace", 1},  {"u
                                            {"json", 0},   {NULL, 0}};
 static const struct cli_opt o_mem_list[] = {{"namespace", 1}, {"user-id", 1}, {"agent-id", 1}, {"session-id", 1},
                                             {"kind", 1},      {"metadata", 1}, {"as-of", 1}, {"include-closed", 0},
-                                            {"pinned", 0},    {"limit", 1}, {"offset", 1}, {"json", 0}, {NULL, 0}};
+                                            {"pinned", 0},    {"unpinned", 0}, {"limit", 1}, {"offset", 1}, {"json", 0},
+                                            {NULL, 0}};
 static const struct cli_opt o_mem_search[] = {{"namespace", 1}, {"user-id", 1},  {"agent-id", 1},  {"session-id", 1},
                                               {"kind", 1},      {"metadata", 1}, {"as-of", 1}, {"include-closed", 0},
-                                              {"pinned", 0},    {"limit", 1}, {"mode", 1},   {"json", 0}, {NULL, 0}};
+                                              {"pinned", 0},    {"unpinned", 0}, {"limit", 1}, {"mode", 1},  {"json", 0},
+                                              {NULL, 0}};
 static const struct cli_opt o_mem_update[] = {{"text", 1},      {"kind", 1},     {"metadata", 1}, {"sources", 1},
                                               {"valid-from", 1}, {"valid-to", 1}, {"token-cap", 1}, {"pinned", 0},
                                               {"unpinned", 0},  {"reason", 1},   {"json", 0},     {NULL, 0}};
@@ -77,14 +79,14 @@ static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1
 /* The scope and filters memory list and memory search share (the API's memory filters). */
 #define MEMORY_FILTERS                                                                                          \
     "--namespace NS] [--user-id U] [--agent-id A] [--session-id ID] [--kind K] [--metadata JSON]\n"             \
-    "       [--as-of T] [--include-closed] [--pinned] [--limit N"
+    "       [--as-of T] [--include-closed] [--pinned | --unpinned] [--limit N"
 #define MEMORY_FILTERS_HELP                                                                                     \
     "  --namespace NS, --user-id U, --agent-id A, --session-id ID   only memories of this scope (also\n"          \
     "                    --user, --agent, --session)\n"                                                        \
     "  --kind K          only this kind\n"                                                                      \
     "  --as-of T         what was true at T (ms since the epoch or YYYY-MM-DD[THH:MM[:SS]])\n"                 \
     "  --include-closed  also closed (deleted) memories (also --all)\n"                                        \
-    "  --pinned          only memory blocks\n"                                                                  \
+    "  --pinned          only memory blocks (--unpinned: none of them)\n"                                        \
     "  --metadata JSON   an object of scalars each memory's metadata must match\n"
 
 const struct cli_cmd cli_commands[] = {

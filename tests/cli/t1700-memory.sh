@@ -158,6 +158,21 @@ eq "$(jget "$OUT" 'sorted(m["text"] for m in j)')" \
     '["The wifi password changes on Fridays", "User'"'"'s dog is Rex"]' "the extracted memories"
 fails 1 "not one of offline" mn memory extract "$S" --extractor magic
 
+# the pinned filter's three states, as REST's pinned true / false / absent
+DB=$(new_db pinned)
+ok mn memory add "Answer in British English" --pinned
+ok mn memory add "Deploys go through staging first"
+for f in --pinned --unpinned ""; do
+    ok mn memory list $f --json
+    jget "$OUT" '[m["text"] for m in j]'
+done >"$T/pinned.txt"
+eq "$(cat "$T/pinned.txt")" '["Answer in British English"]
+["Deploys go through staging first"]
+["Deploys go through staging first", "Answer in British English"]' "memory list --pinned / --unpinned / neither"
+ok mn memory search "English staging" --mode keyword --unpinned --json
+eq "$(jget "$OUT" '[m["text"] for m in j]')" '["Deploys go through staging first"]' "memory search --unpinned"
+fails 2 "pinned" mn memory list --pinned --unpinned
+
 # --- bad input ---------------------------------------------------------------------------------------
 ok mn memory list --json
 BEFORE=$OUT
