@@ -208,8 +208,8 @@ static void erase_message_delete(void **state)
     gone(f, "zebracanarymessage");
 }
 
-/* An edit to no text leaves no title: the one taken from the old text goes with it (and a later
- * delete, which clears a title only when it matches the message's text, cannot do it then). */
+/* An edit to no text leaves no title: the one taken from the old text goes with it (and the
+ * session no longer records a message its title came from, so a later delete has none to clear). */
 static void erase_message_edit(void **state)
 {
     struct fx *f = *state;

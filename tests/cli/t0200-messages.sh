@@ -1,6 +1,7 @@
 #!/bin/sh
 # t0200-messages.sh — `mnemo add` (every role and option, content from stdin), `mnemo history`
-# (human and --json, --limit, --after) and idempotency keys.
+# (human and --json, --limit, --after), idempotency keys, and the message a title came from (which
+# alone clears or re-derives it on delete or edit; after a fork, an import, an upgrade).
 . "$TESTS_DIR/cli/lib.sh"
 
 ok mn session new --title messages
@@ -225,5 +226,138 @@ ok mn history "$S2" --json --after 3 --limit 2
 eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[4, 5]" "the next page"
 ok mn history "$S2" --json --after 1 --limit 2 --tail
 eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[6, 7]" "history --after 1 --limit 2 --tail: the newest two after seq 1"
+
+
+# --- a title follows the message it was taken from, and no other -------------------------------------
+# A delete clears the title, an edit re-derives it, only when the title came from that very message:
+# not when a message merely starts with the title's text, nor from a later message, nor when the
+# user set it (session new --title, session update --title).
+title_of() { run mn session show "$1" --json && jget "$OUT" 'j["title"]'; }
+ok mn session new --title Fix
+TF=$OUT
+ok mn add "$TF" user "please fix"
+ok mn add "$TF" assistant "Fix applied"
+ok mn message delete "$TF" "$OUT"
+eq "$(title_of "$TF")" Fix "deleting a message that starts with a user-set title keeps the title"
+ok mn add "$TF" assistant "Fix it is"
+ok mn session new --title hello
+TH=$OUT
+ok mn add "$TH" user hello
+ok mn message edit "$TH" "$OUT" bye
+eq "$(title_of "$TH")" hello "editing a message whose text is a user-set title keeps the title"
+ok mn history "$TH" --json
+ok mn message delete "$TH" "$(jget "$OUT" 'j[0]["id"]')"
+eq "$(title_of "$TH")" hello "deleting it keeps the title too"
+ok mn session new
+TD=$OUT
+ok mn add "$TD" user hello
+TD1=$OUT
+ok mn add "$TD" user "hello world, again"
+TD2=$OUT
+ok mn message edit "$TD" "$TD2" "something else"
+eq "$(title_of "$TD")" hello "editing a later user message that starts with the title keeps it"
+ok mn message delete "$TD" "$TD2"
+eq "$(title_of "$TD")" hello "deleting it keeps it"
+ok mn message edit "$TD" "$TD1" "hello there"
+eq "$(title_of "$TD")" "hello there" "editing the message the title came from re-derives it"
+ok mn message edit "$TD" "$TD1" "hello again"
+eq "$(title_of "$TD")" "hello again" "a second edit of it re-derives it again"
+ok mn message delete "$TD" "$TD1"
+eq "$(title_of "$TD")" null "deleting the message the title came from clears it"
+ok mn add "$TD" user "a new question"
+TD3=$OUT
+eq "$(title_of "$TD")" "a new question" "the next user message gives the title"
+ok mn session update "$TD" --title "Named by hand"
+ok mn message edit "$TD" "$TD3" "a new question, edited"
+eq "$(title_of "$TD")" "Named by hand" "a title set by session update is the user's: an edit keeps it"
+ok mn message delete "$TD" "$TD3"
+eq "$(title_of "$TD")" "Named by hand" "and a delete keeps it"
+# in a batch, the first user message with text gives the title, wherever it stands
+printf '[{"role":"system","content":"be brief"},{"role":"user","content":"  \\n "},{"role":"user","content":"batch question"},{"role":"user","content":"batch question too"}]' >titled.json
+TB=0190a9c1-7ab7-7cc1-8f6e-6b0ea1d2c3f5
+ok mn add "$TB" --messages titled.json --create
+ok mn history "$TB" --json
+TB3=$(jget "$OUT" 'j[2]["id"]')
+TB4=$(jget "$OUT" 'j[3]["id"]')
+eq "$(title_of "$TB")" "batch question" "a batch: the title comes from its first user message with text"
+ok mn message edit "$TB" "$TB4" "other"
+eq "$(title_of "$TB")" "batch question" "a batch: editing a later message keeps the title"
+ok mn message edit "$TB" "$TB3" "batch answer"
+eq "$(title_of "$TB")" "batch answer" "a batch: editing the title's message re-derives it"
+
+# a fork: the title follows the copy of its message (renumbered); the source's stays as it is
+ok mn session new
+TK=$OUT
+ok mn add "$TK" assistant "welcome"
+ok mn add "$TK" user "fork me"
+ok mn add "$TK" user "fork me too"
+ok mn session fork "$TK"
+FK=$OUT
+ok mn history "$FK" --json
+FK2=$(jget "$OUT" 'j[1]["id"]')
+FK3=$(jget "$OUT" 'j[2]["id"]')
+ok mn message edit "$FK" "$FK3" "changed"
+eq "$(title_of "$FK")" "fork me" "a fork: editing a later message keeps the title"
+ok mn message edit "$FK" "$FK2" "forked question"
+eq "$(title_of "$FK")" "forked question" "a fork: editing the copy of the title's message re-derives it"
+eq "$(title_of "$TK")" "fork me" "a fork: the source keeps its title"
+ok mn session new --title "fork me"
+TU=$OUT
+ok mn add "$TU" user "fork me"
+ok mn session fork "$TU"
+FU=$OUT
+ok mn history "$FU" --json
+ok mn message delete "$FU" "$(jget "$OUT" 'j[0]["id"]')"
+eq "$(title_of "$FU")" "fork me" "a fork of a user-set title: the title stays the user's"
+
+# an import finds the message a title came from: the first user message that gives it
+ok mn export "$TF" "$TK" "$TU" --out titles.jsonl
+DI=$(new_db imported)
+ok "$MNEMO" --db "$DI" import titles.jsonl
+ok "$MNEMO" --db "$DI" history "$TF" --json
+ok "$MNEMO" --db "$DI" message delete "$TF" "$(jget "$OUT" 'j[1]["id"]')"
+ok "$MNEMO" --db "$DI" session show "$TF" --json
+eq "$(jget "$OUT" 'j["title"]')" Fix "an import: a message starting with a title it does not give leaves it"
+ok "$MNEMO" --db "$DI" history "$TK" --json
+IK3=$(jget "$OUT" 'j[2]["id"]')
+IK2=$(jget "$OUT" 'j[1]["id"]')
+ok "$MNEMO" --db "$DI" message edit "$TK" "$IK3" "changed"
+ok "$MNEMO" --db "$DI" session show "$TK" --json
+eq "$(jget "$OUT" 'j["title"]')" "fork me" "an import: editing a later message keeps the title"
+ok "$MNEMO" --db "$DI" message delete "$TK" "$IK2"
+ok "$MNEMO" --db "$DI" session show "$TK" --json
+eq "$(jget "$OUT" 'j["title"]')" null "an import: deleting the message that gives the title clears it"
+
+# an older database (schema 12; PostgreSQL 9) learns where its titles came from on upgrade
+DO=$(new_db older)
+ok "$MNEMO" --db "$DO" session new --title Fix
+OF=$OUT
+ok "$MNEMO" --db "$DO" add "$OF" user "please fix"
+ok "$MNEMO" --db "$DO" add "$OF" assistant "Fix applied"
+OF2=$OUT
+ok "$MNEMO" --db "$DO" session new
+OD=$OUT
+ok "$MNEMO" --db "$DO" add "$OD" assistant "hello there"
+ok "$MNEMO" --db "$DO" add "$OD" user "hello"
+OD2=$OUT
+ok "$MNEMO" --db "$DO" add "$OD" user "hello"
+OD3=$OUT
+if [ "$(backend)" = postgres ]; then
+    sql "$DO" "ALTER TABLE sessions DROP COLUMN title_seq; ALTER TABLE sessions DROP COLUMN cleared_from;
+               UPDATE mnemo_schema SET version = 9" >/dev/null
+else
+    sql "$DO" "ALTER TABLE sessions DROP COLUMN title_seq; ALTER TABLE sessions DROP COLUMN cleared_from;
+               PRAGMA user_version = 12" >/dev/null
+fi
+ok "$MNEMO" --db "$DO" upgrade
+ok "$MNEMO" --db "$DO" message delete "$OF" "$OF2"
+ok "$MNEMO" --db "$DO" session show "$OF" --json
+eq "$(jget "$OUT" 'j["title"]')" Fix "upgraded: a message starting with the title does not take it"
+ok "$MNEMO" --db "$DO" message edit "$OD" "$OD3" "bye"
+ok "$MNEMO" --db "$DO" session show "$OD" --json
+eq "$(jget "$OUT" 'j["title"]')" hello "upgraded: the title is the first user message's that gives it, not a later one's"
+ok "$MNEMO" --db "$DO" message edit "$OD" "$OD2" "hello, edited"
+ok "$MNEMO" --db "$DO" session show "$OD" --json
+eq "$(jget "$OUT" 'j["title"]')" "hello, edited" "upgraded: editing the message it came from re-derives it"
 
 finish

@@ -24,7 +24,10 @@ struct pg_rows {
 };
 
 /* ord: the rows' order; last_seq of a session is its last row's seq, the counters are sums, the
- * title the first one given (kept only while the session has none), now the last one. */
+ * title the first one given (kept only while the session has none), now the last one. A title
+ * given records the seq of the message it came from (messages.c's TITLE_SEQ): the first new user
+ * message whose title (mn_message_title, as TITLE_OF there) it is, among the rows here (which
+ * the update does not see in the table) and the ones inserted before, above last_seq. */
 static const char SQL_APPEND_ROWS[] =
     "WITH d AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[],"
     " $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::integer[],"
@@ -42,6 +45,10 @@ static const char SQL_APPEND_ROWS[] =
     " UPDATE sessions s SET last_seq = u.last_seq, message_count = s.message_count + u.added,"
     " token_count = s.token_count + u.ntokens, updated_at = u.now,"
     " title = CASE WHEN s.title IS NULL THEN u.title ELSE s.title END, turn_count = s.turn_count + u.users,"
+    " title_seq = CASE WHEN s.title IS NULL AND u.title IS NOT NULL THEN coalesce((SELECT min(x.seq) FROM"
+    " (SELECT seq, role, content FROM messages WHERE session_sid = s.sid AND seq > s.last_seq UNION ALL"
+    " SELECT seq, role, content FROM d WHERE d.sid = s.sid) x WHERE x.role = 'user' AND"
+    " left(translate(ltrim(x.content, E' \\n\\t\\r'), E'\\n\\r\\t', '   '), 100) = u.title), 0) ELSE s.title_seq END,"
     " expires_at = CASE WHEN s.ttl_ms > 0 THEN u.now + s.ttl_ms ELSE s.expires_at END"
     " FROM u WHERE s.sid = u.sid";
 

@@ -12,12 +12,12 @@
 
 static const char SQL_MESSAGE_FOR_EDIT[] =
     "SELECT tokens, seq FROM messages WHERE id = $1::bigint AND session_sid = $2::bigint FOR UPDATE";
-/* A title taken from the old text (as messages.c's SQL_TITLE_FROM_MESSAGE) becomes the new
- * text's, or none when that gives no title (''). Runs before the content changes. */
+/* A title taken from this message (title_seq is its seq $2, as in messages.c's
+ * SQL_TITLE_FROM_MESSAGE) becomes the new text's and still comes from it, or goes when that
+ * gives no title (''). */
 static const char SQL_TITLE_FROM_MESSAGE[] =
-    "UPDATE sessions SET title = nullif($3, '') WHERE sid = $1::bigint AND title IS NOT NULL AND (SELECT"
-    " left(translate(ltrim(content, E' \\n\\t\\r'), E'\\n\\r\\t', '   '), length(sessions.title)) FROM messages"
-    " WHERE id = $2::bigint) = title";
+    "UPDATE sessions SET title = nullif($3, ''), title_seq = CASE WHEN $3 = '' THEN 0 ELSE title_seq END"
+    " WHERE sid = $1::bigint AND title_seq = $2::bigint";
 static const char SQL_MESSAGE_EDIT[] =
     "UPDATE messages SET content = $2, metadata = coalesce($3, metadata), tokens = $4::bigint WHERE id = $1::bigint";
 static const char SQL_SESSION_TOKENS[] =
@@ -56,14 +56,14 @@ static mn_status run_ints(struct pg_conn *c, const char *sql, const char *what, 
     return mn_pg_query(c, sql, &p, 0, what, NULL);
 }
 
-static mn_status retitle(struct pg_conn *c, int64_t sid, const mn_store_edit *e)
+static mn_status retitle(struct pg_conn *c, int64_t sid, int64_t seq, const mn_store_edit *e)
 {
     if (!e->title)
         return MN_OK;
     struct pg_params p;
     mn_pg_params_init(&p);
     mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, e->message_id);
+    mn_pg_i64(&p, seq);
     mn_pg_text(&p, e->title);
     return mn_pg_query(c, SQL_TITLE_FROM_MESSAGE, &p, 0, "title", NULL);
 }
@@ -91,7 +91,7 @@ static mn_status edit_body(struct pg_conn *c, void *arg)
     int64_t before = mn_pg_col_i64(r, 0, 0);
     a->seq = mn_pg_col_i64(r, 0, 1);
     PQclear(r);
-    if ((rc = retitle(c, sid, e)) || (rc = write_content(c, e)) ||
+    if ((rc = retitle(c, sid, a->seq, e)) || (rc = write_content(c, e)) ||
         (rc = run_ints(c, SQL_SESSION_TOKENS, "session update", 4, (int64_t[]){sid, before, e->tokens, e->now_ms})) ||
         (rc = run_ints(c, SQL_VECTOR_DROP, "vector drop", 1, &e->message_id)) ||
         (rc = run_ints(c, SQL_REQUEUE, "embedding queue", 1, &e->message_id)) ||

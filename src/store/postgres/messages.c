@@ -21,6 +21,10 @@
 
 #define SESSION_COLS MN_PG_SESSION_COLS
 #define MESSAGE_COLS MN_PG_MESSAGE_COLS
+/* The title mn_message_title takes from a message's content (an SQL expression of column col),
+ * as sqlite/sqlite.c's TITLE_OF: its first 100 characters (MN_TITLE_CHARS), leading whitespace
+ * gone, line breaks and tabs made spaces. */
+#define TITLE_OF(col) "left(translate(ltrim(" col ", E' \\n\\t\\r'), E'\\n\\r\\t', '   '), 100)"
 
 /* ---- sessions -------------------------------------------------------------------------------- */
 
@@ -229,6 +233,14 @@ static const char SQL_MESSAGE_INSERT[] =
     " $15::bigint) RETURNING id";
 static const char SQL_MESSAGE_BY_IDEM[] =
     "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND idem_key = $2";
+/* A title the append gives records the seq of the message it came from: the first new user
+ * message whose title it is (0 when a repeated message, which an idempotency key did not store
+ * again, gave it); sqlite/sqlite.c's S_SESSION_APPENDED. The messages inserted before this
+ * statement are the ones above the session's last_seq. */
+#define TITLE_SEQ(title, more)                                                                                   \
+    " title_seq = CASE WHEN title IS NULL AND " title "::text IS NOT NULL THEN coalesce((SELECT min(x.seq) FROM"   \
+    " (SELECT seq, role, content FROM messages WHERE session_sid = $1::bigint AND seq > sessions.last_seq" more   \
+    ") x WHERE x.role = 'user' AND " TITLE_OF("x.content") " = " title "), 0) ELSE title_seq END,"
 /* One message and its session's counters (what the append added, this message included) in one
  * statement. */
 static const char SQL_MESSAGE_INSERT_APPENDED[] =
@@ -239,6 +251,7 @@ static const char SQL_MESSAGE_INSERT_APPENDED[] =
     " UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $16::bigint,"
     " token_count = token_count + $17::bigint, updated_at = $18::bigint,"
     " title = CASE WHEN title IS NULL THEN $19 ELSE title END, turn_count = turn_count + $20::bigint,"
+    TITLE_SEQ("$19", " UNION ALL SELECT $2::bigint, $3, $4") /* this message: in m, which the update does not see */
     " expires_at = CASE WHEN ttl_ms > 0 THEN $18::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint"
     " RETURNING (SELECT id FROM m)";
 /* SQL_MESSAGE_INSERT with the message's id drawn beforehand ($16). */
@@ -251,6 +264,7 @@ static const char SQL_SESSION_APPENDED[] =
     "UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $3::bigint,"
     " token_count = token_count + $4::bigint, updated_at = $5::bigint,"
     " title = CASE WHEN title IS NULL THEN $6 ELSE title END, turn_count = turn_count + $7::bigint,"
+    TITLE_SEQ("$6", "")
     " expires_at = CASE WHEN ttl_ms > 0 THEN $5::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint";
 
 static void bind_message(struct pg_params *p, int64_t sid, const mn_message *m)
@@ -727,6 +741,13 @@ mn_status mn_pg_op_export_scan(mn_store *st, const char *const *ids, size_t n, m
     return mn_pg_run(PG(st), PG_SNAPSHOT, export_body, &a);
 }
 
+/* An import never derives a title: a session it adds with one is marked in meta
+ * ('import.title:<sid>'), and the commit finds the message the title came from once the
+ * messages are in (pg.c, mn_pg_op_commit; sqlite/sqlite.c's SQL_IMPORT_TITLE_MARK). */
+static const char SQL_IMPORT_TITLE_MARK[] =
+    "INSERT INTO meta (key, value) VALUES ('import.title:' || $1::bigint, $1::bigint::text)"
+    " ON CONFLICT (key) DO NOTHING";
+
 static mn_status import_session_body(struct pg_conn *c, void *arg)
 {
     const mn_session *in = arg;
@@ -734,7 +755,12 @@ static mn_status import_session_body(struct pg_conn *c, void *arg)
     mn_status rc = mn_pg_session_sid(c, in->id, &sid, NULL);
     if (rc != MN_NOTFOUND)
         return rc == MN_OK ? MN_NOTFOUND : rc; /* MN_NOTFOUND here: present, skipped */
-    return insert_session(c, in, NULL);
+    if ((rc = insert_session(c, in, &sid)) || !in->title)
+        return rc;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    return mn_pg_query(c, SQL_IMPORT_TITLE_MARK, &p, 0, "import title", NULL);
 }
 
 mn_status mn_pg_op_import_session(mn_store *st, const mn_session *in, int *added)
@@ -849,19 +875,19 @@ static const char SQL_SUMMARIES_COVERING[] =
     " SELECT $1::bigint, 'summary_dropped', json_build_object('reason', 'message_deleted', 'message_id', $2::bigint,"
     " 'seq', $3::bigint, 'summaries', count(*))::text, $4::bigint FROM gone HAVING count(*) > 0";
 static const char SQL_MESSAGE_DELETE[] = "DELETE FROM messages WHERE id = $1::bigint";
-/* A title taken from the message (its start, whitespace made spaces: mn_message_title) goes too;
- * the next user message gives the session a new one. Runs before the delete. */
+/* A title taken from the message (title_seq is its seq) goes too; the next user message gives
+ * the session a new one. A title the user set, or taken from another message, stays (whatever
+ * text the message starts with). */
 static const char SQL_TITLE_FROM_MESSAGE[] =
-    "UPDATE sessions SET title = NULL WHERE sid = $1::bigint AND title IS NOT NULL AND (SELECT"
-    " left(translate(ltrim(content, E' \\n\\t\\r'), E'\\n\\r\\t', '   '), length(sessions.title)) FROM messages"
-    " WHERE id = $2::bigint) = title";
+    "UPDATE sessions SET title = NULL, title_seq = 0 WHERE sid = $1::bigint AND title_seq = $2::bigint";
 static const char SQL_SESSION_MESSAGE_GONE[] =
     "UPDATE sessions SET message_count = message_count - 1, token_count = token_count - $2::bigint,"
     " turn_count = greatest(turn_count - $3::bigint, 0), inactive_count = greatest(inactive_count - $4::bigint, 0),"
     " updated_at = $5::bigint WHERE sid = $1::bigint";
+/* A title given here is the user's: it comes from no message (title_seq 0). */
 static const char SQL_SESSION_UPDATE[] =
-    "UPDATE sessions SET title = coalesce($2, title), metadata = coalesce($3, metadata), updated_at = $4::bigint"
-    " WHERE id = $1";
+    "UPDATE sessions SET title = coalesce($2, title), title_seq = CASE WHEN $2::text IS NULL THEN title_seq ELSE 0 END,"
+    " metadata = coalesce($3, metadata), updated_at = $4::bigint WHERE id = $1";
 
 struct msg_delete_arg {
     const char *session_id;
@@ -903,7 +929,7 @@ static mn_status message_delete_body(struct pg_conn *c, void *arg)
     PQclear(r);
     mn_pg_params_init(&p);
     mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, a->message_id);
+    mn_pg_i64(&p, a->seq);
     if ((rc = mn_pg_query(c, SQL_TITLE_FROM_MESSAGE, &p, 0, "title", NULL)))
         return rc;
     mn_pg_params_init(&p);

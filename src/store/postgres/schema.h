@@ -292,13 +292,20 @@ static const char *const mn_pg_migrations[] = {
     "CREATE TRIGGER sessions_gone AFTER DELETE ON sessions REFERENCING OLD TABLE AS gone"
     "  FOR EACH STATEMENT EXECUTE FUNCTION mn_sessions_gone();",
     /* 9 → 10: inactive_count recounted from the messages (sqlite/schema.h version 13: an import
-     * or `mnemo migrate` before this version counted no inactive message), and
-     * sessions.cleared_from (the oldest seq the clears since the last undo moved out). */
+     * or `mnemo migrate` before this version counted no inactive message),
+     * sessions.cleared_from (the oldest seq the clears since the last undo moved out) and
+     * sessions.title_seq (the seq of the message the title was taken from, 0: none). */
     "ALTER TABLE sessions ADD COLUMN cleared_from BIGINT NOT NULL DEFAULT 0;"
     "UPDATE sessions s SET inactive_count = 0 WHERE inactive_count <> 0"
     "  AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_sid = s.sid AND m.active = 0);"
     "UPDATE sessions s SET inactive_count = x.n FROM (SELECT session_sid, count(*) AS n FROM messages"
-    "  WHERE active = 0 GROUP BY session_sid) x WHERE s.sid = x.session_sid AND s.inactive_count <> x.n;",
+    "  WHERE active = 0 GROUP BY session_sid) x WHERE s.sid = x.session_sid AND s.inactive_count <> x.n;"
+    /* sessions.title_seq (sqlite/schema.h version 13): the first user message whose title
+     * (mn_message_title) is the session's is taken for its source */
+    "ALTER TABLE sessions ADD COLUMN title_seq BIGINT NOT NULL DEFAULT 0;"
+    "UPDATE sessions s SET title_seq = coalesce((SELECT min(m.seq) FROM messages m WHERE m.session_sid = s.sid"
+    "  AND m.role = 'user' AND left(translate(ltrim(m.content, E' \\n\\t\\r'), E'\\n\\r\\t', '   '), 100) = s.title), 0)"
+    "  WHERE s.title IS NOT NULL;",
 };
 
 #define MN_PG_SCHEMA_VERSION ((int)(sizeof mn_pg_migrations / sizeof mn_pg_migrations[0]))

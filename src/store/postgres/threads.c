@@ -89,6 +89,14 @@ static const char SQL_FORK_COUNTS[] =
     " turn_count = (SELECT count(*) FROM messages WHERE session_sid = $1::bigint AND role = 'user')"
     " WHERE sid = $1::bigint";
 
+/* The copy of the message the source's title came from (title_seq) gives the fork's: its seq
+ * among the copied messages (0: not copied, or a title the user set). */
+static const char SQL_FORK_TITLE[] =
+    "UPDATE sessions SET title_seq = coalesce((SELECT CASE WHEN ($3::bigint = 0 OR t.title_seq <= $3::bigint)"
+    " AND EXISTS (SELECT 1 FROM messages WHERE session_sid = $1::bigint AND seq = t.title_seq AND active = 1)"
+    " THEN (SELECT count(*) FROM messages WHERE session_sid = $1::bigint AND seq <= t.title_seq AND active = 1)"
+    " ELSE 0 END FROM sessions t WHERE t.sid = $1::bigint AND t.title_seq > 0), 0) WHERE sid = $2::bigint";
+
 struct fork_arg {
     const char *src_id;
     const mn_session *copy;
@@ -122,7 +130,13 @@ static mn_status fork_body(struct pg_conn *c, void *arg)
         return rc;
     mn_pg_params_init(&p);
     mn_pg_i64(&p, dst);
-    return mn_pg_query(c, SQL_FORK_COUNTS, &p, 0, "fork", NULL);
+    if ((rc = mn_pg_query(c, SQL_FORK_COUNTS, &p, 0, "fork", NULL)))
+        return rc;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, src);
+    mn_pg_i64(&p, dst);
+    mn_pg_i64(&p, a->upto_seq);
+    return mn_pg_query(c, SQL_FORK_TITLE, &p, 0, "fork", NULL);
 }
 
 mn_status mn_pg_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq)

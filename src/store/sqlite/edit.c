@@ -16,12 +16,11 @@ static const char SQL_MESSAGE_FOR_DELETE[] =
 /* A summary that folded the message holds its text: it goes too (docs/erasure.md), and the next
  * context folds again from the messages that remain. Every later summary re-folded this one. */
 static const char SQL_SUMMARIES_COVERING[] = "DELETE FROM summaries WHERE session_sid = ?1 AND covers_upto >= ?2";
-/* A title taken from the message (its start, whitespace made spaces: mn_message_title) goes too;
- * the next user message gives the session a new one. Runs before the delete. */
+/* A title taken from the message (title_seq is its seq) goes too; the next user message gives
+ * the session a new one. A title the user set, or taken from another message, stays (whatever
+ * text the message starts with). */
 static const char SQL_TITLE_FROM_MESSAGE[] =
-    "UPDATE sessions SET title = NULL WHERE sid = ?1 AND title IS NOT NULL AND (SELECT"
-    " substr(replace(replace(replace(ltrim(content, ' ' || char(10) || char(9) || char(13)), char(10), ' '),"
-    " char(13), ' '), char(9), ' '), 1, length(sessions.title)) FROM messages WHERE id = ?2) = title";
+    "UPDATE sessions SET title = NULL, title_seq = 0 WHERE sid = ?1 AND title_seq = ?2";
 static const char SQL_SUMMARY_DROPPED[] =
     "INSERT INTO events (session_sid, kind, data, created_at) VALUES (?1, 'summary_dropped',"
     " json_object('reason', ?6, 'message_id', ?2, 'seq', ?3, 'summaries', ?4), ?5)";
@@ -30,9 +29,10 @@ static const char SQL_SESSION_MESSAGE_GONE[] =
     "UPDATE sessions SET message_count = message_count - 1, token_count = token_count - ?2,"
     " turn_count = max(turn_count - ?3, 0), inactive_count = max(inactive_count - ?4, 0), updated_at = ?5"
     " WHERE sid = ?1";
+/* A title given here is the user's: it comes from no message (title_seq 0). */
 static const char SQL_SESSION_UPDATE[] =
-    "UPDATE sessions SET title = coalesce(?2, title), metadata = coalesce(?3, metadata), updated_at = ?4"
-    " WHERE id = ?1";
+    "UPDATE sessions SET title = coalesce(?2, title), title_seq = CASE WHEN ?2 IS NULL THEN title_seq ELSE 0 END,"
+    " metadata = coalesce(?3, metadata), updated_at = ?4 WHERE id = ?1";
 
 mn_status mn_sqlite_drop_summaries(struct sqlite_store *s, int64_t sid, int64_t message_id, int64_t seq, int64_t now,
                                    const char *reason)
@@ -81,7 +81,7 @@ static mn_status delete_in_txn(struct sqlite_store *s, const char *session_id, i
     if ((rc = mn_sqlite_stmt(s, SQL_TITLE_FROM_MESSAGE, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, sid);
-    sqlite3_bind_int64(st, 2, message_id);
+    sqlite3_bind_int64(st, 2, *seq);
     if ((rc = mn_sqlite_step_done(s, st, "title")) || (rc = mn_sqlite_stmt(s, SQL_MESSAGE_DELETE, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, message_id);

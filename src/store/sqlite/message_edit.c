@@ -17,12 +17,11 @@ static const char SQL_MESSAGE_FOR_EDIT[] =
  * message past the index's watermark both rows are dropped, its text indexed as it is then). */
 static const char SQL_LOG_OLD[] = "INSERT INTO msg_log (message_id, op, content) VALUES (?1, 0, ?2)";
 static const char SQL_LOG_NEW[] = "INSERT INTO msg_log (message_id, op) VALUES (?1, 1)";
-/* A title taken from the old text (as edit.c's SQL_TITLE_FROM_MESSAGE) becomes the new text's,
- * or none when that gives no title (''). Runs before the content changes. */
+/* A title taken from this message (title_seq is its seq ?2, as in edit.c's SQL_TITLE_FROM_MESSAGE)
+ * becomes the new text's and still comes from it, or goes when that gives no title (''). */
 static const char SQL_TITLE_FROM_MESSAGE[] =
-    "UPDATE sessions SET title = nullif(?3, '') WHERE sid = ?1 AND title IS NOT NULL AND (SELECT"
-    " substr(replace(replace(replace(ltrim(content, ' ' || char(10) || char(9) || char(13)), char(10), ' '),"
-    " char(13), ' '), char(9), ' '), 1, length(sessions.title)) FROM messages WHERE id = ?2) = title";
+    "UPDATE sessions SET title = nullif(?3, ''), title_seq = CASE WHEN ?3 = '' THEN 0 ELSE title_seq END"
+    " WHERE sid = ?1 AND title_seq = ?2";
 static const char SQL_MESSAGE_EDIT[] =
     "UPDATE messages SET content = ?2, metadata = coalesce(?3, metadata), tokens = ?4 WHERE id = ?1";
 static const char SQL_SESSION_TOKENS[] =
@@ -61,14 +60,14 @@ static mn_status log_old(struct sqlite_store *s, int64_t message_id, const char 
     return mn_sqlite_step_done(s, st, "keyword index log");
 }
 
-static mn_status retitle(struct sqlite_store *s, int64_t sid, int64_t message_id, const char *title)
+static mn_status retitle(struct sqlite_store *s, int64_t sid, int64_t seq, const char *title)
 {
     sqlite3_stmt *st = NULL;
     mn_status rc = title ? mn_sqlite_stmt(s, SQL_TITLE_FROM_MESSAGE, &st) : MN_OK;
     if (rc || !title)
         return rc;
     sqlite3_bind_int64(st, 1, sid);
-    sqlite3_bind_int64(st, 2, message_id);
+    sqlite3_bind_int64(st, 2, seq);
     mn_sqlite_bind_text(st, 3, title);
     return mn_sqlite_step_done(s, st, "title");
 }
@@ -106,7 +105,7 @@ static mn_status edit_in_txn(struct sqlite_store *s, const char *session_id, con
         return mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)e->message_id, session_id);
     if (r != SQLITE_ROW)
         return mn_sqlite_fail(s, r, "message lookup");
-    if (rc || (rc = retitle(s, sid, e->message_id, e->title)) || (rc = write_content(s, e)) ||
+    if (rc || (rc = retitle(s, sid, *seq, e->title)) || (rc = write_content(s, e)) ||
         (rc = run_ints(s, SQL_LOG_NEW, "keyword index log", 1, &e->message_id)) ||
         (rc = run_ints(s, SQL_SESSION_TOKENS, "session update", 4, (int64_t[]){sid, before, e->tokens, e->now_ms})) ||
         (rc = run_ints(s, SQL_VECTOR_DROP, "vector drop", 1, &e->message_id)) ||

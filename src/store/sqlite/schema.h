@@ -110,7 +110,10 @@
  *             monotone in updated_at), and prune adds updated_minute <= before / 60000.
  *
  * Version 13: sessions.inactive_count recounted from the messages; sessions + cleared_from (the
- *             oldest seq the clears since the last undo moved out of the active history).
+ *             oldest seq the clears since the last undo moved out of the active history);
+ *             sessions + title_seq (the seq of the message the title was taken from; 0: set by
+ *             the user, or none), so that a delete or an edit of that message, and of no other,
+ *             clears or re-derives the title.
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -370,7 +373,15 @@ static const char *const mn_sqlite_migrations[] = {
     "UPDATE sessions SET inactive_count = 0 WHERE inactive_count <> 0 AND NOT EXISTS (SELECT 1 FROM messages"
     "  WHERE pos BETWEEN sessions.sid * 4294967296 AND sessions.sid * 4294967296 + 4294967295 AND active = 0);"
     "UPDATE sessions SET inactive_count = x.n FROM (SELECT session_sid, count(*) AS n FROM messages WHERE active = 0"
-    "  GROUP BY session_sid) AS x WHERE sessions.sid = x.session_sid AND sessions.inactive_count <> x.n;",
+    "  GROUP BY session_sid) AS x WHERE sessions.sid = x.session_sid AND sessions.inactive_count <> x.n;"
+    /* sessions.title_seq: where a title came from was not recorded before; the first user
+     * message whose title (mn_message_title: its first 100 characters with leading whitespace
+     * gone, line breaks and tabs made spaces) is the session's is taken for its source */
+    "ALTER TABLE sessions ADD COLUMN title_seq INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE sessions SET title_seq = coalesce((SELECT seq FROM messages WHERE pos BETWEEN sessions.sid * 4294967296"
+    "  AND sessions.sid * 4294967296 + 4294967295 AND role = 'user' AND substr(replace(replace(replace(ltrim(content,"
+    "  ' ' || char(10) || char(9) || char(13)), char(10), ' '), char(13), ' '), char(9), ' '), 1, 100) = sessions.title"
+    "  ORDER BY pos LIMIT 1), 0) WHERE title IS NOT NULL;",
 };
 
 /* The copy of one session's messages in step 9 → 10 (?1 = its sid), in key order. */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "memory/message.h"
 #include "store/records.h"
 #include "store/sqlite/schema.h"
 #include "store/sqlite/sqlite_int.h"
@@ -23,6 +24,13 @@
 #include "util/banned.h"
 
 _Static_assert(MN_SQLITE_SCHEMA_VERSION == MN_SCHEMA_VERSION_SQLITE, "store.h names the version schema.h reaches");
+
+/* The title mn_message_title takes from a message's content (an SQL expression of column col):
+ * its first MN_TITLE_CHARS characters, leading whitespace gone, line breaks and tabs made spaces. */
+#define TITLE_OF(col)                                                                                            \
+    "substr(replace(replace(replace(ltrim(" col ", ' ' || char(10) || char(9) || char(13)), char(10), ' '),"    \
+    " char(13), ' '), char(9), ' '), 1, 100)"
+_Static_assert(MN_TITLE_CHARS == 100, "TITLE_OF and schema.h (version 13) cut titles at MN_TITLE_CHARS");
 
 #define SESSION_COLS MN_SQLITE_SESSION_COLS
 #define MESSAGE_COLS MN_SQLITE_MESSAGE_COLS
@@ -69,9 +77,16 @@ static const char *const stmt_sql[S_COUNT] = {
                          " cleared_from) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     [S_SESSION_GET] = "SELECT " SESSION_COLS " FROM sessions WHERE id = ?1",
     [S_SESSION_SID] = "SELECT sid, last_seq, expires_at, ttl_ms, max_turns, namespace FROM sessions WHERE id = ?1",
+    /* A title the append gives (?6: the first of its user messages with text gives one) records that
+     * message's seq: the first new user message whose title it is (0 when a repeated message,
+     * which an idempotency key did not store again, gave it). */
     [S_SESSION_APPENDED] = "UPDATE sessions SET last_seq = ?2, message_count = message_count + ?3,"
                            " token_count = token_count + ?4, updated_at = ?5,"
                            " title = CASE WHEN title IS NULL THEN ?6 ELSE title END, turn_count = turn_count + ?7,"
+                           " title_seq = CASE WHEN title IS NULL AND ?6 IS NOT NULL THEN coalesce((SELECT seq"
+                           " FROM messages WHERE " MN_SQLITE_AFTER_SEQ("pos", "?1", "sessions.last_seq")
+                           " AND role = 'user' AND " TITLE_OF("content") " = ?6 ORDER BY pos LIMIT 1), 0)"
+                           " ELSE title_seq END,"
                            " expires_at = CASE WHEN ttl_ms > 0 THEN ?5 + ttl_ms ELSE expires_at END WHERE sid = ?1",
     [S_SESSION_LIST_NS] = "SELECT " SESSION_COLS " FROM sessions WHERE namespace = ?1"
                           " ORDER BY updated_minute DESC, updated_at DESC, sid DESC LIMIT ?2 OFFSET ?3",
@@ -740,6 +755,38 @@ static mn_status op_export_scan(mn_store *st, const char *const *ids, size_t n, 
     return rc;
 }
 
+/* An import never derives a title, so where an imported session's title came from is found once
+ * its messages are in: the first user message whose title (TITLE_OF) it is, as the upgrade to
+ * schema 13 does (0: none, a title the user set). Each session the import adds with a title
+ * leaves a row 'import.title:<sid>' in meta, which the commit resolves and removes: no such
+ * row is ever committed. */
+static const char SQL_IMPORT_TITLE_MARK[] =
+    "INSERT OR REPLACE INTO meta (key, value) VALUES ('import.title:' || ?1, ?1)";
+static const char SQL_IMPORT_TITLES[] =
+    "UPDATE sessions SET title_seq = coalesce((SELECT seq FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "sessions.sid")
+    " AND role = 'user' AND " TITLE_OF("content") " = sessions.title ORDER BY pos LIMIT 1), 0)"
+    " WHERE sid IN (SELECT CAST(value AS INTEGER) FROM meta WHERE key LIKE 'import.title:%') AND title IS NOT NULL";
+static const char SQL_IMPORT_TITLES_DONE[] = "DELETE FROM meta WHERE key LIKE 'import.title:%'";
+
+static mn_status import_title_mark(struct sqlite_store *s, int64_t sid)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_IMPORT_TITLE_MARK, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    return mn_sqlite_step_done(s, st, "import title");
+}
+
+static mn_status import_titles(struct sqlite_store *s)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_IMPORT_TITLES, &st);
+    if (rc || (rc = mn_sqlite_step_done(s, st, "import titles")) || (rc = mn_sqlite_stmt(s, SQL_IMPORT_TITLES_DONE, &st)))
+        return rc;
+    return mn_sqlite_step_done(s, st, "import titles");
+}
+
 /* Import holds the handle's lock from begin to commit/rollback, so the whole import is one
  * transaction that no other thread's call can interleave with. */
 static mn_status op_begin(mn_store *st)
@@ -755,8 +802,10 @@ static mn_status op_begin(mn_store *st)
 static mn_status op_commit(mn_store *st)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    mn_status rc = mn_sqlite_commit(s);
-    if (!rc)
+    mn_status rc = import_titles(s);
+    if (rc)
+        mn_sqlite_rollback(s);
+    else if (!(rc = mn_sqlite_commit(s)))
         mn_sqlite_fts_after_commit(s);
     pthread_mutex_unlock(&s->lock);
     return rc;
@@ -778,6 +827,8 @@ static mn_status op_import_session(mn_store *st, const mn_session *in, int *adde
     if (rc != MN_NOTFOUND)
         return rc; /* present (skip) or a real error */
     rc = insert_session(s, in);
+    if (!rc && in->title)
+        rc = import_title_mark(s, sqlite3_last_insert_rowid(s->db));
     *added = rc == MN_OK;
     return rc;
 }

@@ -96,6 +96,14 @@ static const char SQL_FORK_COUNTS[] =
     " turn_count = (SELECT count(*) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND role = 'user')"
     " WHERE sid = ?1";
 
+/* The copy of the message the source's title came from (title_seq) gives the fork's: its seq
+ * among the copied messages (0: not copied, or a title the user set). */
+static const char SQL_FORK_TITLE[] =
+    "UPDATE sessions SET title_seq = coalesce((SELECT CASE WHEN (?3 = 0 OR t.title_seq <= ?3) AND EXISTS (SELECT 1"
+    " FROM messages WHERE pos = " MN_SQLITE_POS("?1", "t.title_seq") " AND active = 1) THEN (SELECT count(*)"
+    " FROM messages WHERE " MN_SQLITE_UPTO_SEQ("pos", "?1", "t.title_seq") " AND active = 1) ELSE 0 END"
+    " FROM sessions t WHERE t.sid = ?1 AND t.title_seq > 0), 0) WHERE sid = ?2";
+
 static mn_status fork_txn(struct sqlite_store *s, const char *src_id, const mn_session *copy, int64_t upto_seq)
 {
     int64_t src = 0;
@@ -125,7 +133,14 @@ static mn_status fork_txn(struct sqlite_store *s, const char *src_id, const mn_s
     sqlite3_bind_int64(st, 1, dst);
     r = sqlite3_step(st);
     mn_sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "fork");
+    if (r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "fork");
+    if ((rc = mn_sqlite_stmt(s, SQL_FORK_TITLE, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, src);
+    sqlite3_bind_int64(st, 2, dst);
+    sqlite3_bind_int64(st, 3, upto_seq);
+    return mn_sqlite_step_done(s, st, "fork");
 }
 
 static mn_status fork_locked(struct sqlite_store *s, const char *src_id, const mn_session *copy, int64_t upto_seq)
