@@ -12,6 +12,9 @@
 #include "token/token.h"
 #include "util/arena.h"
 
+/* A derived title's length in characters. The store derives the same title in SQL to find the
+ * message a title came from (sqlite/sqlite.c TITLE_OF, postgres/messages.c, the schema-13
+ * backfill in both schema.h): they cut at 100 too, and change with it. */
 #define MN_TITLE_CHARS 100
 #define MN_MAX_NAME_BYTES 256
 #define MN_MAX_IDEM_BYTES 200

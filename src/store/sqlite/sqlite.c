@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "memory/message.h"
 #include "store/records.h"
 #include "store/sqlite/schema.h"
 #include "store/sqlite/sqlite_int.h"
@@ -26,11 +25,11 @@
 _Static_assert(MN_SQLITE_SCHEMA_VERSION == MN_SCHEMA_VERSION_SQLITE, "store.h names the version schema.h reaches");
 
 /* The title mn_message_title takes from a message's content (an SQL expression of column col):
- * its first MN_TITLE_CHARS characters, leading whitespace gone, line breaks and tabs made spaces. */
+ * its first 100 characters (MN_TITLE_CHARS, memory/message.h, a layer above), leading whitespace
+ * gone, line breaks and tabs made spaces. */
 #define TITLE_OF(col)                                                                                            \
     "substr(replace(replace(replace(ltrim(" col ", ' ' || char(10) || char(9) || char(13)), char(10), ' '),"    \
     " char(13), ' '), char(9), ' '), 1, 100)"
-_Static_assert(MN_TITLE_CHARS == 100, "TITLE_OF and schema.h (version 13) cut titles at MN_TITLE_CHARS");
 
 #define SESSION_COLS MN_SQLITE_SESSION_COLS
 #define MESSAGE_COLS MN_SQLITE_MESSAGE_COLS
