@@ -115,9 +115,10 @@ def normalise(text, tmp):
         return seen[key]
 
     text = UUID_RE.sub(uuid, text)
+    # sizes first: a size's decimals can hold 13 digits that look like a time in ms (6384.1234567890123)
+    text = SIZE_JSON_RE.sub(r'"\1":<n>', text)
     text = MS_RE.sub("<ms>", text)
     text = DURATION_RE.sub(r'"\1":<n>', text)  # how long a step took varies from run to run
-    text = SIZE_JSON_RE.sub(r'"\1":<n>', text)
     text = SIZE_TEXT_RE.sub(lambda m: (m.group(1) + "<n> (+<n> " + m.group(2)) if m.group(1) else m.group(3) + "<n>", text)
     return TIME_RE.sub("<time>", text)
 
