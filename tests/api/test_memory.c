@@ -45,6 +45,18 @@ static void set_now(long long ms)
 #define T0 1800000000000LL
 #define DAY 86400000LL
 
+/* Adds in (not pinned, no cap); the new memory's id, which the caller frees. */
+static char *add_in(mn_db *db, mn_memory_in *in)
+{
+    in->pinned = 0;
+    in->token_cap = 0;
+    mn_memory *m = NULL;
+    assert_int_equal(mn_memory_add(db, in, &m), MN_OK);
+    char *id = strdup(m->id);
+    mn_memory_free(m);
+    return id;
+}
+
 static char *add(mn_db *db, const char *text, const char *user, const char *kind, const char *meta)
 {
     mn_memory_in in = MN_MEMORY_IN_INIT;
@@ -52,13 +64,7 @@ static char *add(mn_db *db, const char *text, const char *user, const char *kind
     in.user_id = user;
     in.kind = kind;
     in.metadata = meta;
-    in.pinned = 0;
-    in.token_cap = 0;
-    mn_memory *m = NULL;
-    assert_int_equal(mn_memory_add(db, &in, &m), MN_OK);
-    char *id = strdup(m->id);
-    mn_memory_free(m);
-    return id;
+    return add_in(db, &in);
 }
 
 static int listed(mn_db *db, const mn_memory_query *q, const char *text)
@@ -280,13 +286,7 @@ static char *add_valid(mn_db *db, const char *text, int64_t from, int64_t to)
     in.user_id = "vt";
     in.valid_from = from;
     in.valid_to = to;
-    in.pinned = 0;
-    in.token_cap = 0;
-    mn_memory *m = NULL;
-    assert_int_equal(mn_memory_add(db, &in, &m), MN_OK);
-    char *id = strdup(m->id);
-    mn_memory_free(m);
-    return id;
+    return add_in(db, &in);
 }
 
 static void update_text(mn_db *db, const char *id, const char *text, int64_t from)
