@@ -444,19 +444,22 @@ typedef struct mn_context_opts {
     int64_t model_window; /* 0: context.model_window (0 there too: unknown). Drives the token
                              trigger of summary/hybrid and the report's pre-flight check */
     unsigned flags;       /* enum mn_context_flags */
-    /* Since 0.3, retrieval (RAG, docs/search.md): with rag set, the last user message of the
-     * context is rendered as the block of mn_relevant_context (the rag_top_k most similar past
-     * messages not already in the context, each cut at 200 characters) followed by
-     * "Now answer the current user question using the context above if relevant." and
-     * "USER QUESTION: <the original text>". The stored message is never changed. The report's
-     * "rag" member lists the injected messages (id, session_id, role, score). Semantic when an
-     * embedder is configured (min similarity applies), else keyword. A search that cannot run
-     * (no vectors of this model) is reported, never an error. */
+    /* Since 0.3, retrieval (RAG, docs/context.md "Retrieval in every context"): with rag on,
+     * a build whose history does not all fit searches the session (or its namespace) with the
+     * current turn's user message and sends, as a message of its own right before that user
+     * message, the block of mn_relevant_context: the rag_top_k most relevant past messages not
+     * already in the context, each cut at 200 characters. The history leaves the block its cost,
+     * at most memory.rag.share_percent of max_tokens. The stored messages are never changed.
+     * The report's "rag" member lists the injected messages (id, session_id, role, score).
+     * Hybrid (keyword + semantic; min similarity applies to the semantic part) when an embedder
+     * is configured, else keyword. A search that cannot run is reported, never an error.
+     * Since 0.6 on by default (memory.rag.enabled). */
     int rag;                   /* 1: inject; negative: off; 0: as configured (memory.rag.enabled,
-                                  default off; the report's rag.source then names it) */
-    size_t rag_top_k;          /* 0: memory.rag.top_k (5); at most 100 */
+                                  default on; the report's rag.source then names it) */
+    size_t rag_top_k;          /* 0: memory.rag.top_k (20); at most 100 */
     double rag_min_similarity; /* 0: memory.rag.min_similarity (0.7); negative: no threshold; at most 1 */
-    int rag_scope;             /* MN_RAG_SCOPE_SESSION (0): this session; MN_RAG_SCOPE_ALL: its namespace */
+    int rag_scope;             /* MN_RAG_SCOPE_DEFAULT (0): memory.rag.scope (default session);
+                                  MN_RAG_SCOPE_SESSION: this session; MN_RAG_SCOPE_ALL: its namespace */
     /* Since 0.4: what a due fold does (enum mn_context_fold; docs/context.md "Background folds").
      * MN_CONTEXT_FOLD_BACKGROUND (0, the default) never waits on the summariser longer than
      * context.fold_timeout_ms: the build uses the stored summary and the fold is queued on the
@@ -482,7 +485,9 @@ typedef struct mn_context_opts {
 #define MN_CONTEXT_OPTS_INIT {sizeof(mn_context_opts), NULL, 0, MN_FORMAT_OPENAI, 0, 0, 0, 0, 0.0, 0, 0, 0, 0}
 #define MN_CONTEXT_MAX_MEMORIES_TOP_K 50
 enum mn_context_fold { MN_CONTEXT_FOLD_BACKGROUND = 0, MN_CONTEXT_FOLD_SYNC = 1, MN_CONTEXT_FOLD_OFF = 2 };
-enum mn_rag_scope { MN_RAG_SCOPE_SESSION = 0, MN_RAG_SCOPE_ALL = 1 };
+/* Since 0.6 MN_RAG_SCOPE_DEFAULT (0) follows memory.rag.scope; before, 0 was this session (still the
+ * configuration's default). */
+enum mn_rag_scope { MN_RAG_SCOPE_DEFAULT = 0, MN_RAG_SCOPE_ALL = 1, MN_RAG_SCOPE_SESSION = 2 };
 
 enum mn_context_flags {
     MN_CONTEXT_NO_FOLD = 1 << 0, /* never summarise during this build: use the stored summary as is */

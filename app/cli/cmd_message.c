@@ -219,7 +219,9 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
         if (o.rag_min_similarity == 0)
             o.rag_min_similarity = -1; /* 0 asks for no threshold; the API's 0 means the default */
     }
-    o.rag_scope = cli_opt(a, "rag-scope") && strcmp(cli_opt(a, "rag-scope"), "all") == 0 ? MN_RAG_SCOPE_ALL : 0;
+    o.rag_scope = !cli_opt(a, "rag-scope")                       ? MN_RAG_SCOPE_DEFAULT
+                 : strcmp(cli_opt(a, "rag-scope"), "all") == 0 ? MN_RAG_SCOPE_ALL
+                                                               : MN_RAG_SCOPE_SESSION;
     if (cli_opt(a, "format") && mn_format_parse(cli_opt(a, "format"), &o.format) != MN_OK)
         return cli_usage_error("%s", mn_errmsg());
     mn_db *db = cli_open(g);

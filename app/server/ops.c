@@ -744,7 +744,7 @@ static mn_status op_context(struct srv_call *c)
     if (a_val(c, "rag_min_similarity") && o.rag_min_similarity == 0)
         o.rag_min_similarity = -1; /* 0 given: no threshold (the library reads 0 as "configured") */
     const char *scope = a_str(c, "rag_scope");
-    o.rag_scope = scope && strcmp(scope, "all") == 0 ? MN_RAG_SCOPE_ALL : MN_RAG_SCOPE_SESSION;
+    o.rag_scope = !scope ? MN_RAG_SCOPE_DEFAULT : strcmp(scope, "all") == 0 ? MN_RAG_SCOPE_ALL : MN_RAG_SCOPE_SESSION;
     o.memories = a_bool(c, "memories", 0) ? 1 : a_bool(c, "memories", 1) ? 0 : -1; /* absent: memory.context.enabled */
     o.memories_top_k = (size_t)a_int(c, "memories_top_k", 0);
     mn_context *ctx = NULL;

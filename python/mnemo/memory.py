@@ -30,7 +30,7 @@ ROLES = {"system": 0, "user": 1, "assistant": 2, "tool": 3}
 FORMATS = {"openai": 0, "anthropic": 1, "text": 2}
 SEARCH_MODES = {"auto": 0, "semantic": 1, "keyword": 2, "hybrid": 3}
 SEARCH_MODE_NAMES = {v: k for k, v in SEARCH_MODES.items()}
-RAG_SCOPES = {"session": 0, "all": 1}
+RAG_SCOPES = {"session": 2, "all": 1}  # 0: memory.rag.scope
 APPEND_CREATE = 1
 CLEAR_UNDO = 1   # enum mn_clear_flags
 CLEAR_STATE = 2
@@ -781,7 +781,7 @@ class Memory:
                 format: str = "openai", model_window: Optional[int] = None,
                 fold: Union[None, str, bool] = None, no_fold: bool = False, detail: bool = False,
                 rag: Optional[bool] = None, rag_top_k: Optional[int] = None,
-                rag_min_similarity: Optional[float] = None, rag_scope: str = "session",
+                rag_min_similarity: Optional[float] = None, rag_scope: Optional[str] = None,
                 memories: Optional[bool] = None, memories_top_k: Optional[int] = None) -> Context:
         """Builds what to send the model next (docs/context.md); the parameters are those of the
         REST/MCP operation context, with the same meaning and ranges.
@@ -799,7 +799,7 @@ class Memory:
         rag: put the most relevant past messages in front of the last user message (None:
         memory.rag.enabled; False: never, whatever the setting); rag_top_k 1 to 100 (None:
         memory.rag.top_k, 5); rag_min_similarity -1 to 1 (None: memory.rag.min_similarity,
-        0.7; 0 or less: no threshold); rag_scope "session" or "all" (the session's namespace).
+        0.7; 0 or less: no threshold); rag_scope "session" or "all" (the session's namespace; None: memory.rag.scope).
         memories: long-term memories after the system prompt, the memory blocks and the
         memories_top_k (1 to 50; None: memory.context.top_k, 5) most relevant to the last user
         message (None: memory.context.enabled; False: never); the report's "memories" lists
@@ -823,7 +823,7 @@ class Memory:
         # REST and the CLI, None is the setting and 0 or less none (REST passes -1 for a given 0)
         sim = 0.0 if rag_min_similarity is None else _fraction(rag_min_similarity, "rag_min_similarity")
         o.rag_min_similarity = -1.0 if rag_min_similarity is not None and sim == 0 else sim
-        o.rag_scope = _enum(RAG_SCOPES, rag_scope, "rag_scope")
+        o.rag_scope = 0 if rag_scope is None else _enum(RAG_SCOPES, rag_scope, "rag_scope")
         o.memories = _tristate(memories, "memories")
         o.memories_top_k = 0 if memories_top_k is None else _ranged(memories_top_k, "memories_top_k", 1,
                                                                       MEMORIES_MAX_TOP_K)

@@ -39,6 +39,7 @@ struct mn_window {
     struct mn_gov *gov;   /* tool-output governance applied during the walk; NULL: none */
     int64_t synthetic;    /* kept items that are not stored messages (summary, marker) */
     int64_t summarized;   /* history messages the summary stands for (not dropped) */
+    int64_t turn_skipped; /* mn_window_collect: steps of the current turn passed over */
 };
 
 /* Framing tokens one message costs. */
@@ -58,14 +59,16 @@ mn_status mn_context_render_ex(const struct mn_window *w, const char *strategy, 
  * newest, after what is there; adds to message_tokens / framing_tokens; *used gets the cost. */
 mn_status mn_window_walk(struct mn_window *w, const mn_message *msgs, size_t n, int64_t left, int64_t *used);
 /* The newest governed units of session s newer than stop_seq, from the store, newest first
- * while they fit in max_tokens, the newest unit whatever its cost; into w->items oldest first
- * (w->gov applied; orphans and unmatched calls counted). Loads no more than a layout can use. */
+ * while they fit in max_tokens, the newest unit whatever its cost, and the current turn's user
+ * message (the newest user message) whatever its cost: when the budget runs out inside the
+ * current turn, the older steps are passed over to it; into w->items oldest first (w->gov
+ * applied; orphans and unmatched calls counted). Loads no more than a layout can use. */
 mn_status mn_window_collect(mn_store *st, const mn_session *s, int64_t stop_seq, int64_t max_tokens,
                             struct mn_window *w);
 
 /* ---- tool-output governance (govern.c) -------------------------------------------------------
- * Runs inside every walk, before a unit is costed. Tool results older than the last exchange
- * (the newest tool call's results) longer than trim_chars characters become head + tail with
+ * Runs inside every walk, before a unit is costed. Tool results that are not among the newest
+ * protect_messages messages (seed 001: 2), longer than trim_chars characters, become head + tail with
  * "[…truncated, N chars total]"; with offloading on and more than offload_threshold prunable
  * tokens (tool output beyond the newest protect_tokens), they are written to
  * DIR/tool-outputs/SESSION/SEQ.txt and replaced by a preview naming the file. */
@@ -74,12 +77,14 @@ struct mn_gov {
     const mn_tokenizer *tk;
     int64_t trim_chars;        /* 0: no trimming */
     int offload;               /* 1: offloading may run */
+    int64_t protect_messages;  /* results among the newest this many messages are never trimmed */
     int64_t protect_tokens, offload_threshold;
     const char *offload_dir;   /* the data directory (the database's folder) */
     int64_t loop_repeat;       /* report the same call repeated this many times in a row; 0: off */
     int64_t total_tool_tokens; /* stored tokens of all tool results the walk may meet */
     /* state of the walk (newest first) */
-    int seen_call, decided, active, loop_frozen;
+    int decided, active, loop_frozen;
+    int64_t walked;            /* messages the walks have met, newest first (a result's age) */
     int64_t seen_tool_tokens;
     char loop_sig[65], loop_name[64];
     int64_t loop_run, loop_seq;
@@ -103,9 +108,11 @@ json_t *mn_gov_report(const struct mn_gov *g);
 
 /* ---- layout (layout.c): the pure last step of every strategy --------------------------------
  * Chooses from parts already in memory and governed (validated units: a call before all of its
- * results). Always keeps the newest unit and the system prompt; then the summary (cut to fit,
- * newest end kept), the old part, older recent units newest first; a marker for what was left
- * out when `marker` is set and it fits. Appends to w (zeroed), whose arena holds new strings. */
+ * results). Always keeps the newest unit, the current turn's user message (the newest stored user
+ * message of the recent part) and the system prompt; then the summary (cut to fit, newest end
+ * kept), the current turn's older steps newest first, the old part, and, when every step is in,
+ * older recent units newest first; a marker for what was left out when `marker` is set and it
+ * fits. Appends to w (zeroed), whose arena holds new strings. */
 typedef struct mn_layout_in {
     const char *session_id;
     const mn_tokenizer *tk;
@@ -127,6 +134,8 @@ typedef struct mn_layout_out {
     int64_t marker;             /* messages the marker counts (0: none, or marker off) */
     int64_t tail_dropped, old_dropped, orphans;
     int64_t shortfall;          /* tokens over max_tokens (0 when within) */
+    int64_t turn_seq;           /* the current turn's user message (0: none in the recent part) */
+    int64_t turn_steps, turn_steps_dropped; /* units after it before the newest one; left out */
 } mn_layout_out;
 
 /* Stored tokens + framing of one message. */
@@ -183,6 +192,7 @@ struct mn_loaded {
     mn_messages *buf;          /* messages after the summary, oldest first */
     mn_messages *head;         /* summary strategy: the session's first messages */
     mn_messages *pinned;       /* hybrid: pinned units the summary covers */
+    mn_messages *covered;      /* the newest messages the summary covers: verbatim in spare room */
 };
 
 /* The plan (plan.c, pure): whether a fold is due and over which buffer messages. */
@@ -266,5 +276,8 @@ void mn_memblock_release(mn_memblock *b);
 /* Puts a system message with text (copied into w's arena) before w's items, counted as
  * synthetic, and adds its tokens and framing to w. */
 mn_status mn_window_put_first(struct mn_window *w, const char *session_id, const char *text, int64_t tokens);
+/* The same with a role, before item `at` (at <= w->count). */
+mn_status mn_window_insert(struct mn_window *w, size_t at, mn_role role, const char *session_id, const char *text,
+                           int64_t tokens);
 
 #endif

@@ -101,13 +101,13 @@ void mn_gov_mark(const struct mn_gov *g, int64_t seq, const char *fate)
 
 mn_status mn_gov_results(struct mn_gov *g, struct mn_arena *a, mn_message *results, size_t n)
 {
-    int last_exchange = !g->seen_call;
-    g->seen_call = 1;
     for (size_t i = 0; i < n; i++) {
         mn_message *m = &results[i];
         int64_t before = m->tokens;
         g->seen_tool_tokens += before;
-        if (last_exchange || !m->content)
+        /* results[0] is the newest; the walk has met the call, older than all of them, last */
+        int64_t age = g->walked - 1 - (int64_t)n + (int64_t)i;
+        if (age < g->protect_messages || !m->content)
             continue;
         int oom = 0;
         const char *text = measured_text(a, m->content, &oom);

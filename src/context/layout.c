@@ -156,12 +156,13 @@ static size_t *unit_starts(const mn_message *m, size_t n, size_t *count)
 /* The end (one past) of unit u of nu units that start at st[] in m[0..n). */
 static size_t unit_end(const size_t *st, size_t nu, size_t n, size_t u) { return u + 1 < nu ? st[u + 1] : n; }
 
-/* Keeps units top-1, top-2, … (newest first) while they fit in *left, which is reduced.
- * Returns the index of the oldest unit kept (top when none). */
-static size_t take_units(const mn_message *m, size_t n, const size_t *st, size_t nu, size_t top, int64_t *left)
+/* Keeps units top-1, top-2, … down to lo (newest first) while they fit in *left, which is
+ * reduced. Returns the index of the oldest unit kept (top when none). */
+static size_t take_units(const mn_message *m, size_t n, const size_t *st, size_t nu, size_t lo, size_t top,
+                         int64_t *left)
 {
     size_t u = top;
-    while (u > 0) {
+    while (u > lo) {
         int64_t c = cost_range(m, st[u - 1], unit_end(st, nu, n, u - 1));
         if (c > *left)
             break;
@@ -169,6 +170,56 @@ static size_t take_units(const mn_message *m, size_t n, const size_t *st, size_t
         u--;
     }
     return u;
+}
+
+/* The unit holding the current turn's user message (the newest unit that starts with a stored
+ * user message) when it is not the newest unit itself; nu when there is none. */
+static size_t task_unit(const mn_message *m, const size_t *st, size_t nu)
+{
+    for (size_t u = nu; u-- > 0;)
+        if (m[st[u]].role == MN_ROLE_USER && m[st[u]].seq > 0)
+            return u + 1 < nu ? u : nu;
+    return nu;
+}
+
+/* The recent part's choice: units [from, task) before the task, [steps, top) inside the current
+ * turn (top: the newest unit), the task unit itself at `task` (== top when none). */
+struct recent {
+    const mn_message *m;
+    size_t n, nu, top, task, steps, from;
+    const size_t *st;
+};
+
+static int64_t unit_cost(const struct recent *r, size_t u)
+{
+    return cost_range(r->m, r->st[u], unit_end(r->st, r->nu, r->n, u));
+}
+
+/* Messages of the recent part left out: before the oldest unit kept, and between the task and the
+ * oldest step kept. */
+static int64_t recent_gone(const struct recent *r, size_t tail_from)
+{
+    size_t first = r->from < r->nu ? r->st[r->from] : r->n;
+    int64_t gone = (int64_t)(first - tail_from);
+    if (r->task < r->top)
+        gone += (int64_t)(r->st[r->steps] - unit_end(r->st, r->nu, r->n, r->task));
+    return gone;
+}
+
+/* Gives back the oldest optional unit kept (before the task, else the oldest step); 0 when none. */
+static int64_t give_back(struct recent *r)
+{
+    if (r->from < (r->task < r->top ? r->task : r->top)) {
+        int64_t c = unit_cost(r, r->from);
+        r->from++;
+        return c;
+    }
+    if (r->task < r->top && r->steps < r->top) {
+        int64_t c = unit_cost(r, r->steps);
+        r->steps++;
+        return c;
+    }
+    return 0;
 }
 
 mn_status mn_context_layout(const mn_layout_in *in, struct mn_window *w, mn_layout_out *out)
@@ -191,15 +242,22 @@ mn_status mn_context_layout(const mn_layout_in *in, struct mn_window *w, mn_layo
     }
     size_t tail_from = nt ? tu[0] : in->n_tail; /* leading tool results have no call: never sent */
     out->orphans = (int64_t)tail_from;
+    struct recent r = {in->tail, in->n_tail, nt, nt ? nt - 1 : 0, 0, 0, 0, tu};
+    r.task = nt ? task_unit(in->tail, tu, nt) : 0;
+    if (r.task >= nt)
+        r.task = r.top;
 
-    /* 1. the newest unit and the system prompt, whatever the budget */
-    size_t newest = nt ? tu[nt - 1] : in->n_tail;
-    int64_t left = in->max_tokens - w->system_tokens - w->framing_tokens - cost_range(in->tail, newest, in->n_tail);
+    /* 1. the newest unit, the current turn's user message and the system prompt, whatever the
+     * budget */
+    int64_t forced = nt ? unit_cost(&r, r.top) : 0;
+    if (r.task < r.top)
+        forced += unit_cost(&r, r.task);
+    int64_t left = in->max_tokens - w->system_tokens - w->framing_tokens - forced;
     if (left < 0) {
         out->shortfall = -left;
         left = 0;
     }
-    int64_t mem = in->mem_budget > 0 ? in->mem_budget - cost_range(in->tail, newest, in->n_tail) : INT64_MAX;
+    int64_t mem = in->mem_budget > 0 ? in->mem_budget - forced : INT64_MAX;
     if (mem < 0)
         mem = 0;
 
@@ -216,37 +274,52 @@ mn_status mn_context_layout(const mn_layout_in *in, struct mn_window *w, mn_layo
     if (in->summary && !have_sum)
         left = 0; /* strictly in order: nothing older without the summary that stands before it */
 
-    /* 3. the old part (head or pins), newest unit first, while it fits */
-    size_t old_u = take_units(in->old, in->n_old, ou, no, no, &left);
+    /* 3. the current turn's older steps, newest first, while they fit */
+    int64_t room = left < mem ? left : mem, room0 = room;
+    r.steps = r.top;
+    if (r.task < r.top)
+        r.steps = take_units(in->tail, in->n_tail, tu, nt, r.task + 1, r.top, &room);
+    left -= room0 - room;
+    mem -= room0 - room;
+
+    /* 4. the old part (head or pins), newest unit first, while it fits */
+    size_t old_u = take_units(in->old, in->n_old, ou, no, 0, no, &left);
     size_t old_from = old_u < no ? ou[old_u] : in->n_old;
     out->old_dropped = (int64_t)(old_from - (no ? ou[0] : in->n_old));
 
-    /* 4. older recent units, newest first, within the budget (and chunked's memory budget) */
-    int64_t room = left < mem ? left : mem, room0 = room;
-    size_t tail_u = nt ? take_units(in->tail, in->n_tail, tu, nt, nt - 1, &room) : 0;
+    /* 5. units before the current turn, newest first, within the budget (and chunked's memory
+     * budget); only when every step of the turn is in (the recent part stays contiguous) */
+    room = left < mem ? left : mem, room0 = room;
+    size_t before = r.task < r.top ? r.task : r.top;
+    r.from = before;
+    if (nt && (r.task == r.top || r.steps == r.task + 1))
+        r.from = take_units(in->tail, in->n_tail, tu, nt, 0, before, &room);
     left -= room0 - room;
 
-    /* 5. the marker, in exchange for the oldest recent units when it does not fit */
+    /* 6. the marker, in exchange for the oldest optional units when it does not fit */
     mn_message mk;
     int have_marker = 0;
-    size_t kept_from = nt ? tu[tail_u] : in->n_tail;
-    int64_t gone = in->hidden + (int64_t)(kept_from - tail_from);
+    int64_t gone = in->hidden + recent_gone(&r, tail_from), left0 = left;
+    struct recent r0 = r;
     while (in->marker && gone > 0 && !have_marker) {
         if ((rc = marker_message(w, in, gone, &mk)))
             goto done;
         if (mn_context_cost(&mk) <= left)
             have_marker = 1;
-        else if (tail_u + 1 < nt) { /* give back the oldest optional unit kept */
-            int64_t c = cost_range(in->tail, tu[tail_u], unit_end(tu, nt, in->n_tail, tail_u));
+        else {
+            int64_t c = give_back(&r);
+            if (!c) { /* no room for it at all: keep the units it would have taken */
+                r = r0;
+                left = left0;
+                gone = in->hidden + recent_gone(&r, tail_from);
+                break;
+            }
             left += c;
-            tail_u++;
-            kept_from = tu[tail_u];
-            gone = in->hidden + (int64_t)(kept_from - tail_from);
-        } else
-            break;
+            gone = in->hidden + recent_gone(&r, tail_from);
+        }
     }
     if (in->marker)
-        out->marker = gone;
+        out->marker = have_marker ? gone : 0;
 
     /* the order of the context: old part, summary, marker, recent messages */
     for (size_t i = old_from; i < in->n_old && !rc; i++)
@@ -255,11 +328,21 @@ mn_status mn_context_layout(const mn_layout_in *in, struct mn_window *w, mn_layo
         w->synthetic++;
     if (!rc && have_marker && !(rc = push_item(w, &mk)))
         w->synthetic++;
+    size_t kept_from = nt ? tu[r.from] : in->n_tail;
+    size_t gap_from = r.task < r.top ? unit_end(tu, nt, in->n_tail, r.task) : in->n_tail;
+    size_t gap_to = r.task < r.top ? tu[r.steps] : in->n_tail;
     for (size_t i = kept_from; i < in->n_tail && !rc; i++)
-        rc = push_item(w, &in->tail[i]);
+        if (i < gap_from || i >= gap_to)
+            rc = push_item(w, &in->tail[i]);
     if (rc)
         goto done;
-    out->tail_dropped = (int64_t)(kept_from - tail_from);
+    out->tail_dropped = recent_gone(&r, tail_from);
+    if (r.task < r.top) {
+        out->turn_seq = in->tail[tu[r.task]].seq;
+        out->turn_steps = (int64_t)(r.top - r.task - 1);
+        out->turn_steps_dropped = (int64_t)(r.steps - r.task - 1);
+    } else if (nt && in->tail[tu[r.top]].role == MN_ROLE_USER)
+        out->turn_seq = in->tail[tu[r.top]].seq;
     int64_t total = w->system_tokens + w->message_tokens + w->framing_tokens;
     w->over_budget = total > in->max_tokens;
     if (w->over_budget && out->shortfall < total - in->max_tokens)

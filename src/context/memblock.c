@@ -180,7 +180,8 @@ void mn_memblock_release(mn_memblock *b)
     memset(b, 0, sizeof *b);
 }
 
-mn_status mn_window_put_first(struct mn_window *w, const char *session_id, const char *text, int64_t tokens)
+mn_status mn_window_insert(struct mn_window *w, size_t at, mn_role role, const char *session_id, const char *text,
+                           int64_t tokens)
 {
     if (w->count == w->cap) {
         size_t cap = w->cap ? w->cap * 2 : 32;
@@ -192,17 +193,22 @@ mn_status mn_window_put_first(struct mn_window *w, const char *session_id, const
     }
     mn_message m;
     memset(&m, 0, sizeof m);
-    m.role = MN_ROLE_SYSTEM;
+    m.role = role;
     m.session_id = session_id;
     m.metadata = "{}";
     if (!(m.content = mn_arena_strndup(&w->arena, text, strlen(text))))
         return mn__nomem();
     m.tokens = tokens;
-    memmove(w->items + 1, w->items, w->count * sizeof *w->items);
-    w->items[0] = m;
+    memmove(w->items + at + 1, w->items + at, (w->count - at) * sizeof *w->items);
+    w->items[at] = m;
     w->count++;
     w->synthetic++;
     w->message_tokens += tokens;
     w->framing_tokens += mn_context_frame_tokens(&m);
     return MN_OK;
+}
+
+mn_status mn_window_put_first(struct mn_window *w, const char *session_id, const char *text, int64_t tokens)
+{
+    return mn_window_insert(w, 0, MN_ROLE_SYSTEM, session_id, text, tokens);
 }

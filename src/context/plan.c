@@ -1,10 +1,12 @@
 /*
  * plan.c — whether a build's fold is due and over which messages; pure (no I/O, no clock).
- * summary and hybrid fire on the message count (context.max_history_messages) or on tokens
- * (context.summary_trigger_percent of the model window, else of max_tokens), and fold down to
- * half the threshold so the trigger does not fire again on the next turn; chunked fires when the
- * summary plus the unsummarised messages pass chunk_threshold_tokens or the prompt budget, and
- * keeps the last K turns (or what fits in half the budget) raw. window never folds by itself.
+ * summary and hybrid fire on the message count (context.max_history_messages; 0 turns folding
+ * off, as in seed 001) or, when context.summary_trigger_percent is set (default 0: off), on
+ * tokens (that share of the model window, else of max_tokens), and fold down to half the
+ * threshold so the trigger does not fire again on the next turn; chunked fires when the summary
+ * plus the unsummarised messages pass chunk_threshold_tokens or the prompt budget, and keeps the
+ * last K turns raw (seed 004). No fold takes the current turn's user message (the newest user
+ * message). window never folds by itself.
  */
 #include <string.h>
 
@@ -44,7 +46,9 @@ static void plan_recent(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, 
     size_t n = ld->buf->count;
     int64_t ref = cfg->model_window > 0 ? cfg->model_window : cfg->max_tokens;
     int64_t cnt = (int64_t)head_old + (ld->sum ? 1 : 0) + (int64_t)n;
-    if (cfg->max_messages > 0 && cnt > cfg->max_messages)
+    if (cfg->max_messages == 0) /* seed 001: 0 turns compaction off, token trigger included */
+        return;
+    if (cnt > cfg->max_messages)
         p->trigger = "messages";
     else if (cfg->trigger_percent > 0 && whole * 100 > cfg->trigger_percent * ref)
         p->trigger = "tokens";
@@ -64,8 +68,7 @@ static void plan_recent(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, 
     p->to = ts > p->from ? ts : p->from;
 }
 
-static void plan_chunked(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, const struct mn_window *scratch,
-                         int64_t fixed, int64_t sum_cost, int64_t buf_cost, struct mn_fold_plan *p)
+static void plan_chunked(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, int64_t fixed, int64_t sum_cost, int64_t buf_cost, struct mn_fold_plan *p)
 {
     const mn_message *bm = ld->buf->items;
     size_t n = ld->buf->count;
@@ -79,15 +82,7 @@ static void plan_chunked(const mn_strategy_cfg *cfg, const struct mn_loaded *ld,
         p->trigger = "prompt_budget";
     else
         return;
-    p->to = mn_context_keep_turns_from(bm, n, k);
-    if (strcmp(p->trigger, "prompt_budget") == 0) { /* keep what fits in half of it */
-        size_t i = suffix_from(scratch, bm, n, (mem - sum_cost) / 2);
-        while (i < n && bm[i].role != MN_ROLE_USER)
-            i++;
-        if (i >= n)
-            i = mn_context_keep_turns_from(bm, n, 1);
-        p->to = i > p->to ? i : p->to;
-    }
+    p->to = mn_context_keep_turns_from(bm, n, k); /* the last K turns stay verbatim (seed 004) */
 }
 
 void mn_fold_plan_make(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, const struct mn_window *scratch,
@@ -112,5 +107,11 @@ void mn_fold_plan_make(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, c
     if (strcmp(cfg->strategy, "summary") == 0 || strcmp(cfg->strategy, "hybrid") == 0)
         plan_recent(cfg, ld, scratch, fixed + head_old_cost + sum_cost + buf_cost, head_old, p);
     else if (strcmp(cfg->strategy, "chunked") == 0)
-        plan_chunked(cfg, ld, scratch, fixed, sum_cost, buf_cost, p);
+        plan_chunked(cfg, ld, fixed, sum_cost, buf_cost, p);
+    /* the current turn's user message is never folded: every context shows it verbatim */
+    size_t task = n;
+    while (task > 0 && bm[task - 1].role != MN_ROLE_USER)
+        task--;
+    if (task > 0 && p->to > task - 1)
+        p->to = task - 1 > p->from ? task - 1 : p->from;
 }

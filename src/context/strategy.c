@@ -88,6 +88,80 @@ static mn_status load_pinned(const mn_strategy_env *env, const char *sid, int64_
     return MN_OK;
 }
 
+/* Messages the summary stands for, to spend room the summary leaves on them verbatim: newest
+ * first, seq in (after, upto], while they cost no more than budget; oldest first into the list,
+ * never starting on a tool result. */
+struct covered {
+    struct mn_messages_impl *l;
+    int64_t after, upto, left;
+    mn_status rc;
+};
+
+static int collect_covered(void *user, const mn_message *m)
+{
+    struct covered *c = user;
+    if (m->seq > c->upto)
+        return 0;
+    if (m->seq <= c->after || (c->left -= mn_context_cost(m)) < 0)
+        return 1;
+    return collect_one(&(struct collect){c->l, MN_OK}, m) ? (c->rc = mn__nomem(), 1) : 0;
+}
+
+static mn_status load_covered(const mn_strategy_env *env, const char *sid, int64_t after, int64_t upto,
+                              int64_t budget, mn_messages **out)
+{
+    struct covered c = {mn_records_message_list_new(), after, upto, budget, MN_OK};
+    if (!c.l)
+        return mn__nomem();
+    mn_status rc = upto > after ? env->st->ops->scan_newest(env->st, sid, collect_covered, &c) : MN_OK;
+    if (!rc)
+        rc = c.rc;
+    if (rc) {
+        mn_records_message_list_free(&c.l->pub);
+        return rc;
+    }
+    mn_message *it = c.l->pub.items;
+    size_t n = c.l->pub.count;
+    for (size_t i = 0, j = n; i + 1 < j; i++, j--) { /* oldest to newest */
+        mn_message t = it[i];
+        it[i] = it[j - 1];
+        it[j - 1] = t;
+    }
+    size_t lead = 0; /* results whose call did not fit: not shown, not counted */
+    while (lead < n && it[lead].role == MN_ROLE_TOOL)
+        lead++;
+    if (lead)
+        memmove(it, it + lead, (n - lead) * sizeof *it);
+    c.l->pub.count = n - lead;
+    *out = &c.l->pub;
+    return MN_OK;
+}
+
+/* Whether part w holds the message of this seq. */
+static int in_part(const struct mn_window *w, int64_t seq)
+{
+    for (size_t i = 0; i < w->count; i++)
+        if (w->items[i].seq == seq)
+            return 1;
+    return 0;
+}
+
+/* Removes from l the messages `shown` holds (by seq); l stays oldest first, never starting on a
+ * tool result. */
+static void drop_shown(mn_messages *l, const mn_messages *shown)
+{
+    mn_message *it = (mn_message *)l->items;
+    size_t k = 0;
+    for (size_t i = 0; i < l->count; i++) {
+        int dup = 0;
+        for (size_t j = 0; j < shown->count && !dup; j++)
+            dup = shown->items[j].seq == it[i].seq;
+        if (!dup && !(k == 0 && it[i].role == MN_ROLE_TOOL))
+            it[k++] = it[i];
+    }
+    l->count = k;
+}
+
 static mn_status load_summary(const mn_strategy_env *env, const char *sid, mn_summary **out)
 {
     mn_status rc = env->st->ops->summary_latest(env->st, sid, out);
@@ -102,6 +176,7 @@ static void loaded_release(struct mn_loaded *ld)
     mn_records_message_list_free(ld->buf);
     mn_records_message_list_free(ld->head);
     mn_records_message_list_free(ld->pinned);
+    mn_records_message_list_free(ld->covered);
     memset(ld, 0, sizeof *ld);
 }
 
@@ -145,6 +220,20 @@ static const char *mode_name(int mode)
     return mode == MN_CONTEXT_FOLD_SYNC ? "sync" : mode == MN_CONTEXT_FOLD_OFF ? "off" : "background";
 }
 
+/* Sorts an array of {"seq", …} objects by seq (insertion sort: nearly sorted already). */
+static void sort_by_seq(json_t *arr)
+{
+    for (size_t i = 1; i < json_array_size(arr); i++)
+        for (size_t j = i; j > 0; j--) {
+            json_t *x = json_array_get(arr, j - 1), *y = json_array_get(arr, j);
+            if (json_integer_value(json_object_get(x, "seq")) <= json_integer_value(json_object_get(y, "seq")))
+                break;
+            json_incref(x);
+            json_array_set(arr, j - 1, y);
+            json_array_set_new(arr, j, x);
+        }
+}
+
 /* MN_CONTEXT_DETAIL: every history message the build kept (seq, id, tokens as sent, fate kept,
  * trimmed or offloaded), then those a walk dropped as orphan results or unmatched calls (seq,
  * fate), in seq order each. The messages not listed are folded into the summary (seq up to its
@@ -179,16 +268,9 @@ static json_t *detail(const struct mn_window *w, const struct mn_gov *g)
         json_decref(gone);
         return NULL;
     }
-    /* json objects keep no order: the dropped ones by seq (few; insertion sort) */
-    for (size_t i = 1; i < json_array_size(gone); i++)
-        for (size_t j = i; j > 0; j--) {
-            json_t *x = json_array_get(gone, j - 1), *y = json_array_get(gone, j);
-            if (json_integer_value(json_object_get(x, "seq")) <= json_integer_value(json_object_get(y, "seq")))
-                break;
-            json_incref(x);
-            json_array_set(gone, j - 1, y);
-            json_array_set_new(gone, j, x);
-        }
+    /* json objects keep no order, nor does the context (pins first): both by seq */
+    sort_by_seq(a);
+    sort_by_seq(gone);
     json_array_extend(a, gone);
     json_decref(gone);
     return a;
@@ -222,6 +304,10 @@ static void report(struct mn_built *b, const mn_strategy_cfg *cfg, const mn_summ
                                    trigger ? json_string(trigger) : json_null(), "event",
                                    event ? json_incref(event) : json_null()));
     add_extra(b, "marker", json_integer(lo->marker));
+    add_extra(b, "current_turn",
+              lo->turn_seq ? json_pack("{s:I, s:I, s:I}", "user_seq", (json_int_t)lo->turn_seq, "steps",
+                                       (json_int_t)lo->turn_steps, "steps_dropped", (json_int_t)lo->turn_steps_dropped)
+                           : json_null());
     add_extra(b, "governance", mn_gov_report(g));
     add_extra(b, "preflight", preflight(cfg, total));
     if (g->marks)
@@ -331,6 +417,8 @@ static mn_status build_window(const mn_strategy_env *env, const mn_strategy_cfg 
         w->dropped_unmatched = tail->dropped_unmatched;
         w->summarized = sum ? sum->folded : 0;
         mark_layout_orphans(&g, &in, &lo);
+        lo.turn_steps += tail->turn_skipped; /* steps the walk passed over on its way to the task */
+        lo.turn_steps_dropped += tail->turn_skipped;
         report(b, cfg, sum, &lo, MN_FOLD_NONE, NULL, NULL, &g);
     }
     mn_summary_free(sum);
@@ -388,9 +476,41 @@ static mn_status shown_parts(const mn_strategy_env *env, const mn_strategy_cfg *
         return mn__nomem();
     for (size_t i = 0; i < old_n; i++)
         old[i] = !is_summary ? ld->pinned->items[i] : i < head_old ? ld->head->items[i] : bm[i - head_old];
-    g->total_tool_tokens = tool_tokens(bm + tail_from, n - tail_from) + tool_tokens(old, old_n);
+    /* the room a summary leaves goes to the newest messages it stands for, verbatim (layout
+     * step 7 takes them after the newer ones): never fewer of the conversation's own words than
+     * the window would send. Not past a due fold that did not run (the marker stands there), and
+     * not in chunked, whose prefix stays the same between folds (seed 004: the prompt cache). */
+    const mn_message *recent = bm + tail_from;
+    size_t n_recent = n - tail_from;
+    mn_message *joined = NULL;
+    if (ld->sum && !*hidden && strcmp(cfg->strategy, "chunked") != 0 &&
+        (rc = load_covered(env, s->id, is_summary ? head_end_seq : 0, upto, cfg->max_tokens, &ld->covered))) {
+        free(old);
+        return rc;
+    }
+    if (ld->covered && ld->pinned) /* hybrid: the pinned units are the old part already */
+        drop_shown(ld->covered, ld->pinned);
+    /* whole units only: a call or result the summary stands for alone is its, not a drop */
+    struct mn_window *g_cov = &b->parts[2];
+    if (ld->covered && (rc = mn_window_walk(g_cov, ld->covered->items, ld->covered->count, INF_BUDGET, NULL))) {
+        free(old);
+        return rc;
+    }
+    if (g_cov->count) {
+        size_t nc = g_cov->count;
+        if (!(joined = malloc((nc + n_recent) * sizeof *joined))) {
+            free(old);
+            return mn__nomem();
+        }
+        memcpy(joined, g_cov->items, nc * sizeof *joined);
+        memcpy(joined + nc, recent, n_recent * sizeof *joined);
+        recent = joined;
+        n_recent += nc;
+    }
+    g->total_tool_tokens = tool_tokens(recent, n_recent) + tool_tokens(old, old_n);
     struct mn_window *g_tail = &b->parts[0], *g_old = &b->parts[1];
-    rc = govern(g_tail, g, bm + tail_from, n - tail_from);
+    rc = govern(g_tail, g, recent, n_recent);
+    free(joined);
     if (!rc)
         rc = govern(g_old, g, old, old_n);
     free(old);
@@ -459,6 +579,11 @@ mn_status mn_context_assemble(const mn_strategy_env *env, const mn_strategy_cfg 
         goto out;
     b->w.total_messages = active_history(s);
     b->w.dropped_orphan += lo.orphans;
+    for (size_t i = 0; ld.sum && i < b->w.count; i++) { /* shown verbatim: not only summarised */
+        const mn_message *m = &b->w.items[i];
+        if (m->seq > 0 && m->seq <= ld.sum->covers_upto && !in_part(&b->parts[1], m->seq) && b->w.summarized > 0)
+            b->w.summarized--;
+    }
     mark_layout_orphans(&g, &in, &lo);
     report(b, cfg, ld.sum, &lo, outcome, p.trigger, event, &g);
 out:

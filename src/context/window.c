@@ -28,6 +28,9 @@ struct scan {
     int64_t scanned;
     int64_t stop_seq; /* stop at messages this old (the summary covers them); 0: none */
     int force;        /* keep the first unit whatever its cost (the newest unit) */
+    int turn;         /* collect: walk on to the current turn's user message and keep it */
+    int skipping;     /* the budget ran out inside the current turn: look for its user message only */
+    int64_t skipped;
     int kept_any;
     mn_status rc;
 };
@@ -96,6 +99,36 @@ static void mark_pending(const struct scan *sc, const char *fate)
         mn_gov_mark(sc->w->gov, sc->pending[i].seq, fate);
 }
 
+/* Messages of the current turn the walk passes over to find its user message before it gives up
+ * (a session of tool steps with no user message for this long has no current turn to keep). */
+#define TURN_SKIP_MAX 100000
+
+/* The current turn's user message, kept whatever the budget; the walk ends there. */
+static int keep_turn_start(struct scan *sc, const mn_message *msg)
+{
+    mn_message m;
+    if (mn_records_message_fill(&sc->w->arena, &m, msg))
+        return fail_nomem(sc);
+    sc->scanned++;
+    keep(sc, &m);
+    return 1;
+}
+
+/* The budget ran out at m: the walk ends, unless it is still inside the current turn, whose user
+ * message it then looks for (m itself when it is that message). */
+static int out_of_room(struct scan *sc, const mn_message *m)
+{
+    if (!sc->turn)
+        return 1;
+    if (m->role == MN_ROLE_USER) {
+        keep(sc, m);
+        return 1;
+    }
+    sc->skipping = 1;
+    sc->w->turn_skipped++; /* m's unit */
+    return 0;
+}
+
 static int visit(void *user, const mn_message *msg)
 {
     struct scan *sc = user;
@@ -103,7 +136,13 @@ static int visit(void *user, const mn_message *msg)
     mn_message m;
     if (sc->stop_seq > 0 && msg->seq <= sc->stop_seq)
         return 1;
+    if (sc->skipping) { /* older steps of the current turn: the layout could not use them */
+        w->turn_skipped += msg->role == MN_ROLE_ASSISTANT; /* a step: a call with its results */
+        return msg->role == MN_ROLE_USER ? keep_turn_start(sc, msg) : ++sc->skipped > TURN_SKIP_MAX;
+    }
     sc->scanned++;
+    if (w->gov)
+        w->gov->walked++;
     if (mn_records_message_fill(&w->arena, &m, msg))
         return fail_nomem(sc);
     if (m.role == MN_ROLE_TOOL) {
@@ -127,7 +166,7 @@ static int visit(void *user, const mn_message *msg)
             int64_t cost = cost_of(&m) + sc->pending_cost;
             if (cost > sc->left && !(sc->force && !sc->kept_any)) {
                 sc->npending = 0; /* left out for the budget, with everything older */
-                return 1;
+                return out_of_room(sc, &m);
             }
             for (size_t i = 0; i < sc->npending; i++) /* results newest first, as the walk goes */
                 if (keep(sc, &sc->pending[i]))
@@ -160,16 +199,18 @@ static int visit(void *user, const mn_message *msg)
     }
     int64_t cost = cost_of(&m);
     if (cost > sc->left && !(sc->force && !sc->kept_any))
-        return 1;
+        return out_of_room(sc, &m);
     sc->left -= cost;
     sc->kept_any = 1;
+    if (m.role == MN_ROLE_USER)
+        sc->turn = 0; /* the current turn's start is in: the rest is the plain window */
     return keep(sc, &m);
 }
 
 mn_status mn_window_collect(mn_store *st, const mn_session *s, int64_t stop_seq, int64_t max_tokens,
                             struct mn_window *w)
 {
-    struct scan sc = {.w = w, .left = max_tokens, .stop_seq = stop_seq, .force = 1};
+    struct scan sc = {.w = w, .left = max_tokens, .stop_seq = stop_seq, .force = 1, .turn = 1};
     mn_status rc = st->ops->scan_newest(st, s->id, visit, &sc);
     if (!rc)
         rc = sc.rc;

@@ -42,7 +42,6 @@ static void strategy_cfg(const mn_db *db, mn_strategy_cfg *c)
     c->tail_turns = db->settings.context_tail_turns;
     c->chunk_threshold = db->settings.context_chunk_threshold_tokens;
     c->prompt_budget = db->settings.context_prompt_budget_tokens;
-    c->summary_cap = db->settings.context_summary_token_cap;
     c->hybrid_recent = db->settings.context_hybrid_recent_messages;
     c->reserve_tokens = db->settings.context_reserve_tokens;
     c->safety_margin = db->settings.context_safety_margin;
@@ -53,8 +52,22 @@ static void strategy_cfg(const mn_db *db, mn_strategy_cfg *c)
     c->gov.trim_chars = db->settings.context_tool_output_trim_chars;
     c->gov.offload = strcmp(db->settings.context_tool_output_offload, "on") == 0;
     c->gov.protect_tokens = db->settings.context_tool_output_protect_tokens;
+    c->gov.protect_messages = db->settings.context_tool_output_protect_messages;
     c->gov.offload_threshold = db->settings.context_tool_output_offload_threshold_tokens;
     c->gov.loop_repeat = db->settings.context_loop_repeat;
+}
+
+/* context.summary_token_cap, or (0, the default) a quarter of the context's budget, at least
+ * 256 tokens: the summary's share follows the budget it is folded for — within what the
+ * summariser's input may hold (summarizer.input_budget_tokens ≥ 2 × cap + 264). */
+static int64_t summary_cap(const mn_db *db, int64_t max_tokens)
+{
+    int64_t cap = db->settings.context_summary_token_cap;
+    if (cap > 0)
+        return cap;
+    int64_t most = (db->settings.summarizer_input_budget_tokens - 264) / 2;
+    cap = max_tokens / 4 > 256 ? max_tokens / 4 : 256;
+    return cap < most ? cap : most > 16 ? most : 16;
 }
 
 struct env_store {
@@ -141,6 +154,7 @@ mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strat
     strategy_cfg(db, &c);
     c.strategy = strategy;
     c.max_tokens = max_tokens;
+    c.summary_cap = summary_cap(db, max_tokens);
     c.model_window = model_window;
     c.fold_mode = fold_mode;
     /* background without a worker: fold here, within context.fold_timeout_ms (0: never) */
@@ -172,6 +186,7 @@ mn_status mn__context_compact(mn_db *db, const mn_session *s, const char *instru
     strategy_cfg(db, &c);
     c.strategy = "compact";
     c.instructions = instructions;
+    c.summary_cap = summary_cap(db, db->settings.memory_max_history_tokens);
     struct env_store e;
     open_env(db, 0, &e);
     mn_status rc = mn_context_compact(&e.env, &c, s, event);
@@ -184,35 +199,79 @@ struct context_impl {
     char *rendered, *report;
 };
 
-mn_status mn__context_build(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
-                            int64_t model_window, int fold_mode, const mn_context_opts *opts, mn_context **out)
+/* Shortfall and over_budget of the report against max_tokens, and the pre-flight's need, after
+ * `added` tokens went into a built context (the memories' block, retrieved messages). */
+void mn__built_fix_budget(struct mn_built *b, int64_t max_tokens, int64_t added)
 {
-    struct mn_built b;
-    memset(&b, 0, sizeof b);
-    /* memories first take what they need of the budget; the history gets the rest, and the
-     * block is fitted again into what the history's newest unit left (docs/context.md) */
-    struct mn_memctx *mem = NULL;
-    int detail = (opts->flags & MN_CONTEXT_DETAIL) != 0;
-    mn_status rc = mn__memories_plan(db, opts, s, max_tokens, &mem);
-    int64_t planned = mn__memories_planned(mem), history = max_tokens - planned;
-    if (!rc)
-        rc = mn__context_assemble(db, s, strategy, history > 0 ? history : 1, model_window, fold_mode, detail, &b);
+    struct mn_window *w = &b->w;
+    int64_t total = w->system_tokens + w->message_tokens + w->framing_tokens;
+    w->max_tokens = max_tokens;
+    w->over_budget = total > max_tokens;
+    json_object_set_new(b->extra, "over_budget", json_boolean(w->over_budget));
+    json_object_set_new(b->extra, "shortfall", json_integer(total > max_tokens ? total - max_tokens : 0));
+    json_t *pf = json_object_get(b->extra, "preflight");
+    if (json_is_object(pf) && added) {
+        json_int_t needed = json_integer_value(json_object_get(pf, "needed")) + added;
+        json_object_set_new(pf, "needed", json_integer(needed));
+        json_object_set_new(pf, "fits", json_boolean(needed <= json_integer_value(json_object_get(pf, "model_window"))));
+    }
+}
+
+/* The history of the context within max_tokens - reserve, with the memories' block (b zeroed):
+ * memories first take what they need of the budget; the history gets the rest, and the block is
+ * fitted again into what the history's newest unit left (docs/context.md). */
+static mn_status build_history(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
+                               int64_t reserve, int64_t model_window, int fold_mode, int detail,
+                               struct mn_memctx *mem, struct mn_built *b)
+{
+    int64_t planned = mn__memories_planned(mem), history = max_tokens - reserve - planned;
+    mn_status rc = mn__context_assemble(db, s, strategy, history > 0 ? history : 1, model_window, fold_mode, detail, b);
     if (!rc && mem)
-        rc = mn__memories_place(db, mem, &b, max_tokens);
+        rc = mn__memories_place(db, mem, b, max_tokens - reserve);
     /* the block gave up some of its share (cut, or left out, for the newest unit): the history is
      * built again with what the block keeps, else those tokens went to nobody. The block only
      * shrinks, so it fits the same again. */
     int64_t block = mn__memories_planned(mem);
     if (!rc && mem && block < planned) {
+        mn_built_release(b);
+        memset(b, 0, sizeof *b);
+        history = max_tokens - reserve - block;
+        rc = mn__context_assemble(db, s, strategy, history > 0 ? history : 1, model_window, fold_mode, detail, b);
+        if (!rc)
+            rc = mn__memories_place(db, mem, b, max_tokens - reserve);
+    }
+    return rc;
+}
+
+mn_status mn__context_build(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
+                            int64_t model_window, int fold_mode, const mn_context_opts *opts, mn_context **out)
+{
+    struct mn_built b;
+    memset(&b, 0, sizeof b);
+    struct mn_memctx *mem = NULL;
+    struct mn_ragctx *rag = NULL;
+    int detail = (opts->flags & MN_CONTEXT_DETAIL) != 0;
+    mn_status rc = mn__memories_plan(db, opts, s, max_tokens, &mem);
+    if (!rc)
+        rc = build_history(db, s, strategy, max_tokens, 0, model_window, fold_mode, detail, mem, &b);
+    /* retrieval takes its share from a history that did not all fit: built again without it
+     * (a due fold ran or was queued by the first build) */
+    if (!rc)
+        rc = mn__rag_plan(db, opts, s, &b, max_tokens, &rag);
+    if (!rc && mn__rag_reserve(rag) > 0) { /* the fold was the first build's to run or queue */
+        json_t *fold = json_incref(json_object_get(b.extra, "fold"));
         mn_built_release(&b);
         memset(&b, 0, sizeof b);
-        rc = mn__context_assemble(db, s, strategy, max_tokens - block, model_window, fold_mode, detail, &b);
-        if (!rc)
-            rc = mn__memories_place(db, mem, &b, max_tokens);
+        rc = build_history(db, s, strategy, max_tokens, mn__rag_reserve(rag), model_window, MN_CONTEXT_FOLD_OFF,
+                           detail, mem, &b);
+        if (!rc && fold && b.extra)
+            json_object_set(b.extra, "fold", fold);
+        json_decref(fold);
     }
-    mn__memories_free(mem);
     if (!rc)
-        rc = mn__rag_inject(db, opts, s, &b);
+        rc = mn__rag_inject(db, rag, &b, max_tokens);
+    mn__rag_free(rag);
+    mn__memories_free(mem);
     const struct mn_window *wp = &b.w;
     struct context_impl *c = NULL;
     if (!rc && !(c = calloc(1, sizeof *c)))

@@ -123,7 +123,20 @@ void mn__search_hits_free(mn_search_hits *hits);
  * a built context (opts->rag; the options are checked here, a failing retrieval is reported). */
 mn_status mn__relevant_context(mn_db *db, const char *query, int64_t max_tokens, const mn_search_filter *f,
                                char **text);
-mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b);
+/* Retrieval in a built context, in two steps around the history's build: plan (the options
+ * checked; on by default, memory.rag.*) reads the first build b: when it left history out, it
+ * searches with the current turn's user message and sets the share of the budget the history
+ * leaves for the block (mn__rag_reserve: the block's cost, at most memory.rag.share_percent);
+ * inject puts the hits that are not in the final build in front of that message, within
+ * max_tokens, and the report's "rag". *out is NULL when retrieval is off. */
+struct mn_ragctx;
+/* Over_budget, shortfall and the pre-flight of b's report against max_tokens after `added` tokens. */
+void mn__built_fix_budget(struct mn_built *b, int64_t max_tokens, int64_t added);
+mn_status mn__rag_plan(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b,
+                       int64_t max_tokens, struct mn_ragctx **out);
+int64_t mn__rag_reserve(const struct mn_ragctx *r);
+mn_status mn__rag_inject(mn_db *db, struct mn_ragctx *r, struct mn_built *b, int64_t max_tokens);
+void mn__rag_free(struct mn_ragctx *r);
 
 /* memory_search.c: the rows of a store query as a list (freed with mn__memories_list_free); a search
  * over memories with checked arguments (q complete; mode may be AUTO: hybrid with an embedder,

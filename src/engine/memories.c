@@ -208,23 +208,6 @@ static json_t *item_json(const mn_memblock_item *it)
     return e;
 }
 
-/* Shortfall and over_budget of the report, and the pre-flight's need, after the block. */
-static void fix_budget(struct mn_built *b, int64_t max_tokens, int64_t added)
-{
-    struct mn_window *w = &b->w;
-    int64_t total = w->system_tokens + w->message_tokens + w->framing_tokens;
-    w->max_tokens = max_tokens;
-    w->over_budget = total > max_tokens;
-    json_object_set_new(b->extra, "over_budget", json_boolean(w->over_budget));
-    json_object_set_new(b->extra, "shortfall", json_integer(total > max_tokens ? total - max_tokens : 0));
-    json_t *pf = json_object_get(b->extra, "preflight");
-    if (json_is_object(pf) && added) {
-        json_int_t needed = json_integer_value(json_object_get(pf, "needed")) + added;
-        json_object_set_new(pf, "needed", json_integer(needed));
-        json_object_set_new(pf, "fits", json_boolean(needed <= json_integer_value(json_object_get(pf, "model_window"))));
-    }
-}
-
 mn_status mn__memories_place(mn_db *db, struct mn_memctx *mc, struct mn_built *b, int64_t max_tokens)
 {
     struct mn_window *w = &b->w;
@@ -260,6 +243,6 @@ mn_status mn__memories_place(mn_db *db, struct mn_memctx *mc, struct mn_built *b
     json_decref(in);
     json_decref(out);
     if (!rc)
-        fix_budget(b, max_tokens, cost);
+        mn__built_fix_budget(b, max_tokens, cost);
     return rc;
 }

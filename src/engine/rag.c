@@ -4,6 +4,7 @@
  * the build's budget, reported under "rag".
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine.h"
@@ -37,8 +38,6 @@ static mn_status rag_line(struct mn_buf *b, const mn_message *m)
 
 static const char RAG_HEAD[] = "RELEVANT CONTEXT FROM PAST CONVERSATIONS:\n---\n";
 static const char RAG_TAIL[] = "---";
-static const char RAG_QUESTION[] =
-    "\n\nNow answer the current user question using the context above if relevant.\n\nUSER QUESTION: ";
 
 /* The block for hits[0..n) within max_tokens (0: no limit); *used gets the hits kept. */
 static mn_status rag_block(mn_db *db, const mn_search_hit *hits, size_t n, int64_t max_tokens, struct mn_buf *out,
@@ -96,81 +95,154 @@ static int in_window(const struct exclude *x, int64_t id)
     return 0;
 }
 
-mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b)
+struct mn_ragctx {
+    json_t *rep;          /* the report's "rag" member */
+    mn_search_hits *hits; /* best first; NULL: nothing to inject (rep says why) */
+    size_t top_k;
+    int64_t reserve;      /* tokens the history leaves for the block */
+};
+
+void mn__rag_free(struct mn_ragctx *r)
 {
-    /* rag 0: the configured memory.rag.* (seed 000's rag section); negative: off */
+    if (!r)
+        return;
+    json_decref(r->rep);
+    mn__search_hits_free(r->hits);
+    free(r);
+}
+
+int64_t mn__rag_reserve(const struct mn_ragctx *r) { return r ? r->reserve : 0; }
+
+/* The current turn's user message in the built context (the layout always keeps it). */
+static mn_message *query_message(struct mn_window *w)
+{
+    for (size_t i = w->count; i-- > 0;)
+        if (w->items[i].role == MN_ROLE_USER && w->items[i].content && w->items[i].id > 0)
+            return &w->items[i];
+    return NULL;
+}
+
+/* Tokens of the block of the first top_k hits not in w, with the question's wrapping. */
+static mn_status block_cost(mn_db *db, const mn_search_hits *h, size_t top_k, const struct mn_window *w,
+                            int64_t *cost)
+{
+    struct exclude x = {w->items, w->count};
+    struct mn_buf b = MN_BUF_INIT;
+    mn_status rc = MN_OK;
+    *cost = 0;
+    for (size_t i = 0, k = 0; i < h->count && k < top_k && !rc; i++)
+        if (!in_window(&x, h->items[i].message.id)) {
+            rc = rag_line(&b, &h->items[i].message);
+            if (!rc)
+                rc = mn_buf_addc(&b, '\n');
+            k++;
+        }
+    if (!rc && b.len) {
+        *cost = (int64_t)mn_token_count(db->tk, b.data, b.len) +
+                (int64_t)mn_token_count(db->tk, RAG_HEAD, strlen(RAG_HEAD)) +
+                (int64_t)mn_token_count(db->tk, RAG_TAIL, strlen(RAG_TAIL)) + MN_FRAME_PER_MESSAGE;
+    }
+    mn_buf_release(&b);
+    return rc;
+}
+
+mn_status mn__rag_plan(mn_db *db, const mn_context_opts *o, const mn_session *s, struct mn_built *b,
+                       int64_t max_tokens, struct mn_ragctx **out)
+{
+    *out = NULL;
+    /* rag 0: the configured memory.rag.* (on by default) */
     int from_config = o->rag == 0;
-    if (o->rag < 0 || (from_config && !db->settings.memory_rag_enabled))
-        return MN_OK;
     if (o->rag_top_k > 100)
         return mn__err(MN_INVALID, "rag_top_k: %zu is over the maximum of 100", o->rag_top_k);
     if (o->rag_min_similarity > 1 || o->rag_min_similarity < -1 || isnan(o->rag_min_similarity))
         return mn__err(MN_INVALID, "rag_min_similarity: must be from -1 to 1 (0: the default 0.7)");
-    if ((unsigned)o->rag_scope > MN_RAG_SCOPE_ALL)
-        return mn__err(MN_INVALID, "rag_scope: %d is not session (0) or all (1)", (int)o->rag_scope);
-    size_t top_k = o->rag_top_k ? o->rag_top_k : (size_t)db->settings.memory_rag_top_k;
-    double min_sim = o->rag_min_similarity == 0 ? db->settings.memory_rag_min_similarity
-                                                : o->rag_min_similarity;
+    if ((unsigned)o->rag_scope > MN_RAG_SCOPE_SESSION)
+        return mn__err(MN_INVALID, "rag_scope: %d is not the default (0), all (1) or session (2)", (int)o->rag_scope);
+    if (o->rag < 0 || (from_config && !db->settings.memory_rag_enabled))
+        return MN_OK;
+    int all = o->rag_scope == MN_RAG_SCOPE_ALL ||
+              (o->rag_scope == MN_RAG_SCOPE_DEFAULT && strcmp(db->settings.memory_rag_scope, "all") == 0);
+    struct mn_ragctx *r = calloc(1, sizeof *r);
+    if (!r)
+        return mn__nomem();
+    r->top_k = o->rag_top_k ? o->rag_top_k : (size_t)db->settings.memory_rag_top_k;
+    double min_sim = o->rag_min_similarity == 0 ? db->settings.memory_rag_min_similarity : o->rag_min_similarity;
     min_sim = min_sim < 0 ? 0 : min_sim;
+    int semantic = mn__embedder_configured(db);
+    r->rep = json_pack("{s:b, s:s, s:I, s:f, s:I, s:s, s:[]}", "enabled", 1, "scope", all ? "all" : "session",
+                       "top_k", (json_int_t)r->top_k, "min_similarity", min_sim, "share_percent",
+                       (json_int_t)db->settings.memory_rag_share_percent, "mode",
+                       semantic ? "hybrid" : "keyword", "injected");
+    *out = r;
+    if (!r->rep || (from_config && json_object_set_new(r->rep, "source", json_string("memory.rag.enabled"))))
+        return mn__nomem();
     struct mn_window *w = &b->w;
-    if (!b->extra && !(b->extra = json_object()))
-        return mn__nomem();
-    json_t *rep = json_pack("{s:b, s:s, s:I, s:f, s:[]}", "enabled", 1, "scope",
-                            o->rag_scope == MN_RAG_SCOPE_ALL ? "all" : "session", "top_k", (json_int_t)top_k,
-                            "min_similarity", min_sim, "injected");
-    if (!rep || json_object_set_new(b->extra, "rag", rep) ||
-        (from_config && json_object_set_new(rep, "source", json_string("memory.rag.enabled"))))
-        return mn__nomem();
-    mn_message *q = NULL;
-    for (size_t i = w->count; i-- > 0 && !q;)
-        if (w->items[i].role == MN_ROLE_USER && w->items[i].content && w->items[i].id > 0)
-            q = &w->items[i];
+    mn_message *q = query_message(w);
     if (!q)
-        return mn_json_set_str(rep, "skipped", "no user message in the context");
+        return mn_json_set_str(r->rep, "skipped", "no user message in the context");
+    if (!all && w->total_messages <= (int64_t)w->count - w->synthetic && !w->summarized)
+        return mn_json_set_str(r->rep, "skipped", "the whole history is in the context");
     mn_search_filter f = MN_SEARCH_FILTER_INIT;
-    if (o->rag_scope == MN_RAG_SCOPE_ALL)
+    if (all)
         f.ns = s->ns;
     else
         f.session_id = s->id;
-    int semantic = mn__embedder_configured(db);
-    mn_search_hits *hits = NULL;
-    mn_status rc = mn__search_run(db, q->content, semantic ? MN_SEARCH_SEMANTIC : MN_SEARCH_KEYWORD, RAG_OVERFETCH,
-                                  &f, semantic ? min_sim : 0, &hits);
+    mn_status rc = mn__search_run(db, q->content, semantic ? MN_SEARCH_HYBRID : MN_SEARCH_KEYWORD,
+                                  r->top_k + RAG_OVERFETCH, &f, semantic ? min_sim : 0, &r->hits);
     if (rc == MN_UNAVAILABLE || rc == MN_CONFLICT) { /* retrieval failing never fails the context */
-        mn_json_set_str(rep, "skipped", mn_errmsg());
+        mn_json_set_str(r->rep, "skipped", mn_errmsg());
         mn__err_clear();
         return MN_OK;
     }
     if (rc)
         return rc;
-    json_object_set_new(rep, "mode", json_string(semantic ? "semantic" : "keyword"));
     if (semantic) /* messages of the scope the semantic search could not see yet */
-        json_object_set_new(rep, "not_embedded", json_integer(hits->not_embedded));
+        json_object_set_new(r->rep, "not_embedded", json_integer(r->hits->not_embedded));
+    int64_t cost, share = max_tokens / 100 * db->settings.memory_rag_share_percent +
+                          max_tokens % 100 * db->settings.memory_rag_share_percent / 100;
+    if ((rc = block_cost(db, r->hits, r->top_k, w, &cost)))
+        return rc;
+    r->reserve = cost < share ? cost : share;
+    return MN_OK;
+}
+
+mn_status mn__rag_inject(mn_db *db, struct mn_ragctx *r, struct mn_built *b, int64_t max_tokens)
+{
+    if (!r)
+        return MN_OK;
+    struct mn_window *w = &b->w;
+    if (!b->extra && !(b->extra = json_object()))
+        return mn__nomem();
+    json_t *rep = r->rep;
+    if (json_object_set(b->extra, "rag", rep))
+        return mn__nomem();
+    json_object_set_new(rep, "reserved", json_integer(r->reserve));
+    mn_message *q = query_message(w);
+    if (!r->hits || !q)
+        return MN_OK;
+    mn_search_hits *hits = r->hits;
     struct exclude x = {w->items, w->count};
     size_t keep = 0;
-    for (size_t i = 0; i < hits->count && keep < top_k; i++) /* compact: drop what the context has */
+    for (size_t i = 0; i < hits->count && keep < r->top_k; i++) /* compact: drop what the context has */
         if (!in_window(&x, hits->items[i].message.id))
             hits->items[keep++] = hits->items[i];
-    /* The injection stays within max_tokens: the most relevant hits that fit go in, the rest
-     * are reported as left out for the budget. */
+    hits->count = keep;
+    /* The block stays within max_tokens: the most relevant hits that fit go in, the rest are
+     * reported as left out for the budget. It is a message of its own right before the current
+     * turn's user message, which stays as it was said. */
     struct mn_buf block = MN_BUF_INIT;
     size_t used = 0;
-    int64_t before = q->tokens, total = w->system_tokens + w->message_tokens + w->framing_tokens;
-    char *text = NULL;
-    for (size_t n = keep; n > 0 && !rc && !text; n--) {
+    int64_t total = w->system_tokens + w->message_tokens + w->framing_tokens, tokens = 0;
+    int fits = 0;
+    mn_status rc = MN_OK;
+    for (size_t n = keep; n > 0 && !rc && !fits; n--) {
         mn_buf_reset(&block);
-        if ((rc = rag_block(db, hits->items, n, 0, &block, &used)) || (rc = mn_buf_adds(&block, RAG_QUESTION)) ||
-            (rc = mn_buf_adds(&block, q->content)))
+        if ((rc = rag_block(db, hits->items, n, 0, &block, &used)))
             break;
-        mn_message probe = *q;
-        probe.content = block.data;
-        if (total - before + mn_message_tokens(db->tk, &probe) <= w->max_tokens) {
-            text = mn_arena_strndup(&w->arena, block.data, block.len);
-            if (!text)
-                rc = mn__nomem();
-        }
+        tokens = (int64_t)mn_token_count(db->tk, block.data, block.len);
+        fits = total + tokens + MN_FRAME_PER_MESSAGE <= max_tokens;
     }
-    if (!rc && !text) {
+    if (!rc && !fits) {
         used = 0;
         if (keep)
             json_object_set_new(rep, "skipped", json_string("no room within max_tokens"));
@@ -183,15 +255,15 @@ mn_status mn__rag_inject(mn_db *db, const mn_context_opts *o, const mn_session *
         if (!e || json_array_append_new(inj, e))
             rc = mn__nomem();
     }
-    if (!rc && text) {
-        q->content = text;
-        q->tokens = mn_message_tokens(db->tk, q);
-        w->message_tokens += q->tokens - before;
-        json_object_set_new(rep, "query_message_id", json_integer(q->id));
-        json_object_set_new(rep, "tokens_added", json_integer(q->tokens - before));
+    size_t at = (size_t)(q - w->items);
+    int64_t qid = q->id;
+    if (!rc && fits && !(rc = mn_window_insert(w, at, MN_ROLE_USER, q->session_id, block.data, tokens))) {
+        json_object_set_new(rep, "query_message_id", json_integer(qid));
+        json_object_set_new(rep, "tokens_added", json_integer(tokens + MN_FRAME_PER_MESSAGE));
         json_object_set_new(rep, "left_out_for_budget", json_integer((json_int_t)(keep - used)));
     }
+    if (!rc)
+        mn__built_fix_budget(b, max_tokens, fits ? tokens + MN_FRAME_PER_MESSAGE : 0);
     mn_buf_release(&block);
-    mn__search_hits_free(hits);
     return rc;
 }

@@ -92,6 +92,7 @@ static struct built build(mn_db *db, const char *sid, int memories, size_t top_k
     o.memories = memories;
     o.memories_top_k = top_k;
     o.max_tokens = max_tokens;
+    o.rag = -1; /* the history's share is what this file checks; retrieval takes its own */
     mn_context *ctx = NULL;
     assert_int_equal(mn_context_build(db, sid, &o, &ctx), MN_OK);
     struct built b = {json_loads(ctx->report, 0, NULL), json_loads(ctx->rendered, 0, NULL), ctx->tokens};

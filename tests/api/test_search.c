@@ -411,7 +411,10 @@ static void rag_in_context(void **state)
     mn_context *c = NULL;
     assert_int_equal(mn_context_build(db, s->id, &o, &c), MN_OK);
     assert_non_null(strstr(c->rendered, "RELEVANT CONTEXT FROM PAST CONVERSATIONS:\n---\n[USER]: the deploy key"));
-    assert_non_null(strstr(c->rendered, "USER QUESTION: where is the deploy key stored in vault?"));
+    /* a message of its own before the question, which is sent as it was said */
+    const char *block = strstr(c->rendered, "RELEVANT CONTEXT"), *q = strstr(c->rendered, "where is the deploy");
+    assert_true(block && q && block < q);
+    assert_null(strstr(c->rendered, "USER QUESTION"));
     assert_non_null(strstr(c->report, "\"injected\":[{\"id\":1,"));
     int64_t with_rag = c->tokens;
     mn_context_free(c);

@@ -101,8 +101,9 @@ eq "$RC/$(jget "$OUT" 'j["report"]["max_tokens"]')" 0/60 "MNEMO_MAX_HISTORY_TOKE
 "$MNEMO" --db "$DB" context "$S" --max-tokens 100000 --report >"$T/full.json"
 b=20
 while [ $b -le 400 ]; do
-    "$MNEMO" --db "$DB" context "$S" --max-tokens $b --report >"$T/ctx.$b.json" 2>"$T/ctx.$b.err" || fail "context --max-tokens $b exited $?"
-    "$MNEMO" --db "$DB" context "$S" --max-tokens $b --format anthropic >"$T/ant.$b.json" 2>>"$T/ctx.$b.err" ||
+    "$MNEMO" --db "$DB" context "$S" --max-tokens $b --no-rag --report >"$T/ctx.$b.json" 2>"$T/ctx.$b.err" ||
+        fail "context --max-tokens $b exited $?"
+    "$MNEMO" --db "$DB" context "$S" --max-tokens $b --no-rag --format anthropic >"$T/ant.$b.json" 2>>"$T/ctx.$b.err" ||
         fail "context --max-tokens $b --format anthropic exited $?"
     b=$((b + 7))
 done
@@ -141,11 +142,15 @@ for b in range(20, 401, 7):
         problems.append(f"{b}: a larger budget kept fewer messages ({kept} < {prev_kept})")
     prev_kept = kept
     kept_seen.append(kept)
-    # what is kept is the recent end of the conversation, in order
+    # what is kept is the recent end of the conversation, in order; when the current turn's older
+    # steps left, its user message (the newest one) stands first
     if kept:
         first = rep["messages"]["first_kept_seq"]
+        got = [m["content"] for m in body]
+        task = max(s for s in by_seq if by_seq[s]["role"] == "user")
         want = [by_seq[s]["content"] for s in range(first, len(hist) + 1)]
-        if [m["content"] for m in body] != want:
+        later = [by_seq[s]["content"] for s in range(len(hist) - len(got) + 2, len(hist) + 1)]
+        if got != want and (first != task or got != [by_seq[task]["content"]] + later):
             problems.append(f"{b}: kept messages are not the newest ones in order")
     ant = json.load(open(f"{tmp}/ant.{b}.json"))
     uses = set()

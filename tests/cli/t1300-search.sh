@@ -78,14 +78,14 @@ eq "$(jget "$OUT" '[len(j), j[0]["message"]["content"]]')" '[1, "the zebra migra
 check "--embed-first says what it embedded" grep -qx "embedded 1 message first" "$T/.err"
 check "--embed-first: no hint left" sh -c "! grep -q 'not embedded' '$T/.err'"
 
-# RAG: the last user message gets the retrieved block (other sessions of the namespace with
-# --rag-scope all; nothing already in the context); the stored one stays the original
+# RAG: the retrieved block comes right before the current turn's user message (other sessions of
+# the namespace with --rag-scope all; nothing already in the context); the question as it was said
 ok mn session new --namespace team-a
 C=$OUT
 ok mn add "$C" user "which pooler should postgres use?"
 ok mn context "$C" --rag --rag-scope all --rag-min-similarity -1 --format text --report
 check "RAG block injected" grep -q "RELEVANT CONTEXT FROM PAST CONVERSATIONS:" "$T/.out"
-check "question kept" grep -q "USER QUESTION: which pooler should postgres use?" "$T/.out"
+check "question kept as it was said, after the block" sh -c "grep -qx 'user: which pooler should postgres use?' '$T/.out' && ! grep -q 'USER QUESTION' '$T/.out'"
 check "only team-a messages injected" sh -c "! grep -q 'replication lag' '$T/.out'"
 ok mn context "$C" --rag --format text
 check "scope session: nothing else in this session" sh -c "! grep -q 'RELEVANT CONTEXT' '$T/.out'"

@@ -187,15 +187,19 @@ static void settings_snapshot_follows_the_key_table(void **state)
     assert_int_equal(s.memory_max_history_tokens, 4096);
     assert_int_equal(s.context_fold_timeout_ms, 3000);
     assert_string_equal(s.memory_strategy, "window");
-    assert_int_equal(s.memory_rag_enabled, 0);
+    assert_int_equal(s.memory_rag_enabled, 1); /* retrieval is part of every context (issue 38) */
+    assert_string_equal(s.memory_rag_scope, "session");
     assert_true(s.memory_rag_min_similarity > 0.69 && s.memory_rag_min_similarity < 0.71);
     assert_int_equal(mn_config_set(cfg, "context.fold_timeout_ms", "1234", NULL), MN_OK);
     assert_int_equal(mn_config_set(cfg, "summarizer.name", "none", NULL), MN_OK);
-    assert_int_equal(mn_config_set(cfg, "memory.rag.enabled", "true", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "memory.rag.enabled", "false", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "memory.rag.scope", "all", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "memory.rag.scope", "everywhere", NULL), MN_INVALID);
     mn_settings_fill(&s, cfg);
     assert_int_equal(s.context_fold_timeout_ms, 1234);
     assert_string_equal(s.summarizer_name, "none");
-    assert_int_equal(s.memory_rag_enabled, 1);
+    assert_int_equal(s.memory_rag_enabled, 0);
+    assert_string_equal(s.memory_rag_scope, "all");
     for (size_t i = 0; mn_config_key(i); i++) /* one table: every key the config layer knows */
         assert_non_null(strchr(mn_config_key(i), '.'));
     mn_config_free(cfg);

@@ -177,6 +177,7 @@ static void check_one(const struct convo *c, int64_t budget, const char *strateg
     o.max_tokens = budget;
     o.format = MN_FORMAT_TEXT;
     o.flags = MN_CONTEXT_DETAIL | MN_CONTEXT_NO_FOLD;
+    o.rag = -1; /* the history's messages are what the detail lists */
     mn_context *ctx = NULL;
     if (mn_context_build(c->db, c->sid, &o, &ctx) != MN_OK)
         fail_msg("build %s %lld: %s", strategy, (long long)budget, mn_errmsg());

@@ -88,6 +88,7 @@ static struct built build(mn_db *db, const char *sid, const char *strategy, int6
     o.strategy = strategy;
     o.max_tokens = budget;
     o.flags = flags;
+    o.rag = -1; /* the history is what this file checks; retrieval has test_search and test_current_turn */
     mn_context *c = NULL;
     if (mn_context_build(db, sid, &o, &c) != MN_OK)
         fail_msg("build %s: %s", strategy, mn_errmsg());
@@ -369,8 +370,11 @@ static void summary_strategy_and_fallback(void **state)
     assert_non_null(strstr(json_string_value(json_object_get(json_array_get(b.msgs, 4), "content")), "Fixed bug 0"));
     const char *sm = json_string_value(json_object_get(json_array_get(b.msgs, 5), "content"));
     assert_true(strncmp(sm, "[Summary of ", 12) == 0);
-    /* tail = max(4, 20/2) = 10 messages, moved back to start on the tool call: 11 */
-    assert_int_equal(json_array_size(b.msgs), 1 + 4 + 1 + 11);
+    /* the fold leaves a tail of max(4, 20/2) = 10 messages, moved back to start on the tool call
+     * (11); the room the summary leaves goes to the 25 messages it stands for, verbatim: all 36
+     * after the head, here */
+    assert_int_equal(json_array_size(b.msgs), 1 + 4 + 1 + 36);
+    assert_int_equal(json_integer_value(rget(b.report, "summary", "covers_upto")), 29);
     built_free(&b);
     mn_summary *s = NULL;
     assert_int_equal(mn_summary_get(db, sid, &s), MN_OK);

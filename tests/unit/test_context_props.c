@@ -5,8 +5,12 @@
  * layout of every strategy and every format, over a sweep of budgets from 1 token to unbounded.
  * Checked for each: the newest unit and the system prompt are there; within the budget unless
  * the report says over_budget with the exact shortfall, and then nothing optional is there; the
- * summary before any older message; the recent part a contiguous newest end; calls and results
- * paired; never starting on a tool result; the same input gives the same bytes.
+ * current turn's user message (the newest user message) verbatim in every context; the summary
+ * before any older message; the recent part a contiguous newest end, but for the current turn's
+ * older steps, which leave first (one gap, right after its user message, and then nothing older);
+ * no free room while a recent unit was left out; calls and results paired; never starting on a
+ * tool result; the same input gives the same bytes. A third of the conversations end in an agent
+ * loop: a user task then 1-200 tool steps with outputs up to 50 KB.
  * The seed is fixed (MNEMO_PROPS_SEED overrides it) and printed on failure.
  */
 #include <setjmp.h>
@@ -22,8 +26,10 @@
 #include "context/context.h"
 #include "memory/message.h"
 
-#define CONVERSATIONS 30
+#define CONVERSATIONS 36
 #define MAX_MSGS 48
+#define MAX_STEPS 200
+#define CAP_MSGS (MAX_MSGS * 4 + MAX_STEPS * 2 + 2)
 
 static uint64_t rng;
 static unsigned long long seed0;
@@ -51,7 +57,7 @@ static uint32_t below(uint32_t n) { return n ? next() % n : 0; }
 
 struct conv {
     struct mn_arena arena;
-    mn_message msgs[MAX_MSGS * 4];
+    mn_message msgs[CAP_MSGS];
     size_t n;
     mn_message pins[8];
     size_t npins;
@@ -70,6 +76,17 @@ static char *text(struct mn_arena *a, size_t max_words)
         const char *w = words[below(sizeof words / sizeof words[0])];
         len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", i ? " " : "", w);
     }
+    return mn_arena_strndup(a, buf, len);
+}
+
+/* A tool output of about `chars` characters (up to 50 KB). */
+static char *output(struct mn_arena *a, size_t chars)
+{
+    static char buf[51200];
+    size_t len = 0;
+    while (len + 40 < chars && len + 40 < sizeof buf)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s line %u ok\n", words[below(sizeof words / sizeof words[0])],
+                                below(1000));
     return mn_arena_strndup(a, buf, len);
 }
 
@@ -123,6 +140,19 @@ static void generate(struct conv *c, const mn_tokenizer *tk)
         if (t + 1 < turns || below(2))
             add(c, tk, MN_ROLE_ASSISTANT, text(&c->arena, long_msgs ? 600 : 40), NULL, NULL);
     }
+    if (below(3) == 0) { /* an agent loop: the task, then its tool steps */
+        add(c, tk, MN_ROLE_USER, text(&c->arena, below(4) ? 20 : 400), NULL, NULL);
+        size_t steps = 1 + (below(2) ? below(MAX_STEPS) : below(12));
+        for (size_t k = 0; k < steps && c->n + 2 <= CAP_MSGS; k++) {
+            char buf[256], id[32];
+            snprintf(id, sizeof id, "s%zu", c->n);
+            snprintf(buf, sizeof buf,
+                     "[{\"id\":\"%s\",\"type\":\"function\",\"function\":{\"name\":\"sh\",\"arguments\":\"{}\"}}]", id);
+            add(c, tk, MN_ROLE_ASSISTANT, "", mn_arena_strndup(&c->arena, buf, strlen(buf)), NULL);
+            size_t chars = below(20) == 0 ? 1 + below(51200) : 1 + below(600);
+            add(c, tk, MN_ROLE_TOOL, output(&c->arena, chars), NULL, mn_arena_strndup(&c->arena, id, strlen(id)));
+        }
+    }
     c->system = below(3) ? text(&c->arena, below(4) ? 20 : 400) : NULL;
     c->summary = below(3) ? text(&c->arena, below(3) ? 60 : 1200) : NULL;
     c->npins = below(3) == 0 ? 1 + below(3) : 0;
@@ -167,6 +197,19 @@ static void check_one(int conv, const char *strategy, int64_t budget, const mn_l
     int64_t total = w.system_tokens + w.message_tokens + w.framing_tokens;
     size_t nu = in->n_tail ? last_unit(in->tail, in->n_tail) : 0;
     size_t unit_len = in->n_tail - nu;
+    /* the current turn's user message, when it is not the newest unit itself */
+    size_t task = in->n_tail;
+    for (size_t i = in->n_tail; i-- > 0 && task == in->n_tail;)
+        if (in->tail[i].role == MN_ROLE_USER && in->tail[i].seq > 0)
+            task = i;
+    int has_task = task < nu;
+    const mn_message *tm = has_task ? &in->tail[task] : NULL;
+    if (tm) {
+        int found = 0;
+        for (size_t i = 0; i < w.count && !found; i++)
+            found = w.items[i].seq == tm->seq && strcmp(w.items[i].content, tm->content) == 0;
+        CHECK(found, "the current turn's user message (seq %lld) is missing", (long long)tm->seq);
+    }
     /* the newest unit, at the end, whole */
     CHECK(w.count >= unit_len, "only %zu items, the newest unit has %zu", w.count, unit_len);
     for (size_t i = 0; i < unit_len; i++)
@@ -179,7 +222,8 @@ static void check_one(int conv, const char *strategy, int64_t budget, const mn_l
     else {
         CHECK(lo.shortfall == total - budget, "shortfall %lld, over by %lld", (long long)lo.shortfall,
               (long long)(total - budget));
-        CHECK(w.count == unit_len, "over budget with %zu optional items", w.count - unit_len);
+        CHECK(w.count == unit_len + (size_t)has_task, "over budget with %zu optional items",
+              w.count - unit_len - (size_t)has_task);
     }
     /* the summary before older messages: none of them without it */
     size_t synthetic = 0, hist_tail = 0, first_tail = w.count;
@@ -192,14 +236,40 @@ static void check_one(int conv, const char *strategy, int64_t budget, const mn_l
                 first_tail = i;
         }
     }
-    if (in->summary && (hist_tail > unit_len || w.count - synthetic - hist_tail > 0))
+    if (in->summary && (hist_tail > unit_len + (size_t)has_task || w.count - synthetic - hist_tail > 0))
         CHECK(lo.summary_shown, "older messages kept, the summary not");
-    /* the recent part is the newest end, contiguous */
+    /* the recent part is the newest end, contiguous, but for one gap right after the task, which
+     * then starts the recent part; no room left while the next older unit would fit */
+    size_t gaps = 0;
     for (size_t i = first_tail; i + 1 < w.count; i++)
-        CHECK(w.items[i + 1].seq == w.items[i].seq + 1, "gap in the recent part at seq %lld",
-              (long long)w.items[i].seq);
+        if (w.items[i + 1].seq != w.items[i].seq + 1) {
+            gaps++;
+            CHECK(tm && w.items[i].seq == tm->seq && i == first_tail, "gap in the recent part at seq %lld",
+                  (long long)w.items[i].seq);
+        }
+    CHECK(gaps <= 1, "%zu gaps in the recent part", gaps);
     if (first_tail < w.count)
         CHECK(w.items[first_tail].role != MN_ROLE_TOOL, "starts on a tool result");
+    if (first_tail < w.count && !in->mem_budget && total <= budget && (!in->summary || lo.summary_shown)) {
+        /* the unit the layout would have taken next: the newest step left out, else the one
+         * before the recent part */
+        int64_t next_seq = gaps ? w.items[first_tail + 1].seq : w.items[first_tail].seq;
+        size_t j = 0;
+        while (j < in->n_tail && in->tail[j].seq < next_seq)
+            j++;
+        size_t end = j, st = j;
+        while (st > 0 && in->tail[st - 1].role == MN_ROLE_TOOL)
+            st--;
+        if (st > 0 && (gaps || !tm || in->tail[st - 1].seq != tm->seq) && in->tail[st - 1].seq > 0) {
+            st--;
+            int64_t cost = 0;
+            for (size_t k = st; k < end; k++)
+                cost += mn_context_cost(&in->tail[k]);
+            if (!(gaps == 0 && tm && next_seq > tm->seq)) /* the steps were all in: older units */
+                CHECK(budget - total < cost, "%lld tokens free, the unit at seq %lld costs %lld",
+                      (long long)(budget - total), (long long)in->tail[st].seq, (long long)cost);
+        }
+    }
     /* calls and results paired */
     for (size_t i = 0; i < w.count; i++) {
         const mn_message *m = &w.items[i];
