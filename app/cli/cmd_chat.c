@@ -3,19 +3,24 @@
  * (docs/chat.md). Each user turn is appended before the model is asked; the reply streams and is
  * stored by mn_chat_reply when whole. Slash commands drive the engine's operations. Ctrl-C stops
  * a reply (the user turn stays, the partial reply is dropped); Ctrl-D or /exit leaves. Reads
- * plain lines when standard input is not a terminal, so it can be scripted.
+ * plain lines when standard input is not a terminal, so it can be scripted. A due fold never
+ * delays a reply: it runs on a thread of its own after the reply is stored (docs/chat.md
+ * "Folding").
  */
 #include <jansson.h>
 #include <readline/history.h>
 #include <readline/readline.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "cli/chat_folds.h"
 #include "cli/cli.h"
 
 static volatile sig_atomic_t interrupted;
@@ -32,6 +37,7 @@ struct chat {
     int tty;
     mn_context_opts ctx;
     const char *model;
+    struct folds folds;
 };
 
 static int on_text(void *user, const char *text, size_t len)
@@ -119,6 +125,22 @@ static long long jint(json_t *o, const char *path)
     return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
 }
 
+/* The string at a dotted path of o ("" when absent or not a string). */
+static const char *jstr(json_t *o, const char *path)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s", path);
+    json_t *v = o;
+    for (char *part = key; part && v;) {
+        char *dot = strchr(part, '.');
+        if (dot)
+            *dot = '\0';
+        v = json_object_get(v, part);
+        part = dot ? dot + 1 : NULL;
+    }
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
 /* "tokens 123/4096 · kept 4 · dropped 2 · folded 6 · trimmed 1" from a context report. */
 static void context_line(const char *report, char *out, size_t cap)
 {
@@ -130,7 +152,9 @@ static void context_line(const char *report, char *out, size_t cap)
     if (jint(r, "summary.folded") && n > 0 && (size_t)n < cap)
         n += snprintf(out + n, cap - (size_t)n, " · %lld folded into the summary", jint(r, "summary.folded"));
     if (jint(r, "governance.tool_outputs.trimmed") && n > 0 && (size_t)n < cap)
-        snprintf(out + n, cap - (size_t)n, " · %lld tool outputs trimmed", jint(r, "governance.tool_outputs.trimmed"));
+        n += snprintf(out + n, cap - (size_t)n, " · %lld tool outputs trimmed", jint(r, "governance.tool_outputs.trimmed"));
+    if (strcmp(jstr(r, "fold.outcome"), "queued") == 0 && n > 0 && (size_t)n < cap)
+        snprintf(out + n, cap - (size_t)n, " · folding into the summary in the background");
     json_decref(r);
 }
 
@@ -181,6 +205,8 @@ static void reply(struct chat *c)
     mn_chat_result *r = NULL;
     interrupted = 0;
     mn_status rc = mn_chat_reply(c->db, c->id, &o, on_text, NULL, &r);
+    folds_release(&c->folds); /* a fold the build found due runs now, while the user reads and types */
+    interrupted = 0; /* the Ctrl-C that stopped this reply is spent */
     if (rc) {
         printf("\n");
         fflush(stdout); /* the error line after what was shown, also when stdout is a pipe */
@@ -419,6 +445,19 @@ static int slash(struct chat *c, char *line)
     return 0;
 }
 
+/* context.fold_timeout_ms: the longest a person waits on a fold, here when leaving (3000 should
+ * the configuration, which cli_open has just read, not give a number). */
+static int64_t fold_wait_ms(const struct cli_global *g)
+{
+    mn_config *cfg = cli_config(g);
+    const char *v = NULL;
+    long long ms = 3000;
+    if (cfg && mn_config_get(cfg, "context.fold_timeout_ms", &v, NULL) == MN_OK && v && cli_whole(v, 0, 600000, &ms))
+        ms = 3000;
+    mn_config_free(cfg);
+    return ms;
+}
+
 int cmd_chat(const struct cli_global *g, struct cli_args *a)
 {
     struct chat c;
@@ -433,11 +472,19 @@ int cmd_chat(const struct cli_global *g, struct cli_args *a)
         return EXIT_USAGE;
     c.ctx.max_tokens = max_tokens;
     c.ctx.rag = cli_flag(a, "rag");
+    const char *scope = cli_opt(a, "rag-scope");
+    if (scope && strcmp(scope, "session") != 0 && strcmp(scope, "all") != 0)
+        return cli_usage_error("--rag-scope: '%s' is not session or all", scope);
+    c.ctx.rag_scope = !scope                       ? MN_RAG_SCOPE_DEFAULT /* memory.rag.scope */
+                      : strcmp(scope, "all") == 0 ? MN_RAG_SCOPE_ALL
+                                                  : MN_RAG_SCOPE_SESSION;
+    c.ctx.fold = MN_CONTEXT_FOLD_BACKGROUND; /* with the queue below: the build never waits on a fold */
     c.tty = isatty(0);
     mn_db *db = cli_open(g);
     if (!db)
         return 1;
     c.db = db;
+    int64_t fold_wait = fold_wait_ms(g); /* the configuration is good: cli_open read it */
     const char *model = NULL;
     if (mn_chat_ready(db, &model) != MN_OK) {
         fprintf(stderr, "mnemo: %s\n", mn_errmsg());
@@ -454,11 +501,13 @@ int cmd_chat(const struct cli_global *g, struct cli_args *a)
     sa.sa_handler = on_sigint; /* no SA_RESTART: a blocked read returns */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old);
+    folds_start(&c.folds, db);
     for (;;) {
         fflush(stdout);
         char *line = read_line(&c, "you> ");
         if (!line)
-            break;
+            break; /* the end of input, or Ctrl-C at a prompt read without readline */
+        interrupted = 0; /* a Ctrl-C at the prompt was the line editor's */
         int leave = 0;
         if (line[0] == '/')
             leave = slash(&c, line);
@@ -475,8 +524,23 @@ int cmd_chat(const struct cli_global *g, struct cli_args *a)
         if (leave)
             break;
     }
-    if (c.tty)
+    if (c.tty) {
         printf("\n");
+        interrupted = 0; /* at a terminal Ctrl-C does not leave: one typed before is not for the wait */
+    }
+    if (folds_stop(&c.folds, fold_wait, c.tty, &interrupted)) {
+        /* The worker is inside a fold, most likely in the summariser's request, which nothing can
+         * cut short: the process ends here, and the request with it. Everything the chat wrote is
+         * committed; the fold's own transaction, if it got that far, commits whole or not at all
+         * (the store's guarantee), and its claim on the session expires. The handle stays open:
+         * the worker still holds it. */
+        errno = 0;
+        int rc = fflush(stdout) != 0 || ferror(stdout);
+        if (rc)
+            fprintf(stderr, "mnemo: chat: writing the output failed: %s\n", strerror(errno ? errno : EIO));
+        fflush(stderr);
+        _exit(rc);
+    }
     sigaction(SIGINT, &old, NULL);
     mn_close(db);
     return 0;

@@ -1472,10 +1472,11 @@ static const struct srv_param p_context[] = {
       DESC("the model's context window: the report's pre-flight check, the token trigger; absent: "
            "context.model_window")),
     P("detail", PT_BOOLEAN, DESC("the report lists each message's fate (kept, trimmed, offloaded, dropped)")),
-    P("rag", PT_BOOLEAN, DESC("inject past messages relevant to the last user message (false: never; absent: "
-                              "memory.rag.enabled)")),
-    P("rag_top_k", PT_INTEGER, GE(1), LE(100), DESC("at most this many (default memory.rag.top_k, 5)")),
-    P("rag_scope", PT_STRING, ENUM("session|all"), DESC("this session (default) or its namespace")),
+    P("rag", PT_BOOLEAN, DESC("send past messages relevant to the current turn's user message when the history "
+                              "does not all fit (false: never; absent: memory.rag.enabled, on by default)")),
+    P("rag_top_k", PT_INTEGER, GE(1), LE(100), DESC("at most this many (default memory.rag.top_k, 20)")),
+    P("rag_scope", PT_STRING, ENUM("session|all"),
+      DESC("this session or its namespace (default memory.rag.scope, session)")),
     P("rag_min_similarity", PT_NUMBER, GE(-1), LE(1),
       DESC("semantic threshold (default memory.rag.min_similarity, 0.7; 0 or less: none)")),
     P("memories", PT_BOOLEAN, DESC("long-term memories after the system prompt: the memory blocks and the memories "

@@ -277,4 +277,5 @@ ok mn session limit "$C" 2
 check "session limit applies the limit now" sh -c "echo \"\$1\" | grep -q 'turn limit 2: 2 of 6 messages active'" - "$OUT"
 fails 2 'TURNS' mn session limit "$C" 1000001
 fails 2 'TURNS' mn session limit "$C" -1
+cleanup # now: finish removes $T, and with it the tmux socket the trap would need
 finish
