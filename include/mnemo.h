@@ -456,7 +456,7 @@ typedef struct mn_context_opts {
      * Since 0.6 on by default (memory.rag.enabled). */
     int rag;                   /* 1: inject; negative: off; 0: as configured (memory.rag.enabled,
                                   default on; the report's rag.source then names it) */
-    size_t rag_top_k;          /* 0: memory.rag.top_k (20); at most 100 */
+    size_t rag_top_k;          /* 0: memory.rag.top_k (40); at most 100 */
     double rag_min_similarity; /* 0: memory.rag.min_similarity (0.7); negative: no threshold; at most 1 */
     int rag_scope;             /* MN_RAG_SCOPE_DEFAULT (0): memory.rag.scope (default session);
                                   MN_RAG_SCOPE_SESSION: this session; MN_RAG_SCOPE_ALL: its namespace */

@@ -1474,7 +1474,7 @@ static const struct srv_param p_context[] = {
     P("detail", PT_BOOLEAN, DESC("the report lists each message's fate (kept, trimmed, offloaded, dropped)")),
     P("rag", PT_BOOLEAN, DESC("send past messages relevant to the current turn's user message when the history "
                               "does not all fit (false: never; absent: memory.rag.enabled, on by default)")),
-    P("rag_top_k", PT_INTEGER, GE(1), LE(100), DESC("at most this many (default memory.rag.top_k, 20)")),
+    P("rag_top_k", PT_INTEGER, GE(1), LE(100), DESC("at most this many (default memory.rag.top_k, 40)")),
     P("rag_scope", PT_STRING, ENUM("session|all"),
       DESC("this session or its namespace (default memory.rag.scope, session)")),
     P("rag_min_similarity", PT_NUMBER, GE(-1), LE(1),

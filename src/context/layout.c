@@ -4,11 +4,12 @@
  * choose what the model gets. No I/O, no clock: the same parts give the same items.
  *
  * The budget order (docs/context.md "The budget order"): the newest unit (the newest message,
- * with all the results of a tool call) and the system prompt are always kept, even over the
- * budget (then over_budget and the shortfall say by how much); then the summary, cut to fit
- * with its newest end kept; then the old part; then older recent units, newest first. A marker
- * that says how many messages were left out is placed when it fits, in exchange for the oldest
- * recent units kept.
+ * with all the results of a tool call), the current turn's user message (the task an agent's tool
+ * steps work on) and the system prompt are always kept, even over the budget (then over_budget
+ * and the shortfall say by how much); then the summary, cut to fit with its newest end kept;
+ * then the current turn's older steps, newest first; then the old part; then, when every step is
+ * in, older recent units, newest first. A marker that says how many messages were left out is
+ * placed when it fits, in exchange for the oldest optional units kept.
  */
 #include <stdlib.h>
 #include <stdio.h>

@@ -79,7 +79,8 @@ eq "$(jget "$R" 'sorted(j.keys())')" '["messages", "report"]' "--report: {messag
 eq "$(jget "$R" 'isinstance(j["messages"], list) and j["messages"][0]["role"] == "system"')" true "--report: messages is the openai array"
 eq "$(jget "$R" 'j["report"]["tokens"] <= 150')" true "--report: report.tokens <= max-tokens"
 eq "$(jget "$R" 'j["report"]["max_tokens"]')" 150 "--report: report.max_tokens"
-eq "$(jget "$R" 'j["report"]["messages"]["kept"] == len(j["messages"]) - 1')" true "--report: kept = messages sent (minus system)"
+eq "$(jget "$R" 'j["report"]["messages"]["kept"] == len(j["messages"]) - 1 - ("tokens_added" in j["report"]["rag"])')" \
+    true "--report: kept = messages sent (minus system and the retrieved block)"
 eq "$(jget "$R" 'j["report"]["messages"]["kept"] + j["report"]["messages"]["dropped"] == 16')" true "--report: kept + dropped = history"
 eq "$(jget "$R" 'j["report"]["messages"]["dropped"] > 0')" true "--report: 150 tokens drops something"
 eq "$(jget "$R" 'j["report"]["strategy"]')" window "--report: strategy"

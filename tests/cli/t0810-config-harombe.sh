@@ -95,9 +95,11 @@ check "rag on from the config: the port from the other session is there" sh -c '
 ok m context "$S" --rag-scope all --no-rag --report --format text
 check "--no-rag: nothing injected" sh -c '! printf "%s\n" "$1" | grep -q "RELEVANT CONTEXT\|\"rag\""' - "$OUT"
 fails 2 "contradict" m context "$S" --rag --no-rag
-# without the file: off by default
+# without the file: on by default (the default top_k, 40); MNEMO_RAG=false turns it off
 ok "$MNEMO" --db "$DB" context "$S" --rag-scope all --report --format text
-check "no config: no RAG" sh -c '! printf "%s\n" "$1" | grep -q "RELEVANT CONTEXT"' - "$OUT"
+check "no config: RAG on by default" sh -c 'printf "%s\n" "$1" | grep -q "\"top_k\": *40"' - "$OUT"
+run env MNEMO_RAG=false "$MNEMO" --db "$DB" context "$S" --rag-scope all --report --format text
+check "MNEMO_RAG=false: no RAG" sh -c '! printf "%s\n" "$1" | grep -q "RELEVANT CONTEXT"' - "$OUT"
 
 # --- summarizer.prompt_file from a project file stays inside the project ------------------------------
 mkdir -p "$T/proj/.mnemo"
