@@ -180,7 +180,7 @@ mn_status mn__rag_plan(mn_db *db, const mn_context_opts *o, const mn_session *s,
     mn_message *q = query_message(w);
     if (!q)
         return mn_json_set_str(r->rep, "skipped", "no user message in the context");
-    if (!all && w->total_messages <= (int64_t)w->count - w->synthetic && !w->summarized)
+    if (!all && !s->inactive_count && w->total_messages <= (int64_t)w->count - w->synthetic && !w->summarized)
         return mn_json_set_str(r->rep, "skipped", "the whole history is in the context");
     mn_search_filter f = MN_SEARCH_FILTER_INIT;
     if (all)
@@ -259,7 +259,7 @@ mn_status mn__rag_inject(mn_db *db, struct mn_ragctx *r, struct mn_built *b, int
     int64_t qid = q->id;
     if (!rc && fits && !(rc = mn_window_insert(w, at, MN_ROLE_USER, q->session_id, block.data, tokens))) {
         json_object_set_new(rep, "query_message_id", json_integer(qid));
-        json_object_set_new(rep, "tokens_added", json_integer(tokens + MN_FRAME_PER_MESSAGE));
+        json_object_set_new(rep, "tokens_added", json_integer(tokens)); /* its framing: parts.framing */
         json_object_set_new(rep, "left_out_for_budget", json_integer((json_int_t)(keep - used)));
     }
     if (!rc)

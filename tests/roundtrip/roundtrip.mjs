@@ -150,7 +150,7 @@ function storedAsWritten(v) {
 }
 
 // Ids and timestamps differ between two writers; everything else must not.
-const VOLATILE = new Set(['id', 'session_id', 'created_at', 'updated_at']);
+const VOLATILE = new Set(['id', 'session_id', 'created_at', 'updated_at', 'query_message_id']);
 const strip = (x) => Array.isArray(x) ? x.map(strip)
   : x && typeof x === 'object' ? Object.fromEntries(Object.entries(x).filter(([k]) => !VOLATILE.has(k)).map(([k, v]) => [k, strip(v)]))
     : x;
@@ -186,7 +186,7 @@ test('both writers stored the same session (ids and timestamps aside)', () => {
   const a = python('read', db, pySid);
   const b = python('read', db, tsSid);
   for (const k of ['session', 'history', 'state']) assert.deepEqual(strip(b[k]), strip(a[k]), k);
-  assert.deepEqual(b.context, a.context, 'context: rendered bytes, report and counts');
+  assert.deepEqual(strip(b.context), strip(a.context), 'context: rendered bytes, report and counts (the retrieved ids aside)');
   for (const q of data.searches) assert.deepEqual(strip(b.search[q]), strip(a.search[q]), `search "${q}"`);
   const lines = (text) => text.split('\n').filter(Boolean).map((l) => strip(JSON.parse(l)));
   assert.deepEqual(lines(b.export), lines(a.export), 'export');

@@ -126,7 +126,7 @@ test('the context picture equals the report: bar parts, numbers, each message fa
   const byPart = Object.fromEntries(segs.map((s) => [s.part, s.tokens]));
   assert.equal(byPart.system, rep.parts.system);
   assert.equal(byPart.framing, rep.parts.framing);
-  assert.equal(byPart.messages + byPart.summary, rep.parts.messages);
+  assert.equal(byPart.messages + byPart.summary + (byPart.rag || 0), rep.parts.messages);
   assert.equal(byPart.free, Math.max(0, rep.max_tokens - rep.tokens));
   for (const s of segs) assert.equal(s.title, s.label, 'the exact count on hover and for assistive tech');
   const barWidth = await page.$eval('.ctxbar', (n) => n.clientWidth);
