@@ -214,6 +214,12 @@ static void check_one(int conv, const char *strategy, int64_t budget, const mn_l
     CHECK(w.count >= unit_len, "only %zu items, the newest unit has %zu", w.count, unit_len);
     for (size_t i = 0; i < unit_len; i++)
         CHECK(w.items[w.count - unit_len + i].seq == in->tail[nu + i].seq, "newest unit message %zu missing", i);
+    /* the report's marker counts only a marker that was sent */
+    int marker_sent = 0;
+    for (size_t i = 0; i < w.count; i++)
+        marker_sent |= w.items[i].seq == 0 && strncmp(w.items[i].content, "[Earlier conversation trimmed", 29) == 0;
+    CHECK((lo.marker > 0) == marker_sent, "report marker %lld, marker %s", (long long)lo.marker,
+          marker_sent ? "sent" : "not sent");
     /* the system prompt */
     CHECK((w.system_prompt != NULL) == (c->system != NULL), "system prompt %s", w.system_prompt ? "added" : "lost");
     /* the budget, or the exact shortfall with nothing optional */
