@@ -1,6 +1,8 @@
 #!/bin/sh
 # run.sh — builds and runs the fact-retention benchmark (retention.c) in a Release build and
-# prints its table. One command: sh bench/retention/run.sh [BUILD_DIR]   (default build/rel)
+# prints its tables, tuned set then held-out set. One command: sh bench/retention/run.sh
+# [BUILD_DIR] (default build/rel). RETENTION_SET, RETENTION_MISSES, RETENTION_SHOW pass through
+# (README.md).
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-$ROOT/build/rel}

@@ -180,7 +180,9 @@ mn_status mn__rag_plan(mn_db *db, const mn_context_opts *o, const mn_session *s,
     mn_message *q = query_message(w);
     if (!q)
         return mn_json_set_str(r->rep, "skipped", "no user message in the context");
-    if (!all && !s->inactive_count && w->total_messages <= (int64_t)w->count - w->synthetic && !w->summarized)
+    /* by default nothing is retrieved while the active history all fits: a clear or a turn limit
+     * took the rest out on purpose; asked for (rag 1, or scope all), the search runs */
+    if (from_config && !all && w->total_messages <= (int64_t)w->count - w->synthetic && !w->summarized)
         return mn_json_set_str(r->rep, "skipped", "the whole history is in the context");
     mn_search_filter f = MN_SEARCH_FILTER_INIT;
     if (all)

@@ -1,12 +1,17 @@
 /*
  * extractive.c — the `extractive` summariser: a summary with no model. It reads the shaped input
  * (summarize.c), carries the existing summary's items over (anchoring), and adds from the new
- * turns what an agent needs to continue: the goal, the user's constraints and preferences,
- * decisions, errors with their fixes, finished work, open tasks (requests not yet done; a
- * question that got an answer is not one), facts with numbers, versions or identifiers,
- * commands, file paths and tool names. No section has a silent cap: when the summary is over
- * the token cap, items go in order of least specific first, oldest first among equals (items
- * matching the compaction's instructions last), and the summary says how many were left out.
+ * turns what an agent needs to continue: the goal (the first real request, verbatim: not "Good."
+ * or "Thanks"), the user's constraints and preferences (a question is not one), decisions,
+ * errors with the fix that names them (or directly follows them), finished work (a user's "CI is
+ * green now." included), open tasks (requests not yet done; a question that got an answer is not
+ * one), facts with numbers, versions or identifiers, commands, file paths and tool names.
+ * Ranking: an item is worth its kind plus what is hard to rediscover in it (paths, identifiers,
+ * versions, numbers), less the share of its words that the conversation repeats everywhere;
+ * items made of such words (a run of near-identical messages) are not listed at all, nor are
+ * acknowledgements or duplicates. No section has a silent cap: when the summary is over the
+ * token cap, items go in order of least worth first, oldest first among equals (items matching
+ * the compaction's instructions last), and the summary says how many were left out.
  * Deterministic: the same input gives the same bytes. Design notes: docs/context.md.
  */
 #include <ctype.h>
@@ -37,9 +42,21 @@ struct item {
     char *text;
     long count; /* tools: calls seen */
     long age;   /* insertion order: lower is older */
-    int score;  /* section weight + specificity + 100 × focus */
+    int score;  /* section weight + specificity + 100 × focus, less repetition (rank) */
     int focus;  /* match with the instructions (focus_of) */
     int sec;
+    int turn;   /* the user turn it came from (0: the existing summary) */
+};
+
+/* How many documents (messages of the new turns, items of the existing summary) each word
+ * shape appears in: an open-addressing table. */
+#define SHAPE_CHARS 32
+struct shapes {
+    char (*key)[SHAPE_CHARS];
+    unsigned *docs;   /* documents that have the shape */
+    size_t *last;     /* the document counted last: a document counts once */
+    size_t cap, used; /* cap: a power of two */
+    size_t n_docs;
 };
 
 struct ex {
@@ -51,8 +68,13 @@ struct ex {
     int oom;
     int in_tool; /* parsing a tool's output: the paths it lists are worth less than named ones */
     long new_from; /* the age of the first item of the new turns (older ones: the existing summary) */
+    int turn;      /* user turns seen in the new turns */
+    const char *msg; /* the assistant message being read, for matching a fix with its error */
+    size_t msg_len;
+    const char *prev; /* its sentence before the one being read, or NULL */
     char **focus; /* instruction words, lower case */
     size_t n_focus;
+    struct shapes df; /* word repetition across the input */
 };
 
 static void item_remove(struct ex *e, size_t i)
@@ -64,39 +86,167 @@ static void item_remove(struct ex *e, size_t i)
 
 static int is_word_char(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; }
 
-/* Specificity: what makes an item hard to rediscover — paths, identifiers, versions, numbers,
- * code spans. */
-static int specificity(const char *s)
+/* What one word s[0..n) says that is hard to rediscover: 3 a path or URL, 2 an identifier or a
+ * version, 1 a number or a snake_case / camelCase name, 0 a plain word. Outer punctuation does
+ * not count ("12." is a number, not a version). */
+static int word_worth(const char *st, size_t n)
+{
+    while (n && strchr("([{\"'<", *st))
+        st++, n--;
+    while (n && strchr(".,;:!?)]}\"'>", st[n - 1]))
+        n--;
+    int digits = 0, alpha = 0, upper = 0, marks = 0, slash = 0;
+    for (size_t k = 0; k < n; k++) {
+        unsigned char c = (unsigned char)st[k];
+        digits += isdigit(c) != 0;
+        alpha += isalpha(c) != 0;
+        upper += k > 0 && isupper(c);
+        marks += c == '_' || c == '-' || c == '.' || c == ':' || c == '#' || c == '=';
+        slash += c == '/';
+    }
+    if (slash && alpha)
+        return 3;
+    if (digits && (alpha || marks))
+        return 2;
+    if (digits)
+        return 1;
+    return alpha && (marks > 1 || upper) && n > 3;
+}
+
+/* Specificity of s[0..len): the worth of its words, a code span one more, at most 12. */
+static int specificity(const char *s, size_t len)
 {
     int score = 0;
+    for (const char *p = s, *end = s + len; p < end;) {
+        while (p < end && isspace((unsigned char)*p))
+            p++;
+        const char *st = p;
+        while (p < end && !isspace((unsigned char)*p))
+            p++;
+        size_t n = (size_t)(p - st);
+        score += word_worth(st, n) + (memchr(st, '`', n) != NULL);
+    }
+    return score > 12 ? 12 : score;
+}
+
+/* Whether s names something (a path, an identifier, a version), beyond bare numbers. */
+static int names_thing(const char *s)
+{
     for (const char *p = s; *p;) {
         while (*p && isspace((unsigned char)*p))
             p++;
         const char *st = p;
         while (*p && !isspace((unsigned char)*p))
             p++;
-        size_t n = (size_t)(p - st);
-        int digits = 0, alpha = 0, upper = 0, marks = 0, slash = 0;
-        for (size_t k = 0; k < n; k++) {
-            unsigned char c = (unsigned char)st[k];
-            digits += isdigit(c) != 0;
-            alpha += isalpha(c) != 0;
-            upper += k > 0 && isupper(c);
-            marks += c == '_' || c == '-' || c == '.' || c == ':' || c == '#' || c == '=';
-            slash += c == '/';
-        }
-        if (slash && alpha)
-            score += 3; /* a path or URL */
-        else if (digits && (alpha || marks))
-            score += 2; /* an identifier or a version */
-        else if (digits)
-            score += 1; /* a number */
-        else if (alpha && (marks > 1 || upper) && n > 3)
-            score += 1; /* snake_case, camelCase */
-        if (memchr(st, '`', n))
-            score += 1;
+        if (word_worth(st, (size_t)(p - st)) >= 2)
+            return 1;
     }
-    return score > 12 ? 12 : score;
+    return 0;
+}
+
+/* ---- word repetition ------------------------------------------------------------------------- */
+
+/* Words that carry no meaning of their own: they are not counted as common or rare. */
+static const char *const function_words[] = {"the", "and", "for", "with", "that", "this", "from", "are", "was",
+                                             "were", "has", "have", "had", "you", "your", "our", "its", "but",
+                                             "into", "than", "then", "they", "them", "their", "there", "what",
+                                             "which", NULL};
+
+/* The next word of [*p, end) as a shape: lower case, a run of digits as '#', outer punctuation
+ * off, cut to SHAPE_CHARS - 1 bytes; advances *p. Returns 0 at the end. out is "" for a word
+ * that does not count: under three characters without a digit ("we", "to"), a function word, or
+ * this file's own arrow. */
+static int next_shape(const char **p, const char *end, char out[SHAPE_CHARS])
+{
+    const char *s = *p;
+    while (s < end && isspace((unsigned char)*s))
+        s++;
+    if (s >= end)
+        return 0;
+    const char *st = s;
+    while (s < end && !isspace((unsigned char)*s))
+        s++;
+    *p = s;
+    const char *en = s;
+    while (st < en && ispunct((unsigned char)*st))
+        st++;
+    while (en > st && ispunct((unsigned char)en[-1]))
+        en--;
+    size_t o = 0;
+    int digit = 0;
+    for (const char *q = st; q < en && o < SHAPE_CHARS - 1; q++) {
+        if (isdigit((unsigned char)*q)) {
+            while (q + 1 < en && isdigit((unsigned char)q[1]))
+                q++;
+            out[o++] = '#';
+            digit = 1;
+        } else
+            out[o++] = (char)tolower((unsigned char)*q);
+    }
+    out[o] = '\0';
+    int skip = (o < 3 && !digit) || strcmp(out, "→") == 0;
+    for (const char *const *f = function_words; *f && !skip; f++)
+        skip = strcmp(*f, out) == 0;
+    if (skip)
+        out[0] = '\0';
+    return 1;
+}
+
+/* Room for about `words` distinct shapes. Returns -1 when out of memory. */
+static int shapes_init(struct shapes *m, size_t words)
+{
+    memset(m, 0, sizeof *m);
+    for (m->cap = 64; m->cap < 2 * words; m->cap *= 2)
+        ;
+    m->key = calloc(m->cap, sizeof *m->key);
+    m->docs = calloc(m->cap, sizeof *m->docs);
+    m->last = calloc(m->cap, sizeof *m->last);
+    return m->key && m->docs && m->last ? 0 : -1;
+}
+
+static void shapes_release(struct shapes *m)
+{
+    free(m->key);
+    free(m->docs);
+    free(m->last);
+    memset(m, 0, sizeof *m);
+}
+
+static size_t shapes_slot(const struct shapes *m, const char *key)
+{
+    uint32_t h = 2166136261u;
+    for (const char *k = key; *k; k++)
+        h = (h ^ (unsigned char)*k) * 16777619u;
+    size_t i = h & (m->cap - 1);
+    while (m->key[i][0] && strcmp(m->key[i], key) != 0)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+/* In how many documents the shape w appears. */
+static unsigned shapes_docs(const struct shapes *m, const char *w) { return m->cap ? m->docs[shapes_slot(m, w)] : 0; }
+
+/* Counts the words of s[0..len) as one more document. A full table counts no more (the
+ * caller sized it for the whole input, so this does not happen). */
+static void shapes_doc(struct shapes *m, const char *s, size_t len)
+{
+    if (!m->cap)
+        return;
+    m->n_docs++;
+    char w[SHAPE_CHARS];
+    for (const char *p = s, *end = s + len; next_shape(&p, end, w);) {
+        if (!*w)
+            continue;
+        size_t k = shapes_slot(m, w);
+        if (!m->key[k][0]) {
+            if (2 * (m->used + 1) > m->cap)
+                return;
+            memcpy(m->key[k], w, SHAPE_CHARS);
+            m->used++;
+        }
+        if (m->last[k] != m->n_docs)
+            m->docs[k]++, m->last[k] = m->n_docs;
+    }
 }
 
 /* How well an item matches the instructions: 2 for each instruction word in its text, 1 for
@@ -156,12 +306,12 @@ static void add_item(struct ex *e, int sec, const char *s, size_t len, long coun
     memcpy(copy, s, len);
     copy[len] = '\0';
     int focus = focus_of(e, copy, sec);
-    int score = section_weight[sec] + specificity(copy) + 100 * focus;
+    int score = section_weight[sec] + specificity(copy, len) + 100 * focus;
     if (sec == S_FILES && e->in_tool)
         score -= 2;
-    if (sec == S_TOOLS) /* a tool the agent keeps calling */
-        score += count < 10 ? (int)count : 10;
-    e->items[e->n++] = (struct item){copy, count, e->clock++, score, focus, sec};
+    if (sec == S_TOOLS && count > 1) /* a tool in use; how often it was called adds nothing more */
+        score += 1;
+    e->items[e->n++] = (struct item){copy, count, e->clock++, score, focus, sec, e->turn};
 }
 
 /* The first ITEM_CHARS bytes of s[0..len), cut back to a UTF-8 boundary. */
@@ -202,13 +352,29 @@ static const char *const fix_words[] = {"fixed", "resolved", "solved", "works no
                                         NULL};
 static const char *const decision_words[] = {"decid", " i will", " we will", " we'll", "let's", "going to",
                                              " chose", " choose", "instead", "switch", "plan:", " use ",
-                                             " go with", "settled on", " agreed", " picked", NULL};
+                                             " go with", "settled on", " agreed", " picked", " we keep",
+                                             " we stick", " stick with", " we stay", " stay with", " stay on", NULL};
 static const char *const constraint_words[] = {"never", "always", "don't", "do not", " must", "prefer", "avoid",
                                                " only ", "no more than", "at most", "at least", "without",
                                                "make sure", "budget", " should", "need to", "i want", "i'd like",
                                                "not allowed", "required", "deadline", "by friday", NULL};
 static const char *const task_words[] = {"todo", "to do:", "next step", "remaining", "still need", "later",
                                          "follow up", "follow-up", "open question", "pending", "not yet", NULL};
+/* task words that win over a rule's words: "we still need to write the guide" is work left */
+static const char *const strong_task_words[] = {"todo", "to do:", "next step", "still need", "follow up",
+                                                "follow-up", "pending", "not yet", NULL};
+/* a user reporting success ("CI is green now.") reports work done, not work to do */
+static const char *const success_words[] = {" green", " pass", "passing", " works", " working", "succeed",
+                                            "success", " fixed", " resolved", " merged", " deployed", " is done",
+                                            " are done", "all done", "all good", "looks good", NULL};
+/* … unless the sentence asks for it ("get the tests passing", "make sure it works") */
+static const char *const request_marks[] = {"please", " can you", " could you", " would you", " make ", " get ",
+                                            " need to", " needs to", " must ", " should", " want ", "let's",
+                                            " fix ", " keep ", " try ", "ensure", "don't", "do not", "never",
+                                            "always", NULL};
+/* a request phrased with a rule's words is still the user's goal ("I want a script that …") */
+static const char *const request_starts[] = {"please", "can you", "could you", "would you", "i want", "i'd like",
+                                             "i would like", "i need", "we need", "help me", NULL};
 static const char *const question_starts[] = {"what", "why", "how", "which", "where", "when", "who", "is ", "are ",
                                               "does", "do ", "did", "was ", "were ", "could", "can ", "would",
                                               "will ", "should", "have ", "has ", NULL};
@@ -321,14 +487,199 @@ static void path_tokens(struct ex *e, const char *s, size_t len)
     }
 }
 
-static int resolve_error(struct ex *e, const char *tool, const char *line, size_t len);
+/* s[0..len) without the white space around it. */
+static const char *trim(const char *s, size_t *len)
+{
+    while (*len && isspace((unsigned char)*s))
+        s++, (*len)--;
+    while (*len && isspace((unsigned char)s[*len - 1]))
+        (*len)--;
+    return s;
+}
+
+/* A question ends with '?', or starts like one and ends without '.' or '!' ("what about the
+ * cache"); "Do not touch it." is a rule. */
+static int is_question(const char *s, size_t len)
+{
+    s = trim(s, &len);
+    if (!len)
+        return 0;
+    if (s[len - 1] == '?')
+        return 1;
+    if (s[len - 1] == '.' || s[len - 1] == '!' || strncasecmp(s, "do not", 6) == 0)
+        return 0;
+    return starts_with_any(s, len, question_starts);
+}
+
+/* "Good.", "Thanks!", "ok", "Great, thanks.": an acknowledgement of at most four words that
+ * names nothing. It is neither a goal nor an item. */
+static int is_ack(const char *s, size_t len)
+{
+    s = trim(s, &len);
+    if (!len || !starts_with_any(s, len, ack_starts) || has_digit(s, len) || specificity(s, len))
+        return 0;
+    int words = 0;
+    for (size_t i = 0; i < len; i++)
+        words += !isspace((unsigned char)s[i]) && (i == 0 || isspace((unsigned char)s[i - 1]));
+    return words <= 4;
+}
+
+/* "CI is green now.", "The tests pass.": a report of success, not a request. */
+static int is_success(const char *s, size_t len)
+{
+    return !is_question(s, len) && has_word(s, len, success_words) && !has_word(s, len, request_marks) &&
+           !has_word(s, len, error_words);
+}
+
+/* ---- errors and their fixes ------------------------------------------------------------------ */
+
+/* Words that appear in any error or fix and so tell nothing about which one is meant. */
+static const char *const generic_words[] = {"error", "errors", "failed", "fails", "failure", "fixed", "fixes",
+                                            "with", "that", "this", "from", "after", "before", "then", "when",
+                                            "have", "were", "does", "exist", "exists", "found", "passes",
+                                            "into", "there", "their", "which", "what", "works", "again", "still",
+                                            "also", "because", "test", "tests", "check", "now", NULL};
+
+/* The next word of s[*pos..len) that can name a thing — a file, an identifier, a tool: four
+ * characters or more, or letters with digits, not a generic word. Returns its length (0: none
+ * left); *at is its start. Words are split at punctuation other than _ . - and trimmed of . -. */
+static size_t next_name(const char *s, size_t len, size_t *pos, const char **at)
+{
+    while (*pos < len) {
+        size_t i = *pos;
+        while (i < len && !(isalnum((unsigned char)s[i]) || s[i] == '_'))
+            i++;
+        size_t st = i;
+        while (i < len && (isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '.' || s[i] == '-'))
+            i++;
+        *pos = i;
+        size_t n = i - st;
+        while (n && (s[st + n - 1] == '.' || s[st + n - 1] == '-'))
+            n--;
+        int digits = 0, alpha = 0, generic = 0;
+        for (size_t k = 0; k < n; k++)
+            digits |= isdigit((unsigned char)s[st + k]), alpha |= isalpha((unsigned char)s[st + k]);
+        for (const char *const *g = generic_words; *g && !generic; g++)
+            generic = strlen(*g) == n && strncasecmp(*g, s + st, n) == 0;
+        if (!generic && alpha && (n >= 4 || (digits && n >= 2))) {
+            *at = s + st;
+            return n;
+        }
+    }
+    return 0;
+}
+
+/* How many of a's naming words b also has (case-insensitive, whole words). */
+static int mentions(const char *a, size_t alen, const char *b)
+{
+    int shared = 0;
+    size_t pa = 0, na;
+    const char *wa;
+    while ((na = next_name(a, alen, &pa, &wa))) {
+        size_t pb = 0, nb, blen = strlen(b);
+        const char *wb;
+        while ((nb = next_name(b, blen, &pb, &wb)))
+            if (nb == na && strncasecmp(wa, wb, na) == 0) {
+                shared++;
+                break;
+            }
+    }
+    return shared;
+}
+
+static int is_open_error(const struct item *it) { return it->sec == S_ERRORS && !strstr(it->text, " → resolved"); }
+
+/* The open error a fix sentence s is about: the one that shares the most names with the
+ * sentence (twice) and its message (a file, an identifier, the tool), newest among equals; with
+ * none shared, the newest error of this very turn (the fix follows it). -1: none, and the fix is
+ * not joined to an unrelated error. */
+static long error_for_fix(const struct ex *e, const char *s, size_t len)
+{
+    long best = -1, adjacent = -1;
+    int best_score = 0;
+    for (size_t i = e->n; i-- > 0;) {
+        const struct item *it = &e->items[i];
+        if (!is_open_error(it))
+            continue;
+        int score = 2 * mentions(s, len, it->text) + (e->msg ? mentions(e->msg, e->msg_len, it->text) : 0);
+        if (score > best_score)
+            best = (long)i, best_score = score;
+        if (adjacent < 0 && it->age >= e->new_from && it->turn == e->turn)
+            adjacent = (long)i;
+    }
+    return best >= 0 ? best : adjacent;
+}
+
+/* Joins the fix line[0..len) (its start, at most `cap` bytes) to error item i: "error →
+ * resolved: fix". */
+static void attach_fix(struct ex *e, size_t i, const char *line, size_t len, size_t cap)
+{
+    struct item *it = &e->items[i];
+    line = trim(line, &len);
+    size_t keep = clip(line, len);
+    if (keep > cap) {
+        keep = cap;
+        while (keep > 0 && ((unsigned char)line[keep] & 0xC0) == 0x80)
+            keep--;
+    }
+    struct mn_buf b = MN_BUF_INIT;
+    if (mn_buf_adds(&b, it->text) || mn_buf_adds(&b, " → resolved: ") || mn_buf_add(&b, line, keep)) {
+        e->oom = 1;
+        mn_buf_release(&b);
+        return;
+    }
+    char *text = mn_buf_detach(&b, NULL);
+    if (!text) {
+        e->oom = 1;
+        return;
+    }
+    free(it->text);
+    it->text = text;
+    it->score += 2; /* an error with its fix */
+    it->focus = focus_of(e, text, S_ERRORS);
+}
+
+/* A success of `tool` resolves the newest open error of that tool; returns whether one was. */
+static int resolve_tool_error(struct ex *e, const char *tool, const char *line, size_t len)
+{
+    size_t tl = strlen(tool);
+    for (size_t i = e->n; i-- > 0;) {
+        const struct item *it = &e->items[i];
+        if (is_open_error(it) && strncmp(it->text, tool, tl) == 0 && it->text[tl] == ':') {
+            attach_fix(e, i, line, len, ITEM_CHARS / 2); /* the output's first line, shortened */
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- sentences --------------------------------------------------------------------------------- */
+
+static void classify_assistant_sentence(struct ex *e, const char *s, size_t len);
 
 static void on_assistant_sentence(struct ex *e, const char *s, size_t len)
 {
+    s = trim(s, &len);
+    classify_assistant_sentence(e, s, len);
+    e->prev = s;
+}
+
+static void classify_assistant_sentence(struct ex *e, const char *s, size_t len)
+{
     size_t n = clip(s, len);
-    /* "I fixed it by …" after an error of these turns: the error's fix, kept with it */
-    if (has_word(s, len, fix_words) && !has_word(s, len, task_words) && resolve_error(e, NULL, s, len))
-        return;
+    /* "I fixed it by …": the fix of the error it names, or of the error just before it */
+    if (has_word(s, len, fix_words) && !has_word(s, len, task_words)) {
+        long i = error_for_fix(e, s, len);
+        const char *cause = e->prev; /* the sentence before, when it names the error, says why */
+        if (i >= 0 && cause && mentions(cause, (size_t)(s - cause), e->items[i].text)) {
+            attach_fix(e, (size_t)i, cause, (size_t)(s + len - cause), ITEM_CHARS);
+            return;
+        }
+        if (i >= 0) {
+            attach_fix(e, (size_t)i, s, len, ITEM_CHARS / 2);
+            return;
+        }
+    }
     if (has_word(s, len, task_words))
         add_item(e, S_TASKS, s, n, 1);
     else if (has_word(s, len, error_words))
@@ -337,14 +688,23 @@ static void on_assistant_sentence(struct ex *e, const char *s, size_t len)
         add_item(e, S_DECISIONS, s, n, 1);
     else if (has_word(s, len, done_words))
         add_item(e, S_DONE, s, n, 1);
-    else if (has_digit(s, len) || specificity(s) >= 3)
+    else if (has_digit(s, len) || specificity(s, len) >= 3)
         add_item(e, S_FACTS, s, n, 1);
 }
 
+/* A user's sentence after the first: a question is not a rule (its answer is what counts), a
+ * report of success is done work, work still to do wins over a rule's words. */
 static void on_user_sentence(struct ex *e, const char *s, size_t len)
 {
+    s = trim(s, &len);
     size_t n = clip(s, len);
-    if (has_word(s, len, constraint_words))
+    if (is_question(s, len) || is_ack(s, len))
+        return;
+    if (is_success(s, len))
+        add_item(e, S_DONE, s, n, 1);
+    else if (has_word(s, len, strong_task_words))
+        add_item(e, S_TASKS, s, n, 1);
+    else if (has_word(s, len, constraint_words))
         add_item(e, S_CONSTRAINTS, s, n, 1);
     else if (has_word(s, len, error_words))
         add_item(e, S_ERRORS, s, n, 1);
@@ -352,49 +712,12 @@ static void on_user_sentence(struct ex *e, const char *s, size_t len)
         add_item(e, S_DECISIONS, s, n, 1);
     else if (has_word(s, len, task_words))
         add_item(e, S_TASKS, s, n, 1);
-    else if (has_digit(s, len) || specificity(s) >= 3)
+    else if (has_digit(s, len) || specificity(s, len) >= 3)
         add_item(e, S_FACTS, s, n, 1);
 }
 
-/* Marks the newest unresolved error of `tool` (NULL: of any source, seen in these new turns)
- * as resolved by `line`; returns whether one was. */
-static int resolve_error(struct ex *e, const char *tool, const char *line, size_t len)
-{
-    size_t tl = tool ? strlen(tool) : 0;
-    for (size_t i = e->n; i-- > 0;) {
-        struct item *it = &e->items[i];
-        if (it->sec != S_ERRORS || strstr(it->text, " → resolved"))
-            continue;
-        if (tool ? strncmp(it->text, tool, tl) != 0 || it->text[tl] != ':' : it->age < e->new_from)
-            continue;
-        size_t keep = clip(line, len);
-        if (keep > ITEM_CHARS / 2) { /* the fix's first line, shortened */
-            keep = ITEM_CHARS / 2;
-            while (keep > 0 && ((unsigned char)line[keep] & 0xC0) == 0x80)
-                keep--;
-        }
-        struct mn_buf b = MN_BUF_INIT;
-        if (mn_buf_adds(&b, it->text) || mn_buf_adds(&b, " → resolved: ") || mn_buf_add(&b, line, keep)) {
-            e->oom = 1;
-            mn_buf_release(&b);
-            return 1;
-        }
-        char *text = mn_buf_detach(&b, NULL);
-        if (!text) {
-            e->oom = 1;
-            return 1;
-        }
-        free(it->text);
-        it->text = text;
-        it->score += 2; /* an error with its fix */
-        it->focus = focus_of(e, text, S_ERRORS);
-        return 1;
-    }
-    return 0;
-}
-
 struct turn {
-    char *request;  /* the user's first sentence */
+    char *request;  /* the user's first substantive sentence, when it asks for work */
     int question;   /* the request asks something */
     int answered;   /* the assistant replied with text */
     int completed;  /* the assistant reported the work done */
@@ -407,11 +730,6 @@ static void end_turn(struct ex *e, struct turn *t)
         add_item(e, t->completed ? S_DONE : S_TASKS, t->request, strlen(t->request), 1);
     free(t->request);
     memset(t, 0, sizeof *t);
-}
-
-static int is_question(const char *s, size_t len)
-{
-    return (len && s[len - 1] == '?') || starts_with_any(s, len, question_starts);
 }
 
 /* "key":"value" string values of the JSON text s[0..len) for keys command / cmd: commands. */
@@ -433,99 +751,146 @@ static void call_commands(struct ex *e, const char *s, size_t len)
     }
 }
 
+/* The length of the first sentence of s[0..len): through '?', or '.' / '!' before a space, or
+ * up to a line end. */
+static size_t first_sentence(const char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len && s[i] != '\n' &&
+           !(s[i] == '?' || ((s[i] == '.' || s[i] == '!') && i + 1 < len && s[i + 1] == ' ')))
+        i++;
+    return i < len && s[i] != '\n' ? i + 1 : i;
+}
+
+static char *dup_n(struct ex *e, const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (!d)
+        e->oom = 1;
+    else
+        memcpy(d, s, n), d[n] = '\0';
+    return d;
+}
+
+/* The first substantive sentence s[0..n) of a user message. A request (or a question) is the
+ * turn's request, and the goal when there is none yet; a rule, a decision or a report of success
+ * is an item of its section (and the goal only when phrased as a request: "I want …"). */
+static void on_user_first(struct ex *e, struct turn *t, const char *s, size_t n)
+{
+    int question = is_question(s, n);
+    int rule = !question && (has_word(s, n, constraint_words) || has_word(s, n, decision_words) ||
+                             has_word(s, n, strong_task_words));
+    int request = !rule && !is_success(s, n) && !starts_with_any(s, n, ack_starts);
+    if (!e->goal && (request || (rule && starts_with_any(s, n, request_starts))))
+        e->goal = dup_n(e, s, n);
+    if (question || request) {
+        t->request = dup_n(e, s, n);
+        t->question = question;
+    } else
+        on_user_sentence(e, s, n);
+}
+
+static void on_user(struct ex *e, struct turn *t, const char *s, size_t len)
+{
+    end_turn(e, t);
+    e->turn++;
+    path_tokens(e, s, len);
+    code_spans(e, s, len);
+    /* leading acknowledgements ("Good.", "Thanks!") carry nothing */
+    size_t at = 0, n;
+    while (at < len && isspace((unsigned char)s[at]))
+        at++;
+    while (at < len && (n = first_sentence(s + at, len - at)) && is_ack(s + at, n))
+        for (at += n; at < len && isspace((unsigned char)s[at]);)
+            at++;
+    if (at >= len)
+        return;
+    n = first_sentence(s + at, len - at);
+    const char *f = trim(s + at, &n);
+    if (n)
+        on_user_first(e, t, f, clip(f, n));
+    size_t rest = (size_t)(f + n - s);
+    sentences(e, s + rest, len - rest, on_user_sentence);
+}
+
+static void on_calls(struct ex *e, const char *s, size_t len)
+{
+    size_t n = 0;
+    while (n < len && s[n] != '(')
+        n++;
+    add_item(e, S_TOOLS, s, n, 1);
+    path_tokens(e, s + n, len - n);
+    call_commands(e, s + n, len - n);
+}
+
+static void on_assistant(struct ex *e, struct turn *t, const char *s, size_t len)
+{
+    t->answered = 1;
+    if (has_word(s, len, done_words))
+        t->completed = 1;
+    e->msg = s, e->msg_len = len;
+    sentences(e, s, len, on_assistant_sentence);
+    e->msg = e->prev = NULL, e->msg_len = 0;
+    path_tokens(e, s, len);
+    code_spans(e, s, len);
+}
+
+/* "Tool NAME (id): output": the first line that names an error is one; otherwise a success
+ * resolves the tool's open error. Paths it lists are worth less than named ones. */
+static void on_tool(struct ex *e, const char *s, size_t len)
+{
+    const char *colon = memchr(s, ':', len);
+    const char *paren = memchr(s, '(', len);
+    size_t nl = paren && paren < s + len ? (size_t)(paren - s - 5) : 0;
+    while (nl && s[5 + nl - 1] == ' ')
+        nl--;
+    char tool[128];
+    snprintf(tool, sizeof tool, "%.*s", (int)(nl < 120 ? nl : 120), s + 5);
+    const char *body = colon ? colon + 1 : s + len;
+    size_t blen = (size_t)(s + len - body);
+    while (blen && *body == ' ')
+        body++, blen--;
+    size_t st = 0;
+    int found = 0;
+    for (size_t i = 0; i <= blen && !found; i++) {
+        if (i < blen && body[i] != '\n')
+            continue;
+        if (i > st && has_word(body + st, i - st, error_words)) {
+            struct mn_buf b = MN_BUF_INIT;
+            if (mn_buf_addf(&b, "%s: ", tool) || mn_buf_add(&b, body + st, clip(body + st, i - st)))
+                e->oom = 1;
+            else
+                add_item(e, S_ERRORS, b.data, b.len, 1);
+            mn_buf_release(&b);
+            found = 1;
+        }
+        st = i + 1;
+    }
+    if (!found && blen) {
+        size_t first = 0;
+        while (first < blen && body[first] != '\n')
+            first++;
+        resolve_tool_error(e, tool, body, first);
+    }
+    e->in_tool = 1;
+    path_tokens(e, body, blen < 4000 ? blen : 4000);
+    e->in_tool = 0;
+}
+
 /* One entry of NEW_TURNS ("User: …", "Tool x (id): …", …), continuation lines included. */
 static void on_entry(struct ex *e, struct turn *t, const char *s, size_t len)
 {
-    if (len >= 6 && strncmp(s, "User: ", 6) == 0) {
-        s += 6, len -= 6;
-        end_turn(e, t);
-        size_t first = 0;
-        while (first < len && s[first] != '\n' &&
-               !(s[first] == '?' || ((s[first] == '.' || s[first] == '!') && first + 1 < len && s[first + 1] == ' ')))
-            first++;
-        if (first < len && s[first] != '\n')
-            first++;
-        size_t n = clip(s, first);
-        if (!e->goal && n) {
-            e->goal = malloc(n + 1);
-            if (!e->goal)
-                e->oom = 1;
-            else
-                memcpy(e->goal, s, n), e->goal[n] = '\0';
-        }
-        if (has_word(s, n, constraint_words) || has_word(s, n, decision_words)) /* a rule, not a request */
-            on_user_sentence(e, s, n);
-        else if (starts_with_any(s, n, ack_starts)) /* "Thanks, 3 more to go": no task */
-            on_user_sentence(e, s, n);
-        else if (n) {
-            t->request = malloc(n + 1);
-            if (!t->request)
-                e->oom = 1;
-            else
-                memcpy(t->request, s, n), t->request[n] = '\0';
-            t->question = is_question(s, n);
-        }
-        sentences(e, s + first, len - first, on_user_sentence);
-        path_tokens(e, s, len);
-        code_spans(e, s, len);
-    } else if (len >= 17 && strncmp(s, "Assistant calls: ", 17) == 0) {
-        s += 17, len -= 17;
-        size_t n = 0;
-        while (n < len && s[n] != '(')
-            n++;
-        add_item(e, S_TOOLS, s, n, 1);
-        path_tokens(e, s + n, len - n);
-        call_commands(e, s + n, len - n);
-    } else if (len >= 11 && strncmp(s, "Assistant: ", 11) == 0) {
-        s += 11, len -= 11;
-        t->answered = 1;
-        if (has_word(s, len, done_words))
-            t->completed = 1;
-        sentences(e, s, len, on_assistant_sentence);
-        path_tokens(e, s, len);
-        code_spans(e, s, len);
-    } else if (len >= 5 && strncmp(s, "Tool ", 5) == 0) {
-        const char *colon = memchr(s, ':', len);
-        const char *paren = memchr(s, '(', len);
-        size_t nl = paren && paren < s + len ? (size_t)(paren - s - 5) : 0;
-        while (nl && s[5 + nl - 1] == ' ')
-            nl--;
-        char tool[128];
-        snprintf(tool, sizeof tool, "%.*s", (int)(nl < 120 ? nl : 120), s + 5);
-        const char *body = colon ? colon + 1 : s + len;
-        size_t blen = (size_t)(s + len - body);
-        while (blen && *body == ' ')
-            body++, blen--;
-        /* errors: the first line that names one; otherwise a success resolves an earlier error */
-        size_t st = 0;
-        int found = 0;
-        for (size_t i = 0; i <= blen && !found; i++) {
-            if (i < blen && body[i] != '\n')
-                continue;
-            if (i > st && has_word(body + st, i - st, error_words)) {
-                struct mn_buf b = MN_BUF_INIT;
-                if (mn_buf_addf(&b, "%s: ", tool) || mn_buf_add(&b, body + st, clip(body + st, i - st)))
-                    e->oom = 1;
-                else
-                    add_item(e, S_ERRORS, b.data, b.len, 1);
-                mn_buf_release(&b);
-                found = 1;
-            }
-            st = i + 1;
-        }
-        if (!found && blen) {
-            size_t first = 0;
-            while (first < blen && body[first] != '\n')
-                first++;
-            resolve_error(e, tool, body, first);
-        }
-        e->in_tool = 1;
-        path_tokens(e, body, blen < 4000 ? blen : 4000);
-        e->in_tool = 0;
-    } else if (len >= 8 && strncmp(s, "System: ", 8) == 0) {
-        s += 8, len -= 8;
-        add_item(e, S_CONSTRAINTS, s, clip(s, len), 1);
-    }
+    shapes_doc(&e->df, s, len);
+    if (len >= 6 && strncmp(s, "User: ", 6) == 0)
+        on_user(e, t, s + 6, len - 6);
+    else if (len >= 17 && strncmp(s, "Assistant calls: ", 17) == 0)
+        on_calls(e, s + 17, len - 17);
+    else if (len >= 11 && strncmp(s, "Assistant: ", 11) == 0)
+        on_assistant(e, t, s + 11, len - 11);
+    else if (len >= 5 && strncmp(s, "Tool ", 5) == 0)
+        on_tool(e, s, len);
+    else if (len >= 8 && strncmp(s, "System: ", 8) == 0)
+        add_item(e, S_CONSTRAINTS, s + 8, clip(s + 8, len - 8), 1);
 }
 
 /* Items of an existing summary in this file's format (older section names included); other
@@ -543,12 +908,8 @@ static void parse_existing(struct ex *e, const char *s, size_t len)
         if (!n)
             continue;
         if (n > 6 && strncmp(line, "Goal: ", 6) == 0) {
-            free(e->goal);
-            e->goal = malloc(n - 5);
-            if (!e->goal)
-                e->oom = 1;
-            else
-                memcpy(e->goal, line + 6, n - 6), e->goal[n - 6] = '\0';
+            free(e->goal); /* an acknowledgement taken for a goal by an older version is none */
+            e->goal = is_ack(line + 6, n - 6) ? NULL : dup_n(e, line + 6, n - 6);
             continue;
         }
         if (n > strlen(LEFT_OUT) && strncmp(line, LEFT_OUT, strlen(LEFT_OUT)) == 0) {
@@ -711,6 +1072,117 @@ static void penalise_templates(struct ex *e)
     free(sk);
 }
 
+/* ---- repetition: filler and duplicates ------------------------------------------------------ */
+
+/* Words said in many messages are the conversation's filler or its running topic: they tell one
+ * item from another no more than "the" does. An item made mostly of such words (two thirds or
+ * more, numbers in a common place like "turn 9" included) that names nothing rare is filler —
+ * one of a run of near-identical messages — and is not listed; other items lose points in
+ * proportion to their common words. So repeating words lowers an item's worth; what is said
+ * once (a path, a version, a decision) keeps it. Counted over the messages of the new turns and
+ * the items of the existing summary, so a short fold still sees the run it is part of. */
+#define COMMON_MIN_DOCS 5 /* a word in this many documents or more … */
+#define COMMON_SHARE 10   /* … and in 1/COMMON_SHARE of them, is common */
+#define COMMON_PENALTY 4  /* points off an item all of whose words are common, in proportion */
+
+static int is_text(const struct item *it) { return it->sec < FIRST_INLINE; }
+
+/* Takes points off `it` for its common words; returns whether it is filler. An item that
+ * matches the instructions is never filler. */
+static int weigh_repetition(struct item *it, const struct shapes *m, unsigned common)
+{
+    int counted = 0, n_common = 0, rare_name = 0;
+    char w[SHAPE_CHARS];
+    const char *p = it->text, *end = it->text + strlen(it->text);
+    for (const char *word = p; next_shape(&p, end, w); word = p) {
+        if (!*w)
+            continue;
+        int is_common = shapes_docs(m, w) >= common;
+        counted++;
+        n_common += is_common;
+        while (isspace((unsigned char)*word))
+            word++;
+        rare_name |= !is_common && word_worth(word, (size_t)(p - word)) >= 2;
+    }
+    it->score -= counted ? COMMON_PENALTY * n_common / counted : 0;
+    return counted && 3 * n_common >= 2 * counted && !rare_name && !it->focus;
+}
+
+/* Drops filler items. A run of filler that names things (build ids, files) keeps its newest
+ * item per section — the latest state —; one that names nothing ("window shard query (turn
+ * 9)") keeps none. Dropped filler is not counted as left out: it was not cut for room. */
+static void drop_filler(struct ex *e)
+{
+    for (size_t i = 0; i < e->n; i++) /* the existing summary's items are documents too */
+        if (e->items[i].age < e->new_from)
+            shapes_doc(&e->df, e->items[i].text, strlen(e->items[i].text));
+    size_t n_docs = e->df.n_docs;
+    unsigned common = n_docs / COMMON_SHARE > COMMON_MIN_DOCS ? (unsigned)(n_docs / COMMON_SHARE) : COMMON_MIN_DOCS;
+    char *filler = calloc(e->n ? e->n : 1, 1);
+    if (!filler) {
+        e->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < e->n; i++)
+        filler[i] = is_text(&e->items[i]) && weigh_repetition(&e->items[i], &e->df, common);
+    for (int sec = 0; sec < FIRST_INLINE; sec++)
+        for (size_t i = e->n; i-- > 0;)
+            if (filler[i] && e->items[i].sec == sec && names_thing(e->items[i].text)) {
+                filler[i] = 0;
+                break;
+            }
+    for (size_t i = e->n; i-- > 0;)
+        if (filler[i])
+            item_remove(e, i);
+    free(filler);
+}
+
+/* Whether needle occurs in hay, letter case aside. */
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *p = hay; *p; p++)
+        if (strncasecmp(p, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether item a says nothing that item b (another text item) or the goal does not: the same
+ * words (the one of the lighter section, or the older, goes), or words inside b's. Commands
+ * stay: a command is worth its own line even when a sentence quotes it. */
+static int repeats(const struct ex *e, const struct item *a, const struct item *b)
+{
+    if (a->sec == S_COMMANDS || (b && (!is_text(b) || a == b)))
+        return 0;
+    if (!b)
+        return e->goal && strcasecmp(a->text, e->goal) == 0;
+    if (strcasecmp(a->text, b->text) == 0) {
+        int wa = section_weight[a->sec], wb = section_weight[b->sec];
+        return wa < wb || (wa == wb && a->age < b->age);
+    }
+    return strlen(a->text) < strlen(b->text) && contains_ci(b->text, a->text);
+}
+
+/* Dedupes the text items: one line per thing said. */
+static void drop_repeats(struct ex *e)
+{
+    for (size_t i = e->n; i-- > 0;) {
+        int drop = is_text(&e->items[i]) && repeats(e, &e->items[i], NULL);
+        for (size_t j = 0; j < e->n && !drop; j++)
+            drop = is_text(&e->items[i]) && repeats(e, &e->items[i], &e->items[j]);
+        if (drop)
+            item_remove(e, i);
+    }
+}
+
+/* Before the cut: filler goes, duplicates go, routine output and repeated words cost points. */
+static void rank(struct ex *e)
+{
+    drop_filler(e);
+    drop_repeats(e);
+    penalise_templates(e);
+}
+
 /* Removes items in cut order until the rendering fits the cap; returns the rendering. */
 static char *fit(struct ex *e, const mn_tokenizer *tk, int64_t cap)
 {
@@ -720,11 +1192,6 @@ static char *fit(struct ex *e, const mn_tokenizer *tk, int64_t cap)
     int64_t total = tokens(tk, text);
     if (total <= cap || e->n == 0)
         return text; /* (no items: the goal alone is over the cap; the caller cuts it) */
-    penalise_templates(e);
-    if (e->oom) {
-        free(text);
-        return NULL;
-    }
     qsort(e->items, e->n, sizeof *e->items, cmp_cut); /* render order does not depend on array order */
     size_t cut = 0;
     while (text && total > cap && cut < e->n) {
@@ -809,6 +1276,9 @@ char *mn_summarize_extract(const char *shaped, const mn_tokenizer *tk, int64_t c
             parse_existing(&e, ex, n);
     }
     e.new_from = e.clock;
+    if (shapes_init(&e.df, strlen(shaped) / 2 + 64))
+        e.oom = 1;
+    e.turn = 1; /* the new turns may begin inside a user turn */
     const char *turns = strstr(shaped, "=== NEW_TURNS ===\n");
     const char *turns_end = strstr(shaped, "=== END_NEW_TURNS ===");
     struct turn t;
@@ -836,12 +1306,15 @@ char *mn_summarize_extract(const char *shaped, const mn_tokenizer *tk, int64_t c
             on_entry(&e, &t, entry, (size_t)(turns_end - entry) - (turns_end > entry && turns_end[-1] == '\n'));
     }
     end_turn(&e, &t);
+    if (!e.oom)
+        rank(&e);
     char *text = e.oom ? NULL : fit(&e, tk, cap_tokens);
     if (text && cap_tokens > 0 && tokens(tk, text) > cap_tokens) { /* the goal alone is over the cap */
         char *cut = mn_summarize_cap(tk, text, cap_tokens);
         free(text);
         text = cut;
     }
+    shapes_release(&e.df);
     free(e.goal);
     for (size_t i = 0; i < e.n; i++)
         free(e.items[i].text);

@@ -183,23 +183,30 @@ static void extractive_no_silent_caps(void **state)
 }
 
 /* Over the cap: the least specific items go first, oldest first among equals, and the summary
- * says how many went. A path, an id and a constraint from the first turn outlive chit-chat. */
+ * says how many went. A path, an id and a constraint from the first turn outlive small talk;
+ * chit-chat made of the same words turn after turn is not listed at all. */
 static void extractive_cut_keeps_specific(void **state)
 {
     (void)state;
     enum { N = 40 };
+    static const char *const syl[] = {"ka", "lo", "mi", "ru", "sen", "tav", "vo", "zel"};
     static mn_message m[2 + 2 * N];
     static char text[2 * N][200];
     m[0] = msg(MN_ROLE_USER, "Migrate the schema in src/store/migrate_v3.c to version 3. Never drop the users table.", NULL, NULL, NULL);
     m[1] = msg(MN_ROLE_ASSISTANT, "The ticket is DB-4411 and we will use ALTER TABLE instead of a rebuild.", NULL, NULL, NULL);
     for (int i = 0; i < N; i++) {
         snprintf(text[2 * i], sizeof text[0], "Thanks, that sounds good %d times over.", i);
-        snprintf(text[2 * i + 1], sizeof text[0], "Glad it helps, there were %d small things to look at.", i);
+        /* small talk naming a part of its own each turn (so it is not filler), less specific than
+         * the first turn's facts */
+        snprintf(text[2 * i + 1], sizeof text[0], "Glad it helps, part %s%s-%d had small things to look at.",
+                 syl[i % 8], syl[i / 8], i);
         m[2 + 2 * i] = msg(MN_ROLE_USER, text[2 * i], NULL, NULL, NULL);
         m[3 + 2 * i] = msg(MN_ROLE_ASSISTANT, text[2 * i + 1], NULL, NULL, NULL);
     }
     char *full = extract(NULL, m, 2 + 2 * N, 4000, NULL);
     assert_null(strstr(full, "Left out"));
+    assert_null(strstr(full, "sounds good")); /* the same words 40 times: filler */
+    assert_non_null(strstr(full, "part kaka-0 had small things"));
     char *sum = extract(NULL, m, 2 + 2 * N, 200, NULL);
     assert_non_null(strstr(sum, "src/store/migrate_v3.c"));
     assert_non_null(strstr(sum, "DB-4411"));
@@ -209,7 +216,7 @@ static void extractive_cut_keeps_specific(void **state)
     long n = strtol(left + 10, NULL, 10);
     assert_true(n > 0);
     /* the newest chit-chat outlives the oldest of the same kind */
-    assert_null(strstr(sum, "there were 0 small things"));
+    assert_null(strstr(sum, "part kaka-0 had small things"));
     /* anchoring: the next fold keeps the previous items and adds to the count of left-out ones */
     mn_message more[2] = {msg(MN_ROLE_USER, "Also rename docs/schema.md please.", NULL, NULL, NULL),
                           msg(MN_ROLE_ASSISTANT, "Renamed docs/schema.md to docs/schema-v3.md.", NULL, NULL, NULL)};
@@ -320,16 +327,18 @@ static void extractive_instructions_rank(void **state)
     static mn_message m[2 * N];
     static char text[2 * N][200];
     for (int i = 0; i < N; i++) {
-        snprintf(text[2 * i], sizeof text[0], "%s", i == 0 ? "Set up the project." : i == 1 ? "We will keep the REST API at /v2/orders for billing." : "Fine.");
-        /* distinct scripts, not one shape with other numbers (those are cut first anyway) */
-        snprintf(text[2 * i + 1], sizeof text[0], "We will use build_%c%c.sh with flag_%02d set for step %d.",
-                 'a' + i % 26, 'a' + i / 26, i, i);
+        /* the billing decision names no path: unfocused, the build scripts outrank it */
+        snprintf(text[2 * i], sizeof text[0], "%s", i == 0 ? "Set up the project." : i == 1 ? "We will keep the REST API for billing." : "Fine.");
+        /* distinct scripts and flags, not one shape with other numbers (that is filler) */
+        snprintf(text[2 * i + 1], sizeof text[0], "We will use build_%c%c.sh with %c%c_flag=%d for step %d.",
+                 'a' + i % 26, 'a' + i / 26, 'a' + i % 26, 'a' + i / 26, i, i);
         m[2 * i] = msg(MN_ROLE_USER, text[2 * i], NULL, NULL, NULL);
         m[2 * i + 1] = msg(MN_ROLE_ASSISTANT, text[2 * i + 1], NULL, NULL, NULL);
     }
     char *plain = extract(NULL, m, 2 * N, 120, NULL);
     char *focused = extract(NULL, m, 2 * N, 120, "keep the API decisions about billing");
-    assert_non_null(strstr(focused, "REST API at /v2/orders"));
+    assert_non_null(strstr(focused, "REST API for billing"));
+    assert_null(strstr(plain, "REST API for billing"));
     const char *dec = strstr(focused, "Decisions:\n- ");
     assert_non_null(dec);
     assert_true(strncmp(dec + strlen("Decisions:\n- "), "We will keep the REST API", 25) == 0); /* listed first */
