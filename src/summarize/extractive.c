@@ -359,10 +359,11 @@ static const char *const constraint_words[] = {"never", "always", "don't", "do n
                                                "make sure", "budget", " should", "need to", "i want", "i'd like",
                                                "not allowed", "required", "deadline", "by friday", NULL};
 static const char *const task_words[] = {"todo", "to do:", "next step", "remaining", "still need", "later",
-                                         "follow up", "follow-up", "open question", "pending", "not yet", NULL};
+                                         "follow up", "follow-up", "open question", "open task", "pending",
+                                         "not yet", NULL};
 /* task words that win over a rule's words: "we still need to write the guide" is work left */
 static const char *const strong_task_words[] = {"todo", "to do:", "next step", "still need", "follow up",
-                                                "follow-up", "pending", "not yet", NULL};
+                                                "follow-up", "open task", "pending", "not yet", NULL};
 /* a user reporting success ("CI is green now.") reports work done, not work to do */
 static const char *const success_words[] = {" green", " pass", "passing", " works", " working", "succeed",
                                             "success", " fixed", " resolved", " merged", " deployed", " is done",
@@ -777,6 +778,10 @@ static char *dup_n(struct ex *e, const char *s, size_t n)
  * is an item of its section (and the goal only when phrased as a request: "I want …"). */
 static void on_user_first(struct ex *e, struct turn *t, const char *s, size_t n)
 {
+    if (n > 5 && strncasecmp(s, "goal:", 5) == 0) { /* the summary says "Goal: " itself */
+        s += 5, n -= 5;
+        s = trim(s, &n);
+    }
     int question = is_question(s, n);
     int rule = !question && (has_word(s, n, constraint_words) || has_word(s, n, decision_words) ||
                              has_word(s, n, strong_task_words));
@@ -1147,15 +1152,15 @@ static int contains_ci(const char *hay, const char *needle)
     return 0;
 }
 
-/* Whether item a says nothing that item b (another text item) or the goal does not: the same
- * words (the one of the lighter section, or the older, goes), or words inside b's. Commands
- * stay: a command is worth its own line even when a sentence quotes it. */
+/* Whether item a says nothing that item b (another text item; NULL: the goal) does not: the
+ * same words (the one of the lighter section, or the older, goes), or words inside b's.
+ * Commands stay: a command is worth its own line even when a sentence quotes it. */
 static int repeats(const struct ex *e, const struct item *a, const struct item *b)
 {
     if (a->sec == S_COMMANDS || (b && (!is_text(b) || a == b)))
         return 0;
     if (!b)
-        return e->goal && strcasecmp(a->text, e->goal) == 0;
+        return e->goal && contains_ci(e->goal, a->text);
     if (strcasecmp(a->text, b->text) == 0) {
         int wa = section_weight[a->sec], wb = section_weight[b->sec];
         return wa < wb || (wa == wb && a->age < b->age);

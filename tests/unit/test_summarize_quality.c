@@ -333,6 +333,22 @@ static void fix_pairs_with_its_error(void **state)
     free(sum);
 }
 
+/* A goal the user labelled "Goal:" is not labelled twice; "open task:" marks an open task. */
+static void goal_label_and_open_task(void **state)
+{
+    (void)state;
+    mn_message m[] = {
+        U("Goal: make the nightly build reproducible. It differs every night."),
+        A("I updated ci/nightly.yml. Use -ffile-prefix-map=$PWD=. in CFLAGS; open task: check the static library "
+          "too."),
+    };
+    char *sum = extract(NULL, m, sizeof m / sizeof *m, 1000);
+    assert_true(strncmp(sum, "Goal: make the nightly build reproducible.\n", 43) == 0);
+    assert_int_equal(lines_with(sum, "make the nightly build reproducible"), 1);
+    expect_section(sum, "open task: check the static library too", "Open tasks");
+    free(sum);
+}
+
 /* ---- ranking: repetition lowers worth ------------------------------------------------------- */
 
 /* Thirty user messages made of the same few words, one of them with a constraint word each, do
@@ -372,7 +388,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(buried_facts_survive_filler), cmocka_unit_test(goal_is_not_an_acknowledgement),
         cmocka_unit_test(questions_and_successes),     cmocka_unit_test(fix_pairs_with_its_error),
-        cmocka_unit_test(repetition_lowers_worth),
+        cmocka_unit_test(repetition_lowers_worth),     cmocka_unit_test(goal_label_and_open_task),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
