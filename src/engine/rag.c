@@ -122,27 +122,23 @@ static mn_message *query_message(struct mn_window *w)
     return NULL;
 }
 
-/* Tokens of the block of the first top_k hits not in w, with the question's wrapping. */
+/* Tokens of the block (rag_block) of the first top_k hits not in w, its framing included. */
 static mn_status block_cost(mn_db *db, const mn_search_hits *h, size_t top_k, const struct mn_window *w,
                             int64_t *cost)
 {
     struct exclude x = {w->items, w->count};
+    mn_search_hit *kept = malloc((h->count ? h->count : 1) * sizeof *kept);
+    if (!kept)
+        return mn__nomem();
+    size_t n = 0, used;
+    for (size_t i = 0; i < h->count && n < top_k; i++)
+        if (!in_window(&x, h->items[i].message.id))
+            kept[n++] = h->items[i];
     struct mn_buf b = MN_BUF_INIT;
-    mn_status rc = MN_OK;
-    *cost = 0;
-    for (size_t i = 0, k = 0; i < h->count && k < top_k && !rc; i++)
-        if (!in_window(&x, h->items[i].message.id)) {
-            rc = rag_line(&b, &h->items[i].message);
-            if (!rc)
-                rc = mn_buf_addc(&b, '\n');
-            k++;
-        }
-    if (!rc && b.len) {
-        *cost = (int64_t)mn_token_count(db->tk, b.data, b.len) +
-                (int64_t)mn_token_count(db->tk, RAG_HEAD, strlen(RAG_HEAD)) +
-                (int64_t)mn_token_count(db->tk, RAG_TAIL, strlen(RAG_TAIL)) + MN_FRAME_PER_MESSAGE;
-    }
+    mn_status rc = rag_block(db, kept, n, 0, &b, &used);
+    *cost = !rc && b.len ? (int64_t)mn_token_count(db->tk, b.data, b.len) + MN_FRAME_PER_MESSAGE : 0;
     mn_buf_release(&b);
+    free(kept);
     return rc;
 }
 
