@@ -103,8 +103,9 @@ void mn__memory_index_update(mn_db *db, int rebuild, size_t added);
 void mn__memory_index_later(mn_db *db, size_t added);
 /* Returns when the worker has no index update due or running (tests, benchmarks). */
 void mn__memory_index_wait(mn_db *db);
-/* Drops this handle's memory vector index without saving it (erase.c). */
-void mn__memory_index_drop(mn_db *db);
+/* Erases deleted vectors from the messages' (memory 0) or memories' (1) index: from this
+ * handle's copy in memory (the change log applied now) and from the saved file (erase.c). */
+void mn__vector_index_erase(mn_db *db, int memory);
 /* Checks mn_search_filter.metadata (engine/filter.c): a JSON object of at most 16 scalar
  * members with keys of [A-Za-z0-9_.-]; MN_INVALID naming the fault. */
 mn_status mn__check_filter_metadata(const char *metadata);

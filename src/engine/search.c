@@ -120,12 +120,17 @@ static mn_status get_vsearch(mn_db *db, mn_vsearch **out) { return get_index(db,
 
 mn_status mn__memory_vsearch(mn_db *db, mn_vsearch **out) { return get_index(db, 1, out); }
 
-void mn__memory_index_drop(mn_db *db)
+void mn__vector_index_erase(mn_db *db, int memory)
 {
     pthread_mutex_lock(&db->search->lock);
-    if (db->search->mvs)
-        mn_vsearch_drop(db->search->mvs);
+    mn_vsearch *v = memory ? db->search->mvs : db->search->vs;
     pthread_mutex_unlock(&db->search->lock);
+    if (v && mn_vsearch_apply_changes(v)) { /* the next writer's catch-up (within a second on a server) zeroes them */
+        mn__log(MN_LOG_WARN, "%s: the vector index in memory did not take the erasure yet: %s", db->store->label,
+                mn_errmsg());
+        mn__err_clear();
+    }
+    mn_vsearch_erase_saved(db->path, memory ? ".memories.hnsw" : ".hnsw");
 }
 
 void mn__memory_index_update(mn_db *db, int rebuild, size_t added)

@@ -440,6 +440,19 @@ mn_status mn_index_add_batch(mn_index *ix, const int64_t *ids, const float *vecs
     return rc;
 }
 
+/* A removed vector is erased, not only hidden (docs/erasure.md): its slot stays in the graph as
+ * a tombstone that walks pass through, so its row becomes zeros (distance 1 to every query, the
+ * walk still reaches its neighbours) and no save or copy of the index can bring it back. */
+static void slot_scrub(mn_index *ix, uint32_t s)
+{
+    if (ix->p.quant == MN_INDEX_INT8) {
+        memset(ix->codes + (size_t)s * ix->p.dim, 0, ix->p.dim);
+        ix->scales[s] = 0;
+    } else {
+        memset(ix->vecs + (size_t)s * ix->p.dim, 0, (size_t)ix->p.dim * sizeof(float));
+    }
+}
+
 mn_status mn_index_remove(mn_index *ix, int64_t id)
 {
     if (!check_ix(ix))
@@ -455,6 +468,7 @@ mn_status mn_index_remove(mn_index *ix, int64_t id)
         mn__idmap_del(&ix->map, id);
         ix->flags[s] |= MN__INDEX_FLAG_DELETED;
         ix->n_deleted++;
+        slot_scrub(ix, s);
     }
     pthread_rwlock_unlock(&ix->lock);
     return rc;

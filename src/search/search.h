@@ -88,9 +88,13 @@ mn_status mn_vsearch_query_ids(mn_vsearch *v, const float *q, uint32_t dim, size
 /* 1 when there is an index (this handle's, or a saved file, mapped now); 0: a query would scan
  * every stored vector until a writer builds one. */
 int mn_vsearch_ready(mn_vsearch *v);
-/* Frees the index without saving it (after an erase: it keeps the erased vectors as tombstones);
- * the next update builds it again, or maps a file saved since. */
-void mn_vsearch_drop(mn_vsearch *v);
+/* After an erase: applies the change log to the index this handle has loaded (none: nothing to
+ * do), so that the erased vectors leave its memory now (removed slots are zeroed), not at the
+ * next write. */
+mn_status mn_vsearch_apply_changes(mn_vsearch *v);
+/* After an erase: removes the saved index "<db><suffix>" and its state (they hold the erased
+ * vectors), under the lock every save takes; a database without a local file has none. */
+void mn_vsearch_erase_saved(const char *db_path, const char *suffix);
 /* Live vectors in the index. */
 size_t mn_vsearch_count(mn_vsearch *v);
 /* Saves now (when changed). */

@@ -422,11 +422,19 @@ static mn_status catch_up(mn_vsearch *v, int rebuild)
     return rc;
 }
 
+/* Saves the index when it has changes the file lacks. It first applies the change log: a vector
+ * erased since (a removal in the log) must not be written out of this process's memory again
+ * (docs/erasure.md); a catch-up that fails saves nothing. */
 static mn_status save_if_newer(mn_vsearch *v)
 {
     if (!v->path || !v->ix || v->applied == v->saved_at)
         return MN_OK;
-    int fd = lock_file(v->path);
+    int fd = lock_file(v->path); /* before the catch-up: an erasure removes the file under it */
+    mn_status crc = catch_up(v, 0);
+    if (crc) {
+        unlock_file(fd);
+        return crc;
+    }
     uint64_t sum;
     int64_t seq = -1;
     uint32_t dim;
@@ -457,16 +465,28 @@ mn_status mn_vsearch_update(mn_vsearch *v, int rebuild, size_t added)
     return rc;
 }
 
-void mn_vsearch_drop(mn_vsearch *v)
+void mn_vsearch_erase_saved(const char *db_path, const char *suffix)
+{
+    char path[4200], state[4210];
+    if (!db_path || !mn_store_target_local(db_path) ||
+        (size_t)snprintf(path, sizeof path, "%s%s", mn_store_target_path(db_path), suffix) >= sizeof path ||
+        access(path, F_OK) != 0)
+        return;
+    snprintf(state, sizeof state, "%s.state", path);
+    int fd = lock_file(path); /* a save in another process has caught up before it writes, or waits */
+    if (unlink(path) != 0 && errno != ENOENT)
+        mn__log(MN_LOG_WARN, "erase: cannot remove %s: %s", path, strerror(errno));
+    if (unlink(state) != 0 && errno != ENOENT)
+        mn__log(MN_LOG_WARN, "erase: cannot remove %s: %s", state, strerror(errno));
+    unlock_file(fd);
+}
+
+mn_status mn_vsearch_apply_changes(mn_vsearch *v)
 {
     pthread_mutex_lock(&v->lock);
-    mn_index_free(v->ix);
-    v->ix = NULL;
-    v->dim = 0;
-    v->applied = 0;
-    v->saved_at = -1;
-    v->opened = 0;
+    mn_status rc = v->ix ? catch_up(v, 0) : MN_OK; /* nothing loaded: nothing to erase from memory */
     pthread_mutex_unlock(&v->lock);
+    return rc;
 }
 
 size_t mn_vsearch_count(mn_vsearch *v)
