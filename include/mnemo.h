@@ -146,6 +146,13 @@ MN_API mn_status mn_config_set(mn_config *cfg, const char *key, const char *valu
 /* Looks up a key: *value and *source are borrowed from cfg (valid until it changes); either
  * out-pointer may be NULL. Errors: MN_NOTFOUND (unknown key). */
 MN_API mn_status mn_config_get(const mn_config *cfg, const char *key, const char **value, const char **source);
+/* mn_config_get for display (`mnemo config show`): *value is a copy with every secret as ***,
+ * by the rule of the database's messages — a URL's password and its parameters named like a
+ * secret (pass, secret, token), a keyword string's password= — applied to memory.storage_path
+ * and the model servers' *.base_url, and with each key hash of server.api_keys as ***. Other
+ * values are copied as they are. Caller frees *value with mn_free; *source is borrowed, as from
+ * mn_config_get. Errors: MN_NOTFOUND (unknown key), MN_NOMEM; *value is NULL on failure. */
+MN_API mn_status mn_config_get_shown(const mn_config *cfg, const char *key, char **value, const char **source);
 /* Number of known keys, and the i-th key name (borrowed, static; NULL past the end), in
  * documentation order — for `mnemo config show`. */
 MN_API size_t mn_config_count(void);

@@ -277,8 +277,13 @@ int cmd_config_show(const struct cli_global *g, struct cli_args *a)
     if (json)
         fputc('{', stdout);
     for (size_t i = 0; i < mn_config_count(); i++) {
-        const char *key = mn_config_key(i), *value = NULL, *source = NULL;
-        mn_config_get(cfg, key, &value, &source);
+        const char *key = mn_config_key(i), *source = NULL;
+        char *value = NULL; /* secrets as ***, as in every other output */
+        mn_status rc = mn_config_get_shown(cfg, key, &value, &source);
+        if (rc) {
+            mn_config_free(cfg);
+            return cli_fail(rc);
+        }
         if (json) {
             printf("%s\"%s\":{\"value\":", i ? "," : "", key);
             json_str(value);
@@ -288,6 +293,7 @@ int cmd_config_show(const struct cli_global *g, struct cli_args *a)
         }
         else
             printf("%-*s %-40s (%s)\n", width, key, value, source);
+        mn_free(value);
     }
     /* which tokenizer "auto" (or a named one) resolves to here */
     const char *name = NULL, *data_dir = NULL;

@@ -116,6 +116,9 @@ static mn_status append_in_txn(const struct mn_store_append_ops *o, mn_store_tx 
         }
         m->seq = ++c.last_seq;
         m->session_id = session_id;
+        if (c.last_seq >= MN_MAX_SEQ) /* in words: the store's own refusal would show its schema */
+            return mn__err(MN_TOOBIG, "session %s is full: its messages are numbered up to %lld, the most one"
+                           " session holds; continue in a new session", session_id, (long long)MN_MAX_SEQ);
         c.added++;
         c.tokens += m->tokens;
         c.users += m->role == MN_ROLE_USER;

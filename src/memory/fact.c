@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "memory/fact.h"
+#include "memory/jsonl.h"
 #include "util/abi.h"
 #include "util/err.h"
 #include "util/json.h"
@@ -297,13 +298,15 @@ static const char *str_member(json_t *o, const char *key, int required, mn_statu
     return json_string_value(v);
 }
 
-static int64_t int_member(json_t *o, const char *key, mn_status *rc)
+/* An integer member from min to max; absent or null is 0 when min allows it. */
+static int64_t int_member(json_t *o, const char *key, int64_t min, int64_t max, mn_status *rc)
 {
     json_t *v = json_object_get(o, key);
-    if (*rc || !v || json_is_null(v))
+    if (*rc || ((!v || json_is_null(v)) && min == 0))
         return 0;
-    if (!json_is_integer(v) || json_integer_value(v) < 0) {
-        *rc = mn__err(MN_INVALID, "memory: %s: must be a non-negative integer", key);
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
+        *rc = mn__err(MN_INVALID, "memory: %s: must be an integer from %lld to %lld", key, (long long)min,
+                      (long long)max);
         return 0;
     }
     return json_integer_value(v);
@@ -315,7 +318,7 @@ mn_status mn_fact_from_json(json_t *o, mn_memory *m, char **metadata_text)
     memset(m, 0, sizeof *m);
     *metadata_text = NULL;
     m->id = (char *)str_member(o, "id", 1, &rc);
-    m->version = int_member(o, "version", &rc);
+    m->version = int_member(o, "version", 1, MN_EXPORT_MAX_VERSION, &rc);
     m->text = (char *)str_member(o, "text", 1, &rc);
     m->kind = (char *)str_member(o, "kind", 1, &rc);
     m->ns = (char *)str_member(o, "namespace", 1, &rc);
@@ -325,14 +328,12 @@ mn_status mn_fact_from_json(json_t *o, mn_memory *m, char **metadata_text)
     m->change = (char *)str_member(o, "change", 1, &rc);
     m->actor = (char *)str_member(o, "actor", 1, &rc);
     m->reason = (char *)str_member(o, "reason", 0, &rc);
-    m->token_cap = int_member(o, "token_cap", &rc);
-    m->valid_from = int_member(o, "valid_from", &rc);
-    m->valid_to = int_member(o, "valid_to", &rc);
-    m->recorded_at = int_member(o, "recorded_at", &rc);
-    m->superseded_at = int_member(o, "superseded_at", &rc);
+    m->token_cap = int_member(o, "token_cap", 0, MN_MEMORY_MAX_TOKEN_CAP, &rc);
+    m->valid_from = int_member(o, "valid_from", 0, MN_EXPORT_MAX_TIME_MS, &rc);
+    m->valid_to = int_member(o, "valid_to", 0, MN_EXPORT_MAX_TIME_MS, &rc);
+    m->recorded_at = int_member(o, "recorded_at", 0, MN_EXPORT_MAX_TIME_MS, &rc);
+    m->superseded_at = int_member(o, "superseded_at", 0, MN_EXPORT_MAX_TIME_MS, &rc);
     m->pinned = json_is_true(json_object_get(o, "pinned"));
-    if (!rc && m->version < 1)
-        rc = mn__err(MN_INVALID, "memory: version: must be 1 or more");
     if (!rc && (strlen(m->text) > MN_MEMORY_MAX_TEXT || !*m->text))
         rc = mn__err(MN_INVALID, "memory: text: 1 to %d bytes", MN_MEMORY_MAX_TEXT);
     if (!rc)
@@ -353,8 +354,9 @@ mn_status mn_fact_from_json(json_t *o, mn_memory *m, char **metadata_text)
             rc = mn__nomem();
         for (size_t i = 0; !rc && i < n; i++) {
             json_t *v = json_array_get(src, i);
-            if (!json_is_integer(v) || json_integer_value(v) <= 0)
-                rc = mn__err(MN_INVALID, "memory: sources: message ids must be positive integers");
+            if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > MN_EXPORT_MAX_ID)
+                rc = mn__err(MN_INVALID, "memory: sources: message ids must be integers from 1 to %lld",
+                             (long long)MN_EXPORT_MAX_ID);
             else
                 m->sources[m->n_sources++] = json_integer_value(v);
         }

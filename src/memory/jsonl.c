@@ -146,11 +146,8 @@ static mn_status opt_json(json_t *o, const char *key, struct mn_arena *a, const 
     return *out ? MN_OK : mn__nomem();
 }
 
-/* Bounds of the integers an export line may carry: every sum the store and the context walk make
- * of them then stays far inside int64_t. */
-#define MAX_ID (1LL << 53)                /* ids: exact in a JSON double too */
-#define MAX_SEQ 4294967295LL               /* a session's seq: below 2^32 (SQLite's key, docs/format.md) */
-#define MAX_TIME_MS 253402300799999LL     /* 9999-12-31T23:59:59.999Z */
+/* Bounds of the integers an export line may carry besides jsonl.h's: every sum the store and the
+ * context walk make of them then stays far inside int64_t. */
 #define MAX_TTL_MS (366LL * 86400000)     /* as mn_session_create */
 #define MAX_TURNS 1000000LL               /* as mn_session_create */
 #define MAX_TOKENS 1000000000LL           /* the count is recounted on import anyway */
@@ -188,12 +185,13 @@ static mn_status parse_session(json_t *o, struct mn_arena *a, mn_session *s)
     if ((rc = req_uuid(o, "id", a, &s->id)) || (rc = opt_str(o, "namespace", a, &s->ns)) ||
         (rc = opt_str(o, "title", a, &s->title)) || (rc = opt_str(o, "system_prompt", a, &s->system_prompt)) ||
         (rc = opt_json(o, "metadata", a, &s->metadata)) || (rc = opt_str(o, "tool_name", a, &s->tool_name)) ||
-        (rc = opt_str(o, "parent_id", a, &parent)) || (rc = req_int(o, "created_at", 0, MAX_TIME_MS, &s->created_at)) ||
-        (rc = req_int(o, "updated_at", 0, MAX_TIME_MS, &s->updated_at)) ||
-        (rc = req_int(o, "expires_at", 0, MAX_TIME_MS, &s->expires_at)) ||
+        (rc = opt_str(o, "parent_id", a, &parent)) ||
+        (rc = req_int(o, "created_at", 0, MN_EXPORT_MAX_TIME_MS, &s->created_at)) ||
+        (rc = req_int(o, "updated_at", 0, MN_EXPORT_MAX_TIME_MS, &s->updated_at)) ||
+        (rc = req_int(o, "expires_at", 0, MN_EXPORT_MAX_TIME_MS, &s->expires_at)) ||
         (rc = opt_int(o, "ttl_ms", MAX_TTL_MS, &s->ttl_ms)) || (rc = opt_int(o, "max_turns", MAX_TURNS, &s->max_turns)) ||
-        (rc = opt_int(o, "cleared_seq", MAX_SEQ, &s->cleared_seq)) ||
-        (rc = opt_int(o, "cleared_from", MAX_SEQ, &s->cleared_from)))
+        (rc = opt_int(o, "cleared_seq", MN_EXPORT_MAX_SEQ, &s->cleared_seq)) ||
+        (rc = opt_int(o, "cleared_from", MN_EXPORT_MAX_SEQ, &s->cleared_from)))
         return rc;
     if (!s->ns)
         s->ns = "default";
@@ -220,14 +218,14 @@ static mn_status parse_message(json_t *o, size_t max_bytes, struct mn_arena *a, 
     mn_status rc;
     const char *role;
     int64_t tokens;
-    if ((rc = req_uuid(o, "session_id", a, &m->session_id)) || (rc = req_int(o, "id", 1, MAX_ID, &m->id)) ||
-        (rc = req_int(o, "seq", 1, MAX_SEQ, &m->seq)) || (rc = opt_str(o, "role", a, &role)) ||
+    if ((rc = req_uuid(o, "session_id", a, &m->session_id)) || (rc = req_int(o, "id", 1, MN_EXPORT_MAX_ID, &m->id)) ||
+        (rc = req_int(o, "seq", 1, MN_EXPORT_MAX_SEQ, &m->seq)) || (rc = opt_str(o, "role", a, &role)) ||
         (rc = opt_str(o, "content", a, &m->content)) || (rc = opt_json(o, "tool_calls", a, &m->tool_calls)) ||
         (rc = opt_str(o, "tool_call_id", a, &m->tool_call_id)) || (rc = opt_str(o, "name", a, &m->name)) ||
         (rc = opt_str(o, "tool_name", a, &m->tool_name)) || (rc = opt_str(o, "model", a, &m->model)) ||
         (rc = opt_json(o, "files", a, &m->files)) || (rc = opt_json(o, "metadata", a, &m->metadata)) ||
         (rc = opt_str(o, "idempotency_key", a, &m->idempotency_key)) || (rc = req_int(o, "tokens", 0, MAX_TOKENS, &tokens)) ||
-        (rc = req_int(o, "created_at", 0, MAX_TIME_MS, &m->created_at)))
+        (rc = req_int(o, "created_at", 0, MN_EXPORT_MAX_TIME_MS, &m->created_at)))
         return rc;
     if ((rc = mn_role_parse(role, &m->role)))
         return rc;

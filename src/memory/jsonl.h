@@ -16,6 +16,15 @@
 #define MN_EXPORT_VERSION 1
 #define MN_IMPORT_MAX_LINE ((size_t)64 << 20)
 
+/* The bounds of the ids, seqs, versions and times an import line may carry (docs/format.md).
+ * Each leaves room above it: a session imported at the last seq still takes two billion appends
+ * before MN_MAX_SEQ, the ids given after the largest id stay exact in a JSON double (2^53), and
+ * a memory's next version cannot overflow. */
+#define MN_EXPORT_MAX_ID (1LL << 52)
+#define MN_EXPORT_MAX_SEQ 2147483647LL     /* 2^31 - 1; also cleared_seq, cleared_from */
+#define MN_EXPORT_MAX_VERSION 2147483647LL /* a memory's version */
+#define MN_EXPORT_MAX_TIME_MS 253402300799999LL /* 9999-12-31T23:59:59.999Z */
+
 enum mn_jsonl_kind { MN_JSONL_NONE, MN_JSONL_HEADER, MN_JSONL_SESSION, MN_JSONL_MESSAGE }; /* NONE: not parsed */
 
 struct mn_jsonl_item {

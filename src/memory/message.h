@@ -21,6 +21,9 @@
 #define MN_MAX_JSON_FIELD_BYTES (1 << 20)
 #define MN_MAX_TITLE_BYTES 4096
 #define MN_MAX_SYSTEM_PROMPT_BYTES (1 << 20)
+/* The last seq a session's message can have, on both backends: SQLite keys a message by
+ * sid * 2^32 + seq (sqlite/schema.h). An append past it is refused (engine/append.c). */
+#define MN_MAX_SEQ 4294967295LL
 
 /* Checks `in` and fills `row` (strings borrowed from `in` or copied into `a` in canonical
  * form), with its token count and time. On failure the message names the field; `label`

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t0800-config.sh — `mnemo config show` (every key with its source), the precedence
 # flag > environment > project file > user file > default, --config, bad and unknown keys,
-# `version`, and --help on every command.
+# `version`, --help on every command, and secrets masked in config show.
 . "$TESTS_DIR/cli/lib.sh"
 
 USERCFG=$XDG_CONFIG_HOME/mnemo/config.yaml
@@ -191,6 +191,37 @@ case " $KEYS " in
 esac
 printf '' >"$T/empty.yaml"
 eq "$(src memory.max_history_tokens --config "$T/empty.yaml")" "4096|default" "an empty config file is fine"
+
+# --- secrets are masked, as in every other output (security finding: config show printed the
+# PostgreSQL password of MNEMO_DB). One rule, src/store/target.c's: a URL's password, a keyword
+# string's password=, any parameter whose name holds pass, secret or token; and the model servers'
+# URLs, and the key hashes of server.api_keys. Text and --json alike.
+HASH=$(printf %s sekrit-key | sha256sum | cut -d' ' -f1)
+# shown VAR=VALUE KEY: config show --json's value of KEY with VAR set, then the text line's
+shown() {
+    env "$1" "$MNEMO" config show --json | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]]["value"])' "$2"
+    env "$1" "$MNEMO" config show | sed -n "s/^$2  *\([^ ]*\( [^ (][^ ]*\)*\)  *(.*/\1/p"
+}
+eq "$(shown MNEMO_DB=postgresql://app:s3cret-pw@db.example/mem memory.storage_path)" \
+    "$(printf 'postgresql://app:***@db.example/mem\npostgresql://app:***@db.example/mem')" "a URL's password is masked"
+eq "$(shown 'MNEMO_DB=postgres://app@db.example/mem?sslmode=require&password=s3cret-pw' memory.storage_path)" \
+    "$(printf 'postgres://app@db.example/mem?sslmode=require&password=***\npostgres://app@db.example/mem?sslmode=require&password=***')" \
+    "a URL's password parameter is masked"
+eq "$(shown 'MNEMO_DB=host=db.example dbname=mem password=s3cret-pw sslpassword=k3y-pw' memory.storage_path)" \
+    "$(printf 'host=db.example dbname=mem password=*** sslpassword=***\nhost=db.example dbname=mem password=*** sslpassword=***')" \
+    "a keyword string's passwords are masked"
+eq "$(shown MNEMO_SUMMARIZER_BASE_URL=http://me:s3cret-pw@127.0.0.1:9/v1 summarizer.base_url)" \
+    "$(printf 'http://me:***@127.0.0.1:9/v1\nhttp://me:***@127.0.0.1:9/v1')" "a model server URL's password is masked"
+eq "$(shown 'MNEMO_EMBEDDER_BASE_URL=http://127.0.0.1:9/v1?token=s3cret-pw' embedder.base_url)" \
+    "$(printf 'http://127.0.0.1:9/v1?token=***\nhttp://127.0.0.1:9/v1?token=***')" "a model server URL's token is masked"
+eq "$(shown "MNEMO_SERVER_API_KEYS=$HASH:alpha, sekrit-key:*" server.api_keys)" \
+    "$(printf '***:alpha, ***\n***:alpha, ***')" "server.api_keys: each hash masked, its namespace shown; an entry that is no hash all masked"
+ok env MNEMO_DB=postgresql://app:s3cret-pw@db.example/mem MNEMO_SERVER_API_KEYS="$HASH:alpha" "$MNEMO" config show
+check "config show: no secret anywhere" sh -c '! printf "%s\n" "$1" | grep -Eq "s3cret|$2"' - "$OUT$ERR" "$HASH"
+ok env MNEMO_DB=postgresql://app:s3cret-pw@db.example/mem MNEMO_SERVER_API_KEYS="$HASH:alpha" "$MNEMO" config show --json
+check "config show --json: no secret anywhere" sh -c '! printf "%s\n" "$1" | grep -Eq "s3cret|$2"' - "$OUT$ERR" "$HASH"
+eq "$(shown MNEMO_DB=/tmp/pass=word.db memory.storage_path)" "$(printf '/tmp/pass=word.db\n/tmp/pass=word.db')" \
+    "a SQLite path is shown as it is"
 
 # --- version ------------------------------------------------------------------------------------------
 ok "$MNEMO" version

@@ -1,6 +1,7 @@
 /*
  * test_config.c — unit tests of src/config: defaults, YAML layering with sources, type checks
- * with messages naming file, line and key, environment precedence.
+ * with messages naming file, line and key, environment precedence, and the values `config show`
+ * prints with their secrets masked.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -205,6 +206,46 @@ static void settings_snapshot_follows_the_key_table(void **state)
     mn_config_free(cfg);
 }
 
+/* mn_config_get_shown (src/mnemo_config.c): what `config show` prints, each secret as ***. */
+static void shown_values_mask_secrets(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *key, *value, *shown;
+    } cases[] = {
+        {"memory.storage_path", "postgresql://app:pw@db/mem", "postgresql://app:***@db/mem"},
+        {"memory.storage_path", "postgres://app@db/mem?sslmode=require&PassWord=pw",
+         "postgres://app@db/mem?sslmode=require&PassWord=***"},
+        {"memory.storage_path", "host=db dbname=mem password='p w' sslpassword=k",
+         "host=db dbname=mem password=*** sslpassword=***"},
+        {"memory.storage_path", "/tmp/pass=word:x@y.db", "/tmp/pass=word:x@y.db"}, /* a SQLite file, as it is */
+        {"summarizer.base_url", "http://me:pw@127.0.0.1:9/v1", "http://me:***@127.0.0.1:9/v1"},
+        {"embedder.base_url", "https://api.example/v1?client_secret=pw&x=1",
+         "https://api.example/v1?client_secret=***&x=1"},
+        {"embedder.base_url", "", ""},
+        {"server.api_keys", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789ABCDEF:team:a, k:*,",
+         "***:team:a, ***,"},
+        {"server.api_keys", "", ""},
+        {"state.sensitive_params", "password", "password"}, /* names, not secrets */
+    };
+    mn_config *cfg = fresh();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(mn_config_set(cfg, cases[i].key, cases[i].value, "test"), MN_OK);
+        char *shown = NULL;
+        const char *src = NULL;
+        assert_int_equal(mn_config_get_shown(cfg, cases[i].key, &shown, &src), MN_OK);
+        if (strcmp(shown, cases[i].shown) != 0)
+            fail_msg("case %zu: %s '%s' shown as '%s', want '%s'", i, cases[i].key, cases[i].value, shown,
+                     cases[i].shown);
+        assert_string_equal(src, "test");
+        mn_free(shown);
+    }
+    char *shown = (char *)"untouched";
+    assert_int_equal(mn_config_get_shown(cfg, "no.such.key", &shown, NULL), MN_NOTFOUND);
+    assert_null(shown);
+    mn_config_free(cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -214,6 +255,7 @@ int main(void)
         cmocka_unit_test(yaml_errors_name_line_and_key),
         cmocka_unit_test(yaml_nesting_is_bounded),
         cmocka_unit_test(environment_beats_files_and_flags_beat_environment),
+        cmocka_unit_test(shown_values_mask_secrets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
