@@ -13,6 +13,7 @@
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/err.h"
+#include "util/url.h"
 #include "util/banned.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -92,14 +93,16 @@ static mn_status attempt(const mn_http_req *req, struct curl_slist *headers, mn_
     curl_easy_setopt(c, CURLOPT_USERAGENT, "mnemo/" MN_VERSION_STRING);
     CURLcode cr = curl_easy_perform(c);
     mn_status rc = MN_OK;
+    char shown[512];
+    mn_url_shown(req->url, shown, sizeof shown); /* no password or token in a message */
     if (s.too_big)
-        rc = mn__err(MN_TOOBIG, "http: the response of %s is larger than %zu bytes", req->url, MN_HTTP_MAX_BODY);
+        rc = mn__err(MN_TOOBIG, "http: the response of %s is larger than %zu bytes", shown, MN_HTTP_MAX_BODY);
     else if (cr == CURLE_OPERATION_TIMEDOUT)
-        rc = mn__err(MN_UNAVAILABLE, "http: %s timed out after %lld ms", req->url, (long long)req->timeout_ms);
+        rc = mn__err(MN_UNAVAILABLE, "http: %s timed out after %lld ms", shown, (long long)req->timeout_ms);
     else if (cr == CURLE_URL_MALFORMAT || cr == CURLE_UNSUPPORTED_PROTOCOL)
-        rc = mn__err(MN_INVALID, "http: bad URL '%s': %s", req->url, curl_easy_strerror(cr));
+        rc = mn__err(MN_INVALID, "http: bad URL '%s': %s", shown, curl_easy_strerror(cr));
     else if (cr != CURLE_OK)
-        rc = mn__err(MN_UNAVAILABLE, "http: %s: %s", req->url, curl_easy_strerror(cr));
+        rc = mn__err(MN_UNAVAILABLE, "http: %s: %s", shown, curl_easy_strerror(cr));
     if (!rc) {
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
         free(out->body);
@@ -149,7 +152,9 @@ mn_status mn_http_post_json(const mn_http_req *req, mn_http_resp *out)
         int64_t ms = retry_ms >= 0 ? retry_ms : wait;
         if (ms > 30000)
             ms = 30000;
-        mn__log(MN_LOG_INFO, "http: %s answered %ld; retrying in %lld ms", req->url, out->status, (long long)ms);
+        char shown[512];
+        mn_url_shown(req->url, shown, sizeof shown);
+        mn__log(MN_LOG_INFO, "http: %s answered %ld; retrying in %lld ms", shown, out->status, (long long)ms);
         mn_clock_sleep_ms(ms);
         wait = wait > 15000 ? 30000 : wait * 2;
     }

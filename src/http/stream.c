@@ -13,6 +13,7 @@
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/err.h"
+#include "util/url.h"
 #include "util/banned.h"
 
 #define ERR_BODY_MAX ((size_t)64 << 10)
@@ -132,19 +133,21 @@ mn_status mn_http_post_stream(const mn_http_req *req, mn_http_chunk_fn fn, void 
     added = 1;
     int silent;
     CURLcode cr = drive(m, &s, silence_ms, &silent);
+    char shown[512];
+    mn_url_shown(req->url, shown, sizeof shown); /* no password or token in a message */
     curl_easy_getinfo(s.c, CURLINFO_RESPONSE_CODE, status);
     if (s.stopped) {
         *stopped = 1;
         goto out;
     }
     if (silent)
-        rc = mn__err(MN_UNAVAILABLE, "http: %s sent nothing for %lld ms", req->url, (long long)silence_ms);
+        rc = mn__err(MN_UNAVAILABLE, "http: %s sent nothing for %lld ms", shown, (long long)silence_ms);
     else if (cr == CURLE_URL_MALFORMAT || cr == CURLE_UNSUPPORTED_PROTOCOL)
-        rc = mn__err(MN_INVALID, "http: bad URL '%s': %s", req->url, curl_easy_strerror(cr));
+        rc = mn__err(MN_INVALID, "http: bad URL '%s': %s", shown, curl_easy_strerror(cr));
     else if (cr == CURLE_OUT_OF_MEMORY)
         rc = mn__nomem();
     else if (cr != CURLE_OK)
-        rc = mn__err(MN_UNAVAILABLE, "http: %s: %s", req->url, curl_easy_strerror(cr));
+        rc = mn__err(MN_UNAVAILABLE, "http: %s: %s", shown, curl_easy_strerror(cr));
     else if (*status != 200 && !(*err_body = mn_buf_detach(&s.err, NULL)))
         rc = mn__nomem();
 out:

@@ -1,8 +1,9 @@
 /*
- * url.c — loopback checks for URLs that configuration names (see url.h).
+ * url.c — loopback checks for URLs that configuration names, and their shown form (url.h).
  */
 #include "util/url.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "util/banned.h"
@@ -25,4 +26,21 @@ int mn_url_is_loopback(const char *url)
         if (!((p[i] >= '0' && p[i] <= '9') || p[i] == '.'))
             return 0;
     return 1;
+}
+
+void mn_url_shown(const char *url, char *out, size_t cap)
+{
+    if (!cap)
+        return;
+    const char *scheme = strstr(url, "://");
+    const char *auth = scheme ? scheme + 3 : url;
+    size_t auth_len = strcspn(auth, "/?#");
+    const char *at = NULL;
+    for (const char *q = auth; q < auth + auth_len; q++)
+        if (*q == '@')
+            at = q; /* the last '@' of the authority ends the userinfo */
+    const char *host = at ? at + 1 : auth;
+    size_t rest_len = strcspn(host, "?#");
+    snprintf(out, cap, "%.*s%s%.*s%s", (int)(auth - url), url, at ? "***@" : "", (int)rest_len, host,
+             host[rest_len] == '?' ? "?***" : "");
 }

@@ -16,6 +16,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/json.h"
+#include "util/url.h"
 #include "util/uuid.h"
 #include "util/utf8.h"
 
@@ -211,6 +212,27 @@ static void arena_many_allocations(void **state)
     assert_null(a.head);
 }
 
+/* A URL in a message or a log shows no userinfo and no query (passwords, tokens). */
+static void url_shown_hides_secrets(void **state)
+{
+    (void)state;
+    static const char *cases[][2] = {
+        {"http://127.0.0.1:11434/api/embed", "http://127.0.0.1:11434/api/embed"},
+        {"https://bob:s3cret@api.example/v1/embeddings", "https://***@api.example/v1/embeddings"},
+        {"https://api.example/v1?key=s3cret#x", "https://api.example/v1?***"},
+        {"https://a:b@c@host/p?q", "https://***@host/p?***"},
+        {"no-scheme:pw@host", "***@host"},
+        {"", ""},
+    };
+    char out[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mn_url_shown(cases[i][0], out, sizeof out);
+        assert_string_equal(out, cases[i][1]);
+    }
+    mn_url_shown("https://api.example/a-long-path", out, 12);
+    assert_string_equal(out, "https://api");
+}
+
 static void status_names(void **state)
 {
     (void)state;
@@ -228,7 +250,7 @@ int main(void)
         cmocka_unit_test(utf8_table),      cmocka_unit_test(utf8_prefix_cuts_on_boundary),
         cmocka_unit_test(uuid_v7_layout),  cmocka_unit_test(buf_cap_and_detach),
         cmocka_unit_test(arena_many_allocations), cmocka_unit_test(json_strings_match_jansson), cmocka_unit_test(buf_integers), cmocka_unit_test(status_names),
-        cmocka_unit_test(json_depth_capped),
+        cmocka_unit_test(json_depth_capped), cmocka_unit_test(url_shown_hides_secrets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
