@@ -628,10 +628,11 @@ MN_API void mn_compaction_counts(int64_t *ok, int64_t *failed, int64_t *rolled_b
 MN_API mn_status mn_events_json(mn_db *db, const char *session_id, size_t limit, char **out);
 
 /* ---------------------------------------------------------------------------------------------
- * Chat (mnemo chat, docs/chat.md): one model turn with mnemo as the memory. The provider is the
- * `llm` summariser's: summarizer.protocol (openai: /v1/chat/completions with "stream": true and
- * the usage chunk; ollama: /api/chat, NDJSON), summarizer.base_url, summarizer.api_key_env and
- * summarizer.timeout_ms (the longest silence); the model is chat.model, else summarizer.model.
+ * Chat (mnemo chat, docs/chat.md): one model turn with mnemo as the memory. The model is
+ * chat.model, else summarizer.model. The server is chat.base_url with chat.protocol (openai:
+ * /v1/chat/completions with "stream": true and the usage chunk; ollama: /api/chat, NDJSON),
+ * chat.api_key_env and chat.timeout_ms (the longest silence); with chat.base_url empty, the `llm`
+ * summariser's server as a whole (summarizer.base_url, .protocol, .api_key_env, .timeout_ms).
  */
 
 /* Whether a chat can be attempted: MN_OK with *model (optional; borrowed from db) the model

@@ -10,7 +10,6 @@
 
 #include "mnemo_int.h"
 #include "chat/provider.h"
-#include "config/config.h"
 #include "http/stream.h"
 #include "util/abi.h"
 #include "util/err.h"
@@ -22,25 +21,29 @@ struct settings {
     int64_t timeout_ms;
 };
 
+/* The chat model and its server (docs/chat.md "The model"): chat.model, else summarizer.model;
+ * the server is chat.* when chat.base_url is set, else summarizer.* as a whole, so that a protocol
+ * or key variable of one server never goes to the other's URL. */
 static mn_status settings(mn_db *db, const mn_chat_opts *o, struct settings *s)
 {
-    const mn_config *cfg = db->cfg;
-    s->model = o && o->model && *o->model ? o->model : mn_config_str(cfg, "chat.model");
+    const struct mn_settings *c = &db->settings;
+    s->model = o && o->model && *o->model ? o->model : c->chat_model;
     if (!*s->model)
-        s->model = mn_config_str(cfg, "summarizer.model");
-    s->protocol = mn_config_str(cfg, "summarizer.protocol");
-    s->base_url = mn_config_str(cfg, "summarizer.base_url");
-    const char *key_env = mn_config_str(cfg, "summarizer.api_key_env");
+        s->model = c->summarizer_model;
+    int own = *c->chat_base_url != '\0';
+    s->protocol = own ? c->chat_protocol : c->summarizer_protocol;
+    s->base_url = own ? c->chat_base_url : c->summarizer_base_url;
+    const char *key_env = own ? c->chat_api_key_env : c->summarizer_api_key_env;
     s->key = *key_env ? getenv(key_env) : NULL;
-    s->timeout_ms = mn_config_int(cfg, "summarizer.timeout_ms");
+    s->timeout_ms = own ? c->chat_timeout_ms : c->summarizer_timeout_ms;
     if (!*s->model && !*s->base_url)
-        return mn__err(MN_UNAVAILABLE, "no chat model: set chat.model (MNEMO_CHAT_MODEL) and summarizer.base_url"
-                                       " (MNEMO_SUMMARIZER_BASE_URL), with summarizer.protocol openai or ollama");
+        return mn__err(MN_UNAVAILABLE, "no chat model: set chat.model (MNEMO_CHAT_MODEL) and chat.base_url"
+                                       " (MNEMO_CHAT_BASE_URL), with chat.protocol openai or ollama");
     if (!*s->model)
         return mn__err(MN_UNAVAILABLE, "no chat model: set chat.model (MNEMO_CHAT_MODEL) or summarizer.model");
     if (!*s->base_url)
-        return mn__err(MN_UNAVAILABLE, "no chat server: set summarizer.base_url (MNEMO_SUMMARIZER_BASE_URL), e.g."
-                                       " http://localhost:11434 with summarizer.protocol ollama");
+        return mn__err(MN_UNAVAILABLE, "no chat server: set chat.base_url (MNEMO_CHAT_BASE_URL), e.g."
+                                       " http://localhost:11434 with chat.protocol ollama");
     return MN_OK;
 }
 

@@ -47,7 +47,7 @@ mn_status mn_config_get_shown(const mn_config *cfg, const char *key, char **valu
         return rc;
     if (strcmp(key, "memory.storage_path") == 0)
         *value = mn_store_target_mask(v);
-    else if (strcmp(key, "summarizer.base_url") == 0 || strcmp(key, "embedder.base_url") == 0)
+    else if (strlen(key) > 9 && strcmp(key + strlen(key) - 9, ".base_url") == 0) /* every model server's */
         *value = mn_store_pg_mask(v); /* the same rule on any URL: user info's password, secret parameters */
     else if (strcmp(key, "server.api_keys") == 0)
         *value = mask_api_keys(v);

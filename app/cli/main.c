@@ -52,7 +52,8 @@ static const struct cli_opt o_embed[] = {{"backfill", 0}, {"pending", 0}, {"json
 static const struct cli_opt o_prune[] = {{"days", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_migrate[] = {{"from", 1}, {"to", 1}, {"append", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_upgrade[] = {{"json", 0}, {NULL, 0}};
-static const struct cli_opt o_chat[] = {{"strategy", 1}, {"max-tokens", 1}, {"rag", 0}, {"rag-scope", 1}, {NULL, 0}};
+static const struct cli_opt o_chat[] = {{"strategy", 1}, {"max-tokens", 1},    {"rag", 0},
+                                        {"rag-scope", 1}, {"system-prompt", 1}, {"resume", 0}, {NULL, 0}};
 static const struct cli_opt o_clear[] = {{"undo", 0}, {"state", 0}, {"json", 0}, {NULL, 0}};
 /* memory (cmd_memory.c) */
 static const struct cli_opt o_mem_add[] = {{"kind", 1},   {"namespace", 1},  {"user-id", 1},      {"agent-id", 1},
@@ -133,15 +134,18 @@ const struct cli_cmd cli_commands[] = {
      "                    active history at once (deleted with threads.trim: delete)\n"
      "  --json            print the session as JSON\n",
      o_json, 2, 2, cmd_session_limit},
-    {"chat", "[SESSION] [--strategy S] [--max-tokens N] [--rag] [--rag-scope session|all]",
+    {"chat", "[SESSION | --resume] [--system TEXT] [--strategy S] [--max-tokens N] [--rag] [--rag-scope session|all]",
      "chat with a model, mnemo as its memory (docs/chat.md)",
-     "  SESSION           continue this session (default: a new one)\n"
+     "  SESSION           continue this session (default: a new one, created with your first message)\n"
+     "  --resume          continue the most recently active live session\n"
+     "  --system TEXT     the system prompt of a new session (default: chat.system_prompt; also\n"
+     "                    --system-prompt)\n"
      "  --strategy S      window, summary, chunked or hybrid (default: memory.strategy)\n"
      "  --max-tokens N    the context budget (default: memory.max_history_tokens)\n"
      "  --rag             inject relevant past messages into each request\n"
      "  --rag-scope S     retrieve from this session or all (its namespace); default: memory.rag.scope\n"
-     "  The model: chat.model (else summarizer.model) at summarizer.base_url, summarizer.protocol\n"
-     "  openai or ollama. Type /help inside for the commands.\n",
+     "  The model: chat.model (else summarizer.model) at chat.base_url, chat.protocol openai or\n"
+     "  ollama (chat.base_url empty: the summarizer.* server). Type /help inside for the commands.\n",
      o_chat, 0, 1, cmd_chat},
     {"session delete", "ID [--json]", "delete a session and all its messages",
      "  --json            print {\"deleted\": ID}\n", o_json, 1, 1, cmd_session_delete},

@@ -35,12 +35,15 @@
 //   thinkopen   the summary followed by an unterminated <THINK> block (upper case)
 //   thinkonly   nothing but a <Think>…</Think> block
 //   echo        the user message itself (to see the prompt that was sent)
-// GET /stats returns {"requests": {model: count}}; every request body is kept in /last.
+// GET /stats returns {"requests": {model: count}, "routes": {path: count}, "authorization": the
+// last request's Authorization header or null}; every request body is kept in /last.
 'use strict';
 const http = require('http');
 
 const counts = {};
+const routes = {};
 let last = null;
+let authorization = null;
 
 function summaryOf(messages) {
   const user = (messages.find((m) => m.role === 'user') || {}).content || '';
@@ -108,12 +111,14 @@ function chat(req, res, j, model, ollama) {
 }
 
 const server = http.createServer((req, res) => {
-  if (req.method === 'GET' && req.url === '/stats') return reply(res, 200, { requests: counts });
+  if (req.method === 'GET' && req.url === '/stats') return reply(res, 200, { requests: counts, routes, authorization });
   if (req.method === 'GET' && req.url === '/last') return reply(res, 200, last || {});
   let body = '';
   req.on('data', (c) => (body += c));
   req.on('end', () => {
     const ollama = req.url === '/api/chat';
+    routes[req.url] = (routes[req.url] || 0) + 1;
+    authorization = req.headers.authorization || null;
     if (!ollama && req.url !== '/v1/chat/completions') return reply(res, 404, { error: { message: 'no such route ' + req.url } });
     let j;
     try {
