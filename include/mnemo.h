@@ -1066,7 +1066,7 @@ typedef struct mn_memory_in {
     const char *kind;
     const char *ns, *user_id, *agent_id, *session_id;
     const char *metadata;     /* a JSON object */
-    const int64_t *sources;   /* message ids (not checked against the messages: they may be gone) */
+    const int64_t *sources;   /* message ids: messages of the memory's namespace (add, update) */
     size_t n_sources;
     int pinned;               /* add: 0/1; update: -1 keeps */
     int64_t token_cap;        /* add: 0..MN_MEMORY_MAX_TOKEN_CAP; update: -1 keeps */
@@ -1092,14 +1092,29 @@ typedef struct mn_memory_query {
 /* Adds a memory; *out (may be NULL) gets it (caller frees with mn_memory_free). Refused before
  * anything is written, naming the field and the limit: empty or too long text, a bad kind,
  * metadata that is not a JSON object or too long, too many sources, a bad scope id, valid_to
- * before valid_from. Errors: MN_INVALID, MN_TOOBIG, MN_BUSY, MN_IO. Thread-safe. */
+ * before valid_from. Provenance names the memory's own namespace: each of `sources` must be a
+ * message of a session of that namespace, and a session_id that is a session id (a UUID) a
+ * session of it (expired or not); any other session_id text is a label that names no session
+ * (Mem0's run_id). A message or session of another namespace is refused exactly as a missing
+ * one, MN_NOTFOUND naming the field ("sources: message 12 not found in namespace 'beta'"), so
+ * that a memory never points into another namespace and the refusal says nothing of it. (An
+ * import restores memories as they were exported, sources and all.) Errors: MN_INVALID,
+ * MN_TOOBIG, MN_NOTFOUND, MN_BUSY, MN_IO. Thread-safe. */
 MN_API mn_status mn_memory_add(mn_db *db, const mn_memory_in *in, mn_memory **out);
 /* The current version of memory `id` (even when closed). Errors: MN_INVALID, MN_NOTFOUND. */
 MN_API mn_status mn_memory_get(mn_db *db, const char *id, mn_memory **out);
+/* mn_memory_get for a caller bound to namespace ns (NULL: any): a memory of another
+ * namespace is MN_NOTFOUND with the text of a missing one, whatever its state, checked before
+ * anything else is told (closed or not). Front ends with namespace-bound callers use this, as
+ * mn_session_get_in for sessions. Caller frees *out with mn_memory_free; NULL on failure.
+ * Errors: MN_INVALID (not a UUID), MN_NOTFOUND, MN_BUSY, MN_IO. Thread-safe. */
+MN_API mn_status mn_memory_get_in(mn_db *db, const char *ns, const char *id, mn_memory **out);
 /* Writes a new version of memory `id` with the changed fields; the previous version is closed
  * (its validity ends at the new valid_from; superseded_at is now). A correction of what was
- * never true passes valid_from = the old valid_from. Errors: MN_NOTFOUND, MN_INVALID (as add;
- * or the memory is closed), MN_CONFLICT (another writer made a version first). */
+ * never true passes valid_from = the old valid_from. New sources must be messages of the
+ * memory's namespace, as for add. Errors: MN_NOTFOUND (the memory, or a source, as add),
+ * MN_INVALID (as add; or the memory is closed), MN_CONFLICT (another writer made a version
+ * first). */
 MN_API mn_status mn_memory_update(mn_db *db, const char *id, const mn_memory_in *changes, mn_memory **out);
 /* Closes the fact: a new version with valid_to = at (0: now) and change "delete". actor and
  * reason may be NULL. Errors: MN_NOTFOUND, MN_INVALID (already closed). */
@@ -1231,6 +1246,24 @@ typedef struct mn_forget_stats {
  * Server operation: "namespace_forget" (REST DELETE /v1/namespaces/{ns}; CLI
  * `mnemo namespace forget NS --yes`). */
 MN_API mn_status mn_namespace_forget(mn_db *db, const char *ns, mn_forget_stats *stats);
+
+/* Erases, for real, the messages of session `session_id` that no live memory of the
+ * session's namespace names as a source in any of its versions (a memory is live while its
+ * current version is not closed): with memory_id, only the messages that memory names (in any
+ * version) — the raw text it came from, once it is no longer true — else (NULL) every message
+ * of the session. Each goes as mn_message_delete erases one (keyword index, vector, offloaded
+ * output, the summaries that cover it; docs/erasure.md), expired session or not. When
+ * memory_id is NULL and no message is kept, the session goes with them, as mn_session_delete
+ * erases one (one erasure, not one per message), and a session made again with its id is read
+ * by mn_memory_extract from its first message. Messages of other sessions are never touched,
+ * whatever memory_id's sources say; a live memory of another namespace keeps nothing, and a
+ * memory_id of another namespace is MN_NOTFOUND, as a missing one. What the Mem0 routes'
+ * delete and delete-all call for the session that keeps a scope's messages (docs/memory.md):
+ * the raw messages do not outlive the memories made from them. *erased (may be NULL) gets how many
+ * were erased. Errors: MN_INVALID (an id is not a UUID), MN_NOTFOUND (no such session, or
+ * memory), MN_BUSY, MN_IO; when one fails part-way, those already erased stay erased and
+ * calling again finishes the job. Thread-safe. */
+MN_API mn_status mn_memory_erase_sources(mn_db *db, const char *session_id, const char *memory_id, int64_t *erased);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "embed/embed.h"
 #include "memory/fact.h"
+#include "store/records.h"
 #include "store/store_memory.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -61,6 +62,56 @@ static mn_status current_version(mn_db *db, const char *canon, mn_memory **out)
 static int is_closed(const mn_memory *m, int64_t now)
 {
     return (m->change && strcmp(m->change, "delete") == 0) || (m->valid_to != 0 && m->valid_to <= now);
+}
+
+/* ---- provenance ------------------------------------------------------------------------------ */
+
+struct sources_seen {
+    const char *ns;
+    const int64_t *ids;
+    size_t n;
+    unsigned char *found; /* found[i]: ids[i] is a message of a session of ns */
+};
+
+static int source_seen(void *user, const mn_message *m, const char *ns)
+{
+    struct sources_seen *s = user;
+    if (strcmp(ns, s->ns) == 0)
+        for (size_t i = 0; i < s->n; i++)
+            s->found[i] |= s->ids[i] == m->id;
+    return 0;
+}
+
+/* Provenance names namespace ns's own messages and sessions: one of another namespace is refused
+ * with the words of a missing one, so that a memory never points into another namespace (where
+ * its sources would, say, keep a message from being erased with the memories made from it) and
+ * the refusal tells nothing of what another namespace holds. A session_id that is not a UUID
+ * names no session: a label (Mem0's run_id). */
+static mn_status check_provenance(mn_db *db, const char *ns, const int64_t *sources, size_t n, const char *session_id)
+{
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = MN_OK;
+    if (session_id && mn_uuid_parse(session_id, canon)) {
+        mn_session *s = NULL;
+        rc = db->store->ops->session_get(db->store, canon, &s);
+        int other = !rc && strcmp(s->ns, ns) != 0;
+        mn_records_session_free(s);
+        if (rc == MN_NOTFOUND || other)
+            return mn__err(MN_NOTFOUND, "session_id: session %s not found in namespace '%s'", canon, ns);
+        if (rc)
+            return rc;
+    }
+    if (!n)
+        return MN_OK;
+    struct sources_seen seen = {ns, sources, n, calloc(n, 1)};
+    if (!seen.found)
+        return mn__nomem();
+    rc = db->store->ops->search->messages_get(db->store, sources, n, source_seen, &seen);
+    for (size_t i = 0; !rc && i < n; i++)
+        if (!seen.found[i])
+            rc = mn__err(MN_NOTFOUND, "sources: message %lld not found in namespace '%s'", (long long)sources[i], ns);
+    free(seen.found);
+    return rc;
 }
 
 /* ---- writing --------------------------------------------------------------------------------- */
@@ -138,6 +189,8 @@ mn_status mn_memory_add(mn_db *db, const mn_memory_in *in, mn_memory **out)
     m.change = "add";
     m.actor = (char *)(in->actor ? in->actor : "api");
     m.reason = (char *)in->reason;
+    if ((rc = check_provenance(db, m.ns, m.sources, m.n_sources, m.session_id)))
+        return rc;
     return store_version(db, &m, out);
 }
 
@@ -149,6 +202,18 @@ mn_status mn_memory_get(mn_db *db, const char *id, mn_memory **out)
     if (!rc)
         rc = check_memory_id(id, canon);
     return rc ? rc : current_version(db, canon, out);
+}
+
+mn_status mn_memory_get_in(mn_db *db, const char *ns, const char *id, mn_memory **out)
+{
+    mn_status rc = mn_memory_get(db, id, out);
+    if (rc || !ns || strcmp((*out)->ns, ns) == 0)
+        return rc;
+    char canon[MN_UUID_LEN + 1];
+    mn_uuid_parse(id, canon);
+    mn_memory_free(*out);
+    *out = NULL;
+    return mn__err(MN_NOTFOUND, "memory %s: no such memory", canon); /* the words of a missing one */
 }
 
 static int same_str(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
@@ -215,7 +280,9 @@ mn_status mn_memory_update(mn_db *db, const char *id, const mn_memory_in *in, mn
     m.actor = (char *)(in->actor ? in->actor : "api");
     m.reason = (char *)in->reason;
     m.score = 0;
-    if (m.valid_to && m.valid_to <= m.valid_from)
+    if (in->sources)
+        rc = check_provenance(db, cur->ns, in->sources, in->n_sources, NULL);
+    if (!rc && m.valid_to && m.valid_to <= m.valid_from)
         rc = in->valid_to ? mn__err(MN_INVALID, "valid_to: must be after valid_from")
                           : mn__err(MN_INVALID, "valid_from: must be before the memory's valid_to (%lld), which an update"
                                                 " keeps unless it gives valid_to",

@@ -7,7 +7,9 @@
  * per scope (its metadata's memory_scope says which) and runs the configured extractor over them
  * (offline when memory.extract is off), so every memory names the messages it came from; with
  * infer false each message becomes a memory as it is. Mem0's delete closes the memory (its
- * history stays); a closed memory is not found by get. Handlers of the operation table (ops.c).
+ * history stays; a closed memory is not found by get) and erases the raw messages it came from
+ * that no live memory still names; delete-all erases the scope sessions whole
+ * (mn_memory_erase_sources decides what goes). Handlers of the operation table (ops.c).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -168,19 +170,26 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The memory of the path in the key's namespace, closed or not: another namespace's is not
+ * found whatever its state (mn_memory_get_in, as on mnemo's own routes). */
+static mn_status path_memory(struct srv_call *c, mn_memory **out)
+{
+    const char *id = param_str(c, "memory_id");
+    mn_status st = mn_memory_get_in(c->db, c->ns, id, out);
+    if (st == MN_INVALID || st == MN_NOTFOUND)
+        return srv_fail(c, MN_NOTFOUND, "memory %.60s: no such memory", id);
+    return st ? srv_fail_lib(c, st) : MN_OK;
+}
+
 /* The live memory of the path, in the key's namespace. */
 static mn_status live_memory(struct srv_call *c, mn_memory **out)
 {
     *out = NULL;
     const char *id = param_str(c, "memory_id");
     mn_memory *m = NULL;
-    mn_status st = mn_memory_get(c->db, id, &m);
-    if (st == MN_INVALID || st == MN_NOTFOUND || (!st && c->ns && strcmp(m->ns, c->ns) != 0)) {
-        mn_memory_free(m);
-        return srv_fail(c, MN_NOTFOUND, "memory %.60s: no such memory", id);
-    }
+    mn_status st = path_memory(c, &m);
     if (st)
-        return srv_fail_lib(c, st);
+        return st;
     if (closed(m, now_ms())) {
         mn_memory_free(m);
         return srv_fail(c, MN_NOTFOUND, "memory %.60s: deleted (its history stays: GET /v1/memories/%.60s/history/)",
@@ -254,6 +263,22 @@ static mn_status scope_session(struct srv_call *c, const char *ns, const struct 
     free(meta_text);
     if (st == MN_CONFLICT) /* another request made it first */
         st = MN_OK;
+    return st ? srv_fail_lib(c, st) : MN_OK;
+}
+
+/* run_id becomes the memories' session_id, which the library takes only as a session of the
+ * namespace when it is a session id (a UUID; any other text is a label): refused here, before
+ * anything is written, with the answer a missing session gets (another namespace's, expired or
+ * not, included: mn_session_get_in). */
+static mn_status run_param(struct srv_call *c, const char *ns, const char *run)
+{
+    mn_session *s = NULL;
+    mn_status st = run ? mn_session_get_in(c->db, ns, run, &s) : MN_OK;
+    mn_session_free(s);
+    if (st == MN_NOTFOUND)
+        return srv_fail(c, MN_NOTFOUND, "run_id: session %.60s not found in namespace '%.60s'", run, ns);
+    if (st == MN_INVALID || st == MN_EXPIRED) /* a label; or this namespace's thread, expired */
+        return MN_OK;
     return st ? srv_fail_lib(c, st) : MN_OK;
 }
 
@@ -340,7 +365,7 @@ mn_status srv_op_mem0_add(struct srv_call *c)
     mn_message_in msgs[100];
     size_t n = 0;
     char sid[37];
-    if (read_messages(c, msgs, &n) || scope_session(c, ns, &s, sid))
+    if (read_messages(c, msgs, &n) || run_param(c, ns, s.run) || scope_session(c, ns, &s, sid))
         return c->status;
     int64_t since = now_ms();
     char err[256] = "";
@@ -451,14 +476,59 @@ mn_status srv_op_mem0_update(struct srv_call *c)
     return st;
 }
 
+/* The session that keeps the messages of memory m's scope (scope_session_id). */
+static void memory_scope_session(const mn_memory *m, char out[37])
+{
+    struct scope s = {m->ns, m->user_id, m->agent_id, m->session_id};
+    scope_session_id(m->ns, &s, out);
+}
+
+/* Erases the raw messages of scope session sid that no live memory names any more (memory_id:
+ * only those it came from; NULL: the whole session). A scope whose session was never made (its
+ * memories came through mnemo's own API) has none. The library decides what goes. */
+static mn_status erase_scope_sources(struct srv_call *c, const char *sid, const char *memory_id)
+{
+    mn_status st = mn_memory_erase_sources(c->db, sid, memory_id, NULL);
+    return st == MN_NOTFOUND ? MN_OK : st ? srv_fail_lib(c, st) : MN_OK;
+}
+
 mn_status srv_op_mem0_delete(struct srv_call *c)
 {
     mn_memory *m = NULL;
     if (live_memory(c, &m))
         return c->status;
+    char sid[37];
+    memory_scope_session(m, sid);
     mn_status st = mn_memory_delete(c->db, m->id, 0, ACTOR, "deleted through the Mem0 API");
+    if (st)
+        srv_fail_lib(c, st);
+    else
+        st = erase_scope_sources(c, sid, m->id);
     mn_memory_free(m);
-    return st ? srv_fail_lib(c, st) : m0ok(c, json_pack("{s:s}", "message", "Memory deleted successfully!"));
+    return st ? st : m0ok(c, json_pack("{s:s}", "message", "Memory deleted successfully!"));
+}
+
+/* The scope sessions a delete-all empties, each once. */
+struct sids {
+    char (*id)[37];
+    size_t n, cap;
+};
+
+static int sids_add(struct sids *l, const char sid[37])
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->id[i], sid) == 0)
+            return 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        char (*p)[37] = realloc(l->id, cap * sizeof *p);
+        if (!p)
+            return -1;
+        l->id = p;
+        l->cap = cap;
+    }
+    memcpy(l->id[l->n++], sid, 37);
+    return 0;
 }
 
 mn_status srv_op_mem0_delete_all(struct srv_call *c)
@@ -471,21 +541,39 @@ mn_status srv_op_mem0_delete_all(struct srv_call *c)
         return srv_fail(c, MN_INVALID, "user_id: give at least one of user_id, agent_id, app_id, run_id");
     q.limit = 1000;
     int64_t deleted = 0;
-    mn_status st = MN_OK;
+    /* the sessions that keep the scope's messages: the one `add` with these ids writes to, and
+     * each deleted memory's; every memory they were made for is closed now, so they go whole */
+    struct sids sessions = {0};
+    const char *wns = NULL;
+    char sid[37];
+    scope_ns(c, &s, 1, &wns);
+    scope_session_id(wns, &s, sid);
+    mn_status st = sids_add(&sessions, sid) ? MN_NOMEM : MN_OK;
     for (int round = 0; !st && round < MAX_ROUNDS; round++) {
         mn_memories *l = NULL;
         if ((st = mn_memory_list(c->db, &q, &l)))
             break;
         size_t count = l->count;
-        for (size_t i = 0; !st && i < count; i++)
-            st = mn_memory_delete(c->db, mn_memories_at(l, i)->id, 0, ACTOR, "deleted through the Mem0 API");
+        for (size_t i = 0; !st && i < count; i++) {
+            const mn_memory *m = mn_memories_at(l, i);
+            memory_scope_session(m, sid);
+            if (sids_add(&sessions, sid))
+                st = MN_NOMEM;
+            else
+                st = mn_memory_delete(c->db, m->id, 0, ACTOR, "deleted through the Mem0 API");
+        }
         deleted += (int64_t)count;
         mn_memories_free(l);
         if (count < q.limit)
             break;
     }
     if (st)
-        return srv_fail_lib(c, st);
+        srv_fail_lib(c, st);
+    for (size_t i = 0; !st && i < sessions.n; i++)
+        st = erase_scope_sources(c, sessions.id[i], NULL);
+    free(sessions.id);
+    if (st)
+        return st;
     return m0ok(c, json_pack("{s:s,s:I}", "message", "Memories deleted successfully!", "deleted", (json_int_t)deleted));
 }
 
@@ -493,14 +581,12 @@ mn_status srv_op_mem0_history(struct srv_call *c)
 {
     const char *id = param_str(c, "memory_id");
     mn_memory *cur = NULL;
-    mn_status st = mn_memory_get(c->db, id, &cur);
-    if (st == MN_INVALID || st == MN_NOTFOUND || (!st && c->ns && strcmp(cur->ns, c->ns) != 0)) {
-        mn_memory_free(cur);
-        return srv_fail(c, MN_NOTFOUND, "memory %.60s: no such memory", id);
-    }
+    mn_status st = path_memory(c, &cur);
     mn_memory_free(cur);
+    if (st)
+        return st;
     mn_memories *l = NULL;
-    if (st || (st = mn_memory_history(c->db, id, &l)))
+    if ((st = mn_memory_history(c->db, id, &l)))
         return srv_fail_lib(c, st);
     json_t *out = json_array();
     const char *prev = NULL;

@@ -16,7 +16,9 @@
 
 #define ITEM_KEY "openai_item"
 
-/* "conv_<uuid>" or a bare UUID → the session id (in buf). */
+/* "conv_<uuid>" or a bare UUID → the session id (in buf). The caller's namespace is checked
+ * first, by the library as on the native routes (mn_session_get_in): another namespace's
+ * conversation, expired or not, is not found, never 410 with its time. */
 static mn_status conv_param(struct srv_call *c, char *buf, size_t cap, mn_session **out)
 {
     json_t *v = json_object_get(c->params, "conversation_id");
@@ -27,15 +29,11 @@ static mn_status conv_param(struct srv_call *c, char *buf, size_t cap, mn_sessio
         s += 5;
     snprintf(buf, cap, "%s", s);
     mn_session *sess = NULL;
-    mn_status st = mn_session_get(c->db, buf, &sess);
+    mn_status st = mn_session_get_in(c->db, c->ns, buf, &sess);
     if (st == MN_INVALID || st == MN_NOTFOUND)
         return srv_fail(c, MN_NOTFOUND, "conversation %.80s not found", json_string_value(v));
     if (st)
         return srv_fail_lib(c, st);
-    if (c->ns && strcmp(sess->ns, c->ns) != 0) {
-        mn_session_free(sess);
-        return srv_fail(c, MN_NOTFOUND, "conversation %.80s not found", json_string_value(v));
-    }
     if (out)
         *out = sess;
     else

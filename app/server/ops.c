@@ -1169,12 +1169,9 @@ static mn_status memory_param(struct srv_call *c, const char **id, mn_memory **o
     if (!c->ns && !out)
         return MN_OK;
     mn_memory *m = NULL;
-    if ((st = mn_memory_get(c->db, *id, &m)))
+    /* another namespace's memory is missing, closed or not */
+    if ((st = mn_memory_get_in(c->db, c->ns, *id, &m)))
         return fail_lib_as(c, st, "id", "memory_id");
-    if (c->ns && strcmp(m->ns, c->ns) != 0) {
-        mn_memory_free(m);
-        return srv_fail(c, MN_NOTFOUND, "memory %.60s: no such memory", *id);
-    }
     if (out)
         *out = m;
     else

@@ -21,13 +21,16 @@ def ms(d):
 
 
 def test_remember_then_get(mem):
+    # provenance names messages of the memory's namespace (docs/memory.md)
+    s = mem.create_session(namespace="acme")
+    said = [mem.append(s["id"], "user", t)["id"] for t in ("I eat no meat", "none at all")]
     m = mem.remember("The user is vegetarian", kind="preference", namespace="acme", user_id="alex",
-                     agent_id="bot", session_id="run-1", metadata={"topic": "food"}, sources=[3, 5],
+                     agent_id="bot", session_id="run-1", metadata={"topic": "food"}, sources=said,
                      pinned=True, token_cap=200, valid_from=JAN, reason="told us")
     assert m["version"] == 1 and m["change"] == "add" and m["actor"] == "python" and m["reason"] == "told us"
     assert (m["text"], m["kind"], m["namespace"], m["user_id"], m["agent_id"], m["session_id"]) == (
         "The user is vegetarian", "preference", "acme", "alex", "bot", "run-1")
-    assert m["metadata"] == {"topic": "food"} and m["sources"] == [3, 5]
+    assert m["metadata"] == {"topic": "food"} and m["sources"] == said
     assert m["pinned"] is True and m["token_cap"] == 200
     assert m["valid_from"] == ms(JAN) and m["valid_to"] is None and m["superseded_at"] is None
     assert mem.memory_get(m["id"]) == m
@@ -59,9 +62,10 @@ def test_update_makes_a_version_and_the_history_keeps_both(mem):
     # None keeps a field; an update that changes nothing writes nothing
     same = mem.memory_update(m["id"], text="User's city is Porto")
     assert same["version"] == 2 and len(mem.memory_history(m["id"])) == 2
-    p = mem.memory_update(m["id"], pinned=True, token_cap=50, metadata={"k": 1}, sources=[7])
+    said = mem.append(mem.create_session()["id"], "user", "I moved to Porto")["id"]
+    p = mem.memory_update(m["id"], pinned=True, token_cap=50, metadata={"k": 1}, sources=[said])
     assert p["version"] == 3 and p["text"] == "User's city is Porto" and p["pinned"] is True
-    assert p["token_cap"] == 50 and p["metadata"] == {"k": 1} and p["sources"] == [7]
+    assert p["token_cap"] == 50 and p["metadata"] == {"k": 1} and p["sources"] == [said]
     assert mem.memory_update(m["id"], sources=[])["sources"] == []
 
 

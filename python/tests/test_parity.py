@@ -640,7 +640,8 @@ def test_thread_and_memory_ranges_at_their_edges(mem):
     assert "hello" in mem.relevant_context("hello", 1000000) and "hello" not in mem.relevant_context("hello", 1)
     assert mnemo.budget_split(1)["model_window"] == 1 and mnemo.budget_split(100000000)["files"] > 0
     assert mem.remember("a", token_cap=0)["token_cap"] == 0
-    assert mem.remember("b", token_cap=100000, sources=range(1, 257))["token_cap"] == 100000
+    said = [m["id"] for m in mem.append_batch(s["id"], [{"role": "user", "content": "x"}] * 256)]
+    assert mem.remember("b", token_cap=100000, sources=said)["token_cap"] == 100000
     assert len(mem.append_batch(s["id"], [{"role": "user", "content": "x"}] * 3)) == 3
 
 

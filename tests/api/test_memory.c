@@ -83,6 +83,15 @@ static void add_get_and_limits(void **state)
     (void)state;
     set_now(T0);
     mn_db *db = open_db("limits", NULL);
+    /* provenance names messages of the memory's namespace: messages 1 and 2 of "default" */
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_create(db, NULL, &s), MN_OK);
+    mn_message_in said = MN_MESSAGE_IN_INIT;
+    said.role = MN_ROLE_USER;
+    said.content = "I like tea";
+    assert_int_equal(mn_append(db, s->id, &said, 0, NULL), MN_OK);
+    assert_int_equal(mn_append(db, s->id, &said, 0, NULL), MN_OK);
+    mn_session_free(s);
     mn_memory_in in = MN_MEMORY_IN_INIT;
     in.pinned = 0;
     in.token_cap = 0;

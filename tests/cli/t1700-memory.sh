@@ -6,6 +6,10 @@
 . "$TESTS_DIR/cli/lib.sh"
 
 export MNEMO_TEST_NOW_MS=1767225600000 # 2026-01-01
+# provenance names messages of the memory's namespace (docs/memory.md): messages 1-7 to point at
+ok mn session new
+P=$OUT
+for i in 1 2 3 4 5 6 7; do ok mn add "$P" user "turn $i"; done
 ok mn memory add "Ana lives in Lisbon" --user ana --kind fact --source 3,4 --metadata '{"topic":"home"}' \
     --valid-from 2025-06-01
 ID=$OUT
@@ -77,6 +81,8 @@ ok mn memory list --user-id ana --kind fact --include-closed --json
 eq "$(jget "$OUT" '[m["change"] for m in j]')" '["delete"]' "--include-closed, the API's name for --all"
 fails 2 "--all and --include-closed are one option" mn memory list --all --include-closed
 fails 2 "--source: 'x' is not a comma-separated list" mn memory add "x" --source x
+fails 1 "sources: message 99 not found in namespace 'default'" mn memory add "x" --source 99
+fails 1 "sources: message 3 not found in namespace 'other'" mn memory add "x" --source 3 --namespace other
 ok mn memory list --user ana --kind fact --as-of 2026-05-20 --json
 eq "$(jget "$OUT" '[m["text"] for m in j]')" '["Ana lives in Berlin"]' "the past is kept"
 fails 1 "closed" mn memory update "$ID" --text "again"

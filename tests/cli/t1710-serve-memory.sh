@@ -7,6 +7,9 @@
 . "$TESTS_DIR/cli/serve.sh"
 
 serve_start
+# provenance names messages of the memory's namespace (docs/memory.md): messages 1 and 2
+req POST /v1/sessions/0190a000-0000-7000-8000-000000001710/messages \
+    '{"messages":[{"role":"user","content":"I eat no meat"},{"role":"assistant","content":"Noted"}],"create":true}'
 req POST /v1/memory '{"text":"The user is vegetarian","kind":"preference","user_id":"u1","sources":[1,2],"metadata":{"topic":"food"}}'
 eq "$CODE" 200 "remember: 200"
 ID=$(jget "$OUT" 'j["memory"]["id"]')

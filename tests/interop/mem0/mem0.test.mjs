@@ -2,7 +2,8 @@
 // `host` option (docs/memory.md, "Mem0-compatible routes"): add (the offline extractor, and infer
 // false), search, get, get-all, update, history, delete and delete-all; the same memories seen
 // through mnemo's own API (scope, provenance, versions, as_of); errors as the client's typed
-// exceptions; API keys sent as `Authorization: Token …`, each bound to its namespace.
+// exceptions; API keys sent as `Authorization: Token …`, each bound to its namespace; delete and
+// deleteAll erase the raw messages add kept.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -150,4 +151,22 @@ test('MemoryClient with API keys: Token auth, each key in its own namespace', as
   await assert.rejects(a.getAll({ filters: { app_id: 'beta' } }), (e) => /bound to namespace/.test(e.message));
   await assert.rejects(bad.getAll({ filters: { user_id: 'kim' } }), (e) => e.name === 'AuthenticationError' || /401/.test(e.message));
   assert.equal((await a.get(added[0].id)).memory, 'The staging database is db-stg-2');
+});
+
+test('MemoryClient delete and deleteAll erase the raw messages add kept', async () => {
+  const { url, proc } = await startServer(dbTarget(join(tmp, 'm0-erase.db')));
+  servers.push(proc);
+  const client = new MemoryClient({ apiKey: 'unused-locally', host: url });
+  const hits = async (word) => (await rest(url, `/v1/search?q=${word}&mode=keyword`)).body.hits.length;
+
+  const [city] = await client.add([{ role: 'user', content: 'Greetings quokka. My city is Lisbon.' }], { userId: 'kim' });
+  assert.equal(await hits('quokka'), 1, 'add keeps the raw message');
+  await client.delete(city.id);
+  assert.equal(await hits('quokka'), 0, 'the raw message went with the memory it gave');
+
+  await client.add([{ role: 'user', content: 'Hi, platypus here. I prefer green tea.' },
+    { role: 'assistant', content: 'Noted, axolotl.' }], { userId: 'ada' });
+  assert.equal(await hits('platypus') + await hits('axolotl'), 2);
+  await client.deleteAll({ userId: 'ada' });
+  assert.equal(await hits('platypus') + await hits('axolotl'), 0, 'deleteAll erases the scope session whole');
 });
