@@ -154,7 +154,9 @@ static mn_store_opts store_opts(const mn_config *cfg, mn_progress_fn progress, v
 {
     mn_store_opts so = {mn_config_int(cfg, "memory.busy_timeout_ms"),
                         strcmp(mn_config_str(cfg, "memory.durability"), "full") == 0,
-                        mn_config_int(cfg, "search.fts_drain"), progress, user, NULL};
+                        mn_config_int(cfg, "search.fts_drain"), progress, user, NULL,
+                        mn_config_int(cfg, "postgres.statement_timeout_ms"),
+                        mn_config_int(cfg, "postgres.idle_in_transaction_timeout_ms")};
     return so;
 }
 

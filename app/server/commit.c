@@ -15,6 +15,15 @@
  * flight holds, so one group's commit round trip overlaps the next group, the groups never wait
  * on each other's session row locks, and the appends of one session still commit in the order
  * they were queued.
+ * A session another writer holds (another node's group; a paused or wedged node's open
+ * transaction): every group skips it (MN_APPEND_DEFER), and its requests go back to the queue,
+ * first, to be tried again after a backoff (1 ms doubling to 50 ms). One whose session stayed
+ * held MAX_DEFERRALS tries goes, with its session's other queued requests, to a waiter thread
+ * that waits in the database's lock queue (behind the holder, fairly, at most
+ * memory.busy_timeout_ms): no committer, and no append to another session, ever waits for it.
+ * When that wait ends in MN_BUSY, the session's requests queued meanwhile get the same answer
+ * instead of a wait of their own. Each group's outcomes go to the readiness check (health.c),
+ * whose database prober runs while the committers do.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -22,16 +31,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "server/server.h"
 
-enum { MAX_GROUP = 1024, MAX_COMMITTERS = 16, MAX_DEFERRALS = 4 };
+enum { MAX_GROUP = 1024, MAX_COMMITTERS = 16, MAX_WAITERS = 4, MAX_DEFERRALS = 4, MAX_BACKOFF_MS = 50 };
 
 struct pending {
     mn_append_request req; /* borrowed strings and messages */
     mn_append_result res;
     int done;
-    int deferred; /* times another writer held its session (MN_APPEND_DEFER): queued again */
+    int deferred;   /* times another writer held its session (MN_APPEND_DEFER): queued again */
+    int64_t due_ns; /* deferred: not tried again before this (CLOCK_MONOTONIC) */
     pthread_cond_t wake; /* its own: a commit wakes only the requests it holds */
     /* asynchronous submitters (srv_append_submit): called after the commit instead of a wake;
      * the pending record is then the committer's to free */
@@ -42,25 +53,52 @@ struct pending {
 
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t work;
+    pthread_cond_t work; /* on CLOCK_MONOTONIC (srv_commit_start): threads wait for a backoff's end */
     struct pending *head, *tail;
     size_t depth;
     int running, stop;
     mn_db *db;
-    int n_threads;
-    pthread_t threads[MAX_COMMITTERS];
-    /* the requests of the groups in flight, by committer: their sessions are not taken by another */
-    struct pending **held[MAX_COMMITTERS];
-    size_t n_held[MAX_COMMITTERS];
+    /* slots 0 .. n_threads-1 are committers, n_threads .. n_threads+n_waiters-1 waiters */
+    int n_threads, n_waiters, idle_waiters;
+    pthread_t threads[MAX_COMMITTERS + MAX_WAITERS];
+    /* the requests of the groups in flight, by slot: their sessions are not taken by another */
+    struct pending **held[MAX_COMMITTERS + MAX_WAITERS];
+    size_t n_held[MAX_COMMITTERS + MAX_WAITERS];
     uint64_t groups, appends, deferrals; /* for /metrics */
 } q = {.lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
 
-/* Whether a group in flight on another committer than `self` holds session id (q.lock held).
- * Ids are compared without case: the queue keeps them as clients sent them, and a UUID's
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Waits on q.work (q.lock held) until woken, or until due_ns when it is not 0. */
+static void wait_work(int64_t due_ns)
+{
+    if (!due_ns) {
+        pthread_cond_wait(&q.work, &q.lock);
+        return;
+    }
+    struct timespec ts = {(time_t)(due_ns / 1000000000), (long)(due_ns % 1000000000)};
+    pthread_cond_timedwait(&q.work, &q.lock, &ts);
+}
+
+/* Session ids compare without case: the queue keeps them as clients sent them, and a UUID's
  * upper- and lower-case forms name the same session. */
+static int listed(const char *id, const char *const *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(ids[i], id) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether a group in flight in another slot than `self` holds session id (q.lock held). */
 static int held_elsewhere(int self, const char *id)
 {
-    for (int t = 0; t < q.n_threads; t++)
+    for (int t = 0; t < q.n_threads + q.n_waiters; t++)
         if (t != self)
             for (size_t i = 0; i < q.n_held[t]; i++)
                 if (strcasecmp(q.held[t][i]->req.session_id, id) == 0)
@@ -68,25 +106,74 @@ static int held_elsewhere(int self, const char *id)
     return 0;
 }
 
-/* Takes into batch, in queue order, up to MAX_GROUP requests whose sessions no other committer
- * holds (q.lock held); what stays keeps its order. With one committer: everything queued. */
-static size_t take(int self, struct pending **batch)
+static int stale(const struct pending *p) { return p->deferred >= MAX_DEFERRALS; }
+
+/* Unlinks p (whose predecessor is prev) from the queue (q.lock held). */
+static void unlink_pending(struct pending *prev, struct pending *p)
 {
-    size_t n = 0;
+    if (prev)
+        prev->next = p->next;
+    else
+        q.head = p->next;
+    if (q.tail == p)
+        q.tail = prev;
+    q.depth--;
+}
+
+/* A committer's group (q.lock held): in queue order, up to MAX_GROUP requests whose session no
+ * other group in flight holds, that are not waiting out a backoff, that are not stale while a
+ * waiter is idle to take them, and that no earlier request of their session stays behind (skip:
+ * room for MAX_GROUP ids). *due_ns gets the earliest backoff end of those left (0: none). */
+static size_t take(int self, struct pending **batch, const char **skip, int64_t now, int64_t *due_ns)
+{
+    size_t n = 0, n_skip = 0;
+    *due_ns = 0;
     struct pending *prev = NULL, *p = q.head;
     while (p && n < MAX_GROUP) {
         struct pending *next = p->next;
-        if (q.n_threads > 1 && held_elsewhere(self, p->req.session_id)) {
+        const char *id = p->req.session_id;
+        int leave = listed(id, skip, n_skip) || held_elsewhere(self, id) || p->due_ns > now ||
+                    (stale(p) && q.idle_waiters > 0);
+        if (leave) {
+            if (p->due_ns > now && (!*due_ns || p->due_ns < *due_ns))
+                *due_ns = p->due_ns;
+            if (n_skip == MAX_GROUP)
+                break; /* the rest waits for the next group: order before size */
+            skip[n_skip++] = id;
             prev = p;
         } else {
             batch[n++] = p;
-            if (prev)
-                prev->next = next;
-            else
-                q.head = next;
-            if (q.tail == p)
-                q.tail = prev;
-            q.depth--;
+            unlink_pending(prev, p);
+        }
+        p = next;
+    }
+    return n;
+}
+
+/* A waiter's group (q.lock held): the first stale request that is due, whose session nothing
+ * else holds and no earlier request stays behind, with every later request of its session. */
+static size_t take_stale(int self, struct pending **batch, const char **skip, int64_t now, int64_t *due_ns)
+{
+    size_t n = 0, n_skip = 0;
+    *due_ns = 0;
+    const char *id = NULL;
+    struct pending *prev = NULL, *p = q.head;
+    while (p && n < MAX_GROUP) {
+        struct pending *next = p->next;
+        const char *pid = p->req.session_id;
+        if (id ? strcasecmp(pid, id) == 0 : !listed(pid, skip, n_skip) && !held_elsewhere(self, pid) &&
+                                                stale(p) && p->due_ns <= now) {
+            id = pid;
+            batch[n++] = p;
+            unlink_pending(prev, p);
+        } else {
+            if (!id && stale(p) && p->due_ns > now && (!*due_ns || p->due_ns < *due_ns))
+                *due_ns = p->due_ns;
+            if (!id && n_skip < MAX_GROUP)
+                skip[n_skip++] = pid;
+            else if (!id)
+                break;
+            prev = p;
         }
         p = next;
     }
@@ -120,23 +207,92 @@ static void run_callbacks(struct pending *cbs)
     }
 }
 
-static void *committer(void *arg)
+/* The requests of a group whose session another writer held go back to the head of the queue,
+ * in their order, each to be tried again after its backoff (q.lock held); *n_back gets how many. */
+static void requeue_held(struct pending **batch, const mn_append_request *reqs, const mn_append_result *res,
+                         size_t n, int64_t now, size_t *n_back)
+{
+    struct pending *first = NULL, *last = NULL;
+    *n_back = 0;
+    for (size_t i = 0; i < n; i++)
+        if (res[i].status == MN_BUSY && (reqs[i].flags & MN_APPEND_DEFER)) {
+            struct pending *p = batch[i];
+            p->deferred++;
+            int64_t ms = p->deferred < 7 ? (int64_t)1 << (p->deferred - 1) : MAX_BACKOFF_MS;
+            p->due_ns = now + (ms < MAX_BACKOFF_MS ? ms : MAX_BACKOFF_MS) * 1000000;
+            if (last)
+                last->next = p;
+            else
+                first = p;
+            last = p;
+            q.depth++;
+            batch[i] = NULL;
+            (*n_back)++;
+        }
+    if (first) {
+        last->next = q.head;
+        if (!q.head)
+            q.tail = last;
+        q.head = first;
+    }
+}
+
+/* A waiter's wait for session id ended in MN_BUSY (r): the requests of that session queued
+ * meanwhile get the same answer (q.lock held) rather than a wait of their own. */
+static void answer_queued(const char *id, const mn_append_result *r, struct pending **cbs, size_t *n_answered)
+{
+    struct pending *prev = NULL, *p = q.head;
+    while (p) {
+        struct pending *next = p->next;
+        if (strcasecmp(p->req.session_id, id) == 0) {
+            unlink_pending(prev, p);
+            p->res.status = r->status;
+            memcpy(p->res.errmsg, r->errmsg, sizeof p->res.errmsg);
+            p->res.stored = NULL;
+            finish(p, cbs);
+            (*n_answered)++;
+        } else {
+            prev = p;
+        }
+        p = next;
+    }
+}
+
+/* A failure of the node or of the database, as readiness counts them (not a client's mistake). */
+static int server_failure(mn_status st)
+{
+    return st == MN_BUSY || st == MN_UNAVAILABLE || st == MN_IO || st == MN_INTERNAL || st == MN_NOMEM ||
+           st == MN_CORRUPT;
+}
+
+static void *worker(void *arg)
 {
     int self = (int)(intptr_t)arg;
     mn_append_request *reqs = calloc(MAX_GROUP, sizeof *reqs);
     mn_append_result *res = calloc(MAX_GROUP, sizeof *res);
     struct pending **batch = calloc(MAX_GROUP, sizeof *batch);
+    const char **skip = calloc(MAX_GROUP, sizeof *skip);
+    int ready = reqs && res && batch && skip;
     pthread_mutex_lock(&q.lock);
+    int waiter = self >= q.n_threads;
+    if (waiter && !ready) { /* the committers keep trying stale requests themselves */
+        pthread_mutex_unlock(&q.lock);
+        goto out;
+    }
     for (;;) {
         size_t n = 0;
-        for (;;) { /* something this committer may take, or the end */
-            if (q.head && reqs && res && batch && (n = take(self, batch)))
+        for (;;) { /* something this thread may take, or the end */
+            int64_t due = 0, now = mono_ns();
+            if (q.head && ready &&
+                (n = waiter ? take_stale(self, batch, skip, now, &due) : take(self, batch, skip, now, &due)))
                 break;
-            if (q.head && !(reqs && res && batch))
+            if (q.head && !ready)
                 break; /* out of memory for the arrays: answered below, one at a time */
             if (!q.head && q.stop)
                 break;
-            pthread_cond_wait(&q.work, &q.lock);
+            q.idle_waiters += waiter;
+            wait_work(due);
+            q.idle_waiters -= waiter;
         }
         if (!q.head && !n && q.stop)
             break;
@@ -145,70 +301,64 @@ static void *committer(void *arg)
         pthread_mutex_unlock(&q.lock);
         mn_status st = MN_NOMEM;
         if (n) {
-            /* Another node's group may hold some of these sessions: with MN_APPEND_DEFER those
-             * requests come back (MN_BUSY) instead of the whole group waiting for that commit.
-             * A group of nothing but requests that came back waits instead, and so does one
-             * holding a request that came back MAX_DEFERRALS times. */
-            int fresh = 0, stale = 0;
-            for (size_t i = 0; i < n; i++) {
-                fresh |= batch[i]->deferred == 0;
-                stale |= batch[i]->deferred >= MAX_DEFERRALS;
-            }
-            unsigned defer = fresh && !stale ? MN_APPEND_DEFER : 0;
+            /* a committer's group skips the sessions another writer holds (they come back
+             * MN_BUSY, unrun); a waiter's waits for its one session */
             for (size_t i = 0; i < n; i++) {
                 reqs[i] = batch[i]->req;
-                reqs[i].flags |= defer;
+                if (!waiter)
+                    reqs[i].flags |= MN_APPEND_DEFER;
             }
             st = mn_append_many(q.db, reqs, n, 1, res);
         }
         pthread_mutex_lock(&q.lock);
         struct pending *cbs = NULL;
+        size_t ok = 0, failed = 0, back = 0, answered = 0;
+        char failure[256] = ""; /* the last failure, for readiness */
+        const mn_append_result *busy = NULL; /* a waiter's wait that ended in MN_BUSY */
         if (!n && q.head) { /* out of memory for the arrays: answer one request at a time */
             struct pending *p = q.head;
-            q.head = p->next;
-            q.depth--;
-            if (!q.head)
-                q.tail = NULL;
+            unlink_pending(NULL, p);
             p->res.status = MN_NOMEM;
             snprintf(p->res.errmsg, sizeof p->res.errmsg, "out of memory");
             finish(p, &cbs);
+            failed++;
+            snprintf(failure, sizeof failure, "out of memory");
         }
-        q.n_held[self] = 0; /* its sessions are free for the other committers */
-        /* the requests another writer's lock kept out go first again, in their order */
-        struct pending *first = NULL, *last = NULL;
-        for (size_t i = 0; i < n; i++)
-            if (!st && res[i].status == MN_BUSY && (reqs[i].flags & MN_APPEND_DEFER)) {
-                batch[i]->deferred++;
-                if (last)
-                    last->next = batch[i];
-                else
-                    first = batch[i];
-                last = batch[i];
-                q.depth++;
-                batch[i] = NULL;
-            }
-        if (first) {
-            last->next = q.head;
-            if (!q.head)
-                q.tail = last;
-            q.head = first;
-        }
-        size_t answered = 0;
+        q.n_held[self] = 0; /* its sessions are free for the other threads */
+        if (n && !st && !waiter)
+            requeue_held(batch, reqs, res, n, mono_ns(), &back);
         for (size_t i = 0; i < n; i++) {
             if (!batch[i])
                 continue;
             batch[i]->res = res[i];
             if (st && !res[i].status)
                 batch[i]->res.status = st;
+            mn_status r = batch[i]->res.status;
+            if (waiter && r == MN_BUSY && !busy)
+                busy = &res[i];
+            if (!r)
+                ok++;
+            else if (server_failure(r)) {
+                failed++;
+                snprintf(failure, sizeof failure, "%s", res[i].errmsg[0] ? res[i].errmsg : mn_status_str(r));
+            }
             finish(batch[i], &cbs);
             answered++;
         }
+        if (busy) { /* the session stayed held for the whole wait */
+            size_t more = 0;
+            mn_append_result r = {busy->status, "", NULL};
+            memcpy(r.errmsg, busy->errmsg, sizeof r.errmsg);
+            answer_queued(reqs[0].session_id, &r, &cbs, &more);
+            answered += more;
+            failed += more;
+        }
         q.groups += n > 0;
         q.appends += answered;
-        q.deferrals += n - answered;
-        if (q.n_threads > 1)
-            pthread_cond_broadcast(&q.work);
+        q.deferrals += back;
+        pthread_cond_broadcast(&q.work); /* sessions freed, requests queued again */
         pthread_mutex_unlock(&q.lock);
+        srv_health_appends(ok, failed, waiter ? n : 0, failed ? failure : NULL);
         if (cbs)
             run_callbacks(cbs);
         /* the group is acknowledged: now the keyword index catches up, a chunk at a time, when
@@ -219,14 +369,33 @@ static void *committer(void *arg)
         pthread_mutex_lock(&q.lock);
     }
     pthread_mutex_unlock(&q.lock);
+out:
     free(reqs);
     free(res);
     free(batch);
+    free(skip);
     return NULL;
+}
+
+static pthread_once_t work_once = PTHREAD_ONCE_INIT;
+
+/* q.work times its waits on the monotonic clock: a backoff must not stretch when the wall
+ * clock is set back. */
+static void work_init(void)
+{
+    pthread_condattr_t a;
+    if (pthread_condattr_init(&a) == 0) {
+        if (pthread_condattr_setclock(&a, CLOCK_MONOTONIC) == 0) {
+            pthread_cond_destroy(&q.work);
+            pthread_cond_init(&q.work, &a);
+        }
+        pthread_condattr_destroy(&a);
+    }
 }
 
 int srv_commit_start(mn_db *db, int committers)
 {
+    pthread_once(&work_once, work_init);
     if (committers < 1) /* 0: as many as the database's backend can overlap */
         committers = mn_db_append_writers(db);
     if (committers > MAX_COMMITTERS)
@@ -234,21 +403,29 @@ int srv_commit_start(mn_db *db, int committers)
     pthread_mutex_lock(&q.lock);
     q.db = db;
     q.stop = 0;
-    q.n_threads = 0;
-    int rc = 0;
-    while (q.n_threads < committers) {
-        q.n_held[q.n_threads] = 0;
-        if ((rc = pthread_create(&q.threads[q.n_threads], NULL, committer, (void *)(intptr_t)q.n_threads)))
+    q.n_threads = committers; /* the waiters' slots come after the committers' */
+    q.n_waiters = 0;
+    q.idle_waiters = 0;
+    int started = 0, rc = 0;
+    while (started < committers + MAX_WAITERS) {
+        q.n_held[started] = 0;
+        if ((rc = pthread_create(&q.threads[started], NULL, worker, (void *)(intptr_t)started)))
             break;
-        q.n_threads++;
+        started++;
+        if (started > committers)
+            q.n_waiters++;
     }
-    if (rc && q.n_threads) /* fewer than asked: the ones running do */
+    if (started < committers) /* fewer committers than asked: the ones running do */
+        q.n_threads = started;
+    if (rc && started) /* without waiters the committers try stale requests themselves */
         rc = 0;
     q.running = rc == 0;
     /* the committer drains the keyword index log after each group, off the appends' path */
     if (q.running)
         mn_keyword_drain_defer(db, 1);
     pthread_mutex_unlock(&q.lock);
+    if (q.running)
+        srv_health_start(db);
     return rc == 0 ? 0 : -1;
 }
 
@@ -260,9 +437,10 @@ void srv_commit_stop(void)
     pthread_cond_broadcast(&q.work);
     pthread_mutex_unlock(&q.lock);
     if (running) {
-        for (int t = 0; t < q.n_threads; t++)
+        for (int t = 0; t < q.n_threads + q.n_waiters; t++)
             pthread_join(q.threads[t], NULL); /* they drain the queue first */
         mn_keyword_drain_defer(q.db, 0);
+        srv_health_stop();
     }
     pthread_mutex_lock(&q.lock);
     q.running = 0;
@@ -280,29 +458,32 @@ void srv_commit_stats(uint64_t *groups, uint64_t *appends, uint64_t *deferrals, 
     pthread_mutex_unlock(&q.lock);
 }
 
-int srv_append_submit(mn_db *db, const mn_append_request *req,
-                      void (*done)(void *user, mn_status st, mn_messages *stored, const char *err), void *user)
+/* Queues p and wakes the threads (q.lock held). */
+static void enqueue(struct pending *p)
 {
-    struct pending *p = calloc(1, sizeof *p);
-    if (!p)
-        return -1;
-    *p = (struct pending){*req, {MN_OK, "", NULL}, 0, 0, PTHREAD_COND_INITIALIZER, done, user, NULL};
-    pthread_mutex_lock(&q.lock);
-    if (!q.running || q.stop || q.db != db) {
-        pthread_mutex_unlock(&q.lock);
-        free(p);
-        return -1;
-    }
     if (q.tail)
         q.tail->next = p;
     else
         q.head = p;
     q.tail = p;
     q.depth++;
-    if (q.n_threads > 1)
-        pthread_cond_broadcast(&q.work); /* the one that may take it */
-    else
-        pthread_cond_signal(&q.work);
+    pthread_cond_broadcast(&q.work); /* the one that may take it */
+}
+
+int srv_append_submit(mn_db *db, const mn_append_request *req,
+                      void (*done)(void *user, mn_status st, mn_messages *stored, const char *err), void *user)
+{
+    struct pending *p = calloc(1, sizeof *p);
+    if (!p)
+        return -1;
+    *p = (struct pending){*req, {MN_OK, "", NULL}, 0, 0, 0, PTHREAD_COND_INITIALIZER, done, user, NULL};
+    pthread_mutex_lock(&q.lock);
+    if (!q.running || q.stop || q.db != db) {
+        pthread_mutex_unlock(&q.lock);
+        free(p);
+        return -1;
+    }
+    enqueue(p);
     pthread_mutex_unlock(&q.lock);
     return 0;
 }
@@ -312,7 +493,7 @@ mn_status srv_append(mn_db *db, const mn_append_request *req, mn_messages **out,
     err[0] = '\0';
     *out = NULL;
     pthread_mutex_lock(&q.lock);
-    struct pending p = {*req, {MN_OK, "", NULL}, 0, 0, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL};
+    struct pending p = {*req, {MN_OK, "", NULL}, 0, 0, 0, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL};
     if (!q.running || q.stop || q.db != db) { /* no committer: a group of one, on this thread */
         pthread_mutex_unlock(&q.lock);
         mn_status st = mn_append_many(db, req, 1, 1, &p.res);
@@ -326,16 +507,7 @@ mn_status srv_append(mn_db *db, const mn_append_request *req, mn_messages **out,
         *out = p.res.stored;
         return MN_OK;
     }
-    if (q.tail)
-        q.tail->next = &p;
-    else
-        q.head = &p;
-    q.tail = &p;
-    q.depth++;
-    if (q.n_threads > 1)
-        pthread_cond_broadcast(&q.work); /* the one that may take it */
-    else
-        pthread_cond_signal(&q.work);
+    enqueue(&p);
     while (!p.done)
         pthread_cond_wait(&p.wake, &q.lock);
     pthread_mutex_unlock(&q.lock);

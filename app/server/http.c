@@ -1,13 +1,18 @@
 /*
  * http.c — the HTTP transport of `mnemo serve` over libmicrohttpd: listen address and loopback
- * rule, bearer API key, request bodies with a size limit, /healthz, /metrics, /openapi.json,
- * /mcp (Streamable HTTP, JSON responses), the REST routes of rest.c, the streamed export, logs
- * and graceful shutdown on SIGTERM/SIGINT. Notes: docs/http-api.md.
+ * rule (localhost holds 127.0.0.1 and ::1), the connections it accepts (caps, oldest idle closed
+ * first, a reserve for /healthz), strict request framing, bearer API key, request bodies with a
+ * size limit and a memory budget, /healthz, /metrics, /openapi.json, /mcp (Streamable HTTP, JSON
+ * responses), the REST routes of rest.c, the streamed export, logs and graceful shutdown on
+ * SIGTERM/SIGINT. Notes: docs/http-api.md, docs/security.md.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -17,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -25,6 +31,19 @@
 #include <microhttpd.h>
 
 #include "server/server.h"
+
+/* Under AddressSanitizer its allocator holds the heap, not glibc's: malloc_trim gives nothing
+ * back, __sanitizer_purge_allocator does (give_back_memory). */
+#if defined(__SANITIZE_ADDRESS__)
+#define SRV_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SRV_ASAN 1
+#endif
+#endif
+#ifdef SRV_ASAN
+#include <sanitizer/allocator_interface.h>
+#endif
 
 /* ---- logging --------------------------------------------------------------------------------- */
 
@@ -181,6 +200,16 @@ static int64_t metrics_in_flight(int delta)
     return before;
 }
 
+/* The connection caps and the body budget at work, for /metrics. */
+static struct {
+    atomic_int open;          /* connections counted against the caps (not those being closed) */
+    atomic_int reserve;       /* of which admitted past a cap: /healthz and /metrics only */
+    atomic_ullong evicted;    /* idle connections closed to make room for newer ones */
+    atomic_ullong refused;    /* connections closed at once: every one in the reserve was busy */
+    atomic_ullong body_waits; /* requests answered 503 because bodies in progress filled the budget */
+    atomic_size_t body_bytes; /* body bytes held against the budget now */
+} conn_stats;
+
 char *srv_metrics_render(mn_db *db)
 {
     size_t cap = 4096 + (MAX_SERIES + 64 * (NBUCKETS + 3)) * 128, len = 0;
@@ -219,6 +248,21 @@ char *srv_metrics_render(mn_db *db)
          "# TYPE mnemo_http_requests_in_flight gauge\nmnemo_http_requests_in_flight %lld\n",
          (long long)metrics.in_flight);
     pthread_mutex_unlock(&metrics.lock);
+    EMIT("# HELP mnemo_http_connections Open connections (server.max_connections), the reserve included.\n"
+         "# TYPE mnemo_http_connections gauge\nmnemo_http_connections %d\n"
+         "# HELP mnemo_http_connections_reserve Connections admitted past a cap: /healthz and /metrics only.\n"
+         "# TYPE mnemo_http_connections_reserve gauge\nmnemo_http_connections_reserve %d\n"
+         "# HELP mnemo_http_connections_evicted_total Idle connections closed to make room for new ones.\n"
+         "# TYPE mnemo_http_connections_evicted_total counter\nmnemo_http_connections_evicted_total %llu\n"
+         "# HELP mnemo_http_connections_refused_total Connections closed at once: caps and reserve full.\n"
+         "# TYPE mnemo_http_connections_refused_total counter\nmnemo_http_connections_refused_total %llu\n"
+         "# HELP mnemo_http_body_bytes Request body bytes held against the body memory budget.\n"
+         "# TYPE mnemo_http_body_bytes gauge\nmnemo_http_body_bytes %zu\n"
+         "# HELP mnemo_http_body_budget_waits_total Requests answered 503: the body memory budget was full.\n"
+         "# TYPE mnemo_http_body_budget_waits_total counter\nmnemo_http_body_budget_waits_total %llu\n",
+         atomic_load(&conn_stats.open), atomic_load(&conn_stats.reserve),
+         (unsigned long long)atomic_load(&conn_stats.evicted), (unsigned long long)atomic_load(&conn_stats.refused),
+         atomic_load(&conn_stats.body_bytes), (unsigned long long)atomic_load(&conn_stats.body_waits));
     pthread_mutex_lock(&cleanup.lock);
     EMIT("# HELP mnemo_cleanup_runs_total Background cleanup runs (gc, auto-prune).\n"
          "# TYPE mnemo_cleanup_runs_total counter\nmnemo_cleanup_runs_total %llu\n"
@@ -242,6 +286,10 @@ char *srv_metrics_render(mn_db *db)
          "# HELP mnemo_commit_committers Group committer threads (server.committers).\n"
          "# TYPE mnemo_commit_committers gauge\nmnemo_commit_committers %d\n",
          (unsigned long long)groups, (unsigned long long)appends, depth, (unsigned long long)deferrals, committers);
+    char *health = srv_health_metrics();
+    if (health)
+        EMIT("%s", health);
+    free(health);
     int64_t ok = 0, failed = 0, rolled_back = 0, embedded = 0, queued = 0;
     mn_compaction_counts(&ok, &failed, &rolled_back);
     EMIT("# HELP mnemo_compactions_total Folds of older turns into a session's summary, by outcome.\n"
@@ -286,13 +334,28 @@ struct server {
     struct conn *waiting;
     atomic_int abandoned_open; /* abandoned requests whose 503 is not sent yet */
     int drained;               /* under wait_lock: abandon_waiting ran, nothing may be suspended */
-    /* Open connections, for the header and body deadlines (server.header_timeout_ms,
-     * server.request_timeout_ms): the reaper thread shuts down a socket whose request headers,
-     * or whose request body, are not complete in time (slowloris, and its slow-body form). */
+    /* Open connections (struct slot, by descriptor), under track_lock: the caps the acceptor
+     * admits them by (server.max_connections, server.max_connections_per_ip, the reserve), the
+     * idle ones it may close for a new one, oldest first, and the header and body deadlines
+     * (server.header_timeout_ms, server.request_timeout_ms): the reaper thread shuts down a
+     * socket whose request headers, or whose request body, are not complete in time
+     * (slowloris, and its slow-body form). */
     pthread_mutex_t track_lock;
-    struct tracked *tracked;
+    struct slot *slots;
+    int nslots, hi;            /* slots[0..nslots); descriptors below hi have been used */
+    int idle_head[2], idle_tail[2]; /* the idle lists, oldest first: [0] counted, [1] reserve */
+    int n_open[2];             /* connections of each kind, less those being closed (evicted) */
+    unsigned max_conn, per_net; /* the caps; per_net 0: none */
+    struct net *nets[256];     /* client networks with connections counted (per_net) */
     pthread_cond_t track_wake;
     int track_stop;
+    /* Listening sockets (127.0.0.1 and ::1 for localhost), read by the acceptor thread, which
+     * hands each connection to libmicrohttpd (MHD_add_connection) once admitted. */
+    int listen_fd[2], n_listen, wake_fd[2];
+    struct MHD_Daemon *daemon;
+    char own[64]; /* this server's own origins' hosts (policy.own_hosts) */
+    /* Request bodies held at once, with what parsing them costs (jansson: ~13x their size). */
+    size_t body_budget;
     struct {             /* threads that answer the requests the event loop hands off */
         pthread_mutex_t lock;
         pthread_cond_t work;
@@ -315,8 +378,15 @@ struct conn {
     int body_timed; /* its body is under the reaper's deadline (PHASE_BODY) */
     int refused;    /* refused on its headers (refuse_on_headers): resp is its answer, its body dropped */
     const char *ns; /* the namespace its API key is bound to (srv->keys'); NULL: none */
-    int framing;    /* its body's length is declared two ways (400) or in a coding not read (501) */
+    int framing;    /* its body's framing is not one unambiguous reading (400), or in a coding
+                       not read (501): see note_framing */
+    const char *framing_why; /* what was wrong with it */
     int hosts, bad_host; /* its Host lines; not exactly one (HTTP/1.0: at most one): 400 */
+    int reserve;    /* its connection was admitted past a cap: /healthz and /metrics only */
+    int close;      /* close the connection after the answer (framing, the reserve) */
+    size_t declared; /* its Content-Length */
+    size_t budget;  /* bytes of the body budget it holds (srv->body_budget) */
+    int over_budget; /* a body without a length outgrew what the budget had left: 503 */
     struct timespec t0;
     /* answering: READING the body; WAITING (suspended) for a worker or the committer; the
      * answer READY to send on the event loop */
@@ -337,13 +407,26 @@ struct conn {
 /* What an open connection is waiting for from its client, and so whether it has a deadline. */
 enum phase { PHASE_NONE, PHASE_HEADERS, PHASE_BODY };
 
-/* One open connection (MHD_OPTION_NOTIFY_CONNECTION), under srv->track_lock. */
-struct tracked {
-    int fd;
-    int linked;
-    enum phase phase;         /* none: no deadline (answering, or a limit is 0) */
+/* A client's network, for server.max_connections_per_ip: an IPv4 /24, an IPv6 /64, or all of
+ * loopback (one machine); a key of 9 bytes: the kind, then the prefix. */
+struct net {
+    unsigned char key[9];
+    unsigned n; /* its counted connections */
+    struct net *next;
+};
+
+/* One open connection, at srv->slots[its descriptor], under srv->track_lock: from its accept to
+ * MHD's MHD_CONNECTION_NOTIFY_CLOSED, just before libmicrohttpd closes the descriptor (so it is
+ * never reused under it). */
+struct slot {
+    unsigned char used;
+    unsigned char reserve;  /* admitted past a cap: /healthz and /metrics only, then closed */
+    unsigned char idle;     /* in an idle list: waiting for a request's headers */
+    unsigned char evicted;  /* shut down to make room; closing */
+    int iprev, inext;       /* its idle list, by descriptor; -1: none */
+    struct net *net;        /* the network it is counted in, or NULL */
+    enum phase phase;       /* none: no deadline (answering, or a limit is 0) */
     struct timespec deadline; /* by when the headers or the body must be complete */
-    struct tracked *prev, *next;
 };
 
 static void conn_unref(struct conn *c)
@@ -363,10 +446,17 @@ static double since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+/* Headers every response carries: a browser must not read a JSON or NDJSON body (an error
+ * echoing input, an export of stored text) as HTML or script. */
+static void common_headers(struct MHD_Response *r)
+{
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+}
+
 /* Queues a response. The malloc'd body (may be NULL) is handed to MHD, which frees it, rather
- * than copied (a history answer is ~18 KB). */
+ * than copied (a history answer is ~18 KB). With close, the connection is closed after it. */
 static enum MHD_Result send_bytes(struct MHD_Connection *mc, int status, const char *ctype, char *body, size_t len,
-                                  int retry_after, const char *allow)
+                                  int retry_after, const char *allow, int close_conn)
 {
     struct MHD_Response *r = body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
                                   : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -376,6 +466,9 @@ static enum MHD_Result send_bytes(struct MHD_Connection *mc, int status, const c
         return MHD_NO;
     if (ctype)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    common_headers(r);
+    if (close_conn)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (retry_after > 0) {
         char ra[16];
         snprintf(ra, sizeof ra, "%d", retry_after);
@@ -390,11 +483,12 @@ static enum MHD_Result send_bytes(struct MHD_Connection *mc, int status, const c
     return ret;
 }
 
-static enum MHD_Result send_resp(struct MHD_Connection *mc, struct srv_response *resp)
+static enum MHD_Result send_resp(struct MHD_Connection *mc, struct srv_response *resp, int close_conn)
 {
     char *body = resp->body;
     resp->body = NULL; /* MHD's now */
-    return send_bytes(mc, resp->status, resp->content_type, body, resp->body_len, resp->retry_after, resp->allow);
+    return send_bytes(mc, resp->status, resp->content_type, body, resp->body_len, resp->retry_after, resp->allow,
+                      close_conn);
 }
 
 /* ---- streamed export: a thread runs mn_export into a pipe the response reads ------------------ */
@@ -474,7 +568,8 @@ static void export_free(void *cls)
     job_unref(j);
 }
 
-static enum MHD_Result start_export(struct server *srv, struct MHD_Connection *mc, struct srv_response *resp)
+static enum MHD_Result start_export(struct server *srv, struct MHD_Connection *mc, struct srv_response *resp,
+                                    int close_conn)
 {
     size_t n = json_array_size(resp->export_ids);
     /* a missing session is a 404 before any byte is sent */
@@ -484,7 +579,7 @@ static enum MHD_Result start_export(struct server *srv, struct MHD_Connection *m
         mn_session_free(s);
         if (st) {
             srv_error(resp, srv_http_status(st), mn_status_name(st), "%s", mn_errmsg());
-            return send_resp(mc, resp);
+            return send_resp(mc, resp, close_conn);
         }
     }
     struct export_job *j = calloc(1, sizeof *j);
@@ -492,7 +587,7 @@ static enum MHD_Result start_export(struct server *srv, struct MHD_Connection *m
     if (!j || pipe(fds) != 0) {
         free(j);
         srv_error(resp, 500, "io", "cannot start the export");
-        return send_resp(mc, resp);
+        return send_resp(mc, resp, close_conn);
     }
     j->srv = srv;
     j->rfd = fds[0];
@@ -514,9 +609,12 @@ static enum MHD_Result start_export(struct server *srv, struct MHD_Connection *m
         json_decref(j->idlist);
         free(j);
         srv_error(resp, 500, "no_memory", "cannot start the export");
-        return send_resp(mc, resp);
+        return send_resp(mc, resp, close_conn);
     }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/x-ndjson");
+    common_headers(r);
+    if (close_conn)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     pthread_mutex_lock(&srv->lock);
     srv->exports++;
     pthread_mutex_unlock(&srv->lock);
@@ -599,6 +697,53 @@ static void too_big(struct server *srv, struct conn *c)
     srv_error(&c->resp, 413, "too_big", "request body over the limit of %zu bytes (--max-body)", srv->max_body);
 }
 
+/* ---- the body budget: request bodies held at once ---------------------------------------------- */
+
+/* Takes n bytes of the budget: 0, or -1 when the bodies in progress leave less than that. A body
+ * is at most --max-body and the budget at least that, so one request alone always fits. */
+static int budget_take(struct server *srv, size_t n)
+{
+    size_t used = atomic_load(&conn_stats.body_bytes);
+    do {
+        if (n > srv->body_budget - used)
+            return -1;
+    } while (!atomic_compare_exchange_weak(&conn_stats.body_bytes, &used, used + n));
+    return 0;
+}
+
+/* Bodies larger than this return their memory to the system once answered (give_back_memory). */
+enum { TRIM_AFTER = 256 * 1024 };
+
+/* Hands the heap's free pages back to the system: parsing a large body leaves many megabytes of
+ * small blocks free (1.94 GB after 64 bodies of 7 MB) that the allocator would otherwise keep. */
+static void give_back_memory(void)
+{
+    malloc_trim(0);
+#ifdef SRV_ASAN
+    __sanitizer_purge_allocator();
+#endif
+}
+
+/* Gives back n bytes of the budget, once the request that held them is answered and its body
+ * freed. */
+static void budget_give(size_t n)
+{
+    if (!n)
+        return;
+    atomic_fetch_sub(&conn_stats.body_bytes, n);
+    if (n >= TRIM_AFTER)
+        give_back_memory();
+}
+
+static void body_budget_full(struct server *srv, struct conn *c)
+{
+    atomic_fetch_add(&conn_stats.body_waits, 1);
+    srv_error(&c->resp, 503, "unavailable",
+              "request bodies in progress fill the memory kept for them (%zu bytes: 4 x --max-body); retry shortly",
+              srv->body_budget);
+    c->resp.retry_after = 1;
+}
+
 /* The refusals a request's headers decide, before its body: framing, a declared size over the
  * limit, Host and Origin, load, shutdown, the API key. Fills c->resp and returns 1 when c is
  * refused; else notes the key's namespace in c->ns. /healthz is never refused here, and the web
@@ -612,9 +757,7 @@ static int refuse_on_headers(struct server *srv, struct conn *c)
         if (c->framing == 501)
             srv_error(resp, 501, "not_implemented", "Transfer-Encoding other than chunked is not supported");
         else
-            srv_error(resp, 400, "invalid",
-                      "the body's length is declared two ways (two Content-Length values, or Content-Length "
-                      "with Transfer-Encoding)");
+            srv_error(resp, 400, "invalid", "%s", c->framing_why);
         return 1;
     }
     if (c->bad_host) {
@@ -628,6 +771,14 @@ static int refuse_on_headers(struct server *srv, struct conn *c)
     }
     if (strcmp(url, "/healthz") == 0)
         return 0;
+    if (c->reserve && strcmp(url, "/metrics") != 0) {
+        c->route_name = "connection_limit";
+        srv_error(resp, 503, "unavailable",
+                  "too many connections are open (server.max_connections, server.max_connections_per_ip): "
+                  "this one answers /healthz and /metrics only; retry shortly");
+        resp->retry_after = 1;
+        return 1;
+    }
     if (refuse_foreign(srv, c))
         return 1;
     if (c->overloaded && strcmp(url, "/metrics") != 0) {
@@ -651,6 +802,12 @@ static int refuse_on_headers(struct server *srv, struct conn *c)
         srv_error(resp, 401, "unauthorized", "a valid API key is required: Authorization: Bearer <key>");
         return 1;
     }
+    if (c->declared && budget_take(srv, c->declared) != 0) {
+        c->route_name = "body_budget";
+        body_budget_full(srv, c);
+        return 1;
+    }
+    c->budget = c->declared;
     return 0;
 }
 
@@ -669,6 +826,11 @@ static int answer(struct server *srv, struct conn *c)
         too_big(srv, c);
         return 0;
     }
+    if (c->over_budget) {
+        c->route_name = "body_budget";
+        body_budget_full(srv, c);
+        return 0;
+    }
     if (c->late) {
         c->route_name = "timeout";
         srv_error(resp, 408, "timeout", "request body not received within %d ms (server.request_timeout_ms)",
@@ -677,15 +839,19 @@ static int answer(struct server *srv, struct conn *c)
     }
     if (strcmp(url, "/healthz") == 0) {
         c->route_name = "healthz";
-        resp->status = 200;
-        resp->body = strdup("{\"status\":\"ok\"}");
+        resp->status = srv_health_check(&resp->body) ? 200 : 503; /* health.c: degraded when appends fail */
         resp->body_len = resp->body ? strlen(resp->body) : 0;
         resp->content_type = "application/json";
         return 0;
     }
     if (strcmp(url, "/") == 0) {
         c->route_name = "web";
-        c->web = 1;
+        if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
+            c->web = 1;
+        } else { /* answered here, not by web.c, to carry the headers every answer has */
+            srv_error(resp, 405, "method_not_allowed", "the page answers GET");
+            snprintf(resp->allow, sizeof resp->allow, "GET, HEAD");
+        }
         return 0;
     }
     if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0 && ns) {
@@ -776,11 +942,11 @@ static enum MHD_Result deliver(struct server *srv, struct MHD_Connection *mc, st
     int status = c->resp.status;
     enum MHD_Result ret;
     if (c->web)
-        ret = srv_web_send(mc, c->method, &status) == MHD_YES ? MHD_YES : MHD_NO;
+        ret = srv_web_send(mc, &status) == MHD_YES ? MHD_YES : MHD_NO;
     else if (c->resp.stream_export)
-        ret = start_export(srv, mc, &c->resp);
+        ret = start_export(srv, mc, &c->resp, c->close);
     else
-        ret = send_resp(mc, &c->resp);
+        ret = send_resp(mc, &c->resp, c->close);
     if (!c->web)
         status = c->resp.status;
     srv_response_release(&c->resp);
@@ -856,7 +1022,12 @@ static int abandon_waiting(struct server *srv)
     return n;
 }
 
-/* ---- the header deadline (slowloris) ---------------------------------------------------------- */
+/* ---- connections: admission by the caps, idle ones closed for new ones, deadlines ------------- */
+
+/* Places for connections admitted past a cap (server.max_connections with none idle to close,
+ * or server.max_connections_per_ip): they answer /healthz and /metrics and close. When these
+ * are taken too, the oldest idle one is closed for the new one; with none idle, the new one is. */
+enum { RESERVE = 16 };
 
 static void deadline_in(struct timespec *t, long ms)
 {
@@ -869,41 +1040,216 @@ static void deadline_in(struct timespec *t, long ms)
     }
 }
 
+/* The network a client address counts in (struct net): IPv4 /24, IPv6 /64, loopback as one. */
+static void net_key(const struct sockaddr *sa, unsigned char key[9])
+{
+    const unsigned char *v4 = NULL;
+    memset(key, 0, 9);
+    if (sa->sa_family == AF_INET) {
+        v4 = (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr;
+    } else if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(a)) {
+            v4 = a->s6_addr + 12;
+        } else if (IN6_IS_ADDR_LOOPBACK(a)) {
+            key[0] = 'L';
+        } else {
+            key[0] = '6';
+            memcpy(key + 1, a->s6_addr, 8);
+        }
+    }
+    if (v4 && v4[0] == 127) {
+        key[0] = 'L'; /* 127.0.0.0/8 is this machine, however many addresses it rotates through */
+    } else if (v4) {
+        key[0] = '4';
+        memcpy(key + 1, v4, 3);
+    }
+}
+
+/* Where the network `key` is, or would be linked, in srv->nets (under track_lock). */
+static struct net **net_find(struct server *srv, const unsigned char key[9])
+{
+    unsigned h = 0;
+    for (int i = 0; i < 9; i++)
+        h = h * 31u + key[i];
+    struct net **p = &srv->nets[h & 255u];
+    while (*p && memcmp((*p)->key, key, 9) != 0)
+        p = &(*p)->next;
+    return p;
+}
+
+static void conn_gauges(struct server *srv)
+{
+    atomic_store(&conn_stats.open, srv->n_open[0] + srv->n_open[1]);
+    atomic_store(&conn_stats.reserve, srv->n_open[1]);
+}
+
+/* The idle lists (under track_lock): connections waiting for a request's headers, by the time
+ * they started waiting, oldest first; one list for counted connections, one for the reserve. */
+static void idle_unlink(struct server *srv, int fd)
+{
+    struct slot *s = &srv->slots[fd];
+    int k = s->reserve;
+    if (s->iprev >= 0)
+        srv->slots[s->iprev].inext = s->inext;
+    else
+        srv->idle_head[k] = s->inext;
+    if (s->inext >= 0)
+        srv->slots[s->inext].iprev = s->iprev;
+    else
+        srv->idle_tail[k] = s->iprev;
+    s->iprev = s->inext = -1;
+    s->idle = 0;
+}
+
+static void idle_append(struct server *srv, int fd)
+{
+    struct slot *s = &srv->slots[fd];
+    int k = s->reserve;
+    s->iprev = srv->idle_tail[k];
+    s->inext = -1;
+    if (s->iprev >= 0)
+        srv->slots[s->iprev].inext = fd;
+    else
+        srv->idle_head[k] = fd;
+    srv->idle_tail[k] = fd;
+    s->idle = 1;
+}
+
+/* Stops counting connection fd against the caps: it is closing, or closed. */
+static void slot_uncount(struct server *srv, int fd)
+{
+    struct slot *s = &srv->slots[fd];
+    srv->n_open[s->reserve]--;
+    if (s->net && --s->net->n == 0) {
+        struct net **p = net_find(srv, s->net->key);
+        *p = s->net->next;
+        free(s->net);
+    }
+    s->net = NULL;
+    conn_gauges(srv);
+}
+
+/* Closes the oldest idle connection of a kind (0 counted, 1 reserve) to make room: 0, or -1 when
+ * none is idle. Shut down, not closed: libmicrohttpd sees the end of the stream and closes it.
+ * One with bytes not read yet has just sent its request (libmicrohttpd has not seen it yet, and
+ * under a flood of connections that may take longer than the flood takes to make it the oldest):
+ * it goes to the end of the list instead. */
+static int evict_oldest(struct server *srv, int kind)
+{
+    int fd = srv->idle_head[kind];
+    for (int tries = 0; fd >= 0 && tries < 16; tries++) {
+        int unread = 0;
+        if (ioctl(fd, FIONREAD, &unread) != 0 || unread == 0)
+            break;
+        idle_unlink(srv, fd);
+        idle_append(srv, fd);
+        fd = srv->idle_head[kind];
+    }
+    if (fd < 0)
+        return -1;
+    idle_unlink(srv, fd);
+    slot_uncount(srv, fd);
+    srv->slots[fd].evicted = 1;
+    srv->slots[fd].phase = PHASE_NONE;
+    shutdown(fd, SHUT_RDWR);
+    atomic_fetch_add(&conn_stats.evicted, 1);
+    return 0;
+}
+
+/* Forgets connection fd (under track_lock): libmicrohttpd is closing it, or closed it without
+ * telling (a connection it failed to set up): its number came back from accept. */
+static void slot_release(struct server *srv, int fd)
+{
+    struct slot *s = &srv->slots[fd];
+    if (!s->used)
+        return;
+    if (s->idle)
+        idle_unlink(srv, fd);
+    if (!s->evicted)
+        slot_uncount(srv, fd);
+    memset(s, 0, sizeof *s);
+    s->iprev = s->inext = -1;
+}
+
+/* Admits a connection the acceptor took (fd, from sa), counting it (0), or refuses it (-1: close
+ * it): past server.max_connections the oldest idle connection is closed for it; past the cap of
+ * its client's network, or with none idle, it takes a place in the reserve; past that, the
+ * oldest idle one there is closed, and with none idle it is refused. */
+static int admit(struct server *srv, int fd, const struct sockaddr *sa)
+{
+    unsigned char key[9];
+    int reserve = 0;
+    pthread_mutex_lock(&srv->track_lock);
+    if (fd >= srv->nslots) {
+        pthread_mutex_unlock(&srv->track_lock);
+        atomic_fetch_add(&conn_stats.refused, 1);
+        return -1;
+    }
+    slot_release(srv, fd);
+    if (srv->per_net) {
+        net_key(sa, key);
+        struct net *net = *net_find(srv, key);
+        reserve = net && net->n >= srv->per_net;
+    }
+    if (!reserve && srv->n_open[0] >= (int)srv->max_conn && evict_oldest(srv, 0) != 0)
+        reserve = 1;
+    if (reserve && srv->n_open[1] >= RESERVE && evict_oldest(srv, 1) != 0) {
+        pthread_mutex_unlock(&srv->track_lock);
+        atomic_fetch_add(&conn_stats.refused, 1);
+        return -1;
+    }
+    struct slot *s = &srv->slots[fd];
+    s->used = 1;
+    s->reserve = (unsigned char)reserve;
+    if (!reserve && srv->per_net) {
+        struct net **p = net_find(srv, key); /* again: an eviction may have freed a network */
+        if (!*p && (*p = calloc(1, sizeof **p)))
+            memcpy((*p)->key, key, sizeof key);
+        if ((s->net = *p)) /* out of memory: not counted */
+            s->net->n++;
+    }
+    srv->n_open[reserve]++;
+    idle_append(srv, fd);
+    if (srv->o->header_timeout_ms > 0) {
+        s->phase = PHASE_HEADERS;
+        deadline_in(&s->deadline, srv->o->header_timeout_ms);
+    }
+    if (fd >= srv->hi)
+        srv->hi = fd + 1;
+    conn_gauges(srv);
+    pthread_mutex_unlock(&srv->track_lock);
+    return 0;
+}
+
+/* A request's headers are in (busy: the connection is not idle), or its answer is sent and the
+ * connection kept for the next (idle again, the newest). */
+static void slot_busy(struct server *srv, struct slot *s, int busy)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&srv->track_lock);
+    if (s->used && !s->evicted) {
+        if (busy && s->idle)
+            idle_unlink(srv, (int)(s - srv->slots));
+        else if (!busy && !s->idle)
+            idle_append(srv, (int)(s - srv->slots));
+    }
+    pthread_mutex_unlock(&srv->track_lock);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
     struct server *srv = cls;
-    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        struct tracked *t = calloc(1, sizeof *t);
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) { /* admit() filled its slot before handing it over */
         const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
-        *socket_context = t;
-        if (!t || !ci)
-            return;
-        t->fd = ci->connect_fd;
-        t->linked = 1;
-        if (srv->o->header_timeout_ms > 0) {
-            t->phase = PHASE_HEADERS;
-            deadline_in(&t->deadline, srv->o->header_timeout_ms);
-        }
-        pthread_mutex_lock(&srv->track_lock);
-        t->next = srv->tracked;
-        if (srv->tracked)
-            srv->tracked->prev = t;
-        srv->tracked = t;
-        pthread_mutex_unlock(&srv->track_lock);
+        int fd = ci ? ci->connect_fd : -1;
+        *socket_context = fd >= 0 && fd < srv->nslots ? &srv->slots[fd] : NULL;
     } else if (*socket_context) { /* closed: MHD closes the socket after this returns */
-        struct tracked *t = *socket_context;
         pthread_mutex_lock(&srv->track_lock);
-        if (t->linked) {
-            if (t->prev)
-                t->prev->next = t->next;
-            else
-                srv->tracked = t->next;
-            if (t->next)
-                t->next->prev = t->prev;
-        }
+        slot_release(srv, (int)((struct slot *)*socket_context - srv->slots));
         pthread_mutex_unlock(&srv->track_lock);
-        free(t);
         *socket_context = NULL;
     }
 }
@@ -915,8 +1261,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 static void track_phase(struct server *srv, struct MHD_Connection *mc, enum phase phase)
 {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    struct tracked *t = ci ? ci->socket_context : NULL;
-    if (!t)
+    struct slot *s = ci ? ci->socket_context : NULL;
+    if (!s)
         return;
     long ms = 0;
     if (phase == PHASE_HEADERS) {
@@ -926,9 +1272,11 @@ static void track_phase(struct server *srv, struct MHD_Connection *mc, enum phas
         ms = 2L * srv->o->request_timeout_ms;
     }
     pthread_mutex_lock(&srv->track_lock);
-    t->phase = ms > 0 ? phase : PHASE_NONE;
-    if (ms > 0)
-        deadline_in(&t->deadline, ms);
+    if (s->used && !s->evicted) {
+        s->phase = ms > 0 ? phase : PHASE_NONE;
+        if (ms > 0)
+            deadline_in(&s->deadline, ms);
+    }
     pthread_mutex_unlock(&srv->track_lock);
 }
 
@@ -956,12 +1304,14 @@ static void *reaper(void *arg)
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         int closed[3] = {0};
-        for (struct tracked *t = srv->tracked; t; t = t->next) {
-            if (t->phase != PHASE_NONE && (now.tv_sec > t->deadline.tv_sec ||
-                                           (now.tv_sec == t->deadline.tv_sec && now.tv_nsec >= t->deadline.tv_nsec))) {
-                shutdown(t->fd, SHUT_RDWR);
-                closed[t->phase]++;
-                t->phase = PHASE_NONE;
+        for (int fd = 0; fd < srv->hi; fd++) {
+            struct slot *s = &srv->slots[fd];
+            if (s->used && s->phase != PHASE_NONE &&
+                (now.tv_sec > s->deadline.tv_sec ||
+                 (now.tv_sec == s->deadline.tv_sec && now.tv_nsec >= s->deadline.tv_nsec))) {
+                shutdown(fd, SHUT_RDWR);
+                closed[s->phase]++;
+                s->phase = PHASE_NONE;
             }
         }
         if (closed[PHASE_HEADERS] && srv->verbose)
@@ -972,6 +1322,64 @@ static void *reaper(void *arg)
                     closed[PHASE_BODY], srv->o->request_timeout_ms);
     }
     pthread_mutex_unlock(&srv->track_lock);
+    return NULL;
+}
+
+/* ---- the acceptor: listening sockets, connections handed to libmicrohttpd --------------------- */
+
+/* Takes the connections waiting on listening socket lfd (at most a batch, so that every
+ * listener gets its turn), admits each and hands it to libmicrohttpd. */
+static void accept_some(struct server *srv, int lfd)
+{
+    for (int i = 0; i < 64; i++) {
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof ss;
+        int fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE) {
+                /* out of descriptors, below the cap (exports, the database hold some too): make
+                 * room, and let the connection wait in the backlog a moment */
+                pthread_mutex_lock(&srv->track_lock);
+                if (evict_oldest(srv, 1) != 0)
+                    evict_oldest(srv, 0);
+                pthread_mutex_unlock(&srv->track_lock);
+                nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+            }
+            return; /* none waiting (EAGAIN), or it went away (ECONNABORTED) */
+        }
+        if (admit(srv, fd, (struct sockaddr *)&ss) != 0) {
+            close(fd);
+            continue;
+        }
+        if (MHD_add_connection(srv->daemon, fd, (struct sockaddr *)&ss, len) != MHD_YES) {
+            pthread_mutex_lock(&srv->track_lock); /* MHD closed it: no notification will come */
+            slot_release(srv, fd);
+            pthread_mutex_unlock(&srv->track_lock);
+        }
+    }
+}
+
+static void *acceptor(void *arg)
+{
+    struct server *srv = arg;
+    struct pollfd pf[3];
+    int n = srv->n_listen;
+    for (int i = 0; i < n; i++)
+        pf[i] = (struct pollfd){srv->listen_fd[i], POLLIN, 0};
+    pf[n] = (struct pollfd){srv->wake_fd[0], POLLIN, 0};
+    for (;;) {
+        if (poll(pf, (nfds_t)n + 1, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            srv_log("error", "msg=\"accepting connections failed\" error=\"%s\"", strerror(errno));
+            break;
+        }
+        if (pf[n].revents)
+            break; /* stopping */
+        for (int i = 0; i < n; i++)
+            if (pf[i].revents)
+                accept_some(srv, pf[i].fd);
+    }
     return NULL;
 }
 
@@ -1048,7 +1456,7 @@ static int window_context(const struct server *srv, const struct conn *c)
 
 static enum plan plan(struct server *srv, const struct conn *c)
 {
-    if (c->refused || c->too_big || c->late || strcmp(c->url, "/") == 0 ||
+    if (c->refused || c->too_big || c->late || c->over_budget || strcmp(c->url, "/") == 0 ||
         strcmp(c->url, "/healthz") == 0 || strcmp(c->url, "/metrics") == 0 || strcmp(c->url, "/openapi.json") == 0)
         return ON_LOOP;
     if (strcmp(c->url, "/mcp") == 0)
@@ -1092,29 +1500,88 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
     return c;
 }
 
-/* How a request's body is delimited, from all its header lines (libmicrohttpd reads only the
- * first Content-Length, and Transfer-Encoding before it): values that disagree would be read one
- * way here and another way by a proxy in front (request smuggling). */
+/* How a request's body is delimited, read from all its header lines as libmicrohttpd hands them
+ * over (RFC 9112, 6). libmicrohttpd reads only the first Content-Length, and Transfer-Encoding
+ * before it; and 0.9.75 takes a name with whitespace before its colon ("Content-Length : 5") for
+ * another name, and a line folded onto the next (obs-fold) as part of the name: such a request
+ * had no body here while a proxy in front read one, and the body ran as a second request
+ * (request smuggling). Each of these is refused with 400 and the connection closed. */
 struct framing {
+    const char *bad;    /* why the framing is refused (400), or NULL */
     const char *length; /* the first Content-Length */
-    int lengths_differ;
-    int codings; /* Transfer-Encoding lines */
-    int chunked; /* one, and it is "chunked" */
-    int hosts;   /* Host lines */
+    int codings;        /* Transfer-Encoding lines */
+    int chunked;        /* the one Transfer-Encoding is "chunked" */
+    int hosts;          /* Host lines */
 };
 
-static enum MHD_Result note_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+/* A header name is a token (RFC 9110, 5.1): no whitespace, no separators. */
+static int is_token(const char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+              (ch && strchr("!#$%&'*+-.^_`|~", ch))))
+            return 0;
+    }
+    return 1;
+}
+
+#if MHD_VERSION < 0x00097700
+/* libmicrohttpd before 0.9.77 parses a header line in place, its colon made a NUL: the value
+ * follows its name on the same line after optional whitespace. A folded line is joined to the
+ * name, which moves elsewhere in the connection's memory (0.9.77 joins it to the value, which
+ * the checks of the values then see; 1.0 refuses it at MHD_OPTION_CLIENT_DISCIPLINE_LVL 1). */
+static int value_follows_name(const char *key, size_t key_size, const char *value)
+{
+    uintptr_t k = (uintptr_t)key, v = (uintptr_t)value;
+    if (v <= k + key_size || (key[key_size] != '\0' && key[key_size] != ':'))
+        return 0;
+    for (const char *p = key + key_size + 1; (uintptr_t)p < v; p++)
+        if (*p != ' ' && *p != '\t')
+            return 0;
+    return 1;
+}
+#endif
+
+static int all_digits(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+static enum MHD_Result note_framing(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                                    const char *value, size_t value_size)
 {
     struct framing *f = cls;
     (void)kind;
+    (void)value_size;
+    if (!is_token(key, key_size)) {
+        f->bad = f->bad ? f->bad : "a header name is not a token (whitespace before its colon?)";
+        return MHD_YES;
+    }
+#if MHD_VERSION < 0x00097700
+    if (value && !value_follows_name(key, key_size, value)) {
+        f->bad = f->bad ? f->bad : "a header line is folded onto the next (obs-fold, RFC 9112 5.2)";
+        return MHD_YES;
+    }
+#endif
     if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
-        if (!f->length)
+        if (!value || !all_digits(value))
+            f->bad = f->bad ? f->bad : "Content-Length is not a number";
+        else if (!f->length)
             f->length = value;
-        else if (strcmp(f->length, value) != 0)
-            f->lengths_differ = 1;
+        else /* even the same value twice: a proxy in front may have read it otherwise (RFC 9112 6.3) */
+            f->bad = f->bad ? f->bad : "the body's length is declared twice (two Content-Length lines)";
     } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
-        f->codings++;
-        f->chunked = f->codings == 1 && strcasecmp(value, "chunked") == 0;
+        if (++f->codings > 1)
+            f->bad = f->bad ? f->bad : "Transfer-Encoding is given on two lines";
+        f->chunked = value && strcasecmp(value, "chunked") == 0;
     } else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
         f->hosts++;
     }
@@ -1151,7 +1618,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         char *b = strdup("{\"error\":{\"code\":\"unavailable\",\"message\":\"the server is stopping and this request "
                          "was still running after server.drain_timeout_seconds: its outcome is unknown (retry it "
                          "with the same idempotency key)\"}}");
-        return send_bytes(mc, 503, "application/json", b, b ? strlen(b) : 0, 1, NULL);
+        return send_bytes(mc, 503, "application/json", b, b ? strlen(b) : 0, 1, NULL, 1);
     }
     if (!c) /* on_uri had no memory for it */
         return MHD_NO;
@@ -1161,18 +1628,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         c->url = url;
         c->method = method;
         struct framing f = {0};
-        MHD_get_connection_values(mc, MHD_HEADER_KIND, note_framing, &f);
-        c->framing = f.lengths_differ || (f.codings && f.length) ? 400 : f.codings && !f.chunked ? 501 : 0;
+        MHD_get_connection_values_n(mc, MHD_HEADER_KIND, note_framing, &f);
+        int http10 = strcmp(version, MHD_HTTP_VERSION_1_0) == 0;
+        if (!f.bad && f.codings && f.length)
+            f.bad = "the body's length is declared two ways (Content-Length with Transfer-Encoding)";
+        if (!f.bad && f.codings && http10)
+            f.bad = "Transfer-Encoding in an HTTP/1.0 request, which has none";
+        c->framing = f.bad ? 400 : f.codings && !f.chunked ? 501 : 0;
+        c->framing_why = f.bad;
         /* HTTP/1.1 names its host exactly once (RFC 9112, 3.2): a proxy and this server must not
          * read two different ones, and the loopback Host check needs one to read */
         c->hosts = f.hosts;
-        c->bad_host = f.hosts > 1 || (f.hosts == 0 && strcmp(version, MHD_HTTP_VERSION_1_0) != 0);
-        if (f.length && strtoull(f.length, NULL, 10) > srv->max_body)
+        c->bad_host = f.hosts > 1 || (f.hosts == 0 && !http10);
+        c->close = c->framing || c->bad_host; /* what follows on the connection is not to be read */
+        c->declared = f.length && !c->framing ? (size_t)strtoull(f.length, NULL, 10) : 0;
+        if (c->declared > srv->max_body)
             c->too_big = 1;
         if (metrics_in_flight(1) >= srv->o->max_inflight && srv->o->max_inflight > 0)
             c->overloaded = 1;
-        c->body_timed = !c->framing && (f.chunked || (f.length && strtoull(f.length, NULL, 10) > 0)) &&
-                        srv->o->request_timeout_ms > 0;
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        struct slot *slot = ci ? ci->socket_context : NULL;
+        c->reserve = slot && slot->reserve;
+        c->close |= c->reserve; /* a place in the reserve is for one answer */
+        slot_busy(srv, slot, 1);
+        c->body_timed = !c->framing && (f.chunked || c->declared > 0) && srv->o->request_timeout_ms > 0;
         c->refused = refuse_on_headers(srv, c);
         /* A refusal is sent at once when the body's framing is unreadable, or when the client
          * waits for "100 Continue" before sending it; then libmicrohttpd reads no body and
@@ -1202,7 +1681,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
             c->too_big = 1; /* a body without a length grew past the limit: the rest is dropped */
             drop_body(c);
         }
-        if (!c->too_big && !c->refused) {
+        if (!c->too_big && !c->refused && !c->over_budget && c->len + *upload_size > c->budget) {
+            /* a body without a length takes the budget as it grows, doubling */
+            size_t want = c->budget ? 2 * c->budget : 64 * 1024;
+            want = want < c->len + *upload_size ? c->len + *upload_size : want;
+            want = want > srv->max_body ? srv->max_body : want;
+            if (budget_take(srv, want - c->budget) == 0) {
+                c->budget = want;
+            } else {
+                c->over_budget = 1; /* the rest is dropped, then 503 */
+                drop_body(c);
+            }
+        }
+        if (!c->too_big && !c->refused && !c->over_budget) {
             if (c->len + *upload_size + 1 > c->cap) {
                 size_t cap = c->cap ? c->cap : 4096;
                 while (cap < c->len + *upload_size + 1)
@@ -1263,20 +1754,29 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls, e
     if (c) {
         if (c->started)
             metrics_in_flight(-1);
+        size_t held = c->budget;
         pthread_mutex_lock(&srv->wait_lock);
         if (c->abandoned)
             atomic_fetch_sub(&srv->abandoned_open, 1);
         pthread_mutex_unlock(&srv->wait_lock);
         conn_unref(c); /* a request abandoned at the drain lives on until its thread is done */
         *con_cls = NULL;
+        budget_give(held); /* after its body is freed */
     }
-    if (srv->o->header_timeout_ms > 0 && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-        track_phase(srv, mc, PHASE_HEADERS); /* kept alive: the next request's headers are due */
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) { /* kept alive: waiting for the next request */
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        slot_busy(srv, ci ? ci->socket_context : NULL, 0);
+        if (srv->o->header_timeout_ms > 0)
+            track_phase(srv, mc, PHASE_HEADERS); /* its headers are due */
+    }
 }
 
 /* ---- listen address -------------------------------------------------------------------------- */
 
-static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errcap)
+/* Parses --listen ([host][:port], [v6]:port, port); *named_localhost: the host was the name
+ * localhost, taken as 127.0.0.1 (open_listeners adds ::1), whatever the resolver says. */
+static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *sslen, int *named_localhost,
+                        char *err, size_t errcap)
 {
     char host[256] = "127.0.0.1", port[16] = "8765";
     const char *colon = strrchr(spec, ':');
@@ -1300,6 +1800,8 @@ static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t
     long p = strtol(port, &end, 10);
     if (!port[0] || *end || p < 0 || p > 65535)
         return snprintf(err, errcap, "--listen %s: port must be 0 to 65535", spec), -1;
+    if ((*named_localhost = strcasecmp(host, "localhost") == 0))
+        snprintf(host, sizeof host, "127.0.0.1");
     struct addrinfo hints = {0}, *ai = NULL;
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -1325,6 +1827,121 @@ static int is_loopback(const struct sockaddr_storage *ss)
             return a->s6_addr[12] == 127;
     }
     return 0;
+}
+
+/* Whether the address is one `localhost` names: 127.0.0.1 or ::1. A browser sends
+ * http://localhost:PORT to either, so a server there holds both (open_listeners). */
+static int is_localhost(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET)
+        return ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) == INADDR_LOOPBACK;
+    return ss->ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+static unsigned addr_port(const struct sockaddr_storage *ss)
+{
+    return ntohs(ss->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)ss)->sin6_port
+                                           : ((const struct sockaddr_in *)ss)->sin_port);
+}
+
+/* A listening socket on sa, non-blocking (the acceptor polls it); -1 with errno on failure. */
+static int listen_on(const void *sa, socklen_t len)
+{
+    int family = ((const struct sockaddr *)sa)->sa_family, one = 1;
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    /* SO_REUSEADDR: a restart binds past TIME_WAIT. No SO_REUSEPORT: a second server on the same
+     * port must fail ("address in use"), not take half the connections. */
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (bind(fd, (const struct sockaddr *)sa, len) != 0 || listen(fd, SOMAXCONN) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+static unsigned bound_port(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    return getsockname(fd, (struct sockaddr *)&ss, &len) == 0 ? addr_port(&ss) : 0;
+}
+
+/* Opens the listening sockets for ss (srv->listen_fd) and names what they serve: the port
+ * (srv->policy.port), this server's own origins (srv->own, policy.own_hosts) and its URL. On
+ * `localhost` (named, 127.0.0.1 or ::1) both 127.0.0.1 and ::1 on one port: were only one held,
+ * another program could listen on the other and a browser's http://localhost:PORT might reach
+ * it, where the page asks for the API key. A port taken on ::1 is an error (0: another port is
+ * tried); a machine without IPv6 is served on 127.0.0.1 alone. 0, or -1 with err. */
+static int open_listeners(struct server *srv, const struct sockaddr_storage *ss, socklen_t sslen, int named_localhost,
+                          char *url, size_t urlcap, char *err, size_t cap)
+{
+    unsigned want = addr_port(ss);
+    char host[INET6_ADDRSTRLEN + 2];
+    if (!named_localhost && !is_localhost(ss)) {
+        char a[INET6_ADDRSTRLEN] = "";
+        int v6 = ss->ss_family == AF_INET6;
+        const void *in = v6 ? (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr
+                            : (const void *)&((const struct sockaddr_in *)ss)->sin_addr;
+        inet_ntop(ss->ss_family, in, a, sizeof a);
+        snprintf(host, sizeof host, v6 ? "[%s]" : "%s", a);
+        int fd = listen_on(ss, sslen);
+        if (fd < 0)
+            return snprintf(err, cap, "cannot listen on %s:%u: %s%s", host, want, strerror(errno),
+                            errno == EADDRINUSE ? " (is another mnemo serve running on this port?)" : ""),
+                   -1;
+        srv->listen_fd[srv->n_listen++] = fd;
+        srv->policy.port = bound_port(fd);
+        /* a wildcard address holds the loopback one of its family too */
+        snprintf(srv->own, sizeof srv->own, "%s",
+                 strcmp(a, "0.0.0.0") == 0 ? "127.0.0.1" : strcmp(a, "::") == 0 ? "[::1]" : host);
+        snprintf(url, urlcap, "http://%s:%u", host, srv->policy.port);
+        return 0;
+    }
+    struct sockaddr_in v4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)want)};
+    struct sockaddr_in6 v6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (int attempt = 0; attempt < 64; attempt++) {
+        int fd4 = listen_on(&v4, sizeof v4);
+        if (fd4 < 0)
+            return snprintf(err, cap, "cannot listen on 127.0.0.1:%u: %s%s", want, strerror(errno),
+                            errno == EADDRINUSE ? " (is another mnemo serve running on this port?)" : ""),
+                   -1;
+        unsigned port = bound_port(fd4);
+        v6.sin6_port = htons((uint16_t)port);
+        int fd6 = listen_on(&v6, sizeof v6), e = errno;
+        if (fd6 < 0 && e == EADDRINUSE && want == 0) { /* an ephemeral port taken on ::1: another */
+            close(fd4);
+            continue;
+        }
+        if (fd6 < 0 && e != EAFNOSUPPORT && e != EADDRNOTAVAIL) {
+            close(fd4);
+            return snprintf(err, cap,
+                            "cannot listen on [::1]:%u: %s. On localhost mnemo serve holds the port on both "
+                            "127.0.0.1 and [::1], so that a browser's http://localhost:%u reaches it and no other "
+                            "program (stop the one on [::1]:%u, or choose another port)",
+                            port, strerror(e), port, port),
+                   -1;
+        }
+        srv->listen_fd[srv->n_listen++] = fd4;
+        srv->policy.port = port;
+        if (fd6 >= 0) {
+            srv->listen_fd[srv->n_listen++] = fd6;
+            snprintf(srv->own, sizeof srv->own, "localhost,127.0.0.1,[::1]");
+        } else { /* nobody can listen on ::1 here either */
+            srv_log("warn", "msg=\"no IPv6 on this machine: serving 127.0.0.1 only\" error=\"%s\"", strerror(e));
+            snprintf(srv->own, sizeof srv->own, "localhost,127.0.0.1");
+        }
+        snprintf(url, urlcap, "http://%s:%u",
+                 named_localhost ? "localhost" : ss->ss_family == AF_INET6 && fd6 >= 0 ? "[::1]" : "127.0.0.1", port);
+        return 0;
+    }
+    return snprintf(err, cap, "--listen: no port was free on both 127.0.0.1 and [::1]"), -1;
 }
 
 /* The background worker: every gc_interval seconds, purge expired threads (mn_gc) and, with
@@ -1359,7 +1976,7 @@ static void *worker(void *arg)
 }
 
 /* The embedding worker: once a second, embed what appends queued (mn_embed_pending), so that a
- * write never waits on a model. Without an embedder nothing is queued and it only polls; when
+ * write never waits on a model, and catch the vector indexes up with the change log. Without an embedder nothing is queued and it only polls; when
  * the embedder fails, it waits 30 s before trying again. */
 static void *embedder(void *arg)
 {
@@ -1377,7 +1994,10 @@ static void *embedder(void *arg)
         int64_t queued = 0;
         size_t done = 0;
         mn_status st = mn_embed_counts(srv->db, NULL, &queued);
-        if (!st && queued > 0)
+        /* with nothing queued too: the call also brings the vector indexes up to date with
+         * other nodes' writes and erasures (an erased vector leaves this node's memory within a
+         * second, docs/erasure.md); without an embedder it fails at once */
+        if (!st)
             st = mn_embed_pending(srv->db, 512, &done);
         int64_t left = 0; /* counted again: appends meanwhile queue more (queued - done went negative) */
         if (done && mn_embed_counts(srv->db, NULL, &left) == MN_OK)
@@ -1396,12 +2016,69 @@ static void *embedder(void *arg)
     return NULL;
 }
 
+/* Closes the listening sockets and frees what the connection caps hold. */
+static void conns_release(struct server *srv)
+{
+    for (int i = 0; i < srv->n_listen; i++)
+        close(srv->listen_fd[i]);
+    srv->n_listen = 0;
+    for (size_t b = 0; b < sizeof srv->nets / sizeof srv->nets[0]; b++)
+        while (srv->nets[b]) {
+            struct net *n = srv->nets[b];
+            srv->nets[b] = n->next;
+            free(n);
+        }
+    free(srv->slots);
+    srv->slots = NULL;
+}
+
+/* The connection caps (srv->max_conn, per_net, slots): server.max_connections, lowered to fit
+ * below the descriptor limit (the soft limit is raised to fit first, up to the hard limit) with
+ * the reserve and room for the process's other descriptors (database, pipes of exports, event
+ * loops: a quarter of the limit, at most 256), so that a flood of connections never leaves the
+ * server without a descriptor to accept the next or open its files. 0, or -1 out of memory. */
+static int conns_init(struct server *srv, int loopback)
+{
+    const struct srv_options *o = srv->o;
+    unsigned max_conn = o->max_connections > 0 ? (unsigned)o->max_connections : 4096u;
+    struct rlimit rl;
+    rlim_t limit = (rlim_t)max_conn + RESERVE + 256;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur < limit && rl.rlim_cur != RLIM_INFINITY) {
+            rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > limit ? limit : rl.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < limit) {
+            rlim_t room = rl.rlim_cur / 4 < 64 ? 64 : rl.rlim_cur / 4 > 256 ? 256 : rl.rlim_cur / 4;
+            unsigned fit = rl.rlim_cur > room + RESERVE + 16 ? (unsigned)(rl.rlim_cur - room - RESERVE) : 16u;
+            srv_log("warn", "msg=\"server.max_connections lowered to fit the descriptor limit (ulimit -n)\" "
+                            "max_connections=%u nofile=%llu",
+                    fit, (unsigned long long)rl.rlim_cur);
+            max_conn = fit;
+            limit = rl.rlim_cur;
+        }
+    }
+    srv->max_conn = max_conn;
+    /* per client network: off by default on loopback (every client there is this machine, so a
+     * cap would shut the owner out along with a flood), 256 elsewhere */
+    srv->per_net = o->max_connections_per_ip >= 0 ? (unsigned)o->max_connections_per_ip : loopback ? 0u : 256u;
+    /* descriptors are numbered from the lowest free: those of connections stay below the limit */
+    srv->nslots = (int)(limit < (rlim_t)max_conn + RESERVE + 4096 ? limit : (rlim_t)max_conn + RESERVE + 4096);
+    if (!(srv->slots = calloc((size_t)srv->nslots, sizeof *srv->slots)))
+        return -1;
+    for (int i = 0; i < srv->nslots; i++)
+        srv->slots[i].iprev = srv->slots[i].inext = -1;
+    srv->idle_head[0] = srv->idle_head[1] = srv->idle_tail[0] = srv->idle_tail[1] = -1;
+    return 0;
+}
+
 int srv_run_http(mn_db *db, const struct srv_options *o)
 {
     struct sockaddr_storage ss;
     socklen_t sslen;
+    int named_localhost = 0;
     char err[512];
-    if (parse_listen(o->listen ? o->listen : "127.0.0.1:8765", &ss, &sslen, err, sizeof err) != 0) {
+    if (parse_listen(o->listen ? o->listen : "127.0.0.1:8765", &ss, &sslen, &named_localhost, err, sizeof err) != 0) {
         fprintf(stderr, "mnemo: %s\n", err);
         return 2;
     }
@@ -1424,7 +2101,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
                 o->listen);
         return 2;
     }
-    struct srv_policy lists = {o->allow_origin, o->allowed_hosts, 0, 0};
+    struct srv_policy lists = {o->allow_origin, o->allowed_hosts, 0, 0, NULL};
     if (srv_policy_check(&lists, err, sizeof err) != 0) {
         srv_keys_free(&srv.keys);
         fprintf(stderr, "mnemo: %s\n", err);
@@ -1433,12 +2110,22 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     srv.db = db;
     srv.o = o;
     srv.max_body = o->max_body ? o->max_body : SRV_MAX_BODY_DEFAULT;
-    srv.openapi = srv_openapi();
+    srv.body_budget = 4 * srv.max_body; /* 32 MiB by default: ~450 MB to parse at most */
     srv.verbose = o->verbose;
     srv.max_query = o->max_query_params > 0 ? o->max_query_params : 100;
     srv.policy.allowed_origins = o->allow_origin;
     srv.policy.allowed_hosts = o->allowed_hosts;
     srv.policy.check_host = is_loopback(&ss) && srv.keys.n == 0;
+    char url[128];
+    if (conns_init(&srv, is_loopback(&ss)) != 0 ||
+        open_listeners(&srv, &ss, sslen, named_localhost, url, sizeof url, err, sizeof err) != 0) {
+        fprintf(stderr, "mnemo: %s\n", srv.slots ? err : "out of memory");
+        conns_release(&srv);
+        srv_keys_free(&srv.keys);
+        return 1;
+    }
+    srv.policy.own_hosts = srv.own;
+    srv.openapi = srv_openapi();
     pthread_mutex_init(&srv.wait_lock, NULL);
     pthread_mutex_init(&srv.track_lock, NULL);
     pthread_cond_init(&srv.track_wake, NULL);
@@ -1456,6 +2143,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
 
     if (srv_commit_start(db, o->committers) != 0) {
         fprintf(stderr, "mnemo: cannot start the committer thread\n");
+        conns_release(&srv);
         free(srv.openapi);
         return 1;
     }
@@ -1473,34 +2161,18 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
         fprintf(stderr, "mnemo: cannot start the worker threads\n");
         srv_folds_stop();
         srv_commit_stop();
+        conns_release(&srv);
         free(srv.openapi);
         return 1;
     }
     cpu_set_t mask; /* the CPUs this process may use (taskset, cgroups), not the machine's */
     long cpus = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : sysconf(_SC_NPROCESSORS_ONLN);
     unsigned loops = o->io_threads > 0 ? (unsigned)o->io_threads : cpus < 1 ? 1u : cpus > 8 ? 8u : (unsigned)cpus;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
-    if (ss.ss_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
-    /* Connections: each holds a descriptor; the soft limit is raised to fit (hard limit). */
-    unsigned max_conn = o->max_connections > 0 ? (unsigned)o->max_connections : 4096u;
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-        rlim_t want = (rlim_t)max_conn + 256;
-        if (rl.rlim_cur < want && rl.rlim_cur != RLIM_INFINITY) {
-            rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
-            setrlimit(RLIMIT_NOFILE, &rl);
-        }
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max_conn + 256)
-            max_conn = rl.rlim_cur > 512 ? (unsigned)(rl.rlim_cur - 256) : 256u;
-    }
-    /* per address: off by default on loopback (every client shares 127.0.0.1, so a cap would
-     * shut the owner out along with a flood), 256 elsewhere; server.max_connections_per_ip */
-    unsigned per_ip = o->max_connections_per_ip >= 0 ? (unsigned)o->max_connections_per_ip
-                      : is_loopback(&ss)             ? 0u
-                                                     : 256u;
-    /* No SO_REUSEPORT: a second server on the same port must fail ("address in use"), not
-     * take half the connections. MHD sets SO_REUSEADDR (a restart binds past TIME_WAIT). */
+    /* No listening socket of its own: the acceptor admits each connection by the caps above and
+     * hands it over (MHD_add_connection), which libmicrohttpd's own limits could not do (they
+     * stop accepting at the limit, and count one address, not a network). */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
+                     MHD_USE_NO_LISTEN_SOCKET;
     /* A connection's memory pool holds its request line (the URL with its query, which on_uri
      * keeps libmicrohttpd from parsing) and its headers (a Cookie header twice: libmicrohttpd
      * copies it to parse it), so it is the header limit (431 or 414 past it), and the read and
@@ -1516,41 +2188,46 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
      * The loops keep their fair share of the CPU; they only give up preempting on wake-up. */
     struct sched_param no_prio = {0};
     int batch = pthread_setschedparam(pthread_self(), SCHED_BATCH, &no_prio) == 0;
-    struct MHD_Daemon *d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, &srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_URI_LOG_CALLBACK, on_uri, &srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, &srv,
+    srv.daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, &srv, MHD_OPTION_URI_LOG_CALLBACK, on_uri, &srv,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, &srv,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(o->idle_timeout_s > 0 ? o->idle_timeout_s : 60),
-        MHD_OPTION_THREAD_POOL_SIZE, loops, MHD_OPTION_CONNECTION_LIMIT, max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_POOL, MHD_OPTION_END);
-    if (batch) /* the threads started from here on (reaper, cleanup, embedder) are normal */
+        MHD_OPTION_THREAD_POOL_SIZE, loops, MHD_OPTION_CONNECTION_LIMIT, (unsigned)srv.nslots,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_POOL,
+#if MHD_VERSION >= 0x00097701
+        /* refuse folded header lines, bare LFs and the rest RFC 9112 lets a server refuse */
+        MHD_OPTION_CLIENT_DISCIPLINE_LVL, 1,
+#endif
+        MHD_OPTION_END);
+    if (batch) /* the threads started from here on (acceptor, reaper, cleanup, embedder) are normal */
         pthread_setschedparam(pthread_self(), SCHED_OTHER, &no_prio);
-    if (!d) {
-        int e = errno;
-        fprintf(stderr, "mnemo: cannot listen on %s: %s%s\n", o->listen ? o->listen : "127.0.0.1:8765",
-                strerror(e ? e : EADDRINUSE),
-                e == EADDRINUSE || !e ? " (is another mnemo serve running on this port?)" : "");
+    pthread_t acceptor_thread;
+    int accepting = srv.daemon && pipe2(srv.wake_fd, O_CLOEXEC) == 0;
+    if (accepting && pthread_create(&acceptor_thread, NULL, acceptor, &srv) != 0) {
+        close(srv.wake_fd[0]);
+        close(srv.wake_fd[1]);
+        accepting = 0;
+    }
+    if (!accepting) {
+        fprintf(stderr, "mnemo: cannot start the HTTP service: %s\n", strerror(errno ? errno : ENOMEM));
+        srv_keys_free(&srv.keys);
+        if (srv.daemon)
+            MHD_stop_daemon(srv.daemon);
         pool_stop(&srv);
         srv_folds_stop();
         srv_commit_stop();
+        conns_release(&srv);
         free(srv.openapi);
         return 1;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    unsigned port = info ? info->port : 0;
-    srv.policy.port = port;
     pthread_t reaper_thread;
     int reaper_running = (o->header_timeout_ms > 0 || o->request_timeout_ms > 0) &&
                          pthread_create(&reaper_thread, NULL, reaper, &srv) == 0;
-    char host[INET6_ADDRSTRLEN] = "127.0.0.1";
-    if (ss.ss_family == AF_INET)
-        inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof host);
-    else
-        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof host);
-    printf(ss.ss_family == AF_INET6 ? "http://[%s]:%u\n" : "http://%s:%u\n", host, port);
+    printf("%s\n", url);
     fflush(stdout);
-    srv_log("info", "msg=\"listening\" url=http://%s%s%s:%u db=%s auth=%s", ss.ss_family == AF_INET6 ? "[" : "", host,
-            ss.ss_family == AF_INET6 ? "]" : "", port, mn_db_path(db), srv.keys.n ? "bearer" : "none");
+    srv_log("info", "msg=\"listening\" url=%s db=%s auth=%s", url, mn_db_path(db), srv.keys.n ? "bearer" : "none");
+    srv_log("info", "msg=\"limits\" addresses=%s max_connections=%u max_connections_per_ip=%u body_memory=%zu",
+            srv.n_listen == 2 ? "127.0.0.1,[::1]" : srv.own, srv.max_conn, srv.per_net, srv.body_budget);
 
     if (o->gc_interval > 0)
         srv.worker_running = pthread_create(&srv.worker, NULL, worker, &srv) == 0;
@@ -1572,7 +2249,14 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
         srv_log("warn", "msg=\"requests still running at the end of the drain: answered 503\" count=%d "
                         "drain_timeout_seconds=%d",
                 abandoned, drain_ticks / 100);
-    MHD_stop_daemon(d);
+    (void)!write(srv.wake_fd[1], "x", 1); /* the acceptor stops before libmicrohttpd */
+    pthread_join(acceptor_thread, NULL);
+    close(srv.wake_fd[0]);
+    close(srv.wake_fd[1]);
+    for (int i = 0; i < srv.n_listen; i++) /* new connections are refused, not left waiting */
+        close(srv.listen_fd[i]);
+    srv.n_listen = 0;
+    MHD_stop_daemon(srv.daemon);
     if (reaper_running) {
         pthread_mutex_lock(&srv.track_lock);
         srv.track_stop = 1;
@@ -1602,6 +2286,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     pthread_mutex_destroy(&srv.wait_lock);
     pthread_mutex_destroy(&srv.track_lock);
     pthread_cond_destroy(&srv.track_wake);
+    conns_release(&srv);
     free(srv.openapi);
     srv_log("info", "msg=\"stopped\"");
     return 0;

@@ -111,7 +111,7 @@ int srv_host_allowed(const struct srv_policy *p, const char *host_header)
     unsigned port;
     if (split_hostport(host_header, strlen(host_header), host, sizeof host, &port) != 0)
         return 0;
-    if (loopback_name(host))
+    if (loopback_name(host) || in_list(p->own_hosts, host))
         return 1;
     if (in_list(p->allowed_hosts, host_header))
         return 1;
@@ -128,8 +128,12 @@ int srv_origin_allowed(const struct srv_policy *p, const char *origin, const cha
     unsigned port;
     if (srv_origin_parse(origin, scheme, sizeof scheme, host, sizeof host, &port) != 0)
         return 0; /* "null", userinfo tricks, paths: never the server's own */
-    if (loopback_name(host) && port == p->port)
-        return 1; /* the server's own page on loopback */
+    /* This server speaks http on its port: a page there with another scheme (https, whose
+     * browser origin is another) was not loaded from it, whatever the host. */
+    if (port == p->port && strcmp(scheme, "http") != 0)
+        return 0;
+    if (port == p->port && in_list(p->own_hosts, host))
+        return 1; /* the server's own page: a name of an address it holds */
     if (host_header) { /* same origin: the page was loaded from the Host the request names */
         char hh[256];
         unsigned hport;

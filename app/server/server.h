@@ -135,6 +135,26 @@ int srv_commit_start(mn_db *db, int committers);
 void srv_commit_stop(void);
 void srv_commit_stats(uint64_t *groups, uint64_t *appends, uint64_t *deferrals, size_t *depth, int *committers);
 
+/* Readiness (health.c; docs/scale-out.md). The committers report each group: how many of its
+ * appends were acknowledged, how many failed for a reason of the node or the database (busy,
+ * unavailable, I/O; not a client's mistake), how many waited for their session's lock, and the
+ * last failure's message (may be NULL). srv_commit_start and srv_commit_stop start and stop the
+ * prober, a thread that reads from the database once a second when no append was acknowledged
+ * meanwhile. */
+void srv_health_appends(size_t ok, size_t failed, size_t waited, const char *failure);
+void srv_health_start(mn_db *db);
+void srv_health_stop(void);
+/* For /healthz, without waiting (safe on the event loop): returns 1 and *body {"status":"ok"}
+ * when the node is ready; 0 when it is degraded — the database unreachable or not answering, or
+ * appends failing (three in a row, none acknowledged since, the last within 10 s) — and *body
+ * {"status":"degraded","database":"…","appends":"…"} saying which. *body is malloc'd (NULL when
+ * out of memory). */
+int srv_health_check(char **body);
+/* For /metrics: mnemo_ready, mnemo_database_reachable, mnemo_database_probe_failures_total,
+ * mnemo_commit_failures_total, mnemo_commit_lock_waits_total, in the exposition format;
+ * malloc'd (NULL when out of memory). */
+char *srv_health_metrics(void);
+
 /* Background folds (fold.c): worker threads that run the folds context builds queue on db
  * (mn_fold_queue_set). Start before serving (-1: none started, builds then fold themselves
  * within context.fold_timeout_ms); stop after the last request (drops queued jobs, waits for
@@ -267,6 +287,9 @@ struct srv_policy {
     const char *allowed_hosts;   /* comma-separated Host values ("host" or "host:port") also served */
     unsigned port;               /* the port the server listens on: its own loopback origins */
     int check_host;              /* loopback without keys: only loopback Host values are served */
+    const char *own_hosts;       /* comma-separated hosts of the server's own origins, http://HOST:port
+                                    ("localhost,127.0.0.1,[::1]" when it holds both loopback
+                                    addresses); NULL: none */
 };
 /* Strict origin: scheme (http/https) :// host [: port], nothing else; port defaults per scheme.
  * 0 ok, -1 not an origin. */
@@ -334,10 +357,11 @@ struct srv_options {
                                  never summarises, so the event loop may answer it */
 };
 
-/* The web page at / (web.c): queues it on mc (GET, HEAD; 405 otherwise) with its security
- * headers and sets *status. Returns an MHD_Result. The Content-Security-Policy it sends. */
+/* The web page at / (web.c): queues it on mc with its security headers and sets *status (GET
+ * and HEAD only: http.c answers other methods 405). Returns an MHD_Result. The
+ * Content-Security-Policy it sends. */
 struct MHD_Connection;
-int srv_web_send(struct MHD_Connection *mc, const char *method, int *status);
+int srv_web_send(struct MHD_Connection *mc, int *status);
 const char *srv_web_csp(void);
 
 /* Log format of srv_log: 0 text (key=value), 1 JSON lines. */

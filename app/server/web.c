@@ -59,28 +59,19 @@ const char *srv_web_csp(void)
     return csp;
 }
 
-int srv_web_send(struct MHD_Connection *mc, const char *method, int *status)
+int srv_web_send(struct MHD_Connection *mc, int *status)
 {
-    struct MHD_Response *r;
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        static const char err[] = "{\"error\":{\"code\":\"method_not_allowed\",\"message\":\"the page answers GET\"}}";
-        *status = 405;
-        if (!(r = MHD_create_response_from_buffer(sizeof err - 1, (void *)err, MHD_RESPMEM_PERSISTENT)))
-            return MHD_NO;
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-    } else {
-        *status = 200;
-        r = MHD_create_response_from_buffer(srv_web_index_len, (void *)srv_web_index, MHD_RESPMEM_PERSISTENT);
-        if (!r)
-            return MHD_NO;
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
-        MHD_add_response_header(r, "Content-Security-Policy", srv_web_csp());
-        MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-        MHD_add_response_header(r, "X-Frame-Options", "DENY");
-        MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-    }
+    *status = 200;
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(srv_web_index_len, (void *)srv_web_index, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
+    MHD_add_response_header(r, "Content-Security-Policy", srv_web_csp());
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     enum MHD_Result ret = MHD_queue_response(mc, (unsigned)*status, r);
     MHD_destroy_response(r);
     return ret;

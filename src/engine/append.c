@@ -6,8 +6,10 @@
  * for another message is MN_CONFLICT), number the new ones, store them, add to the session's
  * counters, apply the turn limit. A group (mn_append_many) is one transaction with a savepoint
  * per request, so a failing request leaves the others and the group costs one commit. When every
- * request of a group says MN_APPEND_DEFER, the group lock leaves the sessions another writer
- * holds and their requests come back MN_BUSY, unrun, for the caller to queue again.
+ * request of a group (of one request too) says MN_APPEND_DEFER, the group lock leaves the
+ * sessions another writer holds and their requests come back MN_BUSY, unrun, for the caller to
+ * queue again. A request that waited for its session's lock until the store gave up
+ * (memory.busy_timeout_ms) fails MN_BUSY and is not run again: the wait is the documented one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,11 +116,11 @@ static mn_status append_in_txn(const struct mn_store_append_ops *o, mn_store_tx 
             if (found)
                 continue;
         }
-        m->seq = ++c.last_seq;
-        m->session_id = session_id;
         if (c.last_seq >= MN_MAX_SEQ) /* in words: the store's own refusal would show its schema */
             return mn__err(MN_TOOBIG, "session %s is full: its messages are numbered up to %lld, the most one"
                            " session holds; continue in a new session", session_id, (long long)MN_MAX_SEQ);
+        m->seq = ++c.last_seq;
+        m->session_id = session_id;
         c.added++;
         c.tokens += m->tokens;
         c.users += m->role == MN_ROLE_USER;
@@ -145,6 +147,7 @@ struct group {
     int single;  /* one request: no savepoint, its failure is the transaction's */
     int careful; /* a savepoint around every request (after an unguarded one aborted the try) */
     int skip;    /* every request says MN_APPEND_DEFER: the group lock skips held sessions */
+    unsigned char *waited; /* by request: its lock wait timed out in an earlier run (MN_BUSY) */
     mn_store_append_row *known; /* the group lock's rows, by request (NULL: no group lock) */
     mn_status *results;
     char (*errmsg)[256];
@@ -193,6 +196,12 @@ static mn_status group_body(mn_store_tx *tx, void *arg)
             snprintf(g->errmsg[i], 256, "session %s is held by another writer: queue it again", g->ids[i]);
             continue;
         }
+        if (g->waited[i]) { /* it has waited its time already: the others run without it */
+            g->results[i] = mn__err(MN_BUSY, "session %s is locked by another writer for longer than"
+                                    " memory.busy_timeout_ms", g->ids[i]);
+            snprintf(g->errmsg[i], 256, "%s", mn_errmsg());
+            continue;
+        }
         /* A one-message append finds every refusal (no session, expired, idempotency clash) by
          * reading before it writes, so where the backend can run the group again it needs no
          * savepoint (two round trips fewer on PostgreSQL). Should an error of the database
@@ -213,6 +222,9 @@ static mn_status group_body(mn_store_tx *tx, void *arg)
                 return r;
             if (!guard && (s == MN_TX_ABORTED || !refusal(r))) {
                 g->careful = 1;
+                g->waited[i] = r == MN_BUSY && s == MN_TX_ABORTED; /* a lock wait that timed out */
+                if (g->waited[i] && g->n == 1)
+                    return r; /* nothing else to run again */
                 o->rerun(tx);
                 return r;
             }
@@ -230,13 +242,14 @@ static mn_status run_group(mn_store *st, const char *const *ids, const mn_store_
                            mn_status *results, char (*errmsg)[256], mn_messages **out)
 {
     const struct mn_store_append_ops *o = st->ops->append;
-    struct group g = {o, ids, reqs, n, single, 0, 0, NULL, results, errmsg, calloc(n, sizeof(struct mn_messages_impl *))};
-    mn_status rc = g.lists ? MN_OK : mn__nomem();
-    if (!rc && n > 1 && o->sessions_lock && !(g.known = calloc(n, sizeof *g.known)))
-        rc = mn__nomem();
-    g.skip = n > 1;
+    struct group g = {o, ids, reqs, n, single, 0, 0, calloc(n, 1), NULL, results, errmsg,
+                      calloc(n, sizeof(struct mn_messages_impl *))};
+    mn_status rc = g.lists && g.waited ? MN_OK : mn__nomem();
+    g.skip = !single && o->sessions_lock;
     for (size_t i = 0; i < n; i++)
         g.skip &= reqs[i].defer != 0;
+    if (!rc && (n > 1 || g.skip) && o->sessions_lock && !(g.known = calloc(n, sizeof *g.known)))
+        rc = mn__nomem();
     for (size_t i = 0; i < n && !rc; i++)
         if (!(g.lists[i] = mn_records_message_list_new()))
             rc = mn__nomem();
@@ -258,6 +271,7 @@ static mn_status run_group(mn_store *st, const char *const *ids, const mn_store_
     }
     free(g.lists);
     free(g.known);
+    free(g.waited);
     return rc;
 }
 

@@ -24,6 +24,7 @@ typedef struct mn_store_opts {
     void (*progress)(void *user, int64_t done, int64_t total);
     void *progress_user;
     int *found_version; /* when set: the schema version the open found (0: a new database) */
+    int64_t pg_statement_timeout_ms, pg_idle_timeout_ms; /* postgres.* bounds (0: none) */
 } mn_store_opts;
 
 /* One append request (src/engine/append.c): the message rows to store (id, seq and session_id

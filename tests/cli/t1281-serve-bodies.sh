@@ -45,8 +45,10 @@ eq "$(printf '%s' "$MSG" | raw send "$P" "Transfer-Encoding: gzip" | cut -d' ' -
     "a transfer coding other than chunked: 501"
 req GET "$P"
 eq "$(jget "$OUT" 'len(j["messages"])')" 0 "the refused requests stored nothing"
-eq "$(printf '%s' "$MSG" | raw send "$P" "Content-Length: ${#MSG}" "Content-Length: ${#MSG}" | cut -d' ' -f2)" 201 \
-    "the same Content-Length twice: read once"
+eq "$(printf '%s' "$MSG" | raw send "$P" "Content-Length: ${#MSG}" "Content-Length: ${#MSG}" | cut -d' ' -f2)" 400 \
+    "the same Content-Length twice: refused (a proxy in front may read either)"
+eq "$(printf '%s' "$MSG" | raw send "$P" "Content-Length: ${#MSG}" | cut -d' ' -f2)" 201 \
+    "one Content-Length: read"
 LEN=$(printf '%x' ${#MSG})
 eq "$(printf '%s\r\n%s\r\n0\r\n\r\n' "$LEN" "$MSG" | raw send "$P" "Transfer-Encoding: chunked" | cut -d' ' -f2)" 201 \
     "a chunked body: read"

@@ -21,6 +21,7 @@
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/err.h"
+#include "util/uuid.h"
 #include "util/banned.h"
 
 _Static_assert(MN_PG_SCHEMA_VERSION == MN_SCHEMA_VERSION_PG, "store.h names the version schema.h reaches");
@@ -113,9 +114,11 @@ mn_status mn_pg_fail(struct pg_conn *c, PGresult *r, const char *what)
         c->retry = 1;
         return mn__err(MN_BUSY, "%s: %s (retried)", what, msg);
     }
-    if (strcmp(state, "55P03") == 0 || strcmp(state, "57014") == 0)
+    if (strcmp(state, "55P03") == 0)
         return mn__err(MN_BUSY, "%s: the database is locked by another writer for longer than memory.busy_timeout_ms"
                        " (%s)", what, msg);
+    if (strcmp(state, "57014") == 0)
+        return mn__err(MN_BUSY, "%s: the statement ran longer than postgres.statement_timeout_ms (%s)", what, msg);
     if (strncmp(state, "23", 2) == 0)
         return mn__err(MN_CONFLICT, "%s: %s", what, msg);
     if (strcmp(state, "53100") == 0)
@@ -130,6 +133,11 @@ mn_status mn_pg_fail(struct pg_conn *c, PGresult *r, const char *what)
 }
 
 /* ---- statements ------------------------------------------------------------------------------ */
+
+static const char SQL_BEGIN[] = "BEGIN";
+static const char SQL_BEGIN_SNAPSHOT[] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+static const char SQL_COMMIT[] = "COMMIT";
+static const char SQL_ROLLBACK[] = "ROLLBACK";
 
 #ifdef LIBPQ_HAS_PIPELINING
 #define HAVE_PIPELINE 1
@@ -148,7 +156,7 @@ static mn_status owe(struct pg_conn *c, const char *what, PGresult **keep)
         c->owed = o;
         c->owed_cap = cap;
     }
-    c->owed[c->n_owed++] = (struct pg_owed){what, keep};
+    c->owed[c->n_owed++] = (struct pg_owed){what, keep, 0};
     return MN_OK;
 }
 
@@ -196,7 +204,9 @@ static mn_status prepared(struct pg_conn *c, const char *sql, const char *what, 
 /* Sends a sync and reads every owed result up to it, in order: kept ones go where they were
  * asked for, the first failure becomes the status. A failure of a write nobody waited for (queued
  * by mn_pg_send without keep, before the last statement) has the runner run the body again
- * without the pipeline, where the engine sees it at the statement that caused it. */
+ * without the pipeline, where the engine sees it at the statement that caused it. Once COMMIT's
+ * result has come back the transaction is committed: an error after it (the server process
+ * terminated before the sync's answer) only breaks the connection. */
 static mn_status pipe_sync(struct pg_conn *c)
 {
     mn_status rc = MN_OK;
@@ -210,7 +220,7 @@ static mn_status pipe_sync(struct pg_conn *c)
         PGresult *r = PQgetResult(c->pg);
         if (!r) { /* between two statements' results; twice in a row: nothing more comes */
             if (PQstatus(c->pg) == CONNECTION_BAD || ++nulls > 2) {
-                if (!rc)
+                if (!rc && !c->committed)
                     rc = mn_pg_fail(c, NULL, i < c->n_owed ? c->owed[i].what : "pipeline");
                 c->broken = 1;
                 break;
@@ -223,17 +233,20 @@ static mn_status pipe_sync(struct pg_conn *c)
             PQclear(r);
             break;
         }
-        struct pg_owed o = i < c->n_owed ? c->owed[i] : (struct pg_owed){"pipeline", NULL};
+        struct pg_owed o = i < c->n_owed ? c->owed[i] : (struct pg_owed){"pipeline", NULL, 0};
         int last = i + 1 == c->n_owed;
         i++;
         if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+            c->committed |= o.commit;
             if (o.keep && !rc) {
                 *o.keep = r;
                 continue;
             }
+        } else if (c->committed) {
+            c->broken = 1;
         } else if (st != PGRES_PIPELINE_ABORTED && !rc) {
             rc = mn_pg_fail(c, r, o.what);
-            deferred = !last && !o.keep; /* a write nobody waited for */
+            deferred = !last && !o.keep && !c->broken; /* a write nobody waited for */
         }
         PQclear(r);
     }
@@ -270,6 +283,8 @@ mn_status mn_pg_send(struct pg_conn *c, const char *sql, const struct pg_params 
         return mn_pg_fail(c, NULL, what);
     if ((rc = owe(c, what, keep)))
         c->broken = 1;
+    else
+        c->owed[c->n_owed - 1].commit = sql == SQL_COMMIT;
     return rc;
 }
 
@@ -397,6 +412,22 @@ static void quiet_notice(void *arg, const char *message)
     mn__log(MN_LOG_DEBUG, "postgres: %s", message);
 }
 
+/* The bounds of every statement and transaction on c (lock waits end like SQLite's busy
+ * handler: after memory.busy_timeout_ms, as MN_BUSY). Its own statement: a VACUUM runs without
+ * the statement bound and puts it back with this. */
+static mn_status conn_bounds(struct pg_store *s, struct pg_conn *c)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SET lock_timeout = %lld; SET statement_timeout = %lld;"
+             " SET idle_in_transaction_session_timeout = %lld",
+             (long long)(s->busy_timeout_ms > 0 ? s->busy_timeout_ms : 1), (long long)s->statement_timeout_ms,
+             (long long)s->idle_timeout_ms);
+    PGresult *r = PQexec(c->pg, sql);
+    mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "connect");
+    PQclear(r);
+    return rc;
+}
+
 static void conn_close(struct pg_conn *c)
 {
     if (c) {
@@ -443,15 +474,16 @@ static mn_status conn_open(struct pg_store *s, struct pg_conn **out)
         conn_close(c);
         return rc;
     }
-    char sql[256];
-    /* lock waits end like SQLite's busy handler: after memory.busy_timeout_ms, as MN_BUSY */
-    snprintf(sql, sizeof sql,
-             "SET client_encoding = 'UTF8'; SET client_min_messages = warning; SET lock_timeout = %lld;%s",
-             (long long)(s->busy_timeout_ms > 0 ? s->busy_timeout_ms : 1),
-             s->sync_full ? "" : " SET synchronous_commit = off;");
-    PGresult *r = PQexec(c->pg, sql);
+    PGresult *r = PQexec(c->pg, s->sync_full ? "SET client_encoding = 'UTF8'; SET client_min_messages = warning"
+                                             : "SET client_encoding = 'UTF8'; SET client_min_messages = warning;"
+                                               " SET synchronous_commit = off");
     mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "connect");
     PQclear(r);
+    if (!rc)
+        rc = conn_bounds(s, c);
+    char uuid[MN_UUID_LEN + 1];
+    if (!rc && !(rc = mn_uuid_v7(mn_clock_now_ms(), uuid)))
+        snprintf(c->token_key, sizeof c->token_key, "commit:%s", uuid);
     if (rc) {
         conn_close(c);
         return rc;
@@ -523,10 +555,24 @@ static void release(struct pg_store *s, struct pg_conn *c)
 
 /* ---- transactions ---------------------------------------------------------------------------- */
 
-static const char SQL_BEGIN[] = "BEGIN";
-static const char SQL_BEGIN_SNAPSHOT[] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
-static const char SQL_COMMIT[] = "COMMIT";
-static const char SQL_ROLLBACK[] = "ROLLBACK";
+/* The token a PG_PIPELINE transaction writes: its connection's row in meta ("commit:<uuid>")
+ * gets the run's "<ms>:<number>", committed or not with everything else. A random key per
+ * connection, never reused (a transaction id is: a crash gives the ids a lost transaction had
+ * to later ones), and one row each, updated in place, so runs never wait for each other. */
+static const char SQL_TOKEN_SET[] = "INSERT INTO meta (key, value) VALUES ($1, $2)"
+                                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+/* What a later connection asks: the row as the lost transaction left it. The insert waits for
+ * a transaction still inserting the row, the lock for one still updating it. */
+static const char SQL_TOKEN_WAIT[] = "INSERT INTO meta (key, value) VALUES ($1, '0:0') ON CONFLICT (key) DO NOTHING";
+static const char SQL_TOKEN_GET[] = "SELECT value FROM meta WHERE key = $1 FOR UPDATE";
+/* The rows of connections gone for TOKEN_KEEP_MS (long after any question about them). */
+#define TOKEN_KEEP_MS 600000
+static const char SQL_TOKEN_SWEEP[] =
+    "DELETE FROM meta WHERE key IN (SELECT key FROM meta WHERE key LIKE 'commit:%'"
+    " AND split_part(value, ':', 1)::bigint < $1::bigint FOR UPDATE SKIP LOCKED)";
+/* A transaction whose caller waits on something else between statements (an export writing to
+ * its client, an import reading its input): idle up to the statement bound, not the short one. */
+static const char SQL_IDLE_LONG[] = "SELECT set_config('idle_in_transaction_session_timeout', $1, true)";
 
 static void rollback(struct pg_conn *c)
 {
@@ -546,10 +592,86 @@ static void backoff(int attempt)
     mn_clock_sleep_ms(delay);
 }
 
+/* Lets the open transaction on c stay idle between statements up to the statement bound. */
+static mn_status idle_long(struct pg_store *s, struct pg_conn *c)
+{
+    if (s->idle_timeout_ms == 0)
+        return MN_OK;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, s->statement_timeout_ms);
+    return mn_pg_query(c, SQL_IDLE_LONG, &p, 0, "begin", NULL);
+}
+
+enum outcome { OUTCOME_COMMITTED, OUTCOME_ABORTED, OUTCOME_UNKNOWN };
+
+/* How long the runner keeps asking about a commit whose answer was lost: memory.busy_timeout_ms,
+ * and at least long enough for a database restart with crash recovery. */
+#define OUTCOME_WAIT_MIN_MS 30000
+
+struct token_arg {
+    const char *key;
+    char value[48]; /* out: the row's value once no transaction changes it any more */
+};
+
+static mn_status token_body(struct pg_conn *c, void *arg)
+{
+    struct token_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, a->key);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_TOKEN_WAIT, &p, 0, "commit outcome", NULL);
+    if (!rc)
+        rc = mn_pg_query(c, SQL_TOKEN_GET, &p, 0, "commit outcome", &r);
+    if (!rc)
+        snprintf(a->value, sizeof a->value, "%s", PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "");
+    PQclear(r);
+    return rc;
+}
+
+/* Whether the transaction that set token `value` in row `key` committed, its COMMIT having gone
+ * out on a connection that then dropped: asked on new connections until the database answers
+ * or the wait above is over. The question waits for a transaction still running (it holds the
+ * row): one whose COMMIT went astray ends by postgres.idle_in_transaction_timeout_ms. */
+static enum outcome commit_outcome(struct pg_store *s, const char *key, const char *value)
+{
+    int64_t limit_ms = s->busy_timeout_ms > OUTCOME_WAIT_MIN_MS ? s->busy_timeout_ms : OUTCOME_WAIT_MIN_MS;
+    int64_t started = mn_clock_mono_ns();
+    for (int attempt = 0;; attempt++) {
+        struct token_arg a = {key, ""};
+        if (mn_pg_run(s, PG_WRITE, token_body, &a) == MN_OK)
+            return strcmp(a.value, value) == 0 ? OUTCOME_COMMITTED : OUTCOME_ABORTED;
+        if ((mn_clock_mono_ns() - started) / 1000000 >= limit_ms)
+            return OUTCOME_UNKNOWN;
+        backoff(attempt);
+    }
+}
+
+/* Queues (or, outside pipeline mode, runs) the run's token; *r gets its answer. A connection's
+ * first run also removes the rows of connections long gone. */
+static mn_status token_set(struct pg_conn *c, const char *key, const char *token, PGresult **r)
+{
+    struct pg_params p;
+    mn_status rc = MN_OK;
+    if (c->runs == 1) {
+        mn_pg_params_init(&p);
+        mn_pg_i64(&p, mn_clock_now_ms() - TOKEN_KEEP_MS);
+        rc = mn_pg_send(c, SQL_TOKEN_SWEEP, &p, "commit token", NULL);
+    }
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, key);
+    mn_pg_text(&p, token);
+    return rc ? rc : mn_pg_send(c, SQL_TOKEN_SET, &p, "commit token", r);
+}
+
+/* Runs after a connection dropped before anything was committed: a few times, on new ones. */
+#define MAX_RECONNECTS 3
+
 mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *arg)
 {
     struct pg_conn *c = NULL;
-    int pinned = 0, reconnected = 0;
+    int pinned = 0, reconnects = 0;
     mn_status rc = acquire(s, &c, &pinned);
     if (rc)
         return rc;
@@ -561,7 +683,11 @@ mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *a
     int nopipe = 0; /* a queued write failed: the tries after it go one statement at a time */
     for (int attempt = 0;; attempt++) {
         int committing = 0;
-        c->visible = c->retry = 0;
+        PGresult *token_r = NULL; /* PG_PIPELINE: the answer to this run's token */
+        char key[sizeof c->token_key], token[48];
+        snprintf(key, sizeof key, "%s", c->token_key);
+        snprintf(token, sizeof token, "%lld:%lld", (long long)mn_clock_now_ms(), (long long)++c->runs);
+        c->visible = c->retry = c->committed = 0;
         c->n_owed = c->n_ids = c->next_id = 0;
         c->nopipe = 0;
         mn_pg_rows_clear(c);
@@ -570,10 +696,17 @@ mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *a
 #endif
         if (c->pipe) {
             /* BEGIN, the body's queued writes and COMMIT go out together: a group of appends
-             * costs the round trips of its reads (the session locks) and one for the commit */
+             * costs the round trips of its reads (the session locks) and one for the commit;
+             * the token goes with the first read */
             rc = mn_pg_send(c, SQL_BEGIN, NULL, "begin", NULL);
             if (!rc)
+                rc = token_set(c, key, token, &token_r);
+            if (!rc)
                 rc = body(c, arg);
+#if HAVE_PIPELINE
+            if (!rc && !token_r) /* a body without a read: the token must be in before COMMIT goes */
+                rc = pipe_sync(c);
+#endif
             if (!rc) {
                 committing = 1;
                 rc = mn_pg_send(c, SQL_COMMIT, NULL, "commit", NULL);
@@ -596,6 +729,10 @@ mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *a
             rc = mode == PG_AUTOCOMMIT ? MN_OK
                                        : mn_pg_query(c, mode == PG_SNAPSHOT ? SQL_BEGIN_SNAPSHOT : SQL_BEGIN, NULL, 0,
                                                      "begin", NULL);
+            if (!rc && mode == PG_PIPELINE)
+                rc = token_set(c, key, token, &token_r);
+            if (!rc && mode == PG_SNAPSHOT)
+                rc = idle_long(s, c);
             if (!rc)
                 rc = body(c, arg);
             if (mode != PG_AUTOCOMMIT) {
@@ -609,20 +746,46 @@ mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *a
                 }
             }
         }
+        int tokened = token_r != NULL;
+        PQclear(token_r);
         if (!rc || c->visible)
             break;
-        if (c->broken && !reconnected && !(committing && rc == MN_UNAVAILABLE)) {
-            /* the connection dropped (server restart, failover) before anything was committed:
-             * once more on a fresh connection */
+        if (committing && c->broken && rc == MN_UNAVAILABLE) {
+            /* COMMIT went out and its answer was lost with the connection: running the body
+             * again could store it twice. Without a token (PG_WRITE) the outcome stays
+             * unknown; with it, the database says. */
+            if (!tokened)
+                break;
             release(s, c);
             c = NULL;
-            reconnected = 1;
+            enum outcome out = commit_outcome(s, key, token);
+            if (out == OUTCOME_COMMITTED) {
+                mn__log(MN_LOG_WARN, "%s: the connection dropped after COMMIT, which went through", s->masked);
+                return MN_OK;
+            }
+            if (out == OUTCOME_UNKNOWN)
+                return mn__err(MN_UNAVAILABLE, "database unavailable: the connection dropped after COMMIT and %s did"
+                               " not answer in time whether it went through: the outcome is unknown (retry with the"
+                               " same idempotency key)", s->masked);
+            if (reconnects++ >= MAX_RECONNECTS) /* it did not: as a connection lost before COMMIT */
+                return mn__err(MN_UNAVAILABLE, "database unavailable: the connection dropped %d times during the"
+                               " transaction", reconnects);
+            if ((rc = acquire(s, &c, &pinned)))
+                return rc;
+            continue;
+        }
+        if (c->broken && reconnects < MAX_RECONNECTS && !(committing && rc == MN_UNAVAILABLE)) {
+            /* the connection dropped (server restart, failover, a terminated server process)
+             * before anything was committed: again on a fresh connection */
+            release(s, c);
+            c = NULL;
+            reconnects++;
             if ((rc = acquire(s, &c, &pinned)))
                 return rc;
             continue;
         }
         int64_t waited_ms = (mn_clock_mono_ns() - started) / 1000000;
-        if (!c->retry || attempt >= 50 || (attempt >= 4 && waited_ms >= s->busy_timeout_ms))
+        if (c->broken || !c->retry || attempt >= 50 || (attempt >= 4 && waited_ms >= s->busy_timeout_ms))
             break;
         backoff(attempt);
     }
@@ -650,6 +813,8 @@ mn_status mn_pg_op_begin(mn_store *st)
             return rc;
         rc = mn_pg_query(c, SQL_BEGIN, NULL, 0, "begin", NULL);
     }
+    if (!rc) /* an import reads its input (and embeds memories) between its statements */
+        rc = idle_long(s, c);
     if (rc) {
         release(s, c);
         return rc;
@@ -881,18 +1046,24 @@ static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
 
 /* A delete leaves dead tuples, text included, in the table files until a vacuum (autovacuum
  * runs one some time later); this one runs it now over every table that holds text
- * (docs/erasure.md). VACUUM cannot be prepared or run in a transaction block: plain PQexec. */
+ * (docs/erasure.md). VACUUM cannot be prepared or run in a transaction block: plain PQexec.
+ * It may take longer than the statement bound, which it lifts and then puts back. */
 static mn_status vacuum_body(struct pg_conn *c, void *arg)
 {
-    (void)arg;
-    PGresult *r = PQexec(c->pg, "VACUUM sessions, messages, summaries, events, file_hashes, embeddings, embed_log,"
-                                " embed_queue");
-    mn_status rc = PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "vacuum");
+    struct pg_store *s = arg;
+    PGresult *r = PQexec(c->pg, "SET statement_timeout = 0");
+    mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "vacuum");
     PQclear(r);
-    return rc;
+    if (rc)
+        return rc;
+    r = PQexec(c->pg, "VACUUM sessions, messages, summaries, events, file_hashes, embeddings, embed_log, embed_queue");
+    rc = PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "vacuum");
+    PQclear(r);
+    mn_status back = conn_bounds(s, c);
+    return rc ? rc : back;
 }
 
-static mn_status op_vacuum(mn_store *st) { return mn_pg_run(PG(st), PG_AUTOCOMMIT, vacuum_body, NULL); }
+static mn_status op_vacuum(mn_store *st) { return mn_pg_run(PG(st), PG_AUTOCOMMIT, vacuum_body, PG(st)); }
 
 /* ---- token recount --------------------------------------------------------------------------- */
 
@@ -925,8 +1096,10 @@ static mn_status recount_total_body(struct pg_conn *c, void *arg)
 }
 
 /* One batch: up to 1000 messages after a->after, recounted in one UPDATE. The batch's outcome
- * is only kept (after, done) once the runner has committed it. */
+ * is only kept (after, done) once the runner has committed it. Counting the tokens of 1000 long
+ * messages between the read and the write may take longer than the idle bound. */
 struct recount_batch {
+    struct pg_store *s;
     struct recount_arg *a;
     int64_t last, n;
 };
@@ -934,6 +1107,9 @@ struct recount_batch {
 static mn_status recount_batch_body(struct pg_conn *c, void *arg)
 {
     struct recount_batch *b = arg;
+    mn_status rc = idle_long(b->s, c);
+    if (rc)
+        return rc;
     struct pg_params p;
     mn_pg_params_init(&p);
     mn_pg_i64(&p, b->a->after);
@@ -941,7 +1117,7 @@ static mn_status recount_batch_body(struct pg_conn *c, void *arg)
     PGresult *r = NULL;
     b->n = 0;
     b->last = b->a->after;
-    mn_status rc = mn_pg_query(c, SQL_RECOUNT_READ, &p, 0, "recount", &r);
+    rc = mn_pg_query(c, SQL_RECOUNT_READ, &p, 0, "recount", &r);
     if (rc)
         return rc;
     int rows = PQntuples(r);
@@ -988,7 +1164,7 @@ static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const 
     struct recount_arg a = {count, user, 0, 0, 0};
     mn_status rc = mn_pg_run(s, PG_AUTOCOMMIT, recount_total_body, &a);
     while (!rc) {
-        struct recount_batch b = {&a, 0, 0};
+        struct recount_batch b = {s, &a, 0, 0};
         rc = mn_pg_run(s, PG_WRITE, recount_batch_body, &b);
         if (rc || b.n == 0)
             break;
@@ -1009,6 +1185,8 @@ static const char SQL_TABLES[] =
     "SELECT to_regclass('mnemo_schema') IS NOT NULL, to_regclass('sessions') IS NOT NULL";
 static const char SQL_VERSION[] = "SELECT coalesce(max(version), 0) FROM mnemo_schema";
 static const char SQL_MIGRATE_LOCK[] = "SELECT pg_advisory_xact_lock(" MN_PG_LOCK_MIGRATE ")";
+/* A migration of a big database may run long, and the other nodes wait for it to finish. */
+static const char SQL_MIGRATE_UNBOUND[] = "SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0";
 
 /* The schema version of the database: 0 when empty; MN_CORRUPT when it holds another
  * application's tables or a newer schema. */
@@ -1046,7 +1224,14 @@ static mn_status migrate_body(struct pg_conn *c, void *arg)
 {
     struct migrate_arg *a = arg;
     int version = 0;
-    mn_status rc = a->locked ? mn_pg_query(c, SQL_MIGRATE_LOCK, NULL, 0, "migrate", NULL) : MN_OK;
+    mn_status rc = MN_OK;
+    if (a->locked) {
+        PGresult *r = PQexec(c->pg, SQL_MIGRATE_UNBOUND);
+        rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "migrate");
+        PQclear(r);
+        if (!rc)
+            rc = mn_pg_query(c, SQL_MIGRATE_LOCK, NULL, 0, "migrate", NULL);
+    }
     if (!rc)
         rc = read_version(a->s, c, &version);
     if (!rc && a->found)
@@ -1166,6 +1351,8 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
         return mn__nomem();
     s->base.ops = &ops;
     s->busy_timeout_ms = opts->busy_timeout_ms;
+    s->statement_timeout_ms = opts->pg_statement_timeout_ms;
+    s->idle_timeout_ms = opts->pg_idle_timeout_ms;
     s->sync_full = opts->sync_full;
     s->pool_size = MN_PG_DEFAULT_POOL;
     pthread_mutex_init(&s->lock, NULL);

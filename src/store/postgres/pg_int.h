@@ -36,6 +36,9 @@ struct pg_conn {
     int broken;  /* the connection failed: dropped when released */
     int visible; /* the current body has handed rows to a callback: it must not be run again */
     int retry;   /* the last error asks for the transaction to be run again (deadlock, …) */
+    int committed; /* the answer to this run's COMMIT came back: committed, whatever follows */
+    char token_key[48]; /* its row in meta, "commit:<uuid>", for the tokens of its runs (pg.c) */
+    int64_t runs;       /* PG_PIPELINE runs on it: the number in each token */
     /* Pipeline mode (PG_PIPELINE, an append group): mn_pg_send queues a statement without
      * waiting; any mn_pg_query sends a sync and reads everything queued before its own result, so a
      * group's writes cost no round trip of their own (see mn_pg_run). */
@@ -45,6 +48,7 @@ struct pg_conn {
     struct pg_owed {
         const char *what; /* for the message of its failure */
         PGresult **keep;  /* NULL: the result is dropped */
+        int commit;       /* the COMMIT: its success sets committed */
     } *owed;      /* results of queued statements, in order, not read yet */
     size_t n_ids, next_id, ids_cap;
     int64_t *ids; /* message ids drawn for this transaction (mn_pg_reserve_ids), next_id the next unused */
@@ -59,6 +63,10 @@ struct pg_store {
     char *masked; /* the URL with any password replaced by *** — for messages */
     char claimer[40]; /* this handle's name on embed_queue claims */
     int64_t busy_timeout_ms;
+    /* The bounds of every transaction of this handle (conn_open): a statement runs at most
+     * statement_timeout_ms; a transaction left idle between statements longer than
+     * idle_timeout_ms is ended by the server, with its locks (0: no bound). */
+    int64_t statement_timeout_ms, idle_timeout_ms;
     int sync_full;
     pthread_mutex_t lock;
     pthread_cond_t freed;
@@ -132,15 +140,25 @@ enum pg_mode {
                     * connection before COMMIT is known not to have committed */
     PG_WRITE,      /* BEGIN … COMMIT (read committed; bodies lock the rows they depend on) */
     PG_PIPELINE,   /* PG_WRITE in libpq pipeline mode: BEGIN, what mn_pg_send queues and COMMIT
-                    * go with the next read (libpq 14 or newer; else as PG_WRITE) */
-    PG_SNAPSHOT    /* BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY: one consistent view */
+                    * go with the next read (libpq 14 or newer; else as PG_WRITE). The
+                    * transaction writes a token (its connection's row in meta) in its first round
+                    * trip: when the connection drops after COMMIT went out, the runner reads that
+                    * row on a new connection to learn whether it committed, instead of running
+                    * the body again */
+    PG_SNAPSHOT    /* BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY: one consistent view; its
+                    * caller may wait on its own client between statements (an export), so it
+                    * may stay idle up to statement_timeout_ms, not idle_timeout_ms */
 };
 typedef mn_status (*pg_body)(struct pg_conn *c, void *arg);
 /* Borrows a connection (the caller's pinned one inside begin…commit, where the body just runs
  * in the open transaction), runs body in the mode's transaction, and runs it again (with
  * backoff, up to memory.busy_timeout_ms) when PostgreSQL reports a deadlock or serialization
- * failure, or once on a fresh connection when the connection dropped before anything was
- * committed or shown to a callback. */
+ * failure, or on a fresh connection (a few times) when the connection dropped before anything
+ * was committed or shown to a callback. A PG_PIPELINE body whose COMMIT went out on a
+ * connection that then dropped is run again only once the database says that transaction did
+ * not commit; when it did, the run succeeds with what the body produced; when the database
+ * cannot tell in time, MN_UNAVAILABLE ("the outcome of the commit is unknown"). A PG_WRITE body
+ * in that case fails with MN_UNAVAILABLE and is not run again. */
 mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *arg);
 
 /* Connection pinning for store.h's begin/commit/rollback (pg.c). */
