@@ -1,9 +1,10 @@
 # mnemo — the commands people type. CMake does the building underneath.
 #   make              build everything into build/ (CLI build/mnemo, build/libmnemo.so + .a)
-#   make run          install dependencies, build, and start `mnemo serve` on the default database
-#                     (prints the URL; the guided demo is `build/mnemo demo`)
-#   make test         install dependencies, build with ASan+UBSan (clang), run the whole suite on
-#                     SQLite and again on PostgreSQL (pg/ tests: a throwaway server in /tmp)
+#   make run          install the build and runtime packages, build, and start `mnemo serve` on the
+#                     default database (prints the URL; the guided demo is `build/mnemo demo`)
+#   make test         install those and the test toolchain, build with ASan+UBSan (clang), run the
+#                     whole suite on SQLite and again on PostgreSQL (pg/ tests: a throwaway server)
+#   make deps         install what `make test` needs; `make deps-run` only what `make run` needs
 #   make bench        build build/mnemo-bench
 #   make install PREFIX=/usr/local
 BUILD ?= build
@@ -11,7 +12,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all run demo test bench install deps clean
+.PHONY: all run demo test bench install deps deps-run clean
 
 all:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMNEMO_TESTS=OFF \
@@ -19,9 +20,12 @@ all:
 	@cmake --build $(BUILD) -j $(JOBS)
 
 deps:
-	@scripts/install-deps
+	@scripts/install-deps test
 
-run: deps all
+deps-run:
+	@scripts/install-deps run
+
+run: deps-run all
 	@$(BUILD)/mnemo serve $(SERVE_FLAGS)
 
 demo: all

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The Python package's test, as ctest runs it (python/pytest, and pg/python/pytest with
 # MNEMO_TEST_PG_URL set: conftest.py then opens a fresh PostgreSQL database per test): setup.sh
-# makes the venv and installs the package with the freshly built libmnemo bundled, then pytest
-# runs over python/tests.
+# makes the venv and installs the package with the freshly built libmnemo bundled (by
+# python/README.md's install block, as written), then pytest runs over python/tests.
 #
 # Environment: MNEMO_BUILT_LIBRARY (the built libmnemo.so), MNEMO_CLI (the built `mnemo`),
 # BUILD_DIR, MNEMO_SOURCE_DIR; CC (the compiler, to find the ASan runtime). Extra arguments go to
@@ -15,4 +15,4 @@ if [ -n "$MNEMO_PY_PRELOAD" ]; then
     export LD_PRELOAD="$MNEMO_PY_PRELOAD" ASAN_OPTIONS="$MNEMO_PY_ASAN_OPTIONS"
 fi
 cd "$BUILD_DIR/python"
-exec "$MNEMO_VENV_PYTHON" -m pytest -q -p no:cacheprovider "$BUILD_DIR/python/src/tests" "$@"
+exec "$MNEMO_VENV_PYTHON" -m pytest -q -p no:cacheprovider "$BUILD_DIR/python/tree/python/tests" "$@"

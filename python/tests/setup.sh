@@ -1,7 +1,9 @@
 # setup.sh — sourced by python/tests/run.sh (python/pytest) and tests/interop/roundtrip/run.sh:
-# a virtual environment in the build directory made from Debian's python3 (--system-site-packages:
-# pytest and setuptools come from python3-pytest and python3-setuptools), the package installed
-# into it with pip, offline, with the freshly built libmnemo bundled.
+# installs the package the way python/README.md says, by running its install block as written
+# (the first ```sh block after `<!-- example: run -->`: a venv made from Debian's python3 with
+# --system-site-packages, whose setuptools, wheel and pytest are Debian's, and pip with no package
+# index) in $BUILD_DIR/python/tree, a copy laid out as the repository: python/ and
+# build/libmnemo.so, the fresh build, which the install bundles. No index is reachable meanwhile.
 #
 # Environment: MNEMO_BUILT_LIBRARY (the built libmnemo.so), BUILD_DIR, MNEMO_SOURCE_DIR; CC (the
 # compiler, to find the ASan runtime: clang's or GCC's). Sets:
@@ -14,23 +16,28 @@
 #                      runtime of their own.
 # and exports MNEMO_LIBRARY, the library the package loads.
 : "${MNEMO_BUILT_LIBRARY:?}" "${BUILD_DIR:?}" "${MNEMO_SOURCE_DIR:?}"
-_py=/usr/bin/python3  # Debian's, never a pyenv shim that may come first on PATH
-_work="$BUILD_DIR/python"
-_venv="$_work/venv"
-mkdir -p "$_work"
-if [ ! -x "$_venv/bin/python" ]; then
-    "$_py" -m venv --system-site-packages "$_venv" || {
-        echo "python: cannot create a venv: install python3-venv (scripts/install-deps)" >&2; exit 1; }
-fi
-# Build from a copy so that the source tree gets no build/ or egg-info litter.
-rm -rf "$_work/src"
-mkdir -p "$_work/src"
+_tree="$BUILD_DIR/python/tree"
+# A copy, so that the source tree gets no build/ or egg-info litter.
+rm -rf "$_tree/python"
+mkdir -p "$_tree/python" "$_tree/build"
 (cd "$MNEMO_SOURCE_DIR/python" && tar cf - --exclude=build --exclude='*.egg-info' --exclude=__pycache__ \
-    --exclude='libmnemo.so*' .) | (cd "$_work/src" && tar xf -)
-MNEMO_BUILD_LIBRARY="$MNEMO_BUILT_LIBRARY" PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    "$_venv/bin/python" -m pip install -q --no-build-isolation --no-index --no-deps --force-reinstall "$_work/src"
+    --exclude='libmnemo.so*' --exclude=.venv .) | (cd "$_tree/python" && tar xf -)
+ln -sf "$MNEMO_BUILT_LIBRARY" "$_tree/build/libmnemo.so"
+_install=$(awk '/^<!-- example: run -->$/ { m = 1; next }
+    m && /^```sh$/ { b = 1; m = 0; next }
+    b && /^```/ { exit }
+    b { print }
+    m && !/^$/ { m = 0 }' "$_tree/python/README.md")
+[ -n "$_install" ] || { echo "python: python/README.md has no install block marked <!-- example: run -->" >&2; exit 1; }
+(cd "$_tree" && env -u MNEMO_BUILD_LIBRARY PIP_INDEX_URL=http://127.0.0.1:9/simple PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    sh -eu -c "$_install") >"$BUILD_DIR/python/install.log" 2>&1 || {
+    cat "$BUILD_DIR/python/install.log" >&2
+    echo "python: python/README.md's install block failed (scripts/install-deps test installs" \
+        "python3-venv, python3-pip and python3-setuptools)" >&2
+    exit 1
+}
 
-MNEMO_VENV_PYTHON="$_venv/bin/python"
+MNEMO_VENV_PYTHON="$_tree/.venv/bin/python"
 MNEMO_PY_PRELOAD=
 MNEMO_PY_ASAN_OPTIONS=
 export MNEMO_LIBRARY="$MNEMO_BUILT_LIBRARY"

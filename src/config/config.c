@@ -45,12 +45,7 @@ static const struct compat_note {
 } compat_notes[] = {
     {"memory.enabled", "true", "not used: mnemo always stores what it is given; to keep a conversation out of"
                                " memory, do not append it"},
-    {"memory.vector_store.enabled", "", "not used: vectors live in mnemo's own index in the database; choose an"
-                                 " embedder with embedder.name (hash, ollama, openai)"},
     {"memory.vector_store.backend", "", "not used: mnemo has no ChromaDB; vectors live in its HNSW index in the database"},
-    {"memory.vector_store.embedding_provider", "", "not used: set embedder.name (hash, ollama, openai) and"
-                                            " embedder.model; sentence-transformers is not available"},
-    {"memory.vector_store.embedding_model", "", "not used: set embedder.model together with embedder.name"},
     {"memory.vector_store.persist_directory", "", "not used: vectors are stored with the messages in"
                                            " memory.storage_path"},
     {"memory.vector_store.collection_name", "", "not used: sessions are separated by namespace, not by collection"},
@@ -71,6 +66,9 @@ struct value {
 
 struct mn_config {
     struct value v[N_KEYS];
+    /* "FILE: line N" when a file set memory.vector_store.embedding_provider, for the message that
+     * refuses it after the layers above it are read (map_vector_store); else empty */
+    char provider_at[512];
 };
 
 size_t mn_config_count(void) { return N_KEYS; }
@@ -170,7 +168,83 @@ static mn_status set_index(mn_config *cfg, int i, const char *text, const char *
     free(cfg->v[i].source);
     cfg->v[i].text = t;
     cfg->v[i].source = s;
+    if (strcmp(keys[i].key, "memory.vector_store.embedding_provider") == 0)
+        cfg->provider_at[0] = '\0'; /* walk_node records the line of a file's value after this */
     return MN_OK;
+}
+
+/* ---- harombe's vector store (seed 000) chooses the embedder ----------------------------------
+ * memory.vector_store.embedding_provider and .embedding_model become embedder.name and
+ * embedder.model, and for ollama embedder.base_url becomes harombe's default Ollama host; each
+ * labelled "<source>; from memory.vector_store.<key>". Explicit embedder.* values (any source but
+ * the default and this mapping) win; an explicit embedder.name turns the whole mapping off, as
+ * does vector_store.enabled: false. Recomputed after each file, after the environment and after
+ * mn_config_set of one of these keys, so the result does not depend on the order of the keys.
+ * A provider mnemo does not have is refused once every layer is read (`final`): a later layer's
+ * explicit embedder.name makes it unused. docs/config.md, "Harombe configuration files". */
+#define MAPPED_FROM "; from memory.vector_store."
+#define HAROMBE_OLLAMA_HOST "http://localhost:11434" /* harombe's ollama.host default */
+
+static int mapped(const mn_config *cfg, int i) { return strstr(cfg->v[i].source, MAPPED_FROM) != NULL; }
+
+static int explicit_value(const mn_config *cfg, int i)
+{
+    return strcmp(cfg->v[i].source, "default") != 0 && !mapped(cfg, i);
+}
+
+/* Sets key `to` to `text`, labelled as coming from key `from`, unless `to` is explicit; with
+ * text NULL, puts a mapped value of `to` back to its default. */
+static mn_status map_value(mn_config *cfg, int to, const char *text, int from)
+{
+    if (!text)
+        return mapped(cfg, to) ? set_index(cfg, to, keys[to].def, "default") : MN_OK;
+    if (explicit_value(cfg, to))
+        return MN_OK;
+    char label[4600];
+    snprintf(label, sizeof label, "%s%s%s", cfg->v[from].source, MAPPED_FROM,
+             keys[from].key + strlen("memory.vector_store."));
+    return set_index(cfg, to, text, label);
+}
+
+/* enabled_at: where vector_store.enabled was set when a file being read set it, else NULL. */
+static mn_status map_vector_store(mn_config *cfg, int final, const char *enabled_at)
+{
+    static const struct key_def as_bool = {"memory.vector_store.enabled", "", T_BOOL, "", 0, 0, NULL};
+    int en = find_key("memory.vector_store.enabled"), pr = find_key("memory.vector_store.embedding_provider"),
+        mo = find_key("memory.vector_store.embedding_model"), name = find_key("embedder.name"),
+        model = find_key("embedder.model"), url = find_key("embedder.base_url");
+    char on_off[8] = "", canon[64] = "";
+    const char *enabled = cfg->v[en].text, *provider = cfg->v[pr].text;
+    if (*enabled && check_value(&as_bool, enabled, on_off, sizeof on_off))
+        return mn__err(MN_INVALID, "%s: memory.vector_store.enabled: '%s' is not true or false",
+                       enabled_at ? enabled_at : cfg->v[en].source, enabled);
+    int on = *provider && strcmp(on_off, "false") != 0 && !explicit_value(cfg, name);
+    if (on && check_value(&keys[name], provider, canon, sizeof canon)) {
+        if (final)
+            return mn__err(MN_INVALID, "%s: memory.vector_store.embedding_provider: '%s' is not an embedder mnemo"
+                           " has (%s); set embedder.name and embedder.model instead, or"
+                           " memory.vector_store.enabled: false",
+                           *cfg->provider_at ? cfg->provider_at : cfg->v[pr].source, provider, keys[name].choices);
+        on = 0; /* for now: a layer read later may set embedder.name */
+    }
+    mn_status rc = map_value(cfg, name, on ? canon : NULL, pr);
+    if (!rc)
+        rc = map_value(cfg, model, on && *cfg->v[mo].text ? cfg->v[mo].text : NULL, mo);
+    if (!rc)
+        rc = map_value(cfg, url, on && strcmp(canon, "ollama") == 0 ? HAROMBE_OLLAMA_HOST : NULL, pr);
+    return rc;
+}
+
+/* The keys map_vector_store reads. */
+static int maps_vector_store(const char *key)
+{
+    static const char *const used[] = {"memory.vector_store.enabled", "memory.vector_store.embedding_provider",
+                                       "memory.vector_store.embedding_model", "embedder.name", "embedder.model",
+                                       "embedder.base_url"};
+    for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
+        if (strcmp(key, used[i]) == 0)
+            return 1;
+    return 0;
 }
 
 static void default_storage_path(char *out, size_t cap)
@@ -214,7 +288,18 @@ mn_status mn_config_set(mn_config *cfg, const char *key, const char *value, cons
         return mn__err(MN_INVALID, "config: unknown key '%s'", key ? key : "(null)");
     if (!value)
         return mn__err(MN_INVALID, "%s: value is missing", key);
-    return set_index(cfg, i, value, source ? source : "flag");
+    if (!maps_vector_store(key))
+        return set_index(cfg, i, value, source ? source : "flag");
+    /* a value the mapping refuses leaves the configuration as it was */
+    char *old_text = strdup(cfg->v[i].text), *old_source = strdup(cfg->v[i].source);
+    mn_status rc = old_text && old_source ? set_index(cfg, i, value, source ? source : "flag") : mn__nomem();
+    if (!rc)
+        rc = map_vector_store(cfg, 1, NULL);
+    if (rc && old_text && old_source && set_index(cfg, i, old_text, old_source) == MN_OK)
+        (void)map_vector_store(cfg, 1, NULL); /* as it was before: valid, and the message stays */
+    free(old_text);
+    free(old_source);
+    return rc;
 }
 
 mn_status mn_config_get(const mn_config *cfg, const char *key, const char **value, const char **source)
@@ -351,6 +436,8 @@ static mn_status walk_node(struct yaml_walk *w, yaml_event_t *ev, const char *pa
         if (rc) {
             return mn__err(MN_INVALID, "%s: line %zu: %s", w->file, ev->start_mark.line + 1, mn_errmsg());
         }
+        if (strcmp(path, "memory.vector_store.embedding_provider") == 0)
+            snprintf(w->cfg->provider_at, sizeof w->cfg->provider_at, "%s: line %zu", w->file, line);
         const struct compat_note *note = note_of(path, w->cfg->v[i].text);
         if (note)
             mn__log(MN_LOG_WARN, "%s: line %zu: %s: '%s' %s", w->file, ev->start_mark.line + 1, path, value, note->note);
@@ -400,7 +487,9 @@ static mn_status walk_node(struct yaml_walk *w, yaml_event_t *ev, const char *pa
     return yaml_fail(w, "unexpected YAML content");
 }
 
-mn_status mn_config_load_yaml(mn_config *cfg, const char *text, size_t len, const char *name, const char *source)
+/* final: this file is the last layer (mn_config_load reads the environment after it). */
+static mn_status load_yaml(mn_config *cfg, const char *text, size_t len, const char *name, const char *source,
+                           int final)
 {
     struct yaml_walk w = {.cfg = cfg, .file = name, .source = source, .text = text, .len = len};
     yaml_parser_initialize(&w.parser);
@@ -437,10 +526,23 @@ mn_status mn_config_load_yaml(mn_config *cfg, const char *text, size_t len, cons
         yaml_event_delete(&ev);
     }
     yaml_parser_delete(&w.parser);
+    char enabled_at[512];
+    int en = find_key("memory.vector_store.enabled"), mo = find_key("memory.vector_store.embedding_model");
+    snprintf(enabled_at, sizeof enabled_at, "%s: line %zu", name, w.set_at[en]);
+    if (!rc)
+        rc = map_vector_store(cfg, final, w.set_at[en] ? enabled_at : NULL);
+    if (!rc && w.set_at[mo] && !*mn_config_str(cfg, "memory.vector_store.embedding_provider"))
+        mn__log(MN_LOG_WARN, "%s: line %zu: memory.vector_store.embedding_model: '%s' not used without"
+                " memory.vector_store.embedding_provider (ollama, openai)", name, w.set_at[mo], cfg->v[mo].text);
     return rc;
 }
 
-mn_status mn_config_load_file(mn_config *cfg, const char *file, const char *source)
+mn_status mn_config_load_yaml(mn_config *cfg, const char *text, size_t len, const char *name, const char *source)
+{
+    return load_yaml(cfg, text, len, name, source, 1);
+}
+
+static mn_status load_file(mn_config *cfg, const char *file, const char *source, int final)
 {
     FILE *f = fopen(file, "rb");
     if (!f)
@@ -471,9 +573,14 @@ mn_status mn_config_load_file(mn_config *cfg, const char *file, const char *sour
     int bad = ferror(f) ? (errno ? errno : EIO) : 0; /* a directory opens, then reads EISDIR */
     fclose(f);
     mn_status rc = bad ? mn__err(MN_IO, "config file %s: %s", file, strerror(bad))
-                       : mn_config_load_yaml(cfg, text ? text : "", len, file, source);
+                       : load_yaml(cfg, text ? text : "", len, file, source, final);
     free(text);
     return rc;
+}
+
+mn_status mn_config_load_file(mn_config *cfg, const char *file, const char *source)
+{
+    return load_file(cfg, file, source, 1);
 }
 
 static int file_exists(const char *path)
@@ -546,7 +653,7 @@ mn_status mn_config_load(mn_config *cfg, const char *explicit_file)
     mn_status rc = MN_OK;
     if (explicit_file) {
         snprintf(buf, sizeof buf, "file %s", explicit_file);
-        rc = mn_config_load_file(cfg, explicit_file, buf);
+        rc = load_file(cfg, explicit_file, buf, 0);
     } else {
         char user[4000];
         const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
@@ -556,10 +663,10 @@ mn_status mn_config_load(mn_config *cfg, const char *explicit_file)
             snprintf(user, sizeof user, "%s/.config/mnemo/config.yaml", home && *home ? home : ".");
         if (file_exists(user)) {
             snprintf(buf, sizeof buf, "user file %s", user);
-            rc = mn_config_load_file(cfg, user, buf);
+            rc = load_file(cfg, user, buf, 0);
         }
         if (!rc && file_exists(".mnemo/config.yaml"))
-            rc = mn_config_load_file(cfg, ".mnemo/config.yaml", "project file .mnemo/config.yaml");
+            rc = load_file(cfg, ".mnemo/config.yaml", "project file .mnemo/config.yaml", 0);
     }
     if (!rc)
         warn_misspelt_env();
@@ -573,5 +680,5 @@ mn_status mn_config_load(mn_config *cfg, const char *explicit_file)
             }
         }
     }
-    return rc;
+    return rc ? rc : map_vector_store(cfg, 1, NULL);
 }

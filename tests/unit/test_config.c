@@ -206,6 +206,144 @@ static void settings_snapshot_follows_the_key_table(void **state)
     mn_config_free(cfg);
 }
 
+/* harombe's `memory.vector_store` (seed 000) chooses mnemo's embedder: embedding_provider and
+ * embedding_model become embedder.name and embedder.model, unless embedder.* is set explicitly
+ * (from any layer) or vector_store.enabled is false; a provider mnemo does not have is refused
+ * naming the key, the value and the line. */
+static void vector_store_maps_to_the_embedder(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *yaml;
+        mn_status rc;
+        const char *name, *model, *name_source; /* NULL name_source: "default" */
+    } cases[] = {
+        {"memory:\n  vector_store:\n    embedding_provider: ollama\n    embedding_model: nomic-embed-text\n", MN_OK,
+         "ollama", "nomic-embed-text", "file v.yaml; from memory.vector_store.embedding_provider"},
+        {"memory:\n  vector_store:\n    enabled: true\n    embedding_model: text-embedding-3-small\n"
+         "    embedding_provider: openai\n", MN_OK, "openai", "text-embedding-3-small",
+         "file v.yaml; from memory.vector_store.embedding_provider"},
+        {"memory.vector_store.embedding_provider: ollama\n", MN_OK, "ollama", "",
+         "file v.yaml; from memory.vector_store.embedding_provider"},
+        /* explicit embedder.* wins, before or after the vector_store keys */
+        {"embedder: {name: hash}\nmemory:\n  vector_store: {embedding_provider: ollama, embedding_model: m}\n", MN_OK,
+         "hash", "", "file v.yaml"},
+        {"memory:\n  vector_store: {embedding_provider: ollama, embedding_model: m}\nembedder: {name: hash}\n", MN_OK,
+         "hash", "", "file v.yaml"},
+        {"memory:\n  vector_store: {embedding_provider: ollama, embedding_model: m}\nembedder: {model: all-minilm}\n",
+         MN_OK, "ollama", "all-minilm", "file v.yaml; from memory.vector_store.embedding_provider"},
+        {"embedder: {name: openai}\nmemory:\n  vector_store: {embedding_provider: sentence-transformers}\n", MN_OK,
+         "openai", "", "file v.yaml"},
+        /* enabled: false turns the mapping off, and with it the check of the provider */
+        {"memory:\n  vector_store:\n    enabled: false\n    embedding_provider: ollama\n", MN_OK, "none", "", NULL},
+        {"memory:\n  vector_store:\n    embedding_provider: sentence-transformers\n    enabled: 'off'\n", MN_OK, "none",
+         "", NULL},
+        /* seed 000's own example: a provider mnemo does not have */
+        {"memory:\n  vector_store:\n    enabled: true\n    embedding_model: sentence-transformers/all-MiniLM-L6-v2\n"
+         "    embedding_provider: sentence-transformers\n", MN_INVALID, NULL, NULL, NULL},
+        {"memory:\n  vector_store:\n    embedding_provider: cohere\n", MN_INVALID, NULL, NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mn_config *cfg = fresh();
+        mn_status rc = mn_config_load_yaml(cfg, cases[i].yaml, strlen(cases[i].yaml), "v.yaml", "file v.yaml");
+        if (rc != cases[i].rc)
+            fail_msg("case %zu: %s, want %s (%s)", i, mn_status_name(rc), mn_status_name(cases[i].rc), mn_errmsg());
+        if (rc) {
+            const char *msg = mn_errmsg();
+            if (!strstr(msg, "v.yaml: line ") || !strstr(msg, "memory.vector_store.embedding_provider") ||
+                !strstr(msg, strstr(cases[i].yaml, "cohere") ? "'cohere'" : "'sentence-transformers'"))
+                fail_msg("case %zu: '%s' does not name the file, line, key and value", i, msg);
+            mn_config_free(cfg);
+            continue;
+        }
+        const char *v, *src;
+        assert_int_equal(mn_config_get(cfg, "embedder.name", &v, &src), MN_OK);
+        if (strcmp(v, cases[i].name) != 0 || strcmp(src, cases[i].name_source ? cases[i].name_source : "default") != 0)
+            fail_msg("case %zu: embedder.name '%s' (%s), want '%s' (%s)", i, v, src, cases[i].name,
+                     cases[i].name_source ? cases[i].name_source : "default");
+        assert_string_equal(mn_config_str(cfg, "embedder.model"), cases[i].model);
+        mn_config_free(cfg);
+    }
+
+    /* the same through mn_config_set (the Python package's config=, in any order) */
+    mn_config *cfg = fresh();
+    const char *v, *src;
+    assert_int_equal(mn_config_set(cfg, "memory.vector_store.embedding_model", "nomic-embed-text", "python"), MN_OK);
+    assert_string_equal(mn_config_str(cfg, "embedder.name"), "none"); /* a model alone chooses nothing */
+    assert_int_equal(mn_config_set(cfg, "memory.vector_store.embedding_provider", "ollama", "python"), MN_OK);
+    mn_config_get(cfg, "embedder.name", &v, &src);
+    assert_string_equal(v, "ollama");
+    assert_string_equal(src, "python; from memory.vector_store.embedding_provider");
+    mn_config_get(cfg, "embedder.model", &v, &src);
+    assert_string_equal(v, "nomic-embed-text");
+    assert_string_equal(src, "python; from memory.vector_store.embedding_model");
+    mn_config_get(cfg, "embedder.base_url", &v, &src); /* harombe's default Ollama host */
+    assert_string_equal(v, "http://localhost:11434");
+    assert_string_equal(src, "python; from memory.vector_store.embedding_provider");
+    assert_int_equal(mn_config_set(cfg, "memory.vector_store.embedding_provider", "bert", "python"), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "memory.vector_store.embedding_provider: 'bert'"));
+    assert_string_equal(mn_config_str(cfg, "memory.vector_store.embedding_provider"), "ollama"); /* unchanged */
+    assert_string_equal(mn_config_str(cfg, "embedder.name"), "ollama");
+    assert_int_equal(mn_config_set(cfg, "memory.vector_store.enabled", "false", "python"), MN_OK);
+    assert_string_equal(mn_config_str(cfg, "embedder.name"), "none"); /* mapped values go with it */
+    assert_string_equal(mn_config_str(cfg, "embedder.model"), "");
+    assert_int_equal(mn_config_set(cfg, "memory.vector_store.enabled", "true", "python"), MN_OK);
+    assert_string_equal(mn_config_str(cfg, "embedder.name"), "ollama");
+    assert_int_equal(mn_config_set(cfg, "embedder.name", "openai", NULL), MN_OK); /* explicit: the model goes too */
+    mn_config_get(cfg, "embedder.name", &v, &src);
+    assert_string_equal(v, "openai");
+    assert_string_equal(src, "flag");
+    assert_string_equal(mn_config_str(cfg, "embedder.model"), "");
+    assert_string_equal(mn_config_str(cfg, "embedder.base_url"), "");
+    mn_config_free(cfg);
+    cfg = fresh(); /* an explicit base URL stays, whichever is set first */
+    assert_int_equal(mn_config_set(cfg, "embedder.base_url", "http://127.0.0.1:9", NULL), MN_OK);
+    assert_int_equal(mn_config_set(cfg, "memory.vector_store.embedding_provider", "ollama", NULL), MN_OK);
+    assert_string_equal(mn_config_str(cfg, "embedder.name"), "ollama");
+    assert_string_equal(mn_config_str(cfg, "embedder.base_url"), "http://127.0.0.1:9");
+    mn_config_free(cfg);
+
+    /* the environment: a variable names itself; an explicit MNEMO_EMBEDDER wins over a file */
+    char dir[] = "/tmp/mnemo-config-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char file[256];
+    snprintf(file, sizeof file, "%s/h.yaml", dir);
+    FILE *f = fopen(file, "w");
+    fputs("memory:\n  vector_store:\n    embedding_provider: ollama\n    embedding_model: nomic-embed-text\n", f);
+    fclose(f);
+    setenv("MNEMO_EMBEDDER", "hash", 1);
+    cfg = fresh();
+    assert_int_equal(mn_config_load(cfg, file), MN_OK);
+    assert_string_equal(mn_config_str(cfg, "embedder.name"), "hash");
+    assert_string_equal(mn_config_str(cfg, "embedder.model"), "");
+    mn_config_free(cfg);
+    unsetenv("MNEMO_EMBEDDER");
+    setenv("MNEMO_VECTOR_STORE_EMBEDDING_PROVIDER", "sentence-transformers", 1);
+    cfg = fresh();
+    assert_int_equal(mn_config_load(cfg, file), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "MNEMO_VECTOR_STORE_EMBEDDING_PROVIDER"));
+    assert_non_null(strstr(mn_errmsg(), "'sentence-transformers'"));
+    unsetenv("MNEMO_VECTOR_STORE_EMBEDDING_PROVIDER");
+    mn_config_free(cfg);
+    /* a file's unknown provider is refused with its line once every layer is read, unless a
+     * later layer sets embedder.name */
+    f = fopen(file, "w");
+    fputs("memory:\n  vector_store:\n    embedding_provider: sentence-transformers\n", f);
+    fclose(f);
+    cfg = fresh();
+    assert_int_equal(mn_config_load(cfg, file), MN_INVALID);
+    assert_non_null(strstr(mn_errmsg(), "h.yaml: line 3: memory.vector_store.embedding_provider"));
+    mn_config_free(cfg);
+    setenv("MNEMO_EMBEDDER", "hash", 1);
+    cfg = fresh();
+    assert_int_equal(mn_config_load(cfg, file), MN_OK);
+    assert_string_equal(mn_config_str(cfg, "embedder.name"), "hash");
+    unsetenv("MNEMO_EMBEDDER");
+    mn_config_free(cfg);
+    remove(file);
+    rmdir(dir);
+}
+
 /* mn_config_get_shown (src/mnemo_config.c): what `config show` prints, each secret as ***. */
 static void shown_values_mask_secrets(void **state)
 {
@@ -256,6 +394,7 @@ int main(void)
         cmocka_unit_test(yaml_nesting_is_bounded),
         cmocka_unit_test(environment_beats_files_and_flags_beat_environment),
         cmocka_unit_test(shown_values_mask_secrets),
+        cmocka_unit_test(vector_store_maps_to_the_embedder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

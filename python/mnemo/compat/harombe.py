@@ -4,11 +4,15 @@
     from mnemo.compat.harombe import MemoryManager
     mm = MemoryManager("~/.harombe/memory.db", max_history_tokens=4096)
 
-Same methods, arguments, defaults and return types as harombe's manager.py. What changes:
+Same methods, arguments, defaults and return types as harombe's manager.py, and the seed's own
+signatures beside them: `load_session(session_id)` (the whole history) and
+`get_recent_messages(session_id, max_tokens=N)` (a token budget, where the real project's
+positional `count` is a number of messages). What changes:
 storage is libmnemo (durable appends, exact token counts, keyword search with no setup);
 `embedding_client` / `vector_store` are accepted and ignored: search uses mnemo's configured
-embedder (`embedder.name`, e.g. {"embedder.name": "hash"} through `config`) and falls back to
-keyword search without one, where harombe raised RuntimeError; `backfill_embeddings` embeds every
+embedder (`embedder.name`, e.g. {"embedder.name": "hash"} through `config`, or a harombe file's
+`memory.vector_store.embedding_provider`) and falls back to keyword search without one, where
+harombe raised RuntimeError; `backfill_embeddings` embeds every
 message without a vector (mnemo embed --backfill). Messages come back as `Message` objects with
 harombe's fields (role, content, tool_calls, tool_call_id, name); harombe's own Message objects
 and plain dicts are accepted by save_message.
@@ -23,7 +27,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from ..errors import NotFound
+from ..errors import Invalid, NotFound
 from ..memory import HISTORY_MAX_LIMIT, Memory
 
 
@@ -98,6 +102,23 @@ def _to_message(m: Dict[str, Any]) -> Message:
                                   arguments=parsed if isinstance(parsed, dict) else {"arguments": parsed}))
     return Message(role=m["role"], content=m.get("content"), tool_calls=calls, tool_call_id=m.get("tool_call_id"),
                    name=m.get("name"))
+
+
+def _newest_within(msgs: List[Dict[str, Any]], budget: int) -> List[Dict[str, Any]]:
+    """The newest of msgs whose stored token counts add up to at most budget, oldest first; never
+    starting with a tool result cut off from the call that asked for it."""
+    if sum(m["tokens"] for m in msgs) <= budget:
+        return msgs
+    out: List[Dict[str, Any]] = []
+    used = 0
+    for m in reversed(msgs):
+        if used + m["tokens"] > budget:
+            break
+        out.insert(0, m)
+        used += m["tokens"]
+    while out and out[0]["role"] == "tool":
+        out.pop(0)
+    return out
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -190,27 +211,33 @@ class MemoryManager:
         counted with the tokens mnemo stored for each message. The list never starts with a tool
         result cut off from the call that asked for it."""
         budget = self.max_history_tokens if max_tokens is None else max_tokens
-        msgs = self.memory.history(session_id)
-        if sum(m["tokens"] for m in msgs) <= budget:
-            return [_to_message(m) for m in msgs]
-        out: List[Dict[str, Any]] = []
-        used = 0
-        for m in reversed(msgs):
-            if used + m["tokens"] > budget:
-                break
-            out.insert(0, m)
-            used += m["tokens"]
-        while out and out[0]["role"] == "tool":
-            out.pop(0)
-        return [_to_message(m) for m in out]
+        return [_to_message(m) for m in _newest_within(self.memory.history(session_id), budget)]
 
-    def get_recent_messages(self, session_id: str, count: int = 10) -> List[Message]:
-        """The last `count` messages, oldest first."""
+    def load_session(self, session_id: str) -> List[Message]:
+        """Seed 000's name: the session's whole history, oldest first (load_history cuts it to a
+        token budget). An unknown session raises mnemo.NotFound, as load_history does."""
+        return [_to_message(m) for m in self.memory.history(session_id)]
+
+    def get_recent_messages(self, session_id: str, count: Optional[int] = None, *,
+                            max_tokens: Optional[int] = None) -> List[Message]:
+        """The newest messages, oldest first. `count` (the real project's, positional or by name):
+        at most that many. `max_tokens` (seed 000's, by name only): those within that many tokens,
+        as load_history(session_id, max_tokens) chooses them. With neither, the last 10; with
+        both, both limits apply. A negative count or budget is mnemo.Invalid."""
+        if max_tokens is None:
+            return [_to_message(m) for m in self._tail(session_id, 10 if count is None else count)]
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
+            raise Invalid("max_tokens: must be a whole number of tokens, 0 or more")
+        msgs = self.memory.history(session_id) if count is None else self._tail(session_id, count)
+        return [_to_message(m) for m in _newest_within(msgs, max_tokens)]
+
+    def _tail(self, session_id: str, count: int) -> List[Dict[str, Any]]:
+        """The last `count` stored messages, oldest first."""
         if count == 0:  # the newest none (a negative count is Invalid, from history())
             return []
         if count > HISTORY_MAX_LIMIT:  # more than history() takes at once: every message, the newest kept
-            return [_to_message(m) for m in self.memory.history(session_id)[-count:]]
-        return [_to_message(m) for m in self.memory.history(session_id, limit=count, tail=True)]
+            return self.memory.history(session_id)[-count:]
+        return self.memory.history(session_id, limit=count, tail=True)
 
     def clear_history(self, session_id: str) -> int:
         """Deletes every message of the session, keeping the session; returns how many."""
