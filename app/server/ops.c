@@ -1389,9 +1389,9 @@ static mn_status op_memory_extract(struct srv_call *c)
 #define CID_REQ P("conversation_id", PT_STRING, REQ, DESC("conv_<uuid> (or the session UUID)"))
 #define IID_REQ P("item_id", PT_STRING, REQ, DESC("msg_<seq>, fc_<seq>, fco_<seq> or item_<seq>"))
 #define SEARCH_MODE P("mode", PT_STRING, ENUM("auto|keyword|semantic|hybrid"), DEF("\"auto\""))
-#define ROLES "system|user|assistant|tool"
+#define ROLES "system|user|assistant|agent|tool" /* agent: seed 003's name, stored as assistant */
 #define MSG_ITEM                                                                                                   \
-    "{\"type\":\"object\",\"properties\":{\"role\":{\"type\":\"string\",\"enum\":[\"system\",\"user\","           \
+    "{\"type\":\"object\",\"properties\":{\"role\":{\"type\":\"string\",\"enum\":[\"system\",\"user\",\"agent\","\
     "\"assistant\",\"tool\"]},\"content\":{\"type\":[\"string\",\"null\"]},\"tool_calls\":{\"type\":\"array\"},"  \
     "\"tool_call_id\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},\"tool_name\":{\"type\":\"string\"},"   \
     "\"model\":{\"type\":\"string\"},\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"              \
