@@ -177,7 +177,9 @@ typedef struct mn_db mn_db;
  * the file, naming it), MN_CORRUPT (not a mnemo/SQLite database, or a newer schema), MN_BUSY,
  * MN_INVALID, MN_NOMEM. */
 MN_API mn_status mn_open(const mn_config *cfg, mn_db **out);
-/* The same, with an explicit path overriding memory.storage_path. */
+/* The same, with an explicit path overriding memory.storage_path. With memory.auto_prune_days
+ * set, an open prunes sessions idle longer than that (mn_prune) at most once a day per database
+ * (the time kept in the database); a failure there is logged, not the open's. */
 MN_API mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out);
 /* Closes the handle; no call may be running on it. Waits for the keyword indexing asked of the
  * handle's thread (at most a few search.fts_drain chunks). NULL is a no-op. */

@@ -184,6 +184,8 @@ mn_status mn_upgrade(const char *path, const mn_config *cfg, mn_progress_fn prog
     return rc;
 }
 
+static void auto_prune(mn_db *db);
+
 mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out)
 {
     mn__err_clear();
@@ -219,11 +221,42 @@ mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out)
         return mn__err(rc, "%s", msg);
     }
     db->magic = DB_MAGIC;
+    auto_prune(db);
     *out = db;
     return MN_OK;
 }
 
 mn_status mn_open(const mn_config *cfg, mn_db **out) { return mn_open_path(NULL, cfg, out); }
+
+/* memory.auto_prune_days for every opener, not only `mnemo serve` (seed 000 prunes at start):
+ * at most once a day per database, the time recorded in the database ("prune.auto_at"), so a
+ * command run a thousand times a day pays one read of meta. A failure is logged, never the
+ * open's: the next open tries again. */
+static void auto_prune(mn_db *db)
+{
+    int days = (int)db->settings.memory_auto_prune_days;
+    if (days < 1)
+        return;
+    char *last = NULL, now[32];
+    int64_t now_ms = mn_clock_now_ms();
+    mn_status rc = db->store->ops->meta_get(db->store, "prune.auto_at", &last);
+    int due = rc == MN_NOTFOUND || (!rc && (!last || now_ms - strtoll(last, NULL, 10) >= 86400000));
+    free(last);
+    if (rc == MN_NOTFOUND)
+        rc = MN_OK;
+    int64_t pruned = 0;
+    if (!rc && due && !(rc = mn_prune(db, days, &pruned))) {
+        snprintf(now, sizeof now, "%lld", (long long)now_ms);
+        rc = db->store->ops->meta_set(db->store, "prune.auto_at", now);
+        if (pruned)
+            mn__log(MN_LOG_INFO, "%s: memory.auto_prune_days %d: %lld idle sessions deleted", db->store->label, days,
+                    (long long)pruned);
+    }
+    if (rc) {
+        mn__log(MN_LOG_WARN, "%s: memory.auto_prune_days: %s", db->store->label, mn_errmsg());
+        mn__err_clear();
+    }
+}
 
 void mn_close(mn_db *db)
 {
