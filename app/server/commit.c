@@ -381,17 +381,19 @@ static pthread_once_t work_once = PTHREAD_ONCE_INIT;
 
 /* q.work times its waits on the monotonic clock: a backoff must not stretch when the wall
  * clock is set back. */
-static void work_init(void)
+void srv_cond_monotonic(pthread_cond_t *c)
 {
     pthread_condattr_t a;
     if (pthread_condattr_init(&a) == 0) {
         if (pthread_condattr_setclock(&a, CLOCK_MONOTONIC) == 0) {
-            pthread_cond_destroy(&q.work);
-            pthread_cond_init(&q.work, &a);
+            pthread_cond_destroy(c);
+            pthread_cond_init(c, &a);
         }
         pthread_condattr_destroy(&a);
     }
 }
+
+static void work_init(void) { srv_cond_monotonic(&q.work); }
 
 int srv_commit_start(mn_db *db, int committers)
 {

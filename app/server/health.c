@@ -120,17 +120,7 @@ static void *prober(void *arg)
 
 static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
 
-static void wake_init(void)
-{
-    pthread_condattr_t a;
-    if (pthread_condattr_init(&a) == 0) {
-        if (pthread_condattr_setclock(&a, CLOCK_MONOTONIC) == 0) {
-            pthread_cond_destroy(&h.wake);
-            pthread_cond_init(&h.wake, &a);
-        }
-        pthread_condattr_destroy(&a);
-    }
-}
+static void wake_init(void) { srv_cond_monotonic(&h.wake); }
 
 void srv_health_start(mn_db *db)
 {

@@ -142,6 +142,9 @@ void srv_commit_stats(uint64_t *groups, uint64_t *appends, uint64_t *deferrals, 
  * prober, a thread that reads from the database once a second when no append was acknowledged
  * meanwhile. */
 void srv_health_appends(size_t ok, size_t failed, size_t waited, const char *failure);
+/* Makes c (initialised, unused) time its waits on the monotonic clock (commit.c): a backoff
+ * must not stretch when the wall clock is set back. */
+void srv_cond_monotonic(pthread_cond_t *c);
 void srv_health_start(mn_db *db);
 void srv_health_stop(void);
 /* For /healthz, without waiting (safe on the event loop): returns 1 and *body {"status":"ok"}
