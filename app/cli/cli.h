@@ -93,6 +93,30 @@ void cli_progress(const char *label, long long done, long long total);
 /* Prints import / migrate counts as the documented JSON object, one line. */
 void cli_print_import_stats_json(const mn_import_stats *st);
 
+/* A message of a session, as a command line names it: by its position, the #N that `history`
+ * and the web page show (seq; "N" or "#N"), or by --message-id, the database-wide id that only
+ * JSON shows. One of seq and id is set (the other 0) until cli_message_resolve sets id. */
+struct cli_msg_ref {
+    long long seq, id;
+};
+/* Reads the position `position` (NULL: none was given) or the option --message-id into *r;
+ * prints a usage error and returns EXIT_USAGE when neither, both, or a bad one was given. */
+int cli_message_ref(const struct cli_args *a, const char *position, struct cli_msg_ref *r);
+/* Sets r->id from the position in session_id (messages past the turn limit included): 0, or 1
+ * after printing "mnemo: session ID has no message #N" (or the library's error). */
+int cli_message_resolve(mn_db *db, const char *session_id, struct cli_msg_ref *r);
+
+/* cmd_report.c: the library's JSON as text for people (`--json` prints the JSON itself). */
+/* The context report: one line a part (tokens, messages kept and dropped, summary, fold, …). */
+void cli_print_report_text(FILE *f, const char *report_json);
+/* Warns on stderr when the report says the context is over its budget or does not fit the model
+ * window, with the figures and what to change; max_tokens_flag: the --max-tokens given (0: none). */
+void cli_context_warnings(const char *report_json, long long max_tokens_flag);
+/* A compaction event (mn_compact) as one line on stdout. */
+void cli_print_compaction_text(const char *event_json);
+/* The array of mn_events_json as one line an event on stdout ("no events" when empty). */
+void cli_print_events_text(const char *events_json);
+
 /* Commands. */
 int cmd_session_new(const struct cli_global *g, struct cli_args *a);
 int cmd_session_list(const struct cli_global *g, struct cli_args *a);
@@ -133,8 +157,11 @@ int cmd_session_limit(const struct cli_global *g, struct cli_args *a);
 int cmd_message_delete(const struct cli_global *g, struct cli_args *a);
 int cmd_message_edit(const struct cli_global *g, struct cli_args *a);
 int cmd_message_pin(const struct cli_global *g, struct cli_args *a);
-/* What `pin`, `unpin` and `message pin` print for rc (cmd_context.c); returns the exit status. */
-int cli_pin_result(const struct cli_args *a, mn_status rc, long long id, int pinned);
+/* Pins (pinned 1) or unpins a message for `pin`, `unpin` and `message pin` (cmd_context.c):
+ * `session` (NULL: none given) and `position` (NULL: none given) or --message-id, as
+ * cli_message_ref takes them; prints the result. Returns the exit status. */
+int cli_pin(const struct cli_global *g, const struct cli_args *a, const char *session, const char *position,
+            int pinned);
 int cmd_session_update(const struct cli_global *g, struct cli_args *a);
 int cmd_handover(const struct cli_global *g, struct cli_args *a);
 int cmd_files_check(const struct cli_global *g, struct cli_args *a);

@@ -1,5 +1,5 @@
 /*
- * cmd_context.c — context governance commands: `mnemo pin|unpin MSG_ID`, `mnemo summary show
+ * cmd_context.c — context governance commands: `mnemo pin|unpin SESSION N`, `mnemo summary show
  * ID`, `mnemo compact ID`, `mnemo events ID` and `mnemo budget WINDOW` (docs/context.md).
  */
 #include <errno.h>
@@ -8,39 +8,42 @@
 
 #include "cli/cli.h"
 
-static int message_id(const char *text, long long *out)
+int cli_pin(const struct cli_global *g, const struct cli_args *a, const char *session, const char *position,
+            int pinned)
 {
-    char *end;
-    errno = 0;
-    long long n = strtoll(text, &end, 10);
-    if (errno || end == text || *end || n < 1)
-        return cli_usage_error("MSG_ID: '%s' is not a message id (a positive whole number)", text);
-    *out = n;
-    return 0;
-}
-
-static int pin(const struct cli_global *g, struct cli_args *a, int pinned)
-{
-    long long id = 0;
-    if (message_id(a->pos[0], &id))
+    struct cli_msg_ref r;
+    if (cli_message_ref(a, position, &r))
         return EXIT_USAGE;
     mn_db *db = cli_open(g);
     if (!db)
         return 1;
-    mn_status rc = mn_message_pin(db, id, pinned);
+    int status = session ? cli_message_resolve(db, session, &r) : 0;
+    mn_status rc = MN_OK;
+    if (!status) /* with a session, the message must be one of its own (what REST and MCP call) */
+        rc = session ? mn_session_message_pin(db, session, r.id, pinned) : mn_message_pin(db, r.id, pinned);
     mn_close(db);
-    return cli_pin_result(a, rc, id, pinned);
-}
-
-int cli_pin_result(const struct cli_args *a, mn_status rc, long long id, int pinned)
-{
+    if (status)
+        return status;
     if (rc)
         return cli_fail(rc);
     if (cli_flag(a, "json"))
-        printf("{\"id\":%lld,\"pinned\":%s}\n", id, pinned ? "true" : "false");
-    else
-        printf("%s message %lld\n", pinned ? "pinned" : "unpinned", id);
+        printf("{\"id\":%lld,\"pinned\":%s}\n", r.id, pinned ? "true" : "false");
+    else if (r.seq)
+        printf("%s #%lld\n", pinned ? "pinned" : "unpinned", r.seq);
+    else /* given by its id: the position is not known here */
+        printf("%s message id %lld\n", pinned ? "pinned" : "unpinned", r.id);
     return 0;
+}
+
+/* `pin SESSION N`, `pin SESSION --message-id ID` or `pin --message-id ID`. A lone number is
+ * refused: it reads as the #N of `history`, which names no message without its session. */
+static int pin(const struct cli_global *g, struct cli_args *a, int pinned)
+{
+    if (a->npos < 2 && !cli_opt(a, "message-id"))
+        return cli_usage_error("%s: give the session and the position: mnemo %s SESSION N (N: the #N of mnemo "
+                               "history), or the message id: mnemo %s --message-id MSG_ID",
+                               pinned ? "pin" : "unpin", pinned ? "pin" : "unpin", pinned ? "pin" : "unpin");
+    return cli_pin(g, a, a->npos ? a->pos[0] : NULL, a->npos > 1 ? a->pos[1] : NULL, pinned);
 }
 
 int cmd_pin(const struct cli_global *g, struct cli_args *a) { return pin(g, a, 1); }
@@ -106,8 +109,10 @@ int cmd_compact(const struct cli_global *g, struct cli_args *a)
     o.instructions = cli_opt(a, "instructions");
     mn_status rc = mn_compact_ex(db, a->pos[0], &o, &event);
     int status = 0;
-    if (event && (cli_flag(a, "json") || !rc))
+    if (event && cli_flag(a, "json"))
         puts(event);
+    else if (event && !rc)
+        cli_print_compaction_text(event);
     if (rc)
         status = cli_fail(rc);
     mn_free(event);
@@ -125,8 +130,10 @@ int cmd_events(const struct cli_global *g, struct cli_args *a)
         return 1;
     char *json = NULL;
     mn_status rc = mn_events_json(db, a->pos[0], (size_t)limit, &json);
-    if (!rc)
+    if (!rc && cli_flag(a, "json"))
         puts(json);
+    else if (!rc)
+        cli_print_events_text(json);
     mn_free(json);
     mn_close(db);
     return rc ? cli_fail(rc) : 0;

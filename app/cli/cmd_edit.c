@@ -1,82 +1,82 @@
 /*
- * cmd_edit.c — changes in place: `mnemo message delete|edit|pin` and `mnemo session update`.
+ * cmd_edit.c — changes in place: `mnemo message delete|edit|pin` (a message by its position, or
+ * --message-id) and `mnemo session update`.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 
-/* A message id argument: a positive whole number. */
-static int message_id_arg(const char *v, long long *out)
+/* The position argument of `mnemo message CMD ID N|--message-id MSG_ID …` into *position (NULL with
+ * --message-id), with `extra` positionals after it (edit's TEXT); a usage error naming `usage`
+ * when the message is missing. */
+static int message_form(const struct cli_args *a, int extra, const char *usage, const char **position)
 {
-    char *end;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (errno || end == v || *end || n <= 0)
-        return cli_usage_error("MSG_ID: '%s' is not a message id (a positive number; mnemo history --json shows it)",
-                               v), -1;
-    *out = n;
+    int given = a->npos - 1 - extra; /* 1: a position */
+    if (given < 1 && !cli_opt(a, "message-id"))
+        return cli_usage_error("usage: mnemo %s", usage);
+    *position = given >= 1 ? a->pos[1] : NULL;
     return 0;
 }
 
 int cmd_message_delete(const struct cli_global *g, struct cli_args *a)
 {
-    long long id = 0;
-    if (message_id_arg(a->pos[1], &id))
+    const char *position;
+    struct cli_msg_ref r;
+    if (message_form(a, 0, "message delete ID N|--message-id MSG_ID [--json]", &position) ||
+        cli_message_ref(a, position, &r))
         return EXIT_USAGE;
     mn_db *db = cli_open(g);
     if (!db)
         return 1;
-    mn_status rc = mn_message_delete(db, a->pos[0], id);
+    int status = cli_message_resolve(db, a->pos[0], &r);
+    mn_status rc = status ? MN_OK : mn_message_delete(db, a->pos[0], r.id);
     mn_close(db);
+    if (status)
+        return status;
     if (rc)
         return cli_fail(rc);
     if (cli_flag(a, "json"))
-        printf("{\"deleted\":%lld}\n", id);
+        printf("{\"deleted\":%lld}\n", r.id);
     return 0;
 }
 
 /* Pins (or with --unpin unpins) one message of a session: the server's message_pin. */
 int cmd_message_pin(const struct cli_global *g, struct cli_args *a)
 {
-    long long id = 0;
-    if (message_id_arg(a->pos[1], &id))
+    const char *position;
+    if (message_form(a, 0, "message pin ID N|--message-id MSG_ID [--unpin] [--json]", &position))
         return EXIT_USAGE;
-    int pinned = !cli_flag(a, "unpin");
-    mn_db *db = cli_open(g);
-    if (!db)
-        return 1;
-    mn_status rc = mn_session_message_pin(db, a->pos[0], id, pinned);
-    mn_close(db);
-    return cli_pin_result(a, rc, id, pinned);
+    return cli_pin(g, a, a->pos[0], position, !cli_flag(a, "unpin"));
 }
 
 int cmd_message_edit(const struct cli_global *g, struct cli_args *a)
 {
-    long long id = 0;
-    if (message_id_arg(a->pos[1], &id))
+    const char *position;
+    struct cli_msg_ref r;
+    if (message_form(a, 1, "message edit ID N|--message-id MSG_ID TEXT|- [--metadata JSON] [--json]", &position) ||
+        cli_message_ref(a, position, &r))
         return EXIT_USAGE;
     char *stdin_text = NULL;
-    const char *content = a->pos[2];
+    const char *content = a->pos[a->npos - 1];
     if (strcmp(content, "-") == 0 && !(content = stdin_text = cli_read_all(stdin, "standard input", NULL)))
         return 1;
     int status = 1;
     mn_db *db = cli_open(g);
-    if (db) {
+    if (db && !(status = cli_message_resolve(db, a->pos[0], &r))) {
         mn_message *m = NULL;
-        mn_status rc = mn_message_edit(db, a->pos[0], id, content, cli_opt(a, "metadata"), &m);
+        mn_status rc = mn_message_edit(db, a->pos[0], r.id, content, cli_opt(a, "metadata"), &m);
         if (rc)
             status = cli_fail(rc);
         else if (cli_flag(a, "json")) {
             char *json = NULL;
             status = mn_message_to_json(m, &json) ? cli_fail(MN_NOMEM) : (puts(json), 0);
             mn_free(json);
-        } else
-            status = 0;
+        }
         mn_message_free(m);
-        mn_close(db);
     }
+    if (db)
+        mn_close(db);
     free(stdin_text);
     return status;
 }

@@ -1,5 +1,6 @@
 /*
- * cmd_message.c — `mnemo add`, `mnemo history` and `mnemo context`.
+ * cmd_message.c — `mnemo add`, `mnemo history` and `mnemo context` (its report as text:
+ * cmd_report.c).
  */
 #include <jansson.h>
 #include <signal.h>
@@ -14,7 +15,7 @@ static const char *const one_message_opts[] = {"tool-calls", "tool-call-id", "na
 
 /* `add ID --messages FILE`: a JSON array of message objects (append's `messages`), stored as one
  * transaction through the append operation itself, so each item is checked as REST and MCP check
- * it. Prints the ids, one a line, or with --json the stored messages as a JSON array. */
+ * it. Prints the positions (#N), one a line, or with --json the stored messages as a JSON array. */
 static int add_batch(const struct cli_global *g, struct cli_args *a)
 {
     if (a->npos > 1)
@@ -54,7 +55,8 @@ static int add_batch(const struct cli_global *g, struct cli_args *a)
             status = out ? (puts(out), 0) : cli_fail(MN_NOMEM);
             free(out);
         } else
-            json_array_foreach(stored, i, m) printf("%lld\n", (long long)json_integer_value(json_object_get(m, "id")));
+            json_array_foreach(stored, i, m) printf("#%lld\n",
+                                                    (long long)json_integer_value(json_object_get(m, "seq")));
     }
     json_decref(result);
     json_decref(params);
@@ -107,8 +109,8 @@ int cmd_add(const struct cli_global *g, struct cli_args *a)
                 status = 0;
             }
             mn_free(json);
-        } else {
-            printf("%lld\n", (long long)out->id);
+        } else { /* the position, as history shows it: the id is for JSON (--json) */
+            printf("#%lld\n", (long long)out->seq);
             status = 0;
         }
         mn_message_free(out);
@@ -224,6 +226,8 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
                                                                : MN_RAG_SCOPE_SESSION;
     if (cli_opt(a, "format") && mn_format_parse(cli_opt(a, "format"), &o.format) != MN_OK)
         return cli_usage_error("%s", mn_errmsg());
+    if (cli_flag(a, "json") && !cli_flag(a, "report"))
+        return cli_usage_error("--json is the form of the report: add --report (the context's own form is --format)");
     mn_db *db = cli_open(g);
     if (!db)
         return 1;
@@ -234,10 +238,15 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
         status = cli_fail(rc);
     else if (!cli_flag(a, "report"))
         printf("%s%s", c->rendered, o.format == MN_FORMAT_TEXT ? "" : "\n");
-    else if (o.format == MN_FORMAT_TEXT)
+    else if (!cli_flag(a, "json")) {
+        printf("%s%s--- report\n", c->rendered, o.format == MN_FORMAT_TEXT ? "" : "\n");
+        cli_print_report_text(stdout, c->report);
+    } else if (o.format == MN_FORMAT_TEXT)
         printf("%s--- report\n%s\n", c->rendered, c->report);
     else
         printf("{\"messages\":%s,\"report\":%s}\n", c->rendered, c->report);
+    if (!rc) /* said whatever the output: without --report nothing else would tell */
+        cli_context_warnings(c->report, max_tokens);
     mn_context_free(c);
     mn_close(db);
     return status;

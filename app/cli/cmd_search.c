@@ -50,15 +50,32 @@ static int embed_first(mn_db *db)
     return 0;
 }
 
-/* On stderr (stdout stays the hits): a semantic or hybrid search cannot see queued messages. */
-static void not_embedded_hint(const struct cli_global *g, const mn_search_hits *hits)
+/* On stderr (stdout stays the hits): what a semantic or hybrid search could not see. Queued
+ * messages of its scope wait for `mnemo embed --pending`. Messages never queued, stored before
+ * the embedder was turned on, wait for `mnemo embed --backfill`. The library counts only the
+ * vectors and the queue of the whole database (mn_embed_counts), and a message without text
+ * never gets a vector, so the messages beyond those are told only when they outnumber the
+ * vectors: none embedded yet, or a database mostly never embedded; a few tool calls without
+ * text beside a backfilled history say nothing. */
+static void not_embedded_hint(const struct cli_global *g, mn_db *db, const mn_search_hits *hits)
 {
     char name[64];
-    if (hits->not_embedded <= 0 || embedder_name(g, name, sizeof name))
+    if (hits->mode == MN_SEARCH_KEYWORD || embedder_name(g, name, sizeof name))
         return;
-    fprintf(stderr, "%lld message%s not embedded yet; run `mnemo embed --pending`%s\n",
-            (long long)hits->not_embedded, hits->not_embedded == 1 ? " is" : "s are",
-            strcmp(name, "hash") == 0 ? " or pass --embed-first" : "");
+    if (hits->not_embedded > 0)
+        fprintf(stderr, "%lld message%s not embedded yet; run `mnemo embed --pending`%s\n",
+                (long long)hits->not_embedded, hits->not_embedded == 1 ? " is" : "s are",
+                strcmp(name, "hash") == 0 ? " or pass --embed-first" : "");
+    mn_stats st;
+    int64_t embedded = 0, queued = 0;
+    if (mn_stats_get(db, &st) != MN_OK || mn_embed_counts(db, &embedded, &queued) != MN_OK)
+        return;
+    long long never = (long long)(st.messages - embedded - queued);
+    if (never > 0 && never > (long long)embedded)
+        fprintf(stderr,
+                "%lld message%s no vector and %s not queued for embedding (stored before the embedder was turned "
+                "on): run `mnemo embed --backfill`\n",
+                never, never == 1 ? " has" : "s have", never == 1 ? "is" : "are");
 }
 
 int cmd_search(const struct cli_global *g, struct cli_args *a)
@@ -106,7 +123,7 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
     mn_status rc = mn_search(db, a->pos[0], mode, (size_t)top_k, &f, min_sim, &hits);
     int status = 0;
     if (!rc)
-        not_embedded_hint(g, hits);
+        not_embedded_hint(g, db, hits);
     if (rc)
         status = cli_fail(rc);
     else if (cli_flag(a, "json")) {
@@ -128,8 +145,8 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
             int len = (int)strlen(c) > 160 ? 160 : (int)strlen(c);
             while (len > 0 && len < (int)strlen(c) && ((unsigned char)c[len] & 0xC0) == 0x80)
                 len--; /* cut on a character boundary */
-            printf("%2zu. %.4f  %s #%lld (%s, seq %lld)\n    ", i + 1, h->score, h->message.session_id,
-                   (long long)h->message.id, mn_role_name(h->message.role), (long long)h->message.seq);
+            printf("%2zu. %.4f  %s #%lld (%s)\n    ", i + 1, h->score, h->message.session_id,
+                   (long long)h->message.seq, mn_role_name(h->message.role));
             for (int j = 0; j < len; j++)
                 putchar(c[j] == '\n' ? ' ' : c[j]);
             printf("%s\n", len < (int)strlen(c) ? "…" : "");

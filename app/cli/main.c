@@ -23,6 +23,7 @@ static const struct cli_opt o_state[] = {{"reveal", 0}, {"history", 0}, {NULL, 0
 static const struct cli_opt o_session_list[] = {
     {"limit", 1}, {"offset", 1}, {"namespace", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_json[] = {{"json", 0}, {NULL, 0}};
+static const struct cli_opt o_pin[] = {{"message-id", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_gc[] = {{"vacuum", 0}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_add[] = {{"tool-calls", 1}, {"tool-call-id", 1}, {"name", 1}, {"metadata", 1},
                                        {"idempotency-key", 1}, {"create", 0},       {"files", 1}, {"model", 1},
@@ -31,7 +32,8 @@ static const struct cli_opt o_history[] = {{"json", 0}, {"limit", 1}, {"after", 
 static const struct cli_opt o_context[] = {{"max-tokens", 1}, {"strategy", 1}, {"format", 1},   {"report", 0},
                                            {"model-window", 1}, {"no-fold", 0}, {"fold", 1}, {"rag", 0}, {"no-rag", 0},
                                            {"rag-top-k", 1}, {"detail", 0}, {"rag-scope", 1}, {"rag-min-similarity", 1},
-                                           {"memories", 0}, {"no-memories", 0}, {"memories-top-k", 1}, {NULL, 0}};
+                                           {"memories", 0}, {"no-memories", 0}, {"memories-top-k", 1}, {"json", 0},
+                                           {NULL, 0}};
 static const struct cli_opt o_compact[] = {{"json", 0}, {"instructions", 1}, {NULL, 0}};
 static const struct cli_opt o_events[] = {{"limit", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_export[] = {{"out", 1}, {NULL, 0}};
@@ -43,8 +45,9 @@ static const struct cli_opt o_search[] = {{"mode", 1},  {"session-id", 1}, {"nam
                                           {"json", 0}, {"report", 0}, {"since", 1}, {"until", 1},
                                           {"metadata", 1}, {NULL, 0}};
 static const struct cli_opt o_files[] = {{"limit", 1}, {"json", 0}, {NULL, 0}};
-static const struct cli_opt o_message_edit[] = {{"metadata", 1}, {"json", 0}, {NULL, 0}};
-static const struct cli_opt o_message_pin[] = {{"unpin", 0}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_message_delete[] = {{"message-id", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_message_edit[] = {{"metadata", 1}, {"message-id", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_message_pin[] = {{"unpin", 0}, {"message-id", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_session_update[] = {{"title", 1}, {"metadata", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_handover[] = {{"files", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_forget[] = {{"yes", 0}, {"json", 0}, {NULL, 0}};
@@ -89,6 +92,12 @@ static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1
     "  --include-closed  also closed (deleted) memories (also --all)\n"                                        \
     "  --pinned          only memory blocks (--unpinned: none of them)\n"                                        \
     "  --metadata JSON   an object of scalars each memory's metadata must match\n"
+
+/* How a command takes a message of a session: its position, or its id. */
+#define MESSAGE_REF_HELP                                                                                        \
+    "  N                 the message's position in session ID: the #N of mnemo history (also written #N)\n"   \
+    "  --message-id MSG_ID  the message by its database-wide id instead (history --json shows it; it must\n"   \
+    "                    be ID's)\n"
 
 const struct cli_cmd cli_commands[] = {
     {"session new",
@@ -154,30 +163,32 @@ const struct cli_cmd cli_commands[] = {
      "  --metadata JSON   a JSON object that replaces the stored metadata\n"
      "  --json            print the session as JSON\n",
      o_session_update, 1, 1, cmd_session_update},
-    {"message delete", "ID MSG_ID [--json]", "delete one message of a session, for real (docs/erasure.md)",
-     "  MSG_ID            the message id (mnemo history --json shows it)\n"
+    {"message delete", "ID N|--message-id MSG_ID [--json]",
+     "delete one message of a session, for real (docs/erasure.md)",
+     MESSAGE_REF_HELP
      "  Summaries that folded it go too; the next context folds again from what remains.\n"
      "  --json            print {\"deleted\": MSG_ID}\n",
-     o_json, 2, 2, cmd_message_delete},
-    {"message edit", "ID MSG_ID TEXT|- [--metadata JSON] [--json]",
+     o_message_delete, 1, 2, cmd_message_delete},
+    {"message edit", "ID N|--message-id MSG_ID TEXT|- [--metadata JSON] [--json]",
      "change a message's content (and metadata) in place; tokens and the search index follow",
+     MESSAGE_REF_HELP
      "  TEXT              the new content; - reads it from standard input\n"
      "  --metadata JSON   a JSON object that replaces the message's metadata\n"
      "  Its id, seq, role and time stay; summaries that folded the old text are dropped and a\n"
      "  message_edited event is written (mnemo events).\n"
      "  --json            print the edited message as JSON\n",
-     o_message_edit, 3, 3, cmd_message_edit},
-    {"message pin", "ID MSG_ID [--unpin] [--json]",
+     o_message_edit, 2, 3, cmd_message_edit},
+    {"message pin", "ID N|--message-id MSG_ID [--unpin] [--json]",
      "pin one message of a session: the hybrid strategy keeps it verbatim whatever its age",
-     "  MSG_ID            the message id (mnemo history --json shows it); it must be ID's\n"
+     MESSAGE_REF_HELP
      "  --unpin           unpin it instead\n"
      "  --json            print {\"id\": MSG_ID, \"pinned\": true|false}\n",
-     o_message_pin, 2, 2, cmd_message_pin},
+     o_message_pin, 1, 2, cmd_message_pin},
     {"add",
      "ID ROLE [TEXT|-] [--tool-calls JSON] [--tool-call-id ID] [--name N] [--metadata JSON] [--files JSON]\n"
      "       [--model M] [--tool-name NAME] [--pinned] [--idempotency-key K] [--create] [--json]\n"
      "       mnemo add ID --messages FILE|- [--create] [--json]",
-     "append a message (one durable transaction) and print its id",
+     "append a message (one durable transaction) and print its position #N in the session",
      "  ROLE              system, user, assistant or tool\n"
      "  TEXT              the content; - reads it from standard input\n"
      "  --tool-calls JSON assistant tool calls, OpenAI form: [{\"id\",\"type\":\"function\",\"function\":{\"name\",\"arguments\"}}]\n"
@@ -192,9 +203,9 @@ const struct cli_cmd cli_commands[] = {
      "  --messages FILE   a batch: a JSON array of message objects ({\"role\", \"content\", \"tool_calls\",\n"
      "                    \"tool_call_id\", \"name\", \"metadata\", \"files\", \"model\", \"tool_name\",\n"
      "                    \"pinned\", \"idempotency_key\"}), all stored in one transaction or none; - reads\n"
-     "                    standard input; prints one id a line\n"
+     "                    standard input; prints one position a line\n"
      "  --create          create the session when it does not exist (ID must be a UUID)\n"
-     "  --json            print the stored message as JSON (with --messages: a JSON array)\n",
+     "  --json            print the stored message as JSON, its id included (with --messages: a JSON array)\n",
      o_add, 1, 3, cmd_add},
     {"history", "ID [--json] [--limit N] [--after SEQ [--tail]] [--all]", "print a session's messages, oldest to newest",
      "  --limit N         at most N messages: the newest N, or with --after the first N after SEQ\n"
@@ -207,7 +218,7 @@ const struct cli_cmd cli_commands[] = {
      o_history, 1, 1, cmd_history},
     {"context",
      "ID [--max-tokens N] [--strategy window|summary|chunked|hybrid] [--format openai|anthropic|text]\n"
-     "       [--model-window N] [--fold background|sync|off] [--no-fold] [--report] [--detail]\n"
+     "       [--model-window N] [--fold background|sync|off] [--no-fold] [--report [--json]] [--detail]\n"
      "       [--rag|--no-rag [--rag-top-k N] [--rag-scope session|all]\n"
      "       [--rag-min-similarity X]] [--memories|--no-memories [--memories-top-k N]]",
      "print the context for the next model call",
@@ -219,7 +230,9 @@ const struct cli_cmd cli_commands[] = {
      "                    context.fold_timeout_ms), sync (run it first, however long), off\n"
      "  --no-fold         the same as --fold off (use the stored summary as it is)\n"
      "  --format F        openai (JSON messages), anthropic ({system, messages}) or text\n"
-     "  --report          print {\"messages\": …, \"report\": {…}} with what was kept and dropped\n"
+     "  --report          after the context, the report of what was kept and dropped, as text\n"
+     "  --json            with --report: {\"messages\": …, \"report\": {…}} (--format text: the text, then\n"
+     "                    the report's JSON)\n"
      "  --detail          the report lists each message's fate (kept, trimmed, offloaded, dropped and why)\n"
      "  --rag             prepend relevant past messages to the last user message, within the budget\n"
      "                    (default: memory.rag.enabled)\n"
@@ -230,21 +243,28 @@ const struct cli_cmd cli_commands[] = {
      "  --memories        long-term memories after the system prompt: the memory blocks and the\n"
      "                    memories relevant to the last user message (default: memory.context.enabled)\n"
      "  --no-memories     do not, whatever memory.context.enabled says\n"
-     "  --memories-top-k N  at most N relevant memories (default memory.context.top_k, 5; at most 50)\n",
+     "  --memories-top-k N  at most N relevant memories (default memory.context.top_k, 5; at most 50)\n"
+     "  A context over its budget, or too big for the model window, is printed with a warning on stderr.\n",
      o_context, 1, 1, cmd_context},
-    {"pin", "MSG_ID [--json]", "pin a message: the hybrid strategy keeps it verbatim whatever its age",
-     "  MSG_ID            the message id (mnemo history --json shows it)\n", o_json, 1, 1, cmd_pin},
-    {"unpin", "MSG_ID [--json]", "unpin a message", "", o_json, 1, 1, cmd_unpin},
+    {"pin", "ID N | [ID] --message-id MSG_ID [--json]",
+     "pin a message: the hybrid strategy keeps it verbatim whatever its age",
+     "  ID N              session ID's message #N (the #N of mnemo history; also written #N)\n"
+     "  --message-id MSG_ID  the message by its database-wide id (history --json shows it); with ID it\n"
+     "                    must be ID's\n"
+     "  --json            print {\"id\": MSG_ID, \"pinned\": true}\n",
+     o_pin, 0, 2, cmd_pin},
+    {"unpin", "ID N | [ID] --message-id MSG_ID [--json]", "unpin a message", "  as pin\n", o_pin, 0, 2, cmd_unpin},
     {"summary show", "ID [--json]", "print the session's global summary (what it covers, by whom)",
      "  --json            a JSON object with the text\n", o_json, 1, 1, cmd_summary_show},
     {"compact", "ID [--instructions TEXT] [--json]",
      "fold the session now: all but the last context.tail_turns turns into its summary",
-     "  prints the compaction event (tokens before/after, messages folded, summariser, outcome)\n"
-     "  --instructions T  what the summary must keep (like /compact <focus>), for the summariser\n",
+     "  prints what was folded (messages, up to which #N, tokens before and after, summariser)\n"
+     "  --instructions T  what the summary must keep (like /compact <focus>), for the summariser\n"
+     "  --json            print the compaction event as JSON (docs/context.md)\n",
      o_compact, 1, 1, cmd_compact},
-    {"events", "ID [--limit N] [--json]", "print the session's events (compactions, failures), newest first, as JSON",
+    {"events", "ID [--limit N] [--json]", "print the session's events (compactions, failures), newest first",
      "  --limit N         at most N events (default 50)\n"
-     "  --json            accepted for symmetry: the output is always JSON\n", o_events, 1, 1, cmd_events},
+     "  --json            a JSON array of {\"id\", \"kind\", \"created_at\", \"data\"}\n", o_events, 1, 1, cmd_events},
     {"budget", "WINDOW [--json]", "split a model window: response, history and files shares",
      "  response = min(window/4, 16000), history = min(rest/3, 50000), files = the rest\n", o_json, 1, 1,
      cmd_budget},
@@ -323,7 +343,7 @@ const struct cli_cmd cli_commands[] = {
      "  --json            print {\"encoding\", \"tokens\", \"bytes\"}\n",
      o_tokens, 0, 1, cmd_tokens},
     {"search", "QUERY [--mode auto|semantic|keyword|hybrid] [--session-id ID] [--namespace NS] [--role R]\n"
-     "       [--since T] [--until T] [--metadata JSON] [--top-k N] [--min-similarity X] [--embed-first] [--json]",
+     "       [--since T] [--until T] [--metadata JSON] [--limit N] [--min-similarity X] [--embed-first] [--json]",
      "search stored messages (keyword, semantic or hybrid; docs/search.md)",
      "  --mode M          auto (hybrid with an embedder, else keyword), semantic, keyword, hybrid\n"
      "  --session-id ID   only this session's messages (also --session)\n"
@@ -333,10 +353,12 @@ const struct cli_cmd cli_commands[] = {
      "  --until T         only messages written before T\n"
      "  --metadata JSON   only messages whose metadata has each key of this object with an equal value\n"
      "                    (scalars; at most 16 keys)\n"
-     "  --top-k N         how many hits (default 10, at most 1000)\n"
+     "  --limit N         how many hits (default 10, at most 1000; also --top-k, the API's top_k)\n"
      "  --min-similarity X  drop semantic candidates below this cosine similarity (-1 to 1)\n"
-     "  --embed-first     embed the messages still queued first (local hash embedder only; a semantic\n"
-     "                    or hybrid search says on stderr how many it could not see)\n"
+     "  --embed-first     embed the messages still queued first (local hash embedder only)\n"
+     "  A semantic or hybrid search says on stderr what it could not see: messages queued (mnemo embed\n"
+     "  --pending), and messages never queued, stored before the embedder was turned on, when they\n"
+     "  outnumber those with a vector (mnemo embed --backfill)\n"
      "  --json            a JSON array of hits (docs/search.md)\n"
      "  --report          with --json: {\"hits\": [...], \"index\": {\"indexed\": N, \"scanned\": N, \"truncated\": B},\n"
      "                    \"not_embedded\": N}: what the vector index answered, what was scanned exactly\n"

@@ -30,14 +30,15 @@ int cli_fail(mn_status rc)
     return 1;
 }
 
-/* Older spellings of options, from before option names were the API's (t0110): each is accepted
- * where the command has the option it names and none of its own spelled so (`history --all` is
- * history's own option; `memory list --all` is --include-closed). */
+/* Other spellings of options: older ones, from before option names were the API's (t0110), and
+ * `search --limit`, the name every other listing command gives its count (the API's is top_k).
+ * Each is accepted where the command has the option it names and none of its own spelled so
+ * (`history --all` is history's own option; `memory list --all` is --include-closed). */
 static const struct {
     const char *old, *name;
 } aliases[] = {{"system", "system-prompt"}, {"tool", "tool-name"}, {"ttl", "ttl-seconds"}, {"upto", "upto-seq"},
                {"key", "idempotency-key"}, {"pin", "pinned"},      {"session", "session-id"}, {"user", "user-id"},
-               {"agent", "agent-id"},      {"source", "sources"},  {"all", "include-closed"}};
+               {"agent", "agent-id"},      {"source", "sources"},  {"all", "include-closed"}, {"limit", "top-k"}};
 
 /* The option of opts spelled name[0..len), by its name or else an older spelling; -1 if none. */
 static int find_opt(const struct cli_opt *opts, const char *name, size_t len)
@@ -370,4 +371,47 @@ int cli_time_opt(const struct cli_args *a, const char *name, long long *out)
     cli_usage_error("--%s: '%s' is not a time (ms since the epoch, over 0, or a date YYYY-MM-DD[THH:MM[:SS]][Z])",
                     cli_typed(a, name, b, sizeof b), v);
     return -1;
+}
+
+int cli_message_ref(const struct cli_args *a, const char *position, struct cli_msg_ref *r)
+{
+    r->seq = r->id = 0;
+    const char *id = cli_opt(a, "message-id");
+    if (position && id)
+        return cli_usage_error("give the message by the position or --message-id, not both");
+    if (id) {
+        if (cli_whole(id, 1, (long long)1 << 53, &r->id))
+            return cli_usage_error("--message-id: '%s' is not a message id (a positive whole number; "
+                                   "history --json shows it)", id);
+        return 0;
+    }
+    if (!position) /* a caller's form that has neither */
+        return cli_usage_error("give the message's position (the #N of mnemo history) or --message-id");
+    /* "#3" as history prints it (quoted in a shell, where # starts a comment), or "3" */
+    if (cli_whole(position[0] == '#' ? position + 1 : position, 1, 4294967295LL, &r->seq))
+        return cli_usage_error("'%s' is not a position (N or #N, as mnemo history shows it: 1, 2, ...)", position);
+    return 0;
+}
+
+int cli_message_resolve(mn_db *db, const char *session_id, struct cli_msg_ref *r)
+{
+    if (r->id)
+        return 0;
+    mn_history_opts o = MN_HISTORY_OPTS_INIT;
+    o.after_seq = r->seq - 1;
+    o.limit = 1;
+    o.all = 1;
+    mn_messages *l = NULL;
+    mn_status rc = mn_history(db, session_id, &o, &l);
+    if (rc)
+        return cli_fail(rc);
+    const mn_message *m = mn_messages_at(l, 0);
+    if (m && m->seq == r->seq)
+        r->id = m->id;
+    mn_messages_free(l);
+    if (!r->id) {
+        fprintf(stderr, "mnemo: session %s has no message #%lld\n", session_id, r->seq);
+        return 1;
+    }
+    return 0;
 }

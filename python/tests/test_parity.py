@@ -270,10 +270,10 @@ def test_context_rag_and_memories_false_turn_the_settings_off(db_path, cli, monk
         off = mem.context(s["id"], rag=False, memories=False)
         assert off.report.get("rag") is None and off.report.get("memories") is None
         assert off.messages == [{"role": "user", "content": "what about the parser?"}]
-        cli_off = json.loads(cli("context", s["id"], "--no-rag", "--no-memories", "--report"))
+        cli_off = json.loads(cli("context", s["id"], "--no-rag", "--no-memories", "--report", "--json"))
         assert cli_off["report"] == off.report and cli_off["messages"] == off.messages
         if how == "config":  # the command reads the same settings
-            assert json.loads(cli("context", s["id"], "--report"))["report"] == default
+            assert json.loads(cli("context", s["id"], "--report", "--json"))["report"] == default
         with pytest.raises(mnemo.Invalid, match="^rag:"):
             mem.context(s["id"], rag="no")
         with pytest.raises(mnemo.Invalid, match="^memories:"):
@@ -296,7 +296,7 @@ def test_context_rag_min_similarity_zero_means_no_threshold(db_path, cli, tmp_pa
         assert zero.report["rag"]["min_similarity"] == 0 and len(zero.report["rag"]["injected"]) == 1
         assert mem.context(s["id"], rag=True, rag_scope="all", rag_min_similarity=-1).report == zero.report
         c = json.loads(cli("context", s["id"], "--rag", "--rag-scope", "all", "--rag-min-similarity", "0",
-                           "--report"))
+                           "--report", "--json"))
         assert c["messages"] == zero.messages
     # compared with a handle as fresh as the command's: on PostgreSQL the handle that embedded the
     # messages gives a score whose last digits differ from a fresh handle's (0.3601801097 there,

@@ -21,7 +21,7 @@ def test_python_writes_cli_reads(db_path, cli):
     assert json.loads(cli("history", s["id"], "--json")) == ours
     assert json.loads(cli("session", "show", s["id"], "--json")) == session
     assert json.loads(cli("context", s["id"], "--max-tokens", "500")) == ctx.messages
-    assert json.loads(cli("context", s["id"], "--max-tokens", "500", "--report"))["report"] == ctx.report
+    assert json.loads(cli("context", s["id"], "--max-tokens", "500", "--report", "--json"))["report"] == ctx.report
     assert cli("export") == export
 
 

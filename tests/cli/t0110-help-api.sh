@@ -102,6 +102,7 @@ import json, re, subprocess, sys
 mnemo = sys.argv[2]
 cli_only = {"json", "out", "yes", "report", "embed-first"}
 negated = {"no-rag": "rag", "no-memories": "memories", "unpin": "pinned", "unpinned": "pinned"}
+renamed = {("search", "limit"): "top_k"}  # the name of the other listing commands; --top-k stays
 bad = []
 for op in json.load(open(sys.argv[1])):
     cmd = op["cli_command"]
@@ -111,6 +112,8 @@ for op in json.load(open(sys.argv[1])):
     params = op["params"].get("properties", {})
     for o in sorted(set(re.findall(r"--([a-z][a-z0-9-]*)", usage))):
         if o in cli_only or negated.get(o) in params or o.replace("-", "_") in params:
+            continue
+        if renamed.get((op["name"], o)) in params:
             continue
         if op["name"].startswith("state_") and o in ("history", "reveal"):
             continue  # one usage line for every verb of `mnemo state`

@@ -11,12 +11,10 @@ CALLS='[{"id":"call_a","type":"function","function":{"name":"get_weather","argum
 
 # --- add: one message per role ----------------------------------------------------------------
 ok mn add "$S" system "You are a helpful assistant."
-M1=$OUT
-check "add prints the message id (a number), got '$M1'" sh -c 'printf "%s\n" "$1" | grep -Eq "^[0-9]+$"' - "$M1"
+eq "$OUT" "#1" "add prints the message's position in the session (#N, as history shows it)"
 ok mn add "$S" user "What's the weather in Lisbon, and the time?" --name alice --model human --tool claude-code \
     --files '["src/a.c","docs/b.md"]' --metadata '{"lang":"en","n":[1,2]}' --pin
-M2=$OUT
-check "message ids increase" test "$M2" -gt "$M1"
+eq "$OUT" "#2" "positions increase"
 ok mn add "$S" assistant --tool-calls "$CALLS" --model gpt-4o --json
 J3=$OUT
 eq "$(jget "$J3" '[j["role"], j["content"], j["seq"], j["model"]]')" '["assistant", null, 3, "gpt-4o"]' \
@@ -40,9 +38,7 @@ eq "$(jget "$H" '[m["seq"] for m in j]')" "[1, 2, 3, 4, 5, 6]" "seq is 1..6, old
 eq "$(jget "$H" '[m["role"] for m in j]')" '["system", "user", "assistant", "tool", "tool", "assistant"]' "roles in order"
 eq "$(jget "$H" 'sorted(set(m["session_id"] for m in j))')" "[\"$S\"]" "session_id on every message"
 eq "$(jget "$H" '[m["id"] for m in j] == sorted(m["id"] for m in j)')" true "ids increase with seq"
-eq "$(jget "$H" 'j[0]["id"]')" "$M1" "add printed the id history shows (first)"
-eq "$(jget "$H" 'j[1]["id"]')" "$M2" "add printed the id history shows"
-eq "$(jget "$H" 'j[5]["id"]')" "$M6" "add printed the id of the last message"
+eq "#$(jget "$H" 'j[5]["seq"]')" "$M6" "add printed the position history shows of the last message"
 eq "$(jget "$H" '[type(m["tool_calls"]).__name__ for m in j]')" \
     '["NoneType", "NoneType", "list", "NoneType", "NoneType", "NoneType"]' "tool_calls: an array on the calling message, null elsewhere"
 eq "$(jget "$H" '[c["id"] for c in j[2]["tool_calls"]]')" '["call_a", "call_b"]' "tool call ids kept"
@@ -120,16 +116,17 @@ eq "$(jget "$OUT" 'j[0]["content"]')" "--looks-like-an-option" "content after --
 ok mn session new
 SK=$OUT
 ok mn add "$SK" user "retry me" --key k-1
-K1=$OUT
+eq "$OUT" "#1" "add --key prints the position"
 ok mn add "$SK" user "retry me" --key k-1
-eq "$OUT" "$K1" "the same --key twice prints the same message id"
+eq "$OUT" "#1" "the same --key twice prints the same message's position"
 ok mn add "$SK" user "retry me" --key k-1 --json
-eq "$(jget "$OUT" '[j["id"], j["idempotency_key"], j["seq"]]')" "[$K1, \"k-1\", 1]" "the retry returns the stored message"
+K1=$(jget "$OUT" 'j["id"]')
+eq "$(jget "$OUT" '[j["idempotency_key"], j["seq"]]')" '["k-1", 1]' "the retry returns the stored message"
 ok mn history "$SK" --json
 eq "$(jget "$OUT" 'len(j)')" 1 "history has one copy"
 eq "$(jget "$OUT" 'j[0]["idempotency_key"]')" k-1 "idempotency_key shown in history"
 ok mn add "$SK" user "another" --key k-2
-check "a different key stores a new message" test "$OUT" != "$K1"
+eq "$OUT" "#2" "a different key stores a new message"
 ok mn add "$SK" user "no key"
 ok mn add "$SK" user "no key"
 ok mn history "$SK" --json
@@ -139,8 +136,8 @@ ok mn session show "$SK" --json
 eq "$(jget "$OUT" 'j["message_count"]')" 4 "message_count not inflated by the retry"
 ok mn session new
 SK2=$OUT
-ok mn add "$SK2" user "retry me" --key k-1
-check "the same key in another session is another message" test "$OUT" != "$K1"
+ok mn add "$SK2" user "retry me" --key k-1 --json
+check "the same key in another session is another message" test "$(jget "$OUT" 'j["id"]')" != "$K1"
 ok mn history "$SK2" --json
 eq "$(jget "$OUT" 'len(j)')" 1 "the other session has its own copy"
 fails 1 "idempotency|key" mn add "$SK" user "x" --key ""
@@ -189,7 +186,7 @@ fails 2 "--idempotency-key and --key are one option" mn add "$S2" user x --idemp
 # --- add --messages: a batch, one transaction, checked as the API checks it ----------------------------
 printf '[{"role":"user","content":"two"},{"role":"assistant","content":"three","pinned":true},{"role":"user","content":"four","metadata":{"n":4}}]' >batch.json
 ok mn add "$S2" --messages batch.json
-eq "$(jget "[$(printf '%s' "$OUT" | tr '\n' ',')]" 'len(j)')" 3 "add --messages prints one id a line"
+eq "$OUT" "$(printf '#2\n#3\n#4')" "add --messages prints one position a line"
 ok mn history "$S2" --json
 eq "$(jget "$OUT" '[(m["seq"], m["content"], m["pinned"]) for m in j]')" \
     '[[1, "first", true], [2, "two", false], [3, "three", true], [4, "four", false]]' "the batch is stored in order"
@@ -246,7 +243,7 @@ ok mn add "$TH" user hello
 ok mn message edit "$TH" "$OUT" bye
 eq "$(title_of "$TH")" hello "editing a message whose text is a user-set title keeps the title"
 ok mn history "$TH" --json
-ok mn message delete "$TH" "$(jget "$OUT" 'j[0]["id"]')"
+ok mn message delete "$TH" --message-id "$(jget "$OUT" 'j[0]["id"]')"
 eq "$(title_of "$TH")" hello "deleting it keeps the title too"
 ok mn session new
 TD=$OUT
@@ -280,9 +277,9 @@ ok mn history "$TB" --json
 TB3=$(jget "$OUT" 'j[2]["id"]')
 TB4=$(jget "$OUT" 'j[3]["id"]')
 eq "$(title_of "$TB")" "batch question" "a batch: the title comes from its first user message with text"
-ok mn message edit "$TB" "$TB4" "other"
+ok mn message edit "$TB" --message-id "$TB4" "other"
 eq "$(title_of "$TB")" "batch question" "a batch: editing a later message keeps the title"
-ok mn message edit "$TB" "$TB3" "batch answer"
+ok mn message edit "$TB" --message-id "$TB3" "batch answer"
 eq "$(title_of "$TB")" "batch answer" "a batch: editing the title's message re-derives it"
 
 # a fork: the title follows the copy of its message (renumbered); the source's stays as it is
@@ -296,9 +293,9 @@ FK=$OUT
 ok mn history "$FK" --json
 FK2=$(jget "$OUT" 'j[1]["id"]')
 FK3=$(jget "$OUT" 'j[2]["id"]')
-ok mn message edit "$FK" "$FK3" "changed"
+ok mn message edit "$FK" --message-id "$FK3" "changed"
 eq "$(title_of "$FK")" "fork me" "a fork: editing a later message keeps the title"
-ok mn message edit "$FK" "$FK2" "forked question"
+ok mn message edit "$FK" --message-id "$FK2" "forked question"
 eq "$(title_of "$FK")" "forked question" "a fork: editing the copy of the title's message re-derives it"
 eq "$(title_of "$TK")" "fork me" "a fork: the source keeps its title"
 ok mn session new --title "fork me"
@@ -307,7 +304,7 @@ ok mn add "$TU" user "fork me"
 ok mn session fork "$TU"
 FU=$OUT
 ok mn history "$FU" --json
-ok mn message delete "$FU" "$(jget "$OUT" 'j[0]["id"]')"
+ok mn message delete "$FU" --message-id "$(jget "$OUT" 'j[0]["id"]')"
 eq "$(title_of "$FU")" "fork me" "a fork of a user-set title: the title stays the user's"
 
 # an import finds the message a title came from: the first user message that gives it
@@ -315,16 +312,16 @@ ok mn export "$TF" "$TK" "$TU" --out titles.jsonl
 DI=$(new_db imported)
 ok "$MNEMO" --db "$DI" import titles.jsonl
 ok "$MNEMO" --db "$DI" history "$TF" --json
-ok "$MNEMO" --db "$DI" message delete "$TF" "$(jget "$OUT" 'j[1]["id"]')"
+ok "$MNEMO" --db "$DI" message delete "$TF" --message-id "$(jget "$OUT" 'j[1]["id"]')"
 ok "$MNEMO" --db "$DI" session show "$TF" --json
 eq "$(jget "$OUT" 'j["title"]')" Fix "an import: a message starting with a title it does not give leaves it"
 ok "$MNEMO" --db "$DI" history "$TK" --json
 IK3=$(jget "$OUT" 'j[2]["id"]')
 IK2=$(jget "$OUT" 'j[1]["id"]')
-ok "$MNEMO" --db "$DI" message edit "$TK" "$IK3" "changed"
+ok "$MNEMO" --db "$DI" message edit "$TK" --message-id "$IK3" "changed"
 ok "$MNEMO" --db "$DI" session show "$TK" --json
 eq "$(jget "$OUT" 'j["title"]')" "fork me" "an import: editing a later message keeps the title"
-ok "$MNEMO" --db "$DI" message delete "$TK" "$IK2"
+ok "$MNEMO" --db "$DI" message delete "$TK" --message-id "$IK2"
 ok "$MNEMO" --db "$DI" session show "$TK" --json
 eq "$(jget "$OUT" 'j["title"]')" null "an import: deleting the message that gives the title clears it"
 

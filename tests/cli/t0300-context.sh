@@ -73,7 +73,7 @@ check "text: ends with the newest message" sh -c 'printf "%s\n" "$1" | grep -v "
 check "text: not JSON" sh -c '! printf "%s" "$1" | python3 -c "import json,sys; json.load(sys.stdin)" 2>/dev/null' - "$X"
 
 # --- --report ---------------------------------------------------------------------------------
-ok mn context "$S" --max-tokens 150 --report
+ok mn context "$S" --max-tokens 150 --report --json
 R=$OUT
 eq "$(jget "$R" 'sorted(j.keys())')" '["messages", "report"]' "--report: {messages, report}"
 eq "$(jget "$R" 'isinstance(j["messages"], list) and j["messages"][0]["role"] == "system"')" true "--report: messages is the openai array"
@@ -86,23 +86,23 @@ eq "$(jget "$R" 'j["report"]["messages"]["dropped"] > 0')" true "--report: 150 t
 eq "$(jget "$R" 'j["report"]["strategy"]')" window "--report: strategy"
 ok mn context "$S" --max-tokens 150
 eq "$(jget "$R" 'j["messages"]')" "$(jget "$OUT" 'j')" "--report: the same messages as without --report"
-ok mn context "$S" --max-tokens 150 --report --format anthropic
+ok mn context "$S" --max-tokens 150 --report --json --format anthropic
 eq "$(jget "$OUT" 'sorted(j["messages"].keys()) + [j["report"]["format"]]')" '["messages", "system", "anthropic"]' \
     "--report --format anthropic: the anthropic object and its report"
 ok mn context "$S" --max-tokens 150 --report --format text
 check "--report --format text: the report follows the text" sh -c 'printf "%s\n" "$1" | grep -q "^--- report$"' - "$OUT"
 
 # the default budget is memory.max_history_tokens
-ok mn context "$S" --report
+ok mn context "$S" --report --json
 eq "$(jget "$OUT" 'j["report"]["max_tokens"]')" 4096 "default budget: memory.max_history_tokens (4096)"
-run env MNEMO_MAX_HISTORY_TOKENS=60 "$MNEMO" --db "$DB" context "$S" --report
+run env MNEMO_MAX_HISTORY_TOKENS=60 "$MNEMO" --db "$DB" context "$S" --report --json
 eq "$RC/$(jget "$OUT" 'j["report"]["max_tokens"]')" 0/60 "MNEMO_MAX_HISTORY_TOKENS sets the default budget"
 
 # --- tool calls and results are never split, at any budget --------------------------------------
-"$MNEMO" --db "$DB" context "$S" --max-tokens 100000 --report >"$T/full.json"
+"$MNEMO" --db "$DB" context "$S" --max-tokens 100000 --report --json >"$T/full.json"
 b=20
 while [ $b -le 400 ]; do
-    "$MNEMO" --db "$DB" context "$S" --max-tokens $b --no-rag --report >"$T/ctx.$b.json" 2>"$T/ctx.$b.err" ||
+    "$MNEMO" --db "$DB" context "$S" --max-tokens $b --no-rag --report --json >"$T/ctx.$b.json" 2>"$T/ctx.$b.err" ||
         fail "context --max-tokens $b exited $?"
     "$MNEMO" --db "$DB" context "$S" --max-tokens $b --no-rag --format anthropic >"$T/ant.$b.json" 2>>"$T/ctx.$b.err" ||
         fail "context --max-tokens $b --format anthropic exited $?"
@@ -176,7 +176,16 @@ EOF
 printf '%s' "$HIST" >"$T/hist.json"
 run python3 "$T/pairs.py" "$T" "$T/hist.json"
 eq "$OUT" ok "tool calls and results never split at budgets 20..400 (step 7)"
-check "no stderr from the budget loop" sh -c '! cat "$1"/ctx.*.err | grep -q .' - "$T"
+# stderr: nothing but the over-budget warning, from both runs of a budget exactly when the report says so
+check "the budget loop: stderr is the over-budget warning, exactly when over_budget" python3 -c '
+import json, sys
+for b in range(20, 401, 7):
+    err = open(f"{sys.argv[1]}/ctx.{b}.err").read().splitlines()
+    warn = [l for l in err if l.startswith("mnemo: warning: the context is over its budget: ")]
+    assert warn == err, (b, err)
+    over = json.load(open(f"{sys.argv[1]}/ctx.{b}.json"))["report"]["over_budget"]
+    assert len(warn) == (2 if over else 0), (b, over, err)
+' "$T"
 
 # --- determinism -------------------------------------------------------------------------------
 for fmt in openai anthropic text; do
@@ -190,7 +199,7 @@ ok mn session new --system "sys"
 U=$OUT
 "$MNEMO" --db "$DB" add "$U" user "What time is it?" >/dev/null
 "$MNEMO" --db "$DB" add "$U" assistant --tool-calls "[$(call u1 get_time '"{}"')]" >/dev/null
-ok mn context "$U" --max-tokens 1000 --report
+ok mn context "$U" --max-tokens 1000 --report --json
 J=$OUT
 eq "$(jget "$J" '[m["role"] for m in j["messages"]]')" '["system", "user"]' "an unanswered tool call is not sent"
 eq "$(jget "$J" 'j["report"]["dropped"]["unmatched_tool_call"]')" 1 "report counts the unanswered call"

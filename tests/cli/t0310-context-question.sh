@@ -23,14 +23,14 @@ new_conv() {
 Q="What is the current question?"
 new_conv
 
-ok mn context "$S" --strategy summary --model-window 2000 --report
+ok mn context "$S" --strategy summary --model-window 2000 --report --json
 eq "$(jget "$OUT" 'j["messages"][-1]["content"]')" "$Q" "summary --model-window 2000: the question is last"
 for st in window summary chunked hybrid; do
-    ok mn context "$S" --strategy $st --max-tokens 300 --report
+    ok mn context "$S" --strategy $st --max-tokens 300 --report --json
     eq "$(jget "$OUT" 'j["messages"][-1]["content"]')" "$Q" "$st --max-tokens 300: the question is last"
     eq "$(jget "$OUT" 'j["report"]["tokens"] <= 300')" true "$st --max-tokens 300: within the budget"
     eq "$(jget "$OUT" 'j["messages"][0]["role"]')" system "$st --max-tokens 300: the system prompt"
-    ok mn context "$S" --strategy $st --max-tokens 1 --report
+    ok mn context "$S" --strategy $st --max-tokens 1 --report --json
     eq "$(jget "$OUT" '[len(j["messages"]), j["messages"][-1]["content"]]')" "[2, \"$Q\"]" \
         "$st --max-tokens 1: system prompt and question anyway"
     eq "$(jget "$OUT" '[j["report"]["over_budget"], j["report"]["shortfall"] == j["report"]["tokens"] - 1]')" \
@@ -47,25 +47,25 @@ fails 2 "--no-fold: the same as --fold off; it does not go with --fold sync" mn 
 fails 2 "it does not go with --fold background" mn context "$S" --no-fold --fold background
 ok mn context "$S" --fold off --no-fold
 new_conv
-ok mn context "$S" --strategy summary --fold off --report
+ok mn context "$S" --strategy summary --fold off --report --json
 eq "$(jget "$OUT" '[j["report"]["fold"]["mode"], j["report"]["fold"]["outcome"]]')" '["off", "disabled"]' \
     "--fold off: a due fold is not run"
 
 # compact under the default window strategy: the summary is used, and counts against the budget
 new_conv
-ok mn context "$S" --report
+ok mn context "$S" --report --json
 eq "$(jget "$OUT" 'j["report"]["messages"]["kept"]')" 61 "window before compact: everything fits"
 B=$(printf 'x%.0s' $(seq 1 4001))
 fails 1 "instructions: 4001 bytes is over the maximum of 4000" mn compact "$S" --instructions "$B"
-ok mn compact "$S" --instructions "keep the API decisions"
+ok mn compact "$S" --instructions "keep the API decisions" --json
 eq "$(jget "$OUT" '[j["outcome"], j["instructions"]]')" '["ok", "keep the API decisions"]' \
     "compact --instructions: the event says which"
-ok mn context "$S" --report
+ok mn context "$S" --report --json
 eq "$(jget "$OUT" 'j["report"]["summary"]["shown"]')" true "window after compact: the summary is sent"
 eq "$(jget "$OUT" 'j["report"]["messages"]["kept"] < 61')" true "window after compact: folded messages are not"
 eq "$(jget "$OUT" 'j["messages"][1]["content"].startswith("[Summary of")')" true "the summary comes first"
 eq "$(jget "$OUT" 'j["messages"][-1]["content"]')" "$Q" "and the question last"
-ok mn context "$S" --max-tokens 120 --report
+ok mn context "$S" --max-tokens 120 --report --json
 eq "$(jget "$OUT" '[j["messages"][-1]["content"], j["report"]["tokens"] <= 120, j["report"]["summary"]["cut"]]')" \
     "[\"$Q\", true, true]" "window, tight: the summary is cut to fit, the question kept"
 finish

@@ -19,7 +19,7 @@ BIG=$(python3 -c "print('word ' * 100000)")
 ok mn import "$T/zero.jsonl"
 ok mn history "$SID" --json
 eq "$(jget "$OUT" 'j[0]["tokens"] > 50000')" true "import: the claimed 0 tokens were recounted"
-ok mn context "$SID" --max-tokens 1000 --report
+ok mn context "$SID" --max-tokens 1000 --report --json
 eq "$(jget "$OUT" 'j["report"]["tokens"] <= 1000')" true "context: the big message does not pass a 1,000-token budget"
 eq "$(jget "$OUT" 'j["report"]["messages"]["kept"]')" 1 "context: only the short message is kept"
 ok mn session show "$SID" --json

@@ -139,8 +139,9 @@ fails 1 "^mnemo: --help: writing the output failed" sh -c '"$1" -h >/dev/full' -
 fails 1 "^mnemo: add --help: writing the output failed" sh -c '"$1" add --help >/dev/full' - "$MNEMO"
 fails 1 "^mnemo: session new --help: writing the output failed" sh -c '"$1" session new -h >/dev/full' - "$MNEMO"
 fails 1 "^mnemo: session --help: writing the output failed" sh -c '"$1" session --help >/dev/full' - "$MNEMO"
-fails 2 "'99999999999999999999' is not a message id" mn message edit "$S" 99999999999999999999 x
-fails 2 "'99999999999999999999' is not a message id" mn message delete "$S" 99999999999999999999
+fails 2 "'99999999999999999999' is not a position" mn message edit "$S" 99999999999999999999 x
+fails 2 "'99999999999999999999' is not a position" mn message delete "$S" 99999999999999999999
+fails 2 "--message-id: '99999999999999999999' is not a message id" mn message delete "$S" --message-id 99999999999999999999
 fails 2 "--rag-min-similarity: 'nan' is not a number from -1 to 1" mn context "$S" --rag-min-similarity nan
 fails 2 "--min-similarity: 'nan' is not a number from -1 to 1" mn search x --min-similarity nan
 fails 2 "needs a subcommand: delete, edit, pin" mn message

@@ -80,7 +80,7 @@ eq "$(jget "$OUT" '[m["content"] for m in j]')" '["question 3", "answer 3", "que
     "past the limit the oldest turns leave the active history"
 ok mn history "$K" --json --all
 eq "$(jget "$OUT" '[len(j), sum(1 for m in j if not m["active"])]')" '[8, 4]' "kept for search (threads.trim: keep)"
-ok mn context "$K" --report
+ok mn context "$K" --report --json
 eq "$(jget "$OUT" 'len(j["messages"])')" 4 "the context only sees the active turns"
 ok env MNEMO_THREAD_TRIM=delete "$MNEMO" --db "$DB" add "$K" user "question 5"
 ok mn history "$K" --json --all

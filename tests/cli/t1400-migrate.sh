@@ -31,7 +31,7 @@ while [ $i -lt 8 ]; do
     i=$((i + 1))
 done
 ok m history "$S2" --json
-ok m pin "$(jget "$OUT" 'j[0]["id"]')"
+ok m pin --message-id "$(jget "$OUT" 'j[0]["id"]')"
 ok m compact "$S2" --json
 eq "$(jget "$OUT" 'j["outcome"]')" ok "the source's session has a summary"
 ok m state "$S2" merge '{"city":"Paris","n":2}'
@@ -44,7 +44,7 @@ records() {
     for s in "$S1" "$S2"; do
         "$MNEMO" --db "$1" session show "$s" --json 2>&1
         "$MNEMO" --db "$1" summary show "$s" --json 2>&1
-        "$MNEMO" --db "$1" events "$s" | python3 -c '
+        "$MNEMO" --db "$1" events "$s" --json | python3 -c '
 import json, sys
 print(json.dumps([{k: e[k] for k in ("kind", "created_at", "data")} for e in json.load(sys.stdin)], sort_keys=True))'
         "$MNEMO" --db "$1" state "$s" get 2>&1

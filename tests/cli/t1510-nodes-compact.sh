@@ -46,7 +46,7 @@ for n in a1 a2 a3 b1 b2 b3; do
     eq "$(cat "$T/code.$n")" 200 "build $n answered 200"
     eq "$(jget "$(cat "$T/ctx.$n")" 'j["tokens"] <= 3000')" true "build $n: within the budget"
 done
-ok mn events "$S" --limit 100
+ok mn events "$S" --limit 100 --json
 eq "$(jget "$OUT" 'len([e for e in j if e["kind"] == "compaction" and e["data"]["outcome"] == "ok"])')" 1 \
     "the fold ran once: one compaction event with outcome ok"
 ok mn summary show "$S" --json
@@ -55,7 +55,7 @@ echo "outcomes: $(for n in a1 a2 a3 b1 b2 b3; do jget "$(cat "$T/ctx.$n")" 'j["r
 # a later build on either node uses that summary and folds nothing
 at B req POST "/v1/sessions/$S/context" '{"strategy":"chunked","max_tokens":3000}'
 eq "$(jget "$OUT" 'j["report"]["fold"]["outcome"]')" none "a later build on node B folds nothing more"
-ok mn events "$S" --limit 100
+ok mn events "$S" --limit 100 --json
 eq "$(jget "$OUT" 'len([e for e in j if e["kind"] == "compaction" and e["data"]["outcome"] == "ok"])')" 1 \
     "still one fold"
 

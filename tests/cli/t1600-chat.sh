@@ -208,7 +208,7 @@ ok mn history "$S" --json
 eq "$OUT" "[]" "/clear empties the active history"
 ok mn history "$S" --all --json
 eq "$(jget "$OUT" "len(j)")" 12 "/clear keeps every message stored"
-ok mn context "$S" --report
+ok mn context "$S" --report --json
 eq "$(jget "$OUT" "j['report']['messages']['kept']")" 0 "the cleared messages are out of the context"
 ok mn search "mnemo" --session "$S" --mode keyword --json
 eq "$(jget "$OUT" "len(j) > 0")" true "and still searchable"

@@ -212,7 +212,7 @@ eq "$(jget "$OUT" "[j['id'], j['covers_upto']]")" "$summary" "the fold given up 
 # its claim expires (summarizer.claim_seconds): a later fold of the session succeeds
 gate open
 wait_until 60 "the claim to expire and a later fold to store a summary" sh -c \
-    "\"\$1\" --db \"\$2\" context \"\$3\" --strategy summary --fold sync --report | grep -q '\"outcome\": *\"ok\"'" - "$MNEMO" "$DB" "$S"
+    "\"\$1\" --db \"\$2\" context \"\$3\" --strategy summary --fold sync --report --json | grep -q '\"outcome\": *\"ok\"'" - "$MNEMO" "$DB" "$S"
 
 # -- end of input with a fold due: the same bound ------------------------------------------------
 gate close
@@ -226,7 +226,7 @@ eq "$(stat answered)" "$answered" "the summariser answered nothing meanwhile"
 # -- Ctrl-C while leaving gives up at once, however long context.fold_timeout_ms ------------------
 gate open
 wait_until 60 "the claim to expire again" sh -c \
-    "\"\$1\" --db \"\$2\" context \"\$3\" --strategy summary --fold sync --report | grep -q '\"outcome\": *\"\(ok\|none\)\"'" - "$MNEMO" "$DB" "$S"
+    "\"\$1\" --db \"\$2\" context \"\$3\" --strategy summary --fold sync --report --json | grep -q '\"outcome\": *\"\(ok\|none\)\"'" - "$MNEMO" "$DB" "$S"
 gate close
 start_chat 600000 --strategy summary "$S"
 wait_until 60 "the chat's prompt" grep -q "^session $S" "$T/out"

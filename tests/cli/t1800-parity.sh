@@ -29,7 +29,7 @@ ok mn add "$S" user "deploy it now" --tool codereview --files '["src/c.c"]' --me
 M3=$OUT
 ok mn search hunter2 --json
 eq "$(jget "$OUT" 'len(j)')" 1 "the password is found before the edit"
-ok mn message edit "$S" "$M1" "the zebra secret was redacted by its owner, which took some more words" \
+ok mn message edit "$S" --message-id "$M1" "the zebra secret was redacted by its owner, which took some more words" \
     --metadata '{"edited":true}' --json
 eq "$(jget "$OUT" '[j["id"], j["seq"], j["content"][:24], j["metadata"], j["tokens"] > '"$T1"']')" \
     "[$M1, 1, \"the zebra secret was red\", {\"edited\": true}, true]" "message edit: same id and seq, new text, recounted"
@@ -37,7 +37,7 @@ ok mn search hunter2 --json
 eq "$OUT" "[]" "the old text left the search index"
 ok mn search redacted --json
 eq "$(jget "$OUT" 'len(j)')" 1 "the new text is found"
-ok mn events "$S"
+ok mn events "$S" --json
 check "a message_edited event is written" sh -c 'printf "%s" "$1" | grep -q message_edited' - "$OUT"
 printf 'from standard input' > edit.txt
 ok sh -c '"$0" --db "$1" message edit "$2" "$3" - < edit.txt' "$MNEMO" "$DB" "$S" "$M2"
@@ -48,8 +48,9 @@ ok mn session show "$S" --json
 SESSION_TOKENS=$(jget "$OUT" 'j["token_count"]')
 ok mn history "$S" --json
 eq "$(jget "$OUT" 'sum(m["tokens"] for m in j)')" "$SESSION_TOKENS" "the session's token count follows the edits"
-fails 2 "MSG_ID: 'x' is not a message id" mn message edit "$S" x "text"
-fails 1 "not found" mn message edit "$S" 999999 "text"
+fails 2 "'x' is not a position" mn message edit "$S" x "text"
+fails 1 "has no message #999999" mn message edit "$S" 999999 "text"
+fails 1 "not found" mn message edit "$S" --message-id 999999 "text"
 fails 2 "usage: mnemo message edit" mn message edit "$S" "$M1"
 
 # --- search filters ------------------------------------------------------------------------------------
@@ -109,11 +110,14 @@ eq "$OUT" "## Conversation Context
 fails 1 "not found" mn handover 0190d7a4-0000-7000-8000-000000000000
 
 # --- message delete ---------------------------------------------------------------------------------------
+ok mn history "$S" --json
+M3_ID=$(jget "$OUT" 'j[2]["id"]')
 ok mn message delete "$S" "$M3" --json
-eq "$OUT" "{\"deleted\":$M3}" "message delete"
+eq "$OUT" "{\"deleted\":$M3_ID}" "message delete (by the position add printed)"
 ok mn history "$S" --json
 eq "$(jget "$OUT" 'len(j)')" 2 "two messages left"
-fails 1 "not found" mn message delete "$S" "$M3"
+fails 1 "has no message $M3" mn message delete "$S" "$M3"
+fails 1 "not found" mn message delete "$S" --message-id "$M3_ID"
 
 # --- namespace forget ----------------------------------------------------------------------------------------
 ok mn session new --namespace other

@@ -65,7 +65,7 @@ function cliViews(sid) {
   for (const c of data.contexts) {
     const opts = ['--format', c.format, ...(c.max_tokens ? ['--max-tokens', String(c.max_tokens)] : [])];
     const out = cli('context', sid, ...opts);
-    const withReport = cli('context', sid, ...opts, '--report');
+    const withReport = cli('context', sid, ...opts, '--report', '--json');
     // JSON formats: RENDERED + "\n"; text: the text as it is (docs/cli.md#context)
     const rendered = c.format === 'text' ? out : out.replace(/\n$/, '');
     const report = c.format === 'text'
