@@ -57,7 +57,7 @@ static mn_status current_version(mn_db *db, const char *canon, mn_memory **out)
     return MN_OK;
 }
 
-/* Closed: deleted (even in the millisecond it was added, when its end is the next one), or its
+/* Closed: deleted (a delete with a future `at` too: it cannot be deleted twice), or its
  * validity ended. */
 static int is_closed(const mn_memory *m, int64_t now)
 {
@@ -314,9 +314,10 @@ mn_status mn_memory_delete(mn_db *db, const char *id, int64_t at, const char *ac
     mn_memory m = *cur;
     m.version = cur->version + 1;
     m.valid_to = at ? at : now;
-    if (!at && now == cur->valid_from) /* deleted in the millisecond it was added: it was true for that one */
-        m.valid_to = now + 1;
-    int never_true = !at && now < cur->valid_from; /* deleted before it began: it never becomes true */
+    /* deleted before it began, or in the millisecond it was added: it is never true. Had the
+     * latter been true for that millisecond, a read in it after the delete returned would still
+     * find the memory. */
+    int never_true = !at && now <= cur->valid_from;
     if (never_true)
         m.valid_to = cur->valid_from;
     m.recorded_at = now;
