@@ -2,6 +2,7 @@
 # t0110-help-api.sh — one table drives the surface: `mnemo api --json` is the operation table
 # (the routes /openapi.json serves and the MCP tools), and the help of each command bound to an
 # operation shows that operation's summary, route and parameters, word for word.
+# pg variant: none — the help text and the operation table, no store behaviour.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 

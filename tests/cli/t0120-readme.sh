@@ -5,6 +5,7 @@
 # curl calls against a `mnemo serve` started as the README starts it (127.0.0.1:8765). Where it
 # can, the run gets a network namespace of its own (unshare -n), so that port is free whatever
 # else runs on this machine.
+# pg variant: none — README's examples, on the default SQLite file as the README writes them.
 . "$TESTS_DIR/cli/lib.sh"
 
 ROOT=$(cd "$TESTS_DIR/.." && pwd)

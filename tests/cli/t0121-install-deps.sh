@@ -2,6 +2,7 @@
 # t0121-install-deps.sh — `make run` installs only what building and running need, `make test` the
 # test toolchain too: scripts/install-deps run|test on a machine where no package is installed
 # (dpkg-query and apt-get are stand-ins that record what would be installed; nothing is).
+# pg variant: none — package installation, no database.
 . "$TESTS_DIR/cli/lib.sh"
 
 ROOT=$(cd "$TESTS_DIR/.." && pwd)

@@ -3,6 +3,7 @@
 # `mnemo context --report` print readable text by default and the JSON they always printed with
 # --json; `mnemo context` warns on standard error when the context is over its budget or does not
 # fit the model window (issue #42).
+# pg variant: none — how the CLI prints what the library returns.
 . "$TESTS_DIR/cli/lib.sh"
 
 is_json() { printf '%s' "$1" | python3 -c 'import json, sys; json.load(sys.stdin)' 2>/dev/null; }

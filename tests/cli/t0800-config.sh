@@ -2,6 +2,7 @@
 # t0800-config.sh — `mnemo config show` (every key with its source), the precedence
 # flag > environment > project file > user file > default, --config, bad and unknown keys,
 # `version`, --help on every command, and secrets masked in config show.
+# pg variant: none — configuration precedence and parsing; the store is the same code on both.
 . "$TESTS_DIR/cli/lib.sh"
 
 USERCFG=$XDG_CONFIG_HOME/mnemo/config.yaml

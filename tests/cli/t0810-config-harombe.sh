@@ -5,6 +5,7 @@
 # per key mnemo does not use; the seed's sentence-transformers provider, which mnemo does not
 # have, is refused by name (the mapping to embedder.*: t0130-config-vector-store.sh);
 # memory.rag.enabled turns RAG on in built contexts (and --no-rag off).
+# pg variant: none — configuration parsing; RAG on PostgreSQL is api/test_search and cli/t1300.
 . "$TESTS_DIR/cli/lib.sh"
 
 H=$T/harombe.yaml

@@ -4,6 +4,7 @@
 # messages[i], and the single-message form sent with messages, are refused naming them; JSON
 # arguments and bodies of the wrong type are refused naming the parameter (only query-string and
 # path values are converted from text); tools/call with a name that is not a string.
+# pg variant: none — MCP and JSON framing in the server, before the store.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 

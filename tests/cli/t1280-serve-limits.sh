@@ -3,6 +3,7 @@
 # progress the next one is answered 429 with Retry-After (healthz still answers, and the
 # server serves again once they finish); a body trickling in past server.request_timeout_ms
 # is answered 408 and stores nothing.
+# pg variant: none — overload and timeouts in the HTTP layer.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 

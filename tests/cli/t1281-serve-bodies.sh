@@ -7,6 +7,7 @@
 # values, or Content-Length with Transfer-Encoding) or with a transfer coding the server cannot
 # read is refused and stores nothing. Raw sockets (tests/cli/rawbody.py); no timing is asserted,
 # only outcomes within generous deadlines.
+# pg variant: none — request bodies in the HTTP layer.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 

@@ -6,6 +6,7 @@
 # second request (no session is created); well-framed requests, pipelined, still run. Every
 # response says X-Content-Type-Options: nosniff (JSON, errors, the page, export, MCP, metrics).
 # Raw sockets: tests/cli/rawhttp.py.
+# pg variant: none — HTTP framing.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 

@@ -6,6 +6,7 @@
 # get 503; the cap stays below the descriptor limit (ulimit -n); server.max_connections_per_ip
 # counts a client's network (/24, /64; all of loopback is one client), so rotating source
 # addresses does not multiply it. Raw sockets: tests/cli/rawhttp.py. No timing is asserted.
+# pg variant: none — connection limits in the HTTP layer.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 

@@ -5,6 +5,7 @@
 # process holds [::1]:PORT first the server refuses to start, naming it; on a machine without
 # IPv6 it says so and serves IPv4. Its browser policy names its own origins, scheme included:
 # https://127.0.0.1:PORT is not this http server.
+# pg variant: none — socket binding.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 

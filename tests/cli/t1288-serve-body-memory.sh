@@ -7,6 +7,7 @@
 # server's peak RSS (VmHWM) grows by less than 8 bodies parsed at once would take (16 did
 # before, one on each worker thread), measured against one body alone; its RSS falls back
 # afterwards. No timing is asserted.
+# pg variant: none — the HTTP body memory budget.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 

@@ -5,6 +5,7 @@
 # but not an object, and the headers HTTP says to refuse (no Host, two Host). A retried batch with
 # an Idempotency-Key stores nothing new; a session named twice is exported once; the auth scheme's
 # name is case-insensitive; an allowed origin or host that is not one stops the server at start.
+# pg variant: none — query and body parsing in the server, before the store.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 

@@ -6,6 +6,7 @@
 # Also: a Conversations `after` near INT64_MAX is answered (it spun a worker forever), too many
 # query parameters get a 400 naming the limit, 405 carries the route's real methods, /metrics
 # is refused to a namespace-bound key.
+# pg variant: none — the browser-origin policy in the HTTP layer.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 

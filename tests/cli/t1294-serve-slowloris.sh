@@ -4,6 +4,7 @@
 # has passed (each byte used to restart the idle timeout, so they stayed for ever); at most
 # server.max_connections_per_ip are held from one address; meanwhile a new client from another
 # address still gets /healthz. No timing is asserted: only outcomes, with generous deadlines.
+# pg variant: none — header timeouts in the HTTP layer.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 

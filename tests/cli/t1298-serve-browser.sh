@@ -5,6 +5,7 @@
 # with text/plain and form bodies to prune, import, session create, append, the Conversations
 # API and MCP, a CORS DELETE, a cross-origin read of the export — and the database is unchanged
 # afterwards. Then the server's own web page (same origin) still reads and writes.
+# pg variant: none — the browser-origin policy in the HTTP layer.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 

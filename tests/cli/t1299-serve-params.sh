@@ -5,6 +5,7 @@
 # and each declared limit (integer range, maxLength, enum, type) is refused naming the parameter
 # and the limit (tests/cli/serve/params_check.py); docs/http-api.md's table and docs/mcp.md's tool
 # table agree with the live table (tests/cli/serve/docs_check.py).
+# pg variant: none — parameter declarations checked in the server, before the store.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 

@@ -11,6 +11,7 @@
 # to the millisecond, Ctrl-C at the /forget question (nothing deleted), /pin by the position in
 # the session, bad /history N and --strategy, /context without a summary, and the clear/limit/agent
 # commands from the shell. Waits on the screen and the database, never on fixed sleeps.
+# pg variant: none — the chat's screen and commands; sessions on PostgreSQL are the other tests'.
 . "$TESTS_DIR/cli/lib.sh"
 MNEMO_TOKENIZER=heuristic
 export MNEMO_TOKENIZER

@@ -11,6 +11,7 @@
 # the clock: the summariser's request stays open until the test says so, and the server records,
 # for each chat request, whether a summariser request was open from its start to its end. Every
 # check is on that order and on the database; the deadlines of wait_until only end a hung test.
+# pg variant: none — the chat's fold thread; folds on PostgreSQL are api/test_seed_folding's.
 . "$TESTS_DIR/cli/lib.sh"
 MNEMO_TOKENIZER=heuristic
 export MNEMO_TOKENIZER

@@ -7,6 +7,7 @@
 # session to continue is refused before anything happens), the model server is configured under
 # chat.* (its own URL, protocol, key variable and silence limit; summarizer.* only when
 # chat.base_url is empty), and /history, /search and /pin speak of the per-session position #N.
+# pg variant: none — the chat's session commands.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/chat_lib.sh"
 MNEMO_TOKENIZER=heuristic

@@ -7,6 +7,7 @@
 # turn. What they replace stays stored and searchable (cleared, as /clear does); the request for
 # the summary is not kept. A failed or interrupted summary changes nothing; an empty active
 # history has nothing to compact.
+# pg variant: none — the chat's /compact.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/chat_lib.sh"
 MNEMO_TOKENIZER=heuristic

@@ -4,6 +4,7 @@
 # (tmux's window, resized between replies), else COLUMNS; a narrower width gives shorter words and
 # then fewer parts, never a part cut in the middle, so the line stays one screen row that opens
 # with [ and closes with ]. Wide enough, or a pipe without COLUMNS, it is the whole line.
+# pg variant: none — the chat's status line.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/chat_lib.sh"
 MNEMO_TOKENIZER=heuristic
