@@ -46,6 +46,12 @@ mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
 /* The newest live session (in namespace ns when not NULL; checked by the caller). */
 mn_status mn__session_resume(mn_db *db, const char *ns, mn_session **out);
 
+/* ---- edit.c ---- */
+
+/* mn_message_edit after its argument checks (canon: a live session's canonical id). */
+mn_status mn__message_edit(mn_db *db, const char *canon, int64_t message_id, const char *content,
+                           const char *metadata, mn_message **out);
+
 /* ---- erase.c ---- */
 
 /* Erasure ( docs/erasure.md): after the store deleted a message (seq) or sessions,

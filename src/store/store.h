@@ -52,18 +52,6 @@ typedef struct mn_store_stats {
 typedef int (*mn_store_message_fn)(void *user, const mn_message *m);
 typedef int (*mn_store_session_fn)(void *user, const mn_session *s);
 
-/* One in-place message edit (mn_message_edit): the new content (required), metadata (NULL:
- * unchanged), token count, and the title the session takes when its title came from the old
- * text ("": none, the new text gives no title; NULL: leave the title). */
-typedef struct mn_store_edit {
-    int64_t message_id;
-    const char *content;
-    const char *metadata;
-    int64_t tokens;
-    const char *title;
-    int64_t now_ms;
-} mn_store_edit;
-
 struct mn_store_ops {
     const char *name;
     /* How many append groups pay to commit at once (mn_db_append_writers): SQLite has one writer
@@ -81,6 +69,8 @@ struct mn_store_ops {
     mn_status (*session_prune)(mn_store *st, int64_t updated_before_ms, int64_t *deleted, mn_strings **ids);
     /* Appends (store_append.h): transaction and row primitives; the algorithm is src/engine/append.c. */
     const struct mn_store_append_ops *append;
+    /* Changes to stored messages (store_rows.h): row primitives; the use cases are src/engine/edit.c. */
+    const struct mn_store_row_ops *rows;
     /* Deletes one message of a session by id, keeping the session's counters right
      * (MN_NOTFOUND when the session has no such message); *seq gets its seq. The session's
      * summaries that cover that seq are deleted with it, and a `summary_dropped` event says so. */
@@ -164,13 +154,6 @@ struct mn_store_ops {
     mn_status (*session_set_turns)(mn_store *st, const char *id, int64_t max_turns, int trim_delete, int64_t now_ms);
     /* Long-term memories (sqlite/memories.c, postgres/memories.c; store_memory.h). */
     const struct mn_store_memory_ops *memory;
-    /* Edits one message of a session in place, in one transaction (sqlite/message_edit.c,
-     * postgres/message_edit.c): content, metadata and tokens; the session's token_count and
-     * updated_at follow; the keyword index drops the old text and takes the new one before the
-     * commit; a stored vector is dropped (the message queued again when the queue is on);
-     * summaries covering it go with a `summary_dropped` event; a `message_edited` event is
-     * written. MN_NOTFOUND when the session has no such message; *seq gets its seq. */
-    mn_status (*message_edit)(mn_store *st, const char *session_id, const mn_store_edit *e, int64_t *seq);
 };
 
 /* Every backend's handle starts with this. */

@@ -1307,6 +1307,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
         .session_delete = mn_pg_op_session_delete,
         .session_prune = mn_pg_op_session_prune,
         .append = &mn_pg_append_ops,
+        .rows = &mn_pg_row_ops,
         .message_delete = mn_pg_op_message_delete,
         .session_update = mn_pg_op_session_update,
         .history = mn_pg_op_history,
@@ -1341,7 +1342,6 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
         .session_clear = mn_pg_op_session_clear,
         .session_set_turns = mn_pg_op_session_set_turns,
         .memory = &mn_pg_memory_ops,
-        .message_edit = mn_pg_op_message_edit,
     };
     *out = NULL;
     if (!url || !*url)

@@ -202,7 +202,7 @@ mn_status mn_pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *delet
 /* Runs a `DELETE FROM sessions … RETURNING id` with $1 = num; *ids (may be NULL) gets the ids. */
 mn_status mn_pg_delete_sessions(struct pg_store *s, const char *sql, int64_t num, int64_t *n, mn_strings **ids);
 extern const struct mn_store_append_ops mn_pg_append_ops; /* store_append.h */
-mn_status mn_pg_op_message_edit(mn_store *st, const char *session_id, const mn_store_edit *e, int64_t *seq);
+extern const struct mn_store_row_ops mn_pg_row_ops;
 mn_status mn_pg_op_message_delete(mn_store *st, const char *session_id, int64_t message_id, int64_t *seq);
 mn_status mn_pg_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                   int64_t now_ms);

@@ -464,10 +464,11 @@ static void bind_message(sqlite3_stmt *st, int64_t sid, const mn_message *m)
 /* A transaction is the handle itself, under its lock. */
 #define TX(tx) ((struct sqlite_store *)(tx))
 
-static mn_status tx_write(mn_store *st, mn_store_tx_body body, void *arg)
+mn_status mn_sqlite_tx_write(mn_store *st, mn_store_tx_body body, void *arg)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     pthread_mutex_lock(&s->lock);
+    s->erase_after_commit = 0;
     mn_status rc = mn_sqlite_begin_write(s);
     if (!rc) {
         rc = body((mn_store_tx *)s, arg);
@@ -476,6 +477,8 @@ static mn_status tx_write(mn_store *st, mn_store_tx_body body, void *arg)
         else
             rc = mn_sqlite_commit(s);
     }
+    if (!rc && s->erase_after_commit)
+        mn_sqlite_erased(s); /* the text that left goes from the freed pages and the WAL too */
     if (!rc)
         mn_sqlite_fts_after_commit(s); /* every fts_drain_rows logged rows, a chunk */
     pthread_mutex_unlock(&s->lock);
@@ -593,7 +596,7 @@ static mn_status tx_trim_turns(mn_store_tx *tx, int64_t sid, int64_t max_turns, 
 }
 
 static const struct mn_store_append_ops sqlite_append_ops = {
-    .write = tx_write,
+    .write = mn_sqlite_tx_write,
     .savepoint = tx_savepoint,
     .state = tx_state,
     .session_lock = tx_session_lock,
@@ -1414,6 +1417,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .session_delete = mn_sqlite_op_session_delete,
         .session_prune = mn_sqlite_op_session_prune,
         .append = &sqlite_append_ops,
+        .rows = &mn_sqlite_row_ops,
         .message_delete = mn_sqlite_op_message_delete,
         .session_update = mn_sqlite_op_session_update,
         .history = rd_history,
@@ -1448,7 +1452,6 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .session_clear = mn_sqlite_op_session_clear,
         .session_set_turns = mn_sqlite_op_session_set_turns,
         .memory = &mn_sqlite_memory_ops,
-        .message_edit = mn_sqlite_op_message_edit,
     };
     *out = NULL;
     pthread_once(&sqlite_setup_once, sqlite_setup);

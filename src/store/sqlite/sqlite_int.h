@@ -11,6 +11,8 @@
 #include <stdint.h>
 
 #include "store/store.h"
+#include "store/store_append.h"
+#include "store/store_rows.h"
 #include "store/store_search.h"
 
 #define MN_SQLITE_CORE_STMTS 48
@@ -62,6 +64,7 @@ struct sqlite_store {
      * the drain to the caller (mnemo serve's committer). */
     int64_t fts_drain_rows, fts_logged;
     int fts_drain_deferred;
+    int erase_after_commit; /* a row primitive removed text (store_rows.h erased) */
     /* The keyword index lives in a file of its own, "<db>.keywords" (schema.h, version 11),
      * attached as "kw" only on `kw`, the indexer handle (its own connection, lock, statements and
      * phrase counts), which applies the log and indexes new messages while appends go on, on the
@@ -123,6 +126,11 @@ void mn_sqlite_wal_truncate(struct sqlite_store *s);
 /* After a commit that deleted or changed text (lock held): mn_sqlite_fts_erase, then the WAL
  * truncated, so that the old text is in neither file nor either log. */
 void mn_sqlite_erased(struct sqlite_store *s);
+/* The write transaction of the append and row primitives (the handle under its lock): begin,
+ * body, commit; after a commit, the erasure a body asked for (store_rows.h erased) and the
+ * keyword index's chunk. */
+mn_status mn_sqlite_tx_write(mn_store *st, mn_store_tx_body body, void *arg);
+extern const struct mn_store_row_ops mn_sqlite_row_ops;
 /* After a write transaction that deleted or changed text committed (lock held): takes the old text
  * out of the keyword index and its log now (search.c). A failure is logged: the log keeps the
  * text's removal for the next drain. */
@@ -212,7 +220,6 @@ mn_status mn_sqlite_op_pinned_units(mn_store *st, const char *session_id, int64_
 mn_status mn_sqlite_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
 
 /* Operations implemented in edit.c (single-message delete, session update). */
-mn_status mn_sqlite_op_message_edit(mn_store *st, const char *session_id, const mn_store_edit *e, int64_t *seq);
 mn_status mn_sqlite_op_message_delete(mn_store *st, const char *session_id, int64_t message_id, int64_t *seq);
 mn_status mn_sqlite_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                       int64_t now_ms);

@@ -1,0 +1,145 @@
+/*
+ * rows.c — the SQLite backend's row primitives for changes to stored messages (store_rows.h);
+ * the use cases over them are in src/engine/edit.c. Transactions are sqlite.c's (the handle
+ * under its lock).
+ */
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "store/sqlite/sqlite_int.h"
+#include "store/store_rows.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+#define TX(tx) ((struct sqlite_store *)(tx))
+
+static const char SQL_MESSAGE_ROW[] = "SELECT tokens, seq FROM messages WHERE id = ?1 AND session_sid = ?2";
+/* The keyword index is external-content: a trigger logs deletes only, so a rewrite logs the old
+ * text's removal and the new text's insert itself (search.c's fts_step reads the log; for a
+ * message past the index's watermark both rows are dropped, its text indexed as it is then). */
+static const char SQL_LOG_OLD[] =
+    "INSERT INTO msg_log (message_id, op, content) SELECT id, 0, content FROM messages"
+    " WHERE id = ?1 AND content IS NOT NULL";
+static const char SQL_LOG_NEW[] = "INSERT INTO msg_log (message_id, op) VALUES (?1, 1)";
+static const char SQL_MESSAGE_REWRITE[] =
+    "UPDATE messages SET content = ?2, metadata = coalesce(?3, metadata), tokens = ?4 WHERE id = ?1";
+static const char SQL_TITLE_FOLLOW[] =
+    "UPDATE sessions SET title = nullif(?3, ''), title_seq = CASE WHEN ?3 = '' THEN 0 ELSE title_seq END"
+    " WHERE sid = ?1 AND title_seq = ?2";
+static const char SQL_SESSION_TOKENS[] =
+    "UPDATE sessions SET token_count = token_count + ?2, updated_at = ?3 WHERE sid = ?1";
+/* The embed_log trigger tells every process's index of the dropped vector. */
+static const char SQL_VECTOR_DROP[] = "DELETE FROM embeddings WHERE message_id = ?1";
+static const char SQL_REQUEUE[] =
+    "INSERT OR IGNORE INTO embed_queue (message_id) SELECT ?1 WHERE (SELECT value FROM meta"
+    " WHERE key = 'embed.queue') = '1'";
+static const char SQL_SUMMARIES_DROP[] = "DELETE FROM summaries WHERE session_sid = ?1 AND covers_upto >= ?2";
+static const char SQL_EVENT_ADD[] = "INSERT INTO events (session_sid, kind, data, created_at) VALUES (?1, ?2, ?3, ?4)";
+
+/* Runs a statement of int64 parameters ?1..?n (n <= 4). */
+static mn_status run_ints(struct sqlite_store *s, const char *sql, const char *what, int n, const int64_t *v)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    if (rc)
+        return rc;
+    for (int i = 0; i < n; i++)
+        sqlite3_bind_int64(st, i + 1, v[i]);
+    return mn_sqlite_step_done(s, st, what);
+}
+
+static mn_status message_row(mn_store_tx *tx, const char *session_id, int64_t message_id, mn_store_message_row *out)
+{
+    struct sqlite_store *s = TX(tx);
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_session_sid(s, session_id, &out->sid, NULL);
+    if (rc || (rc = mn_sqlite_stmt(s, SQL_MESSAGE_ROW, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, message_id);
+    sqlite3_bind_int64(st, 2, out->sid);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        out->tokens = sqlite3_column_int64(st, 0);
+        out->seq = sqlite3_column_int64(st, 1);
+    }
+    mn_sqlite_done(st);
+    if (r == SQLITE_DONE)
+        return mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id, session_id);
+    return r == SQLITE_ROW ? MN_OK : mn_sqlite_fail(s, r, "message lookup");
+}
+
+static mn_status message_rewrite(mn_store_tx *tx, int64_t message_id, const char *content, const char *metadata,
+                                 int64_t tokens)
+{
+    struct sqlite_store *s = TX(tx);
+    sqlite3_stmt *st = NULL;
+    mn_status rc = run_ints(s, SQL_LOG_OLD, "keyword index log", 1, &message_id);
+    if (rc || (rc = mn_sqlite_stmt(s, SQL_MESSAGE_REWRITE, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, message_id);
+    mn_sqlite_bind_text(st, 2, content);
+    mn_sqlite_bind_text(st, 3, metadata);
+    sqlite3_bind_int64(st, 4, tokens);
+    if ((rc = mn_sqlite_step_done(s, st, "message edit")))
+        return rc;
+    return run_ints(s, SQL_LOG_NEW, "keyword index log", 1, &message_id);
+}
+
+static mn_status title_follow(mn_store_tx *tx, int64_t sid, int64_t seq, const char *title)
+{
+    struct sqlite_store *s = TX(tx);
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_TITLE_FOLLOW, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, seq);
+    mn_sqlite_bind_text(st, 3, title);
+    return mn_sqlite_step_done(s, st, "title");
+}
+
+static mn_status session_tokens(mn_store_tx *tx, int64_t sid, int64_t delta, int64_t now_ms)
+{
+    return run_ints(TX(tx), SQL_SESSION_TOKENS, "session update", 3, (int64_t[]){sid, delta, now_ms});
+}
+
+static mn_status vector_stale(mn_store_tx *tx, int64_t message_id)
+{
+    mn_status rc = run_ints(TX(tx), SQL_VECTOR_DROP, "vector drop", 1, &message_id);
+    return rc ? rc : run_ints(TX(tx), SQL_REQUEUE, "embedding queue", 1, &message_id);
+}
+
+static mn_status summaries_drop(mn_store_tx *tx, int64_t sid, int64_t seq, int64_t *dropped)
+{
+    mn_status rc = run_ints(TX(tx), SQL_SUMMARIES_DROP, "summary delete", 2, (int64_t[]){sid, seq});
+    *dropped = rc ? 0 : sqlite3_changes64(TX(tx)->db);
+    return rc;
+}
+
+static mn_status event_add(mn_store_tx *tx, int64_t sid, const char *kind, const char *data, int64_t now_ms)
+{
+    struct sqlite_store *s = TX(tx);
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_EVENT_ADD, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    mn_sqlite_bind_text(st, 2, kind);
+    mn_sqlite_bind_text(st, 3, data);
+    sqlite3_bind_int64(st, 4, now_ms);
+    return mn_sqlite_step_done(s, st, "event");
+}
+
+static void erased(mn_store_tx *tx) { TX(tx)->erase_after_commit = 1; }
+
+const struct mn_store_row_ops mn_sqlite_row_ops = {
+    .write = mn_sqlite_tx_write,
+    .message_row = message_row,
+    .message_rewrite = message_rewrite,
+    .title_follow = title_follow,
+    .session_tokens = session_tokens,
+    .vector_stale = vector_stale,
+    .summaries_drop = summaries_drop,
+    .event_add = event_add,
+    .erased = erased,
+};
