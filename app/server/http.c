@@ -395,7 +395,7 @@ struct conn {
     struct MHD_Connection *mc;
     const char *url, *method; /* MHD's: valid until the request completes */
     const char *route_name;
-    int web;                  /* the answer is the web page */
+    int web;                  /* the answer is the web page (1) or its icon (2) */
     struct srv_rest rest;     /* a REST call, which may finish on the committer thread */
     struct srv_response resp; /* the answer, made wherever the request ran */
     struct conn *next;        /* the worker queue */
@@ -747,7 +747,7 @@ static void body_budget_full(struct server *srv, struct conn *c)
 /* The refusals a request's headers decide, before its body: framing, a declared size over the
  * limit, Host and Origin, load, shutdown, the API key. Fills c->resp and returns 1 when c is
  * refused; else notes the key's namespace in c->ns. /healthz is never refused here, and the web
- * page needs no key. Runs on the event loop as the headers come in (on_request). */
+ * page and its icon need no key. Runs on the event loop as the headers come in (on_request). */
 static int refuse_on_headers(struct server *srv, struct conn *c)
 {
     struct srv_response *resp = &c->resp;
@@ -794,7 +794,8 @@ static int refuse_on_headers(struct server *srv, struct conn *c)
         resp->retry_after = 1;
         return 1;
     }
-    if (strcmp(url, "/") == 0) /* the web page (web.c): no data in it, so no key needed */
+    /* the web page and its icon (web.c): no data in them, so no key needed */
+    if (strcmp(url, "/") == 0 || strcmp(url, "/favicon.ico") == 0)
         return 0;
     if (srv->keys.n &&
         !srv_keys_check(&srv->keys, MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, "Authorization"), &c->ns)) {
@@ -844,12 +845,13 @@ static int answer(struct server *srv, struct conn *c)
         resp->content_type = "application/json";
         return 0;
     }
-    if (strcmp(url, "/") == 0) {
-        c->route_name = "web";
+    if (strcmp(url, "/") == 0 || strcmp(url, "/favicon.ico") == 0) {
+        int icon = url[1] != '\0';
+        c->route_name = icon ? "favicon" : "web";
         if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
-            c->web = 1;
+            c->web = icon ? 2 : 1;
         } else { /* answered here, not by web.c, to carry the headers every answer has */
-            srv_error(resp, 405, "method_not_allowed", "the page answers GET");
+            srv_error(resp, 405, "method_not_allowed", icon ? "the icon answers GET" : "the page answers GET");
             snprintf(resp->allow, sizeof resp->allow, "GET, HEAD");
         }
         return 0;
@@ -942,7 +944,7 @@ static enum MHD_Result deliver(struct server *srv, struct MHD_Connection *mc, st
     int status = c->resp.status;
     enum MHD_Result ret;
     if (c->web)
-        ret = srv_web_send(mc, &status) == MHD_YES ? MHD_YES : MHD_NO;
+        ret = (c->web == 2 ? srv_web_icon_send : srv_web_send)(mc, &status) == MHD_YES ? MHD_YES : MHD_NO;
     else if (c->resp.stream_export)
         ret = start_export(srv, mc, &c->resp, c->close);
     else
@@ -1457,7 +1459,8 @@ static int window_context(const struct server *srv, const struct conn *c)
 static enum plan plan(struct server *srv, const struct conn *c)
 {
     if (c->refused || c->too_big || c->late || c->over_budget || strcmp(c->url, "/") == 0 ||
-        strcmp(c->url, "/healthz") == 0 || strcmp(c->url, "/metrics") == 0 || strcmp(c->url, "/openapi.json") == 0)
+        strcmp(c->url, "/favicon.ico") == 0 || strcmp(c->url, "/healthz") == 0 || strcmp(c->url, "/metrics") == 0 ||
+        strcmp(c->url, "/openapi.json") == 0)
         return ON_LOOP;
     if (strcmp(c->url, "/mcp") == 0)
         return ON_WORKER;

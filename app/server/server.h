@@ -366,6 +366,8 @@ struct srv_options {
 struct MHD_Connection;
 int srv_web_send(struct MHD_Connection *mc, int *status);
 const char *srv_web_csp(void);
+/* The page's icon at /favicon.ico (web.c): an SVG, queued like the page (GET and HEAD only). */
+int srv_web_icon_send(struct MHD_Connection *mc, int *status);
 
 /* Log format of srv_log: 0 text (key=value), 1 JSON lines. */
 void srv_log_format(int json);

@@ -3,8 +3,9 @@
  * binary by cmake/embed.cmake, sent with a Content-Security-Policy that admits its one inline
  * style element and its one inline script element by their SHA-256 (computed here from the
  * embedded bytes, so the policy cannot drift from the page) and lets it talk to this origin only.
- * The page holds no data (it reads the REST API with the user's key), so it needs no key itself.
- * Notes: docs/http-api.md ("The web page").
+ * The page holds no data (it reads the REST API with the user's key), so it needs no key itself;
+ * nor does its icon at GET /favicon.ico (app/server/web/favicon.svg, embedded the same way).
+ * Notes: docs/http-api.md ("The web page"), docs/web.md.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +18,8 @@
 
 extern const unsigned char srv_web_index[]; /* generated: build/…/generated/web_index.c */
 extern const size_t srv_web_index_len;
+extern const unsigned char srv_web_favicon[]; /* generated: build/…/generated/web_favicon.c */
+extern const size_t srv_web_favicon_len;
 
 static char csp[512];
 static pthread_once_t csp_once = PTHREAD_ONCE_INIT;
@@ -59,20 +62,39 @@ const char *srv_web_csp(void)
     return csp;
 }
 
-int srv_web_send(struct MHD_Connection *mc, int *status)
+/* Queues body (static bytes) as a 200 with the headers both files carry: no sniffing into
+ * another type, no framing, no referrer. */
+static int send_static(struct MHD_Connection *mc, const unsigned char *body, size_t len, const char *ctype,
+                       const char *policy, const char *cache, int *status)
 {
     *status = 200;
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(srv_web_index_len, (void *)srv_web_index, MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_PERSISTENT);
     if (!r)
         return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
-    MHD_add_response_header(r, "Content-Security-Policy", srv_web_csp());
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    MHD_add_response_header(r, "Content-Security-Policy", policy);
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(r, "X-Frame-Options", "DENY");
     MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, cache);
     enum MHD_Result ret = MHD_queue_response(mc, (unsigned)*status, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+/* no-cache: a new build's page is seen at once (its CSP hashes change with it) */
+int srv_web_send(struct MHD_Connection *mc, int *status)
+{
+    return send_static(mc, srv_web_index, srv_web_index_len, "text/html; charset=utf-8", srv_web_csp(), "no-cache",
+                       status);
+}
+
+/* An SVG, served at the name browsers probe (/favicon.ico) and that the page's <link rel="icon">
+ * names with its type, so Chromium neither logs a 404 on first load nor needs a second route.
+ * Opened as a document, an SVG could run script: its policy allows nothing. It changes only
+ * with a new build, so a day in any cache is harmless and spares a request per page load. */
+int srv_web_icon_send(struct MHD_Connection *mc, int *status)
+{
+    return send_static(mc, srv_web_favicon, srv_web_favicon_len, "image/svg+xml",
+                       "default-src 'none'; frame-ancestors 'none'", "public, max-age=86400", status);
 }

@@ -2,7 +2,9 @@
 # t1270-serve-web.sh — the web page at GET / of `mnemo serve`: status, Content-Type, the
 # Content-Security-Policy (its script and style hashes match the page's inline elements),
 # nosniff and framing headers, no key needed even when keys are configured, 405 for other
-# methods, and a page that names only same-origin URLs and never writes data as HTML. The page's
+# methods, and a page that names only same-origin URLs and never writes data as HTML; its icon at
+# /favicon.ico (an SVG with the same headers, cacheable, no key) and the empty list's hint on
+# how to add data. The page's
 # behaviour in a DOM is tests/interop/web.test.mjs; this checks the HTTP surface. Also the REST
 # search route the page uses (GET /v1/search).
 . "$TESTS_DIR/cli/lib.sh"
@@ -45,10 +47,12 @@ import re, sys
 page = open(sys.argv[1], encoding="utf-8").read()
 assert not re.search(r"(?i)\b(https?:|wss?:|ftp:)?//[a-z0-9-]+(\.[a-z0-9-]+)+", page), "an absolute URL"
 refs = re.findall(r"""(?i)\b(?:src|href|action)\s*=\s*["']([^"']*)["']""", page)
-assert refs and all(r.startswith("#") for r in refs), refs
+assert refs and all(r.startswith("#") for r in refs if r != "/favicon.ico"), refs
+# one <link>: the icon, from this server
+assert re.findall(r"<link[^>]*>", page) == ['<link rel="icon" href="/favicon.ico" type="image/svg+xml">'], "links"
 calls = re.findall(r"""(?:api|URL)\(\s*["']([^"']+)["']""", page)
 assert calls and all(c.startswith("/") and not c.startswith("//") for c in calls), calls
-for bad in ("<link", "@import", "<iframe", "<img", "url("):
+for bad in ("@import", "<iframe", "<img", "url("):
     assert bad not in page, bad
 EOF
 cat >"$T/text.py" <<'EOF'
@@ -69,6 +73,24 @@ eq "$CODE $(jget "$OUT" 'j["error"]["code"]')" "405 method_not_allowed" "POST /:
 check "405 names the allowed methods" sh -c "curl -s -D - -o /dev/null -X DELETE '$URL/' | tr -d '\r' | grep -qi '^allow: GET, HEAD$'"
 req GET /nope.html
 eq "$CODE" 404 "other paths are not the page"
+# the empty list says how to add data (the browser test sees it shown: tests/web/page.test.mjs)
+check "the empty list names mnemo demo, mnemo add and the REST route" \
+    sh -c "grep -q 'mnemo demo' '$T/page.html' && grep -q 'mnemo add' '$T/page.html' && grep -q 'POST /v1/sessions' '$T/page.html'"
+
+# the icon the page names, which browsers also ask for on their own: never a 404 on first load
+CODE=$(curl -s -D "$T/h.txt" -o "$T/favicon" -w '%{http_code}' "$URL/favicon.ico")
+eq "$CODE" 200 "GET /favicon.ico answers 200"
+eq "$(hdr Content-Type)" image/svg+xml "the icon is an SVG: Content-Type image/svg+xml"
+check "its body is the SVG" grep -q '<svg xmlns="http://www.w3.org/2000/svg"' "$T/favicon"
+eq "$(hdr X-Content-Type-Options)" nosniff "the icon: X-Content-Type-Options: nosniff"
+eq "$(hdr X-Frame-Options)" DENY "the icon: X-Frame-Options: DENY"
+eq "$(hdr Referrer-Policy)" no-referrer "the icon: Referrer-Policy: no-referrer"
+eq "$(hdr Content-Security-Policy)" "default-src 'none'; frame-ancestors 'none'" \
+    "the icon opened as a document may load and run nothing"
+eq "$(hdr Cache-Control)" "public, max-age=86400" "the icon is cacheable for a day"
+eq "$(curl -s -o /dev/null -w '%{http_code} %{content_type}' -I "$URL/favicon.ico")" "200 image/svg+xml" "HEAD /favicon.ico"
+req POST /favicon.ico '{}'
+eq "$CODE $(jget "$OUT" 'j["error"]["code"]')" "405 method_not_allowed" "POST /favicon.ico: 405"
 serve_stop
 
 # with API keys, the page loads without one (it holds no data); the API still wants the key
@@ -77,6 +99,8 @@ export KEY
 serve_start --api-key-env KEY
 req GET /
 eq "$CODE" 200 "the page needs no key"
+req GET /favicon.ico
+eq "$CODE" 200 "nor does its icon"
 req GET /v1/sessions
 eq "$CODE" 401 "the API it calls does"
 serve_stop
