@@ -735,14 +735,17 @@ typedef struct mn_strings {
 } mn_strings;
 /* String i, or NULL past the end (or for a NULL list). Borrowed from the list. */
 MN_API const char *mn_strings_at(const mn_strings *list, size_t i);
-/* The unique file paths the session's messages list, newest first. Caller frees *out with
- * mn_strings_free. Errors: MN_NOTFOUND, MN_EXPIRED. */
+/* The unique file paths the session's messages list, as seed 002's GetFileList walks them:
+ * messages newest first, each message's files in the order it lists them; a path keeps the place
+ * of its first occurrence. Paths are compared as given ("a.c", "./a.c" and "/abs/a.c" are three
+ * files). Caller frees *out with mn_strings_free. Errors: MN_NOTFOUND, MN_EXPIRED. */
 MN_API mn_status mn_session_files(mn_db *db, const char *session_id, mn_strings **out);
 MN_API void mn_strings_free(mn_strings *list);
-/* Whether to send a file's content in this session: *include is 1 the first time a (path,
- * SHA-256 of content) pair is seen in the session, 0 after that — the same content under the
- * same path is sent once; the same content under another path is included. The pair is
- * recorded durably. Errors: MN_NOTFOUND, MN_EXPIRED, MN_INVALID (path not UTF-8). */
+/* Whether to send a file's content in this session (seed 002's FileDeduplicator): the session
+ * remembers, durably, the path each content (by SHA-256) was first seen under. *include is 1 for
+ * content new to the session, 0 for that content again under that first path, and 1 under any
+ * other path, every time (the path string as given). Errors: MN_NOTFOUND, MN_EXPIRED,
+ * MN_INVALID (path not UTF-8). */
 MN_API mn_status mn_file_should_include(mn_db *db, const char *session_id, const char *path, const char *content,
                                         size_t len, int *include);
 
@@ -1172,9 +1175,9 @@ MN_API mn_status mn_memories_to_json(const mn_memories *list, char **out);
 /* The largest `limit` mn_session_list takes; front ends use this constant for their limit. */
 #define MN_SESSION_LIST_MAX 10000
 
-/* mn_session_files with at most max_files paths (0: all): the unique file paths the session's
- * messages list, newest first (seed 002's GetRecentFiles(maxFiles)). Caller frees *out with
- * mn_strings_free. Errors: MN_INVALID (bad id), MN_NOTFOUND, MN_EXPIRED, MN_BUSY, MN_IO.
+/* mn_session_files with at most max_files paths (0: all): the first max_files of its list
+ * (seed 002's GetRecentFiles(maxFiles)). Caller frees *out with mn_strings_free. Errors:
+ * MN_INVALID (bad id), MN_NOTFOUND, MN_EXPIRED, MN_BUSY, MN_IO.
  * Server operation: "files" with parameter "limit" (CLI `mnemo files ID --limit N`). */
 MN_API mn_status mn_session_files_n(mn_db *db, const char *session_id, size_t max_files, mn_strings **out);
 
@@ -1191,19 +1194,21 @@ typedef struct mn_thread_summary {
     int64_t turns;          /* user turns appended (mn_session.turn_count) */
     int64_t messages;       /* messages stored, active or not */
     int64_t tokens;         /* their stored tokens */
-    mn_strings tools_used;  /* the distinct tool_name of its messages, in order of first use */
-    mn_strings files;       /* the unique files its messages list, newest first (at most the
-                               max_files asked for) */
+    mn_strings tools_used;  /* the distinct tool_name of its messages, in order of first use
+                               (even a single one, which the text does not print) */
+    mn_strings files;       /* the unique files its messages list, in mn_session_files's order
+                               (at most the max_files asked for) */
     const char *text;       /* the same as Markdown, for a prompt: "## Conversation Context\n\n"
                                then "**Thread ID:** …", "**Started:** <RFC 3339 UTC>",
                                "**Tool:** …" (when set), "**Turns:** N", "**Tools Used:** a, b"
-                               (when any) and "**Files:** x, y" (when any), one a line */
+                               (only for more than one tool, as in seed 002) and
+                               "**Files:** x, y" (when any), one a line */
 } mn_thread_summary;
 
 /* The hand-over summary of a session or thread: its id, start, tool, turns, tools used and
- * files (at most max_files of them, newest first; 0: all). Reads only; an expired thread is
- * MN_EXPIRED as everywhere. Caller frees *out with mn_thread_summary_free. Errors: MN_INVALID
- * (bad id), MN_NOTFOUND, MN_EXPIRED, MN_BUSY, MN_IO, MN_NOMEM. Thread-safe.
+ * files (at most max_files of them, in mn_session_files's order; 0: all). Reads only; an
+ * expired thread is MN_EXPIRED as everywhere. Caller frees *out with mn_thread_summary_free.
+ * Errors: MN_INVALID (bad id), MN_NOTFOUND, MN_EXPIRED, MN_BUSY, MN_IO, MN_NOMEM. Thread-safe.
  * Server operation: "handover" (REST GET /v1/sessions/{id}/handover; MCP tool "handover";
  * CLI `mnemo handover`). */
 MN_API mn_status mn_thread_summary_get(mn_db *db, const char *session_id, size_t max_files, mn_thread_summary **out);

@@ -113,7 +113,7 @@ static mn_status render_text(struct summary_impl *s)
         rc = mn_buf_addf(&b, "**Tool:** %s\n", p->tool_name);
     if (!rc)
         rc = mn_buf_addf(&b, "**Turns:** %lld\n", (long long)p->turns);
-    if (!rc)
+    if (!rc && p->tools_used.count > 1) /* seed 002: the line only when the thread changed tools */
         rc = add_joined(&b, "Tools Used", &p->tools_used);
     if (!rc)
         rc = add_joined(&b, "Files", &p->files);

@@ -98,9 +98,12 @@ struct mn_store_ops {
     mn_status (*vacuum)(mn_store *st);
     /* Inserts `copy` and copies the source's active messages with seq <= upto_seq (0: all). */
     mn_status (*session_fork)(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq);
-    /* Unique paths listed by the session's messages, newest first. */
+    /* Unique paths listed by the session's messages: messages newest first, each message's in the
+     * order it lists them; a path at its first occurrence (seed 002's GetFileList). */
     mn_status (*session_files)(mn_store *st, const char *id, mn_strings **out);
-    /* Records (path, sha256) for the session; *first is 1 when it was not there before. */
+    /* Whether to send a file's content (*first, an include flag): 1 for content new to the session
+     * (recorded with this path), 0 for known content under the path it was first recorded with,
+     * 1 under any other path (nothing recorded). */
     mn_status (*file_seen)(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
                            int *first);
     /* Session state. state_update runs fn on the current state text (NULL when none) inside one

@@ -147,13 +147,17 @@ mn_status mn_pg_op_session_fork(mn_store *st, const char *src_id, const mn_sessi
 
 /* ---- files ----------------------------------------------------------------------------------- */
 
-/* messages.files is JSON text: the string items of its array (SQLite: json_each … type 'text'). */
+/* messages.files is JSON text: the string items of its array (SQLite: json_each … type 'text').
+ * Seed 002's walk: messages newest first, each one's files in the order it lists them (the
+ * ordinality); a path keeps the place of its first occurrence. Paths compare as strings. */
 static const char SQL_FILES[] =
-    "SELECT j.value, max(m.seq) AS newest FROM messages m,"
+    "SELECT path FROM (SELECT j.path, m.seq, j.at,"
+    " row_number() OVER (PARTITION BY j.path ORDER BY m.seq DESC, j.at) AS nth FROM messages m,"
     " jsonb_array_elements_text(CASE WHEN jsonb_typeof(m.files::jsonb) = 'array'"
-    "   THEN jsonb_path_query_array(m.files::jsonb, '$[*] ? (@.type() == \"string\")') ELSE '[]'::jsonb END) j"
-    " WHERE m.session_sid = $1::bigint AND m.files IS NOT NULL"
-    " GROUP BY j.value ORDER BY newest DESC, j.value COLLATE \"C\"";
+    "   THEN jsonb_path_query_array(m.files::jsonb, '$[*] ? (@.type() == \"string\")') ELSE '[]'::jsonb END)"
+    " WITH ORDINALITY AS j(path, at)"
+    " WHERE m.session_sid = $1::bigint AND m.files IS NOT NULL) f"
+    " WHERE nth = 1 ORDER BY seq DESC, at";
 
 struct files_arg {
     const char *id;
@@ -194,14 +198,24 @@ mn_status mn_pg_op_session_files(mn_store *st, const char *id, mn_strings **out)
     return mn_pg_run(PG(st), PG_SNAPSHOT, files_body, &a);
 }
 
+/* Seed 002's FileDeduplicator keeps, per content, the path it was first seen under: the same
+ * content is skipped under that path and included under any other, every time. So a row is
+ * written only for content new to the session (as in sqlite/threads.c); of the rows an earlier
+ * version wrote, the earliest (then the smallest path) is the first. Of two transactions sending
+ * new content under the same path at once, the one whose insert lost the race skips it. */
 static const char SQL_FILE_SEEN[] =
-    "INSERT INTO file_hashes (session_sid, path, sha256, first_seen) VALUES ($1::bigint, $2, $3, $4::bigint)"
-    " ON CONFLICT DO NOTHING";
+    "WITH first AS (SELECT path FROM file_hashes WHERE session_sid = $1::bigint AND sha256 = $3"
+    "   ORDER BY first_seen, path COLLATE \"C\" LIMIT 1),"
+    " ins AS (INSERT INTO file_hashes (session_sid, path, sha256, first_seen)"
+    "   SELECT $1::bigint, $2, $3, $4::bigint WHERE NOT EXISTS (SELECT 1 FROM first)"
+    "   ON CONFLICT DO NOTHING RETURNING 1)"
+    " SELECT CASE WHEN EXISTS (SELECT 1 FROM first) THEN (SELECT path <> $2 FROM first)"
+    " ELSE EXISTS (SELECT 1 FROM ins) END";
 
 struct seen_arg {
     const char *id, *path, *sha;
     int64_t now_ms;
-    int first;
+    int include;
 };
 
 static mn_status file_seen_body(struct pg_conn *c, void *arg)
@@ -220,17 +234,17 @@ static mn_status file_seen_body(struct pg_conn *c, void *arg)
     PGresult *r = NULL;
     if ((rc = mn_pg_query(c, SQL_FILE_SEEN, &p, 0, "file hash", &r)))
         return rc;
-    a->first = mn_pg_changes(r) == 1;
+    a->include = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
     PQclear(r);
     return MN_OK;
 }
 
 mn_status mn_pg_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
-                             int *first)
+                             int *include)
 {
     struct seen_arg a = {id, path, sha256, now_ms, 0};
     mn_status rc = mn_pg_run(PG(st), PG_WRITE, file_seen_body, &a);
-    *first = rc ? 0 : a.first;
+    *include = rc ? 0 : a.include;
     return rc;
 }
 

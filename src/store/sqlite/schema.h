@@ -19,7 +19,7 @@
  *   sessions  + turn_count (user messages appended), busy_until (ms; a summarisation claimed
  *             the session until then).
  *   messages  + active (0 = left the active history past the turn limit; kept for search).
- *   file_hashes (session_sid, path, sha256): content already sent in that session.
+ *   file_hashes (session_sid, path, sha256): the path each content was first seen under in that session.
  *   summaries id, session_sid, covers_upto (message seq), folded (messages covered), text,
  *             tokens, model, summarizer, created_at. The latest is the session's summary.
  *   events    id, session_sid (NULL: database-wide), kind, data JSON, created_at.

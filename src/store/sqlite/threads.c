@@ -156,10 +156,15 @@ mn_status mn_sqlite_op_session_fork(mn_store *st, const char *src_id, const mn_s
 
 /* ---- files ----------------------------------------------------------------------------------- */
 
+/* Seed 002's walk: messages newest first, each one's files in the order it lists them (j.key,
+ * the array index); a path keeps the place of its first occurrence in that walk. Paths are
+ * compared as strings: "a.c" and "./a.c" are two files. */
 static const char SQL_FILES[] =
-    "SELECT j.value, max(m.seq) AS newest FROM messages m, json_each(m.files) j"
-    " WHERE " MN_SQLITE_IN_SESSION("m.pos", "?1") " AND m.files IS NOT NULL AND j.type = 'text'"
-    " GROUP BY j.value ORDER BY newest DESC, j.value";
+    "SELECT path FROM (SELECT j.value AS path, m.seq AS seq, j.key AS at,"
+    " row_number() OVER (PARTITION BY j.value ORDER BY m.seq DESC, j.key) AS nth"
+    " FROM messages m, json_each(m.files) j"
+    " WHERE " MN_SQLITE_IN_SESSION("m.pos", "?1") " AND m.files IS NOT NULL AND j.type = 'text')"
+    " WHERE nth = 1 ORDER BY seq DESC, at";
 
 static mn_status files_locked(struct sqlite_store *s, const char *id, mn_strings **out)
 {
@@ -193,40 +198,58 @@ mn_status mn_sqlite_op_session_files(mn_store *st, const char *id, mn_strings **
     LOCKED(s, files_locked(s, id, out));
 }
 
+/* Seed 002's FileDeduplicator keeps, per content, the path it was first seen under: the same
+ * content is skipped under that path and included under any other, every time. So a row is
+ * written only for content new to the session; a database of an earlier version may hold more
+ * rows per content, of which the earliest (then the smallest path) is the first. */
+static const char SQL_FILE_FIRST_PATH[] =
+    "SELECT path FROM file_hashes WHERE session_sid = ?1 AND sha256 = ?2 ORDER BY first_seen, path LIMIT 1";
 static const char SQL_FILE_SEEN[] =
-    "INSERT OR IGNORE INTO file_hashes (session_sid, path, sha256, first_seen) VALUES (?1, ?2, ?3, ?4)";
+    "INSERT INTO file_hashes (session_sid, path, sha256, first_seen) VALUES (?1, ?2, ?3, ?4)";
 
 static mn_status file_seen_txn(struct sqlite_store *s, const char *id, const char *path, const char *sha,
-                               int64_t now_ms, int *first)
+                               int64_t now_ms, int *include)
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
     mn_status rc = mn_sqlite_session_sid(s, id, &sid, NULL);
-    if (rc || (rc = mn_sqlite_stmt(s, SQL_FILE_SEEN, &st)))
+    if (rc || (rc = mn_sqlite_stmt(s, SQL_FILE_FIRST_PATH, &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    mn_sqlite_bind_text(st, 2, sha);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW)
+        *include = strcmp(mn_sqlite_col_text(st, 0), path) != 0;
+    mn_sqlite_done(st);
+    if (r == SQLITE_ROW)
+        return MN_OK; /* seen before: nothing to record */
+    if (r != SQLITE_DONE)
+        return mn_sqlite_fail(s, r, "file hash");
+    if ((rc = mn_sqlite_stmt(s, SQL_FILE_SEEN, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, sid);
     mn_sqlite_bind_text(st, 2, path);
     mn_sqlite_bind_text(st, 3, sha);
     sqlite3_bind_int64(st, 4, now_ms);
-    int r = sqlite3_step(st);
+    r = sqlite3_step(st);
     mn_sqlite_done(st);
     if (r != SQLITE_DONE)
         return mn_sqlite_fail(s, r, "file hash");
-    *first = sqlite3_changes(s->db) == 1;
+    *include = 1;
     return MN_OK;
 }
 
 static mn_status file_seen_locked(struct sqlite_store *s, const char *id, const char *path, const char *sha,
-                                  int64_t now_ms, int *first)
+                                  int64_t now_ms, int *include)
 {
-    IN_WRITE_TXN(s, file_seen_txn(s, id, path, sha, now_ms, first));
+    IN_WRITE_TXN(s, file_seen_txn(s, id, path, sha, now_ms, include));
 }
 
 mn_status mn_sqlite_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
-                                 int *first)
+                                 int *include)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    LOCKED(s, file_seen_locked(s, id, path, sha256, now_ms, first));
+    LOCKED(s, file_seen_locked(s, id, path, sha256, now_ms, include));
 }
 
 /* ---- state ----------------------------------------------------------------------------------- */
