@@ -213,8 +213,9 @@ typedef struct mn_session {
     int64_t message_count;
     int64_t token_count; /* sum of the stored token counts of its messages */
     int64_t ttl_ms;      /* idle time after which it expires; 0 = never (plain sessions) */
-    int64_t max_turns;   /* turn limit; 0 = none */
-    int64_t turn_count;  /* user messages appended */
+    int64_t max_turns;   /* turn limit: the newest turns kept active (mn_session_set_max_turns
+                            says what a turn is); 0 = none */
+    int64_t turn_count;  /* user messages appended (not the limit's unit) */
     int64_t inactive_count; /* of message_count, those past the turn limit (kept for search) */
     int64_t cleared_seq;    /* the newest seq the clears since the last undo moved out of the
                                active history; 0: none (or undone) */
@@ -243,8 +244,9 @@ typedef struct mn_session_opts {
     const char *tool_name;     /* NULL: none */
     int64_t ttl_ms;            /* 0: the default — threads.ttl_seconds when tool_name is set (a
                                   thread), else none; -1: never expires; else 1000 .. 366 days */
-    int64_t max_turns;         /* 0: the default — threads.max_turns for a thread, else none;
-                                  -1: no limit; else 1 .. 1000000 */
+    int64_t max_turns;         /* turns kept active (mn_session_set_max_turns): 0: the default —
+                                  threads.max_turns for a thread, else none; -1: no limit; else
+                                  1 .. 1000000 */
 } mn_session_opts;
 #define MN_SESSION_OPTS_INIT {sizeof(mn_session_opts), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0}
 
@@ -770,8 +772,13 @@ enum mn_clear_flags {
  * MN_EXPIRED, MN_BUSY, MN_IO. */
 MN_API mn_status mn_session_clear(mn_db *db, const char *session_id, unsigned flags, int64_t *count);
 /* Changes a session's turn limit (mn_session.max_turns; 0: none) and applies it at once, in one
- * transaction: the messages before the newest max_turns user turns leave the active history
- * (deleted with threads.trim: delete). Raising or removing the limit brings nothing back.
+ * transaction: the messages before the newest max_turns turns leave the active history (deleted
+ * with threads.trim: delete). A turn (seed 002) is one appended message of any role, except that
+ * an assistant message with tool_calls and the tool results after it are one turn: the limit
+ * never keeps a result without its call, nor a call without its stored results. The session's
+ * system prompt is no turn. The limit applies again after every append that stores a message,
+ * whatever its role, so a session holds at most max_turns turns in its active history.
+ * Raising or removing the limit brings nothing back.
  * Errors: MN_INVALID (bad id, max_turns not from 0 to 1000000), MN_NOTFOUND, MN_EXPIRED,
  * MN_BUSY, MN_IO. */
 MN_API mn_status mn_session_set_max_turns(mn_db *db, const char *session_id, int64_t max_turns);

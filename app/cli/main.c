@@ -139,7 +139,8 @@ const struct cli_cmd cli_commands[] = {
      "  --json            print {\"cleared\": N} or {\"restored\": N}\n",
      o_clear, 1, 1, cmd_session_clear},
     {"session limit", "ID TURNS [--json]", "change a session's turn limit now (0: none; seed 003's prune)",
-     "  TURNS             keep the newest TURNS user turns active (0 to 1000000); older messages leave the\n"
+     "  TURNS             keep the newest TURNS turns active (0 to 1000000; every message is a turn, a tool\n"
+     "                    call with its results one); older messages leave the\n"
      "                    active history at once (deleted with threads.trim: delete)\n"
      "  --json            print the session as JSON\n",
      o_json, 2, 2, cmd_session_limit},
@@ -237,7 +238,7 @@ const struct cli_cmd cli_commands[] = {
      "  --rag             prepend relevant past messages to the last user message, within the budget\n"
      "                    (default: memory.rag.enabled)\n"
      "  --no-rag          do not, whatever memory.rag.enabled says\n"
-     "  --rag-top-k N     at most N of them (default 5)\n"
+     "  --rag-top-k N     at most N of them (default: memory.rag.top_k, 40)\n"
      "  --rag-scope S     session (default) or all (the session's namespace)\n"
      "  --rag-min-similarity X  semantic threshold (default 0.7; 0 or less: none)\n"
      "  --memories        long-term memories after the system prompt: the memory blocks and the\n"

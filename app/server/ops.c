@@ -1419,7 +1419,7 @@ static const struct srv_param p_session_create[] = {
     P("ttl_seconds", PT_INTEGER, GE(-1), LE(31622400),
       DESC("idle time before expiry; 0 or -1: never; absent: threads.ttl_seconds for a thread")),
     P("max_turns", PT_INTEGER, GE(-1), LE(1000000),
-      DESC("user turns kept active; 0 or -1: no limit; absent: threads.max_turns for a thread")), END};
+      DESC("turns kept active (a message, or a tool call with its results); 0 or -1: no limit; absent: threads.max_turns for a thread")), END};
 static const struct srv_param p_session_list[] = {
     NSP, P("limit", PT_INTEGER, GE(1), LE(MN_SESSION_LIST_MAX), DEF("20")),
     P("offset", PT_INTEGER, GE(0), LE(100000000), DEF("0")), END};
@@ -1431,7 +1431,7 @@ static const struct srv_param p_session_clear[] = {
     SID_REQ, P("undo", PT_BOOLEAN, DESC("bring the cleared messages back instead")),
     P("state", PT_BOOLEAN, DESC("also reset the session state")), END};
 static const struct srv_param p_session_limit[] = {
-    SID_REQ, P("max_turns", PT_INTEGER, REQ, GE(0), LE(1000000), DESC("user turns kept active; 0: no limit")), END};
+    SID_REQ, P("max_turns", PT_INTEGER, REQ, GE(0), LE(1000000), DESC("turns kept active (a message, or a tool call with its results); 0: no limit")), END};
 #define MSGID_REQ P("message_id", PT_INTEGER, REQ, GE(1), DESC("the message's id (history shows it)"))
 static const struct srv_param p_message_delete[] = {SID_REQ, MSGID_REQ, END};
 static const struct srv_param p_message_pin[] = {

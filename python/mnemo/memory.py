@@ -561,9 +561,9 @@ class Memory:
 
     def set_max_turns(self, session_id: str, max_turns: int) -> Dict[str, Any]:
         """Sets the session's turn limit (0: none; at most 1000000) and applies it at once (API op
-        session_limit): the messages before the newest max_turns user turns leave the active
-        history (history(all=True) still shows them). Raising or removing the limit brings
-        nothing back. Returns the session. Invalid, NotFound, Expired."""
+        session_limit): the messages before the newest max_turns turns (a message, or a tool call
+        with its results) leave the active history (history(all=True) still shows them). Raising
+        or removing the limit brings nothing back. Returns the session. Invalid, NotFound, Expired."""
         max_turns = _ranged(max_turns, "max_turns", 0, MAX_TURNS)
         self._call("mn_session_set_max_turns", _b(session_id, "session_id"), max_turns)
         return self.get_session(session_id)

@@ -99,13 +99,14 @@ def test_set_max_turns_trims_the_active_history(mem):
         mem.append(s["id"], "assistant", "a%d" % i)
     got = mem.set_max_turns(s["id"], 2)
     assert got["id"] == s["id"] and got["max_turns"] == 2 and got == mem.get_session(s["id"])
-    assert [m["content"] for m in mem.history(s["id"])] == ["q2", "a2", "q3", "a3"]
+    # a turn is any message (seed 002): the newest two are a question and its answer
+    assert [m["content"] for m in mem.history(s["id"])] == ["q3", "a3"]
     everything = mem.history(s["id"], all=True)
     assert len(everything) == 8
-    assert [m["active"] for m in everything] == [False] * 4 + [True] * 4
+    assert [m["active"] for m in everything] == [False] * 6 + [True] * 2
     # raising or removing the limit brings nothing back
     assert mem.set_max_turns(s["id"], 0)["max_turns"] == 0
-    assert len(mem.history(s["id"])) == 4
+    assert len(mem.history(s["id"])) == 2
     with pytest.raises(mnemo.Invalid):
         mem.set_max_turns(s["id"], -1)
     with pytest.raises(mnemo.Invalid):

@@ -136,7 +136,10 @@ static mn_status append_in_txn(const struct mn_store_append_ops *o, mn_store_tx 
         return rc;
     if (known && known->sid)
         known->last_seq = c.last_seq;
-    return c.users && row.max_turns > 0 ? o->trim_turns(tx, row.sid, row.max_turns, req->trim_delete) : MN_OK;
+    /* Seed 002's limit guards against runaway sessions, so it applies after every append that
+     * stored a message, whatever its role (a tool loop appends no user message for a while). */
+    int stored = c.last_seq > row.last_seq;
+    return stored && row.max_turns > 0 ? o->trim_turns(tx, row.sid, row.max_turns, req->trim_delete) : MN_OK;
 }
 
 struct group {

@@ -70,7 +70,8 @@ struct mn_store_append_ops {
     /* Adds an append to the session row's counters. */
     mn_status (*session_appended)(mn_store_tx *tx, const mn_store_appended *c);
     /* The turn limit after an append (threads/turns): the messages before the newest max_turns
-     * user turns leave the active history (trim_delete: are deleted). */
+     * turns leave the active history (trim_delete: are deleted). A turn is any message, except
+     * that a tool result belongs to the call before it (mnemo.h mn_session_set_max_turns). */
     mn_status (*trim_turns)(mn_store_tx *tx, int64_t sid, int64_t max_turns, int trim_delete);
 
     /* Optional fast paths. message_insert and session_appended in one statement. */

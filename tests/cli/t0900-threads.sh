@@ -1,7 +1,7 @@
 #!/bin/sh
 # t0900-threads.sh — threads: cross-tool continuation, TTL expiry with an injected clock (reads
-# say expired, never an empty history), gc, turn limits (keep and delete), files newest first,
-# fork, resume, stats.
+# say expired, never an empty history), gc, turn limits (keep and delete; every message a turn, a
+# tool call with its results one; session limit), files newest first, fork, resume, stats.
 . "$TESTS_DIR/cli/lib.sh"
 
 NOW=1800000000000 # a fixed clock (ms), moved forward by hand
@@ -69,6 +69,7 @@ fails 2 "ttl" mn session new --tool x --ttl -5
 fails 2 "max-turns" mn session new --tool x --max-turns 99999999999
 
 # --- turn limits ----------------------------------------------------------------------------------
+# a turn is any appended message (seed 002), except that a tool call and its results are one
 ok mn session new --tool chat --max-turns 2
 K=$OUT
 for i in 1 2 3 4; do
@@ -76,18 +77,32 @@ for i in 1 2 3 4; do
     ok mn add "$K" assistant "answer $i"
 done
 ok mn history "$K" --json
-eq "$(jget "$OUT" '[m["content"] for m in j]')" '["question 3", "answer 3", "question 4", "answer 4"]' \
+eq "$(jget "$OUT" '[m["content"] for m in j]')" '["question 4", "answer 4"]' \
     "past the limit the oldest turns leave the active history"
 ok mn history "$K" --json --all
-eq "$(jget "$OUT" '[len(j), sum(1 for m in j if not m["active"])]')" '[8, 4]' "kept for search (threads.trim: keep)"
+eq "$(jget "$OUT" '[len(j), sum(1 for m in j if not m["active"])]')" '[8, 6]' "kept for search (threads.trim: keep)"
 ok mn context "$K" --report --json
-eq "$(jget "$OUT" 'len(j["messages"])')" 4 "the context only sees the active turns"
+eq "$(jget "$OUT" 'len(j["messages"])')" 2 "the context only sees the active turns"
+ok mn add "$K" assistant --tool-calls '[{"id":"c1","function":{"name":"ls"}}]'
+ok mn add "$K" tool "README.md src/" --tool-call-id c1
+ok mn history "$K" --json
+eq "$(jget "$OUT" '[m["content"] or m["role"] for m in j]')" '["answer 4", "assistant", "README.md src/"]' \
+    "a tool call and its result are one turn"
 ok env MNEMO_THREAD_TRIM=delete "$MNEMO" --db "$DB" add "$K" user "question 5"
 ok mn history "$K" --json --all
-eq "$(jget "$OUT" '[m["content"] for m in j]')" '["question 4", "answer 4", "question 5"]' \
-    "threads.trim: delete removes the oldest turns"
+eq "$(jget "$OUT" '[m["content"] or m["role"] for m in j]')" '["assistant", "README.md src/", "question 5"]' \
+    "threads.trim: delete removes the oldest turns, never a call without its result"
 ok mn session show "$K" --json
 eq "$(jget "$OUT" 'j["message_count"]')" 3 "counts follow deletions"
+# seed 003's prune(max_messages): session limit keeps that many, at once
+ok mn session new
+P=$OUT
+python3 -c 'import json; print(json.dumps([{"role": r, "content": r[0] + str(i)} for i in range(15) for r in ("user", "assistant")]))' >"$T/thirty.json"
+ok mn add "$P" --messages "$T/thirty.json"
+ok mn session limit "$P" 10 --json
+eq "$(jget "$OUT" '[j["message_count"], j["inactive_count"]]')" '[30, 20]' "session limit 10 on 30 messages"
+ok mn history "$P" --json
+eq "$(jget "$OUT" '[len(j), j[0]["content"]]')" '[10, "u10"]' "leaves the newest 10 active"
 
 # --- fork and resume ------------------------------------------------------------------------------
 ok mn session new --system "be brief" --title origin

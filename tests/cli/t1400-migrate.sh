@@ -13,8 +13,8 @@ BACK=$T/back.sqlite
 m() { "$MNEMO" --db "$SRC" "$@"; }
 
 # A source with a bit of everything: namespaces, metadata, tool calls, unicode, a pinned
-# message, a thread with a TTL and a turn limit (two turns inactive), a fork, state, a compaction
-# (summary + event), vectors.
+# message, a thread with a TTL and a turn limit (four messages inactive), a fork, state, a
+# compaction (summary + event), vectors.
 ok m session new --title "first" --system "Be brief." --metadata '{"k":"v"}' --namespace team-a
 S1=$OUT
 ok m add "$S1" user "Hello — ünïcödé, \"quotes\", tab	and a newline
@@ -22,7 +22,7 @@ here"
 ok m add "$S1" assistant --tool-calls '[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]'
 ok m add "$S1" tool "README.md src/" --tool-call-id c1 --name ls
 ok m add "$S1" assistant "A README and sources." --model gpt-x --files '["src/a.c"]' --key turn-1
-ok m session new --tool codex --ttl 3600 --max-turns 6
+ok m session new --tool codex --ttl 3600 --max-turns 12
 S2=$OUT
 i=0
 while [ $i -lt 8 ]; do

@@ -229,8 +229,8 @@ static void expired_session_refused(void **state)
     assert_int_equal(active_count(S_NONE, 1), 1);
 }
 
-/* With a turn limit, the messages before the newest max_turns user turns leave the active
- * history (kept as inactive, or deleted with trim_delete). */
+/* With a turn limit, the messages before the newest max_turns turns (every message is one)
+ * leave the active history (kept as inactive, or deleted with trim_delete). */
 static void turn_trimming(void **state)
 {
     (void)state;
@@ -242,11 +242,11 @@ static void turn_trimming(void **state)
             mn_store_append req = {turn, 2, t == 0 ? &s : NULL, NULL, 200 + t, del, 0, NULL};
             assert_int_equal(mn_engine_append(the_store, id, &req, NULL), MN_OK);
         }
-        assert_int_equal(active_count(id, 0), 4); /* the newest 2 turns */
-        assert_int_equal(active_count(id, 1), del ? 4 : 8);
+        assert_int_equal(active_count(id, 0), 2); /* the newest 2 turns: a question, an answer */
+        assert_int_equal(active_count(id, 1), del ? 2 : 8);
         mn_session *got = get(id);
         assert_int_equal(got->turn_count, 4);
-        assert_int_equal(got->message_count, del ? 4 : 8);
+        assert_int_equal(got->message_count, del ? 2 : 8);
         mn_session_free(got);
     }
 }

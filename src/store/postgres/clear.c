@@ -29,8 +29,10 @@ static const char SQL_DEACTIVATE_ALL[] =
 static const char SQL_MARK_CLEARED[] =
     "UPDATE sessions SET cleared_seq = $2::bigint, inactive_count = inactive_count + $3::bigint,"
     " updated_at = $4::bigint, state = CASE WHEN $5::bigint = 1 THEN NULL ELSE state END WHERE sid = $1::bigint";
+/* The first message of the $2+1-th newest turn, inactive ones counted: a turn starts at every
+ * message but a tool result, which belongs to the call before it (threads.c counts the same). */
 static const char SQL_OLDEST_TURN_ALL[] =
-    "SELECT seq FROM messages WHERE session_sid = $1::bigint AND role = 'user'"
+    "SELECT seq FROM messages WHERE session_sid = $1::bigint AND role <> 'tool'"
     " ORDER BY seq DESC LIMIT 1 OFFSET $2::bigint";
 static const char SQL_REACTIVATE[] =
     "UPDATE messages SET active = 1 WHERE session_sid = $1::bigint AND active = 0 AND seq <= $2::bigint"

@@ -176,7 +176,8 @@ mn_status mn_pg_message_row(struct pg_conn *c, const char *session_id, int64_t m
  * from the result. */
 void mn_pg_row_session(PGresult *r, int row, mn_session *out);
 mn_status mn_pg_row_message(PGresult *r, int row, int at, const char *session_id, mn_message *out);
-/* Turn limit after an append (threads.c), inside the caller's transaction. */
+/* Turn limit after an append (threads.c), inside the caller's transaction: the messages before
+ * the newest max_turns active turns (any message; a tool call with its results one) leave. */
 mn_status mn_pg_trim_turns(struct pg_conn *c, int64_t sid, int64_t max_turns, int trim_delete);
 
 #define MN_PG_SESSION_COLS                                                                                           \

@@ -13,8 +13,11 @@
 #include "util/err.h"
 #include "util/banned.h"
 
+/* The first message of the $2+1-th newest active turn. A turn (seed 002) is any appended message,
+ * except that a tool result belongs to the call before it: a turn starts at every message but a
+ * tool result, so the limit never parts a call from its results (clear.c counts the same). */
 static const char SQL_OLDEST_KEPT_TURN[] =
-    "SELECT seq FROM messages WHERE session_sid = $1::bigint AND active = 1 AND role = 'user'"
+    "SELECT seq FROM messages WHERE session_sid = $1::bigint AND active = 1 AND role <> 'tool'"
     " ORDER BY seq DESC LIMIT 1 OFFSET $2::bigint";
 static const char SQL_DEACTIVATE[] =
     "UPDATE messages SET active = 0 WHERE session_sid = $1::bigint AND active = 1 AND seq < $2::bigint";

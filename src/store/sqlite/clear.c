@@ -4,10 +4,11 @@
  * message inactive — kept and searchable, out of every context — and records the newest seq it
  * covered in sessions.cleared_seq, which also hides the summaries written before it, and the
  * oldest in cleared_from (at the first clear since the last undo: the messages active then).
- * Undoing brings back cleared_from .. cleared_seq, those the turn limit would keep — never a
- * message the limit had moved out before the clear — and drops the summaries written since the
- * clear (they folded what followed it, and would hide the messages brought back: the next
- * context folds again). Same semantics as postgres/clear.c.
+ * Undoing brings back cleared_from .. cleared_seq, those the turn limit would keep (its turns: any
+ * message, a tool call with its results one) — never a message the limit had moved out before
+ * the clear — and drops the summaries written since the clear (they folded what followed it,
+ * and would hide the messages brought back: the next context folds again). Same semantics as
+ * postgres/clear.c.
  */
 #include <sqlite3.h>
 #include <stdint.h>
@@ -29,8 +30,10 @@ static const char SQL_SUMMARIES_SINCE[] = "DELETE FROM summaries WHERE session_s
 static const char SQL_SUMMARIES_DROPPED[] =
     "INSERT INTO events (session_sid, kind, data, created_at) VALUES (?1, 'summary_dropped',"
     " json_object('reason', 'clear_undone', 'cleared_seq', ?2, 'summaries', ?3), ?4)";
+/* The first message of the ?2+1-th newest turn, inactive ones counted: a turn starts at every
+ * message but a tool result, which belongs to the call before it (threads.c counts the same). */
 static const char SQL_OLDEST_TURN_ALL[] =
-    "SELECT seq FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND role = 'user' ORDER BY pos DESC"
+    "SELECT seq FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND role <> 'tool' ORDER BY pos DESC"
     " LIMIT 1 OFFSET ?2";
 static const char SQL_REACTIVATE[] =
     "UPDATE messages SET active = 1 WHERE pos BETWEEN " MN_SQLITE_POS("?1", "?3") " AND " MN_SQLITE_POS("?1", "?2")

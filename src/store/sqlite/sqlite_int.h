@@ -289,8 +289,9 @@ mn_status mn_sqlite_commit(struct sqlite_store *s);
 void mn_sqlite_rollback(struct sqlite_store *s);
 const char *mn_sqlite_col_text(sqlite3_stmt *st, int i);
 /* Ends the turn-limited part of a session's history after an append: with max_turns > 0, the
- * messages before the oldest of the newest max_turns user messages leave the active history
- * (deleted when trim_delete). Runs inside the caller's write transaction. */
+ * messages before the newest max_turns active turns (any message; a tool call with the results
+ * after it is one) leave the active history (deleted when trim_delete). Runs inside the
+ * caller's write transaction. */
 mn_status mn_sqlite_trim_turns(struct sqlite_store *s, int64_t sid, int64_t max_turns, int trim_delete);
 /* Row readers for SESSION_COLS / MESSAGE_COLS selects; strings are borrowed from the statement. */
 void mn_sqlite_row_session(sqlite3_stmt *st, mn_session *out);

@@ -25,8 +25,11 @@
         return mn_sqlite_commit(s);                                                                                  \
     } while (0)
 
+/* The first message of the ?2+1-th newest active turn. A turn (seed 002) is any appended message,
+ * except that a tool result belongs to the call before it: a turn starts at every message but a
+ * tool result, so the limit never parts a call from its results (clear.c counts the same). */
 static const char SQL_OLDEST_KEPT_TURN[] =
-    "SELECT seq FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 1 AND role = 'user'"
+    "SELECT seq FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 1 AND role <> 'tool'"
     " ORDER BY pos DESC LIMIT 1 OFFSET ?2";
 static const char SQL_DEACTIVATE[] =
     "UPDATE messages SET active = 0 WHERE " MN_SQLITE_UPTO_SEQ("pos", "?1", "?2 - 1") " AND active = 1";
