@@ -2,10 +2,13 @@
 // js/package.json) through RunnableWithMessageHistory: a prompt with the history piped into a
 // tiny scripted chat model (BaseChatModel; recording what it was sent, answering from a list), over
 // several turns, an AIMessage with tool calls and a ToolMessage included; the budget governs
-// what getMessages() returns; clear() empties it.
+// what getMessages() returns; clear() empties it. Messages come back strictly equal to the ones
+// added, as InMemoryChatMessageHistory returns them (ids, metadata, content blocks), also from a
+// governed context, while other mnemo clients see plain messages.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { InMemoryChatMessageHistory } from '@langchain/core/chat_history';
+import { AIMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import { ChatPromptTemplate, MessagesPlaceholder } from '@langchain/core/prompts';
 import { RunnableWithMessageHistory } from '@langchain/core/runnables';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
@@ -138,34 +141,125 @@ test('namespace: the session it creates is in that namespace; a bad one is refus
     (x) => x instanceof TypeError && /'nameSpace' \(did you mean 'namespace'\?\)/.test(x.message));
 });
 
-test('content parts other than text are refused, naming the part, nothing stored', async () => {
+// The messages of a fresh history (a new instance: nothing kept in the process) after adding
+// `messages` to a new session, checked strictly equal (undefined fields count) to what
+// LangChain's in-memory history gives back for the same messages.
+async function roundTrip(messages, options = {}) {
   const sessionId = crypto.randomUUID();
-  const history = new MnemoChatMessageHistory({ baseURL: url, sessionId });
-  const e = await history.addMessages([
-    new HumanMessage('first'),
-    new HumanMessage({ content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] }),
-  ]).catch((x) => x);
-  assert.ok(e instanceof InvalidError, String(e));
-  assert.equal(e.code, 'invalid');
-  assert.match(e.message, /content\[1\]: only text parts can be stored/);
-  assert.match(e.message, /image_url/);
-  assert.deepEqual(await history.getMessages(), []); // the batch is all or nothing
-  // text parts are joined
-  await history.addMessage(new HumanMessage({ content: [{ type: 'text', text: 'a ' }, { type: 'text', text: 'b' }] }));
-  assert.deepEqual((await history.getMessages()).map((m) => m.content), ['a b']);
+  await new MnemoChatMessageHistory({ baseURL: url, sessionId, ...options }).addMessages(messages);
+  const got = await new MnemoChatMessageHistory({ baseURL: url, sessionId, ...options }).getMessages();
+  const memory = new InMemoryChatMessageHistory();
+  await memory.addMessages(messages);
+  assert.deepStrictEqual(got, await memory.getMessages());
+  return { sessionId, got, stored: (await new MnemoClient({ baseURL: url }).history(sessionId)).messages };
+}
+
+test('round trip: HumanMessage("hi") comes back strictly equal, stored as a plain user message', async () => {
+  const { got, stored } = await roundTrip([new HumanMessage('hi')]);
+  assert.deepStrictEqual(got, [new HumanMessage('hi')]); // no name: undefined added
+  assert.deepEqual([stored[0].role, stored[0].content, stored[0].name, stored[0].metadata], ['user', 'hi', null, {}]);
 });
 
-test('an AIMessage\'s tool_use parts (Anthropic) are its tool calls: kept as such, not refused', async () => {
-  const sessionId = crypto.randomUUID();
-  const history = new MnemoChatMessageHistory({ baseURL: url, sessionId });
-  await history.addMessage(new AIMessage({
+test('round trip: an AIMessage\'s id, tool calls, usage_metadata, response_metadata and additional_kwargs', async () => {
+  const ai = new AIMessage({
+    id: 'run-1', content: 'Let me check.', name: 'helper',
+    tool_calls: [{ id: 'call_1', name: 'multiply', args: { a: 6, b: 7 }, type: 'tool_call' }],
+    usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
+    response_metadata: { model_name: 'gpt-x', finish_reason: 'tool_calls' },
+    additional_kwargs: { refusal: null },
+  });
+  // (a context leaves out a tool call without its result: the result follows)
+  const { got, stored } = await roundTrip([new HumanMessage('6 x 7?'), new AIMessage({ id: 'run-0', content: 'x' }), ai,
+    new ToolMessage({ content: '42', tool_call_id: 'call_1' })]);
+  assert.equal(got[1].id, 'run-0');
+  // other clients see a normal assistant message; what mnemo has no column for is under one key
+  assert.deepEqual(stored[2].tool_calls, [{ id: 'call_1', type: 'function', function: { name: 'multiply', arguments: '{"a":6,"b":7}' } }]);
+  assert.deepEqual([stored[2].role, stored[2].content, stored[2].name], ['assistant', 'Let me check.', 'helper']);
+  assert.deepEqual(stored[2].metadata, { langchain_message: { type: 'ai', data: {
+    id: 'run-1', usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
+    response_metadata: { model_name: 'gpt-x', finish_reason: 'tool_calls' }, additional_kwargs: { refusal: null },
+  } } });
+  // a tool call without a type: as it was, not completed
+  await roundTrip([new AIMessage({ content: '', tool_calls: [{ id: 'c2', name: 'now', args: {} }] }), new ToolMessage({ content: '9:00', tool_call_id: 'c2' })]);
+});
+
+test('round trip: a ToolMessage\'s tool_call_id, name and artifact; system and generic messages', async () => {
+  const { stored } = await roundTrip([
+    new SystemMessage({ content: 'Be terse.', name: 'rules' }),
+    new AIMessage({ content: '', tool_calls: [{ id: 'call_1', name: 'multiply', args: { a: 6, b: 7 }, type: 'tool_call' }] }),
+    new ToolMessage({ content: '42', tool_call_id: 'call_1', name: 'multiply', artifact: { raw: 42 } }),
+    new ChatMessage('a generic one', 'user'),
+  ]);
+  assert.deepEqual([stored[2].role, stored[2].tool_call_id, stored[2].name, stored[2].content], ['tool', 'call_1', 'multiply', '42']);
+  assert.deepEqual(stored[2].metadata, { langchain_message: { type: 'tool', data: { artifact: { raw: 42 } } } });
+  assert.deepEqual(stored[1].metadata, {});
+  assert.deepEqual([stored[3].role, stored[3].metadata.langchain_message.type], ['user', 'generic']);
+});
+
+test('round trip: content blocks (an image) are stored as given and returned as given', async () => {
+  const image = new HumanMessage({ content: [
+    { type: 'text', text: 'What is in this picture?' },
+    { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+    { type: 'image', source_type: 'url', url: 'https://example.com/cat.png' },
+  ] });
+  const anthropic = new AIMessage({ // Anthropic's tool_use part: its tool call is the message's
     content: [{ type: 'text', text: 'Let me look.' }, { type: 'tool_use', id: 'tu_1', name: 'search', input: { q: 'x' } }],
     tool_calls: [{ id: 'tu_1', name: 'search', args: { q: 'x' }, type: 'tool_call' }],
-  }));
-  const stored = (await new MnemoClient({ baseURL: url }).history(sessionId)).messages;
-  assert.deepEqual([stored[0].content, stored[0].tool_calls], ['Let me look.', [{ id: 'tu_1', type: 'function', function: { name: 'search', arguments: '{"q":"x"}' } }]]);
-  // a tool_use part no tool call stands for would be lost: refused
-  const e = await history.addMessage(new AIMessage({ content: [{ type: 'tool_use', id: 'tu_2', name: 'search', input: {} }] })).catch((x) => x);
-  assert.ok(e instanceof InvalidError, String(e));
-  assert.match(e.message, /content\[0\]: only text parts can be stored, not 'tool_use'/);
+  });
+  const orphan = new AIMessage({ content: [{ type: 'tool_use', id: 'tu_2', name: 'search', input: {} }] }); // no tool call: kept all the same
+  const { sessionId, stored } = await roundTrip([image, anthropic, new ToolMessage({ content: 'found', tool_call_id: 'tu_1' }), orphan,
+    new HumanMessage({ content: [{ type: 'text', text: 'a ' }, { type: 'text', text: 'b' }] })]);
+  // other clients (search, the context, the CLI) see the text, and the tool call
+  assert.deepEqual(stored.map((m) => m.content), ['What is in this picture?', 'Let me look.', 'found', '', 'a b']);
+  assert.deepEqual(stored[1].tool_calls, [{ id: 'tu_1', type: 'function', function: { name: 'search', arguments: '{"q":"x"}' } }]);
+  // another client edits the text: the edit wins over the kept blocks (the text of a picture is gone)
+  const client = new MnemoClient({ baseURL: url });
+  await client.messageEdit(sessionId, stored[0].id, { content: 'What is this?' });
+  const [edited] = await new MnemoChatMessageHistory({ baseURL: url, sessionId }).getMessages();
+  assert.deepStrictEqual(edited, new HumanMessage('What is this?'));
+});
+
+test('round trip in a namespace: the session is made there, the messages come back as given', async () => {
+  const { sessionId } = await roundTrip([new HumanMessage({ content: 'hello', id: 'h-1' }), new AIMessage({ content: 'hi', id: 'a-1' })], { namespace: 'team-b' });
+  assert.equal((await new MnemoClient({ baseURL: url }).sessionGet(sessionId)).session.namespace, 'team-b');
+});
+
+test('a governed context: the messages it keeps come back as added (a trimmed tool output with its new text)', async () => {
+  const sessionId = crypto.randomUUID();
+  const history = new MnemoChatMessageHistory({ baseURL: url, sessionId, maxTokens: 2000 });
+  const old = [];
+  for (let i = 0; i < 30; i++) {
+    old.push(new HumanMessage({ content: `question ${i}: ${'what about the weather '.repeat(5)}`, id: `h${i}` }));
+    old.push(new AIMessage({ content: `answer ${i}: ${'sunny and warm all day '.repeat(5)}`, id: `a${i}`, response_metadata: { n: i } }));
+  }
+  const call = new AIMessage({ content: '', id: 'a-call', tool_calls: [{ id: 'call_9', name: 'read', args: { path: 'big.txt' }, type: 'tool_call' }] });
+  const result = new ToolMessage({ content: 'line\n'.repeat(1000), tool_call_id: 'call_9', name: 'read', id: 't-1' });
+  const last = [new AIMessage({ content: 'It is long.', id: 'a-last' }), new HumanMessage({ content: 'Thanks.', id: 'h-last' })];
+  await history.addMessages([...old, call, result, ...last]);
+  const got = await history.getMessages();
+  assert.ok(got.length < old.length, `${got.length} messages: the budget governed`);
+  // the newest ones strictly as added; the tool output trimmed by the server, its id and name kept
+  assert.deepStrictEqual(got.slice(-2), last);
+  assert.deepStrictEqual(got.at(-4), call);
+  const trimmed = got.at(-3);
+  assert.ok(trimmed instanceof ToolMessage);
+  assert.match(trimmed.content, /truncated, 5000 chars total/);
+  assert.deepEqual([trimmed.id, trimmed.name, trimmed.tool_call_id], ['t-1', 'read', 'call_9']);
+  // an older message kept by the budget: its id and response_metadata too
+  const kept = got.find((m) => m.id === 'a29');
+  assert.deepStrictEqual(kept, old.find((m) => m.id === 'a29'));
+});
+
+test('messages another client wrote come back with the fields they have, nothing undefined added', async () => {
+  const sessionId = crypto.randomUUID();
+  await new MnemoClient({ baseURL: url }).append(sessionId, { create: true, messages: [
+    { role: 'user', content: 'plain' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] },
+    { role: 'tool', tool_call_id: 'c1', content: 'done', name: 'f' },
+  ] });
+  assert.deepStrictEqual(await new MnemoChatMessageHistory({ baseURL: url, sessionId }).getMessages(), [
+    new HumanMessage('plain'),
+    new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'f', args: { x: 1 }, type: 'tool_call' }] }),
+    new ToolMessage({ content: 'done', tool_call_id: 'c1', name: 'f' }),
+  ]);
 });
