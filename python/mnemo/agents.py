@@ -1,5 +1,6 @@
-"""mnemo.agents.MnemoSession: a session store for the OpenAI Agents SDK (openai-agents), whose
-get_items() hands the agent a governed, token-budgeted context instead of the raw list.
+"""mnemo.agents.MnemoSession: a session store for the OpenAI Agents SDK (openai-agents), the twin
+of the TypeScript package's session (js/src/agents.ts): items are stored as that one stores them,
+so each reads exactly what the other wrote.
 
     from agents import Agent, Runner
     from mnemo.agents import MnemoSession
@@ -8,23 +9,26 @@ get_items() hands the agent a governed, token-budgeted context instead of the ra
 
 It implements the SDK's Session protocol (agents.memory.session.Session): `session_id`,
 `session_settings`, and the coroutines `get_items(limit=None)`, `add_items(items)`, `pop_item()`,
-`clear_session()`. Items are Responses API input items:
+`clear_session()`. Items are Responses API input items, each stored as one mnemo message (the
+table of js/src/items.ts) so the CLI, the context builder and search see a normal conversation:
 
-- messages {"role": "user"|"assistant"|"system"|"developer", "content": str | [parts]} (with or
-  without "type": "message", "id", "status") are stored as chat messages (developer as system),
-  their text parts joined;
-- consecutive {"type": "function_call", "call_id", "name", "arguments"} items become one assistant
-  message with `tool_calls`; {"type": "function_call_output", "call_id", "output"} a tool message,
-  so mnemo's context keeps calls and results together;
-- other items (reasoning, …) travel with the next message of the same add_items call.
+- a message {"role", "content"} (with or without "type": "message") is a message of its role
+  (developer as system; another role an empty assistant message), the text of its content;
+- {"type": "function_call", "call_id", "name", "arguments"} an assistant message with one tool
+  call; consecutive ones share one assistant message, because the context builder sends tool
+  results only right after the message holding all their calls;
+- {"type": "function_call_output", "call_id", "output"} a tool message;
+- anything else (reasoning, compaction, hosted tool calls, …) an empty assistant message.
 
-Every stored message keeps the exact items it came from (metadata "agents_items"), so
-get_items(limit=N) returns the latest N items as they were added, and pop_item() removes exactly
-the last item. Messages written by other front ends (CLI, REST, C) are converted to items.
+The item itself is kept in the message's metadata, as "agents_item" (the key of js/src/items.ts),
+or "agents_items" for the calls of one message, and returned from there: ids, reasoning,
+compaction and every field come back as added. Messages other front ends wrote (CLI, REST, C), and
+the messages of a governed context, are converted to items.
 
-get_items() without a limit returns what mnemo's context builder selects for the session within
-`max_tokens` (strategy, summaries, trimmed tool outputs, RAG: docs/context.md), converted to input
-items: a summary of folded turns, the kept recent turns, never a tool result without its call.
+get_items(limit) returns the newest `limit` stored items (limit None: session_settings.limit).
+Without either it returns the governed context: mnemo's context for the session within
+`max_tokens` (docs/context.md); when that is the stored history as it is (nothing dropped, folded,
+trimmed or added), the stored items exactly, as the TypeScript session does.
 """
 from __future__ import annotations
 
@@ -35,66 +39,97 @@ import os
 from typing import Any, Dict, List, Mapping, Optional, Union
 
 from .errors import NotFound
-from .memory import HISTORY_MAX_LIMIT, Memory
+from .memory import HISTORY_MAX_LIMIT, Context, Memory
 
 Item = Dict[str, Any]
-META_KEY = "agents_items"
-_TEXT_PARTS = ("input_text", "output_text", "text")
+ITEM_KEY = "agents_item"    # js/src/items.ts ITEM_KEY
+CALLS_KEY = "agents_items"  # the function_call items of a message with several calls
+_OUTPUTS = ("function_call_output", "function_call_result")  # the Python and the TypeScript SDK's
 
 
 def _text(content: Any) -> str:
-    if content is None:
-        return ""
+    """The text of a content value, as js/src/items.ts contentText: a string, a text part, the
+    `text` (else `refusal`) of each part; anything else as JSON."""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        return "".join(p.get("text") or "" for p in content
-                       if isinstance(p, Mapping) and p.get("type") in _TEXT_PARTS)
-    return json.dumps(content, ensure_ascii=False)
+    if isinstance(content, Mapping) and isinstance(content.get("text"), str):
+        return content["text"]
+    if not isinstance(content, list):
+        return "" if content is None else json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+    out = []
+    for p in content:
+        t = (p["text"] if p.get("text") is not None else p.get("refusal", "")) if isinstance(p, Mapping) else p
+        if isinstance(t, str):
+            out.append(t)
+    return "".join(out)
 
 
-def items_to_messages(items: List[Item]) -> List[Dict[str, Any]]:
-    """Responses input items -> mnemo message dicts (each carrying its items in metadata)."""
+def _call_id(item: Mapping[str, Any]) -> str:
+    return str(item["call_id"] if "call_id" in item else item.get("callId", ""))
+
+
+def _item_message(item: Item) -> Dict[str, Any]:
+    """One item as the message to append (js/src/items.ts itemToMessage)."""
+    md: Dict[str, Any] = {ITEM_KEY: item}
+    kind = "message" if item.get("type") is None else item["type"]
+    if kind == "message":
+        role = "system" if item.get("role") == "developer" else item.get("role")
+        if role not in ("user", "assistant", "system"):
+            return {"role": "assistant", "content": "", "metadata": md}
+        return {"role": role, "content": _text(item.get("content")), "metadata": md}
+    if kind == "function_call":
+        args = item.get("arguments")
+        call = {"id": _call_id(item), "type": "function",
+                "function": {"name": str(item.get("name", "")), "arguments": "" if args is None else str(args)}}
+        return {"role": "assistant", "content": None, "tool_calls": [call], "metadata": md}
+    if kind in _OUTPUTS:
+        msg = {"role": "tool", "tool_call_id": _call_id(item), "content": _text(item.get("output")), "metadata": md}
+        if item.get("name"):
+            msg["tool_name"] = str(item["name"])
+        return msg
+    return {"role": "assistant", "content": "", "metadata": md}
+
+
+def items_to_messages(items: List[Any]) -> List[Dict[str, Any]]:
+    """Responses input items (dicts or the SDK's pydantic models) -> the mnemo messages to append."""
     out: List[Dict[str, Any]] = []
-    pending: List[Item] = []  # items with no chat form, carried by the next message
+    calls: List[Item] = []  # the function calls of out[-1], when it holds calls
     for raw in items:
         item = raw.model_dump(exclude_unset=True) if hasattr(raw, "model_dump") else dict(raw)
-        kind = item.get("type")
-        if kind == "function_call":
-            call = {"id": item["call_id"], "type": "function",
-                    "function": {"name": item["name"], "arguments": item.get("arguments") or "{}"}}
-            last = out[-1] if out else None
-            if last is not None and last["role"] == "assistant" and last.get("tool_calls") and not pending \
-                    and last["metadata"][META_KEY][-1].get("type") == "function_call":
-                last["tool_calls"].append(call)
-                last["metadata"][META_KEY].append(item)
-                continue
-            msg: Dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
-        elif kind == "function_call_output":
-            msg = {"role": "tool", "content": _text(item.get("output")), "tool_call_id": item["call_id"]}
-        elif kind in (None, "message") and "role" in item:
-            role = "system" if item["role"] == "developer" else item["role"]
-            msg = {"role": role, "content": _text(item.get("content"))}
-        else:
-            pending.append(item)
+        msg = _item_message(item)
+        is_call = item.get("type") == "function_call"
+        if is_call and calls:
+            out[-1]["tool_calls"] += msg["tool_calls"]
+            calls.append(item)
+            out[-1]["metadata"] = {CALLS_KEY: list(calls)}
             continue
-        msg["metadata"] = {META_KEY: pending + [item]}
-        pending = []
+        calls = [item] if is_call else []
         out.append(msg)
-    if pending:
-        if out:
-            out[-1]["metadata"][META_KEY].extend(pending)
-        else:
-            out.append({"role": "assistant", "content": "", "metadata": {META_KEY: pending}})
     return out
+
+
+def _stored_items(m: Mapping[str, Any]) -> Optional[List[Item]]:
+    """The items a stored message keeps, or None. A calls list that no longer matches the
+    message's calls (another client removed one) is not trusted."""
+    md = m.get("metadata")
+    if not isinstance(md, Mapping):
+        return None
+    one = md.get(ITEM_KEY)
+    if isinstance(one, Mapping):
+        return [dict(one)]
+    group = md.get(CALLS_KEY)
+    if isinstance(group, list) and len(group) == len(m.get("tool_calls") or ()) \
+            and all(isinstance(i, Mapping) for i in group):
+        return [dict(i) for i in group]
+    return None
 
 
 def message_to_items(m: Mapping[str, Any]) -> List[Item]:
     """A stored message (or a chat message of a built context) -> Responses input items: the
-    items it was stored from when it carries them, else converted."""
-    md = m.get("metadata") or {}
-    if isinstance(md, Mapping) and isinstance(md.get(META_KEY), list):
-        return [dict(i) for i in md[META_KEY]]
+    items it keeps when it has them, else converted from its fields."""
+    kept = _stored_items(m)
+    if kept is not None:
+        return kept
     role = m["role"]
     if role == "tool":
         return [{"type": "function_call_output", "call_id": m.get("tool_call_id"), "output": m.get("content") or ""}]
@@ -108,6 +143,46 @@ def message_to_items(m: Mapping[str, Any]) -> List[Item]:
     return out
 
 
+def is_governed(ctx: Context) -> bool:
+    """Whether a built context differs from the stored history: something dropped, folded or
+    trimmed, or something added (a system prompt, the long-term memory block, recalled
+    messages). js/src/agents.ts isGoverned."""
+    r = ctx.report
+    tools = (r.get("governance") or {}).get("tool_outputs") or {}
+    added = bool((r.get("memories") or {}).get("included")) or bool((r.get("rag") or {}).get("injected")) \
+        or len(ctx.messages) != ctx.kept  # a context message the stored history does not account for
+    return added or ctx.dropped > 0 or (r.get("parts") or {}).get("system", 0) > 0 or bool(r.get("summary")) \
+        or tools.get("trimmed", 0) > 0 or tools.get("offloaded", 0) > 0
+
+
+def _settings(value: Any) -> Any:
+    """session_settings as the SDK's runner uses it (it calls .resolve() and reads .limit): a
+    mapping becomes the SDK's SessionSettings when the SDK is installed."""
+    if not isinstance(value, Mapping):
+        return value
+    try:
+        from agents.memory import SessionSettings  # type: ignore[import-not-found]
+    except ImportError:
+        return dict(value)
+    return SessionSettings(**value)
+
+
+def _without_last_call(m: Mapping[str, Any]) -> Dict[str, Any]:
+    """A stored assistant message as the message to append again, less its last tool call (and
+    that call's item)."""
+    out = {k: m[k] for k in ("role", "content", "name", "tool_name", "model", "files", "pinned")
+           if m.get(k) is not None}
+    out["tool_calls"] = m["tool_calls"][:-1]
+    md = dict(m.get("metadata") or {})
+    group = md.pop(CALLS_KEY, None)
+    if isinstance(group, list) and len(group) == len(m["tool_calls"]):
+        rest = group[:-1]
+        md.update({ITEM_KEY: rest[0]} if len(rest) == 1 else {CALLS_KEY: rest})
+    if md:
+        out["metadata"] = md
+    return out
+
+
 class MnemoSession:
     """An OpenAI Agents SDK session stored in mnemo.
 
@@ -115,20 +190,24 @@ class MnemoSession:
     add_items with `namespace` and `system_prompt` when it does not exist.
     memory: an open Memory (or AsyncMemory) to share; else `db` (a path or URL, None for the CLI's
     database) and `config` open one that this session owns (close() closes it).
+    session_settings: the SDK's SessionSettings (or a dict of its fields); its `limit` is
+    get_items()'s when no limit is given.
     max_tokens: the budget of get_items() without a limit (None: memory.max_history_tokens);
     context_options: more mn_context_build options for it (strategy, model_window, rag, …).
     """
 
-    session_settings = None  # the SDK's SessionSettings; None: the SDK's defaults
+    session_settings: Any = None  # the SDK's SessionSettings; None: the SDK's defaults
 
     def __init__(self, session_id: Optional[str] = None, *, memory: Any = None,
                  db: Optional[Union[str, os.PathLike]] = None, config: Optional[Mapping[str, Any]] = None,
-                 max_tokens: Optional[int] = None, strategy: Optional[str] = None, namespace: Optional[str] = None,
-                 system_prompt: Optional[str] = None, context_options: Optional[Mapping[str, Any]] = None):
+                 session_settings: Any = None, max_tokens: Optional[int] = None, strategy: Optional[str] = None,
+                 namespace: Optional[str] = None, system_prompt: Optional[str] = None,
+                 context_options: Optional[Mapping[str, Any]] = None):
         if memory is None:
             self.memory, self._owned = Memory(db, config), True
         else:
             self.memory, self._owned = getattr(memory, "sync", memory), False
+        self.session_settings = _settings(session_settings)
         self.namespace = namespace
         self.system_prompt = system_prompt
         self.max_tokens = max_tokens
@@ -148,8 +227,9 @@ class MnemoSession:
 
     # -- the protocol ----------------------------------------------------------------------------
     async def get_items(self, limit: Optional[int] = None) -> List[Item]:
-        """limit None: the governed context within max_tokens, as input items. limit N: the
-        latest N items as they were added, oldest first."""
+        """limit (None: session_settings.limit) N: the newest N items as they were added, oldest
+        first (none for 0 or less). No limit: the governed context within max_tokens, which is
+        every stored item as added when nothing was dropped, folded, trimmed or added."""
         return await self._run(self.get_items_sync, limit)
 
     async def add_items(self, items: List[Item]) -> None:
@@ -165,21 +245,31 @@ class MnemoSession:
         await self._run(self.clear_session_sync)
 
     # -- synchronous forms ------------------------------------------------------------------------
+    def _limit(self, limit: Any) -> Optional[int]:
+        if limit is None:
+            s = self.session_settings
+            limit = s.get("limit") if isinstance(s, Mapping) else getattr(s, "limit", None)
+        # a string or float limit would slip past every comparison below
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise TypeError("MnemoSession.get_items: limit must be a whole number, not %r" % (limit,))
+        return limit
+
     def get_items_sync(self, limit: Optional[int] = None) -> List[Item]:
+        limit = self._limit(limit)
         try:
-            if limit is None:
-                ctx = self.memory.context(self.session_id, max_tokens=self.max_tokens, **self.context_options)
-                return [i for m in ctx.messages for i in message_to_items(m)]
-            if limit <= 0:
-                return []
-            # each message holds at least one item: the newest `limit` messages are enough (past
-            # history's largest limit, every message)
-            msgs = self.memory.history(self.session_id, limit=limit if limit <= HISTORY_MAX_LIMIT else None,
-                                       tail=True)
+            if limit is not None:
+                if limit <= 0:
+                    return []
+                # each message holds at least one item: the newest `limit` messages are enough (past
+                # history's largest limit, every message)
+                msgs = self.memory.history(self.session_id, limit=limit if limit <= HISTORY_MAX_LIMIT else None,
+                                           tail=True)
+                return [i for m in msgs for i in message_to_items(m)][-limit:]
+            ctx = self.memory.context(self.session_id, max_tokens=self.max_tokens, **self.context_options)
+            msgs = ctx.messages if is_governed(ctx) else self.memory.history(self.session_id)
         except NotFound:
             return []
-        items = [i for m in msgs for i in message_to_items(m)]
-        return items[-limit:]
+        return [i for m in msgs for i in message_to_items(m)]
 
     def add_items_sync(self, items: List[Item]) -> None:
         msgs = items_to_messages(list(items))
@@ -205,8 +295,8 @@ class MnemoSession:
         m = last[0]
         items = message_to_items(m)
         self.memory.delete_message(self.session_id, m["id"])
-        if len(items) > 1:  # the message stood for several items: put back all but the last
-            self.memory.append_batch(self.session_id, items_to_messages(items[:-1]))
+        if len(items) > 1:  # several calls (or another client's text and calls): put back all but the last
+            self.memory.append_batch(self.session_id, [_without_last_call(m)])
         return items[-1]
 
     def clear_session_sync(self) -> None:

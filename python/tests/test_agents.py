@@ -4,14 +4,17 @@ The openai-agents package cannot be installed here (no PyPI), so these tests che
 the SDK documents it (agents/memory/session.py: session_id, session_settings, async get_items(limit=None)
 returning the latest `limit` items in chronological order, add_items, pop_item returning the most
 recent item or None, clear_session) with items in the Responses input-item shapes the SDK
-produces, and replay the SDK runner's use of a session (get_items before a turn, add_items after)."""
+produces, and replay the SDK runner's use of a session (get_items before a turn, add_items after).
+Items are stored as the TypeScript session (js/src/items.ts) stores them, so each reads what the
+other wrote; tests/roundtrip runs the two on one database."""
 import asyncio
+import dataclasses
 import inspect
 
 import pytest
 
 import mnemo
-from mnemo.agents import MnemoSession
+from mnemo.agents import MnemoSession, items_to_messages
 
 USER = {"role": "user", "content": "List the repo"}
 OUT_MSG = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
@@ -24,6 +27,29 @@ OUT_B = {"type": "function_call_output", "call_id": "call_b", "output": "# mnemo
 REASONING = {"type": "reasoning", "id": "rs_1", "summary": []}
 TURN = [USER, OUT_MSG, REASONING, CALL_A, CALL_B, OUT_A, OUT_B,
         {"role": "assistant", "content": "A README and sources."}]
+# every kind of item a Python run stores, with the ids and fields the SDK keeps
+VARIED = [
+    USER,
+    {"role": "developer", "content": "Prefer short answers."},
+    OUT_MSG,
+    {"id": "rs_2", "type": "reasoning", "summary": [{"type": "summary_text", "text": "Two files to read."}],
+     "encrypted_content": "gAAAAB-r"},
+    CALL_A,
+    {"id": "fc_2", "type": "function_call", "call_id": "call_b", "name": "cat", "arguments": "{\"f\":\"README\"}",
+     "status": "completed"},
+    OUT_A,
+    {"type": "function_call_output", "call_id": "call_b", "output": [{"type": "input_text", "text": "# mnemo"}]},
+    {"id": "cmp_1", "type": "compaction", "encrypted_content": "gAAAAB-c"},
+    {"id": "msg_2", "type": "message", "role": "assistant", "status": "completed",
+     "content": [{"type": "output_text", "text": "A README ", "annotations": []},
+                 {"type": "refusal", "refusal": "and sources."}]},
+]
+
+
+@dataclasses.dataclass
+class Settings:
+    """What the session reads of the SDK's agents.SessionSettings (a dataclass with `limit`)."""
+    limit: object = None
 
 
 def run(coro):
@@ -52,9 +78,111 @@ def test_add_then_get_returns_the_items_as_added(session, mem):
     assert run(session.get_items(limit=20000)) == TURN  # past history()'s largest limit (10000)
     # stored as chat messages: the two calls are one assistant message, results are tool messages
     h = mem.history(session.session_id)
-    assert [m["role"] for m in h] == ["user", "assistant", "assistant", "tool", "tool", "assistant"]
-    assert [c["id"] for c in h[2]["tool_calls"]] == ["call_a", "call_b"]
-    assert h[1]["content"] == "Looking." and h[3]["tool_call_id"] == "call_a"
+    assert [m["role"] for m in h] == ["user", "assistant", "assistant", "assistant", "tool", "tool", "assistant"]
+    assert [c["id"] for c in h[3]["tool_calls"]] == ["call_a", "call_b"]
+    assert h[1]["content"] == "Looking." and h[4]["tool_call_id"] == "call_a"
+
+
+def test_get_items_limit_from_the_argument_else_session_settings(mem):
+    s = MnemoSession(memory=mem)
+    five = [{"role": ("user", "assistant")[i % 2], "content": "item %d" % i} for i in range(5)]
+    run(s.add_items(five))
+    assert run(s.get_items(limit=3)) == five[-3:]
+    s.session_settings = Settings(limit=3)
+    assert run(s.get_items()) == five[-3:]
+    assert run(s.get_items(limit=2)) == five[-2:]  # the argument comes first
+    assert run(s.get_items(limit=0)) == []
+    s.session_settings = Settings()  # limit None: every item
+    assert run(s.get_items()) == five
+    assert run(MnemoSession(s.session_id, memory=mem, session_settings=Settings(limit=4)).get_items()) == five[-4:]
+    assert run(MnemoSession(s.session_id, memory=mem, session_settings={"limit": 1}).get_items()) == five[-1:]
+    for bad in ("3", 2.5, True):  # a string or float limit slipped past the comparisons before
+        with pytest.raises(TypeError, match="limit must be a whole number"):
+            run(s.get_items(limit=bad))
+    s.session_settings = Settings(limit="3")
+    with pytest.raises(TypeError, match="limit must be a whole number"):
+        run(s.get_items())
+
+
+def test_items_come_back_exactly_as_added(mem):
+    s = MnemoSession(memory=mem)
+    run(s.add_items(VARIED[:6]))  # a turn's calls come in one add_items (they share a message)
+    run(s.add_items(VARIED[6:]))
+    # within the budget and nothing added (no system prompt): get_items() is the stored list
+    assert run(s.get_items()) == VARIED
+    assert run(s.get_items(limit=len(VARIED))) == VARIED
+    assert run(s.get_items(limit=4)) == VARIED[-4:]
+    assert run(MnemoSession(s.session_id, memory=mem).get_items()) == VARIED
+
+
+def test_items_are_stored_as_the_typescript_session_stores_them(mem):
+    """One message per item with the item under metadata "agents_item" (js/src/items.ts), except
+    that consecutive function calls share one assistant message (metadata "agents_items"): the
+    context builder sends a tool result only right after the message with its call."""
+    s = MnemoSession(memory=mem)
+    run(s.add_items(VARIED))
+    h = mem.history(s.session_id)
+    got = [(m["role"], m["content"], m["tool_calls"], m["tool_call_id"], m["metadata"]) for m in h]
+    calls = [{"id": "call_a", "type": "function", "function": {"name": "ls", "arguments": "{\"dir\":\".\"}"}},
+             {"id": "call_b", "type": "function", "function": {"name": "cat", "arguments": "{\"f\":\"README\"}"}}]
+    one = lambda i: {"agents_item": VARIED[i]}  # noqa: E731
+    assert got == [
+        ("user", "List the repo", None, None, one(0)),
+        ("system", "Prefer short answers.", None, None, one(1)),
+        ("assistant", "Looking.", None, None, one(2)),
+        ("assistant", "", None, None, one(3)),
+        ("assistant", None, calls, None, {"agents_items": VARIED[4:6]}),
+        ("tool", "README src", None, "call_a", one(6)),
+        ("tool", "# mnemo", None, "call_b", one(7)),
+        ("assistant", "", None, None, one(8)),
+        ("assistant", "A README and sources.", None, None, one(9)),
+    ]
+    run(s.clear_session())
+    run(s.add_items([CALL_A, OUT_A]))  # a single call is a message of its own, as TypeScript's
+    assert mem.history(s.session_id)[0]["metadata"] == {"agents_item": CALL_A}
+
+
+# Items of the TypeScript SDK (@openai/agents) and the messages js/src/items.ts stores them as
+JS_ITEMS = [
+    {"type": "message", "role": "user", "content": "What is 6 x 7?"},
+    {"type": "reasoning", "id": "rs_9", "content": [{"type": "input_text", "text": "multiply"}]},
+    {"type": "function_call", "id": "fc_a", "callId": "call_1", "name": "multiply",
+     "arguments": "{\"a\":6,\"b\":7}", "status": "completed"},
+    {"type": "function_call_result", "callId": "call_1", "name": "multiply", "status": "completed",
+     "output": {"type": "text", "text": "42"}},
+    {"type": "message", "id": "msg_a", "role": "assistant", "status": "completed",
+     "content": [{"type": "output_text", "text": "6 x 7 = 42."}], "providerData": {"k": [1, None]}},
+]
+JS_MESSAGES = [
+    {"role": "user", "content": "What is 6 x 7?", "metadata": {"agents_item": JS_ITEMS[0]}},
+    {"role": "assistant", "content": "", "metadata": {"agents_item": JS_ITEMS[1]}},
+    {"role": "assistant", "content": None, "metadata": {"agents_item": JS_ITEMS[2]},
+     "tool_calls": [{"id": "call_1", "type": "function",
+                     "function": {"name": "multiply", "arguments": "{\"a\":6,\"b\":7}"}}]},
+    {"role": "tool", "tool_call_id": "call_1", "tool_name": "multiply", "content": "42",
+     "metadata": {"agents_item": JS_ITEMS[3]}},
+    {"role": "assistant", "content": "6 x 7 = 42.", "metadata": {"agents_item": JS_ITEMS[4]}},
+]
+
+
+def test_reads_what_the_typescript_session_wrote(mem):
+    sid = mem.create_session()["id"]
+    mem.append_batch(sid, JS_MESSAGES)
+    s = MnemoSession(sid, memory=mem)
+    assert run(s.get_items()) == JS_ITEMS
+    assert run(s.get_items(limit=2)) == JS_ITEMS[-2:]
+    assert run(s.pop_item()) == JS_ITEMS[-1]
+    # and writing those items here stores the messages TypeScript stores
+    assert items_to_messages(JS_ITEMS) == JS_MESSAGES
+
+
+def test_pop_item_returns_the_newest_exact_item(mem):
+    s = MnemoSession(memory=mem)
+    run(s.add_items(VARIED))
+    for n in range(len(VARIED), 0, -1):
+        assert run(s.pop_item()) == VARIED[n - 1]
+        assert run(s.get_items(limit=100)) == VARIED[:n - 1]
+    assert run(s.pop_item()) is None
 
 
 def test_get_items_without_limit_is_the_governed_context(session):
@@ -64,6 +192,7 @@ def test_get_items_without_limit_is_the_governed_context(session):
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "List the repo"},
         {"role": "assistant", "content": "Looking."},
+        {"role": "assistant", "content": ""},  # the reasoning item's message, as the context has it
         {"type": "function_call", "call_id": "call_a", "name": "ls", "arguments": "{\"dir\":\".\"}"},
         {"type": "function_call", "call_id": "call_b", "name": "cat", "arguments": "{\"f\":\"README\"}"},
         {"type": "function_call_output", "call_id": "call_a", "output": "README src"},
@@ -142,6 +271,19 @@ def test_messages_from_other_front_ends_are_converted(mem):
         {"role": "user", "content": "hi"},
         {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"},
         {"type": "function_call_output", "call_id": "c1", "output": "out"}]
+
+
+def test_pop_item_of_another_clients_message_with_text_and_calls(mem):
+    sid = mem.create_session()["id"]
+    calls = [{"id": "c%d" % i, "type": "function", "function": {"name": "ls", "arguments": "{}"}} for i in (1, 2)]
+    mem.append(sid, "assistant", "Let me look.", tool_calls=calls, model="gpt-4o", metadata={"k": 1})
+    s = MnemoSession(sid, memory=mem)
+    assert run(s.pop_item()) == {"type": "function_call", "call_id": "c2", "name": "ls", "arguments": "{}"}
+    (m,) = mem.history(sid)  # the message again, less its last call
+    assert (m["content"], m["tool_calls"], m["model"], m["metadata"]) == ("Let me look.", calls[:1], "gpt-4o", {"k": 1})
+    assert run(s.pop_item())["call_id"] == "c1"
+    assert run(s.pop_item()) == {"role": "assistant", "content": "Let me look."}
+    assert run(s.pop_item()) is None
 
 
 def test_a_runner_over_several_turns_survives_a_reopen(db_path):

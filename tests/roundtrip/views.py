@@ -8,11 +8,19 @@
                              compares: session, sessions (its namespace), history, state, export,
                              and per context of DATA the rendered text, report and counts, per
                              search of DATA the hits
+    views.py agents-write DB KEY DATA
+                             a new mnemo.agents.MnemoSession given DATA's agents items KEY
+                             ("python" or "typescript"); prints {"session_id"}
+    views.py agents-read DB SID DATA
+                             prints what MnemoSession reads of session SID: {"items"
+                             (get_items()), "tail" (get_items(limit=3)), "history"}
 """
+import asyncio
 import json
 import sys
 
 import mnemo
+from mnemo.agents import MnemoSession
 
 
 def write(db, data):
@@ -51,6 +59,20 @@ def read(db, sid, data):
         return out
 
 
+def agents_write(db, key, data):
+    with mnemo.Memory(db) as mem:
+        s = MnemoSession(memory=mem)
+        asyncio.run(s.add_items(data["agents"][key]))
+        return {"session_id": s.session_id}
+
+
+def agents_read(db, sid):
+    with mnemo.Memory(db) as mem:
+        s = MnemoSession(sid, memory=mem)
+        return {"items": asyncio.run(s.get_items()), "tail": asyncio.run(s.get_items(limit=3)),
+                "history": mem.history(sid)}
+
+
 def main(argv):
     with open(argv[-1], encoding="utf-8") as f:
         data = json.load(f)
@@ -58,6 +80,10 @@ def main(argv):
         result = write(argv[2], data)
     elif argv[1] == "read":
         result = read(argv[2], argv[3], data)
+    elif argv[1] == "agents-write":
+        result = agents_write(argv[2], argv[3], data)
+    elif argv[1] == "agents-read":
+        result = agents_read(argv[2], argv[3])
     else:
         raise SystemExit("views.py: unknown command %r" % argv[1])
     json.dump(result, sys.stdout)  # ASCII: no dependence on the locale's encoding
