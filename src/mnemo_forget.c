@@ -330,15 +330,11 @@ mn_status mn_memory_erase_sources(mn_db *db, const char *session_id, const char 
     for (size_t i = 0; !rc && i < s.n; i++) {
         if (s.keep[i])
             continue;
-        int64_t seq = 0;
-        rc = db->store->ops->message_delete(db->store, canon, s.ids[i], &seq);
+        rc = mn__message_delete(db, canon, s.ids[i]);
         if (rc == MN_NOTFOUND) /* deleted meanwhile by another caller: as good */
             rc = MN_OK;
-        else if (!rc) {
-            mn__erased_message(db, canon, seq);
-            if (erased)
-                (*erased)++;
-        }
+        else if (!rc && erased)
+            (*erased)++;
     }
     sources_release(&s);
     mn_records_session_free(sess);

@@ -1,6 +1,7 @@
 /*
  * mnemo_service.c — the public functions a long-running service needs beyond the CLI's (mnemo.h):
- * deleting one message, updating a session's title and metadata. Checks here, then the store.
+ * deleting one message (the use case is engine/edit.c), updating a session's title and metadata.
+ * Checks here, then the engine or the store.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +27,7 @@ mn_status mn_message_delete(mn_db *db, const char *session_id, int64_t message_i
         return mn__err(MN_INVALID, "message_id: %lld is not positive", (long long)message_id);
     if ((rc = mn__live_session(db, id, NULL)))
         return rc;
-    int64_t seq = 0;
-    if ((rc = db->store->ops->message_delete(db->store, id, message_id, &seq)))
-        return rc;
-    mn__erased_message(db, id, seq);
-    return MN_OK;
+    return mn__message_delete(db, id, message_id);
 }
 
 mn_status mn_session_update(mn_db *db, const char *id, const char *title, const char *metadata)

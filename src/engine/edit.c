@@ -1,5 +1,8 @@
 /*
- * edit.c — the message edit use case, written once for every backend. The new text passes the
+ * edit.c — the message edit and delete use cases, written once for every backend, over the
+ * store's row primitives (store/store_rows.h).
+ *
+ * Edit: the new text passes the
  * append rules (mn_message_prepare with the message's own role, tool calls and names, so its
  * token count is what an append of it would store); then one transaction over the store's row
  * primitives (store/store_rows.h) changes the row and keeps in step, in this order: the title
@@ -7,6 +10,10 @@
  * queued again), the summaries that folded the old text (with a `summary_dropped` event, as a
  * delete drops them), and a `message_edited` event. After the commit the old text's offloaded
  * output and the saved vector index go (erase.c).
+ *
+ * Delete: in one transaction, the title taken from the message goes (the next user message gives
+ * one), the row goes (its keyword entry and vector with it), the session's counters lose it, and
+ * the summaries that folded it go with a `summary_dropped` event; then the same erasure.
  */
 #include <stdio.h>
 #include <string.h>
@@ -82,12 +89,26 @@ struct edit {
     int64_t seq; /* out: the message's seq */
 };
 
+/* The summaries that folded the message at row->seq hold its old text: they go, and an event
+ * says why (reason: message_edited or message_deleted). */
+static mn_status drop_summaries(const struct mn_store_row_ops *o, mn_store_tx *tx, const mn_store_message_row *row,
+                                int64_t message_id, const char *reason, int64_t now_ms)
+{
+    int64_t dropped = 0;
+    char data[256];
+    mn_status rc = o->summaries_drop(tx, row->sid, row->seq, &dropped);
+    if (rc || !dropped)
+        return rc;
+    snprintf(data, sizeof data, "{\"reason\":\"%s\",\"message_id\":%lld,\"seq\":%lld,\"summaries\":%lld}", reason,
+             (long long)message_id, (long long)row->seq, (long long)dropped);
+    return o->event_add(tx, row->sid, "summary_dropped", data, now_ms);
+}
+
 static mn_status edit_body(mn_store_tx *tx, void *arg)
 {
     struct edit *e = arg;
     const struct mn_store_row_ops *o = e->o;
     mn_store_message_row row;
-    int64_t dropped = 0;
     char data[256];
     mn_status rc = o->message_row(tx, e->session_id, e->message_id, &row);
     if (!rc && e->title)
@@ -95,16 +116,11 @@ static mn_status edit_body(mn_store_tx *tx, void *arg)
     if (!rc)
         rc = o->message_rewrite(tx, e->message_id, e->content, e->metadata, e->tokens);
     if (!rc)
-        rc = o->session_tokens(tx, row.sid, e->tokens - row.tokens, e->now_ms);
+        rc = o->session_counts(tx, row.sid, 0, e->tokens - row.tokens, 0, 0, e->now_ms);
     if (!rc)
         rc = o->vector_stale(tx, e->message_id);
     if (!rc)
-        rc = o->summaries_drop(tx, row.sid, row.seq, &dropped);
-    if (!rc && dropped) {
-        snprintf(data, sizeof data, "{\"reason\":\"message_edited\",\"message_id\":%lld,\"seq\":%lld,\"summaries\":%lld}",
-                 (long long)e->message_id, (long long)row.seq, (long long)dropped);
-        rc = o->event_add(tx, row.sid, "summary_dropped", data, e->now_ms);
-    }
+        rc = drop_summaries(o, tx, &row, e->message_id, "message_edited", e->now_ms);
     if (!rc) {
         snprintf(data, sizeof data, "{\"message_id\":%lld,\"seq\":%lld,\"tokens_before\":%lld,\"tokens_after\":%lld}",
                  (long long)e->message_id, (long long)row.seq, (long long)row.tokens, (long long)e->tokens);
@@ -140,4 +156,40 @@ mn_status mn__message_edit(mn_db *db, const char *canon, int64_t message_id, con
         return rc;
     mn__erased_message(db, canon, e.seq);
     return out ? message_read(db, canon, message_id, out) : MN_OK;
+}
+
+struct removal {
+    const struct mn_store_row_ops *o;
+    const char *session_id;
+    int64_t message_id, now_ms;
+    int64_t seq; /* out: the message's seq */
+};
+
+static mn_status delete_body(mn_store_tx *tx, void *arg)
+{
+    struct removal *d = arg;
+    const struct mn_store_row_ops *o = d->o;
+    mn_store_message_row row;
+    mn_status rc = o->message_row(tx, d->session_id, d->message_id, &row);
+    if (!rc)
+        rc = o->title_follow(tx, row.sid, row.seq, "");
+    if (!rc)
+        rc = o->message_remove(tx, d->message_id);
+    if (!rc)
+        rc = o->session_counts(tx, row.sid, -1, -row.tokens, -(int64_t)row.user, -(int64_t)!row.active, d->now_ms);
+    if (!rc)
+        rc = drop_summaries(o, tx, &row, d->message_id, "message_deleted", d->now_ms);
+    if (!rc)
+        o->erased(tx);
+    d->seq = rc ? 0 : row.seq;
+    return rc;
+}
+
+mn_status mn__message_delete(mn_db *db, const char *canon, int64_t message_id)
+{
+    struct removal d = {db->store->ops->rows, canon, message_id, mn_clock_now_ms(), 0};
+    mn_status rc = d.o->write(db->store, delete_body, &d);
+    if (!rc)
+        mn__erased_message(db, canon, d.seq); /* its offloaded output and the saved vector index */
+    return rc;
 }

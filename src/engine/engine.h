@@ -51,6 +51,9 @@ mn_status mn__session_resume(mn_db *db, const char *ns, mn_session **out);
 /* mn_message_edit after its argument checks (canon: a live session's canonical id). */
 mn_status mn__message_edit(mn_db *db, const char *canon, int64_t message_id, const char *content,
                            const char *metadata, mn_message **out);
+/* Deletes one message of session canon with everything that kept its text (the erasure
+ * included). MN_NOTFOUND when the session has no such message. */
+mn_status mn__message_delete(mn_db *db, const char *canon, int64_t message_id);
 
 /* ---- erase.c ---- */
 

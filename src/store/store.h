@@ -71,10 +71,6 @@ struct mn_store_ops {
     const struct mn_store_append_ops *append;
     /* Changes to stored messages (store_rows.h): row primitives; the use cases are src/engine/edit.c. */
     const struct mn_store_row_ops *rows;
-    /* Deletes one message of a session by id, keeping the session's counters right
-     * (MN_NOTFOUND when the session has no such message); *seq gets its seq. The session's
-     * summaries that cover that seq are deleted with it, and a `summary_dropped` event says so. */
-    mn_status (*message_delete)(mn_store *st, const char *session_id, int64_t message_id, int64_t *seq);
     /* Sets a session's title and/or metadata (NULL: unchanged) and updated_at. */
     mn_status (*session_update)(mn_store *st, const char *id, const char *title, const char *metadata,
                                 int64_t now_ms);

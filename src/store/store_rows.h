@@ -1,7 +1,7 @@
 /*
- * store_rows.h — the row primitives a change to stored messages is made of. The use case (what
- * an edit changes beside the text: the title, the counters, the vector, the summaries, the
- * events) is written once above the store, in src/engine/edit.c; a backend only runs a write
+ * store_rows.h — the row primitives a change to stored messages is made of. The use cases (what
+ * an edit or a delete changes beside the text: the title, the counters, the vector, the
+ * summaries, the events) are written once above the store, in src/engine/edit.c; a backend only runs a write
  * transaction and reads or writes single rows inside it. tests/unit/test_store_rows.c runs the
  * same cases on every backend.
  */
@@ -18,6 +18,8 @@ typedef struct mn_store_message_row {
     int64_t sid;    /* the session's internal row id */
     int64_t seq;    /* the message's position in its session */
     int64_t tokens; /* its stored token count */
+    int user;       /* a user message (the session's turn_count counts them) */
+    int active;     /* in the active history (0: past the turn limit or cleared) */
 } mn_store_message_row;
 
 struct mn_store_row_ops {
@@ -31,11 +33,15 @@ struct mn_store_row_ops {
      * index in step with the new text. */
     mn_status (*message_rewrite)(mn_store_tx *tx, int64_t message_id, const char *content, const char *metadata,
                                  int64_t tokens);
+    /* Deletes the message's row; its keyword index entry and vector go with it. */
+    mn_status (*message_remove)(mn_store_tx *tx, int64_t message_id);
     /* When the session's title came from the message at seq: it becomes title, or goes ("": the
      * session has none until a message gives it one). */
     mn_status (*title_follow)(mn_store_tx *tx, int64_t sid, int64_t seq, const char *title);
-    /* Adds delta to the session's token count and sets its updated_at. */
-    mn_status (*session_tokens)(mn_store_tx *tx, int64_t sid, int64_t delta, int64_t now_ms);
+    /* Adds to the session's counters (messages, tokens, user turns, inactive messages; the last
+     * two never below 0) and sets its updated_at. */
+    mn_status (*session_counts)(mn_store_tx *tx, int64_t sid, int64_t messages, int64_t tokens, int64_t users,
+                                int64_t inactive, int64_t now_ms);
     /* The message's vector no longer fits its text: dropped (every index hears of it), and the
      * message queued again for embedding while the queue is on. */
     mn_status (*vector_stale)(mn_store_tx *tx, int64_t message_id);

@@ -2,8 +2,8 @@
  * test_store_rows.c — conformance of the row primitives (store/store_rows.h) on each backend:
  * SQLite on a real file (unit/test_store_rows) and PostgreSQL (pg/unit/test_store_rows). A
  * backend conforms when a missing session or message is MN_NOTFOUND naming it, every primitive
- * does what the header says to the rows the store reads back, and every one rolls back with its
- * transaction.
+ * does what the header says to the rows the store reads back (counters never below 0 where the
+ * header says so), and every one rolls back with its transaction.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -105,10 +105,12 @@ static void message_row_and_not_found(void **state)
 {
     (void)state;
     const struct mn_store_row_ops *o = the_store->ops->rows;
-    struct lookup l = {SID, first_id, {0, 0, 0}};
+    struct lookup l = {SID, first_id, {0, 0, 0, 0, 0}};
     assert_int_equal(o->write(the_store, lookup_body, &l), MN_OK);
     assert_int_equal(l.row.seq, 1);
     assert_int_equal(l.row.tokens, 3);
+    assert_int_equal(l.row.user, 1);
+    assert_int_equal(l.row.active, 1);
     assert_true(l.row.sid > 0);
     l.message_id = first_id + 1000;
     assert_int_equal(o->write(the_store, lookup_body, &l), MN_NOTFOUND);
@@ -137,7 +139,7 @@ static mn_status change_body(mn_store_tx *tx, void *arg)
     if (!rc)
         rc = o->message_rewrite(tx, first_id, "rewritten first words", "{\"k\":1}", 5);
     if (!rc)
-        rc = o->session_tokens(tx, row.sid, 2, 2000);
+        rc = o->session_counts(tx, row.sid, 0, 2, 0, 0, 2000);
     if (!rc)
         rc = o->vector_stale(tx, first_id);
     if (!rc)
@@ -220,12 +222,57 @@ static void title_follows_its_message_only(void **state)
     mn_session_free(s);
 }
 
+struct removal {
+    int fail;
+    int64_t id;
+};
+
+/* Removes a message and takes it off the session's counters (users and inactive never below 0). */
+static mn_status remove_body(mn_store_tx *tx, void *arg)
+{
+    struct removal *r = arg;
+    const struct mn_store_row_ops *o = the_store->ops->rows;
+    mn_store_message_row row;
+    mn_status rc = o->message_row(tx, SID, r->id, &row);
+    if (!rc)
+        rc = o->message_remove(tx, r->id);
+    if (!rc)
+        rc = o->session_counts(tx, row.sid, -1, -row.tokens, -5, -1, 3000);
+    if (!rc)
+        o->erased(tx);
+    return rc ? rc : r->fail ? MN_INVALID : MN_OK;
+}
+
+static void remove_counts_and_rolls_back(void **state)
+{
+    (void)state;
+    const struct mn_store_row_ops *o = the_store->ops->rows;
+    mn_session *s = NULL;
+    assert_int_equal(the_store->ops->session_get(the_store, SID, &s), MN_OK);
+    int64_t messages = s->message_count, tokens = s->token_count;
+    mn_session_free(s);
+    struct removal fail = {1, first_id + 1}, ok = {0, first_id + 1};
+    assert_int_equal(o->write(the_store, remove_body, &fail), MN_INVALID);
+    assert_int_equal(the_store->ops->session_get(the_store, SID, &s), MN_OK);
+    assert_int_equal(s->message_count, messages);
+    mn_session_free(s);
+    assert_int_equal(o->write(the_store, remove_body, &ok), MN_OK);
+    assert_int_equal(the_store->ops->session_get(the_store, SID, &s), MN_OK);
+    assert_int_equal(s->message_count, messages - 1);
+    assert_int_equal(s->token_count, tokens - 4);
+    assert_int_equal(s->turn_count, 0); /* 2 user turns less 5: held at 0 */
+    assert_int_equal(s->inactive_count, 0);
+    mn_session_free(s);
+    assert_int_equal(o->write(the_store, remove_body, &ok), MN_NOTFOUND); /* gone */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(message_row_and_not_found),
         cmocka_unit_test(primitives_change_and_roll_back),
         cmocka_unit_test(title_follows_its_message_only),
+        cmocka_unit_test(remove_counts_and_rolls_back),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

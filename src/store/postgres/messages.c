@@ -863,103 +863,12 @@ mn_status mn_pg_op_import_message(mn_store *st, const mn_message *m, int *added)
     return rc;
 }
 
-/* ---- edits ----------------------------------------------------------------------------------- */
+/* ---- session updates ------------------------------------------------------------------------- */
 
-static const char SQL_MESSAGE_FOR_DELETE[] =
-    "SELECT tokens, (role = 'user')::integer, active, seq FROM messages WHERE id = $1::bigint"
-    " AND session_sid = $2::bigint FOR UPDATE";
-/* A summary that folded the message holds its text: it goes too (docs/erasure.md). */
-static const char SQL_SUMMARIES_COVERING[] =
-    "WITH gone AS (DELETE FROM summaries WHERE session_sid = $1::bigint AND covers_upto >= $3::bigint RETURNING 1)"
-    " INSERT INTO events (session_sid, kind, data, created_at)"
-    " SELECT $1::bigint, 'summary_dropped', json_build_object('reason', 'message_deleted', 'message_id', $2::bigint,"
-    " 'seq', $3::bigint, 'summaries', count(*))::text, $4::bigint FROM gone HAVING count(*) > 0";
-static const char SQL_MESSAGE_DELETE[] = "DELETE FROM messages WHERE id = $1::bigint";
-/* A title taken from the message (title_seq is its seq) goes too; the next user message gives
- * the session a new one. A title the user set, or taken from another message, stays (whatever
- * text the message starts with). */
-static const char SQL_TITLE_FROM_MESSAGE[] =
-    "UPDATE sessions SET title = NULL, title_seq = 0 WHERE sid = $1::bigint AND title_seq = $2::bigint";
-static const char SQL_SESSION_MESSAGE_GONE[] =
-    "UPDATE sessions SET message_count = message_count - 1, token_count = token_count - $2::bigint,"
-    " turn_count = greatest(turn_count - $3::bigint, 0), inactive_count = greatest(inactive_count - $4::bigint, 0),"
-    " updated_at = $5::bigint WHERE sid = $1::bigint";
 /* A title given here is the user's: it comes from no message (title_seq 0). */
 static const char SQL_SESSION_UPDATE[] =
     "UPDATE sessions SET title = coalesce($2, title), title_seq = CASE WHEN $2::text IS NULL THEN title_seq ELSE 0 END,"
     " metadata = coalesce($3, metadata), updated_at = $4::bigint WHERE id = $1";
-
-struct msg_delete_arg {
-    const char *session_id;
-    int64_t message_id, seq;
-};
-
-mn_status mn_pg_message_row(struct pg_conn *c, const char *session_id, int64_t message_id, const char *sql,
-                            int64_t *sid, PGresult **out)
-{
-    mn_status rc = mn_pg_session_sid(c, session_id, sid, NULL);
-    if (rc)
-        return rc;
-    struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, message_id);
-    mn_pg_i64(&p, *sid);
-    if ((rc = mn_pg_query(c, sql, &p, 0, "message lookup", out)))
-        return rc;
-    if (PQntuples(*out) != 1) {
-        PQclear(*out);
-        *out = NULL;
-        return mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id, session_id);
-    }
-    return MN_OK;
-}
-
-static mn_status message_delete_body(struct pg_conn *c, void *arg)
-{
-    struct msg_delete_arg *a = arg;
-    int64_t sid = 0;
-    PGresult *r = NULL;
-    mn_status rc = mn_pg_message_row(c, a->session_id, a->message_id, SQL_MESSAGE_FOR_DELETE, &sid, &r);
-    if (rc)
-        return rc;
-    struct pg_params p;
-    int64_t tokens = mn_pg_col_i64(r, 0, 0), user = mn_pg_col_i64(r, 0, 1), inactive = mn_pg_col_i64(r, 0, 2) == 0;
-    int64_t now = mn_clock_now_ms();
-    a->seq = mn_pg_col_i64(r, 0, 3);
-    PQclear(r);
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, a->seq);
-    if ((rc = mn_pg_query(c, SQL_TITLE_FROM_MESSAGE, &p, 0, "title", NULL)))
-        return rc;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, a->message_id);
-    if ((rc = mn_pg_query(c, SQL_MESSAGE_DELETE, &p, 0, "message delete", NULL)))
-        return rc;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, tokens);
-    mn_pg_i64(&p, user);
-    mn_pg_i64(&p, inactive);
-    mn_pg_i64(&p, now);
-    if ((rc = mn_pg_query(c, SQL_SESSION_MESSAGE_GONE, &p, 0, "session update", NULL)))
-        return rc;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, a->message_id);
-    mn_pg_i64(&p, a->seq);
-    mn_pg_i64(&p, now);
-    return mn_pg_query(c, SQL_SUMMARIES_COVERING, &p, 0, "summary delete", NULL);
-}
-
-mn_status mn_pg_op_message_delete(mn_store *st, const char *session_id, int64_t message_id, int64_t *seq)
-{
-    struct msg_delete_arg a = {session_id, message_id, 0};
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, message_delete_body, &a);
-    if (!rc && seq)
-        *seq = a.seq;
-    return rc;
-}
 
 struct update_arg {
     const char *id, *title, *metadata;

@@ -1308,7 +1308,6 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
         .session_prune = mn_pg_op_session_prune,
         .append = &mn_pg_append_ops,
         .rows = &mn_pg_row_ops,
-        .message_delete = mn_pg_op_message_delete,
         .session_update = mn_pg_op_session_update,
         .history = mn_pg_op_history,
         .scan_newest = mn_pg_op_scan_newest,

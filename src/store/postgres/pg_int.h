@@ -168,10 +168,6 @@ void mn_pg_op_rollback(mn_store *st);
 
 /* The internal sid (and last seq) of a session; MN_NOTFOUND when missing. */
 mn_status mn_pg_session_sid(struct pg_conn *c, const char *id, int64_t *sid, int64_t *last_seq);
-/* The one row of `sql` ($1 message id, $2 session sid) for message_id of session_id, with the
- * session's sid (messages.c): MN_NOTFOUND naming both when the session has no such message. */
-mn_status mn_pg_message_row(struct pg_conn *c, const char *session_id, int64_t message_id, const char *sql,
-                            int64_t *sid, PGresult **out);
 /* Row readers for MN_PG_SESSION_COLS / MN_PG_MESSAGE_COLS from column `at`; strings borrowed
  * from the result. */
 void mn_pg_row_session(PGresult *r, int row, mn_session *out);
@@ -204,7 +200,6 @@ mn_status mn_pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *delet
 mn_status mn_pg_delete_sessions(struct pg_store *s, const char *sql, int64_t num, int64_t *n, mn_strings **ids);
 extern const struct mn_store_append_ops mn_pg_append_ops; /* store_append.h */
 extern const struct mn_store_row_ops mn_pg_row_ops;
-mn_status mn_pg_op_message_delete(mn_store *st, const char *session_id, int64_t message_id, int64_t *seq);
 mn_status mn_pg_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                   int64_t now_ms);
 mn_status mn_pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out);

@@ -13,15 +13,18 @@
 
 #define TX(tx) ((struct pg_conn *)(tx))
 
-static const char SQL_MESSAGE_ROW[] =
-    "SELECT tokens, seq FROM messages WHERE id = $1::bigint AND session_sid = $2::bigint FOR UPDATE";
+static const char SQL_MESSAGE_ROW[] = "SELECT tokens, seq, (role = 'user')::integer, active FROM messages"
+                                      " WHERE id = $1::bigint AND session_sid = $2::bigint FOR UPDATE";
+static const char SQL_MESSAGE_REMOVE[] = "DELETE FROM messages WHERE id = $1::bigint";
 static const char SQL_MESSAGE_REWRITE[] =
     "UPDATE messages SET content = $2, metadata = coalesce($3, metadata), tokens = $4::bigint WHERE id = $1::bigint";
 static const char SQL_TITLE_FOLLOW[] =
     "UPDATE sessions SET title = nullif($3, ''), title_seq = CASE WHEN $3 = '' THEN 0 ELSE title_seq END"
     " WHERE sid = $1::bigint AND title_seq = $2::bigint";
-static const char SQL_SESSION_TOKENS[] =
-    "UPDATE sessions SET token_count = token_count + $2::bigint, updated_at = $3::bigint WHERE sid = $1::bigint";
+static const char SQL_SESSION_COUNTS[] =
+    "UPDATE sessions SET message_count = message_count + $2::bigint, token_count = token_count + $3::bigint,"
+    " turn_count = greatest(turn_count + $4::bigint, 0), inactive_count = greatest(inactive_count + $5::bigint, 0),"
+    " updated_at = $6::bigint WHERE sid = $1::bigint";
 /* The embed_log trigger tells every node's index of the dropped vector. */
 static const char SQL_VECTOR_DROP[] = "DELETE FROM embeddings WHERE message_id = $1::bigint";
 static const char SQL_REQUEUE[] =
@@ -67,12 +70,25 @@ static mn_status run_ints(struct pg_conn *c, const char *sql, const char *what, 
 
 static mn_status message_row(mn_store_tx *tx, const char *session_id, int64_t message_id, mn_store_message_row *out)
 {
-    PGresult *r = NULL;
-    mn_status rc = mn_pg_message_row(TX(tx), session_id, message_id, SQL_MESSAGE_ROW, &out->sid, &r);
+    struct pg_conn *c = TX(tx);
+    mn_status rc = mn_pg_session_sid(c, session_id, &out->sid, NULL);
     if (rc)
         return rc;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, message_id);
+    mn_pg_i64(&p, out->sid);
+    PGresult *r = NULL;
+    if ((rc = mn_pg_query(c, SQL_MESSAGE_ROW, &p, 0, "message lookup", &r)))
+        return rc;
+    if (PQntuples(r) != 1) {
+        PQclear(r);
+        return mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id, session_id);
+    }
     out->tokens = mn_pg_col_i64(r, 0, 0);
     out->seq = mn_pg_col_i64(r, 0, 1);
+    out->user = (int)mn_pg_col_i64(r, 0, 2);
+    out->active = (int)mn_pg_col_i64(r, 0, 3);
     PQclear(r);
     return MN_OK;
 }
@@ -99,9 +115,16 @@ static mn_status title_follow(mn_store_tx *tx, int64_t sid, int64_t seq, const c
     return mn_pg_query(TX(tx), SQL_TITLE_FOLLOW, &p, 0, "title", NULL);
 }
 
-static mn_status session_tokens(mn_store_tx *tx, int64_t sid, int64_t delta, int64_t now_ms)
+static mn_status message_remove(mn_store_tx *tx, int64_t message_id)
 {
-    return run_ints(TX(tx), SQL_SESSION_TOKENS, "session update", 3, (int64_t[]){sid, delta, now_ms}, NULL);
+    return run_ints(TX(tx), SQL_MESSAGE_REMOVE, "message delete", 1, &message_id, NULL);
+}
+
+static mn_status session_counts(mn_store_tx *tx, int64_t sid, int64_t messages, int64_t tokens, int64_t users,
+                                int64_t inactive, int64_t now_ms)
+{
+    return run_ints(TX(tx), SQL_SESSION_COUNTS, "session update", 6,
+                    (int64_t[]){sid, messages, tokens, users, inactive, now_ms}, NULL);
 }
 
 static mn_status vector_stale(mn_store_tx *tx, int64_t message_id)
@@ -134,8 +157,9 @@ const struct mn_store_row_ops mn_pg_row_ops = {
     .write = row_write,
     .message_row = message_row,
     .message_rewrite = message_rewrite,
+    .message_remove = message_remove,
     .title_follow = title_follow,
-    .session_tokens = session_tokens,
+    .session_counts = session_counts,
     .vector_stale = vector_stale,
     .summaries_drop = summaries_drop,
     .event_add = event_add,

@@ -13,7 +13,9 @@
 
 #define TX(tx) ((struct sqlite_store *)(tx))
 
-static const char SQL_MESSAGE_ROW[] = "SELECT tokens, seq FROM messages WHERE id = ?1 AND session_sid = ?2";
+static const char SQL_MESSAGE_ROW[] =
+    "SELECT tokens, seq, role = 'user', active FROM messages WHERE id = ?1 AND session_sid = ?2";
+static const char SQL_MESSAGE_REMOVE[] = "DELETE FROM messages WHERE id = ?1";
 /* The keyword index is external-content: a trigger logs deletes only, so a rewrite logs the old
  * text's removal and the new text's insert itself (search.c's fts_step reads the log; for a
  * message past the index's watermark both rows are dropped, its text indexed as it is then). */
@@ -26,8 +28,10 @@ static const char SQL_MESSAGE_REWRITE[] =
 static const char SQL_TITLE_FOLLOW[] =
     "UPDATE sessions SET title = nullif(?3, ''), title_seq = CASE WHEN ?3 = '' THEN 0 ELSE title_seq END"
     " WHERE sid = ?1 AND title_seq = ?2";
-static const char SQL_SESSION_TOKENS[] =
-    "UPDATE sessions SET token_count = token_count + ?2, updated_at = ?3 WHERE sid = ?1";
+static const char SQL_SESSION_COUNTS[] =
+    "UPDATE sessions SET message_count = message_count + ?2, token_count = token_count + ?3,"
+    " turn_count = max(turn_count + ?4, 0), inactive_count = max(inactive_count + ?5, 0), updated_at = ?6"
+    " WHERE sid = ?1";
 /* The embed_log trigger tells every process's index of the dropped vector. */
 static const char SQL_VECTOR_DROP[] = "DELETE FROM embeddings WHERE message_id = ?1";
 static const char SQL_REQUEUE[] =
@@ -36,7 +40,7 @@ static const char SQL_REQUEUE[] =
 static const char SQL_SUMMARIES_DROP[] = "DELETE FROM summaries WHERE session_sid = ?1 AND covers_upto >= ?2";
 static const char SQL_EVENT_ADD[] = "INSERT INTO events (session_sid, kind, data, created_at) VALUES (?1, ?2, ?3, ?4)";
 
-/* Runs a statement of int64 parameters ?1..?n (n <= 4). */
+/* Runs a statement of int64 parameters ?1..?n. */
 static mn_status run_ints(struct sqlite_store *s, const char *sql, const char *what, int n, const int64_t *v)
 {
     sqlite3_stmt *st = NULL;
@@ -61,6 +65,8 @@ static mn_status message_row(mn_store_tx *tx, const char *session_id, int64_t me
     if (r == SQLITE_ROW) {
         out->tokens = sqlite3_column_int64(st, 0);
         out->seq = sqlite3_column_int64(st, 1);
+        out->user = sqlite3_column_int(st, 2);
+        out->active = sqlite3_column_int(st, 3);
     }
     mn_sqlite_done(st);
     if (r == SQLITE_DONE)
@@ -98,9 +104,16 @@ static mn_status title_follow(mn_store_tx *tx, int64_t sid, int64_t seq, const c
     return mn_sqlite_step_done(s, st, "title");
 }
 
-static mn_status session_tokens(mn_store_tx *tx, int64_t sid, int64_t delta, int64_t now_ms)
+static mn_status message_remove(mn_store_tx *tx, int64_t message_id)
 {
-    return run_ints(TX(tx), SQL_SESSION_TOKENS, "session update", 3, (int64_t[]){sid, delta, now_ms});
+    return run_ints(TX(tx), SQL_MESSAGE_REMOVE, "message delete", 1, &message_id);
+}
+
+static mn_status session_counts(mn_store_tx *tx, int64_t sid, int64_t messages, int64_t tokens, int64_t users,
+                                int64_t inactive, int64_t now_ms)
+{
+    return run_ints(TX(tx), SQL_SESSION_COUNTS, "session update", 6,
+                    (int64_t[]){sid, messages, tokens, users, inactive, now_ms});
 }
 
 static mn_status vector_stale(mn_store_tx *tx, int64_t message_id)
@@ -136,8 +149,9 @@ const struct mn_store_row_ops mn_sqlite_row_ops = {
     .write = mn_sqlite_tx_write,
     .message_row = message_row,
     .message_rewrite = message_rewrite,
+    .message_remove = message_remove,
     .title_follow = title_follow,
-    .session_tokens = session_tokens,
+    .session_counts = session_counts,
     .vector_stale = vector_stale,
     .summaries_drop = summaries_drop,
     .event_add = event_add,

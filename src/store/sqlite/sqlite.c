@@ -1418,7 +1418,6 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .session_prune = mn_sqlite_op_session_prune,
         .append = &sqlite_append_ops,
         .rows = &mn_sqlite_row_ops,
-        .message_delete = mn_sqlite_op_message_delete,
         .session_update = mn_sqlite_op_session_update,
         .history = rd_history,
         .scan_newest = rd_scan_newest,

@@ -220,7 +220,6 @@ mn_status mn_sqlite_op_pinned_units(mn_store *st, const char *session_id, int64_
 mn_status mn_sqlite_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
 
 /* Operations implemented in edit.c (single-message delete, session update). */
-mn_status mn_sqlite_op_message_delete(mn_store *st, const char *session_id, int64_t message_id, int64_t *seq);
 mn_status mn_sqlite_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                       int64_t now_ms);
 
@@ -273,10 +272,6 @@ mn_status mn_sqlite_one_value(struct sqlite_store *s, const char *sql, int64_t *
 mn_status mn_sqlite_stmt(struct sqlite_store *s, const char *sql, sqlite3_stmt **out);
 /* Steps a bound statement that returns no rows, then resets it ("what: …" on failure). */
 mn_status mn_sqlite_step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what);
-/* After message_id (at seq) of session sid was deleted or edited: deletes the summaries that
- * folded it, with a summary_dropped event naming `reason` when there were any (edit.c). */
-mn_status mn_sqlite_drop_summaries(struct sqlite_store *s, int64_t sid, int64_t message_id, int64_t seq, int64_t now,
-                                   const char *reason);
 /* Runs a static SQL statement that returns no rows. */
 mn_status mn_sqlite_exec_stmt(struct sqlite_store *s, const char *sql, const char *what);
 /* Resets a statement and clears its bindings after use. */
