@@ -4,8 +4,10 @@
  * ("msg_" / "fc_" / "fco_" / "item_" + its seq in the session). Items of type message map to
  * mnemo messages (role, text content); function_call to an assistant message with tool_calls,
  * function_call_output to a tool message; every item is also kept as it came (normalised, without
- * its id) in the message metadata under "openai_item", and returned from there. Handlers of the
- * operation table (ops.c), flagged OP_OPENAI: answers and errors take OpenAI's shapes.
+ * its id) in the message metadata under "openai_item", and returned from there, whole: so no
+ * handler reads `include` (declared in ops.c, its values checked by params.c), which could only add
+ * what an item already holds. Handlers of the operation table (ops.c), flagged OP_OPENAI: answers
+ * and errors take OpenAI's shapes.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1538,6 +1538,15 @@ static const struct srv_param p_memory_update[] = {
     MID_REQ, P("text", PT_STRING, DESC("the fact, short and self-contained")), MEM_FIELDS, END};
 static const struct srv_param p_memory_delete[] = {
     MID_REQ, P("at", PT_INTEGER, GE(0), DESC("ms since the epoch")), P("reason", PT_STRING), END};
+/* include: what OpenAI adds to the items it returns (ResponseIncludable). mnemo returns an item as it
+ * was stored, whatever it holds, so it changes nothing; it is declared so that the openai SDK's
+ * requests pass, and a value the API does not document is still refused. */
+#define INCLUDE                                                                                                 \
+    P("include", PT_ARRAY,                                                                                      \
+      ENUM("file_search_call.results|web_search_call.results|web_search_call.action.sources|"                   \
+           "message.input_image.image_url|computer_call_output.output.image_url|code_interpreter_call.outputs|" \
+           "reasoning.encrypted_content|message.output_text.logprobs"),                                         \
+      DESC("accepted, changes nothing: items come back as stored (in a query: include[]=..., repeated)"))
 static const struct srv_param p_conv_create[] = {
     P("items", PT_ARRAY, LE(20), ITEMS("{\"type\":\"object\"}")),
     P("metadata", PT_OBJECT, DESC("at most 16 pairs of string values (OpenAI's limits)")),
@@ -1546,10 +1555,11 @@ static const struct srv_param p_conv[] = {CID_REQ, END};
 static const struct srv_param p_conv_update[] = {CID_REQ, P("metadata", PT_OBJECT, REQ), END};
 static const struct srv_param p_items_create[] = {
     CID_REQ, P("items", PT_ARRAY, REQ, LE(20), ITEMS("{\"type\":\"object\"}")),
-    P("idempotency_key", PT_STRING, DESC("the Idempotency-Key header")), END};
+    P("idempotency_key", PT_STRING, DESC("the Idempotency-Key header")), INCLUDE, END};
 static const struct srv_param p_items_list[] = {
     CID_REQ, P("limit", PT_INTEGER, GE(1), LE(100), DEF("20")), P("order", PT_STRING, ENUM("asc|desc"), DEF("\"desc\"")),
-    P("after", PT_STRING, DESC("an item id")), END};
+    P("after", PT_STRING, DESC("an item id")), INCLUDE, END};
+static const struct srv_param p_item_get[] = {CID_REQ, IID_REQ, INCLUDE, END};
 static const struct srv_param p_item[] = {CID_REQ, IID_REQ, END};
 /* Mem0-shaped routes (mem0.c): Mem0's names, so that its client's requests pass as they are. */
 #define M0_ENTITY                                                                                                \
@@ -1781,7 +1791,7 @@ const struct srv_op srv_ops[] = {
      "OpenAI Conversations API: a page of items (limit 1-100, order asc/desc, after an item id).", p_items_list,
      ITEM_LIST_R, OP_OPENAI | OP_READONLY, srv_op_items_list},
     {"conversation_item_get", "GET", "/v1/conversations/{conversation_id}/items/{item_id}",
-     "OpenAI Conversations API: one item.", p_item,
+     "OpenAI Conversations API: one item.", p_item_get,
      OBJ("\"id\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"}", "\"id\",\"type\""), OP_OPENAI | OP_READONLY,
      srv_op_item_get},
     {"conversation_item_delete", "DELETE", "/v1/conversations/{conversation_id}/items/{item_id}",

@@ -76,14 +76,18 @@ json_t *srv_param_schema(const struct srv_param *p)
             json_array_append_new(e, json_stringn(q, n));
             q += n + (q[n] == '|');
         }
-        json_object_set_new(s, "enum", e);
+        /* an array's enum is its items' (include: a list of those values) */
+        if (p->type == PT_ARRAY)
+            json_object_set_new(s, "items", json_pack("{s:s,s:o}", "type", "string", "enum", e));
+        else
+            json_object_set_new(s, "enum", e);
     }
     if (p->def) {
         json_t *d = json_loads(p->def, JSON_DECODE_ANY, NULL);
         if (d)
             json_object_set_new(s, "default", d);
     }
-    if (p->items) {
+    if (p->items && !json_object_get(s, "items")) {
         json_t *it = json_loads(p->items, 0, NULL);
         if (it)
             json_object_set_new(s, "items", it);
@@ -287,12 +291,28 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
     case PT_OBJECT:
         return json_is_object(v) ? MN_OK : srv_invalid(c, "%s: must be an object", name);
     case PT_ARRAY:
+        if (!json_is_array(v) && given_as_text(c, p))
+            return srv_invalid(c, "%s: must be an array (in a query string: %s[]=... once for each item)", name, name);
         if (!json_is_array(v))
             return srv_invalid(c, "%s: must be an array", name);
         if (p->has_max && json_array_size(v) > (size_t)p->max)
             return srv_invalid(c, "%s: %zu items is over the limit of %lld", name, json_array_size(v), (long long)p->max);
         if (p->has_min && json_array_size(v) < (size_t)p->min)
             return srv_invalid(c, "%s: %zu items is under the minimum of %lld", name, json_array_size(v), (long long)p->min);
+        if (p->enums) { /* each item one of the values, the one that is not named with its index */
+            size_t i;
+            json_t *item;
+            json_array_foreach(v, i, item) {
+                const char *is = json_string_value(item);
+                if (!is || strlen(is) != json_string_length(item) || !in_enum(p->enums, is)) {
+                    char e[512];
+                    enum_text(p->enums, e, sizeof e);
+                    if (!is)
+                        return srv_invalid(c, "%s[%zu]: must be a string, one of %s", name, i, e);
+                    return srv_invalid(c, "%s[%zu]: '%.60s' is not one of %s", name, i, is, e);
+                }
+            }
+        }
         return MN_OK;
     default:
         return MN_OK;

@@ -124,10 +124,22 @@ json_t *srv_parse_query(const char *q, char *err, size_t errcap)
         /* a name or value that is not UTF-8 text, or holds a NUL byte, is refused: left out, it
          * widened a filter (namespace, session_id, ids) to everything */
         int bad = k && v && (!value || kn != strlen(k) || vn != strlen(v));
-        int twice = !bad && value && k[0] && json_object_get(o, k);
+        /* "name[]" is the array "name", one item each time it comes, so it may repeat (the
+         * openai SDK's arrays: include[]=a&include[]=b); a plain name twice, or both forms, is a
+         * guess as before */
+        int list = !bad && value && kn > 2 && strcmp(k + kn - 2, "[]") == 0;
+        if (list)
+            k[kn - 2] = '\0';
+        json_t *had = !bad && value && k[0] ? json_object_get(o, k) : NULL;
+        int twice = had && !(list && json_is_array(had));
         if (!bad && !twice && value && k[0]) {
-            bad = json_object_set_new(o, k, value) != 0; /* fails when the name is not UTF-8 */
-            value = NULL;                                /* taken either way */
+            if (list) {
+                if (!had && json_object_set_new(o, k, had = json_array()) != 0)
+                    had = NULL; /* the name is not UTF-8 */
+                bad = !had || json_array_append(had, value) != 0;
+            } else {
+                bad = json_object_set(o, k, value) != 0; /* fails when the name is not UTF-8 */
+            }
         }
         json_decref(value);
         if (bad && err && errcap)

@@ -44,7 +44,8 @@ struct srv_param {
     int has_min, has_max;
     int64_t min, max;      /* integer, number: the range; string: max is maxLength; array: maxItems */
     const char *def;       /* the default as JSON text (filled in when absent), or NULL */
-    const char *enums;     /* string: the allowed values, "a|b|c", or NULL */
+    const char *enums;     /* string: the allowed values, "a|b|c"; array: the values each item
+                              may take; or NULL */
     const char *desc;      /* one line, or NULL */
     const char *items;     /* array: the JSON Schema of an item (JSON text), or NULL */
 };

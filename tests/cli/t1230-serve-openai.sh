@@ -2,7 +2,8 @@
 # t1230-serve-openai.sh — the OpenAI Conversations API with curl: create with items, the item
 # shapes (string content normalised, missing type = message, function_call / _output and other
 # types kept), listing order and paging, get and delete of one item, metadata update, the error
-# shape (namespace-bound keys on conversations: t1240-serve-keys.sh).
+# shape, `include` (include[]=…) on items create, list and retrieve (namespace-bound keys on
+# conversations: t1240-serve-keys.sh).
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 
@@ -79,5 +80,51 @@ req DELETE "/v1/conversations/$C"
 eq "$(jget "$OUT" 'j["deleted"]')" true "delete conversation"
 req GET "/v1/conversations/$C"
 eq "$CODE" 404 "deleted conversation is gone"
+
+# include: the openai SDK sends it on items create, list and retrieve, in the query as
+# include%5B%5D=… (include[]), repeated. Each value the API documents is accepted and changes
+# nothing (an item is returned as it was stored, whatever it holds); another is refused by name.
+INC=
+for v in file_search_call.results web_search_call.results web_search_call.action.sources \
+    message.input_image.image_url computer_call_output.output.image_url code_interpreter_call.outputs \
+    reasoning.encrypted_content message.output_text.logprobs; do
+    INC="$INC&include%5B%5D=$v"
+done
+INC=${INC#&}
+req POST /v1/conversations '{}'
+C=$(jget "$OUT" 'j["id"]')
+req POST "/v1/conversations/$C/items?$INC" '{"items":[{"role":"user","content":"hi"},{"type":"reasoning","summary":[],"encrypted_content":"gAAA"}]}'
+eq "$CODE $(jget "$OUT" '[i["id"] for i in j["data"]]')" '200 ["msg_1", "item_2"]' "items create with every include value: 200"
+eq "$(jget "$OUT" 'j["data"][1]["encrypted_content"]')" gAAA "...the items as they came"
+req GET "/v1/conversations/$C/items?order=asc"
+PLAIN=$OUT
+req GET "/v1/conversations/$C/items?order=asc&$INC"
+eq "$CODE $OUT" "200 $PLAIN" "items list with include: the same page as without"
+req GET "/v1/conversations/$C/items/item_2"
+PLAIN=$OUT
+req GET "/v1/conversations/$C/items/item_2?include[]=reasoning.encrypted_content" '' -g
+eq "$CODE $OUT" "200 $PLAIN" "item retrieve with include (brackets unencoded): the same item"
+req POST "/v1/conversations/$C/items" '{"items":[{"role":"user","content":"x"}],"include":["message.output_text.logprobs"]}'
+eq "$CODE" 200 "include in the JSON body of items create: accepted too"
+BAD='include%5B%5D=file_search_call.results&include%5B%5D=zz_nope'
+named() { jget "$OUT" '[j["error"]["param"], j["error"]["message"].split(" is not")[0]]'; }
+req POST "/v1/conversations/$C/items?$BAD" '{"items":[{"role":"user","content":"not stored"}]}'
+eq "$CODE $(named)" "400 [\"include[1]\", \"include[1]: 'zz_nope'\"]" "items create: an unknown include value is refused naming it"
+req GET "/v1/conversations/$C/items?$BAD"
+eq "$CODE $(named)" "400 [\"include[1]\", \"include[1]: 'zz_nope'\"]" "items list: an unknown include value is refused naming it"
+req GET "/v1/conversations/$C/items/msg_1?$BAD"
+eq "$CODE $(named)" "400 [\"include[1]\", \"include[1]: 'zz_nope'\"]" "item retrieve: an unknown include value is refused naming it"
+req GET "/v1/conversations/$C/items?include=file_search_call.results"
+eq "$CODE $(jget "$OUT" 'j["error"]["param"]')" "400 include" "include without [] in a query: refused, not guessed"
+req GET "/v1/conversations/$C/items?include%5B%5D=file_search_call.results&include=reasoning.encrypted_content"
+eq "$CODE $(jget "$OUT" 'j["error"]["message"]')" "400 include: given twice in the query" "include[] and include mixed: refused"
+req GET "/v1/conversations/$C/items?order=asc"
+eq "$(jget "$OUT" 'len(j["data"])')" 3 "the refused create stored nothing"
+req POST "/v1/conversations?include%5B%5D=file_search_call.results" '{}'
+eq "$CODE $(jget "$OUT" 'j["error"]["param"]')" "400 include" "conversation create takes no include (neither the API nor the SDK sends one)"
+req GET /openapi.json
+eq "$(jget "$OUT" '[p["schema"]["items"]["enum"] for p in j["paths"]["/v1/conversations/{conversation_id}/items"]["get"]["parameters"] if p["name"] == "include"]')" \
+    '[["file_search_call.results", "web_search_call.results", "web_search_call.action.sources", "message.input_image.image_url", "computer_call_output.output.image_url", "code_interpreter_call.outputs", "reasoning.encrypted_content", "message.output_text.logprobs"]]' \
+    "the declaration lists the values (/openapi.json)"
 serve_stop
 finish

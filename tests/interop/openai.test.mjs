@@ -1,7 +1,8 @@
 // openai.test.mjs — the official `openai` npm SDK (client.conversations.*, local baseURL) against
 // `mnemo serve`: create with items and metadata, items create/list (order, limit, after, paging
 // with the SDK's auto-pagination), get, delete, update metadata, errors as the SDK's typed
-// exceptions, and the mnemo view of the same data (a conversation is a session).
+// exceptions, `include` on items create, list and retrieve (the SDK sends it as include[]=…,
+// repeated), and the mnemo view of the same data (a conversation is a session).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -100,4 +101,38 @@ test('conversations: client mistakes are 4xx with OpenAI error bodies', async ()
   await assert.rejects(client.conversations.retrieve('conv_not-a-uuid'), (e) => e instanceof OpenAI.NotFoundError);
   const many = Array.from({ length: 21 }, () => ({ role: 'user', content: 'x' }));
   await assert.rejects(client.conversations.items.create(conv.id, { items: many }), (e) => e.status === 400);
+});
+
+test('conversations: include on items create, list and retrieve (accepted, changes nothing)', async () => {
+  const include = ['file_search_call.results', 'web_search_call.results', 'web_search_call.action.sources',
+    'message.input_image.image_url', 'computer_call_output.output.image_url', 'code_interpreter_call.outputs',
+    'reasoning.encrypted_content', 'message.output_text.logprobs'];
+  const conv = await client.conversations.create({});
+  const added = await client.conversations.items.create(conv.id, {
+    include,
+    items: [
+      { role: 'user', content: 'Search the files.' },
+      { type: 'reasoning', summary: [], encrypted_content: 'gAAA' },
+    ],
+  });
+  assert.deepEqual(added.data.map((i) => i.type), ['message', 'reasoning']);
+  assert.equal(added.data[1].encrypted_content, 'gAAA'); // what the item holds is returned anyway
+
+  const plain = await client.conversations.items.list(conv.id, { order: 'asc' });
+  const withInclude = await client.conversations.items.list(conv.id, { order: 'asc', include });
+  assert.deepEqual(withInclude.data, plain.data);
+  const all = [];
+  for await (const item of client.conversations.items.list(conv.id, { limit: 1, order: 'asc', include })) all.push(item.id);
+  assert.deepEqual(all, plain.data.map((i) => i.id)); // the next pages keep include
+
+  const one = await client.conversations.items.retrieve(plain.data[1].id, { conversation_id: conv.id, include: ['reasoning.encrypted_content'] });
+  assert.deepEqual(one, plain.data[1]);
+
+  // a value the API does not document is refused naming it, on each route
+  const bad = ['file_search_call.results', 'zz_nope'];
+  const named = (e) => e instanceof OpenAI.BadRequestError && e.param === 'include[1]' && e.message.includes("'zz_nope'");
+  await assert.rejects(client.conversations.items.create(conv.id, { include: bad, items: [{ role: 'user', content: 'x' }] }), named);
+  await assert.rejects(client.conversations.items.list(conv.id, { include: bad }), named);
+  await assert.rejects(client.conversations.items.retrieve(plain.data[0].id, { conversation_id: conv.id, include: bad }), named);
+  assert.equal((await client.conversations.items.list(conv.id)).data.length, 2); // the refused create stored nothing
 });
