@@ -408,6 +408,59 @@ static mn_status use_session(struct chat *c, const char *id)
 }
 
 /* 1 when the chat has a session; else 0, after saying that nothing is there to `what` yet. */
+/* One field of the state as a person reads it: text as is, nothing as "none", an object as
+ * key=value pairs, anything else as compact JSON. */
+static void print_field(const char *label, json_t *v)
+{
+    printf("%s: ", label);
+    if (!v || json_is_null(v) || (json_is_object(v) && json_object_size(v) == 0)) {
+        printf("none\n");
+        return;
+    }
+    if (json_is_string(v)) {
+        printf("%s\n", json_string_value(v));
+        return;
+    }
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *item;
+        int first = 1;
+        json_object_foreach(v, k, item)
+        {
+            char *text = json_is_string(item) ? NULL : json_dumps(item, JSON_ENCODE_ANY | JSON_COMPACT);
+            printf("%s%s=%s", first ? "" : ", ", k, text ? text : json_is_string(item) ? json_string_value(item) : "?");
+            free(text);
+            first = 0;
+        }
+        printf("\n");
+        return;
+    }
+    char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    printf("%s\n", text ? text : "?");
+    free(text);
+}
+
+/* /state: the session's ask-user state, a field a line (`mnemo state ID` prints the JSON). */
+static void print_state(const char *state)
+{
+    static const struct {
+        const char *key, *label;
+    } fields[] = {{"params", "params"},
+                  {"waiting_for_param", "waiting for"},
+                  {"last_intent_id", "last intent"},
+                  {"last_result", "last result"},
+                  {"plan_execution", "plan"}};
+    json_t *o = json_loads(state, 0, NULL);
+    if (!json_is_object(o)) {
+        printf("%s\n", state);
+        json_decref(o);
+        return;
+    }
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        print_field(fields[i].label, json_object_get(o, fields[i].key));
+    json_decref(o);
+}
+
 static int has_session(const struct chat *c, const char *what)
 {
     if (!c->id[0])
@@ -787,7 +840,7 @@ static int slash(struct chat *c, char *line)
     else if (strcmp(line, "/state") == 0) {
         char *state = NULL;
         if (has_session(c, "show") && !(rc = mn_state_get(c->db, c->id, 0, &state)))
-            printf("%s\n", state);
+            print_state(state);
         mn_free(state);
     } else if (strcmp(line, "/retry") == 0) {
         if (retry_ready(c))

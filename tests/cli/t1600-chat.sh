@@ -279,5 +279,13 @@ ok mn session limit "$C" 2
 check "session limit applies the limit now" sh -c "echo \"\$1\" | grep -q 'turn limit 2: 2 of 6 messages active'" - "$OUT"
 fails 2 'TURNS' mn session limit "$C" 1000001
 fails 2 'TURNS' mn session limit "$C" -1
+# /state reads as text, a field a line (the JSON is `mnemo state ID`)
+ok mn state "$C" merge '{"city":"Lisbon","n":2}'
+ok mn state "$C" wait date
+run sh -c "printf '/state\n' | \"$MNEMO\" --db \"$DB\" chat $C"
+check "/state: the params as key=value ($OUT)" sh -c 'echo "$1" | grep -q "^params: city=Lisbon, n=2$"' - "$OUT"
+check "/state: what the session waits for" sh -c 'echo "$1" | grep -q "^waiting for: date$"' - "$OUT"
+check "/state: an empty field says none" sh -c 'echo "$1" | grep -q "^plan: none$"' - "$OUT"
+check "/state: no JSON" sh -c '! echo "$1" | grep -q "{\"params\""' - "$OUT"
 cleanup # now: finish removes $T, and with it the tmux socket the trap would need
 finish
