@@ -8,6 +8,9 @@
 import type { ContextMessage, Message, MessageInput, ToolCall } from './types.js';
 
 export const ITEM_KEY = 'agents_item';
+/** The function_call items of one assistant message holding several calls (the Python session
+ * stores parallel calls so, which the context keeps whole). */
+export const CALLS_KEY = 'agents_items';
 
 /** A Responses input item, as loose as the SDK's union (its fields are checked where used). */
 export type InputItem = { type?: string; role?: string; [field: string]: unknown };
@@ -71,12 +74,15 @@ export function messagesToItems(messages: Array<ContextMessage | Message>): Inpu
   return items;
 }
 
-/** Stored messages as items: the kept item when there is one. */
+/** Stored messages as items: the kept item (or kept calls, one per tool call) when there is. */
 export function storedToItems(messages: Message[]): InputItem[] {
   const items: InputItem[] = [];
   for (const m of messages) {
     const kept = m.metadata?.[ITEM_KEY];
+    const calls = m.metadata?.[CALLS_KEY];
     if (kept && typeof kept === 'object') items.push(kept as InputItem);
+    else if (Array.isArray(calls) && calls.length === (m.tool_calls?.length ?? -1) &&
+             calls.every((c) => c && typeof c === 'object')) items.push(...(calls as InputItem[]));
     else items.push(...messagesToItems([m]));
   }
   return items;

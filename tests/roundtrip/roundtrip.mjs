@@ -195,8 +195,8 @@ test('both writers stored the same session (ids and timestamps aside)', () => {
 });
 
 // Each package writes its own SDK's item shapes (call_id / callId, function_call_output /
-// function_call_result). Parallel function calls are left out: Python stores them as one
-// assistant message (metadata "agents_items"), which js/src/items.ts does not read yet.
+// function_call_result). Python stores parallel function calls as one assistant message
+// (metadata "agents_items"), which js/src/items.ts reads back as the calls.
 test('agents sessions: each package reads back exactly the items the other wrote', async () => {
   const { MnemoSession } = await import(pathToFileURL(join(MNEMO_JS_DIR, 'dist', 'agents.js')).href);
   const { python: pyItems, typescript: tsItems } = data.agents;
