@@ -409,11 +409,7 @@ mn_status mn_session_delete(mn_db *db, const char *id)
     mn_status rc = mn__check_db(db);
     if (rc || (rc = mn__check_id(id, canon)))
         return rc;
-    if ((rc = db->store->ops->session_delete(db->store, canon)))
-        return rc;
-    mn_strings one = {1, (const char *[]){canon}};
-    mn__erased_sessions(db, &one);
-    return MN_OK;
+    return mn__session_delete(db, canon);
 }
 
 mn_status mn_prune(mn_db *db, int days, int64_t *deleted)

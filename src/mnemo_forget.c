@@ -30,14 +30,11 @@ static mn_status forget_sessions(mn_db *db, const char *ns, int64_t *count)
         size_t n = l->count;
         for (size_t i = 0; !rc && i < n; i++) {
             const char *id = l->items[i].id;
-            rc = db->store->ops->session_delete(db->store, id);
+            rc = mn__session_delete(db, id);
             if (rc == MN_NOTFOUND) /* deleted meanwhile by another caller: as good */
                 rc = MN_OK;
-            else if (!rc) {
-                mn_strings one = {1, (const char *[]){id}};
-                mn__erased_sessions(db, &one);
+            else if (!rc)
                 (*count)++;
-            }
         }
         mn_records_session_list_free(l);
         if (rc || n == 0)
@@ -313,18 +310,10 @@ mn_status mn_memory_erase_sources(mn_db *db, const char *session_id, const char 
     for (size_t i = 0; !rc && i < s.n; i++)
         kept += s.keep[i];
     if (!rc && !memory_id && !kept) { /* all of it: one erasure of the session, not one per message */
-        /* first the extraction watermark (mnemo_memory_extract.c), which would outlive the
-         * session: one made again with this id (as Mem0's scope sessions are) starts at seq 1
-         * and would never be read. Going back to 0 only re-reads turns, which changes nothing. */
-        char key[64 + MN_UUID_LEN];
-        snprintf(key, sizeof key, "memory.extracted.%s", canon);
-        if (!(rc = db->store->ops->meta_set(db->store, key, "0")) &&
-            !(rc = db->store->ops->session_delete(db->store, canon))) {
-            mn_strings one = {1, (const char *[]){canon}};
-            mn__erased_sessions(db, &one);
-            if (erased)
-                *erased = (int64_t)s.n;
-        }
+        /* mn__session_delete resets the extraction watermark too: Mem0 makes scope sessions
+         * again with the same id */
+        if (!(rc = mn__session_delete(db, canon)) && erased)
+            *erased = (int64_t)s.n;
         s.n = 0;
     }
     for (size_t i = 0; !rc && i < s.n; i++) {

@@ -61,6 +61,9 @@ mn_status mn__message_delete(mn_db *db, const char *canon, int64_t message_id);
  * removes their offloaded tool outputs and the saved vector index. */
 void mn__erased_message(mn_db *db, const char *session_id, int64_t seq);
 void mn__erased_sessions(mn_db *db, const mn_strings *ids);
+/* Deletes session canon and everything kept of it: the extraction watermark, the rows (the store
+ * erases them), then the files above. */
+mn_status mn__session_delete(mn_db *db, const char *canon);
 /* After memories were forgotten: the memory vector index (this handle's and the saved file)
  * goes, as it keeps their vectors as tombstones; the next writer builds it again. */
 void mn__erased_memories(mn_db *db);

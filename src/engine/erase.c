@@ -4,7 +4,8 @@
  * src/context/govern.c), and the erased vectors in the vector indexes: this handle's copy in
  * memory and the saved files (messages' "<db>.hnsw", memories' "<db>.memories.hnsw"), caches
  * that every later save writes only after applying the removals (search/vindex.c). The rows
- * themselves are erased by the store (src/store/, sqlite/erase.c).
+ * themselves are erased by the store (src/store/, sqlite/erase.c). mn__session_delete is the one
+ * delete of a session, so no caller can forget a part of it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -65,4 +66,21 @@ void mn__erased_sessions(mn_db *db, const mn_strings *ids)
 void mn__erased_memories(mn_db *db)
 {
     mn__vector_index_erase(db, 1);
+}
+
+mn_status mn__session_delete(mn_db *db, const char *canon)
+{
+    /* first the extraction watermark (mnemo_memory_extract.c), which would outlive the session:
+     * one made again with this id starts at seq 1 and would never be read. Going back to 0 only
+     * re-reads turns, which changes nothing. */
+    char key[64 + MN_UUID_LEN];
+    snprintf(key, sizeof key, "memory.extracted.%s", canon);
+    mn_status rc = db->store->ops->meta_set(db->store, key, "0");
+    if (!rc)
+        rc = db->store->ops->session_delete(db->store, canon);
+    if (!rc) {
+        mn_strings one = {1, (const char *[]){canon}};
+        mn__erased_sessions(db, &one);
+    }
+    return rc;
 }

@@ -497,6 +497,26 @@ static void offline_extraction(void **state)
     assert_int_equal(mn_memory_extract(db, s->id, NULL, &st), MN_OK);
     assert_int_equal(st.messages + st.added + st.updated, 0);
 
+    /* a session deleted and made again with its id starts its extraction afresh: the watermark
+     * of the deleted one (seq 3) would have skipped the new session's first three turns */
+    mn_session_opts again = MN_SESSION_OPTS_INIT;
+    again.ns = "acme";
+    again.id = "01900000-0000-7000-8000-00000000e0a1";
+    mn_session *r = NULL;
+    assert_int_equal(mn_session_create(db, &again, &r), MN_OK);
+    say(db, r->id, MN_ROLE_USER, "Hello there.");
+    say(db, r->id, MN_ROLE_USER, "Fine, thanks.");
+    say(db, r->id, MN_ROLE_USER, "Nothing to note.");
+    assert_int_equal(mn_memory_extract(db, r->id, "offline", &st), MN_OK);
+    assert_int_equal(mn_session_delete(db, r->id), MN_OK);
+    mn_session_free(r);
+    assert_int_equal(mn_session_create(db, &again, &r), MN_OK);
+    say(db, r->id, MN_ROLE_USER, "Remember that the backup runs nightly.");
+    assert_int_equal(mn_memory_extract(db, r->id, "offline", &st), MN_OK);
+    assert_int_equal(st.messages, 1);
+    assert_int_equal(st.added, 1);
+    mn_session_free(r);
+
     /* a keyed fact said again with another value updates the memory, valid from when it was said */
     set_now(T0 + 30 * DAY);
     say(db, s->id, MN_ROLE_USER, "Big news! I moved to Porto. I prefer short answers.");
