@@ -302,10 +302,15 @@ static mn_status write_body(struct pg_conn *c, void *arg)
     return w->body((mn_store_tx *)c, w->arg);
 }
 
-static mn_status tx_write(mn_store *st, mn_store_tx_body body, void *arg)
+mn_status mn_pg_tx_run(mn_store *st, enum pg_mode mode, mn_store_tx_body body, void *arg)
 {
     struct write_arg w = {body, arg};
-    return mn_pg_run(PG(st), PG_PIPELINE, write_body, &w);
+    return mn_pg_run(PG(st), mode, write_body, &w);
+}
+
+static mn_status tx_write(mn_store *st, mn_store_tx_body body, void *arg)
+{
+    return mn_pg_tx_run(st, PG_PIPELINE, body, arg);
 }
 
 static mn_status tx_savepoint(mn_store_tx *tx, enum mn_store_savepoint op)

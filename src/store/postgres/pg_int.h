@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "store/store.h"
+#include "store/store_append.h"
 #include "store/store_search.h"
 
 #define MN_PG_MAX_STMTS 128 /* distinct SQL texts one connection prepares */
@@ -160,6 +161,9 @@ typedef mn_status (*pg_body)(struct pg_conn *c, void *arg);
  * cannot tell in time, MN_UNAVAILABLE ("the outcome of the commit is unknown"). A PG_WRITE body
  * in that case fails with MN_UNAVAILABLE and is not run again. */
 mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *arg);
+/* mn_pg_run for a store_append.h / store_rows.h body, whose transaction is the connection
+ * (messages.c). */
+mn_status mn_pg_tx_run(mn_store *st, enum pg_mode mode, mn_store_tx_body body, void *arg);
 
 /* Connection pinning for store.h's begin/commit/rollback (pg.c). */
 mn_status mn_pg_op_begin(mn_store *st);

@@ -35,21 +35,10 @@ static const char SQL_SUMMARIES_DROP[] =
 static const char SQL_EVENT_ADD[] =
     "INSERT INTO events (session_sid, kind, data, created_at) VALUES ($1::bigint, $2, $3, $4::bigint)";
 
-struct write_arg {
-    mn_store_tx_body body;
-    void *arg;
-};
-
-static mn_status write_body(struct pg_conn *c, void *arg)
-{
-    struct write_arg *w = arg;
-    return w->body((mn_store_tx *)c, w->arg);
-}
-
+/* Not pipelined, unlike an append group: a body reads what it changes. */
 static mn_status row_write(mn_store *st, mn_store_tx_body body, void *arg)
 {
-    struct write_arg w = {body, arg};
-    return mn_pg_run(PG(st), PG_WRITE, write_body, &w);
+    return mn_pg_tx_run(st, PG_WRITE, body, arg);
 }
 
 /* Runs a statement of int64 parameters $1..$n; *changed (may be NULL) gets the rows it changed. */
