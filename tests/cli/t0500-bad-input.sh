@@ -1,6 +1,8 @@
 #!/bin/sh
 # t0500-bad-input.sh — a table of bad inputs: each is refused with the documented exit status
 # and a message naming the problem, and leaves the database exactly as it was.
+# pg variant: none — the inputs are refused by the CLI's and the library's checks before the store;
+# the store's own refusals (a missing session, a message of another) run on PostgreSQL in pg/api/test_api.
 . "$TESTS_DIR/cli/lib.sh"
 
 ok mn session new --title victim --system "sys"
