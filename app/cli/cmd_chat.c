@@ -427,8 +427,8 @@ static void print_field(const char *label, json_t *v)
         int first = 1;
         json_object_foreach(v, k, item)
         {
-            char *text = json_is_string(item) ? NULL : json_dumps(item, JSON_ENCODE_ANY | JSON_COMPACT);
-            printf("%s%s=%s", first ? "" : ", ", k, text ? text : json_is_string(item) ? json_string_value(item) : "?");
+            char *text = json_dumps(item, JSON_ENCODE_ANY | JSON_COMPACT);
+            printf("%s%s=%s", first ? "" : ", ", k, json_is_string(item) ? json_string_value(item) : text ? text : "?");
             free(text);
             first = 0;
         }
