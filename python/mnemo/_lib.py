@@ -392,4 +392,4 @@ def _install_log(lib: ctypes.CDLL) -> None:
 
     _log_cb = LOG_FN(forward)
     lib.mn_set_log(_log_cb, None, 2)
-    atexit.register(lambda: lib.mn_set_log(LOG_FN(), None, 2))
+    atexit.register(lambda: lib.mn_set_log(LOG_FN(0), None, 2))  # 0: NULL, no callback

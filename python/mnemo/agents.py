@@ -161,7 +161,7 @@ def _settings(value: Any) -> Any:
     if not isinstance(value, Mapping):
         return value
     try:
-        from agents.memory import SessionSettings  # type: ignore[import-not-found]
+        from agents.memory import SessionSettings  # type: ignore[import]
     except ImportError:
         return dict(value)
     return SessionSettings(**value)

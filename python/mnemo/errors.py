@@ -107,4 +107,4 @@ def from_status(status: int, message: str) -> MnemoError:
     cls = BY_STATUS.get(status)
     if cls is None:
         return MnemoError(message or "mnemo status %d" % status, status, "unknown")
-    return cls(message or cls.__doc__.split(": ", 1)[-1].rstrip("."))
+    return cls(message or (cls.__doc__ or "").split(": ", 1)[-1].rstrip("."))

@@ -65,7 +65,7 @@ MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "tool_n
                 "metadata", "idempotency_key", "pinned")
 
 
-def _b(s: Optional[str], what: str = "value") -> Optional[bytes]:
+def _b(s: Union[None, str, bytes], what: str = "value") -> Optional[bytes]:
     if s is None:
         return None
     if isinstance(s, bytes):
@@ -257,7 +257,7 @@ def _export_ids(session_ids: Union[None, str, Sequence[str]]) -> List[bytes]:
     for i, s in enumerate(ids):
         if not isinstance(s, (str, bytes)):
             raise Invalid("ids[%d]: must be a string" % i)
-        out.append(_b(s, "ids[%d]" % i))
+        out.append(s.encode("utf-8", "surrogatepass") if isinstance(s, str) else s)
     return out
 
 
@@ -968,7 +968,7 @@ class Memory:
             except BaseException as e:  # reported after the call; never raised into C
                 errors.append(e)
 
-        fn = _lib.PROGRESS_FN(cb) if progress else _lib.PROGRESS_FN()
+        fn = _lib.PROGRESS_FN(cb) if progress else _lib.PROGRESS_FN(0)  # 0: no callback (NULL)
         n = c_int64()
         self._call(name, fn, None, byref(n))
         if errors:
@@ -1318,7 +1318,7 @@ def _with_progress(progress: Progress, call: Callable[[Any], int]) -> None:
         except BaseException as e:
             errors.append(e)
 
-    _check(call(_lib.PROGRESS_FN(cb) if progress else _lib.PROGRESS_FN()))
+    _check(call(_lib.PROGRESS_FN(cb) if progress else _lib.PROGRESS_FN(0)))
     if errors:
         raise errors[0]
 
