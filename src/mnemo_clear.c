@@ -1,13 +1,10 @@
 /*
  * mnemo_clear.c — seed 000's /clear and seed 003's clear() and prune(max_messages) as library
  * operations (mnemo.h "Clearing and turn limits"): the active history leaves every context but
- * stays stored and searchable, reversibly; a session's turn limit changes after creation.
+ * stays stored and searchable, reversibly; a session's turn limit changes after creation. The
+ * use cases are src/engine/turns.c.
  */
-#include <string.h>
-
 #include "mnemo_int.h"
-#include "config/config.h"
-#include "util/clock.h"
 #include "util/err.h"
 #include "util/banned.h"
 
@@ -26,8 +23,7 @@ mn_status mn_session_clear(mn_db *db, const char *session_id, unsigned flags, in
     if ((rc = mn__live_session(db, id, NULL)))
         return rc;
     int64_t changed = 0;
-    rc = db->store->ops->session_clear(db->store, id, (flags & MN_CLEAR_UNDO) != 0, (flags & MN_CLEAR_STATE) != 0,
-                                       mn_clock_now_ms(), &changed);
+    rc = mn__session_clear(db, id, (flags & MN_CLEAR_UNDO) != 0, (flags & MN_CLEAR_STATE) != 0, &changed);
     if (!rc && count)
         *count = changed;
     return rc;
@@ -43,6 +39,5 @@ mn_status mn_session_set_max_turns(mn_db *db, const char *session_id, int64_t ma
         return mn__err(MN_INVALID, "max_turns: %lld is not from 0 (no limit) to 1000000", (long long)max_turns);
     if ((rc = mn__live_session(db, id, NULL)))
         return rc;
-    int trim_delete = strcmp(mn_config_str(db->cfg, "threads.trim"), "delete") == 0;
-    return db->store->ops->session_set_turns(db->store, id, max_turns, trim_delete, mn_clock_now_ms());
+    return mn__session_set_turns(db, id, max_turns);
 }

@@ -4,11 +4,11 @@
  * store's transaction and row primitives (store/store_append.h): lock the session (creating it
  * when asked), refuse an expired one, skip messages whose idempotency key is stored (a key reused
  * for another message is MN_CONFLICT), number the new ones, store them, add to the session's
- * counters, apply the turn limit. A group (mn_append_many) is one transaction with a savepoint
- * per request, so a failing request leaves the others and the group costs one commit. When every
- * request of a group (of one request too) says MN_APPEND_DEFER, the group lock leaves the
- * sessions another writer holds and their requests come back MN_BUSY, unrun, for the caller to
- * queue again. A request that waited for its session's lock until the store gave up
+ * counters, apply the turn limit (turns.c). A group (mn_append_many) is one transaction with a
+ * savepoint per request, so a failing request leaves the others and the group costs one commit.
+ * When every request of a group (of one request too) says MN_APPEND_DEFER, the group lock leaves
+ * the sessions another writer holds and their requests come back MN_BUSY, unrun, for the caller
+ * to queue again. A request that waited for its session's lock until the store gave up
  * (memory.busy_timeout_ms) fails MN_BUSY and is not run again: the wait is the documented one.
  */
 #include <stdio.h>
@@ -17,12 +17,12 @@
 
 #include "engine/append.h"
 #include "engine/engine.h"
-#include "config/config.h"
 #include "memory/jsonl.h"
 #include "memory/message.h"
 #include "store/records.h"
 #include "store/store.h"
 #include "store/store_append.h"
+#include "store/store_rows.h"
 #include "util/arena.h"
 #include "util/clock.h"
 #include "util/abi.h"
@@ -90,8 +90,9 @@ static mn_status lock_session(const struct mn_store_append_ops *o, mn_store_tx *
 
 /* One append inside the caller's transaction; l gets the stored messages (new and repeated).
  * known (may be NULL) is the session's row when a group lock read it, and is kept current. */
-static mn_status append_in_txn(const struct mn_store_append_ops *o, mn_store_tx *tx, const char *session_id,
-                               const mn_store_append *req, struct mn_messages_impl *l, mn_store_append_row *known)
+static mn_status append_in_txn(const struct mn_store_append_ops *o, const struct mn_store_row_ops *rows,
+                               mn_store_tx *tx, const char *session_id, const mn_store_append *req,
+                               struct mn_messages_impl *l, mn_store_append_row *known)
 {
     mn_store_append_row row;
     mn_status rc = lock_session(o, tx, session_id, req, known, &row);
@@ -139,11 +140,14 @@ static mn_status append_in_txn(const struct mn_store_append_ops *o, mn_store_tx 
     /* Seed 002's limit guards against runaway sessions, so it applies after every append that
      * stored a message, whatever its role (a tool loop appends no user message for a while). */
     int stored = c.last_seq > row.last_seq;
-    return stored && row.max_turns > 0 ? o->trim_turns(tx, row.sid, row.max_turns, req->trim_delete) : MN_OK;
+    if (!stored || row.max_turns <= 0)
+        return MN_OK;
+    return mn__turns_trim(rows, tx, row.sid, row.max_turns, req->trim_delete, req->now_ms);
 }
 
 struct group {
     const struct mn_store_append_ops *o;
+    const struct mn_store_row_ops *rows; /* the turn limit's (turns.c) */
     const char *const *ids;
     const mn_store_append *reqs;
     size_t n;
@@ -191,7 +195,7 @@ static mn_status group_body(mn_store_tx *tx, void *arg)
         g->errmsg[i][0] = '\0';
         list_clear(g->lists[i]);
         if (g->single)
-            return g->results[i] = append_in_txn(o, tx, g->ids[i], &g->reqs[i], g->lists[i], NULL);
+            return g->results[i] = append_in_txn(o, g->rows, tx, g->ids[i], &g->reqs[i], g->lists[i], NULL);
         mn_store_append_row *known = known_row(g, i);
         if (known && known->held) { /* another writer has it: this one (and the session's next
                                      * ones, which see the same row) go back to the caller */
@@ -216,7 +220,7 @@ static mn_status group_body(mn_store_tx *tx, void *arg)
             known->sid = 0;
             known = NULL;
         }
-        mn_status r = g->results[i] = append_in_txn(o, tx, g->ids[i], &g->reqs[i], g->lists[i], known);
+        mn_status r = g->results[i] = append_in_txn(o, g->rows, tx, g->ids[i], &g->reqs[i], g->lists[i], known);
         if (r && known)
             known->sid = 0; /* it may have moved before failing: read it again next time */
         if (r) {
@@ -245,7 +249,7 @@ static mn_status run_group(mn_store *st, const char *const *ids, const mn_store_
                            mn_status *results, char (*errmsg)[256], mn_messages **out)
 {
     const struct mn_store_append_ops *o = st->ops->append;
-    struct group g = {o, ids, reqs, n, single, 0, 0, calloc(n, 1), NULL, results, errmsg,
+    struct group g = {o, st->ops->rows, ids, reqs, n, single, 0, 0, calloc(n, 1), NULL, results, errmsg,
                       calloc(n, sizeof(struct mn_messages_impl *))};
     mn_status rc = g.lists && g.waited ? MN_OK : mn__nomem();
     g.skip = !single && o->sessions_lock;
@@ -340,9 +344,6 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
     return MN_OK;
 }
 
-static int trim_delete(mn_db *db) { return strcmp(mn_config_str(db->cfg, "threads.trim"), "delete") == 0; }
-
-
 /* ---- public functions ------------------------------------------------------------------------ */
 
 mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
@@ -357,7 +358,7 @@ mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in
     struct mn_arena a = MN_ARENA_INIT;
     mn_session create;
     mn_store_append req;
-    rc = prepare(db, session_id, msgs, n, flags, NULL, "a batch", mn_clock_now_ms(), trim_delete(db), &a, id,
+    rc = prepare(db, session_id, msgs, n, flags, NULL, "a batch", mn_clock_now_ms(), mn__trim_delete(db), &a, id,
                  &create, &req);
     if (!rc) {
         rc = mn_engine_append(db->store, id, &req, out);
@@ -417,7 +418,7 @@ mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int
         goto done;
     }
     int64_t now = mn_clock_now_ms();
-    int trim = trim_delete(db);
+    int trim = mn__trim_delete(db);
     for (size_t i = 0; i < n; i++) {
         mn_append_request r = MN_APPEND_REQUEST_INIT;
         mn_status v = MN__ABI_LOAD(mn_append_request, &r, MN__ABI_ITEM(mn_append_request, reqs, i), flags);

@@ -46,6 +46,24 @@ mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
 /* The newest live session (in namespace ns when not NULL; checked by the caller). */
 mn_status mn__session_resume(mn_db *db, const char *ns, mn_session **out);
 
+/* ---- turns.c: the turn limit, clearing and its undo ---- */
+
+/* threads.trim: 1 when the turn limit deletes the messages it moves out (else they go inactive). */
+int mn__trim_delete(const mn_db *db);
+struct mn_store_row_ops;
+struct mn_store_tx;
+/* The turn limit inside the caller's write transaction tx (append, a new limit): the messages
+ * before the session's newest max_turns (> 0) active turns leave the active history, or are
+ * deleted (trim_delete); the session's counters follow. Nothing to trim costs one statement (no
+ * more turns than the limit) or two (an update that finds the older messages inactive). */
+mn_status mn__turns_trim(const struct mn_store_row_ops *o, struct mn_store_tx *tx, int64_t sid, int64_t max_turns,
+                         int trim_delete, int64_t now_ms);
+/* mn_session_clear after its checks (canon: a live session's canonical id): a clear, with the
+ * state when with_state, or its undo; *changed gets the messages moved. */
+mn_status mn__session_clear(mn_db *db, const char *canon, int undo, int with_state, int64_t *changed);
+/* mn_session_set_max_turns after its checks: the new limit (0: none), applied now. */
+mn_status mn__session_set_turns(mn_db *db, const char *canon, int64_t max_turns);
+
 /* ---- edit.c ---- */
 
 /* mn_message_edit after its argument checks (canon: a live session's canonical id). */

@@ -143,14 +143,6 @@ struct mn_store_ops {
     mn_status (*tool_tokens)(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
     /* Search (sqlite/search.c; docs/search.md). */
     const struct mn_store_search_ops *search;
-    /* Clearing (sqlite/clear.c): every active message leaves the active history (kept, searchable)
-     * and sessions.cleared_seq records the newest seq cleared, hiding older summaries; with_state
-     * also resets the state. undo brings back the cleared messages the turn limit keeps. *changed
-     * gets the messages moved. */
-    mn_status (*session_clear)(mn_store *st, const char *id, int undo, int with_state, int64_t now_ms,
-                               int64_t *changed);
-    /* Sets a session's turn limit (0: none) and applies it now, in one transaction. */
-    mn_status (*session_set_turns)(mn_store *st, const char *id, int64_t max_turns, int trim_delete, int64_t now_ms);
     /* Long-term memories (sqlite/memories.c, postgres/memories.c; store_memory.h). */
     const struct mn_store_memory_ops *memory;
 };

@@ -1,8 +1,9 @@
 /*
  * store_append.h — the transaction and row primitives an append is made of. The algorithm
- * (sequence numbers, idempotency keys, expiry, counters, the turn limit, group commit with a
- * savepoint per request) is written once above the store, in src/engine/append.c; a backend
- * only runs a write transaction and reads or writes single rows inside it.
+ * (sequence numbers, idempotency keys, expiry, counters, group commit with a savepoint per
+ * request) is written once above the store, in src/engine/append.c, and the turn limit it applies
+ * in src/engine/turns.c (over store_rows.h, in the same transaction); a backend only runs a
+ * write transaction and reads or writes single rows inside it.
  *
  * A backend may add a fast path (an optional entry, NULL when absent) that does two primitives'
  * work in one statement; the engine uses it when present, and tests/api/t_store_conformance.c
@@ -69,10 +70,6 @@ struct mn_store_append_ops {
     mn_status (*message_insert)(mn_store_tx *tx, int64_t sid, mn_message *m);
     /* Adds an append to the session row's counters. */
     mn_status (*session_appended)(mn_store_tx *tx, const mn_store_appended *c);
-    /* The turn limit after an append (threads/turns): the messages before the newest max_turns
-     * turns leave the active history (trim_delete: are deleted). A turn is any message, except
-     * that a tool result belongs to the call before it (mnemo.h mn_session_set_max_turns). */
-    mn_status (*trim_turns)(mn_store_tx *tx, int64_t sid, int64_t max_turns, int trim_delete);
 
     /* Optional fast paths. message_insert and session_appended in one statement. */
     mn_status (*message_insert_appended)(mn_store_tx *tx, mn_message *m, const mn_store_appended *c);

@@ -1,8 +1,9 @@
 /*
  * store_rows.h — the row primitives a change to stored messages is made of. The use cases (what
  * an edit or a delete changes beside the text: the title, the counters, the vector, the
- * summaries, the events) are written once above the store, in src/engine/edit.c; a backend only runs a write
- * transaction and reads or writes single rows inside it. tests/unit/test_store_rows.c runs the
+ * summaries, the events; which messages a clear, its undo and the turn limit leave active) are
+ * written once above the store, in src/engine/edit.c and src/engine/turns.c; a backend only runs
+ * a write transaction and reads or writes rows inside it. tests/unit/test_store_rows.c runs the
  * same cases on every backend.
  */
 #ifndef MN_STORE_ROWS_H
@@ -21,6 +22,21 @@ typedef struct mn_store_message_row {
     int user;       /* a user message (the session's turn_count counts them) */
     int active;     /* in the active history (0: past the turn limit or cleared) */
 } mn_store_message_row;
+
+/* What clearing and the turn limit need of a session's row, which stays locked until commit. */
+typedef struct mn_store_turns_row {
+    int64_t sid;          /* the session's internal row id */
+    int64_t last_seq;     /* the seq of its newest message (0: none yet); read only */
+    int64_t max_turns;    /* its turn limit (0: none) */
+    int64_t cleared_seq;  /* the newest seq its last clear covered (0: no clear to undo) */
+    int64_t cleared_from; /* the oldest seq that clear took out of the active history */
+} mn_store_turns_row;
+
+/* What a removal of messages took away. */
+typedef struct mn_store_removed {
+    int64_t messages, tokens; /* how many, and their stored tokens */
+    int64_t inactive;         /* how many of them were inactive */
+} mn_store_removed;
 
 struct mn_store_row_ops {
     /* Runs body in one write transaction: begin, body, commit (rollback when body fails). The
@@ -50,6 +66,26 @@ struct mn_store_row_ops {
     mn_status (*summaries_drop)(mn_store_tx *tx, int64_t sid, int64_t seq, int64_t *dropped);
     /* Records an event of the session: kind, data a JSON object's text. */
     mn_status (*event_add)(mn_store_tx *tx, int64_t sid, const char *kind, const char *data, int64_t now_ms);
+    /* The row of session session_id, locked (MN_NOTFOUND naming it when missing). */
+    mn_status (*turns_row)(mn_store_tx *tx, const char *session_id, mn_store_turns_row *out);
+    /* Writes row's max_turns, cleared_seq and cleared_from to session row->sid and sets its
+     * updated_at. */
+    mn_status (*turns_write)(mn_store_tx *tx, const mn_store_turns_row *row, int64_t now_ms);
+    /* The session's state goes (none until one is set again). */
+    mn_status (*state_drop)(mn_store_tx *tx, int64_t sid);
+    /* The seq of the session's n-th newest message (n >= 1) whose role is not tool, counting the
+     * active ones only when active_only; 0 when it has fewer. */
+    mn_status (*turn_start)(mn_store_tx *tx, int64_t sid, int64_t n, int active_only, int64_t *seq);
+    /* The seq of the session's oldest active message; 0 when none is active. */
+    mn_status (*first_active)(mn_store_tx *tx, int64_t sid, int64_t *seq);
+    /* Sets the session's messages with a seq from from_seq to upto_seq active (active 1) or
+     * inactive (0); *changed gets how many were not so before. The counters are left alone. */
+    mn_status (*messages_activate)(mn_store_tx *tx, int64_t sid, int64_t from_seq, int64_t upto_seq, int active,
+                                   int64_t *changed);
+    /* Deletes the session's messages with a seq from from_seq to upto_seq (their keyword index
+     * entries and vectors with them); *out gets what went. The counters are left alone. */
+    mn_status (*messages_remove)(mn_store_tx *tx, int64_t sid, int64_t from_seq, int64_t upto_seq,
+                                 mn_store_removed *out);
     /* Text left the database in this transaction: once it commits, the backend erases what it
      * keeps of freed text (SQLite: the freed pages and the WAL; docs/erasure.md). */
     void (*erased)(mn_store_tx *tx);

@@ -3,7 +3,7 @@
  * SQLite on a real file (unit/test_store_rows) and PostgreSQL (pg/unit/test_store_rows). A
  * backend conforms when a missing session or message is MN_NOTFOUND naming it, every primitive
  * does what the header says to the rows the store reads back (counters never below 0 where the
- * header says so), and every one rolls back with its transaction.
+ * header says so, left alone where it says so), and every one rolls back with its transaction.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +21,8 @@
 
 #define SID "01900000-0000-7000-8000-000000000a01"
 #define MISSING "01900000-0000-7000-8000-000000000a02"
+#define TURNS "01900000-0000-7000-8000-000000000a03"  /* the turn primitives' session */
+#define RANGES "01900000-0000-7000-8000-000000000a04" /* messages_remove's */
 
 static char dir[256];
 static mn_store *the_store;
@@ -266,6 +268,308 @@ static void remove_counts_and_rolls_back(void **state)
     assert_int_equal(o->write(the_store, remove_body, &ok), MN_NOTFOUND); /* gone */
 }
 
+/* ---- the turn limit's and the clear's primitives ------------------------------------------- */
+
+/* A session of six messages: user (3 tokens), assistant (2), tool (5), user (1), tool (4),
+ * assistant (2); seqs 1 to 6, all active. */
+static const mn_role six_roles[6] = {MN_ROLE_USER, MN_ROLE_ASSISTANT, MN_ROLE_TOOL,
+                                     MN_ROLE_USER, MN_ROLE_TOOL,      MN_ROLE_ASSISTANT};
+static const int64_t six_tokens[6] = {3, 2, 5, 1, 4, 2};
+
+static mn_status six_body(mn_store_tx *tx, void *arg)
+{
+    const char *id = arg;
+    const struct mn_store_append_ops *o = the_store->ops->append;
+    mn_session s;
+    memset(&s, 0, sizeof s);
+    s.id = id;
+    s.ns = "default";
+    s.metadata = "{}";
+    s.created_at = s.updated_at = 1000;
+    int64_t sid = 0;
+    mn_status rc = o->session_create(tx, &s, &sid);
+    for (int i = 0; !rc && i < 6; i++) {
+        mn_message m;
+        memset(&m, 0, sizeof m);
+        m.role = six_roles[i];
+        m.content = "words";
+        m.tool_call_id = six_roles[i] == MN_ROLE_TOOL ? "c1" : NULL;
+        m.session_id = id;
+        m.seq = i + 1;
+        m.tokens = six_tokens[i];
+        m.created_at = 1000;
+        m.active = 1;
+        rc = o->message_insert(tx, sid, &m);
+    }
+    mn_store_appended c = {sid, 6, 6, 17, 2, 1000, NULL};
+    return rc ? rc : o->session_appended(tx, &c);
+}
+
+static void six_messages(const char *id)
+{
+    assert_int_equal(the_store->ops->append->write(the_store, six_body, (void *)id), MN_OK);
+}
+
+/* The active flags of session id's messages by seq ("101101"; "-" for a seq not stored). */
+static void actives(const char *id, char *out, size_t cap)
+{
+    mn_messages *h = NULL;
+    mn_history_opts all = MN_HISTORY_OPTS_INIT;
+    all.all = 1;
+    assert_int_equal(the_store->ops->history(the_store, id, &all, &h), MN_OK);
+    size_t n = 0;
+    for (int64_t seq = 1; seq <= 6 && n + 1 < cap; seq++) {
+        char c = '-';
+        for (size_t i = 0; i < h->count; i++)
+            if (h->items[i].seq == seq)
+                c = h->items[i].active ? '1' : '0';
+        out[n++] = c;
+    }
+    out[n] = '\0';
+    mn_messages_free(h);
+}
+
+static void expect_actives(const char *id, const char *want)
+{
+    char got[8];
+    actives(id, got, sizeof got);
+    assert_string_equal(got, want);
+}
+
+struct turns {
+    const char *session_id;
+    int fail;                /* return MN_INVALID after the primitives ran */
+    mn_store_turns_row row;  /* turns_row's */
+    mn_store_turns_row next; /* turns_write's (sid: the row's) */
+    int drop_state;
+};
+
+static mn_status turns_body(mn_store_tx *tx, void *arg)
+{
+    struct turns *t = arg;
+    const struct mn_store_row_ops *o = the_store->ops->rows;
+    mn_status rc = o->turns_row(tx, t->session_id, &t->row);
+    t->next.sid = t->row.sid;
+    if (!rc)
+        rc = o->turns_write(tx, &t->next, 5000);
+    if (!rc && t->drop_state)
+        rc = o->state_drop(tx, t->row.sid);
+    return rc ? rc : t->fail ? MN_INVALID : MN_OK;
+}
+
+static mn_status state_set(void *user, const char *current, char **next)
+{
+    (void)user;
+    (void)current;
+    return (*next = strdup("{\"k\":1}")) ? MN_OK : MN_NOMEM;
+}
+
+static void expect_turns(int64_t max_turns, int64_t cleared_seq, int64_t cleared_from, int64_t updated_at,
+                         int has_state)
+{
+    mn_session *s = NULL;
+    assert_int_equal(the_store->ops->session_get(the_store, TURNS, &s), MN_OK);
+    assert_int_equal(s->max_turns, max_turns);
+    assert_int_equal(s->cleared_seq, cleared_seq);
+    assert_int_equal(s->cleared_from, cleared_from);
+    assert_int_equal(s->updated_at, updated_at);
+    assert_int_equal(s->message_count, 6); /* the counters are someone else's */
+    mn_session_free(s);
+    char *state = NULL;
+    assert_int_equal(the_store->ops->state_get(the_store, TURNS, &state), MN_OK);
+    assert_int_equal(state != NULL, has_state);
+    free(state);
+}
+
+/* turns_row reads and locks the row (MN_NOTFOUND naming a missing session); turns_write writes the
+ * limit and the clear fields and updated_at, never last_seq; state_drop takes the state. */
+static void turns_row_write_and_state_drop(void **state)
+{
+    (void)state;
+    const struct mn_store_row_ops *o = the_store->ops->rows;
+    six_messages(TURNS);
+    assert_int_equal(the_store->ops->state_update(the_store, TURNS, state_set, NULL), MN_OK);
+    struct turns missing = {MISSING, 0, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, 0};
+    assert_int_equal(o->write(the_store, turns_body, &missing), MN_NOTFOUND);
+    assert_non_null(strstr(mn_errmsg(), MISSING));
+
+    struct turns t = {TURNS, 1, {0, 0, 0, 0, 0}, {0, 99, 3, 5, 2}, 1};
+    assert_int_equal(o->write(the_store, turns_body, &t), MN_INVALID);
+    assert_true(t.row.sid > 0);
+    assert_int_equal(t.row.last_seq, 6);
+    assert_int_equal(t.row.max_turns, 0);
+    assert_int_equal(t.row.cleared_seq, 0);
+    assert_int_equal(t.row.cleared_from, 0);
+    expect_turns(0, 0, 0, 1000, 1); /* rolled back */
+
+    t.fail = 0;
+    assert_int_equal(o->write(the_store, turns_body, &t), MN_OK);
+    expect_turns(3, 5, 2, 5000, 0);
+    t.next = (mn_store_turns_row){0, 0, 0, 0, 0};
+    t.drop_state = 0;
+    assert_int_equal(o->write(the_store, turns_body, &t), MN_OK);
+    assert_int_equal(t.row.last_seq, 6); /* turns_write left it */
+    assert_int_equal(t.row.max_turns, 3);
+    assert_int_equal(t.row.cleared_seq, 5);
+    assert_int_equal(t.row.cleared_from, 2);
+    expect_turns(0, 0, 0, 5000, 0);
+}
+
+struct reads {
+    int64_t n;
+    int active_only;
+    int64_t seq; /* out: turn_start's, or first_active's when n is 0 */
+};
+
+static mn_status reads_body(mn_store_tx *tx, void *arg)
+{
+    struct reads *r = arg;
+    const struct mn_store_row_ops *o = the_store->ops->rows;
+    mn_store_turns_row row;
+    mn_status rc = o->turns_row(tx, TURNS, &row);
+    if (rc)
+        return rc;
+    return r->n ? o->turn_start(tx, row.sid, r->n, r->active_only, &r->seq) : o->first_active(tx, row.sid, &r->seq);
+}
+
+/* turn_start's seq (n > 0), or first_active's (n 0). */
+static int64_t read_seq(int64_t n, int active_only)
+{
+    struct reads r = {n, active_only, -1};
+    assert_int_equal(the_store->ops->rows->write(the_store, reads_body, &r), MN_OK);
+    return r.seq;
+}
+
+struct activate {
+    const char *session_id;
+    int64_t from, upto;
+    int active, fail;
+    int64_t changed;
+};
+
+static mn_status activate_body(mn_store_tx *tx, void *arg)
+{
+    struct activate *a = arg;
+    const struct mn_store_row_ops *o = the_store->ops->rows;
+    mn_store_turns_row row;
+    mn_status rc = o->turns_row(tx, a->session_id, &row);
+    if (!rc)
+        rc = o->messages_activate(tx, row.sid, a->from, a->upto, a->active, &a->changed);
+    return rc ? rc : a->fail ? MN_INVALID : MN_OK;
+}
+
+static int64_t activate_in(const char *id, int64_t from, int64_t upto, int active)
+{
+    struct activate a = {id, from, upto, active, 0, -1};
+    assert_int_equal(the_store->ops->rows->write(the_store, activate_body, &a), MN_OK);
+    return a.changed;
+}
+
+/* turn_start counts the messages that are not tool results, newest first (the active ones only
+ * when asked); first_active finds the oldest active one; messages_activate moves a range and
+ * counts what it moved, leaving the counters. */
+static void turn_start_first_active_and_activate(void **state)
+{
+    (void)state;
+    /* not tool results: seqs 6, 4, 2, 1 newest first */
+    assert_int_equal(read_seq(1, 0), 6);
+    assert_int_equal(read_seq(2, 0), 4);
+    assert_int_equal(read_seq(3, 1), 2);
+    assert_int_equal(read_seq(4, 0), 1);
+    assert_int_equal(read_seq(5, 0), 0);
+    assert_int_equal(read_seq(0, 0), 1);
+
+    struct activate fail = {TURNS, 1, 6, 0, 1, 0};
+    assert_int_equal(the_store->ops->rows->write(the_store, activate_body, &fail), MN_INVALID);
+    expect_actives(TURNS, "111111"); /* rolled back */
+    assert_int_equal(activate_in(TURNS, 1, 2, 0), 2);
+    assert_int_equal(activate_in(TURNS, 1, 2, 0), 0); /* already inactive */
+    expect_actives(TURNS, "001111");
+    assert_int_equal(read_seq(2, 1), 4);
+    assert_int_equal(read_seq(3, 1), 0); /* 6 and 4 are the only active ones */
+    assert_int_equal(read_seq(3, 0), 2); /* counting the inactive ones too */
+    assert_int_equal(read_seq(0, 0), 3);
+    assert_int_equal(activate_in(TURNS, 2, 4, 0), 2);
+    expect_actives(TURNS, "000011");
+    assert_int_equal(read_seq(0, 0), 5);
+    assert_int_equal(activate_in(TURNS, -5, 100, 0), 2); /* a range past the session's ends is clamped */
+    expect_actives(TURNS, "000000");
+    assert_int_equal(read_seq(0, 0), 0);
+    assert_int_equal(read_seq(1, 1), 0);
+    assert_int_equal(activate_in(TURNS, 2, 4, 1), 3);
+    expect_actives(TURNS, "011100");
+    assert_int_equal(activate_in(TURNS, 4, 2, 1), 0); /* an empty range */
+    mn_session *s = NULL;
+    assert_int_equal(the_store->ops->session_get(the_store, TURNS, &s), MN_OK);
+    assert_int_equal(s->inactive_count, 0); /* the counters are the caller's */
+    assert_int_equal(s->message_count, 6);
+    mn_session_free(s);
+}
+
+struct range_removal {
+    const char *session_id;
+    int64_t from, upto;
+    int fail;
+    mn_store_removed gone;
+};
+
+static mn_status range_body(mn_store_tx *tx, void *arg)
+{
+    struct range_removal *r = arg;
+    const struct mn_store_row_ops *o = the_store->ops->rows;
+    mn_store_turns_row row;
+    mn_status rc = o->turns_row(tx, r->session_id, &row);
+    if (!rc)
+        rc = o->messages_remove(tx, row.sid, r->from, r->upto, &r->gone);
+    return rc ? rc : r->fail ? MN_INVALID : MN_OK;
+}
+
+static mn_store_removed remove_range(const char *id, int64_t from, int64_t upto)
+{
+    struct range_removal r = {id, from, upto, 0, {-1, -1, -1}};
+    assert_int_equal(the_store->ops->rows->write(the_store, range_body, &r), MN_OK);
+    return r.gone;
+}
+
+/* messages_remove deletes a range of one session only and says what went (how many, their
+ * tokens, the inactive ones), leaving the counters. */
+static void messages_remove_range(void **state)
+{
+    (void)state;
+    six_messages(RANGES);
+    char before[8];
+    actives(TURNS, before, sizeof before); /* the session beside it */
+    struct range_removal fail = {RANGES, 1, 6, 1, {0, 0, 0}};
+    assert_int_equal(the_store->ops->rows->write(the_store, range_body, &fail), MN_INVALID);
+    expect_actives(RANGES, "111111"); /* rolled back */
+
+    assert_int_equal(activate_in(RANGES, 3, 3, 0), 1);
+    mn_store_removed g = remove_range(RANGES, 5, 4); /* an empty range */
+    assert_int_equal(g.messages, 0);
+    assert_int_equal(g.tokens, 0);
+    assert_int_equal(g.inactive, 0);
+    g = remove_range(RANGES, 2, 3);
+    assert_int_equal(g.messages, 2);
+    assert_int_equal(g.tokens, 7);
+    assert_int_equal(g.inactive, 1);
+    expect_actives(RANGES, "1--111");
+    g = remove_range(RANGES, -5, 4); /* clamped: seq 1 and 4 are what is left of it */
+    assert_int_equal(g.messages, 2);
+    assert_int_equal(g.tokens, 4);
+    assert_int_equal(g.inactive, 0);
+    expect_actives(RANGES, "----11");
+    g = remove_range(RANGES, 0, INT64_MAX);
+    assert_int_equal(g.messages, 2);
+    assert_int_equal(g.tokens, 6);
+    expect_actives(RANGES, "------");
+    expect_actives(TURNS, before); /* the other session's messages stayed */
+    mn_session *s = NULL;
+    assert_int_equal(the_store->ops->session_get(the_store, RANGES, &s), MN_OK);
+    assert_int_equal(s->message_count, 6); /* the counters are the caller's */
+    assert_int_equal(s->token_count, 17);
+    mn_session_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +577,9 @@ int main(void)
         cmocka_unit_test(primitives_change_and_roll_back),
         cmocka_unit_test(title_follows_its_message_only),
         cmocka_unit_test(remove_counts_and_rolls_back),
+        cmocka_unit_test(turns_row_write_and_state_drop),
+        cmocka_unit_test(turn_start_first_active_and_activate),
+        cmocka_unit_test(messages_remove_range),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -468,11 +468,6 @@ static mn_status tx_message_insert_appended(mn_store_tx *tx, mn_message *m, cons
     return insert_message(TX(tx), SQL_MESSAGE_INSERT_APPENDED, &p, m);
 }
 
-static mn_status tx_trim_turns(mn_store_tx *tx, int64_t sid, int64_t max_turns, int trim_delete)
-{
-    return mn_pg_trim_turns(TX(tx), sid, max_turns, trim_delete);
-}
-
 /* Locks every session of a group in id order before any append runs: two nodes committing
  * groups that share sessions then queue behind each other instead of deadlocking (each append
  * locking its session as it comes would take them in request order). Session ids reaching the
@@ -542,7 +537,6 @@ const struct mn_store_append_ops mn_pg_append_ops = {
     .idem_find = tx_idem_find,
     .message_insert = tx_message_insert,
     .session_appended = tx_session_appended,
-    .trim_turns = tx_trim_turns,
     .message_insert_appended = tx_message_insert_appended,
     .sessions_lock = tx_sessions_lock,
 };

@@ -1338,8 +1338,6 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
         .pinned_units = mn_pg_op_pinned_units,
         .tool_tokens = mn_pg_op_tool_tokens,
         .search = &mn_pg_search_ops,
-        .session_clear = mn_pg_op_session_clear,
-        .session_set_turns = mn_pg_op_session_set_turns,
         .memory = &mn_pg_memory_ops,
     };
     *out = NULL;

@@ -176,9 +176,6 @@ mn_status mn_pg_session_sid(struct pg_conn *c, const char *id, int64_t *sid, int
  * from the result. */
 void mn_pg_row_session(PGresult *r, int row, mn_session *out);
 mn_status mn_pg_row_message(PGresult *r, int row, int at, const char *session_id, mn_message *out);
-/* Turn limit after an append (threads.c), inside the caller's transaction: the messages before
- * the newest max_turns active turns (any message; a tool call with its results one) leave. */
-mn_status mn_pg_trim_turns(struct pg_conn *c, int64_t sid, int64_t max_turns, int trim_delete);
 
 #define MN_PG_SESSION_COLS                                                                                           \
     "id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at, updated_at, expires_at,"     \
@@ -187,12 +184,6 @@ mn_status mn_pg_trim_turns(struct pg_conn *c, int64_t sid, int64_t max_turns, in
 #define MN_PG_MESSAGE_COLS                                                                                           \
     "id, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files, metadata, idem_key, tokens,"  \
     " pinned, created_at, active"
-
-/* clear.c: clearing the active history, changing the turn limit. */
-mn_status mn_pg_op_session_clear(mn_store *st, const char *id, int undo, int with_state, int64_t now_ms,
-                                 int64_t *changed);
-mn_status mn_pg_op_session_set_turns(mn_store *st, const char *id, int64_t max_turns, int trim_delete,
-                                     int64_t now_ms);
 
 /* Operations, by file. messages.c: sessions, appends, history, export/import, edits. */
 mn_status mn_pg_op_session_insert(mn_store *st, const mn_session *s);

@@ -1,7 +1,8 @@
 /*
  * rows.c — the PostgreSQL backend's row primitives for changes to stored messages
  * (store_rows.h; the SQLite ones are sqlite/rows.c); the use cases over them are in
- * src/engine/edit.c. The keyword index is the generated tsv column, so a rewrite keeps it in step.
+ * src/engine/edit.c and src/engine/turns.c. The keyword index is the generated tsv column, so a
+ * rewrite keeps it in step.
  */
 #include <libpq-fe.h>
 #include <stdint.h>
@@ -34,6 +35,28 @@ static const char SQL_SUMMARIES_DROP[] =
     "DELETE FROM summaries WHERE session_sid = $1::bigint AND covers_upto >= $2::bigint";
 static const char SQL_EVENT_ADD[] =
     "INSERT INTO events (session_sid, kind, data, created_at) VALUES ($1::bigint, $2, $3, $4::bigint)";
+
+/* FOR UPDATE: an append from another node waits for the clear or the new limit. */
+static const char SQL_TURNS_ROW[] =
+    "SELECT sid, last_seq, max_turns, cleared_seq, cleared_from FROM sessions WHERE id = $1 FOR UPDATE";
+static const char SQL_TURNS_WRITE[] =
+    "UPDATE sessions SET max_turns = $2::bigint, cleared_seq = $3::bigint, cleared_from = $4::bigint,"
+    " updated_at = $5::bigint WHERE sid = $1::bigint";
+static const char SQL_STATE_DROP[] = "UPDATE sessions SET state = NULL WHERE sid = $1::bigint";
+static const char SQL_TURN_START[] = "SELECT seq FROM messages WHERE session_sid = $1::bigint AND role <> 'tool'"
+                                     " ORDER BY seq DESC LIMIT 1 OFFSET $2::bigint";
+static const char SQL_TURN_START_ACTIVE[] =
+    "SELECT seq FROM messages WHERE session_sid = $1::bigint AND active = 1 AND role <> 'tool'"
+    " ORDER BY seq DESC LIMIT 1 OFFSET $2::bigint";
+static const char SQL_FIRST_ACTIVE[] =
+    "SELECT seq FROM messages WHERE session_sid = $1::bigint AND active = 1 ORDER BY seq LIMIT 1";
+static const char SQL_ACTIVATE[] =
+    "UPDATE messages SET active = $4::integer WHERE session_sid = $1::bigint AND seq BETWEEN $2::bigint"
+    " AND $3::bigint AND active <> $4::integer";
+static const char SQL_REMOVE_RANGE[] =
+    "WITH gone AS (DELETE FROM messages WHERE session_sid = $1::bigint AND seq BETWEEN $2::bigint AND $3::bigint"
+    " RETURNING tokens, active)"
+    " SELECT count(*), coalesce(sum(tokens), 0), count(*) FILTER (WHERE active = 0) FROM gone";
 
 /* Not pipelined, unlike an append group: a body reads what it changes. */
 static mn_status row_write(mn_store *st, mn_store_tx_body body, void *arg)
@@ -139,6 +162,87 @@ static mn_status event_add(mn_store_tx *tx, int64_t sid, const char *kind, const
     return mn_pg_query(TX(tx), SQL_EVENT_ADD, &p, 0, "event", NULL);
 }
 
+/* The integer a query of int64 parameters $1..$n returns (0 when it returns no row). */
+static mn_status one_int(struct pg_conn *c, const char *sql, const char *what, int n, const int64_t *v, int64_t *out)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    for (int i = 0; i < n; i++)
+        mn_pg_i64(&p, v[i]);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, sql, &p, 0, what, &r);
+    *out = !rc && PQntuples(r) == 1 ? mn_pg_col_i64(r, 0, 0) : 0;
+    PQclear(r);
+    return rc;
+}
+
+static mn_status turns_row(mn_store_tx *tx, const char *session_id, mn_store_turns_row *out)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, session_id);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(TX(tx), SQL_TURNS_ROW, &p, 0, "session lookup", &r);
+    if (rc)
+        return rc;
+    if (PQntuples(r) == 1)
+        *out = (mn_store_turns_row){mn_pg_col_i64(r, 0, 0), mn_pg_col_i64(r, 0, 1), mn_pg_col_i64(r, 0, 2),
+                                    mn_pg_col_i64(r, 0, 3), mn_pg_col_i64(r, 0, 4)};
+    else
+        rc = mn__err(MN_NOTFOUND, "session %s not found", session_id);
+    PQclear(r);
+    return rc;
+}
+
+static mn_status turns_write(mn_store_tx *tx, const mn_store_turns_row *row, int64_t now_ms)
+{
+    return run_ints(TX(tx), SQL_TURNS_WRITE, "session update", 5,
+                    (int64_t[]){row->sid, row->max_turns, row->cleared_seq, row->cleared_from, now_ms}, NULL);
+}
+
+static mn_status state_drop(mn_store_tx *tx, int64_t sid)
+{
+    return run_ints(TX(tx), SQL_STATE_DROP, "state", 1, &sid, NULL);
+}
+
+static mn_status turn_start(mn_store_tx *tx, int64_t sid, int64_t n, int active_only, int64_t *seq)
+{
+    *seq = 0;
+    if (n < 1)
+        return MN_OK;
+    return one_int(TX(tx), active_only ? SQL_TURN_START_ACTIVE : SQL_TURN_START, "turn limit", 2,
+                   (int64_t[]){sid, n - 1}, seq);
+}
+
+static mn_status first_active(mn_store_tx *tx, int64_t sid, int64_t *seq)
+{
+    return one_int(TX(tx), SQL_FIRST_ACTIVE, "active history", 1, &sid, seq);
+}
+
+static mn_status messages_activate(mn_store_tx *tx, int64_t sid, int64_t from_seq, int64_t upto_seq, int active,
+                                   int64_t *changed)
+{
+    *changed = 0;
+    return run_ints(TX(tx), SQL_ACTIVATE, "active history", 4, (int64_t[]){sid, from_seq, upto_seq, active != 0},
+                    changed);
+}
+
+static mn_status messages_remove(mn_store_tx *tx, int64_t sid, int64_t from_seq, int64_t upto_seq,
+                                 mn_store_removed *out)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, from_seq);
+    mn_pg_i64(&p, upto_seq);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(TX(tx), SQL_REMOVE_RANGE, &p, 0, "message delete", &r);
+    *out = rc ? (mn_store_removed){0, 0, 0}
+              : (mn_store_removed){mn_pg_col_i64(r, 0, 0), mn_pg_col_i64(r, 0, 1), mn_pg_col_i64(r, 0, 2)};
+    PQclear(r);
+    return rc;
+}
+
 /* PostgreSQL keeps no freed text of its own to erase: VACUUM reclaims dead rows. */
 static void erased(mn_store_tx *tx) { (void)tx; }
 
@@ -152,5 +256,12 @@ const struct mn_store_row_ops mn_pg_row_ops = {
     .vector_stale = vector_stale,
     .summaries_drop = summaries_drop,
     .event_add = event_add,
+    .turns_row = turns_row,
+    .turns_write = turns_write,
+    .state_drop = state_drop,
+    .turn_start = turn_start,
+    .first_active = first_active,
+    .messages_activate = messages_activate,
+    .messages_remove = messages_remove,
     .erased = erased,
 };

@@ -1,8 +1,8 @@
 /*
- * threads.c — the PostgreSQL side of threads and session state: turn-limit trimming inside an
- * append, purging expired threads, forks, file lists and content hashes, and state updates as
- * one read-modify-write transaction on the session row locked FOR UPDATE (so concurrent merges,
- * from any node, never lose each other). Same semantics as sqlite/threads.c.
+ * threads.c — the PostgreSQL side of threads and session state: purging expired threads, forks,
+ * file lists and content hashes, and state updates as one read-modify-write transaction on the
+ * session row locked FOR UPDATE (so concurrent merges, from any node, never lose each other).
+ * Same semantics as sqlite/threads.c.
  */
 #include <libpq-fe.h>
 #include <stdlib.h>
@@ -12,53 +12,6 @@
 #include "store/records.h"
 #include "util/err.h"
 #include "util/banned.h"
-
-/* The first message of the $2+1-th newest active turn. A turn (seed 002) is any appended message,
- * except that a tool result belongs to the call before it: a turn starts at every message but a
- * tool result, so the limit never parts a call from its results (clear.c counts the same). */
-static const char SQL_OLDEST_KEPT_TURN[] =
-    "SELECT seq FROM messages WHERE session_sid = $1::bigint AND active = 1 AND role <> 'tool'"
-    " ORDER BY seq DESC LIMIT 1 OFFSET $2::bigint";
-static const char SQL_DEACTIVATE[] =
-    "UPDATE messages SET active = 0 WHERE session_sid = $1::bigint AND active = 1 AND seq < $2::bigint";
-static const char SQL_COUNT_INACTIVE[] =
-    "UPDATE sessions SET inactive_count = inactive_count + $2::bigint WHERE sid = $1::bigint";
-static const char SQL_DELETE_OLD[] = "DELETE FROM messages WHERE session_sid = $1::bigint AND seq < $2::bigint";
-static const char SQL_RECOUNT_SESSION[] =
-    "UPDATE sessions SET message_count = (SELECT count(*) FROM messages WHERE session_sid = $1::bigint),"
-    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = $1::bigint),"
-    " inactive_count = (SELECT count(*) FROM messages WHERE session_sid = $1::bigint AND active = 0)"
-    " WHERE sid = $1::bigint";
-
-mn_status mn_pg_trim_turns(struct pg_conn *c, int64_t sid, int64_t max_turns, int trim_delete)
-{
-    struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, max_turns - 1);
-    PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_OLDEST_KEPT_TURN, &p, 0, "turn limit", &r);
-    if (rc)
-        return rc;
-    int64_t keep_from = PQntuples(r) == 1 ? mn_pg_col_i64(r, 0, 0) : 0;
-    PQclear(r);
-    if (keep_from <= 1)
-        return MN_OK; /* within the limit */
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, keep_from);
-    if ((rc = mn_pg_query(c, trim_delete ? SQL_DELETE_OLD : SQL_DEACTIVATE, &p, 0, "turn limit", &r)))
-        return rc;
-    int64_t changed = mn_pg_changes(r);
-    PQclear(r);
-    if (changed == 0)
-        return MN_OK;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    if (!trim_delete)
-        mn_pg_i64(&p, changed);
-    return mn_pg_query(c, trim_delete ? SQL_RECOUNT_SESSION : SQL_COUNT_INACTIVE, &p, 0, "turn limit", NULL);
-}
 
 /* ---- gc -------------------------------------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
  * rows.c — the SQLite backend's row primitives for changes to stored messages (store_rows.h);
- * the use cases over them are in src/engine/edit.c. Transactions are sqlite.c's (the handle
- * under its lock).
+ * the use cases over them are in src/engine/edit.c and src/engine/turns.c. Transactions are
+ * sqlite.c's (the handle under its lock).
  */
 #include <sqlite3.h>
 #include <stdint.h>
@@ -39,6 +39,23 @@ static const char SQL_REQUEUE[] =
     " WHERE key = 'embed.queue') = '1'";
 static const char SQL_SUMMARIES_DROP[] = "DELETE FROM summaries WHERE session_sid = ?1 AND covers_upto >= ?2";
 static const char SQL_EVENT_ADD[] = "INSERT INTO events (session_sid, kind, data, created_at) VALUES (?1, ?2, ?3, ?4)";
+static const char SQL_TURNS_ROW[] =
+    "SELECT sid, last_seq, max_turns, cleared_seq, cleared_from FROM sessions WHERE id = ?1";
+static const char SQL_TURNS_WRITE[] =
+    "UPDATE sessions SET max_turns = ?2, cleared_seq = ?3, cleared_from = ?4, updated_at = ?5 WHERE sid = ?1";
+static const char SQL_STATE_DROP[] = "UPDATE sessions SET state = NULL WHERE sid = ?1";
+/* Newest first down the session's range of the key: reads n rows (of the kind asked for). */
+static const char SQL_TURN_START[] =
+    "SELECT seq FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND role <> 'tool'"
+    " ORDER BY pos DESC LIMIT 1 OFFSET ?2";
+static const char SQL_TURN_START_ACTIVE[] =
+    "SELECT seq FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 1 AND role <> 'tool'"
+    " ORDER BY pos DESC LIMIT 1 OFFSET ?2";
+static const char SQL_FIRST_ACTIVE[] =
+    "SELECT seq FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 1 ORDER BY pos LIMIT 1";
+/* ?1 and ?2: the range's first and last pos (seq_range). */
+static const char SQL_ACTIVATE[] = "UPDATE messages SET active = ?3 WHERE pos BETWEEN ?1 AND ?2 AND active <> ?3";
+static const char SQL_REMOVE_RANGE[] = "DELETE FROM messages WHERE pos BETWEEN ?1 AND ?2 RETURNING tokens, active";
 
 /* Runs a statement of int64 parameters ?1..?n. */
 static mn_status run_ints(struct sqlite_store *s, const char *sql, const char *what, int n, const int64_t *v)
@@ -50,6 +67,33 @@ static mn_status run_ints(struct sqlite_store *s, const char *sql, const char *w
     for (int i = 0; i < n; i++)
         sqlite3_bind_int64(st, i + 1, v[i]);
     return mn_sqlite_step_done(s, st, what);
+}
+
+/* The first and last pos of the session's messages with a seq from `from` to `upto`, each
+ * clamped into the session's range of the key (MN_SQLITE_POS). */
+static void seq_range(int64_t sid, int64_t from, int64_t upto, int64_t pos[2])
+{
+    const int64_t span = INT64_C(4294967296);
+    from = from < 0 ? 0 : from > span ? span : from;
+    upto = upto < -1 ? -1 : upto > span - 1 ? span - 1 : upto;
+    pos[0] = sid * span + from;
+    pos[1] = sid * span + upto;
+}
+
+/* The integer a query of int64 parameters ?1..?n returns (0 when it returns no row). */
+static mn_status one_int(struct sqlite_store *s, const char *sql, const char *what, int n, const int64_t *v,
+                         int64_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    if (rc)
+        return rc;
+    for (int i = 0; i < n; i++)
+        sqlite3_bind_int64(st, i + 1, v[i]);
+    int r = sqlite3_step(st);
+    *out = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    mn_sqlite_done(st);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, what);
 }
 
 static mn_status message_row(mn_store_tx *tx, const char *session_id, int64_t message_id, mn_store_message_row *out)
@@ -143,6 +187,87 @@ static mn_status event_add(mn_store_tx *tx, int64_t sid, const char *kind, const
     return mn_sqlite_step_done(s, st, "event");
 }
 
+static mn_status turns_row(mn_store_tx *tx, const char *session_id, mn_store_turns_row *out)
+{
+    struct sqlite_store *s = TX(tx);
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_TURNS_ROW, &st);
+    if (rc)
+        return rc;
+    mn_sqlite_bind_text(st, 1, session_id);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW)
+        *out = (mn_store_turns_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+                                    sqlite3_column_int64(st, 4)};
+    mn_sqlite_done(st);
+    if (r == SQLITE_DONE)
+        return mn__err(MN_NOTFOUND, "session %s not found", session_id);
+    return r == SQLITE_ROW ? MN_OK : mn_sqlite_fail(s, r, "session lookup");
+}
+
+static mn_status turns_write(mn_store_tx *tx, const mn_store_turns_row *row, int64_t now_ms)
+{
+    return run_ints(TX(tx), SQL_TURNS_WRITE, "session update", 5,
+                    (int64_t[]){row->sid, row->max_turns, row->cleared_seq, row->cleared_from, now_ms});
+}
+
+static mn_status state_drop(mn_store_tx *tx, int64_t sid)
+{
+    return run_ints(TX(tx), SQL_STATE_DROP, "state", 1, &sid);
+}
+
+static mn_status turn_start(mn_store_tx *tx, int64_t sid, int64_t n, int active_only, int64_t *seq)
+{
+    *seq = 0;
+    if (n < 1)
+        return MN_OK;
+    return one_int(TX(tx), active_only ? SQL_TURN_START_ACTIVE : SQL_TURN_START, "turn limit", 2,
+                   (int64_t[]){sid, n - 1}, seq);
+}
+
+static mn_status first_active(mn_store_tx *tx, int64_t sid, int64_t *seq)
+{
+    return one_int(TX(tx), SQL_FIRST_ACTIVE, "active history", 1, &sid, seq);
+}
+
+static mn_status messages_activate(mn_store_tx *tx, int64_t sid, int64_t from_seq, int64_t upto_seq, int active,
+                                   int64_t *changed)
+{
+    int64_t v[3] = {0, 0, active != 0};
+    seq_range(sid, from_seq, upto_seq, v);
+    mn_status rc = run_ints(TX(tx), SQL_ACTIVATE, "active history", 3, v);
+    *changed = rc ? 0 : sqlite3_changes64(TX(tx)->db);
+    return rc;
+}
+
+static mn_status messages_remove(mn_store_tx *tx, int64_t sid, int64_t from_seq, int64_t upto_seq,
+                                 mn_store_removed *out)
+{
+    struct sqlite_store *s = TX(tx);
+    sqlite3_stmt *st = NULL;
+    int64_t pos[2];
+    *out = (mn_store_removed){0, 0, 0};
+    mn_status rc = mn_sqlite_stmt(s, SQL_REMOVE_RANGE, &st);
+    if (rc)
+        return rc;
+    seq_range(sid, from_seq, upto_seq, pos);
+    sqlite3_bind_int64(st, 1, pos[0]);
+    sqlite3_bind_int64(st, 2, pos[1]);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        out->messages++;
+        out->tokens += sqlite3_column_int64(st, 0);
+        out->inactive += sqlite3_column_int(st, 1) == 0;
+    }
+    mn_sqlite_done(st);
+    if (r != SQLITE_DONE) {
+        *out = (mn_store_removed){0, 0, 0};
+        return mn_sqlite_fail(s, r, "message delete");
+    }
+    return MN_OK;
+}
+
 static void erased(mn_store_tx *tx) { TX(tx)->erase_after_commit = 1; }
 
 const struct mn_store_row_ops mn_sqlite_row_ops = {
@@ -155,5 +280,12 @@ const struct mn_store_row_ops mn_sqlite_row_ops = {
     .vector_stale = vector_stale,
     .summaries_drop = summaries_drop,
     .event_add = event_add,
+    .turns_row = turns_row,
+    .turns_write = turns_write,
+    .state_drop = state_drop,
+    .turn_start = turn_start,
+    .first_active = first_active,
+    .messages_activate = messages_activate,
+    .messages_remove = messages_remove,
     .erased = erased,
 };

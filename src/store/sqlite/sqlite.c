@@ -590,11 +590,6 @@ static mn_status tx_session_appended(mn_store_tx *tx, const mn_store_appended *c
     return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "session update");
 }
 
-static mn_status tx_trim_turns(mn_store_tx *tx, int64_t sid, int64_t max_turns, int trim_delete)
-{
-    return mn_sqlite_trim_turns(TX(tx), sid, max_turns, trim_delete);
-}
-
 static const struct mn_store_append_ops sqlite_append_ops = {
     .write = mn_sqlite_tx_write,
     .savepoint = tx_savepoint,
@@ -604,7 +599,6 @@ static const struct mn_store_append_ops sqlite_append_ops = {
     .idem_find = tx_idem_find,
     .message_insert = tx_message_insert,
     .session_appended = tx_session_appended,
-    .trim_turns = tx_trim_turns,
 };
 
 /* Runs fn inside a read transaction so that the session lookup and the scan see one snapshot. */
@@ -1448,8 +1442,6 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .pinned_units = rd_pinned_units,
         .tool_tokens = rd_tool_tokens,
         .search = &mn_sqlite_search_ops,
-        .session_clear = mn_sqlite_op_session_clear,
-        .session_set_turns = mn_sqlite_op_session_set_turns,
         .memory = &mn_sqlite_memory_ops,
     };
     *out = NULL;

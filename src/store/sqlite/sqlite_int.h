@@ -223,12 +223,6 @@ mn_status mn_sqlite_op_tool_tokens(mn_store *st, const char *session_id, int64_t
 mn_status mn_sqlite_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                       int64_t now_ms);
 
-/* Operations implemented in clear.c (clearing the active history, changing the turn limit). */
-mn_status mn_sqlite_op_session_clear(mn_store *st, const char *id, int undo, int with_state, int64_t now_ms,
-                                     int64_t *changed);
-mn_status mn_sqlite_op_session_set_turns(mn_store *st, const char *id, int64_t max_turns, int trim_delete,
-                                         int64_t now_ms);
-
 /* The search operations (search.c), store.h's ops->search. */
 extern const struct mn_store_search_ops mn_sqlite_search_ops;
 /* Keyword search plan thresholds (search.c; tests lower them to reach every plan): a session or
@@ -283,11 +277,6 @@ mn_status mn_sqlite_begin_write(struct sqlite_store *s);
 mn_status mn_sqlite_commit(struct sqlite_store *s);
 void mn_sqlite_rollback(struct sqlite_store *s);
 const char *mn_sqlite_col_text(sqlite3_stmt *st, int i);
-/* Ends the turn-limited part of a session's history after an append: with max_turns > 0, the
- * messages before the newest max_turns active turns (any message; a tool call with the results
- * after it is one) leave the active history (deleted when trim_delete). Runs inside the
- * caller's write transaction. */
-mn_status mn_sqlite_trim_turns(struct sqlite_store *s, int64_t sid, int64_t max_turns, int trim_delete);
 /* Row readers for SESSION_COLS / MESSAGE_COLS selects; strings are borrowed from the statement. */
 void mn_sqlite_row_session(sqlite3_stmt *st, mn_session *out);
 mn_status mn_sqlite_row_message(struct sqlite_store *s, sqlite3_stmt *st, const char *session_id, mn_message *out);

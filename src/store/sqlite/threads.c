@@ -1,7 +1,7 @@
 /*
- * threads.c — the SQLite side of threads and session state: turn-limit trimming inside an
- * append, purging expired threads, forks, file lists and content hashes, and state updates as
- * one read-modify-write transaction (so concurrent merges never lose each other).
+ * threads.c — the SQLite side of threads and session state: forks, file lists and content
+ * hashes, and state updates as one read-modify-write transaction (so concurrent merges never lose
+ * each other).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,58 +24,6 @@
         }                                                                                                            \
         return mn_sqlite_commit(s);                                                                                  \
     } while (0)
-
-/* The first message of the ?2+1-th newest active turn. A turn (seed 002) is any appended message,
- * except that a tool result belongs to the call before it: a turn starts at every message but a
- * tool result, so the limit never parts a call from its results (clear.c counts the same). */
-static const char SQL_OLDEST_KEPT_TURN[] =
-    "SELECT seq FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 1 AND role <> 'tool'"
-    " ORDER BY pos DESC LIMIT 1 OFFSET ?2";
-static const char SQL_DEACTIVATE[] =
-    "UPDATE messages SET active = 0 WHERE " MN_SQLITE_UPTO_SEQ("pos", "?1", "?2 - 1") " AND active = 1";
-static const char SQL_COUNT_INACTIVE[] = "UPDATE sessions SET inactive_count = inactive_count + ?2 WHERE sid = ?1";
-static const char SQL_DELETE_OLD[] = "DELETE FROM messages WHERE " MN_SQLITE_UPTO_SEQ("pos", "?1", "?2 - 1");
-static const char SQL_RECOUNT_SESSION[] =
-    "UPDATE sessions SET message_count = (SELECT count(*) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") "),"
-    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") "),"
-    " inactive_count = (SELECT count(*) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 0)"
-    " WHERE sid = ?1";
-
-mn_status mn_sqlite_trim_turns(struct sqlite_store *s, int64_t sid, int64_t max_turns, int trim_delete)
-{
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_OLDEST_KEPT_TURN, &st);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    sqlite3_bind_int64(st, 2, max_turns - 1);
-    int r = sqlite3_step(st);
-    int64_t keep_from = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    mn_sqlite_done(st);
-    if (r != SQLITE_ROW && r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "turn limit");
-    if (keep_from <= 1)
-        return MN_OK; /* within the limit */
-    if ((rc = mn_sqlite_stmt(s, trim_delete ? SQL_DELETE_OLD : SQL_DEACTIVATE, &st)))
-        return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    sqlite3_bind_int64(st, 2, keep_from);
-    r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "turn limit");
-    int changed = sqlite3_changes(s->db);
-    if (changed == 0)
-        return MN_OK;
-    if ((rc = mn_sqlite_stmt(s, trim_delete ? SQL_RECOUNT_SESSION : SQL_COUNT_INACTIVE, &st)))
-        return rc;
-    if (!trim_delete)
-        sqlite3_bind_int64(st, 2, changed);
-    sqlite3_bind_int64(st, 1, sid);
-    r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "turn limit");
-}
 
 /* ---- fork ------------------------------------------------------------------------------------ */
 
