@@ -4,6 +4,7 @@
 #                     default database (prints the URL; the guided demo is `build/mnemo demo`)
 #   make test         install those and the test toolchain, build with ASan+UBSan (clang), run the
 #                     whole suite on SQLite and again on PostgreSQL (pg/ tests: a throwaway server)
+#   make tsan         the threaded tests under ThreadSanitizer (build/tsan; CI runs it after make test)
 #   make deps         install what `make test` needs; `make deps-run` only what `make run` needs
 #   make bench        build build/mnemo-bench
 #   make install PREFIX=/usr/local
@@ -12,7 +13,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all run demo test bench install deps deps-run clean
+.PHONY: all run demo test tsan bench install deps deps-run clean
 
 all:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMNEMO_TESTS=OFF \
@@ -37,6 +38,9 @@ test: deps
 	@cmake --build $(BUILD)/asan -j $(JOBS)
 	@cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    ctest --output-on-failure -j $(JOBS)
+
+tsan: deps
+	@scripts/tsan-test $(BUILD)/tsan
 
 bench:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DMNEMO_BENCH=ON -DMNEMO_TESTS=OFF >/dev/null

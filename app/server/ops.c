@@ -666,10 +666,10 @@ static mn_status op_append(struct srv_call *c)
         struct append_wait *w = malloc(sizeof *w);
         if (w) {
             *w = (struct append_wait){c, in, k};
-            if (srv_append_submit(c->db, &req, append_done, w) == 0) {
-                c->pending = 1;
+            c->pending = 1; /* before the submit: the committer may answer before it returns */
+            if (srv_append_submit(c->db, &req, append_done, w) == 0)
                 return MN_OK;
-            }
+            c->pending = 0;
             free(w);
         }
     }
@@ -1855,7 +1855,10 @@ mn_status srv_call_op(const struct srv_op *op, struct srv_call *c)
     }
     if (srv_params_check(c))
         return c->status;
-    if (op->fn(c) == MN_OK && c->raw && !c->accept_raw) {
+    mn_status st = op->fn(c);
+    if (c->pending) /* the committer owns c now: it fills result or status, then resumes */
+        return MN_OK;
+    if (st == MN_OK && c->raw && !c->accept_raw) {
         json_error_t jerr;
         c->result = json_loads(c->raw, 0, &jerr);
         free(c->raw);

@@ -160,7 +160,8 @@ mn_status mn_buf_add_json_str(struct mn_buf *b, const char *s)
 void mn_buf_reset(struct mn_buf *b)
 {
     b->len = 0;
-    b->data[0] = '\0';
+    if (b->cap) /* the shared empty buffer holds its NUL already: never written (threads share it) */
+        b->data[0] = '\0';
 }
 
 char *mn_buf_detach(struct mn_buf *b, size_t *len)
