@@ -341,8 +341,12 @@ mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session *
         return rc;
     struct mn_arena a = MN_ARENA_INIT;
     char id[MN_UUID_LEN + 1];
-    mn_session s;
+    mn_session s, *copy = NULL;
     rc = session_row(db, opts, &a, id, &s);
+    /* *out is made before the insert: once the session is stored, the call cannot fail (a retry
+     * would find the id taken) */
+    if (!rc && out && !(copy = mn_records_session_copy(&s)))
+        rc = mn__nomem();
     if (!rc)
         rc = db->store->ops->session_insert(db->store, &s);
     if (rc == MN_CONFLICT && opts && opts->id) { /* another namespace's id looks missing, not taken */
@@ -353,8 +357,11 @@ mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session *
     }
     if (!rc)
         mn__memory_optin_note(db, s.metadata);
-    if (!rc && out)
-        rc = db->store->ops->session_get(db->store, id, out);
+    if (!rc && out) {
+        *out = copy;
+        copy = NULL;
+    }
+    mn_records_session_free(copy);
     mn_arena_release(&a);
     return rc;
 }
@@ -599,6 +606,15 @@ static int session_complete(struct export_state *e)
         snprintf(e->msg, sizeof e->msg, "export: session %s has %lld messages but %lld could be read: the database"
                  " is damaged (PRAGMA integrity_check on SQLite)", e->session, (long long)e->expected,
                  (long long)e->seen);
+/* A line could not be made (out of memory, over the buffer's cap): its status goes in e->rc, as
+ * a non-zero return alone is a failed write (MN_IO). Returns 1. */
+static int line_failed(struct export_state *e, mn_status rc)
+{
+    e->rc = rc;
+    snprintf(e->msg, sizeof e->msg, "%s", mn_errmsg());
+    return 1;
+}
+
     }
     return e->rc != MN_OK;
 }
@@ -607,12 +623,12 @@ static int emit(struct export_state *e, json_t *v)
 {
     char *text = v ? mn_json_dump(v) : NULL;
     json_decref(v);
-    if (!text)
-        return 1;
     mn_buf_reset(&e->line);
-    int bad = mn_buf_adds(&e->line, text) || mn_buf_addc(&e->line, '\n');
+    mn_status rc = text ? mn_buf_adds(&e->line, text) : mn__nomem();
+    if (!rc)
+        rc = mn_buf_addc(&e->line, '\n');
     free(text);
-    return bad || e->write(e->user, e->line.data, e->line.len) != 0;
+    return rc ? line_failed(e, rc) : e->write(e->user, e->line.data, e->line.len) != 0;
 }
 
 static int export_session(void *user, const mn_session *s)
@@ -631,8 +647,10 @@ static int export_message(void *user, const mn_message *m)
     struct export_state *e = user;
     e->seen++;
     mn_buf_reset(&e->line);
-    return mn_jsonl_message_buf(&e->line, m, 1) || mn_buf_addc(&e->line, '\n') ||
-           e->write(e->user, e->line.data, e->line.len) != 0;
+    mn_status rc = mn_jsonl_message_buf(&e->line, m, 1);
+    if (!rc)
+        rc = mn_buf_addc(&e->line, '\n');
+    return rc ? line_failed(e, rc) : e->write(e->user, e->line.data, e->line.len) != 0;
 }
 
 static int cmp_id_then_place(const void *a, const void *b)
@@ -687,7 +705,7 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
         mn_session_free(s);
     }
     if (!rc && emit(&e, json_pack("{s:s, s:i}", "format", MN_EXPORT_FORMAT, "version", MN_EXPORT_VERSION)))
-        rc = mn__err(MN_IO, "export: write failed");
+        rc = e.rc ? e.rc : mn__err(MN_IO, "export: write failed"); /* e.rc: its message below */
     if (!rc)
         rc = db->store->ops->export_scan(db->store, list, n, export_session, export_message, &e);
     if (e.rc || (!rc && session_complete(&e)))

@@ -134,21 +134,25 @@ static mn_status store_version(mn_db *db, const mn_memory *m, mn_memory **out)
 {
     float *vec = NULL;
     uint32_t dim = 0;
-    mn_status rc = embed_text(db, m->text, &vec, &dim);
+    mn_status rc = MN_OK;
+    /* *out is made before the write: once the version is stored, the call cannot fail (a retry
+     * would store it twice) */
+    mn_memory *copy = out ? malloc(sizeof *copy) : NULL;
+    if (out && (!copy || (rc = mn_fact_copy(copy, m)))) {
+        free(copy);
+        return rc ? rc : mn__nomem();
+    }
+    rc = embed_text(db, m->text, &vec, &dim);
     if (!rc)
         rc = db->store->ops->memory->write(db->store, m, vec, dim);
     if (!rc && vec) /* the memory vector index follows, off the write's path (docs/memory.md) */
         mn__memory_index_later(db, 1);
     free(vec);
-    if (rc || !out)
-        return rc;
-    *out = malloc(sizeof **out);
-    if (!*out)
-        return mn__nomem();
-    if ((rc = mn_fact_copy(*out, m))) {
-        free(*out);
-        *out = NULL;
+    if (!rc && out) {
+        *out = copy;
+        copy = NULL;
     }
+    mn_memory_free(copy);
     return rc;
 }
 

@@ -369,8 +369,10 @@ static mn_status run_plan(const mn_strategy_env *env, const mn_strategy_cfg *cfg
     }
     mn_summary *made = NULL;
     struct mn_fold_req fr = {p->trigger, 0, ld->sum, bm + p->from, p->to - p->from, last_seq};
-    if ((rc = mn_context_fold(env, cfg, s, &fr, outcome, &made, event)))
+    if ((rc = mn_context_fold(env, cfg, s, &fr, outcome, &made, event))) {
+        mn_summary_free(made); /* stored, then the event could not be */
         return rc;
+    }
     if (made) {
         mn_summary_free(ld->sum);
         ld->sum = made;

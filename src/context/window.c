@@ -63,10 +63,14 @@ static int64_t cost_of(const mn_message *m)
     return t + mn_context_frame_tokens(m);
 }
 
-/* True when the ids of the pending results are exactly the ids of the call's tool_calls. */
+/* 1 when the ids of the pending results are exactly the ids of the call's tool_calls, else 0;
+ * -1 when out of memory. */
 static int calls_answered(const mn_message *call, const mn_message *results, size_t n)
 {
-    json_t *calls = json_loads(call->tool_calls, 0, NULL);
+    int oom;
+    json_t *calls = mn_json_loads(call->tool_calls, 0, NULL, &oom);
+    if (oom)
+        return -1;
     int ok = json_is_array(calls) && json_array_size(calls) == n;
     for (size_t i = 0; ok && i < n; i++) {
         int found = 0;
@@ -155,7 +159,10 @@ static int visit(void *user, const mn_message *msg)
     if (w->gov && (is_call || m.role == MN_ROLE_USER))
         mn_gov_note(w->gov, &m);
     if (sc->npending) {
-        if (is_call && calls_answered(&m, sc->pending, sc->npending)) {
+        int answered = is_call ? calls_answered(&m, sc->pending, sc->npending) : 0;
+        if (answered < 0)
+            return fail_nomem(sc);
+        if (answered) {
             if (w->gov) { /* governance rewrites the results before they are costed */
                 if ((sc->rc = mn_gov_results(w->gov, &w->arena, sc->pending, sc->npending)))
                     return 1;

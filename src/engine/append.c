@@ -380,14 +380,18 @@ mn_status mn_append(mn_db *db, const char *session_id, const mn_message_in *msg,
         mn__err_clear();
         return mn__err(MN_INVALID, "message: NULL");
     }
+    /* the record handed back exists before the append: nothing is allocated once it is stored */
+    mn_message *one = NULL;
+    if (out && !(one = mn_records_message_shell()))
+        return mn__nomem();
     mn_status rc = mn_append_batch(db, session_id, msg, 1, flags, out ? &l : NULL);
-    if (!rc && out) {
-        *out = mn_records_message_copy(&l->items[0]);
-        if (!*out)
-            rc = mn__nomem();
+    if (rc || !out) {
+        mn_records_message_free(one);
+        return rc;
     }
-    mn_records_message_list_free(l);
-    return rc;
+    mn_records_message_adopt(one, l);
+    *out = one;
+    return MN_OK;
 }
 
 mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int want_stored,

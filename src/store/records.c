@@ -120,6 +120,22 @@ mn_message *mn_records_message_copy(const mn_message *m)
     return &one->pub;
 }
 
+mn_message *mn_records_message_shell(void)
+{
+    struct message_one *one = calloc(1, sizeof *one);
+    return one ? &one->pub : NULL;
+}
+
+void mn_records_message_adopt(mn_message *shell, mn_messages *pub)
+{
+    struct message_one *one = (struct message_one *)shell;
+    struct mn_messages_impl *l = (struct mn_messages_impl *)pub;
+    one->pub = l->pub.items[0];
+    one->arena = l->arena; /* the strings stay where they are: their chunks change owner */
+    l->arena = (struct mn_arena)MN_ARENA_INIT;
+    mn_records_message_list_free(pub);
+}
+
 mn_session *mn_records_session_copy(const mn_session *s)
 {
     struct session_one *one = calloc(1, sizeof *one);

@@ -56,6 +56,13 @@ mn_session *mn_records_session_copy(const mn_session *s);
 int mn_records_message_fill(struct mn_arena *a, mn_message *dst, const mn_message *src);
 int mn_records_session_fill(struct mn_arena *a, mn_session *dst, const mn_session *src);
 
+/* A standalone record for a message not known yet (NULL on OOM), filled later by
+ * mn_records_message_adopt, which cannot fail: for the calls that must not allocate once the
+ * message is stored (an allocation failure then would answer MN_NOMEM for a stored message). */
+mn_message *mn_records_message_shell(void);
+/* Moves l's first message (and the arena holding its strings) into shell, and frees l. */
+void mn_records_message_adopt(mn_message *shell, mn_messages *l);
+
 /* Frees what mn_records_message_copy / mn_records_session_copy made (never a list item). */
 void mn_records_message_free(mn_message *m);
 void mn_records_session_free(mn_session *s);

@@ -192,7 +192,16 @@ static int next_shape(const char **p, const char *end, char out[SHAPE_CHARS])
     return 1;
 }
 
-/* Room for about `words` distinct shapes. Returns -1 when out of memory. */
+static void shapes_release(struct shapes *m)
+{
+    free(m->key);
+    free(m->docs);
+    free(m->last);
+    memset(m, 0, sizeof *m);
+}
+
+/* Room for about `words` distinct shapes. Returns -1 when out of memory, with an empty table
+ * (cap 0: it counts nothing, and the caller reads on to the end). */
 static int shapes_init(struct shapes *m, size_t words)
 {
     memset(m, 0, sizeof *m);
@@ -201,15 +210,10 @@ static int shapes_init(struct shapes *m, size_t words)
     m->key = calloc(m->cap, sizeof *m->key);
     m->docs = calloc(m->cap, sizeof *m->docs);
     m->last = calloc(m->cap, sizeof *m->last);
-    return m->key && m->docs && m->last ? 0 : -1;
-}
-
-static void shapes_release(struct shapes *m)
-{
-    free(m->key);
-    free(m->docs);
-    free(m->last);
-    memset(m, 0, sizeof *m);
+    if (m->key && m->docs && m->last)
+        return 0;
+    shapes_release(m);
+    return -1;
 }
 
 static size_t shapes_slot(const struct shapes *m, const char *key)

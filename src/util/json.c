@@ -3,6 +3,8 @@
  */
 #include "util/json.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/err.h"
@@ -34,11 +36,32 @@ static int too_deep(const json_t *v, int left)
     return 0;
 }
 
+/* jansson reports a failed allocation as a syntax error, or drops the character it could not save
+ * and returns a value with a damaged string (lex_save ignores the failure). errno, cleared before
+ * the parse, tells: malloc sets ENOMEM and nothing in the parse does otherwise. */
+json_t *mn_json_loads(const char *text, size_t flags, json_error_t *e, int *oom)
+{
+    json_error_t own;
+    if (!e)
+        e = &own;
+    errno = 0;
+    json_t *v = json_loads(text, flags, e);
+    *oom = errno == ENOMEM || (!v && json_error_code(e) == json_error_out_of_memory);
+    if (*oom) {
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
+
 mn_status mn_json_parse(const char *text, const char *field, json_t **out)
 {
     json_error_t e;
+    int oom;
     *out = NULL;
-    json_t *v = json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e);
+    json_t *v = mn_json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e, &oom);
+    if (oom)
+        return mn__nomem();
     if (!v)
         return mn__err(MN_INVALID, "%s: malformed JSON: %s at line %d column %d", field, e.text, e.line, e.column);
     if (too_deep(v, MN_MAX_JSON_DEPTH)) {
@@ -52,7 +75,13 @@ mn_status mn_json_parse(const char *text, const char *field, json_t **out)
 char *mn_json_dump(const json_t *v)
 {
     /* 10 significant digits: 0.7 prints as 0.7, not 0.69999999999999996 */
-    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
+    errno = 0;
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
+    if (errno == ENOMEM) { /* jansson drops an object key it could not write and goes on (dump.c) */
+        free(s);
+        return NULL;
+    }
+    return s;
 }
 
 mn_status mn_json_set_str(json_t *obj, const char *key, const char *s)
