@@ -20,6 +20,8 @@ struct cli_opt {
     int takes_value;
 };
 
+struct srv_op;
+
 /* Parsed arguments of one command. */
 struct cli_args {
     const char *values[24]; /* per declared option: its value, "" for a set flag, NULL if absent */
@@ -28,6 +30,9 @@ struct cli_args {
     const char *pos[64];    /* positional arguments */
     int npos;
     const struct cli_opt *opts;
+    const char *command;     /* the command's name */
+    const struct srv_op *op; /* the operation whose declarations give the numeric options' ranges
+                                (cli_command_ranges), or NULL */
 };
 
 /* Global flags, set before the command runs. */
@@ -56,18 +61,33 @@ int cli_flag(const struct cli_args *a, const char *name);
 /* Option `name` as the user typed it (an older spelling: "ttl" for "ttl-seconds"), for errors;
  * name itself when it was not given. buf (cap bytes) may hold the result. */
 const char *cli_typed(const struct cli_args *a, const char *name, char *buf, size_t cap);
-/* Parses a whole number option in [min, max]; prints a usage error and returns -1 if bad. */
-int cli_number(const struct cli_args *a, const char *name, long long min, long long max, long long *out);
+/* Numeric options. A limit is written once, in the operation table (app/server/ops.c): an option
+ * whose name (`-` read as `_`) is a parameter of a->op takes that parameter's declared range with
+ * cli_number, cli_fraction, cli_time_opt, cli_param_whole (and its default with cli_default); an
+ * option the table does not have (--threads, --max-body) has its range at the call, with
+ * cli_local_number. Either function called for the other kind of option aborts, whether or not
+ * the option was given, so any test running the command finds the second copy of a range.
+ * Each prints a usage error naming the option as typed and the range, and returns -1, when the
+ * value is bad; leaves *out as it is when the option is absent. */
+/* A whole number within the declared range of the integer parameter `name`. */
+int cli_number(const struct cli_args *a, const char *name, long long *out);
+/* The declared default of the integer parameter `name` (aborts when none is declared). */
+long long cli_default(const struct cli_args *a, const char *name);
+/* A positional argument (text, called `what` in the message: "TURNS") as the integer parameter
+ * `param` of a->op. */
+int cli_param_whole(const struct cli_args *a, const char *param, const char *text, const char *what, long long *out);
+/* A real number within the declared range of the number parameter `name` (NaN and infinities
+ * refused). */
+int cli_fraction(const struct cli_args *a, const char *name, double *out);
+/* A time option: ms since the epoch, or an ISO-8601 date/time in UTC (YYYY-MM-DD[THH:MM[:SS]][Z]),
+ * within the declared range of the integer parameter `name`; *out 0 when absent. */
+int cli_time_opt(const struct cli_args *a, const char *name, long long *out);
+/* A whole number option from min to max, for an option no operation declares. */
+int cli_local_number(const struct cli_args *a, const char *name, long long min, long long max, long long *out);
 /* text as a whole number written plainly (srv_number_text) from min to max into *out: 0, else -1. */
 int cli_whole(const char *text, long long min, long long max, long long *out);
 /* Both flags x and y given: prints a usage error and returns -1 (else 0). */
 int cli_contradict(const struct cli_args *a, const char *x, const char *y);
-/* The same as cli_number for a real number from min to max (NaN and infinities refused). */
-int cli_fraction(const struct cli_args *a, const char *name, double min, double max, double *out);
-
-/* A time option: ms since the epoch, or an ISO-8601 date/time in UTC (YYYY-MM-DD[THH:MM[:SS]][Z]);
- * *out 0 when absent. Prints a usage error and returns -1 if bad. */
-int cli_time_opt(const struct cli_args *a, const char *name, long long *out);
 
 /* Loads the configuration (defaults, files, environment, flags); NULL after printing why. */
 mn_config *cli_config(const struct cli_global *g);
@@ -170,8 +190,11 @@ int cmd_namespace_forget(const struct cli_global *g, struct cli_args *a);
 /* The operation table's side of the help (cmd_api.c): the API operation a command performs
  * (NULL: none), its one-line summary (the operation's when it has one) and the API line with
  * the operation's parameters under `--help`. */
-struct srv_op;
 const struct srv_op *cli_command_op(const struct cli_cmd *c);
+/* The operation whose parameter declarations give c's numeric options their ranges: the one it
+ * performs, or for a command that performs none but takes one's parameters (chat, pin), that
+ * one's; NULL: none. */
+const struct srv_op *cli_command_ranges(const struct cli_cmd *c);
 const char *cli_command_summary(const struct cli_cmd *c);
 void cli_print_command_op(const struct cli_cmd *c);
 /* Runs API operation `name` on db with params (a JSON object, borrowed) exactly as REST and MCP

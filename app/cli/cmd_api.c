@@ -1,8 +1,9 @@
 /*
  * cmd_api.c — the CLI's view of the operation table (app/server/ops.c, STYLE.md "one table
- * drives the surface"): which API operation each command performs, the one-line summaries the
- * help shows for those commands (taken from the table, never written twice), the API line and
- * parameters under `mnemo COMMAND --help`, and `mnemo api`, which lists every operation.
+ * drives the surface"): which API operation each command performs (and so the ranges of its
+ * numeric options, util.c), the one-line summaries the help shows for those commands (taken from
+ * the table, never written twice), the API line and parameters under `mnemo COMMAND --help`, and
+ * `mnemo api`, which lists every operation.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,15 @@ static const struct {
     {"state clear", "state_clear"},
 };
 
+/* Commands that perform no operation but take one's parameters: their numeric options take that
+ * operation's ranges. */
+static const struct {
+    const char *cmd, *op;
+} ranged[] = {
+    {"chat", "context"},                            /* --max-tokens: the budget of the contexts it builds */
+    {"pin", "message_pin"}, {"unpin", "message_pin"}, /* --message-id */
+};
+
 /* The command (or state verb) performing op, or NULL. */
 static const char *op_command(const struct srv_op *op)
 {
@@ -51,6 +61,14 @@ const struct srv_op *cli_command_op(const struct cli_cmd *c)
         if (strcmp(bound[i].cmd, c->name) == 0)
             return srv_op_find(bound[i].op);
     return NULL;
+}
+
+const struct srv_op *cli_command_ranges(const struct cli_cmd *c)
+{
+    for (size_t i = 0; i < sizeof ranged / sizeof ranged[0]; i++)
+        if (strcmp(ranged[i].cmd, c->name) == 0)
+            return srv_op_find(ranged[i].op);
+    return cli_command_op(c);
 }
 
 const char *cli_command_summary(const struct cli_cmd *c)

@@ -879,7 +879,7 @@ int cmd_chat(const struct cli_global *g, struct cli_args *a)
     if (c.ctx.strategy && !strategy_known(c.ctx.strategy))
         return EXIT_USAGE;
     long long max_tokens = 0;
-    if (cli_number(a, "max-tokens", 1, 100000000, &max_tokens))
+    if (cli_number(a, "max-tokens", &max_tokens))
         return EXIT_USAGE;
     c.ctx.max_tokens = max_tokens;
     c.ctx.rag = cli_flag(a, "rag");

@@ -3,7 +3,6 @@
  * seed 000's /clear and seed 003's clear() / prune(max_messages) from the shell.
  */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "cli/cli.h"
 
@@ -31,10 +30,9 @@ int cmd_session_clear(const struct cli_global *g, struct cli_args *a)
 
 int cmd_session_limit(const struct cli_global *g, struct cli_args *a)
 {
-    char *end;
-    long long turns = strtoll(a->pos[1], &end, 10);
-    if (*end || end == a->pos[1] || turns < 0 || turns > 1000000)
-        return cli_usage_error("TURNS: '%s' is not a whole number from 0 to 1000000", a->pos[1]);
+    long long turns;
+    if (cli_param_whole(a, "max_turns", a->pos[1], "TURNS", &turns))
+        return EXIT_USAGE;
     mn_db *db = cli_open(g);
     if (!db)
         return 1;

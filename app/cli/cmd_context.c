@@ -123,7 +123,7 @@ int cmd_compact(const struct cli_global *g, struct cli_args *a)
 int cmd_events(const struct cli_global *g, struct cli_args *a)
 {
     long long limit = 0;
-    if (cli_number(a, "limit", 1, 10000, &limit))
+    if (cli_number(a, "limit", &limit))
         return EXIT_USAGE;
     mn_db *db = cli_open(g);
     if (!db)

@@ -188,7 +188,7 @@ int cmd_import(const struct cli_global *g, struct cli_args *a)
 int cmd_prune(const struct cli_global *g, struct cli_args *a)
 {
     long long days = 0;
-    if (cli_number(a, "days", 1, 36500, &days))
+    if (cli_number(a, "days", &days))
         return EXIT_USAGE;
     if (!days) { /* no --days: memory.auto_prune_days, when set */
         mn_config *cfg = cli_config(g);

@@ -10,7 +10,7 @@
 int cmd_handover(const struct cli_global *g, struct cli_args *a)
 {
     long long files = 0;
-    if (cli_number(a, "files", 0, 1000000, &files))
+    if (cli_number(a, "files", &files))
         return EXIT_USAGE;
     mn_db *db = cli_open(g);
     if (!db)

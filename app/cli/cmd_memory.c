@@ -85,7 +85,7 @@ static int read_scope(const struct cli_args *a, mn_memory_query *q)
     q->kind = cli_opt(a, "kind");
     q->metadata = cli_opt(a, "metadata");
     long long as_of = 0, limit = 0;
-    if (cli_time_opt(a, "as-of", &as_of) || cli_number(a, "limit", 1, 1000, &limit))
+    if (cli_time_opt(a, "as-of", &as_of) || cli_number(a, "limit", &limit))
         return -1;
     q->as_of = as_of;
     q->limit = (size_t)limit;
@@ -113,7 +113,7 @@ int cmd_memory_add(const struct cli_global *g, struct cli_args *a)
     in.actor = "cli";
     in.pinned = cli_flag(a, "pinned");
     if (sources_opt(a, ids, &in.n_sources) || cli_time_opt(a, "valid-from", &from) || cli_time_opt(a, "valid-to", &to) ||
-        cli_number(a, "token-cap", 0, MN_MEMORY_MAX_TOKEN_CAP, &cap))
+        cli_number(a, "token-cap", &cap))
         return EXIT_USAGE;
     in.sources = ids;
     in.valid_from = from;
@@ -134,7 +134,7 @@ int cmd_memory_list(const struct cli_global *g, struct cli_args *a)
 {
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
     long long offset = 0;
-    if (read_scope(a, &q) || cli_number(a, "offset", 0, 1000000000, &offset))
+    if (read_scope(a, &q) || cli_number(a, "offset", &offset))
         return EXIT_USAGE;
     q.offset = (size_t)offset;
     mn_db *db = cli_open(g);
@@ -247,7 +247,7 @@ int cmd_memory_update(const struct cli_global *g, struct cli_args *a)
     in.reason = cli_opt(a, "reason");
     in.actor = "cli";
     if (sources_opt(a, ids, &in.n_sources) || cli_time_opt(a, "valid-from", &from) || cli_time_opt(a, "valid-to", &to) ||
-        (cli_opt(a, "token-cap") && cli_number(a, "token-cap", 0, MN_MEMORY_MAX_TOKEN_CAP, &cap)))
+        cli_number(a, "token-cap", &cap)) /* absent: cap stays -1, unchanged */
         return EXIT_USAGE;
     if (cli_opt(a, "sources"))
         in.sources = ids;

@@ -142,7 +142,7 @@ static void print_message(const mn_message *m)
 int cmd_history(const struct cli_global *g, struct cli_args *a)
 {
     long long limit = 0, after = 0;
-    if (cli_number(a, "limit", 1, 1000000000, &limit) || cli_number(a, "after", 0, (long long)1 << 62, &after))
+    if (cli_number(a, "limit", &limit) || cli_number(a, "after", &after))
         return EXIT_USAGE;
     mn_db *db = cli_open(g);
     if (!db)
@@ -181,11 +181,11 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
 {
     mn_context_opts o = MN_CONTEXT_OPTS_INIT;
     long long max_tokens = 0;
-    if (cli_number(a, "max-tokens", 1, 100000000, &max_tokens))
+    if (cli_number(a, "max-tokens", &max_tokens))
         return EXIT_USAGE;
     o.max_tokens = max_tokens;
     long long model_window = 0;
-    if (cli_number(a, "model-window", 1, 100000000, &model_window))
+    if (cli_number(a, "model-window", &model_window))
         return EXIT_USAGE;
     o.model_window = model_window;
     o.flags = (cli_flag(a, "no-fold") ? MN_CONTEXT_NO_FOLD : 0) | (cli_flag(a, "detail") ? MN_CONTEXT_DETAIL : 0);
@@ -202,25 +202,23 @@ int cmd_context(const struct cli_global *g, struct cli_args *a)
         return EXIT_USAGE;
     o.memories = cli_flag(a, "memories") ? 1 : cli_flag(a, "no-memories") ? -1 : 0; /* 0: memory.context.enabled */
     long long memories_top_k = 0;
-    if (cli_number(a, "memories-top-k", 1, MN_CONTEXT_MAX_MEMORIES_TOP_K, &memories_top_k))
+    if (cli_number(a, "memories-top-k", &memories_top_k))
         return EXIT_USAGE;
     o.memories_top_k = (size_t)memories_top_k;
     if (cli_contradict(a, "rag", "no-rag"))
         return EXIT_USAGE;
     o.rag = cli_flag(a, "rag") ? 1 : cli_flag(a, "no-rag") ? -1 : 0; /* 0: memory.rag.enabled */
     long long rag_top_k = 0;
-    if (cli_number(a, "rag-top-k", 1, 100, &rag_top_k))
+    if (cli_number(a, "rag-top-k", &rag_top_k))
         return EXIT_USAGE;
     o.rag_top_k = (size_t)rag_top_k;
     if (cli_opt(a, "rag-scope") && strcmp(cli_opt(a, "rag-scope"), "all") != 0 &&
         strcmp(cli_opt(a, "rag-scope"), "session") != 0)
         return cli_usage_error("--rag-scope: '%s' is not session or all", cli_opt(a, "rag-scope"));
-    if (cli_opt(a, "rag-min-similarity")) {
-        if (cli_fraction(a, "rag-min-similarity", -1, 1, &o.rag_min_similarity))
-            return EXIT_USAGE;
-        if (o.rag_min_similarity == 0)
-            o.rag_min_similarity = -1; /* 0 asks for no threshold; the API's 0 means the default */
-    }
+    if (cli_fraction(a, "rag-min-similarity", &o.rag_min_similarity))
+        return EXIT_USAGE;
+    if (cli_opt(a, "rag-min-similarity") && o.rag_min_similarity == 0)
+        o.rag_min_similarity = -1; /* 0 asks for no threshold; the API's 0 means the default */
     o.rag_scope = !cli_opt(a, "rag-scope")                       ? MN_RAG_SCOPE_DEFAULT
                  : strcmp(cli_opt(a, "rag-scope"), "all") == 0 ? MN_RAG_SCOPE_ALL
                                                                : MN_RAG_SCOPE_SESSION;

@@ -85,8 +85,8 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
         return cli_usage_error("--%s", mn_errmsg());
     if (cli_flag(a, "report") && !cli_flag(a, "json"))
         return cli_usage_error("--report is a part of the JSON output: add --json");
-    long long top_k = 10;
-    if (cli_number(a, "top-k", 1, 1000, &top_k))
+    long long top_k = cli_default(a, "top-k");
+    if (cli_number(a, "top-k", &top_k))
         return EXIT_USAGE;
     mn_search_filter f = MN_SEARCH_FILTER_INIT;
     f.session_id = cli_opt(a, "session-id");
@@ -104,7 +104,7 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
     f.until = until;
     f.metadata = cli_opt(a, "metadata");
     double min_sim = 0;
-    if (cli_fraction(a, "min-similarity", -1, 1, &min_sim))
+    if (cli_fraction(a, "min-similarity", &min_sim))
         return EXIT_USAGE;
     int st;
     if (cli_flag(a, "embed-first") && (st = embed_first_check(g)))
@@ -190,11 +190,10 @@ static void embed_progress(void *user, int64_t done, int64_t total)
 static int embed_all(const struct cli_global *g, struct cli_args *a, int reset)
 {
     long long threads = 0;
-    if (cli_opt(a, "threads")) { /* reaches the library as the setting search.index_threads */
-        if (cli_number(a, "threads", 0, 1024, &threads))
-            return EXIT_USAGE;
+    if (cli_local_number(a, "threads", 0, 1024, &threads))
+        return EXIT_USAGE;
+    if (cli_opt(a, "threads")) /* reaches the library as the setting search.index_threads */
         setenv("MNEMO_SEARCH_INDEX_THREADS", cli_opt(a, "threads"), 1);
-    }
     mn_db *db = cli_open(g);
     if (!db)
         return 1;

@@ -13,7 +13,7 @@ int cmd_serve(const struct cli_global *g, struct cli_args *a)
 {
     struct srv_options o = {0};
     long long max_body = (long long)SRV_MAX_BODY_DEFAULT;
-    if (cli_number(a, "max-body", 1024, 1LL << 30, &max_body) != 0)
+    if (cli_local_number(a, "max-body", 1024, 1LL << 30, &max_body) != 0)
         return EXIT_USAGE;
     o.listen = cli_opt(a, "listen") ? cli_opt(a, "listen") : "127.0.0.1:8765";
     o.max_body = (size_t)max_body;

@@ -31,7 +31,7 @@ int cmd_session_new(const struct cli_global *g, struct cli_args *a)
     o.id = cli_opt(a, "id");
     o.tool_name = cli_opt(a, "tool-name");
     long long ttl = 0, turns = 0;
-    if (cli_number(a, "ttl-seconds", -1, 31622400, &ttl) || cli_number(a, "max-turns", -1, 1000000, &turns)) {
+    if (cli_number(a, "ttl-seconds", &ttl) || cli_number(a, "max-turns", &turns)) {
         mn_close(db);
         return EXIT_USAGE;
     }
@@ -54,8 +54,8 @@ int cmd_session_new(const struct cli_global *g, struct cli_args *a)
 
 int cmd_session_list(const struct cli_global *g, struct cli_args *a)
 {
-    long long limit = 20, offset = 0;
-    if (cli_number(a, "limit", 1, MN_SESSION_LIST_MAX, &limit) || cli_number(a, "offset", 0, 1000000000, &offset))
+    long long limit = cli_default(a, "limit"), offset = cli_default(a, "offset");
+    if (cli_number(a, "limit", &limit) || cli_number(a, "offset", &offset))
         return EXIT_USAGE;
     mn_db *db = cli_open(g);
     if (!db)

@@ -9,7 +9,7 @@
 int cmd_session_fork(const struct cli_global *g, struct cli_args *a)
 {
     long long upto = 0;
-    if (cli_number(a, "upto-seq", 0, (long long)1 << 62, &upto))
+    if (cli_number(a, "upto-seq", &upto))
         return EXIT_USAGE;
     mn_db *db = cli_open(g);
     if (!db)
@@ -66,7 +66,7 @@ int cmd_gc(const struct cli_global *g, struct cli_args *a)
 int cmd_files(const struct cli_global *g, struct cli_args *a)
 {
     long long limit = 0;
-    if (cli_number(a, "limit", 1, 1000000, &limit))
+    if (cli_number(a, "limit", &limit))
         return EXIT_USAGE;
     mn_db *db = cli_open(g);
     if (!db)

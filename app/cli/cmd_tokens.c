@@ -75,7 +75,7 @@ int cmd_tokens(const struct cli_global *g, struct cli_args *a)
     const char *encoding = cli_opt(a, "encoding");
     const char *path = a->npos ? a->pos[0] : "-";
     long long threads = 0;
-    if (cli_opt(a, "threads") && cli_number(a, "threads", 0, 1024, &threads))
+    if (cli_local_number(a, "threads", 0, 1024, &threads))
         return EXIT_USAGE;
     char configured[64] = "";
     if (!encoding) { /* the configured tokenizer, with "auto" resolved as a database handle would */

@@ -56,6 +56,8 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_args 
 {
     memset(a, 0, sizeof *a);
     a->opts = cmd->opts;
+    a->command = cmd->name;
+    a->op = cli_command_ranges(cmd);
     enum { CAP = sizeof a->values / sizeof a->values[0] };
     for (int k = 0; cmd->opts[k].name; k++)
         if (k == CAP) /* a command table that outgrew struct cli_args: caught by any test of it */
@@ -131,16 +133,100 @@ int cli_contradict(const struct cli_args *a, const char *x, const char *y)
     return -1;
 }
 
-int cli_fraction(const struct cli_args *a, const char *name, double min, double max, double *out)
+/* The declaration of option `name` (`-` read as `_`) in a->op, the operation whose ranges the
+ * command takes (cmd_api.c), or NULL. */
+static const struct srv_param *declared(const struct cli_args *a, const char *name)
 {
+    char param[64];
+    size_t n = strlen(name);
+    if (!a->op || n >= sizeof param)
+        return NULL;
+    for (size_t i = 0; i <= n; i++)
+        param[i] = name[i] == '-' ? '_' : name[i];
+    return srv_param_find(a->op, param);
+}
+
+/* The declaration of `name`, a parameter of type t. A command asking for one its operation does
+ * not declare is a bug (the range would have to be written in the CLI again): it aborts, whether
+ * or not the option was given, so that any test running the command finds it. */
+static const struct srv_param *must_declare(const struct cli_args *a, const char *name, enum srv_ptype t)
+{
+    const struct srv_param *p = declared(a, name);
+    if (p && p->type == t)
+        return p;
+    fprintf(stderr,
+            "mnemo: bug: `mnemo %s` asks for the declared range of %s, but its operation %s declares no %s "
+            "parameter of that name (app/server/ops.c, app/cli/cmd_api.c); an option of the command's own "
+            "takes cli_local_number\n",
+            a->command, name, a->op ? a->op->name : "(none)", srv_ptype_name(t));
+    abort();
+}
+
+/* The declared range of an integer parameter: no bound declared is the whole of long long. */
+static long long lowest(const struct srv_param *p) { return p->has_min ? (long long)p->min : LLONG_MIN; }
+static long long highest(const struct srv_param *p) { return p->has_max ? (long long)p->max : LLONG_MAX; }
+
+/* " from MIN to MAX" or " from MIN up": the declared range in a message. */
+static void range_text(const struct srv_param *p, char *buf, size_t cap)
+{
+    if (p->has_max)
+        snprintf(buf, cap, " from %lld to %lld", lowest(p), (long long)p->max);
+    else
+        snprintf(buf, cap, " from %lld up", lowest(p));
+}
+
+/* text as a whole number within p's range into *out: 0, else -1 after a usage error naming what. */
+static int whole_in(const struct srv_param *p, const char *what, const char *text, long long *out)
+{
+    if (cli_whole(text, lowest(p), highest(p), out) == 0)
+        return 0;
+    char range[96];
+    range_text(p, range, sizeof range);
+    cli_usage_error("%s: '%s' is not a whole number%s", what, text, range);
+    return -1;
+}
+
+int cli_number(const struct cli_args *a, const char *name, long long *out)
+{
+    const struct srv_param *p = must_declare(a, name, PT_INTEGER);
+    const char *v = cli_opt(a, name);
+    if (!v)
+        return 0;
+    char b[64], what[80];
+    snprintf(what, sizeof what, "--%s", cli_typed(a, name, b, sizeof b));
+    return whole_in(p, what, v, out);
+}
+
+long long cli_default(const struct cli_args *a, const char *name)
+{
+    const struct srv_param *p = must_declare(a, name, PT_INTEGER);
+    long long n;
+    if (!p->def || cli_whole(p->def, lowest(p), highest(p), &n)) {
+        fprintf(stderr, "mnemo: bug: parameter %s of operation %s declares no default (app/server/ops.c)\n", p->name,
+                a->op->name);
+        abort();
+    }
+    return n;
+}
+
+int cli_param_whole(const struct cli_args *a, const char *param, const char *text, const char *what, long long *out)
+{
+    return whole_in(must_declare(a, param, PT_INTEGER), what, text, out);
+}
+
+int cli_fraction(const struct cli_args *a, const char *name, double *out)
+{
+    const struct srv_param *p = must_declare(a, name, PT_NUMBER);
     const char *v = cli_opt(a, name);
     if (!v)
         return 0;
     errno = 0;
     double x = strtod(v, NULL);
-    if (!srv_number_text(v, 1) || errno || !(x >= min && x <= max)) { /* NaN fails both comparisons */
-        char b[64];
-        cli_usage_error("--%s: '%s' is not a number from %g to %g", cli_typed(a, name, b, sizeof b), v, min, max);
+    /* NaN fails both comparisons */
+    if (!srv_number_text(v, 1) || errno || !(x >= (double)lowest(p) && x <= (double)highest(p))) {
+        char b[64], range[96];
+        range_text(p, range, sizeof range);
+        cli_usage_error("--%s: '%s' is not a number%s", cli_typed(a, name, b, sizeof b), v, range);
         return -1;
     }
     *out = x;
@@ -157,8 +243,14 @@ int cli_whole(const char *text, long long min, long long max, long long *out)
     return 0;
 }
 
-int cli_number(const struct cli_args *a, const char *name, long long min, long long max, long long *out)
+int cli_local_number(const struct cli_args *a, const char *name, long long min, long long max, long long *out)
 {
+    const struct srv_param *p = declared(a, name);
+    if (p) { /* a second copy of a declared range, free to drift from it */
+        fprintf(stderr, "mnemo: bug: `mnemo %s` gives --%s a range of its own, but operation %s declares it (take "
+                        "it with cli_number)\n", a->command, name, a->op->name);
+        abort();
+    }
     const char *v = cli_opt(a, name);
     if (v && cli_whole(v, min, max, out)) {
         char b[64];
@@ -330,14 +422,16 @@ void cli_print_import_stats_json(const mn_import_stats *st)
            (long long)st->messages_skipped);
 }
 
-/* A time option: ms since the epoch, or an ISO-8601 date/time in UTC. 0 when absent. */
+/* A time option: ms since the epoch, or an ISO-8601 date/time in UTC, within the declared range
+ * (0, like the option's absence, is "unset"). 0 when absent. */
 int cli_time_opt(const struct cli_args *a, const char *name, long long *out)
 {
+    const struct srv_param *p = must_declare(a, name, PT_INTEGER);
     const char *v = cli_opt(a, name);
     *out = 0;
     if (!v)
         return 0;
-    if (cli_whole(v, 1, LLONG_MAX, out) == 0)
+    if (cli_whole(v, lowest(p), highest(p), out) == 0)
         return 0;
     struct tm tm = {0};
     int y, mo, d, h = 0, mi = 0, s = 0, used = 0;
@@ -360,27 +454,31 @@ int cli_time_opt(const struct cli_args *a, const char *name, long long *out)
             tm.tm_sec = s;
             time_t t = timegm(&tm);
             struct tm back;
-            /* timegm carries 2026-02-31 over to March 3rd: a day the month does not have is refused */
-            if (gmtime_r(&t, &back) && back.tm_mday == d && back.tm_mon == mo - 1) {
+            /* timegm carries 2026-02-31 over to March 3rd: a day the month does not have is refused;
+             * a date is within the declared range as its ms would have to be (none before 1970) */
+            if (gmtime_r(&t, &back) && back.tm_mday == d && back.tm_mon == mo - 1 &&
+                (long long)t * 1000 >= lowest(p) && (long long)t * 1000 <= highest(p)) {
                 *out = (long long)t * 1000;
                 return 0;
             }
         }
     }
-    char b[64];
-    cli_usage_error("--%s: '%s' is not a time (ms since the epoch, over 0, or a date YYYY-MM-DD[THH:MM[:SS]][Z])",
-                    cli_typed(a, name, b, sizeof b), v);
+    char b[64], range[96];
+    range_text(p, range, sizeof range);
+    cli_usage_error("--%s: '%s' is not a time (ms since the epoch%s, or a date YYYY-MM-DD[THH:MM[:SS]][Z])",
+                    cli_typed(a, name, b, sizeof b), v, range);
     return -1;
 }
 
 int cli_message_ref(const struct cli_args *a, const char *position, struct cli_msg_ref *r)
 {
     r->seq = r->id = 0;
+    const struct srv_param *p = must_declare(a, "message-id", PT_INTEGER);
     const char *id = cli_opt(a, "message-id");
     if (position && id)
         return cli_usage_error("give the message by the position or --message-id, not both");
     if (id) {
-        if (cli_whole(id, 1, (long long)1 << 53, &r->id))
+        if (cli_whole(id, lowest(p), highest(p), &r->id))
             return cli_usage_error("--message-id: '%s' is not a message id (a positive whole number; "
                                    "history --json shows it)", id);
         return 0;

@@ -1528,7 +1528,7 @@ static const struct srv_param p_remember[] = {
 static const struct srv_param p_recall[] = {
     P("q", PT_STRING, REQ, DESC("what to look for")), SEARCH_MODE, MEM_SCOPE, MEM_FILTERS("10"), END};
 static const struct srv_param p_memory_list[] = {
-    MEM_SCOPE, MEM_FILTERS("100"), P("offset", PT_INTEGER, GE(0)), END};
+    MEM_SCOPE, MEM_FILTERS("100"), P("offset", PT_INTEGER, GE(0), LE(100000000)), END};
 static const struct srv_param p_memory[] = {MID_REQ, END};
 static const struct srv_param p_memory_extract[] = {
     SID_REQ, P("extractor", PT_STRING, ENUM("offline|llm"),

@@ -22,6 +22,14 @@ from ._lib import (MnAppendRequest, MnAppendResult, MnBudget, MnCompactOpts, MnC
                    MnMessage, MnMessageIn, MnMessages, MnSearchFilter, MnSearchHits, MnSession, MnSessionOpts,
                    MnSessions, MnStrings, MnSummary, MnThreadSummary)
 from .errors import Invalid, Misuse, MnemoError, from_status
+# The ranges the REST/MCP operations declare (`mnemo api --json`), checked here with the same
+# messages before the C call, so that the same input is refused the same way everywhere; made from
+# the operation table by scripts/gen-limits (ctest lint/generated-limits fails when they differ).
+from ._limits import (APPEND_MAX_BATCH, CONTEXT_MAX_MODEL_WINDOW, CONTEXT_MAX_TOKENS, EVENTS_MAX_LIMIT,
+                      FILES_MAX_LIMIT, HANDOVER_MAX_FILES, HISTORY_MAX_LIMIT, MAX_TURNS, MEMORIES_MAX_TOP_K,
+                      MEMORY_LIST_MAX_OFFSET, MEMORY_MAX_LIMIT, MEMORY_MAX_SOURCES, MEMORY_MAX_TOKEN_CAP,
+                      PRUNE_MAX_DAYS, RAG_MAX_TOP_K, SEARCH_MAX_TOP_K, SESSION_LIST_MAX_LIMIT,
+                      SESSION_LIST_MAX_OFFSET, TTL_MAX_MS)
 
 Json = Any
 Progress = Optional[Callable[[int, int], None]]
@@ -36,30 +44,12 @@ CLEAR_UNDO = 1   # enum mn_clear_flags
 CLEAR_STATE = 2
 CONTEXT_DETAIL = 2  # enum mn_context_flags (MN_CONTEXT_NO_FOLD is 1: fold="off" sets the fold mode instead)
 FOLD_MODES = {"background": 0, "sync": 1, "off": 2}  # enum mn_context_fold
-# The ranges the REST/MCP operations declare (`mnemo api --json`), checked here with the same
-# messages before the C call, so that the same input is refused the same way everywhere.
-HISTORY_MAX_LIMIT = 10000
-EVENTS_MAX_LIMIT = 10000
-SEARCH_MAX_TOP_K = 1000
-CONTEXT_MAX_TOKENS = 100000000  # max_tokens and model_window
-RAG_MAX_TOP_K = 100
-MEMORIES_MAX_TOP_K = 50  # MN_CONTEXT_MAX_MEMORIES_TOP_K
-MEMORY_MAX_LIMIT = 1000  # recall and memory_list
-SESSION_LIST_MAX_LIMIT = 10000
-SESSION_LIST_MAX_OFFSET = 100000000
-FILES_MAX_LIMIT = 1000000  # files' limit
-HANDOVER_MAX_FILES = 1000000
-PRUNE_MAX_DAYS = 36500
-MAX_TURNS = 1000000  # session_create's and session_limit's max_turns
-TTL_MAX_MS = 31622400 * 1000  # session_create's ttl_seconds (366 days), here in ms
-APPEND_MAX_BATCH = 100000  # append's messages
-MEMORY_MAX_SOURCES = 256  # MN_MEMORY_MAX_SOURCES
-# The calls that are the library's only, in REST's words with the library's ranges.
+# The calls that are the library's only, in REST's words with the library's ranges: no operation
+# declares them, so they stay here.
 RELEVANT_MAX_TOKENS = 1000000  # mn_relevant_context's max_tokens
 # The actor of the long-term memory versions this package writes (the CLI writes "cli", REST and
 # MCP "api", the Mem0 routes "mem0"; docs/memory.md).
 ACTOR = b"python"
-MEMORY_MAX_TOKEN_CAP = 100000
 # Keys a message dict may carry (the openai chat shape plus mnemo's own fields).
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "tool_name", "model", "files",
                 "metadata", "idempotency_key", "pinned")
@@ -814,7 +804,7 @@ class Memory:
         o.strategy = _b(strategy, "strategy")
         o.max_tokens = 0 if max_tokens is None else _ranged(max_tokens, "max_tokens", 0, CONTEXT_MAX_TOKENS)
         o.format = _enum(FORMATS, format, "format")
-        o.model_window = 0 if model_window is None else _ranged(model_window, "model_window", 1, CONTEXT_MAX_TOKENS)
+        o.model_window = 0 if model_window is None else _ranged(model_window, "model_window", 1, CONTEXT_MAX_MODEL_WINDOW)
         o.fold = FOLD_MODES["off"] if no_fold else 0 if fold is None else _enum(FOLD_MODES, fold, "fold")
         o.flags = CONTEXT_DETAIL if _flag(detail, "detail") else 0
         o.rag = _tristate(rag, "rag")
@@ -1023,7 +1013,7 @@ class Memory:
                       session_id: Optional[str], kind: Optional[str], metadata: Any, as_of: Any,
                       include_closed: bool, pinned: Optional[bool], limit: int, offset: int) -> MnMemoryQuery:
         # the library reads a limit of 0 as its default; here a limit is always explicit
-        limit, offset = _ranged(limit, "limit", 1, MEMORY_MAX_LIMIT), _ranged(offset, "offset", 0)
+        limit, offset = _ranged(limit, "limit", 1, MEMORY_MAX_LIMIT), _ranged(offset, "offset", 0, MEMORY_LIST_MAX_OFFSET)
         q = MnMemoryQuery()
         q.size = ctypes.sizeof(MnMemoryQuery)
         q.ns = _b(namespace, "namespace")
@@ -1294,7 +1284,7 @@ def encode_tokens(text: Union[str, bytes], encoding: str = "cl100k_base") -> Lis
 def budget_split(model_window: int) -> Dict[str, int]:
     """The split of a model window (1 to 100000000, as context's model_window) for a tool-heavy
     call: response, history, files."""
-    model_window = _ranged(model_window, "model_window", 1, CONTEXT_MAX_TOKENS)
+    model_window = _ranged(model_window, "model_window", 1, CONTEXT_MAX_MODEL_WINDOW)
     b = MnBudget()
     _check(_lib.load().mn_budget_split(model_window, byref(b)))
     return {"model_window": model_window, "response": b.response, "history": b.history, "files": b.files}

@@ -230,7 +230,7 @@ eq "$OUT" "[]" "an empty session gives []"
 # --- bad options -------------------------------------------------------------------------------
 fails 1 "strategy" mn context "$S" --strategy nonsense
 fails 2 "openai|anthropic|text|format" mn context "$S" --format xml
-fails 2 "max-tokens" mn context "$S" --max-tokens 0
+fails 2 "max-tokens" mn context "$S" --max-tokens -1
 fails 2 "max-tokens" mn context "$S" --max-tokens lots
 fails 2 "max-tokens" mn context "$S" --max-tokens 100000001
 fails 1 "not found" mn context 0190abcd-0000-7000-8000-00000000dead

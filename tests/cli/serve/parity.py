@@ -54,15 +54,19 @@ def http_call(method, path, body=None, raw=None):
     return r.status, text
 
 
-def rest(method, path, params, raw=None):
+def rest_call(method, path, params, raw=None):
+    """The REST request of an operation's route and params: (status, body text)."""
     path = path.format(**{k: urllib.parse.quote(str(v)) for k, v in params.items()})
     rest_params = {k: v for k, v in params.items() if "{" + k + "}" not in path}
     if method in ("GET", "DELETE") or raw is not None:
         q = {k: (json.dumps(v) if isinstance(v, (dict, list)) else str(v).lower() if isinstance(v, bool) else v)
              for k, v in rest_params.items()}
-        status, text = http_call(method, path + ("?" + urllib.parse.urlencode(q) if q else ""), raw=raw)
-    else:
-        status, text = http_call(method, path, rest_params)
+        return http_call(method, path + ("?" + urllib.parse.urlencode(q) if q else ""), raw=raw)
+    return http_call(method, path, rest_params)
+
+
+def rest(method, path, params, raw=None):
+    status, text = rest_call(method, path, params, raw)
     if status >= 300:
         raise RuntimeError(f"REST {method} {path}: {status} {text[:300]}")
     if text.startswith("{") and "\n{" not in text.strip():
@@ -73,11 +77,16 @@ def rest(method, path, params, raw=None):
 _rid = 0
 
 
-def mcp(method, params):
+def mcp_call(method, params):
+    """One JSON-RPC request to /mcp: the response object (result or error)."""
     global _rid
     _rid += 1
     status, text = http_call("POST", "/mcp", {"jsonrpc": "2.0", "id": _rid, "method": method, "params": params})
-    r = json.loads(text)
+    return json.loads(text)
+
+
+def mcp(method, params):
+    r = mcp_call(method, params)
     if "error" in r:
         raise RuntimeError(f"MCP {method}: {r['error']}")
     return r["result"]
@@ -395,9 +404,10 @@ def main():
     checks += 1
 
 
-main()
-os.unlink(CHECKED.name)
-for f in failures:
-    print("FAIL", f)
-print("checks", checks, "failures", len(failures))
-sys.exit(1 if failures else 0)
+if __name__ == "__main__":  # tests/cli/serve/limits.py imports the rows
+    main()
+    os.unlink(CHECKED.name)
+    for f in failures:
+        print("FAIL", f)
+    print("checks", checks, "failures", len(failures))
+    sys.exit(1 if failures else 0)
