@@ -9,7 +9,8 @@
  * infer false each message becomes a memory as it is. Mem0's delete closes the memory (its
  * history stays; a closed memory is not found by get) and erases the raw messages it came from
  * that no live memory still names; delete-all erases the scope sessions whole
- * (mn_memory_erase_sources decides what goes). Handlers of the operation table (ops.c).
+ * (mn_memory_erase_sources decides what goes). Handlers of the operation table (ops.c); Mem0's
+ * filters are mem0_filter.c's, its entities and batches mem0_entities.c's.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -17,12 +18,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/server.h"
+#include "server/mem0_int.h"
 
 #define ACTOR "mem0"
-#define MAX_ROUNDS 1000 /* delete-all and count: at most this many pages of 1000 memories */
 
-static mn_status m0ok(struct srv_call *c, json_t *result)
+mn_status m0_ok(struct srv_call *c, json_t *result)
 {
     if (!result)
         return srv_fail(c, MN_NOMEM, "out of memory");
@@ -37,66 +37,24 @@ static const char *param_str(struct srv_call *c, const char *name)
 
 /* ---- scope ----------------------------------------------------------------------------------- */
 
-/* Mem0's entity ids; NULL: not given (any, when reading). */
-struct scope {
-    const char *app, *user, *agent, *run;
-};
-
-static const char **scope_field(struct scope *s, const char *key)
+static const char **scope_field(struct m0_scope *s, const char *key)
 {
     return strcmp(key, "app_id") == 0 ? &s->app : strcmp(key, "user_id") == 0 ? &s->user
            : strcmp(key, "agent_id") == 0 ? &s->agent : strcmp(key, "run_id") == 0 ? &s->run : NULL;
 }
 
-/* One filter object: entity ids ("*": any), and AND (a list of such objects, one level). */
-static mn_status filters_into(struct srv_call *c, json_t *f, struct scope *s, int depth)
-{
-    if (!json_is_object(f))
-        return srv_fail(c, MN_INVALID, "filters: must be an object of user_id, agent_id, app_id, run_id and AND");
-    const char *k;
-    json_t *v;
-    json_object_foreach(f, k, v) {
-        const char **field = scope_field(s, k);
-        if (strcmp(k, "AND") == 0 && depth == 0) {
-            if (!json_is_array(v) || json_array_size(v) > 8)
-                return srv_fail(c, MN_INVALID, "filters.AND: must be a list of at most 8 filter objects");
-            size_t i;
-            json_t *e;
-            json_array_foreach(v, i, e) {
-                if (filters_into(c, e, s, 1))
-                    return c->status;
-            }
-        } else if (strcmp(k, "OR") == 0 || strcmp(k, "NOT") == 0) {
-            return srv_fail(c, MN_INVALID, "filters.%s: not supported: mnemo reads one scope (entity ids combined "
-                                         "with AND)", k);
-        } else if (!field) {
-            return srv_fail(c, MN_INVALID, "filters.%.40s: unknown filter (user_id, agent_id, app_id, run_id, AND)", k);
-        } else if (!json_is_string(v) || !json_string_length(v)) {
-            return srv_fail(c, MN_INVALID, "filters.%s: must be a non-empty string (or \"*\" for any)", k);
-        } else if (strcmp(json_string_value(v), "*") != 0) {
-            if (*field && strcmp(*field, json_string_value(v)) != 0)
-                return srv_fail(c, MN_INVALID, "filters.%s: given twice with different values", k);
-            *field = json_string_value(v);
-        }
-    }
-    return MN_OK;
-}
-
-/* The scope from the top-level entity parameters and, when declared, the filters. */
-static mn_status scope_of(struct srv_call *c, struct scope *s)
+/* The scope from the top-level entity parameters (add, delete-all). */
+static void scope_of(struct srv_call *c, struct m0_scope *s)
 {
     memset(s, 0, sizeof *s);
     const char *keys[] = {"app_id", "user_id", "agent_id", "run_id"};
     for (size_t i = 0; i < 4; i++)
-        if (srv_param_find(c->op, keys[i]))
-            *scope_field(s, keys[i]) = param_str(c, keys[i]);
-    json_t *f = srv_param_find(c->op, "filters") ? json_object_get(c->params, "filters") : NULL;
-    return f ? filters_into(c, f, s, 0) : MN_OK;
+        *scope_field(s, keys[i]) = param_str(c, keys[i]);
 }
 
 /* The namespace: the key's when bound (app_id must then be it), else app_id; writing without
  * either: "default"; reading: any. */
-static mn_status scope_ns(struct srv_call *c, const struct scope *s, int writing, const char **ns)
+static mn_status scope_ns(struct srv_call *c, const struct m0_scope *s, int writing, const char **ns)
 {
     if (c->ns) {
         if (s->app && strcmp(s->app, c->ns) != 0) {
@@ -110,7 +68,7 @@ static mn_status scope_ns(struct srv_call *c, const struct scope *s, int writing
     return MN_OK;
 }
 
-static mn_status scope_query(struct srv_call *c, const struct scope *s, mn_memory_query *q)
+static mn_status scope_query(struct srv_call *c, const struct m0_scope *s, mn_memory_query *q)
 {
     q->user_id = s->user;
     q->agent_id = s->agent;
@@ -120,7 +78,7 @@ static mn_status scope_query(struct srv_call *c, const struct scope *s, mn_memor
 
 /* ---- the Mem0 shapes ------------------------------------------------------------------------- */
 
-static json_t *iso_time(int64_t ms)
+json_t *m0_iso_time(int64_t ms)
 {
     if (ms <= 0)
         return json_null();
@@ -151,10 +109,10 @@ static json_t *m0_memory(const mn_memory *m)
     return json_pack("{s:s,s:s,s:o,s:o,s:s,s:o,s:o,s:[s],s:o,s:o,s:n,s:b,s:I,s:o,s:o,s:o}", "id", m->id, "memory",
                      m->text, "user_id", str_or_null(m->user_id), "agent_id", str_or_null(m->agent_id), "app_id",
                      m->ns, "run_id", str_or_null(m->session_id), "metadata", meta ? meta : json_object(),
-                     "categories", m->kind, "created_at", iso_time(m->valid_from), "updated_at",
-                     iso_time(m->recorded_at), "expiration_date", "immutable", 0, "version", (json_int_t)m->version,
-                     "sources", src ? src : json_array(), "valid_from", iso_time(m->valid_from), "valid_to",
-                     iso_time(m->valid_to));
+                     "categories", m->kind, "created_at", m0_iso_time(m->valid_from), "updated_at",
+                     m0_iso_time(m->recorded_at), "expiration_date", "immutable", 0, "version", (json_int_t)m->version,
+                     "sources", src ? src : json_array(), "valid_from", m0_iso_time(m->valid_from), "valid_to",
+                     m0_iso_time(m->valid_to));
 }
 
 /* Closed: deleted, or its validity ended. */
@@ -170,24 +128,29 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The memory of the path in the key's namespace, closed or not: another namespace's is not
- * found whatever its state (mn_memory_get_in, as on mnemo's own routes). */
-static mn_status path_memory(struct srv_call *c, mn_memory **out)
+/* Memory id in the key's namespace, closed or not: another namespace's is not found whatever
+ * its state (mn_memory_get_in, as on mnemo's own routes). field names the id in messages. */
+static mn_status memory_in_ns(struct srv_call *c, const char *field, const char *id, mn_memory **out)
 {
-    const char *id = param_str(c, "memory_id");
     mn_status st = mn_memory_get_in(c->db, c->ns, id, out);
-    if (st == MN_INVALID || st == MN_NOTFOUND)
+    /* Mem0 answers a malformed id 400 "Invalid memory_id" (the client's ValidationError) */
+    if (st == MN_INVALID)
+        return srv_fail(c, MN_INVALID, "%s: Invalid memory_id '%.60s' (a memory id is a UUID)", field, id);
+    if (st == MN_NOTFOUND)
         return srv_fail(c, MN_NOTFOUND, "memory %.60s: no such memory", id);
     return st ? srv_fail_lib(c, st) : MN_OK;
 }
 
-/* The live memory of the path, in the key's namespace. */
-static mn_status live_memory(struct srv_call *c, mn_memory **out)
+static mn_status path_memory(struct srv_call *c, mn_memory **out)
+{
+    return memory_in_ns(c, "memory_id", param_str(c, "memory_id"), out);
+}
+
+mn_status m0_live_memory(struct srv_call *c, const char *field, const char *id, mn_memory **out)
 {
     *out = NULL;
-    const char *id = param_str(c, "memory_id");
     mn_memory *m = NULL;
-    mn_status st = path_memory(c, &m);
+    mn_status st = memory_in_ns(c, field, id, &m);
     if (st)
         return st;
     if (closed(m, now_ms())) {
@@ -199,11 +162,17 @@ static mn_status live_memory(struct srv_call *c, mn_memory **out)
     return MN_OK;
 }
 
+/* The live memory of the path, in the key's namespace. */
+static mn_status live_memory(struct srv_call *c, mn_memory **out)
+{
+    return m0_live_memory(c, "memory_id", param_str(c, "memory_id"), out);
+}
+
 /* ---- ping ------------------------------------------------------------------------------------ */
 
 mn_status srv_op_mem0_ping(struct srv_call *c)
 {
-    return m0ok(c, json_pack("{s:s,s:n,s:n,s:n,s:o}", "status", "ok", "org_id", "project_id", "user_email",
+    return m0_ok(c, json_pack("{s:s,s:n,s:n,s:n,s:o}", "status", "ok", "org_id", "project_id", "user_email",
                              "namespace", str_or_null(c->ns)));
 }
 
@@ -222,7 +191,7 @@ static uint64_t fnv(uint64_t h, const char *const *parts, size_t n)
 
 /* The session that keeps a scope's messages: a UUID (version 8) made from the scope, so each
  * scope finds its own without a lookup table. */
-static void scope_session_id(const char *ns, const struct scope *s, char out[37])
+static void scope_session_id(const char *ns, const struct m0_scope *s, char out[37])
 {
     const char *parts[] = {"mem0", ns, s->user, s->agent, s->run};
     uint64_t a = fnv(0xcbf29ce484222325ULL, parts, 5), b = fnv(0x84222325cbf29ce4ULL, parts, 5);
@@ -230,7 +199,7 @@ static void scope_session_id(const char *ns, const struct scope *s, char out[37]
              (unsigned)a & 0xfff, (unsigned)((b >> 48) & 0x3fff) | 0x8000, (unsigned long long)(b & 0xffffffffffffULL));
 }
 
-static mn_status scope_session(struct srv_call *c, const char *ns, const struct scope *s, char id[37])
+static mn_status scope_session(struct srv_call *c, const char *ns, const struct m0_scope *s, char id[37])
 {
     scope_session_id(ns, s, id);
     mn_session *sess = NULL;
@@ -322,7 +291,7 @@ static int has_source(const mn_memory *m, const mn_messages *stored)
 }
 
 /* What this add changed: the scope's memories whose version came from these messages. */
-static mn_status changed_by(struct srv_call *c, const char *ns, const struct scope *s, const mn_messages *stored,
+static mn_status changed_by(struct srv_call *c, const char *ns, const struct m0_scope *s, const mn_messages *stored,
                             int64_t since, json_t *out)
 {
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
@@ -353,9 +322,10 @@ static mn_status changed_by(struct srv_call *c, const char *ns, const struct sco
 
 mn_status srv_op_mem0_add(struct srv_call *c)
 {
-    struct scope s;
+    struct m0_scope s;
     const char *ns = NULL;
-    if (scope_of(c, &s) || scope_ns(c, &s, 1, &ns))
+    scope_of(c, &s);
+    if (scope_ns(c, &s, 1, &ns))
         return c->status;
     int infer = !json_is_false(json_object_get(c->params, "infer"));
     json_t *ts = json_object_get(c->params, "timestamp"), *meta = json_object_get(c->params, "metadata");
@@ -407,7 +377,7 @@ mn_status srv_op_mem0_add(struct srv_call *c)
         json_decref(out);
         return c->status;
     }
-    return m0ok(c, out);
+    return m0_ok(c, out);
 }
 
 /* ---- get, update, delete, history ------------------------------------------------------------ */
@@ -417,7 +387,7 @@ mn_status srv_op_mem0_get(struct srv_call *c)
     mn_memory *m = NULL;
     if (live_memory(c, &m))
         return c->status;
-    mn_status st = m0ok(c, m0_memory(m));
+    mn_status st = m0_ok(c, m0_memory(m));
     mn_memory_free(m);
     return st;
 }
@@ -470,7 +440,7 @@ mn_status srv_op_mem0_update(struct srv_call *c)
         srv_fail_lib(c, st);
     free(meta_text);
     if (!st)
-        st = m0ok(c, m0_memory(u));
+        st = m0_ok(c, m0_memory(u));
     mn_memory_free(u);
     mn_memory_free(m);
     return st;
@@ -479,7 +449,7 @@ mn_status srv_op_mem0_update(struct srv_call *c)
 /* The session that keeps the messages of memory m's scope (scope_session_id). */
 static void memory_scope_session(const mn_memory *m, char out[37])
 {
-    struct scope s = {m->ns, m->user_id, m->agent_id, m->session_id};
+    struct m0_scope s = {m->ns, m->user_id, m->agent_id, m->session_id};
     scope_session_id(m->ns, &s, out);
 }
 
@@ -492,20 +462,22 @@ static mn_status erase_scope_sources(struct srv_call *c, const char *sid, const 
     return st == MN_NOTFOUND ? MN_OK : st ? srv_fail_lib(c, st) : MN_OK;
 }
 
+mn_status m0_delete_memory(struct srv_call *c, const mn_memory *m)
+{
+    char sid[37];
+    memory_scope_session(m, sid);
+    mn_status st = mn_memory_delete(c->db, m->id, 0, ACTOR, "deleted through the Mem0 API");
+    return st ? srv_fail_lib(c, st) : erase_scope_sources(c, sid, m->id);
+}
+
 mn_status srv_op_mem0_delete(struct srv_call *c)
 {
     mn_memory *m = NULL;
     if (live_memory(c, &m))
         return c->status;
-    char sid[37];
-    memory_scope_session(m, sid);
-    mn_status st = mn_memory_delete(c->db, m->id, 0, ACTOR, "deleted through the Mem0 API");
-    if (st)
-        srv_fail_lib(c, st);
-    else
-        st = erase_scope_sources(c, sid, m->id);
+    mn_status st = m0_delete_memory(c, m);
     mn_memory_free(m);
-    return st ? st : m0ok(c, json_pack("{s:s}", "message", "Memory deleted successfully!"));
+    return st ? st : m0_ok(c, json_pack("{s:s}", "message", "Memory deleted successfully!"));
 }
 
 /* The scope sessions a delete-all empties, each once. */
@@ -531,25 +503,22 @@ static int sids_add(struct sids *l, const char sid[37])
     return 0;
 }
 
-mn_status srv_op_mem0_delete_all(struct srv_call *c)
+mn_status m0_delete_scope(struct srv_call *c, const struct m0_scope *s, int64_t *deleted)
 {
-    struct scope s;
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    if (scope_of(c, &s) || scope_query(c, &s, &q))
+    *deleted = 0;
+    if (scope_query(c, s, &q))
         return c->status;
-    if (!s.app && !s.user && !s.agent && !s.run)
-        return srv_fail(c, MN_INVALID, "user_id: give at least one of user_id, agent_id, app_id, run_id");
     q.limit = 1000;
-    int64_t deleted = 0;
     /* the sessions that keep the scope's messages: the one `add` with these ids writes to, and
      * each deleted memory's; every memory they were made for is closed now, so they go whole */
     struct sids sessions = {0};
     const char *wns = NULL;
     char sid[37];
-    scope_ns(c, &s, 1, &wns);
-    scope_session_id(wns, &s, sid);
+    scope_ns(c, s, 1, &wns);
+    scope_session_id(wns, s, sid);
     mn_status st = sids_add(&sessions, sid) ? MN_NOMEM : MN_OK;
-    for (int round = 0; !st && round < MAX_ROUNDS; round++) {
+    for (int round = 0; !st && round < M0_MAX_ROUNDS; round++) {
         mn_memories *l = NULL;
         if ((st = mn_memory_list(c->db, &q, &l)))
             break;
@@ -562,7 +531,7 @@ mn_status srv_op_mem0_delete_all(struct srv_call *c)
             else
                 st = mn_memory_delete(c->db, m->id, 0, ACTOR, "deleted through the Mem0 API");
         }
-        deleted += (int64_t)count;
+        *deleted += (int64_t)count;
         mn_memories_free(l);
         if (count < q.limit)
             break;
@@ -572,9 +541,19 @@ mn_status srv_op_mem0_delete_all(struct srv_call *c)
     for (size_t i = 0; !st && i < sessions.n; i++)
         st = erase_scope_sources(c, sessions.id[i], NULL);
     free(sessions.id);
-    if (st)
-        return st;
-    return m0ok(c, json_pack("{s:s,s:I}", "message", "Memories deleted successfully!", "deleted", (json_int_t)deleted));
+    return st;
+}
+
+mn_status srv_op_mem0_delete_all(struct srv_call *c)
+{
+    struct m0_scope s;
+    int64_t deleted = 0;
+    scope_of(c, &s);
+    if (!s.app && !s.user && !s.agent && !s.run)
+        return srv_fail(c, MN_INVALID, "user_id: give at least one of user_id, agent_id, app_id, run_id");
+    if (m0_delete_scope(c, &s, &deleted))
+        return c->status;
+    return m0_ok(c, json_pack("{s:s,s:I}", "message", "Memories deleted successfully!", "deleted", (json_int_t)deleted));
 }
 
 mn_status srv_op_mem0_history(struct srv_call *c)
@@ -599,12 +578,12 @@ mn_status srv_op_mem0_history(struct srv_call *c)
             out, json_pack("{s:s,s:s,s:[],s:o,s:o,s:o,s:o,s:[s],s:s,s:o,s:o,s:s,s:o}", "id", hid, "memory_id", m->id,
                            "input", "old_memory", str_or_null(prev), "new_memory", del ? json_null() : json_string(m->text),
                            "user_id", str_or_null(m->user_id), "agent_id", str_or_null(m->agent_id), "categories",
-                           m->kind, "event", event_of(m), "created_at", iso_time(m->recorded_at), "updated_at",
-                           iso_time(m->recorded_at), "actor", m->actor, "reason", str_or_null(m->reason)));
+                           m->kind, "event", event_of(m), "created_at", m0_iso_time(m->recorded_at), "updated_at",
+                           m0_iso_time(m->recorded_at), "actor", m->actor, "reason", str_or_null(m->reason)));
         prev = m->text;
     }
     mn_memories_free(l);
-    return m0ok(c, out);
+    return m0_ok(c, out);
 }
 
 /* ---- get all, search ------------------------------------------------------------------------- */
@@ -614,7 +593,7 @@ static mn_status count_live(struct srv_call *c, mn_memory_query q, int64_t *coun
 {
     *count = 0;
     q.limit = 1000;
-    for (int round = 0; round < MAX_ROUNDS; round++) {
+    for (int round = 0; round < M0_MAX_ROUNDS; round++) {
         q.offset = (size_t)round * q.limit;
         mn_memories *l = NULL;
         mn_status st = mn_memory_list(c->db, &q, &l);
@@ -636,51 +615,127 @@ static json_t *page_link(json_int_t page, json_int_t size)
     return json_string(b);
 }
 
-mn_status srv_op_mem0_list(struct srv_call *c)
+/* A filter matched here refused past the bound: a partial answer would look whole. */
+static mn_status too_wide(struct srv_call *c, const char *what)
 {
-    struct scope s;
-    mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    if (scope_of(c, &s) || scope_query(c, &s, &q))
+    return srv_fail(c, MN_INVALID, "filters: a filter with conditions other than equalities is matched over at most "
+                                 "%d %s, and there are more: narrow it with an equality on user_id, agent_id, "
+                                 "run_id, app_id, categories or a metadata key", M0_MAX_CANDIDATES, what);
+}
+
+/* *wider: whether q holds more than M0_MAX_CANDIDATES live memories. */
+static mn_status scope_wider(mn_db *db, mn_memory_query q, int *wider)
+{
+    mn_memories *l = NULL;
+    q.offset = M0_MAX_CANDIDATES;
+    q.limit = 1;
+    mn_status st = mn_memory_list(db, &q, &l);
+    *wider = !st && l->count;
+    mn_memories_free(l);
+    return st;
+}
+
+/* The page of the memories of q that match f (which the library cannot apply), and how many
+ * match: every memory of q is read, so q may hold at most M0_MAX_CANDIDATES. */
+static mn_status list_matching(struct srv_call *c, const struct m0_filter *f, mn_memory_query q, size_t from,
+                               size_t size, int64_t *total, json_t *results)
+{
+    q.limit = M0_MAX_CANDIDATES;
+    mn_memories *l = NULL;
+    mn_status st = mn_memory_list(c->db, &q, &l);
+    int wider = 0;
+    if (!st && l->count == q.limit)
+        st = scope_wider(c->db, q, &wider);
+    if (st || wider) {
+        mn_memories_free(l);
+        return st ? srv_fail_lib(c, st) : too_wide(c, "memories of the scope its equalities name");
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < l->count; i++) {
+        const mn_memory *m = mn_memories_at(l, i);
+        if (!m0_filter_match(f, m))
+            continue;
+        if (n >= from && n - from < size)
+            json_array_append_new(results, m0_memory(m));
+        n++;
+    }
+    mn_memories_free(l);
+    *total = (int64_t)n;
+    return MN_OK;
+}
+
+/* The page of the memories of q, and how many there are (the library counts). */
+static mn_status list_page(struct srv_call *c, mn_memory_query q, size_t from, size_t size, int64_t *total,
+                           json_t *results)
+{
+    if (count_live(c, q, total))
         return c->status;
-    json_int_t page = json_integer_value(json_object_get(c->params, "page"));
-    json_int_t size = json_integer_value(json_object_get(c->params, "page_size"));
-    int64_t total = 0;
-    if (count_live(c, q, &total))
-        return c->status;
-    q.limit = (size_t)size;
-    q.offset = (size_t)((page - 1) * size);
+    q.limit = size;
+    q.offset = from;
     mn_memories *l = NULL;
     mn_status st = mn_memory_list(c->db, &q, &l);
     if (st)
         return srv_fail_lib(c, st);
-    json_t *results = json_array();
-    for (size_t i = 0; results && i < l->count; i++)
+    for (size_t i = 0; i < l->count; i++)
         json_array_append_new(results, m0_memory(mn_memories_at(l, i)));
     mn_memories_free(l);
+    return MN_OK;
+}
+
+mn_status srv_op_mem0_list(struct srv_call *c)
+{
+    struct m0_filter f = {0};
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    json_int_t page = json_integer_value(json_object_get(c->params, "page"));
+    json_int_t size = json_integer_value(json_object_get(c->params, "page_size"));
+    size_t from = (size_t)((page - 1) * size);
+    int64_t total = 0;
+    json_t *results = json_array();
+    mn_status st = results ? m0_filter_parse(c, json_object_get(c->params, "filters"), &f)
+                           : srv_fail(c, MN_NOMEM, "out of memory");
+    if (!st) {
+        m0_filter_query(c, &f, &q);
+        st = f.evaluate ? list_matching(c, &f, q, from, (size_t)size, &total, results)
+                        : list_page(c, q, from, (size_t)size, &total, results);
+    }
+    m0_filter_release(&f);
+    if (st) {
+        json_decref(results);
+        return c->status;
+    }
     int more = (int64_t)(page * size) < total;
-    return m0ok(c, json_pack("{s:I,s:o,s:o,s:o}", "count", (json_int_t)total, "next",
+    return m0_ok(c, json_pack("{s:I,s:o,s:o,s:o}", "count", (json_int_t)total, "next",
                              more ? page_link(page + 1, size) : json_null(), "previous",
                              page > 1 ? page_link(page - 1, size) : json_null(), "results", results));
 }
 
+/* With a filter the library cannot apply, the search ranks the scope of its equalities (up to
+ * M0_MAX_CANDIDATES hits) and the first top_k hits that match are kept: the ranking is the
+ * scope's. Past the bound, fewer than top_k matching hits may not be all of them: refused. */
 mn_status srv_op_mem0_search(struct srv_call *c)
 {
-    struct scope s;
+    struct m0_filter f = {0};
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    if (scope_of(c, &s) || scope_query(c, &s, &q))
-        return c->status;
     if (json_is_true(json_object_get(c->params, "rerank")))
         return srv_fail(c, MN_INVALID, "rerank: mnemo has no reranker (the ranking is BM25, cosine or their fusion)");
-    q.limit = (size_t)json_integer_value(json_object_get(c->params, "top_k"));
+    size_t top_k = (size_t)json_integer_value(json_object_get(c->params, "top_k"));
     json_t *th = json_object_get(c->params, "threshold");
     mn_search_mode mode = json_is_true(json_object_get(c->params, "keyword_search")) ? MN_SEARCH_KEYWORD : MN_SEARCH_AUTO;
     mn_memories *l = NULL;
-    mn_status st = mn_memory_search(c->db, param_str(c, "query"), mode, &q, &l);
-    if (st)
-        return srv_fail_lib(c, st);
-    json_t *results = json_array();
-    for (size_t i = 0; results && i < l->count; i++) {
+    mn_status st = m0_filter_parse(c, json_object_get(c->params, "filters"), &f);
+    if (!st) {
+        m0_filter_query(c, &f, &q);
+        q.limit = f.evaluate ? M0_MAX_CANDIDATES : top_k;
+        if ((st = mn_memory_search(c->db, param_str(c, "query"), mode, &q, &l)))
+            srv_fail_lib(c, st);
+    }
+    json_t *results = st ? NULL : json_array();
+    size_t kept = 0;
+    for (size_t i = 0; results && i < l->count && kept < top_k; i++) {
         const mn_memory *m = mn_memories_at(l, i);
+        if (!m0_filter_match(&f, m))
+            continue;
+        kept++;
         if (th && m->score < json_number_value(th))
             continue;
         json_t *o = m0_memory(m);
@@ -688,6 +743,19 @@ mn_status srv_op_mem0_search(struct srv_call *c)
             json_object_set_new(o, "score", json_real(m->score));
         json_array_append_new(results, o);
     }
+    int wider = 0;
+    if (results && f.evaluate && l->count == M0_MAX_CANDIDATES && kept < top_k) {
+        /* the hits are the scope's memories: a scope of at most M0_MAX_CANDIDATES gave them all */
+        if ((st = scope_wider(c->db, q, &wider)))
+            srv_fail_lib(c, st);
+        else if (wider)
+            st = too_wide(c, "search hits");
+    }
     mn_memories_free(l);
-    return m0ok(c, json_pack("{s:o}", "results", results));
+    m0_filter_release(&f);
+    if (st) {
+        json_decref(results);
+        return c->status;
+    }
+    return m0_ok(c, json_pack("{s:o}", "results", results));
 }

@@ -1566,7 +1566,10 @@ static const struct srv_param p_item[] = {CID_REQ, IID_REQ, END};
     P("user_id", PT_STRING, LE(256)), P("agent_id", PT_STRING, LE(256)),                                        \
         P("app_id", PT_STRING, LE(128), DESC("the namespace")),                                                 \
         P("run_id", PT_STRING, LE(256), DESC("the memory's session_id"))
-#define M0_FILTERS P("filters", PT_OBJECT, DESC("user_id, agent_id, app_id, run_id (\"*\": any), AND of those"))
+#define M0_FILTERS                                                                                               \
+    P("filters", PT_OBJECT,                                                                                      \
+      DESC("Mem0's filters: AND, OR, NOT of conditions on user_id, agent_id, app_id, run_id, categories, "      \
+           "created_at, updated_at, metadata, keywords, memory_ids (docs/memory.md)"))
 #define M0_MID P("memory_id", PT_STRING, REQ, DESC("the memory's id"))
 static const struct srv_param p_m0_none[] = {END};
 static const struct srv_param p_m0_add[] = {
@@ -1580,6 +1583,19 @@ static const struct srv_param p_m0_update[] = {
 static const struct srv_param p_m0_delete_all[] = {M0_ENTITY, END};
 static const struct srv_param p_m0_list[] = {M0_FILTERS, P("page", PT_INTEGER, GE(1), LE(1000000), DEF("1")),
                                              P("page_size", PT_INTEGER, GE(1), LE(1000), DEF("100")), END};
+static const struct srv_param p_m0_entities[] = {P("page", PT_INTEGER, GE(1), LE(1000000), DEF("1")),
+                                                 P("page_size", PT_INTEGER, GE(1), LE(1000), DEF("100")), END};
+static const struct srv_param p_m0_entity[] = {
+    P("entity_type", PT_STRING, REQ, ENUM("user|agent|app|run"), DESC("app: the namespace")),
+    P("entity_id", PT_STRING, REQ, LE(256), DESC("the user, agent, namespace or run id")), END};
+static const struct srv_param p_m0_batch_update[] = {
+    P("memories", PT_ARRAY, REQ, GE(1), LE(1000), ITEMS("{\"type\":\"object\"}"), DESC("{memory_id, text} items")),
+    END};
+/* no minimum: a DELETE's parameters are declared as the query string's, where an empty list cannot
+ * be written; the client sends a JSON body, and the handler refuses an empty list */
+static const struct srv_param p_m0_batch_delete[] = {
+    P("memories", PT_ARRAY, REQ, LE(1000), ITEMS("{\"type\":\"object\"}"), DESC("1 to 1000 {memory_id} items")),
+    END};
 static const struct srv_param p_m0_search[] = {
     P("query", PT_STRING, REQ), M0_FILTERS, P("top_k", PT_INTEGER, GE(1), LE(100), DEF("10")),
     P("threshold", PT_NUMBER, GE(0), LE(1000000), DESC("drop hits scored below it")),
@@ -1817,6 +1833,15 @@ const struct srv_op srv_ops[] = {
      M0_OBJ_R, OP_IDEMPOTENT, srv_op_mem0_delete_all},
     {"mem0_history", "GET", "/v1/memories/{memory_id}/history", "Mem0 API: every version of a memory, oldest first.",
      p_m0_memory, M0_LIST_R, OP_READONLY, srv_op_mem0_history},
+    {"mem0_entities", "GET", "/v1/entities", "Mem0 API: the users, agents and runs that have memories, a page at a time.",
+     p_m0_entities, M0_OBJ_R, OP_READONLY, srv_op_mem0_entities},
+    {"mem0_entity_delete", "DELETE", "/v2/entities/{entity_type}/{entity_id}",
+     "Mem0 API: close every memory of a user, agent, app or run (as delete-all).", p_m0_entity, M0_OBJ_R,
+     OP_IDEMPOTENT, srv_op_mem0_entity_delete},
+    {"mem0_batch_update", "PUT", "/v1/batch", "Mem0 API: new text for up to 1000 memories, all checked first.",
+     p_m0_batch_update, M0_OBJ_R, 0, srv_op_mem0_batch_update},
+    {"mem0_batch_delete", "DELETE", "/v1/batch", "Mem0 API: close up to 1000 memories, all checked first.",
+     p_m0_batch_delete, M0_OBJ_R, 0, srv_op_mem0_batch_delete},
 };
 const size_t srv_nops = sizeof srv_ops / sizeof srv_ops[0];
 

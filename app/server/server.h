@@ -119,6 +119,11 @@ mn_status srv_op_mem0_update(struct srv_call *c);
 mn_status srv_op_mem0_delete(struct srv_call *c);
 mn_status srv_op_mem0_delete_all(struct srv_call *c);
 mn_status srv_op_mem0_history(struct srv_call *c);
+/* Mem0's entities and batches (mem0_entities.c). */
+mn_status srv_op_mem0_entities(struct srv_call *c);
+mn_status srv_op_mem0_entity_delete(struct srv_call *c);
+mn_status srv_op_mem0_batch_update(struct srv_call *c);
+mn_status srv_op_mem0_batch_delete(struct srv_call *c);
 
 /* Appends req (as mn_append_many does with one request) through the group committer when it
  * runs (commit.c): the call returns once the transaction holding these messages has committed.

@@ -216,6 +216,16 @@ def id_params_calls():
               ("mem0_add", "POST", "/v3/memories/add",
                {"messages": [{"role": "user", "content": "My city is Oslo."}], "run_id": "trip-1"}, 200,
                "run_id: a label")]
+    for k, m in MEMORIES.items():  # Mem0's batches: every item is checked before any is applied
+        calls += [("mem0_batch_update", "PUT", "/v1/batch", {"memories": [{"memory_id": m, "text": "spoof"}]}, 404,
+                   f"alpha's {k} memory"),
+                  ("mem0_batch_delete", "DELETE", "/v1/batch", {"memories": [{"memory_id": m}]}, 404,
+                   f"alpha's {k} memory")]
+    for k, s in SESSIONS.items():  # a run of another namespace is no run of ours: nothing to delete
+        calls += [("mem0_entity_delete", "DELETE", f"/v2/entities/run/{s}", None, 200, f"run: alpha's {k} session")]
+    calls += [("mem0_entities", "GET", "/v1/entities", None, 200, "beta's own entities"),
+              ("mem0_entity_delete", "DELETE", "/v2/entities/user/kim", None, 200, "user kim: alpha's user's name"),
+              ("mem0_entity_delete", "DELETE", "/v2/entities/app/alpha", None, 403, "app: alpha's namespace")]
     # another namespace named outright: refused alike whether it holds anything or not
     for ns in ("alpha", "never-used"):
         calls += [("session_list", "GET", "/v1/sessions", {"namespace": ns}, 403, f"namespace {ns}"),
@@ -228,7 +238,9 @@ def id_params_calls():
 # operations that take no id of anything: called plainly, they answer beta's own (no alpha text)
 NO_IDS = {"session_create", "session_list", "gc", "prune", "stats", "import", "conversation_create", "mem0_ping",
           "mem0_list", "mem0_search", "mem0_add", "mem0_delete_all", "remember", "memory_list", "recall",
-          "session_resume", "search", "export", "namespace_forget"}
+          "session_resume", "search", "export", "namespace_forget", "mem0_entities", "mem0_entity_delete",
+          "mem0_batch_update", "mem0_batch_delete"}
+JSON_BODY = {"mem0_batch_delete"}  # a DELETE whose client sends a JSON body
 
 doc = call("GET", "/openapi.json", key=KB)[1]
 seen = set()
@@ -254,7 +266,7 @@ for path, ops in doc["paths"].items():
 for op, method, path, params, want, what in id_params_calls():
     seen.add(op)
     body = query = None
-    if method in ("GET", "DELETE"):
+    if method in ("GET", "DELETE") and op not in JSON_BODY:
         query = params
     else:
         body = params
@@ -267,6 +279,10 @@ for op, method, path, params, want, what in id_params_calls():
         check(named in msg and "not found" in msg, f"{op} {what}: the error names {named} and says not found", text)
 for op in sorted(NO_IDS - seen - {"gc", "prune", "stats", "import", "conversation_create", "mem0_ping"}):
     check(False, f"{op}: no call with another namespace's ids")
+
+status, j, text = call("GET", "/v1/entities", key=KB)
+check(status == 200 and "kim" not in text and not any(s in text for s in SESSIONS.values()),
+      "mem0_entities: none of alpha's users or runs", text)
 
 # alpha's things are as they were: nothing beta did reached them
 status, j, text = call("GET", f"/v1/sessions/{LIVE}/messages", key=KA)
