@@ -1591,8 +1591,7 @@ static const struct srv_param p_m0_entity[] = {
 static const struct srv_param p_m0_batch_update[] = {
     P("memories", PT_ARRAY, REQ, GE(1), LE(1000), ITEMS("{\"type\":\"object\"}"), DESC("{memory_id, text} items")),
     END};
-/* no minimum: a DELETE's parameters are declared as the query string's, where an empty list cannot
- * be written; the client sends a JSON body, and the handler refuses an empty list */
+/* a list of objects: a DELETE carries it in a JSON body (srv_param_in), as Mem0's client sends it */
 static const struct srv_param p_m0_batch_delete[] = {
     P("memories", PT_ARRAY, REQ, LE(1000), ITEMS("{\"type\":\"object\"}"), DESC("1 to 1000 {memory_id} items")),
     END};

@@ -42,6 +42,9 @@ enum srv_pin srv_param_in(const struct srv_op *op, const struct srv_param *p)
     snprintf(pat, sizeof pat, "{%s}", p->name);
     if (strstr(op->path, pat))
         return PIN_PATH;
+    /* a list of objects has no query-string form: a DELETE carries it in a JSON body (Mem0's batch) */
+    if (strcmp(op->method, "DELETE") == 0 && p->type == PT_ARRAY && p->items && strstr(p->items, "\"object\""))
+        return PIN_BODY;
     return strcmp(op->method, "GET") == 0 || strcmp(op->method, "DELETE") == 0 ? PIN_QUERY : PIN_BODY;
 }
 

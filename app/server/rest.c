@@ -447,7 +447,7 @@ char *srv_openapi(void)
             json_object_set_new(o, "requestBody",
                                 json_pack("{s:b,s:{s:{s:{s:s}}}}", "required", 1, "content", "application/x-ndjson",
                                           "schema", "type", "string"));
-        } else if (!is_get) {
+        } else if (!is_get || json_object_size(body_props)) {
             json_t *bs = json_pack("{s:s,s:o,s:b}", "type", "object", "properties", body_props, "additionalProperties", 0);
             if (json_array_size(body_req))
                 json_object_set(bs, "required", body_req);

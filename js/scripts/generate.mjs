@@ -215,6 +215,17 @@ function render(openapi) {
     out.push('');
     specs.push(`  ${op.name}: { method: '${op.method}', path: '${op.path}', pathParams: ${JSON.stringify(op.pathParams)}, body: '${op.body}', stream: ${op.stream}, status: ${op.status}, query: ${queryTypes(op, props)} },`);
   }
+  out.push('/** The ranges the table declares for each operation\'s numeric parameters, for the');
+  out.push(' * package\'s own paging and checks (a limit is written once: app/server/ops.c). */');
+  out.push('export const RANGES = {');
+  for (const op of ops) {
+    const ranges = Object.entries(op.params.properties)
+      .filter(([, s]) => 'minimum' in s || 'maximum' in s)
+      .map(([n, s]) => `${n}: { minimum: ${s.minimum ?? null}, maximum: ${s.maximum ?? null} }`);
+    if (ranges.length) out.push(`  ${op.name}: { ${ranges.join(', ')} },`);
+  }
+  out.push('} as const;');
+  out.push('');
   out.push('/** Every operation of the server, by name. */');
   out.push('export const OPERATIONS = {');
   out.push(...specs);

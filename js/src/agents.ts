@@ -7,7 +7,7 @@ import type { AgentInputItem, Session } from '@openai/agents';
 import { CLIENT_OPTIONS, MnemoClient, type ClientOptions } from './client.js';
 import { appendCreating } from './append.js';
 import { NotFoundError } from './errors.js';
-import type { ContextResult } from './generated.js';
+import { RANGES, type ContextResult } from './generated.js';
 import { itemToMessage, messagesToItems, storedToItems, type InputItem } from './items.js';
 import { checkAdapterOptions, checkOptions, given, pick, shown } from './options.js';
 import type { Message, MessageInput } from './types.js';
@@ -26,7 +26,7 @@ export interface MnemoSessionOptions extends ClientOptions {
 }
 
 const SESSION_OPTIONS = [...CLIENT_OPTIONS, 'sessionId', 'maxTokens', 'strategy', 'namespace', 'client'] as const;
-const PAGE = 10_000; // the history operation's largest page
+const PAGE = RANGES.history.limit.maximum; // the history operation's largest page
 
 /** Whether a built context differs from the stored history: something dropped, folded or
  * trimmed, or something added (a system prompt, the long-term memory block, recalled messages). */

@@ -12,6 +12,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { appendCreating } from './append.js';
 import { CLIENT_OPTIONS, MnemoClient, type ClientOptions } from './client.js';
 import { InvalidError, NotFoundError } from './errors.js';
+import { RANGES } from './generated.js';
 import { contentText } from './items.js';
 import { checkAdapterOptions, checkOptions, given, pick } from './options.js';
 import type { ContextMessage, Message, MessageInput, Role, ToolCall } from './types.js';
@@ -31,7 +32,7 @@ export interface MnemoChatMessageHistoryOptions extends ClientOptions {
 
 const HISTORY_OPTIONS = [...CLIENT_OPTIONS, 'sessionId', 'maxTokens', 'strategy', 'namespace', 'client'] as const;
 const TEXT_PARTS = ['text', 'input_text', 'output_text'];
-const PAGE = 10_000; // the history operation's largest page
+const PAGE = RANGES.history.limit.maximum; // the history operation's largest page
 
 /** The metadata key of what a stored message needs besides mnemo's columns to be the LangChain
  * message it was: `{type, data}`, LangChain's StoredMessage less the fields the columns give. */

@@ -4,6 +4,7 @@
 // options' values: a value of the wrong type is a TypeError naming the option, a number out of
 // its range (or not whole) a RangeError, never coerced ('3' retries) or dropped. null is absent,
 // as undefined (the defaults apply), as in the server's parameters.
+import { RANGES } from './generated.js';
 
 /** The option names of a `what` (a constructor, or per-call options). */
 export function checkOptions(what: string, options: unknown, known: readonly string[]): void {
@@ -87,12 +88,13 @@ export function isHeaderObject(v: unknown): boolean {
 export const HEADERS = 'an object of header names to strings';
 
 /** The values of the options the adapters add to the client's: `sessionId` a session's UUID
- * (not empty: an empty one named no session), `maxTokens` a whole number (its upper limit is the
- * server's), `strategy` and `namespace` strings (the server checks the words, when it gets them:
+ * (not empty: an empty one named no session), `maxTokens` a whole number in the context
+ * operation's declared range, `strategy` and `namespace` strings (the server checks the words, when it gets them:
  * a namespace only reaches it when a session is created). */
 export function checkAdapterOptions(what: string, options: { sessionId?: unknown; maxTokens?: unknown; strategy?: unknown; namespace?: unknown }): void {
   checkKind(what, 'sessionId', options.sessionId, (id) => typeof id === 'string' && id !== '', "a session's UUID");
-  checkWhole(what, 'maxTokens', options.maxTokens, 0);
+  const { minimum, maximum } = RANGES.context.max_tokens;
+  checkWhole(what, 'maxTokens', options.maxTokens, minimum, maximum);
   checkKind(what, 'strategy', options.strategy, isString, 'a string');
   checkKind(what, 'namespace', options.namespace, isString, 'a string');
 }

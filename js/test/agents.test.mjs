@@ -291,8 +291,8 @@ test('options: a value of the wrong type is refused naming the option, not ignor
   // an empty or non-string sessionId was dropped: a new session was made instead
   refused({ sessionId: '' }, TypeError, /^MnemoSession: sessionId must be a session's UUID, not ''$/);
   refused({ sessionId: 0 }, TypeError, /sessionId must be a session's UUID, not 0$/);
-  refused({ maxTokens: '100' }, TypeError, /^MnemoSession: maxTokens must be a whole number of 0 or more, not '100'$/);
-  refused({ maxTokens: 1.5 }, RangeError, /maxTokens must be a whole number of 0 or more, not 1\.5$/);
+  refused({ maxTokens: '100' }, TypeError, /^MnemoSession: maxTokens must be a whole number from 0 to 100000000, not '100'$/);
+  refused({ maxTokens: 1.5 }, RangeError, /maxTokens must be a whole number from 0 to 100000000, not 1\.5$/);
   refused({ strategy: 5 }, TypeError, /strategy must be a string, not 5$/);
   // a namespace of the wrong type was never sent when the session existed: refused all the same
   const { session: s } = await new MnemoClient({ baseURL: server.url }).sessionCreate();

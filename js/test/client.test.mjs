@@ -380,6 +380,16 @@ test('the Mem0-shaped operations (docs/memory.md)', async () => {
   await assert.rejects(client.mem0Get(id), NotFoundError);
   await client.mem0Add({ messages: [{ role: 'user', content: 'I prefer dark mode.' }], user_id: 'ts-u' });
   assert.equal((await client.mem0DeleteAll({ user_id: 'ts-u' })).deleted, 1);
+  // entities and batches
+  const [one, two] = await Promise.all(['My shell is zsh.', 'My desk is oak.'].map(async (content) =>
+    (await client.mem0Add({ messages: [{ role: 'user', content }], user_id: 'ts-b', infer: false }))[0].id));
+  assert.ok((await client.mem0Entities()).results.some((e) => e.name === 'ts-b' && e.type === 'user'));
+  await client.mem0BatchUpdate({ memories: [{ memory_id: one, text: 'My shell is fish.' }] });
+  assert.equal((await client.mem0Get(one)).memory, 'My shell is fish.');
+  await client.mem0BatchDelete({ memories: [{ memory_id: one }] });
+  await assert.rejects(client.mem0Get(one), NotFoundError);
+  await client.mem0EntityDelete('user', 'ts-b');
+  await assert.rejects(client.mem0Get(two), NotFoundError);
 });
 
 test('every operation of the server was called by these tests', () => {

@@ -108,7 +108,7 @@ test('options: a value of the wrong type is refused naming the option, not ignor
   const empty = (() => { try { return new MnemoChatMessageHistory({ baseURL: url, sessionId: '' }); } catch (e) { return e; } })();
   assert.ok(empty instanceof TypeError, String(empty));
   assert.match(empty.message, /^MnemoChatMessageHistory: sessionId must be a session's UUID, not ''$/);
-  refused({ maxTokens: '100' }, /^MnemoChatMessageHistory: maxTokens must be a whole number of 0 or more, not '100'$/);
+  refused({ maxTokens: '100' }, /^MnemoChatMessageHistory: maxTokens must be a whole number from 0 to 100000000, not '100'$/);
   refused({ strategy: 5 }, /strategy must be a string, not 5$/);
   // a namespace of the wrong type was never sent when the session existed: refused all the same
   const { session } = await new MnemoClient({ baseURL: url }).sessionCreate();
