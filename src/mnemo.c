@@ -429,13 +429,9 @@ mn_status mn_prune(mn_db *db, int days, int64_t *deleted)
         return rc;
     if (days < 1 || days > 36500)
         return mn__err(MN_INVALID, "days: %d is not from 1 to 36500", days);
-    mn_strings *ids = NULL;
-    rc = db->store->ops->session_prune(db->store, mn_clock_now_ms() - (int64_t)days * 86400000, &n, &ids);
-    if (!rc && deleted)
+    rc = mn__sessions_prune(db, days, &n);
+    if (deleted)
         *deleted = n;
-    if (!rc)
-        mn__erased_sessions(db, ids);
-    mn_strings_free(ids);
     return rc;
 }
 
@@ -606,6 +602,10 @@ static int session_complete(struct export_state *e)
         snprintf(e->msg, sizeof e->msg, "export: session %s has %lld messages but %lld could be read: the database"
                  " is damaged (PRAGMA integrity_check on SQLite)", e->session, (long long)e->expected,
                  (long long)e->seen);
+    }
+    return e->rc != MN_OK;
+}
+
 /* A line could not be made (out of memory, over the buffer's cap): its status goes in e->rc, as
  * a non-zero return alone is a failed write (MN_IO). Returns 1. */
 static int line_failed(struct export_state *e, mn_status rc)
@@ -613,10 +613,6 @@ static int line_failed(struct export_state *e, mn_status rc)
     e->rc = rc;
     snprintf(e->msg, sizeof e->msg, "%s", mn_errmsg());
     return 1;
-}
-
-    }
-    return e->rc != MN_OK;
 }
 
 static int emit(struct export_state *e, json_t *v)

@@ -1,6 +1,7 @@
 /*
  * mnemo_threads.c — the public functions for threads (resume, fork, gc, files, content
- * deduplication) and session state (mnemo.h). Checks, then dispatch to memory/ and the store.
+ * deduplication) and session state (mnemo.h). Checks, then dispatch to the engine (fork.c,
+ * erase.c), memory/ and the store.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,7 @@ mn_status mn_session_resume(mn_db *db, const char *ns, const char *id, mn_sessio
 
 mn_status mn_session_fork(mn_db *db, const char *id, int64_t upto_seq, mn_session **out)
 {
-    char canon[MN_UUID_LEN + 1], new_id[MN_UUID_LEN + 1];
+    char canon[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
     if (out)
         *out = NULL;
@@ -43,34 +44,18 @@ mn_status mn_session_fork(mn_db *db, const char *id, int64_t upto_seq, mn_sessio
         return rc;
     if (upto_seq < 0)
         return mn__err(MN_INVALID, "upto: %lld is negative", (long long)upto_seq);
-    if ((rc = mn__live_session(db, canon, NULL)))
-        return rc;
-    mn_session copy;
-    memset(&copy, 0, sizeof copy);
-    copy.id = new_id;
-    copy.created_at = mn_clock_now_ms();
-    if ((rc = mn_uuid_v7(copy.created_at, new_id)) ||
-        (rc = db->store->ops->session_fork(db->store, canon, &copy, upto_seq)))
-        return rc;
-    return out ? db->store->ops->session_get(db->store, new_id, out) : MN_OK;
+    return mn__session_fork(db, canon, upto_seq, out);
 }
 
 mn_status mn_gc(mn_db *db, int64_t *purged)
 {
     int64_t n = 0;
     mn_status rc = mn__check_db(db);
-    if (purged)
-        *purged = 0;
-    mn_strings *ids = NULL;
-    if (rc || (rc = db->store->ops->session_gc(db->store, mn_clock_now_ms(), &n, &ids)))
-        return rc;
-    mn__erased_sessions(db, ids);
-    mn_strings_free(ids);
-    if (n)
-        mn__log(MN_LOG_INFO, "gc: purged %lld expired threads", (long long)n);
+    if (!rc)
+        rc = mn__sessions_gc(db, &n);
     if (purged)
         *purged = n;
-    return MN_OK;
+    return rc;
 }
 
 mn_status mn_session_files(mn_db *db, const char *session_id, mn_strings **out)

@@ -73,6 +73,12 @@ mn_status mn__message_edit(mn_db *db, const char *canon, int64_t message_id, con
  * included). MN_NOTFOUND when the session has no such message. */
 mn_status mn__message_delete(mn_db *db, const char *canon, int64_t message_id);
 
+/* ---- fork.c ---- */
+
+/* mn_session_fork after its argument checks (canon: the source's canonical id): the copy, in
+ * one transaction; *out (may be NULL) gets the new session. */
+mn_status mn__session_fork(mn_db *db, const char *canon, int64_t upto_seq, mn_session **out);
+
 /* ---- erase.c ---- */
 
 /* Erasure ( docs/erasure.md): after the store deleted a message (seq) or sessions,
@@ -82,6 +88,10 @@ void mn__erased_sessions(mn_db *db, const mn_strings *ids);
 /* Deletes session canon and everything kept of it: the extraction watermark, the rows (the store
  * erases them), then the files above. */
 mn_status mn__session_delete(mn_db *db, const char *canon);
+/* mn_gc and mn_prune after their checks: deletes the expired sessions, or those not updated for
+ * `days` days, and everything kept of them as mn__session_delete does; *n gets how many. */
+mn_status mn__sessions_gc(mn_db *db, int64_t *n);
+mn_status mn__sessions_prune(mn_db *db, int days, int64_t *n);
 /* After memories were forgotten: the memory vector index (this handle's and the saved file)
  * goes, as it keeps their vectors as tombstones; the next writer builds it again. */
 void mn__erased_memories(mn_db *db);

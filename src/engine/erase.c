@@ -4,8 +4,9 @@
  * src/context/govern.c), and the erased vectors in the vector indexes: this handle's copy in
  * memory and the saved files (messages' "<db>.hnsw", memories' "<db>.memories.hnsw"), caches
  * that every later save writes only after applying the removals (search/vindex.c). The rows
- * themselves are erased by the store (src/store/, sqlite/erase.c). mn__session_delete is the one
- * delete of a session, so no caller can forget a part of it.
+ * themselves are erased by the store (src/store/, sqlite/erase.c). mn__session_delete,
+ * mn__sessions_gc and mn__sessions_prune are the deletes of sessions, each with all of it (the
+ * extraction watermarks too), so no caller can forget a part.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "store/store_rows.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/banned.h"
 
@@ -68,19 +71,72 @@ void mn__erased_memories(mn_db *db)
     mn__vector_index_erase(db, 1);
 }
 
-mn_status mn__session_delete(mn_db *db, const char *canon)
+struct forget {
+    const struct mn_store_row_ops *o;
+    const mn_strings *ids;
+};
+
+static mn_status forget_body(mn_store_tx *tx, void *arg)
 {
-    /* first the extraction watermark (mnemo_memory_extract.c), which would outlive the session:
-     * one made again with this id starts at seq 1 and would never be read. Going back to 0 only
-     * re-reads turns, which changes nothing. */
+    struct forget *f = arg;
     char key[64 + MN_UUID_LEN];
-    snprintf(key, sizeof key, "memory.extracted.%s", canon);
-    mn_status rc = db->store->ops->meta_set(db->store, key, "0");
-    if (!rc)
-        rc = db->store->ops->session_delete(db->store, canon);
-    if (!rc) {
-        mn_strings one = {1, (const char *[]){canon}};
-        mn__erased_sessions(db, &one);
+    mn_status rc = MN_OK;
+    for (size_t i = 0; !rc && i < f->ids->count; i++) {
+        snprintf(key, sizeof key, "memory.extracted.%s", f->ids->items[i]);
+        rc = f->o->meta_drop(tx, key);
     }
     return rc;
+}
+
+/* The extraction watermarks of sessions ids (meta memory.extracted.<id>, mnemo_memory_extract.c)
+ * go, in one transaction: they would outlive the sessions, and one made again with such an id
+ * starts at seq 1, so its first turns would never be read. Dropping a live session's only
+ * re-reads its turns, which changes nothing. */
+static mn_status forget_watermarks(mn_db *db, const mn_strings *ids)
+{
+    struct forget f = {db->store->ops->rows, ids};
+    return ids && ids->count ? f.o->write(db->store, forget_body, &f) : MN_OK;
+}
+
+mn_status mn__session_delete(mn_db *db, const char *canon)
+{
+    mn_strings one = {1, (const char *[]){canon}};
+    mn_status rc = forget_watermarks(db, &one); /* first: nothing is deleted when it fails */
+    if (!rc)
+        rc = db->store->ops->session_delete(db->store, canon);
+    if (!rc)
+        mn__erased_sessions(db, &one);
+    return rc;
+}
+
+/* gc (expired: the sessions whose expiry is bound or before) and prune (those not updated since
+ * bound): the store deletes them and names them, so the rest of a delete comes after. The files
+ * go even when the watermarks could not, as the rows are gone. */
+static mn_status sessions_delete_where(mn_db *db, int expired, int64_t bound, int64_t *n)
+{
+    const struct mn_store_ops *ops = db->store->ops;
+    int64_t deleted = 0;
+    mn_strings *ids = NULL;
+    mn_status rc = expired ? ops->session_gc(db->store, bound, &deleted, &ids)
+                           : ops->session_prune(db->store, bound, &deleted, &ids);
+    if (!rc) {
+        rc = forget_watermarks(db, ids);
+        mn__erased_sessions(db, ids);
+    }
+    mn_strings_free(ids);
+    *n = rc ? 0 : deleted;
+    return rc;
+}
+
+mn_status mn__sessions_gc(mn_db *db, int64_t *n)
+{
+    mn_status rc = sessions_delete_where(db, 1, mn_clock_now_ms(), n);
+    if (!rc && *n)
+        mn__log(MN_LOG_INFO, "gc: purged %lld expired threads", (long long)*n);
+    return rc;
+}
+
+mn_status mn__sessions_prune(mn_db *db, int days, int64_t *n)
+{
+    return sessions_delete_where(db, 0, mn_clock_now_ms() - (int64_t)days * 86400000, n);
 }

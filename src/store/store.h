@@ -65,11 +65,13 @@ struct mn_store_ops {
      * the text from the keyword index and its log in the same transaction, and SQLite overwrites
      * the freed space (secure_delete) and truncates its WAL afterwards. */
     mn_status (*session_delete)(mn_store *st, const char *id);
-    /* *ids (may be NULL) gets the deleted sessions' ids (caller frees with mn_strings_free). */
+    /* Deletes the sessions not updated since updated_before_ms; *ids (may be NULL) gets their ids
+     * (caller frees with mn_strings_free). What else goes with them is src/engine/erase.c's. */
     mn_status (*session_prune)(mn_store *st, int64_t updated_before_ms, int64_t *deleted, mn_strings **ids);
     /* Appends (store_append.h): transaction and row primitives; the algorithm is src/engine/append.c. */
     const struct mn_store_append_ops *append;
-    /* Changes to stored messages (store_rows.h): row primitives; the use cases are src/engine/edit.c. */
+    /* Changes to stored rows (store_rows.h): row primitives; the use cases are src/engine/edit.c,
+     * turns.c, fork.c and erase.c. */
     const struct mn_store_row_ops *rows;
     /* Sets a session's title and/or metadata (NULL: unchanged) and updated_at. */
     mn_status (*session_update)(mn_store *st, const char *id, const char *title, const char *metadata,
@@ -87,13 +89,12 @@ struct mn_store_ops {
     mn_status (*import_session)(mn_store *st, const mn_session *s, int *added);
     mn_status (*import_message)(mn_store *st, const mn_message *m, int *added);
     mn_status (*stats)(mn_store *st, int64_t now_ms, mn_store_stats *out);
-    /* Threads. Deletes sessions whose expires_at has passed; *ids as session_prune. */
+    /* Threads. Deletes the sessions whose expires_at (> 0) is now_ms or before; *ids and the rest
+     * as session_prune. */
     mn_status (*session_gc)(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids);
     /* Reclaims the space of deleted rows: VACUUM (PostgreSQL: dead tuples stay in the tables
      * until a vacuum; SQLite: the file shrinks, freed pages were already overwritten). */
     mn_status (*vacuum)(mn_store *st);
-    /* Inserts `copy` and copies the source's active messages with seq <= upto_seq (0: all). */
-    mn_status (*session_fork)(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq);
     /* Unique paths listed by the session's messages: messages newest first, each message's in the
      * order it lists them; a path at its first occurrence (seed 002's GetFileList). */
     mn_status (*session_files)(mn_store *st, const char *id, mn_strings **out);

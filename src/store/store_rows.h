@@ -1,14 +1,16 @@
 /*
  * store_rows.h — the row primitives a change to stored messages is made of. The use cases (what
  * an edit or a delete changes beside the text: the title, the counters, the vector, the
- * summaries, the events; which messages a clear, its undo and the turn limit leave active) are
- * written once above the store, in src/engine/edit.c and src/engine/turns.c; a backend only runs
- * a write transaction and reads or writes rows inside it. tests/unit/test_store_rows.c runs the
- * same cases on every backend.
+ * summaries, the events; which messages a clear, its undo and the turn limit leave active; what
+ * a fork copies; what goes with a deleted session) are written once above the store, in
+ * src/engine/edit.c, turns.c, fork.c and erase.c; a backend only runs a write transaction and
+ * reads or writes rows inside it. tests/unit/test_store_rows.c runs the same cases on every
+ * backend.
  */
 #ifndef MN_STORE_ROWS_H
 #define MN_STORE_ROWS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "store/store.h"
@@ -31,6 +33,12 @@ typedef struct mn_store_turns_row {
     int64_t cleared_seq;  /* the newest seq its last clear covered (0: no clear to undo) */
     int64_t cleared_from; /* the oldest seq that clear took out of the active history */
 } mn_store_turns_row;
+
+/* What a fork needs of its source session's row beside the record. */
+typedef struct mn_store_session_row {
+    int64_t sid;       /* the session's internal row id */
+    int64_t title_seq; /* the seq of the message its title came from (0: none, or a title set) */
+} mn_store_session_row;
 
 /* What a removal of messages took away. */
 typedef struct mn_store_removed {
@@ -86,6 +94,19 @@ struct mn_store_row_ops {
      * entries and vectors with them); *out gets what went. The counters are left alone. */
     mn_status (*messages_remove)(mn_store_tx *tx, int64_t sid, int64_t from_seq, int64_t upto_seq,
                                  mn_store_removed *out);
+    /* The row of session session_id, locked (MN_NOTFOUND naming it when missing): fn gets the
+     * record (callback-scoped), *out the row id and title_seq. */
+    mn_status (*session_read)(mn_store_tx *tx, const char *session_id, mn_store_session_fn fn, void *user,
+                              mn_store_session_row *out);
+    /* Calls fn with the session's active messages with a seq above after_seq and up to upto_seq,
+     * in seq order, at most limit of them (fn returns 1 to stop); each record is callback-scoped
+     * and names session_id as its session. */
+    mn_status (*messages_read)(mn_store_tx *tx, int64_t sid, const char *session_id, int64_t after_seq,
+                               int64_t upto_seq, size_t limit, mn_store_message_fn fn, void *user);
+    /* The session's title came from its message at seq: title_follow keeps the two in step. */
+    mn_status (*title_from)(mn_store_tx *tx, int64_t sid, int64_t seq);
+    /* The database-wide setting key goes (meta_get finds none until meta_set sets it again). */
+    mn_status (*meta_drop)(mn_store_tx *tx, const char *key);
     /* Text left the database in this transaction: once it commits, the backend erases what it
      * keeps of freed text (SQLite: the freed pages and the WAL; docs/erasure.md). */
     void (*erased)(mn_store_tx *tx);

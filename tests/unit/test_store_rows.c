@@ -4,6 +4,7 @@
  * backend conforms when a missing session or message is MN_NOTFOUND naming it, every primitive
  * does what the header says to the rows the store reads back (counters never below 0 where the
  * header says so, left alone where it says so), and every one rolls back with its transaction.
+ * The reads a fork makes are checked for what they give.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #define MISSING "01900000-0000-7000-8000-000000000a02"
 #define TURNS "01900000-0000-7000-8000-000000000a03"  /* the turn primitives' session */
 #define RANGES "01900000-0000-7000-8000-000000000a04" /* messages_remove's */
+#define READS "01900000-0000-7000-8000-000000000a05"  /* the fork's reads' */
 
 static char dir[256];
 static mn_store *the_store;
@@ -570,6 +572,143 @@ static void messages_remove_range(void **state)
     mn_session_free(s);
 }
 
+/* ---- a fork's reads, its title and the watermarks' meta_drop ---------------------------- */
+
+struct read {
+    const char *session_id;
+    int64_t after, upto;
+    size_t limit, stop_after; /* fn stops the read after that many (0: never) */
+    mn_store_session_row row;
+    char id[40], seqs[64]; /* the record's id; the seqs read, "1,2,4" */
+    size_t n;
+    int tool_ok; /* seq 5 came back whole: a tool result of call c1, 4 tokens, of its session */
+};
+
+static int read_session(void *user, const mn_session *s)
+{
+    struct read *r = user;
+    snprintf(r->id, sizeof r->id, "%s", s->id);
+    return 0;
+}
+
+static int read_message(void *user, const mn_message *m)
+{
+    struct read *r = user;
+    size_t len = strlen(r->seqs);
+    snprintf(r->seqs + len, sizeof r->seqs - len, "%s%lld", len ? "," : "", (long long)m->seq);
+    if (m->seq == 5)
+        r->tool_ok = m->role == MN_ROLE_TOOL && m->tokens == 4 && m->active && strcmp(m->tool_call_id, "c1") == 0 &&
+                     strcmp(m->content, "words") == 0 && strcmp(m->session_id, r->session_id) == 0;
+    return ++r->n == r->stop_after;
+}
+
+static mn_status read_body(mn_store_tx *tx, void *arg)
+{
+    struct read *r = arg;
+    const struct mn_store_row_ops *o = the_store->ops->rows;
+    r->seqs[0] = r->id[0] = '\0';
+    r->n = 0;
+    mn_status rc = o->session_read(tx, r->session_id, read_session, r, &r->row);
+    return rc ? rc : o->messages_read(tx, r->row.sid, r->session_id, r->after, r->upto, r->limit, read_message, r);
+}
+
+/* The seqs messages_read gives of READS. */
+static const char *read_seqs(int64_t after, int64_t upto, size_t limit, size_t stop_after)
+{
+    static struct read r;
+    r = (struct read){READS, after, upto, limit, stop_after, {0, 0}, "", "", 0, 0};
+    assert_int_equal(the_store->ops->rows->write(the_store, read_body, &r), MN_OK);
+    assert_string_equal(r.id, READS);
+    return r.seqs;
+}
+
+/* session_read gives the record, its row id and title_seq (MN_NOTFOUND naming a missing one);
+ * messages_read the active messages of a range of one session, in order, at most limit, until
+ * its callback stops it. */
+static void session_and_messages_read(void **state)
+{
+    (void)state;
+    six_messages(READS);
+    assert_int_equal(activate_in(READS, 3, 3, 0), 1);
+    struct read r = {READS, 0, INT64_MAX, 100, 0, {0, 0}, "", "", 0, 0};
+    assert_int_equal(the_store->ops->rows->write(the_store, read_body, &r), MN_OK);
+    assert_string_equal(r.id, READS);
+    assert_true(r.row.sid > 0);
+    assert_int_equal(r.row.title_seq, 0);
+    assert_string_equal(r.seqs, "1,2,4,5,6"); /* not seq 3, inactive, nor the other sessions' */
+    assert_true(r.tool_ok);
+    assert_string_equal(read_seqs(1, 5, 2, 0), "2,4");
+    assert_string_equal(read_seqs(4, INT64_MAX, 100, 0), "5,6");
+    assert_string_equal(read_seqs(0, 6, 100, 2), "1,2"); /* stopped */
+    assert_string_equal(read_seqs(0, 0, 100, 0), "");
+    assert_string_equal(read_seqs(6, INT64_MAX, 100, 0), "");
+    assert_string_equal(read_seqs(INT64_MAX, INT64_MAX, 100, 0), "");
+    r.session_id = MISSING;
+    assert_int_equal(the_store->ops->rows->write(the_store, read_body, &r), MN_NOTFOUND);
+    assert_non_null(strstr(mn_errmsg(), MISSING));
+}
+
+struct titling {
+    int fail;
+    int64_t seq;
+};
+
+/* title_from(seq), meta_drop of a key and of one never set, then a title_follow of seq. */
+static mn_status titling_body(mn_store_tx *tx, void *arg)
+{
+    struct titling *t = arg;
+    const struct mn_store_row_ops *o = the_store->ops->rows;
+    mn_store_turns_row row;
+    mn_status rc = o->turns_row(tx, READS, &row);
+    if (!rc)
+        rc = o->title_from(tx, row.sid, t->seq);
+    if (!rc)
+        rc = o->meta_drop(tx, "rows.test");
+    if (!rc)
+        rc = o->meta_drop(tx, "rows.never");
+    if (!rc)
+        rc = o->title_follow(tx, row.sid, 4, "renamed");
+    return rc ? rc : t->fail ? MN_INVALID : MN_OK;
+}
+
+static void expect_titling(const char *title, int64_t title_seq, const char *meta)
+{
+    mn_session *s = NULL;
+    assert_int_equal(the_store->ops->session_get(the_store, READS, &s), MN_OK);
+    if (title)
+        assert_string_equal(s->title, title);
+    else
+        assert_null(s->title);
+    mn_session_free(s);
+    struct read r = {READS, 0, 0, 1, 0, {0, 0}, "", "", 0, 0};
+    assert_int_equal(the_store->ops->rows->write(the_store, read_body, &r), MN_OK);
+    assert_int_equal(r.row.title_seq, title_seq);
+    char *v = NULL;
+    assert_int_equal(the_store->ops->meta_get(the_store, "rows.test", &v), MN_OK);
+    if (meta)
+        assert_string_equal(v, meta);
+    else
+        assert_null(v);
+    free(v);
+}
+
+/* title_from records the message a title came from, so title_follow follows it; meta_drop takes
+ * a key away (one that is not there is no error); both roll back. */
+static void title_from_and_meta_drop(void **state)
+{
+    (void)state;
+    const struct mn_store_row_ops *o = the_store->ops->rows;
+    assert_int_equal(the_store->ops->meta_set(the_store, "rows.test", "x"), MN_OK);
+    struct titling fail = {1, 4}, other = {0, 2}, ok = {0, 4};
+    assert_int_equal(o->write(the_store, titling_body, &fail), MN_INVALID);
+    expect_titling(NULL, 0, "x"); /* rolled back */
+    assert_int_equal(o->write(the_store, titling_body, &other), MN_OK);
+    expect_titling(NULL, 2, NULL); /* the title came from seq 2: the follow of seq 4 left it */
+    assert_int_equal(the_store->ops->meta_set(the_store, "rows.test", "y"), MN_OK);
+    assert_int_equal(o->write(the_store, titling_body, &ok), MN_OK);
+    expect_titling("renamed", 4, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -580,6 +719,8 @@ int main(void)
         cmocka_unit_test(turns_row_write_and_state_drop),
         cmocka_unit_test(turn_start_first_active_and_activate),
         cmocka_unit_test(messages_remove_range),
+        cmocka_unit_test(session_and_messages_read),
+        cmocka_unit_test(title_from_and_meta_drop),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

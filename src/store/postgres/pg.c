@@ -1321,7 +1321,6 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
         .recount_tokens = op_recount_tokens,
         .session_gc = mn_pg_op_session_gc,
         .vacuum = op_vacuum,
-        .session_fork = mn_pg_op_session_fork,
         .session_files = mn_pg_op_session_files,
         .file_seen = mn_pg_op_file_seen,
         .state_get = mn_pg_op_state_get,

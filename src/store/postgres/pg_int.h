@@ -206,7 +206,6 @@ mn_status mn_pg_op_import_message(mn_store *st, const mn_message *m, int *added)
 
 /* threads.c */
 mn_status mn_pg_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids);
-mn_status mn_pg_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq);
 mn_status mn_pg_op_session_files(mn_store *st, const char *id, mn_strings **out);
 mn_status mn_pg_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
                              int *first);

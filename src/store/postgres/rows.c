@@ -1,8 +1,8 @@
 /*
- * rows.c — the PostgreSQL backend's row primitives for changes to stored messages
- * (store_rows.h; the SQLite ones are sqlite/rows.c); the use cases over them are in
- * src/engine/edit.c and src/engine/turns.c. The keyword index is the generated tsv column, so a
- * rewrite keeps it in step.
+ * rows.c — the PostgreSQL backend's row primitives for changes to stored rows (store_rows.h;
+ * the SQLite ones are sqlite/rows.c); the use cases over them are in src/engine/edit.c, turns.c,
+ * fork.c and erase.c. The keyword index is the generated tsv column, so a rewrite keeps it in
+ * step.
  */
 #include <libpq-fe.h>
 #include <stdint.h>
@@ -57,6 +57,16 @@ static const char SQL_REMOVE_RANGE[] =
     "WITH gone AS (DELETE FROM messages WHERE session_sid = $1::bigint AND seq BETWEEN $2::bigint AND $3::bigint"
     " RETURNING tokens, active)"
     " SELECT count(*), coalesce(sum(tokens), 0), count(*) FILTER (WHERE active = 0) FROM gone";
+
+/* FOR UPDATE: the writers of the session's messages (appends, edits, deletes, clears) all write
+ * its row, so they wait until a fork that reads them page by page commits. */
+static const char SQL_SESSION_READ[] =
+    "SELECT " MN_PG_SESSION_COLS ", sid, title_seq FROM sessions WHERE id = $1 FOR UPDATE";
+static const char SQL_MESSAGES_READ[] =
+    "SELECT " MN_PG_MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND seq > $2::bigint"
+    " AND seq <= $3::bigint AND active = 1 ORDER BY seq LIMIT $4::bigint";
+static const char SQL_TITLE_FROM[] = "UPDATE sessions SET title_seq = $2::bigint WHERE sid = $1::bigint";
+static const char SQL_META_DROP[] = "DELETE FROM meta WHERE key = $1";
 
 /* Not pipelined, unlike an append group: a body reads what it changes. */
 static mn_status row_write(mn_store *st, mn_store_tx_body body, void *arg)
@@ -243,6 +253,61 @@ static mn_status messages_remove(mn_store_tx *tx, int64_t sid, int64_t from_seq,
     return rc;
 }
 
+static mn_status session_read(mn_store_tx *tx, const char *session_id, mn_store_session_fn fn, void *user,
+                              mn_store_session_row *out)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, session_id);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(TX(tx), SQL_SESSION_READ, &p, 0, "session lookup", &r);
+    if (rc)
+        return rc;
+    if (PQntuples(r) == 1) {
+        mn_session row;
+        mn_pg_row_session(r, 0, &row);
+        out->sid = mn_pg_col_i64(r, 0, MN_PG_SESSION_NCOLS);
+        out->title_seq = mn_pg_col_i64(r, 0, MN_PG_SESSION_NCOLS + 1);
+        fn(user, &row);
+    } else
+        rc = mn__err(MN_NOTFOUND, "session %s not found", session_id);
+    PQclear(r);
+    return rc;
+}
+
+static mn_status messages_read(mn_store_tx *tx, int64_t sid, const char *session_id, int64_t after_seq,
+                               int64_t upto_seq, size_t limit, mn_store_message_fn fn, void *user)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, sid);
+    mn_pg_i64(&p, after_seq);
+    mn_pg_i64(&p, upto_seq);
+    mn_pg_i64(&p, limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)limit);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(TX(tx), SQL_MESSAGES_READ, &p, 0, "message read", &r);
+    for (int i = 0; !rc && i < PQntuples(r); i++) {
+        mn_message m;
+        if (!(rc = mn_pg_row_message(r, i, 0, session_id, &m)) && fn(user, &m))
+            break;
+    }
+    PQclear(r);
+    return rc;
+}
+
+static mn_status title_from(mn_store_tx *tx, int64_t sid, int64_t seq)
+{
+    return run_ints(TX(tx), SQL_TITLE_FROM, "title", 2, (int64_t[]){sid, seq}, NULL);
+}
+
+static mn_status meta_drop(mn_store_tx *tx, const char *key)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, key);
+    return mn_pg_query(TX(tx), SQL_META_DROP, &p, 0, "meta delete", NULL);
+}
+
 /* PostgreSQL keeps no freed text of its own to erase: VACUUM reclaims dead rows. */
 static void erased(mn_store_tx *tx) { (void)tx; }
 
@@ -263,5 +328,9 @@ const struct mn_store_row_ops mn_pg_row_ops = {
     .first_active = first_active,
     .messages_activate = messages_activate,
     .messages_remove = messages_remove,
+    .session_read = session_read,
+    .messages_read = messages_read,
+    .title_from = title_from,
+    .meta_drop = meta_drop,
     .erased = erased,
 };

@@ -1,6 +1,6 @@
 /*
- * threads.c — the PostgreSQL side of threads and session state: purging expired threads, forks,
- * file lists and content hashes, and state updates as one read-modify-write transaction on the
+ * threads.c — the PostgreSQL side of threads and session state: purging expired threads, file
+ * lists and content hashes, and state updates as one read-modify-write transaction on the
  * session row locked FOR UPDATE (so concurrent merges, from any node, never lose each other).
  * Same semantics as sqlite/threads.c.
  */
@@ -21,84 +21,6 @@ static const char SQL_GC[] = "DELETE FROM sessions WHERE expires_at > 0 AND expi
 mn_status mn_pg_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids)
 {
     return mn_pg_delete_sessions(PG(st), SQL_GC, now_ms, purged, ids);
-}
-
-/* ---- fork ------------------------------------------------------------------------------------ */
-
-static const char SQL_FORK_SESSION[] =
-    "INSERT INTO sessions (id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at,"
-    " updated_at, expires_at, ttl_ms, max_turns)"
-    " SELECT $2, namespace, title, system_prompt, metadata, tool_name, id, $3::bigint, $3::bigint,"
-    " CASE WHEN ttl_ms > 0 THEN $3::bigint + ttl_ms ELSE 0 END, ttl_ms, max_turns FROM sessions"
-    " WHERE sid = $1::bigint RETURNING sid";
-static const char SQL_FORK_MESSAGES[] =
-    "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files,"
-    " metadata, idem_key, tokens, pinned, created_at, active)"
-    " SELECT $2::bigint, row_number() OVER (ORDER BY seq), role, content, tool_calls, tool_call_id, name, tool_name,"
-    " model, files, metadata, idem_key, tokens, pinned, created_at, 1"
-    " FROM messages WHERE session_sid = $1::bigint AND active = 1 AND ($3::bigint = 0 OR seq <= $3::bigint)"
-    " ORDER BY seq";
-static const char SQL_FORK_COUNTS[] =
-    "UPDATE sessions SET last_seq = (SELECT coalesce(max(seq), 0) FROM messages WHERE session_sid = $1::bigint),"
-    " message_count = (SELECT count(*) FROM messages WHERE session_sid = $1::bigint),"
-    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_sid = $1::bigint),"
-    " turn_count = (SELECT count(*) FROM messages WHERE session_sid = $1::bigint AND role = 'user')"
-    " WHERE sid = $1::bigint";
-
-/* The copy of the message the source's title came from (title_seq) gives the fork's: its seq
- * among the copied messages (0: not copied, or a title the user set). */
-static const char SQL_FORK_TITLE[] =
-    "UPDATE sessions SET title_seq = coalesce((SELECT CASE WHEN ($3::bigint = 0 OR t.title_seq <= $3::bigint)"
-    " AND EXISTS (SELECT 1 FROM messages WHERE session_sid = $1::bigint AND seq = t.title_seq AND active = 1)"
-    " THEN (SELECT count(*) FROM messages WHERE session_sid = $1::bigint AND seq <= t.title_seq AND active = 1)"
-    " ELSE 0 END FROM sessions t WHERE t.sid = $1::bigint AND t.title_seq > 0), 0) WHERE sid = $2::bigint";
-
-struct fork_arg {
-    const char *src_id;
-    const mn_session *copy;
-    int64_t upto_seq;
-};
-
-static mn_status fork_body(struct pg_conn *c, void *arg)
-{
-    struct fork_arg *a = arg;
-    int64_t src = 0;
-    mn_status rc = mn_pg_session_sid(c, a->src_id, &src, NULL);
-    if (rc)
-        return rc;
-    struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, src);
-    mn_pg_text(&p, a->copy->id);
-    mn_pg_i64(&p, a->copy->created_at);
-    PGresult *r = NULL;
-    if ((rc = mn_pg_query(c, SQL_FORK_SESSION, &p, 0, "fork", &r)))
-        return rc;
-    int64_t dst = PQntuples(r) == 1 ? mn_pg_col_i64(r, 0, 0) : 0;
-    PQclear(r);
-    if (!dst)
-        return mn__err(MN_NOTFOUND, "session %s not found", a->src_id);
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, src);
-    mn_pg_i64(&p, dst);
-    mn_pg_i64(&p, a->upto_seq);
-    if ((rc = mn_pg_query(c, SQL_FORK_MESSAGES, &p, 0, "fork", NULL)))
-        return rc;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, dst);
-    if ((rc = mn_pg_query(c, SQL_FORK_COUNTS, &p, 0, "fork", NULL)))
-        return rc;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, src);
-    mn_pg_i64(&p, dst);
-    mn_pg_i64(&p, a->upto_seq);
-    return mn_pg_query(c, SQL_FORK_TITLE, &p, 0, "fork", NULL);
-}
-
-mn_status mn_pg_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq)
-{
-    struct fork_arg a = {src_id, copy, upto_seq};
-    return mn_pg_run(PG(st), PG_WRITE, fork_body, &a);
 }
 
 /* ---- files ----------------------------------------------------------------------------------- */

@@ -1,6 +1,6 @@
 /*
- * rows.c — the SQLite backend's row primitives for changes to stored messages (store_rows.h);
- * the use cases over them are in src/engine/edit.c and src/engine/turns.c. Transactions are
+ * rows.c — the SQLite backend's row primitives for changes to stored rows (store_rows.h); the
+ * use cases over them are in src/engine/edit.c, turns.c, fork.c and erase.c. Transactions are
  * sqlite.c's (the handle under its lock).
  */
 #include <sqlite3.h>
@@ -56,6 +56,13 @@ static const char SQL_FIRST_ACTIVE[] =
 /* ?1 and ?2: the range's first and last pos (seq_range). */
 static const char SQL_ACTIVATE[] = "UPDATE messages SET active = ?3 WHERE pos BETWEEN ?1 AND ?2 AND active <> ?3";
 static const char SQL_REMOVE_RANGE[] = "DELETE FROM messages WHERE pos BETWEEN ?1 AND ?2 RETURNING tokens, active";
+static const char SQL_SESSION_READ[] =
+    "SELECT " MN_SQLITE_SESSION_COLS ", sid, title_seq FROM sessions WHERE id = ?1";
+/* ?1 and ?2 as SQL_ACTIVATE's. */
+static const char SQL_MESSAGES_READ[] =
+    "SELECT " MN_SQLITE_MESSAGE_COLS " FROM messages WHERE pos BETWEEN ?1 AND ?2 AND active = 1 ORDER BY pos LIMIT ?3";
+static const char SQL_TITLE_FROM[] = "UPDATE sessions SET title_seq = ?2 WHERE sid = ?1";
+static const char SQL_META_DROP[] = "DELETE FROM meta WHERE key = ?1";
 
 /* Runs a statement of int64 parameters ?1..?n. */
 static mn_status run_ints(struct sqlite_store *s, const char *sql, const char *what, int n, const int64_t *v)
@@ -268,6 +275,71 @@ static mn_status messages_remove(mn_store_tx *tx, int64_t sid, int64_t from_seq,
     return MN_OK;
 }
 
+/* The write transaction holds the database: the row needs no lock of its own. */
+static mn_status session_read(mn_store_tx *tx, const char *session_id, mn_store_session_fn fn, void *user,
+                              mn_store_session_row *out)
+{
+    struct sqlite_store *s = TX(tx);
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_SESSION_READ, &st);
+    if (rc)
+        return rc;
+    mn_sqlite_bind_text(st, 1, session_id);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        mn_session row;
+        mn_sqlite_row_session(st, &row);
+        out->sid = sqlite3_column_int64(st, MN_SQLITE_SESSION_NCOLS);
+        out->title_seq = sqlite3_column_int64(st, MN_SQLITE_SESSION_NCOLS + 1);
+        fn(user, &row);
+    }
+    mn_sqlite_done(st);
+    if (r == SQLITE_DONE)
+        return mn__err(MN_NOTFOUND, "session %s not found", session_id);
+    return r == SQLITE_ROW ? MN_OK : mn_sqlite_fail(s, r, "session lookup");
+}
+
+static mn_status messages_read(mn_store_tx *tx, int64_t sid, const char *session_id, int64_t after_seq,
+                               int64_t upto_seq, size_t limit, mn_store_message_fn fn, void *user)
+{
+    struct sqlite_store *s = TX(tx);
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_MESSAGES_READ, &st);
+    if (rc)
+        return rc;
+    int64_t pos[2];
+    seq_range(sid, after_seq == INT64_MAX ? after_seq : after_seq + 1, upto_seq, pos);
+    sqlite3_bind_int64(st, 1, pos[0]);
+    sqlite3_bind_int64(st, 2, pos[1]);
+    sqlite3_bind_int64(st, 3, limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)limit);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        mn_message m;
+        if ((rc = mn_sqlite_row_message(s, st, session_id, &m)) || fn(user, &m))
+            break;
+    }
+    mn_sqlite_done(st);
+    if (rc || r == SQLITE_ROW || r == SQLITE_DONE)
+        return rc;
+    return mn_sqlite_fail(s, r, "message read");
+}
+
+static mn_status title_from(mn_store_tx *tx, int64_t sid, int64_t seq)
+{
+    return run_ints(TX(tx), SQL_TITLE_FROM, "title", 2, (int64_t[]){sid, seq});
+}
+
+static mn_status meta_drop(mn_store_tx *tx, const char *key)
+{
+    struct sqlite_store *s = TX(tx);
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_META_DROP, &st);
+    if (rc)
+        return rc;
+    mn_sqlite_bind_text(st, 1, key);
+    return mn_sqlite_step_done(s, st, "meta delete");
+}
+
 static void erased(mn_store_tx *tx) { TX(tx)->erase_after_commit = 1; }
 
 const struct mn_store_row_ops mn_sqlite_row_ops = {
@@ -287,5 +359,9 @@ const struct mn_store_row_ops mn_sqlite_row_ops = {
     .first_active = first_active,
     .messages_activate = messages_activate,
     .messages_remove = messages_remove,
+    .session_read = session_read,
+    .messages_read = messages_read,
+    .title_from = title_from,
+    .meta_drop = meta_drop,
     .erased = erased,
 };

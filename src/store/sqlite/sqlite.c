@@ -1425,7 +1425,6 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .recount_tokens = op_recount_tokens,
         .session_gc = mn_sqlite_op_session_gc,
         .vacuum = mn_sqlite_op_vacuum,
-        .session_fork = mn_sqlite_op_session_fork,
         .session_files = mn_sqlite_op_session_files,
         .file_seen = mn_sqlite_op_file_seen,
         .state_get = rd_state_get,

@@ -195,7 +195,6 @@ void mn_sqlite_fts_register(struct sqlite_store *s);
 void mn_sqlite_fts_release(struct sqlite_store *s);
 
 /* Operations implemented in threads.c. */
-mn_status mn_sqlite_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq);
 mn_status mn_sqlite_op_session_files(mn_store *st, const char *id, mn_strings **out);
 mn_status mn_sqlite_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
                                  int *first);
@@ -286,6 +285,7 @@ mn_status mn_sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t 
 #define MN_SQLITE_SESSION_COLS                                                                                       \
     "id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at, updated_at, expires_at,"     \
     " message_count, token_count, ttl_ms, max_turns, turn_count, inactive_count, cleared_seq, cleared_from"
+#define MN_SQLITE_SESSION_NCOLS 18 /* the columns of MN_SQLITE_SESSION_COLS: a column after them is this one */
 #define MN_SQLITE_MESSAGE_COLS                                                                                       \
     "id, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files, metadata, idem_key, tokens,"  \
     " pinned, created_at, active"

@@ -1,7 +1,7 @@
 /*
- * threads.c — the SQLite side of threads and session state: forks, file lists and content
- * hashes, and state updates as one read-modify-write transaction (so concurrent merges never lose
- * each other).
+ * threads.c — the SQLite side of threads and session state: file lists and content hashes, and
+ * state updates as one read-modify-write transaction (so concurrent merges never lose each
+ * other). A fork is src/engine/fork.c's, over the row primitives.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,86 +24,6 @@
         }                                                                                                            \
         return mn_sqlite_commit(s);                                                                                  \
     } while (0)
-
-/* ---- fork ------------------------------------------------------------------------------------ */
-
-static const char SQL_FORK_SESSION[] =
-    "INSERT INTO sessions (id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at,"
-    " updated_at, expires_at, ttl_ms, max_turns)"
-    " SELECT ?2, namespace, title, system_prompt, metadata, tool_name, id, ?3, ?3,"
-    " CASE WHEN ttl_ms > 0 THEN ?3 + ttl_ms ELSE 0 END, ttl_ms, max_turns FROM sessions WHERE sid = ?1";
-static const char SQL_FORK_MESSAGES[] =
-    "INSERT INTO messages (pos, id, session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name,"
-    " model, files, metadata, idem_key, tokens, pinned, created_at, active)"
-    " SELECT " MN_SQLITE_POS("?2", "row_number() OVER (ORDER BY pos)") ", (SELECT " MN_SQLITE_LAST_ID ")"
-    " + row_number() OVER (ORDER BY pos), ?2,"
-    " row_number() OVER (ORDER BY pos), role, content, tool_calls, tool_call_id, name, tool_name, model, files,"
-    " metadata, idem_key, tokens, pinned, created_at, 1"
-    " FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND active = 1 AND (?3 = 0 OR seq <= ?3) ORDER BY pos";
-static const char SQL_FORK_COUNTS[] =
-    "UPDATE sessions SET last_seq = (SELECT coalesce(max(seq), 0) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") "),"
-    " message_count = (SELECT count(*) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") "),"
-    " token_count = (SELECT coalesce(sum(tokens), 0) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") "),"
-    " turn_count = (SELECT count(*) FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND role = 'user')"
-    " WHERE sid = ?1";
-
-/* The copy of the message the source's title came from (title_seq) gives the fork's: its seq
- * among the copied messages (0: not copied, or a title the user set). */
-static const char SQL_FORK_TITLE[] =
-    "UPDATE sessions SET title_seq = coalesce((SELECT CASE WHEN (?3 = 0 OR t.title_seq <= ?3) AND EXISTS (SELECT 1"
-    " FROM messages WHERE pos = " MN_SQLITE_POS("?1", "t.title_seq") " AND active = 1) THEN (SELECT count(*)"
-    " FROM messages WHERE " MN_SQLITE_UPTO_SEQ("pos", "?1", "t.title_seq") " AND active = 1) ELSE 0 END"
-    " FROM sessions t WHERE t.sid = ?1 AND t.title_seq > 0), 0) WHERE sid = ?2";
-
-static mn_status fork_txn(struct sqlite_store *s, const char *src_id, const mn_session *copy, int64_t upto_seq)
-{
-    int64_t src = 0;
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_session_sid(s, src_id, &src, NULL);
-    if (rc || (rc = mn_sqlite_stmt(s, SQL_FORK_SESSION, &st)))
-        return rc;
-    sqlite3_bind_int64(st, 1, src);
-    mn_sqlite_bind_text(st, 2, copy->id);
-    sqlite3_bind_int64(st, 3, copy->created_at);
-    int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "fork");
-    int64_t dst = sqlite3_last_insert_rowid(s->db);
-    if ((rc = mn_sqlite_stmt(s, SQL_FORK_MESSAGES, &st)))
-        return rc;
-    sqlite3_bind_int64(st, 1, src);
-    sqlite3_bind_int64(st, 2, dst);
-    sqlite3_bind_int64(st, 3, upto_seq);
-    r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "fork");
-    if ((rc = mn_sqlite_stmt(s, SQL_FORK_COUNTS, &st)))
-        return rc;
-    sqlite3_bind_int64(st, 1, dst);
-    r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "fork");
-    if ((rc = mn_sqlite_stmt(s, SQL_FORK_TITLE, &st)))
-        return rc;
-    sqlite3_bind_int64(st, 1, src);
-    sqlite3_bind_int64(st, 2, dst);
-    sqlite3_bind_int64(st, 3, upto_seq);
-    return mn_sqlite_step_done(s, st, "fork");
-}
-
-static mn_status fork_locked(struct sqlite_store *s, const char *src_id, const mn_session *copy, int64_t upto_seq)
-{
-    IN_WRITE_TXN(s, fork_txn(s, src_id, copy, upto_seq));
-}
-
-mn_status mn_sqlite_op_session_fork(mn_store *st, const char *src_id, const mn_session *copy, int64_t upto_seq)
-{
-    struct sqlite_store *s = (struct sqlite_store *)st;
-    LOCKED(s, fork_locked(s, src_id, copy, upto_seq));
-}
 
 /* ---- files ----------------------------------------------------------------------------------- */
 
