@@ -8,7 +8,7 @@ import { CLIENT_OPTIONS, MnemoClient, type ClientOptions } from './client.js';
 import { appendCreating } from './append.js';
 import { NotFoundError } from './errors.js';
 import { RANGES, type ContextResult } from './generated.js';
-import { itemToMessage, messagesToItems, storedToItems, type InputItem } from './items.js';
+import { CALLS_KEY, ITEM_KEY, itemsToMessages, messagesToItems, storedToItems, type InputItem } from './items.js';
 import { checkAdapterOptions, checkOptions, given, pick, shown } from './options.js';
 import type { Message, MessageInput } from './types.js';
 
@@ -95,17 +95,19 @@ export class MnemoSession implements Session {
     }
   }
 
-  /** One append of all the items (one transaction); a missing session is created (in
-   * `namespace` when given). */
+  /** One append of all the items (one transaction); consecutive function_calls (parallel calls)
+   * are one assistant message, as items.ts says. A missing session is created (in `namespace`
+   * when given). */
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
     const id = await this.getSessionId();
-    await appendCreating(this.client, id, items.map((i) => itemToMessage(i as InputItem)), this.#namespace);
+    await appendCreating(this.client, id, itemsToMessages(items as InputItem[]), this.#namespace);
   }
 
-  /** Removes and returns the newest item. A message holding several items (another client's
-   * assistant message with text and tool calls) loses only its last tool call: it is deleted and
-   * appended again without it. */
+  /** Removes and returns the newest item. A message holding several items (parallel calls
+   * added together, another client's assistant message with text and tool calls) loses only its
+   * last tool call: it is deleted and appended again without it, as python/mnemo/agents.py's
+   * pop_item does. */
   async popItem(): Promise<AgentInputItem | undefined> {
     const id = await this.getSessionId();
     try {
@@ -151,7 +153,8 @@ export class MnemoSession implements Session {
   }
 }
 
-/** A stored assistant message as a message to append again, less its last tool call. */
+/** A stored assistant message as a message to append again, less its last tool call and that
+ * call's item (python/mnemo/agents.py _without_last_call: the same stored result). */
 function withoutLastCall(m: Message): MessageInput {
   const out: MessageInput = { role: m.role, content: m.content };
   const calls = (m.tool_calls ?? []).slice(0, -1);
@@ -160,7 +163,13 @@ function withoutLastCall(m: Message): MessageInput {
   if (m.tool_name != null) out.tool_name = m.tool_name;
   if (m.model != null) out.model = m.model;
   if (m.files?.length) out.files = m.files;
-  if (m.metadata && Object.keys(m.metadata).length) out.metadata = m.metadata;
+  const { [CALLS_KEY]: group, ...metadata } = m.metadata ?? {};
+  if (Array.isArray(group) && group.length === m.tool_calls?.length) {
+    const rest = group.slice(0, -1);
+    if (rest.length === 1) metadata[ITEM_KEY] = rest[0];
+    else metadata[CALLS_KEY] = rest;
+  }
+  if (Object.keys(metadata).length) out.metadata = metadata;
   if (m.pinned) out.pinned = true;
   return out;
 }

@@ -1,10 +1,11 @@
 // items.ts — Responses input items (the OpenAI Agents SDK's AgentInputItem shape) to mnemo
 // messages and back. A message item is a message of its role; a function_call is an assistant
-// message with one tool call; a function_call_result (function_call_output on the wire) is a tool
-// message answering it; any other item type is an empty assistant message. Every item is also
-// kept as it came in the message's metadata under "agents_item" and returned from there, so a
-// round trip loses nothing (ids, providerData, reasoning); messages other clients wrote, and the
-// messages of a built context, are turned into items from their fields.
+// message with one tool call, consecutive ones (parallel calls) one assistant message with all
+// of them; a function_call_result (function_call_output on the wire) is a tool message answering
+// it; any other item type is an empty assistant message. Every item is also kept as it came in
+// the message's metadata under "agents_item" (a group of calls: "agents_items") and returned from
+// there, so a round trip loses nothing (ids, providerData, reasoning); messages other clients
+// wrote, and the messages of a built context, are turned into items from their fields.
 import type { ContextMessage, Message, MessageInput, ToolCall } from './types.js';
 
 export const ITEM_KEY = 'agents_item';
@@ -48,6 +49,28 @@ export function itemToMessage(item: InputItem): MessageInput {
     return { role: 'tool', tool_call_id: String(item.callId), tool_name: item.name ? String(item.name) : undefined, content: contentText(item.output), metadata };
   }
   return { role: 'assistant', content: '', metadata };
+}
+
+/** Items as the messages to append, as python/mnemo/agents.py items_to_messages: consecutive
+ * function_calls share one assistant message, because the context builder sends tool results
+ * only right after the message holding all their calls. */
+export function itemsToMessages(items: InputItem[]): MessageInput[] {
+  const out: MessageInput[] = [];
+  let calls: InputItem[] = []; // the function_calls of out.at(-1), when it holds calls
+  for (const item of items) {
+    const msg = itemToMessage(item);
+    const isCall = item.type === 'function_call';
+    if (isCall && calls.length) {
+      const group = out[out.length - 1];
+      group.tool_calls = [...(group.tool_calls ?? []), ...(msg.tool_calls ?? [])];
+      calls.push(item);
+      group.metadata = { [CALLS_KEY]: [...calls] };
+      continue;
+    }
+    calls = isCall ? [item] : [];
+    out.push(msg);
+  }
+  return out;
 }
 
 /** Items from chat messages (a stored message without its item, or a built context's). */

@@ -238,6 +238,83 @@ test('popItem() on a message another client wrote: only its last item goes', asy
   assert.equal(await session.popItem(), undefined);
 });
 
+// Parallel calls: one model turn asking for several tools. The context builder sends tool results
+// only right after the message holding all their calls, so the calls share one assistant message
+// (metadata "agents_items", as python/mnemo/agents.py stores them).
+test('parallel function calls: one assistant message, read back exactly, popped one by one', async () => {
+  const client = new MnemoClient({ baseURL: server.url });
+  const session = new MnemoSession({ baseURL: server.url });
+  const call = (n, name) => ({ type: 'function_call', id: `fc_${n}`, callId: `call_${n}`, name, arguments: `{"n":${n}}`, status: 'completed', providerData: { n } });
+  const result = (n, name, text) => ({ type: 'function_call_result', callId: `call_${n}`, name, status: 'completed', output: { type: 'text', text } });
+  const calls = [call(1, 'weather'), call(2, 'time'), call(3, 'news')];
+  const given = [
+    { type: 'message', role: 'user', content: 'Weather, time and news?' },
+    ...calls,
+    result(1, 'weather', 'sunny'), result(2, 'time', 'noon'), result(3, 'news', 'none'),
+    { type: 'message', id: 'msg_p', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Sunny, noon, no news.' }] },
+  ];
+  await session.addItems(structuredClone(given));
+  const sid = await session.getSessionId();
+  const stored = () => client.history(sid).then((h) => h.messages);
+  let msgs = await stored();
+  assert.deepEqual(msgs.map((m) => m.role), ['user', 'assistant', 'tool', 'tool', 'tool', 'assistant']);
+  assert.deepEqual(msgs[1].tool_calls, calls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: c.arguments } })));
+  assert.equal(msgs[1].content, null);
+  assert.deepEqual(msgs[1].metadata, { agents_items: calls });
+  assert.deepEqual(await session.getItems(), given);
+  assert.deepEqual(await session.getItems(6), given.slice(-6)); // counts the calls, not their message
+  // the context keeps the call group with its results (three one-call messages were dropped as
+  // calls without their results)
+  const ctx = await client.context(sid);
+  assert.equal(ctx.dropped, 0);
+  assert.deepEqual(ctx.messages.map((m) => m.tool_calls?.map((c) => c.id) ?? m.tool_call_id ?? m.role),
+    ['user', ['call_1', 'call_2', 'call_3'], 'call_1', 'call_2', 'call_3', 'assistant']);
+
+  for (let i = 0; i < 4; i++) assert.deepEqual(await session.popItem(), given.at(-1 - i)); // the answer, the results
+  // the newest item is the group's last call: the message keeps the others, as Python's pop_item
+  assert.deepEqual(await session.popItem(), calls[2]);
+  msgs = await stored();
+  assert.deepEqual(msgs.map((m) => m.tool_calls?.map((c) => c.id) ?? m.role), ['user', ['call_1', 'call_2']]);
+  assert.deepEqual(msgs[1].metadata, { agents_items: calls.slice(0, 2) });
+  // (getItems() would be the context, which leaves out calls still waiting for their results)
+  assert.deepEqual(await session.getItems(10), given.slice(0, 3));
+  assert.deepEqual(await session.popItem(), calls[1]);
+  msgs = await stored();
+  assert.deepEqual(msgs[1].tool_calls.map((c) => c.id), ['call_1']);
+  assert.deepEqual(msgs[1].metadata, { agents_item: calls[0] }); // one call: stored as a single item is
+  assert.deepEqual(await session.getItems(10), given.slice(0, 2));
+  assert.deepEqual(await session.popItem(), calls[0]);
+  assert.deepEqual((await stored()).map((m) => m.role), ['user']);
+
+  // calls split by another item stay apart; a single call keeps the single form
+  const split = [calls[0], result(1, 'weather', 'sunny'), calls[1], calls[2]];
+  await session.addItems(structuredClone(split));
+  msgs = (await stored()).slice(1);
+  assert.deepEqual(msgs.map((m) => m.tool_calls?.map((c) => c.id) ?? m.role), [['call_1'], 'tool', ['call_2', 'call_3']]);
+  assert.deepEqual(msgs[0].metadata, { agents_item: calls[0] });
+  assert.deepEqual(msgs[2].metadata, { agents_items: calls.slice(1) });
+  assert.deepEqual(await session.getItems(10), [given[0], ...split]);
+});
+
+test('an Agent calling two tools at once: the runner\'s items stored as one call group', async () => {
+  const model = new ScriptedModel([
+    [{ type: 'function_call', id: 'fc_x', callId: 'call_x', name: 'multiply', arguments: '{"a":2,"b":3}', status: 'completed' },
+     { type: 'function_call', id: 'fc_y', callId: 'call_y', name: 'multiply', arguments: '{"a":4,"b":5}', status: 'completed' }],
+    say('6 and 20.', 'msg_x'),
+    (req) => {
+      assert.deepEqual(texts(req.input), ['user:2x3 and 4x5?', 'call:multiply', 'call:multiply', 'result:6', 'result:20', 'assistant:6 and 20.', 'user:Thanks.']);
+      return say('Welcome.', 'msg_y');
+    },
+  ]);
+  const agent = new Agent({ name: 'calc', instructions: 'Use the tools.', model, tools: [multiply] });
+  const session = new RecordingSession({ baseURL: server.url });
+  assert.equal((await run(agent, '2x3 and 4x5?', { session })).finalOutput, '6 and 20.');
+  const msgs = (await new MnemoClient({ baseURL: server.url }).history(await session.getSessionId())).messages;
+  assert.deepEqual(msgs.map((m) => m.tool_calls?.map((c) => c.id) ?? m.role), ['user', ['call_x', 'call_y'], 'tool', 'tool', 'assistant']);
+  await run(agent, 'Thanks.', { session });
+  assert.deepEqual(await session.getItems(), session.given);
+});
+
 test('getItems(limit) counts items, not messages', async () => {
   const client = new MnemoClient({ baseURL: server.url });
   const { session: s } = await client.sessionCreate();

@@ -195,8 +195,8 @@ test('both writers stored the same session (ids and timestamps aside)', () => {
 });
 
 // Each package writes its own SDK's item shapes (call_id / callId, function_call_output /
-// function_call_result). Python stores parallel function calls as one assistant message
-// (metadata "agents_items"), which js/src/items.ts reads back as the calls.
+// function_call_result). Both store parallel function calls as one assistant message (metadata
+// "agents_items"), read back as the calls, and pop the newest call of one alike.
 test('agents sessions: each package reads back exactly the items the other wrote', async () => {
   const { MnemoSession } = await import(pathToFileURL(join(MNEMO_JS_DIR, 'dist', 'agents.js')).href);
   const { python: pyItems, typescript: tsItems } = data.agents;
@@ -215,4 +215,12 @@ test('agents sessions: each package reads back exactly the items the other wrote
   const sameItems = python('agents-write', db, 'typescript').session_id;
   assert.deepEqual(strip(python('agents-read', db, sameItems).history), strip(fromTs.history),
     'the TypeScript items added by Python are the messages TypeScript stored');
+
+  // the answer, two results, then the last of two parallel calls: the message keeps the first
+  assert.deepEqual(python('agents-pop', db, sameItems, '4').popped, tsItems.slice(-4).reverse(), 'Python pop_item()');
+  const popped = [];
+  for (let i = 0; i < 4; i++) popped.push(await writer.popItem());
+  assert.deepEqual(popped, tsItems.slice(-4).reverse(), 'TypeScript popItem()');
+  assert.deepEqual(strip(python('agents-read', db, sameItems).history), strip(python('agents-read', db, await writer.getSessionId()).history),
+    'a call popped from a call group leaves the same message in both');
 });

@@ -14,6 +14,8 @@
     views.py agents-read DB SID DATA
                              prints what MnemoSession reads of session SID: {"items"
                              (get_items()), "tail" (get_items(limit=3)), "history"}
+    views.py agents-pop DB SID N DATA
+                             pops N items of session SID with MnemoSession; prints {"popped"}
 """
 import asyncio
 import json
@@ -73,6 +75,12 @@ def agents_read(db, sid):
                 "history": mem.history(sid)}
 
 
+def agents_pop(db, sid, n):
+    with mnemo.Memory(db) as mem:
+        s = MnemoSession(sid, memory=mem)
+        return {"popped": [asyncio.run(s.pop_item()) for _ in range(n)]}
+
+
 def main(argv):
     with open(argv[-1], encoding="utf-8") as f:
         data = json.load(f)
@@ -84,6 +92,8 @@ def main(argv):
         result = agents_write(argv[2], argv[3], data)
     elif argv[1] == "agents-read":
         result = agents_read(argv[2], argv[3])
+    elif argv[1] == "agents-pop":
+        result = agents_pop(argv[2], argv[3], int(argv[4]))
     else:
         raise SystemExit("views.py: unknown command %r" % argv[1])
     json.dump(result, sys.stdout)  # ASCII: no dependence on the locale's encoding
