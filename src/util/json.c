@@ -94,9 +94,10 @@ mn_status mn_json_set_str(json_t *obj, const char *key, const char *s)
 
 mn_status mn_json_set_raw(json_t *obj, const char *key, const char *json_text)
 {
-    json_t *v = json_text ? json_loads(json_text, JSON_DECODE_ANY, NULL) : json_null();
+    int oom = 0; /* out of memory is no damage: the stored text may be fine */
+    json_t *v = json_text ? mn_json_loads(json_text, JSON_DECODE_ANY, NULL, &oom) : json_null();
     if (!v)
-        return mn__corrupt_at(__FILE__, __LINE__, "stored JSON in '%s' does not parse", key);
+        return oom ? mn__nomem() : mn__corrupt_at(__FILE__, __LINE__, "stored JSON in '%s' does not parse", key);
     if (json_object_set_new(obj, key, v) != 0)
         return mn__nomem();
     return MN_OK;
