@@ -226,9 +226,7 @@ static mn_status state_drop(mn_store_tx *tx, int64_t sid)
 
 static mn_status turn_start(mn_store_tx *tx, int64_t sid, int64_t n, int active_only, int64_t *seq)
 {
-    *seq = 0;
-    if (n < 1)
-        return MN_OK;
+    *seq = 0; /* n >= 1: the engine asks only with a turn limit (store_rows.h) */
     return one_int(TX(tx), active_only ? SQL_TURN_START_ACTIVE : SQL_TURN_START, "turn limit", 2,
                    (int64_t[]){sid, n - 1}, seq);
 }
