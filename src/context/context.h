@@ -227,6 +227,8 @@ struct mn_fold_req {
     size_t n;
     int64_t last_seq; /* newest message of the session at fold time */
 };
+/* The session's latest summary in *out, or NULL when it has none yet (fold.c). */
+mn_status mn_context_summary_latest(const mn_strategy_env *env, const char *session_id, mn_summary **out);
 /* Runs one fold under the session claim (fold.c). *outcome says what happened; *made gets the
  * stored summary. Errors only for the store (the summariser's failure is an outcome, with an
  * event in the store and in *event when not NULL). */

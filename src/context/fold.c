@@ -55,6 +55,14 @@ void mn_context_fold_counts(int64_t *ok, int64_t *failed, int64_t *rolled_back)
     *rolled_back = atomic_load(&folds_run[MN_FOLD_ROLLED_BACK]);
 }
 
+mn_status mn_context_summary_latest(const mn_strategy_env *env, const char *session_id, mn_summary **out)
+{
+    mn_status rc = env->st->ops->summary_latest(env->st, session_id, out);
+    if (rc == MN_NOTFOUND)
+        rc = MN_OK, mn__err_clear();
+    return rc;
+}
+
 /* Runs one fold under the claim. *outcome says what happened; *made gets the stored summary.
  * Errors only for the store (the summariser's failure is an outcome, with an event). */
 mn_status mn_context_fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
@@ -71,6 +79,17 @@ mn_status mn_context_fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg
     if (!claimed) {
         *outcome = MN_FOLD_IN_FLIGHT;
         return MN_OK;
+    }
+    /* the plan was made before the claim: a fold that ran in between (another thread's or
+     * node's, released just now) has stored a newer summary, and this one is not due any more */
+    mn_summary *latest = NULL;
+    rc = mn_context_summary_latest(env, s->id, &latest);
+    int64_t latest_id = latest ? latest->id : 0;
+    mn_summary_free(latest);
+    if (rc || latest_id != (fr->old ? fr->old->id : 0)) {
+        env->st->ops->busy_release(env->st, s->id, until);
+        *outcome = MN_FOLD_IN_FLIGHT;
+        return rc;
     }
     int64_t t0 = mn_clock_mono_ns();
     mn_sum_result r;

@@ -162,14 +162,6 @@ static void drop_shown(mn_messages *l, const mn_messages *shown)
     l->count = k;
 }
 
-static mn_status load_summary(const mn_strategy_env *env, const char *sid, mn_summary **out)
-{
-    mn_status rc = env->st->ops->summary_latest(env->st, sid, out);
-    if (rc == MN_NOTFOUND)
-        rc = MN_OK, mn__err_clear();
-    return rc;
-}
-
 static void loaded_release(struct mn_loaded *ld)
 {
     mn_summary_free(ld->sum);
@@ -394,7 +386,7 @@ static mn_status build_window(const mn_strategy_env *env, const mn_strategy_cfg 
     struct mn_gov g = cfg->gov;
     mn_summary *sum = NULL;
     struct mn_window *tail = &b->parts[0];
-    mn_status rc = load_summary(env, s->id, &sum);
+    mn_status rc = mn_context_summary_latest(env, s->id, &sum);
     int64_t upto = sum ? sum->covers_upto : 0;
     /* the session's tool-output total decides offloading only: no scan of the whole session
      * on every build without it */
@@ -440,7 +432,7 @@ static long first_reply(const mn_message *m, size_t n)
 
 static mn_status load(const mn_strategy_env *env, const mn_session *s, int is_summary, struct mn_loaded *ld)
 {
-    mn_status rc = load_summary(env, s->id, &ld->sum);
+    mn_status rc = mn_context_summary_latest(env, s->id, &ld->sum);
     if (!rc)
         rc = load_after(env, s->id, ld->sum ? ld->sum->covers_upto : 0, 0, &ld->buf);
     if (!rc && is_summary)

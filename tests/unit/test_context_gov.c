@@ -18,7 +18,9 @@
 
 #include "mnemo.h"
 #include "test_db.h"
+#include "context/context.h"
 #include "engine/engine.h"
+#include "summarize/summarize.h"
 
 static char dir[96];
 static int seq_db;
@@ -556,6 +558,57 @@ static void compact_full_and_in_flight(void **state)
     mn_close(db);
 }
 
+/* Two workers plan the same fold; the second claims only after the first stored its summary and
+ * released. Its plan is stale: it stands down (in_flight) and stores nothing twice. */
+static void stale_plan_stands_down(void **state)
+{
+    (void)state;
+    mn_db *db = open_db(NULL);
+    char *sid = new_session(db, "sys");
+    conversation(db, sid, 20, 150);
+    mn_history_opts ho = MN_HISTORY_OPTS_INIT;
+    ho.limit = 1000;
+    mn_messages *msgs = NULL;
+    assert_int_equal(mn_history(db, sid, &ho, &msgs), MN_OK); /* the second worker's plan: no summary yet */
+    assert_int_equal(mn_compact(db, sid, NULL), MN_OK);        /* the first worker's fold */
+    mn_summary *first = NULL;
+    assert_int_equal(mn_summary_get(db, sid, &first), MN_OK);
+    mn_summarizer_cfg sc;
+    memset(&sc, 0, sizeof sc);
+    sc.name = "extractive";
+    mn_strategy_env env = {db->store, db->tk, NULL, NULL, NULL, NULL};
+    assert_int_equal(mn_summarizer_open(&sc, &env.sum), MN_OK);
+    mn_strategy_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.summary_cap = 400;
+    cfg.claim_ms = 60000;
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_get(db, sid, &s), MN_OK);
+    struct mn_fold_req fr = {"chunk_threshold", 0, NULL, msgs->items, msgs->count - 4, msgs->items[msgs->count - 1].seq};
+    enum mn_fold_outcome outcome = MN_FOLD_OK;
+    mn_summary *made = NULL;
+    assert_int_equal(mn_context_fold(&env, &cfg, s, &fr, &outcome, &made, NULL), MN_OK);
+    assert_int_equal(outcome, MN_FOLD_IN_FLIGHT);
+    assert_null(made);
+    mn_summary *latest = NULL;
+    assert_int_equal(mn_summary_get(db, sid, &latest), MN_OK);
+    assert_int_equal(latest->id, first->id); /* no second summary */
+    /* the claim was released: a plan made on the stored summary folds */
+    fr.old = latest;
+    assert_int_equal(mn_context_fold(&env, &cfg, s, &fr, &outcome, &made, NULL), MN_OK);
+    assert_int_equal(outcome, MN_FOLD_OK);
+    assert_non_null(made);
+    assert_true(made->id > first->id);
+    mn_summary_free(made);
+    mn_summary_free(latest);
+    mn_summary_free(first);
+    mn_session_free(s);
+    mn_summarizer_free(env.sum);
+    mn_messages_free(msgs);
+    free(sid);
+    mn_close(db);
+}
+
 static void single_output_over_budget(void **state)
 {
     (void)state;
@@ -597,6 +650,7 @@ int main(void)
         cmocka_unit_test(loops_and_preflight),       cmocka_unit_test(summary_strategy_and_fallback),
         cmocka_unit_test(inflation_guard),           cmocka_unit_test(chunked_strategy),
         cmocka_unit_test(hybrid_keeps_pins),         cmocka_unit_test(compact_full_and_in_flight),
+        cmocka_unit_test(stale_plan_stands_down),
         cmocka_unit_test(single_output_over_budget),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
