@@ -223,6 +223,8 @@ typedef struct mn_session {
                                them): an undo brings back cleared_from .. cleared_seq, those the
                                turn limit keeps; 0 with cleared_seq set: not recorded (before
                                schema 13), an undo goes by the turn limit alone */
+    const char *key;        /* the caller's own name for it (mn_session_opts.key), unique in its
+                               namespace; NULL when it was made without one */
 } mn_session;
 
 typedef struct mn_sessions {
@@ -247,8 +249,13 @@ typedef struct mn_session_opts {
     int64_t max_turns;         /* turns kept active (mn_session_set_max_turns): 0: the default —
                                   threads.max_turns for a thread, else none; -1: no limit; else
                                   1 .. 1000000 */
+    const char *key;           /* NULL: none; else the caller's own name for the session (a
+                                  framework's session id such as "user-42-chat"): 1-256 bytes of
+                                  UTF-8 without control characters, not a UUID, unique in its
+                                  namespace (MN_CONFLICT if taken). Wherever a session id is
+                                  taken, its key names it too (docs/http-api.md, "Session keys"). */
 } mn_session_opts;
-#define MN_SESSION_OPTS_INIT {sizeof(mn_session_opts), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0}
+#define MN_SESSION_OPTS_INIT {sizeof(mn_session_opts), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL}
 
 /* Creates a session. opts may be NULL for all defaults. *out (optional, may be NULL) receives
  * the stored record; caller frees it with mn_session_free. Errors: MN_INVALID (bad id,
@@ -263,6 +270,14 @@ MN_API mn_status mn_session_get(mn_db *db, const char *id, mn_session **out);
  * is MN_NOTFOUND with the same message as a missing one, whether or not it has expired (never
  * MN_EXPIRED with its time). Front ends with namespace-bound callers use this. */
 MN_API mn_status mn_session_get_in(mn_db *db, const char *ns, const char *id, mn_session **out);
+/* A session reference — a session's UUID, or its key (mn_session_opts.key) in namespace ns (NULL:
+ * "default") — as the session's canonical UUID in out. Every function that takes a session id
+ * also takes a key in its place, in the namespace the call names (mn_append_request.ns,
+ * mn_session_get_in) or else "default"; front ends that know their caller's namespace resolve a
+ * key with this first. A UUID is only made canonical (whether it names a session is the next
+ * call's to say); a key is looked up, expired sessions included. Errors: MN_INVALID (neither a
+ * UUID nor a valid key, bad namespace), MN_NOTFOUND (a key naming no session). Thread-safe. */
+MN_API mn_status mn_session_resolve(mn_db *db, const char *ns, const char *ref, char out[37]);
 /* Lists sessions, most recently updated first. ns NULL = every namespace. limit 0 = 20,
  * at most 10000; offset skips that many. Caller frees *out with mn_sessions_free. */
 MN_API mn_status mn_session_list(mn_db *db, const char *ns, size_t limit, size_t offset, mn_sessions **out);
@@ -1165,6 +1180,59 @@ typedef struct mn_extract_stats {
  * stats may be NULL. Errors: MN_NOTFOUND (session), MN_INVALID (extractor), MN_UNAVAILABLE (the
  * LLM is not configured or failed). */
 MN_API mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extractor, mn_extract_stats *stats);
+
+/* Extraction jobs: mn_memory_extract on the handle's background worker (the one memory.extract
+ * offline or llm uses), for a caller that answers before the extraction ends and is asked about
+ * it later (docs/memory.md, "Async add and its event", Mem0's async add).
+ *
+ * mn_memory_extract_queue records a job — the extraction of session_id's messages up to its
+ * newest one now — and queues the session on the worker, whatever memory.extract says (the
+ * extractor is the one mn_memory_extract with extractor NULL uses: offline when it is off). The
+ * job is kept in the database as a "memory_extract_queued" event of the session, so it outlives
+ * the process (and goes when the session is deleted). data (NULL: {}) is a JSON object of at most
+ * 4096 bytes the caller keeps with the job (ids, not message text). *job_id (optional) receives
+ * the job's id, a UUID; caller frees it with mn_free. Errors: MN_INVALID (session id, data not a
+ * JSON object), MN_TOOBIG (data), MN_NOTFOUND, MN_EXPIRED (the session), MN_NOMEM, MN_BUSY, MN_IO.
+ * Thread-safe. */
+MN_API mn_status mn_memory_extract_queue(mn_db *db, const char *session_id, const char *data, char **job_id);
+
+typedef enum mn_extract_state {
+    MN_EXTRACT_PENDING = 0, /* queued, not started */
+    MN_EXTRACT_RUNNING = 1, /* this handle's worker is extracting the session now (or another
+                               run read the job's messages and the job's own, which records its
+                               end, is still queued) */
+    MN_EXTRACT_DONE = 2,    /* no message of the job is left unread by extraction (the session's
+                               watermark passed upto_seq, or the messages were erased) */
+    MN_EXTRACT_FAILED = 3   /* a background run over the job's messages failed (the extractor is
+                               unavailable, or its answer was rejected): nothing is retried, but
+                               a later run that reads them (the session's next job or automatic
+                               run, mn_memory_extract) makes the job DONE */
+} mn_extract_state;
+
+/* A job as mn_memory_extract_job reads it; every string is owned by the struct. */
+typedef struct mn_extract_job {
+    char *id;             /* the job's id (a UUID) */
+    char *session_id;     /* the session it extracts from, and its namespace */
+    char *ns;
+    char *data;           /* the caller's JSON object, "{}" when none was given */
+    char *error;          /* FAILED: why; else NULL */
+    int64_t upto_seq;     /* the newest message of the session when it was queued (0: none) */
+    int64_t queued_at;    /* ms since the epoch */
+    int64_t finished_at;  /* DONE, FAILED: when the run that ended it did (0: not known — a run
+                             that was not the job's, mn_memory_extract or an automatic one) */
+    mn_extract_state state;
+} mn_extract_job;
+
+/* The job job_id, for a caller bound to namespace ns (NULL: any): a job of another namespace's
+ * session is MN_NOTFOUND with the text of a missing one. A PENDING job that this handle's worker
+ * does not hold — its run was lost with the process that queued it (mn_close drops the queue), or
+ * a full queue dropped it — is queued again here, so that asking until the state is DONE or
+ * FAILED always ends. Caller frees *out with mn_extract_job_free; NULL on failure. Errors:
+ * MN_INVALID (job_id is not a UUID), MN_NOTFOUND (no such job in ns; its session was deleted;
+ * or it is older than the session's newest 10000 events), MN_NOMEM, MN_BUSY, MN_IO. Thread-safe. */
+MN_API mn_status mn_memory_extract_job(mn_db *db, const char *ns, const char *job_id, mn_extract_job **out);
+/* Frees a job; NULL is a no-op. */
+MN_API void mn_extract_job_free(mn_extract_job *job);
 MN_API void mn_memory_free(mn_memory *m);
 MN_API void mn_memories_free(mn_memories *list);
 /* {"id","version","text","kind","namespace","user_id","agent_id","session_id","metadata",

@@ -315,6 +315,9 @@ static mn_status session_row(const mn_db *db, const mn_session_opts *o, struct m
         (rc = mn_check_text("system_prompt", o->system_prompt, MN_MAX_SYSTEM_PROMPT_BYTES, "")) ||
         (rc = mn_check_text("tool_name", o->tool_name, MN_MAX_NAME_BYTES, "")))
         return rc;
+    if (o->key && (rc = mn_check_session_key(o->key)))
+        return rc;
+    s->key = o->key;
     s->metadata = "{}";
     if (o->metadata && (rc = mn_check_json_object("metadata", o->metadata, a, "", &s->metadata)))
         return rc;
@@ -349,6 +352,14 @@ mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session *
         rc = mn__nomem();
     if (!rc)
         rc = db->store->ops->session_insert(db->store, &s);
+    if (rc == MN_CONFLICT && s.key) { /* say which was taken: the key, or else the id */
+        mn_session *keyed = NULL;
+        if (db->store->ops->session_by_key(db->store, s.ns, s.key, &keyed) == MN_OK)
+            rc = mn__err(MN_CONFLICT, "key: '%.200s' already names session %s in namespace %s", s.key, keyed->id, s.ns);
+        else
+            rc = mn__err(MN_CONFLICT, "session %s already exists", id);
+        mn_session_free(keyed);
+    }
     if (rc == MN_CONFLICT && opts && opts->id) { /* another namespace's id looks missing, not taken */
         mn_session *other = NULL;
         if (db->store->ops->session_get(db->store, id, &other) == MN_OK && strcmp(other->ns, s.ns) != 0)
@@ -373,7 +384,7 @@ mn_status mn_session_get(mn_db *db, const char *id, mn_session **out)
     if (!out)
         return mn__err(MN_MISUSE, "mn_session_get: out is NULL");
     *out = NULL;
-    if (rc || (rc = mn__check_id(id, canon)))
+    if (rc || (rc = mn__session_ref(db, NULL, id, canon)))
         return rc;
     return mn__live_session(db, canon, out);
 }
@@ -385,7 +396,7 @@ mn_status mn_session_get_in(mn_db *db, const char *ns, const char *id, mn_sessio
     if (!out)
         return mn__err(MN_MISUSE, "mn_session_get_in: out is NULL");
     *out = NULL;
-    if (rc || (rc = mn__check_id(id, canon)))
+    if (rc || (rc = mn__session_ref(db, ns, id, canon)))
         return rc;
     mn_session *s = NULL;
     if ((rc = db->store->ops->session_get(db->store, canon, &s)))
@@ -395,6 +406,17 @@ mn_status mn_session_get_in(mn_db *db, const char *ns, const char *id, mn_sessio
     if (other) /* checked before expiry: an expired session of another namespace says nothing either */
         return mn__err(MN_NOTFOUND, "session %s not found", canon);
     return mn__live_session(db, canon, out);
+}
+
+mn_status mn_session_resolve(mn_db *db, const char *ns, const char *ref, char out[37])
+{
+    mn_status rc = mn__check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_session_resolve: out is NULL");
+    *out = '\0';
+    if (rc || (ns && (rc = mn_check_namespace(ns))))
+        return rc;
+    return mn__session_ref(db, ns, ref, out);
 }
 
 mn_status mn_session_list(mn_db *db, const char *ns, size_t limit, size_t offset, mn_sessions **out)
@@ -414,7 +436,7 @@ mn_status mn_session_delete(mn_db *db, const char *id)
 {
     char canon[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
-    if (rc || (rc = mn__check_id(id, canon)))
+    if (rc || (rc = mn__session_ref(db, NULL, id, canon)))
         return rc;
     return mn__session_delete(db, canon);
 }
@@ -451,7 +473,7 @@ mn_status mn_history(mn_db *db, const char *session_id, const mn_history_opts *o
     if (!out)
         return mn__err(MN_MISUSE, "mn_history: out is NULL");
     *out = NULL;
-    if (rc || (rc = mn__check_id(session_id, id)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, id)))
         return rc;
     if (!opts)
         opts = &defaults;
@@ -536,7 +558,7 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
     if (!out)
         return mn__err(MN_MISUSE, "mn_context_build: out is NULL");
     *out = NULL;
-    if (rc || (rc = mn__check_id(session_id, id)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, id)))
         return rc;
     if (!opts)
         opts = &defaults;
@@ -689,7 +711,7 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
     if (n && (!canon || !list))
         rc = mn__nomem();
     for (size_t i = 0; i < n && !rc; i++) {
-        rc = mn__check_id(ids[i], canon[i]);
+        rc = mn__session_ref(db, NULL, ids[i], canon[i]);
         list[i] = canon[i];
     }
     if (!rc && n > 1 && !(n = unique_ids(list, canon, n)))

@@ -170,7 +170,7 @@ mn_status mn_chat_reply(mn_db *db, const char *session_id, const mn_chat_opts *o
         *out = NULL;
     char id[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
-    if (rc || (rc = mn__check_id(session_id, id)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, id)))
         return rc;
     if (!out)
         return mn__err(MN_MISUSE, "mn_chat_reply: out is NULL");

@@ -14,7 +14,7 @@ mn_status mn_session_clear(mn_db *db, const char *session_id, unsigned flags, in
         *count = 0;
     char id[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
-    if (rc || (rc = mn__check_id(session_id, id)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, id)))
         return rc;
     if (flags & ~(unsigned)(MN_CLEAR_UNDO | MN_CLEAR_STATE))
         return mn__err(MN_INVALID, "flags: 0x%x has bits other than MN_CLEAR_UNDO and MN_CLEAR_STATE", flags);
@@ -33,7 +33,7 @@ mn_status mn_session_set_max_turns(mn_db *db, const char *session_id, int64_t ma
 {
     char id[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
-    if (rc || (rc = mn__check_id(session_id, id)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, id)))
         return rc;
     if (max_turns < 0 || max_turns > 1000000)
         return mn__err(MN_INVALID, "max_turns: %lld is not from 0 (no limit) to 1000000", (long long)max_turns);

@@ -13,7 +13,7 @@ mn_status mn_message_edit(mn_db *db, const char *session_id, int64_t message_id,
     mn_status rc = mn__check_db(db);
     if (out)
         *out = NULL;
-    if (rc || (rc = mn__check_id(session_id, canon)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, canon)))
         return rc;
     if (message_id <= 0)
         return mn__err(MN_INVALID, "message_id: %lld is not positive", (long long)message_id);

@@ -295,7 +295,7 @@ mn_status mn_memory_erase_sources(mn_db *db, const char *session_id, const char 
         *erased = 0;
     char canon[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
-    if (rc || (rc = mn__check_id(session_id, canon)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, canon)))
         return rc;
     mn_session *sess = NULL;
     if ((rc = db->store->ops->session_get(db->store, canon, &sess)))

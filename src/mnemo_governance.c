@@ -50,7 +50,7 @@ mn_status mn_fold_run(mn_db *db, const mn_fold_job *job, char **outcome_json)
         return rc;
     if (!job)
         return mn__err(MN_MISUSE, "mn_fold_run: job is NULL");
-    if ((rc = mn__check_id(job->session_id, id)))
+    if ((rc = mn__session_ref(db, NULL, job->session_id, id)))
         return rc;
     const char *strategy = job->strategy ? job->strategy : db->settings.memory_strategy;
     if (!mn__strategy_known(strategy))
@@ -78,7 +78,7 @@ static mn_status message_pin(mn_db *db, const char *session_id, int64_t message_
 {
     char id[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
-    if (rc || (session_id && ((rc = mn__check_id(session_id, id)) || (rc = mn__live_session(db, id, NULL)))))
+    if (rc || (session_id && ((rc = mn__session_ref(db, NULL, session_id, id)) || (rc = mn__live_session(db, id, NULL)))))
         return rc;
     if (message_id < 1)
         return mn__err(MN_INVALID, "message id: %lld is not a message id", (long long)message_id);
@@ -103,7 +103,7 @@ mn_status mn_summary_get(mn_db *db, const char *session_id, mn_summary **out)
     if (!out)
         return mn__err(MN_MISUSE, "mn_summary_get: out is NULL");
     *out = NULL;
-    if (rc || (rc = mn__check_id(session_id, id)) || (rc = mn__live_session(db, id, NULL)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, id)) || (rc = mn__live_session(db, id, NULL)))
         return rc;
     return db->store->ops->summary_latest(db->store, id, out);
 }
@@ -132,7 +132,7 @@ mn_status mn_compact_ex(mn_db *db, const char *session_id, const mn_compact_opts
     mn_status rc = mn__check_db(db);
     if (event_json)
         *event_json = NULL;
-    if (rc || (rc = mn__check_id(session_id, id)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, id)))
         return rc;
     mn_compact_opts o = defaults;
     if (opts && (rc = MN__ABI_LOAD(mn_compact_opts, &o, opts, instructions)))
@@ -186,7 +186,7 @@ mn_status mn_events_json(mn_db *db, const char *session_id, size_t limit, char *
     if (!out)
         return mn__err(MN_MISUSE, "mn_events_json: out is NULL");
     *out = NULL;
-    if (rc || (rc = mn__check_id(session_id, id)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, id)))
         return rc;
     if (limit > 10000)
         return mn__err(MN_INVALID, "limit: %zu is over the maximum of 10000", limit);

@@ -28,7 +28,7 @@ mn_status mn_session_files_n(mn_db *db, const char *session_id, size_t max_files
     if (!out)
         return mn__err(MN_MISUSE, "mn_session_files_n: out is NULL");
     *out = NULL;
-    if (rc || (rc = mn__check_id(session_id, canon)) || (rc = mn__live_session(db, canon, NULL)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, canon)) || (rc = mn__live_session(db, canon, NULL)))
         return rc;
     if ((rc = db->store->ops->session_files(db->store, canon, out)))
         return rc;
@@ -170,7 +170,7 @@ mn_status mn_thread_summary_get(mn_db *db, const char *session_id, size_t max_fi
     if (!out)
         return mn__err(MN_MISUSE, "mn_thread_summary_get: out is NULL");
     *out = NULL;
-    if (rc || (rc = mn__check_id(session_id, canon)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, canon)))
         return rc;
     struct summary_impl *s = calloc(1, sizeof *s);
     if (!s)

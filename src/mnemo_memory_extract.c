@@ -231,7 +231,7 @@ mn_status mn__memory_extract(mn_db *db, const char *session_id, const char *extr
     char canon[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
     if (!rc)
-        rc = mn__check_id(session_id, canon);
+        rc = mn__session_ref(db, NULL, session_id, canon);
     if (!rc && extractor && strcmp(extractor, "llm") != 0 && strcmp(extractor, "offline") != 0)
         rc = mn__err(MN_INVALID, "extractor: '%s' is not one of offline, llm", extractor);
     if (rc)

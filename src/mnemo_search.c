@@ -108,7 +108,7 @@ mn_status mn_embed_counts(mn_db *db, int64_t *embedded, int64_t *queued)
 
 void mn_search_hits_free(mn_search_hits *hits) { mn__search_hits_free(hits); }
 
-static mn_status check_filter(const mn_search_filter *f, mn_search_filter *o, char canon[MN_UUID_LEN + 1])
+static mn_status check_filter(mn_db *db, const mn_search_filter *f, mn_search_filter *o, char canon[MN_UUID_LEN + 1])
 {
     static const mn_search_filter none = MN_SEARCH_FILTER_INIT;
     *o = none;
@@ -118,7 +118,7 @@ static mn_status check_filter(const mn_search_filter *f, mn_search_filter *o, ch
     if (rc)
         return rc;
     if (o->session_id) {
-        if ((rc = mn__check_id(o->session_id, canon)))
+        if ((rc = mn__session_ref(db, o->ns, o->session_id, canon)))
             return rc;
         o->session_id = canon;
     }
@@ -162,7 +162,7 @@ mn_status mn_search(mn_db *db, const char *query, mn_search_mode mode, size_t to
         return mn__err(MN_INVALID, "min_similarity: must be from -1 to 1");
     mn_search_filter f;
     char canon[MN_UUID_LEN + 1];
-    if ((rc = check_filter(filter, &f, canon)))
+    if ((rc = check_filter(db, filter, &f, canon)))
         return rc;
     return mn__search_run(db, query, mode, top_k ? top_k : 10, &f, min_similarity, out);
 }
@@ -203,7 +203,7 @@ mn_status mn_relevant_context(mn_db *db, const char *query, int64_t max_tokens, 
         return mn__err(MN_INVALID, "max_tokens: %lld is not from 1 to 1000000", (long long)max_tokens);
     mn_search_filter f;
     char canon[MN_UUID_LEN + 1];
-    if ((rc = check_filter(filter, &f, canon)))
+    if ((rc = check_filter(db, filter, &f, canon)))
         return rc;
     return mn__relevant_context(db, query, max_tokens, &f, text);
 }

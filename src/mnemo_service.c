@@ -21,7 +21,7 @@ mn_status mn_message_delete(mn_db *db, const char *session_id, int64_t message_i
 {
     char id[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
-    if (rc || (rc = mn__check_id(session_id, id)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, id)))
         return rc;
     if (message_id <= 0)
         return mn__err(MN_INVALID, "message_id: %lld is not positive", (long long)message_id);
@@ -34,7 +34,7 @@ mn_status mn_session_update(mn_db *db, const char *id, const char *title, const 
 {
     char canon[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
-    if (rc || (rc = mn__check_id(id, canon)))
+    if (rc || (rc = mn__session_ref(db, NULL, id, canon)))
         return rc;
     if ((rc = mn_check_text("title", title, MN_MAX_TITLE_BYTES, "")))
         return rc;

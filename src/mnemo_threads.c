@@ -27,7 +27,7 @@ mn_status mn_session_resume(mn_db *db, const char *ns, const char *id, mn_sessio
         return rc;
     if (id) {
         char canon[MN_UUID_LEN + 1];
-        return (rc = mn__check_id(id, canon)) ? rc : mn__live_session(db, canon, out);
+        return (rc = mn__session_ref(db, NULL, id, canon)) ? rc : mn__live_session(db, canon, out);
     }
     if (ns && (rc = mn_check_namespace(ns)))
         return rc;
@@ -40,7 +40,7 @@ mn_status mn_session_fork(mn_db *db, const char *id, int64_t upto_seq, mn_sessio
     mn_status rc = mn__check_db(db);
     if (out)
         *out = NULL;
-    if (rc || (rc = mn__check_id(id, canon)))
+    if (rc || (rc = mn__session_ref(db, NULL, id, canon)))
         return rc;
     if (upto_seq < 0)
         return mn__err(MN_INVALID, "upto: %lld is negative", (long long)upto_seq);
@@ -65,7 +65,7 @@ mn_status mn_session_files(mn_db *db, const char *session_id, mn_strings **out)
     if (!out)
         return mn__err(MN_MISUSE, "mn_session_files: out is NULL");
     *out = NULL;
-    if (rc || (rc = mn__check_id(session_id, canon)) || (rc = mn__live_session(db, canon, NULL)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, canon)) || (rc = mn__live_session(db, canon, NULL)))
         return rc;
     return db->store->ops->session_files(db->store, canon, out);
 }
@@ -78,7 +78,7 @@ mn_status mn_file_should_include(mn_db *db, const char *session_id, const char *
     if (!include || (!content && len))
         return mn__err(MN_MISUSE, "mn_file_should_include: NULL argument");
     *include = 0;
-    if (rc || (rc = mn__check_id(session_id, canon)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, canon)))
         return rc;
     if (!path || !*path)
         return mn__err(MN_INVALID, "path: required");
@@ -100,7 +100,7 @@ static mn_status apply_change(void *user, const char *current, char **next)
 static mn_status change_state(mn_db *db, const char *session_id, struct mn_state_change *c)
 {
     char canon[MN_UUID_LEN + 1];
-    mn_status rc = mn__check_id(session_id, canon);
+    mn_status rc = mn__session_ref(db, NULL, session_id, canon);
     if (rc || (rc = mn__live_session(db, canon, NULL)))
         return rc;
     return db->store->ops->state_update(db->store, canon, apply_change, c);
@@ -123,7 +123,7 @@ mn_status mn_state_get(mn_db *db, const char *session_id, int reveal, char **out
     if (!out)
         return mn__err(MN_MISUSE, "mn_state_get: out is NULL");
     *out = NULL;
-    if (rc || (rc = mn__check_id(session_id, canon)) || (rc = mn__live_session(db, canon, NULL)))
+    if (rc || (rc = mn__session_ref(db, NULL, session_id, canon)) || (rc = mn__live_session(db, canon, NULL)))
         return rc;
     char *raw = NULL;
     if ((rc = db->store->ops->state_get(db->store, canon, &raw)))

@@ -41,7 +41,7 @@ static int add_batch(const struct cli_global *g, struct cli_args *a)
     json_t *params = json_pack("{s:s,s:o,s:b}", "session_id", a->pos[0], "messages", batch, "create",
                                cli_flag(a, "create"));
     if (!params) { /* jansson refuses a string that is not UTF-8: the only one here is the id */
-        fprintf(stderr, "mnemo: session id: '%s' is not a UUID\n", a->pos[0]);
+        fprintf(stderr, "mnemo: session id: '%s' is not valid UTF-8\n", a->pos[0]);
         return 1;
     }
     mn_db *db = cli_open(g);

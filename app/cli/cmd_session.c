@@ -29,6 +29,7 @@ int cmd_session_new(const struct cli_global *g, struct cli_args *a)
     o.metadata = cli_opt(a, "metadata");
     o.ns = cli_opt(a, "namespace");
     o.id = cli_opt(a, "id");
+    o.key = cli_opt(a, "key");
     o.tool_name = cli_opt(a, "tool-name");
     long long ttl = 0, turns = 0;
     if (cli_number(a, "ttl-seconds", &ttl) || cli_number(a, "max-turns", &turns)) {

@@ -16,7 +16,7 @@
 static const struct cli_opt o_none[] = {{NULL, 0}};
 static const struct cli_opt o_session_new[] = {{"title", 1},     {"system-prompt", 1}, {"metadata", 1}, {"namespace", 1},
                                                {"id", 1},        {"tool-name", 1},   {"ttl-seconds", 1},      {"max-turns", 1},
-                                               {"json", 0},      {NULL, 0}};
+                                               {"json", 0},      {"key", 1},         {NULL, 0}};
 static const struct cli_opt o_fork[] = {{"upto-seq", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_resume[] = {{"namespace", 1}, {NULL, 0}};
 static const struct cli_opt o_state[] = {{"reveal", 0}, {"history", 0}, {NULL, 0}};
@@ -102,13 +102,16 @@ static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1
 const struct cli_cmd cli_commands[] = {
     {"session new",
      "[--title T] [--system-prompt TEXT] [--metadata JSON] [--namespace NS] [--id UUID]\n"
-     "       [--tool-name NAME] [--ttl-seconds S] [--max-turns N] [--json]",
+     "       [--key KEY] [--tool-name NAME] [--ttl-seconds S] [--max-turns N] [--json]",
      "create a session and print its id",
      "  --title T         title (default: the first user message, cut at 100 characters)\n"
      "  --system-prompt TEXT  system prompt, always part of the context (also --system)\n"
      "  --metadata JSON   a JSON object kept with the session\n"
      "  --namespace NS    tenant or user the session belongs to (default: default)\n"
      "  --id UUID         use this id instead of a new UUIDv7\n"
+     "  --key KEY         your own name for it (any string but a UUID, at most 256 bytes), unique in\n"
+     "                    its namespace: every command then takes KEY where the id goes (keys of\n"
+     "                    the default namespace)\n"
      "  --tool-name NAME  the tool that opened it: makes it a thread, with threads.ttl_seconds (3 h)\n"
      "                    and threads.max_turns (50) unless --ttl-seconds / --max-turns say otherwise\n"
      "                    (also --tool)\n"

@@ -6,7 +6,9 @@
  * agent_id are the memory's, run_id is its session_id. `add` keeps the messages in one session
  * per scope (its metadata's memory_scope says which) and runs the configured extractor over them
  * (offline when memory.extract is off), so every memory names the messages it came from; with
- * infer false each message becomes a memory as it is. Mem0's delete closes the memory (its
+ * infer false each message becomes a memory as it is; with async_mode the extraction is queued as
+ * a library extraction job, whose state GET /v1/event/{id} names as Mem0 does (the library says
+ * what done is: mn_memory_extract_job). Mem0's delete closes the memory (its
  * history stays; a closed memory is not found by get) and erases the raw messages it came from
  * that no live memory still names; delete-all erases the scope sessions whole
  * (mn_memory_erase_sources decides what goes). Handlers of the operation table (ops.c); Mem0's
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "server/mem0_int.h"
@@ -241,12 +244,16 @@ static mn_status scope_session(struct srv_call *c, const char *ns, const struct 
  * not, included: mn_session_get_in). */
 static mn_status run_param(struct srv_call *c, const char *ns, const char *run)
 {
+    char id[37];
+    /* not a UUID (a session key resolves to another text, a label to nothing): a label */
+    if (!run || mn_session_resolve(c->db, ns, run, id) != MN_OK || strcasecmp(id, run) != 0)
+        return MN_OK;
     mn_session *s = NULL;
-    mn_status st = run ? mn_session_get_in(c->db, ns, run, &s) : MN_OK;
+    mn_status st = mn_session_get_in(c->db, ns, run, &s);
     mn_session_free(s);
     if (st == MN_NOTFOUND)
         return srv_fail(c, MN_NOTFOUND, "run_id: session %.60s not found in namespace '%.60s'", run, ns);
-    if (st == MN_INVALID || st == MN_EXPIRED) /* a label; or this namespace's thread, expired */
+    if (st == MN_EXPIRED) /* this namespace's thread, expired */
         return MN_OK;
     return st ? srv_fail_lib(c, st) : MN_OK;
 }
@@ -281,17 +288,43 @@ static mn_status read_messages(struct srv_call *c, mn_message_in *out, size_t *n
     return MN_OK;
 }
 
-static int has_source(const mn_memory *m, const mn_messages *stored)
+/* The messages an add appended (their ids). */
+struct added {
+    int64_t *ids;
+    size_t n;
+};
+
+static int has_source(const mn_memory *m, const struct added *a)
 {
     for (size_t i = 0; i < m->n_sources; i++)
-        for (size_t j = 0; j < stored->count; j++)
-            if (m->sources[i] == mn_messages_at(stored, j)->id)
+        for (size_t j = 0; j < a->n; j++)
+            if (m->sources[i] == a->ids[j])
                 return 1;
     return 0;
 }
 
-/* What this add changed: the scope's memories whose version came from these messages. */
-static mn_status changed_by(struct srv_call *c, const char *ns, const struct m0_scope *s, const mn_messages *stored,
+/* The version of m that came from a's messages, recorded since `since`: m itself, else one of its
+ * history when a later version replaced it (an event read after another add); NULL when none.
+ * *hist: the history read, which the caller frees. */
+static const mn_memory *version_from(mn_db *db, const mn_memory *m, const struct added *a, int64_t since,
+                                     mn_memories **hist)
+{
+    *hist = NULL;
+    if (has_source(m, a))
+        return m;
+    if (m->version < 2 || mn_memory_history(db, m->id, hist))
+        return NULL;
+    for (size_t i = 0; i < (*hist)->count; i++) {
+        const mn_memory *v = mn_memories_at(*hist, i);
+        if (v->recorded_at >= since && has_source(v, a))
+            return v;
+    }
+    return NULL;
+}
+
+/* What an add changed: the versions of the scope's memories that came from its messages, recorded
+ * since it began (a memory changed since then is the only one that can hold one). */
+static mn_status changed_by(struct srv_call *c, const char *ns, const struct m0_scope *s, const struct added *a,
                             int64_t since, json_t *out)
 {
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
@@ -307,17 +340,51 @@ static mn_status changed_by(struct srv_call *c, const char *ns, const struct m0_
         return srv_fail_lib(c, st);
     for (size_t i = 0; i < l->count; i++) {
         const mn_memory *m = mn_memories_at(l, i);
-        if (m->recorded_at < since || !has_source(m, stored))
-            continue;
-        json_t *o = m0_memory(m);
+        mn_memories *hist = NULL;
+        const mn_memory *v = m->recorded_at < since ? NULL : version_from(c->db, m, a, since, &hist);
+        json_t *o = v ? m0_memory(v) : NULL;
         if (o) {
-            json_object_set_new(o, "event", json_string(event_of(m)));
-            json_object_set_new(o, "data", json_pack("{s:s}", "memory", m->text));
+            json_object_set_new(o, "event", json_string(event_of(v)));
+            json_object_set_new(o, "data", json_pack("{s:s}", "memory", v->text));
             json_array_append_new(out, o);
         }
+        mn_memories_free(hist);
     }
     mn_memories_free(l);
     return MN_OK;
+}
+
+/* The ids of list's messages with seq up to upto; NULL a->ids when out of memory. */
+static void added_of(const mn_messages *list, int64_t upto, struct added *a)
+{
+    a->n = 0;
+    a->ids = malloc((list->count ? list->count : 1) * sizeof *a->ids);
+    for (size_t i = 0; a->ids && i < list->count; i++)
+        if (mn_messages_at(list, i)->seq <= upto)
+            a->ids[a->n++] = mn_messages_at(list, i)->id;
+}
+
+#define QUEUED_MSG "Memory processing has been queued for background execution"
+
+/* async_mode: the extraction of the scope session sid queued as a job whose data is the add's
+ * scope and where its messages begin (the event route reads both back); Mem0's answer. */
+static mn_status queue_extraction(struct srv_call *c, const char *ns, const struct m0_scope *s, const char *sid,
+                                  const mn_messages *stored)
+{
+    json_t *d = json_pack("{s:o,s:o,s:o,s:s,s:I}", "user_id", str_or_null(s->user), "agent_id", str_or_null(s->agent),
+                          "run_id", str_or_null(s->run), "app_id", ns, "from_seq",
+                          (json_int_t)mn_messages_at(stored, 0)->seq);
+    char *data = d ? json_dumps(d, JSON_COMPACT) : NULL, *job = NULL;
+    json_decref(d);
+    mn_status st = data ? mn_memory_extract_queue(c->db, sid, data, &job) : MN_NOMEM;
+    free(data);
+    if (st) {
+        mn_free(job);
+        return st == MN_NOMEM ? srv_fail(c, st, "out of memory") : srv_fail_lib(c, st);
+    }
+    st = m0_ok(c, json_pack("{s:s,s:s,s:s}", "message", QUEUED_MSG, "status", "PENDING", "event_id", job));
+    mn_free(job);
+    return st;
 }
 
 mn_status srv_op_mem0_add(struct srv_call *c)
@@ -367,17 +434,97 @@ mn_status srv_op_mem0_add(struct srv_call *c)
             srv_fail_lib(c, st);
     }
     free(meta_text);
+    if (!st && infer && json_is_true(json_object_get(c->params, "async_mode"))) {
+        st = queue_extraction(c, ns, &s, sid, stored);
+        mn_messages_free(stored);
+        return st;
+    }
     if (!st && infer && (st = mn_memory_extract(c->db, sid, NULL, NULL)))
         srv_fail_lib(c, st);
     json_t *out = json_array();
-    if (!st && out)
-        st = changed_by(c, ns, &s, stored, since, out);
+    struct added a = {NULL, 0};
+    if (!st) {
+        added_of(stored, INT64_MAX, &a);
+        st = out && a.ids ? changed_by(c, ns, &s, &a, since, out) : srv_fail(c, MN_NOMEM, "out of memory");
+    }
+    free(a.ids);
     mn_messages_free(stored);
     if (st) {
         json_decref(out);
         return c->status;
     }
     return m0_ok(c, out);
+}
+
+/* ---- events ---------------------------------------------------------------------------------- */
+
+static const char *const status_names[] = {
+    [MN_EXTRACT_PENDING] = "PENDING",
+    [MN_EXTRACT_RUNNING] = "RUNNING",
+    [MN_EXTRACT_DONE] = "SUCCEEDED",
+    [MN_EXTRACT_FAILED] = "FAILED",
+};
+
+/* A SUCCEEDED event's results: what its add's messages (from_seq .. upto_seq of the scope
+ * session) changed, as the synchronous add lists them. */
+static mn_status event_results(struct srv_call *c, const mn_extract_job *job, json_t *payload, json_t *out)
+{
+    struct m0_scope s = {job->ns, json_string_value(json_object_get(payload, "user_id")),
+                         json_string_value(json_object_get(payload, "agent_id")),
+                         json_string_value(json_object_get(payload, "run_id"))};
+    mn_history_opts ho = MN_HISTORY_OPTS_INIT;
+    ho.after_seq = (int64_t)json_integer_value(json_object_get(payload, "from_seq")) - 1;
+    ho.limit = job->upto_seq > ho.after_seq ? (size_t)(job->upto_seq - ho.after_seq) : 1; /* seqs are unique */
+    ho.all = 1;
+    mn_messages *msgs = NULL;
+    mn_status st = mn_history(c->db, job->session_id, &ho, &msgs);
+    if (st)
+        return srv_fail_lib(c, st);
+    struct added a;
+    added_of(msgs, job->upto_seq, &a);
+    st = a.ids ? changed_by(c, job->ns, &s, &a, job->queued_at, out) : srv_fail(c, MN_NOMEM, "out of memory");
+    free(a.ids);
+    mn_messages_free(msgs);
+    return st;
+}
+
+/* Mem0's GET /v1/event/{event_id}/: an async add's extraction job, in Mem0's shape. */
+mn_status srv_op_mem0_event(struct srv_call *c)
+{
+    const char *id = param_str(c, "event_id");
+    mn_extract_job *job = NULL;
+    mn_status st = mn_memory_extract_job(c->db, c->ns, id, &job);
+    if (st == MN_INVALID)
+        return srv_fail(c, st, "event_id: Invalid event_id '%.60s' (an event id is a UUID)", id);
+    if (st == MN_NOTFOUND)
+        return srv_fail(c, st, "event %.60s: Event not found or you don't have permission to access it", id);
+    if (st)
+        return srv_fail_lib(c, st);
+    json_t *payload = json_loads(job->data, 0, NULL), *results = json_array();
+    if (!json_is_object(payload)) {
+        json_decref(payload);
+        payload = json_object();
+    }
+    if (!payload || !results)
+        st = srv_fail(c, MN_NOMEM, "out of memory");
+    else if (job->state == MN_EXTRACT_DONE)
+        st = event_results(c, job, payload, results);
+    int64_t end = job->finished_at;
+    json_t *o = st ? NULL
+                   : json_pack("{s:s,s:s,s:s,s:O,s:n,s:O,s:o,s:o,s:n,s:o,s:o,s:o}", "id", job->id, "event_type", "ADD",
+                               "status", status_names[job->state], "payload", payload, "metadata", "results", results,
+                               "created_at", m0_iso_time(job->queued_at), "updated_at",
+                               m0_iso_time(end ? end : job->queued_at), "started_at", "completed_at",
+                               m0_iso_time(end), "latency", end ? json_integer(end - job->queued_at) : json_null(),
+                               "error", str_or_null(job->error));
+    if (o) { /* mnemo's own: where the job reads from */
+        json_object_set_new(json_object_get(o, "payload"), "session_id", json_string(job->session_id));
+        json_object_set_new(json_object_get(o, "payload"), "upto_seq", json_integer(job->upto_seq));
+    }
+    json_decref(payload);
+    json_decref(results);
+    mn_extract_job_free(job);
+    return st ? st : m0_ok(c, o);
 }
 
 /* ---- get, update, delete, history ------------------------------------------------------------ */

@@ -25,6 +25,9 @@ struct m0_scope {
     const char *app, *user, *agent, *run;
 };
 
+/* GET /v1/event/{event_id}: an async add's extraction job in Mem0's event shape (mem0.c). */
+mn_status srv_op_mem0_event(struct srv_call *c);
+
 /* The call's result (NULL: out of memory); MN_OK. */
 mn_status m0_ok(struct srv_call *c, json_t *result);
 /* ms since the epoch as Mem0 writes a time ("2025-01-31T12:00:00.000Z"); null when 0. */

@@ -235,6 +235,7 @@ static mn_status op_session_create(struct srv_call *c)
     struct keep k = {0};
     mn_session_opts o = MN_SESSION_OPTS_INIT;
     o.id = a_str(c, "id");
+    o.key = a_str(c, "key");
     o.ns = a_str(c, "namespace");
     o.title = a_str(c, "title");
     o.system_prompt = a_str(c, "system_prompt");
@@ -1382,7 +1383,8 @@ static mn_status op_memory_extract(struct srv_call *c)
 #define ITEMS(t) .items = (t)
 #define END {.name = NULL}
 
-#define SID_REQ P("session_id", PT_STRING, REQ, DESC("the session (continuation) id, a UUID"))
+#define SREF .session = 1
+#define SID_REQ P("session_id", PT_STRING, REQ, SREF, DESC("the session: its UUID, or its key"))
 #define NSP P("namespace", PT_STRING, DESC("tenant or user the sessions belong to"))
 #define METADATA P("metadata", PT_OBJECT, ALT(PT_STRING), DESC("a JSON object (or its text)"))
 #define MID_REQ P("memory_id", PT_STRING, REQ, DESC("the memory's id, a UUID"))
@@ -1414,7 +1416,9 @@ static mn_status op_memory_extract(struct srv_call *c)
         P("limit", PT_INTEGER, GE(1), LE(1000), DEF(deflimit))
 
 static const struct srv_param p_session_create[] = {
-    P("id", PT_STRING, DESC("the session id to use (a UUID); absent: a new one")), NSP, P("title", PT_STRING),
+    P("id", PT_STRING, DESC("the session id to use (a UUID); absent: a new one")),
+    P("key", PT_STRING, LE(256), DESC("your own name for the session (any string but a UUID), unique in its namespace")),
+    NSP, P("title", PT_STRING),
     P("system_prompt", PT_STRING), METADATA, P("tool_name", PT_STRING, DESC("the agent tool (makes it a thread)")),
     P("ttl_seconds", PT_INTEGER, GE(-1), LE(31622400),
       DESC("idle time before expiry; 0 or -1: never; absent: threads.ttl_seconds for a thread")),
@@ -1424,7 +1428,7 @@ static const struct srv_param p_session_list[] = {
     NSP, P("limit", PT_INTEGER, GE(1), LE(MN_SESSION_LIST_MAX), DEF("20")),
     P("offset", PT_INTEGER, GE(0), LE(100000000), DEF("0")), END};
 static const struct srv_param p_session_resume[] = {
-    NSP, P("session_id", PT_STRING, DESC("the session to continue when it has not expired")), END};
+    NSP, P("session_id", PT_STRING, SREF, DESC("the session to continue when it has not expired")), END};
 static const struct srv_param p_session[] = {SID_REQ, END};
 static const struct srv_param p_session_update[] = {SID_REQ, P("title", PT_STRING), METADATA, END};
 static const struct srv_param p_session_clear[] = {
@@ -1513,7 +1517,7 @@ static const struct srv_param p_prune[] = {P("days", PT_INTEGER, REQ, GE(1), LE(
 static const struct srv_param p_search[] = {
     P("q", PT_STRING, REQ, DESC("the query text")), SEARCH_MODE,
     P("top_k", PT_INTEGER, GE(1), LE(1000), DEF("10")), NSP,
-    P("session_id", PT_STRING, DESC("only this session")), P("role", PT_STRING, ENUM(ROLES)),
+    P("session_id", PT_STRING, SREF, DESC("only this session")), P("role", PT_STRING, ENUM(ROLES)),
     P("since", PT_INTEGER, GE(0), DESC("only messages created at or after this time (ms since the epoch)")),
     P("until", PT_INTEGER, GE(0), DESC("only messages created before this time (ms since the epoch)")),
     P("min_similarity", PT_NUMBER, GE(-1), LE(1), DESC("drop semantic candidates below this (0: keep all)")),
@@ -1575,8 +1579,13 @@ static const struct srv_param p_m0_none[] = {END};
 static const struct srv_param p_m0_add[] = {
     P("messages", PT_ARRAY, REQ, GE(1), LE(100), ITEMS("{\"type\":\"object\"}"), DESC("{role, content} turns")),
     M0_ENTITY, P("metadata", PT_OBJECT), P("infer", PT_BOOLEAN, DEF("true"), DESC("false: each message as it is")),
-    P("timestamp", PT_INTEGER, GE(0), LE(253402300799), DESC("infer false: true since (s since the epoch)")), END};
+    P("timestamp", PT_INTEGER, GE(0), LE(253402300799), DESC("infer false: true since (s since the epoch)")),
+    P("async_mode", PT_BOOLEAN, DEF("false"),
+      DESC("true: answer {event_id, status} once the messages are stored; the extraction runs in the background")),
+    END};
 static const struct srv_param p_m0_memory[] = {M0_MID, END};
+static const struct srv_param p_m0_event[] = {P("event_id", PT_STRING, REQ, DESC("the event's id (a UUID)")), END};
+mn_status srv_op_mem0_event(struct srv_call *c); /* mem0.c */
 static const struct srv_param p_m0_update[] = {
     M0_MID, P("text", PT_STRING), P("metadata", PT_OBJECT),
     P("timestamp", PT_INTEGER, GE(0), LE(253402300799), DESC("true since (s since the epoch)")), END};
@@ -1605,6 +1614,7 @@ static const struct srv_param p_m0_search[] = {
 #define OBJ(props, req) "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "]}"
 #define M0_OBJ_R "{\"type\":\"object\"}"
 #define M0_LIST_R "{\"type\":\"array\",\"items\":{\"type\":\"object\"}}"
+#define M0_ADD_R "{\"type\":[\"array\",\"object\"],\"items\":{\"type\":\"object\"}}" /* async_mode: an object */
 #define MEMORY_R OBJ("\"memory\":{\"type\":\"object\"}", "\"memory\"")
 #define MEMORIES_R OBJ("\"memories\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}", "\"memories\"")
 #define SESSION_R OBJ("\"session\":{\"type\":\"object\"}", "\"session\"")
@@ -1816,8 +1826,11 @@ const struct srv_op srv_ops[] = {
     {"mem0_ping", "GET", "/v1/ping", "Mem0 API: the client's key check.", p_m0_none, M0_OBJ_R,
      OP_READONLY | OP_QUICK, srv_op_mem0_ping},
     {"mem0_add", "POST", "/v3/memories/add",
-     "Mem0 API: keep the messages and the memories the extractor finds in them (infer false: each as it is).",
-     p_m0_add, M0_LIST_R, 0, srv_op_mem0_add},
+     "Mem0 API: keep the messages and the memories the extractor finds in them (infer false: each as it is; "
+     "async_mode: the extraction queued, its event answered).",
+     p_m0_add, M0_ADD_R, 0, srv_op_mem0_add},
+    {"mem0_event", "GET", "/v1/event/{event_id}", "Mem0 API: an async add's event: PENDING, RUNNING, SUCCEEDED or FAILED.",
+     p_m0_event, M0_OBJ_R, OP_READONLY, srv_op_mem0_event},
     {"mem0_list", "POST", "/v3/memories", "Mem0 API: a page of the memories true now within the filters.", p_m0_list,
      M0_OBJ_R, OP_READONLY, srv_op_mem0_list},
     {"mem0_search", "POST", "/v3/memories/search", "Mem0 API: memories ranked against a query within the filters.",
@@ -1864,6 +1877,29 @@ json_t *srv_op_schema(const char *text)
     return v;
 }
 
+/* Session parameters given as keys become the session's UUID, looked up in the caller's
+ * namespace (its API key's, else the request's `namespace`, else "default"), so that handlers
+ * and the library see ids only. A key that names no session is 404 — except for an append that
+ * may create: the library makes the session under that key in the caller's namespace. */
+static mn_status session_refs(struct srv_call *c)
+{
+    for (const struct srv_param *p = c->op->params; p && p->name; p++) {
+        const char *ref = p->session ? json_string_value(json_object_get(c->params, p->name)) : NULL;
+        char id[37];
+        if (!ref)
+            continue;
+        const char *ns = c->ns ? c->ns : srv_param_find(c->op, "namespace") ? a_str(c, "namespace") : NULL;
+        mn_status st = mn_session_resolve(c->db, ns, ref, id);
+        if (st == MN_NOTFOUND && srv_param_find(c->op, "create") && a_bool(c, "create", 0))
+            continue;
+        if (st)
+            return srv_fail(c, st, "%s: %s", p->name, mn_errmsg());
+        if (strcmp(id, ref) != 0 && json_object_set_new(c->params, p->name, json_string(id)))
+            return srv_fail(c, MN_NOMEM, "out of memory");
+    }
+    return MN_OK;
+}
+
 mn_status srv_call_op(const struct srv_op *op, struct srv_call *c)
 {
     c->result = NULL;
@@ -1877,7 +1913,7 @@ mn_status srv_call_op(const struct srv_op *op, struct srv_call *c)
         c->invalid_params = 1;
         return srv_fail(c, MN_INVALID, "parameters must be a JSON object");
     }
-    if (srv_params_check(c))
+    if (srv_params_check(c) || session_refs(c))
         return c->status;
     mn_status st = op->fn(c);
     if (c->pending) /* the committer owns c now: it fills result or status, then resumes */

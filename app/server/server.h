@@ -48,6 +48,8 @@ struct srv_param {
                               may take; or NULL */
     const char *desc;      /* one line, or NULL */
     const char *items;     /* array: the JSON Schema of an item (JSON text), or NULL */
+    int session;           /* a session: its UUID or its key, made the UUID before the handler
+                              runs (srv_call_op) */
 };
 
 /* One call of an operation: the parameters in, the result or the error out. */

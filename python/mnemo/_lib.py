@@ -31,7 +31,7 @@ class MnSession(Structure):
                 ("created_at", c_int64), ("updated_at", c_int64), ("expires_at", c_int64),
                 ("message_count", c_int64), ("token_count", c_int64), ("ttl_ms", c_int64),
                 ("max_turns", c_int64), ("turn_count", c_int64), ("inactive_count", c_int64),
-                ("cleared_seq", c_int64), ("cleared_from", c_int64)]
+                ("cleared_seq", c_int64), ("cleared_from", c_int64), ("key", c_char_p)]
 
 
 class MnSessions(Structure):
@@ -41,7 +41,7 @@ class MnSessions(Structure):
 class MnSessionOpts(Structure):
     _fields_ = [("size", c_size_t), ("id", c_char_p), ("ns", c_char_p), ("title", c_char_p),
                 ("system_prompt", c_char_p), ("metadata", c_char_p), ("tool_name", c_char_p),
-                ("ttl_ms", c_int64), ("max_turns", c_int64)]
+                ("ttl_ms", c_int64), ("max_turns", c_int64), ("key", c_char_p)]
 
 
 class MnMessageIn(Structure):
@@ -215,6 +215,7 @@ _PROTOTYPES = {
     "mn_session_free": (None, [_P(MnSession)]),
     "mn_sessions_free": (None, [_P(MnSessions)]),
     "mn_session_to_json": (c_int, [_P(MnSession), _P(c_void_p)]),
+    "mn_session_resolve": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(c_char)]),
     "mn_strings_free": (None, [_P(MnStrings)]),
     "mn_prune": (c_int, [c_void_p, c_int, _P(c_int64)]),
     "mn_gc": (c_int, [c_void_p, _P(c_int64)]),

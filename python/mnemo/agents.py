@@ -36,6 +36,7 @@ import asyncio
 import functools
 import json
 import os
+import uuid
 from typing import Any, Dict, List, Mapping, Optional, Union
 
 from .errors import NotFound
@@ -183,10 +184,19 @@ def _without_last_call(m: Mapping[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def _is_uuid(s: str) -> bool:
+    try:
+        uuid.UUID(s)
+        return len(s) == 36
+    except ValueError:
+        return False
+
+
 class MnemoSession:
     """An OpenAI Agents SDK session stored in mnemo.
 
-    session_id: the mnemo session (a UUID; a new one when None). It is created on the first
+    session_id: the mnemo session: its UUID, or any other string of yours ("user-42-chat", as the
+    SDK's own sessions take), kept as the session's key in `namespace`; a new one when None. It is created on the first
     add_items with `namespace` and `system_prompt` when it does not exist.
     memory: an open Memory (or AsyncMemory) to share; else `db` (a path or URL, None for the CLI's
     database) and `config` open one that this session owns (close() closes it).
@@ -254,6 +264,13 @@ class MnemoSession:
             raise TypeError("MnemoSession.get_items: limit must be a whole number, not %r" % (limit,))
         return limit
 
+    def _sid(self) -> str:
+        """What the memory calls take: the session id, or a key of the default namespace as it
+        is (the library looks those up); a key of another namespace, resolved there."""
+        if self.namespace in (None, "default") or _is_uuid(self.session_id):
+            return self.session_id
+        return self.memory.resolve_session(self.session_id, self.namespace)
+
     def get_items_sync(self, limit: Optional[int] = None) -> List[Item]:
         limit = self._limit(limit)
         try:
@@ -262,11 +279,11 @@ class MnemoSession:
                     return []
                 # each message holds at least one item: the newest `limit` messages are enough (past
                 # history's largest limit, every message)
-                msgs = self.memory.history(self.session_id, limit=limit if limit <= HISTORY_MAX_LIMIT else None,
+                msgs = self.memory.history(self._sid(), limit=limit if limit <= HISTORY_MAX_LIMIT else None,
                                            tail=True)
                 return [i for m in msgs for i in message_to_items(m)][-limit:]
-            ctx = self.memory.context(self.session_id, max_tokens=self.max_tokens, **self.context_options)
-            msgs = ctx.messages if is_governed(ctx) else self.memory.history(self.session_id)
+            ctx = self.memory.context(self._sid(), max_tokens=self.max_tokens, **self.context_options)
+            msgs = ctx.messages if is_governed(ctx) else self.memory.history(self._sid())
         except NotFound:
             return []
         return [i for m in msgs for i in message_to_items(m)]
@@ -276,35 +293,38 @@ class MnemoSession:
         if not msgs:
             return
         try:
-            self.memory.append_batch(self.session_id, msgs)
+            self.memory.append_batch(self._sid(), msgs)
         except NotFound:
             try:
-                self.memory.create_session(id=self.session_id, namespace=self.namespace,
+                keyed = not _is_uuid(self.session_id)  # the app's own id ("user-42-chat"): a key
+                self.memory.create_session(id=None if keyed else self.session_id,
+                                           key=self.session_id if keyed else None, namespace=self.namespace,
                                            system_prompt=self.system_prompt)
             except Exception:
                 pass  # created meanwhile by another writer: the retry below appends
-            self.memory.append_batch(self.session_id, msgs)
+            self.memory.append_batch(self._sid(), msgs)
 
     def pop_item_sync(self) -> Optional[Item]:
         try:
-            last = self.memory.history(self.session_id, limit=1, tail=True)
+            last = self.memory.history(self._sid(), limit=1, tail=True)
         except NotFound:
             return None
         if not last:
             return None
         m = last[0]
         items = message_to_items(m)
-        self.memory.delete_message(self.session_id, m["id"])
+        self.memory.delete_message(self._sid(), m["id"])
         if len(items) > 1:  # several calls (or another client's text and calls): put back all but the last
-            self.memory.append_batch(self.session_id, [_without_last_call(m)])
+            self.memory.append_batch(self._sid(), [_without_last_call(m)])
         return items[-1]
 
     def clear_session_sync(self) -> None:
         try:
-            s = self.memory.get_session(self.session_id)
+            s = self.memory.get_session(self._sid())
         except NotFound:
             return
-        self.memory.delete_session(self.session_id)
-        self.memory.create_session(id=s["id"], namespace=s["namespace"], system_prompt=s["system_prompt"],
+        self.memory.delete_session(s["id"])
+        self.memory.create_session(id=s["id"], key=s.get("key"), namespace=s["namespace"],
+                                   system_prompt=s["system_prompt"],
                                    metadata=s["metadata"], tool_name=s["tool_name"],
                                    ttl_ms=s["ttl_ms"] or -1, max_turns=s["max_turns"] or -1)

@@ -19,7 +19,7 @@ from .memory import Memory
 
 # The Memory methods that become coroutines (everything that touches the library).
 _METHODS = (
-    "create_session", "get_session", "list_sessions", "update_session", "delete_session", "fork", "resume",
+    "create_session", "get_session", "resolve_session", "list_sessions", "update_session", "delete_session", "fork", "resume",
     "prune", "gc", "files", "file_should_include", "append", "append_message", "append_batch", "append_many",
     "delete_message", "history", "pin", "unpin", "context", "summary", "compact", "events", "search",
     "relevant_context", "embed_pending", "embed_backfill", "reindex_embeddings", "reindex_tokens",

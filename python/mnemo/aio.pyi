@@ -46,10 +46,13 @@ class AsyncMemory:
     def __repr__(self) -> str:
         ...
 
-    async def create_session(self, *, id: Optional[str]=None, namespace: Optional[str]=None, title: Optional[str]=None, system_prompt: Optional[str]=None, metadata: Optional[Mapping[str, Any]]=None, tool_name: Optional[str]=None, ttl_ms: int=0, max_turns: int=0) -> Dict[str, Any]:
+    async def create_session(self, *, id: Optional[str]=None, namespace: Optional[str]=None, title: Optional[str]=None, system_prompt: Optional[str]=None, metadata: Optional[Mapping[str, Any]]=None, tool_name: Optional[str]=None, ttl_ms: int=0, max_turns: int=0, key: Optional[str]=None) -> Dict[str, Any]:
         ...
 
     async def get_session(self, session_id: str) -> Dict[str, Any]:
+        ...
+
+    async def resolve_session(self, ref: str, namespace: Optional[str]=None) -> str:
         ...
 
     async def list_sessions(self, namespace: Optional[str]=None, limit: int=20, offset: int=0) -> List[Dict[str, Any]]:

@@ -480,10 +480,13 @@ class Memory:
     def create_session(self, *, id: Optional[str] = None, namespace: Optional[str] = None,
                        title: Optional[str] = None, system_prompt: Optional[str] = None,
                        metadata: Optional[Mapping[str, Any]] = None, tool_name: Optional[str] = None,
-                       ttl_ms: int = 0, max_turns: int = 0) -> Dict[str, Any]:
+                       ttl_ms: int = 0, max_turns: int = 0, key: Optional[str] = None) -> Dict[str, Any]:
         """Creates a session and returns it (the session object of docs/cli.md).
 
-        id: a UUID to use (Conflict if taken), else a new UUIDv7. namespace: 1-128 bytes of
+        id: a UUID to use (Conflict if taken), else a new UUIDv7. key: your own name for it (a
+        framework's session id such as "user-42-chat": 1-256 bytes, not a UUID), unique in its
+        namespace (Conflict if taken); every method then takes it where a session id goes
+        (keys of the "default" namespace; resolve_session for another). namespace: 1-128 bytes of
         [A-Za-z0-9._:@-], "default" when None. tool_name makes it a thread (TTL threads.ttl_seconds,
         turn limit threads.max_turns). ttl_ms / max_turns: 0 the default, -1 none; else ttl_ms
         1000 to 31622400000 (REST's ttl_seconds up to 366 days) and max_turns 1 to 1000000,
@@ -492,10 +495,18 @@ class Memory:
         max_turns = _ranged(max_turns, "max_turns", -1, MAX_TURNS)
         o = MnSessionOpts(ctypes.sizeof(MnSessionOpts), _b(id, "id"), _b(namespace, "namespace"),
                           _b(title, "title"), _b(system_prompt, "system_prompt"),
-                          _json_arg(metadata, "metadata"), _b(tool_name, "tool_name"), ttl_ms, max_turns)
+                          _json_arg(metadata, "metadata"), _b(tool_name, "tool_name"), ttl_ms, max_turns,
+                          _b(key, "key"))
         out = ctypes.POINTER(MnSession)()
         self._call("mn_session_create", byref(o), byref(out))
         return self._session(out)
+
+    def resolve_session(self, ref: str, namespace: Optional[str] = None) -> str:
+        """The UUID of the session `ref` names: a session id (made canonical), or a key in
+        `namespace` (None: "default"); NotFound for a key naming no session."""
+        out = ctypes.create_string_buffer(37)
+        self._call("mn_session_resolve", _b(namespace, "namespace"), _b(ref, "session_id"), out)
+        return out.value.decode()
 
     def get_session(self, session_id: str) -> Dict[str, Any]:
         """The session (NotFound when there is none, Expired for an expired thread)."""

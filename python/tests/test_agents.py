@@ -83,6 +83,30 @@ def test_add_then_get_returns_the_items_as_added(session, mem):
     assert h[1]["content"] == "Looking." and h[4]["tool_call_id"] == "call_a"
 
 
+def test_any_string_is_a_session_id(mem):
+    """The SDK's own sessions take the app's ids ("user-42-chat"); so does MnemoSession: the
+    string becomes the session's key, in its namespace, and the session's id stays a UUID."""
+    a = MnemoSession("user-42-chat", memory=mem)
+    run(a.add_items([{"role": "user", "content": "hello"}]))
+    assert run(MnemoSession("user-42-chat", memory=mem).get_items()) == [{"role": "user", "content": "hello"}]
+    stored = mem.get_session("user-42-chat")
+    assert stored["key"] == "user-42-chat" and stored["id"] != "user-42-chat"
+    assert mem.resolve_session("user-42-chat") == stored["id"]
+    # the same string in another namespace is another session
+    b = MnemoSession("user-42-chat", memory=mem, namespace="tenant-b")
+    assert run(b.get_items()) == []
+    run(b.add_items([{"role": "user", "content": "b's"}]))
+    assert run(b.get_items()) == [{"role": "user", "content": "b's"}]
+    assert run(a.get_items()) == [{"role": "user", "content": "hello"}]
+    assert run(b.pop_item()) == {"role": "user", "content": "b's"}
+    run(a.clear_session())
+    assert run(a.get_items()) == []
+    run(a.add_items([{"role": "user", "content": "again"}]))
+    assert mem.get_session("user-42-chat")["id"] == stored["id"]  # cleared, the same session
+    with pytest.raises(mnemo.NotFound):
+        mem.resolve_session("no-such-chat")
+
+
 def test_get_items_limit_from_the_argument_else_session_settings(mem):
     s = MnemoSession(memory=mem)
     five = [{"role": ("user", "assistant")[i % 2], "content": "item %d" % i} for i in range(5)]

@@ -62,7 +62,7 @@ def test_create_with_taken_id_is_conflict(mem):
 
 def test_bad_ids_and_roles_are_invalid_naming_the_field(mem):
     with pytest.raises(mnemo.Invalid):
-        mem.get_session("not-a-uuid")
+        mem.get_session("not\ta-key")  # a control character: neither a UUID nor a key
     s = mem.create_session()
     with pytest.raises(mnemo.Invalid, match="role"):
         mem.append(s["id"], "robot", "hi")
@@ -379,8 +379,8 @@ def test_upgrade_migrates_an_older_file_with_progress(tmp_path, backend, test_da
     assert mnemo.upgrade(path, config={"embedder.name": "hash"},
                          progress=lambda done, total: seen.append((done, total))) == 9
     assert seen and seen[-1] == (32, 32)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 13
-    assert mnemo.upgrade(path) == 13  # current: nothing to do
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 14
+    assert mnemo.upgrade(path) == 14  # current: nothing to do
     assert mnemo.upgrade(str(tmp_path / "new.db")) == 0
     with mnemo.Memory(path, {"embedder.name": "hash"}) as m:
         assert len(m.history("0190a000-0000-7000-8000-00000000000a")) == 14

@@ -43,7 +43,7 @@ def test_edit_message_errors(mem):
     s = mem.create_session()
     a = mem.append(s["id"], "user", "hi")
     with pytest.raises(mnemo.Invalid):
-        mem.edit_message("not-a-uuid", a["id"], "x")
+        mem.edit_message("not\ta-key", a["id"], "x")
     with pytest.raises(mnemo.NotFound):
         mem.edit_message(MISSING, a["id"], "x")
     with pytest.raises(mnemo.NotFound):
@@ -85,7 +85,7 @@ def test_clear_session_state_and_errors(mem):
     with pytest.raises(mnemo.Invalid):
         mem.clear_session(s["id"], undo=True, state=True)
     with pytest.raises(mnemo.Invalid):
-        mem.clear_session("not-a-uuid")
+        mem.clear_session("not\ta-key")
     with pytest.raises(mnemo.NotFound):
         mem.clear_session(MISSING)
     with pytest.raises(TypeError):
@@ -112,7 +112,7 @@ def test_set_max_turns_trims_the_active_history(mem):
     with pytest.raises(mnemo.Invalid):
         mem.set_max_turns(s["id"], 1000001)
     with pytest.raises(mnemo.Invalid):
-        mem.set_max_turns("not-a-uuid", 2)
+        mem.set_max_turns("not\ta-key", 2)
     with pytest.raises(mnemo.NotFound):
         mem.set_max_turns(MISSING, 2)
 
@@ -164,7 +164,7 @@ def test_handover(mem):
     with pytest.raises(mnemo.Invalid):
         mem.handover(t["id"], files=-1)
     with pytest.raises(mnemo.Invalid):
-        mem.handover("not-a-uuid")
+        mem.handover("not\ta-key")
     with pytest.raises(mnemo.NotFound):
         mem.handover(MISSING)
     with pytest.raises(TypeError):

@@ -307,7 +307,15 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
                          char *id, mn_session *create, mn_store_append *out)
 {
     mn_status rc;
-    if ((rc = mn__check_id(session_id, id)) || (ns && (rc = mn_check_namespace(ns))))
+    const char *key = NULL; /* a key that names no session yet: MN_APPEND_CREATE makes it */
+    if (ns && (rc = mn_check_namespace(ns)))
+        return rc;
+    if ((rc = mn__session_ref(db, ns, session_id, id)) == MN_NOTFOUND && (flags & MN_APPEND_CREATE)) {
+        mn__err_clear();
+        key = session_id;
+        rc = mn_uuid_v7(now, id);
+    }
+    if (rc)
         return rc;
     if (!msgs || n == 0 || n > MAX_BATCH)
         return mn__err(MN_INVALID, "messages: %s holds 1 to %d messages", what, MAX_BATCH);
@@ -335,6 +343,7 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
     if (flags & MN_APPEND_CREATE) {
         memset(create, 0, sizeof *create);
         create->id = id;
+        create->key = key;
         create->ns = ns ? ns : "default";
         create->metadata = "{}";
         create->created_at = create->updated_at = now;

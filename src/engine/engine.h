@@ -37,6 +37,10 @@ struct mn_db {
 mn_status mn__check_db(const mn_db *db);
 /* Checks a session id and writes its canonical form (MN_INVALID). */
 mn_status mn__check_id(const char *id, char canon[MN_UUID_LEN + 1]);
+/* A session reference — its UUID, or its key in namespace ns (NULL: "default") — as the
+ * canonical id (MN_INVALID, MN_NOTFOUND for a key that names no session). Keys never change, so
+ * the id stays right for the rest of the call. */
+mn_status mn__session_ref(mn_db *db, const char *ns, const char *ref, char canon[MN_UUID_LEN + 1]);
 /* Reads a session that exists and has not expired (MN_NOTFOUND, MN_EXPIRED with the time).
  * out may be NULL to only check; else the caller frees *out with mn_session_free. */
 mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);

@@ -2,10 +2,14 @@
  * handle.c — the checks every public function starts with: the handle, a session id, and a
  * session that exists and has not expired (engine.h).
  */
+#include <string.h>
+
 #include "engine/engine.h"
+#include "memory/jsonl.h"
 #include "store/records.h"
 #include "util/clock.h"
 #include "util/err.h"
+#include "util/uuid.h"
 #include "util/banned.h"
 
 mn_status mn__check_db(const mn_db *db)
@@ -20,6 +24,23 @@ mn_status mn__check_id(const char *id, char canon[MN_UUID_LEN + 1])
 {
     if (!mn_uuid_parse(id, canon))
         return mn__err(MN_INVALID, "session id: '%.64s' is not a UUID", id ? id : "(null)");
+    return MN_OK;
+}
+
+mn_status mn__session_ref(mn_db *db, const char *ns, const char *ref, char canon[MN_UUID_LEN + 1])
+{
+    if (ref && mn_uuid_parse(ref, canon))
+        return MN_OK;
+    mn_status rc;
+    if (!ref || !*ref)
+        return mn__err(MN_INVALID, "session id: empty (a UUID or a session key)");
+    if ((rc = mn_check_session_key(ref)))
+        return rc;
+    mn_session *s = NULL;
+    if ((rc = db->store->ops->session_by_key(db->store, ns ? ns : "default", ref, &s)))
+        return rc;
+    memcpy(canon, s->id, MN_UUID_LEN + 1);
+    mn_records_session_free(s);
     return MN_OK;
 }
 

@@ -9,6 +9,7 @@
 #include "memory/message.h"
 #include "util/err.h"
 #include "util/json.h"
+#include "util/utf8.h"
 #include "util/uuid.h"
 #include "util/banned.h"
 
@@ -25,6 +26,24 @@ mn_status mn_check_namespace(const char *ns)
     return MN_OK;
 }
 
+mn_status mn_check_session_key(const char *key)
+{
+    char canon[MN_UUID_LEN + 1];
+    size_t len = key ? strlen(key) : 0, bad = 0;
+    if (len == 0)
+        return mn__err(MN_INVALID, "key: empty (a session key is 1 to %d bytes)", MN_MAX_SESSION_KEY_BYTES);
+    if (len > MN_MAX_SESSION_KEY_BYTES)
+        return mn__err(MN_TOOBIG, "key: %zu bytes exceeds the limit of %d", len, MN_MAX_SESSION_KEY_BYTES);
+    if (!mn_utf8_valid(key, len, &bad))
+        return mn__err(MN_INVALID, "key: invalid UTF-8 at byte %zu", bad);
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)key[i] < 0x20 || key[i] == 0x7f)
+            return mn__err(MN_INVALID, "key: a control character at byte %zu", i);
+    if (mn_uuid_parse(key, canon)) /* a UUID names a session by its id: as a key it would be ambiguous */
+        return mn__err(MN_INVALID, "key: '%s' is a UUID; a session's UUID is its id", key);
+    return MN_OK;
+}
+
 json_t *mn_jsonl_session(const mn_session *s, int with_type)
 {
     json_t *o = json_object();
@@ -34,7 +53,7 @@ json_t *mn_jsonl_session(const mn_session *s, int with_type)
         mn_json_set_str(o, "namespace", s->ns) || mn_json_set_str(o, "title", s->title) ||
         mn_json_set_str(o, "system_prompt", s->system_prompt) || mn_json_set_raw(o, "metadata", s->metadata) ||
         mn_json_set_str(o, "tool_name", s->tool_name) || mn_json_set_str(o, "parent_id", s->parent_id) ||
-        json_object_set_new(o, "created_at", json_integer(s->created_at)) ||
+        (s->key && mn_json_set_str(o, "key", s->key)) || json_object_set_new(o, "created_at", json_integer(s->created_at)) ||
         json_object_set_new(o, "updated_at", json_integer(s->updated_at)) ||
         json_object_set_new(o, "expires_at", json_integer(s->expires_at)) ||
         json_object_set_new(o, "ttl_ms", json_integer(s->ttl_ms)) ||
@@ -185,7 +204,7 @@ static mn_status parse_session(json_t *o, struct mn_arena *a, mn_session *s)
     if ((rc = req_uuid(o, "id", a, &s->id)) || (rc = opt_str(o, "namespace", a, &s->ns)) ||
         (rc = opt_str(o, "title", a, &s->title)) || (rc = opt_str(o, "system_prompt", a, &s->system_prompt)) ||
         (rc = opt_json(o, "metadata", a, &s->metadata)) || (rc = opt_str(o, "tool_name", a, &s->tool_name)) ||
-        (rc = opt_str(o, "parent_id", a, &parent)) ||
+        (rc = opt_str(o, "parent_id", a, &parent)) || (rc = opt_str(o, "key", a, &s->key)) ||
         (rc = req_int(o, "created_at", 0, MN_EXPORT_MAX_TIME_MS, &s->created_at)) ||
         (rc = req_int(o, "updated_at", 0, MN_EXPORT_MAX_TIME_MS, &s->updated_at)) ||
         (rc = req_int(o, "expires_at", 0, MN_EXPORT_MAX_TIME_MS, &s->expires_at)) ||
@@ -195,7 +214,7 @@ static mn_status parse_session(json_t *o, struct mn_arena *a, mn_session *s)
         return rc;
     if (!s->ns)
         s->ns = "default";
-    if ((rc = mn_check_namespace(s->ns)))
+    if ((rc = mn_check_namespace(s->ns)) || (s->key && (rc = mn_check_session_key(s->key))))
         return rc;
     char canon_parent[MN_UUID_LEN + 1];
     if (parent && !mn_uuid_parse(parent, canon_parent))

@@ -48,5 +48,9 @@ mn_status mn_jsonl_parse_line(const char *line, size_t len, size_t max_bytes, st
 
 /* Checks a namespace name: 1-128 bytes of [A-Za-z0-9._:@-]. */
 mn_status mn_check_namespace(const char *ns);
+#define MN_MAX_SESSION_KEY_BYTES 256
+/* Checks a session key (mn_session_opts.key): 1-256 bytes of UTF-8, no control character, not a
+ * UUID (MN_INVALID, MN_TOOBIG). */
+mn_status mn_check_session_key(const char *key);
 
 #endif

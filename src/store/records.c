@@ -95,6 +95,7 @@ int mn_records_session_fill(struct mn_arena *a, mn_session *dst, const mn_sessio
     dst->metadata = mn_arena_strdup(a, src->metadata ? src->metadata : "{}", &oom);
     dst->tool_name = mn_arena_strdup(a, src->tool_name, &oom);
     dst->parent_id = mn_arena_strdup(a, src->parent_id, &oom);
+    dst->key = mn_arena_strdup(a, src->key, &oom);
     return oom;
 }
 

@@ -60,6 +60,8 @@ struct mn_store_ops {
     void (*close)(mn_store *st);
     mn_status (*session_insert)(mn_store *st, const mn_session *s);
     mn_status (*session_get)(mn_store *st, const char *id, mn_session **out);
+    /* The session whose key (mn_session.key) is `key` in namespace ns; MN_NOTFOUND when none. */
+    mn_status (*session_by_key)(mn_store *st, const char *ns, const char *key, mn_session **out);
     mn_status (*session_list)(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out);
     /* Deletes erase (docs/erasure.md): a session delete, prune, gc or message delete also removes
      * the text from the keyword index and its log in the same transaction, and SQLite overwrites
@@ -167,7 +169,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
 
 /* The schema version each backend's migrations reach (sqlite/schema.h, postgres/schema.h count
  * their lists; each backend checks its own at compile time). */
-#define MN_SCHEMA_VERSION_SQLITE 13
-#define MN_SCHEMA_VERSION_PG 10
+#define MN_SCHEMA_VERSION_SQLITE 14
+#define MN_SCHEMA_VERSION_PG 11
 
 #endif

@@ -215,7 +215,10 @@ static void bad_inputs_change_nothing(void **state)
         {"no content", MN_ROLE_USER, NULL, NULL, NULL, NULL, NULL, NULL, NULL, MN_INVALID, "content: required"},
         {"content over the limit", MN_ROLE_USER, big, NULL, NULL, NULL, NULL, NULL, NULL, MN_TOOBIG, "memory.max_message_bytes"},
         {"empty idempotency key", MN_ROLE_USER, "x", NULL, NULL, NULL, NULL, "", NULL, MN_INVALID, "idempotency_key"},
-        {"session id not a UUID", MN_ROLE_USER, "x", NULL, NULL, NULL, NULL, NULL, "sess-1", MN_INVALID, "not a UUID"},
+        {"session key naming nothing", MN_ROLE_USER, "x", NULL, NULL, NULL, NULL, NULL, "sess-1", MN_NOTFOUND,
+         "'sess-1' not found"},
+        {"session key with a control character", MN_ROLE_USER, "x", NULL, NULL, NULL, NULL, NULL, "sess\n1",
+         MN_INVALID, "control character"},
         {"unknown session", MN_ROLE_USER, "x", NULL, NULL, NULL, NULL, NULL, "0190f0f0-2222-7000-8000-000000000001", MN_NOTFOUND, "not found"},
     };
     char *before = export_all(db);

@@ -195,7 +195,8 @@ static void erase_sources(void **state)
     assert_int_equal(mn_session_get(db, s, &gone), MN_NOTFOUND); /* nothing kept: the session went whole */
     assert_int_equal(messages(db, s2), 1);
     assert_int_equal(mn_memory_erase_sources(db, s, NULL, NULL), MN_NOTFOUND);
-    assert_int_equal(mn_memory_erase_sources(db, "nope", NULL, NULL), MN_INVALID);
+    assert_int_equal(mn_memory_erase_sources(db, "nope", NULL, NULL), MN_NOTFOUND); /* a key naming nothing */
+    assert_int_equal(mn_memory_erase_sources(db, "no\tpe", NULL, NULL), MN_INVALID);
     assert_int_equal(mn_memory_erase_sources(db, s2, "nope", NULL), MN_INVALID);
     mn_close(db);
 }

@@ -91,7 +91,9 @@ static void files_limit_and_thread_summary(void **state)
     assert_string_equal(l->items[2], "/a.go");
     assert_string_equal(l->items[3], "/b.go");
     mn_strings_free(l);
-    assert_int_equal(mn_session_files_n(db, "not-a-uuid", 1, &l), MN_INVALID);
+    assert_int_equal(mn_session_files_n(db, "not-a-uuid", 1, &l), MN_NOTFOUND); /* a key naming nothing */
+    assert_null(l);
+    assert_int_equal(mn_session_files_n(db, "", 1, &l), MN_INVALID);
     assert_null(l);
     assert_int_equal(mn_session_files_n(db, "0190d7a4-0000-7000-8000-000000000000", 1, &l), MN_NOTFOUND);
 
@@ -135,7 +137,7 @@ static void files_limit_and_thread_summary(void **state)
     assert_non_null(strstr(json, "\"tools_used\":[],\"files\":[]"));
     mn_free(json);
     mn_thread_summary_free(t);
-    assert_int_equal(mn_thread_summary_get(db, "nope", 0, &t), MN_INVALID);
+    assert_int_equal(mn_thread_summary_get(db, "nope", 0, &t), MN_NOTFOUND); /* a key naming nothing */
     assert_null(t);
     mn_session_free(p);
     mn_session_free(s);

@@ -57,7 +57,7 @@ done
 eq "$(jget "$J" '[j["id"], j["title"], j["system_prompt"], j["message_count"], j["token_count"]]')" \
     "[\"$S2\", \"Trip planning\", \"You are terse.\", 0, 0]" "session show --json values"
 fails 1 "not found" mn session show 0190abcd-0000-7000-8000-00000000dead
-fails 1 "not a UUID|UUID" mn session show nope
+fails 1 "'nope' not found" mn session show nope
 fails 2 "usage" mn session show
 
 # --- title derived from the first user message -----------------------------------------------
@@ -113,7 +113,12 @@ eq "$(jget "$OUT" '[j["id"], j["message_count"], j["title"]]')" "[\"$LAZY\", 1, 
 ok mn add "$LAZY" user "second" --create
 ok mn session show "$LAZY" --json
 eq "$(jget "$OUT" 'j["message_count"]')" 2 "add --create on an existing session appends to it"
-fails 1 "UUID" mn add not-a-uuid user "x" --create
+# any other string is a session key: --create makes the session under it (default namespace)
+ok mn add not-a-uuid user "x" --create
+ok mn session show not-a-uuid --json
+eq "$(jget "$OUT" '[j["key"], j["message_count"], len(j["id"])]')" '["not-a-uuid", 1, 36]' \
+    "add --create with a key makes a keyed session with a UUID id"
+fails 1 "control character" mn add "$(printf 'a\tb')" user "x" --create
 
 # --- session list -----------------------------------------------------------------------------
 # A fresh database so that the order is fully known: A, B, C created in that order, then A
@@ -198,7 +203,7 @@ check "export still has the other session's message" sh -c 'printf "%s\n" "$1" |
 ok mn session list --json
 eq "$(jget "$OUT" '[s["id"] for s in j]')" "[\"$KEEP\"]" "list after delete"
 fails 1 "not found" mn session delete "$DEL"
-fails 1 "UUID" mn session delete not-an-id
+fails 1 "'not-an-id' not found" mn session delete not-an-id
 # an upper-case id is accepted; --json names the stored, lower-case id (it echoed the argument)
 ok mn session new --title shouting
 LOUD=$OUT

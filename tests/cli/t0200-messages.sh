@@ -190,7 +190,7 @@ eq "$OUT" "$(printf '#2\n#3\n#4')" "add --messages prints one position a line"
 ok mn history "$S2" --json
 eq "$(jget "$OUT" '[(m["seq"], m["content"], m["pinned"]) for m in j]')" \
     '[[1, "first", true], [2, "two", false], [3, "three", true], [4, "four", false]]' "the batch is stored in order"
-fails 1 "is not a UUID" mn add "$(printf 'x\377')" --messages batch.json
+fails 1 "not valid UTF-8" mn add "$(printf 'x\377')" --messages batch.json
 ok sh -c '"$0" --db "$1" add "$2" --messages - --json <"$3"' "$MNEMO" "$DB" "$S2" batch.json
 eq "$(jget "$OUT" '[m["seq"] for m in j]')" "[5, 6, 7]" "--messages - reads standard input; --json prints the array"
 printf '[{"role":"user","content":"five"},{"role":"user","content":"six","pined":true}]' >bad.json
@@ -341,10 +341,10 @@ ok "$MNEMO" --db "$DO" add "$OD" user "hello"
 OD3=$OUT
 if [ "$(backend)" = postgres ]; then
     sql "$DO" "ALTER TABLE sessions DROP COLUMN title_seq; ALTER TABLE sessions DROP COLUMN cleared_from;
-               UPDATE mnemo_schema SET version = 9" >/dev/null
+               DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; UPDATE mnemo_schema SET version = 9" >/dev/null
 else
     sql "$DO" "ALTER TABLE sessions DROP COLUMN title_seq; ALTER TABLE sessions DROP COLUMN cleared_from;
-               PRAGMA user_version = 12" >/dev/null
+               DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; PRAGMA user_version = 12" >/dev/null
 fi
 ok "$MNEMO" --db "$DO" upgrade
 ok "$MNEMO" --db "$DO" message delete "$OF" "$OF2"

@@ -54,9 +54,9 @@ tool message without --tool-call-id      | mn add "$S" tool "result"            
 user message without content             | mn add "$S" user                                              | 1 | content
 content over the size limit (101 > 100)  | env MNEMO_MAX_MESSAGE_BYTES=100 "$MNEMO" --db "$DB" add "$S" user "$HUNDRED_AND_ONE" | 1 | exceeds
 content over the size limit (stdin)      | printf '%s' "$HUNDRED_AND_ONE" | env MNEMO_MAX_MESSAGE_BYTES=100 "$MNEMO" --db "$DB" add "$S" user - | 1 | exceeds
-session id that is not a UUID (add)      | mn add not-a-uuid user hi                                     | 1 | UUID
-session id that is not a UUID (--create) | mn add 1234 user hi --create                                  | 1 | UUID
-session id that is not a UUID (history)  | mn history "$S-extra"                                         | 1 | UUID
+key that names no session (add)          | mn add not-a-uuid user hi                                     | 1 | 'not-a-uuid' not found
+neither a UUID nor a key (--create)      | mn add "$(printf 'a\tb')" user hi --create                    | 1 | control character
+key that names no session (history)      | mn history "$S-extra"                                         | 1 | not found
 --id that is not a UUID                  | mn session new --id 0190abcd-0000-7000-8000                   | 1 | UUID
 unknown session without --create         | mn add "$MISSING" user hi                                     | 1 | 0190abcd-0000-7000-8000-00000000dead.*not found|not found.*0190abcd-0000-7000-8000-00000000dead
 NUL byte on stdin                        | printf 'a\000b' | mn add "$S" user -                         | 1 | NUL

@@ -64,7 +64,7 @@ eq "$(jget "$OUT" 'j["purged"]')" 1 "gc purges the expired thread"
 fails 1 "not found" mn history "$TH"
 ok mn history "$P"
 pass "gc keeps plain sessions"
-fails 1 "not a UUID" mn history nope
+fails 1 "'nope' not found" mn history nope
 fails 2 "ttl" mn session new --tool x --ttl -5
 fails 2 "max-turns" mn session new --tool x --max-turns 99999999999
 

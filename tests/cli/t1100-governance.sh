@@ -64,7 +64,7 @@ eq "$(jget "$OUT" '[j["id"], j["pinned"]]')" "[$FIRST, false]" "unpin --message-
 fails 1 "not found" mn pin --message-id 99999
 fails 1 "has no message #999" mn pin "$S" 999
 fails 2 "'abc' is not a position" mn pin "$S" abc
-fails 1 "not a UUID" mn compact nope
+fails 1 "'nope' not found" mn compact nope
 ok mn session new
 fails 1 "no summary" mn summary show "$OUT"
 

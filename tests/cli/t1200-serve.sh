@@ -104,7 +104,9 @@ req GET "/v1/sessions/$F"
 eq "$CODE $(jget "$OUT" 'sorted(j["error"].keys())') $(jget "$OUT" 'j["error"]["code"]')" \
     "404 [\"code\", \"message\"] not_found" "deleted session: 404 with the error shape"
 req GET "/v1/sessions/not-a-uuid"
-eq "$CODE" 400 "a bad id is 400"
+eq "$CODE" 404 "a key that names no session is 404"
+req GET "/v1/sessions/not%09a-key"
+eq "$CODE" 400 "neither a UUID nor a key (a control character) is 400"
 
 # protocol errors
 req POST /v1/sessions '{"title": '

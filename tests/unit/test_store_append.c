@@ -708,6 +708,7 @@ static const char PG_SCHEMA_8[] =
     " CREATE INDEX sessions_by_updated ON sessions(updated_at);"
     " ALTER TABLE messages ADD FOREIGN KEY (session_sid) REFERENCES sessions(sid) ON DELETE CASCADE;"
     " ALTER TABLE sessions DROP COLUMN cleared_from, DROP COLUMN title_seq;" /* version 10's */
+    " DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key;"     /* version 11's */
     " UPDATE mnemo_schema SET version = 8";
 
 /* Group g (0 creates the sessions) of one message each to S_H1 and S_H2 on st: their seq g + 1. */

@@ -30,11 +30,12 @@
 
 static const char SQL_SESSION_INSERT[] =
     "INSERT INTO sessions (id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at,"
-    " updated_at, expires_at, ttl_ms, max_turns, cleared_seq, cleared_from)"
+    " updated_at, expires_at, ttl_ms, max_turns, cleared_seq, cleared_from, key)"
     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint, $9::bigint, $10::bigint, $11::bigint, $12::bigint, $13::bigint,"
-    " $14::bigint)"
-    " ON CONFLICT (id) DO NOTHING RETURNING sid";
+    " $14::bigint, $15)"
+    " ON CONFLICT DO NOTHING RETURNING sid"; /* the id or the key taken: no error to abort the transaction */
 static const char SQL_SESSION_GET[] = "SELECT " SESSION_COLS " FROM sessions WHERE id = $1";
+static const char SQL_SESSION_BY_KEY[] = "SELECT " SESSION_COLS " FROM sessions WHERE namespace = $1 AND key = $2";
 /* Listing and pruning go by updated_minute first (schema 9: the indexed minute of updated_at,
  * which lets an append update its session in place), then by updated_at: the same order. */
 static const char SQL_SESSION_LIST_NS[] =
@@ -66,6 +67,7 @@ static mn_status insert_session(struct pg_conn *c, const mn_session *in, int64_t
     mn_pg_i64(&p, in->max_turns);
     mn_pg_i64(&p, in->cleared_seq);
     mn_pg_i64(&p, in->cleared_from);
+    mn_pg_text(&p, in->key);
     PGresult *r = NULL;
     mn_status rc = mn_pg_query(c, SQL_SESSION_INSERT, &p, 0, "session insert", &r);
     if (rc)
@@ -73,7 +75,10 @@ static mn_status insert_session(struct pg_conn *c, const mn_session *in, int64_t
     if (PQntuples(r) == 1) {
         if (sid)
             *sid = mn_pg_col_i64(r, 0, 0);
-    } else
+    } else if (in->key)
+        rc = mn__err(MN_CONFLICT, "session %s, or one keyed '%.200s' in namespace %s, already exists", in->id, in->key,
+                     in->ns);
+    else
         rc = mn__err(MN_CONFLICT, "session %s already exists", in->id);
     PQclear(r);
     return rc;
@@ -87,7 +92,7 @@ mn_status mn_pg_op_session_insert(mn_store *st, const mn_session *in)
 }
 
 struct get_arg {
-    const char *id;
+    const char *id_or_ns, *key; /* key NULL: by id */
     mn_session **out;
 };
 
@@ -96,9 +101,11 @@ static mn_status session_get_body(struct pg_conn *c, void *arg)
     struct get_arg *a = arg;
     struct pg_params p;
     mn_pg_params_init(&p);
-    mn_pg_text(&p, a->id);
+    mn_pg_text(&p, a->id_or_ns);
+    if (a->key)
+        mn_pg_text(&p, a->key);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_SESSION_GET, &p, 0, "session get", &r);
+    mn_status rc = mn_pg_query(c, a->key ? SQL_SESSION_BY_KEY : SQL_SESSION_GET, &p, 0, "session get", &r);
     if (rc)
         return rc;
     if (PQntuples(r) == 1) {
@@ -106,15 +113,23 @@ static mn_status session_get_body(struct pg_conn *c, void *arg)
         mn_pg_row_session(r, 0, &row);
         *a->out = mn_records_session_copy(&row);
         rc = *a->out ? MN_OK : mn__nomem();
-    } else
-        rc = mn__err(MN_NOTFOUND, "session %s not found", a->id);
+    } else if (a->key)
+        rc = mn__err(MN_NOTFOUND, "session '%.200s' not found", a->key);
+    else
+        rc = mn__err(MN_NOTFOUND, "session %s not found", a->id_or_ns);
     PQclear(r);
     return rc;
 }
 
 mn_status mn_pg_op_session_get(mn_store *st, const char *id, mn_session **out)
 {
-    struct get_arg a = {id, out};
+    struct get_arg a = {id, NULL, out};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, session_get_body, &a);
+}
+
+mn_status mn_pg_op_session_by_key(mn_store *st, const char *ns, const char *key, mn_session **out)
+{
+    struct get_arg a = {ns, key, out};
     return mn_pg_run(PG(st), PG_AUTOCOMMIT, session_get_body, &a);
 }
 

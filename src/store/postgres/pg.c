@@ -900,6 +900,7 @@ void mn_pg_row_session(PGresult *r, int row, mn_session *out)
     out->inactive_count = mn_pg_col_i64(r, row, 15);
     out->cleared_seq = mn_pg_col_i64(r, row, 16);
     out->cleared_from = mn_pg_col_i64(r, row, 17);
+    out->key = mn_pg_col_text(r, row, 18);
     if (!out->metadata)
         out->metadata = "{}";
 }
@@ -1303,6 +1304,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
         .close = op_close,
         .session_insert = mn_pg_op_session_insert,
         .session_get = mn_pg_op_session_get,
+        .session_by_key = mn_pg_op_session_by_key,
         .session_list = mn_pg_op_session_list,
         .session_delete = mn_pg_op_session_delete,
         .session_prune = mn_pg_op_session_prune,

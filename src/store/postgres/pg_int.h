@@ -179,8 +179,8 @@ mn_status mn_pg_row_message(PGresult *r, int row, int at, const char *session_id
 
 #define MN_PG_SESSION_COLS                                                                                           \
     "id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at, updated_at, expires_at,"     \
-    " message_count, token_count, ttl_ms, max_turns, turn_count, inactive_count, cleared_seq, cleared_from"
-#define MN_PG_SESSION_NCOLS 18 /* the columns of MN_PG_SESSION_COLS: a column after them is this one */
+    " message_count, token_count, ttl_ms, max_turns, turn_count, inactive_count, cleared_seq, cleared_from, key"
+#define MN_PG_SESSION_NCOLS 19 /* the columns of MN_PG_SESSION_COLS: a column after them is this one */
 #define MN_PG_MESSAGE_COLS                                                                                           \
     "id, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files, metadata, idem_key, tokens,"  \
     " pinned, created_at, active"
@@ -188,6 +188,7 @@ mn_status mn_pg_row_message(PGresult *r, int row, int at, const char *session_id
 /* Operations, by file. messages.c: sessions, appends, history, export/import, edits. */
 mn_status mn_pg_op_session_insert(mn_store *st, const mn_session *s);
 mn_status mn_pg_op_session_get(mn_store *st, const char *id, mn_session **out);
+mn_status mn_pg_op_session_by_key(mn_store *st, const char *ns, const char *key, mn_session **out);
 mn_status mn_pg_op_session_list(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out);
 mn_status mn_pg_op_session_delete(mn_store *st, const char *id);
 mn_status mn_pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted, mn_strings **ids);

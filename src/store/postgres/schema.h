@@ -306,6 +306,9 @@ static const char *const mn_pg_migrations[] = {
     "UPDATE sessions s SET title_seq = coalesce((SELECT min(m.seq) FROM messages m WHERE m.session_sid = s.sid"
     "  AND m.role = 'user' AND left(translate(ltrim(m.content, E' \\n\\t\\r'), E'\\n\\r\\t', '   '), 100) = s.title), 0)"
     "  WHERE s.title IS NOT NULL;",
+    /* 10 → 11: sessions.key (sqlite/schema.h version 14), unique in its namespace */
+    ("ALTER TABLE sessions ADD COLUMN key TEXT;"
+     "CREATE UNIQUE INDEX sessions_by_key ON sessions(namespace, key) WHERE key IS NOT NULL;"),
 };
 
 #define MN_PG_SCHEMA_VERSION ((int)(sizeof mn_pg_migrations / sizeof mn_pg_migrations[0]))

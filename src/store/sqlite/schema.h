@@ -114,6 +114,10 @@
  *             sessions + title_seq (the seq of the message the title was taken from; 0: set by
  *             the user, or none), so that a delete or an edit of that message, and of no other,
  *             clears or re-derives the title.
+ *
+ * Version 14: sessions + key, the caller's own name for a session (any string, unique in its
+ *             namespace: sessions_by_key), so that a framework's session ids ("user-42-chat")
+ *             name mnemo sessions; NULL for a session made without one.
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -382,6 +386,9 @@ static const char *const mn_sqlite_migrations[] = {
     "  AND sessions.sid * 4294967296 + 4294967295 AND role = 'user' AND substr(replace(replace(replace(ltrim(content,"
     "  ' ' || char(10) || char(9) || char(13)), char(10), ' '), char(13), ' '), char(9), ' '), 1, 100) = sessions.title"
     "  ORDER BY pos LIMIT 1), 0) WHERE title IS NOT NULL;",
+    /* 13 → 14: sessions.key */
+    ("ALTER TABLE sessions ADD COLUMN key TEXT;"
+     "CREATE UNIQUE INDEX sessions_by_key ON sessions(namespace, key) WHERE key IS NOT NULL;"),
 };
 
 /* The copy of one session's messages in step 9 → 10 (?1 = its sid), in key order. */

@@ -40,6 +40,7 @@ enum stmt_id {
     S_COMMIT,
     S_ROLLBACK,
     S_SESSION_INSERT,
+    S_SESSION_BY_KEY,
     S_SESSION_GET,
     S_SESSION_SID,
     S_SESSION_APPENDED,
@@ -73,7 +74,8 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_ROLLBACK] = "ROLLBACK",
     [S_SESSION_INSERT] = "INSERT INTO sessions (id, namespace, title, system_prompt, metadata, tool_name, parent_id,"
                          " created_at, updated_at, expires_at, ttl_ms, max_turns, cleared_seq,"
-                         " cleared_from) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                         " cleared_from, key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    [S_SESSION_BY_KEY] = "SELECT " SESSION_COLS " FROM sessions WHERE namespace = ?1 AND key = ?2",
     [S_SESSION_GET] = "SELECT " SESSION_COLS " FROM sessions WHERE id = ?1",
     [S_SESSION_SID] = "SELECT sid, last_seq, expires_at, ttl_ms, max_turns, namespace FROM sessions WHERE id = ?1",
     /* A title the append gives (?6: the first of its user messages with text gives one) records that
@@ -272,6 +274,7 @@ void mn_sqlite_row_session(sqlite3_stmt *st, mn_session *out)
     out->inactive_count = sqlite3_column_int64(st, 15);
     out->cleared_seq = sqlite3_column_int64(st, 16);
     out->cleared_from = sqlite3_column_int64(st, 17);
+    out->key = mn_sqlite_col_text(st, 18);
     if (!out->metadata)
         out->metadata = "{}";
 }
@@ -347,8 +350,13 @@ static mn_status insert_session(struct sqlite_store *s, const mn_session *in)
     sqlite3_bind_int64(st, 12, in->max_turns);
     sqlite3_bind_int64(st, 13, in->cleared_seq);
     sqlite3_bind_int64(st, 14, in->cleared_from);
+    mn_sqlite_bind_text(st, 15, in->key);
     int r = sqlite3_step(st);
+    /* which unique index refused it: the message names the columns */
+    int by_key = r == SQLITE_CONSTRAINT_UNIQUE && strstr(sqlite3_errmsg(s->db), "sessions.key") != NULL;
     mn_sqlite_done(st);
+    if (by_key)
+        return mn__err(MN_CONFLICT, "session key '%.200s' already names a session in namespace %s", in->key, in->ns);
     if (r == SQLITE_CONSTRAINT_UNIQUE || r == SQLITE_CONSTRAINT_PRIMARYKEY)
         return mn__err(MN_CONFLICT, "session %s already exists", in->id);
     return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "session insert");
@@ -373,13 +381,16 @@ static mn_status op_session_insert(mn_store *st, const mn_session *in)
     LOCKED(s, session_insert_locked(s, in));
 }
 
-static mn_status session_get_locked(struct sqlite_store *s, const char *id, mn_session **out)
+/* The session of S_SESSION_GET (by id) or S_SESSION_BY_KEY (ns, key: key non-NULL). */
+static mn_status session_get_locked(struct sqlite_store *s, const char *id_or_ns, const char *key, mn_session **out)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = prep(s, S_SESSION_GET, &st);
+    mn_status rc = prep(s, key ? S_SESSION_BY_KEY : S_SESSION_GET, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, id);
+    mn_sqlite_bind_text(st, 1, id_or_ns);
+    if (key)
+        mn_sqlite_bind_text(st, 2, key);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         mn_session row;
@@ -387,7 +398,8 @@ static mn_status session_get_locked(struct sqlite_store *s, const char *id, mn_s
         *out = mn_records_session_copy(&row);
         rc = *out ? MN_OK : mn__nomem();
     } else if (r == SQLITE_DONE)
-        rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+        rc = key ? mn__err(MN_NOTFOUND, "session '%.200s' not found", key)
+                 : mn__err(MN_NOTFOUND, "session %s not found", id_or_ns);
     else
         rc = mn_sqlite_fail(s, r, "session get");
     mn_sqlite_done(st);
@@ -397,7 +409,13 @@ static mn_status session_get_locked(struct sqlite_store *s, const char *id, mn_s
 static mn_status op_session_get(mn_store *st, const char *id, mn_session **out)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    LOCKED(s, session_get_locked(s, id, out));
+    LOCKED(s, session_get_locked(s, id, NULL, out));
+}
+
+static mn_status op_session_by_key(mn_store *st, const char *ns, const char *key, mn_session **out)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    LOCKED(s, session_get_locked(s, ns, key, out));
 }
 
 static mn_status session_list_locked(struct sqlite_store *s, const char *ns, size_t limit, size_t offset,
@@ -1354,6 +1372,11 @@ static mn_status rd_session_get(mn_store *st, const char *id, mn_session **out)
     return op_session_get(reader(st), id, out);
 }
 
+static mn_status rd_session_by_key(mn_store *st, const char *ns, const char *key, mn_session **out)
+{
+    return op_session_by_key(reader(st), ns, key, out);
+}
+
 static mn_status rd_session_list(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out)
 {
     return op_session_list(reader(st), ns, limit, offset, out);
@@ -1407,6 +1430,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .close = op_close,
         .session_insert = op_session_insert,
         .session_get = rd_session_get,
+        .session_by_key = rd_session_by_key,
         .session_list = rd_session_list,
         .session_delete = mn_sqlite_op_session_delete,
         .session_prune = mn_sqlite_op_session_prune,

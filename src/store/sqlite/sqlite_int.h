@@ -284,8 +284,8 @@ mn_status mn_sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t 
 
 #define MN_SQLITE_SESSION_COLS                                                                                       \
     "id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at, updated_at, expires_at,"     \
-    " message_count, token_count, ttl_ms, max_turns, turn_count, inactive_count, cleared_seq, cleared_from"
-#define MN_SQLITE_SESSION_NCOLS 18 /* the columns of MN_SQLITE_SESSION_COLS: a column after them is this one */
+    " message_count, token_count, ttl_ms, max_turns, turn_count, inactive_count, cleared_seq, cleared_from, key"
+#define MN_SQLITE_SESSION_NCOLS 19 /* the columns of MN_SQLITE_SESSION_COLS: a column after them is this one */
 #define MN_SQLITE_MESSAGE_COLS                                                                                       \
     "id, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files, metadata, idem_key, tokens,"  \
     " pinned, created_at, active"

@@ -103,6 +103,8 @@ M0_LIVE = alpha("POST", "/v3/memories/add", {"messages": [{"role": "user", "cont
 M0_DELETED = alpha("POST", "/v3/memories/add", {"messages": [{"role": "user", "content": f"{SECRET} was my dog"}],
                                                "user_id": "kim", "infer": False})[0]["id"]
 alpha("DELETE", f"/v1/memories/{M0_DELETED}")
+M0_EVENT = alpha("POST", "/v3/memories/add", {"messages": [{"role": "user", "content": f"My city is {SECRET}."}],
+                                             "user_id": "kim", "async_mode": True})["event_id"]
 
 SESSIONS = {"live": LIVE, "expired": EXPIRED, "deleted": DELETED}
 MESSAGES = {"live": LIVE_MSG, "expired": EXPIRED_MSG, "deleted": GONE_MSG, "of a deleted session": DELETED_MSG}
@@ -176,6 +178,8 @@ def id_cases(path):
         return [({"session_id": s}, f"alpha's {k} session") for k, s in SESSIONS.items()]
     if "{memory_id}" in path:
         return [({"memory_id": m}, f"alpha's {k} memory") for k, m in MEMORIES.items()]
+    if "{event_id}" in path:
+        return [({"event_id": M0_EVENT}, "alpha's Mem0 event")]
     return None
 
 

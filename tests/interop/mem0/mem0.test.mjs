@@ -5,7 +5,8 @@
 // exceptions (a malformed memory id: ValidationError, as Mem0's 400); API keys sent as
 // `Authorization: Token …`, each bound to its namespace; delete and deleteAll erase the raw
 // messages add kept; Mem0's filters (AND/OR/NOT, its operators, the 1000 memories a filter the
-// library cannot apply is matched over); users() / deleteUsers(); batchUpdate / batchDelete.
+// library cannot apply is matched over); users() / deleteUsers(); batchUpdate / batchDelete;
+// add with asyncMode (Mem0's event, polled on its route until the extraction ran).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
@@ -376,4 +377,58 @@ test('MemoryClient batchUpdate and batchDelete: every item checked before anythi
   await assert.rejects(client.get(b.id), (e) => e.name === 'MemoryNotFoundError');
   assert.equal((await client.getAll({ filters: { user_id: 'kim' } })).count, 0);
   assert.equal(await hits('quokka'), 0, 'as delete: the raw message went with the memory');
+});
+
+// GET /v1/event/{id}/ as Mem0's platform answers it (the client has no method for it: its users
+// fetch the route with the same Token header), until the status is a final one.
+async function settled(url, key, id) {
+  for (let i = 0; ; i++) {
+    const r = await fetch(`${url}/v1/event/${id}/`, { headers: { Authorization: `Token ${key}` } });
+    const body = await r.json();
+    assert.equal(r.status, 200, JSON.stringify(body));
+    if (!['PENDING', 'RUNNING'].includes(body.status)) return body;
+    assert.ok(i < 6000, `the event is still ${body.status}`); // a bound for a hung run, not a timing check
+    await new Promise((res) => setTimeout(res, 10));
+  }
+}
+
+test('MemoryClient add with asyncMode: Mem0\'s event, polled until the extraction ran', async () => {
+  const { url, proc } = await startServer(dbTarget(join(tmp, 'm0-async.db')));
+  servers.push(proc);
+  const client = new MemoryClient({ apiKey: 'unused-locally', host: url });
+
+  const queued = await client.add([{ role: 'user', content: 'Hello. My city is Lisbon. I prefer green tea.' }],
+    { userId: 'ana', asyncMode: true });
+  assert.ok(!Array.isArray(queued), 'the platform\'s shape: an object, not the list of memories');
+  assert.equal(queued.status, 'PENDING');
+  assert.match(queued.eventId, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  assert.equal((await rest(url, '/v1/search?q=Lisbon&mode=keyword')).body.hits.length, 1,
+    'the messages are stored when add answers');
+
+  const event = await settled(url, 'unused-locally', queued.eventId);
+  assert.equal(event.status, 'SUCCEEDED');
+  assert.equal(event.id, queued.eventId);
+  assert.equal(event.event_type, 'ADD');
+  assert.deepEqual(event.results.map((m) => [m.event, m.memory]).sort(),
+    [['ADD', 'User prefers green tea'], ['ADD', 'User\'s city is Lisbon']]);
+  assert.ok(event.completed_at && event.latency >= 0, JSON.stringify(event));
+
+  // the memories exist, in the scope of the add
+  const all = await client.getAll({ filters: { user_id: 'ana' } });
+  assert.deepEqual(all.results.map((m) => m.memory).sort(), ['User prefers green tea', 'User\'s city is Lisbon']);
+
+  // a later statement through an event: the same memory, a new version
+  const moved = await client.add([{ role: 'user', content: 'My city is Porto.' }], { userId: 'ana', asyncMode: true });
+  const done = await settled(url, 'unused-locally', moved.eventId);
+  assert.deepEqual(done.results.map((m) => [m.event, m.memory]), [['UPDATE', 'User\'s city is Porto']]);
+
+  // asyncMode false (and no asyncMode): today's answer, the list of the memories it changed
+  const sync = await client.add([{ role: 'user', content: 'My team is infra.' }], { userId: 'ana', asyncMode: false });
+  assert.ok(Array.isArray(sync));
+  assert.deepEqual(sync.map((m) => [m.event, m.memory]), [['ADD', 'User\'s team is infra']]);
+  const plain = await client.add([{ role: 'user', content: 'My dog is Rex.' }], { userId: 'ana' });
+  assert.deepEqual(plain.map((m) => m.memory), ['User\'s dog is Rex']);
+  // infer false keeps each message as it is at once, in async mode too (nothing to queue)
+  const raw = await client.add([{ role: 'user', content: 'Door code 7' }], { userId: 'ana', infer: false, asyncMode: true });
+  assert.deepEqual(raw.map((m) => m.memory), ['Door code 7']);
 });
