@@ -149,7 +149,7 @@ static void clear_keeps_and_undoes(void **state)
     assert_int_equal(mn_session_clear(db, s->id, 1u << 7, &n), MN_INVALID);
     assert_non_null(strstr(mn_errmsg(), "flags"));
     assert_int_equal(mn_session_clear(db, s->id, MN_CLEAR_UNDO | MN_CLEAR_STATE, &n), MN_INVALID);
-    assert_int_equal(mn_session_clear(db, "not-a-uuid", 0, &n), MN_INVALID);
+    assert_int_equal(mn_session_clear(db, "not\ta-uuid", 0, &n), MN_INVALID);
     assert_int_equal(mn_session_clear(db, "0190a000-0000-7000-8000-0000000000ff", 0, &n), MN_NOTFOUND);
     assert_int_equal(active_count(db, s->id), 11);
     mn_session_free(s);

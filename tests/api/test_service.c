@@ -213,7 +213,7 @@ static void update_session(void **state)
     assert_int_equal(mn_session_update(db, a, NULL, "[1]"), MN_INVALID);
     assert_int_equal(mn_session_update(db, a, "\xff", NULL), MN_INVALID);
     assert_int_equal(mn_session_update(db, "0190a0b0-0000-7000-8000-000000000009", "t", NULL), MN_NOTFOUND);
-    assert_int_equal(mn_session_update(db, "nope", "t", NULL), MN_INVALID);
+    assert_int_equal(mn_session_update(db, "no\tpe", "t", NULL), MN_INVALID);
     mn_close(db);
 }
 

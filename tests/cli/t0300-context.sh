@@ -234,7 +234,7 @@ fails 2 "max-tokens" mn context "$S" --max-tokens -1
 fails 2 "max-tokens" mn context "$S" --max-tokens lots
 fails 2 "max-tokens" mn context "$S" --max-tokens 100000001
 fails 1 "not found" mn context 0190abcd-0000-7000-8000-00000000dead
-fails 1 "UUID" mn context not-a-session
+fails 1 "'not-a-session' not found" mn context not-a-session
 fails 2 "unknown option" mn context "$S" --budget 10
 eq "$OUT" "" "a refused context prints nothing on stdout"
 
