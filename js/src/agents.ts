@@ -5,21 +5,22 @@
 // getItems(limit) returns the newest `limit` stored items. Items map to messages as items.ts says.
 import type { AgentInputItem, Session } from '@openai/agents';
 import { CLIENT_OPTIONS, MnemoClient, type ClientOptions } from './client.js';
-import { appendCreating } from './append.js';
-import { NotFoundError } from './errors.js';
 import { RANGES, type ContextResult } from './generated.js';
 import { CALLS_KEY, ITEM_KEY, itemsToMessages, messagesToItems, storedToItems, type InputItem } from './items.js';
 import { checkAdapterOptions, checkOptions, given, pick, shown } from './options.js';
+import { SessionRef } from './session.js';
 import type { Message, MessageInput } from './types.js';
 
 export interface MnemoSessionOptions extends ClientOptions {
-  /** an existing session's UUID, or one to create on the first write; none: a new session */
+  /** the session: any non-empty string of yours ("user-42-chat", kept as the session's key in
+   * `namespace`) or a session's UUID, made on the first write when missing; none: a new session */
   sessionId?: string;
   /** the token budget of getItems() (default: the server's memory.max_history_tokens) */
   maxTokens?: number;
   /** the context strategy of getItems() (default: the server's memory.strategy) */
   strategy?: string;
-  /** the namespace of a session this creates */
+  /** the namespace the session is made and found in (default: the server's default, or the API
+   * key's) */
   namespace?: string;
   /** a client to share (else one is made from the options) */
   client?: MnemoClient;
@@ -49,6 +50,7 @@ export class MnemoSession implements Session {
   readonly strategy: string | undefined;
   readonly #namespace: string | undefined;
   #sessionId: Promise<string> | undefined;
+  #ref: SessionRef | undefined;
 
   constructor(options: MnemoSessionOptions = {}) {
     checkOptions('MnemoSession', options, SESSION_OPTIONS);
@@ -65,8 +67,8 @@ export class MnemoSession implements Session {
     if (options.sessionId) this.#sessionId = Promise.resolve(options.sessionId);
   }
 
-  /** The session's id; the first call creates the session when none was given (a failed
-   * create is not kept: the next call tries again). */
+  /** The session's id: the `sessionId` given, as given; without one, the UUID of the session
+   * the first call creates (a failed create is not kept: the next call tries again). */
   getSessionId(): Promise<string> {
     if (!this.#sessionId) {
       const made = this.client.sessionCreate({ namespace: this.#namespace }).then((r) => r.session.id);
@@ -76,23 +78,28 @@ export class MnemoSession implements Session {
     return this.#sessionId;
   }
 
+  /** The session as the routes name it. */
+  async #session(): Promise<SessionRef> {
+    const name = await this.getSessionId();
+    if (this.#ref?.name !== name) this.#ref = new SessionRef(this.client, name, this.#namespace);
+    return this.#ref;
+  }
+
   async getItems(limit?: number): Promise<AgentInputItem[]> {
     // a limit that is not a number ('5', NaN) slipped past every comparison: every item came back
     if (limit != null && !Number.isInteger(limit)) throw new TypeError(`MnemoSession.getItems: limit must be a whole number, not ${shown(limit)}`);
-    const id = await this.getSessionId();
-    try {
+    const session = await this.#session();
+    if (limit != null && limit <= 0) return [];
+    const items = await session.use(async (id) => {
       if (limit != null) {
-        if (limit <= 0) return [];
         // each message holds at least one item: the newest `limit` messages are enough
-        return storedToItems(await this.#newest(id, limit)).slice(-limit) as AgentInputItem[];
+        return storedToItems(await this.#newest(id, limit)).slice(-limit);
       }
       const ctx = await this.client.context(id, { max_tokens: this.maxTokens, strategy: this.strategy });
-      if (isGoverned(ctx)) return messagesToItems(ctx.messages ?? []) as AgentInputItem[];
-      return storedToItems(await this.#all(id)) as AgentInputItem[];
-    } catch (e) {
-      if (e instanceof NotFoundError) return []; // not written yet
-      throw e;
-    }
+      if (isGoverned(ctx)) return messagesToItems(ctx.messages ?? []);
+      return storedToItems(await this.#all(id));
+    });
+    return (items ?? []) as AgentInputItem[]; // none: not written yet
   }
 
   /** One append of all the items (one transaction); consecutive function_calls (parallel calls)
@@ -100,8 +107,7 @@ export class MnemoSession implements Session {
    * when given). */
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
-    const id = await this.getSessionId();
-    await appendCreating(this.client, id, itemsToMessages(items as InputItem[]), this.#namespace);
+    await (await this.#session()).append(itemsToMessages(items as InputItem[]));
   }
 
   /** Removes and returns the newest item. A message holding several items (parallel calls
@@ -109,8 +115,7 @@ export class MnemoSession implements Session {
    * last tool call: it is deleted and appended again without it, as python/mnemo/agents.py's
    * pop_item does. */
   async popItem(): Promise<AgentInputItem | undefined> {
-    const id = await this.getSessionId();
-    try {
+    return (await this.#session()).use(async (id) => {
       const [last] = await this.#newest(id, 1);
       if (!last) return undefined;
       const items = storedToItems([last]);
@@ -119,20 +124,12 @@ export class MnemoSession implements Session {
         await this.client.append(id, { messages: [withoutLastCall(last)] });
       }
       return items.at(-1) as AgentInputItem;
-    } catch (e) {
-      if (e instanceof NotFoundError) return undefined;
-      throw e;
-    }
+    });
   }
 
-  /** Deletes the session's messages; the id stays, and the next write starts it again. */
+  /** Deletes the session; the id stays, and the next write starts it again (in `namespace`). */
   async clearSession(): Promise<void> {
-    const id = await this.getSessionId();
-    try {
-      await this.client.sessionDelete(id);
-    } catch (e) {
-      if (!(e instanceof NotFoundError)) throw e;
-    }
+    await (await this.#session()).delete();
   }
 
   async #newest(id: string, limit: number): Promise<Message[]> {

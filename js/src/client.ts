@@ -6,7 +6,7 @@
 // option value of the wrong type (a RangeError when out of range; options.ts).
 import { InvalidError, MnemoConnectionError, MnemoError, MnemoTimeoutError, errorFromResponse } from './errors.js';
 import { OPERATIONS, Operations, type OperationName, type ParamType, type RequestOptions } from './generated.js';
-import { HEADERS, MAX_MS, checkKind, checkOptions, checkWhole, isHeaderObject, isString } from './options.js';
+import { HEADERS, MAX_MS, checkKind, checkOptions, checkWhole, isHeaderObject, isString, shown } from './options.js';
 
 export interface ClientOptions {
   /** the server's root, e.g. http://127.0.0.1:8765 (default: $MNEMO_BASE_URL, else that) */
@@ -77,6 +77,23 @@ function checkQueryTypes(types: Readonly<Record<string, readonly ParamType[]>>, 
     const got = Array.isArray(v) ? 'array' : typeof v;
     throw new InvalidError(undefined, 'invalid', `${name}: must be ${TYPE_WORDS[declared[0]]}, got ${got}`);
   }
+}
+
+/** Whether a URL path carries `v` to the server as one segment. A session key may be any
+ * string, but fetch resolves a "." or ".." segment (escaped too) and the server decodes %2F
+ * before routing: such a value would reach another route. */
+export function pathCarries(v: string): boolean {
+  return v !== '.' && v !== '..' && !v.includes('/');
+}
+
+/** Path parameter `name` as one segment of the URL path; a value no path carries is refused
+ * (InvalidError, nothing sent). */
+function pathSegment(name: string, v: string): string {
+  if (!pathCarries(v)) {
+    const hint = name === 'session_id' ? "; the session's UUID can be (sessionResume({ session_id }) finds it)" : '';
+    throw new InvalidError(undefined, 'invalid', `${name}: ${shown(v)} cannot be sent in a URL path ("/", "." and ".." are path syntax)${hint}`);
+  }
+  return encodeURIComponent(v);
 }
 
 /** The values of the constructor's options (their names are checked first). */
@@ -151,7 +168,7 @@ export class MnemoClient extends Operations {
     checkRequestOptions(`${name}: the per-call options`, options);
     const spec = OPERATIONS[name];
     let i = 0;
-    const path = spec.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(pathArgs[i++] ?? ''));
+    const path = spec.path.replace(/\{([^}]+)\}/g, (_, name: string) => pathSegment(name, pathArgs[i++] ?? ''));
     const url = new URL(this.baseURL + path);
     const headers: Record<string, string> = { accept: 'application/json', ...this.#headers };
     if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;

@@ -3,28 +3,30 @@
 // the governed context of the session (the server's context operation within maxTokens: what
 // fits, tool calls kept with their results), so a long conversation stays within the model's
 // window; addMessages() appends as one transaction (creating the session, in `namespace` when
-// given). Each message is a normal mnemo message (role, text, OpenAI tool_calls, tool_call_id,
-// name); what mnemo has no column for (ids, metadata, content blocks, …) is kept in its metadata
-// under "langchain_message", so the messages come back as added (docs/js.md).
+// given). The session id is any non-empty string (session.ts). Each message is a normal mnemo
+// message (role, text, OpenAI tool_calls, tool_call_id, name); what mnemo has no column for (ids,
+// metadata, content blocks, …) is kept in its metadata under "langchain_message", so the
+// messages come back as added (docs/js.md).
 import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage, type StoredMessage } from '@langchain/core/messages';
 import { isDeepStrictEqual } from 'node:util';
-import { appendCreating } from './append.js';
 import { CLIENT_OPTIONS, MnemoClient, type ClientOptions } from './client.js';
-import { InvalidError, NotFoundError } from './errors.js';
+import { InvalidError } from './errors.js';
 import { RANGES } from './generated.js';
 import { contentText } from './items.js';
-import { checkAdapterOptions, checkOptions, given, pick } from './options.js';
+import { checkAdapterOptions, checkOptions, given, pick, SESSION_ID } from './options.js';
+import { SessionRef } from './session.js';
 import type { ContextMessage, Message, MessageInput, Role, ToolCall } from './types.js';
 
 export interface MnemoChatMessageHistoryOptions extends ClientOptions {
-  /** the session's UUID (created on the first write when missing) */
+  /** the session: any non-empty string of yours ("session-1", kept as the session's key in
+   * `namespace`) or a session's UUID; made on the first write when missing */
   sessionId: string;
   /** the token budget of getMessages() (default: the server's memory.max_history_tokens) */
   maxTokens?: number;
   /** the context strategy of getMessages() (default: the server's memory.strategy) */
   strategy?: string;
-  /** the namespace of the session a write creates (default: the server's default, or the API key's) */
+  /** the namespace the session is made and found in (default: the server's default, or the API key's) */
   namespace?: string;
   /** a client to share (else one is made from the options) */
   client?: MnemoClient;
@@ -138,12 +140,12 @@ export class MnemoChatMessageHistory extends BaseListChatMessageHistory {
   readonly sessionId: string;
   readonly maxTokens: number | undefined;
   readonly strategy: string | undefined;
-  readonly #namespace: string | undefined;
+  readonly #session: SessionRef;
 
   constructor(options: MnemoChatMessageHistoryOptions) {
     super();
     checkOptions('MnemoChatMessageHistory', options, HISTORY_OPTIONS);
-    if (options?.sessionId == null) throw new TypeError('MnemoChatMessageHistory: sessionId (a UUID) is required');
+    if (options?.sessionId == null) throw new TypeError(`MnemoChatMessageHistory: sessionId is required: ${SESSION_ID}`);
     checkAdapterOptions('MnemoChatMessageHistory', options);
     if (options.client) {
       const unused = given(options, CLIENT_OPTIONS);
@@ -153,19 +155,19 @@ export class MnemoChatMessageHistory extends BaseListChatMessageHistory {
     this.sessionId = options.sessionId;
     this.maxTokens = options.maxTokens ?? undefined;
     this.strategy = options.strategy ?? undefined;
-    this.#namespace = options.namespace ?? undefined;
+    this.#session = new SessionRef(this.client, this.sessionId, options.namespace ?? undefined);
   }
 
   /** The governed context: the messages to send within maxTokens. The history messages it
    * keeps are read back from the store (the report's `detail` names them) to come back as they
    * were added; the others (a system prompt, a summary, recalled messages) from their fields. */
   async getMessages(): Promise<BaseMessage[]> {
-    try {
-      const ctx = await this.client.context(this.sessionId, { max_tokens: this.maxTokens, strategy: this.strategy, detail: true });
+    const got = await this.#session.use(async (id) => {
+      const ctx = await this.client.context(id, { max_tokens: this.maxTokens, strategy: this.strategy, detail: true });
       const detail = ((ctx.report as { detail?: unknown }).detail ?? []) as Array<{ seq?: unknown; id?: unknown; fate?: unknown }>;
       const kept = detail.filter((d): d is { seq: number; id: number; fate: string } =>
         typeof d.seq === 'number' && typeof d.id === 'number' && typeof d.fate === 'string');
-      const stored = await this.#stored(kept.map((d) => d.seq));
+      const stored = await this.#stored(id, kept.map((d) => d.seq));
       let next = 0;
       return (ctx.messages ?? []).map((cm) => {
         const d = kept[next];
@@ -174,20 +176,19 @@ export class MnemoChatMessageHistory extends BaseListChatMessageHistory {
         next++;
         return fromMnemo(m, d.fate === 'kept' ? undefined : contentText(cm.content));
       });
-    } catch (e) {
-      if (e instanceof NotFoundError) return [];
-      throw e;
-    }
+    });
+    return got ?? []; // none: not written yet
   }
 
-  /** The stored messages of `seqs` (ascending), by id: one history read a run of consecutive seqs. */
-  async #stored(seqs: number[]): Promise<Map<number, Message>> {
+  /** Session `id`'s stored messages of `seqs` (ascending), by id: one history read a run of
+   * consecutive seqs. */
+  async #stored(id: string, seqs: number[]): Promise<Map<number, Message>> {
     const out = new Map<number, Message>();
     for (let i = 0; i < seqs.length;) {
       let j = i;
       while (j + 1 < seqs.length && seqs[j + 1] === seqs[j] + 1) j++;
       for (let after = seqs[i] - 1; after < seqs[j];) {
-        const page = await this.client.history(this.sessionId, { after, limit: Math.min(PAGE, seqs[j] - after) });
+        const page = await this.client.history(id, { after, limit: Math.min(PAGE, seqs[j] - after) });
         for (const m of page.messages) if (m.seq <= seqs[j]) out.set(m.id, m);
         if (!page.has_more || page.messages.length === 0) break;
         after = page.messages[page.messages.length - 1].seq;
@@ -203,16 +204,12 @@ export class MnemoChatMessageHistory extends BaseListChatMessageHistory {
 
   override async addMessages(messages: BaseMessage[]): Promise<void> {
     if (messages.length === 0) return;
-    await appendCreating(this.client, this.sessionId, messages.map(toMnemo), this.#namespace);
+    await this.#session.append(messages.map(toMnemo));
   }
 
   /** Deletes the session; the next write starts it again under the same id. */
   override async clear(): Promise<void> {
-    try {
-      await this.client.sessionDelete(this.sessionId);
-    } catch (e) {
-      if (!(e instanceof NotFoundError)) throw e;
-    }
+    await this.#session.delete();
   }
 }
 

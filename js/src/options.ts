@@ -87,12 +87,16 @@ export function isHeaderObject(v: unknown): boolean {
 }
 export const HEADERS = 'an object of header names to strings';
 
-/** The values of the options the adapters add to the client's: `sessionId` a session's UUID
- * (not empty: an empty one named no session), `maxTokens` a whole number in the context
- * operation's declared range, `strategy` and `namespace` strings (the server checks the words, when it gets them:
- * a namespace only reaches it when a session is created). */
+/** What an adapter's sessionId is, as its messages say. */
+export const SESSION_ID = "a non-empty string (a session's UUID or your own name for it)";
+
+/** The values of the options the adapters add to the client's: `sessionId` any non-empty
+ * string (an empty one named no session; the server refuses a key it cannot keep: over 256
+ * bytes, or with a control character), `maxTokens` a whole number in the context operation's
+ * declared range, `strategy` and `namespace` strings (the server checks the words, when it gets
+ * them). */
 export function checkAdapterOptions(what: string, options: { sessionId?: unknown; maxTokens?: unknown; strategy?: unknown; namespace?: unknown }): void {
-  checkKind(what, 'sessionId', options.sessionId, (id) => typeof id === 'string' && id !== '', "a session's UUID");
+  checkKind(what, 'sessionId', options.sessionId, (id) => typeof id === 'string' && id !== '', SESSION_ID);
   const { minimum, maximum } = RANGES.context.max_tokens;
   checkWhole(what, 'maxTokens', options.maxTokens, minimum, maximum);
   checkKind(what, 'strategy', options.strategy, isString, 'a string');

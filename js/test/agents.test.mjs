@@ -196,6 +196,137 @@ test('namespace: another writer creating the session first (a 409 on create) is 
   assert.deepEqual(texts(await session.getItems()), ['user:first']);
 });
 
+// The SDK's own sessions take the application's ids (new MemorySession({ sessionId: 'user-42-chat' })):
+// so does MnemoSession. mnemo keeps such a string as the session's key (docs/http-api.md, "Session
+// keys"); its id stays a UUID.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+test('any string is a session id: made on the first write, the same session for every instance of it', async () => {
+  const client = new MnemoClient({ baseURL: server.url });
+  const a = new MnemoSession({ baseURL: server.url, sessionId: 'user-42-chat' });
+  assert.equal(await a.getSessionId(), 'user-42-chat');
+  assert.deepEqual(await a.getItems(), []);
+  assert.equal(await a.popItem(), undefined);
+  await a.clearSession(); // nothing to clear: no error
+  await a.addItems([{ role: 'user', content: 'hello' }]);
+  const b = new MnemoSession({ baseURL: server.url, sessionId: 'user-42-chat' });
+  await b.addItems([{ role: 'user', content: 'again' }]);
+  assert.deepEqual(texts(await a.getItems()), ['user:hello', 'user:again']);
+  const { session } = await client.sessionGet('user-42-chat');
+  assert.deepEqual([session.key, session.namespace], ['user-42-chat', 'default']);
+  assert.match(session.id, UUID);
+  assert.equal((await client.sessionList({ namespace: 'default', limit: 10000 })).sessions.filter((s) => s.key === 'user-42-chat').length, 1);
+  assert.deepEqual(texts([await b.popItem()]), ['user:again']);
+  assert.deepEqual(texts(await a.getItems(5)), ['user:hello']);
+  await a.clearSession();
+  assert.deepEqual(await b.getItems(), []);
+  await b.addItems([{ role: 'user', content: 'fresh' }]);
+  assert.deepEqual(texts(await a.getItems()), ['user:fresh']);
+  assert.equal((await client.sessionGet('user-42-chat')).session.key, 'user-42-chat');
+});
+
+test('a string id with namespace: made and found in it; the same string in two namespaces is two sessions', async () => {
+  const client = new MnemoClient({ baseURL: server.url });
+  const inNs = (namespace) => new MnemoSession({ baseURL: server.url, sessionId: 'chat-7', namespace });
+  const found = async (namespace) => (await client.sessionResume({ namespace, session_id: 'chat-7' })).session;
+  const x = inNs('tenant-x');
+  assert.deepEqual(await x.getItems(), []);
+  // an Agent run, as with the SDK's own sessions
+  const model = new ScriptedModel([say('Hello, x.', 'msg_x')]);
+  await run(new Agent({ name: 'greeter', instructions: 'Greet.', model }), 'hi from x', { session: x });
+  await inNs('tenant-y').addItems([{ role: 'user', content: 'y says' }]);
+  await new MnemoSession({ baseURL: server.url, sessionId: 'chat-7' }).addItems([{ role: 'user', content: 'default says' }]);
+  assert.deepEqual(texts(await inNs('tenant-x').getItems()), ['user:hi from x', 'assistant:Hello, x.']);
+  assert.deepEqual(texts(await inNs('tenant-y').getItems()), ['user:y says']);
+  assert.deepEqual(texts(await new MnemoSession({ baseURL: server.url, sessionId: 'chat-7' }).getItems()), ['user:default says']);
+  const [sx, sy] = [await found('tenant-x'), await found('tenant-y')];
+  assert.deepEqual([sx.namespace, sx.key, sy.namespace, sy.key], ['tenant-x', 'chat-7', 'tenant-y', 'chat-7']);
+  assert.notEqual(sx.id, sy.id);
+  assert.notEqual(sx.id, (await found('default')).id);
+
+  // another instance of the same string adds to it; popItem and clearSession
+  const x2 = inNs('tenant-x');
+  await x2.addItems([{ role: 'user', content: 'noted?' }]);
+  assert.deepEqual(texts([await x.popItem()]), ['user:noted?']);
+  assert.deepEqual(texts(await x2.getItems(5)), ['user:hi from x', 'assistant:Hello, x.']);
+  await x.clearSession();
+  assert.deepEqual(await x2.getItems(), []);
+  assert.deepEqual(texts(await inNs('tenant-y').getItems()), ['user:y says']);
+  await x2.addItems([{ role: 'user', content: 'x again' }]);
+  assert.deepEqual(texts(await x.getItems()), ['user:x again']);
+  assert.deepEqual([(await found('tenant-x')).namespace, (await found('tenant-x')).key], ['tenant-x', 'chat-7']);
+
+  // an instance that found the session before another one cleared it, and a third made it again
+  await inNs('tenant-x').clearSession();
+  await inNs('tenant-x').addItems([{ role: 'user', content: 'made anew' }]);
+  assert.deepEqual(texts(await x.getItems()), ['user:made anew']);
+  await x.addItems([{ role: 'user', content: 'and more' }]);
+  assert.deepEqual(texts(await inNs('tenant-x').getItems()), ['user:made anew', 'user:and more']);
+  assert.equal((await client.sessionList({ namespace: 'tenant-x', limit: 10000 })).sessions.filter((s) => s.key === 'chat-7').length, 1);
+});
+
+test('a string id with namespace: another writer creating it first (a 409 on create) is no error', async () => {
+  const client = new MnemoClient({ baseURL: server.url });
+  let raced = 0;
+  const racing = async (req, init) => {
+    if (init.method === 'POST' && new URL(req).pathname === '/v1/sessions' && !raced++) {
+      await client.sessionCreate({ key: 'raced-chat', namespace: 'tenant-c' });
+    }
+    return fetch(req, init);
+  };
+  const session = new MnemoSession({ baseURL: server.url, fetch: racing, sessionId: 'raced-chat', namespace: 'tenant-c' });
+  await session.addItems([{ role: 'user', content: 'first' }]);
+  assert.equal(raced, 1);
+  assert.deepEqual(texts(await session.getItems()), ['user:first']);
+  const { session: s } = await client.sessionResume({ namespace: 'tenant-c', session_id: 'raced-chat' });
+  assert.deepEqual((await client.history(s.id)).messages.map((m) => m.content), ['first']);
+});
+
+// Two first appends of one key at once: the server makes the session for one, and the other's
+// create finds the key taken and answers 404 (or 409); that writer appends again.
+test('first writes of one string id at once: one session holds them all', async () => {
+  for (let round = 0; round < 8; round++) {
+    const namespace = round % 2 ? 'tenant-burst' : undefined;
+    const sessionId = `burst-${round}`;
+    await Promise.all([0, 1, 2, 3, 4, 5].map((i) => new MnemoSession({ baseURL: server.url, sessionId, namespace }).addItems([{ role: 'user', content: `w${i}` }])));
+    const items = await new MnemoSession({ baseURL: server.url, sessionId, namespace }).getItems(10);
+    assert.deepEqual(texts(items).sort(), ['user:w0', 'user:w1', 'user:w2', 'user:w3', 'user:w4', 'user:w5'], sessionId);
+  }
+});
+
+test('string ids a URL path cannot carry as they are ("a/b", ".", "..") and other characters', async () => {
+  const client = new MnemoClient({ baseURL: server.url });
+  for (const sessionId of ['team/a', '.', '..', '../x', 'a b', 'café ☕', '50%', '%2F', 'q?x#y', 'a\\b', 'a+b']) {
+    for (const namespace of [undefined, 'tenant-z']) {
+      const s = new MnemoSession({ baseURL: server.url, sessionId, namespace });
+      await s.addItems([{ role: 'user', content: `in ${sessionId}` }, { role: 'user', content: 'two' }]);
+      const again = new MnemoSession({ baseURL: server.url, sessionId, namespace });
+      assert.deepEqual(texts(await again.getItems()), [`user:in ${sessionId}`, 'user:two'], sessionId);
+      assert.equal((await client.sessionResume({ namespace, session_id: sessionId })).session.key, sessionId);
+      assert.deepEqual(texts([await again.popItem()]), ['user:two']);
+      await s.clearSession();
+      assert.deepEqual(await again.getItems(), [], sessionId);
+    }
+  }
+});
+
+test('a string id with an API key bound to a namespace: made and found in the key\'s namespace', async () => {
+  const keyed = await startServer(dbTarget('agents-keys'), ['--api-key-env', 'JS_KEY', '--key-namespace', 'team'], { JS_KEY: 'secret-1' });
+  try {
+    const opts = { baseURL: keyed.url, apiKey: 'secret-1', sessionId: 'user-1' };
+    await new MnemoSession(opts).addItems([{ role: 'user', content: 'one' }]);
+    await new MnemoSession({ ...opts, namespace: 'team' }).addItems([{ role: 'user', content: 'two' }]);
+    assert.deepEqual(texts(await new MnemoSession(opts).getItems()), ['user:one', 'user:two']);
+    const { session } = await new MnemoClient({ baseURL: keyed.url, apiKey: 'secret-1' }).sessionGet('user-1');
+    assert.deepEqual([session.key, session.namespace], ['user-1', 'team']);
+    // another namespace is not the key's to use
+    const e = await new MnemoSession({ ...opts, namespace: 'not-team' }).getItems().catch((x) => x);
+    assert.equal(e.status, 403, String(e));
+  } finally {
+    assert.equal(await stopServer(keyed.proc), 0);
+  }
+});
+
 test('getSessionId(): a failed create is not cached, the next call tries again', async () => {
   let down = true;
   const flaky = (req, init) => down ? Promise.reject(new TypeError('fetch failed', { cause: 'connect ECONNREFUSED' })) : fetch(req, init);
@@ -366,8 +497,8 @@ test('options: a value of the wrong type is refused naming the option, not ignor
   const refused = (options, Err, message) => assert.throws(() => new MnemoSession({ baseURL: server.url, ...options }),
     (e) => e.constructor === Err && message.test(e.message), JSON.stringify(options));
   // an empty or non-string sessionId was dropped: a new session was made instead
-  refused({ sessionId: '' }, TypeError, /^MnemoSession: sessionId must be a session's UUID, not ''$/);
-  refused({ sessionId: 0 }, TypeError, /sessionId must be a session's UUID, not 0$/);
+  refused({ sessionId: '' }, TypeError, /^MnemoSession: sessionId must be a non-empty string \(a session's UUID or your own name for it\), not ''$/);
+  refused({ sessionId: 0 }, TypeError, /sessionId must be a non-empty string \(a session's UUID or your own name for it\), not 0$/);
   refused({ maxTokens: '100' }, TypeError, /^MnemoSession: maxTokens must be a whole number from 0 to 100000000, not '100'$/);
   refused({ maxTokens: 1.5 }, RangeError, /maxTokens must be a whole number from 0 to 100000000, not 1\.5$/);
   refused({ strategy: 5 }, TypeError, /strategy must be a string, not 5$/);

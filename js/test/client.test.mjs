@@ -307,6 +307,27 @@ test('query-string parameters keep their JSON types: a wrong type is refused as 
   assert.match(range.message, /^limit: 0 is out of range 1\.\.10000/);
 });
 
+test('session keys: any string in place of the id; one a URL path cannot carry is refused before sending', async () => {
+  const key = 'café chat #1 ?x=1&y 50%';
+  await client.append(key, { create: true, role: 'user', content: 'hi' });
+  const { session } = await client.sessionGet(key);
+  assert.equal(session.key, key);
+  assert.deepEqual((await client.history(key)).messages.map((m) => m.content), ['hi']);
+  assert.deepEqual((await client.history(session.id)).messages.map((m) => m.content), ['hi']);
+  // "/", "." and "..": fetch or the server would read them as path syntax (another route)
+  const sent = seen.length;
+  for (const bad of ['team/a', '.', '..']) {
+    const e = await client.history(bad).catch((x) => x);
+    assert.ok(e instanceof InvalidError, String(e));
+    assert.equal(e.status, undefined);
+    assert.equal(e.message, `session_id: '${bad}' cannot be sent in a URL path ("/", "." and ".." are path syntax); the session's UUID can be (sessionResume({ session_id }) finds it)`);
+  }
+  assert.equal(seen.length, sent);
+  // a query or a body carries any key
+  const made = (await client.sessionCreate({ key: 'team/a' })).session;
+  assert.equal((await client.sessionResume({ session_id: 'team/a' })).session.id, made.id);
+});
+
 test('errors: a body over --max-body is TooBigError', async () => {
   const small = await startServer(dbTarget('client-small'), ['--max-body', '1024']);
   try {
@@ -380,6 +401,16 @@ test('the Mem0-shaped operations (docs/memory.md)', async () => {
   await assert.rejects(client.mem0Get(id), NotFoundError);
   await client.mem0Add({ messages: [{ role: 'user', content: 'I prefer dark mode.' }], user_id: 'ts-u' });
   assert.equal((await client.mem0DeleteAll({ user_id: 'ts-u' })).deleted, 1);
+  // an async add: its event at once, PENDING; polled until the background extraction ends
+  const queued = await client.mem0Add({ messages: [{ role: 'user', content: 'My terminal is kitty.' }], user_id: 'ts-a', async_mode: true });
+  assert.equal(queued.status, 'PENDING');
+  let event = await client.mem0Event(queued.event_id);
+  for (let i = 0; i < 600 && ['PENDING', 'RUNNING'].includes(event.status); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    event = await client.mem0Event(queued.event_id);
+  }
+  assert.equal(event.status, 'SUCCEEDED', JSON.stringify(event));
+  assert.deepEqual(event.results.map((r) => r.memory), ["User's terminal is kitty"]);
   // entities and batches
   const [one, two] = await Promise.all(['My shell is zsh.', 'My desk is oak.'].map(async (content) =>
     (await client.mem0Add({ messages: [{ role: 'user', content }], user_id: 'ts-b', infer: false }))[0].id));

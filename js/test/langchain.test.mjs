@@ -107,7 +107,9 @@ test('options: a value of the wrong type is refused naming the option, not ignor
   // an empty sessionId read as an empty history (the 404 of a route that does not exist)
   const empty = (() => { try { return new MnemoChatMessageHistory({ baseURL: url, sessionId: '' }); } catch (e) { return e; } })();
   assert.ok(empty instanceof TypeError, String(empty));
-  assert.match(empty.message, /^MnemoChatMessageHistory: sessionId must be a session's UUID, not ''$/);
+  assert.match(empty.message, /^MnemoChatMessageHistory: sessionId must be a non-empty string \(a session's UUID or your own name for it\), not ''$/);
+  assert.throws(() => new MnemoChatMessageHistory({ baseURL: url }),
+    (e) => e instanceof TypeError && /^MnemoChatMessageHistory: sessionId is required: a non-empty string \(a session's UUID or your own name for it\)$/.test(e.message));
   refused({ maxTokens: '100' }, /^MnemoChatMessageHistory: maxTokens must be a whole number from 0 to 100000000, not '100'$/);
   refused({ strategy: 5 }, /strategy must be a string, not 5$/);
   // a namespace of the wrong type was never sent when the session existed: refused all the same
@@ -139,6 +141,64 @@ test('namespace: the session it creates is in that namespace; a bad one is refus
   // misspelt, as every option
   assert.throws(() => new MnemoChatMessageHistory({ baseURL: url, sessionId, nameSpace: 'team-a' }),
     (x) => x instanceof TypeError && /'nameSpace' \(did you mean 'namespace'\?\)/.test(x.message));
+});
+
+// LangChain's examples name sessions with the application's strings ({ sessionId: 'session-1' }):
+// mnemo keeps such a string as the session's key (docs/http-api.md, "Session keys").
+test('any string is a session id: RunnableWithMessageHistory with "session-1", with and without a namespace', async () => {
+  const client = new MnemoClient({ baseURL: url });
+  const model = new ScriptedChatModel({ responses: ['Hi Bob.', 'You are Bob.', 'Hello, Ann.', 'You are Ann.', 'Who is asking?'].map((t) => new AIMessage(t)) });
+  const prompt = ChatPromptTemplate.fromMessages([new MessagesPlaceholder('history'), ['human', '{input}']]);
+  const chain = (namespace) => new RunnableWithMessageHistory({
+    runnable: prompt.pipe(model),
+    getMessageHistory: (sessionId) => new MnemoChatMessageHistory({ baseURL: url, sessionId, namespace }),
+    inputMessagesKey: 'input',
+    historyMessagesKey: 'history',
+  });
+  const config = { configurable: { sessionId: 'session-1' } };
+  await chain().invoke({ input: 'I am Bob.' }, config);
+  assert.equal((await chain().invoke({ input: 'Who am I?' }, config)).content, 'You are Bob.');
+  assert.deepEqual(model.calls[1].map((m) => m.content), ['I am Bob.', 'Hi Bob.', 'Who am I?']);
+  // the same string in a namespace: another session
+  await chain('team-k').invoke({ input: 'I am Ann.' }, config);
+  await chain('team-k').invoke({ input: 'Who am I?' }, config);
+  assert.deepEqual(model.calls[3].map((m) => m.content), ['I am Ann.', 'Hello, Ann.', 'Who am I?']);
+  const plain = (await client.sessionGet('session-1')).session;
+  const inK = (await client.sessionResume({ namespace: 'team-k', session_id: 'session-1' })).session;
+  assert.deepEqual([plain.key, plain.namespace, inK.key, inK.namespace], ['session-1', 'default', 'session-1', 'team-k']);
+  assert.notEqual(plain.id, inK.id);
+  assert.deepEqual((await client.history(inK.id)).messages.map((m) => m.content), ['I am Ann.', 'Hello, Ann.', 'Who am I?', 'You are Ann.']);
+
+  // two instances of one string see the same messages; clear() empties it for both, the next write makes it again there
+  for (const namespace of [undefined, 'team-k']) {
+    const a = new MnemoChatMessageHistory({ baseURL: url, sessionId: 'session-1', namespace });
+    const b = new MnemoChatMessageHistory({ baseURL: url, sessionId: 'session-1', namespace });
+    await a.addMessage(new HumanMessage('one more'));
+    assert.equal((await b.getMessages()).at(-1).content, 'one more');
+    await b.clear();
+    assert.deepEqual(await a.getMessages(), []);
+    await a.addMessages([new HumanMessage({ content: 'fresh', id: 'f-1' })]);
+    assert.deepStrictEqual(await b.getMessages(), [new HumanMessage({ content: 'fresh', id: 'f-1' })]);
+  }
+  assert.equal((await client.sessionResume({ namespace: 'team-k', session_id: 'session-1' })).session.namespace, 'team-k');
+  assert.deepEqual((await client.history('session-1')).messages.map((m) => m.content), ['fresh']);
+  // a string no session has: an empty history, and reading made nothing
+  assert.deepEqual(await new MnemoChatMessageHistory({ baseURL: url, sessionId: 'never-written', namespace: 'team-k' }).getMessages(), []);
+  assert.ok((await client.sessionResume({ namespace: 'team-k', session_id: 'never-written' }).catch((x) => x)) instanceof NotFoundError);
+});
+
+test('a string id with namespace: an instance that found the session before another cleared it and a third made it again', async () => {
+  const make = () => new MnemoChatMessageHistory({ baseURL: url, sessionId: 'chat/42', namespace: 'team-m' });
+  const early = make();
+  await early.addMessage(new HumanMessage('first'));
+  assert.deepEqual((await early.getMessages()).map((m) => m.content), ['first']);
+  await make().clear();
+  await make().addMessage(new HumanMessage('second'));
+  assert.deepEqual((await early.getMessages()).map((m) => m.content), ['second']);
+  await early.addMessage(new AIMessage('third'));
+  assert.deepEqual((await make().getMessages()).map((m) => m.content), ['second', 'third']);
+  const found = (await new MnemoClient({ baseURL: url }).sessionResume({ namespace: 'team-m', session_id: 'chat/42' })).session;
+  assert.deepEqual([found.key, found.namespace], ['chat/42', 'team-m']);
 });
 
 // The messages of a fresh history (a new instance: nothing kept in the process) after adding

@@ -81,6 +81,9 @@ static mn_status lock_session(const struct mn_store_append_ops *o, mn_store_tx *
         return rc;
     memset(row, 0, sizeof *row);
     rc = o->session_create(tx, req->create, &row->sid);
+    if (rc == MN_CONFLICT && req->create->key) /* the key, not the fresh id: the request named another session */
+        return mn__err(MN_CONFLICT, "session '%.200s' was created by another writer meanwhile: send the append again",
+                       req->create->key);
     if (rc == MN_CONFLICT) /* another writer created it meanwhile: lock theirs (its namespace checked) */
         return o->session_lock(tx, id, row);
     row->max_turns = req->create->max_turns;
