@@ -256,8 +256,8 @@ mn_status mn__memory_extract(mn_db *db, const char *session_id, const char *extr
             extractor = "offline";
     }
     int llm = strcmp(extractor, "llm") == 0;
-    char key[64 + MN_UUID_LEN];
-    snprintf(key, sizeof key, "memory.extracted.%s", canon);
+    char key[MN_EXTRACT_MARK_KEY_CAP];
+    mn__extract_mark_key(canon, key);
     char *mark = NULL;
     rc = db->store->ops->meta_get(db->store, key, &mark);
     mn_history_opts ho = MN_HISTORY_OPTS_INIT;

@@ -223,6 +223,9 @@ void mn__memory_optin_note(mn_db *db, const char *metadata);
 int mn__memory_optin_wanted(const char *metadata);
 void mn__memory_optin_set(mn_db *db);
 void mn__memory_bg_close(mn_db *db);
+/* The meta key of a session's extraction watermark: the newest seq an extraction has read. */
+#define MN_EXTRACT_MARK_KEY_CAP (sizeof "memory.extracted." + MN_UUID_LEN)
+void mn__extract_mark_key(const char *session_id, char key[MN_EXTRACT_MARK_KEY_CAP]);
 /* The scope of the memories extracted from a session (docs/memory.md, "Scope of extraction"):
  * its namespace, and the user_id, agent_id and session_id of the "memory_scope" object of its
  * metadata when set (NULL otherwise). Extraction writes memories there and compares candidates

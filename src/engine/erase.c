@@ -79,10 +79,10 @@ struct forget {
 static mn_status forget_body(mn_store_tx *tx, void *arg)
 {
     struct forget *f = arg;
-    char key[64 + MN_UUID_LEN];
+    char key[MN_EXTRACT_MARK_KEY_CAP];
     mn_status rc = MN_OK;
     for (size_t i = 0; !rc && i < f->ids->count; i++) {
-        snprintf(key, sizeof key, "memory.extracted.%s", f->ids->items[i]);
+        mn__extract_mark_key(f->ids->items[i], key);
         rc = f->o->meta_drop(tx, key);
     }
     return rc;

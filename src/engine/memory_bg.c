@@ -467,10 +467,15 @@ static mn_status job_scan(mn_db *db, const char *session_id, struct job_scan *sc
 
 /* Whether every message of session_id up to seq upto has been read by an extraction: the
  * watermark is past it, or the messages between the watermark and it were erased since. */
+void mn__extract_mark_key(const char *session_id, char key[MN_EXTRACT_MARK_KEY_CAP])
+{
+    snprintf(key, MN_EXTRACT_MARK_KEY_CAP, "memory.extracted.%s", session_id);
+}
+
 static mn_status extracted_upto(mn_db *db, const char *session_id, int64_t upto, int *done)
 {
-    char key[64 + MN_UUID_LEN], *mark = NULL;
-    snprintf(key, sizeof key, "memory.extracted.%s", session_id); /* mnemo_memory_extract.c's watermark */
+    char key[MN_EXTRACT_MARK_KEY_CAP], *mark = NULL;
+    mn__extract_mark_key(session_id, key);
     mn_status rc = db->store->ops->meta_get(db->store, key, &mark);
     int64_t after = mark ? strtoll(mark, NULL, 10) : 0;
     free(mark);
