@@ -1347,6 +1347,109 @@ MN_API mn_status mn_namespace_forget(mn_db *db, const char *ns, mn_forget_stats 
  * calling again finishes the job. Thread-safe. */
 MN_API mn_status mn_memory_erase_sources(mn_db *db, const char *session_id, const char *memory_id, int64_t *erased);
 
+/* ---- Graph checkpoints (docs/checkpoints.md) ------------------------------------------------
+ * The state a graph runtime (LangGraph) saves after each step, kept per session: a thread is a
+ * session, named by its id or its key (mn_session_opts.key) in a namespace. Checkpoints and
+ * their pending writes are opaque to mnemo (the framework's serializer's type tag and text);
+ * only the metadata, a JSON object, is read, by the list filter. They go with their session:
+ * mn_session_delete, export and import, mnemo migrate and the erasure functions take them too. */
+
+typedef struct mn_checkpoint_write {
+    const char *task_id;   /* 1-256 bytes */
+    const char *task_path; /* NULL or "": none */
+    int64_t idx;           /* its place among the task's writes; negative: a special channel (an
+                              error, an interrupt), which a later write of the same idx replaces,
+                              where a later write of a non-negative idx is ignored */
+    const char *channel;   /* 1-256 bytes */
+    const char *type;      /* the serializer's type tag, 1-64 bytes */
+    const char *value;     /* the serialized value, text (base64 for bytes), up to the checkpoint limit */
+} mn_checkpoint_write;
+
+typedef struct mn_checkpoint {
+    const char *thread;        /* the session's key, else its id: the thread as the caller names it */
+    const char *session_id;    /* the session's UUID */
+    const char *checkpoint_ns; /* "" for the root graph */
+    const char *id;            /* the checkpoint id (ids sort by time: LangGraph's are UUIDv6) */
+    const char *parent_id;     /* NULL: the thread's first */
+    const char *type;          /* the serializer's type tag */
+    const char *data;          /* the serialized checkpoint */
+    const char *metadata;      /* a JSON object */
+    int64_t created_at;        /* ms since the epoch */
+    size_t n_writes;
+    const mn_checkpoint_write *writes; /* its pending writes, by task path, task id and idx */
+} mn_checkpoint;
+
+typedef struct mn_checkpoints {
+    size_t count;
+    mn_checkpoint *items; /* items[i]: same-header callers only; mn_checkpoints_at is ABI-safe */
+    size_t item_size;     /* sizeof(mn_checkpoint) in the library that made the list */
+} mn_checkpoints;
+/* Item i of the list, or NULL past its end (or for a NULL list). Borrowed from the list. */
+MN_API const mn_checkpoint *mn_checkpoints_at(const mn_checkpoints *list, size_t i);
+/* Frees a list from mn_checkpoint_get or mn_checkpoint_list; NULL is a no-op. */
+MN_API void mn_checkpoints_free(mn_checkpoints *list);
+
+typedef struct mn_checkpoint_in {
+    size_t size;               /* sizeof(mn_checkpoint_in) */
+    const char *ns;            /* namespace; NULL: "default" */
+    const char *thread;        /* a session id or key; a key (or UUID) naming nothing makes the session */
+    const char *checkpoint_ns; /* NULL: "" (the root graph); at most 256 bytes */
+    const char *id;            /* 1-256 bytes without control characters */
+    const char *parent_id;     /* NULL: none */
+    const char *type;          /* 1-64 bytes */
+    const char *data;          /* up to mnemo.max_checkpoint_bytes (16 MiB) */
+    const char *metadata;      /* NULL: {}; a JSON object */
+} mn_checkpoint_in;
+#define MN_CHECKPOINT_IN_INIT {sizeof(mn_checkpoint_in), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+
+/* Saves checkpoint cp of its thread, replacing one of the same thread, checkpoint_ns and id; the
+ * session is made (with cp->thread as its key, or as its id when a UUID) when nothing has that
+ * name yet, as LangGraph's savers make a thread on its first checkpoint. Errors: MN_INVALID
+ * (a field out of its bounds, metadata not a JSON object, invalid UTF-8), MN_TOOBIG (data over
+ * the limit), MN_EXPIRED, MN_BUSY, MN_IO. Thread-safe. Server operation: "checkpoint_put". */
+MN_API mn_status mn_checkpoint_put(mn_db *db, const mn_checkpoint_in *cp);
+
+/* Saves the pending writes of task writes[i].task_id against checkpoint checkpoint_id of thread
+ * (namespace ns, NULL: "default"; checkpoint_ns NULL: ""), in one transaction. A write whose
+ * (task_id, idx) is stored already is ignored when idx >= 0 and replaces it when idx < 0. The
+ * writes may come before their checkpoint (LangGraph saves a step's writes as they are made and
+ * its checkpoint after the previous one) and make the thread's session as mn_checkpoint_put
+ * does; they show with the checkpoint once it is saved. n is 1 to 10000. Errors: MN_INVALID,
+ * MN_TOOBIG, MN_EXPIRED, MN_BUSY, MN_IO. Thread-safe. Server operation: "checkpoint_put_writes". */
+MN_API mn_status mn_checkpoint_put_writes(mn_db *db, const char *ns, const char *thread, const char *checkpoint_ns,
+                                          const char *checkpoint_id, const mn_checkpoint_write *writes, size_t n);
+
+typedef struct mn_checkpoint_query {
+    size_t size;               /* sizeof(mn_checkpoint_query) */
+    const char *ns;            /* namespace; NULL: "default" */
+    const char *thread;        /* NULL: every thread of the namespace */
+    const char *checkpoint_ns; /* NULL: any */
+    const char *id;            /* NULL: any; else only this checkpoint */
+    const char *before;        /* NULL: none; else only ids that sort below it */
+    const char *filter;        /* NULL: none; else a JSON object: the metadata has each key, with an
+                                  equal JSON value (at most 64 keys) */
+    size_t limit;              /* 0: every match; else at most this many */
+} mn_checkpoint_query;
+#define MN_CHECKPOINT_QUERY_INIT {sizeof(mn_checkpoint_query), NULL, NULL, NULL, NULL, NULL, NULL, 0}
+
+/* The checkpoints matching q, newest id first, each with its pending writes. A thread naming no
+ * session has none (an empty list, not an error). Caller frees *out with mn_checkpoints_free.
+ * Errors: MN_INVALID, MN_BUSY, MN_IO. Thread-safe. Server operation: "checkpoint_list". */
+MN_API mn_status mn_checkpoint_list(mn_db *db, const mn_checkpoint_query *q, mn_checkpoints **out);
+
+/* One checkpoint of thread: checkpoint id, or (id NULL) the newest of checkpoint_ns (NULL: "").
+ * *out holds one item; caller frees it with mn_checkpoints_free. Errors: MN_INVALID,
+ * MN_NOTFOUND (no such thread or checkpoint), MN_BUSY, MN_IO. Thread-safe. Server operation:
+ * "checkpoint_get". */
+MN_API mn_status mn_checkpoint_get(mn_db *db, const char *ns, const char *thread, const char *checkpoint_ns,
+                                   const char *id, mn_checkpoints **out);
+
+/* Deletes every checkpoint and pending write of thread (its messages and the session stay:
+ * mn_session_delete takes all). *removed (may be NULL) gets the checkpoints deleted; a thread
+ * naming nothing removes 0. Errors: MN_INVALID, MN_BUSY, MN_IO. Thread-safe. Server operation:
+ * "checkpoint_delete_thread". */
+MN_API mn_status mn_checkpoint_delete_thread(mn_db *db, const char *ns, const char *thread, int64_t *removed);
+
 #ifdef __cplusplus
 }
 #endif

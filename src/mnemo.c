@@ -3,7 +3,6 @@
  * memory, context and store, and leave a message for mn_errmsg(). No SQL, no policy beyond
  * argument checks lives here.
  */
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,132 +33,6 @@ int mn_version_number(void) { return MN_VERSION_NUMBER; }
 
 /* ---- open / close ---------------------------------------------------------------------------- */
 
-/* "~/x" → "$HOME/x". */
-static char *expand_path(const char *path)
-{
-    const char *home = getenv("HOME");
-    if (path[0] == '~' && path[1] == '/' && home) {
-        struct mn_buf b = MN_BUF_INIT;
-        if (mn_buf_adds(&b, home) || mn_buf_adds(&b, path + 1)) {
-            mn_buf_release(&b);
-            return NULL;
-        }
-        return mn_buf_detach(&b, NULL);
-    }
-    return strdup(path);
-}
-
-/* Finds the directory holding `name`.tiktoken: the configured one, the user's data directory,
- * the installed one, then the build tree's. */
-static void find_data_dir(const char *configured, const char *name, char *out, size_t cap)
-{
-    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-    char user[4096] = "";
-    if (xdg && *xdg)
-        snprintf(user, sizeof user, "%s/mnemo", xdg);
-    else if (home)
-        snprintf(user, sizeof user, "%s/.local/share/mnemo", home);
-    const char *candidates[] = {configured ? configured : "", user, MNEMO_DATADIR, MNEMO_BUILD_DATADIR};
-    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-        if (!*candidates[i])
-            continue;
-        char file[4200];
-        snprintf(file, sizeof file, "%s/%s.tiktoken", candidates[i], name);
-        FILE *f = fopen(file, "rb");
-        if (f) {
-            fclose(f);
-            snprintf(out, cap, "%s", candidates[i]);
-            return;
-        }
-    }
-    snprintf(out, cap, "%s", *candidates[0] ? candidates[0] : user);
-}
-
-/* Loaded tokenizers, shared by every handle for the life of the process: loading a rank file
- * costs milliseconds and megabytes, and its tables never change. */
-static pthread_mutex_t tokenizers_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    char name[32];
-    char dir[4096];
-    mn_tokenizer *tk;
-} tokenizers[16];
-static size_t n_tokenizers;
-
-static mn_status shared_tokenizer(const char *name, const char *dir, mn_tokenizer **out)
-{
-    mn_status rc = MN_OK;
-    *out = NULL;
-    pthread_mutex_lock(&tokenizers_lock);
-    for (size_t i = 0; i < n_tokenizers && !*out; i++)
-        if (strcmp(tokenizers[i].name, name) == 0 && strcmp(tokenizers[i].dir, dir) == 0)
-            *out = tokenizers[i].tk;
-    if (!*out) {
-        if (strlen(name) >= sizeof tokenizers[0].name || strlen(dir) >= sizeof tokenizers[0].dir)
-            rc = mn__err(MN_INVALID, "tokenizer: name or data directory too long");
-        else if (n_tokenizers == sizeof tokenizers / sizeof tokenizers[0])
-            rc = mn__err(MN_UNAVAILABLE, "tokenizer: too many different encodings loaded");
-        else if (!(rc = mn_token_open(name, dir, out))) {
-            snprintf(tokenizers[n_tokenizers].name, sizeof tokenizers[0].name, "%s", name);
-            snprintf(tokenizers[n_tokenizers].dir, sizeof tokenizers[0].dir, "%s", dir);
-            tokenizers[n_tokenizers++].tk = *out;
-        }
-    }
-    pthread_mutex_unlock(&tokenizers_lock);
-    return rc;
-}
-
-/* The tokenizer for a configured name: "auto" is cl100k_base when its rank file is there, else
- * the heuristic. */
-static mn_status resolve_tokenizer(const char *name, const char *configured_dir, mn_tokenizer **out)
-{
-    char dir[4096];
-    if (strcmp(name, "heuristic") == 0)
-        return shared_tokenizer(name, "", out);
-    if (strcmp(name, "auto") == 0) {
-        find_data_dir(configured_dir, "cl100k_base", dir, sizeof dir);
-        if (shared_tokenizer("cl100k_base", dir, out) == MN_OK)
-            return MN_OK;
-        mn__log(MN_LOG_INFO, "tokenizer: cl100k_base unavailable (%s); using the heuristic", mn_errmsg());
-        mn__err_clear();
-        return shared_tokenizer("heuristic", "", out);
-    }
-    find_data_dir(configured_dir, name, dir, sizeof dir);
-    return shared_tokenizer(name, dir, out);
-}
-
-static mn_status open_tokenizer(mn_db *db)
-{
-    return resolve_tokenizer(mn_config_str(db->cfg, "tokenizer.name"), mn_config_str(db->cfg, "tokenizer.data_dir"),
-                             &db->tk);
-}
-
-/* The database remembers which tokenizer counted its messages; a change is worth a warning. */
-static mn_status note_tokenizer(mn_db *db)
-{
-    char *recorded = NULL;
-    mn_status rc = db->store->ops->meta_get(db->store, "tokenizer", &recorded);
-    if (rc)
-        return rc;
-    const char *now = mn_token_name(db->tk);
-    if (!recorded)
-        rc = db->store->ops->meta_set(db->store, "tokenizer", now);
-    else if (strcmp(recorded, now) != 0)
-        mn__log(MN_LOG_WARN, "%s: messages were counted with tokenizer %s, this handle counts with %s (mnemo reindex --tokens recounts)", db->store->label,
-                recorded, now);
-    free(recorded);
-    return rc;
-}
-
-static mn_store_opts store_opts(const mn_config *cfg, mn_progress_fn progress, void *user)
-{
-    mn_store_opts so = {mn_config_int(cfg, "memory.busy_timeout_ms"),
-                        strcmp(mn_config_str(cfg, "memory.durability"), "full") == 0,
-                        mn_config_int(cfg, "search.fts_drain"), progress, user, NULL,
-                        mn_config_int(cfg, "postgres.statement_timeout_ms"),
-                        mn_config_int(cfg, "postgres.idle_in_transaction_timeout_ms")};
-    return so;
-}
-
 mn_status mn_upgrade(const char *path, const mn_config *cfg, mn_progress_fn progress, void *user, int *from_version)
 {
     mn__err_clear();
@@ -167,11 +40,11 @@ mn_status mn_upgrade(const char *path, const mn_config *cfg, mn_progress_fn prog
     mn_config *own = NULL;
     mn_status rc = cfg ? mn_config_copy(cfg, &own) : mn_config_new(&own);
     char *target = NULL;
-    if (!rc && !(target = expand_path(path ? path : mn_config_str(own, "memory.storage_path"))))
+    if (!rc && !(target = mn__expand_path(path ? path : mn_config_str(own, "memory.storage_path"))))
         rc = mn__nomem();
     mn_store *store = NULL;
     if (!rc) {
-        mn_store_opts so = store_opts(own, progress, user);
+        mn_store_opts so = mn__store_opts(own, progress, user);
         so.found_version = &found;
         rc = mn_store_open(target, &so, &store); /* migrates, reporting its longest step */
     }
@@ -184,94 +57,18 @@ mn_status mn_upgrade(const char *path, const mn_config *cfg, mn_progress_fn prog
     return rc;
 }
 
-static void auto_prune(mn_db *db);
-
 mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out)
 {
     mn__err_clear();
     if (!out)
         return mn__err(MN_MISUSE, "mn_open: out is NULL");
     *out = NULL;
-    mn_db *db = calloc(1, sizeof *db);
-    if (!db)
-        return mn__nomem();
-    mn_status rc = cfg ? mn_config_copy(cfg, &db->cfg) : mn_config_new(&db->cfg);
-    if (!rc)
-        mn_settings_fill(&db->settings, db->cfg);
-    if (!rc && !(db->path = expand_path(path ? path : mn_config_str(db->cfg, "memory.storage_path"))))
-        rc = mn__nomem();
-    if (!rc) {
-        mn_store_opts so = store_opts(db->cfg, NULL, NULL);
-        db->max_message_bytes = (size_t)mn_config_int(db->cfg, "memory.max_message_bytes");
-        rc = mn_store_open(db->path, &so, &db->store);
-    }
-    if (!rc)
-        rc = open_tokenizer(db);
-    if (!rc)
-        rc = note_tokenizer(db);
-    if (!rc)
-        rc = mn__search_open(db);
-    if (!rc)
-        rc = mn__memory_bg_open(db);
-    if (rc) {
-        db->magic = DB_MAGIC;
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", mn_errmsg());
-        mn_close(db);
-        return mn__err(rc, "%s", msg);
-    }
-    db->magic = DB_MAGIC;
-    auto_prune(db);
-    *out = db;
-    return MN_OK;
+    return mn__open(path, cfg, out);
 }
 
 mn_status mn_open(const mn_config *cfg, mn_db **out) { return mn_open_path(NULL, cfg, out); }
 
-/* memory.auto_prune_days for every opener, not only `mnemo serve` (seed 000 prunes at start):
- * at most once a day per database, the time recorded in the database ("prune.auto_at"), so a
- * command run a thousand times a day pays one read of meta. A failure is logged, never the
- * open's: the next open tries again. */
-static void auto_prune(mn_db *db)
-{
-    int days = (int)db->settings.memory_auto_prune_days;
-    if (days < 1)
-        return;
-    char *last = NULL, now[32];
-    int64_t now_ms = mn_clock_now_ms();
-    mn_status rc = db->store->ops->meta_get(db->store, "prune.auto_at", &last);
-    int due = rc == MN_NOTFOUND || (!rc && (!last || now_ms - strtoll(last, NULL, 10) >= 86400000));
-    free(last);
-    if (rc == MN_NOTFOUND)
-        rc = MN_OK;
-    int64_t pruned = 0;
-    if (!rc && due && !(rc = mn_prune(db, days, &pruned))) {
-        snprintf(now, sizeof now, "%lld", (long long)now_ms);
-        rc = db->store->ops->meta_set(db->store, "prune.auto_at", now);
-        if (pruned)
-            mn__log(MN_LOG_INFO, "%s: memory.auto_prune_days %d: %lld idle sessions deleted", db->store->label, days,
-                    (long long)pruned);
-    }
-    if (rc) {
-        mn__log(MN_LOG_WARN, "%s: memory.auto_prune_days: %s", db->store->label, mn_errmsg());
-        mn__err_clear();
-    }
-}
-
-void mn_close(mn_db *db)
-{
-    if (!db || db->magic != DB_MAGIC)
-        return;
-    mn__memory_bg_close(db); /* first: the worker's run in progress uses the handle */
-    db->magic = 0;
-    if (db->store)
-        mn__search_close(db);
-    if (db->store)
-        db->store->ops->close(db->store);
-    mn_config_free(db->cfg); /* db->tk is shared: see shared_tokenizer */
-    free(db->path);
-    free(db);
-}
+void mn_close(mn_db *db) { mn__close(db); }
 
 const char *mn_db_path(const mn_db *db) { return db && db->magic == DB_MAGIC ? db->store->label : NULL; }
 
@@ -552,7 +349,6 @@ mn_status mn_format_parse(const char *name, mn_format *out)
 
 mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_opts *opts, mn_context **out)
 {
-    static const mn_context_opts defaults = MN_CONTEXT_OPTS_INIT;
     char id[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
     if (!out)
@@ -560,45 +356,7 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
     *out = NULL;
     if (rc || (rc = mn__session_ref(db, NULL, session_id, id)))
         return rc;
-    if (!opts)
-        opts = &defaults;
-    mn_context_opts o = defaults; /* its first layout ended at format: those callers get the defaults */
-    if ((rc = MN__ABI_LOAD(mn_context_opts, &o, opts, format)))
-        return rc;
-    opts = &o;
-    const char *strategy = opts->strategy ? opts->strategy : db->settings.memory_strategy;
-    if (!mn__strategy_known(strategy))
-        return mn__err(MN_INVALID, "strategy: '%s' is not one of: window, summary, chunked, hybrid", strategy);
-    int64_t model_window = opts->model_window ? opts->model_window : db->settings.context_model_window;
-    if (model_window < 0 || model_window > 100000000)
-        return mn__err(MN_INVALID, "model_window: %lld is not from 0 to 100000000", (long long)model_window);
-    const unsigned known = MN_CONTEXT_NO_FOLD | MN_CONTEXT_DETAIL;
-    if (opts->flags & ~known)
-        return mn__err(MN_INVALID, "flags: unknown bits 0x%x", opts->flags & ~known);
-    if (opts->fold < MN_CONTEXT_FOLD_BACKGROUND || opts->fold > MN_CONTEXT_FOLD_OFF)
-        return mn__err(MN_INVALID, "fold: %d is not background (0), sync (1) or off (2)", opts->fold);
-    if ((opts->flags & MN_CONTEXT_NO_FOLD) && opts->fold == MN_CONTEXT_FOLD_SYNC)
-        return mn__err(MN_INVALID, "flags: MN_CONTEXT_NO_FOLD never folds; it does not go with fold sync");
-    int fold_mode = opts->flags & MN_CONTEXT_NO_FOLD ? MN_CONTEXT_FOLD_OFF : opts->fold;
-    int64_t max_tokens = opts->max_tokens;
-    if (!max_tokens && model_window > 0) { /* the history share of the window (mn_budget_split) */
-        mn_budget split;
-        mn__budget_split(model_window, &split);
-        max_tokens = split.history > 0 ? split.history : 1;
-    }
-    if (!max_tokens)
-        max_tokens = db->settings.memory_max_history_tokens;
-    if (max_tokens < 1 || max_tokens > 100000000)
-        return mn__err(MN_INVALID, "max_tokens: %lld is not from 1 to 100000000", (long long)max_tokens);
-    if ((unsigned)opts->format > MN_FORMAT_TEXT)
-        return mn__err(MN_INVALID, "format: %d is not a format", (int)opts->format);
-    mn_session *s = NULL;
-    rc = mn__live_session(db, id, &s);
-    if (rc)
-        return rc;
-    rc = mn__context_build(db, s, strategy, max_tokens, model_window, fold_mode, opts, out);
-    mn_records_session_free(s);
-    return rc;
+    return mn__context_for(db, id, opts, out);
 }
 
 void mn_context_free(mn_context *ctx) { mn__context_free(ctx); }
@@ -728,6 +486,8 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
         rc = db->store->ops->export_scan(db->store, list, n, export_session, export_message, &e);
     if (e.rc || (!rc && session_complete(&e)))
         rc = mn__err(e.rc, "%s: %s", db->store->label, e.msg); /* the count check's, not the scan's */
+    if (!rc) /* each session's graph checkpoints, after every session line */
+        rc = mn__checkpoint_export(db, list, n, write, user);
     if (!rc && n == 0) /* a whole-database export carries the long-term memories too */
         rc = mn__memory_export(db, write, user);
     mn_buf_release(&e.line);
@@ -794,6 +554,12 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
         ++*lineno;
         if (len == 0 || (len == 1 && line[0] == '\r'))
             continue; /* blank lines are allowed */
+        if (seen_header && mn__checkpoint_line(line, len)) { /* engine/checkpoint_io.c */
+            mn_status crc = mn__checkpoint_import_line(db, line, len, NULL);
+            if (crc)
+                return crc;
+            continue;
+        }
         if (seen_header && mn__memory_line(line, len)) { /* mnemo_memory.c */
             int added_memory = 0;
             mn_status mrc = mn__memory_import_line(db, line, len, &added_memory);
@@ -890,7 +656,7 @@ static mn_status encoding_tokenizer(const char *encoding, mn_tokenizer **out)
         return mn__err(MN_INVALID, "encoding: NULL");
     if (strcmp(encoding, "auto") == 0)
         return mn__err(MN_INVALID, "encoding: name one (cl100k_base, o200k_base or heuristic)");
-    return resolve_tokenizer(encoding, getenv("MNEMO_DATA_DIR"), out);
+    return mn__resolve_tokenizer(encoding, getenv("MNEMO_DATA_DIR"), out);
 }
 
 mn_status mn_count_tokens_threads(const char *encoding, const char *text, size_t len, unsigned threads,

@@ -11,6 +11,7 @@
 #include "mnemo_int.h"
 #include "chat/provider.h"
 #include "http/stream.h"
+#include "store/records.h"
 #include "util/abi.h"
 #include "util/err.h"
 #include "util/json.h"
@@ -121,11 +122,11 @@ static int64_t add_to(json_t *o, const char *key, int64_t v)
 static mn_status add_usage(mn_db *db, const char *id, mn_chat_result *r)
 {
     mn_session *s = NULL;
-    mn_status rc = mn_session_get(db, id, &s);
+    mn_status rc = mn__live_session(db, id, &s); /* id: canonical (mn_chat_reply) */
     if (rc)
         return rc;
     json_t *meta = json_loads(s->metadata, 0, NULL);
-    mn_session_free(s);
+    mn_records_session_free(s);
     if (!json_is_object(meta)) {
         json_decref(meta);
         meta = json_object();
@@ -141,7 +142,7 @@ static mn_status add_usage(mn_db *db, const char *id, mn_chat_result *r)
     r->session_cached_tokens = add_to(chat, "cached_tokens", r->cached_tokens);
     char *text = mn_json_dump(meta);
     json_decref(meta);
-    rc = text ? mn_session_update(db, id, NULL, text) : mn__nomem();
+    rc = text ? mn__session_update(db, id, NULL, text) : mn__nomem();
     free(text);
     return rc;
 }
@@ -201,7 +202,7 @@ mn_status mn_chat_reply(mn_db *db, const char *session_id, const mn_chat_opts *o
     t.fn = fn;
     t.user = user;
     t.parse.user = &t;
-    if ((rc = mn_context_build(db, id, &co, &ctx)))
+    if ((rc = mn__context_for(db, id, &co, &ctx)))
         goto out;
     r->context_tokens = ctx->tokens;
     if (!(r->report = strdup(ctx->report)) || !(r->model = strdup(st.model))) {
@@ -247,7 +248,7 @@ mn_status mn_chat_reply(mn_db *db, const char *session_id, const mn_chat_opts *o
     rc = store_reply(db, id, st.model, r, t.parse.text.data);
 out:
     mn_chat_parse_release(&t.parse);
-    mn_context_free(ctx);
+    mn__context_free(ctx);
     mn_buf_release(&url);
     free(body);
     free(err_body);
@@ -263,7 +264,7 @@ void mn_chat_result_free(mn_chat_result *r)
 {
     if (!r)
         return;
-    mn_message_free(r->reply);
+    mn_records_message_free(r->reply);
     free(r->report);
     free(r->model);
     free(r);

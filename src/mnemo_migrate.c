@@ -354,7 +354,7 @@ static mn_status open_side(const char *target, const mn_config *cfg, int is_sour
     if (!rc)
         rc = mn_config_set(copy, "embedder.name", "none", "migrate");
     if (!rc)
-        rc = mn_open_path(target, copy, out);
+        rc = mn__open(target, copy, out);
     mn_config_free(copy);
     return rc;
 }
@@ -414,6 +414,8 @@ mn_status mn_migrate(const char *from, const char *to, const mn_config *cfg, int
             rc = copy_events(&c, c.ids[i]);
         if (!rc)
             rc = copy_state(&c, c.ids[i]);
+        if (!rc) /* engine/checkpoint_io.c: those the destination lacks */
+            rc = mn__checkpoint_copy(c.src->store, c.dst->store, c.ids[i], NULL);
         if (rc)
             rc = mn__err(rc, "migrate: session %s (sessions and messages are committed; run again with --append"
                              " to finish): %s", c.ids[i], mn_errmsg());
@@ -423,7 +425,7 @@ mn_status mn_migrate(const char *from, const char *to, const mn_config *cfg, int
         rc = copy_meta(&c);
     if (!rc && was_empty)
         rc = copy_vectors(&c);
-    if (!rc) /* long-term memories, every version (mnemo_memory.c) */
+    if (!rc) /* long-term memories, every version (engine/memory_io.c) */
         rc = mn__memory_copy(c.src, c.dst);
     if (!rc && progress) {
         c.done = c.total - 1;
@@ -432,7 +434,7 @@ mn_status mn_migrate(const char *from, const char *to, const mn_config *cfg, int
     if (!rc && stats)
         *stats = c.st;
     free(c.ids);
-    mn_close(c.src);
-    mn_close(c.dst);
+    mn__close(c.src);
+    mn__close(c.dst);
     return rc;
 }

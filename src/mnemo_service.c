@@ -11,8 +11,6 @@
 #include "config/config.h"
 #include "memory/message.h"
 #include "store/records.h"
-#include "util/arena.h"
-#include "util/clock.h"
 #include "util/abi.h"
 #include "util/err.h"
 #include "util/banned.h"
@@ -36,21 +34,7 @@ mn_status mn_session_update(mn_db *db, const char *id, const char *title, const 
     mn_status rc = mn__check_db(db);
     if (rc || (rc = mn__session_ref(db, NULL, id, canon)))
         return rc;
-    if ((rc = mn_check_text("title", title, MN_MAX_TITLE_BYTES, "")))
-        return rc;
-    struct mn_arena a = MN_ARENA_INIT;
-    const char *meta = NULL;
-    if (metadata && (rc = mn_check_json_object("metadata", metadata, &a, "", &meta))) {
-        mn_arena_release(&a);
-        return rc;
-    }
-    if (!(rc = mn__live_session(db, canon, NULL)))
-        rc = db->store->ops->session_update(db->store, canon, title && *title ? title : NULL, meta,
-                                            mn_clock_now_ms());
-    if (!rc && meta)
-        mn__memory_optin_note(db, meta);
-    mn_arena_release(&a);
-    return rc;
+    return mn__session_update(db, canon, title, metadata);
 }
 
 mn_status mn_vacuum(mn_db *db)

@@ -200,7 +200,8 @@ void cli_print_command_op(const struct cli_cmd *c);
 /* Runs API operation `name` on db with params (a JSON object, borrowed) exactly as REST and MCP
  * do: the same declarations check them, so errors name the same fields. 0 with *result (caller
  * json_decref's it), or 1 after printing "mnemo: <message>". For input only JSON can carry (a
- * batch of messages); a command with options of its own calls the library. */
+ * batch of messages) and results only the operation puts in JSON (checkpoints); a command with
+ * options of its own calls the library. */
 struct json_t;
 int cli_run_op(mn_db *db, const char *name, struct json_t *params, struct json_t **result);
 int cmd_search(const struct cli_global *g, struct cli_args *a);
@@ -216,5 +217,11 @@ int cmd_memory_update(const struct cli_global *g, struct cli_args *a);
 int cmd_memory_delete(const struct cli_global *g, struct cli_args *a);
 int cmd_memory_forget(const struct cli_global *g, struct cli_args *a);
 int cmd_memory_extract(const struct cli_global *g, struct cli_args *a);
+/* cmd_checkpoint.c: graph checkpoints (docs/checkpoints.md). */
+int cmd_checkpoint_put(const struct cli_global *g, struct cli_args *a);
+int cmd_checkpoint_writes(const struct cli_global *g, struct cli_args *a);
+int cmd_checkpoint_show(const struct cli_global *g, struct cli_args *a);
+int cmd_checkpoint_list(const struct cli_global *g, struct cli_args *a);
+int cmd_checkpoint_delete(const struct cli_global *g, struct cli_args *a);
 
 #endif

@@ -31,6 +31,9 @@ static const struct {
     {"message edit", "message_edit"},     {"message pin", "message_pin"},
     {"files check", "files_check"},
     {"handover", "handover"},             {"namespace forget", "namespace_forget"},
+    {"checkpoint put", "checkpoint_put"}, {"checkpoint writes", "checkpoint_put_writes"},
+    {"checkpoint show", "checkpoint_get"}, {"checkpoint list", "checkpoint_list"},
+    {"checkpoint delete", "checkpoint_delete_thread"},
     /* the verbs of `mnemo state ID VERB` (one command, an operation per verb) */
     {"state", "state_get"},              {"state merge", "state_merge"},  {"state wait", "state_wait"},
     {"state unwait", "state_unwait"},    {"state result", "state_result"}, {"state plan", "state_plan"},

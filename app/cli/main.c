@@ -76,6 +76,17 @@ static const struct cli_opt o_mem_update[] = {{"text", 1},      {"kind", 1},    
                                               {"unpinned", 0},  {"reason", 1},   {"json", 0},     {NULL, 0}};
 static const struct cli_opt o_mem_delete[] = {{"at", 1}, {"reason", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_mem_extract[] = {{"extractor", 1}, {"json", 0}, {NULL, 0}};
+/* checkpoint (cmd_checkpoint.c) */
+static const struct cli_opt o_cp_put[] = {{"checkpoint-id", 1}, {"type", 1},          {"checkpoint", 1},
+                                          {"parent-checkpoint-id", 1}, {"checkpoint-ns", 1}, {"metadata", 1},
+                                          {"namespace", 1},     {"json", 0},          {NULL, 0}};
+static const struct cli_opt o_cp_writes[] = {{"checkpoint-id", 1}, {"writes", 1}, {"checkpoint-ns", 1},
+                                             {"namespace", 1},     {"json", 0},   {NULL, 0}};
+static const struct cli_opt o_cp_show[] = {{"checkpoint-id", 1}, {"checkpoint-ns", 1}, {"namespace", 1},
+                                           {"json", 0},          {NULL, 0}};
+static const struct cli_opt o_cp_list[] = {{"checkpoint-ns", 1}, {"checkpoint-id", 1}, {"before", 1}, {"filter", 1},
+                                           {"limit", 1},         {"namespace", 1},     {"json", 0},   {NULL, 0}};
+static const struct cli_opt o_cp_delete[] = {{"namespace", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1}, {"key-namespace", 1},
                                          {"allow-origin", 1},  {"max-body", 1},    {"verbose", 0},
                                          {"log-format", 1},    {NULL, 0}};
@@ -427,6 +438,58 @@ const struct cli_cmd cli_commands[] = {
      "                    \"unchanged\", \"rejected\"}\n"
      "  Running it again over the same turns changes nothing.\n",
      o_mem_extract, 1, 1, cmd_memory_extract},
+    {"checkpoint put",
+     "THREAD --checkpoint-id ID --type T --checkpoint TEXT|- [--parent-checkpoint-id ID]\n"
+     "       [--checkpoint-ns NS] [--metadata JSON] [--namespace NS] [--json]",
+     "save a graph checkpoint of a thread (docs/checkpoints.md)",
+     "  THREAD            the thread: a session's id or key; one naming nothing yet makes the session\n"
+     "                    (with THREAD as its key, or as its id when a UUID)\n"
+     "  --checkpoint-id ID  the checkpoint's id (ids sort by time: the greatest is the newest); one\n"
+     "                    already saved in the thread and --checkpoint-ns is replaced\n"
+     "  --type T          the serializer's type tag (1 to 64 bytes)\n"
+     "  --checkpoint TEXT the serialized checkpoint, base64 for bytes (- reads standard input)\n"
+     "  --parent-checkpoint-id ID  the checkpoint before it\n"
+     "  --checkpoint-ns NS  the subgraph's namespace (default \"\": the root graph)\n"
+     "  --metadata JSON   a JSON object, what checkpoint list --filter reads (default {})\n"
+     "  --namespace NS    the namespace of the thread's session (default: default)\n"
+     "  --json            print {\"thread_id\", \"checkpoint_ns\", \"checkpoint_id\"}\n",
+     o_cp_put, 1, 1, cmd_checkpoint_put},
+    {"checkpoint writes",
+     "THREAD --checkpoint-id ID --writes JSON|- [--checkpoint-ns NS]\n"
+     "       [--namespace NS] [--json]",
+     "save pending writes against a checkpoint",
+     "  --writes JSON     an array of {\"task_id\", \"task_path\", \"idx\", \"channel\", \"type\", \"value\"}\n"
+     "                    (1 to 10000; - reads it from standard input), stored in one transaction: a\n"
+     "                    write whose task_id and idx are stored already is ignored when idx >= 0 and\n"
+     "                    replaces it when idx < 0 (errors, interrupts)\n"
+     "  --checkpoint-id ID, --checkpoint-ns NS   the checkpoint they belong to; they may come before it\n"
+     "                    (show and list show them with it once it is saved), and a THREAD naming\n"
+     "                    nothing yet makes the session as put does\n"
+     "  --json            print {\"stored\": N}\n",
+     o_cp_writes, 1, 1, cmd_checkpoint_writes},
+    {"checkpoint show", "THREAD [--checkpoint-id ID] [--checkpoint-ns NS] [--namespace NS] [--json]",
+     "show a thread's checkpoint with its pending writes",
+     "  --checkpoint-id ID  this checkpoint (default: the newest of --checkpoint-ns)\n"
+     "  --checkpoint-ns NS  the subgraph's namespace (default \"\": the root graph)\n"
+     "  prints its fields, the checkpoint's and each write's size; --json prints the checkpoint object\n"
+     "  with the texts (docs/checkpoints.md)\n",
+     o_cp_show, 1, 1, cmd_checkpoint_show},
+    {"checkpoint list",
+     "[THREAD] [--checkpoint-ns NS] [--checkpoint-id ID] [--before ID] [--filter JSON]\n"
+     "       [--limit N] [--namespace NS] [--json]",
+     "list checkpoints, newest first",
+     "  THREAD            only this thread's (default: every thread of --namespace)\n"
+     "  --checkpoint-ns NS  only this subgraph's (default: any; \"\" the root graph's)\n"
+     "  --checkpoint-id ID  only this checkpoint\n"
+     "  --before ID       only ids that sort below ID (the next page: the last id shown)\n"
+     "  --filter JSON     only those whose metadata has each key of this object with an equal value\n"
+     "  --limit N         at most N (1 to 10000; default: all)\n"
+     "  --json            a JSON array of checkpoint objects, each with its pending writes\n",
+     o_cp_list, 0, 1, cmd_checkpoint_list},
+    {"checkpoint delete", "THREAD [--namespace NS] [--json]",
+     "delete a thread's checkpoints and pending writes; its session and messages stay",
+     "  --json            print {\"deleted\": N}, the checkpoints deleted (0 for a thread naming nothing)\n",
+     o_cp_delete, 1, 1, cmd_checkpoint_delete},
     {"stats", "[--json]", "sessions, messages, tokens, threads and bytes on disk",
      "  --json            a JSON object (docs/cli.md)\n", o_json, 0, 0, cmd_stats},
     {"config show", "[--json]", "print each effective setting and where it came from",

@@ -1592,6 +1592,35 @@ static const struct srv_param p_m0_update[] = {
 static const struct srv_param p_m0_delete_all[] = {M0_ENTITY, END};
 static const struct srv_param p_m0_list[] = {M0_FILTERS, P("page", PT_INTEGER, GE(1), LE(1000000), DEF("1")),
                                              P("page_size", PT_INTEGER, GE(1), LE(1000), DEF("100")), END};
+/* graph checkpoints: a thread as the framework names it, resolved by the library in the namespace */
+#define THREAD(...) P("thread_id", PT_STRING, LE(256), __VA_ARGS__)
+#define CP_NS P("checkpoint_ns", PT_STRING, LE(256), DESC("the subgraph's namespace (default \"\": the root graph)"))
+#define CP_ID(...) P("checkpoint_id", PT_STRING, LE(256), __VA_ARGS__)
+#define CP_NSP P("namespace", PT_STRING, DESC("the namespace of the thread's session (default: the API key's, else default)"))
+static const struct srv_param p_cp_put[] = {
+    THREAD(REQ, DESC("the thread: a session's UUID or key; one naming nothing makes the session")), CP_NS,
+    CP_ID(REQ, DESC("the checkpoint's id")), P("parent_checkpoint_id", PT_STRING, LE(256), DESC("the one before it")),
+    P("type", PT_STRING, REQ, LE(64), DESC("the serializer's type tag")),
+    P("checkpoint", PT_STRING, REQ, DESC("the serialized checkpoint (base64 for bytes)")),
+    P("metadata", PT_OBJECT, DESC("the checkpoint's metadata (default {})")), CP_NSP, END};
+static const struct srv_param p_cp_writes[] = {
+    THREAD(REQ, DESC("the thread")), CP_NS, CP_ID(REQ, DESC("the checkpoint the writes belong to")),
+    P("writes", PT_ARRAY, REQ, GE(1), LE(10000),
+      ITEMS("{\"type\":\"object\",\"properties\":{\"task_id\":{\"type\":\"string\"},\"task_path\":{\"type\":"
+            "\"string\"},\"idx\":{\"type\":\"integer\"},\"channel\":{\"type\":\"string\"},\"type\":{\"type\":"
+            "\"string\"},\"value\":{\"type\":\"string\"}},\"required\":[\"task_id\",\"idx\",\"channel\",\"type\","
+            "\"value\"]}"),
+      DESC("{task_id, task_path, idx, channel, type, value}: idx >= 0 is written once, idx < 0 replaced")),
+    CP_NSP, END};
+static const struct srv_param p_cp_get[] = {
+    THREAD(REQ, DESC("the thread")), CP_NS, CP_ID(DESC("the checkpoint (default: the thread's newest)")), CP_NSP, END};
+static const struct srv_param p_cp_list[] = {
+    THREAD(DESC("the thread (default: every thread of the namespace)")),
+    P("checkpoint_ns", PT_STRING, LE(256), DESC("only this subgraph's (default: any)")),
+    CP_ID(DESC("only this checkpoint")), P("before", PT_STRING, LE(256), DESC("only ids that sort below this one")),
+    P("filter", PT_OBJECT, DESC("metadata keys and the JSON values they must equal")),
+    P("limit", PT_INTEGER, GE(1), LE(10000), DESC("at most this many (default: all)")), CP_NSP, END};
+static const struct srv_param p_cp_delete[] = {THREAD(REQ, DESC("the thread")), CP_NSP, END};
 static const struct srv_param p_m0_entities[] = {P("page", PT_INTEGER, GE(1), LE(1000000), DEF("1")),
                                                  P("page_size", PT_INTEGER, GE(1), LE(1000), DEF("100")), END};
 static const struct srv_param p_m0_entity[] = {
@@ -1829,6 +1858,27 @@ const struct srv_op srv_ops[] = {
      "Mem0 API: keep the messages and the memories the extractor finds in them (infer false: each as it is; "
      "async_mode: the extraction queued, its event answered).",
      p_m0_add, M0_ADD_R, 0, srv_op_mem0_add},
+    {"checkpoint_put", "POST", "/v1/checkpoints",
+     "Save a graph checkpoint (LangGraph) of a thread, making the thread's session on its first.", p_cp_put,
+     OBJ("\"thread_id\":{\"type\":\"string\"},\"checkpoint_ns\":{\"type\":\"string\"},\"checkpoint_id\":{\"type\":"
+         "\"string\"}",
+         "\"thread_id\",\"checkpoint_ns\",\"checkpoint_id\""),
+     OP_TOOL | OP_IDEMPOTENT, srv_op_checkpoint_put},
+    {"checkpoint_put_writes", "POST", "/v1/checkpoints/writes",
+     "Save a task's pending writes for a checkpoint (before or after it is saved).", p_cp_writes,
+     OBJ("\"stored\":{\"type\":\"integer\"}", "\"stored\""), OP_TOOL | OP_IDEMPOTENT, srv_op_checkpoint_put_writes},
+    {"checkpoint_get", "GET", "/v1/checkpoints/latest",
+     "A thread's checkpoint with its pending writes: the one named, else the newest.", p_cp_get,
+     OBJ("\"checkpoint\":{\"type\":\"object\"}", "\"checkpoint\""), OP_TOOL | OP_READONLY | OP_QUICK,
+     srv_op_checkpoint_get},
+    {"checkpoint_list", "POST", "/v1/checkpoints/list",
+     "Checkpoints with their pending writes, newest first, by thread, subgraph, metadata and before.", p_cp_list,
+     OBJ("\"checkpoints\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}", "\"checkpoints\""),
+     OP_TOOL | OP_READONLY, srv_op_checkpoint_list},
+    {"checkpoint_delete_thread", "DELETE", "/v1/checkpoints",
+     "Delete a thread's checkpoints and pending writes (its session and messages stay).", p_cp_delete,
+     OBJ("\"deleted\":{\"type\":\"integer\"}", "\"deleted\""), OP_TOOL | OP_IDEMPOTENT,
+     srv_op_checkpoint_delete_thread},
     {"mem0_event", "GET", "/v1/event/{event_id}", "Mem0 API: an async add's event: PENDING, RUNNING, SUCCEEDED or FAILED.",
      p_m0_event, M0_OBJ_R, OP_READONLY, srv_op_mem0_event},
     {"mem0_list", "POST", "/v3/memories", "Mem0 API: a page of the memories true now within the filters.", p_m0_list,

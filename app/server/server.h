@@ -111,6 +111,12 @@ mn_status srv_op_items_create(struct srv_call *c);
 mn_status srv_op_items_list(struct srv_call *c);
 mn_status srv_op_item_get(struct srv_call *c);
 mn_status srv_op_item_delete(struct srv_call *c);
+/* The graph checkpoint operations (checkpoints.c). */
+mn_status srv_op_checkpoint_put(struct srv_call *c);
+mn_status srv_op_checkpoint_put_writes(struct srv_call *c);
+mn_status srv_op_checkpoint_get(struct srv_call *c);
+mn_status srv_op_checkpoint_list(struct srv_call *c);
+mn_status srv_op_checkpoint_delete_thread(struct srv_call *c);
 /* The Mem0-shaped routes (mem0.c). */
 mn_status srv_op_mem0_ping(struct srv_call *c);
 mn_status srv_op_mem0_add(struct srv_call *c);

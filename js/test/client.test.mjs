@@ -423,6 +423,18 @@ test('the Mem0-shaped operations (docs/memory.md)', async () => {
   await assert.rejects(client.mem0Get(two), NotFoundError);
 });
 
+test('checkpoints: put, put writes, get, list, delete a thread', async () => {
+  const thread_id = 'cp-thread';
+  // writes may come before their checkpoint (LangGraph saves them as a step makes them)
+  await client.checkpointPutWrites({ thread_id, checkpoint_id: '1', writes: [{ task_id: 't', idx: 0, channel: 'c', type: 'json', value: btoa('1') }] });
+  await client.checkpointPut({ thread_id, checkpoint_id: '1', type: 'json', checkpoint: btoa('{}'), metadata: { step: -1 } });
+  assert.equal((await client.checkpointGet({ thread_id })).checkpoint.pending_writes.length, 1);
+  assert.equal((await client.checkpointList({ thread_id, filter: { step: -1 } })).checkpoints.length, 1);
+  assert.equal((await client.checkpointList({ thread_id, filter: { step: 0 } })).checkpoints.length, 0);
+  assert.equal((await client.checkpointDeleteThread({ thread_id })).deleted, 1);
+  await assert.rejects(client.checkpointGet({ thread_id }), NotFoundError);
+});
+
 test('every operation of the server was called by these tests', () => {
   const missing = Object.entries(OPERATIONS).filter(([, op]) => {
     const re = new RegExp(`^${op.method} ${op.path.replace(/\{[^}]+\}/g, '[^/]+')}$`);

@@ -174,6 +174,35 @@ class MnThreadSummary(Structure):
                 ("text", c_char_p)]
 
 
+class MnCheckpointWrite(Structure):
+    """mn_checkpoint_write: one pending write of a graph checkpoint (docs/checkpoints.md)."""
+    _fields_ = [("task_id", c_char_p), ("task_path", c_char_p), ("idx", c_int64), ("channel", c_char_p),
+                ("type", c_char_p), ("value", c_char_p)]
+
+
+class MnCheckpoint(Structure):
+    """mn_checkpoint: a list item, read through mn_checkpoints_at (the list's item_size steps
+    over members a later library appends)."""
+    _fields_ = [("thread", c_char_p), ("session_id", c_char_p), ("checkpoint_ns", c_char_p), ("id", c_char_p),
+                ("parent_id", c_char_p), ("type", c_char_p), ("data", c_char_p), ("metadata", c_char_p),
+                ("created_at", c_int64), ("n_writes", c_size_t), ("writes", POINTER(MnCheckpointWrite))]
+
+
+class MnCheckpoints(Structure):
+    _fields_ = [("count", c_size_t), ("items", POINTER(MnCheckpoint)), ("item_size", c_size_t)]
+
+
+class MnCheckpointIn(Structure):
+    _fields_ = [("size", c_size_t), ("ns", c_char_p), ("thread", c_char_p), ("checkpoint_ns", c_char_p),
+                ("id", c_char_p), ("parent_id", c_char_p), ("type", c_char_p), ("data", c_char_p),
+                ("metadata", c_char_p)]
+
+
+class MnCheckpointQuery(Structure):
+    _fields_ = [("size", c_size_t), ("ns", c_char_p), ("thread", c_char_p), ("checkpoint_ns", c_char_p),
+                ("id", c_char_p), ("before", c_char_p), ("filter", c_char_p), ("limit", c_size_t)]
+
+
 WRITE_FN = CFUNCTYPE(c_int, c_void_p, POINTER(c_char), c_size_t)
 READ_FN = CFUNCTYPE(c_long, c_void_p, POINTER(c_char), c_size_t)
 PROGRESS_FN = CFUNCTYPE(None, c_void_p, c_int64, c_int64)
@@ -286,6 +315,14 @@ _PROTOTYPES = {
     "mn_memories_free": (None, [_P(MnMemories)]),
     "mn_memory_to_json": (c_int, [_P(MnMemory), _P(c_void_p)]),
     "mn_memories_to_json": (c_int, [_P(MnMemories), _P(c_void_p)]),
+    "mn_checkpoint_put": (c_int, [c_void_p, _P(MnCheckpointIn)]),
+    "mn_checkpoint_put_writes": (c_int, [c_void_p, c_char_p, c_char_p, c_char_p, c_char_p, _P(MnCheckpointWrite),
+                                         c_size_t]),
+    "mn_checkpoint_get": (c_int, [c_void_p, c_char_p, c_char_p, c_char_p, c_char_p, _P(_P(MnCheckpoints))]),
+    "mn_checkpoint_list": (c_int, [c_void_p, _P(MnCheckpointQuery), _P(_P(MnCheckpoints))]),
+    "mn_checkpoint_delete_thread": (c_int, [c_void_p, c_char_p, c_char_p, _P(c_int64)]),
+    "mn_checkpoints_at": (_P(MnCheckpoint), [_P(MnCheckpoints), c_size_t]),
+    "mn_checkpoints_free": (None, [_P(MnCheckpoints)]),
 }
 
 

@@ -14,6 +14,7 @@ MEMORY_LIST_MAX_OFFSET = 100000000  # memory_list.offset
 SESSION_LIST_MAX_LIMIT = 10000  # session_list.limit
 SESSION_LIST_MAX_OFFSET = 100000000  # session_list.offset
 FILES_MAX_LIMIT = 1000000  # files.limit
+CHECKPOINT_LIST_MAX_LIMIT = 10000  # checkpoint_list.limit
 HANDOVER_MAX_FILES = 1000000  # handover.files
 PRUNE_MAX_DAYS = 36500  # prune.days
 MAX_TURNS = 1000000  # session_create.max_turns and session_limit.max_turns

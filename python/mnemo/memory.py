@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, TextIO, Union
 
 from . import _lib
-from ._lib import (MnAppendRequest, MnAppendResult, MnBudget, MnCompactOpts, MnContext, MnContextOpts, MnExtractStats,
+from ._lib import (MnAppendRequest, MnAppendResult, MnBudget, MnCheckpoint, MnCheckpointIn, MnCheckpointQuery,
+                   MnCheckpoints, MnCheckpointWrite, MnCompactOpts, MnContext, MnContextOpts, MnExtractStats,
                    MnForgetStats, MnHistoryOpts, MnImportStats, MnMemories, MnMemory, MnMemoryIn, MnMemoryQuery,
                    MnMessage, MnMessageIn, MnMessages, MnSearchFilter, MnSearchHits, MnSession, MnSessionOpts,
                    MnSessions, MnStrings, MnSummary, MnThreadSummary)
@@ -25,8 +26,8 @@ from .errors import Invalid, Misuse, MnemoError, from_status
 # The ranges the REST/MCP operations declare (`mnemo api --json`), checked here with the same
 # messages before the C call, so that the same input is refused the same way everywhere; made from
 # the operation table by scripts/gen-limits (ctest lint/generated-limits fails when they differ).
-from ._limits import (APPEND_MAX_BATCH, CONTEXT_MAX_MODEL_WINDOW, CONTEXT_MAX_TOKENS, EVENTS_MAX_LIMIT,
-                      FILES_MAX_LIMIT, HANDOVER_MAX_FILES, HISTORY_MAX_LIMIT, MAX_TURNS, MEMORIES_MAX_TOP_K,
+from ._limits import (APPEND_MAX_BATCH, CHECKPOINT_LIST_MAX_LIMIT, CONTEXT_MAX_MODEL_WINDOW, CONTEXT_MAX_TOKENS,
+                      EVENTS_MAX_LIMIT, FILES_MAX_LIMIT, HANDOVER_MAX_FILES, HISTORY_MAX_LIMIT, MAX_TURNS, MEMORIES_MAX_TOP_K,
                       MEMORY_LIST_MAX_OFFSET, MEMORY_MAX_LIMIT, MEMORY_MAX_SOURCES, MEMORY_MAX_TOKEN_CAP,
                       PRUNE_MAX_DAYS, RAG_MAX_TOP_K, SEARCH_MAX_TOP_K, SESSION_LIST_MAX_LIMIT,
                       SESSION_LIST_MAX_OFFSET, TTL_MAX_MS)
@@ -50,6 +51,9 @@ RELEVANT_MAX_TOKENS = 1000000  # mn_relevant_context's max_tokens
 # The actor of the long-term memory versions this package writes (the CLI writes "cli", REST and
 # MCP "api", the Mem0 routes "mem0"; docs/memory.md).
 ACTOR = b"python"
+# The members of a pending write, as checkpoint_put_writes takes them (REST's writes items).
+WRITE_KEYS = ("task_id", "task_path", "idx", "channel", "type", "value")
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 # Keys a message dict may carry (the openai chat shape plus mnemo's own fields).
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "tool_name", "model", "files",
                 "metadata", "idempotency_key", "pinned")
@@ -1177,6 +1181,123 @@ class Memory:
     def clear_state(self, session_id: str) -> None:
         """Resets the state to its empty form."""
         self._call("mn_state_clear", _b(session_id, "session_id"))
+
+    # -- graph checkpoints (docs/checkpoints.md) -----------------------------------------------
+    @staticmethod
+    def _checkpoint(cp: MnCheckpoint) -> Dict[str, Any]:
+        """One checkpoint as the REST routes answer it."""
+        def text(v: Optional[bytes]) -> Optional[str]:
+            return None if v is None else v.decode("utf-8")
+
+        writes = [{"task_id": text(w.task_id), "task_path": text(w.task_path) or "", "idx": w.idx,
+                   "channel": text(w.channel), "type": text(w.type), "value": text(w.value)}
+                  for w in (cp.writes[i] for i in range(cp.n_writes))]
+        return {"thread_id": text(cp.thread), "session_id": text(cp.session_id),
+                "checkpoint_ns": text(cp.checkpoint_ns), "checkpoint_id": text(cp.id),
+                "parent_checkpoint_id": text(cp.parent_id), "type": text(cp.type), "checkpoint": text(cp.data),
+                "metadata": json.loads(cp.metadata or b"{}"), "created_at": cp.created_at, "pending_writes": writes}
+
+    def _checkpoints(self, p: "ctypes._Pointer[MnCheckpoints]") -> List[Dict[str, Any]]:
+        try:  # by mn_checkpoints_at: the items are item_size apart, whatever this MnCheckpoint's size
+            return [self._checkpoint(self._lib.mn_checkpoints_at(p, i).contents) for i in range(p.contents.count)]
+        finally:
+            self._lib.mn_checkpoints_free(p)
+
+    def checkpoint_put(self, thread_id: str, *, checkpoint_id: str, type: str, checkpoint: str,
+                       checkpoint_ns: Optional[str] = None, parent_checkpoint_id: Optional[str] = None,
+                       metadata: Union[None, str, Mapping[str, Any]] = None,
+                       namespace: Optional[str] = None) -> Dict[str, Any]:
+        """Saves a graph checkpoint (LangGraph) of thread thread_id, replacing one of the same
+        thread, checkpoint_ns and checkpoint_id (API op checkpoint_put). The thread is a session's
+        id or key in namespace (None: "default"); one naming nothing yet makes the session, with
+        thread_id as its key (or its id, when a UUID). type: the serializer's type tag (1-64
+        bytes); checkpoint: its text (base64 for bytes, up to 16 MiB); checkpoint_ns: the
+        subgraph ("" or None: the root graph); metadata: a dict (or a JSON object's text), what
+        checkpoint_list's filter reads. Returns REST's answer {"thread_id", "checkpoint_ns",
+        "checkpoint_id"}. Invalid, TooBig, Expired."""
+        cp = MnCheckpointIn(ctypes.sizeof(MnCheckpointIn), _b(namespace, "namespace"), _b(thread_id, "thread_id"),
+                            _b(checkpoint_ns, "checkpoint_ns"), _b(checkpoint_id, "checkpoint_id"),
+                            _b(parent_checkpoint_id, "parent_checkpoint_id"), _b(type, "type"),
+                            _b(checkpoint, "checkpoint"), _json_arg(metadata, "metadata"))
+        self._call("mn_checkpoint_put", byref(cp))
+        return {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns or "", "checkpoint_id": checkpoint_id}
+
+    @staticmethod
+    def _write(w: Any, i: int) -> MnCheckpointWrite:
+        """One item of checkpoint_put_writes' writes, checked as REST checks it."""
+        what = "writes[%d]" % i
+        if not isinstance(w, Mapping):
+            raise Invalid("%s: must be an object {task_id, task_path, idx, channel, type, value}" % what)
+        for k in w:
+            if k not in WRITE_KEYS:
+                raise Invalid("%s.%s: not a member of a write" % (what, k))
+        idx = w.get("idx")
+        if isinstance(idx, bool) or not isinstance(idx, int):
+            raise Invalid("%s.idx: required, an integer" % what)
+        return MnCheckpointWrite(_b(w.get("task_id"), what + ".task_id"),
+                                 _b(w.get("task_path"), what + ".task_path"),
+                                 _ranged(idx, what + ".idx", INT64_MIN, INT64_MAX),
+                                 _b(w.get("channel"), what + ".channel"), _b(w.get("type"), what + ".type"),
+                                 _b(w.get("value"), what + ".value"))
+
+    def checkpoint_put_writes(self, thread_id: str, *, checkpoint_id: str, writes: Iterable[Mapping[str, Any]],
+                              checkpoint_ns: Optional[str] = None, namespace: Optional[str] = None) -> Dict[str, int]:
+        """Saves pending writes for checkpoint checkpoint_id of thread thread_id, in one
+        transaction (API op checkpoint_put_writes). writes: 1 to 10000 dicts {"task_id",
+        "task_path" (optional), "idx", "channel", "type", "value"}; a write whose (task_id, idx)
+        is stored already is ignored when idx >= 0 and replaces it when idx < 0 (LangGraph's
+        special channels: errors, interrupts). They may come before their checkpoint (and make
+        the thread's session, as checkpoint_put does); checkpoint_get shows them with it once it
+        is saved. Returns REST's answer {"stored": n}. Invalid, TooBig, Expired."""
+        if isinstance(writes, (str, bytes, Mapping)) or not hasattr(writes, "__iter__"):
+            raise Invalid("writes: expected a list of writes, got %s" % type(writes).__name__)
+        items = [self._write(w, i) for i, w in enumerate(writes)]
+        arr = (MnCheckpointWrite * max(len(items), 1))(*items)
+        self._call("mn_checkpoint_put_writes", _b(namespace, "namespace"), _b(thread_id, "thread_id"),
+                   _b(checkpoint_ns, "checkpoint_ns"), _b(checkpoint_id, "checkpoint_id"), arr, len(items))
+        return {"stored": len(items)}
+
+    def checkpoint_get(self, thread_id: str, *, checkpoint_id: Optional[str] = None,
+                       checkpoint_ns: Optional[str] = None, namespace: Optional[str] = None) -> Dict[str, Any]:
+        """A checkpoint of thread thread_id with its pending writes (API op checkpoint_get; REST's
+        `checkpoint`): checkpoint_id, else the newest (greatest id) of checkpoint_ns (None: the
+        root graph's). The dict: thread_id, session_id, checkpoint_ns, checkpoint_id,
+        parent_checkpoint_id, type, checkpoint, metadata, created_at (ms) and pending_writes (by
+        task_path, task_id, idx). NotFound when the thread or the checkpoint is not there."""
+        out = ctypes.POINTER(MnCheckpoints)()
+        self._call("mn_checkpoint_get", _b(namespace, "namespace"), _b(thread_id, "thread_id"),
+                   _b(checkpoint_ns, "checkpoint_ns"), _b(checkpoint_id, "checkpoint_id"), byref(out))
+        return self._checkpoints(out)[0]
+
+    def checkpoint_list(self, thread_id: Optional[str] = None, *, checkpoint_ns: Optional[str] = None,
+                        checkpoint_id: Optional[str] = None, before: Optional[str] = None,
+                        filter: Union[None, str, Mapping[str, Any]] = None, limit: Optional[int] = None,
+                        namespace: Optional[str] = None) -> List[Dict[str, Any]]:
+        """Checkpoints with their pending writes, newest (greatest id) first, as checkpoint_get
+        gives them (API op checkpoint_list; REST's `checkpoints`): thread_id's (None: every
+        thread of namespace), only checkpoint_ns's (None: any), only checkpoint_id, only ids
+        below before, only those whose metadata has each key of filter (a dict) with an equal
+        JSON value; at most limit, 1 to 10000 (None: all). A thread naming nothing has none."""
+        q = MnCheckpointQuery()
+        q.size = ctypes.sizeof(MnCheckpointQuery)
+        q.ns = _b(namespace, "namespace")
+        q.thread = _b(thread_id, "thread_id")
+        q.checkpoint_ns = _b(checkpoint_ns, "checkpoint_ns")
+        q.id = _b(checkpoint_id, "checkpoint_id")
+        q.before = _b(before, "before")
+        q.filter = _json_arg(filter, "filter")
+        q.limit = 0 if limit is None else _ranged(limit, "limit", 1, CHECKPOINT_LIST_MAX_LIMIT)
+        out = ctypes.POINTER(MnCheckpoints)()
+        self._call("mn_checkpoint_list", byref(q), byref(out))
+        return self._checkpoints(out)
+
+    def checkpoint_delete_thread(self, thread_id: str, *, namespace: Optional[str] = None) -> Dict[str, int]:
+        """Deletes every checkpoint and pending write of thread thread_id; its session and
+        messages stay (delete_session takes all). Returns REST's answer {"deleted": n}, the
+        checkpoints deleted (0 for a thread naming nothing). API op checkpoint_delete_thread."""
+        n = c_int64()
+        self._call("mn_checkpoint_delete_thread", _b(namespace, "namespace"), _b(thread_id, "thread_id"), byref(n))
+        return {"deleted": n.value}
 
     # -- export / import -----------------------------------------------------------------------
     def export(self, session_ids: Union[None, str, Sequence[str]] = None,

@@ -14,6 +14,7 @@
 #include "context/context.h"
 #include "store/records.h"
 #include "summarize/summarize.h"
+#include "util/abi.h"
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/json.h"
@@ -301,4 +302,49 @@ void mn__context_free(mn_context *ctx)
     free(c->rendered);
     free(c->report);
     free(c);
+}
+
+mn_status mn__context_for(mn_db *db, const char *canon, const mn_context_opts *opts, mn_context **out)
+{
+    static const mn_context_opts defaults = MN_CONTEXT_OPTS_INIT;
+    mn_status rc;
+    if (!opts)
+        opts = &defaults;
+    mn_context_opts o = defaults; /* its first layout ended at format: those callers get the defaults */
+    if ((rc = MN__ABI_LOAD(mn_context_opts, &o, opts, format)))
+        return rc;
+    opts = &o;
+    const char *strategy = opts->strategy ? opts->strategy : db->settings.memory_strategy;
+    if (!mn__strategy_known(strategy))
+        return mn__err(MN_INVALID, "strategy: '%s' is not one of: window, summary, chunked, hybrid", strategy);
+    int64_t model_window = opts->model_window ? opts->model_window : db->settings.context_model_window;
+    if (model_window < 0 || model_window > 100000000)
+        return mn__err(MN_INVALID, "model_window: %lld is not from 0 to 100000000", (long long)model_window);
+    const unsigned known = MN_CONTEXT_NO_FOLD | MN_CONTEXT_DETAIL;
+    if (opts->flags & ~known)
+        return mn__err(MN_INVALID, "flags: unknown bits 0x%x", opts->flags & ~known);
+    if (opts->fold < MN_CONTEXT_FOLD_BACKGROUND || opts->fold > MN_CONTEXT_FOLD_OFF)
+        return mn__err(MN_INVALID, "fold: %d is not background (0), sync (1) or off (2)", opts->fold);
+    if ((opts->flags & MN_CONTEXT_NO_FOLD) && opts->fold == MN_CONTEXT_FOLD_SYNC)
+        return mn__err(MN_INVALID, "flags: MN_CONTEXT_NO_FOLD never folds; it does not go with fold sync");
+    int fold_mode = opts->flags & MN_CONTEXT_NO_FOLD ? MN_CONTEXT_FOLD_OFF : opts->fold;
+    int64_t max_tokens = opts->max_tokens;
+    if (!max_tokens && model_window > 0) { /* the history share of the window (mn_budget_split) */
+        mn_budget split;
+        mn__budget_split(model_window, &split);
+        max_tokens = split.history > 0 ? split.history : 1;
+    }
+    if (!max_tokens)
+        max_tokens = db->settings.memory_max_history_tokens;
+    if (max_tokens < 1 || max_tokens > 100000000)
+        return mn__err(MN_INVALID, "max_tokens: %lld is not from 1 to 100000000", (long long)max_tokens);
+    if ((unsigned)opts->format > MN_FORMAT_TEXT)
+        return mn__err(MN_INVALID, "format: %d is not a format", (int)opts->format);
+    mn_session *s = NULL;
+    rc = mn__live_session(db, canon, &s);
+    if (rc)
+        return rc;
+    rc = mn__context_build(db, s, strategy, max_tokens, model_window, fold_mode, opts, out);
+    mn_records_session_free(s);
+    return rc;
 }

@@ -31,6 +31,20 @@ struct mn_db {
     struct mn_memory_bg *memory_bg; /* engine/memory_bg.c */
 };
 
+/* ---- open.c: the handle's life ---- */
+
+/* mn_open_path after its argument check: a new handle on path (NULL: memory.storage_path). */
+mn_status mn__open(const char *path, const mn_config *cfg, mn_db **out);
+/* mn_close: NULL or a closed handle is a no-op. */
+void mn__close(mn_db *db);
+/* "~/x" as "$HOME/x" (malloc'd; NULL on OOM). */
+char *mn__expand_path(const char *path);
+/* The store options a configuration asks for. */
+mn_store_opts mn__store_opts(const mn_config *cfg, mn_progress_fn progress, void *user);
+/* The tokenizer for a configured name ("auto": cl100k_base when its rank file is found, else the
+ * heuristic), shared by every handle of the process. */
+mn_status mn__resolve_tokenizer(const char *name, const char *configured_dir, mn_tokenizer **out);
+
 /* ---- handle.c: the checks every entry point starts with ---- */
 
 /* Clears the thread's error and checks the handle (MN_MISUSE). */
@@ -44,6 +58,12 @@ mn_status mn__session_ref(mn_db *db, const char *ns, const char *ref, char canon
 /* Reads a session that exists and has not expired (MN_NOTFOUND, MN_EXPIRED with the time).
  * out may be NULL to only check; else the caller frees *out with mn_session_free. */
 mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
+
+/* ---- session.c ---- */
+
+/* mn_session_update for session canon (a canonical id): title and metadata checked, the session
+ * live; a metadata opting in to memory extraction is noted. */
+mn_status mn__session_update(mn_db *db, const char *canon, const char *title, const char *metadata);
 
 /* ---- threads.c ---- */
 
@@ -113,10 +133,13 @@ int mn__strategy_known(const char *strategy);
 mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
                                int64_t model_window, int fold_mode, int detail, struct mn_built *b);
 /* The context pipeline for session s (live, checked): assemble, RAG (opts->rag), render; *out is
- * freed with mn__context_free. The arguments are checked by mn_context_build. */
+ * freed with mn__context_free. The arguments are checked by mn__context_for. */
 mn_status mn__context_build(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
                             int64_t model_window, int fold_mode, const mn_context_opts *opts, mn_context **out);
 void mn__context_free(mn_context *ctx);
+/* mn_context_build for session canon (a canonical id): the options checked and defaulted from
+ * the configuration, the session live, then mn__context_build. */
+mn_status mn__context_for(mn_db *db, const char *canon, const mn_context_opts *opts, mn_context **out);
 struct json_t;
 /* A compaction of session s now (mn_compact_ex), with summarizer.model; *event gets the
  * compaction event (caller json_decref). */
@@ -191,6 +214,33 @@ void mn__memories_list_free(mn_memories *list); /* mn_memories_free */
 mn_status mn__memory_query_run(mn_db *db, const struct mn_store_memory_query *sq, mn_memories **out);
 mn_status mn__memory_search_run(mn_db *db, const char *query, mn_search_mode mode, const mn_memory_query *q, size_t k,
                                 mn_memories **out);
+
+/* ---- memory_search.c, memory_write.c: long-term memories, read and written ---- */
+
+/* The use cases of mn_memory_* after the handle check: each checks the rest of its arguments as
+ * the public function documents (ids, the caller's struct through util/abi.h, limits), so that an
+ * extractor's answer gets the same checks as an API caller's. *out is NULL on failure; a memory
+ * is freed with mn__memory_free, a list with mn__memories_list_free. */
+void mn__memory_free(mn_memory *m); /* mn_memory_free */
+/* A memory id as its canonical UUID (MN_INVALID). */
+mn_status mn__memory_check_id(const char *id, char canon[MN_UUID_LEN + 1]);
+/* The current version of memory canon, closed or not (MN_NOTFOUND). */
+mn_status mn__memory_current(mn_db *db, const char *canon, mn_memory **out);
+/* mn_memory_get (ns NULL) and mn_memory_get_in: one of another namespace is not found. */
+mn_status mn__memory_get(mn_db *db, const char *ns, const char *id, mn_memory **out);
+mn_status mn__memory_history(mn_db *db, const char *id, mn_memories **out);
+mn_status mn__memory_list(mn_db *db, const mn_memory_query *q, mn_memories **out);
+mn_status mn__memory_search(mn_db *db, const char *query, mn_search_mode mode, const mn_memory_query *q,
+                            mn_memories **out);
+/* The versioning (docs/memory.md): add writes version 1; update and delete close the current
+ * version by writing the next (an update that changes nothing writes nothing); forget removes
+ * every version and the memory vector index. out may be NULL. */
+mn_status mn__memory_add(mn_db *db, const mn_memory_in *in, mn_memory **out);
+mn_status mn__memory_update(mn_db *db, const char *id, const mn_memory_in *in, mn_memory **out);
+mn_status mn__memory_delete(mn_db *db, const char *id, int64_t at, const char *actor, const char *reason);
+mn_status mn__memory_forget(mn_db *db, const char *id);
+/* text's vector from the handle's embedder (*vec NULL when none is configured; caller frees). */
+mn_status mn__memory_embed(mn_db *db, const char *text, float **vec, uint32_t *dim);
 /* memories.c: long-term memories in a built context (opts->memories; checked here): the block
  * after the system prompt, fitted into the budget the history left, reported under "memories".
  * planned: the tokens the block asked for before the history was laid out (*planned out of
@@ -202,7 +252,7 @@ mn_status mn__memories_place(mn_db *db, struct mn_memctx *mc, struct mn_built *b
 int64_t mn__memories_planned(const struct mn_memctx *mc);
 void mn__memories_free(struct mn_memctx *mc);
 
-/* Long-term memory in export, import and migrate (mnemo_memory.c): every version as a
+/* Long-term memory in export, import and migrate (memory_io.c): every version as a
  * {"type":"memory", …} line after the sessions; whether an import line is one (export writes
  * "type" first); storing one (skipped when its (id, version) is there); copying every version
  * from one handle to another (migrate). Vectors come from the receiving handle's embedder. */
@@ -239,12 +289,38 @@ struct mn_extract_scope {
 /* Errors: MN_INVALID (memory_scope is not an object of those keys with scope ids as values). */
 mn_status mn__extract_scope(const mn_session *s, struct mn_extract_scope *sc);
 void mn__extract_scope_release(struct mn_extract_scope *sc);
-/* mn_memory_extract; background: the worker's run, which does nothing when the session's (or else
+/* extract.c: mn_memory_extract; background: the worker's run, which does nothing when the session's (or else
  * the database's) extraction is off. */
 mn_status mn__memory_extract(mn_db *db, const char *session_id, const char *extractor, int background,
                              mn_extract_stats *stats);
-/* The llm extractor over msgs (mnemo_memory_llm.c); *malformed is set when an answer was rejected. */
+/* The llm extractor over msgs (extract_llm.c); *malformed is set when an answer was rejected. */
 mn_status mn__memory_extract_llm(mn_db *db, const mn_session *s, const struct mn_extract_scope *sc,
                                  const mn_messages *msgs, mn_extract_stats *st, int *malformed);
+
+/* ---- checkpoint.c: graph checkpoints, the public functions after their handle and ABI checks ---- */
+
+mn_status mn__checkpoint_put(mn_db *db, const mn_checkpoint_in *cp);
+mn_status mn__checkpoint_put_writes(mn_db *db, const char *ns, const char *thread, const char *checkpoint_ns,
+                                    const char *checkpoint_id, const mn_checkpoint_write *writes, size_t n);
+mn_status mn__checkpoint_list(mn_db *db, const mn_checkpoint_query *q, mn_checkpoints **out);
+mn_status mn__checkpoint_get(mn_db *db, const char *ns, const char *thread, const char *checkpoint_ns,
+                             const char *id, mn_checkpoints **out);
+mn_status mn__checkpoint_delete_thread(mn_db *db, const char *ns, const char *thread, int64_t *removed);
+void mn__checkpoints_free(mn_checkpoints *list);
+/* A store scan callback that sets *(int *)user and stops: whether a checkpoint exists. */
+int mn__checkpoint_found(void *user, const mn_checkpoint *cp);
+/* The checks of a stored-form checkpoint and its writes (an import's line): MN_INVALID. */
+mn_status mn__checkpoint_check_row(const mn_checkpoint *cp);
+
+/* ---- checkpoint_io.c: checkpoints in exports, imports and migrations ---- */
+
+/* The checkpoint lines of an export: of sessions ids[0..n), or of every session (n 0). */
+mn_status mn__checkpoint_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn write, void *user);
+/* Whether an export line is a checkpoint's; its import (a checkpoint there already: *added 0;
+ * added may be NULL). */
+int mn__checkpoint_line(const char *line, size_t len);
+mn_status mn__checkpoint_import_line(mn_db *db, const char *line, size_t len, int *added);
+/* Copies the checkpoints of session_id (NULL: all) from src to dst, those dst lacks. */
+mn_status mn__checkpoint_copy(mn_store *src, mn_store *dst, const char *session_id, int64_t *copied);
 
 #endif /* MN_ENGINE_H */

@@ -1,8 +1,10 @@
 /*
  * memory_search.c — reading long-term memories (docs/memory.md): a store query collected into a
- * list, and search over memories: keyword through the store's FTS5 / tsvector index, semantic
- * through the memory vector index (search/vindex.c; an exact cosine scan until one is built),
- * hybrid by reciprocal rank fusion. Used by mn_memory_* and by memories in a context (memories.c).
+ * list; a memory's current version, its history, a list by filters; and search over memories:
+ * keyword through the store's FTS5 / tsvector index, semantic through the memory vector index
+ * (search/vindex.c; an exact cosine scan until one is built), hybrid by reciprocal rank fusion.
+ * Used by mn_memory_*, the writers (memory_write.c), extraction (extract.c, extract_llm.c) and
+ * memories in a context (memories.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,7 +17,12 @@
 #include "store/store_memory.h"
 #include "util/clock.h"
 #include "util/err.h"
+#include "util/utf8.h"
 #include "util/banned.h"
+
+#define DEFAULT_LIST_LIMIT 100
+#define DEFAULT_TOP_K 10
+#define MAX_QUERY_BYTES 65536
 
 void mn__memories_list_free(mn_memories *list)
 {
@@ -25,6 +32,14 @@ void mn__memories_list_free(mn_memories *list)
         mn_fact_release(&list->items[i]);
     free(list->items);
     free(list);
+}
+
+void mn__memory_free(mn_memory *m)
+{
+    if (!m)
+        return;
+    mn_fact_release(m);
+    free(m);
 }
 
 /* ---- collecting rows ------------------------------------------------------------------------- */
@@ -75,6 +90,121 @@ mn_status mn__memory_query_run(mn_db *db, const mn_store_memory_query *sq, mn_me
     }
     return rc;
 }
+
+/* ---- by id and by filters -------------------------------------------------------------------- */
+
+mn_status mn__memory_check_id(const char *id, char canon[MN_UUID_LEN + 1])
+{
+    if (!id || !mn_uuid_parse(id, canon))
+        return mn__err(MN_INVALID, "id: '%s' is not a memory id (a UUID)", id ? id : "(null)");
+    return MN_OK;
+}
+
+mn_status mn__memory_current(mn_db *db, const char *canon, mn_memory **out)
+{
+    *out = NULL;
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    q.include_closed = 1;
+    mn_store_memory_query sq = {&q, canon, 0, NULL, 0, mn_clock_now_ms(), 1, 0, NULL, 0};
+    mn_memories *list = NULL;
+    mn_status rc = mn__memory_query_run(db, &sq, &list);
+    if (rc)
+        return rc;
+    if (list->count == 0) {
+        mn__memories_list_free(list);
+        return mn__err(MN_NOTFOUND, "memory %s: no such memory", canon);
+    }
+    *out = malloc(sizeof **out);
+    if (!*out) {
+        mn__memories_list_free(list);
+        return mn__nomem();
+    }
+    **out = list->items[0];
+    list->count = 0;
+    mn__memories_list_free(list);
+    return MN_OK;
+}
+
+mn_status mn__memory_get(mn_db *db, const char *ns, const char *id, mn_memory **out)
+{
+    *out = NULL;
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = mn__memory_check_id(id, canon);
+    if (!rc)
+        rc = mn__memory_current(db, canon, out);
+    if (rc || !ns || strcmp((*out)->ns, ns) == 0)
+        return rc;
+    mn__memory_free(*out);
+    *out = NULL;
+    return mn__err(MN_NOTFOUND, "memory %s: no such memory", canon); /* the words of a missing one */
+}
+
+mn_status mn__memory_history(mn_db *db, const char *id, mn_memories **out)
+{
+    *out = NULL;
+    char canon[MN_UUID_LEN + 1];
+    mn_status rc = mn__memory_check_id(id, canon);
+    if (rc)
+        return rc;
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    mn_store_memory_query sq = {&q, canon, 1, NULL, 0, mn_clock_now_ms(), 0, 0, NULL, 0};
+    if ((rc = mn__memory_query_run(db, &sq, out)))
+        return rc;
+    if ((*out)->count == 0) {
+        mn__memories_list_free(*out);
+        *out = NULL;
+        return mn__err(MN_NOTFOUND, "memory %s: no such memory", canon);
+    }
+    return MN_OK;
+}
+
+/* Checks q (NULL: none) and points *q at its copy as this version knows it (util/abi.h). */
+static mn_status check_query_arg(const mn_memory_query **q, mn_memory_query *loaded)
+{
+    mn_status rc = *q ? mn_fact_check_query(*q, loaded) : MN_OK;
+    if (!rc && *q)
+        *q = loaded;
+    return rc;
+}
+
+mn_status mn__memory_list(mn_db *db, const mn_memory_query *q, mn_memories **out)
+{
+    *out = NULL;
+    mn_memory_query loaded;
+    mn_status rc = check_query_arg(&q, &loaded);
+    if (rc)
+        return rc;
+    mn_memory_query dflt = MN_MEMORY_QUERY_INIT;
+    if (!q)
+        q = &dflt;
+    mn_store_memory_query sq = {q, NULL, 0, NULL, 0, mn_clock_now_ms(), q->limit ? q->limit : DEFAULT_LIST_LIMIT,
+                                q->offset, NULL, 0};
+    return mn__memory_query_run(db, &sq, out);
+}
+
+mn_status mn__memory_search(mn_db *db, const char *query, mn_search_mode mode, const mn_memory_query *q,
+                            mn_memories **out)
+{
+    *out = NULL;
+    mn_memory_query loaded;
+    mn_status rc = check_query_arg(&q, &loaded);
+    if (!rc && (!query || !*query))
+        rc = mn__err(MN_INVALID, "query: must not be empty");
+    if (!rc && strlen(query) > MAX_QUERY_BYTES)
+        rc = mn__err(MN_TOOBIG, "query: over the limit of %d bytes", MAX_QUERY_BYTES);
+    if (!rc && !mn_utf8_valid(query, strlen(query), NULL))
+        rc = mn__err(MN_INVALID, "query: not valid UTF-8");
+    if (!rc && (unsigned)mode > MN_SEARCH_HYBRID)
+        rc = mn__err(MN_INVALID, "mode: %d is not a search mode", (int)mode);
+    if (rc)
+        return rc;
+    mn_memory_query dflt = MN_MEMORY_QUERY_INIT;
+    if (!q)
+        q = &dflt;
+    return mn__memory_search_run(db, query, mode, q, q->limit ? q->limit : DEFAULT_TOP_K, out);
+}
+
+/* ---- search ---------------------------------------------------------------------------------- */
 
 /* The exact scan of the vectors of the memories that pass the filters. */
 struct scan {

@@ -148,6 +148,8 @@ struct mn_store_ops {
     const struct mn_store_search_ops *search;
     /* Long-term memories (sqlite/memories.c, postgres/memories.c; store_memory.h). */
     const struct mn_store_memory_ops *memory;
+    /* Graph checkpoints (sqlite/checkpoints.c, postgres/checkpoints.c; store_checkpoint.h). */
+    const struct mn_store_checkpoint_ops *checkpoint;
 };
 
 /* Every backend's handle starts with this. */
@@ -169,7 +171,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
 
 /* The schema version each backend's migrations reach (sqlite/schema.h, postgres/schema.h count
  * their lists; each backend checks its own at compile time). */
-#define MN_SCHEMA_VERSION_SQLITE 14
-#define MN_SCHEMA_VERSION_PG 11
+#define MN_SCHEMA_VERSION_SQLITE 15
+#define MN_SCHEMA_VERSION_PG 12
 
 #endif

@@ -68,7 +68,7 @@ check "every operation parameter is a CLI option of the same name (or a listed p
 import json, subprocess, sys
 mnemo, db = sys.argv[2], sys.argv[3]
 # positional: the required parameters, and these (the usage line names them)
-positional = {("session_resume", "session_id"), ("export", "ids"), ("append", "role"), ("append", "content"),
+positional = {("session_resume", "session_id"), ("checkpoint_list", "thread_id"), ("export", "ids"), ("append", "role"), ("append", "content"),
               ("state_result", "result"), ("state_plan", "plan")}
 special = {("namespace_forget", "namespace"): "NS", ("session_limit", "max_turns"): "TURNS",
            ("message_pin", "pinned"): "--unpin"}

@@ -164,8 +164,8 @@ static void upgrades_a_real_version_9_file(void **state)
     assert_int_equal(p.total, messages);
     assert_int_equal(p.last_done, messages);
 
-    /* the file: version 14, the same rows, ordered by session on the table's key */
-    assert_int_equal(int_of(path, "PRAGMA user_version"), 14);
+    /* the file: version 15, the same rows, ordered by session on the table's key */
+    assert_int_equal(int_of(path, "PRAGMA user_version"), 15);
     char *after = text_of(path, SQL_ROWS);
     assert_string_equal(after, before);
     free(after);
@@ -208,11 +208,15 @@ static void upgrades_a_real_version_9_file(void **state)
     assert_int_equal(int_of(path, "SELECT count(*) FROM sessions s WHERE inactive_count <> (SELECT count(*)"
                                   " FROM messages WHERE session_sid = s.sid AND active = 0)"), 0);
 
+    /* version 15: the graph checkpoint tables, empty */
+    assert_int_equal(int_of(path, "SELECT count(*) FROM checkpoints"), 0);
+    assert_int_equal(int_of(path, "SELECT count(*) FROM checkpoint_writes"), 0);
+
     /* a second upgrade has nothing to do */
     struct progress again = {0, 0, 0, 1};
     assert_int_equal(mn_upgrade(path, cfg, on_progress, &again, &from), MN_OK);
     assert_int_equal(again.calls, 0);
-    assert_int_equal(from, 14);
+    assert_int_equal(from, 15);
 
     mn_db *db = NULL;
     assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);

@@ -242,5 +242,7 @@ extern const struct mn_store_memory_ops mn_pg_memory_ops;
 mn_status mn_pg_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq);
 mn_status mn_pg_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last);
 mn_status mn_pg_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim);
+/* checkpoints.c */
+extern const struct mn_store_checkpoint_ops mn_pg_checkpoint_ops;
 
 #endif

@@ -27,6 +27,10 @@
  * Version 7 (the memory vector index): memory_vector_log as in SQLite, written by a trigger
  *   that takes pg_advisory_xact_lock(MN_PG_LOCK_MEMORY_LOG) first, as embed_log's does (memory
  *   writes with a vector and forget take it first thing).
+ * Version 12 (graph checkpoints): checkpoints and checkpoint_writes as in SQLite version 15,
+ *   their name columns COLLATE "C", so that ids compare and sort as bytes (as in SQLite) and the
+ *   indexes are in that order; and checkpoints_by_id (id, session_sid, checkpoint_ns), which
+ *   the planner takes, by its statistics, to list a namespace's newest without sorting them all.
  *
  * Migrations run in one transaction holding pg_advisory_xact_lock(MN_PG_LOCK_MIGRATE), which
  * re-reads the version under the lock: the first node to start migrates, the others wait and
@@ -309,6 +313,29 @@ static const char *const mn_pg_migrations[] = {
     /* 10 → 11: sessions.key (sqlite/schema.h version 14), unique in its namespace */
     ("ALTER TABLE sessions ADD COLUMN key TEXT;"
      "CREATE UNIQUE INDEX sessions_by_key ON sessions(namespace, key) WHERE key IS NOT NULL;"),
+    /* 11 → 12: graph checkpoints (sqlite/schema.h version 15) */
+    "CREATE TABLE checkpoints ("
+    "  session_sid BIGINT NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,"
+    "  checkpoint_ns TEXT COLLATE \"C\" NOT NULL,"
+    "  id TEXT COLLATE \"C\" NOT NULL,"
+    "  parent_id TEXT,"
+    "  type TEXT NOT NULL,"
+    "  data TEXT NOT NULL,"
+    "  metadata TEXT NOT NULL,"
+    "  created_at BIGINT NOT NULL,"
+    "  PRIMARY KEY (session_sid, checkpoint_ns, id));"
+    "CREATE INDEX checkpoints_by_id ON checkpoints(id, session_sid, checkpoint_ns);"
+    "CREATE TABLE checkpoint_writes ("
+    "  session_sid BIGINT NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,"
+    "  checkpoint_ns TEXT COLLATE \"C\" NOT NULL,"
+    "  checkpoint_id TEXT COLLATE \"C\" NOT NULL,"
+    "  task_id TEXT COLLATE \"C\" NOT NULL,"
+    "  idx BIGINT NOT NULL,"
+    "  channel TEXT NOT NULL,"
+    "  type TEXT NOT NULL,"
+    "  value TEXT,"
+    "  task_path TEXT COLLATE \"C\" NOT NULL DEFAULT '',"
+    "  PRIMARY KEY (session_sid, checkpoint_ns, checkpoint_id, task_id, idx));",
 };
 
 #define MN_PG_SCHEMA_VERSION ((int)(sizeof mn_pg_migrations / sizeof mn_pg_migrations[0]))

@@ -118,6 +118,20 @@
  * Version 14: sessions + key, the caller's own name for a session (any string, unique in its
  *             namespace: sessions_by_key), so that a framework's session ids ("user-42-chat")
  *             name mnemo sessions; NULL for a session made without one.
+ *
+ * Version 15 (graph checkpoints; docs/checkpoints.md, store_checkpoint.h):
+ *   checkpoints  session_sid → sessions ON DELETE CASCADE, checkpoint_ns ("" for the root
+ *             graph), id (the framework's; ids sort by time as bytes), parent_id, type (the
+ *             serializer's tag), data (its text), metadata (a JSON object), created_at; primary
+ *             key (session_sid, checkpoint_ns, id). A scan sorts the keys of the matching
+ *             rows (from that key's index: a namespace's through its sessions) and reads the
+ *             rows it hands over (checkpoints.c); an index on id would save the sort of a
+ *             namespace's keys only by walking every namespace's (PostgreSQL has one, which its
+ *             planner takes or leaves by its statistics).
+ *   checkpoint_writes  the pending writes of a checkpoint: session_sid → sessions ON DELETE
+ *             CASCADE, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value,
+ *             task_path ('' when none); primary key (session_sid, checkpoint_ns, checkpoint_id,
+ *             task_id, idx).
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -389,6 +403,28 @@ static const char *const mn_sqlite_migrations[] = {
     /* 13 → 14: sessions.key */
     ("ALTER TABLE sessions ADD COLUMN key TEXT;"
      "CREATE UNIQUE INDEX sessions_by_key ON sessions(namespace, key) WHERE key IS NOT NULL;"),
+    /* 14 → 15: graph checkpoints (above) */
+    "CREATE TABLE checkpoints ("
+    "  session_sid INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,"
+    "  checkpoint_ns TEXT NOT NULL,"
+    "  id TEXT NOT NULL,"
+    "  parent_id TEXT,"
+    "  type TEXT NOT NULL,"
+    "  data TEXT NOT NULL,"
+    "  metadata TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL,"
+    "  PRIMARY KEY (session_sid, checkpoint_ns, id));"
+    "CREATE TABLE checkpoint_writes ("
+    "  session_sid INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,"
+    "  checkpoint_ns TEXT NOT NULL,"
+    "  checkpoint_id TEXT NOT NULL,"
+    "  task_id TEXT NOT NULL,"
+    "  idx INTEGER NOT NULL,"
+    "  channel TEXT NOT NULL,"
+    "  type TEXT NOT NULL,"
+    "  value TEXT,"
+    "  task_path TEXT NOT NULL DEFAULT '',"
+    "  PRIMARY KEY (session_sid, checkpoint_ns, checkpoint_id, task_id, idx));",
 };
 
 /* The copy of one session's messages in step 9 → 10 (?1 = its sid), in key order. */

@@ -810,6 +810,8 @@ static mn_status op_begin(mn_store *st)
     mn_status rc = mn_sqlite_begin_write(s);
     if (rc)
         pthread_mutex_unlock(&s->lock);
+    else
+        mn_sqlite_held = (struct mn_sqlite_held){s, s, 1, 0};
     return rc;
 }
 
@@ -821,6 +823,7 @@ static mn_status op_commit(mn_store *st)
         mn_sqlite_rollback(s);
     else if (!(rc = mn_sqlite_commit(s)))
         mn_sqlite_fts_after_commit(s);
+    mn_sqlite_held = (struct mn_sqlite_held){0};
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
@@ -829,6 +832,7 @@ static void op_rollback(mn_store *st)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     mn_sqlite_rollback(s);
+    mn_sqlite_held = (struct mn_sqlite_held){0};
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -1367,6 +1371,8 @@ static mn_store *reader(mn_store *st)
     return pick ? &pick->base : st;
 }
 
+mn_store *mn_sqlite_reader(mn_store *st) { return reader(st); }
+
 static mn_status rd_session_get(mn_store *st, const char *id, mn_session **out)
 {
     return op_session_get(reader(st), id, out);
@@ -1466,6 +1472,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .tool_tokens = rd_tool_tokens,
         .search = &mn_sqlite_search_ops,
         .memory = &mn_sqlite_memory_ops,
+        .checkpoint = &mn_sqlite_checkpoint_ops,
     };
     *out = NULL;
     pthread_once(&sqlite_setup_once, sqlite_setup);

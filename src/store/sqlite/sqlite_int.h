@@ -256,6 +256,22 @@ mn_status mn_sqlite_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user
 mn_status mn_sqlite_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last);
 mn_status mn_sqlite_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim);
 
+/* The graph checkpoint operations (checkpoints.c), store.h's ops->checkpoint. */
+extern const struct mn_store_checkpoint_ops mn_sqlite_checkpoint_ops;
+/* The connection of `handle` whose lock this thread holds, so that a checkpoint operation called
+ * there runs on it instead of waiting for that lock (a non-recursive mutex): from begin to commit
+ * or rollback (sqlite.c; tx 1, the write transaction that begin opened), and while a checkpoint
+ * scan hands rows to its callback (checkpoints.c; scan 1), which may read their pending writes.
+ * As PostgreSQL's connection pinned by begin (pg.c). Per thread; handle NULL: none. */
+struct mn_sqlite_held {
+    struct sqlite_store *handle, *conn;
+    int tx, scan;
+};
+extern _Thread_local struct mn_sqlite_held mn_sqlite_held;
+/* The connection a read should use (sqlite.c): the handle itself when its lock is free, else
+ * one of its read-only connections; the op then takes that connection's lock. */
+mn_store *mn_sqlite_reader(mn_store *st);
+
 /* Maps a SQLite result code to a status with a message ("what: …"). */
 mn_status mn_sqlite_fail(struct sqlite_store *s, int rc, const char *what);
 /* The first column of a one-row statement run once, uncached (a pragma, a count at open): 0 when

@@ -26,6 +26,7 @@ PY = {
     ("session_create", "ttl_seconds"): ("ttl_ms", lambda m, e, v: m.create_session(ttl_ms=v * 1000 if v > 0 else v)),
     ("session_create", "max_turns"): ("max_turns", lambda m, e, v: m.create_session(max_turns=v)),
     ("session_list", "limit"): ("limit", lambda m, e, v: m.list_sessions(limit=v)),
+    ("checkpoint_list", "limit"): ("limit", lambda m, e, v: m.checkpoint_list(limit=v)),
     ("session_list", "offset"): ("offset", lambda m, e, v: m.list_sessions(offset=v)),
     ("session_limit", "max_turns"): ("max_turns", lambda m, e, v: m.set_max_turns(e["S"], v)),
     ("message_delete", "message_id"): ("message_id", lambda m, e, v: m.delete_message(e["S"], v)),

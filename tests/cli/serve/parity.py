@@ -210,6 +210,20 @@ def compacted(env):
     assert event["outcome"] == "ok", f"the parity session did not fold: {event}"
 
 
+# graph checkpoints: a thread of two checkpoints (the second with a pending write), put again the
+# same way before each surface, so each reads and deletes the same
+CP_WRITE = {"task_id": "t1", "idx": 0, "channel": "messages", "type": "json", "value": "WyJoaSJd"}
+
+
+def checkpointed(env, thread="parity-cp"):
+    cli("checkpoint", "put", thread, "--checkpoint-id", "cp-1", "--type", "json", "--checkpoint", "eyJ2IjoxfQ==",
+        "--metadata", '{"step": 1}', "--namespace", "parity-cp", "--json")
+    cli("checkpoint", "put", thread, "--checkpoint-id", "cp-2", "--parent-checkpoint-id", "cp-1", "--type", "json",
+        "--checkpoint", "eyJ2IjoyfQ==", "--metadata", '{"step": 2}', "--namespace", "parity-cp", "--json")
+    cli("checkpoint", "writes", thread, "--checkpoint-id", "cp-2", "--writes", json.dumps([CP_WRITE]),
+        "--namespace", "parity-cp", "--json")
+
+
 SES = "/v1/sessions/{session_id}"
 ROWS = [
     Row("session_create", ["session", "new", "--title", "t", "--namespace", "parity-new", "--json"],
@@ -328,6 +342,25 @@ ROWS = [
         fresh="session", before=extract_ready),
     Row("forget", ["memory", "forget", "{M}", "--json"], ("POST", "/v1/memory/{memory_id}/forget", {"memory_id": "{M}"}),
         fresh="memory"),
+    Row("checkpoint_put", ["checkpoint", "put", "parity-cp-put", "--checkpoint-id", "cp-1", "--type", "json",
+                           "--checkpoint", "eyJ2IjoxfQ==", "--metadata", '{"step": 1}', "--namespace", "parity-cp",
+                           "--json"],
+        ("POST", "/v1/checkpoints", {"thread_id": "parity-cp-put", "checkpoint_id": "cp-1", "type": "json",
+                                     "checkpoint": "eyJ2IjoxfQ==", "metadata": {"step": 1}, "namespace": "parity-cp"})),
+    Row("checkpoint_put_writes", ["checkpoint", "writes", "parity-cp", "--checkpoint-id", "cp-1", "--writes",
+                                  json.dumps([CP_WRITE]), "--namespace", "parity-cp", "--json"],
+        ("POST", "/v1/checkpoints/writes", {"thread_id": "parity-cp", "checkpoint_id": "cp-1", "writes": [CP_WRITE],
+                                            "namespace": "parity-cp"}), before=checkpointed),
+    Row("checkpoint_get", ["checkpoint", "show", "parity-cp", "--namespace", "parity-cp", "--json"],
+        ("GET", "/v1/checkpoints/latest", {"thread_id": "parity-cp", "namespace": "parity-cp"}),
+        pick_api=key("checkpoint"), before=checkpointed),
+    Row("checkpoint_list", ["checkpoint", "list", "parity-cp", "--filter", '{"step": 1}', "--namespace", "parity-cp",
+                            "--json"],
+        ("POST", "/v1/checkpoints/list", {"thread_id": "parity-cp", "filter": {"step": 1}, "namespace": "parity-cp"}),
+        pick_api=key("checkpoints"), before=checkpointed),
+    Row("checkpoint_delete_thread", ["checkpoint", "delete", "parity-cp-del", "--namespace", "parity-cp", "--json"],
+        ("DELETE", "/v1/checkpoints", {"thread_id": "parity-cp-del", "namespace": "parity-cp"}),
+        before=lambda env: checkpointed(env, "parity-cp-del")),
 ]
 
 

@@ -1,10 +1,11 @@
 /*
- * mnemo_memory_extract.c — mn_memory_extract: reads a session's messages past its extraction
- * watermark, asks the extractor for candidates (memory/extract.h) and decides, per candidate,
- * add / update / nothing against the live memories of the session's scope (its namespace,
- * narrowed by the "memory_scope" of its metadata). Idempotent: the
- * watermark (meta "memory.extracted.<session>") skips turns already read, and an older
- * statement never overwrites a newer one. docs/memory.md ("Extraction").
+ * extract.c — memory extraction (mn_memory_extract and the background worker's runs): reads a
+ * session's messages past its extraction watermark, asks the extractor for candidates
+ * (memory/extract.h; the llm one: extract_llm.c) and decides, per candidate, add / update /
+ * nothing against the live memories of the session's scope (its namespace, narrowed by the
+ * "memory_scope" of its metadata). Idempotent: the watermark (meta "memory.extracted.<session>")
+ * skips turns already read, and an older statement never overwrites a newer one. docs/memory.md
+ * ("Extraction").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +13,11 @@
 
 #include <jansson.h>
 
-#include "mnemo_int.h"
+#include "engine/engine.h"
 #include "config/config.h"
 #include "memory/extract.h"
 #include "memory/fact.h"
+#include "store/records.h"
 #include "util/err.h"
 #include "util/banned.h"
 
@@ -102,7 +104,7 @@ static mn_status find(struct run *r, const struct mn_candidate *c, mn_memory **o
     mn_status rc = MN_OK;
     for (size_t page_len = FIND_PAGE; !rc && !*out && page_len == FIND_PAGE; q.offset += FIND_PAGE) {
         mn_memories *l = NULL;
-        rc = mn_memory_list(r->db, &q, &l);
+        rc = mn__memory_list(r->db, &q, &l);
         page_len = rc ? 0 : l->count;
         for (size_t i = 0; !rc && i < l->count && !*out; i++) {
             mn_memory *m = &l->items[i];
@@ -116,7 +118,7 @@ static mn_status find(struct run *r, const struct mn_candidate *c, mn_memory **o
                 memset(m, 0, sizeof *m);
             }
         }
-        mn_memories_free(l);
+        mn__memories_list_free(l);
     }
     return rc;
 }
@@ -141,7 +143,7 @@ static int apply(struct run *r, const struct mn_candidate *c)
         in.valid_from = r->m->created_at > have->valid_from ? r->m->created_at : 0;
         in.actor = "extractor:offline";
         in.reason = reason;
-        r->rc = mn_memory_update(r->db, have->id, &in, NULL);
+        r->rc = mn__memory_update(r->db, have->id, &in, NULL);
         r->st->updated += r->rc == MN_OK;
     } else {
         char meta[MN_EXTRACT_MAX_KEY + 16];
@@ -161,10 +163,10 @@ static int apply(struct run *r, const struct mn_candidate *c)
         in.valid_from = r->m->created_at;
         in.actor = "extractor:offline";
         in.reason = reason;
-        r->rc = mn_memory_add(r->db, &in, NULL);
+        r->rc = mn__memory_add(r->db, &in, NULL);
         r->st->added += r->rc == MN_OK;
     }
-    mn_memory_free(have);
+    mn__memory_free(have);
     return r->rc != MN_OK;
 }
 
@@ -242,14 +244,14 @@ mn_status mn__memory_extract(mn_db *db, const char *session_id, const char *extr
     struct mn_extract_scope sc;
     if ((rc = mn__extract_scope(s, &sc))) {
         mn__extract_scope_release(&sc);
-        mn_session_free(s);
+        mn_records_session_free(s);
         return rc;
     }
     if (!extractor) { /* the session's memory_scope.extract, else the database's memory.extract */
         extractor = sc.extract ? sc.extract : mn_config_str(db->cfg, "memory.extract");
         if (strcmp(extractor, "off") == 0 && background) {
             mn__extract_scope_release(&sc);
-            mn_session_free(s);
+            mn_records_session_free(s);
             return MN_OK;
         }
         if (strcmp(extractor, "off") == 0)
@@ -265,8 +267,8 @@ mn_status mn__memory_extract(mn_db *db, const char *session_id, const char *extr
     ho.all = 1;
     free(mark);
     mn_messages *msgs = NULL;
-    if (!rc)
-        rc = mn_history(db, canon, &ho, &msgs);
+    if (!rc) /* the session is live: checked above */
+        rc = db->store->ops->history(db->store, canon, &ho, &msgs);
     struct run r = {db, &sc, NULL, &st, MN_OK};
     int malformed = 0;
     if (!rc && llm)
@@ -285,14 +287,9 @@ mn_status mn__memory_extract(mn_db *db, const char *session_id, const char *extr
         rc = db->store->ops->meta_set(db->store, key, seq);
     }
     mn__extract_scope_release(&sc);
-    mn_messages_free(msgs);
-    mn_session_free(s);
+    mn_records_message_list_free(msgs);
+    mn_records_session_free(s);
     if (!rc && stats)
         *stats = st;
     return rc;
-}
-
-mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extractor, mn_extract_stats *stats)
-{
-    return mn__memory_extract(db, session_id, extractor, 0, stats);
 }

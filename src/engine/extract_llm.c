@@ -1,5 +1,5 @@
 /*
- * mnemo_memory_llm.c — the `llm` memory extractor (docs/memory.md "Extraction"). Two prompts
+ * extract_llm.c — the `llm` memory extractor (docs/memory.md "Extraction"). Two prompts
  * to the summarizer.* chat endpoint: the new turns → candidate facts (strict JSON), then per
  * candidate, with the most similar live memories of exactly the session's scope → one decision:
  * add, update, invalidate or nothing (strict JSON). Every answer is validated before anything is
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mnemo_int.h"
+#include "engine/engine.h"
 #include "config/config.h"
 #include "http/http.h"
 #include "memory/extract.h"
@@ -204,9 +204,9 @@ static mn_status similar(mn_db *db, const struct mn_extract_scope *sc, const cha
     q.agent_id = sc->agent_id;
     q.session_id = sc->session_id;
     for (q.limit = SIMILAR * 4;; q.limit = q.limit * 4 < MN_FACT_MAX_LIMIT ? q.limit * 4 : MN_FACT_MAX_LIMIT) {
-        mn_memories_free(*out);
+        mn__memories_list_free(*out);
         *out = NULL;
-        mn_status rc = mn_memory_search(db, text, MN_SEARCH_AUTO, &q, out);
+        mn_status rc = mn__memory_search(db, text, MN_SEARCH_AUTO, &q, out);
         if (rc)
             return rc;
         size_t had = keep_in_scope(sc, *out);
@@ -227,7 +227,7 @@ static mn_status decide(mn_db *db, const mn_session *s, const struct mn_extract_
     for (size_t i = 0; i < ex->count; i++)
         if (strcmp(ex->items[i].text, text) == 0) { /* already known, word for word: no need to ask */
             st->unchanged++;
-            mn_memories_free(ex);
+            mn__memories_list_free(ex);
             return MN_OK;
         }
     json_t *list = json_array(), *req = NULL;
@@ -269,13 +269,13 @@ static mn_status decide(mn_db *db, const mn_session *s, const struct mn_extract_
             in.session_id = sc->session_id;
             in.pinned = 0;
             in.token_cap = 0;
-            rc = mn_memory_add(db, &in, NULL);
+            rc = mn__memory_add(db, &in, NULL);
             st->added += rc == MN_OK;
         } else if (!strcmp(d.action, "update")) {
-            rc = mn_memory_update(db, d.id, &in, NULL);
+            rc = mn__memory_update(db, d.id, &in, NULL);
             st->updated += rc == MN_OK;
         } else if (!strcmp(d.action, "invalidate")) {
-            rc = mn_memory_delete(db, d.id, 0, "extractor:llm", d.reason ? d.reason : "no longer true");
+            rc = mn__memory_delete(db, d.id, 0, "extractor:llm", d.reason ? d.reason : "no longer true");
             st->invalidated += rc == MN_OK;
         } else {
             st->unchanged++;
@@ -287,7 +287,7 @@ static mn_status decide(mn_db *db, const mn_session *s, const struct mn_extract_
     }
     json_decref(o);
     free(answer);
-    mn_memories_free(ex);
+    mn__memories_list_free(ex);
     return rc;
 }
 

@@ -1,0 +1,30 @@
+/*
+ * session.c — changing a session's own fields: its title and metadata (mn_session_update, and
+ * chat's usage counters), checked here so that every caller gets the same rules.
+ */
+#include "engine/engine.h"
+#include "memory/message.h"
+#include "util/arena.h"
+#include "util/clock.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+mn_status mn__session_update(mn_db *db, const char *canon, const char *title, const char *metadata)
+{
+    mn_status rc;
+    if ((rc = mn_check_text("title", title, MN_MAX_TITLE_BYTES, "")))
+        return rc;
+    struct mn_arena a = MN_ARENA_INIT;
+    const char *meta = NULL;
+    if (metadata && (rc = mn_check_json_object("metadata", metadata, &a, "", &meta))) {
+        mn_arena_release(&a);
+        return rc;
+    }
+    if (!(rc = mn__live_session(db, canon, NULL)))
+        rc = db->store->ops->session_update(db->store, canon, title && *title ? title : NULL, meta,
+                                            mn_clock_now_ms());
+    if (!rc && meta)
+        mn__memory_optin_note(db, meta);
+    mn_arena_release(&a);
+    return rc;
+}

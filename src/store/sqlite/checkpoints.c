@@ -1,0 +1,322 @@
+/*
+ * checkpoints.c — the SQLite side of graph checkpoints (store_checkpoint.h): the rows of
+ * checkpoints and checkpoint_writes (schema.h, version 15), which belong to a session and go
+ * with it. A scan sorts the matching keys alone and reads each row's data only when it is handed
+ * over, so a caller that stops after the newest never reads the others' data. Every operation
+ * also runs between begin and commit, in that transaction, and a read also runs inside a scan's
+ * callback, on the scan's connection (mn_sqlite_held, sqlite_int.h).
+ */
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "store/sqlite/sqlite_int.h"
+#include "store/store_checkpoint.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+_Thread_local struct mn_sqlite_held mn_sqlite_held;
+
+typedef mn_status (*body_fn)(struct sqlite_store *s, void *arg);
+
+/* Runs body in the transaction of this thread's begin on st, when it is inside one; else in a
+ * write transaction of its own under st's lock, then after (may be NULL) once it committed,
+ * still under the lock. A write inside a scan's callback would wait for the lock the scan holds:
+ * refused. */
+static mn_status run_write(mn_store *st, body_fn body, body_fn after, void *arg)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    const struct mn_sqlite_held *h = &mn_sqlite_held;
+    if (h->handle == s && h->tx)
+        return body(h->conn, arg);
+    if (h->handle == s)
+        return mn__err(MN_MISUSE, "checkpoint write from inside a checkpoint scan's callback");
+    pthread_mutex_lock(&s->lock);
+    mn_status rc = mn_sqlite_begin_write(s);
+    if (!rc && (rc = body(s, arg)))
+        mn_sqlite_rollback(s);
+    else if (!rc && !(rc = mn_sqlite_commit(s)) && after)
+        after(s, arg);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* Runs body on the connection of st this thread holds (begin's, or a scan's), else on a free
+ * connection (mn_sqlite_reader) under its lock. */
+static mn_status run_read(mn_store *st, body_fn body, void *arg)
+{
+    if (mn_sqlite_held.handle == (struct sqlite_store *)st)
+        return body(mn_sqlite_held.conn, arg);
+    struct sqlite_store *s = (struct sqlite_store *)mn_sqlite_reader(st);
+    LOCKED(s, body(s, arg));
+}
+
+/* ---- put ------------------------------------------------------------------------------------- */
+
+/* No row inserted or updated: no such session. An update, not a delete and insert, so that the
+ * checkpoint's pending writes stay. */
+static const char SQL_PUT[] =
+    "INSERT INTO checkpoints (session_sid, checkpoint_ns, id, parent_id, type, data, metadata, created_at)"
+    " SELECT sid, ?2, ?3, ?4, ?5, ?6, ?7, ?8 FROM sessions WHERE id = ?1"
+    " ON CONFLICT (session_sid, checkpoint_ns, id) DO UPDATE SET parent_id = excluded.parent_id,"
+    " type = excluded.type, data = excluded.data, metadata = excluded.metadata, created_at = excluded.created_at";
+
+static mn_status put_body(struct sqlite_store *s, void *arg)
+{
+    const mn_checkpoint *cp = arg;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_PUT, &st);
+    if (rc)
+        return rc;
+    mn_sqlite_bind_text(st, 1, cp->session_id);
+    mn_sqlite_bind_text(st, 2, cp->checkpoint_ns);
+    mn_sqlite_bind_text(st, 3, cp->id);
+    mn_sqlite_bind_text(st, 4, cp->parent_id);
+    mn_sqlite_bind_text(st, 5, cp->type);
+    mn_sqlite_bind_text(st, 6, cp->data);
+    mn_sqlite_bind_text(st, 7, cp->metadata);
+    sqlite3_bind_int64(st, 8, cp->created_at);
+    if ((rc = mn_sqlite_step_done(s, st, "checkpoint put")))
+        return rc;
+    return sqlite3_changes(s->db) ? MN_OK : mn__err(MN_NOTFOUND, "session %s not found", cp->session_id);
+}
+
+static mn_status op_put(mn_store *st, const mn_checkpoint *cp)
+{
+    return run_write(st, put_body, NULL, (void *)cp);
+}
+
+/* ---- pending writes -------------------------------------------------------------------------- */
+
+struct write_arg {
+    const char *session_id, *checkpoint_ns, *checkpoint_id;
+    const mn_checkpoint_write *w;
+    int replace;
+    mn_store_checkpoint_write_fn fn;
+    void *user;
+};
+
+#define WRITE_INSERT                                                                                                 \
+    "INSERT INTO checkpoint_writes (session_sid, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value,"  \
+    " task_path) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, coalesce(?9, ''))"                                          \
+    " ON CONFLICT (session_sid, checkpoint_ns, checkpoint_id, task_id, idx) DO "
+static const char SQL_WRITE_REPLACE[] = WRITE_INSERT "UPDATE SET channel = excluded.channel, type = excluded.type,"
+                                                     " value = excluded.value, task_path = excluded.task_path";
+static const char SQL_WRITE_KEEP[] = WRITE_INSERT "NOTHING";
+
+/* The checkpoint need not be stored yet (the writes of a step may come before it). */
+static mn_status write_put_body(struct sqlite_store *s, void *arg)
+{
+    struct write_arg *a = arg;
+    int64_t sid = 0;
+    sqlite3_stmt *ins = NULL;
+    mn_status rc = mn_sqlite_session_sid(s, a->session_id, &sid, NULL);
+    if (rc || (rc = mn_sqlite_stmt(s, a->replace ? SQL_WRITE_REPLACE : SQL_WRITE_KEEP, &ins)))
+        return rc;
+    sqlite3_bind_int64(ins, 1, sid);
+    mn_sqlite_bind_text(ins, 2, a->checkpoint_ns);
+    mn_sqlite_bind_text(ins, 3, a->checkpoint_id);
+    mn_sqlite_bind_text(ins, 4, a->w->task_id);
+    sqlite3_bind_int64(ins, 5, a->w->idx);
+    mn_sqlite_bind_text(ins, 6, a->w->channel);
+    mn_sqlite_bind_text(ins, 7, a->w->type);
+    mn_sqlite_bind_text(ins, 8, a->w->value);
+    mn_sqlite_bind_text(ins, 9, a->w->task_path);
+    return mn_sqlite_step_done(s, ins, "checkpoint write");
+}
+
+static mn_status op_write_put(mn_store *st, const char *session_id, const char *checkpoint_ns,
+                              const char *checkpoint_id, const mn_checkpoint_write *w, int replace)
+{
+    struct write_arg a = {session_id, checkpoint_ns, checkpoint_id, w, replace, NULL, NULL};
+    return run_write(st, write_put_body, NULL, &a);
+}
+
+static const char SQL_WRITES[] =
+    "SELECT w.task_id, w.task_path, w.idx, w.channel, w.type, w.value FROM sessions s"
+    " JOIN checkpoint_writes w ON w.session_sid = s.sid"
+    " WHERE s.id = ?1 AND w.checkpoint_ns = ?2 AND w.checkpoint_id = ?3 ORDER BY w.task_path, w.task_id, w.idx";
+
+static mn_status writes_body(struct sqlite_store *s, void *arg)
+{
+    struct write_arg *a = arg;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_WRITES, &st);
+    if (rc)
+        return rc;
+    if (sqlite3_stmt_busy(st)) /* one statement a connection: its own callback cannot run it again */
+        return mn__err(MN_MISUSE, "checkpoint writes read from inside their own callback");
+    mn_sqlite_bind_text(st, 1, a->session_id);
+    mn_sqlite_bind_text(st, 2, a->checkpoint_ns);
+    mn_sqlite_bind_text(st, 3, a->checkpoint_id);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        mn_checkpoint_write w = {mn_sqlite_col_text(st, 0), mn_sqlite_col_text(st, 1), sqlite3_column_int64(st, 2),
+                                 mn_sqlite_col_text(st, 3), mn_sqlite_col_text(st, 4), mn_sqlite_col_text(st, 5)};
+        if (a->fn(a->user, &w))
+            break;
+    }
+    if (r != SQLITE_ROW && r != SQLITE_DONE)
+        rc = mn_sqlite_fail(s, r, "checkpoint writes");
+    mn_sqlite_done(st);
+    return rc;
+}
+
+static mn_status op_writes(mn_store *st, const char *session_id, const char *checkpoint_ns,
+                           const char *checkpoint_id, mn_store_checkpoint_write_fn fn, void *user)
+{
+    struct write_arg a = {session_id, checkpoint_ns, checkpoint_id, NULL, 0, fn, user};
+    return run_read(st, writes_body, &a);
+}
+
+/* ---- scan ------------------------------------------------------------------------------------ */
+
+/* The keys of the matching checkpoints (key, session id, sid, checkpoint_ns, id), in the scan's
+ * order, sorted from the primary key's index (no row read): one session's, those of each
+ * session of a namespace, or every one (ns NULL). NULL filters match anything; ids compare as
+ * bytes. */
+#define SCAN_KEYS(sessions)                                                                                          \
+    "SELECT s.key, s.id, c.session_sid, c.checkpoint_ns, c.id FROM sessions s"                                       \
+    " JOIN checkpoints c ON c.session_sid = s.sid WHERE " sessions                                                   \
+    " AND (?3 IS NULL OR c.checkpoint_ns = ?3) AND (?4 IS NULL OR c.id = ?4) AND (?5 IS NULL OR c.id < ?5)"          \
+    " ORDER BY c.id DESC, s.id, c.checkpoint_ns"
+static const char SQL_SCAN_SESSION[] = SCAN_KEYS("s.id = ?2 AND (?1 IS NULL OR s.namespace = ?1)");
+static const char SQL_SCAN_NS[] = SCAN_KEYS("s.namespace = ?1");
+static const char SQL_SCAN_ALL[] = SCAN_KEYS("?1 IS NULL");
+static const char SQL_SCAN_ROW[] = "SELECT parent_id, type, data, metadata, created_at FROM checkpoints"
+                                   " WHERE session_sid = ?1 AND checkpoint_ns = ?2 AND id = ?3";
+
+struct scan_arg {
+    struct sqlite_store *handle;
+    const mn_store_checkpoint_scan *q;
+    mn_store_checkpoint_fn fn;
+    void *user;
+};
+
+/* Hands one key row's checkpoint to fn (read by its key in the keys' read transaction: their
+ * statement is still running). *stop: fn asked to stop. */
+static mn_status scan_emit(struct sqlite_store *s, sqlite3_stmt *keys, struct scan_arg *a, int *stop)
+{
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_SCAN_ROW, &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, sqlite3_column_int64(keys, 2));
+    mn_sqlite_bind_text(st, 2, mn_sqlite_col_text(keys, 3));
+    mn_sqlite_bind_text(st, 3, mn_sqlite_col_text(keys, 4));
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        mn_checkpoint cp = {.thread = mn_sqlite_col_text(keys, 0),
+                            .session_id = mn_sqlite_col_text(keys, 1),
+                            .checkpoint_ns = mn_sqlite_col_text(keys, 3),
+                            .id = mn_sqlite_col_text(keys, 4),
+                            .parent_id = mn_sqlite_col_text(st, 0),
+                            .type = mn_sqlite_col_text(st, 1),
+                            .data = mn_sqlite_col_text(st, 2),
+                            .metadata = mn_sqlite_col_text(st, 3),
+                            .created_at = sqlite3_column_int64(st, 4)};
+        *stop = a->fn(a->user, &cp) != 0;
+    } else if (r == SQLITE_DONE) /* the keys' read transaction saw it: the file disagrees with itself */
+        rc = MN_CORRUPT_AT("checkpoint scan: %s: checkpoint %s listed but not found", s->path,
+                           mn_sqlite_col_text(keys, 4));
+    else
+        rc = mn_sqlite_fail(s, r, "checkpoint scan");
+    mn_sqlite_done(st);
+    return rc;
+}
+
+static mn_status scan_rows(struct sqlite_store *s, struct scan_arg *a)
+{
+    const mn_store_checkpoint_scan *q = a->q;
+    sqlite3_stmt *keys = NULL;
+    mn_status rc = mn_sqlite_stmt(s, q->session_id ? SQL_SCAN_SESSION : q->ns ? SQL_SCAN_NS : SQL_SCAN_ALL, &keys);
+    if (rc)
+        return rc;
+    mn_sqlite_bind_text(keys, 1, q->ns);
+    if (q->session_id)
+        mn_sqlite_bind_text(keys, 2, q->session_id);
+    mn_sqlite_bind_text(keys, 3, q->checkpoint_ns);
+    mn_sqlite_bind_text(keys, 4, q->id);
+    mn_sqlite_bind_text(keys, 5, q->before);
+    int r, stop = 0;
+    while (!rc && !stop && (r = sqlite3_step(keys)) == SQLITE_ROW)
+        rc = scan_emit(s, keys, a, &stop);
+    if (!rc && !stop && r != SQLITE_DONE)
+        rc = mn_sqlite_fail(s, r, "checkpoint scan");
+    mn_sqlite_done(keys);
+    return rc;
+}
+
+/* While it hands rows over, the scan's connection is this thread's (mn_sqlite_held): the
+ * callback may read their pending writes on it. */
+static mn_status scan_body(struct sqlite_store *s, void *arg)
+{
+    struct scan_arg *a = arg;
+    struct mn_sqlite_held was = mn_sqlite_held;
+    if (was.scan) /* its statements are running */
+        return mn__err(MN_MISUSE, "checkpoint scan from inside a checkpoint scan's callback");
+    mn_sqlite_held = (struct mn_sqlite_held){a->handle, s, was.handle == a->handle && was.tx, 1};
+    mn_status rc = scan_rows(s, a);
+    mn_sqlite_held = was;
+    return rc;
+}
+
+static mn_status op_scan(mn_store *st, const mn_store_checkpoint_scan *q, mn_store_checkpoint_fn fn, void *user)
+{
+    struct scan_arg a = {(struct sqlite_store *)st, q, fn, user};
+    return run_read(st, scan_body, &a);
+}
+
+/* ---- remove ---------------------------------------------------------------------------------- */
+
+static const char SQL_REMOVE_WRITES[] =
+    "DELETE FROM checkpoint_writes WHERE session_sid = (SELECT sid FROM sessions WHERE id = ?1)";
+static const char SQL_REMOVE[] = "DELETE FROM checkpoints WHERE session_sid = (SELECT sid FROM sessions WHERE id = ?1)";
+
+struct remove_arg {
+    const char *session_id;
+    int64_t removed;
+};
+
+static mn_status remove_body(struct sqlite_store *s, void *arg)
+{
+    struct remove_arg *a = arg;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn_sqlite_stmt(s, SQL_REMOVE_WRITES, &st);
+    if (rc)
+        return rc;
+    mn_sqlite_bind_text(st, 1, a->session_id);
+    if ((rc = mn_sqlite_step_done(s, st, "checkpoint remove")) || (rc = mn_sqlite_stmt(s, SQL_REMOVE, &st)))
+        return rc;
+    mn_sqlite_bind_text(st, 1, a->session_id);
+    if ((rc = mn_sqlite_step_done(s, st, "checkpoint remove")))
+        return rc;
+    a->removed = sqlite3_changes(s->db);
+    return MN_OK;
+}
+
+/* The removed state leaves the WAL too, as after a session delete (docs/erasure.md; freed pages
+ * are zeroed by secure_delete). Not after a remove inside begin…commit: its old pages stay in
+ * the WAL until the next checkpoint of the log. */
+static mn_status remove_committed(struct sqlite_store *s, void *arg)
+{
+    if (((struct remove_arg *)arg)->removed > 0)
+        mn_sqlite_wal_truncate(s);
+    return MN_OK;
+}
+
+static mn_status op_remove(mn_store *st, const char *session_id, int64_t *removed)
+{
+    struct remove_arg a = {session_id, 0};
+    mn_status rc = run_write(st, remove_body, remove_committed, &a);
+    *removed = rc ? 0 : a.removed;
+    return rc;
+}
+
+const struct mn_store_checkpoint_ops mn_sqlite_checkpoint_ops = {
+    .put = op_put,
+    .write_put = op_write_put,
+    .scan = op_scan,
+    .writes = op_writes,
+    .remove = op_remove,
+};
