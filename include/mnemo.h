@@ -356,7 +356,8 @@ typedef struct mn_messages {
 MN_API const mn_message *mn_messages_at(const mn_messages *list, size_t i);
 
 enum mn_append_flags {
-    MN_APPEND_CREATE = 1 << 0, /* create the session (with that id) when it does not exist */
+    MN_APPEND_CREATE = 1 << 0, /* create the session (with that id, or that key) when it does not
+                                  exist; when another writer makes it first, the append goes to theirs */
     /* mn_append_many on PostgreSQL: when another writer (another node's group) holds the session
      * right now, this request is not run and its result is MN_BUSY ("held by another writer"),
      * so the rest of the group need not wait for that writer's commit; the caller queues it

@@ -358,6 +358,13 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
 
 /* ---- public functions ------------------------------------------------------------------------ */
 
+/* Whether an append failed only because another writer made the session its key names between
+ * the lookup and the insert: then the same request, prepared again, appends to theirs. */
+static int lost_keyed_create(mn_status rc, const mn_store_append *req)
+{
+    return rc == MN_CONFLICT && req->create && req->create->key;
+}
+
 mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in *msgs, size_t n, unsigned flags,
                           mn_messages **out)
 {
@@ -370,14 +377,19 @@ mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in
     struct mn_arena a = MN_ARENA_INIT;
     mn_session create;
     mn_store_append req;
-    rc = prepare(db, session_id, msgs, n, flags, NULL, "a batch", mn_clock_now_ms(), mn__trim_delete(db), &a, id,
-                 &create, &req);
-    if (!rc) {
+    for (int round = 0; round < 2; round++) {
+        rc = prepare(db, session_id, msgs, n, flags, NULL, "a batch", mn_clock_now_ms(), mn__trim_delete(db), &a, id,
+                     &create, &req);
+        if (rc)
+            break;
         rc = mn_engine_append(db->store, id, &req, out);
-        if (!rc) {
-            mn__search_after_append(db); /* auto-embedding (embedder.mode inline) */
-            mn__memory_after_append(db, id); /* background extraction (memory_bg.c) */
-        }
+        if (!lost_keyed_create(rc, &req))
+            break;
+        mn__err_clear(); /* the next round finds the other writer's session by its key */
+    }
+    if (!rc) {
+        mn__search_after_append(db); /* auto-embedding (embedder.mode inline) */
+        mn__memory_after_append(db, id); /* background extraction (memory_bg.c) */
     }
     mn_arena_release(&a);
     return rc;
@@ -456,6 +468,20 @@ mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int
     if (m == 0)
         goto done;
     rc = mn_engine_append_many(db->store, sids, sreqs, m, st, msgs, want_stored ? out : NULL);
+    for (size_t j = 0; !rc && j < m; j++) /* a keyed create another writer won: once more, alone */
+        if (lost_keyed_create(st[j], &sreqs[j])) {
+            size_t i = index[j];
+            mn_append_request r = MN_APPEND_REQUEST_INIT;
+            MN__ABI_LOAD(mn_append_request, &r, MN__ABI_ITEM(mn_append_request, reqs, i), flags); /* passed before */
+            mn__err_clear();
+            st[j] = prepare(db, r.session_id, r.msgs, r.n, r.flags, r.ns, "a request", now, trim, &a, ids[i],
+                            &creates[i], &sreqs[j]);
+            if (!st[j])
+                st[j] = mn_engine_append(db->store, ids[i], &sreqs[j], want_stored ? &out[j] : NULL);
+            if (st[j] == MN_NOMEM)
+                rc = st[j];
+            snprintf(msgs[j], sizeof msgs[j], "%s", st[j] ? mn_errmsg() : "");
+        }
     for (size_t j = 0; j < m; j++) {
         mn_append_result *r = &results[index[j]];
         r->status = st[j];

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,57 @@ static void an_append_creates_on_first_use(void **state)
     mn_close(db);
 }
 
+/* Writers racing to make the same keyed sessions: each append succeeds, whoever made the session
+ * (the loser of the insert appends to the winner's), and each key names one session. */
+#define RACERS 4
+#define RACE_KEYS 100
+
+struct racer {
+    mn_db *db;
+    int bad;
+};
+
+static void *race(void *arg)
+{
+    struct racer *r = arg;
+    for (int k = 0; k < RACE_KEYS; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "race-%d", k);
+        if (add(r->db, key, NULL, MN_APPEND_CREATE, "hello") != MN_OK)
+            r->bad++;
+        mn_message_in m = MN_MESSAGE_IN_INIT; /* the single-request entry too */
+        m.role = MN_ROLE_USER;
+        m.content = "again";
+        snprintf(key, sizeof key, "solo-%d", k);
+        if (mn_append(r->db, key, &m, MN_APPEND_CREATE, NULL) != MN_OK)
+            r->bad++;
+    }
+    return NULL;
+}
+
+static void racing_creates_all_land(void **state)
+{
+    (void)state;
+    mn_db *db = open_db();
+    pthread_t t[RACERS];
+    struct racer r[RACERS];
+    for (int i = 0; i < RACERS; i++) {
+        r[i] = (struct racer){db, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
+    }
+    for (int i = 0; i < RACERS; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(r[i].bad, 0);
+    }
+    mn_sessions *l = NULL;
+    assert_int_equal(mn_session_list(db, NULL, 1000, 0, &l), MN_OK);
+    assert_int_equal(l->count, 2 * RACE_KEYS);
+    for (size_t i = 0; i < l->count; i++)
+        assert_int_equal(mn_sessions_at(l, i)->message_count, RACERS);
+    mn_sessions_free(l);
+    mn_close(db);
+}
+
 struct mem {
     char *data;
     size_t len, at;
@@ -226,6 +278,7 @@ int main(void)
         cmocka_unit_test(a_key_names_the_session),
         cmocka_unit_test(an_append_creates_on_first_use),
         cmocka_unit_test(export_and_import_keep_the_key),
+        cmocka_unit_test(racing_creates_all_land),
     };
     return cmocka_run_group_tests_name("session_keys", tests, setup, teardown);
 }
