@@ -1405,9 +1405,11 @@ typedef struct mn_checkpoint_in {
 
 /* Saves checkpoint cp of its thread, replacing one of the same thread, checkpoint_ns and id; the
  * session is made (with cp->thread as its key, or as its id when a UUID) when nothing has that
- * name yet, as LangGraph's savers make a thread on its first checkpoint. Errors: MN_INVALID
+ * name yet, as LangGraph's savers make a thread on its first checkpoint (a UUID of another
+ * namespace's session looks missing: MN_NOTFOUND, nothing made). Errors: MN_INVALID
  * (a field out of its bounds, metadata not a JSON object, invalid UTF-8), MN_TOOBIG (data over
- * the limit), MN_EXPIRED, MN_BUSY, MN_IO. Thread-safe. Server operation: "checkpoint_put". */
+ * the limit), MN_NOTFOUND, MN_EXPIRED, MN_BUSY, MN_IO. Thread-safe. Server operation:
+ * "checkpoint_put". */
 MN_API mn_status mn_checkpoint_put(mn_db *db, const mn_checkpoint_in *cp);
 
 /* Saves the pending writes of task writes[i].task_id against checkpoint checkpoint_id of thread
@@ -1416,7 +1418,7 @@ MN_API mn_status mn_checkpoint_put(mn_db *db, const mn_checkpoint_in *cp);
  * writes may come before their checkpoint (LangGraph saves a step's writes as they are made and
  * its checkpoint after the previous one) and make the thread's session as mn_checkpoint_put
  * does; they show with the checkpoint once it is saved. n is 1 to 10000. Errors: MN_INVALID,
- * MN_TOOBIG, MN_EXPIRED, MN_BUSY, MN_IO. Thread-safe. Server operation: "checkpoint_put_writes". */
+ * MN_TOOBIG, MN_NOTFOUND (another namespace's UUID), MN_EXPIRED, MN_BUSY, MN_IO. Thread-safe. Server operation: "checkpoint_put_writes". */
 MN_API mn_status mn_checkpoint_put_writes(mn_db *db, const char *ns, const char *thread, const char *checkpoint_ns,
                                           const char *checkpoint_id, const mn_checkpoint_write *writes, size_t n);
 

@@ -217,6 +217,8 @@ int cmd_memory_update(const struct cli_global *g, struct cli_args *a);
 int cmd_memory_delete(const struct cli_global *g, struct cli_args *a);
 int cmd_memory_forget(const struct cli_global *g, struct cli_args *a);
 int cmd_memory_extract(const struct cli_global *g, struct cli_args *a);
+int cmd_memory_queue(const struct cli_global *g, struct cli_args *a);
+int cmd_memory_job(const struct cli_global *g, struct cli_args *a);
 /* cmd_checkpoint.c: graph checkpoints (docs/checkpoints.md). */
 int cmd_checkpoint_put(const struct cli_global *g, struct cli_args *a);
 int cmd_checkpoint_writes(const struct cli_global *g, struct cli_args *a);

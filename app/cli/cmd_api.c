@@ -26,6 +26,7 @@ static const struct {
     {"memory add", "remember"},        {"memory search", "recall"},       {"memory list", "memory_list"},
     {"memory show", "memory_get"},     {"memory update", "update"},       {"memory delete", "memory_delete"},
     {"memory history", "memory_history"}, {"memory forget", "forget"}, {"memory extract", "memory_extract"},
+    {"memory queue", "memory_extract_queue"}, {"memory job", "memory_extract_job"},
     {"session clear", "session_clear"}, {"session limit", "session_limit"},
     {"session update", "session_update"}, {"message delete", "message_delete"},
     {"message edit", "message_edit"},     {"message pin", "message_pin"},

@@ -1,13 +1,16 @@
 /*
- * cmd_memory.c — `mnemo memory add|list|show|search|history|update|delete|forget|extract`:
+ * cmd_memory.c — `mnemo memory add|list|show|search|history|update|delete|forget|extract|queue|job`:
  * long-term memories (docs/memory.md). Times are taken as ms since the epoch or as ISO-8601
- * dates ("2026-03-01", "2026-03-01T12:00:00Z", UTC).
+ * dates ("2026-03-01", "2026-03-01T12:00:00Z", UTC). queue and job run their API operations
+ * (cli_run_op), so that --json prints the job object REST and MCP answer.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <jansson.h>
 
 #include "cli/cli.h"
 
@@ -318,6 +321,80 @@ int cmd_memory_extract(const struct cli_global *g, struct cli_args *a)
     else if (!rc)
         printf("%lld messages read: %lld added, %lld updated, %lld unchanged\n", (long long)st.messages,
                (long long)st.added, (long long)st.updated, (long long)st.unchanged);
+    mn_close(db);
+    return status;
+}
+
+/* "job <id>: pending (session <sid>, up to seq N)", or the job object with --json. */
+static int print_job(const struct cli_args *a, const json_t *job)
+{
+    if (cli_flag(a, "json")) {
+        char *text = json_dumps(job, JSON_COMPACT);
+        if (!text)
+            return cli_fail(MN_NOMEM);
+        puts(text);
+        free(text);
+        return 0;
+    }
+    const char *error = json_string_value(json_object_get(job, "error"));
+    printf("job %s: %s (session %s, up to seq %lld)%s%s\n", json_string_value(json_object_get(job, "id")),
+           json_string_value(json_object_get(job, "state")), json_string_value(json_object_get(job, "session_id")),
+           (long long)json_integer_value(json_object_get(job, "upto_seq")), error ? ": " : "", error ? error : "");
+    return 0;
+}
+
+int cmd_memory_queue(const struct cli_global *g, struct cli_args *a)
+{
+    json_t *p = json_pack("{s:s}", "session_id", a->pos[0]), *r = NULL;
+    if (!p)
+        return cli_fail(MN_NOMEM);
+    const char *data = cli_opt(a, "data");
+    if (data) { /* parsed as strictly as a REST body; the operation checks that it is an object */
+        json_error_t jerr;
+        json_t *v = json_loads(data, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+        if (!v) {
+            json_decref(p);
+            return cli_usage_error("--data: malformed JSON: %s at line %d column %d", jerr.text, jerr.line,
+                                   jerr.column);
+        }
+        json_object_set_new(p, "data", v);
+    }
+    mn_db *db = cli_open(g);
+    int status = !db || cli_run_op(db, "memory_extract_queue", p, &r);
+    if (!status)
+        status = print_job(a, r);
+    json_decref(r);
+    json_decref(p);
+    mn_close(db);
+    return status;
+}
+
+/* A job this process reads is held by its own worker when the run that queued it was lost (the
+ * library queues it again), and that worker ends with the process: so the command reads until
+ * the job has ended, which makes asking with `mnemo memory job` what runs a job queued by a
+ * command (docs/memory.md, "REST and MCP"). */
+#define JOB_POLL_NS 20000000L
+
+int cmd_memory_job(const struct cli_global *g, struct cli_args *a)
+{
+    json_t *p = json_pack("{s:s}", "job_id", a->pos[0]), *r = NULL;
+    if (!p)
+        return cli_fail(MN_NOMEM);
+    mn_db *db = cli_open(g);
+    int status = !db;
+    while (!status && !(status = cli_run_op(db, "memory_extract_job", p, &r))) {
+        const char *state = json_string_value(json_object_get(r, "state"));
+        if (strcmp(state, "pending") != 0 && strcmp(state, "running") != 0)
+            break;
+        json_decref(r);
+        r = NULL;
+        struct timespec pause = {0, JOB_POLL_NS};
+        nanosleep(&pause, NULL);
+    }
+    if (!status)
+        status = print_job(a, r);
+    json_decref(r);
+    json_decref(p);
     mn_close(db);
     return status;
 }

@@ -76,6 +76,7 @@ static const struct cli_opt o_mem_update[] = {{"text", 1},      {"kind", 1},    
                                               {"unpinned", 0},  {"reason", 1},   {"json", 0},     {NULL, 0}};
 static const struct cli_opt o_mem_delete[] = {{"at", 1}, {"reason", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_mem_extract[] = {{"extractor", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_mem_queue[] = {{"data", 1}, {"json", 0}, {NULL, 0}};
 /* checkpoint (cmd_checkpoint.c) */
 static const struct cli_opt o_cp_put[] = {{"checkpoint-id", 1}, {"type", 1},          {"checkpoint", 1},
                                           {"parent-checkpoint-id", 1}, {"checkpoint-ns", 1}, {"metadata", 1},
@@ -438,6 +439,21 @@ const struct cli_cmd cli_commands[] = {
      "                    \"unchanged\", \"rejected\"}\n"
      "  Running it again over the same turns changes nothing.\n",
      o_mem_extract, 1, 1, cmd_memory_extract},
+    {"memory queue", "SESSION [--data JSON] [--json]",
+     "queue an extraction of a session's turns up to now; prints the job (docs/memory.md)",
+     "  SESSION           the session: its id or key\n"
+     "  --data JSON       a JSON object kept with the job (at most 4096 bytes: ids, not message text)\n"
+     "  --json            print the job object {\"id\", \"session_id\", \"namespace\", \"data\", \"state\",\n"
+     "                    \"error\", \"upto_seq\", \"queued_at\", \"finished_at\"}\n"
+     "  The job runs on the worker of the process that queued it; this command's ends with it, so\n"
+     "  the job stays pending until `mnemo memory job` (or a server) reads it and runs it.\n",
+     o_mem_queue, 1, 1, cmd_memory_queue},
+    {"memory job", "JOB_ID [--json]", "an extraction job: pending, running, done or failed",
+     "  JOB_ID            the job's id, as memory queue printed it\n"
+     "  --json            print the job object (as memory queue --json)\n"
+     "  A job still to run is run by this command, which waits for its end (the worker of the\n"
+     "  process that queued it ended with it): it prints done or failed.\n",
+     o_json, 1, 1, cmd_memory_job},
     {"checkpoint put",
      "THREAD --checkpoint-id ID --type T --checkpoint TEXT|- [--parent-checkpoint-id ID]\n"
      "       [--checkpoint-ns NS] [--metadata JSON] [--namespace NS] [--json]",

@@ -370,6 +370,8 @@ struct conn {
     int started;  /* on_request has seen it: its headers are in */
     int nul_in_path; /* its path has a %00 (on_uri) */
     char *query;  /* the query string as sent (after '?'; NULL without one): on_uri */
+    char *path;   /* the path as sent, still percent-encoded (on_uri): routes split it before they
+                     decode, so that an encoded '/' stays inside its segment; NULL: c->url */
     char *body;
     size_t len, cap;
     int too_big;
@@ -429,12 +431,16 @@ struct slot {
     struct timespec deadline; /* by when the headers or the body must be complete */
 };
 
+/* The path routes match: as sent (percent-encoded), else libmicrohttpd's decoded one. */
+static const char *route_path(const struct conn *c) { return c->path ? c->path : c->url; }
+
 static void conn_unref(struct conn *c)
 {
     if (atomic_fetch_sub(&c->refs, 1) != 1)
         return;
     srv_response_release(&c->resp);
     free(c->query);
+    free(c->path);
     free(c->body);
     free(c);
 }
@@ -903,7 +909,7 @@ static int answer(struct server *srv, struct conn *c)
         return 0;
     }
     int known;
-    const struct srv_op *op = srv_rest_route(method, url, &known);
+    const struct srv_op *op = srv_rest_route(method, route_path(c), &known);
     if (op && refuse_media_type(c, (op->flags & OP_RAWBODY) != 0))
         return 0;
     if (c->nul_in_path || MHD_get_connection_values(mc, MHD_GET_ARGUMENT_KIND, NULL, NULL) > 0) {
@@ -930,7 +936,7 @@ static int answer(struct server *srv, struct conn *c)
             srv_error(resp, 503, "unavailable", "out of memory");
         return 0;
     }
-    int pending = srv_rest_start(&c->rest, srv->db, ns, method, url, query,
+    int pending = srv_rest_start(&c->rest, srv->db, ns, method, route_path(c), query,
                                  MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Idempotency-Key"),
                                  c->body ? c->body : "", c->len, resp);
     json_decref(query);
@@ -1465,7 +1471,7 @@ static enum plan plan(struct server *srv, const struct conn *c)
     if (strcmp(c->url, "/mcp") == 0)
         return ON_WORKER;
     int known;
-    const struct srv_op *op = srv_rest_route(c->method, c->url, &known);
+    const struct srv_op *op = srv_rest_route(c->method, route_path(c), &known);
     if (!op || (op->flags & OP_QUICK) || (strcmp(op->name, "context") == 0 && window_context(srv, c)))
         return ON_LOOP;
     return strcmp(op->name, "append") == 0 ? ON_COMMITTER : ON_WORKER;
@@ -1493,8 +1499,13 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
     size_t path_len = mark ? (size_t)(mark - uri) : uri ? strlen(uri) : 0;
     for (size_t i = 0; i + 2 < path_len; i++)
         c->nul_in_path |= uri[i] == '%' && uri[i + 1] == '0' && uri[i + 2] == '0';
+    if (uri && !(c->path = strndup(uri, path_len))) {
+        free(c);
+        return NULL;
+    }
     if (mark && mark[1]) {
         if (!(c->query = strdup(mark + 1))) {
+            free(c->path);
             free(c);
             return NULL;
         }

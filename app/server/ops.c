@@ -1538,6 +1538,10 @@ static const struct srv_param p_memory_extract[] = {
     SID_REQ, P("extractor", PT_STRING, ENUM("offline|llm"),
                DESC("default: the session's memory_scope.extract, else memory.extract (offline when off)")),
     END};
+static const struct srv_param p_memory_extract_queue[] = {
+    SID_REQ, P("data", PT_OBJECT, DESC("a JSON object kept with the job, at most 4096 bytes (ids, not message text)")),
+    END};
+static const struct srv_param p_memory_extract_job[] = {P("job_id", PT_STRING, REQ, DESC("the job's id, a UUID")), END};
 static const struct srv_param p_memory_update[] = {
     MID_REQ, P("text", PT_STRING, DESC("the fact, short and self-contained")), MEM_FIELDS, END};
 static const struct srv_param p_memory_delete[] = {
@@ -1644,6 +1648,14 @@ static const struct srv_param p_m0_search[] = {
 #define M0_OBJ_R "{\"type\":\"object\"}"
 #define M0_LIST_R "{\"type\":\"array\",\"items\":{\"type\":\"object\"}}"
 #define M0_ADD_R "{\"type\":[\"array\",\"object\"],\"items\":{\"type\":\"object\"}}" /* async_mode: an object */
+/* an extraction job (jobs.c) */
+#define JOB_R                                                                                                      \
+    OBJ("\"id\":{\"type\":\"string\"},\"session_id\":{\"type\":\"string\"},\"namespace\":{\"type\":"           \
+        "\"string\"},\"data\":{\"type\":\"object\"},\"state\":{\"type\":\"string\",\"enum\":[\"pending\","     \
+        "\"running\",\"done\",\"failed\"]},\"error\":{\"type\":[\"string\",\"null\"]},\"upto_seq\":{\"type\":"   \
+        "\"integer\"},\"queued_at\":{\"type\":\"integer\"},\"finished_at\":{\"type\":[\"integer\",\"null\"]}",  \
+        "\"id\",\"session_id\",\"namespace\",\"data\",\"state\",\"error\",\"upto_seq\",\"queued_at\","          \
+        "\"finished_at\"")
 #define MEMORY_R OBJ("\"memory\":{\"type\":\"object\"}", "\"memory\"")
 #define MEMORIES_R OBJ("\"memories\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}", "\"memories\"")
 #define SESSION_R OBJ("\"session\":{\"type\":\"object\"}", "\"session\"")
@@ -1824,6 +1836,12 @@ const struct srv_op srv_ops[] = {
          "\"unchanged\":{\"type\":\"integer\"},\"rejected\":{\"type\":\"integer\"}",
          "\"messages\",\"added\",\"updated\",\"unchanged\""),
      OP_IDEMPOTENT, op_memory_extract},
+    {"memory_extract_queue", "POST", "/v1/sessions/{session_id}/memory/extract/jobs",
+     "Queue an extraction of a session's turns up to now on the background worker; returns the job.",
+     p_memory_extract_queue, JOB_R, OP_TOOL, srv_op_memory_extract_queue},
+    {"memory_extract_job", "GET", "/v1/memory/jobs/{job_id}",
+     "An extraction job: pending, running, done or failed (a run lost with its process is queued again).",
+     p_memory_extract_job, JOB_R, OP_TOOL | OP_READONLY | OP_QUICK, srv_op_memory_extract_job},
     /* OpenAI Conversations API (openai.c): conversation = session, item = message */
     {"conversation_create", "POST", "/v1/conversations",
      "OpenAI Conversations API: create a conversation (a session), with up to 20 initial items.", p_conv_create,

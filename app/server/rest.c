@@ -77,16 +77,16 @@ static int hexval(int ch)
     return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
 }
 
-/* s[0..len) decoded ('+' a space, %XX a byte) into a new string; *out_len its length, which a
- * %00 makes longer than strlen. */
-static char *unescape(const char *s, size_t len, size_t *out_len)
+/* s[0..len) decoded (%XX a byte; in a query, '+' a space) into a new string; *out_len its
+ * length, which a %00 makes longer than strlen. */
+static char *unescape(const char *s, size_t len, int query, size_t *out_len)
 {
     char *o = malloc(len + 1);
     size_t j = 0;
     if (!o)
         return NULL;
     for (size_t i = 0; i < len; i++) {
-        if (s[i] == '+') {
+        if (query && s[i] == '+') {
             o[j++] = ' ';
         } else if (s[i] == '%' && i + 2 < len && hexval((unsigned char)s[i + 1]) >= 0 &&
                    hexval((unsigned char)s[i + 2]) >= 0) {
@@ -119,7 +119,7 @@ json_t *srv_parse_query(const char *q, char *err, size_t errcap)
         size_t len = amp ? (size_t)(amp - q) : strlen(q);
         const char *eq = memchr(q, '=', len);
         size_t klen = eq ? (size_t)(eq - q) : len, kn = 0, vn = 0;
-        char *k = unescape(q, klen, &kn), *v = eq ? unescape(eq + 1, len - klen - 1, &vn) : strdup("");
+        char *k = unescape(q, klen, 1, &kn), *v = eq ? unescape(eq + 1, len - klen - 1, 1, &vn) : strdup("");
         json_t *value = k && v ? json_string(v) : NULL;
         /* a name or value that is not UTF-8 text, or holds a NUL byte, is refused: left out, it
          * widened a filter (namespace, session_id, ids) to everything */
@@ -158,7 +158,9 @@ json_t *srv_parse_query(const char *q, char *err, size_t errcap)
     return o;
 }
 
-/* Matches path against pattern; on a match path parameters go into params (when not NULL). */
+/* Matches path — as sent, percent-encoded — against pattern; on a match the path parameters go
+ * into params (when not NULL), each segment decoded after the split, so that an encoded '/'
+ * (%2F: a session key "team/a") stays inside its parameter. */
 static int match(const char *pattern, const char *path, json_t *params)
 {
     const char *p = pattern, *s = path;
@@ -170,8 +172,12 @@ static int match(const char *pattern, const char *path, json_t *params)
                 return 0;
             if (params) {
                 char name[64];
+                size_t vlen;
+                char *value = unescape(s, slen, 0, &vlen);
                 snprintf(name, sizeof name, "%.*s", (int)(pe - p - 1), p + 1);
-                json_object_set_new(params, name, json_stringn(s, slen));
+                /* not UTF-8 text: left out, and refused as missing by the declarations */
+                json_object_set_new(params, name, value ? json_stringn(value, vlen) : NULL);
+                free(value);
             }
             p = pe + 1;
             s += slen;

@@ -117,6 +117,9 @@ mn_status srv_op_checkpoint_put_writes(struct srv_call *c);
 mn_status srv_op_checkpoint_get(struct srv_call *c);
 mn_status srv_op_checkpoint_list(struct srv_call *c);
 mn_status srv_op_checkpoint_delete_thread(struct srv_call *c);
+/* The extraction job operations (jobs.c). */
+mn_status srv_op_memory_extract_queue(struct srv_call *c);
+mn_status srv_op_memory_extract_job(struct srv_call *c);
 /* The Mem0-shaped routes (mem0.c). */
 mn_status srv_op_mem0_ping(struct srv_call *c);
 mn_status srv_op_mem0_add(struct srv_call *c);

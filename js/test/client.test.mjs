@@ -387,6 +387,26 @@ test('long-term memories: remember, list, recall, get, update, history, delete, 
   assert.deepEqual([(await client.memoryExtract(session.id)).messages], [0]);
 });
 
+test('extraction jobs: queue, then poll the job until it ends', async () => {
+  const { session } = await client.sessionCreate({ namespace: 'ts-jobs' });
+  await client.append(session.id, { role: 'user', content: 'My name is Ada' });
+  await client.append(session.id, { role: 'user', content: 'I live in Paris' });
+  const queued = await client.memoryExtractQueue(session.id, { data: { ticket: 7 } });
+  assert.deepEqual([queued.session_id, queued.namespace, queued.data, queued.upto_seq, queued.error],
+    [session.id, 'ts-jobs', { ticket: 7 }, 2, null]);
+  let job = queued;
+  for (let i = 0; i < 2400 && ['pending', 'running'].includes(job.state); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    job = await client.memoryExtractJob(queued.id);
+  }
+  assert.equal(job.state, 'done', JSON.stringify(job));
+  assert.ok(job.finished_at >= job.queued_at);
+  assert.deepEqual((await client.memoryList({ namespace: 'ts-jobs' })).memories.map((m) => m.text).sort(),
+    ['User lives in Paris', "User's name is Ada"]);
+  await assert.rejects(client.memoryExtractJob('not-a-job'), (e) => e instanceof InvalidError && /job_id/.test(e.message));
+  await assert.rejects(client.memoryExtractJob('0190a000-0000-7000-8000-000000000000'), NotFoundError);
+});
+
 test('the Mem0-shaped operations (docs/memory.md)', async () => {
   assert.equal((await client.mem0Ping()).status, 'ok');
   const added = await client.mem0Add({ messages: [{ role: 'user', content: 'My editor is vim.' }], user_id: 'ts-u' });

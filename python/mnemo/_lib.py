@@ -160,6 +160,14 @@ class MnExtractStats(Structure):
                 ("unchanged", c_int64), ("invalidated", c_int64), ("rejected", c_int64)]
 
 
+class MnExtractJob(Structure):
+    """mn_extract_job: an extraction job as mn_memory_extract_job reads it (freed with
+    mn_extract_job_free)."""
+    _fields_ = [("id", c_char_p), ("session_id", c_char_p), ("ns", c_char_p), ("data", c_char_p),
+                ("error", c_char_p), ("upto_seq", c_int64), ("queued_at", c_int64), ("finished_at", c_int64),
+                ("state", c_int)]
+
+
 class MnForgetStats(Structure):
     _fields_ = [("sessions", c_int64), ("memories", c_int64)]
 
@@ -311,6 +319,9 @@ _PROTOTYPES = {
     "mn_memory_list": (c_int, [c_void_p, _P(MnMemoryQuery), _P(_P(MnMemories))]),
     "mn_memory_search": (c_int, [c_void_p, c_char_p, c_int, _P(MnMemoryQuery), _P(_P(MnMemories))]),
     "mn_memory_extract": (c_int, [c_void_p, c_char_p, c_char_p, _P(MnExtractStats)]),
+    "mn_memory_extract_queue": (c_int, [c_void_p, c_char_p, c_char_p, _P(c_void_p)]),
+    "mn_memory_extract_job": (c_int, [c_void_p, c_char_p, c_char_p, _P(_P(MnExtractJob))]),
+    "mn_extract_job_free": (None, [_P(MnExtractJob)]),
     "mn_memory_free": (None, [_P(MnMemory)]),
     "mn_memories_free": (None, [_P(MnMemories)]),
     "mn_memory_to_json": (c_int, [_P(MnMemory), _P(c_void_p)]),

@@ -25,7 +25,8 @@ _METHODS = (
     "relevant_context", "embed_pending", "embed_backfill", "reindex_embeddings", "reindex_tokens",
     "embed_counts", "state", "merge_params", "set_waiting", "set_result", "set_plan", "clear_state", "export",
     "import_", "count_tokens", "stats", "remember", "recall", "memory_list", "memory_get", "memory_update",
-    "memory_delete", "forget", "memory_history", "memory_extract", "edit_message", "clear_session",
+    "memory_delete", "forget", "memory_history", "memory_extract", "memory_extract_queue",
+    "memory_extract_job", "edit_message", "clear_session",
     "set_max_turns", "forget_namespace", "handover", "vacuum", "checkpoint_put", "checkpoint_put_writes",
     "checkpoint_get", "checkpoint_list", "checkpoint_delete_thread",
 )

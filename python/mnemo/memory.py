@@ -18,10 +18,10 @@ from typing import Any, BinaryIO, Callable, Dict, Iterable, List, Mapping, Optio
 
 from . import _lib
 from ._lib import (MnAppendRequest, MnAppendResult, MnBudget, MnCheckpoint, MnCheckpointIn, MnCheckpointQuery,
-                   MnCheckpoints, MnCheckpointWrite, MnCompactOpts, MnContext, MnContextOpts, MnExtractStats,
-                   MnForgetStats, MnHistoryOpts, MnImportStats, MnMemories, MnMemory, MnMemoryIn, MnMemoryQuery,
-                   MnMessage, MnMessageIn, MnMessages, MnSearchFilter, MnSearchHits, MnSession, MnSessionOpts,
-                   MnSessions, MnStrings, MnSummary, MnThreadSummary)
+                   MnCheckpoints, MnCheckpointWrite, MnCompactOpts, MnContext, MnContextOpts, MnExtractJob,
+                   MnExtractStats, MnForgetStats, MnHistoryOpts, MnImportStats, MnMemories, MnMemory, MnMemoryIn,
+                   MnMemoryQuery, MnMessage, MnMessageIn, MnMessages, MnSearchFilter, MnSearchHits, MnSession,
+                   MnSessionOpts, MnSessions, MnStrings, MnSummary, MnThreadSummary)
 from .errors import Invalid, Misuse, MnemoError, from_status
 # The ranges the REST/MCP operations declare (`mnemo api --json`), checked here with the same
 # messages before the C call, so that the same input is refused the same way everywhere; made from
@@ -38,6 +38,7 @@ Progress = Optional[Callable[[int, int], None]]
 ROLES = {"system": 0, "user": 1, "assistant": 2, "tool": 3}
 FORMATS = {"openai": 0, "anthropic": 1, "text": 2}
 SEARCH_MODES = {"auto": 0, "semantic": 1, "keyword": 2, "hybrid": 3}
+JOB_STATES = ("pending", "running", "done", "failed")  # enum mn_extract_state
 SEARCH_MODE_NAMES = {v: k for k, v in SEARCH_MODES.items()}
 RAG_SCOPES = {"session": 2, "all": 1}  # 0: memory.rag.scope
 APPEND_CREATE = 1
@@ -1147,6 +1148,34 @@ class Memory:
         stats = MnExtractStats()
         self._call("mn_memory_extract", _b(session_id, "session_id"), _b(extractor, "extractor"), byref(stats))
         return {k: getattr(stats, k) for k, _ in MnExtractStats._fields_}
+
+    def memory_extract_queue(self, session_id: str, data: Union[None, str, Mapping[str, Any]] = None) -> Dict[str, Any]:
+        """Queues an extraction job (API op memory_extract_queue): memory_extract over the
+        session's turns up to its newest one, on this Memory's background worker, whatever
+        memory.extract says; data (a dict or its JSON text, at most 4096 bytes) is kept with the
+        job. Returns the job as memory_extract_job does. The worker runs it while this Memory is
+        open (close drops what it has not started; a later memory_extract_job queues it again).
+        NotFound, Expired (session); Invalid (data not an object); TooBig (data)."""
+        job = c_void_p()
+        self._call("mn_memory_extract_queue", _b(session_id, "session_id"), _json_arg(data, "data"), byref(job))
+        return self.memory_extract_job(_take_str(job))
+
+    def memory_extract_job(self, job_id: str) -> Dict[str, Any]:
+        """An extraction job (API op memory_extract_job), the dict REST answers: id, session_id,
+        namespace, data (a dict), state ("pending", "running", "done", "failed"), error (why it
+        failed, else None), upto_seq, queued_at and finished_at (ms; None until it has ended, or
+        when the run that ended it was not the job's own). A pending job no worker holds is
+        queued on this Memory's. Invalid (job_id is not a UUID); NotFound."""
+        out = ctypes.POINTER(MnExtractJob)()
+        self._call("mn_memory_extract_job", None, _b(job_id, "job_id"), byref(out))
+        try:
+            j = out.contents
+            return {"id": j.id.decode(), "session_id": j.session_id.decode(), "namespace": j.ns.decode(),
+                    "data": json.loads(j.data.decode("utf-8")), "state": JOB_STATES[j.state],
+                    "error": j.error.decode("utf-8") if j.error else None, "upto_seq": j.upto_seq,
+                    "queued_at": j.queued_at, "finished_at": j.finished_at or None}
+        finally:
+            self._lib.mn_extract_job_free(out)
 
     # -- state ---------------------------------------------------------------------------------
     def state(self, session_id: str, *, reveal: bool = False) -> Dict[str, Any]:

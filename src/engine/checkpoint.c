@@ -62,8 +62,9 @@ static mn_status check_blob(const char *field, const char *type, const char *val
 }
 
 /* The session thread names in namespace ns, as a canonical id: MN_NOTFOUND when nothing of ns
- * has that name (a UUID of another namespace looks missing, as everywhere). */
-static mn_status thread_find(mn_db *db, const char *ns, const char *thread, char id[MN_UUID_LEN + 1])
+ * has that name. A UUID of another namespace's session looks missing, as everywhere; *taken
+ * (may be NULL) is then set, as the name cannot be made here either. */
+static mn_status thread_find(mn_db *db, const char *ns, const char *thread, char id[MN_UUID_LEN + 1], int *taken)
 {
     mn_status rc;
     if ((rc = check_name("thread_id", thread, 0)) || (rc = mn__session_ref(db, ns, thread, id)))
@@ -73,6 +74,8 @@ static mn_status thread_find(mn_db *db, const char *ns, const char *thread, char
         return rc;
     int elsewhere = strcmp(s->ns, ns) != 0;
     mn_records_session_free(s);
+    if (taken)
+        *taken = elsewhere;
     return elsewhere ? mn__err(MN_NOTFOUND, "thread '%.200s' not found", thread) : MN_OK;
 }
 
@@ -81,8 +84,9 @@ static mn_status thread_find(mn_db *db, const char *ns, const char *thread, char
 static mn_status thread_make(mn_db *db, const char *ns, const char *thread, char id[MN_UUID_LEN + 1])
 {
     for (int round = 0; round < 2; round++) {
-        mn_status rc = thread_find(db, ns, thread, id);
-        if (rc != MN_NOTFOUND)
+        int taken = 0;
+        mn_status rc = thread_find(db, ns, thread, id, &taken);
+        if (rc != MN_NOTFOUND || taken)
             return rc ? rc : mn__live_session(db, id, NULL);
         mn__err_clear();
         int64_t now = mn_clock_now_ms();
@@ -350,7 +354,7 @@ mn_status mn__checkpoint_list(mn_db *db, const mn_checkpoint_query *q, mn_checkp
     if ((rc = parse_filter(q->filter, &c.filter)))
         goto fail;
     if (q->thread) {
-        rc = thread_find(db, ns, q->thread, id);
+        rc = thread_find(db, ns, q->thread, id, NULL);
         if (rc == MN_NOTFOUND) { /* a thread with nothing saved yet */
             mn__err_clear();
             json_decref(c.filter);
@@ -409,7 +413,7 @@ mn_status mn__checkpoint_delete_thread(mn_db *db, const char *ns, const char *th
     int64_t n = 0;
     mn_status rc = mn_check_namespace(ns);
     if (!rc)
-        rc = thread_find(db, ns, thread, id);
+        rc = thread_find(db, ns, thread, id, NULL);
     if (rc == MN_NOTFOUND) { /* nothing saved under that name: nothing to delete */
         mn__err_clear();
         rc = MN_OK;

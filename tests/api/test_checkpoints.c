@@ -169,6 +169,19 @@ static void listing(void **state)
     /* namespaces keep threads apart: t3 is another namespace's */
     mn_checkpoints *l = NULL;
     assert_int_equal(mn_checkpoint_get(db, NULL, "t3", NULL, NULL, &l), MN_NOTFOUND);
+    /* and so is its UUID: missing to the default namespace, which cannot make it either */
+    mn_session *s = NULL;
+    assert_int_equal(mn_session_get_in(db, "other", "t3", &s), MN_OK);
+    char other[37];
+    strcpy(other, s->id);
+    mn_session_free(s);
+    assert_int_equal(mn_checkpoint_get(db, NULL, other, NULL, NULL, &l), MN_NOTFOUND);
+    assert_int_equal(put(db, NULL, other, NULL, "c10", NULL, NULL), MN_NOTFOUND);
+    mn_checkpoint_write w = {"t", "", 0, "c", "json", "v"};
+    assert_int_equal(mn_checkpoint_put_writes(db, NULL, other, NULL, "c9", &w, 1), MN_NOTFOUND);
+    assert_int_equal(mn_checkpoint_get(db, "other", other, NULL, NULL, &l), MN_OK); /* untouched */
+    assert_string_equal(mn_checkpoints_at(l, 0)->id, "c9");
+    mn_checkpoints_free(l);
     mn_close(db);
 }
 

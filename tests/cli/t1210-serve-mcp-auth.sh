@@ -23,7 +23,7 @@ rpc '{"jsonrpc":"2.0","id":"p","method":"ping"}'
 eq "$OUT" '{"jsonrpc":"2.0","id":"p","result":{}}' "ping"
 rpc '{"jsonrpc":"2.0","id":3,"method":"tools/list"}'
 eq "$(jget "$OUT" 'sorted(t["name"] for t in j["result"]["tools"])')" \
-    '["append", "compact", "context", "files", "files_check", "forget", "handover", "history", "message_delete", "message_edit", "message_pin", "namespace_forget", "recall", "remember", "search", "session_clear", "session_create", "session_delete", "session_fork", "session_get", "session_limit", "session_list", "session_resume", "session_update", "state_clear", "state_get", "state_merge", "state_plan", "state_result", "state_unwait", "state_wait", "summary_get", "update"]' \
+    '["append", "checkpoint_delete_thread", "checkpoint_get", "checkpoint_list", "checkpoint_put", "checkpoint_put_writes", "compact", "context", "files", "files_check", "forget", "handover", "history", "memory_extract_job", "memory_extract_queue", "message_delete", "message_edit", "message_pin", "namespace_forget", "recall", "remember", "search", "session_clear", "session_create", "session_delete", "session_fork", "session_get", "session_limit", "session_list", "session_resume", "session_update", "state_clear", "state_get", "state_merge", "state_plan", "state_result", "state_unwait", "state_wait", "summary_get", "update"]' \
     "tools/list"
 eq "$(jget "$OUT" '[(t["annotations"]["readOnlyHint"], t["annotations"]["destructiveHint"], "outputSchema" in t) for t in j["result"]["tools"] if t["name"] in ("context", "session_delete")]')" \
     '[[false, true, true], [true, false, true]]' "annotations and output schemas"

@@ -2,7 +2,8 @@
 # t1283-serve-session-keys.sh — a session named by the caller's own string (a framework's
 # session id: "user-42-chat") over REST, MCP and the CLI: an append with create makes it under
 # that key in the caller's namespace, every session route and tool takes the key where the UUID
-# goes, two API keys' namespaces each have their own "chat-1", and a key naming nothing is 404.
+# goes, two API keys' namespaces each have their own "chat-1", a key naming nothing is 404, and a
+# key holding '/' goes in a path percent-encoded.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 
@@ -65,6 +66,19 @@ req DELETE /v1/sessions/chat-1 "" -H "$AH"
 eq "$CODE" 200 "delete by the key"
 req GET /v1/sessions/chat-1 "" -H "$BH"
 eq "$CODE" 200 "beta's chat-1 stays"
+
+# a key with '/', spaces, '+' and '%' is one path segment once encoded: the route splits the path
+# as sent and decodes each segment after
+req POST '/v1/sessions/team%2Fa%20chat+1%25/messages' '{"role":"user","content":"slash key","create":true}' -H "$AH"
+eq "$CODE" 201 "an append to an encoded key with '/' makes the session"
+req GET '/v1/sessions/team%2Fa%20chat+1%25' "" -H "$AH"
+eq "$(jget "$OUT" 'j["session"]["key"]')" 'team/a chat+1%' "its key is the decoded segment ('+' stays a plus in a path)"
+req GET '/v1/sessions/team%2Fa%20chat+1%25/messages' "" -H "$AH"
+eq "$(jget "$OUT" '[m["content"] for m in j["messages"]]')" '["slash key"]' "history by the encoded key"
+req GET '/v1/sessions/team/a%20chat+1%25' "" -H "$AH"
+eq "$CODE" 404 "an unencoded '/' still separates segments: no such route"
+req GET '/v1/sessions/%FF' "" -H "$AH"
+eq "$CODE" 400 "a segment that is not UTF-8 once decoded: 400"
 serve_stop
 
 # the CLI takes keys in the default namespace

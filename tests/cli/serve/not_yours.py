@@ -180,6 +180,8 @@ def id_cases(path):
         return [({"memory_id": m}, f"alpha's {k} memory") for k, m in MEMORIES.items()]
     if "{event_id}" in path:
         return [({"event_id": M0_EVENT}, "alpha's Mem0 event")]
+    if "{job_id}" in path:  # an async add's event is an extraction job
+        return [({"job_id": M0_EVENT}, "alpha's extraction job")]
     return None
 
 
@@ -201,6 +203,20 @@ def id_params_calls():
                   ("mem0_list", "POST", "/v3/memories", {"filters": {"run_id": s}}, 200, f"run_id: alpha's {k}"),
                   ("mem0_search", "POST", "/v3/memories/search", {"query": SECRET, "filters": {"run_id": s}}, 200,
                    f"run_id: alpha's {k}")]
+    write = {"task_id": "t", "idx": 0, "channel": "c", "type": "json", "value": "e30="}
+    for k, s in SESSIONS.items():  # a graph thread named by alpha's session id: missing
+        calls += [("checkpoint_get", "GET", "/v1/checkpoints/latest", {"thread_id": s}, 404, f"alpha's {k} session"),
+                  ("checkpoint_list", "POST", "/v1/checkpoints/list", {"thread_id": s}, 200,
+                   f"alpha's {k} session: none"),
+                  ("checkpoint_delete_thread", "DELETE", "/v1/checkpoints", {"thread_id": s}, 200,
+                   f"alpha's {k} session: nothing to delete")]
+        if k == "deleted":  # a deleted session's id is free: a thread under it is beta's own, as any new one
+            continue
+        calls += [("checkpoint_put", "POST", "/v1/checkpoints",
+                   {"thread_id": s, "checkpoint_id": "c1", "type": "json", "checkpoint": "e30="}, 404,
+                   f"alpha's {k} session: not made"),
+                  ("checkpoint_put_writes", "POST", "/v1/checkpoints/writes",
+                   {"thread_id": s, "checkpoint_id": "c1", "writes": [write]}, 404, f"alpha's {k} session: not made")]
     for k, m in MESSAGES.items():
         calls += [("remember", "POST", "/v1/memory", {"text": "spoof", "sources": [BETA_MSG, m]}, 404,
                    f"sources: alpha's {k} message"),
@@ -243,7 +259,8 @@ def id_params_calls():
 NO_IDS = {"session_create", "session_list", "gc", "prune", "stats", "import", "conversation_create", "mem0_ping",
           "mem0_list", "mem0_search", "mem0_add", "mem0_delete_all", "remember", "memory_list", "recall",
           "session_resume", "search", "export", "namespace_forget", "mem0_entities", "mem0_entity_delete",
-          "mem0_batch_update", "mem0_batch_delete"}
+          "mem0_batch_update", "mem0_batch_delete", "checkpoint_get", "checkpoint_put", "checkpoint_put_writes",
+          "checkpoint_list", "checkpoint_delete_thread"}
 JSON_BODY = {"mem0_batch_delete"}  # a DELETE whose client sends a JSON body
 
 doc = call("GET", "/openapi.json", key=KB)[1]
@@ -317,6 +334,9 @@ for t in tools:
                   for k, m in MESSAGES.items()]
     elif "session_id" in props and "session_id" in t["inputSchema"].get("required", []):
         cases = [({"session_id": s}, f"alpha's {k} session") for k, s in SESSIONS.items()]
+    elif t["name"] in ("checkpoint_get", "checkpoint_put"):  # put: not under a deleted id (free, see above)
+        cases = [({"thread_id": s}, f"alpha's {k} session") for k, s in SESSIONS.items()
+                 if k != "deleted" or t["name"] == "checkpoint_get"]
     for params, what in cases:
         j, text = mcp("tools/call", {"name": t["name"], "arguments": {**args, **params}})
         res = j.get("result", {})

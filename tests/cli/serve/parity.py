@@ -3,7 +3,8 @@ result (issue #14). One row per operation in ROWS; to cover a new operation add 
 
     Row(op, cli=[argv…], api=(METHOD, PATH, {params}), pick_cli=…, pick_api=…, fresh=…)
 
-  - {S} / {M} in argv, path and parameter values: the session / memory the surface works on.
+  - {S} / {M} / {J} in argv, path and parameter values: the session / memory / extraction job
+    (set by a before= function) the surface works on.
     fresh="session" (or "memory") gives each surface its own, made the same way through the CLI
     (for operations that change what they touch); otherwise all three share one.
   - pick_cli / pick_api: the comparable part of the CLI's output (JSON when it parses, else the
@@ -152,6 +153,22 @@ def extract_ready(env):
     for old in cli("memory", "list", "--namespace", "parity", "--json"):
         cli("memory", "forget", old["id"], "--json")
     cli("add", env["S"], "user", "Remember that parity holds.", "--json")
+
+
+def job_done(env):
+    # a job queued through the CLI and run to its end by `mnemo memory job`: each surface then
+    # reads the same finished job (a pending one would be queued again on the reader's worker)
+    env["J"] = cli("memory", "queue", env["S"], "--data", '{"ticket": 7}', "--json")["id"]
+    cli("memory", "job", env["J"], "--json")
+
+
+def job_times(r):
+    return {k: v for k, v in r.items() if k not in ("queued_at", "finished_at")}
+
+
+def job_fields(r):
+    # and whether the surface's worker has picked the job up yet is not the operation's result
+    return {k: v for k, v in job_times(r).items() if k != "state"}
 
 
 def first_message(env):
@@ -340,6 +357,12 @@ ROWS = [
     Row("memory_extract", ["memory", "extract", "{S}", "--extractor", "offline", "--json"],
         ("POST", "/v1/sessions/{session_id}/memory/extract", {"session_id": "{S}", "extractor": "offline"}),
         fresh="session", before=extract_ready),
+    Row("memory_extract_queue", ["memory", "queue", "{S}", "--data", '{"ticket": 7}', "--json"],
+        ("POST", "/v1/sessions/{session_id}/memory/extract/jobs", {"session_id": "{S}", "data": {"ticket": 7}}),
+        pick_cli=job_fields, pick_api=job_fields, fresh="session"),
+    Row("memory_extract_job", ["memory", "job", "{J}", "--json"],
+        ("GET", "/v1/memory/jobs/{job_id}", {"job_id": "{J}"}), pick_cli=job_times, pick_api=job_times,
+        fresh="session", before=job_done),
     Row("forget", ["memory", "forget", "{M}", "--json"], ("POST", "/v1/memory/{memory_id}/forget", {"memory_id": "{M}"}),
         fresh="memory"),
     Row("checkpoint_put", ["checkpoint", "put", "parity-cp-put", "--checkpoint-id", "cp-1", "--type", "json",
@@ -368,7 +391,7 @@ def subst(v, env):
     if v == "{MID}":
         return env["MID"]  # a message id stays a number (the CLI gets it as text below)
     if isinstance(v, str):
-        return v.replace("{S}", env.get("S", "")).replace("{M}", env.get("M", ""))
+        return v.replace("{S}", env.get("S", "")).replace("{M}", env.get("M", "")).replace("{J}", env.get("J", ""))
     if isinstance(v, dict):
         return {k: subst(x, env) for k, x in v.items()}
     if isinstance(v, list):
