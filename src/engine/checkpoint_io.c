@@ -8,6 +8,7 @@
 
 #include "engine/engine.h"
 #include "store/store_checkpoint.h"
+#include "util/arena.h"
 #include "util/err.h"
 #include "util/banned.h"
 #include "util/json.h"
@@ -24,27 +25,13 @@ struct each {
 struct writes_list {
     mn_checkpoint_write *items;
     size_t n, cap;
-    char **strings; /* what the copies own */
-    size_t n_strings, cap_strings;
+    struct mn_arena strings; /* what the copies own */
     int oom;
 };
 
 static const char *own(struct writes_list *w, const char *s)
 {
-    if (w->n_strings == w->cap_strings) {
-        size_t cap = w->cap_strings ? 2 * w->cap_strings : 32;
-        char **p = realloc(w->strings, cap * sizeof *p);
-        if (!p) {
-            w->oom = 1;
-            return NULL;
-        }
-        w->strings = p;
-        w->cap_strings = cap;
-    }
-    char *copy = strdup(s ? s : "");
-    if (!copy)
-        w->oom = 1;
-    return copy ? (w->strings[w->n_strings++] = copy) : NULL;
+    return mn_arena_strdup(&w->strings, s ? s : "", &w->oom);
 }
 
 static int add_write(void *user, const mn_checkpoint_write *src)
@@ -72,16 +59,14 @@ static int add_write(void *user, const mn_checkpoint_write *src)
 
 static void writes_release(struct writes_list *w)
 {
-    for (size_t i = 0; i < w->n_strings; i++)
-        free(w->strings[i]);
-    free(w->strings);
+    mn_arena_release(&w->strings);
     free(w->items);
 }
 
 static int each_row(void *user, const mn_checkpoint *row)
 {
     struct each *e = user;
-    struct writes_list w = {0};
+    struct writes_list w = {NULL, 0, 0, MN_ARENA_INIT, 0};
     e->rc = e->st->ops->checkpoint->writes(e->st, row->session_id, row->checkpoint_ns, row->id, add_write, &w);
     if (!e->rc && w.oom)
         e->rc = mn__nomem();
