@@ -1398,7 +1398,7 @@ typedef struct mn_checkpoint_in {
     const char *id;            /* 1-256 bytes without control characters */
     const char *parent_id;     /* NULL: none */
     const char *type;          /* 1-64 bytes */
-    const char *data;          /* up to mnemo.max_checkpoint_bytes (16 MiB) */
+    const char *data;          /* up to 16 MiB */
     const char *metadata;      /* NULL: {}; a JSON object */
 } mn_checkpoint_in;
 #define MN_CHECKPOINT_IN_INIT {sizeof(mn_checkpoint_in), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
