@@ -743,8 +743,8 @@ MN_API mn_status mn_session_resume(mn_db *db, const char *ns, const char *id, mn
  * transaction. Caller frees *out with mn_session_free. Errors: MN_NOTFOUND, MN_EXPIRED,
  * MN_INVALID (upto_seq negative). */
 MN_API mn_status mn_session_fork(mn_db *db, const char *id, int64_t upto_seq, mn_session **out);
-/* Deletes every expired thread with its messages, erasing them as mn_session_delete does;
- * *purged (optional) gets the count. */
+/* Deletes every expired thread with its messages, erasing them as mn_session_delete does, and
+ * the rows of documents past their time to live; *purged (optional) gets the threads' count. */
 MN_API mn_status mn_gc(mn_db *db, int64_t *purged);
 
 typedef struct mn_strings {
@@ -1452,6 +1452,117 @@ MN_API mn_status mn_checkpoint_get(mn_db *db, const char *ns, const char *thread
  * naming nothing removes 0. Errors: MN_INVALID, MN_BUSY, MN_IO. Thread-safe. Server operation:
  * "checkpoint_delete_thread". */
 MN_API mn_status mn_checkpoint_delete_thread(mn_db *db, const char *ns, const char *thread, int64_t *removed);
+
+/* ---- Documents (docs/documents.md) ---------------------------------------------------------
+ * A key-value store of JSON documents for an agent's long-term data, as LangGraph's BaseStore
+ * keeps them: a document is a JSON object at a path and a key in a namespace. A path is one or
+ * more labels joined by '.' ("users.alice.prefs"): each label 1 or more bytes of UTF-8 without
+ * '.' or a control character, the path at most MN_DOCUMENT_MAX_PATH bytes. Searching a prefix
+ * reads the documents at that path and below it. A document may carry vectors of chosen fields
+ * (embedded by the database's embedder when it is written) for a search by meaning, and a
+ * time to live after which it is gone. Documents belong to their namespace: mn_namespace_forget,
+ * export and import, and mnemo migrate take them too. */
+#define MN_DOCUMENT_MAX_PATH 1024        /* bytes of a path */
+#define MN_DOCUMENT_MAX_KEY 1024         /* bytes of a key */
+#define MN_DOCUMENT_MAX_VALUE (1 << 20)  /* bytes of a value's JSON text */
+#define MN_DOCUMENT_MAX_FIELDS 16        /* index field paths of one document */
+#define MN_DOCUMENT_MAX_TTL_MS 3153600000000LL /* 100 years */
+
+typedef struct mn_document {
+    const char *ns;       /* namespace */
+    const char *path;     /* "users.alice" */
+    const char *key;
+    const char *value;    /* a JSON object, as written (key order kept) */
+    int64_t created_at;   /* ms since the epoch: the first put of this path and key */
+    int64_t updated_at;   /* ms: the last put */
+    int64_t expires_at;   /* ms; 0: never */
+    int scored;           /* 1: score is the document's similarity to the search's query */
+    double score;         /* cosine similarity of its closest field vector, -1..1 */
+} mn_document;
+
+typedef struct mn_documents {
+    size_t count;
+    mn_document *items; /* items[i]: same-header callers only; mn_documents_at is ABI-safe */
+    size_t item_size;   /* sizeof(mn_document) in the library that made the list */
+} mn_documents;
+/* Item i of the list, or NULL past its end (or for a NULL list). Borrowed from the list. */
+MN_API const mn_document *mn_documents_at(const mn_documents *list, size_t i);
+/* Frees a list from mn_document_get or mn_document_search; NULL is a no-op. */
+MN_API void mn_documents_free(mn_documents *list);
+
+typedef struct mn_document_in {
+    size_t size;        /* sizeof(mn_document_in) */
+    const char *ns;     /* namespace; NULL: "default" */
+    const char *path;   /* required */
+    const char *key;    /* required, 1..MN_DOCUMENT_MAX_KEY bytes without control characters */
+    const char *value;  /* required, a JSON object of at most MN_DOCUMENT_MAX_VALUE bytes */
+    const char *index;  /* which fields to embed: NULL: the whole value; "false": none; else a JSON
+                           array of 1..MN_DOCUMENT_MAX_FIELDS field paths as LangGraph writes them
+                           ("title", "meta.title", "chapters[*].text", "authors[0]", "tags[-1]",
+                           "{title,summary}", "$" for the whole value) */
+    int64_t ttl_ms;     /* 0: never expires; else 1..MN_DOCUMENT_MAX_TTL_MS: the document is gone
+                           that long after it was written (or last read, when reads refresh it) */
+} mn_document_in;
+#define MN_DOCUMENT_IN_INIT {sizeof(mn_document_in), NULL, NULL, NULL, NULL, NULL, 0}
+
+/* Writes document (path, key) of namespace in->ns, replacing the one there (its created_at
+ * stays). With an embedder configured (embedder.name not "none") and an index other than
+ * "false", the text at each index field path is embedded and stored with the document; a path
+ * that finds no text adds no vector. *out (may be NULL) gets the stored document; caller frees it
+ * with mn_documents_free. Errors: MN_INVALID (a field out of its bounds, value not a JSON object,
+ * a bad index), MN_TOOBIG (value over the limit), MN_UNAVAILABLE (the embedder failed: nothing
+ * written), MN_BUSY, MN_IO. Thread-safe. Server operation: "document_put". */
+MN_API mn_status mn_document_put(mn_db *db, const mn_document_in *in, mn_documents **out);
+
+/* Document (path, key) of namespace ns (NULL: "default") when it is there and has not expired;
+ * with refresh_ttl 1, a document with a time to live starts it again. *out holds one item;
+ * caller frees it with mn_documents_free. Errors: MN_INVALID, MN_NOTFOUND, MN_BUSY, MN_IO.
+ * Thread-safe. Server operation: "document_get". */
+MN_API mn_status mn_document_get(mn_db *db, const char *ns, const char *path, const char *key, int refresh_ttl,
+                                 mn_documents **out);
+
+/* Deletes document (path, key) of namespace ns (NULL: "default"); *deleted (may be NULL) gets 1,
+ * or 0 when there was none (not an error). Errors: MN_INVALID, MN_BUSY, MN_IO. Thread-safe.
+ * Server operation: "document_delete". */
+MN_API mn_status mn_document_delete(mn_db *db, const char *ns, const char *path, const char *key, int64_t *deleted);
+
+typedef struct mn_document_query {
+    size_t size;        /* sizeof(mn_document_query) */
+    const char *ns;     /* namespace; NULL: "default" */
+    const char *prefix; /* NULL or "": every path; else this path and the paths below it */
+    const char *filter; /* NULL: none; else a JSON object of at most 64 value keys, each mapped to
+                           the JSON value it must equal or to an object of operators: $eq, $ne,
+                           $gt, $gte, $lt, $lte (numbers, or strings by byte order), $in, $nin
+                           (an array of values) */
+    const char *query;  /* NULL: newest updated first; else ranked by meaning against it, the
+                           documents without a vector of the embedder's size after the others */
+    size_t limit;       /* 1..1000; 0: 10 */
+    size_t offset;      /* 0..100000 */
+    int refresh_ttl;    /* 1: the documents returned that have a time to live start it again */
+} mn_document_query;
+#define MN_DOCUMENT_QUERY_INIT {sizeof(mn_document_query), NULL, NULL, NULL, NULL, 0, 0, 1}
+
+/* The documents matching q that have not expired, a page of them. Errors: MN_INVALID (bad
+ * prefix, filter or bounds), MN_UNAVAILABLE (a query with no embedder configured, or the
+ * embedder failed), MN_BUSY, MN_IO. Caller frees *out with mn_documents_free. Thread-safe.
+ * Server operation: "document_search". */
+MN_API mn_status mn_document_search(mn_db *db, const mn_document_query *q, mn_documents **out);
+
+typedef struct mn_document_paths_query {
+    size_t size;        /* sizeof(mn_document_paths_query) */
+    const char *ns;     /* namespace; NULL: "default" */
+    const char *prefix; /* NULL: any; else the paths whose first labels are these ("*": any label) */
+    const char *suffix; /* NULL: any; else the paths whose last labels are these ("*": any label) */
+    size_t max_depth;   /* 0: whole paths; else paths cut to their first max_depth labels (merged) */
+    size_t limit;       /* 1..1000; 0: 100 */
+    size_t offset;      /* 0..100000 */
+} mn_document_paths_query;
+#define MN_DOCUMENT_PATHS_QUERY_INIT {sizeof(mn_document_paths_query), NULL, NULL, NULL, 0, 0, 0}
+
+/* The paths holding documents that have not expired (LangGraph's listNamespaces), matching q,
+ * in byte order, a page of them. Caller frees *out with mn_strings_free. Errors: MN_INVALID,
+ * MN_BUSY, MN_IO. Thread-safe. Server operation: "document_paths". */
+MN_API mn_status mn_document_paths(mn_db *db, const mn_document_paths_query *q, mn_strings **out);
 
 #ifdef __cplusplus
 }

@@ -490,6 +490,8 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
         rc = mn__checkpoint_export(db, list, n, write, user);
     if (!rc && n == 0) /* a whole-database export carries the long-term memories too */
         rc = mn__memory_export(db, write, user);
+    if (!rc && n == 0) /* and the documents (engine/document_io.c) */
+        rc = mn__document_export(db, write, user);
     mn_buf_release(&e.line);
     free(canon);
     free(list);
@@ -558,6 +560,12 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
             mn_status crc = mn__checkpoint_import_line(db, line, len, NULL);
             if (crc)
                 return crc;
+            continue;
+        }
+        if (seen_header && mn__document_line(line, len)) { /* engine/document_io.c */
+            mn_status drc = mn__document_import_line(db, line, len);
+            if (drc)
+                return drc;
             continue;
         }
         if (seen_header && mn__memory_line(line, len)) { /* mnemo_memory.c */

@@ -107,9 +107,12 @@ mn_status mn_namespace_forget(mn_db *db, const char *ns, mn_forget_stats *stats)
     rc = forget_sessions(db, ns, &st.sessions);
     if (!rc)
         rc = forget_memories(db, ns, &st.memories);
-    if (st.sessions || st.memories)
-        mn__log(MN_LOG_INFO, "namespace %s forgotten: %lld sessions, %lld memories", ns, (long long)st.sessions,
-                (long long)st.memories);
+    int64_t documents = 0;
+    if (!rc)
+        rc = mn__document_forget_ns(db, ns, &documents);
+    if (st.sessions || st.memories || documents)
+        mn__log(MN_LOG_INFO, "namespace %s forgotten: %lld sessions, %lld memories, %lld documents", ns,
+                (long long)st.sessions, (long long)st.memories, (long long)documents);
     if (stats)
         *stats = st;
     return rc;

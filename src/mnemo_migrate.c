@@ -427,6 +427,8 @@ mn_status mn_migrate(const char *from, const char *to, const mn_config *cfg, int
         rc = copy_vectors(&c);
     if (!rc) /* long-term memories, every version (engine/memory_io.c) */
         rc = mn__memory_copy(c.src, c.dst);
+    if (!rc) /* documents with their vectors (engine/document_io.c) */
+        rc = mn__document_copy(c.src->store, c.dst->store, NULL);
     if (!rc && progress) {
         c.done = c.total - 1;
         tick(&c, 1);

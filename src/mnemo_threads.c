@@ -53,6 +53,8 @@ mn_status mn_gc(mn_db *db, int64_t *purged)
     mn_status rc = mn__check_db(db);
     if (!rc)
         rc = mn__sessions_gc(db, &n);
+    if (!rc) /* documents past their time to live: reads skip them already; their rows go here */
+        rc = mn__document_purge_expired(db, NULL);
     if (purged)
         *purged = n;
     return rc;

@@ -219,11 +219,33 @@ int cmd_memory_forget(const struct cli_global *g, struct cli_args *a);
 int cmd_memory_extract(const struct cli_global *g, struct cli_args *a);
 int cmd_memory_queue(const struct cli_global *g, struct cli_args *a);
 int cmd_memory_job(const struct cli_global *g, struct cli_args *a);
+/* op_call.c: commands that run one operation with parameters built from their options. */
+/* The options a command cannot do without: a usage error naming the first one missing. */
+int cli_require(const struct cli_args *a, const char *const *names);
+/* params[field] = text (NULL: left out). 0, or 1 after printing. */
+int cli_param_text(struct json_t *params, const char *field, const char *text);
+/* params[field] = the JSON text (NULL: left out), parsed as strictly as a REST body; the operation
+ * checks its type. 0, or 1 after printing (in the library's words for bad JSON). */
+int cli_param_json(struct json_t *params, const char *field, const char *text);
+/* Runs operation op with params (released here) on a handle of its own: 0 with *result, or 1
+ * after printing. */
+int cli_op_once(const struct cli_global *g, const char *op, struct json_t *params, struct json_t **result);
+/* Prints v as compact JSON on a line. */
+int cli_print_json(const struct json_t *v);
+/* A string member of o, "" when absent. */
+const char *cli_member(const struct json_t *o, const char *name);
+
 /* cmd_checkpoint.c: graph checkpoints (docs/checkpoints.md). */
 int cmd_checkpoint_put(const struct cli_global *g, struct cli_args *a);
 int cmd_checkpoint_writes(const struct cli_global *g, struct cli_args *a);
 int cmd_checkpoint_show(const struct cli_global *g, struct cli_args *a);
 int cmd_checkpoint_list(const struct cli_global *g, struct cli_args *a);
 int cmd_checkpoint_delete(const struct cli_global *g, struct cli_args *a);
+/* cmd_document.c: JSON documents at a path and key (docs/documents.md). */
+int cmd_document_put(const struct cli_global *g, struct cli_args *a);
+int cmd_document_get(const struct cli_global *g, struct cli_args *a);
+int cmd_document_delete(const struct cli_global *g, struct cli_args *a);
+int cmd_document_search(const struct cli_global *g, struct cli_args *a);
+int cmd_document_paths(const struct cli_global *g, struct cli_args *a);
 
 #endif

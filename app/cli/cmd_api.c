@@ -35,6 +35,9 @@ static const struct {
     {"checkpoint put", "checkpoint_put"}, {"checkpoint writes", "checkpoint_put_writes"},
     {"checkpoint show", "checkpoint_get"}, {"checkpoint list", "checkpoint_list"},
     {"checkpoint delete", "checkpoint_delete_thread"},
+    {"document put", "document_put"},     {"document get", "document_get"},
+    {"document delete", "document_delete"}, {"document search", "document_search"},
+    {"document paths", "document_paths"},
     /* the verbs of `mnemo state ID VERB` (one command, an operation per verb) */
     {"state", "state_get"},              {"state merge", "state_merge"},  {"state wait", "state_wait"},
     {"state unwait", "state_unwait"},    {"state result", "state_result"}, {"state plan", "state_plan"},

@@ -10,26 +10,6 @@
 
 #include "cli/cli.h"
 
-/* The options each command cannot do without, as a usage error naming the first one missing. */
-static int require(const struct cli_args *a, const char *const *names)
-{
-    for (; *names; names++)
-        if (!cli_opt(a, *names))
-            return cli_usage_error("%s: --%s is required (see mnemo %s --help)", a->command, *names, a->command);
-    return 0;
-}
-
-/* params[field] = text (NULL: left out). 0, or 1 after printing. */
-static int put_text(json_t *params, const char *field, const char *text)
-{
-    if (!text)
-        return 0;
-    if (json_object_set_new(params, field, json_string(text)) == 0)
-        return 0;
-    fprintf(stderr, "mnemo: %s: not valid UTF-8\n", field); /* jansson refuses only that (or OOM) */
-    return 1;
-}
-
 /* The value of option `name`, "-" being standard input (a checkpoint or a batch of writes may be
  * megabytes, past what an argument can hold); *buf keeps what was read, for the caller to free.
  * 0, or 1 after printing. */
@@ -43,22 +23,6 @@ static int text_opt(const struct cli_args *a, const char *name, const char **tex
     return *buf ? 0 : 1;
 }
 
-/* params[field] = the JSON text (NULL: left out), parsed as strictly as a REST body; the
- * operation checks its type. 0, or 1 after printing (in the library's words for bad JSON). */
-static int put_json(json_t *params, const char *field, const char *text)
-{
-    if (!text)
-        return 0;
-    json_error_t jerr;
-    json_t *v = json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
-    if (!v) {
-        fprintf(stderr, "mnemo: %s: malformed JSON: %s at line %d column %d\n", field, jerr.text, jerr.line,
-                jerr.column);
-        return 1;
-    }
-    return json_object_set_new(params, field, v) ? cli_fail(MN_NOMEM) : 0;
-}
-
 /* The parameters the commands share: the thread (the argument), its namespace, the subgraph and
  * the checkpoint, those of them the command has. NULL after printing. */
 static json_t *thread_params(const struct cli_args *a)
@@ -68,76 +32,50 @@ static json_t *thread_params(const struct cli_args *a)
         cli_fail(MN_NOMEM);
         return NULL;
     }
-    if (put_text(p, "thread_id", a->npos ? a->pos[0] : NULL) || put_text(p, "namespace", cli_opt(a, "namespace")) ||
-        put_text(p, "checkpoint_ns", cli_opt(a, "checkpoint-ns")) ||
-        put_text(p, "checkpoint_id", cli_opt(a, "checkpoint-id"))) {
+    if (cli_param_text(p, "thread_id", a->npos ? a->pos[0] : NULL) || cli_param_text(p, "namespace", cli_opt(a, "namespace")) ||
+        cli_param_text(p, "checkpoint_ns", cli_opt(a, "checkpoint-ns")) ||
+        cli_param_text(p, "checkpoint_id", cli_opt(a, "checkpoint-id"))) {
         json_decref(p);
         return NULL;
     }
     return p;
 }
 
-/* Runs operation op with params (released here): 0 with *result, or 1 after printing. */
-static int run(const struct cli_global *g, const char *op, json_t *params, json_t **result)
-{
-    mn_db *db = cli_open(g);
-    int status = !db || cli_run_op(db, op, params, result);
-    json_decref(params);
-    mn_close(db);
-    return status;
-}
-
-static int print_json(const json_t *v)
-{
-    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (!text)
-        return cli_fail(MN_NOMEM);
-    puts(text);
-    free(text);
-    return 0;
-}
-
-static const char *member(const json_t *o, const char *name)
-{
-    const char *s = json_string_value(json_object_get(o, name));
-    return s ? s : "";
-}
-
 /* The checkpoint_ns as people read it: the root graph's "" shown as "(root)". */
 static const char *ns_text(const json_t *cp)
 {
-    const char *ns = member(cp, "checkpoint_ns");
+    const char *ns = cli_member(cp, "checkpoint_ns");
     return *ns ? ns : "(root)";
 }
 
 int cmd_checkpoint_put(const struct cli_global *g, struct cli_args *a)
 {
     static const char *const needed[] = {"checkpoint-id", "type", "checkpoint", NULL};
-    if (require(a, needed))
+    if (cli_require(a, needed))
         return EXIT_USAGE;
     json_t *p = thread_params(a), *r = NULL;
     if (!p)
         return 1;
     const char *data;
     char *buf;
-    int bad = text_opt(a, "checkpoint", &data, &buf) || put_text(p, "checkpoint", data) ||
-              put_text(p, "type", cli_opt(a, "type")) ||
-              put_text(p, "parent_checkpoint_id", cli_opt(a, "parent-checkpoint-id")) ||
-              put_json(p, "metadata", cli_opt(a, "metadata"));
+    int bad = text_opt(a, "checkpoint", &data, &buf) || cli_param_text(p, "checkpoint", data) ||
+              cli_param_text(p, "type", cli_opt(a, "type")) ||
+              cli_param_text(p, "parent_checkpoint_id", cli_opt(a, "parent-checkpoint-id")) ||
+              cli_param_json(p, "metadata", cli_opt(a, "metadata"));
     free(buf);
     if (bad) {
         json_decref(p);
         return 1;
     }
-    if (run(g, "checkpoint_put", p, &r))
+    if (cli_op_once(g, "checkpoint_put", p, &r))
         return 1;
     int status = 0;
     if (cli_flag(a, "json"))
-        status = print_json(r);
+        status = cli_print_json(r);
     else
-        printf("saved checkpoint %s of thread %s%s%s%s\n", member(r, "checkpoint_id"), member(r, "thread_id"),
-               *member(r, "checkpoint_ns") ? " (checkpoint_ns " : "", member(r, "checkpoint_ns"),
-               *member(r, "checkpoint_ns") ? ")" : "");
+        printf("saved checkpoint %s of thread %s%s%s%s\n", cli_member(r, "checkpoint_id"), cli_member(r, "thread_id"),
+               *cli_member(r, "checkpoint_ns") ? " (checkpoint_ns " : "", cli_member(r, "checkpoint_ns"),
+               *cli_member(r, "checkpoint_ns") ? ")" : "");
     json_decref(r);
     return status;
 }
@@ -145,24 +83,24 @@ int cmd_checkpoint_put(const struct cli_global *g, struct cli_args *a)
 int cmd_checkpoint_writes(const struct cli_global *g, struct cli_args *a)
 {
     static const char *const needed[] = {"checkpoint-id", "writes", NULL};
-    if (require(a, needed))
+    if (cli_require(a, needed))
         return EXIT_USAGE;
     json_t *p = thread_params(a), *r = NULL;
     if (!p)
         return 1;
     const char *writes;
     char *buf;
-    int bad = text_opt(a, "writes", &writes, &buf) || put_json(p, "writes", writes);
+    int bad = text_opt(a, "writes", &writes, &buf) || cli_param_json(p, "writes", writes);
     free(buf);
     if (bad) {
         json_decref(p);
         return 1;
     }
-    if (run(g, "checkpoint_put_writes", p, &r))
+    if (cli_op_once(g, "checkpoint_put_writes", p, &r))
         return 1;
     int status = 0;
     if (cli_flag(a, "json"))
-        status = print_json(r);
+        status = cli_print_json(r);
     else
         printf("stored %lld writes\n", (long long)json_integer_value(json_object_get(r, "stored")));
     json_decref(r);
@@ -178,32 +116,32 @@ static void print_checkpoint(const json_t *cp)
     const char *parent = json_string_value(json_object_get(cp, "parent_checkpoint_id"));
     char *metadata = json_dumps(json_object_get(cp, "metadata"), JSON_COMPACT);
     printf("thread:        %s\nsession:       %s\ncheckpoint:    %s\ncheckpoint_ns: %s\nparent:        %s\n",
-           member(cp, "thread_id"), member(cp, "session_id"), member(cp, "checkpoint_id"), ns_text(cp),
+           cli_member(cp, "thread_id"), cli_member(cp, "session_id"), cli_member(cp, "checkpoint_id"), ns_text(cp),
            parent ? parent : "-");
     printf("created:       %s UTC\ntype:          %s\nsize:          %zu bytes\nmetadata:      %s\n", created,
-           member(cp, "type"), strlen(member(cp, "checkpoint")), metadata ? metadata : "");
+           cli_member(cp, "type"), strlen(cli_member(cp, "checkpoint")), metadata ? metadata : "");
     free(metadata);
     json_t *writes = json_object_get(cp, "pending_writes"), *w;
     size_t i;
     printf("writes:        %zu\n", json_array_size(writes));
     json_array_foreach(writes, i, w)
     {
-        const char *path = member(w, "task_path");
-        printf("  %s%s%s #%lld %s (%s, %zu bytes)\n", member(w, "task_id"), *path ? " " : "", path,
-               (long long)json_integer_value(json_object_get(w, "idx")), member(w, "channel"), member(w, "type"),
-               strlen(member(w, "value")));
+        const char *path = cli_member(w, "task_path");
+        printf("  %s%s%s #%lld %s (%s, %zu bytes)\n", cli_member(w, "task_id"), *path ? " " : "", path,
+               (long long)json_integer_value(json_object_get(w, "idx")), cli_member(w, "channel"), cli_member(w, "type"),
+               strlen(cli_member(w, "value")));
     }
 }
 
 int cmd_checkpoint_show(const struct cli_global *g, struct cli_args *a)
 {
     json_t *p = thread_params(a), *r = NULL;
-    if (!p || run(g, "checkpoint_get", p, &r))
+    if (!p || cli_op_once(g, "checkpoint_get", p, &r))
         return 1;
     const json_t *cp = json_object_get(r, "checkpoint");
     int status = 0;
     if (cli_flag(a, "json"))
-        status = print_json(cp);
+        status = cli_print_json(cp);
     else
         print_checkpoint(cp);
     json_decref(r);
@@ -218,18 +156,18 @@ int cmd_checkpoint_list(const struct cli_global *g, struct cli_args *a)
     json_t *p = thread_params(a), *r = NULL;
     if (!p)
         return 1;
-    if (put_text(p, "before", cli_opt(a, "before")) || put_json(p, "filter", cli_opt(a, "filter")) ||
+    if (cli_param_text(p, "before", cli_opt(a, "before")) || cli_param_json(p, "filter", cli_opt(a, "filter")) ||
         (cli_opt(a, "limit") && json_object_set_new(p, "limit", json_integer(limit)))) {
         json_decref(p);
         return 1;
     }
-    if (run(g, "checkpoint_list", p, &r))
+    if (cli_op_once(g, "checkpoint_list", p, &r))
         return 1;
     const json_t *list = json_object_get(r, "checkpoints"), *cp;
     size_t i;
     int status = 0;
     if (cli_flag(a, "json"))
-        status = print_json(list);
+        status = cli_print_json(list);
     else {
         if (json_array_size(list))
             printf("%-36s  %-19s  %6s  %-13s  %-20s  %s\n", "CHECKPOINT", "CREATED (UTC)", "WRITES", "CHECKPOINT_NS",
@@ -239,8 +177,8 @@ int cmd_checkpoint_list(const struct cli_global *g, struct cli_args *a)
             char created[32];
             cli_time(json_integer_value(json_object_get(cp, "created_at")), created, sizeof created);
             char *metadata = json_dumps(json_object_get(cp, "metadata"), JSON_COMPACT);
-            printf("%-36s  %-19s  %6zu  %-13s  %-20s  %s\n", member(cp, "checkpoint_id"), created,
-                   json_array_size(json_object_get(cp, "pending_writes")), ns_text(cp), member(cp, "thread_id"),
+            printf("%-36s  %-19s  %6zu  %-13s  %-20s  %s\n", cli_member(cp, "checkpoint_id"), created,
+                   json_array_size(json_object_get(cp, "pending_writes")), ns_text(cp), cli_member(cp, "thread_id"),
                    metadata ? metadata : "");
             free(metadata);
         }
@@ -252,11 +190,11 @@ int cmd_checkpoint_list(const struct cli_global *g, struct cli_args *a)
 int cmd_checkpoint_delete(const struct cli_global *g, struct cli_args *a)
 {
     json_t *p = thread_params(a), *r = NULL;
-    if (!p || run(g, "checkpoint_delete_thread", p, &r))
+    if (!p || cli_op_once(g, "checkpoint_delete_thread", p, &r))
         return 1;
     int status = 0;
     if (cli_flag(a, "json"))
-        status = print_json(r);
+        status = cli_print_json(r);
     else
         printf("deleted %lld checkpoints of thread %s\n", (long long)json_integer_value(json_object_get(r, "deleted")),
                a->pos[0]);

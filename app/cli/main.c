@@ -88,6 +88,15 @@ static const struct cli_opt o_cp_show[] = {{"checkpoint-id", 1}, {"checkpoint-ns
 static const struct cli_opt o_cp_list[] = {{"checkpoint-ns", 1}, {"checkpoint-id", 1}, {"before", 1}, {"filter", 1},
                                            {"limit", 1},         {"namespace", 1},     {"json", 0},   {NULL, 0}};
 static const struct cli_opt o_cp_delete[] = {{"namespace", 1}, {"json", 0}, {NULL, 0}};
+/* document (cmd_document.c) */
+static const struct cli_opt o_doc_put[] = {{"value", 1},     {"index", 1}, {"ttl-ms", 1},
+                                           {"namespace", 1}, {"json", 0},  {NULL, 0}};
+static const struct cli_opt o_doc_get[] = {{"no-refresh-ttl", 0}, {"namespace", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_doc_delete[] = {{"namespace", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_doc_search[] = {{"filter", 1}, {"query", 1},          {"limit", 1},     {"offset", 1},
+                                              {"no-refresh-ttl", 0}, {"namespace", 1}, {"json", 0}, {NULL, 0}};
+static const struct cli_opt o_doc_paths[] = {{"prefix", 1}, {"suffix", 1},    {"max-depth", 1}, {"limit", 1},
+                                             {"offset", 1}, {"namespace", 1}, {"json", 0},      {NULL, 0}};
 static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1}, {"key-namespace", 1},
                                          {"allow-origin", 1},  {"max-body", 1},    {"verbose", 0},
                                          {"log-format", 1},    {NULL, 0}};
@@ -506,6 +515,57 @@ const struct cli_cmd cli_commands[] = {
      "delete a thread's checkpoints and pending writes; its session and messages stay",
      "  --json            print {\"deleted\": N}, the checkpoints deleted (0 for a thread naming nothing)\n",
      o_cp_delete, 1, 1, cmd_checkpoint_delete},
+    {"document put",
+     "PATH KEY --value JSON|- [--index JSON|false] [--ttl-ms N]\n"
+     "       [--namespace NS] [--json]",
+     "write a JSON document at a path and key, replacing the one there (docs/documents.md)",
+     "  PATH              labels joined by '.' (users.alice.prefs); each label any UTF-8 but '.' and\n"
+     "                    control characters\n"
+     "  KEY               the document's key in its path\n"
+     "  --value JSON      the document, a JSON object (- reads it from standard input)\n"
+     "  --index JSON      the field paths to embed for document search --query, a JSON array (\"title\",\n"
+     "                    \"meta.title\", \"chapters[*].text\", \"$\" for the whole value); false: none\n"
+     "                    (default: the whole value; nothing is embedded with embedder.name none)\n"
+     "  --ttl-ms N        gone N ms after it was written or last read (0, the default: never)\n"
+     "  --namespace NS    the documents' namespace (default: default)\n"
+     "  --json            print the stored document {\"namespace\", \"path\", \"key\", \"value\",\n"
+     "                    \"created_at\", \"updated_at\", \"expires_at\", \"score\"}\n",
+     o_doc_put, 2, 2, cmd_document_put},
+    {"document get", "PATH KEY [--no-refresh-ttl] [--namespace NS] [--json]", "print one document's value",
+     "  --no-refresh-ttl  leave its time to live running (by default a read starts it again)\n"
+     "  --json            print the document object (as document put --json) instead of its value\n",
+     o_doc_get, 2, 2, cmd_document_get},
+    {"document delete", "PATH KEY [--namespace NS] [--json]", "delete one document",
+     "  --json            print {\"deleted\": 1}, or 0 when there was none (not an error)\n", o_doc_delete, 2, 2,
+     cmd_document_delete},
+    {"document search",
+     "[PREFIX] [--filter JSON] [--query TEXT] [--limit N] [--offset N] [--no-refresh-ttl]\n"
+     "       [--namespace NS] [--json]",
+     "search documents by path prefix, value filter and meaning",
+     "  PREFIX            the documents at this path and below it (default: every path)\n"
+     "  --filter JSON     value keys and the JSON values they must equal, or objects of operators\n"
+     "                    $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin ({\"age\": {\"$gte\": 18}})\n"
+     "  --query TEXT      rank by meaning against TEXT (needs an embedder; default: newest updated\n"
+     "                    first)\n"
+     "  --limit N         at most N (1 to 1000, default 10)\n"
+     "  --offset N        skip the first N (the next page)\n"
+     "  --no-refresh-ttl  leave the time to live of what is found running\n"
+     "  prints a line a document: path, key, score (with --query; - for one without a vector),\n"
+     "  value, separated by tabs\n"
+     "  --json            a JSON array of document objects (as document put --json)\n",
+     o_doc_search, 0, 1, cmd_document_search},
+    {"document paths",
+     "[--prefix P] [--suffix S] [--max-depth N] [--limit N] [--offset N]\n"
+     "       [--namespace NS] [--json]",
+     "list the paths holding documents",
+     "  --prefix P        paths whose first labels are these (* matches any label: users.*.prefs)\n"
+     "  --suffix S        paths whose last labels are these\n"
+     "  --max-depth N     paths cut to their first N labels (and merged)\n"
+     "  --limit N         at most N (1 to 1000, default 100)\n"
+     "  --offset N        skip the first N\n"
+     "  prints a path a line, in byte order\n"
+     "  --json            a JSON array of paths\n",
+     o_doc_paths, 0, 0, cmd_document_paths},
     {"stats", "[--json]", "sessions, messages, tokens, threads and bytes on disk",
      "  --json            a JSON object (docs/cli.md)\n", o_json, 0, 0, cmd_stats},
     {"config show", "[--json]", "print each effective setting and where it came from",

@@ -14,20 +14,6 @@ static const char *str(struct srv_call *c, const char *name)
     return json_string_value(json_object_get(c->params, name));
 }
 
-/* The namespace of the call: the API key's, which a different `namespace` may not name (403). */
-static mn_status call_ns(struct srv_call *c, const char **ns)
-{
-    *ns = str(c, "namespace");
-    if (c->ns) {
-        if (*ns && strcmp(*ns, c->ns) != 0) {
-            c->http = 403;
-            return srv_fail(c, MN_INVALID, "namespace: this API key is bound to namespace '%s'", c->ns);
-        }
-        *ns = c->ns;
-    }
-    return MN_OK;
-}
-
 static mn_status done(struct srv_call *c, json_t *result)
 {
     if (!result)
@@ -68,7 +54,7 @@ static json_t *checkpoint_json(const mn_checkpoint *cp)
 mn_status srv_op_checkpoint_put(struct srv_call *c)
 {
     mn_checkpoint_in in = MN_CHECKPOINT_IN_INIT;
-    mn_status st = call_ns(c, &in.ns);
+    mn_status st = srv_call_ns(c, &in.ns);
     if (st)
         return st;
     char *metadata = NULL;
@@ -112,7 +98,7 @@ static mn_status check_write(struct srv_call *c, json_t *o, size_t i)
 mn_status srv_op_checkpoint_put_writes(struct srv_call *c)
 {
     const char *ns;
-    mn_status st = call_ns(c, &ns);
+    mn_status st = srv_call_ns(c, &ns);
     if (st)
         return st;
     json_t *arr = json_object_get(c->params, "writes");
@@ -163,7 +149,7 @@ static mn_status list_answer(struct srv_call *c, mn_checkpoints *l, const char *
 mn_status srv_op_checkpoint_get(struct srv_call *c)
 {
     const char *ns;
-    mn_status st = call_ns(c, &ns);
+    mn_status st = srv_call_ns(c, &ns);
     if (st)
         return st;
     mn_checkpoints *l = NULL;
@@ -175,7 +161,7 @@ mn_status srv_op_checkpoint_get(struct srv_call *c)
 mn_status srv_op_checkpoint_list(struct srv_call *c)
 {
     mn_checkpoint_query q = MN_CHECKPOINT_QUERY_INIT;
-    mn_status st = call_ns(c, &q.ns);
+    mn_status st = srv_call_ns(c, &q.ns);
     if (st)
         return st;
     char *filter = NULL;
@@ -200,7 +186,7 @@ mn_status srv_op_checkpoint_list(struct srv_call *c)
 mn_status srv_op_checkpoint_delete_thread(struct srv_call *c)
 {
     const char *ns;
-    mn_status st = call_ns(c, &ns);
+    mn_status st = srv_call_ns(c, &ns);
     if (st)
         return st;
     int64_t removed = 0;

@@ -36,6 +36,17 @@ static mn_status forbidden(struct srv_call *c, const char *what)
     return srv_fail(c, MN_INVALID, "%s: this API key is bound to namespace '%s'", what, c->ns);
 }
 
+mn_status srv_call_ns(struct srv_call *c, const char **ns)
+{
+    *ns = json_string_value(json_object_get(c->params, "namespace"));
+    if (c->ns) {
+        if (*ns && strcmp(*ns, c->ns) != 0)
+            return forbidden(c, "namespace");
+        *ns = c->ns;
+    }
+    return MN_OK;
+}
+
 /* ---- typed reads of the checked parameters ---------------------------------------------------
  * srv_params_check has run: every member of c->params is declared, of its declared type and
  * within its limits, and defaults are filled. Reading a name the operation does not declare is
@@ -1625,6 +1636,33 @@ static const struct srv_param p_cp_list[] = {
     P("filter", PT_OBJECT, DESC("metadata keys and the JSON values they must equal")),
     P("limit", PT_INTEGER, GE(1), LE(10000), DESC("at most this many (default: all)")), CP_NSP, END};
 static const struct srv_param p_cp_delete[] = {THREAD(REQ, DESC("the thread")), CP_NSP, END};
+/* documents: LangGraph's store; a path is labels joined by '.' */
+#define DOC_PATH(...) P("path", PT_STRING, GE(1), LE(MN_DOCUMENT_MAX_PATH), __VA_ARGS__)
+#define DOC_KEY P("key", PT_STRING, REQ, GE(1), LE(MN_DOCUMENT_MAX_KEY), DESC("the document's key in its path"))
+#define DOC_NSP P("namespace", PT_STRING, DESC("the documents' namespace (default: the API key's, else default)"))
+#define DOC_PAGE(deflimit)                                                                                      \
+    P("limit", PT_INTEGER, GE(1), LE(1000), DEF(deflimit)), P("offset", PT_INTEGER, GE(0), LE(100000), DEF("0"))
+#define DOC_REFRESH P("refresh_ttl", PT_BOOLEAN, DEF("true"), DESC("restart the time to live of what is read"))
+static const struct srv_param p_doc_put[] = {
+    DOC_PATH(REQ, DESC("labels joined by '.': users.alice.prefs")), DOC_KEY,
+    P("value", PT_OBJECT, REQ, DESC("the document, a JSON object")),
+    P("index", PT_ARRAY, ALT(PT_BOOLEAN), LE(MN_DOCUMENT_MAX_FIELDS), ITEMS("{\"type\":\"string\"}"),
+      DESC("field paths to embed (default: the whole value); false: none")),
+    P("ttl_ms", PT_INTEGER, GE(0), LE(MN_DOCUMENT_MAX_TTL_MS), DESC("gone this long after its last write or read (0: never)")),
+    DOC_NSP, END};
+static const struct srv_param p_doc_get[] = {DOC_PATH(REQ, DESC("the document's path")), DOC_KEY, DOC_REFRESH,
+                                             DOC_NSP, END};
+static const struct srv_param p_doc_delete[] = {DOC_PATH(REQ, DESC("the document's path")), DOC_KEY, DOC_NSP, END};
+static const struct srv_param p_doc_search[] = {
+    P("prefix", PT_STRING, LE(MN_DOCUMENT_MAX_PATH), DESC("this path and those below it (default: every path)")),
+    P("filter", PT_OBJECT, DESC("value keys and the JSON values they must equal, or {$eq,$ne,$gt,$gte,$lt,$lte,$in,$nin}")),
+    P("query", PT_STRING, GE(1), LE(MN_DOCUMENT_MAX_VALUE), DESC("rank by meaning against this text (needs an embedder)")),
+    DOC_PAGE("10"), DOC_REFRESH, DOC_NSP, END};
+static const struct srv_param p_doc_paths[] = {
+    P("prefix", PT_STRING, LE(MN_DOCUMENT_MAX_PATH), DESC("paths whose first labels are these (* matches any label)")),
+    P("suffix", PT_STRING, LE(MN_DOCUMENT_MAX_PATH), DESC("paths whose last labels are these (* matches any label)")),
+    P("max_depth", PT_INTEGER, GE(1), LE(MN_DOCUMENT_MAX_PATH), DESC("cut paths to this many labels")),
+    DOC_PAGE("100"), DOC_NSP, END};
 static const struct srv_param p_m0_entities[] = {P("page", PT_INTEGER, GE(1), LE(1000000), DEF("1")),
                                                  P("page_size", PT_INTEGER, GE(1), LE(1000), DEF("100")), END};
 static const struct srv_param p_m0_entity[] = {
@@ -1897,6 +1935,23 @@ const struct srv_op srv_ops[] = {
      "Delete a thread's checkpoints and pending writes (its session and messages stay).", p_cp_delete,
      OBJ("\"deleted\":{\"type\":\"integer\"}", "\"deleted\""), OP_TOOL | OP_IDEMPOTENT,
      srv_op_checkpoint_delete_thread},
+    {"document_put", "PUT", "/v1/documents",
+     "Write a JSON document at a path and key (LangGraph's store), replacing the one there.", p_doc_put,
+     OBJ("\"document\":{\"type\":\"object\"}", "\"document\""), OP_TOOL | OP_IDEMPOTENT, srv_op_document_put},
+    {"document_get", "GET", "/v1/documents/item", "One document by path and key.", p_doc_get,
+     OBJ("\"document\":{\"type\":\"object\"}", "\"document\""), OP_TOOL | OP_READONLY | OP_QUICK,
+     srv_op_document_get},
+    {"document_delete", "DELETE", "/v1/documents", "Delete one document by path and key.", p_doc_delete,
+     OBJ("\"deleted\":{\"type\":\"integer\"}", "\"deleted\""), OP_TOOL | OP_DESTRUCTIVE | OP_IDEMPOTENT,
+     srv_op_document_delete},
+    {"document_search", "POST", "/v1/documents/search",
+     "Documents under a path prefix, filtered by value, newest first or ranked by meaning against a query.",
+     p_doc_search, OBJ("\"documents\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}", "\"documents\""),
+     OP_TOOL | OP_READONLY, srv_op_document_search},
+    {"document_paths", "POST", "/v1/documents/paths",
+     "The paths holding documents (LangGraph's listNamespaces), by prefix, suffix and depth.", p_doc_paths,
+     OBJ("\"paths\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}", "\"paths\""), OP_TOOL | OP_READONLY,
+     srv_op_document_paths},
     {"mem0_event", "GET", "/v1/event/{event_id}", "Mem0 API: an async add's event: PENDING, RUNNING, SUCCEEDED or FAILED.",
      p_m0_event, M0_OBJ_R, OP_READONLY, srv_op_mem0_event},
     {"mem0_list", "POST", "/v3/memories", "Mem0 API: a page of the memories true now within the filters.", p_m0_list,

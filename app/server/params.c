@@ -222,8 +222,9 @@ static mn_status check_one(struct srv_call *c, const struct srv_param *p, json_t
     if (s && strlen(s) != json_string_length(v))
         return srv_invalid(c, "%s: must not contain NUL", name);
     enum srv_ptype t = p->type;
-    if (p->alt && ((p->alt == PT_STRING && s) || (p->alt == PT_ARRAY && json_is_array(v))))
-        t = p->alt; /* the second form (metadata as JSON text, ids as a list) */
+    if (p->alt && ((p->alt == PT_STRING && s) || (p->alt == PT_ARRAY && json_is_array(v)) ||
+                   (p->alt == PT_BOOLEAN && (json_is_boolean(v) || (s && given_as_text(c, p))))))
+        t = p->alt; /* the second form (metadata as JSON text, ids as a list, index as false) */
     int typed = t == PT_INTEGER || t == PT_NUMBER || t == PT_BOOLEAN;
     const char *text = s && typed && given_as_text(c, p) ? s : NULL; /* a string to convert */
     switch (t) {

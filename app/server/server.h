@@ -87,6 +87,9 @@ typedef mn_status (*srv_handler)(struct srv_call *c);
 mn_status srv_fail(struct srv_call *c, mn_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Fails call c with a library status and mn_errmsg() (the status's text when empty). */
 mn_status srv_fail_lib(struct srv_call *c, mn_status st);
+/* The namespace a call names (`namespace`), else its API key's: a key bound to a namespace
+ * cannot name another (403). */
+mn_status srv_call_ns(struct srv_call *c, const char **ns);
 
 struct srv_op {
     const char *name;    /* snake_case; also the MCP tool name */
@@ -117,6 +120,11 @@ mn_status srv_op_checkpoint_put_writes(struct srv_call *c);
 mn_status srv_op_checkpoint_get(struct srv_call *c);
 mn_status srv_op_checkpoint_list(struct srv_call *c);
 mn_status srv_op_checkpoint_delete_thread(struct srv_call *c);
+mn_status srv_op_document_put(struct srv_call *c);
+mn_status srv_op_document_get(struct srv_call *c);
+mn_status srv_op_document_delete(struct srv_call *c);
+mn_status srv_op_document_search(struct srv_call *c);
+mn_status srv_op_document_paths(struct srv_call *c);
 /* The extraction job operations (jobs.c). */
 mn_status srv_op_memory_extract_queue(struct srv_call *c);
 mn_status srv_op_memory_extract_job(struct srv_call *c);

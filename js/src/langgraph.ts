@@ -2,7 +2,8 @@
 // checkpoints and pending writes in `mnemo serve` (docs/checkpoints.md). A thread is a session:
 // its thread_id any string (the session's key in `namespace`) or a session's UUID, made by its
 // first checkpoint. Values are the serializer's bytes in base64; getTuple() and list() return what
-// LangGraph's MemorySaver returns for the same calls (docs/js.md).
+// LangGraph's MemorySaver returns for the same calls (docs/js.md). MnemoStore, LangGraph's
+// long-term memory store over mnemo's documents, is in langgraph_store.ts and exported here.
 import type { RunnableConfig } from '@langchain/core/runnables';
 import {
   BaseCheckpointSaver, TASKS, WRITES_IDX_MAP, copyCheckpoint, getCheckpointId, maxChannelVersion,
@@ -13,6 +14,8 @@ import { CLIENT_OPTIONS, MnemoClient, type ClientOptions } from './client.js';
 import { NotFoundError } from './errors.js';
 import { RANGES } from './generated.js';
 import { checkAdapterOptions, checkOptions, given, pick, shown } from './options.js';
+
+export { MnemoStore, type MnemoPutOperation, type MnemoStoreOptions, type MnemoStoreTtlConfig } from './langgraph_store.js';
 
 export interface MnemoSaverOptions extends ClientOptions {
   /** the namespace the threads are made and found in (default: the server's default, or the API

@@ -455,6 +455,16 @@ test('checkpoints: put, put writes, get, list, delete a thread', async () => {
   await assert.rejects(client.checkpointGet({ thread_id }), NotFoundError);
 });
 
+test('documents: put, get, search, paths, delete', async () => {
+  const put = await client.documentPut({ path: 'users.alice', key: 'prefs', value: { theme: 'dark' }, ttl_ms: 60_000, namespace: 'js' });
+  assert.deepEqual([put.document.path, put.document.key, put.document.value], ['users.alice', 'prefs', { theme: 'dark' }]);
+  assert.equal((await client.documentGet({ path: 'users.alice', key: 'prefs', refresh_ttl: false, namespace: 'js' })).document.value.theme, 'dark');
+  assert.deepEqual((await client.documentSearch({ prefix: 'users', filter: { theme: 'dark' }, namespace: 'js' })).documents.map((d) => d.key), ['prefs']);
+  assert.deepEqual((await client.documentPaths({ prefix: 'users', max_depth: 1, namespace: 'js' })).paths, ['users']);
+  assert.deepEqual(await client.documentDelete({ path: 'users.alice', key: 'prefs', namespace: 'js' }), { deleted: 1 });
+  await assert.rejects(client.documentGet({ path: 'users.alice', key: 'prefs', namespace: 'js' }), NotFoundError);
+});
+
 test('every operation of the server was called by these tests', () => {
   const missing = Object.entries(OPERATIONS).filter(([, op]) => {
     const re = new RegExp(`^${op.method} ${op.path.replace(/\{[^}]+\}/g, '[^/]+')}$`);

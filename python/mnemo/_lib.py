@@ -211,6 +211,33 @@ class MnCheckpointQuery(Structure):
                 ("id", c_char_p), ("before", c_char_p), ("filter", c_char_p), ("limit", c_size_t)]
 
 
+class MnDocument(Structure):
+    """mn_document: a list item, read through mn_documents_at (the list's item_size steps over
+    members a later library appends)."""
+    _fields_ = [("ns", c_char_p), ("path", c_char_p), ("key", c_char_p), ("value", c_char_p),
+                ("created_at", c_int64), ("updated_at", c_int64), ("expires_at", c_int64), ("scored", c_int),
+                ("score", c_double)]
+
+
+class MnDocuments(Structure):
+    _fields_ = [("count", c_size_t), ("items", POINTER(MnDocument)), ("item_size", c_size_t)]
+
+
+class MnDocumentIn(Structure):
+    _fields_ = [("size", c_size_t), ("ns", c_char_p), ("path", c_char_p), ("key", c_char_p), ("value", c_char_p),
+                ("index", c_char_p), ("ttl_ms", c_int64)]
+
+
+class MnDocumentQuery(Structure):
+    _fields_ = [("size", c_size_t), ("ns", c_char_p), ("prefix", c_char_p), ("filter", c_char_p),
+                ("query", c_char_p), ("limit", c_size_t), ("offset", c_size_t), ("refresh_ttl", c_int)]
+
+
+class MnDocumentPathsQuery(Structure):
+    _fields_ = [("size", c_size_t), ("ns", c_char_p), ("prefix", c_char_p), ("suffix", c_char_p),
+                ("max_depth", c_size_t), ("limit", c_size_t), ("offset", c_size_t)]
+
+
 WRITE_FN = CFUNCTYPE(c_int, c_void_p, POINTER(c_char), c_size_t)
 READ_FN = CFUNCTYPE(c_long, c_void_p, POINTER(c_char), c_size_t)
 PROGRESS_FN = CFUNCTYPE(None, c_void_p, c_int64, c_int64)
@@ -334,6 +361,13 @@ _PROTOTYPES = {
     "mn_checkpoint_delete_thread": (c_int, [c_void_p, c_char_p, c_char_p, _P(c_int64)]),
     "mn_checkpoints_at": (_P(MnCheckpoint), [_P(MnCheckpoints), c_size_t]),
     "mn_checkpoints_free": (None, [_P(MnCheckpoints)]),
+    "mn_document_put": (c_int, [c_void_p, _P(MnDocumentIn), _P(_P(MnDocuments))]),
+    "mn_document_get": (c_int, [c_void_p, c_char_p, c_char_p, c_char_p, c_int, _P(_P(MnDocuments))]),
+    "mn_document_delete": (c_int, [c_void_p, c_char_p, c_char_p, c_char_p, _P(c_int64)]),
+    "mn_document_search": (c_int, [c_void_p, _P(MnDocumentQuery), _P(_P(MnDocuments))]),
+    "mn_document_paths": (c_int, [c_void_p, _P(MnDocumentPathsQuery), _P(_P(MnStrings))]),
+    "mn_documents_at": (_P(MnDocument), [_P(MnDocuments), c_size_t]),
+    "mn_documents_free": (None, [_P(MnDocuments)]),
 }
 
 

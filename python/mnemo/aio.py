@@ -28,7 +28,8 @@ _METHODS = (
     "memory_delete", "forget", "memory_history", "memory_extract", "memory_extract_queue",
     "memory_extract_job", "edit_message", "clear_session",
     "set_max_turns", "forget_namespace", "handover", "vacuum", "checkpoint_put", "checkpoint_put_writes",
-    "checkpoint_get", "checkpoint_list", "checkpoint_delete_thread",
+    "checkpoint_get", "checkpoint_list", "checkpoint_delete_thread", "document_put", "document_get",
+    "document_delete", "document_search", "document_paths",
 )
 
 

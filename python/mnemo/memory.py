@@ -18,7 +18,8 @@ from typing import Any, BinaryIO, Callable, Dict, Iterable, List, Mapping, Optio
 
 from . import _lib
 from ._lib import (MnAppendRequest, MnAppendResult, MnBudget, MnCheckpoint, MnCheckpointIn, MnCheckpointQuery,
-                   MnCheckpoints, MnCheckpointWrite, MnCompactOpts, MnContext, MnContextOpts, MnExtractJob,
+                   MnCheckpoints, MnCheckpointWrite, MnCompactOpts, MnContext, MnContextOpts, MnDocument,
+                   MnDocumentIn, MnDocumentPathsQuery, MnDocumentQuery, MnDocuments, MnExtractJob,
                    MnExtractStats, MnForgetStats, MnHistoryOpts, MnImportStats, MnMemories, MnMemory, MnMemoryIn,
                    MnMemoryQuery, MnMessage, MnMessageIn, MnMessages, MnSearchFilter, MnSearchHits, MnSession,
                    MnSessionOpts, MnSessions, MnStrings, MnSummary, MnThreadSummary)
@@ -27,6 +28,7 @@ from .errors import Invalid, Misuse, MnemoError, from_status
 # messages before the C call, so that the same input is refused the same way everywhere; made from
 # the operation table by scripts/gen-limits (ctest lint/generated-limits fails when they differ).
 from ._limits import (APPEND_MAX_BATCH, CHECKPOINT_LIST_MAX_LIMIT, CONTEXT_MAX_MODEL_WINDOW, CONTEXT_MAX_TOKENS,
+                      DOCUMENT_MAX_DEPTH, DOCUMENT_MAX_LIMIT, DOCUMENT_MAX_OFFSET, DOCUMENT_MAX_TTL_MS,
                       EVENTS_MAX_LIMIT, FILES_MAX_LIMIT, HANDOVER_MAX_FILES, HISTORY_MAX_LIMIT, MAX_TURNS, MEMORIES_MAX_TOP_K,
                       MEMORY_LIST_MAX_OFFSET, MEMORY_MAX_LIMIT, MEMORY_MAX_SOURCES, MEMORY_MAX_TOKEN_CAP,
                       PRUNE_MAX_DAYS, RAG_MAX_TOP_K, SEARCH_MAX_TOP_K, SESSION_LIST_MAX_LIMIT,
@@ -1327,6 +1329,127 @@ class Memory:
         n = c_int64()
         self._call("mn_checkpoint_delete_thread", _b(namespace, "namespace"), _b(thread_id, "thread_id"), byref(n))
         return {"deleted": n.value}
+
+    # -- documents (docs/documents.md) ---------------------------------------------------------
+    @staticmethod
+    def _document(d: MnDocument) -> Dict[str, Any]:
+        """One document as the REST routes answer it (expires_at and score None when unset)."""
+        def text(v: Optional[bytes]) -> Optional[str]:
+            return None if v is None else v.decode("utf-8")
+
+        return {"namespace": text(d.ns), "path": text(d.path), "key": text(d.key),
+                "value": json.loads(d.value or b"{}"), "created_at": d.created_at, "updated_at": d.updated_at,
+                "expires_at": d.expires_at or None, "score": d.score if d.scored else None}
+
+    def _documents(self, p: "ctypes._Pointer[MnDocuments]") -> List[Dict[str, Any]]:
+        try:  # by mn_documents_at: the items are item_size apart, whatever this MnDocument's size
+            return [self._document(self._lib.mn_documents_at(p, i).contents) for i in range(p.contents.count)]
+        finally:
+            self._lib.mn_documents_free(p)
+
+    @staticmethod
+    def _object_arg(v: Any, what: str) -> Optional[bytes]:
+        """A JSON object argument (value, filter): a dict, or a JSON object's text (the library
+        checks that it is one); anything else refused as REST refuses it."""
+        if v is None or isinstance(v, (str, bytes, Mapping)):
+            return _json_arg(dict(v) if isinstance(v, Mapping) else v, what)
+        raise Invalid("%s: must be an object, got %s" % (what, type(v).__name__))
+
+    @staticmethod
+    def _index_arg(index: Any) -> Optional[bytes]:
+        """document_put's index: None or True (the whole value), False (none), or a list of field
+        paths."""
+        if index is None or index is True:
+            return None
+        if index is False:
+            return b"false"
+        if isinstance(index, (str, bytes, Mapping)) or not hasattr(index, "__iter__"):
+            raise Invalid("index: false, or a list of field paths, got %s" % type(index).__name__)
+        paths = list(index)
+        for i, f in enumerate(paths):
+            if not isinstance(f, str):
+                raise Invalid("index[%d]: must be a string" % i)
+        return _json_arg(paths, "index")
+
+    def document_put(self, path: str, key: str, value: Union[str, Mapping[str, Any]], *,
+                     index: Union[None, bool, Sequence[str]] = None, ttl_ms: Optional[int] = None,
+                     namespace: Optional[str] = None) -> Dict[str, Any]:
+        """Writes a JSON document at path and key (LangGraph's store), replacing the one there (API
+        op document_put). path: labels joined by '.' ("users.alice.prefs"); value: a dict (or a
+        JSON object's text), at most 1 MiB as JSON; index: the field paths whose text is embedded
+        for document_search's query ("title", "meta.title", "chapters[*].text", "$" for the whole
+        value), False for none, None for the whole value (nothing is embedded without an
+        embedder); ttl_ms: gone that long after it was written or last read (None or 0: never).
+        Returns the stored document, as document_get. Invalid, TooBig, Unavailable (the embedder
+        failed: nothing written)."""
+        d = MnDocumentIn(ctypes.sizeof(MnDocumentIn), _b(namespace, "namespace"), _b(path, "path"), _b(key, "key"),
+                         self._object_arg(value, "value"), self._index_arg(index),
+                         0 if ttl_ms is None else _ranged(ttl_ms, "ttl_ms", 0, DOCUMENT_MAX_TTL_MS))
+        out = ctypes.POINTER(MnDocuments)()
+        self._call("mn_document_put", byref(d), byref(out))
+        return self._documents(out)[0]
+
+    def document_get(self, path: str, key: str, *, refresh_ttl: bool = True,
+                     namespace: Optional[str] = None) -> Dict[str, Any]:
+        """The document at path and key (API op document_get; REST's `document`): a dict with
+        namespace, path, key, value (a dict), created_at, updated_at (ms), expires_at (ms, None:
+        never) and score (None). refresh_ttl: a document with a time to live starts it again.
+        NotFound when there is none, or it has expired."""
+        out = ctypes.POINTER(MnDocuments)()
+        self._call("mn_document_get", _b(namespace, "namespace"), _b(path, "path"), _b(key, "key"),
+                   1 if _flag(refresh_ttl, "refresh_ttl") else 0, byref(out))
+        return self._documents(out)[0]
+
+    def document_delete(self, path: str, key: str, *, namespace: Optional[str] = None) -> Dict[str, int]:
+        """Deletes the document at path and key (API op document_delete). Returns REST's answer
+        {"deleted": 1}, or {"deleted": 0} when there was none (not an error)."""
+        n = c_int64()
+        self._call("mn_document_delete", _b(namespace, "namespace"), _b(path, "path"), _b(key, "key"), byref(n))
+        return {"deleted": n.value}
+
+    def document_search(self, prefix: Optional[str] = None, *, filter: Union[None, str, Mapping[str, Any]] = None,
+                        query: Optional[str] = None, limit: int = 10, offset: int = 0, refresh_ttl: bool = True,
+                        namespace: Optional[str] = None) -> List[Dict[str, Any]]:
+        """Documents that have not expired, as document_get gives them (API op document_search;
+        REST's `documents`): those at path prefix and below it (None: every path), whose value
+        has each key of filter (a dict) equal to its JSON value or meeting its operators ($eq,
+        $ne, $gt, $gte, $lt, $lte, $in, $nin); newest updated first, or with query ranked by
+        meaning (score: the cosine similarity; Unavailable without an embedder); a page of limit
+        (1 to 1000) after offset. refresh_ttl: those returned start their time to live again."""
+        q = MnDocumentQuery()
+        q.size = ctypes.sizeof(MnDocumentQuery)
+        q.ns = _b(namespace, "namespace")
+        q.prefix = _b(prefix, "prefix")
+        q.filter = self._object_arg(filter, "filter")
+        q.query = _b(query, "query")
+        q.limit = _ranged(limit, "limit", 1, DOCUMENT_MAX_LIMIT)
+        q.offset = _ranged(offset, "offset", 0, DOCUMENT_MAX_OFFSET)
+        q.refresh_ttl = 1 if _flag(refresh_ttl, "refresh_ttl") else 0
+        out = ctypes.POINTER(MnDocuments)()
+        self._call("mn_document_search", byref(q), byref(out))
+        return self._documents(out)
+
+    def document_paths(self, *, prefix: Optional[str] = None, suffix: Optional[str] = None,
+                       max_depth: Optional[int] = None, limit: int = 100, offset: int = 0,
+                       namespace: Optional[str] = None) -> List[str]:
+        """The paths holding documents that have not expired, in byte order (API op
+        document_paths; REST's `paths`; LangGraph's list_namespaces): those whose first labels are
+        prefix's and last labels suffix's ("*" matches any label), cut to their first max_depth
+        labels (merged; None: whole), a page of limit (1 to 1000) after offset."""
+        q = MnDocumentPathsQuery()
+        q.size = ctypes.sizeof(MnDocumentPathsQuery)
+        q.ns = _b(namespace, "namespace")
+        q.prefix = _b(prefix, "prefix")
+        q.suffix = _b(suffix, "suffix")
+        q.max_depth = 0 if max_depth is None else _ranged(max_depth, "max_depth", 1, DOCUMENT_MAX_DEPTH)
+        q.limit = _ranged(limit, "limit", 1, DOCUMENT_MAX_LIMIT)
+        q.offset = _ranged(offset, "offset", 0, DOCUMENT_MAX_OFFSET)
+        out = ctypes.POINTER(MnStrings)()
+        self._call("mn_document_paths", byref(q), byref(out))
+        try:
+            return [out.contents.items[i].decode("utf-8") for i in range(out.contents.count)]
+        finally:
+            self._lib.mn_strings_free(out)
 
     # -- export / import -----------------------------------------------------------------------
     def export(self, session_ids: Union[None, str, Sequence[str]] = None,

@@ -273,19 +273,12 @@ static int collect_row(void *user, const mn_checkpoint *cp)
     return c->limit && l->pub.count >= c->limit;
 }
 
-struct writes_acc {
-    struct checkpoint_list *l;
-    mn_checkpoint_write *items;
-    size_t n, cap;
-    int oom;
-};
-
-static int collect_write(void *user, const mn_checkpoint_write *w)
+int mn__checkpoint_write_collect(void *user, const mn_checkpoint_write *w)
 {
-    struct writes_acc *c = user;
+    struct mn__checkpoint_writes *c = user;
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 8;
-        mn_checkpoint_write *items = mn_arena_alloc(&c->l->a, cap * sizeof *items);
+        mn_checkpoint_write *items = mn_arena_alloc(c->a, cap * sizeof *items);
         if (!items) {
             c->oom = 1;
             return 1;
@@ -297,11 +290,11 @@ static int collect_write(void *user, const mn_checkpoint_write *w)
     }
     mn_checkpoint_write *d = &c->items[c->n++];
     d->idx = w->idx;
-    d->task_id = keep(c->l, w->task_id, &c->oom);
-    d->task_path = keep(c->l, w->task_path ? w->task_path : "", &c->oom);
-    d->channel = keep(c->l, w->channel, &c->oom);
-    d->type = keep(c->l, w->type, &c->oom);
-    d->value = keep(c->l, w->value, &c->oom);
+    d->task_id = mn_arena_strdup(c->a, w->task_id, &c->oom);
+    d->task_path = mn_arena_strdup(c->a, w->task_path ? w->task_path : "", &c->oom);
+    d->channel = mn_arena_strdup(c->a, w->channel, &c->oom);
+    d->type = mn_arena_strdup(c->a, w->type, &c->oom);
+    d->value = mn_arena_strdup(c->a, w->value, &c->oom);
     return c->oom;
 }
 
@@ -310,8 +303,8 @@ static mn_status attach_writes(mn_db *db, struct checkpoint_list *l)
     const struct mn_store_checkpoint_ops *o = db->store->ops->checkpoint;
     for (size_t i = 0; i < l->pub.count; i++) {
         mn_checkpoint *cp = &l->pub.items[i];
-        struct writes_acc c = {.l = l};
-        mn_status rc = o->writes(db->store, cp->session_id, cp->checkpoint_ns, cp->id, collect_write, &c);
+        struct mn__checkpoint_writes c = {.a = &l->a};
+        mn_status rc = o->writes(db->store, cp->session_id, cp->checkpoint_ns, cp->id, mn__checkpoint_write_collect, &c);
         if (!rc && c.oom)
             rc = mn__nomem();
         if (rc)

@@ -22,52 +22,13 @@ struct each {
     mn_status rc;
 };
 
-struct writes_list {
-    mn_checkpoint_write *items;
-    size_t n, cap;
-    struct mn_arena strings; /* what the copies own */
-    int oom;
-};
-
-static const char *own(struct writes_list *w, const char *s)
-{
-    return mn_arena_strdup(&w->strings, s ? s : "", &w->oom);
-}
-
-static int add_write(void *user, const mn_checkpoint_write *src)
-{
-    struct writes_list *w = user;
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? 2 * w->cap : 8;
-        mn_checkpoint_write *p = realloc(w->items, cap * sizeof *p);
-        if (!p) {
-            w->oom = 1;
-            return 1;
-        }
-        w->items = p;
-        w->cap = cap;
-    }
-    mn_checkpoint_write *d = &w->items[w->n++];
-    *d = (mn_checkpoint_write){.idx = src->idx};
-    d->task_id = own(w, src->task_id);
-    d->task_path = own(w, src->task_path);
-    d->channel = own(w, src->channel);
-    d->type = own(w, src->type);
-    d->value = own(w, src->value);
-    return w->oom;
-}
-
-static void writes_release(struct writes_list *w)
-{
-    mn_arena_release(&w->strings);
-    free(w->items);
-}
-
 static int each_row(void *user, const mn_checkpoint *row)
 {
     struct each *e = user;
-    struct writes_list w = {NULL, 0, 0, MN_ARENA_INIT, 0};
-    e->rc = e->st->ops->checkpoint->writes(e->st, row->session_id, row->checkpoint_ns, row->id, add_write, &w);
+    struct mn_arena a = MN_ARENA_INIT;
+    struct mn__checkpoint_writes w = {.a = &a};
+    e->rc = e->st->ops->checkpoint->writes(e->st, row->session_id, row->checkpoint_ns, row->id,
+                                           mn__checkpoint_write_collect, &w);
     if (!e->rc && w.oom)
         e->rc = mn__nomem();
     if (!e->rc) {
@@ -76,7 +37,7 @@ static int each_row(void *user, const mn_checkpoint *row)
         cp.n_writes = w.n;
         e->rc = e->fn(e->user, &cp);
     }
-    writes_release(&w);
+    mn_arena_release(&a);
     return e->rc != MN_OK;
 }
 
@@ -117,19 +78,23 @@ struct export_ctx {
     void *user;
 };
 
-static mn_status export_one(void *user, const mn_checkpoint *cp)
+mn_status mn__export_line(mn_write_fn write, void *user, json_t *o)
 {
-    struct export_ctx *x = user;
-    json_t *o = line_json(cp);
     char *text = o ? mn_json_dump(o) : NULL;
     json_decref(o);
     if (!text)
         return mn__nomem();
     size_t len = strlen(text);
     text[len] = '\n'; /* the dump's NUL becomes the line's end; the length says where it stops */
-    int failed = x->write(x->user, text, len + 1) != 0;
+    int failed = write(user, text, len + 1) != 0;
     free(text);
     return failed ? mn__err(MN_IO, "export: write failed") : MN_OK;
+}
+
+static mn_status export_one(void *user, const mn_checkpoint *cp)
+{
+    struct export_ctx *x = user;
+    return mn__export_line(x->write, x->user, line_json(cp));
 }
 
 mn_status mn__checkpoint_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn write, void *user)

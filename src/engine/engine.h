@@ -307,6 +307,16 @@ mn_status mn__checkpoint_get(mn_db *db, const char *ns, const char *thread, cons
                              const char *id, mn_checkpoints **out);
 mn_status mn__checkpoint_delete_thread(mn_db *db, const char *ns, const char *thread, int64_t *removed);
 void mn__checkpoints_free(mn_checkpoints *list);
+/* Pending writes copied into arena a as a store's writes scan hands them over
+ * (mn__checkpoint_write_collect is the callback; oom set when a copy failed). */
+struct mn_arena;
+struct mn__checkpoint_writes {
+    struct mn_arena *a;
+    mn_checkpoint_write *items;
+    size_t n, cap;
+    int oom;
+};
+int mn__checkpoint_write_collect(void *user, const mn_checkpoint_write *w);
 /* A store scan callback that sets *(int *)user and stops: whether a checkpoint exists. */
 int mn__checkpoint_found(void *user, const mn_checkpoint *cp);
 /* The checks of a stored-form checkpoint and its writes (an import's line): MN_INVALID. */
@@ -322,5 +332,32 @@ int mn__checkpoint_line(const char *line, size_t len);
 mn_status mn__checkpoint_import_line(mn_db *db, const char *line, size_t len, int *added);
 /* Copies the checkpoints of session_id (NULL: all) from src to dst, those dst lacks. */
 mn_status mn__checkpoint_copy(mn_store *src, mn_store *dst, const char *session_id, int64_t *copied);
+/* Writes o (consumed; NULL: out of memory) as one compact export line. */
+mn_status mn__export_line(mn_write_fn write, void *user, struct json_t *o);
+
+/* ---- document.c: documents, the public functions after their handle and ABI checks ---- */
+
+mn_status mn__document_put(mn_db *db, const mn_document_in *in, mn_documents **out);
+mn_status mn__document_get(mn_db *db, const char *ns, const char *path, const char *key, int refresh_ttl,
+                           mn_documents **out);
+mn_status mn__document_delete(mn_db *db, const char *ns, const char *path, const char *key, int64_t *deleted);
+mn_status mn__document_search(mn_db *db, const mn_document_query *q, mn_documents **out);
+mn_status mn__document_paths(mn_db *db, const mn_document_paths_query *q, mn_strings **out);
+void mn__documents_free(mn_documents *list);
+/* The checks mn__document_put makes of in (an import line's): MN_INVALID, MN_TOOBIG. */
+mn_status mn__document_check(const mn_document_in *in);
+/* Deletes the documents whose time to live ran out (gc), or every document of ns (erasure). */
+mn_status mn__document_purge_expired(mn_db *db, int64_t *removed);
+mn_status mn__document_forget_ns(mn_db *db, const char *ns, int64_t *removed);
+
+/* ---- document_io.c: documents in exports, imports and migrations ---- */
+
+/* The document lines of a whole-database export, with their vectors. */
+mn_status mn__document_export(mn_db *db, mn_write_fn write, void *user);
+/* Whether an export line is a document's; its import, as it was (one there already stays). */
+int mn__document_line(const char *line, size_t len);
+mn_status mn__document_import_line(mn_db *db, const char *line, size_t len);
+/* Copies every document of src that dst lacks. */
+mn_status mn__document_copy(mn_store *src, mn_store *dst, int64_t *copied);
 
 #endif /* MN_ENGINE_H */

@@ -150,6 +150,8 @@ struct mn_store_ops {
     const struct mn_store_memory_ops *memory;
     /* Graph checkpoints (sqlite/checkpoints.c, postgres/checkpoints.c; store_checkpoint.h). */
     const struct mn_store_checkpoint_ops *checkpoint;
+    /* Documents (sqlite/documents.c, postgres/documents.c; store_document.h). */
+    const struct mn_store_document_ops *document;
 };
 
 /* Every backend's handle starts with this. */
@@ -171,7 +173,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
 
 /* The schema version each backend's migrations reach (sqlite/schema.h, postgres/schema.h count
  * their lists; each backend checks its own at compile time). */
-#define MN_SCHEMA_VERSION_SQLITE 15
-#define MN_SCHEMA_VERSION_PG 12
+#define MN_SCHEMA_VERSION_SQLITE 16
+#define MN_SCHEMA_VERSION_PG 13
 
 #endif

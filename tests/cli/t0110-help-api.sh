@@ -69,9 +69,10 @@ import json, subprocess, sys
 mnemo, db = sys.argv[2], sys.argv[3]
 # positional: the required parameters, and these (the usage line names them)
 positional = {("session_resume", "session_id"), ("checkpoint_list", "thread_id"), ("export", "ids"), ("append", "role"), ("append", "content"),
-              ("state_result", "result"), ("state_plan", "plan")}
+              ("state_result", "result"), ("state_plan", "plan"), ("document_search", "prefix")}
 special = {("namespace_forget", "namespace"): "NS", ("session_limit", "max_turns"): "TURNS",
-           ("message_pin", "pinned"): "--unpin"}
+           ("message_pin", "pinned"): "--unpin", ("document_get", "refresh_ttl"): "--no-refresh-ttl",
+           ("document_search", "refresh_ttl"): "--no-refresh-ttl"}
 bad = []
 for op in json.load(open(sys.argv[1])):
     cmd = op["cli_command"]
@@ -103,7 +104,8 @@ check "every option of a bound command is a parameter of its operation (or a lis
 import json, re, subprocess, sys
 mnemo = sys.argv[2]
 cli_only = {"json", "out", "yes", "report", "embed-first"}
-negated = {"no-rag": "rag", "no-memories": "memories", "unpin": "pinned", "unpinned": "pinned"}
+negated = {"no-rag": "rag", "no-memories": "memories", "unpin": "pinned", "unpinned": "pinned",
+           "no-refresh-ttl": "refresh_ttl"}
 renamed = {("search", "limit"): "top_k"}  # the name of the other listing commands; --top-k stays
 bad = []
 for op in json.load(open(sys.argv[1])):

@@ -341,10 +341,10 @@ ok "$MNEMO" --db "$DO" add "$OD" user "hello"
 OD3=$OUT
 if [ "$(backend)" = postgres ]; then
     sql "$DO" "ALTER TABLE sessions DROP COLUMN title_seq; ALTER TABLE sessions DROP COLUMN cleared_from;
-               DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; UPDATE mnemo_schema SET version = 9" >/dev/null
+               DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; DROP TABLE documents; UPDATE mnemo_schema SET version = 9" >/dev/null
 else
     sql "$DO" "ALTER TABLE sessions DROP COLUMN title_seq; ALTER TABLE sessions DROP COLUMN cleared_from;
-               DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; PRAGMA user_version = 12" >/dev/null
+               DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; DROP TABLE documents; PRAGMA user_version = 12" >/dev/null
 fi
 ok "$MNEMO" --db "$DO" upgrade
 ok "$MNEMO" --db "$DO" message delete "$OF" "$OF2"

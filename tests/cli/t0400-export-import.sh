@@ -170,8 +170,8 @@ ok mn session new
 S7=$OUT
 ok mn add "$S7" user alone
 case $DB in
-postgres://* | postgresql://*) sql "$DB" "UPDATE sessions SET inactive_count = 7; ALTER TABLE sessions DROP COLUMN cleared_from; ALTER TABLE sessions DROP COLUMN title_seq; DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; UPDATE mnemo_schema SET version = 9" ;;
-*) sql "$DB" "UPDATE sessions SET inactive_count = 7; ALTER TABLE sessions DROP COLUMN cleared_from; ALTER TABLE sessions DROP COLUMN title_seq; DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; PRAGMA user_version = 12" ;;
+postgres://* | postgresql://*) sql "$DB" "UPDATE sessions SET inactive_count = 7; ALTER TABLE sessions DROP COLUMN cleared_from; ALTER TABLE sessions DROP COLUMN title_seq; DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; DROP TABLE documents; UPDATE mnemo_schema SET version = 9" ;;
+*) sql "$DB" "UPDATE sessions SET inactive_count = 7; ALTER TABLE sessions DROP COLUMN cleared_from; ALTER TABLE sessions DROP COLUMN title_seq; DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; DROP TABLE documents; PRAGMA user_version = 12" ;;
 esac
 ok mn session show "$S6" --json
 eq "$(jget "$OUT" 'j["inactive_count"]')" "2" "a wrong count of a session with inactive messages is recounted"

@@ -377,6 +377,7 @@ static void from_version_6(void **state)
                "ALTER TABLE sessions DROP COLUMN cleared_from; ALTER TABLE sessions DROP COLUMN title_seq;" /* 13's */
                "DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key;"                          /* 14's */
                "DROP TABLE checkpoint_writes; DROP TABLE checkpoints;"                                       /* 15's */
+               "DROP TABLE documents;"                                                                       /* 16's */
                "CREATE INDEX sessions_by_ns_updated ON sessions(namespace, updated_at);"
                "CREATE INDEX sessions_by_updated ON sessions(updated_at);"
                "CREATE VIRTUAL TABLE main.messages_fts USING fts5(content, content='messages', content_rowid='id',"

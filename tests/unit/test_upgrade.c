@@ -1,6 +1,7 @@
 /*
  * test_upgrade.c — schema version 10 (messages keyed by session, docs/format.md) and the ones
- * after it (to 13: inactive_count recounted) on a copy of a real older database:
+ * after it (to 16: inactive_count recounted, the checkpoint and document tables) on a copy of a
+ * real older database:
  * tests/data/schema9/mnemo.db was written by the mnemo of commit 0cb100a
  * (schema 9) through its CLI — three sessions with user, assistant, tool-call and tool messages,
  * an idempotency key, an edit, a pin, a turn limit that left messages inactive, a fork, two
@@ -164,8 +165,8 @@ static void upgrades_a_real_version_9_file(void **state)
     assert_int_equal(p.total, messages);
     assert_int_equal(p.last_done, messages);
 
-    /* the file: version 15, the same rows, ordered by session on the table's key */
-    assert_int_equal(int_of(path, "PRAGMA user_version"), 15);
+    /* the file: version 16, the same rows, ordered by session on the table's key */
+    assert_int_equal(int_of(path, "PRAGMA user_version"), 16);
     char *after = text_of(path, SQL_ROWS);
     assert_string_equal(after, before);
     free(after);
@@ -212,11 +213,20 @@ static void upgrades_a_real_version_9_file(void **state)
     assert_int_equal(int_of(path, "SELECT count(*) FROM checkpoints"), 0);
     assert_int_equal(int_of(path, "SELECT count(*) FROM checkpoint_writes"), 0);
 
+    /* version 16: the documents table, empty, keyed by (ns, path, key), with its expiry index */
+    assert_int_equal(int_of(path, "SELECT count(*) FROM documents"), 0);
+    char *doc_key = text_of(path, "SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_index_info("
+                                  "(SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'documents'"
+                                  " AND name LIKE 'sqlite_autoindex%')) ORDER BY seqno)");
+    assert_string_equal(doc_key, "ns,path,key");
+    free(doc_key);
+    assert_int_equal(int_of(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'documents_by_expiry'"), 1);
+
     /* a second upgrade has nothing to do */
     struct progress again = {0, 0, 0, 1};
     assert_int_equal(mn_upgrade(path, cfg, on_progress, &again, &from), MN_OK);
     assert_int_equal(again.calls, 0);
-    assert_int_equal(from, 15);
+    assert_int_equal(from, 16);
 
     mn_db *db = NULL;
     assert_int_equal(mn_open_path(path, cfg, &db), MN_OK);

@@ -1058,7 +1058,7 @@ static mn_status vacuum_body(struct pg_conn *c, void *arg)
     if (rc)
         return rc;
     r = PQexec(c->pg, "VACUUM sessions, messages, summaries, events, file_hashes, embeddings, embed_log, embed_queue,"
-                      " checkpoints, checkpoint_writes");
+                      " checkpoints, checkpoint_writes, documents");
     rc = PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "vacuum");
     PQclear(r);
     mn_status back = conn_bounds(s, c);
@@ -1342,6 +1342,7 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
         .search = &mn_pg_search_ops,
         .memory = &mn_pg_memory_ops,
         .checkpoint = &mn_pg_checkpoint_ops,
+        .document = &mn_pg_document_ops,
     };
     *out = NULL;
     if (!url || !*url)

@@ -19,7 +19,7 @@
 #include "store/store_append.h"
 #include "store/store_search.h"
 
-#define MN_PG_MAX_STMTS 128 /* distinct SQL texts one connection prepares */
+#define MN_PG_MAX_STMTS 256 /* distinct SQL texts one connection prepares (the backend has ~140) */
 #define MN_PG_MAX_PARAMS 24
 #define MN_PG_DEFAULT_POOL 8
 
@@ -244,5 +244,7 @@ mn_status mn_pg_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_
 mn_status mn_pg_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim);
 /* checkpoints.c */
 extern const struct mn_store_checkpoint_ops mn_pg_checkpoint_ops;
+/* documents.c */
+extern const struct mn_store_document_ops mn_pg_document_ops;
 
 #endif

@@ -31,6 +31,10 @@
  *   their name columns COLLATE "C", so that ids compare and sort as bytes (as in SQLite) and the
  *   indexes are in that order; and checkpoints_by_id (id, session_sid, checkpoint_ns), which
  *   the planner takes, by its statistics, to list a namespace's newest without sorting them all.
+ * Version 13 (documents): documents as in SQLite version 16, ns, path and key COLLATE "C" (byte
+ *   order, as in SQLite, for the scans' order and the prefix range on the primary key), value
+ *   TEXT rather than jsonb (kept byte for byte: key order, spacing), vectors BYTEA; no foreign key
+ *   (a Citus cluster may distribute the table by ns, which leads its primary key).
  *
  * Migrations run in one transaction holding pg_advisory_xact_lock(MN_PG_LOCK_MIGRATE), which
  * re-reads the version under the lock: the first node to start migrates, the others wait and
@@ -336,6 +340,20 @@ static const char *const mn_pg_migrations[] = {
     "  value TEXT,"
     "  task_path TEXT COLLATE \"C\" NOT NULL DEFAULT '',"
     "  PRIMARY KEY (session_sid, checkpoint_ns, checkpoint_id, task_id, idx));",
+    /* 12 → 13: documents (sqlite/schema.h version 16) */
+    "CREATE TABLE documents ("
+    "  ns TEXT COLLATE \"C\" NOT NULL,"
+    "  path TEXT COLLATE \"C\" NOT NULL,"
+    "  key TEXT COLLATE \"C\" NOT NULL,"
+    "  value TEXT NOT NULL,"
+    "  created_at BIGINT NOT NULL,"
+    "  updated_at BIGINT NOT NULL,"
+    "  expires_at BIGINT NOT NULL DEFAULT 0,"
+    "  ttl_ms BIGINT NOT NULL DEFAULT 0,"
+    "  dim INTEGER NOT NULL DEFAULT 0,"
+    "  vectors BYTEA,"
+    "  PRIMARY KEY (ns, path, key));"
+    "CREATE INDEX documents_by_expiry ON documents(expires_at) WHERE expires_at > 0;",
 };
 
 #define MN_PG_SCHEMA_VERSION ((int)(sizeof mn_pg_migrations / sizeof mn_pg_migrations[0]))

@@ -4,9 +4,8 @@
  * with it. A scan sorts the matching keys alone and reads each row's data only when it is handed
  * over, so a caller that stops after the newest never reads the others' data. Every operation
  * also runs between begin and commit, in that transaction, and a read also runs inside a scan's
- * callback, on the scan's connection (mn_sqlite_held, sqlite_int.h).
+ * callback, on the scan's connection (mn_sqlite_held and its runners, sqlite_int.h).
  */
-#include <pthread.h>
 #include <sqlite3.h>
 #include <stdint.h>
 
@@ -14,42 +13,6 @@
 #include "store/store_checkpoint.h"
 #include "util/err.h"
 #include "util/banned.h"
-
-_Thread_local struct mn_sqlite_held mn_sqlite_held;
-
-typedef mn_status (*body_fn)(struct sqlite_store *s, void *arg);
-
-/* Runs body in the transaction of this thread's begin on st, when it is inside one; else in a
- * write transaction of its own under st's lock, then after (may be NULL) once it committed,
- * still under the lock. A write inside a scan's callback would wait for the lock the scan holds:
- * refused. */
-static mn_status run_write(mn_store *st, body_fn body, body_fn after, void *arg)
-{
-    struct sqlite_store *s = (struct sqlite_store *)st;
-    const struct mn_sqlite_held *h = &mn_sqlite_held;
-    if (h->handle == s && h->tx)
-        return body(h->conn, arg);
-    if (h->handle == s)
-        return mn__err(MN_MISUSE, "checkpoint write from inside a checkpoint scan's callback");
-    pthread_mutex_lock(&s->lock);
-    mn_status rc = mn_sqlite_begin_write(s);
-    if (!rc && (rc = body(s, arg)))
-        mn_sqlite_rollback(s);
-    else if (!rc && !(rc = mn_sqlite_commit(s)) && after)
-        after(s, arg);
-    pthread_mutex_unlock(&s->lock);
-    return rc;
-}
-
-/* Runs body on the connection of st this thread holds (begin's, or a scan's), else on a free
- * connection (mn_sqlite_reader) under its lock. */
-static mn_status run_read(mn_store *st, body_fn body, void *arg)
-{
-    if (mn_sqlite_held.handle == (struct sqlite_store *)st)
-        return body(mn_sqlite_held.conn, arg);
-    struct sqlite_store *s = (struct sqlite_store *)mn_sqlite_reader(st);
-    LOCKED(s, body(s, arg));
-}
 
 /* ---- put ------------------------------------------------------------------------------------- */
 
@@ -83,7 +46,7 @@ static mn_status put_body(struct sqlite_store *s, void *arg)
 
 static mn_status op_put(mn_store *st, const mn_checkpoint *cp)
 {
-    return run_write(st, put_body, NULL, (void *)cp);
+    return mn_sqlite_run_write(st, put_body, NULL, (void *)cp);
 }
 
 /* ---- pending writes -------------------------------------------------------------------------- */
@@ -129,7 +92,7 @@ static mn_status op_write_put(mn_store *st, const char *session_id, const char *
                               const char *checkpoint_id, const mn_checkpoint_write *w, int replace)
 {
     struct write_arg a = {session_id, checkpoint_ns, checkpoint_id, w, replace, NULL, NULL};
-    return run_write(st, write_put_body, NULL, &a);
+    return mn_sqlite_run_write(st, write_put_body, NULL, &a);
 }
 
 static const char SQL_WRITES[] =
@@ -166,7 +129,7 @@ static mn_status op_writes(mn_store *st, const char *session_id, const char *che
                            const char *checkpoint_id, mn_store_checkpoint_write_fn fn, void *user)
 {
     struct write_arg a = {session_id, checkpoint_ns, checkpoint_id, NULL, 0, fn, user};
-    return run_read(st, writes_body, &a);
+    return mn_sqlite_run_read(st, writes_body, &a);
 }
 
 /* ---- scan ------------------------------------------------------------------------------------ */
@@ -264,7 +227,7 @@ static mn_status scan_body(struct sqlite_store *s, void *arg)
 static mn_status op_scan(mn_store *st, const mn_store_checkpoint_scan *q, mn_store_checkpoint_fn fn, void *user)
 {
     struct scan_arg a = {(struct sqlite_store *)st, q, fn, user};
-    return run_read(st, scan_body, &a);
+    return mn_sqlite_run_read(st, scan_body, &a);
 }
 
 /* ---- remove ---------------------------------------------------------------------------------- */
@@ -308,7 +271,7 @@ static mn_status remove_committed(struct sqlite_store *s, void *arg)
 static mn_status op_remove(mn_store *st, const char *session_id, int64_t *removed)
 {
     struct remove_arg a = {session_id, 0};
-    mn_status rc = run_write(st, remove_body, remove_committed, &a);
+    mn_status rc = mn_sqlite_run_write(st, remove_body, remove_committed, &a);
     *removed = rc ? 0 : a.removed;
     return rc;
 }

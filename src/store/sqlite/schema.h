@@ -132,6 +132,17 @@
  *             CASCADE, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value,
  *             task_path ('' when none); primary key (session_sid, checkpoint_ns, checkpoint_id,
  *             task_id, idx).
+ *
+ * Version 16 (documents; docs/documents.md, store_document.h):
+ *   documents  JSON documents keyed by (ns, path, key), the primary key (byte order: BINARY);
+ *             value (the JSON text as written), created_at (the first put; a put over the row
+ *             keeps it), updated_at, expires_at (0 = never), ttl_ms (0 = none), dim (0 = no
+ *             vectors) and vectors (NULL when none: n vectors of dim little-endian f32 one after
+ *             another, n = length / (4 * dim); vecblob.h). A rowid table, not WITHOUT ROWID: a
+ *             value may be up to 1 MiB. A prefix scan is one range of the key (path from prefix
+ *             to prefix || '/', '/' being '.' + 1); documents_by_expiry (expires_at > 0) serves
+ *             the purge of expired rows. No reference to another table: documents belong to
+ *             their namespace only.
  */
 #ifndef MN_STORE_SQLITE_SCHEMA_H
 #define MN_STORE_SQLITE_SCHEMA_H
@@ -425,6 +436,20 @@ static const char *const mn_sqlite_migrations[] = {
     "  value TEXT,"
     "  task_path TEXT NOT NULL DEFAULT '',"
     "  PRIMARY KEY (session_sid, checkpoint_ns, checkpoint_id, task_id, idx));",
+    /* 15 → 16: documents (above) */
+    "CREATE TABLE documents ("
+    "  ns TEXT NOT NULL,"
+    "  path TEXT NOT NULL,"
+    "  key TEXT NOT NULL,"
+    "  value TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL,"
+    "  updated_at INTEGER NOT NULL,"
+    "  expires_at INTEGER NOT NULL DEFAULT 0,"
+    "  ttl_ms INTEGER NOT NULL DEFAULT 0,"
+    "  dim INTEGER NOT NULL DEFAULT 0,"
+    "  vectors BLOB,"
+    "  PRIMARY KEY (ns, path, key));"
+    "CREATE INDEX documents_by_expiry ON documents(expires_at) WHERE expires_at > 0;",
 };
 
 /* The copy of one session's messages in step 9 → 10 (?1 = its sid), in key order. */

@@ -1473,6 +1473,7 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .search = &mn_sqlite_search_ops,
         .memory = &mn_sqlite_memory_ops,
         .checkpoint = &mn_sqlite_checkpoint_ops,
+        .document = &mn_sqlite_document_ops,
     };
     *out = NULL;
     pthread_once(&sqlite_setup_once, sqlite_setup);

@@ -47,7 +47,7 @@ struct sqlite_store {
     struct {
         const char *sql; /* identity: the address of a static SQL string */
         sqlite3_stmt *st;
-    } extra[128]; /* statements of the other files of this backend */
+    } extra[256]; /* statements of the other files of this backend (~140 in all) */
     size_t n_extra;
     /* Read-only connections for reads that find the write connection busy (a commit waiting
      * for its fsync must not hold up history reads). WAL lets them read beside the writer;
@@ -258,16 +258,29 @@ mn_status mn_sqlite_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32
 
 /* The graph checkpoint operations (checkpoints.c), store.h's ops->checkpoint. */
 extern const struct mn_store_checkpoint_ops mn_sqlite_checkpoint_ops;
-/* The connection of `handle` whose lock this thread holds, so that a checkpoint operation called
- * there runs on it instead of waiting for that lock (a non-recursive mutex): from begin to commit
- * or rollback (sqlite.c; tx 1, the write transaction that begin opened), and while a checkpoint
- * scan hands rows to its callback (checkpoints.c; scan 1), which may read their pending writes.
- * As PostgreSQL's connection pinned by begin (pg.c). Per thread; handle NULL: none. */
+/* The document operations (documents.c), store.h's ops->document. */
+extern const struct mn_store_document_ops mn_sqlite_document_ops;
+/* The connection of `handle` whose lock this thread holds, so that a checkpoint or document
+ * operation called there runs on it instead of waiting for that lock (a non-recursive mutex):
+ * from begin to commit or rollback (sqlite.c; tx 1, the write transaction that begin opened), and
+ * while a checkpoint or document scan hands rows to its callback (scan 1; a checkpoint scan's
+ * callback may read their pending writes). As PostgreSQL's connection pinned by begin (pg.c).
+ * Per thread; handle NULL: none. Defined in held.c. */
 struct mn_sqlite_held {
     struct sqlite_store *handle, *conn;
     int tx, scan;
 };
 extern _Thread_local struct mn_sqlite_held mn_sqlite_held;
+/* The body of an operation, run on connection s (held.c's runners). */
+typedef mn_status (*mn_sqlite_body)(struct sqlite_store *s, void *arg);
+/* Runs body in the transaction of this thread's begin on st, when it is inside one; else in a
+ * write transaction of its own under st's lock, then after (may be NULL) once it committed,
+ * still under the lock. A write inside a scan's callback would wait for the lock the scan
+ * holds: refused (MN_MISUSE). */
+mn_status mn_sqlite_run_write(mn_store *st, mn_sqlite_body body, mn_sqlite_body after, void *arg);
+/* Runs body on the connection of st this thread holds (begin's, or a scan's), else on a free
+ * connection (mn_sqlite_reader) under its lock. */
+mn_status mn_sqlite_run_read(mn_store *st, mn_sqlite_body body, void *arg);
 /* The connection a read should use (sqlite.c): the handle itself when its lock is free, else
  * one of its read-only connections; the op then takes that connection's lock. */
 mn_store *mn_sqlite_reader(mn_store *st);

@@ -40,7 +40,12 @@ PY = {
     ("handover", "files"): ("files", lambda m, e, v: m.handover(e["S"], files=v)),
     ("prune", "days"): ("days", lambda m, e, v: m.prune(v)),
     ("memory_delete", "at"): ("at", lambda m, e, v: m.memory_delete(e["M"], at=v)),
+    ("document_put", "ttl_ms"): ("ttl_ms", lambda m, e, v: m.document_put("limits", "k", {}, ttl_ms=v)),
 }
+for _p in ("limit", "offset"):
+    PY[("document_search", _p)] = (_p, lambda m, e, v, p=_p: m.document_search(**{p: v}))
+for _p in ("max_depth", "limit", "offset"):
+    PY[("document_paths", _p)] = (_p, lambda m, e, v, p=_p: m.document_paths(**{p: v}))
 for _p in ("max_tokens", "model_window", "rag_top_k", "rag_min_similarity", "memories_top_k"):
     PY[("context", _p)] = (_p, lambda m, e, v, p=_p: m.context(e["S"], **{p: v}))
 for _p in ("top_k", "since", "until", "min_similarity"):

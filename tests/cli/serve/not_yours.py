@@ -97,6 +97,8 @@ alpha("DELETE", f"/v1/memory/{MEM_CLOSED}")
 MEM_UPDATED = remember(f"{SECRET} memory before")
 alpha("PATCH", f"/v1/memory/{MEM_UPDATED}", {"text": f"{SECRET} memory after"})
 MEM_FORGOTTEN = remember(f"{SECRET} forgotten memory")
+# a document: alpha's path and key, which beta names as its own (documents are kept per namespace)
+alpha("PUT", "/v1/documents", {"path": "users.kim", "key": "prefs", "value": {"city": SECRET}})
 alpha("POST", f"/v1/memory/{MEM_FORGOTTEN}/forget")
 M0_LIVE = alpha("POST", "/v3/memories/add", {"messages": [{"role": "user", "content": f"{SECRET} is my city"}],
                                             "user_id": "kim", "infer": False})[0]["id"]
@@ -217,6 +219,14 @@ def id_params_calls():
                    f"alpha's {k} session: not made"),
                   ("checkpoint_put_writes", "POST", "/v1/checkpoints/writes",
                    {"thread_id": s, "checkpoint_id": "c1", "writes": [write]}, 404, f"alpha's {k} session: not made")]
+    doc = {"path": "users.kim", "key": "prefs"}  # alpha's document's address is nothing in beta's
+    calls += [("document_get", "GET", "/v1/documents/item", doc, 404, "alpha's document's path and key"),
+              ("document_search", "POST", "/v1/documents/search", {"prefix": "users"}, 200, "alpha's path: none"),
+              ("document_search", "POST", "/v1/documents/search", {"filter": {"city": SECRET}}, 200,
+               "alpha's value: none"),
+              ("document_paths", "POST", "/v1/documents/paths", {}, 200, "alpha's paths: none"),
+              ("document_delete", "DELETE", "/v1/documents", doc, 200, "alpha's document: nothing to delete"),
+              ("document_put", "PUT", "/v1/documents", {**doc, "value": {"beta": 1}}, 200, "beta's own, apart")]
     for k, m in MESSAGES.items():
         calls += [("remember", "POST", "/v1/memory", {"text": "spoof", "sources": [BETA_MSG, m]}, 404,
                    f"sources: alpha's {k} message"),
@@ -260,7 +270,8 @@ NO_IDS = {"session_create", "session_list", "gc", "prune", "stats", "import", "c
           "mem0_list", "mem0_search", "mem0_add", "mem0_delete_all", "remember", "memory_list", "recall",
           "session_resume", "search", "export", "namespace_forget", "mem0_entities", "mem0_entity_delete",
           "mem0_batch_update", "mem0_batch_delete", "checkpoint_get", "checkpoint_put", "checkpoint_put_writes",
-          "checkpoint_list", "checkpoint_delete_thread"}
+          "checkpoint_list", "checkpoint_delete_thread", "document_put", "document_get", "document_delete",
+          "document_search", "document_paths"}
 JSON_BODY = {"mem0_batch_delete"}  # a DELETE whose client sends a JSON body
 
 doc = call("GET", "/openapi.json", key=KB)[1]
@@ -312,6 +323,8 @@ status, j, text = call("GET", f"/v1/memory/{MEM_LIVE}", key=KA)
 check(status == 200 and j["memory"]["version"] == 1, "alpha's live memory is untouched", text)
 status, j, text = call("GET", f"/v1/memories/{M0_LIVE}", key=KA)
 check(status == 200, "alpha's Mem0 memory is untouched", text)
+status, j, text = call("GET", "/v1/documents/item", key=KA, query={"path": "users.kim", "key": "prefs"})
+check(status == 200 and j["document"]["value"] == {"city": SECRET}, "alpha's document is untouched", text)
 
 # ---- MCP: every tool that takes an id, and resources/read --------------------------------------
 

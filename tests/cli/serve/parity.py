@@ -241,6 +241,18 @@ def checkpointed(env, thread="parity-cp"):
         "--namespace", "parity-cp", "--json")
 
 
+# documents: two of namespace parity-doc, put again the same way before each surface, so each
+# reads and deletes the same
+def documented(env):
+    cli("document", "put", "parity.docs", "doc-1", "--value", '{"n": 1, "tags": ["a"]}', "--namespace", "parity-doc",
+        "--json")
+    cli("document", "put", "parity.docs.deep", "doc-2", "--value", '{"n": 2}', "--namespace", "parity-doc", "--json")
+
+
+def by_key(docs):
+    return sorted(docs, key=lambda d: d["key"])  # a tie of updated_at (the same ms) orders by path
+
+
 SES = "/v1/sessions/{session_id}"
 ROWS = [
     Row("session_create", ["session", "new", "--title", "t", "--namespace", "parity-new", "--json"],
@@ -384,6 +396,25 @@ ROWS = [
     Row("checkpoint_delete_thread", ["checkpoint", "delete", "parity-cp-del", "--namespace", "parity-cp", "--json"],
         ("DELETE", "/v1/checkpoints", {"thread_id": "parity-cp-del", "namespace": "parity-cp"}),
         before=lambda env: checkpointed(env, "parity-cp-del")),
+    Row("document_put", ["document", "put", "parity.docs", "put-1", "--value", '{"n": 1}', "--ttl-ms", "60000",
+                         "--namespace", "parity-doc", "--json"],
+        ("PUT", "/v1/documents", {"path": "parity.docs", "key": "put-1", "value": {"n": 1}, "ttl_ms": 60000,
+                                  "namespace": "parity-doc"}), pick_api=key("document")),
+    Row("document_get", ["document", "get", "parity.docs", "doc-1", "--namespace", "parity-doc", "--json"],
+        ("GET", "/v1/documents/item", {"path": "parity.docs", "key": "doc-1", "namespace": "parity-doc"}),
+        pick_api=key("document"), before=documented),
+    Row("document_delete", ["document", "delete", "parity.docs", "doc-1", "--namespace", "parity-doc", "--json"],
+        ("DELETE", "/v1/documents", {"path": "parity.docs", "key": "doc-1", "namespace": "parity-doc"}),
+        before=documented),
+    Row("document_search", ["document", "search", "parity.docs", "--filter", '{"n": {"$gte": 1}}', "--limit", "5",
+                            "--namespace", "parity-doc", "--json"],
+        ("POST", "/v1/documents/search", {"prefix": "parity.docs", "filter": {"n": {"$gte": 1}}, "limit": 5,
+                                          "namespace": "parity-doc"}),
+        pick_cli=by_key, pick_api=lambda r: by_key(r["documents"]), before=documented),
+    Row("document_paths", ["document", "paths", "--prefix", "parity", "--max-depth", "2", "--namespace", "parity-doc",
+                           "--json"],
+        ("POST", "/v1/documents/paths", {"prefix": "parity", "max_depth": 2, "namespace": "parity-doc"}),
+        pick_api=key("paths"), before=documented),
 ]
 
 

@@ -1,0 +1,397 @@
+/*
+ * documents.c — the PostgreSQL side of documents (store_document.h): the rows of documents
+ * (schema.h, version 13). Same semantics as sqlite/documents.c; between begin and commit every
+ * operation runs on the connection begin pinned, in its transaction (mn_pg_run). A scan reads a
+ * page of rows at a time, each after the last of the page before, so that a caller that stops
+ * early does not receive every document's value.
+ */
+#include <libpq-fe.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "store/postgres/pg_int.h"
+#include "store/store_document.h"
+#include "store/vecblob.h"
+#include "util/err.h"
+#include "util/banned.h"
+
+/* The columns every read hands over, the vectors (or NULL) after them. */
+#define COLS "ns, path, key, value, created_at, updated_at, expires_at, ttl_ms, dim"
+/* Not expired at $n (0: any). */
+#define LIVE(n) " AND (" n "::bigint = 0 OR expires_at = 0 OR expires_at > " n "::bigint)"
+
+/* ---- vectors --------------------------------------------------------------------------------- */
+
+/* d's vectors as a blob (vecblob.h, the vectors one after another): *blob malloc'd, NULL when
+ * d has none. */
+static mn_status vectors_encode(const mn_store_document *d, unsigned char **blob, int *len)
+{
+    *blob = NULL;
+    *len = 0;
+    if (!d->n_vectors)
+        return MN_OK;
+    if (!d->vectors || d->dim == 0 || d->dim > MN_VECBLOB_MAX_DIM)
+        return mn__err(MN_MISUSE, "document put: %zu vectors of dim %u", d->n_vectors, (unsigned)d->dim);
+    if (d->n_vectors > (size_t)INT_MAX / 4 / d->dim)
+        return mn__err(MN_TOOBIG, "document put: %zu vectors of dim %u", d->n_vectors, (unsigned)d->dim);
+    size_t floats = d->n_vectors * d->dim;
+    if (!(*blob = mn_vecblob_new(d->vectors, (uint32_t)floats)))
+        return mn__nomem();
+    *len = (int)(floats * 4);
+    return MN_OK;
+}
+
+/* Row i of a binary-format read (COLS, then the vectors or NULL) into *d, its vectors into *buf
+ * (grown to *cap floats). A blob that is not whole vectors of the row's dim: MN_CORRUPT. */
+static mn_status row_read(PGresult *r, int i, mn_store_document *d, float **buf, size_t *cap)
+{
+    *d = (mn_store_document){.ns = mn_pg_col_text(r, i, 0),
+                             .path = mn_pg_col_text(r, i, 1),
+                             .key = mn_pg_col_text(r, i, 2),
+                             .value = mn_pg_col_text(r, i, 3),
+                             .created_at = mn_pg_col_i64(r, i, 4),
+                             .updated_at = mn_pg_col_i64(r, i, 5),
+                             .expires_at = mn_pg_col_i64(r, i, 6),
+                             .ttl_ms = mn_pg_col_i64(r, i, 7),
+                             .dim = (uint32_t)mn_pg_col_i64(r, i, 8)};
+    size_t len = PQgetisnull(r, i, 9) ? 0 : (size_t)PQgetlength(r, i, 9);
+    if (!len)
+        return MN_OK;
+    if (d->dim == 0 || d->dim > MN_VECBLOB_MAX_DIM || len % ((size_t)d->dim * 4))
+        return MN_CORRUPT_AT("documents: %s/%s: %zu bytes of vectors of dim %u", d->path, d->key, len,
+                             (unsigned)d->dim);
+    size_t floats = len / 4;
+    if (floats > *cap) {
+        float *nb = realloc(*buf, floats * sizeof *nb);
+        if (!nb)
+            return mn__nomem();
+        *buf = nb;
+        *cap = floats;
+    }
+    mn_vecblob_decode(PQgetvalue(r, i, 9), (uint32_t)floats, *buf);
+    d->vectors = *buf;
+    d->n_vectors = floats / d->dim;
+    return MN_OK;
+}
+
+/* ---- put, touch, remove ---------------------------------------------------------------------- */
+
+static const char SQL_PUT[] =
+    "INSERT INTO documents (" COLS ", vectors) VALUES ($1, $2, $3, $4, $5::bigint, $6::bigint, $7::bigint,"
+    " $8::bigint, $9::integer, $10::bytea)"
+    " ON CONFLICT (ns, path, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,"
+    " expires_at = excluded.expires_at, ttl_ms = excluded.ttl_ms, dim = excluded.dim, vectors = excluded.vectors";
+
+struct put_arg {
+    const mn_store_document *d;
+    const unsigned char *blob;
+    int len;
+};
+
+static mn_status put_body(struct pg_conn *c, void *arg)
+{
+    struct put_arg *a = arg;
+    const mn_store_document *d = a->d;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, d->ns);
+    mn_pg_text(&p, d->path);
+    mn_pg_text(&p, d->key);
+    mn_pg_text(&p, d->value);
+    mn_pg_i64(&p, d->created_at);
+    mn_pg_i64(&p, d->updated_at);
+    mn_pg_i64(&p, d->expires_at);
+    mn_pg_i64(&p, d->ttl_ms);
+    mn_pg_i64(&p, a->blob ? d->dim : 0);
+    mn_pg_bin(&p, a->blob, a->len); /* NULL: SQL NULL */
+    return mn_pg_query(c, SQL_PUT, &p, 0, "document put", NULL);
+}
+
+/* A document without vectors is stored with dim 0, whatever d->dim says: dim tells a reader
+ * that does not read the vectors (a scan without them) whether there are any. */
+static mn_status op_put(mn_store *st, const mn_store_document *d)
+{
+    if (!d->ns || !d->path || !d->key || !d->value)
+        return mn__err(MN_MISUSE, "document put without its namespace, path, key or value");
+    struct put_arg a = {d, NULL, 0};
+    unsigned char *blob = NULL;
+    mn_status rc = vectors_encode(d, &blob, &a.len);
+    a.blob = blob;
+    if (!rc)
+        rc = mn_pg_run(PG(st), PG_WRITE, put_body, &a);
+    free(blob);
+    return rc;
+}
+
+struct key_arg {
+    const char *ns, *path, *key;
+    int64_t num; /* touch: the new expires_at; get and purge: now */
+    int64_t removed;
+    mn_store_document_fn fn;
+    void *user;
+};
+
+static const char SQL_TOUCH[] =
+    "UPDATE documents SET expires_at = $4::bigint WHERE ns = $1 AND path = $2 AND key = $3";
+static const char SQL_REMOVE[] = "DELETE FROM documents WHERE ns = $1 AND path = $2 AND key = $3";
+
+/* Runs SQL_TOUCH or SQL_REMOVE; a->removed gets the rows it changed. */
+static mn_status key_write(struct pg_conn *c, struct key_arg *a, const char *sql, const char *what)
+{
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, a->ns);
+    mn_pg_text(&p, a->path);
+    mn_pg_text(&p, a->key);
+    if (sql == SQL_TOUCH)
+        mn_pg_i64(&p, a->num);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, sql, &p, 0, what, &r);
+    if (rc)
+        return rc;
+    a->removed = mn_pg_changes(r);
+    PQclear(r);
+    return MN_OK;
+}
+
+static mn_status touch_body(struct pg_conn *c, void *arg) { return key_write(c, arg, SQL_TOUCH, "document touch"); }
+static mn_status remove_body(struct pg_conn *c, void *arg) { return key_write(c, arg, SQL_REMOVE, "document remove"); }
+
+static mn_status op_touch(mn_store *st, const char *ns, const char *path, const char *key, int64_t expires_at)
+{
+    if (!ns || !path || !key)
+        return mn__err(MN_MISUSE, "document touch without its namespace, path or key");
+    struct key_arg a = {ns, path, key, expires_at, 0, NULL, NULL};
+    return mn_pg_run(PG(st), PG_WRITE, touch_body, &a);
+}
+
+static mn_status op_remove(mn_store *st, const char *ns, const char *path, const char *key, int64_t *removed)
+{
+    *removed = 0;
+    if (!ns || !path || !key)
+        return mn__err(MN_MISUSE, "document remove without its namespace, path or key");
+    struct key_arg a = {ns, path, key, 0, 0, NULL, NULL};
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, remove_body, &a);
+    *removed = rc ? 0 : a.removed;
+    return rc;
+}
+
+/* ---- get ------------------------------------------------------------------------------------- */
+
+static const char SQL_GET[] =
+    "SELECT " COLS ", vectors FROM documents WHERE ns = $1 AND path = $2 AND key = $3" LIVE("$4");
+
+static mn_status get_body(struct pg_conn *c, void *arg)
+{
+    struct key_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, a->ns);
+    mn_pg_text(&p, a->path);
+    mn_pg_text(&p, a->key);
+    mn_pg_i64(&p, a->num);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_GET, &p, 1, "document get", &r);
+    if (rc)
+        return rc;
+    float *buf = NULL;
+    size_t cap = 0;
+    mn_store_document d;
+    if (PQntuples(r) && !(rc = row_read(r, 0, &d, &buf, &cap))) {
+        c->visible = 1;
+        a->fn(a->user, &d);
+    }
+    PQclear(r);
+    free(buf);
+    return rc;
+}
+
+static mn_status op_get(mn_store *st, const char *ns, const char *path, const char *key, int64_t now,
+                        mn_store_document_fn fn, void *user)
+{
+    if (!ns || !path || !key)
+        return mn__err(MN_MISUSE, "document get without its namespace, path or key");
+    struct key_arg a = {ns, path, key, now, 0, fn, user};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, get_body, &a);
+}
+
+/* ---- scan ------------------------------------------------------------------------------------ */
+
+/* A page of the rows a scan matches, in key order: the first ($5-$7 NULL), or those after the
+ * last row of the page before ($5-$7: its ns, path and key; a namespace's through (path, key)
+ * on the primary key after ns = $1). A prefix's rows are one range of the primary key: paths
+ * from $2 up to $2 || '/' ('/' is '.' + 1), less those that go on with a byte below '.' ("a-b"
+ * for "a"). The names compare as bytes (COLLATE "C"). Every parameter is named in each text, so
+ * that each has its type; the vectors are read only when asked for ($4). */
+#define PREFIX "path >= $2 AND path < ($2 || '/') AND (path = $2 OR path >= ($2 || '.'))"
+#define FIRST " AND $5::text IS NULL AND $6::text IS NULL AND $7::text IS NULL"
+#define NEXT_IN_NS " AND $5::text IS NOT NULL AND (path, key) > ($6::text, $7::text)"
+#define NEXT " AND (ns, path, key) > ($5::text, $6::text, $7::text)"
+#define SCAN_PAGE(where, after)                                                                                      \
+    "SELECT " COLS ", CASE WHEN $4::integer <> 0 THEN vectors END FROM documents WHERE " where LIVE("$3") after       \
+    " ORDER BY ns, path, key LIMIT $8::bigint"
+#define IN_NS_PREFIX "ns = $1 AND " PREFIX
+#define IN_NS "ns = $1 AND $2::text IS NULL"
+#define ANY_NS_PREFIX "$1::text IS NULL AND " PREFIX
+#define ANY_NS "$1::text IS NULL AND $2::text IS NULL"
+static const char SQL_SCAN_NS_PREFIX[] = SCAN_PAGE(IN_NS_PREFIX, FIRST);
+static const char SQL_SCAN_NS_PREFIX_NEXT[] = SCAN_PAGE(IN_NS_PREFIX, NEXT_IN_NS);
+static const char SQL_SCAN_NS[] = SCAN_PAGE(IN_NS, FIRST);
+static const char SQL_SCAN_NS_NEXT[] = SCAN_PAGE(IN_NS, NEXT_IN_NS);
+static const char SQL_SCAN_PREFIX[] = SCAN_PAGE(ANY_NS_PREFIX, FIRST);
+static const char SQL_SCAN_PREFIX_NEXT[] = SCAN_PAGE(ANY_NS_PREFIX, NEXT);
+static const char SQL_SCAN_ALL[] = SCAN_PAGE(ANY_NS, FIRST);
+static const char SQL_SCAN_ALL_NEXT[] = SCAN_PAGE(ANY_NS, NEXT);
+#define SCAN_FIRST_PAGE 16 /* then 8 times more each page, up to SCAN_MAX_PAGE */
+#define SCAN_MAX_PAGE 256  /* values of up to 1 MiB each (mnemo.h MN_DOCUMENT_MAX_VALUE) */
+
+struct scan_arg {
+    const mn_store_document_scan *q;
+    mn_store_document_fn fn;
+    void *user;
+};
+
+static const char *scan_sql(const mn_store_document_scan *q, int next)
+{
+    if (q->ns)
+        return q->prefix ? (next ? SQL_SCAN_NS_PREFIX_NEXT : SQL_SCAN_NS_PREFIX)
+                         : (next ? SQL_SCAN_NS_NEXT : SQL_SCAN_NS);
+    return q->prefix ? (next ? SQL_SCAN_PREFIX_NEXT : SQL_SCAN_PREFIX) : (next ? SQL_SCAN_ALL_NEXT : SQL_SCAN_ALL);
+}
+
+/* Each page is a statement of its own (a snapshot of its own), as the checkpoint scan's: a page
+ * below the first shows the rows as they were then, still in order without repeats. */
+static mn_status scan_body(struct pg_conn *c, void *arg)
+{
+    struct scan_arg *a = arg;
+    const mn_store_document_scan *q = a->q;
+    PGresult *prev = NULL; /* the page before: its last row is where this one starts */
+    int64_t page = SCAN_FIRST_PAGE;
+    float *buf = NULL;
+    size_t cap = 0;
+    mn_status rc = MN_OK;
+    for (int stop = 0; !stop;) {
+        int last = prev ? PQntuples(prev) - 1 : -1;
+        struct pg_params p;
+        mn_pg_params_init(&p);
+        mn_pg_text(&p, q->ns);
+        mn_pg_text(&p, q->prefix);
+        mn_pg_i64(&p, q->now);
+        mn_pg_i64(&p, q->with_vectors != 0);
+        mn_pg_text(&p, prev ? mn_pg_col_text(prev, last, 0) : NULL);
+        mn_pg_text(&p, prev ? mn_pg_col_text(prev, last, 1) : NULL);
+        mn_pg_text(&p, prev ? mn_pg_col_text(prev, last, 2) : NULL);
+        mn_pg_i64(&p, page);
+        PGresult *r = NULL;
+        rc = mn_pg_query(c, scan_sql(q, prev != NULL), &p, 1, "document scan", &r);
+        PQclear(prev);
+        prev = NULL;
+        if (rc)
+            break;
+        for (int i = 0; i < PQntuples(r) && !stop; i++) {
+            mn_store_document d;
+            if ((rc = row_read(r, i, &d, &buf, &cap)))
+                break;
+            c->visible = 1;
+            stop = a->fn(a->user, &d) != 0;
+        }
+        if (rc || PQntuples(r) < page)
+            stop = 1;
+        prev = r;
+        page = page * 8 > SCAN_MAX_PAGE ? SCAN_MAX_PAGE : page * 8;
+    }
+    PQclear(prev);
+    free(buf);
+    return rc;
+}
+
+static mn_status op_scan(mn_store *st, const mn_store_document_scan *q, mn_store_document_fn fn, void *user)
+{
+    struct scan_arg a = {q, fn, user};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
+}
+
+/* ---- paths ----------------------------------------------------------------------------------- */
+
+static const char SQL_PATHS[] = "SELECT DISTINCT path FROM documents WHERE ns = $1" LIVE("$2") " ORDER BY path";
+
+struct paths_arg {
+    const char *ns;
+    int64_t now;
+    mn_store_document_path_fn fn;
+    void *user;
+};
+
+static mn_status paths_body(struct pg_conn *c, void *arg)
+{
+    struct paths_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_text(&p, a->ns);
+    mn_pg_i64(&p, a->now);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, SQL_PATHS, &p, 0, "document paths", &r);
+    if (rc)
+        return rc;
+    for (int i = 0; i < PQntuples(r); i++) {
+        c->visible = 1;
+        if (a->fn(a->user, mn_pg_col_text(r, i, 0)))
+            break;
+    }
+    PQclear(r);
+    return MN_OK;
+}
+
+static mn_status op_paths(mn_store *st, const char *ns, int64_t now, mn_store_document_path_fn fn, void *user)
+{
+    if (!ns)
+        return mn__err(MN_MISUSE, "document paths without a namespace");
+    struct paths_arg a = {ns, now, fn, user};
+    return mn_pg_run(PG(st), PG_AUTOCOMMIT, paths_body, &a);
+}
+
+/* ---- purge ----------------------------------------------------------------------------------- */
+
+/* The expired rows through documents_by_expiry (of every namespace, or of $2's), or all of $2's
+ * rows ($1 0). Every parameter is named in each text. */
+static const char SQL_PURGE_EXPIRED[] = "DELETE FROM documents WHERE expires_at > 0 AND expires_at <= $1::bigint"
+                                        " AND ($2::text IS NULL OR ns = $2)";
+static const char SQL_PURGE_NS[] = "DELETE FROM documents WHERE ns = $2 AND $1::bigint = 0";
+
+static mn_status purge_body(struct pg_conn *c, void *arg)
+{
+    struct key_arg *a = arg;
+    struct pg_params p;
+    mn_pg_params_init(&p);
+    mn_pg_i64(&p, a->num);
+    mn_pg_text(&p, a->ns);
+    PGresult *r = NULL;
+    mn_status rc = mn_pg_query(c, a->num ? SQL_PURGE_EXPIRED : SQL_PURGE_NS, &p, 0, "document purge", &r);
+    if (rc)
+        return rc;
+    a->removed = mn_pg_changes(r);
+    PQclear(r);
+    return MN_OK;
+}
+
+static mn_status op_purge(mn_store *st, const char *ns, int64_t now, int64_t *removed)
+{
+    *removed = 0;
+    if (!now && !ns)
+        return mn__err(MN_MISUSE, "document purge of a whole namespace without one");
+    struct key_arg a = {ns, NULL, NULL, now, 0, NULL, NULL};
+    mn_status rc = mn_pg_run(PG(st), PG_WRITE, purge_body, &a);
+    *removed = rc ? 0 : a.removed;
+    return rc;
+}
+
+const struct mn_store_document_ops mn_pg_document_ops = {
+    .put = op_put,
+    .get = op_get,
+    .touch = op_touch,
+    .remove = op_remove,
+    .scan = op_scan,
+    .paths = op_paths,
+    .purge = op_purge,
+};
