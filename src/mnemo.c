@@ -63,12 +63,12 @@ mn_status mn_open_path(const char *path, const mn_config *cfg, mn_db **out)
     if (!out)
         return mn__err(MN_MISUSE, "mn_open: out is NULL");
     *out = NULL;
-    return mn__open(path, cfg, out);
+    return mn__open_db(path, cfg, out);
 }
 
 mn_status mn_open(const mn_config *cfg, mn_db **out) { return mn_open_path(NULL, cfg, out); }
 
-void mn_close(mn_db *db) { mn__close(db); }
+void mn_close(mn_db *db) { mn__close_db(db); }
 
 const char *mn_db_path(const mn_db *db) { return db && db->magic == DB_MAGIC ? db->store->label : NULL; }
 
@@ -235,7 +235,7 @@ mn_status mn_session_delete(mn_db *db, const char *id)
     mn_status rc = mn__check_db(db);
     if (rc || (rc = mn__session_ref(db, NULL, id, canon)))
         return rc;
-    return mn__session_delete(db, canon);
+    return mn__delete_session(db, canon);
 }
 
 mn_status mn_prune(mn_db *db, int days, int64_t *deleted)
@@ -359,7 +359,7 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
     return mn__context_for(db, id, opts, out);
 }
 
-void mn_context_free(mn_context *ctx) { mn__context_free(ctx); }
+void mn_context_free(mn_context *ctx) { mn__free_context(ctx); }
 /* ---- export / import ------------------------------------------------------------------------- */
 
 struct export_state {

@@ -142,7 +142,7 @@ static mn_status add_usage(mn_db *db, const char *id, mn_chat_result *r)
     r->session_cached_tokens = add_to(chat, "cached_tokens", r->cached_tokens);
     char *text = mn_json_dump(meta);
     json_decref(meta);
-    rc = text ? mn__session_update(db, id, NULL, text) : mn__nomem();
+    rc = text ? mn__update_session(db, id, NULL, text) : mn__nomem();
     free(text);
     return rc;
 }
@@ -248,7 +248,7 @@ mn_status mn_chat_reply(mn_db *db, const char *session_id, const mn_chat_opts *o
     rc = store_reply(db, id, st.model, r, t.parse.text.data);
 out:
     mn_chat_parse_release(&t.parse);
-    mn__context_free(ctx);
+    mn__free_context(ctx);
     mn_buf_release(&url);
     free(body);
     free(err_body);

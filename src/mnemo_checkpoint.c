@@ -15,14 +15,14 @@ mn_status mn_checkpoint_put(mn_db *db, const mn_checkpoint_in *cp)
     mn_status rc = mn__check_db(db);
     if (!rc)
         rc = MN__ABI_LOAD(mn_checkpoint_in, &in, cp, metadata);
-    return rc ? rc : mn__checkpoint_put(db, &in);
+    return rc ? rc : mn__put_checkpoint(db, &in);
 }
 
 mn_status mn_checkpoint_put_writes(mn_db *db, const char *ns, const char *thread, const char *checkpoint_ns,
                                    const char *checkpoint_id, const mn_checkpoint_write *writes, size_t n)
 {
     mn_status rc = mn__check_db(db);
-    return rc ? rc : mn__checkpoint_put_writes(db, ns, thread, checkpoint_ns, checkpoint_id, writes, n);
+    return rc ? rc : mn__put_checkpoint_writes(db, ns, thread, checkpoint_ns, checkpoint_id, writes, n);
 }
 
 mn_status mn_checkpoint_list(mn_db *db, const mn_checkpoint_query *q, mn_checkpoints **out)
@@ -35,7 +35,7 @@ mn_status mn_checkpoint_list(mn_db *db, const mn_checkpoint_query *q, mn_checkpo
         rc = mn__err(MN_MISUSE, "mn_checkpoint_list: out is NULL");
     if (!rc)
         rc = MN__ABI_LOAD(mn_checkpoint_query, &in, q, limit);
-    return rc ? rc : mn__checkpoint_list(db, &in, out);
+    return rc ? rc : mn__list_checkpoints(db, &in, out);
 }
 
 mn_status mn_checkpoint_get(mn_db *db, const char *ns, const char *thread, const char *checkpoint_ns, const char *id,
@@ -46,7 +46,7 @@ mn_status mn_checkpoint_get(mn_db *db, const char *ns, const char *thread, const
         *out = NULL;
     if (!rc && !out)
         rc = mn__err(MN_MISUSE, "mn_checkpoint_get: out is NULL");
-    return rc ? rc : mn__checkpoint_get(db, ns, thread, checkpoint_ns, id, out);
+    return rc ? rc : mn__get_checkpoint(db, ns, thread, checkpoint_ns, id, out);
 }
 
 mn_status mn_checkpoint_delete_thread(mn_db *db, const char *ns, const char *thread, int64_t *removed)
@@ -54,7 +54,7 @@ mn_status mn_checkpoint_delete_thread(mn_db *db, const char *ns, const char *thr
     mn_status rc = mn__check_db(db);
     if (removed)
         *removed = 0;
-    return rc ? rc : mn__checkpoint_delete_thread(db, ns, thread, removed);
+    return rc ? rc : mn__delete_checkpoint_thread(db, ns, thread, removed);
 }
 
 const mn_checkpoint *mn_checkpoints_at(const mn_checkpoints *list, size_t i)
@@ -66,5 +66,5 @@ const mn_checkpoint *mn_checkpoints_at(const mn_checkpoints *list, size_t i)
 
 void mn_checkpoints_free(mn_checkpoints *list)
 {
-    mn__checkpoints_free(list);
+    mn__free_checkpoints(list);
 }

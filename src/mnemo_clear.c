@@ -23,7 +23,7 @@ mn_status mn_session_clear(mn_db *db, const char *session_id, unsigned flags, in
     if ((rc = mn__live_session(db, id, NULL)))
         return rc;
     int64_t changed = 0;
-    rc = mn__session_clear(db, id, (flags & MN_CLEAR_UNDO) != 0, (flags & MN_CLEAR_STATE) != 0, &changed);
+    rc = mn__clear_session(db, id, (flags & MN_CLEAR_UNDO) != 0, (flags & MN_CLEAR_STATE) != 0, &changed);
     if (!rc && count)
         *count = changed;
     return rc;

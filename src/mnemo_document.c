@@ -26,7 +26,7 @@ mn_status mn_document_put(mn_db *db, const mn_document_in *d, mn_documents **out
         *out = NULL;
     if (!rc)
         rc = MN__ABI_LOAD(mn_document_in, &in, d, ttl_ms);
-    return rc ? rc : mn__document_put(db, &in, out);
+    return rc ? rc : mn__put_document(db, &in, out);
 }
 
 mn_status mn_document_get(mn_db *db, const char *ns, const char *path, const char *key, int refresh_ttl,
@@ -34,7 +34,7 @@ mn_status mn_document_get(mn_db *db, const char *ns, const char *path, const cha
 {
     mn_status rc = mn__check_db(db);
     OUT_REQUIRED("mn_document_get", out);
-    return rc ? rc : mn__document_get(db, ns, path, key, refresh_ttl, out);
+    return rc ? rc : mn__get_document(db, ns, path, key, refresh_ttl, out);
 }
 
 mn_status mn_document_delete(mn_db *db, const char *ns, const char *path, const char *key, int64_t *deleted)
@@ -42,7 +42,7 @@ mn_status mn_document_delete(mn_db *db, const char *ns, const char *path, const 
     mn_status rc = mn__check_db(db);
     if (deleted)
         *deleted = 0;
-    return rc ? rc : mn__document_delete(db, ns, path, key, deleted);
+    return rc ? rc : mn__delete_document(db, ns, path, key, deleted);
 }
 
 mn_status mn_document_search(mn_db *db, const mn_document_query *q, mn_documents **out)
@@ -52,7 +52,7 @@ mn_status mn_document_search(mn_db *db, const mn_document_query *q, mn_documents
     OUT_REQUIRED("mn_document_search", out);
     if (!rc)
         rc = MN__ABI_LOAD(mn_document_query, &in, q, refresh_ttl);
-    return rc ? rc : mn__document_search(db, &in, out);
+    return rc ? rc : mn__search_documents(db, &in, out);
 }
 
 mn_status mn_document_paths(mn_db *db, const mn_document_paths_query *q, mn_strings **out)
@@ -62,7 +62,7 @@ mn_status mn_document_paths(mn_db *db, const mn_document_paths_query *q, mn_stri
     OUT_REQUIRED("mn_document_paths", out);
     if (!rc)
         rc = MN__ABI_LOAD(mn_document_paths_query, &in, q, offset);
-    return rc ? rc : mn__document_paths(db, &in, out);
+    return rc ? rc : mn__list_document_paths(db, &in, out);
 }
 
 const mn_document *mn_documents_at(const mn_documents *list, size_t i)
@@ -74,5 +74,5 @@ const mn_document *mn_documents_at(const mn_documents *list, size_t i)
 
 void mn_documents_free(mn_documents *list)
 {
-    mn__documents_free(list);
+    mn__free_documents(list);
 }

@@ -21,5 +21,5 @@ mn_status mn_message_edit(mn_db *db, const char *session_id, int64_t message_id,
         return mn__err(MN_INVALID, "content: required");
     if ((rc = mn__live_session(db, canon, NULL)))
         return rc;
-    return mn__message_edit(db, canon, message_id, content, metadata, out);
+    return mn__edit_message(db, canon, message_id, content, metadata, out);
 }

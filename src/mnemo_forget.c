@@ -30,7 +30,7 @@ static mn_status forget_sessions(mn_db *db, const char *ns, int64_t *count)
         size_t n = l->count;
         for (size_t i = 0; !rc && i < n; i++) {
             const char *id = l->items[i].id;
-            rc = mn__session_delete(db, id);
+            rc = mn__delete_session(db, id);
             if (rc == MN_NOTFOUND) /* deleted meanwhile by another caller: as good */
                 rc = MN_OK;
             else if (!rc)
@@ -313,16 +313,16 @@ mn_status mn_memory_erase_sources(mn_db *db, const char *session_id, const char 
     for (size_t i = 0; !rc && i < s.n; i++)
         kept += s.keep[i];
     if (!rc && !memory_id && !kept) { /* all of it: one erasure of the session, not one per message */
-        /* mn__session_delete resets the extraction watermark too: Mem0 makes scope sessions
+        /* mn__delete_session resets the extraction watermark too: Mem0 makes scope sessions
          * again with the same id */
-        if (!(rc = mn__session_delete(db, canon)) && erased)
+        if (!(rc = mn__delete_session(db, canon)) && erased)
             *erased = (int64_t)s.n;
         s.n = 0;
     }
     for (size_t i = 0; !rc && i < s.n; i++) {
         if (s.keep[i])
             continue;
-        rc = mn__message_delete(db, canon, s.ids[i]);
+        rc = mn__delete_message(db, canon, s.ids[i]);
         if (rc == MN_NOTFOUND) /* deleted meanwhile by another caller: as good */
             rc = MN_OK;
         else if (!rc && erased)

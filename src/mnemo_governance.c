@@ -26,7 +26,7 @@ mn_status mn_budget_split(int64_t model_window, mn_budget *out)
     memset(out, 0, sizeof *out);
     if (model_window < 1 || model_window > 100000000)
         return mn__err(MN_INVALID, "model_window: %lld is not from 1 to 100000000", (long long)model_window);
-    mn__budget_split(model_window, out);
+    mn__split_budget(model_window, out);
     return MN_OK;
 }
 
@@ -64,7 +64,7 @@ mn_status mn_fold_run(mn_db *db, const mn_fold_job *job, char **outcome_json)
         return rc;
     struct mn_built b;
     memset(&b, 0, sizeof b);
-    rc = mn__context_assemble(db, s, strategy, job->max_tokens, job->model_window, MN_CONTEXT_FOLD_SYNC, 0, &b);
+    rc = mn__assemble_context(db, s, strategy, job->max_tokens, job->model_window, MN_CONTEXT_FOLD_SYNC, 0, &b);
     json_t *fold = b.extra ? json_object_get(b.extra, "fold") : NULL;
     if (!rc && outcome_json && !(*outcome_json = fold ? mn_json_dump(fold) : strdup("{\"outcome\":\"none\"}")))
         rc = mn__nomem();
@@ -147,7 +147,7 @@ mn_status mn_compact_ex(mn_db *db, const char *session_id, const mn_compact_opts
     if ((rc = mn__live_session(db, id, &s)))
         return rc;
     json_t *ev = NULL;
-    rc = mn__context_compact(db, s, ins, &ev);
+    rc = mn__compact_context(db, s, ins, &ev);
     if (event_json && ev) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", mn_errmsg());

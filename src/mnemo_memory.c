@@ -17,21 +17,21 @@ mn_status mn_memory_add(mn_db *db, const mn_memory_in *in, mn_memory **out)
     if (out)
         *out = NULL;
     mn_status rc = mn__check_db(db);
-    return rc ? rc : mn__memory_add(db, in, out);
+    return rc ? rc : mn__add_memory(db, in, out);
 }
 
 mn_status mn_memory_get(mn_db *db, const char *id, mn_memory **out)
 {
     *out = NULL;
     mn_status rc = mn__check_db(db);
-    return rc ? rc : mn__memory_get(db, NULL, id, out);
+    return rc ? rc : mn__get_memory(db, NULL, id, out);
 }
 
 mn_status mn_memory_get_in(mn_db *db, const char *ns, const char *id, mn_memory **out)
 {
     *out = NULL;
     mn_status rc = mn__check_db(db);
-    return rc ? rc : mn__memory_get(db, ns, id, out);
+    return rc ? rc : mn__get_memory(db, ns, id, out);
 }
 
 mn_status mn_memory_update(mn_db *db, const char *id, const mn_memory_in *in, mn_memory **out)
@@ -39,33 +39,33 @@ mn_status mn_memory_update(mn_db *db, const char *id, const mn_memory_in *in, mn
     if (out)
         *out = NULL;
     mn_status rc = mn__check_db(db);
-    return rc ? rc : mn__memory_update(db, id, in, out);
+    return rc ? rc : mn__update_memory(db, id, in, out);
 }
 
 mn_status mn_memory_delete(mn_db *db, const char *id, int64_t at, const char *actor, const char *reason)
 {
     mn_status rc = mn__check_db(db);
-    return rc ? rc : mn__memory_delete(db, id, at, actor, reason);
+    return rc ? rc : mn__delete_memory(db, id, at, actor, reason);
 }
 
 mn_status mn_memory_forget(mn_db *db, const char *id)
 {
     mn_status rc = mn__check_db(db);
-    return rc ? rc : mn__memory_forget(db, id);
+    return rc ? rc : mn__forget_memory(db, id);
 }
 
 mn_status mn_memory_history(mn_db *db, const char *id, mn_memories **out)
 {
     *out = NULL;
     mn_status rc = mn__check_db(db);
-    return rc ? rc : mn__memory_history(db, id, out);
+    return rc ? rc : mn__list_memory_versions(db, id, out);
 }
 
 mn_status mn_memory_list(mn_db *db, const mn_memory_query *q, mn_memories **out)
 {
     *out = NULL;
     mn_status rc = mn__check_db(db);
-    return rc ? rc : mn__memory_list(db, q, out);
+    return rc ? rc : mn__list_memories(db, q, out);
 }
 
 mn_status mn_memory_search(mn_db *db, const char *query, mn_search_mode mode, const mn_memory_query *q,
@@ -73,18 +73,18 @@ mn_status mn_memory_search(mn_db *db, const char *query, mn_search_mode mode, co
 {
     *out = NULL;
     mn_status rc = mn__check_db(db);
-    return rc ? rc : mn__memory_search(db, query, mode, q, out);
+    return rc ? rc : mn__search_memories(db, query, mode, q, out);
 }
 
 /* The engine checks the handle itself: the background worker runs the same extraction. */
 mn_status mn_memory_extract(mn_db *db, const char *session_id, const char *extractor, mn_extract_stats *stats)
 {
-    return mn__memory_extract(db, session_id, extractor, 0, stats);
+    return mn__extract_memories(db, session_id, extractor, 0, stats);
 }
 
 /* ---- records --------------------------------------------------------------------------------- */
 
-void mn_memory_free(mn_memory *m) { mn__memory_free(m); }
+void mn_memory_free(mn_memory *m) { mn__free_memory(m); }
 
 void mn_memories_free(mn_memories *list) { mn__memories_list_free(list); }
 

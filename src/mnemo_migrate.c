@@ -354,7 +354,7 @@ static mn_status open_side(const char *target, const mn_config *cfg, int is_sour
     if (!rc)
         rc = mn_config_set(copy, "embedder.name", "none", "migrate");
     if (!rc)
-        rc = mn__open(target, copy, out);
+        rc = mn__open_db(target, copy, out);
     mn_config_free(copy);
     return rc;
 }
@@ -436,7 +436,7 @@ mn_status mn_migrate(const char *from, const char *to, const mn_config *cfg, int
     if (!rc && stats)
         *stats = c.st;
     free(c.ids);
-    mn__close(c.src);
-    mn__close(c.dst);
+    mn__close_db(c.src);
+    mn__close_db(c.dst);
     return rc;
 }

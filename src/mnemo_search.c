@@ -44,7 +44,7 @@ mn_status mn_embed_pending(mn_db *db, size_t max, size_t *done)
         *done = 0;
     if (rc)
         return rc;
-    rc = mn__embed_pending(db, max, &n);
+    rc = mn__embed_pending_messages(db, max, &n);
     if (done)
         *done = (size_t)n;
     return rc;
@@ -106,7 +106,7 @@ mn_status mn_embed_counts(mn_db *db, int64_t *embedded, int64_t *queued)
     return db->store->ops->search->counts(db->store, embedded, queued);
 }
 
-void mn_search_hits_free(mn_search_hits *hits) { mn__search_hits_free(hits); }
+void mn_search_hits_free(mn_search_hits *hits) { mn__free_search_hits(hits); }
 
 static mn_status check_filter(mn_db *db, const mn_search_filter *f, mn_search_filter *o, char canon[MN_UUID_LEN + 1])
 {
@@ -205,5 +205,5 @@ mn_status mn_relevant_context(mn_db *db, const char *query, int64_t max_tokens, 
     char canon[MN_UUID_LEN + 1];
     if ((rc = check_filter(db, filter, &f, canon)))
         return rc;
-    return mn__relevant_context(db, query, max_tokens, &f, text);
+    return mn__find_relevant_context(db, query, max_tokens, &f, text);
 }

@@ -25,7 +25,7 @@ mn_status mn_message_delete(mn_db *db, const char *session_id, int64_t message_i
         return mn__err(MN_INVALID, "message_id: %lld is not positive", (long long)message_id);
     if ((rc = mn__live_session(db, id, NULL)))
         return rc;
-    return mn__message_delete(db, id, message_id);
+    return mn__delete_message(db, id, message_id);
 }
 
 mn_status mn_session_update(mn_db *db, const char *id, const char *title, const char *metadata)
@@ -34,7 +34,7 @@ mn_status mn_session_update(mn_db *db, const char *id, const char *title, const 
     mn_status rc = mn__check_db(db);
     if (rc || (rc = mn__session_ref(db, NULL, id, canon)))
         return rc;
-    return mn__session_update(db, canon, title, metadata);
+    return mn__update_session(db, canon, title, metadata);
 }
 
 mn_status mn_vacuum(mn_db *db)

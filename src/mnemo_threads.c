@@ -31,7 +31,7 @@ mn_status mn_session_resume(mn_db *db, const char *ns, const char *id, mn_sessio
     }
     if (ns && (rc = mn_check_namespace(ns)))
         return rc;
-    return mn__session_resume(db, ns, out);
+    return mn__resume_session(db, ns, out);
 }
 
 mn_status mn_session_fork(mn_db *db, const char *id, int64_t upto_seq, mn_session **out)
@@ -44,7 +44,7 @@ mn_status mn_session_fork(mn_db *db, const char *id, int64_t upto_seq, mn_sessio
         return rc;
     if (upto_seq < 0)
         return mn__err(MN_INVALID, "upto: %lld is negative", (long long)upto_seq);
-    return mn__session_fork(db, canon, upto_seq, out);
+    return mn__fork_session(db, canon, upto_seq, out);
 }
 
 mn_status mn_gc(mn_db *db, int64_t *purged)

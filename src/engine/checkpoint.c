@@ -107,7 +107,7 @@ static mn_status thread_make(mn_db *db, const char *ns, const char *thread, char
     return mn__err(MN_CONFLICT, "thread '%.200s': made by another writer and gone again", thread);
 }
 
-mn_status mn__checkpoint_put(mn_db *db, const mn_checkpoint_in *in)
+mn_status mn__put_checkpoint(mn_db *db, const mn_checkpoint_in *in)
 {
     const char *ns = in->ns ? in->ns : "default";
     const char *cns = in->checkpoint_ns ? in->checkpoint_ns : "";
@@ -168,7 +168,7 @@ mn_status mn__checkpoint_check_row(const mn_checkpoint *cp)
     return rc;
 }
 
-mn_status mn__checkpoint_put_writes(mn_db *db, const char *ns, const char *thread, const char *cns,
+mn_status mn__put_checkpoint_writes(mn_db *db, const char *ns, const char *thread, const char *cns,
                                     const char *checkpoint_id, const mn_checkpoint_write *w, size_t n)
 {
     ns = ns ? ns : "default";
@@ -331,7 +331,7 @@ static mn_status parse_filter(const char *text, json_t **out)
     return MN_OK;
 }
 
-mn_status mn__checkpoint_list(mn_db *db, const mn_checkpoint_query *q, mn_checkpoints **out)
+mn_status mn__list_checkpoints(mn_db *db, const mn_checkpoint_query *q, mn_checkpoints **out)
 {
     const char *ns = q->ns ? q->ns : "default";
     char id[MN_UUID_LEN + 1];
@@ -371,11 +371,11 @@ mn_status mn__checkpoint_list(mn_db *db, const mn_checkpoint_query *q, mn_checkp
     return MN_OK;
 fail:
     json_decref(c.filter);
-    mn__checkpoints_free(&l->pub);
+    mn__free_checkpoints(&l->pub);
     return rc;
 }
 
-mn_status mn__checkpoint_get(mn_db *db, const char *ns, const char *thread, const char *cns, const char *id,
+mn_status mn__get_checkpoint(mn_db *db, const char *ns, const char *thread, const char *cns, const char *id,
                              mn_checkpoints **out)
 {
     mn_status rc = check_name("thread_id", thread, 0);
@@ -388,10 +388,10 @@ mn_status mn__checkpoint_get(mn_db *db, const char *ns, const char *thread, cons
     q.id = id;
     q.limit = 1;
     mn_checkpoints *l = NULL;
-    if ((rc = mn__checkpoint_list(db, &q, &l)))
+    if ((rc = mn__list_checkpoints(db, &q, &l)))
         return rc;
     if (l->count == 0) {
-        mn__checkpoints_free(l);
+        mn__free_checkpoints(l);
         return id ? mn__err(MN_NOTFOUND, "checkpoint '%.200s' of thread '%.200s' not found", id, thread)
                   : mn__err(MN_NOTFOUND, "thread '%.200s' has no checkpoint", thread);
     }
@@ -399,7 +399,7 @@ mn_status mn__checkpoint_get(mn_db *db, const char *ns, const char *thread, cons
     return MN_OK;
 }
 
-mn_status mn__checkpoint_delete_thread(mn_db *db, const char *ns, const char *thread, int64_t *removed)
+mn_status mn__delete_checkpoint_thread(mn_db *db, const char *ns, const char *thread, int64_t *removed)
 {
     ns = ns ? ns : "default";
     char id[MN_UUID_LEN + 1];
@@ -418,7 +418,7 @@ mn_status mn__checkpoint_delete_thread(mn_db *db, const char *ns, const char *th
     return rc;
 }
 
-void mn__checkpoints_free(mn_checkpoints *list)
+void mn__free_checkpoints(mn_checkpoints *list)
 {
     if (!list)
         return;

@@ -29,7 +29,7 @@ int mn__strategy_known(const char *strategy)
     return 0;
 }
 
-void mn__budget_split(int64_t model_window, mn_budget *out)
+void mn__split_budget(int64_t model_window, mn_budget *out)
 {
     mn_context_budget_split(model_window, &out->response, &out->history, &out->files);
 }
@@ -148,7 +148,7 @@ static int queue_bridge(void *user, const mn_strategy_cfg *cfg, const char *sess
     return db->fold_queue ? db->fold_queue(db->fold_queue_user, &job) : -1;
 }
 
-mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
+mn_status mn__assemble_context(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
                                int64_t model_window, int fold_mode, int detail, struct mn_built *b)
 {
     mn_strategy_cfg c;
@@ -181,7 +181,7 @@ mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strat
     return rc;
 }
 
-mn_status mn__context_compact(mn_db *db, const mn_session *s, const char *instructions, json_t **event)
+mn_status mn__compact_context(mn_db *db, const mn_session *s, const char *instructions, json_t **event)
 {
     mn_strategy_cfg c;
     strategy_cfg(db, &c);
@@ -226,7 +226,7 @@ static mn_status build_history(mn_db *db, const mn_session *s, const char *strat
                                struct mn_memctx *mem, struct mn_built *b)
 {
     int64_t planned = mn__memories_planned(mem), history = max_tokens - reserve - planned;
-    mn_status rc = mn__context_assemble(db, s, strategy, history > 0 ? history : 1, model_window, fold_mode, detail, b);
+    mn_status rc = mn__assemble_context(db, s, strategy, history > 0 ? history : 1, model_window, fold_mode, detail, b);
     if (!rc && mem)
         rc = mn__memories_place(db, mem, b, max_tokens - reserve);
     /* the block gave up some of its share (cut, or left out, for the newest unit): the history is
@@ -237,14 +237,14 @@ static mn_status build_history(mn_db *db, const mn_session *s, const char *strat
         mn_built_release(b);
         memset(b, 0, sizeof *b);
         history = max_tokens - reserve - block;
-        rc = mn__context_assemble(db, s, strategy, history > 0 ? history : 1, model_window, fold_mode, detail, b);
+        rc = mn__assemble_context(db, s, strategy, history > 0 ? history : 1, model_window, fold_mode, detail, b);
         if (!rc)
             rc = mn__memories_place(db, mem, b, max_tokens - reserve);
     }
     return rc;
 }
 
-mn_status mn__context_build(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
+mn_status mn__build_context(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
                             int64_t model_window, int fold_mode, const mn_context_opts *opts, mn_context **out)
 {
     struct mn_built b;
@@ -272,7 +272,7 @@ mn_status mn__context_build(mn_db *db, const mn_session *s, const char *strategy
     if (!rc)
         rc = mn__rag_inject(db, rag, &b, max_tokens);
     mn__rag_free(rag);
-    mn__memories_free(mem);
+    mn__free_memories(mem);
     const struct mn_window *wp = &b.w;
     struct context_impl *c = NULL;
     if (!rc && !(c = calloc(1, sizeof *c)))
@@ -294,7 +294,7 @@ mn_status mn__context_build(mn_db *db, const mn_session *s, const char *strategy
     return rc;
 }
 
-void mn__context_free(mn_context *ctx)
+void mn__free_context(mn_context *ctx)
 {
     if (!ctx)
         return;
@@ -331,7 +331,7 @@ mn_status mn__context_for(mn_db *db, const char *canon, const mn_context_opts *o
     int64_t max_tokens = opts->max_tokens;
     if (!max_tokens && model_window > 0) { /* the history share of the window (mn_budget_split) */
         mn_budget split;
-        mn__budget_split(model_window, &split);
+        mn__split_budget(model_window, &split);
         max_tokens = split.history > 0 ? split.history : 1;
     }
     if (!max_tokens)
@@ -344,7 +344,7 @@ mn_status mn__context_for(mn_db *db, const char *canon, const mn_context_opts *o
     rc = mn__live_session(db, canon, &s);
     if (rc)
         return rc;
-    rc = mn__context_build(db, s, strategy, max_tokens, model_window, fold_mode, opts, out);
+    rc = mn__build_context(db, s, strategy, max_tokens, model_window, fold_mode, opts, out);
     mn_records_session_free(s);
     return rc;
 }

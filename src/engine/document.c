@@ -141,7 +141,7 @@ static int list_push(struct document_list *l, const mn_store_document *d, int sc
     return oom;
 }
 
-void mn__documents_free(mn_documents *list)
+void mn__free_documents(mn_documents *list)
 {
     if (!list)
         return;
@@ -214,7 +214,7 @@ static mn_status read_one(mn_db *db, const char *ns, const char *path, const cha
     if (!rc && f.oom)
         rc = mn__nomem();
     if (rc) {
-        mn__documents_free(&f.l->pub);
+        mn__free_documents(&f.l->pub);
         return rc;
     }
     *out = f.l;
@@ -253,7 +253,7 @@ mn_status mn__document_check(const mn_document_in *in)
     return check_in(in, NULL);
 }
 
-mn_status mn__document_put(mn_db *db, const mn_document_in *in, mn_documents **out)
+mn_status mn__put_document(mn_db *db, const mn_document_in *in, mn_documents **out)
 {
     const char *ns = in->ns ? in->ns : "default";
     json_t *value = NULL, *fields = NULL;
@@ -286,7 +286,7 @@ mn_status mn__document_put(mn_db *db, const mn_document_in *in, mn_documents **o
 
 /* ---- get, delete ----------------------------------------------------------------------------- */
 
-mn_status mn__document_get(mn_db *db, const char *ns, const char *path, const char *key, int refresh_ttl,
+mn_status mn__get_document(mn_db *db, const char *ns, const char *path, const char *key, int refresh_ttl,
                            mn_documents **out)
 {
     mn_status rc = check_address(&ns, path, key);
@@ -301,14 +301,14 @@ mn_status mn__document_get(mn_db *db, const char *ns, const char *path, const ch
     else if (refresh_ttl)
         rc = refresh(db, l, &ttl, now);
     if (rc) {
-        mn__documents_free(&l->pub);
+        mn__free_documents(&l->pub);
         return rc;
     }
     *out = &l->pub;
     return MN_OK;
 }
 
-mn_status mn__document_delete(mn_db *db, const char *ns, const char *path, const char *key, int64_t *deleted)
+mn_status mn__delete_document(mn_db *db, const char *ns, const char *path, const char *key, int64_t *deleted)
 {
     int64_t n = 0;
     mn_status rc = check_address(&ns, path, key);
@@ -454,7 +454,7 @@ static mn_status embed_query(mn_db *db, const char *query, float **qv, uint32_t 
     return rc ? rc : mn_embed_texts_alloc(e, &query, 1, qv, dim);
 }
 
-mn_status mn__document_search(mn_db *db, const mn_document_query *q, mn_documents **out)
+mn_status mn__search_documents(mn_db *db, const mn_document_query *q, mn_documents **out)
 {
     const char *ns = q->ns ? q->ns : "default";
     mn_status rc = mn_check_namespace(ns);
@@ -498,7 +498,7 @@ mn_status mn__document_search(mn_db *db, const mn_document_query *q, mn_document
     free(qv);
     json_decref(r.filter);
     if (rc) {
-        mn__documents_free(l ? &l->pub : NULL);
+        mn__free_documents(l ? &l->pub : NULL);
         return rc;
     }
     *out = &l->pub;
@@ -572,7 +572,7 @@ static int take_path(void *user, const char *path)
 
 static int by_bytes(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-mn_status mn__document_paths(mn_db *db, const mn_document_paths_query *q, mn_strings **out)
+mn_status mn__list_document_paths(mn_db *db, const mn_document_paths_query *q, mn_strings **out)
 {
     const char *ns = q->ns ? q->ns : "default";
     size_t limit = q->limit ? q->limit : PATHS_DEFAULT_LIMIT;

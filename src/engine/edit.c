@@ -132,7 +132,7 @@ static mn_status edit_body(mn_store_tx *tx, void *arg)
     return rc;
 }
 
-mn_status mn__message_edit(mn_db *db, const char *canon, int64_t message_id, const char *content,
+mn_status mn__edit_message(mn_db *db, const char *canon, int64_t message_id, const char *content,
                            const char *metadata, mn_message **out)
 {
     mn_message *cur = NULL;
@@ -185,7 +185,7 @@ static mn_status delete_body(mn_store_tx *tx, void *arg)
     return rc;
 }
 
-mn_status mn__message_delete(mn_db *db, const char *canon, int64_t message_id)
+mn_status mn__delete_message(mn_db *db, const char *canon, int64_t message_id)
 {
     struct removal d = {db->store->ops->rows, canon, message_id, mn_clock_now_ms(), 0};
     mn_status rc = d.o->write(db->store, delete_body, &d);

@@ -34,9 +34,9 @@ struct mn_db {
 /* ---- open.c: the handle's life ---- */
 
 /* mn_open_path after its argument check: a new handle on path (NULL: memory.storage_path). */
-mn_status mn__open(const char *path, const mn_config *cfg, mn_db **out);
+mn_status mn__open_db(const char *path, const mn_config *cfg, mn_db **out);
 /* mn_close: NULL or a closed handle is a no-op. */
-void mn__close(mn_db *db);
+void mn__close_db(mn_db *db);
 /* "~/x" as "$HOME/x" (malloc'd; NULL on OOM). */
 char *mn__expand_path(const char *path);
 /* The store options a configuration asks for. */
@@ -63,12 +63,12 @@ mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
 
 /* mn_session_update for session canon (a canonical id): title and metadata checked, the session
  * live; a metadata opting in to memory extraction is noted. */
-mn_status mn__session_update(mn_db *db, const char *canon, const char *title, const char *metadata);
+mn_status mn__update_session(mn_db *db, const char *canon, const char *title, const char *metadata);
 
 /* ---- threads.c ---- */
 
 /* The newest live session (in namespace ns when not NULL; checked by the caller). */
-mn_status mn__session_resume(mn_db *db, const char *ns, mn_session **out);
+mn_status mn__resume_session(mn_db *db, const char *ns, mn_session **out);
 
 /* ---- turns.c: the turn limit, clearing and its undo ---- */
 
@@ -84,24 +84,24 @@ mn_status mn__turns_trim(const struct mn_store_row_ops *o, struct mn_store_tx *t
                          int trim_delete, int64_t now_ms);
 /* mn_session_clear after its checks (canon: a live session's canonical id): a clear, with the
  * state when with_state, or its undo; *changed gets the messages moved. */
-mn_status mn__session_clear(mn_db *db, const char *canon, int undo, int with_state, int64_t *changed);
+mn_status mn__clear_session(mn_db *db, const char *canon, int undo, int with_state, int64_t *changed);
 /* mn_session_set_max_turns after its checks: the new limit (0: none), applied now. */
 mn_status mn__session_set_turns(mn_db *db, const char *canon, int64_t max_turns);
 
 /* ---- edit.c ---- */
 
 /* mn_message_edit after its argument checks (canon: a live session's canonical id). */
-mn_status mn__message_edit(mn_db *db, const char *canon, int64_t message_id, const char *content,
+mn_status mn__edit_message(mn_db *db, const char *canon, int64_t message_id, const char *content,
                            const char *metadata, mn_message **out);
 /* Deletes one message of session canon with everything that kept its text (the erasure
  * included). MN_NOTFOUND when the session has no such message. */
-mn_status mn__message_delete(mn_db *db, const char *canon, int64_t message_id);
+mn_status mn__delete_message(mn_db *db, const char *canon, int64_t message_id);
 
 /* ---- fork.c ---- */
 
 /* mn_session_fork after its argument checks (canon: the source's canonical id): the copy, in
  * one transaction; *out (may be NULL) gets the new session. */
-mn_status mn__session_fork(mn_db *db, const char *canon, int64_t upto_seq, mn_session **out);
+mn_status mn__fork_session(mn_db *db, const char *canon, int64_t upto_seq, mn_session **out);
 
 /* ---- erase.c ---- */
 
@@ -111,9 +111,9 @@ void mn__erased_message(mn_db *db, const char *session_id, int64_t seq);
 void mn__erased_sessions(mn_db *db, const mn_strings *ids);
 /* Deletes session canon and everything kept of it: the extraction watermark, the rows (the store
  * erases them), then the files above. */
-mn_status mn__session_delete(mn_db *db, const char *canon);
+mn_status mn__delete_session(mn_db *db, const char *canon);
 /* mn_gc and mn_prune after their checks: deletes the expired sessions, or those not updated for
- * `days` days, and everything kept of them as mn__session_delete does; *n gets how many. */
+ * `days` days, and everything kept of them as mn__delete_session does; *n gets how many. */
 mn_status mn__sessions_gc(mn_db *db, int64_t *n);
 mn_status mn__sessions_prune(mn_db *db, int days, int64_t *n);
 /* After memories were forgotten: the memory vector index (this handle's and the saved file)
@@ -130,22 +130,22 @@ struct mn_built;
 int mn__strategy_known(const char *strategy);
 /* Builds session s's context with the handle's configuration (b zeroed; mn_built_release);
  * detail 1: the report's "detail" member (MN_CONTEXT_DETAIL). */
-mn_status mn__context_assemble(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
+mn_status mn__assemble_context(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
                                int64_t model_window, int fold_mode, int detail, struct mn_built *b);
 /* The context pipeline for session s (live, checked): assemble, RAG (opts->rag), render; *out is
- * freed with mn__context_free. The arguments are checked by mn__context_for. */
-mn_status mn__context_build(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
+ * freed with mn__free_context. The arguments are checked by mn__context_for. */
+mn_status mn__build_context(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
                             int64_t model_window, int fold_mode, const mn_context_opts *opts, mn_context **out);
-void mn__context_free(mn_context *ctx);
+void mn__free_context(mn_context *ctx);
 /* mn_context_build for session canon (a canonical id): the options checked and defaulted from
- * the configuration, the session live, then mn__context_build. */
+ * the configuration, the session live, then mn__build_context. */
 mn_status mn__context_for(mn_db *db, const char *canon, const mn_context_opts *opts, mn_context **out);
 struct json_t;
 /* A compaction of session s now (mn_compact_ex), with summarizer.model; *event gets the
  * compaction event (caller json_decref). */
-mn_status mn__context_compact(mn_db *db, const mn_session *s, const char *instructions, struct json_t **event);
+mn_status mn__compact_context(mn_db *db, const mn_session *s, const char *instructions, struct json_t **event);
 /* model_window split into response, history and files (model_window checked by the caller). */
-void mn__budget_split(int64_t model_window, mn_budget *out);
+void mn__split_budget(int64_t model_window, mn_budget *out);
 
 /* ---- search.c, rag.c ---- */
 
@@ -179,17 +179,17 @@ mn_status mn__check_filter_metadata(const char *metadata);
 /* True when embedder.name is not none. */
 int mn__embedder_configured(mn_db *db);
 /* Embeds up to max (0: all) queued messages and updates the index; *done counts them. */
-mn_status mn__embed_pending(mn_db *db, size_t max, int64_t *done);
+mn_status mn__embed_pending_messages(mn_db *db, size_t max, int64_t *done);
 /* Queues the messages without a vector (reset: every message) and embeds them. */
 mn_status mn__embed_fill(mn_db *db, int reset, mn_progress_fn progress, void *user, int64_t *done);
 /* A search over checked arguments (f complete; mode may be AUTO); *out freed with
- * mn__search_hits_free. */
+ * mn__free_search_hits. */
 mn_status mn__search_run(mn_db *db, const char *query, mn_search_mode mode, size_t top_k, const mn_search_filter *f,
                          double min_sim, mn_search_hits **out);
-void mn__search_hits_free(mn_search_hits *hits);
+void mn__free_search_hits(mn_search_hits *hits);
 /* rag.c: the RAG block for query within max_tokens (mn_relevant_context), and the injection into
  * a built context (opts->rag; the options are checked here, a failing retrieval is reported). */
-mn_status mn__relevant_context(mn_db *db, const char *query, int64_t max_tokens, const mn_search_filter *f,
+mn_status mn__find_relevant_context(mn_db *db, const char *query, int64_t max_tokens, const mn_search_filter *f,
                                char **text);
 /* Retrieval in a built context, in two steps around the history's build: plan (the options
  * checked; on by default, memory.rag.*) reads the first build b: when it left history out, it
@@ -220,25 +220,25 @@ mn_status mn__memory_search_run(mn_db *db, const char *query, mn_search_mode mod
 /* The use cases of mn_memory_* after the handle check: each checks the rest of its arguments as
  * the public function documents (ids, the caller's struct through util/abi.h, limits), so that an
  * extractor's answer gets the same checks as an API caller's. *out is NULL on failure; a memory
- * is freed with mn__memory_free, a list with mn__memories_list_free. */
-void mn__memory_free(mn_memory *m); /* mn_memory_free */
+ * is freed with mn__free_memory, a list with mn__memories_list_free. */
+void mn__free_memory(mn_memory *m); /* mn_memory_free */
 /* A memory id as its canonical UUID (MN_INVALID). */
 mn_status mn__memory_check_id(const char *id, char canon[MN_UUID_LEN + 1]);
 /* The current version of memory canon, closed or not (MN_NOTFOUND). */
 mn_status mn__memory_current(mn_db *db, const char *canon, mn_memory **out);
 /* mn_memory_get (ns NULL) and mn_memory_get_in: one of another namespace is not found. */
-mn_status mn__memory_get(mn_db *db, const char *ns, const char *id, mn_memory **out);
-mn_status mn__memory_history(mn_db *db, const char *id, mn_memories **out);
-mn_status mn__memory_list(mn_db *db, const mn_memory_query *q, mn_memories **out);
-mn_status mn__memory_search(mn_db *db, const char *query, mn_search_mode mode, const mn_memory_query *q,
+mn_status mn__get_memory(mn_db *db, const char *ns, const char *id, mn_memory **out);
+mn_status mn__list_memory_versions(mn_db *db, const char *id, mn_memories **out);
+mn_status mn__list_memories(mn_db *db, const mn_memory_query *q, mn_memories **out);
+mn_status mn__search_memories(mn_db *db, const char *query, mn_search_mode mode, const mn_memory_query *q,
                             mn_memories **out);
 /* The versioning (docs/memory.md): add writes version 1; update and delete close the current
  * version by writing the next (an update that changes nothing writes nothing); forget removes
  * every version and the memory vector index. out may be NULL. */
-mn_status mn__memory_add(mn_db *db, const mn_memory_in *in, mn_memory **out);
-mn_status mn__memory_update(mn_db *db, const char *id, const mn_memory_in *in, mn_memory **out);
-mn_status mn__memory_delete(mn_db *db, const char *id, int64_t at, const char *actor, const char *reason);
-mn_status mn__memory_forget(mn_db *db, const char *id);
+mn_status mn__add_memory(mn_db *db, const mn_memory_in *in, mn_memory **out);
+mn_status mn__update_memory(mn_db *db, const char *id, const mn_memory_in *in, mn_memory **out);
+mn_status mn__delete_memory(mn_db *db, const char *id, int64_t at, const char *actor, const char *reason);
+mn_status mn__forget_memory(mn_db *db, const char *id);
 /* text's vector from the handle's embedder (*vec NULL when none is configured; caller frees). */
 mn_status mn__memory_embed(mn_db *db, const char *text, float **vec, uint32_t *dim);
 /* memories.c: long-term memories in a built context (opts->memories; checked here): the block
@@ -250,7 +250,7 @@ mn_status mn__memories_plan(mn_db *db, const mn_context_opts *o, const mn_sessio
                             struct mn_memctx **out);
 mn_status mn__memories_place(mn_db *db, struct mn_memctx *mc, struct mn_built *b, int64_t max_tokens);
 int64_t mn__memories_planned(const struct mn_memctx *mc);
-void mn__memories_free(struct mn_memctx *mc);
+void mn__free_memories(struct mn_memctx *mc);
 
 /* Long-term memory in export, import and migrate (memory_io.c): every version as a
  * {"type":"memory", …} line after the sessions; whether an import line is one (export writes
@@ -291,7 +291,7 @@ mn_status mn__extract_scope(const mn_session *s, struct mn_extract_scope *sc);
 void mn__extract_scope_release(struct mn_extract_scope *sc);
 /* extract.c: mn_memory_extract; background: the worker's run, which does nothing when the session's (or else
  * the database's) extraction is off. */
-mn_status mn__memory_extract(mn_db *db, const char *session_id, const char *extractor, int background,
+mn_status mn__extract_memories(mn_db *db, const char *session_id, const char *extractor, int background,
                              mn_extract_stats *stats);
 /* The llm extractor over msgs (extract_llm.c); *malformed is set when an answer was rejected. */
 mn_status mn__memory_extract_llm(mn_db *db, const mn_session *s, const struct mn_extract_scope *sc,
@@ -299,14 +299,14 @@ mn_status mn__memory_extract_llm(mn_db *db, const mn_session *s, const struct mn
 
 /* ---- checkpoint.c: graph checkpoints, the public functions after their handle and ABI checks ---- */
 
-mn_status mn__checkpoint_put(mn_db *db, const mn_checkpoint_in *cp);
-mn_status mn__checkpoint_put_writes(mn_db *db, const char *ns, const char *thread, const char *checkpoint_ns,
+mn_status mn__put_checkpoint(mn_db *db, const mn_checkpoint_in *cp);
+mn_status mn__put_checkpoint_writes(mn_db *db, const char *ns, const char *thread, const char *checkpoint_ns,
                                     const char *checkpoint_id, const mn_checkpoint_write *writes, size_t n);
-mn_status mn__checkpoint_list(mn_db *db, const mn_checkpoint_query *q, mn_checkpoints **out);
-mn_status mn__checkpoint_get(mn_db *db, const char *ns, const char *thread, const char *checkpoint_ns,
+mn_status mn__list_checkpoints(mn_db *db, const mn_checkpoint_query *q, mn_checkpoints **out);
+mn_status mn__get_checkpoint(mn_db *db, const char *ns, const char *thread, const char *checkpoint_ns,
                              const char *id, mn_checkpoints **out);
-mn_status mn__checkpoint_delete_thread(mn_db *db, const char *ns, const char *thread, int64_t *removed);
-void mn__checkpoints_free(mn_checkpoints *list);
+mn_status mn__delete_checkpoint_thread(mn_db *db, const char *ns, const char *thread, int64_t *removed);
+void mn__free_checkpoints(mn_checkpoints *list);
 /* Pending writes copied into arena a as a store's writes scan hands them over
  * (mn__checkpoint_write_collect is the callback; oom set when a copy failed). */
 struct mn_arena;
@@ -337,14 +337,14 @@ mn_status mn__export_line(mn_write_fn write, void *user, struct json_t *o);
 
 /* ---- document.c: documents, the public functions after their handle and ABI checks ---- */
 
-mn_status mn__document_put(mn_db *db, const mn_document_in *in, mn_documents **out);
-mn_status mn__document_get(mn_db *db, const char *ns, const char *path, const char *key, int refresh_ttl,
+mn_status mn__put_document(mn_db *db, const mn_document_in *in, mn_documents **out);
+mn_status mn__get_document(mn_db *db, const char *ns, const char *path, const char *key, int refresh_ttl,
                            mn_documents **out);
-mn_status mn__document_delete(mn_db *db, const char *ns, const char *path, const char *key, int64_t *deleted);
-mn_status mn__document_search(mn_db *db, const mn_document_query *q, mn_documents **out);
-mn_status mn__document_paths(mn_db *db, const mn_document_paths_query *q, mn_strings **out);
-void mn__documents_free(mn_documents *list);
-/* The checks mn__document_put makes of in (an import line's): MN_INVALID, MN_TOOBIG. */
+mn_status mn__delete_document(mn_db *db, const char *ns, const char *path, const char *key, int64_t *deleted);
+mn_status mn__search_documents(mn_db *db, const mn_document_query *q, mn_documents **out);
+mn_status mn__list_document_paths(mn_db *db, const mn_document_paths_query *q, mn_strings **out);
+void mn__free_documents(mn_documents *list);
+/* The checks mn__put_document makes of in (an import line's): MN_INVALID, MN_TOOBIG. */
 mn_status mn__document_check(const mn_document_in *in);
 /* Deletes the documents whose time to live ran out (gc), or every document of ns (erasure). */
 mn_status mn__document_purge_expired(mn_db *db, int64_t *removed);

@@ -4,7 +4,7 @@
  * src/context/govern.c), and the erased vectors in the vector indexes: this handle's copy in
  * memory and the saved files (messages' "<db>.hnsw", memories' "<db>.memories.hnsw"), caches
  * that every later save writes only after applying the removals (search/vindex.c). The rows
- * themselves are erased by the store (src/store/, sqlite/erase.c). mn__session_delete,
+ * themselves are erased by the store (src/store/, sqlite/erase.c). mn__delete_session,
  * mn__sessions_gc and mn__sessions_prune are the deletes of sessions, each with all of it (the
  * extraction watermarks too), so no caller can forget a part.
  */
@@ -98,7 +98,7 @@ static mn_status forget_watermarks(mn_db *db, const mn_strings *ids)
     return ids && ids->count ? f.o->write(db->store, forget_body, &f) : MN_OK;
 }
 
-mn_status mn__session_delete(mn_db *db, const char *canon)
+mn_status mn__delete_session(mn_db *db, const char *canon)
 {
     mn_strings one = {1, (const char *[]){canon}};
     mn_status rc = forget_watermarks(db, &one); /* first: nothing is deleted when it fails */

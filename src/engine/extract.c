@@ -104,7 +104,7 @@ static mn_status find(struct run *r, const struct mn_candidate *c, mn_memory **o
     mn_status rc = MN_OK;
     for (size_t page_len = FIND_PAGE; !rc && !*out && page_len == FIND_PAGE; q.offset += FIND_PAGE) {
         mn_memories *l = NULL;
-        rc = mn__memory_list(r->db, &q, &l);
+        rc = mn__list_memories(r->db, &q, &l);
         page_len = rc ? 0 : l->count;
         for (size_t i = 0; !rc && i < l->count && !*out; i++) {
             mn_memory *m = &l->items[i];
@@ -143,7 +143,7 @@ static int apply(struct run *r, const struct mn_candidate *c)
         in.valid_from = r->m->created_at > have->valid_from ? r->m->created_at : 0;
         in.actor = "extractor:offline";
         in.reason = reason;
-        r->rc = mn__memory_update(r->db, have->id, &in, NULL);
+        r->rc = mn__update_memory(r->db, have->id, &in, NULL);
         r->st->updated += r->rc == MN_OK;
     } else {
         char meta[MN_EXTRACT_MAX_KEY + 16];
@@ -163,10 +163,10 @@ static int apply(struct run *r, const struct mn_candidate *c)
         in.valid_from = r->m->created_at;
         in.actor = "extractor:offline";
         in.reason = reason;
-        r->rc = mn__memory_add(r->db, &in, NULL);
+        r->rc = mn__add_memory(r->db, &in, NULL);
         r->st->added += r->rc == MN_OK;
     }
-    mn__memory_free(have);
+    mn__free_memory(have);
     return r->rc != MN_OK;
 }
 
@@ -224,7 +224,7 @@ static mn_status extract_offline(struct run *r)
     return r->rc;
 }
 
-mn_status mn__memory_extract(mn_db *db, const char *session_id, const char *extractor, int background,
+mn_status mn__extract_memories(mn_db *db, const char *session_id, const char *extractor, int background,
                              mn_extract_stats *stats)
 {
     mn_extract_stats st = {0, 0, 0, 0, 0, 0, 0};

@@ -206,7 +206,7 @@ static mn_status similar(mn_db *db, const struct mn_extract_scope *sc, const cha
     for (q.limit = SIMILAR * 4;; q.limit = q.limit * 4 < MN_FACT_MAX_LIMIT ? q.limit * 4 : MN_FACT_MAX_LIMIT) {
         mn__memories_list_free(*out);
         *out = NULL;
-        mn_status rc = mn__memory_search(db, text, MN_SEARCH_AUTO, &q, out);
+        mn_status rc = mn__search_memories(db, text, MN_SEARCH_AUTO, &q, out);
         if (rc)
             return rc;
         size_t had = keep_in_scope(sc, *out);
@@ -269,13 +269,13 @@ static mn_status decide(mn_db *db, const mn_session *s, const struct mn_extract_
             in.session_id = sc->session_id;
             in.pinned = 0;
             in.token_cap = 0;
-            rc = mn__memory_add(db, &in, NULL);
+            rc = mn__add_memory(db, &in, NULL);
             st->added += rc == MN_OK;
         } else if (!strcmp(d.action, "update")) {
-            rc = mn__memory_update(db, d.id, &in, NULL);
+            rc = mn__update_memory(db, d.id, &in, NULL);
             st->updated += rc == MN_OK;
         } else if (!strcmp(d.action, "invalidate")) {
-            rc = mn__memory_delete(db, d.id, 0, "extractor:llm", d.reason ? d.reason : "no longer true");
+            rc = mn__delete_memory(db, d.id, 0, "extractor:llm", d.reason ? d.reason : "no longer true");
             st->invalidated += rc == MN_OK;
         } else {
             st->unchanged++;

@@ -108,7 +108,7 @@ static mn_status fork_body(mn_store_tx *tx, void *arg)
     return title_seq ? f->o->title_from(tx, c.sid, title_seq) : MN_OK;
 }
 
-mn_status mn__session_fork(mn_db *db, const char *canon, int64_t upto_seq, mn_session **out)
+mn_status mn__fork_session(mn_db *db, const char *canon, int64_t upto_seq, mn_session **out)
 {
     char new_id[MN_UUID_LEN + 1];
     struct fork f = {db->store->ops->rows, db->store->ops->append, canon, new_id, upto_seq, mn_clock_now_ms(),

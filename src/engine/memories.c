@@ -31,7 +31,7 @@ struct mn_memctx {
 
 int64_t mn__memories_planned(const struct mn_memctx *mc) { return mc ? mn_memblock_cost(&mc->block) : 0; }
 
-void mn__memories_free(struct mn_memctx *mc)
+void mn__free_memories(struct mn_memctx *mc)
 {
     if (!mc)
         return;
@@ -165,7 +165,7 @@ mn_status mn__memories_plan(mn_db *db, const mn_context_opts *o, const mn_sessio
     struct mn_memctx *mc = calloc(1, sizeof *mc);
     if (!mc || !(mc->rep = json_pack("{s:b, s:I}", "enabled", 1, "top_k", (json_int_t)top_k)) ||
         (from_config && json_object_set_new(mc->rep, "source", json_string("memory.context.enabled")))) {
-        mn__memories_free(mc);
+        mn__free_memories(mc);
         return mn__nomem();
     }
     mc->session_id = s->id;
@@ -185,7 +185,7 @@ mn_status mn__memories_plan(mn_db *db, const mn_context_opts *o, const mn_sessio
     if (!rc)
         rc = mn_memblock_fit(&mc->block, db->tk, room);
     if (rc)
-        mn__memories_free(mc);
+        mn__free_memories(mc);
     else
         *out = mc;
     return rc;

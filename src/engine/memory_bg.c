@@ -107,7 +107,7 @@ static void run(mn_db *db, const struct entry *e)
     if (e->forced && newest_seq(db, e->id, &upto))
         upto = 0; /* the run fails the same way below */
     mn_extract_stats st = {0, 0, 0, 0, 0, 0, 0};
-    mn_status rc = mn__memory_extract(db, e->id, NULL, !e->forced, &st);
+    mn_status rc = mn__extract_memories(db, e->id, NULL, !e->forced, &st);
     if (rc)
         mn__log(MN_LOG_WARN, "background memory extraction, session %s: %s", e->id, mn_errmsg());
     if (!e->forced)

@@ -34,7 +34,7 @@ void mn__memories_list_free(mn_memories *list)
     free(list);
 }
 
-void mn__memory_free(mn_memory *m)
+void mn__free_memory(mn_memory *m)
 {
     if (!m)
         return;
@@ -125,7 +125,7 @@ mn_status mn__memory_current(mn_db *db, const char *canon, mn_memory **out)
     return MN_OK;
 }
 
-mn_status mn__memory_get(mn_db *db, const char *ns, const char *id, mn_memory **out)
+mn_status mn__get_memory(mn_db *db, const char *ns, const char *id, mn_memory **out)
 {
     *out = NULL;
     char canon[MN_UUID_LEN + 1];
@@ -134,12 +134,12 @@ mn_status mn__memory_get(mn_db *db, const char *ns, const char *id, mn_memory **
         rc = mn__memory_current(db, canon, out);
     if (rc || !ns || strcmp((*out)->ns, ns) == 0)
         return rc;
-    mn__memory_free(*out);
+    mn__free_memory(*out);
     *out = NULL;
     return mn__err(MN_NOTFOUND, "memory %s: no such memory", canon); /* the words of a missing one */
 }
 
-mn_status mn__memory_history(mn_db *db, const char *id, mn_memories **out)
+mn_status mn__list_memory_versions(mn_db *db, const char *id, mn_memories **out)
 {
     *out = NULL;
     char canon[MN_UUID_LEN + 1];
@@ -167,7 +167,7 @@ static mn_status check_query_arg(const mn_memory_query **q, mn_memory_query *loa
     return rc;
 }
 
-mn_status mn__memory_list(mn_db *db, const mn_memory_query *q, mn_memories **out)
+mn_status mn__list_memories(mn_db *db, const mn_memory_query *q, mn_memories **out)
 {
     *out = NULL;
     mn_memory_query loaded;
@@ -182,7 +182,7 @@ mn_status mn__memory_list(mn_db *db, const mn_memory_query *q, mn_memories **out
     return mn__memory_query_run(db, &sq, out);
 }
 
-mn_status mn__memory_search(mn_db *db, const char *query, mn_search_mode mode, const mn_memory_query *q,
+mn_status mn__search_memories(mn_db *db, const char *query, mn_search_mode mode, const mn_memory_query *q,
                             mn_memories **out)
 {
     *out = NULL;

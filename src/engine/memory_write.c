@@ -110,11 +110,11 @@ static mn_status store_version(mn_db *db, const mn_memory *m, mn_memory **out)
         *out = copy;
         copy = NULL;
     }
-    mn__memory_free(copy);
+    mn__free_memory(copy);
     return rc;
 }
 
-mn_status mn__memory_add(mn_db *db, const mn_memory_in *in, mn_memory **out)
+mn_status mn__add_memory(mn_db *db, const mn_memory_in *in, mn_memory **out)
 {
     if (out)
         *out = NULL;
@@ -162,7 +162,7 @@ static mn_status current_open(mn_db *db, const char *canon, const char *closed_w
     *now = mn_clock_now_ms();
     if (!rc && is_closed(*cur, *now)) {
         rc = mn__err(MN_INVALID, "memory %s: %s", canon, closed_why);
-        mn__memory_free(*cur);
+        mn__free_memory(*cur);
         *cur = NULL;
     }
     return rc;
@@ -215,7 +215,7 @@ static mn_memory next_version(const mn_memory *cur, const mn_memory_in *in, int6
     return m;
 }
 
-mn_status mn__memory_update(mn_db *db, const char *id, const mn_memory_in *in, mn_memory **out)
+mn_status mn__update_memory(mn_db *db, const char *id, const mn_memory_in *in, mn_memory **out)
 {
     if (out)
         *out = NULL;
@@ -233,7 +233,7 @@ mn_status mn__memory_update(mn_db *db, const char *id, const mn_memory_in *in, m
         if (out)
             *out = cur;
         else
-            mn__memory_free(cur);
+            mn__free_memory(cur);
         return MN_OK;
     }
     mn_memory m = next_version(cur, in, now);
@@ -246,7 +246,7 @@ mn_status mn__memory_update(mn_db *db, const char *id, const mn_memory_in *in, m
                                     (long long)m.valid_to);
     if (!rc)
         rc = store_version(db, &m, out);
-    mn__memory_free(cur);
+    mn__free_memory(cur);
     return rc;
 }
 
@@ -263,7 +263,7 @@ static mn_status check_delete(const char *id, char canon[MN_UUID_LEN + 1], int64
     return rc;
 }
 
-mn_status mn__memory_delete(mn_db *db, const char *id, int64_t at, const char *actor, const char *reason)
+mn_status mn__delete_memory(mn_db *db, const char *id, int64_t at, const char *actor, const char *reason)
 {
     char canon[MN_UUID_LEN + 1];
     mn_status rc = check_delete(id, canon, at, actor, reason);
@@ -292,11 +292,11 @@ mn_status mn__memory_delete(mn_db *db, const char *id, int64_t at, const char *a
         rc = mn__err(MN_INVALID, "at: must be after the memory's valid_from");
     if (!rc)
         rc = store_version(db, &m, NULL);
-    mn__memory_free(cur);
+    mn__free_memory(cur);
     return rc;
 }
 
-mn_status mn__memory_forget(mn_db *db, const char *id)
+mn_status mn__forget_memory(mn_db *db, const char *id)
 {
     char canon[MN_UUID_LEN + 1];
     mn_status rc = mn__memory_check_id(id, canon);

@@ -143,7 +143,7 @@ mn_store_opts mn__store_opts(const mn_config *cfg, mn_progress_fn progress, void
     return so;
 }
 
-mn_status mn__open(const char *path, const mn_config *cfg, mn_db **out)
+mn_status mn__open_db(const char *path, const mn_config *cfg, mn_db **out)
 {
     mn_db *db = calloc(1, sizeof *db);
     if (!db)
@@ -170,7 +170,7 @@ mn_status mn__open(const char *path, const mn_config *cfg, mn_db **out)
         db->magic = DB_MAGIC;
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", mn_errmsg());
-        mn__close(db);
+        mn__close_db(db);
         return mn__err(rc, "%s", msg);
     }
     db->magic = DB_MAGIC;
@@ -209,7 +209,7 @@ static void auto_prune(mn_db *db)
     }
 }
 
-void mn__close(mn_db *db)
+void mn__close_db(mn_db *db)
 {
     if (!db || db->magic != DB_MAGIC)
         return;

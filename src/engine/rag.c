@@ -66,7 +66,7 @@ static mn_status rag_block(mn_db *db, const mn_search_hit *hits, size_t n, int64
     return rc;
 }
 
-mn_status mn__relevant_context(mn_db *db, const char *query, int64_t max_tokens, const mn_search_filter *f,
+mn_status mn__find_relevant_context(mn_db *db, const char *query, int64_t max_tokens, const mn_search_filter *f,
                                char **text)
 {
     mn_search_hits *hits = NULL;
@@ -75,7 +75,7 @@ mn_status mn__relevant_context(mn_db *db, const char *query, int64_t max_tokens,
     size_t used;
     if (!rc)
         rc = rag_block(db, hits->items, hits->count, max_tokens, &b, &used);
-    mn__search_hits_free(hits);
+    mn__free_search_hits(hits);
     if (!rc && !(*text = mn_buf_detach(&b, NULL)))
         rc = mn__nomem();
     mn_buf_release(&b);
@@ -107,7 +107,7 @@ void mn__rag_free(struct mn_ragctx *r)
     if (!r)
         return;
     json_decref(r->rep);
-    mn__search_hits_free(r->hits);
+    mn__free_search_hits(r->hits);
     free(r);
 }
 

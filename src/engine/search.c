@@ -246,7 +246,7 @@ void mn__search_after_append(mn_db *db)
     }
 }
 
-mn_status mn__embed_pending(mn_db *db, size_t max, int64_t *done)
+mn_status mn__embed_pending_messages(mn_db *db, size_t max, int64_t *done)
 {
     mn_status rc = drain(db, max, NULL, NULL, 0, done);
     if (!rc) /* also catches up with vectors other processes stored */
@@ -283,7 +283,7 @@ struct hits_impl {
     struct mn_arena arena;
 };
 
-void mn__search_hits_free(mn_search_hits *hits)
+void mn__free_search_hits(mn_search_hits *hits)
 {
     if (!hits)
         return;
@@ -521,7 +521,7 @@ mn_status mn__search_run(mn_db *db, const char *query, mn_search_mode mode, size
             rc = mn__nomem();
     }
     if (rc)
-        mn__search_hits_free(h ? &h->pub : NULL);
+        mn__free_search_hits(h ? &h->pub : NULL);
     else
         *out = &h->pub;
     free(ids);

@@ -9,7 +9,7 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-mn_status mn__session_update(mn_db *db, const char *canon, const char *title, const char *metadata)
+mn_status mn__update_session(mn_db *db, const char *canon, const char *title, const char *metadata)
 {
     mn_status rc;
     if ((rc = mn_check_text("title", title, MN_MAX_TITLE_BYTES, "")))

@@ -10,7 +10,7 @@
 
 #define RESUME_PAGE 100
 
-mn_status mn__session_resume(mn_db *db, const char *ns, mn_session **out)
+mn_status mn__resume_session(mn_db *db, const char *ns, mn_session **out)
 {
     int64_t now = mn_clock_now_ms();
     mn_status rc = MN_OK;

@@ -114,7 +114,7 @@ static mn_status change_body(mn_store_tx *tx, void *arg)
     return mn__turns_trim(o, tx, row.sid, row.max_turns, c->trim_delete, c->now_ms);
 }
 
-mn_status mn__session_clear(mn_db *db, const char *canon, int undo, int with_state, int64_t *changed)
+mn_status mn__clear_session(mn_db *db, const char *canon, int undo, int with_state, int64_t *changed)
 {
     struct turns_change c = {db->store->ops->rows, canon, undo, with_state, -1, 0, mn_clock_now_ms(), 0};
     mn_status rc = c.o->write(db->store, change_body, &c);
