@@ -18,10 +18,10 @@ static mn_tokenizer *enc[2];
 static int try_dir(const char *dir)
 {
     mn_tokenizer *a = NULL, *b = NULL;
-    if (mn_token_open("cl100k_base", dir, &a) != MN_OK)
+    if (mn__token_open("cl100k_base", dir, &a) != MN_OK)
         return 0;
-    if (mn_token_open("o200k_base", dir, &b) != MN_OK) {
-        mn_token_free(a);
+    if (mn__token_open("o200k_base", dir, &b) != MN_OK) {
+        mn__token_free(a);
         return 0;
     }
     enc[0] = a;
@@ -72,13 +72,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = 0;
     if (tk->vt->encode(tk, text, len, &ids, &n) != MN_OK)
         abort();
-    if (mn_token_count(tk, text, len) != n) {
+    if (mn__token_count(tk, text, len) != n) {
         fprintf(stderr, "fuzz_bpe: count != number of ids (%zu)\n", n);
         abort();
     }
     char *back = NULL;
     size_t blen = 0;
-    if (mn_bpe_decode(tk, ids, n, &back, &blen) != MN_OK || blen != len || memcmp(back, text, len) != 0) {
+    if (mn__bpe_decode(tk, ids, n, &back, &blen) != MN_OK || blen != len || memcmp(back, text, len) != 0) {
         fprintf(stderr, "fuzz_bpe: decode(encode(x)) != x\n");
         abort();
     }

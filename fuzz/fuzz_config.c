@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mn_config *cfg = NULL;
     if (mn_config_new(&cfg) != MN_OK)
         abort();
-    mn_config_load_yaml(cfg, (const char *)data, size, "fuzz.yaml", "fuzz");
+    mn__config_load_yaml(cfg, (const char *)data, size, "fuzz.yaml", "fuzz");
     mn_config_free(cfg);
     return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * fuzz_fts_query.c — user text as a keyword query: escaped by mn_fts_query and run by
+ * fuzz_fts_query.c — user text as a keyword query: escaped by mn__fts_query and run by
  * mn_search against a small database, it must never be an FTS5 syntax error (any valid UTF-8
  * query gives MN_OK). The same bytes also go through the hash embedder and the embeddings reply
  * parser (both protocols).
@@ -62,13 +62,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = strlen(q), bad;
     struct mn_buf b = MN_BUF_INIT;
     size_t terms = 0;
-    if (mn_fts_query(q, &b, &terms))
+    if (mn__fts_query(q, &b, &terms))
         abort();
     size_t all = terms;
-    if (mn_fts_query_content(q, &b, &terms) || terms > all || (all && !terms))
+    if (mn__fts_query_content(q, &b, &terms) || terms > all || (all && !terms))
         abort(); /* a subset of the terms, never none of some */
-    mn_buf_release(&b);
-    if (len && mn_utf8_valid(q, len, &bad)) {
+    mn__buf_release(&b);
+    if (len && mn__utf8_valid(q, len, &bad)) {
         mn_search_hits *h = NULL;
         mn_status rc = mn_search(db, q, MN_SEARCH_KEYWORD, 5, NULL, 0, &h);
         if (rc != MN_OK) {
@@ -84,13 +84,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mn_memories_free(m);
     }
     float v[64];
-    mn_embed_hash(q, len, 64, v);
+    mn__embed_hash(q, len, 64, v);
     float *out = NULL;
     uint32_t dim = 0;
-    mn_embed_parse_reply("openai", (const char *)data, size, 2, &dim, &out);
+    mn__embed_parse_reply("openai", (const char *)data, size, 2, &dim, &out);
     free(out);
     dim = 0;
-    mn_embed_parse_reply("ollama", (const char *)data, size, 1, &dim, &out);
+    mn__embed_parse_reply("ollama", (const char *)data, size, 1, &dim, &out);
     free(out);
     free(q);
     return 0;

@@ -14,19 +14,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct mn_arena a = MN_ARENA_INIT;
     struct mn_jsonl_item it;
-    if (mn_jsonl_parse_line((const char *)data, size, 1 << 20, &a, &it) == MN_OK && it.kind != MN_JSONL_HEADER) {
-        json_t *v = it.kind == MN_JSONL_SESSION ? mn_jsonl_session(&it.session, 1) : mn_jsonl_message(&it.message, 1);
+    if (mn__jsonl_parse_line((const char *)data, size, 1 << 20, &a, &it) == MN_OK && it.kind != MN_JSONL_HEADER) {
+        json_t *v = it.kind == MN_JSONL_SESSION ? mn__jsonl_session(&it.session, 1) : mn__jsonl_message(&it.message, 1);
         char *text = v ? json_dumps(v, JSON_COMPACT) : NULL;
         if (text) {
             struct mn_arena b = MN_ARENA_INIT;
             struct mn_jsonl_item again;
-            if (mn_jsonl_parse_line(text, strlen(text), 1 << 20, &b, &again) != MN_OK)
+            if (mn__jsonl_parse_line(text, strlen(text), 1 << 20, &b, &again) != MN_OK)
                 abort(); /* what we write, we must read */
-            mn_arena_release(&b);
+            mn__arena_release(&b);
         }
         free(text);
         json_decref(v);
     }
-    mn_arena_release(&a);
+    mn__arena_release(&a);
     return 0;
 }

@@ -22,10 +22,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(buf + size - 8, &sum, 8);
     }
     mn_index *ix = NULL;
-    mn_status rc = mn_index_load_mem(buf, size, &ix);
+    mn_status rc = mn__index_load_mem(buf, size, &ix);
     if (rc == MN_OK) {
         struct mn_index_params p;
-        mn_index_params_get(ix, &p);
+        mn__index_params_get(ix, &p);
         float *q = calloc(p.dim, sizeof *q);
         if (q) {
             for (uint32_t i = 0; i < p.dim; i++)
@@ -33,16 +33,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             q[0] = 1.0f;
             struct mn_index_hit hits[8];
             size_t nh;
-            mn_index_search(ix, q, 8, NULL, hits, &nh);
+            mn__index_search(ix, q, 8, NULL, hits, &nh);
             struct mn_index_search_opts o = MN_INDEX_SEARCH_OPTS_INIT;
             o.path = MN_INDEX_PATH_GRAPH;
-            mn_index_search(ix, q, 3, &o, hits, &nh);
-            mn_index_add(ix, INT64_C(0x7fffffff12345678), q);
-            mn_index_search(ix, q, 8, NULL, hits, &nh);
-            mn_index_compact(ix);
+            mn__index_search(ix, q, 3, &o, hits, &nh);
+            mn__index_add(ix, INT64_C(0x7fffffff12345678), q);
+            mn__index_search(ix, q, 8, NULL, hits, &nh);
+            mn__index_compact(ix);
             free(q);
         }
-        mn_index_free(ix);
+        mn__index_free(ix);
     } else if (rc != MN_CORRUPT && rc != MN_NOMEM) {
         abort(); /* from memory, only these two are possible */
     }

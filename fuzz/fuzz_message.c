@@ -14,7 +14,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static mn_tokenizer *tk;
-    if (!tk && mn_token_open("heuristic", NULL, &tk) != MN_OK)
+    if (!tk && mn__token_open("heuristic", NULL, &tk) != MN_OK)
         abort();
     char *copy = malloc(size + 1);
     if (!copy)
@@ -36,13 +36,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in.files = field[5] && *field[5] ? field[5] : NULL;
     struct mn_arena a = MN_ARENA_INIT;
     mn_message row;
-    if (mn_message_prepare(&in, 1 << 20, tk, 0, &a, "", &row) == MN_OK) {
-        if (row.content && !mn_utf8_valid(row.content, strlen(row.content), NULL))
+    if (mn__message_prepare(&in, 1 << 20, tk, 0, &a, "", &row) == MN_OK) {
+        if (row.content && !mn__utf8_valid(row.content, strlen(row.content), NULL))
             abort();
-        if (mn_message_check_row(&row, 1 << 20, "") != MN_OK)
+        if (mn__message_check_row(&row, 1 << 20, "") != MN_OK)
             abort(); /* a prepared row must pass the import checks too */
     }
-    mn_arena_release(&a);
+    mn__arena_release(&a);
     free(copy);
     return 0;
 }

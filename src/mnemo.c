@@ -38,15 +38,15 @@ mn_status mn_upgrade(const char *path, const mn_config *cfg, mn_progress_fn prog
     mn__err_clear();
     int found = 0;
     mn_config *own = NULL;
-    mn_status rc = cfg ? mn_config_copy(cfg, &own) : mn_config_new(&own);
+    mn_status rc = cfg ? mn__config_copy(cfg, &own) : mn_config_new(&own);
     char *target = NULL;
-    if (!rc && !(target = mn__expand_path(path ? path : mn_config_str(own, "memory.storage_path"))))
+    if (!rc && !(target = mn__expand_path(path ? path : mn__config_str(own, "memory.storage_path"))))
         rc = mn__nomem();
     mn_store *store = NULL;
     if (!rc) {
         mn_store_opts so = mn__store_opts(own, progress, user);
         so.found_version = &found;
-        rc = mn_store_open(target, &so, &store); /* migrates, reporting its longest step */
+        rc = mn__store_open(target, &so, &store); /* migrates, reporting its longest step */
     }
     if (from_version)
         *from_version = rc ? 0 : found;
@@ -72,7 +72,7 @@ void mn_close(mn_db *db) { mn__close_db(db); }
 
 const char *mn_db_path(const mn_db *db) { return db && db->magic == DB_MAGIC ? db->store->label : NULL; }
 
-const char *mn_db_tokenizer(const mn_db *db) { return db && db->magic == DB_MAGIC ? mn_token_name(db->tk) : NULL; }
+const char *mn_db_tokenizer(const mn_db *db) { return db && db->magic == DB_MAGIC ? mn__token_name(db->tk) : NULL; }
 
 int mn_db_append_writers(const mn_db *db) { return db && db->magic == DB_MAGIC ? db->store->ops->append_writers : 1; }
 
@@ -102,21 +102,21 @@ static mn_status session_row(const mn_db *db, const mn_session_opts *o, struct m
         return rc;
     o = &loaded;
     memset(s, 0, sizeof *s);
-    int64_t now = mn_clock_now_ms();
-    rc = o->id ? mn__check_id(o->id, id) : mn_uuid_v7(now, id);
+    int64_t now = mn__clock_now_ms();
+    rc = o->id ? mn__check_id(o->id, id) : mn__uuid_v7(now, id);
     if (rc)
         return rc;
     s->id = id;
     s->ns = o->ns ? o->ns : "default";
-    if ((rc = mn_check_namespace(s->ns)) || (rc = mn_check_text("title", o->title, MN_MAX_TITLE_BYTES, "")) ||
-        (rc = mn_check_text("system_prompt", o->system_prompt, MN_MAX_SYSTEM_PROMPT_BYTES, "")) ||
-        (rc = mn_check_text("tool_name", o->tool_name, MN_MAX_NAME_BYTES, "")))
+    if ((rc = mn__check_namespace(s->ns)) || (rc = mn__check_text("title", o->title, MN_MAX_TITLE_BYTES, "")) ||
+        (rc = mn__check_text("system_prompt", o->system_prompt, MN_MAX_SYSTEM_PROMPT_BYTES, "")) ||
+        (rc = mn__check_text("tool_name", o->tool_name, MN_MAX_NAME_BYTES, "")))
         return rc;
-    if (o->key && (rc = mn_check_session_key(o->key)))
+    if (o->key && (rc = mn__check_session_key(o->key)))
         return rc;
     s->key = o->key;
     s->metadata = "{}";
-    if (o->metadata && (rc = mn_check_json_object("metadata", o->metadata, a, "", &s->metadata)))
+    if (o->metadata && (rc = mn__check_json_object("metadata", o->metadata, a, "", &s->metadata)))
         return rc;
     s->title = o->title && *o->title ? o->title : NULL;
     s->system_prompt = o->system_prompt;
@@ -145,7 +145,7 @@ mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session *
     rc = session_row(db, opts, &a, id, &s);
     /* *out is made before the insert: once the session is stored, the call cannot fail (a retry
      * would find the id taken) */
-    if (!rc && out && !(copy = mn_records_session_copy(&s)))
+    if (!rc && out && !(copy = mn__records_session_copy(&s)))
         rc = mn__nomem();
     if (!rc)
         rc = db->store->ops->session_insert(db->store, &s);
@@ -169,8 +169,8 @@ mn_status mn_session_create(mn_db *db, const mn_session_opts *opts, mn_session *
         *out = copy;
         copy = NULL;
     }
-    mn_records_session_free(copy);
-    mn_arena_release(&a);
+    mn__records_session_free(copy);
+    mn__arena_release(&a);
     return rc;
 }
 
@@ -211,7 +211,7 @@ mn_status mn_session_resolve(mn_db *db, const char *ns, const char *ref, char ou
     if (!out)
         return mn__err(MN_MISUSE, "mn_session_resolve: out is NULL");
     *out = '\0';
-    if (rc || (ns && (rc = mn_check_namespace(ns))))
+    if (rc || (ns && (rc = mn__check_namespace(ns))))
         return rc;
     return mn__session_ref(db, ns, ref, out);
 }
@@ -222,7 +222,7 @@ mn_status mn_session_list(mn_db *db, const char *ns, size_t limit, size_t offset
     if (!out)
         return mn__err(MN_MISUSE, "mn_session_list: out is NULL");
     *out = NULL;
-    if (rc || (ns && (rc = mn_check_namespace(ns))))
+    if (rc || (ns && (rc = mn__check_namespace(ns))))
         return rc;
     if (limit > MAX_LIST)
         return mn__err(MN_INVALID, "limit: %zu is over the maximum of %d", limit, MAX_LIST);
@@ -254,9 +254,9 @@ mn_status mn_prune(mn_db *db, int days, int64_t *deleted)
     return rc;
 }
 
-void mn_session_free(mn_session *s) { mn_records_session_free(s); }
+void mn_session_free(mn_session *s) { mn__records_session_free(s); }
 
-void mn_sessions_free(mn_sessions *list) { mn_records_session_list_free(list); }
+void mn_sessions_free(mn_sessions *list) { mn__records_session_list_free(list); }
 
 /* ---- messages -------------------------------------------------------------------------------- */
 
@@ -285,13 +285,13 @@ mn_status mn_history(mn_db *db, const char *session_id, const mn_history_opts *o
     return db->store->ops->history(db->store, id, opts, out);
 }
 
-void mn_message_free(mn_message *m) { mn_records_message_free(m); }
+void mn_message_free(mn_message *m) { mn__records_message_free(m); }
 
-void mn_messages_free(mn_messages *list) { mn_records_message_list_free(list); }
+void mn_messages_free(mn_messages *list) { mn__records_message_list_free(list); }
 
 static mn_status to_json(json_t *v, char **out)
 {
-    *out = v ? mn_json_dump(v) : NULL;
+    *out = v ? mn__json_dump(v) : NULL;
     json_decref(v);
     return *out ? MN_OK : mn__nomem();
 }
@@ -302,9 +302,9 @@ mn_status mn_message_to_json(const mn_message *m, char **out)
     if (!m || !out)
         return mn__err(MN_MISUSE, "mn_message_to_json: NULL argument");
     struct mn_buf b = MN_BUF_INIT;
-    mn_status rc = mn_jsonl_message_buf(&b, m, 0);
-    *out = rc ? NULL : mn_buf_detach(&b, NULL);
-    mn_buf_release(&b);
+    mn_status rc = mn__jsonl_message_buf(&b, m, 0);
+    *out = rc ? NULL : mn__buf_detach(&b, NULL);
+    mn__buf_release(&b);
     return rc ? rc : *out ? MN_OK : mn__nomem();
 }
 
@@ -314,13 +314,13 @@ mn_status mn_messages_to_json(const mn_messages *list, size_t offset, size_t n, 
     if (!list || !out)
         return mn__err(MN_MISUSE, "mn_messages_to_json: NULL argument");
     struct mn_buf b = MN_BUF_INIT;
-    mn_status rc = mn_buf_addc(&b, '[');
+    mn_status rc = mn__buf_addc(&b, '[');
     for (size_t i = offset; !rc && i < list->count && i - offset < n; i++)
-        rc = (i > offset ? mn_buf_addc(&b, ',') : MN_OK) ? MN_NOMEM : mn_jsonl_message_buf(&b, &list->items[i], 0);
+        rc = (i > offset ? mn__buf_addc(&b, ',') : MN_OK) ? MN_NOMEM : mn__jsonl_message_buf(&b, &list->items[i], 0);
     if (!rc)
-        rc = mn_buf_addc(&b, ']');
-    *out = rc ? NULL : mn_buf_detach(&b, NULL);
-    mn_buf_release(&b);
+        rc = mn__buf_addc(&b, ']');
+    *out = rc ? NULL : mn__buf_detach(&b, NULL);
+    mn__buf_release(&b);
     return rc ? mn__err(rc, "mn_messages_to_json: out of memory or over the size cap")
               : *out ? MN_OK : mn__nomem();
 }
@@ -330,7 +330,7 @@ mn_status mn_session_to_json(const mn_session *s, char **out)
     mn__err_clear();
     if (!s || !out)
         return mn__err(MN_MISUSE, "mn_session_to_json: NULL argument");
-    return to_json(mn_jsonl_session(s, 0), out);
+    return to_json(mn__jsonl_session(s, 0), out);
 }
 
 /* ---- context --------------------------------------------------------------------------------- */
@@ -397,12 +397,12 @@ static int line_failed(struct export_state *e, mn_status rc)
 
 static int emit(struct export_state *e, json_t *v)
 {
-    char *text = v ? mn_json_dump(v) : NULL;
+    char *text = v ? mn__json_dump(v) : NULL;
     json_decref(v);
-    mn_buf_reset(&e->line);
-    mn_status rc = text ? mn_buf_adds(&e->line, text) : mn__nomem();
+    mn__buf_reset(&e->line);
+    mn_status rc = text ? mn__buf_adds(&e->line, text) : mn__nomem();
     if (!rc)
-        rc = mn_buf_addc(&e->line, '\n');
+        rc = mn__buf_addc(&e->line, '\n');
     free(text);
     return rc ? line_failed(e, rc) : e->write(e->user, e->line.data, e->line.len) != 0;
 }
@@ -415,17 +415,17 @@ static int export_session(void *user, const mn_session *s)
     snprintf(e->session, sizeof e->session, "%s", s->id);
     e->expected = s->message_count;
     e->seen = 0;
-    return emit(user, mn_jsonl_session(s, 1));
+    return emit(user, mn__jsonl_session(s, 1));
 }
 
 static int export_message(void *user, const mn_message *m)
 {
     struct export_state *e = user;
     e->seen++;
-    mn_buf_reset(&e->line);
-    mn_status rc = mn_jsonl_message_buf(&e->line, m, 1);
+    mn__buf_reset(&e->line);
+    mn_status rc = mn__jsonl_message_buf(&e->line, m, 1);
     if (!rc)
-        rc = mn_buf_addc(&e->line, '\n');
+        rc = mn__buf_addc(&e->line, '\n');
     return rc ? line_failed(e, rc) : e->write(e->user, e->line.data, e->line.len) != 0;
 }
 
@@ -492,7 +492,7 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
         rc = mn__memory_export(db, write, user);
     if (!rc && n == 0) /* and the documents (engine/document_io.c) */
         rc = mn__document_export(db, write, user);
-    mn_buf_release(&e.line);
+    mn__buf_release(&e.line);
     free(canon);
     free(list);
     return rc;
@@ -541,7 +541,7 @@ static int next_line(struct line_reader *r, const char **line, size_t *len)
         }
         if (got == 0)
             r->eof = 1;
-        else if ((r->rc = mn_buf_add(&r->buf, chunk, (size_t)got)))
+        else if ((r->rc = mn__buf_add(&r->buf, chunk, (size_t)got)))
             return -1;
     }
 }
@@ -579,7 +579,7 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
         struct mn_arena a = MN_ARENA_INIT;
         struct mn_jsonl_item it;
         int added = 0;
-        mn_status rc = mn_jsonl_parse_line(line, len, db->max_message_bytes, &a, &it);
+        mn_status rc = mn__jsonl_parse_line(line, len, db->max_message_bytes, &a, &it);
         if (!seen_header && it.kind != MN_JSONL_HEADER)
             rc = mn__err(MN_INVALID, "not a mnemo export: the first line must be the header"
                                      " {\"format\":\"%s\",\"version\":%d}", MN_EXPORT_FORMAT, MN_EXPORT_VERSION);
@@ -594,7 +594,7 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
         } else if (!rc && it.kind == MN_JSONL_MESSAGE) {
             /* the stored count is this database's tokenizer's, never the file's: a count the
              * file made up would pass any budget */
-            it.message.tokens = mn_message_tokens(db->tk, &it.message);
+            it.message.tokens = mn__message_tokens(db->tk, &it.message);
             rc = db->store->ops->import_message(db->store, &it.message, &added);
             if (rc == MN_NOTFOUND)
                 rc = mn__err(MN_INVALID, "message %lld belongs to session %s, which has no session line before it",
@@ -609,7 +609,7 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
             st->messages_added += added;
             st->messages_skipped += !added;
         }
-        mn_arena_release(&a);
+        mn__arena_release(&a);
         if (rc)
             return rc;
     }
@@ -631,7 +631,7 @@ mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *sta
     if (!read)
         return mn__err(MN_MISUSE, "mn_import: read is NULL");
     struct line_reader r = {read, user, MN_BUF_INIT, 0, 0, MN_OK};
-    mn_buf_init(&r.buf, MN_IMPORT_MAX_LINE + 65536);
+    mn__buf_init(&r.buf, MN_IMPORT_MAX_LINE + 65536);
     int64_t lineno = 0;
     size_t memories = 0;
     int optin = 0;
@@ -649,7 +649,7 @@ mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *sta
         mn__memory_index_update(db, 0, memories);
     if (!rc && optin) /* a session opted in to background extraction (docs/memory.md) */
         mn__memory_optin_set(db);
-    mn_buf_release(&r.buf);
+    mn__buf_release(&r.buf);
     if (!rc && stats)
         *stats = st;
     return rc;
@@ -676,7 +676,7 @@ mn_status mn_count_tokens_threads(const char *encoding, const char *text, size_t
     *count = 0;
     mn_status rc = encoding_tokenizer(encoding, &tk);
     if (!rc)
-        *count = mn_token_count_threads(tk, text ? text : "", len, threads);
+        *count = mn__token_count_threads(tk, text ? text : "", len, threads);
     return rc;
 }
 
@@ -696,7 +696,7 @@ mn_status mn_encode_tokens(const char *encoding, const char *text, size_t len, u
     if (rc)
         return rc;
     if (!tk->vt->encode)
-        return mn__err(MN_INVALID, "encoding: %s counts tokens but has no token ids", mn_token_name(tk));
+        return mn__err(MN_INVALID, "encoding: %s counts tokens but has no token ids", mn__token_name(tk));
     return tk->vt->encode(tk, text ? text : "", len, ids, n);
 }
 
@@ -709,7 +709,7 @@ struct recount {
 static int64_t recount_one(void *user, const mn_message *m)
 {
     const struct recount *r = user;
-    return mn_message_tokens(r->tk, m);
+    return mn__message_tokens(r->tk, m);
 }
 
 static void recount_progress(void *user, int64_t done, int64_t total)
@@ -730,7 +730,7 @@ mn_status mn_reindex_tokens(mn_db *db, mn_progress_fn progress, void *user, int6
     struct recount r = {db->tk, progress, user};
     rc = db->store->ops->recount_tokens(db->store, recount_one, &r, recount_progress, &n);
     if (!rc)
-        rc = db->store->ops->meta_set(db->store, "tokenizer", mn_token_name(db->tk));
+        rc = db->store->ops->meta_set(db->store, "tokenizer", mn__token_name(db->tk));
     if (recounted)
         *recounted = n;
     return rc;
@@ -748,7 +748,7 @@ mn_status mn_stats_get(mn_db *db, mn_stats *out)
         return rc;
     mn_store_stats s;
     memset(&s, 0, sizeof s);
-    if ((rc = db->store->ops->stats(db->store, mn_clock_now_ms(), &s)))
+    if ((rc = db->store->ops->stats(db->store, mn__clock_now_ms(), &s)))
         return rc;
     out->sessions = s.sessions;
     out->messages = s.messages;
@@ -772,12 +772,12 @@ mn_status mn_stats_json(mn_db *db, char **out)
         return rc;
     mn_store_stats s;
     memset(&s, 0, sizeof s);
-    if ((rc = db->store->ops->stats(db->store, mn_clock_now_ms(), &s)))
+    if ((rc = db->store->ops->stats(db->store, mn__clock_now_ms(), &s)))
         return rc;
     double per_msg = s.messages ? (double)(s.db_bytes + s.wal_bytes) / (double)s.messages : 0.0;
     return to_json(json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "path", db->store->label,
                              "backend", db->store->ops->name, "schema_version", s.schema_version, "tokenizer",
-                             mn_token_name(db->tk), "sessions", (json_int_t)s.sessions, "messages",
+                             mn__token_name(db->tk), "sessions", (json_int_t)s.sessions, "messages",
                              (json_int_t)s.messages, "tokens", (json_int_t)s.tokens, "threads",
                              (json_int_t)s.threads, "turns", (json_int_t)s.turns, "expired_pending",
                              (json_int_t)s.expired_pending, "db_bytes", (json_int_t)s.db_bytes, "wal_bytes",

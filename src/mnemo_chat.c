@@ -68,14 +68,14 @@ static mn_status url_for(const struct settings *s, struct mn_buf *url)
     size_t len = strlen(s->base_url);
     while (len && s->base_url[len - 1] == '/')
         len--;
-    mn_status rc = mn_buf_add(url, s->base_url, len);
+    mn_status rc = mn__buf_add(url, s->base_url, len);
     if (rc)
         return rc;
     if (strcmp(s->protocol, "ollama") == 0)
-        return mn_buf_adds(url, "/api/chat");
+        return mn__buf_adds(url, "/api/chat");
     if (len >= 3 && strncmp(s->base_url + len - 3, "/v1", 3) == 0)
-        return mn_buf_adds(url, "/chat/completions");
-    return mn_buf_adds(url, "/v1/chat/completions");
+        return mn__buf_adds(url, "/chat/completions");
+    return mn__buf_adds(url, "/v1/chat/completions");
 }
 
 struct turn {
@@ -95,7 +95,7 @@ static int on_chunk(void *user, const char *data, size_t len)
     struct turn *t = user;
     if (len == 0) /* a tick: may the transfer go on? */
         return t->fn ? t->fn(t->user, "", 0) : 0;
-    return mn_chat_parse_feed(&t->parse, data, len);
+    return mn__chat_parse_feed(&t->parse, data, len);
 }
 
 /* {"prompt_tokens","completion_tokens","cached_tokens"} with the values the provider reported. */
@@ -126,7 +126,7 @@ static mn_status add_usage(mn_db *db, const char *id, mn_chat_result *r)
     if (rc)
         return rc;
     json_t *meta = json_loads(s->metadata, 0, NULL);
-    mn_records_session_free(s);
+    mn__records_session_free(s);
     if (!json_is_object(meta)) {
         json_decref(meta);
         meta = json_object();
@@ -140,7 +140,7 @@ static mn_status add_usage(mn_db *db, const char *id, mn_chat_result *r)
     r->session_prompt_tokens = add_to(chat, "prompt_tokens", r->prompt_tokens);
     r->session_completion_tokens = add_to(chat, "completion_tokens", r->completion_tokens);
     r->session_cached_tokens = add_to(chat, "cached_tokens", r->cached_tokens);
-    char *text = mn_json_dump(meta);
+    char *text = mn__json_dump(meta);
     json_decref(meta);
     rc = text ? mn__update_session(db, id, NULL, text) : mn__nomem();
     free(text);
@@ -150,7 +150,7 @@ static mn_status add_usage(mn_db *db, const char *id, mn_chat_result *r)
 static mn_status store_reply(mn_db *db, const char *id, const char *model, mn_chat_result *r, const char *text)
 {
     json_t *meta = json_pack("{s:o, s:I}", "usage", usage_json(r), "context_tokens", (json_int_t)r->context_tokens);
-    char *meta_text = meta ? mn_json_dump(meta) : NULL;
+    char *meta_text = meta ? mn__json_dump(meta) : NULL;
     json_decref(meta);
     if (!meta_text)
         return mn__nomem();
@@ -198,7 +198,7 @@ mn_status mn_chat_reply(mn_db *db, const char *session_id, const mn_chat_opts *o
     struct mn_buf url = MN_BUF_INIT;
     char *body = NULL, *err_body = NULL;
     struct turn t;
-    mn_chat_parse_init(&t.parse, st.protocol, on_delta, NULL);
+    mn__chat_parse_init(&t.parse, st.protocol, on_delta, NULL);
     t.fn = fn;
     t.user = user;
     t.parse.user = &t;
@@ -209,17 +209,17 @@ mn_status mn_chat_reply(mn_db *db, const char *session_id, const mn_chat_opts *o
         rc = mn__nomem();
         goto out;
     }
-    if ((rc = url_for(&st, &url)) || (rc = mn_chat_request_body(st.protocol, st.model, ctx->rendered, &body)))
+    if ((rc = url_for(&st, &url)) || (rc = mn__chat_request_body(st.protocol, st.model, ctx->rendered, &body)))
         goto out;
     mn_http_req hr = {url.data, body, st.key, st.timeout_ms > 0 ? st.timeout_ms : 30000, 0, 0};
     long status = 0;
     int stopped = 0;
-    if ((rc = mn_http_post_stream(&hr, on_chunk, &t, &status, &err_body, &stopped))) {
+    if ((rc = mn__http_post_stream(&hr, on_chunk, &t, &status, &err_body, &stopped))) {
         rc = mn__err(rc, "chat: %s", mn_errmsg());
         goto out;
     }
     if (t.parse.broken) { /* a chunk the reply cannot be made from: an error, nothing stored */
-        rc = mn_chat_parse_finish(&t.parse);
+        rc = mn__chat_parse_finish(&t.parse);
         goto out;
     }
     if (stopped && !t.parse.stop) { /* stopped between chunks: nothing more to parse */
@@ -232,11 +232,11 @@ mn_status mn_chat_reply(mn_db *db, const char *session_id, const mn_chat_opts *o
     }
     if (status != 200) {
         char msg[256];
-        mn_chat_error_text(err_body, msg, sizeof msg);
+        mn__chat_error_text(err_body, msg, sizeof msg);
         rc = mn__err(MN_UNAVAILABLE, "chat: HTTP %ld from %s: %s", status, url.data, msg);
         goto out;
     }
-    if ((rc = mn_chat_parse_finish(&t.parse)))
+    if ((rc = mn__chat_parse_finish(&t.parse)))
         goto out;
     r->prompt_tokens = t.parse.prompt_tokens;
     r->completion_tokens = t.parse.completion_tokens;
@@ -247,9 +247,9 @@ mn_status mn_chat_reply(mn_db *db, const char *session_id, const mn_chat_opts *o
     }
     rc = store_reply(db, id, st.model, r, t.parse.text.data);
 out:
-    mn_chat_parse_release(&t.parse);
+    mn__chat_parse_release(&t.parse);
     mn__free_context(ctx);
-    mn_buf_release(&url);
+    mn__buf_release(&url);
     free(body);
     free(err_body);
     if (rc) {
@@ -264,7 +264,7 @@ void mn_chat_result_free(mn_chat_result *r)
 {
     if (!r)
         return;
-    mn_records_message_free(r->reply);
+    mn__records_message_free(r->reply);
     free(r->report);
     free(r->model);
     free(r);

@@ -24,14 +24,14 @@ static char *mask_api_keys(const char *spec)
             lead = len;
         const char *colon = memchr(p + lead, ':', len - lead);
         int hashed = colon && colon - (p + lead) == 64 && strspn(p + lead, "0123456789abcdefABCDEF") >= 64;
-        if (!(rc = mn_buf_add(&b, p, lead)) && len > lead && !(rc = mn_buf_adds(&b, "***")) && hashed)
-            rc = mn_buf_add(&b, colon, len - (size_t)(colon - p));
+        if (!(rc = mn__buf_add(&b, p, lead)) && len > lead && !(rc = mn__buf_adds(&b, "***")) && hashed)
+            rc = mn__buf_add(&b, colon, len - (size_t)(colon - p));
         p += len;
-        if (!rc && *p == ',' && !(rc = mn_buf_addc(&b, ',')))
+        if (!rc && *p == ',' && !(rc = mn__buf_addc(&b, ',')))
             p++;
     }
-    char *out = rc ? NULL : mn_buf_detach(&b, NULL);
-    mn_buf_release(&b);
+    char *out = rc ? NULL : mn__buf_detach(&b, NULL);
+    mn__buf_release(&b);
     return out;
 }
 
@@ -46,9 +46,9 @@ mn_status mn_config_get_shown(const mn_config *cfg, const char *key, char **valu
     if (rc)
         return rc;
     if (strcmp(key, "memory.storage_path") == 0)
-        *value = mn_store_target_mask(v);
+        *value = mn__store_target_mask(v);
     else if (strlen(key) > 9 && strcmp(key + strlen(key) - 9, ".base_url") == 0) /* every model server's */
-        *value = mn_store_pg_mask(v); /* the same rule on any URL: user info's password, secret parameters */
+        *value = mn__store_pg_mask(v); /* the same rule on any URL: user info's password, secret parameters */
     else if (strcmp(key, "server.api_keys") == 0)
         *value = mask_api_keys(v);
     else

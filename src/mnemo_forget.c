@@ -36,7 +36,7 @@ static mn_status forget_sessions(mn_db *db, const char *ns, int64_t *count)
             else if (!rc)
                 (*count)++;
         }
-        mn_records_session_list_free(l);
+        mn__records_session_list_free(l);
         if (rc || n == 0)
             return rc;
     }
@@ -58,7 +58,7 @@ static int collect_id(void *user, const mn_memory *m, double bm25, const float *
     for (size_t i = 0; i < l->count; i++)
         if (strcmp(l->items[i], m->id) == 0)
             return 0;
-    if (mn_records_strings_push(ids->l, m->id)) {
+    if (mn__records_strings_push(ids->l, m->id)) {
         ids->oom = 1;
         return 1;
     }
@@ -73,7 +73,7 @@ static mn_status forget_memories(mn_db *db, const char *ns, int64_t *count)
         struct ids ids = {calloc(1, sizeof *ids.l), 0};
         if (!ids.l)
             return mn__nomem();
-        mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn_clock_now_ms(), BATCH, 0, NULL, 0};
+        mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn__clock_now_ms(), BATCH, 0, NULL, 0};
         mn_status rc = db->store->ops->memory->query(db->store, &sq, collect_id, &ids);
         if (!rc && ids.oom)
             rc = mn__nomem();
@@ -102,7 +102,7 @@ mn_status mn_namespace_forget(mn_db *db, const char *ns, mn_forget_stats *stats)
         return rc;
     if (!ns)
         return mn__err(MN_INVALID, "namespace: required");
-    if ((rc = mn_check_namespace(ns)))
+    if ((rc = mn__check_namespace(ns)))
         return rc;
     rc = forget_sessions(db, ns, &st.sessions);
     if (!rc)
@@ -234,7 +234,7 @@ static mn_status mark_kept(mn_db *db, struct sources *s)
         return MN_OK;
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
     q.ns = s->ns;
-    int64_t now = mn_clock_now_ms();
+    int64_t now = mn__clock_now_ms();
     mn_store_memory_query live = {&q, NULL, 0, NULL, 0, now, 0, 0, NULL, 0};
     mn_status rc = db->store->ops->memory->query(db->store, &live, live_memory, s);
     if (!rc && s->oom)
@@ -267,15 +267,15 @@ static mn_status candidates(mn_db *db, const char *canon, const char *memory_id,
             return rc;
         for (size_t i = 0; i < l->count && !s->oom; i++)
             push_id(s, l->items[i].id);
-        mn_records_message_list_free(l);
+        mn__records_message_list_free(l);
         return s->oom ? mn__nomem() : MN_OK;
     }
     char mcanon[MN_UUID_LEN + 1];
-    if (!mn_uuid_parse(memory_id, mcanon))
+    if (!mn__uuid_parse(memory_id, mcanon))
         return mn__err(MN_INVALID, "memory_id: '%.64s' is not a memory id (a UUID)", memory_id);
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
     struct sources named = {s->ns, NULL, 0, 0, NULL, NULL, 0, 0, 0, 0};
-    mn_store_memory_query sq = {&q, mcanon, 1, NULL, 0, mn_clock_now_ms(), 0, 0, NULL, 0};
+    mn_store_memory_query sq = {&q, mcanon, 1, NULL, 0, mn__clock_now_ms(), 0, 0, NULL, 0};
     rc = db->store->ops->memory->query(db->store, &sq, memory_sources, &named);
     if (!rc && named.oom)
         rc = mn__nomem();
@@ -329,6 +329,6 @@ mn_status mn_memory_erase_sources(mn_db *db, const char *session_id, const char 
             (*erased)++;
     }
     sources_release(&s);
-    mn_records_session_free(sess);
+    mn__records_session_free(sess);
     return rc;
 }

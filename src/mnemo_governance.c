@@ -66,10 +66,10 @@ mn_status mn_fold_run(mn_db *db, const mn_fold_job *job, char **outcome_json)
     memset(&b, 0, sizeof b);
     rc = mn__assemble_context(db, s, strategy, job->max_tokens, job->model_window, MN_CONTEXT_FOLD_SYNC, 0, &b);
     json_t *fold = b.extra ? json_object_get(b.extra, "fold") : NULL;
-    if (!rc && outcome_json && !(*outcome_json = fold ? mn_json_dump(fold) : strdup("{\"outcome\":\"none\"}")))
+    if (!rc && outcome_json && !(*outcome_json = fold ? mn__json_dump(fold) : strdup("{\"outcome\":\"none\"}")))
         rc = mn__nomem();
-    mn_built_release(&b);
-    mn_records_session_free(s);
+    mn__built_release(&b);
+    mn__records_session_free(s);
     return rc;
 }
 
@@ -111,7 +111,7 @@ mn_status mn_summary_get(mn_db *db, const char *session_id, mn_summary **out)
 void mn_compaction_counts(int64_t *ok, int64_t *failed, int64_t *rolled_back)
 {
     int64_t a, b, c;
-    mn_context_fold_counts(&a, &b, &c);
+    mn__context_fold_counts(&a, &b, &c);
     if (ok)
         *ok = a;
     if (failed)
@@ -141,7 +141,7 @@ mn_status mn_compact_ex(mn_db *db, const char *session_id, const mn_compact_opts
     if (ins && strlen(ins) > MN_COMPACT_INSTRUCTIONS_MAX)
         return mn__err(MN_INVALID, "instructions: %zu bytes is over the maximum of %d", strlen(ins),
                        MN_COMPACT_INSTRUCTIONS_MAX);
-    if (ins && !mn_utf8_valid(ins, strlen(ins), NULL))
+    if (ins && !mn__utf8_valid(ins, strlen(ins), NULL))
         return mn__err(MN_INVALID, "instructions: not valid UTF-8");
     mn_session *s = NULL;
     if ((rc = mn__live_session(db, id, &s)))
@@ -151,13 +151,13 @@ mn_status mn_compact_ex(mn_db *db, const char *session_id, const mn_compact_opts
     if (event_json && ev) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", mn_errmsg());
-        if (!(*event_json = mn_json_dump(ev)) && !rc)
+        if (!(*event_json = mn__json_dump(ev)) && !rc)
             rc = mn__nomem();
         else if (rc)
             mn__err(rc, "%s", msg);
     }
     json_decref(ev);
-    mn_records_session_free(s);
+    mn__records_session_free(s);
     return rc;
 }
 
@@ -196,7 +196,7 @@ mn_status mn_events_json(mn_db *db, const char *session_id, size_t limit, char *
     rc = db->store->ops->events_list(db->store, id, limit ? limit : 50, add_event, &ev);
     if (!rc && ev.oom)
         rc = mn__nomem();
-    if (!rc && !(*out = mn_json_dump(ev.arr)))
+    if (!rc && !(*out = mn__json_dump(ev.arr)))
         rc = mn__nomem();
     json_decref(ev.arr);
     return rc;

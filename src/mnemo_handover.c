@@ -95,33 +95,33 @@ static void tools_release(struct tools_scan *t)
 /* "a, b, c" */
 static mn_status add_joined(struct mn_buf *b, const char *label, const mn_strings *l)
 {
-    mn_status rc = l->count ? mn_buf_addf(b, "**%s:** ", label) : MN_OK;
+    mn_status rc = l->count ? mn__buf_addf(b, "**%s:** ", label) : MN_OK;
     for (size_t i = 0; !rc && i < l->count; i++)
-        rc = mn_buf_addf(b, "%s%s", i ? ", " : "", l->items[i]);
-    return !rc && l->count ? mn_buf_adds(b, "\n") : rc;
+        rc = mn__buf_addf(b, "%s%s", i ? ", " : "", l->items[i]);
+    return !rc && l->count ? mn__buf_adds(b, "\n") : rc;
 }
 
 static mn_status render_text(struct summary_impl *s)
 {
     const mn_thread_summary *p = &s->pub;
     char started[40];
-    mn_clock_iso(p->started, started, sizeof started);
+    mn__clock_iso(p->started, started, sizeof started);
     struct mn_buf b = MN_BUF_INIT;
-    mn_status rc = mn_buf_addf(&b, "## Conversation Context\n\n**Thread ID:** %s\n**Started:** %s\n", p->thread_id,
+    mn_status rc = mn__buf_addf(&b, "## Conversation Context\n\n**Thread ID:** %s\n**Started:** %s\n", p->thread_id,
                                started);
     if (!rc && p->tool_name)
-        rc = mn_buf_addf(&b, "**Tool:** %s\n", p->tool_name);
+        rc = mn__buf_addf(&b, "**Tool:** %s\n", p->tool_name);
     if (!rc)
-        rc = mn_buf_addf(&b, "**Turns:** %lld\n", (long long)p->turns);
+        rc = mn__buf_addf(&b, "**Turns:** %lld\n", (long long)p->turns);
     if (!rc && p->tools_used.count > 1) /* seed 002: the line only when the thread changed tools */
         rc = add_joined(&b, "Tools Used", &p->tools_used);
     if (!rc)
         rc = add_joined(&b, "Files", &p->files);
     if (rc) {
-        mn_buf_release(&b);
+        mn__buf_release(&b);
         return rc;
     }
-    s->text = mn_buf_detach(&b, NULL);
+    s->text = mn__buf_detach(&b, NULL);
     return s->text ? MN_OK : mn__nomem();
 }
 
@@ -138,7 +138,7 @@ static mn_status fill(mn_db *db, const char *canon, size_t max_files, struct sum
     if (!rc && !(s->tools = calloc(1, sizeof *s->tools)))
         rc = mn__nomem();
     for (size_t i = 0; !rc && i < t.n; i++)
-        if (mn_records_strings_push(s->tools, t.names[i]))
+        if (mn__records_strings_push(s->tools, t.names[i]))
             rc = mn__nomem();
     tools_release(&t);
     if (rc)
@@ -188,7 +188,7 @@ void mn_thread_summary_free(mn_thread_summary *p)
     if (!p)
         return;
     struct summary_impl *s = (struct summary_impl *)p;
-    mn_records_session_free(s->session);
+    mn__records_session_free(s->session);
     mn_strings_free(s->files);
     if (s->tools)
         mn_strings_free(&s->tools->pub);
@@ -198,22 +198,22 @@ void mn_thread_summary_free(mn_thread_summary *p)
 
 static mn_status add_string_array(struct mn_buf *b, const char *key, const mn_strings *l)
 {
-    mn_status rc = mn_buf_addf(b, ",\"%s\":[", key);
+    mn_status rc = mn__buf_addf(b, ",\"%s\":[", key);
     for (size_t i = 0; !rc && i < l->count; i++) {
         if (i)
-            rc = mn_buf_addc(b, ',');
+            rc = mn__buf_addc(b, ',');
         if (!rc)
-            rc = mn_buf_add_json_str(b, l->items[i]);
+            rc = mn__buf_add_json_str(b, l->items[i]);
     }
-    return rc ? rc : mn_buf_addc(b, ']');
+    return rc ? rc : mn__buf_addc(b, ']');
 }
 
 /* A JSON string, or null for NULL. */
 static mn_status add_member(struct mn_buf *b, const char *key, const char *value)
 {
-    mn_status rc = mn_buf_addf(b, ",\"%s\":", key);
+    mn_status rc = mn__buf_addf(b, ",\"%s\":", key);
     if (!rc)
-        rc = value ? mn_buf_add_json_str(b, value) : mn_buf_adds(b, "null");
+        rc = value ? mn__buf_add_json_str(b, value) : mn__buf_adds(b, "null");
     return rc;
 }
 
@@ -223,9 +223,9 @@ mn_status mn_thread_summary_to_json(const mn_thread_summary *s, char **out)
         return mn__err(MN_MISUSE, "mn_thread_summary_to_json: NULL argument");
     *out = NULL;
     struct mn_buf b = MN_BUF_INIT;
-    mn_status rc = mn_buf_adds(&b, "{\"thread_id\":");
+    mn_status rc = mn__buf_adds(&b, "{\"thread_id\":");
     if (!rc)
-        rc = mn_buf_add_json_str(&b, s->thread_id);
+        rc = mn__buf_add_json_str(&b, s->thread_id);
     if (!rc)
         rc = add_member(&b, "namespace", s->ns);
     if (!rc)
@@ -233,12 +233,12 @@ mn_status mn_thread_summary_to_json(const mn_thread_summary *s, char **out)
     if (!rc)
         rc = add_member(&b, "tool", s->tool_name);
     if (!rc)
-        rc = mn_buf_addf(&b, ",\"started\":%lld,\"updated_at\":%lld", (long long)s->started, (long long)s->updated_at);
+        rc = mn__buf_addf(&b, ",\"started\":%lld,\"updated_at\":%lld", (long long)s->started, (long long)s->updated_at);
     if (!rc)
-        rc = s->expires_at ? mn_buf_addf(&b, ",\"expires_at\":%lld", (long long)s->expires_at)
-                           : mn_buf_adds(&b, ",\"expires_at\":null");
+        rc = s->expires_at ? mn__buf_addf(&b, ",\"expires_at\":%lld", (long long)s->expires_at)
+                           : mn__buf_adds(&b, ",\"expires_at\":null");
     if (!rc)
-        rc = mn_buf_addf(&b, ",\"turns\":%lld,\"messages\":%lld,\"tokens\":%lld", (long long)s->turns,
+        rc = mn__buf_addf(&b, ",\"turns\":%lld,\"messages\":%lld,\"tokens\":%lld", (long long)s->turns,
                          (long long)s->messages, (long long)s->tokens);
     if (!rc)
         rc = add_string_array(&b, "tools_used", &s->tools_used);
@@ -247,11 +247,11 @@ mn_status mn_thread_summary_to_json(const mn_thread_summary *s, char **out)
     if (!rc)
         rc = add_member(&b, "text", s->text);
     if (!rc)
-        rc = mn_buf_addc(&b, '}');
+        rc = mn__buf_addc(&b, '}');
     if (rc) {
-        mn_buf_release(&b);
+        mn__buf_release(&b);
         return rc;
     }
-    *out = mn_buf_detach(&b, NULL);
+    *out = mn__buf_detach(&b, NULL);
     return *out ? MN_OK : mn__nomem();
 }

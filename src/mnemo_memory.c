@@ -91,10 +91,10 @@ void mn_memories_free(mn_memories *list) { mn__memories_list_free(list); }
 mn_status mn_memory_to_json(const mn_memory *m, char **out)
 {
     *out = NULL;
-    json_t *o = m ? mn_fact_json(m, 0) : NULL;
+    json_t *o = m ? mn__fact_json(m, 0) : NULL;
     if (!o)
         return m ? mn__nomem() : mn__err(MN_MISUSE, "memory: NULL");
-    *out = mn_json_dump(o);
+    *out = mn__json_dump(o);
     json_decref(o);
     return *out ? MN_OK : mn__nomem();
 }
@@ -105,11 +105,11 @@ mn_status mn_memories_to_json(const mn_memories *list, char **out)
     json_t *a = json_array();
     mn_status rc = a ? MN_OK : mn__nomem();
     for (size_t i = 0; !rc && list && i < list->count; i++) {
-        json_t *o = mn_fact_json(&list->items[i], 1);
+        json_t *o = mn__fact_json(&list->items[i], 1);
         if (!o || json_array_append_new(a, o))
             rc = mn__nomem();
     }
-    if (!rc && !(*out = mn_json_dump(a)))
+    if (!rc && !(*out = mn__json_dump(a)))
         rc = mn__nomem();
     json_decref(a);
     return rc;

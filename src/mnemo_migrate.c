@@ -25,14 +25,14 @@
 /* A SQLite target as its file path (without sqlite: or sqlite://); PostgreSQL as it is. */
 static const char *strip_scheme(const char *target)
 {
-    const char *path = mn_store_target_path(target);
+    const char *path = mn__store_target_path(target);
     return path ? path : target;
 }
 
 /* The target for messages, its secrets as *** (target.h). */
 static void masked(const char *t, char *out, size_t cap)
 {
-    char *m = mn_store_target_mask(t);
+    char *m = mn__store_target_mask(t);
     snprintf(out, cap, "%s", m ? m : "(the database)");
     free(m);
 }
@@ -212,7 +212,7 @@ static mn_status vec_flush(struct vecs *v)
     if (!v->n)
         return MN_OK;
     mn_status rc = v->c->dst->store->ops->search->vec_put(v->c->dst->store, v->ids, v->n, v->buf, NULL, v->dim,
-                                                          v->embedder, v->model, mn_clock_now_ms());
+                                                          v->embedder, v->model, mn__clock_now_ms());
     v->moved += (int64_t)v->n;
     v->n = 0;
     return rc;
@@ -341,7 +341,7 @@ static mn_status open_side(const char *target, const mn_config *cfg, int is_sour
         return mn__err(MN_INVALID, "migrate: an empty database name");
     struct stat sb;
     mn_status rc;
-    if (is_source && mn_store_target_kind(target) == MN_TARGET_SQLITE) {
+    if (is_source && mn__store_target_kind(target) == MN_TARGET_SQLITE) {
         if (stat(target, &sb) != 0)
             return mn__err(errno == ENOENT ? MN_NOTFOUND : MN_IO, "migrate: no database at %s: %s", target,
                            strerror(errno));
@@ -350,7 +350,7 @@ static mn_status open_side(const char *target, const mn_config *cfg, int is_sour
     }
     /* No embedder while migrating: opening must not queue or embed anything on either side. */
     mn_config *copy = NULL;
-    rc = cfg ? mn_config_copy(cfg, &copy) : mn_config_new(&copy);
+    rc = cfg ? mn__config_copy(cfg, &copy) : mn_config_new(&copy);
     if (!rc)
         rc = mn_config_set(copy, "embedder.name", "none", "migrate");
     if (!rc)

@@ -122,7 +122,7 @@ static mn_status check_filter(mn_db *db, const mn_search_filter *f, mn_search_fi
             return rc;
         o->session_id = canon;
     }
-    if (o->ns && (rc = mn_check_namespace(o->ns)))
+    if (o->ns && (rc = mn__check_namespace(o->ns)))
         return rc;
     if (o->role < -1 || o->role > MN_ROLE_TOOL)
         return mn__err(MN_INVALID, "filter.role: %d is not -1 or a role (0 to 3)", o->role);
@@ -140,7 +140,7 @@ static mn_status check_query(const char *query)
     size_t len = strlen(query), bad;
     if (len > MAX_QUERY_BYTES)
         return mn__err(MN_TOOBIG, "query: %zu bytes is over the limit of %d", len, MAX_QUERY_BYTES);
-    if (!mn_utf8_valid(query, len, &bad))
+    if (!mn__utf8_valid(query, len, &bad))
         return mn__err(MN_INVALID, "query: invalid UTF-8 at byte %zu", bad);
     return MN_OK;
 }
@@ -179,13 +179,13 @@ mn_status mn_search_hits_to_json(const mn_search_hits *hits, char **out)
         json_t *o = json_pack("{s:I, s:f, s:f, s:f, s:i, s:i, s:s, s:o}", "rank", (json_int_t)(i + 1), "score",
                               h->score, "similarity", h->similarity, "bm25", h->bm25, "semantic_rank",
                               h->semantic_rank, "keyword_rank", h->keyword_rank, "namespace", h->ns, "message",
-                              mn_jsonl_message(&h->message, 0));
+                              mn__jsonl_message(&h->message, 0));
         if (!o || json_array_append_new(arr, o)) {
             json_decref(arr);
             arr = NULL;
         }
     }
-    *out = arr ? mn_json_dump(arr) : NULL;
+    *out = arr ? mn__json_dump(arr) : NULL;
     json_decref(arr);
     return *out ? MN_OK : mn__nomem();
 }

@@ -29,7 +29,7 @@ mn_status mn_session_resume(mn_db *db, const char *ns, const char *id, mn_sessio
         char canon[MN_UUID_LEN + 1];
         return (rc = mn__session_ref(db, NULL, id, canon)) ? rc : mn__live_session(db, canon, out);
     }
-    if (ns && (rc = mn_check_namespace(ns)))
+    if (ns && (rc = mn__check_namespace(ns)))
         return rc;
     return mn__resume_session(db, ns, out);
 }
@@ -84,18 +84,18 @@ mn_status mn_file_should_include(mn_db *db, const char *session_id, const char *
         return rc;
     if (!path || !*path)
         return mn__err(MN_INVALID, "path: required");
-    if ((rc = mn_check_text("path", path, 4096, "")))
+    if ((rc = mn__check_text("path", path, 4096, "")))
         return rc == MN_TOOBIG ? mn__err(MN_INVALID, "%s", mn_errmsg()) : rc;
-    if ((rc = mn__live_session(db, canon, NULL)) || (rc = mn_sha256_hex(content ? content : "", len, sha)))
+    if ((rc = mn__live_session(db, canon, NULL)) || (rc = mn__sha256_hex(content ? content : "", len, sha)))
         return rc;
-    return db->store->ops->file_seen(db->store, canon, path, sha, mn_clock_now_ms(), include);
+    return db->store->ops->file_seen(db->store, canon, path, sha, mn__clock_now_ms(), include);
 }
 
 /* ---- state ----------------------------------------------------------------------------------- */
 
 static mn_status apply_change(void *user, const char *current, char **next)
 {
-    return mn_state_apply(current, user, next);
+    return mn__state_apply(current, user, next);
 }
 
 /* Runs one state change on a live session. */
@@ -114,8 +114,8 @@ static mn_status json_arg(const char *field, const char *text, json_t **out)
     *out = NULL;
     if (!text)
         return MN_OK;
-    mn_status rc = mn_check_text(field, text, MN_STATE_MAX_BYTES, "");
-    return rc ? rc : mn_json_parse(text, field, out);
+    mn_status rc = mn__check_text(field, text, MN_STATE_MAX_BYTES, "");
+    return rc ? rc : mn__json_parse(text, field, out);
 }
 
 mn_status mn_state_get(mn_db *db, const char *session_id, int reveal, char **out)
@@ -130,7 +130,7 @@ mn_status mn_state_get(mn_db *db, const char *session_id, int reveal, char **out
     char *raw = NULL;
     if ((rc = db->store->ops->state_get(db->store, canon, &raw)))
         return rc;
-    rc = mn_state_render(raw, mn_config_str(db->cfg, "state.sensitive_params"), reveal, out);
+    rc = mn__state_render(raw, mn__config_str(db->cfg, "state.sensitive_params"), reveal, out);
     free(raw);
     return rc;
 }
@@ -160,7 +160,7 @@ mn_status mn_state_merge_params(mn_db *db, const char *session_id, const char *p
 mn_status mn_state_set_waiting(mn_db *db, const char *session_id, const char *param)
 {
     mn_status rc = mn__check_db(db);
-    if (rc || (param && (rc = mn_check_text("param", param, MN_MAX_NAME_BYTES, ""))))
+    if (rc || (param && (rc = mn__check_text("param", param, MN_MAX_NAME_BYTES, ""))))
         return rc == MN_TOOBIG ? mn__err(MN_INVALID, "%s", mn_errmsg()) : rc;
     if (param && !*param)
         return mn__err(MN_INVALID, "param: must not be empty");
@@ -171,7 +171,7 @@ mn_status mn_state_set_waiting(mn_db *db, const char *session_id, const char *pa
 mn_status mn_state_set_result(mn_db *db, const char *session_id, const char *intent_id, const char *result_json)
 {
     mn_status rc = mn__check_db(db);
-    if (rc || (intent_id && (rc = mn_check_text("intent_id", intent_id, MN_MAX_NAME_BYTES, ""))))
+    if (rc || (intent_id && (rc = mn__check_text("intent_id", intent_id, MN_MAX_NAME_BYTES, ""))))
         return rc == MN_TOOBIG ? mn__err(MN_INVALID, "%s", mn_errmsg()) : rc;
     json_t *result = NULL;
     if ((rc = json_arg("result", result_json, &result)))

@@ -74,7 +74,7 @@ static mn_tokenizer *open_enc(const char *enc, const char *dir, double *ms)
 {
     mn_tokenizer *tk = NULL;
     double t0 = now();
-    mn_status st = mn_token_open(enc, dir, &tk);
+    mn_status st = mn__token_open(enc, dir, &tk);
     if (ms)
         *ms = (now() - t0) * 1e3;
     if (st != MN_OK) {
@@ -118,7 +118,7 @@ static struct msg *cut_messages(const char *s, size_t len, size_t *n_out)
 static size_t run_once(const mn_tokenizer *tk, int encode, const char *s, size_t len)
 {
     if (!encode)
-        return mn_token_count(tk, s, len);
+        return mn__token_count(tk, s, len);
     uint32_t *ids;
     size_t n;
     if (tk->vt->encode(tk, s, len, &ids, &n) != MN_OK) {
@@ -168,8 +168,8 @@ static int bench(const char *enc, const char *dir, const char *file, int encode,
            "full_mbs_median=%.2f full_mbs_min=%.2f full_mbs_max=%.2f msg_mbs_median=%.2f msg_mbs_min=%.2f "
            "msg_mbs_max=%.2f tokens_full=%zu tokens_msgs=%zu reps=%d mem_bytes=%zu rss_delta_kb=%ld\n",
            encode ? "encode" : "count", enc, len, n_msgs, init_ms, first, median(full, reps), fmin, fmax,
-           median(msg, reps), mmin, mmax, tokens, tokens_msgs, reps, mn_bpe_memory(tk), rss1 - rss0);
-    mn_token_free(tk);
+           median(msg, reps), mmin, mmax, tokens, tokens_msgs, reps, mn__bpe_memory(tk), rss1 - rss0);
+    mn__token_free(tk);
     free(full);
     free(msg);
     free(msgs);
@@ -187,8 +187,8 @@ static int load(const char *enc, const char *dir, int reps)
         mn_tokenizer *tk = open_enc(enc, dir, &ms[r]);
         if (r == 0) /* later loads reuse freed pages */
             rss_delta = rss_kb() - rss0;
-        mem = mn_bpe_memory(tk);
-        mn_token_free(tk);
+        mem = mn__bpe_memory(tk);
+        mn__token_free(tk);
     }
     double mn = ms[0], mx = ms[0];
     for (int r = 1; r < reps; r++) {
@@ -229,14 +229,14 @@ static int verify(const char *dir, const char *tsv, const char *file)
         segs++;
         for (int e = 0; e < 2; e++) {
             size_t want = strtoull(f[3 + e], NULL, 10);
-            size_t got = mn_token_count(tk[e], text + off, l);
+            size_t got = mn__token_count(tk[e], text + off, l);
             uint32_t *ids;
             size_t n;
             if (tk[e]->vt->encode(tk[e], text + off, l, &ids, &n) != MN_OK)
                 return 2;
             char *back;
             size_t blen;
-            if (n != got || mn_bpe_decode(tk[e], ids, n, &back, &blen) != MN_OK || blen != l ||
+            if (n != got || mn__bpe_decode(tk[e], ids, n, &back, &blen) != MN_OK || blen != l ||
                 memcmp(back, text + off, l) != 0)
                 enc_bad++;
             else
@@ -251,12 +251,12 @@ static int verify(const char *dir, const char *tsv, const char *file)
             }
         }
     }
-    size_t whole[2] = {mn_token_count(tk[0], text, len), mn_token_count(tk[1], text, len)};
+    size_t whole[2] = {mn__token_count(tk[0], text, len), mn__token_count(tk[1], text, len)};
     printf("verify segments=%zu mismatches=%zu encode_count_or_roundtrip_failures=%zu\n", segs, bad, enc_bad);
     for (int e = 0; e < 2; e++)
         printf("verify %s sum_segments=%zu reference=%zu whole_file=%zu\n", encs[e], sum[e], ref[e], whole[e]);
-    mn_token_free(tk[0]);
-    mn_token_free(tk[1]);
+    mn__token_free(tk[0]);
+    mn__token_free(tk[1]);
     free(text);
     free(tab);
     return bad || enc_bad ? 1 : 0;

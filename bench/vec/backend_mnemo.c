@@ -53,7 +53,7 @@ static void *m_create(const vb_params *p)
     ip.capacity = p->max_elements;
     b->dim = p->dim;
     b->threads = p->build_threads > 1 ? (unsigned)p->build_threads : 1;
-    if (mn_index_create(&ip, &b->ix) != MN_OK) {
+    if (mn__index_create(&ip, &b->ix) != MN_OK) {
         fprintf(stderr, "mnemo: %s\n", mn_errmsg());
         free(b);
         return NULL;
@@ -70,7 +70,7 @@ static int m_add(void *ix, const float *x, uint32_t n, uint32_t first_id)
         return -1;
     for (uint32_t i = 0; i < n; i++)
         ids[i] = (int64_t)first_id + i;
-    mn_status rc = mn_index_add_batch(b->ix, ids, x, n, b->threads);
+    mn_status rc = mn__index_add_batch(b->ix, ids, x, n, b->threads);
     free(ids);
     if (rc != MN_OK) {
         fprintf(stderr, "mnemo: %s\n", mn_errmsg());
@@ -80,9 +80,9 @@ static int m_add(void *ix, const float *x, uint32_t n, uint32_t first_id)
     b->first = first_id;
     b->n = n;
     if (VB_QUANT == MN_INDEX_INT8)
-        mn_index_set_source(b->ix, fetch, b);
+        mn__index_set_source(b->ix, fetch, b);
     const char *save = getenv("MNEMO_VB_SAVE");
-    if (save && *save && mn_index_save(b->ix, save) != MN_OK)
+    if (save && *save && mn__index_save(b->ix, save) != MN_OK)
         fprintf(stderr, "mnemo: %s\n", mn_errmsg());
     return 0;
 }
@@ -90,7 +90,7 @@ static int m_add(void *ix, const float *x, uint32_t n, uint32_t first_id)
 static void m_set_ef(void *ix, int ef)
 {
     struct mb *b = ix;
-    mn_index_set_ef_search(b->ix, (uint32_t)ef);
+    mn__index_set_ef_search(b->ix, (uint32_t)ef);
 }
 
 static int m_search(void *ix, const float *q, int k, int64_t *ids, float *scores)
@@ -98,7 +98,7 @@ static int m_search(void *ix, const float *q, int k, int64_t *ids, float *scores
     struct mb *b = ix;
     struct mn_index_hit hits[1024];
     size_t nh = 0;
-    if (k > 1024 || mn_index_search(b->ix, q, (size_t)k, NULL, hits, &nh) != MN_OK)
+    if (k > 1024 || mn__index_search(b->ix, q, (size_t)k, NULL, hits, &nh) != MN_OK)
         return -1;
     for (int i = 0; i < k; i++) {
         ids[i] = (size_t)i < nh ? hits[i].id : -1;
@@ -111,13 +111,13 @@ static int m_search(void *ix, const float *q, int k, int64_t *ids, float *scores
 static size_t m_memory(void *ix)
 {
     struct mb *b = ix;
-    return mn_index_memory_bytes(b->ix);
+    return mn__index_memory_bytes(b->ix);
 }
 
 static void m_destroy(void *ix)
 {
     struct mb *b = ix;
-    mn_index_free(b->ix);
+    mn__index_free(b->ix);
     free(b);
 }
 

@@ -1,9 +1,9 @@
 /*
  * index_open_bench.c — what a fresh process pays to search a saved vector index, and what a
  * build costs on 1..T threads. Builds N clustered vectors (deterministic, seed 42) with
- * mn_index_add_batch on each thread count asked (time, recall@10 at ef 64 against exact search,
+ * mn__index_add_batch on each thread count asked (time, recall@10 at ef 64 against exact search,
  * and whether the saved bytes are identical across thread counts), saves the index, then, each
- * in a new process (fork) R times: mn_index_map + the first search ("map"), mn_index_load + the
+ * in a new process (fork) R times: mn__index_map + the first search ("map"), mn__index_load + the
  * first search ("load", the full validating read), and the p50 of 100 searches after a map.
  * usage: index-open-bench [-n N] [-d DIM] [-t 1,2] [-r RUNS] DIR      (docs: bench/vec/README.md)
  */
@@ -85,23 +85,23 @@ static void child(const char *path, int map, const float *q, size_t d, int fd)
 {
     double t0 = now_s(), c0 = cpu_s();
     mn_index *ix = NULL;
-    if ((map ? mn_index_map(path, &ix) : mn_index_load(path, &ix)) != MN_OK)
+    if ((map ? mn__index_map(path, &ix) : mn__index_load(path, &ix)) != MN_OK)
         _exit(2);
     struct mn_index_hit h[10];
     size_t nh;
-    if (mn_index_search(ix, q, 10, NULL, h, &nh) != MN_OK)
+    if (mn__index_search(ix, q, 10, NULL, h, &nh) != MN_OK)
         _exit(3);
     double out[3] = {now_s() - t0, 0, cpu_s() - c0};
     double lat[100];
     for (size_t i = 0; i < 100; i++) {
         double a = now_s();
-        mn_index_search(ix, q + (i + 1) * d, 10, NULL, h, &nh);
+        mn__index_search(ix, q + (i + 1) * d, 10, NULL, h, &nh);
         lat[i] = now_s() - a;
     }
     out[1] = median(lat, 100);
     if (write(fd, out, sizeof out) != (ssize_t)sizeof out)
         _exit(4);
-    mn_index_free(ix);
+    mn__index_free(ix);
     _exit(0);
 }
 
@@ -159,7 +159,7 @@ int main(int argc, char **argv)
     fp.dim = (uint32_t)d;
     fp.kind = MN_INDEX_FLAT;
     mn_index *flat = NULL;
-    if (mn_index_create(&fp, &flat) != MN_OK || mn_index_add_batch(flat, ids, x, n, 1) != MN_OK)
+    if (mn__index_create(&fp, &flat) != MN_OK || mn__index_add_batch(flat, ids, x, n, 1) != MN_OK)
         return 1;
     uint64_t first_sum = 0;
     for (const char *tp = tlist; *tp;) {
@@ -172,10 +172,10 @@ int main(int argc, char **argv)
         p.dim = (uint32_t)d;
         p.capacity = n;
         mn_index *ix = NULL;
-        if (mn_index_create(&p, &ix) != MN_OK)
+        if (mn__index_create(&p, &ix) != MN_OK)
             return 1;
         double t0 = now_s(), c0 = cpu_s();
-        if (mn_index_add_batch(ix, ids, x, n, t) != MN_OK) {
+        if (mn__index_add_batch(ix, ids, x, n, t) != MN_OK) {
             fprintf(stderr, "build: %s\n", mn_errmsg());
             return 1;
         }
@@ -184,13 +184,13 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < 100; i++) {
             struct mn_index_hit a[10], b[10];
             size_t na, nb;
-            mn_index_search(ix, q + i * d, 10, NULL, a, &na);
-            mn_index_search(flat, q + i * d, 10, NULL, b, &nb);
+            mn__index_search(ix, q + i * d, 10, NULL, a, &na);
+            mn__index_search(flat, q + i * d, 10, NULL, b, &nb);
             for (size_t u = 0; u < na; u++)
                 for (size_t w = 0; w < nb; w++)
                     hits += a[u].id == b[w].id;
         }
-        if (mn_index_save(ix, path) != MN_OK) {
+        if (mn__index_save(ix, path) != MN_OK) {
             fprintf(stderr, "save: %s\n", mn_errmsg());
             return 1;
         }
@@ -203,7 +203,7 @@ int main(int argc, char **argv)
         printf("build n=%zu dim=%zu threads=%u seconds=%.2f cpu_seconds=%.2f recall10_ef64=%.4f same_file_as_first=%s\n",
                n, d, t, build, build_cpu, (double)hits / 1000.0, sum == first_sum ? "yes" : "NO");
         fflush(stdout);
-        mn_index_free(ix);
+        mn__index_free(ix);
     }
     for (int map = 1; map >= 0; map--) {
         double *first = malloc(runs * sizeof *first), *p50 = malloc(runs * sizeof *p50),
@@ -233,7 +233,7 @@ int main(int argc, char **argv)
         free(cpu);
     }
     unlink(path);
-    mn_index_free(flat);
+    mn__index_free(flat);
     free(cs);
     free(x);
     free(q);

@@ -80,25 +80,25 @@ int main(int argc, char **argv)
 
     mn_index *ix = NULL;
     double t0 = now();
-    mn_status rc = mn_index_load(ixpath, &ix);
+    mn_status rc = mn__index_load(ixpath, &ix);
     if (rc == MN_OK) {
-        printf("load file=%s load_s=%.3f n=%zu\n", ixpath, now() - t0, mn_index_count(ix));
+        printf("load file=%s load_s=%.3f n=%zu\n", ixpath, now() - t0, mn__index_count(ix));
     } else {
         fprintf(stderr, "%s: %s; building\n", ixpath, mn_errmsg());
         struct mn_index_params p = MN_INDEX_PARAMS_INIT;
         p.dim = dim;
         p.capacity = n;
-        if (mn_index_create(&p, &ix) != MN_OK)
+        if (mn__index_create(&p, &ix) != MN_OK)
             return 1;
         for (uint32_t i = 0; i < n; i++)
-            if (mn_index_add(ix, i, base + (size_t)i * dim) != MN_OK)
+            if (mn__index_add(ix, i, base + (size_t)i * dim) != MN_OK)
                 return 1;
         printf("build n=%u build_s=%.3f\n", n, now() - t0);
-        if (mn_index_save(ix, ixpath) != MN_OK)
+        if (mn__index_save(ix, ixpath) != MN_OK)
             fprintf(stderr, "save: %s\n", mn_errmsg());
     }
     struct mn_index_stats st;
-    mn_index_stats(ix, &st);
+    mn__index_stats(ix, &st);
     printf("index kernel=%s live=%zu memory_mb=%.1f\n", st.kernel, st.live, (double)st.memory_bytes / 1048576.0);
 
     const int mods[2] = {100, 1000};
@@ -160,7 +160,7 @@ int main(int argc, char **argv)
                 double ts = now();
                 for (uint32_t q = 0; q < mq; q++) {
                     size_t nh = 0;
-                    if (mn_index_search(ix, query + (size_t)q * dim, (size_t)k, &o, hits, &nh) != MN_OK) {
+                    if (mn__index_search(ix, query + (size_t)q * dim, (size_t)k, &o, hits, &nh) != MN_OK) {
                         fprintf(stderr, "search: %s\n", mn_errmsg());
                         return 1;
                     }
@@ -199,6 +199,6 @@ int main(int argc, char **argv)
     free(qps);
     free(base);
     free(query);
-    mn_index_free(ix);
+    mn__index_free(ix);
     return 0;
 }

@@ -9,7 +9,7 @@
 #include "util/json.h"
 #include "util/banned.h"
 
-mn_status mn_chat_request_body(const char *protocol, const char *model, const char *messages, char **out)
+mn_status mn__chat_request_body(const char *protocol, const char *model, const char *messages, char **out)
 {
     *out = NULL;
     json_error_t e;
@@ -19,12 +19,12 @@ mn_status mn_chat_request_body(const char *protocol, const char *model, const ch
     json_t *req = json_pack("{s:s, s:o, s:b}", "model", model, "messages", msgs, "stream", 1);
     if (req && strcmp(protocol, "ollama") != 0) /* the usage arrives in a last chunk */
         json_object_set_new(req, "stream_options", json_pack("{s:b}", "include_usage", 1));
-    *out = req ? mn_json_dump(req) : NULL;
+    *out = req ? mn__json_dump(req) : NULL;
     json_decref(req);
     return *out ? MN_OK : mn__nomem();
 }
 
-void mn_chat_parse_init(struct mn_chat_parse *p, const char *protocol, mn_chat_delta_fn fn, void *user)
+void mn__chat_parse_init(struct mn_chat_parse *p, const char *protocol, mn_chat_delta_fn fn, void *user)
 {
     memset(p, 0, sizeof *p);
     p->ollama = strcmp(protocol, "ollama") == 0;
@@ -117,7 +117,7 @@ static int emit(struct mn_chat_parse *p, const char *text)
 {
     if (!text || !*text)
         return 0;
-    if (mn_buf_adds(&p->text, text))
+    if (mn__buf_adds(&p->text, text))
         return p->stop = 1;
     if (p->fn(p->user, text, strlen(text)))
         return p->stop = 1;
@@ -187,7 +187,7 @@ static int one_line(struct mn_chat_parse *p, const char *line, size_t len)
         if (line[0] == ':' || strncmp(line, "event:", 6) == 0 || strncmp(line, "id:", 3) == 0 ||
             strncmp(line, "retry:", 6) == 0)
             return 0;
-        if (mn_buf_add(&p->plain, line, len) || mn_buf_addc(&p->plain, '\n'))
+        if (mn__buf_add(&p->plain, line, len) || mn__buf_addc(&p->plain, '\n'))
             return p->stop = 1;
         return 0;
     }
@@ -198,7 +198,7 @@ static int one_line(struct mn_chat_parse *p, const char *line, size_t len)
     if (!o && p->objects) /* an NDJSON line once the stream has begun: broken, as an SSE data line */
         return not_json(p, "a line", &e, line, len);
     if (!o) { /* before any NDJSON object: part of a plain JSON answer, else finish says what it is */
-        if (mn_buf_add(&p->plain, line, len) || mn_buf_addc(&p->plain, '\n'))
+        if (mn__buf_add(&p->plain, line, len) || mn__buf_addc(&p->plain, '\n'))
             return p->stop = 1;
         return 0;
     }
@@ -217,25 +217,25 @@ static int one_line(struct mn_chat_parse *p, const char *line, size_t len)
     return r;
 }
 
-int mn_chat_parse_feed(struct mn_chat_parse *p, const char *data, size_t len)
+int mn__chat_parse_feed(struct mn_chat_parse *p, const char *data, size_t len)
 {
     for (size_t i = 0; i < len && !p->stop && !p->broken; i++) {
         if (data[i] != '\n') {
-            if (mn_buf_addc(&p->line, data[i]))
+            if (mn__buf_addc(&p->line, data[i]))
                 return p->stop = 1;
             continue;
         }
         one_line(p, p->line.data, p->line.len);
-        mn_buf_reset(&p->line);
+        mn__buf_reset(&p->line);
     }
     return p->stop || p->broken;
 }
 
-mn_status mn_chat_parse_finish(struct mn_chat_parse *p)
+mn_status mn__chat_parse_finish(struct mn_chat_parse *p)
 {
     if (p->line.len && !p->broken) {
         one_line(p, p->line.data, p->line.len);
-        mn_buf_reset(&p->line);
+        mn__buf_reset(&p->line);
     }
     if (p->broken)
         return mn__err(MN_UNAVAILABLE, "chat: %s", p->error);
@@ -258,14 +258,14 @@ mn_status mn_chat_parse_finish(struct mn_chat_parse *p)
     return MN_OK;
 }
 
-void mn_chat_parse_release(struct mn_chat_parse *p)
+void mn__chat_parse_release(struct mn_chat_parse *p)
 {
-    mn_buf_release(&p->line);
-    mn_buf_release(&p->plain);
-    mn_buf_release(&p->text);
+    mn__buf_release(&p->line);
+    mn__buf_release(&p->plain);
+    mn__buf_release(&p->text);
 }
 
-void mn_chat_error_text(const char *body, char *out, size_t cap)
+void mn__chat_error_text(const char *body, char *out, size_t cap)
 {
     json_t *o = body ? json_loads(body, 0, NULL) : NULL;
     json_t *err = json_object_get(o, "error");

@@ -14,7 +14,7 @@
 #include "util/buf.h"
 
 /* The request body (malloc'd) for `messages` (an OpenAI chat messages JSON array). */
-mn_status mn_chat_request_body(const char *protocol, const char *model, const char *messages, char **out);
+mn_status mn__chat_request_body(const char *protocol, const char *model, const char *messages, char **out);
 
 typedef int (*mn_chat_delta_fn)(void *user, const char *text, size_t len);
 
@@ -33,18 +33,18 @@ struct mn_chat_parse {
     int broken;          /* a data line that is not JSON or not a chunk: the reply is lost */
 };
 
-void mn_chat_parse_init(struct mn_chat_parse *p, const char *protocol, mn_chat_delta_fn fn, void *user);
+void mn__chat_parse_init(struct mn_chat_parse *p, const char *protocol, mn_chat_delta_fn fn, void *user);
 /* Feeds bytes; returns non-zero when the caller should stop (fn said so, out of memory, or the
  * stream is broken — an SSE data line, or an NDJSON line once the stream has begun, that is not
  * JSON or not of the chunk's shape: then finish returns the error). */
-int mn_chat_parse_feed(struct mn_chat_parse *p, const char *data, size_t len);
+int mn__chat_parse_feed(struct mn_chat_parse *p, const char *data, size_t len);
 /* Ends the stream: parses a last line without newline and a non-streamed answer. Errors
  * (MN_UNAVAILABLE, one line): a broken stream (a data line that is not JSON, or not a JSON object
  * of the chunk's shape), lines that are neither a stream nor JSON, an error the provider sent. */
-mn_status mn_chat_parse_finish(struct mn_chat_parse *p);
-void mn_chat_parse_release(struct mn_chat_parse *p);
+mn_status mn__chat_parse_finish(struct mn_chat_parse *p);
+void mn__chat_parse_release(struct mn_chat_parse *p);
 /* The message of an error answer body ({"error":{"message"}} or {"error":"…"}), else the body cut
  * at 200 bytes, into out, on one line (control characters become spaces). */
-void mn_chat_error_text(const char *body, char *out, size_t cap);
+void mn__chat_error_text(const char *body, char *out, size_t cap);
 
 #endif

@@ -315,19 +315,19 @@ mn_status mn_config_get(const mn_config *cfg, const char *key, const char **valu
     return MN_OK;
 }
 
-const char *mn_config_str(const mn_config *cfg, const char *key)
+const char *mn__config_str(const mn_config *cfg, const char *key)
 {
     int i = find_key(key);
     return i < 0 ? "" : cfg->v[i].text;
 }
 
-int64_t mn_config_int(const mn_config *cfg, const char *key) { return strtoll(mn_config_str(cfg, key), NULL, 10); }
+int64_t mn__config_int(const mn_config *cfg, const char *key) { return strtoll(mn__config_str(cfg, key), NULL, 10); }
 
-int mn_config_bool(const mn_config *cfg, const char *key) { return strcmp(mn_config_str(cfg, key), "true") == 0; }
+int mn__config_bool(const mn_config *cfg, const char *key) { return strcmp(mn__config_str(cfg, key), "true") == 0; }
 
-double mn_config_real(const mn_config *cfg, const char *key) { return strtod(mn_config_str(cfg, key), NULL); }
+double mn__config_real(const mn_config *cfg, const char *key) { return strtod(mn__config_str(cfg, key), NULL); }
 
-mn_status mn_config_copy(const mn_config *cfg, mn_config **out)
+mn_status mn__config_copy(const mn_config *cfg, mn_config **out)
 {
     mn_status rc = mn_config_new(out);
     for (size_t i = 0; !rc && i < N_KEYS; i++)
@@ -387,7 +387,7 @@ static int trusted(const struct yaml_walk *w, const char *key, const char *value
     if (ends_with(key, ".api_key_env"))
         return !*value;
     if (ends_with(key, ".base_url"))
-        return !*value || mn_url_is_loopback(value);
+        return !*value || mn__url_is_loopback(value);
     if (strcmp(key, "summarizer.prompt_file") == 0) /* its text goes to the model: only a file of the project */
         return !*value || (value[0] != '/' && value[0] != '~' && strncmp(value, "../", 3) != 0 &&
                            !strstr(value, "/../") && !ends_with(value, "/..") && strcmp(value, "..") != 0);
@@ -531,13 +531,13 @@ static mn_status load_yaml(mn_config *cfg, const char *text, size_t len, const c
     snprintf(enabled_at, sizeof enabled_at, "%s: line %zu", name, w.set_at[en]);
     if (!rc)
         rc = map_vector_store(cfg, final, w.set_at[en] ? enabled_at : NULL);
-    if (!rc && w.set_at[mo] && !*mn_config_str(cfg, "memory.vector_store.embedding_provider"))
+    if (!rc && w.set_at[mo] && !*mn__config_str(cfg, "memory.vector_store.embedding_provider"))
         mn__log(MN_LOG_WARN, "%s: line %zu: memory.vector_store.embedding_model: '%s' not used without"
                 " memory.vector_store.embedding_provider (ollama, openai)", name, w.set_at[mo], cfg->v[mo].text);
     return rc;
 }
 
-mn_status mn_config_load_yaml(mn_config *cfg, const char *text, size_t len, const char *name, const char *source)
+mn_status mn__config_load_yaml(mn_config *cfg, const char *text, size_t len, const char *name, const char *source)
 {
     return load_yaml(cfg, text, len, name, source, 1);
 }
@@ -578,7 +578,7 @@ static mn_status load_file(mn_config *cfg, const char *file, const char *source,
     return rc;
 }
 
-mn_status mn_config_load_file(mn_config *cfg, const char *file, const char *source)
+mn_status mn__config_load_file(mn_config *cfg, const char *file, const char *source)
 {
     return load_file(cfg, file, source, 1);
 }

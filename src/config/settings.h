@@ -25,6 +25,6 @@ struct mn_settings {
 };
 
 /* Fills s from cfg (every key); s borrows cfg's strings, so cfg must outlive s. */
-void mn_settings_fill(struct mn_settings *s, const mn_config *cfg);
+void mn__settings_fill(struct mn_settings *s, const mn_config *cfg);
 
 #endif

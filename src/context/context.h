@@ -19,7 +19,7 @@
 /* Framing per message in chat formats: 3 tokens of separators plus the role (one token in
  * cl100k_base and o200k_base), one more when a name is set, and the reply priming once per
  * context — the rule of OpenAI's token-counting guide. The name's own tokens are in the
- * message's stored count (mn_message_tokens). */
+ * message's stored count (mn__message_tokens). */
 #define MN_FRAME_PER_MESSAGE 4
 #define MN_FRAME_PER_NAME 1
 #define MN_FRAME_REPLY 3
@@ -39,31 +39,31 @@ struct mn_window {
     struct mn_gov *gov;   /* tool-output governance applied during the walk; NULL: none */
     int64_t synthetic;    /* kept items that are not stored messages (summary, marker) */
     int64_t summarized;   /* history messages the summary stands for (not dropped) */
-    int64_t turn_skipped; /* mn_window_collect: steps of the current turn passed over */
+    int64_t turn_skipped; /* mn__window_collect: steps of the current turn passed over */
 };
 
 /* Framing tokens one message costs. */
-int64_t mn_context_frame_tokens(const mn_message *m);
-void mn_window_release(struct mn_window *w);
+int64_t mn__context_frame_tokens(const mn_message *m);
+void mn__window_release(struct mn_window *w);
 /* Renders the kept messages and the report (both malloc'd, caller frees). */
-mn_status mn_context_render(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
+mn_status mn__context_render(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
                             char **rendered, char **report);
 /* The same; the members of `extra` (a JSON object, may be NULL; not consumed) are appended to
  * the report. */
-mn_status mn_context_render_ex(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
+mn_status mn__context_render_ex(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
                                const json_t *extra, char **rendered, char **report);
 
 /* The window walk over msgs[0..n) (oldest to newest, already in memory) instead of the store:
  * keeps the newest whole units within `left` tokens (cost = stored tokens + framing), counts
  * orphans and unmatched calls, applies w->gov. Appends the kept messages to w->items, oldest to
  * newest, after what is there; adds to message_tokens / framing_tokens; *used gets the cost. */
-mn_status mn_window_walk(struct mn_window *w, const mn_message *msgs, size_t n, int64_t left, int64_t *used);
+mn_status mn__window_walk(struct mn_window *w, const mn_message *msgs, size_t n, int64_t left, int64_t *used);
 /* The newest governed units of session s newer than stop_seq, from the store, newest first
  * while they fit in max_tokens, the newest unit whatever its cost, and the current turn's user
  * message (the newest user message) whatever its cost: when the budget runs out inside the
  * current turn, the older steps are passed over to it; into w->items oldest first (w->gov
  * applied; orphans and unmatched calls counted). Loads no more than a layout can use. */
-mn_status mn_window_collect(mn_store *st, const mn_session *s, int64_t stop_seq, int64_t max_tokens,
+mn_status mn__window_collect(mn_store *st, const mn_session *s, int64_t stop_seq, int64_t max_tokens,
                             struct mn_window *w);
 
 /* ---- tool-output governance (govern.c) -------------------------------------------------------
@@ -96,15 +96,15 @@ struct mn_gov {
 };
 
 /* Records the fate of message seq in g->marks (nothing when g or its marks are NULL). */
-void mn_gov_mark(const struct mn_gov *g, int64_t seq, const char *fate);
+void mn__gov_mark(const struct mn_gov *g, int64_t seq, const char *fate);
 
 /* Called by the walk for the results of one answered call (newest call first), before costing;
  * rewrites content and tokens of results in place (new strings in a). */
-mn_status mn_gov_results(struct mn_gov *g, struct mn_arena *a, mn_message *results, size_t n);
+mn_status mn__gov_results(struct mn_gov *g, struct mn_arena *a, mn_message *results, size_t n);
 /* Loop detection: called for every assistant tool call and user message the walk meets. */
-void mn_gov_note(struct mn_gov *g, const mn_message *m);
+void mn__gov_note(struct mn_gov *g, const mn_message *m);
 /* The "tool_outputs" and "loop" members of the report. NULL on OOM. */
-json_t *mn_gov_report(const struct mn_gov *g);
+json_t *mn__gov_report(const struct mn_gov *g);
 
 /* ---- layout (layout.c): the pure last step of every strategy --------------------------------
  * Chooses from parts already in memory and governed (validated units: a call before all of its
@@ -139,15 +139,15 @@ typedef struct mn_layout_out {
 } mn_layout_out;
 
 /* Stored tokens + framing of one message. */
-int64_t mn_context_cost(const mn_message *m);
-mn_status mn_context_layout(const mn_layout_in *in, struct mn_window *w, mn_layout_out *out);
+int64_t mn__context_cost(const mn_message *m);
+mn_status mn__context_layout(const mn_layout_in *in, struct mn_window *w, mn_layout_out *out);
 
 /* ---- folding (fold.c) ------------------------------------------------------------------------ */
 enum mn_fold_outcome {
     MN_FOLD_NONE, MN_FOLD_OK, MN_FOLD_FAILED, MN_FOLD_ROLLED_BACK, MN_FOLD_IN_FLIGHT, MN_FOLD_COOLDOWN,
     MN_FOLD_DISABLED, MN_FOLD_NOTHING, MN_FOLD_QUEUED, MN_FOLD_TIMED_OUT, MN_FOLD_DEFERRED
 };
-const char *mn_fold_outcome_name(enum mn_fold_outcome o);
+const char *mn__fold_outcome_name(enum mn_fold_outcome o);
 
 /* ---- strategies (strategy.c, plan.c) ---------------------------------------------------------
  * Each build: load → govern → plan (pure: is a fold due, over which messages) → fold (sync,
@@ -159,7 +159,7 @@ typedef struct mn_strategy_cfg {
     int64_t max_tokens;       /* the whole context's budget */
     int64_t model_window;     /* 0: unknown */
     int fold_mode;            /* MN_CONTEXT_FOLD_BACKGROUND, _SYNC or _OFF (mnemo.h) */
-    int64_t fold_deadline_ms; /* absolute (mn_clock_now_ms), 0: none; a sync fold past it times out */
+    int64_t fold_deadline_ms; /* absolute (mn__clock_now_ms), 0: none; a sync fold past it times out */
     const char *instructions; /* mn_compact: what the summary must keep; NULL: none */
     int64_t max_messages;     /* summary/hybrid message trigger; 0 disables */
     int64_t trigger_percent;  /* summary/hybrid token trigger, % of the model window (else of max_tokens); 0 off */
@@ -202,7 +202,7 @@ struct mn_fold_plan {
     size_t head_end;           /* summary strategy: buffer messages that belong to the head */
 };
 /* scratch: the buffer governed (costs for the triggers); fixed: system + framing tokens. */
-void mn_fold_plan_make(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, const struct mn_window *scratch,
+void mn__fold_plan_make(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, const struct mn_window *scratch,
                        int64_t head_end_seq, int64_t fixed, struct mn_fold_plan *p);
 
 /* A built context: w is rendered; its items point into parts[] and w's arena. */
@@ -212,12 +212,12 @@ struct mn_built {
     json_t *extra; /* report members */
 };
 
-/* Builds the context of session s. b must be zeroed; release it with mn_built_release. */
-mn_status mn_context_assemble(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
+/* Builds the context of session s. b must be zeroed; release it with mn__built_release. */
+mn_status mn__context_assemble(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
                               struct mn_built *b);
-void mn_built_release(struct mn_built *b);
+void mn__built_release(struct mn_built *b);
 /* Folds this process has run, by outcome (for mn_compaction_counts). */
-void mn_context_fold_counts(int64_t *ok, int64_t *failed, int64_t *rolled_back);
+void mn__context_fold_counts(int64_t *ok, int64_t *failed, int64_t *rolled_back);
 
 struct mn_fold_req {
     const char *trigger;
@@ -228,23 +228,23 @@ struct mn_fold_req {
     int64_t last_seq; /* newest message of the session at fold time */
 };
 /* The session's latest summary in *out, or NULL when it has none yet (fold.c). */
-mn_status mn_context_summary_latest(const mn_strategy_env *env, const char *session_id, mn_summary **out);
+mn_status mn__context_summary_latest(const mn_strategy_env *env, const char *session_id, mn_summary **out);
 /* Runs one fold under the session claim (fold.c). *outcome says what happened; *made gets the
  * stored summary. Errors only for the store (the summariser's failure is an outcome, with an
  * event in the store and in *event when not NULL). */
-mn_status mn_context_fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
+mn_status mn__context_fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
                           const struct mn_fold_req *fr, enum mn_fold_outcome *outcome, mn_summary **made,
                           json_t **event);
 /* Folds every message but the last cfg->tail_turns turns now (mn_compact). *event gets the event
  * data written (caller decrefs). MN_BUSY when another fold holds the claim. */
-mn_status mn_context_compact(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
+mn_status mn__context_compact(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
                              json_t **event);
 /* response = min(window/4, 16000), history = min(rest/3, 50000), files = rest. */
-void mn_context_budget_split(int64_t window, int64_t *response, int64_t *history, int64_t *files);
+void mn__context_budget_split(int64_t window, int64_t *response, int64_t *history, int64_t *files);
 /* Moves a cut back so the part after it does not start on a tool result. */
-size_t mn_context_unit_start(const mn_message *m, size_t i);
+size_t mn__context_unit_start(const mn_message *m, size_t i);
 /* The index of the first message of the newest k turns (0 when there are not more than k). */
-size_t mn_context_keep_turns_from(const mn_message *m, size_t n, int64_t k);
+size_t mn__context_keep_turns_from(const mn_message *m, size_t n, int64_t k);
 
 /* ---- long-term memories in the context (memblock.c) ------------------------------------------
  * One system message right after the system prompt: a header, the memory blocks (pinned, each
@@ -267,19 +267,19 @@ typedef struct mn_memblock {
 
 /* Items for pinned[0..np) and rel[0..nr) (borrowed; they must outlive b), blocks cut to their
  * token_cap. Release b even on failure. */
-mn_status mn_memblock_init(mn_memblock *b, const mn_tokenizer *tk, const mn_memory *pinned, size_t np,
+mn_status mn__memblock_init(mn_memblock *b, const mn_tokenizer *tk, const mn_memory *pinned, size_t np,
                            const mn_memory *rel, size_t nr);
 /* Renders the block within room tokens (its cost: tokens + the framing of one message):
  * relevant memories leave lowest score first, then blocks are cut, the last first. */
-mn_status mn_memblock_fit(mn_memblock *b, const mn_tokenizer *tk, int64_t room);
+mn_status mn__memblock_fit(mn_memblock *b, const mn_tokenizer *tk, int64_t room);
 /* tokens + framing, 0 when empty. */
-int64_t mn_memblock_cost(const mn_memblock *b);
-void mn_memblock_release(mn_memblock *b);
+int64_t mn__memblock_cost(const mn_memblock *b);
+void mn__memblock_release(mn_memblock *b);
 /* Puts a system message with text (copied into w's arena) before w's items, counted as
  * synthetic, and adds its tokens and framing to w. */
-mn_status mn_window_put_first(struct mn_window *w, const char *session_id, const char *text, int64_t tokens);
+mn_status mn__window_put_first(struct mn_window *w, const char *session_id, const char *text, int64_t tokens);
 /* The same with a role, before item `at` (at <= w->count). */
-mn_status mn_window_insert(struct mn_window *w, size_t at, mn_role role, const char *session_id, const char *text,
+mn_status mn__window_insert(struct mn_window *w, size_t at, mn_role role, const char *session_id, const char *text,
                            int64_t tokens);
 
 #endif

@@ -20,7 +20,7 @@ static const char *const outcome_names[] = {"none",      "ok",       "failed",  
                                             "in_flight", "cooldown", "disabled", "nothing_to_fold",
                                             "queued",    "timed_out", "deferred"};
 
-const char *mn_fold_outcome_name(enum mn_fold_outcome o) { return outcome_names[o]; }
+const char *mn__fold_outcome_name(enum mn_fold_outcome o) { return outcome_names[o]; }
 
 static int64_t count_turns(const mn_message *m, size_t n)
 {
@@ -34,7 +34,7 @@ static int64_t cost_all(const mn_message *m, size_t n)
 {
     int64_t c = 0;
     for (size_t i = 0; i < n; i++)
-        c += mn_context_cost(&m[i]);
+        c += mn__context_cost(&m[i]);
     return c;
 }
 
@@ -48,14 +48,14 @@ static mn_status load_after(const mn_strategy_env *env, const char *sid, int64_t
 /* Folds run by this process, by outcome (a service's metrics; every handle counts). */
 static atomic_llong folds_run[MN_FOLD_DEFERRED + 1];
 
-void mn_context_fold_counts(int64_t *ok, int64_t *failed, int64_t *rolled_back)
+void mn__context_fold_counts(int64_t *ok, int64_t *failed, int64_t *rolled_back)
 {
     *ok = atomic_load(&folds_run[MN_FOLD_OK]);
     *failed = atomic_load(&folds_run[MN_FOLD_FAILED]);
     *rolled_back = atomic_load(&folds_run[MN_FOLD_ROLLED_BACK]);
 }
 
-mn_status mn_context_summary_latest(const mn_strategy_env *env, const char *session_id, mn_summary **out)
+mn_status mn__context_summary_latest(const mn_strategy_env *env, const char *session_id, mn_summary **out)
 {
     mn_status rc = env->st->ops->summary_latest(env->st, session_id, out);
     if (rc == MN_NOTFOUND)
@@ -65,12 +65,12 @@ mn_status mn_context_summary_latest(const mn_strategy_env *env, const char *sess
 
 /* Runs one fold under the claim. *outcome says what happened; *made gets the stored summary.
  * Errors only for the store (the summariser's failure is an outcome, with an event). */
-mn_status mn_context_fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
+mn_status mn__context_fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
                           const struct mn_fold_req *fr, enum mn_fold_outcome *outcome, mn_summary **made,
                           json_t **event)
 {
     *outcome = MN_FOLD_NONE;
-    int64_t now = mn_clock_now_ms(), until = now + (cfg->claim_ms > 0 ? cfg->claim_ms : 120000);
+    int64_t now = mn__clock_now_ms(), until = now + (cfg->claim_ms > 0 ? cfg->claim_ms : 120000);
     int claimed = 0;
     int64_t holder = 0;
     mn_status rc = env->st->ops->busy_claim(env->st, s->id, now, until, &claimed, &holder);
@@ -83,7 +83,7 @@ mn_status mn_context_fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg
     /* the plan was made before the claim: a fold that ran in between (another thread's or
      * node's, released just now) has stored a newer summary, and this one is not due any more */
     mn_summary *latest = NULL;
-    rc = mn_context_summary_latest(env, s->id, &latest);
+    rc = mn__context_summary_latest(env, s->id, &latest);
     int64_t latest_id = latest ? latest->id : 0;
     mn_summary_free(latest);
     if (rc || latest_id != (fr->old ? fr->old->id : 0)) {
@@ -91,12 +91,12 @@ mn_status mn_context_fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg
         *outcome = MN_FOLD_IN_FLIGHT;
         return rc;
     }
-    int64_t t0 = mn_clock_mono_ns();
+    int64_t t0 = mn__clock_mono_ns();
     mn_sum_result r;
     memset(&r, 0, sizeof r);
     mn_sum_input in = {fr->old ? fr->old->text : NULL, fr->msgs, fr->n, cfg->summary_cap, env->tk,
                        cfg->fold_deadline_ms, cfg->instructions};
-    mn_status srs = env->sum ? mn_summarize(env->sum, &in, &r)
+    mn_status srs = env->sum ? mn__summarize(env->sum, &in, &r)
                              : mn__err(MN_UNAVAILABLE, "summarizer: %s", env->sum_err ? env->sum_err : "unavailable");
     char error[512] = "";
     if (srs)
@@ -107,30 +107,30 @@ mn_status mn_context_fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg
     if (!srs) {
         char head[96];
         snprintf(head, sizeof head, "[Summary of %lld earlier messages]\n", (long long)folded);
-        new_tokens = (int64_t)mn_token_count(env->tk, r.text, strlen(r.text));
-        after = (int64_t)mn_token_count(env->tk, head, strlen(head)) + new_tokens + MN_FRAME_PER_MESSAGE;
+        new_tokens = (int64_t)mn__token_count(env->tk, r.text, strlen(r.text));
+        after = (int64_t)mn__token_count(env->tk, head, strlen(head)) + new_tokens + MN_FRAME_PER_MESSAGE;
         if (after >= before)
             *outcome = MN_FOLD_ROLLED_BACK; /* the inflation guard: the summary is not shorter */
         else {
             mn_summary sm = {0, s->id, fr->msgs[fr->n - 1].seq, folded, r.text, new_tokens, r.model,
-                             mn_summarizer_name(env->sum), mn_clock_now_ms()};
+                             mn__summarizer_name(env->sum), mn__clock_now_ms()};
             rc = env->st->ops->summary_insert(env->st, s->id, &sm, &sid_id);
             if (!rc)
                 rc = env->st->ops->summary_latest(env->st, s->id, made);
             *outcome = rc ? MN_FOLD_FAILED : MN_FOLD_OK;
         }
     } else /* past the deadline, the summariser's failure is the deadline's */
-        *outcome = cfg->fold_deadline_ms > 0 && mn_clock_now_ms() >= cfg->fold_deadline_ms ? MN_FOLD_TIMED_OUT
+        *outcome = cfg->fold_deadline_ms > 0 && mn__clock_now_ms() >= cfg->fold_deadline_ms ? MN_FOLD_TIMED_OUT
                                                                                          : MN_FOLD_FAILED;
     if (*outcome == MN_FOLD_OK || *outcome == MN_FOLD_FAILED || *outcome == MN_FOLD_ROLLED_BACK)
         atomic_fetch_add(&folds_run[*outcome], 1);
     else if (*outcome == MN_FOLD_TIMED_OUT)
         atomic_fetch_add(&folds_run[MN_FOLD_FAILED], 1);
-    int64_t ms = (mn_clock_mono_ns() - t0) / 1000000;
+    int64_t ms = (mn__clock_mono_ns() - t0) / 1000000;
     json_t *ev = json_pack(
         "{s:s, s:s, s:s, s:b, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:I, s:I, s:o, s:o}",
-        "kind", "compaction", "outcome", mn_fold_outcome_name(*outcome), "trigger", fr->trigger, "automatic", !fr->forced,
-        "summarizer", env->sum ? mn_summarizer_name(env->sum) : "unavailable", "model",
+        "kind", "compaction", "outcome", mn__fold_outcome_name(*outcome), "trigger", fr->trigger, "automatic", !fr->forced,
+        "summarizer", env->sum ? mn__summarizer_name(env->sum) : "unavailable", "model",
         r.model ? json_string(r.model) : json_null(), "messages_folded", (json_int_t)fr->n, "turns_folded",
         (json_int_t)count_turns(fr->msgs, fr->n), "covers_upto", (json_int_t)fr->msgs[fr->n - 1].seq, "last_seq",
         (json_int_t)fr->last_seq, "tokens_before", (json_int_t)before, "tokens_after",
@@ -140,9 +140,9 @@ mn_status mn_context_fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg
         sid_id ? json_integer(sid_id) : json_null());
     if (ev && cfg->instructions)
         json_object_set_new(ev, "instructions", json_string(cfg->instructions));
-    mn_sum_result_release(&r);
-    char *text = ev ? mn_json_dump(ev) : NULL;
-    mn_status erc = text ? env->st->ops->event_insert(env->st, s->id, "compaction", text, mn_clock_now_ms())
+    mn__sum_result_release(&r);
+    char *text = ev ? mn__json_dump(ev) : NULL;
+    mn_status erc = text ? env->st->ops->event_insert(env->st, s->id, "compaction", text, mn__clock_now_ms())
                          : mn__nomem();
     free(text);
     env->st->ops->busy_release(env->st, s->id, until);
@@ -157,7 +157,7 @@ mn_status mn_context_fold(const mn_strategy_env *env, const mn_strategy_cfg *cfg
 }
 
 /* The index of the first message of the newest `k` turns (0 when there are not more than k). */
-size_t mn_context_keep_turns_from(const mn_message *m, size_t n, int64_t k)
+size_t mn__context_keep_turns_from(const mn_message *m, size_t n, int64_t k)
 {
     int64_t seen = 0;
     for (size_t i = n; i-- > 0;)
@@ -167,14 +167,14 @@ size_t mn_context_keep_turns_from(const mn_message *m, size_t n, int64_t k)
 }
 
 /* Moves a cut back so the part after it does not start on a tool result. */
-size_t mn_context_unit_start(const mn_message *m, size_t i)
+size_t mn__context_unit_start(const mn_message *m, size_t i)
 {
     while (i > 0 && m[i].role == MN_ROLE_TOOL)
         i--;
     return i;
 }
 
-mn_status mn_context_compact(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
+mn_status mn__context_compact(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
                              json_t **event)
 {
     *event = NULL;
@@ -189,12 +189,12 @@ mn_status mn_context_compact(const mn_strategy_env *env, const mn_strategy_cfg *
         mn_summary_free(old);
         return rc;
     }
-    size_t ts = mn_context_keep_turns_from(b->items, b->count, cfg->tail_turns > 0 ? cfg->tail_turns : 3);
+    size_t ts = mn__context_keep_turns_from(b->items, b->count, cfg->tail_turns > 0 ? cfg->tail_turns : 3);
     enum mn_fold_outcome outcome = MN_FOLD_NOTHING;
     mn_summary *made = NULL;
     if (ts > 0) {
         struct mn_fold_req fr = {"forced", 1, old, b->items, ts, b->items[b->count - 1].seq};
-        rc = mn_context_fold(env, cfg, s, &fr, &outcome, &made, event);
+        rc = mn__context_fold(env, cfg, s, &fr, &outcome, &made, event);
         if (!rc && outcome == MN_FOLD_IN_FLIGHT)
             rc = mn__err(MN_BUSY, "session %s: another summary is being made (sessions.busy_until); try again later",
                          s->id);
@@ -207,6 +207,6 @@ mn_status mn_context_compact(const mn_strategy_env *env, const mn_strategy_cfg *
                            "no more than the kept turns", "kept_turns", (json_int_t)(cfg->tail_turns));
     mn_summary_free(made);
     mn_summary_free(old);
-    mn_records_message_list_free(b);
+    mn__records_message_list_free(b);
     return rc;
 }

@@ -29,10 +29,10 @@ static char *measured_text(struct mn_arena *a, const char *content, int *oom)
         p++;
     if (*p == '{' || *p == '[') {
         json_t *v = json_loads(content, 0, NULL);
-        char *dump = v ? mn_json_dump(v) : NULL;
+        char *dump = v ? mn__json_dump(v) : NULL;
         json_decref(v);
         if (dump) {
-            char *copy = mn_arena_strndup(a, dump, strlen(dump));
+            char *copy = mn__arena_strndup(a, dump, strlen(dump));
             free(dump);
             *oom = !copy;
             return copy;
@@ -45,14 +45,14 @@ static char *measured_text(struct mn_arena *a, const char *content, int *oom)
 static char *head_tail(struct mn_arena *a, const char *text, size_t len, size_t chars, size_t head_chars,
                        size_t tail_chars, const char *marker_fmt, const char *arg)
 {
-    size_t head = mn_utf8_prefix(text, len, head_chars);
-    size_t tail_start = mn_utf8_prefix(text, len, chars - tail_chars);
+    size_t head = mn__utf8_prefix(text, len, head_chars);
+    size_t tail_start = mn__utf8_prefix(text, len, chars - tail_chars);
     struct mn_buf b = MN_BUF_INIT;
     char *out = NULL;
-    if (!mn_buf_add(&b, text, head) && !mn_buf_adds(&b, "\n") && !mn_buf_addf(&b, marker_fmt, chars, arg) &&
-        !mn_buf_adds(&b, "\n") && !mn_buf_add(&b, text + tail_start, len - tail_start))
-        out = mn_arena_strndup(a, b.data, b.len);
-    mn_buf_release(&b);
+    if (!mn__buf_add(&b, text, head) && !mn__buf_adds(&b, "\n") && !mn__buf_addf(&b, marker_fmt, chars, arg) &&
+        !mn__buf_adds(&b, "\n") && !mn__buf_add(&b, text + tail_start, len - tail_start))
+        out = mn__arena_strndup(a, b.data, b.len);
+    mn__buf_release(&b);
     return out;
 }
 
@@ -90,7 +90,7 @@ static int offload_write(const struct mn_gov *g, const mn_message *m, const char
     return 0;
 }
 
-void mn_gov_mark(const struct mn_gov *g, int64_t seq, const char *fate)
+void mn__gov_mark(const struct mn_gov *g, int64_t seq, const char *fate)
 {
     char key[24];
     if (!g || !g->marks || seq <= 0)
@@ -99,7 +99,7 @@ void mn_gov_mark(const struct mn_gov *g, int64_t seq, const char *fate)
     json_object_set_new(g->marks, key, json_string(fate)); /* on OOM the detail is short, never wrong */
 }
 
-mn_status mn_gov_results(struct mn_gov *g, struct mn_arena *a, mn_message *results, size_t n)
+mn_status mn__gov_results(struct mn_gov *g, struct mn_arena *a, mn_message *results, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         mn_message *m = &results[i];
@@ -114,9 +114,9 @@ mn_status mn_gov_results(struct mn_gov *g, struct mn_arena *a, mn_message *resul
         if (oom)
             return mn__nomem();
         size_t len = strlen(text);
-        if (!mn_utf8_valid(text, len, NULL))
+        if (!mn__utf8_valid(text, len, NULL))
             continue;
-        size_t chars = mn_utf8_chars(text, len);
+        size_t chars = mn__utf8_chars(text, len);
         char *out = NULL;
         int protect = g->seen_tool_tokens <= g->protect_tokens;
         if (g->offload && !protect && !g->decided) {
@@ -133,7 +133,7 @@ mn_status mn_gov_results(struct mn_gov *g, struct mn_arena *a, mn_message *resul
                 if (!out)
                     return mn__nomem();
                 g->offloaded++;
-                mn_gov_mark(g, m->seq, "offloaded");
+                mn__gov_mark(g, m->seq, "offloaded");
             } else
                 g->offload_failed++;
         }
@@ -143,19 +143,19 @@ mn_status mn_gov_results(struct mn_gov *g, struct mn_arena *a, mn_message *resul
             if (!out)
                 return mn__nomem();
             g->trimmed++;
-            mn_gov_mark(g, m->seq, "trimmed");
+            mn__gov_mark(g, m->seq, "trimmed");
         }
         if (!out)
             continue;
-        g->chars_removed += (int64_t)chars - (int64_t)mn_utf8_chars(out, strlen(out));
+        g->chars_removed += (int64_t)chars - (int64_t)mn__utf8_chars(out, strlen(out));
         m->content = out;
-        m->tokens = mn_message_tokens(g->tk, m);
+        m->tokens = mn__message_tokens(g->tk, m);
         g->tokens_saved += before - m->tokens;
     }
     return MN_OK;
 }
 
-void mn_gov_note(struct mn_gov *g, const mn_message *m)
+void mn__gov_note(struct mn_gov *g, const mn_message *m)
 {
     if (g->loop_frozen || g->loop_repeat <= 0)
         return;
@@ -173,10 +173,10 @@ void mn_gov_note(struct mn_gov *g, const mn_message *m)
         json_array_append(sig, json_object_get(fn, "name") ? json_object_get(fn, "name") : json_null());
         json_array_append(sig, json_object_get(fn, "arguments") ? json_object_get(fn, "arguments") : json_null());
     }
-    char *text = mn_json_dump(sig);
+    char *text = mn__json_dump(sig);
     char hex[MN_SHA256_HEX + 1] = "";
     if (text)
-        mn_sha256_hex(text, strlen(text), hex);
+        mn__sha256_hex(text, strlen(text), hex);
     const char *name = json_string_value(json_object_get(json_object_get(json_array_get(calls, 0), "function"), "name"));
     if (g->loop_run > 0 && strcmp(hex, g->loop_sig) == 0) {
         g->loop_run++;
@@ -193,7 +193,7 @@ void mn_gov_note(struct mn_gov *g, const mn_message *m)
     json_decref(calls);
 }
 
-json_t *mn_gov_report(const struct mn_gov *g)
+json_t *mn__gov_report(const struct mn_gov *g)
 {
     json_t *loop = g->loop_repeat > 0 && g->loop_run >= g->loop_repeat
                        ? json_pack("{s:s, s:I, s:I}", "tool", g->loop_name, "repeats", (json_int_t)g->loop_run,

@@ -23,13 +23,13 @@
 
 #define CUT_TRIES 6 /* attempts to fit a cut summary when tokenisation at the seams differs */
 
-int64_t mn_context_cost(const mn_message *m) { return m->tokens + mn_context_frame_tokens(m); }
+int64_t mn__context_cost(const mn_message *m) { return m->tokens + mn__context_frame_tokens(m); }
 
 static int64_t cost_range(const mn_message *m, size_t from, size_t to)
 {
     int64_t c = 0;
     for (size_t i = from; i < to; i++)
-        c += mn_context_cost(&m[i]);
+        c += mn__context_cost(&m[i]);
     return c;
 }
 
@@ -45,7 +45,7 @@ static mn_status push_item(struct mn_window *w, const mn_message *m)
     }
     w->items[w->count++] = *m;
     w->message_tokens += m->tokens;
-    w->framing_tokens += mn_context_frame_tokens(m);
+    w->framing_tokens += mn__context_frame_tokens(m);
     return MN_OK;
 }
 
@@ -56,19 +56,19 @@ static mn_status synth(struct mn_window *w, const mn_layout_in *in, const char *
     out->role = MN_ROLE_USER;
     out->session_id = in->session_id;
     out->metadata = "{}";
-    if (!(out->content = mn_arena_strndup(&w->arena, text, strlen(text))))
+    if (!(out->content = mn__arena_strndup(&w->arena, text, strlen(text))))
         return mn__nomem();
-    out->tokens = (int64_t)mn_token_count(in->tk, text, strlen(text));
+    out->tokens = (int64_t)mn__token_count(in->tk, text, strlen(text));
     return MN_OK;
 }
 
 static mn_status summary_message(struct mn_window *w, const mn_layout_in *in, const char *text, mn_message *out)
 {
     struct mn_buf b = MN_BUF_INIT;
-    mn_status rc = mn_buf_addf(&b, "[Summary of %lld earlier messages]\n%s", (long long)in->summary_folded, text);
+    mn_status rc = mn__buf_addf(&b, "[Summary of %lld earlier messages]\n%s", (long long)in->summary_folded, text);
     if (!rc)
         rc = synth(w, in, b.data, out);
-    mn_buf_release(&b);
+    mn__buf_release(&b);
     return rc;
 }
 
@@ -87,28 +87,28 @@ static char *keep_end(const mn_tokenizer *tk, const char *text, int64_t max)
     size_t len = strlen(text);
     if (max <= 1)
         return NULL;
-    size_t chars = mn_utf8_chars(text, len);
+    size_t chars = mn__utf8_chars(text, len);
     size_t lo = 0, hi = chars; /* smallest start (in characters) whose suffix fits */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        size_t off = mn_utf8_prefix(text, len, mid);
-        if ((int64_t)mn_token_count(tk, text + off, len - off) + 1 <= max)
+        size_t off = mn__utf8_prefix(text, len, mid);
+        if ((int64_t)mn__token_count(tk, text + off, len - off) + 1 <= max)
             hi = mid;
         else
             lo = mid + 1;
     }
-    size_t off = mn_utf8_prefix(text, len, lo);
+    size_t off = mn__utf8_prefix(text, len, lo);
     const char *nl = memchr(text + off, '\n', len - off);
     if (off > 0 && nl && (size_t)(nl - text) < off + (len - off) / 2)
         off = (size_t)(nl - text) + 1;
     if (off >= len)
         return NULL;
     struct mn_buf b = MN_BUF_INIT;
-    if (mn_buf_adds(&b, off ? "…" : "") || mn_buf_add(&b, text + off, len - off)) {
-        mn_buf_release(&b);
+    if (mn__buf_adds(&b, off ? "…" : "") || mn__buf_add(&b, text + off, len - off)) {
+        mn__buf_release(&b);
         return NULL;
     }
-    return mn_buf_detach(&b, NULL);
+    return mn__buf_detach(&b, NULL);
 }
 
 /* The summary message within room tokens (cost, framing included): whole, else its end.
@@ -118,13 +118,13 @@ static mn_status fit_summary(struct mn_window *w, const mn_layout_in *in, int64_
 {
     *shown = *cut = 0;
     mn_status rc = summary_message(w, in, in->summary, sm);
-    if (rc || mn_context_cost(sm) <= room)
+    if (rc || mn__context_cost(sm) <= room)
         return rc ? rc : (*shown = 1, MN_OK);
     *cut = 1;
     mn_message head;
     if ((rc = summary_message(w, in, "", &head)))
         return rc;
-    int64_t want = room - mn_context_cost(&head) - 1;
+    int64_t want = room - mn__context_cost(&head) - 1;
     for (int i = 0; i < CUT_TRIES && want > 1; i++) {
         char *end = keep_end(in->tk, in->summary, want);
         if (!end)
@@ -133,7 +133,7 @@ static mn_status fit_summary(struct mn_window *w, const mn_layout_in *in, int64_
         free(end);
         if (rc)
             return rc;
-        int64_t over = mn_context_cost(sm) - room;
+        int64_t over = mn__context_cost(sm) - room;
         if (over <= 0) {
             *shown = 1;
             return MN_OK;
@@ -223,15 +223,15 @@ static int64_t give_back(struct recent *r)
     return 0;
 }
 
-mn_status mn_context_layout(const mn_layout_in *in, struct mn_window *w, mn_layout_out *out)
+mn_status mn__context_layout(const mn_layout_in *in, struct mn_window *w, mn_layout_out *out)
 {
     memset(out, 0, sizeof *out);
     mn_status rc = MN_OK;
     w->max_tokens = in->max_tokens;
     if (in->system_prompt) {
-        if (!(w->system_prompt = mn_arena_strndup(&w->arena, in->system_prompt, strlen(in->system_prompt))))
+        if (!(w->system_prompt = mn__arena_strndup(&w->arena, in->system_prompt, strlen(in->system_prompt))))
             return mn__nomem();
-        w->system_tokens = (int64_t)mn_token_count(in->tk, in->system_prompt, strlen(in->system_prompt));
+        w->system_tokens = (int64_t)mn__token_count(in->tk, in->system_prompt, strlen(in->system_prompt));
         w->framing_tokens += MN_FRAME_PER_MESSAGE;
     }
     w->framing_tokens += MN_FRAME_REPLY;
@@ -268,8 +268,8 @@ mn_status mn_context_layout(const mn_layout_in *in, struct mn_window *w, mn_layo
     if (in->summary && (rc = fit_summary(w, in, left < mem ? left : mem, &sm, &have_sum, &out->summary_cut)))
         goto done;
     if (have_sum) {
-        left -= mn_context_cost(&sm);
-        mem -= mn_context_cost(&sm);
+        left -= mn__context_cost(&sm);
+        mem -= mn__context_cost(&sm);
     }
     out->summary_shown = have_sum;
     if (in->summary && !have_sum)
@@ -305,7 +305,7 @@ mn_status mn_context_layout(const mn_layout_in *in, struct mn_window *w, mn_layo
     while (in->marker && gone > 0 && !have_marker) {
         if ((rc = marker_message(w, in, gone, &mk)))
             goto done;
-        if (mn_context_cost(&mk) <= left)
+        if (mn__context_cost(&mk) <= left)
             have_marker = 1;
         else {
             int64_t c = give_back(&r);

@@ -3,7 +3,7 @@
  * memories placed right after the system prompt as one system message, and fitting it into the
  * room a build leaves. Pure: it reads no store. The invariant: the block's cost (its tokens,
  * counted whole with the context's tokenizer, plus the framing of one message) never exceeds the
- * room given to mn_memblock_fit; relevant memories leave first (lowest score first), then the
+ * room given to mn__memblock_fit; relevant memories leave first (lowest score first), then the
  * memory blocks are cut (the last one first) and, when not even a cut fits, left out.
  */
 #include <stdlib.h>
@@ -21,25 +21,25 @@ static const char HEAD[] = "LONG-TERM MEMORY (known from earlier conversations; 
 static const char PINNED[] = "Memory blocks:\n";
 static const char RELEVANT[] = "Relevant memories:\n";
 
-static int64_t count(const mn_tokenizer *tk, const char *s, size_t len) { return (int64_t)mn_token_count(tk, s, len); }
+static int64_t count(const mn_tokenizer *tk, const char *s, size_t len) { return (int64_t)mn__token_count(tk, s, len); }
 
 /* "[id] kind: text\n" of item it. */
 static mn_status add_line(struct mn_buf *b, const mn_memblock_item *it)
 {
-    return mn_buf_addf(b, "[%s] %s: %s\n", it->m->id, it->m->kind, it->text);
+    return mn__buf_addf(b, "[%s] %s: %s\n", it->m->id, it->m->kind, it->text);
 }
 
 /* The longest start of text whose tokens, with "…" after it, are at most max; NULL when
  * nothing fits (or on OOM: the caller treats both as "left out"). */
 static char *keep_start(const mn_tokenizer *tk, const char *text, int64_t max)
 {
-    size_t len = strlen(text), chars = mn_utf8_chars(text, len);
+    size_t len = strlen(text), chars = mn__utf8_chars(text, len);
     if (max <= 1)
         return NULL;
     size_t lo = 0, hi = chars; /* the largest prefix (in characters) that fits */
     while (lo < hi) {
         size_t mid = lo + (hi - lo + 1) / 2;
-        if (count(tk, text, mn_utf8_prefix(text, len, mid)) + 1 <= max)
+        if (count(tk, text, mn__utf8_prefix(text, len, mid)) + 1 <= max)
             lo = mid;
         else
             hi = mid - 1;
@@ -47,11 +47,11 @@ static char *keep_start(const mn_tokenizer *tk, const char *text, int64_t max)
     if (lo == 0)
         return NULL;
     struct mn_buf b = MN_BUF_INIT;
-    if (mn_buf_add(&b, text, mn_utf8_prefix(text, len, lo)) || mn_buf_adds(&b, "…")) {
-        mn_buf_release(&b);
+    if (mn__buf_add(&b, text, mn__utf8_prefix(text, len, lo)) || mn__buf_adds(&b, "…")) {
+        mn__buf_release(&b);
         return NULL;
     }
-    return mn_buf_detach(&b, NULL);
+    return mn__buf_detach(&b, NULL);
 }
 
 /* Cuts it's text so that its own tokens are at most max (tries again when the seam counts
@@ -79,7 +79,7 @@ static mn_status cut_to(const mn_tokenizer *tk, mn_memblock_item *it, int64_t ma
     return MN_OK;
 }
 
-mn_status mn_memblock_init(mn_memblock *b, const mn_tokenizer *tk, const mn_memory *pinned, size_t np,
+mn_status mn__memblock_init(mn_memblock *b, const mn_tokenizer *tk, const mn_memory *pinned, size_t np,
                            const mn_memory *rel, size_t nr)
 {
     memset(b, 0, sizeof *b);
@@ -114,10 +114,10 @@ static mn_status render(mn_memblock *b, const mn_tokenizer *tk)
         const mn_memblock_item *it = &b->items[i];
         if (!it->in)
             continue;
-        if (!any && (rc = mn_buf_adds(&t, HEAD)))
+        if (!any && (rc = mn__buf_adds(&t, HEAD)))
             break;
         any = 1;
-        if (section != it->m->pinned && (rc = mn_buf_adds(&t, it->m->pinned ? PINNED : RELEVANT)))
+        if (section != it->m->pinned && (rc = mn__buf_adds(&t, it->m->pinned ? PINNED : RELEVANT)))
             break;
         section = it->m->pinned;
         rc = add_line(&t, it);
@@ -125,17 +125,17 @@ static mn_status render(mn_memblock *b, const mn_tokenizer *tk)
     if (!rc && any) {
         t.data[--t.len] = '\0'; /* no newline at the end */
         b->tokens = count(tk, t.data, t.len);
-        if (!(b->text = mn_buf_detach(&t, NULL)))
+        if (!(b->text = mn__buf_detach(&t, NULL)))
             rc = mn__nomem();
     }
-    mn_buf_release(&t);
+    mn__buf_release(&t);
     return rc;
 }
 
 /* The cost of the block as one more message of the context. */
 static int64_t cost(const mn_memblock *b) { return b->text ? b->tokens + MN_FRAME_PER_MESSAGE : 0; }
 
-mn_status mn_memblock_fit(mn_memblock *b, const mn_tokenizer *tk, int64_t room)
+mn_status mn__memblock_fit(mn_memblock *b, const mn_tokenizer *tk, int64_t room)
 {
     mn_status rc = render(b, tk);
     /* relevant memories leave first, the lowest score first (they are best first) */
@@ -169,9 +169,9 @@ mn_status mn_memblock_fit(mn_memblock *b, const mn_tokenizer *tk, int64_t room)
     return rc;
 }
 
-int64_t mn_memblock_cost(const mn_memblock *b) { return cost(b); }
+int64_t mn__memblock_cost(const mn_memblock *b) { return cost(b); }
 
-void mn_memblock_release(mn_memblock *b)
+void mn__memblock_release(mn_memblock *b)
 {
     for (size_t i = 0; b->items && i < b->n; i++)
         free(b->items[i].text);
@@ -180,7 +180,7 @@ void mn_memblock_release(mn_memblock *b)
     memset(b, 0, sizeof *b);
 }
 
-mn_status mn_window_insert(struct mn_window *w, size_t at, mn_role role, const char *session_id, const char *text,
+mn_status mn__window_insert(struct mn_window *w, size_t at, mn_role role, const char *session_id, const char *text,
                            int64_t tokens)
 {
     if (w->count == w->cap) {
@@ -196,7 +196,7 @@ mn_status mn_window_insert(struct mn_window *w, size_t at, mn_role role, const c
     m.role = role;
     m.session_id = session_id;
     m.metadata = "{}";
-    if (!(m.content = mn_arena_strndup(&w->arena, text, strlen(text))))
+    if (!(m.content = mn__arena_strndup(&w->arena, text, strlen(text))))
         return mn__nomem();
     m.tokens = tokens;
     memmove(w->items + at + 1, w->items + at, (w->count - at) * sizeof *w->items);
@@ -204,11 +204,11 @@ mn_status mn_window_insert(struct mn_window *w, size_t at, mn_role role, const c
     w->count++;
     w->synthetic++;
     w->message_tokens += tokens;
-    w->framing_tokens += mn_context_frame_tokens(&m);
+    w->framing_tokens += mn__context_frame_tokens(&m);
     return MN_OK;
 }
 
-mn_status mn_window_put_first(struct mn_window *w, const char *session_id, const char *text, int64_t tokens)
+mn_status mn__window_put_first(struct mn_window *w, const char *session_id, const char *text, int64_t tokens)
 {
-    return mn_window_insert(w, 0, MN_ROLE_SYSTEM, session_id, text, tokens);
+    return mn__window_insert(w, 0, MN_ROLE_SYSTEM, session_id, text, tokens);
 }

@@ -27,7 +27,7 @@ static size_t suffix_from(const struct mn_window *g, const mn_message *b, size_t
 {
     int64_t used = 0, cut_seq = INT64_MAX;
     for (size_t i = g->count; i-- > 0;) {
-        used += mn_context_cost(&g->items[i]);
+        used += mn__context_cost(&g->items[i]);
         if (used > budget && cut_seq != INT64_MAX)
             break;
         cut_seq = g->items[i].seq;
@@ -35,7 +35,7 @@ static size_t suffix_from(const struct mn_window *g, const mn_message *b, size_t
     size_t i = 0;
     while (i < n && b[i].seq < cut_seq)
         i++;
-    return i < n ? mn_context_unit_start(b, i) : n;
+    return i < n ? mn__context_unit_start(b, i) : n;
 }
 
 static void plan_recent(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, const struct mn_window *scratch,
@@ -59,7 +59,7 @@ static void plan_recent(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, 
         keep = 4;
     if (keep < 1)
         keep = 1;
-    size_t ts = n > (size_t)keep ? mn_context_unit_start(bm, n - (size_t)keep) : 0;
+    size_t ts = n > (size_t)keep ? mn__context_unit_start(bm, n - (size_t)keep) : 0;
     if (strcmp(p->trigger, "tokens") == 0) { /* fold down to half the threshold */
         size_t tk_ts = suffix_from(scratch, bm, n, cfg->trigger_percent * ref / 200);
         ts = tk_ts > ts ? tk_ts : ts;
@@ -82,10 +82,10 @@ static void plan_chunked(const mn_strategy_cfg *cfg, const struct mn_loaded *ld,
         p->trigger = "prompt_budget";
     else
         return;
-    p->to = mn_context_keep_turns_from(bm, n, k); /* the last K turns stay verbatim (seed 004) */
+    p->to = mn__context_keep_turns_from(bm, n, k); /* the last K turns stay verbatim (seed 004) */
 }
 
-void mn_fold_plan_make(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, const struct mn_window *scratch,
+void mn__fold_plan_make(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, const struct mn_window *scratch,
                        int64_t head_end_seq, int64_t fixed, struct mn_fold_plan *p)
 {
     memset(p, 0, sizeof *p);
@@ -95,14 +95,14 @@ void mn_fold_plan_make(const mn_strategy_cfg *cfg, const struct mn_loaded *ld, c
         p->head_end++;
     int64_t buf_cost = 0;
     for (size_t i = 0; i < scratch->count; i++)
-        buf_cost += mn_context_cost(&scratch->items[i]);
+        buf_cost += mn__context_cost(&scratch->items[i]);
     int64_t head_old_cost = 0;
     size_t head_old = 0; /* head messages already covered by the summary */
     int64_t upto = ld->sum ? ld->sum->covers_upto : 0;
     for (size_t i = 0; ld->head && i < ld->head->count && ld->head->items[i].seq <= head_end_seq &&
                        ld->head->items[i].seq <= upto;
          i++)
-        head_old_cost += mn_context_cost(&ld->head->items[i]), head_old++;
+        head_old_cost += mn__context_cost(&ld->head->items[i]), head_old++;
     int64_t sum_cost = ld->sum ? ld->sum->tokens + 12 + MN_FRAME_PER_MESSAGE : 0;
     if (strcmp(cfg->strategy, "summary") == 0 || strcmp(cfg->strategy, "hybrid") == 0)
         plan_recent(cfg, ld, scratch, fixed + head_old_cost + sum_cost + buf_cost, head_old, p);

@@ -25,38 +25,38 @@
 static mn_status openai_message(struct mn_buf *b, const char *role, const mn_message *m, const char *content)
 {
     mn_status rc;
-    if ((rc = mn_buf_adds(b, "{\"role\":\"")) || (rc = mn_buf_adds(b, role)) ||
-        (rc = mn_buf_adds(b, "\",\"content\":")) || (rc = mn_buf_add_json_str(b, content)))
+    if ((rc = mn__buf_adds(b, "{\"role\":\"")) || (rc = mn__buf_adds(b, role)) ||
+        (rc = mn__buf_adds(b, "\",\"content\":")) || (rc = mn__buf_add_json_str(b, content)))
         return rc;
-    if (m && m->name && ((rc = mn_buf_adds(b, ",\"name\":")) || (rc = mn_buf_add_json_str(b, m->name))))
+    if (m && m->name && ((rc = mn__buf_adds(b, ",\"name\":")) || (rc = mn__buf_add_json_str(b, m->name))))
         return rc;
-    if (m && m->tool_calls && ((rc = mn_buf_adds(b, ",\"tool_calls\":")) || (rc = mn_buf_adds(b, m->tool_calls))))
+    if (m && m->tool_calls && ((rc = mn__buf_adds(b, ",\"tool_calls\":")) || (rc = mn__buf_adds(b, m->tool_calls))))
         return rc;
     if (m && m->tool_call_id &&
-        ((rc = mn_buf_adds(b, ",\"tool_call_id\":")) || (rc = mn_buf_add_json_str(b, m->tool_call_id))))
+        ((rc = mn__buf_adds(b, ",\"tool_call_id\":")) || (rc = mn__buf_add_json_str(b, m->tool_call_id))))
         return rc;
-    return mn_buf_addc(b, '}');
+    return mn__buf_addc(b, '}');
 }
 
 static char *render_openai(const struct mn_window *w)
 {
     struct mn_buf b = MN_BUF_INIT;
-    mn_status rc = mn_buf_addc(&b, '[');
+    mn_status rc = mn__buf_addc(&b, '[');
     if (!rc && w->system_prompt)
         rc = openai_message(&b, "system", NULL, w->system_prompt);
     for (size_t i = 0; i < w->count && !rc; i++) {
         if (i || w->system_prompt)
-            rc = mn_buf_addc(&b, ',');
+            rc = mn__buf_addc(&b, ',');
         if (!rc)
             rc = openai_message(&b, mn_role_name(w->items[i].role), &w->items[i], w->items[i].content);
     }
     if (!rc)
-        rc = mn_buf_addc(&b, ']');
+        rc = mn__buf_addc(&b, ']');
     if (rc) {
-        mn_buf_release(&b);
+        mn__buf_release(&b);
         return NULL;
     }
-    return mn_buf_detach(&b, NULL);
+    return mn__buf_detach(&b, NULL);
 }
 
 /* tool_use input: the parsed arguments when they are a JSON object, else them as a string. */
@@ -173,10 +173,10 @@ static int pair_tools(json_t *messages)
                 if (!prev || !has_block(prev, "tool_use", "id", id ? id : "")) {
                     const char *content = json_string_value(json_object_get(b, "content"));
                     struct mn_buf t = MN_BUF_INIT;
-                    int bad = mn_buf_addf(&t, "[result of tool call %s]%s%s", id ? id : "", content ? "\n" : "",
+                    int bad = mn__buf_addf(&t, "[result of tool call %s]%s%s", id ? id : "", content ? "\n" : "",
                                           content ? content : "") != MN_OK;
                     json_t *text = bad ? NULL : json_pack("{s:s, s:s}", "type", "text", "text", t.data);
-                    mn_buf_release(&t);
+                    mn__buf_release(&t);
                     /* in its place among the texts: after the answered results, before later text */
                     size_t at = 0;
                     while (at < json_array_size(blocks) &&
@@ -249,13 +249,13 @@ static json_t *render_anthropic(const struct mn_window *w)
     if (!root || !messages || json_object_set_new(root, "messages", messages))
         goto nomem;
     if (w->system_prompt && !blank(w->system_prompt))
-        CHECK(mn_buf_adds(&sys, w->system_prompt));
+        CHECK(mn__buf_adds(&sys, w->system_prompt));
     for (size_t i = 0; i < w->count; i++) {
         const mn_message *m = &w->items[i];
         if (m->role == MN_ROLE_SYSTEM) { /* rule 1: system turns join the system text */
             if (!blank(m->content)) {
-                CHECK(sys.len ? mn_buf_adds(&sys, "\n\n") : MN_OK);
-                CHECK(mn_buf_adds(&sys, m->content));
+                CHECK(sys.len ? mn__buf_adds(&sys, "\n\n") : MN_OK);
+                CHECK(mn__buf_adds(&sys, m->content));
             }
             continue;
         }
@@ -289,11 +289,11 @@ static json_t *render_anthropic(const struct mn_window *w)
     CHECK(pair_tools(messages));
     CHECK(normalise_turns(messages));
     if (sys.len)
-        CHECK(mn_json_set_str(root, "system", sys.data));
-    mn_buf_release(&sys);
+        CHECK(mn__json_set_str(root, "system", sys.data));
+    mn__buf_release(&sys);
     return root;
 nomem:
-    mn_buf_release(&sys);
+    mn__buf_release(&sys);
     json_decref(root);
     return NULL;
 }
@@ -302,14 +302,14 @@ static char *render_text(const struct mn_window *w)
 {
     struct mn_buf b = MN_BUF_INIT;
     if (w->system_prompt)
-        CHECK(mn_buf_addf(&b, "system: %s\n\n", w->system_prompt));
+        CHECK(mn__buf_addf(&b, "system: %s\n\n", w->system_prompt));
     for (size_t i = 0; i < w->count; i++) {
         const mn_message *m = &w->items[i];
         if (m->role == MN_ROLE_TOOL)
-            CHECK(mn_buf_addf(&b, "tool (%s): ", m->tool_call_id));
+            CHECK(mn__buf_addf(&b, "tool (%s): ", m->tool_call_id));
         else
-            CHECK(mn_buf_addf(&b, "%s: ", mn_role_name(m->role)));
-        CHECK(mn_buf_adds(&b, m->content ? m->content : ""));
+            CHECK(mn__buf_addf(&b, "%s: ", mn_role_name(m->role)));
+        CHECK(mn__buf_adds(&b, m->content ? m->content : ""));
         if (m->tool_calls) {
             json_t *calls = json_loads(m->tool_calls, 0, NULL);
             size_t k;
@@ -318,7 +318,7 @@ static char *render_text(const struct mn_window *w)
             {
                 json_t *fn = json_object_get(c, "function");
                 const char *args = json_string_value(json_object_get(fn, "arguments"));
-                if (mn_buf_addf(&b, "%s[call %s] %s(%s)", (m->content && *m->content) || k ? "\n" : "",
+                if (mn__buf_addf(&b, "%s[call %s] %s(%s)", (m->content && *m->content) || k ? "\n" : "",
                                 json_string_value(json_object_get(c, "id")),
                                 json_string_value(json_object_get(fn, "name")), args ? args : "")) {
                     json_decref(calls);
@@ -327,11 +327,11 @@ static char *render_text(const struct mn_window *w)
             }
             json_decref(calls);
         }
-        CHECK(mn_buf_adds(&b, "\n\n"));
+        CHECK(mn__buf_adds(&b, "\n\n"));
     }
-    return mn_buf_detach(&b, NULL);
+    return mn__buf_detach(&b, NULL);
 nomem:
-    mn_buf_release(&b);
+    mn__buf_release(&b);
     return NULL;
 }
 
@@ -361,13 +361,13 @@ static json_t *report(const struct mn_window *w, const char *strategy, const cha
     return r;
 }
 
-mn_status mn_context_render(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
+mn_status mn__context_render(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
                             char **rendered, char **report_out)
 {
-    return mn_context_render_ex(w, strategy, tokenizer, fmt, NULL, rendered, report_out);
+    return mn__context_render_ex(w, strategy, tokenizer, fmt, NULL, rendered, report_out);
 }
 
-mn_status mn_context_render_ex(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
+mn_status mn__context_render_ex(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
                                const json_t *extra, char **rendered, char **report_out)
 {
     *rendered = *report_out = NULL;
@@ -377,7 +377,7 @@ mn_status mn_context_render_ex(const struct mn_window *w, const char *strategy, 
         *rendered = render_openai(w);
     else {
         json_t *v = render_anthropic(w);
-        *rendered = v ? mn_json_dump(v) : NULL;
+        *rendered = v ? mn__json_dump(v) : NULL;
         json_decref(v);
     }
     json_t *r = report(w, strategy, tokenizer, fmt);
@@ -385,7 +385,7 @@ mn_status mn_context_render_ex(const struct mn_window *w, const char *strategy, 
         json_decref(r);
         r = NULL;
     }
-    *report_out = r ? mn_json_dump(r) : NULL;
+    *report_out = r ? mn__json_dump(r) : NULL;
     json_decref(r);
     if (!*rendered || !*report_out) {
         free(*rendered);

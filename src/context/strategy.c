@@ -19,7 +19,7 @@
 
 #define INF_BUDGET (INT64_MAX / 4)
 
-void mn_context_budget_split(int64_t window, int64_t *response, int64_t *history, int64_t *files)
+void mn__context_budget_split(int64_t window, int64_t *response, int64_t *history, int64_t *files)
 {
     int64_t r = window / 4 < 16000 ? window / 4 : 16000;
     int64_t rest = window - r;
@@ -29,11 +29,11 @@ void mn_context_budget_split(int64_t window, int64_t *response, int64_t *history
     *files = rest - h;
 }
 
-void mn_built_release(struct mn_built *b)
+void mn__built_release(struct mn_built *b)
 {
-    mn_window_release(&b->w);
+    mn__window_release(&b->w);
     for (int i = 0; i < 3; i++)
-        mn_window_release(&b->parts[i]);
+        mn__window_release(&b->parts[i]);
     json_decref(b->extra);
     b->extra = NULL;
 }
@@ -64,8 +64,8 @@ struct collect {
 static int collect_one(void *user, const mn_message *m)
 {
     struct collect *c = user;
-    mn_message *it = mn_records_message_push(c->l);
-    if (!it || mn_records_message_fill(&c->l->arena, it, m)) {
+    mn_message *it = mn__records_message_push(c->l);
+    if (!it || mn__records_message_fill(&c->l->arena, it, m)) {
         c->rc = mn__nomem();
         return 1;
     }
@@ -74,14 +74,14 @@ static int collect_one(void *user, const mn_message *m)
 
 static mn_status load_pinned(const mn_strategy_env *env, const char *sid, int64_t upto, mn_messages **out)
 {
-    struct collect c = {mn_records_message_list_new(), MN_OK};
+    struct collect c = {mn__records_message_list_new(), MN_OK};
     if (!c.l)
         return mn__nomem();
     mn_status rc = upto > 0 ? env->st->ops->pinned_units(env->st, sid, upto, collect_one, &c) : MN_OK;
     if (!rc)
         rc = c.rc;
     if (rc) {
-        mn_records_message_list_free(&c.l->pub);
+        mn__records_message_list_free(&c.l->pub);
         return rc;
     }
     *out = &c.l->pub;
@@ -102,7 +102,7 @@ static int collect_covered(void *user, const mn_message *m)
     struct covered *c = user;
     if (m->seq > c->upto)
         return 0;
-    if (m->seq <= c->after || (c->left -= mn_context_cost(m)) < 0)
+    if (m->seq <= c->after || (c->left -= mn__context_cost(m)) < 0)
         return 1;
     return collect_one(&(struct collect){c->l, MN_OK}, m) ? (c->rc = mn__nomem(), 1) : 0;
 }
@@ -110,14 +110,14 @@ static int collect_covered(void *user, const mn_message *m)
 static mn_status load_covered(const mn_strategy_env *env, const char *sid, int64_t after, int64_t upto,
                               int64_t budget, mn_messages **out)
 {
-    struct covered c = {mn_records_message_list_new(), after, upto, budget, MN_OK};
+    struct covered c = {mn__records_message_list_new(), after, upto, budget, MN_OK};
     if (!c.l)
         return mn__nomem();
     mn_status rc = upto > after ? env->st->ops->scan_newest(env->st, sid, collect_covered, &c) : MN_OK;
     if (!rc)
         rc = c.rc;
     if (rc) {
-        mn_records_message_list_free(&c.l->pub);
+        mn__records_message_list_free(&c.l->pub);
         return rc;
     }
     mn_message *it = c.l->pub.items;
@@ -165,10 +165,10 @@ static void drop_shown(mn_messages *l, const mn_messages *shown)
 static void loaded_release(struct mn_loaded *ld)
 {
     mn_summary_free(ld->sum);
-    mn_records_message_list_free(ld->buf);
-    mn_records_message_list_free(ld->head);
-    mn_records_message_list_free(ld->pinned);
-    mn_records_message_list_free(ld->covered);
+    mn__records_message_list_free(ld->buf);
+    mn__records_message_list_free(ld->head);
+    mn__records_message_list_free(ld->pinned);
+    mn__records_message_list_free(ld->covered);
     memset(ld, 0, sizeof *ld);
 }
 
@@ -187,7 +187,7 @@ static int64_t tool_tokens(const mn_message *m, size_t n)
 static mn_status govern(struct mn_window *w, struct mn_gov *g, const mn_message *msgs, size_t n)
 {
     w->gov = g;
-    mn_status rc = mn_window_walk(w, msgs, n, INF_BUDGET, NULL);
+    mn_status rc = mn__window_walk(w, msgs, n, INF_BUDGET, NULL);
     w->gov = NULL;
     return rc;
 }
@@ -199,7 +199,7 @@ static json_t *preflight(const mn_strategy_cfg *cfg, int64_t tokens)
     if (cfg->model_window <= 0)
         return json_null();
     int64_t resp, hist, files;
-    mn_context_budget_split(cfg->model_window, &resp, &hist, &files);
+    mn__context_budget_split(cfg->model_window, &resp, &hist, &files);
     int64_t reserve = cfg->reserve_tokens > 0 ? cfg->reserve_tokens : resp;
     int64_t needed = tokens + reserve + cfg->safety_margin;
     return json_pack("{s:I, s:I, s:I, s:I, s:b}", "model_window", (json_int_t)cfg->model_window, "reserve_tokens",
@@ -272,7 +272,7 @@ static json_t *detail(const struct mn_window *w, const struct mn_gov *g)
 static void mark_layout_orphans(const struct mn_gov *g, const mn_layout_in *in, const mn_layout_out *lo)
 {
     for (int64_t i = 0; i < lo->orphans && (size_t)i < in->n_tail; i++)
-        mn_gov_mark(g, in->tail[i].seq, "dropped_orphan");
+        mn__gov_mark(g, in->tail[i].seq, "dropped_orphan");
 }
 
 /* The report members every strategy has: budget, summary, fold, marker, governance, preflight. */
@@ -292,7 +292,7 @@ static void report(struct mn_built *b, const mn_strategy_cfg *cfg, const mn_summ
                               lo->summary_cut)
                   : json_null());
     add_extra(b, "fold", json_pack("{s:s, s:s, s:o, s:o}", "mode", mode_name(cfg->fold_mode), "outcome",
-                                   mn_fold_outcome_name(outcome), "trigger",
+                                   mn__fold_outcome_name(outcome), "trigger",
                                    trigger ? json_string(trigger) : json_null(), "event",
                                    event ? json_incref(event) : json_null()));
     add_extra(b, "marker", json_integer(lo->marker));
@@ -300,7 +300,7 @@ static void report(struct mn_built *b, const mn_strategy_cfg *cfg, const mn_summ
               lo->turn_seq ? json_pack("{s:I, s:I, s:I}", "user_seq", (json_int_t)lo->turn_seq, "steps",
                                        (json_int_t)lo->turn_steps, "steps_dropped", (json_int_t)lo->turn_steps_dropped)
                            : json_null());
-    add_extra(b, "governance", mn_gov_report(g));
+    add_extra(b, "governance", mn__gov_report(g));
     add_extra(b, "preflight", preflight(cfg, total));
     if (g->marks)
         add_extra(b, "detail", detail(w, g));
@@ -361,7 +361,7 @@ static mn_status run_plan(const mn_strategy_env *env, const mn_strategy_cfg *cfg
     }
     mn_summary *made = NULL;
     struct mn_fold_req fr = {p->trigger, 0, ld->sum, bm + p->from, p->to - p->from, last_seq};
-    if ((rc = mn_context_fold(env, cfg, s, &fr, outcome, &made, event))) {
+    if ((rc = mn__context_fold(env, cfg, s, &fr, outcome, &made, event))) {
         mn_summary_free(made); /* stored, then the event could not be */
         return rc;
     }
@@ -386,7 +386,7 @@ static mn_status build_window(const mn_strategy_env *env, const mn_strategy_cfg 
     struct mn_gov g = cfg->gov;
     mn_summary *sum = NULL;
     struct mn_window *tail = &b->parts[0];
-    mn_status rc = mn_context_summary_latest(env, s->id, &sum);
+    mn_status rc = mn__context_summary_latest(env, s->id, &sum);
     int64_t upto = sum ? sum->covers_upto : 0;
     /* the session's tool-output total decides offloading only: no scan of the whole session
      * on every build without it */
@@ -394,7 +394,7 @@ static mn_status build_window(const mn_strategy_env *env, const mn_strategy_cfg 
         rc = env->st->ops->tool_tokens(env->st, s->id, upto, &g.total_tool_tokens);
     tail->gov = &g;
     if (!rc)
-        rc = mn_window_collect(env->st, s, upto, cfg->max_tokens, tail);
+        rc = mn__window_collect(env->st, s, upto, cfg->max_tokens, tail);
     tail->gov = NULL;
     if (!rc && !(b->extra = json_object()))
         rc = mn__nomem();
@@ -403,7 +403,7 @@ static mn_status build_window(const mn_strategy_env *env, const mn_strategy_cfg 
     mn_layout_out lo;
     memset(&lo, 0, sizeof lo);
     if (!rc)
-        rc = mn_context_layout(&in, &b->w, &lo);
+        rc = mn__context_layout(&in, &b->w, &lo);
     if (!rc) {
         struct mn_window *w = &b->w;
         w->total_messages = active_history(s);
@@ -432,7 +432,7 @@ static long first_reply(const mn_message *m, size_t n)
 
 static mn_status load(const mn_strategy_env *env, const mn_session *s, int is_summary, struct mn_loaded *ld)
 {
-    mn_status rc = mn_context_summary_latest(env, s->id, &ld->sum);
+    mn_status rc = mn__context_summary_latest(env, s->id, &ld->sum);
     if (!rc)
         rc = load_after(env, s->id, ld->sum ? ld->sum->covers_upto : 0, 0, &ld->buf);
     if (!rc && is_summary)
@@ -486,7 +486,7 @@ static mn_status shown_parts(const mn_strategy_env *env, const mn_strategy_cfg *
         drop_shown(ld->covered, ld->pinned);
     /* whole units only: a call or result the summary stands for alone is its, not a drop */
     struct mn_window *g_cov = &b->parts[2];
-    if (ld->covered && (rc = mn_window_walk(g_cov, ld->covered->items, ld->covered->count, INF_BUDGET, NULL))) {
+    if (ld->covered && (rc = mn__window_walk(g_cov, ld->covered->items, ld->covered->count, INF_BUDGET, NULL))) {
         free(old);
         return rc;
     }
@@ -531,7 +531,7 @@ static mn_status shown_parts(const mn_strategy_env *env, const mn_strategy_cfg *
     return MN_OK;
 }
 
-mn_status mn_context_assemble(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
+mn_status mn__context_assemble(const mn_strategy_env *env, const mn_strategy_cfg *cfg, const mn_session *s,
                               struct mn_built *b)
 {
     if (strcmp(cfg->strategy, "window") == 0)
@@ -557,9 +557,9 @@ mn_status mn_context_assemble(const mn_strategy_env *env, const mn_strategy_cfg 
         goto out;
     int64_t fixed = MN_FRAME_REPLY;
     if (s->system_prompt)
-        fixed += (int64_t)mn_token_count(env->tk, s->system_prompt, strlen(s->system_prompt)) + MN_FRAME_PER_MESSAGE;
+        fixed += (int64_t)mn__token_count(env->tk, s->system_prompt, strlen(s->system_prompt)) + MN_FRAME_PER_MESSAGE;
     struct mn_fold_plan p;
-    mn_fold_plan_make(cfg, &ld, &scratch, head_end_seq, fixed, &p);
+    mn__fold_plan_make(cfg, &ld, &scratch, head_end_seq, fixed, &p);
     enum mn_fold_outcome outcome;
     if ((rc = run_plan(env, cfg, s, &ld, &p, &outcome, &event)))
         goto out;
@@ -569,7 +569,7 @@ mn_status mn_context_assemble(const mn_strategy_env *env, const mn_strategy_cfg 
     if ((rc = shown_parts(env, cfg, s, &ld, &p, outcome == MN_FOLD_OK, head_end_seq, b, &g, &in, &hidden)))
         goto out;
     mn_layout_out lo;
-    if ((rc = mn_context_layout(&in, &b->w, &lo)))
+    if ((rc = mn__context_layout(&in, &b->w, &lo)))
         goto out;
     b->w.total_messages = active_history(s);
     b->w.dropped_orphan += lo.orphans;
@@ -582,7 +582,7 @@ mn_status mn_context_assemble(const mn_strategy_env *env, const mn_strategy_cfg 
     report(b, cfg, ld.sum, &lo, outcome, p.trigger, event, &g);
 out:
     json_decref(event);
-    mn_window_release(&scratch);
+    mn__window_release(&scratch);
     loaded_release(&ld);
     return rc;
 }

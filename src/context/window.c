@@ -14,7 +14,7 @@
 #include "util/json.h"
 #include "util/banned.h"
 
-int64_t mn_context_frame_tokens(const mn_message *m)
+int64_t mn__context_frame_tokens(const mn_message *m)
 {
     return MN_FRAME_PER_MESSAGE + (m->name ? MN_FRAME_PER_NAME : 0);
 }
@@ -60,7 +60,7 @@ static int push(mn_message **items, size_t *count, size_t *cap, const mn_message
 static int64_t cost_of(const mn_message *m)
 {
     int64_t t = m->tokens < 0 ? 0 : m->tokens > (1LL << 40) ? (1LL << 40) : m->tokens;
-    return t + mn_context_frame_tokens(m);
+    return t + mn__context_frame_tokens(m);
 }
 
 /* 1 when the ids of the pending results are exactly the ids of the call's tool_calls, else 0;
@@ -68,7 +68,7 @@ static int64_t cost_of(const mn_message *m)
 static int calls_answered(const mn_message *call, const mn_message *results, size_t n)
 {
     int oom;
-    json_t *calls = mn_json_loads(call->tool_calls, 0, NULL, &oom);
+    json_t *calls = mn__json_loads(call->tool_calls, 0, NULL, &oom);
     if (oom)
         return -1;
     int ok = json_is_array(calls) && json_array_size(calls) == n;
@@ -92,7 +92,7 @@ static int keep(struct scan *sc, const mn_message *m)
     if (push(&w->items, &w->count, &w->cap, m))
         return fail_nomem(sc);
     w->message_tokens += m->tokens;
-    w->framing_tokens += mn_context_frame_tokens(m);
+    w->framing_tokens += mn__context_frame_tokens(m);
     return 0;
 }
 
@@ -100,7 +100,7 @@ static int keep(struct scan *sc, const mn_message *m)
 static void mark_pending(const struct scan *sc, const char *fate)
 {
     for (size_t i = 0; i < sc->npending; i++)
-        mn_gov_mark(sc->w->gov, sc->pending[i].seq, fate);
+        mn__gov_mark(sc->w->gov, sc->pending[i].seq, fate);
 }
 
 /* Messages of the current turn the walk passes over to find its user message before it gives up
@@ -111,7 +111,7 @@ static void mark_pending(const struct scan *sc, const char *fate)
 static int keep_turn_start(struct scan *sc, const mn_message *msg)
 {
     mn_message m;
-    if (mn_records_message_fill(&sc->w->arena, &m, msg))
+    if (mn__records_message_fill(&sc->w->arena, &m, msg))
         return fail_nomem(sc);
     sc->scanned++;
     keep(sc, &m);
@@ -147,7 +147,7 @@ static int visit(void *user, const mn_message *msg)
     sc->scanned++;
     if (w->gov)
         w->gov->walked++;
-    if (mn_records_message_fill(&w->arena, &m, msg))
+    if (mn__records_message_fill(&w->arena, &m, msg))
         return fail_nomem(sc);
     if (m.role == MN_ROLE_TOOL) {
         if (push(&sc->pending, &sc->npending, &sc->cap_pending, &m))
@@ -157,14 +157,14 @@ static int visit(void *user, const mn_message *msg)
     }
     int is_call = m.role == MN_ROLE_ASSISTANT && m.tool_calls;
     if (w->gov && (is_call || m.role == MN_ROLE_USER))
-        mn_gov_note(w->gov, &m);
+        mn__gov_note(w->gov, &m);
     if (sc->npending) {
         int answered = is_call ? calls_answered(&m, sc->pending, sc->npending) : 0;
         if (answered < 0)
             return fail_nomem(sc);
         if (answered) {
             if (w->gov) { /* governance rewrites the results before they are costed */
-                if ((sc->rc = mn_gov_results(w->gov, &w->arena, sc->pending, sc->npending)))
+                if ((sc->rc = mn__gov_results(w->gov, &w->arena, sc->pending, sc->npending)))
                     return 1;
                 sc->pending_cost = 0;
                 for (size_t i = 0; i < sc->npending; i++)
@@ -189,7 +189,7 @@ static int visit(void *user, const mn_message *msg)
         if (is_call) {
             w->dropped_unmatched += (int64_t)sc->npending + 1;
             mark_pending(sc, "dropped_unmatched");
-            mn_gov_mark(w->gov, m.seq, "dropped_unmatched");
+            mn__gov_mark(w->gov, m.seq, "dropped_unmatched");
             sc->npending = 0;
             sc->pending_cost = 0;
             return 0;
@@ -201,7 +201,7 @@ static int visit(void *user, const mn_message *msg)
     }
     if (is_call) { /* no results follow it (yet) */
         w->dropped_unmatched++;
-        mn_gov_mark(w->gov, m.seq, "dropped_unmatched");
+        mn__gov_mark(w->gov, m.seq, "dropped_unmatched");
         return 0;
     }
     int64_t cost = cost_of(&m);
@@ -214,7 +214,7 @@ static int visit(void *user, const mn_message *msg)
     return keep(sc, &m);
 }
 
-mn_status mn_window_collect(mn_store *st, const mn_session *s, int64_t stop_seq, int64_t max_tokens,
+mn_status mn__window_collect(mn_store *st, const mn_session *s, int64_t stop_seq, int64_t max_tokens,
                             struct mn_window *w)
 {
     struct scan sc = {.w = w, .left = max_tokens, .stop_seq = stop_seq, .force = 1, .turn = 1};
@@ -236,7 +236,7 @@ mn_status mn_window_collect(mn_store *st, const mn_session *s, int64_t stop_seq,
     return MN_OK;
 }
 
-mn_status mn_window_walk(struct mn_window *w, const mn_message *msgs, size_t n, int64_t left, int64_t *used)
+mn_status mn__window_walk(struct mn_window *w, const mn_message *msgs, size_t n, int64_t left, int64_t *used)
 {
     size_t base = w->count;
     struct scan sc = {.w = w, .left = left};
@@ -260,9 +260,9 @@ mn_status mn_window_walk(struct mn_window *w, const mn_message *msgs, size_t n, 
     return MN_OK;
 }
 
-void mn_window_release(struct mn_window *w)
+void mn__window_release(struct mn_window *w)
 {
     free(w->items);
-    mn_arena_release(&w->arena);
+    mn__arena_release(&w->arena);
     memset(w, 0, sizeof *w);
 }

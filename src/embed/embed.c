@@ -38,7 +38,7 @@ static char *dup_or_null(const char *s, int *oom)
     return d;
 }
 
-mn_status mn_embed_open(const mn_embed_cfg *c, mn_embedder **out)
+mn_status mn__embed_open(const mn_embed_cfg *c, mn_embedder **out)
 {
     *out = NULL;
     enum kind k;
@@ -77,14 +77,14 @@ mn_status mn_embed_open(const mn_embed_cfg *c, mn_embedder **out)
     e->retries = c->retries;
     pthread_mutex_init(&e->lock, NULL);
     if (oom) {
-        mn_embed_free(e);
+        mn__embed_free(e);
         return mn__nomem();
     }
     *out = e;
     return MN_OK;
 }
 
-void mn_embed_free(mn_embedder *e)
+void mn__embed_free(mn_embedder *e)
 {
     if (!e)
         return;
@@ -96,11 +96,11 @@ void mn_embed_free(mn_embedder *e)
     free(e);
 }
 
-const char *mn_embed_name(const mn_embedder *e) { return e->name; }
-const char *mn_embed_model(const mn_embedder *e) { return e->model; }
-size_t mn_embed_batch(const mn_embedder *e) { return e->batch; }
+const char *mn__embed_name(const mn_embedder *e) { return e->name; }
+const char *mn__embed_model(const mn_embedder *e) { return e->model; }
+size_t mn__embed_batch(const mn_embedder *e) { return e->batch; }
 
-uint32_t mn_embed_dim(const mn_embedder *e)
+uint32_t mn__embed_dim(const mn_embedder *e)
 {
     pthread_mutex_lock((pthread_mutex_t *)&e->lock);
     uint32_t d = e->dim;
@@ -145,7 +145,7 @@ static mn_status read_vector(json_t *arr, size_t i, uint32_t *dim, float **out, 
     return MN_OK;
 }
 
-mn_status mn_embed_parse_reply(const char *protocol, const char *body, size_t len, size_t n, uint32_t *dim,
+mn_status mn__embed_parse_reply(const char *protocol, const char *body, size_t len, size_t n, uint32_t *dim,
                                float **out)
 {
     *out = NULL;
@@ -202,14 +202,14 @@ static mn_status remote_url(const mn_embedder *e, struct mn_buf *url)
     size_t len = strlen(e->base_url);
     while (len && e->base_url[len - 1] == '/')
         len--;
-    mn_status rc = mn_buf_add(url, e->base_url, len);
+    mn_status rc = mn__buf_add(url, e->base_url, len);
     if (rc)
         return rc;
     if (e->kind == K_OLLAMA)
-        return mn_buf_adds(url, "/api/embed");
+        return mn__buf_adds(url, "/api/embed");
     if (len >= 3 && strncmp(e->base_url + len - 3, "/v1", 3) == 0)
-        return mn_buf_adds(url, "/embeddings");
-    return mn_buf_adds(url, "/v1/embeddings");
+        return mn__buf_adds(url, "/embeddings");
+    return mn__buf_adds(url, "/v1/embeddings");
 }
 
 static mn_status remote_batch(mn_embedder *e, const char *const *texts, size_t n, uint32_t *dim, float **out)
@@ -222,7 +222,7 @@ static mn_status remote_batch(mn_embedder *e, const char *const *texts, size_t n
     for (size_t i = 0; !rc && i < n; i++)
         if (json_array_append_new(json_object_get(req, "input"), json_string(texts[i] ? texts[i] : "")))
             rc = mn__nomem();
-    char *body = rc ? NULL : mn_json_dump(req);
+    char *body = rc ? NULL : mn__json_dump(req);
     json_decref(req);
     if (!rc && !body)
         rc = mn__nomem();
@@ -230,14 +230,14 @@ static mn_status remote_batch(mn_embedder *e, const char *const *texts, size_t n
     memset(&resp, 0, sizeof resp);
     if (!rc) {
         mn_http_req hr = {url.data, body, e->api_key, e->timeout_ms, e->retries, e->backoff_ms};
-        rc = mn_http_post_json(&hr, &resp);
+        rc = mn__http_post_json(&hr, &resp);
         if (rc)
             rc = mn__err(rc, "embedder %s: %s", e->name, mn_errmsg());
     }
     if (!rc && resp.status != 200) {
         float *junk = NULL;
         uint32_t d = 0;
-        mn_status prc = mn_embed_parse_reply(e->kind == K_OLLAMA ? "ollama" : "openai", resp.body, resp.len, n, &d,
+        mn_status prc = mn__embed_parse_reply(e->kind == K_OLLAMA ? "ollama" : "openai", resp.body, resp.len, n, &d,
                                              &junk);
         free(junk);
         int has_err = prc == MN_UNAVAILABLE && strstr(mn_errmsg(), "error:");
@@ -245,17 +245,17 @@ static mn_status remote_batch(mn_embedder *e, const char *const *texts, size_t n
                      resp.status, url.data, resp.attempts, has_err ? ": " : "", has_err ? mn_errmsg() : "");
     }
     if (!rc) {
-        rc = mn_embed_parse_reply(e->kind == K_OLLAMA ? "ollama" : "openai", resp.body, resp.len, n, dim, out);
+        rc = mn__embed_parse_reply(e->kind == K_OLLAMA ? "ollama" : "openai", resp.body, resp.len, n, dim, out);
         if (rc)
             rc = mn__err(rc, "embedder %s (%s): %s", e->name, url.data, mn_errmsg());
     }
-    mn_http_resp_release(&resp);
+    mn__http_resp_release(&resp);
     free(body);
-    mn_buf_release(&url);
+    mn__buf_release(&url);
     return rc;
 }
 
-mn_status mn_embed_texts_alloc(mn_embedder *e, const char *const *texts, size_t n, float **out, uint32_t *dim)
+mn_status mn__embed_texts_alloc(mn_embedder *e, const char *const *texts, size_t n, float **out, uint32_t *dim)
 {
     *out = NULL;
     *dim = 0;
@@ -266,12 +266,12 @@ mn_status mn_embed_texts_alloc(mn_embedder *e, const char *const *texts, size_t 
         if (!v)
             return mn__nomem();
         for (size_t i = 0; i < n; i++)
-            mn_embed_hash(texts[i] ? texts[i] : "", texts[i] ? strlen(texts[i]) : 0, e->dim, v + i * e->dim);
+            mn__embed_hash(texts[i] ? texts[i] : "", texts[i] ? strlen(texts[i]) : 0, e->dim, v + i * e->dim);
         *out = v;
         *dim = e->dim;
         return MN_OK;
     }
-    uint32_t d = mn_embed_dim(e);
+    uint32_t d = mn__embed_dim(e);
     float *all = NULL;
     mn_status rc = MN_OK;
     for (size_t at = 0; at < n && !rc; at += e->batch) {

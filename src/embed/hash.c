@@ -52,7 +52,7 @@ static void push(struct feat *f, size_t *n, size_t cap, uint64_t h, float w)
     }
 }
 
-void mn_embed_hash(const char *text, size_t len, uint32_t dim, float *out)
+void mn__embed_hash(const char *text, size_t len, uint32_t dim, float *out)
 {
     memset(out, 0, (size_t)dim * sizeof *out);
     struct feat stackf[512], *f = stackf;

@@ -55,16 +55,16 @@ static int idem_seen(void *user, const mn_message *row)
                         m->idempotency_key, (long long)row->id, k->session_id);
         return 1;
     }
-    mn_message *it = mn_records_message_push(k->l);
-    if (!it || mn_records_message_fill(&k->l->arena, it, row))
+    mn_message *it = mn__records_message_push(k->l);
+    if (!it || mn__records_message_fill(&k->l->arena, it, row))
         k->rc = mn__nomem();
     return 1;
 }
 
 static mn_status keep(struct mn_messages_impl *l, const mn_message *m)
 {
-    mn_message *it = mn_records_message_push(l);
-    return it && !mn_records_message_fill(&l->arena, it, m) ? MN_OK : mn__nomem();
+    mn_message *it = mn__records_message_push(l);
+    return it && !mn__records_message_fill(&l->arena, it, m) ? MN_OK : mn__nomem();
 }
 
 /* The session row, locked; created when missing and the request says so. `known` (may be NULL)
@@ -105,7 +105,7 @@ static mn_status append_in_txn(const struct mn_store_append_ops *o, const struct
         return mn__err(MN_NOTFOUND, "session %s not found", session_id);
     if (row.expires_at > 0 && row.expires_at <= req->now_ms) {
         char when[40];
-        mn_clock_iso(row.expires_at, when, sizeof when);
+        mn__clock_iso(row.expires_at, when, sizeof when);
         return mn__err(MN_EXPIRED, "session %s expired at %s (idle longer than its TTL)", session_id, when);
     }
     mn_store_appended c = {row.sid, row.last_seq, 0, 0, 0, req->now_ms, req->title};
@@ -166,7 +166,7 @@ struct group {
 
 static void list_clear(struct mn_messages_impl *l)
 {
-    mn_arena_release(&l->arena);
+    mn__arena_release(&l->arena);
     l->pub.count = 0;
 }
 
@@ -261,7 +261,7 @@ static mn_status run_group(mn_store *st, const char *const *ids, const mn_store_
     if (!rc && (n > 1 || g.skip) && o->sessions_lock && !(g.known = calloc(n, sizeof *g.known)))
         rc = mn__nomem();
     for (size_t i = 0; i < n && !rc; i++)
-        if (!(g.lists[i] = mn_records_message_list_new()))
+        if (!(g.lists[i] = mn__records_message_list_new()))
             rc = mn__nomem();
     if (!rc)
         rc = o->write(st, group_body, &g);
@@ -276,7 +276,7 @@ static mn_status run_group(mn_store *st, const char *const *ids, const mn_store_
             if (out)
                 out[i] = NULL;
             if (g.lists && g.lists[i])
-                mn_records_message_list_free(&g.lists[i]->pub);
+                mn__records_message_list_free(&g.lists[i]->pub);
         }
     }
     free(g.lists);
@@ -285,7 +285,7 @@ static mn_status run_group(mn_store *st, const char *const *ids, const mn_store_
     return rc;
 }
 
-mn_status mn_engine_append(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out)
+mn_status mn__engine_append(mn_store *st, const char *session_id, const mn_store_append *req, mn_messages **out)
 {
     mn_status result = MN_OK;
     char errmsg[1][256];
@@ -295,7 +295,7 @@ mn_status mn_engine_append(mn_store *st, const char *session_id, const mn_store_
     return rc;
 }
 
-mn_status mn_engine_append_many(mn_store *st, const char *const *session_ids, const mn_store_append *reqs, size_t n,
+mn_status mn__engine_append_many(mn_store *st, const char *const *session_ids, const mn_store_append *reqs, size_t n,
                                 mn_status *results, char (*errmsg)[256], mn_messages **out)
 {
     return run_group(st, session_ids, reqs, n, 0, results, errmsg, out);
@@ -311,12 +311,12 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
 {
     mn_status rc;
     const char *key = NULL; /* a key that names no session yet: MN_APPEND_CREATE makes it */
-    if (ns && (rc = mn_check_namespace(ns)))
+    if (ns && (rc = mn__check_namespace(ns)))
         return rc;
     if ((rc = mn__session_ref(db, ns, session_id, id)) == MN_NOTFOUND && (flags & MN_APPEND_CREATE)) {
         mn__err_clear();
         key = session_id;
-        rc = mn_uuid_v7(now, id);
+        rc = mn__uuid_v7(now, id);
     }
     if (rc)
         return rc;
@@ -325,7 +325,7 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
     unsigned unknown = flags & ~(unsigned)(MN_APPEND_CREATE | MN_APPEND_DEFER);
     if (unknown)
         return mn__err(MN_INVALID, "flags: unknown bits 0x%x", unknown);
-    mn_message *rows = mn_arena_alloc(a, n * sizeof *rows);
+    mn_message *rows = mn__arena_alloc(a, n * sizeof *rows);
     if (!rows)
         return mn__nomem();
     memset(rows, 0, n * sizeof *rows);
@@ -334,10 +334,10 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
         char label[48] = "";
         if (n > 1)
             snprintf(label, sizeof label, "message %zu: ", i);
-        if ((rc = mn_message_prepare(MN__ABI_ITEM(mn_message_in, msgs, i), db->max_message_bytes, db->tk, now, a, label, &rows[i])))
+        if ((rc = mn__message_prepare(MN__ABI_ITEM(mn_message_in, msgs, i), db->max_message_bytes, db->tk, now, a, label, &rows[i])))
             return rc;
         if (!title && rows[i].role == MN_ROLE_USER && rows[i].content) {
-            if (!(title = mn_message_title(a, rows[i].content)))
+            if (!(title = mn__message_title(a, rows[i].content)))
                 return mn__nomem();
             if (!*title)
                 title = NULL;
@@ -378,11 +378,11 @@ mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in
     mn_session create;
     mn_store_append req;
     for (int round = 0; round < 2; round++) {
-        rc = prepare(db, session_id, msgs, n, flags, NULL, "a batch", mn_clock_now_ms(), mn__trim_delete(db), &a, id,
+        rc = prepare(db, session_id, msgs, n, flags, NULL, "a batch", mn__clock_now_ms(), mn__trim_delete(db), &a, id,
                      &create, &req);
         if (rc)
             break;
-        rc = mn_engine_append(db->store, id, &req, out);
+        rc = mn__engine_append(db->store, id, &req, out);
         if (!lost_keyed_create(rc, &req))
             break;
         mn__err_clear(); /* the next round finds the other writer's session by its key */
@@ -391,7 +391,7 @@ mn_status mn_append_batch(mn_db *db, const char *session_id, const mn_message_in
         mn__search_after_append(db); /* auto-embedding (embedder.mode inline) */
         mn__memory_after_append(db, id); /* background extraction (memory_bg.c) */
     }
-    mn_arena_release(&a);
+    mn__arena_release(&a);
     return rc;
 }
 
@@ -406,14 +406,14 @@ mn_status mn_append(mn_db *db, const char *session_id, const mn_message_in *msg,
     }
     /* the record handed back exists before the append: nothing is allocated once it is stored */
     mn_message *one = NULL;
-    if (out && !(one = mn_records_message_shell()))
+    if (out && !(one = mn__records_message_shell()))
         return mn__nomem();
     mn_status rc = mn_append_batch(db, session_id, msg, 1, flags, out ? &l : NULL);
     if (rc || !out) {
-        mn_records_message_free(one);
+        mn__records_message_free(one);
         return rc;
     }
-    mn_records_message_adopt(one, l);
+    mn__records_message_adopt(one, l);
     *out = one;
     return MN_OK;
 }
@@ -445,7 +445,7 @@ mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int
         rc = mn__nomem();
         goto done;
     }
-    int64_t now = mn_clock_now_ms();
+    int64_t now = mn__clock_now_ms();
     int trim = mn__trim_delete(db);
     for (size_t i = 0; i < n; i++) {
         mn_append_request r = MN_APPEND_REQUEST_INIT;
@@ -467,7 +467,7 @@ mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int
     }
     if (m == 0)
         goto done;
-    rc = mn_engine_append_many(db->store, sids, sreqs, m, st, msgs, want_stored ? out : NULL);
+    rc = mn__engine_append_many(db->store, sids, sreqs, m, st, msgs, want_stored ? out : NULL);
     for (size_t j = 0; !rc && j < m; j++) /* a keyed create another writer won: once more, alone */
         if (lost_keyed_create(st[j], &sreqs[j])) {
             size_t i = index[j];
@@ -477,7 +477,7 @@ mn_status mn_append_many(mn_db *db, const mn_append_request *reqs, size_t n, int
             st[j] = prepare(db, r.session_id, r.msgs, r.n, r.flags, r.ns, "a request", now, trim, &a, ids[i],
                             &creates[i], &sreqs[j]);
             if (!st[j])
-                st[j] = mn_engine_append(db->store, ids[i], &sreqs[j], want_stored ? &out[j] : NULL);
+                st[j] = mn__engine_append(db->store, ids[i], &sreqs[j], want_stored ? &out[j] : NULL);
             if (st[j] == MN_NOMEM)
                 rc = st[j];
             snprintf(msgs[j], sizeof msgs[j], "%s", st[j] ? mn_errmsg() : "");
@@ -508,6 +508,6 @@ done:
     free(st);
     free(msgs);
     free(out);
-    mn_arena_release(&a);
+    mn__arena_release(&a);
     return rc;
 }

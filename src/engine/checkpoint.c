@@ -43,7 +43,7 @@ static mn_status check_name(const char *field, const char *s, int empty_ok)
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
             return mn__err(MN_INVALID, "%s: contains a control character", field);
-    return mn_check_text(field, s, NAME_MAX_BYTES, "");
+    return mn__check_text(field, s, NAME_MAX_BYTES, "");
 }
 
 /* A serialized value and its serializer's type tag: opaque text, bounded. */
@@ -58,7 +58,7 @@ static mn_status check_blob(const char *field, const char *type, const char *val
         return mn__err(MN_INVALID, "%s: required", field);
     if (strlen(value) > DATA_MAX_BYTES)
         return mn__err(MN_TOOBIG, "%s: %zu bytes, at most %zu", field, strlen(value), DATA_MAX_BYTES);
-    return mn_check_text(field, value, DATA_MAX_BYTES, "");
+    return mn__check_text(field, value, DATA_MAX_BYTES, "");
 }
 
 /* The session thread names in namespace ns, as a canonical id: MN_NOTFOUND when nothing of ns
@@ -73,7 +73,7 @@ static mn_status thread_find(mn_db *db, const char *ns, const char *thread, char
     if ((rc = db->store->ops->session_get(db->store, id, &s)))
         return rc;
     int elsewhere = strcmp(s->ns, ns) != 0;
-    mn_records_session_free(s);
+    mn__records_session_free(s);
     if (taken)
         *taken = elsewhere;
     return elsewhere ? mn__err(MN_NOTFOUND, "thread '%.200s' not found", thread) : MN_OK;
@@ -89,10 +89,10 @@ static mn_status thread_make(mn_db *db, const char *ns, const char *thread, char
         if (rc != MN_NOTFOUND || taken)
             return rc ? rc : mn__live_session(db, id, NULL);
         mn__err_clear();
-        int64_t now = mn_clock_now_ms();
+        int64_t now = mn__clock_now_ms();
         mn_session s = {0};
-        int is_uuid = mn_uuid_parse(thread, id);
-        if (!is_uuid && (rc = mn_uuid_v7(now, id)))
+        int is_uuid = mn__uuid_parse(thread, id);
+        if (!is_uuid && (rc = mn__uuid_v7(now, id)))
             return rc;
         s.id = id;
         s.key = is_uuid ? NULL : thread;
@@ -115,19 +115,19 @@ mn_status mn__put_checkpoint(mn_db *db, const mn_checkpoint_in *in)
     struct mn_arena a = MN_ARENA_INIT;
     char id[MN_UUID_LEN + 1];
     mn_status rc;
-    if ((rc = mn_check_namespace(ns)) || (rc = check_name("checkpoint_ns", cns, 1)) ||
+    if ((rc = mn__check_namespace(ns)) || (rc = check_name("checkpoint_ns", cns, 1)) ||
         (rc = check_name("checkpoint_id", in->id, 0)) ||
         (in->parent_id && (rc = check_name("parent_checkpoint_id", in->parent_id, 0))) ||
         (rc = check_blob("checkpoint", in->type, in->data)) ||
-        (rc = mn_check_json_object("metadata", metadata, &a, "", &metadata)) ||
+        (rc = mn__check_json_object("metadata", metadata, &a, "", &metadata)) ||
         (rc = thread_make(db, ns, in->thread, id)))
         goto out;
     mn_checkpoint row = {.session_id = id, .checkpoint_ns = cns, .id = in->id, .parent_id = in->parent_id,
                          .type = in->type, .data = in->data, .metadata = metadata,
-                         .created_at = mn_clock_now_ms()};
+                         .created_at = mn__clock_now_ms()};
     rc = db->store->ops->checkpoint->put(db->store, &row);
 out:
-    mn_arena_release(&a);
+    mn__arena_release(&a);
     return rc;
 }
 
@@ -153,7 +153,7 @@ mn_status mn__checkpoint_check_row(const mn_checkpoint *cp)
     struct mn_arena a = MN_ARENA_INIT;
     const char *canon;
     mn_status rc;
-    if (!cp->session_id || !mn_uuid_parse(cp->session_id, id))
+    if (!cp->session_id || !mn__uuid_parse(cp->session_id, id))
         return mn__err(MN_INVALID, "checkpoint: session_id is not a UUID");
     if (!cp->checkpoint_ns)
         return mn__err(MN_INVALID, "checkpoint: checkpoint_ns: required");
@@ -161,8 +161,8 @@ mn_status mn__checkpoint_check_row(const mn_checkpoint *cp)
         (cp->parent_id && (rc = check_name("parent_id", cp->parent_id, 0))) ||
         (rc = check_blob("data", cp->type, cp->data)))
         return rc;
-    rc = mn_check_json_object("metadata", cp->metadata, &a, "", &canon);
-    mn_arena_release(&a);
+    rc = mn__check_json_object("metadata", cp->metadata, &a, "", &canon);
+    mn__arena_release(&a);
     for (size_t i = 0; i < cp->n_writes && !rc; i++)
         rc = check_write(&cp->writes[i], i);
     return rc;
@@ -175,7 +175,7 @@ mn_status mn__put_checkpoint_writes(mn_db *db, const char *ns, const char *threa
     cns = cns ? cns : "";
     char id[MN_UUID_LEN + 1];
     mn_status rc;
-    if ((rc = mn_check_namespace(ns)) || (rc = check_name("checkpoint_ns", cns, 1)) ||
+    if ((rc = mn__check_namespace(ns)) || (rc = check_name("checkpoint_ns", cns, 1)) ||
         (rc = check_name("checkpoint_id", checkpoint_id, 0)))
         return rc;
     if (!w || n == 0 || n > WRITES_MAX)
@@ -214,7 +214,7 @@ static int filter_match(json_t *filter, const char *metadata, mn_status *rc)
     if (!filter)
         return 1;
     int oom = 0;
-    json_t *m = mn_json_loads(metadata, 0, NULL, &oom);
+    json_t *m = mn__json_loads(metadata, 0, NULL, &oom);
     if (!m) {
         *rc = oom ? mn__nomem() : mn__err(MN_IO, "a stored checkpoint's metadata is not JSON");
         return 0;
@@ -235,7 +235,7 @@ static int filter_match(json_t *filter, const char *metadata, mn_status *rc)
 
 static char *keep(struct checkpoint_list *l, const char *s, int *oom)
 {
-    return mn_arena_strdup(&l->a, s, oom);
+    return mn__arena_strdup(&l->a, s, oom);
 }
 
 static int collect_row(void *user, const mn_checkpoint *cp)
@@ -278,7 +278,7 @@ int mn__checkpoint_write_collect(void *user, const mn_checkpoint_write *w)
     struct mn__checkpoint_writes *c = user;
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 8;
-        mn_checkpoint_write *items = mn_arena_alloc(c->a, cap * sizeof *items);
+        mn_checkpoint_write *items = mn__arena_alloc(c->a, cap * sizeof *items);
         if (!items) {
             c->oom = 1;
             return 1;
@@ -290,11 +290,11 @@ int mn__checkpoint_write_collect(void *user, const mn_checkpoint_write *w)
     }
     mn_checkpoint_write *d = &c->items[c->n++];
     d->idx = w->idx;
-    d->task_id = mn_arena_strdup(c->a, w->task_id, &c->oom);
-    d->task_path = mn_arena_strdup(c->a, w->task_path ? w->task_path : "", &c->oom);
-    d->channel = mn_arena_strdup(c->a, w->channel, &c->oom);
-    d->type = mn_arena_strdup(c->a, w->type, &c->oom);
-    d->value = mn_arena_strdup(c->a, w->value, &c->oom);
+    d->task_id = mn__arena_strdup(c->a, w->task_id, &c->oom);
+    d->task_path = mn__arena_strdup(c->a, w->task_path ? w->task_path : "", &c->oom);
+    d->channel = mn__arena_strdup(c->a, w->channel, &c->oom);
+    d->type = mn__arena_strdup(c->a, w->type, &c->oom);
+    d->value = mn__arena_strdup(c->a, w->value, &c->oom);
     return c->oom;
 }
 
@@ -320,7 +320,7 @@ static mn_status parse_filter(const char *text, json_t **out)
     *out = NULL;
     if (!text)
         return MN_OK;
-    mn_status rc = mn_json_parse(text, "filter", out);
+    mn_status rc = mn__json_parse(text, "filter", out);
     if (rc)
         return rc;
     if (!json_is_object(*out) || json_object_size(*out) > FILTER_MAX_KEYS) {
@@ -336,7 +336,7 @@ mn_status mn__list_checkpoints(mn_db *db, const mn_checkpoint_query *q, mn_check
     const char *ns = q->ns ? q->ns : "default";
     char id[MN_UUID_LEN + 1];
     mn_status rc;
-    if ((rc = mn_check_namespace(ns)) || (q->checkpoint_ns && (rc = check_name("checkpoint_ns", q->checkpoint_ns, 1))) ||
+    if ((rc = mn__check_namespace(ns)) || (q->checkpoint_ns && (rc = check_name("checkpoint_ns", q->checkpoint_ns, 1))) ||
         (q->id && (rc = check_name("checkpoint_id", q->id, 0))) || (q->before && (rc = check_name("before", q->before, 0))))
         return rc;
     struct checkpoint_list *l = calloc(1, sizeof *l);
@@ -404,7 +404,7 @@ mn_status mn__delete_checkpoint_thread(mn_db *db, const char *ns, const char *th
     ns = ns ? ns : "default";
     char id[MN_UUID_LEN + 1];
     int64_t n = 0;
-    mn_status rc = mn_check_namespace(ns);
+    mn_status rc = mn__check_namespace(ns);
     if (!rc)
         rc = thread_find(db, ns, thread, id, NULL);
     if (rc == MN_NOTFOUND) { /* nothing saved under that name: nothing to delete */
@@ -424,6 +424,6 @@ void mn__free_checkpoints(mn_checkpoints *list)
         return;
     struct checkpoint_list *l = (struct checkpoint_list *)list;
     free(l->pub.items);
-    mn_arena_release(&l->a);
+    mn__arena_release(&l->a);
     free(l);
 }

@@ -37,7 +37,7 @@ static int each_row(void *user, const mn_checkpoint *row)
         cp.n_writes = w.n;
         e->rc = e->fn(e->user, &cp);
     }
-    mn_arena_release(&a);
+    mn__arena_release(&a);
     return e->rc != MN_OK;
 }
 
@@ -80,7 +80,7 @@ struct export_ctx {
 
 mn_status mn__export_line(mn_write_fn write, void *user, json_t *o)
 {
-    char *text = o ? mn_json_dump(o) : NULL;
+    char *text = o ? mn__json_dump(o) : NULL;
     json_decref(o);
     if (!text)
         return mn__nomem();
@@ -156,14 +156,14 @@ mn_status mn__checkpoint_import_line(mn_db *db, const char *line, size_t len, in
     char *text = strndup(line, len);
     if (!text)
         return mn__nomem();
-    mn_status rc = mn_json_parse(text, "checkpoint line", &o);
+    mn_status rc = mn__json_parse(text, "checkpoint line", &o);
     free(text);
     if (rc)
         return rc;
     json_t *jw = json_object_get(o, "writes");
     size_t n = json_array_size(jw);
     mn_checkpoint_write *w = calloc(n ? n : 1, sizeof *w);
-    char *metadata = mn_json_dump(json_object_get(o, "metadata"));
+    char *metadata = mn__json_dump(json_object_get(o, "metadata"));
     if (!w || !metadata) {
         rc = mn__nomem();
         goto out;

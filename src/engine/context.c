@@ -31,7 +31,7 @@ int mn__strategy_known(const char *strategy)
 
 void mn__split_budget(int64_t model_window, mn_budget *out)
 {
-    mn_context_budget_split(model_window, &out->response, &out->history, &out->files);
+    mn__context_budget_split(model_window, &out->response, &out->history, &out->files);
 }
 
 /* The settings of the strategies from the configuration. */
@@ -100,7 +100,7 @@ static void data_dir(char *out, size_t cap)
 
 void mn__offload_dir(const mn_db *db, char *out, size_t cap)
 {
-    if (!mn_store_target_folder(db->path, out, cap))
+    if (!mn__store_target_folder(db->path, out, cap))
         data_dir(out, cap); /* PostgreSQL, an in-memory database: no folder of its own */
 }
 
@@ -129,7 +129,7 @@ static void open_env(mn_db *db, int automatic, struct env_store *e)
     sc.input_budget = db->settings.summarizer_input_budget_tokens;
     sc.prompt_file = db->settings.summarizer_prompt_file;
     mn_summarizer *s = NULL;
-    if (mn_summarizer_open(&sc, &s) != MN_OK) {
+    if (mn__summarizer_open(&sc, &s) != MN_OK) {
         snprintf(e->err, sizeof e->err, "%s", mn_errmsg());
         mn__err_clear();
         e->env.sum_err = e->err;
@@ -138,7 +138,7 @@ static void open_env(mn_db *db, int automatic, struct env_store *e)
     e->env.sum = s;
 }
 
-static void close_env(struct env_store *e) { mn_summarizer_free(e->env.sum); }
+static void close_env(struct env_store *e) { mn__summarizer_free(e->env.sum); }
 
 /* A build's fold goes to the handle's queue (mn_fold_queue_set) as a job. */
 static int queue_bridge(void *user, const mn_strategy_cfg *cfg, const char *session_id)
@@ -164,7 +164,7 @@ mn_status mn__assemble_context(mn_db *db, const mn_session *s, const char *strat
         if (timeout == 0)
             c.fold_mode = MN_CONTEXT_FOLD_OFF;
         else
-            c.fold_deadline_ms = mn_clock_now_ms() + timeout;
+            c.fold_deadline_ms = mn__clock_now_ms() + timeout;
     }
     struct env_store e;
     open_env(db, 1, &e);
@@ -175,7 +175,7 @@ mn_status mn__assemble_context(mn_db *db, const mn_session *s, const char *strat
         close_env(&e);
         return mn__nomem();
     }
-    mn_status rc = mn_context_assemble(&e.env, &c, s, b);
+    mn_status rc = mn__context_assemble(&e.env, &c, s, b);
     json_decref(c.gov.marks);
     close_env(&e);
     return rc;
@@ -190,7 +190,7 @@ mn_status mn__compact_context(mn_db *db, const mn_session *s, const char *instru
     c.summary_cap = summary_cap(db, db->settings.memory_max_history_tokens);
     struct env_store e;
     open_env(db, 0, &e);
-    mn_status rc = mn_context_compact(&e.env, &c, s, event);
+    mn_status rc = mn__context_compact(&e.env, &c, s, event);
     close_env(&e);
     return rc;
 }
@@ -234,7 +234,7 @@ static mn_status build_history(mn_db *db, const mn_session *s, const char *strat
      * shrinks, so it fits the same again. */
     int64_t block = mn__memories_planned(mem);
     if (!rc && mem && block < planned) {
-        mn_built_release(b);
+        mn__built_release(b);
         memset(b, 0, sizeof *b);
         history = max_tokens - reserve - block;
         rc = mn__assemble_context(db, s, strategy, history > 0 ? history : 1, model_window, fold_mode, detail, b);
@@ -261,7 +261,7 @@ mn_status mn__build_context(mn_db *db, const mn_session *s, const char *strategy
         rc = mn__rag_plan(db, opts, s, &b, max_tokens, &rag);
     if (!rc && mn__rag_reserve(rag) > 0) { /* the fold was the first build's to run or queue */
         json_t *fold = json_incref(json_object_get(b.extra, "fold"));
-        mn_built_release(&b);
+        mn__built_release(&b);
         memset(&b, 0, sizeof b);
         rc = build_history(db, s, strategy, max_tokens, mn__rag_reserve(rag), model_window, MN_CONTEXT_FOLD_OFF,
                            detail, mem, &b);
@@ -278,7 +278,7 @@ mn_status mn__build_context(mn_db *db, const mn_session *s, const char *strategy
     if (!rc && !(c = calloc(1, sizeof *c)))
         rc = mn__nomem();
     if (!rc)
-        rc = mn_context_render_ex(wp, strategy, mn_token_name(db->tk), opts->format, b.extra, &c->rendered,
+        rc = mn__context_render_ex(wp, strategy, mn__token_name(db->tk), opts->format, b.extra, &c->rendered,
                                   &c->report);
     if (!rc) {
         int64_t kept = (int64_t)wp->count - wp->synthetic;
@@ -290,7 +290,7 @@ mn_status mn__build_context(mn_db *db, const mn_session *s, const char *strategy
         *out = &c->pub;
     } else
         free(c);
-    mn_built_release(&b);
+    mn__built_release(&b);
     return rc;
 }
 
@@ -345,6 +345,6 @@ mn_status mn__context_for(mn_db *db, const char *canon, const mn_context_opts *o
     if (rc)
         return rc;
     rc = mn__build_context(db, s, strategy, max_tokens, model_window, fold_mode, opts, out);
-    mn_records_session_free(s);
+    mn__records_session_free(s);
     return rc;
 }

@@ -51,7 +51,7 @@ static mn_status check_path(const char *field, const char *path, int empty_ok)
         if (c == '.' && (i == 0 || i == n - 1 || path[i + 1] == '.'))
             return mn__err(MN_INVALID, "%s: '%.200s' has an empty label (labels are joined by '.')", field, path);
     }
-    return mn_check_text(field, path, MN_DOCUMENT_MAX_PATH, "");
+    return mn__check_text(field, path, MN_DOCUMENT_MAX_PATH, "");
 }
 
 static mn_status check_key(const char *key)
@@ -64,14 +64,14 @@ static mn_status check_key(const char *key)
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)key[i] < 0x20 || key[i] == 0x7f)
             return mn__err(MN_INVALID, "key: contains a control character");
-    return mn_check_text("key", key, MN_DOCUMENT_MAX_KEY, "");
+    return mn__check_text("key", key, MN_DOCUMENT_MAX_KEY, "");
 }
 
 /* ns (NULL: "default"), path and key. */
 static mn_status check_address(const char **ns, const char *path, const char *key)
 {
     *ns = *ns ? *ns : "default";
-    mn_status rc = mn_check_namespace(*ns);
+    mn_status rc = mn__check_namespace(*ns);
     if (!rc)
         rc = check_path("path", path, 0);
     return rc ? rc : check_key(key);
@@ -83,7 +83,7 @@ static mn_status parse_index(const char *index, json_t **fields)
     *fields = NULL;
     if (index && strcmp(index, "false") == 0)
         return MN_OK;
-    mn_status rc = index ? mn_json_parse(index, "index", fields) : MN_OK;
+    mn_status rc = index ? mn__json_parse(index, "index", fields) : MN_OK;
     if (rc)
         return rc;
     if (!index && !(*fields = json_pack("[s]", "$")))
@@ -132,10 +132,10 @@ static int list_push(struct document_list *l, const mn_store_document *d, int sc
     mn_document *o = &l->pub.items[l->pub.count];
     *o = (mn_document){.created_at = d->created_at, .updated_at = d->updated_at, .expires_at = d->expires_at,
                        .scored = scored, .score = scored ? score : 0};
-    o->ns = mn_arena_strdup(&l->a, d->ns, &oom);
-    o->path = mn_arena_strdup(&l->a, d->path, &oom);
-    o->key = mn_arena_strdup(&l->a, d->key, &oom);
-    o->value = mn_arena_strdup(&l->a, d->value, &oom);
+    o->ns = mn__arena_strdup(&l->a, d->ns, &oom);
+    o->path = mn__arena_strdup(&l->a, d->path, &oom);
+    o->key = mn__arena_strdup(&l->a, d->key, &oom);
+    o->value = mn__arena_strdup(&l->a, d->value, &oom);
     if (!oom)
         l->pub.count++;
     return oom;
@@ -147,7 +147,7 @@ void mn__free_documents(mn_documents *list)
         return;
     struct document_list *l = (struct document_list *)list;
     free(l->pub.items);
-    mn_arena_release(&l->a);
+    mn__arena_release(&l->a);
     free(l);
 }
 
@@ -182,7 +182,7 @@ static mn_status embed_fields(mn_db *db, const json_t *value, const json_t *fiel
     mn_embedder *e = NULL;
     mn_status rc = mn__document_texts(value, fields, MAX_TEXTS, &texts, &nt);
     if (!rc && nt > 0 && !(rc = mn__search_embedder(db, &e)))
-        rc = mn_embed_texts_alloc(e, (const char *const *)texts, nt, vecs, dim);
+        rc = mn__embed_texts_alloc(e, (const char *const *)texts, nt, vecs, dim);
     mn__document_texts_free(texts, nt);
     if (!rc)
         *n = *vecs ? nt : 0;
@@ -238,7 +238,7 @@ static mn_status check_in(const mn_document_in *in, json_t **value)
         return mn__err(MN_INVALID, "ttl_ms: %lld, not 0 to %lld", (long long)in->ttl_ms,
                        (long long)MN_DOCUMENT_MAX_TTL_MS);
     json_t *v = NULL;
-    if ((rc = mn_json_parse(in->value, "value", &v)))
+    if ((rc = mn__json_parse(in->value, "value", &v)))
         return rc;
     if (!json_is_object(v))
         rc = mn__err(MN_INVALID, "value: not a JSON object");
@@ -268,7 +268,7 @@ mn_status mn__put_document(mn_db *db, const mn_document_in *in, mn_documents **o
         rc = embed_fields(db, value, fields, &vecs, &nv, &dim);
     json_decref(value);
     json_decref(fields);
-    int64_t now = mn_clock_now_ms();
+    int64_t now = mn__clock_now_ms();
     mn_store_document d = {ns, in->path, in->key, in->value, now, now, in->ttl_ms ? now + in->ttl_ms : 0,
                            in->ttl_ms, nv ? dim : 0, nv, vecs};
     if (!rc)
@@ -292,7 +292,7 @@ mn_status mn__get_document(mn_db *db, const char *ns, const char *path, const ch
     mn_status rc = check_address(&ns, path, key);
     if (rc)
         return rc;
-    int64_t now = mn_clock_now_ms(), ttl = 0;
+    int64_t now = mn__clock_now_ms(), ttl = 0;
     struct document_list *l = NULL;
     if ((rc = read_one(db, ns, path, key, now, &l, &ttl)))
         return rc;
@@ -395,7 +395,7 @@ static int rank_row(void *user, const mn_store_document *d)
     struct ranking *r = user;
     if (r->filter) {
         int oom = 0;
-        json_t *v = mn_json_loads(d->value, 0, NULL, &oom);
+        json_t *v = mn__json_loads(d->value, 0, NULL, &oom);
         int keep = v && mn__document_filter_match(r->filter, v);
         json_decref(v);
         if (!v) {
@@ -438,7 +438,7 @@ static mn_status check_query(const mn_document_query *q)
         return mn__err(MN_INVALID, "offset: %zu, at most %d", q->offset, MAX_OFFSET);
     if (q->query && !*q->query)
         return mn__err(MN_INVALID, "query: empty");
-    return q->query ? mn_check_text("query", q->query, MN_DOCUMENT_MAX_VALUE, "") : MN_OK;
+    return q->query ? mn__check_text("query", q->query, MN_DOCUMENT_MAX_VALUE, "") : MN_OK;
 }
 
 /* The query's vector by this handle's embedder. */
@@ -451,13 +451,13 @@ static mn_status embed_query(mn_db *db, const char *query, float **qv, uint32_t 
         return mn__err(MN_UNAVAILABLE, "query: ranking by meaning needs an embedder (embedder.name is none)");
     mn_embedder *e = NULL;
     mn_status rc = mn__search_embedder(db, &e);
-    return rc ? rc : mn_embed_texts_alloc(e, &query, 1, qv, dim);
+    return rc ? rc : mn__embed_texts_alloc(e, &query, 1, qv, dim);
 }
 
 mn_status mn__search_documents(mn_db *db, const mn_document_query *q, mn_documents **out)
 {
     const char *ns = q->ns ? q->ns : "default";
-    mn_status rc = mn_check_namespace(ns);
+    mn_status rc = mn__check_namespace(ns);
     if (!rc)
         rc = check_query(q);
     if (!rc)
@@ -466,7 +466,7 @@ mn_status mn__search_documents(mn_db *db, const mn_document_query *q, mn_documen
         return rc;
     size_t limit = q->limit ? q->limit : SEARCH_DEFAULT_LIMIT;
     struct ranking r = {.k = q->offset + limit};
-    if (q->filter && !(rc = mn_json_parse(q->filter, "filter", &r.filter)))
+    if (q->filter && !(rc = mn__json_parse(q->filter, "filter", &r.filter)))
         rc = mn__document_filter_check(r.filter);
     float *qv = NULL;
     if (!rc)
@@ -474,7 +474,7 @@ mn_status mn__search_documents(mn_db *db, const mn_document_query *q, mn_documen
     r.q = qv;
     if (!rc && !(r.hits = calloc(r.k, sizeof *r.hits)))
         rc = mn__nomem();
-    int64_t now = mn_clock_now_ms();
+    int64_t now = mn__clock_now_ms();
     mn_store_document_scan s = {ns, q->prefix && *q->prefix ? q->prefix : NULL, now, qv != NULL};
     if (!rc)
         rc = db->store->ops->document->scan(db->store, &s, rank_row, &r);
@@ -576,7 +576,7 @@ mn_status mn__list_document_paths(mn_db *db, const mn_document_paths_query *q, m
 {
     const char *ns = q->ns ? q->ns : "default";
     size_t limit = q->limit ? q->limit : PATHS_DEFAULT_LIMIT;
-    mn_status rc = mn_check_namespace(ns);
+    mn_status rc = mn__check_namespace(ns);
     if (!rc)
         rc = check_path("prefix", q->prefix, 1);
     if (!rc)
@@ -591,7 +591,7 @@ mn_status mn__list_document_paths(mn_db *db, const mn_document_paths_query *q, m
     cond.prefix = q->prefix && *q->prefix ? q->prefix : NULL;
     cond.suffix = q->suffix && *q->suffix ? q->suffix : NULL;
     struct path_walk w = {.q = &cond};
-    rc = db->store->ops->document->paths(db->store, ns, mn_clock_now_ms(), take_path, &w);
+    rc = db->store->ops->document->paths(db->store, ns, mn__clock_now_ms(), take_path, &w);
     if (!rc && w.oom)
         rc = mn__nomem();
     /* cut paths merge, and may then sort apart from their neighbours ("a-b" < "a.b") */
@@ -604,7 +604,7 @@ mn_status mn__list_document_paths(mn_db *db, const mn_document_paths_query *q, m
     for (size_t i = 0; !rc && i < w.n && l->pub.count < limit; i++) {
         if (i > 0 && strcmp(w.items[i], w.items[i - 1]) == 0)
             continue;
-        if (seen++ >= q->offset && mn_records_strings_push(l, w.items[i]))
+        if (seen++ >= q->offset && mn__records_strings_push(l, w.items[i]))
             rc = mn__nomem();
     }
     for (size_t i = 0; i < w.n; i++)
@@ -623,7 +623,7 @@ mn_status mn__list_document_paths(mn_db *db, const mn_document_paths_query *q, m
 mn_status mn__document_purge_expired(mn_db *db, int64_t *removed)
 {
     int64_t n = 0;
-    mn_status rc = db->store->ops->document->purge(db->store, NULL, mn_clock_now_ms(), &n);
+    mn_status rc = db->store->ops->document->purge(db->store, NULL, mn__clock_now_ms(), &n);
     if (removed)
         *removed = n;
     return rc;

@@ -60,7 +60,7 @@ static int export_row(void *user, const mn_store_document *d)
 mn_status mn__document_export(mn_db *db, mn_write_fn write, void *user)
 {
     struct export_ctx x = {write, user, MN_OK};
-    mn_store_document_scan q = {NULL, NULL, mn_clock_now_ms(), 1}; /* what expired is gone already */
+    mn_store_document_scan q = {NULL, NULL, mn__clock_now_ms(), 1}; /* what expired is gone already */
     mn_status rc = db->store->ops->document->scan(db->store, &q, export_row, &x);
     return rc ? rc : x.rc;
 }
@@ -129,11 +129,11 @@ mn_status mn__document_import_line(mn_db *db, const char *line, size_t len)
     json_t *o = NULL;
     if (!text)
         return mn__nomem();
-    mn_status rc = mn_json_parse(text, "document line", &o);
+    mn_status rc = mn__json_parse(text, "document line", &o);
     free(text);
     if (rc)
         return rc;
-    char *value = mn_json_dump(json_object_get(o, "value"));
+    char *value = mn__json_dump(json_object_get(o, "value"));
     mn_document_in in = MN_DOCUMENT_IN_INIT;
     in.ns = json_string_value(json_object_get(o, "namespace"));
     in.path = json_string_value(json_object_get(o, "path"));
@@ -178,7 +178,7 @@ static int copy_row(void *user, const mn_store_document *d)
 mn_status mn__document_copy(mn_store *src, mn_store *dst, int64_t *copied)
 {
     struct copy_ctx c = {dst, 0, MN_OK};
-    mn_store_document_scan q = {NULL, NULL, mn_clock_now_ms(), 1};
+    mn_store_document_scan q = {NULL, NULL, mn__clock_now_ms(), 1};
     mn_status rc = src->ops->document->scan(src, &q, copy_row, &c);
     if (copied)
         *copied = c.copied;

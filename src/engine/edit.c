@@ -3,7 +3,7 @@
  * store's row primitives (store/store_rows.h).
  *
  * Edit: the new text passes the
- * append rules (mn_message_prepare with the message's own role, tool calls and names, so its
+ * append rules (mn__message_prepare with the message's own role, tool calls and names, so its
  * token count is what an append of it would store); then one transaction over the store's row
  * primitives (store/store_rows.h) changes the row and keeps in step, in this order: the title
  * taken from it, the text and the keyword index, the session's tokens, the vector (dropped and
@@ -38,7 +38,7 @@ static int found_one(void *user, const mn_message *m, const char *ns)
 {
     (void)ns;
     struct found *f = user;
-    if (strcmp(m->session_id, f->session_id) == 0 && !f->m && !(f->m = mn_records_message_copy(m)))
+    if (strcmp(m->session_id, f->session_id) == 0 && !f->m && !(f->m = mn__records_message_copy(m)))
         f->oom = 1;
     return 1;
 }
@@ -53,7 +53,7 @@ static mn_status message_read(mn_db *db, const char *canon, int64_t message_id, 
     if (!rc && !f.m)
         rc = mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id, canon);
     if (rc) {
-        mn_records_message_free(f.m);
+        mn__records_message_free(f.m);
         return rc;
     }
     *out = f.m;
@@ -75,7 +75,7 @@ static mn_status prepare(mn_db *db, const mn_message *cur, const char *content, 
     in.files = cur->files;
     in.metadata = metadata ? metadata : cur->metadata;
     in.pinned = cur->pinned;
-    return mn_message_prepare(&in, db->max_message_bytes, db->tk, now, a, "", row);
+    return mn__message_prepare(&in, db->max_message_bytes, db->tk, now, a, "", row);
 }
 
 struct edit {
@@ -141,17 +141,17 @@ mn_status mn__edit_message(mn_db *db, const char *canon, int64_t message_id, con
         return rc;
     struct mn_arena a = MN_ARENA_INIT;
     mn_message row;
-    int64_t now = mn_clock_now_ms();
+    int64_t now = mn__clock_now_ms();
     rc = prepare(db, cur, content, metadata, now, &a, &row);
     const char *title = NULL;
-    if (!rc && row.role == MN_ROLE_USER && !(title = mn_message_title(&a, row.content)))
+    if (!rc && row.role == MN_ROLE_USER && !(title = mn__message_title(&a, row.content)))
         rc = mn__nomem();
     struct edit e = {db->store->ops->rows, canon, message_id, row.content, metadata ? row.metadata : NULL,
                      row.tokens, title, now, 0};
     if (!rc)
         rc = e.o->write(db->store, edit_body, &e);
-    mn_arena_release(&a);
-    mn_records_message_free(cur);
+    mn__arena_release(&a);
+    mn__records_message_free(cur);
     if (rc)
         return rc;
     mn__erased_message(db, canon, e.seq);
@@ -187,7 +187,7 @@ static mn_status delete_body(mn_store_tx *tx, void *arg)
 
 mn_status mn__delete_message(mn_db *db, const char *canon, int64_t message_id)
 {
-    struct removal d = {db->store->ops->rows, canon, message_id, mn_clock_now_ms(), 0};
+    struct removal d = {db->store->ops->rows, canon, message_id, mn__clock_now_ms(), 0};
     mn_status rc = d.o->write(db->store, delete_body, &d);
     if (!rc)
         mn__erased_message(db, canon, d.seq); /* its offloaded output and the saved vector index */

@@ -128,7 +128,7 @@ void mn__offload_dir(const mn_db *db, char *out, size_t cap);
 struct mn_built;
 /* True for window, summary, chunked, hybrid. */
 int mn__strategy_known(const char *strategy);
-/* Builds session s's context with the handle's configuration (b zeroed; mn_built_release);
+/* Builds session s's context with the handle's configuration (b zeroed; mn__built_release);
  * detail 1: the report's "detail" member (MN_CONTEXT_DETAIL). */
 mn_status mn__assemble_context(mn_db *db, const mn_session *s, const char *strategy, int64_t max_tokens,
                                int64_t model_window, int fold_mode, int detail, struct mn_built *b);

@@ -130,7 +130,7 @@ static mn_status sessions_delete_where(mn_db *db, int expired, int64_t bound, in
 
 mn_status mn__sessions_gc(mn_db *db, int64_t *n)
 {
-    mn_status rc = sessions_delete_where(db, 1, mn_clock_now_ms(), n);
+    mn_status rc = sessions_delete_where(db, 1, mn__clock_now_ms(), n);
     if (!rc && *n)
         mn__log(MN_LOG_INFO, "gc: purged %lld expired threads", (long long)*n);
     return rc;
@@ -138,5 +138,5 @@ mn_status mn__sessions_gc(mn_db *db, int64_t *n)
 
 mn_status mn__sessions_prune(mn_db *db, int days, int64_t *n)
 {
-    return sessions_delete_where(db, 0, mn_clock_now_ms() - (int64_t)days * 86400000, n);
+    return sessions_delete_where(db, 0, mn__clock_now_ms() - (int64_t)days * 86400000, n);
 }

@@ -79,7 +79,7 @@ void mn__extract_scope_release(struct mn_extract_scope *sc)
 
 static int in_scope(const struct mn_extract_scope *sc, const mn_memory *m)
 {
-    return mn_extract_in_scope(m, sc->ns, sc->user_id, sc->agent_id, sc->session_id);
+    return mn__extract_in_scope(m, sc->ns, sc->user_id, sc->agent_id, sc->session_id);
 }
 
 #define FIND_PAGE 1000
@@ -210,7 +210,7 @@ static int restated(const struct said *s, size_t i)
 static mn_status extract_offline(struct run *r)
 {
     struct said s = {NULL, 0, 0, MN_OK};
-    mn_extract_offline(r->m->content, collect, &s);
+    mn__extract_offline(r->m->content, collect, &s);
     r->rc = s.rc;
     for (size_t i = 0; !r->rc && i < s.count; i++) {
         if (restated(&s, i)) {
@@ -244,14 +244,14 @@ mn_status mn__extract_memories(mn_db *db, const char *session_id, const char *ex
     struct mn_extract_scope sc;
     if ((rc = mn__extract_scope(s, &sc))) {
         mn__extract_scope_release(&sc);
-        mn_records_session_free(s);
+        mn__records_session_free(s);
         return rc;
     }
     if (!extractor) { /* the session's memory_scope.extract, else the database's memory.extract */
-        extractor = sc.extract ? sc.extract : mn_config_str(db->cfg, "memory.extract");
+        extractor = sc.extract ? sc.extract : mn__config_str(db->cfg, "memory.extract");
         if (strcmp(extractor, "off") == 0 && background) {
             mn__extract_scope_release(&sc);
-            mn_records_session_free(s);
+            mn__records_session_free(s);
             return MN_OK;
         }
         if (strcmp(extractor, "off") == 0)
@@ -287,8 +287,8 @@ mn_status mn__extract_memories(mn_db *db, const char *session_id, const char *ex
         rc = db->store->ops->meta_set(db->store, key, seq);
     }
     mn__extract_scope_release(&sc);
-    mn_records_message_list_free(msgs);
-    mn_records_session_free(s);
+    mn__records_message_list_free(msgs);
+    mn__records_session_free(s);
     if (!rc && stats)
         *stats = st;
     return rc;

@@ -44,40 +44,40 @@ static const char DECIDE_RULES[] =
 static mn_status chat(mn_db *db, const char *prompt, char **text)
 {
     *text = NULL;
-    const char *base = mn_config_str(db->cfg, "summarizer.base_url"), *model = mn_config_str(db->cfg, "summarizer.model");
-    const char *protocol = mn_config_str(db->cfg, "summarizer.protocol");
+    const char *base = mn__config_str(db->cfg, "summarizer.base_url"), *model = mn__config_str(db->cfg, "summarizer.model");
+    const char *protocol = mn__config_str(db->cfg, "summarizer.protocol");
     if (!*base || !*model)
         return mn__err(MN_UNAVAILABLE, "extractor llm: summarizer.base_url and summarizer.model must be set");
-    const char *key_env = mn_config_str(db->cfg, "summarizer.api_key_env");
+    const char *key_env = mn__config_str(db->cfg, "summarizer.api_key_env");
     const char *key = key_env && *key_env ? getenv(key_env) : NULL;
     int ollama = strcmp(protocol, "ollama") == 0;
     struct mn_buf url = MN_BUF_INIT;
     size_t blen = strlen(base);
-    mn_status rc = mn_buf_add(&url, base, blen && base[blen - 1] == '/' ? blen - 1 : blen);
+    mn_status rc = mn__buf_add(&url, base, blen && base[blen - 1] == '/' ? blen - 1 : blen);
     if (!rc)
-        rc = mn_buf_adds(&url, ollama ? "/api/chat" : "/v1/chat/completions");
+        rc = mn__buf_adds(&url, ollama ? "/api/chat" : "/v1/chat/completions");
     json_t *req = json_pack("{s:s, s:[{s:s, s:s}, {s:s, s:s}], s:b}", "model", model, "messages", "role", "system",
                             "content", SYSTEM, "role", "user", "content", prompt, "stream", 0);
-    char *body = req ? mn_json_dump(req) : NULL;
+    char *body = req ? mn__json_dump(req) : NULL;
     json_decref(req);
     if (!rc && !body)
         rc = mn__nomem();
     mn_http_resp resp;
     memset(&resp, 0, sizeof resp);
     if (!rc) {
-        mn_http_req hr = {url.data, body, key && *key ? key : NULL, mn_config_int(db->cfg, "summarizer.timeout_ms"),
-                          (int)mn_config_int(db->cfg, "summarizer.retries"),
-                          mn_config_int(db->cfg, "summarizer.backoff_ms")};
-        rc = mn_http_post_json(&hr, &resp);
+        mn_http_req hr = {url.data, body, key && *key ? key : NULL, mn__config_int(db->cfg, "summarizer.timeout_ms"),
+                          (int)mn__config_int(db->cfg, "summarizer.retries"),
+                          mn__config_int(db->cfg, "summarizer.backoff_ms")};
+        rc = mn__http_post_json(&hr, &resp);
     }
     if (!rc && resp.status != 200)
         rc = mn__err(MN_UNAVAILABLE, "extractor llm: HTTP %ld from %s", resp.status, url.data);
     int64_t p, q;
     if (!rc)
-        rc = mn_summarize_parse_response(protocol, resp.body, resp.len, text, &p, &q);
-    mn_http_resp_release(&resp);
+        rc = mn__summarize_parse_response(protocol, resp.body, resp.len, text, &p, &q);
+    mn__http_resp_release(&resp);
     free(body);
-    mn_buf_release(&url);
+    mn__buf_release(&url);
     return rc;
 }
 
@@ -86,10 +86,10 @@ static void rejected(mn_db *db, const char *sid, const char *stage, const char *
 {
     json_t *o = json_pack("{s:s, s:s, s:s%}", "stage", stage, "error", why, "answer", answer ? answer : "",
                           answer ? strlen(answer) < 500 ? strlen(answer) : 500 : 0);
-    char *data = o ? mn_json_dump(o) : NULL;
+    char *data = o ? mn__json_dump(o) : NULL;
     json_decref(o);
     if (data)
-        db->store->ops->event_insert(db->store, sid, "memory_extract_rejected", data, mn_clock_now_ms());
+        db->store->ops->event_insert(db->store, sid, "memory_extract_rejected", data, mn__clock_now_ms());
     free(data);
     mn__log(MN_LOG_WARN, "memory extraction: %s answer rejected: %s", stage, why);
 }
@@ -131,7 +131,7 @@ static const char *check_candidates(json_t *o, const mn_messages *msgs)
         if (why)
             return why;
         json_t *k = json_object_get(f, "kind");
-        if (!json_is_string(k) || mn_fact_check_kind(json_string_value(k)) != MN_OK)
+        if (!json_is_string(k) || mn__fact_check_kind(json_string_value(k)) != MN_OK)
             return "kind: must be an a-z_ word";
         json_t *src = json_object_get(f, "sources");
         if (src && !json_is_array(src))
@@ -182,10 +182,10 @@ static size_t keep_in_scope(const struct mn_extract_scope *sc, mn_memories *l)
     size_t had = l->count, kept = 0;
     for (size_t i = 0; i < had; i++) {
         if (kept < SIMILAR &&
-            mn_extract_in_scope(&l->items[i], sc->ns, sc->user_id, sc->agent_id, sc->session_id))
+            mn__extract_in_scope(&l->items[i], sc->ns, sc->user_id, sc->agent_id, sc->session_id))
             l->items[kept++] = l->items[i];
         else
-            mn_fact_release(&l->items[i]);
+            mn__fact_release(&l->items[i]);
     }
     l->count = kept;
     return had;
@@ -235,17 +235,17 @@ static mn_status decide(mn_db *db, const mn_session *s, const struct mn_extract_
         json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "id", ex->items[i].id, "text", ex->items[i].text,
                                               "kind", ex->items[i].kind));
     req = list ? json_pack("{s:O, s:o, s:s}", "candidate", fact, "existing", list, "rules", DECIDE_RULES) : NULL;
-    char *req_text = req ? mn_json_dump(req) : NULL;
+    char *req_text = req ? mn__json_dump(req) : NULL;
     json_decref(req);
     struct mn_buf prompt = MN_BUF_INIT;
-    rc = req_text ? mn_buf_adds(&prompt, DECIDE) : mn__nomem();
+    rc = req_text ? mn__buf_adds(&prompt, DECIDE) : mn__nomem();
     if (!rc)
-        rc = mn_buf_adds(&prompt, req_text);
+        rc = mn__buf_adds(&prompt, req_text);
     free(req_text);
     char *answer = NULL;
     if (!rc)
         rc = chat(db, prompt.data, &answer);
-    mn_buf_release(&prompt);
+    mn__buf_release(&prompt);
     const char *why = NULL;
     json_t *o = rc ? NULL : strict_object(answer, &why);
     struct decision d = {0};
@@ -295,22 +295,22 @@ mn_status mn__memory_extract_llm(mn_db *db, const mn_session *s, const struct mn
                                  const mn_messages *msgs, mn_extract_stats *st, int *malformed)
 {
     struct mn_buf prompt = MN_BUF_INIT;
-    mn_status rc = mn_buf_adds(&prompt, CANDIDATES);
+    mn_status rc = mn__buf_adds(&prompt, CANDIDATES);
     for (size_t i = 0; !rc && i < msgs->count; i++) {
         const mn_message *m = &msgs->items[i];
         if ((m->role != MN_ROLE_USER && m->role != MN_ROLE_ASSISTANT) || !m->content)
             continue;
         st->messages += m->role == MN_ROLE_USER;
-        rc = mn_buf_addf(&prompt, "[%lld] %s: ", (long long)m->id, mn_role_name(m->role));
+        rc = mn__buf_addf(&prompt, "[%lld] %s: ", (long long)m->id, mn_role_name(m->role));
         for (const char *c = m->content; !rc && *c; c++) /* one line per turn */
-            rc = mn_buf_addc(&prompt, *c == '\n' ? ' ' : *c);
+            rc = mn__buf_addc(&prompt, *c == '\n' ? ' ' : *c);
         if (!rc)
-            rc = mn_buf_addc(&prompt, '\n');
+            rc = mn__buf_addc(&prompt, '\n');
     }
     char *answer = NULL;
     if (!rc && st->messages)
         rc = chat(db, prompt.data, &answer);
-    mn_buf_release(&prompt);
+    mn__buf_release(&prompt);
     if (rc || !answer)
         return rc;
     const char *why = NULL;

@@ -29,7 +29,7 @@ static int key_ok(const char *k)
 mn_status mn__check_filter_metadata(const char *metadata)
 {
     json_t *o = NULL;
-    mn_status rc = mn_json_parse(metadata, "filter.metadata", &o);
+    mn_status rc = mn__json_parse(metadata, "filter.metadata", &o);
     if (rc)
         return rc;
     if (!json_is_object(o))

@@ -36,7 +36,7 @@ struct fork {
 static int keep_source(void *user, const mn_session *s)
 {
     struct fork *f = user;
-    f->src = mn_records_session_copy(s);
+    f->src = mn__records_session_copy(s);
     return 1;
 }
 
@@ -64,7 +64,7 @@ static mn_status copy_page(const struct fork *f, mn_store_tx *tx, int64_t src_ti
 static mn_status fork_body(mn_store_tx *tx, void *arg)
 {
     struct fork *f = arg;
-    mn_records_session_free(f->src); /* a run again starts over */
+    mn__records_session_free(f->src); /* a run again starts over */
     f->src = NULL;
     mn_store_session_row src;
     mn_status rc = f->o->session_read(tx, f->src_id, keep_source, f, &src);
@@ -92,10 +92,10 @@ static mn_status fork_body(mn_store_tx *tx, void *arg)
     int64_t after = 0, upto = f->upto_seq ? f->upto_seq : INT64_MAX, title_seq = 0;
     size_t got;
     do {
-        mn_arena_release(&f->page->arena);
+        mn__arena_release(&f->page->arena);
         f->page->pub.count = 0;
         struct mn_records_collect k = {f->page, MN_OK};
-        if ((rc = f->o->messages_read(tx, src.sid, s->id, after, upto, PAGE, mn_records_collect_message, &k)) ||
+        if ((rc = f->o->messages_read(tx, src.sid, s->id, after, upto, PAGE, mn__records_collect_message, &k)) ||
             (rc = k.rc))
             return rc;
         if ((got = f->page->pub.count))
@@ -111,16 +111,16 @@ static mn_status fork_body(mn_store_tx *tx, void *arg)
 mn_status mn__fork_session(mn_db *db, const char *canon, int64_t upto_seq, mn_session **out)
 {
     char new_id[MN_UUID_LEN + 1];
-    struct fork f = {db->store->ops->rows, db->store->ops->append, canon, new_id, upto_seq, mn_clock_now_ms(),
-                     NULL, mn_records_message_list_new()};
+    struct fork f = {db->store->ops->rows, db->store->ops->append, canon, new_id, upto_seq, mn__clock_now_ms(),
+                     NULL, mn__records_message_list_new()};
     mn_status rc = f.page ? mn__live_session(db, canon, NULL) : mn__nomem();
     if (!rc)
-        rc = mn_uuid_v7(f.now_ms, new_id);
+        rc = mn__uuid_v7(f.now_ms, new_id);
     if (!rc)
         rc = f.o->write(db->store, fork_body, &f);
-    mn_records_session_free(f.src);
+    mn__records_session_free(f.src);
     if (f.page)
-        mn_records_message_list_free(&f.page->pub);
+        mn__records_message_list_free(&f.page->pub);
     if (rc || !out)
         return rc;
     return db->store->ops->session_get(db->store, new_id, out);

@@ -22,25 +22,25 @@ mn_status mn__check_db(const mn_db *db)
 
 mn_status mn__check_id(const char *id, char canon[MN_UUID_LEN + 1])
 {
-    if (!mn_uuid_parse(id, canon))
+    if (!mn__uuid_parse(id, canon))
         return mn__err(MN_INVALID, "session id: '%.64s' is not a UUID", id ? id : "(null)");
     return MN_OK;
 }
 
 mn_status mn__session_ref(mn_db *db, const char *ns, const char *ref, char canon[MN_UUID_LEN + 1])
 {
-    if (ref && mn_uuid_parse(ref, canon))
+    if (ref && mn__uuid_parse(ref, canon))
         return MN_OK;
     mn_status rc;
     if (!ref || !*ref)
         return mn__err(MN_INVALID, "session id: empty (a UUID or a session key)");
-    if ((rc = mn_check_session_key(ref)))
+    if ((rc = mn__check_session_key(ref)))
         return rc;
     mn_session *s = NULL;
     if ((rc = db->store->ops->session_by_key(db->store, ns ? ns : "default", ref, &s)))
         return rc;
     memcpy(canon, s->id, MN_UUID_LEN + 1);
-    mn_records_session_free(s);
+    mn__records_session_free(s);
     return MN_OK;
 }
 
@@ -50,16 +50,16 @@ mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out)
     mn_status rc = db->store->ops->session_get(db->store, canon_id, &s);
     if (rc)
         return rc;
-    int64_t now = mn_clock_now_ms();
+    int64_t now = mn__clock_now_ms();
     if (s->expires_at > 0 && s->expires_at <= now) {
         char when[40];
-        mn_clock_iso(s->expires_at, when, sizeof when);
-        mn_records_session_free(s);
+        mn__clock_iso(s->expires_at, when, sizeof when);
+        mn__records_session_free(s);
         return mn__err(MN_EXPIRED, "session %s expired at %s (idle longer than its TTL)", canon_id, when);
     }
     if (out)
         *out = s;
     else
-        mn_records_session_free(s);
+        mn__records_session_free(s);
     return MN_OK;
 }

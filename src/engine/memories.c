@@ -29,13 +29,13 @@ struct mn_memctx {
     json_t *rep; /* the report's "memories" member */
 };
 
-int64_t mn__memories_planned(const struct mn_memctx *mc) { return mc ? mn_memblock_cost(&mc->block) : 0; }
+int64_t mn__memories_planned(const struct mn_memctx *mc) { return mc ? mn__memblock_cost(&mc->block) : 0; }
 
 void mn__free_memories(struct mn_memctx *mc)
 {
     if (!mc)
         return;
-    mn_memblock_release(&mc->block);
+    mn__memblock_release(&mc->block);
     mn__memories_list_free(mc->pinned);
     mn__memories_list_free(mc->relevant);
     json_decref(mc->rep);
@@ -82,7 +82,7 @@ static void keep_in_scope(const struct scope *sc, mn_memories *list, size_t max)
         }
     }
     for (size_t i = n; i < list->count; i++)
-        mn_fact_release(&list->items[i]);
+        mn__fact_release(&list->items[i]);
     list->count = n;
 }
 
@@ -113,9 +113,9 @@ static mn_status find_relevant(mn_db *db, const struct scope *sc, size_t top_k, 
     const mn_message *q = NULL;
     mn_status rc = last_user_message(db, sc->s, &msgs, &q);
     if (!rc && !q)
-        rc = mn_json_set_str(mc->rep, "skipped", "no user message in the session");
+        rc = mn__json_set_str(mc->rep, "skipped", "no user message in the session");
     if (rc || !q) {
-        mn_records_message_list_free(msgs);
+        mn__records_message_list_free(msgs);
         return rc;
     }
     json_object_set_new(mc->rep, "query_message_id", json_integer(q->id));
@@ -126,9 +126,9 @@ static mn_status find_relevant(mn_db *db, const struct scope *sc, size_t top_k, 
     mq.pinned = 0;
     rc = mn__memory_search_run(db, q->content, semantic ? MN_SEARCH_SEMANTIC : MN_SEARCH_KEYWORD, &mq,
                                MAX_CANDIDATES, &mc->relevant);
-    mn_records_message_list_free(msgs);
+    mn__records_message_list_free(msgs);
     if (rc == MN_UNAVAILABLE || rc == MN_CONFLICT) {
-        rc = mn_json_set_str(mc->rep, "skipped", mn_errmsg());
+        rc = mn__json_set_str(mc->rep, "skipped", mn_errmsg());
         mn__err_clear();
         return rc;
     }
@@ -142,7 +142,7 @@ static mn_status find_pinned(mn_db *db, const struct scope *sc, struct mn_memctx
     mn_memory_query mq = MN_MEMORY_QUERY_INIT;
     mq.ns = sc->s->ns;
     mq.pinned = 1;
-    mn_store_memory_query sq = {&mq, NULL, 0, NULL, 0, mn_clock_now_ms(), MAX_CANDIDATES, 0, NULL, 0};
+    mn_store_memory_query sq = {&mq, NULL, 0, NULL, 0, mn__clock_now_ms(), MAX_CANDIDATES, 0, NULL, 0};
     mn_status rc = mn__memory_query_run(db, &sq, &mc->pinned);
     if (!rc)
         keep_in_scope(sc, mc->pinned, 0);
@@ -177,13 +177,13 @@ mn_status mn__memories_plan(mn_db *db, const mn_context_opts *o, const mn_sessio
     json_decref(sc.meta);
     const mn_memories *p = mc->pinned, *r = mc->relevant;
     if (!rc)
-        rc = mn_memblock_init(&mc->block, db->tk, p->items, p->count, r ? r->items : NULL, r ? r->count : 0);
+        rc = mn__memblock_init(&mc->block, db->tk, p->items, p->count, r ? r->items : NULL, r ? r->count : 0);
     /* the room before the history: the budget less the system prompt and the fixed framing */
     int64_t room = max_tokens - MN_FRAME_REPLY;
     if (s->system_prompt)
-        room -= (int64_t)mn_token_count(db->tk, s->system_prompt, strlen(s->system_prompt)) + MN_FRAME_PER_MESSAGE;
+        room -= (int64_t)mn__token_count(db->tk, s->system_prompt, strlen(s->system_prompt)) + MN_FRAME_PER_MESSAGE;
     if (!rc)
-        rc = mn_memblock_fit(&mc->block, db->tk, room);
+        rc = mn__memblock_fit(&mc->block, db->tk, room);
     if (rc)
         mn__free_memories(mc);
     else
@@ -214,10 +214,10 @@ mn_status mn__memories_place(mn_db *db, struct mn_memctx *mc, struct mn_built *b
     if (!b->extra && !(b->extra = json_object()))
         return mn__nomem();
     int64_t total = w->system_tokens + w->message_tokens + w->framing_tokens;
-    mn_status rc = mn_memblock_fit(&mc->block, db->tk, max_tokens - total);
-    int64_t cost = mn_memblock_cost(&mc->block);
+    mn_status rc = mn__memblock_fit(&mc->block, db->tk, max_tokens - total);
+    int64_t cost = mn__memblock_cost(&mc->block);
     if (!rc && mc->block.text)
-        rc = mn_window_put_first(w, mc->session_id, mc->block.text, mc->block.tokens);
+        rc = mn__window_put_first(w, mc->session_id, mc->block.text, mc->block.tokens);
     json_t *in = json_array(), *out = json_array();
     int64_t lines = 0;
     for (size_t i = 0; !rc && in && out && i < mc->block.n; i++) {

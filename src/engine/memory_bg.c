@@ -94,7 +94,7 @@ static mn_status newest_seq(mn_db *db, const char *session_id, int64_t *seq)
     mn_messages *l = NULL;
     mn_status rc = db->store->ops->history(db->store, session_id, &o, &l);
     *seq = !rc && l->count ? l->items[0].seq : 0;
-    mn_records_message_list_free(l);
+    mn__records_message_list_free(l);
     return rc;
 }
 
@@ -121,7 +121,7 @@ static void run(mn_db *db, const struct entry *e)
         json_object_set_new(ev, "error", json_string(why));
     char *text = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
     json_decref(ev);
-    if (!text || db->store->ops->event_insert(db->store, e->id, EV_RUN, text, mn_clock_now_ms()) != MN_OK)
+    if (!text || db->store->ops->event_insert(db->store, e->id, EV_RUN, text, mn__clock_now_ms()) != MN_OK)
         mn__log(MN_LOG_WARN, "background memory extraction, session %s: cannot record the run: %s", e->id,
                 text ? mn_errmsg() : "out of memory");
     free(text);
@@ -186,7 +186,7 @@ static int start(mn_db *db, struct mn_memory_bg *bg)
  * second, without bg->lock held (on PostgreSQL the read is a round trip). */
 static int opted_in(mn_db *db, struct mn_memory_bg *bg)
 {
-    int64_t now = mn_clock_mono_ns() / 1000000;
+    int64_t now = mn__clock_mono_ns() / 1000000;
     pthread_mutex_lock(&bg->lock);
     int known = bg->optin, due = !known && (!bg->optin_read_ms || now - bg->optin_read_ms >= OPTIN_RECHECK_MS);
     if (due)
@@ -279,7 +279,7 @@ void mn__memory_after_append(mn_db *db, const char *session_id)
         return;
     /* off for the database: only sessions whose memory_scope.extract opts in, once one did (the
      * worker reads each session's scope and skips the others) */
-    if (strcmp(mn_config_str(db->cfg, "memory.extract"), "off") == 0 && !opted_in(db, bg))
+    if (strcmp(mn__config_str(db->cfg, "memory.extract"), "off") == 0 && !opted_in(db, bg))
         return;
     pthread_mutex_lock(&bg->lock);
     enqueue(db, bg, session_id, 0);
@@ -364,10 +364,10 @@ mn_status mn_memory_extract_queue(mn_db *db, const char *session_id, const char 
         json_decref(d);
         return data ? mn__err(MN_INVALID, "data: must be a JSON object") : mn__nomem();
     }
-    int64_t upto = 0, now = mn_clock_now_ms();
+    int64_t upto = 0, now = mn__clock_now_ms();
     char *text = NULL;
     if (!(rc = mn__live_session(db, canon, NULL)) && !(rc = newest_seq(db, canon, &upto)) &&
-        !(rc = mn_uuid_v7(now, id))) {
+        !(rc = mn__uuid_v7(now, id))) {
         json_t *ev = json_pack("{s:s,s:I,s:O}", "job", id, "upto_seq", (json_int_t)upto, "data", d);
         text = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
         json_decref(ev);
@@ -489,7 +489,7 @@ static mn_status extracted_upto(mn_db *db, const char *session_id, int64_t upto,
     mn_messages *l = NULL;
     if (!(rc = db->store->ops->history(db->store, session_id, &o, &l)))
         *done = l->count == 0 || l->items[0].seq > upto;
-    mn_records_message_list_free(l);
+    mn__records_message_list_free(l);
     return rc;
 }
 
@@ -562,7 +562,7 @@ mn_status mn_memory_extract_job(mn_db *db, const char *ns, const char *job_id, m
     *out = NULL;
     if (rc)
         return rc;
-    if (!job_id || !mn_uuid_parse(job_id, id))
+    if (!job_id || !mn__uuid_parse(job_id, id))
         return mn__err(MN_INVALID, "job id '%.60s' is not a UUID", job_id ? job_id : "(null)");
     char key[sizeof JOB_KEY + MN_UUID_LEN], *sid = NULL;
     snprintf(key, sizeof key, JOB_KEY "%s", id);
@@ -573,7 +573,7 @@ mn_status mn_memory_extract_job(mn_db *db, const char *ns, const char *job_id, m
     free(sid);
     /* a session deleted (its events went with it) and one of another namespace look the same */
     if (rc == MN_NOTFOUND || (!rc && ns && strcmp(s->ns, ns) != 0)) {
-        mn_records_session_free(s);
+        mn__records_session_free(s);
         return job_not_found(id);
     }
     if (rc)
@@ -595,7 +595,7 @@ mn_status mn_memory_extract_job(mn_db *db, const char *ns, const char *job_id, m
         rc = job_state(db, &sc, at, job);
     }
     job_scan_release(&sc);
-    mn_records_session_free(s);
+    mn__records_session_free(s);
     if (rc)
         mn_extract_job_free(job);
     else

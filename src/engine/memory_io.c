@@ -28,7 +28,7 @@ static int export_row(void *user, const mn_memory *m, double bm25, const float *
     (void)dim;
     struct export_ctx *e = user;
     json_t *o = json_object();
-    json_t *body = mn_fact_json(m, 0);
+    json_t *body = mn__fact_json(m, 0);
     if (!o || !body || json_object_set_new(o, "type", json_string("memory")) || json_object_update(o, body)) {
         json_decref(o);
         json_decref(body);
@@ -36,7 +36,7 @@ static int export_row(void *user, const mn_memory *m, double bm25, const float *
         return 1;
     }
     json_decref(body);
-    char *text = mn_json_dump(o);
+    char *text = mn__json_dump(o);
     json_decref(o);
     if (!text) {
         e->rc = mn__nomem();
@@ -55,7 +55,7 @@ static int export_row(void *user, const mn_memory *m, double bm25, const float *
 mn_status mn__memory_export(mn_db *db, mn_write_fn write, void *user)
 {
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn_clock_now_ms(), 0, 0, NULL, 0};
+    mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn__clock_now_ms(), 0, 0, NULL, 0};
     struct export_ctx e = {write, user, MN_OK};
     mn_status rc = db->store->ops->memory->query(db->store, &sq, export_row, &e);
     return rc ? rc : e.rc;
@@ -90,9 +90,9 @@ mn_status mn__memory_import_line(mn_db *db, const char *line, size_t len, int *a
     }
     mn_memory m;
     char *meta = NULL;
-    mn_status rc = mn_fact_from_json(o, &m, &meta);
+    mn_status rc = mn__fact_from_json(o, &m, &meta);
     char canon[MN_UUID_LEN + 1];
-    if (!rc && !mn_uuid_parse(m.id, canon))
+    if (!rc && !mn__uuid_parse(m.id, canon))
         rc = mn__err(MN_INVALID, "memory: id: '%s' is not a UUID", m.id);
     if (!rc)
         rc = import_version(db, &m, added);
@@ -123,7 +123,7 @@ static int copy_row(void *user, const mn_memory *m, double bm25, const float *ve
 mn_status mn__memory_copy(mn_db *src, mn_db *dst)
 {
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn_clock_now_ms(), 0, 0, NULL, 0};
+    mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn__clock_now_ms(), 0, 0, NULL, 0};
     struct copy_ctx c = {dst, MN_OK, 0};
     mn_status rc = dst->store->ops->begin(dst->store);
     if (rc)

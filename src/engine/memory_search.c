@@ -29,7 +29,7 @@ void mn__memories_list_free(mn_memories *list)
     if (!list)
         return;
     for (size_t i = 0; i < list->count; i++)
-        mn_fact_release(&list->items[i]);
+        mn__fact_release(&list->items[i]);
     free(list->items);
     free(list);
 }
@@ -38,7 +38,7 @@ void mn__free_memory(mn_memory *m)
 {
     if (!m)
         return;
-    mn_fact_release(m);
+    mn__fact_release(m);
     free(m);
 }
 
@@ -66,7 +66,7 @@ static int collect_row(void *user, const mn_memory *m, double bm25, const float 
         c->cap = cap;
     }
     mn_memory *dst = &c->list->items[c->list->count];
-    if ((c->rc = mn_fact_copy(dst, m)))
+    if ((c->rc = mn__fact_copy(dst, m)))
         return 1;
     dst->score = bm25;
     c->list->count++;
@@ -95,7 +95,7 @@ mn_status mn__memory_query_run(mn_db *db, const mn_store_memory_query *sq, mn_me
 
 mn_status mn__memory_check_id(const char *id, char canon[MN_UUID_LEN + 1])
 {
-    if (!id || !mn_uuid_parse(id, canon))
+    if (!id || !mn__uuid_parse(id, canon))
         return mn__err(MN_INVALID, "id: '%s' is not a memory id (a UUID)", id ? id : "(null)");
     return MN_OK;
 }
@@ -105,7 +105,7 @@ mn_status mn__memory_current(mn_db *db, const char *canon, mn_memory **out)
     *out = NULL;
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
     q.include_closed = 1;
-    mn_store_memory_query sq = {&q, canon, 0, NULL, 0, mn_clock_now_ms(), 1, 0, NULL, 0};
+    mn_store_memory_query sq = {&q, canon, 0, NULL, 0, mn__clock_now_ms(), 1, 0, NULL, 0};
     mn_memories *list = NULL;
     mn_status rc = mn__memory_query_run(db, &sq, &list);
     if (rc)
@@ -147,7 +147,7 @@ mn_status mn__list_memory_versions(mn_db *db, const char *id, mn_memories **out)
     if (rc)
         return rc;
     mn_memory_query q = MN_MEMORY_QUERY_INIT;
-    mn_store_memory_query sq = {&q, canon, 1, NULL, 0, mn_clock_now_ms(), 0, 0, NULL, 0};
+    mn_store_memory_query sq = {&q, canon, 1, NULL, 0, mn__clock_now_ms(), 0, 0, NULL, 0};
     if ((rc = mn__memory_query_run(db, &sq, out)))
         return rc;
     if ((*out)->count == 0) {
@@ -161,7 +161,7 @@ mn_status mn__list_memory_versions(mn_db *db, const char *id, mn_memories **out)
 /* Checks q (NULL: none) and points *q at its copy as this version knows it (util/abi.h). */
 static mn_status check_query_arg(const mn_memory_query **q, mn_memory_query *loaded)
 {
-    mn_status rc = *q ? mn_fact_check_query(*q, loaded) : MN_OK;
+    mn_status rc = *q ? mn__fact_check_query(*q, loaded) : MN_OK;
     if (!rc && *q)
         *q = loaded;
     return rc;
@@ -177,7 +177,7 @@ mn_status mn__list_memories(mn_db *db, const mn_memory_query *q, mn_memories **o
     mn_memory_query dflt = MN_MEMORY_QUERY_INIT;
     if (!q)
         q = &dflt;
-    mn_store_memory_query sq = {q, NULL, 0, NULL, 0, mn_clock_now_ms(), q->limit ? q->limit : DEFAULT_LIST_LIMIT,
+    mn_store_memory_query sq = {q, NULL, 0, NULL, 0, mn__clock_now_ms(), q->limit ? q->limit : DEFAULT_LIST_LIMIT,
                                 q->offset, NULL, 0};
     return mn__memory_query_run(db, &sq, out);
 }
@@ -192,7 +192,7 @@ mn_status mn__search_memories(mn_db *db, const char *query, mn_search_mode mode,
         rc = mn__err(MN_INVALID, "query: must not be empty");
     if (!rc && strlen(query) > MAX_QUERY_BYTES)
         rc = mn__err(MN_TOOBIG, "query: over the limit of %d bytes", MAX_QUERY_BYTES);
-    if (!rc && !mn_utf8_valid(query, strlen(query), NULL))
+    if (!rc && !mn__utf8_valid(query, strlen(query), NULL))
         rc = mn__err(MN_INVALID, "query: not valid UTF-8");
     if (!rc && (unsigned)mode > MN_SEARCH_HYBRID)
         rc = mn__err(MN_INVALID, "mode: %d is not a search mode", (int)mode);
@@ -238,14 +238,14 @@ static int scan_row(void *user, const mn_memory *m, double bm25, const float *ve
         return 0;
     size_t pos = b->count < s->k ? b->count : s->k - 1;
     if (b->count == s->k)
-        mn_fact_release(&b->items[pos]);
+        mn__fact_release(&b->items[pos]);
     else
         b->count++;
     while (pos > 0 && b->items[pos - 1].score < score) {
         b->items[pos] = b->items[pos - 1];
         pos--;
     }
-    if ((s->rc = mn_fact_copy(&b->items[pos], m))) {
+    if ((s->rc = mn__fact_copy(&b->items[pos], m))) {
         memmove(&b->items[pos], &b->items[pos + 1], (b->count - pos - 1) * sizeof *b->items);
         b->count--;
         return 1;
@@ -275,7 +275,7 @@ static mn_status exact(mn_db *db, const float *qv, uint32_t dim, const mn_memory
     if (!best)
         return mn__nomem();
     struct scan s = {qv, dim, best, k, MN_OK};
-    mn_store_memory_query sq = {q, NULL, 0, NULL, 1, mn_clock_now_ms(), 0, 0, NULL, 0};
+    mn_store_memory_query sq = {q, NULL, 0, NULL, 1, mn__clock_now_ms(), 0, 0, NULL, 0};
     mn_status rc = db->store->ops->memory->query(db->store, &sq, scan_row, &s);
     if (!rc)
         rc = s.rc;
@@ -302,7 +302,7 @@ static int take_hit(void *user, const mn_memory *m, double pos, const float *vec
     if (b->list->count == b->k)
         return 1;
     mn_memory *dst = &b->list->items[b->list->count];
-    if ((b->rc = mn_fact_copy(dst, m)))
+    if ((b->rc = mn__fact_copy(dst, m)))
         return 1;
     dst->score = b->hits[(size_t)pos].score;
     b->list->count++;
@@ -361,7 +361,7 @@ static int scoped(const mn_memory_query *q)
 static mn_status indexed(mn_db *db, struct mn_vsearch *mvs, const float *qv, uint32_t dim, const mn_memory_query *q,
                          size_t k, mn_memories **out)
 {
-    mn_store_memory_query sq = {q, NULL, 0, NULL, 0, mn_clock_now_ms(), 0, 0, NULL, 0};
+    mn_store_memory_query sq = {q, NULL, 0, NULL, 0, mn__clock_now_ms(), 0, 0, NULL, 0};
     size_t cap = k > MN_INDEX_MAX_K ? k : MN_INDEX_MAX_K;
     struct mn_index_hit *hits = malloc(cap * sizeof *hits);
     if (!hits)
@@ -374,7 +374,7 @@ static mn_status indexed(mn_db *db, struct mn_vsearch *mvs, const float *qv, uin
     for (size_t want = k * 2 > OVERFETCH_MIN ? k * 2 : OVERFETCH_MIN; !rc && !done && !scoped(q); want *= 4) {
         if (want > MN_INDEX_MAX_K)
             want = MN_INDEX_MAX_K;
-        if ((rc = mn_vsearch_query_ids(mvs, qv, dim, want, NULL, NULL, hits, &n, &info)))
+        if ((rc = mn__vsearch_query_ids(mvs, qv, dim, want, NULL, NULL, hits, &n, &info)))
             break;
         if (info.truncated) {
             rc = MN_CONFLICT; /* the index is far behind: the exact scan answers */
@@ -394,7 +394,7 @@ static mn_status indexed(mn_db *db, struct mn_vsearch *mvs, const float *qv, uin
     /* a scope, or few pass: the ids that pass are the index's candidates (or its accept filter) */
     if (!rc && !done) {
         struct mem_filter f = {db, &sq};
-        rc = mn_vsearch_query_ids(mvs, qv, dim, k, mem_filter_ids, &f, hits, &n, &info);
+        rc = mn__vsearch_query_ids(mvs, qv, dim, k, mem_filter_ids, &f, hits, &n, &info);
         if (!rc && info.truncated)
             rc = MN_CONFLICT;
         if (!rc)
@@ -413,14 +413,14 @@ static mn_status semantic(mn_db *db, const char *query, const mn_memory_query *q
     struct mn_vsearch *mvs = NULL;
     mn_status rc = mn__search_embedder(db, &e);
     if (!rc)
-        rc = mn_embed_texts_alloc(e, &query, 1, &qv, &dim);
+        rc = mn__embed_texts_alloc(e, &query, 1, &qv, &dim);
     if (!rc)
         rc = mn__memory_vsearch(db, &mvs);
     if (rc) {
         free(qv);
         return rc;
     }
-    if (mn_vsearch_ready(mvs) && k <= MN_INDEX_MAX_K) {
+    if (mn__vsearch_ready(mvs) && k <= MN_INDEX_MAX_K) {
         rc = indexed(db, mvs, qv, dim, q, k, out);
         if (rc == MN_CONFLICT) { /* another dimension than the index's, or the index far behind */
             mn__err_clear();
@@ -438,17 +438,17 @@ static mn_status keyword(mn_db *db, const char *query, const mn_memory_query *q,
     *out = NULL;
     struct mn_buf match = MN_BUF_INIT;
     size_t terms = 0;
-    mn_status rc = mn_fts_query_content(query, &match, &terms);
+    mn_status rc = mn__fts_query_content(query, &match, &terms);
     if (!rc && terms == 0) {
         *out = calloc(1, sizeof **out);
         if (*out)
             (*out)->item_size = sizeof(mn_memory);
         rc = *out ? MN_OK : mn__nomem();
     } else if (!rc) {
-        mn_store_memory_query sq = {q, NULL, 0, match.data, 0, mn_clock_now_ms(), k, 0, NULL, 0};
+        mn_store_memory_query sq = {q, NULL, 0, match.data, 0, mn__clock_now_ms(), k, 0, NULL, 0};
         rc = mn__memory_query_run(db, &sq, out);
     }
-    mn_buf_release(&match);
+    mn__buf_release(&match);
     return rc;
 }
 
@@ -475,7 +475,7 @@ static mn_status fuse(mn_memories *a, mn_memories *b, size_t k, double rrf_k, mn
         rb[i] = (struct mn_ranked){in_a >= 0 ? in_a : (int64_t)(a->count + i), b->items[i].score};
     }
     if (!rc)
-        rc = mn_rrf(ra, a->count, rb, b->count, rrf_k, &fused, &n);
+        rc = mn__rrf(ra, a->count, rb, b->count, rrf_k, &fused, &n);
     if (!rc) {
         *out = calloc(1, sizeof **out);
         if (*out)

@@ -50,11 +50,11 @@ static mn_status check_provenance(mn_db *db, const char *ns, const int64_t *sour
 {
     char canon[MN_UUID_LEN + 1];
     mn_status rc = MN_OK;
-    if (session_id && mn_uuid_parse(session_id, canon)) {
+    if (session_id && mn__uuid_parse(session_id, canon)) {
         mn_session *s = NULL;
         rc = db->store->ops->session_get(db->store, canon, &s);
         int other = !rc && strcmp(s->ns, ns) != 0;
-        mn_records_session_free(s);
+        mn__records_session_free(s);
         if (rc == MN_NOTFOUND || other)
             return mn__err(MN_NOTFOUND, "session_id: session %s not found in namespace '%s'", canon, ns);
         if (rc)
@@ -84,7 +84,7 @@ mn_status mn__memory_embed(mn_db *db, const char *text, float **vec, uint32_t *d
     mn_embedder *e = NULL;
     mn_status rc = mn__search_embedder(db, &e);
     if (!rc)
-        rc = mn_embed_texts_alloc(e, &text, 1, vec, dim);
+        rc = mn__embed_texts_alloc(e, &text, 1, vec, dim);
     return rc;
 }
 
@@ -96,7 +96,7 @@ static mn_status store_version(mn_db *db, const mn_memory *m, mn_memory **out)
     /* *out is made before the write: once the version is stored, the call cannot fail (a retry
      * would store it twice) */
     mn_memory *copy = out ? malloc(sizeof *copy) : NULL;
-    if (out && (!copy || (rc = mn_fact_copy(copy, m)))) {
+    if (out && (!copy || (rc = mn__fact_copy(copy, m)))) {
         free(copy);
         return rc ? rc : mn__nomem();
     }
@@ -119,13 +119,13 @@ mn_status mn__add_memory(mn_db *db, const mn_memory_in *in, mn_memory **out)
     if (out)
         *out = NULL;
     mn_memory_in loaded; /* the caller's struct as this version knows it (util/abi.h) */
-    mn_status rc = mn_fact_check_in(in, 0, &loaded);
+    mn_status rc = mn__fact_check_in(in, 0, &loaded);
     if (rc)
         return rc;
     in = &loaded;
-    int64_t now = mn_clock_now_ms();
+    int64_t now = mn__clock_now_ms();
     char id[MN_UUID_LEN + 1];
-    if ((rc = mn_uuid_v7(now, id)))
+    if ((rc = mn__uuid_v7(now, id)))
         return rc;
     mn_memory m = {0};
     m.id = id;
@@ -159,7 +159,7 @@ mn_status mn__add_memory(mn_db *db, const mn_memory_in *in, mn_memory **out)
 static mn_status current_open(mn_db *db, const char *canon, const char *closed_why, mn_memory **cur, int64_t *now)
 {
     mn_status rc = mn__memory_current(db, canon, cur);
-    *now = mn_clock_now_ms();
+    *now = mn__clock_now_ms();
     if (!rc && is_closed(*cur, *now)) {
         rc = mn__err(MN_INVALID, "memory %s: %s", canon, closed_why);
         mn__free_memory(*cur);
@@ -173,9 +173,9 @@ static int same_str(const char *a, const char *b) { return (!a && !b) || (a && b
 /* Whether update in would record nothing new over cur: re-running an update changes nothing. */
 static int unchanged(const mn_memory *cur, const mn_memory_in *in)
 {
-    char *sources = NULL, *cur_sources = mn_fact_sources_json(cur->sources, cur->n_sources);
+    char *sources = NULL, *cur_sources = mn__fact_sources_json(cur->sources, cur->n_sources);
     if (in->sources)
-        sources = mn_fact_sources_json(in->sources, in->n_sources);
+        sources = mn__fact_sources_json(in->sources, in->n_sources);
     int same = (!in->text || strcmp(in->text, cur->text) == 0) && (!in->kind || strcmp(in->kind, cur->kind) == 0) &&
                (!in->metadata || same_str(in->metadata, cur->metadata)) &&
                (!in->sources || same_str(sources, cur_sources)) && (in->pinned < 0 || in->pinned == cur->pinned) &&
@@ -222,7 +222,7 @@ mn_status mn__update_memory(mn_db *db, const char *id, const mn_memory_in *in, m
     char canon[MN_UUID_LEN + 1];
     mn_status rc = mn__memory_check_id(id, canon);
     mn_memory_in loaded; /* the caller's struct as this version knows it (util/abi.h) */
-    if (!rc && !(rc = mn_fact_check_in(in, 1, &loaded)))
+    if (!rc && !(rc = mn__fact_check_in(in, 1, &loaded)))
         in = &loaded;
     mn_memory *cur = NULL;
     int64_t now = 0;

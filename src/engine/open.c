@@ -23,11 +23,11 @@ char *mn__expand_path(const char *path)
     const char *home = getenv("HOME");
     if (path[0] == '~' && path[1] == '/' && home) {
         struct mn_buf b = MN_BUF_INIT;
-        if (mn_buf_adds(&b, home) || mn_buf_adds(&b, path + 1)) {
-            mn_buf_release(&b);
+        if (mn__buf_adds(&b, home) || mn__buf_adds(&b, path + 1)) {
+            mn__buf_release(&b);
             return NULL;
         }
-        return mn_buf_detach(&b, NULL);
+        return mn__buf_detach(&b, NULL);
     }
     return strdup(path);
 }
@@ -81,7 +81,7 @@ static mn_status shared_tokenizer(const char *name, const char *dir, mn_tokenize
             rc = mn__err(MN_INVALID, "tokenizer: name or data directory too long");
         else if (n_tokenizers == sizeof tokenizers / sizeof tokenizers[0])
             rc = mn__err(MN_UNAVAILABLE, "tokenizer: too many different encodings loaded");
-        else if (!(rc = mn_token_open(name, dir, out))) {
+        else if (!(rc = mn__token_open(name, dir, out))) {
             snprintf(tokenizers[n_tokenizers].name, sizeof tokenizers[0].name, "%s", name);
             snprintf(tokenizers[n_tokenizers].dir, sizeof tokenizers[0].dir, "%s", dir);
             tokenizers[n_tokenizers++].tk = *out;
@@ -112,7 +112,7 @@ mn_status mn__resolve_tokenizer(const char *name, const char *configured_dir, mn
 
 static mn_status open_tokenizer(mn_db *db)
 {
-    return mn__resolve_tokenizer(mn_config_str(db->cfg, "tokenizer.name"), mn_config_str(db->cfg, "tokenizer.data_dir"),
+    return mn__resolve_tokenizer(mn__config_str(db->cfg, "tokenizer.name"), mn__config_str(db->cfg, "tokenizer.data_dir"),
                              &db->tk);
 }
 
@@ -123,7 +123,7 @@ static mn_status note_tokenizer(mn_db *db)
     mn_status rc = db->store->ops->meta_get(db->store, "tokenizer", &recorded);
     if (rc)
         return rc;
-    const char *now = mn_token_name(db->tk);
+    const char *now = mn__token_name(db->tk);
     if (!recorded)
         rc = db->store->ops->meta_set(db->store, "tokenizer", now);
     else if (strcmp(recorded, now) != 0)
@@ -135,11 +135,11 @@ static mn_status note_tokenizer(mn_db *db)
 
 mn_store_opts mn__store_opts(const mn_config *cfg, mn_progress_fn progress, void *user)
 {
-    mn_store_opts so = {mn_config_int(cfg, "memory.busy_timeout_ms"),
-                        strcmp(mn_config_str(cfg, "memory.durability"), "full") == 0,
-                        mn_config_int(cfg, "search.fts_drain"), progress, user, NULL,
-                        mn_config_int(cfg, "postgres.statement_timeout_ms"),
-                        mn_config_int(cfg, "postgres.idle_in_transaction_timeout_ms")};
+    mn_store_opts so = {mn__config_int(cfg, "memory.busy_timeout_ms"),
+                        strcmp(mn__config_str(cfg, "memory.durability"), "full") == 0,
+                        mn__config_int(cfg, "search.fts_drain"), progress, user, NULL,
+                        mn__config_int(cfg, "postgres.statement_timeout_ms"),
+                        mn__config_int(cfg, "postgres.idle_in_transaction_timeout_ms")};
     return so;
 }
 
@@ -148,15 +148,15 @@ mn_status mn__open_db(const char *path, const mn_config *cfg, mn_db **out)
     mn_db *db = calloc(1, sizeof *db);
     if (!db)
         return mn__nomem();
-    mn_status rc = cfg ? mn_config_copy(cfg, &db->cfg) : mn_config_new(&db->cfg);
+    mn_status rc = cfg ? mn__config_copy(cfg, &db->cfg) : mn_config_new(&db->cfg);
     if (!rc)
-        mn_settings_fill(&db->settings, db->cfg);
-    if (!rc && !(db->path = mn__expand_path(path ? path : mn_config_str(db->cfg, "memory.storage_path"))))
+        mn__settings_fill(&db->settings, db->cfg);
+    if (!rc && !(db->path = mn__expand_path(path ? path : mn__config_str(db->cfg, "memory.storage_path"))))
         rc = mn__nomem();
     if (!rc) {
         mn_store_opts so = mn__store_opts(db->cfg, NULL, NULL);
-        db->max_message_bytes = (size_t)mn_config_int(db->cfg, "memory.max_message_bytes");
-        rc = mn_store_open(db->path, &so, &db->store);
+        db->max_message_bytes = (size_t)mn__config_int(db->cfg, "memory.max_message_bytes");
+        rc = mn__store_open(db->path, &so, &db->store);
     }
     if (!rc)
         rc = open_tokenizer(db);
@@ -189,7 +189,7 @@ static void auto_prune(mn_db *db)
     if (days < 1)
         return;
     char *last = NULL, now[32];
-    int64_t now_ms = mn_clock_now_ms();
+    int64_t now_ms = mn__clock_now_ms();
     mn_status rc = db->store->ops->meta_get(db->store, "prune.auto_at", &last);
     int due = rc == MN_NOTFOUND || (!rc && (!last || now_ms - strtoll(last, NULL, 10) >= 86400000));
     free(last);

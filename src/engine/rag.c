@@ -23,16 +23,16 @@
 static mn_status rag_line(struct mn_buf *b, const mn_message *m)
 {
     const char *role = mn_role_name(m->role), *c = m->content ? m->content : "";
-    mn_status rc = mn_buf_addc(b, '[');
+    mn_status rc = mn__buf_addc(b, '[');
     for (const char *p = role; !rc && *p; p++)
-        rc = mn_buf_addc(b, (char)(*p - 32));
-    size_t len = strlen(c), cut = mn_utf8_prefix(c, len, RAG_CUT_CHARS);
+        rc = mn__buf_addc(b, (char)(*p - 32));
+    size_t len = strlen(c), cut = mn__utf8_prefix(c, len, RAG_CUT_CHARS);
     if (!rc)
-        rc = mn_buf_adds(b, "]: ");
+        rc = mn__buf_adds(b, "]: ");
     if (!rc)
-        rc = mn_buf_add(b, c, cut);
+        rc = mn__buf_add(b, c, cut);
     if (!rc && cut < len)
-        rc = mn_buf_adds(b, "...");
+        rc = mn__buf_adds(b, "...");
     return rc;
 }
 
@@ -48,21 +48,21 @@ static mn_status rag_block(mn_db *db, const mn_search_hit *hits, size_t n, int64
     int64_t spent = 0;
     *used = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        mn_buf_reset(&line);
-        if ((rc = rag_line(&line, &hits[i].message)) || (rc = mn_buf_addc(&line, '\n')))
+        mn__buf_reset(&line);
+        if ((rc = rag_line(&line, &hits[i].message)) || (rc = mn__buf_addc(&line, '\n')))
             break;
-        int64_t t = (int64_t)mn_token_count(db->tk, line.data, line.len);
+        int64_t t = (int64_t)mn__token_count(db->tk, line.data, line.len);
         if (max_tokens && spent + t > max_tokens)
             break;
         spent += t;
-        if (!out->len && (rc = mn_buf_adds(out, RAG_HEAD)))
+        if (!out->len && (rc = mn__buf_adds(out, RAG_HEAD)))
             break;
-        rc = mn_buf_add(out, line.data, line.len);
+        rc = mn__buf_add(out, line.data, line.len);
         ++*used;
     }
     if (!rc && out->len)
-        rc = mn_buf_adds(out, RAG_TAIL);
-    mn_buf_release(&line);
+        rc = mn__buf_adds(out, RAG_TAIL);
+    mn__buf_release(&line);
     return rc;
 }
 
@@ -76,9 +76,9 @@ mn_status mn__find_relevant_context(mn_db *db, const char *query, int64_t max_to
     if (!rc)
         rc = rag_block(db, hits->items, hits->count, max_tokens, &b, &used);
     mn__free_search_hits(hits);
-    if (!rc && !(*text = mn_buf_detach(&b, NULL)))
+    if (!rc && !(*text = mn__buf_detach(&b, NULL)))
         rc = mn__nomem();
-    mn_buf_release(&b);
+    mn__buf_release(&b);
     return rc;
 }
 
@@ -136,8 +136,8 @@ static mn_status block_cost(mn_db *db, const mn_search_hits *h, size_t top_k, co
             kept[n++] = h->items[i];
     struct mn_buf b = MN_BUF_INIT;
     mn_status rc = rag_block(db, kept, n, 0, &b, &used);
-    *cost = !rc && b.len ? (int64_t)mn_token_count(db->tk, b.data, b.len) + MN_FRAME_PER_MESSAGE : 0;
-    mn_buf_release(&b);
+    *cost = !rc && b.len ? (int64_t)mn__token_count(db->tk, b.data, b.len) + MN_FRAME_PER_MESSAGE : 0;
+    mn__buf_release(&b);
     free(kept);
     return rc;
 }
@@ -175,11 +175,11 @@ mn_status mn__rag_plan(mn_db *db, const mn_context_opts *o, const mn_session *s,
     struct mn_window *w = &b->w;
     mn_message *q = query_message(w);
     if (!q)
-        return mn_json_set_str(r->rep, "skipped", "no user message in the context");
+        return mn__json_set_str(r->rep, "skipped", "no user message in the context");
     /* by default nothing is retrieved while the active history all fits: a clear or a turn limit
      * took the rest out on purpose; asked for (rag 1, or scope all), the search runs */
     if (from_config && !all && w->total_messages <= (int64_t)w->count - w->synthetic && !w->summarized)
-        return mn_json_set_str(r->rep, "skipped", "the whole history is in the context");
+        return mn__json_set_str(r->rep, "skipped", "the whole history is in the context");
     mn_search_filter f = MN_SEARCH_FILTER_INIT;
     if (all)
         f.ns = s->ns;
@@ -188,7 +188,7 @@ mn_status mn__rag_plan(mn_db *db, const mn_context_opts *o, const mn_session *s,
     mn_status rc = mn__search_run(db, q->content, semantic ? MN_SEARCH_HYBRID : MN_SEARCH_KEYWORD,
                                   r->top_k + RAG_OVERFETCH, &f, semantic ? min_sim : 0, &r->hits);
     if (rc == MN_UNAVAILABLE || rc == MN_CONFLICT) { /* retrieval failing never fails the context */
-        mn_json_set_str(r->rep, "skipped", mn_errmsg());
+        mn__json_set_str(r->rep, "skipped", mn_errmsg());
         mn__err_clear();
         return MN_OK;
     }
@@ -234,10 +234,10 @@ mn_status mn__rag_inject(mn_db *db, struct mn_ragctx *r, struct mn_built *b, int
     int fits = 0;
     mn_status rc = MN_OK;
     for (size_t n = keep; n > 0 && !rc && !fits; n--) {
-        mn_buf_reset(&block);
+        mn__buf_reset(&block);
         if ((rc = rag_block(db, hits->items, n, 0, &block, &used)))
             break;
-        tokens = (int64_t)mn_token_count(db->tk, block.data, block.len);
+        tokens = (int64_t)mn__token_count(db->tk, block.data, block.len);
         fits = total + tokens + MN_FRAME_PER_MESSAGE <= max_tokens;
     }
     if (!rc && !fits) {
@@ -255,13 +255,13 @@ mn_status mn__rag_inject(mn_db *db, struct mn_ragctx *r, struct mn_built *b, int
     }
     size_t at = (size_t)(q - w->items);
     int64_t qid = q->id;
-    if (!rc && fits && !(rc = mn_window_insert(w, at, MN_ROLE_USER, q->session_id, block.data, tokens))) {
+    if (!rc && fits && !(rc = mn__window_insert(w, at, MN_ROLE_USER, q->session_id, block.data, tokens))) {
         json_object_set_new(rep, "query_message_id", json_integer(qid));
         json_object_set_new(rep, "tokens_added", json_integer(tokens)); /* its framing: parts.framing */
         json_object_set_new(rep, "left_out_for_budget", json_integer((json_int_t)(keep - used)));
     }
     if (!rc)
         mn__built_fix_budget(b, max_tokens, fits ? tokens + MN_FRAME_PER_MESSAGE : 0);
-    mn_buf_release(&block);
+    mn__buf_release(&block);
     return rc;
 }

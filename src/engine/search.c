@@ -53,9 +53,9 @@ void mn__search_close(mn_db *db)
 {
     if (!db->search)
         return;
-    mn_vsearch_free(db->search->vs);
-    mn_vsearch_free(db->search->mvs);
-    mn_embed_free(db->search->emb);
+    mn__vsearch_free(db->search->vs);
+    mn__vsearch_free(db->search->mvs);
+    mn__embed_free(db->search->emb);
     pthread_mutex_destroy(&db->search->lock);
     free(db->search);
     db->search = NULL;
@@ -81,7 +81,7 @@ static mn_status get_embedder(mn_db *db, mn_embedder **out)
                           db->settings.embedder_batch,
                           (int)db->settings.embedder_retries,
                           db->settings.embedder_backoff_ms};
-        rc = mn_embed_open(&c, &db->search->emb);
+        rc = mn__embed_open(&c, &db->search->emb);
     }
     *out = db->search->emb;
     pthread_mutex_unlock(&db->search->lock);
@@ -106,10 +106,10 @@ static mn_status get_index(mn_db *db, int memory, mn_vsearch **out)
             p.quant = MN_INDEX_INT8; /* codes in memory; re-ranked on the stored float vectors */
         const struct mn_store_memory_ops *m = db->store->ops->memory;
         struct mn_vsource src = {".memories.hnsw", m->vec_scan, m->vec_changes, m->vec_get};
-        rc = memory ? mn_vsearch_new_source(db->store, db->path, &p, &src, slot)
-                    : mn_vsearch_new(db->store, db->path, &p, slot);
+        rc = memory ? mn__vsearch_new_source(db->store, db->path, &p, &src, slot)
+                    : mn__vsearch_new(db->store, db->path, &p, slot);
         if (!rc)
-            mn_vsearch_set_threads(*slot, (unsigned)db->settings.search_index_threads);
+            mn__vsearch_set_threads(*slot, (unsigned)db->settings.search_index_threads);
     }
     *out = *slot;
     pthread_mutex_unlock(&db->search->lock);
@@ -125,12 +125,12 @@ void mn__vector_index_erase(mn_db *db, int memory)
     pthread_mutex_lock(&db->search->lock);
     mn_vsearch *v = memory ? db->search->mvs : db->search->vs;
     pthread_mutex_unlock(&db->search->lock);
-    if (v && mn_vsearch_apply_changes(v)) { /* the next writer's catch-up (within a second on a server) zeroes them */
+    if (v && mn__vsearch_apply_changes(v)) { /* the next writer's catch-up (within a second on a server) zeroes them */
         mn__log(MN_LOG_WARN, "%s: the vector index in memory did not take the erasure yet: %s", db->store->label,
                 mn_errmsg());
         mn__err_clear();
     }
-    mn_vsearch_erase_saved(db->path, memory ? ".memories.hnsw" : ".hnsw");
+    mn__vsearch_erase_saved(db->path, memory ? ".memories.hnsw" : ".hnsw");
 }
 
 void mn__memory_index_update(mn_db *db, int rebuild, size_t added)
@@ -138,7 +138,7 @@ void mn__memory_index_update(mn_db *db, int rebuild, size_t added)
     mn_vsearch *mvs = NULL;
     mn_status rc = get_index(db, 1, &mvs);
     if (!rc)
-        rc = mn_vsearch_update(mvs, rebuild, added);
+        rc = mn__vsearch_update(mvs, rebuild, added);
     if (rc) { /* the memories are stored; searches scan what the index lacks, the next writer retries */
         mn__log(MN_LOG_WARN, "%s: the memory vector index was not updated: %s", db->store->label, mn_errmsg());
         mn__err_clear();
@@ -182,7 +182,7 @@ static mn_status drain(mn_db *db, size_t max, mn_progress_fn progress, void *use
     mn_status rc = get_embedder(db, &e);
     if (rc)
         return rc;
-    size_t bs = mn_embed_batch(e);
+    size_t bs = mn__embed_batch(e);
     struct batch b = {calloc(bs, sizeof(int64_t)), calloc(bs, sizeof(char *)), 0, bs, 0};
     unsigned char *skip = calloc(bs, 1);
     if (!b.ids || !b.texts || !skip)
@@ -196,7 +196,7 @@ static mn_status drain(mn_db *db, size_t max, mn_progress_fn progress, void *use
             break;
         float *vecs = NULL;
         uint32_t dim = 0;
-        rc = mn_embed_texts_alloc(e, (const char *const *)b.texts, b.n, &vecs, &dim);
+        rc = mn__embed_texts_alloc(e, (const char *const *)b.texts, b.n, &vecs, &dim);
         for (size_t i = 0; !rc && i < b.n; i++) {
             int zero = 1;
             for (uint32_t j = 0; j < dim && zero; j++)
@@ -204,8 +204,8 @@ static mn_status drain(mn_db *db, size_t max, mn_progress_fn progress, void *use
             skip[i] = (unsigned char)zero;
         }
         if (!rc)
-            rc = db->store->ops->search->vec_put(db->store, b.ids, b.n, vecs, skip, dim, mn_embed_name(e),
-                                                 mn_embed_model(e), mn_clock_now_ms());
+            rc = db->store->ops->search->vec_put(db->store, b.ids, b.n, vecs, skip, dim, mn__embed_name(e),
+                                                 mn__embed_model(e), mn__clock_now_ms());
         free(vecs);
         if (!rc) {
             *done += (int64_t)b.n;
@@ -228,7 +228,7 @@ static mn_status update_index(mn_db *db, int rebuild, int64_t added)
     mn_vsearch *vs;
     mn_status rc = get_vsearch(db, &vs);
     if (!rc)
-        rc = mn_vsearch_update(vs, rebuild, (size_t)added);
+        rc = mn__vsearch_update(vs, rebuild, (size_t)added);
     return rc;
 }
 
@@ -289,7 +289,7 @@ void mn__free_search_hits(mn_search_hits *hits)
         return;
     struct hits_impl *h = (struct hits_impl *)hits;
     free(h->pub.items);
-    mn_arena_release(&h->arena);
+    mn__arena_release(&h->arena);
     free(h);
 }
 
@@ -322,12 +322,12 @@ static mn_status keyword_list(mn_db *db, const char *query, const mn_search_filt
     size_t terms = 0;
     mn_status rc = db->store->ops->search->fts_sync(db->store);
     if (!rc)
-        rc = mn_fts_query(query, &match, &terms);
+        rc = mn__fts_query(query, &match, &terms);
     if (!rc && terms)
         rc = db->store->ops->search->fts_search(db->store, match.data, f, limit, list_push, l);
     if (!rc && l->oom)
         rc = mn__nomem();
-    mn_buf_release(&match);
+    mn__buf_release(&match);
     return rc;
 }
 
@@ -339,7 +339,7 @@ static mn_status check_identity(mn_db *db, mn_embedder *e, uint32_t dim, int *em
     mn_status rc = db->store->ops->meta_get(db->store, "embed.identity", &have);
     if (rc)
         return rc;
-    snprintf(want, sizeof want, "%s/%s/%u", mn_embed_name(e), mn_embed_model(e), dim);
+    snprintf(want, sizeof want, "%s/%s/%u", mn__embed_name(e), mn__embed_model(e), dim);
     if (!have)
         *empty = 1;
     else if (strcmp(have, want) != 0)
@@ -363,7 +363,7 @@ static mn_status semantic_list(mn_db *db, const char *query, const mn_search_fil
     float *q = NULL;
     uint32_t dim = 0;
     const char *texts[1] = {query};
-    if ((rc = mn_embed_texts_alloc(e, texts, 1, &q, &dim)))
+    if ((rc = mn__embed_texts_alloc(e, texts, 1, &q, &dim)))
         return rc;
     int empty = 0, zero = 1;
     for (uint32_t i = 0; i < dim && zero; i++)
@@ -375,7 +375,7 @@ static mn_status semantic_list(mn_db *db, const char *query, const mn_search_fil
         if (!(hits = calloc(limit, sizeof *hits)))
             rc = mn__nomem();
         if (!rc)
-            rc = mn_vsearch_query(vs, q, dim, limit, f, hits, &n, info);
+            rc = mn__vsearch_query(vs, q, dim, limit, f, hits, &n, info);
     }
     for (size_t i = 0; !rc && i < n; i++)
         if ((min_sim == 0 || hits[i].score >= min_sim) && list_push(l, hits[i].id, hits[i].score))
@@ -450,7 +450,7 @@ static int fill_hit(void *user, const mn_message *m, const char *ns)
     struct fill_ctx *c = user;
     mn_search_hit *hit = &c->h->pub.items[c->h->pub.count];
     memset(hit, 0, sizeof *hit);
-    if (mn_records_message_fill(&c->h->arena, &hit->message, m) || !(hit->ns = mn_arena_strdup(&c->h->arena, ns, &c->oom))) {
+    if (mn__records_message_fill(&c->h->arena, &hit->message, m) || !(hit->ns = mn__arena_strdup(&c->h->arena, ns, &c->oom))) {
         c->oom = 1;
         return 1;
     }
@@ -490,7 +490,7 @@ mn_status mn__search_run(mn_db *db, const char *query, mn_search_mode mode, size
     struct mn_ranked *order = NULL;
     size_t n = 0;
     if (!rc && mode == MN_SEARCH_HYBRID)
-        rc = mn_rrf(sem.r, sem.n, kw.r, kw.n, (double)db->settings.search_rrf_k, &order, &n);
+        rc = mn__rrf(sem.r, sem.n, kw.r, kw.n, (double)db->settings.search_rrf_k, &order, &n);
     else if (!rc) {
         const struct list *one = mode == MN_SEARCH_SEMANTIC ? &sem : &kw;
         n = one->n;

@@ -12,7 +12,7 @@
 
 mn_status mn__resume_session(mn_db *db, const char *ns, mn_session **out)
 {
-    int64_t now = mn_clock_now_ms();
+    int64_t now = mn__clock_now_ms();
     mn_status rc = MN_OK;
     for (size_t offset = 0;; offset += RESUME_PAGE) { /* the newest session that is still alive */
         mn_sessions *l = NULL;
@@ -22,7 +22,7 @@ mn_status mn__resume_session(mn_db *db, const char *ns, mn_session **out)
             if (l->items[i].expires_at == 0 || l->items[i].expires_at > now)
                 rc = mn__live_session(db, l->items[i].id, out);
         size_t got = l->count;
-        mn_records_session_list_free(l);
+        mn__records_session_list_free(l);
         if (rc || *out)
             return rc;
         if (got < RESUME_PAGE)

@@ -116,7 +116,7 @@ static mn_status change_body(mn_store_tx *tx, void *arg)
 
 mn_status mn__clear_session(mn_db *db, const char *canon, int undo, int with_state, int64_t *changed)
 {
-    struct turns_change c = {db->store->ops->rows, canon, undo, with_state, -1, 0, mn_clock_now_ms(), 0};
+    struct turns_change c = {db->store->ops->rows, canon, undo, with_state, -1, 0, mn__clock_now_ms(), 0};
     mn_status rc = c.o->write(db->store, change_body, &c);
     *changed = rc ? 0 : c.changed;
     return rc;
@@ -124,6 +124,6 @@ mn_status mn__clear_session(mn_db *db, const char *canon, int undo, int with_sta
 
 mn_status mn__session_set_turns(mn_db *db, const char *canon, int64_t max_turns)
 {
-    struct turns_change c = {db->store->ops->rows, canon, 0, 0, max_turns, mn__trim_delete(db), mn_clock_now_ms(), 0};
+    struct turns_change c = {db->store->ops->rows, canon, 0, 0, max_turns, mn__trim_delete(db), mn__clock_now_ms(), 0};
     return c.o->write(db->store, change_body, &c);
 }

@@ -34,7 +34,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *user)
         s->too_big = 1;
         return 0;
     }
-    return mn_buf_add(&s->buf, ptr, n) == MN_OK ? n : 0;
+    return mn__buf_add(&s->buf, ptr, n) == MN_OK ? n : 0;
 }
 
 struct retry_after {
@@ -61,7 +61,7 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *user)
     return n;
 }
 
-void mn_http_resp_release(mn_http_resp *r)
+void mn__http_resp_release(mn_http_resp *r)
 {
     if (!r)
         return;
@@ -75,7 +75,7 @@ static mn_status attempt(const mn_http_req *req, struct curl_slist *headers, mn_
     if (!c)
         return mn__err(MN_NOMEM, "http: cannot create a transfer");
     struct sink s;
-    mn_buf_init(&s.buf, MN_HTTP_MAX_BODY + 1);
+    mn__buf_init(&s.buf, MN_HTTP_MAX_BODY + 1);
     s.too_big = 0;
     struct retry_after ra = {-1};
     curl_easy_setopt(c, CURLOPT_URL, req->url);
@@ -94,7 +94,7 @@ static mn_status attempt(const mn_http_req *req, struct curl_slist *headers, mn_
     CURLcode cr = curl_easy_perform(c);
     mn_status rc = MN_OK;
     char shown[512];
-    mn_url_shown(req->url, shown, sizeof shown); /* no password or token in a message */
+    mn__url_shown(req->url, shown, sizeof shown); /* no password or token in a message */
     if (s.too_big)
         rc = mn__err(MN_TOOBIG, "http: the response of %s is larger than %zu bytes", shown, MN_HTTP_MAX_BODY);
     else if (cr == CURLE_OPERATION_TIMEDOUT)
@@ -106,17 +106,17 @@ static mn_status attempt(const mn_http_req *req, struct curl_slist *headers, mn_
     if (!rc) {
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
         free(out->body);
-        out->body = mn_buf_detach(&s.buf, &out->len);
+        out->body = mn__buf_detach(&s.buf, &out->len);
         if (!out->body)
             rc = mn__nomem();
         *retry_ms = ra.ms;
     }
-    mn_buf_release(&s.buf);
+    mn__buf_release(&s.buf);
     curl_easy_cleanup(c);
     return rc;
 }
 
-mn_status mn_http_post_json(const mn_http_req *req, mn_http_resp *out)
+mn_status mn__http_post_json(const mn_http_req *req, mn_http_resp *out)
 {
     memset(out, 0, sizeof *out);
     pthread_once(&init_once, global_init);
@@ -131,10 +131,10 @@ mn_status mn_http_post_json(const mn_http_req *req, mn_http_resp *out)
         return mn__nomem();
     headers = h;
     if (req->bearer && *req->bearer) {
-        if ((rc = mn_buf_addf(&auth, "Authorization: Bearer %s", req->bearer)) ||
+        if ((rc = mn__buf_addf(&auth, "Authorization: Bearer %s", req->bearer)) ||
             !(h = curl_slist_append(headers, auth.data))) {
             curl_slist_free_all(headers);
-            mn_buf_release(&auth);
+            mn__buf_release(&auth);
             return rc ? rc : mn__nomem();
         }
         headers = h;
@@ -153,13 +153,13 @@ mn_status mn_http_post_json(const mn_http_req *req, mn_http_resp *out)
         if (ms > 30000)
             ms = 30000;
         char shown[512];
-        mn_url_shown(req->url, shown, sizeof shown);
+        mn__url_shown(req->url, shown, sizeof shown);
         mn__log(MN_LOG_INFO, "http: %s answered %ld; retrying in %lld ms", shown, out->status, (long long)ms);
-        mn_clock_sleep_ms(ms);
+        mn__clock_sleep_ms(ms);
         wait = wait > 15000 ? 30000 : wait * 2;
     }
     curl_slist_free_all(headers);
-    mn_buf_release(&auth);
+    mn__buf_release(&auth);
     if (rc) {
         free(out->body);
         out->body = NULL;

@@ -33,7 +33,7 @@ typedef struct mn_http_resp {
  * caller judges it; 429/5xx only after the retries are spent). Errors: MN_UNAVAILABLE (could not
  * connect, timed out — the message names the URL and the limit), MN_TOOBIG (response over
  * MN_HTTP_MAX_BODY), MN_INVALID (bad URL), MN_NOMEM. Thread-safe. */
-mn_status mn_http_post_json(const mn_http_req *req, mn_http_resp *out);
-void mn_http_resp_release(mn_http_resp *r);
+mn_status mn__http_post_json(const mn_http_req *req, mn_http_resp *out);
+void mn__http_resp_release(mn_http_resp *r);
 
 #endif

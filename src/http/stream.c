@@ -1,5 +1,5 @@
 /*
- * stream.c — mn_http_post_stream (stream.h) over libcurl's multi interface: the body goes to the
+ * stream.c — mn__http_post_stream (stream.h) over libcurl's multi interface: the body goes to the
  * caller's callback chunk by chunk, and the loop that drives the transfer gives it ticks so that
  * it can stop a silent transfer (Ctrl-C while the model thinks). The loop bounds silence itself,
  * to the millisecond: curl's low-speed limit averages the speed over about five seconds and
@@ -28,7 +28,7 @@ struct stream {
     int64_t heard_ms; /* when the server last sent a byte (or the transfer began) */
 };
 
-static int64_t now_ms(void) { return mn_clock_mono_ns() / 1000000; }
+static int64_t now_ms(void) { return mn__clock_mono_ns() / 1000000; }
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *user)
 {
@@ -38,7 +38,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *user)
     s->heard_ms = now_ms();
     curl_easy_getinfo(s->c, CURLINFO_RESPONSE_CODE, &status);
     if (status != 200) { /* an error answer: kept for the message */
-        if (s->err.len + n <= ERR_BODY_MAX && mn_buf_add(&s->err, ptr, n) != MN_OK)
+        if (s->err.len + n <= ERR_BODY_MAX && mn__buf_add(&s->err, ptr, n) != MN_OK)
             return 0;
         return n;
     }
@@ -89,7 +89,7 @@ static CURLcode drive(CURLM *m, struct stream *s, int64_t silence_ms, int *silen
     }
 }
 
-mn_status mn_http_post_stream(const mn_http_req *req, mn_http_chunk_fn fn, void *user, long *status,
+mn_status mn__http_post_stream(const mn_http_req *req, mn_http_chunk_fn fn, void *user, long *status,
                               char **err_body, int *stopped)
 {
     *status = 0;
@@ -104,7 +104,7 @@ mn_status mn_http_post_stream(const mn_http_req *req, mn_http_chunk_fn fn, void 
     int added = 0;
     mn_status rc = s.c && m && headers ? MN_OK : mn__nomem();
     if (!rc && req->bearer && *req->bearer) {
-        if ((rc = mn_buf_addf(&auth, "Authorization: Bearer %s", req->bearer)))
+        if ((rc = mn__buf_addf(&auth, "Authorization: Bearer %s", req->bearer)))
             goto out;
         if (!(h = curl_slist_append(headers, auth.data))) {
             rc = mn__nomem();
@@ -134,7 +134,7 @@ mn_status mn_http_post_stream(const mn_http_req *req, mn_http_chunk_fn fn, void 
     int silent;
     CURLcode cr = drive(m, &s, silence_ms, &silent);
     char shown[512];
-    mn_url_shown(req->url, shown, sizeof shown); /* no password or token in a message */
+    mn__url_shown(req->url, shown, sizeof shown); /* no password or token in a message */
     curl_easy_getinfo(s.c, CURLINFO_RESPONSE_CODE, status);
     if (s.stopped) {
         *stopped = 1;
@@ -148,15 +148,15 @@ mn_status mn_http_post_stream(const mn_http_req *req, mn_http_chunk_fn fn, void 
         rc = mn__nomem();
     else if (cr != CURLE_OK)
         rc = mn__err(MN_UNAVAILABLE, "http: %s: %s", shown, curl_easy_strerror(cr));
-    else if (*status != 200 && !(*err_body = mn_buf_detach(&s.err, NULL)))
+    else if (*status != 200 && !(*err_body = mn__buf_detach(&s.err, NULL)))
         rc = mn__nomem();
 out:
     if (added)
         curl_multi_remove_handle(m, s.c);
     if (m)
         curl_multi_cleanup(m);
-    mn_buf_release(&s.err);
-    mn_buf_release(&auth);
+    mn__buf_release(&s.err);
+    mn__buf_release(&auth);
     curl_slist_free_all(headers);
     if (s.c)
         curl_easy_cleanup(s.c);

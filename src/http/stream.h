@@ -21,7 +21,7 @@ typedef int (*mn_http_chunk_fn)(void *user, const char *data, size_t len);
  * to fn; any other status's body (at most 64 KiB) is returned in *err_body (malloc'd, caller
  * frees) with *status. *stopped is 1 when fn stopped the transfer (MN_OK then). Errors:
  * MN_UNAVAILABLE (could not connect, silent too long), MN_INVALID (bad URL), MN_NOMEM. */
-mn_status mn_http_post_stream(const mn_http_req *req, mn_http_chunk_fn fn, void *user, long *status,
+mn_status mn__http_post_stream(const mn_http_req *req, mn_http_chunk_fn fn, void *user, long *status,
                               char **err_body, int *stopped);
 
 #endif

@@ -40,7 +40,7 @@ static inline void prefetch_row(const mn_index *ix, uint32_t s)
 }
 
 /* Greedy descent on one upper level: moves (*cur, *dcur) to a local minimum. Every list and
- * neighbour is checked before it is followed: a mapped index (mn_index_map) was opened without
+ * neighbour is checked before it is followed: a mapped index (mn__index_map) was opened without
  * checking its links, and a damaged one must cost results, never an out-of-bounds read. */
 static void greedy(const mn_index *ix, const struct mn__qv *q, uint32_t *cur, float *dcur, int level)
 {

@@ -205,7 +205,7 @@ mn_status mn__index_alloc(const struct mn_index_params *p, mn_index **out)
     ix->magic = MN__INDEX_MAGIC;
     ix->wscr = calloc(1, sizeof *ix->wscr);
     if (!ix->wscr) {
-        mn_index_free(ix);
+        mn__index_free(ix);
         return mn__nomem();
     }
     size_t selcap = (p->ef_construction > ix->M0 ? p->ef_construction : ix->M0) + 2;
@@ -213,14 +213,14 @@ mn_status mn__index_alloc(const struct mn_index_params *p, mn_index **out)
         (rc = mn__cand_grow(&ix->wscr->res, &ix->wscr->rcap, p->ef_construction + 2)) != MN_OK ||
         (rc = mn__cand_grow(&ix->wscr->sel, &ix->wscr->selcap, selcap)) != MN_OK ||
         (p->capacity && (rc = mn__index_reserve(ix, p->capacity)) != MN_OK)) {
-        mn_index_free(ix);
+        mn__index_free(ix);
         return rc;
     }
     *out = ix;
     return MN_OK;
 }
 
-mn_status mn_index_create(const struct mn_index_params *params, mn_index **out)
+mn_status mn__index_create(const struct mn_index_params *params, mn_index **out)
 {
     if (!out)
         return mn__err(MN_INVALID, "index: out is NULL");
@@ -310,7 +310,7 @@ static void free_data(mn_index *ix)
     mn__idmap_release(&ix->map);
 }
 
-void mn_index_free(mn_index *ix)
+void mn__index_free(mn_index *ix)
 {
     if (!ix)
         return;
@@ -374,7 +374,7 @@ static void slot_store(mn_index *ix, uint32_t s, const float *x)
         memcpy(ix->vecs + (size_t)s * d, x, d * sizeof(float));
 }
 
-mn_status mn_index_add(mn_index *ix, int64_t id, const float *vec)
+mn_status mn__index_add(mn_index *ix, int64_t id, const float *vec)
 {
     if (!check_ix(ix))
         return mn__err(MN_MISUSE, "index: bad handle");
@@ -402,7 +402,7 @@ out:
     return rc;
 }
 
-mn_status mn_index_add_batch(mn_index *ix, const int64_t *ids, const float *vecs, size_t n, unsigned threads)
+mn_status mn__index_add_batch(mn_index *ix, const int64_t *ids, const float *vecs, size_t n, unsigned threads)
 {
     if (!check_ix(ix))
         return mn__err(MN_MISUSE, "index: bad handle");
@@ -424,7 +424,7 @@ mn_status mn_index_add_batch(mn_index *ix, const int64_t *ids, const float *vecs
         }
         if (normalise(vecs + i * d, d, ix->wscr->qf, "index add") != MN_OK) {
             mn__err_clear();
-            continue; /* no direction: skipped, as mn_index_add refuses it */
+            continue; /* no direction: skipped, as mn__index_add refuses it */
         }
         int level = ix->p.kind == MN_INDEX_HNSW ? mn__hnsw_random_level(ix) : 0;
         uint32_t s;
@@ -453,7 +453,7 @@ static void slot_scrub(mn_index *ix, uint32_t s)
     }
 }
 
-mn_status mn_index_remove(mn_index *ix, int64_t id)
+mn_status mn__index_remove(mn_index *ix, int64_t id)
 {
     if (!check_ix(ix))
         return mn__err(MN_MISUSE, "index: bad handle");
@@ -501,7 +501,7 @@ static void swap_data(mn_index *a, mn_index *b)
 #undef SW
 }
 
-mn_status mn_index_compact(mn_index *ix)
+mn_status mn__index_compact(mn_index *ix)
 {
     if (!check_ix(ix))
         return mn__err(MN_MISUSE, "index: bad handle");
@@ -534,7 +534,7 @@ mn_status mn_index_compact(mn_index *ix)
     }
     swap_data(ix, nx);
 out:
-    mn_index_free(nx);
+    mn__index_free(nx);
     pthread_rwlock_unlock(&ix->lock);
     return rc;
 }
@@ -605,7 +605,7 @@ static mn_status exact_scan(mn_index *ix, struct mn__scratch *scr, const struct 
     return MN_OK;
 }
 
-mn_status mn_index_search(mn_index *ix, const float *query, size_t k,
+mn_status mn__index_search(mn_index *ix, const float *query, size_t k,
                           const struct mn_index_search_opts *opts, struct mn_index_hit *hits,
                           size_t *n_hits)
 {
@@ -728,7 +728,7 @@ out:
 
 /* ---- settings and counters ----------------------------------------------------------------- */
 
-mn_status mn_index_set_ef_search(mn_index *ix, uint32_t ef)
+mn_status mn__index_set_ef_search(mn_index *ix, uint32_t ef)
 {
     if (!check_ix(ix))
         return mn__err(MN_MISUSE, "index: bad handle");
@@ -740,7 +740,7 @@ mn_status mn_index_set_ef_search(mn_index *ix, uint32_t ef)
     return MN_OK;
 }
 
-void mn_index_set_source(mn_index *ix, mn_index_fetch_fn fetch, void *user)
+void mn__index_set_source(mn_index *ix, mn_index_fetch_fn fetch, void *user)
 {
     if (!check_ix(ix))
         return;
@@ -750,7 +750,7 @@ void mn_index_set_source(mn_index *ix, mn_index_fetch_fn fetch, void *user)
     pthread_rwlock_unlock(&ix->lock);
 }
 
-size_t mn_index_count(mn_index *ix)
+size_t mn__index_count(mn_index *ix)
 {
     if (!check_ix(ix))
         return 0;
@@ -760,7 +760,7 @@ size_t mn_index_count(mn_index *ix)
     return n;
 }
 
-int mn_index_contains(mn_index *ix, int64_t id)
+int mn__index_contains(mn_index *ix, int64_t id)
 {
     if (!check_ix(ix))
         return 0;
@@ -793,7 +793,7 @@ static size_t memory_locked(mn_index *ix)
     return b;
 }
 
-size_t mn_index_memory_bytes(mn_index *ix)
+size_t mn__index_memory_bytes(mn_index *ix)
 {
     if (!check_ix(ix))
         return 0;
@@ -803,7 +803,7 @@ size_t mn_index_memory_bytes(mn_index *ix)
     return b;
 }
 
-void mn_index_stats(mn_index *ix, struct mn_index_stats *out)
+void mn__index_stats(mn_index *ix, struct mn_index_stats *out)
 {
     if (!out)
         return;
@@ -819,7 +819,7 @@ void mn_index_stats(mn_index *ix, struct mn_index_stats *out)
     pthread_rwlock_unlock(&ix->lock);
 }
 
-void mn_index_params_get(mn_index *ix, struct mn_index_params *out)
+void mn__index_params_get(mn_index *ix, struct mn_index_params *out)
 {
     if (!out || !check_ix(ix))
         return;

@@ -5,16 +5,16 @@
  * re-ranking on full precision. Persisted in the file format described below. Design notes and
  * measurements: docs/index.md.
  *
- * Vectors. mn_index_add copies the vector and L2-normalises the copy, so callers may pass raw
+ * Vectors. mn__index_add copies the vector and L2-normalises the copy, so callers may pass raw
  * embeddings; the score of a hit is the cosine similarity (the inner product of the unit
  * vectors), in [-1, 1], larger is nearer. A zero, NaN or infinite vector is refused with
  * MN_INVALID. Queries are normalised the same way (this changes no ranking, only makes scores
  * cosines).
  *
- * Thread-safety. One index may be shared by threads. mn_index_search, mn_index_count,
- * mn_index_contains, mn_index_memory_bytes and mn_index_save take a read lock and run
- * concurrently with each other; mn_index_add, mn_index_remove, mn_index_compact,
- * mn_index_set_ef_search and mn_index_set_source take the write lock and are serialised against
+ * Thread-safety. One index may be shared by threads. mn__index_search, mn__index_count,
+ * mn__index_contains, mn__index_memory_bytes and mn__index_save take a read lock and run
+ * concurrently with each other; mn__index_add, mn__index_remove, mn__index_compact,
+ * mn__index_set_ef_search and mn__index_set_source take the write lock and are serialised against
  * everything else. Callbacks (filter, fetch) run under the read lock and must not call back into
  * the same index's writers.
  *
@@ -26,7 +26,7 @@
  * ------------------------------------------------------------------------------------------------
  * File format, version 2 (MN_INDEX_FILE_VERSION). All integers little-endian. Every section
  * (and the trailer) starts at the next multiple of 64 bytes; the gaps are zero bytes, so that a
- * mapped file's arrays are aligned (mn_index_map). Version 1 was the same without the gaps.
+ * mapped file's arrays are aligned (mn__index_map). Version 1 was the same without the gaps.
  *
  *   header, 96 bytes
  *     0  u8[8] magic            "MNEMOIDX"
@@ -48,7 +48,7 @@
  *    80  u64   seed             the creation seed (informational)
  *    88  u64   meta checksum    of header bytes 0..87, then the ids, levels, flags, upper_off
  *                               and (int8) scales arrays, unpadded (mn__index_checksum); checked
- *                               by mn_index_map, which skips the whole-file checksum
+ *                               by mn__index_map, which skips the whole-file checksum
  *   sections, in this order (slot i is row i of each)
  *     ids        n x i64        caller ids; live ids are unique
  *     levels     n x u8         top level of each slot (0 for flat)
@@ -69,7 +69,7 @@
  * a message saying what is wrong: another magic, another version, a size mismatch (truncated or
  * extended), a bad checksum, a field out of range, a neighbour or offset out of bounds, a
  * duplicate live id, a non-finite vector. Version changes bump MN_INDEX_FILE_VERSION; older
- * files are refused the same way, and mn_index_open rebuilds them from the stored vectors.
+ * files are refused the same way, and mn__index_open rebuilds them from the stored vectors.
  */
 #ifndef MN_INDEX_H
 #define MN_INDEX_H
@@ -112,7 +112,7 @@ typedef int (*mn_index_fetch_fn)(void *user, int64_t id, float *out);
 typedef int (*mn_index_accept_fn)(void *user, int64_t id);
 
 enum mn_index_path {
-    MN_INDEX_PATH_AUTO = 0,  /* let the index choose (see mn_index_search) */
+    MN_INDEX_PATH_AUTO = 0,  /* let the index choose (see mn__index_search) */
     MN_INDEX_PATH_GRAPH = 1, /* walk the graph (falls back to exact if it finds fewer than k) */
     MN_INDEX_PATH_EXACT = 2  /* scan every candidate */
 };
@@ -145,35 +145,35 @@ struct mn_index_hit {
 /* Counters (mn_index_stats). */
 struct mn_index_stats {
     size_t live;          /* searchable vectors */
-    size_t deleted;       /* tombstones still in the graph (mn_index_compact drops them) */
-    size_t memory_bytes;  /* the same figure as mn_index_memory_bytes */
+    size_t deleted;       /* tombstones still in the graph (mn__index_compact drops them) */
+    size_t memory_bytes;  /* the same figure as mn__index_memory_bytes */
     int max_level;        /* hnsw: top level of the graph; -1 when empty */
     const char *kernel;   /* distance kernels in use: "scalar", "avx2", "avx512", "neon" */
 };
 
-/* A new empty index; *out is caller-owned (mn_index_free). MN_INVALID names the bad parameter. */
-mn_status mn_index_create(const struct mn_index_params *params, mn_index **out);
+/* A new empty index; *out is caller-owned (mn__index_free). MN_INVALID names the bad parameter. */
+mn_status mn__index_create(const struct mn_index_params *params, mn_index **out);
 /* Frees the index; NULL is a no-op. No other call may be running on it. */
-void mn_index_free(mn_index *ix);
+void mn__index_free(mn_index *ix);
 
 /* Adds vector vec[0..dim) under `id` (normalised copy). MN_CONFLICT when `id` is live already
  * (remove it first to replace it), MN_INVALID for a zero or non-finite vector. */
-mn_status mn_index_add(mn_index *ix, int64_t id, const float *vec);
+mn_status mn__index_add(mn_index *ix, int64_t id, const float *vec);
 /* Adds n vectors at once: ids[i] with vecs[i * dim .. (i + 1) * dim), linked on `threads`
  * threads (0: every core). The graph depends only on the vectors and their order, never on the
  * thread count: nodes are linked in chunks, each chunk's nodes finding their neighbours in
  * parallel in the graph as it was before the chunk plus, exactly, the chunk's earlier nodes,
  * then the reverse links are made in order (docs/index.md). Vectors with no direction are
  * skipped. MN_CONFLICT for an id already present (the vectors before it stay added). Builds
- * from scratch should use this; single adds go through mn_index_add. */
-mn_status mn_index_add_batch(mn_index *ix, const int64_t *ids, const float *vecs, size_t n, unsigned threads);
+ * from scratch should use this; single adds go through mn__index_add. */
+mn_status mn__index_add_batch(mn_index *ix, const int64_t *ids, const float *vecs, size_t n, unsigned threads);
 /* Removes `id`: it is never returned again. The slot stays in the graph as a tombstone (other
- * nodes route through it) until mn_index_compact. MN_NOTFOUND when `id` is not live. */
-mn_status mn_index_remove(mn_index *ix, int64_t id);
+ * nodes route through it) until mn__index_compact. MN_NOTFOUND when `id` is not live. */
+mn_status mn__index_remove(mn_index *ix, int64_t id);
 /* Rebuilds the graph without tombstones (live vectors keep their ids). Costs a full rebuild;
  * worth it when stats.deleted is a large share of the slots. On failure the index is
  * unchanged. */
-mn_status mn_index_compact(mn_index *ix);
+mn_status mn__index_compact(mn_index *ix);
 
 /* The k nearest live vectors to query[0..dim) that pass the filter, best first (ties: smaller id
  * first), into hits[0..k); *n_hits is how many were written: min(k, number of live vectors that
@@ -194,47 +194,47 @@ mn_status mn_index_compact(mn_index *ix);
  *    matching vectors exist.
  * In an f32 index an exact scan is exact. In an int8 index distances are computed on the codes
  * and the best max(ef, k) are re-ranked on full precision when a fetch source is set
- * (mn_index_set_source); otherwise scores come from the codes.
+ * (mn__index_set_source); otherwise scores come from the codes.
  * Errors: MN_INVALID (NULL query, zero or non-finite query, k > MN_INDEX_MAX_K), MN_NOMEM. */
-mn_status mn_index_search(mn_index *ix, const float *query, size_t k,
+mn_status mn__index_search(mn_index *ix, const float *query, size_t k,
                           const struct mn_index_search_opts *opts, struct mn_index_hit *hits,
                           size_t *n_hits);
 
 /* Sets the default ef_search (1 .. 65536). */
-mn_status mn_index_set_ef_search(mn_index *ix, uint32_t ef);
+mn_status mn__index_set_ef_search(mn_index *ix, uint32_t ef);
 /* Sets the full-precision source used to re-rank int8 results (NULL: none). Not persisted:
  * set it again after a load. Ignored by f32 indexes. */
-void mn_index_set_source(mn_index *ix, mn_index_fetch_fn fetch, void *user);
+void mn__index_set_source(mn_index *ix, mn_index_fetch_fn fetch, void *user);
 
-size_t mn_index_count(mn_index *ix);           /* live vectors */
-int mn_index_contains(mn_index *ix, int64_t id); /* 1 when id is live */
+size_t mn__index_count(mn_index *ix);           /* live vectors */
+int mn__index_contains(mn_index *ix, int64_t id); /* 1 when id is live */
 /* Bytes the index holds: vectors, graph, ids, id map, search scratch (allocated capacity). */
-size_t mn_index_memory_bytes(mn_index *ix);
-void mn_index_stats(mn_index *ix, struct mn_index_stats *out);
+size_t mn__index_memory_bytes(mn_index *ix);
+void mn__index_stats(mn_index *ix, struct mn_index_stats *out);
 /* The parameters the index was created (or loaded) with. */
-void mn_index_params_get(mn_index *ix, struct mn_index_params *out);
+void mn__index_params_get(mn_index *ix, struct mn_index_params *out);
 
 /* Writes the index to `path` atomically: the bytes go to "<path>.tmp", which is fsynced and
  * renamed over `path`, then the directory is fsynced. A crash at any point leaves either the old
  * file or the new one at `path`, never a mix; a stale "<path>.tmp" is overwritten by the next
  * save and never read. Saves of the same path must not run concurrently (one writer per file).
  * Errors: MN_IO (with the file name and errno text), MN_NOMEM. */
-mn_status mn_index_save(mn_index *ix, const char *path);
-/* Reads an index saved by mn_index_save; *out is caller-owned. MN_NOTFOUND when the file does
+mn_status mn__index_save(mn_index *ix, const char *path);
+/* Reads an index saved by mn__index_save; *out is caller-owned. MN_NOTFOUND when the file does
  * not exist, MN_IO when it cannot be read, MN_CORRUPT when it is not a valid index
  * file (see the format above). */
-mn_status mn_index_load(const char *path, mn_index **out);
+mn_status mn__index_load(const char *path, mn_index **out);
 /* The same from bytes in memory (data[0..len)). */
-mn_status mn_index_load_mem(const void *data, size_t len, mn_index **out);
+mn_status mn__index_load_mem(const void *data, size_t len, mn_index **out);
 /* Opens `path` in place: the file is memory-mapped read-only and searched from the mapping, so
  * opening costs the header, two bytes a slot (levels, flags) and the id map, not a read of the
  * vectors and links (milliseconds for 100k vectors; pages come in as searches touch them). The
- * checksum and the vector and link checks of mn_index_load are skipped; instead walks check
+ * checksum and the vector and link checks of mn__index_load are skipped; instead walks check
  * every neighbour and offset they follow, so a damaged file gives poor results, never an
  * out-of-bounds read. The first add, remove or compact copies the arrays to the heap after
- * those checks (MN_CORRUPT if they fail). Like mn_index_load, a FIFO or any other non-regular
- * file is refused (MN_IO) without blocking. Errors as mn_index_load. */
-mn_status mn_index_map(const char *path, mn_index **out);
+ * those checks (MN_CORRUPT if they fail). Like mn__index_load, a FIFO or any other non-regular
+ * file is refused (MN_IO) without blocking. Errors as mn__index_load. */
+mn_status mn__index_map(const char *path, mn_index **out);
 
 /* Supplies the stored vectors when an index has to be rebuilt: returns 1 with *id and *vec set
  * (vec valid until the next call), 0 at the end, or a negative value to abort (the rebuild then
@@ -246,7 +246,7 @@ typedef int (*mn_index_next_fn)(void *user, int64_t *id, const float **vec);
  * index with `params`, adds every vector `next` yields, and saves it to `path`. ef_search,
  * exact_threshold and capacity are taken from `params` either way. *rebuilt (may be NULL) says
  * which happened. MN_IO from the load (e.g. permissions) is returned as is, without rebuilding. */
-mn_status mn_index_open(const char *path, const struct mn_index_params *params,
+mn_status mn__index_open(const char *path, const struct mn_index_params *params,
                         mn_index_next_fn next, void *user, mn_index **out, int *rebuilt);
 
 #endif

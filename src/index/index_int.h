@@ -99,7 +99,7 @@ struct mn_index {
     mn_index_fetch_fn fetch;
     void *fetch_user;
 
-    /* mn_index_map: the arrays above point into this read-only mapping of the file until the
+    /* mn__index_map: the arrays above point into this read-only mapping of the file until the
      * first write copies them to the heap (mn__index_materialize) */
     void *map_base;
     size_t map_len;
@@ -262,7 +262,7 @@ void mn__cksum_update(struct mn__cksum *c, const void *data, size_t len);
 uint64_t mn__cksum_final(const struct mn__cksum *c);
 uint64_t mn__index_checksum(const void *data, size_t len);
 
-/* Test hook: when nonzero, mn_index_save fails with MN_IO after writing this many bytes of the
+/* Test hook: when nonzero, mn__index_save fails with MN_IO after writing this many bytes of the
  * temporary file (simulates a crash or a full disk mid-save). Not thread-safe; tests only. */
 extern size_t mn__index_save_fail_after;
 

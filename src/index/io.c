@@ -2,7 +2,7 @@
  * io.c — the vector index file (format version 1, described field by field in index.h): atomic
  * save (write aside, fsync, rename, fsync the directory), a loader from a file or from memory
  * that validates every field before the index is used, the streaming checksum, and
- * mn_index_open, which rebuilds from the stored vectors when the file is missing or unusable.
+ * mn__index_open, which rebuilds from the stored vectors when the file is missing or unusable.
  */
 #include "index/index_int.h"
 
@@ -206,7 +206,7 @@ static mn_status w_put(struct writer *w, const void *data, size_t n)
 }
 
 /* The checksum of the header's first 88 bytes and the per-slot sections a mapped index trusts
- * (ids, levels, flags, upper offsets, int8 scales): mn_index_map verifies it, which costs 14-18
+ * (ids, levels, flags, upper offsets, int8 scales): mn__index_map verifies it, which costs 14-18
  * bytes a slot instead of the whole file, and catches a damaged id (a wrong answer) at once. */
 static uint64_t meta_checksum(const uint8_t *h88, const mn_index *ix)
 {
@@ -319,7 +319,7 @@ static mn_status fsync_dir(const char *path)
     return rc;
 }
 
-mn_status mn_index_save(mn_index *ix, const char *path)
+mn_status mn__index_save(mn_index *ix, const char *path)
 {
     if (!ix || ix->magic != MN__INDEX_MAGIC)
         return mn__err(MN_MISUSE, "index: bad handle");
@@ -635,11 +635,11 @@ static mn_status load(struct reader *r, mn_index **out)
     *out = ix;
     return MN_OK;
 fail:
-    mn_index_free(ix);
+    mn__index_free(ix);
     return rc;
 }
 
-mn_status mn_index_load_mem(const void *data, size_t len, mn_index **out)
+mn_status mn__index_load_mem(const void *data, size_t len, mn_index **out)
 {
     if (!out)
         return mn__err(MN_INVALID, "index load: out is NULL");
@@ -677,7 +677,7 @@ static mn_status open_regular(const char *path, int *fd_out, size_t *len)
     return MN_OK;
 }
 
-mn_status mn_index_load(const char *path, mn_index **out)
+mn_status mn__index_load(const char *path, mn_index **out)
 {
     if (!out)
         return mn__err(MN_INVALID, "index load: out is NULL");
@@ -698,7 +698,7 @@ mn_status mn_index_load(const char *path, mn_index **out)
 
 /* ---- map: open in place ------------------------------------------------------------------------ */
 
-mn_status mn_index_map(const char *path, mn_index **out)
+mn_status mn__index_map(const char *path, mn_index **out)
 {
     if (!out)
         return mn__err(MN_INVALID, "index map: out is NULL");
@@ -762,7 +762,7 @@ mn_status mn_index_map(const char *path, mn_index **out)
     return MN_OK;
 fail:
     if (ix)
-        mn_index_free(ix); /* unmaps */
+        mn__index_free(ix); /* unmaps */
     else
         munmap(base, len);
     return rc;
@@ -841,7 +841,7 @@ mn_status mn__index_materialize(mn_index *ix)
 
 /* ---- open or rebuild ----------------------------------------------------------------------- */
 
-mn_status mn_index_open(const char *path, const struct mn_index_params *params, mn_index_next_fn next, void *user,
+mn_status mn__index_open(const char *path, const struct mn_index_params *params, mn_index_next_fn next, void *user,
                         mn_index **out, int *rebuilt)
 {
     if (!out || !params || !next)
@@ -850,7 +850,7 @@ mn_status mn_index_open(const char *path, const struct mn_index_params *params, 
     if (rebuilt)
         *rebuilt = 0;
     mn_index *ix = NULL;
-    mn_status rc = mn_index_load(path, &ix);
+    mn_status rc = mn__index_load(path, &ix);
     if (rc == MN_OK) {
         const struct mn_index_params *f = &ix->p;
         if (f->kind == params->kind && f->quant == params->quant && f->dim == params->dim && f->M == params->M &&
@@ -861,14 +861,14 @@ mn_status mn_index_open(const char *path, const struct mn_index_params *params, 
             return MN_OK;
         }
         mn__log(MN_LOG_INFO, "index %s: built with other parameters; rebuilding", path);
-        mn_index_free(ix);
+        mn__index_free(ix);
         ix = NULL;
     } else if (rc == MN_CORRUPT) {
         mn__log(MN_LOG_WARN, "index %s: %s; rebuilding from the stored vectors", path, mn_errmsg());
     } else if (rc != MN_NOTFOUND) {
         return rc;
     }
-    if ((rc = mn_index_create(params, &ix)) != MN_OK)
+    if ((rc = mn__index_create(params, &ix)) != MN_OK)
         return rc;
     for (;;) {
         int64_t id;
@@ -877,16 +877,16 @@ mn_status mn_index_open(const char *path, const struct mn_index_params *params, 
         if (r == 0)
             break;
         if (r < 0) {
-            mn_index_free(ix);
+            mn__index_free(ix);
             return mn__err(MN_IO, "index %s: the vector source failed during the rebuild", path);
         }
-        if ((rc = mn_index_add(ix, id, vec)) != MN_OK) {
+        if ((rc = mn__index_add(ix, id, vec)) != MN_OK) {
             rc = mn__err(rc, "index %s: rebuilding, id %lld: %s", path, (long long)id, mn_errmsg());
-            mn_index_free(ix);
+            mn__index_free(ix);
             return rc;
         }
     }
-    if ((rc = mn_index_save(ix, path)) != MN_OK)
+    if ((rc = mn__index_save(ix, path)) != MN_OK)
         mn__log(MN_LOG_WARN, "index %s: rebuilt but not saved: %s", path, mn_errmsg());
     mn__err_clear();
     if (rebuilt)

@@ -173,7 +173,7 @@ static size_t sentence(const char *p, const char **next, int *question)
     return (size_t)(e - p);
 }
 
-void mn_extract_offline(const char *text, int (*fn)(void *user, const struct mn_candidate *c), void *user)
+void mn__extract_offline(const char *text, int (*fn)(void *user, const struct mn_candidate *c), void *user)
 {
     const char *p = text ? text : "";
     while (*p) {
@@ -202,7 +202,7 @@ static int same_id(const char *want, const char *have)
     return want ? have && strcmp(want, have) == 0 : !have;
 }
 
-int mn_extract_in_scope(const mn_memory *m, const char *ns, const char *user_id, const char *agent_id,
+int mn__extract_in_scope(const mn_memory *m, const char *ns, const char *user_id, const char *agent_id,
                         const char *session_id)
 {
     return same_id(ns, m->ns) && same_id(user_id, m->user_id) && same_id(agent_id, m->agent_id) &&

@@ -28,12 +28,12 @@ struct mn_candidate {
 
 /* Calls fn for each candidate in text (a user's message), in order; stops when fn returns
  * nonzero. */
-void mn_extract_offline(const char *text, int (*fn)(void *user, const struct mn_candidate *c), void *user);
+void mn__extract_offline(const char *text, int (*fn)(void *user, const struct mn_candidate *c), void *user);
 
 /* m is a memory of exactly this scope: namespace ns and the same user, agent and session ids, an
  * id left unset (NULL) being unset in m too, never "any": a session without memory_scope never
  * reads or changes the memories of a user. Extraction compares candidates only with those. */
-int mn_extract_in_scope(const mn_memory *m, const char *ns, const char *user_id, const char *agent_id,
+int mn__extract_in_scope(const mn_memory *m, const char *ns, const char *user_id, const char *agent_id,
                         const char *session_id);
 
 #endif

@@ -13,7 +13,7 @@
 #include "util/utf8.h"
 #include "util/banned.h"
 
-mn_status mn_fact_check_kind(const char *kind)
+mn_status mn__fact_check_kind(const char *kind)
 {
     size_t n = strlen(kind);
     if (n == 0 || n > MN_FACT_MAX_KIND)
@@ -33,7 +33,7 @@ static mn_status check_text(const char *field, const char *v, size_t max, int re
         return mn__err(MN_INVALID, "%s: must not be empty", field);
     if (n > max)
         return mn__err(MN_TOOBIG, "%s: %zu bytes is over the limit of %zu", field, n, max);
-    if (!mn_utf8_valid(v, n, NULL))
+    if (!mn__utf8_valid(v, n, NULL))
         return mn__err(MN_INVALID, "%s: not valid UTF-8", field);
     return MN_OK;
 }
@@ -60,7 +60,7 @@ static mn_status check_metadata(const char *metadata, int scalars_only)
     mn_status rc = check_text("metadata", metadata, MN_MEMORY_MAX_METADATA, 0);
     json_t *v = NULL;
     if (!rc)
-        rc = mn_json_parse(metadata, "metadata", &v);
+        rc = mn__json_parse(metadata, "metadata", &v);
     if (rc)
         return rc;
     if (!json_is_object(v))
@@ -87,7 +87,7 @@ static mn_status check_metadata(const char *metadata, int scalars_only)
     return rc;
 }
 
-mn_status mn_fact_check_in(const mn_memory_in *in, int is_update, mn_memory_in *loaded)
+mn_status mn__fact_check_in(const mn_memory_in *in, int is_update, mn_memory_in *loaded)
 {
     *loaded = (mn_memory_in)MN_MEMORY_IN_INIT;
     if (MN__ABI_LOAD(mn_memory_in, loaded, in, reason))
@@ -97,7 +97,7 @@ mn_status mn_fact_check_in(const mn_memory_in *in, int is_update, mn_memory_in *
     if (!rc && is_update && in->text && !*in->text)
         rc = mn__err(MN_INVALID, "text: must not be empty");
     if (!rc && in->kind)
-        rc = mn_fact_check_kind(in->kind);
+        rc = mn__fact_check_kind(in->kind);
     if (!rc && is_update && (in->ns || in->user_id || in->agent_id || in->session_id))
         rc = mn__err(MN_INVALID, "scope: a memory's namespace, user, agent and session cannot change");
     if (!rc)
@@ -127,7 +127,7 @@ mn_status mn_fact_check_in(const mn_memory_in *in, int is_update, mn_memory_in *
     return rc;
 }
 
-mn_status mn_fact_check_query(const mn_memory_query *q, mn_memory_query *loaded)
+mn_status mn__fact_check_query(const mn_memory_query *q, mn_memory_query *loaded)
 {
     *loaded = (mn_memory_query)MN_MEMORY_QUERY_INIT;
     if (MN__ABI_LOAD(mn_memory_query, loaded, q, offset))
@@ -135,7 +135,7 @@ mn_status mn_fact_check_query(const mn_memory_query *q, mn_memory_query *loaded)
     q = loaded;
     mn_status rc = check_scope(q->ns, q->user_id, q->agent_id, q->session_id);
     if (!rc && q->kind)
-        rc = mn_fact_check_kind(q->kind);
+        rc = mn__fact_check_kind(q->kind);
     if (!rc)
         rc = check_metadata(q->metadata, 1);
     if (!rc && q->as_of < 0)
@@ -156,7 +156,7 @@ static int dup(char **dst, const char *src)
     return *dst == NULL;
 }
 
-mn_status mn_fact_copy(mn_memory *dst, const mn_memory *src)
+mn_status mn__fact_copy(mn_memory *dst, const mn_memory *src)
 {
     *dst = *src;
     int oom = dup(&dst->id, src->id);
@@ -179,13 +179,13 @@ mn_status mn_fact_copy(mn_memory *dst, const mn_memory *src)
             oom = 1;
     }
     if (oom) {
-        mn_fact_release(dst);
+        mn__fact_release(dst);
         return mn__nomem();
     }
     return MN_OK;
 }
 
-void mn_fact_release(mn_memory *m)
+void mn__fact_release(mn_memory *m)
 {
     if (!m)
         return;
@@ -204,25 +204,25 @@ void mn_fact_release(mn_memory *m)
     memset(m, 0, sizeof *m);
 }
 
-char *mn_fact_sources_json(const int64_t *ids, size_t n)
+char *mn__fact_sources_json(const int64_t *ids, size_t n)
 {
     json_t *a = json_array();
     for (size_t i = 0; a && i < n; i++)
         if (json_array_append_new(a, json_integer(ids[i])))
             break;
-    char *s = a ? mn_json_dump(a) : NULL;
+    char *s = a ? mn__json_dump(a) : NULL;
     json_decref(a);
     return s;
 }
 
-mn_status mn_fact_sources_parse(const char *text, int64_t **ids, size_t *n)
+mn_status mn__fact_sources_parse(const char *text, int64_t **ids, size_t *n)
 {
     *ids = NULL;
     *n = 0;
     if (!text || !*text || strcmp(text, "[]") == 0)
         return MN_OK;
     json_t *a = NULL;
-    mn_status rc = mn_json_parse(text, "sources", &a);
+    mn_status rc = mn__json_parse(text, "sources", &a);
     if (rc)
         return rc;
     size_t count = json_is_array(a) ? json_array_size(a) : 0;
@@ -245,20 +245,20 @@ static int set_time(json_t *o, const char *key, int64_t ms)
     return json_object_set_new(o, key, ms ? json_integer(ms) : json_null());
 }
 
-json_t *mn_fact_json(const mn_memory *m, int with_score)
+json_t *mn__fact_json(const mn_memory *m, int with_score)
 {
     json_t *o = json_object();
     if (!o)
         return NULL;
-    int bad = mn_json_set_str(o, "id", m->id) != MN_OK;
+    int bad = mn__json_set_str(o, "id", m->id) != MN_OK;
     bad |= json_object_set_new(o, "version", json_integer(m->version));
-    bad |= mn_json_set_str(o, "text", m->text) != MN_OK;
-    bad |= mn_json_set_str(o, "kind", m->kind) != MN_OK;
-    bad |= mn_json_set_str(o, "namespace", m->ns) != MN_OK;
-    bad |= mn_json_set_str(o, "user_id", m->user_id) != MN_OK;
-    bad |= mn_json_set_str(o, "agent_id", m->agent_id) != MN_OK;
-    bad |= mn_json_set_str(o, "session_id", m->session_id) != MN_OK;
-    bad |= mn_json_set_raw(o, "metadata", m->metadata ? m->metadata : "{}") != MN_OK;
+    bad |= mn__json_set_str(o, "text", m->text) != MN_OK;
+    bad |= mn__json_set_str(o, "kind", m->kind) != MN_OK;
+    bad |= mn__json_set_str(o, "namespace", m->ns) != MN_OK;
+    bad |= mn__json_set_str(o, "user_id", m->user_id) != MN_OK;
+    bad |= mn__json_set_str(o, "agent_id", m->agent_id) != MN_OK;
+    bad |= mn__json_set_str(o, "session_id", m->session_id) != MN_OK;
+    bad |= mn__json_set_raw(o, "metadata", m->metadata ? m->metadata : "{}") != MN_OK;
     json_t *src = json_array();
     for (size_t i = 0; src && i < m->n_sources; i++)
         bad |= json_array_append_new(src, json_integer(m->sources[i]));
@@ -269,9 +269,9 @@ json_t *mn_fact_json(const mn_memory *m, int with_score)
     bad |= set_time(o, "valid_to", m->valid_to);
     bad |= set_time(o, "recorded_at", m->recorded_at);
     bad |= set_time(o, "superseded_at", m->superseded_at);
-    bad |= mn_json_set_str(o, "change", m->change) != MN_OK;
-    bad |= mn_json_set_str(o, "actor", m->actor) != MN_OK;
-    bad |= mn_json_set_str(o, "reason", m->reason) != MN_OK;
+    bad |= mn__json_set_str(o, "change", m->change) != MN_OK;
+    bad |= mn__json_set_str(o, "actor", m->actor) != MN_OK;
+    bad |= mn__json_set_str(o, "reason", m->reason) != MN_OK;
     if (with_score)
         bad |= json_object_set_new(o, "score", json_real(m->score));
     if (bad || !src) {
@@ -312,7 +312,7 @@ static int64_t int_member(json_t *o, const char *key, int64_t min, int64_t max, 
     return json_integer_value(v);
 }
 
-mn_status mn_fact_from_json(json_t *o, mn_memory *m, char **metadata_text)
+mn_status mn__fact_from_json(json_t *o, mn_memory *m, char **metadata_text)
 {
     mn_status rc = MN_OK;
     memset(m, 0, sizeof *m);
@@ -337,11 +337,11 @@ mn_status mn_fact_from_json(json_t *o, mn_memory *m, char **metadata_text)
     if (!rc && (strlen(m->text) > MN_MEMORY_MAX_TEXT || !*m->text))
         rc = mn__err(MN_INVALID, "memory: text: 1 to %d bytes", MN_MEMORY_MAX_TEXT);
     if (!rc)
-        rc = mn_fact_check_kind(m->kind);
+        rc = mn__fact_check_kind(m->kind);
     json_t *meta = json_object_get(o, "metadata");
     if (!rc && meta && !json_is_object(meta))
         rc = mn__err(MN_INVALID, "memory: metadata: must be an object");
-    if (!rc && !(*metadata_text = meta ? mn_json_dump(meta) : strdup("{}")))
+    if (!rc && !(*metadata_text = meta ? mn__json_dump(meta) : strdup("{}")))
         rc = mn__nomem();
     m->metadata = *metadata_text;
     json_t *src = json_object_get(o, "sources");

@@ -13,7 +13,7 @@
 #include "util/uuid.h"
 #include "util/banned.h"
 
-mn_status mn_check_namespace(const char *ns)
+mn_status mn__check_namespace(const char *ns)
 {
     size_t len = ns ? strlen(ns) : 0;
     if (len == 0 || len > 128)
@@ -26,7 +26,7 @@ mn_status mn_check_namespace(const char *ns)
     return MN_OK;
 }
 
-mn_status mn_check_session_key(const char *key)
+mn_status mn__check_session_key(const char *key)
 {
     char canon[MN_UUID_LEN + 1];
     size_t len = key ? strlen(key) : 0, bad = 0;
@@ -34,26 +34,26 @@ mn_status mn_check_session_key(const char *key)
         return mn__err(MN_INVALID, "key: empty (a session key is 1 to %d bytes)", MN_MAX_SESSION_KEY_BYTES);
     if (len > MN_MAX_SESSION_KEY_BYTES)
         return mn__err(MN_TOOBIG, "key: %zu bytes exceeds the limit of %d", len, MN_MAX_SESSION_KEY_BYTES);
-    if (!mn_utf8_valid(key, len, &bad))
+    if (!mn__utf8_valid(key, len, &bad))
         return mn__err(MN_INVALID, "key: invalid UTF-8 at byte %zu", bad);
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)key[i] < 0x20 || key[i] == 0x7f)
             return mn__err(MN_INVALID, "key: a control character at byte %zu", i);
-    if (mn_uuid_parse(key, canon)) /* a UUID names a session by its id: as a key it would be ambiguous */
+    if (mn__uuid_parse(key, canon)) /* a UUID names a session by its id: as a key it would be ambiguous */
         return mn__err(MN_INVALID, "key: '%s' is a UUID; a session's UUID is its id", key);
     return MN_OK;
 }
 
-json_t *mn_jsonl_session(const mn_session *s, int with_type)
+json_t *mn__jsonl_session(const mn_session *s, int with_type)
 {
     json_t *o = json_object();
     if (!o)
         return NULL;
-    if ((with_type && mn_json_set_str(o, "type", "session")) || mn_json_set_str(o, "id", s->id) ||
-        mn_json_set_str(o, "namespace", s->ns) || mn_json_set_str(o, "title", s->title) ||
-        mn_json_set_str(o, "system_prompt", s->system_prompt) || mn_json_set_raw(o, "metadata", s->metadata) ||
-        mn_json_set_str(o, "tool_name", s->tool_name) || mn_json_set_str(o, "parent_id", s->parent_id) ||
-        (s->key && mn_json_set_str(o, "key", s->key)) || json_object_set_new(o, "created_at", json_integer(s->created_at)) ||
+    if ((with_type && mn__json_set_str(o, "type", "session")) || mn__json_set_str(o, "id", s->id) ||
+        mn__json_set_str(o, "namespace", s->ns) || mn__json_set_str(o, "title", s->title) ||
+        mn__json_set_str(o, "system_prompt", s->system_prompt) || mn__json_set_raw(o, "metadata", s->metadata) ||
+        mn__json_set_str(o, "tool_name", s->tool_name) || mn__json_set_str(o, "parent_id", s->parent_id) ||
+        (s->key && mn__json_set_str(o, "key", s->key)) || json_object_set_new(o, "created_at", json_integer(s->created_at)) ||
         json_object_set_new(o, "updated_at", json_integer(s->updated_at)) ||
         json_object_set_new(o, "expires_at", json_integer(s->expires_at)) ||
         json_object_set_new(o, "ttl_ms", json_integer(s->ttl_ms)) ||
@@ -76,28 +76,28 @@ json_t *mn_jsonl_session(const mn_session *s, int with_type)
 /* "key": then a JSON string or null (s may be NULL). */
 static mn_status field_str(struct mn_buf *b, const char *key, const char *s)
 {
-    mn_status rc = mn_buf_adds(b, key);
-    return rc ? rc : mn_buf_add_json_str(b, s);
+    mn_status rc = mn__buf_adds(b, key);
+    return rc ? rc : mn__buf_add_json_str(b, s);
 }
 
-/* "key": then stored canonical JSON text (written by mn_json_dump on the way in) or null. */
+/* "key": then stored canonical JSON text (written by mn__json_dump on the way in) or null. */
 static mn_status field_raw(struct mn_buf *b, const char *key, const char *json_text)
 {
-    mn_status rc = mn_buf_adds(b, key);
-    return rc ? rc : mn_buf_adds(b, json_text ? json_text : "null");
+    mn_status rc = mn__buf_adds(b, key);
+    return rc ? rc : mn__buf_adds(b, json_text ? json_text : "null");
 }
 
-mn_status mn_jsonl_message_buf(struct mn_buf *b, const mn_message *m, int with_type)
+mn_status mn__jsonl_message_buf(struct mn_buf *b, const mn_message *m, int with_type)
 {
     /* The same bytes as building the object with jansson and dumping it compactly (keys in
      * this order), without the tree: history and export are hot paths. */
-    mn_status rc = mn_buf_adds(b, with_type ? "{\"type\":\"message\",\"id\":" : "{\"id\":");
+    mn_status rc = mn__buf_adds(b, with_type ? "{\"type\":\"message\",\"id\":" : "{\"id\":");
     if (!rc)
-        rc = mn_buf_add_i64(b, m->id);
+        rc = mn__buf_add_i64(b, m->id);
     if (!rc)
         rc = field_str(b, ",\"session_id\":", m->session_id);
-    if (!rc && !(rc = mn_buf_adds(b, ",\"seq\":")))
-        rc = mn_buf_add_i64(b, m->seq);
+    if (!rc && !(rc = mn__buf_adds(b, ",\"seq\":")))
+        rc = mn__buf_add_i64(b, m->seq);
     if (!rc)
         rc = field_str(b, ",\"role\":", mn_role_name(m->role));
     if (!rc)
@@ -118,18 +118,18 @@ mn_status mn_jsonl_message_buf(struct mn_buf *b, const mn_message *m, int with_t
         rc = field_raw(b, ",\"metadata\":", m->metadata);
     if (!rc)
         rc = field_str(b, ",\"idempotency_key\":", m->idempotency_key);
-    if (!rc && !(rc = mn_buf_adds(b, ",\"tokens\":")) && !(rc = mn_buf_add_i64(b, m->tokens)) &&
-        !(rc = mn_buf_adds(b, m->pinned ? ",\"pinned\":true,\"created_at\":" : ",\"pinned\":false,\"created_at\":")) &&
-        !(rc = mn_buf_add_i64(b, m->created_at)))
-        rc = mn_buf_adds(b, m->active ? ",\"active\":true}" : ",\"active\":false}");
+    if (!rc && !(rc = mn__buf_adds(b, ",\"tokens\":")) && !(rc = mn__buf_add_i64(b, m->tokens)) &&
+        !(rc = mn__buf_adds(b, m->pinned ? ",\"pinned\":true,\"created_at\":" : ",\"pinned\":false,\"created_at\":")) &&
+        !(rc = mn__buf_add_i64(b, m->created_at)))
+        rc = mn__buf_adds(b, m->active ? ",\"active\":true}" : ",\"active\":false}");
     return rc;
 }
 
-json_t *mn_jsonl_message(const mn_message *m, int with_type)
+json_t *mn__jsonl_message(const mn_message *m, int with_type)
 {
     struct mn_buf b = MN_BUF_INIT;
-    json_t *o = mn_jsonl_message_buf(&b, m, with_type) ? NULL : json_loadb(b.data, b.len, 0, NULL);
-    mn_buf_release(&b);
+    json_t *o = mn__jsonl_message_buf(&b, m, with_type) ? NULL : json_loadb(b.data, b.len, 0, NULL);
+    mn__buf_release(&b);
     return o;
 }
 
@@ -146,7 +146,7 @@ static mn_status opt_str(json_t *o, const char *key, struct mn_arena *a, const c
         return mn__err(MN_INVALID, "%s: must be a string or null", key);
     if (memchr(json_string_value(v), '\0', json_string_length(v)))
         return mn__err(MN_INVALID, "%s: contains a NUL character", key);
-    *out = mn_arena_strndup(a, json_string_value(v), json_string_length(v));
+    *out = mn__arena_strndup(a, json_string_value(v), json_string_length(v));
     return *out ? MN_OK : mn__nomem();
 }
 
@@ -157,10 +157,10 @@ static mn_status opt_json(json_t *o, const char *key, struct mn_arena *a, const 
     *out = NULL;
     if (!v || json_is_null(v))
         return MN_OK;
-    char *text = mn_json_dump(v);
+    char *text = mn__json_dump(v);
     if (!text)
         return mn__nomem();
-    *out = mn_arena_strndup(a, text, strlen(text));
+    *out = mn__arena_strndup(a, text, strlen(text));
     free(text);
     return *out ? MN_OK : mn__nomem();
 }
@@ -191,9 +191,9 @@ static mn_status req_uuid(json_t *o, const char *key, struct mn_arena *a, const 
 {
     char canon[MN_UUID_LEN + 1];
     json_t *v = json_object_get(o, key);
-    if (!json_is_string(v) || !mn_uuid_parse(json_string_value(v), canon))
+    if (!json_is_string(v) || !mn__uuid_parse(json_string_value(v), canon))
         return mn__err(MN_INVALID, "%s: must be a UUID", key);
-    *out = mn_arena_strndup(a, canon, MN_UUID_LEN);
+    *out = mn__arena_strndup(a, canon, MN_UUID_LEN);
     return *out ? MN_OK : mn__nomem();
 }
 
@@ -214,20 +214,20 @@ static mn_status parse_session(json_t *o, struct mn_arena *a, mn_session *s)
         return rc;
     if (!s->ns)
         s->ns = "default";
-    if ((rc = mn_check_namespace(s->ns)) || (s->key && (rc = mn_check_session_key(s->key))))
+    if ((rc = mn__check_namespace(s->ns)) || (s->key && (rc = mn__check_session_key(s->key))))
         return rc;
     char canon_parent[MN_UUID_LEN + 1];
-    if (parent && !mn_uuid_parse(parent, canon_parent))
+    if (parent && !mn__uuid_parse(parent, canon_parent))
         return mn__err(MN_INVALID, "parent_id: must be a UUID");
-    s->parent_id = parent ? mn_arena_strndup(a, canon_parent, MN_UUID_LEN) : NULL;
+    s->parent_id = parent ? mn__arena_strndup(a, canon_parent, MN_UUID_LEN) : NULL;
     if (parent && !s->parent_id)
         return mn__nomem();
     /* the checks of `session new --metadata` (an object, its size, at most 64 levels deep) */
-    if (s->metadata && (rc = mn_check_json_object("metadata", s->metadata, a, "", &s->metadata)))
+    if (s->metadata && (rc = mn__check_json_object("metadata", s->metadata, a, "", &s->metadata)))
         return rc;
-    if ((rc = mn_check_text("title", s->title, MN_MAX_TITLE_BYTES, "")) ||
-        (rc = mn_check_text("system_prompt", s->system_prompt, MN_MAX_SYSTEM_PROMPT_BYTES, "")) ||
-        (rc = mn_check_text("tool_name", s->tool_name, MN_MAX_NAME_BYTES, "")))
+    if ((rc = mn__check_text("title", s->title, MN_MAX_TITLE_BYTES, "")) ||
+        (rc = mn__check_text("system_prompt", s->system_prompt, MN_MAX_SYSTEM_PROMPT_BYTES, "")) ||
+        (rc = mn__check_text("tool_name", s->tool_name, MN_MAX_NAME_BYTES, "")))
         return rc;
     return MN_OK;
 }
@@ -257,10 +257,10 @@ static mn_status parse_message(json_t *o, size_t max_bytes, struct mn_arena *a, 
     if (active && !json_is_boolean(active))
         return mn__err(MN_INVALID, "active: must be true or false");
     m->active = !json_is_false(active); /* absent: active */
-    return mn_message_check_row(m, max_bytes, "");
+    return mn__message_check_row(m, max_bytes, "");
 }
 
-mn_status mn_jsonl_parse_line(const char *line, size_t len, size_t max_bytes, struct mn_arena *a,
+mn_status mn__jsonl_parse_line(const char *line, size_t len, size_t max_bytes, struct mn_arena *a,
                               struct mn_jsonl_item *out)
 {
     memset(out, 0, sizeof *out);

@@ -35,22 +35,22 @@ struct mn_jsonl_item {
 
 /* The JSON objects of a session and a message (the `--json` and export shapes); with_type puts
  * "type" first, as export lines have it. NULL on OOM. */
-json_t *mn_jsonl_session(const mn_session *s, int with_type);
-json_t *mn_jsonl_message(const mn_message *m, int with_type);
+json_t *mn__jsonl_session(const mn_session *s, int with_type);
+json_t *mn__jsonl_message(const mn_message *m, int with_type);
 /* The message object appended to b as JSON text (the bytes jansson's compact dump of
- * mn_jsonl_message would give). Errors: MN_NOMEM, MN_TOOBIG (b's cap). */
-mn_status mn_jsonl_message_buf(struct mn_buf *b, const mn_message *m, int with_type);
+ * mn__jsonl_message would give). Errors: MN_NOMEM, MN_TOOBIG (b's cap). */
+mn_status mn__jsonl_message_buf(struct mn_buf *b, const mn_message *m, int with_type);
 
 /* Parses one line (without its newline) into *out; strings live in `a`. max_bytes is the
  * content limit. Errors: MN_INVALID / MN_CORRUPT with a message naming the field. */
-mn_status mn_jsonl_parse_line(const char *line, size_t len, size_t max_bytes, struct mn_arena *a,
+mn_status mn__jsonl_parse_line(const char *line, size_t len, size_t max_bytes, struct mn_arena *a,
                               struct mn_jsonl_item *out);
 
 /* Checks a namespace name: 1-128 bytes of [A-Za-z0-9._:@-]. */
-mn_status mn_check_namespace(const char *ns);
+mn_status mn__check_namespace(const char *ns);
 #define MN_MAX_SESSION_KEY_BYTES 256
 /* Checks a session key (mn_session_opts.key): 1-256 bytes of UTF-8, no control character, not a
  * UUID (MN_INVALID, MN_TOOBIG). */
-mn_status mn_check_session_key(const char *key);
+mn_status mn__check_session_key(const char *key);
 
 #endif

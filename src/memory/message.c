@@ -12,14 +12,14 @@
 #include "util/utf8.h"
 #include "util/banned.h"
 
-mn_status mn_check_text(const char *field, const char *s, size_t max, const char *label)
+mn_status mn__check_text(const char *field, const char *s, size_t max, const char *label)
 {
     if (!s)
         return MN_OK;
     size_t len = strlen(s), bad;
     if (len > max)
         return mn__err(MN_TOOBIG, "%s%s: %zu bytes exceeds the limit of %zu", label, field, len, max);
-    if (!mn_utf8_valid(s, len, &bad))
+    if (!mn__utf8_valid(s, len, &bad))
         return mn__err(MN_INVALID, "%s%s: invalid UTF-8 at byte %zu", label, field, bad);
     return MN_OK;
 }
@@ -27,10 +27,10 @@ mn_status mn_check_text(const char *field, const char *s, size_t max, const char
 /* Parses JSON text for a field, reporting with the label; checks the size first. */
 static mn_status parse_field(const char *field, const char *text, const char *label, json_t **out)
 {
-    mn_status rc = mn_check_text(field, text, MN_MAX_JSON_FIELD_BYTES, label);
+    mn_status rc = mn__check_text(field, text, MN_MAX_JSON_FIELD_BYTES, label);
     if (rc)
         return rc;
-    rc = mn_json_parse(text, field, out);
+    rc = mn__json_parse(text, field, out);
     if (rc) {
         return mn__err(rc, "%s%s", label, mn_errmsg());
     }
@@ -39,16 +39,16 @@ static mn_status parse_field(const char *field, const char *text, const char *la
 
 static mn_status canon(json_t *v, struct mn_arena *a, const char **out)
 {
-    char *s = mn_json_dump(v);
+    char *s = mn__json_dump(v);
     json_decref(v);
     if (!s)
         return mn__nomem();
-    *out = mn_arena_strndup(a, s, strlen(s));
+    *out = mn__arena_strndup(a, s, strlen(s));
     free(s);
     return *out ? MN_OK : mn__nomem();
 }
 
-mn_status mn_check_json_object(const char *field, const char *text, struct mn_arena *a, const char *label,
+mn_status mn__check_json_object(const char *field, const char *text, struct mn_arena *a, const char *label,
                                const char **out)
 {
     json_t *v;
@@ -127,7 +127,7 @@ static mn_status check_fields(mn_role role, const char *content, const char *too
     if (!content && !(role == MN_ROLE_ASSISTANT && tool_calls_text))
         return mn__err(MN_INVALID, "%scontent: required (only an assistant message with tool_calls may omit it)",
                        label);
-    if ((rc = mn_check_text("content", content, max_bytes, label)))
+    if ((rc = mn__check_text("content", content, max_bytes, label)))
         return rc == MN_TOOBIG ? mn__err(MN_TOOBIG, "%s (memory.max_message_bytes)", mn_errmsg()) : rc;
     if (role == MN_ROLE_TOOL && (!tool_call_id || !*tool_call_id))
         return mn__err(MN_INVALID, "%stool_call_id: required for a tool message", label);
@@ -135,11 +135,11 @@ static mn_status check_fields(mn_role role, const char *content, const char *too
         return mn__err(MN_INVALID, "%stool_call_id: only a tool message has one", label);
     if (role != MN_ROLE_ASSISTANT && tool_calls_text)
         return mn__err(MN_INVALID, "%stool_calls: only an assistant message has them", label);
-    if ((rc = mn_check_text("tool_call_id", tool_call_id, MN_MAX_NAME_BYTES, label)) ||
-        (rc = mn_check_text("name", name, MN_MAX_NAME_BYTES, label)) ||
-        (rc = mn_check_text("tool_name", tool_name, MN_MAX_NAME_BYTES, label)) ||
-        (rc = mn_check_text("model", model, MN_MAX_NAME_BYTES, label)) ||
-        (rc = mn_check_text("idempotency_key", idem, MN_MAX_IDEM_BYTES, label)))
+    if ((rc = mn__check_text("tool_call_id", tool_call_id, MN_MAX_NAME_BYTES, label)) ||
+        (rc = mn__check_text("name", name, MN_MAX_NAME_BYTES, label)) ||
+        (rc = mn__check_text("tool_name", tool_name, MN_MAX_NAME_BYTES, label)) ||
+        (rc = mn__check_text("model", model, MN_MAX_NAME_BYTES, label)) ||
+        (rc = mn__check_text("idempotency_key", idem, MN_MAX_IDEM_BYTES, label)))
         return rc == MN_TOOBIG ? mn__err(MN_INVALID, "%s", mn_errmsg()) : rc;
     if (idem && !*idem)
         return mn__err(MN_INVALID, "%sidempotency_key: must not be empty", label);
@@ -171,17 +171,17 @@ static mn_status check_fields(mn_role role, const char *content, const char *too
     }
     if (metadata_text) {
         if (a)
-            return mn_check_json_object("metadata", metadata_text, a, label, metadata);
+            return mn__check_json_object("metadata", metadata_text, a, label, metadata);
         struct mn_arena tmp = MN_ARENA_INIT;
         const char *ignored;
-        rc = mn_check_json_object("metadata", metadata_text, &tmp, label, &ignored);
-        mn_arena_release(&tmp);
+        rc = mn__check_json_object("metadata", metadata_text, &tmp, label, &ignored);
+        mn__arena_release(&tmp);
         return rc;
     }
     return MN_OK;
 }
 
-mn_status mn_message_prepare(const mn_message_in *in, size_t max_bytes, const mn_tokenizer *tk, int64_t now_ms,
+mn_status mn__message_prepare(const mn_message_in *in, size_t max_bytes, const mn_tokenizer *tk, int64_t now_ms,
                              struct mn_arena *a, const char *label, mn_message *row)
 {
     memset(row, 0, sizeof *row);
@@ -204,34 +204,34 @@ mn_status mn_message_prepare(const mn_message_in *in, size_t max_bytes, const mn
     row->pinned = in->pinned != 0;
     row->created_at = now_ms;
     row->active = 1;
-    row->tokens = mn_message_tokens(tk, row);
+    row->tokens = mn__message_tokens(tk, row);
     return MN_OK;
 }
 
-int64_t mn_message_tokens(const mn_tokenizer *tk, const mn_message *m)
+int64_t mn__message_tokens(const mn_tokenizer *tk, const mn_message *m)
 {
     const char *parts[] = {m->content, m->tool_calls, m->name, m->tool_call_id};
     int64_t n = 0;
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (parts[i])
-            n += (int64_t)mn_token_count(tk, parts[i], strlen(parts[i]));
+            n += (int64_t)mn__token_count(tk, parts[i], strlen(parts[i]));
     return n;
 }
 
-mn_status mn_message_check_row(const mn_message *m, size_t max_bytes, const char *label)
+mn_status mn__message_check_row(const mn_message *m, size_t max_bytes, const char *label)
 {
     return check_fields(m->role, m->content, m->tool_calls, m->tool_call_id, m->name, m->tool_name, m->model,
                         m->files, m->metadata, m->idempotency_key, max_bytes, label, NULL, NULL, NULL, NULL);
 }
 
-char *mn_message_title(struct mn_arena *a, const char *content)
+char *mn__message_title(struct mn_arena *a, const char *content)
 {
     size_t len = strlen(content);
     while (len && (*content == ' ' || *content == '\n' || *content == '\t' || *content == '\r')) {
         content++;
         len--;
     }
-    char *t = mn_arena_strndup(a, content, mn_utf8_prefix(content, len, MN_TITLE_CHARS));
+    char *t = mn__arena_strndup(a, content, mn__utf8_prefix(content, len, MN_TITLE_CHARS));
     for (char *p = t; p && *p; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t')
             *p = ' ';

@@ -28,22 +28,22 @@
 /* Checks `in` and fills `row` (strings borrowed from `in` or copied into `a` in canonical
  * form), with its token count and time. On failure the message names the field; `label`
  * (e.g. "message 3: ") is put before it. */
-mn_status mn_message_prepare(const mn_message_in *in, size_t max_bytes, const mn_tokenizer *tk, int64_t now_ms,
+mn_status mn__message_prepare(const mn_message_in *in, size_t max_bytes, const mn_tokenizer *tk, int64_t now_ms,
                              struct mn_arena *a, const char *label, mn_message *row);
 /* The stored token count of a message: its content, tool-call JSON, name and tool_call_id —
  * every text of the message a provider bills, except the per-message framing, which depends
  * on the output format (context.h). */
-int64_t mn_message_tokens(const mn_tokenizer *tk, const mn_message *m);
+int64_t mn__message_tokens(const mn_tokenizer *tk, const mn_message *m);
 /* Checks a stored-form message (from an import): the same rules as prepare, no rewriting. */
-mn_status mn_message_check_row(const mn_message *m, size_t max_bytes, const char *label);
+mn_status mn__message_check_row(const mn_message *m, size_t max_bytes, const char *label);
 /* The title for a first user message: the first 100 characters, cut on a UTF-8 boundary, with
  * line breaks turned into spaces. Arena-allocated; NULL on OOM. */
-char *mn_message_title(struct mn_arena *a, const char *content);
+char *mn__message_title(struct mn_arena *a, const char *content);
 
 /* Checks optional text fields shared with sessions: valid UTF-8, at most max bytes. */
-mn_status mn_check_text(const char *field, const char *s, size_t max, const char *label);
+mn_status mn__check_text(const char *field, const char *s, size_t max, const char *label);
 /* Checks that text is a JSON object (metadata) and returns its canonical compact form in `a`. */
-mn_status mn_check_json_object(const char *field, const char *text, struct mn_arena *a, const char *label,
+mn_status mn__check_json_object(const char *field, const char *text, struct mn_arena *a, const char *label,
                                const char **canon);
 
 #endif

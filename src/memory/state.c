@@ -51,7 +51,7 @@ static mn_status merge(json_t *s, json_t *params)
     return MN_OK;
 }
 
-mn_status mn_state_apply(const char *current, const struct mn_state_change *c, char **next)
+mn_status mn__state_apply(const char *current, const struct mn_state_change *c, char **next)
 {
     json_t *s = NULL;
     mn_status rc = load(current, &s);
@@ -81,7 +81,7 @@ mn_status mn_state_apply(const char *current, const struct mn_state_change *c, c
         break;
     }
     if (!rc) {
-        *next = mn_json_dump(s);
+        *next = mn__json_dump(s);
         if (!*next)
             rc = mn__nomem();
         else if (strlen(*next) > MN_STATE_MAX_BYTES) {
@@ -100,7 +100,7 @@ static const char *const secret_words[] = {"password", "passwd", "passphrase", "
                                            "authorization", "credential", "privatekey", "accesskey", "cookie",
                                            "sessionkey", "signingkey", NULL};
 
-int mn_state_is_sensitive(const char *sensitive, const char *name)
+int mn__state_is_sensitive(const char *sensitive, const char *name)
 {
     size_t len = strlen(name);
     for (const char *p = sensitive; p && *p;) {
@@ -143,7 +143,7 @@ static int redact(json_t *v, const char *sensitive)
     json_t *it;
     json_object_foreach(v, key, it)
     {
-        if (mn_state_is_sensitive(sensitive, key)) {
+        if (mn__state_is_sensitive(sensitive, key)) {
             if (json_object_set_new(v, key, json_string("[redacted]")))
                 return -1;
         } else if (redact(it, sensitive))
@@ -152,7 +152,7 @@ static int redact(json_t *v, const char *sensitive)
     return 0;
 }
 
-mn_status mn_state_render(const char *current, const char *sensitive, int reveal, char **out)
+mn_status mn__state_render(const char *current, const char *sensitive, int reveal, char **out)
 {
     json_t *s = NULL;
     mn_status rc = load(current, &s);
@@ -163,7 +163,7 @@ mn_status mn_state_render(const char *current, const char *sensitive, int reveal
         json_decref(s);
         return mn__nomem();
     }
-    *out = mn_json_dump(s);
+    *out = mn__json_dump(s);
     json_decref(s);
     return *out ? MN_OK : mn__nomem();
 }

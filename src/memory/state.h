@@ -25,13 +25,13 @@ struct mn_state_change {
 
 /* Applies a change to the current state text (NULL: empty state); *next gets the new text
  * (malloc'd). Errors: MN_TOOBIG (over 1 MiB), MN_CORRUPT (stored state is not an object). */
-mn_status mn_state_apply(const char *current, const struct mn_state_change *change, char **next);
+mn_status mn__state_apply(const char *current, const struct mn_state_change *change, char **next);
 /* The state as shown to a caller: the full shape, the value of every sensitive member, at any
  * depth, replaced by "[redacted]" unless reveal. *out malloc'd. */
-mn_status mn_state_render(const char *current, const char *sensitive, int reveal, char **out);
+mn_status mn__state_render(const char *current, const char *sensitive, int reveal, char **out);
 /* True when name is in the comma-separated list (any case), or holds a secret word (password,
  * passwd, secret, token, api_key/apikey, authorization, credential, private_key, … in any case,
  * with '_', '-', '.' and spaces ignored). */
-int mn_state_is_sensitive(const char *sensitive, const char *name);
+int mn__state_is_sensitive(const char *sensitive, const char *name);
 
 #endif

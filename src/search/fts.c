@@ -85,10 +85,10 @@ static int add_term(void *user, const unsigned char *w, size_t len)
         return 0;
     mn_status rc = MN_OK;
     if (*b->terms)
-        rc = mn_buf_adds(b->out, " OR ");
+        rc = mn__buf_adds(b->out, " OR ");
     /* no '"' can occur inside a token (it is a separator); the token is copied as is */
-    if (!rc && !(rc = mn_buf_addc(b->out, '"')) && !(rc = mn_buf_add(b->out, w, len)))
-        rc = mn_buf_addc(b->out, '"');
+    if (!rc && !(rc = mn__buf_addc(b->out, '"')) && !(rc = mn__buf_add(b->out, w, len)))
+        rc = mn__buf_addc(b->out, '"');
     ++*b->terms;
     return (int)rc;
 }
@@ -96,17 +96,17 @@ static int add_term(void *user, const unsigned char *w, size_t len)
 static mn_status query(const char *text, struct mn_buf *out, size_t *terms, int skip_common)
 {
     *terms = 0;
-    mn_buf_reset(out);
+    mn__buf_reset(out);
     struct build b = {out, terms, skip_common};
     return (mn_status)tokens(text, add_term, &b);
 }
 
-mn_status mn_fts_query(const char *text, struct mn_buf *out, size_t *terms)
+mn_status mn__fts_query(const char *text, struct mn_buf *out, size_t *terms)
 {
     return query(text, out, terms, 0);
 }
 
-mn_status mn_fts_query_content(const char *text, struct mn_buf *out, size_t *terms)
+mn_status mn__fts_query_content(const char *text, struct mn_buf *out, size_t *terms)
 {
     size_t content = 0;
     tokens(text, count_content, &content);
@@ -127,7 +127,7 @@ static int cmp_id(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-mn_status mn_rrf(const struct mn_ranked *a, size_t na, const struct mn_ranked *b, size_t nb, double k,
+mn_status mn__rrf(const struct mn_ranked *a, size_t na, const struct mn_ranked *b, size_t nb, double k,
                  struct mn_ranked **out, size_t *n)
 {
     *out = NULL;

@@ -5,11 +5,11 @@
  * with a small state file ("….state") naming the change log position it reflects and the
  * checksum of the index file it belongs to.
  *
- * Writers (mn_vsearch_update: after vectors are stored by mn_embed_pending, backfill, reindex,
+ * Writers (mn__vsearch_update: after vectors are stored by mn_embed_pending, backfill, reindex,
  * the server's embedding worker) keep the index current: they build it from scratch on every
  * core when there is none (or when most vectors are new), otherwise add the embed_log changes,
  * and save it now and then (atomically, under an exclusive lock on "<db>.hnsw.lock").
- * Searches never build or change the index: they map the saved file (mn_index_map: a fresh
+ * Searches never build or change the index: they map the saved file (mn__index_map: a fresh
  * process searches within milliseconds), search it with the ids changed since hidden, and scan
  * exactly the vectors stored since it was saved (at most TAIL_MAX), then merge the two lists.
  */
@@ -53,7 +53,7 @@ struct mn_vsearch {
     unsigned threads;  /* for builds from scratch; 0 = every core */
 };
 
-mn_status mn_vsearch_new_source(mn_store *st, const char *db_path, const struct mn_index_params *params,
+mn_status mn__vsearch_new_source(mn_store *st, const char *db_path, const struct mn_index_params *params,
                                 const struct mn_vsource *src, mn_vsearch **out)
 {
     *out = NULL;
@@ -66,8 +66,8 @@ mn_status mn_vsearch_new_source(mn_store *st, const char *db_path, const struct 
     v->saved_at = -1;
     /* a database without a file of this machine (PostgreSQL, in memory) has no place to keep
      * the index beside: memory only, built by this process's writers */
-    if (db_path && mn_store_target_local(db_path)) {
-        const char *file = mn_store_target_path(db_path);
+    if (db_path && mn__store_target_local(db_path)) {
+        const char *file = mn__store_target_path(db_path);
         size_t n = strlen(file) + strlen(src->suffix) + 1;
         if (!(v->path = malloc(n))) {
             free(v);
@@ -80,14 +80,14 @@ mn_status mn_vsearch_new_source(mn_store *st, const char *db_path, const struct 
     return MN_OK;
 }
 
-mn_status mn_vsearch_new(mn_store *st, const char *db_path, const struct mn_index_params *params, mn_vsearch **out)
+mn_status mn__vsearch_new(mn_store *st, const char *db_path, const struct mn_index_params *params, mn_vsearch **out)
 {
     const struct mn_store_search_ops *o = st->ops->search;
     struct mn_vsource src = {".hnsw", o->vec_scan, o->vec_changes, o->vec_get};
-    return mn_vsearch_new_source(st, db_path, params, &src, out);
+    return mn__vsearch_new_source(st, db_path, params, &src, out);
 }
 
-void mn_vsearch_set_threads(mn_vsearch *v, unsigned threads)
+void mn__vsearch_set_threads(mn_vsearch *v, unsigned threads)
 {
     pthread_mutex_lock(&v->lock);
     v->threads = threads;
@@ -195,12 +195,12 @@ static mn_status write_state(const char *path, uint64_t sum, int64_t seq, uint32
 /* Saves ix and its state (lock held by the caller). */
 static mn_status save_locked(mn_vsearch *v)
 {
-    mn_status rc = mn_index_save(v->ix, v->path);
+    mn_status rc = mn__index_save(v->ix, v->path);
     if (!rc)
         rc = write_state(v->path, file_checksum(v->path), v->applied, v->dim);
     if (!rc) {
         v->saved_at = v->applied;
-        v->saved_ms = mn_clock_mono_ns() / 1000000;
+        v->saved_ms = mn__clock_mono_ns() / 1000000;
     }
     return rc;
 }
@@ -216,10 +216,10 @@ static int fetch_vector(void *user, int64_t id, float *out)
 
 static void adopt(mn_vsearch *v, mn_index *ix, uint32_t dim, int64_t seq)
 {
-    mn_index_free(v->ix);
+    mn__index_free(v->ix);
     v->ix = ix;
-    mn_index_set_ef_search(ix, v->params.ef_search); /* a saved file keeps its M and ef_construction */
-    mn_index_set_source(ix, fetch_vector, v);
+    mn__index_set_ef_search(ix, v->params.ef_search); /* a saved file keeps its M and ef_construction */
+    mn__index_set_source(ix, fetch_vector, v);
     v->dim = dim;
     v->applied = v->saved_at = seq;
 }
@@ -236,7 +236,7 @@ static int map_saved(mn_vsearch *v, int64_t after)
         if (!read_state(v->path, &sum, &seq, &dim) || seq <= after)
             return 0;
         mn_index *ix = NULL;
-        mn_status rc = mn_index_map(v->path, &ix);
+        mn_status rc = mn__index_map(v->path, &ix);
         if (rc) {
             if (rc != MN_NOTFOUND)
                 mn__log(MN_LOG_WARN, "%s: %s; searching the stored vectors exactly until it is rebuilt", v->path,
@@ -245,12 +245,12 @@ static int map_saved(mn_vsearch *v, int64_t after)
             return 0;
         }
         struct mn_index_params p;
-        mn_index_params_get(ix, &p);
+        mn__index_params_get(ix, &p);
         if (p.dim == dim && file_checksum(v->path) == sum) {
             adopt(v, ix, dim, seq);
             return 1;
         }
-        mn_index_free(ix);
+        mn__index_free(ix);
     }
     return 0;
 }
@@ -267,7 +267,7 @@ static void open_saved(mn_vsearch *v)
  * has changes of its own that are not saved. */
 static void recheck_saved(mn_vsearch *v)
 {
-    int64_t now = mn_clock_mono_ns() / 1000000;
+    int64_t now = mn__clock_mono_ns() / 1000000;
     if (!v->path || (v->ix && v->applied != v->saved_at) || now - v->checked_ms < RECHECK_MS)
         return;
     v->checked_ms = now;
@@ -323,18 +323,18 @@ static mn_status build(mn_vsearch *v)
         struct mn_index_params p = v->params;
         p.dim = c.dim;
         p.capacity = c.n;
-        if (!(rc = mn_index_create(&p, &ix)))
-            rc = mn_index_add_batch(ix, c.ids, c.vecs, c.n, v->threads);
+        if (!(rc = mn__index_create(&p, &ix)))
+            rc = mn__index_add_batch(ix, c.ids, c.vecs, c.n, v->threads);
         if (!rc)
-            mn_index_set_source(ix, fetch_vector, v);
+            mn__index_set_source(ix, fetch_vector, v);
     }
     free(c.ids);
     free(c.vecs);
     if (rc) {
-        mn_index_free(ix);
+        mn__index_free(ix);
         return rc;
     }
-    mn_index_free(v->ix);
+    mn__index_free(v->ix);
     v->ix = ix;
     v->dim = c.dim;
     v->applied = seq;
@@ -379,9 +379,9 @@ static int copy_change(void *user, int64_t seq, int64_t id, int op, const float 
 static mn_status apply_changes(mn_vsearch *v, const struct change_ctx *c)
 {
     for (size_t i = 0; i < c->n; i++) {
-        mn_status rc = mn_index_contains(v->ix, c->ids[i]) ? mn_index_remove(v->ix, c->ids[i]) : MN_OK;
+        mn_status rc = mn__index_contains(v->ix, c->ids[i]) ? mn__index_remove(v->ix, c->ids[i]) : MN_OK;
         if (!rc && c->has[i])
-            rc = mn_index_add(v->ix, c->ids[i], c->vecs + i * v->dim);
+            rc = mn__index_add(v->ix, c->ids[i], c->vecs + i * v->dim);
         if (rc && rc != MN_INVALID)
             return rc; /* v->applied stays: applied again, a change is a removal and an add */
     }
@@ -446,15 +446,15 @@ static mn_status save_if_newer(mn_vsearch *v)
     return rc;
 }
 
-mn_status mn_vsearch_update(mn_vsearch *v, int rebuild, size_t added)
+mn_status mn__vsearch_update(mn_vsearch *v, int rebuild, size_t added)
 {
     pthread_mutex_lock(&v->lock);
     open_saved(v);
     int had = v->ix != NULL;
-    if (v->ix && added > mn_index_count(v->ix) / 2)
+    if (v->ix && added > mn__index_count(v->ix) / 2)
         rebuild = 1; /* many new vectors: one build on every core beats adding them one by one */
     mn_status rc = catch_up(v, rebuild);
-    int64_t now = mn_clock_mono_ns() / 1000000;
+    int64_t now = mn__clock_mono_ns() / 1000000;
     if (!rc && v->applied != v->saved_at && (rebuild || !had || now - v->saved_ms >= SAVE_EVERY_MS)) {
         if (save_if_newer(v)) { /* the index in memory is still right; the next save may work */
             mn__log(MN_LOG_WARN, "%s: the vector index was not saved: %s", v->path, mn_errmsg());
@@ -465,11 +465,11 @@ mn_status mn_vsearch_update(mn_vsearch *v, int rebuild, size_t added)
     return rc;
 }
 
-void mn_vsearch_erase_saved(const char *db_path, const char *suffix)
+void mn__vsearch_erase_saved(const char *db_path, const char *suffix)
 {
     char path[4200], state[4210];
-    if (!db_path || !mn_store_target_local(db_path) ||
-        (size_t)snprintf(path, sizeof path, "%s%s", mn_store_target_path(db_path), suffix) >= sizeof path ||
+    if (!db_path || !mn__store_target_local(db_path) ||
+        (size_t)snprintf(path, sizeof path, "%s%s", mn__store_target_path(db_path), suffix) >= sizeof path ||
         access(path, F_OK) != 0)
         return;
     snprintf(state, sizeof state, "%s.state", path);
@@ -481,7 +481,7 @@ void mn_vsearch_erase_saved(const char *db_path, const char *suffix)
     unlock_file(fd);
 }
 
-mn_status mn_vsearch_apply_changes(mn_vsearch *v)
+mn_status mn__vsearch_apply_changes(mn_vsearch *v)
 {
     pthread_mutex_lock(&v->lock);
     mn_status rc = v->ix ? catch_up(v, 0) : MN_OK; /* nothing loaded: nothing to erase from memory */
@@ -489,10 +489,10 @@ mn_status mn_vsearch_apply_changes(mn_vsearch *v)
     return rc;
 }
 
-size_t mn_vsearch_count(mn_vsearch *v)
+size_t mn__vsearch_count(mn_vsearch *v)
 {
     pthread_mutex_lock(&v->lock);
-    size_t n = v->ix ? mn_index_count(v->ix) : 0;
+    size_t n = v->ix ? mn__index_count(v->ix) : 0;
     pthread_mutex_unlock(&v->lock);
     return n;
 }
@@ -686,7 +686,7 @@ static int accept_id(void *user, int64_t id)
     return !hs_has(a->hidden, id) && (!a->filter || in_sorted(a->filter, id));
 }
 
-int mn_vsearch_ready(mn_vsearch *v)
+int mn__vsearch_ready(mn_vsearch *v)
 {
     pthread_mutex_lock(&v->lock);
     if (!v->opened)
@@ -698,7 +698,7 @@ int mn_vsearch_ready(mn_vsearch *v)
     return ready;
 }
 
-mn_status mn_vsearch_query_ids(mn_vsearch *v, const float *q, uint32_t dim, size_t k, mn_vfilter_fn filter,
+mn_status mn__vsearch_query_ids(mn_vsearch *v, const float *q, uint32_t dim, size_t k, mn_vfilter_fn filter,
                                void *filter_arg, struct mn_index_hit *hits, size_t *n, struct mn_vsearch_info *info)
 {
     *n = 0;
@@ -749,7 +749,7 @@ mn_status mn_vsearch_query_ids(mn_vsearch *v, const float *q, uint32_t dim, size
     if (!rc && v->ix && (!filter || set.n)) {
         struct mn_index_search_opts o = MN_INDEX_SEARCH_OPTS_INIT;
         struct accept_ctx ac = {&t.seen, NULL};
-        size_t live = mn_index_count(v->ix);
+        size_t live = mn__index_count(v->ix);
         if (filter && set.n <= EXACT_CANDIDATES) {
             o.candidates = set.ids;
             o.n_candidates = set.n;
@@ -763,7 +763,7 @@ mn_status mn_vsearch_query_ids(mn_vsearch *v, const float *q, uint32_t dim, size
             o.accept = accept_id;
             o.user = &ac;
         }
-        rc = mn_index_search(v->ix, q, k, &o, hits, &m);
+        rc = mn__index_search(v->ix, q, k, &o, hits, &m);
         inf.indexed = live;
     }
     if (!rc) { /* merge the index's hits and the tail's (disjoint: changed ids were hidden) */
@@ -804,17 +804,17 @@ static mn_status msg_filter_ids(void *arg, mn_store_score_fn fn, void *user)
     return m->st->ops->search->vec_filter(m->st, m->f, fn, user);
 }
 
-mn_status mn_vsearch_query(mn_vsearch *v, const float *q, uint32_t dim, size_t k, const mn_search_filter *f,
+mn_status mn__vsearch_query(mn_vsearch *v, const float *q, uint32_t dim, size_t k, const mn_search_filter *f,
                            struct mn_index_hit *hits, size_t *n, struct mn_vsearch_info *info)
 {
     int filtering = f && (f->session_id || f->ns || f->role >= 0 || f->since || f->until || f->metadata);
     struct msg_filter m = {v->st, f};
-    return mn_vsearch_query_ids(v, q, dim, k, filtering ? msg_filter_ids : NULL, &m, hits, n, info);
+    return mn__vsearch_query_ids(v, q, dim, k, filtering ? msg_filter_ids : NULL, &m, hits, n, info);
 }
 
 /* ---- saving ---------------------------------------------------------------------------------- */
 
-mn_status mn_vsearch_save(mn_vsearch *v)
+mn_status mn__vsearch_save(mn_vsearch *v)
 {
     pthread_mutex_lock(&v->lock);
     mn_status rc = save_if_newer(v);
@@ -822,7 +822,7 @@ mn_status mn_vsearch_save(mn_vsearch *v)
     return rc;
 }
 
-void mn_vsearch_free(mn_vsearch *v)
+void mn__vsearch_free(mn_vsearch *v)
 {
     if (!v)
         return;
@@ -831,7 +831,7 @@ void mn_vsearch_free(mn_vsearch *v)
                 mn_errmsg());
         mn__err_clear();
     }
-    mn_index_free(v->ix);
+    mn__index_free(v->ix);
     pthread_mutex_destroy(&v->lock);
     free(v->path);
     free(v);

@@ -10,7 +10,7 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-struct mn_messages_impl *mn_records_message_list_new(void)
+struct mn_messages_impl *mn__records_message_list_new(void)
 {
     struct mn_messages_impl *l = calloc(1, sizeof *l);
     if (l)
@@ -18,7 +18,7 @@ struct mn_messages_impl *mn_records_message_list_new(void)
     return l;
 }
 
-struct mn_sessions_impl *mn_records_session_list_new(void)
+struct mn_sessions_impl *mn__records_session_list_new(void)
 {
     struct mn_sessions_impl *l = calloc(1, sizeof *l);
     if (l)
@@ -52,50 +52,50 @@ const char *mn_strings_at(const mn_strings *list, size_t i) { return list && i <
         return it;                                                                                                   \
     } while (0)
 
-mn_message *mn_records_message_push(struct mn_messages_impl *l) { PUSH(l, mn_message); }
+mn_message *mn__records_message_push(struct mn_messages_impl *l) { PUSH(l, mn_message); }
 
-mn_session *mn_records_session_push(struct mn_sessions_impl *l) { PUSH(l, mn_session); }
+mn_session *mn__records_session_push(struct mn_sessions_impl *l) { PUSH(l, mn_session); }
 
 static const char **strings_slot(struct mn_strings_impl *l) { PUSH(l, const char *); }
 
-int mn_records_strings_push(struct mn_strings_impl *l, const char *s)
+int mn__records_strings_push(struct mn_strings_impl *l, const char *s)
 {
     const char **slot = strings_slot(l);
     int oom = !slot;
     if (slot)
-        *slot = mn_arena_strdup(&l->arena, s, &oom);
+        *slot = mn__arena_strdup(&l->arena, s, &oom);
     return oom;
 }
 
-int mn_records_message_fill(struct mn_arena *a, mn_message *dst, const mn_message *src)
+int mn__records_message_fill(struct mn_arena *a, mn_message *dst, const mn_message *src)
 {
     int oom = 0;
     *dst = *src;
-    dst->session_id = mn_arena_strdup(a, src->session_id, &oom);
-    dst->content = mn_arena_strdup(a, src->content, &oom);
-    dst->tool_calls = mn_arena_strdup(a, src->tool_calls, &oom);
-    dst->tool_call_id = mn_arena_strdup(a, src->tool_call_id, &oom);
-    dst->name = mn_arena_strdup(a, src->name, &oom);
-    dst->tool_name = mn_arena_strdup(a, src->tool_name, &oom);
-    dst->model = mn_arena_strdup(a, src->model, &oom);
-    dst->files = mn_arena_strdup(a, src->files, &oom);
-    dst->metadata = mn_arena_strdup(a, src->metadata ? src->metadata : "{}", &oom);
-    dst->idempotency_key = mn_arena_strdup(a, src->idempotency_key, &oom);
+    dst->session_id = mn__arena_strdup(a, src->session_id, &oom);
+    dst->content = mn__arena_strdup(a, src->content, &oom);
+    dst->tool_calls = mn__arena_strdup(a, src->tool_calls, &oom);
+    dst->tool_call_id = mn__arena_strdup(a, src->tool_call_id, &oom);
+    dst->name = mn__arena_strdup(a, src->name, &oom);
+    dst->tool_name = mn__arena_strdup(a, src->tool_name, &oom);
+    dst->model = mn__arena_strdup(a, src->model, &oom);
+    dst->files = mn__arena_strdup(a, src->files, &oom);
+    dst->metadata = mn__arena_strdup(a, src->metadata ? src->metadata : "{}", &oom);
+    dst->idempotency_key = mn__arena_strdup(a, src->idempotency_key, &oom);
     return oom;
 }
 
-int mn_records_session_fill(struct mn_arena *a, mn_session *dst, const mn_session *src)
+int mn__records_session_fill(struct mn_arena *a, mn_session *dst, const mn_session *src)
 {
     int oom = 0;
     *dst = *src;
-    dst->id = mn_arena_strdup(a, src->id, &oom);
-    dst->ns = mn_arena_strdup(a, src->ns, &oom);
-    dst->title = mn_arena_strdup(a, src->title, &oom);
-    dst->system_prompt = mn_arena_strdup(a, src->system_prompt, &oom);
-    dst->metadata = mn_arena_strdup(a, src->metadata ? src->metadata : "{}", &oom);
-    dst->tool_name = mn_arena_strdup(a, src->tool_name, &oom);
-    dst->parent_id = mn_arena_strdup(a, src->parent_id, &oom);
-    dst->key = mn_arena_strdup(a, src->key, &oom);
+    dst->id = mn__arena_strdup(a, src->id, &oom);
+    dst->ns = mn__arena_strdup(a, src->ns, &oom);
+    dst->title = mn__arena_strdup(a, src->title, &oom);
+    dst->system_prompt = mn__arena_strdup(a, src->system_prompt, &oom);
+    dst->metadata = mn__arena_strdup(a, src->metadata ? src->metadata : "{}", &oom);
+    dst->tool_name = mn__arena_strdup(a, src->tool_name, &oom);
+    dst->parent_id = mn__arena_strdup(a, src->parent_id, &oom);
+    dst->key = mn__arena_strdup(a, src->key, &oom);
     return oom;
 }
 
@@ -109,80 +109,80 @@ struct session_one {
     struct mn_arena arena;
 };
 
-mn_message *mn_records_message_copy(const mn_message *m)
+mn_message *mn__records_message_copy(const mn_message *m)
 {
     struct message_one *one = calloc(1, sizeof *one);
     if (!one)
         return NULL;
-    if (mn_records_message_fill(&one->arena, &one->pub, m)) {
-        mn_records_message_free(&one->pub);
+    if (mn__records_message_fill(&one->arena, &one->pub, m)) {
+        mn__records_message_free(&one->pub);
         return NULL;
     }
     return &one->pub;
 }
 
-mn_message *mn_records_message_shell(void)
+mn_message *mn__records_message_shell(void)
 {
     struct message_one *one = calloc(1, sizeof *one);
     return one ? &one->pub : NULL;
 }
 
-void mn_records_message_adopt(mn_message *shell, mn_messages *pub)
+void mn__records_message_adopt(mn_message *shell, mn_messages *pub)
 {
     struct message_one *one = (struct message_one *)shell;
     struct mn_messages_impl *l = (struct mn_messages_impl *)pub;
     one->pub = l->pub.items[0];
     one->arena = l->arena; /* the strings stay where they are: their chunks change owner */
     l->arena = (struct mn_arena)MN_ARENA_INIT;
-    mn_records_message_list_free(pub);
+    mn__records_message_list_free(pub);
 }
 
-mn_session *mn_records_session_copy(const mn_session *s)
+mn_session *mn__records_session_copy(const mn_session *s)
 {
     struct session_one *one = calloc(1, sizeof *one);
     if (!one)
         return NULL;
-    if (mn_records_session_fill(&one->arena, &one->pub, s)) {
-        mn_records_session_free(&one->pub);
+    if (mn__records_session_fill(&one->arena, &one->pub, s)) {
+        mn__records_session_free(&one->pub);
         return NULL;
     }
     return &one->pub;
 }
 
-void mn_records_message_free(mn_message *m)
+void mn__records_message_free(mn_message *m)
 {
     if (!m)
         return;
     struct message_one *one = (struct message_one *)m;
-    mn_arena_release(&one->arena);
+    mn__arena_release(&one->arena);
     free(one);
 }
 
-void mn_records_session_free(mn_session *s)
+void mn__records_session_free(mn_session *s)
 {
     if (!s)
         return;
     struct session_one *one = (struct session_one *)s;
-    mn_arena_release(&one->arena);
+    mn__arena_release(&one->arena);
     free(one);
 }
 
-void mn_records_message_list_free(mn_messages *pub)
+void mn__records_message_list_free(mn_messages *pub)
 {
     if (!pub)
         return;
     struct mn_messages_impl *l = (struct mn_messages_impl *)pub;
-    mn_arena_release(&l->arena);
+    mn__arena_release(&l->arena);
     free(l->pub.items);
     free(l);
 }
 
-void mn_records_session_list_free(mn_sessions *pub)
+void mn__records_session_list_free(mn_sessions *pub)
 {
     if (!pub)
         return;
     struct mn_sessions_impl *l = (struct mn_sessions_impl *)pub;
-    mn_arena_release(&l->arena);
+    mn__arena_release(&l->arena);
     free(l->pub.items);
     free(l);
 }
@@ -198,7 +198,7 @@ void mn_summary_free(mn_summary *s)
     if (!s)
         return;
     struct mn_summary_impl *impl = (struct mn_summary_impl *)s;
-    mn_arena_release(&impl->arena);
+    mn__arena_release(&impl->arena);
     free(impl);
 }
 
@@ -207,23 +207,23 @@ void mn_strings_free(mn_strings *list)
     if (!list)
         return;
     struct mn_strings_impl *l = (struct mn_strings_impl *)list;
-    mn_arena_release(&l->arena);
+    mn__arena_release(&l->arena);
     free(l->pub.items);
     free(l);
 }
 
-int mn_records_collect_message(void *user, const mn_message *m)
+int mn__records_collect_message(void *user, const mn_message *m)
 {
     struct mn_records_collect *c = user;
-    mn_message *it = mn_records_message_push(c->l);
-    if (!it || mn_records_message_fill(&c->l->arena, it, m)) {
+    mn_message *it = mn__records_message_push(c->l);
+    if (!it || mn__records_message_fill(&c->l->arena, it, m)) {
         c->rc = mn__nomem();
         return 1;
     }
     return 0;
 }
 
-void mn_records_message_list_reverse(mn_messages *l)
+void mn__records_message_list_reverse(mn_messages *l)
 {
     for (size_t i = 0, j = l->count; i + 1 < j; i++, j--) {
         mn_message t = l->items[i];
@@ -232,7 +232,7 @@ void mn_records_message_list_reverse(mn_messages *l)
     }
 }
 
-mn_summary *mn_records_summary_copy(const mn_summary *src)
+mn_summary *mn__records_summary_copy(const mn_summary *src)
 {
     struct mn_summary_impl *impl = calloc(1, sizeof *impl);
     if (!impl)
@@ -240,10 +240,10 @@ mn_summary *mn_records_summary_copy(const mn_summary *src)
     int oom = 0;
     mn_summary *m = &impl->pub;
     *m = *src;
-    m->session_id = mn_arena_strdup(&impl->arena, src->session_id, &oom);
-    m->text = mn_arena_strdup(&impl->arena, src->text ? src->text : "", &oom);
-    m->model = mn_arena_strdup(&impl->arena, src->model, &oom);
-    m->summarizer = mn_arena_strdup(&impl->arena, src->summarizer, &oom);
+    m->session_id = mn__arena_strdup(&impl->arena, src->session_id, &oom);
+    m->text = mn__arena_strdup(&impl->arena, src->text ? src->text : "", &oom);
+    m->model = mn__arena_strdup(&impl->arena, src->model, &oom);
+    m->summarizer = mn__arena_strdup(&impl->arena, src->summarizer, &oom);
     if (oom) {
         mn_summary_free(m);
         return NULL;

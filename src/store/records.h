@@ -28,13 +28,13 @@ struct mn_strings_impl {
     struct mn_arena arena;
 };
 
-struct mn_messages_impl *mn_records_message_list_new(void);
+struct mn_messages_impl *mn__records_message_list_new(void);
 /* A new zeroed item at the end; NULL on OOM. */
-mn_message *mn_records_message_push(struct mn_messages_impl *l);
-struct mn_sessions_impl *mn_records_session_list_new(void);
-mn_session *mn_records_session_push(struct mn_sessions_impl *l);
+mn_message *mn__records_message_push(struct mn_messages_impl *l);
+struct mn_sessions_impl *mn__records_session_list_new(void);
+mn_session *mn__records_session_push(struct mn_sessions_impl *l);
 /* Appends a copy of s; non-zero on OOM. */
-int mn_records_strings_push(struct mn_strings_impl *l, const char *s);
+int mn__records_strings_push(struct mn_strings_impl *l, const char *s);
 
 /* A message-scan visitor that copies each message into l (mn_store_message_fn shape; rc gets
  * MN_NOMEM and the scan stops when a copy fails). */
@@ -42,31 +42,31 @@ struct mn_records_collect {
     struct mn_messages_impl *l;
     mn_status rc;
 };
-int mn_records_collect_message(void *user, const mn_message *m);
+int mn__records_collect_message(void *user, const mn_message *m);
 /* A standalone copy of a summary (mn_summary_free releases it); a NULL text becomes "".
  * NULL on OOM. */
-mn_summary *mn_records_summary_copy(const mn_summary *src);
+mn_summary *mn__records_summary_copy(const mn_summary *src);
 /* Reverses the list in place (a newest-first read handed back oldest to newest). */
-void mn_records_message_list_reverse(mn_messages *l);
+void mn__records_message_list_reverse(mn_messages *l);
 
 /* Deep copies into a standalone record (one allocation); NULL on OOM. */
-mn_message *mn_records_message_copy(const mn_message *m);
-mn_session *mn_records_session_copy(const mn_session *s);
+mn_message *mn__records_message_copy(const mn_message *m);
+mn_session *mn__records_session_copy(const mn_session *s);
 /* Deep copy of src's strings into dst using arena a; returns non-zero on OOM. */
-int mn_records_message_fill(struct mn_arena *a, mn_message *dst, const mn_message *src);
-int mn_records_session_fill(struct mn_arena *a, mn_session *dst, const mn_session *src);
+int mn__records_message_fill(struct mn_arena *a, mn_message *dst, const mn_message *src);
+int mn__records_session_fill(struct mn_arena *a, mn_session *dst, const mn_session *src);
 
 /* A standalone record for a message not known yet (NULL on OOM), filled later by
- * mn_records_message_adopt, which cannot fail: for the calls that must not allocate once the
+ * mn__records_message_adopt, which cannot fail: for the calls that must not allocate once the
  * message is stored (an allocation failure then would answer MN_NOMEM for a stored message). */
-mn_message *mn_records_message_shell(void);
+mn_message *mn__records_message_shell(void);
 /* Moves l's first message (and the arena holding its strings) into shell, and frees l. */
-void mn_records_message_adopt(mn_message *shell, mn_messages *l);
+void mn__records_message_adopt(mn_message *shell, mn_messages *l);
 
-/* Frees what mn_records_message_copy / mn_records_session_copy made (never a list item). */
-void mn_records_message_free(mn_message *m);
-void mn_records_session_free(mn_session *s);
-void mn_records_message_list_free(mn_messages *l);
-void mn_records_session_list_free(mn_sessions *l);
+/* Frees what mn__records_message_copy / mn__records_session_copy made (never a list item). */
+void mn__records_message_free(mn_message *m);
+void mn__records_session_free(mn_session *s);
+void mn__records_message_list_free(mn_messages *l);
+void mn__records_session_list_free(mn_sessions *l);
 
 #endif

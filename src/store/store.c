@@ -11,15 +11,15 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-mn_status mn_store_open(const char *target, const mn_store_opts *opts, mn_store **out)
+mn_status mn__store_open(const char *target, const mn_store_opts *opts, mn_store **out)
 {
     *out = NULL;
-    if (mn_store_target_kind(target) == MN_TARGET_POSTGRES)
-        return mn_store_pg_open(target, opts, out);
+    if (mn__store_target_kind(target) == MN_TARGET_POSTGRES)
+        return mn__store_pg_open(target, opts, out);
     /* never a file whose name holds a password: a misspelt connection string */
     if (strcasestr(target, "password") && strchr(target, '='))
         return mn__err(MN_INVALID, "database target: looks like a PostgreSQL connection string with a password,"
                                    " but does not start with postgresql:// or a libpq keyword (host=, dbname=, …);"
                                    " refusing to create a SQLite file by that name");
-    return mn_store_sqlite_open(mn_store_target_path(target), opts, out);
+    return mn__store_sqlite_open(mn__store_target_path(target), opts, out);
 }

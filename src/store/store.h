@@ -162,14 +162,14 @@ struct mn_store {
 
 /* Opens the backend the target names (target.h: a PostgreSQL URL or keyword/value string →
  * postgres, else a SQLite file, with or without a sqlite: prefix). */
-mn_status mn_store_open(const char *target, const mn_store_opts *opts, mn_store **out);
+mn_status mn__store_open(const char *target, const mn_store_opts *opts, mn_store **out);
 
 /* Backends. */
-mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out);
+mn_status mn__store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out);
 /* A libpq connection URL; credentials come from it, PGPASSWORD or ~/.pgpass. A pool_size=N query
  * parameter (1-256, default 8; taken out before libpq sees the URL) sets the connections per
  * handle (postgres/pg.c). */
-mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store **out);
+mn_status mn__store_pg_open(const char *url, const mn_store_opts *opts, mn_store **out);
 
 /* The schema version each backend's migrations reach (sqlite/schema.h, postgres/schema.h count
  * their lists; each backend checks its own at compile time). */

@@ -21,7 +21,7 @@ typedef struct mn_store_memory_query {
     const mn_memory_query *q;
     const char *id;     /* NULL: any memory; else only this one */
     int all_versions;   /* 1: every version (history), oldest first; q's time filters ignored */
-    const char *match;  /* an FTS5 MATCH expression of quoted terms joined by OR (mn_fts_query), or NULL */
+    const char *match;  /* an FTS5 MATCH expression of quoted terms joined by OR (mn__fts_query), or NULL */
     int want_vectors;   /* 1: only versions with a vector, handed to the callback */
     int64_t now_ms;
     size_t limit;       /* 0: no limit */

@@ -34,7 +34,7 @@ static int is_keyword(const char *name, size_t len)
     return 0;
 }
 
-int mn_store_is_pg_keywords(const char *target)
+int mn__store_is_pg_keywords(const char *target)
 {
     const char *p = target;
     while (isspace((unsigned char)*p))
@@ -99,7 +99,7 @@ static mn_status mask_keywords(const char *s, struct mn_buf *b, struct secrets *
     while (!rc && *p) {
         const char *eq = strchr(p, '=');
         if (!eq)
-            return mn_buf_adds(b, p);
+            return mn__buf_adds(b, p);
         const char *name = p;
         while (name < eq && isspace((unsigned char)*name))
             name++;
@@ -108,7 +108,7 @@ static mn_status mask_keywords(const char *s, struct mn_buf *b, struct secrets *
             len--;
         char lower[64];
         name_of(name, len, 0, lower, sizeof lower);
-        rc = mn_buf_add(b, p, (size_t)(eq + 1 - p));
+        rc = mn__buf_add(b, p, (size_t)(eq + 1 - p));
         const char *v = eq + 1;
         while (*v && isspace((unsigned char)*v))
             v++;
@@ -124,10 +124,10 @@ static mn_status mask_keywords(const char *s, struct mn_buf *b, struct secrets *
                 end++;
         if (secret_name(lower))
             found(f, v, (size_t)(end - v));
-        if (!rc && secret_name(lower) && !(rc = mn_buf_add(b, eq + 1, (size_t)(v - (eq + 1)))))
-            rc = mn_buf_adds(b, "***");
+        if (!rc && secret_name(lower) && !(rc = mn__buf_add(b, eq + 1, (size_t)(v - (eq + 1)))))
+            rc = mn__buf_adds(b, "***");
         else if (!rc)
-            rc = mn_buf_add(b, eq + 1, (size_t)(end - (eq + 1)));
+            rc = mn__buf_add(b, eq + 1, (size_t)(end - (eq + 1)));
         p = end;
     }
     return rc;
@@ -148,16 +148,16 @@ static mn_status mask_url(const char *url, struct mn_buf *b, struct secrets *f)
         const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
         if (colon) {
             found(f, colon + 1, (size_t)(at - colon - 1));
-            if (!(rc = mn_buf_add(b, url, (size_t)(colon + 1 - url))))
-                rc = mn_buf_adds(b, "***");
+            if (!(rc = mn__buf_add(b, url, (size_t)(colon + 1 - url))))
+                rc = mn__buf_adds(b, "***");
             p = at;
         }
     }
     const char *q = strchr(p, '?');
     if (!q)
-        return rc ? rc : mn_buf_adds(b, p);
+        return rc ? rc : mn__buf_adds(b, p);
     if (!rc)
-        rc = mn_buf_add(b, p, (size_t)(q + 1 - p));
+        rc = mn__buf_add(b, p, (size_t)(q + 1 - p));
     for (p = q + 1; !rc && *p;) {
         size_t len = strcspn(p, "&");
         const char *eq = memchr(p, '=', len);
@@ -165,13 +165,13 @@ static mn_status mask_url(const char *url, struct mn_buf *b, struct secrets *f)
         name_of(p, eq ? (size_t)(eq - p) : len, 1, lower, sizeof lower);
         if (eq && secret_name(lower)) {
             found(f, eq + 1, len - (size_t)(eq + 1 - p));
-            if (!(rc = mn_buf_add(b, p, (size_t)(eq + 1 - p))))
-                rc = mn_buf_adds(b, "***");
+            if (!(rc = mn__buf_add(b, p, (size_t)(eq + 1 - p))))
+                rc = mn__buf_adds(b, "***");
         } else
-            rc = mn_buf_add(b, p, len);
+            rc = mn__buf_add(b, p, len);
         p += len;
         if (!rc && *p == '&') {
-            rc = mn_buf_addc(b, '&');
+            rc = mn__buf_addc(b, '&');
             p++;
         }
     }
@@ -187,14 +187,14 @@ static mn_status mask(const char *target, struct mn_buf *b, struct secrets *f)
 
 /* ---- any target ------------------------------------------------------------------------------ */
 
-enum mn_store_target_kind mn_store_target_kind(const char *target)
+enum mn_store_target_kind mn__store_target_kind(const char *target)
 {
-    return is_pg_url(target) || mn_store_is_pg_keywords(target) ? MN_TARGET_POSTGRES : MN_TARGET_SQLITE;
+    return is_pg_url(target) || mn__store_is_pg_keywords(target) ? MN_TARGET_POSTGRES : MN_TARGET_SQLITE;
 }
 
-const char *mn_store_target_path(const char *target)
+const char *mn__store_target_path(const char *target)
 {
-    if (mn_store_target_kind(target) == MN_TARGET_POSTGRES)
+    if (mn__store_target_kind(target) == MN_TARGET_POSTGRES)
         return NULL;
     if (strncmp(target, "sqlite:", 7) != 0)
         return target;
@@ -202,17 +202,17 @@ const char *mn_store_target_path(const char *target)
     return strncmp(target, "//", 2) == 0 ? target + 2 : target;
 }
 
-int mn_store_target_local(const char *target)
+int mn__store_target_local(const char *target)
 {
-    const char *path = mn_store_target_path(target);
+    const char *path = mn__store_target_path(target);
     return path && *path && strcmp(path, ":memory:") != 0 && strncmp(path, "file:", 5) != 0;
 }
 
-int mn_store_target_folder(const char *target, char *out, size_t cap)
+int mn__store_target_folder(const char *target, char *out, size_t cap)
 {
-    if (!mn_store_target_local(target))
+    if (!mn__store_target_local(target))
         return 0;
-    const char *path = mn_store_target_path(target), *slash = strrchr(path, '/');
+    const char *path = mn__store_target_path(target), *slash = strrchr(path, '/');
     if (!slash)
         snprintf(out, cap, ".");
     else
@@ -220,17 +220,17 @@ int mn_store_target_folder(const char *target, char *out, size_t cap)
     return 1;
 }
 
-char *mn_store_target_mask(const char *target)
+char *mn__store_target_mask(const char *target)
 {
-    return mn_store_target_kind(target) == MN_TARGET_POSTGRES ? mn_store_pg_mask(target) : strdup(target);
+    return mn__store_target_kind(target) == MN_TARGET_POSTGRES ? mn__store_pg_mask(target) : strdup(target);
 }
 
-char *mn_store_pg_mask(const char *target)
+char *mn__store_pg_mask(const char *target)
 {
     struct mn_buf b = MN_BUF_INIT;
     mn_status rc = mask(target, &b, NULL);
-    char *out = rc ? NULL : mn_buf_detach(&b, NULL);
-    mn_buf_release(&b);
+    char *out = rc ? NULL : mn__buf_detach(&b, NULL);
+    mn__buf_release(&b);
     return out;
 }
 
@@ -251,12 +251,12 @@ static void blank(char *msg, const char *needle, size_t len)
     }
 }
 
-void mn_store_pg_scrub(const char *target, char *msg)
+void mn__store_pg_scrub(const char *target, char *msg)
 {
     struct mn_buf b = MN_BUF_INIT;
     struct secrets f = {{0}, {0}, 0};
     mask(target, &b, &f);
-    mn_buf_release(&b);
+    mn__buf_release(&b);
     for (size_t i = 0; i < f.n; i++) {
         char raw[512], decoded[512];
         size_t len = f.len[i] < sizeof raw - 1 ? f.len[i] : sizeof raw - 1;

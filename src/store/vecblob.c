@@ -33,9 +33,9 @@ static void le_copy(void *dst, const void *src, size_t n)
     }
 }
 
-void mn_vecblob_encode(const float *v, uint32_t dim, unsigned char *out) { le_copy(out, v, dim); }
+void mn__vecblob_encode(const float *v, uint32_t dim, unsigned char *out) { le_copy(out, v, dim); }
 
-unsigned char *mn_vecblob_new(const float *v, uint32_t dim)
+unsigned char *mn__vecblob_new(const float *v, uint32_t dim)
 {
     unsigned char *b = malloc((size_t)dim * 4 + 1);
     if (b)
@@ -43,9 +43,9 @@ unsigned char *mn_vecblob_new(const float *v, uint32_t dim)
     return b;
 }
 
-void mn_vecblob_decode(const void *blob, uint32_t dim, float *out) { le_copy(out, blob, dim); }
+void mn__vecblob_decode(const void *blob, uint32_t dim, float *out) { le_copy(out, blob, dim); }
 
-const float *mn_vecblob_read(const void *blob, size_t len, int64_t dim, float **buf, uint32_t *cap)
+const float *mn__vecblob_read(const void *blob, size_t len, int64_t dim, float **buf, uint32_t *cap)
 {
     if (dim <= 0 || dim > MN_VECBLOB_MAX_DIM || !blob || len != (size_t)dim * 4)
         return NULL;

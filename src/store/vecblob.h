@@ -13,13 +13,13 @@
 #define MN_VECBLOB_MAX_DIM 65536
 
 /* dim floats of v into out (dim * 4 bytes). */
-void mn_vecblob_encode(const float *v, uint32_t dim, unsigned char *out);
+void mn__vecblob_encode(const float *v, uint32_t dim, unsigned char *out);
 /* A malloc'd blob of v (caller frees); NULL on OOM. */
-unsigned char *mn_vecblob_new(const float *v, uint32_t dim);
+unsigned char *mn__vecblob_new(const float *v, uint32_t dim);
 /* dim floats of a blob into out. */
-void mn_vecblob_decode(const void *blob, uint32_t dim, float *out);
+void mn__vecblob_decode(const void *blob, uint32_t dim, float *out);
 /* A blob of len bytes that a row says holds dim floats, decoded into *buf (grown to *cap);
  * NULL when the row is malformed (dim out of 1…MN_VECBLOB_MAX_DIM, len not dim * 4) or on OOM. */
-const float *mn_vecblob_read(const void *blob, size_t len, int64_t dim, float **buf, uint32_t *cap);
+const float *mn__vecblob_read(const void *blob, size_t len, int64_t dim, float **buf, uint32_t *cap);
 
 #endif

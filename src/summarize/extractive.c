@@ -628,12 +628,12 @@ static void attach_fix(struct ex *e, size_t i, const char *line, size_t len, siz
             keep--;
     }
     struct mn_buf b = MN_BUF_INIT;
-    if (mn_buf_adds(&b, it->text) || mn_buf_adds(&b, " → resolved: ") || mn_buf_add(&b, line, keep)) {
+    if (mn__buf_adds(&b, it->text) || mn__buf_adds(&b, " → resolved: ") || mn__buf_add(&b, line, keep)) {
         e->oom = 1;
-        mn_buf_release(&b);
+        mn__buf_release(&b);
         return;
     }
-    char *text = mn_buf_detach(&b, NULL);
+    char *text = mn__buf_detach(&b, NULL);
     if (!text) {
         e->oom = 1;
         return;
@@ -866,11 +866,11 @@ static void on_tool(struct ex *e, const char *s, size_t len)
             continue;
         if (i > st && has_word(body + st, i - st, error_words)) {
             struct mn_buf b = MN_BUF_INIT;
-            if (mn_buf_addf(&b, "%s: ", tool) || mn_buf_add(&b, body + st, clip(body + st, i - st)))
+            if (mn__buf_addf(&b, "%s: ", tool) || mn__buf_add(&b, body + st, clip(body + st, i - st)))
                 e->oom = 1;
             else
                 add_item(e, S_ERRORS, b.data, b.len, 1);
-            mn_buf_release(&b);
+            mn__buf_release(&b);
             found = 1;
         }
         st = i + 1;
@@ -992,36 +992,36 @@ static char *render(const struct ex *e, int64_t cap_tokens)
         qsort(order, e->n, sizeof *order, cmp_render);
     int bad = 0;
     if (e->goal)
-        bad |= mn_buf_addf(&b, "Goal: %s\n", e->goal) != MN_OK;
+        bad |= mn__buf_addf(&b, "Goal: %s\n", e->goal) != MN_OK;
     for (size_t i = 0; i < e->n; i++) {
         const struct item *it = order[i];
         int first = i == 0 || order[i - 1]->sec != it->sec;
         int last = i + 1 == e->n || order[i + 1]->sec != it->sec;
         if (it->sec < FIRST_INLINE) {
             if (first)
-                bad |= mn_buf_addf(&b, "%s:\n", section_names[it->sec]) != MN_OK;
-            bad |= mn_buf_addf(&b, "- %s\n", it->text) != MN_OK;
+                bad |= mn__buf_addf(&b, "%s:\n", section_names[it->sec]) != MN_OK;
+            bad |= mn__buf_addf(&b, "- %s\n", it->text) != MN_OK;
             continue;
         }
         if (first)
-            bad |= mn_buf_addf(&b, "%s: ", section_names[it->sec]) != MN_OK;
-        bad |= mn_buf_addf(&b, "%s%s", first ? "" : ", ", it->text) != MN_OK;
+            bad |= mn__buf_addf(&b, "%s: ", section_names[it->sec]) != MN_OK;
+        bad |= mn__buf_addf(&b, "%s%s", first ? "" : ", ", it->text) != MN_OK;
         if (it->sec == S_TOOLS && it->count > 1)
-            bad |= mn_buf_addf(&b, " ×%ld", it->count) != MN_OK;
+            bad |= mn__buf_addf(&b, " ×%ld", it->count) != MN_OK;
         if (last)
-            bad |= mn_buf_addc(&b, '\n') != MN_OK;
+            bad |= mn__buf_addc(&b, '\n') != MN_OK;
     }
     if (e->left_out)
-        bad |= mn_buf_addf(&b, LEFT_OUT "%ld older, less specific item%s, to stay within %lld tokens\n", e->left_out,
+        bad |= mn__buf_addf(&b, LEFT_OUT "%ld older, less specific item%s, to stay within %lld tokens\n", e->left_out,
                            e->left_out == 1 ? "" : "s", (long long)cap_tokens) != MN_OK;
     free(order);
     if (bad) {
-        mn_buf_release(&b);
+        mn__buf_release(&b);
         return NULL;
     }
     if (b.len && b.data[b.len - 1] == '\n')
         b.data[--b.len] = '\0';
-    return mn_buf_detach(&b, NULL);
+    return mn__buf_detach(&b, NULL);
 }
 
 /* Cut order: lowest score first, then oldest. */
@@ -1033,7 +1033,7 @@ static int cmp_cut(const void *x, const void *y)
     return a->age < b->age ? -1 : a->age > b->age;
 }
 
-static int64_t tokens(const mn_tokenizer *tk, const char *s) { return (int64_t)mn_token_count(tk, s, strlen(s)); }
+static int64_t tokens(const mn_tokenizer *tk, const char *s) { return (int64_t)mn__token_count(tk, s, strlen(s)); }
 
 /* The shape of an item: lower case, each run of digits as one '#'. "See notes_3.md, section
  * 12." and "See notes_4.md, section 7." share one. */
@@ -1270,7 +1270,7 @@ static void focus_words(struct ex *e, const char *instructions)
     }
 }
 
-char *mn_summarize_extract(const char *shaped, const mn_tokenizer *tk, int64_t cap_tokens, const char *instructions)
+char *mn__summarize_extract(const char *shaped, const mn_tokenizer *tk, int64_t cap_tokens, const char *instructions)
 {
     struct ex e;
     memset(&e, 0, sizeof e);
@@ -1319,7 +1319,7 @@ char *mn_summarize_extract(const char *shaped, const mn_tokenizer *tk, int64_t c
         rank(&e);
     char *text = e.oom ? NULL : fit(&e, tk, cap_tokens);
     if (text && cap_tokens > 0 && tokens(tk, text) > cap_tokens) { /* the goal alone is over the cap */
-        char *cut = mn_summarize_cap(tk, text, cap_tokens);
+        char *cut = mn__summarize_cap(tk, text, cap_tokens);
         free(text);
         text = cut;
     }
@@ -1338,7 +1338,7 @@ static mn_status extractive_call(mn_summarizer *s, const char *shaped, int64_t c
                                  mn_sum_result *out)
 {
     (void)s;
-    out->text = mn_summarize_extract(shaped, in->tk, cap, in->instructions);
+    out->text = mn__summarize_extract(shaped, in->tk, cap, in->instructions);
     if (!out->text)
         return mn__nomem();
     if (!*out->text) {
@@ -1349,6 +1349,6 @@ static mn_status extractive_call(mn_summarizer *s, const char *shaped, int64_t c
     return MN_OK;
 }
 
-static void extractive_free(mn_summarizer *s) { mn_summarizer_free(s); }
+static void extractive_free(mn_summarizer *s) { mn__summarizer_free(s); }
 
 const struct mn_summarizer_vt mn_summarizer_extractive_vt = {"extractive", extractive_call, extractive_free};

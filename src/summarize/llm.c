@@ -34,14 +34,14 @@ static mn_status url_for(const mn_summarizer_cfg *c, struct mn_buf *url)
         len--;
     if (len == 0)
         return mn__err(MN_UNAVAILABLE, "summarizer.base_url is not set (the llm summariser needs a server)");
-    mn_status rc = mn_buf_add(url, c->base_url, len);
+    mn_status rc = mn__buf_add(url, c->base_url, len);
     if (rc)
         return rc;
     if (strcmp(c->protocol, "ollama") == 0)
-        return mn_buf_adds(url, "/api/chat");
+        return mn__buf_adds(url, "/api/chat");
     if (len >= 3 && strncmp(c->base_url + len - 3, "/v1", 3) == 0)
-        return mn_buf_adds(url, "/chat/completions");
-    return mn_buf_adds(url, "/v1/chat/completions");
+        return mn__buf_adds(url, "/chat/completions");
+    return mn__buf_adds(url, "/v1/chat/completions");
 }
 
 /* The user message: instructions (built in, or the prompt file's text followed by the cap), the
@@ -49,14 +49,14 @@ static mn_status url_for(const mn_summarizer_cfg *c, struct mn_buf *url)
 static mn_status build_prompt(const mn_summarizer *s, const mn_sum_input *in, int64_t cap, const char *shaped,
                               struct mn_buf *prompt)
 {
-    mn_status rc = s->prompt ? mn_buf_adds(prompt, s->prompt) : mn_buf_addf(prompt, INSTRUCTIONS, (long long)cap);
+    mn_status rc = s->prompt ? mn__buf_adds(prompt, s->prompt) : mn__buf_addf(prompt, INSTRUCTIONS, (long long)cap);
     if (!rc && s->prompt)
-        rc = mn_buf_addf(prompt, "\nStay within %lld tokens.\n\n", (long long)cap);
+        rc = mn__buf_addf(prompt, "\nStay within %lld tokens.\n\n", (long long)cap);
     if (!rc && in && in->instructions && *in->instructions)
-        rc = mn_buf_addf(prompt, "Focus of this compaction, from the user (keep what it names first): %s\n\n",
+        rc = mn__buf_addf(prompt, "Focus of this compaction, from the user (keep what it names first): %s\n\n",
                          in->instructions);
     if (!rc)
-        rc = mn_buf_adds(prompt, shaped);
+        rc = mn__buf_adds(prompt, shaped);
     return rc;
 }
 
@@ -81,7 +81,7 @@ static mn_status llm_call(mn_summarizer *s, const char *shaped, int64_t cap, con
             json_object_set_new(req, "temperature", json_integer(0));
             json_object_set_new(req, "max_tokens", json_integer(cap));
         }
-        body = req ? mn_json_dump(req) : NULL;
+        body = req ? mn__json_dump(req) : NULL;
         json_decref(req);
         if (!body)
             rc = mn__nomem();
@@ -93,7 +93,7 @@ static mn_status llm_call(mn_summarizer *s, const char *shaped, int64_t cap, con
         int retries = c->retries;
         if (in->deadline_ms > 0) { /* a build waits no longer than its deadline: every attempt
                                       ends by it and no retry starts that could not */
-            int64_t left = in->deadline_ms - mn_clock_now_ms();
+            int64_t left = in->deadline_ms - mn__clock_now_ms();
             if (left < 100)
                 left = 100;
             if (timeout > left)
@@ -103,7 +103,7 @@ static mn_status llm_call(mn_summarizer *s, const char *shaped, int64_t cap, con
                 retries = fit > 0 ? (int)fit : 0;
         }
         mn_http_req hr = {url.data, body, c->api_key, timeout, retries, c->backoff_ms > 0 ? c->backoff_ms : 500};
-        rc = mn_http_post_json(&hr, &resp);
+        rc = mn__http_post_json(&hr, &resp);
         out->attempts = resp.attempts;
         if (rc)
             rc = mn__err(rc, "summarizer: %s", mn_errmsg());
@@ -111,28 +111,28 @@ static mn_status llm_call(mn_summarizer *s, const char *shaped, int64_t cap, con
     if (!rc && resp.status != 200) {
         char *text = NULL;
         int64_t p, q;
-        mn_status prc = mn_summarize_parse_response(c->protocol, resp.body, resp.len, &text, &p, &q);
+        mn_status prc = mn__summarize_parse_response(c->protocol, resp.body, resp.len, &text, &p, &q);
         free(text);
         rc = mn__err(MN_UNAVAILABLE, "summarizer: HTTP %ld from %s after %d attempt(s)%s%.200s", resp.status, url.data,
                      resp.attempts, prc == MN_UNAVAILABLE ? ": " : "", prc == MN_UNAVAILABLE ? mn_errmsg() : "");
     }
     if (!rc)
-        rc = mn_summarize_parse_response(c->protocol, resp.body, resp.len, &out->text, &out->prompt_tokens,
+        rc = mn__summarize_parse_response(c->protocol, resp.body, resp.len, &out->text, &out->prompt_tokens,
                                          &out->completion_tokens);
     if (!rc) {
-        mn_summarize_strip_think(out->text);
+        mn__summarize_strip_think(out->text);
         if (!*out->text)
             rc = mn__err(MN_UNAVAILABLE, "summarizer: the reply held only reasoning (<think>), no summary");
     }
     if (!rc && !(out->model = strdup(c->model)))
         rc = mn__nomem();
-    mn_http_resp_release(&resp);
+    mn__http_resp_release(&resp);
     free(body);
-    mn_buf_release(&url);
-    mn_buf_release(&prompt);
+    mn__buf_release(&url);
+    mn__buf_release(&prompt);
     return rc;
 }
 
-static void llm_free(mn_summarizer *s) { mn_summarizer_free(s); }
+static void llm_free(mn_summarizer *s) { mn__summarizer_free(s); }
 
 const struct mn_summarizer_vt mn_summarizer_llm_vt = {"llm", llm_call, llm_free};

@@ -43,7 +43,7 @@ static mn_status read_prompt(const char *file, char **out)
         rc = mn__err(MN_IO, "summarizer.prompt_file: cannot read '%s': %s", file, strerror(bad));
     else if (len > PROMPT_FILE_MAX)
         rc = mn__err(MN_TOOBIG, "summarizer.prompt_file: '%s' is larger than %d bytes", file, PROMPT_FILE_MAX);
-    else if (!mn_utf8_valid(text, len, NULL))
+    else if (!mn__utf8_valid(text, len, NULL))
         rc = mn__err(MN_INVALID, "summarizer.prompt_file: '%s' is not valid UTF-8", file);
     text[len] = '\0';
     size_t blank = 0;
@@ -59,7 +59,7 @@ static mn_status read_prompt(const char *file, char **out)
     return MN_OK;
 }
 
-mn_status mn_summarizer_open(const mn_summarizer_cfg *cfg, mn_summarizer **out)
+mn_status mn__summarizer_open(const mn_summarizer_cfg *cfg, mn_summarizer **out)
 {
     *out = NULL;
     const struct mn_summarizer_vt *vt = NULL;
@@ -87,13 +87,13 @@ mn_status mn_summarizer_open(const mn_summarizer_cfg *cfg, mn_summarizer **out)
     s->cfg.api_key = dup_or_null(cfg->api_key);
     s->cfg.prompt_file = NULL;
     if (!s->cfg.protocol || !s->cfg.base_url || !s->cfg.model || (cfg->api_key && !s->cfg.api_key)) {
-        mn_summarizer_free(s);
+        mn__summarizer_free(s);
         return mn__nomem();
     }
     if (cfg->prompt_file && *cfg->prompt_file) {
         mn_status rc = read_prompt(cfg->prompt_file, &s->prompt);
         if (rc) {
-            mn_summarizer_free(s);
+            mn__summarizer_free(s);
             return rc;
         }
     }
@@ -101,7 +101,7 @@ mn_status mn_summarizer_open(const mn_summarizer_cfg *cfg, mn_summarizer **out)
     return MN_OK;
 }
 
-void mn_summarizer_free(mn_summarizer *s)
+void mn__summarizer_free(mn_summarizer *s)
 {
     if (!s)
         return;
@@ -113,9 +113,9 @@ void mn_summarizer_free(mn_summarizer *s)
     free(s);
 }
 
-const char *mn_summarizer_name(const mn_summarizer *s) { return s->vt->name; }
+const char *mn__summarizer_name(const mn_summarizer *s) { return s->vt->name; }
 
-void mn_sum_result_release(mn_sum_result *r)
+void mn__sum_result_release(mn_sum_result *r)
 {
     free(r->text);
     free(r->model);
@@ -128,18 +128,18 @@ void mn_sum_result_release(mn_sum_result *r)
 static mn_status add_cut(struct mn_buf *b, const char *text, size_t max_chars)
 {
     size_t len = strlen(text);
-    if (!mn_utf8_valid(text, len, NULL) || max_chars == 0)
-        return mn_buf_add(b, text, len);
-    size_t chars = mn_utf8_chars(text, len);
+    if (!mn__utf8_valid(text, len, NULL) || max_chars == 0)
+        return mn__buf_add(b, text, len);
+    size_t chars = mn__utf8_chars(text, len);
     if (chars <= max_chars)
-        return mn_buf_add(b, text, len);
-    size_t head = mn_utf8_prefix(text, len, max_chars / 2);
-    size_t tail_start = mn_utf8_prefix(text, len, chars - max_chars / 4);
-    mn_status rc = mn_buf_add(b, text, head);
+        return mn__buf_add(b, text, len);
+    size_t head = mn__utf8_prefix(text, len, max_chars / 2);
+    size_t tail_start = mn__utf8_prefix(text, len, chars - max_chars / 4);
+    mn_status rc = mn__buf_add(b, text, head);
     if (!rc)
-        rc = mn_buf_addf(b, " […cut, %zu chars total…] ", chars);
+        rc = mn__buf_addf(b, " […cut, %zu chars total…] ", chars);
     if (!rc)
-        rc = mn_buf_add(b, text + tail_start, len - tail_start);
+        rc = mn__buf_add(b, text + tail_start, len - tail_start);
     return rc;
 }
 
@@ -150,23 +150,23 @@ static mn_status shape_message(struct mn_buf *b, const mn_message *m, size_t too
     const char *content = m->content ? m->content : "";
     switch (m->role) {
     case MN_ROLE_SYSTEM:
-        rc = mn_buf_adds(b, "System: ");
+        rc = mn__buf_adds(b, "System: ");
         break;
     case MN_ROLE_USER:
-        rc = mn_buf_adds(b, "User: ");
+        rc = mn__buf_adds(b, "User: ");
         break;
     case MN_ROLE_ASSISTANT:
         if (*content)
-            rc = mn_buf_adds(b, "Assistant: ");
+            rc = mn__buf_adds(b, "Assistant: ");
         break;
     case MN_ROLE_TOOL:
-        rc = mn_buf_addf(b, "Tool %s (%s): ", m->name ? m->name : "result", m->tool_call_id ? m->tool_call_id : "");
+        rc = mn__buf_addf(b, "Tool %s (%s): ", m->name ? m->name : "result", m->tool_call_id ? m->tool_call_id : "");
         break;
     }
     if (!rc && (m->role != MN_ROLE_ASSISTANT || *content)) {
         rc = add_cut(b, content, m->role == MN_ROLE_TOOL ? tool_chars : 4 * tool_chars);
         if (!rc)
-            rc = mn_buf_addc(b, '\n');
+            rc = mn__buf_addc(b, '\n');
     }
     if (!rc && m->tool_calls) {
         json_t *calls = json_loads(m->tool_calls, 0, NULL);
@@ -177,8 +177,8 @@ static mn_status shape_message(struct mn_buf *b, const mn_message *m, size_t too
             json_t *fn = json_object_get(c, "function");
             const char *name = json_string_value(json_object_get(fn, "name"));
             const char *args = json_string_value(json_object_get(fn, "arguments"));
-            if ((rc = mn_buf_addf(b, "Assistant calls: %s(", name ? name : "?")) ||
-                (rc = add_cut(b, args ? args : "", tool_chars)) || (rc = mn_buf_adds(b, ")\n")))
+            if ((rc = mn__buf_addf(b, "Assistant calls: %s(", name ? name : "?")) ||
+                (rc = add_cut(b, args ? args : "", tool_chars)) || (rc = mn__buf_adds(b, ")\n")))
                 break;
         }
         json_decref(calls);
@@ -188,49 +188,49 @@ static mn_status shape_message(struct mn_buf *b, const mn_message *m, size_t too
 
 static mn_status shape_begin(struct mn_buf *b, const char *existing)
 {
-    mn_status rc = mn_buf_adds(b, "=== EXISTING_SUMMARY ===\n");
+    mn_status rc = mn__buf_adds(b, "=== EXISTING_SUMMARY ===\n");
     if (!rc)
-        rc = mn_buf_adds(b, existing && *existing ? existing : "NONE");
+        rc = mn__buf_adds(b, existing && *existing ? existing : "NONE");
     if (!rc)
-        rc = mn_buf_adds(b, "\n=== END_EXISTING_SUMMARY ===\n\n=== NEW_TURNS ===\n");
+        rc = mn__buf_adds(b, "\n=== END_EXISTING_SUMMARY ===\n\n=== NEW_TURNS ===\n");
     return rc;
 }
 
-mn_status mn_summarize_shape(struct mn_buf *b, const char *existing, const mn_message *msgs, size_t n,
+mn_status mn__summarize_shape(struct mn_buf *b, const char *existing, const mn_message *msgs, size_t n,
                              size_t tool_chars)
 {
     mn_status rc = shape_begin(b, existing);
     int turn = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         if (msgs[i].role == MN_ROLE_USER || turn == 0)
-            rc = mn_buf_addf(b, "%sTurn %d:\n", turn ? "\n" : "", turn + 1), turn++;
+            rc = mn__buf_addf(b, "%sTurn %d:\n", turn ? "\n" : "", turn + 1), turn++;
         if (!rc)
             rc = shape_message(b, &msgs[i], tool_chars);
     }
     if (!rc)
-        rc = mn_buf_adds(b, "=== END_NEW_TURNS ===\n");
+        rc = mn__buf_adds(b, "=== END_NEW_TURNS ===\n");
     return rc;
 }
 
 /* ---- the cap --------------------------------------------------------------------------------- */
 
-char *mn_summarize_cap(const mn_tokenizer *tk, const char *text, int64_t cap)
+char *mn__summarize_cap(const mn_tokenizer *tk, const char *text, int64_t cap)
 {
     size_t len = strlen(text);
-    if (cap <= 0 || (int64_t)mn_token_count(tk, text, len) <= cap)
+    if (cap <= 0 || (int64_t)mn__token_count(tk, text, len) <= cap)
         return strdup(text);
     /* binary search on characters for the longest prefix within the cap, then back to a line */
-    size_t chars = mn_utf8_valid(text, len, NULL) ? mn_utf8_chars(text, len) : len;
+    size_t chars = mn__utf8_valid(text, len, NULL) ? mn__utf8_chars(text, len) : len;
     size_t lo = 0, hi = chars;
     while (lo < hi) {
         size_t mid = lo + (hi - lo + 1) / 2;
-        size_t bytes = mn_utf8_valid(text, len, NULL) ? mn_utf8_prefix(text, len, mid) : mid;
-        if ((int64_t)mn_token_count(tk, text, bytes) <= cap)
+        size_t bytes = mn__utf8_valid(text, len, NULL) ? mn__utf8_prefix(text, len, mid) : mid;
+        if ((int64_t)mn__token_count(tk, text, bytes) <= cap)
             lo = mid;
         else
             hi = mid - 1;
     }
-    size_t bytes = mn_utf8_valid(text, len, NULL) ? mn_utf8_prefix(text, len, lo) : lo;
+    size_t bytes = mn__utf8_valid(text, len, NULL) ? mn__utf8_prefix(text, len, lo) : lo;
     size_t line = bytes;
     while (line > 0 && text[line - 1] != '\n')
         line--;
@@ -248,9 +248,9 @@ char *mn_summarize_cap(const mn_tokenizer *tk, const char *text, int64_t cap)
 
 /* ---- staged folding -------------------------------------------------------------------------- */
 
-static int64_t count(const mn_tokenizer *tk, const char *s, size_t len) { return (int64_t)mn_token_count(tk, s, len); }
+static int64_t count(const mn_tokenizer *tk, const char *s, size_t len) { return (int64_t)mn__token_count(tk, s, len); }
 
-mn_status mn_summarize(mn_summarizer *s, const mn_sum_input *in, mn_sum_result *out)
+mn_status mn__summarize(mn_summarizer *s, const mn_sum_input *in, mn_sum_result *out)
 {
     memset(out, 0, sizeof *out);
     int64_t budget = s->cfg.input_budget > 0 ? s->cfg.input_budget : 12000;
@@ -268,16 +268,16 @@ mn_status mn_summarize(mn_summarizer *s, const mn_sum_input *in, mn_sum_result *
     while (i < in->n && !rc) {
         /* the room for turns in this stage: the budget less the summary so far and its cap */
         int64_t room = budget - STAGE_OVERHEAD - cap - (summary ? count(in->tk, summary, strlen(summary)) : 0);
-        mn_buf_reset(&shaped);
+        mn__buf_reset(&shaped);
         if ((rc = shape_begin(&shaped, summary)))
             break;
         int turn = 0;
         size_t j = i;
         int64_t used = 0;
         while (j < in->n && !rc) {
-            mn_buf_reset(&piece);
+            mn__buf_reset(&piece);
             if (in->msgs[j].role == MN_ROLE_USER || turn == 0)
-                rc = mn_buf_addf(&piece, "%sTurn %d:\n", turn ? "\n" : "", turn + 1);
+                rc = mn__buf_addf(&piece, "%sTurn %d:\n", turn ? "\n" : "", turn + 1);
             if (!rc)
                 rc = shape_message(&piece, &in->msgs[j], tool_chars);
             if (rc)
@@ -297,20 +297,20 @@ mn_status mn_summarize(mn_summarizer *s, const mn_sum_input *in, mn_sum_result *
                                  " within summarizer.input_budget_tokens (%lld)", (long long)budget);
                     break;
                 }
-                if ((rc = mn_buf_add(&shaped, piece.data, keep)) || (rc = mn_buf_adds(&shaped, " […cut]\n")))
+                if ((rc = mn__buf_add(&shaped, piece.data, keep)) || (rc = mn__buf_adds(&shaped, " […cut]\n")))
                     break;
                 j++;
                 turn += in->msgs[j - 1].role == MN_ROLE_USER || turn == 0;
                 used = room;
                 break;
             }
-            if ((rc = mn_buf_add(&shaped, piece.data, piece.len)))
+            if ((rc = mn__buf_add(&shaped, piece.data, piece.len)))
                 break;
             turn += in->msgs[j].role == MN_ROLE_USER || turn == 0;
             used += t;
             j++;
         }
-        if (rc || (rc = mn_buf_adds(&shaped, "=== END_NEW_TURNS ===\n")))
+        if (rc || (rc = mn__buf_adds(&shaped, "=== END_NEW_TURNS ===\n")))
             break;
         mn_sum_result r;
         memset(&r, 0, sizeof r);
@@ -320,7 +320,7 @@ mn_status mn_summarize(mn_summarizer *s, const mn_sum_input *in, mn_sum_result *
         out->prompt_tokens += r.prompt_tokens;
         out->completion_tokens += r.completion_tokens;
         if (!rc) {
-            char *capped = mn_summarize_cap(in->tk, r.text ? r.text : "", cap);
+            char *capped = mn__summarize_cap(in->tk, r.text ? r.text : "", cap);
             if (!capped)
                 rc = mn__nomem();
             free(summary);
@@ -329,11 +329,11 @@ mn_status mn_summarize(mn_summarizer *s, const mn_sum_input *in, mn_sum_result *
             out->model = r.model;
             r.model = NULL;
         }
-        mn_sum_result_release(&r);
+        mn__sum_result_release(&r);
         i = j;
     }
-    mn_buf_release(&piece);
-    mn_buf_release(&shaped);
+    mn__buf_release(&piece);
+    mn__buf_release(&shaped);
     if (!rc && !summary)
         rc = mn__err(MN_UNAVAILABLE, "summarizer: nothing to summarise");
     if (rc) {
@@ -354,7 +354,7 @@ static mn_status none_call(mn_summarizer *s, const char *shaped, int64_t cap, co
     return mn__err(MN_UNAVAILABLE, "summarizer: 'none' is configured (summarizer.name), so folds use the static marker");
 }
 
-static void plain_free(mn_summarizer *s) { mn_summarizer_free(s); }
+static void plain_free(mn_summarizer *s) { mn__summarizer_free(s); }
 
 const struct mn_summarizer_vt mn_summarizer_none_vt = {"none", none_call, plain_free};
 
@@ -374,7 +374,7 @@ static long find_ci(const char *text, const char *needle)
     return -1;
 }
 
-void mn_summarize_strip_think(char *text)
+void mn__summarize_strip_think(char *text)
 {
     static const char *const tags[][2] = {{"<think>", "</think>"}, {"<thinking>", "</thinking>"}};
     for (size_t t = 0; t < sizeof tags / sizeof tags[0]; t++) {
@@ -416,7 +416,7 @@ static const char *error_text(json_t *root)
     return e ? "error" : NULL;
 }
 
-mn_status mn_summarize_parse_response(const char *protocol, const char *body, size_t len, char **text,
+mn_status mn__summarize_parse_response(const char *protocol, const char *body, size_t len, char **text,
                                       int64_t *prompt_tokens, int64_t *completion_tokens)
 {
     *text = NULL;

@@ -38,7 +38,7 @@ typedef struct mn_sum_input {
     size_t n;
     int64_t cap_tokens;   /* the summary's cap */
     const mn_tokenizer *tk;
-    int64_t deadline_ms;  /* absolute, on mn_clock_now_ms()'s scale; 0 = none */
+    int64_t deadline_ms;  /* absolute, on mn__clock_now_ms()'s scale; 0 = none */
     const char *instructions; /* the compaction's focus ("keep the API decisions"), or NULL */
 } mn_sum_input;
 
@@ -52,7 +52,7 @@ typedef struct mn_sum_result {
 
 struct mn_summarizer_vt {
     const char *name;
-    /* One call on a shaped input (mn_summarize_shape) that fits the budget → out->text (and
+    /* One call on a shaped input (mn__summarize_shape) that fits the budget → out->text (and
      * model, usage). `in` is the whole request (tokenizer, instructions, deadline). */
     mn_status (*call)(mn_summarizer *s, const char *shaped, int64_t cap_tokens, const mn_sum_input *in,
                       mn_sum_result *out);
@@ -69,28 +69,28 @@ struct mn_summarizer {
 /* Opens the summariser cfg->name, reading cfg->prompt_file when set (at most 64 KiB).
  * Errors: MN_INVALID (unknown name, bad protocol, an empty prompt file), MN_IO (the prompt
  * file cannot be read, naming it), MN_TOOBIG, MN_NOMEM. */
-mn_status mn_summarizer_open(const mn_summarizer_cfg *cfg, mn_summarizer **out);
-void mn_summarizer_free(mn_summarizer *s);
-const char *mn_summarizer_name(const mn_summarizer *s);
+mn_status mn__summarizer_open(const mn_summarizer_cfg *cfg, mn_summarizer **out);
+void mn__summarizer_free(mn_summarizer *s);
+const char *mn__summarizer_name(const mn_summarizer *s);
 
 /* Folds in->msgs into in->existing, in stages when the input is over the budget. On success
  * out->text is the new summary, at most cap_tokens tokens. On failure nothing is returned and
  * the message says why (MN_UNAVAILABLE for provider failures, "none" always fails). */
-mn_status mn_summarize(mn_summarizer *s, const mn_sum_input *in, mn_sum_result *out);
-void mn_sum_result_release(mn_sum_result *r);
+mn_status mn__summarize(mn_summarizer *s, const mn_sum_input *in, mn_sum_result *out);
+void mn__sum_result_release(mn_sum_result *r);
 
 /* The input shape (seed 004): === EXISTING_SUMMARY === … === NEW_TURNS === Turn 1: … Tool
  * outputs longer than `tool_chars` characters are cut to head + tail. Appends to b. */
-mn_status mn_summarize_shape(struct mn_buf *b, const char *existing, const mn_message *msgs, size_t n,
+mn_status mn__summarize_shape(struct mn_buf *b, const char *existing, const mn_message *msgs, size_t n,
                              size_t tool_chars);
 /* Cuts text to at most cap tokens on a line (else character) boundary, keeping the start;
  * returns a malloc'd copy. */
-char *mn_summarize_cap(const mn_tokenizer *tk, const char *text, int64_t cap);
+char *mn__summarize_cap(const mn_tokenizer *tk, const char *text, int64_t cap);
 
 /* Parses a chat response of `protocol` ("openai" or "ollama"): the reply text (malloc'd), and
  * usage. finish_reason / done_reason "length" is MN_UNAVAILABLE ("cut off at the token limit").
  * Errors: MN_UNAVAILABLE (an error object, no choices, empty reply), MN_INVALID (not JSON). */
-mn_status mn_summarize_parse_response(const char *protocol, const char *body, size_t len, char **text,
+mn_status mn__summarize_parse_response(const char *protocol, const char *body, size_t len, char **text,
                                       int64_t *prompt_tokens, int64_t *completion_tokens);
 
 /* Providers. */
@@ -100,10 +100,10 @@ extern const struct mn_summarizer_vt mn_summarizer_none_vt;
 
 /* The extractive summary of a shaped input (used by the extractive provider). Items whose words
  * match `instructions` (NULL: none) are listed first in their section and cut last. */
-char *mn_summarize_extract(const char *shaped, const mn_tokenizer *tk, int64_t cap_tokens, const char *instructions);
+char *mn__summarize_extract(const char *shaped, const mn_tokenizer *tk, int64_t cap_tokens, const char *instructions);
 
 /* Removes reasoning blocks (<think>…</think>, any letter case, also one left open at the end,
  * and <thinking>…</thinking>) from text in place, then trims surrounding white space. */
-void mn_summarize_strip_think(char *text);
+void mn__summarize_strip_think(char *text);
 
 #endif

@@ -553,7 +553,7 @@ size_t mn__bpe_count_chunks(const mn_tokenizer *tk, const char *text, size_t len
     const uint8_t *s = (const uint8_t *)text;
     if (parts > MAX_PARTS)
         parts = MAX_PARTS;
-    if (parts < 1 || !mn_bpe_is(tk))
+    if (parts < 1 || !mn__bpe_is(tk))
         parts = 1;
     /* each cut is the first safe one at or after its target k * len / parts */
     size_t *cut = malloc((parts + 1) * sizeof *cut);
@@ -648,23 +648,23 @@ static void bpe_free(mn_tokenizer *tk)
 
 static const struct mn_tokenizer_vt bpe_vt = {bpe_count, bpe_encode, bpe_free};
 
-int mn_bpe_is(const mn_tokenizer *tk) { return tk && tk->vt == &bpe_vt; }
+int mn__bpe_is(const mn_tokenizer *tk) { return tk && tk->vt == &bpe_vt; }
 
 const struct mn_bpe *mn__bpe_of(const mn_tokenizer *tk)
 {
-    return mn_bpe_is(tk) ? &((const struct bpe_tokenizer *)tk)->bpe : NULL;
+    return mn__bpe_is(tk) ? &((const struct bpe_tokenizer *)tk)->bpe : NULL;
 }
 
-size_t mn_bpe_memory(const mn_tokenizer *tk)
+size_t mn__bpe_memory(const mn_tokenizer *tk)
 {
-    return mn_bpe_is(tk) ? ((const struct bpe_tokenizer *)tk)->bpe.mem + sizeof(struct bpe_tokenizer) : 0;
+    return mn__bpe_is(tk) ? ((const struct bpe_tokenizer *)tk)->bpe.mem + sizeof(struct bpe_tokenizer) : 0;
 }
 
-mn_status mn_bpe_decode(const mn_tokenizer *tk, const uint32_t *ids, size_t n, char **out, size_t *out_len)
+mn_status mn__bpe_decode(const mn_tokenizer *tk, const uint32_t *ids, size_t n, char **out, size_t *out_len)
 {
     *out = NULL;
     *out_len = 0;
-    if (!mn_bpe_is(tk))
+    if (!mn__bpe_is(tk))
         return mn__err(MN_INVALID, "tokenizer: decode needs a BPE encoding");
     const struct mn_bpe *bpe = &((const struct bpe_tokenizer *)tk)->bpe;
     size_t total = 0;
@@ -742,7 +742,7 @@ struct digest_job {
 static void *digest_run(void *user)
 {
     struct digest_job *j = user;
-    j->rc = mn_sha256_hex(j->data, j->len, j->hex);
+    j->rc = mn__sha256_hex(j->data, j->len, j->hex);
     return NULL;
 }
 
@@ -793,7 +793,7 @@ static mn_status open_file(const struct encoding *enc, const char *path, mn_toke
     return MN_OK;
 }
 
-mn_status mn_bpe_open(const char *name, const char *data_dir, mn_tokenizer **out)
+mn_status mn__bpe_open(const char *name, const char *data_dir, mn_tokenizer **out)
 {
     *out = NULL;
     const struct encoding *enc = NULL;

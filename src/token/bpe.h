@@ -19,17 +19,17 @@
  * called from any number of threads at once.
  * Errors: MN_INVALID (unknown name), MN_UNAVAILABLE (no such file; the message names the path),
  * MN_CORRUPT (unknown hash or a malformed file), MN_IO, MN_NOMEM. */
-mn_status mn_bpe_open(const char *name, const char *data_dir, mn_tokenizer **out);
+mn_status mn__bpe_open(const char *name, const char *data_dir, mn_tokenizer **out);
 
-/* True when tk was opened by mn_bpe_open. */
-int mn_bpe_is(const mn_tokenizer *tk);
+/* True when tk was opened by mn__bpe_open. */
+int mn__bpe_is(const mn_tokenizer *tk);
 
 /* The bytes of ids[0..n) into *out (caller frees with free(); NUL-terminated for convenience,
  * *out_len excludes the NUL). decode(encode(x)) == x for all bytes x.
  * Errors: MN_INVALID (tk is not a BPE tokenizer, or an id that is no token), MN_NOMEM. */
-mn_status mn_bpe_decode(const mn_tokenizer *tk, const uint32_t *ids, size_t n, char **out, size_t *out_len);
+mn_status mn__bpe_decode(const mn_tokenizer *tk, const uint32_t *ids, size_t n, char **out, size_t *out_len);
 
 /* Bytes of heap the loaded encoding holds (rank table, hash table, token bytes). */
-size_t mn_bpe_memory(const mn_tokenizer *tk);
+size_t mn__bpe_memory(const mn_tokenizer *tk);
 
 #endif

@@ -91,7 +91,7 @@ void mn__bpe_release(struct mn_bpe *bpe);
  * len when `padded` is non-zero (the caller's buffer has them). */
 uint32_t mn__bpe_lookup(const struct mn_bpe *bpe, const uint8_t *k, size_t len, int padded);
 
-/* The rank table of a tokenizer opened by mn_bpe_open; NULL for any other. */
+/* The rank table of a tokenizer opened by mn__bpe_open; NULL for any other. */
 const struct mn_bpe *mn__bpe_of(const mn_tokenizer *tk);
 
 /* Byte-pair merges of one piece (len >= 2), as tiktoken's _byte_pair_merge: repeatedly merge
@@ -104,8 +104,8 @@ size_t mn__bpe_merge(const struct mn_bpe *bpe, const uint8_t *piece, size_t len,
 /* The count of a BPE tokenizer's text cut into up to `parts` parts (at most 1024) at safe cuts:
  * the first at or after each k * len / parts (none left: fewer parts). `threads` threads (this
  * one included; at most 256) take the parts in turn, and the parts' counts are summed: equal to
- * mn_token_count for every parts and threads >= 1. *used (may be NULL) gets the number of parts.
- * For mn_token_count_threads and the tests. */
+ * mn__token_count for every parts and threads >= 1. *used (may be NULL) gets the number of parts.
+ * For mn__token_count_threads and the tests. */
 size_t mn__bpe_count_chunks(const mn_tokenizer *tk, const char *text, size_t len, unsigned parts, unsigned threads,
                             unsigned *used);
 

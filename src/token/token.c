@@ -13,7 +13,7 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-size_t mn_token_heuristic_count(const char *text, size_t len)
+size_t mn__token_heuristic_count(const char *text, size_t len)
 {
     size_t chars = 0;
     for (size_t i = 0; i < len; i++)
@@ -24,7 +24,7 @@ size_t mn_token_heuristic_count(const char *text, size_t len)
 static size_t heuristic_count(const mn_tokenizer *tk, const char *text, size_t len)
 {
     (void)tk;
-    return mn_token_heuristic_count(text, len);
+    return mn__token_heuristic_count(text, len);
 }
 
 static void heuristic_free(mn_tokenizer *tk) { free(tk); }
@@ -52,11 +52,11 @@ static const struct {
     open_fn open;
 } providers[] = {
     {"heuristic", heuristic_open},
-    {"cl100k_base", mn_bpe_open},
-    {"o200k_base", mn_bpe_open},
+    {"cl100k_base", mn__bpe_open},
+    {"o200k_base", mn__bpe_open},
 };
 
-mn_status mn_token_open(const char *name, const char *data_dir, mn_tokenizer **out)
+mn_status mn__token_open(const char *name, const char *data_dir, mn_tokenizer **out)
 {
     *out = NULL;
     for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++)
@@ -65,27 +65,27 @@ mn_status mn_token_open(const char *name, const char *data_dir, mn_tokenizer **o
     return mn__err(MN_INVALID, "tokenizer: unknown name '%s' (known: heuristic, cl100k_base, o200k_base)", name);
 }
 
-size_t mn_token_count(const mn_tokenizer *tk, const char *text, size_t len) { return tk->vt->count(tk, text, len); }
+size_t mn__token_count(const mn_tokenizer *tk, const char *text, size_t len) { return tk->vt->count(tk, text, len); }
 
-size_t mn_token_count_threads(const mn_tokenizer *tk, const char *text, size_t len, unsigned threads)
+size_t mn__token_count_threads(const mn_tokenizer *tk, const char *text, size_t len, unsigned threads)
 {
-    if (len < MN_TOKEN_PAR_MIN || threads == 1 || !mn_bpe_is(tk))
-        return mn_token_count(tk, text, len);
+    if (len < MN_TOKEN_PAR_MIN || threads == 1 || !mn__bpe_is(tk))
+        return mn__token_count(tk, text, len);
     if (threads == 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cores > 0 ? (unsigned)cores : 1;
     }
     if (threads == 1)
-        return mn_token_count(tk, text, len);
+        return mn__token_count(tk, text, len);
     size_t parts = len / MN_TOKEN_PAR_PART;
     if (parts < 4 * (size_t)threads) /* at least 4 parts a thread, to even out their speeds */
         parts = 4 * (size_t)threads;
     return mn__bpe_count_chunks(tk, text, len, parts > 1024 ? 1024 : (unsigned)parts, threads, NULL);
 }
 
-const char *mn_token_name(const mn_tokenizer *tk) { return tk->name; }
+const char *mn__token_name(const mn_tokenizer *tk) { return tk->name; }
 
-void mn_token_free(mn_tokenizer *tk)
+void mn__token_free(mn_tokenizer *tk)
 {
     if (tk)
         tk->vt->free(tk);

@@ -16,7 +16,7 @@ struct mn_arena_chunk {
     _Alignas(16) unsigned char data[];
 };
 
-void *mn_arena_alloc(struct mn_arena *a, size_t n)
+void *mn__arena_alloc(struct mn_arena *a, size_t n)
 {
     n = (n + 15) & ~(size_t)15;
     if (n == 0)
@@ -45,11 +45,11 @@ void *mn_arena_alloc(struct mn_arena *a, size_t n)
     return p;
 }
 
-char *mn_arena_strndup(struct mn_arena *a, const char *s, size_t len)
+char *mn__arena_strndup(struct mn_arena *a, const char *s, size_t len)
 {
     if (len == SIZE_MAX)
         return NULL;
-    char *p = mn_arena_alloc(a, len + 1);
+    char *p = mn__arena_alloc(a, len + 1);
     if (p) {
         memcpy(p, s, len);
         p[len] = '\0';
@@ -57,17 +57,17 @@ char *mn_arena_strndup(struct mn_arena *a, const char *s, size_t len)
     return p;
 }
 
-char *mn_arena_strdup(struct mn_arena *a, const char *s, int *oom)
+char *mn__arena_strdup(struct mn_arena *a, const char *s, int *oom)
 {
     if (!s)
         return NULL;
-    char *p = mn_arena_strndup(a, s, strlen(s));
+    char *p = mn__arena_strndup(a, s, strlen(s));
     if (!p)
         *oom = 1;
     return p;
 }
 
-void mn_arena_release(struct mn_arena *a)
+void mn__arena_release(struct mn_arena *a)
 {
     struct mn_arena_chunk *c = a->head;
     while (c) {

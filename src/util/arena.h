@@ -15,11 +15,11 @@ struct mn_arena {
 #define MN_ARENA_INIT {NULL}
 
 /* Zeroed, 16-byte aligned memory; NULL on OOM. */
-void *mn_arena_alloc(struct mn_arena *a, size_t n);
+void *mn__arena_alloc(struct mn_arena *a, size_t n);
 /* A copy of s[0..len) with a NUL after it; NULL on OOM. */
-char *mn_arena_strndup(struct mn_arena *a, const char *s, size_t len);
+char *mn__arena_strndup(struct mn_arena *a, const char *s, size_t len);
 /* A copy of s, or NULL when s is NULL; *oom set to 1 when the copy failed. */
-char *mn_arena_strdup(struct mn_arena *a, const char *s, int *oom);
-void mn_arena_release(struct mn_arena *a);
+char *mn__arena_strdup(struct mn_arena *a, const char *s, int *oom);
+void mn__arena_release(struct mn_arena *a);
 
 #endif

@@ -14,7 +14,7 @@ char mn__buf_empty[1];
 
 #define BUF_DEFAULT_MAX ((size_t)1 << 30)
 
-void mn_buf_init(struct mn_buf *b, size_t max)
+void mn__buf_init(struct mn_buf *b, size_t max)
 {
     b->data = mn__buf_empty;
     b->len = b->cap = 0;
@@ -42,7 +42,7 @@ static mn_status grow(struct mn_buf *b, size_t extra)
     return MN_OK;
 }
 
-mn_status mn_buf_add(struct mn_buf *b, const void *data, size_t len)
+mn_status mn__buf_add(struct mn_buf *b, const void *data, size_t len)
 {
     mn_status rc = grow(b, len);
     if (rc)
@@ -54,11 +54,11 @@ mn_status mn_buf_add(struct mn_buf *b, const void *data, size_t len)
     return MN_OK;
 }
 
-mn_status mn_buf_adds(struct mn_buf *b, const char *s) { return mn_buf_add(b, s, strlen(s)); }
+mn_status mn__buf_adds(struct mn_buf *b, const char *s) { return mn__buf_add(b, s, strlen(s)); }
 
-mn_status mn_buf_addc(struct mn_buf *b, char c) { return mn_buf_add(b, &c, 1); }
+mn_status mn__buf_addc(struct mn_buf *b, char c) { return mn__buf_add(b, &c, 1); }
 
-mn_status mn_buf_addf(struct mn_buf *b, const char *fmt, ...)
+mn_status mn__buf_addf(struct mn_buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -76,7 +76,7 @@ mn_status mn_buf_addf(struct mn_buf *b, const char *fmt, ...)
     return MN_OK;
 }
 
-mn_status mn_buf_add_i64(struct mn_buf *b, int64_t v)
+mn_status mn__buf_add_i64(struct mn_buf *b, int64_t v)
 {
     char tmp[24], *p = tmp + sizeof tmp;
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
@@ -86,7 +86,7 @@ mn_status mn_buf_add_i64(struct mn_buf *b, int64_t v)
     } while (u);
     if (v < 0)
         *--p = '-';
-    return mn_buf_add(b, p, (size_t)(tmp + sizeof tmp - p));
+    return mn__buf_add(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 /* How many bytes from p on need no escaping in a JSON string (none below 0x20, no '"', no
@@ -110,18 +110,18 @@ static size_t clean_run(const unsigned char *p, size_t n)
     return i;
 }
 
-mn_status mn_buf_add_json_str(struct mn_buf *b, const char *s)
+mn_status mn__buf_add_json_str(struct mn_buf *b, const char *s)
 {
     if (!s)
-        return mn_buf_add(b, "null", 4);
+        return mn__buf_add(b, "null", 4);
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s);
     mn_status rc = grow(b, n + 2); /* the usual case: nothing to escape */
     if (!rc)
-        rc = mn_buf_addc(b, '"');
+        rc = mn__buf_addc(b, '"');
     while (!rc && n) {
         size_t k = clean_run(p, n);
-        rc = mn_buf_add(b, p, k);
+        rc = mn__buf_add(b, p, k);
         p += k;
         n -= k;
         if (rc || !n)
@@ -130,52 +130,52 @@ mn_status mn_buf_add_json_str(struct mn_buf *b, const char *s)
         n--;
         switch (c) {
         case '"':
-            rc = mn_buf_add(b, "\\\"", 2);
+            rc = mn__buf_add(b, "\\\"", 2);
             break;
         case '\\':
-            rc = mn_buf_add(b, "\\\\", 2);
+            rc = mn__buf_add(b, "\\\\", 2);
             break;
         case '\n':
-            rc = mn_buf_add(b, "\\n", 2);
+            rc = mn__buf_add(b, "\\n", 2);
             break;
         case '\r':
-            rc = mn_buf_add(b, "\\r", 2);
+            rc = mn__buf_add(b, "\\r", 2);
             break;
         case '\t':
-            rc = mn_buf_add(b, "\\t", 2);
+            rc = mn__buf_add(b, "\\t", 2);
             break;
         case '\b':
-            rc = mn_buf_add(b, "\\b", 2);
+            rc = mn__buf_add(b, "\\b", 2);
             break;
         case '\f':
-            rc = mn_buf_add(b, "\\f", 2);
+            rc = mn__buf_add(b, "\\f", 2);
             break;
         default:
-            rc = mn_buf_addf(b, "\\u%04X", c); /* as jansson writes it */
+            rc = mn__buf_addf(b, "\\u%04X", c); /* as jansson writes it */
         }
     }
-    return rc ? rc : mn_buf_addc(b, '"');
+    return rc ? rc : mn__buf_addc(b, '"');
 }
 
-void mn_buf_reset(struct mn_buf *b)
+void mn__buf_reset(struct mn_buf *b)
 {
     b->len = 0;
     if (b->cap) /* the shared empty buffer holds its NUL already: never written (threads share it) */
         b->data[0] = '\0';
 }
 
-char *mn_buf_detach(struct mn_buf *b, size_t *len)
+char *mn__buf_detach(struct mn_buf *b, size_t *len)
 {
     char *p = b->cap ? b->data : strdup("");
     if (len)
         *len = b->len;
-    mn_buf_init(b, b->max);
+    mn__buf_init(b, b->max);
     return p;
 }
 
-void mn_buf_release(struct mn_buf *b)
+void mn__buf_release(struct mn_buf *b)
 {
     if (b->cap)
         free(b->data);
-    mn_buf_init(b, b->max);
+    mn__buf_init(b, b->max);
 }

@@ -20,19 +20,19 @@ struct mn_buf {
 #define MN_BUF_INIT {mn__buf_empty, 0, 0, 0}
 extern char mn__buf_empty[1];
 
-void mn_buf_init(struct mn_buf *b, size_t max);
-mn_status mn_buf_add(struct mn_buf *b, const void *data, size_t len);
-mn_status mn_buf_adds(struct mn_buf *b, const char *s);
-mn_status mn_buf_addc(struct mn_buf *b, char c);
-mn_status mn_buf_addf(struct mn_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mn__buf_init(struct mn_buf *b, size_t max);
+mn_status mn__buf_add(struct mn_buf *b, const void *data, size_t len);
+mn_status mn__buf_adds(struct mn_buf *b, const char *s);
+mn_status mn__buf_addc(struct mn_buf *b, char c);
+mn_status mn__buf_addf(struct mn_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends v in decimal (what "%lld" prints, without printf's cost on hot paths). */
-mn_status mn_buf_add_i64(struct mn_buf *b, int64_t v);
+mn_status mn__buf_add_i64(struct mn_buf *b, int64_t v);
 /* Appends s as a JSON string literal (quotes, escapes; the same bytes jansson's compact dump
  * writes for valid UTF-8), or null when s is NULL. s must be valid UTF-8. */
-mn_status mn_buf_add_json_str(struct mn_buf *b, const char *s);
-void mn_buf_reset(struct mn_buf *b);
+mn_status mn__buf_add_json_str(struct mn_buf *b, const char *s);
+void mn__buf_reset(struct mn_buf *b);
 /* Hands the bytes (malloc'd, NUL-terminated) to the caller and leaves b empty; NULL on OOM. */
-char *mn_buf_detach(struct mn_buf *b, size_t *len);
-void mn_buf_release(struct mn_buf *b);
+char *mn__buf_detach(struct mn_buf *b, size_t *len);
+void mn__buf_release(struct mn_buf *b);
 
 #endif

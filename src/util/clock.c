@@ -10,7 +10,7 @@
 
 #include "util/banned.h"
 
-int64_t mn_clock_now_ms(void)
+int64_t mn__clock_now_ms(void)
 {
     const char *fixed = getenv("MNEMO_TEST_NOW_MS");
     if (fixed && *fixed)
@@ -20,14 +20,14 @@ int64_t mn_clock_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int64_t mn_clock_mono_ns(void)
+int64_t mn__clock_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-void mn_clock_iso(int64_t ms, char *out, size_t cap)
+void mn__clock_iso(int64_t ms, char *out, size_t cap)
 {
     time_t secs = (time_t)(ms / 1000);
     int frac = (int)(ms % 1000);
@@ -41,7 +41,7 @@ void mn_clock_iso(int64_t ms, char *out, size_t cap)
              tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
 }
 
-void mn_clock_sleep_ms(int64_t ms)
+void mn__clock_sleep_ms(int64_t ms)
 {
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {

@@ -8,12 +8,12 @@
 #include <stdint.h>
 
 /* Milliseconds since the Unix epoch; MNEMO_TEST_NOW_MS, when set, fixes it (tests only). */
-int64_t mn_clock_now_ms(void);
+int64_t mn__clock_now_ms(void);
 /* Monotonic nanoseconds, for durations. */
-int64_t mn_clock_mono_ns(void);
+int64_t mn__clock_mono_ns(void);
 /* "2026-11-22T01:02:03.456Z" into out (at least 32 bytes). */
-void mn_clock_iso(int64_t ms, char *out, size_t cap);
+void mn__clock_iso(int64_t ms, char *out, size_t cap);
 /* Sleeps for `ms` milliseconds. */
-void mn_clock_sleep_ms(int64_t ms);
+void mn__clock_sleep_ms(int64_t ms);
 
 #endif

@@ -39,7 +39,7 @@ static int too_deep(const json_t *v, int left)
 /* jansson reports a failed allocation as a syntax error, or drops the character it could not save
  * and returns a value with a damaged string (lex_save ignores the failure). errno, cleared before
  * the parse, tells: malloc sets ENOMEM and nothing in the parse does otherwise. */
-json_t *mn_json_loads(const char *text, size_t flags, json_error_t *e, int *oom)
+json_t *mn__json_loads(const char *text, size_t flags, json_error_t *e, int *oom)
 {
     json_error_t own;
     if (!e)
@@ -54,12 +54,12 @@ json_t *mn_json_loads(const char *text, size_t flags, json_error_t *e, int *oom)
     return v;
 }
 
-mn_status mn_json_parse(const char *text, const char *field, json_t **out)
+mn_status mn__json_parse(const char *text, const char *field, json_t **out)
 {
     json_error_t e;
     int oom;
     *out = NULL;
-    json_t *v = mn_json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e, &oom);
+    json_t *v = mn__json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e, &oom);
     if (oom)
         return mn__nomem();
     if (!v)
@@ -72,7 +72,7 @@ mn_status mn_json_parse(const char *text, const char *field, json_t **out)
     return MN_OK;
 }
 
-char *mn_json_dump(const json_t *v)
+char *mn__json_dump(const json_t *v)
 {
     /* 10 significant digits: 0.7 prints as 0.7, not 0.69999999999999996 */
     errno = 0;
@@ -84,7 +84,7 @@ char *mn_json_dump(const json_t *v)
     return s;
 }
 
-mn_status mn_json_set_str(json_t *obj, const char *key, const char *s)
+mn_status mn__json_set_str(json_t *obj, const char *key, const char *s)
 {
     json_t *v = s ? json_string(s) : json_null();
     if (!v || json_object_set_new(obj, key, v) != 0)
@@ -92,10 +92,10 @@ mn_status mn_json_set_str(json_t *obj, const char *key, const char *s)
     return MN_OK;
 }
 
-mn_status mn_json_set_raw(json_t *obj, const char *key, const char *json_text)
+mn_status mn__json_set_raw(json_t *obj, const char *key, const char *json_text)
 {
     int oom = 0; /* out of memory is no damage: the stored text may be fine */
-    json_t *v = json_text ? mn_json_loads(json_text, JSON_DECODE_ANY, NULL, &oom) : json_null();
+    json_t *v = json_text ? mn__json_loads(json_text, JSON_DECODE_ANY, NULL, &oom) : json_null();
     if (!v)
         return oom ? mn__nomem() : mn__corrupt_at(__FILE__, __LINE__, "stored JSON in '%s' does not parse", key);
     if (json_object_set_new(obj, key, v) != 0)

@@ -8,7 +8,7 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-mn_status mn_sha256_hex(const void *data, size_t len, char out[MN_SHA256_HEX + 1])
+mn_status mn__sha256_hex(const void *data, size_t len, char out[MN_SHA256_HEX + 1])
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char md[32];

@@ -11,6 +11,6 @@
 #define MN_SHA256_HEX 64
 
 /* Writes the 64 hex digits and a NUL into out. Errors: MN_INTERNAL (libcrypto failed). */
-mn_status mn_sha256_hex(const void *data, size_t len, char out[MN_SHA256_HEX + 1]);
+mn_status mn__sha256_hex(const void *data, size_t len, char out[MN_SHA256_HEX + 1]);
 
 #endif

@@ -8,7 +8,7 @@
 
 #include "util/banned.h"
 
-int mn_url_is_loopback(const char *url)
+int mn__url_is_loopback(const char *url)
 {
     const char *p = strstr(url, "://");
     p = p ? p + 3 : url;
@@ -28,7 +28,7 @@ int mn_url_is_loopback(const char *url)
     return 1;
 }
 
-void mn_url_shown(const char *url, char *out, size_t cap)
+void mn__url_shown(const char *url, char *out, size_t cap)
 {
     if (!cap)
         return;

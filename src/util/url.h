@@ -9,10 +9,10 @@
 
 /* True when url's host is exactly loopback: 127.a.b.c, localhost or [::1], with no userinfo
  * ("http://127.0.0.1@elsewhere" goes elsewhere) and no look-alike ("localhost.example"). */
-int mn_url_is_loopback(const char *url);
+int mn__url_is_loopback(const char *url);
 
 /* url as an error message or a log line may show it: a userinfo becomes "***@" and a query
  * "?***" (either may hold a password or a token); truncated to cap - 1 bytes. */
-void mn_url_shown(const char *url, char *out, size_t cap);
+void mn__url_shown(const char *url, char *out, size_t cap);
 
 #endif

@@ -5,7 +5,7 @@
 
 #include "util/banned.h"
 
-bool mn_utf8_valid(const char *str, size_t len, size_t *bad_at)
+bool mn__utf8_valid(const char *str, size_t len, size_t *bad_at)
 {
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0;
@@ -49,7 +49,7 @@ bad:
     return false;
 }
 
-size_t mn_utf8_prefix(const char *str, size_t len, size_t max_chars)
+size_t mn__utf8_prefix(const char *str, size_t len, size_t max_chars)
 {
     const unsigned char *s = (const unsigned char *)str;
     size_t chars = 0;
@@ -63,7 +63,7 @@ size_t mn_utf8_prefix(const char *str, size_t len, size_t max_chars)
     return len;
 }
 
-size_t mn_utf8_chars(const char *str, size_t len)
+size_t mn__utf8_chars(const char *str, size_t len)
 {
     const unsigned char *s = (const unsigned char *)str;
     size_t chars = 0;

@@ -9,10 +9,10 @@
 #include <stddef.h>
 
 /* True when s[0..len) is valid UTF-8. *bad_at (optional) gets the offset of the first bad byte. */
-bool mn_utf8_valid(const char *s, size_t len, size_t *bad_at);
+bool mn__utf8_valid(const char *s, size_t len, size_t *bad_at);
 /* The byte length of the first `max_chars` characters of valid UTF-8 s[0..len). */
-size_t mn_utf8_prefix(const char *s, size_t len, size_t max_chars);
+size_t mn__utf8_prefix(const char *s, size_t len, size_t max_chars);
 /* Number of characters in valid UTF-8 s[0..len). */
-size_t mn_utf8_chars(const char *s, size_t len);
+size_t mn__utf8_chars(const char *s, size_t len);
 
 #endif

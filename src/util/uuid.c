@@ -11,7 +11,7 @@
 
 static const char hex[] = "0123456789abcdef";
 
-mn_status mn_uuid_v7(int64_t ms, char out[MN_UUID_LEN + 1])
+mn_status mn__uuid_v7(int64_t ms, char out[MN_UUID_LEN + 1])
 {
     unsigned char b[16];
     if (getrandom(b + 6, 10, 0) != 10)
@@ -31,7 +31,7 @@ mn_status mn_uuid_v7(int64_t ms, char out[MN_UUID_LEN + 1])
     return MN_OK;
 }
 
-bool mn_uuid_parse(const char *s, char out[MN_UUID_LEN + 1])
+bool mn__uuid_parse(const char *s, char out[MN_UUID_LEN + 1])
 {
     if (!s || strlen(s) != MN_UUID_LEN)
         return false;

@@ -12,9 +12,9 @@
 #define MN_UUID_LEN 36
 
 /* Writes a new UUIDv7 for time `ms` into out (37 bytes with the NUL). Errors: MN_IO. */
-mn_status mn_uuid_v7(int64_t ms, char out[MN_UUID_LEN + 1]);
+mn_status mn__uuid_v7(int64_t ms, char out[MN_UUID_LEN + 1]);
 /* True when s is a UUID in the 8-4-4-4-12 hex form (either case); out (optional) receives the
  * canonical lower-case text. */
-bool mn_uuid_parse(const char *s, char out[MN_UUID_LEN + 1]);
+bool mn__uuid_parse(const char *s, char out[MN_UUID_LEN + 1]);
 
 #endif

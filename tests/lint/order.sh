@@ -26,7 +26,7 @@ find . -name '*.[ch]' | sed 's|^\./||' | sort | xargs awk -v edges="$tmp/edges" 
               "memory:3 chat:3 engine:4 api:5", kv, " ")
         for (i in kv) { split(kv[i], p, ":"); tier[p[1]] = p[2] }
         # Known exception, to remove: the store'"'"'s memory tables use the sources codec of
-        # memory/fact.h (mn_fact_sources_json/_parse, which depend on util only).
+        # memory/fact.h (mn__fact_sources_json/_parse, which depend on util only).
         allowed["store/sqlite/memories.c memory/fact.h"] = 1
         allowed["store/postgres/memories.c memory/fact.h"] = 1
     }

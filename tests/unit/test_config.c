@@ -45,13 +45,13 @@ static void yaml_nested_and_flow(void **state)
     mn_config *cfg = fresh();
     const char *y = "memory:\n  max_history_tokens: 2048\n  durability: normal\n"
                     "  strategy: window\ntokenizer: {name: heuristic}\nvector_store:\n  dim: 384\n";
-    assert_int_equal(mn_config_load_yaml(cfg, y, strlen(y), "a.yaml", "file a.yaml"), MN_OK);
+    assert_int_equal(mn__config_load_yaml(cfg, y, strlen(y), "a.yaml", "file a.yaml"), MN_OK);
     const char *v, *src;
     mn_config_get(cfg, "memory.max_history_tokens", &v, &src);
     assert_string_equal(v, "2048");
     assert_string_equal(src, "file a.yaml");
-    assert_string_equal(mn_config_str(cfg, "tokenizer.name"), "heuristic");
-    assert_int_equal(mn_config_int(cfg, "memory.max_history_tokens"), 2048);
+    assert_string_equal(mn__config_str(cfg, "tokenizer.name"), "heuristic");
+    assert_int_equal(mn__config_int(cfg, "memory.max_history_tokens"), 2048);
     mn_config_free(cfg);
 }
 
@@ -70,11 +70,11 @@ static void yaml_errors_name_line_and_key(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mn_config *cfg = fresh();
-        mn_status rc = mn_config_load_yaml(cfg, cases[i].yaml, strlen(cases[i].yaml), "b.yaml", "file b.yaml");
+        mn_status rc = mn__config_load_yaml(cfg, cases[i].yaml, strlen(cases[i].yaml), "b.yaml", "file b.yaml");
         assert_int_equal(rc, MN_INVALID);
         if (!strstr(mn_errmsg(), cases[i].needle))
             fail_msg("case %zu: '%s' does not mention '%s'", i, mn_errmsg(), cases[i].needle);
-        assert_string_equal(mn_config_str(cfg, "memory.durability"), "full"); /* valid keys still default */
+        assert_string_equal(mn__config_str(cfg, "memory.durability"), "full"); /* valid keys still default */
         mn_config_free(cfg);
     }
 }
@@ -124,7 +124,7 @@ static void yaml_nesting_is_bounded(void **state)
                 continue;
             char *y = nested_yaml(cases[i].levels, kinds[k]);
             mn_config *cfg = fresh();
-            mn_status rc = mn_config_load_yaml(cfg, y, strlen(y), "deep.yaml", "file deep.yaml");
+            mn_status rc = mn__config_load_yaml(cfg, y, strlen(y), "deep.yaml", "file deep.yaml");
             if (rc != cases[i].want)
                 fail_msg("'%c' %d levels: %s, want %s (%s)", kinds[k], cases[i].levels, mn_status_name(rc),
                          mn_status_name(cases[i].want), mn_errmsg());
@@ -184,7 +184,7 @@ static void settings_snapshot_follows_the_key_table(void **state)
     mn_config *cfg = NULL;
     assert_int_equal(mn_config_new(&cfg), MN_OK);
     struct mn_settings s;
-    mn_settings_fill(&s, cfg);
+    mn__settings_fill(&s, cfg);
     assert_int_equal(s.memory_max_history_tokens, 4096);
     assert_int_equal(s.context_fold_timeout_ms, 3000);
     assert_string_equal(s.memory_strategy, "window");
@@ -196,7 +196,7 @@ static void settings_snapshot_follows_the_key_table(void **state)
     assert_int_equal(mn_config_set(cfg, "memory.rag.enabled", "false", NULL), MN_OK);
     assert_int_equal(mn_config_set(cfg, "memory.rag.scope", "all", NULL), MN_OK);
     assert_int_equal(mn_config_set(cfg, "memory.rag.scope", "everywhere", NULL), MN_INVALID);
-    mn_settings_fill(&s, cfg);
+    mn__settings_fill(&s, cfg);
     assert_int_equal(s.context_fold_timeout_ms, 1234);
     assert_string_equal(s.summarizer_name, "none");
     assert_int_equal(s.memory_rag_enabled, 0);
@@ -245,7 +245,7 @@ static void vector_store_maps_to_the_embedder(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mn_config *cfg = fresh();
-        mn_status rc = mn_config_load_yaml(cfg, cases[i].yaml, strlen(cases[i].yaml), "v.yaml", "file v.yaml");
+        mn_status rc = mn__config_load_yaml(cfg, cases[i].yaml, strlen(cases[i].yaml), "v.yaml", "file v.yaml");
         if (rc != cases[i].rc)
             fail_msg("case %zu: %s, want %s (%s)", i, mn_status_name(rc), mn_status_name(cases[i].rc), mn_errmsg());
         if (rc) {
@@ -261,7 +261,7 @@ static void vector_store_maps_to_the_embedder(void **state)
         if (strcmp(v, cases[i].name) != 0 || strcmp(src, cases[i].name_source ? cases[i].name_source : "default") != 0)
             fail_msg("case %zu: embedder.name '%s' (%s), want '%s' (%s)", i, v, src, cases[i].name,
                      cases[i].name_source ? cases[i].name_source : "default");
-        assert_string_equal(mn_config_str(cfg, "embedder.model"), cases[i].model);
+        assert_string_equal(mn__config_str(cfg, "embedder.model"), cases[i].model);
         mn_config_free(cfg);
     }
 
@@ -269,7 +269,7 @@ static void vector_store_maps_to_the_embedder(void **state)
     mn_config *cfg = fresh();
     const char *v, *src;
     assert_int_equal(mn_config_set(cfg, "memory.vector_store.embedding_model", "nomic-embed-text", "python"), MN_OK);
-    assert_string_equal(mn_config_str(cfg, "embedder.name"), "none"); /* a model alone chooses nothing */
+    assert_string_equal(mn__config_str(cfg, "embedder.name"), "none"); /* a model alone chooses nothing */
     assert_int_equal(mn_config_set(cfg, "memory.vector_store.embedding_provider", "ollama", "python"), MN_OK);
     mn_config_get(cfg, "embedder.name", &v, &src);
     assert_string_equal(v, "ollama");
@@ -282,25 +282,25 @@ static void vector_store_maps_to_the_embedder(void **state)
     assert_string_equal(src, "python; from memory.vector_store.embedding_provider");
     assert_int_equal(mn_config_set(cfg, "memory.vector_store.embedding_provider", "bert", "python"), MN_INVALID);
     assert_non_null(strstr(mn_errmsg(), "memory.vector_store.embedding_provider: 'bert'"));
-    assert_string_equal(mn_config_str(cfg, "memory.vector_store.embedding_provider"), "ollama"); /* unchanged */
-    assert_string_equal(mn_config_str(cfg, "embedder.name"), "ollama");
+    assert_string_equal(mn__config_str(cfg, "memory.vector_store.embedding_provider"), "ollama"); /* unchanged */
+    assert_string_equal(mn__config_str(cfg, "embedder.name"), "ollama");
     assert_int_equal(mn_config_set(cfg, "memory.vector_store.enabled", "false", "python"), MN_OK);
-    assert_string_equal(mn_config_str(cfg, "embedder.name"), "none"); /* mapped values go with it */
-    assert_string_equal(mn_config_str(cfg, "embedder.model"), "");
+    assert_string_equal(mn__config_str(cfg, "embedder.name"), "none"); /* mapped values go with it */
+    assert_string_equal(mn__config_str(cfg, "embedder.model"), "");
     assert_int_equal(mn_config_set(cfg, "memory.vector_store.enabled", "true", "python"), MN_OK);
-    assert_string_equal(mn_config_str(cfg, "embedder.name"), "ollama");
+    assert_string_equal(mn__config_str(cfg, "embedder.name"), "ollama");
     assert_int_equal(mn_config_set(cfg, "embedder.name", "openai", NULL), MN_OK); /* explicit: the model goes too */
     mn_config_get(cfg, "embedder.name", &v, &src);
     assert_string_equal(v, "openai");
     assert_string_equal(src, "flag");
-    assert_string_equal(mn_config_str(cfg, "embedder.model"), "");
-    assert_string_equal(mn_config_str(cfg, "embedder.base_url"), "");
+    assert_string_equal(mn__config_str(cfg, "embedder.model"), "");
+    assert_string_equal(mn__config_str(cfg, "embedder.base_url"), "");
     mn_config_free(cfg);
     cfg = fresh(); /* an explicit base URL stays, whichever is set first */
     assert_int_equal(mn_config_set(cfg, "embedder.base_url", "http://127.0.0.1:9", NULL), MN_OK);
     assert_int_equal(mn_config_set(cfg, "memory.vector_store.embedding_provider", "ollama", NULL), MN_OK);
-    assert_string_equal(mn_config_str(cfg, "embedder.name"), "ollama");
-    assert_string_equal(mn_config_str(cfg, "embedder.base_url"), "http://127.0.0.1:9");
+    assert_string_equal(mn__config_str(cfg, "embedder.name"), "ollama");
+    assert_string_equal(mn__config_str(cfg, "embedder.base_url"), "http://127.0.0.1:9");
     mn_config_free(cfg);
 
     /* the environment: a variable names itself; an explicit MNEMO_EMBEDDER wins over a file */
@@ -314,8 +314,8 @@ static void vector_store_maps_to_the_embedder(void **state)
     setenv("MNEMO_EMBEDDER", "hash", 1);
     cfg = fresh();
     assert_int_equal(mn_config_load(cfg, file), MN_OK);
-    assert_string_equal(mn_config_str(cfg, "embedder.name"), "hash");
-    assert_string_equal(mn_config_str(cfg, "embedder.model"), "");
+    assert_string_equal(mn__config_str(cfg, "embedder.name"), "hash");
+    assert_string_equal(mn__config_str(cfg, "embedder.model"), "");
     mn_config_free(cfg);
     unsetenv("MNEMO_EMBEDDER");
     setenv("MNEMO_VECTOR_STORE_EMBEDDING_PROVIDER", "sentence-transformers", 1);
@@ -337,7 +337,7 @@ static void vector_store_maps_to_the_embedder(void **state)
     setenv("MNEMO_EMBEDDER", "hash", 1);
     cfg = fresh();
     assert_int_equal(mn_config_load(cfg, file), MN_OK);
-    assert_string_equal(mn_config_str(cfg, "embedder.name"), "hash");
+    assert_string_equal(mn__config_str(cfg, "embedder.name"), "hash");
     unsetenv("MNEMO_EMBEDDER");
     mn_config_free(cfg);
     remove(file);

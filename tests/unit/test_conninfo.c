@@ -19,7 +19,7 @@
 
 static void masked(const char *target, const char *want)
 {
-    char *m = mn_store_pg_mask(target);
+    char *m = mn__store_pg_mask(target);
     assert_non_null(m);
     assert_string_equal(m, want);
     assert_null(strstr(m, "S3cr"));
@@ -42,18 +42,18 @@ static void mask_every_spelling(void **state)
 static void keyword_strings_are_postgres(void **state)
 {
     (void)state;
-    assert_true(mn_store_is_pg_keywords("host=/tmp dbname=x password=S3cr3t"));
-    assert_true(mn_store_is_pg_keywords("  dbname = x"));
-    assert_false(mn_store_is_pg_keywords("/var/lib/mnemo/memory.db"));
-    assert_false(mn_store_is_pg_keywords("notakeyword=1"));
+    assert_true(mn__store_is_pg_keywords("host=/tmp dbname=x password=S3cr3t"));
+    assert_true(mn__store_is_pg_keywords("  dbname = x"));
+    assert_false(mn__store_is_pg_keywords("/var/lib/mnemo/memory.db"));
+    assert_false(mn__store_is_pg_keywords("notakeyword=1"));
     /* a misspelt connection string is refused before a file by that name exists */
     mn_store_opts o = {.busy_timeout_ms = 1000};
     mn_store *st = NULL;
-    assert_int_equal(mn_store_open("hots=/nowhere password=S3cr3t", &o, &st), MN_INVALID);
+    assert_int_equal(mn__store_open("hots=/nowhere password=S3cr3t", &o, &st), MN_INVALID);
     assert_null(strstr(mn_errmsg(), "S3cr"));
     assert_int_equal(access("hots=/nowhere password=S3cr3t", F_OK), -1);
     /* a keyword string goes to libpq: unreachable here, and the error has no password */
-    assert_int_equal(mn_store_open("host=/nonexistent-dir dbname=x password=S3cr3t connect_timeout=1", &o, &st),
+    assert_int_equal(mn__store_open("host=/nonexistent-dir dbname=x password=S3cr3t connect_timeout=1", &o, &st),
                      MN_UNAVAILABLE);
     assert_null(strstr(mn_errmsg(), "S3cr"));
     assert_non_null(strstr(mn_errmsg(), "password=***"));
@@ -64,13 +64,13 @@ static void scrub_quoted_secrets(void **state)
     (void)state;
     char msg[256];
     snprintf(msg, sizeof msg, "invalid percent-encoded token: \"S3cr%%zz3t\" and S3cr3t");
-    mn_store_pg_scrub("postgresql://u@h/db?password=S3cr%zz3t&x=S3cr3t", msg);
+    mn__store_pg_scrub("postgresql://u@h/db?password=S3cr%zz3t&x=S3cr3t", msg);
     assert_string_equal(msg, "invalid percent-encoded token: \"***\" and S3cr3t");
     snprintf(msg, sizeof msg, "missing \"=\" after \"S3cr3t\" in connection info string");
-    mn_store_pg_scrub("host=h password=S3cr3t", msg);
+    mn__store_pg_scrub("host=h password=S3cr3t", msg);
     assert_null(strstr(msg, "S3cr3t"));
     snprintf(msg, sizeof msg, "bad %s", "Pa ss");
-    mn_store_pg_scrub("postgresql://u:Pa%20ss@h/db", msg);
+    mn__store_pg_scrub("postgresql://u:Pa%20ss@h/db", msg);
     assert_string_equal(msg, "bad ***");
 }
 

@@ -577,7 +577,7 @@ static void stale_plan_stands_down(void **state)
     memset(&sc, 0, sizeof sc);
     sc.name = "extractive";
     mn_strategy_env env = {db->store, db->tk, NULL, NULL, NULL, NULL};
-    assert_int_equal(mn_summarizer_open(&sc, &env.sum), MN_OK);
+    assert_int_equal(mn__summarizer_open(&sc, &env.sum), MN_OK);
     mn_strategy_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.summary_cap = 400;
@@ -587,7 +587,7 @@ static void stale_plan_stands_down(void **state)
     struct mn_fold_req fr = {"chunk_threshold", 0, NULL, msgs->items, msgs->count - 4, msgs->items[msgs->count - 1].seq};
     enum mn_fold_outcome outcome = MN_FOLD_OK;
     mn_summary *made = NULL;
-    assert_int_equal(mn_context_fold(&env, &cfg, s, &fr, &outcome, &made, NULL), MN_OK);
+    assert_int_equal(mn__context_fold(&env, &cfg, s, &fr, &outcome, &made, NULL), MN_OK);
     assert_int_equal(outcome, MN_FOLD_IN_FLIGHT);
     assert_null(made);
     mn_summary *latest = NULL;
@@ -595,7 +595,7 @@ static void stale_plan_stands_down(void **state)
     assert_int_equal(latest->id, first->id); /* no second summary */
     /* the claim was released: a plan made on the stored summary folds */
     fr.old = latest;
-    assert_int_equal(mn_context_fold(&env, &cfg, s, &fr, &outcome, &made, NULL), MN_OK);
+    assert_int_equal(mn__context_fold(&env, &cfg, s, &fr, &outcome, &made, NULL), MN_OK);
     assert_int_equal(outcome, MN_FOLD_OK);
     assert_non_null(made);
     assert_true(made->id > first->id);
@@ -603,7 +603,7 @@ static void stale_plan_stands_down(void **state)
     mn_summary_free(latest);
     mn_summary_free(first);
     mn_session_free(s);
-    mn_summarizer_free(env.sum);
+    mn__summarizer_free(env.sum);
     mn_messages_free(msgs);
     free(sid);
     mn_close(db);

@@ -76,7 +76,7 @@ static char *text(struct mn_arena *a, size_t max_words)
         const char *w = words[below(sizeof words / sizeof words[0])];
         len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", i ? " " : "", w);
     }
-    return mn_arena_strndup(a, buf, len);
+    return mn__arena_strndup(a, buf, len);
 }
 
 /* A tool output of about `chars` characters (up to 50 KB). */
@@ -87,7 +87,7 @@ static char *output(struct mn_arena *a, size_t chars)
     while (len + 40 < chars && len + 40 < sizeof buf)
         len += (size_t)snprintf(buf + len, sizeof buf - len, "%s line %u ok\n", words[below(sizeof words / sizeof words[0])],
                                 below(1000));
-    return mn_arena_strndup(a, buf, len);
+    return mn__arena_strndup(a, buf, len);
 }
 
 static void add(struct conv *c, const mn_tokenizer *tk, mn_role role, const char *content, const char *calls,
@@ -103,7 +103,7 @@ static void add(struct conv *c, const mn_tokenizer *tk, mn_role role, const char
     m->tool_calls = calls;
     m->tool_call_id = call_id;
     m->metadata = "{}";
-    m->tokens = mn_message_tokens(tk, m);
+    m->tokens = mn__message_tokens(tk, m);
     c->n++;
 }
 
@@ -128,13 +128,13 @@ static void generate(struct conv *c, const mn_tokenizer *tk)
                                         r ? "," : "", c->n, r);
             snprintf(buf + len, sizeof buf - len, "]");
             size_t call_at = c->n;
-            add(c, tk, MN_ROLE_ASSISTANT, below(2) ? "" : text(&c->arena, 10), mn_arena_strndup(&c->arena, buf, strlen(buf)),
+            add(c, tk, MN_ROLE_ASSISTANT, below(2) ? "" : text(&c->arena, 10), mn__arena_strndup(&c->arena, buf, strlen(buf)),
                 NULL);
             for (int r = 0; r < results; r++) {
                 char id[32];
                 snprintf(id, sizeof id, "c%zu_%d", call_at, r);
                 add(c, tk, MN_ROLE_TOOL, text(&c->arena, tool_heavy ? 700 : 40), NULL,
-                    mn_arena_strndup(&c->arena, id, strlen(id)));
+                    mn__arena_strndup(&c->arena, id, strlen(id)));
             }
         }
         if (t + 1 < turns || below(2))
@@ -148,9 +148,9 @@ static void generate(struct conv *c, const mn_tokenizer *tk)
             snprintf(id, sizeof id, "s%zu", c->n);
             snprintf(buf, sizeof buf,
                      "[{\"id\":\"%s\",\"type\":\"function\",\"function\":{\"name\":\"sh\",\"arguments\":\"{}\"}}]", id);
-            add(c, tk, MN_ROLE_ASSISTANT, "", mn_arena_strndup(&c->arena, buf, strlen(buf)), NULL);
+            add(c, tk, MN_ROLE_ASSISTANT, "", mn__arena_strndup(&c->arena, buf, strlen(buf)), NULL);
             size_t chars = below(20) == 0 ? 1 + below(51200) : 1 + below(600);
-            add(c, tk, MN_ROLE_TOOL, output(&c->arena, chars), NULL, mn_arena_strndup(&c->arena, id, strlen(id)));
+            add(c, tk, MN_ROLE_TOOL, output(&c->arena, chars), NULL, mn__arena_strndup(&c->arena, id, strlen(id)));
         }
     }
     c->system = below(3) ? text(&c->arena, below(4) ? 20 : 400) : NULL;
@@ -165,7 +165,7 @@ static void generate(struct conv *c, const mn_tokenizer *tk)
         p->role = i % 2 ? MN_ROLE_ASSISTANT : MN_ROLE_USER;
         p->content = text(&c->arena, 30);
         p->metadata = "{}";
-        p->tokens = mn_message_tokens(tk, p);
+        p->tokens = mn__message_tokens(tk, p);
     }
 }
 
@@ -181,7 +181,7 @@ static size_t last_unit(const mn_message *m, size_t n)
 static char *render(const struct mn_window *w, mn_format f, const json_t *extra)
 {
     char *out = NULL, *rep = NULL;
-    assert_int_equal(mn_context_render_ex(w, "props", "heuristic", f, extra, &out, &rep), MN_OK);
+    assert_int_equal(mn__context_render_ex(w, "props", "heuristic", f, extra, &out, &rep), MN_OK);
     free(rep);
     return out;
 }
@@ -192,8 +192,8 @@ static void check_one(int conv, const char *strategy, int64_t budget, const mn_l
     memset(&w, 0, sizeof w);
     memset(&w2, 0, sizeof w2);
     mn_layout_out lo, lo2;
-    assert_int_equal(mn_context_layout(in, &w, &lo), MN_OK);
-    assert_int_equal(mn_context_layout(in, &w2, &lo2), MN_OK);
+    assert_int_equal(mn__context_layout(in, &w, &lo), MN_OK);
+    assert_int_equal(mn__context_layout(in, &w2, &lo2), MN_OK);
     int64_t total = w.system_tokens + w.message_tokens + w.framing_tokens;
     size_t nu = in->n_tail ? last_unit(in->tail, in->n_tail) : 0;
     size_t unit_len = in->n_tail - nu;
@@ -270,7 +270,7 @@ static void check_one(int conv, const char *strategy, int64_t budget, const mn_l
             st--;
             int64_t cost = 0;
             for (size_t k = st; k < end; k++)
-                cost += mn_context_cost(&in->tail[k]);
+                cost += mn__context_cost(&in->tail[k]);
             if (!(gaps == 0 && tm && next_seq > tm->seq)) /* the steps were all in: older units */
                 CHECK(budget - total < cost, "%lld tokens free, the unit at seq %lld costs %lld",
                       (long long)(budget - total), (long long)in->tail[st].seq, (long long)cost);
@@ -319,8 +319,8 @@ static void check_one(int conv, const char *strategy, int64_t budget, const mn_l
         free(b);
     }
     json_decref(extra);
-    mn_window_release(&w);
-    mn_window_release(&w2);
+    mn__window_release(&w);
+    mn__window_release(&w2);
 }
 
 static void sweep(void **state)
@@ -330,7 +330,7 @@ static void sweep(void **state)
     seed0 = env && *env ? strtoull(env, NULL, 10) : 20261123ULL;
     rng = seed0 * 2654435761ULL + 1;
     mn_tokenizer *tk = NULL;
-    assert_int_equal(mn_token_open("heuristic", NULL, &tk), MN_OK);
+    assert_int_equal(mn__token_open("heuristic", NULL, &tk), MN_OK);
     static struct conv c;
     static const char *const strategies[] = {"window", "summary", "chunked", "hybrid"};
     for (int conv = 0; conv < CONVERSATIONS; conv++) {
@@ -343,11 +343,11 @@ static void sweep(void **state)
         g.tk = tk;
         g.trim_chars = below(2) ? 300 : 0;
         gw.gov = &g;
-        assert_int_equal(mn_window_walk(&gw, c.msgs, c.n, INT64_MAX / 4, NULL), MN_OK);
+        assert_int_equal(mn__window_walk(&gw, c.msgs, c.n, INT64_MAX / 4, NULL), MN_OK);
         gw.gov = NULL;
         int64_t whole = 0;
         for (size_t i = 0; i < gw.count; i++)
-            whole += mn_context_cost(&gw.items[i]);
+            whole += mn__context_cost(&gw.items[i]);
         for (int s = 0; s < 4; s++) {
             const char *strategy = strategies[s];
             int64_t budget = 1;
@@ -375,10 +375,10 @@ static void sweep(void **state)
                 budget = budget > whole * 2 + 2000 ? 100000000 : budget + 1 + budget / 2 + (int64_t)below(7);
             }
         }
-        mn_window_release(&gw);
-        mn_arena_release(&c.arena);
+        mn__window_release(&gw);
+        mn__arena_release(&c.arena);
     }
-    mn_token_free(tk);
+    mn__token_free(tk);
 }
 
 int main(void)

@@ -43,7 +43,7 @@ static mn_embedder *open_remote(const char *name, const char *model, int64_t bat
     /* a generous per-request timeout: it only ends a hung test */
     mn_embed_cfg c = {name, model, server.base_url, "sk-test", 0, 60000, batch, 3, 1};
     mn_embedder *e = NULL;
-    assert_int_equal(mn_embed_open(&c, &e), MN_OK);
+    assert_int_equal(mn__embed_open(&c, &e), MN_OK);
     return e;
 }
 
@@ -53,12 +53,12 @@ static void both_protocols(void **state)
     const char *texts[] = {"alpha", "beta gamma", "alpha", "delta", "epsilon"};
     for (int p = 0; p < 2; p++) {
         mn_embedder *e = open_remote(p ? "ollama" : "openai", "ok", 2); /* 3 requests of 2, 2, 1 */
-        assert_int_equal(mn_embed_dim(e), 0);
+        assert_int_equal(mn__embed_dim(e), 0);
         float *v = NULL;
         uint32_t dim = 0;
-        assert_int_equal(mn_embed_texts_alloc(e, texts, 5, &v, &dim), MN_OK);
+        assert_int_equal(mn__embed_texts_alloc(e, texts, 5, &v, &dim), MN_OK);
         assert_int_equal(dim, 8);
-        assert_int_equal(mn_embed_dim(e), 8);
+        assert_int_equal(mn__embed_dim(e), 8);
         assert_memory_equal(v, v + 2 * 8, 8 * sizeof *v); /* same text, same vector, in input order */
         double n = 0;
         for (int i = 0; i < 8; i++)
@@ -66,7 +66,7 @@ static void both_protocols(void **state)
         assert_true(fabs(n - 1) < 1e-5);
         assert_true(memcmp(v, v + 8, 8 * sizeof *v) != 0);
         free(v);
-        mn_embed_free(e);
+        mn__embed_free(e);
     }
 }
 
@@ -77,25 +77,25 @@ static void retries_and_errors(void **state)
     float *v = NULL;
     uint32_t dim = 0;
     mn_embedder *e = open_remote("openai", "flaky429", 8);
-    assert_int_equal(mn_embed_texts_alloc(e, texts, 1, &v, &dim), MN_OK); /* two 429s, then ok */
+    assert_int_equal(mn__embed_texts_alloc(e, texts, 1, &v, &dim), MN_OK); /* two 429s, then ok */
     free(v);
-    mn_embed_free(e);
+    mn__embed_free(e);
     static const char *const bad[] = {"err500", "bad400", "short"};
     for (int p = 0; p < 2; p++)
         for (size_t i = 0; i < 3; i++) {
             e = open_remote(p ? "ollama" : "openai", bad[i], 8);
-            assert_int_equal(mn_embed_texts_alloc(e, texts, 1, &v, &dim), MN_UNAVAILABLE);
+            assert_int_equal(mn__embed_texts_alloc(e, texts, 1, &v, &dim), MN_UNAVAILABLE);
             assert_null(v);
             assert_non_null(strstr(mn_errmsg(), "embedder"));
             if (i == 1)
                 assert_non_null(strstr(mn_errmsg(), "model not found"));
-            mn_embed_free(e);
+            mn__embed_free(e);
         }
     /* nothing listening */
     mn_embed_cfg c = {"ollama", "ok", "http://127.0.0.1:1", NULL, 0, 2000, 8, 0, 1};
-    assert_int_equal(mn_embed_open(&c, &e), MN_OK);
-    assert_int_equal(mn_embed_texts_alloc(e, texts, 1, &v, &dim), MN_UNAVAILABLE);
-    mn_embed_free(e);
+    assert_int_equal(mn__embed_open(&c, &e), MN_OK);
+    assert_int_equal(mn__embed_texts_alloc(e, texts, 1, &v, &dim), MN_UNAVAILABLE);
+    mn__embed_free(e);
 }
 
 /* Through the public API: an openai-protocol embedder configured for a database. */

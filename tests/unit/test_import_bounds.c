@@ -1,6 +1,6 @@
 /*
  * test_import_bounds.c — the integers an import line may carry (src/memory/jsonl.c for session
- * and message lines, mn_fact_from_json in src/memory/fact.c for memory lines): each bound taken
+ * and message lines, mn__fact_from_json in src/memory/fact.c for memory lines): each bound taken
  * and one past it refused with a message naming the field, so that what an import stores leaves
  * room for the appends and updates after it (docs/format.md).
  */
@@ -56,10 +56,10 @@ static void session_and_message_lines(void **state)
         const struct line_case *c = &line_cases[i];
         struct mn_arena a = MN_ARENA_INIT;
         struct mn_jsonl_item it;
-        mn_status rc = mn_jsonl_parse_line(c->line, strlen(c->line), 1 << 20, &a, &it);
+        mn_status rc = mn__jsonl_parse_line(c->line, strlen(c->line), 1 << 20, &a, &it);
         if (rc != c->want || (c->in_message && !strstr(mn_errmsg(), c->in_message)))
             fail_msg("case %zu: %s -> %s (%s)", i, c->line, mn_status_name(rc), mn_errmsg());
-        mn_arena_release(&a);
+        mn__arena_release(&a);
     }
 }
 
@@ -93,7 +93,7 @@ static void memory_lines(void **state)
         assert_non_null(o);
         mn_memory m;
         char *meta = NULL;
-        mn_status rc = mn_fact_from_json(o, &m, &meta);
+        mn_status rc = mn__fact_from_json(o, &m, &meta);
         if (rc != c->want || (c->in_message && !strstr(mn_errmsg(), c->in_message)))
             fail_msg("case %zu: %s -> %s (%s)", i, c->line, mn_status_name(rc), mn_errmsg());
         free(m.sources);

@@ -37,10 +37,10 @@ static mn_index *build(const float *x, size_t n, uint32_t d, enum mn_index_kind 
     p.quant = quant;
     p.ef_construction = efc;
     mn_index *ix = NULL;
-    assert_int_equal(mn_index_create(&p, &ix), MN_OK);
+    assert_int_equal(mn__index_create(&p, &ix), MN_OK);
     for (size_t i = 0; i < n; i++)
-        assert_int_equal(mn_index_add(ix, id_of(i), x + i * d), MN_OK);
-    assert_int_equal(mn_index_count(ix), n);
+        assert_int_equal(mn__index_add(ix, id_of(i), x + i * d), MN_OK);
+    assert_int_equal(mn__index_count(ix), n);
     return ix;
 }
 
@@ -89,11 +89,11 @@ static void recall_vs_flat(void **state)
     o.ef = 64;
     o.info = &info;
     for (size_t i = 0; i < nq; i++) {
-        assert_int_equal(mn_index_search(h, q + i * d, k, &o, hh, &nh), MN_OK);
+        assert_int_equal(mn__index_search(h, q + i * d, k, &o, hh, &nh), MN_OK);
         assert_int_equal(info.path, MN_INDEX_PATH_GRAPH);
         assert_int_equal(nh, k);
         assert_sorted(hh, nh);
-        assert_int_equal(mn_index_search(f, q + i * d, k, NULL, fh, &nf), MN_OK);
+        assert_int_equal(mn__index_search(f, q + i * d, k, NULL, fh, &nf), MN_OK);
         assert_int_equal(nf, k);
         assert_sorted(fh, nf);
         hits += overlap(hh, nh, fh, nf);
@@ -108,20 +108,20 @@ static void recall_vs_flat(void **state)
     assert_true(recall >= 0.95);
 
     struct mn_index_stats st;
-    mn_index_stats(h, &st);
+    mn__index_stats(h, &st);
     assert_int_equal(st.live, n);
     assert_int_equal(st.deleted, 0);
     assert_true(st.max_level >= 1);
     assert_non_null(st.kernel);
     assert_true(st.memory_bytes > n * d * sizeof(float));
-    mn_index_free(h);
-    mn_index_free(f);
+    mn__index_free(h);
+    mn__index_free(f);
     free(cs);
     free(x);
     free(q);
 }
 
-/* mn_index_add_batch: the graph does not depend on the thread count (the saved files are
+/* mn__index_add_batch: the graph does not depend on the thread count (the saved files are
  * byte-identical for 1, 2 and 4 threads) and its recall against exact search is that of the
  * sequential build's test above. */
 static void batch_build_same_graph_any_threads(void **state)
@@ -143,13 +143,13 @@ static void batch_build_same_graph_any_threads(void **state)
         p.dim = (uint32_t)d;
         p.ef_construction = 100;
         mn_index *h = NULL;
-        assert_int_equal(mn_index_create(&p, &h), MN_OK);
-        assert_int_equal(mn_index_add_batch(h, ids, x, n, threads[t]), MN_OK);
-        assert_int_equal(mn_index_count(h), n);
+        assert_int_equal(mn__index_create(&p, &h), MN_OK);
+        assert_int_equal(mn__index_add_batch(h, ids, x, n, threads[t]), MN_OK);
+        assert_int_equal(mn__index_count(h), n);
         /* the same graph: the saved bytes are equal */
         char path[128];
         snprintf(path, sizeof path, "/tmp/mnemo-batch-%d-%zu.idx", (int)getpid(), t);
-        assert_int_equal(mn_index_save(h, path), MN_OK);
+        assert_int_equal(mn__index_save(h, path), MN_OK);
         FILE *fp = fopen(path, "rb");
         assert_non_null(fp);
         fseek(fp, 0, SEEK_END);
@@ -173,8 +173,8 @@ static void batch_build_same_graph_any_threads(void **state)
         struct mn_index_search_opts o = MN_INDEX_SEARCH_OPTS_INIT;
         o.ef = 64;
         for (size_t i = 0; i < nq; i++) {
-            assert_int_equal(mn_index_search(h, q + i * d, k, &o, hh, &nh), MN_OK);
-            assert_int_equal(mn_index_search(f, q + i * d, k, NULL, fh, &nf), MN_OK);
+            assert_int_equal(mn__index_search(h, q + i * d, k, &o, hh, &nh), MN_OK);
+            assert_int_equal(mn__index_search(f, q + i * d, k, NULL, fh, &nf), MN_OK);
             assert_int_equal(nh, k);
             hits += overlap(hh, nh, fh, nf);
         }
@@ -182,11 +182,11 @@ static void batch_build_same_graph_any_threads(void **state)
         printf("  batch build, %u threads: recall@10 (n=%zu, d=%zu, ef=64) = %.4f\n", threads[t], n, d, recall);
         assert_true(recall >= 0.95);
         /* a batch refuses an id already present, naming it */
-        assert_int_equal(mn_index_add_batch(h, ids, x, 1, threads[t]), MN_CONFLICT);
-        mn_index_free(h);
+        assert_int_equal(mn__index_add_batch(h, ids, x, 1, threads[t]), MN_CONFLICT);
+        mn__index_free(h);
     }
     free(first);
-    mn_index_free(f);
+    mn__index_free(f);
     free(ids);
     free(cs);
     free(x);
@@ -233,7 +233,7 @@ static void filtered_search_is_exact(void **state)
             struct mn_index_search_opts o = MN_INDEX_SEARCH_OPTS_INIT;
             o.accept = accept_mod;
             o.user = &fl;
-            assert_int_equal(mn_index_search(f, q + i * d, k, &o, want, &nw), MN_OK);
+            assert_int_equal(mn__index_search(f, q + i * d, k, &o, want, &nw), MN_OK);
             assert_int_equal(nw, matching < k ? matching : k);
             for (size_t j = 0; j < nw; j++)
                 assert_int_equal(row_of(want[j].id) % mods[m], 7);
@@ -242,16 +242,16 @@ static void filtered_search_is_exact(void **state)
             o.info = &info;
             /* 1: hint says selective: exact scan */
             o.n_accept_hint = matching;
-            assert_int_equal(mn_index_search(h, q + i * d, k, &o, got, &ng), MN_OK);
+            assert_int_equal(mn__index_search(h, q + i * d, k, &o, got, &ng), MN_OK);
             assert_int_equal(info.path, MN_INDEX_PATH_EXACT);
             assert_same_hits(got, ng, want, nw);
             /* 2: no hint: the graph walk gives up or falls back, never under-returns */
             o.n_accept_hint = 0;
-            assert_int_equal(mn_index_search(h, q + i * d, k, &o, got, &ng), MN_OK);
+            assert_int_equal(mn__index_search(h, q + i * d, k, &o, got, &ng), MN_OK);
             assert_same_hits(got, ng, want, nw);
             /* 3: forced graph walk with the filter inside it: explores until k accepted */
             o.path = MN_INDEX_PATH_GRAPH;
-            assert_int_equal(mn_index_search(h, q + i * d, k, &o, got, &ng), MN_OK);
+            assert_int_equal(mn__index_search(h, q + i * d, k, &o, got, &ng), MN_OK);
             assert_int_equal(ng, nw);
             assert_true(overlap(got, ng, want, nw) >= nw - 1);
             o.path = MN_INDEX_PATH_AUTO;
@@ -259,7 +259,7 @@ static void filtered_search_is_exact(void **state)
             struct mn_index_search_opts oc = MN_INDEX_SEARCH_OPTS_INIT;
             oc.candidates = cand;
             oc.n_candidates = nc;
-            assert_int_equal(mn_index_search(h, q + i * d, k, &oc, got, &ng), MN_OK);
+            assert_int_equal(mn__index_search(h, q + i * d, k, &oc, got, &ng), MN_OK);
             assert_same_hits(got, ng, want, nw);
         }
         free(cand);
@@ -276,8 +276,8 @@ static void filtered_search_is_exact(void **state)
     for (size_t i = 0; i < nq; i++) {
         struct mn_index_hit want[10], got[10];
         size_t nw, ng;
-        assert_int_equal(mn_index_search(f, q + i * d, k, &o, want, &nw), MN_OK);
-        assert_int_equal(mn_index_search(h, q + i * d, k, &o, got, &ng), MN_OK);
+        assert_int_equal(mn__index_search(f, q + i * d, k, &o, want, &nw), MN_OK);
+        assert_int_equal(mn__index_search(h, q + i * d, k, &o, got, &ng), MN_OK);
         assert_int_equal(info.path, MN_INDEX_PATH_GRAPH);
         assert_int_equal(ng, k);
         for (size_t j = 0; j < ng; j++)
@@ -292,10 +292,10 @@ static void filtered_search_is_exact(void **state)
     oc.n_candidates = 3;
     struct mn_index_hit got[10];
     size_t ng = 99;
-    assert_int_equal(mn_index_search(h, q, k, &oc, got, &ng), MN_OK);
+    assert_int_equal(mn__index_search(h, q, k, &oc, got, &ng), MN_OK);
     assert_int_equal(ng, 0);
-    mn_index_free(h);
-    mn_index_free(f);
+    mn__index_free(h);
+    mn__index_free(f);
     free(cs);
     free(x);
     free(q);
@@ -319,12 +319,12 @@ static void deletes_never_returned(void **state)
     for (size_t i = 0; i < nq; i++) {
         struct mn_index_hit hh[10];
         size_t nh;
-        assert_int_equal(mn_index_search(f, q + i * d, 5, NULL, hh, &nh), MN_OK);
+        assert_int_equal(mn__index_search(f, q + i * d, 5, NULL, hh, &nh), MN_OK);
         for (size_t j = 0; j < nh; j++) {
             size_t r = row_of(hh[j].id);
             if (!gone[r]) {
-                assert_int_equal(mn_index_remove(h, hh[j].id), MN_OK);
-                assert_int_equal(mn_index_remove(f, hh[j].id), MN_OK);
+                assert_int_equal(mn__index_remove(h, hh[j].id), MN_OK);
+                assert_int_equal(mn__index_remove(f, hh[j].id), MN_OK);
                 gone[r] = 1;
                 removed++;
             }
@@ -334,26 +334,26 @@ static void deletes_never_returned(void **state)
         size_t r = (size_t)(td_next(&s) % n);
         if (gone[r])
             continue;
-        assert_int_equal(mn_index_remove(h, id_of(r)), MN_OK);
-        assert_int_equal(mn_index_remove(f, id_of(r)), MN_OK);
+        assert_int_equal(mn__index_remove(h, id_of(r)), MN_OK);
+        assert_int_equal(mn__index_remove(f, id_of(r)), MN_OK);
         gone[r] = 1;
         removed++;
     }
-    assert_int_equal(mn_index_remove(h, id_of(0) + 1), MN_NOTFOUND);
+    assert_int_equal(mn__index_remove(h, id_of(0) + 1), MN_NOTFOUND);
     size_t r0 = 0;
     while (!gone[r0])
         r0++;
-    assert_int_equal(mn_index_remove(h, id_of(r0)), MN_NOTFOUND); /* twice */
-    assert_int_equal(mn_index_count(h), n - removed);
-    assert_false(mn_index_contains(h, id_of(r0)));
+    assert_int_equal(mn__index_remove(h, id_of(r0)), MN_NOTFOUND); /* twice */
+    assert_int_equal(mn__index_count(h), n - removed);
+    assert_false(mn__index_contains(h, id_of(r0)));
 
     for (int pass = 0; pass < 2; pass++) {
         size_t hits = 0;
         for (size_t i = 0; i < nq; i++) {
             struct mn_index_hit hh[10], fh[10];
             size_t nh, nf;
-            assert_int_equal(mn_index_search(h, q + i * d, k, NULL, hh, &nh), MN_OK);
-            assert_int_equal(mn_index_search(f, q + i * d, k, NULL, fh, &nf), MN_OK);
+            assert_int_equal(mn__index_search(h, q + i * d, k, NULL, hh, &nh), MN_OK);
+            assert_int_equal(mn__index_search(f, q + i * d, k, NULL, fh, &nf), MN_OK);
             assert_int_equal(nh, k);
             for (size_t j = 0; j < nh; j++)
                 assert_false(gone[row_of(hh[j].id)]);
@@ -361,45 +361,45 @@ static void deletes_never_returned(void **state)
         }
         assert_true((double)hits / (double)(nq * k) >= 0.9);
         struct mn_index_stats st;
-        mn_index_stats(h, &st);
+        mn__index_stats(h, &st);
         if (pass == 0) {
             assert_int_equal(st.deleted, removed);
-            assert_int_equal(mn_index_compact(h), MN_OK);
-            mn_index_stats(h, &st);
+            assert_int_equal(mn__index_compact(h), MN_OK);
+            mn__index_stats(h, &st);
             assert_int_equal(st.deleted, 0);
             assert_int_equal(st.live, n - removed);
         }
     }
     /* a removed id can come back */
-    assert_int_equal(mn_index_add(h, id_of(r0), x + r0 * d), MN_OK);
-    assert_true(mn_index_contains(h, id_of(r0)));
+    assert_int_equal(mn__index_add(h, id_of(r0), x + r0 * d), MN_OK);
+    assert_true(mn__index_contains(h, id_of(r0)));
     struct mn_index_hit hh[10];
     size_t nh;
-    assert_int_equal(mn_index_search(h, x + r0 * d, 1, NULL, hh, &nh), MN_OK);
+    assert_int_equal(mn__index_search(h, x + r0 * d, 1, NULL, hh, &nh), MN_OK);
     assert_int_equal(nh, 1);
     assert_int_equal(hh[0].id, id_of(r0));
 
     /* delete all but 4: k = 10 returns exactly those 4 */
     size_t left = 0;
     for (size_t r = 0; r < n; r++) {
-        if (!mn_index_contains(h, id_of(r)))
+        if (!mn__index_contains(h, id_of(r)))
             continue;
         if (left < 4) {
             left++;
             continue;
         }
-        assert_int_equal(mn_index_remove(h, id_of(r)), MN_OK);
+        assert_int_equal(mn__index_remove(h, id_of(r)), MN_OK);
     }
-    assert_int_equal(mn_index_count(h), 4);
+    assert_int_equal(mn__index_count(h), 4);
     struct mn_index_search_opts o = MN_INDEX_SEARCH_OPTS_INIT;
     o.path = MN_INDEX_PATH_GRAPH;
-    assert_int_equal(mn_index_search(h, q, k, &o, hh, &nh), MN_OK);
+    assert_int_equal(mn__index_search(h, q, k, &o, hh, &nh), MN_OK);
     assert_int_equal(nh, 4);
-    assert_int_equal(mn_index_search(h, q, k, NULL, hh, &nh), MN_OK);
+    assert_int_equal(mn__index_search(h, q, k, NULL, hh, &nh), MN_OK);
     assert_int_equal(nh, 4);
     free(gone);
-    mn_index_free(h);
-    mn_index_free(f);
+    mn__index_free(h);
+    mn__index_free(f);
     free(cs);
     free(x);
     free(q);
@@ -431,19 +431,19 @@ static void int8_memory_and_recall(void **state)
     mn_index *h32 = build(x, n, (uint32_t)d, MN_INDEX_HNSW, MN_INDEX_F32, 64);
     mn_index *h8 = build(x, n, (uint32_t)d, MN_INDEX_HNSW, MN_INDEX_INT8, 64);
     mn_index *f = build(x, n, (uint32_t)d, MN_INDEX_FLAT, MN_INDEX_F32, 64);
-    size_t m32 = mn_index_memory_bytes(h32), m8 = mn_index_memory_bytes(h8);
+    size_t m32 = mn__index_memory_bytes(h32), m8 = mn__index_memory_bytes(h8);
     printf("  memory f32 %zu bytes, int8 %zu bytes (%.1f%%)\n", m32, m8, 100.0 * (double)m8 / (double)m32);
     assert_true((double)m8 <= 0.40 * (double)m32);
     struct source src = {x, d, 0};
     size_t hits_plain = 0, hits_rr = 0;
     for (int rr = 0; rr < 2; rr++) {
         if (rr)
-            mn_index_set_source(h8, fetch_row, &src);
+            mn__index_set_source(h8, fetch_row, &src);
         for (size_t i = 0; i < nq; i++) {
             struct mn_index_hit hh[10], fh[10];
             size_t nh, nf;
-            assert_int_equal(mn_index_search(h8, q + i * d, k, NULL, hh, &nh), MN_OK);
-            assert_int_equal(mn_index_search(f, q + i * d, k, NULL, fh, &nf), MN_OK);
+            assert_int_equal(mn__index_search(h8, q + i * d, k, NULL, hh, &nh), MN_OK);
+            assert_int_equal(mn__index_search(f, q + i * d, k, NULL, fh, &nf), MN_OK);
             assert_int_equal(nh, k);
             assert_sorted(hh, nh);
             size_t o = overlap(hh, nh, fh, nf);
@@ -465,20 +465,20 @@ static void int8_memory_and_recall(void **state)
     assert_true(r1 >= 0.95);
     /* int8 flat with re-ranking agrees with f32 flat */
     mn_index *f8 = build(x, n, (uint32_t)d, MN_INDEX_FLAT, MN_INDEX_INT8, 64);
-    mn_index_set_source(f8, fetch_row, &src);
+    mn__index_set_source(f8, fetch_row, &src);
     size_t hits = 0;
     for (size_t i = 0; i < nq; i++) {
         struct mn_index_hit hh[10], fh[10];
         size_t nh, nf;
-        assert_int_equal(mn_index_search(f8, q + i * d, k, NULL, hh, &nh), MN_OK);
-        assert_int_equal(mn_index_search(f, q + i * d, k, NULL, fh, &nf), MN_OK);
+        assert_int_equal(mn__index_search(f8, q + i * d, k, NULL, hh, &nh), MN_OK);
+        assert_int_equal(mn__index_search(f, q + i * d, k, NULL, fh, &nf), MN_OK);
         hits += overlap(hh, nh, fh, nf);
     }
     assert_true((double)hits / (double)(nq * k) >= 0.99);
-    mn_index_free(f8);
-    mn_index_free(h32);
-    mn_index_free(h8);
-    mn_index_free(f);
+    mn__index_free(f8);
+    mn__index_free(h32);
+    mn__index_free(h8);
+    mn__index_free(f);
     free(cs);
     free(x);
     free(q);
@@ -491,51 +491,51 @@ static void bad_arguments(void **state)
     (void)state;
     struct mn_index_params p = MN_INDEX_PARAMS_INIT;
     mn_index *ix = (mn_index *)1;
-    assert_int_equal(mn_index_create(&p, &ix), MN_INVALID); /* dim 0 */
+    assert_int_equal(mn__index_create(&p, &ix), MN_INVALID); /* dim 0 */
     assert_null(ix);
-    assert_int_equal(mn_index_create(NULL, &ix), MN_INVALID);
+    assert_int_equal(mn__index_create(NULL, &ix), MN_INVALID);
     p.dim = 4;
     p.M = 1;
-    assert_int_equal(mn_index_create(&p, &ix), MN_INVALID);
+    assert_int_equal(mn__index_create(&p, &ix), MN_INVALID);
     p.M = 16;
     p.kind = (enum mn_index_kind)7;
-    assert_int_equal(mn_index_create(&p, &ix), MN_INVALID);
+    assert_int_equal(mn__index_create(&p, &ix), MN_INVALID);
     p.kind = MN_INDEX_HNSW;
-    assert_int_equal(mn_index_create(&p, &ix), MN_OK);
+    assert_int_equal(mn__index_create(&p, &ix), MN_OK);
     float zero[4] = {0, 0, 0, 0}, nan_[4] = {1, NAN, 0, 0}, inf_[4] = {INFINITY, 0, 0, 0}, v[4] = {1, 2, 3, 4};
-    assert_int_equal(mn_index_add(ix, 1, zero), MN_INVALID);
-    assert_int_equal(mn_index_add(ix, 1, nan_), MN_INVALID);
-    assert_int_equal(mn_index_add(ix, 1, inf_), MN_INVALID);
-    assert_int_equal(mn_index_add(ix, 1, NULL), MN_INVALID);
-    assert_int_equal(mn_index_count(ix), 0);
+    assert_int_equal(mn__index_add(ix, 1, zero), MN_INVALID);
+    assert_int_equal(mn__index_add(ix, 1, nan_), MN_INVALID);
+    assert_int_equal(mn__index_add(ix, 1, inf_), MN_INVALID);
+    assert_int_equal(mn__index_add(ix, 1, NULL), MN_INVALID);
+    assert_int_equal(mn__index_count(ix), 0);
     struct mn_index_hit h[4];
     size_t nh = 9;
-    assert_int_equal(mn_index_search(ix, v, 3, NULL, h, &nh), MN_OK); /* empty index */
+    assert_int_equal(mn__index_search(ix, v, 3, NULL, h, &nh), MN_OK); /* empty index */
     assert_int_equal(nh, 0);
-    assert_int_equal(mn_index_add(ix, 1, v), MN_OK);
-    assert_int_equal(mn_index_add(ix, 1, v), MN_CONFLICT);
-    assert_int_equal(mn_index_add(ix, INT64_MIN, v), MN_OK);
-    assert_int_equal(mn_index_add(ix, INT64_MAX, v), MN_OK);
-    assert_int_equal(mn_index_search(ix, zero, 3, NULL, h, &nh), MN_INVALID);
-    assert_int_equal(mn_index_search(ix, v, MN_INDEX_MAX_K + 1, NULL, h, &nh), MN_INVALID);
-    assert_int_equal(mn_index_search(ix, v, 3, NULL, NULL, &nh), MN_INVALID);
-    assert_int_equal(mn_index_search(ix, v, 0, NULL, NULL, &nh), MN_OK);
+    assert_int_equal(mn__index_add(ix, 1, v), MN_OK);
+    assert_int_equal(mn__index_add(ix, 1, v), MN_CONFLICT);
+    assert_int_equal(mn__index_add(ix, INT64_MIN, v), MN_OK);
+    assert_int_equal(mn__index_add(ix, INT64_MAX, v), MN_OK);
+    assert_int_equal(mn__index_search(ix, zero, 3, NULL, h, &nh), MN_INVALID);
+    assert_int_equal(mn__index_search(ix, v, MN_INDEX_MAX_K + 1, NULL, h, &nh), MN_INVALID);
+    assert_int_equal(mn__index_search(ix, v, 3, NULL, NULL, &nh), MN_INVALID);
+    assert_int_equal(mn__index_search(ix, v, 0, NULL, NULL, &nh), MN_OK);
     assert_int_equal(nh, 0);
-    assert_int_equal(mn_index_search(ix, v, 4, NULL, h, &nh), MN_OK);
+    assert_int_equal(mn__index_search(ix, v, 4, NULL, h, &nh), MN_OK);
     assert_int_equal(nh, 3);
     assert_true(fabsf(h[0].score - 1.0f) < 1e-5f); /* the same direction, normalised */
     assert_int_equal(h[0].id, INT64_MIN);          /* ties: smaller id first */
-    assert_int_equal(mn_index_set_ef_search(ix, 0), MN_INVALID);
-    assert_int_equal(mn_index_set_ef_search(ix, 128), MN_OK);
+    assert_int_equal(mn__index_set_ef_search(ix, 0), MN_INVALID);
+    assert_int_equal(mn__index_set_ef_search(ix, 128), MN_OK);
     struct mn_index_params got;
-    mn_index_params_get(ix, &got);
+    mn__index_params_get(ix, &got);
     assert_int_equal(got.ef_search, 128);
-    assert_int_equal(mn_index_remove(ix, 1), MN_OK);
-    assert_int_equal(mn_index_remove(ix, 1), MN_NOTFOUND);
-    mn_index_free(ix);
-    mn_index_free(NULL);
-    assert_int_equal(mn_index_count(NULL), 0);
-    assert_int_equal(mn_index_add(NULL, 1, v), MN_MISUSE);
+    assert_int_equal(mn__index_remove(ix, 1), MN_OK);
+    assert_int_equal(mn__index_remove(ix, 1), MN_NOTFOUND);
+    mn__index_free(ix);
+    mn__index_free(NULL);
+    assert_int_equal(mn__index_count(NULL), 0);
+    assert_int_equal(mn__index_add(NULL, 1, v), MN_MISUSE);
 }
 
 /* Vectors added in any order and with an initial capacity give a usable graph. */
@@ -550,19 +550,19 @@ static void capacity_and_growth(void **state)
     p.M = 4;
     p.capacity = 100;
     mn_index *ix = NULL;
-    assert_int_equal(mn_index_create(&p, &ix), MN_OK);
+    assert_int_equal(mn__index_create(&p, &ix), MN_OK);
     for (size_t i = 0; i < n; i++)
-        assert_int_equal(mn_index_add(ix, (int64_t)(n - i), x + i * d), MN_OK);
+        assert_int_equal(mn__index_add(ix, (int64_t)(n - i), x + i * d), MN_OK);
     for (size_t i = 0; i < n; i += 50) {
         struct mn_index_hit h[1];
         size_t nh;
         struct mn_index_search_opts o = MN_INDEX_SEARCH_OPTS_INIT;
         o.path = MN_INDEX_PATH_GRAPH;
-        assert_int_equal(mn_index_search(ix, x + i * d, 1, &o, h, &nh), MN_OK);
+        assert_int_equal(mn__index_search(ix, x + i * d, 1, &o, h, &nh), MN_OK);
         assert_int_equal(nh, 1);
         assert_true(h[0].score > 0.999f);
     }
-    mn_index_free(ix);
+    mn__index_free(ix);
     free(cs);
     free(x);
 }
@@ -583,7 +583,7 @@ static void *searcher(void *arg)
         for (size_t i = 0; i < t->nq; i++) {
             struct mn_index_hit h[10];
             size_t nh;
-            if (mn_index_search(t->ix, t->q + i * t->d, 10, NULL, h, &nh) != MN_OK || nh != 10)
+            if (mn__index_search(t->ix, t->q + i * t->d, 10, NULL, h, &nh) != MN_OK || nh != 10)
                 t->failures++;
         }
     return NULL;
@@ -604,15 +604,15 @@ static void concurrent_searches_and_adds(void **state)
         assert_int_equal(pthread_create(&th[i], NULL, searcher, &t[i]), 0);
     }
     for (size_t i = n / 2; i < n; i++) {
-        assert_int_equal(mn_index_add(ix, id_of(i), x + i * d), MN_OK);
+        assert_int_equal(mn__index_add(ix, id_of(i), x + i * d), MN_OK);
         if (i % 10 == 0)
-            assert_int_equal(mn_index_remove(ix, id_of(i - n / 2)), MN_OK);
+            assert_int_equal(mn__index_remove(ix, id_of(i - n / 2)), MN_OK);
     }
     for (int i = 0; i < 3; i++) {
         pthread_join(th[i], NULL);
         assert_int_equal(t[i].failures, 0);
     }
-    mn_index_free(ix);
+    mn__index_free(ix);
     free(cs);
     free(x);
     free(q);

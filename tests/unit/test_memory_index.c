@@ -99,7 +99,7 @@ static float *embed(mn_db *db, const char *text)
     mn_embedder *e = NULL;
     float *v = NULL;
     assert_int_equal(mn__search_embedder(db, &e), MN_OK);
-    assert_int_equal(mn_embed_texts_alloc(e, &text, 1, &v, &dim), MN_OK);
+    assert_int_equal(mn__embed_texts_alloc(e, &text, 1, &v, &dim), MN_OK);
     return v;
 }
 
@@ -244,7 +244,7 @@ static int memory_index_ready(mn_db *db)
 {
     struct mn_vsearch *mvs = NULL;
     assert_int_equal(mn__memory_vsearch(db, &mvs), MN_OK);
-    return mn_vsearch_ready(mvs);
+    return mn__vsearch_ready(mvs);
 }
 
 static void search_against_exact(void **state)
@@ -339,7 +339,7 @@ static void migration_from_v6(void **state)
                                         "the deploy key is dk-1f2e00"};
     mn_embedder *e = NULL;
     mn_embed_cfg c = {"hash", NULL, NULL, NULL, 0, 0, 0, 0, 0};
-    assert_int_equal(mn_embed_open(&c, &e), MN_OK);
+    assert_int_equal(mn__embed_open(&c, &e), MN_OK);
     for (int i = 0; i < 3; i++) {
         snprintf(sql, sizeof sql,
                  "INSERT INTO memories (id, version, text, kind, namespace, valid_from, recorded_at, change, actor)"
@@ -348,7 +348,7 @@ static void migration_from_v6(void **state)
         assert_int_equal(sqlite3_exec(s, sql, NULL, NULL, NULL), SQLITE_OK);
         float *v = NULL;
         uint32_t d = 0;
-        assert_int_equal(mn_embed_texts_alloc(e, &texts[i], 1, &v, &d), MN_OK);
+        assert_int_equal(mn__embed_texts_alloc(e, &texts[i], 1, &v, &d), MN_OK);
         sqlite3_stmt *st = NULL;
         assert_int_equal(sqlite3_prepare_v2(s, "INSERT INTO memory_vectors (vid, dim, vector) VALUES (?1, ?2, ?3)",
                                             -1, &st, NULL),
@@ -360,7 +360,7 @@ static void migration_from_v6(void **state)
         sqlite3_finalize(st);
         free(v);
     }
-    mn_embed_free(e);
+    mn__embed_free(e);
     sqlite3_close(s);
 
     db = open_db(path); /* migrates to this version */

@@ -44,7 +44,7 @@ static json_t *render(const char *system, mn_message *msgs, size_t n)
     w.max_tokens = 100000;
     w.total_messages = (int64_t)n;
     char *rendered = NULL, *report = NULL;
-    assert_int_equal(mn_context_render(&w, "window", "heuristic", MN_FORMAT_ANTHROPIC, &rendered, &report), MN_OK);
+    assert_int_equal(mn__context_render(&w, "window", "heuristic", MN_FORMAT_ANTHROPIC, &rendered, &report), MN_OK);
     json_t *v = json_loads(rendered, 0, NULL);
     assert_non_null(v);
     free(rendered);

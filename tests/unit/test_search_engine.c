@@ -28,21 +28,21 @@ static void hash_embedder(void **state)
     (void)state;
     float a[384], b[384], c[384], d[384];
     const char *t1 = "How do I configure the Postgres connection pool?";
-    mn_embed_hash(t1, strlen(t1), 384, a);
-    mn_embed_hash(t1, strlen(t1), 384, b);
+    mn__embed_hash(t1, strlen(t1), 384, a);
+    mn__embed_hash(t1, strlen(t1), 384, b);
     assert_memory_equal(a, b, sizeof a); /* deterministic */
     assert_true(fabs(cosine(a, a, 384) - 1.0) < 1e-5); /* unit length */
     const char *t2 = "configuring a postgres connection pooler";
     const char *t3 = "my cat likes fish on fridays";
-    mn_embed_hash(t2, strlen(t2), 384, c);
-    mn_embed_hash(t3, strlen(t3), 384, d);
+    mn__embed_hash(t2, strlen(t2), 384, c);
+    mn__embed_hash(t3, strlen(t3), 384, d);
     assert_true(cosine(a, c, 384) > cosine(a, d, 384) + 0.2);
     /* case does not matter */
     const char *t4 = "HOW DO I CONFIGURE THE POSTGRES CONNECTION POOL?";
-    mn_embed_hash(t4, strlen(t4), 384, b);
+    mn__embed_hash(t4, strlen(t4), 384, b);
     assert_true(cosine(a, b, 384) > 0.999);
     /* no word characters: the zero vector */
-    mn_embed_hash("!!! ... ???", 11, 384, b);
+    mn__embed_hash("!!! ... ???", 11, 384, b);
     for (int i = 0; i < 384; i++)
         assert_true(b[i] == 0.0f);
     /* long input and odd dimensions */
@@ -50,7 +50,7 @@ static void hash_embedder(void **state)
     for (int i = 0; i < 200000; i++)
         big[i] = (char)("abc def\xc3\xa9 "[i % 11]);
     float e[7];
-    mn_embed_hash(big, 200000, 7, e);
+    mn__embed_hash(big, 200000, 7, e);
     assert_true(fabs(cosine(e, e, 7) - 1.0) < 1e-5);
     free(big);
 }
@@ -60,20 +60,20 @@ static void hash_embedder_via_vtable(void **state)
     (void)state;
     mn_embed_cfg c = {"hash", NULL, NULL, NULL, 0, 0, 0, 0, 0};
     mn_embedder *e = NULL;
-    assert_int_equal(mn_embed_open(&c, &e), MN_OK);
-    assert_string_equal(mn_embed_model(e), MN_EMBED_HASH_MODEL);
-    assert_int_equal(mn_embed_dim(e), 384);
+    assert_int_equal(mn__embed_open(&c, &e), MN_OK);
+    assert_string_equal(mn__embed_model(e), MN_EMBED_HASH_MODEL);
+    assert_int_equal(mn__embed_dim(e), 384);
     const char *texts[] = {"one", "two"};
     float *v = NULL;
     uint32_t dim = 0;
-    assert_int_equal(mn_embed_texts_alloc(e, texts, 2, &v, &dim), MN_OK);
+    assert_int_equal(mn__embed_texts_alloc(e, texts, 2, &v, &dim), MN_OK);
     assert_int_equal(dim, 384);
     free(v);
-    mn_embed_free(e);
+    mn__embed_free(e);
     mn_embed_cfg bad = {"bert", NULL, NULL, NULL, 0, 0, 0, 0, 0};
-    assert_int_equal(mn_embed_open(&bad, &e), MN_INVALID);
+    assert_int_equal(mn__embed_open(&bad, &e), MN_INVALID);
     mn_embed_cfg remote = {"openai", "m", "", NULL, 0, 0, 0, 0, 0};
-    assert_int_equal(mn_embed_open(&remote, &e), MN_UNAVAILABLE);
+    assert_int_equal(mn__embed_open(&remote, &e), MN_UNAVAILABLE);
 }
 
 static void fts_escaping(void **state)
@@ -101,7 +101,7 @@ static void fts_escaping(void **state)
     struct mn_buf b = MN_BUF_INIT;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t terms = 99;
-        assert_int_equal(mn_fts_query(cases[i].in, &b, &terms), MN_OK);
+        assert_int_equal(mn__fts_query(cases[i].in, &b, &terms), MN_OK);
         assert_string_equal(b.data, cases[i].out);
         assert_int_equal(terms, cases[i].terms);
     }
@@ -110,7 +110,7 @@ static void fts_escaping(void **state)
     for (int i = 0; i < 100; i++)
         strcat(many, "w ");
     size_t terms = 0;
-    assert_int_equal(mn_fts_query(many, &b, &terms), MN_OK);
+    assert_int_equal(mn__fts_query(many, &b, &terms), MN_OK);
     assert_int_equal(terms, MN_FTS_MAX_TERMS);
     char longtok[600];
     for (int i = 0; i < 599; i += 2) {
@@ -118,7 +118,7 @@ static void fts_escaping(void **state)
         longtok[i + 1] = (char)0xA9;
     }
     longtok[599] = '\0';
-    assert_int_equal(mn_fts_query(longtok, &b, &terms), MN_OK);
+    assert_int_equal(mn__fts_query(longtok, &b, &terms), MN_OK);
     assert_true(b.len <= 258);
     assert_true(((unsigned char)b.data[b.len - 2] & 0xC0) != 0xC0); /* no lead byte left dangling */
     /* the content variant drops function words when other words remain, and only then */
@@ -134,11 +134,11 @@ static void fts_escaping(void **state)
         {"", "", 0},
     };
     for (size_t i = 0; i < sizeof content / sizeof content[0]; i++) {
-        assert_int_equal(mn_fts_query_content(content[i].in, &b, &terms), MN_OK);
+        assert_int_equal(mn__fts_query_content(content[i].in, &b, &terms), MN_OK);
         assert_string_equal(b.data ? b.data : "", content[i].out);
         assert_int_equal(terms, content[i].terms);
     }
-    mn_buf_release(&b);
+    mn__buf_release(&b);
 }
 
 static void rrf(void **state)
@@ -147,7 +147,7 @@ static void rrf(void **state)
     struct mn_ranked a[] = {{10, 0.9}, {20, 0.8}, {30, 0.7}}, k[] = {{20, 5}, {40, 4}, {10, 3}};
     struct mn_ranked *out = NULL;
     size_t n = 0;
-    assert_int_equal(mn_rrf(a, 3, k, 3, 60, &out, &n), MN_OK);
+    assert_int_equal(mn__rrf(a, 3, k, 3, 60, &out, &n), MN_OK);
     assert_int_equal(n, 4);
     /* 10: 1/61 + 1/63; 20: 1/62 + 1/61 — 20 wins; then 10; then 40 (1/62) before 30 (1/63) */
     assert_int_equal(out[0].id, 20);
@@ -156,7 +156,7 @@ static void rrf(void **state)
     assert_int_equal(out[3].id, 30);
     assert_true(fabs(out[0].score - (1.0 / 62 + 1.0 / 61)) < 1e-12);
     free(out);
-    assert_int_equal(mn_rrf(NULL, 0, NULL, 0, 60, &out, &n), MN_OK);
+    assert_int_equal(mn__rrf(NULL, 0, NULL, 0, 60, &out, &n), MN_OK);
     assert_int_equal(n, 0);
     free(out);
 }
@@ -167,13 +167,13 @@ static void reply_parser(void **state)
     float *v = NULL;
     uint32_t dim = 0;
     const char *ok = "{\"data\":[{\"index\":1,\"embedding\":[0,2]},{\"index\":0,\"embedding\":[3,4]}]}";
-    assert_int_equal(mn_embed_parse_reply("openai", ok, strlen(ok), 2, &dim, &v), MN_OK);
+    assert_int_equal(mn__embed_parse_reply("openai", ok, strlen(ok), 2, &dim, &v), MN_OK);
     assert_int_equal(dim, 2);
     assert_true(fabs(v[0] - 0.6f) < 1e-6 && fabs(v[1] - 0.8f) < 1e-6 && v[3] == 1.0f);
     free(v);
     const char *ol = "{\"embeddings\":[[1,0,0]]}";
     dim = 0;
-    assert_int_equal(mn_embed_parse_reply("ollama", ol, strlen(ol), 1, &dim, &v), MN_OK);
+    assert_int_equal(mn__embed_parse_reply("ollama", ol, strlen(ol), 1, &dim, &v), MN_OK);
     assert_int_equal(dim, 3);
     free(v);
     static const char *const bad[] = {"", "[]", "{\"data\":[]}", "{\"data\":[{\"embedding\":[0,0]}]}",
@@ -181,11 +181,11 @@ static void reply_parser(void **state)
                                       "{\"data\":[{\"index\":5,\"embedding\":[1]}]}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         dim = 0;
-        assert_int_equal(mn_embed_parse_reply("openai", bad[i], strlen(bad[i]), 1, &dim, &v), MN_UNAVAILABLE);
+        assert_int_equal(mn__embed_parse_reply("openai", bad[i], strlen(bad[i]), 1, &dim, &v), MN_UNAVAILABLE);
         assert_null(v);
     }
     dim = 3; /* another dimension than expected */
-    assert_int_equal(mn_embed_parse_reply("ollama", "{\"embeddings\":[[1,0]]}", 22, 1, &dim, &v), MN_UNAVAILABLE);
+    assert_int_equal(mn__embed_parse_reply("ollama", "{\"embeddings\":[[1,0]]}", 22, 1, &dim, &v), MN_UNAVAILABLE);
 }
 
 int main(void)

@@ -195,7 +195,7 @@ static void bounded_and_same_results(void **state)
     assert_true(max_log < 5 * CHUNK + BATCH);
     assert_true(edits > 10);
     assert_true(deletes > 10);
-    assert_true(log_rows(cb) > 0); /* B's log waits for a search (a delete applies it too: mn_sqlite_fts_erase) */
+    assert_true(log_rows(cb) > 0); /* B's log waits for a search (a delete applies it too: mn__sqlite_fts_erase) */
 
     int64_t pending = -1, applied = -1;
     assert_int_equal(mn_keyword_drain(a, 0, &applied, &pending), MN_OK);

@@ -243,12 +243,12 @@ static void ranking_equals_reference(void **state)
             mn_sqlite_fts_tuning.rows_div = (int64_t[]){0, 16, 1}[rnd() % 3]; /* rare queries too: never, some, all */
             struct mn_buf match = MN_BUF_INIT;
             size_t terms = 0;
-            assert_int_equal(mn_fts_query(query, &match, &terms), MN_OK);
+            assert_int_equal(mn__fts_query(query, &match, &terms), MN_OK);
             int64_t ids[50];
             double scores[50];
             size_t n = 0;
             reference(ref, match.data, &f, limit, ids, scores, &n);
-            mn_buf_release(&match);
+            mn__buf_release(&match);
             mn_status rc = mn_search(db, query, MN_SEARCH_KEYWORD, limit, &f, 0, &h);
             if (rc)
                 fail_msg("seed %llu query %d \"%s\": %s", (unsigned long long)seed, q, query, mn_errmsg());
@@ -301,12 +301,12 @@ static void check_one(mn_db *db, sqlite3 *ref, const struct corpus *c, const cha
         fail_msg("%s query %d \"%s\": %s", what, q, query, mn_errmsg());
     struct mn_buf match = MN_BUF_INIT;
     size_t terms = 0;
-    assert_int_equal(mn_fts_query(query, &match, &terms), MN_OK);
+    assert_int_equal(mn__fts_query(query, &match, &terms), MN_OK);
     int64_t ids[50];
     double scores[50];
     size_t n = 0;
     reference(ref, match.data, &f, limit, ids, scores, &n);
-    mn_buf_release(&match);
+    mn__buf_release(&match);
     if (h->count != n)
         fail_msg("%s query %d \"%s\" limit %zu: %zu hits, reference %zu", what, q, query, limit, h->count, n);
     for (size_t i = 0; i < n; i++) {

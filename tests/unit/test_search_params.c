@@ -57,9 +57,9 @@ static const char *build_and_search(const char *quantize, struct mn_index_params
         memset(p, 0, sizeof *p);
     } else {
         mn_index *ix = NULL;
-        assert_int_equal(mn_index_load(index_path, &ix), MN_OK);
-        mn_index_params_get(ix, p);
-        mn_index_free(ix);
+        assert_int_equal(mn__index_load(index_path, &ix), MN_OK);
+        mn__index_params_get(ix, p);
+        mn__index_free(ix);
     }
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -31,7 +31,7 @@ static int setup(void **state)
     snprintf(path, sizeof path, "%s", test_db_target(file));
     mn_store_opts o = {.busy_timeout_ms = 2000, .sync_full = 1};
     mn_store *st = NULL;
-    if (mn_store_open(path, &o, &st) != MN_OK) {
+    if (mn__store_open(path, &o, &st) != MN_OK) {
         fprintf(stderr, "open: %s\n", mn_errmsg());
         return -1;
     }
@@ -88,7 +88,7 @@ static void sessions_and_appends(void **state)
                            msg(MN_ROLE_USER, "three", NULL)};
     mn_store_append req = {batch, 3, NULL, "title one", 500, 0, 0, NULL};
     mn_messages *out = NULL;
-    assert_int_equal(mn_engine_append(st, SID1, &req, &out), MN_OK);
+    assert_int_equal(mn__engine_append(st, SID1, &req, &out), MN_OK);
     assert_int_equal(out->count, 3);
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(out->items[i].seq, (int64_t)i + 1);
@@ -99,7 +99,7 @@ static void sessions_and_appends(void **state)
     /* an idempotent retry returns the stored row and stores nothing */
     mn_message again = msg(MN_ROLE_ASSISTANT, "two", "k2");
     mn_store_append retry = {&again, 1, NULL, NULL, 600, 0, 0, NULL};
-    assert_int_equal(mn_engine_append(st, SID1, &retry, &out), MN_OK);
+    assert_int_equal(mn__engine_append(st, SID1, &retry, &out), MN_OK);
     assert_int_equal(out->count, 1);
     assert_int_equal(out->items[0].id, id_two);
     assert_string_equal(out->items[0].content, "two");
@@ -108,7 +108,7 @@ static void sessions_and_appends(void **state)
     mn_message other = msg(MN_ROLE_ASSISTANT, "two, changed", "k2");
     mn_store_append clash = {&other, 1, NULL, NULL, 650, 0, 0, NULL};
     out = NULL;
-    assert_int_equal(mn_engine_append(st, SID1, &clash, &out), MN_CONFLICT);
+    assert_int_equal(mn__engine_append(st, SID1, &clash, &out), MN_CONFLICT);
     assert_non_null(strstr(mn_errmsg(), "k2"));
     assert_null(out);
 
@@ -124,7 +124,7 @@ static void sessions_and_appends(void **state)
     /* a later title never replaces the first */
     mn_message four = msg(MN_ROLE_USER, "four", NULL);
     mn_store_append later = {&four, 1, NULL, "another title", 700, 0, 0, NULL};
-    assert_int_equal(mn_engine_append(st, SID1, &later, NULL), MN_OK);
+    assert_int_equal(mn__engine_append(st, SID1, &later, NULL), MN_OK);
     assert_int_equal(st->ops->session_get(st, SID1, &got), MN_OK);
     assert_string_equal(got->title, "title one");
     assert_int_equal(got->message_count, 4);
@@ -133,10 +133,10 @@ static void sessions_and_appends(void **state)
     /* unknown session: not found, unless asked to create it */
     mn_message five = msg(MN_ROLE_USER, "five", NULL);
     mn_store_append missing = {&five, 1, NULL, NULL, 800, 0, 0, NULL};
-    assert_int_equal(mn_engine_append(st, SID3, &missing, NULL), MN_NOTFOUND);
+    assert_int_equal(mn__engine_append(st, SID3, &missing, NULL), MN_NOTFOUND);
     mn_session s3 = session(SID3, "default", 800);
     missing.create = &s3;
-    assert_int_equal(mn_engine_append(st, SID3, &missing, &out), MN_OK);
+    assert_int_equal(mn__engine_append(st, SID3, &missing, &out), MN_OK);
     assert_int_equal(out->items[0].seq, 1);
     mn_messages_free(out);
 
@@ -259,7 +259,7 @@ static void reopen_keeps_everything(void **state)
     mn_store *st = the_store;
     st->ops->close(st);
     mn_store_opts o = {.busy_timeout_ms = 2000, .sync_full = 0};
-    assert_int_equal(mn_store_open(path, &o, &st), MN_OK);
+    assert_int_equal(mn__store_open(path, &o, &st), MN_OK);
     the_store = st;
     mn_store_stats s;
     assert_int_equal(st->ops->stats(st, 0, &s), MN_OK);

@@ -33,7 +33,7 @@ static int setup(void **state)
     char file[400];
     snprintf(file, sizeof file, "%s/append.db", dir);
     mn_store_opts o = {.busy_timeout_ms = 2000, .sync_full = 0};
-    if (mn_store_open(test_db_target(file), &o, &the_store) != MN_OK) {
+    if (mn__store_open(test_db_target(file), &o, &the_store) != MN_OK) {
         fprintf(stderr, "open: %s\n", mn_errmsg());
         return -1;
     }
@@ -83,7 +83,7 @@ static void run_two(mn_store *st, const char *id0, const char *id1, mn_store_app
     mn_status results[2];
     char errmsg[2][256];
     mn_messages *out[2];
-    assert_int_equal(mn_engine_append_many(st, ids, reqs, 2, results, errmsg, out), MN_OK);
+    assert_int_equal(mn__engine_append_many(st, ids, reqs, 2, results, errmsg, out), MN_OK);
     assert_int_equal(results[0], MN_OK);
     assert_int_equal(results[1], MN_OK);
     assert_int_equal(out[0]->items[0].seq, seq0);
@@ -148,7 +148,7 @@ static void idempotent_retry(void **state)
     mn_message m[2] = {msg(MN_ROLE_USER, "hello", "k1", 3), msg(MN_ROLE_ASSISTANT, "hi", "k2", 4)};
     mn_store_append req = {m, 2, &s, "hello", 100, 0, 0, NULL};
     mn_messages *out = NULL;
-    assert_int_equal(mn_engine_append(the_store, S_IDEM, &req, &out), MN_OK);
+    assert_int_equal(mn__engine_append(the_store, S_IDEM, &req, &out), MN_OK);
     assert_int_equal(out->count, 2);
     int64_t id1 = out->items[0].id, id2 = out->items[1].id;
     mn_messages_free(out);
@@ -157,7 +157,7 @@ static void idempotent_retry(void **state)
     mn_message again[3] = {msg(MN_ROLE_USER, "hello", "k1", 3), msg(MN_ROLE_ASSISTANT, "hi", "k2", 4),
                            msg(MN_ROLE_USER, "more", "k3", 5)};
     mn_store_append retry = {again, 3, NULL, NULL, 200, 0, 0, NULL};
-    assert_int_equal(mn_engine_append(the_store, S_IDEM, &retry, &out), MN_OK);
+    assert_int_equal(mn__engine_append(the_store, S_IDEM, &retry, &out), MN_OK);
     assert_int_equal(out->count, 3);
     assert_int_equal(out->items[0].id, id1);
     assert_int_equal(out->items[1].id, id2);
@@ -169,7 +169,7 @@ static void idempotent_retry(void **state)
     mn_status results[1];
     char errmsg[1][256];
     mn_store_append third = {&again[2], 1, NULL, NULL, 300, 0, 0, NULL};
-    assert_int_equal(mn_engine_append_many(the_store, ids, &third, 1, results, errmsg, NULL), MN_OK);
+    assert_int_equal(mn__engine_append_many(the_store, ids, &third, 1, results, errmsg, NULL), MN_OK);
     assert_int_equal(results[0], MN_OK);
 
     mn_session *got = get(S_IDEM);
@@ -183,17 +183,17 @@ static void idempotent_retry(void **state)
     /* the key of another message: refused, nothing written */
     mn_message other = msg(MN_ROLE_USER, "changed", "k1", 3);
     mn_store_append clash = {&other, 1, NULL, NULL, 400, 0, 0, NULL};
-    assert_int_equal(mn_engine_append(the_store, S_IDEM, &clash, NULL), MN_CONFLICT);
+    assert_int_equal(mn__engine_append(the_store, S_IDEM, &clash, NULL), MN_CONFLICT);
     assert_non_null(strstr(mn_errmsg(), "k1"));
     assert_int_equal(active_count(S_IDEM, 1), 3);
 
     /* a request bound to another namespace: the session is not found, nothing written */
     mn_message stranger = msg(MN_ROLE_USER, "from elsewhere", NULL, 3);
     mn_store_append foreign = {&stranger, 1, NULL, NULL, 450, 0, 0, "elsewhere"};
-    assert_int_equal(mn_engine_append(the_store, S_IDEM, &foreign, NULL), MN_NOTFOUND);
+    assert_int_equal(mn__engine_append(the_store, S_IDEM, &foreign, NULL), MN_NOTFOUND);
     assert_int_equal(active_count(S_IDEM, 1), 3);
     foreign.ns = "default";
-    assert_int_equal(mn_engine_append(the_store, S_IDEM, &foreign, NULL), MN_OK);
+    assert_int_equal(mn__engine_append(the_store, S_IDEM, &foreign, NULL), MN_OK);
     assert_int_equal(active_count(S_IDEM, 1), 4);
 }
 
@@ -205,14 +205,14 @@ static void expired_session_refused(void **state)
     mn_session s = session(S_TTL, 1000, 500, 0); /* expires at 1500 */
     mn_message a = msg(MN_ROLE_USER, "in time", NULL, 1);
     mn_store_append req = {&a, 1, &s, NULL, 1200, 0, 0, NULL};
-    assert_int_equal(mn_engine_append(the_store, S_TTL, &req, NULL), MN_OK);
+    assert_int_equal(mn__engine_append(the_store, S_TTL, &req, NULL), MN_OK);
     mn_session *got = get(S_TTL);
     assert_int_equal(got->expires_at, 1700); /* now + ttl */
     mn_session_free(got);
 
     mn_message late = msg(MN_ROLE_USER, "too late", NULL, 1);
     mn_store_append too_late = {&late, 1, NULL, NULL, 1700, 0, 0, NULL};
-    assert_int_equal(mn_engine_append(the_store, S_TTL, &too_late, NULL), MN_EXPIRED);
+    assert_int_equal(mn__engine_append(the_store, S_TTL, &too_late, NULL), MN_EXPIRED);
     assert_non_null(strstr(mn_errmsg(), "expired"));
     /* in a group too, and the group's other request is kept */
     mn_session fresh = session(S_NONE, 1700, 0, 0);
@@ -221,7 +221,7 @@ static void expired_session_refused(void **state)
     const char *ids[2] = {S_TTL, S_NONE};
     mn_status results[2];
     char errmsg[2][256];
-    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, 2, results, errmsg, NULL), MN_OK);
+    assert_int_equal(mn__engine_append_many(the_store, ids, reqs, 2, results, errmsg, NULL), MN_OK);
     assert_int_equal(results[0], MN_EXPIRED);
     assert_non_null(strstr(errmsg[0], "expired"));
     assert_int_equal(results[1], MN_OK);
@@ -240,7 +240,7 @@ static void turn_trimming(void **state)
         for (int t = 0; t < 4; t++) {
             mn_message turn[2] = {msg(MN_ROLE_USER, "q", NULL, 1), msg(MN_ROLE_ASSISTANT, "a", NULL, 1)};
             mn_store_append req = {turn, 2, t == 0 ? &s : NULL, NULL, 200 + t, del, 0, NULL};
-            assert_int_equal(mn_engine_append(the_store, id, &req, NULL), MN_OK);
+            assert_int_equal(mn__engine_append(the_store, id, &req, NULL), MN_OK);
         }
         assert_int_equal(active_count(id, 0), 2); /* the newest 2 turns: a question, an answer */
         assert_int_equal(active_count(id, 1), del ? 2 : 8);
@@ -258,13 +258,13 @@ static void batch_all_or_nothing(void **state)
     mn_session s = session(S_BATCH, 100, 0, 0);
     mn_message first = msg(MN_ROLE_USER, "first", "b1", 2);
     mn_store_append req = {&first, 1, &s, "first", 100, 0, 0, NULL};
-    assert_int_equal(mn_engine_append(the_store, S_BATCH, &req, NULL), MN_OK);
+    assert_int_equal(mn__engine_append(the_store, S_BATCH, &req, NULL), MN_OK);
 
     mn_message batch[3] = {msg(MN_ROLE_ASSISTANT, "x", NULL, 2), msg(MN_ROLE_USER, "y", NULL, 2),
                            msg(MN_ROLE_USER, "not first", "b1", 2)};
     mn_store_append bad = {batch, 3, NULL, NULL, 200, 0, 0, NULL};
     mn_messages *out = NULL;
-    assert_int_equal(mn_engine_append(the_store, S_BATCH, &bad, &out), MN_CONFLICT);
+    assert_int_equal(mn__engine_append(the_store, S_BATCH, &bad, &out), MN_CONFLICT);
     assert_null(out);
     assert_int_equal(active_count(S_BATCH, 1), 1);
     mn_session *got = get(S_BATCH);
@@ -275,7 +275,7 @@ static void batch_all_or_nothing(void **state)
 
     /* the same batch without the clash: seq 2 to 4, gapless after the failure */
     batch[2].idempotency_key = "b3";
-    assert_int_equal(mn_engine_append(the_store, S_BATCH, &bad, &out), MN_OK);
+    assert_int_equal(mn__engine_append(the_store, S_BATCH, &bad, &out), MN_OK);
     assert_int_equal(out->count, 3);
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(out->items[i].seq, (int64_t)i + 2);
@@ -300,7 +300,7 @@ static void group_counts(void **state)
     mn_status results[6];
     char errmsg[6][256];
     mn_messages *out[6];
-    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, 6, results, errmsg, out), MN_OK);
+    assert_int_equal(mn__engine_append_many(the_store, ids, reqs, 6, results, errmsg, out), MN_OK);
     assert_int_equal(results[0], MN_OK);
     assert_int_equal(results[1], MN_OK);
     assert_int_equal(results[2], MN_OK);
@@ -332,7 +332,7 @@ static void group_counts(void **state)
     mn_message next = msg(MN_ROLE_USER, "g2 next", NULL, 1);
     mn_store_append more = {&next, 1, NULL, NULL, 200, 0, 0, NULL};
     mn_messages *l = NULL;
-    assert_int_equal(mn_engine_append(the_store, S_G2, &more, &l), MN_OK);
+    assert_int_equal(mn__engine_append(the_store, S_G2, &more, &l), MN_OK);
     assert_int_equal(l->items[0].seq, 2);
     mn_messages_free(l);
 }
@@ -432,7 +432,7 @@ static void group_queued_write_fails(void **state)
     mn_status results[5];
     char errmsg[5][256];
     mn_messages *out[5];
-    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, 5, results, errmsg, out), MN_OK);
+    assert_int_equal(mn__engine_append_many(the_store, ids, reqs, 5, results, errmsg, out), MN_OK);
     assert_int_equal(results[0], MN_OK);
     assert_int_equal(results[1], MN_OK);
     assert_int_not_equal(results[2], MN_OK);
@@ -488,7 +488,7 @@ static void group_texts_and_counters(void **state)
     mn_status results[N];
     char errmsg[N][256];
     mn_messages *out[N];
-    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, N, results, errmsg, out), MN_OK);
+    assert_int_equal(mn__engine_append_many(the_store, ids, reqs, N, results, errmsg, out), MN_OK);
     int64_t seq1 = 0, seq2 = 0, tokens1 = 0, tokens2 = 0, users1 = 0, users2 = 0;
     for (size_t i = 0; i < N; i++) {
         assert_int_equal(results[i], MN_OK);
@@ -540,7 +540,7 @@ static mn_store *second_store(void)
     snprintf(file, sizeof file, "%s/append.db", dir);
     mn_store_opts o = {.busy_timeout_ms = 5000, .sync_full = 0};
     mn_store *st = NULL;
-    assert_int_equal(mn_store_open(test_db_target(file), &o, &st), MN_OK);
+    assert_int_equal(mn__store_open(test_db_target(file), &o, &st), MN_OK);
     return st;
 }
 
@@ -564,7 +564,7 @@ static mn_status held_body(mn_store_tx *tx, void *arg)
                                {&m[2], 1, NULL, NULL, 200, 0, 1, NULL}};
     const char *ids[3] = {S_D1, S_D2, S_D1};
     mn_messages *out[3];
-    assert_int_equal(mn_engine_append_many(the_store, ids, reqs, 3, h->results, h->errmsg, out), MN_OK);
+    assert_int_equal(mn__engine_append_many(the_store, ids, reqs, 3, h->results, h->errmsg, out), MN_OK);
     for (size_t i = 0; i < 3; i++)
         mn_messages_free(out[i]);
     return MN_OK;
@@ -629,7 +629,7 @@ static void *node_run(void *arg)
             ids[n++] = c_ids[sess];
         }
         while (n) { /* what came back goes again, in its order, until everything is stored */
-            if (mn_engine_append_many(nd->st, ids, reqs, n, results, errmsg, NULL) != MN_OK)
+            if (mn__engine_append_many(nd->st, ids, reqs, n, results, errmsg, NULL) != MN_OK)
                 return "group failed";
             size_t left = 0;
             for (size_t i = 0; i < n; i++) {
@@ -739,13 +739,13 @@ static void pg_session_row_in_place(void **state)
     const char *url = test_db_target(file);
     mn_store_opts o = {.busy_timeout_ms = 2000, .sync_full = 0};
     mn_store *st = NULL;
-    assert_int_equal(mn_store_open(url, &o, &st), MN_OK);
+    assert_int_equal(mn__store_open(url, &o, &st), MN_OK);
     append_in_place(st, 1000, 0);
     st->ops->close(st);
     assert_int_equal(test_db_sql(url, PG_SCHEMA_8, NULL, 0), 0);
     assert_int_equal(test_db_sql(url, "SELECT pg_stat_reset()", NULL, 0), 0);
 
-    assert_int_equal(mn_store_open(url, &o, &st), MN_OK); /* migrates */
+    assert_int_equal(mn__store_open(url, &o, &st), MN_OK); /* migrates */
     assert_int_equal(test_db_sql(url,
                                  "SELECT (SELECT version FROM mnemo_schema) || ' ' || count(*) FROM pg_constraint"
                                  " WHERE conrelid = 'messages'::regclass AND contype = 'f'",
@@ -774,7 +774,7 @@ static void pg_session_row_in_place(void **state)
     assert_true(hot * 10 >= upd * 9);
 
     /* the messages go with their session, by delete and by prune; the other's stay */
-    assert_int_equal(mn_store_open(url, &o, &st), MN_OK);
+    assert_int_equal(mn__store_open(url, &o, &st), MN_OK);
     assert_int_equal(st->ops->session_delete(st, S_H1), MN_OK);
     assert_int_equal(test_db_sql(url, "SELECT count(*) FROM messages GROUP BY session_sid", out, sizeof out), 0);
     assert_string_equal(out, "40");

@@ -29,7 +29,7 @@ static mn_store *open_store(void)
 {
     mn_store_opts o = {.busy_timeout_ms = 2000, .sync_full = 0};
     mn_store *st = NULL;
-    assert_int_equal(mn_store_open(target, &o, &st), MN_OK);
+    assert_int_equal(mn__store_open(target, &o, &st), MN_OK);
     return st;
 }
 
@@ -79,7 +79,7 @@ static mn_status append_one(mn_store *st, const char *id, const char *text, int 
     mn_store_append req = {&m, 1, NULL, NULL, 1000, 0, defer, NULL};
     mn_status result = MN_OK;
     char msgs[1][256];
-    assert_int_equal(mn_engine_append_many(st, &id, &req, 1, &result, msgs, NULL), MN_OK);
+    assert_int_equal(mn__engine_append_many(st, &id, &req, 1, &result, msgs, NULL), MN_OK);
     snprintf(errmsg, 256, "%s", msgs[0]);
     return result;
 }

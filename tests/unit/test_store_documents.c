@@ -29,7 +29,7 @@ static mn_store *st;
 static int open_store(void)
 {
     mn_store_opts o = {.busy_timeout_ms = 2000, .sync_full = 0};
-    if (mn_store_open(test_db_target(file), &o, &st) != MN_OK) {
+    if (mn__store_open(test_db_target(file), &o, &st) != MN_OK) {
         fprintf(stderr, "open: %s\n", mn_errmsg());
         return -1;
     }

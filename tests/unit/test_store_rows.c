@@ -73,7 +73,7 @@ static int setup(void **state)
     char file[400];
     snprintf(file, sizeof file, "%s/rows.db", dir);
     mn_store_opts o = {.busy_timeout_ms = 2000, .sync_full = 0};
-    if (mn_store_open(test_db_target(file), &o, &the_store) != MN_OK) {
+    if (mn__store_open(test_db_target(file), &o, &the_store) != MN_OK) {
         fprintf(stderr, "open: %s\n", mn_errmsg());
         return -1;
     }

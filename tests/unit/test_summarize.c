@@ -26,7 +26,7 @@ static struct fake_server server;
 static int start_server(void **state)
 {
     (void)state;
-    if (mn_token_open("heuristic", NULL, &tk) != MN_OK)
+    if (mn__token_open("heuristic", NULL, &tk) != MN_OK)
         return -1;
     return fake_server_start(&server, MNEMO_TEST_DATA "/../fake_llm/fake_llm.js");
 }
@@ -35,7 +35,7 @@ static int stop_server(void **state)
 {
     (void)state;
     fake_server_stop(&server);
-    mn_token_free(tk);
+    mn__token_free(tk);
     return 0;
 }
 
@@ -82,7 +82,7 @@ static mn_summarizer *open_sum(const char *name, const char *protocol, const cha
     c.retries = 3;
     c.input_budget = budget;
     mn_summarizer *s = NULL;
-    assert_int_equal(mn_summarizer_open(&c, &s), MN_OK);
+    assert_int_equal(mn__summarizer_open(&c, &s), MN_OK);
     return s;
 }
 
@@ -93,31 +93,31 @@ static void extractive_keeps_what_matters(void **state)
     mn_summarizer *s = open_sum("extractive", NULL, NULL, 0, 4000);
     mn_sum_input in = {NULL, conv, 8, 300, tk, 0, NULL};
     mn_sum_result r, r2;
-    assert_int_equal(mn_summarize(s, &in, &r), MN_OK);
+    assert_int_equal(mn__summarize(s, &in, &r), MN_OK);
     assert_non_null(strstr(r.text, "tests/test_parse.py"));
     assert_non_null(strstr(r.text, "src/parse.py"));
     assert_non_null(strstr(r.text, "run_tests ×2"));
     assert_non_null(strstr(r.text, "resolved: 42 passed"));
     assert_non_null(strstr(r.text, "Never touch setup.cfg"));
     assert_non_null(strstr(r.text, "whitespace input"));
-    assert_true((int64_t)mn_token_count(tk, r.text, strlen(r.text)) <= 300);
+    assert_true((int64_t)mn__token_count(tk, r.text, strlen(r.text)) <= 300);
     /* deterministic, and the previous summary is carried into the next one */
-    assert_int_equal(mn_summarize(s, &in, &r2), MN_OK);
+    assert_int_equal(mn__summarize(s, &in, &r2), MN_OK);
     assert_string_equal(r.text, r2.text);
-    mn_sum_result_release(&r2);
+    mn__sum_result_release(&r2);
     mn_message more = msg(MN_ROLE_USER, "Also update docs/usage.md please.", NULL, NULL, NULL);
     mn_sum_input in2 = {r.text, &more, 1, 300, tk, 0, NULL};
-    assert_int_equal(mn_summarize(s, &in2, &r2), MN_OK);
+    assert_int_equal(mn__summarize(s, &in2, &r2), MN_OK);
     assert_non_null(strstr(r2.text, "src/parse.py"));
     assert_non_null(strstr(r2.text, "docs/usage.md"));
-    mn_sum_result_release(&r2);
+    mn__sum_result_release(&r2);
     /* a tight cap drops items, never exceeds */
     mn_sum_input tight = {NULL, conv, 8, 30, tk, 0, NULL};
-    assert_int_equal(mn_summarize(s, &tight, &r2), MN_OK);
-    assert_true((int64_t)mn_token_count(tk, r2.text, strlen(r2.text)) <= 30);
-    mn_sum_result_release(&r2);
-    mn_sum_result_release(&r);
-    mn_summarizer_free(s);
+    assert_int_equal(mn__summarize(s, &tight, &r2), MN_OK);
+    assert_true((int64_t)mn__token_count(tk, r2.text, strlen(r2.text)) <= 30);
+    mn__sum_result_release(&r2);
+    mn__sum_result_release(&r);
+    mn__summarizer_free(s);
 }
 
 
@@ -128,14 +128,14 @@ static char *extract(const char *existing, const mn_message *msgs, size_t n, int
     mn_summarizer *s = open_sum("extractive", NULL, NULL, 0, 12000);
     mn_sum_input in = {existing, msgs, n, cap, tk, 0, instructions};
     mn_sum_result r;
-    assert_int_equal(mn_summarize(s, &in, &r), MN_OK);
-    mn_summarizer_free(s);
-    assert_true((int64_t)mn_token_count(tk, r.text, strlen(r.text)) <= cap);
+    assert_int_equal(mn__summarize(s, &in, &r), MN_OK);
+    mn__summarizer_free(s);
+    assert_true((int64_t)mn__token_count(tk, r.text, strlen(r.text)) <= cap);
     char *text = r.text;
     if (getenv("MNEMO_TEST_SHOW"))
         fprintf(stderr, "---- summary (cap %lld)\n%s\n", (long long)cap, text);
     r.text = NULL;
-    mn_sum_result_release(&r);
+    mn__sum_result_release(&r);
     return text;
 }
 
@@ -362,7 +362,7 @@ static void strip_think_cases(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *t = strdup(cases[i][0]);
-        mn_summarize_strip_think(t);
+        mn__summarize_strip_think(t);
         if (strcmp(t, cases[i][1]) != 0)
             fail_msg("case %zu: '%s', want '%s'", i, t, cases[i][1]);
         free(t);
@@ -377,7 +377,7 @@ static void prompt_file_errors(void **state)
     c.name = "llm";
     c.prompt_file = "/nonexistent/mnemo-prompt.txt";
     mn_summarizer *s = NULL;
-    assert_int_equal(mn_summarizer_open(&c, &s), MN_IO);
+    assert_int_equal(mn__summarizer_open(&c, &s), MN_IO);
     assert_null(s);
     assert_non_null(strstr(mn_errmsg(), "summarizer.prompt_file"));
     assert_non_null(strstr(mn_errmsg(), "/nonexistent/mnemo-prompt.txt"));
@@ -389,7 +389,7 @@ static void prompt_file_errors(void **state)
     fputs("  \n", f);
     fclose(f);
     c.prompt_file = path;
-    assert_int_equal(mn_summarizer_open(&c, &s), MN_INVALID);
+    assert_int_equal(mn__summarizer_open(&c, &s), MN_INVALID);
     assert_non_null(strstr(mn_errmsg(), "is empty"));
     remove(path);
 }
@@ -408,15 +408,15 @@ static void staged_under_small_budget(void **state)
     mn_summarizer *s = open_sum("extractive", NULL, NULL, 0, 2000);
     mn_sum_input in = {NULL, many, N, 200, tk, 0, NULL};
     mn_sum_result r;
-    assert_int_equal(mn_summarize(s, &in, &r), MN_OK);
+    assert_int_equal(mn__summarize(s, &in, &r), MN_OK);
     assert_true(r.calls > 5); /* 120 × ~150 tokens cannot go in one 2000-token call */
-    assert_true((int64_t)mn_token_count(tk, r.text, strlen(r.text)) <= 200);
-    mn_sum_result_release(&r);
+    assert_true((int64_t)mn__token_count(tk, r.text, strlen(r.text)) <= 200);
+    mn__sum_result_release(&r);
     /* a budget too small for the cap is refused, not overrun */
     mn_summarizer *tiny = open_sum("extractive", NULL, NULL, 0, 300);
-    assert_int_equal(mn_summarize(tiny, &in, &r), MN_INVALID);
-    mn_summarizer_free(tiny);
-    mn_summarizer_free(s);
+    assert_int_equal(mn__summarize(tiny, &in, &r), MN_INVALID);
+    mn__summarizer_free(tiny);
+    mn__summarizer_free(s);
 }
 
 static void none_always_fails(void **state)
@@ -426,13 +426,13 @@ static void none_always_fails(void **state)
     mn_summarizer *s = open_sum("none", NULL, NULL, 0, 4000);
     mn_sum_input in = {NULL, conv, 8, 300, tk, 0, NULL};
     mn_sum_result r;
-    assert_int_equal(mn_summarize(s, &in, &r), MN_UNAVAILABLE);
+    assert_int_equal(mn__summarize(s, &in, &r), MN_UNAVAILABLE);
     assert_null(r.text);
-    mn_summarizer_free(s);
+    mn__summarizer_free(s);
     mn_summarizer_cfg c;
     memset(&c, 0, sizeof c);
     c.name = "magic";
-    assert_int_equal(mn_summarizer_open(&c, &s), MN_INVALID);
+    assert_int_equal(mn__summarizer_open(&c, &s), MN_INVALID);
 }
 
 static void shape_is_seed_004(void **state)
@@ -440,12 +440,12 @@ static void shape_is_seed_004(void **state)
     (void)state;
     make_conv();
     struct mn_buf b = MN_BUF_INIT;
-    assert_int_equal(mn_summarize_shape(&b, NULL, conv, 8, 2000), MN_OK);
+    assert_int_equal(mn__summarize_shape(&b, NULL, conv, 8, 2000), MN_OK);
     assert_true(strncmp(b.data, "=== EXISTING_SUMMARY ===\nNONE\n=== END_EXISTING_SUMMARY ===\n\n=== NEW_TURNS ===\nTurn 1:\nUser: Please", 98) == 0);
     assert_non_null(strstr(b.data, "Assistant calls: run_tests({})\nTool run_tests (c1): FAILED"));
     assert_non_null(strstr(b.data, "\nTurn 2:\nUser: Next"));
     assert_non_null(strstr(b.data, "=== END_NEW_TURNS ===\n"));
-    mn_buf_release(&b);
+    mn__buf_release(&b);
 }
 
 struct parse_case {
@@ -473,7 +473,7 @@ static void parse_responses(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *text = NULL;
         int64_t p = -1, c = -1;
-        mn_status rc = mn_summarize_parse_response(cases[i].protocol, cases[i].body, strlen(cases[i].body), &text, &p, &c);
+        mn_status rc = mn__summarize_parse_response(cases[i].protocol, cases[i].body, strlen(cases[i].body), &text, &p, &c);
         if (rc != cases[i].rc)
             fail_msg("case %zu: status %d, want %d", i, rc, cases[i].rc);
         if (cases[i].text) {
@@ -491,8 +491,8 @@ static mn_status llm_run(const char *protocol, const char *model, int64_t timeou
     make_conv();
     mn_summarizer *s = open_sum("llm", protocol, model, timeout_ms, 4000);
     mn_sum_input in = {"Goal: earlier goal", conv, 8, 200, tk, 0, NULL};
-    mn_status rc = mn_summarize(s, &in, r);
-    mn_summarizer_free(s);
+    mn_status rc = mn__summarize(s, &in, r);
+    mn__summarizer_free(s);
     return rc;
 }
 
@@ -509,12 +509,12 @@ static void llm_against_fake_server(void **state)
     assert_int_equal(r.prompt_tokens, 111);
     assert_int_equal(r.completion_tokens, 22);
     assert_int_equal(r.attempts, 1);
-    mn_sum_result_release(&r);
+    mn__sum_result_release(&r);
     /* Ollama protocol */
     assert_int_equal(llm_run("ollama", "ok", 60000, &r), MN_OK);
     assert_non_null(strstr(r.text, "Summary ("));
     assert_int_equal(r.prompt_tokens, 111);
-    mn_sum_result_release(&r);
+    mn__sum_result_release(&r);
     /* a reply cut off at the limit is a failure */
     assert_int_equal(llm_run("openai", "length", 60000, &r), MN_UNAVAILABLE);
     assert_non_null(strstr(mn_errmsg(), "length"));
@@ -522,7 +522,7 @@ static void llm_against_fake_server(void **state)
     /* 429 twice, then success: retried with backoff */
     assert_int_equal(llm_run("openai", "flaky429", 60000, &r), MN_OK);
     assert_int_equal(r.attempts, 3);
-    mn_sum_result_release(&r);
+    mn__sum_result_release(&r);
     /* 5xx: retried, then a failure naming the status */
     assert_int_equal(llm_run("openai", "err500", 60000, &r), MN_UNAVAILABLE);
     assert_non_null(strstr(mn_errmsg(), "HTTP 500"));
@@ -538,8 +538,8 @@ static void llm_against_fake_server(void **state)
     assert_non_null(strstr(mn_errmsg(), "timed out"));
     /* the cap is enforced on what comes back */
     assert_int_equal(llm_run("openai", "long", 60000, &r), MN_OK);
-    assert_true((int64_t)mn_token_count(tk, r.text, strlen(r.text)) <= 200);
-    mn_sum_result_release(&r);
+    assert_true((int64_t)mn__token_count(tk, r.text, strlen(r.text)) <= 200);
+    mn__sum_result_release(&r);
     /* no model / no server */
     assert_int_equal(llm_run("openai", "", 60000, &r), MN_UNAVAILABLE);
     char saved[64];
@@ -561,11 +561,11 @@ static void llm_think_prompt_instructions(void **state)
     assert_null(strstr(r.text, "think"));
     assert_null(strstr(r.text, "I will list files"));
     assert_true(strncmp(r.text, "Summary (", 9) == 0);
-    mn_sum_result_release(&r);
+    mn__sum_result_release(&r);
     assert_int_equal(llm_run("ollama", "thinkopen", 5000, &r), MN_OK);
     assert_null(strstr(r.text, "THINK"));
     assert_null(strstr(r.text, "still reasoning"));
-    mn_sum_result_release(&r);
+    mn__sum_result_release(&r);
     assert_int_equal(llm_run("openai", "thinkonly", 5000, &r), MN_UNAVAILABLE);
     assert_non_null(strstr(mn_errmsg(), "reasoning"));
 
@@ -586,22 +586,22 @@ static void llm_think_prompt_instructions(void **state)
     c.input_budget = 4000;
     c.prompt_file = path;
     mn_summarizer *s = NULL;
-    assert_int_equal(mn_summarizer_open(&c, &s), MN_OK);
+    assert_int_equal(mn__summarizer_open(&c, &s), MN_OK);
     mn_sum_input in = {NULL, conv, 8, 400, tk, 0, "keep the API decisions"};
-    assert_int_equal(mn_summarize(s, &in, &r), MN_OK);
+    assert_int_equal(mn__summarize(s, &in, &r), MN_OK);
     assert_true(strncmp(r.text, "CUSTOM PROMPT: list every ticket id. 100% literal, %s %n stays text.", 68) == 0);
     assert_null(strstr(r.text, "Update the conversation summary")); /* the built-in one is replaced */
     assert_non_null(strstr(r.text, "keep the API decisions"));
-    mn_sum_result_release(&r);
-    mn_summarizer_free(s);
+    mn__sum_result_release(&r);
+    mn__summarizer_free(s);
     /* the built-in prompt, with instructions */
     c.prompt_file = NULL;
-    assert_int_equal(mn_summarizer_open(&c, &s), MN_OK);
-    assert_int_equal(mn_summarize(s, &in, &r), MN_OK);
+    assert_int_equal(mn__summarizer_open(&c, &s), MN_OK);
+    assert_int_equal(mn__summarize(s, &in, &r), MN_OK);
     assert_true(strncmp(r.text, "Update the conversation summary", 31) == 0);
     assert_non_null(strstr(r.text, "keep the API decisions"));
-    mn_sum_result_release(&r);
-    mn_summarizer_free(s);
+    mn__sum_result_release(&r);
+    mn__summarizer_free(s);
     remove(path);
 }
 

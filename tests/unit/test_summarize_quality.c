@@ -21,13 +21,13 @@ static mn_tokenizer *tk;
 static int setup(void **state)
 {
     (void)state;
-    return mn_token_open("heuristic", NULL, &tk) == MN_OK ? 0 : -1;
+    return mn__token_open("heuristic", NULL, &tk) == MN_OK ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    mn_token_free(tk);
+    mn__token_free(tk);
     return 0;
 }
 
@@ -60,17 +60,17 @@ static char *extract(const char *existing, const mn_message *msgs, size_t n, int
     c.name = "extractive";
     c.input_budget = 12000;
     mn_summarizer *s = NULL;
-    assert_int_equal(mn_summarizer_open(&c, &s), MN_OK);
+    assert_int_equal(mn__summarizer_open(&c, &s), MN_OK);
     mn_sum_input in = {existing, msgs, n, cap, tk, 0, NULL};
     mn_sum_result r;
-    assert_int_equal(mn_summarize(s, &in, &r), MN_OK);
-    mn_summarizer_free(s);
-    assert_true((int64_t)mn_token_count(tk, r.text, strlen(r.text)) <= cap);
+    assert_int_equal(mn__summarize(s, &in, &r), MN_OK);
+    mn__summarizer_free(s);
+    assert_true((int64_t)mn__token_count(tk, r.text, strlen(r.text)) <= cap);
     char *text = r.text;
     if (getenv("MNEMO_TEST_SHOW"))
         fprintf(stderr, "---- summary (cap %lld)\n%s\n", (long long)cap, text);
     r.text = NULL;
-    mn_sum_result_release(&r);
+    mn__sum_result_release(&r);
     return text;
 }
 

@@ -37,7 +37,7 @@ static int setup(void **state)
     const char *env = getenv("MNEMO_DATA_DIR");
     snprintf(data_dir, sizeof data_dir, "%s", env && *env ? env : MNEMO_TEST_DATA "/../../build/share/mnemo");
     for (int e = 0; e < 2; e++) {
-        mn_status st = mn_token_open(ENC_NAMES[e], data_dir, &enc[e]);
+        mn_status st = mn__token_open(ENC_NAMES[e], data_dir, &enc[e]);
         if (st != MN_OK) {
             fprintf(stderr,
                     "test_token_bpe: cannot load %s from %s: %s: %s\n"
@@ -54,7 +54,7 @@ static int teardown(void **state)
 {
     (void)state;
     for (int e = 0; e < 2; e++)
-        mn_token_free(enc[e]);
+        mn__token_free(enc[e]);
     return 0;
 }
 
@@ -106,14 +106,14 @@ static int check_one(int e, const char *name, const char *text, size_t len, cons
         fprintf(stderr, "\n");
         ok = 0;
     }
-    size_t c = mn_token_count(enc[e], text, len);
+    size_t c = mn__token_count(enc[e], text, len);
     if (c != n) {
         fprintf(stderr, "COUNT %s [%s]: count %zu, encode %zu\n", ENC_NAMES[e], name, c, n);
         ok = 0;
     }
     char *back;
     size_t blen;
-    assert_int_equal(mn_bpe_decode(enc[e], ids, n, &back, &blen), MN_OK);
+    assert_int_equal(mn__bpe_decode(enc[e], ids, n, &back, &blen), MN_OK);
     if (blen != len || memcmp(back, text, len) != 0) {
         fprintf(stderr, "ROUNDTRIP %s [%s]: %zu bytes back, %zu in\n", ENC_NAMES[e], name, blen, len);
         ok = 0;
@@ -256,7 +256,7 @@ static void test_empty_and_tiny(void **state)
 {
     (void)state;
     for (int e = 0; e < 2; e++) {
-        assert_int_equal(mn_token_count(enc[e], "", 0), 0);
+        assert_int_equal(mn__token_count(enc[e], "", 0), 0);
         uint32_t *ids = NULL;
         size_t n = 99;
         assert_int_equal(enc[e]->vt->encode(enc[e], "", 0, &ids, &n), MN_OK);
@@ -264,12 +264,12 @@ static void test_empty_and_tiny(void **state)
         free(ids);
         for (int b = 0; b < 256; b++) {
             char c = (char)b;
-            assert_int_equal(mn_token_count(enc[e], &c, 1), 1);
+            assert_int_equal(mn__token_count(enc[e], &c, 1), 1);
             assert_true(check_one(e, "one byte", &c, 1, NULL, 0));
         }
-        assert_string_equal(mn_token_name(enc[e]), ENC_NAMES[e]);
-        assert_true(mn_bpe_is(enc[e]));
-        assert_true(mn_bpe_memory(enc[e]) > 1000000);
+        assert_string_equal(mn__token_name(enc[e]), ENC_NAMES[e]);
+        assert_true(mn__bpe_is(enc[e]));
+        assert_true(mn__bpe_memory(enc[e]) > 1000000);
     }
 }
 
@@ -355,18 +355,18 @@ static char *small_ranks(const char *extra, size_t *len)
 static mn_status open_tmp(const char *content, size_t len, mn_tokenizer **tk)
 {
     write_file("cl100k_base.tiktoken", content, len);
-    return mn_token_open("cl100k_base", tmpdir, tk);
+    return mn__token_open("cl100k_base", tmpdir, tk);
 }
 
 static void test_load_errors(void **state)
 {
     (void)state;
     mn_tokenizer *tk = NULL;
-    assert_int_equal(mn_token_open("p50k_base", data_dir, &tk), MN_INVALID);
+    assert_int_equal(mn__token_open("p50k_base", data_dir, &tk), MN_INVALID);
     assert_null(tk);
 
     make_tmpdir();
-    assert_int_equal(mn_token_open("o200k_base", tmpdir, &tk), MN_UNAVAILABLE);
+    assert_int_equal(mn__token_open("o200k_base", tmpdir, &tk), MN_UNAVAILABLE);
     assert_non_null(strstr(mn_errmsg(), tmpdir));
     assert_non_null(strstr(mn_errmsg(), "o200k_base.tiktoken"));
 
@@ -389,8 +389,8 @@ static void test_load_errors(void **state)
     assert_int_equal(n, 5);
     assert_memory_equal(ids, want, sizeof want);
     free(ids);
-    assert_int_equal(mn_token_count(tk, "abcabc abx", 10), 5);
-    mn_token_free(tk);
+    assert_int_equal(mn__token_count(tk, "abcabc abx", 10), 5);
+    mn__token_free(tk);
     free(ok);
 
     /* ranks out of order, and a gap (259..299 unused): the general loading path */
@@ -404,8 +404,8 @@ static void test_load_errors(void **state)
     char *out;
     size_t out_len;
     uint32_t gap = 259;
-    assert_int_equal(mn_bpe_decode(tk, &gap, 1, &out, &out_len), MN_INVALID);
-    mn_token_free(tk);
+    assert_int_equal(mn__bpe_decode(tk, &gap, 1, &out, &out_len), MN_INVALID);
+    mn__token_free(tk);
     free(ok);
 
     static const char *const bad[] = {
@@ -442,18 +442,18 @@ static void test_decode_errors(void **state)
     char *out = (char *)1;
     size_t len = 7;
     uint32_t bad_id = 100256; /* between the last token and the special tokens of cl100k_base */
-    assert_int_equal(mn_bpe_decode(enc[0], &bad_id, 1, &out, &len), MN_INVALID);
+    assert_int_equal(mn__bpe_decode(enc[0], &bad_id, 1, &out, &len), MN_INVALID);
     assert_null(out);
     uint32_t huge = 0xFFFFFFFFu;
-    assert_int_equal(mn_bpe_decode(enc[1], &huge, 1, &out, &len), MN_INVALID);
+    assert_int_equal(mn__bpe_decode(enc[1], &huge, 1, &out, &len), MN_INVALID);
     mn_tokenizer *h;
-    assert_int_equal(mn_token_open("heuristic", NULL, &h), MN_OK);
+    assert_int_equal(mn__token_open("heuristic", NULL, &h), MN_OK);
     uint32_t zero = 0;
-    assert_int_equal(mn_bpe_decode(h, &zero, 1, &out, &len), MN_INVALID);
-    assert_false(mn_bpe_is(h));
-    assert_int_equal(mn_bpe_memory(h), 0);
-    mn_token_free(h);
-    assert_int_equal(mn_bpe_decode(enc[0], NULL, 0, &out, &len), MN_OK);
+    assert_int_equal(mn__bpe_decode(h, &zero, 1, &out, &len), MN_INVALID);
+    assert_false(mn__bpe_is(h));
+    assert_int_equal(mn__bpe_memory(h), 0);
+    mn__token_free(h);
+    assert_int_equal(mn__bpe_decode(enc[0], NULL, 0, &out, &len), MN_OK);
     assert_int_equal(len, 0);
     free(out);
 }

@@ -1,6 +1,6 @@
 /*
  * test_token_par.c — counting a text on several threads (src/token/bpe.c mn__bpe_count_chunks,
- * token.c mn_token_count_threads) gives exactly the one-thread count. Checks, for cl100k_base and
+ * token.c mn__token_count_threads) gives exactly the one-thread count. Checks, for cl100k_base and
  * o200k_base:
  *   - every position that mn__pretok_safe_cut accepts in random texts (letters of every case
  *     class, digits of every kind, spaces, tabs, CR, LF, Unicode white space, punctuation, '/',
@@ -9,7 +9,7 @@
  *   - the chunked count equals the one-thread count for 1..40 parts on 1..4 threads on random texts, on the
  *     committed vector texts (tests/data/tok, the .jsonl files) joined, and, when MNEMO_TOK_CORPUS names
  *     the shared corpus (../shared/bench/tok/build_corpus.sh), on slices of it;
- *   - mn_token_count_threads on texts over its 1 MiB threshold, any thread count.
+ *   - mn__token_count_threads on texts over its 1 MiB threshold, any thread count.
  * Needs the rank files (scripts/fetch-ranks) in $MNEMO_DATA_DIR or build/share/mnemo.
  */
 #include <stdarg.h>
@@ -43,7 +43,7 @@ static int setup(void **state)
     const char *env = getenv("MNEMO_DATA_DIR");
     snprintf(dir, sizeof dir, "%s", env && *env ? env : MNEMO_TEST_DATA "/../../build/share/mnemo");
     for (int e = 0; e < 2; e++)
-        if (mn_token_open(ENC_NAMES[e], dir, &enc[e]) != MN_OK) {
+        if (mn__token_open(ENC_NAMES[e], dir, &enc[e]) != MN_OK) {
             fprintf(stderr, "test_token_par: cannot load %s from %s: %s (run scripts/fetch-ranks)\n", ENC_NAMES[e],
                     dir, mn_errmsg());
             return -1;
@@ -55,7 +55,7 @@ static int teardown(void **state)
 {
     (void)state;
     for (int e = 0; e < 2; e++)
-        mn_token_free(enc[e]);
+        mn__token_free(enc[e]);
     return 0;
 }
 
@@ -137,7 +137,7 @@ static void test_safe_cuts_are_boundaries(void **state)
         const uint8_t *s = (const uint8_t *)buf;
         for (int e = 0; e < 2; e++) {
             size_t nw = split(KINDS[e], s, len, whole);
-            size_t total = mn_token_count(enc[e], buf, len);
+            size_t total = mn__token_count(enc[e], buf, len);
             size_t w = 0; /* whole[w] is the first piece end >= b */
             for (size_t b = 1; b < len; b++) {
                 while (whole[w] < b)
@@ -156,7 +156,7 @@ static void test_safe_cuts_are_boundaries(void **state)
                 assert_int_equal(np, nw - w - 1);
                 for (size_t k = 0; k < np; k++)
                     assert_int_equal(part[k] + b, whole[w + 1 + k]);
-                assert_int_equal(mn_token_count(enc[e], buf, b) + mn_token_count(enc[e], buf + b, len - b), total);
+                assert_int_equal(mn__token_count(enc[e], buf, b) + mn__token_count(enc[e], buf + b, len - b), total);
             }
         }
     }
@@ -167,13 +167,13 @@ static void test_safe_cuts_are_boundaries(void **state)
     free(part);
 }
 
-/* mn__bpe_count_chunks == mn_token_count for 1..8 parts, then every half again up to max_chunks,
+/* mn__bpe_count_chunks == mn__token_count for 1..8 parts, then every half again up to max_chunks,
  * on 1 to 4 threads; how many of those runs really split the text. */
 static size_t check_chunks(const char *text, size_t len, unsigned max_chunks, const char *what)
 {
     size_t split_runs = 0;
     for (int e = 0; e < 2; e++) {
-        size_t want = mn_token_count(enc[e], text, len);
+        size_t want = mn__token_count(enc[e], text, len);
         for (unsigned c = 1; c <= max_chunks; c = c < 8 ? c + 1 : c * 3 / 2) {
             unsigned parts = 0;
             unsigned threads = 1 + c % 4;
@@ -200,7 +200,7 @@ static void test_chunks_random(void **state)
     /* no LF, no digit: no safe cut, one part whatever is asked */
     unsigned parts = 0;
     const char *flat = "one long line without a cut, only words and spaces: none of them is safe to cut at";
-    assert_int_equal(mn__bpe_count_chunks(enc[0], flat, strlen(flat), 8, 2, &parts), mn_token_count(enc[0], flat, strlen(flat)));
+    assert_int_equal(mn__bpe_count_chunks(enc[0], flat, strlen(flat), 8, 2, &parts), mn__token_count(enc[0], flat, strlen(flat)));
     assert_int_equal(parts, 1);
     printf("random texts: %zu chunked counts really split\n", split_runs);
     assert_true(split_runs > 1000);
@@ -290,21 +290,21 @@ static void test_count_threads(void **state)
     char *buf = malloc(len + 64);
     len = random_text(buf, len);
     for (int e = 0; e < 2; e++) {
-        size_t want = mn_token_count(enc[e], buf, len);
+        size_t want = mn__token_count(enc[e], buf, len);
         for (unsigned t = 0; t <= 8; t++)
-            assert_int_equal(mn_token_count_threads(enc[e], buf, len, t), want);
-        assert_int_equal(mn_token_count_threads(enc[e], buf, 1000, 4), mn_token_count(enc[e], buf, 1000));
+            assert_int_equal(mn__token_count_threads(enc[e], buf, len, t), want);
+        assert_int_equal(mn__token_count_threads(enc[e], buf, 1000, 4), mn__token_count(enc[e], buf, 1000));
     }
     mn_tokenizer *h;
-    assert_int_equal(mn_token_open("heuristic", NULL, &h), MN_OK);
-    assert_int_equal(mn_token_count_threads(h, buf, len, 4), mn_token_count(h, buf, len));
-    mn_token_free(h);
+    assert_int_equal(mn__token_open("heuristic", NULL, &h), MN_OK);
+    assert_int_equal(mn__token_count_threads(h, buf, len, 4), mn__token_count(h, buf, len));
+    mn__token_free(h);
     size_t n1 = 0, n4 = 0;
     setenv("MNEMO_DATA_DIR", MNEMO_TEST_DATA "/../../build/share/mnemo", 0);
     assert_int_equal(mn_count_tokens_threads("o200k_base", buf, len, 1, &n1), MN_OK);
     assert_int_equal(mn_count_tokens_threads("o200k_base", buf, len, 4, &n4), MN_OK);
     assert_int_equal(n1, n4);
-    assert_int_equal(n1, mn_token_count(enc[1], buf, len));
+    assert_int_equal(n1, mn__token_count(enc[1], buf, len));
     free(buf);
 }
 

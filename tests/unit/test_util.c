@@ -46,7 +46,7 @@ static void utf8_table(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t bad = 99;
-        int v = mn_utf8_valid(cases[i].s, cases[i].len, &bad);
+        int v = mn__utf8_valid(cases[i].s, cases[i].len, &bad);
         assert_int_equal(v, cases[i].valid);
         if (!v)
             assert_int_equal(bad, cases[i].bad_at);
@@ -57,31 +57,31 @@ static void utf8_prefix_cuts_on_boundary(void **state)
 {
     (void)state;
     const char *s = "\xc3\xa9\xc3\xa9\xc3\xa9"; /* ééé */
-    assert_int_equal(mn_utf8_prefix(s, 6, 2), 4);
-    assert_int_equal(mn_utf8_prefix(s, 6, 3), 6);
-    assert_int_equal(mn_utf8_prefix(s, 6, 10), 6);
-    assert_int_equal(mn_utf8_prefix(s, 6, 0), 0);
-    assert_int_equal(mn_utf8_chars(s, 6), 3);
+    assert_int_equal(mn__utf8_prefix(s, 6, 2), 4);
+    assert_int_equal(mn__utf8_prefix(s, 6, 3), 6);
+    assert_int_equal(mn__utf8_prefix(s, 6, 10), 6);
+    assert_int_equal(mn__utf8_prefix(s, 6, 0), 0);
+    assert_int_equal(mn__utf8_chars(s, 6), 3);
 }
 
 static void uuid_v7_layout(void **state)
 {
     (void)state;
     char a[MN_UUID_LEN + 1], b[MN_UUID_LEN + 1], canon[MN_UUID_LEN + 1];
-    assert_int_equal(mn_uuid_v7(0x0123456789ABLL, a), MN_OK);
-    assert_int_equal(mn_uuid_v7(0x0123456789ABLL, b), MN_OK);
+    assert_int_equal(mn__uuid_v7(0x0123456789ABLL, a), MN_OK);
+    assert_int_equal(mn__uuid_v7(0x0123456789ABLL, b), MN_OK);
     assert_int_equal(strlen(a), 36);
     assert_memory_equal(a, "01234567-89ab-7", 15); /* timestamp, then version 7 */
     assert_true(strchr("89ab", a[19]) != NULL);     /* RFC variant */
     assert_string_not_equal(a, b);                  /* random bits differ */
-    assert_true(mn_uuid_parse(a, canon));
+    assert_true(mn__uuid_parse(a, canon));
     assert_string_equal(a, canon);
-    assert_true(mn_uuid_parse("01234567-89AB-7DEF-8000-00000000000A", canon));
+    assert_true(mn__uuid_parse("01234567-89AB-7DEF-8000-00000000000A", canon));
     assert_string_equal(canon, "01234567-89ab-7def-8000-00000000000a");
-    assert_false(mn_uuid_parse("01234567-89ab-7def-8000-00000000000", NULL));
-    assert_false(mn_uuid_parse("01234567x89ab-7def-8000-000000000000", NULL));
-    assert_false(mn_uuid_parse("g1234567-89ab-7def-8000-000000000000", NULL));
-    assert_false(mn_uuid_parse(NULL, NULL));
+    assert_false(mn__uuid_parse("01234567-89ab-7def-8000-00000000000", NULL));
+    assert_false(mn__uuid_parse("01234567x89ab-7def-8000-000000000000", NULL));
+    assert_false(mn__uuid_parse("g1234567-89ab-7def-8000-000000000000", NULL));
+    assert_false(mn__uuid_parse(NULL, NULL));
 }
 
 static void buf_cap_and_detach(void **state)
@@ -89,19 +89,19 @@ static void buf_cap_and_detach(void **state)
     (void)state;
     struct mn_buf b = MN_BUF_INIT;
     assert_string_equal(b.data, "");
-    mn_buf_init(&b, 8);
-    assert_int_equal(mn_buf_adds(&b, "12345"), MN_OK);
-    assert_int_equal(mn_buf_addf(&b, "%d", 678), MN_OK);
+    mn__buf_init(&b, 8);
+    assert_int_equal(mn__buf_adds(&b, "12345"), MN_OK);
+    assert_int_equal(mn__buf_addf(&b, "%d", 678), MN_OK);
     assert_string_equal(b.data, "12345678");
-    assert_int_equal(mn_buf_addc(&b, '9'), MN_TOOBIG);
+    assert_int_equal(mn__buf_addc(&b, '9'), MN_TOOBIG);
     assert_string_equal(b.data, "12345678"); /* unchanged on failure */
     size_t len;
-    char *s = mn_buf_detach(&b, &len);
+    char *s = mn__buf_detach(&b, &len);
     assert_string_equal(s, "12345678");
     assert_int_equal(len, 8);
     assert_string_equal(b.data, "");
     free(s);
-    mn_buf_release(&b);
+    mn__buf_release(&b);
 }
 
 /* The hand-written JSON string writer gives exactly jansson's bytes. */
@@ -113,18 +113,18 @@ static void json_strings_match_jansson(void **state)
                            "{\"json\":[1,2]}"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct mn_buf b = MN_BUF_INIT;
-        assert_int_equal(mn_buf_add_json_str(&b, cases[i]), MN_OK);
+        assert_int_equal(mn__buf_add_json_str(&b, cases[i]), MN_OK);
         json_t *v = json_string(cases[i]);
         char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
         assert_string_equal(b.data, want);
         free(want);
         json_decref(v);
-        mn_buf_release(&b);
+        mn__buf_release(&b);
     }
     struct mn_buf b = MN_BUF_INIT;
-    assert_int_equal(mn_buf_add_json_str(&b, NULL), MN_OK);
+    assert_int_equal(mn__buf_add_json_str(&b, NULL), MN_OK);
     assert_string_equal(b.data, "null");
-    mn_buf_release(&b);
+    mn__buf_release(&b);
 
     /* the word-at-a-time scan: every escape at every offset of strings of 1 to 40 bytes, with
      * UTF-8 around (high bytes must never look like control characters) */
@@ -144,12 +144,12 @@ static void json_strings_match_jansson(void **state)
                 if (!v)
                     continue; /* a cut UTF-8 pair: not a string mnemo would hold */
                 struct mn_buf w = MN_BUF_INIT;
-                assert_int_equal(mn_buf_add_json_str(&w, text), MN_OK);
+                assert_int_equal(mn__buf_add_json_str(&w, text), MN_OK);
                 char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
                 assert_string_equal(w.data, want);
                 free(want);
                 json_decref(v);
-                mn_buf_release(&w);
+                mn__buf_release(&w);
             }
 }
 
@@ -162,12 +162,12 @@ static void json_depth_capped(void **state)
     for (int depth = MN_MAX_JSON_DEPTH - 1; depth <= MN_MAX_JSON_DEPTH + 1; depth++) {
         struct mn_buf b = MN_BUF_INIT;
         for (int i = 0; i < depth; i++)
-            assert_int_equal(mn_buf_add(&b, i % 2 ? "[" : "{\"a\":", i % 2 ? 1 : 5), MN_OK);
-        assert_int_equal(mn_buf_add(&b, "1", 1), MN_OK);
+            assert_int_equal(mn__buf_add(&b, i % 2 ? "[" : "{\"a\":", i % 2 ? 1 : 5), MN_OK);
+        assert_int_equal(mn__buf_add(&b, "1", 1), MN_OK);
         for (int i = depth - 1; i >= 0; i--)
-            assert_int_equal(mn_buf_add(&b, i % 2 ? "]" : "}", 1), MN_OK);
+            assert_int_equal(mn__buf_add(&b, i % 2 ? "]" : "}", 1), MN_OK);
         json_t *v = NULL;
-        mn_status rc = mn_json_parse(b.data, "metadata", &v);
+        mn_status rc = mn__json_parse(b.data, "metadata", &v);
         if (depth <= MN_MAX_JSON_DEPTH) {
             assert_int_equal(rc, MN_OK);
             json_decref(v);
@@ -176,7 +176,7 @@ static void json_depth_capped(void **state)
             assert_null(v);
             assert_non_null(strstr(mn_errmsg(), "metadata: nested deeper than"));
         }
-        mn_buf_release(&b);
+        mn__buf_release(&b);
     }
 }
 
@@ -188,9 +188,9 @@ static void buf_integers(void **state)
                           "-9223372036854775808"};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         struct mn_buf b = MN_BUF_INIT;
-        assert_int_equal(mn_buf_add_i64(&b, v[i]), MN_OK);
+        assert_int_equal(mn__buf_add_i64(&b, v[i]), MN_OK);
         assert_string_equal(b.data, want[i]);
-        mn_buf_release(&b);
+        mn__buf_release(&b);
     }
 }
 
@@ -198,17 +198,17 @@ static void arena_many_allocations(void **state)
 {
     (void)state;
     struct mn_arena a = MN_ARENA_INIT;
-    char *first = mn_arena_strndup(&a, "hello", 5);
+    char *first = mn__arena_strndup(&a, "hello", 5);
     for (int i = 0; i < 10000; i++) {
-        char *p = mn_arena_alloc(&a, (size_t)(i % 300) + 1);
+        char *p = mn__arena_alloc(&a, (size_t)(i % 300) + 1);
         assert_non_null(p);
         assert_int_equal(((uintptr_t)p) % 16, 0);
     }
-    char *big = mn_arena_alloc(&a, 3 << 20); /* larger than a chunk */
+    char *big = mn__arena_alloc(&a, 3 << 20); /* larger than a chunk */
     assert_non_null(big);
     big[(3 << 20) - 1] = 1;
     assert_string_equal(first, "hello");
-    mn_arena_release(&a);
+    mn__arena_release(&a);
     assert_null(a.head);
 }
 
@@ -226,10 +226,10 @@ static void url_shown_hides_secrets(void **state)
     };
     char out[128];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        mn_url_shown(cases[i][0], out, sizeof out);
+        mn__url_shown(cases[i][0], out, sizeof out);
         assert_string_equal(out, cases[i][1]);
     }
-    mn_url_shown("https://api.example/a-long-path", out, 12);
+    mn__url_shown("https://api.example/a-long-path", out, 12);
     assert_string_equal(out, "https://api");
 }
 

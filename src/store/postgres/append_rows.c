@@ -5,7 +5,7 @@
  * (the COMMIT, a savepoint, a read) first sends them all as one INSERT … SELECT FROM unnest(…)
  * with one UPDATE per session (the sums of its appends). Order and results are those of the
  * statements it replaces; a failure surfaces at the commit like theirs, and the runner then runs
- * the group again without the pipeline, one statement per message (pg.c, mn_pg_run).
+ * the group again without the pipeline, one statement per message (pg.c, mn__pg_run).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +26,7 @@ struct pg_rows {
 /* ord: the rows' order; last_seq of a session is its last row's seq, the counters are sums, the
  * title the first one given (kept only while the session has none), now the last one. A title
  * given records the seq of the message it came from (messages.c's TITLE_SEQ): the first new user
- * message whose title (mn_message_title, as TITLE_OF there) it is, among the rows here (which
+ * message whose title (mn__message_title, as TITLE_OF there) it is, among the rows here (which
  * the update does not see in the table) and the ones inserted before, above last_seq. */
 static const char SQL_APPEND_ROWS[] =
     "WITH d AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[],"
@@ -55,39 +55,39 @@ static const char SQL_APPEND_ROWS[] =
 static mn_status add_i64(struct pg_rows *r, int col, int64_t v)
 {
     struct mn_buf *b = &r->col[col];
-    mn_status rc = mn_buf_addc(b, b->len ? ',' : '{');
-    return rc ? rc : mn_buf_add_i64(b, v);
+    mn_status rc = mn__buf_addc(b, b->len ? ',' : '{');
+    return rc ? rc : mn__buf_add_i64(b, v);
 }
 
 /* An array element: NULL, or the text in double quotes with " and \ escaped. */
 static mn_status add_text(struct pg_rows *r, int col, const char *v)
 {
     struct mn_buf *b = &r->col[col];
-    mn_status rc = mn_buf_addc(b, b->len ? ',' : '{');
+    mn_status rc = mn__buf_addc(b, b->len ? ',' : '{');
     if (rc || !v)
-        return rc ? rc : mn_buf_adds(b, "NULL");
-    if ((rc = mn_buf_addc(b, '"')))
+        return rc ? rc : mn__buf_adds(b, "NULL");
+    if ((rc = mn__buf_addc(b, '"')))
         return rc;
     for (const char *s = v; *s && !rc;) {
         size_t run = strcspn(s, "\"\\");
         if (run)
-            rc = mn_buf_add(b, s, run);
+            rc = mn__buf_add(b, s, run);
         s += run;
         if (*s && !rc) {
             char esc[2] = {'\\', *s++};
-            rc = mn_buf_add(b, esc, 2);
+            rc = mn__buf_add(b, esc, 2);
         }
     }
-    return rc ? rc : mn_buf_addc(b, '"');
+    return rc ? rc : mn__buf_addc(b, '"');
 }
 
-mn_status mn_pg_rows_add(struct pg_conn *c, int64_t id, const mn_message *m, const struct mn_store_appended *a)
+mn_status mn__pg_rows_add(struct pg_conn *c, int64_t id, const mn_message *m, const struct mn_store_appended *a)
 {
     if (!c->rows) {
         if (!(c->rows = calloc(1, sizeof *c->rows)))
             return mn__nomem();
         for (int k = 0; k < N_COLS; k++)
-            mn_buf_init(&c->rows->col[k], 0);
+            mn__buf_init(&c->rows->col[k], 0);
     }
     struct pg_rows *r = c->rows;
     const char *meta = m->metadata && strcmp(m->metadata, "{}") != 0 ? m->metadata : NULL;
@@ -115,7 +115,7 @@ mn_status mn_pg_rows_add(struct pg_conn *c, int64_t id, const mn_message *m, con
     if (!rc) rc = add_text(r, k++, a->title);
     if (!rc) rc = add_i64(r, k++, a->users);
     if (rc) { /* the columns no longer line up: the group fails and runs no further */
-        mn_pg_rows_clear(c);
+        mn__pg_rows_clear(c);
         c->broken = 1;
         return rc;
     }
@@ -123,41 +123,41 @@ mn_status mn_pg_rows_add(struct pg_conn *c, int64_t id, const mn_message *m, con
     return MN_OK;
 }
 
-mn_status mn_pg_rows_flush(struct pg_conn *c)
+mn_status mn__pg_rows_flush(struct pg_conn *c)
 {
     struct pg_rows *r = c->rows;
     if (!r || !r->n)
         return MN_OK;
     mn_status rc = MN_OK;
     struct pg_params p;
-    mn_pg_params_init(&p);
+    mn__pg_params_init(&p);
     for (int k = 0; k < N_COLS && !rc; k++)
-        if (!(rc = mn_buf_addc(&r->col[k], '}')))
-            mn_pg_text(&p, r->col[k].data);
+        if (!(rc = mn__buf_addc(&r->col[k], '}')))
+            mn__pg_text(&p, r->col[k].data);
     r->n = 0; /* before the send, which would flush again */
     if (!rc)
-        rc = mn_pg_send(c, SQL_APPEND_ROWS, &p, "message insert", NULL);
+        rc = mn__pg_send(c, SQL_APPEND_ROWS, &p, "message insert", NULL);
     else
         c->broken = 1; /* rows that were never sent: the group must not commit */
-    mn_pg_rows_clear(c);
+    mn__pg_rows_clear(c);
     return rc;
 }
 
-void mn_pg_rows_clear(struct pg_conn *c)
+void mn__pg_rows_clear(struct pg_conn *c)
 {
     if (!c->rows)
         return;
     c->rows->n = 0;
     for (int k = 0; k < N_COLS; k++)
-        mn_buf_reset(&c->rows->col[k]);
+        mn__buf_reset(&c->rows->col[k]);
 }
 
-void mn_pg_rows_free(struct pg_conn *c)
+void mn__pg_rows_free(struct pg_conn *c)
 {
     if (!c->rows)
         return;
     for (int k = 0; k < N_COLS; k++)
-        mn_buf_release(&c->rows->col[k]);
+        mn__buf_release(&c->rows->col[k]);
     free(c->rows);
     c->rows = NULL;
 }

@@ -27,20 +27,20 @@ static mn_status put_body(struct pg_conn *c, void *arg)
 {
     const mn_checkpoint *cp = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, cp->session_id);
-    mn_pg_text(&p, cp->checkpoint_ns);
-    mn_pg_text(&p, cp->id);
-    mn_pg_text(&p, cp->parent_id);
-    mn_pg_text(&p, cp->type);
-    mn_pg_text(&p, cp->data);
-    mn_pg_text(&p, cp->metadata);
-    mn_pg_i64(&p, cp->created_at);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, cp->session_id);
+    mn__pg_text(&p, cp->checkpoint_ns);
+    mn__pg_text(&p, cp->id);
+    mn__pg_text(&p, cp->parent_id);
+    mn__pg_text(&p, cp->type);
+    mn__pg_text(&p, cp->data);
+    mn__pg_text(&p, cp->metadata);
+    mn__pg_i64(&p, cp->created_at);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_PUT, &p, 0, "checkpoint put", &r);
+    mn_status rc = mn__pg_query(c, SQL_PUT, &p, 0, "checkpoint put", &r);
     if (rc)
         return rc;
-    if (mn_pg_changes(r) == 0)
+    if (mn__pg_changes(r) == 0)
         rc = mn__err(MN_NOTFOUND, "session %s not found", cp->session_id);
     PQclear(r);
     return rc;
@@ -48,7 +48,7 @@ static mn_status put_body(struct pg_conn *c, void *arg)
 
 static mn_status op_put(mn_store *st, const mn_checkpoint *cp)
 {
-    return mn_pg_run(PG(st), PG_WRITE, put_body, (void *)cp);
+    return mn__pg_run(PG(st), PG_WRITE, put_body, (void *)cp);
 }
 
 /* ---- pending writes -------------------------------------------------------------------------- */
@@ -77,21 +77,21 @@ static mn_status write_put_body(struct pg_conn *c, void *arg)
 {
     struct write_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->session_id);
-    mn_pg_text(&p, a->checkpoint_ns);
-    mn_pg_text(&p, a->checkpoint_id);
-    mn_pg_text(&p, a->w->task_id);
-    mn_pg_i64(&p, a->w->idx);
-    mn_pg_text(&p, a->w->channel);
-    mn_pg_text(&p, a->w->type);
-    mn_pg_text(&p, a->w->value);
-    mn_pg_text(&p, a->w->task_path);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->session_id);
+    mn__pg_text(&p, a->checkpoint_ns);
+    mn__pg_text(&p, a->checkpoint_id);
+    mn__pg_text(&p, a->w->task_id);
+    mn__pg_i64(&p, a->w->idx);
+    mn__pg_text(&p, a->w->channel);
+    mn__pg_text(&p, a->w->type);
+    mn__pg_text(&p, a->w->value);
+    mn__pg_text(&p, a->w->task_path);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, a->replace ? SQL_WRITE_REPLACE : SQL_WRITE_KEEP, &p, 0, "checkpoint write", &r);
+    mn_status rc = mn__pg_query(c, a->replace ? SQL_WRITE_REPLACE : SQL_WRITE_KEEP, &p, 0, "checkpoint write", &r);
     if (rc)
         return rc;
-    if (mn_pg_col_i64(r, 0, 0) == 0)
+    if (mn__pg_col_i64(r, 0, 0) == 0)
         rc = mn__err(MN_NOTFOUND, "session %s not found", a->session_id);
     PQclear(r);
     return rc;
@@ -102,7 +102,7 @@ static mn_status op_write_put(mn_store *st, const char *session_id, const char *
                               const char *checkpoint_id, const mn_checkpoint_write *w, int replace)
 {
     struct write_arg a = {session_id, checkpoint_ns, checkpoint_id, w, replace, NULL, NULL};
-    return mn_pg_run(PG(st), PG_WRITE, write_put_body, &a);
+    return mn__pg_run(PG(st), PG_WRITE, write_put_body, &a);
 }
 
 static const char SQL_WRITES[] =
@@ -114,17 +114,17 @@ static mn_status writes_body(struct pg_conn *c, void *arg)
 {
     struct write_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->session_id);
-    mn_pg_text(&p, a->checkpoint_ns);
-    mn_pg_text(&p, a->checkpoint_id);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->session_id);
+    mn__pg_text(&p, a->checkpoint_ns);
+    mn__pg_text(&p, a->checkpoint_id);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_WRITES, &p, 0, "checkpoint writes", &r);
+    mn_status rc = mn__pg_query(c, SQL_WRITES, &p, 0, "checkpoint writes", &r);
     if (rc)
         return rc;
     for (int i = 0; i < PQntuples(r); i++) {
-        mn_checkpoint_write w = {mn_pg_col_text(r, i, 0), mn_pg_col_text(r, i, 1), mn_pg_col_i64(r, i, 2),
-                                 mn_pg_col_text(r, i, 3), mn_pg_col_text(r, i, 4), mn_pg_col_text(r, i, 5)};
+        mn_checkpoint_write w = {mn__pg_col_text(r, i, 0), mn__pg_col_text(r, i, 1), mn__pg_col_i64(r, i, 2),
+                                 mn__pg_col_text(r, i, 3), mn__pg_col_text(r, i, 4), mn__pg_col_text(r, i, 5)};
         c->visible = 1;
         if (a->fn(a->user, &w))
             break;
@@ -137,7 +137,7 @@ static mn_status op_writes(mn_store *st, const char *session_id, const char *che
                            const char *checkpoint_id, mn_store_checkpoint_write_fn fn, void *user)
 {
     struct write_arg a = {session_id, checkpoint_ns, checkpoint_id, NULL, 0, fn, user};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, writes_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, writes_body, &a);
 }
 
 /* ---- scan ------------------------------------------------------------------------------------ */
@@ -170,15 +170,15 @@ struct scan_arg {
 static void scan_emit(struct pg_conn *c, PGresult *r, struct scan_arg *a, int *stop)
 {
     for (int i = 0; i < PQntuples(r) && !*stop; i++) {
-        mn_checkpoint cp = {.thread = mn_pg_col_text(r, i, 0),
-                            .session_id = mn_pg_col_text(r, i, 1),
-                            .checkpoint_ns = mn_pg_col_text(r, i, 2),
-                            .id = mn_pg_col_text(r, i, 3),
-                            .parent_id = mn_pg_col_text(r, i, 4),
-                            .type = mn_pg_col_text(r, i, 5),
-                            .data = mn_pg_col_text(r, i, 6),
-                            .metadata = mn_pg_col_text(r, i, 7),
-                            .created_at = mn_pg_col_i64(r, i, 8)};
+        mn_checkpoint cp = {.thread = mn__pg_col_text(r, i, 0),
+                            .session_id = mn__pg_col_text(r, i, 1),
+                            .checkpoint_ns = mn__pg_col_text(r, i, 2),
+                            .id = mn__pg_col_text(r, i, 3),
+                            .parent_id = mn__pg_col_text(r, i, 4),
+                            .type = mn__pg_col_text(r, i, 5),
+                            .data = mn__pg_col_text(r, i, 6),
+                            .metadata = mn__pg_col_text(r, i, 7),
+                            .created_at = mn__pg_col_i64(r, i, 8)};
         c->visible = 1;
         *stop = a->fn(a->user, &cp) != 0;
     }
@@ -196,19 +196,19 @@ static mn_status scan_body(struct pg_conn *c, void *arg)
     for (int stop = 0; !stop;) {
         int last = prev ? PQntuples(prev) - 1 : -1;
         struct pg_params p;
-        mn_pg_params_init(&p);
-        mn_pg_text(&p, q->ns);
-        mn_pg_text(&p, q->session_id);
-        mn_pg_text(&p, q->checkpoint_ns);
-        mn_pg_text(&p, q->id);
-        mn_pg_text(&p, q->before);
-        mn_pg_text(&p, prev ? mn_pg_col_text(prev, last, 3) : NULL);
-        mn_pg_text(&p, prev ? mn_pg_col_text(prev, last, 1) : NULL);
-        mn_pg_text(&p, prev ? mn_pg_col_text(prev, last, 2) : NULL);
-        mn_pg_i64(&p, page);
+        mn__pg_params_init(&p);
+        mn__pg_text(&p, q->ns);
+        mn__pg_text(&p, q->session_id);
+        mn__pg_text(&p, q->checkpoint_ns);
+        mn__pg_text(&p, q->id);
+        mn__pg_text(&p, q->before);
+        mn__pg_text(&p, prev ? mn__pg_col_text(prev, last, 3) : NULL);
+        mn__pg_text(&p, prev ? mn__pg_col_text(prev, last, 1) : NULL);
+        mn__pg_text(&p, prev ? mn__pg_col_text(prev, last, 2) : NULL);
+        mn__pg_i64(&p, page);
         PGresult *r = NULL;
         const char *sql = q->session_id ? SQL_SCAN_SESSION : q->ns ? SQL_SCAN_NS : SQL_SCAN_ALL;
-        rc = mn_pg_query(c, sql, &p, 0, "checkpoint scan", &r);
+        rc = mn__pg_query(c, sql, &p, 0, "checkpoint scan", &r);
         PQclear(prev);
         prev = NULL;
         if (rc)
@@ -226,7 +226,7 @@ static mn_status scan_body(struct pg_conn *c, void *arg)
 static mn_status op_scan(mn_store *st, const mn_store_checkpoint_scan *q, mn_store_checkpoint_fn fn, void *user)
 {
     struct scan_arg a = {q, fn, user};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
 }
 
 /* ---- remove ---------------------------------------------------------------------------------- */
@@ -244,13 +244,13 @@ static mn_status remove_body(struct pg_conn *c, void *arg)
 {
     struct remove_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->session_id);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->session_id);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_REMOVE_WRITES, &p, 0, "checkpoint remove", NULL);
-    if (rc || (rc = mn_pg_query(c, SQL_REMOVE, &p, 0, "checkpoint remove", &r)))
+    mn_status rc = mn__pg_query(c, SQL_REMOVE_WRITES, &p, 0, "checkpoint remove", NULL);
+    if (rc || (rc = mn__pg_query(c, SQL_REMOVE, &p, 0, "checkpoint remove", &r)))
         return rc;
-    a->removed = mn_pg_changes(r);
+    a->removed = mn__pg_changes(r);
     PQclear(r);
     return MN_OK;
 }
@@ -258,7 +258,7 @@ static mn_status remove_body(struct pg_conn *c, void *arg)
 static mn_status op_remove(mn_store *st, const char *session_id, int64_t *removed)
 {
     struct remove_arg a = {session_id, 0};
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, remove_body, &a);
+    mn_status rc = mn__pg_run(PG(st), PG_WRITE, remove_body, &a);
     *removed = rc ? 0 : a.removed;
     return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * documents.c — the PostgreSQL side of documents (store_document.h): the rows of documents
  * (schema.h, version 13). Same semantics as sqlite/documents.c; between begin and commit every
- * operation runs on the connection begin pinned, in its transaction (mn_pg_run). A scan reads a
+ * operation runs on the connection begin pinned, in its transaction (mn__pg_run). A scan reads a
  * page of rows at a time, each after the last of the page before, so that a caller that stops
  * early does not receive every document's value.
  */
@@ -36,7 +36,7 @@ static mn_status vectors_encode(const mn_store_document *d, unsigned char **blob
     if (d->n_vectors > (size_t)INT_MAX / 4 / d->dim)
         return mn__err(MN_TOOBIG, "document put: %zu vectors of dim %u", d->n_vectors, (unsigned)d->dim);
     size_t floats = d->n_vectors * d->dim;
-    if (!(*blob = mn_vecblob_new(d->vectors, (uint32_t)floats)))
+    if (!(*blob = mn__vecblob_new(d->vectors, (uint32_t)floats)))
         return mn__nomem();
     *len = (int)(floats * 4);
     return MN_OK;
@@ -46,15 +46,15 @@ static mn_status vectors_encode(const mn_store_document *d, unsigned char **blob
  * (grown to *cap floats). A blob that is not whole vectors of the row's dim: MN_CORRUPT. */
 static mn_status row_read(PGresult *r, int i, mn_store_document *d, float **buf, size_t *cap)
 {
-    *d = (mn_store_document){.ns = mn_pg_col_text(r, i, 0),
-                             .path = mn_pg_col_text(r, i, 1),
-                             .key = mn_pg_col_text(r, i, 2),
-                             .value = mn_pg_col_text(r, i, 3),
-                             .created_at = mn_pg_col_i64(r, i, 4),
-                             .updated_at = mn_pg_col_i64(r, i, 5),
-                             .expires_at = mn_pg_col_i64(r, i, 6),
-                             .ttl_ms = mn_pg_col_i64(r, i, 7),
-                             .dim = (uint32_t)mn_pg_col_i64(r, i, 8)};
+    *d = (mn_store_document){.ns = mn__pg_col_text(r, i, 0),
+                             .path = mn__pg_col_text(r, i, 1),
+                             .key = mn__pg_col_text(r, i, 2),
+                             .value = mn__pg_col_text(r, i, 3),
+                             .created_at = mn__pg_col_i64(r, i, 4),
+                             .updated_at = mn__pg_col_i64(r, i, 5),
+                             .expires_at = mn__pg_col_i64(r, i, 6),
+                             .ttl_ms = mn__pg_col_i64(r, i, 7),
+                             .dim = (uint32_t)mn__pg_col_i64(r, i, 8)};
     size_t len = PQgetisnull(r, i, 9) ? 0 : (size_t)PQgetlength(r, i, 9);
     if (!len)
         return MN_OK;
@@ -69,7 +69,7 @@ static mn_status row_read(PGresult *r, int i, mn_store_document *d, float **buf,
         *buf = nb;
         *cap = floats;
     }
-    mn_vecblob_decode(PQgetvalue(r, i, 9), (uint32_t)floats, *buf);
+    mn__vecblob_decode(PQgetvalue(r, i, 9), (uint32_t)floats, *buf);
     d->vectors = *buf;
     d->n_vectors = floats / d->dim;
     return MN_OK;
@@ -94,18 +94,18 @@ static mn_status put_body(struct pg_conn *c, void *arg)
     struct put_arg *a = arg;
     const mn_store_document *d = a->d;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, d->ns);
-    mn_pg_text(&p, d->path);
-    mn_pg_text(&p, d->key);
-    mn_pg_text(&p, d->value);
-    mn_pg_i64(&p, d->created_at);
-    mn_pg_i64(&p, d->updated_at);
-    mn_pg_i64(&p, d->expires_at);
-    mn_pg_i64(&p, d->ttl_ms);
-    mn_pg_i64(&p, a->blob ? d->dim : 0);
-    mn_pg_bin(&p, a->blob, a->len); /* NULL: SQL NULL */
-    return mn_pg_query(c, SQL_PUT, &p, 0, "document put", NULL);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, d->ns);
+    mn__pg_text(&p, d->path);
+    mn__pg_text(&p, d->key);
+    mn__pg_text(&p, d->value);
+    mn__pg_i64(&p, d->created_at);
+    mn__pg_i64(&p, d->updated_at);
+    mn__pg_i64(&p, d->expires_at);
+    mn__pg_i64(&p, d->ttl_ms);
+    mn__pg_i64(&p, a->blob ? d->dim : 0);
+    mn__pg_bin(&p, a->blob, a->len); /* NULL: SQL NULL */
+    return mn__pg_query(c, SQL_PUT, &p, 0, "document put", NULL);
 }
 
 /* A document without vectors is stored with dim 0, whatever d->dim says: dim tells a reader
@@ -119,7 +119,7 @@ static mn_status op_put(mn_store *st, const mn_store_document *d)
     mn_status rc = vectors_encode(d, &blob, &a.len);
     a.blob = blob;
     if (!rc)
-        rc = mn_pg_run(PG(st), PG_WRITE, put_body, &a);
+        rc = mn__pg_run(PG(st), PG_WRITE, put_body, &a);
     free(blob);
     return rc;
 }
@@ -140,17 +140,17 @@ static const char SQL_REMOVE[] = "DELETE FROM documents WHERE ns = $1 AND path =
 static mn_status key_write(struct pg_conn *c, struct key_arg *a, const char *sql, const char *what)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->ns);
-    mn_pg_text(&p, a->path);
-    mn_pg_text(&p, a->key);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->ns);
+    mn__pg_text(&p, a->path);
+    mn__pg_text(&p, a->key);
     if (sql == SQL_TOUCH)
-        mn_pg_i64(&p, a->num);
+        mn__pg_i64(&p, a->num);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, sql, &p, 0, what, &r);
+    mn_status rc = mn__pg_query(c, sql, &p, 0, what, &r);
     if (rc)
         return rc;
-    a->removed = mn_pg_changes(r);
+    a->removed = mn__pg_changes(r);
     PQclear(r);
     return MN_OK;
 }
@@ -163,7 +163,7 @@ static mn_status op_touch(mn_store *st, const char *ns, const char *path, const 
     if (!ns || !path || !key)
         return mn__err(MN_MISUSE, "document touch without its namespace, path or key");
     struct key_arg a = {ns, path, key, expires_at, 0, NULL, NULL};
-    return mn_pg_run(PG(st), PG_WRITE, touch_body, &a);
+    return mn__pg_run(PG(st), PG_WRITE, touch_body, &a);
 }
 
 static mn_status op_remove(mn_store *st, const char *ns, const char *path, const char *key, int64_t *removed)
@@ -172,7 +172,7 @@ static mn_status op_remove(mn_store *st, const char *ns, const char *path, const
     if (!ns || !path || !key)
         return mn__err(MN_MISUSE, "document remove without its namespace, path or key");
     struct key_arg a = {ns, path, key, 0, 0, NULL, NULL};
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, remove_body, &a);
+    mn_status rc = mn__pg_run(PG(st), PG_WRITE, remove_body, &a);
     *removed = rc ? 0 : a.removed;
     return rc;
 }
@@ -186,13 +186,13 @@ static mn_status get_body(struct pg_conn *c, void *arg)
 {
     struct key_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->ns);
-    mn_pg_text(&p, a->path);
-    mn_pg_text(&p, a->key);
-    mn_pg_i64(&p, a->num);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->ns);
+    mn__pg_text(&p, a->path);
+    mn__pg_text(&p, a->key);
+    mn__pg_i64(&p, a->num);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_GET, &p, 1, "document get", &r);
+    mn_status rc = mn__pg_query(c, SQL_GET, &p, 1, "document get", &r);
     if (rc)
         return rc;
     float *buf = NULL;
@@ -213,7 +213,7 @@ static mn_status op_get(mn_store *st, const char *ns, const char *path, const ch
     if (!ns || !path || !key)
         return mn__err(MN_MISUSE, "document get without its namespace, path or key");
     struct key_arg a = {ns, path, key, now, 0, fn, user};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, get_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, get_body, &a);
 }
 
 /* ---- scan ------------------------------------------------------------------------------------ */
@@ -274,17 +274,17 @@ static mn_status scan_body(struct pg_conn *c, void *arg)
     for (int stop = 0; !stop;) {
         int last = prev ? PQntuples(prev) - 1 : -1;
         struct pg_params p;
-        mn_pg_params_init(&p);
-        mn_pg_text(&p, q->ns);
-        mn_pg_text(&p, q->prefix);
-        mn_pg_i64(&p, q->now);
-        mn_pg_i64(&p, q->with_vectors != 0);
-        mn_pg_text(&p, prev ? mn_pg_col_text(prev, last, 0) : NULL);
-        mn_pg_text(&p, prev ? mn_pg_col_text(prev, last, 1) : NULL);
-        mn_pg_text(&p, prev ? mn_pg_col_text(prev, last, 2) : NULL);
-        mn_pg_i64(&p, page);
+        mn__pg_params_init(&p);
+        mn__pg_text(&p, q->ns);
+        mn__pg_text(&p, q->prefix);
+        mn__pg_i64(&p, q->now);
+        mn__pg_i64(&p, q->with_vectors != 0);
+        mn__pg_text(&p, prev ? mn__pg_col_text(prev, last, 0) : NULL);
+        mn__pg_text(&p, prev ? mn__pg_col_text(prev, last, 1) : NULL);
+        mn__pg_text(&p, prev ? mn__pg_col_text(prev, last, 2) : NULL);
+        mn__pg_i64(&p, page);
         PGresult *r = NULL;
-        rc = mn_pg_query(c, scan_sql(q, prev != NULL), &p, 1, "document scan", &r);
+        rc = mn__pg_query(c, scan_sql(q, prev != NULL), &p, 1, "document scan", &r);
         PQclear(prev);
         prev = NULL;
         if (rc)
@@ -309,7 +309,7 @@ static mn_status scan_body(struct pg_conn *c, void *arg)
 static mn_status op_scan(mn_store *st, const mn_store_document_scan *q, mn_store_document_fn fn, void *user)
 {
     struct scan_arg a = {q, fn, user};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
 }
 
 /* ---- paths ----------------------------------------------------------------------------------- */
@@ -327,16 +327,16 @@ static mn_status paths_body(struct pg_conn *c, void *arg)
 {
     struct paths_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->ns);
-    mn_pg_i64(&p, a->now);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->ns);
+    mn__pg_i64(&p, a->now);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_PATHS, &p, 0, "document paths", &r);
+    mn_status rc = mn__pg_query(c, SQL_PATHS, &p, 0, "document paths", &r);
     if (rc)
         return rc;
     for (int i = 0; i < PQntuples(r); i++) {
         c->visible = 1;
-        if (a->fn(a->user, mn_pg_col_text(r, i, 0)))
+        if (a->fn(a->user, mn__pg_col_text(r, i, 0)))
             break;
     }
     PQclear(r);
@@ -348,7 +348,7 @@ static mn_status op_paths(mn_store *st, const char *ns, int64_t now, mn_store_do
     if (!ns)
         return mn__err(MN_MISUSE, "document paths without a namespace");
     struct paths_arg a = {ns, now, fn, user};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, paths_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, paths_body, &a);
 }
 
 /* ---- purge ----------------------------------------------------------------------------------- */
@@ -363,14 +363,14 @@ static mn_status purge_body(struct pg_conn *c, void *arg)
 {
     struct key_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, a->num);
-    mn_pg_text(&p, a->ns);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, a->num);
+    mn__pg_text(&p, a->ns);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, a->num ? SQL_PURGE_EXPIRED : SQL_PURGE_NS, &p, 0, "document purge", &r);
+    mn_status rc = mn__pg_query(c, a->num ? SQL_PURGE_EXPIRED : SQL_PURGE_NS, &p, 0, "document purge", &r);
     if (rc)
         return rc;
-    a->removed = mn_pg_changes(r);
+    a->removed = mn__pg_changes(r);
     PQclear(r);
     return MN_OK;
 }
@@ -381,7 +381,7 @@ static mn_status op_purge(mn_store *st, const char *ns, int64_t now, int64_t *re
     if (!now && !ns)
         return mn__err(MN_MISUSE, "document purge of a whole namespace without one");
     struct key_arg a = {ns, NULL, NULL, now, 0, NULL, NULL};
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, purge_body, &a);
+    mn_status rc = mn__pg_run(PG(st), PG_WRITE, purge_body, &a);
     *removed = rc ? 0 : a.removed;
     return rc;
 }

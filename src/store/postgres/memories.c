@@ -60,36 +60,36 @@ struct write_arg {
 
 static mn_status insert_row(struct pg_conn *c, const mn_memory *m, int64_t *vid)
 {
-    char *sources = mn_fact_sources_json(m->sources, m->n_sources);
+    char *sources = mn__fact_sources_json(m->sources, m->n_sources);
     if (!sources)
         return mn__nomem();
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, m->id);
-    mn_pg_i64(&p, m->version);
-    mn_pg_text(&p, m->text);
-    mn_pg_text(&p, m->kind);
-    mn_pg_text(&p, m->ns);
-    mn_pg_text(&p, m->user_id);
-    mn_pg_text(&p, m->agent_id);
-    mn_pg_text(&p, m->session_id);
-    mn_pg_text(&p, m->metadata ? m->metadata : "{}");
-    mn_pg_text(&p, sources);
-    mn_pg_i64(&p, m->pinned);
-    mn_pg_i64(&p, m->token_cap);
-    mn_pg_i64(&p, m->valid_from);
-    mn_pg_i64(&p, m->valid_to);
-    mn_pg_i64(&p, m->recorded_at);
-    mn_pg_i64(&p, m->superseded_at);
-    mn_pg_text(&p, m->change);
-    mn_pg_text(&p, m->actor);
-    mn_pg_text(&p, m->reason);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, m->id);
+    mn__pg_i64(&p, m->version);
+    mn__pg_text(&p, m->text);
+    mn__pg_text(&p, m->kind);
+    mn__pg_text(&p, m->ns);
+    mn__pg_text(&p, m->user_id);
+    mn__pg_text(&p, m->agent_id);
+    mn__pg_text(&p, m->session_id);
+    mn__pg_text(&p, m->metadata ? m->metadata : "{}");
+    mn__pg_text(&p, sources);
+    mn__pg_i64(&p, m->pinned);
+    mn__pg_i64(&p, m->token_cap);
+    mn__pg_i64(&p, m->valid_from);
+    mn__pg_i64(&p, m->valid_to);
+    mn__pg_i64(&p, m->recorded_at);
+    mn__pg_i64(&p, m->superseded_at);
+    mn__pg_text(&p, m->change);
+    mn__pg_text(&p, m->actor);
+    mn__pg_text(&p, m->reason);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_INSERT, &p, 0, "memory insert", &r);
+    mn_status rc = mn__pg_query(c, SQL_INSERT, &p, 0, "memory insert", &r);
     free(sources);
     if (rc)
         return rc;
-    *vid = PQntuples(r) ? mn_pg_col_i64(r, 0, 0) : 0;
+    *vid = PQntuples(r) ? mn__pg_col_i64(r, 0, 0) : 0;
     PQclear(r);
     return MN_OK;
 }
@@ -100,12 +100,12 @@ static mn_status put_vector(struct pg_conn *c, int64_t vid, const float *vec, ui
 static mn_status end_earlier(struct pg_conn *c, const mn_memory *m)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, m->id);
-    mn_pg_i64(&p, m->version);
-    mn_pg_i64(&p, m->recorded_at);
-    mn_pg_i64(&p, m->valid_from);
-    return mn_pg_query(c, SQL_END_EARLIER, &p, 0, "memory close", NULL);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, m->id);
+    mn__pg_i64(&p, m->version);
+    mn__pg_i64(&p, m->recorded_at);
+    mn__pg_i64(&p, m->valid_from);
+    return mn__pg_query(c, SQL_END_EARLIER, &p, 0, "memory close", NULL);
 }
 
 static mn_status write_body(struct pg_conn *c, void *arg)
@@ -114,18 +114,18 @@ static mn_status write_body(struct pg_conn *c, void *arg)
     const mn_memory *m = a->m;
     PGresult *r = NULL;
     mn_status rc;
-    if (a->vec && (rc = mn_pg_query(c, SQL_LOG_LOCK, NULL, 0, "memory write", NULL)))
+    if (a->vec && (rc = mn__pg_query(c, SQL_LOG_LOCK, NULL, 0, "memory write", NULL)))
         return rc;
     if (m->version > 1) {
         struct pg_params p;
-        mn_pg_params_init(&p);
-        mn_pg_text(&p, m->id);
-        mn_pg_i64(&p, m->version - 1);
-        mn_pg_i64(&p, m->recorded_at);
-        mn_pg_i64(&p, m->valid_from);
-        if ((rc = mn_pg_query(c, SQL_CLOSE_PREV, &p, 0, "memory close", &r)))
+        mn__pg_params_init(&p);
+        mn__pg_text(&p, m->id);
+        mn__pg_i64(&p, m->version - 1);
+        mn__pg_i64(&p, m->recorded_at);
+        mn__pg_i64(&p, m->valid_from);
+        if ((rc = mn__pg_query(c, SQL_CLOSE_PREV, &p, 0, "memory close", &r)))
             return rc;
-        int64_t n = mn_pg_changes(r);
+        int64_t n = mn__pg_changes(r);
         PQclear(r);
         if (n != 1)
             return mn__err(MN_CONFLICT, "memory %s: version %lld is not the current version any more", m->id,
@@ -143,20 +143,20 @@ static mn_status write_body(struct pg_conn *c, void *arg)
 static mn_status op_write(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim)
 {
     struct write_arg a = {m, vec, dim, 0, 0, NULL};
-    return mn_pg_run(PG(st), PG_WRITE, write_body, &a);
+    return mn__pg_run(PG(st), PG_WRITE, write_body, &a);
 }
 
 static mn_status put_vector(struct pg_conn *c, int64_t vid, const float *vec, uint32_t dim)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    unsigned char *blob = mn_vecblob_new(vec, dim);
+    mn__pg_params_init(&p);
+    unsigned char *blob = mn__vecblob_new(vec, dim);
     if (!blob)
         return mn__nomem();
-    mn_pg_i64(&p, vid);
-    mn_pg_i64(&p, dim);
-    mn_pg_bin(&p, blob, (int)(dim * 4));
-    mn_status rc = mn_pg_query(c, SQL_VEC_INSERT, &p, 0, "memory vector", NULL);
+    mn__pg_i64(&p, vid);
+    mn__pg_i64(&p, dim);
+    mn__pg_bin(&p, blob, (int)(dim * 4));
+    mn_status rc = mn__pg_query(c, SQL_VEC_INSERT, &p, 0, "memory vector", NULL);
     free(blob);
     return rc;
 }
@@ -175,7 +175,7 @@ static mn_status import_body(struct pg_conn *c, void *arg)
 static mn_status op_import(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added)
 {
     struct write_arg a = {m, vec, dim, 0, 0, NULL};
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, import_body, &a);
+    mn_status rc = mn__pg_run(PG(st), PG_WRITE, import_body, &a);
     *added = a.vid != 0;
     return rc;
 }
@@ -184,15 +184,15 @@ static mn_status forget_body(struct pg_conn *c, void *arg)
 {
     struct write_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->id);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->id);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_LOG_LOCK, NULL, 0, "memory forget", NULL);
+    mn_status rc = mn__pg_query(c, SQL_LOG_LOCK, NULL, 0, "memory forget", NULL);
     if (!rc)
-        rc = mn_pg_query(c, SQL_FORGET, &p, 0, "memory forget", &r);
+        rc = mn__pg_query(c, SQL_FORGET, &p, 0, "memory forget", &r);
     if (rc)
         return rc;
-    a->removed = mn_pg_changes(r);
+    a->removed = mn__pg_changes(r);
     PQclear(r);
     return MN_OK;
 }
@@ -200,7 +200,7 @@ static mn_status forget_body(struct pg_conn *c, void *arg)
 static mn_status op_forget(mn_store *st, const char *id, int64_t *removed)
 {
     struct write_arg a = {NULL, NULL, 0, 0, 0, id};
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, forget_body, &a);
+    mn_status rc = mn__pg_run(PG(st), PG_WRITE, forget_body, &a);
     *removed = a.removed;
     return rc;
 }
@@ -221,12 +221,12 @@ struct binds {
     int oom;
 };
 
-static void add(struct binds *b, struct mn_buf *sql, const char *s) { b->oom |= mn_buf_adds(sql, s) != MN_OK; }
+static void add(struct binds *b, struct mn_buf *sql, const char *s) { b->oom |= mn__buf_adds(sql, s) != MN_OK; }
 
 static void bind_text(struct binds *b, struct mn_buf *sql, const char *fmt, const char *v)
 {
     b->v[b->n++] = v;
-    b->oom |= mn_buf_addf(sql, fmt, b->n) != MN_OK;
+    b->oom |= mn__buf_addf(sql, fmt, b->n) != MN_OK;
 }
 
 static void bind_num(struct binds *b, struct mn_buf *sql, const char *fmt, int64_t v)
@@ -234,7 +234,7 @@ static void bind_num(struct binds *b, struct mn_buf *sql, const char *fmt, int64
     snprintf(b->num[b->n], sizeof b->num[b->n], "%lld", (long long)v);
     b->v[b->n] = b->num[b->n];
     b->n++;
-    b->oom |= mn_buf_addf(sql, fmt, b->n) != MN_OK;
+    b->oom |= mn__buf_addf(sql, fmt, b->n) != MN_OK;
 }
 
 static void build_where(const mn_store_memory_query *sq, struct binds *b, struct mn_buf *sql, json_t *meta)
@@ -270,7 +270,7 @@ static void build_where(const mn_store_memory_query *sq, struct binds *b, struct
     json_t *val;
     json_object_foreach(meta, key, val)
     {
-        /* keys checked by mn_fact_check_query: [A-Za-z0-9_-]; passed as a parameter anyway */
+        /* keys checked by mn__fact_check_query: [A-Za-z0-9_-]; passed as a parameter anyway */
         bind_text(b, sql, " AND (m.metadata::jsonb -> $%d::text)", key);
         bind_text(b, sql, " = $%d::jsonb", json_string_value(val));
     }
@@ -279,25 +279,25 @@ static void build_where(const mn_store_memory_query *sq, struct binds *b, struct
 static mn_status read_row(PGresult *r, int row, mn_memory *m)
 {
     memset(m, 0, sizeof *m);
-    m->id = (char *)mn_pg_col_text(r, row, 1);
-    m->version = mn_pg_col_i64(r, row, 2);
-    m->text = (char *)mn_pg_col_text(r, row, 3);
-    m->kind = (char *)mn_pg_col_text(r, row, 4);
-    m->ns = (char *)mn_pg_col_text(r, row, 5);
-    m->user_id = (char *)mn_pg_col_text(r, row, 6);
-    m->agent_id = (char *)mn_pg_col_text(r, row, 7);
-    m->session_id = (char *)mn_pg_col_text(r, row, 8);
-    m->metadata = (char *)mn_pg_col_text(r, row, 9);
-    m->pinned = (int)mn_pg_col_i64(r, row, 11);
-    m->token_cap = mn_pg_col_i64(r, row, 12);
-    m->valid_from = mn_pg_col_i64(r, row, 13);
-    m->valid_to = mn_pg_col_i64(r, row, 14);
-    m->recorded_at = mn_pg_col_i64(r, row, 15);
-    m->superseded_at = mn_pg_col_i64(r, row, 16);
-    m->change = (char *)mn_pg_col_text(r, row, 17);
-    m->actor = (char *)mn_pg_col_text(r, row, 18);
-    m->reason = (char *)mn_pg_col_text(r, row, 19);
-    return mn_fact_sources_parse(mn_pg_col_text(r, row, 10), &m->sources, &m->n_sources);
+    m->id = (char *)mn__pg_col_text(r, row, 1);
+    m->version = mn__pg_col_i64(r, row, 2);
+    m->text = (char *)mn__pg_col_text(r, row, 3);
+    m->kind = (char *)mn__pg_col_text(r, row, 4);
+    m->ns = (char *)mn__pg_col_text(r, row, 5);
+    m->user_id = (char *)mn__pg_col_text(r, row, 6);
+    m->agent_id = (char *)mn__pg_col_text(r, row, 7);
+    m->session_id = (char *)mn__pg_col_text(r, row, 8);
+    m->metadata = (char *)mn__pg_col_text(r, row, 9);
+    m->pinned = (int)mn__pg_col_i64(r, row, 11);
+    m->token_cap = mn__pg_col_i64(r, row, 12);
+    m->valid_from = mn__pg_col_i64(r, row, 13);
+    m->valid_to = mn__pg_col_i64(r, row, 14);
+    m->recorded_at = mn__pg_col_i64(r, row, 15);
+    m->superseded_at = mn__pg_col_i64(r, row, 16);
+    m->change = (char *)mn__pg_col_text(r, row, 17);
+    m->actor = (char *)mn__pg_col_text(r, row, 18);
+    m->reason = (char *)mn__pg_col_text(r, row, 19);
+    return mn__fact_sources_parse(mn__pg_col_text(r, row, 10), &m->sources, &m->n_sources);
 }
 
 /* The metadata filter's values as JSON texts by key (NULL when there is none). */
@@ -331,8 +331,8 @@ static mn_status query_body(struct pg_conn *c, void *arg)
     json_t *meta = meta_values(sq);
     struct mn_buf vids = MN_BUF_INIT; /* sq->vids as a bigint[] literal */
     for (size_t i = 0; i < sq->n_vids; i++)
-        b.oom |= mn_buf_addf(&vids, "%s%lld", i ? "," : "{", (long long)sq->vids[i]) != MN_OK;
-    b.oom |= sq->vids && mn_buf_adds(&vids, sq->n_vids ? "}" : "{}") != MN_OK;
+        b.oom |= mn__buf_addf(&vids, "%s%lld", i ? "," : "{", (long long)sq->vids[i]) != MN_OK;
+    b.oom |= sq->vids && mn__buf_adds(&vids, sq->n_vids ? "}" : "{}") != MN_OK;
     add(&b, &sql, "");
     if (a->terms) {
         bind_text(&b, &sql,
@@ -365,13 +365,13 @@ static mn_status query_body(struct pg_conn *c, void *arg)
     else
         add(&b, &sql, " ORDER BY m.recorded_at DESC, m.vid DESC");
     if (sq->limit)
-        b.oom |= mn_buf_addf(&sql, " LIMIT %zu OFFSET %zu", sq->limit, sq->offset) != MN_OK;
+        b.oom |= mn__buf_addf(&sql, " LIMIT %zu OFFSET %zu", sq->limit, sq->offset) != MN_OK;
     mn_status rc = b.oom ? mn__nomem() : MN_OK;
     PGresult *r = NULL;
     if (!rc) {
         r = PQexecParams(c->pg, sql.data, b.n, NULL, b.v, NULL, NULL, 1);
         if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
-            rc = mn_pg_fail(c, r, "memory query");
+            rc = mn__pg_fail(c, r, "memory query");
             PQclear(r);
             r = NULL;
         }
@@ -383,13 +383,13 @@ static mn_status query_body(struct pg_conn *c, void *arg)
         const float *vec = NULL;
         uint32_t dim = 0;
         if (sq->want_vectors) {
-            int64_t d = mn_pg_col_i64(r, i, N_MEMORY_COLS + 1);
-            vec = mn_vecblob_read(PQgetvalue(r, i, N_MEMORY_COLS + 2), (size_t)PQgetlength(r, i, N_MEMORY_COLS + 2),
+            int64_t d = mn__pg_col_i64(r, i, N_MEMORY_COLS + 1);
+            vec = mn__vecblob_read(PQgetvalue(r, i, N_MEMORY_COLS + 2), (size_t)PQgetlength(r, i, N_MEMORY_COLS + 2),
                                   d, &vbuf, &vcap);
             dim = vec ? (uint32_t)d : 0;
         }
         c->visible = 1;
-        int stop = a->fn(a->user, &m, mn_pg_col_double(r, i, N_MEMORY_COLS), vec, dim);
+        int stop = a->fn(a->user, &m, mn__pg_col_double(r, i, N_MEMORY_COLS), vec, dim);
         free(m.sources);
         if (stop)
             break;
@@ -397,8 +397,8 @@ static mn_status query_body(struct pg_conn *c, void *arg)
     PQclear(r);
     free(vbuf);
     json_decref(meta);
-    mn_buf_release(&sql);
-    mn_buf_release(&vids);
+    mn__buf_release(&sql);
+    mn__buf_release(&vids);
     return rc;
 }
 
@@ -407,14 +407,14 @@ static mn_status op_query(mn_store *st, const mn_store_memory_query *sq, mn_stor
     struct mn_buf terms = MN_BUF_INIT;
     size_t n = 0;
     mn_status rc = MN_OK;
-    if (sq->match && (rc = mn_pg_match_terms(sq->match, &terms, &n)) == MN_OK && n == 0) {
-        mn_buf_release(&terms);
+    if (sq->match && (rc = mn__pg_match_terms(sq->match, &terms, &n)) == MN_OK && n == 0) {
+        mn__buf_release(&terms);
         return MN_OK;
     }
     struct query_arg a = {sq, fn, user, sq->match ? terms.data : NULL};
     if (!rc)
-        rc = mn_pg_run(PG(st), PG_AUTOCOMMIT, query_body, &a);
-    mn_buf_release(&terms);
+        rc = mn__pg_run(PG(st), PG_AUTOCOMMIT, query_body, &a);
+    mn__buf_release(&terms);
     return rc;
 }
 
@@ -440,26 +440,26 @@ static mn_status vec_filter_body(struct pg_conn *c, void *arg)
     if (!rc) {
         r = PQexecParams(c->pg, sql.data, b.n, NULL, b.v, NULL, NULL, 1);
         if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
-            rc = mn_pg_fail(c, r, "memory filter");
+            rc = mn__pg_fail(c, r, "memory filter");
             PQclear(r);
             r = NULL;
         }
     }
     for (int i = 0; !rc && r && i < PQntuples(r); i++) {
         c->visible = 1;
-        if (a->fn(a->user, mn_pg_col_i64(r, i, 0), 0))
+        if (a->fn(a->user, mn__pg_col_i64(r, i, 0), 0))
             break;
     }
     PQclear(r);
     json_decref(meta);
-    mn_buf_release(&sql);
+    mn__buf_release(&sql);
     return rc;
 }
 
 static mn_status op_vec_filter(mn_store *st, const mn_store_memory_query *q, mn_store_score_fn fn, void *user)
 {
     struct filter_arg a = {q, fn, user};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, vec_filter_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, vec_filter_body, &a);
 }
 
 const struct mn_store_memory_ops mn_pg_memory_ops = {
@@ -468,7 +468,7 @@ const struct mn_store_memory_ops mn_pg_memory_ops = {
     .forget = op_forget,
     .import = op_import,
     .vec_filter = op_vec_filter,
-    .vec_scan = mn_pg_memory_vec_scan,
-    .vec_changes = mn_pg_memory_vec_changes,
-    .vec_get = mn_pg_memory_vec_get,
+    .vec_scan = mn__pg_memory_vec_scan,
+    .vec_changes = mn__pg_memory_vec_changes,
+    .vec_get = mn__pg_memory_vec_get,
 };

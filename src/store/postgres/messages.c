@@ -2,7 +2,7 @@
  * messages.c — the PostgreSQL side of sessions and messages: session rows, appends (one
  * transaction per append, the session row locked FOR UPDATE so that seq stays gapless and unique
  * when several nodes append to one session), group commit in libpq pipeline mode (the session
- * locks and the messages' ids in one round trip, the inserts queued with COMMIT: see mn_pg_run),
+ * locks and the messages' ids in one round trip, the inserts queued with COMMIT: see mn__pg_run),
  * history reads (one statement each), export/import, single-message deletes and session
  * updates. Same semantics as sqlite/sqlite.c and sqlite/edit.c; why it is written this way:
  * pg_int.h.
@@ -21,7 +21,7 @@
 
 #define SESSION_COLS MN_PG_SESSION_COLS
 #define MESSAGE_COLS MN_PG_MESSAGE_COLS
-/* The title mn_message_title takes from a message's content (an SQL expression of column col),
+/* The title mn__message_title takes from a message's content (an SQL expression of column col),
  * as sqlite/sqlite.c's TITLE_OF: its first 100 characters (MN_TITLE_CHARS), leading whitespace
  * gone, line breaks and tabs made spaces. */
 #define TITLE_OF(col) "left(translate(ltrim(" col ", E' \\n\\t\\r'), E'\\n\\r\\t', '   '), 100)"
@@ -52,29 +52,29 @@ static const char SQL_SESSION_PRUNE[] =
 static mn_status insert_session(struct pg_conn *c, const mn_session *in, int64_t *sid)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, in->id);
-    mn_pg_text(&p, in->ns);
-    mn_pg_text(&p, in->title);
-    mn_pg_text(&p, in->system_prompt);
-    mn_pg_text(&p, in->metadata && strcmp(in->metadata, "{}") != 0 ? in->metadata : NULL);
-    mn_pg_text(&p, in->tool_name);
-    mn_pg_text(&p, in->parent_id);
-    mn_pg_i64(&p, in->created_at);
-    mn_pg_i64(&p, in->updated_at);
-    mn_pg_i64(&p, in->expires_at);
-    mn_pg_i64(&p, in->ttl_ms);
-    mn_pg_i64(&p, in->max_turns);
-    mn_pg_i64(&p, in->cleared_seq);
-    mn_pg_i64(&p, in->cleared_from);
-    mn_pg_text(&p, in->key);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, in->id);
+    mn__pg_text(&p, in->ns);
+    mn__pg_text(&p, in->title);
+    mn__pg_text(&p, in->system_prompt);
+    mn__pg_text(&p, in->metadata && strcmp(in->metadata, "{}") != 0 ? in->metadata : NULL);
+    mn__pg_text(&p, in->tool_name);
+    mn__pg_text(&p, in->parent_id);
+    mn__pg_i64(&p, in->created_at);
+    mn__pg_i64(&p, in->updated_at);
+    mn__pg_i64(&p, in->expires_at);
+    mn__pg_i64(&p, in->ttl_ms);
+    mn__pg_i64(&p, in->max_turns);
+    mn__pg_i64(&p, in->cleared_seq);
+    mn__pg_i64(&p, in->cleared_from);
+    mn__pg_text(&p, in->key);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_SESSION_INSERT, &p, 0, "session insert", &r);
+    mn_status rc = mn__pg_query(c, SQL_SESSION_INSERT, &p, 0, "session insert", &r);
     if (rc)
         return rc;
     if (PQntuples(r) == 1) {
         if (sid)
-            *sid = mn_pg_col_i64(r, 0, 0);
+            *sid = mn__pg_col_i64(r, 0, 0);
     } else if (in->key)
         rc = mn__err(MN_CONFLICT, "session %s, or one keyed '%.200s' in namespace %s, already exists", in->id, in->key,
                      in->ns);
@@ -86,9 +86,9 @@ static mn_status insert_session(struct pg_conn *c, const mn_session *in, int64_t
 
 static mn_status session_insert_body(struct pg_conn *c, void *arg) { return insert_session(c, arg, NULL); }
 
-mn_status mn_pg_op_session_insert(mn_store *st, const mn_session *in)
+mn_status mn__pg_op_session_insert(mn_store *st, const mn_session *in)
 {
-    return mn_pg_run(PG(st), PG_WRITE, session_insert_body, (void *)in);
+    return mn__pg_run(PG(st), PG_WRITE, session_insert_body, (void *)in);
 }
 
 struct get_arg {
@@ -100,18 +100,18 @@ static mn_status session_get_body(struct pg_conn *c, void *arg)
 {
     struct get_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->id_or_ns);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->id_or_ns);
     if (a->key)
-        mn_pg_text(&p, a->key);
+        mn__pg_text(&p, a->key);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, a->key ? SQL_SESSION_BY_KEY : SQL_SESSION_GET, &p, 0, "session get", &r);
+    mn_status rc = mn__pg_query(c, a->key ? SQL_SESSION_BY_KEY : SQL_SESSION_GET, &p, 0, "session get", &r);
     if (rc)
         return rc;
     if (PQntuples(r) == 1) {
         mn_session row;
-        mn_pg_row_session(r, 0, &row);
-        *a->out = mn_records_session_copy(&row);
+        mn__pg_row_session(r, 0, &row);
+        *a->out = mn__records_session_copy(&row);
         rc = *a->out ? MN_OK : mn__nomem();
     } else if (a->key)
         rc = mn__err(MN_NOTFOUND, "session '%.200s' not found", a->key);
@@ -121,16 +121,16 @@ static mn_status session_get_body(struct pg_conn *c, void *arg)
     return rc;
 }
 
-mn_status mn_pg_op_session_get(mn_store *st, const char *id, mn_session **out)
+mn_status mn__pg_op_session_get(mn_store *st, const char *id, mn_session **out)
 {
     struct get_arg a = {id, NULL, out};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, session_get_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, session_get_body, &a);
 }
 
-mn_status mn_pg_op_session_by_key(mn_store *st, const char *ns, const char *key, mn_session **out)
+mn_status mn__pg_op_session_by_key(mn_store *st, const char *ns, const char *key, mn_session **out)
 {
     struct get_arg a = {ns, key, out};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, session_get_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, session_get_body, &a);
 }
 
 struct list_arg {
@@ -143,21 +143,21 @@ static mn_status session_list_body(struct pg_conn *c, void *arg)
 {
     struct list_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
+    mn__pg_params_init(&p);
     if (a->ns)
-        mn_pg_text(&p, a->ns);
-    mn_pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
-    mn_pg_i64(&p, a->offset > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->offset);
+        mn__pg_text(&p, a->ns);
+    mn__pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
+    mn__pg_i64(&p, a->offset > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->offset);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, a->ns ? SQL_SESSION_LIST_NS : SQL_SESSION_LIST_ALL, &p, 0, "session list", &r);
+    mn_status rc = mn__pg_query(c, a->ns ? SQL_SESSION_LIST_NS : SQL_SESSION_LIST_ALL, &p, 0, "session list", &r);
     if (rc)
         return rc;
-    struct mn_sessions_impl *l = mn_records_session_list_new();
+    struct mn_sessions_impl *l = mn__records_session_list_new();
     for (int i = 0; l && i < PQntuples(r); i++) {
-        mn_session row, *it = mn_records_session_push(l);
-        mn_pg_row_session(r, i, &row);
-        if (!it || mn_records_session_fill(&l->arena, it, &row)) {
-            mn_records_session_list_free(&l->pub);
+        mn_session row, *it = mn__records_session_push(l);
+        mn__pg_row_session(r, i, &row);
+        if (!it || mn__records_session_fill(&l->arena, it, &row)) {
+            mn__records_session_list_free(&l->pub);
             l = NULL;
         }
     }
@@ -168,10 +168,10 @@ static mn_status session_list_body(struct pg_conn *c, void *arg)
     return MN_OK;
 }
 
-mn_status mn_pg_op_session_list(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out)
+mn_status mn__pg_op_session_list(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out)
 {
     struct list_arg a = {ns, limit, offset, out};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, session_list_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, session_list_body, &a);
 }
 
 struct delete_arg {
@@ -184,22 +184,22 @@ static mn_status delete_body(struct pg_conn *c, void *arg)
 {
     struct delete_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
+    mn__pg_params_init(&p);
     if (a->text)
-        mn_pg_text(&p, a->text);
+        mn__pg_text(&p, a->text);
     else
-        mn_pg_i64(&p, a->num);
+        mn__pg_i64(&p, a->num);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, a->sql, &p, 0, "delete", &r);
+    mn_status rc = mn__pg_query(c, a->sql, &p, 0, "delete", &r);
     if (rc)
         return rc;
-    a->changes = mn_pg_changes(r);
+    a->changes = mn__pg_changes(r);
     if (a->ids) { /* the body may run again after a deadlock: start the list afresh */
         mn_strings_free(&a->ids->pub);
         if (!(a->ids = calloc(1, sizeof *a->ids)))
             rc = mn__nomem();
         for (int i = 0; !rc && i < PQntuples(r); i++)
-            if (mn_records_strings_push(a->ids, mn_pg_col_text(r, i, 0)))
+            if (mn__records_strings_push(a->ids, mn__pg_col_text(r, i, 0)))
                 rc = mn__nomem();
     }
     PQclear(r);
@@ -207,12 +207,12 @@ static mn_status delete_body(struct pg_conn *c, void *arg)
 }
 
 /* Runs a session delete; *ids (may be NULL) gets the deleted ids. */
-mn_status mn_pg_delete_sessions(struct pg_store *s, const char *sql, int64_t num, int64_t *n, mn_strings **ids)
+mn_status mn__pg_delete_sessions(struct pg_store *s, const char *sql, int64_t num, int64_t *n, mn_strings **ids)
 {
     struct delete_arg a = {sql, NULL, num, 0, NULL};
     if (ids && !(a.ids = calloc(1, sizeof *a.ids)))
         return mn__nomem();
-    mn_status rc = mn_pg_run(s, PG_WRITE, delete_body, &a);
+    mn_status rc = mn__pg_run(s, PG_WRITE, delete_body, &a);
     *n = rc ? 0 : a.changes;
     if (rc && a.ids)
         mn_strings_free(&a.ids->pub);
@@ -223,18 +223,18 @@ mn_status mn_pg_delete_sessions(struct pg_store *s, const char *sql, int64_t num
     return rc;
 }
 
-mn_status mn_pg_op_session_delete(mn_store *st, const char *id)
+mn_status mn__pg_op_session_delete(mn_store *st, const char *id)
 {
     struct delete_arg a = {SQL_SESSION_DELETE, id, 0, 0, NULL};
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, delete_body, &a);
+    mn_status rc = mn__pg_run(PG(st), PG_WRITE, delete_body, &a);
     if (!rc && a.changes == 0)
         rc = mn__err(MN_NOTFOUND, "session %s not found", id);
     return rc;
 }
 
-mn_status mn_pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted, mn_strings **ids)
+mn_status mn__pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted, mn_strings **ids)
 {
-    return mn_pg_delete_sessions(PG(st), SQL_SESSION_PRUNE, before_ms, deleted, ids);
+    return mn__pg_delete_sessions(PG(st), SQL_SESSION_PRUNE, before_ms, deleted, ids);
 }
 
 /* ---- appends --------------------------------------------------------------------------------- */
@@ -284,21 +284,21 @@ static const char SQL_SESSION_APPENDED[] =
 
 static void bind_message(struct pg_params *p, int64_t sid, const mn_message *m)
 {
-    mn_pg_i64(p, sid);
-    mn_pg_i64(p, m->seq);
-    mn_pg_text(p, mn_role_name(m->role));
-    mn_pg_text(p, m->content);
-    mn_pg_text(p, m->tool_calls);
-    mn_pg_text(p, m->tool_call_id);
-    mn_pg_text(p, m->name);
-    mn_pg_text(p, m->tool_name);
-    mn_pg_text(p, m->model);
-    mn_pg_text(p, m->files);
-    mn_pg_text(p, m->metadata && strcmp(m->metadata, "{}") != 0 ? m->metadata : NULL);
-    mn_pg_text(p, m->idempotency_key);
-    mn_pg_i64(p, m->tokens);
-    mn_pg_i64(p, m->pinned ? 1 : 0);
-    mn_pg_i64(p, m->created_at);
+    mn__pg_i64(p, sid);
+    mn__pg_i64(p, m->seq);
+    mn__pg_text(p, mn_role_name(m->role));
+    mn__pg_text(p, m->content);
+    mn__pg_text(p, m->tool_calls);
+    mn__pg_text(p, m->tool_call_id);
+    mn__pg_text(p, m->name);
+    mn__pg_text(p, m->tool_name);
+    mn__pg_text(p, m->model);
+    mn__pg_text(p, m->files);
+    mn__pg_text(p, m->metadata && strcmp(m->metadata, "{}") != 0 ? m->metadata : NULL);
+    mn__pg_text(p, m->idempotency_key);
+    mn__pg_i64(p, m->tokens);
+    mn__pg_i64(p, m->pinned ? 1 : 0);
+    mn__pg_i64(p, m->created_at);
 }
 
 /* ---- append primitives (store_append.h; the algorithm is src/engine/append.c) --------------- */
@@ -317,22 +317,22 @@ static mn_status write_body(struct pg_conn *c, void *arg)
     return w->body((mn_store_tx *)c, w->arg);
 }
 
-mn_status mn_pg_tx_run(mn_store *st, enum pg_mode mode, mn_store_tx_body body, void *arg)
+mn_status mn__pg_tx_run(mn_store *st, enum pg_mode mode, mn_store_tx_body body, void *arg)
 {
     struct write_arg w = {body, arg};
-    return mn_pg_run(PG(st), mode, write_body, &w);
+    return mn__pg_run(PG(st), mode, write_body, &w);
 }
 
 static mn_status tx_write(mn_store *st, mn_store_tx_body body, void *arg)
 {
-    return mn_pg_tx_run(st, PG_PIPELINE, body, arg);
+    return mn__pg_tx_run(st, PG_PIPELINE, body, arg);
 }
 
 static mn_status tx_savepoint(mn_store_tx *tx, enum mn_store_savepoint op)
 {
     static const char *const sql[] = {"SAVEPOINT mn_many", "ROLLBACK TO SAVEPOINT mn_many", "RELEASE SAVEPOINT mn_many"};
     static const char *const what[] = {"savepoint", "rollback to savepoint", "release savepoint"};
-    return mn_pg_send(TX(tx), sql[op], NULL, what[op], NULL);
+    return mn__pg_send(TX(tx), sql[op], NULL, what[op], NULL);
 }
 
 static enum mn_store_tx_state tx_state(mn_store_tx *tx)
@@ -350,21 +350,21 @@ static void tx_rerun(mn_store_tx *tx) { TX(tx)->retry = 1; }
 static mn_status tx_session_lock(mn_store_tx *tx, const char *id, mn_store_append_row *out)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, id);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, id);
     PGresult *r = NULL; /* in pipeline mode: with the id of its message (one round trip) */
-    mn_status rc = mn_pg_send(TX(tx), SQL_SESSION_FOR_APPEND, &p, "session lookup", &r);
+    mn_status rc = mn__pg_send(TX(tx), SQL_SESSION_FOR_APPEND, &p, "session lookup", &r);
     if (!rc)
-        rc = mn_pg_reserve_ids(TX(tx), 1);
+        rc = mn__pg_reserve_ids(TX(tx), 1);
     if (rc) {
         PQclear(r);
         return rc;
     }
     if (PQntuples(r) == 1) {
-        out->sid = mn_pg_col_i64(r, 0, 0);
-        out->last_seq = mn_pg_col_i64(r, 0, 1);
-        out->expires_at = mn_pg_col_i64(r, 0, 2);
-        out->max_turns = mn_pg_col_i64(r, 0, 3);
+        out->sid = mn__pg_col_i64(r, 0, 0);
+        out->last_seq = mn__pg_col_i64(r, 0, 1);
+        out->expires_at = mn__pg_col_i64(r, 0, 2);
+        out->max_turns = mn__pg_col_i64(r, 0, 3);
         snprintf(out->ns, sizeof out->ns, "%s", PQgetvalue(r, 0, 4));
     } else
         rc = mn__err(MN_NOTFOUND, "session %s not found", id);
@@ -381,17 +381,17 @@ static mn_status tx_idem_find(mn_store_tx *tx, int64_t sid, const char *session_
                               mn_store_message_fn fn, void *user, int *found)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_text(&p, key);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    mn__pg_text(&p, key);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(TX(tx), SQL_MESSAGE_BY_IDEM, &p, 0, "idempotency lookup", &r);
+    mn_status rc = mn__pg_query(TX(tx), SQL_MESSAGE_BY_IDEM, &p, 0, "idempotency lookup", &r);
     if (rc)
         return rc;
     *found = PQntuples(r) == 1;
     if (*found) {
         mn_message row;
-        if (!(rc = mn_pg_row_message(r, 0, 0, session_id, &row)))
+        if (!(rc = mn__pg_row_message(r, 0, 0, session_id, &row)))
             fn(user, &row);
     }
     PQclear(r);
@@ -411,11 +411,11 @@ static mn_status insert_failed(struct pg_conn *c, mn_status rc)
 static mn_status insert_message(struct pg_conn *c, const char *sql, const struct pg_params *p, mn_message *m)
 {
     PGresult *r = NULL;
-    mn_pg_drop_ids(c); /* this id comes after the ones drawn before */
-    mn_status rc = mn_pg_query(c, sql, p, 0, "message insert", &r);
+    mn__pg_drop_ids(c); /* this id comes after the ones drawn before */
+    mn_status rc = mn__pg_query(c, sql, p, 0, "message insert", &r);
     if (rc)
         return insert_failed(c, rc);
-    m->id = mn_pg_col_i64(r, 0, 0);
+    m->id = mn__pg_col_i64(r, 0, 0);
     PQclear(r);
     return MN_OK;
 }
@@ -425,11 +425,11 @@ static mn_status insert_message(struct pg_conn *c, const char *sql, const struct
 static mn_status insert_message_drawn(struct pg_conn *c, const char *sql, const char *sql_id, struct pg_params *p,
                                       mn_message *m)
 {
-    int64_t id = mn_pg_take_id(c);
+    int64_t id = mn__pg_take_id(c);
     if (!id)
         return insert_message(c, sql, p, m);
-    mn_pg_i64(p, id);
-    mn_status rc = mn_pg_send(c, sql_id, p, "message insert", NULL);
+    mn__pg_i64(p, id);
+    mn_status rc = mn__pg_send(c, sql_id, p, "message insert", NULL);
     if (!rc)
         m->id = id;
     return rc;
@@ -438,7 +438,7 @@ static mn_status insert_message_drawn(struct pg_conn *c, const char *sql, const 
 static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
+    mn__pg_params_init(&p);
     bind_message(&p, sid, m);
     return insert_message_drawn(TX(tx), SQL_MESSAGE_INSERT, SQL_MESSAGE_INSERT_ID, &p, m);
 }
@@ -446,21 +446,21 @@ static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
 /* What an append adds to the counters, as five parameters: added, tokens, now, title, users. */
 static void bind_counters(struct pg_params *p, const mn_store_appended *c)
 {
-    mn_pg_i64(p, c->added);
-    mn_pg_i64(p, c->tokens);
-    mn_pg_i64(p, c->now_ms);
-    mn_pg_text(p, c->title);
-    mn_pg_i64(p, c->users);
+    mn__pg_i64(p, c->added);
+    mn__pg_i64(p, c->tokens);
+    mn__pg_i64(p, c->now_ms);
+    mn__pg_text(p, c->title);
+    mn__pg_i64(p, c->users);
 }
 
 static mn_status tx_session_appended(mn_store_tx *tx, const mn_store_appended *c)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, c->sid);
-    mn_pg_i64(&p, c->last_seq);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, c->sid);
+    mn__pg_i64(&p, c->last_seq);
     bind_counters(&p, c);
-    return mn_pg_send(TX(tx), SQL_SESSION_APPENDED, &p, "session update", NULL);
+    return mn__pg_send(TX(tx), SQL_SESSION_APPENDED, &p, "session update", NULL);
 }
 
 /* The fast path: the message and the counters in one statement (one round trip). In pipeline
@@ -469,15 +469,15 @@ static mn_status tx_session_appended(mn_store_tx *tx, const mn_store_appended *c
  * without the pipeline). */
 static mn_status tx_message_insert_appended(mn_store_tx *tx, mn_message *m, const mn_store_appended *c)
 {
-    int64_t id = mn_pg_take_id(TX(tx));
+    int64_t id = mn__pg_take_id(TX(tx));
     if (id) { /* the group's such rows go as one statement (append_rows.c) */
-        mn_status rc = mn_pg_rows_add(TX(tx), id, m, c);
+        mn_status rc = mn__pg_rows_add(TX(tx), id, m, c);
         if (!rc)
             m->id = id;
         return rc;
     }
     struct pg_params p;
-    mn_pg_params_init(&p);
+    mn__pg_params_init(&p);
     bind_message(&p, c->sid, m);
     bind_counters(&p, c);
     return insert_message(TX(tx), SQL_MESSAGE_INSERT_APPENDED, &p, m);
@@ -517,12 +517,12 @@ static mn_status tx_sessions_lock(mn_store_tx *tx, const char *const *ids, size_
     list[len++] = '}';
     list[len] = '\0';
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, list);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, list);
     PGresult *r = NULL; /* in pipeline mode: with an id for each request's message (one round trip) */
-    mn_status rc = mn_pg_send(TX(tx), skip ? SQL_LOCK_SESSIONS_SKIP : SQL_LOCK_SESSIONS, &p, "session locks", &r);
+    mn_status rc = mn__pg_send(TX(tx), skip ? SQL_LOCK_SESSIONS_SKIP : SQL_LOCK_SESSIONS, &p, "session locks", &r);
     if (!rc)
-        rc = mn_pg_reserve_ids(TX(tx), n);
+        rc = mn__pg_reserve_ids(TX(tx), n);
     free(list);
     if (rc) {
         PQclear(r);
@@ -532,10 +532,10 @@ static mn_status tx_sessions_lock(mn_store_tx *tx, const char *const *ids, size_
         for (size_t i = 0; i < n; i++)
             if (strcmp(ids[i], PQgetvalue(r, k, 0)) == 0) {
                 rows[i].held = PQgetisnull(r, k, 1);
-                rows[i].sid = mn_pg_col_i64(r, k, 1);
-                rows[i].last_seq = mn_pg_col_i64(r, k, 2);
-                rows[i].expires_at = mn_pg_col_i64(r, k, 3);
-                rows[i].max_turns = mn_pg_col_i64(r, k, 4);
+                rows[i].sid = mn__pg_col_i64(r, k, 1);
+                rows[i].last_seq = mn__pg_col_i64(r, k, 2);
+                rows[i].expires_at = mn__pg_col_i64(r, k, 3);
+                rows[i].max_turns = mn__pg_col_i64(r, k, 4);
                 snprintf(rows[i].ns, sizeof rows[i].ns, "%s", PQgetvalue(r, k, 5));
             }
     PQclear(r);
@@ -594,7 +594,7 @@ static mn_status emit_messages(struct pg_conn *c, PGresult *r, int at, const cha
         mn_message row;
         if (PQgetisnull(r, i, at))
             continue;
-        if ((rc = mn_pg_row_message(r, i, at, session_id, &row)))
+        if ((rc = mn__pg_row_message(r, i, at, session_id, &row)))
             break;
         c->visible = 1;
         ++*n;
@@ -614,21 +614,21 @@ static mn_status scan_body(struct pg_conn *c, void *arg)
     int64_t below = INT64_MAX, page = SCAN_FIRST_PAGE;
     for (int first = 1;; first = 0) {
         struct pg_params p;
-        mn_pg_params_init(&p);
-        mn_pg_text(&p, a->session_id);
+        mn__pg_params_init(&p);
+        mn__pg_text(&p, a->session_id);
         if (scan) {
-            mn_pg_i64(&p, below);
-            mn_pg_i64(&p, page);
+            mn__pg_i64(&p, below);
+            mn__pg_i64(&p, page);
         } else {
-            mn_pg_i64(&p, a->after);
+            mn__pg_i64(&p, a->after);
             if (a->limit < 0)
-                mn_pg_text(&p, NULL); /* LIMIT NULL: no limit */
+                mn__pg_text(&p, NULL); /* LIMIT NULL: no limit */
             else
-                mn_pg_i64(&p, a->limit);
-            mn_pg_i64(&p, a->min_active);
+                mn__pg_i64(&p, a->limit);
+            mn__pg_i64(&p, a->min_active);
         }
         PGresult *r = NULL;
-        mn_status rc = mn_pg_query(c, a->sql, &p, 0, "message scan", &r);
+        mn_status rc = mn__pg_query(c, a->sql, &p, 0, "message scan", &r);
         if (rc)
             return rc;
         int stopped = 0;
@@ -646,30 +646,30 @@ static mn_status scan_body(struct pg_conn *c, void *arg)
     }
 }
 
-mn_status mn_pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user)
+mn_status mn__pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user)
 {
     struct scan_arg a = {session_id, SQL_MESSAGE_SCAN_DESC, 0, 0, 0, fn, user};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
 }
 
-mn_status mn_pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
+mn_status mn__pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
 {
-    struct mn_records_collect col = {mn_records_message_list_new(), MN_OK};
+    struct mn_records_collect col = {mn__records_message_list_new(), MN_OK};
     if (!col.l)
         return mn__nomem();
     int64_t limit = o->limit == 0 || o->limit > (size_t)INT64_MAX ? -1 : (int64_t)o->limit;
     int tail = o->tail && limit > 0;
     struct scan_arg a = {session_id, tail ? SQL_HISTORY_TAIL : SQL_HISTORY_ASC, o->after_seq, limit, o->all ? 0 : 1,
-                         mn_records_collect_message, &col};
-    mn_status rc = mn_pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
+                         mn__records_collect_message, &col};
+    mn_status rc = mn__pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
     if (!rc)
         rc = col.rc;
     if (rc) {
-        mn_records_message_list_free(&col.l->pub);
+        mn__records_message_list_free(&col.l->pub);
         return rc;
     }
     if (tail) /* read newest first; hand back oldest to newest */
-        mn_records_message_list_reverse(&col.l->pub);
+        mn__records_message_list_reverse(&col.l->pub);
     *out = &col.l->pub;
     return MN_OK;
 }
@@ -694,20 +694,20 @@ struct export_arg {
 static mn_status export_one(struct pg_conn *c, PGresult *sess, int row, struct export_arg *a)
 {
     mn_session s;
-    mn_pg_row_session(sess, row, &s);
+    mn__pg_row_session(sess, row, &s);
     c->visible = 1;
     if (a->on_session(a->user, &s))
         return mn__err(MN_IO, "export: write failed");
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, mn_pg_col_i64(sess, row, MN_PG_SESSION_NCOLS));
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, mn__pg_col_i64(sess, row, MN_PG_SESSION_NCOLS));
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_EXPORT_MESSAGES, &p, 0, "export", &r);
+    mn_status rc = mn__pg_query(c, SQL_EXPORT_MESSAGES, &p, 0, "export", &r);
     if (rc)
         return rc;
     for (int i = 0; i < PQntuples(r) && !rc; i++) {
         mn_message m;
-        rc = mn_pg_row_message(r, i, 0, s.id, &m);
+        rc = mn__pg_row_message(r, i, 0, s.id, &m);
         if (!rc && a->on_message(a->user, &m))
             rc = mn__err(MN_IO, "export: write failed");
     }
@@ -721,12 +721,12 @@ static mn_status export_body(struct pg_conn *c, void *arg)
     int64_t sid = 0;
     mn_status rc = MN_OK;
     for (size_t i = 0; i < a->n && !rc; i++) /* every named session must exist before a byte is written */
-        rc = mn_pg_session_sid(c, a->ids[i], &sid, NULL);
+        rc = mn__pg_session_sid(c, a->ids[i], &sid, NULL);
     if (rc)
         return rc;
     PGresult *r = NULL;
     if (a->n == 0) {
-        if ((rc = mn_pg_query(c, SQL_SESSION_ALL_BY_CREATED, NULL, 0, "export", &r)))
+        if ((rc = mn__pg_query(c, SQL_SESSION_ALL_BY_CREATED, NULL, 0, "export", &r)))
             return rc;
         for (int i = 0; i < PQntuples(r) && !rc; i++)
             rc = export_one(c, r, i, a);
@@ -735,9 +735,9 @@ static mn_status export_body(struct pg_conn *c, void *arg)
     }
     for (size_t i = 0; i < a->n && !rc; i++) {
         struct pg_params p;
-        mn_pg_params_init(&p);
-        mn_pg_text(&p, a->ids[i]);
-        if ((rc = mn_pg_query(c, SQL_SESSION_GET_SID, &p, 0, "export", &r)))
+        mn__pg_params_init(&p);
+        mn__pg_text(&p, a->ids[i]);
+        if ((rc = mn__pg_query(c, SQL_SESSION_GET_SID, &p, 0, "export", &r)))
             break;
         if (PQntuples(r) == 1)
             rc = export_one(c, r, 0, a);
@@ -748,16 +748,16 @@ static mn_status export_body(struct pg_conn *c, void *arg)
     return rc;
 }
 
-mn_status mn_pg_op_export_scan(mn_store *st, const char *const *ids, size_t n, mn_store_session_fn on_session,
+mn_status mn__pg_op_export_scan(mn_store *st, const char *const *ids, size_t n, mn_store_session_fn on_session,
                                mn_store_message_fn on_message, void *user)
 {
     struct export_arg a = {ids, n, on_session, on_message, user};
-    return mn_pg_run(PG(st), PG_SNAPSHOT, export_body, &a);
+    return mn__pg_run(PG(st), PG_SNAPSHOT, export_body, &a);
 }
 
 /* An import never derives a title: a session it adds with one is marked in meta
  * ('import.title:<sid>'), and the commit finds the message the title came from once the
- * messages are in (pg.c, mn_pg_op_commit; sqlite/sqlite.c's SQL_IMPORT_TITLE_MARK). */
+ * messages are in (pg.c, mn__pg_op_commit; sqlite/sqlite.c's SQL_IMPORT_TITLE_MARK). */
 static const char SQL_IMPORT_TITLE_MARK[] =
     "INSERT INTO meta (key, value) VALUES ('import.title:' || $1::bigint, $1::bigint::text)"
     " ON CONFLICT (key) DO NOTHING";
@@ -766,21 +766,21 @@ static mn_status import_session_body(struct pg_conn *c, void *arg)
 {
     const mn_session *in = arg;
     int64_t sid = 0;
-    mn_status rc = mn_pg_session_sid(c, in->id, &sid, NULL);
+    mn_status rc = mn__pg_session_sid(c, in->id, &sid, NULL);
     if (rc != MN_NOTFOUND)
         return rc == MN_OK ? MN_NOTFOUND : rc; /* MN_NOTFOUND here: present, skipped */
     if ((rc = insert_session(c, in, &sid)) || !in->title)
         return rc;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    return mn_pg_query(c, SQL_IMPORT_TITLE_MARK, &p, 0, "import title", NULL);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    return mn__pg_query(c, SQL_IMPORT_TITLE_MARK, &p, 0, "import title", NULL);
 }
 
-mn_status mn_pg_op_import_session(mn_store *st, const mn_session *in, int *added)
+mn_status mn__pg_op_import_session(mn_store *st, const mn_session *in, int *added)
 {
     *added = 0;
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, import_session_body, (void *)in);
+    mn_status rc = mn__pg_run(PG(st), PG_WRITE, import_session_body, (void *)in);
     if (rc == MN_NOTFOUND) {
         mn__err_clear();
         return MN_OK;
@@ -809,12 +809,12 @@ static const char SQL_SESSION_IMPORTED_MESSAGE[] =
 static mn_status exists(struct pg_conn *c, const char *sql, int64_t a, int64_t b, int with_b, int *yes)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, a);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, a);
     if (with_b)
-        mn_pg_i64(&p, b);
+        mn__pg_i64(&p, b);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, sql, &p, 0, "lookup", &r);
+    mn_status rc = mn__pg_query(c, sql, &p, 0, "lookup", &r);
     if (!rc) {
         *yes = PQntuples(r) > 0;
         PQclear(r);
@@ -834,7 +834,7 @@ static mn_status import_message_body(struct pg_conn *c, void *arg)
     int64_t sid = 0;
     int taken = 0;
     a->added = 0;
-    mn_status rc = mn_pg_session_sid(c, m->session_id, &sid, NULL);
+    mn_status rc = mn__pg_session_sid(c, m->session_id, &sid, NULL);
     if (!rc)
         rc = exists(c, SQL_MESSAGE_SEQ_EXISTS, sid, m->seq, 1, &taken);
     if (rc || taken)
@@ -842,37 +842,37 @@ static mn_status import_message_body(struct pg_conn *c, void *arg)
     if ((rc = exists(c, SQL_MESSAGE_ID_EXISTS, m->id, 0, 0, &taken)))
         return rc;
     struct pg_params p;
-    mn_pg_params_init(&p);
+    mn__pg_params_init(&p);
     bind_message(&p, sid, m);
     if (taken) /* keep the exported id when it is free, else take a new one */
-        mn_pg_text(&p, NULL);
+        mn__pg_text(&p, NULL);
     else
-        mn_pg_i64(&p, m->id);
-    mn_pg_i64(&p, m->active ? 1 : 0);
-    if ((rc = mn_pg_query(c, SQL_MESSAGE_IMPORT, &p, 0, "message import", NULL)))
+        mn__pg_i64(&p, m->id);
+    mn__pg_i64(&p, m->active ? 1 : 0);
+    if ((rc = mn__pg_query(c, SQL_MESSAGE_IMPORT, &p, 0, "message import", NULL)))
         return rc;
     if (!taken) {
-        mn_pg_params_init(&p);
-        mn_pg_i64(&p, m->id);
-        if ((rc = mn_pg_query(c, SQL_MESSAGE_ID_SEQ, &p, 0, "message import", NULL)))
+        mn__pg_params_init(&p);
+        mn__pg_i64(&p, m->id);
+        if ((rc = mn__pg_query(c, SQL_MESSAGE_ID_SEQ, &p, 0, "message import", NULL)))
             return rc;
     }
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, m->seq);
-    mn_pg_i64(&p, m->tokens);
-    mn_pg_i64(&p, m->role == MN_ROLE_USER);
-    mn_pg_i64(&p, !m->active);
-    if ((rc = mn_pg_query(c, SQL_SESSION_IMPORTED_MESSAGE, &p, 0, "session update", NULL)))
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    mn__pg_i64(&p, m->seq);
+    mn__pg_i64(&p, m->tokens);
+    mn__pg_i64(&p, m->role == MN_ROLE_USER);
+    mn__pg_i64(&p, !m->active);
+    if ((rc = mn__pg_query(c, SQL_SESSION_IMPORTED_MESSAGE, &p, 0, "session update", NULL)))
         return rc;
     a->added = 1;
     return MN_OK;
 }
 
-mn_status mn_pg_op_import_message(mn_store *st, const mn_message *m, int *added)
+mn_status mn__pg_op_import_message(mn_store *st, const mn_message *m, int *added)
 {
     struct import_arg a = {m, 0};
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, import_message_body, &a);
+    mn_status rc = mn__pg_run(PG(st), PG_WRITE, import_message_body, &a);
     *added = rc ? 0 : a.added;
     return rc;
 }
@@ -893,24 +893,24 @@ static mn_status session_update_body(struct pg_conn *c, void *arg)
 {
     struct update_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->id);
-    mn_pg_text(&p, a->title);
-    mn_pg_text(&p, a->metadata);
-    mn_pg_i64(&p, a->now_ms);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->id);
+    mn__pg_text(&p, a->title);
+    mn__pg_text(&p, a->metadata);
+    mn__pg_i64(&p, a->now_ms);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_SESSION_UPDATE, &p, 0, "session update", &r);
+    mn_status rc = mn__pg_query(c, SQL_SESSION_UPDATE, &p, 0, "session update", &r);
     if (rc)
         return rc;
-    if (mn_pg_changes(r) == 0)
+    if (mn__pg_changes(r) == 0)
         rc = mn__err(MN_NOTFOUND, "session %s not found", a->id);
     PQclear(r);
     return rc;
 }
 
-mn_status mn_pg_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
+mn_status mn__pg_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                   int64_t now_ms)
 {
     struct update_arg a = {id, title, metadata, now_ms};
-    return mn_pg_run(PG(st), PG_WRITE, session_update_body, &a);
+    return mn__pg_run(PG(st), PG_WRITE, session_update_body, &a);
 }

@@ -52,15 +52,15 @@ static mn_status take_pool_size(char *url, size_t *size)
 
 /* ---- parameters ------------------------------------------------------------------------------ */
 
-void mn_pg_params_init(struct pg_params *p) { memset(p, 0, sizeof *p); }
+void mn__pg_params_init(struct pg_params *p) { memset(p, 0, sizeof *p); }
 
-void mn_pg_text(struct pg_params *p, const char *v)
+void mn__pg_text(struct pg_params *p, const char *v)
 {
     if (p->n < MN_PG_MAX_PARAMS)
         p->v[p->n++] = v;
 }
 
-void mn_pg_i64(struct pg_params *p, int64_t v)
+void mn__pg_i64(struct pg_params *p, int64_t v)
 {
     if (p->n < MN_PG_MAX_PARAMS) {
         snprintf(p->num[p->n], sizeof p->num[p->n], "%lld", (long long)v);
@@ -69,7 +69,7 @@ void mn_pg_i64(struct pg_params *p, int64_t v)
     }
 }
 
-void mn_pg_bin(struct pg_params *p, const void *data, int len)
+void mn__pg_bin(struct pg_params *p, const void *data, int len)
 {
     if (p->n < MN_PG_MAX_PARAMS) {
         p->v[p->n] = data;
@@ -95,7 +95,7 @@ static void error_text(struct pg_conn *c, PGresult *r, char *out, size_t cap)
             *p = ' ';
 }
 
-mn_status mn_pg_fail(struct pg_conn *c, PGresult *r, const char *what)
+mn_status mn__pg_fail(struct pg_conn *c, PGresult *r, const char *what)
 {
     char msg[512];
     error_text(c, r, msg, sizeof msg);
@@ -180,7 +180,7 @@ static mn_status prepared(struct pg_conn *c, const char *sql, const char *what, 
     if (c->pipe) { /* once per statement and connection: a round trip, so that the cache only
                     * ever names statements the server has */
         if (!PQsendPrepare(c->pg, name, sql, 0, NULL))
-            return mn_pg_fail(c, NULL, what);
+            return mn__pg_fail(c, NULL, what);
         mn_status rc = owe(c, what, NULL);
         if (rc || (rc = pipe_sync(c))) {
             if (rc == MN_NOMEM)
@@ -191,7 +191,7 @@ static mn_status prepared(struct pg_conn *c, const char *sql, const char *what, 
 #endif
     {
         PGresult *r = PQprepare(c->pg, name, sql, 0, NULL);
-        mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, what);
+        mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn__pg_fail(c, r, what);
         PQclear(r);
         if (rc)
             return rc;
@@ -203,7 +203,7 @@ static mn_status prepared(struct pg_conn *c, const char *sql, const char *what, 
 #if HAVE_PIPELINE
 /* Sends a sync and reads every owed result up to it, in order: kept ones go where they were
  * asked for, the first failure becomes the status. A failure of a write nobody waited for (queued
- * by mn_pg_send without keep, before the last statement) has the runner run the body again
+ * by mn__pg_send without keep, before the last statement) has the runner run the body again
  * without the pipeline, where the engine sees it at the statement that caused it. Once COMMIT's
  * result has come back the transaction is committed: an error after it (the server process
  * terminated before the sync's answer) only breaks the connection. */
@@ -214,14 +214,14 @@ static mn_status pipe_sync(struct pg_conn *c)
     size_t i = 0;
     if (!PQpipelineSync(c->pg)) {
         c->broken = 1;
-        return mn_pg_fail(c, NULL, c->n_owed ? c->owed[0].what : "pipeline");
+        return mn__pg_fail(c, NULL, c->n_owed ? c->owed[0].what : "pipeline");
     }
     for (;;) {
         PGresult *r = PQgetResult(c->pg);
         if (!r) { /* between two statements' results; twice in a row: nothing more comes */
             if (PQstatus(c->pg) == CONNECTION_BAD || ++nulls > 2) {
                 if (!rc && !c->committed)
-                    rc = mn_pg_fail(c, NULL, i < c->n_owed ? c->owed[i].what : "pipeline");
+                    rc = mn__pg_fail(c, NULL, i < c->n_owed ? c->owed[i].what : "pipeline");
                 c->broken = 1;
                 break;
             }
@@ -245,7 +245,7 @@ static mn_status pipe_sync(struct pg_conn *c)
         } else if (c->committed) {
             c->broken = 1;
         } else if (st != PGRES_PIPELINE_ABORTED && !rc) {
-            rc = mn_pg_fail(c, r, o.what);
+            rc = mn__pg_fail(c, r, o.what);
             deferred = !last && !o.keep && !c->broken; /* a write nobody waited for */
         }
         PQclear(r);
@@ -265,14 +265,14 @@ static mn_status pipe_sync(struct pg_conn *c)
 }
 #endif
 
-mn_status mn_pg_send(struct pg_conn *c, const char *sql, const struct pg_params *p, const char *what,
+mn_status mn__pg_send(struct pg_conn *c, const char *sql, const struct pg_params *p, const char *what,
                      PGresult **keep)
 {
     if (keep)
         *keep = NULL;
     if (!c->pipe)
-        return mn_pg_query(c, sql, p, 0, what, keep);
-    mn_status rc = mn_pg_rows_flush(c); /* the appends queued before it go first */
+        return mn__pg_query(c, sql, p, 0, what, keep);
+    mn_status rc = mn__pg_rows_flush(c); /* the appends queued before it go first */
     if (rc)
         return rc;
     char name[16];
@@ -280,7 +280,7 @@ mn_status mn_pg_send(struct pg_conn *c, const char *sql, const struct pg_params 
     if (rc)
         return rc;
     if (!PQsendQueryPrepared(c->pg, name, p ? p->n : 0, p ? p->v : NULL, p ? p->len : NULL, p ? p->fmt : NULL, 0))
-        return mn_pg_fail(c, NULL, what);
+        return mn__pg_fail(c, NULL, what);
     if ((rc = owe(c, what, keep)))
         c->broken = 1;
     else
@@ -288,12 +288,12 @@ mn_status mn_pg_send(struct pg_conn *c, const char *sql, const struct pg_params 
     return rc;
 }
 
-mn_status mn_pg_query(struct pg_conn *c, const char *sql, const struct pg_params *p, int binary, const char *what,
+mn_status mn__pg_query(struct pg_conn *c, const char *sql, const struct pg_params *p, int binary, const char *what,
                       PGresult **out)
 {
     if (out)
         *out = NULL;
-    mn_status rc = c->pipe ? mn_pg_rows_flush(c) : MN_OK; /* the appends queued before it go first */
+    mn_status rc = c->pipe ? mn__pg_rows_flush(c) : MN_OK; /* the appends queued before it go first */
     if (rc)
         return rc;
     char name[16];
@@ -305,7 +305,7 @@ mn_status mn_pg_query(struct pg_conn *c, const char *sql, const struct pg_params
         PGresult *r = NULL;
         if (!PQsendQueryPrepared(c->pg, name, p ? p->n : 0, p ? p->v : NULL, p ? p->len : NULL, p ? p->fmt : NULL,
                                  binary))
-            return mn_pg_fail(c, NULL, what);
+            return mn__pg_fail(c, NULL, what);
         if ((rc = owe(c, what, &r))) {
             c->broken = 1;
             return rc;
@@ -323,7 +323,7 @@ mn_status mn_pg_query(struct pg_conn *c, const char *sql, const struct pg_params
                                  binary);
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-        rc = mn_pg_fail(c, r, what);
+        rc = mn__pg_fail(c, r, what);
         PQclear(r);
         return rc;
     }
@@ -340,7 +340,7 @@ static const char SQL_RESERVE_IDS[] =
     "SELECT nextval(q.s) FROM (SELECT pg_get_serial_sequence('messages', 'id')::regclass AS s) q,"
     " generate_series(1, $1::integer)";
 
-mn_status mn_pg_reserve_ids(struct pg_conn *c, size_t n)
+mn_status mn__pg_reserve_ids(struct pg_conn *c, size_t n)
 {
     if (!c->pipe || n == 0)
         return MN_OK;
@@ -352,23 +352,23 @@ mn_status mn_pg_reserve_ids(struct pg_conn *c, size_t n)
         c->ids_cap = c->n_ids + n;
     }
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, (int64_t)n);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, (int64_t)n);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_RESERVE_IDS, &p, 0, "message ids", &r);
+    mn_status rc = mn__pg_query(c, SQL_RESERVE_IDS, &p, 0, "message ids", &r);
     if (rc)
         return rc;
     for (int i = 0; i < PQntuples(r) && (size_t)i < n; i++) /* after the ones left: still growing */
-        c->ids[c->n_ids++] = mn_pg_col_i64(r, i, 0);
+        c->ids[c->n_ids++] = mn__pg_col_i64(r, i, 0);
     PQclear(r);
     return MN_OK;
 }
 
-int64_t mn_pg_take_id(struct pg_conn *c) { return c->pipe && c->next_id < c->n_ids ? c->ids[c->next_id++] : 0; }
+int64_t mn__pg_take_id(struct pg_conn *c) { return c->pipe && c->next_id < c->n_ids ? c->ids[c->next_id++] : 0; }
 
-void mn_pg_drop_ids(struct pg_conn *c) { c->next_id = c->n_ids; }
+void mn__pg_drop_ids(struct pg_conn *c) { c->next_id = c->n_ids; }
 
-int64_t mn_pg_changes(PGresult *r)
+int64_t mn__pg_changes(PGresult *r)
 {
     const char *n = PQcmdTuples(r);
     return n && *n ? strtoll(n, NULL, 10) : 0;
@@ -376,12 +376,12 @@ int64_t mn_pg_changes(PGresult *r)
 
 /* ---- columns --------------------------------------------------------------------------------- */
 
-const char *mn_pg_col_text(PGresult *r, int row, int col)
+const char *mn__pg_col_text(PGresult *r, int row, int col)
 {
     return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
 }
 
-int64_t mn_pg_col_i64(PGresult *r, int row, int col)
+int64_t mn__pg_col_i64(PGresult *r, int row, int col)
 {
     if (PQgetisnull(r, row, col))
         return 0;
@@ -399,7 +399,7 @@ int64_t mn_pg_col_i64(PGresult *r, int row, int col)
     return (int64_t)x;
 }
 
-double mn_pg_col_double(PGresult *r, int row, int col)
+double mn__pg_col_double(PGresult *r, int row, int col)
 {
     return PQgetisnull(r, row, col) ? 0 : strtod(PQgetvalue(r, row, col), NULL);
 }
@@ -423,7 +423,7 @@ static mn_status conn_bounds(struct pg_store *s, struct pg_conn *c)
              (long long)(s->busy_timeout_ms > 0 ? s->busy_timeout_ms : 1), (long long)s->statement_timeout_ms,
              (long long)s->idle_timeout_ms);
     PGresult *r = PQexec(c->pg, sql);
-    mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "connect");
+    mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn__pg_fail(c, r, "connect");
     PQclear(r);
     return rc;
 }
@@ -434,7 +434,7 @@ static void conn_close(struct pg_conn *c)
         PQfinish(c->pg);
         free(c->owed);
         free(c->ids);
-        mn_pg_rows_free(c);
+        mn__pg_rows_free(c);
         free(c);
     }
 }
@@ -456,7 +456,7 @@ static mn_status conn_open(struct pg_store *s, struct pg_conn **out)
     if (PQstatus(c->pg) != CONNECTION_OK) {
         char msg[512];
         error_text(c, NULL, msg, sizeof msg);
-        mn_store_pg_scrub(s->url, msg); /* libpq may quote a piece of the target */
+        mn__store_pg_scrub(s->url, msg); /* libpq may quote a piece of the target */
         conn_close(c);
         return mn__err(MN_UNAVAILABLE, "database unavailable: cannot connect to %s: %s", s->masked, msg);
     }
@@ -477,12 +477,12 @@ static mn_status conn_open(struct pg_store *s, struct pg_conn **out)
     PGresult *r = PQexec(c->pg, s->sync_full ? "SET client_encoding = 'UTF8'; SET client_min_messages = warning"
                                              : "SET client_encoding = 'UTF8'; SET client_min_messages = warning;"
                                                " SET synchronous_commit = off");
-    mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "connect");
+    mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn__pg_fail(c, r, "connect");
     PQclear(r);
     if (!rc)
         rc = conn_bounds(s, c);
     char uuid[MN_UUID_LEN + 1];
-    if (!rc && !(rc = mn_uuid_v7(mn_clock_now_ms(), uuid)))
+    if (!rc && !(rc = mn__uuid_v7(mn__clock_now_ms(), uuid)))
         snprintf(c->token_key, sizeof c->token_key, "commit:%s", uuid);
     if (rc) {
         conn_close(c);
@@ -588,8 +588,8 @@ static void rollback(struct pg_conn *c)
 static void backoff(int attempt)
 {
     int64_t delay = attempt < 7 ? (int64_t)1 << attempt : 100;
-    delay += (mn_clock_mono_ns() / 1000 % 1000) * delay / 2000;
-    mn_clock_sleep_ms(delay);
+    delay += (mn__clock_mono_ns() / 1000 % 1000) * delay / 2000;
+    mn__clock_sleep_ms(delay);
 }
 
 /* Lets the open transaction on c stay idle between statements up to the statement bound. */
@@ -598,9 +598,9 @@ static mn_status idle_long(struct pg_store *s, struct pg_conn *c)
     if (s->idle_timeout_ms == 0)
         return MN_OK;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, s->statement_timeout_ms);
-    return mn_pg_query(c, SQL_IDLE_LONG, &p, 0, "begin", NULL);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, s->statement_timeout_ms);
+    return mn__pg_query(c, SQL_IDLE_LONG, &p, 0, "begin", NULL);
 }
 
 enum outcome { OUTCOME_COMMITTED, OUTCOME_ABORTED, OUTCOME_UNKNOWN };
@@ -618,12 +618,12 @@ static mn_status token_body(struct pg_conn *c, void *arg)
 {
     struct token_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->key);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->key);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_TOKEN_WAIT, &p, 0, "commit outcome", NULL);
+    mn_status rc = mn__pg_query(c, SQL_TOKEN_WAIT, &p, 0, "commit outcome", NULL);
     if (!rc)
-        rc = mn_pg_query(c, SQL_TOKEN_GET, &p, 0, "commit outcome", &r);
+        rc = mn__pg_query(c, SQL_TOKEN_GET, &p, 0, "commit outcome", &r);
     if (!rc)
         snprintf(a->value, sizeof a->value, "%s", PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "");
     PQclear(r);
@@ -637,12 +637,12 @@ static mn_status token_body(struct pg_conn *c, void *arg)
 static enum outcome commit_outcome(struct pg_store *s, const char *key, const char *value)
 {
     int64_t limit_ms = s->busy_timeout_ms > OUTCOME_WAIT_MIN_MS ? s->busy_timeout_ms : OUTCOME_WAIT_MIN_MS;
-    int64_t started = mn_clock_mono_ns();
+    int64_t started = mn__clock_mono_ns();
     for (int attempt = 0;; attempt++) {
         struct token_arg a = {key, ""};
-        if (mn_pg_run(s, PG_WRITE, token_body, &a) == MN_OK)
+        if (mn__pg_run(s, PG_WRITE, token_body, &a) == MN_OK)
             return strcmp(a.value, value) == 0 ? OUTCOME_COMMITTED : OUTCOME_ABORTED;
-        if ((mn_clock_mono_ns() - started) / 1000000 >= limit_ms)
+        if ((mn__clock_mono_ns() - started) / 1000000 >= limit_ms)
             return OUTCOME_UNKNOWN;
         backoff(attempt);
     }
@@ -655,20 +655,20 @@ static mn_status token_set(struct pg_conn *c, const char *key, const char *token
     struct pg_params p;
     mn_status rc = MN_OK;
     if (c->runs == 1) {
-        mn_pg_params_init(&p);
-        mn_pg_i64(&p, mn_clock_now_ms() - TOKEN_KEEP_MS);
-        rc = mn_pg_send(c, SQL_TOKEN_SWEEP, &p, "commit token", NULL);
+        mn__pg_params_init(&p);
+        mn__pg_i64(&p, mn__clock_now_ms() - TOKEN_KEEP_MS);
+        rc = mn__pg_send(c, SQL_TOKEN_SWEEP, &p, "commit token", NULL);
     }
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, key);
-    mn_pg_text(&p, token);
-    return rc ? rc : mn_pg_send(c, SQL_TOKEN_SET, &p, "commit token", r);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, key);
+    mn__pg_text(&p, token);
+    return rc ? rc : mn__pg_send(c, SQL_TOKEN_SET, &p, "commit token", r);
 }
 
 /* Runs after a connection dropped before anything was committed: a few times, on new ones. */
 #define MAX_RECONNECTS 3
 
-mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *arg)
+mn_status mn__pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *arg)
 {
     struct pg_conn *c = NULL;
     int pinned = 0, reconnects = 0;
@@ -679,18 +679,18 @@ mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *a
         c->visible = c->retry = 0;
         return body(c, arg);
     }
-    int64_t started = mn_clock_mono_ns();
+    int64_t started = mn__clock_mono_ns();
     int nopipe = 0; /* a queued write failed: the tries after it go one statement at a time */
     for (int attempt = 0;; attempt++) {
         int committing = 0;
         PGresult *token_r = NULL; /* PG_PIPELINE: the answer to this run's token */
         char key[sizeof c->token_key], token[48];
         snprintf(key, sizeof key, "%s", c->token_key);
-        snprintf(token, sizeof token, "%lld:%lld", (long long)mn_clock_now_ms(), (long long)++c->runs);
+        snprintf(token, sizeof token, "%lld:%lld", (long long)mn__clock_now_ms(), (long long)++c->runs);
         c->visible = c->retry = c->committed = 0;
         c->n_owed = c->n_ids = c->next_id = 0;
         c->nopipe = 0;
-        mn_pg_rows_clear(c);
+        mn__pg_rows_clear(c);
 #if HAVE_PIPELINE
         c->pipe = mode == PG_PIPELINE && !nopipe && PQenterPipelineMode(c->pg) == 1;
 #endif
@@ -698,7 +698,7 @@ mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *a
             /* BEGIN, the body's queued writes and COMMIT go out together: a group of appends
              * costs the round trips of its reads (the session locks) and one for the commit;
              * the token goes with the first read */
-            rc = mn_pg_send(c, SQL_BEGIN, NULL, "begin", NULL);
+            rc = mn__pg_send(c, SQL_BEGIN, NULL, "begin", NULL);
             if (!rc)
                 rc = token_set(c, key, token, &token_r);
             if (!rc)
@@ -709,7 +709,7 @@ mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *a
 #endif
             if (!rc) {
                 committing = 1;
-                rc = mn_pg_send(c, SQL_COMMIT, NULL, "commit", NULL);
+                rc = mn__pg_send(c, SQL_COMMIT, NULL, "commit", NULL);
             }
 #if HAVE_PIPELINE
             if (!c->broken) { /* read what is owed, then leave pipeline mode */
@@ -727,7 +727,7 @@ mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *a
                 rollback(c);
         } else {
             rc = mode == PG_AUTOCOMMIT ? MN_OK
-                                       : mn_pg_query(c, mode == PG_SNAPSHOT ? SQL_BEGIN_SNAPSHOT : SQL_BEGIN, NULL, 0,
+                                       : mn__pg_query(c, mode == PG_SNAPSHOT ? SQL_BEGIN_SNAPSHOT : SQL_BEGIN, NULL, 0,
                                                      "begin", NULL);
             if (!rc && mode == PG_PIPELINE)
                 rc = token_set(c, key, token, &token_r);
@@ -740,7 +740,7 @@ mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *a
                     rollback(c);
                 else {
                     committing = 1;
-                    rc = mn_pg_query(c, SQL_COMMIT, NULL, 0, "commit", NULL);
+                    rc = mn__pg_query(c, SQL_COMMIT, NULL, 0, "commit", NULL);
                     if (rc)
                         rollback(c);
                 }
@@ -784,7 +784,7 @@ mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *a
                 return rc;
             continue;
         }
-        int64_t waited_ms = (mn_clock_mono_ns() - started) / 1000000;
+        int64_t waited_ms = (mn__clock_mono_ns() - started) / 1000000;
         if (c->broken || !c->retry || attempt >= 50 || (attempt >= 4 && waited_ms >= s->busy_timeout_ms))
             break;
         backoff(attempt);
@@ -794,9 +794,9 @@ mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *a
 }
 
 /* begin/commit/rollback pin one connection to the calling thread: the import's statements
- * (mn_pg_run sees the pin) run in that one transaction while other threads use the pool (and
+ * (mn__pg_run sees the pin) run in that one transaction while other threads use the pool (and
  * may run imports of their own on connections of their own). */
-mn_status mn_pg_op_begin(mn_store *st)
+mn_status mn__pg_op_begin(mn_store *st)
 {
     struct pg_store *s = PG(st);
     struct pg_conn *c = NULL;
@@ -806,12 +806,12 @@ mn_status mn_pg_op_begin(mn_store *st)
         return rc;
     if (pinned)
         return mn__err(MN_MISUSE, "postgres: begin inside an open transaction");
-    rc = mn_pg_query(c, SQL_BEGIN, NULL, 0, "begin", NULL);
+    rc = mn__pg_query(c, SQL_BEGIN, NULL, 0, "begin", NULL);
     if (rc && c->broken) { /* an idle connection that died: once more on a fresh one */
         release(s, c);
         if ((rc = acquire(s, &c, &pinned)))
             return rc;
-        rc = mn_pg_query(c, SQL_BEGIN, NULL, 0, "begin", NULL);
+        rc = mn__pg_query(c, SQL_BEGIN, NULL, 0, "begin", NULL);
     }
     if (!rc) /* an import reads its input (and embeds memories) between its statements */
         rc = idle_long(s, c);
@@ -843,7 +843,7 @@ static struct pg_conn *unpin(struct pg_store *s)
 }
 
 /* The sessions an import added with a title (marked in meta by messages.c's import): the title
- * came from the first user message whose title (mn_message_title: its first 100 characters,
+ * came from the first user message whose title (mn__message_title: its first 100 characters,
  * leading whitespace gone, line breaks and tabs made spaces) it is, as the upgrade to schema 10
  * finds (0: none, a title the user set). The marks go: none is ever committed. */
 static const char SQL_IMPORT_TITLES[] =
@@ -852,22 +852,22 @@ static const char SQL_IMPORT_TITLES[] =
     " AND m.role = 'user' AND left(translate(ltrim(m.content, E' \\n\\t\\r'), E'\\n\\r\\t', '   '), 100) = s.title), 0)"
     " FROM p WHERE s.sid = p.sid AND s.title IS NOT NULL";
 
-mn_status mn_pg_op_commit(mn_store *st)
+mn_status mn__pg_op_commit(mn_store *st)
 {
     struct pg_store *s = PG(st);
     struct pg_conn *c = unpin(s);
     if (!c)
         return mn__err(MN_MISUSE, "postgres: commit without begin");
-    mn_status rc = mn_pg_query(c, SQL_IMPORT_TITLES, NULL, 0, "import titles", NULL);
+    mn_status rc = mn__pg_query(c, SQL_IMPORT_TITLES, NULL, 0, "import titles", NULL);
     if (!rc)
-        rc = mn_pg_query(c, SQL_COMMIT, NULL, 0, "commit", NULL);
+        rc = mn__pg_query(c, SQL_COMMIT, NULL, 0, "commit", NULL);
     if (rc)
         rollback(c);
     release(s, c);
     return rc;
 }
 
-void mn_pg_op_rollback(mn_store *st)
+void mn__pg_op_rollback(mn_store *st)
 {
     struct pg_store *s = PG(st);
     struct pg_conn *c = unpin(s);
@@ -879,54 +879,54 @@ void mn_pg_op_rollback(mn_store *st)
 
 /* ---- rows ------------------------------------------------------------------------------------ */
 
-void mn_pg_row_session(PGresult *r, int row, mn_session *out)
+void mn__pg_row_session(PGresult *r, int row, mn_session *out)
 {
     memset(out, 0, sizeof *out);
-    out->id = mn_pg_col_text(r, row, 0);
-    out->ns = mn_pg_col_text(r, row, 1);
-    out->title = mn_pg_col_text(r, row, 2);
-    out->system_prompt = mn_pg_col_text(r, row, 3);
-    out->metadata = mn_pg_col_text(r, row, 4);
-    out->tool_name = mn_pg_col_text(r, row, 5);
-    out->parent_id = mn_pg_col_text(r, row, 6);
-    out->created_at = mn_pg_col_i64(r, row, 7);
-    out->updated_at = mn_pg_col_i64(r, row, 8);
-    out->expires_at = mn_pg_col_i64(r, row, 9);
-    out->message_count = mn_pg_col_i64(r, row, 10);
-    out->token_count = mn_pg_col_i64(r, row, 11);
-    out->ttl_ms = mn_pg_col_i64(r, row, 12);
-    out->max_turns = mn_pg_col_i64(r, row, 13);
-    out->turn_count = mn_pg_col_i64(r, row, 14);
-    out->inactive_count = mn_pg_col_i64(r, row, 15);
-    out->cleared_seq = mn_pg_col_i64(r, row, 16);
-    out->cleared_from = mn_pg_col_i64(r, row, 17);
-    out->key = mn_pg_col_text(r, row, 18);
+    out->id = mn__pg_col_text(r, row, 0);
+    out->ns = mn__pg_col_text(r, row, 1);
+    out->title = mn__pg_col_text(r, row, 2);
+    out->system_prompt = mn__pg_col_text(r, row, 3);
+    out->metadata = mn__pg_col_text(r, row, 4);
+    out->tool_name = mn__pg_col_text(r, row, 5);
+    out->parent_id = mn__pg_col_text(r, row, 6);
+    out->created_at = mn__pg_col_i64(r, row, 7);
+    out->updated_at = mn__pg_col_i64(r, row, 8);
+    out->expires_at = mn__pg_col_i64(r, row, 9);
+    out->message_count = mn__pg_col_i64(r, row, 10);
+    out->token_count = mn__pg_col_i64(r, row, 11);
+    out->ttl_ms = mn__pg_col_i64(r, row, 12);
+    out->max_turns = mn__pg_col_i64(r, row, 13);
+    out->turn_count = mn__pg_col_i64(r, row, 14);
+    out->inactive_count = mn__pg_col_i64(r, row, 15);
+    out->cleared_seq = mn__pg_col_i64(r, row, 16);
+    out->cleared_from = mn__pg_col_i64(r, row, 17);
+    out->key = mn__pg_col_text(r, row, 18);
     if (!out->metadata)
         out->metadata = "{}";
 }
 
-mn_status mn_pg_row_message(PGresult *r, int row, int at, const char *session_id, mn_message *out)
+mn_status mn__pg_row_message(PGresult *r, int row, int at, const char *session_id, mn_message *out)
 {
     memset(out, 0, sizeof *out);
-    out->id = mn_pg_col_i64(r, row, at + 0);
+    out->id = mn__pg_col_i64(r, row, at + 0);
     out->session_id = session_id;
-    out->seq = mn_pg_col_i64(r, row, at + 1);
-    const char *role = mn_pg_col_text(r, row, at + 2);
+    out->seq = mn__pg_col_i64(r, row, at + 1);
+    const char *role = mn__pg_col_text(r, row, at + 2);
     if (!role || mn_role_parse(role, &out->role) != MN_OK)
         return MN_CORRUPT_AT("database: message %lld has an unknown role", (long long)out->id);
-    out->content = mn_pg_col_text(r, row, at + 3);
-    out->tool_calls = mn_pg_col_text(r, row, at + 4);
-    out->tool_call_id = mn_pg_col_text(r, row, at + 5);
-    out->name = mn_pg_col_text(r, row, at + 6);
-    out->tool_name = mn_pg_col_text(r, row, at + 7);
-    out->model = mn_pg_col_text(r, row, at + 8);
-    out->files = mn_pg_col_text(r, row, at + 9);
-    out->metadata = mn_pg_col_text(r, row, at + 10);
-    out->idempotency_key = mn_pg_col_text(r, row, at + 11);
-    out->tokens = mn_pg_col_i64(r, row, at + 12);
-    out->pinned = (int)mn_pg_col_i64(r, row, at + 13);
-    out->created_at = mn_pg_col_i64(r, row, at + 14);
-    out->active = (int)mn_pg_col_i64(r, row, at + 15);
+    out->content = mn__pg_col_text(r, row, at + 3);
+    out->tool_calls = mn__pg_col_text(r, row, at + 4);
+    out->tool_call_id = mn__pg_col_text(r, row, at + 5);
+    out->name = mn__pg_col_text(r, row, at + 6);
+    out->tool_name = mn__pg_col_text(r, row, at + 7);
+    out->model = mn__pg_col_text(r, row, at + 8);
+    out->files = mn__pg_col_text(r, row, at + 9);
+    out->metadata = mn__pg_col_text(r, row, at + 10);
+    out->idempotency_key = mn__pg_col_text(r, row, at + 11);
+    out->tokens = mn__pg_col_i64(r, row, at + 12);
+    out->pinned = (int)mn__pg_col_i64(r, row, at + 13);
+    out->created_at = mn__pg_col_i64(r, row, at + 14);
+    out->active = (int)mn__pg_col_i64(r, row, at + 15);
     if (!out->metadata)
         out->metadata = "{}";
     return MN_OK;
@@ -934,19 +934,19 @@ mn_status mn_pg_row_message(PGresult *r, int row, int at, const char *session_id
 
 static const char SQL_SESSION_SID[] = "SELECT sid, last_seq FROM sessions WHERE id = $1";
 
-mn_status mn_pg_session_sid(struct pg_conn *c, const char *id, int64_t *sid, int64_t *last_seq)
+mn_status mn__pg_session_sid(struct pg_conn *c, const char *id, int64_t *sid, int64_t *last_seq)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, id);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, id);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_SESSION_SID, &p, 0, "session lookup", &r);
+    mn_status rc = mn__pg_query(c, SQL_SESSION_SID, &p, 0, "session lookup", &r);
     if (rc)
         return rc;
     if (PQntuples(r) == 1) {
-        *sid = mn_pg_col_i64(r, 0, 0);
+        *sid = mn__pg_col_i64(r, 0, 0);
         if (last_seq)
-            *last_seq = mn_pg_col_i64(r, 0, 1);
+            *last_seq = mn__pg_col_i64(r, 0, 1);
     } else
         rc = mn__err(MN_NOTFOUND, "session %s not found", id);
     PQclear(r);
@@ -970,19 +970,19 @@ static mn_status stats_body(struct pg_conn *c, void *arg)
 {
     struct stats_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, a->now_ms);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, a->now_ms);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_STATS, &p, 0, "stats", &r);
+    mn_status rc = mn__pg_query(c, SQL_STATS, &p, 0, "stats", &r);
     if (rc)
         return rc;
-    a->out->sessions = mn_pg_col_i64(r, 0, 0);
-    a->out->messages = mn_pg_col_i64(r, 0, 1);
-    a->out->tokens = mn_pg_col_i64(r, 0, 2);
-    a->out->threads = mn_pg_col_i64(r, 0, 3);
-    a->out->turns = mn_pg_col_i64(r, 0, 4);
-    a->out->expired_pending = mn_pg_col_i64(r, 0, 5);
-    a->out->db_bytes = mn_pg_col_i64(r, 0, 6);
+    a->out->sessions = mn__pg_col_i64(r, 0, 0);
+    a->out->messages = mn__pg_col_i64(r, 0, 1);
+    a->out->tokens = mn__pg_col_i64(r, 0, 2);
+    a->out->threads = mn__pg_col_i64(r, 0, 3);
+    a->out->turns = mn__pg_col_i64(r, 0, 4);
+    a->out->expired_pending = mn__pg_col_i64(r, 0, 5);
+    a->out->db_bytes = mn__pg_col_i64(r, 0, 6);
     PQclear(r);
     return MN_OK;
 }
@@ -992,7 +992,7 @@ static mn_status op_stats(mn_store *st, int64_t now_ms, mn_store_stats *out)
     memset(out, 0, sizeof *out);
     out->schema_version = MN_PG_SCHEMA_VERSION;
     struct stats_arg a = {now_ms, out};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, stats_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, stats_body, &a);
 }
 
 static const char SQL_META_GET[] = "SELECT value FROM meta WHERE key = $1";
@@ -1008,10 +1008,10 @@ static mn_status meta_get_body(struct pg_conn *c, void *arg)
 {
     struct meta_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->key);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->key);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_META_GET, &p, 0, "meta get", &r);
+    mn_status rc = mn__pg_query(c, SQL_META_GET, &p, 0, "meta get", &r);
     if (rc)
         return rc;
     if (PQntuples(r) == 1 && !(*a->out = strdup(PQgetvalue(r, 0, 0))))
@@ -1024,23 +1024,23 @@ static mn_status op_meta_get(mn_store *st, const char *key, char **value)
 {
     *value = NULL;
     struct meta_arg a = {key, NULL, value};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, meta_get_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, meta_get_body, &a);
 }
 
 static mn_status meta_set_body(struct pg_conn *c, void *arg)
 {
     struct meta_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->key);
-    mn_pg_text(&p, a->value);
-    return mn_pg_query(c, SQL_META_SET, &p, 0, "meta set", NULL);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->key);
+    mn__pg_text(&p, a->value);
+    return mn__pg_query(c, SQL_META_SET, &p, 0, "meta set", NULL);
 }
 
 static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
 {
     struct meta_arg a = {key, value, NULL};
-    return mn_pg_run(PG(st), PG_WRITE, meta_set_body, &a);
+    return mn__pg_run(PG(st), PG_WRITE, meta_set_body, &a);
 }
 
 /* ---- vacuum --------------------------------------------------------------------------------- */
@@ -1053,19 +1053,19 @@ static mn_status vacuum_body(struct pg_conn *c, void *arg)
 {
     struct pg_store *s = arg;
     PGresult *r = PQexec(c->pg, "SET statement_timeout = 0");
-    mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "vacuum");
+    mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn__pg_fail(c, r, "vacuum");
     PQclear(r);
     if (rc)
         return rc;
     r = PQexec(c->pg, "VACUUM sessions, messages, summaries, events, file_hashes, embeddings, embed_log, embed_queue,"
                       " checkpoints, checkpoint_writes, documents");
-    rc = PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "vacuum");
+    rc = PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn__pg_fail(c, r, "vacuum");
     PQclear(r);
     mn_status back = conn_bounds(s, c);
     return rc ? rc : back;
 }
 
-static mn_status op_vacuum(mn_store *st) { return mn_pg_run(PG(st), PG_AUTOCOMMIT, vacuum_body, PG(st)); }
+static mn_status op_vacuum(mn_store *st) { return mn__pg_run(PG(st), PG_AUTOCOMMIT, vacuum_body, PG(st)); }
 
 /* ---- token recount --------------------------------------------------------------------------- */
 
@@ -1089,9 +1089,9 @@ static mn_status recount_total_body(struct pg_conn *c, void *arg)
 {
     struct recount_arg *a = arg;
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_MESSAGE_TOTAL, NULL, 0, "recount", &r);
+    mn_status rc = mn__pg_query(c, SQL_MESSAGE_TOTAL, NULL, 0, "recount", &r);
     if (!rc) {
-        a->total = mn_pg_col_i64(r, 0, 0);
+        a->total = mn__pg_col_i64(r, 0, 0);
         PQclear(r);
     }
     return rc;
@@ -1113,41 +1113,41 @@ static mn_status recount_batch_body(struct pg_conn *c, void *arg)
     if (rc)
         return rc;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, b->a->after);
-    mn_pg_i64(&p, 1000);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, b->a->after);
+    mn__pg_i64(&p, 1000);
     PGresult *r = NULL;
     b->n = 0;
     b->last = b->a->after;
-    rc = mn_pg_query(c, SQL_RECOUNT_READ, &p, 0, "recount", &r);
+    rc = mn__pg_query(c, SQL_RECOUNT_READ, &p, 0, "recount", &r);
     if (rc)
         return rc;
     int rows = PQntuples(r);
     struct mn_buf ids = MN_BUF_INIT, counts = MN_BUF_INIT;
-    rc = mn_buf_addc(&ids, '{');
+    rc = mn__buf_addc(&ids, '{');
     if (!rc)
-        rc = mn_buf_addc(&counts, '{');
+        rc = mn__buf_addc(&counts, '{');
     for (int i = 0; i < rows && !rc; i++) {
         mn_message m;
         memset(&m, 0, sizeof m);
-        m.id = b->last = mn_pg_col_i64(r, i, 0);
-        m.content = mn_pg_col_text(r, i, 1);
-        m.tool_calls = mn_pg_col_text(r, i, 2);
-        m.name = mn_pg_col_text(r, i, 3);
-        m.tool_call_id = mn_pg_col_text(r, i, 4);
-        rc = mn_buf_addf(&ids, "%s%lld", i ? "," : "", (long long)m.id);
+        m.id = b->last = mn__pg_col_i64(r, i, 0);
+        m.content = mn__pg_col_text(r, i, 1);
+        m.tool_calls = mn__pg_col_text(r, i, 2);
+        m.name = mn__pg_col_text(r, i, 3);
+        m.tool_call_id = mn__pg_col_text(r, i, 4);
+        rc = mn__buf_addf(&ids, "%s%lld", i ? "," : "", (long long)m.id);
         if (!rc)
-            rc = mn_buf_addf(&counts, "%s%lld", i ? "," : "", (long long)b->a->count(b->a->user, &m));
+            rc = mn__buf_addf(&counts, "%s%lld", i ? "," : "", (long long)b->a->count(b->a->user, &m));
     }
     PQclear(r);
-    if (!rc && !(rc = mn_buf_addc(&ids, '}')) && !(rc = mn_buf_addc(&counts, '}')) && rows > 0) {
-        mn_pg_params_init(&p);
-        mn_pg_text(&p, ids.data);
-        mn_pg_text(&p, counts.data);
-        rc = mn_pg_query(c, SQL_RECOUNT_WRITE, &p, 0, "recount", NULL);
+    if (!rc && !(rc = mn__buf_addc(&ids, '}')) && !(rc = mn__buf_addc(&counts, '}')) && rows > 0) {
+        mn__pg_params_init(&p);
+        mn__pg_text(&p, ids.data);
+        mn__pg_text(&p, counts.data);
+        rc = mn__pg_query(c, SQL_RECOUNT_WRITE, &p, 0, "recount", NULL);
     }
-    mn_buf_release(&ids);
-    mn_buf_release(&counts);
+    mn__buf_release(&ids);
+    mn__buf_release(&counts);
     if (!rc)
         b->n = rows;
     return rc;
@@ -1156,7 +1156,7 @@ static mn_status recount_batch_body(struct pg_conn *c, void *arg)
 static mn_status recount_sessions_body(struct pg_conn *c, void *arg)
 {
     (void)arg;
-    return mn_pg_query(c, SQL_RECOUNT_SESSIONS, NULL, 0, "recount sessions", NULL);
+    return mn__pg_query(c, SQL_RECOUNT_SESSIONS, NULL, 0, "recount sessions", NULL);
 }
 
 static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const mn_message *), void *user,
@@ -1164,10 +1164,10 @@ static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const 
 {
     struct pg_store *s = PG(st);
     struct recount_arg a = {count, user, 0, 0, 0};
-    mn_status rc = mn_pg_run(s, PG_AUTOCOMMIT, recount_total_body, &a);
+    mn_status rc = mn__pg_run(s, PG_AUTOCOMMIT, recount_total_body, &a);
     while (!rc) {
         struct recount_batch b = {s, &a, 0, 0};
-        rc = mn_pg_run(s, PG_WRITE, recount_batch_body, &b);
+        rc = mn__pg_run(s, PG_WRITE, recount_batch_body, &b);
         if (rc || b.n == 0)
             break;
         a.after = b.last;
@@ -1176,7 +1176,7 @@ static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const 
             progress(user, a.done, a.total > a.done ? a.total : a.done);
     }
     if (!rc)
-        rc = mn_pg_run(s, PG_WRITE, recount_sessions_body, NULL);
+        rc = mn__pg_run(s, PG_WRITE, recount_sessions_body, NULL);
     *n = a.done;
     return rc;
 }
@@ -1195,7 +1195,7 @@ static const char SQL_MIGRATE_UNBOUND[] = "SET LOCAL statement_timeout = 0; SET 
 static mn_status read_version(struct pg_store *s, struct pg_conn *c, int *version)
 {
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_TABLES, NULL, 0, "open", &r);
+    mn_status rc = mn__pg_query(c, SQL_TABLES, NULL, 0, "open", &r);
     if (rc)
         return rc;
     int ours = strcmp(PQgetvalue(r, 0, 0), "t") == 0, sessions = strcmp(PQgetvalue(r, 0, 1), "t") == 0;
@@ -1204,9 +1204,9 @@ static mn_status read_version(struct pg_store *s, struct pg_conn *c, int *versio
     if (!ours)
         return sessions ? mn__err(MN_CORRUPT, "%s has a sessions table but is not a mnemo database", s->masked)
                         : MN_OK;
-    if ((rc = mn_pg_query(c, SQL_VERSION, NULL, 0, "open", &r)))
+    if ((rc = mn__pg_query(c, SQL_VERSION, NULL, 0, "open", &r)))
         return rc;
-    *version = (int)mn_pg_col_i64(r, 0, 0);
+    *version = (int)mn__pg_col_i64(r, 0, 0);
     PQclear(r);
     if (*version > MN_PG_SCHEMA_VERSION)
         return mn__err(MN_CORRUPT, "%s has schema version %d, newer than this mnemo understands (%d)", s->masked,
@@ -1229,10 +1229,10 @@ static mn_status migrate_body(struct pg_conn *c, void *arg)
     mn_status rc = MN_OK;
     if (a->locked) {
         PGresult *r = PQexec(c->pg, SQL_MIGRATE_UNBOUND);
-        rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "migrate");
+        rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn__pg_fail(c, r, "migrate");
         PQclear(r);
         if (!rc)
-            rc = mn_pg_query(c, SQL_MIGRATE_LOCK, NULL, 0, "migrate", NULL);
+            rc = mn__pg_query(c, SQL_MIGRATE_LOCK, NULL, 0, "migrate", NULL);
     }
     if (!rc)
         rc = read_version(a->s, c, &version);
@@ -1244,7 +1244,7 @@ static mn_status migrate_body(struct pg_conn *c, void *arg)
         return MN_NOTFOUND; /* work to do: the caller takes the lock */
     for (int v = version; !rc && v < MN_PG_SCHEMA_VERSION; v++) {
         PGresult *r = PQexec(c->pg, mn_pg_migrations[v]);
-        rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "migrate");
+        rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn__pg_fail(c, r, "migrate");
         PQclear(r);
         if (!rc)
             mn__log(MN_LOG_INFO, "%s: migrated schema to version %d", a->s->masked, v + 1);
@@ -1256,7 +1256,7 @@ static mn_status migrate_body(struct pg_conn *c, void *arg)
                  " DELETE FROM mnemo_schema; INSERT INTO mnemo_schema (version) VALUES (%d)",
                  MN_PG_SCHEMA_VERSION);
         PGresult *r = PQexec(c->pg, sql);
-        rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn_pg_fail(c, r, "migrate");
+        rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn__pg_fail(c, r, "migrate");
         PQclear(r);
     }
     return rc;
@@ -1265,11 +1265,11 @@ static mn_status migrate_body(struct pg_conn *c, void *arg)
 static mn_status migrate(struct pg_store *s, int *found)
 {
     struct migrate_arg a = {s, 0, found};
-    mn_status rc = mn_pg_run(s, PG_AUTOCOMMIT, migrate_body, &a);
+    mn_status rc = mn__pg_run(s, PG_AUTOCOMMIT, migrate_body, &a);
     if (rc != MN_NOTFOUND)
         return rc;
     a.locked = 1;
-    return mn_pg_run(s, PG_WRITE, migrate_body, &a);
+    return mn__pg_run(s, PG_WRITE, migrate_body, &a);
 }
 
 /* ---- open and close -------------------------------------------------------------------------- */
@@ -1297,48 +1297,48 @@ static void op_close(mn_store *st)
     free(s);
 }
 
-mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store **out)
+mn_status mn__store_pg_open(const char *url, const mn_store_opts *opts, mn_store **out)
 {
     static const struct mn_store_ops ops = {
         .name = "postgres",
         .append_writers = 2,
         .close = op_close,
-        .session_insert = mn_pg_op_session_insert,
-        .session_get = mn_pg_op_session_get,
-        .session_by_key = mn_pg_op_session_by_key,
-        .session_list = mn_pg_op_session_list,
-        .session_delete = mn_pg_op_session_delete,
-        .session_prune = mn_pg_op_session_prune,
+        .session_insert = mn__pg_op_session_insert,
+        .session_get = mn__pg_op_session_get,
+        .session_by_key = mn__pg_op_session_by_key,
+        .session_list = mn__pg_op_session_list,
+        .session_delete = mn__pg_op_session_delete,
+        .session_prune = mn__pg_op_session_prune,
         .append = &mn_pg_append_ops,
         .rows = &mn_pg_row_ops,
-        .session_update = mn_pg_op_session_update,
-        .history = mn_pg_op_history,
-        .scan_newest = mn_pg_op_scan_newest,
-        .export_scan = mn_pg_op_export_scan,
-        .begin = mn_pg_op_begin,
-        .commit = mn_pg_op_commit,
-        .rollback = mn_pg_op_rollback,
-        .import_session = mn_pg_op_import_session,
-        .import_message = mn_pg_op_import_message,
+        .session_update = mn__pg_op_session_update,
+        .history = mn__pg_op_history,
+        .scan_newest = mn__pg_op_scan_newest,
+        .export_scan = mn__pg_op_export_scan,
+        .begin = mn__pg_op_begin,
+        .commit = mn__pg_op_commit,
+        .rollback = mn__pg_op_rollback,
+        .import_session = mn__pg_op_import_session,
+        .import_message = mn__pg_op_import_message,
         .stats = op_stats,
         .recount_tokens = op_recount_tokens,
-        .session_gc = mn_pg_op_session_gc,
+        .session_gc = mn__pg_op_session_gc,
         .vacuum = op_vacuum,
-        .session_files = mn_pg_op_session_files,
-        .file_seen = mn_pg_op_file_seen,
-        .state_get = mn_pg_op_state_get,
-        .state_update = mn_pg_op_state_update,
+        .session_files = mn__pg_op_session_files,
+        .file_seen = mn__pg_op_file_seen,
+        .state_get = mn__pg_op_state_get,
+        .state_update = mn__pg_op_state_update,
         .meta_get = op_meta_get,
         .meta_set = op_meta_set,
-        .summary_latest = mn_pg_op_summary_latest,
-        .summary_insert = mn_pg_op_summary_insert,
-        .event_insert = mn_pg_op_event_insert,
-        .events_list = mn_pg_op_events_list,
-        .busy_claim = mn_pg_op_busy_claim,
-        .busy_release = mn_pg_op_busy_release,
-        .message_pin = mn_pg_op_message_pin,
-        .pinned_units = mn_pg_op_pinned_units,
-        .tool_tokens = mn_pg_op_tool_tokens,
+        .summary_latest = mn__pg_op_summary_latest,
+        .summary_insert = mn__pg_op_summary_insert,
+        .event_insert = mn__pg_op_event_insert,
+        .events_list = mn__pg_op_events_list,
+        .busy_claim = mn__pg_op_busy_claim,
+        .busy_release = mn__pg_op_busy_release,
+        .message_pin = mn__pg_op_message_pin,
+        .pinned_units = mn__pg_op_pinned_units,
+        .tool_tokens = mn__pg_op_tool_tokens,
         .search = &mn_pg_search_ops,
         .memory = &mn_pg_memory_ops,
         .checkpoint = &mn_pg_checkpoint_ops,
@@ -1361,8 +1361,8 @@ mn_status mn_store_pg_open(const char *url, const mn_store_opts *opts, mn_store 
     char host[64] = "";
     gethostname(host, sizeof host - 1);
     snprintf(s->claimer, sizeof s->claimer, "%.20s:%d:%llx", host, (int)getpid(),
-             (unsigned long long)(mn_clock_mono_ns() & 0xFFFFFF));
-    if (!(s->url = strdup(url)) || !(s->masked = mn_store_pg_mask(url))) {
+             (unsigned long long)(mn__clock_mono_ns() & 0xFFFFFF));
+    if (!(s->url = strdup(url)) || !(s->masked = mn__store_pg_mask(url))) {
         op_close(&s->base);
         return mn__nomem();
     }

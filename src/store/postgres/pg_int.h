@@ -40,9 +40,9 @@ struct pg_conn {
     int committed; /* the answer to this run's COMMIT came back: committed, whatever follows */
     char token_key[48]; /* its row in meta, "commit:<uuid>", for the tokens of its runs (pg.c) */
     int64_t runs;       /* PG_PIPELINE runs on it: the number in each token */
-    /* Pipeline mode (PG_PIPELINE, an append group): mn_pg_send queues a statement without
-     * waiting; any mn_pg_query sends a sync and reads everything queued before its own result, so a
-     * group's writes cost no round trip of their own (see mn_pg_run). */
+    /* Pipeline mode (PG_PIPELINE, an append group): mn__pg_send queues a statement without
+     * waiting; any mn__pg_query sends a sync and reads everything queued before its own result, so a
+     * group's writes cost no round trip of their own (see mn__pg_run). */
     int pipe;    /* in libpq pipeline mode now */
     int nopipe;  /* a queued statement failed: this run's next tries go without the pipeline */
     size_t n_owed, owed_cap;
@@ -52,7 +52,7 @@ struct pg_conn {
         int commit;       /* the COMMIT: its success sets committed */
     } *owed;      /* results of queued statements, in order, not read yet */
     size_t n_ids, next_id, ids_cap;
-    int64_t *ids; /* message ids drawn for this transaction (mn_pg_reserve_ids), next_id the next unused */
+    int64_t *ids; /* message ids drawn for this transaction (mn__pg_reserve_ids), next_id the next unused */
     struct pg_rows *rows; /* appends' messages waiting to go as one statement (append_rows.c) */
     size_t n_stmts;
     const char *stmts[MN_PG_MAX_STMTS]; /* prepared as "s<index>", identity: the SQL's address */
@@ -87,52 +87,52 @@ struct pg_params {
     char num[MN_PG_MAX_PARAMS][24];
 };
 
-void mn_pg_params_init(struct pg_params *p);
-void mn_pg_text(struct pg_params *p, const char *v); /* NULL binds SQL NULL */
-void mn_pg_i64(struct pg_params *p, int64_t v);
-void mn_pg_bin(struct pg_params *p, const void *data, int len);
+void mn__pg_params_init(struct pg_params *p);
+void mn__pg_text(struct pg_params *p, const char *v); /* NULL binds SQL NULL */
+void mn__pg_i64(struct pg_params *p, int64_t v);
+void mn__pg_bin(struct pg_params *p, const void *data, int len);
 
 /* Runs a static SQL text (prepared once per connection, cached by its address) with params p
  * (NULL: none). binary: results in binary format. *out (may be NULL) gets the result, which
  * the caller PQclears; on failure nothing is returned and the status carries "what: …". */
-mn_status mn_pg_query(struct pg_conn *c, const char *sql, const struct pg_params *p, int binary, const char *what,
+mn_status mn__pg_query(struct pg_conn *c, const char *sql, const struct pg_params *p, int binary, const char *what,
                       PGresult **out);
 /* Queues a statement whose result nobody waits for (no rows wanted; an error surfaces at the next
  * read or at commit, and then the runner runs the body again without the pipeline). keep (may be
- * NULL) gets the result once it is read: by the next mn_pg_query or the commit. Outside pipeline
- * mode it runs the statement at once, as mn_pg_query. */
-mn_status mn_pg_send(struct pg_conn *c, const char *sql, const struct pg_params *p, const char *what,
+ * NULL) gets the result once it is read: by the next mn__pg_query or the commit. Outside pipeline
+ * mode it runs the statement at once, as mn__pg_query. */
+mn_status mn__pg_send(struct pg_conn *c, const char *sql, const struct pg_params *p, const char *what,
                      PGresult **keep);
 /* In pipeline mode: draws n more message ids from the messages' sequence for this transaction,
- * after the statements queued before (the session locks; one round trip for both); mn_pg_take_id
+ * after the statements queued before (the session locks; one round trip for both); mn__pg_take_id
  * hands them out in the order drawn, 0 when none is left. Outside pipeline mode it draws nothing.
  * A message that takes its id from the sequence itself (INSERT … RETURNING id) must be followed
- * by mn_pg_drop_ids: an id drawn before it must not go to a later message of the session. */
-mn_status mn_pg_reserve_ids(struct pg_conn *c, size_t n);
-int64_t mn_pg_take_id(struct pg_conn *c);
-void mn_pg_drop_ids(struct pg_conn *c);
+ * by mn__pg_drop_ids: an id drawn before it must not go to a later message of the session. */
+mn_status mn__pg_reserve_ids(struct pg_conn *c, size_t n);
+int64_t mn__pg_take_id(struct pg_conn *c);
+void mn__pg_drop_ids(struct pg_conn *c);
 /* Rows a command changed (PQcmdTuples). */
-int64_t mn_pg_changes(PGresult *r);
+int64_t mn__pg_changes(PGresult *r);
 /* Maps a failed result (or a connection failure when r is NULL) to a status; sets c->broken
  * or c->retry when the failure asks for it. */
-mn_status mn_pg_fail(struct pg_conn *c, PGresult *r, const char *what);
+mn_status mn__pg_fail(struct pg_conn *c, PGresult *r, const char *what);
 
 /* An append group's one-statement appends, as one set-based statement (append_rows.c). In
- * pipeline mode mn_pg_rows_add queues message m (id drawn beforehand) with what its append adds
- * to the session's counters (a, as SQL_MESSAGE_INSERT_APPENDED in messages.c); mn_pg_send and
- * mn_pg_query send what is queued (mn_pg_rows_flush) before any other statement, so statements
- * keep their order. mn_pg_rows_clear drops what is queued (a run starts over); mn_pg_rows_free
+ * pipeline mode mn__pg_rows_add queues message m (id drawn beforehand) with what its append adds
+ * to the session's counters (a, as SQL_MESSAGE_INSERT_APPENDED in messages.c); mn__pg_send and
+ * mn__pg_query send what is queued (mn__pg_rows_flush) before any other statement, so statements
+ * keep their order. mn__pg_rows_clear drops what is queued (a run starts over); mn__pg_rows_free
  * when the connection closes. */
 struct mn_store_appended;
-mn_status mn_pg_rows_add(struct pg_conn *c, int64_t id, const mn_message *m, const struct mn_store_appended *a);
-mn_status mn_pg_rows_flush(struct pg_conn *c);
-void mn_pg_rows_clear(struct pg_conn *c);
-void mn_pg_rows_free(struct pg_conn *c);
+mn_status mn__pg_rows_add(struct pg_conn *c, int64_t id, const mn_message *m, const struct mn_store_appended *a);
+mn_status mn__pg_rows_flush(struct pg_conn *c);
+void mn__pg_rows_clear(struct pg_conn *c);
+void mn__pg_rows_free(struct pg_conn *c);
 
 /* Column readers: text (NULL for SQL NULL), integers (text or binary format), doubles. */
-const char *mn_pg_col_text(PGresult *r, int row, int col);
-int64_t mn_pg_col_i64(PGresult *r, int row, int col);
-double mn_pg_col_double(PGresult *r, int row, int col);
+const char *mn__pg_col_text(PGresult *r, int row, int col);
+int64_t mn__pg_col_i64(PGresult *r, int row, int col);
+double mn__pg_col_double(PGresult *r, int row, int col);
 
 /* How the runner wraps a body. */
 enum pg_mode {
@@ -140,7 +140,7 @@ enum pg_mode {
                     * need no snapshot; anything that writes takes PG_WRITE, so that a lost
                     * connection before COMMIT is known not to have committed */
     PG_WRITE,      /* BEGIN … COMMIT (read committed; bodies lock the rows they depend on) */
-    PG_PIPELINE,   /* PG_WRITE in libpq pipeline mode: BEGIN, what mn_pg_send queues and COMMIT
+    PG_PIPELINE,   /* PG_WRITE in libpq pipeline mode: BEGIN, what mn__pg_send queues and COMMIT
                     * go with the next read (libpq 14 or newer; else as PG_WRITE). The
                     * transaction writes a token (its connection's row in meta) in its first round
                     * trip: when the connection drops after COMMIT went out, the runner reads that
@@ -160,22 +160,22 @@ typedef mn_status (*pg_body)(struct pg_conn *c, void *arg);
  * not commit; when it did, the run succeeds with what the body produced; when the database
  * cannot tell in time, MN_UNAVAILABLE ("the outcome of the commit is unknown"). A PG_WRITE body
  * in that case fails with MN_UNAVAILABLE and is not run again. */
-mn_status mn_pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *arg);
-/* mn_pg_run for a store_append.h / store_rows.h body, whose transaction is the connection
+mn_status mn__pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *arg);
+/* mn__pg_run for a store_append.h / store_rows.h body, whose transaction is the connection
  * (messages.c). */
-mn_status mn_pg_tx_run(mn_store *st, enum pg_mode mode, mn_store_tx_body body, void *arg);
+mn_status mn__pg_tx_run(mn_store *st, enum pg_mode mode, mn_store_tx_body body, void *arg);
 
 /* Connection pinning for store.h's begin/commit/rollback (pg.c). */
-mn_status mn_pg_op_begin(mn_store *st);
-mn_status mn_pg_op_commit(mn_store *st);
-void mn_pg_op_rollback(mn_store *st);
+mn_status mn__pg_op_begin(mn_store *st);
+mn_status mn__pg_op_commit(mn_store *st);
+void mn__pg_op_rollback(mn_store *st);
 
 /* The internal sid (and last seq) of a session; MN_NOTFOUND when missing. */
-mn_status mn_pg_session_sid(struct pg_conn *c, const char *id, int64_t *sid, int64_t *last_seq);
+mn_status mn__pg_session_sid(struct pg_conn *c, const char *id, int64_t *sid, int64_t *last_seq);
 /* Row readers for MN_PG_SESSION_COLS / MN_PG_MESSAGE_COLS from column `at`; strings borrowed
  * from the result. */
-void mn_pg_row_session(PGresult *r, int row, mn_session *out);
-mn_status mn_pg_row_message(PGresult *r, int row, int at, const char *session_id, mn_message *out);
+void mn__pg_row_session(PGresult *r, int row, mn_session *out);
+mn_status mn__pg_row_message(PGresult *r, int row, int at, const char *session_id, mn_message *out);
 
 #define MN_PG_SESSION_COLS                                                                                           \
     "id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at, updated_at, expires_at,"     \
@@ -186,62 +186,62 @@ mn_status mn_pg_row_message(PGresult *r, int row, int at, const char *session_id
     " pinned, created_at, active"
 
 /* Operations, by file. messages.c: sessions, appends, history, export/import, edits. */
-mn_status mn_pg_op_session_insert(mn_store *st, const mn_session *s);
-mn_status mn_pg_op_session_get(mn_store *st, const char *id, mn_session **out);
-mn_status mn_pg_op_session_by_key(mn_store *st, const char *ns, const char *key, mn_session **out);
-mn_status mn_pg_op_session_list(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out);
-mn_status mn_pg_op_session_delete(mn_store *st, const char *id);
-mn_status mn_pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted, mn_strings **ids);
+mn_status mn__pg_op_session_insert(mn_store *st, const mn_session *s);
+mn_status mn__pg_op_session_get(mn_store *st, const char *id, mn_session **out);
+mn_status mn__pg_op_session_by_key(mn_store *st, const char *ns, const char *key, mn_session **out);
+mn_status mn__pg_op_session_list(mn_store *st, const char *ns, size_t limit, size_t offset, mn_sessions **out);
+mn_status mn__pg_op_session_delete(mn_store *st, const char *id);
+mn_status mn__pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted, mn_strings **ids);
 /* Runs a `DELETE FROM sessions … RETURNING id` with $1 = num; *ids (may be NULL) gets the ids. */
-mn_status mn_pg_delete_sessions(struct pg_store *s, const char *sql, int64_t num, int64_t *n, mn_strings **ids);
+mn_status mn__pg_delete_sessions(struct pg_store *s, const char *sql, int64_t num, int64_t *n, mn_strings **ids);
 extern const struct mn_store_append_ops mn_pg_append_ops; /* store_append.h */
 extern const struct mn_store_row_ops mn_pg_row_ops;
-mn_status mn_pg_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
+mn_status mn__pg_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                   int64_t now_ms);
-mn_status mn_pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out);
-mn_status mn_pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user);
-mn_status mn_pg_op_export_scan(mn_store *st, const char *const *ids, size_t n, mn_store_session_fn on_session,
+mn_status mn__pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out);
+mn_status mn__pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user);
+mn_status mn__pg_op_export_scan(mn_store *st, const char *const *ids, size_t n, mn_store_session_fn on_session,
                                mn_store_message_fn on_message, void *user);
-mn_status mn_pg_op_import_session(mn_store *st, const mn_session *in, int *added);
-mn_status mn_pg_op_import_message(mn_store *st, const mn_message *m, int *added);
+mn_status mn__pg_op_import_session(mn_store *st, const mn_session *in, int *added);
+mn_status mn__pg_op_import_message(mn_store *st, const mn_message *m, int *added);
 
 /* threads.c */
-mn_status mn_pg_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids);
-mn_status mn_pg_op_session_files(mn_store *st, const char *id, mn_strings **out);
-mn_status mn_pg_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
+mn_status mn__pg_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids);
+mn_status mn__pg_op_session_files(mn_store *st, const char *id, mn_strings **out);
+mn_status mn__pg_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
                              int *first);
-mn_status mn_pg_op_state_get(mn_store *st, const char *id, char **out);
-mn_status mn_pg_op_state_update(mn_store *st, const char *id,
+mn_status mn__pg_op_state_get(mn_store *st, const char *id, char **out);
+mn_status mn__pg_op_state_update(mn_store *st, const char *id,
                                 mn_status (*fn)(void *user, const char *current, char **next), void *user);
 
 /* summaries.c */
-mn_status mn_pg_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out);
-mn_status mn_pg_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id);
-mn_status mn_pg_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
+mn_status mn__pg_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out);
+mn_status mn__pg_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id);
+mn_status mn__pg_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
                                 int64_t now_ms);
-mn_status mn_pg_op_events_list(mn_store *st, const char *session_id, size_t limit,
+mn_status mn__pg_op_events_list(mn_store *st, const char *session_id, size_t limit,
                                int (*fn)(void *user, int64_t id, const char *kind, const char *data, int64_t at),
                                void *user);
-mn_status mn_pg_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms, int *claimed,
+mn_status mn__pg_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms, int *claimed,
                               int64_t *busy_until);
-mn_status mn_pg_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms);
-mn_status mn_pg_op_message_pin(mn_store *st, const char *session_id, int64_t message_id, int pinned);
-mn_status mn_pg_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
+mn_status mn__pg_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms);
+mn_status mn__pg_op_message_pin(mn_store *st, const char *session_id, int64_t message_id, int pinned);
+mn_status mn__pg_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
                                 void *user);
-mn_status mn_pg_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
+mn_status mn__pg_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
 
 /* search.c */
 extern const struct mn_store_search_ops mn_pg_search_ops;
 /* An FTS5-style match expression of quoted terms joined by OR as a text[] literal of the terms
  * (search.c); *n gets the count. */
 struct mn_buf;
-mn_status mn_pg_match_terms(const char *match, struct mn_buf *out, size_t *n);
+mn_status mn__pg_match_terms(const char *match, struct mn_buf *out, size_t *n);
 /* memories.c */
 extern const struct mn_store_memory_ops mn_pg_memory_ops;
 /* The memory vectors' part of it shares search.c's vector reads. */
-mn_status mn_pg_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq);
-mn_status mn_pg_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last);
-mn_status mn_pg_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim);
+mn_status mn__pg_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq);
+mn_status mn__pg_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last);
+mn_status mn__pg_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim);
 /* checkpoints.c */
 extern const struct mn_store_checkpoint_ops mn_pg_checkpoint_ops;
 /* documents.c */

@@ -71,7 +71,7 @@ static const char SQL_META_DROP[] = "DELETE FROM meta WHERE key = $1";
 /* Not pipelined, unlike an append group: a body reads what it changes. */
 static mn_status row_write(mn_store *st, mn_store_tx_body body, void *arg)
 {
-    return mn_pg_tx_run(st, PG_WRITE, body, arg);
+    return mn__pg_tx_run(st, PG_WRITE, body, arg);
 }
 
 /* Runs a statement of int64 parameters $1..$n; *changed (may be NULL) gets the rows it changed. */
@@ -79,13 +79,13 @@ static mn_status run_ints(struct pg_conn *c, const char *sql, const char *what, 
                           int64_t *changed)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
+    mn__pg_params_init(&p);
     for (int i = 0; i < n; i++)
-        mn_pg_i64(&p, v[i]);
+        mn__pg_i64(&p, v[i]);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, sql, &p, 0, what, changed ? &r : NULL);
+    mn_status rc = mn__pg_query(c, sql, &p, 0, what, changed ? &r : NULL);
     if (!rc && changed)
-        *changed = mn_pg_changes(r);
+        *changed = mn__pg_changes(r);
     PQclear(r);
     return rc;
 }
@@ -93,24 +93,24 @@ static mn_status run_ints(struct pg_conn *c, const char *sql, const char *what, 
 static mn_status message_row(mn_store_tx *tx, const char *session_id, int64_t message_id, mn_store_message_row *out)
 {
     struct pg_conn *c = TX(tx);
-    mn_status rc = mn_pg_session_sid(c, session_id, &out->sid, NULL);
+    mn_status rc = mn__pg_session_sid(c, session_id, &out->sid, NULL);
     if (rc)
         return rc;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, message_id);
-    mn_pg_i64(&p, out->sid);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, message_id);
+    mn__pg_i64(&p, out->sid);
     PGresult *r = NULL;
-    if ((rc = mn_pg_query(c, SQL_MESSAGE_ROW, &p, 0, "message lookup", &r)))
+    if ((rc = mn__pg_query(c, SQL_MESSAGE_ROW, &p, 0, "message lookup", &r)))
         return rc;
     if (PQntuples(r) != 1) {
         PQclear(r);
         return mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id, session_id);
     }
-    out->tokens = mn_pg_col_i64(r, 0, 0);
-    out->seq = mn_pg_col_i64(r, 0, 1);
-    out->user = (int)mn_pg_col_i64(r, 0, 2);
-    out->active = (int)mn_pg_col_i64(r, 0, 3);
+    out->tokens = mn__pg_col_i64(r, 0, 0);
+    out->seq = mn__pg_col_i64(r, 0, 1);
+    out->user = (int)mn__pg_col_i64(r, 0, 2);
+    out->active = (int)mn__pg_col_i64(r, 0, 3);
     PQclear(r);
     return MN_OK;
 }
@@ -119,22 +119,22 @@ static mn_status message_rewrite(mn_store_tx *tx, int64_t message_id, const char
                                  int64_t tokens)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, message_id);
-    mn_pg_text(&p, content);
-    mn_pg_text(&p, metadata);
-    mn_pg_i64(&p, tokens);
-    return mn_pg_query(TX(tx), SQL_MESSAGE_REWRITE, &p, 0, "message edit", NULL);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, message_id);
+    mn__pg_text(&p, content);
+    mn__pg_text(&p, metadata);
+    mn__pg_i64(&p, tokens);
+    return mn__pg_query(TX(tx), SQL_MESSAGE_REWRITE, &p, 0, "message edit", NULL);
 }
 
 static mn_status title_follow(mn_store_tx *tx, int64_t sid, int64_t seq, const char *title)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, seq);
-    mn_pg_text(&p, title);
-    return mn_pg_query(TX(tx), SQL_TITLE_FOLLOW, &p, 0, "title", NULL);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    mn__pg_i64(&p, seq);
+    mn__pg_text(&p, title);
+    return mn__pg_query(TX(tx), SQL_TITLE_FOLLOW, &p, 0, "title", NULL);
 }
 
 static mn_status message_remove(mn_store_tx *tx, int64_t message_id)
@@ -164,24 +164,24 @@ static mn_status summaries_drop(mn_store_tx *tx, int64_t sid, int64_t seq, int64
 static mn_status event_add(mn_store_tx *tx, int64_t sid, const char *kind, const char *data, int64_t now_ms)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_text(&p, kind);
-    mn_pg_text(&p, data);
-    mn_pg_i64(&p, now_ms);
-    return mn_pg_query(TX(tx), SQL_EVENT_ADD, &p, 0, "event", NULL);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    mn__pg_text(&p, kind);
+    mn__pg_text(&p, data);
+    mn__pg_i64(&p, now_ms);
+    return mn__pg_query(TX(tx), SQL_EVENT_ADD, &p, 0, "event", NULL);
 }
 
 /* The integer a query of int64 parameters $1..$n returns (0 when it returns no row). */
 static mn_status one_int(struct pg_conn *c, const char *sql, const char *what, int n, const int64_t *v, int64_t *out)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
+    mn__pg_params_init(&p);
     for (int i = 0; i < n; i++)
-        mn_pg_i64(&p, v[i]);
+        mn__pg_i64(&p, v[i]);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, sql, &p, 0, what, &r);
-    *out = !rc && PQntuples(r) == 1 ? mn_pg_col_i64(r, 0, 0) : 0;
+    mn_status rc = mn__pg_query(c, sql, &p, 0, what, &r);
+    *out = !rc && PQntuples(r) == 1 ? mn__pg_col_i64(r, 0, 0) : 0;
     PQclear(r);
     return rc;
 }
@@ -189,15 +189,15 @@ static mn_status one_int(struct pg_conn *c, const char *sql, const char *what, i
 static mn_status turns_row(mn_store_tx *tx, const char *session_id, mn_store_turns_row *out)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, session_id);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, session_id);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(TX(tx), SQL_TURNS_ROW, &p, 0, "session lookup", &r);
+    mn_status rc = mn__pg_query(TX(tx), SQL_TURNS_ROW, &p, 0, "session lookup", &r);
     if (rc)
         return rc;
     if (PQntuples(r) == 1)
-        *out = (mn_store_turns_row){mn_pg_col_i64(r, 0, 0), mn_pg_col_i64(r, 0, 1), mn_pg_col_i64(r, 0, 2),
-                                    mn_pg_col_i64(r, 0, 3), mn_pg_col_i64(r, 0, 4)};
+        *out = (mn_store_turns_row){mn__pg_col_i64(r, 0, 0), mn__pg_col_i64(r, 0, 1), mn__pg_col_i64(r, 0, 2),
+                                    mn__pg_col_i64(r, 0, 3), mn__pg_col_i64(r, 0, 4)};
     else
         rc = mn__err(MN_NOTFOUND, "session %s not found", session_id);
     PQclear(r);
@@ -239,14 +239,14 @@ static mn_status messages_remove(mn_store_tx *tx, int64_t sid, int64_t from_seq,
                                  mn_store_removed *out)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, from_seq);
-    mn_pg_i64(&p, upto_seq);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    mn__pg_i64(&p, from_seq);
+    mn__pg_i64(&p, upto_seq);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(TX(tx), SQL_REMOVE_RANGE, &p, 0, "message delete", &r);
+    mn_status rc = mn__pg_query(TX(tx), SQL_REMOVE_RANGE, &p, 0, "message delete", &r);
     *out = rc ? (mn_store_removed){0, 0, 0}
-              : (mn_store_removed){mn_pg_col_i64(r, 0, 0), mn_pg_col_i64(r, 0, 1), mn_pg_col_i64(r, 0, 2)};
+              : (mn_store_removed){mn__pg_col_i64(r, 0, 0), mn__pg_col_i64(r, 0, 1), mn__pg_col_i64(r, 0, 2)};
     PQclear(r);
     return rc;
 }
@@ -255,17 +255,17 @@ static mn_status session_read(mn_store_tx *tx, const char *session_id, mn_store_
                               mn_store_session_row *out)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, session_id);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, session_id);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(TX(tx), SQL_SESSION_READ, &p, 0, "session lookup", &r);
+    mn_status rc = mn__pg_query(TX(tx), SQL_SESSION_READ, &p, 0, "session lookup", &r);
     if (rc)
         return rc;
     if (PQntuples(r) == 1) {
         mn_session row;
-        mn_pg_row_session(r, 0, &row);
-        out->sid = mn_pg_col_i64(r, 0, MN_PG_SESSION_NCOLS);
-        out->title_seq = mn_pg_col_i64(r, 0, MN_PG_SESSION_NCOLS + 1);
+        mn__pg_row_session(r, 0, &row);
+        out->sid = mn__pg_col_i64(r, 0, MN_PG_SESSION_NCOLS);
+        out->title_seq = mn__pg_col_i64(r, 0, MN_PG_SESSION_NCOLS + 1);
         fn(user, &row);
     } else
         rc = mn__err(MN_NOTFOUND, "session %s not found", session_id);
@@ -277,16 +277,16 @@ static mn_status messages_read(mn_store_tx *tx, int64_t sid, const char *session
                                int64_t upto_seq, size_t limit, mn_store_message_fn fn, void *user)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, after_seq);
-    mn_pg_i64(&p, upto_seq);
-    mn_pg_i64(&p, limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)limit);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    mn__pg_i64(&p, after_seq);
+    mn__pg_i64(&p, upto_seq);
+    mn__pg_i64(&p, limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)limit);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(TX(tx), SQL_MESSAGES_READ, &p, 0, "message read", &r);
+    mn_status rc = mn__pg_query(TX(tx), SQL_MESSAGES_READ, &p, 0, "message read", &r);
     for (int i = 0; !rc && i < PQntuples(r); i++) {
         mn_message m;
-        if (!(rc = mn_pg_row_message(r, i, 0, session_id, &m)) && fn(user, &m))
+        if (!(rc = mn__pg_row_message(r, i, 0, session_id, &m)) && fn(user, &m))
             break;
     }
     PQclear(r);
@@ -301,9 +301,9 @@ static mn_status title_from(mn_store_tx *tx, int64_t sid, int64_t seq)
 static mn_status meta_drop(mn_store_tx *tx, const char *key)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, key);
-    return mn_pg_query(TX(tx), SQL_META_DROP, &p, 0, "meta delete", NULL);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, key);
+    return mn__pg_query(TX(tx), SQL_META_DROP, &p, 0, "meta delete", NULL);
 }
 
 /* PostgreSQL keeps no freed text of its own to erase: VACUUM reclaims dead rows. */

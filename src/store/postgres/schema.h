@@ -309,7 +309,7 @@ static const char *const mn_pg_migrations[] = {
     "UPDATE sessions s SET inactive_count = x.n FROM (SELECT session_sid, count(*) AS n FROM messages"
     "  WHERE active = 0 GROUP BY session_sid) x WHERE s.sid = x.session_sid AND s.inactive_count <> x.n;"
     /* sessions.title_seq (sqlite/schema.h version 13): the first user message whose title
-     * (mn_message_title) is the session's is taken for its source */
+     * (mn__message_title) is the session's is taken for its source */
     "ALTER TABLE sessions ADD COLUMN title_seq BIGINT NOT NULL DEFAULT 0;"
     "UPDATE sessions s SET title_seq = coalesce((SELECT min(m.seq) FROM messages m WHERE m.session_sid = s.sid"
     "  AND m.role = 'user' AND left(translate(ltrim(m.content, E' \\n\\t\\r'), E'\\n\\r\\t', '   '), 100) = s.title), 0)"

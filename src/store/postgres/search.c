@@ -35,28 +35,28 @@
 
 static void filter_bind(struct pg_params *p, const mn_search_filter *f)
 {
-    mn_pg_text(p, f ? f->session_id : NULL);
-    mn_pg_text(p, f ? f->ns : NULL);
-    mn_pg_text(p, f && f->role >= 0 ? mn_role_name((mn_role)f->role) : NULL);
+    mn__pg_text(p, f ? f->session_id : NULL);
+    mn__pg_text(p, f ? f->ns : NULL);
+    mn__pg_text(p, f && f->role >= 0 ? mn_role_name((mn_role)f->role) : NULL);
     if (f && f->since)
-        mn_pg_i64(p, f->since);
+        mn__pg_i64(p, f->since);
     else
-        mn_pg_text(p, NULL);
+        mn__pg_text(p, NULL);
     if (f && f->until)
-        mn_pg_i64(p, f->until);
+        mn__pg_i64(p, f->until);
     else
-        mn_pg_text(p, NULL);
-    mn_pg_text(p, f ? f->metadata : NULL);
+        mn__pg_text(p, NULL);
+    mn__pg_text(p, f ? f->metadata : NULL);
 }
 
 /* Reads (dim, vector) of a binary-format row into buf (grown); NULL when malformed. */
 static const float *row_vec(PGresult *r, int row, int col, float **buf, uint32_t *cap, uint32_t *dim)
 {
-    int64_t d = mn_pg_col_i64(r, row, col);
+    int64_t d = mn__pg_col_i64(r, row, col);
     if (PQgetisnull(r, row, col + 1))
         return NULL;
     *dim = (uint32_t)d;
-    return mn_vecblob_read(PQgetvalue(r, row, col + 1), (size_t)PQgetlength(r, row, col + 1), d, buf, cap);
+    return mn__vecblob_read(PQgetvalue(r, row, col + 1), (size_t)PQgetlength(r, row, col + 1), d, buf, cap);
 }
 
 /* ---- keyword index --------------------------------------------------------------------------- */
@@ -92,7 +92,7 @@ static void op_fts_defer(mn_store *st, int defer)
 static mn_status match_terms(const char *match, struct mn_buf *out, size_t *n)
 {
     *n = 0;
-    mn_status rc = mn_buf_addc(out, '{');
+    mn_status rc = mn__buf_addc(out, '{');
     const char *p = match ? match : "";
     while (!rc && *p) {
         if (*p == ' ') {
@@ -105,9 +105,9 @@ static mn_status match_terms(const char *match, struct mn_buf *out, size_t *n)
         }
         if (*p != '"')
             return mn__err(MN_INVALID, "keyword search: unsupported expression near '%.20s'", p);
-        if (*n && (rc = mn_buf_addc(out, ',')))
+        if (*n && (rc = mn__buf_addc(out, ',')))
             break;
-        rc = mn_buf_addc(out, '"');
+        rc = mn__buf_addc(out, '"');
         for (p++; !rc; p++) {
             if (*p == '\0')
                 return mn__err(MN_INVALID, "keyword search: unterminated string in the expression");
@@ -115,17 +115,17 @@ static mn_status match_terms(const char *match, struct mn_buf *out, size_t *n)
                 break;
             if (*p == '"')
                 p++; /* "" stands for one " */
-            if ((*p == '"' || *p == '\\') && (rc = mn_buf_addc(out, '\\')))
+            if ((*p == '"' || *p == '\\') && (rc = mn__buf_addc(out, '\\')))
                 break;
-            rc = mn_buf_addc(out, *p);
+            rc = mn__buf_addc(out, *p);
         }
         if (!rc)
-            rc = mn_buf_addc(out, '"');
+            rc = mn__buf_addc(out, '"');
         p++;
         ++*n;
     }
     if (!rc)
-        rc = mn_buf_addc(out, '}');
+        rc = mn__buf_addc(out, '}');
     return rc;
 }
 
@@ -151,17 +151,17 @@ static mn_status fts_body(struct pg_conn *c, void *arg)
 {
     struct fts_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->terms);
-    mn_pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->terms);
+    mn__pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
     filter_bind(&p, a->f);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_FTS, &p, 0, "keyword search", &r);
+    mn_status rc = mn__pg_query(c, SQL_FTS, &p, 0, "keyword search", &r);
     if (rc)
         return rc;
     for (int i = 0; i < PQntuples(r); i++) {
         c->visible = 1;
-        if (a->fn(a->user, mn_pg_col_i64(r, i, 0), mn_pg_col_double(r, i, 1)))
+        if (a->fn(a->user, mn__pg_col_i64(r, i, 0), mn__pg_col_double(r, i, 1)))
             break;
     }
     PQclear(r);
@@ -176,9 +176,9 @@ static mn_status op_fts_search(mn_store *st, const char *match, const mn_search_
     mn_status rc = match_terms(match, &terms, &n);
     if (!rc && n > 0 && limit > 0) {
         struct fts_arg a = {terms.data, f, limit, fn, user};
-        rc = mn_pg_run(PG(st), PG_AUTOCOMMIT, fts_body, &a);
+        rc = mn__pg_run(PG(st), PG_AUTOCOMMIT, fts_body, &a);
     }
-    mn_buf_release(&terms);
+    mn__buf_release(&terms);
     return rc;
 }
 
@@ -198,15 +198,15 @@ static mn_status vec_filter_body(struct pg_conn *c, void *arg)
 {
     struct filter_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
+    mn__pg_params_init(&p);
     filter_bind(&p, a->f);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_VEC_FILTER, &p, 1, "search filter", &r);
+    mn_status rc = mn__pg_query(c, SQL_VEC_FILTER, &p, 1, "search filter", &r);
     if (rc)
         return rc;
     for (int i = 0; i < PQntuples(r); i++) {
         c->visible = 1;
-        if (a->fn(a->user, mn_pg_col_i64(r, i, 0), 0))
+        if (a->fn(a->user, mn__pg_col_i64(r, i, 0), 0))
             break;
     }
     PQclear(r);
@@ -216,7 +216,7 @@ static mn_status vec_filter_body(struct pg_conn *c, void *arg)
 static mn_status op_vec_filter(mn_store *st, const mn_search_filter *f, mn_store_score_fn fn, void *user)
 {
     struct filter_arg a = {f, fn, user};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, vec_filter_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, vec_filter_body, &a);
 }
 
 /* The SQL of one kind of stored vector, so that one implementation serves both: messages'
@@ -256,10 +256,10 @@ static mn_status vec_scan_body(struct pg_conn *c, void *arg)
 {
     struct scan_arg *a = arg;
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, a->q->log_max, NULL, 0, "vector scan", &r);
+    mn_status rc = mn__pg_query(c, a->q->log_max, NULL, 0, "vector scan", &r);
     if (rc)
         return rc;
-    a->log_seq = mn_pg_col_i64(r, 0, 0);
+    a->log_seq = mn__pg_col_i64(r, 0, 0);
     PQclear(r);
     float *buf = NULL;
     uint32_t cap = 0, dim = 0;
@@ -267,14 +267,14 @@ static mn_status vec_scan_body(struct pg_conn *c, void *arg)
     int stop = 0, rows = PAGE;
     while (!rc && !stop && rows == PAGE) {
         struct pg_params p;
-        mn_pg_params_init(&p);
-        mn_pg_i64(&p, after);
-        mn_pg_i64(&p, PAGE);
-        if ((rc = mn_pg_query(c, a->q->page, &p, 1, "vector scan", &r)))
+        mn__pg_params_init(&p);
+        mn__pg_i64(&p, after);
+        mn__pg_i64(&p, PAGE);
+        if ((rc = mn__pg_query(c, a->q->page, &p, 1, "vector scan", &r)))
             break;
         rows = PQntuples(r);
         for (int i = 0; i < rows && !rc && !stop; i++) {
-            after = mn_pg_col_i64(r, i, 0);
+            after = mn__pg_col_i64(r, i, 0);
             const float *v = row_vec(r, i, 1, &buf, &cap, &dim);
             if (!v) {
                 rc = MN_CORRUPT_AT("database: the vector of %s %lld is malformed", a->q->what, (long long)after);
@@ -292,7 +292,7 @@ static mn_status vec_scan_body(struct pg_conn *c, void *arg)
 static mn_status vec_scan(mn_store *st, const struct vec_sql *q, mn_store_vec_fn fn, void *user, int64_t *log_seq)
 {
     struct scan_arg a = {q, fn, user, 0};
-    mn_status rc = mn_pg_run(PG(st), PG_SNAPSHOT, vec_scan_body, &a);
+    mn_status rc = mn__pg_run(PG(st), PG_SNAPSHOT, vec_scan_body, &a);
     *log_seq = a.log_seq;
     return rc;
 }
@@ -302,7 +302,7 @@ static mn_status op_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64
     return vec_scan(st, &MESSAGE_VECS, fn, user, log_seq);
 }
 
-mn_status mn_pg_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq)
+mn_status mn__pg_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq)
 {
     return vec_scan(st, &MEMORY_VECS, fn, user, log_seq);
 }
@@ -325,17 +325,17 @@ static mn_status vec_changes_body(struct pg_conn *c, void *arg)
     a->last = a->after;
     while (!rc && !stop && rows == PAGE) {
         struct pg_params p;
-        mn_pg_params_init(&p);
-        mn_pg_i64(&p, a->last);
-        mn_pg_i64(&p, PAGE);
+        mn__pg_params_init(&p);
+        mn__pg_i64(&p, a->last);
+        mn__pg_i64(&p, PAGE);
         PGresult *r = NULL;
-        if ((rc = mn_pg_query(c, a->q->changes, &p, 1, "vector changes", &r)))
+        if ((rc = mn__pg_query(c, a->q->changes, &p, 1, "vector changes", &r)))
             break;
         rows = PQntuples(r);
         for (int i = 0; i < rows && !stop; i++) {
-            int64_t seq = mn_pg_col_i64(r, i, 0), id = mn_pg_col_i64(r, i, 1);
+            int64_t seq = mn__pg_col_i64(r, i, 0), id = mn__pg_col_i64(r, i, 1);
             const float *v = NULL;
-            if (mn_pg_col_i64(r, i, 2) == 1 && !PQgetisnull(r, i, 4) && !(v = row_vec(r, i, 3, &buf, &cap, &dim))) {
+            if (mn__pg_col_i64(r, i, 2) == 1 && !PQgetisnull(r, i, 4) && !(v = row_vec(r, i, 3, &buf, &cap, &dim))) {
                 rc = MN_CORRUPT_AT("database: the vector of %s %lld is malformed", a->q->what, (long long)id);
                 break;
             }
@@ -355,7 +355,7 @@ static mn_status vec_changes(mn_store *st, const struct vec_sql *q, int64_t afte
                              int64_t *last)
 {
     struct changes_arg a = {q, after, fn, user, after};
-    mn_status rc = mn_pg_run(PG(st), PG_AUTOCOMMIT, vec_changes_body, &a);
+    mn_status rc = mn__pg_run(PG(st), PG_AUTOCOMMIT, vec_changes_body, &a);
     *last = a.last;
     return rc;
 }
@@ -365,7 +365,7 @@ static mn_status op_vec_changes(mn_store *st, int64_t after, mn_store_change_fn 
     return vec_changes(st, &MESSAGE_VECS, after, fn, user, last);
 }
 
-mn_status mn_pg_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last)
+mn_status mn__pg_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last)
 {
     return vec_changes(st, &MEMORY_VECS, after, fn, user, last);
 }
@@ -381,15 +381,15 @@ static mn_status vec_get_body(struct pg_conn *c, void *arg)
 {
     struct get_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, a->id);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, a->id);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, a->q->get, &p, 1, "vector", &r);
+    mn_status rc = mn__pg_query(c, a->q->get, &p, 1, "vector", &r);
     if (rc)
         return rc;
-    if (PQntuples(r) == 1 && mn_pg_col_i64(r, 0, 0) == (int64_t)a->dim && !PQgetisnull(r, 0, 1) &&
+    if (PQntuples(r) == 1 && mn__pg_col_i64(r, 0, 0) == (int64_t)a->dim && !PQgetisnull(r, 0, 1) &&
         PQgetlength(r, 0, 1) == (int)(a->dim * 4))
-        mn_vecblob_decode(PQgetvalue(r, 0, 1), a->dim, a->out);
+        mn__vecblob_decode(PQgetvalue(r, 0, 1), a->dim, a->out);
     else
         rc = mn__err(MN_NOTFOUND, "%s %lld has no vector of %u dimensions", a->q->what, (long long)a->id, a->dim);
     PQclear(r);
@@ -399,13 +399,13 @@ static mn_status vec_get_body(struct pg_conn *c, void *arg)
 static mn_status op_vec_get(mn_store *st, int64_t id, float *out, uint32_t dim)
 {
     struct get_arg a = {&MESSAGE_VECS, id, out, dim};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, vec_get_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, vec_get_body, &a);
 }
 
-mn_status mn_pg_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim)
+mn_status mn__pg_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim)
 {
     struct get_arg a = {&MEMORY_VECS, vid, out, dim};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, vec_get_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, vec_get_body, &a);
 }
 
 static const char SQL_LOG_LOCK[] = "SELECT pg_advisory_xact_lock(" MN_PG_LOCK_EMBED_LOG ")";
@@ -422,7 +422,7 @@ static const char SQL_QUEUE_DEL[] = "DELETE FROM embed_queue WHERE message_id = 
 static mn_status check_identity(struct pg_conn *c, const char *ident)
 {
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_IDENTITY_GET, NULL, 0, "embedder identity", &r);
+    mn_status rc = mn__pg_query(c, SQL_IDENTITY_GET, NULL, 0, "embedder identity", &r);
     if (rc)
         return rc;
     int set = PQntuples(r) == 0;
@@ -433,9 +433,9 @@ static mn_status check_identity(struct pg_conn *c, const char *ident)
     PQclear(r);
     if (!rc && set) {
         struct pg_params p;
-        mn_pg_params_init(&p);
-        mn_pg_text(&p, ident);
-        rc = mn_pg_query(c, SQL_IDENTITY_SET, &p, 0, "embedder identity", NULL);
+        mn__pg_params_init(&p);
+        mn__pg_text(&p, ident);
+        rc = mn__pg_query(c, SQL_IDENTITY_SET, &p, 0, "embedder identity", NULL);
     }
     return rc;
 }
@@ -455,29 +455,29 @@ struct put_arg {
 static mn_status vec_put_body(struct pg_conn *c, void *arg)
 {
     struct put_arg *a = arg;
-    mn_status rc = mn_pg_query(c, SQL_LOG_LOCK, NULL, 0, "store vector", NULL);
+    mn_status rc = mn__pg_query(c, SQL_LOG_LOCK, NULL, 0, "store vector", NULL);
     if (!rc && a->dim)
         rc = check_identity(c, a->ident);
     for (size_t i = 0; i < a->n && !rc; i++) {
         if (a->skip && a->skip[i])
             continue;
-        mn_vecblob_encode(a->vecs + i * a->dim, a->dim, a->blob);
+        mn__vecblob_encode(a->vecs + i * a->dim, a->dim, a->blob);
         struct pg_params p;
-        mn_pg_params_init(&p);
-        mn_pg_i64(&p, a->ids[i]);
-        mn_pg_text(&p, a->embedder);
-        mn_pg_text(&p, a->model);
-        mn_pg_i64(&p, a->dim);
-        mn_pg_bin(&p, a->blob, (int)(a->dim * 4));
-        mn_pg_i64(&p, a->now);
-        if ((rc = mn_pg_query(c, SQL_VEC_PUT, &p, 0, "store vector", NULL)) == MN_CONFLICT)
+        mn__pg_params_init(&p);
+        mn__pg_i64(&p, a->ids[i]);
+        mn__pg_text(&p, a->embedder);
+        mn__pg_text(&p, a->model);
+        mn__pg_i64(&p, a->dim);
+        mn__pg_bin(&p, a->blob, (int)(a->dim * 4));
+        mn__pg_i64(&p, a->now);
+        if ((rc = mn__pg_query(c, SQL_VEC_PUT, &p, 0, "store vector", NULL)) == MN_CONFLICT)
             c->retry = 1; /* its message was deleted meanwhile: once more, and it is skipped */
     }
     if (!rc) {
         struct pg_params p;
-        mn_pg_params_init(&p);
-        mn_pg_text(&p, a->id_list);
-        rc = mn_pg_query(c, SQL_QUEUE_DEL, &p, 0, "embedding queue", NULL);
+        mn__pg_params_init(&p);
+        mn__pg_text(&p, a->id_list);
+        rc = mn__pg_query(c, SQL_QUEUE_DEL, &p, 0, "embedding queue", NULL);
     }
     return rc;
 }
@@ -488,19 +488,19 @@ static mn_status op_vec_put(mn_store *st, const int64_t *ids, size_t n, const fl
     char ident[600];
     snprintf(ident, sizeof ident, "%s/%s/%u", embedder, model, dim);
     struct mn_buf list = MN_BUF_INIT;
-    mn_status rc = mn_buf_addc(&list, '{');
+    mn_status rc = mn__buf_addc(&list, '{');
     for (size_t i = 0; i < n && !rc; i++)
-        rc = mn_buf_addf(&list, "%s%lld", i ? "," : "", (long long)ids[i]);
+        rc = mn__buf_addf(&list, "%s%lld", i ? "," : "", (long long)ids[i]);
     if (!rc)
-        rc = mn_buf_addc(&list, '}');
+        rc = mn__buf_addc(&list, '}');
     struct put_arg a = {ids, n, vecs, skip, dim, embedder, model, ident, list.data, now_ms,
                         malloc((size_t)dim * 4 + 1)};
     if (!rc && !a.blob)
         rc = mn__nomem();
     if (!rc)
-        rc = mn_pg_run(PG(st), PG_WRITE, vec_put_body, &a);
+        rc = mn__pg_run(PG(st), PG_WRITE, vec_put_body, &a);
     free(a.blob);
-    mn_buf_release(&list);
+    mn__buf_release(&list);
     return rc;
 }
 
@@ -524,21 +524,21 @@ struct peek_arg {
 static mn_status queue_peek_body(struct pg_conn *c, void *arg)
 {
     struct peek_arg *a = arg;
-    int64_t now = mn_clock_now_ms();
+    int64_t now = mn__clock_now_ms();
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
-    mn_pg_i64(&p, now + CLAIM_MS);
-    mn_pg_i64(&p, now);
-    mn_pg_text(&p, a->claimer);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
+    mn__pg_i64(&p, now + CLAIM_MS);
+    mn__pg_i64(&p, now);
+    mn__pg_text(&p, a->claimer);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_QUEUE_PEEK, &p, 0, "embedding queue", &r);
+    mn_status rc = mn__pg_query(c, SQL_QUEUE_PEEK, &p, 0, "embedding queue", &r);
     if (rc)
         return rc;
     for (int i = 0; i < PQntuples(r); i++) {
-        const char *text = mn_pg_col_text(r, i, 1);
+        const char *text = mn__pg_col_text(r, i, 1);
         c->visible = 1;
-        if (a->fn(a->user, mn_pg_col_i64(r, i, 0), text ? text : ""))
+        if (a->fn(a->user, mn__pg_col_i64(r, i, 0), text ? text : ""))
             break;
     }
     PQclear(r);
@@ -548,7 +548,7 @@ static mn_status queue_peek_body(struct pg_conn *c, void *arg)
 static mn_status op_queue_peek(mn_store *st, size_t limit, mn_store_text_fn fn, void *user)
 {
     struct peek_arg a = {PG(st)->claimer, limit, fn, user};
-    return mn_pg_run(PG(st), PG_WRITE, queue_peek_body, &a);
+    return mn__pg_run(PG(st), PG_WRITE, queue_peek_body, &a);
 }
 
 static const char SQL_QUEUE_ON[] =
@@ -573,26 +573,26 @@ static mn_status queue_enable_body(struct pg_conn *c, void *arg)
     mn_status rc = MN_OK;
     for (int locked = 0; locked < 2; locked++) { /* look, lock, look again */
         PGresult *r = NULL;
-        if ((rc = mn_pg_query(c, SQL_QUEUE_STATE, NULL, 0, "embedding queue", &r)))
+        if ((rc = mn__pg_query(c, SQL_QUEUE_STATE, NULL, 0, "embedding queue", &r)))
             return rc;
         meta_on = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
         trigger = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 1), "t") == 0;
         PQclear(r);
         if (meta_on == !!on && trigger == !!on) /* no write when nothing changes */
             return MN_OK;
-        if (!locked && (rc = mn_pg_query(c, SQL_QUEUE_LOCK, NULL, 0, "embedding queue", NULL)))
+        if (!locked && (rc = mn__pg_query(c, SQL_QUEUE_LOCK, NULL, 0, "embedding queue", NULL)))
             return rc;
     }
     if (meta_on != !!on)
-        rc = mn_pg_query(c, on ? SQL_QUEUE_ON : SQL_QUEUE_OFF, NULL, 0, "embedding queue", NULL);
+        rc = mn__pg_query(c, on ? SQL_QUEUE_ON : SQL_QUEUE_OFF, NULL, 0, "embedding queue", NULL);
     if (!rc && trigger != !!on)
-        rc = mn_pg_query(c, on ? SQL_QUEUE_TRIGGER : SQL_QUEUE_TRIGGER_DROP, NULL, 0, "embedding queue", NULL);
+        rc = mn__pg_query(c, on ? SQL_QUEUE_TRIGGER : SQL_QUEUE_TRIGGER_DROP, NULL, 0, "embedding queue", NULL);
     return rc;
 }
 
 static mn_status op_queue_enable(mn_store *st, int on)
 {
-    return mn_pg_run(PG(st), PG_WRITE, queue_enable_body, &on);
+    return mn__pg_run(PG(st), PG_WRITE, queue_enable_body, &on);
 }
 
 static const char SQL_VEC_RESET[] = "DELETE FROM embeddings";
@@ -610,13 +610,13 @@ static mn_status counts_body(struct pg_conn *c, void *arg)
 {
     struct counts_arg *a = arg;
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_COUNTS, NULL, 0, "embedding counts", &r);
+    mn_status rc = mn__pg_query(c, SQL_COUNTS, NULL, 0, "embedding counts", &r);
     if (rc)
         return rc;
     if (a->embedded)
-        *a->embedded = mn_pg_col_i64(r, 0, 0);
+        *a->embedded = mn__pg_col_i64(r, 0, 0);
     if (a->queued)
-        *a->queued = mn_pg_col_i64(r, 0, 1);
+        *a->queued = mn__pg_col_i64(r, 0, 1);
     PQclear(r);
     return MN_OK;
 }
@@ -625,25 +625,25 @@ static mn_status queue_fill_body(struct pg_conn *c, void *arg)
 {
     int reset = *(int *)arg;
     mn_status rc = MN_OK;
-    if (reset && !(rc = mn_pg_query(c, SQL_LOG_LOCK, NULL, 0, "reindex", NULL)) &&
-        !(rc = mn_pg_query(c, SQL_VEC_RESET, NULL, 0, "reindex", NULL)))
-        rc = mn_pg_query(c, SQL_IDENTITY_DEL, NULL, 0, "reindex", NULL);
+    if (reset && !(rc = mn__pg_query(c, SQL_LOG_LOCK, NULL, 0, "reindex", NULL)) &&
+        !(rc = mn__pg_query(c, SQL_VEC_RESET, NULL, 0, "reindex", NULL)))
+        rc = mn__pg_query(c, SQL_IDENTITY_DEL, NULL, 0, "reindex", NULL);
     if (!rc)
-        rc = mn_pg_query(c, SQL_QUEUE_FILL, NULL, 0, "backfill", NULL);
+        rc = mn__pg_query(c, SQL_QUEUE_FILL, NULL, 0, "backfill", NULL);
     return rc;
 }
 
 static mn_status op_queue_fill(mn_store *st, int reset, int64_t *queued)
 {
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, queue_fill_body, &reset);
+    mn_status rc = mn__pg_run(PG(st), PG_WRITE, queue_fill_body, &reset);
     struct counts_arg a = {NULL, queued};
-    return rc ? rc : mn_pg_run(PG(st), PG_AUTOCOMMIT, counts_body, &a);
+    return rc ? rc : mn__pg_run(PG(st), PG_AUTOCOMMIT, counts_body, &a);
 }
 
 static mn_status op_counts(mn_store *st, int64_t *embedded, int64_t *queued)
 {
     struct counts_arg a = {embedded, queued};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, counts_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, counts_body, &a);
 }
 
 static const char SQL_QUEUE_COUNT[] =
@@ -659,13 +659,13 @@ static mn_status queue_count_body(struct pg_conn *c, void *arg)
 {
     struct queue_count_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
+    mn__pg_params_init(&p);
     filter_bind(&p, a->f);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_QUEUE_COUNT, &p, 0, "embedding queue count", &r);
+    mn_status rc = mn__pg_query(c, SQL_QUEUE_COUNT, &p, 0, "embedding queue count", &r);
     if (rc)
         return rc;
-    *a->n = mn_pg_col_i64(r, 0, 0);
+    *a->n = mn__pg_col_i64(r, 0, 0);
     PQclear(r);
     return MN_OK;
 }
@@ -673,7 +673,7 @@ static mn_status queue_count_body(struct pg_conn *c, void *arg)
 static mn_status op_queue_count(mn_store *st, const mn_search_filter *f, int64_t *n)
 {
     struct queue_count_arg a = {f, n};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, queue_count_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, queue_count_body, &a);
 }
 
 /* ---- messages by id -------------------------------------------------------------------------- */
@@ -697,7 +697,7 @@ static int find_row(PGresult *r, int64_t id)
     int lo = 0, hi = PQntuples(r) - 1;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2;
-        int64_t v = mn_pg_col_i64(r, mid, 0);
+        int64_t v = mn__pg_col_i64(r, mid, 0);
         if (v == id)
             return mid;
         if (v < id)
@@ -712,10 +712,10 @@ static mn_status messages_get_body(struct pg_conn *c, void *arg)
 {
     struct get_many_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->id_list);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->id_list);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_MSG_BY_IDS, &p, 0, "search results", &r);
+    mn_status rc = mn__pg_query(c, SQL_MSG_BY_IDS, &p, 0, "search results", &r);
     if (rc)
         return rc;
     for (size_t i = 0; i < a->n && !rc; i++) {
@@ -723,10 +723,10 @@ static mn_status messages_get_body(struct pg_conn *c, void *arg)
         if (row < 0)
             continue;
         mn_message m;
-        if ((rc = mn_pg_row_message(r, row, 0, mn_pg_col_text(r, row, 16), &m)))
+        if ((rc = mn__pg_row_message(r, row, 0, mn__pg_col_text(r, row, 16), &m)))
             break;
         c->visible = 1;
-        if (a->fn(a->user, &m, mn_pg_col_text(r, row, 17)))
+        if (a->fn(a->user, &m, mn__pg_col_text(r, row, 17)))
             break;
     }
     PQclear(r);
@@ -736,15 +736,15 @@ static mn_status messages_get_body(struct pg_conn *c, void *arg)
 static mn_status op_messages_get(mn_store *st, const int64_t *ids, size_t n, mn_store_found_fn fn, void *user)
 {
     struct mn_buf list = MN_BUF_INIT;
-    mn_status rc = mn_buf_addc(&list, '{');
+    mn_status rc = mn__buf_addc(&list, '{');
     for (size_t i = 0; i < n && !rc; i++)
-        rc = mn_buf_addf(&list, "%s%lld", i ? "," : "", (long long)ids[i]);
+        rc = mn__buf_addf(&list, "%s%lld", i ? "," : "", (long long)ids[i]);
     if (!rc)
-        rc = mn_buf_addc(&list, '}');
+        rc = mn__buf_addc(&list, '}');
     struct get_many_arg a = {ids, n, list.data, fn, user};
     if (!rc && n > 0)
-        rc = mn_pg_run(PG(st), PG_AUTOCOMMIT, messages_get_body, &a);
-    mn_buf_release(&list);
+        rc = mn__pg_run(PG(st), PG_AUTOCOMMIT, messages_get_body, &a);
+    mn__buf_release(&list);
     return rc;
 }
 
@@ -766,4 +766,4 @@ const struct mn_store_search_ops mn_pg_search_ops = {
     .messages_get = op_messages_get,
 };
 
-mn_status mn_pg_match_terms(const char *match, struct mn_buf *out, size_t *n) { return match_terms(match, out, n); }
+mn_status mn__pg_match_terms(const char *match, struct mn_buf *out, size_t *n) { return match_terms(match, out, n); }

@@ -37,19 +37,19 @@ static mn_status summary_latest_body(struct pg_conn *c, void *arg)
 {
     struct summary_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->session_id);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->session_id);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_SUMMARY_LATEST, &p, 0, "summary", &r);
+    mn_status rc = mn__pg_query(c, SQL_SUMMARY_LATEST, &p, 0, "summary", &r);
     if (rc)
         return rc;
     if (PQntuples(r) == 0)
         rc = mn__err(MN_NOTFOUND, "session %s not found", a->session_id);
     else if (!PQgetisnull(r, 0, 0)) {
-        mn_summary row = {mn_pg_col_i64(r, 0, 0), a->session_id, mn_pg_col_i64(r, 0, 1), mn_pg_col_i64(r, 0, 2),
-                          mn_pg_col_text(r, 0, 3), mn_pg_col_i64(r, 0, 4), mn_pg_col_text(r, 0, 5),
-                          mn_pg_col_text(r, 0, 6), mn_pg_col_i64(r, 0, 7)};
-        if (!(*a->out = mn_records_summary_copy(&row)))
+        mn_summary row = {mn__pg_col_i64(r, 0, 0), a->session_id, mn__pg_col_i64(r, 0, 1), mn__pg_col_i64(r, 0, 2),
+                          mn__pg_col_text(r, 0, 3), mn__pg_col_i64(r, 0, 4), mn__pg_col_text(r, 0, 5),
+                          mn__pg_col_text(r, 0, 6), mn__pg_col_i64(r, 0, 7)};
+        if (!(*a->out = mn__records_summary_copy(&row)))
             rc = mn__nomem();
     } else
         rc = mn__err(MN_NOTFOUND, "session %s has no summary yet", a->session_id);
@@ -57,43 +57,43 @@ static mn_status summary_latest_body(struct pg_conn *c, void *arg)
     return rc;
 }
 
-mn_status mn_pg_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out)
+mn_status mn__pg_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out)
 {
     *out = NULL;
     struct summary_arg a = {session_id, out, NULL, 0};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, summary_latest_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, summary_latest_body, &a);
 }
 
 static mn_status summary_insert_body(struct pg_conn *c, void *arg)
 {
     struct summary_arg *a = arg;
     int64_t sid = 0;
-    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    mn_status rc = mn__pg_session_sid(c, a->session_id, &sid, NULL);
     if (rc)
         return rc;
     const mn_summary *sm = a->in;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, sm->covers_upto);
-    mn_pg_i64(&p, sm->folded);
-    mn_pg_text(&p, sm->text ? sm->text : "");
-    mn_pg_i64(&p, sm->tokens);
-    mn_pg_text(&p, sm->model);
-    mn_pg_text(&p, sm->summarizer ? sm->summarizer : "none");
-    mn_pg_i64(&p, sm->created_at);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    mn__pg_i64(&p, sm->covers_upto);
+    mn__pg_i64(&p, sm->folded);
+    mn__pg_text(&p, sm->text ? sm->text : "");
+    mn__pg_i64(&p, sm->tokens);
+    mn__pg_text(&p, sm->model);
+    mn__pg_text(&p, sm->summarizer ? sm->summarizer : "none");
+    mn__pg_i64(&p, sm->created_at);
     PGresult *r = NULL;
-    if ((rc = mn_pg_query(c, SQL_SUMMARY_INSERT, &p, 0, "summary insert", &r)))
+    if ((rc = mn__pg_query(c, SQL_SUMMARY_INSERT, &p, 0, "summary insert", &r)))
         return rc;
-    a->id = mn_pg_col_i64(r, 0, 0);
+    a->id = mn__pg_col_i64(r, 0, 0);
     PQclear(r);
     return MN_OK;
 }
 
-mn_status mn_pg_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id)
+mn_status mn__pg_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id)
 {
     struct summary_arg a = {session_id, NULL, sm, 0};
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, summary_insert_body, &a);
+    mn_status rc = mn__pg_run(PG(st), PG_WRITE, summary_insert_body, &a);
     if (!rc && id)
         *id = a.id;
     return rc;
@@ -118,55 +118,55 @@ static mn_status event_insert_body(struct pg_conn *c, void *arg)
 {
     struct event_arg *a = arg;
     int64_t sid = 0;
-    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    mn_status rc = mn__pg_session_sid(c, a->session_id, &sid, NULL);
     if (rc)
         return rc;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_text(&p, a->kind);
-    mn_pg_text(&p, a->data ? a->data : "{}");
-    mn_pg_i64(&p, a->now_ms);
-    return mn_pg_query(c, SQL_EVENT_INSERT, &p, 0, "event insert", NULL);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    mn__pg_text(&p, a->kind);
+    mn__pg_text(&p, a->data ? a->data : "{}");
+    mn__pg_i64(&p, a->now_ms);
+    return mn__pg_query(c, SQL_EVENT_INSERT, &p, 0, "event insert", NULL);
 }
 
-mn_status mn_pg_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
+mn_status mn__pg_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
                                 int64_t now_ms)
 {
     struct event_arg a = {session_id, kind, data, now_ms, 0, NULL, NULL};
-    return mn_pg_run(PG(st), PG_WRITE, event_insert_body, &a);
+    return mn__pg_run(PG(st), PG_WRITE, event_insert_body, &a);
 }
 
 static mn_status events_list_body(struct pg_conn *c, void *arg)
 {
     struct event_arg *a = arg;
     int64_t sid = 0;
-    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    mn_status rc = mn__pg_session_sid(c, a->session_id, &sid, NULL);
     if (rc)
         return rc;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    mn__pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
     PGresult *r = NULL;
-    if ((rc = mn_pg_query(c, SQL_EVENTS_LIST, &p, 0, "events", &r)))
+    if ((rc = mn__pg_query(c, SQL_EVENTS_LIST, &p, 0, "events", &r)))
         return rc;
     for (int i = 0; i < PQntuples(r); i++) {
         c->visible = 1;
-        if (a->fn(a->user, mn_pg_col_i64(r, i, 0), mn_pg_col_text(r, i, 1), mn_pg_col_text(r, i, 2),
-                  mn_pg_col_i64(r, i, 3)))
+        if (a->fn(a->user, mn__pg_col_i64(r, i, 0), mn__pg_col_text(r, i, 1), mn__pg_col_text(r, i, 2),
+                  mn__pg_col_i64(r, i, 3)))
             break;
     }
     PQclear(r);
     return MN_OK;
 }
 
-mn_status mn_pg_op_events_list(mn_store *st, const char *session_id, size_t limit,
+mn_status mn__pg_op_events_list(mn_store *st, const char *session_id, size_t limit,
                                int (*fn)(void *user, int64_t id, const char *kind, const char *data, int64_t at),
                                void *user)
 {
     struct event_arg a = {session_id, NULL, NULL, 0, limit, fn, user};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, events_list_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, events_list_body, &a);
 }
 
 /* ---- the fold claim -------------------------------------------------------------------------- */
@@ -187,37 +187,37 @@ static mn_status busy_claim_body(struct pg_conn *c, void *arg)
 {
     struct busy_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->session_id);
-    mn_pg_i64(&p, a->now_ms);
-    mn_pg_i64(&p, a->until_ms);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->session_id);
+    mn__pg_i64(&p, a->now_ms);
+    mn__pg_i64(&p, a->until_ms);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_BUSY_CLAIM, &p, 0, "summary claim", &r);
+    mn_status rc = mn__pg_query(c, SQL_BUSY_CLAIM, &p, 0, "summary claim", &r);
     if (rc)
         return rc;
-    a->claimed = mn_pg_changes(r) == 1;
+    a->claimed = mn__pg_changes(r) == 1;
     PQclear(r);
     a->busy_until = a->until_ms;
     if (a->claimed)
         return MN_OK;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->session_id);
-    if ((rc = mn_pg_query(c, SQL_BUSY_GET, &p, 0, "summary claim", &r)))
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->session_id);
+    if ((rc = mn__pg_query(c, SQL_BUSY_GET, &p, 0, "summary claim", &r)))
         return rc;
     if (PQntuples(r) == 1)
-        a->busy_until = mn_pg_col_i64(r, 0, 0);
+        a->busy_until = mn__pg_col_i64(r, 0, 0);
     else
         rc = mn__err(MN_NOTFOUND, "session %s not found", a->session_id);
     PQclear(r);
     return rc;
 }
 
-mn_status mn_pg_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms, int *claimed,
+mn_status mn__pg_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms, int *claimed,
                               int64_t *busy_until)
 {
     struct busy_arg a = {session_id, now_ms, until_ms, 0, until_ms};
     *claimed = 0;
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, busy_claim_body, &a);
+    mn_status rc = mn__pg_run(PG(st), PG_WRITE, busy_claim_body, &a);
     *claimed = rc ? 0 : a.claimed;
     *busy_until = a.busy_until;
     return rc;
@@ -227,16 +227,16 @@ static mn_status busy_release_body(struct pg_conn *c, void *arg)
 {
     struct busy_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, a->session_id);
-    mn_pg_i64(&p, a->until_ms);
-    return mn_pg_query(c, SQL_BUSY_RELEASE, &p, 0, "summary release", NULL);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->session_id);
+    mn__pg_i64(&p, a->until_ms);
+    return mn__pg_query(c, SQL_BUSY_RELEASE, &p, 0, "summary release", NULL);
 }
 
-mn_status mn_pg_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms)
+mn_status mn__pg_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms)
 {
     struct busy_arg a = {session_id, 0, until_ms, 0, 0};
-    return mn_pg_run(PG(st), PG_WRITE, busy_release_body, &a);
+    return mn__pg_run(PG(st), PG_WRITE, busy_release_body, &a);
 }
 
 /* ---- pins and reads for the strategies ------------------------------------------------------- */
@@ -254,15 +254,15 @@ static mn_status pin_body(struct pg_conn *c, void *arg)
 {
     struct pin_arg *a = arg;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, a->id);
-    mn_pg_i64(&p, a->pinned ? 1 : 0);
-    mn_pg_text(&p, a->session_id);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, a->id);
+    mn__pg_i64(&p, a->pinned ? 1 : 0);
+    mn__pg_text(&p, a->session_id);
     PGresult *r = NULL;
-    mn_status rc = mn_pg_query(c, SQL_PIN, &p, 0, "pin", &r);
+    mn_status rc = mn__pg_query(c, SQL_PIN, &p, 0, "pin", &r);
     if (rc)
         return rc;
-    if (mn_pg_changes(r) == 0)
+    if (mn__pg_changes(r) == 0)
         rc = a->session_id ? mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)a->id,
                                      a->session_id)
                            : mn__err(MN_NOTFOUND, "message %lld not found", (long long)a->id);
@@ -270,10 +270,10 @@ static mn_status pin_body(struct pg_conn *c, void *arg)
     return rc;
 }
 
-mn_status mn_pg_op_message_pin(mn_store *st, const char *session_id, int64_t message_id, int pinned)
+mn_status mn__pg_op_message_pin(mn_store *st, const char *session_id, int64_t message_id, int pinned)
 {
     struct pin_arg a = {session_id, message_id, pinned};
-    return mn_pg_run(PG(st), PG_WRITE, pin_body, &a);
+    return mn__pg_run(PG(st), PG_WRITE, pin_body, &a);
 }
 
 /* The unit of a kept message runs from the nearest non-tool message at or before it to the
@@ -300,19 +300,19 @@ static mn_status pinned_units_body(struct pg_conn *c, void *arg)
 {
     struct units_arg *a = arg;
     int64_t sid = 0;
-    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    mn_status rc = mn__pg_session_sid(c, a->session_id, &sid, NULL);
     if (rc)
         return rc;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, a->upto_seq);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    mn__pg_i64(&p, a->upto_seq);
     PGresult *r = NULL;
-    if ((rc = mn_pg_query(c, SQL_PINNED_UNITS, &p, 0, "pinned messages", &r)))
+    if ((rc = mn__pg_query(c, SQL_PINNED_UNITS, &p, 0, "pinned messages", &r)))
         return rc;
     for (int i = 0; i < PQntuples(r); i++) {
         mn_message row;
-        if ((rc = mn_pg_row_message(r, i, 0, a->session_id, &row)))
+        if ((rc = mn__pg_row_message(r, i, 0, a->session_id, &row)))
             break;
         c->visible = 1;
         if (a->fn(a->user, &row))
@@ -322,11 +322,11 @@ static mn_status pinned_units_body(struct pg_conn *c, void *arg)
     return rc;
 }
 
-mn_status mn_pg_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
+mn_status mn__pg_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
                                 void *user)
 {
     struct units_arg a = {session_id, upto_seq, fn, user};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, pinned_units_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, pinned_units_body, &a);
 }
 
 static const char SQL_TOOL_TOKENS[] =
@@ -342,25 +342,25 @@ static mn_status tool_tokens_body(struct pg_conn *c, void *arg)
 {
     struct tool_arg *a = arg;
     int64_t sid = 0;
-    mn_status rc = mn_pg_session_sid(c, a->session_id, &sid, NULL);
+    mn_status rc = mn__pg_session_sid(c, a->session_id, &sid, NULL);
     if (rc)
         return rc;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_i64(&p, a->after_seq);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    mn__pg_i64(&p, a->after_seq);
     PGresult *r = NULL;
-    if ((rc = mn_pg_query(c, SQL_TOOL_TOKENS, &p, 0, "tool tokens", &r)))
+    if ((rc = mn__pg_query(c, SQL_TOOL_TOKENS, &p, 0, "tool tokens", &r)))
         return rc;
-    a->sum = mn_pg_col_i64(r, 0, 0);
+    a->sum = mn__pg_col_i64(r, 0, 0);
     PQclear(r);
     return MN_OK;
 }
 
-mn_status mn_pg_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum)
+mn_status mn__pg_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum)
 {
     struct tool_arg a = {session_id, after_seq, 0};
-    mn_status rc = mn_pg_run(PG(st), PG_AUTOCOMMIT, tool_tokens_body, &a);
+    mn_status rc = mn__pg_run(PG(st), PG_AUTOCOMMIT, tool_tokens_body, &a);
     *sum = rc ? 0 : a.sum;
     return rc;
 }

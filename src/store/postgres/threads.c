@@ -18,9 +18,9 @@
 static const char SQL_GC[] = "DELETE FROM sessions WHERE expires_at > 0 AND expires_at <= $1::bigint RETURNING id";
 
 /* One DELETE: two nodes collecting at once each delete what the other has not (idempotent). */
-mn_status mn_pg_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids)
+mn_status mn__pg_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids)
 {
-    return mn_pg_delete_sessions(PG(st), SQL_GC, now_ms, purged, ids);
+    return mn__pg_delete_sessions(PG(st), SQL_GC, now_ms, purged, ids);
 }
 
 /* ---- files ----------------------------------------------------------------------------------- */
@@ -46,20 +46,20 @@ static mn_status files_body(struct pg_conn *c, void *arg)
 {
     struct files_arg *a = arg;
     int64_t sid = 0;
-    mn_status rc = mn_pg_session_sid(c, a->id, &sid, NULL);
+    mn_status rc = mn__pg_session_sid(c, a->id, &sid, NULL);
     if (rc)
         return rc;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
     PGresult *r = NULL;
-    if ((rc = mn_pg_query(c, SQL_FILES, &p, 0, "files", &r)))
+    if ((rc = mn__pg_query(c, SQL_FILES, &p, 0, "files", &r)))
         return rc;
     struct mn_strings_impl *l = calloc(1, sizeof *l);
     if (!l)
         rc = mn__nomem();
     for (int i = 0; !rc && i < PQntuples(r); i++)
-        if (mn_records_strings_push(l, PQgetvalue(r, i, 0)))
+        if (mn__records_strings_push(l, PQgetvalue(r, i, 0)))
             rc = mn__nomem();
     PQclear(r);
     if (rc) {
@@ -70,10 +70,10 @@ static mn_status files_body(struct pg_conn *c, void *arg)
     return MN_OK;
 }
 
-mn_status mn_pg_op_session_files(mn_store *st, const char *id, mn_strings **out)
+mn_status mn__pg_op_session_files(mn_store *st, const char *id, mn_strings **out)
 {
     struct files_arg a = {id, out};
-    return mn_pg_run(PG(st), PG_SNAPSHOT, files_body, &a);
+    return mn__pg_run(PG(st), PG_SNAPSHOT, files_body, &a);
 }
 
 /* Seed 002's FileDeduplicator keeps, per content, the path it was first seen under: the same
@@ -100,28 +100,28 @@ static mn_status file_seen_body(struct pg_conn *c, void *arg)
 {
     struct seen_arg *a = arg;
     int64_t sid = 0;
-    mn_status rc = mn_pg_session_sid(c, a->id, &sid, NULL);
+    mn_status rc = mn__pg_session_sid(c, a->id, &sid, NULL);
     if (rc)
         return rc;
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_i64(&p, sid);
-    mn_pg_text(&p, a->path);
-    mn_pg_text(&p, a->sha);
-    mn_pg_i64(&p, a->now_ms);
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    mn__pg_text(&p, a->path);
+    mn__pg_text(&p, a->sha);
+    mn__pg_i64(&p, a->now_ms);
     PGresult *r = NULL;
-    if ((rc = mn_pg_query(c, SQL_FILE_SEEN, &p, 0, "file hash", &r)))
+    if ((rc = mn__pg_query(c, SQL_FILE_SEEN, &p, 0, "file hash", &r)))
         return rc;
     a->include = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
     PQclear(r);
     return MN_OK;
 }
 
-mn_status mn_pg_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
+mn_status mn__pg_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
                              int *include)
 {
     struct seen_arg a = {id, path, sha256, now_ms, 0};
-    mn_status rc = mn_pg_run(PG(st), PG_WRITE, file_seen_body, &a);
+    mn_status rc = mn__pg_run(PG(st), PG_WRITE, file_seen_body, &a);
     *include = rc ? 0 : a.include;
     return rc;
 }
@@ -135,15 +135,15 @@ static const char SQL_STATE_SET[] = "UPDATE sessions SET state = $2 WHERE id = $
 static mn_status state_read(struct pg_conn *c, const char *sql, const char *id, char **out)
 {
     struct pg_params p;
-    mn_pg_params_init(&p);
-    mn_pg_text(&p, id);
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, id);
     PGresult *r = NULL;
     *out = NULL;
-    mn_status rc = mn_pg_query(c, sql, &p, 0, "state", &r);
+    mn_status rc = mn__pg_query(c, sql, &p, 0, "state", &r);
     if (rc)
         return rc;
     if (PQntuples(r) == 1) {
-        const char *v = mn_pg_col_text(r, 0, 0);
+        const char *v = mn__pg_col_text(r, 0, 0);
         if (v && !(*out = strdup(v)))
             rc = mn__nomem();
     } else
@@ -165,10 +165,10 @@ static mn_status state_get_body(struct pg_conn *c, void *arg)
     return state_read(c, SQL_STATE_GET, a->id, a->out);
 }
 
-mn_status mn_pg_op_state_get(mn_store *st, const char *id, char **out)
+mn_status mn__pg_op_state_get(mn_store *st, const char *id, char **out)
 {
     struct state_arg a = {id, out, NULL, NULL};
-    return mn_pg_run(PG(st), PG_AUTOCOMMIT, state_get_body, &a);
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, state_get_body, &a);
 }
 
 static mn_status state_update_body(struct pg_conn *c, void *arg)
@@ -180,19 +180,19 @@ static mn_status state_update_body(struct pg_conn *c, void *arg)
         rc = a->fn(a->user, current, &next);
     if (!rc) {
         struct pg_params p;
-        mn_pg_params_init(&p);
-        mn_pg_text(&p, a->id);
-        mn_pg_text(&p, next);
-        rc = mn_pg_query(c, SQL_STATE_SET, &p, 0, "state", NULL);
+        mn__pg_params_init(&p);
+        mn__pg_text(&p, a->id);
+        mn__pg_text(&p, next);
+        rc = mn__pg_query(c, SQL_STATE_SET, &p, 0, "state", NULL);
     }
     free(current);
     free(next);
     return rc;
 }
 
-mn_status mn_pg_op_state_update(mn_store *st, const char *id,
+mn_status mn__pg_op_state_update(mn_store *st, const char *id,
                                 mn_status (*fn)(void *user, const char *current, char **next), void *user)
 {
     struct state_arg a = {id, NULL, fn, user};
-    return mn_pg_run(PG(st), PG_WRITE, state_update_body, &a);
+    return mn__pg_run(PG(st), PG_WRITE, state_update_body, &a);
 }

@@ -28,25 +28,25 @@ static mn_status put_body(struct sqlite_store *s, void *arg)
 {
     const mn_checkpoint *cp = arg;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_PUT, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_PUT, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, cp->session_id);
-    mn_sqlite_bind_text(st, 2, cp->checkpoint_ns);
-    mn_sqlite_bind_text(st, 3, cp->id);
-    mn_sqlite_bind_text(st, 4, cp->parent_id);
-    mn_sqlite_bind_text(st, 5, cp->type);
-    mn_sqlite_bind_text(st, 6, cp->data);
-    mn_sqlite_bind_text(st, 7, cp->metadata);
+    mn__sqlite_bind_text(st, 1, cp->session_id);
+    mn__sqlite_bind_text(st, 2, cp->checkpoint_ns);
+    mn__sqlite_bind_text(st, 3, cp->id);
+    mn__sqlite_bind_text(st, 4, cp->parent_id);
+    mn__sqlite_bind_text(st, 5, cp->type);
+    mn__sqlite_bind_text(st, 6, cp->data);
+    mn__sqlite_bind_text(st, 7, cp->metadata);
     sqlite3_bind_int64(st, 8, cp->created_at);
-    if ((rc = mn_sqlite_step_done(s, st, "checkpoint put")))
+    if ((rc = mn__sqlite_step_done(s, st, "checkpoint put")))
         return rc;
     return sqlite3_changes(s->db) ? MN_OK : mn__err(MN_NOTFOUND, "session %s not found", cp->session_id);
 }
 
 static mn_status op_put(mn_store *st, const mn_checkpoint *cp)
 {
-    return mn_sqlite_run_write(st, put_body, NULL, (void *)cp);
+    return mn__sqlite_run_write(st, put_body, NULL, (void *)cp);
 }
 
 /* ---- pending writes -------------------------------------------------------------------------- */
@@ -73,26 +73,26 @@ static mn_status write_put_body(struct sqlite_store *s, void *arg)
     struct write_arg *a = arg;
     int64_t sid = 0;
     sqlite3_stmt *ins = NULL;
-    mn_status rc = mn_sqlite_session_sid(s, a->session_id, &sid, NULL);
-    if (rc || (rc = mn_sqlite_stmt(s, a->replace ? SQL_WRITE_REPLACE : SQL_WRITE_KEEP, &ins)))
+    mn_status rc = mn__sqlite_session_sid(s, a->session_id, &sid, NULL);
+    if (rc || (rc = mn__sqlite_stmt(s, a->replace ? SQL_WRITE_REPLACE : SQL_WRITE_KEEP, &ins)))
         return rc;
     sqlite3_bind_int64(ins, 1, sid);
-    mn_sqlite_bind_text(ins, 2, a->checkpoint_ns);
-    mn_sqlite_bind_text(ins, 3, a->checkpoint_id);
-    mn_sqlite_bind_text(ins, 4, a->w->task_id);
+    mn__sqlite_bind_text(ins, 2, a->checkpoint_ns);
+    mn__sqlite_bind_text(ins, 3, a->checkpoint_id);
+    mn__sqlite_bind_text(ins, 4, a->w->task_id);
     sqlite3_bind_int64(ins, 5, a->w->idx);
-    mn_sqlite_bind_text(ins, 6, a->w->channel);
-    mn_sqlite_bind_text(ins, 7, a->w->type);
-    mn_sqlite_bind_text(ins, 8, a->w->value);
-    mn_sqlite_bind_text(ins, 9, a->w->task_path);
-    return mn_sqlite_step_done(s, ins, "checkpoint write");
+    mn__sqlite_bind_text(ins, 6, a->w->channel);
+    mn__sqlite_bind_text(ins, 7, a->w->type);
+    mn__sqlite_bind_text(ins, 8, a->w->value);
+    mn__sqlite_bind_text(ins, 9, a->w->task_path);
+    return mn__sqlite_step_done(s, ins, "checkpoint write");
 }
 
 static mn_status op_write_put(mn_store *st, const char *session_id, const char *checkpoint_ns,
                               const char *checkpoint_id, const mn_checkpoint_write *w, int replace)
 {
     struct write_arg a = {session_id, checkpoint_ns, checkpoint_id, w, replace, NULL, NULL};
-    return mn_sqlite_run_write(st, write_put_body, NULL, &a);
+    return mn__sqlite_run_write(st, write_put_body, NULL, &a);
 }
 
 static const char SQL_WRITES[] =
@@ -104,24 +104,24 @@ static mn_status writes_body(struct sqlite_store *s, void *arg)
 {
     struct write_arg *a = arg;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_WRITES, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_WRITES, &st);
     if (rc)
         return rc;
     if (sqlite3_stmt_busy(st)) /* one statement a connection: its own callback cannot run it again */
         return mn__err(MN_MISUSE, "checkpoint writes read from inside their own callback");
-    mn_sqlite_bind_text(st, 1, a->session_id);
-    mn_sqlite_bind_text(st, 2, a->checkpoint_ns);
-    mn_sqlite_bind_text(st, 3, a->checkpoint_id);
+    mn__sqlite_bind_text(st, 1, a->session_id);
+    mn__sqlite_bind_text(st, 2, a->checkpoint_ns);
+    mn__sqlite_bind_text(st, 3, a->checkpoint_id);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        mn_checkpoint_write w = {mn_sqlite_col_text(st, 0), mn_sqlite_col_text(st, 1), sqlite3_column_int64(st, 2),
-                                 mn_sqlite_col_text(st, 3), mn_sqlite_col_text(st, 4), mn_sqlite_col_text(st, 5)};
+        mn_checkpoint_write w = {mn__sqlite_col_text(st, 0), mn__sqlite_col_text(st, 1), sqlite3_column_int64(st, 2),
+                                 mn__sqlite_col_text(st, 3), mn__sqlite_col_text(st, 4), mn__sqlite_col_text(st, 5)};
         if (a->fn(a->user, &w))
             break;
     }
     if (r != SQLITE_ROW && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "checkpoint writes");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "checkpoint writes");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -129,7 +129,7 @@ static mn_status op_writes(mn_store *st, const char *session_id, const char *che
                            const char *checkpoint_id, mn_store_checkpoint_write_fn fn, void *user)
 {
     struct write_arg a = {session_id, checkpoint_ns, checkpoint_id, NULL, 0, fn, user};
-    return mn_sqlite_run_read(st, writes_body, &a);
+    return mn__sqlite_run_read(st, writes_body, &a);
 }
 
 /* ---- scan ------------------------------------------------------------------------------------ */
@@ -161,30 +161,30 @@ struct scan_arg {
 static mn_status scan_emit(struct sqlite_store *s, sqlite3_stmt *keys, struct scan_arg *a, int *stop)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_SCAN_ROW, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_SCAN_ROW, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, sqlite3_column_int64(keys, 2));
-    mn_sqlite_bind_text(st, 2, mn_sqlite_col_text(keys, 3));
-    mn_sqlite_bind_text(st, 3, mn_sqlite_col_text(keys, 4));
+    mn__sqlite_bind_text(st, 2, mn__sqlite_col_text(keys, 3));
+    mn__sqlite_bind_text(st, 3, mn__sqlite_col_text(keys, 4));
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
-        mn_checkpoint cp = {.thread = mn_sqlite_col_text(keys, 0),
-                            .session_id = mn_sqlite_col_text(keys, 1),
-                            .checkpoint_ns = mn_sqlite_col_text(keys, 3),
-                            .id = mn_sqlite_col_text(keys, 4),
-                            .parent_id = mn_sqlite_col_text(st, 0),
-                            .type = mn_sqlite_col_text(st, 1),
-                            .data = mn_sqlite_col_text(st, 2),
-                            .metadata = mn_sqlite_col_text(st, 3),
+        mn_checkpoint cp = {.thread = mn__sqlite_col_text(keys, 0),
+                            .session_id = mn__sqlite_col_text(keys, 1),
+                            .checkpoint_ns = mn__sqlite_col_text(keys, 3),
+                            .id = mn__sqlite_col_text(keys, 4),
+                            .parent_id = mn__sqlite_col_text(st, 0),
+                            .type = mn__sqlite_col_text(st, 1),
+                            .data = mn__sqlite_col_text(st, 2),
+                            .metadata = mn__sqlite_col_text(st, 3),
                             .created_at = sqlite3_column_int64(st, 4)};
         *stop = a->fn(a->user, &cp) != 0;
     } else if (r == SQLITE_DONE) /* the keys' read transaction saw it: the file disagrees with itself */
         rc = MN_CORRUPT_AT("checkpoint scan: %s: checkpoint %s listed but not found", s->path,
-                           mn_sqlite_col_text(keys, 4));
+                           mn__sqlite_col_text(keys, 4));
     else
-        rc = mn_sqlite_fail(s, r, "checkpoint scan");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "checkpoint scan");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -192,21 +192,21 @@ static mn_status scan_rows(struct sqlite_store *s, struct scan_arg *a)
 {
     const mn_store_checkpoint_scan *q = a->q;
     sqlite3_stmt *keys = NULL;
-    mn_status rc = mn_sqlite_stmt(s, q->session_id ? SQL_SCAN_SESSION : q->ns ? SQL_SCAN_NS : SQL_SCAN_ALL, &keys);
+    mn_status rc = mn__sqlite_stmt(s, q->session_id ? SQL_SCAN_SESSION : q->ns ? SQL_SCAN_NS : SQL_SCAN_ALL, &keys);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(keys, 1, q->ns);
+    mn__sqlite_bind_text(keys, 1, q->ns);
     if (q->session_id)
-        mn_sqlite_bind_text(keys, 2, q->session_id);
-    mn_sqlite_bind_text(keys, 3, q->checkpoint_ns);
-    mn_sqlite_bind_text(keys, 4, q->id);
-    mn_sqlite_bind_text(keys, 5, q->before);
+        mn__sqlite_bind_text(keys, 2, q->session_id);
+    mn__sqlite_bind_text(keys, 3, q->checkpoint_ns);
+    mn__sqlite_bind_text(keys, 4, q->id);
+    mn__sqlite_bind_text(keys, 5, q->before);
     int r, stop = 0;
     while (!rc && !stop && (r = sqlite3_step(keys)) == SQLITE_ROW)
         rc = scan_emit(s, keys, a, &stop);
     if (!rc && !stop && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "checkpoint scan");
-    mn_sqlite_done(keys);
+        rc = mn__sqlite_fail(s, r, "checkpoint scan");
+    mn__sqlite_done(keys);
     return rc;
 }
 
@@ -227,7 +227,7 @@ static mn_status scan_body(struct sqlite_store *s, void *arg)
 static mn_status op_scan(mn_store *st, const mn_store_checkpoint_scan *q, mn_store_checkpoint_fn fn, void *user)
 {
     struct scan_arg a = {(struct sqlite_store *)st, q, fn, user};
-    return mn_sqlite_run_read(st, scan_body, &a);
+    return mn__sqlite_run_read(st, scan_body, &a);
 }
 
 /* ---- remove ---------------------------------------------------------------------------------- */
@@ -245,14 +245,14 @@ static mn_status remove_body(struct sqlite_store *s, void *arg)
 {
     struct remove_arg *a = arg;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_REMOVE_WRITES, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_REMOVE_WRITES, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, a->session_id);
-    if ((rc = mn_sqlite_step_done(s, st, "checkpoint remove")) || (rc = mn_sqlite_stmt(s, SQL_REMOVE, &st)))
+    mn__sqlite_bind_text(st, 1, a->session_id);
+    if ((rc = mn__sqlite_step_done(s, st, "checkpoint remove")) || (rc = mn__sqlite_stmt(s, SQL_REMOVE, &st)))
         return rc;
-    mn_sqlite_bind_text(st, 1, a->session_id);
-    if ((rc = mn_sqlite_step_done(s, st, "checkpoint remove")))
+    mn__sqlite_bind_text(st, 1, a->session_id);
+    if ((rc = mn__sqlite_step_done(s, st, "checkpoint remove")))
         return rc;
     a->removed = sqlite3_changes(s->db);
     return MN_OK;
@@ -264,14 +264,14 @@ static mn_status remove_body(struct sqlite_store *s, void *arg)
 static mn_status remove_committed(struct sqlite_store *s, void *arg)
 {
     if (((struct remove_arg *)arg)->removed > 0)
-        mn_sqlite_wal_truncate(s);
+        mn__sqlite_wal_truncate(s);
     return MN_OK;
 }
 
 static mn_status op_remove(mn_store *st, const char *session_id, int64_t *removed)
 {
     struct remove_arg a = {session_id, 0};
-    mn_status rc = mn_sqlite_run_write(st, remove_body, remove_committed, &a);
+    mn_status rc = mn__sqlite_run_write(st, remove_body, remove_committed, &a);
     *removed = rc ? 0 : a.removed;
     return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * documents.c — the SQLite side of documents (store_document.h): the rows of documents (schema.h,
  * version 16), keyed by (ns, path, key) in byte order. Every operation also runs between begin
- * and commit, in that transaction (mn_sqlite_run_write and mn_sqlite_run_read, sqlite_int.h).
+ * and commit, in that transaction (mn__sqlite_run_write and mn__sqlite_run_read, sqlite_int.h).
  * A read holds its connection while it calls back (mn_sqlite_held, scan 1), so that a callback
  * that calls a document or checkpoint operation anyway, which it may not, gets MN_MISUSE for a
  * write or another document read instead of waiting forever for the lock its own read holds.
@@ -37,7 +37,7 @@ static mn_status vectors_encode(const mn_store_document *d, unsigned char **blob
     if (d->n_vectors > (size_t)INT_MAX / 4 / d->dim)
         return mn__err(MN_TOOBIG, "document put: %zu vectors of dim %u", d->n_vectors, (unsigned)d->dim);
     size_t floats = d->n_vectors * d->dim;
-    if (!(*blob = mn_vecblob_new(d->vectors, (uint32_t)floats)))
+    if (!(*blob = mn__vecblob_new(d->vectors, (uint32_t)floats)))
         return mn__nomem();
     *len = (int)(floats * 4);
     return MN_OK;
@@ -63,7 +63,7 @@ static mn_status vectors_decode(struct sqlite_store *s, sqlite3_stmt *st, mn_sto
         *buf = nb;
         *cap = floats;
     }
-    mn_vecblob_decode(blob, (uint32_t)floats, *buf);
+    mn__vecblob_decode(blob, (uint32_t)floats, *buf);
     d->vectors = *buf;
     d->n_vectors = floats / d->dim;
     return MN_OK;
@@ -72,10 +72,10 @@ static mn_status vectors_decode(struct sqlite_store *s, sqlite3_stmt *st, mn_sto
 /* The row a read statement is on (COLS, then the vectors or NULL). */
 static void row_read(sqlite3_stmt *st, mn_store_document *d)
 {
-    *d = (mn_store_document){.ns = mn_sqlite_col_text(st, 0),
-                             .path = mn_sqlite_col_text(st, 1),
-                             .key = mn_sqlite_col_text(st, 2),
-                             .value = mn_sqlite_col_text(st, 3),
+    *d = (mn_store_document){.ns = mn__sqlite_col_text(st, 0),
+                             .path = mn__sqlite_col_text(st, 1),
+                             .key = mn__sqlite_col_text(st, 2),
+                             .value = mn__sqlite_col_text(st, 3),
                              .created_at = sqlite3_column_int64(st, 4),
                              .updated_at = sqlite3_column_int64(st, 5),
                              .expires_at = sqlite3_column_int64(st, 6),
@@ -83,7 +83,7 @@ static void row_read(sqlite3_stmt *st, mn_store_document *d)
                              .dim = (uint32_t)sqlite3_column_int64(st, 8)};
 }
 
-/* run_held runs a read's body on st (mn_sqlite_run_read) with its connection marked as this
+/* run_held runs a read's body on st (mn__sqlite_run_read) with its connection marked as this
  * thread's while the body calls back (mn_sqlite_held, scan 1). */
 struct held_arg {
     struct sqlite_store *handle;
@@ -106,7 +106,7 @@ static mn_status held_body(struct sqlite_store *s, void *arg)
 static mn_status run_held(mn_store *st, mn_sqlite_body body, void *arg)
 {
     struct held_arg h = {(struct sqlite_store *)st, body, arg};
-    return mn_sqlite_run_read(st, held_body, &h);
+    return mn__sqlite_run_read(st, held_body, &h);
 }
 
 /* ---- put, touch, remove ---------------------------------------------------------------------- */
@@ -127,13 +127,13 @@ static mn_status put_body(struct sqlite_store *s, void *arg)
     struct put_arg *a = arg;
     const mn_store_document *d = a->d;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_PUT, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_PUT, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, d->ns);
-    mn_sqlite_bind_text(st, 2, d->path);
-    mn_sqlite_bind_text(st, 3, d->key);
-    mn_sqlite_bind_text(st, 4, d->value);
+    mn__sqlite_bind_text(st, 1, d->ns);
+    mn__sqlite_bind_text(st, 2, d->path);
+    mn__sqlite_bind_text(st, 3, d->key);
+    mn__sqlite_bind_text(st, 4, d->value);
     sqlite3_bind_int64(st, 5, d->created_at);
     sqlite3_bind_int64(st, 6, d->updated_at);
     sqlite3_bind_int64(st, 7, d->expires_at);
@@ -141,7 +141,7 @@ static mn_status put_body(struct sqlite_store *s, void *arg)
     sqlite3_bind_int64(st, 9, a->blob ? d->dim : 0);
     if (a->blob)
         sqlite3_bind_blob(st, 10, a->blob, a->len, SQLITE_STATIC);
-    return mn_sqlite_step_done(s, st, "document put");
+    return mn__sqlite_step_done(s, st, "document put");
 }
 
 /* A document without vectors is stored with dim 0, whatever d->dim says: dim tells a reader
@@ -155,7 +155,7 @@ static mn_status op_put(mn_store *st, const mn_store_document *d)
     mn_status rc = vectors_encode(d, &blob, &a.len);
     a.blob = blob;
     if (!rc)
-        rc = mn_sqlite_run_write(st, put_body, NULL, &a);
+        rc = mn__sqlite_run_write(st, put_body, NULL, &a);
     free(blob);
     return rc;
 }
@@ -175,15 +175,15 @@ static const char SQL_REMOVE[] = "DELETE FROM documents WHERE ns = ?1 AND path =
 static mn_status key_write(struct sqlite_store *s, struct key_arg *a, const char *sql, const char *what)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    mn_status rc = mn__sqlite_stmt(s, sql, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, a->ns);
-    mn_sqlite_bind_text(st, 2, a->path);
-    mn_sqlite_bind_text(st, 3, a->key);
+    mn__sqlite_bind_text(st, 1, a->ns);
+    mn__sqlite_bind_text(st, 2, a->path);
+    mn__sqlite_bind_text(st, 3, a->key);
     if (sql == SQL_TOUCH)
         sqlite3_bind_int64(st, 4, a->num);
-    if ((rc = mn_sqlite_step_done(s, st, what)))
+    if ((rc = mn__sqlite_step_done(s, st, what)))
         return rc;
     a->removed = sqlite3_changes(s->db);
     return MN_OK;
@@ -205,7 +205,7 @@ static mn_status remove_body(struct sqlite_store *s, void *arg)
 static mn_status removed_committed(struct sqlite_store *s, void *arg)
 {
     if (((struct key_arg *)arg)->removed > 0)
-        mn_sqlite_wal_truncate(s);
+        mn__sqlite_wal_truncate(s);
     return MN_OK;
 }
 
@@ -214,7 +214,7 @@ static mn_status op_touch(mn_store *st, const char *ns, const char *path, const 
     if (!ns || !path || !key)
         return mn__err(MN_MISUSE, "document touch without its namespace, path or key");
     struct key_arg a = {ns, path, key, expires_at, 0, NULL, NULL};
-    return mn_sqlite_run_write(st, touch_body, NULL, &a);
+    return mn__sqlite_run_write(st, touch_body, NULL, &a);
 }
 
 static mn_status op_remove(mn_store *st, const char *ns, const char *path, const char *key, int64_t *removed)
@@ -223,7 +223,7 @@ static mn_status op_remove(mn_store *st, const char *ns, const char *path, const
     if (!ns || !path || !key)
         return mn__err(MN_MISUSE, "document remove without its namespace, path or key");
     struct key_arg a = {ns, path, key, 0, 0, NULL, NULL};
-    mn_status rc = mn_sqlite_run_write(st, remove_body, removed_committed, &a);
+    mn_status rc = mn__sqlite_run_write(st, remove_body, removed_committed, &a);
     *removed = rc ? 0 : a.removed;
     return rc;
 }
@@ -237,12 +237,12 @@ static mn_status get_body(struct sqlite_store *s, void *arg)
 {
     struct key_arg *a = arg;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_GET, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_GET, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, a->ns);
-    mn_sqlite_bind_text(st, 2, a->path);
-    mn_sqlite_bind_text(st, 3, a->key);
+    mn__sqlite_bind_text(st, 1, a->ns);
+    mn__sqlite_bind_text(st, 2, a->path);
+    mn__sqlite_bind_text(st, 3, a->key);
     sqlite3_bind_int64(st, 4, a->num);
     float *buf = NULL;
     size_t cap = 0;
@@ -253,8 +253,8 @@ static mn_status get_body(struct sqlite_store *s, void *arg)
         if (!(rc = vectors_decode(s, st, &d, &buf, &cap)))
             a->fn(a->user, &d);
     } else if (r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "document get");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "document get");
+    mn__sqlite_done(st);
     free(buf);
     return rc;
 }
@@ -299,11 +299,11 @@ static mn_status scan_body(struct sqlite_store *s, void *arg)
     const char *sql = q->ns ? (q->prefix ? SQL_SCAN_NS_PREFIX : SQL_SCAN_NS)
                             : (q->prefix ? SQL_SCAN_PREFIX : SQL_SCAN_ALL);
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    mn_status rc = mn__sqlite_stmt(s, sql, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, q->ns);
-    mn_sqlite_bind_text(st, 2, q->prefix);
+    mn__sqlite_bind_text(st, 1, q->ns);
+    mn__sqlite_bind_text(st, 2, q->prefix);
     sqlite3_bind_int64(st, 3, q->now);
     sqlite3_bind_int(st, 4, q->with_vectors != 0);
     float *buf = NULL;
@@ -316,8 +316,8 @@ static mn_status scan_body(struct sqlite_store *s, void *arg)
             stop = a->fn(a->user, &d) != 0;
     }
     if (!rc && !stop && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "document scan");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "document scan");
+    mn__sqlite_done(st);
     free(buf);
     return rc;
 }
@@ -326,17 +326,17 @@ static mn_status paths_body(struct sqlite_store *s, void *arg)
 {
     struct scan_arg *a = arg;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_PATHS, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_PATHS, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, a->ns);
+    mn__sqlite_bind_text(st, 1, a->ns);
     sqlite3_bind_int64(st, 2, a->now);
     int r, stop = 0;
     while (!stop && (r = sqlite3_step(st)) == SQLITE_ROW)
-        stop = a->path_fn(a->user, mn_sqlite_col_text(st, 0)) != 0;
+        stop = a->path_fn(a->user, mn__sqlite_col_text(st, 0)) != 0;
     if (!stop && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "document paths");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "document paths");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -366,12 +366,12 @@ static mn_status purge_body(struct sqlite_store *s, void *arg)
 {
     struct key_arg *a = arg;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, a->num ? SQL_PURGE_EXPIRED : SQL_PURGE_NS, &st);
+    mn_status rc = mn__sqlite_stmt(s, a->num ? SQL_PURGE_EXPIRED : SQL_PURGE_NS, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, a->num);
-    mn_sqlite_bind_text(st, 2, a->ns);
-    if ((rc = mn_sqlite_step_done(s, st, "document purge")))
+    mn__sqlite_bind_text(st, 2, a->ns);
+    if ((rc = mn__sqlite_step_done(s, st, "document purge")))
         return rc;
     a->removed = sqlite3_changes(s->db);
     return MN_OK;
@@ -383,7 +383,7 @@ static mn_status op_purge(mn_store *st, const char *ns, int64_t now, int64_t *re
     if (!now && !ns)
         return mn__err(MN_MISUSE, "document purge of a whole namespace without one");
     struct key_arg a = {ns, NULL, NULL, now, 0, NULL, NULL};
-    mn_status rc = mn_sqlite_run_write(st, purge_body, removed_committed, &a);
+    mn_status rc = mn__sqlite_run_write(st, purge_body, removed_committed, &a);
     *removed = rc ? 0 : a.removed;
     return rc;
 }

@@ -20,21 +20,21 @@ static mn_status update_locked(struct sqlite_store *s, const char *id, const cha
                                int64_t now_ms)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_SESSION_UPDATE, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_SESSION_UPDATE, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, id);
-    mn_sqlite_bind_text(st, 2, title);
-    mn_sqlite_bind_text(st, 3, metadata);
+    mn__sqlite_bind_text(st, 1, id);
+    mn__sqlite_bind_text(st, 2, title);
+    mn__sqlite_bind_text(st, 3, metadata);
     sqlite3_bind_int64(st, 4, now_ms);
-    if ((rc = mn_sqlite_step_done(s, st, "session update")))
+    if ((rc = mn__sqlite_step_done(s, st, "session update")))
         return rc;
     if (sqlite3_changes(s->db) == 0)
         return mn__err(MN_NOTFOUND, "session %s not found", id);
     return MN_OK;
 }
 
-mn_status mn_sqlite_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
+mn_status mn__sqlite_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                       int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;

@@ -18,7 +18,7 @@ static const char SQL_SESSION_PRUNE[] =
     "DELETE FROM sessions WHERE updated_minute <= ?1 / 60000 AND updated_at < ?1 RETURNING id";
 static const char SQL_SESSION_GC[] = "DELETE FROM sessions WHERE expires_at > 0 AND expires_at <= ?1 RETURNING id";
 
-void mn_sqlite_wal_truncate(struct sqlite_store *s)
+void mn__sqlite_wal_truncate(struct sqlite_store *s)
 {
     /* Frames of earlier transactions (the message's insert among them) stay in the WAL file until
      * it is reset; TRUNCATE checkpoints and empties it. A reader in the middle of a transaction
@@ -27,10 +27,10 @@ void mn_sqlite_wal_truncate(struct sqlite_store *s)
         mn__log(MN_LOG_INFO, "%s: WAL not truncated after a delete: %s", s->path, sqlite3_errmsg(s->db));
 }
 
-void mn_sqlite_erased(struct sqlite_store *s)
+void mn__sqlite_erased(struct sqlite_store *s)
 {
-    mn_sqlite_fts_erase(s);
-    mn_sqlite_wal_truncate(s);
+    mn__sqlite_fts_erase(s);
+    mn__sqlite_wal_truncate(s);
 }
 
 /* Runs one of the deletes above (text or number bound to ?1) in a write transaction; collects the
@@ -39,23 +39,23 @@ static mn_status delete_txn(struct sqlite_store *s, const char *sql, const char 
                             struct mn_strings_impl *l)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    mn_status rc = mn__sqlite_stmt(s, sql, &st);
     if (rc)
         return rc;
     if (text)
-        mn_sqlite_bind_text(st, 1, text);
+        mn__sqlite_bind_text(st, 1, text);
     else
         sqlite3_bind_int64(st, 1, num);
     int r;
     *n = 0;
     while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
         ++*n;
-        if (l && mn_records_strings_push(l, mn_sqlite_col_text(st, 0)))
+        if (l && mn__records_strings_push(l, mn__sqlite_col_text(st, 0)))
             rc = mn__nomem();
     }
     if (!rc && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "delete");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "delete");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -65,13 +65,13 @@ static mn_status delete_locked(struct sqlite_store *s, const char *sql, const ch
     struct mn_strings_impl *l = NULL;
     if (ids && !(l = calloc(1, sizeof *l)))
         return mn__nomem();
-    mn_status rc = mn_sqlite_begin_write(s);
+    mn_status rc = mn__sqlite_begin_write(s);
     if (!rc && (rc = delete_txn(s, sql, text, num, n, l)))
-        mn_sqlite_rollback(s);
+        mn__sqlite_rollback(s);
     else if (!rc)
-        rc = mn_sqlite_commit(s);
+        rc = mn__sqlite_commit(s);
     if (!rc && *n > 0)
-        mn_sqlite_erased(s);
+        mn__sqlite_erased(s);
     if (rc) {
         if (l)
             mn_strings_free(&l->pub);
@@ -83,7 +83,7 @@ static mn_status delete_locked(struct sqlite_store *s, const char *sql, const ch
     return MN_OK;
 }
 
-mn_status mn_sqlite_op_session_delete(mn_store *st, const char *id)
+mn_status mn__sqlite_op_session_delete(mn_store *st, const char *id)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     int64_t n = 0;
@@ -95,13 +95,13 @@ mn_status mn_sqlite_op_session_delete(mn_store *st, const char *id)
     return rc;
 }
 
-mn_status mn_sqlite_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted, mn_strings **ids)
+mn_status mn__sqlite_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted, mn_strings **ids)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     LOCKED(s, delete_locked(s, SQL_SESSION_PRUNE, NULL, before_ms, deleted, ids));
 }
 
-mn_status mn_sqlite_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids)
+mn_status mn__sqlite_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     LOCKED(s, delete_locked(s, SQL_SESSION_GC, NULL, now_ms, purged, ids));
@@ -111,21 +111,21 @@ static mn_status vacuum_locked(struct sqlite_store *s)
 {
     int r = sqlite3_exec(s->db, "VACUUM", NULL, NULL, NULL);
     if (r != SQLITE_OK)
-        return mn_sqlite_fail(s, r, "vacuum");
-    mn_sqlite_wal_truncate(s);
+        return mn__sqlite_fail(s, r, "vacuum");
+    mn__sqlite_wal_truncate(s);
     if (!s->kw)
         return MN_OK;
     /* the keyword index's file too (its merges free whole segments), on its own connection */
     pthread_mutex_lock(&s->kw->lock);
     r = sqlite3_exec(s->kw->db, "VACUUM kw", NULL, NULL, NULL);
-    mn_status rc = r == SQLITE_OK ? MN_OK : mn_sqlite_fail(s->kw, r, "vacuum of the keyword index");
+    mn_status rc = r == SQLITE_OK ? MN_OK : mn__sqlite_fail(s->kw, r, "vacuum of the keyword index");
     if (!rc)
         sqlite3_wal_checkpoint_v2(s->kw->db, "kw", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     pthread_mutex_unlock(&s->kw->lock);
     return rc;
 }
 
-mn_status mn_sqlite_op_vacuum(mn_store *st)
+mn_status mn__sqlite_op_vacuum(mn_store *st)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     LOCKED(s, vacuum_locked(s));

@@ -37,7 +37,7 @@ struct mn_sqlite_dense {
     int64_t last; /* the last id added */
 };
 
-void mn_sqlite_dense_free(struct mn_sqlite_dense *d)
+void mn__sqlite_dense_free(struct mn_sqlite_dense *d)
 {
     if (!d)
         return;
@@ -55,22 +55,22 @@ static size_t roomy(size_t n)
     return n + n / 8 + 1024;
 }
 
-size_t mn_sqlite_dense_bytes(const struct mn_sqlite_dense *d)
+size_t mn__sqlite_dense_bytes(const struct mn_sqlite_dense *d)
 {
     return d ? sizeof *d + 2 * d->nwords * sizeof *d->bits + d->captf + d->capbig * sizeof *d->big : 0;
 }
 
-size_t mn_sqlite_dense_estimate(int64_t upto, int64_t rows)
+size_t mn__sqlite_dense_estimate(int64_t upto, int64_t rows)
 {
     return 2 * roomy((size_t)upto / 64 + 1) * sizeof(uint64_t) + (size_t)rows;
 }
 
-size_t mn_sqlite_sizes_bytes(const struct mn_sqlite_sizes *z, int64_t upto)
+size_t mn__sqlite_sizes_bytes(const struct mn_sqlite_sizes *z, int64_t upto)
 {
     return (size_t)upto < z->n ? z->n * sizeof *z->d : roomy((size_t)upto + 1) * sizeof *z->d;
 }
 
-void mn_sqlite_sizes_free(struct mn_sqlite_sizes *z)
+void mn__sqlite_sizes_free(struct mn_sqlite_sizes *z)
 {
     free(z->d);
     *z = (struct mn_sqlite_sizes){0};
@@ -136,12 +136,12 @@ static mn_status dense_add(void *user, int64_t id, int64_t tf)
 static const char SQL_DENSE_SCAN[] = "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts"
                                      " WHERE messages_fts MATCH ?1 AND rowid > ?2 ORDER BY rowid";
 
-mn_status mn_sqlite_dense_update(struct sqlite_store *s, struct mn_sqlite_dense **dp, const char *phrase, size_t len,
+mn_status mn__sqlite_dense_update(struct sqlite_store *s, struct mn_sqlite_dense **dp, const char *phrase, size_t len,
                                  int64_t upto)
 {
     struct mn_sqlite_dense *d = *dp;
     if (d && d->upto > upto) {
-        mn_sqlite_dense_free(d);
+        mn__sqlite_dense_free(d);
         d = *dp = NULL;
     }
     if (d && d->upto == upto)
@@ -151,9 +151,9 @@ mn_status mn_sqlite_dense_update(struct sqlite_store *s, struct mn_sqlite_dense 
             return mn__nomem();
         d->upto = d->last = -1;
     }
-    mn_status rc = mn_sqlite_phrase_scan(s, SQL_DENSE_SCAN, phrase, len, d->upto, dense_add, d);
+    mn_status rc = mn__sqlite_phrase_scan(s, SQL_DENSE_SCAN, phrase, len, d->upto, dense_add, d);
     if (rc) { /* a half-read phrase would miss rows: nothing kept */
-        mn_sqlite_dense_free(d);
+        mn__sqlite_dense_free(d);
         *dp = NULL;
         return rc;
     }
@@ -166,10 +166,10 @@ mn_status mn_sqlite_dense_update(struct sqlite_store *s, struct mn_sqlite_dense 
  * with rare phrases need theirs too, and very common phrases cover most rows anyway). */
 static const char SQL_SIZES_SCAN[] = "SELECT id, sz FROM messages_fts_docsize WHERE id > ?1";
 
-mn_status mn_sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes *z, int64_t upto)
+mn_status mn__sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes *z, int64_t upto)
 {
     if (z->upto > upto)
-        mn_sqlite_sizes_free(z);
+        mn__sqlite_sizes_free(z);
     if (z->upto == upto)
         return MN_OK;
     if ((size_t)upto >= z->n) {
@@ -182,7 +182,7 @@ mn_status mn_sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes 
         z->n = n;
     }
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_SIZES_SCAN, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_SIZES_SCAN, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, z->upto);
@@ -190,13 +190,13 @@ mn_status mn_sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes 
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
         int ntok = 0;
-        if (id > 0 && id <= upto && mn_sqlite_docsize(sqlite3_column_value(st, 1), &ntok))
+        if (id > 0 && id <= upto && mn__sqlite_docsize(sqlite3_column_value(st, 1), &ntok))
             z->d[id] = (uint32_t)ntok;
     }
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     if (r != SQLITE_DONE) {
-        mn_sqlite_sizes_free(z);
-        return mn_sqlite_fail(s, r, "keyword search");
+        mn__sqlite_sizes_free(z);
+        return mn__sqlite_fail(s, r, "keyword search");
     }
     z->upto = upto;
     return MN_OK;
@@ -209,7 +209,7 @@ struct mn_sqlite_rare_row { /* one row of one phrase that is not held here */
     int phrase;
 };
 
-void mn_sqlite_rare_free(struct mn_sqlite_rare *r)
+void mn__sqlite_rare_free(struct mn_sqlite_rare *r)
 {
     free(r->row);
     *r = (struct mn_sqlite_rare){0};
@@ -292,7 +292,7 @@ static void score_row(struct ranker *k, int64_t id, double d)
         double f = k->dense[i] ? dense_tf(k, i, id) : k->freq[i];
         score += mn_bm25_term(k->idf[i], f, d, k->avgdl);
     }
-    mn_sqlite_best_insert(k->best, &k->nbest, k->want, id, -1.0 * score);
+    mn__sqlite_best_insert(k->best, &k->nbest, k->want, id, -1.0 * score);
 }
 
 /* The rows of the phrases not held (in the set, when there is one), sorted by id. */
@@ -313,16 +313,16 @@ static mn_status rare_rows(struct sqlite_store *s, const struct phrases *p, stru
                                                     " WHERE messages_fts MATCH ?1 AND mnemo_in(?6, rowid)",
                                    -1, &st, NULL);
         if (r != SQLITE_OK) {
-            rc = mn_sqlite_fail(s, r, "keyword search");
+            rc = mn__sqlite_fail(s, r, "keyword search");
             break;
         }
         sqlite3_bind_text(st, 1, p->at[i], (int)p->len[i], SQLITE_STATIC);
         if (set && set->bounded) {
-            sqlite3_bind_int64(st, 4, mn_sqlite_idset_lo(set));
-            sqlite3_bind_int64(st, 5, mn_sqlite_idset_hi(set));
+            sqlite3_bind_int64(st, 4, mn__sqlite_idset_lo(set));
+            sqlite3_bind_int64(st, 5, mn__sqlite_idset_hi(set));
         }
         if (set)
-            mn_sqlite_idset_bind(st, 6, set);
+            mn__sqlite_idset_bind(st, 6, set);
         while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
             if (out->n == cap) {
                 size_t more = cap ? cap * 2 : 1024;
@@ -337,13 +337,13 @@ static mn_status rare_rows(struct sqlite_store *s, const struct phrases *p, stru
             out->row[out->n++] = (struct mn_sqlite_rare_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), i};
         }
         if (!rc && r != SQLITE_DONE)
-            rc = mn_sqlite_fail(s, r, "keyword search");
+            rc = mn__sqlite_fail(s, r, "keyword search");
         sqlite3_finalize(st);
     }
     if (!rc && out->n > 1)
         qsort(out->row, out->n, sizeof *out->row, rare_cmp);
     if (rc)
-        mn_sqlite_rare_free(out);
+        mn__sqlite_rare_free(out);
     else
         out->read = 1;
     return rc;
@@ -406,7 +406,7 @@ static void score_held_rows(struct ranker *k, const struct mn_sqlite_sizes *z, c
     }
 }
 
-mn_status mn_sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
+mn_status mn__sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
                                struct mn_sqlite_dense *const *dense, const struct mn_sqlite_sizes *z,
                                struct mn_sqlite_idset *set, struct mn_sqlite_rare *rare, size_t want, int held_too,
                                struct scored_list *out, int *done)
@@ -422,7 +422,7 @@ mn_status mn_sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
     for (int i = 1; i < p->m; i++)
         most = p->n[i] > p->n[most] ? i : most;
     int64_t nrow = 0, ntoken = 0;
-    mn_status rc = mn_sqlite_fts_totals(s, p->at[most], p->len[most], &nrow, &ntoken);
+    mn_status rc = mn__sqlite_fts_totals(s, p->at[most], p->len[most], &nrow, &ntoken);
     if (rc || nrow <= 0)
         return rc;
     struct ranker k = {.p = p, .dense = dense, .want = want};
@@ -453,7 +453,7 @@ mn_status mn_sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
     if (!rc && (!enter || held_too)) {
         out->n = 0;
         for (size_t i = 0; !rc && i < k.nbest; i++)
-            rc = mn_sqlite_scored_push(out, k.best[i].id, k.best[i].score);
+            rc = mn__sqlite_scored_push(out, k.best[i].id, k.best[i].score);
         if (!rc) {
             *done = 1;
             __atomic_fetch_add(first >= 0 ? &mn_sqlite_fts_dense_ranked : &mn_sqlite_fts_rows_ranked, 1,

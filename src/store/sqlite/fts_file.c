@@ -34,7 +34,7 @@
 static mn_status kw_exec(struct sqlite_store *s, const char *sql)
 {
     int r = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-    return r == SQLITE_OK ? MN_OK : mn_sqlite_fail(s, r, "keyword index file");
+    return r == SQLITE_OK ? MN_OK : mn__sqlite_fail(s, r, "keyword index file");
 }
 
 /* ATTACH `file` AS kw (bound, so any path works). */
@@ -47,10 +47,10 @@ static mn_status kw_attach(struct sqlite_store *s, const char *file)
         r = sqlite3_step(st);
     }
     sqlite3_finalize(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index file");
+    return r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "keyword index file");
 }
 
-mn_status mn_sqlite_kw_attach_rw(struct sqlite_store *s)
+mn_status mn__sqlite_kw_attach_rw(struct sqlite_store *s)
 {
     if (s->no_readers && !s->kw_own) /* a private database: its index is private too */
         return kw_attach(s, ":memory:");
@@ -64,7 +64,7 @@ mn_status mn_sqlite_kw_attach_rw(struct sqlite_store *s)
         if (r == SQLITE_OK)
             break;
         if ((r & 0xFF) != SQLITE_BUSY || attempt >= 200)
-            rc = mn_sqlite_fail(s, r, "keyword index file");
+            rc = mn__sqlite_fail(s, r, "keyword index file");
         else
             sqlite3_sleep(10);
     }
@@ -92,13 +92,13 @@ static const char SQL_RESET[] =
 static mn_status kw_check(struct sqlite_store *s)
 {
     int64_t known = 0, tables = 0, ours = 0;
-    mn_status rc = mn_sqlite_begin_write(s);
+    mn_status rc = mn__sqlite_begin_write(s);
     /* a missing mark table alone is no reason to index again: an empty one is always right */
     if (!rc)
         rc = kw_exec(s, "CREATE TABLE IF NOT EXISTS kw.fts_applied (seq INTEGER PRIMARY KEY)");
-    if (!rc && !(rc = mn_sqlite_one_value(s, SQL_CHECK_KNOWN, &known)) &&
-        !(rc = mn_sqlite_one_value(s, SQL_CHECK_TABLES, &tables)) && tables)
-        rc = mn_sqlite_one_value(s, SQL_CHECK_OURS, &ours);
+    if (!rc && !(rc = mn__sqlite_one_value(s, SQL_CHECK_KNOWN, &known)) &&
+        !(rc = mn__sqlite_one_value(s, SQL_CHECK_TABLES, &tables)) && tables)
+        rc = mn__sqlite_one_value(s, SQL_CHECK_OURS, &ours);
     if (!rc && !ours) {
         if (known && !s->no_readers)
             mn__log(MN_LOG_WARN, "%s" KW_SUFFIX ": keyword index missing, of another database or state; indexing again",
@@ -106,13 +106,13 @@ static mn_status kw_check(struct sqlite_store *s)
         rc = kw_exec(s, SQL_RESET);
     }
     if (rc)
-        mn_sqlite_rollback(s);
+        mn__sqlite_rollback(s);
     else
-        rc = mn_sqlite_commit(s);
+        rc = mn__sqlite_commit(s);
     return rc;
 }
 
-mn_status mn_sqlite_kw_views(struct sqlite_store *c)
+mn_status mn__sqlite_kw_views(struct sqlite_store *c)
 {
     return kw_exec(c, "CREATE TEMP VIEW IF NOT EXISTS fts_log_pending AS SELECT * FROM main.msg_log"
                       " WHERE seq NOT IN (SELECT seq FROM kw.fts_applied)");
@@ -136,21 +136,21 @@ static void *indexer_main(void *arg)
             break; /* stopped, nothing more asked for: what was asked is done before a close returns */
         s->kw_wake = 0;
         pthread_mutex_unlock(&s->kw_sig);
-        mn_sqlite_fts_indexer_run(s);
+        mn__sqlite_fts_indexer_run(s);
         pthread_mutex_lock(&s->kw_sig);
     }
     pthread_mutex_unlock(&s->kw_sig);
     return NULL;
 }
 
-mn_status mn_sqlite_kw_start(struct sqlite_store *s)
+mn_status mn__sqlite_kw_start(struct sqlite_store *s)
 {
     mn_status rc = kw_check(s);
     if (rc || s->no_readers) /* a private index stays attached read-write and is drained inline */
-        return rc ? rc : mn_sqlite_kw_views(s);
+        return rc ? rc : mn__sqlite_kw_views(s);
     if ((rc = kw_exec(s, "DETACH kw")))
         return rc;
-    if ((rc = mn_sqlite_open_indexer(s, &s->kw)))
+    if ((rc = mn__sqlite_open_indexer(s, &s->kw)))
         return rc;
     pthread_mutex_init(&s->kw_sig, NULL);
     pthread_cond_init(&s->kw_cond, NULL);
@@ -161,7 +161,7 @@ mn_status mn_sqlite_kw_start(struct sqlite_store *s)
     return MN_OK;
 }
 
-void mn_sqlite_kw_ask(struct sqlite_store *s, int64_t rows, int64_t budget, int64_t bound)
+void mn__sqlite_kw_ask(struct sqlite_store *s, int64_t rows, int64_t budget, int64_t bound)
 {
     atomic_fetch_add(&s->kw->kw_budget, budget);
     pthread_mutex_lock(&s->kw_sig);
@@ -177,7 +177,7 @@ void mn_sqlite_kw_ask(struct sqlite_store *s, int64_t rows, int64_t budget, int6
     pthread_mutex_unlock(&s->kw_sig);
 }
 
-int64_t mn_sqlite_kw_asked(struct sqlite_store *s)
+int64_t mn__sqlite_kw_asked(struct sqlite_store *s)
 {
     pthread_mutex_lock(&s->kw_sig);
     int64_t asked = s->kw_asked;
@@ -185,7 +185,7 @@ int64_t mn_sqlite_kw_asked(struct sqlite_store *s)
     return asked;
 }
 
-int mn_sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed, int last, mn_status rc)
+int mn__sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed, int last, mn_status rc)
 {
     pthread_mutex_lock(&s->kw_sig);
     if (rc) /* left for the next drain or search; nobody waits for it */
@@ -200,7 +200,7 @@ int mn_sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed,
     return behind;
 }
 
-void mn_sqlite_kw_stop(struct sqlite_store *s)
+void mn__sqlite_kw_stop(struct sqlite_store *s)
 {
     if (s->kw_started) {
         pthread_mutex_lock(&s->kw_sig);
@@ -213,6 +213,6 @@ void mn_sqlite_kw_stop(struct sqlite_store *s)
         s->kw_started = 0;
     }
     if (s->kw)
-        mn_sqlite_close(s->kw);
+        mn__sqlite_close(s->kw);
     s->kw = NULL;
 }

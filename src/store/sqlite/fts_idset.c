@@ -25,7 +25,7 @@ static int cmp_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-mn_status mn_sqlite_idset_read(struct sqlite_store *s, sqlite3_stmt *st, struct mn_sqlite_idset *set)
+mn_status mn__sqlite_idset_read(struct sqlite_store *s, sqlite3_stmt *st, struct mn_sqlite_idset *set)
 {
     int r;
     *set = (struct mn_sqlite_idset){0};
@@ -35,7 +35,7 @@ mn_status mn_sqlite_idset_read(struct sqlite_store *s, sqlite3_stmt *st, struct 
             size_t more = cap ? cap * 2 : 256;
             int64_t *id = realloc(set->id, more * sizeof *id);
             if (!id) {
-                mn_sqlite_idset_free(set);
+                mn__sqlite_idset_free(set);
                 return mn__nomem();
             }
             set->id = id;
@@ -44,8 +44,8 @@ mn_status mn_sqlite_idset_read(struct sqlite_store *s, sqlite3_stmt *st, struct 
         set->id[set->n++] = sqlite3_column_int64(st, 0);
     }
     if (r != SQLITE_DONE) {
-        mn_sqlite_idset_free(set);
-        return mn_sqlite_fail(s, r, "keyword search");
+        mn__sqlite_idset_free(set);
+        return mn__sqlite_fail(s, r, "keyword search");
     }
     /* the session's rows come in (session, seq) order, which is not always id order */
     if (set->n > 1)
@@ -53,23 +53,23 @@ mn_status mn_sqlite_idset_read(struct sqlite_store *s, sqlite3_stmt *st, struct 
     return MN_OK;
 }
 
-void mn_sqlite_idset_free(struct mn_sqlite_idset *set)
+void mn__sqlite_idset_free(struct mn_sqlite_idset *set)
 {
     free(set->id);
     *set = (struct mn_sqlite_idset){0};
 }
 
-int64_t mn_sqlite_idset_lo(const struct mn_sqlite_idset *set)
+int64_t mn__sqlite_idset_lo(const struct mn_sqlite_idset *set)
 {
     return set->n ? set->id[0] : 1;
 }
 
-int64_t mn_sqlite_idset_hi(const struct mn_sqlite_idset *set)
+int64_t mn__sqlite_idset_hi(const struct mn_sqlite_idset *set)
 {
     return set->n ? set->id[set->n - 1] : 0;
 }
 
-void mn_sqlite_idset_bind(sqlite3_stmt *st, int at, struct mn_sqlite_idset *set)
+void mn__sqlite_idset_bind(sqlite3_stmt *st, int at, struct mn_sqlite_idset *set)
 {
     set->at = 0;
     sqlite3_bind_pointer(st, at, set, IDSET_TYPE, NULL);
@@ -118,7 +118,7 @@ static void mnemo_in(sqlite3_context *ctx, int nval, sqlite3_value **val)
     sqlite3_result_int(ctx, idset_has(set, sqlite3_value_int64(val[1])));
 }
 
-int mn_sqlite_idset_register(sqlite3 *db)
+int mn__sqlite_idset_register(sqlite3 *db)
 {
     return sqlite3_create_function(db, "mnemo_in", 2, SQLITE_UTF8 | SQLITE_INNOCUOUS, NULL, mnemo_in, NULL, NULL);
 }

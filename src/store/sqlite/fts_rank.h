@@ -25,16 +25,16 @@ struct scored_list {
     size_t n, cap;
 };
 
-mn_status mn_sqlite_scored_push(struct scored_list *l, int64_t id, double score);
+mn_status mn__sqlite_scored_push(struct scored_list *l, int64_t id, double score);
 /* Whether (score, id) ranks before r: a smaller score, ties by smaller id (the search's order). */
 static inline int mn_sqlite_ranks_before(double score, int64_t id, const struct scored *r)
 {
     return score < r->score || (score == r->score && id < r->id);
 }
 /* Keeps (id, score) among the best `want` rows so far, best[0..*n) best first (fts_tops.c). */
-void mn_sqlite_best_insert(struct scored *best, size_t *n, size_t want, int64_t id, double score);
+void mn__sqlite_best_insert(struct scored *best, size_t *n, size_t want, int64_t id, double score);
 
-/* The phrases of a query as mn_fts_query writes it ("a" OR "b" OR …), each with its document
+/* The phrases of a query as mn__fts_query writes it ("a" OR "b" OR …), each with its document
  * count n. */
 struct phrases {
     const char *at[BM25_MAX_PHRASES];
@@ -67,8 +67,8 @@ static inline double mn_bm25_term(double idf, double freq, double d, double avgd
  * the counts ?16 on. FROM_SIZED reads the row's size record d.sz beside the match. */
 #define FROM_SIZED " FROM messages_fts LEFT JOIN messages_fts_docsize d ON d.id = messages_fts.rowid"
 struct mn_buf;
-mn_status mn_sqlite_given_sql(struct mn_buf *b, int m);
-void mn_sqlite_given_bind(sqlite3_stmt *st, const struct phrases *p, int skip);
+mn_status mn__sqlite_given_sql(struct mn_buf *b, int m);
+void mn__sqlite_given_bind(sqlite3_stmt *st, const struct phrases *p, int skip);
 
 /* The ids a session or namespace filter lets through, sorted, for one search (fts_idset.c).
  * mnemo_in(?N, rowid) tests a match against the set bound at ?N; `at` is where the last test
@@ -81,26 +81,26 @@ struct mn_sqlite_idset {
 };
 struct sqlite_store;
 /* Reads the ids st gives (its first column) into *set; on failure *set is empty. */
-mn_status mn_sqlite_idset_read(struct sqlite_store *s, sqlite3_stmt *st, struct mn_sqlite_idset *set);
-void mn_sqlite_idset_free(struct mn_sqlite_idset *set);
+mn_status mn__sqlite_idset_read(struct sqlite_store *s, sqlite3_stmt *st, struct mn_sqlite_idset *set);
+void mn__sqlite_idset_free(struct mn_sqlite_idset *set);
 /* The smallest and largest id (an empty range, lo > hi, for an empty set). */
-int64_t mn_sqlite_idset_lo(const struct mn_sqlite_idset *set);
-int64_t mn_sqlite_idset_hi(const struct mn_sqlite_idset *set);
+int64_t mn__sqlite_idset_lo(const struct mn_sqlite_idset *set);
+int64_t mn__sqlite_idset_hi(const struct mn_sqlite_idset *set);
 /* Binds set as parameter `at` of st for mnemo_in; set must outlive st's steps. */
-void mn_sqlite_idset_bind(sqlite3_stmt *st, int at, struct mn_sqlite_idset *set);
+void mn__sqlite_idset_bind(sqlite3_stmt *st, int at, struct mn_sqlite_idset *set);
 /* Registers mnemo_in on db (an SQLite result code). */
-int mn_sqlite_idset_register(sqlite3 *db);
+int mn__sqlite_idset_register(sqlite3 *db);
 
 /* Calls row(user, id, value) for each row of `phrase` past message id `after`, in id order: sql
  * (cached) selects rowid and a value, with ?1 the phrase and ?2 after (fts_tops.c). */
-mn_status mn_sqlite_phrase_scan(struct sqlite_store *s, const char *sql, const char *phrase, size_t len, int64_t after,
+mn_status mn__sqlite_phrase_scan(struct sqlite_store *s, const char *sql, const char *phrase, size_t len, int64_t after,
                                 mn_status (*row)(void *user, int64_t id, int64_t value), void *user);
 
 /* A row's size in tokens from its messages_fts_docsize record (search.c); 0 when there is none. */
-int mn_sqlite_docsize(sqlite3_value *v, int *ntok);
+int mn__sqlite_docsize(sqlite3_value *v, int *ntok);
 
 /* The index's rows and tokens, as mnemo_bm25 reads them (read through a row of `phrase`). */
-mn_status mn_sqlite_fts_totals(struct sqlite_store *s, const char *phrase, size_t len, int64_t *nrow,
+mn_status mn__sqlite_fts_totals(struct sqlite_store *s, const char *phrase, size_t len, int64_t *nrow,
                                int64_t *ntoken);
 
 /* The rows of very common phrases in memory (fts_dense.c): per phrase a bitmap over message ids
@@ -109,32 +109,32 @@ mn_status mn_sqlite_fts_totals(struct sqlite_store *s, const char *phrase, size_
  * mn_sqlite_sizes). */
 struct mn_sqlite_dense;
 struct mn_sqlite_sizes;
-void mn_sqlite_dense_free(struct mn_sqlite_dense *d);
-void mn_sqlite_sizes_free(struct mn_sqlite_sizes *z);
+void mn__sqlite_dense_free(struct mn_sqlite_dense *d);
+void mn__sqlite_sizes_free(struct mn_sqlite_sizes *z);
 /* The bytes d holds; about what a phrase of `rows` rows would hold with ids up to upto; what z
  * holds, or would, for ids up to upto. */
-size_t mn_sqlite_dense_bytes(const struct mn_sqlite_dense *d);
-size_t mn_sqlite_dense_estimate(int64_t upto, int64_t rows);
-size_t mn_sqlite_sizes_bytes(const struct mn_sqlite_sizes *z, int64_t upto);
+size_t mn__sqlite_dense_bytes(const struct mn_sqlite_dense *d);
+size_t mn__sqlite_dense_estimate(int64_t upto, int64_t rows);
+size_t mn__sqlite_sizes_bytes(const struct mn_sqlite_sizes *z, int64_t upto);
 /* Makes *d (NULL: none yet) hold the phrase's rows up to message id upto. */
-mn_status mn_sqlite_dense_update(struct sqlite_store *s, struct mn_sqlite_dense **d, const char *phrase, size_t len,
+mn_status mn__sqlite_dense_update(struct sqlite_store *s, struct mn_sqlite_dense **d, const char *phrase, size_t len,
                                  int64_t upto);
 /* Makes z hold the size of every indexed row up to message id upto. */
-mn_status mn_sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes *z, int64_t upto);
-/* The rows of a query's phrases not held, read by the first mn_sqlite_dense_rank of a search and
+mn_status mn__sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes *z, int64_t upto);
+/* The rows of a query's phrases not held, read by the first mn__sqlite_dense_rank of a search and
  * kept for its second; the caller frees them. */
 struct mn_sqlite_rare {
     struct mn_sqlite_rare_row *row;
     size_t n;
     int read;
 };
-void mn_sqlite_rare_free(struct mn_sqlite_rare *r);
-/* The best `want` rows of the query p (mn_fts_query's phrases, each with its count), in the set
+void mn__sqlite_rare_free(struct mn_sqlite_rare *r);
+/* The best `want` rows of the query p (mn__fts_query's phrases, each with its count), in the set
  * when there is one, best first, into out with *done: dense[i] holds phrase i (NULL: its rows are
  * read from its postings, into rare unless read already); the same ids and doubles as
  * mnemo_bm25. Without held_too, *done only when no row without a phrase not held can enter (the
  * rows with only held phrases, a third of the store or more, are not read). */
-mn_status mn_sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
+mn_status mn__sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
                                struct mn_sqlite_dense *const *dense, const struct mn_sqlite_sizes *z,
                                struct mn_sqlite_idset *set, struct mn_sqlite_rare *rare, size_t want, int held_too,
                                struct scored_list *out, int *done);
@@ -146,12 +146,12 @@ mn_status mn_sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
  * rows in falling order of score without reading its postings. Built by one pass over the
  * phrase's postings, brought forward by reading the rows past `upto`. */
 struct mn_sqlite_tops;
-void mn_sqlite_tops_free(struct mn_sqlite_tops *t);
+void mn__sqlite_tops_free(struct mn_sqlite_tops *t);
 /* Whether t (NULL: not built) cannot be used: a row has the phrase more than 1,024 times. */
-int mn_sqlite_tops_broken(const struct mn_sqlite_tops *t);
+int mn__sqlite_tops_broken(const struct mn_sqlite_tops *t);
 /* Makes *t (NULL: none yet; replaced when its depth is not the tuning's) hold the phrase's rows
  * up to message id upto. */
-mn_status mn_sqlite_tops_update(struct sqlite_store *s, struct mn_sqlite_tops **t, const char *phrase, size_t len,
+mn_status mn__sqlite_tops_update(struct sqlite_store *s, struct mn_sqlite_tops **t, const char *phrase, size_t len,
                                 int64_t upto);
 /*
  * The best `want` rows of the whole query `match` (phrases p), when the phrases common[0..nc-1]
@@ -162,7 +162,7 @@ mn_status mn_sqlite_tops_update(struct sqlite_store *s, struct mn_sqlite_tops **
  * scored with the whole query, until the want-th best scores above what a row not taken yet
  * could. *done = 0 (out untouched) when the tops do not reach that far.
  */
-mn_status mn_sqlite_tops_rank(struct sqlite_store *s, const char *match, const struct phrases *p, const int *common,
+mn_status mn__sqlite_tops_rank(struct sqlite_store *s, const char *match, const struct phrases *p, const int *common,
                               struct mn_sqlite_tops *const *tops, int nc, const struct scored_list *seeds, int all_seen,
                               size_t want, struct scored_list *out, int *done);
 

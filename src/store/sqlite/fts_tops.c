@@ -35,9 +35,9 @@ struct mn_sqlite_tops {
     struct tops_bucket *b; /* b[tf - 1] */
 };
 
-int mn_sqlite_tops_broken(const struct mn_sqlite_tops *t) { return t && t->too_many; }
+int mn__sqlite_tops_broken(const struct mn_sqlite_tops *t) { return t && t->too_many; }
 
-void mn_sqlite_tops_free(struct mn_sqlite_tops *t)
+void mn__sqlite_tops_free(struct mn_sqlite_tops *t)
 {
     if (!t)
         return;
@@ -85,11 +85,11 @@ static mn_status tops_add(struct mn_sqlite_tops *t, int64_t tf, int64_t d, int64
     return MN_OK;
 }
 
-mn_status mn_sqlite_phrase_scan(struct sqlite_store *s, const char *sql, const char *phrase, size_t len, int64_t after,
+mn_status mn__sqlite_phrase_scan(struct sqlite_store *s, const char *sql, const char *phrase, size_t len, int64_t after,
                                 mn_status (*row)(void *user, int64_t id, int64_t value), void *user)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    mn_status rc = mn__sqlite_stmt(s, sql, &st);
     if (rc)
         return rc;
     int r;
@@ -98,8 +98,8 @@ mn_status mn_sqlite_phrase_scan(struct sqlite_store *s, const char *sql, const c
     while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
         rc = row(user, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
     if (!rc && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "keyword search");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "keyword search");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -112,13 +112,13 @@ static mn_status tops_row(void *user, int64_t id, int64_t tfd)
 static const char SQL_TOPS_SCAN[] = "SELECT messages_fts.rowid, mnemo_tfd(messages_fts, d.sz)" FROM_SIZED
                                     " WHERE messages_fts MATCH ?1 AND messages_fts.rowid > ?2";
 
-mn_status mn_sqlite_tops_update(struct sqlite_store *s, struct mn_sqlite_tops **tp, const char *phrase, size_t len,
+mn_status mn__sqlite_tops_update(struct sqlite_store *s, struct mn_sqlite_tops **tp, const char *phrase, size_t len,
                                 int64_t upto)
 {
     size_t depth = mn_sqlite_fts_tuning.top_depth > 0 ? (size_t)mn_sqlite_fts_tuning.top_depth : 1;
     struct mn_sqlite_tops *t = *tp;
     if (t && (t->depth != depth || t->upto > upto)) {
-        mn_sqlite_tops_free(t);
+        mn__sqlite_tops_free(t);
         t = *tp = NULL;
     }
     if (t && t->upto == upto)
@@ -129,9 +129,9 @@ mn_status mn_sqlite_tops_update(struct sqlite_store *s, struct mn_sqlite_tops **
         t->depth = depth;
         t->upto = -1;
     }
-    mn_status rc = mn_sqlite_phrase_scan(s, SQL_TOPS_SCAN, phrase, len, t->upto, tops_row, t);
+    mn_status rc = mn__sqlite_phrase_scan(s, SQL_TOPS_SCAN, phrase, len, t->upto, tops_row, t);
     if (rc) { /* a half-read phrase would miss rows: nothing kept */
-        mn_sqlite_tops_free(t);
+        mn__sqlite_tops_free(t);
         *tp = NULL;
         return rc;
     }
@@ -164,7 +164,7 @@ static int idset_add(struct idset *s, int64_t id) /* 1 when new */
     return 1;
 }
 
-void mn_sqlite_best_insert(struct scored *best, size_t *n, size_t want, int64_t id, double score)
+void mn__sqlite_best_insert(struct scored *best, size_t *n, size_t want, int64_t id, double score)
 {
     size_t i = *n;
     if (i == want && !mn_sqlite_ranks_before(score, id, &best[want - 1]))
@@ -183,18 +183,18 @@ void mn_sqlite_best_insert(struct scored *best, size_t *n, size_t want, int64_t 
 static const char SQL_TOTALS[] = "SELECT mnemo_fts_total(messages_fts, 0), mnemo_fts_total(messages_fts, 1)"
                                  " FROM messages_fts WHERE messages_fts MATCH ?1 LIMIT 1";
 
-mn_status mn_sqlite_fts_totals(struct sqlite_store *s, const char *phrase, size_t len, int64_t *nrow, int64_t *ntoken)
+mn_status mn__sqlite_fts_totals(struct sqlite_store *s, const char *phrase, size_t len, int64_t *nrow, int64_t *ntoken)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_TOTALS, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_TOTALS, &st);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, phrase, (int)len, SQLITE_STATIC);
     int r = sqlite3_step(st);
     *nrow = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     *ntoken = r == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
-    mn_sqlite_done(st);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword search");
+    mn__sqlite_done(st);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "keyword search");
 }
 
 struct ta {
@@ -215,18 +215,18 @@ static double bucket_head(const struct ta *c, int i, double avgdl, int *open)
     return 0;
 }
 
-mn_status mn_sqlite_tops_rank(struct sqlite_store *s, const char *match, const struct phrases *p, const int *common,
+mn_status mn__sqlite_tops_rank(struct sqlite_store *s, const char *match, const struct phrases *p, const int *common,
                               struct mn_sqlite_tops *const *tops, int nc, const struct scored_list *seeds, int all_seen,
                               size_t want, struct scored_list *out, int *done)
 {
     *done = 0;
     for (int j = 0; j < nc; j++)
-        if (mn_sqlite_tops_broken(tops[j]))
+        if (mn__sqlite_tops_broken(tops[j]))
             return MN_OK;
     if (nc < 1 || want < 1)
         return MN_OK;
     int64_t nrow = 0, ntoken = 0;
-    mn_status rc = mn_sqlite_fts_totals(s, p->at[common[0]], p->len[common[0]], &nrow, &ntoken);
+    mn_status rc = mn__sqlite_fts_totals(s, p->at[common[0]], p->len[common[0]], &nrow, &ntoken);
     if (rc || nrow <= 0)
         return rc;
     double avgdl = (double)ntoken / (double)nrow;
@@ -246,19 +246,19 @@ mn_status mn_sqlite_tops_rank(struct sqlite_store *s, const char *match, const s
         rc = mn__nomem();
     for (int j = 0, at = 0; !rc && j < nc; at += tops[j]->ntf, j++)
         c[j] = (struct ta){tops[j], mn_bm25_idf(nrow, p->n[common[j]]), pos + at};
-    if (!rc && !(rc = mn_buf_adds(&sql, "SELECT ")) && !(rc = mn_sqlite_given_sql(&sql, p->m)) &&
-        !(rc = mn_buf_adds(&sql, FROM_SIZED " WHERE messages_fts MATCH ?1 AND messages_fts.rowid = ?4"))) {
+    if (!rc && !(rc = mn__buf_adds(&sql, "SELECT ")) && !(rc = mn__sqlite_given_sql(&sql, p->m)) &&
+        !(rc = mn__buf_adds(&sql, FROM_SIZED " WHERE messages_fts MATCH ?1 AND messages_fts.rowid = ?4"))) {
         int r = sqlite3_prepare_v2(s->db, sql.data, -1, &score, NULL);
         if (r != SQLITE_OK)
-            rc = mn_sqlite_fail(s, r, "keyword search");
+            rc = mn__sqlite_fail(s, r, "keyword search");
     }
     size_t nbest = 0, scored = 0;
     for (size_t i = 0; !rc && i < seeds->n; i++)
         if (idset_add(&seen, seeds->r[i].id))
-            mn_sqlite_best_insert(best, &nbest, want, seeds->r[i].id, seeds->r[i].score);
+            mn__sqlite_best_insert(best, &nbest, want, seeds->r[i].id, seeds->r[i].score);
     if (!rc) {
         sqlite3_bind_text(score, 1, match, -1, SQLITE_STATIC);
-        mn_sqlite_given_bind(score, p, 0);
+        mn__sqlite_given_bind(score, p, 0);
     }
     while (!rc) {
         /* what a row not taken yet can score at most: the sum of each phrase's largest head,
@@ -291,22 +291,22 @@ mn_status mn_sqlite_tops_rank(struct sqlite_store *s, const char *match, const s
         sqlite3_bind_int64(score, 4, id);
         int r = sqlite3_step(score);
         if (r == SQLITE_ROW)
-            mn_sqlite_best_insert(best, &nbest, want, id, sqlite3_column_double(score, 0));
+            mn__sqlite_best_insert(best, &nbest, want, id, sqlite3_column_double(score, 0));
         else if (r != SQLITE_DONE)
-            rc = mn_sqlite_fail(s, r, "keyword search");
+            rc = mn__sqlite_fail(s, r, "keyword search");
         sqlite3_reset(score);
     }
     if (!rc && *done) {
         out->n = 0;
         for (size_t i = 0; !rc && i < nbest; i++)
-            rc = mn_sqlite_scored_push(out, best[i].id, best[i].score);
+            rc = mn__sqlite_scored_push(out, best[i].id, best[i].score);
         if (rc)
             *done = 0;
         else
             __atomic_fetch_add(&mn_sqlite_fts_tops_ranked, 1, __ATOMIC_RELAXED);
     }
     sqlite3_finalize(score);
-    mn_buf_release(&sql);
+    mn__buf_release(&sql);
     free(seen.slot);
     free(best);
     free(pos);

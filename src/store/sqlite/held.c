@@ -12,7 +12,7 @@
 
 _Thread_local struct mn_sqlite_held mn_sqlite_held;
 
-mn_status mn_sqlite_run_write(mn_store *st, mn_sqlite_body body, mn_sqlite_body after, void *arg)
+mn_status mn__sqlite_run_write(mn_store *st, mn_sqlite_body body, mn_sqlite_body after, void *arg)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     const struct mn_sqlite_held *h = &mn_sqlite_held;
@@ -21,19 +21,19 @@ mn_status mn_sqlite_run_write(mn_store *st, mn_sqlite_body body, mn_sqlite_body 
     if (h->handle == s) /* the lock is the scan's: waiting for it would never end */
         return mn__err(MN_MISUSE, "a write from inside a scan's callback");
     pthread_mutex_lock(&s->lock);
-    mn_status rc = mn_sqlite_begin_write(s);
+    mn_status rc = mn__sqlite_begin_write(s);
     if (!rc && (rc = body(s, arg)))
-        mn_sqlite_rollback(s);
-    else if (!rc && !(rc = mn_sqlite_commit(s)) && after)
+        mn__sqlite_rollback(s);
+    else if (!rc && !(rc = mn__sqlite_commit(s)) && after)
         after(s, arg);
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
 
-mn_status mn_sqlite_run_read(mn_store *st, mn_sqlite_body body, void *arg)
+mn_status mn__sqlite_run_read(mn_store *st, mn_sqlite_body body, void *arg)
 {
     if (mn_sqlite_held.handle == (struct sqlite_store *)st)
         return body(mn_sqlite_held.conn, arg);
-    struct sqlite_store *s = (struct sqlite_store *)mn_sqlite_reader(st);
+    struct sqlite_store *s = (struct sqlite_store *)mn__sqlite_reader(st);
     LOCKED(s, body(s, arg));
 }

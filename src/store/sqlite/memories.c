@@ -49,43 +49,43 @@ static const char SQL_FTS_OPTIMIZE[] = "INSERT INTO memories_fts (memories_fts) 
 static mn_status insert_row(struct sqlite_store *s, const mn_memory *m, int64_t *vid)
 {
     sqlite3_stmt *st = NULL;
-    char *sources = mn_fact_sources_json(m->sources, m->n_sources);
+    char *sources = mn__fact_sources_json(m->sources, m->n_sources);
     if (!sources)
         return mn__nomem();
-    mn_status rc = mn_sqlite_stmt(s, SQL_INSERT, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_INSERT, &st);
     if (rc) {
         free(sources);
         return rc;
     }
-    mn_sqlite_bind_text(st, 1, m->id);
+    mn__sqlite_bind_text(st, 1, m->id);
     sqlite3_bind_int64(st, 2, m->version);
-    mn_sqlite_bind_text(st, 3, m->text);
-    mn_sqlite_bind_text(st, 4, m->kind);
-    mn_sqlite_bind_text(st, 5, m->ns);
-    mn_sqlite_bind_text(st, 6, m->user_id);
-    mn_sqlite_bind_text(st, 7, m->agent_id);
-    mn_sqlite_bind_text(st, 8, m->session_id);
-    mn_sqlite_bind_text(st, 9, m->metadata ? m->metadata : "{}");
-    mn_sqlite_bind_text(st, 10, sources);
+    mn__sqlite_bind_text(st, 3, m->text);
+    mn__sqlite_bind_text(st, 4, m->kind);
+    mn__sqlite_bind_text(st, 5, m->ns);
+    mn__sqlite_bind_text(st, 6, m->user_id);
+    mn__sqlite_bind_text(st, 7, m->agent_id);
+    mn__sqlite_bind_text(st, 8, m->session_id);
+    mn__sqlite_bind_text(st, 9, m->metadata ? m->metadata : "{}");
+    mn__sqlite_bind_text(st, 10, sources);
     sqlite3_bind_int(st, 11, m->pinned);
     sqlite3_bind_int64(st, 12, m->token_cap);
     sqlite3_bind_int64(st, 13, m->valid_from);
     sqlite3_bind_int64(st, 14, m->valid_to);
     sqlite3_bind_int64(st, 15, m->recorded_at);
     sqlite3_bind_int64(st, 16, m->superseded_at);
-    mn_sqlite_bind_text(st, 17, m->change);
-    mn_sqlite_bind_text(st, 18, m->actor);
-    mn_sqlite_bind_text(st, 19, m->reason);
-    rc = mn_sqlite_step_done(s, st, "memory insert");
+    mn__sqlite_bind_text(st, 17, m->change);
+    mn__sqlite_bind_text(st, 18, m->actor);
+    mn__sqlite_bind_text(st, 19, m->reason);
+    rc = mn__sqlite_step_done(s, st, "memory insert");
     free(sources);
     *vid = !rc && sqlite3_changes(s->db) ? sqlite3_last_insert_rowid(s->db) : 0;
     if (rc || !*vid)
         return rc;
-    if ((rc = mn_sqlite_stmt(s, SQL_FTS_INSERT, &st)))
+    if ((rc = mn__sqlite_stmt(s, SQL_FTS_INSERT, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, *vid);
-    mn_sqlite_bind_text(st, 2, m->text);
-    return mn_sqlite_step_done(s, st, "memory keyword index");
+    mn__sqlite_bind_text(st, 2, m->text);
+    return mn__sqlite_step_done(s, st, "memory keyword index");
 }
 
 static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *vec, uint32_t dim);
@@ -94,14 +94,14 @@ static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *ve
 static mn_status end_earlier(struct sqlite_store *s, const mn_memory *m)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_END_EARLIER, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_END_EARLIER, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, m->id);
+    mn__sqlite_bind_text(st, 1, m->id);
     sqlite3_bind_int64(st, 2, m->version);
     sqlite3_bind_int64(st, 3, m->recorded_at);
     sqlite3_bind_int64(st, 4, m->valid_from);
-    return mn_sqlite_step_done(s, st, "memory close");
+    return mn__sqlite_step_done(s, st, "memory close");
 }
 
 static mn_status write_txn(struct sqlite_store *s, const mn_memory *m, const float *vec, uint32_t dim)
@@ -109,13 +109,13 @@ static mn_status write_txn(struct sqlite_store *s, const mn_memory *m, const flo
     sqlite3_stmt *st = NULL;
     mn_status rc;
     if (m->version > 1) {
-        if ((rc = mn_sqlite_stmt(s, SQL_CLOSE_PREV, &st)))
+        if ((rc = mn__sqlite_stmt(s, SQL_CLOSE_PREV, &st)))
             return rc;
-        mn_sqlite_bind_text(st, 1, m->id);
+        mn__sqlite_bind_text(st, 1, m->id);
         sqlite3_bind_int64(st, 2, m->version - 1);
         sqlite3_bind_int64(st, 3, m->recorded_at);
         sqlite3_bind_int64(st, 4, m->valid_from);
-        if ((rc = mn_sqlite_step_done(s, st, "memory close")))
+        if ((rc = mn__sqlite_step_done(s, st, "memory close")))
             return rc;
         if (sqlite3_changes(s->db) != 1)
             return mn__err(MN_CONFLICT, "memory %s: version %lld is not the current version any more", m->id,
@@ -133,14 +133,14 @@ static mn_status write_txn(struct sqlite_store *s, const mn_memory *m, const flo
 
 static mn_status write_locked(struct sqlite_store *s, const mn_memory *m, const float *vec, uint32_t dim)
 {
-    mn_status rc = mn_sqlite_begin_write(s);
+    mn_status rc = mn__sqlite_begin_write(s);
     if (rc)
         return rc;
     if ((rc = write_txn(s, m, vec, dim))) {
-        mn_sqlite_rollback(s);
+        mn__sqlite_rollback(s);
         return rc;
     }
-    return mn_sqlite_commit(s);
+    return mn__sqlite_commit(s);
 }
 
 static mn_status op_write(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim)
@@ -151,16 +151,16 @@ static mn_status op_write(mn_store *st, const mn_memory *m, const float *vec, ui
 static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *vec, uint32_t dim)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_VEC_INSERT, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_VEC_INSERT, &st);
     if (rc)
         return rc;
-    unsigned char *blob = mn_vecblob_new(vec, dim);
+    unsigned char *blob = mn__vecblob_new(vec, dim);
     if (!blob)
         return mn__nomem();
     sqlite3_bind_int64(st, 1, vid);
     sqlite3_bind_int64(st, 2, dim);
     sqlite3_bind_blob(st, 3, blob, (int)(dim * 4), SQLITE_STATIC);
-    rc = mn_sqlite_step_done(s, st, "memory vector");
+    rc = mn__sqlite_step_done(s, st, "memory vector");
     free(blob);
     return rc;
 }
@@ -187,30 +187,30 @@ static mn_status op_import(mn_store *st, const mn_memory *m, const float *vec, u
 static mn_status forget_locked(struct sqlite_store *s, const char *id, int64_t *removed)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_begin_write(s);
-    if (!rc && !(rc = mn_sqlite_stmt(s, SQL_FTS_FORGET, &st))) {
-        mn_sqlite_bind_text(st, 1, id);
-        rc = mn_sqlite_step_done(s, st, "memory forget");
+    mn_status rc = mn__sqlite_begin_write(s);
+    if (!rc && !(rc = mn__sqlite_stmt(s, SQL_FTS_FORGET, &st))) {
+        mn__sqlite_bind_text(st, 1, id);
+        rc = mn__sqlite_step_done(s, st, "memory forget");
     }
-    if (!rc && !(rc = mn_sqlite_stmt(s, SQL_FORGET, &st))) {
-        mn_sqlite_bind_text(st, 1, id);
-        rc = mn_sqlite_step_done(s, st, "memory forget");
+    if (!rc && !(rc = mn__sqlite_stmt(s, SQL_FORGET, &st))) {
+        mn__sqlite_bind_text(st, 1, id);
+        rc = mn__sqlite_step_done(s, st, "memory forget");
         *removed = sqlite3_changes(s->db);
     }
     /* An FTS5 delete only adds delete markers: the forgotten terms stay in their segments
      * (memories_fts_data) until a merge reaches them. 'optimize' merges every segment into one,
      * now, in the same transaction (as the messages' index is after a delete: erasure.md). */
     if (!rc && *removed)
-        rc = mn_sqlite_exec_stmt(s, SQL_FTS_OPTIMIZE, "memory forget");
+        rc = mn__sqlite_exec_stmt(s, SQL_FTS_OPTIMIZE, "memory forget");
     if (rc) {
-        mn_sqlite_rollback(s);
+        mn__sqlite_rollback(s);
         *removed = 0;
         return rc;
     }
-    if ((rc = mn_sqlite_commit(s)))
+    if ((rc = mn__sqlite_commit(s)))
         return rc;
     if (*removed) /* the WAL still holds the pages written before (the memory's insert among them) */
-        mn_sqlite_wal_truncate(s);
+        mn__sqlite_wal_truncate(s);
     return MN_OK;
 }
 
@@ -233,21 +233,21 @@ struct binds {
 
 static void add(struct binds *b, struct mn_buf *sql, const char *s)
 {
-    b->oom |= mn_buf_adds(sql, s) != MN_OK;
+    b->oom |= mn__buf_adds(sql, s) != MN_OK;
 }
 
 static void bind_text(struct binds *b, struct mn_buf *sql, const char *fmt, const char *v)
 {
     b->text[b->n] = v;
     b->is_num[b->n++] = 0;
-    b->oom |= mn_buf_addf(sql, fmt, b->n) != MN_OK;
+    b->oom |= mn__buf_addf(sql, fmt, b->n) != MN_OK;
 }
 
 static void bind_num(struct binds *b, struct mn_buf *sql, const char *fmt, int64_t v)
 {
     b->num[b->n] = v;
     b->is_num[b->n++] = 1;
-    b->oom |= mn_buf_addf(sql, fmt, b->n) != MN_OK;
+    b->oom |= mn__buf_addf(sql, fmt, b->n) != MN_OK;
 }
 
 static mn_status build_where(const mn_store_memory_query *sq, struct binds *b, struct mn_buf *sql,
@@ -281,7 +281,7 @@ static mn_status build_where(const mn_store_memory_query *sq, struct binds *b, s
         }
     }
     if (q->metadata) {
-        /* keys checked by mn_fact_check_query: [A-Za-z0-9_-], safe inside a quoted JSON path */
+        /* keys checked by mn__fact_check_query: [A-Za-z0-9_-], safe inside a quoted JSON path */
         json_error_t e;
         json_t *o = json_loads(q->metadata, 0, &e);
         if (!o)
@@ -293,11 +293,11 @@ static mn_status build_where(const mn_store_memory_query *sq, struct binds *b, s
             char *vj = json_dumps(val, JSON_ENCODE_ANY | JSON_COMPACT);
             json_object_set_new(o, key, json_string(vj ? vj : "null"));
             free(vj);
-            b->oom |= mn_buf_addf(sql, " AND json_extract(m.metadata, '$.\"%s\"') IS json_extract(", key) != MN_OK;
+            b->oom |= mn__buf_addf(sql, " AND json_extract(m.metadata, '$.\"%s\"') IS json_extract(", key) != MN_OK;
             bind_text(b, sql, "?%d, '$')", json_string_value(json_object_get(o, key)));
             /* json_extract gives true as 1: the value alone let true match 1 and 1.0. A boolean
              * matches a boolean only; numbers stay numbers (1 matches 1.0, as jsonb's = on PG) */
-            b->oom |= mn_buf_addf(sql,
+            b->oom |= mn__buf_addf(sql,
                                   " AND (json_type(m.metadata, '$.\"%s\"') IN ('true', 'false'))"
                                   " = (json_type(?%d, '$') IN ('true', 'false'))",
                                   key, b->n) != MN_OK;
@@ -320,25 +320,25 @@ static void bind_all(sqlite3_stmt *st, const struct binds *b)
 static mn_status read_row(sqlite3_stmt *st, mn_memory *m)
 {
     memset(m, 0, sizeof *m);
-    m->id = (char *)mn_sqlite_col_text(st, 1);
+    m->id = (char *)mn__sqlite_col_text(st, 1);
     m->version = sqlite3_column_int64(st, 2);
-    m->text = (char *)mn_sqlite_col_text(st, 3);
-    m->kind = (char *)mn_sqlite_col_text(st, 4);
-    m->ns = (char *)mn_sqlite_col_text(st, 5);
-    m->user_id = (char *)mn_sqlite_col_text(st, 6);
-    m->agent_id = (char *)mn_sqlite_col_text(st, 7);
-    m->session_id = (char *)mn_sqlite_col_text(st, 8);
-    m->metadata = (char *)mn_sqlite_col_text(st, 9);
+    m->text = (char *)mn__sqlite_col_text(st, 3);
+    m->kind = (char *)mn__sqlite_col_text(st, 4);
+    m->ns = (char *)mn__sqlite_col_text(st, 5);
+    m->user_id = (char *)mn__sqlite_col_text(st, 6);
+    m->agent_id = (char *)mn__sqlite_col_text(st, 7);
+    m->session_id = (char *)mn__sqlite_col_text(st, 8);
+    m->metadata = (char *)mn__sqlite_col_text(st, 9);
     m->pinned = sqlite3_column_int(st, 11);
     m->token_cap = sqlite3_column_int64(st, 12);
     m->valid_from = sqlite3_column_int64(st, 13);
     m->valid_to = sqlite3_column_int64(st, 14);
     m->recorded_at = sqlite3_column_int64(st, 15);
     m->superseded_at = sqlite3_column_int64(st, 16);
-    m->change = (char *)mn_sqlite_col_text(st, 17);
-    m->actor = (char *)mn_sqlite_col_text(st, 18);
-    m->reason = (char *)mn_sqlite_col_text(st, 19);
-    return mn_fact_sources_parse(mn_sqlite_col_text(st, 10), &m->sources, &m->n_sources);
+    m->change = (char *)mn__sqlite_col_text(st, 17);
+    m->actor = (char *)mn__sqlite_col_text(st, 18);
+    m->reason = (char *)mn__sqlite_col_text(st, 19);
+    return mn__fact_sources_parse(mn__sqlite_col_text(st, 10), &m->sources, &m->n_sources);
 }
 
 /* A keyword search within one user's memories, when they are few: their rows are read once from
@@ -352,11 +352,11 @@ static const char SQL_USER_ROWS[] = "SELECT count(*) FROM (SELECT 1 FROM memorie
 static int small_user_scope(struct sqlite_store *s, const char *user_id)
 {
     sqlite3_stmt *st = NULL;
-    if (mn_sqlite_stmt(s, SQL_USER_ROWS, &st))
+    if (mn__sqlite_stmt(s, SQL_USER_ROWS, &st))
         return 0;
     sqlite3_bind_text(st, 1, user_id, -1, SQLITE_STATIC);
     int small = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) <= SMALL_SCOPE;
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     return small;
 }
 
@@ -366,7 +366,7 @@ static mn_status prepare_built(struct sqlite_store *s, const struct mn_buf *sql,
 {
     int r = sqlite3_prepare_v2(s->db, sql->data, -1, st, NULL);
     if (r != SQLITE_OK)
-        return mn_sqlite_fail(s, r, what);
+        return mn__sqlite_fail(s, r, what);
     bind_all(*st, b);
     return MN_OK;
 }
@@ -381,8 +381,8 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
     json_t *meta = NULL;
     struct mn_buf vids = MN_BUF_INIT; /* sq->vids as a JSON array */
     for (size_t i = 0; i < sq->n_vids; i++)
-        b.oom |= mn_buf_addf(&vids, "%s%lld", i ? "," : "[", (long long)sq->vids[i]) != MN_OK;
-    b.oom |= sq->vids && mn_buf_adds(&vids, sq->n_vids ? "]" : "[]") != MN_OK;
+        b.oom |= mn__buf_addf(&vids, "%s%lld", i ? "," : "[", (long long)sq->vids[i]) != MN_OK;
+    b.oom |= sq->vids && mn__buf_adds(&vids, sq->n_vids ? "]" : "[]") != MN_OK;
     add(&b, &sql, "SELECT " MEMORY_COLS);
     add(&b, &sql, sq->match ? ", -bm25(memories_fts)" : sq->vids ? ", j.key" : ", 0");
     add(&b, &sql, sq->want_vectors ? ", v.dim, v.vector" : ", 0, NULL");
@@ -412,7 +412,7 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
     else
         add(&b, &sql, " ORDER BY m.recorded_at DESC, m.vid DESC");
     if (sq->limit)
-        b.oom |= mn_buf_addf(&sql, " LIMIT %zu OFFSET %zu", sq->limit, sq->offset) != MN_OK;
+        b.oom |= mn__buf_addf(&sql, " LIMIT %zu OFFSET %zu", sq->limit, sq->offset) != MN_OK;
     if (!rc && b.oom)
         rc = mn__nomem();
     sqlite3_stmt *st = NULL;
@@ -428,7 +428,7 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
             uint32_t dim = 0;
             if (sq->want_vectors) {
                 int64_t d = sqlite3_column_int64(st, N_MEMORY_COLS + 1);
-                vec = mn_vecblob_read(sqlite3_column_blob(st, N_MEMORY_COLS + 2),
+                vec = mn__vecblob_read(sqlite3_column_blob(st, N_MEMORY_COLS + 2),
                                       (size_t)sqlite3_column_bytes(st, N_MEMORY_COLS + 2), d, &vbuf, &vcap);
                 dim = vec ? (uint32_t)d : 0;
             }
@@ -438,13 +438,13 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
                 break;
         }
         if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
-            rc = mn_sqlite_fail(s, r, "memory query");
+            rc = mn__sqlite_fail(s, r, "memory query");
     }
     sqlite3_finalize(st);
     free(vbuf);
     json_decref(meta);
-    mn_buf_release(&sql);
-    mn_buf_release(&vids);
+    mn__buf_release(&sql);
+    mn__buf_release(&vids);
     return rc;
 }
 
@@ -475,11 +475,11 @@ static mn_status vec_filter_locked(struct sqlite_store *s, const mn_store_memory
             if (fn(user, sqlite3_column_int64(st, 0), 0))
                 break;
         if (r != SQLITE_ROW && r != SQLITE_DONE)
-            rc = mn_sqlite_fail(s, r, "memory filter");
+            rc = mn__sqlite_fail(s, r, "memory filter");
     }
     sqlite3_finalize(st);
     json_decref(meta);
-    mn_buf_release(&sql);
+    mn__buf_release(&sql);
     return rc;
 }
 
@@ -494,7 +494,7 @@ const struct mn_store_memory_ops mn_sqlite_memory_ops = {
     .forget = op_forget,
     .import = op_import,
     .vec_filter = op_vec_filter,
-    .vec_scan = mn_sqlite_memory_vec_scan,
-    .vec_changes = mn_sqlite_memory_vec_changes,
-    .vec_get = mn_sqlite_memory_vec_get,
+    .vec_scan = mn__sqlite_memory_vec_scan,
+    .vec_changes = mn__sqlite_memory_vec_changes,
+    .vec_get = mn__sqlite_memory_vec_get,
 };

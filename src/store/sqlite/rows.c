@@ -68,12 +68,12 @@ static const char SQL_META_DROP[] = "DELETE FROM meta WHERE key = ?1";
 static mn_status run_ints(struct sqlite_store *s, const char *sql, const char *what, int n, const int64_t *v)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    mn_status rc = mn__sqlite_stmt(s, sql, &st);
     if (rc)
         return rc;
     for (int i = 0; i < n; i++)
         sqlite3_bind_int64(st, i + 1, v[i]);
-    return mn_sqlite_step_done(s, st, what);
+    return mn__sqlite_step_done(s, st, what);
 }
 
 /* The first and last pos of the session's messages with a seq from `from` to `upto`, each
@@ -92,23 +92,23 @@ static mn_status one_int(struct sqlite_store *s, const char *sql, const char *wh
                          int64_t *out)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    mn_status rc = mn__sqlite_stmt(s, sql, &st);
     if (rc)
         return rc;
     for (int i = 0; i < n; i++)
         sqlite3_bind_int64(st, i + 1, v[i]);
     int r = sqlite3_step(st);
     *out = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    mn_sqlite_done(st);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, what);
+    mn__sqlite_done(st);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, what);
 }
 
 static mn_status message_row(mn_store_tx *tx, const char *session_id, int64_t message_id, mn_store_message_row *out)
 {
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_session_sid(s, session_id, &out->sid, NULL);
-    if (rc || (rc = mn_sqlite_stmt(s, SQL_MESSAGE_ROW, &st)))
+    mn_status rc = mn__sqlite_session_sid(s, session_id, &out->sid, NULL);
+    if (rc || (rc = mn__sqlite_stmt(s, SQL_MESSAGE_ROW, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, message_id);
     sqlite3_bind_int64(st, 2, out->sid);
@@ -119,10 +119,10 @@ static mn_status message_row(mn_store_tx *tx, const char *session_id, int64_t me
         out->user = sqlite3_column_int(st, 2);
         out->active = sqlite3_column_int(st, 3);
     }
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     if (r == SQLITE_DONE)
         return mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id, session_id);
-    return r == SQLITE_ROW ? MN_OK : mn_sqlite_fail(s, r, "message lookup");
+    return r == SQLITE_ROW ? MN_OK : mn__sqlite_fail(s, r, "message lookup");
 }
 
 static mn_status message_rewrite(mn_store_tx *tx, int64_t message_id, const char *content, const char *metadata,
@@ -131,13 +131,13 @@ static mn_status message_rewrite(mn_store_tx *tx, int64_t message_id, const char
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
     mn_status rc = run_ints(s, SQL_LOG_OLD, "keyword index log", 1, &message_id);
-    if (rc || (rc = mn_sqlite_stmt(s, SQL_MESSAGE_REWRITE, &st)))
+    if (rc || (rc = mn__sqlite_stmt(s, SQL_MESSAGE_REWRITE, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, message_id);
-    mn_sqlite_bind_text(st, 2, content);
-    mn_sqlite_bind_text(st, 3, metadata);
+    mn__sqlite_bind_text(st, 2, content);
+    mn__sqlite_bind_text(st, 3, metadata);
     sqlite3_bind_int64(st, 4, tokens);
-    if ((rc = mn_sqlite_step_done(s, st, "message edit")))
+    if ((rc = mn__sqlite_step_done(s, st, "message edit")))
         return rc;
     return run_ints(s, SQL_LOG_NEW, "keyword index log", 1, &message_id);
 }
@@ -146,13 +146,13 @@ static mn_status title_follow(mn_store_tx *tx, int64_t sid, int64_t seq, const c
 {
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_TITLE_FOLLOW, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_TITLE_FOLLOW, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, sid);
     sqlite3_bind_int64(st, 2, seq);
-    mn_sqlite_bind_text(st, 3, title);
-    return mn_sqlite_step_done(s, st, "title");
+    mn__sqlite_bind_text(st, 3, title);
+    return mn__sqlite_step_done(s, st, "title");
 }
 
 static mn_status message_remove(mn_store_tx *tx, int64_t message_id)
@@ -184,33 +184,33 @@ static mn_status event_add(mn_store_tx *tx, int64_t sid, const char *kind, const
 {
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_EVENT_ADD, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_EVENT_ADD, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, sid);
-    mn_sqlite_bind_text(st, 2, kind);
-    mn_sqlite_bind_text(st, 3, data);
+    mn__sqlite_bind_text(st, 2, kind);
+    mn__sqlite_bind_text(st, 3, data);
     sqlite3_bind_int64(st, 4, now_ms);
-    return mn_sqlite_step_done(s, st, "event");
+    return mn__sqlite_step_done(s, st, "event");
 }
 
 static mn_status turns_row(mn_store_tx *tx, const char *session_id, mn_store_turns_row *out)
 {
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_TURNS_ROW, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_TURNS_ROW, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, session_id);
+    mn__sqlite_bind_text(st, 1, session_id);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW)
         *out = (mn_store_turns_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                                     sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
                                     sqlite3_column_int64(st, 4)};
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     if (r == SQLITE_DONE)
         return mn__err(MN_NOTFOUND, "session %s not found", session_id);
-    return r == SQLITE_ROW ? MN_OK : mn_sqlite_fail(s, r, "session lookup");
+    return r == SQLITE_ROW ? MN_OK : mn__sqlite_fail(s, r, "session lookup");
 }
 
 static mn_status turns_write(mn_store_tx *tx, const mn_store_turns_row *row, int64_t now_ms)
@@ -253,7 +253,7 @@ static mn_status messages_remove(mn_store_tx *tx, int64_t sid, int64_t from_seq,
     sqlite3_stmt *st = NULL;
     int64_t pos[2];
     *out = (mn_store_removed){0, 0, 0};
-    mn_status rc = mn_sqlite_stmt(s, SQL_REMOVE_RANGE, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_REMOVE_RANGE, &st);
     if (rc)
         return rc;
     seq_range(sid, from_seq, upto_seq, pos);
@@ -265,10 +265,10 @@ static mn_status messages_remove(mn_store_tx *tx, int64_t sid, int64_t from_seq,
         out->tokens += sqlite3_column_int64(st, 0);
         out->inactive += sqlite3_column_int(st, 1) == 0;
     }
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     if (r != SQLITE_DONE) {
         *out = (mn_store_removed){0, 0, 0};
-        return mn_sqlite_fail(s, r, "message delete");
+        return mn__sqlite_fail(s, r, "message delete");
     }
     return MN_OK;
 }
@@ -279,22 +279,22 @@ static mn_status session_read(mn_store_tx *tx, const char *session_id, mn_store_
 {
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_SESSION_READ, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_SESSION_READ, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, session_id);
+    mn__sqlite_bind_text(st, 1, session_id);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         mn_session row;
-        mn_sqlite_row_session(st, &row);
+        mn__sqlite_row_session(st, &row);
         out->sid = sqlite3_column_int64(st, MN_SQLITE_SESSION_NCOLS);
         out->title_seq = sqlite3_column_int64(st, MN_SQLITE_SESSION_NCOLS + 1);
         fn(user, &row);
     }
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     if (r == SQLITE_DONE)
         return mn__err(MN_NOTFOUND, "session %s not found", session_id);
-    return r == SQLITE_ROW ? MN_OK : mn_sqlite_fail(s, r, "session lookup");
+    return r == SQLITE_ROW ? MN_OK : mn__sqlite_fail(s, r, "session lookup");
 }
 
 static mn_status messages_read(mn_store_tx *tx, int64_t sid, const char *session_id, int64_t after_seq,
@@ -302,7 +302,7 @@ static mn_status messages_read(mn_store_tx *tx, int64_t sid, const char *session
 {
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_MESSAGES_READ, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_MESSAGES_READ, &st);
     if (rc)
         return rc;
     int64_t pos[2];
@@ -313,13 +313,13 @@ static mn_status messages_read(mn_store_tx *tx, int64_t sid, const char *session
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         mn_message m;
-        if ((rc = mn_sqlite_row_message(s, st, session_id, &m)) || fn(user, &m))
+        if ((rc = mn__sqlite_row_message(s, st, session_id, &m)) || fn(user, &m))
             break;
     }
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     if (rc || r == SQLITE_ROW || r == SQLITE_DONE)
         return rc;
-    return mn_sqlite_fail(s, r, "message read");
+    return mn__sqlite_fail(s, r, "message read");
 }
 
 static mn_status title_from(mn_store_tx *tx, int64_t sid, int64_t seq)
@@ -331,17 +331,17 @@ static mn_status meta_drop(mn_store_tx *tx, const char *key)
 {
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_META_DROP, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_META_DROP, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, key);
-    return mn_sqlite_step_done(s, st, "meta delete");
+    mn__sqlite_bind_text(st, 1, key);
+    return mn__sqlite_step_done(s, st, "meta delete");
 }
 
 static void erased(mn_store_tx *tx) { TX(tx)->erase_after_commit = 1; }
 
 const struct mn_store_row_ops mn_sqlite_row_ops = {
-    .write = mn_sqlite_tx_write,
+    .write = mn__sqlite_tx_write,
     .message_row = message_row,
     .message_rewrite = message_rewrite,
     .message_remove = message_remove,

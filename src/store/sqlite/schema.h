@@ -404,7 +404,7 @@ static const char *const mn_sqlite_migrations[] = {
     "UPDATE sessions SET inactive_count = x.n FROM (SELECT session_sid, count(*) AS n FROM messages WHERE active = 0"
     "  GROUP BY session_sid) AS x WHERE sessions.sid = x.session_sid AND sessions.inactive_count <> x.n;"
     /* sessions.title_seq: where a title came from was not recorded before; the first user
-     * message whose title (mn_message_title: its first 100 characters with leading whitespace
+     * message whose title (mn__message_title: its first 100 characters with leading whitespace
      * gone, line breaks and tabs made spaces) is the session's is taken for its source */
     "ALTER TABLE sessions ADD COLUMN title_seq INTEGER NOT NULL DEFAULT 0;"
     "UPDATE sessions SET title_seq = coalesce((SELECT seq FROM messages WHERE pos BETWEEN sessions.sid * 4294967296"

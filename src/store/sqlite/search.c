@@ -29,19 +29,19 @@ static mn_status filter_sql(const mn_search_filter *f, struct mn_buf *b)
     if (!f)
         return MN_OK;
     if (f->session_id)
-        rc = mn_buf_adds(b, " AND s.id = ?10");
+        rc = mn__buf_adds(b, " AND s.id = ?10");
     if (!rc && f->ns)
-        rc = mn_buf_adds(b, " AND s.namespace = ?11");
+        rc = mn__buf_adds(b, " AND s.namespace = ?11");
     if (!rc && f->role >= 0)
-        rc = mn_buf_adds(b, " AND m.role = ?12");
+        rc = mn__buf_adds(b, " AND m.role = ?12");
     if (!rc && f->since)
-        rc = mn_buf_adds(b, " AND m.created_at >= ?13");
+        rc = mn__buf_adds(b, " AND m.created_at >= ?13");
     if (!rc && f->until)
-        rc = mn_buf_adds(b, " AND m.created_at < ?14");
+        rc = mn__buf_adds(b, " AND m.created_at < ?14");
     /* each key of the JSON object ?15 is in the message's metadata with an equal value: the
      * same JSON type (integer and real count as one, as PostgreSQL's jsonb does) and value */
     if (!rc && f->metadata)
-        rc = mn_buf_adds(b, " AND NOT EXISTS (SELECT 1 FROM json_each(?15) j WHERE"
+        rc = mn__buf_adds(b, " AND NOT EXISTS (SELECT 1 FROM json_each(?15) j WHERE"
                             " coalesce(json_type(m.metadata, '$.\"' || j.key || '\"'), 'missing') NOT IN (j.type,"
                             " CASE WHEN j.type IN ('integer', 'real') THEN 'integer' ELSE j.type END,"
                             " CASE WHEN j.type IN ('integer', 'real') THEN 'real' ELSE j.type END)"
@@ -70,7 +70,7 @@ static void filter_bind(sqlite3_stmt *st, const mn_search_filter *f)
 static mn_status prepare_dynamic(struct sqlite_store *s, const char *sql, sqlite3_stmt **st)
 {
     int r = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
-    return r == SQLITE_OK ? MN_OK : mn_sqlite_fail(s, r, "search");
+    return r == SQLITE_OK ? MN_OK : mn__sqlite_fail(s, r, "search");
 }
 
 /* head + the filter's conditions + tail, prepared, with the filter's values bound (the caller
@@ -79,15 +79,15 @@ static mn_status prepare_filtered(struct sqlite_store *s, const char *head, cons
                                   const char *tail, sqlite3_stmt **st)
 {
     struct mn_buf sql = MN_BUF_INIT;
-    mn_status rc = mn_buf_adds(&sql, head);
+    mn_status rc = mn__buf_adds(&sql, head);
     if (!rc)
         rc = filter_sql(f, &sql);
     if (!rc && tail)
-        rc = mn_buf_adds(&sql, tail);
+        rc = mn__buf_adds(&sql, tail);
     *st = NULL;
     if (!rc)
         rc = prepare_dynamic(s, sql.data, st);
-    mn_buf_release(&sql);
+    mn__buf_release(&sql);
     if (!rc)
         filter_bind(*st, f);
     return rc;
@@ -134,15 +134,15 @@ static mn_status first_value(struct sqlite_store *s, sqlite3_stmt *st, int64_t *
 {
     int r = sqlite3_step(st);
     *out = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    mn_sqlite_done(st);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index");
+    mn__sqlite_done(st);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "keyword index");
 }
 
 /* Runs a cached one-value query with ?1 = arg (when arg_set) into *out (0 when no row). */
 static mn_status value_of(struct sqlite_store *s, const char *sql, int arg_set, int64_t arg, int64_t *out)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    mn_status rc = mn__sqlite_stmt(s, sql, &st);
     if (rc)
         return rc;
     if (arg_set)
@@ -154,13 +154,13 @@ static mn_status value_of(struct sqlite_store *s, const char *sql, int arg_set, 
 static mn_status exec_bound(struct sqlite_store *s, const char *sql, int64_t a, int64_t b, int64_t *changed)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    mn_status rc = mn__sqlite_stmt(s, sql, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, a);
     if (sqlite3_bind_parameter_count(st) >= 2)
         sqlite3_bind_int64(st, 2, b);
-    rc = mn_sqlite_step_done(s, st, "keyword index drain");
+    rc = mn__sqlite_step_done(s, st, "keyword index drain");
     if (!rc && changed)
         *changed = sqlite3_changes(s->db);
     return rc;
@@ -219,7 +219,7 @@ static const char SQL_RANGE_INSERT[] = "INSERT INTO messages_fts (rowid, content
 static mn_status bound_at(struct sqlite_store *s, const char *sql, int64_t a, int64_t b, int64_t *out, int *found)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    mn_status rc = mn__sqlite_stmt(s, sql, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, a);
@@ -228,8 +228,8 @@ static mn_status bound_at(struct sqlite_store *s, const char *sql, int64_t a, in
     *found = r == SQLITE_ROW;
     if (*found)
         *out = sqlite3_column_int64(st, 0);
-    mn_sqlite_done(st);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "keyword index drain");
+    mn__sqlite_done(st);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "keyword index drain");
 }
 
 /* The document counts a handle keeps for ranking (search.c, "Bounded top-k") hold while rows only
@@ -246,7 +246,7 @@ static mn_status note_out_of_order(struct sqlite_store *s, int64_t bound)
     int64_t any = 0;
     mn_status rc = value_of(s, SQL_LOG_ROWS_ANY, 1, bound, &any);
     if (!rc && any)
-        rc = mn_sqlite_exec_stmt(s, SQL_DELETES_BUMP, "keyword index sync");
+        rc = mn__sqlite_exec_stmt(s, SQL_DELETES_BUMP, "keyword index sync");
     return rc;
 }
 
@@ -284,7 +284,7 @@ static mn_status fts_step(struct sqlite_store *s, int64_t chunk, int64_t *consum
 
 static const char SQL_LOG_INSERT[] = "INSERT INTO msg_log (message_id, op) VALUES (?1, 1)";
 
-mn_status mn_sqlite_fts_log_insert(struct sqlite_store *s, int64_t id)
+mn_status mn__sqlite_fts_log_insert(struct sqlite_store *s, int64_t id)
 {
     return exec_bound(s, SQL_LOG_INSERT, id, 0, NULL);
 }
@@ -347,7 +347,7 @@ static mn_status range_read(struct sqlite_store *x, int64_t chunk, struct range_
         return rc;
     *last = !found;
     if ((!found && (rc = value_of(x, SQL_LAST_ID, 0, 0, &r->upto))) || r->upto <= r->w ||
-        (rc = mn_sqlite_stmt(x, SQL_RANGE_ROWS, &st)))
+        (rc = mn__sqlite_stmt(x, SQL_RANGE_ROWS, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, r->w);
     sqlite3_bind_int64(st, 2, r->upto);
@@ -366,7 +366,7 @@ static mn_status range_read(struct sqlite_store *x, int64_t chunk, struct range_
             }
         }
         r->id[r->n] = sqlite3_column_int64(st, 0);
-        if (!(r->text[r->n] = strdup(mn_sqlite_col_text(st, 1)))) {
+        if (!(r->text[r->n] = strdup(mn__sqlite_col_text(st, 1)))) {
             rc = mn__nomem();
         } else {
             bytes += sqlite3_column_bytes(st, 1);
@@ -377,8 +377,8 @@ static mn_status range_read(struct sqlite_store *x, int64_t chunk, struct range_
         r->upto = r->id[r->n - 1];
         *last = 0;
     } else if (!rc && s != SQLITE_DONE)
-        rc = mn_sqlite_fail(x, s, "keyword index drain");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(x, s, "keyword index drain");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -390,12 +390,12 @@ static mn_status range_write(struct sqlite_store *x, const struct range_rows *r,
     sqlite3_stmt *st = NULL;
     mn_status rc = value_of(x, SQL_WATERMARK, 0, 0, &w);
     *moved = !rc && w != r->w;
-    if (rc || *moved || (rc = mn_sqlite_stmt(x, SQL_INDEX_ROW, &st)))
+    if (rc || *moved || (rc = mn__sqlite_stmt(x, SQL_INDEX_ROW, &st)))
         return rc;
     for (int64_t i = 0; !rc && i < r->n; i++) {
         sqlite3_bind_int64(st, 1, r->id[i]);
         sqlite3_bind_text(st, 2, r->text[i], -1, SQLITE_STATIC);
-        rc = mn_sqlite_step_done(x, st, "keyword index drain");
+        rc = mn__sqlite_step_done(x, st, "keyword index drain");
     }
     return rc ? rc : exec_bound(x, SQL_WATERMARK_SET, r->upto, 0, NULL);
 }
@@ -411,17 +411,17 @@ static mn_status range_step(struct sqlite_store *x, int64_t chunk, int64_t *log,
         chunk = drain_chunk(x);
     int moved = 0;
     x->busy_started_ns = 0;
-    mn_status rc = mn_sqlite_exec_stmt(x, SQL_BEGIN_DEFERRED, "keyword index begin");
+    mn_status rc = mn__sqlite_exec_stmt(x, SQL_BEGIN_DEFERRED, "keyword index begin");
     if (!rc) {
         rc = range_read(x, chunk, &r, log, last);
-        mn_sqlite_rollback(x); /* read only */
+        mn__sqlite_rollback(x); /* read only */
     }
-    if (!rc && !*log && r.upto > r.w && !(rc = mn_sqlite_exec_stmt(x, SQL_BEGIN_DEFERRED, "keyword index begin"))) {
-        if ((rc = mn_sqlite_exec_stmt(x, SQL_INDEX_LOCK, "keyword index lock")) || (rc = range_write(x, &r, &moved)) ||
+    if (!rc && !*log && r.upto > r.w && !(rc = mn__sqlite_exec_stmt(x, SQL_BEGIN_DEFERRED, "keyword index begin"))) {
+        if ((rc = mn__sqlite_exec_stmt(x, SQL_INDEX_LOCK, "keyword index lock")) || (rc = range_write(x, &r, &moved)) ||
             moved)
-            mn_sqlite_rollback(x);
+            mn__sqlite_rollback(x);
         else
-            rc = mn_sqlite_commit(x);
+            rc = mn__sqlite_commit(x);
     }
     if (!rc && !*log && !moved)
         *consumed = r.n;
@@ -436,15 +436,15 @@ static mn_status range_step(struct sqlite_store *x, int64_t chunk, int64_t *log,
  * log row has any more (AUTOINCREMENT: never given again), which hide nothing. */
 static mn_status log_cleanup(struct sqlite_store *x)
 {
-    mn_status rc = mn_sqlite_begin_write(x);
+    mn_status rc = mn__sqlite_begin_write(x);
     if (rc)
         return rc;
-    if ((rc = mn_sqlite_exec_stmt(x, SQL_LOG_CLEANUP, "keyword log cleanup")) ||
-        (rc = mn_sqlite_exec_stmt(x, SQL_APPLIED_CLEANUP, "keyword log cleanup"))) {
-        mn_sqlite_rollback(x);
+    if ((rc = mn__sqlite_exec_stmt(x, SQL_LOG_CLEANUP, "keyword log cleanup")) ||
+        (rc = mn__sqlite_exec_stmt(x, SQL_APPLIED_CLEANUP, "keyword log cleanup"))) {
+        mn__sqlite_rollback(x);
         return rc;
     }
-    return mn_sqlite_commit(x);
+    return mn__sqlite_commit(x);
 }
 
 static const char SQL_APPLIED_ANY[] = "SELECT EXISTS (SELECT 1 FROM fts_applied)";
@@ -457,7 +457,7 @@ static mn_status applied_cleanup(struct sqlite_store *x)
     return rc || !any ? rc : log_cleanup(x);
 }
 
-mn_status mn_sqlite_fts_recover(struct sqlite_store *s)
+mn_status mn__sqlite_fts_recover(struct sqlite_store *s)
 {
     struct sqlite_store *x = indexer_take(s);
     mn_status rc = applied_cleanup(x);
@@ -475,13 +475,13 @@ static mn_status fts_chunk(struct sqlite_store *x, int64_t chunk, int64_t *consu
     mn_status rc = x->kw_own ? range_step(x, chunk, &log, consumed, last) : MN_OK;
     if (rc || !log)
         return rc;
-    if ((rc = mn_sqlite_begin_write(x)))
+    if ((rc = mn__sqlite_begin_write(x)))
         return rc;
     if ((rc = fts_step(x, chunk, consumed, last))) {
-        mn_sqlite_rollback(x);
+        mn__sqlite_rollback(x);
         return rc;
     }
-    if ((rc = mn_sqlite_commit(x)))
+    if ((rc = mn__sqlite_commit(x)))
         return rc;
     return applied_cleanup(x);
 }
@@ -498,7 +498,7 @@ static mn_status fts_all(struct sqlite_store *x)
     return rc;
 }
 
-void mn_sqlite_fts_erase(struct sqlite_store *s)
+void mn__sqlite_fts_erase(struct sqlite_store *s)
 {
     struct sqlite_store *x = indexer_take(s);
     int64_t removed = 0;
@@ -507,7 +507,7 @@ void mn_sqlite_fts_erase(struct sqlite_store *s)
      * merge reaches them. 'optimize' merges every segment into one, now; then the index's own
      * write-ahead log is emptied of the pages that held them (as the database's is). */
     if (!rc && removed && !(rc = fts_all(x)) &&
-        !(rc = mn_sqlite_exec_stmt(x, SQL_FTS_OPTIMIZE, "keyword index erase")) && x->kw_own &&
+        !(rc = mn__sqlite_exec_stmt(x, SQL_FTS_OPTIMIZE, "keyword index erase")) && x->kw_own &&
         sqlite3_wal_checkpoint_v2(x->db, "kw", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
         mn__log(MN_LOG_INFO, "%s: keyword index WAL not truncated after a delete: %s", s->path,
                 sqlite3_errmsg(x->db));
@@ -569,13 +569,13 @@ static mn_status fts_drain_locked(struct sqlite_store *s, int64_t budget, int64_
 /* Once this handle logged a chunk's worth: the indexer thread is asked to drain it and a chunk
  * more, on the other core; the append waits while the thread is more than four chunks behind
  * (appends outrun it), so the backlog stays bounded. A handle without a thread drains inline. */
-void mn_sqlite_fts_after_commit(struct sqlite_store *s)
+void mn__sqlite_fts_after_commit(struct sqlite_store *s)
 {
     if (s->fts_drain_deferred || s->fts_drain_rows <= 0 || s->fts_logged < s->fts_drain_rows)
         return;
     int64_t budget = s->fts_logged + s->fts_drain_rows;
     if (s->kw_started) {
-        mn_sqlite_kw_ask(s, s->fts_logged, budget, 4 * s->fts_drain_rows);
+        mn__sqlite_kw_ask(s, s->fts_logged, budget, 4 * s->fts_drain_rows);
         s->fts_logged = 0;
         return;
     }
@@ -595,7 +595,7 @@ void mn_sqlite_fts_after_commit(struct sqlite_store *s)
  * not be the last (messages without text, which no budget was asked for; another process that
  * moved the watermark first), and the append that waits holds the handle's lock, so nothing
  * more would be asked. */
-void mn_sqlite_fts_indexer_run(struct sqlite_store *s)
+void mn__sqlite_fts_indexer_run(struct sqlite_store *s)
 {
     struct sqlite_store *x = s->kw;
     int64_t chunk = drain_chunk(s), budget;
@@ -604,12 +604,12 @@ void mn_sqlite_fts_indexer_run(struct sqlite_store *s)
         int last = 0, waited_for = 1;
         while (!rc && !last && (budget > 0 || waited_for)) {
             int64_t step = budget < chunk ? chunk : budget < 4 * chunk ? budget : 4 * chunk, consumed = 0;
-            int64_t asked = mn_sqlite_kw_asked(s);
+            int64_t asked = mn__sqlite_kw_asked(s);
             pthread_mutex_lock(&x->lock);
             rc = fts_chunk(x, step, &consumed, &last);
             pthread_mutex_unlock(&x->lock);
             budget -= consumed > 0 ? consumed : step;
-            waited_for = mn_sqlite_kw_caught(s, asked, consumed, last, rc);
+            waited_for = mn__sqlite_kw_caught(s, asked, consumed, last, rc);
         }
         if (rc)
             mn__log(MN_LOG_WARN, "%s: keyword index drain: %s (left for the next drain or search)", s->path,
@@ -617,7 +617,7 @@ void mn_sqlite_fts_indexer_run(struct sqlite_store *s)
     }
 }
 
-mn_status mn_sqlite_fts_backlog(struct sqlite_store *s)
+mn_status mn__sqlite_fts_backlog(struct sqlite_store *s)
 {
     int64_t span = 0, w = 0, last_id = 0;
     struct sqlite_store *x = indexer_take(s);
@@ -692,7 +692,7 @@ static const char SQL_READ_BEGIN[] = "BEGIN";
 static const char SQL_READ_END[] = "COMMIT";
 static const char SQL_STORE_SIZE[] = "SELECT coalesce(max(id), 0) FROM messages";
 
-mn_status mn_sqlite_scored_push(struct scored_list *l, int64_t id, double score)
+mn_status mn__sqlite_scored_push(struct scored_list *l, int64_t id, double score)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
@@ -710,14 +710,14 @@ static mn_status fts_step_fail(struct sqlite_store *s, int r)
 {
     if ((r & 0xFF) == SQLITE_ERROR)
         return mn__err(MN_INVALID, "keyword search: %s", sqlite3_errmsg(s->db));
-    return mn_sqlite_fail(s, r, "keyword search");
+    return mn__sqlite_fail(s, r, "keyword search");
 }
 
 /* One integer from a cached statement with text ?1 (0 when there is no row). */
 static mn_status count_one(struct sqlite_store *s, const char *sql, const char *arg, int64_t *out)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, sql, &st);
+    mn_status rc = mn__sqlite_stmt(s, sql, &st);
     if (rc)
         return rc;
     if (arg)
@@ -731,7 +731,7 @@ static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct sc
     mn_status rc = MN_OK;
     int r;
     while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
-        rc = mn_sqlite_scored_push(out, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1));
+        rc = mn__sqlite_scored_push(out, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1));
     if (!rc && r != SQLITE_DONE)
         rc = fts_step_fail(s, r);
     return rc;
@@ -762,7 +762,7 @@ static mn_status fts_collect(struct sqlite_store *s, sqlite3_stmt *st, struct sc
 
 /* The row's size in tokens from its messages_fts_docsize record (one column: one SQLite varint,
  * which FTS5's xColumnSize reads too); 0 when there is none (NULL or malformed). */
-int mn_sqlite_docsize(sqlite3_value *v, int *ntok)
+int mn__sqlite_docsize(sqlite3_value *v, int *ntok)
 {
     const unsigned char *p = sqlite3_value_blob(v);
     int len = sqlite3_value_bytes(v);
@@ -813,7 +813,7 @@ static void bm25_given(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_co
     double d = 0.0, score = 0.0;
     if (rc == SQLITE_OK) {
         int ntok = 0;
-        if (!mn_sqlite_docsize(val[1], &ntok))
+        if (!mn__sqlite_docsize(val[1], &ntok))
             rc = api->xColumnSize(fts, -1, &ntok);
         d = (double)ntok;
     }
@@ -831,7 +831,7 @@ static void tfd(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *
 {
     int ninst = 0, ntok = 0;
     int rc = nval == 1 && api->xPhraseCount(fts) == 1 ? api->xInstCount(fts, &ninst) : SQLITE_MISUSE;
-    if (rc == SQLITE_OK && !mn_sqlite_docsize(val[0], &ntok))
+    if (rc == SQLITE_OK && !mn__sqlite_docsize(val[0], &ntok))
         rc = api->xColumnSize(fts, -1, &ntok);
     if (rc == SQLITE_OK)
         sqlite3_result_int64(ctx, (sqlite3_int64)ninst * 4294967296 + (ntok & 0xffffffff));
@@ -866,7 +866,7 @@ static void fts_total(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_con
         sqlite3_result_error_code(ctx, rc);
 }
 
-void mn_sqlite_fts_register(struct sqlite_store *s)
+void mn__sqlite_fts_register(struct sqlite_store *s)
 {
     fts5_api *api = NULL;
     sqlite3_stmt *st = NULL;
@@ -881,23 +881,23 @@ void mn_sqlite_fts_register(struct sqlite_store *s)
                        api->xCreateFunction(api, "mnemo_tfd", NULL, tfd, NULL) == SQLITE_OK &&
                        api->xCreateFunction(api, "mnemo_tf", NULL, tf_only, NULL) == SQLITE_OK &&
                        api->xCreateFunction(api, "mnemo_fts_total", NULL, fts_total, NULL) == SQLITE_OK &&
-                       mn_sqlite_idset_register(s->db) == SQLITE_OK;
+                       mn__sqlite_idset_register(s->db) == SQLITE_OK;
 }
 
-void mn_sqlite_fts_release(struct sqlite_store *s)
+void mn__sqlite_fts_release(struct sqlite_store *s)
 {
     for (size_t i = 0; i < s->n_df; i++) {
         free(s->df[i].phrase);
-        mn_sqlite_tops_free(s->df[i].tops);
-        mn_sqlite_dense_free(s->df[i].dense);
+        mn__sqlite_tops_free(s->df[i].tops);
+        mn__sqlite_dense_free(s->df[i].dense);
     }
     free(s->df);
     s->df = NULL;
     s->n_df = s->next_df = 0;
-    mn_sqlite_sizes_free(&s->sizes);
+    mn__sqlite_sizes_free(&s->sizes);
 }
 
-/* The phrases of a query as mn_fts_query writes it: "a" OR "b" OR …; 0 when it is not so. */
+/* The phrases of a query as mn__fts_query writes it: "a" OR "b" OR …; 0 when it is not so. */
 static int phrases_parse(const char *match, struct phrases *p)
 {
     const char *c = match;
@@ -930,14 +930,14 @@ static const char SQL_DF_COUNT[] = "SELECT count(*) FROM messages_fts WHERE mess
 static mn_status df_count(struct sqlite_store *s, const char *phrase, size_t len, int64_t after, int64_t *n)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_DF_COUNT, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_DF_COUNT, &st);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, phrase, (int)len, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, after);
     int r = sqlite3_step(st);
     *n = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     return r == SQLITE_ROW ? MN_OK : fts_step_fail(s, r);
 }
 
@@ -951,18 +951,18 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
     if (rc)
         return rc;
     if (gen != s->df_gen) {
-        mn_sqlite_fts_release(s);
+        mn__sqlite_fts_release(s);
         s->df_gen = gen;
     }
     if (*upto < 0)
-        mn_sqlite_fts_release(s);
+        mn__sqlite_fts_release(s);
     for (int i = 0; i < p->m && !rc; i++) {
         struct mn_sqlite_df *e = NULL;
         for (size_t j = 0; j < s->n_df && !e; j++)
             if (strlen(s->df[j].phrase) == p->len[i] && memcmp(s->df[j].phrase, p->at[i], p->len[i]) == 0)
                 e = &s->df[j];
         if (e && e->upto > *upto) { /* message ids reused after a delete another handle made */
-            mn_sqlite_fts_release(s);
+            mn__sqlite_fts_release(s);
             e = NULL;
         }
         int64_t more = 0;
@@ -991,8 +991,8 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
         else {
             slot = s->next_df++ % DF_CACHE;
             free(s->df[slot].phrase);
-            mn_sqlite_tops_free(s->df[slot].tops);
-            mn_sqlite_dense_free(s->df[slot].dense);
+            mn__sqlite_tops_free(s->df[slot].tops);
+            mn__sqlite_dense_free(s->df[slot].dense);
         }
         s->df[slot] = (struct mn_sqlite_df){copy, more, *upto, NULL, NULL, 0};
     }
@@ -1001,18 +1001,18 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
 
 /* fts_rank.h: the row's docsize record d.sz is read beside the match rather than by a statement
  * per row, as xColumnSize does. */
-mn_status mn_sqlite_given_sql(struct mn_buf *b, int m)
+mn_status mn__sqlite_given_sql(struct mn_buf *b, int m)
 {
-    mn_status rc = mn_buf_adds(b, "mnemo_bm25(messages_fts, ?3, d.sz");
+    mn_status rc = mn__buf_adds(b, "mnemo_bm25(messages_fts, ?3, d.sz");
     for (int i = 0; i < m && !rc; i++) {
         char arg[16];
         snprintf(arg, sizeof arg, ", ?%d", 16 + i);
-        rc = mn_buf_adds(b, arg);
+        rc = mn__buf_adds(b, arg);
     }
-    return rc ? rc : mn_buf_adds(b, ")");
+    return rc ? rc : mn__buf_adds(b, ")");
 }
 
-void mn_sqlite_given_bind(sqlite3_stmt *st, const struct phrases *p, int skip)
+void mn__sqlite_given_bind(sqlite3_stmt *st, const struct phrases *p, int skip)
 {
     sqlite3_bind_int(st, 3, skip);
     for (int i = 0; i < p->m; i++)
@@ -1045,10 +1045,10 @@ static mn_status set_group_ranked(struct sqlite_store *s, const char *group, con
     if (!rc) {
         sqlite3_bind_text(st, 1, group, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)mn_sqlite_fts_tuning.set_scored + 1);
-        mn_sqlite_idset_bind(st, 6, set);
+        mn__sqlite_idset_bind(st, 6, set);
         int r;
         while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
-            rc = mn_sqlite_scored_push(&cand, sqlite3_column_int64(st, 0), 0);
+            rc = mn__sqlite_scored_push(&cand, sqlite3_column_int64(st, 0), 0);
         if (!rc && r != SQLITE_DONE)
             rc = fts_step_fail(s, r);
     }
@@ -1058,12 +1058,12 @@ static mn_status set_group_ranked(struct sqlite_store *s, const char *group, con
         free(cand.r);
         return rc;
     }
-    if (!(rc = mn_buf_adds(&sql, "SELECT ")) && !(rc = mn_sqlite_given_sql(&sql, p->m)) &&
-        !(rc = mn_buf_adds(&sql, FROM_SIZED " WHERE messages_fts MATCH ?1 AND messages_fts.rowid = ?4")))
+    if (!(rc = mn__buf_adds(&sql, "SELECT ")) && !(rc = mn__sqlite_given_sql(&sql, p->m)) &&
+        !(rc = mn__buf_adds(&sql, FROM_SIZED " WHERE messages_fts MATCH ?1 AND messages_fts.rowid = ?4")))
         rc = prepare_dynamic(s, sql.data, &st);
     if (!rc) {
         sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
-        mn_sqlite_given_bind(st, p, 0);
+        mn__sqlite_given_bind(st, p, 0);
     }
     for (size_t i = 0; !rc && i < cand.n; i++) {
         sqlite3_bind_int64(st, 4, cand.r[i].id);
@@ -1086,7 +1086,7 @@ static mn_status set_group_ranked(struct sqlite_store *s, const char *group, con
     }
     free(cand.r);
     sqlite3_finalize(st);
-    mn_buf_release(&sql);
+    mn__buf_release(&sql);
     return rc;
 }
 
@@ -1104,37 +1104,37 @@ static mn_status fts_ranked(struct sqlite_store *s, const char *group, const cha
     }
     struct mn_buf head = MN_BUF_INIT, expr = MN_BUF_INIT;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_buf_adds(&head, "SELECT messages_fts.rowid, ");
+    mn_status rc = mn__buf_adds(&head, "SELECT messages_fts.rowid, ");
     if (!rc)
-        rc = mn_sqlite_given_sql(&head, p->m);
+        rc = mn__sqlite_given_sql(&head, p->m);
     if (!rc)
-        rc = mn_buf_adds(&head, FROM_SIZED " WHERE messages_fts MATCH ?1");
+        rc = mn__buf_adds(&head, FROM_SIZED " WHERE messages_fts MATCH ?1");
     if (!rc && set)
-        rc = mn_buf_adds(&head, set->bounded ? " AND messages_fts.rowid BETWEEN ?4 AND ?5 AND mnemo_in(?6, messages_fts.rowid)"
+        rc = mn__buf_adds(&head, set->bounded ? " AND messages_fts.rowid BETWEEN ?4 AND ?5 AND mnemo_in(?6, messages_fts.rowid)"
                                              : " AND mnemo_in(?6, messages_fts.rowid)");
-    if (!rc && group && !(rc = mn_buf_adds(&expr, "(")) && !(rc = mn_buf_adds(&expr, group)) &&
-        !(rc = mn_buf_adds(&expr, ") AND (")) && !(rc = mn_buf_adds(&expr, match)))
-        rc = mn_buf_adds(&expr, ")");
+    if (!rc && group && !(rc = mn__buf_adds(&expr, "(")) && !(rc = mn__buf_adds(&expr, group)) &&
+        !(rc = mn__buf_adds(&expr, ") AND (")) && !(rc = mn__buf_adds(&expr, match)))
+        rc = mn__buf_adds(&expr, ")");
     if (!rc)
-        rc = mn_buf_adds(&head, " ORDER BY 2, messages_fts.rowid LIMIT ?2");
+        rc = mn__buf_adds(&head, " ORDER BY 2, messages_fts.rowid LIMIT ?2");
     if (!rc)
         rc = prepare_dynamic(s, head.data, &st);
     if (!rc) {
         sqlite3_bind_text(st, 1, group ? expr.data : match, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)want);
-        mn_sqlite_given_bind(st, p, skip);
+        mn__sqlite_given_bind(st, p, skip);
         if (set && set->bounded) {
-            sqlite3_bind_int64(st, 4, mn_sqlite_idset_lo(set));
-            sqlite3_bind_int64(st, 5, mn_sqlite_idset_hi(set));
+            sqlite3_bind_int64(st, 4, mn__sqlite_idset_lo(set));
+            sqlite3_bind_int64(st, 5, mn__sqlite_idset_hi(set));
         }
         if (set)
-            mn_sqlite_idset_bind(st, 6, set);
+            mn__sqlite_idset_bind(st, 6, set);
         out->n = 0;
         rc = fts_collect(s, st, out);
     }
     sqlite3_finalize(st);
-    mn_buf_release(&head);
-    mn_buf_release(&expr);
+    mn__buf_release(&head);
+    mn__buf_release(&expr);
     return rc;
 }
 
@@ -1158,8 +1158,8 @@ static mn_status rare_seeds(struct sqlite_store *s, const char *match, const str
     int64_t rows = 0;
     for (int e = 1; e <= e0 && !rc && !*done; e++) {
         rows += p->n[ord[e - 1]];
-        if (!(rc = e > 1 ? mn_buf_adds(&group, " OR ") : MN_OK))
-            rc = mn_buf_add(&group, p->at[ord[e - 1]], p->len[ord[e - 1]]);
+        if (!(rc = e > 1 ? mn__buf_adds(&group, " OR ") : MN_OK))
+            rc = mn__buf_add(&group, p->at[ord[e - 1]], p->len[ord[e - 1]]);
         if (rc || (rows < (int64_t)want && e < e0))
             continue;
         if (!(rc = fts_ranked(s, group.data, match, p, e, NULL, want, seeds)) && seeds->n == want &&
@@ -1170,7 +1170,7 @@ static mn_status rare_seeds(struct sqlite_store *s, const char *match, const str
             *done = 1;
         }
     }
-    mn_buf_release(&group);
+    mn__buf_release(&group);
     return rc;
 }
 
@@ -1180,13 +1180,13 @@ static mn_status both_seeds(struct sqlite_store *s, const char *match, const str
 {
     struct mn_buf group = MN_BUF_INIT;
     struct scored_list both = {0};
-    mn_status rc = mn_buf_add(&group, p->at[c[0]], p->len[c[0]]);
-    if (!rc && !(rc = mn_buf_adds(&group, " AND ")) && !(rc = mn_buf_add(&group, p->at[c[1]], p->len[c[1]])))
+    mn_status rc = mn__buf_add(&group, p->at[c[0]], p->len[c[0]]);
+    if (!rc && !(rc = mn__buf_adds(&group, " AND ")) && !(rc = mn__buf_add(&group, p->at[c[1]], p->len[c[1]])))
         rc = fts_ranked(s, group.data, match, p, 2, NULL, want, &both);
     for (size_t i = 0; !rc && i < both.n; i++)
-        rc = mn_sqlite_scored_push(seeds, both.r[i].id, both.r[i].score);
+        rc = mn__sqlite_scored_push(seeds, both.r[i].id, both.r[i].score);
     free(both.r);
-    mn_buf_release(&group);
+    mn__buf_release(&group);
     return rc;
 }
 
@@ -1200,10 +1200,10 @@ static mn_status commons_tops(struct sqlite_store *s, const struct phrases *p, c
     mn_status rc = MN_OK;
     for (int j = 0; *usable && !rc && j < nc; j++) {
         struct mn_sqlite_df *e = df_find(s, p->at[c[j]], p->len[c[j]]);
-        if (!e || e->upto != upto || mn_sqlite_tops_broken(e->tops))
+        if (!e || e->upto != upto || mn__sqlite_tops_broken(e->tops))
             *usable = 0;
-        else if (build && !(rc = mn_sqlite_tops_update(s, &e->tops, e->phrase, p->len[c[j]], upto)))
-            *usable = !mn_sqlite_tops_broken(e->tops);
+        else if (build && !(rc = mn__sqlite_tops_update(s, &e->tops, e->phrase, p->len[c[j]], upto)))
+            *usable = !mn__sqlite_tops_broken(e->tops);
         if (e)
             tops[j] = e->tops;
     }
@@ -1220,7 +1220,7 @@ static void tops_make_room(struct sqlite_store *s, int nc)
     for (size_t tried = 0; kept + (size_t)nc > TOPS_KEEP && tried < s->n_df; tried++) {
         struct mn_sqlite_df *e = &s->df[s->next_tops++ % s->n_df];
         if (e->tops) {
-            mn_sqlite_tops_free(e->tops);
+            mn__sqlite_tops_free(e->tops);
             e->tops = NULL;
             kept--;
         }
@@ -1260,7 +1260,7 @@ static mn_status fts_commons(struct sqlite_store *s, const char *match, const st
     if (!rc && !*done && usable && nc == 2)
         rc = both_seeds(s, match, p, ord + e0, want, &seeds);
     if (!rc && !*done && usable)
-        rc = mn_sqlite_tops_rank(s, match, p, ord + e0, tops, nc, &seeds, nc > 1, want, out, done);
+        rc = mn__sqlite_tops_rank(s, match, p, ord + e0, tops, nc, &seeds, nc > 1, want, out, done);
     free(seeds.r);
     return rc;
 }
@@ -1291,9 +1291,9 @@ static mn_status dense_held(struct sqlite_store *s, const struct phrases *p, int
             return MN_OK; /* its count is not kept: the plans below */
         any |= e[i] != NULL;
         if (e[i] && !e[i]->dense)
-            need += mn_sqlite_dense_estimate(upto, p->n[i]);
+            need += mn__sqlite_dense_estimate(upto, p->n[i]);
         else if (e[i])
-            mine += mn_sqlite_dense_bytes(e[i]->dense);
+            mine += mn__sqlite_dense_bytes(e[i]->dense);
     }
     /* The phrases not held are read in full here, ~0.15 µs a row, against MaxScore's seeks of
      * the others' postings to every row of the rarest, ~1 µs, which finishes early when the
@@ -1310,8 +1310,8 @@ static mn_status dense_held(struct sqlite_store *s, const struct phrases *p, int
                  !*balanced))
         return MN_OK;
     for (size_t j = 0; j < s->n_df; j++)
-        kept += mn_sqlite_dense_bytes(s->df[j].dense);
-    need += mn_sqlite_sizes_bytes(&s->sizes, upto);
+        kept += mn__sqlite_dense_bytes(s->df[j].dense);
+    need += mn__sqlite_sizes_bytes(&s->sizes, upto);
     size_t per_id = mn_sqlite_fts_tuning.dense_row_bytes, budget = mn_sqlite_fts_tuning.dense_bytes;
     budget = per_id && (size_t)upto > (SIZE_MAX - budget) / per_id ? SIZE_MAX : budget + per_id * (size_t)upto;
     if (mine + need > budget) /* its own phrases would not fit: the others stay */
@@ -1327,13 +1327,13 @@ static mn_status dense_held(struct sqlite_store *s, const struct phrases *p, int
         }
         if (!old)
             return MN_OK; /* the query's own phrases do not fit */
-        kept -= mn_sqlite_dense_bytes(old->dense);
-        mn_sqlite_dense_free(old->dense);
+        kept -= mn__sqlite_dense_bytes(old->dense);
+        mn__sqlite_dense_free(old->dense);
         old->dense = NULL;
     }
-    mn_status rc = mn_sqlite_sizes_update(s, &s->sizes, upto);
+    mn_status rc = mn__sqlite_sizes_update(s, &s->sizes, upto);
     for (int i = 0; i < p->m && !rc; i++)
-        if (e[i] && !(rc = mn_sqlite_dense_update(s, &e[i]->dense, p->at[i], p->len[i], upto))) {
+        if (e[i] && !(rc = mn__sqlite_dense_update(s, &e[i]->dense, p->at[i], p->len[i], upto))) {
             dense[i] = e[i]->dense;
             e[i]->dense_used = s->fts_searches;
         }
@@ -1357,15 +1357,15 @@ static mn_status fts_maxscore(struct sqlite_store *s, const char *match, const s
         if (rows > upto / div) /* about as many candidates as ranking the whole */
             break;
         if (e > 1)
-            rc = mn_buf_adds(&group, " OR ");
+            rc = mn__buf_adds(&group, " OR ");
         if (!rc)
-            rc = mn_buf_add(&group, p->at[ord[e - 1]], p->len[ord[e - 1]]);
+            rc = mn__buf_add(&group, p->at[ord[e - 1]], p->len[ord[e - 1]]);
         if (!rc && (double)rows * share >= (double)want)
             rc = fts_ranked(s, group.data, match, p, e, set, want, out);
         else
             continue;
         if (!rc && out->n == want && -out->r[want - 1].score > bound[e]) {
-            mn_buf_release(&group);
+            mn__buf_release(&group);
             return MN_OK;
         }
     }
@@ -1379,19 +1379,19 @@ static mn_status fts_maxscore(struct sqlite_store *s, const char *match, const s
         double one = bound[i] - bound[i + 1];
         least = one < least ? one : least;
     }
-    mn_buf_reset(&group);
+    mn__buf_reset(&group);
     if (!rc && upto > 0 && p->m > 1 && all <= 1.0 / (double)div && all * (double)upto * share >= (double)want) {
         for (int i = 0; i < p->m && !rc; i++)
-            if (!(rc = i ? mn_buf_adds(&group, " AND ") : MN_OK))
-                rc = mn_buf_add(&group, p->at[i], p->len[i]);
+            if (!(rc = i ? mn__buf_adds(&group, " AND ") : MN_OK))
+                rc = mn__buf_add(&group, p->at[i], p->len[i]);
         if (!rc)
             rc = fts_ranked(s, group.data, match, p, p->m, set, want, out);
         if (!rc && out->n == want && -out->r[want - 1].score > bound[0] - least) {
-            mn_buf_release(&group);
+            mn__buf_release(&group);
             return MN_OK;
         }
     }
-    mn_buf_release(&group);
+    mn__buf_release(&group);
     return rc ? rc : fts_ranked(s, NULL, match, p, 0, set, want, out);
 }
 
@@ -1403,14 +1403,14 @@ static mn_status set_read(struct sqlite_store *s, const mn_search_filter *f, str
                                     "SELECT m.id FROM messages m JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE 1",
                                     f, NULL, &st);
     if (!rc)
-        rc = mn_sqlite_idset_read(s, st, set);
+        rc = mn__sqlite_idset_read(s, st, set);
     sqlite3_finalize(st);
     return rc;
 }
 
 /* The best `want` rows of `match` (with `set`, of those that pass f: `part` messages at most),
  * best first, into out: the best rows of common phrases, else MaxScore over mnemo_bm25 (see
- * above). 0 in *done when mnemo_bm25 is not there or the query is not mn_fts_query's: the
+ * above). 0 in *done when mnemo_bm25 is not there or the query is not mn__fts_query's: the
  * caller ranks with bm25. */
 static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_search_filter *f, int set,
                           int64_t part, size_t want, struct scored_list *out, int *done)
@@ -1449,13 +1449,13 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
          * one), then the common phrases' best rows, and only then every row of the very common
          * ones */
         if (!(held && balanced &&
-              ((rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, NULL, &rare, want, 0, out, done)) || *done)) &&
+              ((rc = mn__sqlite_dense_rank(s, &p, dense, &s->sizes, NULL, &rare, want, 0, out, done)) || *done)) &&
             !(rc = fts_commons(s, match, &p, ord, bound, upto, want, out, done)) && !*done &&
-            !(held && ((rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, NULL, &rare, want, 1, out, done)) || *done))) {
+            !(held && ((rc = mn__sqlite_dense_rank(s, &p, dense, &s->sizes, NULL, &rare, want, 1, out, done)) || *done))) {
             *done = 1;
             rc = fts_maxscore(s, match, &p, ord, bound, upto, NULL, 1, want, out);
         }
-        mn_sqlite_rare_free(&rare);
+        mn__sqlite_rare_free(&rare);
         return rc;
     }
     struct mn_sqlite_idset ids;
@@ -1463,16 +1463,16 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
         return rc;
     double share = upto > 0 && part >= 0 && part < upto ? (double)part / (double)upto : 1;
     /* a session that lived a while among many: FTS5 reads only its stretch of each phrase */
-    ids.bounded = ids.n && mn_sqlite_idset_hi(&ids) - mn_sqlite_idset_lo(&ids) < upto / 2;
+    ids.bounded = ids.n && mn__sqlite_idset_hi(&ids) - mn__sqlite_idset_lo(&ids) < upto / 2;
     ids.by_row = share <= mn_sqlite_fts_tuning.set_share;
     out->n = 0;
     int answered = 0;
     if (ids.n && held)
-        rc = mn_sqlite_dense_rank(s, &p, dense, &s->sizes, &ids, &rare, want, 1, out, &answered);
-    mn_sqlite_rare_free(&rare);
+        rc = mn__sqlite_dense_rank(s, &p, dense, &s->sizes, &ids, &rare, want, 1, out, &answered);
+    mn__sqlite_rare_free(&rare);
     if (ids.n && !rc && !answered)
         rc = fts_maxscore(s, match, &p, ord, bound, upto, &ids, share, want, out);
-    mn_sqlite_idset_free(&ids);
+    mn__sqlite_idset_free(&ids);
     return rc;
 }
 
@@ -1484,13 +1484,13 @@ static mn_status fts_top(struct sqlite_store *s, const char *match, size_t want,
     if (rc || done)
         return rc;
     sqlite3_stmt *top = NULL;
-    if ((rc = mn_sqlite_stmt(s, SQL_FTS_TOP, &top)))
+    if ((rc = mn__sqlite_stmt(s, SQL_FTS_TOP, &top)))
         return rc;
     sqlite3_bind_text(top, 1, match, -1, SQLITE_STATIC);
     sqlite3_bind_int64(top, 2, (sqlite3_int64)want);
     out->n = 0;
     rc = fts_collect(s, top, out);
-    mn_sqlite_done(top);
+    mn__sqlite_done(top);
     return rc;
 }
 
@@ -1543,9 +1543,9 @@ static mn_status fts_rounds(struct sqlite_store *s, const char *match, const mn_
             sqlite3_bind_int64(check, 9, cand.r[i].id);
             int r = sqlite3_step(check);
             if (r == SQLITE_ROW)
-                rc = mn_sqlite_scored_push(out, cand.r[i].id, cand.r[i].score);
+                rc = mn__sqlite_scored_push(out, cand.r[i].id, cand.r[i].score);
             else if (r != SQLITE_DONE)
-                rc = mn_sqlite_fail(s, r, "keyword search");
+                rc = mn__sqlite_fail(s, r, "keyword search");
             sqlite3_reset(check);
         }
         checked = cand.n;
@@ -1616,14 +1616,14 @@ static mn_status fts_search_locked(struct sqlite_store *s, const char *match, co
 {
     /* the rounds read several times: one snapshot keeps their order the same */
     int own_txn = sqlite3_get_autocommit(s->db);
-    mn_status rc = own_txn ? mn_sqlite_exec_stmt(s, SQL_READ_BEGIN, "keyword search") : MN_OK;
+    mn_status rc = own_txn ? mn__sqlite_exec_stmt(s, SQL_READ_BEGIN, "keyword search") : MN_OK;
     if (rc)
         return rc;
     struct scored_list out = {0};
     s->fts_searches++;
     rc = fts_plan_run(s, match, f, limit, &out);
     if (own_txn && !sqlite3_get_autocommit(s->db))
-        mn_sqlite_exec_stmt(s, SQL_READ_END, "keyword search"); /* read only: nothing to lose */
+        mn__sqlite_exec_stmt(s, SQL_READ_END, "keyword search"); /* read only: nothing to lose */
     for (size_t i = 0; !rc && i < out.n && i < limit; i++)
         if (fn(user, out.r[i].id, -out.r[i].score))
             break;
@@ -1657,7 +1657,7 @@ static mn_status vec_filter_locked(struct sqlite_store *s, const mn_search_filte
         if (fn(user, sqlite3_column_int64(st, 0), 0))
             break;
     if (r != SQLITE_ROW && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "search filter");
+        rc = mn__sqlite_fail(s, r, "search filter");
     sqlite3_finalize(st);
     return rc;
 }
@@ -1697,7 +1697,7 @@ static const float *blob_vec(sqlite3_stmt *st, int i, float **buf, uint32_t *cap
     int64_t d = sqlite3_column_int64(st, i);
     const void *b = sqlite3_column_blob(st, i + 1);
     *dim = (uint32_t)d;
-    return mn_vecblob_read(b, (size_t)sqlite3_column_bytes(st, i + 1), d, buf, cap);
+    return mn__vecblob_read(b, (size_t)sqlite3_column_bytes(st, i + 1), d, buf, cap);
 }
 
 static mn_status vec_scan_locked(struct sqlite_store *s, const struct vec_sql *q, mn_store_vec_fn fn, void *user,
@@ -1705,15 +1705,15 @@ static mn_status vec_scan_locked(struct sqlite_store *s, const struct vec_sql *q
 {
     /* the log position first: a vector stored after it is met again as a change (harmless) */
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, q->log_max, &st);
+    mn_status rc = mn__sqlite_stmt(s, q->log_max, &st);
     if (rc)
         return rc;
     int r = sqlite3_step(st);
     *log_seq = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     if (r != SQLITE_ROW)
-        return mn_sqlite_fail(s, r, "vector scan");
-    if ((rc = mn_sqlite_stmt(s, q->all, &st)))
+        return mn__sqlite_fail(s, r, "vector scan");
+    if ((rc = mn__sqlite_stmt(s, q->all, &st)))
         return rc;
     float *buf = NULL;
     uint32_t cap = 0, dim = 0;
@@ -1728,8 +1728,8 @@ static mn_status vec_scan_locked(struct sqlite_store *s, const struct vec_sql *q
             break;
     }
     if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "vector scan");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "vector scan");
+    mn__sqlite_done(st);
     free(buf);
     return rc;
 }
@@ -1739,7 +1739,7 @@ static mn_status op_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64
     LOCKED(S(st), vec_scan_locked(S(st), &MESSAGE_VECS, fn, user, log_seq));
 }
 
-mn_status mn_sqlite_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq)
+mn_status mn__sqlite_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq)
 {
     LOCKED(S(st), vec_scan_locked(S(st), &MEMORY_VECS, fn, user, log_seq));
 }
@@ -1749,7 +1749,7 @@ static mn_status vec_changes_locked(struct sqlite_store *s, const struct vec_sql
 {
     sqlite3_stmt *st = NULL;
     *last = after;
-    mn_status rc = mn_sqlite_stmt(s, q->changes, &st);
+    mn_status rc = mn__sqlite_stmt(s, q->changes, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, after);
@@ -1769,8 +1769,8 @@ static mn_status vec_changes_locked(struct sqlite_store *s, const struct vec_sql
         *last = seq;
     }
     if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "vector changes");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "vector changes");
+    mn__sqlite_done(st);
     free(buf);
     return rc;
 }
@@ -1780,7 +1780,7 @@ static mn_status op_vec_changes(mn_store *st, int64_t after, mn_store_change_fn 
     LOCKED(S(st), vec_changes_locked(S(st), &MESSAGE_VECS, after, fn, user, last));
 }
 
-mn_status mn_sqlite_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last)
+mn_status mn__sqlite_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last)
 {
     LOCKED(S(st), vec_changes_locked(S(st), &MEMORY_VECS, after, fn, user, last));
 }
@@ -1788,19 +1788,19 @@ mn_status mn_sqlite_memory_vec_changes(mn_store *st, int64_t after, mn_store_cha
 static mn_status vec_get_locked(struct sqlite_store *s, const struct vec_sql *q, int64_t id, float *out, uint32_t dim)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, q->get, &st);
+    mn_status rc = mn__sqlite_stmt(s, q->get, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, id);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW && sqlite3_column_int64(st, 0) == (int64_t)dim &&
         sqlite3_column_bytes(st, 1) == (int)(dim * 4) && sqlite3_column_blob(st, 1))
-        mn_vecblob_decode(sqlite3_column_blob(st, 1), dim, out);
+        mn__vecblob_decode(sqlite3_column_blob(st, 1), dim, out);
     else if (r == SQLITE_ROW || r == SQLITE_DONE)
         rc = mn__err(MN_NOTFOUND, "%s %lld has no vector of %u dimensions", q->what, (long long)id, dim);
     else
-        rc = mn_sqlite_fail(s, r, "vector");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "vector");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -1809,7 +1809,7 @@ static mn_status op_vec_get(mn_store *st, int64_t id, float *out, uint32_t dim)
     LOCKED(S(st), vec_get_locked(S(st), &MESSAGE_VECS, id, out, dim));
 }
 
-mn_status mn_sqlite_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim)
+mn_status mn__sqlite_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim)
 {
     LOCKED(S(st), vec_get_locked(S(st), &MEMORY_VECS, vid, out, dim));
 }
@@ -1824,13 +1824,13 @@ static const char SQL_QUEUE_DEL[] = "DELETE FROM embed_queue WHERE message_id = 
 static mn_status check_identity(struct sqlite_store *s, const char *ident)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_IDENTITY_GET, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_IDENTITY_GET, &st);
     if (rc)
         return rc;
     int r = sqlite3_step(st);
     int set = 0;
     if (r == SQLITE_ROW) {
-        const char *have = mn_sqlite_col_text(st, 0);
+        const char *have = mn__sqlite_col_text(st, 0);
         if (have && strcmp(have, ident) != 0)
             rc = mn__err(MN_CONFLICT,
                          "the vectors in %s were made by %s, this handle embeds with %s (mnemo reindex --embeddings"
@@ -1838,14 +1838,14 @@ static mn_status check_identity(struct sqlite_store *s, const char *ident)
     } else if (r == SQLITE_DONE)
         set = 1;
     else
-        rc = mn_sqlite_fail(s, r, "embedder identity");
-    mn_sqlite_done(st);
-    if (!rc && set && !(rc = mn_sqlite_stmt(s, SQL_IDENTITY_SET, &st))) {
+        rc = mn__sqlite_fail(s, r, "embedder identity");
+    mn__sqlite_done(st);
+    if (!rc && set && !(rc = mn__sqlite_stmt(s, SQL_IDENTITY_SET, &st))) {
         sqlite3_bind_text(st, 1, ident, -1, SQLITE_STATIC);
         r = sqlite3_step(st);
-        mn_sqlite_done(st);
+        mn__sqlite_done(st);
         if (r != SQLITE_DONE)
-            rc = mn_sqlite_fail(s, r, "embedder identity");
+            rc = mn__sqlite_fail(s, r, "embedder identity");
     }
     return rc;
 }
@@ -1859,16 +1859,16 @@ static mn_status vec_put_locked(struct sqlite_store *s, const int64_t *ids, size
     unsigned char *blob = malloc((size_t)dim * 4 + 1);
     if (!blob)
         return mn__nomem();
-    mn_status rc = mn_sqlite_begin_write(s);
+    mn_status rc = mn__sqlite_begin_write(s);
     if (!rc && dim)
         rc = check_identity(s, ident);
     sqlite3_stmt *put = NULL, *del = NULL;
-    if (!rc && !(rc = mn_sqlite_stmt(s, SQL_VEC_PUT, &put)))
-        rc = mn_sqlite_stmt(s, SQL_QUEUE_DEL, &del);
+    if (!rc && !(rc = mn__sqlite_stmt(s, SQL_VEC_PUT, &put)))
+        rc = mn__sqlite_stmt(s, SQL_QUEUE_DEL, &del);
     for (size_t i = 0; i < n && !rc; i++) {
         int r;
         if (!(skip && skip[i])) {
-            mn_vecblob_encode(vecs + i * dim, dim, blob);
+            mn__vecblob_encode(vecs + i * dim, dim, blob);
             sqlite3_bind_int64(put, 1, ids[i]);
             sqlite3_bind_text(put, 2, embedder, -1, SQLITE_STATIC);
             sqlite3_bind_text(put, 3, model, -1, SQLITE_STATIC);
@@ -1876,25 +1876,25 @@ static mn_status vec_put_locked(struct sqlite_store *s, const int64_t *ids, size
             sqlite3_bind_blob(put, 5, blob, (int)(dim * 4), SQLITE_STATIC);
             sqlite3_bind_int64(put, 6, now);
             r = sqlite3_step(put);
-            mn_sqlite_done(put);
+            mn__sqlite_done(put);
             if (r != SQLITE_DONE) {
-                rc = mn_sqlite_fail(s, r, "store vector");
+                rc = mn__sqlite_fail(s, r, "store vector");
                 break;
             }
         }
         sqlite3_bind_int64(del, 1, ids[i]);
         r = sqlite3_step(del);
-        mn_sqlite_done(del);
+        mn__sqlite_done(del);
         if (r != SQLITE_DONE)
-            rc = mn_sqlite_fail(s, r, "embedding queue");
+            rc = mn__sqlite_fail(s, r, "embedding queue");
     }
     free(blob);
     if (rc) {
         if (!sqlite3_get_autocommit(s->db))
-            mn_sqlite_rollback(s);
+            mn__sqlite_rollback(s);
         return rc;
     }
-    return mn_sqlite_commit(s);
+    return mn__sqlite_commit(s);
 }
 
 static mn_status op_vec_put(mn_store *st, const int64_t *ids, size_t n, const float *vecs, const unsigned char *skip,
@@ -1912,19 +1912,19 @@ static const char SQL_QUEUE_PEEK[] =
 static mn_status queue_peek_locked(struct sqlite_store *s, size_t limit, mn_store_text_fn fn, void *user)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_QUEUE_PEEK, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_QUEUE_PEEK, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)limit);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *c = mn_sqlite_col_text(st, 1);
+        const char *c = mn__sqlite_col_text(st, 1);
         if (fn(user, sqlite3_column_int64(st, 0), c ? c : ""))
             break;
     }
     if (r != SQLITE_ROW && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "embedding queue");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "embedding queue");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -1948,23 +1948,23 @@ static const char SQL_QUEUE_TRIGGER_DROP[] = "DROP TRIGGER IF EXISTS messages_em
 static mn_status queue_state(struct sqlite_store *s, int *meta_on, int *trigger)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_QUEUE_STATE, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_QUEUE_STATE, &st);
     if (rc)
         return rc;
     int r = sqlite3_step(st);
     *meta_on = r == SQLITE_ROW && sqlite3_column_int(st, 0);
     *trigger = r == SQLITE_ROW && sqlite3_column_int(st, 1);
-    mn_sqlite_done(st);
-    return r == SQLITE_ROW ? MN_OK : mn_sqlite_fail(s, r, "embedding queue");
+    mn__sqlite_done(st);
+    return r == SQLITE_ROW ? MN_OK : mn__sqlite_fail(s, r, "embedding queue");
 }
 
 /* Inside a write transaction: the trigger as meta says (a migration to version 9 calls it). */
-mn_status mn_sqlite_queue_trigger_sync(struct sqlite_store *s)
+mn_status mn__sqlite_queue_trigger_sync(struct sqlite_store *s)
 {
     int meta_on = 0, trigger = 0;
     mn_status rc = queue_state(s, &meta_on, &trigger);
     if (!rc && meta_on != trigger)
-        rc = mn_sqlite_exec_stmt(s, meta_on ? SQL_QUEUE_TRIGGER : SQL_QUEUE_TRIGGER_DROP, "embedding queue");
+        rc = mn__sqlite_exec_stmt(s, meta_on ? SQL_QUEUE_TRIGGER : SQL_QUEUE_TRIGGER_DROP, "embedding queue");
     return rc;
 }
 
@@ -1974,15 +1974,15 @@ static mn_status queue_enable_locked(struct sqlite_store *s, int on)
     mn_status rc = queue_state(s, &meta_on, &trigger);
     if (rc || (meta_on == !!on && trigger == !!on)) /* no write when nothing changes: opening stays read-only */
         return rc;
-    if ((rc = mn_sqlite_begin_write(s)))
+    if ((rc = mn__sqlite_begin_write(s)))
         return rc;
-    if (!(rc = mn_sqlite_exec_stmt(s, on ? SQL_QUEUE_ON : SQL_QUEUE_OFF, "embedding queue")))
-        rc = mn_sqlite_exec_stmt(s, on ? SQL_QUEUE_TRIGGER : SQL_QUEUE_TRIGGER_DROP, "embedding queue");
+    if (!(rc = mn__sqlite_exec_stmt(s, on ? SQL_QUEUE_ON : SQL_QUEUE_OFF, "embedding queue")))
+        rc = mn__sqlite_exec_stmt(s, on ? SQL_QUEUE_TRIGGER : SQL_QUEUE_TRIGGER_DROP, "embedding queue");
     if (rc) {
-        mn_sqlite_rollback(s);
+        mn__sqlite_rollback(s);
         return rc;
     }
-    return mn_sqlite_commit(s);
+    return mn__sqlite_commit(s);
 }
 
 static mn_status op_queue_enable(mn_store *st, int on) { LOCKED(S(st), queue_enable_locked(S(st), on)); }
@@ -1997,7 +1997,7 @@ static const char SQL_COUNTS[] = "SELECT (SELECT count(*) FROM embeddings), (SEL
 static mn_status counts_locked(struct sqlite_store *s, int64_t *embedded, int64_t *queued)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_COUNTS, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_COUNTS, &st);
     if (rc)
         return rc;
     int r = sqlite3_step(st);
@@ -2007,24 +2007,24 @@ static mn_status counts_locked(struct sqlite_store *s, int64_t *embedded, int64_
         if (queued)
             *queued = sqlite3_column_int64(st, 1);
     } else
-        rc = mn_sqlite_fail(s, r, "embedding counts");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "embedding counts");
+    mn__sqlite_done(st);
     return rc;
 }
 
 static mn_status queue_fill_locked(struct sqlite_store *s, int reset, int64_t *queued)
 {
-    mn_status rc = mn_sqlite_begin_write(s);
-    if (!rc && reset && !(rc = mn_sqlite_exec_stmt(s, SQL_VEC_RESET, "reindex")))
-        rc = mn_sqlite_exec_stmt(s, SQL_IDENTITY_DEL, "reindex");
+    mn_status rc = mn__sqlite_begin_write(s);
+    if (!rc && reset && !(rc = mn__sqlite_exec_stmt(s, SQL_VEC_RESET, "reindex")))
+        rc = mn__sqlite_exec_stmt(s, SQL_IDENTITY_DEL, "reindex");
     if (!rc)
-        rc = mn_sqlite_exec_stmt(s, SQL_QUEUE_FILL, "backfill");
+        rc = mn__sqlite_exec_stmt(s, SQL_QUEUE_FILL, "backfill");
     if (rc) {
         if (!sqlite3_get_autocommit(s->db))
-            mn_sqlite_rollback(s);
+            mn__sqlite_rollback(s);
         return rc;
     }
-    if ((rc = mn_sqlite_commit(s)))
+    if ((rc = mn__sqlite_commit(s)))
         return rc;
     return counts_locked(s, NULL, queued);
 }
@@ -2052,7 +2052,7 @@ static mn_status queue_count_locked(struct sqlite_store *s, const mn_search_filt
     if (r == SQLITE_ROW)
         *n = sqlite3_column_int64(st, 0);
     else
-        rc = mn_sqlite_fail(s, r, "embedding queue count");
+        rc = mn__sqlite_fail(s, r, "embedding queue count");
     sqlite3_finalize(st);
     return rc;
 }
@@ -2073,18 +2073,18 @@ static mn_status messages_get_locked(struct sqlite_store *s, const int64_t *ids,
                                      void *user)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_MSG_BY_ID, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_MSG_BY_ID, &st);
     for (size_t i = 0; i < n && !rc; i++) {
         sqlite3_bind_int64(st, 1, ids[i]);
         int r = sqlite3_step(st);
         if (r == SQLITE_ROW) {
             mn_message m;
-            rc = mn_sqlite_row_message(s, st, mn_sqlite_col_text(st, 16), &m);
-            if (!rc && fn(user, &m, mn_sqlite_col_text(st, 17)))
+            rc = mn__sqlite_row_message(s, st, mn__sqlite_col_text(st, 16), &m);
+            if (!rc && fn(user, &m, mn__sqlite_col_text(st, 17)))
                 i = n;
         } else if (r != SQLITE_DONE)
-            rc = mn_sqlite_fail(s, r, "search results");
-        mn_sqlite_done(st);
+            rc = mn__sqlite_fail(s, r, "search results");
+        mn__sqlite_done(st);
     }
     return rc;
 }

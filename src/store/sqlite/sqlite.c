@@ -24,7 +24,7 @@
 
 _Static_assert(MN_SQLITE_SCHEMA_VERSION == MN_SCHEMA_VERSION_SQLITE, "store.h names the version schema.h reaches");
 
-/* The title mn_message_title takes from a message's content (an SQL expression of column col):
+/* The title mn__message_title takes from a message's content (an SQL expression of column col):
  * its first 100 characters (MN_TITLE_CHARS, memory/message.h, a layer above), leading whitespace
  * gone, line breaks and tabs made spaces. */
 #define TITLE_OF(col)                                                                                            \
@@ -131,7 +131,7 @@ static const char *const stmt_sql[S_COUNT] = {
 
 /* ---- errors ---------------------------------------------------------------------------------- */
 
-mn_status mn_sqlite_fail(struct sqlite_store *s, int rc, const char *what)
+mn_status mn__sqlite_fail(struct sqlite_store *s, int rc, const char *what)
 {
     int primary = rc & 0xFF;
     const char *msg = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
@@ -161,7 +161,7 @@ mn_status mn_sqlite_fail(struct sqlite_store *s, int rc, const char *what)
 
 /* ---- statements ------------------------------------------------------------------------------ */
 
-mn_status mn_sqlite_stmt(struct sqlite_store *s, const char *sql, sqlite3_stmt **out)
+mn_status mn__sqlite_stmt(struct sqlite_store *s, const char *sql, sqlite3_stmt **out)
 {
     for (size_t i = 0; i < s->n_extra; i++)
         if (s->extra[i].sql == sql) {
@@ -172,24 +172,24 @@ mn_status mn_sqlite_stmt(struct sqlite_store *s, const char *sql, sqlite3_stmt *
         return mn__err(MN_INTERNAL, "sqlite: statement cache full");
     int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL);
     if (rc != SQLITE_OK)
-        return mn_sqlite_fail(s, rc, "prepare");
+        return mn__sqlite_fail(s, rc, "prepare");
     s->extra[s->n_extra].sql = sql;
     s->extra[s->n_extra++].st = *out;
     return MN_OK;
 }
 
-mn_status mn_sqlite_step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what)
+mn_status mn__sqlite_step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what)
 {
     int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, what);
+    mn__sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, what);
 }
 
-mn_status mn_sqlite_exec_stmt(struct sqlite_store *s, const char *sql, const char *what)
+mn_status mn__sqlite_exec_stmt(struct sqlite_store *s, const char *sql, const char *what)
 {
     sqlite3_stmt *st;
-    mn_status rc = mn_sqlite_stmt(s, sql, &st);
-    return rc ? rc : mn_sqlite_step_done(s, st, what);
+    mn_status rc = mn__sqlite_stmt(s, sql, &st);
+    return rc ? rc : mn__sqlite_step_done(s, st, what);
 }
 
 static mn_status prep(struct sqlite_store *s, enum stmt_id id, sqlite3_stmt **out)
@@ -197,19 +197,19 @@ static mn_status prep(struct sqlite_store *s, enum stmt_id id, sqlite3_stmt **ou
     if (!s->stmt[id]) {
         int rc = sqlite3_prepare_v3(s->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[id], NULL);
         if (rc != SQLITE_OK)
-            return mn_sqlite_fail(s, rc, "prepare");
+            return mn__sqlite_fail(s, rc, "prepare");
     }
     *out = s->stmt[id];
     return MN_OK;
 }
 
-void mn_sqlite_done(sqlite3_stmt *st)
+void mn__sqlite_done(sqlite3_stmt *st)
 {
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
 }
 
-void mn_sqlite_bind_text(sqlite3_stmt *st, int i, const char *v)
+void mn__sqlite_bind_text(sqlite3_stmt *st, int i, const char *v)
 {
     if (v)
         sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
@@ -225,17 +225,17 @@ static mn_status run(struct sqlite_store *s, enum stmt_id id, const char *what)
     if (rc)
         return rc;
     int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, what);
+    mn__sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, what);
 }
 
-mn_status mn_sqlite_begin_write(struct sqlite_store *s)
+mn_status mn__sqlite_begin_write(struct sqlite_store *s)
 {
     s->busy_started_ns = 0;
     return run(s, S_BEGIN_WRITE, "begin");
 }
 
-mn_status mn_sqlite_commit(struct sqlite_store *s)
+mn_status mn__sqlite_commit(struct sqlite_store *s)
 {
     mn_status rc = run(s, S_COMMIT, "commit");
     if (rc && !sqlite3_get_autocommit(s->db))
@@ -243,7 +243,7 @@ mn_status mn_sqlite_commit(struct sqlite_store *s)
     return rc;
 }
 
-void mn_sqlite_rollback(struct sqlite_store *s)
+void mn__sqlite_rollback(struct sqlite_store *s)
 {
     if (!sqlite3_get_autocommit(s->db))
         run(s, S_ROLLBACK, "rollback");
@@ -251,18 +251,18 @@ void mn_sqlite_rollback(struct sqlite_store *s)
 
 /* ---- rows ------------------------------------------------------------------------------------ */
 
-const char *mn_sqlite_col_text(sqlite3_stmt *st, int i) { return (const char *)sqlite3_column_text(st, i); }
+const char *mn__sqlite_col_text(sqlite3_stmt *st, int i) { return (const char *)sqlite3_column_text(st, i); }
 
-void mn_sqlite_row_session(sqlite3_stmt *st, mn_session *out)
+void mn__sqlite_row_session(sqlite3_stmt *st, mn_session *out)
 {
     memset(out, 0, sizeof *out);
-    out->id = mn_sqlite_col_text(st, 0);
-    out->ns = mn_sqlite_col_text(st, 1);
-    out->title = mn_sqlite_col_text(st, 2);
-    out->system_prompt = mn_sqlite_col_text(st, 3);
-    out->metadata = mn_sqlite_col_text(st, 4);
-    out->tool_name = mn_sqlite_col_text(st, 5);
-    out->parent_id = mn_sqlite_col_text(st, 6);
+    out->id = mn__sqlite_col_text(st, 0);
+    out->ns = mn__sqlite_col_text(st, 1);
+    out->title = mn__sqlite_col_text(st, 2);
+    out->system_prompt = mn__sqlite_col_text(st, 3);
+    out->metadata = mn__sqlite_col_text(st, 4);
+    out->tool_name = mn__sqlite_col_text(st, 5);
+    out->parent_id = mn__sqlite_col_text(st, 6);
     out->created_at = sqlite3_column_int64(st, 7);
     out->updated_at = sqlite3_column_int64(st, 8);
     out->expires_at = sqlite3_column_int64(st, 9);
@@ -274,28 +274,28 @@ void mn_sqlite_row_session(sqlite3_stmt *st, mn_session *out)
     out->inactive_count = sqlite3_column_int64(st, 15);
     out->cleared_seq = sqlite3_column_int64(st, 16);
     out->cleared_from = sqlite3_column_int64(st, 17);
-    out->key = mn_sqlite_col_text(st, 18);
+    out->key = mn__sqlite_col_text(st, 18);
     if (!out->metadata)
         out->metadata = "{}";
 }
 
-mn_status mn_sqlite_row_message(struct sqlite_store *s, sqlite3_stmt *st, const char *session_id, mn_message *out)
+mn_status mn__sqlite_row_message(struct sqlite_store *s, sqlite3_stmt *st, const char *session_id, mn_message *out)
 {
     memset(out, 0, sizeof *out);
     out->id = sqlite3_column_int64(st, 0);
     out->session_id = session_id;
     out->seq = sqlite3_column_int64(st, 1);
-    if (mn_role_parse(mn_sqlite_col_text(st, 2), &out->role) != MN_OK)
+    if (mn_role_parse(mn__sqlite_col_text(st, 2), &out->role) != MN_OK)
         return MN_CORRUPT_AT("database %s: message %lld has an unknown role", s->path, (long long)out->id);
-    out->content = mn_sqlite_col_text(st, 3);
-    out->tool_calls = mn_sqlite_col_text(st, 4);
-    out->tool_call_id = mn_sqlite_col_text(st, 5);
-    out->name = mn_sqlite_col_text(st, 6);
-    out->tool_name = mn_sqlite_col_text(st, 7);
-    out->model = mn_sqlite_col_text(st, 8);
-    out->files = mn_sqlite_col_text(st, 9);
-    out->metadata = mn_sqlite_col_text(st, 10);
-    out->idempotency_key = mn_sqlite_col_text(st, 11);
+    out->content = mn__sqlite_col_text(st, 3);
+    out->tool_calls = mn__sqlite_col_text(st, 4);
+    out->tool_call_id = mn__sqlite_col_text(st, 5);
+    out->name = mn__sqlite_col_text(st, 6);
+    out->tool_name = mn__sqlite_col_text(st, 7);
+    out->model = mn__sqlite_col_text(st, 8);
+    out->files = mn__sqlite_col_text(st, 9);
+    out->metadata = mn__sqlite_col_text(st, 10);
+    out->idempotency_key = mn__sqlite_col_text(st, 11);
     out->tokens = sqlite3_column_int64(st, 12);
     out->pinned = sqlite3_column_int(st, 13);
     out->created_at = sqlite3_column_int64(st, 14);
@@ -306,13 +306,13 @@ mn_status mn_sqlite_row_message(struct sqlite_store *s, sqlite3_stmt *st, const 
 }
 
 /* Looks up the internal sid and last seq of a session; MN_NOTFOUND when missing. */
-mn_status mn_sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t *sid, int64_t *last_seq)
+mn_status mn__sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t *sid, int64_t *last_seq)
 {
     sqlite3_stmt *st = NULL;
     mn_status rc = prep(s, S_SESSION_SID, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, id);
+    mn__sqlite_bind_text(st, 1, id);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         *sid = sqlite3_column_int64(st, 0);
@@ -322,8 +322,8 @@ mn_status mn_sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t 
     } else if (r == SQLITE_DONE)
         rc = mn__err(MN_NOTFOUND, "session %s not found", id);
     else
-        rc = mn_sqlite_fail(s, r, "session lookup");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "session lookup");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -336,13 +336,13 @@ static mn_status insert_session(struct sqlite_store *s, const mn_session *in)
     mn_status rc = prep(s, S_SESSION_INSERT, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, in->id);
-    mn_sqlite_bind_text(st, 2, in->ns);
-    mn_sqlite_bind_text(st, 3, in->title);
-    mn_sqlite_bind_text(st, 4, in->system_prompt);
-    mn_sqlite_bind_text(st, 5, in->metadata && strcmp(in->metadata, "{}") != 0 ? in->metadata : NULL);
-    mn_sqlite_bind_text(st, 6, in->tool_name);
-    mn_sqlite_bind_text(st, 7, in->parent_id);
+    mn__sqlite_bind_text(st, 1, in->id);
+    mn__sqlite_bind_text(st, 2, in->ns);
+    mn__sqlite_bind_text(st, 3, in->title);
+    mn__sqlite_bind_text(st, 4, in->system_prompt);
+    mn__sqlite_bind_text(st, 5, in->metadata && strcmp(in->metadata, "{}") != 0 ? in->metadata : NULL);
+    mn__sqlite_bind_text(st, 6, in->tool_name);
+    mn__sqlite_bind_text(st, 7, in->parent_id);
     sqlite3_bind_int64(st, 8, in->created_at);
     sqlite3_bind_int64(st, 9, in->updated_at);
     sqlite3_bind_int64(st, 10, in->expires_at);
@@ -350,29 +350,29 @@ static mn_status insert_session(struct sqlite_store *s, const mn_session *in)
     sqlite3_bind_int64(st, 12, in->max_turns);
     sqlite3_bind_int64(st, 13, in->cleared_seq);
     sqlite3_bind_int64(st, 14, in->cleared_from);
-    mn_sqlite_bind_text(st, 15, in->key);
+    mn__sqlite_bind_text(st, 15, in->key);
     int r = sqlite3_step(st);
     /* which unique index refused it: the message names the columns */
     int by_key = r == SQLITE_CONSTRAINT_UNIQUE && strstr(sqlite3_errmsg(s->db), "sessions.key") != NULL;
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     if (by_key)
         return mn__err(MN_CONFLICT, "session key '%.200s' already names a session in namespace %s", in->key, in->ns);
     if (r == SQLITE_CONSTRAINT_UNIQUE || r == SQLITE_CONSTRAINT_PRIMARYKEY)
         return mn__err(MN_CONFLICT, "session %s already exists", in->id);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "session insert");
+    return r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "session insert");
 }
 
 static mn_status session_insert_locked(struct sqlite_store *s, const mn_session *in)
 {
-    mn_status rc = mn_sqlite_begin_write(s);
+    mn_status rc = mn__sqlite_begin_write(s);
     if (rc)
         return rc;
     rc = insert_session(s, in);
     if (rc) {
-        mn_sqlite_rollback(s);
+        mn__sqlite_rollback(s);
         return rc;
     }
-    return mn_sqlite_commit(s);
+    return mn__sqlite_commit(s);
 }
 
 static mn_status op_session_insert(mn_store *st, const mn_session *in)
@@ -388,21 +388,21 @@ static mn_status session_get_locked(struct sqlite_store *s, const char *id_or_ns
     mn_status rc = prep(s, key ? S_SESSION_BY_KEY : S_SESSION_GET, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, id_or_ns);
+    mn__sqlite_bind_text(st, 1, id_or_ns);
     if (key)
-        mn_sqlite_bind_text(st, 2, key);
+        mn__sqlite_bind_text(st, 2, key);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         mn_session row;
-        mn_sqlite_row_session(st, &row);
-        *out = mn_records_session_copy(&row);
+        mn__sqlite_row_session(st, &row);
+        *out = mn__records_session_copy(&row);
         rc = *out ? MN_OK : mn__nomem();
     } else if (r == SQLITE_DONE)
         rc = key ? mn__err(MN_NOTFOUND, "session '%.200s' not found", key)
                  : mn__err(MN_NOTFOUND, "session %s not found", id_or_ns);
     else
-        rc = mn_sqlite_fail(s, r, "session get");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "session get");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -425,27 +425,27 @@ static mn_status session_list_locked(struct sqlite_store *s, const char *ns, siz
     mn_status rc = prep(s, ns ? S_SESSION_LIST_NS : S_SESSION_LIST_ALL, &st);
     if (rc)
         return rc;
-    struct mn_sessions_impl *l = mn_records_session_list_new();
+    struct mn_sessions_impl *l = mn__records_session_list_new();
     if (!l)
         return mn__nomem();
     if (ns)
-        mn_sqlite_bind_text(st, 1, ns);
+        mn__sqlite_bind_text(st, 1, ns);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
     sqlite3_bind_int64(st, 3, offset > (size_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)offset);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        mn_session row, *it = mn_records_session_push(l);
-        mn_sqlite_row_session(st, &row);
-        if (!it || mn_records_session_fill(&l->arena, it, &row)) {
+        mn_session row, *it = mn__records_session_push(l);
+        mn__sqlite_row_session(st, &row);
+        if (!it || mn__records_session_fill(&l->arena, it, &row)) {
             rc = mn__nomem();
             break;
         }
     }
     if (!rc && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "session list");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "session list");
+    mn__sqlite_done(st);
     if (rc) {
-        mn_records_session_list_free(&l->pub);
+        mn__records_session_list_free(&l->pub);
         return rc;
     }
     *out = &l->pub;
@@ -462,16 +462,16 @@ static void bind_message(sqlite3_stmt *st, int64_t sid, const mn_message *m)
 {
     sqlite3_bind_int64(st, 1, sid);
     sqlite3_bind_int64(st, 2, m->seq);
-    mn_sqlite_bind_text(st, 3, mn_role_name(m->role));
-    mn_sqlite_bind_text(st, 4, m->content);
-    mn_sqlite_bind_text(st, 5, m->tool_calls);
-    mn_sqlite_bind_text(st, 6, m->tool_call_id);
-    mn_sqlite_bind_text(st, 7, m->name);
-    mn_sqlite_bind_text(st, 8, m->tool_name);
-    mn_sqlite_bind_text(st, 9, m->model);
-    mn_sqlite_bind_text(st, 10, m->files);
-    mn_sqlite_bind_text(st, 11, m->metadata && strcmp(m->metadata, "{}") != 0 ? m->metadata : NULL);
-    mn_sqlite_bind_text(st, 12, m->idempotency_key);
+    mn__sqlite_bind_text(st, 3, mn_role_name(m->role));
+    mn__sqlite_bind_text(st, 4, m->content);
+    mn__sqlite_bind_text(st, 5, m->tool_calls);
+    mn__sqlite_bind_text(st, 6, m->tool_call_id);
+    mn__sqlite_bind_text(st, 7, m->name);
+    mn__sqlite_bind_text(st, 8, m->tool_name);
+    mn__sqlite_bind_text(st, 9, m->model);
+    mn__sqlite_bind_text(st, 10, m->files);
+    mn__sqlite_bind_text(st, 11, m->metadata && strcmp(m->metadata, "{}") != 0 ? m->metadata : NULL);
+    mn__sqlite_bind_text(st, 12, m->idempotency_key);
     sqlite3_bind_int64(st, 13, m->tokens);
     sqlite3_bind_int(st, 14, m->pinned ? 1 : 0);
     sqlite3_bind_int64(st, 15, m->created_at);
@@ -482,23 +482,23 @@ static void bind_message(sqlite3_stmt *st, int64_t sid, const mn_message *m)
 /* A transaction is the handle itself, under its lock. */
 #define TX(tx) ((struct sqlite_store *)(tx))
 
-mn_status mn_sqlite_tx_write(mn_store *st, mn_store_tx_body body, void *arg)
+mn_status mn__sqlite_tx_write(mn_store *st, mn_store_tx_body body, void *arg)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     pthread_mutex_lock(&s->lock);
     s->erase_after_commit = 0;
-    mn_status rc = mn_sqlite_begin_write(s);
+    mn_status rc = mn__sqlite_begin_write(s);
     if (!rc) {
         rc = body((mn_store_tx *)s, arg);
         if (rc)
-            mn_sqlite_rollback(s);
+            mn__sqlite_rollback(s);
         else
-            rc = mn_sqlite_commit(s);
+            rc = mn__sqlite_commit(s);
     }
     if (!rc && s->erase_after_commit)
-        mn_sqlite_erased(s); /* the text that left goes from the freed pages and the WAL too */
+        mn__sqlite_erased(s); /* the text that left goes from the freed pages and the WAL too */
     if (!rc)
-        mn_sqlite_fts_after_commit(s); /* every fts_drain_rows logged rows, a chunk */
+        mn__sqlite_fts_after_commit(s); /* every fts_drain_rows logged rows, a chunk */
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
@@ -506,7 +506,7 @@ mn_status mn_sqlite_tx_write(mn_store *st, mn_store_tx_body body, void *arg)
 static mn_status tx_savepoint(mn_store_tx *tx, enum mn_store_savepoint op)
 {
     static const char *const sql[] = {"SAVEPOINT mn_many", "ROLLBACK TO mn_many", "RELEASE mn_many"};
-    return mn_sqlite_exec_stmt(TX(tx), sql[op], "savepoint");
+    return mn__sqlite_exec_stmt(TX(tx), sql[op], "savepoint");
 }
 
 /* A failed statement leaves SQLite's transaction usable (the statement alone is undone). */
@@ -519,7 +519,7 @@ static mn_status tx_session_lock(mn_store_tx *tx, const char *id, mn_store_appen
     mn_status rc = prep(s, S_SESSION_SID, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, id);
+    mn__sqlite_bind_text(st, 1, id);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         out->sid = sqlite3_column_int64(st, 0);
@@ -528,8 +528,8 @@ static mn_status tx_session_lock(mn_store_tx *tx, const char *id, mn_store_appen
         out->max_turns = sqlite3_column_int64(st, 4);
         snprintf(out->ns, sizeof out->ns, "%s", (const char *)sqlite3_column_text(st, 5));
     } else
-        rc = r == SQLITE_DONE ? mn__err(MN_NOTFOUND, "session %s not found", id) : mn_sqlite_fail(s, r, "session lookup");
-    mn_sqlite_done(st);
+        rc = r == SQLITE_DONE ? mn__err(MN_NOTFOUND, "session %s not found", id) : mn__sqlite_fail(s, r, "session lookup");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -549,16 +549,16 @@ static mn_status tx_idem_find(mn_store_tx *tx, int64_t sid, const char *session_
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, sid);
-    mn_sqlite_bind_text(st, 2, key);
+    mn__sqlite_bind_text(st, 2, key);
     int r = sqlite3_step(st);
     *found = r == SQLITE_ROW;
     if (r == SQLITE_ROW) {
         mn_message row;
-        if (!(rc = mn_sqlite_row_message(s, st, session_id, &row)))
+        if (!(rc = mn__sqlite_row_message(s, st, session_id, &row)))
             fn(user, &row);
     } else if (r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "idempotency lookup");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "idempotency lookup");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -570,7 +570,7 @@ static int step_returning_id(sqlite3_stmt *st, int64_t *id)
         *id = sqlite3_column_int64(st, 0);
         r = sqlite3_step(st);
     }
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     return r;
 }
 
@@ -584,7 +584,7 @@ static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
     bind_message(st, sid, m);
     int r = step_returning_id(st, &m->id);
     if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "message insert");
+        return mn__sqlite_fail(s, r, "message insert");
     s->fts_logged += m->content != NULL; /* past the keyword index's watermark (search.c) */
     return MN_OK;
 }
@@ -601,15 +601,15 @@ static mn_status tx_session_appended(mn_store_tx *tx, const mn_store_appended *c
     sqlite3_bind_int64(st, 3, c->added);
     sqlite3_bind_int64(st, 4, c->tokens);
     sqlite3_bind_int64(st, 5, c->now_ms);
-    mn_sqlite_bind_text(st, 6, c->title);
+    mn__sqlite_bind_text(st, 6, c->title);
     sqlite3_bind_int64(st, 7, c->users);
     int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "session update");
+    mn__sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "session update");
 }
 
 static const struct mn_store_append_ops sqlite_append_ops = {
-    .write = mn_sqlite_tx_write,
+    .write = mn__sqlite_tx_write,
     .savepoint = tx_savepoint,
     .state = tx_state,
     .session_lock = tx_session_lock,
@@ -627,7 +627,7 @@ static mn_status read_scan(struct sqlite_store *s, const char *session_id, enum 
     if (rc)
         return rc;
     int64_t sid = 0;
-    rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
+    rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
     sqlite3_stmt *st = NULL;
     if (!rc)
         rc = prep(s, id, &st);
@@ -641,13 +641,13 @@ static mn_status read_scan(struct sqlite_store *s, const char *session_id, enum 
         int r;
         while ((r = sqlite3_step(st)) == SQLITE_ROW) {
             mn_message row;
-            rc = mn_sqlite_row_message(s, st, session_id, &row);
+            rc = mn__sqlite_row_message(s, st, session_id, &row);
             if (rc || fn(user, &row))
                 break;
         }
         if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
-            rc = mn_sqlite_fail(s, r, "message scan");
-        mn_sqlite_done(st);
+            rc = mn__sqlite_fail(s, r, "message scan");
+        mn__sqlite_done(st);
     }
     run(s, S_COMMIT, "end read");
     return rc;
@@ -662,23 +662,23 @@ static mn_status op_scan_newest(mn_store *st, const char *session_id, mn_store_m
 static mn_status op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    struct mn_records_collect c = {mn_records_message_list_new(), MN_OK};
+    struct mn_records_collect c = {mn__records_message_list_new(), MN_OK};
     if (!c.l)
         return mn__nomem();
     int64_t limit = o->limit == 0 || o->limit > (size_t)INT64_MAX ? -1 : (int64_t)o->limit;
     int tail = o->tail && limit > 0;
     pthread_mutex_lock(&s->lock);
     mn_status rc = read_scan(s, session_id, tail ? S_HISTORY_TAIL : S_HISTORY_ASC, o->after_seq, limit, o->all ? 0 : 1,
-                             mn_records_collect_message, &c);
+                             mn__records_collect_message, &c);
     pthread_mutex_unlock(&s->lock);
     if (!rc)
         rc = c.rc;
     if (rc) {
-        mn_records_message_list_free(&c.l->pub);
+        mn__records_message_list_free(&c.l->pub);
         return rc;
     }
     if (tail) /* read newest first; hand back oldest to newest */
-        mn_records_message_list_reverse(&c.l->pub);
+        mn__records_message_list_reverse(&c.l->pub);
     *out = &c.l->pub;
     return MN_OK;
 }
@@ -689,11 +689,11 @@ static mn_status export_one(struct sqlite_store *s, sqlite3_stmt *sess, mn_store
                             mn_store_message_fn on_message, void *user)
 {
     mn_session row;
-    mn_sqlite_row_session(sess, &row);
+    mn__sqlite_row_session(sess, &row);
     if (on_session(user, &row))
         return mn__err(MN_IO, "export: write failed");
     int64_t sid = 0;
-    mn_status rc = mn_sqlite_session_sid(s, row.id, &sid, NULL);
+    mn_status rc = mn__sqlite_session_sid(s, row.id, &sid, NULL);
     sqlite3_stmt *st = NULL;
     if (!rc)
         rc = prep(s, S_HISTORY_ASC, &st);
@@ -706,15 +706,15 @@ static mn_status export_one(struct sqlite_store *s, sqlite3_stmt *sess, mn_store
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         mn_message m;
-        rc = mn_sqlite_row_message(s, st, row.id, &m);
+        rc = mn__sqlite_row_message(s, st, row.id, &m);
         if (!rc && on_message(user, &m))
             rc = mn__err(MN_IO, "export: write failed");
         if (rc)
             break;
     }
     if (!rc && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "export");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "export");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -724,7 +724,7 @@ static mn_status export_locked(struct sqlite_store *s, const char *const *ids, s
     int64_t sid = 0;
     mn_status rc = MN_OK;
     for (size_t i = 0; i < n && !rc; i++) /* every named session must exist before a byte is written */
-        rc = mn_sqlite_session_sid(s, ids[i], &sid, NULL);
+        rc = mn__sqlite_session_sid(s, ids[i], &sid, NULL);
     if (rc)
         return rc;
     sqlite3_stmt *st = NULL;
@@ -736,21 +736,21 @@ static mn_status export_locked(struct sqlite_store *s, const char *const *ids, s
         while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
             rc = export_one(s, st, on_session, on_message, user);
         if (!rc && r != SQLITE_DONE)
-            rc = mn_sqlite_fail(s, r, "export");
-        mn_sqlite_done(st);
+            rc = mn__sqlite_fail(s, r, "export");
+        mn__sqlite_done(st);
         return rc;
     }
     for (size_t i = 0; i < n && !rc; i++) {
         rc = prep(s, S_SESSION_GET, &st);
         if (rc)
             return rc;
-        mn_sqlite_bind_text(st, 1, ids[i]);
+        mn__sqlite_bind_text(st, 1, ids[i]);
         int r = sqlite3_step(st);
         if (r == SQLITE_ROW)
             rc = export_one(s, st, on_session, on_message, user);
         else
-            rc = mn_sqlite_fail(s, r, "export");
-        mn_sqlite_done(st);
+            rc = mn__sqlite_fail(s, r, "export");
+        mn__sqlite_done(st);
     }
     return rc;
 }
@@ -785,20 +785,20 @@ static const char SQL_IMPORT_TITLES_DONE[] = "DELETE FROM meta WHERE key LIKE 'i
 static mn_status import_title_mark(struct sqlite_store *s, int64_t sid)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_IMPORT_TITLE_MARK, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_IMPORT_TITLE_MARK, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, sid);
-    return mn_sqlite_step_done(s, st, "import title");
+    return mn__sqlite_step_done(s, st, "import title");
 }
 
 static mn_status import_titles(struct sqlite_store *s)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_IMPORT_TITLES, &st);
-    if (rc || (rc = mn_sqlite_step_done(s, st, "import titles")) || (rc = mn_sqlite_stmt(s, SQL_IMPORT_TITLES_DONE, &st)))
+    mn_status rc = mn__sqlite_stmt(s, SQL_IMPORT_TITLES, &st);
+    if (rc || (rc = mn__sqlite_step_done(s, st, "import titles")) || (rc = mn__sqlite_stmt(s, SQL_IMPORT_TITLES_DONE, &st)))
         return rc;
-    return mn_sqlite_step_done(s, st, "import titles");
+    return mn__sqlite_step_done(s, st, "import titles");
 }
 
 /* Import holds the handle's lock from begin to commit/rollback, so the whole import is one
@@ -807,7 +807,7 @@ static mn_status op_begin(mn_store *st)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     pthread_mutex_lock(&s->lock);
-    mn_status rc = mn_sqlite_begin_write(s);
+    mn_status rc = mn__sqlite_begin_write(s);
     if (rc)
         pthread_mutex_unlock(&s->lock);
     else
@@ -820,9 +820,9 @@ static mn_status op_commit(mn_store *st)
     struct sqlite_store *s = (struct sqlite_store *)st;
     mn_status rc = import_titles(s);
     if (rc)
-        mn_sqlite_rollback(s);
-    else if (!(rc = mn_sqlite_commit(s)))
-        mn_sqlite_fts_after_commit(s);
+        mn__sqlite_rollback(s);
+    else if (!(rc = mn__sqlite_commit(s)))
+        mn__sqlite_fts_after_commit(s);
     mn_sqlite_held = (struct mn_sqlite_held){0};
     pthread_mutex_unlock(&s->lock);
     return rc;
@@ -831,7 +831,7 @@ static mn_status op_commit(mn_store *st)
 static void op_rollback(mn_store *st)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    mn_sqlite_rollback(s);
+    mn__sqlite_rollback(s);
     mn_sqlite_held = (struct mn_sqlite_held){0};
     pthread_mutex_unlock(&s->lock);
 }
@@ -840,7 +840,7 @@ static mn_status op_import_session(mn_store *st, const mn_session *in, int *adde
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     int64_t sid = 0;
-    mn_status rc = mn_sqlite_session_sid(s, in->id, &sid, NULL);
+    mn_status rc = mn__sqlite_session_sid(s, in->id, &sid, NULL);
     *added = 0;
     if (rc != MN_NOTFOUND)
         return rc; /* present (skip) or a real error */
@@ -861,9 +861,9 @@ static mn_status exists(struct sqlite_store *s, enum stmt_id id, int64_t a, int6
     if (id == S_MESSAGE_SEQ_EXISTS)
         sqlite3_bind_int64(st, 2, b);
     int r = sqlite3_step(st);
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     if (r != SQLITE_ROW && r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "lookup");
+        return mn__sqlite_fail(s, r, "lookup");
     *yes = r == SQLITE_ROW;
     return MN_OK;
 }
@@ -874,7 +874,7 @@ static mn_status op_import_message(mn_store *st, const mn_message *m, int *added
     int64_t sid = 0;
     int taken = 0;
     *added = 0;
-    mn_status rc = mn_sqlite_session_sid(s, m->session_id, &sid, NULL);
+    mn_status rc = mn__sqlite_session_sid(s, m->session_id, &sid, NULL);
     if (!rc)
         rc = exists(s, S_MESSAGE_SEQ_EXISTS, sid, m->seq, &taken);
     if (rc || taken)
@@ -894,9 +894,9 @@ static mn_status op_import_message(mn_store *st, const mn_message *m, int *added
     sqlite3_bind_int(ins, 17, m->active ? 1 : 0);
     int r = step_returning_id(ins, &id);
     if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "message import");
+        return mn__sqlite_fail(s, r, "message import");
     /* an exported id kept may be below the keyword index's watermark: log it (search.c) */
-    if (m->content && (rc = mn_sqlite_fts_log_insert(s, id)))
+    if (m->content && (rc = mn__sqlite_fts_log_insert(s, id)))
         return rc;
     s->fts_logged += m->content != NULL;
     sqlite3_stmt *upd = NULL;
@@ -909,9 +909,9 @@ static mn_status op_import_message(mn_store *st, const mn_message *m, int *added
     sqlite3_bind_int64(upd, 4, m->role == MN_ROLE_USER);
     sqlite3_bind_int64(upd, 5, !m->active);
     r = sqlite3_step(upd);
-    mn_sqlite_done(upd);
+    mn__sqlite_done(upd);
     if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "session update");
+        return mn__sqlite_fail(s, r, "session update");
     *added = 1;
     return MN_OK;
 }
@@ -942,8 +942,8 @@ static mn_status stats_locked(struct sqlite_store *s, int64_t now_ms, mn_store_s
         out->messages = sqlite3_column_int64(st, 1);
         out->tokens = sqlite3_column_int64(st, 2);
     } else
-        rc = mn_sqlite_fail(s, r, "stats");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "stats");
+    mn__sqlite_done(st);
     out->db_bytes = file_size(s->path, "") + file_size(s->path, ".keywords");
     out->wal_bytes = file_size(s->path, "-wal") + file_size(s->path, ".keywords-wal");
     out->schema_version = MN_SQLITE_SCHEMA_VERSION;
@@ -962,16 +962,16 @@ static mn_status meta_get_locked(struct sqlite_store *s, const char *key, char *
     mn_status rc = prep(s, S_META_GET, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, key);
+    mn__sqlite_bind_text(st, 1, key);
     int r = sqlite3_step(st);
     *value = NULL;
     if (r == SQLITE_ROW) {
-        *value = strdup(mn_sqlite_col_text(st, 0));
+        *value = strdup(mn__sqlite_col_text(st, 0));
         if (!*value)
             rc = mn__nomem();
     } else if (r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "meta get");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "meta get");
+    mn__sqlite_done(st);
     return rc;
 }
 
@@ -987,11 +987,11 @@ static mn_status meta_set_locked(struct sqlite_store *s, const char *key, const 
     mn_status rc = prep(s, S_META_SET, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, key);
-    mn_sqlite_bind_text(st, 2, value);
+    mn__sqlite_bind_text(st, 1, key);
+    mn__sqlite_bind_text(st, 2, value);
     int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "meta set");
+    mn__sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "meta set");
 }
 
 static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
@@ -1004,7 +1004,7 @@ static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
 static mn_status recount_batch(struct sqlite_store *s, int64_t (*count)(void *, const mn_message *),
                                void *user, int64_t *after, int64_t limit, int64_t *n_done)
 {
-    mn_status rc = mn_sqlite_begin_write(s);
+    mn_status rc = mn__sqlite_begin_write(s);
     if (rc)
         return rc;
     sqlite3_stmt *rd = NULL, *wr = NULL;
@@ -1016,29 +1016,29 @@ static mn_status recount_batch(struct sqlite_store *s, int64_t (*count)(void *, 
             mn_message m;
             memset(&m, 0, sizeof m);
             m.id = *after = sqlite3_column_int64(rd, 0);
-            m.content = mn_sqlite_col_text(rd, 1);
-            m.tool_calls = mn_sqlite_col_text(rd, 2);
-            m.name = mn_sqlite_col_text(rd, 3);
-            m.tool_call_id = mn_sqlite_col_text(rd, 4);
+            m.content = mn__sqlite_col_text(rd, 1);
+            m.tool_calls = mn__sqlite_col_text(rd, 2);
+            m.name = mn__sqlite_col_text(rd, 3);
+            m.tool_call_id = mn__sqlite_col_text(rd, 4);
             sqlite3_bind_int64(wr, 1, *after);
             sqlite3_bind_int64(wr, 2, count(user, &m));
             int w = sqlite3_step(wr);
-            mn_sqlite_done(wr);
+            mn__sqlite_done(wr);
             if (w != SQLITE_DONE) {
-                rc = mn_sqlite_fail(s, w, "recount");
+                rc = mn__sqlite_fail(s, w, "recount");
                 break;
             }
             ++*n_done;
         }
         if (!rc && r != SQLITE_DONE)
-            rc = mn_sqlite_fail(s, r, "recount");
-        mn_sqlite_done(rd);
+            rc = mn__sqlite_fail(s, r, "recount");
+        mn__sqlite_done(rd);
     }
     if (rc) {
-        mn_sqlite_rollback(s);
+        mn__sqlite_rollback(s);
         return rc;
     }
-    return mn_sqlite_commit(s);
+    return mn__sqlite_commit(s);
 }
 
 static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const mn_message *), void *user,
@@ -1052,7 +1052,7 @@ static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const 
     if (!(rc = prep(s, S_MESSAGE_TOTAL, &c))) {
         if (sqlite3_step(c) == SQLITE_ROW)
             total = sqlite3_column_int64(c, 0);
-        mn_sqlite_done(c);
+        mn__sqlite_done(c);
     }
     pthread_mutex_unlock(&s->lock);
     do { /* the lock is let go between batches so that other threads' calls get through */
@@ -1065,12 +1065,12 @@ static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const 
             progress(user, done_count, total > done_count ? total : done_count);
     } while (!rc && done_count > before);
     pthread_mutex_lock(&s->lock);
-    if (!rc && !(rc = mn_sqlite_begin_write(s))) {
+    if (!rc && !(rc = mn__sqlite_begin_write(s))) {
         rc = run(s, S_RECOUNT_SESSIONS, "recount sessions");
         if (rc)
-            mn_sqlite_rollback(s);
+            mn__sqlite_rollback(s);
         else
-            rc = mn_sqlite_commit(s);
+            rc = mn__sqlite_commit(s);
     }
     pthread_mutex_unlock(&s->lock);
     *n = done_count;
@@ -1084,14 +1084,14 @@ static void op_close(mn_store *st)
     struct sqlite_store *s = (struct sqlite_store *)st;
     if (!s)
         return;
-    mn_sqlite_kw_stop(s);
+    mn__sqlite_kw_stop(s);
     for (size_t i = 0; i < s->n_readers; i++)
         op_close(&s->readers[i]->base);
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->stmt[i]);
     for (size_t i = 0; i < s->n_extra; i++)
         sqlite3_finalize(s->extra[i].st);
-    mn_sqlite_fts_release(s);
+    mn__sqlite_fts_release(s);
     sqlite3_close(s->db);
     pthread_mutex_destroy(&s->lock);
     pthread_mutex_destroy(&s->readers_lock);
@@ -1132,34 +1132,34 @@ static int wal_hook(void *user, sqlite3 *db, const char *schema, int frames)
 static int busy_handler(void *user, int attempt)
 {
     struct sqlite_store *s = user;
-    int64_t now = mn_clock_mono_ns();
+    int64_t now = mn__clock_mono_ns();
     if (attempt == 0 || s->busy_started_ns == 0)
         s->busy_started_ns = now;
     if ((now - s->busy_started_ns) / 1000000 >= s->busy_timeout_ms)
         return 0;
     int64_t delay = attempt < 7 ? (int64_t)1 << attempt : 100;
     delay += (int64_t)(now % 1000) * delay / 2000; /* up to +50%, from the clock's low digits */
-    mn_clock_sleep_ms(delay);
+    mn__clock_sleep_ms(delay);
     return 1;
 }
 
 /* The first column of a one-row statement run once (a pragma, a count): 0 when no row. */
-mn_status mn_sqlite_one_value(struct sqlite_store *s, const char *sql, int64_t *value)
+mn_status mn__sqlite_one_value(struct sqlite_store *s, const char *sql, int64_t *value)
 {
     sqlite3_stmt *st = NULL;
     int r = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
     if (r != SQLITE_OK)
-        return mn_sqlite_fail(s, r, "open");
+        return mn__sqlite_fail(s, r, "open");
     r = sqlite3_step(st);
     *value = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "open");
+    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "open");
 }
 
 static mn_status exec(struct sqlite_store *s, const char *sql)
 {
     int r = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-    return r == SQLITE_OK ? MN_OK : mn_sqlite_fail(s, r, "open");
+    return r == SQLITE_OK ? MN_OK : mn__sqlite_fail(s, r, "open");
 }
 
 /* Reads (without writing anything) whether the file is ours or empty, and its schema version:
@@ -1168,9 +1168,9 @@ static mn_status check_ours(struct sqlite_store *s, int *version)
 {
     int64_t app_id = 0, tables = 0, v = 0;
     mn_status rc;
-    if (!(rc = mn_sqlite_one_value(s, "PRAGMA application_id", &app_id)) &&
-        !(rc = mn_sqlite_one_value(s, "PRAGMA user_version", &v)))
-        rc = mn_sqlite_one_value(s, "SELECT count(*) FROM sqlite_schema", &tables);
+    if (!(rc = mn__sqlite_one_value(s, "PRAGMA application_id", &app_id)) &&
+        !(rc = mn__sqlite_one_value(s, "PRAGMA user_version", &v)))
+        rc = mn__sqlite_one_value(s, "SELECT count(*) FROM sqlite_schema", &tables);
     *version = (int)v;
     if (!rc && app_id != MN_SQLITE_APPLICATION_ID && (app_id != 0 || tables > 0))
         rc = mn__err(MN_CORRUPT, "%s is a SQLite database but not a mnemo database", s->path);
@@ -1190,17 +1190,17 @@ static mn_status cluster_messages(struct sqlite_store *s, const mn_store_opts *o
     static const char SQL_COPIED[] = "SELECT count(*) FROM messages_clustered";
     sqlite3_stmt *st = NULL, *copy = NULL; /* run once: prepared here, not cached */
     int64_t total = 0, done = 0, shown = -1, copied = 0;
-    mn_status rc = mn_sqlite_one_value(s, SQL_TOTAL, &total);
+    mn_status rc = mn__sqlite_one_value(s, SQL_TOTAL, &total);
     int r = SQLITE_DONE;
     if (!rc && ((r = sqlite3_prepare_v2(s->db, SQL_SESSIONS, -1, &st, NULL)) != SQLITE_OK ||
                 (r = sqlite3_prepare_v2(s->db, MN_SQLITE_CLUSTER_COPY, -1, &copy, NULL)) != SQLITE_OK))
-        rc = mn_sqlite_fail(s, r, "clustering messages");
+        rc = mn__sqlite_fail(s, r, "clustering messages");
     while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
         sqlite3_bind_int64(copy, 1, sqlite3_column_int64(st, 0));
         int c = sqlite3_step(copy);
         sqlite3_reset(copy);
         if (c != SQLITE_DONE) {
-            rc = mn_sqlite_fail(s, c, "clustering messages");
+            rc = mn__sqlite_fail(s, c, "clustering messages");
             break;
         }
         done += sqlite3_changes(s->db);
@@ -1210,11 +1210,11 @@ static mn_status cluster_messages(struct sqlite_store *s, const mn_store_opts *o
         }
     }
     if (!rc && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "clustering messages");
+        rc = mn__sqlite_fail(s, r, "clustering messages");
     sqlite3_finalize(st);
     sqlite3_finalize(copy);
     if (!rc)
-        rc = mn_sqlite_one_value(s, SQL_COPIED, &copied);
+        rc = mn__sqlite_one_value(s, SQL_COPIED, &copied);
     if (!rc && copied != total)
         rc = MN_CORRUPT_AT("%s: %lld of %lld messages belong to no session; not migrated (they cannot be read;"
                            " delete them first: sqlite3 FILE \"DELETE FROM messages WHERE session_sid NOT IN"
@@ -1241,7 +1241,7 @@ static mn_status migrate_steps(struct sqlite_store *s, const mn_store_opts *opts
             mn__log(MN_LOG_INFO, "%s: migrated schema to version %d", s->path, v + 1);
     }
     if (!rc && version < 10) /* the queue's trigger back when the queue is on (9 and 10 drop it) */
-        rc = mn_sqlite_queue_trigger_sync(s);
+        rc = mn__sqlite_queue_trigger_sync(s);
     if (!rc && version < MN_SQLITE_SCHEMA_VERSION) {
         char sql[128];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d", MN_SQLITE_APPLICATION_ID,
@@ -1262,11 +1262,11 @@ static mn_status migrate(struct sqlite_store *s, const mn_store_opts *opts, int 
         return MN_OK;
     }
     mn_status rc = exec(s, "PRAGMA foreign_keys = OFF");
-    if (!rc && !(rc = mn_sqlite_begin_write(s))) {
+    if (!rc && !(rc = mn__sqlite_begin_write(s))) {
         if ((rc = migrate_steps(s, opts)))
-            mn_sqlite_rollback(s);
+            mn__sqlite_rollback(s);
         else
-            rc = mn_sqlite_commit(s);
+            rc = mn__sqlite_commit(s);
     }
     mn_status keys = exec(s, "PRAGMA foreign_keys = ON");
     return rc ? rc : keys;
@@ -1319,19 +1319,19 @@ static mn_status open_side(struct sqlite_store *w, int indexer, struct sqlite_st
                          NULL, NULL, NULL);
     }
     if (e != SQLITE_OK)
-        rc = r->db ? mn_sqlite_fail(r, e, "second connection") : mn__nomem();
+        rc = r->db ? mn__sqlite_fail(r, e, "second connection") : mn__nomem();
     /* FULL: a step's commit is on disk before its log rows leave the database (search.c
      * log_cleanup); one fsync a chunk of messages */
-    if (!rc && indexer && !(rc = mn_sqlite_kw_attach_rw(r)) && !(rc = mn_sqlite_kw_views(r)) &&
+    if (!rc && indexer && !(rc = mn__sqlite_kw_attach_rw(r)) && !(rc = mn__sqlite_kw_views(r)) &&
         (e = sqlite3_exec(r->db, "PRAGMA kw.synchronous = FULL", NULL, NULL, NULL)) != SQLITE_OK)
-        rc = mn_sqlite_fail(r, e, "keyword index file");
+        rc = mn__sqlite_fail(r, e, "keyword index file");
     if (rc) {
         mn__log(MN_LOG_WARN, "%s: cannot open a %s connection: %s", w->path, indexer ? "keyword index" : "reader",
                 mn_errmsg());
         op_close(&r->base);
         return rc;
     }
-    mn_sqlite_fts_register(r);
+    mn__sqlite_fts_register(r);
     *out = r;
     return MN_OK;
 }
@@ -1342,9 +1342,9 @@ static struct sqlite_store *open_reader(struct sqlite_store *w)
     return open_side(w, 0, &r) ? NULL : r;
 }
 
-mn_status mn_sqlite_open_indexer(struct sqlite_store *w, struct sqlite_store **out) { return open_side(w, 1, out); }
+mn_status mn__sqlite_open_indexer(struct sqlite_store *w, struct sqlite_store **out) { return open_side(w, 1, out); }
 
-void mn_sqlite_close(struct sqlite_store *s) { op_close(&s->base); }
+void mn__sqlite_close(struct sqlite_store *s) { op_close(&s->base); }
 
 /* The connection a read should use: the write connection when it is free (one-thread callers
  * never open a reader), else a free reader, a new one, or the next in turn. The trylocks are
@@ -1371,7 +1371,7 @@ static mn_store *reader(mn_store *st)
     return pick ? &pick->base : st;
 }
 
-mn_store *mn_sqlite_reader(mn_store *st) { return reader(st); }
+mn_store *mn__sqlite_reader(mn_store *st) { return reader(st); }
 
 static mn_status rd_session_get(mn_store *st, const char *id, mn_session **out)
 {
@@ -1400,23 +1400,23 @@ static mn_status rd_scan_newest(mn_store *st, const char *session_id, mn_store_m
 
 static mn_status rd_state_get(mn_store *st, const char *id, char **out)
 {
-    return mn_sqlite_op_state_get(reader(st), id, out);
+    return mn__sqlite_op_state_get(reader(st), id, out);
 }
 
 static mn_status rd_summary_latest(mn_store *st, const char *session_id, mn_summary **out)
 {
-    return mn_sqlite_op_summary_latest(reader(st), session_id, out);
+    return mn__sqlite_op_summary_latest(reader(st), session_id, out);
 }
 
 static mn_status rd_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
                                  void *user)
 {
-    return mn_sqlite_op_pinned_units(reader(st), session_id, upto_seq, fn, user);
+    return mn__sqlite_op_pinned_units(reader(st), session_id, upto_seq, fn, user);
 }
 
 static mn_status rd_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum)
 {
-    return mn_sqlite_op_tool_tokens(reader(st), session_id, after_seq, sum);
+    return mn__sqlite_op_tool_tokens(reader(st), session_id, after_seq, sum);
 }
 
 /* SQLite counts every allocation under one process-wide mutex (SQLITE_CONFIG_MEMSTATUS, on in
@@ -1428,7 +1428,7 @@ static pthread_once_t sqlite_setup_once = PTHREAD_ONCE_INIT;
 
 static void sqlite_setup(void) { (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
 
-mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out)
+mn_status mn__store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out)
 {
     static const struct mn_store_ops ops = {
         .name = "sqlite",
@@ -1438,11 +1438,11 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .session_get = rd_session_get,
         .session_by_key = rd_session_by_key,
         .session_list = rd_session_list,
-        .session_delete = mn_sqlite_op_session_delete,
-        .session_prune = mn_sqlite_op_session_prune,
+        .session_delete = mn__sqlite_op_session_delete,
+        .session_prune = mn__sqlite_op_session_prune,
         .append = &sqlite_append_ops,
         .rows = &mn_sqlite_row_ops,
-        .session_update = mn_sqlite_op_session_update,
+        .session_update = mn__sqlite_op_session_update,
         .history = rd_history,
         .scan_newest = rd_scan_newest,
         .export_scan = op_export_scan,
@@ -1453,21 +1453,21 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
         .import_message = op_import_message,
         .stats = op_stats,
         .recount_tokens = op_recount_tokens,
-        .session_gc = mn_sqlite_op_session_gc,
-        .vacuum = mn_sqlite_op_vacuum,
-        .session_files = mn_sqlite_op_session_files,
-        .file_seen = mn_sqlite_op_file_seen,
+        .session_gc = mn__sqlite_op_session_gc,
+        .vacuum = mn__sqlite_op_vacuum,
+        .session_files = mn__sqlite_op_session_files,
+        .file_seen = mn__sqlite_op_file_seen,
         .state_get = rd_state_get,
-        .state_update = mn_sqlite_op_state_update,
+        .state_update = mn__sqlite_op_state_update,
         .meta_get = op_meta_get,
         .meta_set = op_meta_set,
         .summary_latest = rd_summary_latest,
-        .summary_insert = mn_sqlite_op_summary_insert,
-        .event_insert = mn_sqlite_op_event_insert,
-        .events_list = mn_sqlite_op_events_list,
-        .busy_claim = mn_sqlite_op_busy_claim,
-        .busy_release = mn_sqlite_op_busy_release,
-        .message_pin = mn_sqlite_op_message_pin,
+        .summary_insert = mn__sqlite_op_summary_insert,
+        .event_insert = mn__sqlite_op_event_insert,
+        .events_list = mn__sqlite_op_events_list,
+        .busy_claim = mn__sqlite_op_busy_claim,
+        .busy_release = mn__sqlite_op_busy_release,
+        .message_pin = mn__sqlite_op_message_pin,
         .pinned_units = rd_pinned_units,
         .tool_tokens = rd_tool_tokens,
         .search = &mn_sqlite_search_ops,
@@ -1526,20 +1526,20 @@ mn_status mn_store_sqlite_open(const char *path, const mn_store_opts *opts, mn_s
             break;
         s->busy_started_ns = attempt == 0 ? 0 : s->busy_started_ns;
         if ((wal & 0xFF) != SQLITE_BUSY || !busy_handler(s, attempt))
-            rc = mn_sqlite_fail(s, wal, "open");
+            rc = mn__sqlite_fail(s, wal, "open");
     }
     if (!rc)
-        rc = mn_sqlite_kw_attach_rw(s); /* before the migration: version 11 moves the index there */
+        rc = mn__sqlite_kw_attach_rw(s); /* before the migration: version 11 moves the index there */
     if (!rc)
         rc = migrate(s, opts, version);
     if (!rc)
-        rc = mn_sqlite_kw_start(s);
+        rc = mn__sqlite_kw_start(s);
     if (!rc)
-        rc = mn_sqlite_fts_recover(s);
+        rc = mn__sqlite_fts_recover(s);
     if (!rc)
-        rc = mn_sqlite_fts_backlog(s);
+        rc = mn__sqlite_fts_backlog(s);
     if (!rc)
-        mn_sqlite_fts_register(s);
+        mn__sqlite_fts_register(s);
     if (rc) {
         op_close(&s->base);
         return rc;

@@ -117,58 +117,58 @@ struct sqlite_store {
     } while (0)
 
 /* Operations implemented in erase.c (deletes that erase; docs/erasure.md). */
-mn_status mn_sqlite_op_session_delete(mn_store *st, const char *id);
-mn_status mn_sqlite_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted, mn_strings **ids);
-mn_status mn_sqlite_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids);
-mn_status mn_sqlite_op_vacuum(mn_store *st);
+mn_status mn__sqlite_op_session_delete(mn_store *st, const char *id);
+mn_status mn__sqlite_op_session_prune(mn_store *st, int64_t before_ms, int64_t *deleted, mn_strings **ids);
+mn_status mn__sqlite_op_session_gc(mn_store *st, int64_t now_ms, int64_t *purged, mn_strings **ids);
+mn_status mn__sqlite_op_vacuum(mn_store *st);
 /* After a commit that deleted text: truncates the WAL (best effort: readers may hold it). */
-void mn_sqlite_wal_truncate(struct sqlite_store *s);
-/* After a commit that deleted or changed text (lock held): mn_sqlite_fts_erase, then the WAL
+void mn__sqlite_wal_truncate(struct sqlite_store *s);
+/* After a commit that deleted or changed text (lock held): mn__sqlite_fts_erase, then the WAL
  * truncated, so that the old text is in neither file nor either log. */
-void mn_sqlite_erased(struct sqlite_store *s);
+void mn__sqlite_erased(struct sqlite_store *s);
 /* The write transaction of the append and row primitives (the handle under its lock): begin,
  * body, commit; after a commit, the erasure a body asked for (store_rows.h erased) and the
  * keyword index's chunk. */
-mn_status mn_sqlite_tx_write(mn_store *st, mn_store_tx_body body, void *arg);
+mn_status mn__sqlite_tx_write(mn_store *st, mn_store_tx_body body, void *arg);
 extern const struct mn_store_row_ops mn_sqlite_row_ops;
 /* After a write transaction that deleted or changed text committed (lock held): takes the old text
  * out of the keyword index and its log now (search.c). A failure is logged: the log keeps the
  * text's removal for the next drain. */
-void mn_sqlite_fts_erase(struct sqlite_store *s);
+void mn__sqlite_fts_erase(struct sqlite_store *s);
 /* The keyword index file beside the database (fts_file.c): at open, attaches it read-write as
  * "kw" (creating it), before the migration; after it, checks that the file belongs to this
  * database (else starts it again empty), detaches it and starts the indexer handle and thread. */
-mn_status mn_sqlite_kw_attach_rw(struct sqlite_store *s);
-mn_status mn_sqlite_kw_start(struct sqlite_store *s);
+mn_status mn__sqlite_kw_attach_rw(struct sqlite_store *s);
+mn_status mn__sqlite_kw_start(struct sqlite_store *s);
 /* On a connection that writes the index (the indexer, or a private database's own): the TEMP view
  * fts_log_pending, msg_log less the rows the index already applied (fts_applied; search.c). */
-mn_status mn_sqlite_kw_views(struct sqlite_store *c);
+mn_status mn__sqlite_kw_views(struct sqlite_store *c);
 /* At open (search.c): log rows an earlier process applied to the index but had not yet removed
  * from msg_log when it stopped leave it now (their text with them). */
-mn_status mn_sqlite_fts_recover(struct sqlite_store *s);
+mn_status mn__sqlite_fts_recover(struct sqlite_store *s);
 /* At close (before the connection): stops the thread (after what it was asked for) and closes
  * the indexer handle. */
-void mn_sqlite_kw_stop(struct sqlite_store *s);
+void mn__sqlite_kw_stop(struct sqlite_store *s);
 /* Hands the indexer thread `rows` messages this handle appended (a drain of `budget` rows) and
  * waits while it is more than `bound` messages behind (the thread stopped: no wait). */
-void mn_sqlite_kw_ask(struct sqlite_store *s, int64_t rows, int64_t budget, int64_t bound);
-/* The thread's bookkeeping around a step (search.c): mn_sqlite_kw_asked before it (the total
- * handed over), mn_sqlite_kw_caught after it, with what it consumed, whether it found nothing
+void mn__sqlite_kw_ask(struct sqlite_store *s, int64_t rows, int64_t budget, int64_t bound);
+/* The thread's bookkeeping around a step (search.c): mn__sqlite_kw_asked before it (the total
+ * handed over), mn__sqlite_kw_caught after it, with what it consumed, whether it found nothing
  * more, and its status; wakes the appends waiting, and says whether messages handed over may
  * still wait for the index (an append may be waiting for them). */
-int64_t mn_sqlite_kw_asked(struct sqlite_store *s);
-int mn_sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed, int last, mn_status rc);
+int64_t mn__sqlite_kw_asked(struct sqlite_store *s);
+int mn__sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed, int last, mn_status rc);
 /* The thread's drain (search.c): takes the budget asked for and drains it on s->kw, until none
  * is left and no append waits for it. */
-void mn_sqlite_fts_indexer_run(struct sqlite_store *s);
+void mn__sqlite_fts_indexer_run(struct sqlite_store *s);
 /* sqlite.c: the indexer handle, a read-write connection of its own to w's database with the
  * index's file attached read-write, into *out (MN_BUSY, MN_IO, MN_NOMEM…); and the close of any
  * handle. */
-mn_status mn_sqlite_open_indexer(struct sqlite_store *w, struct sqlite_store **out);
-void mn_sqlite_close(struct sqlite_store *s);
+mn_status mn__sqlite_open_indexer(struct sqlite_store *w, struct sqlite_store **out);
+void mn__sqlite_close(struct sqlite_store *s);
 /* Inside a write transaction: creates or drops the embedding queue's trigger as meta
  * 'embed.queue' says (search.c; the migration to schema version 9). */
-mn_status mn_sqlite_queue_trigger_sync(struct sqlite_store *s);
+mn_status mn__sqlite_queue_trigger_sync(struct sqlite_store *s);
 /* The largest message id ever given (an SQL expression; schema.h, version 10): the largest one
  * stored, or the one a delete took away (meta messages.last_id, kept by a trigger), whichever is
  * larger. A new message takes one past it, so ids are never reused, and an append writes no
@@ -178,48 +178,48 @@ mn_status mn_sqlite_queue_trigger_sync(struct sqlite_store *s);
     " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'messages.last_id'), 0))"
 /* Inside a write transaction that inserted message id with its own id (import): logs it for the
  * keyword index, which otherwise takes only ids past its watermark (search.c). */
-mn_status mn_sqlite_fts_log_insert(struct sqlite_store *s, int64_t id);
+mn_status mn__sqlite_fts_log_insert(struct sqlite_store *s, int64_t id);
 /* After a write transaction committed (lock held, no transaction open), when this handle logged
  * at least fts_drain_rows rows and appends drain themselves: hands them to the indexer thread
  * (waiting while it is more than four chunks behind), or drains them inline without a thread.
  * A failure is logged and dropped: the rows stay in the log for the next drain or search. */
-void mn_sqlite_fts_after_commit(struct sqlite_store *s);
+void mn__sqlite_fts_after_commit(struct sqlite_store *s);
 /* At open: counts the rows waiting (estimated from the log's first and last seq and the ids past
  * the watermark, B-tree seeks) toward this handle's fts_logged, at most one chunk's worth, so that short-lived
  * handles (one CLI append each) still drain a backlog that reached a chunk. */
-mn_status mn_sqlite_fts_backlog(struct sqlite_store *s);
+mn_status mn__sqlite_fts_backlog(struct sqlite_store *s);
 /* At open: registers mnemo_bm25, FTS5's bm25 with the phrases' document counts given (search.c);
  * sets s->fts_given when it could (keyword search falls back to bm25 otherwise). Frees the phrase
  * counts at close. */
-void mn_sqlite_fts_register(struct sqlite_store *s);
-void mn_sqlite_fts_release(struct sqlite_store *s);
+void mn__sqlite_fts_register(struct sqlite_store *s);
+void mn__sqlite_fts_release(struct sqlite_store *s);
 
 /* Operations implemented in threads.c. */
-mn_status mn_sqlite_op_session_files(mn_store *st, const char *id, mn_strings **out);
-mn_status mn_sqlite_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
+mn_status mn__sqlite_op_session_files(mn_store *st, const char *id, mn_strings **out);
+mn_status mn__sqlite_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
                                  int *first);
-mn_status mn_sqlite_op_state_get(mn_store *st, const char *id, char **out);
-mn_status mn_sqlite_op_state_update(mn_store *st, const char *id,
+mn_status mn__sqlite_op_state_get(mn_store *st, const char *id, char **out);
+mn_status mn__sqlite_op_state_update(mn_store *st, const char *id,
                                     mn_status (*fn)(void *user, const char *current, char **next), void *user);
 
 /* Operations implemented in summaries.c (context governance). */
-mn_status mn_sqlite_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out);
-mn_status mn_sqlite_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id);
-mn_status mn_sqlite_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
+mn_status mn__sqlite_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out);
+mn_status mn__sqlite_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id);
+mn_status mn__sqlite_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
                                     int64_t now_ms);
-mn_status mn_sqlite_op_events_list(mn_store *st, const char *session_id, size_t limit,
+mn_status mn__sqlite_op_events_list(mn_store *st, const char *session_id, size_t limit,
                                    int (*fn)(void *user, int64_t id, const char *kind, const char *data, int64_t at),
                                    void *user);
-mn_status mn_sqlite_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms,
+mn_status mn__sqlite_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms,
                                   int *claimed, int64_t *busy_until);
-mn_status mn_sqlite_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms);
-mn_status mn_sqlite_op_message_pin(mn_store *st, const char *session_id, int64_t message_id, int pinned);
-mn_status mn_sqlite_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
+mn_status mn__sqlite_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms);
+mn_status mn__sqlite_op_message_pin(mn_store *st, const char *session_id, int64_t message_id, int pinned);
+mn_status mn__sqlite_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
                                     void *user);
-mn_status mn_sqlite_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
+mn_status mn__sqlite_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum);
 
 /* Operations implemented in edit.c (single-message delete, session update). */
-mn_status mn_sqlite_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
+mn_status mn__sqlite_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                       int64_t now_ms);
 
 /* The search operations (search.c), store.h's ops->search. */
@@ -252,9 +252,9 @@ extern long mn_sqlite_fts_dense_ranked, mn_sqlite_fts_rows_ranked;
 /* The long-term memory operations (memories.c), store.h's ops->memory; the memory vectors' part
  * shares search.c's vector reads. */
 extern const struct mn_store_memory_ops mn_sqlite_memory_ops;
-mn_status mn_sqlite_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq);
-mn_status mn_sqlite_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last);
-mn_status mn_sqlite_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim);
+mn_status mn__sqlite_memory_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq);
+mn_status mn__sqlite_memory_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last);
+mn_status mn__sqlite_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim);
 
 /* The graph checkpoint operations (checkpoints.c), store.h's ops->checkpoint. */
 extern const struct mn_store_checkpoint_ops mn_sqlite_checkpoint_ops;
@@ -277,39 +277,39 @@ typedef mn_status (*mn_sqlite_body)(struct sqlite_store *s, void *arg);
  * write transaction of its own under st's lock, then after (may be NULL) once it committed,
  * still under the lock. A write inside a scan's callback would wait for the lock the scan
  * holds: refused (MN_MISUSE). */
-mn_status mn_sqlite_run_write(mn_store *st, mn_sqlite_body body, mn_sqlite_body after, void *arg);
+mn_status mn__sqlite_run_write(mn_store *st, mn_sqlite_body body, mn_sqlite_body after, void *arg);
 /* Runs body on the connection of st this thread holds (begin's, or a scan's), else on a free
- * connection (mn_sqlite_reader) under its lock. */
-mn_status mn_sqlite_run_read(mn_store *st, mn_sqlite_body body, void *arg);
+ * connection (mn__sqlite_reader) under its lock. */
+mn_status mn__sqlite_run_read(mn_store *st, mn_sqlite_body body, void *arg);
 /* The connection a read should use (sqlite.c): the handle itself when its lock is free, else
  * one of its read-only connections; the op then takes that connection's lock. */
-mn_store *mn_sqlite_reader(mn_store *st);
+mn_store *mn__sqlite_reader(mn_store *st);
 
 /* Maps a SQLite result code to a status with a message ("what: …"). */
-mn_status mn_sqlite_fail(struct sqlite_store *s, int rc, const char *what);
+mn_status mn__sqlite_fail(struct sqlite_store *s, int rc, const char *what);
 /* The first column of a one-row statement run once, uncached (a pragma, a count at open): 0 when
  * there is no row. */
-mn_status mn_sqlite_one_value(struct sqlite_store *s, const char *sql, int64_t *value);
+mn_status mn__sqlite_one_value(struct sqlite_store *s, const char *sql, int64_t *value);
 /* The prepared statement for a static SQL string (cached by its address). */
-mn_status mn_sqlite_stmt(struct sqlite_store *s, const char *sql, sqlite3_stmt **out);
+mn_status mn__sqlite_stmt(struct sqlite_store *s, const char *sql, sqlite3_stmt **out);
 /* Steps a bound statement that returns no rows, then resets it ("what: …" on failure). */
-mn_status mn_sqlite_step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what);
+mn_status mn__sqlite_step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what);
 /* Runs a static SQL statement that returns no rows. */
-mn_status mn_sqlite_exec_stmt(struct sqlite_store *s, const char *sql, const char *what);
+mn_status mn__sqlite_exec_stmt(struct sqlite_store *s, const char *sql, const char *what);
 /* Resets a statement and clears its bindings after use. */
-void mn_sqlite_done(sqlite3_stmt *st);
+void mn__sqlite_done(sqlite3_stmt *st);
 /* Binds text, or NULL when v is NULL (SQLITE_STATIC: v must outlive the step). */
-void mn_sqlite_bind_text(sqlite3_stmt *st, int i, const char *v);
+void mn__sqlite_bind_text(sqlite3_stmt *st, int i, const char *v);
 /* Write transactions: BEGIN IMMEDIATE, COMMIT (rolled back when it fails), ROLLBACK. */
-mn_status mn_sqlite_begin_write(struct sqlite_store *s);
-mn_status mn_sqlite_commit(struct sqlite_store *s);
-void mn_sqlite_rollback(struct sqlite_store *s);
-const char *mn_sqlite_col_text(sqlite3_stmt *st, int i);
+mn_status mn__sqlite_begin_write(struct sqlite_store *s);
+mn_status mn__sqlite_commit(struct sqlite_store *s);
+void mn__sqlite_rollback(struct sqlite_store *s);
+const char *mn__sqlite_col_text(sqlite3_stmt *st, int i);
 /* Row readers for SESSION_COLS / MESSAGE_COLS selects; strings are borrowed from the statement. */
-void mn_sqlite_row_session(sqlite3_stmt *st, mn_session *out);
-mn_status mn_sqlite_row_message(struct sqlite_store *s, sqlite3_stmt *st, const char *session_id, mn_message *out);
+void mn__sqlite_row_session(sqlite3_stmt *st, mn_session *out);
+mn_status mn__sqlite_row_message(struct sqlite_store *s, sqlite3_stmt *st, const char *session_id, mn_message *out);
 /* The internal sid and last seq of a session; MN_NOTFOUND when missing. last_seq may be NULL. */
-mn_status mn_sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t *sid, int64_t *last_seq);
+mn_status mn__sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t *sid, int64_t *last_seq);
 
 #define MN_SQLITE_SESSION_COLS                                                                                       \
     "id, namespace, title, system_prompt, metadata, tool_name, parent_id, created_at, updated_at, expires_at,"     \

@@ -26,26 +26,26 @@ static mn_status summary_latest_locked(struct sqlite_store *s, const char *sessi
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
-    if (rc || (rc = mn_sqlite_stmt(s, SQL_SUMMARY_LATEST, &st)))
+    mn_status rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
+    if (rc || (rc = mn__sqlite_stmt(s, SQL_SUMMARY_LATEST, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, sid);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         mn_summary row = {sqlite3_column_int64(st, 0), session_id, sqlite3_column_int64(st, 1),
-                          sqlite3_column_int64(st, 2), mn_sqlite_col_text(st, 3), sqlite3_column_int64(st, 4),
-                          mn_sqlite_col_text(st, 5), mn_sqlite_col_text(st, 6), sqlite3_column_int64(st, 7)};
-        if (!(*out = mn_records_summary_copy(&row)))
+                          sqlite3_column_int64(st, 2), mn__sqlite_col_text(st, 3), sqlite3_column_int64(st, 4),
+                          mn__sqlite_col_text(st, 5), mn__sqlite_col_text(st, 6), sqlite3_column_int64(st, 7)};
+        if (!(*out = mn__records_summary_copy(&row)))
             rc = mn__nomem();
     } else if (r == SQLITE_DONE)
         rc = mn__err(MN_NOTFOUND, "session %s has no summary yet", session_id);
     else
-        rc = mn_sqlite_fail(s, r, "summary");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "summary");
+    mn__sqlite_done(st);
     return rc;
 }
 
-mn_status mn_sqlite_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out)
+mn_status mn__sqlite_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     *out = NULL;
@@ -57,27 +57,27 @@ static mn_status summary_insert_locked(struct sqlite_store *s, const char *sessi
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
-    if (rc || (rc = mn_sqlite_stmt(s, SQL_SUMMARY_INSERT, &st)))
+    mn_status rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
+    if (rc || (rc = mn__sqlite_stmt(s, SQL_SUMMARY_INSERT, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, sid);
     sqlite3_bind_int64(st, 2, sm->covers_upto);
     sqlite3_bind_int64(st, 3, sm->folded);
-    mn_sqlite_bind_text(st, 4, sm->text ? sm->text : "");
+    mn__sqlite_bind_text(st, 4, sm->text ? sm->text : "");
     sqlite3_bind_int64(st, 5, sm->tokens);
-    mn_sqlite_bind_text(st, 6, sm->model);
-    mn_sqlite_bind_text(st, 7, sm->summarizer ? sm->summarizer : "none");
+    mn__sqlite_bind_text(st, 6, sm->model);
+    mn__sqlite_bind_text(st, 7, sm->summarizer ? sm->summarizer : "none");
     sqlite3_bind_int64(st, 8, sm->created_at);
     int r = sqlite3_step(st);
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "summary insert");
+        return mn__sqlite_fail(s, r, "summary insert");
     if (id)
         *id = sqlite3_last_insert_rowid(s->db);
     return MN_OK;
 }
 
-mn_status mn_sqlite_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id)
+mn_status mn__sqlite_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     LOCKED(s, summary_insert_locked(s, session_id, sm, id));
@@ -95,19 +95,19 @@ static mn_status event_insert_locked(struct sqlite_store *s, const char *session
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
-    if (rc || (rc = mn_sqlite_stmt(s, SQL_EVENT_INSERT, &st)))
+    mn_status rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
+    if (rc || (rc = mn__sqlite_stmt(s, SQL_EVENT_INSERT, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, sid);
-    mn_sqlite_bind_text(st, 2, kind);
-    mn_sqlite_bind_text(st, 3, data ? data : "{}");
+    mn__sqlite_bind_text(st, 2, kind);
+    mn__sqlite_bind_text(st, 3, data ? data : "{}");
     sqlite3_bind_int64(st, 4, now_ms);
     int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "event insert");
+    mn__sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "event insert");
 }
 
-mn_status mn_sqlite_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
+mn_status mn__sqlite_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
                                     int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
@@ -120,23 +120,23 @@ static mn_status events_list_locked(struct sqlite_store *s, const char *session_
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
-    if (rc || (rc = mn_sqlite_stmt(s, SQL_EVENTS_LIST, &st)))
+    mn_status rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
+    if (rc || (rc = mn__sqlite_stmt(s, SQL_EVENTS_LIST, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, sid);
     sqlite3_bind_int64(st, 2, (int64_t)limit);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW)
-        if (fn(user, sqlite3_column_int64(st, 0), mn_sqlite_col_text(st, 1), mn_sqlite_col_text(st, 2),
+        if (fn(user, sqlite3_column_int64(st, 0), mn__sqlite_col_text(st, 1), mn__sqlite_col_text(st, 2),
                sqlite3_column_int64(st, 3)))
             break;
     if (r != SQLITE_ROW && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "events");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "events");
+    mn__sqlite_done(st);
     return rc;
 }
 
-mn_status mn_sqlite_op_events_list(mn_store *st, const char *session_id, size_t limit,
+mn_status mn__sqlite_op_events_list(mn_store *st, const char *session_id, size_t limit,
                                    int (*fn)(void *user, int64_t id, const char *kind, const char *data, int64_t at),
                                    void *user)
 {
@@ -154,35 +154,35 @@ static mn_status busy_claim_locked(struct sqlite_store *s, const char *session_i
                                    int *claimed, int64_t *busy_until)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_BUSY_CLAIM, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_BUSY_CLAIM, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, session_id);
+    mn__sqlite_bind_text(st, 1, session_id);
     sqlite3_bind_int64(st, 2, now_ms);
     sqlite3_bind_int64(st, 3, until_ms);
     int r = sqlite3_step(st);
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "summary claim");
+        return mn__sqlite_fail(s, r, "summary claim");
     *claimed = sqlite3_changes(s->db) == 1;
     *busy_until = until_ms;
     if (*claimed)
         return MN_OK;
-    if ((rc = mn_sqlite_stmt(s, SQL_BUSY_GET, &st)))
+    if ((rc = mn__sqlite_stmt(s, SQL_BUSY_GET, &st)))
         return rc;
-    mn_sqlite_bind_text(st, 1, session_id);
+    mn__sqlite_bind_text(st, 1, session_id);
     r = sqlite3_step(st);
     if (r == SQLITE_ROW)
         *busy_until = sqlite3_column_int64(st, 0);
     else if (r == SQLITE_DONE)
         rc = mn__err(MN_NOTFOUND, "session %s not found", session_id);
     else
-        rc = mn_sqlite_fail(s, r, "summary claim");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "summary claim");
+    mn__sqlite_done(st);
     return rc;
 }
 
-mn_status mn_sqlite_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms,
+mn_status mn__sqlite_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms,
                                   int *claimed, int64_t *busy_until)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
@@ -193,17 +193,17 @@ mn_status mn_sqlite_op_busy_claim(mn_store *st, const char *session_id, int64_t 
 static mn_status busy_release_locked(struct sqlite_store *s, const char *session_id, int64_t until_ms)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_BUSY_RELEASE, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_BUSY_RELEASE, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, session_id);
+    mn__sqlite_bind_text(st, 1, session_id);
     sqlite3_bind_int64(st, 2, until_ms);
     int r = sqlite3_step(st);
-    mn_sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn_sqlite_fail(s, r, "summary release");
+    mn__sqlite_done(st);
+    return r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "summary release");
 }
 
-mn_status mn_sqlite_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms)
+mn_status mn__sqlite_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     LOCKED(s, busy_release_locked(s, session_id, until_ms));
@@ -217,7 +217,7 @@ static const char SQL_PIN[] = "UPDATE messages SET pinned = ?2 WHERE id = ?1"
 static mn_status pin_locked(struct sqlite_store *s, const char *session_id, int64_t message_id, int pinned)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_PIN, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_PIN, &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, message_id);
@@ -225,9 +225,9 @@ static mn_status pin_locked(struct sqlite_store *s, const char *session_id, int6
     if (session_id)
         sqlite3_bind_text(st, 3, session_id, -1, SQLITE_STATIC);
     int r = sqlite3_step(st);
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "pin");
+        return mn__sqlite_fail(s, r, "pin");
     if (sqlite3_changes(s->db) == 0)
         return session_id ? mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id,
                                     session_id)
@@ -235,7 +235,7 @@ static mn_status pin_locked(struct sqlite_store *s, const char *session_id, int6
     return MN_OK;
 }
 
-mn_status mn_sqlite_op_message_pin(mn_store *st, const char *session_id, int64_t message_id, int pinned)
+mn_status mn__sqlite_op_message_pin(mn_store *st, const char *session_id, int64_t message_id, int pinned)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     LOCKED(s, pin_locked(s, session_id, message_id, pinned));
@@ -259,24 +259,24 @@ static mn_status pinned_units_locked(struct sqlite_store *s, const char *session
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
-    if (rc || (rc = mn_sqlite_stmt(s, SQL_PINNED_UNITS, &st)))
+    mn_status rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
+    if (rc || (rc = mn__sqlite_stmt(s, SQL_PINNED_UNITS, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, sid);
     sqlite3_bind_int64(st, 2, upto_seq);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         mn_message row;
-        if ((rc = mn_sqlite_row_message(s, st, session_id, &row)) || fn(user, &row))
+        if ((rc = mn__sqlite_row_message(s, st, session_id, &row)) || fn(user, &row))
             break;
     }
     if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "pinned messages");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "pinned messages");
+    mn__sqlite_done(st);
     return rc;
 }
 
-mn_status mn_sqlite_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
+mn_status mn__sqlite_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
                                     void *user)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
@@ -291,20 +291,20 @@ static mn_status tool_tokens_locked(struct sqlite_store *s, const char *session_
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_session_sid(s, session_id, &sid, NULL);
-    if (rc || (rc = mn_sqlite_stmt(s, SQL_TOOL_TOKENS, &st)))
+    mn_status rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
+    if (rc || (rc = mn__sqlite_stmt(s, SQL_TOOL_TOKENS, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, sid);
     sqlite3_bind_int64(st, 2, after_seq);
     int r = sqlite3_step(st);
     *sum = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     if (r != SQLITE_ROW)
-        rc = mn_sqlite_fail(s, r, "tool tokens");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "tool tokens");
+    mn__sqlite_done(st);
     return rc;
 }
 
-mn_status mn_sqlite_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum)
+mn_status mn__sqlite_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     *sum = 0;

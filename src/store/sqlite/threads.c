@@ -14,15 +14,15 @@
 /* Runs body(s, arg...) in a write transaction; rolls back on failure. */
 #define IN_WRITE_TXN(s, call)                                                                                        \
     do {                                                                                                             \
-        mn_status rc_ = mn_sqlite_begin_write(s);                                                                    \
+        mn_status rc_ = mn__sqlite_begin_write(s);                                                                    \
         if (rc_)                                                                                                     \
             return rc_;                                                                                              \
         rc_ = (call);                                                                                                \
         if (rc_) {                                                                                                   \
-            mn_sqlite_rollback(s);                                                                                   \
+            mn__sqlite_rollback(s);                                                                                   \
             return rc_;                                                                                              \
         }                                                                                                            \
-        return mn_sqlite_commit(s);                                                                                  \
+        return mn__sqlite_commit(s);                                                                                  \
     } while (0)
 
 /* ---- files ----------------------------------------------------------------------------------- */
@@ -41,8 +41,8 @@ static mn_status files_locked(struct sqlite_store *s, const char *id, mn_strings
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_session_sid(s, id, &sid, NULL);
-    if (rc || (rc = mn_sqlite_stmt(s, SQL_FILES, &st)))
+    mn_status rc = mn__sqlite_session_sid(s, id, &sid, NULL);
+    if (rc || (rc = mn__sqlite_stmt(s, SQL_FILES, &st)))
         return rc;
     struct mn_strings_impl *l = calloc(1, sizeof *l);
     if (!l)
@@ -50,11 +50,11 @@ static mn_status files_locked(struct sqlite_store *s, const char *id, mn_strings
     sqlite3_bind_int64(st, 1, sid);
     int r;
     while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
-        if (mn_records_strings_push(l, mn_sqlite_col_text(st, 0)))
+        if (mn__records_strings_push(l, mn__sqlite_col_text(st, 0)))
             rc = mn__nomem();
     if (!rc && r != SQLITE_DONE)
-        rc = mn_sqlite_fail(s, r, "files");
-    mn_sqlite_done(st);
+        rc = mn__sqlite_fail(s, r, "files");
+    mn__sqlite_done(st);
     if (rc) {
         mn_strings_free(&l->pub);
         return rc;
@@ -63,7 +63,7 @@ static mn_status files_locked(struct sqlite_store *s, const char *id, mn_strings
     return MN_OK;
 }
 
-mn_status mn_sqlite_op_session_files(mn_store *st, const char *id, mn_strings **out)
+mn_status mn__sqlite_op_session_files(mn_store *st, const char *id, mn_strings **out)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     LOCKED(s, files_locked(s, id, out));
@@ -83,29 +83,29 @@ static mn_status file_seen_txn(struct sqlite_store *s, const char *id, const cha
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_session_sid(s, id, &sid, NULL);
-    if (rc || (rc = mn_sqlite_stmt(s, SQL_FILE_FIRST_PATH, &st)))
+    mn_status rc = mn__sqlite_session_sid(s, id, &sid, NULL);
+    if (rc || (rc = mn__sqlite_stmt(s, SQL_FILE_FIRST_PATH, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, sid);
-    mn_sqlite_bind_text(st, 2, sha);
+    mn__sqlite_bind_text(st, 2, sha);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW)
-        *include = strcmp(mn_sqlite_col_text(st, 0), path) != 0;
-    mn_sqlite_done(st);
+        *include = strcmp(mn__sqlite_col_text(st, 0), path) != 0;
+    mn__sqlite_done(st);
     if (r == SQLITE_ROW)
         return MN_OK; /* seen before: nothing to record */
     if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "file hash");
-    if ((rc = mn_sqlite_stmt(s, SQL_FILE_SEEN, &st)))
+        return mn__sqlite_fail(s, r, "file hash");
+    if ((rc = mn__sqlite_stmt(s, SQL_FILE_SEEN, &st)))
         return rc;
     sqlite3_bind_int64(st, 1, sid);
-    mn_sqlite_bind_text(st, 2, path);
-    mn_sqlite_bind_text(st, 3, sha);
+    mn__sqlite_bind_text(st, 2, path);
+    mn__sqlite_bind_text(st, 3, sha);
     sqlite3_bind_int64(st, 4, now_ms);
     r = sqlite3_step(st);
-    mn_sqlite_done(st);
+    mn__sqlite_done(st);
     if (r != SQLITE_DONE)
-        return mn_sqlite_fail(s, r, "file hash");
+        return mn__sqlite_fail(s, r, "file hash");
     *include = 1;
     return MN_OK;
 }
@@ -116,7 +116,7 @@ static mn_status file_seen_locked(struct sqlite_store *s, const char *id, const 
     IN_WRITE_TXN(s, file_seen_txn(s, id, path, sha, now_ms, include));
 }
 
-mn_status mn_sqlite_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
+mn_status mn__sqlite_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
                                  int *include)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
@@ -131,23 +131,23 @@ static const char SQL_STATE_SET[] = "UPDATE sessions SET state = ?2 WHERE id = ?
 static mn_status state_read(struct sqlite_store *s, const char *id, char **out)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn_sqlite_stmt(s, SQL_STATE_GET, &st);
+    mn_status rc = mn__sqlite_stmt(s, SQL_STATE_GET, &st);
     if (rc)
         return rc;
-    mn_sqlite_bind_text(st, 1, id);
+    mn__sqlite_bind_text(st, 1, id);
     int r = sqlite3_step(st);
     *out = NULL;
     if (r == SQLITE_ROW) {
-        const char *v = mn_sqlite_col_text(st, 0);
+        const char *v = mn__sqlite_col_text(st, 0);
         if (v && !(*out = strdup(v)))
             rc = mn__nomem();
     } else
-        rc = r == SQLITE_DONE ? mn__err(MN_NOTFOUND, "session %s not found", id) : mn_sqlite_fail(s, r, "state");
-    mn_sqlite_done(st);
+        rc = r == SQLITE_DONE ? mn__err(MN_NOTFOUND, "session %s not found", id) : mn__sqlite_fail(s, r, "state");
+    mn__sqlite_done(st);
     return rc;
 }
 
-mn_status mn_sqlite_op_state_get(mn_store *st, const char *id, char **out)
+mn_status mn__sqlite_op_state_get(mn_store *st, const char *id, char **out)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     LOCKED(s, state_read(s, id, out));
@@ -161,13 +161,13 @@ static mn_status state_update_txn(struct sqlite_store *s, const char *id,
     if (!rc)
         rc = fn(user, current, &next);
     sqlite3_stmt *st = NULL;
-    if (!rc && !(rc = mn_sqlite_stmt(s, SQL_STATE_SET, &st))) {
-        mn_sqlite_bind_text(st, 1, id);
-        mn_sqlite_bind_text(st, 2, next);
+    if (!rc && !(rc = mn__sqlite_stmt(s, SQL_STATE_SET, &st))) {
+        mn__sqlite_bind_text(st, 1, id);
+        mn__sqlite_bind_text(st, 2, next);
         int r = sqlite3_step(st);
-        mn_sqlite_done(st);
+        mn__sqlite_done(st);
         if (r != SQLITE_DONE)
-            rc = mn_sqlite_fail(s, r, "state");
+            rc = mn__sqlite_fail(s, r, "state");
     }
     free(current);
     free(next);
@@ -180,7 +180,7 @@ static mn_status state_update_locked(struct sqlite_store *s, const char *id,
     IN_WRITE_TXN(s, state_update_txn(s, id, fn, user));
 }
 
-mn_status mn_sqlite_op_state_update(mn_store *st, const char *id,
+mn_status mn__sqlite_op_state_update(mn_store *st, const char *id,
                                     mn_status (*fn)(void *user, const char *current, char **next), void *user)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
