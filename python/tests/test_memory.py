@@ -379,8 +379,8 @@ def test_upgrade_migrates_an_older_file_with_progress(tmp_path, backend, test_da
     assert mnemo.upgrade(path, config={"embedder.name": "hash"},
                          progress=lambda done, total: seen.append((done, total))) == 9
     assert seen and seen[-1] == (32, 32)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 15
-    assert mnemo.upgrade(path) == 15  # current: nothing to do
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 16
+    assert mnemo.upgrade(path) == 16  # current: nothing to do
     assert mnemo.upgrade(str(tmp_path / "new.db")) == 0
     with mnemo.Memory(path, {"embedder.name": "hash"}) as m:
         assert len(m.history("0190a000-0000-7000-8000-00000000000a")) == 14
