@@ -1496,7 +1496,7 @@ typedef struct mn_document_in {
     const char *path;   /* required */
     const char *key;    /* required, 1..MN_DOCUMENT_MAX_KEY bytes without control characters */
     const char *value;  /* required, a JSON object of at most MN_DOCUMENT_MAX_VALUE bytes */
-    const char *index;  /* which fields to embed: NULL: the whole value; "false": none; else a JSON
+    const char *index;  /* which fields to embed: NULL or "true": the whole value; "false": none; else a JSON
                            array of 1..MN_DOCUMENT_MAX_FIELDS field paths as LangGraph writes them
                            ("title", "meta.title", "chapters[*].text", "authors[0]", "tags[-1]",
                            "{title,summary}", "$" for the whole value) */

@@ -4,7 +4,6 @@
  * Values travel as JSON objects; the library stores their compact text.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "server/server.h"
 
@@ -79,11 +78,7 @@ mn_status srv_op_document_put(struct srv_call *c)
     in.path = str(c, "path");
     in.key = str(c, "key");
     in.value = value;
-    if (index && strcmp(index, "true") == 0) { /* true: as absent, the whole value */
-        free(index);
-        index = NULL;
-    }
-    in.index = index;
+    in.index = index; /* JSON text: false, true or an array, as the library takes it */
     in.ttl_ms = (int64_t)count(c, "ttl_ms");
     mn_documents *l = NULL;
     st = mn_document_put(c->db, &in, &l);

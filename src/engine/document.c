@@ -77,12 +77,14 @@ static mn_status check_address(const char **ns, const char *path, const char *ke
     return rc ? rc : check_key(key);
 }
 
-/* The index field paths: NULL gives ["$"], "false" no array (*fields NULL). */
+/* The index field paths: NULL or "true" give ["$"], "false" no array (*fields NULL). */
 static mn_status parse_index(const char *index, json_t **fields)
 {
     *fields = NULL;
     if (index && strcmp(index, "false") == 0)
         return MN_OK;
+    if (index && strcmp(index, "true") == 0)
+        index = NULL;
     mn_status rc = index ? mn__json_parse(index, "index", fields) : MN_OK;
     if (rc)
         return rc;

@@ -3,9 +3,11 @@
  */
 #include "store/vecblob.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/err.h"
 #include "util/banned.h"
 
 static int little_endian(void)
@@ -58,4 +60,41 @@ const float *mn__vecblob_read(const void *blob, size_t len, int64_t dim, float *
     }
     le_copy(*buf, blob, (size_t)dim);
     return *buf;
+}
+
+mn_status mn__vecblob_many_new(const float *v, size_t n, uint32_t dim, unsigned char **blob, int *len)
+{
+    *blob = NULL;
+    *len = 0;
+    if (!n)
+        return MN_OK;
+    if (!v || dim == 0 || dim > MN_VECBLOB_MAX_DIM)
+        return mn__err(MN_MISUSE, "%zu vectors of dim %u", n, (unsigned)dim);
+    if (n > (size_t)INT_MAX / 4 / dim)
+        return mn__err(MN_TOOBIG, "%zu vectors of dim %u", n, (unsigned)dim);
+    if (!(*blob = malloc(n * dim * 4)))
+        return mn__nomem();
+    mn__vecblob_encode(v, (uint32_t)(n * dim), *blob);
+    *len = (int)(n * dim * 4);
+    return MN_OK;
+}
+
+int mn__vecblob_many_read(const void *blob, size_t len, uint32_t dim, float **buf, size_t *cap, size_t *n)
+{
+    *n = 0;
+    if (!blob || !len)
+        return 0;
+    if (dim == 0 || dim > MN_VECBLOB_MAX_DIM || len % ((size_t)dim * 4))
+        return -1;
+    size_t floats = len / 4;
+    if (floats > *cap) {
+        float *nb = realloc(*buf, floats * sizeof *nb);
+        if (!nb)
+            return -2;
+        *buf = nb;
+        *cap = floats;
+    }
+    le_copy(*buf, blob, floats);
+    *n = floats / dim;
+    return 0;
 }

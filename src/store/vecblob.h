@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mnemo.h"
+
 #define MN_VECBLOB_MAX_DIM 65536
 
 /* dim floats of v into out (dim * 4 bytes). */
@@ -21,5 +23,13 @@ void mn__vecblob_decode(const void *blob, uint32_t dim, float *out);
 /* A blob of len bytes that a row says holds dim floats, decoded into *buf (grown to *cap);
  * NULL when the row is malformed (dim out of 1…MN_VECBLOB_MAX_DIM, len not dim * 4) or on OOM. */
 const float *mn__vecblob_read(const void *blob, size_t len, int64_t dim, float **buf, uint32_t *cap);
+/* n vectors of dim floats, one after another (a document's), as one malloc'd blob of *len bytes;
+ * *blob NULL when n is 0. MN_MISUSE (v NULL, dim out of 1…MN_VECBLOB_MAX_DIM), MN_TOOBIG (past
+ * INT_MAX bytes), MN_NOMEM. */
+mn_status mn__vecblob_many_new(const float *v, size_t n, uint32_t dim, unsigned char **blob, int *len);
+/* A blob of len bytes holding whole vectors of dim floats, decoded into *buf (grown to *cap
+ * floats); *n gets how many. 0; -1 when len is not whole vectors of a dim in 1…MN_VECBLOB_MAX_DIM
+ * (the row is malformed); -2 on OOM. */
+int mn__vecblob_many_read(const void *blob, size_t len, uint32_t dim, float **buf, size_t *cap, size_t *n);
 
 #endif

@@ -210,6 +210,8 @@ static void refusals(void **state)
         assert_non_null(strstr(mn_errmsg(), "index[0]"));
     }
     assert_int_equal(put_full(db, NULL, "a", "k", "{}", "[\"a[-1].b\",\"c[*]\",\"{x, y.z}\",\"*\",\"$\"]", 0), MN_OK);
+    assert_int_equal(put_full(db, NULL, "a", "k", "{}", "true", 0), MN_OK); /* as NULL: the whole value */
+    assert_int_equal(put_full(db, NULL, "a", "k", "{}", "false", 0), MN_OK);
     assert_int_equal(put_full(db, NULL, "a", "k", "{}", NULL, -1), MN_INVALID);
     assert_non_null(strstr(mn_errmsg(), "ttl_ms"));
     assert_int_equal(put_full(db, "no spaces", "a", "k", "{}", NULL, 0), MN_INVALID);

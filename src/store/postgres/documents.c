@@ -6,7 +6,6 @@
  * early does not receive every document's value.
  */
 #include <libpq-fe.h>
-#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -23,25 +22,6 @@
 
 /* ---- vectors --------------------------------------------------------------------------------- */
 
-/* d's vectors as a blob (vecblob.h, the vectors one after another): *blob malloc'd, NULL when
- * d has none. */
-static mn_status vectors_encode(const mn_store_document *d, unsigned char **blob, int *len)
-{
-    *blob = NULL;
-    *len = 0;
-    if (!d->n_vectors)
-        return MN_OK;
-    if (!d->vectors || d->dim == 0 || d->dim > MN_VECBLOB_MAX_DIM)
-        return mn__err(MN_MISUSE, "document put: %zu vectors of dim %u", d->n_vectors, (unsigned)d->dim);
-    if (d->n_vectors > (size_t)INT_MAX / 4 / d->dim)
-        return mn__err(MN_TOOBIG, "document put: %zu vectors of dim %u", d->n_vectors, (unsigned)d->dim);
-    size_t floats = d->n_vectors * d->dim;
-    if (!(*blob = mn__vecblob_new(d->vectors, (uint32_t)floats)))
-        return mn__nomem();
-    *len = (int)(floats * 4);
-    return MN_OK;
-}
-
 /* Row i of a binary-format read (COLS, then the vectors or NULL) into *d, its vectors into *buf
  * (grown to *cap floats). A blob that is not whole vectors of the row's dim: MN_CORRUPT. */
 static mn_status row_read(PGresult *r, int i, mn_store_document *d, float **buf, size_t *cap)
@@ -56,22 +36,13 @@ static mn_status row_read(PGresult *r, int i, mn_store_document *d, float **buf,
                              .ttl_ms = mn__pg_col_i64(r, i, 7),
                              .dim = (uint32_t)mn__pg_col_i64(r, i, 8)};
     size_t len = PQgetisnull(r, i, 9) ? 0 : (size_t)PQgetlength(r, i, 9);
-    if (!len)
-        return MN_OK;
-    if (d->dim == 0 || d->dim > MN_VECBLOB_MAX_DIM || len % ((size_t)d->dim * 4))
+    int got = mn__vecblob_many_read(PQgetvalue(r, i, 9), len, d->dim, buf, cap, &d->n_vectors);
+    if (got == -1)
         return MN_CORRUPT_AT("documents: %s/%s: %zu bytes of vectors of dim %u", d->path, d->key, len,
                              (unsigned)d->dim);
-    size_t floats = len / 4;
-    if (floats > *cap) {
-        float *nb = realloc(*buf, floats * sizeof *nb);
-        if (!nb)
-            return mn__nomem();
-        *buf = nb;
-        *cap = floats;
-    }
-    mn__vecblob_decode(PQgetvalue(r, i, 9), (uint32_t)floats, *buf);
-    d->vectors = *buf;
-    d->n_vectors = floats / d->dim;
+    if (got)
+        return mn__nomem();
+    d->vectors = d->n_vectors ? *buf : NULL;
     return MN_OK;
 }
 
@@ -116,7 +87,7 @@ static mn_status op_put(mn_store *st, const mn_store_document *d)
         return mn__err(MN_MISUSE, "document put without its namespace, path, key or value");
     struct put_arg a = {d, NULL, 0};
     unsigned char *blob = NULL;
-    mn_status rc = vectors_encode(d, &blob, &a.len);
+    mn_status rc = mn__vecblob_many_new(d->vectors, d->n_vectors, d->dim, &blob, &a.len);
     a.blob = blob;
     if (!rc)
         rc = mn__pg_run(PG(st), PG_WRITE, put_body, &a);

@@ -150,7 +150,6 @@ static const char SQL_SCAN_ROW[] = "SELECT parent_id, type, data, metadata, crea
                                    " WHERE session_sid = ?1 AND checkpoint_ns = ?2 AND id = ?3";
 
 struct scan_arg {
-    struct sqlite_store *handle;
     const mn_store_checkpoint_scan *q;
     mn_store_checkpoint_fn fn;
     void *user;
@@ -188,8 +187,9 @@ static mn_status scan_emit(struct sqlite_store *s, sqlite3_stmt *keys, struct sc
     return rc;
 }
 
-static mn_status scan_rows(struct sqlite_store *s, struct scan_arg *a)
+static mn_status scan_rows(struct sqlite_store *s, void *arg)
 {
+    struct scan_arg *a = arg;
     const mn_store_checkpoint_scan *q = a->q;
     sqlite3_stmt *keys = NULL;
     mn_status rc = mn__sqlite_stmt(s, q->session_id ? SQL_SCAN_SESSION : q->ns ? SQL_SCAN_NS : SQL_SCAN_ALL, &keys);
@@ -210,24 +210,10 @@ static mn_status scan_rows(struct sqlite_store *s, struct scan_arg *a)
     return rc;
 }
 
-/* While it hands rows over, the scan's connection is this thread's (mn_sqlite_held): the
- * callback may read their pending writes on it. */
-static mn_status scan_body(struct sqlite_store *s, void *arg)
-{
-    struct scan_arg *a = arg;
-    struct mn_sqlite_held was = mn_sqlite_held;
-    if (was.scan) /* its statements are running */
-        return mn__err(MN_MISUSE, "checkpoint scan from inside a checkpoint scan's callback");
-    mn_sqlite_held = (struct mn_sqlite_held){a->handle, s, was.handle == a->handle && was.tx, 1};
-    mn_status rc = scan_rows(s, a);
-    mn_sqlite_held = was;
-    return rc;
-}
-
 static mn_status op_scan(mn_store *st, const mn_store_checkpoint_scan *q, mn_store_checkpoint_fn fn, void *user)
 {
-    struct scan_arg a = {(struct sqlite_store *)st, q, fn, user};
-    return mn__sqlite_run_read(st, scan_body, &a);
+    struct scan_arg a = {q, fn, user}; /* the callback may read pending writes on the scan's connection */
+    return mn__sqlite_run_scan(st, scan_rows, &a);
 }
 
 /* ---- remove ---------------------------------------------------------------------------------- */

@@ -6,7 +6,6 @@
  * that calls a document or checkpoint operation anyway, which it may not, gets MN_MISUSE for a
  * write or another document read instead of waiting forever for the lock its own read holds.
  */
-#include <limits.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,48 +23,19 @@
 
 /* ---- vectors --------------------------------------------------------------------------------- */
 
-/* d's vectors as a blob (vecblob.h, the vectors one after another): *blob malloc'd, NULL when
- * d has none. */
-static mn_status vectors_encode(const mn_store_document *d, unsigned char **blob, int *len)
-{
-    *blob = NULL;
-    *len = 0;
-    if (!d->n_vectors)
-        return MN_OK;
-    if (!d->vectors || d->dim == 0 || d->dim > MN_VECBLOB_MAX_DIM)
-        return mn__err(MN_MISUSE, "document put: %zu vectors of dim %u", d->n_vectors, (unsigned)d->dim);
-    if (d->n_vectors > (size_t)INT_MAX / 4 / d->dim)
-        return mn__err(MN_TOOBIG, "document put: %zu vectors of dim %u", d->n_vectors, (unsigned)d->dim);
-    size_t floats = d->n_vectors * d->dim;
-    if (!(*blob = mn__vecblob_new(d->vectors, (uint32_t)floats)))
-        return mn__nomem();
-    *len = (int)(floats * 4);
-    return MN_OK;
-}
-
 /* A row's vectors (column 9) into *buf (grown to *cap floats): d->vectors and d->n_vectors. A
  * blob that is not whole vectors of the row's dim: the file disagrees with itself. */
 static mn_status vectors_decode(struct sqlite_store *s, sqlite3_stmt *st, mn_store_document *d, float **buf,
                                 size_t *cap)
 {
-    const void *blob = sqlite3_column_blob(st, 9);
     size_t len = (size_t)sqlite3_column_bytes(st, 9);
-    if (!blob || !len)
-        return MN_OK;
-    if (d->dim == 0 || d->dim > MN_VECBLOB_MAX_DIM || len % ((size_t)d->dim * 4))
+    int got = mn__vecblob_many_read(sqlite3_column_blob(st, 9), len, d->dim, buf, cap, &d->n_vectors);
+    if (got == -1)
         return MN_CORRUPT_AT("documents: %s: %s/%s: %zu bytes of vectors of dim %u", s->path, d->path, d->key, len,
                              (unsigned)d->dim);
-    size_t floats = len / 4;
-    if (floats > *cap) {
-        float *nb = realloc(*buf, floats * sizeof *nb);
-        if (!nb)
-            return mn__nomem();
-        *buf = nb;
-        *cap = floats;
-    }
-    mn__vecblob_decode(blob, (uint32_t)floats, *buf);
-    d->vectors = *buf;
-    d->n_vectors = floats / d->dim;
+    if (got)
+        return mn__nomem();
+    d->vectors = d->n_vectors ? *buf : NULL;
     return MN_OK;
 }
 
@@ -81,32 +51,6 @@ static void row_read(sqlite3_stmt *st, mn_store_document *d)
                              .expires_at = sqlite3_column_int64(st, 6),
                              .ttl_ms = sqlite3_column_int64(st, 7),
                              .dim = (uint32_t)sqlite3_column_int64(st, 8)};
-}
-
-/* run_held runs a read's body on st (mn__sqlite_run_read) with its connection marked as this
- * thread's while the body calls back (mn_sqlite_held, scan 1). */
-struct held_arg {
-    struct sqlite_store *handle;
-    mn_sqlite_body body;
-    void *arg;
-};
-
-static mn_status held_body(struct sqlite_store *s, void *arg)
-{
-    struct held_arg *h = arg;
-    struct mn_sqlite_held was = mn_sqlite_held;
-    if (was.scan) /* its statements are running */
-        return mn__err(MN_MISUSE, "a document read from inside a read's callback");
-    mn_sqlite_held = (struct mn_sqlite_held){h->handle, s, was.handle == h->handle && was.tx, 1};
-    mn_status rc = h->body(s, h->arg);
-    mn_sqlite_held = was;
-    return rc;
-}
-
-static mn_status run_held(mn_store *st, mn_sqlite_body body, void *arg)
-{
-    struct held_arg h = {(struct sqlite_store *)st, body, arg};
-    return mn__sqlite_run_read(st, held_body, &h);
 }
 
 /* ---- put, touch, remove ---------------------------------------------------------------------- */
@@ -152,7 +96,7 @@ static mn_status op_put(mn_store *st, const mn_store_document *d)
         return mn__err(MN_MISUSE, "document put without its namespace, path, key or value");
     struct put_arg a = {d, NULL, 0};
     unsigned char *blob = NULL;
-    mn_status rc = vectors_encode(d, &blob, &a.len);
+    mn_status rc = mn__vecblob_many_new(d->vectors, d->n_vectors, d->dim, &blob, &a.len);
     a.blob = blob;
     if (!rc)
         rc = mn__sqlite_run_write(st, put_body, NULL, &a);
@@ -265,7 +209,7 @@ static mn_status op_get(mn_store *st, const char *ns, const char *path, const ch
     if (!ns || !path || !key)
         return mn__err(MN_MISUSE, "document get without its namespace, path or key");
     struct key_arg a = {ns, path, key, now, 0, fn, user};
-    return run_held(st, get_body, &a);
+    return mn__sqlite_run_scan(st, get_body, &a);
 }
 
 /* ---- scan, paths ----------------------------------------------------------------------------- */
@@ -343,7 +287,7 @@ static mn_status paths_body(struct sqlite_store *s, void *arg)
 static mn_status op_scan(mn_store *st, const mn_store_document_scan *q, mn_store_document_fn fn, void *user)
 {
     struct scan_arg a = {q, fn, NULL, 0, NULL, user};
-    return run_held(st, scan_body, &a);
+    return mn__sqlite_run_scan(st, scan_body, &a);
 }
 
 static mn_status op_paths(mn_store *st, const char *ns, int64_t now, mn_store_document_path_fn fn, void *user)
@@ -351,7 +295,7 @@ static mn_status op_paths(mn_store *st, const char *ns, int64_t now, mn_store_do
     if (!ns)
         return mn__err(MN_MISUSE, "document paths without a namespace");
     struct scan_arg a = {NULL, NULL, ns, now, fn, user};
-    return run_held(st, paths_body, &a);
+    return mn__sqlite_run_scan(st, paths_body, &a);
 }
 
 /* ---- purge ----------------------------------------------------------------------------------- */

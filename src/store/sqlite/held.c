@@ -37,3 +37,28 @@ mn_status mn__sqlite_run_read(mn_store *st, mn_sqlite_body body, void *arg)
     struct sqlite_store *s = (struct sqlite_store *)mn__sqlite_reader(st);
     LOCKED(s, body(s, arg));
 }
+
+/* The body of a scan and its handle, for scan_body. */
+struct scan_run {
+    struct sqlite_store *handle;
+    mn_sqlite_body body;
+    void *arg;
+};
+
+static mn_status scan_body(struct sqlite_store *s, void *arg)
+{
+    struct scan_run *r = arg;
+    struct mn_sqlite_held was = mn_sqlite_held;
+    if (was.scan) /* its statements are running */
+        return mn__err(MN_MISUSE, "a read from inside a read's callback");
+    mn_sqlite_held = (struct mn_sqlite_held){r->handle, s, was.handle == r->handle && was.tx, 1};
+    mn_status rc = r->body(s, r->arg);
+    mn_sqlite_held = was;
+    return rc;
+}
+
+mn_status mn__sqlite_run_scan(mn_store *st, mn_sqlite_body body, void *arg)
+{
+    struct scan_run r = {(struct sqlite_store *)st, body, arg};
+    return mn__sqlite_run_read(st, scan_body, &r);
+}

@@ -281,6 +281,10 @@ mn_status mn__sqlite_run_write(mn_store *st, mn_sqlite_body body, mn_sqlite_body
 /* Runs body on the connection of st this thread holds (begin's, or a scan's), else on a free
  * connection (mn__sqlite_reader) under its lock. */
 mn_status mn__sqlite_run_read(mn_store *st, mn_sqlite_body body, void *arg);
+/* mn__sqlite_run_read for a read that calls back: while body runs, its connection is this
+ * thread's (mn_sqlite_held, scan 1), so the callback may read on it; a read from inside another
+ * read's callback is refused (MN_MISUSE: that read's statements are running). */
+mn_status mn__sqlite_run_scan(mn_store *st, mn_sqlite_body body, void *arg);
 /* The connection a read should use (sqlite.c): the handle itself when its lock is free, else
  * one of its read-only connections; the op then takes that connection's lock. */
 mn_store *mn__sqlite_reader(mn_store *st);
