@@ -4,6 +4,7 @@
  */
 #include "store/records.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,39 +100,55 @@ int mn__records_session_fill(struct mn_arena *a, mn_session *dst, const mn_sessi
     return oom;
 }
 
-/* A standalone record: the struct first, then the arena holding its strings. */
-struct message_one {
-    mn_message pub;
-    struct mn_arena arena;
-};
-struct session_one {
-    mn_session pub;
+/* A standalone record (a message, a session or a summary): the struct first (the public pointer
+ * is the record's), then the arena holding its strings. */
+struct one {
+    union {
+        mn_message message;
+        mn_session session;
+        mn_summary summary;
+    } pub;
     struct mn_arena arena;
 };
 
+/* Frees a standalone record, or a list (items: its array) whose arena is at arena_at in it. */
+static void impl_free(void *impl, size_t arena_at, void *items)
+{
+    if (!impl)
+        return;
+    mn__arena_release((struct mn_arena *)((char *)impl + arena_at));
+    free(items);
+    free(impl);
+}
+
+/* Frees what one_new made: NULL, for a fill that failed. */
+static struct one *one_free(struct one *one)
+{
+    impl_free(one, offsetof(struct one, arena), NULL);
+    return NULL;
+}
+
+static struct one *one_new(void) { return calloc(1, sizeof(struct one)); }
+
 mn_message *mn__records_message_copy(const mn_message *m)
 {
-    struct message_one *one = calloc(1, sizeof *one);
-    if (!one)
-        return NULL;
-    if (mn__records_message_fill(&one->arena, &one->pub, m)) {
-        mn__records_message_free(&one->pub);
-        return NULL;
-    }
-    return &one->pub;
+    struct one *one = one_new();
+    if (one && mn__records_message_fill(&one->arena, &one->pub.message, m))
+        one = one_free(one);
+    return one ? &one->pub.message : NULL;
 }
 
 mn_message *mn__records_message_shell(void)
 {
-    struct message_one *one = calloc(1, sizeof *one);
-    return one ? &one->pub : NULL;
+    struct one *one = one_new();
+    return one ? &one->pub.message : NULL;
 }
 
 void mn__records_message_adopt(mn_message *shell, mn_messages *pub)
 {
-    struct message_one *one = (struct message_one *)shell;
+    struct one *one = (struct one *)shell;
     struct mn_messages_impl *l = (struct mn_messages_impl *)pub;
-    one->pub = l->pub.items[0];
+    one->pub.message = l->pub.items[0];
     one->arena = l->arena; /* the strings stay where they are: their chunks change owner */
     l->arena = (struct mn_arena)MN_ARENA_INIT;
     mn__records_message_list_free(pub);
@@ -139,77 +156,31 @@ void mn__records_message_adopt(mn_message *shell, mn_messages *pub)
 
 mn_session *mn__records_session_copy(const mn_session *s)
 {
-    struct session_one *one = calloc(1, sizeof *one);
-    if (!one)
-        return NULL;
-    if (mn__records_session_fill(&one->arena, &one->pub, s)) {
-        mn__records_session_free(&one->pub);
-        return NULL;
-    }
-    return &one->pub;
+    struct one *one = one_new();
+    if (one && mn__records_session_fill(&one->arena, &one->pub.session, s))
+        one = one_free(one);
+    return one ? &one->pub.session : NULL;
 }
 
-void mn__records_message_free(mn_message *m)
-{
-    if (!m)
-        return;
-    struct message_one *one = (struct message_one *)m;
-    mn__arena_release(&one->arena);
-    free(one);
-}
+void mn__records_message_free(mn_message *m) { one_free((struct one *)m); }
 
-void mn__records_session_free(mn_session *s)
-{
-    if (!s)
-        return;
-    struct session_one *one = (struct session_one *)s;
-    mn__arena_release(&one->arena);
-    free(one);
-}
+void mn__records_session_free(mn_session *s) { one_free((struct one *)s); }
+
+void mn_summary_free(mn_summary *s) { one_free((struct one *)s); }
 
 void mn__records_message_list_free(mn_messages *pub)
 {
-    if (!pub)
-        return;
-    struct mn_messages_impl *l = (struct mn_messages_impl *)pub;
-    mn__arena_release(&l->arena);
-    free(l->pub.items);
-    free(l);
+    impl_free(pub, offsetof(struct mn_messages_impl, arena), pub ? pub->items : NULL);
 }
 
 void mn__records_session_list_free(mn_sessions *pub)
 {
-    if (!pub)
-        return;
-    struct mn_sessions_impl *l = (struct mn_sessions_impl *)pub;
-    mn__arena_release(&l->arena);
-    free(l->pub.items);
-    free(l);
-}
-
-/* A summary record: the struct and its strings in one arena. */
-struct mn_summary_impl {
-    mn_summary pub; /* first: the public pointer is the impl pointer */
-    struct mn_arena arena;
-};
-
-void mn_summary_free(mn_summary *s)
-{
-    if (!s)
-        return;
-    struct mn_summary_impl *impl = (struct mn_summary_impl *)s;
-    mn__arena_release(&impl->arena);
-    free(impl);
+    impl_free(pub, offsetof(struct mn_sessions_impl, arena), pub ? pub->items : NULL);
 }
 
 void mn_strings_free(mn_strings *list)
 {
-    if (!list)
-        return;
-    struct mn_strings_impl *l = (struct mn_strings_impl *)list;
-    mn__arena_release(&l->arena);
-    free(l->pub.items);
-    free(l);
+    impl_free(list, offsetof(struct mn_strings_impl, arena), list ? list->items : NULL);
 }
 
 int mn__records_collect_message(void *user, const mn_message *m)
@@ -234,19 +205,17 @@ void mn__records_message_list_reverse(mn_messages *l)
 
 mn_summary *mn__records_summary_copy(const mn_summary *src)
 {
-    struct mn_summary_impl *impl = calloc(1, sizeof *impl);
-    if (!impl)
+    struct one *one = one_new();
+    if (!one)
         return NULL;
     int oom = 0;
-    mn_summary *m = &impl->pub;
+    mn_summary *m = &one->pub.summary;
     *m = *src;
-    m->session_id = mn__arena_strdup(&impl->arena, src->session_id, &oom);
-    m->text = mn__arena_strdup(&impl->arena, src->text ? src->text : "", &oom);
-    m->model = mn__arena_strdup(&impl->arena, src->model, &oom);
-    m->summarizer = mn__arena_strdup(&impl->arena, src->summarizer, &oom);
-    if (oom) {
-        mn_summary_free(m);
-        return NULL;
-    }
-    return m;
+    m->session_id = mn__arena_strdup(&one->arena, src->session_id, &oom);
+    m->text = mn__arena_strdup(&one->arena, src->text ? src->text : "", &oom);
+    m->model = mn__arena_strdup(&one->arena, src->model, &oom);
+    m->summarizer = mn__arena_strdup(&one->arena, src->summarizer, &oom);
+    if (oom)
+        one = one_free(one);
+    return one ? m : NULL;
 }

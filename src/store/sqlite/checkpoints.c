@@ -27,21 +27,13 @@ static const char SQL_PUT[] =
 static mn_status put_body(struct sqlite_store *s, void *arg)
 {
     const mn_checkpoint *cp = arg;
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_PUT, &st);
-    if (rc)
-        return rc;
-    mn__sqlite_bind_text(st, 1, cp->session_id);
-    mn__sqlite_bind_text(st, 2, cp->checkpoint_ns);
-    mn__sqlite_bind_text(st, 3, cp->id);
-    mn__sqlite_bind_text(st, 4, cp->parent_id);
-    mn__sqlite_bind_text(st, 5, cp->type);
-    mn__sqlite_bind_text(st, 6, cp->data);
-    mn__sqlite_bind_text(st, 7, cp->metadata);
-    sqlite3_bind_int64(st, 8, cp->created_at);
-    if ((rc = mn__sqlite_step_done(s, st, "checkpoint put")))
-        return rc;
-    return sqlite3_changes(s->db) ? MN_OK : mn__err(MN_NOTFOUND, "session %s not found", cp->session_id);
+    mn_status rc = mn__sqlite_run(s, SQL_PUT, "checkpoint put",
+                                  ARGS(ARG_TEXT(cp->session_id), ARG_TEXT(cp->checkpoint_ns), ARG_TEXT(cp->id),
+                                       ARG_TEXT(cp->parent_id), ARG_TEXT(cp->type), ARG_TEXT(cp->data),
+                                       ARG_TEXT(cp->metadata), ARG_INT(cp->created_at)));
+    if (!rc && !sqlite3_changes(s->db))
+        return mn__err(MN_NOTFOUND, "session %s not found", cp->session_id);
+    return rc;
 }
 
 static mn_status op_put(mn_store *st, const mn_checkpoint *cp)
@@ -71,21 +63,14 @@ static const char SQL_WRITE_KEEP[] = WRITE_INSERT "NOTHING";
 static mn_status write_put_body(struct sqlite_store *s, void *arg)
 {
     struct write_arg *a = arg;
+    const mn_checkpoint_write *w = a->w;
     int64_t sid = 0;
-    sqlite3_stmt *ins = NULL;
     mn_status rc = mn__sqlite_session_sid(s, a->session_id, &sid, NULL);
-    if (rc || (rc = mn__sqlite_stmt(s, a->replace ? SQL_WRITE_REPLACE : SQL_WRITE_KEEP, &ins)))
-        return rc;
-    sqlite3_bind_int64(ins, 1, sid);
-    mn__sqlite_bind_text(ins, 2, a->checkpoint_ns);
-    mn__sqlite_bind_text(ins, 3, a->checkpoint_id);
-    mn__sqlite_bind_text(ins, 4, a->w->task_id);
-    sqlite3_bind_int64(ins, 5, a->w->idx);
-    mn__sqlite_bind_text(ins, 6, a->w->channel);
-    mn__sqlite_bind_text(ins, 7, a->w->type);
-    mn__sqlite_bind_text(ins, 8, a->w->value);
-    mn__sqlite_bind_text(ins, 9, a->w->task_path);
-    return mn__sqlite_step_done(s, ins, "checkpoint write");
+    return rc ? rc
+              : mn__sqlite_run(s, a->replace ? SQL_WRITE_REPLACE : SQL_WRITE_KEEP, "checkpoint write",
+                               ARGS(ARG_INT(sid), ARG_TEXT(a->checkpoint_ns), ARG_TEXT(a->checkpoint_id),
+                                    ARG_TEXT(w->task_id), ARG_INT(w->idx), ARG_TEXT(w->channel), ARG_TEXT(w->type),
+                                    ARG_TEXT(w->value), ARG_TEXT(w->task_path)));
 }
 
 static mn_status op_write_put(mn_store *st, const char *session_id, const char *checkpoint_ns,
@@ -119,10 +104,7 @@ static mn_status writes_body(struct sqlite_store *s, void *arg)
         if (a->fn(a->user, &w))
             break;
     }
-    if (r != SQLITE_ROW && r != SQLITE_DONE)
-        rc = mn__sqlite_fail(s, r, "checkpoint writes");
-    mn__sqlite_done(st);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "checkpoint writes");
 }
 
 static mn_status op_writes(mn_store *st, const char *session_id, const char *checkpoint_ns,
@@ -160,12 +142,11 @@ struct scan_arg {
 static mn_status scan_emit(struct sqlite_store *s, sqlite3_stmt *keys, struct scan_arg *a, int *stop)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_SCAN_ROW, &st);
+    mn_status rc = mn__sqlite_query(s, SQL_SCAN_ROW, &st,
+                                    ARGS(ARG_INT(sqlite3_column_int64(keys, 2)), ARG_TEXT(mn__sqlite_col_text(keys, 3)),
+                                         ARG_TEXT(mn__sqlite_col_text(keys, 4))));
     if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, sqlite3_column_int64(keys, 2));
-    mn__sqlite_bind_text(st, 2, mn__sqlite_col_text(keys, 3));
-    mn__sqlite_bind_text(st, 3, mn__sqlite_col_text(keys, 4));
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         mn_checkpoint cp = {.thread = mn__sqlite_col_text(keys, 0),
@@ -181,10 +162,7 @@ static mn_status scan_emit(struct sqlite_store *s, sqlite3_stmt *keys, struct sc
     } else if (r == SQLITE_DONE) /* the keys' read transaction saw it: the file disagrees with itself */
         rc = MN_CORRUPT_AT("checkpoint scan: %s: checkpoint %s listed but not found", s->path,
                            mn__sqlite_col_text(keys, 4));
-    else
-        rc = mn__sqlite_fail(s, r, "checkpoint scan");
-    mn__sqlite_done(st);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "checkpoint scan");
 }
 
 static mn_status scan_rows(struct sqlite_store *s, void *arg)
@@ -192,22 +170,15 @@ static mn_status scan_rows(struct sqlite_store *s, void *arg)
     struct scan_arg *a = arg;
     const mn_store_checkpoint_scan *q = a->q;
     sqlite3_stmt *keys = NULL;
-    mn_status rc = mn__sqlite_stmt(s, q->session_id ? SQL_SCAN_SESSION : q->ns ? SQL_SCAN_NS : SQL_SCAN_ALL, &keys);
+    mn_status rc = mn__sqlite_query(s, q->session_id ? SQL_SCAN_SESSION : q->ns ? SQL_SCAN_NS : SQL_SCAN_ALL, &keys,
+                                    ARGS(ARG_TEXT(q->ns), ARG_TEXT(q->session_id), ARG_TEXT(q->checkpoint_ns),
+                                         ARG_TEXT(q->id), ARG_TEXT(q->before)));
     if (rc)
         return rc;
-    mn__sqlite_bind_text(keys, 1, q->ns);
-    if (q->session_id)
-        mn__sqlite_bind_text(keys, 2, q->session_id);
-    mn__sqlite_bind_text(keys, 3, q->checkpoint_ns);
-    mn__sqlite_bind_text(keys, 4, q->id);
-    mn__sqlite_bind_text(keys, 5, q->before);
     int r, stop = 0;
     while (!rc && !stop && (r = sqlite3_step(keys)) == SQLITE_ROW)
         rc = scan_emit(s, keys, a, &stop);
-    if (!rc && !stop && r != SQLITE_DONE)
-        rc = mn__sqlite_fail(s, r, "checkpoint scan");
-    mn__sqlite_done(keys);
-    return rc;
+    return mn__sqlite_finish(s, keys, r, rc, "checkpoint scan");
 }
 
 static mn_status op_scan(mn_store *st, const mn_store_checkpoint_scan *q, mn_store_checkpoint_fn fn, void *user)
@@ -223,43 +194,24 @@ static const char SQL_REMOVE_WRITES[] =
 static const char SQL_REMOVE[] = "DELETE FROM checkpoints WHERE session_sid = (SELECT sid FROM sessions WHERE id = ?1)";
 
 struct remove_arg {
+    int64_t removed; /* first: mn__sqlite_run_remove reads it */
     const char *session_id;
-    int64_t removed;
 };
 
 static mn_status remove_body(struct sqlite_store *s, void *arg)
 {
     struct remove_arg *a = arg;
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_REMOVE_WRITES, &st);
-    if (rc)
-        return rc;
-    mn__sqlite_bind_text(st, 1, a->session_id);
-    if ((rc = mn__sqlite_step_done(s, st, "checkpoint remove")) || (rc = mn__sqlite_stmt(s, SQL_REMOVE, &st)))
-        return rc;
-    mn__sqlite_bind_text(st, 1, a->session_id);
-    if ((rc = mn__sqlite_step_done(s, st, "checkpoint remove")))
+    mn_status rc = mn__sqlite_run(s, SQL_REMOVE_WRITES, "checkpoint remove", ARGS(ARG_TEXT(a->session_id)));
+    if (rc || (rc = mn__sqlite_run(s, SQL_REMOVE, "checkpoint remove", ARGS(ARG_TEXT(a->session_id)))))
         return rc;
     a->removed = sqlite3_changes(s->db);
     return MN_OK;
 }
 
-/* The removed state leaves the WAL too, as after a session delete (docs/erasure.md; freed pages
- * are zeroed by secure_delete). Not after a remove inside begin…commit: its old pages stay in
- * the WAL until the next checkpoint of the log. */
-static mn_status remove_committed(struct sqlite_store *s, void *arg)
-{
-    if (((struct remove_arg *)arg)->removed > 0)
-        mn__sqlite_wal_truncate(s);
-    return MN_OK;
-}
-
 static mn_status op_remove(mn_store *st, const char *session_id, int64_t *removed)
 {
-    struct remove_arg a = {session_id, 0};
-    mn_status rc = mn__sqlite_run_write(st, remove_body, remove_committed, &a);
-    *removed = rc ? 0 : a.removed;
-    return rc;
+    struct remove_arg a = {0, session_id};
+    return mn__sqlite_run_remove(st, remove_body, &a, removed);
 }
 
 const struct mn_store_checkpoint_ops mn_sqlite_checkpoint_ops = {

@@ -71,18 +71,12 @@ static mn_status put_body(struct sqlite_store *s, void *arg)
     struct put_arg *a = arg;
     const mn_store_document *d = a->d;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_PUT, &st);
+    mn_status rc = mn__sqlite_query(s, SQL_PUT, &st,
+                                    ARGS(ARG_TEXT(d->ns), ARG_TEXT(d->path), ARG_TEXT(d->key), ARG_TEXT(d->value),
+                                         ARG_INT(d->created_at), ARG_INT(d->updated_at), ARG_INT(d->expires_at),
+                                         ARG_INT(d->ttl_ms), ARG_INT(a->blob ? d->dim : 0)));
     if (rc)
         return rc;
-    mn__sqlite_bind_text(st, 1, d->ns);
-    mn__sqlite_bind_text(st, 2, d->path);
-    mn__sqlite_bind_text(st, 3, d->key);
-    mn__sqlite_bind_text(st, 4, d->value);
-    sqlite3_bind_int64(st, 5, d->created_at);
-    sqlite3_bind_int64(st, 6, d->updated_at);
-    sqlite3_bind_int64(st, 7, d->expires_at);
-    sqlite3_bind_int64(st, 8, d->ttl_ms);
-    sqlite3_bind_int64(st, 9, a->blob ? d->dim : 0);
     if (a->blob)
         sqlite3_bind_blob(st, 10, a->blob, a->len, SQLITE_STATIC);
     return mn__sqlite_step_done(s, st, "document put");
@@ -105,9 +99,9 @@ static mn_status op_put(mn_store *st, const mn_store_document *d)
 }
 
 struct key_arg {
+    int64_t removed; /* first: mn__sqlite_run_remove reads it */
     const char *ns, *path, *key;
     int64_t num; /* touch: the new expires_at; get and purge: now */
-    int64_t removed;
     mn_store_document_fn fn;
     void *user;
 };
@@ -115,22 +109,14 @@ struct key_arg {
 static const char SQL_TOUCH[] = "UPDATE documents SET expires_at = ?4 WHERE ns = ?1 AND path = ?2 AND key = ?3";
 static const char SQL_REMOVE[] = "DELETE FROM documents WHERE ns = ?1 AND path = ?2 AND key = ?3";
 
-/* Runs SQL_TOUCH or SQL_REMOVE; a->removed gets the rows it changed. */
+/* Runs SQL_TOUCH or SQL_REMOVE (which has no ?4); a->removed gets the rows it changed. */
 static mn_status key_write(struct sqlite_store *s, struct key_arg *a, const char *sql, const char *what)
 {
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, sql, &st);
-    if (rc)
-        return rc;
-    mn__sqlite_bind_text(st, 1, a->ns);
-    mn__sqlite_bind_text(st, 2, a->path);
-    mn__sqlite_bind_text(st, 3, a->key);
-    if (sql == SQL_TOUCH)
-        sqlite3_bind_int64(st, 4, a->num);
-    if ((rc = mn__sqlite_step_done(s, st, what)))
-        return rc;
-    a->removed = sqlite3_changes(s->db);
-    return MN_OK;
+    mn_status rc =
+        mn__sqlite_run(s, sql, what, ARGS(ARG_TEXT(a->ns), ARG_TEXT(a->path), ARG_TEXT(a->key), ARG_INT(a->num)));
+    if (!rc)
+        a->removed = sqlite3_changes(s->db);
+    return rc;
 }
 
 static mn_status touch_body(struct sqlite_store *s, void *arg)
@@ -143,21 +129,11 @@ static mn_status remove_body(struct sqlite_store *s, void *arg)
     return key_write(s, arg, SQL_REMOVE, "document remove");
 }
 
-/* The removed text leaves the WAL too, as after a session delete (docs/erasure.md; freed pages
- * are zeroed by secure_delete). Not after a remove inside begin…commit: its old pages stay in
- * the WAL until the next checkpoint of the log. */
-static mn_status removed_committed(struct sqlite_store *s, void *arg)
-{
-    if (((struct key_arg *)arg)->removed > 0)
-        mn__sqlite_wal_truncate(s);
-    return MN_OK;
-}
-
 static mn_status op_touch(mn_store *st, const char *ns, const char *path, const char *key, int64_t expires_at)
 {
     if (!ns || !path || !key)
         return mn__err(MN_MISUSE, "document touch without its namespace, path or key");
-    struct key_arg a = {ns, path, key, expires_at, 0, NULL, NULL};
+    struct key_arg a = {0, ns, path, key, expires_at, NULL, NULL};
     return mn__sqlite_run_write(st, touch_body, NULL, &a);
 }
 
@@ -166,10 +142,8 @@ static mn_status op_remove(mn_store *st, const char *ns, const char *path, const
     *removed = 0;
     if (!ns || !path || !key)
         return mn__err(MN_MISUSE, "document remove without its namespace, path or key");
-    struct key_arg a = {ns, path, key, 0, 0, NULL, NULL};
-    mn_status rc = mn__sqlite_run_write(st, remove_body, removed_committed, &a);
-    *removed = rc ? 0 : a.removed;
-    return rc;
+    struct key_arg a = {0, ns, path, key, 0, NULL, NULL};
+    return mn__sqlite_run_remove(st, remove_body, &a, removed);
 }
 
 /* ---- get ------------------------------------------------------------------------------------- */
@@ -181,13 +155,10 @@ static mn_status get_body(struct sqlite_store *s, void *arg)
 {
     struct key_arg *a = arg;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_GET, &st);
+    mn_status rc = mn__sqlite_query(s, SQL_GET, &st,
+                                    ARGS(ARG_TEXT(a->ns), ARG_TEXT(a->path), ARG_TEXT(a->key), ARG_INT(a->num)));
     if (rc)
         return rc;
-    mn__sqlite_bind_text(st, 1, a->ns);
-    mn__sqlite_bind_text(st, 2, a->path);
-    mn__sqlite_bind_text(st, 3, a->key);
-    sqlite3_bind_int64(st, 4, a->num);
     float *buf = NULL;
     size_t cap = 0;
     int r = sqlite3_step(st);
@@ -196,11 +167,9 @@ static mn_status get_body(struct sqlite_store *s, void *arg)
         row_read(st, &d);
         if (!(rc = vectors_decode(s, st, &d, &buf, &cap)))
             a->fn(a->user, &d);
-    } else if (r != SQLITE_DONE)
-        rc = mn__sqlite_fail(s, r, "document get");
-    mn__sqlite_done(st);
+    }
     free(buf);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "document get");
 }
 
 static mn_status op_get(mn_store *st, const char *ns, const char *path, const char *key, int64_t now,
@@ -208,7 +177,7 @@ static mn_status op_get(mn_store *st, const char *ns, const char *path, const ch
 {
     if (!ns || !path || !key)
         return mn__err(MN_MISUSE, "document get without its namespace, path or key");
-    struct key_arg a = {ns, path, key, now, 0, fn, user};
+    struct key_arg a = {0, ns, path, key, now, fn, user};
     return mn__sqlite_run_scan(st, get_body, &a);
 }
 
@@ -243,13 +212,10 @@ static mn_status scan_body(struct sqlite_store *s, void *arg)
     const char *sql = q->ns ? (q->prefix ? SQL_SCAN_NS_PREFIX : SQL_SCAN_NS)
                             : (q->prefix ? SQL_SCAN_PREFIX : SQL_SCAN_ALL);
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, sql, &st);
+    mn_status rc = mn__sqlite_query(
+        s, sql, &st, ARGS(ARG_TEXT(q->ns), ARG_TEXT(q->prefix), ARG_INT(q->now), ARG_INT(q->with_vectors != 0)));
     if (rc)
         return rc;
-    mn__sqlite_bind_text(st, 1, q->ns);
-    mn__sqlite_bind_text(st, 2, q->prefix);
-    sqlite3_bind_int64(st, 3, q->now);
-    sqlite3_bind_int(st, 4, q->with_vectors != 0);
     float *buf = NULL;
     size_t cap = 0;
     int r, stop = 0;
@@ -259,29 +225,21 @@ static mn_status scan_body(struct sqlite_store *s, void *arg)
         if (!(rc = vectors_decode(s, st, &d, &buf, &cap)))
             stop = a->fn(a->user, &d) != 0;
     }
-    if (!rc && !stop && r != SQLITE_DONE)
-        rc = mn__sqlite_fail(s, r, "document scan");
-    mn__sqlite_done(st);
     free(buf);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "document scan");
 }
 
 static mn_status paths_body(struct sqlite_store *s, void *arg)
 {
     struct scan_arg *a = arg;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_PATHS, &st);
+    mn_status rc = mn__sqlite_query(s, SQL_PATHS, &st, ARGS(ARG_TEXT(a->ns), ARG_INT(a->now)));
     if (rc)
         return rc;
-    mn__sqlite_bind_text(st, 1, a->ns);
-    sqlite3_bind_int64(st, 2, a->now);
     int r, stop = 0;
     while (!stop && (r = sqlite3_step(st)) == SQLITE_ROW)
         stop = a->path_fn(a->user, mn__sqlite_col_text(st, 0)) != 0;
-    if (!stop && r != SQLITE_DONE)
-        rc = mn__sqlite_fail(s, r, "document paths");
-    mn__sqlite_done(st);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "document paths");
 }
 
 static mn_status op_scan(mn_store *st, const mn_store_document_scan *q, mn_store_document_fn fn, void *user)
@@ -309,16 +267,11 @@ static const char SQL_PURGE_NS[] = "DELETE FROM documents WHERE ns = ?2 AND ?1 =
 static mn_status purge_body(struct sqlite_store *s, void *arg)
 {
     struct key_arg *a = arg;
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, a->num ? SQL_PURGE_EXPIRED : SQL_PURGE_NS, &st);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, a->num);
-    mn__sqlite_bind_text(st, 2, a->ns);
-    if ((rc = mn__sqlite_step_done(s, st, "document purge")))
-        return rc;
-    a->removed = sqlite3_changes(s->db);
-    return MN_OK;
+    mn_status rc = mn__sqlite_run(s, a->num ? SQL_PURGE_EXPIRED : SQL_PURGE_NS, "document purge",
+                                  ARGS(ARG_INT(a->num), ARG_TEXT(a->ns)));
+    if (!rc)
+        a->removed = sqlite3_changes(s->db);
+    return rc;
 }
 
 static mn_status op_purge(mn_store *st, const char *ns, int64_t now, int64_t *removed)
@@ -326,10 +279,8 @@ static mn_status op_purge(mn_store *st, const char *ns, int64_t now, int64_t *re
     *removed = 0;
     if (!now && !ns)
         return mn__err(MN_MISUSE, "document purge of a whole namespace without one");
-    struct key_arg a = {ns, NULL, NULL, now, 0, NULL, NULL};
-    mn_status rc = mn__sqlite_run_write(st, purge_body, removed_committed, &a);
-    *removed = rc ? 0 : a.removed;
-    return rc;
+    struct key_arg a = {0, ns, NULL, NULL, now, NULL, NULL};
+    return mn__sqlite_run_remove(st, purge_body, &a, removed);
 }
 
 const struct mn_store_document_ops mn_sqlite_document_ops = {

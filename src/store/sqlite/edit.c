@@ -19,19 +19,11 @@ static const char SQL_SESSION_UPDATE[] =
 static mn_status update_locked(struct sqlite_store *s, const char *id, const char *title, const char *metadata,
                                int64_t now_ms)
 {
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_SESSION_UPDATE, &st);
-    if (rc)
-        return rc;
-    mn__sqlite_bind_text(st, 1, id);
-    mn__sqlite_bind_text(st, 2, title);
-    mn__sqlite_bind_text(st, 3, metadata);
-    sqlite3_bind_int64(st, 4, now_ms);
-    if ((rc = mn__sqlite_step_done(s, st, "session update")))
-        return rc;
-    if (sqlite3_changes(s->db) == 0)
+    mn_status rc = mn__sqlite_run(s, SQL_SESSION_UPDATE, "session update",
+                                  ARGS(ARG_TEXT(id), ARG_TEXT(title), ARG_TEXT(metadata), ARG_INT(now_ms)));
+    if (!rc && sqlite3_changes(s->db) == 0)
         return mn__err(MN_NOTFOUND, "session %s not found", id);
-    return MN_OK;
+    return rc;
 }
 
 mn_status mn__sqlite_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,

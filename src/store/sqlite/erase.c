@@ -39,13 +39,9 @@ static mn_status delete_txn(struct sqlite_store *s, const char *sql, const char 
                             struct mn_strings_impl *l)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, sql, &st);
+    mn_status rc = mn__sqlite_query(s, sql, &st, ARGS(text ? ARG_TEXT(text) : ARG_INT(num)));
     if (rc)
         return rc;
-    if (text)
-        mn__sqlite_bind_text(st, 1, text);
-    else
-        sqlite3_bind_int64(st, 1, num);
     int r;
     *n = 0;
     while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -53,10 +49,7 @@ static mn_status delete_txn(struct sqlite_store *s, const char *sql, const char 
         if (l && mn__records_strings_push(l, mn__sqlite_col_text(st, 0)))
             rc = mn__nomem();
     }
-    if (!rc && r != SQLITE_DONE)
-        rc = mn__sqlite_fail(s, r, "delete");
-    mn__sqlite_done(st);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "delete");
 }
 
 static mn_status delete_locked(struct sqlite_store *s, const char *sql, const char *text, int64_t num, int64_t *n,
@@ -66,10 +59,8 @@ static mn_status delete_locked(struct sqlite_store *s, const char *sql, const ch
     if (ids && !(l = calloc(1, sizeof *l)))
         return mn__nomem();
     mn_status rc = mn__sqlite_begin_write(s);
-    if (!rc && (rc = delete_txn(s, sql, text, num, n, l)))
-        mn__sqlite_rollback(s);
-    else if (!rc)
-        rc = mn__sqlite_commit(s);
+    if (!rc)
+        rc = mn__sqlite_end_write(s, delete_txn(s, sql, text, num, n, l));
     if (!rc && *n > 0)
         mn__sqlite_erased(s);
     if (rc) {

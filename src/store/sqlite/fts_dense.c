@@ -120,14 +120,10 @@ static mn_status dense_add(void *user, int64_t id, int64_t tf)
     d->tf[d->ntf++] = (uint8_t)(tf < 255 ? tf : 255);
     if (tf < 255)
         return MN_OK;
-    if (d->nbig == d->capbig) {
-        size_t cap = d->capbig ? d->capbig * 2 : 16;
-        struct big_tf *b = realloc(d->big, cap * sizeof *b);
-        if (!b)
-            return mn__nomem();
-        d->big = b;
-        d->capbig = cap;
-    }
+    struct big_tf *b = mn__sqlite_grow(d->big, &d->capbig, d->nbig, sizeof *b, 16);
+    if (!b)
+        return mn__nomem();
+    d->big = b;
     d->big[d->nbig++] = (struct big_tf){id, tf};
     return MN_OK;
 }
@@ -182,10 +178,9 @@ mn_status mn__sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes
         z->n = n;
     }
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_SIZES_SCAN, &st);
+    mn_status rc = mn__sqlite_query(s, SQL_SIZES_SCAN, &st, ARGS(ARG_INT(z->upto)));
     if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, z->upto);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
@@ -193,10 +188,9 @@ mn_status mn__sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes
         if (id > 0 && id <= upto && mn__sqlite_docsize(sqlite3_column_value(st, 1), &ntok))
             z->d[id] = (uint32_t)ntok;
     }
-    mn__sqlite_done(st);
-    if (r != SQLITE_DONE) {
+    if ((rc = mn__sqlite_finish(s, st, r, MN_OK, "keyword search"))) {
         mn__sqlite_sizes_free(z);
-        return mn__sqlite_fail(s, r, "keyword search");
+        return rc;
     }
     z->upto = upto;
     return MN_OK;
@@ -324,16 +318,12 @@ static mn_status rare_rows(struct sqlite_store *s, const struct phrases *p, stru
         if (set)
             mn__sqlite_idset_bind(st, 6, set);
         while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
-            if (out->n == cap) {
-                size_t more = cap ? cap * 2 : 1024;
-                struct mn_sqlite_rare_row *a = realloc(out->row, more * sizeof *a);
-                if (!a) {
-                    rc = mn__nomem();
-                    break;
-                }
-                out->row = a;
-                cap = more;
+            struct mn_sqlite_rare_row *a = mn__sqlite_grow(out->row, &cap, out->n, sizeof *a, 1024);
+            if (!a) {
+                rc = mn__nomem();
+                break;
             }
+            out->row = a;
             out->row[out->n++] = (struct mn_sqlite_rare_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), i};
         }
         if (!rc && r != SQLITE_DONE)

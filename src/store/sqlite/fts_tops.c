@@ -97,10 +97,7 @@ mn_status mn__sqlite_phrase_scan(struct sqlite_store *s, const char *sql, const 
     sqlite3_bind_int64(st, 2, after);
     while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
         rc = row(user, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
-    if (!rc && r != SQLITE_DONE)
-        rc = mn__sqlite_fail(s, r, "keyword search");
-    mn__sqlite_done(st);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "keyword search");
 }
 
 static mn_status tops_row(void *user, int64_t id, int64_t tfd)
@@ -193,8 +190,7 @@ mn_status mn__sqlite_fts_totals(struct sqlite_store *s, const char *phrase, size
     int r = sqlite3_step(st);
     *nrow = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     *ntoken = r == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
-    mn__sqlite_done(st);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "keyword search");
+    return mn__sqlite_finish(s, st, r, MN_OK, "keyword search");
 }
 
 struct ta {

@@ -14,7 +14,7 @@
 #define TX(tx) ((struct sqlite_store *)(tx))
 
 static const char SQL_MESSAGE_ROW[] =
-    "SELECT tokens, seq, role = 'user', active FROM messages WHERE id = ?1 AND session_sid = ?2";
+    "SELECT tokens, seq, role = 'user', active FROM messages WHERE id = ?2 AND session_sid = ?1";
 static const char SQL_MESSAGE_REMOVE[] = "DELETE FROM messages WHERE id = ?1";
 /* The keyword index is external-content: a trigger logs deletes only, so a rewrite logs the old
  * text's removal and the new text's insert itself (search.c's fts_step reads the log; for a
@@ -64,18 +64,6 @@ static const char SQL_MESSAGES_READ[] =
 static const char SQL_TITLE_FROM[] = "UPDATE sessions SET title_seq = ?2 WHERE sid = ?1";
 static const char SQL_META_DROP[] = "DELETE FROM meta WHERE key = ?1";
 
-/* Runs a statement of int64 parameters ?1..?n. */
-static mn_status run_ints(struct sqlite_store *s, const char *sql, const char *what, int n, const int64_t *v)
-{
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, sql, &st);
-    if (rc)
-        return rc;
-    for (int i = 0; i < n; i++)
-        sqlite3_bind_int64(st, i + 1, v[i]);
-    return mn__sqlite_step_done(s, st, what);
-}
-
 /* The first and last pos of the session's messages with a seq from `from` to `upto`, each
  * clamped into the session's range of the key (MN_SQLITE_POS). */
 static void seq_range(int64_t sid, int64_t from, int64_t upto, int64_t pos[2])
@@ -87,161 +75,120 @@ static void seq_range(int64_t sid, int64_t from, int64_t upto, int64_t pos[2])
     pos[1] = sid * span + upto;
 }
 
-/* The integer a query of int64 parameters ?1..?n returns (0 when it returns no row). */
-static mn_status one_int(struct sqlite_store *s, const char *sql, const char *what, int n, const int64_t *v,
-                         int64_t *out)
-{
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, sql, &st);
-    if (rc)
-        return rc;
-    for (int i = 0; i < n; i++)
-        sqlite3_bind_int64(st, i + 1, v[i]);
-    int r = sqlite3_step(st);
-    *out = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    mn__sqlite_done(st);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, what);
-}
-
 static mn_status message_row(mn_store_tx *tx, const char *session_id, int64_t message_id, mn_store_message_row *out)
 {
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_session_sid(s, session_id, &out->sid, NULL);
-    if (rc || (rc = mn__sqlite_stmt(s, SQL_MESSAGE_ROW, &st)))
+    mn_status rc = mn__sqlite_session_query(s, session_id, SQL_MESSAGE_ROW, &st, &out->sid, ARGS(ARG_INT(message_id)));
+    if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, message_id);
-    sqlite3_bind_int64(st, 2, out->sid);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         out->tokens = sqlite3_column_int64(st, 0);
         out->seq = sqlite3_column_int64(st, 1);
         out->user = sqlite3_column_int(st, 2);
         out->active = sqlite3_column_int(st, 3);
-    }
-    mn__sqlite_done(st);
-    if (r == SQLITE_DONE)
-        return mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id, session_id);
-    return r == SQLITE_ROW ? MN_OK : mn__sqlite_fail(s, r, "message lookup");
+    } else if (r == SQLITE_DONE)
+        rc = mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id, session_id);
+    return mn__sqlite_finish(s, st, r, rc, "message lookup");
 }
 
 static mn_status message_rewrite(mn_store_tx *tx, int64_t message_id, const char *content, const char *metadata,
                                  int64_t tokens)
 {
     struct sqlite_store *s = TX(tx);
-    sqlite3_stmt *st = NULL;
-    mn_status rc = run_ints(s, SQL_LOG_OLD, "keyword index log", 1, &message_id);
-    if (rc || (rc = mn__sqlite_stmt(s, SQL_MESSAGE_REWRITE, &st)))
+    mn_status rc = mn__sqlite_run(s, SQL_LOG_OLD, "keyword index log", ARGS(ARG_INT(message_id)));
+    if (rc || (rc = mn__sqlite_run(s, SQL_MESSAGE_REWRITE, "message edit",
+                                   ARGS(ARG_INT(message_id), ARG_TEXT(content), ARG_TEXT(metadata), ARG_INT(tokens)))))
         return rc;
-    sqlite3_bind_int64(st, 1, message_id);
-    mn__sqlite_bind_text(st, 2, content);
-    mn__sqlite_bind_text(st, 3, metadata);
-    sqlite3_bind_int64(st, 4, tokens);
-    if ((rc = mn__sqlite_step_done(s, st, "message edit")))
-        return rc;
-    return run_ints(s, SQL_LOG_NEW, "keyword index log", 1, &message_id);
+    return mn__sqlite_run(s, SQL_LOG_NEW, "keyword index log", ARGS(ARG_INT(message_id)));
 }
 
 static mn_status title_follow(mn_store_tx *tx, int64_t sid, int64_t seq, const char *title)
 {
-    struct sqlite_store *s = TX(tx);
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_TITLE_FOLLOW, &st);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    sqlite3_bind_int64(st, 2, seq);
-    mn__sqlite_bind_text(st, 3, title);
-    return mn__sqlite_step_done(s, st, "title");
+    return mn__sqlite_run(TX(tx), SQL_TITLE_FOLLOW, "title", ARGS(ARG_INT(sid), ARG_INT(seq), ARG_TEXT(title)));
 }
 
 static mn_status message_remove(mn_store_tx *tx, int64_t message_id)
 {
-    return run_ints(TX(tx), SQL_MESSAGE_REMOVE, "message delete", 1, &message_id);
+    return mn__sqlite_run(TX(tx), SQL_MESSAGE_REMOVE, "message delete", ARGS(ARG_INT(message_id)));
 }
 
 static mn_status session_counts(mn_store_tx *tx, int64_t sid, int64_t messages, int64_t tokens, int64_t users,
                                 int64_t inactive, int64_t now_ms)
 {
-    return run_ints(TX(tx), SQL_SESSION_COUNTS, "session update", 6,
-                    (int64_t[]){sid, messages, tokens, users, inactive, now_ms});
+    return mn__sqlite_run(TX(tx), SQL_SESSION_COUNTS, "session update",
+                          ARGS(ARG_INT(sid), ARG_INT(messages), ARG_INT(tokens), ARG_INT(users), ARG_INT(inactive),
+                               ARG_INT(now_ms)));
 }
 
 static mn_status vector_stale(mn_store_tx *tx, int64_t message_id)
 {
-    mn_status rc = run_ints(TX(tx), SQL_VECTOR_DROP, "vector drop", 1, &message_id);
-    return rc ? rc : run_ints(TX(tx), SQL_REQUEUE, "embedding queue", 1, &message_id);
+    mn_status rc = mn__sqlite_run(TX(tx), SQL_VECTOR_DROP, "vector drop", ARGS(ARG_INT(message_id)));
+    return rc ? rc : mn__sqlite_run(TX(tx), SQL_REQUEUE, "embedding queue", ARGS(ARG_INT(message_id)));
 }
 
 static mn_status summaries_drop(mn_store_tx *tx, int64_t sid, int64_t seq, int64_t *dropped)
 {
-    mn_status rc = run_ints(TX(tx), SQL_SUMMARIES_DROP, "summary delete", 2, (int64_t[]){sid, seq});
+    mn_status rc = mn__sqlite_run(TX(tx), SQL_SUMMARIES_DROP, "summary delete", ARGS(ARG_INT(sid), ARG_INT(seq)));
     *dropped = rc ? 0 : sqlite3_changes64(TX(tx)->db);
     return rc;
 }
 
 static mn_status event_add(mn_store_tx *tx, int64_t sid, const char *kind, const char *data, int64_t now_ms)
 {
-    struct sqlite_store *s = TX(tx);
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_EVENT_ADD, &st);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    mn__sqlite_bind_text(st, 2, kind);
-    mn__sqlite_bind_text(st, 3, data);
-    sqlite3_bind_int64(st, 4, now_ms);
-    return mn__sqlite_step_done(s, st, "event");
+    return mn__sqlite_run(TX(tx), SQL_EVENT_ADD, "event",
+                          ARGS(ARG_INT(sid), ARG_TEXT(kind), ARG_TEXT(data), ARG_INT(now_ms)));
 }
 
 static mn_status turns_row(mn_store_tx *tx, const char *session_id, mn_store_turns_row *out)
 {
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_TURNS_ROW, &st);
+    mn_status rc = mn__sqlite_query(s, SQL_TURNS_ROW, &st, ARGS(ARG_TEXT(session_id)));
     if (rc)
         return rc;
-    mn__sqlite_bind_text(st, 1, session_id);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW)
         *out = (mn_store_turns_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                                     sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
                                     sqlite3_column_int64(st, 4)};
-    mn__sqlite_done(st);
-    if (r == SQLITE_DONE)
-        return mn__err(MN_NOTFOUND, "session %s not found", session_id);
-    return r == SQLITE_ROW ? MN_OK : mn__sqlite_fail(s, r, "session lookup");
+    else if (r == SQLITE_DONE)
+        rc = mn__err(MN_NOTFOUND, "session %s not found", session_id);
+    return mn__sqlite_finish(s, st, r, rc, "session lookup");
 }
 
 static mn_status turns_write(mn_store_tx *tx, const mn_store_turns_row *row, int64_t now_ms)
 {
-    return run_ints(TX(tx), SQL_TURNS_WRITE, "session update", 5,
-                    (int64_t[]){row->sid, row->max_turns, row->cleared_seq, row->cleared_from, now_ms});
+    return mn__sqlite_run(TX(tx), SQL_TURNS_WRITE, "session update",
+                          ARGS(ARG_INT(row->sid), ARG_INT(row->max_turns), ARG_INT(row->cleared_seq),
+                               ARG_INT(row->cleared_from), ARG_INT(now_ms)));
 }
 
 static mn_status state_drop(mn_store_tx *tx, int64_t sid)
 {
-    return run_ints(TX(tx), SQL_STATE_DROP, "state", 1, &sid);
+    return mn__sqlite_run(TX(tx), SQL_STATE_DROP, "state", ARGS(ARG_INT(sid)));
 }
 
 static mn_status turn_start(mn_store_tx *tx, int64_t sid, int64_t n, int active_only, int64_t *seq)
 {
     *seq = 0; /* n >= 1: the engine asks only with a turn limit (store_rows.h) */
-    return one_int(TX(tx), active_only ? SQL_TURN_START_ACTIVE : SQL_TURN_START, "turn limit", 2,
-                   (int64_t[]){sid, n - 1}, seq);
+    return mn__sqlite_int(TX(tx), active_only ? SQL_TURN_START_ACTIVE : SQL_TURN_START, "turn limit", seq, NULL,
+                          ARGS(ARG_INT(sid), ARG_INT(n - 1)));
 }
 
 static mn_status first_active(mn_store_tx *tx, int64_t sid, int64_t *seq)
 {
-    return one_int(TX(tx), SQL_FIRST_ACTIVE, "active history", 1, &sid, seq);
+    return mn__sqlite_int(TX(tx), SQL_FIRST_ACTIVE, "active history", seq, NULL, ARGS(ARG_INT(sid)));
 }
 
 static mn_status messages_activate(mn_store_tx *tx, int64_t sid, int64_t from_seq, int64_t upto_seq, int active,
                                    int64_t *changed)
 {
-    int64_t v[3] = {0, 0, active != 0};
-    seq_range(sid, from_seq, upto_seq, v);
-    mn_status rc = run_ints(TX(tx), SQL_ACTIVATE, "active history", 3, v);
+    int64_t pos[2];
+    seq_range(sid, from_seq, upto_seq, pos);
+    mn_status rc = mn__sqlite_run(TX(tx), SQL_ACTIVATE, "active history",
+                                  ARGS(ARG_INT(pos[0]), ARG_INT(pos[1]), ARG_INT(active != 0)));
     *changed = rc ? 0 : sqlite3_changes64(TX(tx)->db);
     return rc;
 }
@@ -253,24 +200,19 @@ static mn_status messages_remove(mn_store_tx *tx, int64_t sid, int64_t from_seq,
     sqlite3_stmt *st = NULL;
     int64_t pos[2];
     *out = (mn_store_removed){0, 0, 0};
-    mn_status rc = mn__sqlite_stmt(s, SQL_REMOVE_RANGE, &st);
+    seq_range(sid, from_seq, upto_seq, pos);
+    mn_status rc = mn__sqlite_query(s, SQL_REMOVE_RANGE, &st, ARGS(ARG_INT(pos[0]), ARG_INT(pos[1])));
     if (rc)
         return rc;
-    seq_range(sid, from_seq, upto_seq, pos);
-    sqlite3_bind_int64(st, 1, pos[0]);
-    sqlite3_bind_int64(st, 2, pos[1]);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         out->messages++;
         out->tokens += sqlite3_column_int64(st, 0);
         out->inactive += sqlite3_column_int(st, 1) == 0;
     }
-    mn__sqlite_done(st);
-    if (r != SQLITE_DONE) {
+    if ((rc = mn__sqlite_finish(s, st, r, MN_OK, "message delete")))
         *out = (mn_store_removed){0, 0, 0};
-        return mn__sqlite_fail(s, r, "message delete");
-    }
-    return MN_OK;
+    return rc;
 }
 
 /* The write transaction holds the database: the row needs no lock of its own. */
@@ -279,10 +221,9 @@ static mn_status session_read(mn_store_tx *tx, const char *session_id, mn_store_
 {
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_SESSION_READ, &st);
+    mn_status rc = mn__sqlite_query(s, SQL_SESSION_READ, &st, ARGS(ARG_TEXT(session_id)));
     if (rc)
         return rc;
-    mn__sqlite_bind_text(st, 1, session_id);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         mn_session row;
@@ -290,11 +231,9 @@ static mn_status session_read(mn_store_tx *tx, const char *session_id, mn_store_
         out->sid = sqlite3_column_int64(st, MN_SQLITE_SESSION_NCOLS);
         out->title_seq = sqlite3_column_int64(st, MN_SQLITE_SESSION_NCOLS + 1);
         fn(user, &row);
-    }
-    mn__sqlite_done(st);
-    if (r == SQLITE_DONE)
-        return mn__err(MN_NOTFOUND, "session %s not found", session_id);
-    return r == SQLITE_ROW ? MN_OK : mn__sqlite_fail(s, r, "session lookup");
+    } else if (r == SQLITE_DONE)
+        rc = mn__err(MN_NOTFOUND, "session %s not found", session_id);
+    return mn__sqlite_finish(s, st, r, rc, "session lookup");
 }
 
 static mn_status messages_read(mn_store_tx *tx, int64_t sid, const char *session_id, int64_t after_seq,
@@ -302,40 +241,22 @@ static mn_status messages_read(mn_store_tx *tx, int64_t sid, const char *session
 {
     struct sqlite_store *s = TX(tx);
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_MESSAGES_READ, &st);
-    if (rc)
-        return rc;
     int64_t pos[2];
     seq_range(sid, after_seq == INT64_MAX ? after_seq : after_seq + 1, upto_seq, pos);
-    sqlite3_bind_int64(st, 1, pos[0]);
-    sqlite3_bind_int64(st, 2, pos[1]);
-    sqlite3_bind_int64(st, 3, limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)limit);
-    int r;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        mn_message m;
-        if ((rc = mn__sqlite_row_message(s, st, session_id, &m)) || fn(user, &m))
-            break;
-    }
-    mn__sqlite_done(st);
-    if (rc || r == SQLITE_ROW || r == SQLITE_DONE)
-        return rc;
-    return mn__sqlite_fail(s, r, "message read");
+    mn_status rc = mn__sqlite_query(s, SQL_MESSAGES_READ, &st,
+                                    ARGS(ARG_INT(pos[0]), ARG_INT(pos[1]),
+                                         ARG_INT(limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)limit)));
+    return rc ? rc : mn__sqlite_each_message(s, st, session_id, fn, user, "message read");
 }
 
 static mn_status title_from(mn_store_tx *tx, int64_t sid, int64_t seq)
 {
-    return run_ints(TX(tx), SQL_TITLE_FROM, "title", 2, (int64_t[]){sid, seq});
+    return mn__sqlite_run(TX(tx), SQL_TITLE_FROM, "title", ARGS(ARG_INT(sid), ARG_INT(seq)));
 }
 
 static mn_status meta_drop(mn_store_tx *tx, const char *key)
 {
-    struct sqlite_store *s = TX(tx);
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_META_DROP, &st);
-    if (rc)
-        return rc;
-    mn__sqlite_bind_text(st, 1, key);
-    return mn__sqlite_step_done(s, st, "meta delete");
+    return mn__sqlite_run(TX(tx), SQL_META_DROP, "meta delete", ARGS(ARG_TEXT(key)));
 }
 
 static void erased(mn_store_tx *tx) { TX(tx)->erase_after_commit = 1; }

@@ -129,38 +129,17 @@ static const char SQL_PENDING_COUNT[] = /* log rows above the watermark are drop
     " AND content IS NOT NULL)";
 static const char SQL_LOG_SPAN[] = "SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM msg_log";
 
-/* Steps a bound one-value statement into *out (0 when no row) and resets it. */
-static mn_status first_value(struct sqlite_store *s, sqlite3_stmt *st, int64_t *out)
-{
-    int r = sqlite3_step(st);
-    *out = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    mn__sqlite_done(st);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "keyword index");
-}
-
 /* Runs a cached one-value query with ?1 = arg (when arg_set) into *out (0 when no row). */
 static mn_status value_of(struct sqlite_store *s, const char *sql, int arg_set, int64_t arg, int64_t *out)
 {
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, sql, &st);
-    if (rc)
-        return rc;
-    if (arg_set)
-        sqlite3_bind_int64(st, 1, arg);
-    return first_value(s, st, out);
+    return mn__sqlite_int(s, sql, "keyword index", out, NULL, arg_set ? 1 : 0, &ARG_INT(arg));
 }
 
-/* Runs a cached statement with ?1 = a, ?2 = b; *changed (optional) gets the rows it changed. */
+/* Runs a cached statement with ?1 = a, ?2 = b (when it has a ?2); *changed (optional) gets the
+ * rows it changed. */
 static mn_status exec_bound(struct sqlite_store *s, const char *sql, int64_t a, int64_t b, int64_t *changed)
 {
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, sql, &st);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, a);
-    if (sqlite3_bind_parameter_count(st) >= 2)
-        sqlite3_bind_int64(st, 2, b);
-    rc = mn__sqlite_step_done(s, st, "keyword index drain");
+    mn_status rc = mn__sqlite_run(s, sql, "keyword index drain", ARGS(ARG_INT(a), ARG_INT(b)));
     if (!rc && changed)
         *changed = sqlite3_changes(s->db);
     return rc;
@@ -215,21 +194,10 @@ static const char SQL_RANGE_DROP_LOG[] = "DELETE FROM msg_log WHERE message_id >
 static const char SQL_RANGE_INSERT[] = "INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages"
                                        " WHERE id > ?1 AND id <= ?2 AND content IS NOT NULL ORDER BY id";
 
-/* The row at `offset` of a bound query (?1 = a, ?2 = b), or *found = 0 past the end. */
+/* The row at `offset` of a bound query (?1 = a, ?2 = b), or *found = 0 past the end (*out 0). */
 static mn_status bound_at(struct sqlite_store *s, const char *sql, int64_t a, int64_t b, int64_t *out, int *found)
 {
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, sql, &st);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, a);
-    sqlite3_bind_int64(st, 2, b);
-    int r = sqlite3_step(st);
-    *found = r == SQLITE_ROW;
-    if (*found)
-        *out = sqlite3_column_int64(st, 0);
-    mn__sqlite_done(st);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "keyword index drain");
+    return mn__sqlite_int(s, sql, "keyword index drain", out, found, ARGS(ARG_INT(a), ARG_INT(b)));
 }
 
 /* The document counts a handle keeps for ranking (search.c, "Bounded top-k") hold while rows only
@@ -347,10 +315,8 @@ static mn_status range_read(struct sqlite_store *x, int64_t chunk, struct range_
         return rc;
     *last = !found;
     if ((!found && (rc = value_of(x, SQL_LAST_ID, 0, 0, &r->upto))) || r->upto <= r->w ||
-        (rc = mn__sqlite_stmt(x, SQL_RANGE_ROWS, &st)))
+        (rc = mn__sqlite_query(x, SQL_RANGE_ROWS, &st, ARGS(ARG_INT(r->w), ARG_INT(r->upto)))))
         return rc;
-    sqlite3_bind_int64(st, 1, r->w);
-    sqlite3_bind_int64(st, 2, r->upto);
     int64_t cap = 0, bytes = 0;
     int s;
     while (!rc && bytes < RANGE_STEP_BYTES && (s = sqlite3_step(st)) == SQLITE_ROW) {
@@ -373,13 +339,11 @@ static mn_status range_read(struct sqlite_store *x, int64_t chunk, struct range_
             r->n++;
         }
     }
-    if (!rc && bytes >= RANGE_STEP_BYTES) { /* the rest in the next step */
+    if (!rc && bytes >= RANGE_STEP_BYTES) { /* the rest in the next step (s: the row read last) */
         r->upto = r->id[r->n - 1];
         *last = 0;
-    } else if (!rc && s != SQLITE_DONE)
-        rc = mn__sqlite_fail(x, s, "keyword index drain");
-    mn__sqlite_done(st);
-    return rc;
+    }
+    return mn__sqlite_finish(x, st, s, rc, "keyword index drain");
 }
 
 /* In a write transaction of the index's file: the rows read, the watermark moved past them;
@@ -439,12 +403,9 @@ static mn_status log_cleanup(struct sqlite_store *x)
     mn_status rc = mn__sqlite_begin_write(x);
     if (rc)
         return rc;
-    if ((rc = mn__sqlite_exec_stmt(x, SQL_LOG_CLEANUP, "keyword log cleanup")) ||
-        (rc = mn__sqlite_exec_stmt(x, SQL_APPLIED_CLEANUP, "keyword log cleanup"))) {
-        mn__sqlite_rollback(x);
-        return rc;
-    }
-    return mn__sqlite_commit(x);
+    if (!(rc = mn__sqlite_exec_stmt(x, SQL_LOG_CLEANUP, "keyword log cleanup")))
+        rc = mn__sqlite_exec_stmt(x, SQL_APPLIED_CLEANUP, "keyword log cleanup");
+    return mn__sqlite_end_write(x, rc);
 }
 
 static const char SQL_APPLIED_ANY[] = "SELECT EXISTS (SELECT 1 FROM fts_applied)";
@@ -475,13 +436,7 @@ static mn_status fts_chunk(struct sqlite_store *x, int64_t chunk, int64_t *consu
     mn_status rc = x->kw_own ? range_step(x, chunk, &log, consumed, last) : MN_OK;
     if (rc || !log)
         return rc;
-    if ((rc = mn__sqlite_begin_write(x)))
-        return rc;
-    if ((rc = fts_step(x, chunk, consumed, last))) {
-        mn__sqlite_rollback(x);
-        return rc;
-    }
-    if ((rc = mn__sqlite_commit(x)))
+    if ((rc = mn__sqlite_begin_write(x)) || (rc = mn__sqlite_end_write(x, fts_step(x, chunk, consumed, last))))
         return rc;
     return applied_cleanup(x);
 }
@@ -694,14 +649,10 @@ static const char SQL_STORE_SIZE[] = "SELECT coalesce(max(id), 0) FROM messages"
 
 mn_status mn__sqlite_scored_push(struct scored_list *l, int64_t id, double score)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        struct scored *r = realloc(l->r, cap * sizeof *r);
-        if (!r)
-            return mn__nomem();
-        l->r = r;
-        l->cap = cap;
-    }
+    struct scored *r = mn__sqlite_grow(l->r, &l->cap, l->n, sizeof *r, 16);
+    if (!r)
+        return mn__nomem();
+    l->r = r;
     l->r[l->n++] = (struct scored){id, score};
     return MN_OK;
 }
@@ -716,13 +667,7 @@ static mn_status fts_step_fail(struct sqlite_store *s, int r)
 /* One integer from a cached statement with text ?1 (0 when there is no row). */
 static mn_status count_one(struct sqlite_store *s, const char *sql, const char *arg, int64_t *out)
 {
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, sql, &st);
-    if (rc)
-        return rc;
-    if (arg)
-        sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
-    return first_value(s, st, out);
+    return mn__sqlite_int(s, sql, "keyword index", out, NULL, ARGS(ARG_TEXT(arg)));
 }
 
 /* Runs a prepared ranked statement (columns rowid, bm25) into out. */
@@ -1484,10 +1429,8 @@ static mn_status fts_top(struct sqlite_store *s, const char *match, size_t want,
     if (rc || done)
         return rc;
     sqlite3_stmt *top = NULL;
-    if ((rc = mn__sqlite_stmt(s, SQL_FTS_TOP, &top)))
+    if ((rc = mn__sqlite_query(s, SQL_FTS_TOP, &top, ARGS(ARG_TEXT(match), ARG_INT(want)))))
         return rc;
-    sqlite3_bind_text(top, 1, match, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(top, 2, (sqlite3_int64)want);
     out->n = 0;
     rc = fts_collect(s, top, out);
     mn__sqlite_done(top);
@@ -1705,16 +1648,10 @@ static mn_status vec_scan_locked(struct sqlite_store *s, const struct vec_sql *q
 {
     /* the log position first: a vector stored after it is met again as a change (harmless) */
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, q->log_max, &st);
-    if (rc)
+    mn_status rc = mn__sqlite_int(s, q->log_max, "vector scan", log_seq, NULL, 0, NULL);
+    if (rc || (rc = mn__sqlite_stmt(s, q->all, &st)))
         return rc;
-    int r = sqlite3_step(st);
-    *log_seq = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    mn__sqlite_done(st);
-    if (r != SQLITE_ROW)
-        return mn__sqlite_fail(s, r, "vector scan");
-    if ((rc = mn__sqlite_stmt(s, q->all, &st)))
-        return rc;
+    int r;
     float *buf = NULL;
     uint32_t cap = 0, dim = 0;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1727,11 +1664,8 @@ static mn_status vec_scan_locked(struct sqlite_store *s, const struct vec_sql *q
         if (fn(user, sqlite3_column_int64(st, 0), v, dim))
             break;
     }
-    if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
-        rc = mn__sqlite_fail(s, r, "vector scan");
-    mn__sqlite_done(st);
     free(buf);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "vector scan");
 }
 
 static mn_status op_vec_scan(mn_store *st, mn_store_vec_fn fn, void *user, int64_t *log_seq)
@@ -1749,10 +1683,9 @@ static mn_status vec_changes_locked(struct sqlite_store *s, const struct vec_sql
 {
     sqlite3_stmt *st = NULL;
     *last = after;
-    mn_status rc = mn__sqlite_stmt(s, q->changes, &st);
+    mn_status rc = mn__sqlite_query(s, q->changes, &st, ARGS(ARG_INT(after)));
     if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, after);
     float *buf = NULL;
     uint32_t cap = 0, dim = 0;
     int r;
@@ -1768,11 +1701,8 @@ static mn_status vec_changes_locked(struct sqlite_store *s, const struct vec_sql
             break;
         *last = seq;
     }
-    if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
-        rc = mn__sqlite_fail(s, r, "vector changes");
-    mn__sqlite_done(st);
     free(buf);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "vector changes");
 }
 
 static mn_status op_vec_changes(mn_store *st, int64_t after, mn_store_change_fn fn, void *user, int64_t *last)
@@ -1788,20 +1718,16 @@ mn_status mn__sqlite_memory_vec_changes(mn_store *st, int64_t after, mn_store_ch
 static mn_status vec_get_locked(struct sqlite_store *s, const struct vec_sql *q, int64_t id, float *out, uint32_t dim)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, q->get, &st);
+    mn_status rc = mn__sqlite_query(s, q->get, &st, ARGS(ARG_INT(id)));
     if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, id);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW && sqlite3_column_int64(st, 0) == (int64_t)dim &&
         sqlite3_column_bytes(st, 1) == (int)(dim * 4) && sqlite3_column_blob(st, 1))
         mn__vecblob_decode(sqlite3_column_blob(st, 1), dim, out);
     else if (r == SQLITE_ROW || r == SQLITE_DONE)
         rc = mn__err(MN_NOTFOUND, "%s %lld has no vector of %u dimensions", q->what, (long long)id, dim);
-    else
-        rc = mn__sqlite_fail(s, r, "vector");
-    mn__sqlite_done(st);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "vector");
 }
 
 static mn_status op_vec_get(mn_store *st, int64_t id, float *out, uint32_t dim)
@@ -1837,16 +1763,8 @@ static mn_status check_identity(struct sqlite_store *s, const char *ident)
                          " re-embeds every message)", s->path, have, ident);
     } else if (r == SQLITE_DONE)
         set = 1;
-    else
-        rc = mn__sqlite_fail(s, r, "embedder identity");
-    mn__sqlite_done(st);
-    if (!rc && set && !(rc = mn__sqlite_stmt(s, SQL_IDENTITY_SET, &st))) {
-        sqlite3_bind_text(st, 1, ident, -1, SQLITE_STATIC);
-        r = sqlite3_step(st);
-        mn__sqlite_done(st);
-        if (r != SQLITE_DONE)
-            rc = mn__sqlite_fail(s, r, "embedder identity");
-    }
+    if (!(rc = mn__sqlite_finish(s, st, r, rc, "embedder identity")) && set)
+        rc = mn__sqlite_run(s, SQL_IDENTITY_SET, "embedder identity", ARGS(ARG_TEXT(ident)));
     return rc;
 }
 
@@ -1889,12 +1807,7 @@ static mn_status vec_put_locked(struct sqlite_store *s, const int64_t *ids, size
             rc = mn__sqlite_fail(s, r, "embedding queue");
     }
     free(blob);
-    if (rc) {
-        if (!sqlite3_get_autocommit(s->db))
-            mn__sqlite_rollback(s);
-        return rc;
-    }
-    return mn__sqlite_commit(s);
+    return mn__sqlite_end_write(s, rc); /* after a failed begin too: nothing is rolled back */
 }
 
 static mn_status op_vec_put(mn_store *st, const int64_t *ids, size_t n, const float *vecs, const unsigned char *skip,
@@ -1912,20 +1825,16 @@ static const char SQL_QUEUE_PEEK[] =
 static mn_status queue_peek_locked(struct sqlite_store *s, size_t limit, mn_store_text_fn fn, void *user)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_QUEUE_PEEK, &st);
+    mn_status rc = mn__sqlite_query(s, SQL_QUEUE_PEEK, &st, ARGS(ARG_INT(limit)));
     if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)limit);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
         const char *c = mn__sqlite_col_text(st, 1);
         if (fn(user, sqlite3_column_int64(st, 0), c ? c : ""))
             break;
     }
-    if (r != SQLITE_ROW && r != SQLITE_DONE)
-        rc = mn__sqlite_fail(s, r, "embedding queue");
-    mn__sqlite_done(st);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "embedding queue");
 }
 
 static mn_status op_queue_peek(mn_store *st, size_t limit, mn_store_text_fn fn, void *user)
@@ -1954,8 +1863,7 @@ static mn_status queue_state(struct sqlite_store *s, int *meta_on, int *trigger)
     int r = sqlite3_step(st);
     *meta_on = r == SQLITE_ROW && sqlite3_column_int(st, 0);
     *trigger = r == SQLITE_ROW && sqlite3_column_int(st, 1);
-    mn__sqlite_done(st);
-    return r == SQLITE_ROW ? MN_OK : mn__sqlite_fail(s, r, "embedding queue");
+    return mn__sqlite_finish(s, st, r, MN_OK, "embedding queue"); /* always a row */
 }
 
 /* Inside a write transaction: the trigger as meta says (a migration to version 9 calls it). */
@@ -1978,11 +1886,7 @@ static mn_status queue_enable_locked(struct sqlite_store *s, int on)
         return rc;
     if (!(rc = mn__sqlite_exec_stmt(s, on ? SQL_QUEUE_ON : SQL_QUEUE_OFF, "embedding queue")))
         rc = mn__sqlite_exec_stmt(s, on ? SQL_QUEUE_TRIGGER : SQL_QUEUE_TRIGGER_DROP, "embedding queue");
-    if (rc) {
-        mn__sqlite_rollback(s);
-        return rc;
-    }
-    return mn__sqlite_commit(s);
+    return mn__sqlite_end_write(s, rc);
 }
 
 static mn_status op_queue_enable(mn_store *st, int on) { LOCKED(S(st), queue_enable_locked(S(st), on)); }
@@ -2001,15 +1905,11 @@ static mn_status counts_locked(struct sqlite_store *s, int64_t *embedded, int64_
     if (rc)
         return rc;
     int r = sqlite3_step(st);
-    if (r == SQLITE_ROW) {
-        if (embedded)
-            *embedded = sqlite3_column_int64(st, 0);
-        if (queued)
-            *queued = sqlite3_column_int64(st, 1);
-    } else
-        rc = mn__sqlite_fail(s, r, "embedding counts");
-    mn__sqlite_done(st);
-    return rc;
+    if (r == SQLITE_ROW && embedded)
+        *embedded = sqlite3_column_int64(st, 0);
+    if (r == SQLITE_ROW && queued)
+        *queued = sqlite3_column_int64(st, 1);
+    return mn__sqlite_finish(s, st, r, rc, "embedding counts"); /* always a row */
 }
 
 static mn_status queue_fill_locked(struct sqlite_store *s, int reset, int64_t *queued)
@@ -2019,12 +1919,7 @@ static mn_status queue_fill_locked(struct sqlite_store *s, int reset, int64_t *q
         rc = mn__sqlite_exec_stmt(s, SQL_IDENTITY_DEL, "reindex");
     if (!rc)
         rc = mn__sqlite_exec_stmt(s, SQL_QUEUE_FILL, "backfill");
-    if (rc) {
-        if (!sqlite3_get_autocommit(s->db))
-            mn__sqlite_rollback(s);
-        return rc;
-    }
-    if ((rc = mn__sqlite_commit(s)))
+    if ((rc = mn__sqlite_end_write(s, rc))) /* after a failed begin too: nothing is rolled back */
         return rc;
     return counts_locked(s, NULL, queued);
 }

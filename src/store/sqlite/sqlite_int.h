@@ -285,6 +285,12 @@ mn_status mn__sqlite_run_read(mn_store *st, mn_sqlite_body body, void *arg);
  * thread's (mn_sqlite_held, scan 1), so the callback may read on it; a read from inside another
  * read's callback is refused (MN_MISUSE: that read's statements are running). */
 mn_status mn__sqlite_run_scan(mn_store *st, mn_sqlite_body body, void *arg);
+/* mn__sqlite_run_write for a body that removes rows, whose arg starts with an int64_t that the
+ * body sets to the rows it removed: that count into *removed (0 on failure). After a commit of
+ * its own that removed any, the WAL is truncated, so that the removed data leaves it too, as
+ * after a session delete (docs/erasure.md; freed pages are zeroed by secure_delete); not after a
+ * remove inside begin…commit: its old pages stay in the WAL until the log's next checkpoint. */
+mn_status mn__sqlite_run_remove(mn_store *st, mn_sqlite_body body, void *arg, int64_t *removed);
 /* The connection a read should use (sqlite.c): the handle itself when its lock is free, else
  * one of its read-only connections; the op then takes that connection's lock. */
 mn_store *mn__sqlite_reader(mn_store *st);
@@ -308,6 +314,50 @@ void mn__sqlite_bind_text(sqlite3_stmt *st, int i, const char *v);
 mn_status mn__sqlite_begin_write(struct sqlite_store *s);
 mn_status mn__sqlite_commit(struct sqlite_store *s);
 void mn__sqlite_rollback(struct sqlite_store *s);
+/* Ends the write transaction a body ran in (held.c): commits when the body's status rc is MN_OK,
+ * else rolls back (nothing when none is open) and returns rc. */
+mn_status mn__sqlite_end_write(struct sqlite_store *s, mn_status rc);
+
+/* The values of a statement's parameters ?1, ?2, … for the statement helpers below (held.c):
+ *     mn__sqlite_run(s, SQL_X, "what", ARGS(ARG_TEXT(id), ARG_INT(now_ms)))
+ * A text is bound as mn__sqlite_bind_text binds it (NULL binds NULL; it must outlive the step). */
+struct mn_sqlite_arg {
+    const char *text;
+    int64_t num;
+    int is_text;
+};
+#define ARG_TEXT(v) ((struct mn_sqlite_arg){(v), 0, 1})
+#define ARG_INT(v) ((struct mn_sqlite_arg){NULL, (int64_t)(v), 0})
+/* The count and the array of the values given, as two arguments. */
+#define ARGS(...)                                                                                                    \
+    sizeof((struct mn_sqlite_arg[]){__VA_ARGS__}) / sizeof(struct mn_sqlite_arg), (struct mn_sqlite_arg[]){__VA_ARGS__}
+/* The cached statement for a static SQL string, with args[i] bound to ?i+1 (those past its last
+ * parameter are left out); the caller steps it, then mn__sqlite_finish. */
+mn_status mn__sqlite_query(struct sqlite_store *s, const char *sql, sqlite3_stmt **out, size_t n,
+                          const struct mn_sqlite_arg *args);
+/* mn__sqlite_query for a statement whose ?1 is a session's sid: the session's (MN_NOTFOUND when
+ * there is none) into *sid, args bound to ?2, ?3, … */
+mn_status mn__sqlite_session_query(struct sqlite_store *s, const char *session_id, const char *sql,
+                                  sqlite3_stmt **out, int64_t *sid, size_t n, const struct mn_sqlite_arg *args);
+/* Hands the rows of a bound query of MN_SQLITE_MESSAGE_COLS (of session session_id) to fn until it
+ * returns non-zero, then mn__sqlite_finish. */
+mn_status mn__sqlite_each_message(struct sqlite_store *s, sqlite3_stmt *st, const char *session_id,
+                                 mn_store_message_fn fn, void *user, const char *what);
+/* After the steps of a statement (r the last step's result, rc the caller's status so far):
+ * resets st and returns rc, or, when rc is MN_OK and r is neither a row nor the end, the step's
+ * failure ("what: …"). */
+mn_status mn__sqlite_finish(struct sqlite_store *s, sqlite3_stmt *st, int r, mn_status rc, const char *what);
+/* A cached statement that returns no rows, run once with args bound ("what: …" on failure). */
+mn_status mn__sqlite_run(struct sqlite_store *s, const char *sql, const char *what, size_t n,
+                        const struct mn_sqlite_arg *args);
+/* The integer in the first column of a cached query's first row, with args bound: 0 when it
+ * returns none, and *found (may be NULL) whether it did ("what: …" on failure). */
+mn_status mn__sqlite_int(struct sqlite_store *s, const char *sql, const char *what, int64_t *out, int *found, size_t n,
+                        const struct mn_sqlite_arg *args);
+/* items (an array of *cap items of `size` bytes, n of them used) with room for one more: when it
+ * is full, reallocated to twice the items, or `first` items the first time, and *cap updated.
+ * NULL when memory ran out (items and *cap are then as they were). */
+void *mn__sqlite_grow(void *items, size_t *cap, size_t n, size_t size, size_t first);
 const char *mn__sqlite_col_text(sqlite3_stmt *st, int i);
 /* Row readers for SESSION_COLS / MESSAGE_COLS selects; strings are borrowed from the statement. */
 void mn__sqlite_row_session(sqlite3_stmt *st, mn_session *out);

@@ -26,10 +26,9 @@ static mn_status summary_latest_locked(struct sqlite_store *s, const char *sessi
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
-    if (rc || (rc = mn__sqlite_stmt(s, SQL_SUMMARY_LATEST, &st)))
+    mn_status rc = mn__sqlite_session_query(s, session_id, SQL_SUMMARY_LATEST, &st, &sid, 0, NULL);
+    if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, sid);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         mn_summary row = {sqlite3_column_int64(st, 0), session_id, sqlite3_column_int64(st, 1),
@@ -39,10 +38,7 @@ static mn_status summary_latest_locked(struct sqlite_store *s, const char *sessi
             rc = mn__nomem();
     } else if (r == SQLITE_DONE)
         rc = mn__err(MN_NOTFOUND, "session %s has no summary yet", session_id);
-    else
-        rc = mn__sqlite_fail(s, r, "summary");
-    mn__sqlite_done(st);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "summary");
 }
 
 mn_status mn__sqlite_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out)
@@ -56,22 +52,12 @@ static mn_status summary_insert_locked(struct sqlite_store *s, const char *sessi
                                        int64_t *id)
 {
     int64_t sid = 0;
-    sqlite3_stmt *st = NULL;
     mn_status rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
-    if (rc || (rc = mn__sqlite_stmt(s, SQL_SUMMARY_INSERT, &st)))
+    if (rc || (rc = mn__sqlite_run(s, SQL_SUMMARY_INSERT, "summary insert",
+                                   ARGS(ARG_INT(sid), ARG_INT(sm->covers_upto), ARG_INT(sm->folded),
+                                        ARG_TEXT(sm->text ? sm->text : ""), ARG_INT(sm->tokens), ARG_TEXT(sm->model),
+                                        ARG_TEXT(sm->summarizer ? sm->summarizer : "none"), ARG_INT(sm->created_at)))))
         return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    sqlite3_bind_int64(st, 2, sm->covers_upto);
-    sqlite3_bind_int64(st, 3, sm->folded);
-    mn__sqlite_bind_text(st, 4, sm->text ? sm->text : "");
-    sqlite3_bind_int64(st, 5, sm->tokens);
-    mn__sqlite_bind_text(st, 6, sm->model);
-    mn__sqlite_bind_text(st, 7, sm->summarizer ? sm->summarizer : "none");
-    sqlite3_bind_int64(st, 8, sm->created_at);
-    int r = sqlite3_step(st);
-    mn__sqlite_done(st);
-    if (r != SQLITE_DONE)
-        return mn__sqlite_fail(s, r, "summary insert");
     if (id)
         *id = sqlite3_last_insert_rowid(s->db);
     return MN_OK;
@@ -94,17 +80,10 @@ static mn_status event_insert_locked(struct sqlite_store *s, const char *session
                                      const char *data, int64_t now_ms)
 {
     int64_t sid = 0;
-    sqlite3_stmt *st = NULL;
     mn_status rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
-    if (rc || (rc = mn__sqlite_stmt(s, SQL_EVENT_INSERT, &st)))
-        return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    mn__sqlite_bind_text(st, 2, kind);
-    mn__sqlite_bind_text(st, 3, data ? data : "{}");
-    sqlite3_bind_int64(st, 4, now_ms);
-    int r = sqlite3_step(st);
-    mn__sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "event insert");
+    return rc ? rc
+              : mn__sqlite_run(s, SQL_EVENT_INSERT, "event insert",
+                               ARGS(ARG_INT(sid), ARG_TEXT(kind), ARG_TEXT(data ? data : "{}"), ARG_INT(now_ms)));
 }
 
 mn_status mn__sqlite_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
@@ -120,20 +99,15 @@ static mn_status events_list_locked(struct sqlite_store *s, const char *session_
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
-    if (rc || (rc = mn__sqlite_stmt(s, SQL_EVENTS_LIST, &st)))
+    mn_status rc = mn__sqlite_session_query(s, session_id, SQL_EVENTS_LIST, &st, &sid, ARGS(ARG_INT(limit)));
+    if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    sqlite3_bind_int64(st, 2, (int64_t)limit);
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW)
         if (fn(user, sqlite3_column_int64(st, 0), mn__sqlite_col_text(st, 1), mn__sqlite_col_text(st, 2),
                sqlite3_column_int64(st, 3)))
             break;
-    if (r != SQLITE_ROW && r != SQLITE_DONE)
-        rc = mn__sqlite_fail(s, r, "events");
-    mn__sqlite_done(st);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "events");
 }
 
 mn_status mn__sqlite_op_events_list(mn_store *st, const char *session_id, size_t limit,
@@ -154,32 +128,20 @@ static mn_status busy_claim_locked(struct sqlite_store *s, const char *session_i
                                    int *claimed, int64_t *busy_until)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_BUSY_CLAIM, &st);
+    mn_status rc = mn__sqlite_run(s, SQL_BUSY_CLAIM, "summary claim",
+                                  ARGS(ARG_TEXT(session_id), ARG_INT(now_ms), ARG_INT(until_ms)));
     if (rc)
         return rc;
-    mn__sqlite_bind_text(st, 1, session_id);
-    sqlite3_bind_int64(st, 2, now_ms);
-    sqlite3_bind_int64(st, 3, until_ms);
-    int r = sqlite3_step(st);
-    mn__sqlite_done(st);
-    if (r != SQLITE_DONE)
-        return mn__sqlite_fail(s, r, "summary claim");
     *claimed = sqlite3_changes(s->db) == 1;
     *busy_until = until_ms;
-    if (*claimed)
-        return MN_OK;
-    if ((rc = mn__sqlite_stmt(s, SQL_BUSY_GET, &st)))
+    if (*claimed || (rc = mn__sqlite_query(s, SQL_BUSY_GET, &st, ARGS(ARG_TEXT(session_id)))))
         return rc;
-    mn__sqlite_bind_text(st, 1, session_id);
-    r = sqlite3_step(st);
+    int r = sqlite3_step(st);
     if (r == SQLITE_ROW)
         *busy_until = sqlite3_column_int64(st, 0);
     else if (r == SQLITE_DONE)
         rc = mn__err(MN_NOTFOUND, "session %s not found", session_id);
-    else
-        rc = mn__sqlite_fail(s, r, "summary claim");
-    mn__sqlite_done(st);
-    return rc;
+    return mn__sqlite_finish(s, st, r, rc, "summary claim");
 }
 
 mn_status mn__sqlite_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms,
@@ -190,23 +152,10 @@ mn_status mn__sqlite_op_busy_claim(mn_store *st, const char *session_id, int64_t
     LOCKED(s, busy_claim_locked(s, session_id, now_ms, until_ms, claimed, busy_until));
 }
 
-static mn_status busy_release_locked(struct sqlite_store *s, const char *session_id, int64_t until_ms)
-{
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_BUSY_RELEASE, &st);
-    if (rc)
-        return rc;
-    mn__sqlite_bind_text(st, 1, session_id);
-    sqlite3_bind_int64(st, 2, until_ms);
-    int r = sqlite3_step(st);
-    mn__sqlite_done(st);
-    return r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "summary release");
-}
-
 mn_status mn__sqlite_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    LOCKED(s, busy_release_locked(s, session_id, until_ms));
+    LOCKED(s, mn__sqlite_run(s, SQL_BUSY_RELEASE, "summary release", ARGS(ARG_TEXT(session_id), ARG_INT(until_ms))));
 }
 
 /* ---- pins and reads for the strategies ------------------------------------------------------- */
@@ -216,18 +165,10 @@ static const char SQL_PIN[] = "UPDATE messages SET pinned = ?2 WHERE id = ?1"
 
 static mn_status pin_locked(struct sqlite_store *s, const char *session_id, int64_t message_id, int pinned)
 {
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_PIN, &st);
+    mn_status rc =
+        mn__sqlite_run(s, SQL_PIN, "pin", ARGS(ARG_INT(message_id), ARG_INT(pinned ? 1 : 0), ARG_TEXT(session_id)));
     if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, message_id);
-    sqlite3_bind_int(st, 2, pinned ? 1 : 0);
-    if (session_id)
-        sqlite3_bind_text(st, 3, session_id, -1, SQLITE_STATIC);
-    int r = sqlite3_step(st);
-    mn__sqlite_done(st);
-    if (r != SQLITE_DONE)
-        return mn__sqlite_fail(s, r, "pin");
     if (sqlite3_changes(s->db) == 0)
         return session_id ? mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id,
                                     session_id)
@@ -259,21 +200,8 @@ static mn_status pinned_units_locked(struct sqlite_store *s, const char *session
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
-    if (rc || (rc = mn__sqlite_stmt(s, SQL_PINNED_UNITS, &st)))
-        return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    sqlite3_bind_int64(st, 2, upto_seq);
-    int r;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        mn_message row;
-        if ((rc = mn__sqlite_row_message(s, st, session_id, &row)) || fn(user, &row))
-            break;
-    }
-    if (!rc && r != SQLITE_ROW && r != SQLITE_DONE)
-        rc = mn__sqlite_fail(s, r, "pinned messages");
-    mn__sqlite_done(st);
-    return rc;
+    mn_status rc = mn__sqlite_session_query(s, session_id, SQL_PINNED_UNITS, &st, &sid, ARGS(ARG_INT(upto_seq)));
+    return rc ? rc : mn__sqlite_each_message(s, st, session_id, fn, user, "pinned messages");
 }
 
 mn_status mn__sqlite_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
@@ -290,18 +218,9 @@ static const char SQL_TOOL_TOKENS[] =
 static mn_status tool_tokens_locked(struct sqlite_store *s, const char *session_id, int64_t after_seq, int64_t *sum)
 {
     int64_t sid = 0;
-    sqlite3_stmt *st = NULL;
     mn_status rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
-    if (rc || (rc = mn__sqlite_stmt(s, SQL_TOOL_TOKENS, &st)))
-        return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    sqlite3_bind_int64(st, 2, after_seq);
-    int r = sqlite3_step(st);
-    *sum = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    if (r != SQLITE_ROW)
-        rc = mn__sqlite_fail(s, r, "tool tokens");
-    mn__sqlite_done(st);
-    return rc;
+    return rc ? rc
+              : mn__sqlite_int(s, SQL_TOOL_TOKENS, "tool tokens", sum, NULL, ARGS(ARG_INT(sid), ARG_INT(after_seq)));
 }
 
 mn_status mn__sqlite_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum)

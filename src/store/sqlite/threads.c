@@ -11,20 +11,6 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-/* Runs body(s, arg...) in a write transaction; rolls back on failure. */
-#define IN_WRITE_TXN(s, call)                                                                                        \
-    do {                                                                                                             \
-        mn_status rc_ = mn__sqlite_begin_write(s);                                                                    \
-        if (rc_)                                                                                                     \
-            return rc_;                                                                                              \
-        rc_ = (call);                                                                                                \
-        if (rc_) {                                                                                                   \
-            mn__sqlite_rollback(s);                                                                                   \
-            return rc_;                                                                                              \
-        }                                                                                                            \
-        return mn__sqlite_commit(s);                                                                                  \
-    } while (0)
-
 /* ---- files ----------------------------------------------------------------------------------- */
 
 /* Seed 002's walk: messages newest first, each one's files in the order it lists them (j.key,
@@ -41,21 +27,19 @@ static mn_status files_locked(struct sqlite_store *s, const char *id, mn_strings
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_session_sid(s, id, &sid, NULL);
-    if (rc || (rc = mn__sqlite_stmt(s, SQL_FILES, &st)))
+    mn_status rc = mn__sqlite_session_query(s, id, SQL_FILES, &st, &sid, 0, NULL);
+    if (rc)
         return rc;
     struct mn_strings_impl *l = calloc(1, sizeof *l);
-    if (!l)
+    if (!l) {
+        mn__sqlite_done(st);
         return mn__nomem();
-    sqlite3_bind_int64(st, 1, sid);
+    }
     int r;
     while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
         if (mn__records_strings_push(l, mn__sqlite_col_text(st, 0)))
             rc = mn__nomem();
-    if (!rc && r != SQLITE_DONE)
-        rc = mn__sqlite_fail(s, r, "files");
-    mn__sqlite_done(st);
-    if (rc) {
+    if ((rc = mn__sqlite_finish(s, st, r, rc, "files"))) {
         mn_strings_free(&l->pub);
         return rc;
     }
@@ -83,37 +67,26 @@ static mn_status file_seen_txn(struct sqlite_store *s, const char *id, const cha
 {
     int64_t sid = 0;
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_session_sid(s, id, &sid, NULL);
-    if (rc || (rc = mn__sqlite_stmt(s, SQL_FILE_FIRST_PATH, &st)))
+    mn_status rc = mn__sqlite_session_query(s, id, SQL_FILE_FIRST_PATH, &st, &sid, ARGS(ARG_TEXT(sha)));
+    if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    mn__sqlite_bind_text(st, 2, sha);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW)
         *include = strcmp(mn__sqlite_col_text(st, 0), path) != 0;
-    mn__sqlite_done(st);
-    if (r == SQLITE_ROW)
-        return MN_OK; /* seen before: nothing to record */
-    if (r != SQLITE_DONE)
-        return mn__sqlite_fail(s, r, "file hash");
-    if ((rc = mn__sqlite_stmt(s, SQL_FILE_SEEN, &st)))
-        return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    mn__sqlite_bind_text(st, 2, path);
-    mn__sqlite_bind_text(st, 3, sha);
-    sqlite3_bind_int64(st, 4, now_ms);
-    r = sqlite3_step(st);
-    mn__sqlite_done(st);
-    if (r != SQLITE_DONE)
-        return mn__sqlite_fail(s, r, "file hash");
-    *include = 1;
-    return MN_OK;
+    if ((rc = mn__sqlite_finish(s, st, r, MN_OK, "file hash")) || r == SQLITE_ROW)
+        return rc; /* a row: seen before, nothing to record */
+    rc = mn__sqlite_run(s, SQL_FILE_SEEN, "file hash",
+                        ARGS(ARG_INT(sid), ARG_TEXT(path), ARG_TEXT(sha), ARG_INT(now_ms)));
+    if (!rc)
+        *include = 1;
+    return rc;
 }
 
 static mn_status file_seen_locked(struct sqlite_store *s, const char *id, const char *path, const char *sha,
                                   int64_t now_ms, int *include)
 {
-    IN_WRITE_TXN(s, file_seen_txn(s, id, path, sha, now_ms, include));
+    mn_status rc = mn__sqlite_begin_write(s);
+    return rc ? rc : mn__sqlite_end_write(s, file_seen_txn(s, id, path, sha, now_ms, include));
 }
 
 mn_status mn__sqlite_op_file_seen(mn_store *st, const char *id, const char *path, const char *sha256, int64_t now_ms,
@@ -131,20 +104,18 @@ static const char SQL_STATE_SET[] = "UPDATE sessions SET state = ?2 WHERE id = ?
 static mn_status state_read(struct sqlite_store *s, const char *id, char **out)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_STATE_GET, &st);
+    mn_status rc = mn__sqlite_query(s, SQL_STATE_GET, &st, ARGS(ARG_TEXT(id)));
     if (rc)
         return rc;
-    mn__sqlite_bind_text(st, 1, id);
     int r = sqlite3_step(st);
     *out = NULL;
     if (r == SQLITE_ROW) {
         const char *v = mn__sqlite_col_text(st, 0);
         if (v && !(*out = strdup(v)))
             rc = mn__nomem();
-    } else
-        rc = r == SQLITE_DONE ? mn__err(MN_NOTFOUND, "session %s not found", id) : mn__sqlite_fail(s, r, "state");
-    mn__sqlite_done(st);
-    return rc;
+    } else if (r == SQLITE_DONE)
+        rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+    return mn__sqlite_finish(s, st, r, rc, "state");
 }
 
 mn_status mn__sqlite_op_state_get(mn_store *st, const char *id, char **out)
@@ -160,15 +131,8 @@ static mn_status state_update_txn(struct sqlite_store *s, const char *id,
     mn_status rc = state_read(s, id, &current);
     if (!rc)
         rc = fn(user, current, &next);
-    sqlite3_stmt *st = NULL;
-    if (!rc && !(rc = mn__sqlite_stmt(s, SQL_STATE_SET, &st))) {
-        mn__sqlite_bind_text(st, 1, id);
-        mn__sqlite_bind_text(st, 2, next);
-        int r = sqlite3_step(st);
-        mn__sqlite_done(st);
-        if (r != SQLITE_DONE)
-            rc = mn__sqlite_fail(s, r, "state");
-    }
+    if (!rc)
+        rc = mn__sqlite_run(s, SQL_STATE_SET, "state", ARGS(ARG_TEXT(id), ARG_TEXT(next)));
     free(current);
     free(next);
     return rc;
@@ -177,7 +141,8 @@ static mn_status state_update_txn(struct sqlite_store *s, const char *id,
 static mn_status state_update_locked(struct sqlite_store *s, const char *id,
                                      mn_status (*fn)(void *user, const char *current, char **next), void *user)
 {
-    IN_WRITE_TXN(s, state_update_txn(s, id, fn, user));
+    mn_status rc = mn__sqlite_begin_write(s);
+    return rc ? rc : mn__sqlite_end_write(s, state_update_txn(s, id, fn, user));
 }
 
 mn_status mn__sqlite_op_state_update(mn_store *st, const char *id,
