@@ -87,6 +87,8 @@ static mn_status lock_session(const struct mn_store_append_ops *o, mn_store_tx *
     if (rc == MN_CONFLICT) /* another writer created it meanwhile: lock theirs (its namespace checked) */
         return o->session_lock(tx, id, row);
     row->max_turns = req->create->max_turns;
+    row->ttl_ms = req->create->ttl_ms;
+    row->titled = req->create->title != NULL;
     snprintf(row->ns, sizeof row->ns, "%s", req->create->ns);
     return rc;
 }
@@ -108,7 +110,13 @@ static mn_status append_in_txn(const struct mn_store_append_ops *o, const struct
         mn__clock_iso(row.expires_at, when, sizeof when);
         return mn__err(MN_EXPIRED, "session %s expired at %s (idle longer than its TTL)", session_id, when);
     }
-    mn_store_appended c = {row.sid, row.last_seq, 0, 0, 0, req->now_ms, req->title};
+    /* The session's rules, decided here for the store to write: a TTL session's expiry slides to
+     * ttl after this append; a session without a title takes the one the request's messages give,
+     * and records the seq of the message it came from (0 when that one was a repeat, which an
+     * idempotency key did not store again), so that editing the message retitles the session. */
+    mn_store_appended c = {.sid = row.sid, .last_seq = row.last_seq, .now_ms = req->now_ms,
+                           .expires_at = row.ttl_ms > 0 ? req->now_ms + row.ttl_ms : 0,
+                           .title = row.titled ? NULL : req->title};
     for (size_t i = 0; i < req->n; i++) {
         mn_message *m = &req->msgs[i];
         if (m->idempotency_key) {
@@ -125,6 +133,8 @@ static mn_status append_in_txn(const struct mn_store_append_ops *o, const struct
                            " session holds; continue in a new session", session_id, (long long)MN_MAX_SEQ);
         m->seq = ++c.last_seq;
         m->session_id = session_id;
+        if (c.title && i == req->title_at)
+            c.title_seq = m->seq;
         c.added++;
         c.tokens += m->tokens;
         c.users += m->role == MN_ROLE_USER;
@@ -138,11 +148,14 @@ static mn_status append_in_txn(const struct mn_store_append_ops *o, const struct
     }
     if (c.added && (rc = o->session_appended(tx, &c)))
         return rc;
-    if (known && known->sid)
+    int stored = c.last_seq > row.last_seq;
+    if (known && known->sid && stored) {
         known->last_seq = c.last_seq;
+        known->titled |= c.title != NULL;
+        known->expires_at = c.expires_at ? c.expires_at : known->expires_at;
+    }
     /* Seed 002's limit guards against runaway sessions, so it applies after every append that
      * stored a message, whatever its role (a tool loop appends no user message for a while). */
-    int stored = c.last_seq > row.last_seq;
     if (!stored || row.max_turns <= 0)
         return MN_OK;
     return mn__turns_trim(rows, tx, row.sid, row.max_turns, req->trim_delete, req->now_ms);
@@ -330,6 +343,7 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
         return mn__nomem();
     memset(rows, 0, n * sizeof *rows);
     const char *title = NULL;
+    size_t title_at = 0;
     for (size_t i = 0; i < n; i++) {
         char label[48] = "";
         if (n > 1)
@@ -341,6 +355,7 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
                 return mn__nomem();
             if (!*title)
                 title = NULL;
+            title_at = i;
         }
     }
     if (flags & MN_APPEND_CREATE) {
@@ -351,7 +366,7 @@ static mn_status prepare(mn_db *db, const char *session_id, const mn_message_in 
         create->metadata = "{}";
         create->created_at = create->updated_at = now;
     }
-    *out = (mn_store_append){rows, n, (flags & MN_APPEND_CREATE) ? create : NULL, title, now, trim_delete,
+    *out = (mn_store_append){rows, n, (flags & MN_APPEND_CREATE) ? create : NULL, title, title_at, now, trim_delete,
                              (flags & MN_APPEND_DEFER) != 0, ns};
     return MN_OK;
 }

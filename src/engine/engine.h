@@ -238,6 +238,9 @@ mn_status mn__search_memories(mn_db *db, const char *query, mn_search_mode mode,
 mn_status mn__add_memory(mn_db *db, const mn_memory_in *in, mn_memory **out);
 mn_status mn__update_memory(mn_db *db, const char *id, const mn_memory_in *in, mn_memory **out);
 mn_status mn__delete_memory(mn_db *db, const char *id, int64_t at, const char *actor, const char *reason);
+/* An imported version, stored as it is unless there (*added 0); a version newer than the
+ * database had closes the earlier ones as a write does. Inside the import's begin…commit. */
+mn_status mn__import_memory_version(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added);
 mn_status mn__forget_memory(mn_db *db, const char *id);
 /* text's vector from the handle's embedder (*vec NULL when none is configured; caller frees). */
 mn_status mn__memory_embed(mn_db *db, const char *text, float **vec, uint32_t *dim);

@@ -86,7 +86,7 @@ static mn_status fork_body(mn_store_tx *tx, void *arg)
     copy.expires_at = s->ttl_ms > 0 ? f->now_ms + s->ttl_ms : 0;
     copy.ttl_ms = s->ttl_ms;
     copy.max_turns = s->max_turns;
-    mn_store_appended c = {0, 0, 0, 0, 0, f->now_ms, NULL}; /* the title is copy's already */
+    mn_store_appended c = {.now_ms = f->now_ms}; /* the title and expiry are the copy's already */
     if ((rc = f->a->session_create(tx, &copy, &c.sid)))
         return rc;
     int64_t after = 0, upto = f->upto_seq ? f->upto_seq : INT64_MAX, title_seq = 0;

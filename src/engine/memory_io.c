@@ -74,7 +74,7 @@ static mn_status import_version(mn_db *db, const mn_memory *m, int *added)
     uint32_t dim = 0;
     mn_status rc = mn__memory_embed(db, m->text, &vec, &dim);
     if (!rc)
-        rc = db->store->ops->memory->import(db->store, m, vec, dim, added);
+        rc = mn__import_memory_version(db->store, m, vec, dim, added);
     free(vec);
     return rc;
 }

@@ -88,6 +88,109 @@ mn_status mn__memory_embed(mn_db *db, const char *text, float **vec, uint32_t *d
     return rc;
 }
 
+/* ---- versions: at most one valid at any instant -------------------------------------------- */
+
+struct version_row {
+    int64_t version, valid_from, valid_to, superseded_at;
+};
+
+struct versions {
+    struct version_row *v;
+    size_t n, cap;
+    mn_status rc;
+};
+
+static int keep_version(void *user, const mn_memory *m, double bm25, const float *vec, uint32_t dim)
+{
+    (void)bm25, (void)vec, (void)dim;
+    struct versions *vs = user;
+    if (vs->n == vs->cap) {
+        size_t cap = vs->cap ? 2 * vs->cap : 8;
+        struct version_row *v = realloc(vs->v, cap * sizeof *v);
+        if (!v) {
+            vs->rc = mn__nomem();
+            return 1;
+        }
+        vs->v = v;
+        vs->cap = cap;
+    }
+    vs->v[vs->n++] = (struct version_row){m->version, m->valid_from, m->valid_to, m->superseded_at};
+    return 0;
+}
+
+/* Every stored version of memory id, oldest first. */
+static mn_status read_versions(mn_store *st, const char *id, struct versions *vs)
+{
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    mn_store_memory_query sq = {&q, id, 1, NULL, 0, mn__clock_now_ms(), 0, 0, NULL, 0};
+    mn_status rc = st->ops->memory->query(st, &sq, keep_version, vs);
+    return rc ? rc : vs->rc;
+}
+
+/* A new version m ends every earlier version's validity where m's begins, not only the one it
+ * supersedes (an update valid from before the previous version began reaches back over it), and
+ * closes any earlier one still current (superseded when m was recorded; an import of a newer
+ * export closes what the database had). */
+static mn_status end_earlier(mn_store *st, const mn_memory *m, const struct versions *vs)
+{
+    mn_status rc = MN_OK;
+    for (size_t i = 0; i < vs->n && !rc; i++) {
+        const struct version_row *v = &vs->v[i];
+        if (v->version >= m->version)
+            continue;
+        int64_t superseded = v->superseded_at ? v->superseded_at : m->recorded_at;
+        int64_t to = v->valid_to;
+        if (!to || to > m->valid_from)
+            to = v->valid_from > m->valid_from ? v->valid_from : m->valid_from;
+        if (superseded != v->superseded_at || to != v->valid_to)
+            rc = st->ops->memory->end(st, m->id, v->version, superseded, to);
+    }
+    return rc;
+}
+
+/* Inside a transaction: version 1 is a new memory; version v > 1 needs v-1 current. */
+static mn_status write_version(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim)
+{
+    struct versions vs = {0};
+    mn_status rc = m->version > 1 ? read_versions(st, m->id, &vs) : MN_OK;
+    const struct version_row *last = vs.n ? &vs.v[vs.n - 1] : NULL;
+    if (!rc && m->version > 1 && (!last || last->version != m->version - 1 || last->superseded_at))
+        rc = mn__err(MN_CONFLICT, "memory %s: version %lld is not the current version any more", m->id,
+                     (long long)(m->version - 1));
+    int added = 0;
+    if (!rc && !(rc = st->ops->memory->put(st, m, vec, dim, &added)) && !added)
+        rc = mn__err(MN_CONFLICT, "memory %s: version %lld exists", m->id, (long long)m->version);
+    if (!rc)
+        rc = end_earlier(st, m, &vs);
+    free(vs.v);
+    return rc;
+}
+
+mn_status mn__import_memory_version(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added)
+{
+    mn_status rc = st->ops->memory->put(st, m, vec, dim, added);
+    if (rc || !*added || m->version == 1)
+        return rc;
+    struct versions vs = {0}; /* a newer version than the database had closes the older ones */
+    if (!(rc = read_versions(st, m->id, &vs)))
+        rc = end_earlier(st, m, &vs);
+    free(vs.v);
+    return rc;
+}
+
+/* One version in one transaction. */
+static mn_status commit_version(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim)
+{
+    mn_status rc = st->ops->begin(st);
+    if (rc)
+        return rc;
+    if ((rc = write_version(st, m, vec, dim)))
+        st->ops->rollback(st);
+    else
+        rc = st->ops->commit(st);
+    return rc;
+}
+
 static mn_status store_version(mn_db *db, const mn_memory *m, mn_memory **out)
 {
     float *vec = NULL;
@@ -102,7 +205,7 @@ static mn_status store_version(mn_db *db, const mn_memory *m, mn_memory **out)
     }
     rc = mn__memory_embed(db, m->text, &vec, &dim);
     if (!rc)
-        rc = db->store->ops->memory->write(db->store, m, vec, dim);
+        rc = commit_version(db->store, m, vec, dim);
     if (!rc && vec) /* the memory vector index follows, off the write's path (docs/memory.md) */
         mn__memory_index_later(db, 1);
     free(vec);

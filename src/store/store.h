@@ -28,13 +28,14 @@ typedef struct mn_store_opts {
 } mn_store_opts;
 
 /* One append request (src/engine/append.c): the message rows to store (id, seq and session_id
- * are assigned by the append), the session to create when missing (NULL: MN_NOTFOUND), and a
- * title to set when the session has none (NULL: leave it). */
+ * are assigned by the append), the session to create when missing (NULL: MN_NOTFOUND), and the
+ * title its messages give a session that has none (NULL: none), from msgs[title_at]. */
 typedef struct mn_store_append {
     mn_message *msgs;
     size_t n;
     const mn_session *create;
     const char *title;
+    size_t title_at;
     int64_t now_ms;
     int trim_delete; /* past the turn limit: 1 deletes the oldest turns, 0 keeps them inactive */
     int defer;       /* MN_APPEND_DEFER: MN_BUSY instead of waiting for another writer's lock */

@@ -25,7 +25,9 @@ typedef struct mn_store_tx mn_store_tx;
 typedef struct mn_store_append_row {
     int64_t sid; /* the internal row id; 0: not read */
     int64_t last_seq, expires_at, max_turns;
-    char ns[129]; /* its namespace (1-128 bytes) */
+    int64_t ttl_ms; /* > 0: the session expires ttl_ms after its last append */
+    int titled;     /* the session has a title */
+    char ns[129];   /* its namespace (1-128 bytes) */
     int held; /* sessions_lock with skip: another writer holds the row (sid 0: not locked) */
 } mn_store_append_row;
 
@@ -33,8 +35,10 @@ typedef struct mn_store_append_row {
 typedef struct mn_store_appended {
     int64_t sid, last_seq; /* the session, and its new last seq */
     int64_t added, tokens, users; /* messages stored, their tokens, how many are user turns */
-    int64_t now_ms;               /* updated_at; a TTL session's expires_at becomes now + ttl */
-    const char *title;            /* set when the session has none (NULL: leave it) */
+    int64_t now_ms;               /* updated_at */
+    int64_t expires_at;           /* > 0: the session's new expiry; 0: leave it */
+    const char *title;            /* the session's new title (NULL: leave it) … */
+    int64_t title_seq;            /* … and the seq of the message it came from (0: none) */
 } mn_store_appended;
 
 /* State of a transaction after a failed primitive. */

@@ -1,9 +1,10 @@
 /*
  * store_memory.h — the long-term memory part of the store interface (store.h's ops->memory),
  * implemented by sqlite/memories.c and postgres/memories.c. A memory is stored as one row per
- * version (id, version); the rows of a memory are written only by `write` (which closes the
- * previous version in the same transaction), `import` and `forget`. Policy — validation, ids,
- * times, what a change means — is decided above (src/mnemo_memory.c, docs/memory.md).
+ * version (id, version), written by `put` and closed by `end`; which versions a change closes,
+ * and when, is decided above (src/engine/memory_write.c, docs/memory.md), as are validation, ids
+ * and times. The engine runs a version's put and ends in one begin…commit (store.h), where
+ * query, put and end all run in that transaction.
  */
 #ifndef MN_STORE_MEMORY_H
 #define MN_STORE_MEMORY_H
@@ -36,13 +37,11 @@ typedef struct mn_store_memory_query {
 typedef int (*mn_store_memory_fn)(void *user, const mn_memory *m, double bm25, const float *vec, uint32_t dim);
 
 struct mn_store_memory_ops {
-    /* Stores m as a new version in one transaction, with its vector (vec NULL: none). Version 1
-     * is a new memory (MN_CONFLICT when the id exists). Version v > 1 first closes version v-1,
-     * which must be current (else MN_CONFLICT): superseded_at = m->recorded_at and its
-     * validity ends where m's begins (valid_to = max(valid_from, m->valid_from) unless it
-     * already ended before), and so does every earlier version's: at most one version of a
-     * memory is valid at any instant. */
-    mn_status (*write)(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim);
+    /* Inserts version m as it is (superseded_at and valid_to included), its keyword entry and its
+     * vector (vec NULL: none), unless (id, version) exists (*added 0). */
+    mn_status (*put)(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added);
+    /* Sets when version `version` of memory id was superseded and until when it was valid. */
+    mn_status (*end)(mn_store *st, const char *id, int64_t version, int64_t superseded_at, int64_t valid_to);
     /* Rows matching the query: newest recorded first; best BM25 first with match; oldest
      * version first with all_versions. */
     mn_status (*query)(mn_store *st, const mn_store_memory_query *q, mn_store_memory_fn fn, void *user);
@@ -50,10 +49,6 @@ struct mn_store_memory_ops {
      * term left in the index's pages or the WAL: erasure.md); *removed gets the versions
      * deleted (0: no such memory). */
     mn_status (*forget)(mn_store *st, const char *id, int64_t *removed);
-    /* Import (inside begin/commit): stores the row as it is, with its vector (vec
-     * NULL: none), unless (id, version) exists (*added 0). A version added closes the earlier
-     * ones as write does (an earlier one still current gets superseded_at = m->recorded_at). */
-    mn_status (*import)(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added);
     /* The vids of the versions with a vector that pass q's scope, kind, metadata, pinned and time
      * filters (q->match, id and vids unused), any order. */
     mn_status (*vec_filter)(mn_store *st, const mn_store_memory_query *q, mn_store_score_fn fn, void *user);

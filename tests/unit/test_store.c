@@ -86,7 +86,7 @@ static void sessions_and_appends(void **state)
 
     mn_message batch[3] = {msg(MN_ROLE_USER, "one", NULL), msg(MN_ROLE_ASSISTANT, "two", "k2"),
                            msg(MN_ROLE_USER, "three", NULL)};
-    mn_store_append req = {batch, 3, NULL, "title one", 500, 0, 0, NULL};
+    mn_store_append req = {batch, 3, NULL, "title one", 0, 500, 0, 0, NULL};
     mn_messages *out = NULL;
     assert_int_equal(mn__engine_append(st, SID1, &req, &out), MN_OK);
     assert_int_equal(out->count, 3);
@@ -98,7 +98,7 @@ static void sessions_and_appends(void **state)
 
     /* an idempotent retry returns the stored row and stores nothing */
     mn_message again = msg(MN_ROLE_ASSISTANT, "two", "k2");
-    mn_store_append retry = {&again, 1, NULL, NULL, 600, 0, 0, NULL};
+    mn_store_append retry = {&again, 1, NULL, NULL, 0, 600, 0, 0, NULL};
     assert_int_equal(mn__engine_append(st, SID1, &retry, &out), MN_OK);
     assert_int_equal(out->count, 1);
     assert_int_equal(out->items[0].id, id_two);
@@ -106,7 +106,7 @@ static void sessions_and_appends(void **state)
     mn_messages_free(out);
     /* the same key for another message is refused */
     mn_message other = msg(MN_ROLE_ASSISTANT, "two, changed", "k2");
-    mn_store_append clash = {&other, 1, NULL, NULL, 650, 0, 0, NULL};
+    mn_store_append clash = {&other, 1, NULL, NULL, 0, 650, 0, 0, NULL};
     out = NULL;
     assert_int_equal(mn__engine_append(st, SID1, &clash, &out), MN_CONFLICT);
     assert_non_null(strstr(mn_errmsg(), "k2"));
@@ -123,7 +123,7 @@ static void sessions_and_appends(void **state)
 
     /* a later title never replaces the first */
     mn_message four = msg(MN_ROLE_USER, "four", NULL);
-    mn_store_append later = {&four, 1, NULL, "another title", 700, 0, 0, NULL};
+    mn_store_append later = {&four, 1, NULL, "another title", 0, 700, 0, 0, NULL};
     assert_int_equal(mn__engine_append(st, SID1, &later, NULL), MN_OK);
     assert_int_equal(st->ops->session_get(st, SID1, &got), MN_OK);
     assert_string_equal(got->title, "title one");
@@ -132,7 +132,7 @@ static void sessions_and_appends(void **state)
 
     /* unknown session: not found, unless asked to create it */
     mn_message five = msg(MN_ROLE_USER, "five", NULL);
-    mn_store_append missing = {&five, 1, NULL, NULL, 800, 0, 0, NULL};
+    mn_store_append missing = {&five, 1, NULL, NULL, 0, 800, 0, 0, NULL};
     assert_int_equal(mn__engine_append(st, SID3, &missing, NULL), MN_NOTFOUND);
     mn_session s3 = session(SID3, "default", 800);
     missing.create = &s3;

@@ -98,7 +98,7 @@ static void append_two(const char *id0, const char *t0, const char *id1, const c
                        int64_t seq0, int64_t seq1)
 {
     mn_message m[2] = {msg(MN_ROLE_USER, t0, NULL, 1), msg(MN_ROLE_USER, t1, NULL, 1)};
-    mn_store_append reqs[2] = {{&m[0], 1, NULL, NULL, now, 0, defer, NULL}, {&m[1], 1, NULL, NULL, now, 0, defer, NULL}};
+    mn_store_append reqs[2] = {{&m[0], 1, NULL, NULL, 0, now, 0, defer, NULL}, {&m[1], 1, NULL, NULL, 0, now, 0, defer, NULL}};
     run_two(the_store, id0, id1, reqs, seq0, seq1);
 }
 
@@ -146,7 +146,7 @@ static void idempotent_retry(void **state)
     (void)state;
     mn_session s = session(S_IDEM, 100, 0, 0);
     mn_message m[2] = {msg(MN_ROLE_USER, "hello", "k1", 3), msg(MN_ROLE_ASSISTANT, "hi", "k2", 4)};
-    mn_store_append req = {m, 2, &s, "hello", 100, 0, 0, NULL};
+    mn_store_append req = {m, 2, &s, "hello", 0, 100, 0, 0, NULL};
     mn_messages *out = NULL;
     assert_int_equal(mn__engine_append(the_store, S_IDEM, &req, &out), MN_OK);
     assert_int_equal(out->count, 2);
@@ -156,7 +156,7 @@ static void idempotent_retry(void **state)
     /* the same two again, plus a new third: the two come back as stored, the third is seq 3 */
     mn_message again[3] = {msg(MN_ROLE_USER, "hello", "k1", 3), msg(MN_ROLE_ASSISTANT, "hi", "k2", 4),
                            msg(MN_ROLE_USER, "more", "k3", 5)};
-    mn_store_append retry = {again, 3, NULL, NULL, 200, 0, 0, NULL};
+    mn_store_append retry = {again, 3, NULL, NULL, 0, 200, 0, 0, NULL};
     assert_int_equal(mn__engine_append(the_store, S_IDEM, &retry, &out), MN_OK);
     assert_int_equal(out->count, 3);
     assert_int_equal(out->items[0].id, id1);
@@ -168,7 +168,7 @@ static void idempotent_retry(void **state)
     const char *ids[1] = {S_IDEM};
     mn_status results[1];
     char errmsg[1][256];
-    mn_store_append third = {&again[2], 1, NULL, NULL, 300, 0, 0, NULL};
+    mn_store_append third = {&again[2], 1, NULL, NULL, 0, 300, 0, 0, NULL};
     assert_int_equal(mn__engine_append_many(the_store, ids, &third, 1, results, errmsg, NULL), MN_OK);
     assert_int_equal(results[0], MN_OK);
 
@@ -182,14 +182,14 @@ static void idempotent_retry(void **state)
 
     /* the key of another message: refused, nothing written */
     mn_message other = msg(MN_ROLE_USER, "changed", "k1", 3);
-    mn_store_append clash = {&other, 1, NULL, NULL, 400, 0, 0, NULL};
+    mn_store_append clash = {&other, 1, NULL, NULL, 0, 400, 0, 0, NULL};
     assert_int_equal(mn__engine_append(the_store, S_IDEM, &clash, NULL), MN_CONFLICT);
     assert_non_null(strstr(mn_errmsg(), "k1"));
     assert_int_equal(active_count(S_IDEM, 1), 3);
 
     /* a request bound to another namespace: the session is not found, nothing written */
     mn_message stranger = msg(MN_ROLE_USER, "from elsewhere", NULL, 3);
-    mn_store_append foreign = {&stranger, 1, NULL, NULL, 450, 0, 0, "elsewhere"};
+    mn_store_append foreign = {&stranger, 1, NULL, NULL, 0, 450, 0, 0, "elsewhere"};
     assert_int_equal(mn__engine_append(the_store, S_IDEM, &foreign, NULL), MN_NOTFOUND);
     assert_int_equal(active_count(S_IDEM, 1), 3);
     foreign.ns = "default";
@@ -204,20 +204,20 @@ static void expired_session_refused(void **state)
     (void)state;
     mn_session s = session(S_TTL, 1000, 500, 0); /* expires at 1500 */
     mn_message a = msg(MN_ROLE_USER, "in time", NULL, 1);
-    mn_store_append req = {&a, 1, &s, NULL, 1200, 0, 0, NULL};
+    mn_store_append req = {&a, 1, &s, NULL, 0, 1200, 0, 0, NULL};
     assert_int_equal(mn__engine_append(the_store, S_TTL, &req, NULL), MN_OK);
     mn_session *got = get(S_TTL);
     assert_int_equal(got->expires_at, 1700); /* now + ttl */
     mn_session_free(got);
 
     mn_message late = msg(MN_ROLE_USER, "too late", NULL, 1);
-    mn_store_append too_late = {&late, 1, NULL, NULL, 1700, 0, 0, NULL};
+    mn_store_append too_late = {&late, 1, NULL, NULL, 0, 1700, 0, 0, NULL};
     assert_int_equal(mn__engine_append(the_store, S_TTL, &too_late, NULL), MN_EXPIRED);
     assert_non_null(strstr(mn_errmsg(), "expired"));
     /* in a group too, and the group's other request is kept */
     mn_session fresh = session(S_NONE, 1700, 0, 0);
     mn_message b = msg(MN_ROLE_USER, "fine", NULL, 1);
-    mn_store_append reqs[2] = {{&late, 1, NULL, NULL, 1800, 0, 0, NULL}, {&b, 1, &fresh, NULL, 1800, 0, 0, NULL}};
+    mn_store_append reqs[2] = {{&late, 1, NULL, NULL, 0, 1800, 0, 0, NULL}, {&b, 1, &fresh, NULL, 0, 1800, 0, 0, NULL}};
     const char *ids[2] = {S_TTL, S_NONE};
     mn_status results[2];
     char errmsg[2][256];
@@ -239,7 +239,7 @@ static void turn_trimming(void **state)
         mn_session s = session(id, 100, 0, 2);
         for (int t = 0; t < 4; t++) {
             mn_message turn[2] = {msg(MN_ROLE_USER, "q", NULL, 1), msg(MN_ROLE_ASSISTANT, "a", NULL, 1)};
-            mn_store_append req = {turn, 2, t == 0 ? &s : NULL, NULL, 200 + t, del, 0, NULL};
+            mn_store_append req = {turn, 2, t == 0 ? &s : NULL, NULL, 0, 200 + t, del, 0, NULL};
             assert_int_equal(mn__engine_append(the_store, id, &req, NULL), MN_OK);
         }
         assert_int_equal(active_count(id, 0), 2); /* the newest 2 turns: a question, an answer */
@@ -257,12 +257,12 @@ static void batch_all_or_nothing(void **state)
     (void)state;
     mn_session s = session(S_BATCH, 100, 0, 0);
     mn_message first = msg(MN_ROLE_USER, "first", "b1", 2);
-    mn_store_append req = {&first, 1, &s, "first", 100, 0, 0, NULL};
+    mn_store_append req = {&first, 1, &s, "first", 0, 100, 0, 0, NULL};
     assert_int_equal(mn__engine_append(the_store, S_BATCH, &req, NULL), MN_OK);
 
     mn_message batch[3] = {msg(MN_ROLE_ASSISTANT, "x", NULL, 2), msg(MN_ROLE_USER, "y", NULL, 2),
                            msg(MN_ROLE_USER, "not first", "b1", 2)};
-    mn_store_append bad = {batch, 3, NULL, NULL, 200, 0, 0, NULL};
+    mn_store_append bad = {batch, 3, NULL, NULL, 0, 200, 0, 0, NULL};
     mn_messages *out = NULL;
     assert_int_equal(mn__engine_append(the_store, S_BATCH, &bad, &out), MN_CONFLICT);
     assert_null(out);
@@ -293,9 +293,9 @@ static void group_counts(void **state)
                        msg(MN_ROLE_USER, "g2 two", NULL, 20),     msg(MN_ROLE_USER, "g2 clash", "dup", 30),
                        msg(MN_ROLE_USER, "g1 three", NULL, 4)};
     mn_store_append reqs[6] = {
-        {&m[0], 1, &g1, "g1", 100, 0, 0, NULL},   {&m[1], 1, &g2, "g2", 100, 0, 0, NULL}, {&m[2], 1, NULL, NULL, 100, 0, 0, NULL},
-        {&m[3], 1, NULL, NULL, 100, 0, 0, NULL},  {&m[4], 2, NULL, NULL, 100, 0, 0, NULL}, /* g2 two + clash: refused whole */
-        {&m[6], 1, NULL, NULL, 100, 0, 0, NULL}};
+        {&m[0], 1, &g1, "g1", 0, 100, 0, 0, NULL},   {&m[1], 1, &g2, "g2", 0, 100, 0, 0, NULL}, {&m[2], 1, NULL, NULL, 0, 100, 0, 0, NULL},
+        {&m[3], 1, NULL, NULL, 0, 100, 0, 0, NULL},  {&m[4], 2, NULL, NULL, 0, 100, 0, 0, NULL}, /* g2 two + clash: refused whole */
+        {&m[6], 1, NULL, NULL, 0, 100, 0, 0, NULL}};
     const char *ids[6] = {S_G1, S_G2, S_G1, "0190f0f0-0000-7000-8000-00000000afff", S_G2, S_G1};
     mn_status results[6];
     char errmsg[6][256];
@@ -330,7 +330,7 @@ static void group_counts(void **state)
 
     /* the next append numbers on from what the group stored */
     mn_message next = msg(MN_ROLE_USER, "g2 next", NULL, 1);
-    mn_store_append more = {&next, 1, NULL, NULL, 200, 0, 0, NULL};
+    mn_store_append more = {&next, 1, NULL, NULL, 0, 200, 0, 0, NULL};
     mn_messages *l = NULL;
     assert_int_equal(mn__engine_append(the_store, S_G2, &more, &l), MN_OK);
     assert_int_equal(l->items[0].seq, 2);
@@ -361,7 +361,7 @@ static mn_status tx_body(mn_store_tx *tx, void *arg)
     m.session_id = S_TX;
     assert_int_equal(o->message_insert(tx, row.sid, &m), MN_OK);
     assert_true(m.id > 0);
-    mn_store_appended counters = {row.sid, 1, 1, 6, 1, 150, "primitive"};
+    mn_store_appended counters = {row.sid, 1, 1, 6, 1, 150, 0, "primitive", 0};
     assert_int_equal(o->session_appended(tx, &counters), MN_OK);
     return c->fail ? MN_INVALID : MN_OK;
 }
@@ -425,9 +425,9 @@ static void group_queued_write_fails(void **state)
     mn_message m[5] = {msg(MN_ROLE_USER, "q1 one", NULL, 1), msg(MN_ROLE_USER, "q2 one", NULL, 1),
                        msg(MN_ROLE_USER, "boom", NULL, 1), msg(MN_ROLE_USER, "q1 two", NULL, 1),
                        msg(MN_ROLE_USER, "q1 three", NULL, 1)};
-    mn_store_append reqs[5] = {{&m[0], 1, &q1, "q1", 100, 0, 0, NULL}, {&m[1], 1, &q2, "q2", 100, 0, 0, NULL},
-                               {&m[2], 1, NULL, NULL, 100, 0, 0, NULL}, {&m[3], 1, NULL, NULL, 100, 0, 0, NULL},
-                               {&m[4], 1, NULL, NULL, 100, 0, 0, NULL}};
+    mn_store_append reqs[5] = {{&m[0], 1, &q1, "q1", 0, 100, 0, 0, NULL}, {&m[1], 1, &q2, "q2", 0, 100, 0, 0, NULL},
+                               {&m[2], 1, NULL, NULL, 0, 100, 0, 0, NULL}, {&m[3], 1, NULL, NULL, 0, 100, 0, 0, NULL},
+                               {&m[4], 1, NULL, NULL, 0, 100, 0, 0, NULL}};
     const char *ids[5] = {S_Q1, S_Q2, S_Q1, S_Q1, S_Q2};
     mn_status results[5];
     char errmsg[5][256];
@@ -483,7 +483,7 @@ static void group_texts_and_counters(void **state)
         ids[i] = i % 2 ? S_R2 : S_R1;
         /* the title: the first user message of a session that has none (r2's first is an assistant's) */
         const char *title = m[i].role == MN_ROLE_USER ? texts[i] : NULL;
-        reqs[i] = (mn_store_append){&m[i], 1, i < 2 ? (i ? &r2 : &r1) : NULL, title, 300, 0, 0, NULL};
+        reqs[i] = (mn_store_append){&m[i], 1, i < 2 ? (i ? &r2 : &r1) : NULL, title, 0, 300, 0, 0, NULL};
     }
     mn_status results[N];
     char errmsg[N][256];
@@ -560,8 +560,8 @@ static mn_status held_body(mn_store_tx *tx, void *arg)
     assert_int_equal(h->other->ops->append->session_lock(tx, S_D1, &row), MN_OK);
     mn_message m[3] = {msg(MN_ROLE_USER, "d1 one", NULL, 1), msg(MN_ROLE_USER, "d2 one", NULL, 1),
                        msg(MN_ROLE_USER, "d1 two", NULL, 1)};
-    mn_store_append reqs[3] = {{&m[0], 1, NULL, NULL, 200, 0, 1, NULL}, {&m[1], 1, NULL, NULL, 200, 0, 1, NULL},
-                               {&m[2], 1, NULL, NULL, 200, 0, 1, NULL}};
+    mn_store_append reqs[3] = {{&m[0], 1, NULL, NULL, 0, 200, 0, 1, NULL}, {&m[1], 1, NULL, NULL, 0, 200, 0, 1, NULL},
+                               {&m[2], 1, NULL, NULL, 0, 200, 0, 1, NULL}};
     const char *ids[3] = {S_D1, S_D2, S_D1};
     mn_messages *out[3];
     assert_int_equal(mn__engine_append_many(the_store, ids, reqs, 3, h->results, h->errmsg, out), MN_OK);
@@ -625,7 +625,7 @@ static void *node_run(void *arg)
             int sess = (g + k * (nd->index + 1)) % C_SESSIONS;
             snprintf(texts[n], sizeof texts[n], "node %d #%d", nd->index, next[sess]++);
             m[n] = msg(MN_ROLE_USER, texts[n], NULL, 1);
-            reqs[n] = (mn_store_append){&m[n], 1, NULL, NULL, 1000 + g, 0, 1, NULL};
+            reqs[n] = (mn_store_append){&m[n], 1, NULL, NULL, 0, 1000 + g, 0, 1, NULL};
             ids[n++] = c_ids[sess];
         }
         while (n) { /* what came back goes again, in its order, until everything is stored */
@@ -718,8 +718,8 @@ static void append_in_place(mn_store *st, int64_t now, int g)
 {
     mn_session h1 = session(S_H1, now, 0, 0), h2 = session(S_H2, now, 0, 0);
     mn_message m[2] = {msg(MN_ROLE_USER, "in place", NULL, 1), msg(MN_ROLE_USER, "in place", NULL, 1)};
-    mn_store_append reqs[2] = {{&m[0], 1, g ? NULL : &h1, NULL, now, 0, 0, NULL},
-                               {&m[1], 1, g ? NULL : &h2, NULL, now, 0, 0, NULL}};
+    mn_store_append reqs[2] = {{&m[0], 1, g ? NULL : &h1, NULL, 0, now, 0, 0, NULL},
+                               {&m[1], 1, g ? NULL : &h2, NULL, 0, now, 0, 0, NULL}};
     run_two(st, S_H1, S_H2, reqs, g + 1, g + 1);
 }
 

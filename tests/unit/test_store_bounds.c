@@ -76,7 +76,7 @@ static mn_status append_one(mn_store *st, const char *id, const char *text, int 
     m.tokens = 1;
     m.created_at = 1000;
     m.active = 1;
-    mn_store_append req = {&m, 1, NULL, NULL, 1000, 0, defer, NULL};
+    mn_store_append req = {&m, 1, NULL, NULL, 0, 1000, 0, defer, NULL};
     mn_status result = MN_OK;
     char msgs[1][256];
     assert_int_equal(mn__engine_append_many(st, &id, &req, 1, &result, msgs, NULL), MN_OK);

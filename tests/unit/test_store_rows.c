@@ -61,7 +61,7 @@ static mn_status seed_body(mn_store_tx *tx, void *arg)
         if (!(rc = o->message_insert(tx, sid, &m)))
             sd->ids[i] = m.id;
     }
-    mn_store_appended c = {sid, 2, 2, 7, 2, 1000, "first words"};
+    mn_store_appended c = {sid, 2, 2, 7, 2, 1000, 0, "first words", 1}; /* the title is message 1's */
     return rc ? rc : o->session_appended(tx, &c);
 }
 
@@ -303,7 +303,7 @@ static mn_status six_body(mn_store_tx *tx, void *arg)
         m.active = 1;
         rc = o->message_insert(tx, sid, &m);
     }
-    mn_store_appended c = {sid, 6, 6, 17, 2, 1000, NULL};
+    mn_store_appended c = {sid, 6, 6, 17, 2, 1000, 0, NULL, 0};
     return rc ? rc : o->session_appended(tx, &c);
 }
 

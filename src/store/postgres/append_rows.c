@@ -16,40 +16,37 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-enum { N_COLS = 21 };
+enum { N_COLS = 23 };
 
 struct pg_rows {
     size_t n;
     struct mn_buf col[N_COLS]; /* array literals without their closing brace: "{1,2,3", "{\"a\",NULL" */
 };
 
-/* ord: the rows' order; last_seq of a session is its last row's seq, the counters are sums, the
- * title the first one given (kept only while the session has none), now the last one. A title
- * given records the seq of the message it came from (messages.c's TITLE_SEQ): the first new user
- * message whose title (mn__message_title, as TITLE_OF there) it is, among the rows here (which
- * the update does not see in the table) and the ones inserted before, above last_seq. */
+/* ord: the rows' order; last_seq of a session is its last row's seq, the counters are sums, now
+ * the last one. What the append decided (src/engine/append.c) comes with the row that carries
+ * it: a title (and its seq) at most once per session, an expiry (0: leave it) with each. */
 static const char SQL_APPEND_ROWS[] =
     "WITH d AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[],"
     " $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::integer[],"
-    " $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[], $20::text[], $21::bigint[])"
+    " $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[], $20::text[], $21::bigint[],"
+    " $22::bigint[], $23::bigint[])"
     " WITH ORDINALITY AS d(sid, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files,"
-    " metadata, idem_key, tokens, pinned, created_at, id, added, ntokens, now, title, users, ord)),"
+    " metadata, idem_key, tokens, pinned, created_at, id, added, ntokens, now, title, users, title_seq,"
+    " expires_at, ord)),"
     " m AS (INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name,"
     " model, files, metadata, idem_key, tokens, pinned, created_at, id)"
     " SELECT sid, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files, metadata, idem_key,"
     " tokens, pinned, created_at, id FROM d ORDER BY ord),"
     " u AS (SELECT sid, (array_agg(seq ORDER BY ord DESC))[1] AS last_seq, sum(added) AS added,"
     " sum(ntokens) AS ntokens, (array_agg(now ORDER BY ord DESC))[1] AS now,"
-    " (array_agg(title ORDER BY ord) FILTER (WHERE title IS NOT NULL))[1] AS title, sum(users) AS users"
-    " FROM d GROUP BY sid)"
+    " (array_agg(title ORDER BY ord) FILTER (WHERE title IS NOT NULL))[1] AS title,"
+    " (array_agg(title_seq ORDER BY ord) FILTER (WHERE title IS NOT NULL))[1] AS title_seq,"
+    " max(expires_at) AS expires_at, sum(users) AS users FROM d GROUP BY sid)"
     " UPDATE sessions s SET last_seq = u.last_seq, message_count = s.message_count + u.added,"
-    " token_count = s.token_count + u.ntokens, updated_at = u.now,"
-    " title = CASE WHEN s.title IS NULL THEN u.title ELSE s.title END, turn_count = s.turn_count + u.users,"
-    " title_seq = CASE WHEN s.title IS NULL AND u.title IS NOT NULL THEN coalesce((SELECT min(x.seq) FROM"
-    " (SELECT seq, role, content FROM messages WHERE session_sid = s.sid AND seq > s.last_seq UNION ALL"
-    " SELECT seq, role, content FROM d WHERE d.sid = s.sid) x WHERE x.role = 'user' AND"
-    " left(translate(ltrim(x.content, E' \\n\\t\\r'), E'\\n\\r\\t', '   '), 100) = u.title), 0) ELSE s.title_seq END,"
-    " expires_at = CASE WHEN s.ttl_ms > 0 THEN u.now + s.ttl_ms ELSE s.expires_at END"
+    " token_count = s.token_count + u.ntokens, updated_at = u.now, turn_count = s.turn_count + u.users,"
+    " title = coalesce(u.title, s.title), title_seq = CASE WHEN u.title IS NULL THEN s.title_seq ELSE u.title_seq END,"
+    " expires_at = CASE WHEN u.expires_at > 0 THEN u.expires_at ELSE s.expires_at END"
     " FROM u WHERE s.sid = u.sid";
 
 static mn_status add_i64(struct pg_rows *r, int col, int64_t v)
@@ -114,6 +111,8 @@ mn_status mn__pg_rows_add(struct pg_conn *c, int64_t id, const mn_message *m, co
     if (!rc) rc = add_i64(r, k++, a->now_ms);
     if (!rc) rc = add_text(r, k++, a->title);
     if (!rc) rc = add_i64(r, k++, a->users);
+    if (!rc) rc = add_i64(r, k++, a->title_seq);
+    if (!rc) rc = add_i64(r, k++, a->expires_at);
     if (rc) { /* the columns no longer line up: the group fails and runs no further */
         mn__pg_rows_clear(c);
         c->broken = 1;

@@ -25,19 +25,8 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "vectors are stored as
     " m.actor, m.reason"
 #define N_MEMORY_COLS 20
 
-static const char SQL_CLOSE_PREV[] =
-    "UPDATE memories SET superseded_at = $3,"
-    " valid_to = CASE WHEN valid_to = 0 OR valid_to > $4 THEN greatest(valid_from, $4) ELSE valid_to END"
-    " WHERE id = $1 AND version = $2 AND superseded_at = 0";
-/* A new version ends the validity of every earlier one from its valid_from on, not only of the
- * one it supersedes (an update valid from before the previous version began reaches back over
- * it), and closes any earlier one still current (an import of a newer export). */
-static const char SQL_END_EARLIER[] =
-    "UPDATE memories SET superseded_at = CASE WHEN superseded_at = 0 THEN $3::bigint ELSE superseded_at END,"
-    " valid_to = CASE WHEN valid_to = 0 OR valid_to > $4::bigint THEN greatest(valid_from, $4::bigint)"
-    " ELSE valid_to END"
-    " WHERE id = $1 AND version < $2::bigint"
-    " AND (superseded_at = 0 OR valid_to = 0 OR valid_to > greatest(valid_from, $4::bigint))";
+static const char SQL_END[] =
+    "UPDATE memories SET superseded_at = $3::bigint, valid_to = $4::bigint WHERE id = $1 AND version = $2::bigint";
 static const char SQL_INSERT[] =
     "INSERT INTO memories (id, version, text, kind, namespace, user_id, agent_id, session_id, metadata, sources,"
     " pinned, token_cap, valid_from, valid_to, recorded_at, superseded_at, change, actor, reason)"
@@ -94,58 +83,6 @@ static mn_status insert_row(struct pg_conn *c, const mn_memory *m, int64_t *vid)
     return MN_OK;
 }
 
-static mn_status put_vector(struct pg_conn *c, int64_t vid, const float *vec, uint32_t dim);
-
-/* Ends the earlier versions of m where m begins (SQL_END_EARLIER). */
-static mn_status end_earlier(struct pg_conn *c, const mn_memory *m)
-{
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, m->id);
-    mn__pg_i64(&p, m->version);
-    mn__pg_i64(&p, m->recorded_at);
-    mn__pg_i64(&p, m->valid_from);
-    return mn__pg_query(c, SQL_END_EARLIER, &p, 0, "memory close", NULL);
-}
-
-static mn_status write_body(struct pg_conn *c, void *arg)
-{
-    struct write_arg *a = arg;
-    const mn_memory *m = a->m;
-    PGresult *r = NULL;
-    mn_status rc;
-    if (a->vec && (rc = mn__pg_query(c, SQL_LOG_LOCK, NULL, 0, "memory write", NULL)))
-        return rc;
-    if (m->version > 1) {
-        struct pg_params p;
-        mn__pg_params_init(&p);
-        mn__pg_text(&p, m->id);
-        mn__pg_i64(&p, m->version - 1);
-        mn__pg_i64(&p, m->recorded_at);
-        mn__pg_i64(&p, m->valid_from);
-        if ((rc = mn__pg_query(c, SQL_CLOSE_PREV, &p, 0, "memory close", &r)))
-            return rc;
-        int64_t n = mn__pg_changes(r);
-        PQclear(r);
-        if (n != 1)
-            return mn__err(MN_CONFLICT, "memory %s: version %lld is not the current version any more", m->id,
-                           (long long)(m->version - 1));
-        if ((rc = end_earlier(c, m)))
-            return rc;
-    }
-    if ((rc = insert_row(c, m, &a->vid)))
-        return rc;
-    if (!a->vid)
-        return mn__err(MN_CONFLICT, "memory %s: version %lld exists", m->id, (long long)m->version);
-    return a->vec ? put_vector(c, a->vid, a->vec, a->dim) : MN_OK;
-}
-
-static mn_status op_write(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim)
-{
-    struct write_arg a = {m, vec, dim, 0, 0, NULL};
-    return mn__pg_run(PG(st), PG_WRITE, write_body, &a);
-}
-
 static mn_status put_vector(struct pg_conn *c, int64_t vid, const float *vec, uint32_t dim)
 {
     struct pg_params p;
@@ -161,23 +98,46 @@ static mn_status put_vector(struct pg_conn *c, int64_t vid, const float *vec, ui
     return rc;
 }
 
-static mn_status import_body(struct pg_conn *c, void *arg)
+/* The memory_vector_log lock first thing (SQL_LOG_LOCK), then the row. */
+static mn_status put_body(struct pg_conn *c, void *arg)
 {
     struct write_arg *a = arg;
-    mn_status rc = insert_row(c, a->m, &a->vid);
-    if (!rc && a->vid && a->m->version > 1) /* a newer version than the database had closes the older ones */
-        rc = end_earlier(c, a->m);
-    if (!rc && a->vid && a->vec)
-        rc = put_vector(c, a->vid, a->vec, a->dim);
+    mn_status rc = a->vec ? mn__pg_query(c, SQL_LOG_LOCK, NULL, 0, "memory write", NULL) : MN_OK;
+    if (!rc)
+        rc = insert_row(c, a->m, &a->vid);
+    return !rc && a->vid && a->vec ? put_vector(c, a->vid, a->vec, a->dim) : rc;
+}
+
+/* In the transaction of begin…commit when inside one (the engine's version writes, imports). */
+static mn_status op_put(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added)
+{
+    struct write_arg a = {m, vec, dim, 0, 0, NULL};
+    mn_status rc = mn__pg_run(PG(st), PG_WRITE, put_body, &a);
+    *added = a.vid != 0;
     return rc;
 }
 
-static mn_status op_import(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added)
+struct end_arg {
+    const char *id;
+    int64_t version, superseded_at, valid_to;
+};
+
+static mn_status end_body(struct pg_conn *c, void *arg)
 {
-    struct write_arg a = {m, vec, dim, 0, 0, NULL};
-    mn_status rc = mn__pg_run(PG(st), PG_WRITE, import_body, &a);
-    *added = a.vid != 0;
-    return rc;
+    struct end_arg *a = arg;
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, a->id);
+    mn__pg_i64(&p, a->version);
+    mn__pg_i64(&p, a->superseded_at);
+    mn__pg_i64(&p, a->valid_to);
+    return mn__pg_query(c, SQL_END, &p, 0, "memory close", NULL);
+}
+
+static mn_status op_end(mn_store *st, const char *id, int64_t version, int64_t superseded_at, int64_t valid_to)
+{
+    struct end_arg a = {id, version, superseded_at, valid_to};
+    return mn__pg_run(PG(st), PG_WRITE, end_body, &a);
 }
 
 static mn_status forget_body(struct pg_conn *c, void *arg)
@@ -463,10 +423,10 @@ static mn_status op_vec_filter(mn_store *st, const mn_store_memory_query *q, mn_
 }
 
 const struct mn_store_memory_ops mn_pg_memory_ops = {
-    .write = op_write,
+    .put = op_put,
+    .end = op_end,
     .query = op_query,
     .forget = op_forget,
-    .import = op_import,
     .vec_filter = op_vec_filter,
     .vec_scan = mn__pg_memory_vec_scan,
     .vec_changes = mn__pg_memory_vec_changes,

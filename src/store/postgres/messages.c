@@ -21,10 +21,6 @@
 
 #define SESSION_COLS MN_PG_SESSION_COLS
 #define MESSAGE_COLS MN_PG_MESSAGE_COLS
-/* The title mn__message_title takes from a message's content (an SQL expression of column col),
- * as sqlite/sqlite.c's TITLE_OF: its first 100 characters (MN_TITLE_CHARS), leading whitespace
- * gone, line breaks and tabs made spaces. */
-#define TITLE_OF(col) "left(translate(ltrim(" col ", E' \\n\\t\\r'), E'\\n\\r\\t', '   '), 100)"
 
 /* ---- sessions -------------------------------------------------------------------------------- */
 
@@ -239,8 +235,9 @@ mn_status mn__pg_op_session_prune(mn_store *st, int64_t before_ms, int64_t *dele
 
 /* ---- appends --------------------------------------------------------------------------------- */
 
-static const char SQL_SESSION_FOR_APPEND[] =
-    "SELECT sid, last_seq, expires_at, max_turns, namespace FROM sessions WHERE id = $1 FOR UPDATE";
+/* What an append reads of its session (read_append_row). */
+#define APPEND_ROW "sid, last_seq, expires_at, max_turns, namespace, ttl_ms, (title IS NOT NULL)::int"
+static const char SQL_SESSION_FOR_APPEND[] = "SELECT " APPEND_ROW " FROM sessions WHERE id = $1 FOR UPDATE";
 static const char SQL_MESSAGE_INSERT[] =
     "INSERT INTO messages (session_sid, seq, role, content, tool_calls, tool_call_id, name, tool_name, model, files,"
     " metadata, idem_key, tokens, pinned, created_at)"
@@ -248,14 +245,12 @@ static const char SQL_MESSAGE_INSERT[] =
     " $15::bigint) RETURNING id";
 static const char SQL_MESSAGE_BY_IDEM[] =
     "SELECT " MESSAGE_COLS " FROM messages WHERE session_sid = $1::bigint AND idem_key = $2";
-/* A title the append gives records the seq of the message it came from: the first new user
- * message whose title it is (0 when a repeated message, which an idempotency key did not store
- * again, gave it); sqlite/sqlite.c's S_SESSION_APPENDED. The messages inserted before this
- * statement are the ones above the session's last_seq. */
-#define TITLE_SEQ(title, more)                                                                                   \
-    " title_seq = CASE WHEN title IS NULL AND " title "::text IS NOT NULL THEN coalesce((SELECT min(x.seq) FROM"   \
-    " (SELECT seq, role, content FROM messages WHERE session_sid = $1::bigint AND seq > sessions.last_seq" more   \
-    ") x WHERE x.role = 'user' AND " TITLE_OF("x.content") " = " title "), 0) ELSE title_seq END,"
+/* The counters an append adds ($16-$20 below, $3-$7 in SQL_SESSION_APPENDED: bind_counters), and
+ * what it decided (src/engine/append.c): a NULL title and a 0 expiry leave them. */
+#define APPENDED(n, t, e, u, ts, x)                                                                              \
+    " message_count = message_count + " n "::bigint, token_count = token_count + " t "::bigint,"                   \
+    " updated_at = " e "::bigint, turn_count = turn_count + " u "::bigint, title = coalesce(" ts ", title),"      \
+    " title_seq = CASE WHEN " ts "::text IS NULL THEN title_seq ELSE " x "::bigint END,"
 /* One message and its session's counters (what the append added, this message included) in one
  * statement. */
 static const char SQL_MESSAGE_INSERT_APPENDED[] =
@@ -263,11 +258,8 @@ static const char SQL_MESSAGE_INSERT_APPENDED[] =
     " model, files, metadata, idem_key, tokens, pinned, created_at)"
     " VALUES ($1::bigint, $2::bigint, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::integer,"
     " $15::bigint) RETURNING id)"
-    " UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $16::bigint,"
-    " token_count = token_count + $17::bigint, updated_at = $18::bigint,"
-    " title = CASE WHEN title IS NULL THEN $19 ELSE title END, turn_count = turn_count + $20::bigint,"
-    TITLE_SEQ("$19", " UNION ALL SELECT $2::bigint, $3, $4") /* this message: in m, which the update does not see */
-    " expires_at = CASE WHEN ttl_ms > 0 THEN $18::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint"
+    " UPDATE sessions SET last_seq = $2::bigint," APPENDED("$16", "$17", "$18", "$20", "$19", "$21")
+    " expires_at = CASE WHEN $22::bigint > 0 THEN $22::bigint ELSE expires_at END WHERE sid = $1::bigint"
     " RETURNING (SELECT id FROM m)";
 /* SQL_MESSAGE_INSERT with the message's id drawn beforehand ($16). */
 static const char SQL_MESSAGE_INSERT_ID[] =
@@ -276,11 +268,8 @@ static const char SQL_MESSAGE_INSERT_ID[] =
     " VALUES ($1::bigint, $2::bigint, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::integer,"
     " $15::bigint, $16::bigint)";
 static const char SQL_SESSION_APPENDED[] =
-    "UPDATE sessions SET last_seq = $2::bigint, message_count = message_count + $3::bigint,"
-    " token_count = token_count + $4::bigint, updated_at = $5::bigint,"
-    " title = CASE WHEN title IS NULL THEN $6 ELSE title END, turn_count = turn_count + $7::bigint,"
-    TITLE_SEQ("$6", "")
-    " expires_at = CASE WHEN ttl_ms > 0 THEN $5::bigint + ttl_ms ELSE expires_at END WHERE sid = $1::bigint";
+    "UPDATE sessions SET last_seq = $2::bigint," APPENDED("$3", "$4", "$5", "$7", "$6", "$8")
+    " expires_at = CASE WHEN $9::bigint > 0 THEN $9::bigint ELSE expires_at END WHERE sid = $1::bigint";
 
 static void bind_message(struct pg_params *p, int64_t sid, const mn_message *m)
 {
@@ -345,6 +334,19 @@ static enum mn_store_tx_state tx_state(mn_store_tx *tx)
 
 static void tx_rerun(mn_store_tx *tx) { TX(tx)->retry = 1; }
 
+/* Row k's APPEND_ROW columns, from column col on. */
+static void read_append_row(PGresult *r, int k, int col, mn_store_append_row *out)
+{
+    out->held = PQgetisnull(r, k, col);
+    out->sid = mn__pg_col_i64(r, k, col);
+    out->last_seq = mn__pg_col_i64(r, k, col + 1);
+    out->expires_at = mn__pg_col_i64(r, k, col + 2);
+    out->max_turns = mn__pg_col_i64(r, k, col + 3);
+    snprintf(out->ns, sizeof out->ns, "%s", PQgetvalue(r, k, col + 4));
+    out->ttl_ms = mn__pg_col_i64(r, k, col + 5);
+    out->titled = (int)mn__pg_col_i64(r, k, col + 6);
+}
+
 /* The session row for an append, locked until commit: appends to one session (from any node)
  * run one after the other, so seq stays gapless and idempotency checks see every earlier key. */
 static mn_status tx_session_lock(mn_store_tx *tx, const char *id, mn_store_append_row *out)
@@ -360,13 +362,9 @@ static mn_status tx_session_lock(mn_store_tx *tx, const char *id, mn_store_appen
         PQclear(r);
         return rc;
     }
-    if (PQntuples(r) == 1) {
-        out->sid = mn__pg_col_i64(r, 0, 0);
-        out->last_seq = mn__pg_col_i64(r, 0, 1);
-        out->expires_at = mn__pg_col_i64(r, 0, 2);
-        out->max_turns = mn__pg_col_i64(r, 0, 3);
-        snprintf(out->ns, sizeof out->ns, "%s", PQgetvalue(r, 0, 4));
-    } else
+    if (PQntuples(r) == 1)
+        read_append_row(r, 0, 0, out);
+    else
         rc = mn__err(MN_NOTFOUND, "session %s not found", id);
     PQclear(r);
     return rc;
@@ -443,7 +441,8 @@ static mn_status tx_message_insert(mn_store_tx *tx, int64_t sid, mn_message *m)
     return insert_message_drawn(TX(tx), SQL_MESSAGE_INSERT, SQL_MESSAGE_INSERT_ID, &p, m);
 }
 
-/* What an append adds to the counters, as five parameters: added, tokens, now, title, users. */
+/* What an append adds and decides, as seven parameters: added, tokens, now, title, users,
+ * title_seq, expires_at. */
 static void bind_counters(struct pg_params *p, const mn_store_appended *c)
 {
     mn__pg_i64(p, c->added);
@@ -451,6 +450,8 @@ static void bind_counters(struct pg_params *p, const mn_store_appended *c)
     mn__pg_i64(p, c->now_ms);
     mn__pg_text(p, c->title);
     mn__pg_i64(p, c->users);
+    mn__pg_i64(p, c->title_seq);
+    mn__pg_i64(p, c->expires_at);
 }
 
 static mn_status tx_session_appended(mn_store_tx *tx, const mn_store_appended *c)
@@ -487,15 +488,15 @@ static mn_status tx_message_insert_appended(mn_store_tx *tx, mn_message *m, cons
  * groups that share sessions then queue behind each other instead of deadlocking (each append
  * locking its session as it comes would take them in request order). Session ids reaching the
  * store are canonical UUIDs (checked above), so the array literal needs no quoting. */
-static const char SQL_LOCK_SESSIONS[] = "SELECT id, sid, last_seq, expires_at, max_turns, namespace FROM sessions"
+static const char SQL_LOCK_SESSIONS[] = "SELECT id, " APPEND_ROW " FROM sessions"
                                         " WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
 /* The same, leaving alone the rows another transaction holds: they come back with a NULL sid
  * (the session exists, but is not locked); a missing session does not come back at all. */
 static const char SQL_LOCK_SESSIONS_SKIP[] =
-    "WITH l AS (SELECT id, sid, last_seq, expires_at, max_turns, namespace FROM sessions"
+    "WITH l AS (SELECT id, " APPEND_ROW " AS titled FROM sessions"
     " WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED)"
-    " SELECT s.id, l.sid, l.last_seq, l.expires_at, l.max_turns, l.namespace FROM sessions s LEFT JOIN l ON l.id = s.id"
-    " WHERE s.id = ANY($1::text[])";
+    " SELECT s.id, l.sid, l.last_seq, l.expires_at, l.max_turns, l.namespace, l.ttl_ms, l.titled"
+    " FROM sessions s LEFT JOIN l ON l.id = s.id WHERE s.id = ANY($1::text[])";
 
 static mn_status tx_sessions_lock(mn_store_tx *tx, const char *const *ids, size_t n, int skip,
                                   mn_store_append_row *rows)
@@ -530,14 +531,8 @@ static mn_status tx_sessions_lock(mn_store_tx *tx, const char *const *ids, size_
     }
     for (int k = 0; k < PQntuples(r); k++)
         for (size_t i = 0; i < n; i++)
-            if (strcmp(ids[i], PQgetvalue(r, k, 0)) == 0) {
-                rows[i].held = PQgetisnull(r, k, 1);
-                rows[i].sid = mn__pg_col_i64(r, k, 1);
-                rows[i].last_seq = mn__pg_col_i64(r, k, 2);
-                rows[i].expires_at = mn__pg_col_i64(r, k, 3);
-                rows[i].max_turns = mn__pg_col_i64(r, k, 4);
-                snprintf(rows[i].ns, sizeof rows[i].ns, "%s", PQgetvalue(r, k, 5));
-            }
+            if (strcmp(ids[i], PQgetvalue(r, k, 0)) == 0)
+                read_append_row(r, k, 1, &rows[i]);
     PQclear(r);
     return MN_OK;
 }

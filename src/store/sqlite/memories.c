@@ -23,17 +23,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "vectors are stored as
     " m.actor, m.reason"
 #define N_MEMORY_COLS 20
 
-static const char SQL_CLOSE_PREV[] =
-    "UPDATE memories SET superseded_at = ?3,"
-    " valid_to = CASE WHEN valid_to = 0 OR valid_to > ?4 THEN max(valid_from, ?4) ELSE valid_to END"
-    " WHERE id = ?1 AND version = ?2 AND superseded_at = 0";
-/* A new version ends the validity of every earlier one from its valid_from on, not only of the
- * one it supersedes (an update valid from before the previous version began reaches back over
- * it), and closes any earlier one still current (an import of a newer export). */
-static const char SQL_END_EARLIER[] =
-    "UPDATE memories SET superseded_at = CASE WHEN superseded_at = 0 THEN ?3 ELSE superseded_at END,"
-    " valid_to = CASE WHEN valid_to = 0 OR valid_to > ?4 THEN max(valid_from, ?4) ELSE valid_to END"
-    " WHERE id = ?1 AND version < ?2 AND (superseded_at = 0 OR valid_to = 0 OR valid_to > max(valid_from, ?4))";
+static const char SQL_END[] = "UPDATE memories SET superseded_at = ?3, valid_to = ?4 WHERE id = ?1 AND version = ?2";
 static const char SQL_INSERT[] =
     "INSERT INTO memories (id, version, text, kind, namespace, user_id, agent_id, session_id, metadata, sources,"
     " pinned, token_cap, valid_from, valid_to, recorded_at, superseded_at, change, actor, reason)"
@@ -88,66 +78,6 @@ static mn_status insert_row(struct sqlite_store *s, const mn_memory *m, int64_t 
     return mn__sqlite_step_done(s, st, "memory keyword index");
 }
 
-static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *vec, uint32_t dim);
-
-/* Ends the earlier versions of m where m begins (SQL_END_EARLIER). */
-static mn_status end_earlier(struct sqlite_store *s, const mn_memory *m)
-{
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_END_EARLIER, &st);
-    if (rc)
-        return rc;
-    mn__sqlite_bind_text(st, 1, m->id);
-    sqlite3_bind_int64(st, 2, m->version);
-    sqlite3_bind_int64(st, 3, m->recorded_at);
-    sqlite3_bind_int64(st, 4, m->valid_from);
-    return mn__sqlite_step_done(s, st, "memory close");
-}
-
-static mn_status write_txn(struct sqlite_store *s, const mn_memory *m, const float *vec, uint32_t dim)
-{
-    sqlite3_stmt *st = NULL;
-    mn_status rc;
-    if (m->version > 1) {
-        if ((rc = mn__sqlite_stmt(s, SQL_CLOSE_PREV, &st)))
-            return rc;
-        mn__sqlite_bind_text(st, 1, m->id);
-        sqlite3_bind_int64(st, 2, m->version - 1);
-        sqlite3_bind_int64(st, 3, m->recorded_at);
-        sqlite3_bind_int64(st, 4, m->valid_from);
-        if ((rc = mn__sqlite_step_done(s, st, "memory close")))
-            return rc;
-        if (sqlite3_changes(s->db) != 1)
-            return mn__err(MN_CONFLICT, "memory %s: version %lld is not the current version any more", m->id,
-                           (long long)(m->version - 1));
-        if ((rc = end_earlier(s, m)))
-            return rc;
-    }
-    int64_t vid = 0;
-    if ((rc = insert_row(s, m, &vid)))
-        return rc;
-    if (!vid)
-        return mn__err(MN_CONFLICT, "memory %s: version %lld exists", m->id, (long long)m->version);
-    return vec ? put_vector(s, vid, vec, dim) : MN_OK;
-}
-
-static mn_status write_locked(struct sqlite_store *s, const mn_memory *m, const float *vec, uint32_t dim)
-{
-    mn_status rc = mn__sqlite_begin_write(s);
-    if (rc)
-        return rc;
-    if ((rc = write_txn(s, m, vec, dim))) {
-        mn__sqlite_rollback(s);
-        return rc;
-    }
-    return mn__sqlite_commit(s);
-}
-
-static mn_status op_write(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim)
-{
-    LOCKED(S(st), write_locked(S(st), m, vec, dim));
-}
-
 static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *vec, uint32_t dim)
 {
     sqlite3_stmt *st = NULL;
@@ -165,23 +95,52 @@ static mn_status put_vector(struct sqlite_store *s, int64_t vid, const float *ve
     return rc;
 }
 
-static mn_status import_locked(struct sqlite_store *s, const mn_memory *m, const float *vec, uint32_t dim,
-                               int64_t *vid)
+struct put_arg {
+    const mn_memory *m;
+    const float *vec;
+    uint32_t dim;
+    int64_t vid;
+};
+
+static mn_status put_body(struct sqlite_store *s, void *arg)
 {
-    mn_status rc = insert_row(s, m, vid);
-    if (!rc && *vid && m->version > 1) /* a newer version than the database had closes the older ones */
-        rc = end_earlier(s, m);
-    if (!rc && *vid && vec)
-        rc = put_vector(s, *vid, vec, dim);
+    struct put_arg *a = arg;
+    mn_status rc = insert_row(s, a->m, &a->vid);
+    return !rc && a->vid && a->vec ? put_vector(s, a->vid, a->vec, a->dim) : rc;
+}
+
+/* In the transaction of begin…commit when inside one (the engine's version writes, imports). */
+static mn_status op_put(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added)
+{
+    struct put_arg a = {m, vec, dim, 0};
+    mn_status rc = mn__sqlite_run_write(st, put_body, NULL, &a);
+    *added = a.vid != 0;
     return rc;
 }
 
-static mn_status op_import(mn_store *st, const mn_memory *m, const float *vec, uint32_t dim, int *added)
+struct end_arg {
+    const char *id;
+    int64_t version, superseded_at, valid_to;
+};
+
+static mn_status end_body(struct sqlite_store *s, void *arg)
 {
-    int64_t vid = 0; /* begin() holds the lock */
-    mn_status rc = import_locked(S(st), m, vec, dim, &vid);
-    *added = vid != 0;
-    return rc;
+    struct end_arg *a = arg;
+    sqlite3_stmt *st = NULL;
+    mn_status rc = mn__sqlite_stmt(s, SQL_END, &st);
+    if (rc)
+        return rc;
+    mn__sqlite_bind_text(st, 1, a->id);
+    sqlite3_bind_int64(st, 2, a->version);
+    sqlite3_bind_int64(st, 3, a->superseded_at);
+    sqlite3_bind_int64(st, 4, a->valid_to);
+    return mn__sqlite_step_done(s, st, "memory close");
+}
+
+static mn_status op_end(mn_store *st, const char *id, int64_t version, int64_t superseded_at, int64_t valid_to)
+{
+    struct end_arg a = {id, version, superseded_at, valid_to};
+    return mn__sqlite_run_write(st, end_body, NULL, &a);
 }
 
 static mn_status forget_locked(struct sqlite_store *s, const char *id, int64_t *removed)
@@ -448,9 +407,25 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
     return rc;
 }
 
+struct query_arg {
+    const mn_store_memory_query *q;
+    mn_store_memory_fn fn;
+    void *user;
+};
+
+static mn_status query_body(struct sqlite_store *s, void *arg)
+{
+    struct query_arg *a = arg;
+    return query_locked(s, a->q, a->fn, a->user);
+}
+
+/* On begin's connection when inside begin…commit (a version write reads the earlier ones). Not
+ * a scan (mn__sqlite_run_scan): the callback may write to another handle this thread holds in
+ * begin…commit (migrate copies memories from a query's rows into its destination). */
 static mn_status op_query(mn_store *st, const mn_store_memory_query *q, mn_store_memory_fn fn, void *user)
 {
-    LOCKED(S(st), query_locked(S(st), q, fn, user));
+    struct query_arg a = {q, fn, user};
+    return mn__sqlite_run_read(st, query_body, &a);
 }
 
 static mn_status vec_filter_locked(struct sqlite_store *s, const mn_store_memory_query *sq, mn_store_score_fn fn,
@@ -489,10 +464,10 @@ static mn_status op_vec_filter(mn_store *st, const mn_store_memory_query *q, mn_
 }
 
 const struct mn_store_memory_ops mn_sqlite_memory_ops = {
-    .write = op_write,
+    .put = op_put,
+    .end = op_end,
     .query = op_query,
     .forget = op_forget,
-    .import = op_import,
     .vec_filter = op_vec_filter,
     .vec_scan = mn__sqlite_memory_vec_scan,
     .vec_changes = mn__sqlite_memory_vec_changes,

@@ -77,18 +77,13 @@ static const char *const stmt_sql[S_COUNT] = {
                          " cleared_from, key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     [S_SESSION_BY_KEY] = "SELECT " SESSION_COLS " FROM sessions WHERE namespace = ?1 AND key = ?2",
     [S_SESSION_GET] = "SELECT " SESSION_COLS " FROM sessions WHERE id = ?1",
-    [S_SESSION_SID] = "SELECT sid, last_seq, expires_at, ttl_ms, max_turns, namespace FROM sessions WHERE id = ?1",
-    /* A title the append gives (?6: the first of its user messages with text gives one) records that
-     * message's seq: the first new user message whose title it is (0 when a repeated message,
-     * which an idempotency key did not store again, gave it). */
+    [S_SESSION_SID] = "SELECT sid, last_seq, expires_at, ttl_ms, max_turns, namespace, title IS NOT NULL"
+                      " FROM sessions WHERE id = ?1",
+    /* NULL title (?6) and 0 expiry (?9): leave them (the append decides, src/engine/append.c). */
     [S_SESSION_APPENDED] = "UPDATE sessions SET last_seq = ?2, message_count = message_count + ?3,"
-                           " token_count = token_count + ?4, updated_at = ?5,"
-                           " title = CASE WHEN title IS NULL THEN ?6 ELSE title END, turn_count = turn_count + ?7,"
-                           " title_seq = CASE WHEN title IS NULL AND ?6 IS NOT NULL THEN coalesce((SELECT seq"
-                           " FROM messages WHERE " MN_SQLITE_AFTER_SEQ("pos", "?1", "sessions.last_seq")
-                           " AND role = 'user' AND " TITLE_OF("content") " = ?6 ORDER BY pos LIMIT 1), 0)"
-                           " ELSE title_seq END,"
-                           " expires_at = CASE WHEN ttl_ms > 0 THEN ?5 + ttl_ms ELSE expires_at END WHERE sid = ?1",
+                           " token_count = token_count + ?4, updated_at = ?5, turn_count = turn_count + ?7,"
+                           " title = coalesce(?6, title), title_seq = CASE WHEN ?6 IS NULL THEN title_seq ELSE ?8 END,"
+                           " expires_at = CASE WHEN ?9 > 0 THEN ?9 ELSE expires_at END WHERE sid = ?1",
     [S_SESSION_LIST_NS] = "SELECT " SESSION_COLS " FROM sessions WHERE namespace = ?1"
                           " ORDER BY updated_minute DESC, updated_at DESC, sid DESC LIMIT ?2 OFFSET ?3",
     [S_SESSION_LIST_ALL] = "SELECT " SESSION_COLS " FROM sessions"
@@ -525,8 +520,10 @@ static mn_status tx_session_lock(mn_store_tx *tx, const char *id, mn_store_appen
         out->sid = sqlite3_column_int64(st, 0);
         out->last_seq = sqlite3_column_int64(st, 1);
         out->expires_at = sqlite3_column_int64(st, 2);
+        out->ttl_ms = sqlite3_column_int64(st, 3);
         out->max_turns = sqlite3_column_int64(st, 4);
         snprintf(out->ns, sizeof out->ns, "%s", (const char *)sqlite3_column_text(st, 5));
+        out->titled = sqlite3_column_int(st, 6);
     } else
         rc = r == SQLITE_DONE ? mn__err(MN_NOTFOUND, "session %s not found", id) : mn__sqlite_fail(s, r, "session lookup");
     mn__sqlite_done(st);
@@ -603,6 +600,8 @@ static mn_status tx_session_appended(mn_store_tx *tx, const mn_store_appended *c
     sqlite3_bind_int64(st, 5, c->now_ms);
     mn__sqlite_bind_text(st, 6, c->title);
     sqlite3_bind_int64(st, 7, c->users);
+    sqlite3_bind_int64(st, 8, c->title_seq);
+    sqlite3_bind_int64(st, 9, c->expires_at);
     int r = sqlite3_step(st);
     mn__sqlite_done(st);
     return r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "session update");
