@@ -23,32 +23,16 @@ static const char SQL_PUT[] =
     " ON CONFLICT (session_sid, checkpoint_ns, id) DO UPDATE SET parent_id = excluded.parent_id,"
     " type = excluded.type, data = excluded.data, metadata = excluded.metadata, created_at = excluded.created_at";
 
-static mn_status put_body(struct pg_conn *c, void *arg)
-{
-    const mn_checkpoint *cp = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, cp->session_id);
-    mn__pg_text(&p, cp->checkpoint_ns);
-    mn__pg_text(&p, cp->id);
-    mn__pg_text(&p, cp->parent_id);
-    mn__pg_text(&p, cp->type);
-    mn__pg_text(&p, cp->data);
-    mn__pg_text(&p, cp->metadata);
-    mn__pg_i64(&p, cp->created_at);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_PUT, &p, 0, "checkpoint put", &r);
-    if (rc)
-        return rc;
-    if (mn__pg_changes(r) == 0)
-        rc = mn__err(MN_NOTFOUND, "session %s not found", cp->session_id);
-    PQclear(r);
-    return rc;
-}
-
 static mn_status op_put(mn_store *st, const mn_checkpoint *cp)
 {
-    return mn__pg_run(PG(st), PG_WRITE, put_body, (void *)cp);
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_texts(&p, 7, (const char *[]){cp->session_id, cp->checkpoint_ns, cp->id, cp->parent_id, cp->type,
+                                         cp->data, cp->metadata});
+    mn__pg_i64(&p, cp->created_at);
+    int64_t changed = 0;
+    mn_status rc = mn__pg_run_exec(PG(st), PG_WRITE, SQL_PUT, &p, "checkpoint put", &changed);
+    return rc || changed ? rc : mn__err(MN_NOTFOUND, "session %s not found", cp->session_id);
 }
 
 /* ---- pending writes -------------------------------------------------------------------------- */
@@ -65,44 +49,19 @@ static const char SQL_WRITE_REPLACE[] = WRITE_PUT("UPDATE SET channel = excluded
                                                   " value = excluded.value, task_path = excluded.task_path");
 static const char SQL_WRITE_KEEP[] = WRITE_PUT("NOTHING");
 
-struct write_arg {
-    const char *session_id, *checkpoint_ns, *checkpoint_id;
-    const mn_checkpoint_write *w;
-    int replace;
-    mn_store_checkpoint_write_fn fn;
-    void *user;
-};
-
-static mn_status write_put_body(struct pg_conn *c, void *arg)
-{
-    struct write_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->session_id);
-    mn__pg_text(&p, a->checkpoint_ns);
-    mn__pg_text(&p, a->checkpoint_id);
-    mn__pg_text(&p, a->w->task_id);
-    mn__pg_i64(&p, a->w->idx);
-    mn__pg_text(&p, a->w->channel);
-    mn__pg_text(&p, a->w->type);
-    mn__pg_text(&p, a->w->value);
-    mn__pg_text(&p, a->w->task_path);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, a->replace ? SQL_WRITE_REPLACE : SQL_WRITE_KEEP, &p, 0, "checkpoint write", &r);
-    if (rc)
-        return rc;
-    if (mn__pg_col_i64(r, 0, 0) == 0)
-        rc = mn__err(MN_NOTFOUND, "session %s not found", a->session_id);
-    PQclear(r);
-    return rc;
-}
-
 /* Inside begin…commit the pinned connection's transaction; outside, one of its own. */
 static mn_status op_write_put(mn_store *st, const char *session_id, const char *checkpoint_ns,
                               const char *checkpoint_id, const mn_checkpoint_write *w, int replace)
 {
-    struct write_arg a = {session_id, checkpoint_ns, checkpoint_id, w, replace, NULL, NULL};
-    return mn__pg_run(PG(st), PG_WRITE, write_put_body, &a);
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_texts(&p, 4, (const char *[]){session_id, checkpoint_ns, checkpoint_id, w->task_id});
+    mn__pg_i64(&p, w->idx);
+    mn__pg_texts(&p, 4, (const char *[]){w->channel, w->type, w->value, w->task_path});
+    int64_t found = 0;
+    mn_status rc = mn__pg_run_i64(PG(st), PG_WRITE, replace ? SQL_WRITE_REPLACE : SQL_WRITE_KEEP, &p,
+                                  "checkpoint write", &found);
+    return rc || found ? rc : mn__err(MN_NOTFOUND, "session %s not found", session_id);
 }
 
 static const char SQL_WRITES[] =
@@ -110,34 +69,28 @@ static const char SQL_WRITES[] =
     " JOIN checkpoint_writes w ON w.session_sid = s.sid"
     " WHERE s.id = $1 AND w.checkpoint_ns = $2 AND w.checkpoint_id = $3 ORDER BY w.task_path, w.task_id, w.idx";
 
-static mn_status writes_body(struct pg_conn *c, void *arg)
+struct writes_arg {
+    mn_store_checkpoint_write_fn fn;
+    void *user;
+};
+
+static mn_status write_row(void *arg, PGresult *r, int i, int *stop)
 {
-    struct write_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->session_id);
-    mn__pg_text(&p, a->checkpoint_ns);
-    mn__pg_text(&p, a->checkpoint_id);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_WRITES, &p, 0, "checkpoint writes", &r);
-    if (rc)
-        return rc;
-    for (int i = 0; i < PQntuples(r); i++) {
-        mn_checkpoint_write w = {mn__pg_col_text(r, i, 0), mn__pg_col_text(r, i, 1), mn__pg_col_i64(r, i, 2),
-                                 mn__pg_col_text(r, i, 3), mn__pg_col_text(r, i, 4), mn__pg_col_text(r, i, 5)};
-        c->visible = 1;
-        if (a->fn(a->user, &w))
-            break;
-    }
-    PQclear(r);
+    struct writes_arg *a = arg;
+    mn_checkpoint_write w = {mn__pg_col_text(r, i, 0), mn__pg_col_text(r, i, 1), mn__pg_col_i64(r, i, 2),
+                             mn__pg_col_text(r, i, 3), mn__pg_col_text(r, i, 4), mn__pg_col_text(r, i, 5)};
+    *stop = a->fn(a->user, &w);
     return MN_OK;
 }
 
 static mn_status op_writes(mn_store *st, const char *session_id, const char *checkpoint_ns,
                            const char *checkpoint_id, mn_store_checkpoint_write_fn fn, void *user)
 {
-    struct write_arg a = {session_id, checkpoint_ns, checkpoint_id, NULL, 0, fn, user};
-    return mn__pg_run(PG(st), PG_AUTOCOMMIT, writes_body, &a);
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_texts(&p, 3, (const char *[]){session_id, checkpoint_ns, checkpoint_id});
+    struct writes_arg a = {fn, user};
+    return mn__pg_run_each(PG(st), SQL_WRITES, &p, 0, "checkpoint writes", write_row, &a);
 }
 
 /* ---- scan ------------------------------------------------------------------------------------ */
@@ -157,7 +110,6 @@ static mn_status op_writes(mn_store *st, const char *session_id, const char *che
 static const char SQL_SCAN_SESSION[] = SCAN_PAGE("s.id = $2 AND ($1::text IS NULL OR s.namespace = $1)");
 static const char SQL_SCAN_NS[] = SCAN_PAGE("s.namespace = $1 AND $2::text IS NULL");
 static const char SQL_SCAN_ALL[] = SCAN_PAGE("$1::text IS NULL AND $2::text IS NULL");
-#define SCAN_FIRST_PAGE 16 /* then 8 times more each page, up to SCAN_MAX_PAGE */
 #define SCAN_MAX_PAGE 1024
 
 struct scan_arg {
@@ -166,61 +118,40 @@ struct scan_arg {
     void *user;
 };
 
-/* Hands a page's rows to fn; *stop: fn asked to stop. */
-static void scan_emit(struct pg_conn *c, PGresult *r, struct scan_arg *a, int *stop)
+static mn_status checkpoint_row(void *arg, PGresult *r, int i, int *stop)
 {
-    for (int i = 0; i < PQntuples(r) && !*stop; i++) {
-        mn_checkpoint cp = {.thread = mn__pg_col_text(r, i, 0),
-                            .session_id = mn__pg_col_text(r, i, 1),
-                            .checkpoint_ns = mn__pg_col_text(r, i, 2),
-                            .id = mn__pg_col_text(r, i, 3),
-                            .parent_id = mn__pg_col_text(r, i, 4),
-                            .type = mn__pg_col_text(r, i, 5),
-                            .data = mn__pg_col_text(r, i, 6),
-                            .metadata = mn__pg_col_text(r, i, 7),
-                            .created_at = mn__pg_col_i64(r, i, 8)};
-        c->visible = 1;
-        *stop = a->fn(a->user, &cp) != 0;
-    }
+    struct scan_arg *a = arg;
+    mn_checkpoint cp = {.thread = mn__pg_col_text(r, i, 0),
+                        .session_id = mn__pg_col_text(r, i, 1),
+                        .checkpoint_ns = mn__pg_col_text(r, i, 2),
+                        .id = mn__pg_col_text(r, i, 3),
+                        .parent_id = mn__pg_col_text(r, i, 4),
+                        .type = mn__pg_col_text(r, i, 5),
+                        .data = mn__pg_col_text(r, i, 6),
+                        .metadata = mn__pg_col_text(r, i, 7),
+                        .created_at = mn__pg_col_i64(r, i, 8)};
+    *stop = a->fn(a->user, &cp) != 0;
+    return MN_OK;
+}
+
+static const char *scan_page(void *arg, struct pg_params *p, const PGresult *prev, int last, int64_t n)
+{
+    const mn_store_checkpoint_scan *q = ((struct scan_arg *)arg)->q;
+    mn__pg_params_init(p);
+    mn__pg_texts(p, 5, (const char *[]){q->ns, q->session_id, q->checkpoint_ns, q->id, q->before});
+    mn__pg_text(p, prev ? mn__pg_col_text(prev, last, 3) : NULL);
+    mn__pg_text(p, prev ? mn__pg_col_text(prev, last, 1) : NULL);
+    mn__pg_text(p, prev ? mn__pg_col_text(prev, last, 2) : NULL);
+    mn__pg_i64(p, n);
+    return q->session_id ? SQL_SCAN_SESSION : q->ns ? SQL_SCAN_NS : SQL_SCAN_ALL;
 }
 
 /* Each page is a statement of its own (a snapshot of its own), as the message scans: a page
  * below the first shows the checkpoints as they were then, still in order without repeats. */
 static mn_status scan_body(struct pg_conn *c, void *arg)
 {
-    struct scan_arg *a = arg;
-    const mn_store_checkpoint_scan *q = a->q;
-    PGresult *prev = NULL; /* the page before: its last row is where this one starts */
-    int64_t page = SCAN_FIRST_PAGE;
-    mn_status rc = MN_OK;
-    for (int stop = 0; !stop;) {
-        int last = prev ? PQntuples(prev) - 1 : -1;
-        struct pg_params p;
-        mn__pg_params_init(&p);
-        mn__pg_text(&p, q->ns);
-        mn__pg_text(&p, q->session_id);
-        mn__pg_text(&p, q->checkpoint_ns);
-        mn__pg_text(&p, q->id);
-        mn__pg_text(&p, q->before);
-        mn__pg_text(&p, prev ? mn__pg_col_text(prev, last, 3) : NULL);
-        mn__pg_text(&p, prev ? mn__pg_col_text(prev, last, 1) : NULL);
-        mn__pg_text(&p, prev ? mn__pg_col_text(prev, last, 2) : NULL);
-        mn__pg_i64(&p, page);
-        PGresult *r = NULL;
-        const char *sql = q->session_id ? SQL_SCAN_SESSION : q->ns ? SQL_SCAN_NS : SQL_SCAN_ALL;
-        rc = mn__pg_query(c, sql, &p, 0, "checkpoint scan", &r);
-        PQclear(prev);
-        prev = NULL;
-        if (rc)
-            break;
-        scan_emit(c, r, a, &stop);
-        if (PQntuples(r) < page)
-            stop = 1;
-        prev = r;
-        page = page * 8 > SCAN_MAX_PAGE ? SCAN_MAX_PAGE : page * 8;
-    }
-    PQclear(prev);
-    return rc;
+    static const struct pg_pages scan = {"checkpoint scan", 0, SCAN_MAX_PAGE, scan_page, checkpoint_row};
+    return mn__pg_pages(c, &scan, arg);
 }
 
 static mn_status op_scan(mn_store *st, const mn_store_checkpoint_scan *q, mn_store_checkpoint_fn fn, void *user)
@@ -231,36 +162,19 @@ static mn_status op_scan(mn_store *st, const mn_store_checkpoint_scan *q, mn_sto
 
 /* ---- remove ---------------------------------------------------------------------------------- */
 
-static const char SQL_REMOVE_WRITES[] =
-    "DELETE FROM checkpoint_writes WHERE session_sid = (SELECT sid FROM sessions WHERE id = $1)";
-static const char SQL_REMOVE[] = "DELETE FROM checkpoints WHERE session_sid = (SELECT sid FROM sessions WHERE id = $1)";
-
-struct remove_arg {
-    const char *session_id;
-    int64_t removed;
-};
-
-static mn_status remove_body(struct pg_conn *c, void *arg)
-{
-    struct remove_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->session_id);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_REMOVE_WRITES, &p, 0, "checkpoint remove", NULL);
-    if (rc || (rc = mn__pg_query(c, SQL_REMOVE, &p, 0, "checkpoint remove", &r)))
-        return rc;
-    a->removed = mn__pg_changes(r);
-    PQclear(r);
-    return MN_OK;
-}
+/* The session's pending writes and checkpoints, in one statement: the rows it counts are the
+ * checkpoints. */
+static const char SQL_REMOVE[] =
+    "WITH s AS (SELECT sid FROM sessions WHERE id = $1),"
+    " w AS (DELETE FROM checkpoint_writes WHERE session_sid = (SELECT sid FROM s))"
+    " DELETE FROM checkpoints WHERE session_sid = (SELECT sid FROM s)";
 
 static mn_status op_remove(mn_store *st, const char *session_id, int64_t *removed)
 {
-    struct remove_arg a = {session_id, 0};
-    mn_status rc = mn__pg_run(PG(st), PG_WRITE, remove_body, &a);
-    *removed = rc ? 0 : a.removed;
-    return rc;
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, session_id);
+    return mn__pg_run_exec(PG(st), PG_WRITE, SQL_REMOVE, &p, "checkpoint remove", removed);
 }
 
 const struct mn_store_checkpoint_ops mn_pg_checkpoint_ops = {

@@ -54,87 +54,46 @@ static const char SQL_PUT[] =
     " ON CONFLICT (ns, path, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,"
     " expires_at = excluded.expires_at, ttl_ms = excluded.ttl_ms, dim = excluded.dim, vectors = excluded.vectors";
 
-struct put_arg {
-    const mn_store_document *d;
-    const unsigned char *blob;
-    int len;
-};
-
-static mn_status put_body(struct pg_conn *c, void *arg)
-{
-    struct put_arg *a = arg;
-    const mn_store_document *d = a->d;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, d->ns);
-    mn__pg_text(&p, d->path);
-    mn__pg_text(&p, d->key);
-    mn__pg_text(&p, d->value);
-    mn__pg_i64(&p, d->created_at);
-    mn__pg_i64(&p, d->updated_at);
-    mn__pg_i64(&p, d->expires_at);
-    mn__pg_i64(&p, d->ttl_ms);
-    mn__pg_i64(&p, a->blob ? d->dim : 0);
-    mn__pg_bin(&p, a->blob, a->len); /* NULL: SQL NULL */
-    return mn__pg_query(c, SQL_PUT, &p, 0, "document put", NULL);
-}
-
 /* A document without vectors is stored with dim 0, whatever d->dim says: dim tells a reader
  * that does not read the vectors (a scan without them) whether there are any. */
 static mn_status op_put(mn_store *st, const mn_store_document *d)
 {
     if (!d->ns || !d->path || !d->key || !d->value)
         return mn__err(MN_MISUSE, "document put without its namespace, path, key or value");
-    struct put_arg a = {d, NULL, 0};
     unsigned char *blob = NULL;
-    mn_status rc = mn__vecblob_many_new(d->vectors, d->n_vectors, d->dim, &blob, &a.len);
-    a.blob = blob;
-    if (!rc)
-        rc = mn__pg_run(PG(st), PG_WRITE, put_body, &a);
+    int len = 0;
+    mn_status rc = mn__vecblob_many_new(d->vectors, d->n_vectors, d->dim, &blob, &len);
+    if (!rc) {
+        struct pg_params p;
+        mn__pg_params_init(&p);
+        mn__pg_texts(&p, 4, (const char *[]){d->ns, d->path, d->key, d->value});
+        mn__pg_i64s(&p, 5, (int64_t[]){d->created_at, d->updated_at, d->expires_at, d->ttl_ms, blob ? d->dim : 0});
+        mn__pg_bin(&p, blob, len); /* NULL: SQL NULL */
+        rc = mn__pg_run_exec(PG(st), PG_WRITE, SQL_PUT, &p, "document put", NULL);
+    }
     free(blob);
     return rc;
 }
-
-struct key_arg {
-    const char *ns, *path, *key;
-    int64_t num; /* touch: the new expires_at; get and purge: now */
-    int64_t removed;
-    mn_store_document_fn fn;
-    void *user;
-};
 
 static const char SQL_TOUCH[] =
     "UPDATE documents SET expires_at = $4::bigint WHERE ns = $1 AND path = $2 AND key = $3";
 static const char SQL_REMOVE[] = "DELETE FROM documents WHERE ns = $1 AND path = $2 AND key = $3";
 
-/* Runs SQL_TOUCH or SQL_REMOVE; a->removed gets the rows it changed. */
-static mn_status key_write(struct pg_conn *c, struct key_arg *a, const char *sql, const char *what)
+/* Starts p with a document's key: $1-$3. */
+static void key_params(struct pg_params *p, const char *ns, const char *path, const char *key)
 {
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->ns);
-    mn__pg_text(&p, a->path);
-    mn__pg_text(&p, a->key);
-    if (sql == SQL_TOUCH)
-        mn__pg_i64(&p, a->num);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, sql, &p, 0, what, &r);
-    if (rc)
-        return rc;
-    a->removed = mn__pg_changes(r);
-    PQclear(r);
-    return MN_OK;
+    mn__pg_params_init(p);
+    mn__pg_texts(p, 3, (const char *[]){ns, path, key});
 }
-
-static mn_status touch_body(struct pg_conn *c, void *arg) { return key_write(c, arg, SQL_TOUCH, "document touch"); }
-static mn_status remove_body(struct pg_conn *c, void *arg) { return key_write(c, arg, SQL_REMOVE, "document remove"); }
 
 static mn_status op_touch(mn_store *st, const char *ns, const char *path, const char *key, int64_t expires_at)
 {
     if (!ns || !path || !key)
         return mn__err(MN_MISUSE, "document touch without its namespace, path or key");
-    struct key_arg a = {ns, path, key, expires_at, 0, NULL, NULL};
-    return mn__pg_run(PG(st), PG_WRITE, touch_body, &a);
+    struct pg_params p;
+    key_params(&p, ns, path, key);
+    mn__pg_i64(&p, expires_at);
+    return mn__pg_run_exec(PG(st), PG_WRITE, SQL_TOUCH, &p, "document touch", NULL);
 }
 
 static mn_status op_remove(mn_store *st, const char *ns, const char *path, const char *key, int64_t *removed)
@@ -142,10 +101,9 @@ static mn_status op_remove(mn_store *st, const char *ns, const char *path, const
     *removed = 0;
     if (!ns || !path || !key)
         return mn__err(MN_MISUSE, "document remove without its namespace, path or key");
-    struct key_arg a = {ns, path, key, 0, 0, NULL, NULL};
-    mn_status rc = mn__pg_run(PG(st), PG_WRITE, remove_body, &a);
-    *removed = rc ? 0 : a.removed;
-    return rc;
+    struct pg_params p;
+    key_params(&p, ns, path, key);
+    return mn__pg_run_exec(PG(st), PG_WRITE, SQL_REMOVE, &p, "document remove", removed);
 }
 
 /* ---- get ------------------------------------------------------------------------------------- */
@@ -153,28 +111,23 @@ static mn_status op_remove(mn_store *st, const char *ns, const char *path, const
 static const char SQL_GET[] =
     "SELECT " COLS ", vectors FROM documents WHERE ns = $1 AND path = $2 AND key = $3" LIVE("$4");
 
-static mn_status get_body(struct pg_conn *c, void *arg)
+/* A get's or a scan's: the scan (NULL for a get), the caller's callback, and the buffer of the
+ * vectors of the row it is handed. */
+struct read_arg {
+    const mn_store_document_scan *q;
+    mn_store_document_fn fn;
+    void *user;
+    float *buf;
+    size_t cap;
+};
+
+static mn_status document_row(void *arg, PGresult *r, int i, int *stop)
 {
-    struct key_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->ns);
-    mn__pg_text(&p, a->path);
-    mn__pg_text(&p, a->key);
-    mn__pg_i64(&p, a->num);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_GET, &p, 1, "document get", &r);
-    if (rc)
-        return rc;
-    float *buf = NULL;
-    size_t cap = 0;
+    struct read_arg *a = arg;
     mn_store_document d;
-    if (PQntuples(r) && !(rc = row_read(r, 0, &d, &buf, &cap))) {
-        c->visible = 1;
-        a->fn(a->user, &d);
-    }
-    PQclear(r);
-    free(buf);
+    mn_status rc = row_read(r, i, &d, &a->buf, &a->cap);
+    if (!rc)
+        *stop = a->fn(a->user, &d) != 0;
     return rc;
 }
 
@@ -183,8 +136,13 @@ static mn_status op_get(mn_store *st, const char *ns, const char *path, const ch
 {
     if (!ns || !path || !key)
         return mn__err(MN_MISUSE, "document get without its namespace, path or key");
-    struct key_arg a = {ns, path, key, now, 0, fn, user};
-    return mn__pg_run(PG(st), PG_AUTOCOMMIT, get_body, &a);
+    struct pg_params p;
+    key_params(&p, ns, path, key);
+    mn__pg_i64(&p, now);
+    struct read_arg a = {NULL, fn, user, NULL, 0};
+    mn_status rc = mn__pg_run_each(PG(st), SQL_GET, &p, 1, "document get", document_row, &a);
+    free(a.buf);
+    return rc;
 }
 
 /* ---- scan ------------------------------------------------------------------------------------ */
@@ -214,14 +172,7 @@ static const char SQL_SCAN_PREFIX[] = SCAN_PAGE(ANY_NS_PREFIX, FIRST);
 static const char SQL_SCAN_PREFIX_NEXT[] = SCAN_PAGE(ANY_NS_PREFIX, NEXT);
 static const char SQL_SCAN_ALL[] = SCAN_PAGE(ANY_NS, FIRST);
 static const char SQL_SCAN_ALL_NEXT[] = SCAN_PAGE(ANY_NS, NEXT);
-#define SCAN_FIRST_PAGE 16 /* then 8 times more each page, up to SCAN_MAX_PAGE */
-#define SCAN_MAX_PAGE 256  /* values of up to 1 MiB each (mnemo.h MN_DOCUMENT_MAX_VALUE) */
-
-struct scan_arg {
-    const mn_store_document_scan *q;
-    mn_store_document_fn fn;
-    void *user;
-};
+#define SCAN_MAX_PAGE 256 /* values of up to 1 MiB each (mnemo.h MN_DOCUMENT_MAX_VALUE) */
 
 static const char *scan_sql(const mn_store_document_scan *q, int next)
 {
@@ -231,56 +182,35 @@ static const char *scan_sql(const mn_store_document_scan *q, int next)
     return q->prefix ? (next ? SQL_SCAN_PREFIX_NEXT : SQL_SCAN_PREFIX) : (next ? SQL_SCAN_ALL_NEXT : SQL_SCAN_ALL);
 }
 
+static const char *scan_page(void *arg, struct pg_params *p, const PGresult *prev, int last, int64_t n)
+{
+    const mn_store_document_scan *q = ((struct read_arg *)arg)->q;
+    mn__pg_params_init(p);
+    mn__pg_text(p, q->ns);
+    mn__pg_text(p, q->prefix);
+    mn__pg_i64(p, q->now);
+    mn__pg_i64(p, q->with_vectors != 0);
+    mn__pg_text(p, prev ? mn__pg_col_text(prev, last, 0) : NULL);
+    mn__pg_text(p, prev ? mn__pg_col_text(prev, last, 1) : NULL);
+    mn__pg_text(p, prev ? mn__pg_col_text(prev, last, 2) : NULL);
+    mn__pg_i64(p, n);
+    return scan_sql(q, prev != NULL);
+}
+
 /* Each page is a statement of its own (a snapshot of its own), as the checkpoint scan's: a page
  * below the first shows the rows as they were then, still in order without repeats. */
 static mn_status scan_body(struct pg_conn *c, void *arg)
 {
-    struct scan_arg *a = arg;
-    const mn_store_document_scan *q = a->q;
-    PGresult *prev = NULL; /* the page before: its last row is where this one starts */
-    int64_t page = SCAN_FIRST_PAGE;
-    float *buf = NULL;
-    size_t cap = 0;
-    mn_status rc = MN_OK;
-    for (int stop = 0; !stop;) {
-        int last = prev ? PQntuples(prev) - 1 : -1;
-        struct pg_params p;
-        mn__pg_params_init(&p);
-        mn__pg_text(&p, q->ns);
-        mn__pg_text(&p, q->prefix);
-        mn__pg_i64(&p, q->now);
-        mn__pg_i64(&p, q->with_vectors != 0);
-        mn__pg_text(&p, prev ? mn__pg_col_text(prev, last, 0) : NULL);
-        mn__pg_text(&p, prev ? mn__pg_col_text(prev, last, 1) : NULL);
-        mn__pg_text(&p, prev ? mn__pg_col_text(prev, last, 2) : NULL);
-        mn__pg_i64(&p, page);
-        PGresult *r = NULL;
-        rc = mn__pg_query(c, scan_sql(q, prev != NULL), &p, 1, "document scan", &r);
-        PQclear(prev);
-        prev = NULL;
-        if (rc)
-            break;
-        for (int i = 0; i < PQntuples(r) && !stop; i++) {
-            mn_store_document d;
-            if ((rc = row_read(r, i, &d, &buf, &cap)))
-                break;
-            c->visible = 1;
-            stop = a->fn(a->user, &d) != 0;
-        }
-        if (rc || PQntuples(r) < page)
-            stop = 1;
-        prev = r;
-        page = page * 8 > SCAN_MAX_PAGE ? SCAN_MAX_PAGE : page * 8;
-    }
-    PQclear(prev);
-    free(buf);
-    return rc;
+    static const struct pg_pages scan = {"document scan", 1, SCAN_MAX_PAGE, scan_page, document_row};
+    return mn__pg_pages(c, &scan, arg);
 }
 
 static mn_status op_scan(mn_store *st, const mn_store_document_scan *q, mn_store_document_fn fn, void *user)
 {
-    struct scan_arg a = {q, fn, user};
-    return mn__pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
+    struct read_arg a = {q, fn, user, NULL, 0};
+    mn_status rc = mn__pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
+    free(a.buf);
+    return rc;
 }
 
 /* ---- paths ----------------------------------------------------------------------------------- */
@@ -288,29 +218,14 @@ static mn_status op_scan(mn_store *st, const mn_store_document_scan *q, mn_store
 static const char SQL_PATHS[] = "SELECT DISTINCT path FROM documents WHERE ns = $1" LIVE("$2") " ORDER BY path";
 
 struct paths_arg {
-    const char *ns;
-    int64_t now;
     mn_store_document_path_fn fn;
     void *user;
 };
 
-static mn_status paths_body(struct pg_conn *c, void *arg)
+static mn_status path_row(void *arg, PGresult *r, int i, int *stop)
 {
     struct paths_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->ns);
-    mn__pg_i64(&p, a->now);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_PATHS, &p, 0, "document paths", &r);
-    if (rc)
-        return rc;
-    for (int i = 0; i < PQntuples(r); i++) {
-        c->visible = 1;
-        if (a->fn(a->user, mn__pg_col_text(r, i, 0)))
-            break;
-    }
-    PQclear(r);
+    *stop = a->fn(a->user, mn__pg_col_text(r, i, 0));
     return MN_OK;
 }
 
@@ -318,8 +233,12 @@ static mn_status op_paths(mn_store *st, const char *ns, int64_t now, mn_store_do
 {
     if (!ns)
         return mn__err(MN_MISUSE, "document paths without a namespace");
-    struct paths_arg a = {ns, now, fn, user};
-    return mn__pg_run(PG(st), PG_AUTOCOMMIT, paths_body, &a);
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, ns);
+    mn__pg_i64(&p, now);
+    struct paths_arg a = {fn, user};
+    return mn__pg_run_each(PG(st), SQL_PATHS, &p, 0, "document paths", path_row, &a);
 }
 
 /* ---- purge ----------------------------------------------------------------------------------- */
@@ -330,31 +249,16 @@ static const char SQL_PURGE_EXPIRED[] = "DELETE FROM documents WHERE expires_at 
                                         " AND ($2::text IS NULL OR ns = $2)";
 static const char SQL_PURGE_NS[] = "DELETE FROM documents WHERE ns = $2 AND $1::bigint = 0";
 
-static mn_status purge_body(struct pg_conn *c, void *arg)
-{
-    struct key_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, a->num);
-    mn__pg_text(&p, a->ns);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, a->num ? SQL_PURGE_EXPIRED : SQL_PURGE_NS, &p, 0, "document purge", &r);
-    if (rc)
-        return rc;
-    a->removed = mn__pg_changes(r);
-    PQclear(r);
-    return MN_OK;
-}
-
 static mn_status op_purge(mn_store *st, const char *ns, int64_t now, int64_t *removed)
 {
     *removed = 0;
     if (!now && !ns)
         return mn__err(MN_MISUSE, "document purge of a whole namespace without one");
-    struct key_arg a = {ns, NULL, NULL, now, 0, NULL, NULL};
-    mn_status rc = mn__pg_run(PG(st), PG_WRITE, purge_body, &a);
-    *removed = rc ? 0 : a.removed;
-    return rc;
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, now);
+    mn__pg_text(&p, ns);
+    return mn__pg_run_exec(PG(st), PG_WRITE, now ? SQL_PURGE_EXPIRED : SQL_PURGE_NS, &p, "document purge", removed);
 }
 
 const struct mn_store_document_ops mn_pg_document_ops = {

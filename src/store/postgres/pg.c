@@ -1,8 +1,9 @@
 /*
  * pg.c — the PostgreSQL backend of store.h (postgres:// or postgresql:// URLs): a lazily opened
  * pool of libpq connections per handle, statements prepared once per connection, the
- * transaction runner with its retries, SQLSTATE → mn_status mapping, schema migrations under an
- * advisory lock, and the handle-wide operations (stats, meta, token recount).
+ * transaction runner with its retries, the shapes most statements take (pg_int.h), SQLSTATE →
+ * mn_status mapping, schema migrations under an advisory lock, and the handle-wide operations
+ * (stats, meta, token recount).
  * Why a separate backend at all: several `mnemo serve` nodes sharing one database (DESIGN.md §1).
  * Schema: schema.h. The other operations: messages.c, threads.c, summaries.c, search.c.
  */
@@ -67,6 +68,28 @@ void mn__pg_i64(struct pg_params *p, int64_t v)
         p->v[p->n] = p->num[p->n];
         p->n++;
     }
+}
+
+void mn__pg_size(struct pg_params *p, size_t v) { mn__pg_i64(p, v > (size_t)INT64_MAX ? INT64_MAX : (int64_t)v); }
+
+void mn__pg_texts(struct pg_params *p, int n, const char *const *v)
+{
+    for (int i = 0; i < n; i++)
+        mn__pg_text(p, v[i]);
+}
+
+void mn__pg_i64s(struct pg_params *p, int n, const int64_t *v)
+{
+    for (int i = 0; i < n; i++)
+        mn__pg_i64(p, v[i]);
+}
+
+mn_status mn__pg_id_array(struct mn_buf *out, const int64_t *ids, size_t n)
+{
+    mn_status rc = mn__buf_addc(out, '{');
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = mn__buf_addf(out, "%s%lld", i ? "," : "", (long long)ids[i]);
+    return rc ? rc : mn__buf_addc(out, '}');
 }
 
 void mn__pg_bin(struct pg_params *p, const void *data, int len)
@@ -376,12 +399,12 @@ int64_t mn__pg_changes(PGresult *r)
 
 /* ---- columns --------------------------------------------------------------------------------- */
 
-const char *mn__pg_col_text(PGresult *r, int row, int col)
+const char *mn__pg_col_text(const PGresult *r, int row, int col)
 {
     return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
 }
 
-int64_t mn__pg_col_i64(PGresult *r, int row, int col)
+int64_t mn__pg_col_i64(const PGresult *r, int row, int col)
 {
     if (PQgetisnull(r, row, col))
         return 0;
@@ -399,9 +422,76 @@ int64_t mn__pg_col_i64(PGresult *r, int row, int col)
     return (int64_t)x;
 }
 
-double mn__pg_col_double(PGresult *r, int row, int col)
+double mn__pg_col_double(const PGresult *r, int row, int col)
 {
     return PQgetisnull(r, row, col) ? 0 : strtod(PQgetvalue(r, row, col), NULL);
+}
+
+/* ---- statement shapes ------------------------------------------------------------------------ */
+
+mn_status mn__pg_exec(struct pg_conn *c, const char *sql, const struct pg_params *p, const char *what,
+                     int64_t *changed)
+{
+    PGresult *r = NULL;
+    mn_status rc = mn__pg_query(c, sql, p, 0, what, changed ? &r : NULL);
+    if (changed)
+        *changed = rc ? 0 : mn__pg_changes(r);
+    PQclear(r);
+    return rc;
+}
+
+mn_status mn__pg_one_i64(struct pg_conn *c, const char *sql, const struct pg_params *p, const char *what,
+                        int64_t *out)
+{
+    PGresult *r = NULL;
+    mn_status rc = mn__pg_query(c, sql, p, 0, what, &r);
+    *out = !rc && PQntuples(r) > 0 ? mn__pg_col_i64(r, 0, 0) : 0;
+    PQclear(r);
+    return rc;
+}
+
+mn_status mn__pg_rows(struct pg_conn *c, PGresult *r, pg_row_fn fn, void *arg, int *stop)
+{
+    mn_status rc = MN_OK;
+    for (int i = 0; !rc && !*stop && i < PQntuples(r); i++) {
+        c->visible = 1;
+        rc = fn(arg, r, i, stop);
+    }
+    return rc;
+}
+
+mn_status mn__pg_pages(struct pg_conn *c, const struct pg_pages *how, void *arg)
+{
+    PGresult *prev = NULL; /* the page before: its last row is where this one starts */
+    int64_t n = 16;
+    mn_status rc = MN_OK;
+    for (int stop = 0; !stop;) {
+        struct pg_params p;
+        const char *sql = how->page(arg, &p, prev, prev ? PQntuples(prev) - 1 : -1, n);
+        PGresult *r = NULL;
+        rc = mn__pg_query(c, sql, &p, how->binary, how->what, &r);
+        PQclear(prev); /* after the statement: p points into it */
+        prev = r;
+        if (!rc)
+            rc = mn__pg_rows(c, r, how->row, arg, &stop);
+        if (rc || PQntuples(r) < n)
+            stop = 1;
+        n = n * 8 > how->max_page ? how->max_page : n * 8;
+    }
+    PQclear(prev);
+    return rc;
+}
+
+mn_status mn__pg_each(struct pg_conn *c, const char *sql, const struct pg_params *p, int binary, const char *what,
+                     pg_row_fn fn, void *arg)
+{
+    PGresult *r = NULL;
+    int stop = 0;
+    mn_status rc = mn__pg_query(c, sql, p, binary, what, &r);
+    if (!rc)
+        rc = mn__pg_rows(c, r, fn, arg, &stop);
+    PQclear(r);
+    return rc;
 }
 
 /* ---- connections and the pool ---------------------------------------------------------------- */
@@ -793,6 +883,59 @@ mn_status mn__pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *
     return rc;
 }
 
+/* The body of mn__pg_run_exec, _i64 and _each: their statement, and how its answer is read. */
+struct stmt_arg {
+    enum { STMT_EXEC, STMT_I64, STMT_EACH } kind;
+    const char *sql, *what;
+    const struct pg_params *p;
+    int64_t *out; /* STMT_EXEC: the rows changed (may be NULL); STMT_I64: the integer */
+    int binary;   /* STMT_EACH: the rows, in binary format or not, to fn */
+    pg_row_fn fn;
+    void *arg;
+};
+
+static mn_status stmt_body(struct pg_conn *c, void *arg)
+{
+    struct stmt_arg *a = arg;
+    switch (a->kind) {
+    case STMT_EXEC:
+        return mn__pg_exec(c, a->sql, a->p, a->what, a->out);
+    case STMT_I64:
+        return mn__pg_one_i64(c, a->sql, a->p, a->what, a->out);
+    default:
+        return mn__pg_each(c, a->sql, a->p, a->binary, a->what, a->fn, a->arg);
+    }
+}
+
+static mn_status run_stmt(struct pg_store *s, enum pg_mode mode, struct stmt_arg *a)
+{
+    mn_status rc = mn__pg_run(s, mode, stmt_body, a);
+    if (rc && a->out) /* the body's answer, when the commit after it failed */
+        *a->out = 0;
+    return rc;
+}
+
+mn_status mn__pg_run_exec(struct pg_store *s, enum pg_mode mode, const char *sql, const struct pg_params *p,
+                         const char *what, int64_t *changed)
+{
+    struct stmt_arg a = {.kind = STMT_EXEC, .sql = sql, .what = what, .p = p, .out = changed};
+    return run_stmt(s, mode, &a);
+}
+
+mn_status mn__pg_run_i64(struct pg_store *s, enum pg_mode mode, const char *sql, const struct pg_params *p,
+                        const char *what, int64_t *out)
+{
+    struct stmt_arg a = {.kind = STMT_I64, .sql = sql, .what = what, .p = p, .out = out};
+    return run_stmt(s, mode, &a);
+}
+
+mn_status mn__pg_run_each(struct pg_store *s, const char *sql, const struct pg_params *p, int binary,
+                         const char *what, pg_row_fn fn, void *arg)
+{
+    struct stmt_arg a = {.kind = STMT_EACH, .sql = sql, .what = what, .p = p, .binary = binary, .fn = fn, .arg = arg};
+    return run_stmt(s, PG_AUTOCOMMIT, &a);
+}
+
 /* begin/commit/rollback pin one connection to the calling thread: the import's statements
  * (mn__pg_run sees the pin) run in that one transaction while other threads use the pool (and
  * may run imports of their own on connections of their own). */
@@ -934,22 +1077,40 @@ mn_status mn__pg_row_message(PGresult *r, int row, int at, const char *session_i
 
 static const char SQL_SESSION_SID[] = "SELECT sid, last_seq FROM sessions WHERE id = $1";
 
-mn_status mn__pg_session_sid(struct pg_conn *c, const char *id, int64_t *sid, int64_t *last_seq)
+mn_status mn__pg_session_row(struct pg_conn *c, const char *sql, const char *id, const char *what, PGresult **out)
 {
     struct pg_params p;
     mn__pg_params_init(&p);
     mn__pg_text(&p, id);
+    mn_status rc = mn__pg_query(c, sql, &p, 0, what, out);
+    if (!rc && PQntuples(*out) == 0) {
+        PQclear(*out);
+        *out = NULL;
+        rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+    }
+    return rc;
+}
+
+mn_status mn__pg_session_sid(struct pg_conn *c, const char *id, int64_t *sid, int64_t *last_seq)
+{
     PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_SESSION_SID, &p, 0, "session lookup", &r);
+    mn_status rc = mn__pg_session_row(c, SQL_SESSION_SID, id, "session lookup", &r);
     if (rc)
         return rc;
-    if (PQntuples(r) == 1) {
-        *sid = mn__pg_col_i64(r, 0, 0);
-        if (last_seq)
-            *last_seq = mn__pg_col_i64(r, 0, 1);
-    } else
-        rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+    *sid = mn__pg_col_i64(r, 0, 0);
+    if (last_seq)
+        *last_seq = mn__pg_col_i64(r, 0, 1);
     PQclear(r);
+    return MN_OK;
+}
+
+mn_status mn__pg_sid_params(struct pg_conn *c, const char *id, struct pg_params *p)
+{
+    int64_t sid = 0;
+    mn_status rc = mn__pg_session_sid(c, id, &sid, NULL);
+    mn__pg_params_init(p);
+    if (!rc)
+        mn__pg_i64(p, sid);
     return rc;
 }
 
@@ -961,29 +1122,17 @@ static const char SQL_STATS[] =
     " count(*) FILTER (WHERE expires_at > 0 AND expires_at <= $1::bigint),"
     " pg_database_size(current_database()) FROM sessions";
 
-struct stats_arg {
-    int64_t now_ms;
-    mn_store_stats *out;
-};
-
-static mn_status stats_body(struct pg_conn *c, void *arg)
+static mn_status stats_row(void *arg, PGresult *r, int i, int *stop)
 {
-    struct stats_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, a->now_ms);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_STATS, &p, 0, "stats", &r);
-    if (rc)
-        return rc;
-    a->out->sessions = mn__pg_col_i64(r, 0, 0);
-    a->out->messages = mn__pg_col_i64(r, 0, 1);
-    a->out->tokens = mn__pg_col_i64(r, 0, 2);
-    a->out->threads = mn__pg_col_i64(r, 0, 3);
-    a->out->turns = mn__pg_col_i64(r, 0, 4);
-    a->out->expired_pending = mn__pg_col_i64(r, 0, 5);
-    a->out->db_bytes = mn__pg_col_i64(r, 0, 6);
-    PQclear(r);
+    mn_store_stats *out = arg;
+    (void)stop;
+    out->sessions = mn__pg_col_i64(r, i, 0);
+    out->messages = mn__pg_col_i64(r, i, 1);
+    out->tokens = mn__pg_col_i64(r, i, 2);
+    out->threads = mn__pg_col_i64(r, i, 3);
+    out->turns = mn__pg_col_i64(r, i, 4);
+    out->expired_pending = mn__pg_col_i64(r, i, 5);
+    out->db_bytes = mn__pg_col_i64(r, i, 6);
     return MN_OK;
 }
 
@@ -991,56 +1140,39 @@ static mn_status op_stats(mn_store *st, int64_t now_ms, mn_store_stats *out)
 {
     memset(out, 0, sizeof *out);
     out->schema_version = MN_PG_SCHEMA_VERSION;
-    struct stats_arg a = {now_ms, out};
-    return mn__pg_run(PG(st), PG_AUTOCOMMIT, stats_body, &a);
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, now_ms);
+    return mn__pg_run_each(PG(st), SQL_STATS, &p, 0, "stats", stats_row, out);
 }
 
 static const char SQL_META_GET[] = "SELECT value FROM meta WHERE key = $1";
 static const char SQL_META_SET[] =
     "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 
-struct meta_arg {
-    const char *key, *value;
-    char **out;
-};
-
-static mn_status meta_get_body(struct pg_conn *c, void *arg)
+static mn_status meta_row(void *arg, PGresult *r, int i, int *stop)
 {
-    struct meta_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->key);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_META_GET, &p, 0, "meta get", &r);
-    if (rc)
-        return rc;
-    if (PQntuples(r) == 1 && !(*a->out = strdup(PQgetvalue(r, 0, 0))))
-        rc = mn__nomem();
-    PQclear(r);
-    return rc;
+    char **value = arg;
+    (void)stop;
+    return (*value = strdup(PQgetvalue(r, i, 0))) ? MN_OK : mn__nomem();
 }
 
 static mn_status op_meta_get(mn_store *st, const char *key, char **value)
 {
     *value = NULL;
-    struct meta_arg a = {key, NULL, value};
-    return mn__pg_run(PG(st), PG_AUTOCOMMIT, meta_get_body, &a);
-}
-
-static mn_status meta_set_body(struct pg_conn *c, void *arg)
-{
-    struct meta_arg *a = arg;
     struct pg_params p;
     mn__pg_params_init(&p);
-    mn__pg_text(&p, a->key);
-    mn__pg_text(&p, a->value);
-    return mn__pg_query(c, SQL_META_SET, &p, 0, "meta set", NULL);
+    mn__pg_text(&p, key);
+    return mn__pg_run_each(PG(st), SQL_META_GET, &p, 0, "meta get", meta_row, value);
 }
 
 static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
 {
-    struct meta_arg a = {key, value, NULL};
-    return mn__pg_run(PG(st), PG_WRITE, meta_set_body, &a);
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, key);
+    mn__pg_text(&p, value);
+    return mn__pg_run_exec(PG(st), PG_WRITE, SQL_META_SET, &p, "meta set", NULL);
 }
 
 /* ---- vacuum --------------------------------------------------------------------------------- */
@@ -1084,18 +1216,6 @@ struct recount_arg {
     void *user;
     int64_t after, done, total;
 };
-
-static mn_status recount_total_body(struct pg_conn *c, void *arg)
-{
-    struct recount_arg *a = arg;
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_MESSAGE_TOTAL, NULL, 0, "recount", &r);
-    if (!rc) {
-        a->total = mn__pg_col_i64(r, 0, 0);
-        PQclear(r);
-    }
-    return rc;
-}
 
 /* One batch: up to 1000 messages after a->after, recounted in one UPDATE. The batch's outcome
  * is only kept (after, done) once the runner has committed it. Counting the tokens of 1000 long
@@ -1153,18 +1273,12 @@ static mn_status recount_batch_body(struct pg_conn *c, void *arg)
     return rc;
 }
 
-static mn_status recount_sessions_body(struct pg_conn *c, void *arg)
-{
-    (void)arg;
-    return mn__pg_query(c, SQL_RECOUNT_SESSIONS, NULL, 0, "recount sessions", NULL);
-}
-
 static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const mn_message *), void *user,
                                    void (*progress)(void *, int64_t, int64_t), int64_t *n)
 {
     struct pg_store *s = PG(st);
     struct recount_arg a = {count, user, 0, 0, 0};
-    mn_status rc = mn__pg_run(s, PG_AUTOCOMMIT, recount_total_body, &a);
+    mn_status rc = mn__pg_run_i64(s, PG_AUTOCOMMIT, SQL_MESSAGE_TOTAL, NULL, "recount", &a.total);
     while (!rc) {
         struct recount_batch b = {s, &a, 0, 0};
         rc = mn__pg_run(s, PG_WRITE, recount_batch_body, &b);
@@ -1176,7 +1290,7 @@ static mn_status op_recount_tokens(mn_store *st, int64_t (*count)(void *, const 
             progress(user, a.done, a.total > a.done ? a.total : a.done);
     }
     if (!rc)
-        rc = mn__pg_run(s, PG_WRITE, recount_sessions_body, NULL);
+        rc = mn__pg_run_exec(s, PG_WRITE, SQL_RECOUNT_SESSIONS, NULL, "recount sessions", NULL);
     *n = a.done;
     return rc;
 }
@@ -1204,10 +1318,10 @@ static mn_status read_version(struct pg_store *s, struct pg_conn *c, int *versio
     if (!ours)
         return sessions ? mn__err(MN_CORRUPT, "%s has a sessions table but is not a mnemo database", s->masked)
                         : MN_OK;
-    if ((rc = mn__pg_query(c, SQL_VERSION, NULL, 0, "open", &r)))
+    int64_t found = 0;
+    if ((rc = mn__pg_one_i64(c, SQL_VERSION, NULL, "open", &found)))
         return rc;
-    *version = (int)mn__pg_col_i64(r, 0, 0);
-    PQclear(r);
+    *version = (int)found;
     if (*version > MN_PG_SCHEMA_VERSION)
         return mn__err(MN_CORRUPT, "%s has schema version %d, newer than this mnemo understands (%d)", s->masked,
                        *version, MN_PG_SCHEMA_VERSION);

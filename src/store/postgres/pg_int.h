@@ -2,7 +2,8 @@
  * pg_int.h — what the files of the PostgreSQL backend share: the handle with its connection
  * pool, the per-connection prepared-statement cache, parameter lists, the transaction runner
  * (retries on deadlock and serialization failure, one reconnect after a dropped connection),
- * error mapping and row readers. Only src/store/postgres/ includes it.
+ * error mapping, row readers and the shapes most statements take (one statement, one integer,
+ * a walk over rows, a paged read). Only src/store/postgres/ includes it.
  *
  * Why a pool and a runner: several server threads (and several nodes) share one database, so
  * each call borrows a connection of its own instead of serialising on one handle lock, and every
@@ -91,6 +92,13 @@ void mn__pg_params_init(struct pg_params *p);
 void mn__pg_text(struct pg_params *p, const char *v); /* NULL binds SQL NULL */
 void mn__pg_i64(struct pg_params *p, int64_t v);
 void mn__pg_bin(struct pg_params *p, const void *data, int len);
+void mn__pg_size(struct pg_params *p, size_t v); /* a count or limit: INT64_MAX when larger */
+/* Appends n values of one type, as mn__pg_text / mn__pg_i64 one by one. */
+void mn__pg_texts(struct pg_params *p, int n, const char *const *v);
+void mn__pg_i64s(struct pg_params *p, int n, const int64_t *v);
+/* Appends the n ids to out as a bigint[] literal: {1,2,3}. */
+struct mn_buf;
+mn_status mn__pg_id_array(struct mn_buf *out, const int64_t *ids, size_t n);
 
 /* Runs a static SQL text (prepared once per connection, cached by its address) with params p
  * (NULL: none). binary: results in binary format. *out (may be NULL) gets the result, which
@@ -130,9 +138,42 @@ void mn__pg_rows_clear(struct pg_conn *c);
 void mn__pg_rows_free(struct pg_conn *c);
 
 /* Column readers: text (NULL for SQL NULL), integers (text or binary format), doubles. */
-const char *mn__pg_col_text(PGresult *r, int row, int col);
-int64_t mn__pg_col_i64(PGresult *r, int row, int col);
-double mn__pg_col_double(PGresult *r, int row, int col);
+const char *mn__pg_col_text(const PGresult *r, int row, int col);
+int64_t mn__pg_col_i64(const PGresult *r, int row, int col);
+double mn__pg_col_double(const PGresult *r, int row, int col);
+
+/* The shapes most statements take, over mn__pg_query. mn__pg_exec runs a statement that returns
+ * no rows; *changed (may be NULL) gets the rows it changed. mn__pg_one_i64: *out gets the
+ * integer in the first column of the first row the query returns (0 when none, or on failure). */
+mn_status mn__pg_exec(struct pg_conn *c, const char *sql, const struct pg_params *p, const char *what,
+                     int64_t *changed);
+mn_status mn__pg_one_i64(struct pg_conn *c, const char *sql, const struct pg_params *p, const char *what,
+                        int64_t *out);
+/* A reader of one row of a result for mn__pg_each: hands the row on, *stop = 1 ends the walk (a
+ * caller's callback said stop); a status other than MN_OK ends it too and is the walk's. */
+typedef mn_status (*pg_row_fn)(void *arg, PGresult *r, int row, int *stop);
+/* Calls fn on each row of r in order, marking c visible first (a row may reach a caller's
+ * callback: the body is not run again), until fn fails or sets *stop. */
+mn_status mn__pg_rows(struct pg_conn *c, PGresult *r, pg_row_fn fn, void *arg, int *stop);
+/* Runs a query (binary: results in binary format) and walks its rows with mn__pg_rows. */
+mn_status mn__pg_each(struct pg_conn *c, const char *sql, const struct pg_params *p, int binary, const char *what,
+                     pg_row_fn fn, void *arg);
+/* A read a page at a time, each page a statement of its own that starts after the last row of
+ * the page before (so that a caller that stops early is not sent every row): 16 rows, then 8
+ * times more each page up to max_page. page fills p (from its start) for the page of n rows
+ * after row `last` of prev (prev NULL: the first page) and names its SQL; row walks the page's
+ * rows (mn__pg_rows). Both get arg. */
+struct pg_pages {
+    const char *what;
+    int binary;
+    int64_t max_page;
+    const char *(*page)(void *arg, struct pg_params *p, const PGresult *prev, int last, int64_t n);
+    pg_row_fn row;
+};
+mn_status mn__pg_pages(struct pg_conn *c, const struct pg_pages *how, void *arg);
+/* Looks up the internal sid of session id (MN_NOTFOUND when missing, as mn__pg_session_sid) and
+ * starts p with it as $1: the first step of the statements over one session's rows. */
+mn_status mn__pg_sid_params(struct pg_conn *c, const char *id, struct pg_params *p);
 
 /* How the runner wraps a body. */
 enum pg_mode {
@@ -161,6 +202,16 @@ typedef mn_status (*pg_body)(struct pg_conn *c, void *arg);
  * cannot tell in time, MN_UNAVAILABLE ("the outcome of the commit is unknown"). A PG_WRITE body
  * in that case fails with MN_UNAVAILABLE and is not run again. */
 mn_status mn__pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *arg);
+/* An operation that is one statement, built by the caller (p's values outlive the call): the
+ * runner over mn__pg_exec or mn__pg_one_i64 in the mode's transaction (*changed, *out 0 on
+ * failure), or over mn__pg_each without one (PG_AUTOCOMMIT: a read whose rows go to the caller,
+ * or to its out-parameters). */
+mn_status mn__pg_run_exec(struct pg_store *s, enum pg_mode mode, const char *sql, const struct pg_params *p,
+                         const char *what, int64_t *changed);
+mn_status mn__pg_run_i64(struct pg_store *s, enum pg_mode mode, const char *sql, const struct pg_params *p,
+                        const char *what, int64_t *out);
+mn_status mn__pg_run_each(struct pg_store *s, const char *sql, const struct pg_params *p, int binary,
+                         const char *what, pg_row_fn fn, void *arg);
 /* mn__pg_run for a store_append.h / store_rows.h body, whose transaction is the connection
  * (messages.c). */
 mn_status mn__pg_tx_run(mn_store *st, enum pg_mode mode, mn_store_tx_body body, void *arg);
@@ -172,6 +223,9 @@ void mn__pg_op_rollback(mn_store *st);
 
 /* The internal sid (and last seq) of a session; MN_NOTFOUND when missing. */
 mn_status mn__pg_session_sid(struct pg_conn *c, const char *id, int64_t *sid, int64_t *last_seq);
+/* Runs a query of one session's row ($1: its id) into *out, which the caller PQclears; no row is
+ * MN_NOTFOUND ("session <id> not found"), with *out NULL. */
+mn_status mn__pg_session_row(struct pg_conn *c, const char *sql, const char *id, const char *what, PGresult **out);
 /* Row readers for MN_PG_SESSION_COLS / MN_PG_MESSAGE_COLS from column `at`; strings borrowed
  * from the result. */
 void mn__pg_row_session(PGresult *r, int row, mn_session *out);
@@ -215,6 +269,9 @@ mn_status mn__pg_op_state_update(mn_store *st, const char *id,
                                 mn_status (*fn)(void *user, const char *current, char **next), void *user);
 
 /* summaries.c */
+/* Adds an event to the log of the session of internal id sid; "what: …" on failure. */
+mn_status mn__pg_event_add(struct pg_conn *c, int64_t sid, const char *kind, const char *data, int64_t now_ms,
+                          const char *what);
 mn_status mn__pg_op_summary_latest(mn_store *st, const char *session_id, mn_summary **out);
 mn_status mn__pg_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id);
 mn_status mn__pg_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
@@ -234,7 +291,6 @@ mn_status mn__pg_op_tool_tokens(mn_store *st, const char *session_id, int64_t af
 extern const struct mn_store_search_ops mn_pg_search_ops;
 /* An FTS5-style match expression of quoted terms joined by OR as a text[] literal of the terms
  * (search.c); *n gets the count. */
-struct mn_buf;
 mn_status mn__pg_match_terms(const char *match, struct mn_buf *out, size_t *n);
 /* memories.c */
 extern const struct mn_store_memory_ops mn_pg_memory_ops;

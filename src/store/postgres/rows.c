@@ -33,8 +33,6 @@ static const char SQL_REQUEUE[] =
     " WHERE key = 'embed.queue') = '1' ON CONFLICT DO NOTHING";
 static const char SQL_SUMMARIES_DROP[] =
     "DELETE FROM summaries WHERE session_sid = $1::bigint AND covers_upto >= $2::bigint";
-static const char SQL_EVENT_ADD[] =
-    "INSERT INTO events (session_sid, kind, data, created_at) VALUES ($1::bigint, $2, $3, $4::bigint)";
 
 /* FOR UPDATE: an append from another node waits for the clear or the new limit. */
 static const char SQL_TURNS_ROW[] =
@@ -74,20 +72,20 @@ static mn_status row_write(mn_store *st, mn_store_tx_body body, void *arg)
     return mn__pg_tx_run(st, PG_WRITE, body, arg);
 }
 
+/* Starts p with int64 parameters $1..$n. */
+static void int_params(struct pg_params *p, int n, const int64_t *v)
+{
+    mn__pg_params_init(p);
+    mn__pg_i64s(p, n, v);
+}
+
 /* Runs a statement of int64 parameters $1..$n; *changed (may be NULL) gets the rows it changed. */
 static mn_status run_ints(struct pg_conn *c, const char *sql, const char *what, int n, const int64_t *v,
                           int64_t *changed)
 {
     struct pg_params p;
-    mn__pg_params_init(&p);
-    for (int i = 0; i < n; i++)
-        mn__pg_i64(&p, v[i]);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, sql, &p, 0, what, changed ? &r : NULL);
-    if (!rc && changed)
-        *changed = mn__pg_changes(r);
-    PQclear(r);
-    return rc;
+    int_params(&p, n, v);
+    return mn__pg_exec(c, sql, &p, what, changed);
 }
 
 static mn_status message_row(mn_store_tx *tx, const char *session_id, int64_t message_id, mn_store_message_row *out)
@@ -97,9 +95,7 @@ static mn_status message_row(mn_store_tx *tx, const char *session_id, int64_t me
     if (rc)
         return rc;
     struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, message_id);
-    mn__pg_i64(&p, out->sid);
+    int_params(&p, 2, (int64_t[]){message_id, out->sid});
     PGresult *r = NULL;
     if ((rc = mn__pg_query(c, SQL_MESSAGE_ROW, &p, 0, "message lookup", &r)))
         return rc;
@@ -163,45 +159,27 @@ static mn_status summaries_drop(mn_store_tx *tx, int64_t sid, int64_t seq, int64
 
 static mn_status event_add(mn_store_tx *tx, int64_t sid, const char *kind, const char *data, int64_t now_ms)
 {
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, sid);
-    mn__pg_text(&p, kind);
-    mn__pg_text(&p, data);
-    mn__pg_i64(&p, now_ms);
-    return mn__pg_query(TX(tx), SQL_EVENT_ADD, &p, 0, "event", NULL);
+    return mn__pg_event_add(TX(tx), sid, kind, data, now_ms, "event");
 }
 
 /* The integer a query of int64 parameters $1..$n returns (0 when it returns no row). */
 static mn_status one_int(struct pg_conn *c, const char *sql, const char *what, int n, const int64_t *v, int64_t *out)
 {
     struct pg_params p;
-    mn__pg_params_init(&p);
-    for (int i = 0; i < n; i++)
-        mn__pg_i64(&p, v[i]);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, sql, &p, 0, what, &r);
-    *out = !rc && PQntuples(r) == 1 ? mn__pg_col_i64(r, 0, 0) : 0;
-    PQclear(r);
-    return rc;
+    int_params(&p, n, v);
+    return mn__pg_one_i64(c, sql, &p, what, out);
 }
 
 static mn_status turns_row(mn_store_tx *tx, const char *session_id, mn_store_turns_row *out)
 {
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, session_id);
     PGresult *r = NULL;
-    mn_status rc = mn__pg_query(TX(tx), SQL_TURNS_ROW, &p, 0, "session lookup", &r);
+    mn_status rc = mn__pg_session_row(TX(tx), SQL_TURNS_ROW, session_id, "session lookup", &r);
     if (rc)
         return rc;
-    if (PQntuples(r) == 1)
-        *out = (mn_store_turns_row){mn__pg_col_i64(r, 0, 0), mn__pg_col_i64(r, 0, 1), mn__pg_col_i64(r, 0, 2),
-                                    mn__pg_col_i64(r, 0, 3), mn__pg_col_i64(r, 0, 4)};
-    else
-        rc = mn__err(MN_NOTFOUND, "session %s not found", session_id);
+    *out = (mn_store_turns_row){mn__pg_col_i64(r, 0, 0), mn__pg_col_i64(r, 0, 1), mn__pg_col_i64(r, 0, 2),
+                                mn__pg_col_i64(r, 0, 3), mn__pg_col_i64(r, 0, 4)};
     PQclear(r);
-    return rc;
+    return MN_OK;
 }
 
 static mn_status turns_write(mn_store_tx *tx, const mn_store_turns_row *row, int64_t now_ms)
@@ -239,10 +217,7 @@ static mn_status messages_remove(mn_store_tx *tx, int64_t sid, int64_t from_seq,
                                  mn_store_removed *out)
 {
     struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, sid);
-    mn__pg_i64(&p, from_seq);
-    mn__pg_i64(&p, upto_seq);
+    int_params(&p, 3, (int64_t[]){sid, from_seq, upto_seq});
     PGresult *r = NULL;
     mn_status rc = mn__pg_query(TX(tx), SQL_REMOVE_RANGE, &p, 0, "message delete", &r);
     *out = rc ? (mn_store_removed){0, 0, 0}
@@ -254,34 +229,25 @@ static mn_status messages_remove(mn_store_tx *tx, int64_t sid, int64_t from_seq,
 static mn_status session_read(mn_store_tx *tx, const char *session_id, mn_store_session_fn fn, void *user,
                               mn_store_session_row *out)
 {
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, session_id);
     PGresult *r = NULL;
-    mn_status rc = mn__pg_query(TX(tx), SQL_SESSION_READ, &p, 0, "session lookup", &r);
+    mn_status rc = mn__pg_session_row(TX(tx), SQL_SESSION_READ, session_id, "session lookup", &r);
     if (rc)
         return rc;
-    if (PQntuples(r) == 1) {
-        mn_session row;
-        mn__pg_row_session(r, 0, &row);
-        out->sid = mn__pg_col_i64(r, 0, MN_PG_SESSION_NCOLS);
-        out->title_seq = mn__pg_col_i64(r, 0, MN_PG_SESSION_NCOLS + 1);
-        fn(user, &row);
-    } else
-        rc = mn__err(MN_NOTFOUND, "session %s not found", session_id);
+    mn_session row;
+    mn__pg_row_session(r, 0, &row);
+    out->sid = mn__pg_col_i64(r, 0, MN_PG_SESSION_NCOLS);
+    out->title_seq = mn__pg_col_i64(r, 0, MN_PG_SESSION_NCOLS + 1);
+    fn(user, &row);
     PQclear(r);
-    return rc;
+    return MN_OK;
 }
 
 static mn_status messages_read(mn_store_tx *tx, int64_t sid, const char *session_id, int64_t after_seq,
                                int64_t upto_seq, size_t limit, mn_store_message_fn fn, void *user)
 {
     struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, sid);
-    mn__pg_i64(&p, after_seq);
-    mn__pg_i64(&p, upto_seq);
-    mn__pg_i64(&p, limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)limit);
+    int_params(&p, 3, (int64_t[]){sid, after_seq, upto_seq});
+    mn__pg_size(&p, limit);
     PGresult *r = NULL;
     mn_status rc = mn__pg_query(TX(tx), SQL_MESSAGES_READ, &p, 0, "message read", &r);
     for (int i = 0; !rc && i < PQntuples(r); i++) {

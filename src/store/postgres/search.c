@@ -139,32 +139,16 @@ static const char SQL_FTS[] =
     " JOIN sessions s ON s.sid = m.session_sid WHERE m.tsv @@ (SELECT q FROM q)" FILTER_SQL("3", "4", "5", "6", "7", "8")
     " ORDER BY score DESC, m.id LIMIT $2::bigint";
 
-struct fts_arg {
-    const char *terms;
-    const mn_search_filter *f;
-    size_t limit;
+struct score_arg {
     mn_store_score_fn fn;
     void *user;
 };
 
-static mn_status fts_body(struct pg_conn *c, void *arg)
+/* A row of message ids, with their scores when the query gives them. */
+static mn_status score_row(void *arg, PGresult *r, int i, int *stop)
 {
-    struct fts_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->terms);
-    mn__pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
-    filter_bind(&p, a->f);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_FTS, &p, 0, "keyword search", &r);
-    if (rc)
-        return rc;
-    for (int i = 0; i < PQntuples(r); i++) {
-        c->visible = 1;
-        if (a->fn(a->user, mn__pg_col_i64(r, i, 0), mn__pg_col_double(r, i, 1)))
-            break;
-    }
-    PQclear(r);
+    struct score_arg *a = arg;
+    *stop = a->fn(a->user, mn__pg_col_i64(r, i, 0), PQnfields(r) > 1 ? mn__pg_col_double(r, i, 1) : 0);
     return MN_OK;
 }
 
@@ -175,8 +159,13 @@ static mn_status op_fts_search(mn_store *st, const char *match, const mn_search_
     size_t n = 0;
     mn_status rc = match_terms(match, &terms, &n);
     if (!rc && n > 0 && limit > 0) {
-        struct fts_arg a = {terms.data, f, limit, fn, user};
-        rc = mn__pg_run(PG(st), PG_AUTOCOMMIT, fts_body, &a);
+        struct pg_params p;
+        mn__pg_params_init(&p);
+        mn__pg_text(&p, terms.data);
+        mn__pg_size(&p, limit);
+        filter_bind(&p, f);
+        struct score_arg a = {fn, user};
+        rc = mn__pg_run_each(PG(st), SQL_FTS, &p, 0, "keyword search", score_row, &a);
     }
     mn__buf_release(&terms);
     return rc;
@@ -188,35 +177,13 @@ static const char SQL_VEC_FILTER[] =
     "SELECT e.message_id FROM embeddings e JOIN messages m ON m.id = e.message_id"
     " JOIN sessions s ON s.sid = m.session_sid WHERE true" FILTER_SQL("1", "2", "3", "4", "5", "6");
 
-struct filter_arg {
-    const mn_search_filter *f;
-    mn_store_score_fn fn;
-    void *user;
-};
-
-static mn_status vec_filter_body(struct pg_conn *c, void *arg)
-{
-    struct filter_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    filter_bind(&p, a->f);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_VEC_FILTER, &p, 1, "search filter", &r);
-    if (rc)
-        return rc;
-    for (int i = 0; i < PQntuples(r); i++) {
-        c->visible = 1;
-        if (a->fn(a->user, mn__pg_col_i64(r, i, 0), 0))
-            break;
-    }
-    PQclear(r);
-    return MN_OK;
-}
-
 static mn_status op_vec_filter(mn_store *st, const mn_search_filter *f, mn_store_score_fn fn, void *user)
 {
-    struct filter_arg a = {f, fn, user};
-    return mn__pg_run(PG(st), PG_AUTOCOMMIT, vec_filter_body, &a);
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    filter_bind(&p, f);
+    struct score_arg a = {fn, user};
+    return mn__pg_run_each(PG(st), SQL_VEC_FILTER, &p, 1, "search filter", score_row, &a);
 }
 
 /* The SQL of one kind of stored vector, so that one implementation serves both: messages'
@@ -255,12 +222,10 @@ struct scan_arg {
 static mn_status vec_scan_body(struct pg_conn *c, void *arg)
 {
     struct scan_arg *a = arg;
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, a->q->log_max, NULL, 0, "vector scan", &r);
+    mn_status rc = mn__pg_one_i64(c, a->q->log_max, NULL, "vector scan", &a->log_seq);
     if (rc)
         return rc;
-    a->log_seq = mn__pg_col_i64(r, 0, 0);
-    PQclear(r);
+    PGresult *r = NULL;
     float *buf = NULL;
     uint32_t cap = 0, dim = 0;
     int64_t after = 0;
@@ -371,41 +336,44 @@ mn_status mn__pg_memory_vec_changes(mn_store *st, int64_t after, mn_store_change
 }
 
 struct get_arg {
-    const struct vec_sql *q;
-    int64_t id;
     float *out;
     uint32_t dim;
+    int found;
 };
 
-static mn_status vec_get_body(struct pg_conn *c, void *arg)
+/* The vector, when it has the dimensions asked for. */
+static mn_status vec_row(void *arg, PGresult *r, int i, int *stop)
 {
     struct get_arg *a = arg;
+    (void)stop;
+    if (mn__pg_col_i64(r, i, 0) == (int64_t)a->dim && !PQgetisnull(r, i, 1) &&
+        PQgetlength(r, i, 1) == (int)(a->dim * 4)) {
+        mn__vecblob_decode(PQgetvalue(r, i, 1), a->dim, a->out);
+        a->found = 1;
+    }
+    return MN_OK;
+}
+
+static mn_status vec_get(mn_store *st, const struct vec_sql *q, int64_t id, float *out, uint32_t dim)
+{
     struct pg_params p;
     mn__pg_params_init(&p);
-    mn__pg_i64(&p, a->id);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, a->q->get, &p, 1, "vector", &r);
-    if (rc)
-        return rc;
-    if (PQntuples(r) == 1 && mn__pg_col_i64(r, 0, 0) == (int64_t)a->dim && !PQgetisnull(r, 0, 1) &&
-        PQgetlength(r, 0, 1) == (int)(a->dim * 4))
-        mn__vecblob_decode(PQgetvalue(r, 0, 1), a->dim, a->out);
-    else
-        rc = mn__err(MN_NOTFOUND, "%s %lld has no vector of %u dimensions", a->q->what, (long long)a->id, a->dim);
-    PQclear(r);
+    mn__pg_i64(&p, id);
+    struct get_arg a = {out, dim, 0};
+    mn_status rc = mn__pg_run_each(PG(st), q->get, &p, 1, "vector", vec_row, &a);
+    if (!rc && !a.found)
+        rc = mn__err(MN_NOTFOUND, "%s %lld has no vector of %u dimensions", q->what, (long long)id, dim);
     return rc;
 }
 
 static mn_status op_vec_get(mn_store *st, int64_t id, float *out, uint32_t dim)
 {
-    struct get_arg a = {&MESSAGE_VECS, id, out, dim};
-    return mn__pg_run(PG(st), PG_AUTOCOMMIT, vec_get_body, &a);
+    return vec_get(st, &MESSAGE_VECS, id, out, dim);
 }
 
 mn_status mn__pg_memory_vec_get(mn_store *st, int64_t vid, float *out, uint32_t dim)
 {
-    struct get_arg a = {&MEMORY_VECS, vid, out, dim};
-    return mn__pg_run(PG(st), PG_AUTOCOMMIT, vec_get_body, &a);
+    return vec_get(st, &MEMORY_VECS, vid, out, dim);
 }
 
 static const char SQL_LOG_LOCK[] = "SELECT pg_advisory_xact_lock(" MN_PG_LOCK_EMBED_LOG ")";
@@ -488,11 +456,7 @@ static mn_status op_vec_put(mn_store *st, const int64_t *ids, size_t n, const fl
     char ident[600];
     snprintf(ident, sizeof ident, "%s/%s/%u", embedder, model, dim);
     struct mn_buf list = MN_BUF_INIT;
-    mn_status rc = mn__buf_addc(&list, '{');
-    for (size_t i = 0; i < n && !rc; i++)
-        rc = mn__buf_addf(&list, "%s%lld", i ? "," : "", (long long)ids[i]);
-    if (!rc)
-        rc = mn__buf_addc(&list, '}');
+    mn_status rc = mn__pg_id_array(&list, ids, n);
     struct put_arg a = {ids, n, vecs, skip, dim, embedder, model, ident, list.data, now_ms,
                         malloc((size_t)dim * 4 + 1)};
     if (!rc && !a.blob)
@@ -521,28 +485,26 @@ struct peek_arg {
     void *user;
 };
 
+static mn_status peek_row(void *arg, PGresult *r, int i, int *stop)
+{
+    struct peek_arg *a = arg;
+    const char *text = mn__pg_col_text(r, i, 1);
+    *stop = a->fn(a->user, mn__pg_col_i64(r, i, 0), text ? text : "");
+    return MN_OK;
+}
+
+/* The clock is read in the body: a run again claims CLAIM_MS from its own start. */
 static mn_status queue_peek_body(struct pg_conn *c, void *arg)
 {
     struct peek_arg *a = arg;
     int64_t now = mn__clock_now_ms();
     struct pg_params p;
     mn__pg_params_init(&p);
-    mn__pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
+    mn__pg_size(&p, a->limit);
     mn__pg_i64(&p, now + CLAIM_MS);
     mn__pg_i64(&p, now);
     mn__pg_text(&p, a->claimer);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_QUEUE_PEEK, &p, 0, "embedding queue", &r);
-    if (rc)
-        return rc;
-    for (int i = 0; i < PQntuples(r); i++) {
-        const char *text = mn__pg_col_text(r, i, 1);
-        c->visible = 1;
-        if (a->fn(a->user, mn__pg_col_i64(r, i, 0), text ? text : ""))
-            break;
-    }
-    PQclear(r);
-    return MN_OK;
+    return mn__pg_each(c, SQL_QUEUE_PEEK, &p, 0, "embedding queue", peek_row, a);
 }
 
 static mn_status op_queue_peek(mn_store *st, size_t limit, mn_store_text_fn fn, void *user)
@@ -606,19 +568,21 @@ struct counts_arg {
     int64_t *embedded, *queued;
 };
 
-static mn_status counts_body(struct pg_conn *c, void *arg)
+static mn_status counts_row(void *arg, PGresult *r, int i, int *stop)
 {
     struct counts_arg *a = arg;
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_COUNTS, NULL, 0, "embedding counts", &r);
-    if (rc)
-        return rc;
+    (void)stop;
     if (a->embedded)
-        *a->embedded = mn__pg_col_i64(r, 0, 0);
+        *a->embedded = mn__pg_col_i64(r, i, 0);
     if (a->queued)
-        *a->queued = mn__pg_col_i64(r, 0, 1);
-    PQclear(r);
+        *a->queued = mn__pg_col_i64(r, i, 1);
     return MN_OK;
+}
+
+static mn_status op_counts(mn_store *st, int64_t *embedded, int64_t *queued)
+{
+    struct counts_arg a = {embedded, queued};
+    return mn__pg_run_each(PG(st), SQL_COUNTS, NULL, 0, "embedding counts", counts_row, &a);
 }
 
 static mn_status queue_fill_body(struct pg_conn *c, void *arg)
@@ -636,44 +600,19 @@ static mn_status queue_fill_body(struct pg_conn *c, void *arg)
 static mn_status op_queue_fill(mn_store *st, int reset, int64_t *queued)
 {
     mn_status rc = mn__pg_run(PG(st), PG_WRITE, queue_fill_body, &reset);
-    struct counts_arg a = {NULL, queued};
-    return rc ? rc : mn__pg_run(PG(st), PG_AUTOCOMMIT, counts_body, &a);
-}
-
-static mn_status op_counts(mn_store *st, int64_t *embedded, int64_t *queued)
-{
-    struct counts_arg a = {embedded, queued};
-    return mn__pg_run(PG(st), PG_AUTOCOMMIT, counts_body, &a);
+    return rc ? rc : op_counts(st, NULL, queued);
 }
 
 static const char SQL_QUEUE_COUNT[] =
     "SELECT count(*) FROM embed_queue q JOIN messages m ON m.id = q.message_id"
     " JOIN sessions s ON s.sid = m.session_sid WHERE true" FILTER_SQL("1", "2", "3", "4", "5", "6");
 
-struct queue_count_arg {
-    const mn_search_filter *f;
-    int64_t *n;
-};
-
-static mn_status queue_count_body(struct pg_conn *c, void *arg)
-{
-    struct queue_count_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    filter_bind(&p, a->f);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_QUEUE_COUNT, &p, 0, "embedding queue count", &r);
-    if (rc)
-        return rc;
-    *a->n = mn__pg_col_i64(r, 0, 0);
-    PQclear(r);
-    return MN_OK;
-}
-
 static mn_status op_queue_count(mn_store *st, const mn_search_filter *f, int64_t *n)
 {
-    struct queue_count_arg a = {f, n};
-    return mn__pg_run(PG(st), PG_AUTOCOMMIT, queue_count_body, &a);
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    filter_bind(&p, f);
+    return mn__pg_run_i64(PG(st), PG_AUTOCOMMIT, SQL_QUEUE_COUNT, &p, "embedding queue count", n);
 }
 
 /* ---- messages by id -------------------------------------------------------------------------- */
@@ -686,7 +625,7 @@ static const char SQL_MSG_BY_IDS[] =
 struct get_many_arg {
     const int64_t *ids;
     size_t n;
-    const char *id_list;
+    const struct pg_params *p; /* $1: the ids as an array */
     mn_store_found_fn fn;
     void *user;
 };
@@ -711,11 +650,8 @@ static int find_row(PGresult *r, int64_t id)
 static mn_status messages_get_body(struct pg_conn *c, void *arg)
 {
     struct get_many_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->id_list);
     PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_MSG_BY_IDS, &p, 0, "search results", &r);
+    mn_status rc = mn__pg_query(c, SQL_MSG_BY_IDS, a->p, 0, "search results", &r);
     if (rc)
         return rc;
     for (size_t i = 0; i < a->n && !rc; i++) {
@@ -736,12 +672,11 @@ static mn_status messages_get_body(struct pg_conn *c, void *arg)
 static mn_status op_messages_get(mn_store *st, const int64_t *ids, size_t n, mn_store_found_fn fn, void *user)
 {
     struct mn_buf list = MN_BUF_INIT;
-    mn_status rc = mn__buf_addc(&list, '{');
-    for (size_t i = 0; i < n && !rc; i++)
-        rc = mn__buf_addf(&list, "%s%lld", i ? "," : "", (long long)ids[i]);
-    if (!rc)
-        rc = mn__buf_addc(&list, '}');
-    struct get_many_arg a = {ids, n, list.data, fn, user};
+    mn_status rc = mn__pg_id_array(&list, ids, n);
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, list.data);
+    struct get_many_arg a = {ids, n, &p, fn, user};
     if (!rc && n > 0)
         rc = mn__pg_run(PG(st), PG_AUTOCOMMIT, messages_get_body, &a);
     mn__buf_release(&list);

@@ -36,16 +36,11 @@ struct summary_arg {
 static mn_status summary_latest_body(struct pg_conn *c, void *arg)
 {
     struct summary_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->session_id);
     PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_SUMMARY_LATEST, &p, 0, "summary", &r);
+    mn_status rc = mn__pg_session_row(c, SQL_SUMMARY_LATEST, a->session_id, "summary", &r);
     if (rc)
         return rc;
-    if (PQntuples(r) == 0)
-        rc = mn__err(MN_NOTFOUND, "session %s not found", a->session_id);
-    else if (!PQgetisnull(r, 0, 0)) {
+    if (!PQgetisnull(r, 0, 0)) {
         mn_summary row = {mn__pg_col_i64(r, 0, 0), a->session_id, mn__pg_col_i64(r, 0, 1), mn__pg_col_i64(r, 0, 2),
                           mn__pg_col_text(r, 0, 3), mn__pg_col_i64(r, 0, 4), mn__pg_col_text(r, 0, 5),
                           mn__pg_col_text(r, 0, 6), mn__pg_col_i64(r, 0, 7)};
@@ -67,14 +62,11 @@ mn_status mn__pg_op_summary_latest(mn_store *st, const char *session_id, mn_summ
 static mn_status summary_insert_body(struct pg_conn *c, void *arg)
 {
     struct summary_arg *a = arg;
-    int64_t sid = 0;
-    mn_status rc = mn__pg_session_sid(c, a->session_id, &sid, NULL);
-    if (rc)
-        return rc;
     const mn_summary *sm = a->in;
     struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, sid);
+    mn_status rc = mn__pg_sid_params(c, a->session_id, &p);
+    if (rc)
+        return rc;
     mn__pg_i64(&p, sm->covers_upto);
     mn__pg_i64(&p, sm->folded);
     mn__pg_text(&p, sm->text ? sm->text : "");
@@ -82,12 +74,7 @@ static mn_status summary_insert_body(struct pg_conn *c, void *arg)
     mn__pg_text(&p, sm->model);
     mn__pg_text(&p, sm->summarizer ? sm->summarizer : "none");
     mn__pg_i64(&p, sm->created_at);
-    PGresult *r = NULL;
-    if ((rc = mn__pg_query(c, SQL_SUMMARY_INSERT, &p, 0, "summary insert", &r)))
-        return rc;
-    a->id = mn__pg_col_i64(r, 0, 0);
-    PQclear(r);
-    return MN_OK;
+    return mn__pg_one_i64(c, SQL_SUMMARY_INSERT, &p, "summary insert", &a->id);
 }
 
 mn_status mn__pg_op_summary_insert(mn_store *st, const char *session_id, const mn_summary *sm, int64_t *id)
@@ -114,20 +101,24 @@ struct event_arg {
     void *user;
 };
 
+mn_status mn__pg_event_add(struct pg_conn *c, int64_t sid, const char *kind, const char *data, int64_t now_ms,
+                          const char *what)
+{
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
+    mn__pg_text(&p, kind);
+    mn__pg_text(&p, data);
+    mn__pg_i64(&p, now_ms);
+    return mn__pg_query(c, SQL_EVENT_INSERT, &p, 0, what, NULL);
+}
+
 static mn_status event_insert_body(struct pg_conn *c, void *arg)
 {
     struct event_arg *a = arg;
     int64_t sid = 0;
     mn_status rc = mn__pg_session_sid(c, a->session_id, &sid, NULL);
-    if (rc)
-        return rc;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, sid);
-    mn__pg_text(&p, a->kind);
-    mn__pg_text(&p, a->data ? a->data : "{}");
-    mn__pg_i64(&p, a->now_ms);
-    return mn__pg_query(c, SQL_EVENT_INSERT, &p, 0, "event insert", NULL);
+    return rc ? rc : mn__pg_event_add(c, sid, a->kind, a->data ? a->data : "{}", a->now_ms, "event insert");
 }
 
 mn_status mn__pg_op_event_insert(mn_store *st, const char *session_id, const char *kind, const char *data,
@@ -137,28 +128,23 @@ mn_status mn__pg_op_event_insert(mn_store *st, const char *session_id, const cha
     return mn__pg_run(PG(st), PG_WRITE, event_insert_body, &a);
 }
 
+static mn_status event_row(void *arg, PGresult *r, int i, int *stop)
+{
+    struct event_arg *a = arg;
+    *stop = a->fn(a->user, mn__pg_col_i64(r, i, 0), mn__pg_col_text(r, i, 1), mn__pg_col_text(r, i, 2),
+                  mn__pg_col_i64(r, i, 3));
+    return MN_OK;
+}
+
 static mn_status events_list_body(struct pg_conn *c, void *arg)
 {
     struct event_arg *a = arg;
-    int64_t sid = 0;
-    mn_status rc = mn__pg_session_sid(c, a->session_id, &sid, NULL);
+    struct pg_params p;
+    mn_status rc = mn__pg_sid_params(c, a->session_id, &p);
     if (rc)
         return rc;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, sid);
-    mn__pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
-    PGresult *r = NULL;
-    if ((rc = mn__pg_query(c, SQL_EVENTS_LIST, &p, 0, "events", &r)))
-        return rc;
-    for (int i = 0; i < PQntuples(r); i++) {
-        c->visible = 1;
-        if (a->fn(a->user, mn__pg_col_i64(r, i, 0), mn__pg_col_text(r, i, 1), mn__pg_col_text(r, i, 2),
-                  mn__pg_col_i64(r, i, 3)))
-            break;
-    }
-    PQclear(r);
-    return MN_OK;
+    mn__pg_size(&p, a->limit);
+    return mn__pg_each(c, SQL_EVENTS_LIST, &p, 0, "events", event_row, a);
 }
 
 mn_status mn__pg_op_events_list(mn_store *st, const char *session_id, size_t limit,
@@ -191,25 +177,20 @@ static mn_status busy_claim_body(struct pg_conn *c, void *arg)
     mn__pg_text(&p, a->session_id);
     mn__pg_i64(&p, a->now_ms);
     mn__pg_i64(&p, a->until_ms);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_BUSY_CLAIM, &p, 0, "summary claim", &r);
+    int64_t changed = 0;
+    mn_status rc = mn__pg_exec(c, SQL_BUSY_CLAIM, &p, "summary claim", &changed);
     if (rc)
         return rc;
-    a->claimed = mn__pg_changes(r) == 1;
-    PQclear(r);
+    a->claimed = changed == 1;
     a->busy_until = a->until_ms;
     if (a->claimed)
         return MN_OK;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->session_id);
-    if ((rc = mn__pg_query(c, SQL_BUSY_GET, &p, 0, "summary claim", &r)))
+    PGresult *r = NULL;
+    if ((rc = mn__pg_session_row(c, SQL_BUSY_GET, a->session_id, "summary claim", &r)))
         return rc;
-    if (PQntuples(r) == 1)
-        a->busy_until = mn__pg_col_i64(r, 0, 0);
-    else
-        rc = mn__err(MN_NOTFOUND, "session %s not found", a->session_id);
+    a->busy_until = mn__pg_col_i64(r, 0, 0);
     PQclear(r);
-    return rc;
+    return MN_OK;
 }
 
 mn_status mn__pg_op_busy_claim(mn_store *st, const char *session_id, int64_t now_ms, int64_t until_ms, int *claimed,
@@ -223,20 +204,13 @@ mn_status mn__pg_op_busy_claim(mn_store *st, const char *session_id, int64_t now
     return rc;
 }
 
-static mn_status busy_release_body(struct pg_conn *c, void *arg)
-{
-    struct busy_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->session_id);
-    mn__pg_i64(&p, a->until_ms);
-    return mn__pg_query(c, SQL_BUSY_RELEASE, &p, 0, "summary release", NULL);
-}
-
 mn_status mn__pg_op_busy_release(mn_store *st, const char *session_id, int64_t until_ms)
 {
-    struct busy_arg a = {session_id, 0, until_ms, 0, 0};
-    return mn__pg_run(PG(st), PG_WRITE, busy_release_body, &a);
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, session_id);
+    mn__pg_i64(&p, until_ms);
+    return mn__pg_run_exec(PG(st), PG_WRITE, SQL_BUSY_RELEASE, &p, "summary release", NULL);
 }
 
 /* ---- pins and reads for the strategies ------------------------------------------------------- */
@@ -244,36 +218,20 @@ mn_status mn__pg_op_busy_release(mn_store *st, const char *session_id, int64_t u
 static const char SQL_PIN[] = "UPDATE messages SET pinned = $2::integer WHERE id = $1::bigint"
                               " AND ($3::text IS NULL OR session_sid = (SELECT sid FROM sessions WHERE id = $3::text))";
 
-struct pin_arg {
-    const char *session_id; /* NULL: any session */
-    int64_t id;
-    int pinned;
-};
-
-static mn_status pin_body(struct pg_conn *c, void *arg)
-{
-    struct pin_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, a->id);
-    mn__pg_i64(&p, a->pinned ? 1 : 0);
-    mn__pg_text(&p, a->session_id);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_PIN, &p, 0, "pin", &r);
-    if (rc)
-        return rc;
-    if (mn__pg_changes(r) == 0)
-        rc = a->session_id ? mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)a->id,
-                                     a->session_id)
-                           : mn__err(MN_NOTFOUND, "message %lld not found", (long long)a->id);
-    PQclear(r);
-    return rc;
-}
-
+/* session_id NULL: the message of any session. */
 mn_status mn__pg_op_message_pin(mn_store *st, const char *session_id, int64_t message_id, int pinned)
 {
-    struct pin_arg a = {session_id, message_id, pinned};
-    return mn__pg_run(PG(st), PG_WRITE, pin_body, &a);
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, message_id);
+    mn__pg_i64(&p, pinned ? 1 : 0);
+    mn__pg_text(&p, session_id);
+    int64_t changed = 0;
+    mn_status rc = mn__pg_run_exec(PG(st), PG_WRITE, SQL_PIN, &p, "pin", &changed);
+    if (rc || changed)
+        return rc;
+    return session_id ? mn__err(MN_NOTFOUND, "message %lld not found in session %s", (long long)message_id, session_id)
+                      : mn__err(MN_NOTFOUND, "message %lld not found", (long long)message_id);
 }
 
 /* The unit of a kept message runs from the nearest non-tool message at or before it to the
@@ -296,30 +254,25 @@ struct units_arg {
     void *user;
 };
 
+static mn_status unit_row(void *arg, PGresult *r, int i, int *stop)
+{
+    struct units_arg *a = arg;
+    mn_message row;
+    mn_status rc = mn__pg_row_message(r, i, 0, a->session_id, &row);
+    if (!rc)
+        *stop = a->fn(a->user, &row);
+    return rc;
+}
+
 static mn_status pinned_units_body(struct pg_conn *c, void *arg)
 {
     struct units_arg *a = arg;
-    int64_t sid = 0;
-    mn_status rc = mn__pg_session_sid(c, a->session_id, &sid, NULL);
+    struct pg_params p;
+    mn_status rc = mn__pg_sid_params(c, a->session_id, &p);
     if (rc)
         return rc;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, sid);
     mn__pg_i64(&p, a->upto_seq);
-    PGresult *r = NULL;
-    if ((rc = mn__pg_query(c, SQL_PINNED_UNITS, &p, 0, "pinned messages", &r)))
-        return rc;
-    for (int i = 0; i < PQntuples(r); i++) {
-        mn_message row;
-        if ((rc = mn__pg_row_message(r, i, 0, a->session_id, &row)))
-            break;
-        c->visible = 1;
-        if (a->fn(a->user, &row))
-            break;
-    }
-    PQclear(r);
-    return rc;
+    return mn__pg_each(c, SQL_PINNED_UNITS, &p, 0, "pinned messages", unit_row, a);
 }
 
 mn_status mn__pg_op_pinned_units(mn_store *st, const char *session_id, int64_t upto_seq, mn_store_message_fn fn,
@@ -341,20 +294,12 @@ struct tool_arg {
 static mn_status tool_tokens_body(struct pg_conn *c, void *arg)
 {
     struct tool_arg *a = arg;
-    int64_t sid = 0;
-    mn_status rc = mn__pg_session_sid(c, a->session_id, &sid, NULL);
+    struct pg_params p;
+    mn_status rc = mn__pg_sid_params(c, a->session_id, &p);
     if (rc)
         return rc;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, sid);
     mn__pg_i64(&p, a->after_seq);
-    PGresult *r = NULL;
-    if ((rc = mn__pg_query(c, SQL_TOOL_TOKENS, &p, 0, "tool tokens", &r)))
-        return rc;
-    a->sum = mn__pg_col_i64(r, 0, 0);
-    PQclear(r);
-    return MN_OK;
+    return mn__pg_one_i64(c, SQL_TOOL_TOKENS, &p, "tool tokens", &a->sum);
 }
 
 mn_status mn__pg_op_tool_tokens(mn_store *st, const char *session_id, int64_t after_seq, int64_t *sum)

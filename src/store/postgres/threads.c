@@ -45,15 +45,10 @@ struct files_arg {
 static mn_status files_body(struct pg_conn *c, void *arg)
 {
     struct files_arg *a = arg;
-    int64_t sid = 0;
-    mn_status rc = mn__pg_session_sid(c, a->id, &sid, NULL);
-    if (rc)
-        return rc;
     struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, sid);
     PGresult *r = NULL;
-    if ((rc = mn__pg_query(c, SQL_FILES, &p, 0, "files", &r)))
+    mn_status rc = mn__pg_sid_params(c, a->id, &p);
+    if (rc || (rc = mn__pg_query(c, SQL_FILES, &p, 0, "files", &r)))
         return rc;
     struct mn_strings_impl *l = calloc(1, sizeof *l);
     if (!l)
@@ -99,13 +94,10 @@ struct seen_arg {
 static mn_status file_seen_body(struct pg_conn *c, void *arg)
 {
     struct seen_arg *a = arg;
-    int64_t sid = 0;
-    mn_status rc = mn__pg_session_sid(c, a->id, &sid, NULL);
+    struct pg_params p;
+    mn_status rc = mn__pg_sid_params(c, a->id, &p);
     if (rc)
         return rc;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, sid);
     mn__pg_text(&p, a->path);
     mn__pg_text(&p, a->sha);
     mn__pg_i64(&p, a->now_ms);
@@ -134,20 +126,14 @@ static const char SQL_STATE_SET[] = "UPDATE sessions SET state = $2 WHERE id = $
 
 static mn_status state_read(struct pg_conn *c, const char *sql, const char *id, char **out)
 {
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, id);
     PGresult *r = NULL;
     *out = NULL;
-    mn_status rc = mn__pg_query(c, sql, &p, 0, "state", &r);
+    mn_status rc = mn__pg_session_row(c, sql, id, "state", &r);
     if (rc)
         return rc;
-    if (PQntuples(r) == 1) {
-        const char *v = mn__pg_col_text(r, 0, 0);
-        if (v && !(*out = strdup(v)))
-            rc = mn__nomem();
-    } else
-        rc = mn__err(MN_NOTFOUND, "session %s not found", id);
+    const char *v = mn__pg_col_text(r, 0, 0);
+    if (v && !(*out = strdup(v)))
+        rc = mn__nomem();
     PQclear(r);
     return rc;
 }
