@@ -1,7 +1,7 @@
 /*
  * cmd_api.c — the CLI's view of the operation table (app/server/ops.c, STYLE.md "one table
- * drives the surface"): which API operation each command performs (and so the ranges of its
- * numeric options, util.c), the one-line summaries the help shows for those commands (taken from
+ * drives the surface"): which API operation each command performs, the one its words name (and
+ * so the ranges of its numeric options, util.c), the one-line summaries the help shows for those commands (taken from
  * the table, never written twice), the API line and parameters under `mnemo COMMAND --help`, and
  * `mnemo api`, which lists every operation.
  */
@@ -12,61 +12,36 @@
 #include "cli/cli.h"
 #include "server/server.h"
 
-/* The operation behind each command that has one. */
-static const struct {
-    const char *cmd, *op;
-} bound[] = {
-    {"session new", "session_create"}, {"session list", "session_list"}, {"session show", "session_get"},
-    {"session fork", "session_fork"},  {"session resume", "session_resume"}, {"session delete", "session_delete"},
-    {"add", "append"},                 {"history", "history"},            {"context", "context"},
-    {"summary show", "summary_get"},   {"compact", "compact"},            {"events", "events"},
-    {"files", "files"},                {"gc", "gc"},                      {"export", "export"},
-    {"import", "import"},              {"prune", "prune"},                {"search", "search"},
-    {"stats", "stats"},
-    {"memory add", "remember"},        {"memory search", "recall"},       {"memory list", "memory_list"},
-    {"memory show", "memory_get"},     {"memory update", "update"},       {"memory delete", "memory_delete"},
-    {"memory history", "memory_history"}, {"memory forget", "forget"}, {"memory extract", "memory_extract"},
-    {"memory queue", "memory_extract_queue"}, {"memory job", "memory_extract_job"},
-    {"session clear", "session_clear"}, {"session limit", "session_limit"},
-    {"session update", "session_update"}, {"message delete", "message_delete"},
-    {"message edit", "message_edit"},     {"message pin", "message_pin"},
-    {"files check", "files_check"},
-    {"handover", "handover"},             {"namespace forget", "namespace_forget"},
-    {"checkpoint put", "checkpoint_put"}, {"checkpoint writes", "checkpoint_put_writes"},
-    {"checkpoint show", "checkpoint_get"}, {"checkpoint list", "checkpoint_list"},
-    {"checkpoint delete", "checkpoint_delete_thread"},
-    {"document put", "document_put"},     {"document get", "document_get"},
-    {"document delete", "document_delete"}, {"document search", "document_search"},
-    {"document paths", "document_paths"},
-    /* the verbs of `mnemo state ID VERB` (one command, an operation per verb) */
-    {"state", "state_get"},              {"state merge", "state_merge"},  {"state wait", "state_wait"},
-    {"state unwait", "state_unwait"},    {"state result", "state_result"}, {"state plan", "state_plan"},
-    {"state clear", "state_clear"},
-};
-
 /* Commands that perform no operation but take one's parameters: their numeric options take that
  * operation's ranges. */
 static const struct {
     const char *cmd, *op;
 } ranged[] = {
-    {"chat", "context"},                            /* --max-tokens: the budget of the contexts it builds */
+    {"chat", "context_build"},                      /* --max-tokens: the budget of the contexts it builds */
     {"pin", "message_pin"}, {"unpin", "message_pin"}, /* --message-id */
 };
 
-/* The command (or state verb) performing op, or NULL. */
-static const char *op_command(const struct srv_op *op)
+/* The operation a command performs: the one its words name (docs/names.md: "session
+ * set-max-turns" performs session_set_max_turns), or NULL. */
+const struct srv_op *cli_command_op(const struct cli_cmd *c)
 {
-    for (size_t i = 0; i < sizeof bound / sizeof bound[0]; i++)
-        if (strcmp(bound[i].op, op->name) == 0)
-            return bound[i].cmd;
+    char name[64];
+    size_t n = 0;
+    for (const char *p = c->name; *p && n + 1 < sizeof name; p++)
+        name[n++] = *p == ' ' || *p == '-' ? '_' : *p;
+    name[n] = '\0';
+    for (size_t i = 0; i < srv_nops; i++)
+        if (strcmp(srv_ops[i].name, name) == 0)
+            return &srv_ops[i];
     return NULL;
 }
 
-const struct srv_op *cli_command_op(const struct cli_cmd *c)
+/* The command performing op, or NULL. */
+static const char *op_command(const struct srv_op *op)
 {
-    for (size_t i = 0; i < sizeof bound / sizeof bound[0]; i++)
-        if (strcmp(bound[i].cmd, c->name) == 0)
-            return srv_op_find(bound[i].op);
+    for (const struct cli_cmd *c = cli_commands; c->name; c++)
+        if (cli_command_op(c) == op)
+            return c->name;
     return NULL;
 }
 
@@ -144,11 +119,11 @@ int cmd_api(const struct cli_global *g, struct cli_args *a)
         for (size_t i = 0; i < srv_nops; i++) {
             const struct srv_op *op = &srv_ops[i];
             json_array_append_new(
-                arr, json_pack("{s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:s?,s:o,s:o}", "name", op->name, "method", op->method,
-                               "path", op->path, "summary", op->summary, "mcp_tool", (op->flags & OP_TOOL) != 0,
-                               "read_only", (op->flags & OP_READONLY) != 0, "destructive",
-                               (op->flags & OP_DESTRUCTIVE) != 0, "cli_command", op_command(op), "params",
-                               srv_op_input_schema(op, -1), "result", srv_op_schema(op->result)));
+                arr, json_pack("{s:s,s:o,s:s,s:s,s:s,s:b,s:b,s:b,s:s?,s:o,s:o}", "name", op->name, "aliases",
+                               srv_op_alias_list(op), "method", op->method, "path", op->path, "summary", op->summary,
+                               "mcp_tool", (op->flags & OP_TOOL) != 0, "read_only", (op->flags & OP_READONLY) != 0,
+                               "destructive", (op->flags & OP_DESTRUCTIVE) != 0, "cli_command", op_command(op),
+                               "params", srv_op_input_schema(op, -1), "result", srv_op_schema(op->result)));
         }
         char *text = json_dumps(arr, JSON_INDENT(2));
         json_decref(arr);
@@ -161,10 +136,7 @@ int cmd_api(const struct cli_global *g, struct cli_args *a)
     printf("The operations of the HTTP API (mnemo serve), one table for routes, MCP tools and help:\n\n");
     for (size_t i = 0; i < srv_nops; i++) {
         const struct srv_op *op = &srv_ops[i];
-        const char *cmd = "";
-        for (const struct cli_cmd *c = cli_commands; c->name; c++)
-            if (cli_command_op(c) == op)
-                cmd = c->name;
+        const char *cmd = op_command(op) ? op_command(op) : "";
         printf("  %-26s ", op->name);
         print_route(stdout, op);
         printf("\n      %s%s%s%s\n", op->summary, *cmd ? " (mnemo " : "", cmd, *cmd ? ")" : "");

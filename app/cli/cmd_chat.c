@@ -440,7 +440,7 @@ static void print_field(const char *label, json_t *v)
     free(text);
 }
 
-/* /state: the session's ask-user state, a field a line (`mnemo state ID` prints the JSON). */
+/* /state: the session's ask-user state, a field a line (`mnemo state get ID` prints the JSON). */
 static void print_state(const char *state)
 {
     static const struct {

@@ -1,8 +1,8 @@
 /*
- * cmd_checkpoint.c — `mnemo checkpoint put|writes|show|list|delete`: a thread's graph checkpoints
- * and pending writes (LangGraph; docs/checkpoints.md). Each command runs its API operation
- * (cli_run_op): the library has no JSON form of a checkpoint, and the operation's answer is the
- * one REST and MCP give, so --json prints exactly that and errors name the same fields.
+ * cmd_checkpoint.c — `mnemo checkpoint put|put-writes|get|list|delete-thread`: a thread's graph
+ * checkpoints and pending writes (LangGraph; docs/checkpoints.md). Each command runs its API
+ * operation (cli_run_op): the library has no JSON form of a checkpoint, and the operation's answer
+ * is the one REST and MCP give, so --json prints exactly that and errors name the same fields.
  */
 #include <jansson.h>
 #include <stdlib.h>

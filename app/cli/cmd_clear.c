@@ -1,6 +1,6 @@
 /*
- * cmd_clear.c — `mnemo session clear ID [--undo] [--state]` and `mnemo session limit ID TURNS`:
- * seed 000's /clear and seed 003's clear() / prune(max_messages) from the shell.
+ * cmd_clear.c — `mnemo session clear ID [--undo] [--state]` and `mnemo session set-max-turns ID
+ * TURNS`: seed 000's /clear and seed 003's clear() / prune(max_messages) from the shell.
  */
 #include <stdio.h>
 

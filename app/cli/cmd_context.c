@@ -1,5 +1,5 @@
 /*
- * cmd_context.c — context governance commands: `mnemo pin|unpin SESSION N`, `mnemo summary show
+ * cmd_context.c — context governance commands: `mnemo pin|unpin SESSION N`, `mnemo summary get
  * ID`, `mnemo compact ID`, `mnemo events ID` and `mnemo budget WINDOW` (docs/context.md).
  */
 #include <errno.h>

@@ -86,7 +86,7 @@ int cmd_demo(const struct cli_global *g, struct cli_args *a)
         printf("   %lld tokens; %zu messages kept, %zu older ones left out. The tool call and its result\n"
                "   travel together, and the system prompt is always there.\n\n",
                (long long)c->tokens, c->kept, c->dropped);
-        printf("5. Why, in the report that `mnemo context %s --max-tokens %lld --format text --report` prints\n"
+        printf("5. Why, in the report that `mnemo context build %s --max-tokens %lld --format text --report` prints\n"
                "   (--json: the same as JSON):\n\n",
                s->id, (long long)co.max_tokens);
         cli_print_report_text(stdout, c->report);

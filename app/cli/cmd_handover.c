@@ -1,6 +1,7 @@
 /*
- * cmd_handover.c — what one tool hands to the next (seed 002): `mnemo handover` (the thread
- * summary), `mnemo files check` (send a file's content or not), and `mnemo namespace forget`.
+ * cmd_handover.c — what one tool hands to the next (seed 002): `mnemo thread summary-get` (the
+ * thread summary), `mnemo file should-include` (send a file's content or not), and `mnemo
+ * namespace forget`.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,8 @@ int cmd_handover(const struct cli_global *g, struct cli_args *a)
     return status;
 }
 
-/* mnemo files check ID PATH [FILE|-]: the content is FILE, standard input for -, else PATH. */
+/* mnemo file should-include ID PATH [FILE|-]: the content is FILE, standard input for -, else
+ * PATH. */
 int cmd_files_check(const struct cli_global *g, struct cli_args *a)
 {
     const char *path = a->pos[1], *from = a->npos > 2 ? a->pos[2] : path;

@@ -1,8 +1,9 @@
 /*
- * cmd_memory.c — `mnemo memory add|list|show|search|history|update|delete|forget|extract|queue|job`:
- * long-term memories (docs/memory.md). Times are taken as ms since the epoch or as ISO-8601
- * dates ("2026-03-01", "2026-03-01T12:00:00Z", UTC). queue and job run their API operations
- * (cli_run_op), so that --json prints the job object REST and MCP answer.
+ * cmd_memory.c — `mnemo memory add|list|get|search|history|update|delete|forget|extract|
+ * extract-queue|extract-job`: long-term memories (docs/memory.md). Times are taken as ms since the
+ * epoch or as ISO-8601 dates ("2026-03-01", "2026-03-01T12:00:00Z", UTC). extract-queue and
+ * extract-job run their API operations (cli_run_op), so that --json prints the job object REST
+ * and MCP answer.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -371,8 +372,8 @@ int cmd_memory_queue(const struct cli_global *g, struct cli_args *a)
 
 /* A job this process reads is held by its own worker when the run that queued it was lost (the
  * library queues it again), and that worker ends with the process: so the command reads until
- * the job has ended, which makes asking with `mnemo memory job` what runs a job queued by a
- * command (docs/memory.md, "REST and MCP"). */
+ * the job has ended, which makes asking with `mnemo memory extract-job` what runs a job queued
+ * by a command (docs/memory.md, "REST and MCP"). */
 #define JOB_POLL_NS 20000000L
 
 int cmd_memory_job(const struct cli_global *g, struct cli_args *a)

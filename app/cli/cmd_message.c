@@ -1,5 +1,5 @@
 /*
- * cmd_message.c — `mnemo add`, `mnemo history` and `mnemo context` (its report as text:
+ * cmd_message.c — `mnemo append`, `mnemo history` and `mnemo context build` (its report as text:
  * cmd_report.c).
  */
 #include <jansson.h>
@@ -69,7 +69,7 @@ int cmd_add(const struct cli_global *g, struct cli_args *a)
     if (cli_opt(a, "messages"))
         return add_batch(g, a);
     if (a->npos < 2)
-        return cli_usage_error("usage: mnemo add ID ROLE [TEXT|-] … (or ID --messages FILE)");
+        return cli_usage_error("usage: mnemo append ID ROLE [TEXT|-] … (or ID --messages FILE)");
     mn_message_in m = MN_MESSAGE_IN_INIT;
     if (mn_role_parse(a->pos[1], &m.role) != MN_OK)
         return cli_usage_error("%s", mn_errmsg());

@@ -1,5 +1,5 @@
 /*
- * cmd_session.c — `mnemo session new|list|show|delete`.
+ * cmd_session.c — `mnemo session create|list|get|delete`.
  */
 #include <stdlib.h>
 #include <string.h>

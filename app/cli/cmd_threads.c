@@ -1,5 +1,5 @@
 /*
- * cmd_threads.c — `mnemo session fork|resume`, `mnemo gc`, `mnemo files` and `mnemo state`.
+ * cmd_threads.c — `mnemo session fork|resume|files`, `mnemo gc` and `mnemo state …`.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -102,41 +102,26 @@ int cmd_files(const struct cli_global *g, struct cli_args *a)
     return rc ? cli_fail(rc) : 0;
 }
 
-/* mnemo state ID [get|merge JSON|wait NAME|unwait|result INTENT [JSON]|plan [JSON]|clear] */
+/* mnemo state get|merge-params|set-waiting|unwait|set-result|set-plan|clear ID [ARG [ARG]]: one
+ * change of the state (get: none), then the state it leaves behind. */
 int cmd_state(const struct cli_global *g, struct cli_args *a)
 {
-    const char *verb = a->npos > 1 ? a->pos[1] : "get";
-    const char *arg = a->npos > 2 ? a->pos[2] : NULL, *arg2 = a->npos > 3 ? a->pos[3] : NULL;
-    static const struct {
-        const char *verb;
-        int min_args, max_args;
-    } verbs[] = {{"get", 0, 0},    {"merge", 1, 1}, {"wait", 1, 1}, {"unwait", 0, 0},
-                 {"result", 1, 2}, {"plan", 0, 1},  {"clear", 0, 0}};
-    int nargs = a->npos > 2 ? a->npos - 2 : 0, known = 0;
-    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
-        if (strcmp(verb, verbs[i].verb) == 0) {
-            known = 1;
-            if (nargs < verbs[i].min_args || nargs > verbs[i].max_args)
-                return cli_usage_error("state %s: wrong number of arguments (see mnemo state --help)", verb);
-        }
-    if (!known)
-        return cli_usage_error("state: '%s' is not one of get, merge, wait, unwait, result, plan, clear", verb);
-    if (cli_flag(a, "history") && strcmp(verb, "clear") != 0)
-        return cli_usage_error("state %s: --history goes with clear only", verb);
+    const char *verb = a->command + strlen("state ");
+    const char *arg = a->npos > 1 ? a->pos[1] : NULL, *arg2 = a->npos > 2 ? a->pos[2] : NULL;
     mn_db *db = cli_open(g);
     if (!db)
         return 1;
     const char *id = a->pos[0];
     mn_status rc;
-    if (strcmp(verb, "merge") == 0)
+    if (strcmp(verb, "merge-params") == 0)
         rc = mn_state_merge_params(db, id, arg);
-    else if (strcmp(verb, "wait") == 0)
+    else if (strcmp(verb, "set-waiting") == 0)
         rc = mn_state_set_waiting(db, id, arg);
     else if (strcmp(verb, "unwait") == 0)
         rc = mn_state_set_waiting(db, id, NULL);
-    else if (strcmp(verb, "result") == 0)
+    else if (strcmp(verb, "set-result") == 0)
         rc = mn_state_set_result(db, id, arg, arg2);
-    else if (strcmp(verb, "plan") == 0)
+    else if (strcmp(verb, "set-plan") == 0)
         rc = mn_state_set_plan(db, id, arg);
     else if (strcmp(verb, "clear") == 0 && cli_flag(a, "history")) /* seed 003's clear(): both at once */
         rc = mn_session_clear(db, id, MN_CLEAR_STATE, NULL);

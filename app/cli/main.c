@@ -20,6 +20,7 @@ static const struct cli_opt o_session_new[] = {{"title", 1},     {"system-prompt
 static const struct cli_opt o_fork[] = {{"upto-seq", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_resume[] = {{"namespace", 1}, {NULL, 0}};
 static const struct cli_opt o_state[] = {{"reveal", 0}, {"history", 0}, {NULL, 0}};
+static const struct cli_opt o_reveal[] = {{"reveal", 0}, {NULL, 0}};
 static const struct cli_opt o_session_list[] = {
     {"limit", 1}, {"offset", 1}, {"namespace", 1}, {"json", 0}, {NULL, 0}};
 static const struct cli_opt o_json[] = {{"json", 0}, {NULL, 0}};
@@ -114,6 +115,8 @@ static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1
     "  --pinned          only memory blocks (--unpinned: none of them)\n"                                        \
     "  --metadata JSON   an object of scalars each memory's metadata must match\n"
 
+#define STATE_REVEAL_HELP "  --reveal          show sensitive params (state.sensitive_params) instead of [redacted]\n"
+
 /* How a command takes a message of a session: its position, or its id. */
 #define MESSAGE_REF_HELP                                                                                        \
     "  N                 the message's position in session ID: the #N of mnemo history (also written #N)\n"   \
@@ -121,7 +124,7 @@ static const struct cli_opt o_serve[] = {{"listen", 1},        {"api-key-env", 1
     "                    be ID's)\n"
 
 const struct cli_cmd cli_commands[] = {
-    {"session new",
+    {"session create",
      "[--title T] [--system-prompt TEXT] [--metadata JSON] [--namespace NS] [--id UUID]\n"
      "       [--key KEY] [--tool-name NAME] [--ttl-seconds S] [--max-turns N] [--json]",
      "create a session and print its id",
@@ -147,7 +150,7 @@ const struct cli_cmd cli_commands[] = {
      "  --namespace NS    only this namespace\n"
      "  --json            a JSON array of session objects (docs/cli.md)\n",
      o_session_list, 0, 0, cmd_session_list},
-    {"session show", "ID [--json]", "show one session", "  --json            a JSON object (docs/cli.md)\n", o_json, 1, 1,
+    {"session get", "ID [--json]", "show one session", "  --json            a JSON object (docs/cli.md)\n", o_json, 1, 1,
      cmd_session_show},
     {"session fork", "ID [--upto-seq SEQ] [--json]", "copy a session's history (up to a message) into a new session",
      "  --upto-seq SEQ    copy messages up to sequence number SEQ (default: all; also --upto)\n"
@@ -162,7 +165,7 @@ const struct cli_cmd cli_commands[] = {
      "  --state           also reset the session state (seed 003's clear())\n"
      "  --json            print {\"cleared\": N} or {\"restored\": N}\n",
      o_clear, 1, 1, cmd_session_clear},
-    {"session limit", "ID TURNS [--json]", "change a session's turn limit now (0: none; seed 003's prune)",
+    {"session set-max-turns", "ID TURNS [--json]", "change a session's turn limit now (0: none; seed 003's prune)",
      "  TURNS             keep the newest TURNS turns active (0 to 1000000; every message is a turn, a tool\n"
      "                    call with its results one); older messages leave the\n"
      "                    active history at once (deleted with threads.trim: delete)\n"
@@ -209,10 +212,10 @@ const struct cli_cmd cli_commands[] = {
      "  --unpin           unpin it instead\n"
      "  --json            print {\"id\": MSG_ID, \"pinned\": true|false}\n",
      o_message_pin, 1, 2, cmd_message_pin},
-    {"add",
+    {"append",
      "ID ROLE [TEXT|-] [--tool-calls JSON] [--tool-call-id ID] [--name N] [--metadata JSON] [--files JSON]\n"
      "       [--model M] [--tool-name NAME] [--pinned] [--idempotency-key K] [--create] [--json]\n"
-     "       mnemo add ID --messages FILE|- [--create] [--json]",
+     "       mnemo append ID --messages FILE|- [--create] [--json]",
      "append a message (one durable transaction) and print its position #N in the session",
      "  ROLE              system, user, assistant or tool\n"
      "  TEXT              the content; - reads it from standard input\n"
@@ -241,7 +244,7 @@ const struct cli_cmd cli_commands[] = {
      "                    --limit always takes the newest)\n"
      "  --json            a JSON array of message objects (docs/cli.md)\n",
      o_history, 1, 1, cmd_history},
-    {"context",
+    {"context build",
      "ID [--max-tokens N] [--strategy window|summary|chunked|hybrid] [--format openai|anthropic|text]\n"
      "       [--model-window N] [--fold background|sync|off] [--no-fold] [--report [--json]] [--detail]\n"
      "       [--rag|--no-rag [--rag-top-k N] [--rag-scope session|all]\n"
@@ -279,7 +282,7 @@ const struct cli_cmd cli_commands[] = {
      "  --json            print {\"id\": MSG_ID, \"pinned\": true}\n",
      o_pin, 0, 2, cmd_pin},
     {"unpin", "ID N | [ID] --message-id MSG_ID [--json]", "unpin a message", "  as pin\n", o_pin, 0, 2, cmd_unpin},
-    {"summary show", "ID [--json]", "print the session's global summary (what it covers, by whom)",
+    {"summary get", "ID [--json]", "print the session's global summary (what it covers, by whom)",
      "  --json            a JSON object with the text\n", o_json, 1, 1, cmd_summary_show},
     {"compact", "ID [--instructions TEXT] [--json]",
      "fold the session now: all but the last context.tail_turns turns into its summary",
@@ -293,7 +296,7 @@ const struct cli_cmd cli_commands[] = {
     {"budget", "WINDOW [--json]", "split a model window: response, history and files shares",
      "  response = min(window/4, 16000), history = min(rest/3, 50000), files = the rest\n", o_json, 1, 1,
      cmd_budget},
-    {"files check", "ID PATH [FILE|-] [--json]",
+    {"file should-include", "ID PATH [FILE|-] [--json]",
      "whether to send a file's content in this session: include the first time, skip after (seed 002)",
      "  PATH              the file's path as the model sees it\n"
      "  FILE              where to read the content (default: PATH; - reads standard input)\n"
@@ -301,11 +304,11 @@ const struct cli_cmd cli_commands[] = {
      "  path it is included. The pair is recorded.\n"
      "  --json            print {\"include\": true|false}\n",
      o_json, 2, 3, cmd_files_check},
-    {"files", "ID [--limit N] [--json]", "the unique file paths a session's messages list, newest first",
+    {"session files", "ID [--limit N] [--json]", "the unique file paths a session's messages list, newest first",
      "  --limit N         only the newest N (seed 002's GetRecentFiles(maxFiles))\n"
      "  --json            a JSON array of paths\n", o_files, 1, 1,
      cmd_files},
-    {"handover", "ID [--files N] [--json]",
+    {"thread summary-get", "ID [--files N] [--json]",
      "the thread summary for the next tool: id, start, tool, turns, tools used, files (seed 002)",
      "  prints Markdown (## Conversation Context) ready to put in a prompt\n"
      "  --files N         list at most the newest N files (default: all)\n"
@@ -317,17 +320,24 @@ const struct cli_cmd cli_commands[] = {
      "  --yes             required: there is no undo (docs/erasure.md)\n"
      "  --json            print {\"sessions\": N, \"memories\": N}\n",
      o_forget, 1, 1, cmd_namespace_forget},
-    {"state", "ID [get | merge JSON | wait PARAM | unwait | result INTENT [JSON] | plan [JSON] | clear [--history]] [--reveal]",
-     "read or change a session's ask-user state, then print it",
-     "  get               print the state (the default)\n"
-     "  merge JSON        merge a JSON object into params (null removes a key)\n"
-     "  wait PARAM        the flow waits for PARAM; unwait clears it\n"
-     "  result INTENT     record the last intent id and, optionally, its JSON result\n"
-     "  plan [JSON]       store the plan being executed (no JSON: clear it)\n"
-     "  clear [--history] reset the state; with --history also clear the active history in the same\n"
-     "                    transaction (seed 003's clear(); mnemo session clear)\n"
-     "  --reveal          show sensitive params (state.sensitive_params) instead of [redacted]\n",
-     o_state, 1, 4, cmd_state},
+    /* the session's ask-user state (cmd_threads.c): each command prints the state it leaves */
+    {"state get", "ID [--reveal]", "", STATE_REVEAL_HELP, o_reveal, 1, 1, cmd_state},
+    {"state merge-params", "ID JSON [--reveal]", "",
+     "  JSON              a JSON object merged into params (a null value removes a key)\n" STATE_REVEAL_HELP, o_reveal,
+     2, 2, cmd_state},
+    {"state set-waiting", "ID PARAM [--reveal]", "",
+     "  PARAM             the parameter the flow waits for (mnemo state unwait clears it)\n" STATE_REVEAL_HELP,
+     o_reveal, 2, 2, cmd_state},
+    {"state unwait", "ID [--reveal]", "", STATE_REVEAL_HELP, o_reveal, 1, 1, cmd_state},
+    {"state set-result", "ID INTENT [JSON] [--reveal]", "",
+     "  INTENT            the last intent's id; JSON, optionally, its result\n" STATE_REVEAL_HELP, o_reveal, 2, 3,
+     cmd_state},
+    {"state set-plan", "ID [JSON] [--reveal]", "",
+     "  JSON              the plan being executed (none: clear it)\n" STATE_REVEAL_HELP, o_reveal, 1, 2, cmd_state},
+    {"state clear", "ID [--history] [--reveal]", "",
+     "  --history         also clear the active history in the same transaction (seed 003's clear();\n"
+     "                    mnemo session clear)\n" STATE_REVEAL_HELP,
+     o_state, 1, 1, cmd_state},
     {"gc", "[--vacuum] [--json]", "purge expired threads",
      "  --vacuum          then VACUUM: PostgreSQL keeps deleted rows' text until a vacuum (docs/erasure.md)\n"
      "  --json            print {\"purged\": COUNT}\n", o_gc, 0, 0, cmd_gc},
@@ -423,7 +433,7 @@ const struct cli_cmd cli_commands[] = {
      MEMORY_FILTERS_HELP "  --limit N         1 to 1000 (default 100)\n"
      "  --offset N        skip the first N (the next page: --offset 100)\n",
      o_mem_list, 0, 0, cmd_memory_list},
-    {"memory show", "ID [--json]", "show a memory's current version", "", o_json, 1, 1, cmd_memory_show},
+    {"memory get", "ID [--json]", "show a memory's current version", "", o_json, 1, 1, cmd_memory_show},
     {"memory search", "QUERY [--mode auto|keyword|semantic|hybrid] [" MEMORY_FILTERS "] [--json]",
      "search memories by keyword, meaning or both, best first",
      MEMORY_FILTERS_HELP "  --limit N         how many (default 10)\n", o_mem_search, 1, 1, cmd_memory_search},
@@ -448,18 +458,18 @@ const struct cli_cmd cli_commands[] = {
      "                    \"unchanged\", \"rejected\"}\n"
      "  Running it again over the same turns changes nothing.\n",
      o_mem_extract, 1, 1, cmd_memory_extract},
-    {"memory queue", "SESSION [--data JSON] [--json]",
+    {"memory extract-queue", "SESSION [--data JSON] [--json]",
      "queue an extraction of a session's turns up to now; prints the job (docs/memory.md)",
      "  SESSION           the session: its id or key\n"
      "  --data JSON       a JSON object kept with the job (at most 4096 bytes: ids, not message text)\n"
      "  --json            print the job object {\"id\", \"session_id\", \"namespace\", \"data\", \"state\",\n"
      "                    \"error\", \"upto_seq\", \"queued_at\", \"finished_at\"}\n"
      "  The job runs on the worker of the process that queued it; this command's ends with it, so\n"
-     "  the job stays pending until `mnemo memory job` (or a server) reads it and runs it.\n",
+     "  the job stays pending until `mnemo memory extract-job` (or a server) reads it and runs it.\n",
      o_mem_queue, 1, 1, cmd_memory_queue},
-    {"memory job", "JOB_ID [--json]", "an extraction job: pending, running, done or failed",
-     "  JOB_ID            the job's id, as memory queue printed it\n"
-     "  --json            print the job object (as memory queue --json)\n"
+    {"memory extract-job", "JOB_ID [--json]", "an extraction job: pending, running, done or failed",
+     "  JOB_ID            the job's id, as memory extract-queue printed it\n"
+     "  --json            print the job object (as memory extract-queue --json)\n"
      "  A job still to run is run by this command, which waits for its end (the worker of the\n"
      "  process that queued it ended with it): it prints done or failed.\n",
      o_json, 1, 1, cmd_memory_job},
@@ -479,7 +489,7 @@ const struct cli_cmd cli_commands[] = {
      "  --namespace NS    the namespace of the thread's session (default: default)\n"
      "  --json            print {\"thread_id\", \"checkpoint_ns\", \"checkpoint_id\"}\n",
      o_cp_put, 1, 1, cmd_checkpoint_put},
-    {"checkpoint writes",
+    {"checkpoint put-writes",
      "THREAD --checkpoint-id ID --writes JSON|- [--checkpoint-ns NS]\n"
      "       [--namespace NS] [--json]",
      "save pending writes against a checkpoint",
@@ -488,11 +498,11 @@ const struct cli_cmd cli_commands[] = {
      "                    write whose task_id and idx are stored already is ignored when idx >= 0 and\n"
      "                    replaces it when idx < 0 (errors, interrupts)\n"
      "  --checkpoint-id ID, --checkpoint-ns NS   the checkpoint they belong to; they may come before it\n"
-     "                    (show and list show them with it once it is saved), and a THREAD naming\n"
+     "                    (get and list show them with it once it is saved), and a THREAD naming\n"
      "                    nothing yet makes the session as put does\n"
      "  --json            print {\"stored\": N}\n",
      o_cp_writes, 1, 1, cmd_checkpoint_writes},
-    {"checkpoint show", "THREAD [--checkpoint-id ID] [--checkpoint-ns NS] [--namespace NS] [--json]",
+    {"checkpoint get", "THREAD [--checkpoint-id ID] [--checkpoint-ns NS] [--namespace NS] [--json]",
      "show a thread's checkpoint with its pending writes",
      "  --checkpoint-id ID  this checkpoint (default: the newest of --checkpoint-ns)\n"
      "  --checkpoint-ns NS  the subgraph's namespace (default \"\": the root graph)\n"
@@ -511,7 +521,7 @@ const struct cli_cmd cli_commands[] = {
      "  --limit N         at most N (1 to 10000; default: all)\n"
      "  --json            a JSON array of checkpoint objects, each with its pending writes\n",
      o_cp_list, 0, 1, cmd_checkpoint_list},
-    {"checkpoint delete", "THREAD [--namespace NS] [--json]",
+    {"checkpoint delete-thread", "THREAD [--namespace NS] [--json]",
      "delete a thread's checkpoints and pending writes; its session and messages stay",
      "  --json            print {\"deleted\": N}, the checkpoints deleted (0 for a thread naming nothing)\n",
      o_cp_delete, 1, 1, cmd_checkpoint_delete},
@@ -597,6 +607,64 @@ const struct cli_cmd cli_commands[] = {
     {NULL, NULL, NULL, NULL, NULL, 0, 0, NULL},
 };
 
+/* The older words of commands renamed to their operation's name (docs/names.md): they still run
+ * the command, and its help names them. `shown` is how the help writes one (NULL: as it is);
+ * alias NULL: an older form that old_state_form turns into the command's own words. */
+static const struct {
+    const char *alias, *name, *shown;
+} aliases[] = {
+    {"session new", "session create", NULL},
+    {"session show", "session get", NULL},
+    {"session limit", "session set-max-turns", NULL},
+    {"add", "append", NULL},
+    {"context", "context build", NULL},
+    {"summary show", "summary get", NULL},
+    {"files", "session files", NULL},
+    {"files check", "file should-include", NULL},
+    {"handover", "thread summary-get", NULL},
+    {"memory show", "memory get", NULL},
+    {"memory queue", "memory extract-queue", NULL},
+    {"memory job", "memory extract-job", NULL},
+    {"checkpoint writes", "checkpoint put-writes", NULL},
+    {"checkpoint show", "checkpoint get", NULL},
+    {"checkpoint delete", "checkpoint delete-thread", NULL},
+    /* `mnemo state ID [VERB] …`: the verb comes first once old_state_form has moved it */
+    {NULL, "state get", "state ID"},
+    {NULL, "state get", "state ID get"},
+    {"state merge", "state merge-params", "state ID merge"},
+    {"state wait", "state set-waiting", "state ID wait"},
+    {NULL, "state unwait", "state ID unwait"},
+    {"state result", "state set-result", "state ID result"},
+    {"state plan", "state set-plan", "state ID plan"},
+    {NULL, "state clear", "state ID clear"},
+};
+
+static const struct cli_cmd *command_named(const char *name)
+{
+    for (const struct cli_cmd *c = cli_commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+/* " (alias: session new)" for c, or "" (out has cap bytes). */
+static const char *alias_note(const struct cli_cmd *c, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
+        if (strcmp(aliases[i].name, c->name) != 0)
+            continue;
+        int w = snprintf(out + used, cap - used, "%s%s", used ? ", " : " (alias: ",
+                         aliases[i].shown ? aliases[i].shown : aliases[i].alias);
+        if (w > 0 && (size_t)w < cap - used)
+            used += (size_t)w;
+    }
+    if (used)
+        snprintf(out + used, cap - used, ")");
+    return out;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: mnemo [--db PATH] [--config FILE] COMMAND [ARGS]\n\n"
@@ -606,8 +674,10 @@ static void usage(FILE *f)
     for (const struct cli_cmd *c = cli_commands; c->name; c++)
         if ((int)strlen(c->name) > width)
             width = (int)strlen(c->name);
-    for (const struct cli_cmd *c = cli_commands; c->name; c++)
-        fprintf(f, "  %-*s  %s\n", width, c->name, cli_command_summary(c));
+    for (const struct cli_cmd *c = cli_commands; c->name; c++) {
+        char note[160];
+        fprintf(f, "  %-*s  %s%s\n", width, c->name, cli_command_summary(c), alias_note(c, note, sizeof note));
+    }
     fprintf(f, "\nglobal options:\n"
                "  --db PATH         the database file (also MNEMO_DB; default $XDG_DATA_HOME/mnemo/memory.db,\n"
                "                    or ~/.local/share/mnemo/memory.db when XDG_DATA_HOME is unset)\n"
@@ -619,28 +689,71 @@ static void usage(FILE *f)
 
 static void command_help(const struct cli_cmd *c)
 {
-    printf("usage: mnemo %s%s%s\n\n%s\n", c->name, *c->usage ? " " : "", c->usage, cli_command_summary(c));
+    char note[160];
+    printf("usage: mnemo %s%s%s\n\n%s%s\n", c->name, *c->usage ? " " : "", c->usage, cli_command_summary(c),
+           alias_note(c, note, sizeof note));
     if (c->help[0])
         printf("\n%s", c->help);
     cli_print_command_op(c);
 }
 
-/* Matches "session new" as two words or "add" as one; *used gets the word count. */
+/* Matches a command's words, or older ones (aliases), two words before one ("files check" before
+ * "files"); *used gets the word count. */
 static const struct cli_cmd *find_command(int argc, char **argv, int *used)
 {
-    for (const struct cli_cmd *c = cli_commands; c->name; c++) {
-        const char *space = strchr(c->name, ' ');
-        if (!space && argc >= 1 && strcmp(argv[0], c->name) == 0) {
-            *used = 1;
-            return c;
-        }
-        if (space && argc >= 2 && strncmp(argv[0], c->name, (size_t)(space - c->name)) == 0 &&
-            argv[0][space - c->name] == '\0' && strcmp(argv[1], space + 1) == 0) {
-            *used = 2;
+    for (int words = argc < 2 ? 1 : 2; words >= 1 && argc >= 1; words--) {
+        char name[64];
+        int n = snprintf(name, sizeof name, "%s%s%s", argv[0], words == 2 ? " " : "", words == 2 ? argv[1] : "");
+        if (n < 0 || (size_t)n >= sizeof name)
+            continue;
+        const char *canonical = name;
+        for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+            if (aliases[i].alias && strcmp(aliases[i].alias, name) == 0)
+                canonical = aliases[i].name;
+        const struct cli_cmd *c = command_named(canonical);
+        if (c) {
+            *used = words;
             return c;
         }
     }
     return NULL;
+}
+
+/* The older `mnemo state ID [VERB] …` (VERB get, merge, wait, unwait, result, plan or clear), its
+ * words from argv[at]: VERB moves before ID, where the aliases find it ("state merge": state
+ * merge-params), and without a VERB "get" goes there (*argv is then a copy one word longer). The
+ * state commands' options take no value, so the words are the arguments not starting with --. */
+static void old_state_form(int *argc, char ***argv, int at)
+{
+    static const char *const verbs[] = {"get", "merge", "wait", "unwait", "result", "plan", "clear"};
+    static char get[] = "get";
+    static char **grown; /* the copy, kept to the end of the process */
+    char **a = *argv + at;
+    int n = *argc - at, id = 0, verb = 0, words = 0;
+    for (int k = 1; k < n; k++)
+        if (strncmp(a[k], "--", 2) != 0 && ++words <= 2)
+            *(id ? &verb : &id) = k;
+    char name[64];
+    if (n < 1 || strcmp(a[0], "state") != 0 || !id ||
+        (snprintf(name, sizeof name, "state %s", a[id]) < (int)sizeof name && command_named(name)))
+        return; /* not the old form: `state get ID` … */
+    if (!verb) {
+        if (!(grown = malloc(((size_t)*argc + 2) * sizeof *grown)))
+            return;
+        memcpy(grown, *argv, ((size_t)at + 1) * sizeof *grown);
+        grown[at + 1] = get;
+        memcpy(grown + at + 2, a + 1, (size_t)n * sizeof *grown); /* a[n] is argv's NULL */
+        *argv = grown;
+        (*argc)++;
+        return;
+    }
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        if (strcmp(a[verb], verbs[i]) == 0) {
+            char *w = a[verb];
+            memmove(a + id + 1, a + id, (size_t)(verb - id) * sizeof *a);
+            a[id] = w;
+            return;
+        }
 }
 
 /* Lists group's subcommands ("new, list, ...": the command table's names "GROUP WORD") in out;
@@ -664,9 +777,12 @@ static int group_words(const char *group, char *out, size_t cap)
 static void group_help(const char *group)
 {
     printf("usage:\n");
-    for (const struct cli_cmd *c = cli_commands; c->name; c++)
+    for (const struct cli_cmd *c = cli_commands; c->name; c++) {
+        char note[160];
         if (strncmp(c->name, group, strlen(group)) == 0 && c->name[strlen(group)] == ' ')
-            printf("  mnemo %s %s\n      %s\n", c->name, c->usage, cli_command_summary(c));
+            printf("  mnemo %s %s\n      %s%s\n", c->name, c->usage, cli_command_summary(c),
+                   alias_note(c, note, sizeof note));
+    }
 }
 
 /* rc, or 1 when what was printed did not reach its file: a full disk or a failing device is an
@@ -716,6 +832,7 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     int used = 0;
+    old_state_form(&argc, &argv, i);
     const struct cli_cmd *cmd = find_command(argc - i, argv + i, &used);
     if (!cmd) {
         char words[512];

@@ -1472,7 +1472,7 @@ static enum plan plan(struct server *srv, const struct conn *c)
         return ON_WORKER;
     int known;
     const struct srv_op *op = srv_rest_route(c->method, route_path(c), &known);
-    if (!op || (op->flags & OP_QUICK) || (strcmp(op->name, "context") == 0 && window_context(srv, c)))
+    if (!op || (op->flags & OP_QUICK) || (strcmp(op->name, "context_build") == 0 && window_context(srv, c)))
         return ON_LOOP;
     return strcmp(op->name, "append") == 0 ? ON_COMMITTER : ON_WORKER;
 }

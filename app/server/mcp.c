@@ -32,7 +32,7 @@ enum { TTL_STATIC_MS = 300000 };
 
 static const char *const instructions =
     "Conversation memory. Pass the session (continuation) id to every tool. Call `append` for each turn and "
-    "`context` to get the token-budgeted messages for the next model call.";
+    "`context_build` to get the token-budgeted messages for the next model call.";
 
 int mcp_version_supported(const char *v)
 {

@@ -1191,7 +1191,7 @@ static mn_status memory_param(struct srv_call *c, const char **id, mn_memory **o
     return MN_OK;
 }
 
-/* Scope and filters shared by recall and memory_list. */
+/* Scope and filters shared by memory_search and memory_list. */
 static mn_status memory_query(struct srv_call *c, struct keep *k, mn_memory_query *q)
 {
     mn_status st;
@@ -1216,7 +1216,7 @@ static mn_status memory_query(struct srv_call *c, struct keep *k, mn_memory_quer
     return MN_OK;
 }
 
-/* The fields of a memory to write (remember, update). */
+/* The fields of a memory to write (memory_add, memory_update). */
 static mn_status memory_in(struct srv_call *c, struct keep *k, mn_memory_in *in, int64_t *sources, int is_update)
 {
     mn_status st;
@@ -1733,7 +1733,7 @@ const struct srv_op srv_ops[] = {
      "(undo).",
      p_session_clear,
      OBJ("\"cleared\":{\"type\":\"integer\"},\"restored\":{\"type\":\"integer\"}", ""), OP_TOOL, op_session_clear},
-    {"session_limit", "POST", "/v1/sessions/{session_id}/limit",
+    {"session_set_max_turns", "POST", "/v1/sessions/{session_id}/limit",
      "Set the session's turn limit (max_turns) and apply it at once: older turns leave the active history.",
      p_session_limit, SESSION_R, OP_TOOL | OP_IDEMPOTENT, op_session_limit},
     {"message_delete", "DELETE", "/v1/sessions/{session_id}/messages/{message_id}",
@@ -1771,7 +1771,7 @@ const struct srv_op srv_ops[] = {
          "\"next_after\":{\"type\":[\"integer\",\"null\"]}",
          "\"messages\",\"has_more\""),
      OP_TOOL | OP_READONLY | OP_QUICK, op_history},
-    {"context", "POST", "/v1/sessions/{session_id}/context",
+    {"context_build", "POST", "/v1/sessions/{session_id}/context",
      "Build the context for the session's next model call within a token budget: the messages to send and a "
      "report of what was kept and dropped and why.",
      p_context,
@@ -1783,28 +1783,28 @@ const struct srv_op srv_ops[] = {
     {"state_get", "GET", "/v1/sessions/{session_id}/state",
      "The session's ask-user state (params, waiting_for_param, last_intent_id, last_result, plan_execution).",
      p_state_get, STATE_R, OP_TOOL | OP_READONLY | OP_QUICK, op_state_get},
-    {"state_merge", "POST", "/v1/sessions/{session_id}/state",
+    {"state_merge_params", "POST", "/v1/sessions/{session_id}/state",
      "Merge an object into the state's params (a null value removes a key); returns the state.", p_state_merge,
      STATE_R, OP_TOOL | OP_IDEMPOTENT, op_state_merge},
-    {"state_wait", "POST", "/v1/sessions/{session_id}/state/wait",
+    {"state_set_waiting", "POST", "/v1/sessions/{session_id}/state/wait",
      "Set the parameter the flow waits for (cleared when it arrives in params); returns the state.", p_state_wait,
      STATE_R, OP_TOOL | OP_IDEMPOTENT, op_state_wait},
     {"state_unwait", "POST", "/v1/sessions/{session_id}/state/unwait",
      "Stop waiting for a parameter; returns the state.", p_session, STATE_R, OP_TOOL | OP_IDEMPOTENT,
      op_state_unwait},
-    {"state_result", "POST", "/v1/sessions/{session_id}/state/result",
+    {"state_set_result", "POST", "/v1/sessions/{session_id}/state/result",
      "Record the last intent and its result; returns the state.", p_state_result, STATE_R,
      OP_TOOL | OP_IDEMPOTENT, op_state_result},
-    {"state_plan", "POST", "/v1/sessions/{session_id}/state/plan",
+    {"state_set_plan", "POST", "/v1/sessions/{session_id}/state/plan",
      "Store the plan being executed, for resumption (absent: cleared); returns the state.", p_state_plan, STATE_R,
      OP_TOOL | OP_IDEMPOTENT, op_state_plan},
     {"state_clear", "POST", "/v1/sessions/{session_id}/state/clear",
      "Reset the state to its empty form (history: also clear the active history); returns the state.",
      p_state_clear, STATE_R, OP_TOOL | OP_DESTRUCTIVE | OP_IDEMPOTENT, op_state_clear},
-    {"files", "GET", "/v1/sessions/{session_id}/files", "The unique file paths the session's messages list, newest first.",
+    {"session_files", "GET", "/v1/sessions/{session_id}/files", "The unique file paths the session's messages list, newest first.",
      p_files, OBJ("\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}", "\"files\""),
      OP_TOOL | OP_READONLY | OP_QUICK, op_files},
-    {"handover", "GET", "/v1/sessions/{session_id}/handover",
+    {"thread_summary_get", "GET", "/v1/sessions/{session_id}/handover",
      "The thread summary for the next tool: id, start, tool, turns, tools used and files, also as Markdown.",
      p_handover,
      OBJ("\"thread_id\":{\"type\":\"string\"},\"namespace\":{\"type\":\"string\"},\"title\":{\"type\":"
@@ -1815,7 +1815,7 @@ const struct srv_op srv_ops[] = {
          "\"items\":{\"type\":\"string\"}},\"text\":{\"type\":\"string\"}",
          "\"thread_id\",\"started\",\"turns\",\"tools_used\",\"files\",\"text\""),
      OP_TOOL | OP_READONLY, op_handover},
-    {"files_check", "POST", "/v1/sessions/{session_id}/files/check",
+    {"file_should_include", "POST", "/v1/sessions/{session_id}/files/check",
      "Whether to send a file's content in this session: true the first time this path has this content, false "
      "after (recorded).",
      p_files_check, OBJ("\"path\":{\"type\":\"string\"},\"include\":{\"type\":\"boolean\"}", "\"path\",\"include\""),
@@ -1844,17 +1844,17 @@ const struct srv_op srv_ops[] = {
      OBJ("\"sessions\":{\"type\":\"integer\"},\"memories\":{\"type\":\"integer\"}", "\"sessions\",\"memories\""),
      OP_TOOL | OP_DESTRUCTIVE | OP_IDEMPOTENT, op_namespace_forget},
     /* long-term memory (docs/memory.md) */
-    {"remember", "POST", "/v1/memory",
+    {"memory_add", "POST", "/v1/memory",
      "Remember a fact, preference, instruction or event beyond this conversation, with its scope and provenance.",
      p_remember, MEMORY_R, OP_TOOL, op_remember},
-    {"recall", "GET", "/v1/memory/search",
+    {"memory_search", "GET", "/v1/memory/search",
      "Search long-term memories (keyword, semantic or hybrid) within a scope; as_of: what was true then.", p_recall,
      MEMORIES_R, OP_TOOL | OP_READONLY, op_recall},
     {"memory_list", "GET", "/v1/memory", "List the memories true now (or as_of a moment), newest first.",
      p_memory_list, MEMORIES_R, OP_READONLY, op_memory_list},
     {"memory_get", "GET", "/v1/memory/{memory_id}", "One memory's current version.", p_memory, MEMORY_R, OP_READONLY,
      op_memory_get},
-    {"update", "PATCH", "/v1/memory/{memory_id}",
+    {"memory_update", "PATCH", "/v1/memory/{memory_id}",
      "Correct or change a memory: a new version; the previous one is closed and kept in its history.",
      p_memory_update, MEMORY_R, OP_TOOL, op_memory_update},
     {"memory_delete", "DELETE", "/v1/memory/{memory_id}",
@@ -1864,7 +1864,7 @@ const struct srv_op srv_ops[] = {
      "Every version of a memory, oldest first: what changed, when, by whom and why.", p_memory,
      OBJ("\"versions\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}", "\"versions\""), OP_READONLY,
      op_memory_history},
-    {"forget", "POST", "/v1/memory/{memory_id}/forget", "Erase a memory and its whole history, for real (erasure).",
+    {"memory_forget", "POST", "/v1/memory/{memory_id}/forget", "Erase a memory and its whole history, for real (erasure).",
      p_memory, OBJ("\"forgotten\":{\"type\":\"string\"}", "\"forgotten\""), OP_TOOL | OP_DESTRUCTIVE, op_forget},
     {"memory_extract", "POST", "/v1/sessions/{session_id}/memory/extract",
      "Extract memories from a session's turns not read before (explicit statements offline, or the llm extractor).",
@@ -1980,12 +1980,50 @@ const struct srv_op srv_ops[] = {
 };
 const size_t srv_nops = sizeof srv_ops / sizeof srv_ops[0];
 
-const struct srv_op *srv_op_find(const char *name)
+/* The names operations had before each got one name on every surface, the C function's
+ * (docs/names.md): REST and MCP still accept them; tools/list and /openapi.json's operationId
+ * give the table's name, /openapi.json the old ones as x-mnemo-aliases. */
+const struct srv_op_alias srv_op_aliases[] = {
+    {"session_limit", "session_set_max_turns"},
+    {"context", "context_build"},
+    {"state_merge", "state_merge_params"},
+    {"state_wait", "state_set_waiting"},
+    {"state_result", "state_set_result"},
+    {"state_plan", "state_set_plan"},
+    {"files", "session_files"},
+    {"handover", "thread_summary_get"},
+    {"files_check", "file_should_include"},
+    {"remember", "memory_add"},
+    {"recall", "memory_search"},
+    {"update", "memory_update"},
+    {"forget", "memory_forget"},
+    {NULL, NULL},
+};
+
+static const struct srv_op *op_named(const char *name)
 {
     for (size_t i = 0; i < srv_nops; i++)
         if (strcmp(srv_ops[i].name, name) == 0)
             return &srv_ops[i];
     return NULL;
+}
+
+const struct srv_op *srv_op_find(const char *name)
+{
+    const struct srv_op *op = op_named(name);
+    for (const struct srv_op_alias *a = srv_op_aliases; !op && a->alias; a++)
+        if (strcmp(a->alias, name) == 0)
+            op = op_named(a->name);
+    return op;
+}
+
+json_t *srv_op_alias_list(const struct srv_op *op)
+{
+    json_t *a = json_array();
+    for (const struct srv_op_alias *al = srv_op_aliases; al->alias; al++)
+        if (strcmp(al->name, op->name) == 0)
+            json_array_append_new(a, json_string(al->alias));
+    return a;
 }
 
 json_t *srv_op_schema(const char *text)

@@ -448,6 +448,10 @@ char *srv_openapi(void)
         }
         json_t *o = json_pack("{s:s,s:s,s:o}", "operationId", op->name, "summary", op->summary, "parameters",
                               parameters);
+        json_t *aliases = srv_op_alias_list(op);
+        if (json_array_size(aliases)) /* the older names, for clients that keep them (docs/names.md) */
+            json_object_set(o, "x-mnemo-aliases", aliases);
+        json_decref(aliases);
         if (op->flags & OP_RAWBODY) {
             json_decref(body_props);
             json_object_set_new(o, "requestBody",

@@ -194,8 +194,16 @@ size_t srv_folds_depth(void);
 /* Runs op with c->params; fills c->result (or c->raw when c->accept_raw and the handler made
  * text) or c->status/c->msg. Returns c->status. The caller frees result and raw. */
 mn_status srv_call_op(const struct srv_op *op, struct srv_call *c);
-/* The op named `name`, or NULL. */
+/* The operation named `name`, or one of its older names (srv_op_aliases); NULL: none. */
 const struct srv_op *srv_op_find(const char *name);
+/* An older name of an operation, still accepted (docs/names.md). */
+struct srv_op_alias {
+    const char *alias; /* NULL ends the list */
+    const char *name;  /* the operation's name in the table */
+};
+extern const struct srv_op_alias srv_op_aliases[];
+/* op's older names, a JSON array of strings (empty: none). New reference. */
+json_t *srv_op_alias_list(const struct srv_op *op);
 /* The parsed result schema of an op (new reference; never NULL for a valid table). */
 json_t *srv_op_schema(const char *text);
 /* The JSON Schema (object) of an op's parameters, generated from its declarations; with

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // generate.mjs — writes src/generated.ts (parameter and result types and one method per
-// operation) from the OpenAPI document `mnemo serve` makes from its operation table
-// (app/server/ops.c), so the client cannot drift from the server. Run by `npm run build`.
+// operation, named as the operation in camelCase, and a deprecated one per older name the
+// document lists, x-mnemo-aliases: docs/names.md) from the OpenAPI document `mnemo serve` makes
+// from its operation table (app/server/ops.c), so the client cannot drift from the server. Run
+// by `npm run build`.
 //
 // Where the document comes from, first match wins:
 //   MNEMO_OPENAPI=<file or http URL>   a saved /openapi.json, or a running server's
@@ -23,7 +25,7 @@ const REFINE = {
   'sessions[]': 'Session',
   'append.messages[]': 'Message',
   'history.messages[]': 'Message',
-  'context.messages[]': 'ContextMessage',
+  'context_build.messages[]': 'ContextMessage',
   'search.hits[]': 'SearchHit',
   'events.events[]': 'SessionEvent',
   'summary_get.summary': 'Summary',
@@ -150,6 +152,7 @@ function operations(openapi) {
         name: op.operationId, method: method.toUpperCase(), path, summary: op.summary,
         pathParams, params: { type: 'object', properties: params, required }, body, stream,
         status: Number(status), result: stream ? null : ok.content['application/json'].schema,
+        aliases: op['x-mnemo-aliases'] || [],
       });
     }
   }
@@ -213,6 +216,13 @@ function render(openapi) {
     out.push(`/** Result of \`${op.name}\`. */`);
     out.push(`export type ${P}Result = ${resultType};`);
     out.push('');
+    for (const alias of op.aliases) {
+      out.push(`/** @deprecated the older name of ${P}Params (docs/names.md) */`);
+      out.push(`export type ${pascal(alias)}Params = ${P}Params;`);
+      out.push(`/** @deprecated the older name of ${P}Result (docs/names.md) */`);
+      out.push(`export type ${pascal(alias)}Result = ${P}Result;`);
+      out.push('');
+    }
     specs.push(`  ${op.name}: { method: '${op.method}', path: '${op.path}', pathParams: ${JSON.stringify(op.pathParams)}, body: '${op.body}', stream: ${op.stream}, status: ${op.status}, query: ${queryTypes(op, props)} },`);
   }
   out.push('/** The ranges the table declares for each operation\'s numeric parameters, for the');
@@ -255,6 +265,15 @@ function render(openapi) {
     out.push(`  ${camel(op.name)}(${args.join(', ')}): Promise<${P}Result> {`);
     out.push(`    return this.call('${op.name}', [${op.pathParams.map((p) => `String(${camel(p)})`).join(', ')}], ${passed}, options) as Promise<${P}Result>;`);
     out.push('  }');
+    // the operation's older names (x-mnemo-aliases), kept as deprecated methods calling this one
+    const names = args.map((a) => a.slice(0, a.search(/\??:/)));
+    for (const alias of op.aliases) {
+      out.push('');
+      out.push(`  /** @deprecated the older name of {@link ${camel(op.name)}} (docs/names.md) */`);
+      out.push(`  ${camel(alias)}(${args.join(', ')}): Promise<${P}Result> {`);
+      out.push(`    return this.${camel(op.name)}(${names.join(', ')});`);
+      out.push('  }');
+    }
   }
   out.push('}');
   out.push('');

@@ -5,7 +5,7 @@
 // getItems(limit) returns the newest `limit` stored items. Items map to messages as items.ts says.
 import type { AgentInputItem, Session } from '@openai/agents';
 import { CLIENT_OPTIONS, MnemoClient, type ClientOptions } from './client.js';
-import { RANGES, type ContextResult } from './generated.js';
+import { RANGES, type ContextBuildResult } from './generated.js';
 import { CALLS_KEY, ITEM_KEY, itemsToMessages, messagesToItems, storedToItems, type InputItem } from './items.js';
 import { checkAdapterOptions, checkOptions, given, pick, shown } from './options.js';
 import { SessionRef } from './session.js';
@@ -31,7 +31,7 @@ const PAGE = RANGES.history.limit.maximum; // the history operation's largest pa
 
 /** Whether a built context differs from the stored history: something dropped, folded or
  * trimmed, or something added (a system prompt, the long-term memory block, recalled messages). */
-export function isGoverned(ctx: ContextResult): boolean {
+export function isGoverned(ctx: ContextBuildResult): boolean {
   const r = ctx.report as {
     messages?: { dropped?: number; kept?: number }; parts?: { system?: number }; summary?: unknown;
     governance?: { tool_outputs?: { trimmed?: number; offloaded?: number } };
@@ -95,7 +95,7 @@ export class MnemoSession implements Session {
         // each message holds at least one item: the newest `limit` messages are enough
         return storedToItems(await this.#newest(id, limit)).slice(-limit);
       }
-      const ctx = await this.client.context(id, { max_tokens: this.maxTokens, strategy: this.strategy });
+      const ctx = await this.client.contextBuild(id, { max_tokens: this.maxTokens, strategy: this.strategy });
       if (isGoverned(ctx)) return messagesToItems(ctx.messages ?? []);
       return storedToItems(await this.#all(id));
     });

@@ -163,7 +163,7 @@ export class MnemoChatMessageHistory extends BaseListChatMessageHistory {
    * were added; the others (a system prompt, a summary, recalled messages) from their fields. */
   async getMessages(): Promise<BaseMessage[]> {
     const got = await this.#session.use(async (id) => {
-      const ctx = await this.client.context(id, { max_tokens: this.maxTokens, strategy: this.strategy, detail: true });
+      const ctx = await this.client.contextBuild(id, { max_tokens: this.maxTokens, strategy: this.strategy, detail: true });
       const detail = ((ctx.report as { detail?: unknown }).detail ?? []) as Array<{ seq?: unknown; id?: unknown; fate?: unknown }>;
       const kept = detail.filter((d): d is { seq: number; id: number; fate: string } =>
         typeof d.seq === 'number' && typeof d.id === 'number' && typeof d.fate === 'string');

@@ -92,12 +92,12 @@ export const SESSION_ID = "a non-empty string (a session's UUID or your own name
 
 /** The values of the options the adapters add to the client's: `sessionId` any non-empty
  * string (an empty one named no session; the server refuses a key it cannot keep: over 256
- * bytes, or with a control character), `maxTokens` a whole number in the context operation's
+ * bytes, or with a control character), `maxTokens` a whole number in the context_build operation's
  * declared range, `strategy` and `namespace` strings (the server checks the words, when it gets
  * them). */
 export function checkAdapterOptions(what: string, options: { sessionId?: unknown; maxTokens?: unknown; strategy?: unknown; namespace?: unknown }): void {
   checkKind(what, 'sessionId', options.sessionId, (id) => typeof id === 'string' && id !== '', SESSION_ID);
-  const { minimum, maximum } = RANGES.context.max_tokens;
+  const { minimum, maximum } = RANGES.context_build.max_tokens;
   checkWhole(what, 'maxTokens', options.maxTokens, minimum, maximum);
   checkKind(what, 'strategy', options.strategy, isString, 'a string');
   checkKind(what, 'namespace', options.namespace, isString, 'a string');

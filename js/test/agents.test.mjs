@@ -113,7 +113,7 @@ test('getItems(): the governed context when the history is over the budget', asy
   await session.addItems(old);
   const sid = await session.getSessionId();
   const client = new MnemoClient({ baseURL: server.url });
-  const ctx = await client.context(sid, { max_tokens: 300 });
+  const ctx = await client.contextBuild(sid, { max_tokens: 300 });
   assert.ok(ctx.dropped > 0);
 
   const governed = await session.getItems();
@@ -396,7 +396,7 @@ test('parallel function calls: one assistant message, read back exactly, popped 
   assert.deepEqual(await session.getItems(6), given.slice(-6)); // counts the calls, not their message
   // the context keeps the call group with its results (three one-call messages were dropped as
   // calls without their results)
-  const ctx = await client.context(sid);
+  const ctx = await client.contextBuild(sid);
   assert.equal(ctx.dropped, 0);
   assert.deepEqual(ctx.messages.map((m) => m.tool_calls?.map((c) => c.id) ?? m.tool_call_id ?? m.role),
     ['user', ['call_1', 'call_2', 'call_3'], 'call_1', 'call_2', 'call_3', 'assistant']);
@@ -465,10 +465,10 @@ test('getItems(): the long-term memory block of the context is part of it', asyn
   const mem = await startServer(dbTarget('agents-memory'), [], { MNEMO_MEMORY_CONTEXT: 'true' });
   try {
     const client = new MnemoClient({ baseURL: mem.url });
-    await client.remember({ text: 'The user is called Ada.', pinned: true });
+    await client.memoryAdd({ text: 'The user is called Ada.', pinned: true });
     const session = new MnemoSession({ baseURL: mem.url });
     await session.addItems([{ role: 'user', content: 'hello' }, { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hi.' }] }]);
-    const ctx = await client.context(await session.getSessionId());
+    const ctx = await client.contextBuild(await session.getSessionId());
     assert.match(ctx.messages[0].content, /^LONG-TERM MEMORY/);
     const items = await session.getItems();
     assert.equal(items.length, 3);

@@ -71,15 +71,15 @@ test('messages: append one and a batch, idempotency keys, history pages, delete,
   const last = tail.messages[1];
   assert.deepEqual(await client.messageDelete(session.id, last.id), { deleted: last.id });
   assert.equal((await client.history(session.id)).messages.length, 5);
-  assert.deepEqual((await client.files(session.id)).files, ['src/a.c']);
+  assert.deepEqual((await client.sessionFiles(session.id)).files, ['src/a.c']);
   const edited = await client.messageEdit(session.id, one.messages[0].id, { content: 'read b.c', metadata: { fixed: true } });
   assert.deepEqual([edited.message.seq, edited.message.content, edited.message.metadata], [1, 'read b.c', { fixed: true }]);
   assert.deepEqual(await client.messagePin(session.id, one.messages[0].id), { id: one.messages[0].id, pinned: true });
   assert.equal((await client.history(session.id)).messages[0].pinned, true);
   assert.deepEqual(await client.messagePin(session.id, one.messages[0].id, { pinned: false }), { id: one.messages[0].id, pinned: false });
   await client.append(session.id, { role: 'user', content: 'and c.c', files: ['src/c.c'] });
-  assert.deepEqual((await client.files(session.id, { limit: 1 })).files, ['src/c.c']);
-  const hand = await client.handover(session.id, { files: 1 });
+  assert.deepEqual((await client.sessionFiles(session.id, { limit: 1 })).files, ['src/c.c']);
+  const hand = await client.threadSummaryGet(session.id, { files: 1 });
   assert.deepEqual([hand.thread_id, hand.files], [session.id, ['src/c.c']]);
   assert.match(hand.text, /^## Conversation Context/);
   const created = await client.append(crypto.randomUUID(), { role: 'user', content: 'new', create: true });
@@ -91,26 +91,26 @@ test('context: formats, a budget, the report', async () => {
   for (let i = 0; i < 20; i++) {
     await client.append(session.id, { role: i % 2 ? 'assistant' : 'user', content: `turn ${i} ${'words '.repeat(20)}` });
   }
-  const full = await client.context(session.id, { max_tokens: 100000 });
+  const full = await client.contextBuild(session.id, { max_tokens: 100000 });
   assert.equal(full.format, 'openai');
   assert.equal(full.messages[0].role, 'system');
   assert.equal(full.messages.length, 21);
-  const small = await client.context(session.id, { max_tokens: 120 });
+  const small = await client.contextBuild(session.id, { max_tokens: 120 });
   assert.ok(small.tokens <= 120, `tokens ${small.tokens} over the budget`);
   assert.ok(small.dropped > 0);
   assert.equal(small.report.messages.dropped, small.dropped);
   assert.match(small.messages.at(-1).content, /^turn 19 /);
-  const text = await client.context(session.id, { format: 'text', max_tokens: 120 });
+  const text = await client.contextBuild(session.id, { format: 'text', max_tokens: 120 });
   assert.equal(typeof text.text, 'string');
-  const anth = await client.context(session.id, { format: 'anthropic', max_tokens: 120 });
+  const anth = await client.contextBuild(session.id, { format: 'anthropic', max_tokens: 120 });
   assert.ok(anth.system !== undefined);
 });
 
 test('state, compaction, summary, events', async () => {
   const { session } = await client.sessionCreate();
-  const merged = await client.stateMerge(session.id, { params: { city: 'Paris', n: 2 } });
+  const merged = await client.stateMergeParams(session.id, { params: { city: 'Paris', n: 2 } });
   assert.equal(merged.state.params.city, 'Paris');
-  await client.stateMerge(session.id, { params: { n: null } });
+  await client.stateMergeParams(session.id, { params: { n: null } });
   assert.deepEqual((await client.stateGet(session.id)).state.params, { city: 'Paris' });
   await assert.rejects(client.summaryGet(session.id), NotFoundError); // nothing folded yet
   for (let i = 0; i < 12; i++) await client.append(session.id, { role: 'user', content: `fact number ${i}: the sky is blue on day ${i}.` });
@@ -126,19 +126,19 @@ test('state, compaction, summary, events', async () => {
 
 test('the ask-user state flow, file dedup, clear and the turn limit', async () => {
   const { session } = await client.sessionCreate();
-  assert.equal((await client.stateWait(session.id, { param: 'order_id' })).state.waiting_for_param, 'order_id');
+  assert.equal((await client.stateSetWaiting(session.id, { param: 'order_id' })).state.waiting_for_param, 'order_id');
   assert.equal((await client.stateUnwait(session.id)).state.waiting_for_param, null);
-  const r = await client.stateResult(session.id, { intent_id: 'lookup', result: { found: true } });
+  const r = await client.stateSetResult(session.id, { intent_id: 'lookup', result: { found: true } });
   assert.deepEqual([r.state.last_intent_id, r.state.last_result], ['lookup', { found: true }]);
-  assert.deepEqual((await client.statePlan(session.id, { plan: ['a', 'b'] })).state.plan_execution, ['a', 'b']);
+  assert.deepEqual((await client.stateSetPlan(session.id, { plan: ['a', 'b'] })).state.plan_execution, ['a', 'b']);
   assert.equal((await client.stateClear(session.id)).state.plan_execution, null);
-  assert.equal((await client.filesCheck(session.id, { path: 'a.c', content: 'x' })).include, true);
-  assert.equal((await client.filesCheck(session.id, { path: 'a.c', content: 'x' })).include, false);
+  assert.equal((await client.fileShouldInclude(session.id, { path: 'a.c', content: 'x' })).include, true);
+  assert.equal((await client.fileShouldInclude(session.id, { path: 'a.c', content: 'x' })).include, false);
   await client.append(session.id, { role: 'user', content: 'one' });
   await client.append(session.id, { role: 'user', content: 'two' });
-  assert.equal((await client.sessionLimit(session.id, { max_turns: 1 })).session.max_turns, 1);
+  assert.equal((await client.sessionSetMaxTurns(session.id, { max_turns: 1 })).session.max_turns, 1);
   assert.equal((await client.sessionClear(session.id)).cleared, 1);
-  await assert.rejects(client.stateWait(session.id, { param: 'x', wiat: 1 }), InvalidError); // misspelt: refused
+  await assert.rejects(client.stateSetWaiting(session.id, { param: 'x', wiat: 1 }), InvalidError); // misspelt: refused
 });
 
 test('search, stats, gc, prune', async () => {
@@ -159,7 +159,7 @@ test('search, stats, gc, prune', async () => {
 
 test('namespace forget: every session and memory of it, for real', async () => {
   const { session } = await client.sessionCreate({ namespace: 'js-gone' });
-  await client.remember({ text: 'a fact of js-gone', namespace: 'js-gone' });
+  await client.memoryAdd({ text: 'a fact of js-gone', namespace: 'js-gone' });
   assert.deepEqual(await client.namespaceForget('js-gone'), { sessions: 1, memories: 1 });
   await assert.rejects(client.sessionGet(session.id), NotFoundError);
 });
@@ -273,7 +273,7 @@ test('query-string parameters keep their JSON types: a wrong type is refused as 
   const { session } = await client.sessionCreate();
   await client.append(session.id, { role: 'user', content: 'typed query' });
   // in a JSON body (a POST) the server refuses a string for an integer ...
-  const posted = await client.context(session.id, { max_tokens: '100' }).catch((x) => x);
+  const posted = await client.contextBuild(session.id, { max_tokens: '100' }).catch((x) => x);
   assert.ok(posted instanceof InvalidError, String(posted));
   assert.match(posted.message, /^max_tokens: must be an integer/);
   // ... and so does the client in a query string (a GET), where the server only sees text
@@ -365,18 +365,18 @@ test('API keys: Bearer sent, 401 and 403 typed', async () => {
 });
 
 test('long-term memories: remember, list, recall, get, update, history, delete, forget', async () => {
-  const { memory } = await client.remember({ text: 'The user prefers tea over coffee', kind: 'preference' });
+  const { memory } = await client.memoryAdd({ text: 'The user prefers tea over coffee', kind: 'preference' });
   assert.equal(memory.text, 'The user prefers tea over coffee');
   const id = memory.id;
   assert.ok((await client.memoryList()).memories.some((m) => m.id === id));
-  assert.ok((await client.recall({ q: 'tea', mode: 'keyword' })).memories.some((m) => m.id === id));
+  assert.ok((await client.memorySearch({ q: 'tea', mode: 'keyword' })).memories.some((m) => m.id === id));
   assert.equal((await client.memoryGet(id)).memory.text, 'The user prefers tea over coffee');
-  await client.update(id, { text: 'The user prefers green tea', reason: 'corrected' });
+  await client.memoryUpdate(id, { text: 'The user prefers green tea', reason: 'corrected' });
   assert.equal((await client.memoryGet(id)).memory.text, 'The user prefers green tea');
   assert.ok((await client.memoryHistory(id)).versions.length >= 2, 'both versions are kept');
   await client.memoryDelete(id, { reason: 'no longer true' });
   assert.ok(!(await client.memoryList()).memories.some((m) => m.id === id), 'a deleted fact is not current');
-  assert.equal((await client.forget(id)).forgotten, id);
+  assert.equal((await client.memoryForget(id)).forgotten, id);
   await assert.rejects(client.memoryHistory(id), NotFoundError);
 
   // extraction from a session's turns, once: a second run reads nothing new
@@ -463,6 +463,18 @@ test('documents: put, get, search, paths, delete', async () => {
   assert.deepEqual((await client.documentPaths({ prefix: 'users', max_depth: 1, namespace: 'js' })).paths, ['users']);
   assert.deepEqual(await client.documentDelete({ path: 'users.alice', key: 'prefs', namespace: 'js' }), { deleted: 1 });
   await assert.rejects(client.documentGet({ path: 'users.alice', key: 'prefs', namespace: 'js' }), NotFoundError);
+});
+
+test('older method names (docs/names.md) are deprecated aliases of the same operations', async () => {
+  assert.ok(!('context' in OPERATIONS) && 'context_build' in OPERATIONS, 'OPERATIONS names each operation once');
+  const { session } = await client.sessionCreate({ namespace: 'js-names' });
+  await client.append(session.id, { role: 'user', content: 'hi' });
+  assert.deepEqual(await client.context(session.id, { max_tokens: 100 }), await client.contextBuild(session.id, { max_tokens: 100 }));
+  assert.equal((await client.sessionLimit(session.id, { max_turns: 3 })).session.max_turns, 3);
+  assert.deepEqual((await client.stateMerge(session.id, { params: { a: 1 } })).state.params, { a: 1 });
+  const { memory } = await client.remember({ text: 'an alias wrote this', namespace: 'js-names' });
+  assert.equal((await client.recall({ q: 'alias', mode: 'keyword', namespace: 'js-names' })).memories[0].id, memory.id);
+  assert.equal((await client.forget(memory.id)).forgotten, memory.id);
 });
 
 test('every operation of the server was called by these tests', () => {

@@ -2,9 +2,9 @@
 
     import mnemo
     with mnemo.Memory("chat.db") as mem:
-        sid = mem.create_session(system_prompt="You are concise.")["id"]
+        sid = mem.session_create(system_prompt="You are concise.")["id"]
         mem.append(sid, "user", "What is in the repo?")
-        ctx = mem.context(sid, max_tokens=4096)
+        ctx = mem.context_build(sid, max_tokens=4096)
         openai_client.chat.completions.create(model="gpt-4o", messages=ctx.messages)
 
 See docs/python.md. Memory is thread-safe; AsyncMemory is the asyncio form; mnemo.agents.MnemoSession

@@ -225,7 +225,7 @@ class MnemoSession:
         if strategy is not None:
             self.context_options["strategy"] = strategy
         if session_id is None:
-            session_id = self.memory.create_session(namespace=namespace, system_prompt=system_prompt)["id"]
+            session_id = self.memory.session_create(namespace=namespace, system_prompt=system_prompt)["id"]
         self.session_id: str = session_id
 
     def close(self) -> None:
@@ -282,7 +282,7 @@ class MnemoSession:
                 msgs = self.memory.history(self._sid(), limit=limit if limit <= HISTORY_MAX_LIMIT else None,
                                            tail=True)
                 return [i for m in msgs for i in message_to_items(m)][-limit:]
-            ctx = self.memory.context(self._sid(), max_tokens=self.max_tokens, **self.context_options)
+            ctx = self.memory.context_build(self._sid(), max_tokens=self.max_tokens, **self.context_options)
             msgs = ctx.messages if is_governed(ctx) else self.memory.history(self._sid())
         except NotFound:
             return []
@@ -297,7 +297,7 @@ class MnemoSession:
         except NotFound:
             try:
                 keyed = not _is_uuid(self.session_id)  # the app's own id ("user-42-chat"): a key
-                self.memory.create_session(id=None if keyed else self.session_id,
+                self.memory.session_create(id=None if keyed else self.session_id,
                                            key=self.session_id if keyed else None, namespace=self.namespace,
                                            system_prompt=self.system_prompt)
             except Exception:
@@ -313,18 +313,18 @@ class MnemoSession:
             return None
         m = last[0]
         items = message_to_items(m)
-        self.memory.delete_message(self._sid(), m["id"])
+        self.memory.message_delete(self._sid(), m["id"])
         if len(items) > 1:  # several calls (or another client's text and calls): put back all but the last
             self.memory.append_batch(self._sid(), [_without_last_call(m)])
         return items[-1]
 
     def clear_session_sync(self) -> None:
         try:
-            s = self.memory.get_session(self._sid())
+            s = self.memory.session_get(self._sid())
         except NotFound:
             return
-        self.memory.delete_session(s["id"])
-        self.memory.create_session(id=s["id"], key=s.get("key"), namespace=s["namespace"],
+        self.memory.session_delete(s["id"])
+        self.memory.session_create(id=s["id"], key=s.get("key"), namespace=s["namespace"],
                                    system_prompt=s["system_prompt"],
                                    metadata=s["metadata"], tool_name=s["tool_name"],
                                    ttl_ms=s["ttl_ms"] or -1, max_turns=s["max_turns"] or -1)

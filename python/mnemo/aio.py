@@ -3,9 +3,9 @@ releases the GIL while it works), so a durable append or a context build never b
 loop. Every method of Memory exists here as a coroutine with the same arguments and result.
 
     async with mnemo.AsyncMemory("chat.db") as mem:
-        s = await mem.create_session(system_prompt="Be brief.")
+        s = await mem.session_create(system_prompt="Be brief.")
         await mem.append(s["id"], "user", "hello")
-        ctx = await mem.context(s["id"], max_tokens=4096)
+        ctx = await mem.context_build(s["id"], max_tokens=4096)
 """
 from __future__ import annotations
 
@@ -17,19 +17,21 @@ from typing import Any, Mapping, Optional, Union
 
 from .memory import Memory
 
-# The Memory methods that become coroutines (everything that touches the library).
+# The Memory methods that become coroutines (everything that touches the library), by the names
+# of docs/names.md; Memory's older names for them (create_session, context, …) follow below.
 _METHODS = (
-    "create_session", "get_session", "resolve_session", "list_sessions", "update_session", "delete_session", "fork", "resume",
-    "prune", "gc", "files", "file_should_include", "append", "append_message", "append_batch", "append_many",
-    "delete_message", "history", "pin", "unpin", "context", "summary", "compact", "events", "search",
-    "relevant_context", "embed_pending", "embed_backfill", "reindex_embeddings", "reindex_tokens",
-    "embed_counts", "state", "merge_params", "set_waiting", "set_result", "set_plan", "clear_state", "export",
-    "import_", "count_tokens", "stats", "remember", "recall", "memory_list", "memory_get", "memory_update",
-    "memory_delete", "forget", "memory_history", "memory_extract", "memory_extract_queue",
-    "memory_extract_job", "edit_message", "clear_session",
-    "set_max_turns", "forget_namespace", "handover", "vacuum", "checkpoint_put", "checkpoint_put_writes",
-    "checkpoint_get", "checkpoint_list", "checkpoint_delete_thread", "document_put", "document_get",
-    "document_delete", "document_search", "document_paths",
+    "session_create", "session_get", "resolve_session", "session_list", "session_update", "session_delete",
+    "session_fork", "session_resume", "prune", "gc", "session_files", "file_should_include", "append",
+    "append_message", "append_batch", "append_many", "message_delete", "history", "message_pin", "unpin",
+    "context_build", "summary_get", "compact", "events", "search", "relevant_context", "embed_pending",
+    "embed_backfill", "reindex_embeddings", "reindex_tokens", "embed_counts", "state_get", "state_merge_params",
+    "state_set_waiting", "state_unwait", "state_set_result", "state_set_plan", "state_clear", "export", "import_",
+    "count_tokens", "stats", "memory_add", "memory_search", "memory_list", "memory_get", "memory_update",
+    "memory_delete", "memory_forget", "memory_history", "memory_extract", "memory_extract_queue",
+    "memory_extract_job", "message_edit", "session_clear", "session_set_max_turns", "namespace_forget",
+    "thread_summary_get", "vacuum", "checkpoint_put", "checkpoint_put_writes", "checkpoint_get", "checkpoint_list",
+    "checkpoint_delete_thread", "document_put", "document_get", "document_delete", "document_search",
+    "document_paths",
 )
 
 
@@ -96,4 +98,9 @@ def _make(name: str) -> Any:
 
 for _name in _METHODS:
     setattr(AsyncMemory, _name, _make(_name))
-del _name
+# Memory's older names (docs/names.md: `create_session = session_create` in its class body): the
+# same coroutine under each.
+for _name, _fn in list(vars(Memory).items()):
+    if _name not in _METHODS and getattr(_fn, "__name__", _name) in _METHODS:
+        setattr(AsyncMemory, _name, getattr(AsyncMemory, _fn.__name__))
+del _name, _fn

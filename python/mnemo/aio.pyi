@@ -46,28 +46,28 @@ class AsyncMemory:
     def __repr__(self) -> str:
         ...
 
-    async def create_session(self, *, id: Optional[str]=None, namespace: Optional[str]=None, title: Optional[str]=None, system_prompt: Optional[str]=None, metadata: Optional[Mapping[str, Any]]=None, tool_name: Optional[str]=None, ttl_ms: int=0, max_turns: int=0, key: Optional[str]=None) -> Dict[str, Any]:
+    async def session_create(self, *, id: Optional[str]=None, namespace: Optional[str]=None, title: Optional[str]=None, system_prompt: Optional[str]=None, metadata: Optional[Mapping[str, Any]]=None, tool_name: Optional[str]=None, ttl_ms: int=0, max_turns: int=0, key: Optional[str]=None) -> Dict[str, Any]:
         ...
 
-    async def get_session(self, session_id: str) -> Dict[str, Any]:
+    async def session_get(self, session_id: str) -> Dict[str, Any]:
         ...
 
     async def resolve_session(self, ref: str, namespace: Optional[str]=None) -> str:
         ...
 
-    async def list_sessions(self, namespace: Optional[str]=None, limit: int=20, offset: int=0) -> List[Dict[str, Any]]:
+    async def session_list(self, namespace: Optional[str]=None, limit: int=20, offset: int=0) -> List[Dict[str, Any]]:
         ...
 
-    async def update_session(self, session_id: str, *, title: Optional[str]=None, metadata: Optional[Mapping[str, Any]]=None) -> Dict[str, Any]:
+    async def session_update(self, session_id: str, *, title: Optional[str]=None, metadata: Optional[Mapping[str, Any]]=None) -> Dict[str, Any]:
         ...
 
-    async def delete_session(self, session_id: str) -> None:
+    async def session_delete(self, session_id: str) -> None:
         ...
 
-    async def fork(self, session_id: str, upto_seq: int=0) -> Dict[str, Any]:
+    async def session_fork(self, session_id: str, upto_seq: int=0) -> Dict[str, Any]:
         ...
 
-    async def resume(self, session_id: Optional[str]=None, namespace: Optional[str]=None) -> Dict[str, Any]:
+    async def session_resume(self, session_id: Optional[str]=None, namespace: Optional[str]=None) -> Dict[str, Any]:
         ...
 
     async def prune(self, days: int) -> int:
@@ -76,7 +76,7 @@ class AsyncMemory:
     async def gc(self, *, vacuum: bool=False) -> int:
         ...
 
-    async def files(self, session_id: str, *, limit: Optional[int]=None) -> List[str]:
+    async def session_files(self, session_id: str, *, limit: Optional[int]=None) -> List[str]:
         ...
 
     async def file_should_include(self, session_id: str, path: str, content: Union[str, bytes]) -> bool:
@@ -94,22 +94,22 @@ class AsyncMemory:
     async def append_many(self, requests: Sequence[Mapping[str, Any]]) -> List[Union[List[Dict[str, Any]], MnemoError]]:
         ...
 
-    async def delete_message(self, session_id: str, message_id: int) -> None:
+    async def message_delete(self, session_id: str, message_id: int) -> None:
         ...
 
     async def history(self, session_id: str, *, limit: Optional[int]=None, after_seq: int=0, tail: bool=False, all: bool=False) -> List[Dict[str, Any]]:
         ...
 
-    async def pin(self, message_id: int, pinned: bool=True, *, session_id: Optional[str]=None) -> None:
+    async def message_pin(self, message_id: int, pinned: bool=True, *, session_id: Optional[str]=None) -> None:
         ...
 
     async def unpin(self, message_id: int, *, session_id: Optional[str]=None) -> None:
         ...
 
-    async def context(self, session_id: str, *, max_tokens: Optional[int]=None, strategy: Optional[str]=None, format: str='openai', model_window: Optional[int]=None, fold: Union[None, str, bool]=None, no_fold: bool=False, detail: bool=False, rag: Optional[bool]=None, rag_top_k: Optional[int]=None, rag_min_similarity: Optional[float]=None, rag_scope: Optional[str]=None, memories: Optional[bool]=None, memories_top_k: Optional[int]=None) -> Context:
+    async def context_build(self, session_id: str, *, max_tokens: Optional[int]=None, strategy: Optional[str]=None, format: str='openai', model_window: Optional[int]=None, fold: Union[None, str, bool]=None, no_fold: bool=False, detail: bool=False, rag: Optional[bool]=None, rag_top_k: Optional[int]=None, rag_min_similarity: Optional[float]=None, rag_scope: Optional[str]=None, memories: Optional[bool]=None, memories_top_k: Optional[int]=None) -> Context:
         ...
 
-    async def summary(self, session_id: str) -> Dict[str, Any]:
+    async def summary_get(self, session_id: str) -> Dict[str, Any]:
         ...
 
     async def compact(self, session_id: str, *, instructions: Optional[str]=None) -> Dict[str, Any]:
@@ -139,22 +139,25 @@ class AsyncMemory:
     async def embed_counts(self) -> Dict[str, int]:
         ...
 
-    async def state(self, session_id: str, *, reveal: bool=False) -> Dict[str, Any]:
+    async def state_get(self, session_id: str, *, reveal: bool=False) -> Dict[str, Any]:
         ...
 
-    async def merge_params(self, session_id: str, params: Mapping[str, Any]) -> None:
+    async def state_merge_params(self, session_id: str, params: Mapping[str, Any]) -> None:
         ...
 
-    async def set_waiting(self, session_id: str, param: Optional[str]) -> None:
+    async def state_set_waiting(self, session_id: str, param: Optional[str]) -> None:
         ...
 
-    async def set_result(self, session_id: str, intent_id: Optional[str], result: Any=None) -> None:
+    async def state_unwait(self, session_id: str) -> None:
         ...
 
-    async def set_plan(self, session_id: str, plan: Any) -> None:
+    async def state_set_result(self, session_id: str, intent_id: Optional[str], result: Any=None) -> None:
         ...
 
-    async def clear_state(self, session_id: str) -> None:
+    async def state_set_plan(self, session_id: str, plan: Any) -> None:
+        ...
+
+    async def state_clear(self, session_id: str) -> None:
         ...
 
     async def export(self, session_ids: Union[None, str, Sequence[str]]=None, file: Optional[Union[BinaryIO, TextIO]]=None) -> Optional[str]:
@@ -169,10 +172,10 @@ class AsyncMemory:
     async def stats(self) -> Dict[str, Any]:
         ...
 
-    async def remember(self, text: str, *, kind: Optional[str]=None, namespace: Optional[str]=None, user_id: Optional[str]=None, agent_id: Optional[str]=None, session_id: Optional[str]=None, metadata: Union[None, str, Mapping[str, Any]]=None, sources: Optional[Iterable[int]]=None, pinned: bool=False, token_cap: int=0, valid_from: Union[None, int, _dt.datetime]=0, valid_to: Union[None, int, _dt.datetime]=0, reason: Optional[str]=None) -> Dict[str, Any]:
+    async def memory_add(self, text: str, *, kind: Optional[str]=None, namespace: Optional[str]=None, user_id: Optional[str]=None, agent_id: Optional[str]=None, session_id: Optional[str]=None, metadata: Union[None, str, Mapping[str, Any]]=None, sources: Optional[Iterable[int]]=None, pinned: bool=False, token_cap: int=0, valid_from: Union[None, int, _dt.datetime]=0, valid_to: Union[None, int, _dt.datetime]=0, reason: Optional[str]=None) -> Dict[str, Any]:
         ...
 
-    async def recall(self, query: str, *, mode: str='auto', namespace: Optional[str]=None, user_id: Optional[str]=None, agent_id: Optional[str]=None, session_id: Optional[str]=None, kind: Optional[str]=None, metadata: Union[None, str, Mapping[str, Any]]=None, as_of: Union[None, int, _dt.datetime]=0, include_closed: bool=False, pinned: Optional[bool]=None, limit: int=10) -> List[Dict[str, Any]]:
+    async def memory_search(self, query: str, *, mode: str='auto', namespace: Optional[str]=None, user_id: Optional[str]=None, agent_id: Optional[str]=None, session_id: Optional[str]=None, kind: Optional[str]=None, metadata: Union[None, str, Mapping[str, Any]]=None, as_of: Union[None, int, _dt.datetime]=0, include_closed: bool=False, pinned: Optional[bool]=None, limit: int=10) -> List[Dict[str, Any]]:
         ...
 
     async def memory_list(self, *, namespace: Optional[str]=None, user_id: Optional[str]=None, agent_id: Optional[str]=None, session_id: Optional[str]=None, kind: Optional[str]=None, metadata: Union[None, str, Mapping[str, Any]]=None, as_of: Union[None, int, _dt.datetime]=0, include_closed: bool=False, pinned: Optional[bool]=None, limit: int=100, offset: int=0) -> List[Dict[str, Any]]:
@@ -187,7 +190,7 @@ class AsyncMemory:
     async def memory_delete(self, id: str, *, at: Union[None, int, _dt.datetime]=0, reason: Optional[str]=None) -> None:
         ...
 
-    async def forget(self, id: str) -> None:
+    async def memory_forget(self, id: str) -> None:
         ...
 
     async def memory_history(self, id: str) -> List[Dict[str, Any]]:
@@ -202,19 +205,19 @@ class AsyncMemory:
     async def memory_extract_job(self, job_id: str) -> Dict[str, Any]:
         ...
 
-    async def edit_message(self, session_id: str, message_id: int, content: Any, *, metadata: Union[None, str, Mapping[str, Any]]=None) -> Dict[str, Any]:
+    async def message_edit(self, session_id: str, message_id: int, content: Any, *, metadata: Union[None, str, Mapping[str, Any]]=None) -> Dict[str, Any]:
         ...
 
-    async def clear_session(self, session_id: str, *, undo: bool=False, state: bool=False) -> int:
+    async def session_clear(self, session_id: str, *, undo: bool=False, state: bool=False) -> int:
         ...
 
-    async def set_max_turns(self, session_id: str, max_turns: int) -> Dict[str, Any]:
+    async def session_set_max_turns(self, session_id: str, max_turns: int) -> Dict[str, Any]:
         ...
 
-    async def forget_namespace(self, namespace: str) -> Dict[str, int]:
+    async def namespace_forget(self, namespace: str) -> Dict[str, int]:
         ...
 
-    async def handover(self, session_id: str, *, files: int=0) -> Dict[str, Any]:
+    async def thread_summary_get(self, session_id: str, *, files: int=0) -> Dict[str, Any]:
         ...
 
     async def vacuum(self) -> None:
@@ -249,3 +252,30 @@ class AsyncMemory:
 
     async def document_paths(self, *, prefix: Optional[str]=None, suffix: Optional[str]=None, max_depth: Optional[int]=None, limit: int=100, offset: int=0, namespace: Optional[str]=None) -> List[str]:
         ...
+
+    create_session = session_create
+    get_session = session_get
+    list_sessions = session_list
+    update_session = session_update
+    delete_session = session_delete
+    clear_session = session_clear
+    set_max_turns = session_set_max_turns
+    forget_namespace = namespace_forget
+    fork = session_fork
+    resume = session_resume
+    handover = thread_summary_get
+    files = session_files
+    delete_message = message_delete
+    edit_message = message_edit
+    pin = message_pin
+    context = context_build
+    summary = summary_get
+    remember = memory_add
+    recall = memory_search
+    forget = memory_forget
+    state = state_get
+    merge_params = state_merge_params
+    set_waiting = state_set_waiting
+    set_result = state_set_result
+    set_plan = state_set_plan
+    clear_state = state_clear

@@ -340,9 +340,12 @@ class Memory:
     serialises what must be); close() waits for calls in flight. Use it as a context manager::
 
         with mnemo.Memory("chat.db") as mem:
-            sid = mem.create_session(system_prompt="Be brief.")["id"]
+            sid = mem.session_create(system_prompt="Be brief.")["id"]
             mem.append(sid, "user", "hello")
-            ctx = mem.context(sid, max_tokens=4096)
+            ctx = mem.context_build(sid, max_tokens=4096)
+
+    Each method is named as its operation on every surface (docs/names.md); the older names
+    (create_session, context, remember, …) stay, as assignments in this class.
 
     `target` is a SQLite path, "sqlite:PATH", or a postgres:// / postgresql:// URL; None opens the
     same database as the `mnemo` command (MNEMO_DB, then memory.storage_path, then
@@ -484,7 +487,7 @@ class Memory:
         return mi
 
     # -- sessions ------------------------------------------------------------------------------
-    def create_session(self, *, id: Optional[str] = None, namespace: Optional[str] = None,
+    def session_create(self, *, id: Optional[str] = None, namespace: Optional[str] = None,
                        title: Optional[str] = None, system_prompt: Optional[str] = None,
                        metadata: Optional[Mapping[str, Any]] = None, tool_name: Optional[str] = None,
                        ttl_ms: int = 0, max_turns: int = 0, key: Optional[str] = None) -> Dict[str, Any]:
@@ -507,6 +510,7 @@ class Memory:
         out = ctypes.POINTER(MnSession)()
         self._call("mn_session_create", byref(o), byref(out))
         return self._session(out)
+    create_session = session_create  # its older name (docs/names.md)
 
     def resolve_session(self, ref: str, namespace: Optional[str] = None) -> str:
         """The UUID of the session `ref` names: a session id (made canonical), or a key in
@@ -515,13 +519,14 @@ class Memory:
         self._call("mn_session_resolve", _b(namespace, "namespace"), _b(ref, "session_id"), out)
         return out.value.decode()
 
-    def get_session(self, session_id: str) -> Dict[str, Any]:
+    def session_get(self, session_id: str) -> Dict[str, Any]:
         """The session (NotFound when there is none, Expired for an expired thread)."""
         out = ctypes.POINTER(MnSession)()
         self._call("mn_session_get", _b(session_id, "session_id"), byref(out))
         return self._session(out)
+    get_session = session_get  # its older name (docs/names.md)
 
-    def list_sessions(self, namespace: Optional[str] = None, limit: int = 20, offset: int = 0) -> List[Dict[str, Any]]:
+    def session_list(self, namespace: Optional[str] = None, limit: int = 20, offset: int = 0) -> List[Dict[str, Any]]:
         """Sessions, most recently updated first; namespace None = every namespace; limit 1 to
         10000, offset 0 to 100000000 (Invalid otherwise, with REST's session_list messages)."""
         limit = _ranged(limit, "limit", 1, SESSION_LIST_MAX_LIMIT)
@@ -538,19 +543,22 @@ class Memory:
             return res
         finally:
             self._lib.mn_sessions_free(out)
+    list_sessions = session_list  # its older name (docs/names.md)
 
-    def update_session(self, session_id: str, *, title: Optional[str] = None,
+    def session_update(self, session_id: str, *, title: Optional[str] = None,
                        metadata: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
         """Sets the title and/or replaces the metadata object (None leaves a field); returns the session."""
         self._call("mn_session_update", _b(session_id, "session_id"), _b(title, "title"),
                    _json_arg(metadata, "metadata"))
-        return self.get_session(session_id)
+        return self.session_get(session_id)
+    update_session = session_update  # its older name (docs/names.md)
 
-    def delete_session(self, session_id: str) -> None:
+    def session_delete(self, session_id: str) -> None:
         """Deletes the session and all its messages (NotFound when there is none)."""
         self._call("mn_session_delete", _b(session_id, "session_id"))
+    delete_session = session_delete  # its older name (docs/names.md)
 
-    def clear_session(self, session_id: str, *, undo: bool = False, state: bool = False) -> int:
+    def session_clear(self, session_id: str, *, undo: bool = False, state: bool = False) -> int:
         """Clears the session's active history in one transaction (like /clear; API op
         session_clear) and returns how many messages it moved. The cleared messages leave every
         context, history() and forks but stay stored and searchable (history(all=True) shows
@@ -566,17 +574,19 @@ class Memory:
         self._call("mn_session_clear", _b(session_id, "session_id"),
                    (CLEAR_UNDO if undo else 0) | (CLEAR_STATE if state else 0), byref(n))
         return n.value
+    clear_session = session_clear  # its older name (docs/names.md)
 
-    def set_max_turns(self, session_id: str, max_turns: int) -> Dict[str, Any]:
+    def session_set_max_turns(self, session_id: str, max_turns: int) -> Dict[str, Any]:
         """Sets the session's turn limit (0: none; at most 1000000) and applies it at once (API op
-        session_limit): the messages before the newest max_turns turns (a message, or a tool call
+        session_set_max_turns): the messages before the newest max_turns turns (a message, or a tool call
         with its results) leave the active history (history(all=True) still shows them). Raising
         or removing the limit brings nothing back. Returns the session. Invalid, NotFound, Expired."""
         max_turns = _ranged(max_turns, "max_turns", 0, MAX_TURNS)
         self._call("mn_session_set_max_turns", _b(session_id, "session_id"), max_turns)
-        return self.get_session(session_id)
+        return self.session_get(session_id)
+    set_max_turns = session_set_max_turns  # its older name (docs/names.md)
 
-    def forget_namespace(self, namespace: str) -> Dict[str, int]:
+    def namespace_forget(self, namespace: str) -> Dict[str, int]:
         """Erases everything of the namespace for real (API op namespace_forget; docs/erasure.md):
         every session with its messages, summaries, events, state and vectors, expired threads
         included, and every long-term memory of it, every version. Returns {"sessions": n,
@@ -586,21 +596,24 @@ class Memory:
         stats = MnForgetStats()
         self._call("mn_namespace_forget", _b(namespace, "namespace"), byref(stats))
         return {"sessions": stats.sessions, "memories": stats.memories}
+    forget_namespace = namespace_forget  # its older name (docs/names.md)
 
-    def fork(self, session_id: str, upto_seq: int = 0) -> Dict[str, Any]:
+    def session_fork(self, session_id: str, upto_seq: int = 0) -> Dict[str, Any]:
         """Copies the session's active messages up to seq upto_seq (0: all) into a new session whose
         parent_id is session_id; returns the new session. upto_seq: 0 or more (Invalid otherwise)."""
         upto_seq = _ranged(upto_seq, "upto_seq", 0)
         out = ctypes.POINTER(MnSession)()
         self._call("mn_session_fork", _b(session_id, "session_id"), upto_seq, byref(out))
         return self._session(out)
+    fork = session_fork  # its older name (docs/names.md)
 
-    def resume(self, session_id: Optional[str] = None, namespace: Optional[str] = None) -> Dict[str, Any]:
+    def session_resume(self, session_id: Optional[str] = None, namespace: Optional[str] = None) -> Dict[str, Any]:
         """The live session to continue: session_id when given, else the most recently updated
         session that has not expired (in namespace, when given). NotFound when there is none."""
         out = ctypes.POINTER(MnSession)()
         self._call("mn_session_resume", _b(namespace, "namespace"), _b(session_id, "session_id"), byref(out))
         return self._session(out)
+    resume = session_resume  # its older name (docs/names.md)
 
     def prune(self, days: int) -> int:
         """Deletes sessions not updated for `days` days (1 to 36500); returns how many."""
@@ -625,8 +638,8 @@ class Memory:
         Busy, IO, Unavailable."""
         self._call("mn_vacuum")
 
-    def handover(self, session_id: str, *, files: int = 0) -> Dict[str, Any]:
-        """The hand-over summary of a session or thread, for the next tool (API op handover):
+    def thread_summary_get(self, session_id: str, *, files: int = 0) -> Dict[str, Any]:
+        """The hand-over summary of a session or thread, for the next tool (API op thread_summary_get):
         {"thread_id", "namespace", "title", "tool", "started", "updated_at", "expires_at",
         "turns", "messages", "tokens", "tools_used", "files", "text"} (times in ms; title, tool
         and a 0 expires_at as None; text the same as Markdown for a prompt). files: at most that
@@ -640,10 +653,11 @@ class Memory:
             return json.loads(_take_str(js))
         finally:
             self._lib.mn_thread_summary_free(out)
+    handover = thread_summary_get  # its older name (docs/names.md)
 
-    def files(self, session_id: str, *, limit: Optional[int] = None) -> List[str]:
+    def session_files(self, session_id: str, *, limit: Optional[int] = None) -> List[str]:
         """The unique file paths the session's messages list, newest first; at most limit of them,
-        1 to 1000000 (None: all), as the API's files operation (which refuses a limit of 0)."""
+        1 to 1000000 (None: all), as the API's session_files operation (which refuses a limit of 0)."""
         limit = 0 if limit is None else _ranged(limit, "limit", 1, FILES_MAX_LIMIT)
         out = ctypes.POINTER(MnStrings)()
         self._call("mn_session_files_n", _b(session_id, "session_id"), limit, byref(out))
@@ -651,6 +665,7 @@ class Memory:
             return [out.contents.items[i].decode("utf-8") for i in range(out.contents.count)]
         finally:
             self._lib.mn_strings_free(out)
+    files = session_files  # its older name (docs/names.md)
 
     def file_should_include(self, session_id: str, path: str, content: Union[str, bytes]) -> bool:
         """True the first time this (path, content) pair is seen in the session, False after:
@@ -735,11 +750,12 @@ class Memory:
                 out.append(from_status(res.status, res.errmsg.decode("utf-8", "replace")))
         return out
 
-    def delete_message(self, session_id: str, message_id: int) -> None:
+    def message_delete(self, session_id: str, message_id: int) -> None:
         """Deletes one message of the session by its id (1 or more)."""
         self._call("mn_message_delete", _b(session_id, "session_id"), _message_id(message_id))
+    delete_message = message_delete  # its older name (docs/names.md)
 
-    def edit_message(self, session_id: str, message_id: int, content: Any, *,
+    def message_edit(self, session_id: str, message_id: int, content: Any, *,
                      metadata: Union[None, str, Mapping[str, Any]] = None) -> Dict[str, Any]:
         """Changes one message's content in place, and its metadata when given (a dict or a JSON
         object's text that replaces the stored one), in one transaction (API op message_edit), and
@@ -753,6 +769,7 @@ class Memory:
         self._call("mn_message_edit", _b(session_id, "session_id"), _message_id(message_id),
                    _b(_text_content(content), "content"), _json_arg(metadata, "metadata"), byref(out))
         return self._message(out)
+    edit_message = message_edit  # its older name (docs/names.md)
 
     def history(self, session_id: str, *, limit: Optional[int] = None, after_seq: int = 0, tail: bool = False,
                 all: bool = False) -> List[Dict[str, Any]]:
@@ -769,7 +786,7 @@ class Memory:
         self._call("mn_history", _b(session_id, "session_id"), byref(o), byref(out))
         return self._messages(out)
 
-    def pin(self, message_id: int, pinned: bool = True, *, session_id: Optional[str] = None) -> None:
+    def message_pin(self, message_id: int, pinned: bool = True, *, session_id: Optional[str] = None) -> None:
         """Pins (or unpins) a message: it stays verbatim in the hybrid strategy whatever its age.
         With session_id, only a message of that session (the API's message_pin): another
         session's message is NotFound. message_id: 1 or more, pinned True or False (Invalid
@@ -780,19 +797,20 @@ class Memory:
             self._call("mn_message_pin", message_id, flag)
         else:
             self._call("mn_session_message_pin", _b(session_id, "session_id"), message_id, flag)
+    pin = message_pin  # its older name (docs/names.md)
 
     def unpin(self, message_id: int, *, session_id: Optional[str] = None) -> None:
-        self.pin(message_id, False, session_id=session_id)
+        self.message_pin(message_id, False, session_id=session_id)
 
     # -- context -------------------------------------------------------------------------------
-    def context(self, session_id: str, *, max_tokens: Optional[int] = None, strategy: Optional[str] = None,
-                format: str = "openai", model_window: Optional[int] = None,
-                fold: Union[None, str, bool] = None, no_fold: bool = False, detail: bool = False,
-                rag: Optional[bool] = None, rag_top_k: Optional[int] = None,
-                rag_min_similarity: Optional[float] = None, rag_scope: Optional[str] = None,
-                memories: Optional[bool] = None, memories_top_k: Optional[int] = None) -> Context:
+    def context_build(self, session_id: str, *, max_tokens: Optional[int] = None, strategy: Optional[str] = None,
+                      format: str = "openai", model_window: Optional[int] = None,
+                      fold: Union[None, str, bool] = None, no_fold: bool = False, detail: bool = False,
+                      rag: Optional[bool] = None, rag_top_k: Optional[int] = None,
+                      rag_min_similarity: Optional[float] = None, rag_scope: Optional[str] = None,
+                      memories: Optional[bool] = None, memories_top_k: Optional[int] = None) -> Context:
         """Builds what to send the model next (docs/context.md); the parameters are those of the
-        REST/MCP operation context, with the same meaning and ranges.
+        REST/MCP operation context_build, with the same meaning and ranges.
 
         max_tokens: the budget, 0 to 100000000 (None or 0: memory.max_history_tokens, or with a
         model window the history share of budget_split). strategy: "window", "summary",
@@ -854,8 +872,9 @@ class Memory:
         else:
             text = rendered
         return Context(format, messages, system, text, report, tokens, kept, dropped, rendered)
+    context = context_build  # its older name (docs/names.md)
 
-    def summary(self, session_id: str) -> Dict[str, Any]:
+    def summary_get(self, session_id: str) -> Dict[str, Any]:
         """The session's global summary: id, session_id, covers_upto, folded, text, tokens, model,
         summarizer, created_at. NotFound when the session has none yet (the message says which)."""
         out = ctypes.POINTER(MnSummary)()
@@ -868,6 +887,7 @@ class Memory:
                     "created_at": s.created_at, "text": d(s.text)}
         finally:
             self._lib.mn_summary_free(out)
+    summary = summary_get  # its older name (docs/names.md)
 
     def compact(self, session_id: str, *, instructions: Optional[str] = None) -> Dict[str, Any]:
         """Folds the session now (like /compact) and returns the event written
@@ -1047,11 +1067,11 @@ class Memory:
         q.offset = offset
         return q
 
-    def remember(self, text: str, *, kind: Optional[str] = None, namespace: Optional[str] = None,
-                 user_id: Optional[str] = None, agent_id: Optional[str] = None, session_id: Optional[str] = None,
-                 metadata: Union[None, str, Mapping[str, Any]] = None, sources: Optional[Iterable[int]] = None,
-                 pinned: bool = False, token_cap: int = 0, valid_from: Union[None, int, _dt.datetime] = 0,
-                 valid_to: Union[None, int, _dt.datetime] = 0, reason: Optional[str] = None) -> Dict[str, Any]:
+    def memory_add(self, text: str, *, kind: Optional[str] = None, namespace: Optional[str] = None,
+                   user_id: Optional[str] = None, agent_id: Optional[str] = None, session_id: Optional[str] = None,
+                   metadata: Union[None, str, Mapping[str, Any]] = None, sources: Optional[Iterable[int]] = None,
+                   pinned: bool = False, token_cap: int = 0, valid_from: Union[None, int, _dt.datetime] = 0,
+                   valid_to: Union[None, int, _dt.datetime] = 0, reason: Optional[str] = None) -> Dict[str, Any]:
         """Adds a long-term memory and returns it (version 1; docs/memory.md): text (1-8192 bytes),
         kind ("fact" by default, "preference", "instruction", "event" or another a-z_ word), the
         scope (namespace, "default" by default; user_id, agent_id, session_id), metadata (a dict
@@ -1069,12 +1089,13 @@ class Memory:
         out = ctypes.POINTER(MnMemory)()
         self._call("mn_memory_add", byref(mi), byref(out))
         return self._memory_json(out)
+    remember = memory_add  # its older name (docs/names.md)
 
-    def recall(self, query: str, *, mode: str = "auto", namespace: Optional[str] = None,
-               user_id: Optional[str] = None, agent_id: Optional[str] = None, session_id: Optional[str] = None,
-               kind: Optional[str] = None, metadata: Union[None, str, Mapping[str, Any]] = None,
-               as_of: Union[None, int, _dt.datetime] = 0, include_closed: bool = False,
-               pinned: Optional[bool] = None, limit: int = 10) -> List[Dict[str, Any]]:
+    def memory_search(self, query: str, *, mode: str = "auto", namespace: Optional[str] = None,
+                      user_id: Optional[str] = None, agent_id: Optional[str] = None, session_id: Optional[str] = None,
+                      kind: Optional[str] = None, metadata: Union[None, str, Mapping[str, Any]] = None,
+                      as_of: Union[None, int, _dt.datetime] = 0, include_closed: bool = False,
+                      pinned: Optional[bool] = None, limit: int = 10) -> List[Dict[str, Any]]:
         """The memories most relevant to query, best first, each with its "score" (mn_memory_search).
         mode: "auto" (hybrid with an embedder, else keyword), "keyword", "semantic" or "hybrid".
         Filters (applied before ranking): the scope fields, kind, metadata (a dict of scalars each
@@ -1086,6 +1107,7 @@ class Memory:
         out = ctypes.POINTER(MnMemories)()
         self._call("mn_memory_search", _b(query, "query"), _enum(SEARCH_MODES, mode, "mode"), byref(q), byref(out))
         return self._memories_json(out)
+    recall = memory_search  # its older name (docs/names.md)
 
     def memory_list(self, *, namespace: Optional[str] = None, user_id: Optional[str] = None,
                     agent_id: Optional[str] = None, session_id: Optional[str] = None, kind: Optional[str] = None,
@@ -1131,10 +1153,11 @@ class Memory:
         include_closed does). NotFound; Invalid when it is already closed."""
         self._call("mn_memory_delete", _b(id, "id"), _ms(at, "at"), ACTOR, _b(reason, "reason"))
 
-    def forget(self, id: str) -> None:
+    def memory_forget(self, id: str) -> None:
         """Erases memory id for real: every version, its keyword entries and vectors. NotFound
         when there is none."""
         self._call("mn_memory_forget", _b(id, "id"))
+    forget = memory_forget  # its older name (docs/names.md)
 
     def memory_history(self, id: str) -> List[Dict[str, Any]]:
         """Every version of memory id, oldest first ("change": "add", "update" or "delete")."""
@@ -1180,38 +1203,48 @@ class Memory:
             self._lib.mn_extract_job_free(out)
 
     # -- state ---------------------------------------------------------------------------------
-    def state(self, session_id: str, *, reveal: bool = False) -> Dict[str, Any]:
+    def state_get(self, session_id: str, *, reveal: bool = False) -> Dict[str, Any]:
         """The session's state object: params, waiting_for_param, last_intent_id, last_result,
         plan_execution. Sensitive parameters show as "[redacted]" unless reveal."""
         out = c_void_p()
         self._call("mn_state_get", _b(session_id, "session_id"), 1 if _flag(reveal, "reveal") else 0, byref(out))
         return json.loads(_take_str(out))
+    state = state_get  # its older name (docs/names.md)
 
-    def merge_params(self, session_id: str, params: Mapping[str, Any]) -> None:
+    def state_merge_params(self, session_id: str, params: Mapping[str, Any]) -> None:
         """Merges params into state.params (a None value removes the key); clears waiting_for_param
         when the awaited parameter arrives."""
         if not isinstance(params, Mapping):
             raise Invalid("params: expected a dict, got %s" % type(params).__name__)
         self._call("mn_state_merge_params", _b(session_id, "session_id"), _json_arg(dict(params), "params"))
+    merge_params = state_merge_params  # its older name (docs/names.md)
 
-    def set_waiting(self, session_id: str, param: Optional[str]) -> None:
+    def state_set_waiting(self, session_id: str, param: Optional[str]) -> None:
         """Sets the parameter the flow waits for (None clears it)."""
         self._call("mn_state_set_waiting", _b(session_id, "session_id"), _b(param, "param"))
+    set_waiting = state_set_waiting  # its older name (docs/names.md)
 
-    def set_result(self, session_id: str, intent_id: Optional[str], result: Any = None) -> None:
+    def state_unwait(self, session_id: str) -> None:
+        """Stops waiting for a parameter (the API's state_unwait; state_set_waiting with None)."""
+        self.state_set_waiting(session_id, None)
+
+    def state_set_result(self, session_id: str, intent_id: Optional[str], result: Any = None) -> None:
         """Records the last intent and its result (any JSON value; None leaves it unchanged)."""
         self._call("mn_state_set_result", _b(session_id, "session_id"), _b(intent_id, "intent_id"),
                    None if result is None else _json_arg(result if not isinstance(result, str) else json.dumps(result),
                                                          "result"))
+    set_result = state_set_result  # its older name (docs/names.md)
 
-    def set_plan(self, session_id: str, plan: Any) -> None:
+    def state_set_plan(self, session_id: str, plan: Any) -> None:
         """Stores the plan being executed (any JSON value; None clears it)."""
         self._call("mn_state_set_plan", _b(session_id, "session_id"),
                    None if plan is None else _json_arg(plan if not isinstance(plan, str) else json.dumps(plan), "plan"))
+    set_plan = state_set_plan  # its older name (docs/names.md)
 
-    def clear_state(self, session_id: str) -> None:
+    def state_clear(self, session_id: str) -> None:
         """Resets the state to its empty form."""
         self._call("mn_state_clear", _b(session_id, "session_id"))
+    clear_state = state_clear  # its older name (docs/names.md)
 
     # -- graph checkpoints (docs/checkpoints.md) -----------------------------------------------
     @staticmethod

@@ -652,3 +652,22 @@ def test_embed_pending_max(db_path):
         for i in range(3):
             mem.append(s["id"], "user", "message number %d" % i)
         assert mem.embed_pending(1) == 1 and mem.embed_pending(0) == 2 and mem.embed_pending() == 0
+
+
+def test_methods_are_named_as_their_operations_and_keep_their_older_names():
+    # docs/names.md: the method is the operation's name; the older name is the same method, for
+    # Memory and AsyncMemory alike (tests/cli/t0111-names.sh checks the whole table)
+    older = {"create_session": "session_create", "set_max_turns": "session_set_max_turns", "context": "context_build",
+             "handover": "thread_summary_get", "files": "session_files", "remember": "memory_add",
+             "recall": "memory_search", "forget": "memory_forget", "merge_params": "state_merge_params"}
+    for old, name in older.items():
+        assert getattr(mnemo.Memory, old) is getattr(mnemo.Memory, name), old
+        assert getattr(mnemo.AsyncMemory, old) is getattr(mnemo.AsyncMemory, name), old
+        assert asyncio.iscoroutinefunction(getattr(mnemo.AsyncMemory, name)), name
+
+
+def test_state_unwait(mem):
+    s = mem.session_create()
+    mem.state_set_waiting(s["id"], "date")
+    mem.state_unwait(s["id"])
+    assert mem.state_get(s["id"])["waiting_for_param"] is None

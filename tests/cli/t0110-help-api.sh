@@ -18,7 +18,7 @@ assert all(o["path"].startswith("/v1/") or o["name"].startswith("mem0_") and o["
            for o in ops)
 names = [o["name"] for o in ops]
 assert len(set(names)) == len(names), "duplicate names"
-for n in ("append", "history", "context", "search", "compact", "summary_get", "session_update"):
+for n in ("append", "history", "context_build", "search", "compact", "summary_get", "session_update"):
     assert n in names, n
 ' "$T/api.json"
 
@@ -45,8 +45,8 @@ assert want == got, (want, got)
 serve_stop
 
 # each bound command's help: the table's summary, route and parameter names
-for pair in "session new:session_create" "add:append" "history:history" "context:context" "search:search" \
-    "compact:compact" "summary show:summary_get"; do
+for pair in "session create:session_create" "append:append" "history:history" "context build:context_build" \
+    "search:search" "compact:compact" "summary get:summary_get"; do
     cmd=${pair%%:*} op=${pair#*:}
     # shellcheck disable=SC2086
     ok "$MNEMO" $cmd --help
@@ -69,8 +69,8 @@ import json, subprocess, sys
 mnemo, db = sys.argv[2], sys.argv[3]
 # positional: the required parameters, and these (the usage line names them)
 positional = {("session_resume", "session_id"), ("checkpoint_list", "thread_id"), ("export", "ids"), ("append", "role"), ("append", "content"),
-              ("state_result", "result"), ("state_plan", "plan"), ("document_search", "prefix")}
-special = {("namespace_forget", "namespace"): "NS", ("session_limit", "max_turns"): "TURNS",
+              ("state_set_result", "result"), ("state_set_plan", "plan"), ("document_search", "prefix")}
+special = {("namespace_forget", "namespace"): "NS", ("session_set_max_turns", "max_turns"): "TURNS",
            ("message_pin", "pinned"): "--unpin", ("document_get", "refresh_ttl"): "--no-refresh-ttl",
            ("document_search", "refresh_ttl"): "--no-refresh-ttl"}
 bad = []
@@ -120,7 +120,7 @@ for op in json.load(open(sys.argv[1])):
         if renamed.get((op["name"], o)) in params:
             continue
         if op["name"].startswith("state_") and o in ("history", "reveal"):
-            continue  # one usage line for every verb of `mnemo state`
+            continue  # every state command prints the state it leaves (--reveal); clear --history
         bad.append("%s: --%s is not a parameter of %s" % (cmd, o, op["name"]))
 assert not bad, "\n".join(bad)
 ' "$T/api.json" "$MNEMO"

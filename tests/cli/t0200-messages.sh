@@ -208,7 +208,7 @@ ok mn history "$S2" --json
 eq "$(jget "$OUT" 'len(j)')" 7 "a refused batch stores none of its messages"
 fails 2 "give no ROLE or TEXT" mn add "$S2" user --messages batch.json
 fails 2 "--metadata is a field of each message" mn add "$S2" --messages batch.json --metadata '{}'
-fails 2 "usage: mnemo add" mn add "$S2"
+fails 2 "usage: mnemo append" mn add "$S2"
 NEW=0190a9c1-7ab7-7cc1-8f6e-6b0ea1d2c3f4
 ok mn add "$NEW" --messages batch.json --create
 ok mn history "$NEW" --json

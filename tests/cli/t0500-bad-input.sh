@@ -133,13 +133,13 @@ eq "$(jget "$OUT" 'len(j)')" 1 "the lazily created session works"
 fails 1 "would live only as long as this command" "$MNEMO" --db "file:$T/mm.db?mode=memory" session new
 fails 1 "would live only as long as this command" env MNEMO_DB=:memory: "$MNEMO" session new
 fails 1 "history: writing the output failed" sh -c '"$1" --db "$2" history "$3" >/dev/full' - "$MNEMO" "$DB" "$S"
-fails 1 "context: writing the output failed" sh -c '"$1" --db "$2" context "$3" >/dev/full' - "$MNEMO" "$DB" "$S"
+fails 1 "context build: writing the output failed" sh -c '"$1" --db "$2" context "$3" >/dev/full' - "$MNEMO" "$DB" "$S"
 # and the texts printed before any command runs (they gave 0 where `version` gave 1)
 fails 1 "^mnemo: --version: writing the output failed" sh -c '"$1" --version >/dev/full' - "$MNEMO"
 fails 1 "^mnemo: --help: writing the output failed" sh -c '"$1" --help >/dev/full' - "$MNEMO"
 fails 1 "^mnemo: --help: writing the output failed" sh -c '"$1" -h >/dev/full' - "$MNEMO"
-fails 1 "^mnemo: add --help: writing the output failed" sh -c '"$1" add --help >/dev/full' - "$MNEMO"
-fails 1 "^mnemo: session new --help: writing the output failed" sh -c '"$1" session new -h >/dev/full' - "$MNEMO"
+fails 1 "^mnemo: append --help: writing the output failed" sh -c '"$1" add --help >/dev/full' - "$MNEMO"
+fails 1 "^mnemo: session create --help: writing the output failed" sh -c '"$1" session new -h >/dev/full' - "$MNEMO"
 fails 1 "^mnemo: session --help: writing the output failed" sh -c '"$1" session --help >/dev/full' - "$MNEMO"
 fails 2 "'99999999999999999999' is not a position" mn message edit "$S" 99999999999999999999 x
 fails 2 "'99999999999999999999' is not a position" mn message delete "$S" 99999999999999999999
@@ -147,13 +147,14 @@ fails 2 "--message-id: '99999999999999999999' is not a message id" mn message de
 fails 2 "--rag-min-similarity: 'nan' is not a number from -1 to 1" mn context "$S" --rag-min-similarity nan
 fails 2 "--min-similarity: 'nan' is not a number from -1 to 1" mn search x --min-similarity nan
 fails 2 "needs a subcommand: delete, edit, pin" mn message
-fails 2 "unknown command 'session bogus': 'session' takes new, list" mn session bogus
+fails 2 "unknown command 'session bogus': 'session' takes create, list" mn session bogus
 # options that contradict each other, or that the command would not use, said instead of ignored
 fails 2 "--pinned and --unpinned contradict each other" mn memory update 1 --pinned --unpinned
 fails 2 "--backfill and --pending contradict each other" mn embed --backfill --pending
 fails 2 "memory list: unknown option --mode" mn memory list --mode semantic
-fails 2 "state get: --history goes with clear only" mn state "$S" get --history
-fails 2 "state merge: --history goes with clear only" mn state "$S" merge '{"a":1}' --history
+fails 2 "state get: unknown option --history" mn state "$S" get --history
+fails 2 "state merge-params: unknown option --history" mn state "$S" merge '{"a":1}' --history
+fails 2 "state merge-params: unknown option --history" mn state merge-params "$S" '{"a":1}' --history
 fails 2 "--report is a part of the JSON output" mn search hello --report
 ok sh -c 'printf "hello world" | "$1" tokens --encoding cl100k_base --ids --json' - "$MNEMO"
 eq "$(jget "$OUT" '[j["tokens"], j["ids"]]')" '[2, [15339, 1917]]' "tokens --ids --json: the ids in JSON"

@@ -241,13 +241,13 @@ eq "$OUT" "$TOP" "-h is --help"
 CMDS=$(printf '%s\n' "$TOP" | sed -n '/^commands:/,/^$/p' | sed '1d;/^$/d' | sed 's/^  //; s/  .*//')
 NCMDS=$(printf '%s\n' "$CMDS" | grep -c .)
 check "the help lists the command table ($NCMDS commands)" test "$NCMDS" -ge 14
-for c in "session new" "session list" "session show" "session delete" add history context export import prune stats \
+for c in "session create" "session list" "session get" "session delete" append history "context build" export import prune stats \
     "config show" version demo; do
     check "the command table has '$c'" sh -c 'printf "%s\n" "$1" | grep -qx "$2"' - "$CMDS" "$c"
 done
 printf '%s\n' "$CMDS" >"$T/cmds.txt"
 while IFS= read -r c; do
-    # shellcheck disable=SC2086 # "session new" is two words
+    # shellcheck disable=SC2086 # "session create" is two words
     ok "$MNEMO" --db "$T/help-never-created/db.sqlite" $c --help
     check "mnemo $c --help prints 'usage: mnemo $c'" sh -c 'printf "%s\n" "$1" | grep -q "^usage: mnemo $2"' - "$OUT" "$c"
 done <"$T/cmds.txt"
@@ -257,7 +257,7 @@ check "mnemo session --help prints usage:" sh -c 'printf "%s\n" "$1" | grep -q "
 ok "$MNEMO" config --help
 check "mnemo config --help prints usage:" sh -c 'printf "%s\n" "$1" | grep -q "^usage:"' - "$OUT"
 ok "$MNEMO" add -h
-check "mnemo add -h prints usage:" sh -c 'printf "%s\n" "$1" | grep -q "^usage: mnemo add"' - "$OUT"
+check "mnemo add -h (its older name) prints usage: mnemo append" sh -c 'printf "%s\n" "$1" | grep -q "^usage: mnemo append"' - "$OUT"
 fails 2 "usage" "$MNEMO"
 
 finish

@@ -28,8 +28,9 @@ BEFORE=$OUT
 fails 1 "must be a JSON object" mn state "$S" merge '[1,2]'
 fails 1 "malformed JSON" mn state "$S" merge '{"a":'
 fails 1 "malformed JSON" mn state "$S" result x '{nope'
-fails 2 "not one of" mn state "$S" explode
-fails 2 "wrong number" mn state "$S" merge
+fails 2 "'state' takes get, merge-params, set-waiting, unwait, set-result, set-plan, clear" mn state "$S" explode
+fails 2 "usage: mnemo state merge-params ID JSON" mn state "$S" merge
+fails 2 "unknown command 'state explode'" mn state explode "$S"
 ok mn state "$S"
 eq "$OUT" "$BEFORE" "refused changes leave the state as it was"
 fails 1 "not found" mn state 0190f0f0-4444-7000-8000-000000000001

@@ -129,7 +129,7 @@ eq "$CODE" 404 "export of a missing session: 404 before any byte"
 # metrics and OpenAPI
 req GET /metrics
 check "metrics count appends" sh -c "grep -q 'mnemo_http_requests_total{route=\"append\",status=\"201\"}' '$T/.body'"
-check "metrics have latency histograms" sh -c "grep -q 'mnemo_http_request_duration_seconds_bucket{route=\"context\"' '$T/.body'"
+check "metrics have latency histograms" sh -c "grep -q 'mnemo_http_request_duration_seconds_bucket{route=\"context_build\"' '$T/.body'"
 # server.committers 0 (the default): one committer on SQLite (one writer at a time), two on PostgreSQL
 if [ "$(backend)" = postgres ]; then committers=2; else committers=1; fi
 check "metrics show the backend's default committers ($committers)" grep -qx "mnemo_commit_committers $committers" "$T/.body"

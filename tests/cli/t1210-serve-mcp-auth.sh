@@ -23,17 +23,17 @@ rpc '{"jsonrpc":"2.0","id":"p","method":"ping"}'
 eq "$OUT" '{"jsonrpc":"2.0","id":"p","result":{}}' "ping"
 rpc '{"jsonrpc":"2.0","id":3,"method":"tools/list"}'
 eq "$(jget "$OUT" 'sorted(t["name"] for t in j["result"]["tools"])')" \
-    '["append", "checkpoint_delete_thread", "checkpoint_get", "checkpoint_list", "checkpoint_put", "checkpoint_put_writes", "compact", "context", "document_delete", "document_get", "document_paths", "document_put", "document_search", "files", "files_check", "forget", "handover", "history", "memory_extract_job", "memory_extract_queue", "message_delete", "message_edit", "message_pin", "namespace_forget", "recall", "remember", "search", "session_clear", "session_create", "session_delete", "session_fork", "session_get", "session_limit", "session_list", "session_resume", "session_update", "state_clear", "state_get", "state_merge", "state_plan", "state_result", "state_unwait", "state_wait", "summary_get", "update"]' \
+    '["append", "checkpoint_delete_thread", "checkpoint_get", "checkpoint_list", "checkpoint_put", "checkpoint_put_writes", "compact", "context_build", "document_delete", "document_get", "document_paths", "document_put", "document_search", "file_should_include", "history", "memory_add", "memory_extract_job", "memory_extract_queue", "memory_forget", "memory_search", "memory_update", "message_delete", "message_edit", "message_pin", "namespace_forget", "search", "session_clear", "session_create", "session_delete", "session_files", "session_fork", "session_get", "session_list", "session_resume", "session_set_max_turns", "session_update", "state_clear", "state_get", "state_merge_params", "state_set_plan", "state_set_result", "state_set_waiting", "state_unwait", "summary_get", "thread_summary_get"]' \
     "tools/list"
-eq "$(jget "$OUT" '[(t["annotations"]["readOnlyHint"], t["annotations"]["destructiveHint"], "outputSchema" in t) for t in j["result"]["tools"] if t["name"] in ("context", "session_delete")]')" \
+eq "$(jget "$OUT" '[(t["annotations"]["readOnlyHint"], t["annotations"]["destructiveHint"], "outputSchema" in t) for t in j["result"]["tools"] if t["name"] in ("context_build", "session_delete")]')" \
     '[[false, true, true], [true, false, true]]' "annotations and output schemas"
 
 S=0190a000-0000-7000-8000-0000000000a1
 rpc "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"append\",\"arguments\":{\"session_id\":\"$S\",\"create\":true,\"role\":\"user\",\"content\":\"remember the milk\"}}}"
 eq "$(jget "$OUT" '[j["result"]["isError"], j["result"]["structuredContent"]["messages"][0]["seq"], json.loads(j["result"]["content"][0]["text"]) == j["result"]["structuredContent"]]')" \
     '[false, 1, true]' "tools/call append: structuredContent and its text copy"
-rpc "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"context\",\"arguments\":{\"session_id\":\"$S\",\"max_tokens\":100}}}"
-eq "$(jget "$OUT" 'j["result"]["structuredContent"]["messages"]')" '[{"role": "user", "content": "remember the milk"}]' "tools/call context"
+rpc "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"context_build\",\"arguments\":{\"session_id\":\"$S\",\"max_tokens\":100}}}"
+eq "$(jget "$OUT" 'j["result"]["structuredContent"]["messages"]')" '[{"role": "user", "content": "remember the milk"}]' "tools/call context_build"
 rpc '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"history","arguments":{"session_id":"0190a000-0000-7000-8000-0000000000ff"}}}'
 eq "$(jget "$OUT" '[j["result"]["isError"], j["result"]["content"][0]["text"].startswith("not_found")]')" '[true, true]' "a storage failure is isError"
 rpc '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"append","arguments":{"session_id":"x","role":"user"}}}'

@@ -24,7 +24,7 @@ req POST "/v1/sessions/$S/context" '{"model_window":8000,"rag":true,"no_fold":tr
 eq "$CODE $(jget "$OUT" '[j["report"]["preflight"]["model_window"], j["report"]["rag"]["enabled"], j["report"]["fold"]["mode"]]')" \
     '200 [8000, true, "off"]' "REST context: model_window reaches the pre-flight, rag runs, no_fold is fold off"
 req POST "/v1/sessions/$S/context" '{"nofold":true}'
-eq "$CODE $(jget "$OUT" 'j["error"]["message"].split(" (")[0]')" "400 nofold: not a parameter of context" \
+eq "$CODE $(jget "$OUT" 'j["error"]["message"].split(" (")[0]')" "400 nofold: not a parameter of context_build" \
     "a misspelt context option is refused by name"
 req POST "/v1/sessions/$S/context" '{"rag_top_k":101}'
 eq "$CODE $(jget "$OUT" 'j["error"]["message"]')" "400 rag_top_k: 101 is out of range 1..100" "rag_top_k's limit"
@@ -34,7 +34,7 @@ eq "$(jget "$OUT" '[j["result"]["structuredContent"]["report"]["preflight"]["fit
 
 # the state flow of seed 003
 req POST "/v1/sessions/$S/state" '{"waiting_for_param":"order_id"}'
-eq "$CODE $(jget "$OUT" 'j["error"]["message"].split(" (")[0]')" "400 waiting_for_param: not a parameter of state_merge" \
+eq "$CODE $(jget "$OUT" 'j["error"]["message"].split(" (")[0]')" "400 waiting_for_param: not a parameter of state_merge_params" \
     "state_merge names what it does not take"
 req POST "/v1/sessions/$S/state/wait" '{"param":"order_id"}'
 eq "$CODE $(jget "$OUT" 'j["state"]["waiting_for_param"]')" "200 order_id" "state_wait"

@@ -1,8 +1,9 @@
 #!/bin/sh
 # t1710-serve-memory.sh — long-term memory over `mnemo serve`: the REST routes of the operation
-# table (remember, recall, memory_list/get/history, update, memory_delete, forget), a misspelt
-# parameter refused by name, a key bound to a namespace kept inside it, and the MCP tools
-# remember / recall / update / forget over stdio. Also as pg/cli/t1710-serve-memory.
+# table (memory_add, memory_search, memory_list/get/history, memory_update, memory_delete,
+# memory_forget), a misspelt parameter refused by name, a key bound to a namespace kept inside it,
+# and the MCP tools over stdio, called by their older names remember / recall / update / forget
+# (docs/names.md). Also as pg/cli/t1710-serve-memory.
 . "$TESTS_DIR/cli/lib.sh"
 . "$TESTS_DIR/cli/serve.sh"
 
@@ -17,7 +18,7 @@ eq "$(jget "$OUT" '[j["memory"]["version"], j["memory"]["sources"], j["memory"][
     "remember returns the memory with its provenance"
 req POST /v1/memory '{"text":"Deploys go through staging first","kind":"instruction","agent_id":"ops"}'
 req POST /v1/memory '{"text":"x","colour":"red"}'
-eq "$CODE $(jget "$OUT" 'j["error"]["message"].split(" (")[0]')" "400 colour: not a parameter of remember" \
+eq "$CODE $(jget "$OUT" 'j["error"]["message"].split(" (")[0]')" "400 colour: not a parameter of memory_add" \
     "a misspelt parameter is refused by name"
 req POST /v1/memory '{"text":""}'
 eq "$CODE" 400 "empty text: 400"
@@ -170,11 +171,11 @@ printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol
     >"$T/in.jsonl"
 run sh -c "'$MNEMO' --db '$DB' mcp <'$T/in.jsonl'"
 eq "$RC" 0 "mnemo mcp"
-eq "$(printf '%s\n' "$OUT" | sed -n 2p | python3 -c 'import sys,json; t={x["name"]:x for x in json.load(sys.stdin)["result"]["tools"]}; print(all(n in t for n in ("remember","recall","update","forget")), t["forget"]["annotations"].get("destructiveHint"))')" \
-    "True True" "tools/list offers remember, recall, update, forget (destructive)"
+eq "$(printf '%s\n' "$OUT" | sed -n 2p | python3 -c 'import sys,json; t={x["name"]:x for x in json.load(sys.stdin)["result"]["tools"]}; print(all(n in t for n in ("memory_add","memory_search","memory_update","memory_forget")), t["memory_forget"]["annotations"].get("destructiveHint"))')" \
+    "True True" "tools/list offers memory_add, memory_search, memory_update, memory_forget (destructive)"
 MID=$(printf '%s\n' "$OUT" | sed -n 3p | python3 -c 'import sys,json; print(json.load(sys.stdin)["result"]["structuredContent"]["memory"]["id"])')
 eq "$(printf '%s\n' "$OUT" | sed -n 4p | python3 -c 'import sys,json; print([m["id"] for m in json.load(sys.stdin)["result"]["structuredContent"]["memories"]])')" \
-    "['$MID']" "recall over MCP finds what remember stored"
+    "['$MID']" "recall over MCP finds what remember stored (the older names of memory_search, memory_add)"
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}' \
     "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"update\",\"arguments\":{\"memory_id\":\"$MID\",\"text\":\"Prefers answers in English\"}}}" \
     "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"forget\",\"arguments\":{\"memory_id\":\"$MID\"}}}" \

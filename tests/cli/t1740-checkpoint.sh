@@ -126,13 +126,13 @@ fails 1 "^mnemo: metadata: must be an object" \
 fails 2 "^mnemo: checkpoint put: unknown option --data " \
     mn checkpoint put bad-thread --checkpoint-id a --type json --data e30=
 fails 2 "^mnemo: checkpoint put: --checkpoint is required" mn checkpoint put bad-thread --checkpoint-id a --type json
-fails 2 "^mnemo: checkpoint writes: --writes is required" mn checkpoint writes bad-thread --checkpoint-id a
+fails 2 "^mnemo: checkpoint put-writes: --writes is required" mn checkpoint writes bad-thread --checkpoint-id a
 fails 1 "^mnemo: writes\[0\]\.idx: required" mn checkpoint writes other-thread --checkpoint-id 1ef4-0000 \
     --writes '[{"task_id":"t","channel":"c","type":"json","value":"x"}]'
 fails 1 "^mnemo: filter: malformed JSON" mn checkpoint list --filter '{'
 fails 2 "^mnemo: --limit: '0' is not a whole number from 1 to 10000" mn checkpoint list --limit 0
-fails 2 "^mnemo: usage: mnemo checkpoint show THREAD" mn checkpoint show
-fails 2 "^mnemo: usage: mnemo checkpoint delete THREAD" mn checkpoint delete
+fails 2 "^mnemo: usage: mnemo checkpoint get THREAD" mn checkpoint show
+fails 2 "^mnemo: usage: mnemo checkpoint delete-thread THREAD" mn checkpoint delete
 fails 1 "^mnemo: thread 'nobody'" mn checkpoint show nobody
 fails 1 "not found" mn session show bad-thread
 fails 1 "not found" mn session show nobody

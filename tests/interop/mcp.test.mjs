@@ -17,11 +17,11 @@ const SID = '0190a000-0000-7000-8000-00000000c001';
 async function exercise(client, sid) {
   const tools = await client.listTools();
   const names = tools.tools.map((t) => t.name);
-  for (const n of ['append', 'context', 'history', 'session_list', 'session_delete', 'state_get', 'state_merge'])
+  for (const n of ['append', 'context_build', 'history', 'session_list', 'session_delete', 'state_get', 'state_merge_params'])
     assert.ok(names.includes(n), `tool ${n} listed`);
-  const ctxTool = tools.tools.find((t) => t.name === 'context');
+  const ctxTool = tools.tools.find((t) => t.name === 'context_build');
   assert.equal(ctxTool.annotations.readOnlyHint, true);
-  assert.ok(ctxTool.outputSchema, 'context has an outputSchema');
+  assert.ok(ctxTool.outputSchema, 'context_build has an outputSchema');
 
   let r = await client.callTool({ name: 'append', arguments: { session_id: sid, create: true, role: 'user', content: 'What is in the repo?' } });
   assert.equal(r.isError, false);
@@ -30,7 +30,7 @@ async function exercise(client, sid) {
   r = await client.callTool({ name: 'append', arguments: { session_id: sid, messages: [{ role: 'assistant', content: 'A README.' }] } });
   assert.equal(r.structuredContent.messages[0].seq, 2);
 
-  r = await client.callTool({ name: 'context', arguments: { session_id: sid, max_tokens: 1000 } });
+  r = await client.callTool({ name: 'context_build', arguments: { session_id: sid, max_tokens: 1000 } });
   assert.equal(r.isError, false);
   assert.deepEqual(r.structuredContent.messages, [
     { role: 'user', content: 'What is in the repo?' },
@@ -38,7 +38,7 @@ async function exercise(client, sid) {
   ]);
   assert.equal(r.structuredContent.report.strategy, 'window');
 
-  r = await client.callTool({ name: 'state_merge', arguments: { session_id: sid, params: { city: 'Oslo' } } });
+  r = await client.callTool({ name: 'state_merge_params', arguments: { session_id: sid, params: { city: 'Oslo' } } });
   assert.equal(r.structuredContent.state.params.city, 'Oslo');
 
   r = await client.callTool({ name: 'history', arguments: { session_id: '0190a000-0000-7000-8000-0000000000ff' } });

@@ -164,25 +164,25 @@ class MemoryManager:
     def create_session(self, system_prompt: str, metadata: Any = None, session_id: Optional[str] = None) -> str:
         """Creates a session; returns its id (a new UUID unless session_id is given)."""
         md = _metadata_dict(metadata)
-        s = self.memory.create_session(id=session_id or str(uuid.uuid4()), system_prompt=system_prompt,
+        s = self.memory.session_create(id=session_id or str(uuid.uuid4()), system_prompt=system_prompt,
                                        metadata=md, title=md.get("title"))
         return s["id"]
 
     def get_session(self, session_id: str) -> Optional[SessionRecord]:
         """The session record, or None when there is none."""
         try:
-            return _record(self.memory.get_session(session_id))
+            return _record(self.memory.session_get(session_id))
         except NotFound:
             return None
 
     def list_sessions(self, limit: int = 10, offset: int = 0) -> List[SessionRecord]:
         """Sessions, most recently active first."""
-        return [_record(s) for s in self.memory.list_sessions(limit=limit, offset=offset)]
+        return [_record(s) for s in self.memory.session_list(limit=limit, offset=offset)]
 
     def delete_session(self, session_id: str) -> bool:
         """Deletes a session and its messages; False when there was none."""
         try:
-            self.memory.delete_session(session_id)
+            self.memory.session_delete(session_id)
             return True
         except NotFound:
             return False
@@ -243,11 +243,11 @@ class MemoryManager:
         """Deletes every message of the session, keeping the session; returns how many."""
         msgs = self.memory.history(session_id, all=True)
         for m in msgs:
-            self.memory.delete_message(session_id, m["id"])
+            self.memory.message_delete(session_id, m["id"])
         return len(msgs)
 
     def get_message_count(self, session_id: str) -> int:
-        return self.memory.get_session(session_id)["message_count"]
+        return self.memory.session_get(session_id)["message_count"]
 
     # -- search ----------------------------------------------------------------------------------
     def _search(self, query: str, top_k: int, session_id: Optional[str], min_similarity: Optional[float]) -> List[Message]:

@@ -23,21 +23,21 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 # ---- the Python side: (operation, parameter) -> (the argument's name in the message, the call) ----
 # m: an open mnemo.Memory; e: {"S": a session with two messages, "M": a memory}; v: the value.
 PY = {
-    ("session_create", "ttl_seconds"): ("ttl_ms", lambda m, e, v: m.create_session(ttl_ms=v * 1000 if v > 0 else v)),
-    ("session_create", "max_turns"): ("max_turns", lambda m, e, v: m.create_session(max_turns=v)),
-    ("session_list", "limit"): ("limit", lambda m, e, v: m.list_sessions(limit=v)),
+    ("session_create", "ttl_seconds"): ("ttl_ms", lambda m, e, v: m.session_create(ttl_ms=v * 1000 if v > 0 else v)),
+    ("session_create", "max_turns"): ("max_turns", lambda m, e, v: m.session_create(max_turns=v)),
+    ("session_list", "limit"): ("limit", lambda m, e, v: m.session_list(limit=v)),
     ("checkpoint_list", "limit"): ("limit", lambda m, e, v: m.checkpoint_list(limit=v)),
-    ("session_list", "offset"): ("offset", lambda m, e, v: m.list_sessions(offset=v)),
-    ("session_limit", "max_turns"): ("max_turns", lambda m, e, v: m.set_max_turns(e["S"], v)),
-    ("message_delete", "message_id"): ("message_id", lambda m, e, v: m.delete_message(e["S"], v)),
-    ("message_edit", "message_id"): ("message_id", lambda m, e, v: m.edit_message(e["S"], v, "edited")),
-    ("message_pin", "message_id"): ("message_id", lambda m, e, v: m.pin(v, session_id=e["S"])),
+    ("session_list", "offset"): ("offset", lambda m, e, v: m.session_list(offset=v)),
+    ("session_set_max_turns", "max_turns"): ("max_turns", lambda m, e, v: m.session_set_max_turns(e["S"], v)),
+    ("message_delete", "message_id"): ("message_id", lambda m, e, v: m.message_delete(e["S"], v)),
+    ("message_edit", "message_id"): ("message_id", lambda m, e, v: m.message_edit(e["S"], v, "edited")),
+    ("message_pin", "message_id"): ("message_id", lambda m, e, v: m.message_pin(v, session_id=e["S"])),
     ("events", "limit"): ("limit", lambda m, e, v: m.events(e["S"], limit=v)),
-    ("session_fork", "upto_seq"): ("upto_seq", lambda m, e, v: m.fork(e["S"], upto_seq=v)),
+    ("session_fork", "upto_seq"): ("upto_seq", lambda m, e, v: m.session_fork(e["S"], upto_seq=v)),
     ("history", "after"): ("after_seq", lambda m, e, v: m.history(e["S"], after_seq=v)),
     ("history", "limit"): ("limit", lambda m, e, v: m.history(e["S"], limit=v)),
-    ("files", "limit"): ("limit", lambda m, e, v: m.files(e["S"], limit=v)),
-    ("handover", "files"): ("files", lambda m, e, v: m.handover(e["S"], files=v)),
+    ("session_files", "limit"): ("limit", lambda m, e, v: m.session_files(e["S"], limit=v)),
+    ("thread_summary_get", "files"): ("files", lambda m, e, v: m.thread_summary_get(e["S"], files=v)),
     ("prune", "days"): ("days", lambda m, e, v: m.prune(v)),
     ("memory_delete", "at"): ("at", lambda m, e, v: m.memory_delete(e["M"], at=v)),
     ("document_put", "ttl_ms"): ("ttl_ms", lambda m, e, v: m.document_put("limits", "k", {}, ttl_ms=v)),
@@ -47,14 +47,14 @@ for _p in ("limit", "offset"):
 for _p in ("max_depth", "limit", "offset"):
     PY[("document_paths", _p)] = (_p, lambda m, e, v, p=_p: m.document_paths(**{p: v}))
 for _p in ("max_tokens", "model_window", "rag_top_k", "rag_min_similarity", "memories_top_k"):
-    PY[("context", _p)] = (_p, lambda m, e, v, p=_p: m.context(e["S"], **{p: v}))
+    PY[("context_build", _p)] = (_p, lambda m, e, v, p=_p: m.context_build(e["S"], **{p: v}))
 for _p in ("top_k", "since", "until", "min_similarity"):
     PY[("search", _p)] = (_p, lambda m, e, v, p=_p: m.search("parity", **{p: v}))
 for _p in ("token_cap", "valid_from", "valid_to"):
-    PY[("remember", _p)] = (_p, lambda m, e, v, p=_p: m.remember("a fact", **{p: v}))
-    PY[("update", _p)] = (_p, lambda m, e, v, p=_p: m.memory_update(e["M"], **{p: v}))
+    PY[("memory_add", _p)] = (_p, lambda m, e, v, p=_p: m.memory_add("a fact", **{p: v}))
+    PY[("memory_update", _p)] = (_p, lambda m, e, v, p=_p: m.memory_update(e["M"], **{p: v}))
 for _p in ("as_of", "limit"):
-    PY[("recall", _p)] = (_p, lambda m, e, v, p=_p: m.recall("fact", **{p: v}))
+    PY[("memory_search", _p)] = (_p, lambda m, e, v, p=_p: m.memory_search("fact", **{p: v}))
 for _p in ("as_of", "limit", "offset"):
     PY[("memory_list", _p)] = (_p, lambda m, e, v, p=_p: m.memory_list(**{p: v}))
 
@@ -66,10 +66,10 @@ def python_child(db):
     out = []
     with mnemo.Memory(db) as m:
         def fixture():
-            s = m.create_session()["id"]
+            s = m.session_create()["id"]
             m.append(s, "user", "the parity check reads README.md", files=["README.md"])
             m.append(s, "assistant", "README.md says hello")
-            return {"S": s, "M": m.remember("the parity fact")["id"]}
+            return {"S": s, "M": m.memory_add("the parity fact")["id"]}
         shared = fixture()
         for op, param, v, want in json.load(sys.stdin):
             if (op, param) not in PY:

@@ -3,7 +3,7 @@ MCP tool with namespace alpha's ids (sessions, conversations, messages, items, m
 memories) in each state they can be in (live, expired, deleted, closed, forgotten), gets one
 answer: 404 (MCP: isError, not_found), never 410 and never alpha's data or times. A route the
 walk does not know how to call fails the test, so a new route must be classified here.
-Also: provenance (remember / update `sources` and `session_id`, Mem0's run_id) naming alpha's
+Also: provenance (memory_add / memory_update `sources` and `session_id`, Mem0's run_id) naming alpha's
 messages or sessions is refused as not found, exactly as a missing id is.
 Usage: python3 not_yours.py URL KEY_ALPHA KEY_BETA EXPIRED_SESSION_ID EXPIRED_MESSAGE_ID
 (alpha's thread, made with a 60 s time to live at 2023-11-14T22:13:20Z, long expired)."""
@@ -128,11 +128,11 @@ BETA_MEM = j["memory"]["id"]
 BODIES = {
     "append": {"role": "user", "content": "x"},
     "message_edit": {"content": "x"},
-    "files_check": {"path": "a.c", "content": "x"},
-    "state_merge": {"params": {"k": 1}},
-    "state_wait": {"param": "k"},
-    "state_result": {"intent_id": "i"},
-    "session_limit": {"max_turns": 5},
+    "file_should_include": {"path": "a.c", "content": "x"},
+    "state_merge_params": {"params": {"k": 1}},
+    "state_set_waiting": {"param": "k"},
+    "state_set_result": {"intent_id": "i"},
+    "session_set_max_turns": {"max_turns": 5},
     "conversation_update": {"metadata": {"k": "v"}},
     "conversation_items_create": {"items": [{"role": "user", "content": "x"}]},
     "mem0_update": {"text": "x"},
@@ -194,12 +194,12 @@ def id_params_calls():
         calls += [("session_resume", "GET", "/v1/resume", {"session_id": s}, 404, f"alpha's {k} session"),
                   ("search", "GET", "/v1/search", {"q": SECRET, "session_id": s}, 404, f"alpha's {k} session"),
                   ("export", "GET", "/v1/export", {"ids": s}, 403, f"alpha's {k} session"),  # any bound key
-                  ("remember", "POST", "/v1/memory", {"text": "spoof", "session_id": s}, 404, f"alpha's {k} session"),
+                  ("memory_add", "POST", "/v1/memory", {"text": "spoof", "session_id": s}, 404, f"alpha's {k} session"),
                   ("mem0_add", "POST", "/v3/memories/add",
                    {"messages": [{"role": "user", "content": "My city is Oslo."}], "run_id": s}, 404,
                    f"run_id: alpha's {k} session"),
                   ("memory_list", "GET", "/v1/memory", {"session_id": s}, 200, f"filter: alpha's {k} session"),
-                  ("recall", "GET", "/v1/memory/search", {"q": SECRET, "session_id": s}, 200,
+                  ("memory_search", "GET", "/v1/memory/search", {"q": SECRET, "session_id": s}, 200,
                    f"filter: alpha's {k} session"),
                   ("mem0_delete_all", "DELETE", "/v1/memories", {"run_id": s}, 200, f"run_id: alpha's {k} session"),
                   ("mem0_list", "POST", "/v3/memories", {"filters": {"run_id": s}}, 200, f"run_id: alpha's {k}"),
@@ -228,15 +228,16 @@ def id_params_calls():
               ("document_delete", "DELETE", "/v1/documents", doc, 200, "alpha's document: nothing to delete"),
               ("document_put", "PUT", "/v1/documents", {**doc, "value": {"beta": 1}}, 200, "beta's own, apart")]
     for k, m in MESSAGES.items():
-        calls += [("remember", "POST", "/v1/memory", {"text": "spoof", "sources": [BETA_MSG, m]}, 404,
+        calls += [("memory_add", "POST", "/v1/memory", {"text": "spoof", "sources": [BETA_MSG, m]}, 404,
                    f"sources: alpha's {k} message"),
-                  ("update", "PATCH", f"/v1/memory/{BETA_MEM}", {"sources": [m]}, 404,
+                  ("memory_update", "PATCH", f"/v1/memory/{BETA_MEM}", {"sources": [m]}, 404,
                    f"beta's memory, sources: alpha's {k} message")]
-    calls += [("remember", "POST", "/v1/memory", {"text": "spoof", "sources": [10 ** 9]}, 404, "sources: a missing message"),
-              ("remember", "POST", "/v1/memory", {"text": "spoof", "session_id": MISSING_SID}, 404,
+    calls += [("memory_add", "POST", "/v1/memory", {"text": "spoof", "sources": [10 ** 9]}, 404,
+               "sources: a missing message"),
+              ("memory_add", "POST", "/v1/memory", {"text": "spoof", "session_id": MISSING_SID}, 404,
                "session_id: a missing session"),
-              ("remember", "POST", "/v1/memory", {"text": "beta's own", "session_id": BETA, "sources": [BETA_MSG]}, 200,
-               "beta's own session and message"),
+              ("memory_add", "POST", "/v1/memory", {"text": "beta's own", "session_id": BETA, "sources": [BETA_MSG]},
+               200, "beta's own session and message"),
               ("mem0_add", "POST", "/v3/memories/add",
                {"messages": [{"role": "user", "content": "My city is Oslo."}], "run_id": MISSING_SID}, 404,
                "run_id: a missing session"),
@@ -267,7 +268,7 @@ def id_params_calls():
 
 # operations that take no id of anything: called plainly, they answer beta's own (no alpha text)
 NO_IDS = {"session_create", "session_list", "gc", "prune", "stats", "import", "conversation_create", "mem0_ping",
-          "mem0_list", "mem0_search", "mem0_add", "mem0_delete_all", "remember", "memory_list", "recall",
+          "mem0_list", "mem0_search", "mem0_add", "mem0_delete_all", "memory_add", "memory_list", "memory_search",
           "session_resume", "search", "export", "namespace_forget", "mem0_entities", "mem0_entity_delete",
           "mem0_batch_update", "mem0_batch_delete", "checkpoint_get", "checkpoint_put", "checkpoint_put_writes",
           "checkpoint_list", "checkpoint_delete_thread", "document_put", "document_get", "document_delete",
@@ -305,7 +306,7 @@ for op, method, path, params, want, what in id_params_calls():
     status, j, text = call(method, path, body, KB, query)
     check(status == want, f"{op} {what}: {want} (got {status})", text)
     no_leak(f"{op} {what}", text)
-    if want == 404 and op in ("remember", "update"):
+    if want == 404 and op in ("memory_add", "memory_update"):
         msg = (j or {}).get("error", {}).get("message", "")
         named = "sources" if "sources" in params else "session_id"
         check(named in msg and "not found" in msg, f"{op} {what}: the error names {named} and says not found", text)
@@ -359,8 +360,8 @@ for t in tools:
 spoofs = [("sources", {"sources": [m]}, f"alpha's {k} message") for k, m in MESSAGES.items()]
 spoofs += [("session_id", {"session_id": s}, f"alpha's {k} session") for k, s in SESSIONS.items()]
 for named, extra, what in spoofs:
-    for tool, args in (("remember", {"text": "spoof"}), ("update", {"memory_id": BETA_MEM})):
-        if tool == "update" and named == "session_id":
+    for tool, args in (("memory_add", {"text": "spoof"}), ("memory_update", {"memory_id": BETA_MEM})):
+        if tool == "memory_update" and named == "session_id":
             continue  # a memory's scope never changes
         j, text = mcp("tools/call", {"name": tool, "arguments": {**args, **extra}})
         res = j.get("result", {})

@@ -10,7 +10,7 @@ result (issue #14). One row per operation in ROWS; to cover a new operation add 
   - pick_cli / pick_api: the comparable part of the CLI's output (JSON when it parses, else the
     text) and of the API result (REST body = MCP structuredContent).
   - the MCP call is made when tools/list offers the operation; the test fails when an operation
-    of the table with a CLI command (`mnemo api --json` + app/cli/cmd_api.c) has no row.
+    of the table with a CLI command (`mnemo api --json`: the command its words name) has no row.
 Values that differ by nature (ids, timestamps, sizes) are normalised before comparing.
 Usage: python3 parity.py MNEMO DB URL"""
 import http.client
@@ -137,9 +137,9 @@ def session_of(r):
 
 # a session made the same way for every surface: a title, two turns naming a file, a namespace
 def make_session(ns="parity"):
-    s = cli("session", "new", "--title", "parity", "--namespace", ns, "--json")["id"]
-    cli("add", s, "user", "the parity check reads README.md", "--files", '["README.md"]', "--json")
-    cli("add", s, "assistant", "README.md says hello", "--json")
+    s = cli("session", "create", "--title", "parity", "--namespace", ns, "--json")["id"]
+    cli("append", s, "user", "the parity check reads README.md", "--files", '["README.md"]', "--json")
+    cli("append", s, "assistant", "README.md says hello", "--json")
     return s
 
 
@@ -152,14 +152,14 @@ def extract_ready(env):
     # a statement to extract, and none of its memory yet in the namespace: each surface adds it
     for old in cli("memory", "list", "--namespace", "parity", "--json"):
         cli("memory", "forget", old["id"], "--json")
-    cli("add", env["S"], "user", "Remember that parity holds.", "--json")
+    cli("append", env["S"], "user", "Remember that parity holds.", "--json")
 
 
 def job_done(env):
     # a job queued through the CLI and run to its end by `mnemo memory job`: each surface then
     # reads the same finished job (a pending one would be queued again on the reader's worker)
-    env["J"] = cli("memory", "queue", env["S"], "--data", '{"ticket": 7}', "--json")["id"]
-    cli("memory", "job", env["J"], "--json")
+    env["J"] = cli("memory", "extract-queue", env["S"], "--data", '{"ticket": 7}', "--json")["id"]
+    cli("memory", "extract-job", env["J"], "--json")
 
 
 def job_times(r):
@@ -176,7 +176,7 @@ def first_message(env):
 
 
 def another_file(env):
-    cli("add", env["S"], "assistant", "and b.c too", "--files", '["b.c"]', "--json")
+    cli("append", env["S"], "assistant", "and b.c too", "--files", '["b.c"]', "--json")
 
 
 def namespace_to_forget(env):
@@ -221,8 +221,9 @@ FILLER = ("We walked through the build log line by line, compared the compiler f
 
 def compacted(env):
     for i in range(6):
-        cli("add", env["S"], "user", f"turn {i}: what did the investigation of step {i} show? " + FILLER * 3, "--json")
-        cli("add", env["S"], "assistant", f"answer {i}: step {i} is settled. " + FILLER * 3, "--json")
+        cli("append", env["S"], "user", f"turn {i}: what did the investigation of step {i} show? " + FILLER * 3,
+            "--json")
+        cli("append", env["S"], "assistant", f"answer {i}: step {i} is settled. " + FILLER * 3, "--json")
     event = cli("compact", env["S"], "--json")
     assert event["outcome"] == "ok", f"the parity session did not fold: {event}"
 
@@ -237,7 +238,7 @@ def checkpointed(env, thread="parity-cp"):
         "--metadata", '{"step": 1}', "--namespace", "parity-cp", "--json")
     cli("checkpoint", "put", thread, "--checkpoint-id", "cp-2", "--parent-checkpoint-id", "cp-1", "--type", "json",
         "--checkpoint", "eyJ2IjoyfQ==", "--metadata", '{"step": 2}', "--namespace", "parity-cp", "--json")
-    cli("checkpoint", "writes", thread, "--checkpoint-id", "cp-2", "--writes", json.dumps([CP_WRITE]),
+    cli("checkpoint", "put-writes", thread, "--checkpoint-id", "cp-2", "--writes", json.dumps([CP_WRITE]),
         "--namespace", "parity-cp", "--json")
 
 
@@ -255,11 +256,11 @@ def by_key(docs):
 
 SES = "/v1/sessions/{session_id}"
 ROWS = [
-    Row("session_create", ["session", "new", "--title", "t", "--namespace", "parity-new", "--json"],
+    Row("session_create", ["session", "create", "--title", "t", "--namespace", "parity-new", "--json"],
         ("POST", "/v1/sessions", {"title": "t", "namespace": "parity-new"}), pick_api=session_of),
     Row("session_list", ["session", "list", "--namespace", "parity-list", "--json"],
         ("GET", "/v1/sessions", {"namespace": "parity-list"}), pick_api=key("sessions")),
-    Row("session_get", ["session", "show", "{S}", "--json"], ("GET", SES, {"session_id": "{S}"}),
+    Row("session_get", ["session", "get", "{S}", "--json"], ("GET", SES, {"session_id": "{S}"}),
         pick_api=session_of),
     Row("session_resume", ["session", "resume", "--namespace", "parity"],
         ("GET", "/v1/resume", {"namespace": "parity"}), pick_api=lambda r: r["session"]["id"]),
@@ -267,36 +268,41 @@ ROWS = [
         ("POST", SES + "/fork", {"session_id": "{S}", "upto_seq": 1}), pick_api=session_of, fresh="session"),
     Row("session_clear", ["session", "clear", "{S}", "--json"], ("POST", SES + "/clear", {"session_id": "{S}"}),
         fresh="session"),
-    Row("session_limit", ["session", "limit", "{S}", "1", "--json"],
+    Row("session_set_max_turns", ["session", "set-max-turns", "{S}", "1", "--json"],
         ("POST", SES + "/limit", {"session_id": "{S}", "max_turns": 1}), pick_api=session_of, fresh="session"),
     Row("session_delete", ["session", "delete", "{S}", "--json"], ("DELETE", SES, {"session_id": "{S}"}),
         fresh="session"),
-    Row("append", ["add", "{S}", "user", "one more", "--json"],
+    Row("append", ["append", "{S}", "user", "one more", "--json"],
         ("POST", SES + "/messages", {"session_id": "{S}", "role": "user", "content": "one more"}),
         pick_api=lambda r: r["messages"][0], fresh="session"),
     Row("history", ["history", "{S}", "--json"], ("GET", SES + "/messages", {"session_id": "{S}"}),
         pick_api=key("messages")),
-    Row("context", ["context", "{S}", "--max-tokens", "500", "--model-window", "8000", "--rag", "--report", "--json"],
+    Row("context_build", ["context", "build", "{S}", "--max-tokens", "500", "--model-window", "8000", "--rag",
+                          "--report", "--json"],
         ("POST", SES + "/context", {"session_id": "{S}", "max_tokens": 500, "model_window": 8000, "rag": True}),
         pick_api=lambda r: {"messages": r["messages"], "report": r["report"]}),
-    Row("context", ["context", "{S}", "--max-tokens", "120", "--memories", "--memories-top-k", "1", "--report", "--json"],
+    Row("context_build", ["context", "build", "{S}", "--max-tokens", "120", "--memories", "--memories-top-k", "1",
+                          "--report", "--json"],
         ("POST", SES + "/context", {"session_id": "{S}", "max_tokens": 120, "memories": True, "memories_top_k": 1}),
         pick_api=lambda r: {"messages": r["messages"], "report": r["report"]}, before=with_memories),
     Row("compact", ["compact", "{S}", "--instructions", "keep the file names", "--json"],
         ("POST", SES + "/compact", {"session_id": "{S}", "instructions": "keep the file names"}),
         pick_cli=lambda r: r["kind"], pick_api=lambda r: r["event"]["kind"], fresh="session"),
-    Row("summary_get", ["summary", "show", "{S}", "--json"], ("GET", SES + "/summary", {"session_id": "{S}"}),
+    Row("summary_get", ["summary", "get", "{S}", "--json"], ("GET", SES + "/summary", {"session_id": "{S}"}),
         pick_api=key("summary"), fresh="session", before=compacted),
     Row("events", ["events", "{S}", "--json"], ("GET", SES + "/events", {"session_id": "{S}"}),
         pick_api=key("events")),
-    Row("files", ["files", "{S}", "--json"], ("GET", SES + "/files", {"session_id": "{S}"}), pick_api=key("files")),
-    Row("files", ["files", "{S}", "--limit", "1", "--json"], ("GET", SES + "/files", {"session_id": "{S}", "limit": 1}),
+    Row("session_files", ["session", "files", "{S}", "--json"], ("GET", SES + "/files", {"session_id": "{S}"}),
+        pick_api=key("files")),
+    Row("session_files", ["session", "files", "{S}", "--limit", "1", "--json"],
+        ("GET", SES + "/files", {"session_id": "{S}", "limit": 1}),
         pick_api=key("files"), fresh="session", before=another_file),
-    Row("files_check", ["files", "check", "{S}", "src/parity.c", CHECKED.name, "--json"],
+    Row("file_should_include", ["file", "should-include", "{S}", "src/parity.c", CHECKED.name, "--json"],
         ("POST", SES + "/files/check", {"session_id": "{S}", "path": "src/parity.c",
                                           "content": "int parity(void) { return 1; }\n"}),
         pick_cli=key("include"), pick_api=key("include"), fresh="session"),
-    Row("handover", ["handover", "{S}", "--files", "1", "--json"], ("GET", SES + "/handover", {"session_id": "{S}", "files": 1})),
+    Row("thread_summary_get", ["thread", "summary-get", "{S}", "--files", "1", "--json"],
+        ("GET", SES + "/handover", {"session_id": "{S}", "files": 1})),
     Row("session_update", ["session", "update", "{S}", "--title", "renamed", "--metadata", '{"k": "v"}', "--json"],
         ("PATCH", SES, {"session_id": "{S}", "title": "renamed", "metadata": {"k": "v"}}), pick_api=session_of,
         fresh="session"),
@@ -317,22 +323,22 @@ ROWS = [
         before=first_message),
     Row("namespace_forget", ["namespace", "forget", "parity-forget", "--yes", "--json"],
         ("DELETE", "/v1/namespaces/{namespace}", {"namespace": "parity-forget"}), before=namespace_to_forget),
-    Row("state_get", ["state", "{S}"], ("GET", SES + "/state", {"session_id": "{S}"}), pick_api=key("state")),
-    Row("state_merge", ["state", "{S}", "merge", '{"order_id": 42}'],
+    Row("state_get", ["state", "get", "{S}"], ("GET", SES + "/state", {"session_id": "{S}"}), pick_api=key("state")),
+    Row("state_merge_params", ["state", "merge-params", "{S}", '{"order_id": 42}'],
         ("POST", SES + "/state", {"session_id": "{S}", "params": {"order_id": 42}}), pick_api=key("state"),
         fresh="session"),
-    Row("state_wait", ["state", "{S}", "wait", "order_id"],
+    Row("state_set_waiting", ["state", "set-waiting", "{S}", "order_id"],
         ("POST", SES + "/state/wait", {"session_id": "{S}", "param": "order_id"}), pick_api=key("state"),
         fresh="session"),
-    Row("state_unwait", ["state", "{S}", "unwait"], ("POST", SES + "/state/unwait", {"session_id": "{S}"}),
+    Row("state_unwait", ["state", "unwait", "{S}"], ("POST", SES + "/state/unwait", {"session_id": "{S}"}),
         pick_api=key("state"), fresh="session"),
-    Row("state_result", ["state", "{S}", "result", "lookup", '{"found": true}'],
+    Row("state_set_result", ["state", "set-result", "{S}", "lookup", '{"found": true}'],
         ("POST", SES + "/state/result", {"session_id": "{S}", "intent_id": "lookup", "result": {"found": True}}),
         pick_api=key("state"), fresh="session"),
-    Row("state_plan", ["state", "{S}", "plan", '{"steps": ["a", "b"]}'],
+    Row("state_set_plan", ["state", "set-plan", "{S}", '{"steps": ["a", "b"]}'],
         ("POST", SES + "/state/plan", {"session_id": "{S}", "plan": {"steps": ["a", "b"]}}), pick_api=key("state"),
         fresh="session"),
-    Row("state_clear", ["state", "{S}", "clear", "--history"],
+    Row("state_clear", ["state", "clear", "{S}", "--history"],
         ("POST", SES + "/state/clear", {"session_id": "{S}", "history": True}), pick_api=key("state"),
         fresh="session"),
     Row("search", ["search", "parity", "--mode", "keyword", "--namespace", "parity", "--json"],
@@ -349,17 +355,18 @@ ROWS = [
     Row("stats", ["stats", "--json"], ("GET", "/v1/stats", {})),
     Row("export", ["export", "{S}"], ("GET", "/v1/export", {"ids": "{S}"})),
     Row("import", ["import", "-", "--json"], ("POST", "/v1/import", {}), before=export_then_delete, raw="export"),
-    Row("remember", ["memory", "add", "tabs over spaces", "--kind", "preference", "--namespace", "parity-r", "--json"],
+    Row("memory_add", ["memory", "add", "tabs over spaces", "--kind", "preference", "--namespace", "parity-r",
+                       "--json"],
         ("POST", "/v1/memory", {"text": "tabs over spaces", "kind": "preference", "namespace": "parity-r"}),
         pick_api=key("memory")),
-    Row("recall", ["memory", "search", "tabs", "--namespace", "parity-mem", "--mode", "keyword", "--json"],
+    Row("memory_search", ["memory", "search", "tabs", "--namespace", "parity-mem", "--mode", "keyword", "--json"],
         ("GET", "/v1/memory/search", {"q": "tabs", "namespace": "parity-mem", "mode": "keyword"}),
         pick_api=key("memories"), fresh="memory"),
     Row("memory_list", ["memory", "list", "--namespace", "parity-mem", "--json"],
         ("GET", "/v1/memory", {"namespace": "parity-mem"}), pick_api=key("memories"), fresh="memory"),
-    Row("memory_get", ["memory", "show", "{M}", "--json"], ("GET", "/v1/memory/{memory_id}", {"memory_id": "{M}"}),
+    Row("memory_get", ["memory", "get", "{M}", "--json"], ("GET", "/v1/memory/{memory_id}", {"memory_id": "{M}"}),
         pick_api=key("memory"), fresh="memory"),
-    Row("update", ["memory", "update", "{M}", "--text", "tabs, always", "--json"],
+    Row("memory_update", ["memory", "update", "{M}", "--text", "tabs, always", "--json"],
         ("PATCH", "/v1/memory/{memory_id}", {"memory_id": "{M}", "text": "tabs, always"}), pick_api=key("memory"),
         fresh="memory"),
     Row("memory_delete", ["memory", "delete", "{M}", "--json"],
@@ -369,31 +376,33 @@ ROWS = [
     Row("memory_extract", ["memory", "extract", "{S}", "--extractor", "offline", "--json"],
         ("POST", "/v1/sessions/{session_id}/memory/extract", {"session_id": "{S}", "extractor": "offline"}),
         fresh="session", before=extract_ready),
-    Row("memory_extract_queue", ["memory", "queue", "{S}", "--data", '{"ticket": 7}', "--json"],
+    Row("memory_extract_queue", ["memory", "extract-queue", "{S}", "--data", '{"ticket": 7}', "--json"],
         ("POST", "/v1/sessions/{session_id}/memory/extract/jobs", {"session_id": "{S}", "data": {"ticket": 7}}),
         pick_cli=job_fields, pick_api=job_fields, fresh="session"),
-    Row("memory_extract_job", ["memory", "job", "{J}", "--json"],
+    Row("memory_extract_job", ["memory", "extract-job", "{J}", "--json"],
         ("GET", "/v1/memory/jobs/{job_id}", {"job_id": "{J}"}), pick_cli=job_times, pick_api=job_times,
         fresh="session", before=job_done),
-    Row("forget", ["memory", "forget", "{M}", "--json"], ("POST", "/v1/memory/{memory_id}/forget", {"memory_id": "{M}"}),
+    Row("memory_forget", ["memory", "forget", "{M}", "--json"],
+        ("POST", "/v1/memory/{memory_id}/forget", {"memory_id": "{M}"}),
         fresh="memory"),
     Row("checkpoint_put", ["checkpoint", "put", "parity-cp-put", "--checkpoint-id", "cp-1", "--type", "json",
                            "--checkpoint", "eyJ2IjoxfQ==", "--metadata", '{"step": 1}', "--namespace", "parity-cp",
                            "--json"],
         ("POST", "/v1/checkpoints", {"thread_id": "parity-cp-put", "checkpoint_id": "cp-1", "type": "json",
                                      "checkpoint": "eyJ2IjoxfQ==", "metadata": {"step": 1}, "namespace": "parity-cp"})),
-    Row("checkpoint_put_writes", ["checkpoint", "writes", "parity-cp", "--checkpoint-id", "cp-1", "--writes",
+    Row("checkpoint_put_writes", ["checkpoint", "put-writes", "parity-cp", "--checkpoint-id", "cp-1", "--writes",
                                   json.dumps([CP_WRITE]), "--namespace", "parity-cp", "--json"],
         ("POST", "/v1/checkpoints/writes", {"thread_id": "parity-cp", "checkpoint_id": "cp-1", "writes": [CP_WRITE],
                                             "namespace": "parity-cp"}), before=checkpointed),
-    Row("checkpoint_get", ["checkpoint", "show", "parity-cp", "--namespace", "parity-cp", "--json"],
+    Row("checkpoint_get", ["checkpoint", "get", "parity-cp", "--namespace", "parity-cp", "--json"],
         ("GET", "/v1/checkpoints/latest", {"thread_id": "parity-cp", "namespace": "parity-cp"}),
         pick_api=key("checkpoint"), before=checkpointed),
     Row("checkpoint_list", ["checkpoint", "list", "parity-cp", "--filter", '{"step": 1}', "--namespace", "parity-cp",
                             "--json"],
         ("POST", "/v1/checkpoints/list", {"thread_id": "parity-cp", "filter": {"step": 1}, "namespace": "parity-cp"}),
         pick_api=key("checkpoints"), before=checkpointed),
-    Row("checkpoint_delete_thread", ["checkpoint", "delete", "parity-cp-del", "--namespace", "parity-cp", "--json"],
+    Row("checkpoint_delete_thread", ["checkpoint", "delete-thread", "parity-cp-del", "--namespace", "parity-cp",
+                                     "--json"],
         ("DELETE", "/v1/checkpoints", {"thread_id": "parity-cp-del", "namespace": "parity-cp"}),
         before=lambda env: checkpointed(env, "parity-cp-del")),
     Row("document_put", ["document", "put", "parity.docs", "put-1", "--value", '{"n": 1}', "--ttl-ms", "60000",
@@ -463,10 +472,10 @@ def main():
     tools = {t["name"] for t in mcp("tools/list", {})["tools"]}
     bound = {op["name"] for op in cli("api", "--json") if op.get("cli_command")}
     shared = {"S": make_session()}
-    cli("session", "new", "--namespace", "parity-list", "--title", "listed", "--json")
+    cli("session", "create", "--namespace", "parity-list", "--title", "listed", "--json")
     meta = make_session("parity-meta")
-    cli("add", meta, "user", "the invoice is due", "--metadata", '{"topic": "billing"}', "--json")
-    cli("add", meta, "user", "an invoice template", "--metadata", '{"topic": "design"}', "--json")
+    cli("append", meta, "user", "the invoice is due", "--metadata", '{"topic": "billing"}', "--json")
+    cli("append", meta, "user", "an invoice template", "--metadata", '{"topic": "design"}', "--json")
     covered = set()
     for row in ROWS:
         covered.add(row.op)
