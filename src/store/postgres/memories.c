@@ -117,27 +117,13 @@ static mn_status op_put(mn_store *st, const mn_memory *m, const float *vec, uint
     return rc;
 }
 
-struct end_arg {
-    const char *id;
-    int64_t version, superseded_at, valid_to;
-};
-
-static mn_status end_body(struct pg_conn *c, void *arg)
-{
-    struct end_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->id);
-    mn__pg_i64(&p, a->version);
-    mn__pg_i64(&p, a->superseded_at);
-    mn__pg_i64(&p, a->valid_to);
-    return mn__pg_query(c, SQL_END, &p, 0, "memory close", NULL);
-}
-
 static mn_status op_end(mn_store *st, const char *id, int64_t version, int64_t superseded_at, int64_t valid_to)
 {
-    struct end_arg a = {id, version, superseded_at, valid_to};
-    return mn__pg_run(PG(st), PG_WRITE, end_body, &a);
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, id);
+    mn__pg_i64s(&p, 3, (int64_t[]){version, superseded_at, valid_to});
+    return mn__pg_run_exec(PG(st), PG_WRITE, SQL_END, &p, "memory close", NULL);
 }
 
 static mn_status forget_body(struct pg_conn *c, void *arg)
@@ -280,6 +266,23 @@ static json_t *meta_values(const mn_store_memory_query *sq)
     return meta;
 }
 
+/* Runs a built query (results in binary); *r NULL on failure. */
+static mn_status run_built(struct pg_conn *c, const struct mn_buf *sql, const struct binds *b, const char *what,
+                           PGresult **r)
+{
+    *r = NULL;
+    if (b->oom)
+        return mn__nomem();
+    PGresult *got = PQexecParams(c->pg, sql->data, b->n, NULL, b->v, NULL, NULL, 1);
+    if (!got || PQresultStatus(got) != PGRES_TUPLES_OK) {
+        mn_status rc = mn__pg_fail(c, got, what);
+        PQclear(got);
+        return rc;
+    }
+    *r = got;
+    return MN_OK;
+}
+
 static mn_status query_body(struct pg_conn *c, void *arg)
 {
     float *vbuf = NULL; /* the rows' vectors, decoded */
@@ -326,16 +329,8 @@ static mn_status query_body(struct pg_conn *c, void *arg)
         add(&b, &sql, " ORDER BY m.recorded_at DESC, m.vid DESC");
     if (sq->limit)
         b.oom |= mn__buf_addf(&sql, " LIMIT %zu OFFSET %zu", sq->limit, sq->offset) != MN_OK;
-    mn_status rc = b.oom ? mn__nomem() : MN_OK;
     PGresult *r = NULL;
-    if (!rc) {
-        r = PQexecParams(c->pg, sql.data, b.n, NULL, b.v, NULL, NULL, 1);
-        if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
-            rc = mn__pg_fail(c, r, "memory query");
-            PQclear(r);
-            r = NULL;
-        }
-    }
+    mn_status rc = run_built(c, &sql, &b, "memory query", &r);
     for (int i = 0; !rc && r && i < PQntuples(r); i++) {
         mn_memory m;
         if ((rc = read_row(r, i, &m)))
@@ -395,16 +390,8 @@ static mn_status vec_filter_body(struct pg_conn *c, void *arg)
     json_t *meta = meta_values(&f);
     add(&b, &sql, "SELECT m.vid FROM memory_vectors v JOIN memories m ON m.vid = v.vid WHERE true");
     build_where(&f, &b, &sql, meta);
-    mn_status rc = b.oom ? mn__nomem() : MN_OK;
     PGresult *r = NULL;
-    if (!rc) {
-        r = PQexecParams(c->pg, sql.data, b.n, NULL, b.v, NULL, NULL, 1);
-        if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
-            rc = mn__pg_fail(c, r, "memory filter");
-            PQclear(r);
-            r = NULL;
-        }
-    }
+    mn_status rc = run_built(c, &sql, &b, "memory filter", &r);
     for (int i = 0; !rc && r && i < PQntuples(r); i++) {
         c->visible = 1;
         if (a->fn(a->user, mn__pg_col_i64(r, i, 0), 0))

@@ -142,8 +142,8 @@ static mn_status session_list_body(struct pg_conn *c, void *arg)
     mn__pg_params_init(&p);
     if (a->ns)
         mn__pg_text(&p, a->ns);
-    mn__pg_i64(&p, a->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->limit);
-    mn__pg_i64(&p, a->offset > (size_t)INT64_MAX ? INT64_MAX : (int64_t)a->offset);
+    mn__pg_size(&p, a->limit);
+    mn__pg_size(&p, a->offset);
     PGresult *r = NULL;
     mn_status rc = mn__pg_query(c, a->ns ? SQL_SESSION_LIST_NS : SQL_SESSION_LIST_ALL, &p, 0, "session list", &r);
     if (rc)
@@ -879,33 +879,14 @@ static const char SQL_SESSION_UPDATE[] =
     "UPDATE sessions SET title = coalesce($2, title), title_seq = CASE WHEN $2::text IS NULL THEN title_seq ELSE 0 END,"
     " metadata = coalesce($3, metadata), updated_at = $4::bigint WHERE id = $1";
 
-struct update_arg {
-    const char *id, *title, *metadata;
-    int64_t now_ms;
-};
-
-static mn_status session_update_body(struct pg_conn *c, void *arg)
-{
-    struct update_arg *a = arg;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_text(&p, a->id);
-    mn__pg_text(&p, a->title);
-    mn__pg_text(&p, a->metadata);
-    mn__pg_i64(&p, a->now_ms);
-    PGresult *r = NULL;
-    mn_status rc = mn__pg_query(c, SQL_SESSION_UPDATE, &p, 0, "session update", &r);
-    if (rc)
-        return rc;
-    if (mn__pg_changes(r) == 0)
-        rc = mn__err(MN_NOTFOUND, "session %s not found", a->id);
-    PQclear(r);
-    return rc;
-}
-
 mn_status mn__pg_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                   int64_t now_ms)
 {
-    struct update_arg a = {id, title, metadata, now_ms};
-    return mn__pg_run(PG(st), PG_WRITE, session_update_body, &a);
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_texts(&p, 3, (const char *const[]){id, title, metadata});
+    mn__pg_i64(&p, now_ms);
+    int64_t changed = 0;
+    mn_status rc = mn__pg_run_exec(PG(st), PG_WRITE, SQL_SESSION_UPDATE, &p, "session update", &changed);
+    return rc || changed ? rc : mn__err(MN_NOTFOUND, "session %s not found", id);
 }

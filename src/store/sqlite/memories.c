@@ -126,15 +126,8 @@ struct end_arg {
 static mn_status end_body(struct sqlite_store *s, void *arg)
 {
     struct end_arg *a = arg;
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_END, &st);
-    if (rc)
-        return rc;
-    mn__sqlite_bind_text(st, 1, a->id);
-    sqlite3_bind_int64(st, 2, a->version);
-    sqlite3_bind_int64(st, 3, a->superseded_at);
-    sqlite3_bind_int64(st, 4, a->valid_to);
-    return mn__sqlite_step_done(s, st, "memory close");
+    return mn__sqlite_run(s, SQL_END, "memory close",
+                          ARGS(ARG_TEXT(a->id), ARG_INT(a->version), ARG_INT(a->superseded_at), ARG_INT(a->valid_to)));
 }
 
 static mn_status op_end(mn_store *st, const char *id, int64_t version, int64_t superseded_at, int64_t valid_to)

@@ -300,8 +300,8 @@ mn_status mn__sqlite_row_message(struct sqlite_store *s, sqlite3_stmt *st, const
     return MN_OK;
 }
 
-/* Looks up the internal sid and last seq of a session; MN_NOTFOUND when missing. */
-mn_status mn__sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t *sid, int64_t *last_seq)
+/* What an append reads of session id's row (S_SESSION_SID); MN_NOTFOUND when missing. */
+static mn_status session_row(struct sqlite_store *s, const char *id, mn_store_append_row *out)
 {
     sqlite3_stmt *st = NULL;
     mn_status rc = prep(s, S_SESSION_SID, &st);
@@ -310,15 +310,26 @@ mn_status mn__sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t
     mn__sqlite_bind_text(st, 1, id);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
-        *sid = sqlite3_column_int64(st, 0);
-        if (last_seq)
-            *last_seq = sqlite3_column_int64(st, 1);
-        rc = MN_OK;
+        out->sid = sqlite3_column_int64(st, 0);
+        out->last_seq = sqlite3_column_int64(st, 1);
+        out->expires_at = sqlite3_column_int64(st, 2);
+        out->ttl_ms = sqlite3_column_int64(st, 3);
+        out->max_turns = sqlite3_column_int64(st, 4);
+        snprintf(out->ns, sizeof out->ns, "%s", (const char *)sqlite3_column_text(st, 5));
+        out->titled = sqlite3_column_int(st, 6);
     } else if (r == SQLITE_DONE)
         rc = mn__err(MN_NOTFOUND, "session %s not found", id);
-    else
-        rc = mn__sqlite_fail(s, r, "session lookup");
-    mn__sqlite_done(st);
+    return mn__sqlite_finish(s, st, r, rc, "session lookup");
+}
+
+/* Looks up the internal sid and last seq of a session; MN_NOTFOUND when missing. */
+mn_status mn__sqlite_session_sid(struct sqlite_store *s, const char *id, int64_t *sid, int64_t *last_seq)
+{
+    mn_store_append_row row;
+    mn_status rc = session_row(s, id, &row);
+    *sid = rc ? 0 : row.sid;
+    if (last_seq)
+        *last_seq = rc ? 0 : row.last_seq;
     return rc;
 }
 
@@ -509,25 +520,7 @@ static enum mn_store_tx_state tx_state(mn_store_tx *tx) { return sqlite3_get_aut
 
 static mn_status tx_session_lock(mn_store_tx *tx, const char *id, mn_store_append_row *out)
 {
-    struct sqlite_store *s = TX(tx);
-    sqlite3_stmt *st = NULL;
-    mn_status rc = prep(s, S_SESSION_SID, &st);
-    if (rc)
-        return rc;
-    mn__sqlite_bind_text(st, 1, id);
-    int r = sqlite3_step(st);
-    if (r == SQLITE_ROW) {
-        out->sid = sqlite3_column_int64(st, 0);
-        out->last_seq = sqlite3_column_int64(st, 1);
-        out->expires_at = sqlite3_column_int64(st, 2);
-        out->ttl_ms = sqlite3_column_int64(st, 3);
-        out->max_turns = sqlite3_column_int64(st, 4);
-        snprintf(out->ns, sizeof out->ns, "%s", (const char *)sqlite3_column_text(st, 5));
-        out->titled = sqlite3_column_int(st, 6);
-    } else
-        rc = r == SQLITE_DONE ? mn__err(MN_NOTFOUND, "session %s not found", id) : mn__sqlite_fail(s, r, "session lookup");
-    mn__sqlite_done(st);
-    return rc;
+    return session_row(TX(tx), id, out);
 }
 
 static mn_status tx_session_create(mn_store_tx *tx, const mn_session *in, int64_t *sid)
