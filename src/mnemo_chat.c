@@ -11,7 +11,6 @@
 #include "mnemo_int.h"
 #include "chat/provider.h"
 #include "http/stream.h"
-#include "store/records.h"
 #include "util/abi.h"
 #include "util/err.h"
 #include "util/json.h"
@@ -126,7 +125,7 @@ static mn_status add_usage(mn_db *db, const char *id, mn_chat_result *r)
     if (rc)
         return rc;
     json_t *meta = json_loads(s->metadata, 0, NULL);
-    mn__records_session_free(s);
+    mn__free_session(s);
     if (!json_is_object(meta)) {
         json_decref(meta);
         meta = json_object();
@@ -264,7 +263,7 @@ void mn_chat_result_free(mn_chat_result *r)
 {
     if (!r)
         return;
-    mn__records_message_free(r->reply);
+    mn__free_message(r->reply);
     free(r->report);
     free(r->model);
     free(r);

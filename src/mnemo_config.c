@@ -1,39 +1,11 @@
 /*
  * mnemo_config.c — the configuration as `mnemo config show` prints it (mn_config_get_shown,
- * mnemo.h): each value with its secrets as ***. The rule is the database's own (store/target.h),
- * which the configuration layer sits below; docs/config.md "config show" lists what it covers.
+ * mnemo.h): each value with its secrets as ***, by the engine's rule (engine/mask.c).
  */
-#include <stdlib.h>
-#include <string.h>
-
+#include "mnemo_int.h"
 #include "config/config.h"
-#include "store/target.h"
-#include "util/buf.h"
 #include "util/err.h"
 #include "util/banned.h"
-
-/* server.api_keys as "***:NAMESPACE, …": a key's hash is what a guess is checked against, and an
- * entry that is not "<64 hex digits>:NAMESPACE" (a key pasted as it is) is all ***. */
-static char *mask_api_keys(const char *spec)
-{
-    struct mn_buf b = MN_BUF_INIT;
-    mn_status rc = MN_OK;
-    for (const char *p = spec; !rc && *p;) {
-        size_t len = strcspn(p, ","), lead = strspn(p, " \t");
-        if (lead > len)
-            lead = len;
-        const char *colon = memchr(p + lead, ':', len - lead);
-        int hashed = colon && colon - (p + lead) == 64 && strspn(p + lead, "0123456789abcdefABCDEF") >= 64;
-        if (!(rc = mn__buf_add(&b, p, lead)) && len > lead && !(rc = mn__buf_adds(&b, "***")) && hashed)
-            rc = mn__buf_add(&b, colon, len - (size_t)(colon - p));
-        p += len;
-        if (!rc && *p == ',' && !(rc = mn__buf_addc(&b, ',')))
-            p++;
-    }
-    char *out = rc ? NULL : mn__buf_detach(&b, NULL);
-    mn__buf_release(&b);
-    return out;
-}
 
 mn_status mn_config_get_shown(const mn_config *cfg, const char *key, char **value, const char **source)
 {
@@ -45,13 +17,6 @@ mn_status mn_config_get_shown(const mn_config *cfg, const char *key, char **valu
     mn_status rc = mn_config_get(cfg, key, &v, source);
     if (rc)
         return rc;
-    if (strcmp(key, "memory.storage_path") == 0)
-        *value = mn__store_target_mask(v);
-    else if (strlen(key) > 9 && strcmp(key + strlen(key) - 9, ".base_url") == 0) /* every model server's */
-        *value = mn__store_pg_mask(v); /* the same rule on any URL: user info's password, secret parameters */
-    else if (strcmp(key, "server.api_keys") == 0)
-        *value = mask_api_keys(v);
-    else
-        *value = strdup(v);
+    *value = mn__mask_setting(key, v);
     return *value ? MN_OK : mn__nomem();
 }

@@ -1,17 +1,13 @@
 /*
  * mnemo_governance.c — the public functions of context governance (mnemo.h "Context
- * governance"): budget split, pins, summaries, compaction, events; and the bridge from a handle's
- * configuration to the strategies of src/context (settings, the summariser, the offload folder).
+ * governance"): budget split, folds, pins, summaries, compaction, events. Checks here, then the
+ * engine (engine/context.c: the bridge to the strategies of src/context; engine/governance.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mnemo_int.h"
-#include "config/config.h"
 #include "context/context.h"
-#include "store/records.h"
-#include "util/buf.h"
-#include "util/clock.h"
 #include "util/abi.h"
 #include "util/err.h"
 #include "util/json.h"
@@ -69,7 +65,7 @@ mn_status mn_fold_run(mn_db *db, const mn_fold_job *job, char **outcome_json)
     if (!rc && outcome_json && !(*outcome_json = fold ? mn__json_dump(fold) : strdup("{\"outcome\":\"none\"}")))
         rc = mn__nomem();
     mn__built_release(&b);
-    mn__records_session_free(s);
+    mn__free_session(s);
     return rc;
 }
 
@@ -84,7 +80,7 @@ static mn_status message_pin(mn_db *db, const char *session_id, int64_t message_
         return mn__err(MN_INVALID, "message id: %lld is not a message id", (long long)message_id);
     if (pinned != 0 && pinned != 1)
         return mn__err(MN_INVALID, "pinned: %d is not 0 or 1", pinned);
-    return db->store->ops->message_pin(db->store, session_id ? id : NULL, message_id, pinned);
+    return mn__pin_message(db, session_id ? id : NULL, message_id, pinned);
 }
 
 mn_status mn_message_pin(mn_db *db, int64_t message_id, int pinned) { return message_pin(db, NULL, message_id, pinned); }
@@ -105,7 +101,7 @@ mn_status mn_summary_get(mn_db *db, const char *session_id, mn_summary **out)
     *out = NULL;
     if (rc || (rc = mn__session_ref(db, NULL, session_id, id)) || (rc = mn__live_session(db, id, NULL)))
         return rc;
-    return db->store->ops->summary_latest(db->store, id, out);
+    return mn__get_summary(db, id, out);
 }
 
 void mn_compaction_counts(int64_t *ok, int64_t *failed, int64_t *rolled_back)
@@ -157,26 +153,8 @@ mn_status mn_compact_ex(mn_db *db, const char *session_id, const mn_compact_opts
             mn__err(rc, "%s", msg);
     }
     json_decref(ev);
-    mn__records_session_free(s);
+    mn__free_session(s);
     return rc;
-}
-
-struct events {
-    json_t *arr;
-    int oom;
-};
-
-static int add_event(void *user, int64_t id, const char *kind, const char *data, int64_t at)
-{
-    struct events *ev = user;
-    json_t *d = json_loads(data ? data : "{}", 0, NULL);
-    json_t *o = json_pack("{s:I, s:s, s:I, s:o}", "id", (json_int_t)id, "kind", kind ? kind : "", "created_at",
-                          (json_int_t)at, "data", d ? d : json_object());
-    if (!o || json_array_append_new(ev->arr, o)) {
-        ev->oom = 1;
-        return 1;
-    }
-    return 0;
 }
 
 mn_status mn_events_json(mn_db *db, const char *session_id, size_t limit, char **out)
@@ -190,14 +168,5 @@ mn_status mn_events_json(mn_db *db, const char *session_id, size_t limit, char *
         return rc;
     if (limit > 10000)
         return mn__err(MN_INVALID, "limit: %zu is over the maximum of 10000", limit);
-    struct events ev = {json_array(), 0};
-    if (!ev.arr)
-        return mn__nomem();
-    rc = db->store->ops->events_list(db->store, id, limit ? limit : 50, add_event, &ev);
-    if (!rc && ev.oom)
-        rc = mn__nomem();
-    if (!rc && !(*out = mn__json_dump(ev.arr)))
-        rc = mn__nomem();
-    json_decref(ev.arr);
-    return rc;
+    return mn__list_events(db, id, limit ? limit : 50, out);
 }

@@ -9,7 +9,6 @@
 #include "mnemo_int.h"
 #include "memory/jsonl.h"
 #include "memory/message.h"
-#include "store/store_search.h"
 #include "util/abi.h"
 #include "util/err.h"
 #include "util/json.h"
@@ -59,14 +58,14 @@ mn_status mn_keyword_drain(mn_db *db, int all, int64_t *applied, int64_t *pendin
         *pending = 0;
     if (rc)
         return rc;
-    return db->store->ops->search->fts_drain(db->store, all, applied, pending);
+    return mn__drain_keywords(db, all, applied, pending);
 }
 
 mn_status mn_keyword_drain_defer(mn_db *db, int on)
 {
     mn_status rc = mn__check_db(db);
     if (!rc)
-        db->store->ops->search->fts_defer(db->store, on);
+        mn__defer_keyword_drain(db, on);
     return rc;
 }
 
@@ -103,7 +102,7 @@ mn_status mn_embed_counts(mn_db *db, int64_t *embedded, int64_t *queued)
         *queued = 0;
     if (rc)
         return rc;
-    return db->store->ops->search->counts(db->store, embedded, queued);
+    return mn__count_embeddings(db, embedded, queued);
 }
 
 void mn_search_hits_free(mn_search_hits *hits) { mn__free_search_hits(hits); }

@@ -1,17 +1,9 @@
 /*
  * mnemo_service.c — the public functions a long-running service needs beyond the CLI's (mnemo.h):
- * deleting one message (the use case is engine/edit.c), updating a session's title and metadata.
- * Checks here, then the engine or the store.
+ * deleting one message (the use case is engine/edit.c), updating a session's title and metadata
+ * (engine/session.c), vacuuming the database (engine/admin.c). Checks here, then the engine.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "mnemo_int.h"
-#include "config/config.h"
-#include "memory/message.h"
-#include "store/records.h"
-#include "util/abi.h"
 #include "util/err.h"
 #include "util/banned.h"
 
@@ -40,5 +32,5 @@ mn_status mn_session_update(mn_db *db, const char *id, const char *title, const 
 mn_status mn_vacuum(mn_db *db)
 {
     mn_status rc = mn__check_db(db);
-    return rc ? rc : db->store->ops->vacuum(db->store);
+    return rc ? rc : mn__vacuum_db(db);
 }

@@ -1,20 +1,14 @@
 /*
  * mnemo_threads.c — the public functions for threads (resume, fork, gc, files, content
- * deduplication) and session state (mnemo.h). Checks, then dispatch to the engine (fork.c,
- * erase.c), memory/ and the store.
+ * deduplication) and session state (mnemo.h). Checks, then the engine (threads.c, fork.c,
+ * erase.c, state.c).
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "mnemo_int.h"
-#include "config/config.h"
 #include "memory/jsonl.h"
 #include "memory/message.h"
 #include "memory/state.h"
-#include "util/clock.h"
 #include "util/err.h"
 #include "util/json.h"
-#include "util/sha256.h"
 #include "util/banned.h"
 
 mn_status mn_session_resume(mn_db *db, const char *ns, const char *id, mn_session **out)
@@ -69,13 +63,13 @@ mn_status mn_session_files(mn_db *db, const char *session_id, mn_strings **out)
     *out = NULL;
     if (rc || (rc = mn__session_ref(db, NULL, session_id, canon)) || (rc = mn__live_session(db, canon, NULL)))
         return rc;
-    return db->store->ops->session_files(db->store, canon, out);
+    return mn__list_session_files(db, canon, 0, out);
 }
 
 mn_status mn_file_should_include(mn_db *db, const char *session_id, const char *path, const char *content, size_t len,
                                  int *include)
 {
-    char canon[MN_UUID_LEN + 1], sha[MN_SHA256_HEX + 1];
+    char canon[MN_UUID_LEN + 1];
     mn_status rc = mn__check_db(db);
     if (!include || (!content && len))
         return mn__err(MN_MISUSE, "mn_file_should_include: NULL argument");
@@ -86,17 +80,12 @@ mn_status mn_file_should_include(mn_db *db, const char *session_id, const char *
         return mn__err(MN_INVALID, "path: required");
     if ((rc = mn__check_text("path", path, 4096, "")))
         return rc == MN_TOOBIG ? mn__err(MN_INVALID, "%s", mn_errmsg()) : rc;
-    if ((rc = mn__live_session(db, canon, NULL)) || (rc = mn__sha256_hex(content ? content : "", len, sha)))
+    if ((rc = mn__live_session(db, canon, NULL)))
         return rc;
-    return db->store->ops->file_seen(db->store, canon, path, sha, mn__clock_now_ms(), include);
+    return mn__record_file(db, canon, path, content, len, include);
 }
 
 /* ---- state ----------------------------------------------------------------------------------- */
-
-static mn_status apply_change(void *user, const char *current, char **next)
-{
-    return mn__state_apply(current, user, next);
-}
 
 /* Runs one state change on a live session. */
 static mn_status change_state(mn_db *db, const char *session_id, struct mn_state_change *c)
@@ -105,7 +94,7 @@ static mn_status change_state(mn_db *db, const char *session_id, struct mn_state
     mn_status rc = mn__session_ref(db, NULL, session_id, canon);
     if (rc || (rc = mn__live_session(db, canon, NULL)))
         return rc;
-    return db->store->ops->state_update(db->store, canon, apply_change, c);
+    return mn__change_state(db, canon, c);
 }
 
 /* Parses an optional JSON value argument. */
@@ -127,12 +116,7 @@ mn_status mn_state_get(mn_db *db, const char *session_id, int reveal, char **out
     *out = NULL;
     if (rc || (rc = mn__session_ref(db, NULL, session_id, canon)) || (rc = mn__live_session(db, canon, NULL)))
         return rc;
-    char *raw = NULL;
-    if ((rc = db->store->ops->state_get(db->store, canon, &raw)))
-        return rc;
-    rc = mn__state_render(raw, mn__config_str(db->cfg, "state.sensitive_params"), reveal, out);
-    free(raw);
-    return rc;
+    return mn__get_state(db, canon, reveal, out);
 }
 
 mn_status mn_state_merge_params(mn_db *db, const char *session_id, const char *params_json)

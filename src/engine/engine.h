@@ -37,6 +37,11 @@ struct mn_db {
 mn_status mn__open_db(const char *path, const mn_config *cfg, mn_db **out);
 /* mn_close: NULL or a closed handle is a no-op. */
 void mn__close_db(mn_db *db);
+/* mn_upgrade after clearing the error: opens the store alone (opening migrates the schema,
+ * reporting its longest step), then closes it; *from_version (may be NULL) gets the version
+ * found, 0 on failure. */
+mn_status mn__upgrade_db(const char *path, const mn_config *cfg, mn_progress_fn progress, void *user,
+                         int *from_version);
 /* "~/x" as "$HOME/x" (malloc'd; NULL on OOM). */
 char *mn__expand_path(const char *path);
 /* The store options a configuration asks for. */
@@ -44,6 +49,12 @@ mn_store_opts mn__store_opts(const mn_config *cfg, mn_progress_fn progress, void
 /* The tokenizer for a configured name ("auto": cl100k_base when its rank file is found, else the
  * heuristic), shared by every handle of the process. */
 mn_status mn__resolve_tokenizer(const char *name, const char *configured_dir, mn_tokenizer **out);
+
+/* ---- mask.c ---- */
+
+/* The value of setting key as `mnemo config show` prints it, its secrets as *** (malloc'd; NULL
+ * on OOM). */
+char *mn__mask_setting(const char *key, const char *value);
 
 /* ---- handle.c: the checks every entry point starts with ---- */
 
@@ -58,17 +69,57 @@ mn_status mn__session_ref(mn_db *db, const char *ns, const char *ref, char canon
 /* Reads a session that exists and has not expired (MN_NOTFOUND, MN_EXPIRED with the time).
  * out may be NULL to only check; else the caller frees *out with mn_session_free. */
 mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
+/* The store of a checked handle: its label (the database's path, a URL's secrets as ***), and
+ * how many appends it runs at once (mn_db_path, mn_db_append_writers). */
+const char *mn__get_db_label(const mn_db *db);
+int mn__get_append_writers(const mn_db *db);
 
-/* ---- session.c ---- */
+/* ---- session.c: sessions, created, read and changed ---- */
 
+/* mn_session_create after its handle and ABI checks (opts: the caller's, loaded; never NULL):
+ * the fields checked, the thread defaults of the configuration, the insert; a taken key or id
+ * says which (MN_CONFLICT), an id of another namespace is not found. *out (may be NULL) gets the
+ * session, made before the insert so that a stored session never answers with an error. */
+mn_status mn__create_session(mn_db *db, const mn_session_opts *opts, mn_session **out);
+/* mn_session_get_in for session canon: one of another namespace (ns not NULL) is not found, and
+ * that is checked before its expiry. */
+mn_status mn__get_session_in(mn_db *db, const char *ns, const char *canon, mn_session **out);
+/* A page of the sessions (of namespace ns when not NULL), most recently updated first. */
+mn_status mn__list_sessions(mn_db *db, const char *ns, size_t limit, size_t offset, mn_sessions **out);
+/* mn_history after its argument checks: session canon live, then its messages. */
+mn_status mn__read_history(mn_db *db, const char *canon, const mn_history_opts *opts, mn_messages **out);
 /* mn_session_update for session canon (a canonical id): title and metadata checked, the session
  * live; a metadata opting in to memory extraction is noted. */
 mn_status mn__update_session(mn_db *db, const char *canon, const char *title, const char *metadata);
+/* The frees of the records the store hands out (mn_session_free, …); each takes NULL. */
+void mn__free_session(mn_session *s);
+void mn__free_sessions(mn_sessions *list);
+void mn__free_message(mn_message *m);
+void mn__free_messages(mn_messages *list);
 
-/* ---- threads.c ---- */
+/* ---- threads.c: resume, files, the hand-over summary ---- */
 
 /* The newest live session (in namespace ns when not NULL; checked by the caller). */
 mn_status mn__resume_session(mn_db *db, const char *ns, mn_session **out);
+/* The unique files session canon's messages list (mn_session_files's order), the first
+ * max_files of them (0: all); freed with mn_strings_free. */
+mn_status mn__list_session_files(mn_db *db, const char *canon, size_t max_files, mn_strings **out);
+/* mn_file_should_include after its checks (session canon live): the content's SHA-256 noted
+ * under path, the first path it was seen under kept; *include is 0 only for that content again
+ * under that first path. */
+mn_status mn__record_file(mn_db *db, const char *canon, const char *path, const char *content, size_t len,
+                          int *include);
+/* mn_thread_summary_get after its checks (session canon: a canonical id), and its free. */
+mn_status mn__get_thread_summary(mn_db *db, const char *canon, size_t max_files, mn_thread_summary **out);
+void mn__free_thread_summary(mn_thread_summary *p);
+
+/* ---- state.c: a session's state ---- */
+
+/* One change (memory/state.h) of session canon's state (live, checked by the caller). */
+struct mn_state_change;
+mn_status mn__change_state(mn_db *db, const char *canon, struct mn_state_change *c);
+/* The state as mn_state_get shows it: secrets redacted unless reveal; *out malloc'd. */
+mn_status mn__get_state(mn_db *db, const char *canon, int reveal, char **out);
 
 /* ---- turns.c: the turn limit, clearing and its undo ---- */
 
@@ -119,6 +170,43 @@ mn_status mn__sessions_prune(mn_db *db, int days, int64_t *n);
 /* After memories were forgotten: the memory vector index (this handle's and the saved file)
  * goes, as it keeps their vectors as tombstones; the next writer builds it again. */
 void mn__erased_memories(mn_db *db);
+/* mn_namespace_forget after its checks: every session, long-term memory and document of ns;
+ * st counts the sessions and memories erased, failure or not. */
+mn_status mn__forget_namespace(mn_db *db, const char *ns, mn_forget_stats *st);
+
+/* ---- sources.c ---- */
+
+/* mn_memory_erase_sources for session canon: its messages that memory_id names (NULL: all), those
+ * no live memory of its namespace names erased; *erased (may be NULL) counts them. */
+mn_status mn__erase_memory_sources(mn_db *db, const char *canon, const char *memory_id, int64_t *erased);
+
+/* ---- io.c: export and import ---- */
+
+/* mn_export after its argument checks: sessions ids[0..n) (references: UUIDs or keys; each
+ * written once), or the whole database (n 0); nothing is written unless every named session
+ * exists. */
+mn_status mn__export_sessions(mn_db *db, const char *const *ids, size_t n, mn_write_fn write, void *user);
+/* mn_import after its argument checks: every line in one transaction; *st counts what was added
+ * and skipped (the caller zeroes it and hands it on only after success). */
+mn_status mn__import_sessions(mn_db *db, mn_read_fn read, void *user, mn_import_stats *st);
+
+/* ---- admin.c: looking after a whole database ---- */
+
+/* mn_reindex_tokens after its handle check: every message counted again with the handle's
+ * tokenizer, whose name is then stored; *n gets how many were recounted. */
+mn_status mn__recount_tokens(mn_db *db, mn_progress_fn progress, void *user, int64_t *n);
+/* mn_stats_get, mn_stats_json (with path, backend, tokenizer and bytes per message) and
+ * mn_vacuum after their checks. */
+mn_status mn__read_stats(mn_db *db, mn_stats *out);
+mn_status mn__format_stats(mn_db *db, char **out);
+mn_status mn__vacuum_db(mn_db *db);
+
+/* ---- migrate.c ---- */
+
+/* mn_migrate after its argument checks: database `from` copied into `to` (each a path or URL;
+ * the destination empty unless append); *stats gets the counts on success. */
+mn_status mn__migrate_db(const char *from, const char *to, const mn_config *cfg, int append, mn_progress_fn progress,
+                         void *user, mn_import_stats *stats);
 
 /* ---- context.c: the context pipeline's entry (settings, summariser, offload folder) ---- */
 
@@ -146,6 +234,16 @@ struct json_t;
 mn_status mn__compact_context(mn_db *db, const mn_session *s, const char *instructions, struct json_t **event);
 /* model_window split into response, history and files (model_window checked by the caller). */
 void mn__split_budget(int64_t model_window, mn_budget *out);
+
+/* ---- governance.c: what context governance keeps for a session ---- */
+
+/* mn_message_pin (canon NULL: the message by its id alone) and mn_session_message_pin after
+ * their checks. */
+mn_status mn__pin_message(mn_db *db, const char *canon, int64_t message_id, int pinned);
+/* mn_summary_get after its checks (session canon live): MN_NOTFOUND when it has none. */
+mn_status mn__get_summary(mn_db *db, const char *canon, mn_summary **out);
+/* mn_events_json after its checks: the newest `limit` events of session canon as a JSON array. */
+mn_status mn__list_events(mn_db *db, const char *canon, size_t limit, char **out);
 
 /* ---- search.c, rag.c ---- */
 
@@ -182,6 +280,13 @@ int mn__embedder_configured(mn_db *db);
 mn_status mn__embed_pending_messages(mn_db *db, size_t max, int64_t *done);
 /* Queues the messages without a vector (reset: every message) and embeds them. */
 mn_status mn__embed_fill(mn_db *db, int reset, mn_progress_fn progress, void *user, int64_t *done);
+/* mn_embed_counts: messages with a vector, and queued for one (each may be NULL). */
+mn_status mn__count_embeddings(mn_db *db, int64_t *embedded, int64_t *queued);
+/* mn_keyword_drain: the keyword index's catch-up step now (all: the whole log, else what this
+ * handle logged when it is a chunk); mn_keyword_drain_defer: on, appends stop asking the
+ * indexer thread for it and the caller drains. */
+mn_status mn__drain_keywords(mn_db *db, int all, int64_t *applied, int64_t *pending);
+void mn__defer_keyword_drain(mn_db *db, int on);
 /* A search over checked arguments (f complete; mode may be AUTO); *out freed with
  * mn__free_search_hits. */
 mn_status mn__search_run(mn_db *db, const char *query, mn_search_mode mode, size_t top_k, const mn_search_filter *f,

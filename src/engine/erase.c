@@ -6,15 +6,21 @@
  * that every later save writes only after applying the removals (search/vindex.c). The rows
  * themselves are erased by the store (src/store/, sqlite/erase.c). mn__delete_session,
  * mn__sessions_gc and mn__sessions_prune are the deletes of sessions, each with all of it (the
- * extraction watermarks too), so no caller can forget a part.
+ * extraction watermarks too), so no caller can forget a part. mn__forget_namespace erases a
+ * whole namespace as the erasures it is made of: each session as mn__delete_session does, each
+ * long-term memory as mn_memory_forget does, then its documents; in batches of the store's own
+ * reads, so that a namespace of any size is finished in bounded memory.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "store/records.h"
+#include "store/store_memory.h"
 #include "store/store_rows.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -139,4 +145,94 @@ mn_status mn__sessions_gc(mn_db *db, int64_t *n)
 mn_status mn__sessions_prune(mn_db *db, int days, int64_t *n)
 {
     return sessions_delete_where(db, 0, mn__clock_now_ms() - (int64_t)days * 86400000, n);
+}
+
+/* ---- a whole namespace (mn_namespace_forget) ---- */
+
+#define FORGET_BATCH 1000
+
+static mn_status forget_sessions(mn_db *db, const char *ns, int64_t *count)
+{
+    for (;;) {
+        mn_sessions *l = NULL;
+        mn_status rc = db->store->ops->session_list(db->store, ns, FORGET_BATCH, 0, &l);
+        if (rc)
+            return rc;
+        size_t n = l->count;
+        for (size_t i = 0; !rc && i < n; i++) {
+            const char *id = l->items[i].id;
+            rc = mn__delete_session(db, id);
+            if (rc == MN_NOTFOUND) /* deleted meanwhile by another caller: as good */
+                rc = MN_OK;
+            else if (!rc)
+                (*count)++;
+        }
+        mn__records_session_list_free(l);
+        if (rc || n == 0)
+            return rc;
+    }
+}
+
+struct ids {
+    struct mn_strings_impl *l;
+    int oom;
+};
+
+/* Collects each memory id once (a query of every version repeats them, oldest version first). */
+static int collect_id(void *user, const mn_memory *m, double bm25, const float *vec, uint32_t dim)
+{
+    (void)bm25, (void)vec, (void)dim;
+    struct ids *ids = user;
+    mn_strings *l = &ids->l->pub;
+    if (l->count && strcmp(l->items[l->count - 1], m->id) == 0)
+        return 0;
+    for (size_t i = 0; i < l->count; i++)
+        if (strcmp(l->items[i], m->id) == 0)
+            return 0;
+    if (mn__records_strings_push(ids->l, m->id)) {
+        ids->oom = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static mn_status forget_memories(mn_db *db, const char *ns, int64_t *count)
+{
+    mn_memory_query q = MN_MEMORY_QUERY_INIT;
+    q.ns = ns;
+    for (;;) {
+        struct ids ids = {calloc(1, sizeof *ids.l), 0};
+        if (!ids.l)
+            return mn__nomem();
+        mn_store_memory_query sq = {&q, NULL, 1, NULL, 0, mn__clock_now_ms(), FORGET_BATCH, 0, NULL, 0};
+        mn_status rc = db->store->ops->memory->query(db->store, &sq, collect_id, &ids);
+        if (!rc && ids.oom)
+            rc = mn__nomem();
+        size_t n = rc ? 0 : ids.l->pub.count;
+        for (size_t i = 0; !rc && i < n; i++) {
+            int64_t removed = 0;
+            rc = db->store->ops->memory->forget(db->store, ids.l->pub.items[i], &removed);
+            if (!rc && removed)
+                (*count)++;
+        }
+        mn_strings_free(&ids.l->pub);
+        if (!rc && n == 0 && *count) /* the memory vector index kept their vectors: it goes */
+            mn__erased_memories(db);
+        if (rc || n == 0)
+            return rc;
+    }
+}
+
+mn_status mn__forget_namespace(mn_db *db, const char *ns, mn_forget_stats *st)
+{
+    mn_status rc = forget_sessions(db, ns, &st->sessions);
+    if (!rc)
+        rc = forget_memories(db, ns, &st->memories);
+    int64_t documents = 0;
+    if (!rc)
+        rc = mn__document_forget_ns(db, ns, &documents);
+    if (st->sessions || st->memories || documents)
+        mn__log(MN_LOG_INFO, "namespace %s forgotten: %lld sessions, %lld memories, %lld documents", ns,
+                (long long)st->sessions, (long long)st->memories, (long long)documents);
+    return rc;
 }

@@ -1,6 +1,6 @@
 /*
  * handle.c — the checks every public function starts with: the handle, a session id, and a
- * session that exists and has not expired (engine.h).
+ * session that exists and has not expired (engine.h); and what a handle tells about its store.
  */
 #include <string.h>
 
@@ -63,3 +63,7 @@ mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out)
         mn__records_session_free(s);
     return MN_OK;
 }
+
+const char *mn__get_db_label(const mn_db *db) { return db->store->label; }
+
+int mn__get_append_writers(const mn_db *db) { return db->store->ops->append_writers; }

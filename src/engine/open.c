@@ -1,7 +1,8 @@
 /*
  * open.c — opening and closing a database handle (mn_open_path, mn_close, and the two handles
  * `mnemo migrate` holds): the configuration's snapshot, the store, the tokenizer shared by every
- * handle of the process, search, the memory worker, and the daily auto-prune.
+ * handle of the process, search, the memory worker, and the daily auto-prune; and mn_upgrade,
+ * which opens the store alone, so that opening migrates its schema.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -177,6 +178,30 @@ mn_status mn__open_db(const char *path, const mn_config *cfg, mn_db **out)
     auto_prune(db);
     *out = db;
     return MN_OK;
+}
+
+mn_status mn__upgrade_db(const char *path, const mn_config *cfg, mn_progress_fn progress, void *user,
+                         int *from_version)
+{
+    int found = 0;
+    mn_config *own = NULL;
+    mn_status rc = cfg ? mn__config_copy(cfg, &own) : mn_config_new(&own);
+    char *target = NULL;
+    if (!rc && !(target = mn__expand_path(path ? path : mn__config_str(own, "memory.storage_path"))))
+        rc = mn__nomem();
+    mn_store *store = NULL;
+    if (!rc) {
+        mn_store_opts so = mn__store_opts(own, progress, user);
+        so.found_version = &found;
+        rc = mn__store_open(target, &so, &store); /* migrates, reporting its longest step */
+    }
+    if (from_version)
+        *from_version = rc ? 0 : found;
+    if (store)
+        store->ops->close(store);
+    free(target);
+    mn_config_free(own);
+    return rc;
 }
 
 /* memory.auto_prune_days for every opener, not only `mnemo serve` (seed 000 prunes at start):

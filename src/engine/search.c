@@ -1,7 +1,8 @@
 /*
- * search.c — the search use cases behind mn_search and mn_embed_* (src/mnemo_search.c) and the
- * hooks the rest of the library calls: queueing on open, auto-embedding after an append, the
- * handle's embedder and vector index, saving the index on close. RAG is in rag.c.
+ * search.c — the search use cases behind mn_search, mn_embed_* and mn_keyword_drain*
+ * (src/mnemo_search.c) and the hooks the rest of the library calls: queueing on open,
+ * auto-embedding after an append, the handle's embedder and vector index, saving the index on
+ * close. RAG is in rag.c.
  * Design notes: docs/search.md.
  */
 #include <math.h>
@@ -275,6 +276,20 @@ mn_status mn__embed_fill(mn_db *db, int reset, mn_progress_fn progress, void *us
         mn__memory_index_update(db, reset, 0);
     return rc;
 }
+
+mn_status mn__count_embeddings(mn_db *db, int64_t *embedded, int64_t *queued)
+{
+    return db->store->ops->search->counts(db->store, embedded, queued);
+}
+
+/* ---- the keyword index's queue (search.fts_drain) --------------------------------------------- */
+
+mn_status mn__drain_keywords(mn_db *db, int all, int64_t *applied, int64_t *pending)
+{
+    return db->store->ops->search->fts_drain(db->store, all, applied, pending);
+}
+
+void mn__defer_keyword_drain(mn_db *db, int on) { db->store->ops->search->fts_defer(db->store, on); }
 
 /* ---- search ---------------------------------------------------------------------------------- */
 

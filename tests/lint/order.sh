@@ -2,7 +2,8 @@
 # The order of the src/ modules (docs/ARCHITECTURE.md "Layers"): a file may include a module of
 # its own tier or a lower one, never a higher one; no #include circle between files; and no
 # call upwards or sideways at the top: nothing below the API layer calls a function defined in
-# src/mnemo*.c, and the public files do not call each other (what they share is in src/engine/).
+# src/mnemo*.c, and the public files do not call each other (what they share is in src/engine/);
+# and no tier is skipped at the top: the API layer reaches the store only through the engine.
 #
 #   tier 0  util
 #   tier 1  token config http
@@ -84,6 +85,33 @@ find . -name '*.c' | sed 's|^\./||' | sort | xargs awk '
     }' | sort >"$tmp/calls"
 if grep . "$tmp/calls"; then
     echo "calls into the public files from src/ (move what they share into src/engine/)"
+    fail=1
+fi
+
+# 4. the API layer (src/mnemo*.c, src/mnemo_int.h) talks to the engine, never to the store: no
+# store operation (->ops->, ->store->), no store/ header, no call of an mn__ function of src/store/
+api=$(ls mnemo*.c mnemo_int.h)
+if grep -nE -e '->(ops|store)->' -e '#include "store/' $api; then
+    echo "the API layer talks to the store (move it into src/engine/)"
+    fail=1
+fi
+awk '
+    FNR == 1 && FILENAME ~ /^store\// { store = 1 }
+    FNR == 1 && FILENAME !~ /^store\// { store = 0 }
+    /^[ \t]*(\/\*|\*([ \/]|$)|\/\/)/ { next } # comment lines (not "*out = ...")
+    store && /^[a-z]/ && !/;$/ && match($0, /^[^(]*[^a-z0-9_]mn__[a-z0-9_]+\(/) {
+        name = substr($0, 1, RLENGTH - 1); sub(/.*[^a-z0-9_]/, "", name); def[name] = FILENAME
+    }
+    !store {
+        line = $0
+        while (match(line, /(^|[^a-z0-9_])mn__[a-z0-9_]+\(/)) {
+            m = substr(line, RSTART, RLENGTH - 1); sub(/^[^m]*/, "", m)
+            if (m in def) print FILENAME ":" FNR ": " m " (" def[m] ")"
+            line = substr(line, RSTART + RLENGTH)
+        }
+    }' $(find store -name '*.c' | sort) $api >"$tmp/store_calls"
+if grep . "$tmp/store_calls"; then
+    echo "the API layer calls functions of src/store/ (move the use into src/engine/)"
     fail=1
 fi
 
