@@ -1254,7 +1254,7 @@ MN_API mn_status mn_memories_to_json(const mn_memories *list, char **out);
 /* mn_session_files with at most max_files paths (0: all): the first max_files of its list
  * (seed 002's GetRecentFiles(maxFiles)). Caller frees *out with mn_strings_free. Errors:
  * MN_INVALID (bad id), MN_NOTFOUND, MN_EXPIRED, MN_BUSY, MN_IO.
- * Server operation: "files" with parameter "limit" (CLI `mnemo files ID --limit N`). */
+ * Server operation: "session_files" with parameter "limit" (CLI `mnemo session files ID --limit N`). */
 MN_API mn_status mn_session_files_n(mn_db *db, const char *session_id, size_t max_files, mn_strings **out);
 
 /* What one tool hands to the next about a thread (seed 002's BuildContextSummary). Allocated by
@@ -1285,8 +1285,8 @@ typedef struct mn_thread_summary {
  * files (at most max_files of them, in mn_session_files's order; 0: all). Reads only; an
  * expired thread is MN_EXPIRED as everywhere. Caller frees *out with mn_thread_summary_free.
  * Errors: MN_INVALID (bad id), MN_NOTFOUND, MN_EXPIRED, MN_BUSY, MN_IO, MN_NOMEM. Thread-safe.
- * Server operation: "handover" (REST GET /v1/sessions/{id}/handover; MCP tool "handover";
- * CLI `mnemo handover`). */
+ * Server operation: "thread_summary_get" (REST GET /v1/sessions/{id}/handover; MCP tool
+ * "thread_summary_get"; CLI `mnemo thread summary-get`). */
 MN_API mn_status mn_thread_summary_get(mn_db *db, const char *session_id, size_t max_files, mn_thread_summary **out);
 MN_API void mn_thread_summary_free(mn_thread_summary *s);
 /* The summary as one JSON object: {"thread_id","namespace","title","tool","started",

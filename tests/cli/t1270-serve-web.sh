@@ -74,8 +74,8 @@ check "405 names the allowed methods" sh -c "curl -s -D - -o /dev/null -X DELETE
 req GET /nope.html
 eq "$CODE" 404 "other paths are not the page"
 # the empty list says how to add data (the browser test sees it shown: tests/web/page.test.mjs)
-check "the empty list names mnemo demo, mnemo add and the REST route" \
-    sh -c "grep -q 'mnemo demo' '$T/page.html' && grep -q 'mnemo add' '$T/page.html' && grep -q 'POST /v1/sessions' '$T/page.html'"
+check "the empty list names mnemo demo, mnemo append and the REST route" \
+    sh -c "grep -q 'mnemo demo' '$T/page.html' && grep -q 'mnemo append' '$T/page.html' && grep -q 'POST /v1/sessions' '$T/page.html'"
 
 # the icon the page names, which browsers also ask for on their own: never a 404 on first load
 CODE=$(curl -s -D "$T/h.txt" -o "$T/favicon" -w '%{http_code}' "$URL/favicon.ico")
@@ -106,9 +106,9 @@ eq "$CODE" 401 "the API it calls does"
 serve_stop
 
 # the search route the page uses
-ok mn session new --namespace web-a --title "Pool talk"
+ok mn session create --namespace web-a --title "Pool talk"
 A=$OUT
-ok mn session new --namespace web-b
+ok mn session create --namespace web-b
 B=$OUT
 ok mn add "$A" user "How do I size the postgres connection pool?"
 ok mn add "$A" assistant "Start with a pgbouncer pool in transaction mode."

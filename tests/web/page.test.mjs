@@ -131,10 +131,10 @@ test('first load of an empty database: the icon is answered, the list says how t
     await hint.waitFor({ state: 'visible', timeout: 30000 });
     const text = await hint.textContent();
     assert.match(text, /^No sessions yet\./);
-    for (const how of ['mnemo demo', 'mnemo session new', 'mnemo add', 'POST /v1/sessions', 'POST /v1/sessions/{id}/messages'])
+    for (const how of ['mnemo demo', 'mnemo session create', 'mnemo append', 'POST /v1/sessions', 'POST /v1/sessions/{id}/messages'])
       assert.ok(text.includes(how), `the hint names ${how}: ${text}`);
-    assert.deepEqual(await hint.locator('code').allTextContents(), ['mnemo demo', '--db', 'mnemo session new',
-      'mnemo add <id> user "…"', 'POST /v1/sessions', 'POST /v1/sessions/{id}/messages'], 'commands and routes as code');
+    assert.deepEqual(await hint.locator('code').allTextContents(), ['mnemo demo', '--db', 'mnemo session create',
+      'mnemo append <id> user "…"', 'POST /v1/sessions', 'POST /v1/sessions/{id}/messages'], 'commands and routes as code');
     // the browser asks for the icon by itself (Playwright does not see that request): the server's log says how it went
     const asked = () => log.join('').split('\n').find((l) => /path=\/favicon\.ico /.test(l));
     const deadline = Date.now() + 30000;
