@@ -190,6 +190,22 @@ mn_status mn__export_sessions(mn_db *db, const char *const *ids, size_t n, mn_wr
  * and skipped (the caller zeroes it and hands it on only after success). */
 mn_status mn__import_sessions(mn_db *db, mn_read_fn read, void *user, mn_import_stats *st);
 
+/* ---- import_rows.c: session and message rows as an export has them (import, migrate) ---- */
+
+/* The session the rows follow: one the import added with a title, until its messages are in. */
+struct mn__import_rows {
+    char *id, *title;
+    int64_t seq; /* the first of its user messages whose title it is (0: none yet) */
+};
+/* store.h's import_session and import_message, inside the caller's begin…commit; an added
+ * session's title_seq is recorded once its messages are in (at the next session row, or at
+ * mn__import_rows_end, which a caller runs before its commit). Free with mn__import_rows_free
+ * (a failed import). */
+mn_status mn__import_session_row(mn_store *st, struct mn__import_rows *r, const mn_session *s, int *added);
+mn_status mn__import_message_row(mn_store *st, struct mn__import_rows *r, const mn_message *m, int *added);
+mn_status mn__import_rows_end(mn_store *st, struct mn__import_rows *r);
+void mn__import_rows_free(struct mn__import_rows *r);
+
 /* ---- admin.c: looking after a whole database ---- */
 
 /* mn_reindex_tokens after its handle check: every message counted again with the handle's

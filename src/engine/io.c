@@ -198,8 +198,8 @@ static int next_line(struct line_reader *r, const char **line, size_t *len)
     }
 }
 
-static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats *st, int64_t *lineno,
-                              size_t *memories, int *optin)
+static mn_status import_lines(mn_db *db, struct line_reader *r, struct mn__import_rows *rows, mn_import_stats *st,
+                              int64_t *lineno, size_t *memories, int *optin)
 {
     const char *line;
     size_t len;
@@ -239,7 +239,7 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
             rc = mn__err(MN_INVALID, "a header may only be the first line");
         seen_header = 1;
         if (!rc && it.kind == MN_JSONL_SESSION) {
-            rc = db->store->ops->import_session(db->store, &it.session, &added);
+            rc = mn__import_session_row(db->store, rows, &it.session, &added);
             *optin |= added && mn__memory_optin_wanted(it.session.metadata);
             st->sessions_added += added;
             st->sessions_skipped += !added;
@@ -247,7 +247,7 @@ static mn_status import_lines(mn_db *db, struct line_reader *r, mn_import_stats 
             /* the stored count is this database's tokenizer's, never the file's: a count the
              * file made up would pass any budget */
             it.message.tokens = mn__message_tokens(db->tk, &it.message);
-            rc = db->store->ops->import_message(db->store, &it.message, &added);
+            rc = mn__import_message_row(db->store, rows, &it.message, &added);
             if (rc == MN_NOTFOUND)
                 rc = mn__err(MN_INVALID, "message %lld belongs to session %s, which has no session line before it",
                              (long long)it.message.id, it.message.session_id);
@@ -279,15 +279,19 @@ mn_status mn__import_sessions(mn_db *db, mn_read_fn read, void *user, mn_import_
     int64_t lineno = 0;
     size_t memories = 0;
     int optin = 0;
+    struct mn__import_rows rows = {0};
     mn_status rc = db->store->ops->begin(db->store);
     if (!rc) {
-        rc = import_lines(db, &r, st, &lineno, &memories, &optin);
-        if (rc) {
-            if (lineno > 0)
-                rc = mn__err(rc, "import line %lld: %s", (long long)lineno, mn_errmsg());
+        rc = import_lines(db, &r, &rows, st, &lineno, &memories, &optin);
+        if (rc && lineno > 0)
+            rc = mn__err(rc, "import line %lld: %s", (long long)lineno, mn_errmsg());
+        if (!rc)
+            rc = mn__import_rows_end(db->store, &rows);
+        if (rc)
             db->store->ops->rollback(db->store);
-        } else
+        else
             rc = db->store->ops->commit(db->store);
+        mn__import_rows_free(&rows);
     }
     if (!rc && memories) /* the memory vector index follows, once the rows are committed */
         mn__memory_index_update(db, 0, memories);

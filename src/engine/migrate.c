@@ -47,6 +47,7 @@ struct copy {
     void *user;
     char (*ids)[MN_UUID_LEN + 1]; /* every source session, for the second pass */
     size_t n_ids, cap_ids;
+    struct mn__import_rows rows;
 };
 
 static void tick(struct copy *c, int force)
@@ -71,7 +72,7 @@ static int on_session(void *user, const mn_session *s)
         c->cap_ids = cap;
     }
     snprintf(c->ids[c->n_ids++], MN_UUID_LEN + 1, "%s", s->id);
-    c->rc = c->dst->store->ops->import_session(c->dst->store, s, &added);
+    c->rc = mn__import_session_row(c->dst->store, &c->rows, s, &added);
     if (c->rc)
         c->rc = mn__err(c->rc, "migrate: session %s: %s", s->id, mn_errmsg());
     c->st.sessions_added += added;
@@ -84,7 +85,7 @@ static int on_message(void *user, const mn_message *m)
 {
     struct copy *c = user;
     int added = 0;
-    c->rc = c->dst->store->ops->import_message(c->dst->store, m, &added);
+    c->rc = mn__import_message_row(c->dst->store, &c->rows, m, &added);
     if (c->rc)
         c->rc = mn__err(c->rc, "migrate: message %lld of session %s: %s", (long long)m->id, m->session_id,
                         mn_errmsg());
@@ -397,10 +398,13 @@ mn_status mn__migrate_db(const char *from, const char *to, const mn_config *cfg,
         if (!rc) {
             mn_status scan = c.src->store->ops->export_scan(c.src->store, NULL, 0, on_session, on_message, &c);
             rc = c.rc ? c.rc : scan;
+            if (!rc)
+                rc = mn__import_rows_end(c.dst->store, &c.rows);
             if (rc)
                 c.dst->store->ops->rollback(c.dst->store);
             else
                 rc = c.dst->store->ops->commit(c.dst->store);
+            mn__import_rows_free(&c.rows);
         }
     }
     for (size_t i = 0; i < c.n_ids && !rc; i++) {

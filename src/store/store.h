@@ -91,6 +91,9 @@ struct mn_store_ops {
     void (*rollback)(mn_store *st);
     mn_status (*import_session)(mn_store *st, const mn_session *s, int *added);
     mn_status (*import_message)(mn_store *st, const mn_message *m, int *added);
+    /* Records that imported session id's title came from its message seq (engine/import_rows.c
+     * finds it; an import never derives a title). */
+    mn_status (*import_title_from)(mn_store *st, const char *id, int64_t seq);
     mn_status (*stats)(mn_store *st, int64_t now_ms, mn_store_stats *out);
     /* Threads. Deletes the sessions whose expires_at (> 0) is now_ms or before; *ids and the rest
      * as session_prune. */

@@ -750,13 +750,6 @@ mn_status mn__pg_op_export_scan(mn_store *st, const char *const *ids, size_t n, 
     return mn__pg_run(PG(st), PG_SNAPSHOT, export_body, &a);
 }
 
-/* An import never derives a title: a session it adds with one is marked in meta
- * ('import.title:<sid>'), and the commit finds the message the title came from once the
- * messages are in (pg.c, mn__pg_op_commit; sqlite/sqlite.c's SQL_IMPORT_TITLE_MARK). */
-static const char SQL_IMPORT_TITLE_MARK[] =
-    "INSERT INTO meta (key, value) VALUES ('import.title:' || $1::bigint, $1::bigint::text)"
-    " ON CONFLICT (key) DO NOTHING";
-
 static mn_status import_session_body(struct pg_conn *c, void *arg)
 {
     const mn_session *in = arg;
@@ -764,12 +757,7 @@ static mn_status import_session_body(struct pg_conn *c, void *arg)
     mn_status rc = mn__pg_session_sid(c, in->id, &sid, NULL);
     if (rc != MN_NOTFOUND)
         return rc == MN_OK ? MN_NOTFOUND : rc; /* MN_NOTFOUND here: present, skipped */
-    if ((rc = insert_session(c, in, &sid)) || !in->title)
-        return rc;
-    struct pg_params p;
-    mn__pg_params_init(&p);
-    mn__pg_i64(&p, sid);
-    return mn__pg_query(c, SQL_IMPORT_TITLE_MARK, &p, 0, "import title", NULL);
+    return insert_session(c, in, &sid);
 }
 
 mn_status mn__pg_op_import_session(mn_store *st, const mn_session *in, int *added)
@@ -782,6 +770,18 @@ mn_status mn__pg_op_import_session(mn_store *st, const mn_session *in, int *adde
     }
     *added = rc == MN_OK;
     return rc;
+}
+
+/* Where an imported session's title came from (the engine finds it: engine/import_rows.c). */
+static const char SQL_IMPORT_TITLE_FROM[] = "UPDATE sessions SET title_seq = $2::bigint WHERE id = $1";
+
+mn_status mn__pg_op_import_title_from(mn_store *st, const char *id, int64_t seq)
+{
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_text(&p, id);
+    mn__pg_i64(&p, seq);
+    return mn__pg_run_exec(PG(st), PG_WRITE, SQL_IMPORT_TITLE_FROM, &p, "import title", NULL);
 }
 
 static const char SQL_MESSAGE_SEQ_EXISTS[] =

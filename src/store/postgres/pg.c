@@ -985,25 +985,13 @@ static struct pg_conn *unpin(struct pg_store *s)
     return c;
 }
 
-/* The sessions an import added with a title (marked in meta by messages.c's import): the title
- * came from the first user message whose title (mn__message_title: its first 100 characters,
- * leading whitespace gone, line breaks and tabs made spaces) it is, as the upgrade to schema 10
- * finds (0: none, a title the user set). The marks go: none is ever committed. */
-static const char SQL_IMPORT_TITLES[] =
-    "WITH p AS (DELETE FROM meta WHERE key LIKE 'import.title:%' RETURNING value::bigint AS sid)"
-    " UPDATE sessions s SET title_seq = coalesce((SELECT min(m.seq) FROM messages m WHERE m.session_sid = s.sid"
-    " AND m.role = 'user' AND left(translate(ltrim(m.content, E' \\n\\t\\r'), E'\\n\\r\\t', '   '), 100) = s.title), 0)"
-    " FROM p WHERE s.sid = p.sid AND s.title IS NOT NULL";
-
 mn_status mn__pg_op_commit(mn_store *st)
 {
     struct pg_store *s = PG(st);
     struct pg_conn *c = unpin(s);
     if (!c)
         return mn__err(MN_MISUSE, "postgres: commit without begin");
-    mn_status rc = mn__pg_query(c, SQL_IMPORT_TITLES, NULL, 0, "import titles", NULL);
-    if (!rc)
-        rc = mn__pg_query(c, SQL_COMMIT, NULL, 0, "commit", NULL);
+    mn_status rc = mn__pg_query(c, SQL_COMMIT, NULL, 0, "commit", NULL);
     if (rc)
         rollback(c);
     release(s, c);
@@ -1434,6 +1422,7 @@ mn_status mn__store_pg_open(const char *url, const mn_store_opts *opts, mn_store
         .rollback = mn__pg_op_rollback,
         .import_session = mn__pg_op_import_session,
         .import_message = mn__pg_op_import_message,
+        .import_title_from = mn__pg_op_import_title_from,
         .stats = op_stats,
         .recount_tokens = op_recount_tokens,
         .session_gc = mn__pg_op_session_gc,

@@ -257,6 +257,7 @@ mn_status mn__pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_m
 mn_status mn__pg_op_export_scan(mn_store *st, const char *const *ids, size_t n, mn_store_session_fn on_session,
                                mn_store_message_fn on_message, void *user);
 mn_status mn__pg_op_import_session(mn_store *st, const mn_session *in, int *added);
+mn_status mn__pg_op_import_title_from(mn_store *st, const char *id, int64_t seq);
 mn_status mn__pg_op_import_message(mn_store *st, const mn_message *m, int *added);
 
 /* threads.c */

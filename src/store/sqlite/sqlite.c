@@ -24,13 +24,6 @@
 
 _Static_assert(MN_SQLITE_SCHEMA_VERSION == MN_SCHEMA_VERSION_SQLITE, "store.h names the version schema.h reaches");
 
-/* The title mn__message_title takes from a message's content (an SQL expression of column col):
- * its first 100 characters (MN_TITLE_CHARS, memory/message.h, a layer above), leading whitespace
- * gone, line breaks and tabs made spaces. */
-#define TITLE_OF(col)                                                                                            \
-    "substr(replace(replace(replace(ltrim(" col ", ' ' || char(10) || char(9) || char(13)), char(10), ' '),"    \
-    " char(13), ' '), char(9), ' '), 1, 100)"
-
 #define SESSION_COLS MN_SQLITE_SESSION_COLS
 #define MESSAGE_COLS MN_SQLITE_MESSAGE_COLS
 
@@ -761,36 +754,13 @@ static mn_status op_export_scan(mn_store *st, const char *const *ids, size_t n, 
     return rc;
 }
 
-/* An import never derives a title, so where an imported session's title came from is found once
- * its messages are in: the first user message whose title (TITLE_OF) it is, as the upgrade to
- * schema 13 does (0: none, a title the user set). Each session the import adds with a title
- * leaves a row 'import.title:<sid>' in meta, which the commit resolves and removes: no such
- * row is ever committed. */
-static const char SQL_IMPORT_TITLE_MARK[] =
-    "INSERT OR REPLACE INTO meta (key, value) VALUES ('import.title:' || ?1, ?1)";
-static const char SQL_IMPORT_TITLES[] =
-    "UPDATE sessions SET title_seq = coalesce((SELECT seq FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "sessions.sid")
-    " AND role = 'user' AND " TITLE_OF("content") " = sessions.title ORDER BY pos LIMIT 1), 0)"
-    " WHERE sid IN (SELECT CAST(value AS INTEGER) FROM meta WHERE key LIKE 'import.title:%') AND title IS NOT NULL";
-static const char SQL_IMPORT_TITLES_DONE[] = "DELETE FROM meta WHERE key LIKE 'import.title:%'";
+/* Where an imported session's title came from (the engine finds it: engine/import_rows.c). */
+static const char SQL_IMPORT_TITLE_FROM[] = "UPDATE sessions SET title_seq = ?2 WHERE id = ?1";
 
-static mn_status import_title_mark(struct sqlite_store *s, int64_t sid)
+static mn_status op_import_title_from(mn_store *st, const char *id, int64_t seq)
 {
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_IMPORT_TITLE_MARK, &st);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, sid);
-    return mn__sqlite_step_done(s, st, "import title");
-}
-
-static mn_status import_titles(struct sqlite_store *s)
-{
-    sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_IMPORT_TITLES, &st);
-    if (rc || (rc = mn__sqlite_step_done(s, st, "import titles")) || (rc = mn__sqlite_stmt(s, SQL_IMPORT_TITLES_DONE, &st)))
-        return rc;
-    return mn__sqlite_step_done(s, st, "import titles");
+    return mn__sqlite_run((struct sqlite_store *)st, SQL_IMPORT_TITLE_FROM, "import title",
+                          ARGS(ARG_TEXT(id), ARG_INT(seq))); /* begin() holds the lock */
 }
 
 /* Import holds the handle's lock from begin to commit/rollback, so the whole import is one
@@ -810,10 +780,8 @@ static mn_status op_begin(mn_store *st)
 static mn_status op_commit(mn_store *st)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    mn_status rc = import_titles(s);
-    if (rc)
-        mn__sqlite_rollback(s);
-    else if (!(rc = mn__sqlite_commit(s)))
+    mn_status rc = mn__sqlite_commit(s);
+    if (!rc)
         mn__sqlite_fts_after_commit(s);
     mn_sqlite_held = (struct mn_sqlite_held){0};
     pthread_mutex_unlock(&s->lock);
@@ -837,8 +805,6 @@ static mn_status op_import_session(mn_store *st, const mn_session *in, int *adde
     if (rc != MN_NOTFOUND)
         return rc; /* present (skip) or a real error */
     rc = insert_session(s, in);
-    if (!rc && in->title)
-        rc = import_title_mark(s, sqlite3_last_insert_rowid(s->db));
     *added = rc == MN_OK;
     return rc;
 }
@@ -1443,6 +1409,7 @@ mn_status mn__store_sqlite_open(const char *path, const mn_store_opts *opts, mn_
         .rollback = op_rollback,
         .import_session = op_import_session,
         .import_message = op_import_message,
+        .import_title_from = op_import_title_from,
         .stats = op_stats,
         .recount_tokens = op_recount_tokens,
         .session_gc = mn__sqlite_op_session_gc,
