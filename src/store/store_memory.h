@@ -32,6 +32,22 @@ typedef struct mn_store_memory_query {
     size_t n_vids;
 } mn_store_memory_query;
 
+/* The scope filters of a query (its memory id, then q's namespace, user, agent, session and
+ * kind), those set, as column = value pairs for a backend's WHERE; returns how many. */
+static inline size_t mn__memory_scope(const mn_store_memory_query *sq, const char *col[6], const char *val[6])
+{
+    const mn_memory_query *q = sq->q;
+    const char *const cols[6] = {"m.id", "m.namespace", "m.user_id", "m.agent_id", "m.session_id", "m.kind"};
+    const char *const vals[6] = {sq->id, q->ns, q->user_id, q->agent_id, q->session_id, q->kind};
+    size_t n = 0;
+    for (size_t i = 0; i < 6; i++)
+        if (vals[i]) {
+            col[n] = cols[i];
+            val[n++] = vals[i];
+        }
+    return n;
+}
+
 /* One row: m and vec are callback-scoped; bm25 (larger is better) when match was set. Return 0
  * to go on, 1 to stop. */
 typedef int (*mn_store_memory_fn)(void *user, const mn_memory *m, double bm25, const float *vec, uint32_t dim);

@@ -186,18 +186,12 @@ static void bind_num(struct binds *b, struct mn_buf *sql, const char *fmt, int64
 static void build_where(const mn_store_memory_query *sq, struct binds *b, struct mn_buf *sql, json_t *meta)
 {
     const mn_memory_query *q = sq->q;
-    if (sq->id)
-        bind_text(b, sql, " AND m.id = $%d", sq->id);
-    if (q->ns)
-        bind_text(b, sql, " AND m.namespace = $%d", q->ns);
-    if (q->user_id)
-        bind_text(b, sql, " AND m.user_id = $%d", q->user_id);
-    if (q->agent_id)
-        bind_text(b, sql, " AND m.agent_id = $%d", q->agent_id);
-    if (q->session_id)
-        bind_text(b, sql, " AND m.session_id = $%d", q->session_id);
-    if (q->kind)
-        bind_text(b, sql, " AND m.kind = $%d", q->kind);
+    const char *col[6], *scope[6];
+    for (size_t i = 0, n = mn__memory_scope(sq, col, scope); i < n; i++) {
+        add(b, sql, " AND ");
+        add(b, sql, col[i]);
+        bind_text(b, sql, " = $%d", scope[i]);
+    }
     if (q->pinned >= 0)
         bind_num(b, sql, " AND m.pinned = $%d::int", q->pinned);
     if (!sq->all_versions) {

@@ -206,18 +206,12 @@ static mn_status build_where(const mn_store_memory_query *sq, struct binds *b, s
                              json_t **meta_keep)
 {
     const mn_memory_query *q = sq->q;
-    if (sq->id)
-        bind_text(b, sql, " AND m.id = ?%d", sq->id);
-    if (q->ns)
-        bind_text(b, sql, " AND m.namespace = ?%d", q->ns);
-    if (q->user_id)
-        bind_text(b, sql, " AND m.user_id = ?%d", q->user_id);
-    if (q->agent_id)
-        bind_text(b, sql, " AND m.agent_id = ?%d", q->agent_id);
-    if (q->session_id)
-        bind_text(b, sql, " AND m.session_id = ?%d", q->session_id);
-    if (q->kind)
-        bind_text(b, sql, " AND m.kind = ?%d", q->kind);
+    const char *col[6], *scope[6];
+    for (size_t i = 0, n = mn__memory_scope(sq, col, scope); i < n; i++) {
+        add(b, sql, " AND ");
+        add(b, sql, col[i]);
+        bind_text(b, sql, " = ?%d", scope[i]);
+    }
     if (q->pinned >= 0)
         bind_num(b, sql, " AND m.pinned = ?%d", q->pinned);
     if (!sq->all_versions) {
@@ -313,9 +307,13 @@ static int small_user_scope(struct sqlite_store *s, const char *user_id)
 }
 
 /* Prepares a statement built with add() and binds its parameters (the caller finalizes it). */
+/* The statement built so far (*st NULL when building ran out of memory or it fails). */
 static mn_status prepare_built(struct sqlite_store *s, const struct mn_buf *sql, const struct binds *b, const char *what,
                                sqlite3_stmt **st)
 {
+    *st = NULL;
+    if (b->oom)
+        return mn__nomem();
     int r = sqlite3_prepare_v2(s->db, sql->data, -1, st, NULL);
     if (r != SQLITE_OK)
         return mn__sqlite_fail(s, r, what);
@@ -323,9 +321,19 @@ static mn_status prepare_built(struct sqlite_store *s, const struct mn_buf *sql,
     return MN_OK;
 }
 
-static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_query *sq, mn_store_memory_fn fn,
-                              void *user)
+struct query_arg {
+    const mn_store_memory_query *q;
+    mn_store_memory_fn fn;
+    void *user;
+};
+
+/* The body of op_query (held.c's runners). */
+static mn_status query_body(struct sqlite_store *s, void *arg)
 {
+    const struct query_arg *a = arg;
+    const mn_store_memory_query *sq = a->q;
+    mn_store_memory_fn fn = a->fn;
+    void *user = a->user;
     float *vbuf = NULL; /* the rows' vectors, decoded */
     uint32_t vcap = 0;
     struct mn_buf sql = MN_BUF_INIT;
@@ -365,8 +373,6 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
         add(&b, &sql, " ORDER BY m.recorded_at DESC, m.vid DESC");
     if (sq->limit)
         b.oom |= mn__buf_addf(&sql, " LIMIT %zu OFFSET %zu", sq->limit, sq->offset) != MN_OK;
-    if (!rc && b.oom)
-        rc = mn__nomem();
     sqlite3_stmt *st = NULL;
     if (!rc)
         rc = prepare_built(s, &sql, &b, "memory query", &st);
@@ -400,18 +406,6 @@ static mn_status query_locked(struct sqlite_store *s, const mn_store_memory_quer
     return rc;
 }
 
-struct query_arg {
-    const mn_store_memory_query *q;
-    mn_store_memory_fn fn;
-    void *user;
-};
-
-static mn_status query_body(struct sqlite_store *s, void *arg)
-{
-    struct query_arg *a = arg;
-    return query_locked(s, a->q, a->fn, a->user);
-}
-
 /* On begin's connection when inside begin…commit (a version write reads the earlier ones). Not
  * a scan (mn__sqlite_run_scan): the callback may write to another handle this thread holds in
  * begin…commit (migrate copies memories from a query's rows into its destination). */
@@ -432,8 +426,6 @@ static mn_status vec_filter_locked(struct sqlite_store *s, const mn_store_memory
     f.match = NULL;
     add(&b, &sql, "SELECT m.vid FROM memory_vectors v JOIN memories m ON m.vid = v.vid WHERE 1");
     mn_status rc = build_where(&f, &b, &sql, &meta);
-    if (!rc && b.oom)
-        rc = mn__nomem();
     sqlite3_stmt *st = NULL;
     if (!rc)
         rc = prepare_built(s, &sql, &b, "memory filter", &st);
