@@ -2,15 +2,22 @@
 For each operation bound to a CLI command and each of its integer or number parameters with a
 declared minimum or maximum (`mnemo api --json`: the cases come from the table, never by hand),
 min-1 and max+1 are refused — the CLI exits 2 naming the value, REST answers 400 and MCP
-tools/call a -32602 error naming the parameter, the Python package raises mnemo.Invalid — and
-min and max are accepted by all four (a success, or "not found" for an id that names nothing).
+tools/call a -32602 error naming the parameter, the Python package raises mnemo.Invalid, the
+TypeScript client (@mnemo/client) throws InvalidError naming the parameter — and min and max are
+accepted by all five (a success, or "not found" for an id that names nothing). The TypeScript
+client checks no operation's range itself (only the types of query parameters): its
+InvalidError is the server's 400, so what this holds it to is sending the value as given.
 
 The CLI and REST calls are parity.py's rows (one per operation: its argv and REST params): the
 value replaces the row's own for the parameter, or goes in as --NAME (the parameter's name with
 `-` for `_`); a command without that option does not expose the parameter and is listed. The
-Python calls are PY below, by hand: a case without an entry there fails until it gets one.
-Usage: python3 limits.py MNEMO DB URL LIBMNEMO PRELOAD   (PRELOAD: what python needs in LD_PRELOAD
-to load LIBMNEMO, an ASan runtime or empty); the Python part runs in a child, limits.py --python.
+Python calls are PY below, by hand: a case without an entry there fails until it gets one. The
+TypeScript calls need no table: limits_ts.mjs (one node process for every case) calls the
+operation's generated method with the REST call's parameters, path parameters as its arguments.
+The ranges the built client was generated with (its RANGES) must be the table's too.
+Usage: python3 limits.py MNEMO DB URL LIBMNEMO PRELOAD JSDIR   (PRELOAD: what python needs in
+LD_PRELOAD to load LIBMNEMO, an ASan runtime or empty; JSDIR: the built @mnemo/client,
+js/test/build.sh's $BUILD_DIR/js); the Python part runs in a child, limits.py --python.
 """
 import json
 import os
@@ -93,12 +100,12 @@ if sys.argv[1:2] == ["--python"]:
     python_child(sys.argv[2])
     sys.exit(0)
 
-# ---- the CLI, REST and MCP ---------------------------------------------------------------------
+# ---- the CLI, REST, MCP and TypeScript ---------------------------------------------------------
 import parity  # noqa: E402  (reads MNEMO DB URL from sys.argv)
 
-MNEMO, DB, LIB, PRELOAD = sys.argv[1], sys.argv[2], sys.argv[4], sys.argv[5]
+MNEMO, DB, URL, LIB, PRELOAD, JSDIR = sys.argv[1:7]
 failures, unexposed = [], []
-counts = {"cases": 0, "values": 0, "cli": 0, "rest": 0, "mcp": 0, "python": 0}
+counts = {"cases": 0, "values": 0, "cli": 0, "rest": 0, "mcp": 0, "python": 0, "typescript": 0}
 
 
 def cli_run(argv):
@@ -127,14 +134,18 @@ def not_found(text):
     return "not found" in text or "not_found" in text or " has no message" in text
 
 
+def case_env(row, want, shared):
+    """The ids one surface's call names: the shared ones, but its own memory to delete."""
+    if want == "accept" and row.api[0] == "DELETE" and row.fresh == "memory":
+        return dict(shared, M=parity.make_memory())
+    return shared
+
+
 def check(op, row, param, v, want, shared, surface):
     """One value through one surface; a failure when it disagrees. Returns the surface when it
     made the call (None: the command has no such option)."""
     where = f"{op['name']}.{param}={v}"
-    env = shared
-    if want == "accept" and row.api[0] == "DELETE" and row.fresh == "memory":
-        env = dict(shared, M=parity.make_memory())  # the memory a surface deletes is its own
-    p = placed(row, param, v, env)
+    p = placed(row, param, v, case_env(row, want, shared))
     if p is None:
         failures.append(f"{where}: parity.py's {op['name']} row holds the value of {param} twice")
         return None
@@ -168,14 +179,57 @@ def check(op, row, param, v, want, shared, surface):
     return surface
 
 
+def typescript(cases):
+    """The cases ([op, param, value, want, REST params]) through limits_ts.mjs: its lines, one a
+    case and then the client's RANGES; None (and a failure) when node or the client fails."""
+    argv = ["node", os.path.join(os.path.dirname(__file__), "limits_ts.mjs"), URL, JSDIR]
+    try:
+        r = subprocess.run(argv, input=json.dumps(cases), capture_output=True, text=True, timeout=600)
+    except FileNotFoundError:
+        failures.append("TypeScript: node is not installed (scripts/install-deps installs nodejs)")
+        return None
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    if r.returncode != 0 or len(lines) != len(cases) + 1:
+        failures.append(f"TypeScript: limits_ts.mjs exits {r.returncode} after {len(lines)} lines: {r.stderr[-800:]}")
+        return None
+    return lines
+
+
+def check_typescript(case, got):
+    """One case's TypeScript result; a failure when it disagrees."""
+    op, param, v, want, _ = case
+    threw, message = got["threw"], got.get("message", "")
+    said = "returned" if threw is None else f"threw {threw}: {message[:200]}"
+    if want == "refuse" and not (threw == "InvalidError" and param in message):
+        failures.append(f"{op}.{param}={v}: TypeScript {said}, not InvalidError naming {param}")
+    if want == "accept" and threw not in (None, "NotFoundError"):
+        failures.append(f"{op}.{param}={v}: TypeScript refuses it: {said}")
+
+
+def check_ranges(ops, ranges):
+    """The built client's RANGES (src/generated.ts, from /openapi.json) are the table's: every
+    declared minimum and maximum of a parameter outside the URL path, and no other."""
+    want = {}
+    for op in ops:
+        for param, schema in op["params"].get("properties", {}).items():
+            if ("minimum" in schema or "maximum" in schema) and "{" + param + "}" not in op["path"]:
+                want.setdefault(op["name"], {})[param] = {"minimum": schema.get("minimum"),
+                                                          "maximum": schema.get("maximum")}
+    for name in sorted(set(want) | set(ranges)):
+        if want.get(name, {}) != ranges.get(name, {}):
+            failures.append(f"{name}: the TypeScript client's RANGES say {json.dumps(ranges.get(name, {}))}, "
+                            f"the table {json.dumps(want.get(name, {}))} (is js/src/generated.ts stale?)")
+
+
 def main():
     parity.mcp("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                               "clientInfo": {"name": "limits", "version": "1"}})
     tools = {t["name"] for t in parity.mcp("tools/list", {})["tools"]}
     shared = {"S": parity.make_session(), "M": parity.make_memory()}
     parity.first_message(shared)
-    calls, py_cases = [], []
-    for op in parity.cli("api", "--json"):
+    calls, py_cases, ts_cases = [], [], []
+    ops = parity.cli("api", "--json")
+    for op in ops:
         if not op.get("cli_command"):
             continue
         row = next((r for r in parity.ROWS if r.op == op["name"]), None)
@@ -194,6 +248,9 @@ def main():
                 surfaces = ("cli", "rest", "mcp") if op["name"] in tools else ("cli", "rest")
                 calls += [(op, row, param, v, want, shared, s) for s in surfaces]
                 py_cases.append([op["name"], param, v, want])
+                p = placed(row, param, v, case_env(row, want, shared))
+                if p:  # else the CLI's check has said why
+                    ts_cases.append([op["name"], param, v, want, p[1]])
     env = dict(os.environ, MNEMO_LIBRARY=LIB, PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "..", "..",
                                                                        "python"))
     if PRELOAD:  # an ASan libmnemo in an uninstrumented python: the runtime first, no leak report
@@ -201,11 +258,19 @@ def main():
     child = subprocess.Popen([sys.executable, __file__, "--python", DB + ".python"], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     # the calls are independent (an accepted value changes nothing another call reads, or only
-    # turns it into "not found"): a few at a time, since each `mnemo` is a process of its own
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    # turns it into "not found"): a few at a time, since each `mnemo` is a process of its own;
+    # the TypeScript ones meanwhile, in one node process
+    with ThreadPoolExecutor(max_workers=1) as aside, ThreadPoolExecutor(max_workers=2) as pool:
+        ts = aside.submit(typescript, ts_cases)
         for surface in pool.map(lambda c: check(*c), calls):
             if surface:
                 counts[surface] += 1
+        ts_lines = ts.result()
+    if ts_lines is not None:
+        for case, got in zip(ts_cases, ts_lines):
+            check_typescript(case, got)
+        check_ranges(ops, ts_lines[-1]["ranges"])
+        counts["typescript"] = len(ts_cases)
     out, err = child.communicate(json.dumps(py_cases), timeout=600)
     if child.returncode != 0:
         failures.append(f"the Python part failed: exit {child.returncode}: {err[-800:]}")
@@ -220,6 +285,7 @@ for f in failures:
     print("FAIL", f)
 for u in unexposed:
     print("not a CLI option:", u)
-print("limits: {cases} declared ranges, {values} values: {cli} CLI, {rest} REST, {mcp} MCP and {python} Python calls; "
+print("limits: {cases} declared ranges, {values} values: {cli} CLI, {rest} REST, {mcp} MCP, {python} Python and "
+      "{typescript} TypeScript calls; "
       .format(**counts) + f"{len(failures)} failures")
 sys.exit(1 if failures else 0)
