@@ -1092,7 +1092,7 @@ static void conn_gauges(struct server *srv)
     atomic_store(&conn_stats.reserve, srv->n_open[1]);
 }
 
-/* The idle lists (under track_lock): connections waiting for a request's headers, by the time
+/* The idle lists (under track_lock): connections waiting for a request (its line not read), by the time
  * they started waiting, oldest first; one list for counted connections, one for the reserve. */
 static void idle_unlink(struct server *srv, int fd)
 {
@@ -1142,7 +1142,8 @@ static void slot_uncount(struct server *srv, int fd)
  * none is idle. Shut down, not closed: libmicrohttpd sees the end of the stream and closes it.
  * One with bytes not read yet has just sent its request (libmicrohttpd has not seen it yet, and
  * under a flood of connections that may take longer than the flood takes to make it the oldest):
- * it goes to the end of the list instead. */
+ * it goes to the end of the list instead. Once libmicrohttpd has read the request's line (on_uri)
+ * the connection leaves the list; between its read and that, a moment, it is still there. */
 static int evict_oldest(struct server *srv, int kind)
 {
     int fd = srv->idle_head[kind];
@@ -1511,6 +1512,10 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
         }
         mark[1] = '\0';
     }
+    /* a request is under way: the connection is no longer idle, and not the one to close for a
+     * newer one (its headers may still come in slowly: server.header_timeout_ms bounds that) */
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    slot_busy(c->srv, ci ? ci->socket_context : NULL, 1);
     return c;
 }
 
