@@ -1039,6 +1039,43 @@ MN_API mn_status mn_stats_get(mn_db *db, mn_stats *out);
 MN_API mn_status mn_stats_json(mn_db *db, char **out);
 
 /* ---------------------------------------------------------------------------------------------
+ * Read replicas (PostgreSQL; docs/scale-out.md#read-replicas). With postgres.replicas set, the
+ * reads of mn_context_build, mn_history, mn_search, mn_session_list, mn_memory_search and
+ * mn_export go to a hot standby that has replayed what the read must see; writes, claims and
+ * background work go to the primary. A read always sees this handle's own commits; to read
+ * another handle's writes (another node, another process), pass its position on. SQLite has no
+ * replicas: positions are "" and every read sees every commit.
+ * ------------------------------------------------------------------------------------------- */
+
+#define MN_POSITION_MAX 32 /* a position's bytes, its NUL included */
+
+/* Writes into out the position after every commit this handle has made (an opaque token, e.g.
+ * "16/B374D848"; "" before the first commit and on SQLite). A client that wrote through this
+ * handle hands it to the handle that reads next (mn_db_read_after). Never fails on a checked
+ * handle. Thread-safe. */
+MN_API mn_status mn_db_position(mn_db *db, char out[MN_POSITION_MAX]);
+/* From now on, the calling thread's reads through db see every commit up to `position` (a token
+ * of mn_db_position, from any handle on the same database): a replica behind it is waited for,
+ * up to postgres.replica_max_lag_ms, then the primary serves the read. NULL or "" clears it.
+ * Errors: MN_INVALID for a token that is not a position. Per thread: other threads' reads are
+ * unaffected. */
+MN_API mn_status mn_db_read_after(mn_db *db, const char *position);
+
+typedef struct mn_replica_stats {
+    int64_t replicas;    /* postgres.replicas configured */
+    int64_t replicas_up; /* of which reachable when last tried */
+    int64_t on_replica;  /* reads a replica served */
+    int64_t on_primary;  /* reads that could have gone to a replica and went to the primary */
+    int64_t waited;      /* reads that waited for a replica to replay a position */
+    int64_t lagging;     /* times a replica was passed over: behind by more than the bound */
+    int64_t down;        /* times a replica could not be reached */
+} mn_replica_stats;
+
+/* Fills *out with what the read replicas did since the handle opened (zeros without replicas).
+ * Thread-safe. Errors: MN_MISUSE. */
+MN_API mn_status mn_replica_stats_get(mn_db *db, mn_replica_stats *out);
+
+/* ---------------------------------------------------------------------------------------------
  * Long-term memory (docs/memory.md). A memory is a short text that outlives conversations: a
  * fact, preference, instruction or event, in a scope (namespace plus optional user, agent and
  * session), with metadata, provenance (the ids of the messages it came from) and time. Every

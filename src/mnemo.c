@@ -111,7 +111,7 @@ mn_status mn_session_list(mn_db *db, const char *ns, size_t limit, size_t offset
         return rc;
     if (limit > MAX_LIST)
         return mn__err(MN_INVALID, "limit: %zu is over the maximum of %d", limit, MAX_LIST);
-    return mn__list_sessions(db, ns, limit ? limit : 20, offset, out);
+    return MN__ON_REPLICA(db, mn__list_sessions(db, ns, limit ? limit : 20, offset, out));
 }
 
 mn_status mn_session_delete(mn_db *db, const char *id)
@@ -165,7 +165,7 @@ mn_status mn_history(mn_db *db, const char *session_id, const mn_history_opts *o
     opts = &loaded;
     if (opts->after_seq < 0)
         return mn__err(MN_INVALID, "after_seq: must not be negative");
-    return mn__read_history(db, id, opts, out);
+    return MN__ON_REPLICA(db, mn__read_history(db, id, opts, out));
 }
 
 void mn_message_free(mn_message *m) { mn__free_message(m); }
@@ -239,7 +239,7 @@ mn_status mn_context_build(mn_db *db, const char *session_id, const mn_context_o
     *out = NULL;
     if (rc || (rc = mn__session_ref(db, NULL, session_id, id)))
         return rc;
-    return mn__context_for(db, id, opts, out);
+    return MN__ON_REPLICA(db, mn__context_for(db, id, opts, out));
 }
 
 void mn_context_free(mn_context *ctx) { mn__free_context(ctx); }
@@ -252,7 +252,7 @@ mn_status mn_export(mn_db *db, const char *const *ids, size_t n, mn_write_fn wri
         return rc;
     if (!write || (n && !ids))
         return mn__err(MN_MISUSE, "mn_export: NULL argument");
-    return mn__export_sessions(db, ids, n, write, user);
+    return MN__ON_REPLICA(db, mn__export_sessions(db, ids, n, write, user));
 }
 
 mn_status mn_import(mn_db *db, mn_read_fn read, void *user, mn_import_stats *stats)
@@ -348,4 +348,34 @@ mn_status mn_stats_json(mn_db *db, char **out)
         return mn__err(MN_MISUSE, "mn_stats_json: out is NULL");
     *out = NULL;
     return rc ? rc : mn__format_stats(db, out);
+}
+
+/* ---- read replicas --------------------------------------------------------------------------- */
+
+mn_status mn_db_position(mn_db *db, char out[MN_POSITION_MAX])
+{
+    mn_status rc = mn__check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_db_position: out is NULL");
+    out[0] = '\0';
+    if (!rc)
+        mn__get_position(db, out);
+    return rc;
+}
+
+mn_status mn_db_read_after(mn_db *db, const char *position)
+{
+    mn_status rc = mn__check_db(db);
+    return rc ? rc : mn__set_read_after(db, position);
+}
+
+mn_status mn_replica_stats_get(mn_db *db, mn_replica_stats *out)
+{
+    mn_status rc = mn__check_db(db);
+    if (!out)
+        return mn__err(MN_MISUSE, "mn_replica_stats_get: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!rc)
+        mn__get_replica_stats(db, out);
+    return rc;
 }

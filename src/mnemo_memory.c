@@ -73,7 +73,7 @@ mn_status mn_memory_search(mn_db *db, const char *query, mn_search_mode mode, co
 {
     *out = NULL;
     mn_status rc = mn__check_db(db);
-    return rc ? rc : mn__search_memories(db, query, mode, q, out);
+    return rc ? rc : MN__ON_REPLICA(db, mn__search_memories(db, query, mode, q, out));
 }
 
 /* The engine checks the handle itself: the background worker runs the same extraction. */

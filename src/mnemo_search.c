@@ -163,7 +163,7 @@ mn_status mn_search(mn_db *db, const char *query, mn_search_mode mode, size_t to
     char canon[MN_UUID_LEN + 1];
     if ((rc = check_filter(db, filter, &f, canon)))
         return rc;
-    return mn__search_run(db, query, mode, top_k ? top_k : 10, &f, min_similarity, out);
+    return MN__ON_REPLICA(db, mn__search_run(db, query, mode, top_k ? top_k : 10, &f, min_similarity, out));
 }
 
 mn_status mn_search_hits_to_json(const mn_search_hits *hits, char **out)

@@ -3,6 +3,8 @@
  * header twice (tests/CMakeLists.txt): as unit/NAME or api/NAME on SQLite files, and as
  * pg/unit/NAME or pg/api/NAME with MNEMO_TEST_PG_URL set to the base URL of the throwaway server
  * the pg fixture started (tests/pg/pgctl.sh). The tests name their databases by path either way.
+ * pgr/api/NAME also sets MNEMO_TEST_PG_REPLICA_URL, the base URL of that server's hot standby:
+ * each database URL then names it (replica=…), and the library reads through it.
  *
  *   test_tmpdir, test_rmdir      scratch directories (test_tmp.h)
  *   test_db_target(path)         `path` on SQLite; on PostgreSQL the URL of a database made for
@@ -33,10 +35,11 @@ static inline int test_db_pg(void)
     return u && *u;
 }
 
-/* The base URL with its database name replaced: postgresql://USER@/NAME?QUERY. */
-static inline void test_db_url(const char *name, char *out, size_t cap)
+/* The base URL in environment variable `var` with its database name replaced:
+ * postgresql://USER@/NAME?QUERY. */
+static inline void test_db_url(const char *var, const char *name, char *out, size_t cap)
 {
-    const char *base = getenv("MNEMO_TEST_PG_URL");
+    const char *base = getenv(var);
     const char *scheme = strstr(base, "://");
     const char *slash = scheme ? strchr(scheme + 3, '/') : NULL;
     const char *query = slash ? strchr(slash, '?') : NULL;
@@ -104,7 +107,18 @@ static inline const char *test_db_target(const char *path)
         abort();
     }
     memcpy(made[used].path, path, strlen(path) + 1);
-    test_db_url(name, made[used].url, sizeof made[used].url);
+    test_db_url("MNEMO_TEST_PG_URL", name, made[used].url, sizeof made[used].url);
+    if (getenv("MNEMO_TEST_PG_REPLICA_URL")) { /* pgr/: reads through the standby, same database */
+        char replica[512], *at = made[used].url + strlen(made[used].url);
+        size_t room = sizeof made[used].url - strlen(made[used].url);
+        test_db_url("MNEMO_TEST_PG_REPLICA_URL", name, replica, sizeof replica);
+        at += snprintf(at, room, "%sreplica=", strchr(made[used].url, '?') ? "&" : "?");
+        for (const char *c = replica; *c && (size_t)(at - made[used].url) + 4 < sizeof made[used].url; c++)
+            if (strchr("%&?=#", *c))
+                at += snprintf(at, 4, "%%%02X", (unsigned char)*c);
+            else
+                *at++ = *c, *at = '\0';
+    }
     return made[used++].url;
 }
 

@@ -39,6 +39,7 @@ struct cli_args {
 struct cli_global {
     const char *db;
     const char *config;
+    char replicas[4096]; /* --db-replica URL, each: postgres.replicas, space-separated */
 };
 
 struct cli_cmd {

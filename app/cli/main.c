@@ -681,6 +681,7 @@ static void usage(FILE *f)
     fprintf(f, "\nglobal options:\n"
                "  --db PATH         the database file (also MNEMO_DB; default $XDG_DATA_HOME/mnemo/memory.db,\n"
                "                    or ~/.local/share/mnemo/memory.db when XDG_DATA_HOME is unset)\n"
+               "  --db-replica URL  a PostgreSQL hot standby for reads (repeat for more; postgres.replicas)\n"
                "  --config FILE     read settings from FILE instead of the user and project files\n"
                "  --help            this text; 'mnemo COMMAND --help' explains a command\n"
                "  --version         print the version\n\n"
@@ -800,7 +801,7 @@ static int output_written(const char *what, int rc)
 
 int main(int argc, char **argv)
 {
-    struct cli_global g = {NULL, NULL};
+    struct cli_global g = {NULL, NULL, ""};
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *arg = argv[i];
@@ -813,6 +814,17 @@ int main(int argc, char **argv)
         const char **slot = strcmp(arg, "--db") == 0 ? &g.db : strcmp(arg, "--config") == 0 ? &g.config : NULL;
         if (slot && i + 1 < argc) {
             *slot = argv[++i];
+            continue;
+        }
+        if (strcmp(arg, "--db-replica") == 0 || strncmp(arg, "--db-replica=", 13) == 0) {
+            const char *url = arg[12] == '=' ? arg + 13 : i + 1 < argc ? argv[++i] : NULL;
+            size_t used = strlen(g.replicas);
+            if (!url || !*url)
+                return cli_usage_error("--db-replica needs a PostgreSQL URL");
+            if (used + strlen(url) + 2 > sizeof g.replicas)
+                return cli_usage_error("--db-replica: the replicas' URLs are longer than %zu bytes together",
+                                       sizeof g.replicas - 1);
+            snprintf(g.replicas + used, sizeof g.replicas - used, "%s%s", used ? " " : "", url);
             continue;
         }
         if (strncmp(arg, "--db=", 5) == 0) {

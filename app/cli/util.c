@@ -276,6 +276,8 @@ mn_config *cli_config(const struct cli_global *g)
         rc = mn_config_load(cfg, g->config);
     if (!rc && g->db)
         rc = mn_config_set(cfg, "memory.storage_path", g->db, "flag --db");
+    if (!rc && g->replicas[0])
+        rc = mn_config_set(cfg, "postgres.replicas", g->replicas, "flag --db-replica");
     if (rc) {
         cli_fail(rc);
         mn_config_free(cfg);

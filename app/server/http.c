@@ -303,6 +303,20 @@ char *srv_metrics_render(mn_db *db)
              "# HELP mnemo_embedded_messages Messages with a stored vector.\n"
              "# TYPE mnemo_embedded_messages gauge\nmnemo_embedded_messages %lld\n",
              (long long)queued, (long long)embedded);
+    mn_replica_stats rs;
+    if (db && mn_replica_stats_get(db, &rs) == MN_OK && rs.replicas > 0)
+        EMIT("# HELP mnemo_replicas Read replicas configured (postgres.replicas), and reachable when last tried.\n"
+             "# TYPE mnemo_replicas gauge\nmnemo_replicas{state=\"configured\"} %lld\nmnemo_replicas{state=\"up\"} %lld\n"
+             "# HELP mnemo_replica_reads_total Reads that may go to a replica, by where they went.\n"
+             "# TYPE mnemo_replica_reads_total counter\nmnemo_replica_reads_total{target=\"replica\"} %lld\n"
+             "mnemo_replica_reads_total{target=\"primary\"} %lld\n"
+             "# HELP mnemo_replica_waits_total Reads that waited for a replica to replay a position.\n"
+             "# TYPE mnemo_replica_waits_total counter\nmnemo_replica_waits_total %lld\n"
+             "# HELP mnemo_replica_skips_total Replicas passed over for a read, by why.\n"
+             "# TYPE mnemo_replica_skips_total counter\nmnemo_replica_skips_total{reason=\"lagging\"} %lld\n"
+             "mnemo_replica_skips_total{reason=\"down\"} %lld\n",
+             (long long)rs.replicas, (long long)rs.replicas_up, (long long)rs.on_replica, (long long)rs.on_primary,
+             (long long)rs.waited, (long long)rs.lagging, (long long)rs.down);
 #undef EMIT
     if (len >= cap)
         len = cap - 1;
@@ -462,7 +476,7 @@ static void common_headers(struct MHD_Response *r)
 /* Queues a response. The malloc'd body (may be NULL) is handed to MHD, which frees it, rather
  * than copied (a history answer is ~18 KB). With close, the connection is closed after it. */
 static enum MHD_Result send_bytes(struct MHD_Connection *mc, int status, const char *ctype, char *body, size_t len,
-                                  int retry_after, const char *allow, int close_conn)
+                                  int retry_after, const char *allow, const char *position, int close_conn)
 {
     struct MHD_Response *r = body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
                                   : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -484,6 +498,8 @@ static enum MHD_Result send_bytes(struct MHD_Connection *mc, int status, const c
         MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
     if (status == 405 && allow && *allow)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    if (position && *position) /* docs/scale-out.md#read-your-writes */
+        MHD_add_response_header(r, "Mnemo-Position", position);
     enum MHD_Result ret = MHD_queue_response(mc, (unsigned)status, r);
     MHD_destroy_response(r);
     return ret;
@@ -494,7 +510,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *mc, struct srv_response 
     char *body = resp->body;
     resp->body = NULL; /* MHD's now */
     return send_bytes(mc, resp->status, resp->content_type, body, resp->body_len, resp->retry_after, resp->allow,
-                      close_conn);
+                      resp->position, close_conn);
 }
 
 /* ---- streamed export: a thread runs mn_export into a pipe the response reads ------------------ */
@@ -505,6 +521,7 @@ struct export_job {
     const char **ids;
     size_t n;
     json_t *idlist;
+    char read_after[MN_POSITION_MAX]; /* the request's Mnemo-Read-After */
     atomic_int rc;
     atomic_int refs;
 };
@@ -538,7 +555,9 @@ static void *export_thread(void *arg)
 {
     struct export_job *j = arg;
     struct server *srv = j->srv;
-    mn_status rc = mn_export(srv->db, j->ids, j->n, pipe_write, j);
+    mn_status rc = mn_db_read_after(srv->db, j->read_after); /* checked with the request */
+    if (!rc)
+        rc = mn_export(srv->db, j->ids, j->n, pipe_write, j);
     atomic_store(&j->rc, (int)rc);
     if (rc)
         srv_log("warn", "msg=\"export stopped\" status=%s", mn_status_name(rc));
@@ -600,6 +619,7 @@ static enum MHD_Result start_export(struct server *srv, struct MHD_Connection *m
     j->wfd = fds[1];
     j->n = n;
     j->idlist = json_incref(resp->export_ids);
+    memcpy(j->read_after, resp->read_after, sizeof j->read_after);
     j->ids = calloc(n ? n : 1, sizeof *j->ids);
     for (size_t i = 0; i < n && j->ids; i++)
         j->ids[i] = json_string_value(json_array_get(j->idlist, i));
@@ -822,7 +842,7 @@ static int refuse_on_headers(struct server *srv, struct conn *c)
  * the connection is suspended; MHD is only asked for header values then). A request refused on
  * its headers has its answer already. Returns 1 when a REST operation is pending on the
  * committer (c->rest.call.resume fires later), else 0. */
-static int answer(struct server *srv, struct conn *c)
+static int answer_request(struct server *srv, struct conn *c)
 {
     struct MHD_Connection *mc = c->mc;
     const char *url = c->url, *method = c->method, *ns = c->ns;
@@ -944,11 +964,31 @@ static int answer(struct server *srv, struct conn *c)
     return pending;
 }
 
+/* answer_request, its reads seeing what the client's Mnemo-Read-After header names: a position
+ * an answer of any node gave it in Mnemo-Position (docs/scale-out.md#read-your-writes). */
+static int answer(struct server *srv, struct conn *c)
+{
+    const char *after = c->refused ? NULL : MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, "Mnemo-Read-After");
+    if (after && mn_db_read_after(srv->db, after) != MN_OK) {
+        c->route_name = "bad_header";
+        srv_error(&c->resp, 400, "invalid", "Mnemo-Read-After: %s", mn_errmsg());
+        return 0;
+    }
+    int pending = answer_request(srv, c);
+    if (after && !pending && c->resp.stream_export) /* its thread reads after the same position */
+        snprintf(c->resp.read_after, sizeof c->resp.read_after, "%s", after);
+    if (after)
+        mn_db_read_after(srv->db, NULL);
+    return pending;
+}
+
 /* Sends c's answer (on the event loop), records it and logs it. */
 static enum MHD_Result deliver(struct server *srv, struct MHD_Connection *mc, struct conn *c)
 {
     int status = c->resp.status;
     enum MHD_Result ret;
+    if (c->rest.op || (c->route_name && strcmp(c->route_name, "mcp") == 0))
+        mn_db_position(srv->db, c->resp.position); /* after its commit, when it wrote */
     if (c->web)
         ret = (c->web == 2 ? srv_web_icon_send : srv_web_send)(mc, &status) == MHD_YES ? MHD_YES : MHD_NO;
     else if (c->resp.stream_export)
@@ -1637,7 +1677,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
         char *b = strdup("{\"error\":{\"code\":\"unavailable\",\"message\":\"the server is stopping and this request "
                          "was still running after server.drain_timeout_seconds: its outcome is unknown (retry it "
                          "with the same idempotency key)\"}}");
-        return send_bytes(mc, 503, "application/json", b, b ? strlen(b) : 0, 1, NULL, 1);
+        return send_bytes(mc, 503, "application/json", b, b ? strlen(b) : 0, 1, NULL, NULL, 1);
     }
     if (!c) /* on_uri had no memory for it */
         return MHD_NO;

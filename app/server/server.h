@@ -243,6 +243,8 @@ struct srv_response {
     int stream_export;       /* the export route: the transport streams it (ids in export_ids) */
     json_t *export_ids;      /* array of ids to export (owned) */
     char allow[48];          /* 405: the methods the path answers (the Allow header) */
+    char read_after[MN_POSITION_MAX]; /* the request's Mnemo-Read-After, for a streamed export */
+    char position[MN_POSITION_MAX];   /* the Mnemo-Position header: the node's position after it */
 };
 
 /* The request body limit of `mnemo serve` when --max-body is not given (8 MiB), and the longest

@@ -73,6 +73,15 @@ mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
  * how many appends it runs at once (mn_db_path, mn_db_append_writers). */
 const char *mn__get_db_label(const mn_db *db);
 int mn__get_append_writers(const mn_db *db);
+/* Read replicas (mn_db_position, mn_db_read_after, mn_replica_stats_get): on 1 this thread's
+ * reads may go to a replica until on 0 (the public read functions wrap their work in it); the
+ * position after this handle's commits; the position this thread's reads must see. */
+void mn__replica_reads(mn_db *db, int on);
+void mn__get_position(mn_db *db, char out[MN_POSITION_MAX]);
+mn_status mn__set_read_after(mn_db *db, const char *position);
+void mn__get_replica_stats(mn_db *db, mn_replica_stats *out);
+/* rc = call, with the thread's reads open to a replica meanwhile (rc: the caller's status). */
+#define MN__ON_REPLICA(db, call) (mn__replica_reads((db), 1), rc = (call), mn__replica_reads((db), 0), rc)
 
 /* ---- session.c: sessions, created, read and changed ---- */
 

@@ -67,3 +67,35 @@ mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out)
 const char *mn__get_db_label(const mn_db *db) { return db->store->label; }
 
 int mn__get_append_writers(const mn_db *db) { return db->store->ops->append_writers; }
+
+/* ---- read replicas (the store's; none on SQLite) ---- */
+
+void mn__replica_reads(mn_db *db, int on)
+{
+    if (db->store->ops->replica)
+        db->store->ops->replica->reads(db->store, on);
+}
+
+void mn__get_position(mn_db *db, char out[MN_POSITION_MAX])
+{
+    out[0] = '\0';
+    if (db->store->ops->replica)
+        db->store->ops->replica->position(db->store, out);
+}
+
+mn_status mn__set_read_after(mn_db *db, const char *position)
+{
+    if (position && strlen(position) >= MN_POSITION_MAX)
+        return mn__err(MN_INVALID, "read-after position: longer than %d bytes", MN_POSITION_MAX - 1);
+    if (db->store->ops->replica)
+        return db->store->ops->replica->read_after(db->store, position);
+    return MN_OK; /* one file: every read sees every commit */
+}
+
+void mn__get_replica_stats(mn_db *db, mn_replica_stats *out)
+{
+    mn_store_replica_stats s = {0};
+    if (db->store->ops->replica)
+        db->store->ops->replica->stats(db->store, &s);
+    *out = (mn_replica_stats){s.replicas, s.replicas_up, s.on_replica, s.on_primary, s.waited, s.lagging, s.down};
+}

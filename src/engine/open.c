@@ -140,7 +140,9 @@ mn_store_opts mn__store_opts(const mn_config *cfg, mn_progress_fn progress, void
                         strcmp(mn__config_str(cfg, "memory.durability"), "full") == 0,
                         mn__config_int(cfg, "search.fts_drain"), progress, user, NULL,
                         mn__config_int(cfg, "postgres.statement_timeout_ms"),
-                        mn__config_int(cfg, "postgres.idle_in_transaction_timeout_ms")};
+                        mn__config_int(cfg, "postgres.idle_in_transaction_timeout_ms"),
+                        mn__config_str(cfg, "postgres.replicas"),
+                        mn__config_int(cfg, "postgres.replica_max_lag_ms")};
     return so;
 }
 

@@ -16,6 +16,9 @@ mn_status mn__store_open(const char *target, const mn_store_opts *opts, mn_store
     *out = NULL;
     if (mn__store_target_kind(target) == MN_TARGET_POSTGRES)
         return mn__store_pg_open(target, opts, out);
+    if (opts->pg_replicas && opts->pg_replicas[strspn(opts->pg_replicas, " \t\r\n")])
+        return mn__err(MN_INVALID, "postgres.replicas: read replicas need a PostgreSQL database, and %.200s is a"
+                                   " SQLite file (every read of it sees every commit)", target);
     /* never a file whose name holds a password: a misspelt connection string */
     if (strcasestr(target, "password") && strchr(target, '='))
         return mn__err(MN_INVALID, "database target: looks like a PostgreSQL connection string with a password,"

@@ -25,6 +25,8 @@ typedef struct mn_store_opts {
     void *progress_user;
     int *found_version; /* when set: the schema version the open found (0: a new database) */
     int64_t pg_statement_timeout_ms, pg_idle_timeout_ms; /* postgres.* bounds (0: none) */
+    const char *pg_replicas;       /* postgres.replicas: hot standbys' URLs, whitespace-separated */
+    int64_t pg_replica_max_lag_ms; /* postgres.replica_max_lag_ms */
 } mn_store_opts;
 
 /* One append request (src/engine/append.c): the message rows to store (id, seq and session_id
@@ -48,6 +50,27 @@ typedef struct mn_store_stats {
     int64_t db_bytes, wal_bytes;
     int schema_version;
 } mn_store_stats;
+
+/* What a backend's read replicas did (mn_store_replica_ops.stats). */
+typedef struct mn_store_replica_stats {
+    int64_t replicas, replicas_up;    /* configured; reachable when last tried */
+    int64_t on_replica, on_primary;   /* reads served by a replica; reads the primary served instead */
+    int64_t waited, lagging, down;    /* reads that waited for a replay; skips for lag; falls */
+} mn_store_replica_stats;
+
+/* Reads on hot standbys (postgres/replicas.c; docs/scale-out.md). Positions are opaque tokens
+ * (a PostgreSQL WAL position, "16/B374D848"). */
+struct mn_store_replica_ops {
+    /* From now on (on 1) this thread's reads may go to a replica, until reads(st, 0). */
+    void (*reads)(mn_store *st, int on);
+    /* The position after every commit this handle made (for a client to read its writes on
+     * another node); "" when it made none. */
+    void (*position)(mn_store *st, char out[32]);
+    /* This thread's reads see everything up to position token (NULL or "": only this handle's
+     * own commits); MN_INVALID for a token that is not a position. */
+    mn_status (*read_after)(mn_store *st, const char *token);
+    void (*stats)(mn_store *st, mn_store_replica_stats *out);
+};
 
 /* Visitor for scans: return 0 to go on, 1 to stop early. The record is callback-scoped. */
 typedef int (*mn_store_message_fn)(void *user, const mn_message *m);
@@ -156,6 +179,9 @@ struct mn_store_ops {
     const struct mn_store_checkpoint_ops *checkpoint;
     /* Documents (sqlite/documents.c, postgres/documents.c; store_document.h). */
     const struct mn_store_document_ops *document;
+    /* Read replicas; NULL for a backend without them (SQLite: one file, every read sees every
+     * commit). */
+    const struct mn_store_replica_ops *replica;
 };
 
 /* Every backend's handle starts with this. */

@@ -51,6 +51,49 @@ static mn_status take_pool_size(char *url, size_t *size)
     return MN_OK;
 }
 
+static int hex_digit(int ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+}
+
+/* Takes each replica=URL parameter (percent-encoded) out of the URL's query, as pool_size, and
+ * appends its URL to *list (malloc'd, space-separated; the caller frees it): a URL that names its
+ * read replicas itself, as postgres.replicas would. */
+static mn_status take_replicas(char *url, char **list)
+{
+    char *q = strchr(url, '?');
+    for (char *p = q; p && *p;) {
+        char *name = p + 1, *end = name + strcspn(name, "&");
+        if (strncmp(name, "replica=", 8) != 0) {
+            p = *end ? end : NULL;
+            continue;
+        }
+        size_t had = *list ? strlen(*list) : 0, len = 0;
+        char *grown = realloc(*list, had + (size_t)(end - name) + 2);
+        if (!grown)
+            return mn__nomem();
+        *list = grown;
+        char *out = grown + had + (had > 0);
+        if (had)
+            grown[had] = ' ';
+        for (const char *v = name + 8; v < end; v++) {
+            int hi = v + 2 < end ? hex_digit(v[1]) : -1, lo = hi >= 0 ? hex_digit(v[2]) : -1;
+            if (*v == '%' && hi >= 0 && lo >= 0) {
+                out[len++] = (char)(hi * 16 + lo);
+                v += 2;
+            } else {
+                out[len++] = *v;
+            }
+        }
+        out[len] = '\0';
+        if (*end)
+            memmove(name, end + 1, strlen(end + 1) + 1);
+        else
+            *p = '\0';
+    }
+    return MN_OK;
+}
+
 /* ---- parameters ------------------------------------------------------------------------------ */
 
 void mn__pg_params_init(struct pg_params *p) { memset(p, 0, sizeof *p); }
@@ -529,15 +572,16 @@ static void conn_close(struct pg_conn *c)
     }
 }
 
-static mn_status conn_open(struct pg_store *s, struct pg_conn **out)
+static mn_status conn_open(struct pg_store *s, struct pg_pool *pool, struct pg_conn **out)
 {
     *out = NULL;
     struct pg_conn *c = calloc(1, sizeof *c);
     if (!c)
         return mn__nomem();
+    c->pool = pool;
     /* earlier entries are defaults: what the URL says wins */
     const char *keys[] = {"connect_timeout", "application_name", "dbname", NULL};
-    const char *vals[] = {"10", "mnemo", s->url, NULL};
+    const char *vals[] = {"10", "mnemo", pool->url, NULL};
     c->pg = PQconnectdbParams(keys, vals, 1);
     if (!c->pg) {
         free(c);
@@ -546,21 +590,21 @@ static mn_status conn_open(struct pg_store *s, struct pg_conn **out)
     if (PQstatus(c->pg) != CONNECTION_OK) {
         char msg[512];
         error_text(c, NULL, msg, sizeof msg);
-        mn__store_pg_scrub(s->url, msg); /* libpq may quote a piece of the target */
+        mn__store_pg_scrub(pool->url, msg); /* libpq may quote a piece of the target */
         conn_close(c);
-        return mn__err(MN_UNAVAILABLE, "database unavailable: cannot connect to %s: %s", s->masked, msg);
+        return mn__err(MN_UNAVAILABLE, "database unavailable: cannot connect to %s: %s", pool->masked, msg);
     }
     PQsetNoticeProcessor(c->pg, quiet_notice, NULL);
     if (PQserverVersion(c->pg) < 120000) {
         int v = PQserverVersion(c->pg);
         conn_close(c);
-        return mn__err(MN_UNAVAILABLE, "%s runs PostgreSQL %d.%d; mnemo needs 12 or newer", s->masked, v / 10000,
+        return mn__err(MN_UNAVAILABLE, "%s runs PostgreSQL %d.%d; mnemo needs 12 or newer", pool->masked, v / 10000,
                        v % 10000);
     }
     const char *enc = PQparameterStatus(c->pg, "server_encoding");
     if (enc && strcmp(enc, "UTF8") != 0) {
         mn_status rc = mn__err(MN_INVALID, "%s uses the encoding %s; mnemo stores UTF-8 text and needs a UTF8"
-                               " database (CREATE DATABASE … ENCODING 'UTF8')", s->masked, enc);
+                               " database (CREATE DATABASE … ENCODING 'UTF8')", pool->masked, enc);
         conn_close(c);
         return rc;
     }
@@ -582,65 +626,101 @@ static mn_status conn_open(struct pg_store *s, struct pg_conn **out)
     return MN_OK;
 }
 
-/* Borrows a connection: the caller's pinned one (*pinned 1), an idle one, or a new one. */
-static mn_status acquire(struct pg_store *s, struct pg_conn **out, int *pinned)
+/* The connection pinned to this thread by begin() (under the lock), or NULL. */
+static struct pg_conn *pinned_here(struct pg_store *s)
 {
-    *pinned = 0;
-    pthread_mutex_lock(&s->lock);
     for (struct pg_conn *p = s->pinned; p; p = p->next_free)
-        if (pthread_equal(p->pin_owner, pthread_self())) {
-            *out = p;
-            *pinned = 1;
-            pthread_mutex_unlock(&s->lock);
-            return MN_OK;
-        }
-    while (!s->free_list && s->n_open >= s->pool_size)
-        pthread_cond_wait(&s->freed, &s->lock);
-    if (s->free_list) {
-        *out = s->free_list;
-        s->free_list = (*out)->next_free;
+        if (pthread_equal(p->pin_owner, pthread_self()))
+            return p;
+    return NULL;
+}
+
+mn_status mn__pg_acquire(struct pg_store *s, struct pg_pool *pool, struct pg_conn **out)
+{
+    pthread_mutex_lock(&s->lock);
+    while (!pool->free_list && pool->n_open >= pool->size)
+        pthread_cond_wait(&pool->freed, &s->lock);
+    if (pool->free_list) {
+        *out = pool->free_list;
+        pool->free_list = (*out)->next_free;
         (*out)->next_free = NULL;
         pthread_mutex_unlock(&s->lock);
         return MN_OK;
     }
-    s->n_open++;
+    pool->n_open++;
     pthread_mutex_unlock(&s->lock);
-    mn_status rc = conn_open(s, out);
+    mn_status rc = conn_open(s, pool, out);
     if (rc) {
         pthread_mutex_lock(&s->lock);
-        s->n_open--;
-        pthread_cond_signal(&s->freed);
+        pool->n_open--;
+        pthread_cond_signal(&pool->freed);
         pthread_mutex_unlock(&s->lock);
     }
     return rc;
 }
 
-/* Gives a connection back. A broken one is closed, and so is every idle one (after a server
- * restart they are all dead): the next call connects afresh. */
-static void release(struct pg_store *s, struct pg_conn *c)
+/* Borrows a connection of the primary: the caller's pinned one (*pinned 1), an idle one, or a
+ * new one. */
+static mn_status acquire(struct pg_store *s, struct pg_conn **out, int *pinned)
+{
+    pthread_mutex_lock(&s->lock);
+    *out = pinned_here(s);
+    pthread_mutex_unlock(&s->lock);
+    *pinned = *out != NULL;
+    return *out ? MN_OK : mn__pg_acquire(s, &s->primary, out);
+}
+
+/* Gives a connection back. A broken one is closed, and so is every idle one of its pool (after a
+ * server restart they are all dead): the next call connects afresh. */
+void mn__pg_release(struct pg_store *s, struct pg_conn *c)
 {
     struct pg_conn *drop = NULL;
+    struct pg_pool *pool = c->pool;
     if (!c->broken && PQtransactionStatus(c->pg) != PQTRANS_IDLE)
         c->broken = 1; /* never hand on a connection inside a transaction */
     pthread_mutex_lock(&s->lock);
     if (c->broken) {
-        c->next_free = s->free_list;
+        c->next_free = pool->free_list;
         drop = c;
-        s->n_open--;
-        for (struct pg_conn *d = s->free_list; d; d = d->next_free)
-            s->n_open--;
-        s->free_list = NULL;
+        pool->n_open--;
+        for (struct pg_conn *d = pool->free_list; d; d = d->next_free)
+            pool->n_open--;
+        pool->free_list = NULL;
     } else {
-        c->next_free = s->free_list;
-        s->free_list = c;
+        c->next_free = pool->free_list;
+        pool->free_list = c;
     }
-    pthread_cond_broadcast(&s->freed);
+    pthread_cond_broadcast(&pool->freed);
     pthread_mutex_unlock(&s->lock);
     while (drop) {
         struct pg_conn *next = drop->next_free;
         conn_close(drop);
         drop = next;
     }
+}
+
+/* A pool for url: its pool_size=N taken out of the URL (default MN_PG_DEFAULT_POOL). */
+mn_status mn__pg_pool_init(struct pg_pool *pool, const char *url)
+{
+    memset(pool, 0, sizeof *pool);
+    pool->size = MN_PG_DEFAULT_POOL;
+    pthread_cond_init(&pool->freed, NULL);
+    if (!(pool->url = strdup(url)) || !(pool->masked = mn__store_pg_mask(url)))
+        return mn__nomem();
+    return take_pool_size(pool->url, &pool->size);
+}
+
+void mn__pg_pool_close(struct pg_pool *pool)
+{
+    for (struct pg_conn *c = pool->free_list; c;) {
+        struct pg_conn *next = c->next_free;
+        conn_close(c);
+        c = next;
+    }
+    pool->free_list = NULL;
+    pthread_cond_destroy(&pool->freed);
+    free(pool->url);
+    free(pool->masked);
 }
 
 /* ---- transactions ---------------------------------------------------------------------------- */
@@ -758,17 +838,14 @@ static mn_status token_set(struct pg_conn *c, const char *key, const char *token
 /* Runs after a connection dropped before anything was committed: a few times, on new ones. */
 #define MAX_RECONNECTS 3
 
-mn_status mn__pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *arg)
+/* mn__pg_run on connection c (not pinned). On a replica's connection (replica 1) a dropped
+ * connection is not tried again here: *lost says so when nothing was shown to a callback, and
+ * the caller runs the body on the primary. */
+static mn_status run_on(struct pg_store *s, struct pg_conn *c, int replica, enum pg_mode mode, pg_body body,
+                        void *arg, int *lost)
 {
-    struct pg_conn *c = NULL;
     int pinned = 0, reconnects = 0;
-    mn_status rc = acquire(s, &c, &pinned);
-    if (rc)
-        return rc;
-    if (pinned) { /* inside begin…commit: the caller's transaction */
-        c->visible = c->retry = 0;
-        return body(c, arg);
-    }
+    mn_status rc = MN_OK;
     int64_t started = mn__clock_mono_ns();
     int nopipe = 0; /* a queued write failed: the tries after it go one statement at a time */
     for (int attempt = 0;; attempt++) {
@@ -846,17 +923,17 @@ mn_status mn__pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *
              * unknown; with it, the database says. */
             if (!tokened)
                 break;
-            release(s, c);
+            mn__pg_release(s, c);
             c = NULL;
             enum outcome out = commit_outcome(s, key, token);
             if (out == OUTCOME_COMMITTED) {
-                mn__log(MN_LOG_WARN, "%s: the connection dropped after COMMIT, which went through", s->masked);
+                mn__log(MN_LOG_WARN, "%s: the connection dropped after COMMIT, which went through", s->primary.masked);
                 return MN_OK;
             }
             if (out == OUTCOME_UNKNOWN)
                 return mn__err(MN_UNAVAILABLE, "database unavailable: the connection dropped after COMMIT and %s did"
                                " not answer in time whether it went through: the outcome is unknown (retry with the"
-                               " same idempotency key)", s->masked);
+                               " same idempotency key)", s->primary.masked);
             if (reconnects++ >= MAX_RECONNECTS) /* it did not: as a connection lost before COMMIT */
                 return mn__err(MN_UNAVAILABLE, "database unavailable: the connection dropped %d times during the"
                                " transaction", reconnects);
@@ -864,10 +941,14 @@ mn_status mn__pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *
                 return rc;
             continue;
         }
+        if (replica && c->broken) {
+            *lost = !c->visible;
+            break;
+        }
         if (c->broken && reconnects < MAX_RECONNECTS && !(committing && rc == MN_UNAVAILABLE)) {
             /* the connection dropped (server restart, failover, a terminated server process)
              * before anything was committed: again on a fresh connection */
-            release(s, c);
+            mn__pg_release(s, c);
             c = NULL;
             reconnects++;
             if ((rc = acquire(s, &c, &pinned)))
@@ -879,8 +960,34 @@ mn_status mn__pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *
             break;
         backoff(attempt);
     }
-    release(s, c);
+    if (!rc && !replica && mode != PG_AUTOCOMMIT && mode != PG_SNAPSHOT && s->n_replicas)
+        mn__pg_note_commit(s, c);
+    mn__pg_release(s, c);
     return rc;
+}
+
+mn_status mn__pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *arg)
+{
+    struct pg_conn *c = NULL;
+    int pinned = 0, lost = 0;
+    if ((mode == PG_AUTOCOMMIT || mode == PG_SNAPSHOT) && mn__pg_replica_reads(s)) {
+        mn__pg_replica_pick(s, &c);
+        if (c) {
+            struct pg_pool *pool = c->pool; /* c is gone after the run */
+            mn_status rc = run_on(s, c, 1, mode, body, arg, &lost);
+            if (!lost)
+                return rc;
+            mn__pg_replica_down(s, pool);
+        }
+    }
+    mn_status rc = acquire(s, &c, &pinned);
+    if (rc)
+        return rc;
+    if (pinned) { /* inside begin…commit: the caller's transaction */
+        c->visible = c->retry = 0;
+        return body(c, arg);
+    }
+    return run_on(s, c, 0, mode, body, arg, &lost);
 }
 
 /* The body of mn__pg_run_exec, _i64 and _each: their statement, and how its answer is read. */
@@ -951,7 +1058,7 @@ mn_status mn__pg_op_begin(mn_store *st)
         return mn__err(MN_MISUSE, "postgres: begin inside an open transaction");
     rc = mn__pg_query(c, SQL_BEGIN, NULL, 0, "begin", NULL);
     if (rc && c->broken) { /* an idle connection that died: once more on a fresh one */
-        release(s, c);
+        mn__pg_release(s, c);
         if ((rc = acquire(s, &c, &pinned)))
             return rc;
         rc = mn__pg_query(c, SQL_BEGIN, NULL, 0, "begin", NULL);
@@ -959,7 +1066,7 @@ mn_status mn__pg_op_begin(mn_store *st)
     if (!rc) /* an import reads its input (and embeds memories) between its statements */
         rc = idle_long(s, c);
     if (rc) {
-        release(s, c);
+        mn__pg_release(s, c);
         return rc;
     }
     pthread_mutex_lock(&s->lock);
@@ -994,7 +1101,9 @@ mn_status mn__pg_op_commit(mn_store *st)
     mn_status rc = mn__pg_query(c, SQL_COMMIT, NULL, 0, "commit", NULL);
     if (rc)
         rollback(c);
-    release(s, c);
+    else if (s->n_replicas)
+        mn__pg_note_commit(s, c);
+    mn__pg_release(s, c);
     return rc;
 }
 
@@ -1004,7 +1113,7 @@ void mn__pg_op_rollback(mn_store *st)
     struct pg_conn *c = unpin(s);
     if (c) {
         rollback(c);
-        release(s, c);
+        mn__pg_release(s, c);
     }
 }
 
@@ -1304,14 +1413,14 @@ static mn_status read_version(struct pg_store *s, struct pg_conn *c, int *versio
     PQclear(r);
     *version = 0;
     if (!ours)
-        return sessions ? mn__err(MN_CORRUPT, "%s has a sessions table but is not a mnemo database", s->masked)
+        return sessions ? mn__err(MN_CORRUPT, "%s has a sessions table but is not a mnemo database", s->primary.masked)
                         : MN_OK;
     int64_t found = 0;
     if ((rc = mn__pg_one_i64(c, SQL_VERSION, NULL, "open", &found)))
         return rc;
     *version = (int)found;
     if (*version > MN_PG_SCHEMA_VERSION)
-        return mn__err(MN_CORRUPT, "%s has schema version %d, newer than this mnemo understands (%d)", s->masked,
+        return mn__err(MN_CORRUPT, "%s has schema version %d, newer than this mnemo understands (%d)", s->primary.masked,
                        *version, MN_PG_SCHEMA_VERSION);
     return MN_OK;
 }
@@ -1349,7 +1458,7 @@ static mn_status migrate_body(struct pg_conn *c, void *arg)
         rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn__pg_fail(c, r, "migrate");
         PQclear(r);
         if (!rc)
-            mn__log(MN_LOG_INFO, "%s: migrated schema to version %d", a->s->masked, v + 1);
+            mn__log(MN_LOG_INFO, "%s: migrated schema to version %d", a->s->primary.masked, v + 1);
     }
     if (!rc) {
         char sql[200];
@@ -1381,21 +1490,14 @@ static void op_close(mn_store *st)
     struct pg_store *s = PG(st);
     if (!s)
         return;
-    struct pg_conn *c = s->free_list;
-    while (c) {
+    mn__pg_replicas_close(s);
+    for (struct pg_conn *c = s->pinned; c;) { /* an import left open: its transaction is rolled back */
         struct pg_conn *next = c->next_free;
         conn_close(c);
         c = next;
     }
-    for (c = s->pinned; c;) { /* an import left open: its transaction is rolled back */
-        struct pg_conn *next = c->next_free;
-        conn_close(c);
-        c = next;
-    }
+    mn__pg_pool_close(&s->primary);
     pthread_mutex_destroy(&s->lock);
-    pthread_cond_destroy(&s->freed);
-    free(s->url);
-    free(s->masked);
     free(s);
 }
 
@@ -1446,6 +1548,7 @@ mn_status mn__store_pg_open(const char *url, const mn_store_opts *opts, mn_store
         .memory = &mn_pg_memory_ops,
         .checkpoint = &mn_pg_checkpoint_ops,
         .document = &mn_pg_document_ops,
+        .replica = &mn_pg_replica_ops,
     };
     *out = NULL;
     if (!url || !*url)
@@ -1458,19 +1561,22 @@ mn_status mn__store_pg_open(const char *url, const mn_store_opts *opts, mn_store
     s->statement_timeout_ms = opts->pg_statement_timeout_ms;
     s->idle_timeout_ms = opts->pg_idle_timeout_ms;
     s->sync_full = opts->sync_full;
-    s->pool_size = MN_PG_DEFAULT_POOL;
     pthread_mutex_init(&s->lock, NULL);
-    pthread_cond_init(&s->freed, NULL);
     char host[64] = "";
     gethostname(host, sizeof host - 1);
     snprintf(s->claimer, sizeof s->claimer, "%.20s:%d:%llx", host, (int)getpid(),
              (unsigned long long)(mn__clock_mono_ns() & 0xFFFFFF));
-    if (!(s->url = strdup(url)) || !(s->masked = mn__store_pg_mask(url))) {
-        op_close(&s->base);
-        return mn__nomem();
-    }
-    s->base.label = s->masked;
-    mn_status rc = take_pool_size(s->url, &s->pool_size);
+    char *own = strdup(url), *replicas = opts->pg_replicas && *opts->pg_replicas ? strdup(opts->pg_replicas) : NULL;
+    mn_status rc = !own || (opts->pg_replicas && *opts->pg_replicas && !replicas) ? mn__nomem() : MN_OK;
+    if (!rc)
+        rc = take_replicas(own, &replicas);
+    if (!rc)
+        rc = mn__pg_pool_init(&s->primary, own);
+    s->base.label = s->primary.masked;
+    if (!rc)
+        rc = mn__pg_replicas_open(s, replicas, opts->pg_replica_max_lag_ms);
+    free(own);
+    free(replicas);
     if (!rc)
         rc = migrate(s, opts->found_version);
     if (rc) {

@@ -14,6 +14,7 @@
 
 #include <libpq-fe.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "store/store.h"
@@ -33,6 +34,7 @@
 
 struct pg_conn {
     PGconn *pg;
+    struct pg_pool *pool;      /* where it goes back to */
     struct pg_conn *next_free; /* in the idle list, or in the list of pinned connections */
     pthread_t pin_owner;       /* pinned: the thread between its begin() and commit() */
     int broken;  /* the connection failed: dropped when released */
@@ -59,10 +61,32 @@ struct pg_conn {
     const char *stmts[MN_PG_MAX_STMTS]; /* prepared as "s<index>", identity: the SQL's address */
 };
 
+/* The connections to one server: the primary's, or a read replica's (replicas.c). */
+struct pg_pool {
+    char *url;    /* the connection string as given, pool_size taken out (never logged: masked) */
+    char *masked; /* the URL with any password replaced by *** — for messages */
+    size_t size, n_open;
+    struct pg_conn *free_list;
+    pthread_cond_t freed;
+};
+
+/* A hot standby that serves reads (postgres.replicas; replicas.c, docs/scale-out.md). */
+struct pg_replica {
+    struct pg_pool pool;
+    uint64_t replayed;     /* the WAL position it had replayed when last asked (under the lock) */
+    int64_t down_until_ms; /* it could not be reached: reads skip it until then */
+    int64_t stalled_until_ms; /* it did not replay a position in time: reads do not wait for it */
+    int down_logged;       /* down since it last served a read: its fall was logged, its return will be */
+};
+
+/* What the replicas did for this handle's reads (mn_store_replica_stats). */
+struct pg_replica_counts {
+    _Atomic int64_t on_replica, on_primary, waited, lagging, down;
+};
+
 struct pg_store {
     struct mn_store base;
-    char *url;    /* the connection string as given (never logged: see masked) */
-    char *masked; /* the URL with any password replaced by *** — for messages */
+    struct pg_pool primary;
     char claimer[40]; /* this handle's name on embed_queue claims */
     int64_t busy_timeout_ms;
     /* The bounds of every transaction of this handle (conn_open): a statement runs at most
@@ -70,11 +94,19 @@ struct pg_store {
      * idle_timeout_ms is ended by the server, with its locks (0: no bound). */
     int64_t statement_timeout_ms, idle_timeout_ms;
     int sync_full;
-    pthread_mutex_t lock;
-    pthread_cond_t freed;
-    size_t pool_size, n_open;
-    struct pg_conn *free_list;
+    pthread_mutex_t lock; /* the pools, the replicas' state, the marks */
     struct pg_conn *pinned; /* connections of open begin()…commit()s, one per thread */
+    /* Read replicas (replicas.c): none unless postgres.replicas names some. */
+    struct pg_replica *replicas;
+    size_t n_replicas, next_replica;
+    int64_t max_lag_ms;
+    _Atomic uint64_t position; /* the primary's WAL position after this handle's latest commit */
+    /* The primary's position now and then (ms, lsn), oldest first: what a replica must have
+     * replayed to be at most max_lag_ms behind. */
+    struct pg_mark { int64_t ms; uint64_t lsn; } marks[64];
+    size_t n_marks;
+    int marking; /* a thread is asking the primary its position */
+    struct pg_replica_counts counts;
 };
 
 #define PG(st) ((struct pg_store *)(st))
@@ -202,6 +234,28 @@ typedef mn_status (*pg_body)(struct pg_conn *c, void *arg);
  * cannot tell in time, MN_UNAVAILABLE ("the outcome of the commit is unknown"). A PG_WRITE body
  * in that case fails with MN_UNAVAILABLE and is not run again. */
 mn_status mn__pg_run(struct pg_store *s, enum pg_mode mode, pg_body body, void *arg);
+/* The pools (pg.c): a connection of pool (waiting while all of its are taken), and back (a
+ * broken one is closed, with the pool's idle ones). A pool's URL may carry pool_size=N. */
+mn_status mn__pg_pool_init(struct pg_pool *pool, const char *url);
+void mn__pg_pool_close(struct pg_pool *pool);
+mn_status mn__pg_acquire(struct pg_store *s, struct pg_pool *pool, struct pg_conn **out);
+void mn__pg_release(struct pg_store *s, struct pg_conn *c);
+
+/* Read replicas (replicas.c; docs/scale-out.md). urls: whitespace-separated (NULL or "": none). */
+mn_status mn__pg_replicas_open(struct pg_store *s, const char *urls, int64_t max_lag_ms);
+void mn__pg_replicas_close(struct pg_store *s);
+/* Whether this thread's reads may go to a replica now (mn_store_replica_ops.reads). */
+int mn__pg_replica_reads(struct pg_store *s);
+/* A connection of a replica that has replayed everything the read must see (this handle's
+ * commits, the thread's read_after position, and all but the last max_lag_ms of the primary's
+ * WAL), waiting for one up to max_lag_ms; NULL when none can serve it: the primary does. */
+void mn__pg_replica_pick(struct pg_store *s, struct pg_conn **out);
+/* The replica of pool could not be reached: skipped for a while. */
+void mn__pg_replica_down(struct pg_store *s, struct pg_pool *pool);
+/* After a commit on c (the primary): this handle's position moves to the primary's. */
+void mn__pg_note_commit(struct pg_store *s, struct pg_conn *c);
+extern const struct mn_store_replica_ops mn_pg_replica_ops;
+
 /* An operation that is one statement, built by the caller (p's values outlive the call): the
  * runner over mn__pg_exec or mn__pg_one_i64 in the mode's transaction (*changed, *out 0 on
  * failure), or over mn__pg_each without one (PG_AUTOCOMMIT: a read whose rows go to the caller,
