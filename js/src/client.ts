@@ -137,6 +137,19 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
+/** The later of two positions ("16/B374D848": two hex numbers; '' is none); answers may come
+ * back out of order, and a position only moves forward. Text that is not a position is kept
+ * out (the server checks what it is sent). */
+function laterPosition(a: string, b: string): string {
+  const parse = (p: string): bigint | undefined => {
+    const m = /^([0-9A-Fa-f]{1,8})\/([0-9A-Fa-f]{1,8})$/.exec(p);
+    return m ? (BigInt('0x' + m[1]) << 32n) | BigInt('0x' + m[2]) : undefined;
+  };
+  const x = parse(a), y = parse(b);
+  if (y === undefined) return a;
+  return x === undefined || y > x ? b : a;
+}
+
 /** A typed client of `mnemo serve`: one method per operation of the server's table. */
 export class MnemoClient extends Operations {
   readonly baseURL: string;
@@ -146,6 +159,7 @@ export class MnemoClient extends Operations {
   readonly #apiKey: string | undefined;
   readonly #fetch: typeof fetch;
   readonly #headers: Record<string, string>;
+  #position = '';
 
   constructor(options: ClientOptions = {}) {
     super();
@@ -160,6 +174,22 @@ export class MnemoClient extends Operations {
     this.timeoutMs = options.timeoutMs ?? 60_000;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
     this.#headers = { ...options.defaultHeaders };
+  }
+
+  /**
+   * The latest `Mnemo-Position` an answer carried (a server with PostgreSQL read replicas sends
+   * it; '' until one did): every request after it carries it back as `Mnemo-Read-After`, so
+   * this client reads its own writes on any node, even through a replica that lags
+   * (docs/scale-out.md#read-your-writes). Hand it to another client with readAfter().
+   */
+  get position(): string {
+    return this.#position;
+  }
+
+  /** Makes this client's reads see everything up to `position` (another client's position). */
+  readAfter(position: string): void {
+    if (typeof position !== 'string') throw new TypeError(`readAfter: position must be a string, got ${typeof position}`);
+    this.#position = laterPosition(this.#position, position);
   }
 
   protected async call(name: OperationName, pathArgs: string[], params: object | string | undefined, options: RequestOptions = {}): Promise<unknown> {
@@ -188,6 +218,8 @@ export class MnemoClient extends Operations {
       }
     }
     if (spec.stream) headers.accept = 'application/x-ndjson';
+    const ownAfter = Object.keys(options.headers ?? {}).some((k) => k.toLowerCase() === 'mnemo-read-after');
+    if (this.#position && !ownAfter) headers['mnemo-read-after'] = this.#position;
     Object.assign(headers, options.headers);
     return this.request(spec.method, url, headers, body, spec.stream, options);
   }
@@ -206,6 +238,7 @@ export class MnemoClient extends Operations {
       let text: string;
       try {
         res = await this.#fetch(url, { method, headers, body, signal });
+        this.#position = laterPosition(this.#position, res.headers.get('mnemo-position') ?? '');
         text = await res.text();
       } catch (e) {
         if (options.signal?.aborted) throw e;

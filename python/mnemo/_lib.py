@@ -88,6 +88,11 @@ class MnSummary(Structure):
                 ("created_at", c_int64)]
 
 
+class MnReplicaStats(Structure):
+    _fields_ = [("replicas", c_int64), ("replicas_up", c_int64), ("on_replica", c_int64), ("on_primary", c_int64),
+                ("waited", c_int64), ("lagging", c_int64), ("down", c_int64)]
+
+
 class MnImportStats(Structure):
     _fields_ = [("sessions_added", c_int64), ("sessions_skipped", c_int64), ("messages_added", c_int64),
                 ("messages_skipped", c_int64)]
@@ -336,6 +341,9 @@ _PROTOTYPES = {
     "mn_embed_backfill": (c_int, [c_void_p, PROGRESS_FN, c_void_p, _P(c_int64)]),
     "mn_reindex_embeddings": (c_int, [c_void_p, PROGRESS_FN, c_void_p, _P(c_int64)]),
     "mn_embed_counts": (c_int, [c_void_p, _P(c_int64), _P(c_int64)]),
+    "mn_db_position": (c_int, [c_void_p, c_char_p]),
+    "mn_db_read_after": (c_int, [c_void_p, c_char_p]),
+    "mn_replica_stats_get": (c_int, [c_void_p, _P(MnReplicaStats)]),
     "mn_stats_json": (c_int, [c_void_p, _P(c_void_p)]),
     "mn_memory_add": (c_int, [c_void_p, _P(MnMemoryIn), _P(_P(MnMemory))]),
     "mn_memory_get": (c_int, [c_void_p, c_char_p, _P(_P(MnMemory))]),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, TextIO, Union
 
 from . import _lib
-from ._lib import (MnAppendRequest, MnAppendResult, MnBudget, MnCheckpoint, MnCheckpointIn, MnCheckpointQuery,
+from ._lib import (MnReplicaStats, MnAppendRequest, MnAppendResult, MnBudget, MnCheckpoint, MnCheckpointIn, MnCheckpointQuery,
                    MnCheckpoints, MnCheckpointWrite, MnCompactOpts, MnContext, MnContextOpts, MnDocument,
                    MnDocumentIn, MnDocumentPathsQuery, MnDocumentQuery, MnDocuments, MnExtractJob,
                    MnExtractStats, MnForgetStats, MnHistoryOpts, MnImportStats, MnMemories, MnMemory, MnMemoryIn,
@@ -986,6 +986,31 @@ class Memory:
         e, q = c_int64(), c_int64()
         self._call("mn_embed_counts", byref(e), byref(q))
         return {"embedded": e.value, "queued": q.value}
+
+    def position(self) -> str:
+        """The position after every commit this handle made: an opaque token (PostgreSQL: a WAL
+        position such as "0/311B3C0"; "" on SQLite and before the first commit). Another handle
+        passed it in read_after reads this one's writes, even through a read replica
+        (docs/scale-out.md#read-your-writes)."""
+        buf = ctypes.create_string_buffer(32)
+        self._call("mn_db_position", buf)
+        return buf.value.decode("ascii")
+
+    def read_after(self, position: Optional[str]) -> None:
+        """From now on, this thread's reads see every commit up to position (a token of
+        position(), from any handle on the same database): a replica behind it is waited for, up
+        to postgres.replica_max_lag_ms, then the primary answers. None or "" clears it. Raises
+        Invalid for a token that is not a position."""
+        if position is not None and not isinstance(position, str):
+            raise Invalid("position: expected a string, got %s" % type(position).__name__)
+        self._call("mn_db_read_after", position.encode("utf-8") if position else None)
+
+    def replica_stats(self) -> Dict[str, int]:
+        """What the read replicas (postgres.replicas) did since the handle opened: replicas,
+        replicas_up, on_replica, on_primary, waited, lagging, down (zeros without replicas)."""
+        st = MnReplicaStats()
+        self._call("mn_replica_stats_get", byref(st))
+        return {name: getattr(st, name) for name, _ in MnReplicaStats._fields_}
 
     def _progress_call(self, name: str, progress: Progress) -> int:
         errors: List[BaseException] = []
