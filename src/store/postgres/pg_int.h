@@ -23,7 +23,11 @@
 
 #define MN_PG_MAX_STMTS 256 /* distinct SQL texts one connection prepares (the backend has ~140) */
 #define MN_PG_MAX_PARAMS 24
-#define MN_PG_DEFAULT_POOL 8
+/* Connections per handle unless the URL says pool_size=N: one per call `mnemo serve` runs at once
+ * (server.workers 16, two committers, a background job or two). With 8, a node's context builds
+ * (3-4 round trips each, holding a connection) waited for connections while the database idled:
+ * one node made 0.09x of SQLite's contexts/s and two nodes 3.4x one node (issue 43). */
+#define MN_PG_DEFAULT_POOL 20
 
 /* Advisory lock keys (pg_advisory_xact_lock): schema migrations, and the writers of embed_log
  * (see schema.h: holding it from the first log write to commit makes seq order commit order). */
