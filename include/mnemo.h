@@ -893,6 +893,29 @@ MN_API mn_status mn_migrate(const char *from, const char *to, const mn_config *c
                             mn_progress_fn progress, void *user, mn_import_stats *stats);
 
 /* ---------------------------------------------------------------------------------------------
+ * Backup (docs/cli.md, mnemo backup).
+ */
+/* Writes a backup of the SQLite database db has open into the new file dest_path ("~/" is the
+ * home folder), with what mnemo keeps beside it, while this and other handles and processes go on
+ * writing. The database is copied as it is at one moment (SQLite's online backup API, from one
+ * read snapshot: writers wait only while the snapshot begins); its keyword index
+ * ("<dest_path>.keywords") from the same moment; its saved vector indexes ("<dest_path>.hnsw",
+ * "<dest_path>.memories.hnsw") before it, so that each is behind the copy or current, never ahead,
+ * and catches up from the copy's change log; and, when dest_path is in another folder, the
+ * offloaded tool outputs of its sessions (FOLDER/tool-outputs/SESSION/). The backup opens like any
+ * database and rebuilds no index. Everything is written under a temporary name in dest_path's
+ * folder and moved into place at the end, the database last, with every file and the folder
+ * fsynced: after a crash dest_path is missing or whole, never a part of a backup. progress (may be
+ * NULL) gets the pages of the database and its keyword index copied and their total, ending with
+ * done == total. While the copy runs, the source's write-ahead log cannot restart, so it grows
+ * with what others write. Errors: MN_CONFLICT (dest_path exists, or a SQLite journal of another
+ * database by its name is beside it), MN_INVALID (dest_path is the database itself or not a file
+ * path; db is a PostgreSQL database — back it up with PostgreSQL's own tools, pg_basebackup or
+ * pg_dump — or has no file: in memory, a file: URI), MN_BUSY (the write lock was not had within
+ * memory.busy_timeout_ms), MN_IO, MN_NOMEM, MN_MISUSE (a bad handle, a NULL dest_path). Thread-safe. */
+MN_API mn_status mn_backup(mn_db *db, const char *dest_path, mn_progress_fn progress, void *user);
+
+/* ---------------------------------------------------------------------------------------------
  * Search and retrieval (docs/search.md). Keyword search is SQLite FTS5 with BM25 over message
  * content and always available. Semantic search needs an embedder (embedder.name: hash, openai
  * or ollama); `hash` is offline and lexical, not semantic: it finds shared words and word

@@ -150,6 +150,7 @@ int cmd_export(const struct cli_global *g, struct cli_args *a);
 int cmd_import(const struct cli_global *g, struct cli_args *a);
 int cmd_migrate(const struct cli_global *g, struct cli_args *a);
 int cmd_upgrade(const struct cli_global *g, struct cli_args *a);
+int cmd_backup(const struct cli_global *g, struct cli_args *a);
 int cmd_prune(const struct cli_global *g, struct cli_args *a);
 int cmd_stats(const struct cli_global *g, struct cli_args *a);
 int cmd_config_show(const struct cli_global *g, struct cli_args *a);

@@ -1,8 +1,9 @@
 /*
  * cmd_migrate.c — `mnemo migrate --from SRC --to DST [--append] [--json]`: copies a database into
  * another (SQLite ↔ PostgreSQL) through mn_migrate; `mnemo upgrade [--json]`: brings one
- * database's schema up to date through mn_upgrade. Both with a progress bar on a terminal.
- * docs/cli.md (migrate, upgrade), docs/scale-out.md, docs/format.md.
+ * database's schema up to date through mn_upgrade; `mnemo backup DEST`: an online copy of a
+ * SQLite database with what is kept beside it, through mn_backup. Each with a progress bar on a
+ * terminal. docs/cli.md (migrate, upgrade, backup), docs/scale-out.md, docs/format.md.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -89,4 +90,17 @@ int cmd_upgrade(const struct cli_global *g, struct cli_args *a)
     else
         printf("upgraded schema version %d to %d (%lld messages)\n", from, st.schema_version, (long long)st.messages);
     return 0;
+}
+
+int cmd_backup(const struct cli_global *g, struct cli_args *a)
+{
+    mn_db *db = cli_open(g);
+    if (!db)
+        return 1;
+    struct bar p = {"backing up", "backed up", cli_now_ms(), cli_now_ms(), isatty(STDERR_FILENO)};
+    mn_status rc = mn_backup(db, a->pos[0], show_progress, &p);
+    if (!rc)
+        printf("backed up %s to %s\n", mn_db_path(db), a->pos[0]);
+    mn_close(db);
+    return rc ? cli_fail(rc) : 0;
 }

@@ -365,6 +365,16 @@ const struct cli_cmd cli_commands[] = {
      "  half a minute a million messages). One transaction: interrupted, the file stays as it\n"
      "  was (docs/format.md).\n",
      o_upgrade, 0, 0, cmd_upgrade},
+    {"backup", "DEST", "copy the SQLite database, with its indexes, into a new file while others write",
+     "  DEST              the backup's file: new (an existing file is refused), any folder\n"
+     "  Copies the database as it is at one moment, its keyword index (DEST.keywords) from the\n"
+     "  same moment, its saved vector indexes (DEST.hnsw, DEST.memories.hnsw) and, into DEST's\n"
+     "  folder, the offloaded tool outputs of its sessions; servers and other commands go on\n"
+     "  writing meanwhile. The backup opens without rebuilding any index. Written under a\n"
+     "  temporary name in DEST's folder and moved into place at the end: after a crash DEST is\n"
+     "  missing, never half a backup. PostgreSQL: use pg_basebackup or pg_dump.\n"
+     "  Progress (pages copied): a bar on a terminal, plain lines otherwise.\n",
+     o_none, 1, 1, cmd_backup},
     {"prune", "[--days N] [--json]", "delete sessions not updated for N days",
      "  --days N          1 to 36500 (default: memory.auto_prune_days, when set)\n"
      "  --json            print {\"deleted\": COUNT}\n",

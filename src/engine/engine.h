@@ -50,6 +50,12 @@ mn_store_opts mn__store_opts(const mn_config *cfg, mn_progress_fn progress, void
  * heuristic), shared by every handle of the process. */
 mn_status mn__resolve_tokenizer(const char *name, const char *configured_dir, mn_tokenizer **out);
 
+/* ---- backup.c ---- */
+
+/* mn_backup after its handle and argument checks: the database copied online, with its keyword
+ * index, saved vector indexes and offloaded tool outputs, into the new file dest. */
+mn_status mn__backup_db(mn_db *db, const char *dest, mn_progress_fn progress, void *user);
+
 /* ---- mask.c ---- */
 
 /* The value of setting key as `mnemo config show` prints it, its secrets as *** (malloc'd; NULL

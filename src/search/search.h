@@ -95,6 +95,13 @@ mn_status mn__vsearch_apply_changes(mn_vsearch *v);
 /* After an erase: removes the saved index "<db><suffix>" and its state (they hold the erased
  * vectors), under the lock every save takes; a database without a local file has none. */
 void mn__vsearch_erase_saved(const char *db_path, const char *suffix);
+/* For a backup (engine/backup.c): copies the saved index "<db><suffix>" and its state to
+ * "<to><suffix>" and its state, a pair that belongs together (the state names the file's
+ * checksum), without the lock saves take: a save replaces both by renames, never writes them in
+ * place, so an index file opened is one whole save. Copied before the database's snapshot, the
+ * index reflects a change-log position at or before it, and catches up from the log. *copied is
+ * 0 when there is none (no local file, none saved, or a save at each of three tries). */
+mn_status mn__vsearch_copy_saved(const char *db_path, const char *suffix, const char *to, int *copied);
 /* Live vectors in the index. */
 size_t mn__vsearch_count(mn_vsearch *v);
 /* Saves now (when changed). */

@@ -30,6 +30,7 @@
 #include "store/target.h"
 #include "util/clock.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/banned.h"
 
 #define STATE_MAGIC "mnemo-index-state 1"
@@ -132,16 +133,24 @@ static int open_regular(const char *name, off_t *size)
     return fd;
 }
 
-/* The trailer checksum of an index file (its last 8 bytes); 0 when unreadable. */
+/* The trailer checksum of an open index file of `size` bytes (its last 8 bytes); 0 when
+ * unreadable. */
+static uint64_t fd_checksum(int fd, off_t size)
+{
+    uint64_t sum = 0;
+    unsigned char b[8];
+    if (size >= 8 && pread(fd, b, 8, size - 8) == 8)
+        for (int i = 7; i >= 0; i--)
+            sum = sum << 8 | b[i];
+    return sum;
+}
+
+/* The same by name. */
 static uint64_t file_checksum(const char *path)
 {
     off_t size = 0;
     int fd = open_regular(path, &size);
-    uint64_t sum = 0;
-    unsigned char b[8];
-    if (fd >= 0 && size >= 8 && pread(fd, b, 8, size - 8) == 8)
-        for (int i = 7; i >= 0; i--)
-            sum = sum << 8 | b[i];
+    uint64_t sum = fd >= 0 ? fd_checksum(fd, size) : 0;
     if (fd >= 0)
         close(fd);
     return sum;
@@ -487,6 +496,41 @@ mn_status mn__vsearch_apply_changes(mn_vsearch *v)
     mn_status rc = v->ix ? catch_up(v, 0) : MN_OK; /* nothing loaded: nothing to erase from memory */
     pthread_mutex_unlock(&v->lock);
     return rc;
+}
+
+mn_status mn__vsearch_copy_saved(const char *db_path, const char *suffix, const char *to, int *copied)
+{
+    *copied = 0;
+    char path[4200], out[4200];
+    if (!db_path || !mn__store_target_local(db_path))
+        return MN_OK;
+    if ((size_t)snprintf(path, sizeof path, "%s%s", mn__store_target_path(db_path), suffix) >= sizeof path ||
+        (size_t)snprintf(out, sizeof out, "%s%s", to, suffix) >= sizeof out)
+        return mn__err(MN_INVALID, "backup: the path of %s%s is too long", to, suffix);
+    /* a save that slips in between reading the state and opening the file is seen as a
+     * mismatch: read both again (as map_saved does) */
+    for (int attempt = 0; attempt < 3; attempt++) {
+        uint64_t sum = 0;
+        int64_t seq = 0;
+        uint32_t dim = 0;
+        off_t size = 0;
+        if (!read_state(path, &sum, &seq, &dim))
+            return MN_OK;
+        int fd = open_regular(path, &size);
+        if (fd < 0)
+            return MN_OK;
+        if (fd_checksum(fd, size) != sum) {
+            close(fd);
+            continue;
+        }
+        mn_status rc = mn__file_copy(fd, out);
+        close(fd);
+        if (!rc)
+            rc = write_state(out, sum, seq, dim);
+        *copied = rc == MN_OK;
+        return rc;
+    }
+    return MN_OK;
 }
 
 size_t mn__vsearch_count(mn_vsearch *v)

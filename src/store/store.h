@@ -124,6 +124,14 @@ struct mn_store_ops {
     /* Reclaims the space of deleted rows: VACUUM (PostgreSQL: dead tuples stay in the tables
      * until a vacuum; SQLite: the file shrinks, freed pages were already overwritten). */
     mn_status (*vacuum)(mn_store *st);
+    /* A copy of the database as it is at one moment, while other connections and processes go on
+     * writing (mn_backup; src/engine/backup.c): new files, the database's at `to` and each file
+     * the backend keeps beside it at `to` plus its suffix (SQLite: the keyword index,
+     * "<to>.keywords", from the same moment: current or behind the database, never ahead), made
+     * durable (fsync). progress (may be NULL) gets the pages copied and their total. NULL for
+     * a backend whose server has its own tools (PostgreSQL). */
+    mn_status (*backup)(mn_store *st, const char *to, void (*progress)(void *user, int64_t done, int64_t total),
+                        void *user);
     /* Unique paths listed by the session's messages: messages newest first, each message's in the
      * order it lists them; a path at its first occurrence (seed 002's GetFileList). */
     mn_status (*session_files)(mn_store *st, const char *id, mn_strings **out);
@@ -197,7 +205,7 @@ mn_status mn__store_open(const char *target, const mn_store_opts *opts, mn_store
 /* Backends. */
 mn_status mn__store_sqlite_open(const char *path, const mn_store_opts *opts, mn_store **out);
 /* A libpq connection URL; credentials come from it, PGPASSWORD or ~/.pgpass. A pool_size=N query
- * parameter (1-256, default 8; taken out before libpq sees the URL) sets the connections per
+ * parameter (1-256, default 20; taken out before libpq sees the URL) sets the connections per
  * handle (postgres/pg.c). */
 mn_status mn__store_pg_open(const char *url, const mn_store_opts *opts, mn_store **out);
 

@@ -16,12 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store/sqlite/sqlite_int.h"
 #include "util/err.h"
 #include "util/banned.h"
 
-#define KW_SUFFIX ".keywords"
+#define KW_SUFFIX MN_SQLITE_KW_SUFFIX
 
 /* The index's tables, created when missing or started again; the tokenizer is the one the
  * messages' index always had (schema.h, version 4). */
@@ -48,6 +49,19 @@ static mn_status kw_attach(struct sqlite_store *s, const char *file)
     }
     sqlite3_finalize(st);
     return r == SQLITE_DONE ? MN_OK : mn__sqlite_fail(s, r, "keyword index file");
+}
+
+mn_status mn__sqlite_kw_attach_read(struct sqlite_store *c, int *attached)
+{
+    char file[4096];
+    *attached = 0;
+    if (snprintf(file, sizeof file, "%s" KW_SUFFIX, c->path) >= (int)sizeof file)
+        return mn__err(MN_INVALID, "database path is too long");
+    if (access(file, F_OK) != 0) /* none yet: the database's copy alone, indexed again at its open */
+        return MN_OK;
+    mn_status rc = kw_attach(c, file);
+    *attached = rc == MN_OK;
+    return rc;
 }
 
 mn_status mn__sqlite_kw_attach_rw(struct sqlite_store *s)

@@ -1302,6 +1302,8 @@ static struct sqlite_store *open_reader(struct sqlite_store *w)
 
 mn_status mn__sqlite_open_indexer(struct sqlite_store *w, struct sqlite_store **out) { return open_side(w, 1, out); }
 
+mn_status mn__sqlite_open_reader(struct sqlite_store *w, struct sqlite_store **out) { return open_side(w, 0, out); }
+
 void mn__sqlite_close(struct sqlite_store *s) { op_close(&s->base); }
 
 /* The connection a read should use: the write connection when it is free (one-thread callers
@@ -1414,6 +1416,7 @@ mn_status mn__store_sqlite_open(const char *path, const mn_store_opts *opts, mn_
         .recount_tokens = op_recount_tokens,
         .session_gc = mn__sqlite_op_session_gc,
         .vacuum = mn__sqlite_op_vacuum,
+        .backup = mn__sqlite_op_backup,
         .session_files = mn__sqlite_op_session_files,
         .file_seen = mn__sqlite_op_file_seen,
         .state_get = rd_state_get,

@@ -140,6 +140,11 @@ void mn__sqlite_fts_erase(struct sqlite_store *s);
  * database (else starts it again empty), detaches it and starts the indexer handle and thread. */
 mn_status mn__sqlite_kw_attach_rw(struct sqlite_store *s);
 mn_status mn__sqlite_kw_start(struct sqlite_store *s);
+/* The index's file, named after the database's. */
+#define MN_SQLITE_KW_SUFFIX ".keywords"
+/* On a read-only connection c (a backup's, backup.c): attaches the index's file as "kw" when it
+ * exists (*attached 1), else nothing (*attached 0). */
+mn_status mn__sqlite_kw_attach_read(struct sqlite_store *c, int *attached);
 /* On a connection that writes the index (the indexer, or a private database's own): the TEMP view
  * fts_log_pending, msg_log less the rows the index already applied (fts_applied; search.c). */
 mn_status mn__sqlite_kw_views(struct sqlite_store *c);
@@ -165,6 +170,9 @@ void mn__sqlite_fts_indexer_run(struct sqlite_store *s);
  * index's file attached read-write, into *out (MN_BUSY, MN_IO, MN_NOMEM…); and the close of any
  * handle. */
 mn_status mn__sqlite_open_indexer(struct sqlite_store *w, struct sqlite_store **out);
+/* A read-only connection of its own to w's database (a backup's snapshot, backup.c), into *out;
+ * errors as the indexer's. */
+mn_status mn__sqlite_open_reader(struct sqlite_store *w, struct sqlite_store **out);
 void mn__sqlite_close(struct sqlite_store *s);
 /* Inside a write transaction: creates or drops the embedding queue's trigger as meta
  * 'embed.queue' says (search.c; the migration to schema version 9). */
@@ -193,6 +201,10 @@ mn_status mn__sqlite_fts_backlog(struct sqlite_store *s);
  * counts at close. */
 void mn__sqlite_fts_register(struct sqlite_store *s);
 void mn__sqlite_fts_release(struct sqlite_store *s);
+
+/* The backup op (backup.c; store.h). */
+mn_status mn__sqlite_op_backup(mn_store *st, const char *to, void (*progress)(void *user, int64_t done, int64_t total),
+                               void *user);
 
 /* Operations implemented in threads.c. */
 mn_status mn__sqlite_op_session_files(mn_store *st, const char *id, mn_strings **out);
