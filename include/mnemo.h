@@ -977,6 +977,13 @@ typedef struct mn_search_hits {
     int64_t index_indexed, index_scanned;
     int index_truncated;
     size_t item_size; /* sizeof(mn_search_hit) in the library that made the list */
+    /* Since 0.6, the keyword part: messages the keyword index does not hold yet, and how many
+     * of the newest of them were scanned instead (at most 5,000; the older rest were not
+     * searched). Both 0 but while the index is rebuilt in the background: its file
+     * (DB.keywords) was missing or stale when the database was opened, and more messages than
+     * a search should wait for (2,000) had to be indexed again. mn_keyword_drain with all = 1
+     * finishes it in the foreground. 0 for a semantic search and on PostgreSQL. */
+    int64_t keyword_unindexed, keyword_scanned;
 } mn_search_hits;
 /* Hit i, or NULL past the end (or for a NULL list). Borrowed from the list. ABI-safe indexing. */
 MN_API const mn_search_hit *mn_search_hits_at(const mn_search_hits *hits, size_t i);
@@ -1029,7 +1036,9 @@ MN_API mn_status mn_embed_counts(mn_db *db, int64_t *embedded, int64_t *queued);
  * every search.fts_drain rows an append logged, the handle's indexer thread applies them to it in
  * transactions of at least that many rows, beside the appends (an append waits for it while it
  * is more than four chunks behind); a keyword search applies what is left; mn_close waits for
- * what was asked of the thread. mn_keyword_drain runs that step now, on the calling thread:
+ * what was asked of the thread. A missing or stale index file (more than 2,000 messages to
+ * index) is rebuilt by the thread in the background instead: searches answer meanwhile
+ * (mn_search_hits.keyword_unindexed), and mn_close stops it after its step. mn_keyword_drain runs that step now, on the calling thread:
  * all = 0 applies what this handle logged if it is at least search.fts_drain rows (else
  * nothing), all = 1 the whole log, chunk by chunk. *applied (optional) gets the log rows
  * applied, *pending (optional) the rows still waiting (a count of the log; the thread may apply

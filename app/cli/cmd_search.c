@@ -132,9 +132,10 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
             status = cli_fail(rc);
         else if (cli_flag(a, "report"))
             printf("{\"hits\":%s,\"index\":{\"indexed\":%lld,\"scanned\":%lld,\"truncated\":%s},"
-                   "\"not_embedded\":%lld}\n",
+                   "\"not_embedded\":%lld,\"keyword_unindexed\":%lld,\"keyword_scanned\":%lld}\n",
                    json, (long long)hits->index_indexed, (long long)hits->index_scanned,
-                   hits->index_truncated ? "true" : "false", (long long)hits->not_embedded);
+                   hits->index_truncated ? "true" : "false", (long long)hits->not_embedded,
+                   (long long)hits->keyword_unindexed, (long long)hits->keyword_scanned);
         else
             printf("%s\n", json);
         mn_free(json);
@@ -157,34 +158,50 @@ int cmd_search(const struct cli_global *g, struct cli_args *a)
             printf("(vector index: %lld indexed, %lld stored since scanned exactly%s)\n",
                    (long long)hits->index_indexed, (long long)hits->index_scanned,
                    hits->index_truncated ? "; more not searched: run mnemo embed --pending" : "");
+        if (hits->keyword_unindexed) /* the keyword index is being made again, in the background */
+            printf("(keyword index: %lld messages not indexed yet, the newest %lld of them scanned%s)\n",
+                   (long long)hits->keyword_unindexed, (long long)hits->keyword_scanned,
+                   hits->keyword_scanned < hits->keyword_unindexed ? "; the rest not searched: they are being indexed"
+                                                                   " in the background" : "");
     }
     mn_search_hits_free(hits);
     mn_close(db);
     return status;
 }
 
+/* How often the progress is shown: a batch can take microseconds (the hash embedder), and a
+ * terminal redrawn after every one of them slowed a backfill down. */
+enum { BAR_EVERY_MS = 200, LINE_EVERY_MS = 2000 };
+
 struct progress {
     long long started_ms, last_ms;
-    int tty;
+    int tty, ended;
 };
 
-/* A bar with count, rate and ETA on a terminal; a plain line every 2 s (and at the end) otherwise. */
+/* A bar with count, rate and ETA on a terminal, redrawn at most five times a second; a plain
+ * line every 2 s otherwise. Both at the end of the embedding too, followed by a line for the
+ * vector index, which the library updates next (a backfill builds it: most of its time). */
 static void embed_progress(void *user, int64_t done, int64_t total)
 {
     struct progress *p = user;
     long long now = cli_now_ms(), el = now - p->started_ms;
+    int last = done >= total;
+    if (p->ended || (!last && now - p->last_ms < (p->tty ? BAR_EVERY_MS : LINE_EVERY_MS)))
+        return; /* messages stored meanwhile may take done past total: the end is shown once */
+    p->last_ms = now;
+    p->ended = last;
     double rate = el > 0 ? (double)done * 1000.0 / (double)el : 0;
     long long eta = rate > 0 && total > done ? (long long)((double)(total - done) / rate) : 0;
     if (p->tty) {
         int width = 30, fill = total > 0 ? (int)(done * width / total) : width;
         fprintf(stderr, "\rembedding [%.*s%*s] %lld/%lld %.0f/s ETA %llds ", fill, "##############################",
                 width - fill, "", (long long)done, (long long)total, rate, eta);
-        if (done >= total)
+        if (last)
             fputc('\n', stderr);
-    } else if (now - p->last_ms >= 2000 || done >= total) {
+    } else
         fprintf(stderr, "embedded %lld/%lld (%.0f/s, ETA %llds)\n", (long long)done, (long long)total, rate, eta);
-        p->last_ms = now;
-    }
+    if (last && total > 0)
+        fprintf(stderr, "updating the vector index\n");
 }
 
 static int embed_all(const struct cli_global *g, struct cli_args *a, int reset)
@@ -197,7 +214,9 @@ static int embed_all(const struct cli_global *g, struct cli_args *a, int reset)
     mn_db *db = cli_open(g);
     if (!db)
         return 1;
-    struct progress p = {cli_now_ms(), cli_now_ms(), isatty(STDERR_FILENO)};
+    int tty = isatty(STDERR_FILENO);
+    long long now = cli_now_ms();
+    struct progress p = {now, tty ? now - BAR_EVERY_MS : now, tty, 0}; /* a terminal gets its bar at once */
     int64_t done = 0, embedded = 0, queued = 0;
     mn_status rc;
     if (reset)

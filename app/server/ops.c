@@ -1049,11 +1049,13 @@ static mn_status op_search(struct srv_call *c)
     st = mn_search_hits_to_json(hits, &t);
     const char *ran = mn_search_mode_name(hits->mode);
     json_int_t not_embedded = (json_int_t)hits->not_embedded; /* queued: not findable by meaning yet */
+    /* not in the keyword index yet (rebuilt in the background), and of them scanned */
+    json_int_t unindexed = (json_int_t)hits->keyword_unindexed, scanned = (json_int_t)hits->keyword_scanned;
     mn_search_hits_free(hits);
     if (st)
         return srv_fail_lib(c, st);
-    return ok(c, json_pack("{s:s,s:o*,s:I}", "mode", ran ? ran : "keyword", "hits", from_text(t), "not_embedded",
-                           not_embedded));
+    return ok(c, json_pack("{s:s,s:o*,s:I,s:I,s:I}", "mode", ran ? ran : "keyword", "hits", from_text(t),
+                           "not_embedded", not_embedded, "keyword_unindexed", unindexed, "keyword_scanned", scanned));
 }
 
 /* The export itself is streamed by the transport; this checks the parameters and returns the
@@ -1828,7 +1830,8 @@ const struct srv_op srv_ops[] = {
      op_stats},
     {"search", "GET", "/v1/search",
      "Search stored messages by keyword (FTS5 BM25), meaning (embeddings) or both (hybrid), best first.", p_search,
-     OBJ("\"mode\":{\"type\":\"string\"},\"hits\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},\"not_embedded\":{\"type\":\"integer\"}",
+     OBJ("\"mode\":{\"type\":\"string\"},\"hits\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},\"not_embedded\":{\"type\":\"integer\"},"
+         "\"keyword_unindexed\":{\"type\":\"integer\"},\"keyword_scanned\":{\"type\":\"integer\"}",
          "\"mode\",\"hits\""),
      OP_TOOL | OP_READONLY, op_search},
     {"export", "GET", "/v1/export", "Stream sessions as JSON Lines (docs/format.md); every session when ids is absent.",

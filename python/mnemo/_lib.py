@@ -118,7 +118,9 @@ class MnSearchHit(Structure):
 
 
 class MnSearchHits(Structure):
-    _fields_ = [("count", c_size_t), ("items", POINTER(MnSearchHit)), ("mode", c_int), ("not_embedded", c_int64)]
+    _fields_ = [("count", c_size_t), ("items", POINTER(MnSearchHit)), ("mode", c_int), ("not_embedded", c_int64),
+                ("index_indexed", c_int64), ("index_scanned", c_int64), ("index_truncated", c_int),
+                ("item_size", c_size_t), ("keyword_unindexed", c_int64), ("keyword_scanned", c_int64)]
 
 
 class MnAppendRequest(Structure):

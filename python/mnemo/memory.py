@@ -330,9 +330,13 @@ class Hits(list):
     """Search hits, best first (a list of dicts: rank, score, similarity, bm25, semantic_rank,
     keyword_rank, namespace, message); `mode` is the mode that ran; `not_embedded` how many
     messages passing the filters wait to be embedded, unseen by a semantic or hybrid search
-    (embed_pending() embeds them)."""
+    (embed_pending() embeds them); `keyword_unindexed` how many messages the keyword index does
+    not hold yet while it is rebuilt in the background (its file was missing or stale), and
+    `keyword_scanned` how many of the newest of them were searched by a scan instead."""
     mode: str = "keyword"
     not_embedded: int = 0
+    keyword_unindexed: int = 0
+    keyword_scanned: int = 0
 
 
 class Memory:
@@ -946,6 +950,8 @@ class Memory:
             hits = Hits(json.loads(_take_str(js)))
             hits.mode = SEARCH_MODE_NAMES.get(out.contents.mode, "keyword")
             hits.not_embedded = out.contents.not_embedded
+            hits.keyword_unindexed = out.contents.keyword_unindexed
+            hits.keyword_scanned = out.contents.keyword_scanned
             return hits
         finally:
             self._lib.mn_search_hits_free(out)

@@ -1,5 +1,6 @@
 """Contexts (every strategy, format and option of mn_context_build), compaction, search and RAG."""
 import json
+import os
 
 import pytest
 
@@ -187,3 +188,23 @@ def test_queued_embeddings_and_backfill(db_path):
     with mnemo.Memory(db_path) as m:
         with pytest.raises(mnemo.Unavailable):
             m.embed_pending()
+
+
+def test_keyword_index_rebuilt_in_the_background(db_path, monkeypatch):
+    """A database copied without its keyword index file: the search answers from a scan of the
+    newest messages the index does not hold, and Hits says how many (docs/search.md)."""
+    with mnemo.Memory(db_path) as m:
+        sid = m.create_session()["id"]
+        m.append_batch(sid, [{"role": "user", "content": "note %d about plum%d" % (i, i)} for i in range(2100)])
+        hits = m.search("plum7", mode="keyword")
+        assert (hits.keyword_unindexed, hits.keyword_scanned) == (0, 0)
+    for suffix in (".keywords", ".keywords-wal", ".keywords-shm"):
+        if os.path.exists(db_path + suffix):
+            os.remove(db_path + suffix)
+    monkeypatch.setenv("MNEMO_TEST_KEYWORD_HOLD", "1")  # the counts without the thread's pace
+    with mnemo.Memory(db_path) as m:
+        hits = m.search("plum2099", mode="keyword")
+        assert len(hits) == 1
+        # PostgreSQL has no index file: each insert indexed its message
+        want = (0, 0) if db_path.startswith("postgres") else (2100, 2100)
+        assert (hits.keyword_unindexed, hits.keyword_scanned) == want

@@ -312,6 +312,7 @@ struct list {
     struct mn_ranked *r;
     size_t n, cap;
     int oom;
+    struct mn_store_fts_report kw; /* a keyword list: what the index did not hold */
 };
 
 static int list_push(void *user, int64_t id, double score)
@@ -339,7 +340,7 @@ static mn_status keyword_list(mn_db *db, const char *query, const mn_search_filt
     if (!rc)
         rc = mn__fts_query(query, &match, &terms);
     if (!rc && terms)
-        rc = db->store->ops->search->fts_search(db->store, match.data, f, limit, list_push, l);
+        rc = db->store->ops->search->fts_search(db->store, match.data, f, limit, list_push, l, &l->kw);
     if (!rc && l->oom)
         rc = mn__nomem();
     mn__buf_release(&match);
@@ -530,6 +531,8 @@ mn_status mn__search_run(mn_db *db, const char *query, mn_search_mode mode, size
         h->pub.index_indexed = (int64_t)info.indexed;
         h->pub.index_scanned = (int64_t)info.scanned;
         h->pub.index_truncated = info.truncated;
+        h->pub.keyword_unindexed = kw.kw.unindexed;
+        h->pub.keyword_scanned = kw.kw.scanned;
         struct fill_ctx c = {h, order, &sem, &kw, 0};
         rc = db->store->ops->search->messages_get(db->store, ids, n, fill_hit, &c);
         if (!rc && c.oom)

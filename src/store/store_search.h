@@ -24,9 +24,16 @@ typedef int (*mn_store_text_fn)(void *user, int64_t message_id, const char *cont
 /* A message found by id, with its session's namespace. */
 typedef int (*mn_store_found_fn)(void *user, const mn_message *m, const char *ns);
 
+/* What a keyword search could not answer from the index (fts_search). */
+struct mn_store_fts_report {
+    int64_t unindexed, scanned;
+};
+
 struct mn_store_search_ops {
     /* Applies the pending message inserts and deletes to the keyword index (one write
-     * transaction; nothing to do is a cheap read). */
+     * transaction; nothing to do is a cheap read). When more waits than a search should wait
+     * for (the index file was missing or stale: rebuilt from the messages), it asks for it to be
+     * done in the background instead and returns; fts_search then scans the rest. */
     mn_status (*fts_sync)(mn_store *st);
     /* Keyword index upkeep as messages arrive (docs/search.md, "Keeping the keyword index
      * current"). all = 0: when this handle has logged at least fts_drain_rows rows since its last
@@ -38,9 +45,11 @@ struct mn_store_search_ops {
     mn_status (*fts_drain)(mn_store *st, int all, int64_t *applied, int64_t *pending);
     void (*fts_defer)(mn_store *st, int defer);
     /* The best `limit` messages for an FTS5 MATCH expression (already escaped) that pass the
-     * filter, best first, with a BM25 score (larger is better). */
+     * filter, best first, with a BM25 score (larger is better). Messages the index does not hold
+     * yet (rep->unindexed) are searched by a scan of the newest of them (rep->scanned; the rest
+     * are not searched); both 0 when the index holds every message. */
     mn_status (*fts_search)(mn_store *st, const char *match, const mn_search_filter *f, size_t limit,
-                            mn_store_score_fn fn, void *user);
+                            mn_store_score_fn fn, void *user, struct mn_store_fts_report *rep);
     /* Ids of the messages with a vector that pass the filter (any order); *n the count. */
     mn_status (*vec_filter)(mn_store *st, const mn_search_filter *f, mn_store_score_fn fn, void *user);
     /* Every stored vector (for an index rebuild), and the embed_log position they reflect:

@@ -153,8 +153,9 @@ static mn_status score_row(void *arg, PGresult *r, int i, int *stop)
 }
 
 static mn_status op_fts_search(mn_store *st, const char *match, const mn_search_filter *f, size_t limit,
-                               mn_store_score_fn fn, void *user)
+                               mn_store_score_fn fn, void *user, struct mn_store_fts_report *rep)
 {
+    *rep = (struct mn_store_fts_report){0, 0}; /* the insert indexed the message */
     struct mn_buf terms = MN_BUF_INIT;
     size_t n = 0;
     mn_status rc = match_terms(match, &terms, &n);
@@ -419,7 +420,9 @@ struct put_arg {
     unsigned char *blob;
 };
 
-/* The log lock first (see schema.h), then the identity, the vectors and the queue rows. */
+/* The log lock first (see schema.h), then the identity, the vectors and the queue rows. The
+ * vectors and the queue rows are queued (PG_PIPELINE): they go with the COMMIT, a batch's
+ * round trips are three, not one a vector (a backfill spent most of its time waiting for them). */
 static mn_status vec_put_body(struct pg_conn *c, void *arg)
 {
     struct put_arg *a = arg;
@@ -438,14 +441,16 @@ static mn_status vec_put_body(struct pg_conn *c, void *arg)
         mn__pg_i64(&p, a->dim);
         mn__pg_bin(&p, a->blob, (int)(a->dim * 4));
         mn__pg_i64(&p, a->now);
-        if ((rc = mn__pg_query(c, SQL_VEC_PUT, &p, 0, "store vector", NULL)) == MN_CONFLICT)
-            c->retry = 1; /* its message was deleted meanwhile: once more, and it is skipped */
+        if ((rc = mn__pg_send(c, SQL_VEC_PUT, &p, "store vector", NULL)) == MN_CONFLICT)
+            c->retry = 1; /* its message was deleted meanwhile: once more, and it is skipped (queued,
+                           * the failure comes at the commit; the runner runs the body again one
+                           * statement at a time, and then it comes here) */
     }
     if (!rc) {
         struct pg_params p;
         mn__pg_params_init(&p);
         mn__pg_text(&p, a->id_list);
-        rc = mn__pg_query(c, SQL_QUEUE_DEL, &p, 0, "embedding queue", NULL);
+        rc = mn__pg_send(c, SQL_QUEUE_DEL, &p, "embedding queue", NULL);
     }
     return rc;
 }
@@ -462,7 +467,7 @@ static mn_status op_vec_put(mn_store *st, const int64_t *ids, size_t n, const fl
     if (!rc && !a.blob)
         rc = mn__nomem();
     if (!rc)
-        rc = mn__pg_run(PG(st), PG_WRITE, vec_put_body, &a);
+        rc = mn__pg_run(PG(st), PG_PIPELINE, vec_put_body, &a);
     free(a.blob);
     mn__buf_release(&list);
     return rc;

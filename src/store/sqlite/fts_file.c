@@ -214,6 +214,18 @@ int mn__sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed
     return behind;
 }
 
+int mn__sqlite_kw_quitting(struct sqlite_store *s, int done)
+{
+    if (!s->kw_started)
+        return 0;
+    pthread_mutex_lock(&s->kw_sig);
+    if (done)
+        s->kw_background = 0;
+    int quit = s->kw_stop && s->kw_background;
+    pthread_mutex_unlock(&s->kw_sig);
+    return quit;
+}
+
 void mn__sqlite_kw_stop(struct sqlite_store *s)
 {
     if (s->kw_started) {

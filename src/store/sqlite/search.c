@@ -75,8 +75,8 @@ static mn_status prepare_dynamic(struct sqlite_store *s, const char *sql, sqlite
 
 /* head + the filter's conditions + tail, prepared, with the filter's values bound (the caller
  * binds its own parameters, numbered below the filter's). Caller finalizes *st. */
-static mn_status prepare_filtered(struct sqlite_store *s, const char *head, const mn_search_filter *f,
-                                  const char *tail, sqlite3_stmt **st)
+mn_status mn__sqlite_prepare_filtered(struct sqlite_store *s, const char *head, const mn_search_filter *f,
+                                     const char *tail, sqlite3_stmt **st)
 {
     struct mn_buf sql = MN_BUF_INIT;
     mn_status rc = mn__buf_adds(&sql, head);
@@ -472,13 +472,49 @@ void mn__sqlite_fts_erase(struct sqlite_store *s)
     indexer_put(s, x);
 }
 
-static mn_status fts_sync_locked(struct sqlite_store *x)
+/* What waits for the index, estimated without a count (one row per id past the watermark and
+ * per log row), and the watermark. */
+static mn_status waiting_rows(struct sqlite_store *x, int64_t *waiting)
+{
+    int64_t span = 0, w = 0, last_id = 0;
+    mn_status rc = value_of(x, SQL_LOG_SPAN, 0, 0, &span);
+    if (!rc)
+        rc = value_of(x, SQL_WATERMARK, 0, 0, &w);
+    if (!rc)
+        rc = value_of(x, SQL_LAST_ID, 0, 0, &last_id);
+    *waiting = span + (last_id > w ? last_id - w : 0);
+    return rc;
+}
+
+/* More than a search should wait for (tuning.sync_max): the indexer thread is asked for all of
+ * it, in the background (a close stops it after its step; the next open goes on), and searches
+ * scan the newest of what it has not reached (fts_tail.c). */
+static void fts_background(struct sqlite_store *s, int64_t waiting)
+{
+    pthread_mutex_lock(&s->kw_sig);
+    int first = !s->kw_background;
+    s->kw_background = 1;
+    pthread_mutex_unlock(&s->kw_sig);
+    if (first)
+        mn__log(MN_LOG_INFO, "%s: the keyword index lacks about %lld messages: indexing them in the background;"
+                             " searches meanwhile scan the newest %zu of them", s->path, (long long)waiting,
+                mn_sqlite_fts_tuning.tail_rows);
+    if (!getenv("MNEMO_TEST_KEYWORD_HOLD")) /* tests only: what a search sees, without the thread's pace */
+        mn__sqlite_kw_ask(s, 0, waiting, INT64_MAX);
+}
+
+static mn_status fts_sync_locked(struct sqlite_store *s, struct sqlite_store *x)
 {
     int any = 0;
+    int64_t waiting = 0;
     mn_status rc = pending_any(x, &any);
     if (rc || !any)
         return rc;
-    return fts_all(x);
+    if (s->kw_started && !(rc = waiting_rows(x, &waiting)) && waiting > mn_sqlite_fts_tuning.sync_max) {
+        fts_background(s, waiting);
+        return MN_OK;
+    }
+    return rc ? rc : fts_all(x);
 }
 
 static mn_status op_fts_sync(mn_store *st)
@@ -486,7 +522,7 @@ static mn_status op_fts_sync(mn_store *st)
     struct sqlite_store *s = S(st);
     pthread_mutex_lock(&s->lock);
     struct sqlite_store *x = indexer_take(s);
-    mn_status rc = fts_sync_locked(x);
+    mn_status rc = fts_sync_locked(s, x);
     indexer_put(s, x);
     if (!rc)
         s->fts_logged = 0;
@@ -554,10 +590,10 @@ void mn__sqlite_fts_indexer_run(struct sqlite_store *s)
 {
     struct sqlite_store *x = s->kw;
     int64_t chunk = drain_chunk(s), budget;
-    while ((budget = atomic_exchange(&x->kw_budget, 0)) > 0) {
+    while ((budget = atomic_exchange(&x->kw_budget, 0)) > 0 && !mn__sqlite_kw_quitting(s, 0)) {
         mn_status rc = MN_OK;
         int last = 0, waited_for = 1;
-        while (!rc && !last && (budget > 0 || waited_for)) {
+        while (!rc && !last && (budget > 0 || waited_for) && !mn__sqlite_kw_quitting(s, 0)) {
             int64_t step = budget < chunk ? chunk : budget < 4 * chunk ? budget : 4 * chunk, consumed = 0;
             int64_t asked = mn__sqlite_kw_asked(s);
             pthread_mutex_lock(&x->lock);
@@ -566,6 +602,8 @@ void mn__sqlite_fts_indexer_run(struct sqlite_store *s)
             budget -= consumed > 0 ? consumed : step;
             waited_for = mn__sqlite_kw_caught(s, asked, consumed, last, rc);
         }
+        if (!rc && last)
+            mn__sqlite_kw_quitting(s, 1); /* nothing waits: a background rebuild is done */
         if (rc)
             mn__log(MN_LOG_WARN, "%s: keyword index drain: %s (left for the next drain or search)", s->path,
                     mn_errmsg());
@@ -574,18 +612,14 @@ void mn__sqlite_fts_indexer_run(struct sqlite_store *s)
 
 mn_status mn__sqlite_fts_backlog(struct sqlite_store *s)
 {
-    int64_t span = 0, w = 0, last_id = 0;
+    int64_t waiting = 0;
     struct sqlite_store *x = indexer_take(s);
-    mn_status rc = value_of(x, SQL_LOG_SPAN, 0, 0, &span);
-    if (!rc)
-        rc = value_of(x, SQL_WATERMARK, 0, 0, &w);
-    if (!rc)
-        rc = value_of(x, SQL_LAST_ID, 0, 0, &last_id);
+    mn_status rc = waiting_rows(x, &waiting);
     indexer_put(s, x);
-    if (!rc) {
-        int64_t waiting = span + (last_id > w ? last_id - w : 0);
+    if (!rc && s->kw_started && waiting > mn_sqlite_fts_tuning.sync_max)
+        fts_background(s, waiting); /* a missing or stale index file: made again from the messages */
+    else if (!rc)
         s->fts_logged = waiting < s->fts_drain_rows ? waiting : s->fts_drain_rows;
-    }
     return rc;
 }
 
@@ -637,7 +671,7 @@ static void op_fts_defer(mn_store *st, int defer)
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
 struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 32768, 64, 256, 1.0 / 400, 32,
-                                                     (size_t)64 << 20, 16, 16};
+                                                     (size_t)64 << 20, 16, 16, 2000, 5000};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                   " ORDER BY bm25(messages_fts), rowid LIMIT ?2";
@@ -1344,7 +1378,7 @@ static mn_status fts_maxscore(struct sqlite_store *s, const char *match, const s
 static mn_status set_read(struct sqlite_store *s, const mn_search_filter *f, struct mn_sqlite_idset *set)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = prepare_filtered(s,
+    mn_status rc = mn__sqlite_prepare_filtered(s,
                                     "SELECT m.id FROM messages m JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE 1",
                                     f, NULL, &st);
     if (!rc)
@@ -1448,12 +1482,12 @@ static mn_status fts_filtered(struct sqlite_store *s, const char *match, const m
             return rc;
     }
     sqlite3_stmt *st;
-    mn_status rc = in_set ? prepare_filtered(s,
+    mn_status rc = in_set ? mn__sqlite_prepare_filtered(s,
                                              "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts"
                                              " MATCH ?1 AND +rowid IN (SELECT m.id FROM messages m"
                                              " JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE 1",
                                              f, ") ORDER BY bm25(messages_fts), rowid LIMIT ?2", &st)
-                          : prepare_filtered(s,
+                          : mn__sqlite_prepare_filtered(s,
                                              "SELECT messages_fts.rowid, bm25(messages_fts) FROM messages_fts"
                                              " JOIN messages m ON m.id = messages_fts.rowid"
                                              " JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE messages_fts MATCH ?1",
@@ -1475,7 +1509,7 @@ static mn_status fts_rounds(struct sqlite_store *s, const char *match, const mn_
     struct scored_list cand = {0};
     size_t checked = 0, want = first;
     *gave_up = 0;
-    mn_status rc = prepare_filtered(s,
+    mn_status rc = mn__sqlite_prepare_filtered(s,
                                     "SELECT 1 FROM messages m JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid")
                                     " WHERE m.id = ?9",
                                     f, NULL, &check);
@@ -1555,7 +1589,7 @@ static mn_status fts_plan_run(struct sqlite_store *s, const char *match, const m
 }
 
 static mn_status fts_search_locked(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
-                                   mn_store_score_fn fn, void *user)
+                                   mn_store_score_fn fn, void *user, struct mn_store_fts_report *rep)
 {
     /* the rounds read several times: one snapshot keeps their order the same */
     int own_txn = sqlite3_get_autocommit(s->db);
@@ -1565,6 +1599,11 @@ static mn_status fts_search_locked(struct sqlite_store *s, const char *match, co
     struct scored_list out = {0};
     s->fts_searches++;
     rc = fts_plan_run(s, match, f, limit, &out);
+    size_t indexed = out.n;
+    if (!rc) /* messages the index does not hold yet (most often none: one cheap read) */
+        rc = mn__sqlite_fts_tail(s, match, f, limit, &out, rep);
+    if (!rc && out.n > indexed)
+        qsort(out.r, out.n, sizeof *out.r, scored_cmp);
     if (own_txn && !sqlite3_get_autocommit(s->db))
         mn__sqlite_exec_stmt(s, SQL_READ_END, "keyword search"); /* read only: nothing to lose */
     for (size_t i = 0; !rc && i < out.n && i < limit; i++)
@@ -1577,10 +1616,10 @@ static mn_status fts_search_locked(struct sqlite_store *s, const char *match, co
 /* Keyword searches run on the indexer handle, the one connection with the index's file attached:
  * beside appends, not between them. A private database searches on its own handle. */
 static mn_status op_fts_search(mn_store *st, const char *match, const mn_search_filter *f, size_t limit,
-                               mn_store_score_fn fn, void *user)
+                               mn_store_score_fn fn, void *user, struct mn_store_fts_report *rep)
 {
     struct sqlite_store *s = S(st), *x = s->kw ? s->kw : s;
-    LOCKED(x, fts_search_locked(x, match, f, limit, fn, user));
+    LOCKED(x, fts_search_locked(x, match, f, limit, fn, user, rep));
 }
 
 /* ---- vectors --------------------------------------------------------------------------------- */
@@ -1589,7 +1628,7 @@ static mn_status vec_filter_locked(struct sqlite_store *s, const mn_search_filte
                                    void *user)
 {
     sqlite3_stmt *st;
-    mn_status rc = prepare_filtered(s,
+    mn_status rc = mn__sqlite_prepare_filtered(s,
                                     "SELECT e.message_id FROM embeddings e JOIN messages m ON m.id = e.message_id"
                                     " JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE 1",
                                     f, NULL, &st);
@@ -1937,7 +1976,7 @@ static mn_status op_counts(mn_store *st, int64_t *embedded, int64_t *queued)
 static mn_status queue_count_locked(struct sqlite_store *s, const mn_search_filter *f, int64_t *n)
 {
     sqlite3_stmt *st;
-    mn_status rc = prepare_filtered(s,
+    mn_status rc = mn__sqlite_prepare_filtered(s,
                                     "SELECT count(*) FROM embed_queue q JOIN messages m ON m.id = q.message_id"
                                     " JOIN sessions s ON s.sid = m.session_sid AND " MN_SQLITE_IN_SESSION("m.pos", "s.sid") " WHERE 1",
                                     f, NULL, &st);

@@ -105,6 +105,16 @@ struct sqlite_store {
     int64_t df_gen;
     int64_t fts_searches; /* keyword searches this handle made (phrases are held from its second) */
     int fts_given; /* mnemo_bm25 is registered on this connection */
+    /* On the indexer handle, the messages the index does not hold yet that searches scan
+     * (fts_tail.c): the TEMP table kw_tail holds those with an id in (lo, hi], `rows` of them,
+     * as msg_log left them at seq `log`. */
+    struct mn_sqlite_tail {
+        int made;
+        int64_t lo, hi, log, rows;
+    } tail;
+    /* Under kw_sig: the thread was asked to rebuild the index in the background (fts_sync): a
+     * close stops it after its step rather than waiting for the rest (the next open goes on). */
+    int kw_background;
 };
 
 /* Evaluates expr with the handle's lock held and returns its status. */
@@ -154,6 +164,9 @@ mn_status mn__sqlite_fts_recover(struct sqlite_store *s);
 /* At close (before the connection): stops the thread (after what it was asked for) and closes
  * the indexer handle. */
 void mn__sqlite_kw_stop(struct sqlite_store *s);
+/* On the indexer thread: whether it should stop now (a close, during a background rebuild);
+ * done = 1 first notes that the rebuild is over (nothing waits any more). */
+int mn__sqlite_kw_quitting(struct sqlite_store *s, int done);
 /* Hands the indexer thread `rows` messages this handle appended (a drain of `budget` rows) and
  * waits while it is more than `bound` messages behind (the thread stopped: no wait). */
 void mn__sqlite_kw_ask(struct sqlite_store *s, int64_t rows, int64_t budget, int64_t bound);
@@ -254,8 +267,23 @@ struct mn_sqlite_fts_tuning {
                                           * this much more per message id indexed */
     int64_t rows_div;   /* a query with none held is ranked there too when its phrases' rows
                          * together are at most 1/rows_div of the ids indexed; 0: never */
+    /* A search indexes what waits for the index itself up to sync_max messages; past that the
+     * indexer thread does it in the background, and searches scan the newest tail_rows
+     * messages the index does not hold yet (fts_tail.c). */
+    int64_t sync_max;
+    size_t tail_rows;
 };
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
+struct scored_list;
+/* On the indexer x, in the search's read transaction: the best `limit` of the messages the
+ * index does not hold yet that match and pass the filter, pushed onto out (fts_tail.c); *rep
+ * how many the index does not hold and how many of them were searched. */
+mn_status mn__sqlite_fts_tail(struct sqlite_store *x, const char *match, const mn_search_filter *f, size_t limit,
+                              struct scored_list *out, struct mn_store_fts_report *rep);
+/* head + the filter's conditions (parameters ?10 to ?15, bound here) + tail, prepared (not
+ * cached: the caller finalizes *st) (search.c). */
+mn_status mn__sqlite_prepare_filtered(struct sqlite_store *s, const char *head, const mn_search_filter *f,
+                                     const char *tail, sqlite3_stmt **st);
 /* Keyword searches the common phrases' best rows answered (fts_tops.c; tests check the path ran). */
 extern long mn_sqlite_fts_tops_ranked;
 /* Keyword searches ranked from the phrases held in memory, and with none held from the rows of
