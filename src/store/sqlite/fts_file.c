@@ -214,16 +214,59 @@ int mn__sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed
     return behind;
 }
 
-int mn__sqlite_kw_quitting(struct sqlite_store *s, int done)
+/* kw_background under kw_sig: set (1), cleared (0) or read (-1); returns it. */
+static int background(struct sqlite_store *s, int set)
 {
     if (!s->kw_started)
         return 0;
     pthread_mutex_lock(&s->kw_sig);
-    if (done)
-        s->kw_background = 0;
+    if (set >= 0)
+        s->kw_background = set;
+    int on = s->kw_background;
+    pthread_mutex_unlock(&s->kw_sig);
+    return on;
+}
+
+int mn__sqlite_kw_rebuilding(struct sqlite_store *s) { return background(s, -1); }
+
+int mn__sqlite_kw_rebuild_start(struct sqlite_store *s) { return !background(s, -1) && background(s, 1); }
+
+void mn__sqlite_kw_rebuilt(struct sqlite_store *s) { background(s, 0); }
+
+int mn__sqlite_kw_quitting(struct sqlite_store *s)
+{
+    if (!s->kw_started)
+        return 0;
+    pthread_mutex_lock(&s->kw_sig);
     int quit = s->kw_stop && s->kw_background;
     pthread_mutex_unlock(&s->kw_sig);
     return quit;
+}
+
+/* While the thread rebuilds, its steps (thousands of messages, and FTS5's merges of what they
+ * wrote: seconds at times) hold the indexer's lock; a search on a reader of its own, with the
+ * index's file attached read-only, reads the last committed state beside them instead. Opened
+ * once, kept until the close. */
+mn_status mn__sqlite_kw_searcher(struct sqlite_store *s, struct sqlite_store **out)
+{
+    mn_status rc = MN_OK;
+    pthread_mutex_lock(&s->kw_sig);
+    if (!s->kw_searcher) {
+        struct sqlite_store *r = NULL;
+        int attached = 0;
+        rc = mn__sqlite_open_reader(s, &r);
+        if (!rc && !(rc = mn__sqlite_kw_attach_read(r, &attached)) && !attached)
+            rc = mn__err(MN_IO, "%s" KW_SUFFIX ": the keyword index file is missing", s->path);
+        if (!rc)
+            rc = mn__sqlite_kw_views(r);
+        if (rc && r)
+            mn__sqlite_close(r);
+        else
+            s->kw_searcher = r;
+    }
+    *out = s->kw_searcher;
+    pthread_mutex_unlock(&s->kw_sig);
+    return rc;
 }
 
 void mn__sqlite_kw_stop(struct sqlite_store *s)
@@ -241,4 +284,7 @@ void mn__sqlite_kw_stop(struct sqlite_store *s)
     if (s->kw)
         mn__sqlite_close(s->kw);
     s->kw = NULL;
+    if (s->kw_searcher)
+        mn__sqlite_close(s->kw_searcher);
+    s->kw_searcher = NULL;
 }

@@ -491,11 +491,7 @@ static mn_status waiting_rows(struct sqlite_store *x, int64_t *waiting)
  * scan the newest of what it has not reached (fts_tail.c). */
 static void fts_background(struct sqlite_store *s, int64_t waiting)
 {
-    pthread_mutex_lock(&s->kw_sig);
-    int first = !s->kw_background;
-    s->kw_background = 1;
-    pthread_mutex_unlock(&s->kw_sig);
-    if (first)
+    if (mn__sqlite_kw_rebuild_start(s))
         mn__log(MN_LOG_INFO, "%s: the keyword index lacks about %lld messages: indexing them in the background;"
                              " searches meanwhile scan the newest %zu of them", s->path, (long long)waiting,
                 mn_sqlite_fts_tuning.tail_rows);
@@ -520,6 +516,8 @@ static mn_status fts_sync_locked(struct sqlite_store *s, struct sqlite_store *x)
 static mn_status op_fts_sync(mn_store *st)
 {
     struct sqlite_store *s = S(st);
+    if (mn__sqlite_kw_rebuilding(s))
+        return MN_OK; /* the thread is on it: no wait for its step */
     pthread_mutex_lock(&s->lock);
     struct sqlite_store *x = indexer_take(s);
     mn_status rc = fts_sync_locked(s, x);
@@ -554,6 +552,8 @@ static mn_status fts_drain_locked(struct sqlite_store *s, int64_t budget, int64_
     indexer_put(s, x);
     if (!rc)
         s->fts_logged = 0;
+    if (!rc && budget == INT64_MAX) /* everything: a background rebuild has nothing left */
+        mn__sqlite_kw_rebuilt(s);
     return rc;
 }
 
@@ -590,10 +590,10 @@ void mn__sqlite_fts_indexer_run(struct sqlite_store *s)
 {
     struct sqlite_store *x = s->kw;
     int64_t chunk = drain_chunk(s), budget;
-    while ((budget = atomic_exchange(&x->kw_budget, 0)) > 0 && !mn__sqlite_kw_quitting(s, 0)) {
+    while ((budget = atomic_exchange(&x->kw_budget, 0)) > 0 && !mn__sqlite_kw_quitting(s)) {
         mn_status rc = MN_OK;
         int last = 0, waited_for = 1;
-        while (!rc && !last && (budget > 0 || waited_for) && !mn__sqlite_kw_quitting(s, 0)) {
+        while (!rc && !last && (budget > 0 || waited_for) && !mn__sqlite_kw_quitting(s)) {
             int64_t step = budget < chunk ? chunk : budget < 4 * chunk ? budget : 4 * chunk, consumed = 0;
             int64_t asked = mn__sqlite_kw_asked(s);
             pthread_mutex_lock(&x->lock);
@@ -602,8 +602,8 @@ void mn__sqlite_fts_indexer_run(struct sqlite_store *s)
             budget -= consumed > 0 ? consumed : step;
             waited_for = mn__sqlite_kw_caught(s, asked, consumed, last, rc);
         }
-        if (!rc && last)
-            mn__sqlite_kw_quitting(s, 1); /* nothing waits: a background rebuild is done */
+        if (rc || last) /* a background rebuild is done (or failed: the next search looks again) */
+            mn__sqlite_kw_rebuilt(s);
         if (rc)
             mn__log(MN_LOG_WARN, "%s: keyword index drain: %s (left for the next drain or search)", s->path,
                     mn_errmsg());
@@ -1619,6 +1619,11 @@ static mn_status op_fts_search(mn_store *st, const char *match, const mn_search_
                                mn_store_score_fn fn, void *user, struct mn_store_fts_report *rep)
 {
     struct sqlite_store *s = S(st), *x = s->kw ? s->kw : s;
+    if (mn__sqlite_kw_rebuilding(s)) {
+        mn_status rc = mn__sqlite_kw_searcher(s, &x);
+        if (rc)
+            return rc;
+    }
     LOCKED(x, fts_search_locked(x, match, f, limit, fn, user, rep));
 }
 

@@ -113,8 +113,10 @@ struct sqlite_store {
         int64_t lo, hi, log, rows;
     } tail;
     /* Under kw_sig: the thread was asked to rebuild the index in the background (fts_sync): a
-     * close stops it after its step rather than waiting for the rest (the next open goes on). */
+     * close stops it after its step rather than waiting for the rest (the next open goes on),
+     * and searches meanwhile run on kw_searcher (fts_file.c). */
     int kw_background;
+    struct sqlite_store *kw_searcher;
 };
 
 /* Evaluates expr with the handle's lock held and returns its status. */
@@ -164,9 +166,16 @@ mn_status mn__sqlite_fts_recover(struct sqlite_store *s);
 /* At close (before the connection): stops the thread (after what it was asked for) and closes
  * the indexer handle. */
 void mn__sqlite_kw_stop(struct sqlite_store *s);
-/* On the indexer thread: whether it should stop now (a close, during a background rebuild);
- * done = 1 first notes that the rebuild is over (nothing waits any more). */
-int mn__sqlite_kw_quitting(struct sqlite_store *s, int done);
+/* The background rebuild of the keyword index (search.c, fts_tail.c): whether it runs; its
+ * start (1 when this call started it); its end (nothing waits any more, or the thread failed:
+ * the next search looks again); and, on the thread, whether it should stop now (a close). */
+int mn__sqlite_kw_rebuilding(struct sqlite_store *s);
+int mn__sqlite_kw_rebuild_start(struct sqlite_store *s);
+void mn__sqlite_kw_rebuilt(struct sqlite_store *s);
+int mn__sqlite_kw_quitting(struct sqlite_store *s);
+/* The connection keyword searches use during a rebuild (a reader with the index's file attached
+ * read-only), opened the first time. */
+mn_status mn__sqlite_kw_searcher(struct sqlite_store *s, struct sqlite_store **out);
 /* Hands the indexer thread `rows` messages this handle appended (a drain of `budget` rows) and
  * waits while it is more than `bound` messages behind (the thread stopped: no wait). */
 void mn__sqlite_kw_ask(struct sqlite_store *s, int64_t rows, int64_t budget, int64_t bound);
