@@ -6,13 +6,13 @@
 # the backfill embeds every message, stores the vectors and builds the index; then the index
 # file is removed and `mnemo embed --pending` (nothing left to embed) builds it alone from the
 # stored vectors. BEFORE=path/to/other/build times that build's backfill too, alternately.
-# Builds with `make bench` (folder $BUILD, default build).
+# BUILD (default build) and BEFORE hold mnemo and mnemo-bench (`make bench`, or cmake with
+# -DMNEMO_BENCH=ON).
 set -eu
 SIZE=${1:-200000}
 ROUNDS=${2:-3}
 BUILD=${BUILD:-build}
 DATA=${DATA:-/tmp/mnemo-backfill-data}
-make -s bench BUILD="$BUILD" >/dev/null
 mkdir -p "$DATA"
 SRC="$DATA/store_$SIZE.db"
 if [ ! -f "$SRC" ]; then

@@ -341,7 +341,8 @@ ok "$MNEMO" --db "$DO" add "$OD" user "hello"
 OD3=$OUT
 if [ "$(backend)" = postgres ]; then
     sql "$DO" "ALTER TABLE sessions DROP COLUMN title_seq; ALTER TABLE sessions DROP COLUMN cleared_from;
-               DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; DROP TABLE documents; UPDATE mnemo_schema SET version = 9" >/dev/null
+               DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; DROP TABLE documents;
+               ALTER TABLE summaries DROP COLUMN n, DROP CONSTRAINT summaries_pkey, ADD PRIMARY KEY (id); CREATE INDEX summaries_by_session ON summaries(session_sid, id); ALTER TABLE events DROP COLUMN n, DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (id), ALTER COLUMN session_sid DROP NOT NULL; CREATE INDEX events_by_session ON events(session_sid, id); UPDATE mnemo_schema SET version = 9" >/dev/null
 else
     sql "$DO" "ALTER TABLE sessions DROP COLUMN title_seq; ALTER TABLE sessions DROP COLUMN cleared_from;
                DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; DROP TABLE documents; PRAGMA user_version = 12" >/dev/null

@@ -170,7 +170,7 @@ ok mn session new
 S7=$OUT
 ok mn add "$S7" user alone
 case $DB in
-postgres://* | postgresql://*) sql "$DB" "UPDATE sessions SET inactive_count = 7; ALTER TABLE sessions DROP COLUMN cleared_from; ALTER TABLE sessions DROP COLUMN title_seq; DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; DROP TABLE documents; UPDATE mnemo_schema SET version = 9" ;;
+postgres://* | postgresql://*) sql "$DB" "UPDATE sessions SET inactive_count = 7; ALTER TABLE sessions DROP COLUMN cleared_from; ALTER TABLE sessions DROP COLUMN title_seq; DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; DROP TABLE documents; ALTER TABLE summaries DROP COLUMN n, DROP CONSTRAINT summaries_pkey, ADD PRIMARY KEY (id); CREATE INDEX summaries_by_session ON summaries(session_sid, id); ALTER TABLE events DROP COLUMN n, DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (id), ALTER COLUMN session_sid DROP NOT NULL; CREATE INDEX events_by_session ON events(session_sid, id); UPDATE mnemo_schema SET version = 9" ;;
 *) sql "$DB" "UPDATE sessions SET inactive_count = 7; ALTER TABLE sessions DROP COLUMN cleared_from; ALTER TABLE sessions DROP COLUMN title_seq; DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; DROP TABLE documents; PRAGMA user_version = 12" ;;
 esac
 ok mn session show "$S6" --json

@@ -62,6 +62,8 @@ IDENTITY = {
     ("sessions", "sid"): "listing orders by updated_at; sid only breaks ties",
     ("messages", "id"): "a message's place in its session is seq; id names it (and breaks score ties)",
     ("memories", "vid"): "versions are ordered by version; vid names one (and breaks ties)",
+    ("summaries", "id"): "a session's summaries are ordered by n (the latest has the highest); id names one",
+    ("events", "id"): "a session's events are ordered by n (listed newest first); id names one",
 }
 
 # (table, rule, constraint, index or column): why the schema breaks the rule today
@@ -74,16 +76,6 @@ EXCEPTIONS = {
     ("messages", "key", "messages_pkey"):
         "message ids are unique across the database and embeddings/embed_queue reference them;"
         " the key becomes (session_sid, id) once those carry session_sid",
-    ("summaries", "key", "summaries_pkey"):
-        "a schema step (PRIMARY KEY (session_sid, id) in place of summaries_by_session) fixes it",
-    ("summaries", "sequence", "id"):
-        "the latest summary is the one with the highest id (ORDER BY id DESC in summaries.c)",
-    ("events", "key", "events_pkey"):
-        "a schema step (PRIMARY KEY (session_sid, id) in place of events_by_session) fixes it",
-    ("events", "null", "session_sid"):
-        "no writer leaves it NULL; the same schema step makes it NOT NULL",
-    ("events", "sequence", "id"):
-        "a session's events are listed newest first by id (ORDER BY id DESC in summaries.c)",
     ("embeddings", "column", "session_sid"):
         "keyed by message id only: co-location needs session_sid in the row and in what writes it",
     ("embeddings", "key", "embeddings_pkey"): "(message_id): the session_sid change above",

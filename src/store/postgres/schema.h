@@ -35,6 +35,10 @@
  *   order, as in SQLite, for the scans' order and the prefix range on the primary key), value
  *   TEXT rather than jsonb (kept byte for byte: key order, spacing), vectors BYTEA; no foreign key
  *   (a Citus cluster may distribute the table by ns, which leads its primary key).
+ * Version 14 (Citus-ready summaries and events): primary keys (session_sid, id) in place of (id),
+ *   events.session_sid NOT NULL, and a column n, a session's summaries and events numbered 1, 2, …
+ *   in the order they were written (unique index (session_sid, n)): the latest summary and the
+ *   newest events are found by n, not by id (SQLite keeps id order: one writer, ids in order).
  *
  * Migrations run in one transaction holding pg_advisory_xact_lock(MN_PG_LOCK_MIGRATE), which
  * re-reads the version under the lock: the first node to start migrates, the others wait and
@@ -354,6 +358,27 @@ static const char *const mn_pg_migrations[] = {
     "  vectors BYTEA,"
     "  PRIMARY KEY (ns, path, key));"
     "CREATE INDEX documents_by_expiry ON documents(expires_at) WHERE expires_at > 0;",
+    /* 13 → 14: summaries and events keyed by (session_sid, id), as a distributed PostgreSQL
+     * (Citus) needs (docs/scale-out.md); the keys replace summaries_by_session and
+     * events_by_session. A session's rows are ordered by n, which the store writes (its max + 1
+     * under the session row's lock), not by the BIGSERIAL id: on Citus, nodes draw ids from
+     * ranges of their own. n is backfilled in id order, the order before. Events without a
+     * session go: no writer makes them (every event names its session) and no read finds them. */
+    "DELETE FROM events WHERE session_sid IS NULL;"
+    "ALTER TABLE summaries ADD COLUMN n BIGINT;"
+    "UPDATE summaries s SET n = x.n FROM (SELECT id, row_number() OVER (PARTITION BY session_sid ORDER BY id) AS n"
+    "  FROM summaries) x WHERE s.id = x.id;"
+    "ALTER TABLE summaries ALTER COLUMN n SET NOT NULL, DROP CONSTRAINT summaries_pkey,"
+    "  ADD PRIMARY KEY (session_sid, id);"
+    "DROP INDEX summaries_by_session;"
+    "CREATE UNIQUE INDEX summaries_by_n ON summaries(session_sid, n);"
+    "ALTER TABLE events ADD COLUMN n BIGINT;"
+    "UPDATE events e SET n = x.n FROM (SELECT id, row_number() OVER (PARTITION BY session_sid ORDER BY id) AS n"
+    "  FROM events) x WHERE e.id = x.id;"
+    "ALTER TABLE events ALTER COLUMN n SET NOT NULL, ALTER COLUMN session_sid SET NOT NULL,"
+    "  DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (session_sid, id);"
+    "DROP INDEX events_by_session;"
+    "CREATE UNIQUE INDEX events_by_n ON events(session_sid, n);",
 };
 
 #define MN_PG_SCHEMA_VERSION ((int)(sizeof mn_pg_migrations / sizeof mn_pg_migrations[0]))

@@ -3,6 +3,11 @@
  * `summaries` per session), the append-only `events` log, the per-session fold claim on
  * sessions.busy_until (a conditional UPDATE, so it holds across nodes as well as threads),
  * pinning, and the reads the strategies need. Same semantics as sqlite/summaries.c.
+ *
+ * A session's summaries and events are ordered by their column n (schema.h version 14), not by
+ * id: on a distributed PostgreSQL (Citus) nodes draw ids from ranges of their own, so id order
+ * is not the order of the writes. A writer takes n = the session's largest + 1 while it holds
+ * the session row's lock, so the writers of one session take turns and n follows commit order.
  */
 #include <libpq-fe.h>
 #include <stdlib.h>
@@ -14,6 +19,21 @@
 #include "util/err.h"
 #include "util/banned.h"
 
+/* The session row, locked until the transaction ends (see the top of the file). */
+static const char SQL_SESSION_LOCK[] = "SELECT sid FROM sessions WHERE id = $1 FOR UPDATE";
+
+/* Locks the row of session `id` (MN_NOTFOUND without one); *sid gets its internal id. */
+static mn_status session_lock(struct pg_conn *c, const char *id, int64_t *sid)
+{
+    PGresult *r = NULL;
+    mn_status rc = mn__pg_session_row(c, SQL_SESSION_LOCK, id, "session lock", &r);
+    if (rc)
+        return rc;
+    *sid = mn__pg_col_i64(r, 0, 0);
+    PQclear(r);
+    return MN_OK;
+}
+
 /* ---- summaries ------------------------------------------------------------------------------- */
 
 /* One statement (one round trip): no row when the session is missing, a NULL summary when it
@@ -21,10 +41,12 @@
 static const char SQL_SUMMARY_LATEST[] =
     "SELECT x.id, x.covers_upto, x.folded, x.text, x.tokens, x.model, x.summarizer, x.created_at FROM sessions s"
     " LEFT JOIN LATERAL (SELECT id, covers_upto, folded, text, tokens, model, summarizer, created_at FROM summaries"
-    " WHERE session_sid = s.sid AND covers_upto > s.cleared_seq ORDER BY id DESC LIMIT 1) x ON true WHERE s.id = $1";
+    " WHERE session_sid = s.sid AND covers_upto > s.cleared_seq ORDER BY n DESC LIMIT 1) x ON true WHERE s.id = $1";
+/* Under the session row's lock (session_lock): n is the session's largest + 1. */
 static const char SQL_SUMMARY_INSERT[] =
-    "INSERT INTO summaries (session_sid, covers_upto, folded, text, tokens, model, summarizer, created_at)"
-    " VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5::bigint, $6, $7, $8::bigint) RETURNING id";
+    "INSERT INTO summaries (session_sid, n, covers_upto, folded, text, tokens, model, summarizer, created_at)"
+    " SELECT $1::bigint, coalesce(max(n), 0) + 1, $2::bigint, $3::bigint, $4::text, $5::bigint, $6::text, $7::text,"
+    " $8::bigint FROM summaries WHERE session_sid = $1::bigint RETURNING id";
 
 struct summary_arg {
     const char *session_id;
@@ -63,10 +85,13 @@ static mn_status summary_insert_body(struct pg_conn *c, void *arg)
 {
     struct summary_arg *a = arg;
     const mn_summary *sm = a->in;
-    struct pg_params p;
-    mn_status rc = mn__pg_sid_params(c, a->session_id, &p);
+    int64_t sid = 0;
+    mn_status rc = session_lock(c, a->session_id, &sid);
     if (rc)
         return rc;
+    struct pg_params p;
+    mn__pg_params_init(&p);
+    mn__pg_i64(&p, sid);
     mn__pg_i64(&p, sm->covers_upto);
     mn__pg_i64(&p, sm->folded);
     mn__pg_text(&p, sm->text ? sm->text : "");
@@ -88,10 +113,12 @@ mn_status mn__pg_op_summary_insert(mn_store *st, const char *session_id, const m
 
 /* ---- events ---------------------------------------------------------------------------------- */
 
+/* Under the session row's lock, as SQL_SUMMARY_INSERT. */
 static const char SQL_EVENT_INSERT[] =
-    "INSERT INTO events (session_sid, kind, data, created_at) VALUES ($1::bigint, $2, $3, $4::bigint)";
+    "INSERT INTO events (session_sid, n, kind, data, created_at) SELECT $1::bigint, coalesce(max(n), 0) + 1,"
+    " $2::text, $3::text, $4::bigint FROM events WHERE session_sid = $1::bigint";
 static const char SQL_EVENTS_LIST[] =
-    "SELECT id, kind, data, created_at FROM events WHERE session_sid = $1::bigint ORDER BY id DESC LIMIT $2::bigint";
+    "SELECT id, kind, data, created_at FROM events WHERE session_sid = $1::bigint ORDER BY n DESC LIMIT $2::bigint";
 
 struct event_arg {
     const char *session_id, *kind, *data;
@@ -101,6 +128,8 @@ struct event_arg {
     void *user;
 };
 
+/* The caller holds the session row's lock: rows.c's writers have locked or updated the row
+ * first (edit.c, turns.c), event_insert_body takes it. */
 mn_status mn__pg_event_add(struct pg_conn *c, int64_t sid, const char *kind, const char *data, int64_t now_ms,
                           const char *what)
 {
@@ -117,7 +146,7 @@ static mn_status event_insert_body(struct pg_conn *c, void *arg)
 {
     struct event_arg *a = arg;
     int64_t sid = 0;
-    mn_status rc = mn__pg_session_sid(c, a->session_id, &sid, NULL);
+    mn_status rc = session_lock(c, a->session_id, &sid);
     return rc ? rc : mn__pg_event_add(c, sid, a->kind, a->data ? a->data : "{}", a->now_ms, "event insert");
 }
 
