@@ -335,9 +335,105 @@ nomem:
     return NULL;
 }
 
-static json_t *report(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt)
+/* ---- the report ---------------------------------------------------------------------------
+ * Written straight into a buffer, like the OpenAI messages: every build writes one. The bytes
+ * are jansson's compact dump of json_pack's object for these members, updated with extra (a
+ * member of extra takes the place of the report's own of that name, the others follow in
+ * extra's order); only extra's values go through jansson. */
+
+static mn_status add_key(struct mn_buf *b, const char *key, int first)
+{
+    mn_status rc = first ? MN_OK : mn__buf_addc(b, ',');
+    if (!rc)
+        rc = mn__buf_add_json_str(b, key);
+    return rc ? rc : mn__buf_addc(b, ':');
+}
+
+static int dump_to_buf(const char *data, size_t len, void *user)
+{
+    return mn__buf_add(user, data, len) ? -1 : 0;
+}
+
+static mn_status add_value(struct mn_buf *b, const json_t *v)
+{
+    return json_dump_callback(v, dump_to_buf, b, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(10))
+               ? mn__nomem()
+               : MN_OK;
+}
+
+/* "key":n, or extra's value of key in its place. */
+static mn_status add_int(struct mn_buf *b, const json_t *extra, const char *key, int64_t n, int first)
+{
+    const json_t *v = extra ? json_object_get(extra, key) : NULL;
+    mn_status rc = add_key(b, key, first);
+    return rc ? rc : v ? add_value(b, v) : mn__buf_add_i64(b, n);
+}
+
+static mn_status add_str(struct mn_buf *b, const json_t *extra, const char *key, const char *s, int first)
+{
+    const json_t *v = extra ? json_object_get(extra, key) : NULL;
+    mn_status rc = add_key(b, key, first);
+    return rc ? rc : v ? add_value(b, v) : mn__buf_add_json_str(b, s);
+}
+
+static mn_status add_bool(struct mn_buf *b, const json_t *extra, const char *key, int yes)
+{
+    const json_t *v = extra ? json_object_get(extra, key) : NULL;
+    mn_status rc = add_key(b, key, 0);
+    return rc ? rc : v ? add_value(b, v) : mn__buf_adds(b, yes ? "true" : "false");
+}
+
+/* {"k1":n1,"k2":n2,…} of n members (values NULL-free), or extra's value of key. */
+static mn_status add_ints(struct mn_buf *b, const json_t *extra, const char *key, const char *const *keys,
+                          const int64_t *vals, size_t n)
+{
+    const json_t *v = extra ? json_object_get(extra, key) : NULL;
+    mn_status rc = add_key(b, key, 0);
+    if (rc || v)
+        return rc ? rc : add_value(b, v);
+    rc = mn__buf_addc(b, '{');
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = add_int(b, NULL, keys[i], vals[i], i == 0);
+    return rc ? rc : mn__buf_addc(b, '}');
+}
+
+/* The "messages" member: its seqs are null when no stored message was kept. */
+static mn_status add_messages(struct mn_buf *b, const json_t *extra, int64_t total, int64_t kept,
+                              const mn_message *first, const mn_message *last)
+{
+    const json_t *v = extra ? json_object_get(extra, "messages") : NULL;
+    mn_status rc = add_key(b, "messages", 0);
+    if (rc || v)
+        return rc ? rc : add_value(b, v);
+    static const char *const keys[] = {"total", "kept", "dropped"};
+    const int64_t vals[] = {total, kept, total - kept};
+    rc = mn__buf_addc(b, '{');
+    for (size_t i = 0; i < 3 && !rc; i++)
+        rc = add_int(b, NULL, keys[i], vals[i], i == 0);
+    if (!rc)
+        rc = first ? add_int(b, NULL, "first_kept_seq", first->seq, 0) : mn__buf_adds(b, ",\"first_kept_seq\":null");
+    if (!rc)
+        rc = last ? add_int(b, NULL, "last_kept_seq", last->seq, 0) : mn__buf_adds(b, ",\"last_kept_seq\":null");
+    return rc ? rc : mn__buf_addc(b, '}');
+}
+
+static const char *const own_keys[] = {"strategy",    "format", "tokenizer", "max_tokens", "tokens",
+                                       "over_budget", "parts",  "messages",  "dropped"};
+
+static int own_key(const char *key)
+{
+    for (size_t i = 0; i < sizeof own_keys / sizeof own_keys[0]; i++)
+        if (strcmp(key, own_keys[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static char *report(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
+                    const json_t *extra)
 {
     static const char *const fmt_names[] = {"openai", "anthropic", "text"};
+    static const char *const part_keys[] = {"system", "messages", "framing"};
+    static const char *const drop_keys[] = {"budget", "orphan_tool_result", "unmatched_tool_call"};
     int64_t total = w->system_tokens + w->message_tokens + w->framing_tokens;
     int64_t kept = (int64_t)w->count - w->synthetic; /* a summary or marker is not a history message */
     int64_t dropped_budget = w->total_messages - kept - w->dropped_orphan - w->dropped_unmatched - w->summarized;
@@ -347,18 +443,44 @@ static json_t *report(const struct mn_window *w, const char *strategy, const cha
             first = first ? first : &w->items[i];
             last = &w->items[i];
         }
-    json_t *r = json_pack(
-        "{s:s, s:s, s:s, s:I, s:I, s:b, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:o, s:o}, s:{s:I, s:I, s:I}}",
-        "strategy", strategy, "format", fmt_names[fmt], "tokenizer", tokenizer, "max_tokens",
-        (json_int_t)w->max_tokens, "tokens", (json_int_t)total, "over_budget", w->over_budget || total > w->max_tokens,
-        "parts", "system", (json_int_t)w->system_tokens, "messages", (json_int_t)w->message_tokens, "framing",
-        (json_int_t)w->framing_tokens, "messages", "total", (json_int_t)w->total_messages, "kept",
-        (json_int_t)kept, "dropped", (json_int_t)(w->total_messages - kept), "first_kept_seq",
-        first ? json_integer(first->seq) : json_null(), "last_kept_seq",
-        last ? json_integer(last->seq) : json_null(), "dropped", "budget",
-        (json_int_t)(dropped_budget > 0 ? dropped_budget : 0), "orphan_tool_result", (json_int_t)w->dropped_orphan,
-        "unmatched_tool_call", (json_int_t)w->dropped_unmatched);
-    return r;
+    const int64_t parts[] = {w->system_tokens, w->message_tokens, w->framing_tokens};
+    const int64_t drops[] = {dropped_budget > 0 ? dropped_budget : 0, w->dropped_orphan, w->dropped_unmatched};
+    struct mn_buf b = MN_BUF_INIT;
+    const char *key;
+    const json_t *v;
+    if (!strategy || !tokenizer) /* json_pack refused a NULL string */
+        return NULL;
+    mn_status rc = mn__buf_addc(&b, '{');
+    if (!rc)
+        rc = add_str(&b, extra, "strategy", strategy, 1);
+    if (!rc)
+        rc = add_str(&b, extra, "format", fmt_names[fmt], 0);
+    if (!rc)
+        rc = add_str(&b, extra, "tokenizer", tokenizer, 0);
+    if (!rc)
+        rc = add_int(&b, extra, "max_tokens", w->max_tokens, 0);
+    if (!rc)
+        rc = add_int(&b, extra, "tokens", total, 0);
+    if (!rc)
+        rc = add_bool(&b, extra, "over_budget", w->over_budget || total > w->max_tokens);
+    if (!rc)
+        rc = add_ints(&b, extra, "parts", part_keys, parts, 3);
+    if (!rc)
+        rc = add_messages(&b, extra, w->total_messages, kept, first, last);
+    if (!rc)
+        rc = add_ints(&b, extra, "dropped", drop_keys, drops, 3);
+    json_object_foreach((json_t *)extra, key, v)
+    {
+        if (!rc && !own_key(key) && !(rc = add_key(&b, key, 0)))
+            rc = add_value(&b, v);
+    }
+    if (!rc)
+        rc = mn__buf_addc(&b, '}');
+    if (rc) {
+        mn__buf_release(&b);
+        return NULL;
+    }
+    return mn__buf_detach(&b, NULL);
 }
 
 mn_status mn__context_render(const struct mn_window *w, const char *strategy, const char *tokenizer, mn_format fmt,
@@ -380,13 +502,7 @@ mn_status mn__context_render_ex(const struct mn_window *w, const char *strategy,
         *rendered = v ? mn__json_dump(v) : NULL;
         json_decref(v);
     }
-    json_t *r = report(w, strategy, tokenizer, fmt);
-    if (r && extra && json_object_update(r, (json_t *)extra) != 0) {
-        json_decref(r);
-        r = NULL;
-    }
-    *report_out = r ? mn__json_dump(r) : NULL;
-    json_decref(r);
+    *report_out = report(w, strategy, tokenizer, fmt, extra);
     if (!*rendered || !*report_out) {
         free(*rendered);
         free(*report_out);
