@@ -1,7 +1,8 @@
 /*
  * schema.h — the PostgreSQL schema of a mnemo database: the SQLite schema (sqlite/schema.h)
- * translated version by version, so that both backends carry the same version numbers and the
- * same columns (INTEGER → BIGINT, AUTOINCREMENT → BIGSERIAL, BLOB → BYTEA). The table
+ * translated, with the same columns (INTEGER → BIGINT, AUTOINCREMENT → BIGSERIAL, BLOB → BYTEA).
+ * The two lists started as one but have their own version numbers since (store.h: SQLite's
+ * steps for its files and layout, PostgreSQL's for a distributed database, below). The table
  * mnemo_schema holds the version; a migration list entry i turns version i into version i+1;
  * migrations are never edited once released, only appended.
  *
