@@ -214,22 +214,22 @@ int mn__sqlite_kw_caught(struct sqlite_store *s, int64_t asked, int64_t consumed
     return behind;
 }
 
-/* kw_background under kw_sig: set (1), cleared (0) or read (-1); returns it. */
+/* kw_background under kw_sig: set to `set` (1 or 0), or only read (-1); returns what it was. */
 static int background(struct sqlite_store *s, int set)
 {
     if (!s->kw_started)
         return 0;
     pthread_mutex_lock(&s->kw_sig);
+    int was = s->kw_background;
     if (set >= 0)
         s->kw_background = set;
-    int on = s->kw_background;
     pthread_mutex_unlock(&s->kw_sig);
-    return on;
+    return was;
 }
 
 int mn__sqlite_kw_rebuilding(struct sqlite_store *s) { return background(s, -1); }
 
-int mn__sqlite_kw_rebuild_start(struct sqlite_store *s) { return !background(s, -1) && background(s, 1); }
+int mn__sqlite_kw_rebuild_start(struct sqlite_store *s) { return s->kw_started && !background(s, 1); }
 
 void mn__sqlite_kw_rebuilt(struct sqlite_store *s) { background(s, 0); }
 

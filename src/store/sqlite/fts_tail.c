@@ -30,8 +30,7 @@ static const char SQL_TAIL_TABLE[] = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kw
 static const char SQL_TAIL_CLEAR[] = "INSERT INTO temp.kw_tail (kw_tail) VALUES ('delete-all')";
 static const char SQL_TAIL_FILL[] = "INSERT INTO temp.kw_tail (rowid, content) SELECT id, content FROM messages"
                                     " WHERE id > ?1 AND id <= ?2 AND content IS NOT NULL";
-static const char SQL_WATERMARK[] =
-    "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM fts_meta WHERE key = 'fts.indexed_upto'), 0)";
+static const char SQL_WATERMARK[] = MN_SQLITE_KW_WATERMARK;
 /* These two read the index of message ids alone (a count over the table would read every page
  * of it); messages without text, which the index never holds, are counted among those waiting
  * until the watermark passes them. */

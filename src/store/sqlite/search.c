@@ -113,8 +113,7 @@ mn_status mn__sqlite_prepare_filtered(struct sqlite_store *s, const char *head, 
  * deleting them: they leave msg_log after it committed (log_cleanup). The TEMP view
  * fts_log_pending (fts_file.c) is msg_log less those rows.
  */
-static const char SQL_WATERMARK[] =
-    "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM fts_meta WHERE key = 'fts.indexed_upto'), 0)";
+static const char SQL_WATERMARK[] = MN_SQLITE_KW_WATERMARK;
 static const char SQL_WATERMARK_SET[] = "INSERT INTO fts_meta (key, value) VALUES ('fts.indexed_upto', ?1)"
                                         " ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 /* The first statement of a step's write half: a write to the index's file alone takes that

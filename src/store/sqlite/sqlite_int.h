@@ -284,6 +284,9 @@ struct mn_sqlite_fts_tuning {
 };
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
 struct scored_list;
+/* The keyword index's watermark: it holds the messages up to this id (search.c, fts_tail.c). */
+#define MN_SQLITE_KW_WATERMARK                                                                                   \
+    "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM fts_meta WHERE key = 'fts.indexed_upto'), 0)"
 /* On the indexer x, in the search's read transaction: the best `limit` of the messages the
  * index does not hold yet that match and pass the filter, pushed onto out (fts_tail.c); *rep
  * how many the index does not hold and how many of them were searched. */
