@@ -6,7 +6,8 @@
  * plan thresholds (mn_sqlite_fts_tuning) are drawn too, so the id-list, rounds and joined plans,
  * and the bounded top-k (mnemo_bm25 with kept counts, rarer phrases first, all-phrases first,
  * common phrases from their best rows with depths down to one row, a set's rows of its rare
- * phrases scored one by one or not at all, the phrases held in memory from none to all), all
+ * phrases scored one by one or not at all, the phrases held in memory from none to all, a
+ * session's search counted from the session's own text), all
  * answer the same questions; a second test keeps comparing while appends, deletes and edits
  * through two handles change the store between searches (kept counts, best rows and the rows
  * held in memory must follow).
@@ -201,7 +202,7 @@ static void ranking_equals_reference(void **state)
     static const int64_t dense_div[] = {0, 1, 3, INT64_MAX};
     static const size_t dense_bytes[] = {0, 40000, (size_t)128 << 20};
     long tops_before = mn_sqlite_fts_tops_ranked, dense_before = mn_sqlite_fts_dense_ranked,
-         rows_before = mn_sqlite_fts_rows_ranked;
+         rows_before = mn_sqlite_fts_rows_ranked, scanned_before = mn_sqlite_fts_set_scanned;
     int compared = 0, nonempty = 0;
     for (uint64_t seed = 1; seed <= 5; seed++) {
         rs = 0x9E3779B97F4A7C15ULL * seed;
@@ -241,6 +242,8 @@ static void ranking_equals_reference(void **state)
             mn_sqlite_fts_tuning.dense_bytes = dense_bytes[rnd() % 3]; /* none, a few phrases, all */
             mn_sqlite_fts_tuning.dense_row_bytes = 0;
             mn_sqlite_fts_tuning.rows_div = (int64_t[]){0, 16, 1}[rnd() % 3]; /* rare queries too: never, some, all */
+            /* a session's search counted from its text: never, mostly, when its phrases are common */
+            mn_sqlite_fts_tuning.set_scan = (int64_t[]){0, 1, 1, 16}[rnd() % 4];
             struct mn_buf match = MN_BUF_INIT;
             size_t terms = 0;
             assert_int_equal(mn__fts_query(query, &match, &terms), MN_OK);
@@ -280,6 +283,7 @@ static void ranking_equals_reference(void **state)
     assert_true(mn_sqlite_fts_tops_ranked - tops_before > 20); /* the common phrases' best rows answered some */
     assert_true(mn_sqlite_fts_dense_ranked - dense_before > 20); /* and the phrases held in memory some */
     assert_true(mn_sqlite_fts_rows_ranked - rows_before > 5); /* and, with none held, the rows of every phrase */
+    assert_true(mn_sqlite_fts_set_scanned - scanned_before > 10); /* and a session's text some */
 }
 
 /* One check: mn_search on db against the reference on ref, read after the search (so both see
@@ -329,7 +333,8 @@ static void ranking_equal_while_store_changes(void **state)
     snprintf(base, sizeof base, "%s", tmp && *tmp ? tmp : "/tmp");
     mkdir(base, 0700);
     struct mn_sqlite_fts_tuning saved = mn_sqlite_fts_tuning;
-    long tops_before = mn_sqlite_fts_tops_ranked, dense_before = mn_sqlite_fts_dense_ranked;
+    long tops_before = mn_sqlite_fts_tops_ranked, dense_before = mn_sqlite_fts_dense_ranked,
+         scanned_before = mn_sqlite_fts_set_scanned;
     for (uint64_t seed = 11; seed <= 13; seed++) {
         rs = 0x9E3779B97F4A7C15ULL * seed;
         struct corpus c;
@@ -358,6 +363,7 @@ static void ranking_equal_while_store_changes(void **state)
             mn_sqlite_fts_tuning.group_div = rnd() % 2 ? 1 : 4;
             mn_sqlite_fts_tuning.seed_max = rnd() % 3 ? (int64_t)(rnd() % 8) - 1 : INT64_MAX;
             mn_sqlite_fts_tuning.top_depth = rnd() % 2 ? 1 + (int64_t)(rnd() % 4) : 64;
+            mn_sqlite_fts_tuning.set_scan = rnd() % 3 ? 1 : 0; /* a session's text kept while it changes */
             if (q % 6 == 5) { /* change the store through one of the handles */
                 mn_db *w = rnd() % 2 ? db : other;
                 int what = (int)(rnd() % 4);
@@ -405,6 +411,96 @@ static void ranking_equal_while_store_changes(void **state)
     mn_sqlite_fts_tuning = saved;
     assert_true(mn_sqlite_fts_tops_ranked - tops_before > 10); /* best rows brought forward and dropped */
     assert_true(mn_sqlite_fts_dense_ranked - dense_before > 10); /* rows in memory brought forward and dropped */
+    assert_true(mn_sqlite_fts_set_scanned - scanned_before > 20); /* a session's text brought forward and dropped */
+}
+
+/* One search in session sid compared with the reference; it must have been counted from the
+ * session's text (fts_set.c). */
+static void session_search_equals(mn_db *db, sqlite3 *ref, const char *sid, const char *query, const char *what)
+{
+    mn_search_filter f = MN_SEARCH_FILTER_INIT;
+    f.session_id = sid;
+    long before = mn_sqlite_fts_set_scanned;
+    mn_search_hits *h = NULL;
+    assert_int_equal(mn_search(db, query, MN_SEARCH_KEYWORD, 50, &f, 0, &h), MN_OK);
+    struct mn_buf match = MN_BUF_INIT;
+    size_t terms = 0, n = 0;
+    assert_int_equal(mn__fts_query(query, &match, &terms), MN_OK);
+    int64_t ids[50];
+    double scores[50];
+    reference(ref, match.data, &f, 50, ids, scores, &n);
+    mn__buf_release(&match);
+    if (h->count != n)
+        fail_msg("%s: %zu hits, reference %zu", what, h->count, n);
+    for (size_t i = 0; i < n; i++) {
+        const mn_search_hit *hit = mn_search_hits_at(h, i);
+        if (hit->message.id != ids[i] || hit->bm25 != scores[i])
+            fail_msg("%s: hit %zu is #%lld (%.17g), reference #%lld (%.17g)", what, i, (long long)hit->message.id,
+                     hit->bm25, (long long)ids[i], scores[i]);
+    }
+    mn_search_hits_free(h);
+    if (mn_sqlite_fts_set_scanned != before + 1)
+        fail_msg("%s: not counted from the session's text", what);
+}
+
+/* The session's text kept between searches (fts_set.c) follows an edit, a delete and an append
+ * in the session, a search of another session, and another handle's edit. */
+static void session_text_follows_changes(void **state)
+{
+    (void)state;
+    const char *tmp = getenv("MNEMO_TEST_TMP");
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/fts-set-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/t.db", dir);
+    struct mn_sqlite_fts_tuning saved = mn_sqlite_fts_tuning;
+    mn_sqlite_fts_tuning.set_scan = 1;
+    mn_sqlite_fts_tuning.dense_div = 0;
+    mn_db *db = NULL, *other = NULL;
+    assert_int_equal(mn_open_path(path, NULL, &db), MN_OK);
+    assert_int_equal(mn_open_path(path, NULL, &other), MN_OK);
+    char sess[2][40];
+    int64_t plain[2] = {0}, with[2] = {0};
+    for (int s = 0; s < 2; s++) {
+        mn_session *ss = NULL;
+        assert_int_equal(mn_session_create(db, NULL, &ss), MN_OK);
+        snprintf(sess[s], sizeof sess[s], "%s", ss->id);
+        mn_session_free(ss);
+        for (int i = 0; i < 12; i++) {
+            mn_message_in m = MN_MESSAGE_IN_INIT;
+            m.role = MN_ROLE_USER;
+            m.content = i % 3 ? "alpha beta gamma delta" : "beta gamma";
+            mn_message *out = NULL;
+            assert_int_equal(mn_append(db, sess[s], &m, 0, &out), MN_OK);
+            if (i % 3)
+                with[s] = out->id;
+            else
+                plain[s] = out->id;
+            mn_message_free(out);
+        }
+    }
+    sqlite3 *ref = open_ref(path);
+    session_search_equals(db, ref, sess[0], "alpha", "first search");
+    assert_int_equal(mn_message_edit(db, sess[0], plain[0], "alpha alpha alpha", NULL, NULL), MN_OK);
+    session_search_equals(db, ref, sess[0], "alpha", "after an edit");
+    assert_int_equal(mn_message_delete(db, sess[0], with[0]), MN_OK);
+    session_search_equals(db, ref, sess[0], "alpha", "after a delete");
+    mn_message_in m = MN_MESSAGE_IN_INIT;
+    m.role = MN_ROLE_ASSISTANT;
+    m.content = "alpha";
+    assert_int_equal(mn_append(db, sess[0], &m, 0, NULL), MN_OK);
+    session_search_equals(db, ref, sess[0], "alpha", "after an append");
+    session_search_equals(db, ref, sess[1], "alpha beta", "another session");
+    assert_int_equal(mn_message_edit(other, sess[1], with[1], "beta", NULL, NULL), MN_OK);
+    session_search_equals(db, ref, sess[1], "alpha beta", "after another handle's edit");
+    session_search_equals(db, ref, sess[0], "alpha", "the first session again");
+    sqlite3_close(ref);
+    mn_close(other);
+    mn_close(db);
+    mn_sqlite_fts_tuning = saved;
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
@@ -412,6 +508,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ranking_equals_reference),
         cmocka_unit_test(ranking_equal_while_store_changes),
+        cmocka_unit_test(session_text_follows_changes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -201,6 +201,7 @@ mn_status mn__sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes
 struct mn_sqlite_rare_row { /* one row of one phrase that is not held here */
     int64_t id, tf;
     int phrase;
+    int ntok; /* the row's size in tokens when read from the set's table (fts_set.c); -1: in sizes */
 };
 
 void mn__sqlite_rare_free(struct mn_sqlite_rare *r)
@@ -289,7 +290,8 @@ static void score_row(struct ranker *k, int64_t id, double d)
     mn__sqlite_best_insert(k->best, &k->nbest, k->want, id, -1.0 * score);
 }
 
-/* The rows of the phrases not held (in the set, when there is one), sorted by id. */
+/* The rows of the phrases not held (in the set, when there is one), sorted by id: from their
+ * postings, or (out->from_set) from the set's own table, kw_set (fts_set.c). */
 static mn_status rare_rows(struct sqlite_store *s, const struct phrases *p, struct mn_sqlite_dense *const *dense,
                            struct mn_sqlite_idset *set, struct mn_sqlite_rare *out)
 {
@@ -300,7 +302,9 @@ static mn_status rare_rows(struct sqlite_store *s, const struct phrases *p, stru
             continue;
         sqlite3_stmt *st = NULL;
         int r = sqlite3_prepare_v2(s->db,
-                                   !set ? "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
+                                   out->from_set ? "SELECT rowid, mnemo_tfd(kw_set, NULL) FROM temp.kw_set WHERE kw_set MATCH ?1"
+                                                   " AND mnemo_in(?6, rowid)"
+                                   : !set ? "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                    : set->bounded ? "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts WHERE messages_fts"
                                                     " MATCH ?1 AND rowid BETWEEN ?4 AND ?5 AND mnemo_in(?6, rowid)"
                                                   : "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts"
@@ -311,7 +315,7 @@ static mn_status rare_rows(struct sqlite_store *s, const struct phrases *p, stru
             break;
         }
         sqlite3_bind_text(st, 1, p->at[i], (int)p->len[i], SQLITE_STATIC);
-        if (set && set->bounded) {
+        if (set && set->bounded && !out->from_set) {
             sqlite3_bind_int64(st, 4, mn__sqlite_idset_lo(set));
             sqlite3_bind_int64(st, 5, mn__sqlite_idset_hi(set));
         }
@@ -324,7 +328,10 @@ static mn_status rare_rows(struct sqlite_store *s, const struct phrases *p, stru
                 break;
             }
             out->row = a;
-            out->row[out->n++] = (struct mn_sqlite_rare_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), i};
+            int64_t v = sqlite3_column_int64(st, 1); /* from the set's table: mnemo_tfd's tf · 2³² + size */
+            out->row[out->n++] = out->from_set ? (struct mn_sqlite_rare_row){sqlite3_column_int64(st, 0), v >> 32, i,
+                                                                             (int)(v & 0xffffffff)}
+                                               : (struct mn_sqlite_rare_row){sqlite3_column_int64(st, 0), v, i, -1};
         }
         if (!rc && r != SQLITE_DONE)
             rc = mn__sqlite_fail(s, r, "keyword search");
@@ -434,7 +441,8 @@ mn_status mn__sqlite_dense_rank(struct sqlite_store *s, const struct phrases *p,
             k.freq[i] = 0;
         for (; e < nrare && row[e].id == row[j].id; e++)
             k.freq[row[e].phrase] = (double)row[e].tf;
-        score_row(&k, row[j].id, (size_t)row[j].id < z->n ? (double)z->d[row[j].id] : 0);
+        double d = row[j].ntok >= 0 ? row[j].ntok : (size_t)row[j].id < z->n ? (double)z->d[row[j].id] : 0;
+        score_row(&k, row[j].id, d);
         j = e;
     }
     int enter = !rc && first >= 0 && others_may_enter(&k); /* (none held: every match was read) */

@@ -29,8 +29,7 @@
 #define KW_TABLES                                                                                                \
     "CREATE TABLE IF NOT EXISTS kw.fts_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"                          \
     "CREATE TABLE IF NOT EXISTS kw.fts_applied (seq INTEGER PRIMARY KEY);"                                         \
-    "CREATE VIRTUAL TABLE IF NOT EXISTS kw.messages_fts USING fts5(content, content = '',"                         \
-    " tokenize = 'porter unicode61 remove_diacritics 2');"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS kw.messages_fts USING fts5(content, content = '', " MN_SQLITE_KW_TOKENIZE ");"
 
 static mn_status kw_exec(struct sqlite_store *s, const char *sql)
 {

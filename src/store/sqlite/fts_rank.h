@@ -127,6 +127,7 @@ struct mn_sqlite_rare {
     struct mn_sqlite_rare_row *row;
     size_t n;
     int read;
+    int from_set; /* read from the TEMP table kw_set, which holds the set's rows (fts_set.c) */
 };
 void mn__sqlite_rare_free(struct mn_sqlite_rare *r);
 /* The best `want` rows of the query p (mn__fts_query's phrases, each with its count), in the set

@@ -25,8 +25,8 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-static const char SQL_TAIL_TABLE[] = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kw_tail USING fts5(content, content = '',"
-                                     " tokenize = 'porter unicode61 remove_diacritics 2')";
+static const char SQL_TAIL_TABLE[] = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kw_tail USING fts5(content, content = '', "
+                                     MN_SQLITE_KW_TOKENIZE ")";
 static const char SQL_TAIL_CLEAR[] = "INSERT INTO temp.kw_tail (kw_tail) VALUES ('delete-all')";
 static const char SQL_TAIL_FILL[] = "INSERT INTO temp.kw_tail (rowid, content) SELECT id, content FROM messages"
                                     " WHERE id > ?1 AND id <= ?2 AND content IS NOT NULL";

@@ -670,7 +670,7 @@ static void op_fts_defer(mn_store *st, int defer)
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
 struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 32768, 64, 256, 1.0 / 400, 32,
-                                                     (size_t)64 << 20, 16, 16, 2000, 5000};
+                                                     (size_t)64 << 20, 16, 16, 2000, 5000, 200};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                   " ORDER BY bm25(messages_fts), rowid LIMIT ?2";
@@ -871,7 +871,7 @@ void mn__sqlite_fts_release(struct sqlite_store *s)
     }
     free(s->df);
     s->df = NULL;
-    s->n_df = s->next_df = 0;
+    s->n_df = 0;
     mn__sqlite_sizes_free(&s->sizes);
 }
 
@@ -917,6 +917,19 @@ static mn_status df_count(struct sqlite_store *s, const char *phrase, size_t len
     *n = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     mn__sqlite_done(st);
     return r == SQLITE_ROW ? MN_OK : fts_step_fail(s, r);
+}
+
+/* The kept count to drop for another: the phrase with fewest rows, the cheapest to count again
+ * (a long message's many rare words, searched once, would otherwise push out the common ones
+ * every query has, and with them their rows held in memory: a context's retrieval at 1M spent
+ * 60-350 ms reloading them). */
+static size_t df_victim(const struct sqlite_store *s)
+{
+    size_t v = 0;
+    for (size_t j = 1; j < s->n_df; j++)
+        if (s->df[j].n < s->df[v].n)
+            v = j;
+    return v;
 }
 
 /* The document count of each phrase for the index as this read transaction sees it. */
@@ -967,7 +980,7 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
         if (slot < DF_CACHE)
             s->n_df++;
         else {
-            slot = s->next_df++ % DF_CACHE;
+            slot = df_victim(s);
             free(s->df[slot].phrase);
             mn__sqlite_tops_free(s->df[slot].tops);
             mn__sqlite_dense_free(s->df[slot].dense);
@@ -1386,6 +1399,49 @@ static mn_status set_read(struct sqlite_store *s, const mn_search_filter *f, str
     return rc;
 }
 
+/* Whether a search in a session (of `part` messages) is counted from its text (fts_set.c):
+ * when the rows of the phrases not held in memory (nor common enough to be), read at ~0.1 µs
+ * each, cost more than
+ * indexing what kw_set lacks of the session, ~20 µs a message, and ranking it from there. */
+static mn_status set_scanned(struct sqlite_store *s, const struct phrases *p, const mn_search_filter *f, int64_t part,
+                             int64_t upto, int64_t *sid)
+{
+    int64_t rows = 0, k = mn_sqlite_fts_tuning.set_scan;
+    *sid = 0;
+    if (k <= 0 || !f->session_id || upto <= 0 || part < 0 || !s->fts_given)
+        return MN_OK;
+    int64_t div = mn_sqlite_fts_tuning.dense_div; /* the phrases held, or to be (dense_held) */
+    for (int i = 0; i < p->m; i++)
+        rows += div > 0 && p->n[i] >= upto / div ? 0 : p->n[i];
+    if (rows <= k * (part / 16 > 0 ? part / 16 : 1))
+        return MN_OK;
+    int64_t id = 0;
+    mn_status rc = mn__sqlite_set_sid(s, f->session_id, &id);
+    int64_t missing = id > 0 ? mn__sqlite_set_missing(s, id, upto, s->df_gen, part) : 0;
+    if (!rc && id > 0 && rows > k * (missing > part / 16 ? missing : part / 16))
+        *sid = id;
+    return rc;
+}
+
+/* The best `want` rows of p among those that pass f, in session sid, counted from the session's
+ * text (fts_set.c). */
+static mn_status set_scan(struct sqlite_store *s, const struct phrases *p, const mn_search_filter *f, int64_t sid,
+                          int64_t upto, size_t want, struct scored_list *out)
+{
+    struct mn_sqlite_dense *none[BM25_MAX_PHRASES] = {0};
+    struct mn_sqlite_rare rows = {.from_set = 1};
+    struct mn_sqlite_idset ids;
+    int done = 0;
+    mn_status rc = set_read(s, f, &ids);
+    out->n = 0;
+    if (!rc && ids.n && !(rc = mn__sqlite_set_cover(s, sid, upto, s->df_gen)) &&
+        !(rc = mn__sqlite_dense_rank(s, p, none, &s->sizes, &ids, &rows, want, 1, out, &done)))
+        __atomic_fetch_add(&mn_sqlite_fts_set_scanned, 1, __ATOMIC_RELAXED);
+    mn__sqlite_rare_free(&rows);
+    mn__sqlite_idset_free(&ids);
+    return rc;
+}
+
 /* The best `want` rows of `match` (with `set`, of those that pass f: `part` messages at most),
  * best first, into out: the best rows of common phrases, else MaxScore over mnemo_bm25 (see
  * above). 0 in *done when mnemo_bm25 is not there or the query is not mn__fts_query's: the
@@ -1419,6 +1475,9 @@ static mn_status fts_best(struct sqlite_store *s, const char *match, const mn_se
     }
     struct mn_sqlite_dense *dense[BM25_MAX_PHRASES] = {0};
     struct mn_sqlite_rare rare = {0};
+    int64_t sid = 0;
+    if (set && ((rc = set_scanned(s, &p, f, part, upto, &sid)) || sid > 0))
+        return rc ? rc : set_scan(s, &p, f, sid, upto, want, out);
     int held = 0, balanced = 0;
     if ((rc = dense_held(s, &p, upto, want, dense, &held, &balanced)))
         return rc;

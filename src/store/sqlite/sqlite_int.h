@@ -101,7 +101,7 @@ struct sqlite_store {
         size_t n;
         int64_t upto;
     } sizes;
-    size_t n_df, next_df, next_tops;
+    size_t n_df, next_tops;
     int64_t df_gen;
     int64_t fts_searches; /* keyword searches this handle made (phrases are held from its second) */
     int fts_given; /* mnemo_bm25 is registered on this connection */
@@ -112,6 +112,12 @@ struct sqlite_store {
         int made;
         int64_t lo, hi, log, rows;
     } tail;
+    /* The TEMP table kw_set of this connection (fts_set.c): session `sid`'s messages with an id
+     * up to hi, as the index held them while meta fts.deletes was `gen`. */
+    struct mn_sqlite_kwset {
+        int made;
+        int64_t sid, hi, gen;
+    } kwset;
     /* Under kw_sig: the thread was asked to rebuild the index in the background (fts_sync): a
      * close stops it after its step rather than waiting for the rest (the next open goes on),
      * and searches meanwhile run on kw_searcher (fts_file.c). */
@@ -281,9 +287,16 @@ struct mn_sqlite_fts_tuning {
      * messages the index does not hold yet (fts_tail.c). */
     int64_t sync_max;
     size_t tail_rows;
+    /* A search in a session is counted from the session's text (fts_set.c) when the phrases not
+     * held in memory have more than set_scan rows for each message it would index for that (or
+     * for each 16 of the session's, when it has them all); 0: never. */
+    int64_t set_scan;
 };
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
 struct scored_list;
+/* The keyword index's tokenizer, which the TEMP tables scanned beside it use too (fts_tail.c,
+ * fts_set.c): a message matches there exactly when it would in the index. */
+#define MN_SQLITE_KW_TOKENIZE "tokenize = 'porter unicode61 remove_diacritics 2'"
 /* The keyword index's watermark: it holds the messages up to this id (search.c, fts_tail.c). */
 #define MN_SQLITE_KW_WATERMARK                                                                                   \
     "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM fts_meta WHERE key = 'fts.indexed_upto'), 0)"
@@ -292,12 +305,20 @@ struct scored_list;
  * how many the index does not hold and how many of them were searched. */
 mn_status mn__sqlite_fts_tail(struct sqlite_store *x, const char *match, const mn_search_filter *f, size_t limit,
                               struct scored_list *out, struct mn_store_fts_report *rep);
+/* The TEMP table kw_set, a session's messages indexed apart (fts_set.c): the session's sid (0:
+ * none); about how many of its `part` messages kw_set lacks for the index at watermark upto
+ * while meta fts.deletes is gen; and kw_set made to hold them. */
+mn_status mn__sqlite_set_sid(struct sqlite_store *s, const char *session_id, int64_t *sid);
+int64_t mn__sqlite_set_missing(const struct sqlite_store *s, int64_t sid, int64_t upto, int64_t gen, int64_t part);
+mn_status mn__sqlite_set_cover(struct sqlite_store *s, int64_t sid, int64_t upto, int64_t gen);
 /* head + the filter's conditions (parameters ?10 to ?15, bound here) + tail, prepared (not
  * cached: the caller finalizes *st) (search.c). */
 mn_status mn__sqlite_prepare_filtered(struct sqlite_store *s, const char *head, const mn_search_filter *f,
                                      const char *tail, sqlite3_stmt **st);
 /* Keyword searches the common phrases' best rows answered (fts_tops.c; tests check the path ran). */
 extern long mn_sqlite_fts_tops_ranked;
+/* Keyword searches in a session counted from its text (fts_set.c; tests check the path ran). */
+extern long mn_sqlite_fts_set_scanned;
 /* Keyword searches ranked from the phrases held in memory, and with none held from the rows of
  * every phrase (fts_dense.c; tests check the paths ran). */
 extern long mn_sqlite_fts_dense_ranked, mn_sqlite_fts_rows_ranked;
