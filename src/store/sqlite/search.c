@@ -1410,7 +1410,8 @@ static mn_status set_scanned(struct sqlite_store *s, const struct phrases *p, co
     *sid = 0;
     if (k <= 0 || !f->session_id || upto <= 0 || part < 0 || !s->fts_given)
         return MN_OK;
-    int64_t div = mn_sqlite_fts_tuning.dense_div; /* the phrases held, or to be (dense_held) */
+    /* the phrases held, or to be (dense_held: from the handle's second search on) */
+    int64_t div = s->fts_searches >= 2 ? mn_sqlite_fts_tuning.dense_div : 0;
     for (int i = 0; i < p->m; i++)
         rows += div > 0 && p->n[i] >= upto / div ? 0 : p->n[i];
     if (rows <= k * (part / 16 > 0 ? part / 16 : 1))
