@@ -342,7 +342,8 @@ OD3=$OUT
 if [ "$(backend)" = postgres ]; then
     sql "$DO" "ALTER TABLE sessions DROP COLUMN title_seq; ALTER TABLE sessions DROP COLUMN cleared_from;
                DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; DROP TABLE documents;
-               ALTER TABLE summaries DROP COLUMN n, DROP CONSTRAINT summaries_pkey, ADD PRIMARY KEY (id); CREATE INDEX summaries_by_session ON summaries(session_sid, id); ALTER TABLE events DROP COLUMN n, DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (id), ALTER COLUMN session_sid DROP NOT NULL; CREATE INDEX events_by_session ON events(session_sid, id); UPDATE mnemo_schema SET version = 9" >/dev/null
+               ALTER TABLE summaries DROP COLUMN n, DROP CONSTRAINT summaries_pkey, ADD PRIMARY KEY (id); CREATE INDEX summaries_by_session ON summaries(session_sid, id); ALTER TABLE events DROP COLUMN n, DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (id), ALTER COLUMN session_sid DROP NOT NULL; CREATE INDEX events_by_session ON events(session_sid, id);
+               ALTER TABLE memory_vectors DROP CONSTRAINT memory_vectors_memory_id_vid_fkey, DROP COLUMN memory_id, ADD PRIMARY KEY (vid); DROP INDEX memory_vectors_by_vid; ALTER TABLE memories DROP CONSTRAINT memories_pkey, ADD PRIMARY KEY (vid); DROP INDEX memories_by_vid; ALTER TABLE memory_vectors ADD FOREIGN KEY (vid) REFERENCES memories(vid) ON DELETE CASCADE; ALTER TABLE memory_vector_log DROP COLUMN memory_id; UPDATE mnemo_schema SET version = 9" >/dev/null
 else
     sql "$DO" "ALTER TABLE sessions DROP COLUMN title_seq; ALTER TABLE sessions DROP COLUMN cleared_from;
                DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints; DROP TABLE documents; PRAGMA user_version = 12" >/dev/null

@@ -83,12 +83,6 @@ EXCEPTIONS = {
     ("embed_queue", "column", "session_sid"): "keyed by message id only, as embeddings",
     ("embed_queue", "key", "embed_queue_pkey"): "(message_id): as embeddings",
     ("embed_queue", "fk", "embed_queue_message_id_fkey"): "to messages(id): as embeddings",
-    ("memories", "key", "memories_pkey"):
-        "(vid): memory_vectors and the memory vector index name versions by vid alone",
-    ("memory_vectors", "column", "memory_id"):
-        "keyed by vid only: co-location needs the memory's id in the row and in what writes it",
-    ("memory_vectors", "key", "memory_vectors_pkey"): "(vid): the memory_id change above",
-    ("memory_vectors", "fk", "memory_vectors_vid_fkey"): "to memories(vid): the memory_id change above",
 }
 
 SCHEMA = "src/store/postgres/schema.h"
@@ -442,7 +436,7 @@ class Schema:
         i += up(toks[i]) == "ONLY"
         t = self.table(ident(toks[i]))
         for act in split_commas(toks[i + 1:]):
-            if up(act[-1]) in ("CASCADE", "RESTRICT"):
+            if up(act[0]) == "DROP" and up(act[-1]) in ("CASCADE", "RESTRICT"):  # not ON DELETE CASCADE
                 act = act[:-1]
             w = [up(x) for x in act]
             if w[0] == "ADD":
@@ -634,6 +628,9 @@ SELF_TESTS = [
     ("a foreign key into another co-location group",
      "ALTER TABLE documents ADD COLUMN sid BIGINT REFERENCES sessions(sid);", {},
      "documents: foreign key documents_sid_fkey (sid) -> sessions(sid) does not join"),
+    ("a foreign key added by ALTER TABLE, ON DELETE CASCADE",
+     "ALTER TABLE file_hashes ADD FOREIGN KEY (session_sid) REFERENCES documents(ns) ON DELETE CASCADE;", {},
+     "file_hashes: foreign key file_hashes_session_sid_fkey (session_sid) -> documents(ns) does not join"),
     ("a foreign key from a reference table to a distributed one",
      "CREATE TABLE tags (name TEXT PRIMARY KEY, session_sid BIGINT REFERENCES sessions(sid));",
      {"tags": (REFERENCE, "test")}, "tags: foreign key tags_session_sid_fkey (session_sid) -> sessions(sid): a"

@@ -715,6 +715,11 @@ static const char PG_SCHEMA_8[] =
     " CREATE INDEX summaries_by_session ON summaries(session_sid, id);"
     " ALTER TABLE events DROP COLUMN n, DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (id),"
     " ALTER COLUMN session_sid DROP NOT NULL; CREATE INDEX events_by_session ON events(session_sid, id);"
+    " ALTER TABLE memory_vectors DROP CONSTRAINT memory_vectors_memory_id_vid_fkey, DROP COLUMN memory_id," /* 15's */
+    " ADD PRIMARY KEY (vid); DROP INDEX memory_vectors_by_vid;"
+    " ALTER TABLE memories DROP CONSTRAINT memories_pkey, ADD PRIMARY KEY (vid); DROP INDEX memories_by_vid;"
+    " ALTER TABLE memory_vectors ADD FOREIGN KEY (vid) REFERENCES memories(vid) ON DELETE CASCADE;"
+    " ALTER TABLE memory_vector_log DROP COLUMN memory_id;"
     " UPDATE mnemo_schema SET version = 8";
 
 /* Group g (0 creates the sessions) of one message each to S_H1 and S_H2 on st: their seq g + 1. */
@@ -755,7 +760,7 @@ static void pg_session_row_in_place(void **state)
                                  " WHERE conrelid = 'messages'::regclass AND contype = 'f'",
                                  out, sizeof out),
                      0);
-    assert_string_equal(out, "14 0"); /* 8 → 9 → … → 14 */
+    assert_string_equal(out, "15 0"); /* 8 → 9 → … → 15 */
     for (int g = 1; g < GROUPS; g++) /* all within the first minute: no update needs a new entry */
         append_in_place(st, 1000 + g, g);
     st->ops->close(st); /* the backend reports its statistics as it exits: wait for them */

@@ -452,7 +452,7 @@ static void migrates_from_the_version_before(void **state)
     st->ops->close(st);
     st = NULL;
     if (test_db_pg()) {
-        /* and version 14's keys and order column of summaries and events */
+        /* and version 14's keys and order column of summaries and events, version 15's memory keys */
         assert_int_equal(test_db_sql(test_db_target(file),
                                      "DROP TABLE documents;"
                                      " ALTER TABLE summaries DROP COLUMN n, DROP CONSTRAINT summaries_pkey,"
@@ -460,6 +460,12 @@ static void migrates_from_the_version_before(void **state)
                                      " ALTER TABLE events DROP COLUMN n, DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (id),"
                                      " ALTER COLUMN session_sid DROP NOT NULL;"
                                      " CREATE INDEX events_by_session ON events(session_sid, id);"
+                                     " ALTER TABLE memory_vectors DROP CONSTRAINT memory_vectors_memory_id_vid_fkey,"
+                                     " DROP COLUMN memory_id, ADD PRIMARY KEY (vid); DROP INDEX memory_vectors_by_vid;"
+                                     " ALTER TABLE memories DROP CONSTRAINT memories_pkey, ADD PRIMARY KEY (vid);"
+                                     " DROP INDEX memories_by_vid; ALTER TABLE memory_vectors ADD FOREIGN KEY (vid)"
+                                     " REFERENCES memories(vid) ON DELETE CASCADE;"
+                                     " ALTER TABLE memory_vector_log DROP COLUMN memory_id;"
                                      " UPDATE mnemo_schema SET version = 12",
                                      NULL, 0),
                          0);
@@ -472,7 +478,7 @@ static void migrates_from_the_version_before(void **state)
     }
     assert_int_equal(open_store(), 0);
     assert_string_equal(sql_value(test_db_pg() ? "SELECT version FROM mnemo_schema" : "PRAGMA user_version"),
-                        test_db_pg() ? "14" : "16");
+                        test_db_pg() ? "15" : "16");
     assert_int_equal(rows(), 0);
     assert_string_equal(sql_value("SELECT count(*) FROM sessions WHERE namespace = 'mig'"), "1");
     assert_int_equal(put("mig", "p", "k", "{\"again\":1}", 1, 0), MN_OK);

@@ -32,7 +32,8 @@ static const char SQL_INSERT[] =
     " pinned, token_cap, valid_from, valid_to, recorded_at, superseded_at, change, actor, reason)"
     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
     " ON CONFLICT (id, version) DO NOTHING RETURNING vid";
-static const char SQL_VEC_INSERT[] = "INSERT INTO memory_vectors (vid, dim, vector) VALUES ($1, $2, $3)";
+/* keyed by the memory's id and the version (schema.h version 15: rows of one memory on one shard) */
+static const char SQL_VEC_INSERT[] = "INSERT INTO memory_vectors (memory_id, vid, dim, vector) VALUES ($1, $2, $3, $4)";
 static const char SQL_FORGET[] = "DELETE FROM memories WHERE id = $1";
 /* Writers of memory_vector_log take its lock first thing (schema.h version 7: seq order is commit
  * order); the log trigger takes it too, for any other writer. */
@@ -83,13 +84,14 @@ static mn_status insert_row(struct pg_conn *c, const mn_memory *m, int64_t *vid)
     return MN_OK;
 }
 
-static mn_status put_vector(struct pg_conn *c, int64_t vid, const float *vec, uint32_t dim)
+static mn_status put_vector(struct pg_conn *c, const char *id, int64_t vid, const float *vec, uint32_t dim)
 {
     struct pg_params p;
     mn__pg_params_init(&p);
     unsigned char *blob = mn__vecblob_new(vec, dim);
     if (!blob)
         return mn__nomem();
+    mn__pg_text(&p, id);
     mn__pg_i64(&p, vid);
     mn__pg_i64(&p, dim);
     mn__pg_bin(&p, blob, (int)(dim * 4));
@@ -105,7 +107,7 @@ static mn_status put_body(struct pg_conn *c, void *arg)
     mn_status rc = a->vec ? mn__pg_query(c, SQL_LOG_LOCK, NULL, 0, "memory write", NULL) : MN_OK;
     if (!rc)
         rc = insert_row(c, a->m, &a->vid);
-    return !rc && a->vid && a->vec ? put_vector(c, a->vid, a->vec, a->dim) : rc;
+    return !rc && a->vid && a->vec ? put_vector(c, a->m->id, a->vid, a->vec, a->dim) : rc;
 }
 
 /* In the transaction of begin…commit when inside one (the engine's version writes, imports). */
@@ -308,7 +310,7 @@ static mn_status query_body(struct pg_conn *c, void *arg)
     else
         add(&b, &sql, " FROM memories m");
     if (sq->want_vectors)
-        add(&b, &sql, " JOIN memory_vectors v ON v.vid = m.vid");
+        add(&b, &sql, " JOIN memory_vectors v ON v.memory_id = m.id AND v.vid = m.vid");
     add(&b, &sql, " WHERE true");
     if (a->terms)
         add(&b, &sql, " AND m.tsv @@ (SELECT q FROM q)");
@@ -382,7 +384,8 @@ static mn_status vec_filter_body(struct pg_conn *c, void *arg)
     struct mn_buf sql = MN_BUF_INIT;
     struct binds b = {0};
     json_t *meta = meta_values(&f);
-    add(&b, &sql, "SELECT m.vid FROM memory_vectors v JOIN memories m ON m.vid = v.vid WHERE true");
+    add(&b, &sql, "SELECT m.vid FROM memory_vectors v JOIN memories m ON m.id = v.memory_id AND m.vid = v.vid"
+                  " WHERE true");
     build_where(&f, &b, &sql, meta);
     PGresult *r = NULL;
     mn_status rc = run_built(c, &sql, &b, "memory filter", &r);

@@ -40,6 +40,10 @@
  *   events.session_sid NOT NULL, and a column n, a session's summaries and events numbered 1, 2, …
  *   in the order they were written (unique index (session_sid, n)): the latest summary and the
  *   newest events are found by n, not by id (SQLite keeps id order: one writer, ids in order).
+ * Version 15 (Citus-ready memories): memories keyed by (id, vid) in place of (vid), the memory's
+ *   id a column of memory_vectors (memory_id), keyed by (memory_id, vid) with its foreign key to
+ *   memories(id, vid), and of memory_vector_log, which the log's readers join on both; indexes
+ *   memories_by_vid and memory_vectors_by_vid keep the lookups and the scan by vid.
  *
  * Migrations run in one transaction holding pg_advisory_xact_lock(MN_PG_LOCK_MIGRATE), which
  * re-reads the version under the lock: the first node to start migrates, the others wait and
@@ -380,6 +384,37 @@ static const char *const mn_pg_migrations[] = {
     "  DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (session_sid, id);"
     "DROP INDEX events_by_session;"
     "CREATE UNIQUE INDEX events_by_n ON events(session_sid, n);",
+    /* 14 → 15: a memory's versions and their vectors keyed by the memory's id, as a distributed
+     * PostgreSQL (Citus) needs (docs/scale-out.md): memories (id, vid), memory_vectors gains
+     * memory_id, filled from memories, and is keyed by (memory_id, vid) with its foreign key to
+     * memories(id, vid). The log gets memory_id too, filled where the memory still is (a row
+     * whose memory is gone has no vector to join); the log trigger is dropped while the vectors
+     * are filled, so that the step logs no change, and made again writing memory_id. The vid
+     * indexes serve the lookups by vid (searches, the vector index's scan and reads). */
+    "DROP TRIGGER memory_vectors_log ON memory_vectors;"
+    "ALTER TABLE memory_vectors ADD COLUMN memory_id TEXT;"
+    "UPDATE memory_vectors v SET memory_id = m.id FROM memories m WHERE m.vid = v.vid;"
+    "ALTER TABLE memory_vectors DROP CONSTRAINT memory_vectors_vid_fkey, DROP CONSTRAINT memory_vectors_pkey,"
+    "  ALTER COLUMN memory_id SET NOT NULL;"
+    "ALTER TABLE memories DROP CONSTRAINT memories_pkey, ADD PRIMARY KEY (id, vid);"
+    "CREATE INDEX memories_by_vid ON memories(vid);"
+    "ALTER TABLE memory_vectors ADD PRIMARY KEY (memory_id, vid),"
+    "  ADD FOREIGN KEY (memory_id, vid) REFERENCES memories(id, vid) ON DELETE CASCADE;"
+    "CREATE INDEX memory_vectors_by_vid ON memory_vectors(vid);"
+    "ALTER TABLE memory_vector_log ADD COLUMN memory_id TEXT;"
+    "UPDATE memory_vector_log l SET memory_id = m.id FROM memories m WHERE m.vid = l.vid;"
+    "CREATE OR REPLACE FUNCTION mn_memory_vector_log() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$"
+    " BEGIN"
+    "  PERFORM pg_advisory_xact_lock(" MN_PG_LOCK_MEMORY_LOG ");"
+    "  IF TG_OP = 'DELETE' THEN"
+    "   INSERT INTO memory_vector_log (memory_id, vid, op) VALUES (OLD.memory_id, OLD.vid, 0);"
+    "  ELSE"
+    "   INSERT INTO memory_vector_log (memory_id, vid, op) VALUES (NEW.memory_id, NEW.vid, 1);"
+    "  END IF;"
+    "  RETURN NULL;"
+    " END $$;"
+    "CREATE TRIGGER memory_vectors_log AFTER INSERT OR UPDATE OR DELETE ON memory_vectors"
+    "  FOR EACH ROW EXECUTE FUNCTION mn_memory_vector_log();",
 };
 
 #define MN_PG_SCHEMA_VERSION ((int)(sizeof mn_pg_migrations / sizeof mn_pg_migrations[0]))

@@ -207,7 +207,7 @@ static const struct vec_sql MEMORY_VECS = {
     "SELECT coalesce(max(seq), 0) FROM memory_vector_log",
     "SELECT vid, dim, vector FROM memory_vectors WHERE vid > $1::bigint ORDER BY vid LIMIT $2::bigint",
     "SELECT l.seq, l.vid, l.op, v.dim, v.vector FROM memory_vector_log l LEFT JOIN memory_vectors v"
-    " ON v.vid = l.vid WHERE l.seq > $1::bigint ORDER BY l.seq LIMIT $2::bigint",
+    " ON v.memory_id = l.memory_id AND v.vid = l.vid WHERE l.seq > $1::bigint ORDER BY l.seq LIMIT $2::bigint",
     "SELECT dim, vector FROM memory_vectors WHERE vid = $1::bigint",
     "memory version",
 };
