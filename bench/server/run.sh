@@ -68,4 +68,20 @@ for i in $(seq 1 "$RUNS"); do
 done
 kill $RPID
 wait $RPID 2>/dev/null || true
+
+# the durable peer (issue 43): every LPUSH written and fsynced before its reply, as mnemo's
+# durable append is, 1 KB values at CONNS connections
+mkdir -p "$W/aof"
+taskset -c 0 redis-server --port 6390 --bind 127.0.0.1 --save '' --dir "$W/aof" --appendonly yes \
+    --appendfsync always --daemonize no >"$W/redis-aof.log" 2>&1 &
+RPID=$!
+sleep 1
+for i in $(seq 1 "$RUNS"); do
+    echo "run=$i value_bytes=1000-durable load=$(cut -d' ' -f1 /proc/loadavg)" >>"$OUT/redis.txt"
+    taskset -c 1 redis-benchmark -h 127.0.0.1 -p 6390 -t lpush -n 100000 -c "$CONNS" -d 1000 -q 2>&1 |
+        tr '\r' '\n' | grep -E '^LPUSH.*requests per second' >>"$OUT/redis.txt"
+    redis-cli -p 6390 flushall >/dev/null
+done
+kill $RPID
+wait $RPID 2>/dev/null || true
 python3 "$HERE/summarize.py" "$OUT"

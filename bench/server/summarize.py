@@ -30,7 +30,7 @@ for line in open(f"{out}/wrk.txt"):
 red = defaultdict(list)
 size = None
 for line in open(f"{out}/redis.txt"):
-    m = re.match(r"run=\d+ value_bytes=(\d+)", line)
+    m = re.match(r"run=\d+ value_bytes=(\d+(?:-durable)?)", line)
     if m:
         size = m.group(1)
         continue
