@@ -122,4 +122,19 @@ static inline const char *test_db_target(const char *path)
     return made[used++].url;
 }
 
+/* The PostgreSQL migrations' later steps undone, for tests that fake an older database
+ * (src/store/postgres/schema.h): what 13 → 14 and 14 → 15 changed. A test appends its own
+ * "UPDATE mnemo_schema SET version = N". */
+#define TEST_PG_UNDO_14                                                                                         \
+    " ALTER TABLE summaries DROP COLUMN n, DROP CONSTRAINT summaries_pkey, ADD PRIMARY KEY (id);"                  \
+    " CREATE INDEX summaries_by_session ON summaries(session_sid, id);"                                            \
+    " ALTER TABLE events DROP COLUMN n, DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (id),"                        \
+    " ALTER COLUMN session_sid DROP NOT NULL; CREATE INDEX events_by_session ON events(session_sid, id);"
+#define TEST_PG_UNDO_15                                                                                         \
+    " ALTER TABLE memory_vectors DROP CONSTRAINT memory_vectors_memory_id_vid_fkey, DROP COLUMN memory_id,"        \
+    " ADD PRIMARY KEY (vid); DROP INDEX memory_vectors_by_vid;"                                                    \
+    " ALTER TABLE memories DROP CONSTRAINT memories_pkey, ADD PRIMARY KEY (vid); DROP INDEX memories_by_vid;"      \
+    " ALTER TABLE memory_vectors ADD FOREIGN KEY (vid) REFERENCES memories(vid) ON DELETE CASCADE;"               \
+    " ALTER TABLE memory_vector_log DROP COLUMN memory_id;"
+
 #endif

@@ -23,12 +23,7 @@ static char dir[256];
 /* The PostgreSQL schema of version 14 from a database of version 15: what 14 → 15 changed
  * undone (the log trigger's function is left: the step makes it again, and nothing writes a
  * vector before it runs). */
-static const char PG_SCHEMA_14[] =
-    "ALTER TABLE memory_vectors DROP CONSTRAINT memory_vectors_memory_id_vid_fkey, DROP COLUMN memory_id,"
-    " ADD PRIMARY KEY (vid); DROP INDEX memory_vectors_by_vid;"
-    " ALTER TABLE memories DROP CONSTRAINT memories_pkey, ADD PRIMARY KEY (vid); DROP INDEX memories_by_vid;"
-    " ALTER TABLE memory_vectors ADD FOREIGN KEY (vid) REFERENCES memories(vid) ON DELETE CASCADE;"
-    " ALTER TABLE memory_vector_log DROP COLUMN memory_id;"
+static const char PG_SCHEMA_14[] = TEST_PG_UNDO_15
     " UPDATE mnemo_schema SET version = 14";
 
 /* The database `name`'s path or URL (valid until the next call: on SQLite it is the path). */

@@ -22,16 +22,7 @@ static char dir[256];
 
 /* The PostgreSQL schema of version 13 from a database of version 15: what 13 → 14 changed undone,
  * and 14 → 15 (test_pg_memory_keys.c). */
-static const char PG_SCHEMA_13[] =
-    "ALTER TABLE summaries DROP COLUMN n, DROP CONSTRAINT summaries_pkey, ADD PRIMARY KEY (id);"
-    " CREATE INDEX summaries_by_session ON summaries(session_sid, id);"
-    " ALTER TABLE events DROP COLUMN n, DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (id),"
-    " ALTER COLUMN session_sid DROP NOT NULL; CREATE INDEX events_by_session ON events(session_sid, id);"
-    " ALTER TABLE memory_vectors DROP CONSTRAINT memory_vectors_memory_id_vid_fkey, DROP COLUMN memory_id,"
-    " ADD PRIMARY KEY (vid); DROP INDEX memory_vectors_by_vid;"
-    " ALTER TABLE memories DROP CONSTRAINT memories_pkey, ADD PRIMARY KEY (vid); DROP INDEX memories_by_vid;"
-    " ALTER TABLE memory_vectors ADD FOREIGN KEY (vid) REFERENCES memories(vid) ON DELETE CASCADE;"
-    " ALTER TABLE memory_vector_log DROP COLUMN memory_id;"
+static const char PG_SCHEMA_13[] = TEST_PG_UNDO_14 TEST_PG_UNDO_15
     " UPDATE mnemo_schema SET version = 13";
 
 /* The database `name`'s path or URL (valid until the next call: on SQLite it is the path). */

@@ -711,15 +711,7 @@ static const char PG_SCHEMA_8[] =
     " DROP INDEX sessions_by_key; ALTER TABLE sessions DROP COLUMN key;"     /* version 11's */
     " DROP TABLE checkpoint_writes; DROP TABLE checkpoints;"                 /* version 12's */
     " DROP TABLE documents;"                                                 /* version 13's */
-    " ALTER TABLE summaries DROP COLUMN n, DROP CONSTRAINT summaries_pkey, ADD PRIMARY KEY (id);" /* 14's */
-    " CREATE INDEX summaries_by_session ON summaries(session_sid, id);"
-    " ALTER TABLE events DROP COLUMN n, DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (id),"
-    " ALTER COLUMN session_sid DROP NOT NULL; CREATE INDEX events_by_session ON events(session_sid, id);"
-    " ALTER TABLE memory_vectors DROP CONSTRAINT memory_vectors_memory_id_vid_fkey, DROP COLUMN memory_id," /* 15's */
-    " ADD PRIMARY KEY (vid); DROP INDEX memory_vectors_by_vid;"
-    " ALTER TABLE memories DROP CONSTRAINT memories_pkey, ADD PRIMARY KEY (vid); DROP INDEX memories_by_vid;"
-    " ALTER TABLE memory_vectors ADD FOREIGN KEY (vid) REFERENCES memories(vid) ON DELETE CASCADE;"
-    " ALTER TABLE memory_vector_log DROP COLUMN memory_id;"
+    TEST_PG_UNDO_14 TEST_PG_UNDO_15
     " UPDATE mnemo_schema SET version = 8";
 
 /* Group g (0 creates the sessions) of one message each to S_H1 and S_H2 on st: their seq g + 1. */

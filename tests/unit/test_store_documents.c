@@ -454,18 +454,7 @@ static void migrates_from_the_version_before(void **state)
     if (test_db_pg()) {
         /* and version 14's keys and order column of summaries and events, version 15's memory keys */
         assert_int_equal(test_db_sql(test_db_target(file),
-                                     "DROP TABLE documents;"
-                                     " ALTER TABLE summaries DROP COLUMN n, DROP CONSTRAINT summaries_pkey,"
-                                     " ADD PRIMARY KEY (id); CREATE INDEX summaries_by_session ON summaries(session_sid, id);"
-                                     " ALTER TABLE events DROP COLUMN n, DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (id),"
-                                     " ALTER COLUMN session_sid DROP NOT NULL;"
-                                     " CREATE INDEX events_by_session ON events(session_sid, id);"
-                                     " ALTER TABLE memory_vectors DROP CONSTRAINT memory_vectors_memory_id_vid_fkey,"
-                                     " DROP COLUMN memory_id, ADD PRIMARY KEY (vid); DROP INDEX memory_vectors_by_vid;"
-                                     " ALTER TABLE memories DROP CONSTRAINT memories_pkey, ADD PRIMARY KEY (vid);"
-                                     " DROP INDEX memories_by_vid; ALTER TABLE memory_vectors ADD FOREIGN KEY (vid)"
-                                     " REFERENCES memories(vid) ON DELETE CASCADE;"
-                                     " ALTER TABLE memory_vector_log DROP COLUMN memory_id;"
+                                     "DROP TABLE documents;" TEST_PG_UNDO_14 TEST_PG_UNDO_15
                                      " UPDATE mnemo_schema SET version = 12",
                                      NULL, 0),
                          0);

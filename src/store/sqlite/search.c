@@ -1399,14 +1399,14 @@ static mn_status set_read(struct sqlite_store *s, const mn_search_filter *f, str
     return rc;
 }
 
-/* Whether a search in a session (of `part` messages) is counted from its text (fts_set.c):
- * when the rows of the phrases not held in memory (nor common enough to be), read at ~0.1 µs
- * each, cost more than
- * indexing what kw_set lacks of the session, ~20 µs a message, and ranking it from there. */
+/* Whether a search in a session (of `part` messages) is counted from its text (fts_set.c): when
+ * the rows of the phrases not held in memory (nor common enough to be), read at ~0.1 µs each,
+ * cost more than indexing what kw_set lacks of the session (~20 µs a message; a sixteenth of the
+ * session at least, for ranking it) — *sid then names the session. */
 static mn_status set_scanned(struct sqlite_store *s, const struct phrases *p, const mn_search_filter *f, int64_t part,
                              int64_t upto, int64_t *sid)
 {
-    int64_t rows = 0, k = mn_sqlite_fts_tuning.set_scan;
+    int64_t rows = 0, k = mn_sqlite_fts_tuning.set_scan, least = part / 16 > 0 ? part / 16 : 1;
     *sid = 0;
     if (k <= 0 || !f->session_id || upto <= 0 || part < 0 || !s->fts_given)
         return MN_OK;
@@ -1414,14 +1414,16 @@ static mn_status set_scanned(struct sqlite_store *s, const struct phrases *p, co
     int64_t div = s->fts_searches >= 2 ? mn_sqlite_fts_tuning.dense_div : 0;
     for (int i = 0; i < p->m; i++)
         rows += div > 0 && p->n[i] >= upto / div ? 0 : p->n[i];
-    if (rows <= k * (part / 16 > 0 ? part / 16 : 1))
+    if (rows <= k * least) /* not worth even the session's own lookup */
         return MN_OK;
     int64_t id = 0;
     mn_status rc = mn__sqlite_set_sid(s, f->session_id, &id);
-    int64_t missing = id > 0 ? mn__sqlite_set_missing(s, id, upto, s->df_gen, part) : 0;
-    if (!rc && id > 0 && rows > k * (missing > part / 16 ? missing : part / 16))
+    if (rc || id <= 0)
+        return rc;
+    int64_t missing = mn__sqlite_set_missing(s, id, upto, s->df_gen, part);
+    if (rows > k * (missing > least ? missing : least))
         *sid = id;
-    return rc;
+    return MN_OK;
 }
 
 /* The best `want` rows of p among those that pass f, in session sid, counted from the session's
