@@ -123,7 +123,8 @@ static inline const char *test_db_target(const char *path)
 }
 
 /* The PostgreSQL migrations' later steps undone, for tests that fake an older database
- * (src/store/postgres/schema.h): what 13 → 14 and 14 → 15 changed. A test appends its own
+ * (src/store/postgres/schema.h): what 13 → 14, 14 → 15, 15 → 16 and
+ * 16 → 17 changed. A test appends its own
  * "UPDATE mnemo_schema SET version = N". */
 #define TEST_PG_UNDO_14                                                                                         \
     " ALTER TABLE summaries DROP COLUMN n, DROP CONSTRAINT summaries_pkey, ADD PRIMARY KEY (id);"                  \
@@ -136,5 +137,22 @@ static inline const char *test_db_target(const char *path)
     " ALTER TABLE memories DROP CONSTRAINT memories_pkey, ADD PRIMARY KEY (vid); DROP INDEX memories_by_vid;"      \
     " ALTER TABLE memory_vectors ADD FOREIGN KEY (vid) REFERENCES memories(vid) ON DELETE CASCADE;"               \
     " ALTER TABLE memory_vector_log DROP COLUMN memory_id;"
+#define TEST_PG_UNDO_16                                                                                         \
+    " ALTER TABLE embeddings DROP COLUMN session_sid, ADD PRIMARY KEY (message_id);"                               \
+    " ALTER TABLE embed_queue DROP COLUMN session_sid, ADD PRIMARY KEY (message_id);"                              \
+    " ALTER TABLE messages DROP CONSTRAINT messages_pkey, ADD PRIMARY KEY (id);"                                   \
+    " ALTER TABLE embeddings ADD FOREIGN KEY (message_id) REFERENCES messages(id) ON DELETE CASCADE;"              \
+    " ALTER TABLE embed_queue ADD FOREIGN KEY (message_id) REFERENCES messages(id) ON DELETE CASCADE;"             \
+    " CREATE OR REPLACE FUNCTION mn_embed_queue() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN"                      \
+    " IF NEW.content IS NOT NULL THEN INSERT INTO embed_queue (message_id) VALUES (NEW.id) ON CONFLICT DO NOTHING;" \
+    " END IF; RETURN NULL; END';" /* quoted, not $$: the text goes through a shell */
+/* First of them all in a text: the steps before 17 drop what it makes again. */
+#define TEST_PG_UNDO_17                                                                                         \
+    " DROP TRIGGER sessions_claim ON sessions; DROP FUNCTION mn_session_claim();"                                 \
+    " DROP TABLE session_ids; DROP TABLE session_keys;"                                                           \
+    " DROP INDEX sessions_by_id; ALTER TABLE sessions ADD UNIQUE (id); DROP INDEX sessions_by_key;"                \
+    " CREATE UNIQUE INDEX sessions_by_key ON sessions(namespace, key) WHERE key IS NOT NULL;"                     \
+    " CREATE OR REPLACE FUNCTION mn_sessions_gone() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT" \
+    " AS 'BEGIN DELETE FROM messages m USING gone g WHERE m.session_sid = g.sid; RETURN NULL; END';"
 
 #endif

@@ -212,6 +212,6 @@ mn_status mn__store_pg_open(const char *url, const mn_store_opts *opts, mn_store
 /* The schema version each backend's migrations reach (sqlite/schema.h, postgres/schema.h count
  * their lists; each backend checks its own at compile time). */
 #define MN_SCHEMA_VERSION_SQLITE 16
-#define MN_SCHEMA_VERSION_PG 15
+#define MN_SCHEMA_VERSION_PG 17
 
 #endif

@@ -452,9 +452,10 @@ static void migrates_from_the_version_before(void **state)
     st->ops->close(st);
     st = NULL;
     if (test_db_pg()) {
-        /* and version 14's keys and order column of summaries and events, version 15's memory keys */
+        /* and version 14's keys and order column of summaries and events, version 15's memory keys,
+         * version 16's message keys, version 17's session id and key tables */
         assert_int_equal(test_db_sql(test_db_target(file),
-                                     "DROP TABLE documents;" TEST_PG_UNDO_14 TEST_PG_UNDO_15
+                                     TEST_PG_UNDO_17 " DROP TABLE documents;" TEST_PG_UNDO_14 TEST_PG_UNDO_15 TEST_PG_UNDO_16
                                      " UPDATE mnemo_schema SET version = 12",
                                      NULL, 0),
                          0);
@@ -467,7 +468,7 @@ static void migrates_from_the_version_before(void **state)
     }
     assert_int_equal(open_store(), 0);
     assert_string_equal(sql_value(test_db_pg() ? "SELECT version FROM mnemo_schema" : "PRAGMA user_version"),
-                        test_db_pg() ? "15" : "16");
+                        test_db_pg() ? "17" : "16");
     assert_int_equal(rows(), 0);
     assert_string_equal(sql_value("SELECT count(*) FROM sessions WHERE namespace = 'mig'"), "1");
     assert_int_equal(put("mig", "p", "k", "{\"again\":1}", 1, 0), MN_OK);

@@ -29,7 +29,8 @@ static const char SQL_SESSION_INSERT[] =
     " updated_at, expires_at, ttl_ms, max_turns, cleared_seq, cleared_from, key)"
     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint, $9::bigint, $10::bigint, $11::bigint, $12::bigint, $13::bigint,"
     " $14::bigint, $15)"
-    " ON CONFLICT DO NOTHING RETURNING sid"; /* the id or the key taken: no error to abort the transaction */
+    " ON CONFLICT DO NOTHING RETURNING sid"; /* no row: the id or the key taken (the trigger sessions_claim,
+                                             * schema.h 16 → 17), no error to abort the transaction */
 static const char SQL_SESSION_GET[] = "SELECT " SESSION_COLS " FROM sessions WHERE id = $1";
 static const char SQL_SESSION_BY_KEY[] = "SELECT " SESSION_COLS " FROM sessions WHERE namespace = $1 AND key = $2";
 /* Listing and pruning go by updated_minute first (schema 9: the indexed minute of updated_at,

@@ -29,8 +29,8 @@ static const char SQL_SESSION_COUNTS[] =
 /* The embed_log trigger tells every node's index of the dropped vector. */
 static const char SQL_VECTOR_DROP[] = "DELETE FROM embeddings WHERE message_id = $1::bigint";
 static const char SQL_REQUEUE[] =
-    "INSERT INTO embed_queue (message_id) SELECT $1::bigint WHERE (SELECT value FROM meta"
-    " WHERE key = 'embed.queue') = '1' ON CONFLICT DO NOTHING";
+    "INSERT INTO embed_queue (message_id, session_sid) SELECT id, session_sid FROM messages WHERE id = $1::bigint"
+    " AND (SELECT value FROM meta WHERE key = 'embed.queue') = '1' ON CONFLICT DO NOTHING";
 static const char SQL_SUMMARIES_DROP[] =
     "DELETE FROM summaries WHERE session_sid = $1::bigint AND covers_upto >= $2::bigint";
 

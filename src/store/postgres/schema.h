@@ -415,6 +415,73 @@ static const char *const mn_pg_migrations[] = {
     " END $$;"
     "CREATE TRIGGER memory_vectors_log AFTER INSERT OR UPDATE OR DELETE ON memory_vectors"
     "  FOR EACH ROW EXECUTE FUNCTION mn_memory_vector_log();",
+    /* 15 → 16: a message's vector and queue row keyed with its session, as a distributed
+     * PostgreSQL (Citus) needs (docs/scale-out.md): messages (id, session_sid), embeddings and
+     * embed_queue gain session_sid, filled from messages, in their keys (message_id,
+     * session_sid) and their foreign keys to messages(id, session_sid). The keys lead with the
+     * message id, so that what names a message by its id alone (the vector index's reads, a
+     * queue claim, an edit's dropped vector) still finds it by the key. The log trigger is
+     * dropped while the vectors are filled, so that the step logs no change; the queue's trigger
+     * function writes session_sid. */
+    "DROP TRIGGER embeddings_log ON embeddings;"
+    "ALTER TABLE embeddings ADD COLUMN session_sid BIGINT;"
+    "UPDATE embeddings e SET session_sid = m.session_sid FROM messages m WHERE m.id = e.message_id;"
+    "ALTER TABLE embed_queue ADD COLUMN session_sid BIGINT;"
+    "UPDATE embed_queue q SET session_sid = m.session_sid FROM messages m WHERE m.id = q.message_id;"
+    "ALTER TABLE embeddings DROP CONSTRAINT embeddings_message_id_fkey, DROP CONSTRAINT embeddings_pkey,"
+    "  ALTER COLUMN session_sid SET NOT NULL;"
+    "ALTER TABLE embed_queue DROP CONSTRAINT embed_queue_message_id_fkey, DROP CONSTRAINT embed_queue_pkey,"
+    "  ALTER COLUMN session_sid SET NOT NULL;"
+    "ALTER TABLE messages DROP CONSTRAINT messages_pkey, ADD PRIMARY KEY (id, session_sid);"
+    "ALTER TABLE embeddings ADD PRIMARY KEY (message_id, session_sid),"
+    "  ADD FOREIGN KEY (message_id, session_sid) REFERENCES messages(id, session_sid) ON DELETE CASCADE;"
+    "ALTER TABLE embed_queue ADD PRIMARY KEY (message_id, session_sid),"
+    "  ADD FOREIGN KEY (message_id, session_sid) REFERENCES messages(id, session_sid) ON DELETE CASCADE;"
+    "CREATE TRIGGER embeddings_log AFTER INSERT OR UPDATE OR DELETE ON embeddings"
+    "  FOR EACH ROW EXECUTE FUNCTION mn_embed_log();"
+    "CREATE OR REPLACE FUNCTION mn_embed_queue() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$"
+    " BEGIN"
+    "  IF NEW.content IS NOT NULL THEN"
+    "   INSERT INTO embed_queue (message_id, session_sid) VALUES (NEW.id, NEW.session_sid) ON CONFLICT DO NOTHING;"
+    "  END IF;"
+    "  RETURN NULL;"
+    " END $$;",
+    /* 16 → 17: a session's id and key unique through tables of their own, as a distributed
+     * PostgreSQL (Citus) needs (docs/scale-out.md): sessions is distributed by sid, so it cannot
+     * keep its text id or (namespace, key) unique; session_ids (keyed by id) and session_keys
+     * (keyed by namespace, key) can, each distributed by its key. sessions keeps plain indexes
+     * for the lookups. A new session's rows there are written by the trigger sessions_claim
+     * before the session's own: an id or key taken skips the session's row, as ON CONFLICT DO
+     * NOTHING did with the unique keys (an insert reports "taken" and aborts nothing); a key
+     * taken gives back the id claimed before it. sessions_gone deletes a deleted session's rows
+     * there, as it deletes its messages. */
+    "CREATE TABLE session_ids (id TEXT PRIMARY KEY, sid BIGINT NOT NULL);"
+    "CREATE TABLE session_keys (namespace TEXT NOT NULL, key TEXT NOT NULL, sid BIGINT NOT NULL,"
+    "  PRIMARY KEY (namespace, key));"
+    "INSERT INTO session_ids (id, sid) SELECT id, sid FROM sessions;"
+    "INSERT INTO session_keys (namespace, key, sid) SELECT namespace, key, sid FROM sessions WHERE key IS NOT NULL;"
+    "ALTER TABLE sessions DROP CONSTRAINT sessions_id_key;"
+    "CREATE INDEX sessions_by_id ON sessions(id);"
+    "DROP INDEX sessions_by_key;"
+    "CREATE INDEX sessions_by_key ON sessions(namespace, key) WHERE key IS NOT NULL;"
+    "CREATE FUNCTION mn_session_claim() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$"
+    " BEGIN"
+    "  INSERT INTO session_ids (id, sid) VALUES (NEW.id, NEW.sid) ON CONFLICT DO NOTHING;"
+    "  IF NOT FOUND THEN RETURN NULL; END IF;"
+    "  IF NEW.key IS NOT NULL THEN"
+    "   INSERT INTO session_keys (namespace, key, sid) VALUES (NEW.namespace, NEW.key, NEW.sid) ON CONFLICT DO NOTHING;"
+    "   IF NOT FOUND THEN DELETE FROM session_ids WHERE id = NEW.id AND sid = NEW.sid; RETURN NULL; END IF;"
+    "  END IF;"
+    "  RETURN NEW;"
+    " END $$;"
+    "CREATE TRIGGER sessions_claim BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION mn_session_claim();"
+    "CREATE OR REPLACE FUNCTION mn_sessions_gone() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$"
+    " BEGIN"
+    "  DELETE FROM messages m USING gone g WHERE m.session_sid = g.sid;"
+    "  DELETE FROM session_ids i USING gone g WHERE i.id = g.id AND i.sid = g.sid;"
+    "  DELETE FROM session_keys k USING gone g WHERE k.namespace = g.namespace AND k.key = g.key AND k.sid = g.sid;"
+    "  RETURN NULL;"
+    " END $$;",
 };
 
 #define MN_PG_SCHEMA_VERSION ((int)(sizeof mn_pg_migrations / sizeof mn_pg_migrations[0]))

@@ -175,7 +175,7 @@ static mn_status op_fts_search(mn_store *st, const char *match, const mn_search_
 /* ---- vectors --------------------------------------------------------------------------------- */
 
 static const char SQL_VEC_FILTER[] =
-    "SELECT e.message_id FROM embeddings e JOIN messages m ON m.id = e.message_id"
+    "SELECT e.message_id FROM embeddings e JOIN messages m ON m.id = e.message_id AND m.session_sid = e.session_sid"
     " JOIN sessions s ON s.sid = m.session_sid WHERE true" FILTER_SQL("1", "2", "3", "4", "5", "6");
 
 static mn_status op_vec_filter(mn_store *st, const mn_search_filter *f, mn_store_score_fn fn, void *user)
@@ -382,9 +382,9 @@ static const char SQL_IDENTITY_GET[] = "SELECT value FROM meta WHERE key = 'embe
 static const char SQL_IDENTITY_SET[] =
     "INSERT INTO meta (key, value) VALUES ('embed.identity', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 static const char SQL_VEC_PUT[] =
-    "INSERT INTO embeddings (message_id, embedder, model, dim, vector, created_at)"
-    " SELECT $1::bigint, $2, $3, $4::integer, $5::bytea, $6::bigint WHERE EXISTS (SELECT 1 FROM messages WHERE id = $1::bigint)"
-    " ON CONFLICT (message_id) DO UPDATE SET embedder = excluded.embedder, model = excluded.model, dim = excluded.dim,"
+    "INSERT INTO embeddings (message_id, session_sid, embedder, model, dim, vector, created_at)"
+    " SELECT id, session_sid, $2, $3, $4::integer, $5::bytea, $6::bigint FROM messages WHERE id = $1::bigint"
+    " ON CONFLICT (message_id, session_sid) DO UPDATE SET embedder = excluded.embedder, model = excluded.model, dim = excluded.dim,"
     " vector = excluded.vector, created_at = excluded.created_at";
 static const char SQL_QUEUE_DEL[] = "DELETE FROM embed_queue WHERE message_id = ANY($1::bigint[])";
 
@@ -479,9 +479,11 @@ static mn_status op_vec_put(mn_store *st, const int64_t *ids, size_t n, const fl
  * holds already: it may ask again after a failed embedding, as with SQLite). */
 static const char SQL_QUEUE_PEEK[] =
     "WITH c AS (UPDATE embed_queue q SET claimed_until = $2::bigint, claimed_by = $4"
-    "  WHERE q.message_id IN (SELECT message_id FROM embed_queue WHERE claimed_until < $3::bigint OR claimed_by = $4"
-    "   ORDER BY message_id LIMIT $1::bigint FOR UPDATE SKIP LOCKED) RETURNING q.message_id)"
-    " SELECT c.message_id, m.content FROM c JOIN messages m ON m.id = c.message_id ORDER BY c.message_id";
+    "  WHERE (q.message_id, q.session_sid) IN (SELECT message_id, session_sid FROM embed_queue"
+    "   WHERE claimed_until < $3::bigint OR claimed_by = $4 ORDER BY message_id LIMIT $1::bigint FOR UPDATE SKIP LOCKED)"
+    "  RETURNING q.message_id, q.session_sid)"
+    " SELECT c.message_id, m.content FROM c JOIN messages m ON m.id = c.message_id AND m.session_sid = c.session_sid"
+    " ORDER BY c.message_id";
 
 struct peek_arg {
     const char *claimer;
@@ -565,8 +567,9 @@ static mn_status op_queue_enable(mn_store *st, int on)
 static const char SQL_VEC_RESET[] = "DELETE FROM embeddings";
 static const char SQL_IDENTITY_DEL[] = "DELETE FROM meta WHERE key = 'embed.identity'";
 static const char SQL_QUEUE_FILL[] =
-    "INSERT INTO embed_queue (message_id) SELECT id FROM messages m WHERE content IS NOT NULL"
-    " AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.message_id = m.id) ON CONFLICT DO NOTHING";
+    "INSERT INTO embed_queue (message_id, session_sid) SELECT id, session_sid FROM messages m WHERE content IS NOT NULL"
+    " AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.message_id = m.id AND e.session_sid = m.session_sid)"
+    " ON CONFLICT DO NOTHING";
 static const char SQL_COUNTS[] = "SELECT (SELECT count(*) FROM embeddings), (SELECT count(*) FROM embed_queue)";
 
 struct counts_arg {
@@ -609,7 +612,7 @@ static mn_status op_queue_fill(mn_store *st, int reset, int64_t *queued)
 }
 
 static const char SQL_QUEUE_COUNT[] =
-    "SELECT count(*) FROM embed_queue q JOIN messages m ON m.id = q.message_id"
+    "SELECT count(*) FROM embed_queue q JOIN messages m ON m.id = q.message_id AND m.session_sid = q.session_sid"
     " JOIN sessions s ON s.sid = m.session_sid WHERE true" FILTER_SQL("1", "2", "3", "4", "5", "6");
 
 static mn_status op_queue_count(mn_store *st, const mn_search_filter *f, int64_t *n)
