@@ -153,6 +153,14 @@ struct part {
 };
 enum { PARTS = 8 };
 
+/* The brief form the same as the full one: these counts are short in both (cut if not). */
+static void copy_brief(struct part *q)
+{
+    size_t n = strnlen(q->full, sizeof q->brief - 1);
+    memcpy(q->brief, q->full, n);
+    q->brief[n] = '\0';
+}
+
 static struct part *add_part(struct part *p, size_t *n, int rank)
 {
     struct part *q = &p[(*n)++];
@@ -181,11 +189,11 @@ static size_t status_parts(const mn_chat_result *r, struct part *p)
     snprintf(q->brief, sizeof q->brief, "ctx %lld/%lld", jint(j, "tokens"), jint(j, "max_tokens"));
     q = add_part(p, &n, 2);
     snprintf(q->full, sizeof q->full, "%lld kept", jint(j, "messages.kept"));
-    snprintf(q->brief, sizeof q->brief, "%s", q->full);
+    copy_brief(q);
     if (jint(j, "messages.dropped")) {
         q = add_part(p, &n, 5);
         snprintf(q->full, sizeof q->full, "%lld dropped", jint(j, "messages.dropped"));
-        snprintf(q->brief, sizeof q->brief, "%s", q->full);
+        copy_brief(q);
     }
     if (jint(j, "summary.folded")) {
         q = add_part(p, &n, 6);

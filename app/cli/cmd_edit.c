@@ -21,7 +21,7 @@ static int message_form(const struct cli_args *a, int extra, const char *usage, 
 
 int cmd_message_delete(const struct cli_global *g, struct cli_args *a)
 {
-    const char *position;
+    const char *position = NULL;
     struct cli_msg_ref r;
     if (message_form(a, 0, "message delete ID N|--message-id MSG_ID [--json]", &position) ||
         cli_message_ref(a, position, &r))
@@ -44,7 +44,7 @@ int cmd_message_delete(const struct cli_global *g, struct cli_args *a)
 /* Pins (or with --unpin unpins) one message of a session: the server's message_pin. */
 int cmd_message_pin(const struct cli_global *g, struct cli_args *a)
 {
-    const char *position;
+    const char *position = NULL;
     if (message_form(a, 0, "message pin ID N|--message-id MSG_ID [--unpin] [--json]", &position))
         return EXIT_USAGE;
     return cli_pin(g, a, a->pos[0], position, !cli_flag(a, "unpin"));
@@ -52,7 +52,7 @@ int cmd_message_pin(const struct cli_global *g, struct cli_args *a)
 
 int cmd_message_edit(const struct cli_global *g, struct cli_args *a)
 {
-    const char *position;
+    const char *position = NULL;
     struct cli_msg_ref r;
     if (message_form(a, 1, "message edit ID N|--message-id MSG_ID TEXT|- [--metadata JSON] [--json]", &position) ||
         cli_message_ref(a, position, &r))

@@ -310,7 +310,8 @@ static mn_status check_logic(struct check *k, const char *path, const char *name
     size_t i;
     json_t *e;
     json_array_foreach(v, i, e) {
-        snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+        if (snprintf(sub, sizeof sub, "%s[%zu]", path, i) >= (int)sizeof sub)
+            memcpy(sub + sizeof sub - 4, "...", 4); /* a path this long is shown cut, marked */
         if (count_term(k) || check_node(k, sub, e, depth + 1, spine && is_and))
             return k->c->status;
     }

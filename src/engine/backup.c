@@ -74,7 +74,9 @@ static mn_status check_journals(const char *dir, const char *name)
     static const char *const journals[] = {"-wal", "-journal"};
     char p[PATH_MAX + 16];
     for (size_t i = 0; i < sizeof journals / sizeof journals[0]; i++) {
-        snprintf(p, sizeof p, "%s/%s%s", dir, name, journals[i]);
+        int n = snprintf(p, sizeof p, "%s/%s%s", dir, name, journals[i]);
+        if (n < 0 || (size_t)n >= sizeof p)
+            return mn__err(MN_INVALID, "backup: the path %s/%s is too long", dir, name);
         if (access(p, F_OK) == 0)
             return mn__err(MN_CONFLICT, "backup: %s is there, a SQLite journal of another database that SQLite would"
                                         " apply to the backup: remove it, or choose another name", p);
@@ -104,8 +106,8 @@ static mn_status make_tmp(struct dest *d)
         return mn__err(MN_INVALID, "backup: the path %s is too long", d->path);
     if (!mkdtemp(d->tmp))
         return mn__err(MN_IO, "backup: cannot create a folder in %s: %s", d->dir, strerror(errno));
-    snprintf(d->to, sizeof d->to, "%s/%s", d->tmp, d->base);
-    return MN_OK;
+    int m = snprintf(d->to, sizeof d->to, "%s/%s", d->tmp, d->base);
+    return m >= 0 && (size_t)m < sizeof d->to ? MN_OK : mn__err(MN_INVALID, "backup: the path %s is too long", d->path);
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -149,8 +151,11 @@ static mn_status each_entry(const char *from, const char *to, entry_fn fn, void 
     struct dirent *d;
     while (!rc && (d = readdir(dir)))
         if (d->d_name[0] != '.') {
-            snprintf(src, sizeof src, "%s/%s", from, d->d_name);
-            snprintf(dst, sizeof dst, "%s/%s", to, d->d_name);
+            int a = snprintf(src, sizeof src, "%s/%s", from, d->d_name), b = snprintf(dst, sizeof dst, "%s/%s", to, d->d_name);
+            if (a < 0 || b < 0 || (size_t)a >= sizeof src || (size_t)b >= sizeof dst) {
+                rc = mn__err(MN_INVALID, "backup: the path %s/%s is too long", to, d->d_name);
+                break;
+            }
             struct entry e = {d->d_name, src, dst, to};
             rc = fn(&e, arg);
         }

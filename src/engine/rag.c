@@ -196,7 +196,7 @@ mn_status mn__rag_plan(mn_db *db, const mn_context_opts *o, const mn_session *s,
         return rc;
     if (semantic) /* messages of the scope the semantic search could not see yet */
         json_object_set_new(r->rep, "not_embedded", json_integer(r->hits->not_embedded));
-    int64_t cost, share = max_tokens / 100 * db->settings.memory_rag_share_percent +
+    int64_t cost = 0, share = max_tokens / 100 * db->settings.memory_rag_share_percent +
                           max_tokens % 100 * db->settings.memory_rag_share_percent / 100;
     if ((rc = block_cost(db, r->hits, r->top_k, w, &cost)))
         return rc;

@@ -100,7 +100,9 @@ void mn__vsearch_set_threads(mn_vsearch *v, unsigned threads)
 static int lock_file(const char *path)
 {
     char name[4200];
-    snprintf(name, sizeof name, "%s.lock", path);
+    int n = snprintf(name, sizeof name, "%s.lock", path);
+    if (n < 0 || (size_t)n >= sizeof name)
+        return errno = ENAMETOOLONG, -1; /* a path too long to lock beside: as a lock not taken */
     int fd = open(name, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
