@@ -195,6 +195,13 @@ MN_API const char *mn_db_tokenizer(const mn_db *db);
  * runs this many group committers unless server.committers says otherwise. 1 for NULL or a
  * closed handle. Thread-safe: it reads a constant of the backend. */
 MN_API int mn_db_append_writers(const mn_db *db);
+/* Whether this database answers a short read (a session, a history page, a window context) in
+ * this process from local files, in microseconds: 1 on SQLite. 0 on PostgreSQL, where every read
+ * waits on round trips to the server; 0 for NULL or a closed handle. `mnemo serve` answers short
+ * reads on its event loops only when this is 1: on PostgreSQL a loop that waited on the database
+ * would hold every other request of its connections. Thread-safe: it reads a constant of the
+ * backend. */
+MN_API int mn_db_reads_local(const mn_db *db);
 
 /* ---------------------------------------------------------------------------------------------
  * Sessions. A session is one conversation with a UUIDv7 id.

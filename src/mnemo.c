@@ -49,6 +49,7 @@ const char *mn_db_path(const mn_db *db) { return db && db->magic == DB_MAGIC ? m
 const char *mn_db_tokenizer(const mn_db *db) { return db && db->magic == DB_MAGIC ? mn__token_name(db->tk) : NULL; }
 
 int mn_db_append_writers(const mn_db *db) { return db && db->magic == DB_MAGIC ? mn__get_append_writers(db) : 1; }
+int mn_db_reads_local(const mn_db *db) { return db && db->magic == DB_MAGIC ? mn__get_reads_local(db) : 0; }
 
 /* ---- sessions -------------------------------------------------------------------------------- */
 

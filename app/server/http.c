@@ -342,6 +342,7 @@ struct server {
     atomic_int closing;  /* SIGTERM seen: new requests are answered 503 */
     struct srv_policy policy; /* Host, Origin (policy.c) */
     int max_query;            /* server.max_query_params */
+    int reads_on_loop;        /* mn_db_reads_local: short reads answered on the event loops */
     /* Requests suspended while a worker or the committer answers them: at the end of the drain
      * the ones still running are resumed and closed before MHD stops (it aborts otherwise). */
     pthread_mutex_t wait_lock;
@@ -1481,9 +1482,10 @@ static void *pool_thread(void *arg)
 }
 
 /* Where a request with its body read is answered: on the event loop (quick: fixed pages,
- * errors, OP_QUICK reads), handed to the committer (a REST append: the connection waits
- * suspended, no thread held), or on a worker thread (everything else, which may take long:
- * a context that summarises, MCP, search, import). */
+ * errors, and on a local database OP_QUICK reads and window contexts), handed to the committer
+ * (a REST append: the connection waits suspended, no thread held), or on a worker thread
+ * (everything else, which may take long: a context that summarises, MCP, search, import; and
+ * every read on PostgreSQL, whose round trips would hold the loop and each request behind it). */
 enum plan { ON_LOOP, ON_COMMITTER, ON_WORKER };
 
 /* A context request under the window strategy only reads (no summariser call): the hot path of
@@ -1513,7 +1515,10 @@ static enum plan plan(struct server *srv, const struct conn *c)
         return ON_WORKER;
     int known;
     const struct srv_op *op = srv_rest_route(c->method, route_path(c), &known);
-    if (!op || (op->flags & OP_QUICK) || (strcmp(op->name, "context_build") == 0 && window_context(srv, c)))
+    if (!op)
+        return ON_LOOP;
+    if (srv->reads_on_loop &&
+        ((op->flags & OP_QUICK) || (strcmp(op->name, "context_build") == 0 && window_context(srv, c))))
         return ON_LOOP;
     return strcmp(op->name, "append") == 0 ? ON_COMMITTER : ON_WORKER;
 }
@@ -2172,6 +2177,7 @@ int srv_run_http(mn_db *db, const struct srv_options *o)
     srv.body_budget = 4 * srv.max_body; /* 32 MiB by default: ~450 MB to parse at most */
     srv.verbose = o->verbose;
     srv.max_query = o->max_query_params > 0 ? o->max_query_params : 100;
+    srv.reads_on_loop = mn_db_reads_local(db);
     srv.policy.allowed_origins = o->allow_origin;
     srv.policy.allowed_hosts = o->allowed_hosts;
     srv.policy.check_host = is_loopback(&ss) && srv.keys.n == 0;

@@ -75,10 +75,12 @@ mn_status mn__session_ref(mn_db *db, const char *ns, const char *ref, char canon
 /* Reads a session that exists and has not expired (MN_NOTFOUND, MN_EXPIRED with the time).
  * out may be NULL to only check; else the caller frees *out with mn_session_free. */
 mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
-/* The store of a checked handle: its label (the database's path, a URL's secrets as ***), and
- * how many appends it runs at once (mn_db_path, mn_db_append_writers). */
+/* The store of a checked handle: its label (the database's path, a URL's secrets as ***), how
+ * many appends it runs at once and whether its reads are local (mn_db_path,
+ * mn_db_append_writers, mn_db_reads_local). */
 const char *mn__get_db_label(const mn_db *db);
 int mn__get_append_writers(const mn_db *db);
+int mn__get_reads_local(const mn_db *db);
 /* Read replicas (mn_db_position, mn_db_read_after, mn_replica_stats_get): on 1 this thread's
  * reads may go to a replica until on 0 (the public read functions wrap their work in it); the
  * position after this handle's commits; the position this thread's reads must see. */

@@ -67,6 +67,7 @@ mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out)
 const char *mn__get_db_label(const mn_db *db) { return db->store->label; }
 
 int mn__get_append_writers(const mn_db *db) { return db->store->ops->append_writers; }
+int mn__get_reads_local(const mn_db *db) { return db->store->ops->reads_local; }
 
 /* ---- read replicas (the store's; none on SQLite) ---- */
 

@@ -81,6 +81,9 @@ struct mn_store_ops {
     /* How many append groups pay to commit at once (mn_db_append_writers): SQLite has one writer
      * at a time; on PostgreSQL a second group's statements overlap the first's commit and flush. */
     int append_writers;
+    /* 1 when a read is answered in this process from local files, in microseconds (SQLite); 0
+     * when it waits on round trips to a server (PostgreSQL): mn_db_reads_local. */
+    int reads_local;
     void (*close)(mn_store *st);
     mn_status (*session_insert)(mn_store *st, const mn_session *s);
     mn_status (*session_get)(mn_store *st, const char *id, mn_session **out);

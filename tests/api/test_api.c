@@ -422,6 +422,8 @@ static void misuse_and_versions(void **state)
     assert_int_equal(mn_db_append_writers(NULL), 1);
     mn_db *db = open_db("writers", NULL); /* one writer at a time on SQLite, two groups on PostgreSQL */
     assert_int_equal(mn_db_append_writers(db), test_db_pg() ? 2 : 1);
+    assert_int_equal(mn_db_reads_local(NULL), 0);
+    assert_int_equal(mn_db_reads_local(db), test_db_pg() ? 0 : 1);
     mn_close(db);
     db = NULL;
     assert_int_equal(mn_open_path("/proc/definitely/not/here.db", NULL, &db), MN_IO);

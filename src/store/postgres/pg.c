@@ -1506,6 +1506,7 @@ mn_status mn__store_pg_open(const char *url, const mn_store_opts *opts, mn_store
     static const struct mn_store_ops ops = {
         .name = "postgres",
         .append_writers = 2,
+        .reads_local = 0,
         .close = op_close,
         .session_insert = mn__pg_op_session_insert,
         .session_get = mn__pg_op_session_get,

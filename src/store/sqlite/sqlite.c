@@ -1393,6 +1393,7 @@ mn_status mn__store_sqlite_open(const char *path, const mn_store_opts *opts, mn_
     static const struct mn_store_ops ops = {
         .name = "sqlite",
         .append_writers = 1,
+        .reads_local = 1,
         .close = op_close,
         .session_insert = op_session_insert,
         .session_get = rd_session_get,
