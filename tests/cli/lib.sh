@@ -111,6 +111,39 @@ sql() {
     esac
 }
 
+# pg_as_version_9 TARGET: a PostgreSQL database of today's schema made to look like version 9
+# (every later step undone, newest first: src/store/postgres/schema.h; the C tests have the same
+# in tests/test_db.h), for the tests of `mnemo upgrade` from an older database.
+pg_as_version_9() {
+    sql "$1" "DROP TRIGGER sessions_claim ON sessions; DROP FUNCTION mn_session_claim(); DROP TABLE session_ids;
+    DROP TABLE session_keys; DROP INDEX sessions_by_id; ALTER TABLE sessions ADD UNIQUE (id);
+    DROP INDEX sessions_by_key;
+    CREATE UNIQUE INDEX sessions_by_key ON sessions(namespace, key) WHERE key IS NOT NULL;
+    CREATE OR REPLACE FUNCTION mn_sessions_gone() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS 'BEGIN DELETE FROM messages m USING gone g WHERE m.session_sid = g.sid;
+    RETURN NULL; END'; ALTER TABLE sessions DROP COLUMN title_seq;
+    ALTER TABLE sessions DROP COLUMN cleared_from; DROP INDEX sessions_by_key;
+    ALTER TABLE sessions DROP COLUMN key; DROP TABLE checkpoint_writes; DROP TABLE checkpoints;
+    DROP TABLE documents;
+    ALTER TABLE summaries DROP COLUMN n, DROP CONSTRAINT summaries_pkey, ADD PRIMARY KEY (id);
+    CREATE INDEX summaries_by_session ON summaries(session_sid, id);
+    ALTER TABLE events DROP COLUMN n, DROP CONSTRAINT events_pkey, ADD PRIMARY KEY (id), ALTER COLUMN session_sid DROP NOT NULL;
+    CREATE INDEX events_by_session ON events(session_sid, id);
+    ALTER TABLE memory_vectors DROP CONSTRAINT memory_vectors_memory_id_vid_fkey, DROP COLUMN memory_id, ADD PRIMARY KEY (vid);
+    DROP INDEX memory_vectors_by_vid;
+    ALTER TABLE memories DROP CONSTRAINT memories_pkey, ADD PRIMARY KEY (vid);
+    DROP INDEX memories_by_vid;
+    ALTER TABLE memory_vectors ADD FOREIGN KEY (vid) REFERENCES memories(vid) ON DELETE CASCADE;
+    ALTER TABLE memory_vector_log DROP COLUMN memory_id;
+    ALTER TABLE embeddings DROP COLUMN session_sid, ADD PRIMARY KEY (message_id);
+    ALTER TABLE embed_queue DROP COLUMN session_sid, ADD PRIMARY KEY (message_id);
+    ALTER TABLE messages DROP CONSTRAINT messages_pkey, ADD PRIMARY KEY (id);
+    ALTER TABLE embeddings ADD FOREIGN KEY (message_id) REFERENCES messages(id) ON DELETE CASCADE;
+    ALTER TABLE embed_queue ADD FOREIGN KEY (message_id) REFERENCES messages(id) ON DELETE CASCADE;
+    CREATE OR REPLACE FUNCTION mn_embed_queue() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN IF NEW.content IS NOT NULL THEN INSERT INTO embed_queue (message_id) VALUES (NEW.id) ON CONFLICT DO NOTHING;
+    END IF; RETURN NULL; END';
+    UPDATE mnemo_schema SET version = 9" >/dev/null
+}
+
 integrity() {
     case $1 in
     postgres://* | postgresql://*)
