@@ -44,11 +44,49 @@ static const struct encoding {
 #define MAX_TOKEN_BYTES 4096u
 #define SMALL_PIECE 96 /* pieces up to this many bytes use the O(n^2) loop */
 
+/* The rank table is built on first use, not at open: a process that never counts (most CLI
+ * commands: history, search, session list) would spend most of its start building it (~35 ms
+ * of a 60 ms `mnemo history`). Open reads the file and checks its pinned SHA-256 (~1 ms), so a
+ * missing or altered file is still an error at open; a file with the pinned digest parses, and
+ * the only failure left for first use is running out of memory. */
 struct bpe_tokenizer {
     struct mn_tokenizer base;
     enum mn_pretok_kind kind;
+    atomic_int ready;     /* 1 once bpe is built; read with acquire */
+    pthread_mutex_t lock; /* held while building */
+    uint8_t *data;        /* the file's bytes until bpe is built */
+    size_t len;
+    char *path;           /* for the parse's messages */
     struct mn_bpe bpe;
 };
+
+/* Builds the rank table once; any number of threads may ask at once. MN_NOMEM leaves it unbuilt,
+ * to be tried again on the next use. */
+static mn_status build_ranks(struct bpe_tokenizer *t)
+{
+    if (atomic_load_explicit(&t->ready, memory_order_acquire))
+        return MN_OK;
+    pthread_mutex_lock(&t->lock);
+    mn_status st = MN_OK;
+    if (!atomic_load_explicit(&t->ready, memory_order_relaxed)) {
+        st = mn__bpe_parse(&t->bpe, t->data, t->len, t->path);
+        if (st == MN_OK) {
+            free(t->data);
+            t->data = NULL;
+            atomic_store_explicit(&t->ready, 1, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+/* The rank table, built when this is its first use; NULL when memory ran out. The tokenizer is
+ * shared as const, and building the table is the one change it undergoes after open. */
+static const struct mn_bpe *ranks(const mn_tokenizer *tk)
+{
+    struct bpe_tokenizer *t = (struct bpe_tokenizer *)(uintptr_t)tk;
+    return build_ranks(t) == MN_OK ? &t->bpe : NULL;
+}
 
 /* ---- hashing --------------------------------------------------------------------------------- */
 
@@ -509,15 +547,19 @@ static inline size_t piece_tokens(const struct mn_bpe *bpe, const uint8_t *p, si
     return merge_large(bpe, p, len, ids, padded);
 }
 
+/* Out of memory (for the table, or a huge piece) counts one token a byte: an upper bound. */
 static size_t bpe_count(const mn_tokenizer *tk, const char *text, size_t len)
 {
     const struct bpe_tokenizer *t = (const struct bpe_tokenizer *)tk;
+    const struct mn_bpe *bpe = ranks(tk);
+    if (!bpe)
+        return len;
     const uint8_t *s = (const uint8_t *)text, *end = s + len;
     size_t total = 0;
     for (size_t i = 0; i < len;) {
         size_t j = mn__pretok_next(t->kind, s, len, i);
-        size_t k = piece_tokens(&t->bpe, s + i, j - i, end, NULL);
-        total += k ? k : j - i; /* out of memory on a huge piece: one token a byte, an upper bound */
+        size_t k = piece_tokens(bpe, s + i, j - i, end, NULL);
+        total += k ? k : j - i;
         i = j;
     }
     return total;
@@ -610,6 +652,9 @@ static mn_status bpe_encode(const mn_tokenizer *tk, const char *text, size_t len
     const uint8_t *s = (const uint8_t *)text, *end = s + len;
     *ids_out = NULL;
     *n_out = 0;
+    const struct mn_bpe *bpe = ranks(tk);
+    if (!bpe)
+        return mn__nomem();
     size_t cap = len / 3 + 16, n = 0;
     uint32_t *ids = malloc(cap * sizeof *ids);
     if (!ids)
@@ -626,7 +671,7 @@ static mn_status bpe_encode(const mn_tokenizer *tk, const char *text, size_t len
             ids = nids;
             cap = ncap;
         }
-        size_t k = piece_tokens(&t->bpe, s + i, j - i, end, ids + n);
+        size_t k = piece_tokens(bpe, s + i, j - i, end, ids + n);
         if (k == 0) {
             free(ids);
             return mn__nomem();
@@ -642,7 +687,11 @@ static mn_status bpe_encode(const mn_tokenizer *tk, const char *text, size_t len
 static void bpe_free(mn_tokenizer *tk)
 {
     struct bpe_tokenizer *t = (struct bpe_tokenizer *)tk;
-    mn__bpe_release(&t->bpe);
+    if (atomic_load(&t->ready))
+        mn__bpe_release(&t->bpe);
+    pthread_mutex_destroy(&t->lock);
+    free(t->data);
+    free(t->path);
     free(t);
 }
 
@@ -650,14 +699,14 @@ static const struct mn_tokenizer_vt bpe_vt = {bpe_count, bpe_encode, bpe_free};
 
 int mn__bpe_is(const mn_tokenizer *tk) { return tk && tk->vt == &bpe_vt; }
 
-const struct mn_bpe *mn__bpe_of(const mn_tokenizer *tk)
-{
-    return mn__bpe_is(tk) ? &((const struct bpe_tokenizer *)tk)->bpe : NULL;
-}
+const struct mn_bpe *mn__bpe_of(const mn_tokenizer *tk) { return mn__bpe_is(tk) ? ranks(tk) : NULL; }
 
 size_t mn__bpe_memory(const mn_tokenizer *tk)
 {
-    return mn__bpe_is(tk) ? ((const struct bpe_tokenizer *)tk)->bpe.mem + sizeof(struct bpe_tokenizer) : 0;
+    const struct bpe_tokenizer *t = mn__bpe_is(tk) ? (const struct bpe_tokenizer *)tk : NULL;
+    if (!t)
+        return 0;
+    return sizeof *t + (atomic_load(&t->ready) ? t->bpe.mem : t->len);
 }
 
 mn_status mn__bpe_decode(const mn_tokenizer *tk, const uint32_t *ids, size_t n, char **out, size_t *out_len)
@@ -666,7 +715,9 @@ mn_status mn__bpe_decode(const mn_tokenizer *tk, const uint32_t *ids, size_t n, 
     *out_len = 0;
     if (!mn__bpe_is(tk))
         return mn__err(MN_INVALID, "tokenizer: decode needs a BPE encoding");
-    const struct mn_bpe *bpe = &((const struct bpe_tokenizer *)tk)->bpe;
+    const struct mn_bpe *bpe = ranks(tk);
+    if (!bpe)
+        return mn__nomem();
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         if (ids[i] >= bpe->n_ranks || bpe->tok_off[ids[i] + 1] == bpe->tok_off[ids[i]])
@@ -730,34 +781,24 @@ static mn_status read_file(const char *path, uint8_t **data, size_t *len)
     return MN_OK;
 }
 
-/* The SHA-256 of the ranks file, computed on a second thread while the main one parses it: the
- * hash costs about as much as the parse, and a whole `mnemo tokens` process pays both. */
-struct digest_job {
-    const uint8_t *data;
-    size_t len;
+/* The file's SHA-256 against the pinned one: 1 when it is the pinned file, 0 when it is another
+ * that the environment accepts (MNEMO_ACCEPT_UNKNOWN_RANKS=1), else an error. */
+static mn_status check_digest(const struct encoding *enc, const char *path, const uint8_t *data, size_t len,
+                              int *pinned)
+{
     char hex[MN_SHA256_HEX + 1];
-    mn_status rc;
-};
-
-static void *digest_run(void *user)
-{
-    struct digest_job *j = user;
-    j->rc = mn__sha256_hex(j->data, j->len, j->hex);
-    return NULL;
-}
-
-static mn_status check_digest(const struct encoding *enc, const char *path, const struct digest_job *j)
-{
-    if (j->rc)
-        return j->rc;
-    if (strcmp(j->hex, enc->sha256) == 0)
+    mn_status st = mn__sha256_hex(data, len, hex);
+    if (st)
+        return st;
+    *pinned = strcmp(hex, enc->sha256) == 0;
+    if (*pinned)
         return MN_OK;
     const char *acc = getenv("MNEMO_ACCEPT_UNKNOWN_RANKS");
     if (!acc || strcmp(acc, "1") != 0)
         return MN_CORRUPT_AT("tokenizer: %s has SHA-256 %s, not the pinned %s for %s "
                              "(set MNEMO_ACCEPT_UNKNOWN_RANKS=1 to use it anyway)",
-                             path, j->hex, enc->sha256, enc->name);
-    mn__log(MN_LOG_WARN, "tokenizer: using %s with unknown SHA-256 %s", path, j->hex);
+                             path, hex, enc->sha256, enc->name);
+    mn__log(MN_LOG_WARN, "tokenizer: using %s with unknown SHA-256 %s", path, hex);
     return MN_OK;
 }
 
@@ -768,27 +809,27 @@ static mn_status open_file(const struct encoding *enc, const char *path, mn_toke
     mn_status st = read_file(path, &data, &len);
     if (st != MN_OK)
         return st;
-    struct digest_job job = {data, len, "", MN_OK};
-    pthread_t th;
-    int threaded = pthread_create(&th, NULL, digest_run, &job) == 0;
-    struct bpe_tokenizer *t = calloc(1, sizeof *t);
-    st = t ? mn__bpe_parse(&t->bpe, data, len, path) : mn__nomem();
-    if (threaded)
-        pthread_join(th, NULL);
-    else
-        digest_run(&job);
-    free(data);
-    /* an unknown file is reported as such even when it also fails to parse */
-    mn_status dst = check_digest(enc, path, &job);
-    if (dst != MN_OK || st != MN_OK) {
-        if (t && st == MN_OK)
-            mn__bpe_release(&t->bpe);
+    int pinned = 0;
+    st = check_digest(enc, path, data, len, &pinned);
+    struct bpe_tokenizer *t = st ? NULL : calloc(1, sizeof *t);
+    if (!st && (!t || !(t->path = strdup(path))))
+        st = mn__nomem();
+    if (st) {
         free(t);
-        return dst != MN_OK ? dst : st;
+        free(data);
+        return st;
     }
     t->base.vt = &bpe_vt;
     t->base.name = enc->name;
     t->kind = enc->kind;
+    t->data = data;
+    t->len = len;
+    pthread_mutex_init(&t->lock, NULL);
+    /* a file that is not the pinned one is checked whole now, not at its first use */
+    if (!pinned && (st = build_ranks(t)) != MN_OK) {
+        bpe_free(&t->base);
+        return st;
+    }
     *out = &t->base;
     return MN_OK;
 }

@@ -15,8 +15,9 @@
 /* Opens encoding `name` ("cl100k_base" or "o200k_base") from `<data_dir>/<name>.tiktoken`.
  * data_dir NULL: the installed data folder, then the build tree's build/share/mnemo.
  * The file's SHA-256 must be the pinned one (see bpe.c) unless the environment has
- * MNEMO_ACCEPT_UNKNOWN_RANKS=1. The tokenizer is immutable once open: count and encode may be
- * called from any number of threads at once.
+ * MNEMO_ACCEPT_UNKNOWN_RANKS=1. The rank table is built on the first count, encode or decode (a
+ * file that is not the pinned one is built at open, so its errors are open's); count, encode and
+ * decode may be called from any number of threads at once, the first use included.
  * Errors: MN_INVALID (unknown name), MN_UNAVAILABLE (no such file; the message names the path),
  * MN_CORRUPT (unknown hash or a malformed file), MN_IO, MN_NOMEM. */
 mn_status mn__bpe_open(const char *name, const char *data_dir, mn_tokenizer **out);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -458,6 +459,57 @@ static void test_decode_errors(void **state)
     free(out);
 }
 
+/* ---- the rank table, built on first use ------------------------------------------------------ */
+
+struct first_use {
+    mn_tokenizer *tk;
+    const char *text;
+    size_t count;
+};
+
+static void *count_once(void *user)
+{
+    struct first_use *u = user;
+    u->count = mn__token_count(u->tk, u->text, strlen(u->text));
+    return NULL;
+}
+
+/* A fresh handle holds the file's bytes, not the table, until something counts; then eight threads
+ * asking at once all get the count of the handle built in setup, and the table is there. */
+static void test_built_on_first_use(void **state)
+{
+    (void)state;
+    static const char text[] = "Rank tables are built once, on first use: 12345 tokens?\n\tdone.";
+    for (int e = 0; e < 2; e++) {
+        mn_tokenizer *tk = NULL;
+        assert_int_equal(mn__token_open(ENC_NAMES[e], data_dir, &tk), MN_OK);
+        char path[8192];
+        struct stat sb;
+        snprintf(path, sizeof path, "%s/%s.tiktoken", data_dir, ENC_NAMES[e]);
+        assert_int_equal(stat(path, &sb), 0);
+        size_t before = mn__bpe_memory(tk);
+        assert_true(before >= (size_t)sb.st_size && before < (size_t)sb.st_size + 4096);
+        struct first_use u[8];
+        pthread_t th[8];
+        for (int i = 0; i < 8; i++) {
+            u[i] = (struct first_use){tk, text, 0};
+            assert_int_equal(pthread_create(&th[i], NULL, count_once, &u[i]), 0);
+        }
+        size_t want = mn__token_count(enc[e], text, strlen(text));
+        for (int i = 0; i < 8; i++) {
+            assert_int_equal(pthread_join(th[i], NULL), 0);
+            assert_int_equal(u[i].count, want);
+        }
+        assert_int_equal(mn__bpe_memory(tk), mn__bpe_memory(enc[e]));
+        assert_true(mn__bpe_memory(tk) != before);
+        mn__token_free(tk);
+    }
+    /* never used: freed without building anything */
+    mn_tokenizer *tk = NULL;
+    assert_int_equal(mn__token_open(ENC_NAMES[0], data_dir, &tk), MN_OK);
+    mn__token_free(tk);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -470,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_long_inputs),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_decode_errors),
+        cmocka_unit_test(test_built_on_first_use),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
