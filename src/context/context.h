@@ -65,11 +65,6 @@ mn_status mn__window_walk(struct mn_window *w, const mn_message *msgs, size_t n,
  * applied; orphans and unmatched calls counted). Loads no more than a layout can use. */
 mn_status mn__window_collect(mn_store *st, const mn_session *s, int64_t stop_seq, int64_t max_tokens,
                             struct mn_window *w);
-/* mn__window_collect after the session's latest summary, read with the messages (the store's
- * window_scan: one statement on PostgreSQL): *sum gets it (NULL when none; the caller frees it
- * with mn_summary_free; NULL after an error), and the walk stops at the messages it covers. */
-mn_status mn__window_collect_summarized(mn_store *st, const mn_session *s, int64_t max_tokens, struct mn_window *w,
-                                       mn_summary **sum);
 
 /* ---- tool-output governance (govern.c) -------------------------------------------------------
  * Runs inside every walk, before a unit is costed. Tool results that are not among the newest

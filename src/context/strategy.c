@@ -386,19 +386,15 @@ static mn_status build_window(const mn_strategy_env *env, const mn_strategy_cfg 
     struct mn_gov g = cfg->gov;
     mn_summary *sum = NULL;
     struct mn_window *tail = &b->parts[0];
-    mn_status rc = MN_OK;
+    mn_status rc = mn__context_summary_latest(env, s->id, &sum);
+    int64_t upto = sum ? sum->covers_upto : 0;
+    /* the session's tool-output total decides offloading only: no scan of the whole session
+     * on every build without it */
+    if (!rc && g.offload)
+        rc = env->st->ops->tool_tokens(env->st, s->id, upto, &g.total_tool_tokens);
     tail->gov = &g;
-    if (g.offload) {
-        /* the session's tool-output total after the summary decides offloading: read between
-         * the summary and the walk (no scan of the whole session on every build without it) */
-        rc = mn__context_summary_latest(env, s->id, &sum);
-        int64_t upto = sum ? sum->covers_upto : 0;
-        if (!rc)
-            rc = env->st->ops->tool_tokens(env->st, s->id, upto, &g.total_tool_tokens);
-        if (!rc)
-            rc = mn__window_collect(env->st, s, upto, cfg->max_tokens, tail);
-    } else /* the summary with the messages: one read */
-        rc = mn__window_collect_summarized(env->st, s, cfg->max_tokens, tail, &sum);
+    if (!rc)
+        rc = mn__window_collect(env->st, s, upto, cfg->max_tokens, tail);
     tail->gov = NULL;
     if (!rc && !(b->extra = json_object()))
         rc = mn__nomem();

@@ -27,7 +27,6 @@ struct scan {
     int64_t pending_cost;
     int64_t scanned;
     int64_t stop_seq; /* stop at messages this old (the summary covers them); 0: none */
-    mn_summary **sum; /* not NULL: stop_seq is the covers_upto of *sum, read with the messages */
     int force;        /* keep the first unit whatever its cost (the newest unit) */
     int turn;         /* collect: walk on to the current turn's user message and keep it */
     int skipping;     /* the budget ran out inside the current turn: look for its user message only */
@@ -139,10 +138,6 @@ static int visit(void *user, const mn_message *msg)
     struct scan *sc = user;
     struct mn_window *w = sc->w;
     mn_message m;
-    if (sc->sum) { /* the store set *sum before the first message */
-        sc->stop_seq = *sc->sum ? (*sc->sum)->covers_upto : 0;
-        sc->sum = NULL;
-    }
     if (sc->stop_seq > 0 && msg->seq <= sc->stop_seq)
         return 1;
     if (sc->skipping) { /* older steps of the current turn: the layout could not use them */
@@ -219,12 +214,11 @@ static int visit(void *user, const mn_message *msg)
     return keep(sc, &m);
 }
 
-/* The walk of mn__window_collect; sum not NULL: through window_scan, with the summary. */
-static mn_status collect(mn_store *st, const mn_session *s, int64_t stop_seq, int64_t max_tokens,
-                         struct mn_window *w, mn_summary **sum)
+mn_status mn__window_collect(mn_store *st, const mn_session *s, int64_t stop_seq, int64_t max_tokens,
+                            struct mn_window *w)
 {
-    struct scan sc = {.w = w, .left = max_tokens, .stop_seq = stop_seq, .sum = sum, .force = 1, .turn = 1};
-    mn_status rc = sum ? st->ops->window_scan(st, s->id, sum, visit, &sc) : st->ops->scan_newest(st, s->id, visit, &sc);
+    struct scan sc = {.w = w, .left = max_tokens, .stop_seq = stop_seq, .force = 1, .turn = 1};
+    mn_status rc = st->ops->scan_newest(st, s->id, visit, &sc);
     if (!rc)
         rc = sc.rc;
     if (!rc) { /* results at the very start of what was scanned have no call to go with */
@@ -240,23 +234,6 @@ static mn_status collect(mn_store *st, const mn_session *s, int64_t stop_seq, in
         w->items[j - 1] = t;
     }
     return MN_OK;
-}
-
-mn_status mn__window_collect(mn_store *st, const mn_session *s, int64_t stop_seq, int64_t max_tokens,
-                            struct mn_window *w)
-{
-    return collect(st, s, stop_seq, max_tokens, w, NULL);
-}
-
-mn_status mn__window_collect_summarized(mn_store *st, const mn_session *s, int64_t max_tokens, struct mn_window *w,
-                                       mn_summary **sum)
-{
-    mn_status rc = collect(st, s, 0, max_tokens, w, sum);
-    if (rc) {
-        mn_summary_free(*sum);
-        *sum = NULL;
-    }
-    return rc;
 }
 
 mn_status mn__window_walk(struct mn_window *w, const mn_message *msgs, size_t n, int64_t left, int64_t *used)

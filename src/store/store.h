@@ -108,12 +108,6 @@ struct mn_store_ops {
     mn_status (*history)(mn_store *st, const char *session_id, const mn_history_opts *opts, mn_messages **out);
     /* Newest to oldest. MN_NOTFOUND when the session does not exist. */
     mn_status (*scan_newest)(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user);
-    /* What a window reads, read together (PostgreSQL: one statement for the summary and the first
-     * page): the latest summary into *sum (as summary_latest; NULL when none; caller frees), set
-     * before fn sees a message, then the messages as scan_newest. MN_NOTFOUND when the session
-     * does not exist; *sum is NULL after an error. */
-    mn_status (*window_scan)(mn_store *st, const char *session_id, mn_summary **sum, mn_store_message_fn fn,
-                             void *user);
     /* Sessions in creation order (ids NULL: all), each followed by its messages in order. */
     mn_status (*export_scan)(mn_store *st, const char *const *ids, size_t n, mn_store_session_fn on_session,
                              mn_store_message_fn on_message, void *user);

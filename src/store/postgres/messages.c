@@ -570,21 +570,11 @@ static const char SQL_HISTORY_ASC[] =
 static const char SQL_HISTORY_TAIL[] =
     SCAN_FROM("seq > $2::bigint AND active >= $4::integer ORDER BY seq DESC LIMIT $3::bigint", " DESC");
 
-/* A window's first page with the session's latest summary (columns 1-8; its text on the first
- * row only, as the page repeats them on every row): what a context reads, in one statement. */
-static const char SQL_WINDOW_FIRST[] =
-    "SELECT s.sid, x.id, x.covers_upto, x.folded, CASE WHEN coalesce(m.rn, 1) = 1 THEN x.text END, x.tokens, x.model,"
-    " x.summarizer, x.created_at, m.* FROM sessions s " MN_PG_SUMMARY_LATEST " LEFT JOIN LATERAL (SELECT " MESSAGE_COLS
-    ", row_number() OVER (ORDER BY seq DESC) AS rn FROM messages WHERE session_sid = s.sid AND active = 1"
-    " ORDER BY seq DESC LIMIT $2::bigint) m ON true WHERE s.id = $1 ORDER BY m.seq DESC";
-#define WINDOW_MESSAGE_AT 9 /* SQL_WINDOW_FIRST's first message column */
-
 struct scan_arg {
     const char *session_id, *sql;
     int64_t after, limit, min_active; /* limit < 0: all */
     mn_store_message_fn fn;
     void *user;
-    mn_summary **sum; /* not NULL: a window scan, whose first page comes with the latest summary */
 };
 
 /* Rows of a message query (MESSAGE_COLS from column `at`) handed to fn in order (the callback
@@ -619,15 +609,10 @@ static mn_status scan_body(struct pg_conn *c, void *arg)
     int scan = a->sql == SQL_MESSAGE_SCAN_DESC;
     int64_t below = INT64_MAX, page = SCAN_FIRST_PAGE;
     for (int first = 1;; first = 0) {
-        int with_summary = first && a->sum;
         struct pg_params p;
         mn__pg_params_init(&p);
         mn__pg_text(&p, a->session_id);
-        if (with_summary) {
-            mn_summary_free(*a->sum); /* a body run again after a lost connection reads it again */
-            *a->sum = NULL;
-            mn__pg_i64(&p, page);
-        } else if (scan) {
+        if (scan) {
             mn__pg_i64(&p, below);
             mn__pg_i64(&p, page);
         } else {
@@ -639,16 +624,14 @@ static mn_status scan_body(struct pg_conn *c, void *arg)
             mn__pg_i64(&p, a->min_active);
         }
         PGresult *r = NULL;
-        mn_status rc = mn__pg_query(c, with_summary ? SQL_WINDOW_FIRST : a->sql, &p, 0, "message scan", &r);
+        mn_status rc = mn__pg_query(c, a->sql, &p, 0, "message scan", &r);
         if (rc)
             return rc;
         int stopped = 0;
         int64_t n = 0;
         if (PQntuples(r) == 0) /* a later page: the session went meanwhile, nothing more to show */
             rc = first ? mn__err(MN_NOTFOUND, "session %s not found", a->session_id) : MN_OK;
-        else if (with_summary && !(rc = mn__pg_row_summary(r, 0, 1, a->session_id, a->sum)))
-            rc = emit_messages(c, r, WINDOW_MESSAGE_AT, a->session_id, a->fn, a->user, &stopped, &n, &below);
-        else if (!with_summary)
+        else
             rc = emit_messages(c, r, 1, a->session_id, a->fn, a->user, &stopped, &n, &below);
         PQclear(r);
         /* each page is a statement of its own (a snapshot of its own): what a page below the
@@ -661,21 +644,8 @@ static mn_status scan_body(struct pg_conn *c, void *arg)
 
 mn_status mn__pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user)
 {
-    struct scan_arg a = {session_id, SQL_MESSAGE_SCAN_DESC, 0, 0, 0, fn, user, NULL};
+    struct scan_arg a = {session_id, SQL_MESSAGE_SCAN_DESC, 0, 0, 0, fn, user};
     return mn__pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
-}
-
-mn_status mn__pg_op_window_scan(mn_store *st, const char *session_id, mn_summary **sum, mn_store_message_fn fn,
-                                void *user)
-{
-    *sum = NULL;
-    struct scan_arg a = {session_id, SQL_MESSAGE_SCAN_DESC, 0, 0, 0, fn, user, sum};
-    mn_status rc = mn__pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
-    if (rc) {
-        mn_summary_free(*sum);
-        *sum = NULL;
-    }
-    return rc;
 }
 
 mn_status mn__pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
@@ -686,7 +656,7 @@ mn_status mn__pg_op_history(mn_store *st, const char *session_id, const mn_histo
     int64_t limit = o->limit == 0 || o->limit > (size_t)INT64_MAX ? -1 : (int64_t)o->limit;
     int tail = o->tail && limit > 0;
     struct scan_arg a = {session_id, tail ? SQL_HISTORY_TAIL : SQL_HISTORY_ASC, o->after_seq, limit, o->all ? 0 : 1,
-                         mn__records_collect_message, &col, NULL};
+                         mn__records_collect_message, &col};
     mn_status rc = mn__pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
     if (!rc)
         rc = col.rc;

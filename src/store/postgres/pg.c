@@ -1519,7 +1519,6 @@ mn_status mn__store_pg_open(const char *url, const mn_store_opts *opts, mn_store
         .session_update = mn__pg_op_session_update,
         .history = mn__pg_op_history,
         .scan_newest = mn__pg_op_scan_newest,
-        .window_scan = mn__pg_op_window_scan,
         .export_scan = mn__pg_op_export_scan,
         .begin = mn__pg_op_begin,
         .commit = mn__pg_op_commit,

@@ -284,15 +284,6 @@ mn_status mn__pg_session_sid(struct pg_conn *c, const char *id, int64_t *sid, in
 /* Runs a query of one session's row ($1: its id) into *out, which the caller PQclears; no row is
  * MN_NOTFOUND ("session <id> not found"), with *out NULL. */
 mn_status mn__pg_session_row(struct pg_conn *c, const char *sql, const char *id, const char *what, PGresult **out);
-/* A session's latest summary, joined to its row `s` as `x` (the columns of MN_PG_SUMMARY_COLS;
- * all NULL when it has none): the one a context starts from. */
-#define MN_PG_SUMMARY_LATEST                                                                                         \
-    "LEFT JOIN LATERAL (SELECT id, covers_upto, folded, text, tokens, model, summarizer, created_at FROM summaries"  \
-    " WHERE session_sid = s.sid AND covers_upto > s.cleared_seq ORDER BY n DESC LIMIT 1) x ON true"
-#define MN_PG_SUMMARY_COLS "x.id, x.covers_upto, x.folded, x.text, x.tokens, x.model, x.summarizer, x.created_at"
-/* The summary of MN_PG_SUMMARY_COLS at column `at` of a row into *out (a copy, the caller frees
- * it with mn_summary_free; NULL when the row has none). Errors: MN_NOMEM. */
-mn_status mn__pg_row_summary(PGresult *r, int row, int at, const char *session_id, mn_summary **out);
 /* Row readers for MN_PG_SESSION_COLS / MN_PG_MESSAGE_COLS from column `at`; strings borrowed
  * from the result. */
 void mn__pg_row_session(PGresult *r, int row, mn_session *out);
@@ -321,8 +312,6 @@ mn_status mn__pg_op_session_update(mn_store *st, const char *id, const char *tit
                                   int64_t now_ms);
 mn_status mn__pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out);
 mn_status mn__pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user);
-mn_status mn__pg_op_window_scan(mn_store *st, const char *session_id, mn_summary **sum, mn_store_message_fn fn,
-                                void *user);
 mn_status mn__pg_op_export_scan(mn_store *st, const char *const *ids, size_t n, mn_store_session_fn on_session,
                                mn_store_message_fn on_message, void *user);
 mn_status mn__pg_op_import_session(mn_store *st, const mn_session *in, int *added);

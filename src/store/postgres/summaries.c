@@ -39,7 +39,9 @@ static mn_status session_lock(struct pg_conn *c, const char *id, int64_t *sid)
 /* One statement (one round trip): no row when the session is missing, a NULL summary when it
  * has none. */
 static const char SQL_SUMMARY_LATEST[] =
-    "SELECT " MN_PG_SUMMARY_COLS " FROM sessions s " MN_PG_SUMMARY_LATEST " WHERE s.id = $1";
+    "SELECT x.id, x.covers_upto, x.folded, x.text, x.tokens, x.model, x.summarizer, x.created_at FROM sessions s"
+    " LEFT JOIN LATERAL (SELECT id, covers_upto, folded, text, tokens, model, summarizer, created_at FROM summaries"
+    " WHERE session_sid = s.sid AND covers_upto > s.cleared_seq ORDER BY n DESC LIMIT 1) x ON true WHERE s.id = $1";
 /* Under the session row's lock (session_lock): n is the session's largest + 1. */
 static const char SQL_SUMMARY_INSERT[] =
     "INSERT INTO summaries (session_sid, n, covers_upto, folded, text, tokens, model, summarizer, created_at)"
@@ -53,18 +55,6 @@ struct summary_arg {
     int64_t id;
 };
 
-mn_status mn__pg_row_summary(PGresult *r, int row, int at, const char *session_id, mn_summary **out)
-{
-    *out = NULL;
-    if (PQgetisnull(r, row, at))
-        return MN_OK;
-    mn_summary sm = {mn__pg_col_i64(r, row, at), session_id, mn__pg_col_i64(r, row, at + 1),
-                     mn__pg_col_i64(r, row, at + 2), mn__pg_col_text(r, row, at + 3), mn__pg_col_i64(r, row, at + 4),
-                     mn__pg_col_text(r, row, at + 5), mn__pg_col_text(r, row, at + 6),
-                     mn__pg_col_i64(r, row, at + 7)};
-    return (*out = mn__records_summary_copy(&sm)) ? MN_OK : mn__nomem();
-}
-
 static mn_status summary_latest_body(struct pg_conn *c, void *arg)
 {
     struct summary_arg *a = arg;
@@ -72,8 +62,13 @@ static mn_status summary_latest_body(struct pg_conn *c, void *arg)
     mn_status rc = mn__pg_session_row(c, SQL_SUMMARY_LATEST, a->session_id, "summary", &r);
     if (rc)
         return rc;
-    rc = mn__pg_row_summary(r, 0, 0, a->session_id, a->out);
-    if (!rc && !*a->out)
+    if (!PQgetisnull(r, 0, 0)) {
+        mn_summary row = {mn__pg_col_i64(r, 0, 0), a->session_id, mn__pg_col_i64(r, 0, 1), mn__pg_col_i64(r, 0, 2),
+                          mn__pg_col_text(r, 0, 3), mn__pg_col_i64(r, 0, 4), mn__pg_col_text(r, 0, 5),
+                          mn__pg_col_text(r, 0, 6), mn__pg_col_i64(r, 0, 7)};
+        if (!(*a->out = mn__records_summary_copy(&row)))
+            rc = mn__nomem();
+    } else
         rc = mn__err(MN_NOTFOUND, "session %s has no summary yet", a->session_id);
     PQclear(r);
     return rc;

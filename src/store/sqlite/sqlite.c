@@ -1358,23 +1358,6 @@ static mn_status rd_scan_newest(mn_store *st, const char *session_id, mn_store_m
     return op_scan_newest(reader(st), session_id, fn, user);
 }
 
-/* In-process reads cost microseconds each: the two reads, one after the other. */
-static mn_status rd_window_scan(mn_store *st, const char *session_id, mn_summary **sum, mn_store_message_fn fn,
-                                void *user)
-{
-    *sum = NULL;
-    mn_status rc = mn__sqlite_op_summary_latest(reader(st), session_id, sum);
-    if (rc == MN_NOTFOUND) /* no summary, or no session: the scan says which */
-        rc = MN_OK, mn__err_clear();
-    if (!rc)
-        rc = op_scan_newest(reader(st), session_id, fn, user);
-    if (rc) {
-        mn_summary_free(*sum);
-        *sum = NULL;
-    }
-    return rc;
-}
-
 static mn_status rd_state_get(mn_store *st, const char *id, char **out)
 {
     return mn__sqlite_op_state_get(reader(st), id, out);
@@ -1423,7 +1406,6 @@ mn_status mn__store_sqlite_open(const char *path, const mn_store_opts *opts, mn_
         .session_update = mn__sqlite_op_session_update,
         .history = rd_history,
         .scan_newest = rd_scan_newest,
-        .window_scan = rd_window_scan,
         .export_scan = op_export_scan,
         .begin = op_begin,
         .commit = op_commit,
