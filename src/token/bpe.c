@@ -46,7 +46,7 @@ static const struct encoding {
 
 /* The rank table is built on first use, not at open: a process that never counts (most CLI
  * commands: history, search, session list) would spend most of its start building it (~35 ms
- * of a 60 ms `mnemo history`). Open reads the file and checks its pinned SHA-256 (~1 ms), so a
+ * of a 64 ms `mnemo history`, Release). Open reads the file and checks its pinned SHA-256 (~1 ms), so a
  * missing or altered file is still an error at open; a file with the pinned digest parses, and
  * the only failure left for first use is running out of memory. */
 struct bpe_tokenizer {
@@ -781,8 +781,9 @@ static mn_status read_file(const char *path, uint8_t **data, size_t *len)
     return MN_OK;
 }
 
-/* The file's SHA-256 against the pinned one: 1 when it is the pinned file, 0 when it is another
- * that the environment accepts (MNEMO_ACCEPT_UNKNOWN_RANKS=1), else an error. */
+/* The file's SHA-256 against the pinned one: MN_OK with *pinned 1 for the pinned file, MN_OK with
+ * *pinned 0 for another that the environment accepts (MNEMO_ACCEPT_UNKNOWN_RANKS=1), else
+ * MN_CORRUPT naming both digests. */
 static mn_status check_digest(const struct encoding *enc, const char *path, const uint8_t *data, size_t len,
                               int *pinned)
 {

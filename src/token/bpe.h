@@ -30,7 +30,8 @@ int mn__bpe_is(const mn_tokenizer *tk);
  * Errors: MN_INVALID (tk is not a BPE tokenizer, or an id that is no token), MN_NOMEM. */
 mn_status mn__bpe_decode(const mn_tokenizer *tk, const uint32_t *ids, size_t n, char **out, size_t *out_len);
 
-/* Bytes of heap the loaded encoding holds (rank table, hash table, token bytes). */
+/* Bytes of heap the encoding holds: the rank table, hash table and token bytes once built (first
+ * use), the ranks file's bytes before. */
 size_t mn__bpe_memory(const mn_tokenizer *tk);
 
 #endif
