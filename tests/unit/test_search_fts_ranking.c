@@ -42,7 +42,9 @@ static unsigned rnd(void)
 static const char *const vocab[] = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
                                     "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi",
                                     "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega",
-                                    "running", "runs", "ran", "café", "naïve", "x"};
+                                    "running", "runs", "ran", "café", "naïve", "x",
+                                    /* pieces of several tokens, overlapping ones too ("bar bar") */
+                                    "foo_bar", "bar_bar", "état—civil"};
 #define NVOCAB (sizeof vocab / sizeof *vocab)
 
 /* Small ids are common words (skewed), so many messages match and scores tie. */
@@ -494,6 +496,12 @@ static void session_text_follows_changes(void **state)
     assert_int_equal(mn_message_edit(other, sess[1], with[1], "beta", NULL, NULL), MN_OK);
     session_search_equals(db, ref, sess[1], "alpha beta", "after another handle's edit");
     session_search_equals(db, ref, sess[0], "alpha", "the first session again");
+    /* the tokenizer's work: stems, case, diacritics, pieces of several tokens, overlapping
+     * instances of a phrase, a word the session lacks */
+    m.content = "Bar_bar bar_bar FOO_bar runs Cafe etat, civil; état—civil";
+    assert_int_equal(mn_append(db, sess[0], &m, 0, NULL), MN_OK);
+    session_search_equals(db, ref, sess[0], "bar_bar foo_bar running café état—civil nowhere",
+                          "the tokenizer's phrases");
     sqlite3_close(ref);
     mn_close(other);
     mn_close(db);

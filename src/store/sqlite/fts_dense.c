@@ -201,7 +201,7 @@ mn_status mn__sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes
 struct mn_sqlite_rare_row { /* one row of one phrase that is not held here */
     int64_t id, tf;
     int phrase;
-    int ntok; /* the row's size in tokens when read from the set's table (fts_set.c); -1: in sizes */
+    int ntok; /* the row's size in tokens when read from the session's tokens (fts_set.c); -1: in sizes */
 };
 
 void mn__sqlite_rare_free(struct mn_sqlite_rare *r)
@@ -290,21 +290,29 @@ static void score_row(struct ranker *k, int64_t id, double d)
     mn__sqlite_best_insert(k->best, &k->nbest, k->want, id, -1.0 * score);
 }
 
+static mn_status rare_push(void *user, int64_t id, int64_t tf, int phrase, int ntok)
+{
+    struct mn_sqlite_rare *out = user;
+    struct mn_sqlite_rare_row *a = mn__sqlite_grow(out->row, &out->cap, out->n, sizeof *a, 1024);
+    if (!a)
+        return mn__nomem();
+    out->row = a;
+    a[out->n++] = (struct mn_sqlite_rare_row){id, tf, phrase, ntok};
+    return MN_OK;
+}
+
 /* The rows of the phrases not held (in the set, when there is one), sorted by id: from their
- * postings, or (out->from_set) from the set's own table, kw_set (fts_set.c). */
+ * postings, or (out->from_set) from the session's tokens the connection holds (fts_set.c). */
 static mn_status rare_rows(struct sqlite_store *s, const struct phrases *p, struct mn_sqlite_dense *const *dense,
                            struct mn_sqlite_idset *set, struct mn_sqlite_rare *out)
 {
-    size_t cap = 0;
-    mn_status rc = MN_OK;
-    for (int i = 0; i < p->m && !rc; i++) {
+    mn_status rc = out->from_set ? mn__sqlite_set_rows(s, p, set, rare_push, out) : MN_OK;
+    for (int i = 0; i < p->m && !rc && !out->from_set; i++) {
         if (dense[i])
             continue;
         sqlite3_stmt *st = NULL;
         int r = sqlite3_prepare_v2(s->db,
-                                   out->from_set ? "SELECT rowid, mnemo_tfd(kw_set, NULL) FROM temp.kw_set WHERE kw_set MATCH ?1"
-                                                   " AND mnemo_in(?6, rowid)"
-                                   : !set ? "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
+                                   !set ? "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                    : set->bounded ? "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts WHERE messages_fts"
                                                     " MATCH ?1 AND rowid BETWEEN ?4 AND ?5 AND mnemo_in(?6, rowid)"
                                                   : "SELECT rowid, mnemo_tf(messages_fts) FROM messages_fts"
@@ -315,29 +323,22 @@ static mn_status rare_rows(struct sqlite_store *s, const struct phrases *p, stru
             break;
         }
         sqlite3_bind_text(st, 1, p->at[i], (int)p->len[i], SQLITE_STATIC);
-        if (set && set->bounded && !out->from_set) {
+        if (set && set->bounded) {
             sqlite3_bind_int64(st, 4, mn__sqlite_idset_lo(set));
             sqlite3_bind_int64(st, 5, mn__sqlite_idset_hi(set));
         }
         if (set)
             mn__sqlite_idset_bind(st, 6, set);
-        while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
-            struct mn_sqlite_rare_row *a = mn__sqlite_grow(out->row, &cap, out->n, sizeof *a, 1024);
-            if (!a) {
-                rc = mn__nomem();
-                break;
-            }
-            out->row = a;
-            int64_t v = sqlite3_column_int64(st, 1); /* from the set's table: mnemo_tfd's tf · 2³² + size */
-            out->row[out->n++] = out->from_set ? (struct mn_sqlite_rare_row){sqlite3_column_int64(st, 0), v >> 32, i,
-                                                                             (int)(v & 0xffffffff)}
-                                               : (struct mn_sqlite_rare_row){sqlite3_column_int64(st, 0), v, i, -1};
-        }
+        while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
+            rc = rare_push(out, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), i, -1);
         if (!rc && r != SQLITE_DONE)
             rc = mn__sqlite_fail(s, r, "keyword search");
         sqlite3_finalize(st);
     }
-    if (!rc && out->n > 1)
+    size_t sorted = 1; /* (a session's tokens come in id order, mostly) */
+    while (sorted < out->n && out->row[sorted - 1].id <= out->row[sorted].id)
+        sorted++;
+    if (!rc && sorted < out->n)
         qsort(out->row, out->n, sizeof *out->row, rare_cmp);
     if (rc)
         mn__sqlite_rare_free(out);

@@ -125,9 +125,9 @@ mn_status mn__sqlite_sizes_update(struct sqlite_store *s, struct mn_sqlite_sizes
  * kept for its second; the caller frees them. */
 struct mn_sqlite_rare {
     struct mn_sqlite_rare_row *row;
-    size_t n;
+    size_t n, cap;
     int read;
-    int from_set; /* read from the TEMP table kw_set, which holds the set's rows (fts_set.c) */
+    int from_set; /* read from the session's tokens the connection holds (fts_set.c) */
 };
 void mn__sqlite_rare_free(struct mn_sqlite_rare *r);
 /* The best `want` rows of the query p (mn__fts_query's phrases, each with its count), in the set

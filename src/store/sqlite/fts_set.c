@@ -4,19 +4,27 @@
  * Why: a context's retrieval searches its session with the user's message, often 20 to 60 words,
  * each a phrase of the query. At a million messages most of those words are in a third of the
  * store, and reading their postings to keep a session's thousand rows took 0.1 to 3 s
- * (bench/README.md, "Retrieval in a session at 1M"). The session's messages, indexed into a TEMP
- * FTS5 table with the index's own tokenizer, give each row's count of each phrase and its size in
- * tokens as the index has them (the same text, the same tokenizer); ranked with the index's
- * document counts and average size (mn__sqlite_dense_rank), the scores are the same doubles.
- * That costs about 20 µs a message of the session (measured at 1M), whatever the store's size.
+ * (bench/README.md, "Retrieval in a session at 1M"). The session's messages, split into tokens by
+ * the index's own tokenizer (the same text, the same tokenizer), give each row's count of each
+ * phrase and its size in tokens as the index has them; ranked with the index's document counts
+ * and average size (mn__sqlite_dense_rank), the scores are the same doubles.
  *
- * The table is kept between searches: the next search of the same session adds only the messages
- * the index took in since. It is made again for another session, when the index's watermark went
- * back (a rebuild), and when a change below the watermark was applied (meta fts.deletes moved:
- * an edit, a delete or an import may have changed a text it holds). Which of its rows a search
- * may return is still the filter's set (mnemo_in): a clear or a role filter needs no new table.
+ * How: the connection keeps the session's tokens in memory, each word once (a dictionary of the
+ * session's words) and each message as the list of its words' numbers. A search finds each
+ * phrase's words in the dictionary and walks the lists once for all phrases. Indexing the
+ * messages into a TEMP FTS5 table instead, as this file did first, cost ~20 µs a message and
+ * reading the table's postings back as much again; splitting into tokens is most of what is left.
+ *
+ * The tokens are kept between searches: the next search of the same session adds only the
+ * messages the index took in since. They are split again for another session, when the index's
+ * watermark went back (a rebuild), and when a change below the watermark was applied (meta
+ * fts.deletes moved: an edit, a delete or an import may have changed a text they hold). Which of
+ * the rows a search may return is still the filter's set: a clear or a role filter needs nothing
+ * new.
  */
 #include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "store/sqlite/fts_rank.h"
 #include "store/sqlite/sqlite_int.h"
@@ -25,13 +33,164 @@
 
 long mn_sqlite_fts_set_scanned;
 
-static const char SQL_SET_TABLE[] = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kw_set USING fts5(content, content = '', "
-                                    MN_SQLITE_KW_TOKENIZE ")";
-static const char SQL_SET_CLEAR[] = "INSERT INTO temp.kw_set (kw_set) VALUES ('delete-all')";
+/* FTS5 cuts longer tokens to this many bytes, in documents and queries alike (fts5Int.h). */
+#define FTS5_MAX_TOKEN_SIZE 32768
+
 static const char SQL_SET_SID[] = "SELECT sid FROM sessions WHERE id = ?1";
-static const char SQL_SET_FILL[] = "INSERT INTO temp.kw_set (rowid, content) SELECT id, content FROM messages"
-                                   " WHERE " MN_SQLITE_IN_SESSION("pos", "?1") " AND id > ?2 AND id <= ?3"
-                                   " AND content IS NOT NULL";
+static const char SQL_SET_TEXTS[] = "SELECT id, content FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1")
+                                    " AND id > ?2 AND id <= ?3 AND content IS NOT NULL";
+
+struct set_row {
+    int64_t id;
+    size_t at;     /* its first word in words[] */
+    uint32_t ntok; /* its size in tokens, as the index counts them */
+};
+
+struct set_word { /* a word of the dictionary: chars[off, off + len) */
+    size_t off;
+    uint32_t len, hash;
+};
+
+struct mn_sqlite_set_text {
+    fts5_tokenizer api;
+    Fts5Tokenizer *tok;
+    struct set_row *row;
+    size_t nrow, cap_row;
+    uint32_t *words; /* each row's words, by number, in order */
+    size_t nwords, cap_words;
+    struct set_word *dict;
+    size_t ndict, cap_dict;
+    char *chars;
+    size_t nchars, cap_chars;
+    uint32_t *slot; /* open addressing: a word's number + 1, 0 for none */
+    size_t nslot;   /* a power of two, at least twice ndict */
+    uint64_t *first; /* per word, during a search: the phrases that begin with it (else 0) */
+    size_t nfirst;
+};
+
+static uint32_t word_hash(const char *p, size_t n)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)p[i]) * 16777619u;
+    return h;
+}
+
+/* The slot of the word p[0..n) (its number + 1 there, or 0 where it would go). */
+static size_t word_slot(const struct mn_sqlite_set_text *t, const char *p, size_t n, uint32_t h)
+{
+    size_t i = h & (t->nslot - 1);
+    for (;;) {
+        uint32_t v = t->slot[i];
+        if (!v)
+            return i;
+        const struct set_word *w = &t->dict[v - 1];
+        if (w->hash == h && w->len == n && memcmp(t->chars + w->off, p, n) == 0)
+            return i;
+        i = (i + 1) & (t->nslot - 1);
+    }
+}
+
+static int rehash(struct mn_sqlite_set_text *t)
+{
+    size_t n = t->nslot ? t->nslot * 2 : 4096;
+    uint32_t *slot = calloc(n, sizeof *slot);
+    if (!slot)
+        return 0;
+    free(t->slot);
+    t->slot = slot;
+    t->nslot = n;
+    for (size_t k = 0; k < t->ndict; k++) {
+        size_t i = t->dict[k].hash & (n - 1);
+        while (slot[i])
+            i = (i + 1) & (n - 1);
+        slot[i] = (uint32_t)k + 1;
+    }
+    return 1;
+}
+
+/* The word's number, added to the dictionary when new; -1 when memory runs out. */
+static int64_t word_intern(struct mn_sqlite_set_text *t, const char *p, size_t n)
+{
+    if ((t->ndict + 1) * 2 > t->nslot && !rehash(t))
+        return -1;
+    uint32_t h = word_hash(p, n);
+    size_t i = word_slot(t, p, n, h);
+    if (t->slot[i])
+        return t->slot[i] - 1;
+    struct set_word *d = mn__sqlite_grow(t->dict, &t->cap_dict, t->ndict, sizeof *d, 1024);
+    if (!d)
+        return -1;
+    t->dict = d;
+    char *c = mn__sqlite_grow(t->chars, &t->cap_chars, t->nchars + n, 1, 16384);
+    if (!c)
+        return -1;
+    t->chars = c;
+    memcpy(c + t->nchars, p, n);
+    d[t->ndict] = (struct set_word){t->nchars, (uint32_t)n, h};
+    t->nchars += n;
+    t->slot[i] = (uint32_t)++t->ndict;
+    return t->ndict - 1;
+}
+
+/* The tokens of a message, interned and appended to words[]. */
+static int on_token(void *user, int flags, const char *p, int n, int start, int end)
+{
+    (void)start, (void)end;
+    struct mn_sqlite_set_text *t = user;
+    if (flags & FTS5_TOKEN_COLOCATED) /* a synonym: not counted in the size (the tokenizer makes none) */
+        return SQLITE_OK;
+    int64_t w = word_intern(t, p, n < FTS5_MAX_TOKEN_SIZE ? (size_t)n : FTS5_MAX_TOKEN_SIZE);
+    uint32_t *a = w < 0 ? NULL : mn__sqlite_grow(t->words, &t->cap_words, t->nwords, sizeof *a, 65536);
+    if (!a)
+        return SQLITE_NOMEM;
+    t->words = a;
+    a[t->nwords++] = (uint32_t)w;
+    return SQLITE_OK;
+}
+
+/* The index's tokenizer (MN_SQLITE_KW_TOKENIZE: porter over unicode61, diacritics removed). */
+static mn_status tokenizer_open(struct sqlite_store *s, struct mn_sqlite_set_text *t)
+{
+    fts5_api *api = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT fts5(?1)", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+        sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    void *ctx = NULL;
+    const char *args[] = {"unicode61", "remove_diacritics", "2"};
+    if (!api || api->xFindTokenizer(api, "porter", &ctx, &t->api) != SQLITE_OK ||
+        t->api.xCreate(ctx, args, 3, &t->tok) != SQLITE_OK)
+        return mn__err(MN_INTERNAL, "keyword search in a session: the FTS5 tokenizer porter is not available");
+    return MN_OK;
+}
+
+void mn__sqlite_set_free(struct sqlite_store *s)
+{
+    struct mn_sqlite_set_text *t = s->kwset.text;
+    if (!t)
+        return;
+    if (t->tok)
+        t->api.xDelete(t->tok);
+    free(t->row);
+    free(t->words);
+    free(t->dict);
+    free(t->chars);
+    free(t->slot);
+    free(t->first);
+    free(t);
+    s->kwset = (struct mn_sqlite_kwset){0};
+}
+
+/* Forgets the rows and words held, keeping the tokenizer and the memory. */
+static void set_clear(struct mn_sqlite_set_text *t)
+{
+    t->nrow = t->nwords = t->ndict = t->nchars = 0;
+    if (t->slot)
+        memset(t->slot, 0, t->nslot * sizeof *t->slot);
+}
 
 mn_status mn__sqlite_set_sid(struct sqlite_store *s, const char *session_id, int64_t *sid)
 {
@@ -42,7 +201,7 @@ mn_status mn__sqlite_set_sid(struct sqlite_store *s, const char *session_id, int
 int64_t mn__sqlite_set_missing(const struct sqlite_store *s, int64_t sid, int64_t upto, int64_t gen, int64_t part)
 {
     const struct mn_sqlite_kwset *t = &s->kwset;
-    if (!t->made || t->sid != sid || t->gen != gen || t->hi > upto)
+    if (!t->text || t->sid != sid || t->gen != gen || t->hi > upto)
         return part;
     /* the messages the index took in since, this session's share of them at most */
     int64_t since = upto - t->hi;
@@ -51,24 +210,149 @@ int64_t mn__sqlite_set_missing(const struct sqlite_store *s, int64_t sid, int64_
 
 mn_status mn__sqlite_set_cover(struct sqlite_store *s, int64_t sid, int64_t upto, int64_t gen)
 {
-    struct mn_sqlite_kwset *t = &s->kwset;
+    struct mn_sqlite_kwset *k = &s->kwset;
     mn_status rc = MN_OK;
-    if (!t->made) {
-        int r = sqlite3_exec(s->db, SQL_SET_TABLE, NULL, NULL, NULL);
-        if (r != SQLITE_OK)
-            return mn__sqlite_fail(s, r, "keyword search in a session");
-        *t = (struct mn_sqlite_kwset){1, -1, 0, 0};
-    }
-    if (t->sid != sid || t->gen != gen || t->hi > upto) {
-        if ((rc = mn__sqlite_run(s, SQL_SET_CLEAR, "keyword search in a session", 0, NULL)))
+    if (!k->text) {
+        if (!(k->text = calloc(1, sizeof *k->text)))
+            return mn__nomem();
+        if ((rc = tokenizer_open(s, k->text))) {
+            mn__sqlite_set_free(s);
             return rc;
-        *t = (struct mn_sqlite_kwset){1, sid, 0, gen};
+        }
+        k->sid = -1;
     }
-    if (t->hi < upto) {
-        if ((rc = mn__sqlite_run(s, SQL_SET_FILL, "keyword search in a session",
-                                 ARGS(ARG_INT(sid), ARG_INT(t->hi), ARG_INT(upto)))))
-            return rc;
-        t->hi = upto;
+    struct mn_sqlite_set_text *t = k->text;
+    if (k->sid != sid || k->gen != gen || k->hi > upto) {
+        set_clear(t);
+        k->sid = sid, k->hi = 0, k->gen = gen;
     }
+    if (k->hi >= upto)
+        return MN_OK;
+    sqlite3_stmt *st = NULL;
+    if ((rc = mn__sqlite_query(s, SQL_SET_TEXTS, &st, ARGS(ARG_INT(sid), ARG_INT(k->hi), ARG_INT(upto)))))
+        return rc;
+    int r;
+    while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(st, 1);
+        int len = sqlite3_column_bytes(st, 1);
+        struct set_row *a = mn__sqlite_grow(t->row, &t->cap_row, t->nrow, sizeof *a, 1024);
+        if (!a || !text) {
+            rc = mn__nomem();
+            break;
+        }
+        t->row = a;
+        size_t at = t->nwords;
+        int tr = t->api.xTokenize(t->tok, t, FTS5_TOKENIZE_DOCUMENT, text, len, on_token);
+        if (tr != SQLITE_OK) {
+            rc = tr == SQLITE_NOMEM ? mn__nomem() : mn__sqlite_fail(s, tr, "keyword search in a session");
+            break;
+        }
+        a[t->nrow++] = (struct set_row){sqlite3_column_int64(st, 0), at, (uint32_t)(t->nwords - at)};
+    }
+    if ((rc = mn__sqlite_finish(s, st, r, rc, "keyword search in a session"))) {
+        set_clear(t); /* a row may be half read: start again next time */
+        k->sid = -1;
+        return rc;
+    }
+    k->hi = upto;
     return MN_OK;
+}
+
+/* The words of one phrase, in order: the numbers of the query's tokens; *n 0 when one of them is
+ * not in the session (the phrase matches no row). */
+struct phrase_words {
+    struct mn_sqlite_set_text *t;
+    uint32_t w[256]; /* a piece is at most 256 bytes: 128 tokens */
+    int n, missing, over;
+};
+
+static int on_query_token(void *user, int flags, const char *p, int n, int start, int end)
+{
+    (void)start, (void)end;
+    struct phrase_words *q = user;
+    if (flags & FTS5_TOKEN_COLOCATED)
+        return SQLITE_OK;
+    size_t len = n < FTS5_MAX_TOKEN_SIZE ? (size_t)n : FTS5_MAX_TOKEN_SIZE;
+    uint32_t v = q->t->nslot ? q->t->slot[word_slot(q->t, p, len, word_hash(p, len))] : 0;
+    if (!v)
+        q->missing = 1;
+    else if (q->n < (int)(sizeof q->w / sizeof q->w[0]))
+        q->w[q->n++] = v - 1;
+    else
+        q->over = 1;
+    return SQLITE_OK;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, const struct mn_sqlite_idset *set,
+                              mn_status (*row)(void *user, int64_t id, int64_t tf, int phrase, int ntok), void *user)
+{
+    struct mn_sqlite_set_text *t = s->kwset.text;
+    if (!t || !t->nrow || p->m < 1)
+        return MN_OK;
+    /* each phrase as the numbers of its words ("piece": the quotes of mn__fts_query taken off) */
+    struct phrase_words *q = calloc((size_t)p->m, sizeof *q);
+    if (q && t->nfirst < t->ndict) {
+        uint64_t *f = realloc(t->first, t->ndict * sizeof *f);
+        if (f) {
+            memset(f + t->nfirst, 0, (t->ndict - t->nfirst) * sizeof *f);
+            t->first = f, t->nfirst = t->ndict;
+        }
+    }
+    if (!q || t->nfirst < t->ndict) {
+        free(q);
+        return mn__nomem();
+    }
+    mn_status rc = MN_OK;
+    for (int i = 0; i < p->m && !rc; i++) {
+        q[i].t = t;
+        int r = t->api.xTokenize(t->tok, &q[i], FTS5_TOKENIZE_QUERY, p->at[i] + 1, (int)p->len[i] - 2,
+                                 on_query_token);
+        if (r != SQLITE_OK)
+            rc = mn__sqlite_fail(s, r, "keyword search in a session");
+        else if (q[i].over)
+            rc = mn__err(MN_INTERNAL, "keyword search in a session: a phrase of over %zu tokens",
+                         sizeof q[i].w / sizeof q[i].w[0]);
+        if (q[i].missing)
+            q[i].n = 0;
+        if (q[i].n)
+            t->first[q[i].w[0]] |= (uint64_t)1 << i;
+    }
+    /* every row of the set, once: where a word begins a phrase, the rest of the phrase is compared */
+    int64_t tf[BM25_MAX_PHRASES] = {0};
+    for (size_t j = 0; j < t->nrow && !rc; j++) {
+        const struct set_row *x = &t->row[j];
+        /* (the rows are in the session's order, which need not be the ids') */
+        if (set && !bsearch(&x->id, set->id, set->n, sizeof *set->id, id_cmp))
+            continue;
+        const uint32_t *w = t->words + x->at;
+        uint64_t seen = 0;
+        for (uint32_t k = 0; k < x->ntok; k++) {
+            uint64_t f = t->first[w[k]];
+            while (f) {
+                int i = __builtin_ctzll(f);
+                f &= f - 1;
+                if ((uint32_t)q[i].n <= x->ntok - k && memcmp(w + k, q[i].w, (size_t)q[i].n * sizeof *w) == 0) {
+                    tf[i]++;
+                    seen |= (uint64_t)1 << i;
+                }
+            }
+        }
+        while (seen && !rc) {
+            int i = __builtin_ctzll(seen);
+            seen &= seen - 1;
+            rc = row(user, x->id, tf[i], i, (int)x->ntok);
+            tf[i] = 0;
+        }
+    }
+    for (int i = 0; i < p->m; i++)
+        if (q[i].n)
+            t->first[q[i].w[0]] = 0;
+    free(q);
+    return rc;
 }

@@ -669,8 +669,8 @@ static void op_fts_defer(mn_store *st, int defer)
  *  - joined: when a round would rank more than round_max candidates (a very selective filter
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
-struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 32768, 64, 256, 1.0 / 400, 32,
-                                                     (size_t)64 << 20, 16, 16, 2000, 5000, 200};
+struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 1, 4, 32768, 64, 256, 1.0 / 400, 32,
+                                                     (size_t)64 << 20, 16, 16, 2000, 5000, 50};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                   " ORDER BY bm25(messages_fts), rowid LIMIT ?2";
@@ -950,14 +950,15 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
     for (int i = 0; i < p->m && !rc; i++) {
         struct mn_sqlite_df *e = NULL;
         for (size_t j = 0; j < s->n_df && !e; j++)
-            if (strlen(s->df[j].phrase) == p->len[i] && memcmp(s->df[j].phrase, p->at[i], p->len[i]) == 0)
+            if (s->df[j].len == p->len[i] && memcmp(s->df[j].phrase, p->at[i], p->len[i]) == 0)
                 e = &s->df[j];
         if (e && e->upto > *upto) { /* message ids reused after a delete another handle made */
             mn__sqlite_fts_release(s);
             e = NULL;
         }
         int64_t more = 0;
-        rc = df_count(s, p->at[i], p->len[i], e ? e->upto : -1, &more);
+        if (!e || e->upto < *upto) /* (kept up to the watermark: no row to add) */
+            rc = df_count(s, p->at[i], p->len[i], e ? e->upto : -1, &more);
         if (rc)
             break;
         if (e) {
@@ -985,7 +986,7 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
             mn__sqlite_tops_free(s->df[slot].tops);
             mn__sqlite_dense_free(s->df[slot].dense);
         }
-        s->df[slot] = (struct mn_sqlite_df){copy, more, *upto, NULL, NULL, 0};
+        s->df[slot] = (struct mn_sqlite_df){copy, p->len[i], more, *upto, NULL, NULL, 0};
     }
     return rc;
 }
@@ -1132,7 +1133,7 @@ static mn_status fts_ranked(struct sqlite_store *s, const char *group, const cha
 static struct mn_sqlite_df *df_find(struct sqlite_store *s, const char *phrase, size_t len)
 {
     for (size_t j = 0; j < s->n_df; j++)
-        if (strlen(s->df[j].phrase) == len && memcmp(s->df[j].phrase, phrase, len) == 0)
+        if (s->df[j].len == len && memcmp(s->df[j].phrase, phrase, len) == 0)
             return &s->df[j];
     return NULL;
 }
@@ -1401,8 +1402,8 @@ static mn_status set_read(struct sqlite_store *s, const mn_search_filter *f, str
 
 /* Whether a search in a session (of `part` messages) is counted from its text (fts_set.c): when
  * the rows of the phrases not held in memory (nor common enough to be), read at ~0.1 µs each,
- * cost more than indexing what kw_set lacks of the session (~20 µs a message; a sixteenth of the
- * session at least, for ranking it) — *sid then names the session. */
+ * cost more than splitting into tokens what the connection lacks of the session (~5 µs a
+ * message; a sixteenth of the session at least, for ranking it) — *sid then names the session. */
 static mn_status set_scanned(struct sqlite_store *s, const struct phrases *p, const mn_search_filter *f, int64_t part,
                              int64_t upto, int64_t *sid)
 {
@@ -2073,7 +2074,11 @@ static mn_status messages_get_locked(struct sqlite_store *s, const int64_t *ids,
                                      void *user)
 {
     sqlite3_stmt *st = NULL;
-    mn_status rc = mn__sqlite_stmt(s, SQL_MSG_BY_ID, &st);
+    /* one read transaction for them all: one snapshot, and not one to begin and end per row */
+    int own_txn = n > 1 && sqlite3_get_autocommit(s->db);
+    mn_status rc = own_txn ? mn__sqlite_exec_stmt(s, SQL_READ_BEGIN, "search results") : MN_OK;
+    if (!rc)
+        rc = mn__sqlite_stmt(s, SQL_MSG_BY_ID, &st);
     for (size_t i = 0; i < n && !rc; i++) {
         sqlite3_bind_int64(st, 1, ids[i]);
         int r = sqlite3_step(st);
@@ -2086,6 +2091,8 @@ static mn_status messages_get_locked(struct sqlite_store *s, const int64_t *ids,
             rc = mn__sqlite_fail(s, r, "search results");
         mn__sqlite_done(st);
     }
+    if (own_txn && !sqlite3_get_autocommit(s->db))
+        mn__sqlite_exec_stmt(s, SQL_READ_END, "search results"); /* read only: nothing to lose */
     return rc;
 }
 

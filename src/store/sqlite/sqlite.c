@@ -1050,6 +1050,7 @@ static void op_close(mn_store *st)
     for (size_t i = 0; i < s->n_extra; i++)
         sqlite3_finalize(s->extra[i].st);
     mn__sqlite_fts_release(s);
+    mn__sqlite_set_free(s);
     sqlite3_close(s->db);
     pthread_mutex_destroy(&s->lock);
     pthread_mutex_destroy(&s->readers_lock);

@@ -91,6 +91,7 @@ struct sqlite_store {
      * row deleted (the meta key fts.deletes, read as `gen`). At most MN_SQLITE_DF_CACHE entries. */
     struct mn_sqlite_df {
         char *phrase;
+        size_t len; /* strlen(phrase) */
         int64_t n, upto;
         struct mn_sqlite_tops *tops; /* its best rows, once it was ranked as a common phrase (fts_tops.c) */
         struct mn_sqlite_dense *dense; /* its rows in memory, once it was very common (fts_dense.c) */
@@ -112,10 +113,10 @@ struct sqlite_store {
         int made;
         int64_t lo, hi, log, rows;
     } tail;
-    /* The TEMP table kw_set of this connection (fts_set.c): session `sid`'s messages with an id
-     * up to hi, as the index held them while meta fts.deletes was `gen`. */
+    /* The tokens of a session this connection holds (fts_set.c): session `sid`'s messages with
+     * an id up to hi, as the index held them while meta fts.deletes was `gen`. */
     struct mn_sqlite_kwset {
-        int made;
+        struct mn_sqlite_set_text *text; /* NULL: none yet */
         int64_t sid, hi, gen;
     } kwset;
     /* Under kw_sig: the thread was asked to rebuild the index in the background (fts_sync): a
@@ -305,12 +306,20 @@ struct scored_list;
  * how many the index does not hold and how many of them were searched. */
 mn_status mn__sqlite_fts_tail(struct sqlite_store *x, const char *match, const mn_search_filter *f, size_t limit,
                               struct scored_list *out, struct mn_store_fts_report *rep);
-/* The TEMP table kw_set, a session's messages indexed apart (fts_set.c): the session's sid (0:
- * none); about how many of its `part` messages kw_set lacks for the index at watermark upto
- * while meta fts.deletes is gen; and kw_set made to hold them. */
+/* A session's messages split into tokens apart from the index (fts_set.c): the session's sid
+ * (0: none); about how many of its `part` messages the connection lacks for the index at
+ * watermark upto while meta fts.deletes is gen; the connection made to hold them; each row of
+ * the set (NULL: all held) that has phrase i of p, handed to row with the phrase's count and the
+ * row's size in tokens, as the index has them, in the rows' order (the caller sorts); and what
+ * the connection holds, freed. */
 mn_status mn__sqlite_set_sid(struct sqlite_store *s, const char *session_id, int64_t *sid);
 int64_t mn__sqlite_set_missing(const struct sqlite_store *s, int64_t sid, int64_t upto, int64_t gen, int64_t part);
 mn_status mn__sqlite_set_cover(struct sqlite_store *s, int64_t sid, int64_t upto, int64_t gen);
+struct phrases;
+struct mn_sqlite_idset;
+mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, const struct mn_sqlite_idset *set,
+                              mn_status (*row)(void *user, int64_t id, int64_t tf, int phrase, int ntok), void *user);
+void mn__sqlite_set_free(struct sqlite_store *s);
 /* head + the filter's conditions (parameters ?10 to ?15, bound here) + tail, prepared (not
  * cached: the caller finalizes *st) (search.c). */
 mn_status mn__sqlite_prepare_filtered(struct sqlite_store *s, const char *head, const mn_search_filter *f,
