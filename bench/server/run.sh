@@ -41,9 +41,10 @@ echo "sessions: $(wc -l <"$W/ids.txt")" >>"$OUT/env.txt"
 curl -s "$URL/v1/stats" >>"$OUT/env.txt"; echo >>"$OUT/env.txt"
 export IDS_FILE="$W/ids.txt" BENCH_DIR="$HERE"
 # each workload at CONNS connections; context also at 16 (a fleet of agents each waiting for its
-# context; with 64 connections on one core, Little's law puts even the mean latency near 64/rate)
+# context; with 64 connections on one core, Little's law puts even the mean latency near 64/rate);
+# turn: 64 conversations taking turns, an append then the context (turn.lua)
 for i in $(seq 1 "$RUNS"); do
-    for wc in append:$CONNS history:$CONNS context:$CONNS context:16; do
+    for wc in append:$CONNS history:$CONNS context:$CONNS context:16 turn:$CONNS; do
         w=${wc%%:*} c=${wc#*:}
         echo "run=$i workload=$w conns=$c load=$(cut -d' ' -f1 /proc/loadavg)" >>"$OUT/wrk.txt"
         taskset -c 1 wrk -t1 -c"$c" -d"$DUR" --latency -s "$HERE/$w.lua" "$URL" 2>&1 |

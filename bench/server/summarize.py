@@ -49,7 +49,7 @@ def fmt(v, nd=0):
 
 print("| workload | req/s | p50 ms | p99 ms | non-2xx |")
 print("| --- | --- | --- | --- | --- |")
-for w, c in sorted(rows, key=lambda k: (("append", "history", "context").index(k[0]), -k[1])):
+for w, c in sorted(rows, key=lambda k: (("append", "history", "context", "turn").index(k[0]), -k[1])):
     r = rows[(w, c)]
     print(f"| mnemo {w} ({c} conns) | {fmt(r.get('rps'))} | {fmt(r.get('p50'), 2)} | {fmt(r.get('p99'), 2)} | "
           f"{sum(r.get('non2xx', [])) if r.get('non2xx') else 0} |")

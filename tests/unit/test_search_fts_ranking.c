@@ -493,6 +493,10 @@ static void session_text_follows_changes(void **state)
     assert_int_equal(mn_append(db, sess[0], &m, 0, NULL), MN_OK);
     session_search_equals(db, ref, sess[0], "alpha", "after an append");
     session_search_equals(db, ref, sess[1], "alpha beta", "another session");
+    long split = mn_sqlite_fts_set_split; /* both sessions kept: nothing split again */
+    session_search_equals(db, ref, sess[0], "alpha", "the first session, kept");
+    session_search_equals(db, ref, sess[1], "beta", "the other session, kept");
+    assert_int_equal(mn_sqlite_fts_set_split, split);
     assert_int_equal(mn_message_edit(other, sess[1], with[1], "beta", NULL, NULL), MN_OK);
     session_search_equals(db, ref, sess[1], "alpha beta", "after another handle's edit");
     session_search_equals(db, ref, sess[0], "alpha", "the first session again");

@@ -15,14 +15,17 @@
  * messages into a TEMP FTS5 table instead, as this file did first, cost ~20 µs a message and
  * reading the table's postings back as much again; splitting into tokens is most of what is left.
  *
- * The tokens are kept between searches: the next search of the same session adds only the
- * messages the index took in since. They are split again for another session, when the index's
- * watermark went back (a rebuild), and when a change below the watermark was applied (meta
+ * The tokens are kept between searches, for the sessions searched last (SET_KEEP_BYTES a
+ * connection: a server builds the contexts of many conversations in turn, and each turn's search
+ * should split only that turn's messages): the next search of a session kept adds only the
+ * messages the index took in since. A session's tokens are split again when the index's
+ * watermark went back (a rebuild) and when a change below the watermark was applied (meta
  * fts.deletes moved: an edit, a delete or an import may have changed a text they hold). Which of
  * the rows a search may return is still the filter's set: a clear or a role filter needs nothing
  * new.
  */
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +34,7 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-long mn_sqlite_fts_set_scanned;
+long mn_sqlite_fts_set_scanned, mn_sqlite_fts_set_split;
 
 /* FTS5 cuts longer tokens to this many bytes, in documents and queries alike (fts5Int.h). */
 #define FTS5_MAX_TOKEN_SIZE 32768
@@ -47,13 +50,16 @@ struct set_row {
 };
 
 struct set_word { /* a word of the dictionary: chars[off, off + len) */
-    size_t off;
-    uint32_t len, hash;
+    uint32_t off, len, hash;
 };
 
-struct mn_sqlite_set_text {
-    fts5_tokenizer api;
-    Fts5Tokenizer *tok;
+/* What a connection keeps of the sessions searched last, at most (the one searched is kept
+ * whatever its size): ~0.5 MB holds a session of a thousand messages of 120 tokens. */
+#define SET_KEEP_BYTES ((size_t)128 << 20)
+
+struct set_session { /* session sid's messages with an id up to hi, while fts.deletes was gen */
+    int64_t sid, hi, gen;
+    uint64_t used; /* the connection's clock when it was last searched */
     struct set_row *row;
     size_t nrow, cap_row;
     uint32_t *words; /* each row's words, by number, in order */
@@ -64,7 +70,15 @@ struct mn_sqlite_set_text {
     size_t nchars, cap_chars;
     uint32_t *slot; /* open addressing: a word's number + 1, 0 for none */
     size_t nslot;   /* a power of two, at least twice ndict */
-    uint64_t *first; /* per word, during a search: the phrases that begin with it (else 0) */
+};
+
+struct mn_sqlite_set_text {
+    fts5_tokenizer api;
+    Fts5Tokenizer *tok;
+    struct set_session **kept, *cur; /* cur: the session of the search under way */
+    size_t nkept;
+    uint64_t clock;
+    uint64_t *first; /* per word of cur, during a search: the phrases that begin with it (else 0) */
     size_t nfirst;
 };
 
@@ -77,7 +91,7 @@ static uint32_t word_hash(const char *p, size_t n)
 }
 
 /* The slot of the word p[0..n) (its number + 1 there, or 0 where it would go). */
-static size_t word_slot(const struct mn_sqlite_set_text *t, const char *p, size_t n, uint32_t h)
+static size_t word_slot(const struct set_session *t, const char *p, size_t n, uint32_t h)
 {
     size_t i = h & (t->nslot - 1);
     for (;;) {
@@ -91,7 +105,7 @@ static size_t word_slot(const struct mn_sqlite_set_text *t, const char *p, size_
     }
 }
 
-static int rehash(struct mn_sqlite_set_text *t)
+static int rehash(struct set_session *t)
 {
     size_t n = t->nslot ? t->nslot * 2 : 4096;
     uint32_t *slot = calloc(n, sizeof *slot);
@@ -110,7 +124,7 @@ static int rehash(struct mn_sqlite_set_text *t)
 }
 
 /* The word's number, added to the dictionary when new; -1 when memory runs out. */
-static int64_t word_intern(struct mn_sqlite_set_text *t, const char *p, size_t n)
+static int64_t word_intern(struct set_session *t, const char *p, size_t n)
 {
     if ((t->ndict + 1) * 2 > t->nslot && !rehash(t))
         return -1;
@@ -122,12 +136,12 @@ static int64_t word_intern(struct mn_sqlite_set_text *t, const char *p, size_t n
     if (!d)
         return -1;
     t->dict = d;
-    char *c = mn__sqlite_grow(t->chars, &t->cap_chars, t->nchars + n, 1, 16384);
+    char *c = t->nchars + n > UINT32_MAX ? NULL : mn__sqlite_grow(t->chars, &t->cap_chars, t->nchars + n, 1, 16384);
     if (!c)
         return -1;
     t->chars = c;
     memcpy(c + t->nchars, p, n);
-    d[t->ndict] = (struct set_word){t->nchars, (uint32_t)n, h};
+    d[t->ndict] = (struct set_word){(uint32_t)t->nchars, (uint32_t)n, h};
     t->nchars += n;
     t->slot[i] = (uint32_t)++t->ndict;
     return t->ndict - 1;
@@ -137,7 +151,7 @@ static int64_t word_intern(struct mn_sqlite_set_text *t, const char *p, size_t n
 static int on_token(void *user, int flags, const char *p, int n, int start, int end)
 {
     (void)start, (void)end;
-    struct mn_sqlite_set_text *t = user;
+    struct set_session *t = user;
     if (flags & FTS5_TOKEN_COLOCATED) /* a synonym: not counted in the size (the tokenizer makes none) */
         return SQLITE_OK;
     int64_t w = word_intern(t, p, n < FTS5_MAX_TOKEN_SIZE ? (size_t)n : FTS5_MAX_TOKEN_SIZE);
@@ -167,29 +181,70 @@ static mn_status tokenizer_open(struct sqlite_store *s, struct mn_sqlite_set_tex
     return MN_OK;
 }
 
-void mn__sqlite_set_free(struct sqlite_store *s)
+static void session_free(struct set_session *t)
 {
-    struct mn_sqlite_set_text *t = s->kwset.text;
-    if (!t)
-        return;
-    if (t->tok)
-        t->api.xDelete(t->tok);
     free(t->row);
     free(t->words);
     free(t->dict);
     free(t->chars);
     free(t->slot);
-    free(t->first);
     free(t);
-    s->kwset = (struct mn_sqlite_kwset){0};
 }
 
-/* Forgets the rows and words held, keeping the tokenizer and the memory. */
-static void set_clear(struct mn_sqlite_set_text *t)
+static size_t session_bytes(const struct set_session *t)
+{
+    return t->cap_row * sizeof *t->row + t->cap_words * sizeof *t->words + t->cap_dict * sizeof *t->dict +
+           t->cap_chars + t->nslot * sizeof *t->slot;
+}
+
+void mn__sqlite_set_free(struct sqlite_store *s)
+{
+    struct mn_sqlite_set_text *t = s->kwset;
+    if (!t)
+        return;
+    if (t->tok)
+        t->api.xDelete(t->tok);
+    for (size_t i = 0; i < t->nkept; i++)
+        session_free(t->kept[i]);
+    free(t->kept);
+    free(t->first);
+    free(t);
+    s->kwset = NULL;
+}
+
+/* Forgets the rows and words held, keeping the memory. */
+static void session_clear(struct set_session *t, int64_t gen)
 {
     t->nrow = t->nwords = t->ndict = t->nchars = 0;
     if (t->slot)
         memset(t->slot, 0, t->nslot * sizeof *t->slot);
+    t->hi = 0, t->gen = gen;
+}
+
+static struct set_session *session_find(const struct mn_sqlite_set_text *t, int64_t sid)
+{
+    for (size_t i = 0; t && i < t->nkept; i++)
+        if (t->kept[i]->sid == sid)
+            return t->kept[i];
+    return NULL;
+}
+
+/* The sessions searched longest ago go while those kept hold more than SET_KEEP_BYTES; `keep`,
+ * the session searched now, stays. */
+static void sessions_trim(struct mn_sqlite_set_text *t, const struct set_session *keep)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < t->nkept; i++)
+        bytes += session_bytes(t->kept[i]);
+    while (bytes > SET_KEEP_BYTES && t->nkept > 1) {
+        size_t old = t->kept[0] == keep ? 1 : 0;
+        for (size_t i = 0; i < t->nkept; i++)
+            if (t->kept[i] != keep && t->kept[i]->used < t->kept[old]->used)
+                old = i;
+        bytes -= session_bytes(t->kept[old]);
+        session_free(t->kept[old]);
+        t->kept[old] = t->kept[--t->nkept];
+    }
 }
 
 mn_status mn__sqlite_set_sid(struct sqlite_store *s, const char *session_id, int64_t *sid)
@@ -200,36 +255,55 @@ mn_status mn__sqlite_set_sid(struct sqlite_store *s, const char *session_id, int
 
 int64_t mn__sqlite_set_missing(const struct sqlite_store *s, int64_t sid, int64_t upto, int64_t gen, int64_t part)
 {
-    const struct mn_sqlite_kwset *t = &s->kwset;
-    if (!t->text || t->sid != sid || t->gen != gen || t->hi > upto)
+    const struct set_session *t = session_find(s->kwset, sid);
+    if (!t || t->gen != gen || t->hi > upto)
         return part;
     /* the messages the index took in since, this session's share of them at most */
     int64_t since = upto - t->hi;
     return since < part ? since : part;
 }
 
-mn_status mn__sqlite_set_cover(struct sqlite_store *s, int64_t sid, int64_t upto, int64_t gen)
+/* The session sid kept, made when it is not. */
+static mn_status session_get(struct sqlite_store *s, int64_t sid, struct set_session **out)
 {
-    struct mn_sqlite_kwset *k = &s->kwset;
+    struct mn_sqlite_set_text *t = s->kwset;
     mn_status rc = MN_OK;
-    if (!k->text) {
-        if (!(k->text = calloc(1, sizeof *k->text)))
+    if (!t) {
+        if (!(t = s->kwset = calloc(1, sizeof *t)))
             return mn__nomem();
-        if ((rc = tokenizer_open(s, k->text))) {
+        if ((rc = tokenizer_open(s, t))) {
             mn__sqlite_set_free(s);
             return rc;
         }
-        k->sid = -1;
     }
-    struct mn_sqlite_set_text *t = k->text;
-    if (k->sid != sid || k->gen != gen || k->hi > upto) {
-        set_clear(t);
-        k->sid = sid, k->hi = 0, k->gen = gen;
+    if ((*out = session_find(t, sid)))
+        return MN_OK;
+    struct set_session **k = realloc(t->kept, (t->nkept + 1) * sizeof *k), *e = calloc(1, sizeof *e);
+    if (k)
+        t->kept = k;
+    if (!k || !e) {
+        free(e);
+        return mn__nomem();
     }
-    if (k->hi >= upto)
+    e->sid = sid, e->gen = -1;
+    t->kept[t->nkept++] = *out = e;
+    return MN_OK;
+}
+
+mn_status mn__sqlite_set_cover(struct sqlite_store *s, int64_t sid, int64_t upto, int64_t gen)
+{
+    struct set_session *t = NULL;
+    mn_status rc = session_get(s, sid, &t);
+    if (rc)
+        return rc;
+    s->kwset->cur = t;
+    t->used = ++s->kwset->clock;
+    if (t->gen != gen || t->hi > upto)
+        session_clear(t, gen);
+    if (t->hi >= upto)
         return MN_OK;
     sqlite3_stmt *st = NULL;
-    if ((rc = mn__sqlite_query(s, SQL_SET_TEXTS, &st, ARGS(ARG_INT(sid), ARG_INT(k->hi), ARG_INT(upto)))))
+    if ((rc = mn__sqlite_query(s, SQL_SET_TEXTS, &st, ARGS(ARG_INT(sid), ARG_INT(t->hi), ARG_INT(upto)))))
         return rc;
     int r;
     while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -242,26 +316,27 @@ mn_status mn__sqlite_set_cover(struct sqlite_store *s, int64_t sid, int64_t upto
         }
         t->row = a;
         size_t at = t->nwords;
-        int tr = t->api.xTokenize(t->tok, t, FTS5_TOKENIZE_DOCUMENT, text, len, on_token);
+        int tr = s->kwset->api.xTokenize(s->kwset->tok, t, FTS5_TOKENIZE_DOCUMENT, text, len, on_token);
         if (tr != SQLITE_OK) {
             rc = tr == SQLITE_NOMEM ? mn__nomem() : mn__sqlite_fail(s, tr, "keyword search in a session");
             break;
         }
         a[t->nrow++] = (struct set_row){sqlite3_column_int64(st, 0), at, (uint32_t)(t->nwords - at)};
+        __atomic_fetch_add(&mn_sqlite_fts_set_split, 1, __ATOMIC_RELAXED);
     }
     if ((rc = mn__sqlite_finish(s, st, r, rc, "keyword search in a session"))) {
-        set_clear(t); /* a row may be half read: start again next time */
-        k->sid = -1;
+        session_clear(t, -1); /* a row may be half read: start again next time */
         return rc;
     }
-    k->hi = upto;
+    t->hi = upto;
+    sessions_trim(s->kwset, t);
     return MN_OK;
 }
 
 /* The words of one phrase, in order: the numbers of the query's tokens; *n 0 when one of them is
  * not in the session (the phrase matches no row). */
 struct phrase_words {
-    struct mn_sqlite_set_text *t;
+    const struct set_session *t;
     uint32_t w[256]; /* a piece is at most 256 bytes: 128 tokens */
     int n, missing, over;
 };
@@ -292,26 +367,27 @@ static int id_cmp(const void *a, const void *b)
 mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, const struct mn_sqlite_idset *set,
                               mn_status (*row)(void *user, int64_t id, int64_t tf, int phrase, int ntok), void *user)
 {
-    struct mn_sqlite_set_text *t = s->kwset.text;
+    struct mn_sqlite_set_text *k = s->kwset;
+    struct set_session *t = k ? k->cur : NULL;
     if (!t || !t->nrow || p->m < 1)
         return MN_OK;
     /* each phrase as the numbers of its words ("piece": the quotes of mn__fts_query taken off) */
     struct phrase_words *q = calloc((size_t)p->m, sizeof *q);
-    if (q && t->nfirst < t->ndict) {
-        uint64_t *f = realloc(t->first, t->ndict * sizeof *f);
+    if (q && k->nfirst < t->ndict) {
+        uint64_t *f = realloc(k->first, t->ndict * sizeof *f);
         if (f) {
-            memset(f + t->nfirst, 0, (t->ndict - t->nfirst) * sizeof *f);
-            t->first = f, t->nfirst = t->ndict;
+            memset(f + k->nfirst, 0, (t->ndict - k->nfirst) * sizeof *f);
+            k->first = f, k->nfirst = t->ndict;
         }
     }
-    if (!q || t->nfirst < t->ndict) {
+    if (!q || k->nfirst < t->ndict) {
         free(q);
         return mn__nomem();
     }
     mn_status rc = MN_OK;
     for (int i = 0; i < p->m && !rc; i++) {
         q[i].t = t;
-        int r = t->api.xTokenize(t->tok, &q[i], FTS5_TOKENIZE_QUERY, p->at[i] + 1, (int)p->len[i] - 2,
+        int r = k->api.xTokenize(k->tok, &q[i], FTS5_TOKENIZE_QUERY, p->at[i] + 1, (int)p->len[i] - 2,
                                  on_query_token);
         if (r != SQLITE_OK)
             rc = mn__sqlite_fail(s, r, "keyword search in a session");
@@ -321,7 +397,7 @@ mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, c
         if (q[i].missing)
             q[i].n = 0;
         if (q[i].n)
-            t->first[q[i].w[0]] |= (uint64_t)1 << i;
+            k->first[q[i].w[0]] |= (uint64_t)1 << i;
     }
     /* every row of the set, once: where a word begins a phrase, the rest of the phrase is compared */
     int64_t tf[BM25_MAX_PHRASES] = {0};
@@ -332,12 +408,12 @@ mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, c
             continue;
         const uint32_t *w = t->words + x->at;
         uint64_t seen = 0;
-        for (uint32_t k = 0; k < x->ntok; k++) {
-            uint64_t f = t->first[w[k]];
+        for (uint32_t at = 0; at < x->ntok; at++) {
+            uint64_t f = k->first[w[at]];
             while (f) {
                 int i = __builtin_ctzll(f);
                 f &= f - 1;
-                if ((uint32_t)q[i].n <= x->ntok - k && memcmp(w + k, q[i].w, (size_t)q[i].n * sizeof *w) == 0) {
+                if ((uint32_t)q[i].n <= x->ntok - at && memcmp(w + at, q[i].w, (size_t)q[i].n * sizeof *w) == 0) {
                     tf[i]++;
                     seen |= (uint64_t)1 << i;
                 }
@@ -352,7 +428,7 @@ mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, c
     }
     for (int i = 0; i < p->m; i++)
         if (q[i].n)
-            t->first[q[i].w[0]] = 0;
+            k->first[q[i].w[0]] = 0;
     free(q);
     return rc;
 }

@@ -113,12 +113,8 @@ struct sqlite_store {
         int made;
         int64_t lo, hi, log, rows;
     } tail;
-    /* The tokens of a session this connection holds (fts_set.c): session `sid`'s messages with
-     * an id up to hi, as the index held them while meta fts.deletes was `gen`. */
-    struct mn_sqlite_kwset {
-        struct mn_sqlite_set_text *text; /* NULL: none yet */
-        int64_t sid, hi, gen;
-    } kwset;
+    /* The tokens of the sessions this connection searched last (fts_set.c; NULL: none yet). */
+    struct mn_sqlite_set_text *kwset;
     /* Under kw_sig: the thread was asked to rebuild the index in the background (fts_sync): a
      * close stops it after its step rather than waiting for the rest (the next open goes on),
      * and searches meanwhile run on kw_searcher (fts_file.c). */
@@ -310,8 +306,8 @@ mn_status mn__sqlite_fts_tail(struct sqlite_store *x, const char *match, const m
  * (0: none); about how many of its `part` messages the connection lacks for the index at
  * watermark upto while meta fts.deletes is gen; the connection made to hold them; each row of
  * the set (NULL: all held) that has phrase i of p, handed to row with the phrase's count and the
- * row's size in tokens, as the index has them, in the rows' order (the caller sorts); and what
- * the connection holds, freed. */
+ * row's size in tokens, as the index has them, in the rows' order (the caller sorts), from the
+ * session last covered; and what the connection holds, freed. */
 mn_status mn__sqlite_set_sid(struct sqlite_store *s, const char *session_id, int64_t *sid);
 int64_t mn__sqlite_set_missing(const struct sqlite_store *s, int64_t sid, int64_t upto, int64_t gen, int64_t part);
 mn_status mn__sqlite_set_cover(struct sqlite_store *s, int64_t sid, int64_t upto, int64_t gen);
@@ -326,8 +322,9 @@ mn_status mn__sqlite_prepare_filtered(struct sqlite_store *s, const char *head, 
                                      const char *tail, sqlite3_stmt **st);
 /* Keyword searches the common phrases' best rows answered (fts_tops.c; tests check the path ran). */
 extern long mn_sqlite_fts_tops_ranked;
-/* Keyword searches in a session counted from its text (fts_set.c; tests check the path ran). */
-extern long mn_sqlite_fts_set_scanned;
+/* Keyword searches in a session counted from its text, and the messages split into tokens for
+ * them (fts_set.c; tests check the path ran and what was kept). */
+extern long mn_sqlite_fts_set_scanned, mn_sqlite_fts_set_split;
 /* Keyword searches ranked from the phrases held in memory, and with none held from the rows of
  * every phrase (fts_dense.c; tests check the paths ran). */
 extern long mn_sqlite_fts_dense_ranked, mn_sqlite_fts_rows_ranked;
