@@ -336,7 +336,7 @@ static void ranking_equal_while_store_changes(void **state)
     mkdir(base, 0700);
     struct mn_sqlite_fts_tuning saved = mn_sqlite_fts_tuning;
     long tops_before = mn_sqlite_fts_tops_ranked, dense_before = mn_sqlite_fts_dense_ranked,
-         scanned_before = mn_sqlite_fts_set_scanned;
+         scanned_before = mn_sqlite_fts_set_scanned, recent_before = mn_sqlite_fts_recent_counted;
     for (uint64_t seed = 11; seed <= 13; seed++) {
         rs = 0x9E3779B97F4A7C15ULL * seed;
         struct corpus c;
@@ -414,6 +414,7 @@ static void ranking_equal_while_store_changes(void **state)
     assert_true(mn_sqlite_fts_tops_ranked - tops_before > 10); /* best rows brought forward and dropped */
     assert_true(mn_sqlite_fts_dense_ranked - dense_before > 10); /* rows in memory brought forward and dropped */
     assert_true(mn_sqlite_fts_set_scanned - scanned_before > 20); /* a session's text brought forward and dropped */
+    assert_true(mn_sqlite_fts_recent_counted - recent_before > 20); /* counts brought forward from new texts */
 }
 
 /* One search in session sid compared with the reference; it must have been counted from the

@@ -34,7 +34,7 @@
 #include "util/err.h"
 #include "util/banned.h"
 
-long mn_sqlite_fts_set_scanned, mn_sqlite_fts_set_split;
+long mn_sqlite_fts_set_scanned, mn_sqlite_fts_set_split, mn_sqlite_fts_recent_counted;
 
 /* FTS5 cuts longer tokens to this many bytes, in documents and queries alike (fts5Int.h). */
 #define FTS5_MAX_TOKEN_SIZE 32768
@@ -42,6 +42,8 @@ long mn_sqlite_fts_set_scanned, mn_sqlite_fts_set_split;
 static const char SQL_SET_SID[] = "SELECT sid FROM sessions WHERE id = ?1";
 static const char SQL_SET_TEXTS[] = "SELECT id, content FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1")
                                     " AND id > ?2 AND id <= ?3 AND content IS NOT NULL";
+static const char SQL_RECENT_TEXTS[] = "SELECT id, content FROM messages WHERE id > ?1 AND id <= ?2"
+                                       " AND content IS NOT NULL ORDER BY id";
 
 struct set_row {
     int64_t id;
@@ -57,8 +59,8 @@ struct set_word { /* a word of the dictionary: chars[off, off + len) */
  * whatever its size): ~0.5 MB holds a session of a thousand messages of 120 tokens. */
 #define SET_KEEP_BYTES ((size_t)128 << 20)
 
-struct set_session { /* session sid's messages with an id up to hi, while fts.deletes was gen */
-    int64_t sid, hi, gen;
+struct set_session { /* session sid's messages with an id past lo up to hi, while fts.deletes was gen */
+    int64_t sid, lo, hi, gen;
     uint64_t used; /* the connection's clock when it was last searched */
     struct set_row *row;
     size_t nrow, cap_row;
@@ -77,6 +79,7 @@ struct mn_sqlite_set_text {
     Fts5Tokenizer *tok;
     struct set_session **kept, *cur; /* cur: the session of the search under way */
     size_t nkept;
+    struct set_session *recent; /* every message indexed last (mn__sqlite_recent_counts) */
     uint64_t clock;
     uint64_t *first; /* per word of cur, during a search: the phrases that begin with it (else 0) */
     size_t nfirst;
@@ -206,6 +209,8 @@ void mn__sqlite_set_free(struct sqlite_store *s)
         t->api.xDelete(t->tok);
     for (size_t i = 0; i < t->nkept; i++)
         session_free(t->kept[i]);
+    if (t->recent)
+        session_free(t->recent);
     free(t->kept);
     free(t->first);
     free(t);
@@ -263,19 +268,27 @@ int64_t mn__sqlite_set_missing(const struct sqlite_store *s, int64_t sid, int64_
     return since < part ? since : part;
 }
 
+/* What the connection keeps, with its tokenizer, made when it is not. */
+static mn_status text_get(struct sqlite_store *s, struct mn_sqlite_set_text **out)
+{
+    mn_status rc = MN_OK;
+    if (!s->kwset) {
+        if (!(s->kwset = calloc(1, sizeof *s->kwset)))
+            return mn__nomem();
+        if ((rc = tokenizer_open(s, s->kwset)))
+            mn__sqlite_set_free(s);
+    }
+    *out = s->kwset;
+    return rc;
+}
+
 /* The session sid kept, made when it is not. */
 static mn_status session_get(struct sqlite_store *s, int64_t sid, struct set_session **out)
 {
-    struct mn_sqlite_set_text *t = s->kwset;
-    mn_status rc = MN_OK;
-    if (!t) {
-        if (!(t = s->kwset = calloc(1, sizeof *t)))
-            return mn__nomem();
-        if ((rc = tokenizer_open(s, t))) {
-            mn__sqlite_set_free(s);
-            return rc;
-        }
-    }
+    struct mn_sqlite_set_text *t = NULL;
+    mn_status rc = text_get(s, &t);
+    if (rc)
+        return rc;
     if ((*out = session_find(t, sid)))
         return MN_OK;
     struct set_session **k = realloc(t->kept, (t->nkept + 1) * sizeof *k), *e = calloc(1, sizeof *e);
@@ -290,22 +303,11 @@ static mn_status session_get(struct sqlite_store *s, int64_t sid, struct set_ses
     return MN_OK;
 }
 
-mn_status mn__sqlite_set_cover(struct sqlite_store *s, int64_t sid, int64_t upto, int64_t gen)
+/* The rows of st (id, text), split into tokens and added to t; st finished. */
+static mn_status split_rows(struct sqlite_store *s, struct set_session *t, sqlite3_stmt *st)
 {
-    struct set_session *t = NULL;
-    mn_status rc = session_get(s, sid, &t);
-    if (rc)
-        return rc;
-    s->kwset->cur = t;
-    t->used = ++s->kwset->clock;
-    if (t->gen != gen || t->hi > upto)
-        session_clear(t, gen);
-    if (t->hi >= upto)
-        return MN_OK;
-    sqlite3_stmt *st = NULL;
-    if ((rc = mn__sqlite_query(s, SQL_SET_TEXTS, &st, ARGS(ARG_INT(sid), ARG_INT(t->hi), ARG_INT(upto)))))
-        return rc;
-    int r;
+    mn_status rc = MN_OK;
+    int r = SQLITE_DONE;
     while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
         const char *text = (const char *)sqlite3_column_text(st, 1);
         int len = sqlite3_column_bytes(st, 1);
@@ -324,7 +326,24 @@ mn_status mn__sqlite_set_cover(struct sqlite_store *s, int64_t sid, int64_t upto
         a[t->nrow++] = (struct set_row){sqlite3_column_int64(st, 0), at, (uint32_t)(t->nwords - at)};
         __atomic_fetch_add(&mn_sqlite_fts_set_split, 1, __ATOMIC_RELAXED);
     }
-    if ((rc = mn__sqlite_finish(s, st, r, rc, "keyword search in a session"))) {
+    return mn__sqlite_finish(s, st, r, rc, "keyword search in a session");
+}
+
+mn_status mn__sqlite_set_cover(struct sqlite_store *s, int64_t sid, int64_t upto, int64_t gen)
+{
+    struct set_session *t = NULL;
+    mn_status rc = session_get(s, sid, &t);
+    if (rc)
+        return rc;
+    s->kwset->cur = t;
+    t->used = ++s->kwset->clock;
+    if (t->gen != gen || t->hi > upto)
+        session_clear(t, gen);
+    if (t->hi >= upto)
+        return MN_OK;
+    sqlite3_stmt *st = NULL;
+    if ((rc = mn__sqlite_query(s, SQL_SET_TEXTS, &st, ARGS(ARG_INT(sid), ARG_INT(t->hi), ARG_INT(upto)))) ||
+        (rc = split_rows(s, t, st))) {
         session_clear(t, -1); /* a row may be half read: start again next time */
         return rc;
     }
@@ -364,14 +383,12 @@ static int id_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, const struct mn_sqlite_idset *set,
-                              mn_status (*row)(void *user, int64_t id, int64_t tf, int phrase, int ntok), void *user)
+/* The phrases i of p in `which` as the numbers of t's words ("piece": the quotes of
+ * mn__fts_query taken off), and k->first marked with them; query_close undoes it. */
+static mn_status query_open(struct sqlite_store *s, struct set_session *t, const struct phrases *p, uint64_t which,
+                            struct phrase_words **out)
 {
     struct mn_sqlite_set_text *k = s->kwset;
-    struct set_session *t = k ? k->cur : NULL;
-    if (!t || !t->nrow || p->m < 1)
-        return MN_OK;
-    /* each phrase as the numbers of its words ("piece": the quotes of mn__fts_query taken off) */
     struct phrase_words *q = calloc((size_t)p->m, sizeof *q);
     if (q && k->nfirst < t->ndict) {
         uint64_t *f = realloc(k->first, t->ndict * sizeof *f);
@@ -384,8 +401,11 @@ mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, c
         free(q);
         return mn__nomem();
     }
+    *out = q;
     mn_status rc = MN_OK;
     for (int i = 0; i < p->m && !rc; i++) {
+        if (!(which >> i & 1))
+            continue;
         q[i].t = t;
         int r = k->api.xTokenize(k->tok, &q[i], FTS5_TOKENIZE_QUERY, p->at[i] + 1, (int)p->len[i] - 2,
                                  on_query_token);
@@ -399,26 +419,55 @@ mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, c
         if (q[i].n)
             k->first[q[i].w[0]] |= (uint64_t)1 << i;
     }
-    /* every row of the set, once: where a word begins a phrase, the rest of the phrase is compared */
+    return rc;
+}
+
+static void query_close(struct mn_sqlite_set_text *k, struct phrase_words *q, int m)
+{
+    for (int i = 0; q && i < m; i++)
+        if (q[i].n)
+            k->first[q[i].w[0]] = 0;
+    free(q);
+}
+
+/* The phrases row x has (a bit each), their counts added to tf: where a word begins a phrase,
+ * the rest of the phrase is compared. */
+static uint64_t row_match(const struct mn_sqlite_set_text *k, const struct set_session *t, const struct set_row *x,
+                          const struct phrase_words *q, int64_t *tf)
+{
+    const uint32_t *w = t->words + x->at;
+    uint64_t seen = 0;
+    for (uint32_t at = 0; at < x->ntok; at++) {
+        uint64_t f = k->first[w[at]];
+        while (f) {
+            int i = __builtin_ctzll(f);
+            f &= f - 1;
+            if ((uint32_t)q[i].n <= x->ntok - at && memcmp(w + at, q[i].w, (size_t)q[i].n * sizeof *w) == 0) {
+                tf[i]++;
+                seen |= (uint64_t)1 << i;
+            }
+        }
+    }
+    return seen;
+}
+
+mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, const struct mn_sqlite_idset *set,
+                              mn_status (*row)(void *user, int64_t id, int64_t tf, int phrase, int ntok), void *user)
+{
+    struct mn_sqlite_set_text *k = s->kwset;
+    struct set_session *t = k ? k->cur : NULL;
+    if (!t || !t->nrow || p->m < 1)
+        return MN_OK;
+    struct phrase_words *q = NULL;
+    mn_status rc = query_open(s, t, p, ~(uint64_t)0, &q);
+    /* every row of the set, once */
     int64_t tf[BM25_MAX_PHRASES] = {0};
     for (size_t j = 0; j < t->nrow && !rc; j++) {
         const struct set_row *x = &t->row[j];
         /* (the rows are in the session's order, which need not be the ids') */
         if (set && !bsearch(&x->id, set->id, set->n, sizeof *set->id, id_cmp))
             continue;
-        const uint32_t *w = t->words + x->at;
-        uint64_t seen = 0;
-        for (uint32_t at = 0; at < x->ntok; at++) {
-            uint64_t f = k->first[w[at]];
-            while (f) {
-                int i = __builtin_ctzll(f);
-                f &= f - 1;
-                if ((uint32_t)q[i].n <= x->ntok - at && memcmp(w + at, q[i].w, (size_t)q[i].n * sizeof *w) == 0) {
-                    tf[i]++;
-                    seen |= (uint64_t)1 << i;
-                }
-            }
-        }
+        uint64_t seen = row_match(k, t, x, q, tf);
         while (seen && !rc) {
             int i = __builtin_ctzll(seen);
             seen &= seen - 1;
@@ -426,9 +475,75 @@ mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, c
             tf[i] = 0;
         }
     }
+    query_close(k, q, p->m);
+    return rc;
+}
+
+/* ---- the messages indexed last ------------------------------------------------------------ */
+
+/* The window of the messages indexed last holds this many at most; past that it starts again,
+ * empty, at the watermark (counts then are brought forward by a statement each until the next
+ * search). It never splits a message twice: it starts empty and takes in only what the index
+ * took in since the last search. */
+#define RECENT_ROWS 8192
+
+mn_status mn__sqlite_recent_counts(struct sqlite_store *s, const struct phrases *p, int64_t upto, int64_t gen,
+                                   int64_t *after, int64_t *more)
+{
+    struct mn_sqlite_set_text *k = NULL;
+    mn_status rc = text_get(s, &k);
+    if (rc)
+        return rc;
+    struct set_session *r = k->recent;
+    if (!r && !(r = k->recent = calloc(1, sizeof *r)))
+        return mn__nomem();
+    if (r->gen != gen || r->hi > upto || r->nrow > RECENT_ROWS || upto - r->hi > RECENT_ROWS) {
+        session_clear(r, gen);
+        r->lo = r->hi = upto; /* (it covers nothing before upto) */
+        return MN_OK;
+    }
+    if (r->hi < upto) {
+        sqlite3_stmt *st = NULL;
+        if ((rc = mn__sqlite_query(s, SQL_RECENT_TEXTS, &st, ARGS(ARG_INT(r->hi), ARG_INT(upto)))) ||
+            (rc = split_rows(s, r, st))) {
+            session_clear(r, -1);
+            return rc;
+        }
+        r->hi = upto;
+    }
+    uint64_t which = 0;
+    int64_t from = upto;
     for (int i = 0; i < p->m; i++)
-        if (q[i].n)
-            k->first[q[i].w[0]] = 0;
-    free(q);
+        if (after[i] >= r->lo && after[i] < upto) {
+            which |= (uint64_t)1 << i;
+            from = after[i] < from ? after[i] : from;
+        }
+    if (!which)
+        return MN_OK;
+    struct phrase_words *q = NULL;
+    rc = query_open(s, r, p, which, &q);
+    size_t lo = 0, hi = r->nrow; /* the first row past `from` (the rows are in id order) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->row[mid].id <= from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t tf[BM25_MAX_PHRASES] = {0};
+    for (size_t j = lo; j < r->nrow && !rc; j++) {
+        uint64_t seen = row_match(k, r, &r->row[j], q, tf);
+        while (seen) {
+            int i = __builtin_ctzll(seen);
+            seen &= seen - 1;
+            more[i] += r->row[j].id > after[i];
+        }
+    }
+    query_close(k, q, p->m);
+    for (int i = 0; i < p->m && !rc; i++)
+        if (which >> i & 1) {
+            after[i] = -1;
+            __atomic_fetch_add(&mn_sqlite_fts_recent_counted, 1, __ATOMIC_RELAXED);
+        }
     return rc;
 }

@@ -316,15 +316,23 @@ struct mn_sqlite_idset;
 mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, const struct mn_sqlite_idset *set,
                               mn_status (*row)(void *user, int64_t id, int64_t tf, int phrase, int ntok), void *user);
 void mn__sqlite_set_free(struct sqlite_store *s);
+/* Kept document counts brought forward from the text of the messages the index took in last
+ * (fts_set.c): for each phrase i of p with after[i] (the id its count is kept up to) below upto,
+ * adds to more[i] the rows past after[i] up to upto that have it, and sets after[i] to -1, when
+ * the connection holds those rows' tokens (it keeps the last few thousand it saw, from its
+ * first call on, while meta fts.deletes stays gen); the caller counts the others. */
+mn_status mn__sqlite_recent_counts(struct sqlite_store *s, const struct phrases *p, int64_t upto, int64_t gen,
+                                   int64_t *after, int64_t *more);
 /* head + the filter's conditions (parameters ?10 to ?15, bound here) + tail, prepared (not
  * cached: the caller finalizes *st) (search.c). */
 mn_status mn__sqlite_prepare_filtered(struct sqlite_store *s, const char *head, const mn_search_filter *f,
                                      const char *tail, sqlite3_stmt **st);
 /* Keyword searches the common phrases' best rows answered (fts_tops.c; tests check the path ran). */
 extern long mn_sqlite_fts_tops_ranked;
-/* Keyword searches in a session counted from its text, and the messages split into tokens for
- * them (fts_set.c; tests check the path ran and what was kept). */
-extern long mn_sqlite_fts_set_scanned, mn_sqlite_fts_set_split;
+/* Keyword searches in a session counted from its text, the messages split into tokens for
+ * them, and kept counts brought forward from the text of the messages indexed last (fts_set.c;
+ * tests check the paths ran and what was kept). */
+extern long mn_sqlite_fts_set_scanned, mn_sqlite_fts_set_split, mn_sqlite_fts_recent_counted;
 /* Keyword searches ranked from the phrases held in memory, and with none held from the rows of
  * every phrase (fts_dense.c; tests check the paths ran). */
 extern long mn_sqlite_fts_dense_ranked, mn_sqlite_fts_rows_ranked;
