@@ -1441,12 +1441,15 @@ static mn_status set_scan(struct sqlite_store *s, const struct phrases *p, const
 {
     struct mn_sqlite_dense *none[BM25_MAX_PHRASES] = {0};
     struct mn_sqlite_rare rows = {.from_set = 1};
-    struct mn_sqlite_idset ids;
+    struct mn_sqlite_idset ids = {0};
     int done = 0;
-    mn_status rc = set_read(s, f, &ids);
+    /* The session alone needs no list of ids: the rows held are the session's messages (they
+     * never change sessions, and a delete applied drops them, fts_set.c). */
+    int session_only = !f->ns && f->role < 0 && !f->since && !f->until && !f->metadata;
+    mn_status rc = session_only ? MN_OK : set_read(s, f, &ids);
     out->n = 0;
-    if (!rc && ids.n && !(rc = mn__sqlite_set_cover(s, sid, upto, s->df_gen)) &&
-        !(rc = mn__sqlite_dense_rank(s, p, none, &s->sizes, &ids, &rows, want, 1, out, &done)))
+    if (!rc && (session_only || ids.n) && !(rc = mn__sqlite_set_cover(s, sid, upto, s->df_gen)) &&
+        !(rc = mn__sqlite_dense_rank(s, p, none, &s->sizes, session_only ? NULL : &ids, &rows, want, 1, out, &done)))
         __atomic_fetch_add(&mn_sqlite_fts_set_scanned, 1, __ATOMIC_RELAXED);
     mn__sqlite_rare_free(&rows);
     mn__sqlite_idset_free(&ids);
