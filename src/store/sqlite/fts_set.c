@@ -42,6 +42,9 @@ long mn_sqlite_fts_set_scanned, mn_sqlite_fts_set_split, mn_sqlite_fts_recent_co
 static const char SQL_SET_SID[] = "SELECT sid FROM sessions WHERE id = ?1";
 static const char SQL_SET_TEXTS[] = "SELECT id, content FROM messages WHERE " MN_SQLITE_IN_SESSION("pos", "?1")
                                     " AND id > ?2 AND id <= ?3 AND content IS NOT NULL";
+/* the same rows found by id (+pos: not by the session's range, which reads all of its rows) */
+static const char SQL_SET_NEWER[] = "SELECT id, content FROM messages WHERE id > ?2 AND id <= ?3 AND "
+                                    MN_SQLITE_IN_SESSION("+pos", "?1") " AND content IS NOT NULL";
 static const char SQL_RECENT_TEXTS[] = "SELECT id, content FROM messages WHERE id > ?1 AND id <= ?2"
                                        " AND content IS NOT NULL ORDER BY id";
 
@@ -341,8 +344,10 @@ mn_status mn__sqlite_set_cover(struct sqlite_store *s, int64_t sid, int64_t upto
         session_clear(t, gen);
     if (t->hi >= upto)
         return MN_OK;
+    /* the messages since, among every session's: fewer rows than the session's when it is held */
+    const char *sql = upto - t->hi <= (int64_t)t->nrow ? SQL_SET_NEWER : SQL_SET_TEXTS;
     sqlite3_stmt *st = NULL;
-    if ((rc = mn__sqlite_query(s, SQL_SET_TEXTS, &st, ARGS(ARG_INT(sid), ARG_INT(t->hi), ARG_INT(upto)))) ||
+    if ((rc = mn__sqlite_query(s, sql, &st, ARGS(ARG_INT(sid), ARG_INT(t->hi), ARG_INT(upto)))) ||
         (rc = split_rows(s, t, st))) {
         session_clear(t, -1); /* a row may be half read: start again next time */
         return rc;
