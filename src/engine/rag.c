@@ -227,19 +227,31 @@ mn_status mn__rag_inject(mn_db *db, struct mn_ragctx *r, struct mn_built *b, int
     hits->count = keep;
     /* The block stays within max_tokens: the most relevant hits that fit go in, the rest are
      * reported as left out for the budget. It is a message of its own right before the current
-     * turn's user message, which stays as it was said. */
+     * turn's user message, which stays as it was said. A block's tokens grow with its lines, so
+     * the most that fit are found by halving (lo fit, hi do not): all of them first, then
+     * between, a few blocks counted rather than one for each hit left out. */
     struct mn_buf block = MN_BUF_INIT;
-    size_t used = 0;
-    int64_t total = w->system_tokens + w->message_tokens + w->framing_tokens, tokens = 0;
-    int fits = 0;
+    size_t used = 0, lo = 0, hi = keep + 1, n = keep, built = 0;
+    int64_t total = w->system_tokens + w->message_tokens + w->framing_tokens, tokens = 0, lo_tokens = 0;
     mn_status rc = MN_OK;
-    for (size_t n = keep; n > 0 && !rc && !fits; n--) {
+    while (!rc && hi - lo > 1) {
         mn__buf_reset(&block);
         if ((rc = rag_block(db, hits->items, n, 0, &block, &used)))
             break;
+        built = n;
         tokens = (int64_t)mn__token_count(db->tk, block.data, block.len);
-        fits = total + tokens + MN_FRAME_PER_MESSAGE <= max_tokens;
+        if (total + tokens + MN_FRAME_PER_MESSAGE <= max_tokens)
+            lo = n, lo_tokens = tokens;
+        else
+            hi = n;
+        n = lo + (hi - lo) / 2;
     }
+    if (!rc && lo > 0 && built != lo) { /* the last block counted did not fit */
+        mn__buf_reset(&block);
+        rc = rag_block(db, hits->items, lo, 0, &block, &used);
+    }
+    tokens = lo_tokens;
+    int fits = lo > 0;
     if (!rc && !fits) {
         used = 0;
         if (keep)

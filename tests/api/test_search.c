@@ -392,6 +392,72 @@ static void index_behind_scans_the_rest(void **state)
         free(texts[i]);
 }
 
+/* The hits injected into a context, from its report's "rag.injected". */
+static int injected_count(const char *report)
+{
+    const char *at = strstr(report, "\"injected\":["), *end = at ? strchr(at, ']') : NULL;
+    int n = 0;
+    for (const char *p = at; p && (p = strstr(p + 1, "\"id\":")) && p < end;)
+        n++;
+    return n;
+}
+
+/* Over a sweep of budgets the block holds the most hits that fit: within the budget, never fewer
+ * than a block another budget showed to fit in this one (the history, one message, is the same
+ * in each), and the hits left out for the budget are the rest. */
+static void rag_block_most_that_fit(void **state)
+{
+    (void)state;
+    mn_db *db = open_db("ragfit", "hash", "inline");
+    char texts[30][160];
+    const char *past[30];
+    for (int i = 0; i < 30; i++) {
+        snprintf(texts[i], sizeof texts[i], "the deploy key number %d lives in vault under ops/deploy/%d%s", i, i * 7,
+                 i % 3 ? " with a longer note about rotating it every quarter" : "");
+        past[i] = texts[i];
+    }
+    mn_session *old = add_session(db, NULL, past, 30);
+    static const char *const now[] = {"where is the deploy key stored in vault?"};
+    mn_session *s = add_session(db, NULL, now, 1);
+    mn_context_opts o = MN_CONTEXT_OPTS_INIT;
+    o.rag = 1;
+    o.rag_top_k = 30;
+    o.rag_min_similarity = -1;
+    o.rag_scope = MN_RAG_SCOPE_ALL;
+    o.format = MN_FORMAT_TEXT;
+    mn_context *c = NULL;
+    assert_int_equal(mn_context_build(db, s->id, &o, &c), MN_OK);
+    int all = injected_count(c->report);
+    int64_t budget[64], tokens[64];
+    int n[64], k = 0;
+    budget[0] = c->tokens;
+    mn_context_free(c);
+    assert_true(all >= 20);
+    for (; k < 64 && budget[k] > 20; k++) {
+        o.max_tokens = budget[k];
+        assert_int_equal(mn_context_build(db, s->id, &o, &c), MN_OK);
+        tokens[k] = c->tokens;
+        n[k] = injected_count(c->report);
+        assert_true(tokens[k] <= budget[k]);
+        char left[64];
+        snprintf(left, sizeof left, "\"left_out_for_budget\":%d", all - n[k]);
+        if (n[k] < all && n[k] > 0)
+            assert_non_null(strstr(c->report, left));
+        mn_context_free(c);
+        if (k + 1 < 64)
+            budget[k + 1] = budget[k] - 1 - budget[k] / 9;
+    }
+    assert_int_equal(n[0], all);
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < k; j++)
+            if (tokens[j] <= budget[i] && n[i] < n[j])
+                fail_msg("budget %lld: %d hits, yet %d fit in %lld tokens", (long long)budget[i], n[i], n[j],
+                         (long long)tokens[j]);
+    mn_session_free(old);
+    mn_session_free(s);
+    mn_close(db);
+}
+
 static void rag_in_context(void **state)
 {
     (void)state;
@@ -525,7 +591,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(keyword_hostile_queries),  cmocka_unit_test(semantic_hybrid_and_deletes),
-        cmocka_unit_test(filtered_exact_k_and_rebuild), cmocka_unit_test(rag_in_context),
+        cmocka_unit_test(filtered_exact_k_and_rebuild), cmocka_unit_test(rag_in_context), cmocka_unit_test(rag_block_most_that_fit),
         cmocka_unit_test(two_process_writers),      cmocka_unit_test(not_embedded_counted),
         cmocka_unit_test(index_behind_scans_the_rest),
     };
