@@ -366,6 +366,8 @@ static void ranking_equal_while_store_changes(void **state)
             mn_sqlite_fts_tuning.seed_max = rnd() % 3 ? (int64_t)(rnd() % 8) - 1 : INT64_MAX;
             mn_sqlite_fts_tuning.top_depth = rnd() % 2 ? 1 + (int64_t)(rnd() % 4) : 64;
             mn_sqlite_fts_tuning.set_scan = rnd() % 3 ? 1 : 0; /* a session's text kept while it changes */
+            /* counts brought forward from the new texts, or (a window started again) not */
+            mn_sqlite_fts_tuning.recent_step = rnd() % 4 ? 512 : 0;
             if (q % 6 == 5) { /* change the store through one of the handles */
                 mn_db *w = rnd() % 2 ? db : other;
                 int what = (int)(rnd() % 4);

@@ -670,7 +670,7 @@ static void op_fts_defer(mn_store *st, int defer)
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
 struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 1, 4, 32768, 64, 256, 1.0 / 400, 32,
-                                                     (size_t)64 << 20, 16, 16, 2000, 5000, 50};
+                                                     (size_t)64 << 20, 16, 16, 2000, 5000, 50, 512};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
                                   " ORDER BY bm25(messages_fts), rowid LIMIT ?2";

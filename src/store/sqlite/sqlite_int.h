@@ -288,11 +288,15 @@ struct mn_sqlite_fts_tuning {
      * held in memory have more than set_scan rows for each message it would index for that (or
      * for each 16 of the session's, when it has them all); 0: never. */
     int64_t set_scan;
+    /* Kept counts are brought forward from the text of the messages indexed since the last
+     * search while there are at most recent_step of them (fts_set.c); past that, from their
+     * postings (a statement a phrase). */
+    int64_t recent_step;
 };
 extern struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning;
 struct scored_list;
-/* The keyword index's tokenizer, which the TEMP tables scanned beside it use too (fts_tail.c,
- * fts_set.c): a message matches there exactly when it would in the index. */
+/* The keyword index's tokenizer, which the TEMP table scanned beside it (fts_tail.c) and the
+ * tokens of fts_set.c use too: a message matches there exactly when it would in the index. */
 #define MN_SQLITE_KW_TOKENIZE "tokenize = 'porter unicode61 remove_diacritics 2'"
 /* The keyword index's watermark: it holds the messages up to this id (search.c, fts_tail.c). */
 #define MN_SQLITE_KW_WATERMARK                                                                                   \
