@@ -669,7 +669,7 @@ static void op_fts_defer(mn_store *st, int defer)
  *  - joined: when a round would rank more than round_max candidates (a very selective filter
  *    on role, time or metadata), the filter joined to every match, ranking only what passes.
  */
-struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 1, 4, 32768, 64, 256, 1.0 / 400, 32,
+struct mn_sqlite_fts_tuning mn_sqlite_fts_tuning = {20000, 65536, 2000, 4, 32768, 64, 256, 1.0 / 400, 32,
                                                      (size_t)64 << 20, 16, 16, 2000, 5000, 50, 512};
 
 static const char SQL_FTS_TOP[] = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
@@ -872,6 +872,7 @@ void mn__sqlite_fts_release(struct sqlite_store *s)
     free(s->df);
     s->df = NULL;
     s->n_df = 0;
+    mn__sqlite_counts_free(s);
     mn__sqlite_sizes_free(&s->sizes);
 }
 
@@ -958,22 +959,32 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
             mn__sqlite_fts_release(s);
             break;
         }
-    /* the kept counts' rows past their id, from the text of the messages indexed last when the
-     * connection holds it (a statement each costs ~45 µs at a million messages) */
+    /* each phrase's kept count (df for the common ones, counts for the rarer), the id it is kept
+     * up to, and the rows past it from the text of the messages indexed last when the connection
+     * holds it (a statement each costs ~45 µs at a million messages) */
     int64_t kept[BM25_MAX_PHRASES], after[BM25_MAX_PHRASES], ahead[BM25_MAX_PHRASES] = {0};
     for (int i = 0; i < p->m; i++) {
         const struct mn_sqlite_df *e = df_find(s, p->at[i], p->len[i]);
-        kept[i] = after[i] = e ? e->upto : -1;
+        const struct mn_sqlite_count *c = e ? NULL : mn__sqlite_count_find(s, p->at[i], p->len[i]);
+        kept[i] = after[i] = e ? e->upto : c && c->upto >= 0 ? c->upto : -1;
+        if (kept[i] > *upto) { /* (as above) */
+            mn__sqlite_fts_release(s);
+            for (int j = 0; j <= i; j++)
+                kept[j] = after[j] = -1;
+        }
     }
     if (*upto > 0)
         rc = mn__sqlite_recent_counts(s, p, *upto, gen, after, ahead);
     for (int i = 0; i < p->m && !rc; i++) {
         struct mn_sqlite_df *e = df_find(s, p->at[i], p->len[i]);
-        int64_t more = 0;
-        if (e && e->upto == kept[i] && kept[i] >= 0 && after[i] < 0)
+        struct mn_sqlite_count *c = e ? NULL : mn__sqlite_count_find(s, p->at[i], p->len[i]);
+        if (c && c->upto < 0) /* (moved to df, and since let go there) */
+            c = NULL;
+        int64_t more = 0, from = e ? e->upto : c ? c->upto : -1;
+        if (from >= 0 && from == kept[i] && after[i] < 0)
             more = ahead[i];
-        else if (!e || e->upto < *upto) /* (kept up to the watermark: no row to add) */
-            rc = df_count(s, p->at[i], p->len[i], e ? e->upto : -1, &more);
+        else if (from < *upto) /* (kept up to the watermark: no row to add) */
+            rc = df_count(s, p->at[i], p->len[i], from, &more);
         if (rc)
             break;
         if (e) {
@@ -982,9 +993,19 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
             p->n[i] = e->n;
             continue;
         }
-        p->n[i] = more;
-        if (more < mn_sqlite_fts_tuning.df_keep || *upto < 0)
+        p->n[i] = more + (c ? c->n : 0);
+        if (*upto < 0)
             continue;
+        if (p->n[i] < mn_sqlite_fts_tuning.df_keep) {
+            if (c)
+                c->n = p->n[i], c->upto = *upto;
+            else
+                mn__sqlite_count_put(s, p->at[i], p->len[i], p->n[i], *upto);
+            continue;
+        }
+        if (c) /* common enough now: kept with the common ones, which are looked up first */
+            c->upto = -2;
+        more = p->n[i];
         if (!s->df && !(s->df = calloc(DF_CACHE, sizeof *s->df)))
             continue; /* nothing kept: counted again next time */
         char *copy = malloc(p->len[i] + 1);
@@ -995,8 +1016,9 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
         size_t slot = s->n_df;
         if (slot < DF_CACHE)
             s->n_df++;
-        else {
+        else { /* the count of the one let go stays with the rarer ones */
             slot = df_victim(s);
+            mn__sqlite_count_put(s, s->df[slot].phrase, s->df[slot].len, s->df[slot].n, s->df[slot].upto);
             free(s->df[slot].phrase);
             mn__sqlite_tops_free(s->df[slot].tops);
             mn__sqlite_dense_free(s->df[slot].dense);

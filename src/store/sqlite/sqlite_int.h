@@ -103,6 +103,7 @@ struct sqlite_store {
         int64_t upto;
     } sizes;
     size_t n_df, next_tops;
+    struct mn_sqlite_counts *counts; /* the rarer phrases' counts (fts_counts.c), kept as df is */
     int64_t df_gen;
     int64_t fts_searches; /* keyword searches this handle made (phrases are held from its second) */
     int fts_given; /* mnemo_bm25 is registered on this connection */
@@ -320,6 +321,26 @@ struct mn_sqlite_idset;
 mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, const struct mn_sqlite_idset *set,
                               mn_status (*row)(void *user, int64_t id, int64_t tf, int phrase, int ntok), void *user);
 void mn__sqlite_set_free(struct sqlite_store *s);
+/* The counts of phrases under df_keep rows a connection keeps (fts_counts.c): a phrase found in
+ * n rows among those up to message id upto. find: NULL when not kept; put: keeps or updates
+ * (nothing when memory runs out); free: drops them all. */
+struct mn_sqlite_count {
+    char *phrase; /* (not NUL-terminated; NULL: an empty slot) */
+    size_t len;
+    uint32_t hash;
+    int64_t n, upto;
+};
+struct mn_sqlite_count *mn__sqlite_count_find(struct sqlite_store *s, const char *phrase, size_t len);
+/* FNV-1a of p[0..n): the hash of the word and phrase tables (fts_set.c, fts_counts.c). */
+static inline uint32_t mn_sqlite_hash(const char *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)p[i]) * 16777619u;
+    return h;
+}
+void mn__sqlite_count_put(struct sqlite_store *s, const char *phrase, size_t len, int64_t n, int64_t upto);
+void mn__sqlite_counts_free(struct sqlite_store *s);
 /* Kept document counts brought forward from the text of the messages the index took in last
  * (fts_set.c): for each phrase i of p with after[i] (the id its count is kept up to) below upto,
  * adds to more[i] the rows past after[i] up to upto that have it, and sets after[i] to -1, when
