@@ -392,6 +392,17 @@ static void index_behind_scans_the_rest(void **state)
         free(texts[i]);
 }
 
+/* A text context with retrieval over every session, whatever the similarity. */
+static mn_context_opts rag_everywhere(void)
+{
+    mn_context_opts o = MN_CONTEXT_OPTS_INIT;
+    o.rag = 1;
+    o.rag_min_similarity = -1;
+    o.rag_scope = MN_RAG_SCOPE_ALL;
+    o.format = MN_FORMAT_TEXT;
+    return o;
+}
+
 /* The hits injected into a context, from its report's "rag.injected". */
 static int injected_count(const char *report)
 {
@@ -419,12 +430,8 @@ static void rag_block_most_that_fit(void **state)
     mn_session *old = add_session(db, NULL, past, 30);
     static const char *const now[] = {"where is the deploy key stored in vault?"};
     mn_session *s = add_session(db, NULL, now, 1);
-    mn_context_opts o = MN_CONTEXT_OPTS_INIT;
-    o.rag = 1;
+    mn_context_opts o = rag_everywhere();
     o.rag_top_k = 30;
-    o.rag_min_similarity = -1;
-    o.rag_scope = MN_RAG_SCOPE_ALL;
-    o.format = MN_FORMAT_TEXT;
     mn_context *c = NULL;
     assert_int_equal(mn_context_build(db, s->id, &o, &c), MN_OK);
     int all = injected_count(c->report);
@@ -469,11 +476,7 @@ static void rag_in_context(void **state)
     int64_t queued = -1;
     assert_int_equal(mn_embed_counts(db, NULL, &queued), MN_OK);
     assert_int_equal(queued, 0); /* inline mode embedded on append */
-    mn_context_opts o = MN_CONTEXT_OPTS_INIT;
-    o.rag = 1;
-    o.rag_min_similarity = -1;
-    o.rag_scope = MN_RAG_SCOPE_ALL;
-    o.format = MN_FORMAT_TEXT;
+    mn_context_opts o = rag_everywhere();
     mn_context *c = NULL;
     assert_int_equal(mn_context_build(db, s->id, &o, &c), MN_OK);
     assert_non_null(strstr(c->rendered, "RELEVANT CONTEXT FROM PAST CONVERSATIONS:\n---\n[USER]: the deploy key"));

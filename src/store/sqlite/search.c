@@ -22,6 +22,12 @@
 
 /* ---- helpers --------------------------------------------------------------------------------- */
 
+/* Whether f has a role, time or metadata condition (besides a session or namespace). */
+static int filter_narrows(const mn_search_filter *f)
+{
+    return f->role >= 0 || f->since || f->until || f->metadata;
+}
+
 /* Appends the filter's conditions (parameters ?10 … ?15). */
 static mn_status filter_sql(const mn_search_filter *f, struct mn_buf *b)
 {
@@ -966,7 +972,7 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
     for (int i = 0; i < p->m; i++) {
         const struct mn_sqlite_df *e = df_find(s, p->at[i], p->len[i]);
         const struct mn_sqlite_count *c = e ? NULL : mn__sqlite_count_find(s, p->at[i], p->len[i]);
-        kept[i] = after[i] = e ? e->upto : c && c->upto >= 0 ? c->upto : -1;
+        kept[i] = after[i] = e ? e->upto : c ? c->upto : -1;
         if (kept[i] > *upto) { /* (as above) */
             mn__sqlite_fts_release(s);
             for (int j = 0; j <= i; j++)
@@ -978,8 +984,6 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
     for (int i = 0; i < p->m && !rc; i++) {
         struct mn_sqlite_df *e = df_find(s, p->at[i], p->len[i]);
         struct mn_sqlite_count *c = e ? NULL : mn__sqlite_count_find(s, p->at[i], p->len[i]);
-        if (c && c->upto < 0) /* (moved to df, and since let go there) */
-            c = NULL;
         int64_t more = 0, from = e ? e->upto : c ? c->upto : -1;
         if (from >= 0 && from == kept[i] && after[i] < 0)
             more = ahead[i];
@@ -996,15 +1000,12 @@ static mn_status df_get(struct sqlite_store *s, struct phrases *p, int64_t *upto
         p->n[i] = more + (c ? c->n : 0);
         if (*upto < 0)
             continue;
-        if (p->n[i] < mn_sqlite_fts_tuning.df_keep) {
-            if (c)
-                c->n = p->n[i], c->upto = *upto;
-            else
-                mn__sqlite_count_put(s, p->at[i], p->len[i], p->n[i], *upto);
+        if (c) /* (common enough now, it is kept with the common ones too, which are looked up first) */
+            c->n = p->n[i], c->upto = *upto;
+        else if (p->n[i] < mn_sqlite_fts_tuning.df_keep)
+            mn__sqlite_count_put(s, p->at[i], p->len[i], p->n[i], *upto);
+        if (p->n[i] < mn_sqlite_fts_tuning.df_keep)
             continue;
-        }
-        if (c) /* common enough now: kept with the common ones, which are looked up first */
-            c->upto = -2;
         more = p->n[i];
         if (!s->df && !(s->df = calloc(DF_CACHE, sizeof *s->df)))
             continue; /* nothing kept: counted again next time */
@@ -1467,7 +1468,7 @@ static mn_status set_scan(struct sqlite_store *s, const struct phrases *p, const
     int done = 0;
     /* The session alone needs no list of ids: the rows held are the session's messages (they
      * never change sessions, and a delete applied drops them, fts_set.c). */
-    int session_only = !f->ns && f->role < 0 && !f->since && !f->until && !f->metadata;
+    int session_only = !f->ns && !filter_narrows(f);
     mn_status rc = session_only ? MN_OK : set_read(s, f, &ids);
     out->n = 0;
     if (!rc && (session_only || ids.n) && !(rc = mn__sqlite_set_cover(s, sid, upto, s->df_gen)) &&
@@ -1635,7 +1636,7 @@ static mn_status fts_rounds(struct sqlite_store *s, const char *match, const mn_
 
 static int filter_empty(const mn_search_filter *f)
 {
-    return !f || (!f->session_id && !f->ns && f->role < 0 && !f->since && !f->until && !f->metadata);
+    return !f || (!f->session_id && !f->ns && !filter_narrows(f));
 }
 
 static mn_status fts_plan_run(struct sqlite_store *s, const char *match, const mn_search_filter *f, size_t limit,
@@ -1663,7 +1664,7 @@ static mn_status fts_plan_run(struct sqlite_store *s, const char *match, const m
              * time or metadata condition besides lets fewer pass, by a share not known: 4× that. */
             double q = all > part ? (double)part / (double)all : 1.0;
             double want = ceil(((double)limit + 3.0 * sqrt((double)limit * (1.0 - q))) / q);
-            if (f->role >= 0 || f->since || f->until || f->metadata)
+            if (filter_narrows(f))
                 want *= 4;
             first = want < (double)mn_sqlite_fts_tuning.round_max ? (size_t)want : mn_sqlite_fts_tuning.round_max;
         } else

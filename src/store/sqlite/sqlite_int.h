@@ -265,8 +265,9 @@ extern const struct mn_store_search_ops mn_sqlite_search_ops;
 /* Keyword search plan thresholds (search.c; tests lower them to reach every plan): a session or
  * namespace of at most set_max messages is filtered as a list of ids; a round ranks at most
  * round_max candidates before the filter is joined to every match; a phrase's document count is
- * kept when it is at least df_keep; the rarer phrases are ranked first (MaxScore) while they
- * match at most 1/group_div of the store. */
+ * kept with the common ones (df, which may earn best rows and bitmaps) when it is at least
+ * df_keep, else with the rarer ones (fts_counts.c); the rarer phrases are ranked first
+ * (MaxScore) while they match at most 1/group_div of the store. */
 struct mn_sqlite_fts_tuning {
     size_t set_max, round_max;
     int64_t df_keep, group_div;
