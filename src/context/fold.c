@@ -42,7 +42,7 @@ static mn_status load_after(const mn_strategy_env *env, const char *sid, int64_t
 {
     mn_history_opts o = MN_HISTORY_OPTS_INIT;
     o.after_seq = after;
-    return env->st->ops->history(env->st, sid, &o, out);
+    return env->st->ops->history(env->st, sid, &o, NULL, out);
 }
 
 /* Folds run by this process, by outcome (a service's metrics; every handle counts). */

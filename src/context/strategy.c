@@ -53,7 +53,7 @@ static mn_status load_after(const mn_strategy_env *env, const char *sid, int64_t
     mn_history_opts o = MN_HISTORY_OPTS_INIT;
     o.after_seq = after;
     o.limit = limit;
-    return env->st->ops->history(env->st, sid, &o, out);
+    return env->st->ops->history(env->st, sid, &o, NULL, out);
 }
 
 struct collect {

@@ -75,6 +75,8 @@ mn_status mn__session_ref(mn_db *db, const char *ns, const char *ref, char canon
 /* Reads a session that exists and has not expired (MN_NOTFOUND, MN_EXPIRED with the time).
  * out may be NULL to only check; else the caller frees *out with mn_session_free. */
 mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out);
+/* MN_EXPIRED (with the time) when a session's expires_at (0: none) has passed, else MN_OK. */
+mn_status mn__session_unexpired(const char *canon_id, int64_t expires_at);
 /* The store of a checked handle: its label (the database's path, a URL's secrets as ***), how
  * many appends it runs at once and whether its reads are local (mn_db_path,
  * mn_db_append_writers, mn_db_reads_local). */

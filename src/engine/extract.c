@@ -268,7 +268,7 @@ mn_status mn__extract_memories(mn_db *db, const char *session_id, const char *ex
     free(mark);
     mn_messages *msgs = NULL;
     if (!rc) /* the session is live: checked above */
-        rc = db->store->ops->history(db->store, canon, &ho, &msgs);
+        rc = db->store->ops->history(db->store, canon, &ho, NULL, &msgs);
     struct run r = {db, &sc, NULL, &st, MN_OK};
     int malformed = 0;
     if (!rc && llm)

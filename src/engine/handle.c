@@ -44,18 +44,24 @@ mn_status mn__session_ref(mn_db *db, const char *ns, const char *ref, char canon
     return MN_OK;
 }
 
+mn_status mn__session_unexpired(const char *canon_id, int64_t expires_at)
+{
+    if (expires_at <= 0 || expires_at > mn__clock_now_ms())
+        return MN_OK;
+    char when[40];
+    mn__clock_iso(expires_at, when, sizeof when);
+    return mn__err(MN_EXPIRED, "session %s expired at %s (idle longer than its TTL)", canon_id, when);
+}
+
 mn_status mn__live_session(mn_db *db, const char *canon_id, mn_session **out)
 {
     mn_session *s = NULL;
     mn_status rc = db->store->ops->session_get(db->store, canon_id, &s);
     if (rc)
         return rc;
-    int64_t now = mn__clock_now_ms();
-    if (s->expires_at > 0 && s->expires_at <= now) {
-        char when[40];
-        mn__clock_iso(s->expires_at, when, sizeof when);
+    if ((rc = mn__session_unexpired(canon_id, s->expires_at))) {
         mn__records_session_free(s);
-        return mn__err(MN_EXPIRED, "session %s expired at %s (idle longer than its TTL)", canon_id, when);
+        return rc;
     }
     if (out)
         *out = s;

@@ -98,7 +98,7 @@ static mn_status last_user_message(mn_db *db, const mn_session *s, mn_messages *
     mn_history_opts ho = MN_HISTORY_OPTS_INIT;
     ho.limit = QUERY_LOOKBACK;
     ho.tail = 1;
-    mn_status rc = db->store->ops->history(db->store, s->id, &ho, msgs);
+    mn_status rc = db->store->ops->history(db->store, s->id, &ho, NULL, msgs);
     for (size_t i = rc ? 0 : (*msgs)->count; i-- > 0 && !*q;)
         if ((*msgs)->items[i].role == MN_ROLE_USER && (*msgs)->items[i].content && *(*msgs)->items[i].content)
             *q = &(*msgs)->items[i];

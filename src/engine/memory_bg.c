@@ -92,7 +92,7 @@ static mn_status newest_seq(mn_db *db, const char *session_id, int64_t *seq)
     o.tail = 1;
     o.all = 1;
     mn_messages *l = NULL;
-    mn_status rc = db->store->ops->history(db->store, session_id, &o, &l);
+    mn_status rc = db->store->ops->history(db->store, session_id, &o, NULL, &l);
     *seq = !rc && l->count ? l->items[0].seq : 0;
     mn__records_message_list_free(l);
     return rc;
@@ -487,7 +487,7 @@ static mn_status extracted_upto(mn_db *db, const char *session_id, int64_t upto,
     o.limit = 1;
     o.all = 1;
     mn_messages *l = NULL;
-    if (!(rc = db->store->ops->history(db->store, session_id, &o, &l)))
+    if (!(rc = db->store->ops->history(db->store, session_id, &o, NULL, &l)))
         *done = l->count == 0 || l->items[0].seq > upto;
     mn__records_message_list_free(l);
     return rc;

@@ -130,8 +130,13 @@ mn_status mn__list_sessions(mn_db *db, const char *ns, size_t limit, size_t offs
 
 mn_status mn__read_history(mn_db *db, const char *canon, const mn_history_opts *opts, mn_messages **out)
 {
-    mn_status rc = mn__live_session(db, canon, NULL);
-    return rc ? rc : db->store->ops->history(db->store, canon, opts, out);
+    int64_t expires_at = 0; /* read with the messages: one read, not two */
+    mn_status rc = db->store->ops->history(db->store, canon, opts, &expires_at, out);
+    if (!rc && (rc = mn__session_unexpired(canon, expires_at))) {
+        mn__free_messages(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 mn_status mn__update_session(mn_db *db, const char *canon, const char *title, const char *metadata)

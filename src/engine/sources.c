@@ -156,7 +156,7 @@ static mn_status candidates(mn_db *db, const char *canon, const char *memory_id,
         mn_history_opts ho = MN_HISTORY_OPTS_INIT;
         ho.all = 1;
         mn_messages *l = NULL;
-        if ((rc = db->store->ops->history(db->store, canon, &ho, &l)))
+        if ((rc = db->store->ops->history(db->store, canon, &ho, NULL, &l)))
             return rc;
         for (size_t i = 0; i < l->count && !s->oom; i++)
             push_id(s, l->items[i].id);

@@ -105,7 +105,11 @@ struct mn_store_ops {
     /* Sets a session's title and/or metadata (NULL: unchanged) and updated_at. */
     mn_status (*session_update)(mn_store *st, const char *id, const char *title, const char *metadata,
                                 int64_t now_ms);
-    mn_status (*history)(mn_store *st, const char *session_id, const mn_history_opts *opts, mn_messages **out);
+    /* A session's messages (opts as mn_history's). expires_at, when not NULL, gets the session's
+     * expires_at (0: none) as of the same read, so that a caller checking expiry needs no read of
+     * its own. MN_NOTFOUND when the session does not exist. */
+    mn_status (*history)(mn_store *st, const char *session_id, const mn_history_opts *opts, int64_t *expires_at,
+                         mn_messages **out);
     /* Newest to oldest. MN_NOTFOUND when the session does not exist. */
     mn_status (*scan_newest)(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user);
     /* Sessions in creation order (ids NULL: all), each followed by its messages in order. */

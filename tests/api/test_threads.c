@@ -79,6 +79,7 @@ static void limits_and_expiry(void **state)
     mn_messages *l = NULL;
     assert_int_equal(mn_history(db, id, NULL, &l), MN_EXPIRED);
     assert_non_null(strstr(mn_errmsg(), "expired at 2027-01-15T08:01:00.000Z"));
+    assert_null(l); /* the messages read with the expiry are not handed out */
     mn_message_in m = MN_MESSAGE_IN_INIT;
     m.content = "late";
     assert_int_equal(mn_append(db, id, &m, 0, NULL), MN_EXPIRED);

@@ -163,23 +163,41 @@ static void history_and_scan(void **state)
     mn_store *st = the_store;
     mn_history_opts o = MN_HISTORY_OPTS_INIT;
     mn_messages *l = NULL;
-    assert_int_equal(st->ops->history(st, SID1, &o, &l), MN_OK);
+    assert_int_equal(st->ops->history(st, SID1, &o, NULL, &l), MN_OK);
     assert_int_equal(l->count, 4);
     assert_string_equal(l->items[3].content, "four");
     mn_messages_free(l);
     o.limit = 2;
     o.tail = 1;
-    assert_int_equal(st->ops->history(st, SID1, &o, &l), MN_OK);
+    assert_int_equal(st->ops->history(st, SID1, &o, NULL, &l), MN_OK);
     assert_int_equal(l->count, 2);
     assert_int_equal(l->items[0].seq, 3); /* newest two, oldest first */
     assert_int_equal(l->items[1].seq, 4);
     mn_messages_free(l);
     o.tail = 0;
     o.after_seq = 1;
-    assert_int_equal(st->ops->history(st, SID1, &o, &l), MN_OK);
+    assert_int_equal(st->ops->history(st, SID1, &o, NULL, &l), MN_OK);
     assert_int_equal(l->items[0].seq, 2);
     mn_messages_free(l);
-    assert_int_equal(st->ops->history(st, "0190f0f0-0000-7000-8000-00000000dead", &o, &l), MN_NOTFOUND);
+    assert_int_equal(st->ops->history(st, "0190f0f0-0000-7000-8000-00000000dead", &o, NULL, &l), MN_NOTFOUND);
+
+    /* the session's expiry comes with its messages (mn_history checks it without a read of its
+     * own), for a session with messages, and for one with none */
+    int64_t expires_at = -1;
+    o = (mn_history_opts)MN_HISTORY_OPTS_INIT;
+    assert_int_equal(st->ops->history(st, SID1, &o, &expires_at, &l), MN_OK);
+    assert_int_equal(expires_at, 0);
+    assert_int_equal(l->count, 4);
+    mn_messages_free(l);
+    mn_session ttl = session("0190f0f0-0000-7000-8000-0000000000e1", "a", 300);
+    ttl.ttl_ms = 60000;
+    ttl.expires_at = 4102444800000LL;
+    assert_int_equal(st->ops->session_insert(st, &ttl), MN_OK);
+    assert_int_equal(st->ops->history(st, ttl.id, &o, &expires_at, &l), MN_OK);
+    assert_int_equal(expires_at, 4102444800000LL);
+    assert_int_equal(l->count, 0);
+    mn_messages_free(l);
+    assert_int_equal(st->ops->session_delete(st, ttl.id), MN_OK);
 }
 
 static void delete_cascades_and_prune(void **state)
@@ -225,7 +243,7 @@ static void import_is_idempotent(void **state)
     assert_int_equal(st->ops->commit(st), MN_OK);
     mn_messages *l = NULL;
     mn_history_opts o = MN_HISTORY_OPTS_INIT;
-    assert_int_equal(st->ops->history(st, s.id, &o, &l), MN_OK);
+    assert_int_equal(st->ops->history(st, s.id, &o, NULL, &l), MN_OK);
     assert_int_equal(l->count, 1);
     assert_int_equal(l->items[0].id, 4242); /* the exported id is kept when free */
     mn_messages_free(l);

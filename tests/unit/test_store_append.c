@@ -114,7 +114,7 @@ static size_t active_count(const char *id, int with_inactive)
     mn_history_opts o = MN_HISTORY_OPTS_INIT;
     o.all = with_inactive;
     mn_messages *l = NULL;
-    assert_int_equal(the_store->ops->history(the_store, id, &o, &l), MN_OK);
+    assert_int_equal(the_store->ops->history(the_store, id, &o, NULL, &l), MN_OK);
     size_t n = l->count;
     mn_messages_free(l);
     return n;
@@ -500,7 +500,7 @@ static void group_texts_and_counters(void **state)
     mn_history_opts o = MN_HISTORY_OPTS_INIT;
     for (int k = 0; k < 2; k++) {
         mn_messages *l = NULL;
-        assert_int_equal(the_store->ops->history(the_store, k ? S_R2 : S_R1, &o, &l), MN_OK);
+        assert_int_equal(the_store->ops->history(the_store, k ? S_R2 : S_R1, &o, NULL, &l), MN_OK);
         assert_int_equal(l->count, k ? seq2 : seq1);
         for (size_t j = 0; j < l->count; j++) {
             size_t i = 2 * j + (size_t)k;
@@ -678,7 +678,7 @@ static void two_nodes_same_sessions(void **state)
         mn_history_opts o = MN_HISTORY_OPTS_INIT;
         o.all = 1;
         mn_messages *l = NULL;
-        assert_int_equal(the_store->ops->history(the_store, c_ids[s], &o, &l), MN_OK);
+        assert_int_equal(the_store->ops->history(the_store, c_ids[s], &o, NULL, &l), MN_OK);
         assert_int_equal((int64_t)l->count, before[s] + a.sent[s] + b.sent[s]);
         int seen[2] = {0, 0};
         for (size_t j = 0; j < l->count; j++) {

@@ -168,7 +168,7 @@ static void check_state(const char *text, int64_t tokens, const char *title, int
 {
     mn_messages *h = NULL;
     mn_history_opts all = MN_HISTORY_OPTS_INIT;
-    assert_int_equal(the_store->ops->history(the_store, SID, &all, &h), MN_OK);
+    assert_int_equal(the_store->ops->history(the_store, SID, &all, NULL, &h), MN_OK);
     assert_string_equal(h->items[0].content, text);
     assert_int_equal(h->items[0].tokens, tokens);
     assert_string_equal(h->items[1].content, "second words here"); /* the other row is untouched */
@@ -318,7 +318,7 @@ static void actives(const char *id, char *out, size_t cap)
     mn_messages *h = NULL;
     mn_history_opts all = MN_HISTORY_OPTS_INIT;
     all.all = 1;
-    assert_int_equal(the_store->ops->history(the_store, id, &all, &h), MN_OK);
+    assert_int_equal(the_store->ops->history(the_store, id, &all, NULL, &h), MN_OK);
     size_t n = 0;
     for (int64_t seq = 1; seq <= 6 && n + 1 < cap; seq++) {
         char c = '-';

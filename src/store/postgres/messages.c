@@ -558,7 +558,7 @@ const struct mn_store_append_ops mn_pg_append_ops = {
  * snapshot of its own: no transaction, one round trip): no row when the session is missing, one
  * with a NULL message when it has none to show. */
 #define SCAN_FROM(inner, order)                                                                                     \
-    "SELECT s.sid, m.* FROM sessions s LEFT JOIN LATERAL (SELECT " MESSAGE_COLS " FROM messages"                     \
+    "SELECT s.sid, s.expires_at, m.* FROM sessions s LEFT JOIN LATERAL (SELECT " MESSAGE_COLS " FROM messages"      \
     " WHERE session_sid = s.sid AND " inner ") m ON true WHERE s.id = $1 ORDER BY m.seq" order
 /* Newest first, a page at a time below seq $2 (a window stops after the newest few: the rest of
  * a long session is never read). */
@@ -570,9 +570,12 @@ static const char SQL_HISTORY_ASC[] =
 static const char SQL_HISTORY_TAIL[] =
     SCAN_FROM("seq > $2::bigint AND active >= $4::integer ORDER BY seq DESC LIMIT $3::bigint", " DESC");
 
+#define SCAN_MESSAGE_AT 2 /* SCAN_FROM's first message column: after the session's sid and expires_at */
+
 struct scan_arg {
     const char *session_id, *sql;
     int64_t after, limit, min_active; /* limit < 0: all */
+    int64_t *expires_at;              /* not NULL: the session's, from the first page */
     mn_store_message_fn fn;
     void *user;
 };
@@ -631,8 +634,11 @@ static mn_status scan_body(struct pg_conn *c, void *arg)
         int64_t n = 0;
         if (PQntuples(r) == 0) /* a later page: the session went meanwhile, nothing more to show */
             rc = first ? mn__err(MN_NOTFOUND, "session %s not found", a->session_id) : MN_OK;
-        else
-            rc = emit_messages(c, r, 1, a->session_id, a->fn, a->user, &stopped, &n, &below);
+        else {
+            if (first && a->expires_at)
+                *a->expires_at = PQgetisnull(r, 0, 1) ? 0 : mn__pg_col_i64(r, 0, 1);
+            rc = emit_messages(c, r, SCAN_MESSAGE_AT, a->session_id, a->fn, a->user, &stopped, &n, &below);
+        }
         PQclear(r);
         /* each page is a statement of its own (a snapshot of its own): what a page below the
          * first shows is the session as it was then, still newest first without repeats */
@@ -644,11 +650,12 @@ static mn_status scan_body(struct pg_conn *c, void *arg)
 
 mn_status mn__pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user)
 {
-    struct scan_arg a = {session_id, SQL_MESSAGE_SCAN_DESC, 0, 0, 0, fn, user};
+    struct scan_arg a = {session_id, SQL_MESSAGE_SCAN_DESC, 0, 0, 0, NULL, fn, user};
     return mn__pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
 }
 
-mn_status mn__pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
+mn_status mn__pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, int64_t *expires_at,
+                            mn_messages **out)
 {
     struct mn_records_collect col = {mn__records_message_list_new(), MN_OK};
     if (!col.l)
@@ -656,7 +663,7 @@ mn_status mn__pg_op_history(mn_store *st, const char *session_id, const mn_histo
     int64_t limit = o->limit == 0 || o->limit > (size_t)INT64_MAX ? -1 : (int64_t)o->limit;
     int tail = o->tail && limit > 0;
     struct scan_arg a = {session_id, tail ? SQL_HISTORY_TAIL : SQL_HISTORY_ASC, o->after_seq, limit, o->all ? 0 : 1,
-                         mn__records_collect_message, &col};
+                         expires_at, mn__records_collect_message, &col};
     mn_status rc = mn__pg_run(PG(st), PG_AUTOCOMMIT, scan_body, &a);
     if (!rc)
         rc = col.rc;

@@ -310,7 +310,8 @@ extern const struct mn_store_append_ops mn_pg_append_ops; /* store_append.h */
 extern const struct mn_store_row_ops mn_pg_row_ops;
 mn_status mn__pg_op_session_update(mn_store *st, const char *id, const char *title, const char *metadata,
                                   int64_t now_ms);
-mn_status mn__pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out);
+mn_status mn__pg_op_history(mn_store *st, const char *session_id, const mn_history_opts *o, int64_t *expires_at,
+                            mn_messages **out);
 mn_status mn__pg_op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user);
 mn_status mn__pg_op_export_scan(mn_store *st, const char *const *ids, size_t n, mn_store_session_fn on_session,
                                mn_store_message_fn on_message, void *user);

@@ -606,18 +606,20 @@ static const struct mn_store_append_ops sqlite_append_ops = {
 
 /* Runs fn inside a read transaction so that the session lookup and the scan see one snapshot. */
 static mn_status read_scan(struct sqlite_store *s, const char *session_id, enum stmt_id id, int64_t a2, int64_t a3,
-                           int64_t a4, mn_store_message_fn fn, void *user)
+                           int64_t a4, int64_t *expires_at, mn_store_message_fn fn, void *user)
 {
     mn_status rc = run(s, S_BEGIN_READ, "begin");
     if (rc)
         return rc;
-    int64_t sid = 0;
-    rc = mn__sqlite_session_sid(s, session_id, &sid, NULL);
+    mn_store_append_row srow;
+    rc = session_row(s, session_id, &srow);
+    if (!rc && expires_at)
+        *expires_at = srow.expires_at;
     sqlite3_stmt *st = NULL;
     if (!rc)
         rc = prep(s, id, &st);
     if (!rc) {
-        sqlite3_bind_int64(st, 1, sid);
+        sqlite3_bind_int64(st, 1, srow.sid);
         if (id != S_MESSAGE_SCAN_DESC) {
             sqlite3_bind_int64(st, 2, a2);
             sqlite3_bind_int64(st, 3, a3);
@@ -641,10 +643,11 @@ static mn_status read_scan(struct sqlite_store *s, const char *session_id, enum 
 static mn_status op_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    LOCKED(s, read_scan(s, session_id, S_MESSAGE_SCAN_DESC, 0, 0, 0, fn, user));
+    LOCKED(s, read_scan(s, session_id, S_MESSAGE_SCAN_DESC, 0, 0, 0, NULL, fn, user));
 }
 
-static mn_status op_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
+static mn_status op_history(mn_store *st, const char *session_id, const mn_history_opts *o, int64_t *expires_at,
+                            mn_messages **out)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     struct mn_records_collect c = {mn__records_message_list_new(), MN_OK};
@@ -654,7 +657,7 @@ static mn_status op_history(mn_store *st, const char *session_id, const mn_histo
     int tail = o->tail && limit > 0;
     pthread_mutex_lock(&s->lock);
     mn_status rc = read_scan(s, session_id, tail ? S_HISTORY_TAIL : S_HISTORY_ASC, o->after_seq, limit, o->all ? 0 : 1,
-                             mn__records_collect_message, &c);
+                             expires_at, mn__records_collect_message, &c);
     pthread_mutex_unlock(&s->lock);
     if (!rc)
         rc = c.rc;
@@ -1349,9 +1352,10 @@ static mn_status rd_session_list(mn_store *st, const char *ns, size_t limit, siz
     return op_session_list(reader(st), ns, limit, offset, out);
 }
 
-static mn_status rd_history(mn_store *st, const char *session_id, const mn_history_opts *o, mn_messages **out)
+static mn_status rd_history(mn_store *st, const char *session_id, const mn_history_opts *o, int64_t *expires_at,
+                           mn_messages **out)
 {
-    return op_history(reader(st), session_id, o, out);
+    return op_history(reader(st), session_id, o, expires_at, out);
 }
 
 static mn_status rd_scan_newest(mn_store *st, const char *session_id, mn_store_message_fn fn, void *user)
