@@ -328,6 +328,67 @@ static void filtered_exact_k_and_rebuild(void **state)
 /* The index behind the stored vectors (a writer added vectors it has not saved yet): another
  * handle searches what the saved index holds plus an exact scan of the rest, says so, and
  * returns the same top hits as an exact scan of everything. */
+/* A search within one session ranks its messages as the search of every session does (the same
+ * ids, order and scores, the other sessions' hits left out), whichever path each backend takes
+ * for it (SQLite: the session's text walked; PostgreSQL: the session's rows matched one by one).
+ * Random texts over a small vocabulary, so that the query's words are common in every session;
+ * with a role filter too. */
+static void keyword_session_ranks_as_all(void **state)
+{
+    (void)state;
+    static const char *const words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
+                                        "hotel", "india", "juliet", "kilo", "lima", "mike", "november"};
+    enum { NW = sizeof words / sizeof words[0], SESSIONS = 5, PER = 40, QUERIES = 12 };
+    mn_db *db = open_db("scoped", "none", NULL);
+    unsigned seed = 20261201;
+    char ids[SESSIONS][40];
+    for (int s = 0; s < SESSIONS; s++) {
+        char *texts[PER];
+        for (int i = 0; i < PER; i++) {
+            texts[i] = calloc(1, 256);
+            int n = 2 + (int)(rand_r(&seed) % 12);
+            for (int w = 0; w < n; w++) {
+                strcat(texts[i], words[rand_r(&seed) % (s % 2 ? NW : NW / 2)]); /* odd sessions: more words */
+                strcat(texts[i], " ");
+            }
+        }
+        mn_session *ss = add_session(db, NULL, (const char *const *)texts, PER);
+        snprintf(ids[s], sizeof ids[s], "%s", ss->id);
+        mn_session_free(ss);
+        for (int i = 0; i < PER; i++)
+            free(texts[i]);
+    }
+    for (int q = 0; q < QUERIES; q++) {
+        char query[128] = "";
+        for (int w = 0, n = 1 + q % 4; w < n; w++) {
+            strcat(query, words[rand_r(&seed) % NW]);
+            strcat(query, " ");
+        }
+        mn_search_filter f = MN_SEARCH_FILTER_INIT;
+        f.role = q % 3 == 2 ? MN_ROLE_USER : -1;
+        mn_search_hits *all = NULL;
+        assert_int_equal(mn_search(db, query, MN_SEARCH_KEYWORD, 1000, &f, 0, &all), MN_OK);
+        for (int s = 0; s < SESSIONS; s++) {
+            f.session_id = ids[s];
+            mn_search_hits *one = NULL;
+            assert_int_equal(mn_search(db, query, MN_SEARCH_KEYWORD, 1000, &f, 0, &one), MN_OK);
+            size_t k = 0;
+            for (size_t i = 0; i < all->count; i++) {
+                if (strcmp(all->items[i].message.session_id, ids[s]) != 0)
+                    continue;
+                assert_true(k < one->count);
+                assert_int_equal(one->items[k].message.id, all->items[i].message.id);
+                assert_true(one->items[k].bm25 == all->items[i].bm25);
+                k++;
+            }
+            assert_int_equal(k, one->count);
+            mn_search_hits_free(one);
+        }
+        mn_search_hits_free(all);
+    }
+    mn_close(db);
+}
+
 static void index_behind_scans_the_rest(void **state)
 {
     (void)state;
@@ -596,7 +657,7 @@ int main(void)
         cmocka_unit_test(keyword_hostile_queries),  cmocka_unit_test(semantic_hybrid_and_deletes),
         cmocka_unit_test(filtered_exact_k_and_rebuild), cmocka_unit_test(rag_in_context), cmocka_unit_test(rag_block_most_that_fit),
         cmocka_unit_test(two_process_writers),      cmocka_unit_test(not_embedded_counted),
-        cmocka_unit_test(index_behind_scans_the_rest),
+        cmocka_unit_test(index_behind_scans_the_rest), cmocka_unit_test(keyword_session_ranks_as_all),
     };
     return cmocka_run_group_tests_name("search", tests, setup, teardown);
 }
