@@ -79,3 +79,12 @@ mn_status mn__format_stats(mn_db *db, char **out)
 }
 
 mn_status mn__vacuum_db(mn_db *db) { return db->store->ops->vacuum(db->store); }
+
+void mn__analyze_after_load(mn_store *st)
+{
+    /* the rows are committed whatever this says: a failure only leaves the statistics to
+     * autovacuum, as before */
+    if (st->ops->analyze && st->ops->analyze(st) != MN_OK)
+        mn__log(MN_LOG_WARN, "after the load, refreshing the planner's statistics failed (autovacuum will): %s",
+                mn_errmsg());
+}

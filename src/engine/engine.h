@@ -235,6 +235,9 @@ mn_status mn__recount_tokens(mn_db *db, mn_progress_fn progress, void *user, int
 mn_status mn__read_stats(mn_db *db, mn_stats *out);
 mn_status mn__format_stats(mn_db *db, char **out);
 mn_status mn__vacuum_db(mn_db *db);
+/* After an import or a migration has committed: the store's planner statistics refreshed
+ * (store.h analyze), a failure logged, never returned. */
+void mn__analyze_after_load(mn_store *st);
 
 /* ---- migrate.c ---- */
 

@@ -293,6 +293,8 @@ mn_status mn__import_sessions(mn_db *db, mn_read_fn read, void *user, mn_import_
             rc = db->store->ops->commit(db->store);
         mn__import_rows_free(&rows);
     }
+    if (!rc)
+        mn__analyze_after_load(db->store);
     if (!rc && memories) /* the memory vector index follows, once the rows are committed */
         mn__memory_index_update(db, 0, memories);
     if (!rc && optin) /* a session opted in to background extraction (docs/memory.md) */

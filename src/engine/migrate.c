@@ -428,6 +428,8 @@ mn_status mn__migrate_db(const char *from, const char *to, const mn_config *cfg,
         rc = mn__memory_copy(c.src, c.dst);
     if (!rc) /* documents with their vectors (engine/document_io.c) */
         rc = mn__document_copy(c.src->store, c.dst->store, NULL);
+    if (!rc)
+        mn__analyze_after_load(c.dst->store);
     if (!rc && progress) {
         c.done = c.total - 1;
         tick(&c, 1);

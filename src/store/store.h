@@ -131,6 +131,9 @@ struct mn_store_ops {
     /* Reclaims the space of deleted rows: VACUUM (PostgreSQL: dead tuples stay in the tables
      * until a vacuum; SQLite: the file shrinks, freed pages were already overwritten). */
     mn_status (*vacuum)(mn_store *st);
+    /* Refreshes the query planner's statistics after a bulk load (PostgreSQL: ANALYZE). NULL for
+     * a backend whose plans do not depend on them (SQLite). */
+    mn_status (*analyze)(mn_store *st);
     /* A copy of the database as it is at one moment, while other connections and processes go on
      * writing (mn_backup; src/engine/backup.c): new files, the database's at `to` and each file
      * the backend keeps beside it at `to` plus its suffix (SQLite: the keyword index,

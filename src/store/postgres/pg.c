@@ -1272,29 +1272,52 @@ static mn_status op_meta_set(mn_store *st, const char *key, const char *value)
     return mn__pg_run_exec(PG(st), PG_WRITE, SQL_META_SET, &p, "meta set", NULL);
 }
 
-/* ---- vacuum --------------------------------------------------------------------------------- */
+/* ---- vacuum and analyze ---------------------------------------------------------------------- */
 
-/* A delete leaves dead tuples, text included, in the table files until a vacuum (autovacuum
- * runs one some time later); this one runs it now over every table that holds text
- * (docs/erasure.md). VACUUM cannot be prepared or run in a transaction block: plain PQexec.
- * It may take longer than the statement bound, which it lifts and then puts back. */
-static mn_status vacuum_body(struct pg_conn *c, void *arg)
+/* The tables that hold text or are read by plans that depend on their statistics. */
+#define MAINTAINED_TABLES                                                                                           \
+    " sessions, messages, summaries, events, file_hashes, embeddings, embed_log, embed_queue, checkpoints,"          \
+    " checkpoint_writes, documents"
+
+struct utility {
+    struct pg_store *s;
+    const char *sql, *what;
+};
+
+/* A utility statement that cannot be prepared or run in a transaction block (VACUUM, ANALYZE):
+ * plain PQexec. It may take longer than the statement bound, which it lifts and then puts back. */
+static mn_status utility_body(struct pg_conn *c, void *arg)
 {
-    struct pg_store *s = arg;
+    struct utility *u = arg;
     PGresult *r = PQexec(c->pg, "SET statement_timeout = 0");
-    mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn__pg_fail(c, r, "vacuum");
+    mn_status rc = r && PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn__pg_fail(c, r, u->what);
     PQclear(r);
     if (rc)
         return rc;
-    r = PQexec(c->pg, "VACUUM sessions, messages, summaries, events, file_hashes, embeddings, embed_log, embed_queue,"
-                      " checkpoints, checkpoint_writes, documents");
-    rc = PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn__pg_fail(c, r, "vacuum");
+    r = PQexec(c->pg, u->sql);
+    rc = PQresultStatus(r) == PGRES_COMMAND_OK ? MN_OK : mn__pg_fail(c, r, u->what);
     PQclear(r);
-    mn_status back = conn_bounds(s, c);
+    mn_status back = conn_bounds(u->s, c);
     return rc ? rc : back;
 }
 
-static mn_status op_vacuum(mn_store *st) { return mn__pg_run(PG(st), PG_AUTOCOMMIT, vacuum_body, PG(st)); }
+/* A delete leaves dead tuples, text included, in the table files until a vacuum (autovacuum
+ * runs one some time later); this one runs it now over every table that holds text
+ * (docs/erasure.md). */
+static mn_status op_vacuum(mn_store *st)
+{
+    struct utility u = {PG(st), "VACUUM" MAINTAINED_TABLES, "vacuum"};
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, utility_body, &u);
+}
+
+/* After a bulk load the planner has no statistics until autovacuum gets to the tables (a minute
+ * or more): until then a lookup of 60 messages by id was a scan of the whole table (22 ms at
+ * 40,000 messages against 0.7 ms after ANALYZE). */
+static mn_status op_analyze(mn_store *st)
+{
+    struct utility u = {PG(st), "ANALYZE" MAINTAINED_TABLES, "analyze"};
+    return mn__pg_run(PG(st), PG_AUTOCOMMIT, utility_body, &u);
+}
 
 /* ---- token recount --------------------------------------------------------------------------- */
 
@@ -1530,6 +1553,7 @@ mn_status mn__store_pg_open(const char *url, const mn_store_opts *opts, mn_store
         .recount_tokens = op_recount_tokens,
         .session_gc = mn__pg_op_session_gc,
         .vacuum = op_vacuum,
+        .analyze = op_analyze,
         .session_files = mn__pg_op_session_files,
         .file_seen = mn__pg_op_file_seen,
         .state_get = mn__pg_op_state_get,
