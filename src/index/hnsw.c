@@ -219,8 +219,9 @@ static size_t select_neighbours(const mn_index *ix, struct mn__cand *c, size_t n
     return kept;
 }
 
-/* Adds s to nb's list on `level`; a full list is re-pruned with the heuristic. */
-static void link_back(mn_index *ix, uint32_t nb, uint32_t s, float d, int level)
+/* Adds s to nb's list on `level`; a full list is re-pruned with the heuristic, in c (room for
+ * max(ef_construction, M0) + 2 candidates). */
+static void link_back(mn_index *ix, struct mn__cand *c, uint32_t nb, uint32_t s, float d, int level)
 {
     uint32_t *l = mn__links(ix, nb, level);
     uint32_t maxc = level ? ix->p.M : ix->M0;
@@ -230,7 +231,6 @@ static void link_back(mn_index *ix, uint32_t nb, uint32_t s, float d, int level)
         l[0] = cnt + 1;
         return;
     }
-    struct mn__cand *c = ix->wscr->sel; /* room for max(ef_construction, M0) + 2 */
     struct mn__qv qn = mn__slot_qv(ix, nb);
     for (uint32_t j = 0; j < cnt; j++) {
         c[j].slot = l[1 + j];
@@ -286,7 +286,7 @@ mn_status mn__hnsw_insert(mn_index *ix, uint32_t s)
         own[0] = (uint32_t)kept;
         for (size_t j = 0; j < kept; j++) {
             uint32_t nb = own[1 + j];
-            link_back(ix, nb, s, mn__qdist(ix, &q, nb), l);
+            link_back(ix, scr->sel, nb, s, mn__qdist(ix, &q, nb), l);
         }
     }
     if (L > ix->max_level) {
@@ -299,9 +299,13 @@ mn_status mn__hnsw_insert(mn_index *ix, uint32_t s)
 /* ---- batch insertion on several threads ----------------------------------------------------
  * Slots are linked in chunks. Phase 1, in parallel: each slot of the chunk finds its neighbours
  * in the graph as it was before the chunk (frozen: nobody writes it meanwhile) plus, by exact
- * distance, the chunk's earlier slots; it writes only its own lists. Phase 2, serial and in
- * slot order: the reverse links and the entry point. Chunk boundaries depend only on the slot
- * numbers, so the graph is the same for any number of threads. */
+ * distance, the chunk's earlier slots; it writes only its own lists. Phase 2: the reverse links,
+ * in slot order for each target, on every thread: a target's list is written by the thread it
+ * belongs to (target % threads), which makes the calls in the order one thread would. A chunk
+ * slot's own lists are read as phase 1 left them (a snapshot): no earlier slot of the chunk can
+ * link to a later one, so one thread would read them unchanged too. Then the entry point. Chunk
+ * boundaries depend only on the slot numbers, so the graph is the same for any number of
+ * threads. */
 
 #define CHUNK_MAX 256u
 #define THREADS_MAX 64u
@@ -316,9 +320,13 @@ struct batch {
     mn_status rc[THREADS_MAX];
     pthread_mutex_t mu;
     pthread_cond_t go, idle;
-    uint64_t gen;     /* bumped for each chunk */
-    unsigned pending; /* workers still on the current chunk */
+    uint64_t gen;     /* bumped for each phase of each chunk */
+    int phase;        /* 1 or 2 */
+    unsigned pending; /* workers still on the current phase */
     int quit;
+    uint32_t *snap;                 /* phase 2: the chunk's own lists after phase 1 */
+    size_t snapcap;                 /* uint32s */
+    size_t snapoff[CHUNK_MAX + 1];  /* slot a + i's lists start at snap + snapoff[i] */
 };
 
 static mn_status link_frozen(struct batch *bt, struct mn__scratch *scr, uint32_t s)
@@ -376,6 +384,48 @@ static void phase1(struct batch *bt, unsigned tid)
         bt->rc[tid] = link_frozen(bt, bt->scr[tid], s);
 }
 
+/* The chunk's own lists as phase 1 wrote them, M + 1 words a level (phase 1 keeps at most M). */
+static mn_status snapshot(struct batch *bt)
+{
+    mn_index *ix = bt->ix;
+    size_t per = (size_t)ix->p.M + 1, n = 0;
+    for (uint32_t s = bt->a; s < bt->b; s++) {
+        bt->snapoff[s - bt->a] = n;
+        n += (size_t)(ix->level[s] + 1) * per;
+    }
+    bt->snapoff[bt->b - bt->a] = n;
+    if (n > bt->snapcap) {
+        uint32_t *p = realloc(bt->snap, n * sizeof *p);
+        if (!p)
+            return mn__nomem();
+        bt->snap = p;
+        bt->snapcap = n;
+    }
+    for (uint32_t s = bt->a; s < bt->b; s++)
+        for (int l = 0; l <= ix->level[s]; l++) {
+            const uint32_t *own = mn__links(ix, s, l);
+            memcpy(bt->snap + bt->snapoff[s - bt->a] + (size_t)l * per, own, (own[0] + 1) * sizeof *own);
+        }
+    return MN_OK;
+}
+
+static void phase2(struct batch *bt, unsigned tid)
+{
+    mn_index *ix = bt->ix;
+    size_t per = (size_t)ix->p.M + 1;
+    for (uint32_t s = bt->a; s < bt->b; s++) {
+        struct mn__qv q = mn__slot_qv(ix, s);
+        for (int l = ix->level[s]; l >= 0; l--) {
+            const uint32_t *own = bt->snap + bt->snapoff[s - bt->a] + (size_t)l * per;
+            for (uint32_t j = 0; j < own[0]; j++) {
+                uint32_t nb = own[1 + j];
+                if (nb % bt->threads == tid)
+                    link_back(ix, bt->scr[tid]->sel, nb, s, mn__qdist(ix, &q, nb), l);
+            }
+        }
+    }
+}
+
 struct worker_arg {
     struct batch *bt;
     unsigned tid;
@@ -393,8 +443,12 @@ static void *worker_main(void *arg)
         if (bt->quit)
             break;
         seen = bt->gen;
+        int phase = bt->phase;
         pthread_mutex_unlock(&bt->mu);
-        phase1(bt, w->tid);
+        if (phase == 1)
+            phase1(bt, w->tid);
+        else
+            phase2(bt, w->tid);
         pthread_mutex_lock(&bt->mu);
         if (--bt->pending == 0)
             pthread_cond_signal(&bt->idle);
@@ -403,24 +457,32 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void phase2(mn_index *ix, uint32_t a, uint32_t b)
+/* Runs a phase of the current chunk on every thread, the caller's included. */
+static void run_phase(struct batch *bt, int phase, unsigned workers)
 {
-    for (uint32_t s = a; s < b; s++) {
-        int L = ix->level[s];
-        struct mn__qv q = mn__slot_qv(ix, s);
-        for (int l = L; l >= 0; l--) {
-            const uint32_t *own = mn__links(ix, s, l);
-            uint32_t kept = own[0];
-            for (uint32_t j = 0; j < kept; j++) {
-                uint32_t nb = own[1 + j];
-                link_back(ix, nb, s, mn__qdist(ix, &q, nb), l);
-            }
-        }
-        if (ix->entry == MN__INDEX_NONE || L > ix->max_level) {
+    pthread_mutex_lock(&bt->mu);
+    bt->phase = phase;
+    bt->pending = workers;
+    bt->gen++;
+    pthread_cond_broadcast(&bt->go);
+    pthread_mutex_unlock(&bt->mu);
+    if (phase == 1)
+        phase1(bt, 0);
+    else
+        phase2(bt, 0);
+    pthread_mutex_lock(&bt->mu);
+    while (bt->pending > 0)
+        pthread_cond_wait(&bt->idle, &bt->mu);
+    pthread_mutex_unlock(&bt->mu);
+}
+
+static void new_entry(mn_index *ix, uint32_t a, uint32_t b)
+{
+    for (uint32_t s = a; s < b; s++)
+        if (ix->entry == MN__INDEX_NONE || ix->level[s] > ix->max_level) {
             ix->entry = s;
-            ix->max_level = L;
+            ix->max_level = ix->level[s];
         }
-    }
 }
 
 mn_status mn__hnsw_insert_batch(mn_index *ix, uint32_t first, uint32_t end, unsigned threads)
@@ -459,25 +521,18 @@ mn_status mn__hnsw_insert_batch(mn_index *ix, uint32_t first, uint32_t end, unsi
         uint32_t size = a / 8;
         size = size < 1 ? 1 : size > CHUNK_MAX ? CHUNK_MAX : size;
         uint32_t b = end - a < size ? end : a + size;
-        pthread_mutex_lock(&bt->mu);
-        bt->a = a;
+        bt->a = a; /* the workers wait: written before the phase's broadcast */
         bt->b = b;
         bt->entry = ix->entry;
         bt->max_level = ix->max_level;
-        bt->pending = workers;
-        bt->gen++;
-        pthread_cond_broadcast(&bt->go);
-        pthread_mutex_unlock(&bt->mu);
-        phase1(bt, 0);
-        pthread_mutex_lock(&bt->mu);
-        while (bt->pending > 0)
-            pthread_cond_wait(&bt->idle, &bt->mu);
-        pthread_mutex_unlock(&bt->mu);
+        run_phase(bt, 1, workers);
         for (unsigned t = 0; t < bt->threads; t++)
             if (bt->rc[t] != MN_OK)
                 rc = bt->rc[t];
-        if (rc == MN_OK)
-            phase2(ix, a, b);
+        if (rc == MN_OK && (rc = snapshot(bt)) == MN_OK) {
+            run_phase(bt, 2, workers);
+            new_entry(ix, a, b);
+        }
         a = b;
     }
     pthread_mutex_lock(&bt->mu);
@@ -491,6 +546,7 @@ mn_status mn__hnsw_insert_batch(mn_index *ix, uint32_t first, uint32_t end, unsi
     pthread_cond_destroy(&bt->idle);
     for (unsigned t = 0; t < threads; t++)
         mn__scratch_free(bt->scr[t]);
+    free(bt->snap);
     free(bt);
     return rc;
 }
