@@ -326,7 +326,7 @@ struct batch {
     int quit;
     uint32_t *snap;                 /* phase 2: the chunk's own lists after phase 1 */
     size_t snapcap;                 /* uint32s */
-    size_t snapoff[CHUNK_MAX + 1];  /* slot a + i's lists start at snap + snapoff[i] */
+    size_t snapoff[CHUNK_MAX];      /* slot a + i's lists start at snap + snapoff[i] */
 };
 
 static mn_status link_frozen(struct batch *bt, struct mn__scratch *scr, uint32_t s)
@@ -393,7 +393,6 @@ static mn_status snapshot(struct batch *bt)
         bt->snapoff[s - bt->a] = n;
         n += (size_t)(ix->level[s] + 1) * per;
     }
-    bt->snapoff[bt->b - bt->a] = n;
     if (n > bt->snapcap) {
         uint32_t *p = realloc(bt->snap, n * sizeof *p);
         if (!p)

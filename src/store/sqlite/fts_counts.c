@@ -38,7 +38,7 @@ struct mn_sqlite_count *mn__sqlite_count_find(struct sqlite_store *s, const char
     struct mn_sqlite_counts *c = s->counts;
     if (!c || !c->n)
         return NULL;
-    struct mn_sqlite_count *e = slot_of(c, phrase, len, mn_sqlite_hash(phrase, len));
+    struct mn_sqlite_count *e = slot_of(c, phrase, len, mn__sqlite_hash(phrase, len));
     return e->phrase ? e : NULL;
 }
 
@@ -66,7 +66,7 @@ void mn__sqlite_count_put(struct sqlite_store *s, const char *phrase, size_t len
         }
         s->counts = c;
     }
-    uint32_t h = mn_sqlite_hash(phrase, len);
+    uint32_t h = mn__sqlite_hash(phrase, len);
     struct mn_sqlite_count *e = slot_of(c, phrase, len, h);
     if (!e->phrase) {
         if (!(e->phrase = malloc(len ? len : 1)))

@@ -128,7 +128,7 @@ static int64_t word_intern(struct set_session *t, const char *p, size_t n)
 {
     if ((t->ndict + 1) * 2 > t->nslot && !rehash(t))
         return -1;
-    uint32_t h = mn_sqlite_hash(p, n);
+    uint32_t h = mn__sqlite_hash(p, n);
     size_t i = word_slot(t, p, n, h);
     if (t->slot[i])
         return t->slot[i] - 1;
@@ -366,7 +366,7 @@ static int on_query_token(void *user, int flags, const char *p, int n, int start
     if (flags & FTS5_TOKEN_COLOCATED)
         return SQLITE_OK;
     size_t len = n < FTS5_MAX_TOKEN_SIZE ? (size_t)n : FTS5_MAX_TOKEN_SIZE;
-    uint32_t v = q->t->nslot ? q->t->slot[word_slot(q->t, p, len, mn_sqlite_hash(p, len))] : 0;
+    uint32_t v = q->t->nslot ? q->t->slot[word_slot(q->t, p, len, mn__sqlite_hash(p, len))] : 0;
     if (!v)
         q->missing = 1;
     else if (q->n < (int)(sizeof q->w / sizeof q->w[0]))

@@ -322,6 +322,14 @@ struct mn_sqlite_idset;
 mn_status mn__sqlite_set_rows(struct sqlite_store *s, const struct phrases *p, const struct mn_sqlite_idset *set,
                               mn_status (*row)(void *user, int64_t id, int64_t tf, int phrase, int ntok), void *user);
 void mn__sqlite_set_free(struct sqlite_store *s);
+/* FNV-1a of p[0..n): the hash of the word and phrase tables (fts_set.c, fts_counts.c). */
+static inline uint32_t mn__sqlite_hash(const char *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)p[i]) * 16777619u;
+    return h;
+}
 /* The counts of phrases under df_keep rows a connection keeps (fts_counts.c): a phrase found in
  * n rows among those up to message id upto. find: NULL when not kept; put: keeps or updates
  * (nothing when memory runs out); free: drops them all. */
@@ -332,14 +340,6 @@ struct mn_sqlite_count {
     int64_t n, upto;
 };
 struct mn_sqlite_count *mn__sqlite_count_find(struct sqlite_store *s, const char *phrase, size_t len);
-/* FNV-1a of p[0..n): the hash of the word and phrase tables (fts_set.c, fts_counts.c). */
-static inline uint32_t mn_sqlite_hash(const char *p, size_t n)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)p[i]) * 16777619u;
-    return h;
-}
 void mn__sqlite_count_put(struct sqlite_store *s, const char *phrase, size_t len, int64_t n, int64_t upto);
 void mn__sqlite_counts_free(struct sqlite_store *s);
 /* Kept document counts brought forward from the text of the messages the index took in last
